@@ -1,0 +1,12 @@
+import type { PipelineDefinition } from '../src/pipeline/definition.js';
+
+/**
+ * The default pipeline: stage names in request order (responses flow back in reverse). Adding a stage is a
+ * file in src/stages/ (registered in src/stages/index.ts) and its name here.
+ */
+const defaultPipeline: PipelineDefinition = {
+  name: 'default',
+  stages: ['call'],
+};
+
+export default defaultPipeline;

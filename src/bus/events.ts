@@ -1,0 +1,51 @@
+/**
+ * The event catalogue: dotted past-tense names, one payload type each. Subscribers (metrics, traces, logs,
+ * alerts) listen here; stages only emit.
+ */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export type StageOutcome = 'passed' | 'answered' | 'failed';
+
+export interface GatewayEvents {
+  'request.received': { requestId: string; dialect: string; model: string; stream: boolean; at: number };
+  'stage.completed': { requestId: string; stage: string; durationMs: number; outcome: StageOutcome };
+  'provider.attempted': {
+    requestId: string;
+    provider: string;
+    model: string;
+    attempt: number;
+    ok: boolean;
+    status: number | null;
+    durationMs: number;
+    errorCode?: string | null;
+  };
+  'request.completed': {
+    requestId: string;
+    model: string;
+    provider: string | null;
+    upstreamModel: string | null;
+    stream: boolean;
+    status: number;
+    durationMs: number;
+    usage: Usage | null;
+    /** The client went away before the answer ended. */
+    cancelled: boolean;
+  };
+  'request.failed': {
+    requestId: string;
+    model: string | null;
+    provider: string | null;
+    stream: boolean;
+    status: number;
+    type: string;
+    code: string | null;
+    message: string;
+    durationMs: number;
+  };
+}
+
+export type EventName = keyof GatewayEvents;

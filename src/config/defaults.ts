@@ -1,0 +1,13 @@
+/** Defaults chosen so that `npm start` with nothing configured is a working gateway. */
+export const DEFAULTS = {
+  host: '0.0.0.0',
+  port: 8080,
+  dataDir: './data',
+  configFile: 'tollgate.config.yaml',
+  // Large enough for a few base64 images in a chat request; OpenAI's own limit is far above typical use.
+  maxBodyBytes: 20 * 1024 * 1024,
+  firstByteTimeoutMs: 30_000,
+  totalTimeoutMs: 600_000,
+  shutdownGraceMs: 30_000,
+  logLevel: 'info',
+} as const;

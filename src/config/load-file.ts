@@ -1,0 +1,38 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { DEFAULTS } from './defaults.js';
+import { configFileSchema, describeIssues, type ConfigFile } from './schema.js';
+import { ConfigError, type Env } from './secret-ref.js';
+
+export interface LoadedFile {
+  path: string | null;
+  config: ConfigFile;
+}
+
+/** Parses and validates config text (YAML is a superset of JSON, so one parser reads both). */
+export function parseConfigText(text: string, where: string): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${where}: not valid YAML/JSON: ${(err as Error).message}`);
+  }
+  const result = configFileSchema.safeParse(raw ?? {});
+  if (!result.success) throw new ConfigError(`${where}: ${describeIssues(result.error)}`);
+  return result.data;
+}
+
+/**
+ * Finds the config file: `TOLLGATE_CONFIG` names one explicitly (and then it must exist); otherwise
+ * `tollgate.config.yaml` in the working directory is used when present. No file is a valid, empty config.
+ */
+export function loadConfigFile(env: Env, cwd = process.cwd()): LoadedFile {
+  const explicit = env.TOLLGATE_CONFIG;
+  const path = resolve(cwd, explicit || DEFAULTS.configFile);
+  if (!existsSync(path)) {
+    if (explicit) throw new ConfigError(`TOLLGATE_CONFIG: file not found: ${path}`);
+    return { path: null, config: {} };
+  }
+  return { path, config: parseConfigText(readFileSync(path, 'utf8'), path) };
+}

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+/**
+ * The one schema for the config file (and, later, the management API). Field names are snake_case as
+ * operators write them in YAML. `z.toJSONSchema(configFileSchema)` gives the published JSON Schema.
+ */
+const timeoutsSchema = z.strictObject({
+  first_byte_ms: z.number().int().positive().optional().describe('Time allowed until upstream response headers arrive.'),
+  total_ms: z.number().int().positive().optional().describe('Time allowed for the whole upstream exchange, streams included.'),
+});
+
+const providerKeySchema = z.strictObject({
+  value: z.string().min(1).describe('The key, or a reference: `env:NAME` or `file:/path`.'),
+  weight: z.number().positive().default(1),
+  models: z.array(z.string().min(1)).optional().describe('Models this key may serve; all when absent.'),
+});
+
+export const providerSchema = z.strictObject({
+  type: z.string().min(1).optional().describe('Vendor / wire format, e.g. `openai`, `groq`; defaults to the provider name.'),
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  api_key: z.string().min(1).optional().describe('Shorthand for a single key; same forms as keys[].value.'),
+  keys: z.array(providerKeySchema).optional(),
+  headers: z.record(z.string(), z.string()).optional().describe('Extra headers sent upstream on every request.'),
+  timeouts: timeoutsSchema.optional(),
+  models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
+});
+
+export const settingsSchema = z.strictObject({
+  host: z.string().min(1).optional(),
+  port: z.number().int().min(0).max(65535).optional(),
+  data_dir: z.string().min(1).optional(),
+  max_body_bytes: z.number().int().positive().optional().describe('Largest accepted request body.'),
+  upstream_timeouts: timeoutsSchema.optional(),
+  shutdown_grace_ms: z.number().int().nonnegative().optional().describe('How long in-flight requests may run after SIGTERM.'),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+});
+
+export const configFileSchema = z.strictObject({
+  settings: settingsSchema.optional(),
+  providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'provider names are lower-case letters, digits, - and _'), providerSchema).optional(),
+});
+
+export type ConfigFile = z.infer<typeof configFileSchema>;
+export type ProviderConfig = z.infer<typeof providerSchema>;
+
+/** Renders the first schema violations as one readable line naming the fields. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = issue.path.map(String).join('.') || '(root)';
+      return `${path}: ${issue.message}`;
+    })
+    .join('; ');
+}

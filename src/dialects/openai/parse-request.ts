@@ -1,0 +1,46 @@
+import { GatewayError } from '../../errors.js';
+import type { ChatCompletionRequest } from './types.js';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks the few fields the gateway itself depends on. Everything else is the provider's business: it is
+ * forwarded as-is and the provider's own validation error comes back to the client.
+ */
+export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest {
+  if (!isRecord(body)) {
+    throw GatewayError.badRequest('The request body must be a JSON object.', null, 'invalid_body');
+  }
+  const { model, messages } = body;
+  if (model === undefined || model === null || model === '') {
+    throw GatewayError.badRequest("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
+  }
+  if (typeof model !== 'string') {
+    throw GatewayError.badRequest("Invalid type for 'model': expected a string.", 'model', 'invalid_type');
+  }
+  if (messages === undefined || messages === null) {
+    throw GatewayError.badRequest("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
+  }
+  if (!Array.isArray(messages)) {
+    throw GatewayError.badRequest("Invalid type for 'messages': expected an array.", 'messages', 'invalid_type');
+  }
+  if (messages.length === 0) {
+    throw GatewayError.badRequest("Invalid 'messages': empty array. Expected at least one message.", 'messages', 'empty_array');
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const message: unknown = messages[i];
+    if (!isRecord(message) || typeof message.role !== 'string') {
+      throw GatewayError.badRequest(
+        `Invalid 'messages[${i}]': each message must be an object with a string 'role'.`,
+        `messages[${i}].role`,
+        'invalid_type',
+      );
+    }
+  }
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
+    throw GatewayError.badRequest("Invalid type for 'stream': expected a boolean.", 'stream', 'invalid_type');
+  }
+  return body as ChatCompletionRequest;
+}

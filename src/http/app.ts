@@ -1,0 +1,37 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { GatewayError } from '../errors.js';
+import type { HttpDeps } from './deps.js';
+import { registerHealthRoutes } from './health.js';
+import { registerOpenAIRoutes } from './openai.js';
+import { fromFrameworkError, renderOpenAIError } from './render-error.js';
+
+/** Builds the fastify app: one registration per route family, errors rendered in OpenAI's shape. */
+export function buildHttpApp(deps: HttpDeps): FastifyInstance {
+  const { settings } = deps.config.current();
+  const app = Fastify({
+    bodyLimit: settings.maxBodyBytes,
+    // Per-request access logs would cost on the hot path; request logs come from the event bus instead.
+    logger: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    keepAliveTimeout: 65_000,
+  });
+
+  app.setErrorHandler((err, _request, reply) => {
+    const error = fromFrameworkError(err, settings.maxBodyBytes);
+    if (error.status >= 500 && !(err instanceof GatewayError)) deps.log.error({ err }, 'unhandled error in HTTP layer');
+    const rendered = renderOpenAIError(error);
+    return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const rendered = renderOpenAIError(
+      GatewayError.notFound(`Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`, null, 'unknown_url'),
+    );
+    return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+  });
+
+  registerHealthRoutes(app, deps);
+  registerOpenAIRoutes(app, deps);
+  return app;
+}

@@ -1,0 +1,17 @@
+import type { ConfigStore } from '../config/config-store.js';
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { Pipeline } from '../pipeline/runner.js';
+import type { Log } from '../telemetry/log.js';
+
+/** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
+export interface HttpDeps {
+  config: ConfigStore;
+  pipelineFor(config: RuntimeConfig): Pipeline;
+  log: Log;
+  version: string;
+  /** Epoch ms when the gateway started serving. */
+  startedAt: number;
+}
+
+/** Header a client may use to bring its own provider key when the gateway has none configured. */
+export const CLIENT_PROVIDER_KEY_HEADER = 'x-tollgate-provider-key';

@@ -1,0 +1,68 @@
+import { GatewayError } from '../errors.js';
+
+export interface RenderedError {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** OpenAI's error shape, used on `/v1` (and later `/litellm`). */
+export function openAIErrorBody(error: GatewayError): { error: { message: string; type: string; param: string | null; code: string | null } } {
+  return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
+}
+
+export function renderOpenAIError(error: GatewayError): RenderedError {
+  return {
+    status: error.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
+    body: JSON.stringify(openAIErrorBody(error)),
+  };
+}
+
+interface FrameworkError {
+  statusCode?: number;
+  code?: string;
+  message?: string;
+}
+
+/**
+ * Turns errors raised by fastify itself (body parsing, limits, content type) into GatewayErrors with a
+ * clear message. Anything unexpected becomes a 500 that reveals nothing internal.
+ */
+export function fromFrameworkError(err: unknown, maxBodyBytes: number): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const fwk = (err ?? {}) as FrameworkError;
+  switch (fwk.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError({
+        status: 413,
+        type: 'invalid_request_error',
+        code: 'request_too_large',
+        message: `The request body is larger than the limit of ${maxBodyBytes} bytes.`,
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError({
+        status: 415,
+        type: 'invalid_request_error',
+        code: 'unsupported_media_type',
+        message: 'The request body must be sent with Content-Type: application/json.',
+      });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return GatewayError.badRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return GatewayError.badRequest('The Content-Length header does not match the body.', null, 'invalid_content_length');
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError || fwk.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return GatewayError.badRequest(
+      `We could not parse the JSON body of your request: ${fwk.message ?? 'invalid JSON'}.`,
+      null,
+      'invalid_json',
+    );
+  }
+  if (typeof fwk.statusCode === 'number' && fwk.statusCode >= 400 && fwk.statusCode < 500) {
+    return new GatewayError({ status: fwk.statusCode, type: 'invalid_request_error', code: fwk.code ?? null, message: fwk.message ?? 'Bad request.' });
+  }
+  return GatewayError.internal();
+}

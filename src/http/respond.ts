@@ -1,0 +1,70 @@
+import type { ServerResponse } from 'node:http';
+import type { Observable, Subscription } from 'rxjs';
+import type { ResponseEvent } from '../dialects/openai/types.js';
+import { GatewayError, toGatewayError } from '../errors.js';
+import type { RequestContext } from '../pipeline/context.js';
+import { openAIErrorBody, renderOpenAIError } from './render-error.js';
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  // Tells buffering reverse proxies (nginx) to pass events through as they come.
+  'x-accel-buffering': 'no',
+};
+
+function baseHeaders(ctx: RequestContext): Record<string, string> {
+  return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
+}
+
+function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
+  const rendered = renderOpenAIError(error);
+  res.writeHead(rendered.status, { ...baseHeaders(ctx), ...rendered.headers });
+  res.end(rendered.body);
+}
+
+/**
+ * Subscribes to a pipeline answer and writes it to the raw response: JSON for a completion, SSE for a
+ * stream. A client that hangs up unsubscribes, which aborts the upstream call. Errors before the first byte
+ * get a proper status; errors after it become an SSE error event followed by a clean end, never a stream
+ * that looks complete.
+ */
+export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let started = false;
+    let subscription: Subscription | undefined;
+    res.once('close', () => {
+      if (!res.writableFinished) subscription?.unsubscribe();
+      resolve();
+    });
+    subscription = answer.subscribe({
+      next(event) {
+        if (event.kind === 'completion') {
+          const body = JSON.stringify(event.completion);
+          res.writeHead(200, { ...baseHeaders(ctx), 'content-type': 'application/json; charset=utf-8' });
+          res.end(body);
+          started = true;
+          return;
+        }
+        if (!started) {
+          res.writeHead(200, { ...baseHeaders(ctx), ...SSE_HEADERS });
+          started = true;
+        }
+        res.write(`data: ${JSON.stringify(event.chunk)}\n\n`);
+      },
+      error(err: unknown) {
+        const error = toGatewayError(err);
+        if (!started) writeError(res, ctx, error);
+        else if (ctx.stream) res.end(`data: ${JSON.stringify(openAIErrorBody(error))}\n\n`);
+        else res.destroy();
+      },
+      complete() {
+        if (!started) {
+          writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
+        } else if (ctx.stream) {
+          res.end('data: [DONE]\n\n');
+        }
+      },
+    });
+  });
+}

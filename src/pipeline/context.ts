@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { ChatCompletionRequest, CompletionUsage } from '../dialects/openai/types.js';
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { Target } from '../providers/contract.js';
+
+/** What happened upstream, filled in by the call stage and read by the HTTP layer, logs and later stages. */
+export interface UpstreamOutcome {
+  provider: string;
+  upstreamModel: string;
+  attempts: number;
+  status: number;
+}
+
+/**
+ * Everything a stage may know about one request. It never holds fastify objects: the HTTP layer translates
+ * in and out, so stages run the same for every dialect and in the in-process SDK.
+ */
+export interface RequestContext {
+  readonly id: string;
+  /** The client dialect the request arrived in (`openai`, later `anthropic`, `litellm`). */
+  readonly dialect: string;
+  /** `performance.now()` at arrival, for durations. */
+  readonly startedAt: number;
+  /** The config version this request runs on, start to finish. */
+  readonly config: RuntimeConfig;
+  readonly request: ChatCompletionRequest;
+  readonly stream: boolean;
+  /** A provider key the client brought itself; used only where no key is configured. */
+  readonly clientProviderKey: string | null;
+  /** Where the request may go, in order of preference; set by routing, or resolved from the model name. */
+  targets: Target[] | null;
+  upstream: UpstreamOutcome | null;
+  /** The usage reported by the upstream (last value seen for streams). */
+  usage: CompletionUsage | null;
+  /** Response headers stages want the client to see (e.g. `x-tollgate-provider`). */
+  readonly responseHeaders: Record<string, string>;
+  /** Free-form per-request data shared between stages and plugins. */
+  readonly attributes: Map<string, unknown>;
+}
+
+export interface ContextInit {
+  dialect: string;
+  config: RuntimeConfig;
+  request: ChatCompletionRequest;
+  clientProviderKey?: string | null;
+  id?: string;
+}
+
+export function createRequestContext(init: ContextInit): RequestContext {
+  return {
+    id: init.id ?? randomUUID(),
+    dialect: init.dialect,
+    startedAt: performance.now(),
+    config: init.config,
+    request: init.request,
+    stream: init.request.stream === true,
+    clientProviderKey: init.clientProviderKey ?? null,
+    targets: null,
+    upstream: null,
+    usage: null,
+    responseHeaders: {},
+    attributes: new Map(),
+  };
+}

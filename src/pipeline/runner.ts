@@ -1,0 +1,136 @@
+import { defer, Observable, throwError } from 'rxjs';
+import type { EventBus } from '../bus/bus.js';
+import type { StageOutcome } from '../bus/events.js';
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { ResponseEvent } from '../dialects/openai/types.js';
+import { GatewayError, toGatewayError } from '../errors.js';
+import type { RequestContext } from './context.js';
+import type { PipelineDefinition } from './definition.js';
+import type { Next, Stage, StageDeps, StageFactory } from './stage.js';
+
+export type StageRegistry = ReadonlyMap<string, StageFactory>;
+
+/** Wraps a stage so that the runner reports `stage.completed` for it; stages get that event for free. */
+function instrument(stage: Stage, bus: EventBus): Stage {
+  return {
+    name: stage.name,
+    run(ctx, next) {
+      return defer(() => {
+        const started = performance.now();
+        let reported = false;
+        const report = (outcome: StageOutcome): void => {
+          if (reported) return;
+          reported = true;
+          bus.emit('stage.completed', { requestId: ctx.id, stage: stage.name, durationMs: performance.now() - started, outcome });
+        };
+        const observed: Next = () => {
+          report('passed');
+          return next();
+        };
+        return new Observable<ResponseEvent>((subscriber) =>
+          stage.run(ctx, observed).subscribe({
+            next(event) {
+              report('answered');
+              subscriber.next(event);
+            },
+            error(err: unknown) {
+              report('failed');
+              subscriber.error(err);
+            },
+            complete() {
+              report('answered');
+              subscriber.complete();
+            },
+          }),
+        );
+      });
+    },
+  };
+}
+
+const endOfPipeline: Next = () =>
+  throwError(() => GatewayError.internal('The pipeline ended without a stage that answers the request.'));
+
+/**
+ * A pipeline compiled for one config version: stage factories ran once, unconfigured stages were dropped,
+ * and the onion is composed so that per request only the stages' own work remains.
+ */
+export class Pipeline {
+  readonly stageNames: string[];
+  private readonly stages: Stage[];
+
+  constructor(
+    definition: PipelineDefinition,
+    registry: StageRegistry,
+    config: RuntimeConfig,
+    private readonly deps: StageDeps,
+  ) {
+    this.stages = [];
+    for (const name of definition.stages) {
+      const factory = registry.get(name);
+      if (!factory) throw new Error(`pipeline "${definition.name}": unknown stage "${name}"`);
+      const stage = factory.create(config, deps);
+      if (stage) this.stages.push(instrument(stage, deps.bus));
+    }
+    this.stageNames = this.stages.map((stage) => stage.name);
+  }
+
+  /** Runs one request. Lifecycle events are emitted here so every dialect and the SDK get them alike. */
+  execute(ctx: RequestContext): Observable<ResponseEvent> {
+    const { bus } = this.deps;
+    const composed = this.stages.reduceRight<Next>((next, stage) => () => stage.run(ctx, next), endOfPipeline);
+    return new Observable<ResponseEvent>((subscriber) => {
+      bus.emit('request.received', {
+        requestId: ctx.id,
+        dialect: ctx.dialect,
+        model: ctx.request.model,
+        stream: ctx.stream,
+        at: Date.now(),
+      });
+      let settled = false;
+      const completed = (cancelled: boolean): void => {
+        settled = true;
+        bus.emit('request.completed', {
+          requestId: ctx.id,
+          model: ctx.request.model,
+          provider: ctx.upstream?.provider ?? null,
+          upstreamModel: ctx.upstream?.upstreamModel ?? null,
+          stream: ctx.stream,
+          status: 200,
+          durationMs: performance.now() - ctx.startedAt,
+          usage: ctx.usage,
+          cancelled,
+        });
+      };
+      const subscription = composed().subscribe({
+        next: (event) => subscriber.next(event),
+        error: (err: unknown) => {
+          settled = true;
+          const error = toGatewayError(err);
+          if (!(err instanceof GatewayError)) this.deps.log.error({ err, requestId: ctx.id }, 'unexpected pipeline error');
+          bus.emit('request.failed', {
+            requestId: ctx.id,
+            model: ctx.request.model,
+            provider: ctx.upstream?.provider ?? null,
+            stream: ctx.stream,
+            status: error.status,
+            type: error.type,
+            code: error.code,
+            message: error.message,
+            durationMs: performance.now() - ctx.startedAt,
+          });
+          subscriber.error(error);
+        },
+        complete: () => {
+          completed(false);
+          subscriber.complete();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        // Unsubscribed before the end: the client went away. What was used so far is still accounted.
+        if (!settled) completed(true);
+      };
+    });
+  }
+}

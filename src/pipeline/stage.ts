@@ -1,0 +1,37 @@
+import type { Observable } from 'rxjs';
+import type { EventBus } from '../bus/bus.js';
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { Log } from '../telemetry/log.js';
+import type { UpstreamTransport } from '../providers/transport.js';
+import type { RequestContext } from './context.js';
+
+/** Calls the rest of the pipeline; its Observable is the response as the inner stages produce it. */
+export type Next = () => Observable<ResponseEvent>;
+
+/**
+ * A stage is one layer of the onion. Request-side work happens before it calls `next()`; response-side work
+ * maps over the Observable `next()` returns (so it sees streamed and non-streamed answers alike). A stage may
+ * answer without calling `next()` (cache hit, guardrail block) or fail with a GatewayError.
+ * Unsubscribing (client gone) must release whatever the stage holds.
+ */
+export interface Stage {
+  readonly name: string;
+  run(ctx: RequestContext, next: Next): Observable<ResponseEvent>;
+}
+
+/** Shared services a stage may use. Stages emit on the bus; they never call subscribers directly. */
+export interface StageDeps {
+  bus: EventBus;
+  log: Log;
+  transport: UpstreamTransport;
+}
+
+/**
+ * Builds a stage for one config version. Returning null means "not configured": the stage is left out of the
+ * pipeline and costs nothing per request.
+ */
+export interface StageFactory {
+  readonly name: string;
+  create(config: RuntimeConfig, deps: StageDeps): Stage | null;
+}

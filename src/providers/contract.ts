@@ -1,0 +1,102 @@
+import type { GatewayError } from '../errors.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../dialects/openai/types.js';
+
+/**
+ * The provider adapter contract. An adapter is a set of pure transforms between the canonical (OpenAI-shaped)
+ * request/response and one upstream wire format; the shared transport does the I/O. A new wire format is one
+ * folder that exports a `ProviderAdapter` and registers it in `registry.ts`.
+ */
+
+/** A provider as the running config resolved it: where to call and with what. */
+export interface ResolvedProvider {
+  /** The name clients use as the model prefix (`openai`, `groq`, or a custom `lab-a`). */
+  name: string;
+  /** The vendor definition (wire format, defaults, quirks) this provider is an instance of. */
+  vendor: VendorDefinition;
+  baseUrl: string;
+  /** Extra headers sent on every upstream request (operator config). */
+  headers: Record<string, string>;
+  timeouts: UpstreamTimeouts;
+}
+
+export interface UpstreamTimeouts {
+  /** Time allowed until the upstream's response headers arrive. */
+  firstByteMs: number;
+  /** Time allowed for the whole upstream exchange, streaming included. */
+  totalMs: number;
+}
+
+/** One concrete place a request can go. Weights, breakers and health attach to targets (later stages). */
+export interface Target {
+  provider: ResolvedProvider;
+  /** The model name as the upstream knows it (no provider prefix). */
+  model: string;
+  /** The provider credential; null for keyless local servers (ollama, vllm). */
+  apiKey: string | null;
+  /** Where the key came from, for logs (never the key itself). */
+  keySource: 'config' | 'env' | 'client' | 'none';
+}
+
+export interface UpstreamRequest {
+  method: 'POST' | 'GET';
+  /** Absolute URL. */
+  url: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+/** Turns upstream stream bytes into canonical chunks, whatever the framing (SSE, AWS event stream, ...). */
+export interface StreamDecoder {
+  push(bytes: Buffer): ChatCompletionChunk[];
+  /** Called when the upstream body ended; returns trailing chunks and tells whether the stream ended properly. */
+  end(): { chunks: ChatCompletionChunk[]; complete: boolean };
+}
+
+export interface ProviderAdapter {
+  /** Wire-format id, e.g. `openai`. */
+  readonly format: string;
+  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest;
+  parseChatResponse(body: unknown, target: Target): ChatCompletion;
+  createStreamDecoder(target: Target): StreamDecoder;
+  /** Maps an upstream error answer (status, headers, raw body) to a GatewayError with a retryable flag. */
+  parseError(
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    bodyText: string,
+    target: Target,
+  ): GatewayError;
+  /** Builds the request that lists the upstream's models, when the API has one. */
+  buildListModelsRequest?(target: Target): UpstreamRequest;
+}
+
+/** How a provider expects its credential. */
+export type AuthScheme = { kind: 'bearer' } | { kind: 'header'; header: string } | { kind: 'none' };
+
+/** Vendor-specific deviations from the wire format, applied by the format's adapter. */
+export interface VendorQuirks {
+  /** Request fields to rename when the vendor uses another name (only when the new name is not already set). */
+  renameFields?: Record<string, string>;
+  /** Request fields the vendor rejects, dropped before sending. */
+  dropFields?: string[];
+}
+
+/** A row of the vendor table: everything that distinguishes one vendor of a wire format from another. */
+export interface VendorDefinition {
+  id: string;
+  displayName: string;
+  format: string;
+  defaultBaseUrl: string;
+  auth: AuthScheme;
+  /** Whether a request without any credential is allowed (local servers). */
+  keyRequired: boolean;
+  /** Environment variables holding the key, in order of preference (the vendor's own name first). */
+  keyEnv: string[];
+  /** Environment variables holding the base URL. */
+  baseUrlEnv: string[];
+  /** Headers the vendor asks integrators to send. */
+  defaultHeaders?: Record<string, string>;
+  quirks?: VendorQuirks;
+  /** Provider id in the bundled price catalogue, when it differs from `id` or exists at all. */
+  catalogId?: string | null;
+  docsUrl: string;
+}

@@ -1,0 +1,102 @@
+import { GatewayError } from '../../errors.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ProviderAdapter, Target, UpstreamRequest, VendorQuirks } from '../contract.js';
+import { createSSEDecoder } from '../sse-decoder.js';
+import { upstreamErrorFromBody } from '../upstream-error.js';
+import { authHeaders } from '../auth-headers.js';
+
+function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
+  if (!quirks) return;
+  if (quirks.renameFields) {
+    for (const [from, to] of Object.entries(quirks.renameFields)) {
+      if (body[from] === undefined) continue;
+      if (body[to] === undefined) body[to] = body[from];
+      delete body[from];
+    }
+  }
+  if (quirks.dropFields) for (const field of quirks.dropFields) delete body[field];
+}
+
+function invalidUpstreamBody(provider: string, what: string): GatewayError {
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: 'invalid_upstream_response',
+    message: `${provider}: upstream sent ${what}`,
+    retryable: true,
+  });
+}
+
+function joinUrl(base: string, path: string): string {
+  return base.endsWith('/') ? `${base}${path.slice(1)}` : `${base}${path}`;
+}
+
+function upstreamHeaders(target: Target): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    ...target.provider.vendor.defaultHeaders,
+    ...target.provider.headers,
+    ...authHeaders(target.provider.vendor.auth, target.apiKey),
+  };
+}
+
+/**
+ * The OpenAI wire format. The canonical request already is OpenAI's, so a request passes through with only
+ * the model renamed and the vendor's quirks applied; every other field, known or not, reaches the upstream.
+ */
+export const openAICompatibleAdapter: ProviderAdapter = {
+  format: 'openai',
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+    const body: Record<string, unknown> = { ...request, model: target.model };
+    applyQuirks(body, target.provider.vendor.quirks);
+    return {
+      method: 'POST',
+      url: joinUrl(target.provider.baseUrl, '/chat/completions'),
+      headers: upstreamHeaders(target),
+      body: JSON.stringify(body),
+    };
+  },
+
+  parseChatResponse(body: unknown, target: Target): ChatCompletion {
+    if (!body || typeof body !== 'object' || !Array.isArray((body as ChatCompletion).choices)) {
+      throw invalidUpstreamBody(target.provider.name, 'a chat completion without choices');
+    }
+    return body as ChatCompletion;
+  },
+
+  createStreamDecoder(target: Target) {
+    return createSSEDecoder((event) => {
+      if (event.data === '[DONE]') return 'done';
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(event.data);
+      } catch {
+        throw invalidUpstreamBody(target.provider.name, 'a stream event that is not JSON');
+      }
+      if (!parsed || typeof parsed !== 'object') return null;
+      const record = parsed as Record<string, unknown>;
+      // OpenAI reports failures inside an open stream as an event carrying `error`.
+      if (record.error) {
+        const failure = upstreamErrorFromBody(target.provider.name, 500, {}, event.data);
+        throw new GatewayError({
+          status: 502,
+          type: failure.type,
+          code: failure.code ?? 'upstream_stream_error',
+          message: failure.message,
+          retryable: true,
+        });
+      }
+      if (!Array.isArray(record.choices)) return null;
+      return record as ChatCompletionChunk;
+    });
+  },
+
+  parseError(status, headers, bodyText, target) {
+    return upstreamErrorFromBody(target.provider.name, status, headers, bodyText);
+  },
+
+  buildListModelsRequest(target: Target): UpstreamRequest {
+    return { method: 'GET', url: joinUrl(target.provider.baseUrl, '/models'), headers: upstreamHeaders(target), body: undefined };
+  },
+};

@@ -1,0 +1,47 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+
+export interface InstanceMeta {
+  firstStartedAt: string;
+  lastStartedAt: string;
+  version: string;
+  starts: number;
+}
+
+/**
+ * The single LMDB environment under the data directory. Typed stores (config, keys, usage, logs, cache,
+ * audit) are named sub-databases of it; lmdb-js batches the writes of one event-loop turn into one
+ * transaction, so writing from a request never blocks on disk.
+ */
+export class Store {
+  readonly root: RootDatabase;
+  readonly meta: Database<InstanceMeta, string>;
+  readonly path: string;
+
+  private constructor(path: string, root: RootDatabase) {
+    this.path = path;
+    this.root = root;
+    this.meta = root.openDB<InstanceMeta, string>({ name: 'meta' });
+  }
+
+  static async open(dataDir: string, version: string): Promise<Store> {
+    const path = resolve(dataDir);
+    mkdirSync(path, { recursive: true });
+    const root = open({ path: resolve(path, 'tollgate.lmdb'), maxDbs: 32, compression: false });
+    const store = new Store(path, root);
+    const now = new Date().toISOString();
+    const previous = store.meta.get('instance');
+    await store.meta.put('instance', {
+      firstStartedAt: previous?.firstStartedAt ?? now,
+      lastStartedAt: now,
+      version,
+      starts: (previous?.starts ?? 0) + 1,
+    });
+    return store;
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}
