@@ -32,12 +32,7 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
 export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>): Promise<void> {
   return new Promise<void>((resolve) => {
     let started = false;
-    let subscription: Subscription | undefined;
-    res.once('close', () => {
-      if (!res.writableFinished) subscription?.unsubscribe();
-      resolve();
-    });
-    subscription = answer.subscribe({
+    const subscription: Subscription = answer.subscribe({
       next(event) {
         if (event.kind === 'completion') {
           const body = JSON.stringify(event.completion);
@@ -66,5 +61,12 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         }
       },
     });
+    const hangUp = (): void => {
+      if (!res.writableFinished) subscription.unsubscribe();
+      resolve();
+    };
+    // The client may already be gone by the time the pipeline is subscribed.
+    if (res.socket === null || res.socket.destroyed) hangUp();
+    else res.once('close', hangUp);
   });
 }

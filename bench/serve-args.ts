@@ -1,0 +1,18 @@
+import { parseArgs } from 'node:util';
+
+export interface ServeArgs {
+  port: number;
+  /** Base URL of the scripted upstream (no `/v1`); empty for the upstream itself. */
+  upstream: string;
+}
+
+/** `--port <n>` (0 = ephemeral) and `--upstream <url>`, shared by the serve-* entry scripts. */
+export function readServeArgs(needsUpstream: boolean): ServeArgs {
+  const { values } = parseArgs({
+    options: { port: { type: 'string', default: '0' }, upstream: { type: 'string', default: '' } },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0) throw new Error(`bad --port: ${values.port}`);
+  if (needsUpstream && !values.upstream) throw new Error('--upstream <url> is required');
+  return { port, upstream: (values.upstream ?? '').replace(/\/+$/, '') };
+}

@@ -1,0 +1,72 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+export interface ServerChild {
+  name: string;
+  url: string;
+  /** Total CPU time (user + system) the child has used so far, in microseconds. */
+  cpuMicros(): Promise<number>;
+  /** Asks the child to shut down; kills it if it has not exited within `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+// tsx as a loader (`node --import tsx`) rather than through its CLI: the CLI runs the script in a second
+// Node process, which would put a relay between the bench and the server, hide the server from
+// `process.cpuUsage()` sampling of the right process and from `--cpu-prof`.
+const TSX_LOADER = import.meta.resolve('tsx');
+
+/**
+ * Starts a bench/serve-*.ts script in its own Node process and waits for its `listening <url>` line.
+ * `nodeFlags` go to that Node (e.g. `--cpu-prof`).
+ */
+export function spawnServer(name: string, script: string, args: string[], nodeFlags: string[] = []): Promise<ServerChild> {
+  const path = fileURLToPath(new URL(script, import.meta.url));
+  const child: ChildProcessByStdio<Writable, Readable, null> = spawn(
+    process.execPath,
+    [...nodeFlags, '--import', TSX_LOADER, path, ...args],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const cpuWaiters: Array<(micros: number) => void> = [];
+
+  return new Promise<ServerChild>((resolve, reject) => {
+    const startTimer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name}: no "listening" line within 30 s`));
+    }, 30_000);
+    child.once('exit', (code, signal) => {
+      clearTimeout(startTimer);
+      // A child that died mid-run must not leave a CPU sample pending forever.
+      for (const waiter of cpuWaiters.splice(0)) waiter(Number.NaN);
+      reject(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
+    });
+
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const [kind, a, b] = line.split(' ');
+      if (kind === 'listening' && a) {
+        clearTimeout(startTimer);
+        resolve({
+          name,
+          url: a,
+          cpuMicros() {
+            return new Promise<number>((done) => {
+              cpuWaiters.push(done);
+              child.stdin.write('cpu\n');
+            });
+          },
+          async stop(graceMs = 5000) {
+            if (child.exitCode !== null || child.signalCode !== null) return;
+            child.stdin.end();
+            const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+            await exited;
+            clearTimeout(timer);
+          },
+        });
+      } else if (kind === 'cpu') {
+        cpuWaiters.shift()?.(Number(a) + Number(b));
+      }
+    });
+  });
+}

@@ -1,0 +1,240 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { createServer } from 'node:net';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
+
+let upstream: ScriptedUpstream;
+let tg: RunningGateway;
+let deadPort: number;
+
+/** A port that was just free: nothing listens there, so connections are refused. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream-test' });
+  deadPort = await freePort();
+  tg = await startGateway(
+    openAIConfig(upstream.url, {
+      settings: { max_body_bytes: 4096 },
+      providers: {
+        openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream-test' },
+        // Same upstream, short timeouts, so timeout paths finish quickly.
+        hasty: { type: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-upstream-test', timeouts: { first_byte_ms: 300, total_ms: 1500 } },
+        gone: { type: 'openai', base_url: `http://127.0.0.1:${deadPort}/v1`, api_key: 'sk-x' },
+        wrongkey: { type: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-wrong' },
+      },
+    }),
+  );
+});
+afterAll(async () => {
+  await tg.stop();
+  await upstream.close();
+});
+beforeEach(() => upstream.reset());
+
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi there' }];
+
+async function postRaw(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
+  const response = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers, body });
+  return { status: response.status, body: (await response.json()) as { error: Record<string, unknown> } };
+}
+
+function expectErrorShape(body: { error: Record<string, unknown> }): void {
+  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+  expect(typeof body.error.message).toBe('string');
+}
+
+describe('request validation', () => {
+  it('rejects malformed JSON with 400 invalid_json', async () => {
+    const { status, body } = await postRaw('{"model": "openai/gpt-4o-mini", ');
+    expect(status).toBe(400);
+    expectErrorShape(body);
+    expect(body.error.code).toBe('invalid_json');
+    expect(body.error.type).toBe('invalid_request_error');
+  });
+
+  it('rejects a body that is not an object', async () => {
+    const { status, body } = await postRaw('[1,2]');
+    expect(status).toBe(400);
+    expectErrorShape(body);
+  });
+
+  it('rejects a missing model or messages as BadRequestError naming the param', async () => {
+    const noModel = tg.client.chat.completions.create({ messages } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    await expect(noModel).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(noModel).rejects.toMatchObject({ status: 400, param: 'model' });
+    const noMessages = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini' } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    await expect(noMessages).rejects.toMatchObject({ status: 400, param: 'messages' });
+    const emptyMessages = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [] });
+    await expect(emptyMessages).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('answers 404 NotFoundError for a model without provider prefix or with an unknown provider', async () => {
+    const bare = tg.client.chat.completions.create({ model: 'gpt-4o-mini', messages });
+    await expect(bare).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(bare).rejects.toMatchObject({ code: 'model_not_found', param: 'model' });
+    const unknown = tg.client.chat.completions.create({ model: 'nosuch/gpt-4o-mini', messages });
+    await expect(unknown).rejects.toMatchObject({ status: 404, code: 'provider_not_found' });
+  });
+
+  it('answers 401 AuthenticationError when no key is configured for the provider', async () => {
+    const request = tg.client.chat.completions.create({ model: 'groq/llama-3.1-8b-instant', messages });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(request).rejects.toMatchObject({ code: 'provider_key_missing' });
+    await expect(request).rejects.toThrow(/GROQ_API_KEY/);
+  });
+
+  it('rejects bodies over the size limit with 413', async () => {
+    const big = 'x'.repeat(8000);
+    const request = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: big }] });
+    await expect(request).rejects.toMatchObject({ status: 413, code: 'request_too_large' });
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('rejects a non-JSON content type with 415 in the OpenAI error shape', async () => {
+    const { status, body } = await postRaw('hello', { 'content-type': 'text/plain' });
+    expect(status).toBe(415);
+    expectErrorShape(body);
+  });
+
+  it('answers unknown paths with a 404 in the OpenAI error shape', async () => {
+    const response = await fetch(`${tg.url}/v1/nothing-here`);
+    expect(response.status).toBe(404);
+    expectErrorShape((await response.json()) as { error: Record<string, unknown> });
+  });
+});
+
+describe('upstream failures', () => {
+  it('keeps the upstream status and message for 4xx', async () => {
+    upstream.enqueue({ kind: 'error', status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', message: 'too many tokens' });
+    const request = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(request).rejects.toMatchObject({ code: 'context_length_exceeded' });
+    await expect(request).rejects.toThrow(/too many tokens/);
+  });
+
+  it('surfaces an upstream auth failure as AuthenticationError', async () => {
+    const request = tg.client.chat.completions.create({ model: 'wrongkey/gpt-4o-mini', messages });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(request).rejects.toMatchObject({ code: 'invalid_api_key' });
+  });
+
+  it('surfaces an upstream 429 as RateLimitError with retry-after', async () => {
+    upstream.enqueue({ kind: 'error', status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'slow down' });
+    const error = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBeTruthy();
+  });
+
+  it('keeps the upstream status for 5xx (InternalServerError)', async () => {
+    upstream.enqueue({ kind: 'error', status: 503, type: 'server_error', message: 'overloaded' });
+    const request = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    await expect(request).rejects.toMatchObject({ status: 503 });
+    await expect(request).rejects.toThrow(/overloaded/);
+  });
+
+  it('answers 502 when the upstream is unreachable', async () => {
+    const request = tg.client.chat.completions.create({ model: 'gone/gpt-4o-mini', messages });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    await expect(request).rejects.toMatchObject({ status: 502, code: 'upstream_unreachable' });
+  });
+
+  it('answers 502 when the upstream resets the connection', async () => {
+    upstream.enqueue({ kind: 'reset' });
+    const request = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    await expect(request).rejects.toMatchObject({ status: 502 });
+  });
+
+  it('answers 502 when the upstream sends a body that is not JSON', async () => {
+    upstream.enqueue({ kind: 'bad-json' });
+    const request = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    await expect(request).rejects.toMatchObject({ status: 502, code: 'invalid_upstream_response' });
+  });
+
+  it('answers 504 when the upstream sends nothing before the first-byte timeout', async () => {
+    upstream.enqueue({ kind: 'slow-headers', delayMs: 2000 });
+    const started = Date.now();
+    const request = tg.client.chat.completions.create({ model: 'hasty/gpt-4o-mini', messages });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    await expect(request).rejects.toMatchObject({ status: 504, code: 'upstream_timeout' });
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('ends a stream that outlives the total timeout with an SSE error the client raises', async () => {
+    upstream.enqueue({ kind: 'slow-chunks', delayMs: 400 });
+    const stream = await tg.client.chat.completions.create({
+      model: 'hasty/gpt-4o-mini',
+      messages: [{ role: 'user', content: 'one two three four five six seven eight' }],
+      stream: true,
+    });
+    let text = '';
+    const consume = async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    };
+    await expect(consume()).rejects.toThrow(/did not finish within 1500 ms/);
+    expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('never lets a broken stream look complete: the client gets an error', async () => {
+    upstream.enqueue({ kind: 'break-after', chunks: 2 });
+    const stream = await tg.client.chat.completions.create({
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: 'one two three four five six' }],
+      stream: true,
+    });
+    const consume = async () => {
+      for await (const _chunk of stream) void _chunk;
+    };
+    await expect(consume()).rejects.toBeInstanceOf(OpenAI.APIError);
+  });
+
+  it('fails a streaming request before its first byte with a proper status, not a 200 stream', async () => {
+    upstream.enqueue({ kind: 'error', status: 500, type: 'server_error', message: 'boom' });
+    const request = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    await expect(request).rejects.toThrow(/boom/);
+  });
+});
+
+describe('client hang-ups', () => {
+  it('aborts the upstream request when the client closes mid-stream', async () => {
+    upstream.enqueue({ kind: 'stall-after', chunks: 2 });
+    const controller = new AbortController();
+    const stream = await tg.client.chat.completions.create(
+      { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'one two three four' }], stream: true },
+      { signal: controller.signal },
+    );
+    let seen = 0;
+    const consume = async () => {
+      for await (const _chunk of stream) {
+        seen++;
+        if (seen === 2) controller.abort();
+      }
+    };
+    await expect(consume()).rejects.toThrow();
+    expect(seen).toBe(2);
+    expect(await upstream.waitForClose(0, 3000)).toBe(true);
+    expect(upstream.calls[0]?.closedByClient).toBe(true);
+  });
+
+  it('aborts the upstream request when the client gives up on a non-streaming request', async () => {
+    upstream.enqueue({ kind: 'slow-headers', delayMs: 5000 });
+    const controller = new AbortController();
+    const request = tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    await expect(request).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
+    expect(await upstream.waitForClose(0, 3000)).toBe(true);
+  });
+});

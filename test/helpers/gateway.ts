@@ -1,0 +1,44 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import type { ConfigFile } from '../../src/config/schema.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { createLog } from '../../src/telemetry/log.js';
+
+export interface RunningGateway {
+  gateway: Gateway;
+  url: string;
+  /** The official OpenAI client pointed at the gateway. */
+  client: OpenAI;
+  stop(): Promise<void>;
+}
+
+/** Starts a real gateway on an ephemeral loopback port with its own temporary data directory. */
+export async function startGateway(config: ConfigFile = {}, env: Record<string, string> = {}): Promise<RunningGateway> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
+  const gateway = await createGateway({
+    config: { ...config, settings: { data_dir: dataDir, ...config.settings } },
+    env,
+    log: createLog('silent'),
+  });
+  const url = await gateway.listen({ port: 0, host: '127.0.0.1' });
+  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
+  return {
+    gateway,
+    url,
+    client,
+    async stop() {
+      await gateway.close(500);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A config with the `openai` provider pointed at a scripted upstream. */
+export function openAIConfig(upstreamUrl: string, extra: ConfigFile = {}): ConfigFile {
+  return {
+    ...extra,
+    providers: { openai: { base_url: `${upstreamUrl}/v1`, api_key: 'sk-upstream-test' }, ...extra.providers },
+  };
+}
