@@ -7,8 +7,8 @@ import type { Env } from './config/secret-ref.js';
 import { buildHttpApp } from './http/app.js';
 import { Pipeline } from './pipeline/runner.js';
 import type { PipelineDefinition } from './pipeline/definition.js';
+import { loadStageRegistry } from './pipeline/load-stages.js';
 import { UpstreamTransport } from './providers/transport.js';
-import { builtInStageRegistry } from './stages/index.js';
 import { Store } from './store/store.js';
 import { createLog, type Log } from './telemetry/log.js';
 import { logRequestFailures } from './telemetry/request-events-log.js';
@@ -48,15 +48,16 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const settings = config.current().settings;
   const log = options.log ?? createLog(settings.logLevel);
   const bus = new EventBus();
+  const definition = options.pipeline ?? defaultPipeline;
+  const registry = await loadStageRegistry(definition);
   const store = await Store.open(settings.dataDir, VERSION);
   const transport = new UpstreamTransport();
-  const definition = options.pipeline ?? defaultPipeline;
   const stageDeps = { bus, log, transport };
   const pipelines = new WeakMap<RuntimeConfig, Pipeline>();
   const pipelineFor = (runtime: RuntimeConfig): Pipeline => {
     let pipeline = pipelines.get(runtime);
     if (!pipeline) {
-      pipeline = new Pipeline(definition, builtInStageRegistry, runtime, stageDeps);
+      pipeline = new Pipeline(definition, registry, runtime, stageDeps);
       pipelines.set(runtime, pipeline);
     }
     return pipeline;

@@ -18,6 +18,8 @@ export interface ProviderRuntime extends ResolvedProvider {
   models: string[];
   /** Where the provider's definition came from, shown to operators. */
   source: 'config' | 'env' | 'builtin';
+  /** Whether a request needs a credential; custom instances without keys are taken to be open servers. */
+  keyRequired: boolean;
 }
 
 export interface Settings {
@@ -108,6 +110,7 @@ function resolveProvider(name: string, cfg: ProviderConfig | undefined, env: Env
     keys,
     models: cfg?.models ?? [],
     source: cfg ? 'config' : envKey || envBaseUrl ? 'env' : 'builtin',
+    keyRequired: vendor.keyRequired && ownEnv,
   };
 }
 

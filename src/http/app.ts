@@ -17,6 +17,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     keepAliveTimeout: 65_000,
   });
 
+  // The APIs speak JSON only; other bodies get a clear 415 instead of being parsed as text.
+  app.removeContentTypeParser('text/plain');
+
   app.setErrorHandler((err, _request, reply) => {
     const error = fromFrameworkError(err, settings.maxBodyBytes);
     if (error.status >= 500 && !(err instanceof GatewayError)) deps.log.error({ err }, 'unhandled error in HTTP layer');

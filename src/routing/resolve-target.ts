@@ -64,6 +64,6 @@ export function resolveDirectTarget(config: RuntimeConfig, modelName: string, cl
     return { provider, model: parts.model, apiKey: key.value, keySource: key.source };
   }
   if (clientKey) return { provider, model: parts.model, apiKey: clientKey, keySource: 'client' };
-  if (!provider.vendor.keyRequired) return { provider, model: parts.model, apiKey: null, keySource: 'none' };
+  if (!provider.keyRequired) return { provider, model: parts.model, apiKey: null, keySource: 'none' };
   throw missingKey(provider);
 }

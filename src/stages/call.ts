@@ -138,7 +138,9 @@ class CallStage implements Stage {
   }
 }
 
-export const callStage: StageFactory = {
+const callStage: StageFactory = {
   name: 'call',
   create: (_config, deps) => new CallStage(deps),
 };
+
+export default callStage;

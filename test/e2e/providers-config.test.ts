@@ -163,9 +163,10 @@ describe('events', () => {
       seen.length = 0;
       keyed.enqueue({ kind: 'error', status: 500, message: 'nope' });
       await expect(tg.client.chat.completions.create({ model: 'openai/gpt-4o', messages })).rejects.toThrow();
-      expect(seen.map((event) => event.name)).toEqual(['request.received', 'stage.completed', 'provider.attempted', 'request.failed']);
+      expect(seen.map((event) => event.name)).toEqual(['request.received', 'provider.attempted', 'stage.completed', 'request.failed']);
       expect(seen[3]?.payload).toMatchObject({ status: 500, provider: 'openai' });
-      expect(seen[2]?.payload).toMatchObject({ ok: false, status: 500 });
+      expect(seen[2]?.payload).toMatchObject({ stage: 'call', outcome: 'failed' });
+      expect(seen[1]?.payload).toMatchObject({ ok: false, status: 500 });
       // Neither the provider key nor the client key appears in any event.
       expect(JSON.stringify(seen)).not.toContain('sk-env-key');
     });

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
+import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody } from '../../src/providers/upstream-error.js';
+
+describe('upstreamErrorFromBody', () => {
+  it('reads the OpenAI error shape, keeping type, code, param and status', () => {
+    const body = JSON.stringify({
+      error: { message: "Invalid value for 'temperature'", type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' },
+    });
+    const err = upstreamErrorFromBody('openai', 400, {}, body);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err.status).toBe(400);
+    expect(err.upstreamStatus).toBe(400);
+    expect(err.type).toBe('invalid_request_error');
+    expect(err.code).toBe('invalid_value');
+    expect(err.param).toBe('temperature');
+    expect(err.message).toBe("openai: Invalid value for 'temperature'");
+    expect(err.retryable).toBe(false);
+  });
+
+  it('keeps an upstream type outside the gateway set verbatim', () => {
+    const err = upstreamErrorFromBody('openai', 429, {}, '{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota","param":null}}');
+    expect(err.type).toBe('insufficient_quota');
+    expect(err.code).toBe('insufficient_quota');
+    expect(err.param).toBeNull();
+  });
+
+  it('turns a numeric code into a string', () => {
+    const err = upstreamErrorFromBody('groq', 500, {}, '{"error":{"message":"oops","code":503}}');
+    expect(err.code).toBe('503');
+  });
+
+  it('fills in a type from the status when the body has none', () => {
+    expect(upstreamErrorFromBody('p', 401, {}, '{"error":{"message":"bad key"}}').type).toBe('authentication_error');
+    expect(upstreamErrorFromBody('p', 403, {}, '{}').type).toBe('permission_error');
+    expect(upstreamErrorFromBody('p', 404, {}, '{}').type).toBe('not_found_error');
+    expect(upstreamErrorFromBody('p', 429, {}, '{}').type).toBe('rate_limit_error');
+    expect(upstreamErrorFromBody('p', 502, {}, '{}').type).toBe('upstream_error');
+    expect(upstreamErrorFromBody('p', 422, {}, '{}').type).toBe('invalid_request_error');
+  });
+
+  it('reads a bare {"error": "string"}', () => {
+    const err = upstreamErrorFromBody('together', 400, {}, '{"error":"model is required"}');
+    expect(err.message).toBe('together: model is required');
+    expect(err.status).toBe(400);
+    expect(err.code).toBeNull();
+  });
+
+  it('reads {"message": ...}', () => {
+    const err = upstreamErrorFromBody('mistral', 422, {}, '{"object":"error","message":"Unprocessable","type":"invalid_request"}');
+    expect(err.message).toBe('mistral: Unprocessable');
+    expect(err.status).toBe(422);
+  });
+
+  it('reads FastAPI {"detail": "..."} and structured detail', () => {
+    expect(upstreamErrorFromBody('vllm', 404, {}, '{"detail":"Not Found"}').message).toBe('vllm: Not Found');
+    const structured = upstreamErrorFromBody('vllm', 422, {}, JSON.stringify({ detail: [{ loc: ['body', 'messages'], msg: 'field required' }] }));
+    expect(structured.message).toContain('vllm: ');
+    expect(structured.message).toContain('field required');
+  });
+
+  it('keeps a plain-text body as the message', () => {
+    const err = upstreamErrorFromBody('ollama', 503, {}, '  upstream connect error or disconnect/reset before headers\n');
+    expect(err.message).toBe('ollama: upstream connect error or disconnect/reset before headers');
+    expect(err.status).toBe(503);
+    expect(err.type).toBe('upstream_error');
+  });
+
+  it('keeps an HTML body (bounded) as the message', () => {
+    const html = `<html><head><title>502 Bad Gateway</title></head><body>${'x'.repeat(2000)}</body></html>`;
+    const err = upstreamErrorFromBody('deepinfra', 502, {}, html);
+    expect(err.message.startsWith('deepinfra: <html><head><title>502 Bad Gateway</title>')).toBe(true);
+    expect(err.message.length).toBeLessThanOrEqual('deepinfra: '.length + 500);
+  });
+
+  it('says which status the upstream answered when the body is empty or says nothing', () => {
+    expect(upstreamErrorFromBody('openai', 500, {}, '').message).toBe('openai: upstream answered HTTP 500');
+    expect(upstreamErrorFromBody('openai', 500, {}, '{}').message).toBe('openai: upstream answered HTTP 500');
+  });
+
+  it.each([
+    [400, false],
+    [401, false],
+    [403, false],
+    [404, false],
+    [408, true],
+    [409, true],
+    [422, false],
+    [429, true],
+    [500, true],
+    [502, true],
+    [503, true],
+    [504, true],
+  ])('status %i is retryable: %s', (status, retryable) => {
+    expect(upstreamErrorFromBody('p', status, {}, '{}').retryable).toBe(retryable);
+    expect(isRetryableStatus(status)).toBe(retryable);
+  });
+
+  it('passes retry-after and retry-after-ms through, and nothing else', () => {
+    const err = upstreamErrorFromBody('openai', 429, { 'retry-after': '20', 'retry-after-ms': '20000', 'x-request-id': 'abc', 'set-cookie': ['a=b'] }, '{"error":{"message":"rate limited"}}');
+    expect(err.headers).toEqual({ 'retry-after': '20', 'retry-after-ms': '20000' });
+  });
+
+  it('takes the first value of a repeated header', () => {
+    expect(passedErrorHeaders({ 'retry-after': ['5', '7'] })).toEqual({ 'retry-after': '5' });
+    expect(passedErrorHeaders({ 'retry-after': undefined })).toEqual({});
+  });
+});

@@ -1,0 +1,107 @@
+// Scripted behaviours: how a mode is chosen from a model name, and how an answer is delivered under each mode
+// (delays, stalls, broken connections).
+import type { ServerResponse } from 'node:http';
+import type { HeaderMap } from './openai-headers.js';
+
+export type UpstreamMode =
+  | { kind: 'ok' }
+  | { kind: 'error'; status: number; type?: string; code?: string | null; message?: string; headers?: Record<string, string> }
+  | { kind: 'slow-headers'; delayMs: number }
+  | { kind: 'slow-chunks'; delayMs: number }
+  | { kind: 'stall-after'; chunks: number }
+  | { kind: 'reset' }
+  | { kind: 'break-after'; chunks: number }
+  | { kind: 'bad-json' };
+
+export const OK_MODE: UpstreamMode = { kind: 'ok' };
+
+// An optional "provider/" or "provider:" prefix is tolerated so a gateway that forwards the model verbatim still scripts.
+const MODEL_MODE = /^(?:.*[/:])?(?:error-(\d{3})|slow-headers-(\d+)|slow-chunks-(\d+)|stall-after-(\d+)|break-after-(\d+)|(reset)|(bad-json))$/;
+
+/**
+ * The mode a model name asks for, so out-of-process clients (benchmarks, curl) can script the upstream:
+ * `error-<status>`, `slow-headers-<ms>`, `slow-chunks-<ms>`, `stall-after-<n>`, `break-after-<n>`, `reset`, `bad-json`.
+ */
+export function modeFromModel(model: unknown): UpstreamMode | null {
+  if (typeof model !== 'string') return null;
+  const m = MODEL_MODE.exec(model);
+  if (!m) return null;
+  const [, status, slowHeaders, slowChunks, stall, brk, reset] = m;
+  if (status !== undefined) return { kind: 'error', status: Number(status) };
+  if (slowHeaders !== undefined) return { kind: 'slow-headers', delayMs: Number(slowHeaders) };
+  if (slowChunks !== undefined) return { kind: 'slow-chunks', delayMs: Number(slowChunks) };
+  if (stall !== undefined) return { kind: 'stall-after', chunks: Number(stall) };
+  if (brk !== undefined) return { kind: 'break-after', chunks: Number(brk) };
+  if (reset !== undefined) return { kind: 'reset' };
+  return { kind: 'bad-json' };
+}
+
+/** One request/response pair as the delivery functions see it. */
+export interface Exchange {
+  readonly res: ServerResponse;
+  /** False once the connection is gone, for whatever reason. */
+  isOpen(): boolean;
+  /** Waits ms; resolves false (early) if the connection closes meanwhile, so loops stop without leaking timers. */
+  sleep(ms: number): Promise<boolean>;
+  /**
+   * Drops the connection from the server side mid-response, after what was already written has been sent
+   * (not counted as a client close).
+   */
+  destroy(): void;
+}
+
+/** How many frames/parts to send before stalling or breaking; Infinity when the mode does neither. */
+function cutoff(mode: UpstreamMode): number {
+  return mode.kind === 'stall-after' || mode.kind === 'break-after' ? Math.max(0, mode.chunks) : Infinity;
+}
+
+/** After a cut-off: break drops the connection, stall keeps it open (until the client or close() ends it). */
+function stopAt(ex: Exchange, mode: UpstreamMode): void {
+  if (mode.kind === 'break-after') ex.destroy();
+}
+
+/**
+ * Streams SSE frames as separate writes. Between frames it waits `slow-chunks` delay or the server's chunkDelayMs;
+ * `stall-after`/`break-after` stop after N frames (the [DONE] frame counts as one).
+ */
+export async function deliverStream(ex: Exchange, headers: HeaderMap, frames: readonly string[], mode: UpstreamMode, chunkDelayMs: number): Promise<void> {
+  const delay = mode.kind === 'slow-chunks' ? mode.delayMs : chunkDelayMs;
+  const limit = cutoff(mode);
+  const { res } = ex;
+  res.writeHead(200, headers);
+  // Headers normally travel with the first frame; flush them now when no frame follows right away.
+  if (limit === 0) res.flushHeaders();
+  for (let i = 0; i < frames.length; i++) {
+    if (i >= limit) return stopAt(ex, mode);
+    if (i > 0 && delay > 0 && !(await ex.sleep(delay))) return;
+    if (!ex.isOpen()) return;
+    res.write(frames[i] as string);
+  }
+  // Stalling or breaking right before the end of the chunked body keeps the response unfinished.
+  if (limit !== Infinity) return stopAt(ex, mode);
+  res.end();
+}
+
+/**
+ * Sends a JSON body with content-length. `slow-chunks` sends the headers, waits, then the body.
+ * `stall-after`/`break-after` send the headers and, when N > 0, the first half of the body, then stall or break.
+ */
+export async function deliverJson(ex: Exchange, headers: HeaderMap, body: string, mode: UpstreamMode): Promise<void> {
+  const { res } = ex;
+  const bytes = Buffer.from(body, 'utf8');
+  res.writeHead(200, { ...headers, 'content-length': String(bytes.length) });
+  if (mode.kind === 'slow-chunks') {
+    res.flushHeaders();
+    if (!(await ex.sleep(mode.delayMs))) return;
+    res.end(bytes);
+    return;
+  }
+  const limit = cutoff(mode);
+  if (limit === Infinity) {
+    res.end(bytes);
+    return;
+  }
+  if (limit > 0) res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
+  else res.flushHeaders();
+  return stopAt(ex, mode);
+}

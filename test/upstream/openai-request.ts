@@ -1,0 +1,187 @@
+// Validation of a chat completion request the way OpenAI does it, and reduction to the few facts the scripted
+// answer depends on. Unknown fields are accepted silently (OpenAI ignores most of them too).
+import type { RequestProblem } from './openai-errors.js';
+
+export interface ChatRequest {
+  readonly model: string;
+  readonly stream: boolean;
+  readonly includeUsage: boolean;
+  readonly n: number;
+  readonly stop: readonly string[];
+  /** max_completion_tokens, else max_tokens, else null. */
+  readonly maxTokens: number | null;
+  readonly logprobs: boolean;
+  readonly topLogprobs: number;
+  /** response_format json_object / json_schema: the answer is `{"echo": ...}` as a JSON string. */
+  readonly jsonOutput: boolean;
+  /** Set when the answer is a call to this function instead of text. */
+  readonly toolName: string | null;
+  /** The text the answer echoes: the last tool result if the conversation ends with one, else the last user text. */
+  readonly echoSource: string;
+  readonly promptTokens: number;
+}
+
+export type ParseResult = { ok: true; request: ChatRequest } | { ok: false; problem: RequestProblem };
+
+type Json = Record<string, unknown>;
+
+export function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fail(message: string, param: string | null, code: string | null = null): ParseResult {
+  return { ok: false, problem: { message, param, code } };
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value === 'object' ? 'object' : typeof value;
+}
+
+function invalidType(param: string, expected: string, value: unknown): ParseResult {
+  return fail(`Invalid type for '${param}': expected ${expected}, but got ${typeName(value)} instead.`, param, 'invalid_type');
+}
+
+/** The text of a message's content: a string, or the text parts of a content-part array joined by a space. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const texts: string[] = [];
+  for (const part of content) {
+    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
+  }
+  return texts.join(' ');
+}
+
+/** Whitespace-separated words; the scripted upstream's stand-in for a tokenizer. */
+export function countWords(text: string): number {
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const space = code === 32 || (code >= 9 && code <= 13) || code === 160 || code === 0x2028 || code === 0x2029;
+    if (!space && !inWord) words++;
+    inWord = !space;
+  }
+  return words;
+}
+
+type IntField = { ok: true; value: number | null } | { ok: false; problem: RequestProblem };
+
+function optionalPositiveInt(body: Json, param: string): IntField {
+  const value = body[param];
+  if (value === undefined || value === null) return { ok: true, value: null };
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    return { ok: false, problem: { message: `Invalid type for '${param}': expected an integer, but got ${typeName(value)} instead.`, param, code: 'invalid_type' } };
+  }
+  if (value < 1) {
+    const message = `Invalid '${param}': integer below minimum value. Expected a value >= 1, but got ${value} instead.`;
+    return { ok: false, problem: { message, param, code: 'integer_below_min_value' } };
+  }
+  return { ok: true, value };
+}
+
+function parseStop(stop: unknown): readonly string[] | null {
+  if (stop === undefined || stop === null) return [];
+  if (typeof stop === 'string') return stop === '' ? [] : [stop];
+  if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) return stop.filter((s) => s !== '');
+  return null;
+}
+
+/** Which function the model "decides" to call, or null for a text answer. */
+function chooseTool(body: Json, lastRole: string): string | null {
+  const tools = body.tools;
+  if (!Array.isArray(tools) || tools.length === 0 || lastRole !== 'user') return null;
+  const choice = body.tool_choice;
+  if (choice === 'none') return null;
+  if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') return choice.function.name;
+  const first: unknown = tools[0];
+  if (isRecord(first) && isRecord(first.function) && typeof first.function.name === 'string') return first.function.name;
+  return null;
+}
+
+function checkMessages(messages: unknown): RequestProblem | null {
+  if (messages === undefined) return { message: "Missing required parameter: 'messages'.", param: 'messages', code: 'missing_required_parameter' };
+  if (!Array.isArray(messages)) {
+    return { message: `Invalid type for 'messages': expected an array, but got ${typeName(messages)} instead.`, param: 'messages', code: 'invalid_type' };
+  }
+  if (messages.length === 0) {
+    return {
+      message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      param: 'messages',
+      code: 'empty_array',
+    };
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const message: unknown = messages[i];
+    if (!isRecord(message) || typeof message.role !== 'string') {
+      return { message: `Missing required parameter: 'messages[${i}].role'.`, param: `messages[${i}].role`, code: 'missing_required_parameter' };
+    }
+  }
+  return null;
+}
+
+export function parseChatRequest(body: unknown): ParseResult {
+  if (!isRecord(body)) return fail(`Invalid type for request body: expected an object, but got ${typeName(body)} instead.`, null, 'invalid_type');
+
+  const model = body.model;
+  if (model === undefined || model === null || model === '') return fail("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
+  if (typeof model !== 'string') return invalidType('model', 'a string', model);
+
+  const messagesProblem = checkMessages(body.messages);
+  if (messagesProblem) return { ok: false, problem: messagesProblem };
+  const messages = body.messages as Json[];
+
+  const stream = body.stream === true;
+  if (body.stream_options !== undefined && body.stream_options !== null && !stream) {
+    return fail("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options');
+  }
+  const includeUsage = stream && isRecord(body.stream_options) && body.stream_options.include_usage === true;
+
+  const n = body.n ?? 1;
+  if (typeof n !== 'number' || !Number.isInteger(n)) return invalidType('n', 'an integer', n);
+  if (n < 1 || n > 128) return fail(`Invalid 'n': integer out of range. Expected a value between 1 and 128, but got ${n} instead.`, 'n', 'integer_out_of_range');
+
+  const stop = parseStop(body.stop);
+  if (stop === null) return invalidType('stop', 'a string or an array of strings', body.stop);
+
+  const maxCompletion = optionalPositiveInt(body, 'max_completion_tokens');
+  if (!maxCompletion.ok) return maxCompletion;
+  const maxTokens = optionalPositiveInt(body, 'max_tokens');
+  if (!maxTokens.ok) return maxTokens;
+
+  const topLogprobs = body.top_logprobs ?? 0;
+  if (typeof topLogprobs !== 'number' || !Number.isInteger(topLogprobs) || topLogprobs < 0 || topLogprobs > 20) {
+    return fail(`Invalid 'top_logprobs': expected an integer between 0 and 20.`, 'top_logprobs', 'invalid_value');
+  }
+
+  const format = isRecord(body.response_format) ? body.response_format.type : undefined;
+  const last = messages[messages.length - 1] as Json;
+  const lastRole = last.role as string;
+  let lastUserText = '';
+  let promptTokens = 0;
+  for (const message of messages) {
+    const text = contentText(message.content);
+    promptTokens += countWords(text) + 3;
+    if (message.role === 'user') lastUserText = text;
+  }
+
+  return {
+    ok: true,
+    request: {
+      model,
+      stream,
+      includeUsage,
+      n,
+      stop,
+      maxTokens: maxCompletion.value ?? maxTokens.value,
+      logprobs: body.logprobs === true,
+      topLogprobs,
+      jsonOutput: format === 'json_object' || format === 'json_schema',
+      toolName: chooseTool(body, lastRole),
+      echoSource: lastRole === 'tool' ? contentText(last.content) : lastUserText,
+      promptTokens,
+    },
+  };
+}

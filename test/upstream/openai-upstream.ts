@@ -1,0 +1,347 @@
+// A scripted upstream that speaks the OpenAI Chat Completions wire format, for e2e tests and as the benchmark
+// baseline. Run directly (`tsx test/upstream/openai-upstream.ts --port 9100`) it serves until SIGTERM/SIGINT.
+import { realpathSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { LiveExchange, readBody } from './exchange.js';
+import { deliverJson, deliverStream, modeFromModel, OK_MODE, type UpstreamMode } from './modes.js';
+import { authError, defaultErrorFor, errorJson, INVALID_JSON_MESSAGE, invalidRequest, invalidUrl, type OpenAIError } from './openai-errors.js';
+import { exhaustedRateLimitHeaders, newRequestId, RateLimitWindow, standardHeaders, type HeaderMap } from './openai-headers.js';
+import { isRecord, parseChatRequest } from './openai-request.js';
+import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames } from './openai-responses.js';
+
+export type { UpstreamMode } from './modes.js';
+
+export interface RecordedCall {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body, or undefined when the body was empty or not JSON. */
+  body: any;
+  /** Becomes true if the client closed the connection before the server finished the response. */
+  closedByClient: boolean;
+  /** The server wrote the whole response. */
+  finished: boolean;
+}
+
+export interface ScriptedUpstream {
+  /** e.g. http://127.0.0.1:PORT; the OpenAI-style base URL is `${url}/v1`. */
+  url: string;
+  port: number;
+  /** Every request received, in order (empty when record is off). */
+  calls: RecordedCall[];
+  /** Default mode for later requests. */
+  setMode(mode: UpstreamMode): void;
+  /** One-shot modes used by the next chat completion requests, FIFO, before the model-name and default modes. */
+  enqueue(...modes: UpstreamMode[]): void;
+  /** Clears calls and queue, and puts the default mode back to ok. */
+  reset(): void;
+  /** Resolves true when that call's connection was closed by the client, false on timeout or a finished response. */
+  waitForClose(callIndex: number, timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface UpstreamOptions {
+  port?: number;
+  host?: string;
+  /** When a string, requests must carry `Authorization: Bearer <apiKey>`, else 401 invalid_api_key. */
+  apiKey?: string | null;
+  /** Delay between streamed chunks (default 0). */
+  chunkDelayMs?: number;
+  /** Record calls (default true); benchmarks turn it off. */
+  record?: boolean;
+}
+
+type CloseWaiter = (closedByClient: boolean) => void;
+
+const JSON_TYPE = 'application/json';
+const SSE_HEADERS: HeaderMap = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, must-revalidate' };
+
+function pathOf(url: string | undefined): string {
+  if (!url) return '/';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  return match?.[1] ?? null;
+}
+
+class OpenAIUpstream implements ScriptedUpstream {
+  readonly calls: RecordedCall[] = [];
+  url = '';
+  port = 0;
+  private mode: UpstreamMode = OK_MODE;
+  private queue: UpstreamMode[] = [];
+  private readonly waiters = new Map<number, Set<CloseWaiter>>();
+  private readonly live = new Set<LiveExchange>();
+  private readonly rateLimits = new RateLimitWindow();
+  private readonly server: Server;
+  private readonly apiKey: string | null;
+  private readonly record: boolean;
+  private readonly chunkDelayMs: number;
+  /** Bumped by reset() so late events of older calls never touch the new call list. */
+  private generation = 0;
+  private shuttingDown = false;
+
+  constructor(options: UpstreamOptions) {
+    this.apiKey = options.apiKey ?? null;
+    this.record = options.record ?? true;
+    this.chunkDelayMs = options.chunkDelayMs ?? 0;
+    this.server = createServer({ keepAlive: true, noDelay: true }, (req, res) => this.handle(req, res));
+    // Longer than client pools' idle timeouts so the client, not the server, retires idle connections.
+    this.server.keepAliveTimeout = 65_000;
+  }
+
+  async listen(port: number, host: string): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+    const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    this.url = `http://${reachable}:${this.port}`;
+  }
+
+  setMode(mode: UpstreamMode): void {
+    this.mode = mode;
+  }
+
+  enqueue(...modes: UpstreamMode[]): void {
+    this.queue.push(...modes);
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.queue = [];
+    this.mode = OK_MODE;
+    this.generation++;
+    this.settleAllWaiters();
+  }
+
+  waitForClose(callIndex: number, timeoutMs = 5_000): Promise<boolean> {
+    const call = this.calls[callIndex];
+    if (call?.closedByClient) return Promise.resolve(true);
+    if (call?.finished) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const set = this.waiters.get(callIndex) ?? new Set<CloseWaiter>();
+      this.waiters.set(callIndex, set);
+      const waiter: CloseWaiter = (closed) => {
+        clearTimeout(timer);
+        set.delete(waiter);
+        resolve(closed);
+      };
+      const timer = setTimeout(() => waiter(false), timeoutMs);
+      set.add(waiter);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.shuttingDown = true;
+    for (const exchange of this.live) exchange.markClosed();
+    this.settleAllWaiters();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      // Stalled streams would otherwise keep close() waiting forever.
+      this.server.closeAllConnections();
+    });
+  }
+
+  private settleAllWaiters(): void {
+    for (const set of this.waiters.values()) for (const waiter of [...set]) waiter(false);
+    this.waiters.clear();
+  }
+
+  private notify(callIndex: number, closedByClient: boolean): void {
+    const set = this.waiters.get(callIndex);
+    if (!set) return;
+    for (const waiter of [...set]) waiter(closedByClient);
+    this.waiters.delete(callIndex);
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const exchange = new LiveExchange(req, res, Date.now());
+    this.live.add(exchange);
+    const call = this.record ? this.recordCall(req) : null;
+    const generation = this.generation;
+    const index = this.calls.length - 1;
+    // The call this exchange may still update: none once reset() started a new generation of calls.
+    const tracked = () => (generation === this.generation ? call : null);
+    res.on('finish', () => {
+      exchange.finished = true;
+      const recorded = tracked();
+      if (!recorded) return;
+      recorded.finished = true;
+      this.notify(index, false);
+    });
+    res.on('close', () => {
+      this.live.delete(exchange);
+      exchange.markClosed();
+      const recorded = tracked();
+      if (!recorded || exchange.finished) return;
+      const byClient = !exchange.serverAborted && !this.shuttingDown;
+      recorded.closedByClient = byClient;
+      this.notify(index, byClient);
+    });
+    this.serve(exchange, call).catch(() => {
+      // A request that failed half-way (client gone, socket error) has nobody left to answer.
+      if (!res.headersSent && !res.destroyed) this.sendError(exchange, 500, defaultErrorFor(500, 'unknown'));
+      else res.destroy();
+    });
+  }
+
+  private recordCall(req: IncomingMessage): RecordedCall {
+    const call: RecordedCall = { method: req.method ?? 'GET', path: pathOf(req.url), headers: req.headers, body: undefined, closedByClient: false, finished: false };
+    this.calls.push(call);
+    return call;
+  }
+
+  private async serve(exchange: LiveExchange, call: RecordedCall | null): Promise<void> {
+    const { req } = exchange;
+    const raw = await readBody(req);
+    let body: unknown;
+    let jsonOk = raw.length > 0;
+    try {
+      if (jsonOk) body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      jsonOk = false;
+    }
+    if (call) call.body = body;
+
+    const method = req.method ?? 'GET';
+    const path = pathOf(req.url);
+    const chat = path === '/v1/chat/completions' && method === 'POST';
+    const models = path === '/v1/models' && method === 'GET';
+    if (!chat && !models) return this.sendError(exchange, 404, invalidUrl(method, path));
+    if (!this.authorized(exchange)) return;
+    if (models) return this.sendJson(exchange, 200, MODELS_JSON);
+
+    const model = isRecord(body) ? body.model : undefined;
+    const mode = this.queue.shift() ?? modeFromModel(model) ?? this.mode;
+    return this.answerChat(exchange, mode, jsonOk ? body : undefined, jsonOk);
+  }
+
+  private authorized(exchange: LiveExchange): boolean {
+    if (this.apiKey === null) return true;
+    const token = bearerToken(exchange.req.headers.authorization);
+    if (token === this.apiKey) return true;
+    this.sendError(exchange, 401, authError(token));
+    return false;
+  }
+
+  private async answerChat(exchange: LiveExchange, mode: UpstreamMode, body: unknown, jsonOk: boolean): Promise<void> {
+    const model = isRecord(body) && typeof body.model === 'string' ? body.model : 'gpt-4o-mini';
+    switch (mode.kind) {
+      case 'reset':
+        return exchange.reset();
+      case 'error':
+        return this.sendScriptedError(exchange, mode, model);
+      case 'bad-json': {
+        const stream = isRecord(body) && body.stream === true;
+        return this.sendRaw(exchange, 200, stream ? SSE_HEADERS : { 'content-type': JSON_TYPE }, brokenJson(stream));
+      }
+      case 'slow-headers':
+        if (!(await exchange.sleep(mode.delayMs))) return;
+        break;
+      default:
+        break;
+    }
+
+    if (!jsonOk) return this.sendError(exchange, 400, invalidRequest({ message: INVALID_JSON_MESSAGE, param: null, code: null }));
+    const parsed = parseChatRequest(body);
+    if (!parsed.ok) return this.sendError(exchange, 400, invalidRequest(parsed.problem));
+
+    const completion = planCompletion(parsed.request);
+    const headers = {
+      ...standardHeaders(newRequestId(), exchange.startedAt),
+      ...this.rateLimits.consume(completion.usage.total_tokens),
+    };
+    if (parsed.request.stream) {
+      return deliverStream(exchange, { ...SSE_HEADERS, ...headers }, streamFrames(completion), mode, this.chunkDelayMs);
+    }
+    return deliverJson(exchange, { 'content-type': JSON_TYPE, ...headers }, completionJson(completion), mode);
+  }
+
+  private sendScriptedError(exchange: LiveExchange, mode: Extract<UpstreamMode, { kind: 'error' }>, model: string): void {
+    const defaults = defaultErrorFor(mode.status, model);
+    const error: OpenAIError = {
+      message: mode.message ?? defaults.message,
+      type: mode.type ?? defaults.type,
+      param: null,
+      code: mode.code === undefined ? defaults.code : mode.code,
+    };
+    const extra = mode.status === 429 ? exhaustedRateLimitHeaders() : {};
+    this.sendError(exchange, mode.status, error, { ...extra, ...mode.headers });
+  }
+
+  private sendError(exchange: LiveExchange, status: number, error: OpenAIError, extra: HeaderMap = {}): void {
+    this.sendRaw(exchange, status, { 'content-type': JSON_TYPE, ...extra }, errorJson(error));
+  }
+
+  private sendJson(exchange: LiveExchange, status: number, body: string): void {
+    this.sendRaw(exchange, status, { 'content-type': JSON_TYPE }, body);
+  }
+
+  private sendRaw(exchange: LiveExchange, status: number, headers: HeaderMap, body: string): void {
+    const { res } = exchange;
+    if (res.headersSent || res.destroyed) return;
+    const bytes = Buffer.from(body, 'utf8');
+    res.writeHead(status, {
+      ...standardHeaders(newRequestId(), exchange.startedAt),
+      ...headers,
+      'content-length': String(bytes.length),
+    });
+    res.end(bytes);
+  }
+}
+
+export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promise<ScriptedUpstream> {
+  const upstream = new OpenAIUpstream(options);
+  await upstream.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  return upstream;
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return false;
+  }
+}
+
+/** Standalone mode for benchmarks: no recording, no auth, scripting only through model names. */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { port: { type: 'string' }, host: { type: 'string' }, 'chunk-delay-ms': { type: 'string' } },
+    allowPositionals: false,
+  });
+  const upstream = await startOpenAIUpstream({
+    port: Number(values.port ?? 0),
+    host: values.host ?? '127.0.0.1',
+    chunkDelayMs: Number(values['chunk-delay-ms'] ?? 0),
+    apiKey: null,
+    record: false,
+  });
+  console.log(`listening ${upstream.url}`);
+  const stop = () => {
+    void upstream.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (isEntryPoint()) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
