@@ -76,10 +76,15 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         app.server.closeAllConnections();
       }, graceMs);
       forced.unref();
+      // Connections that finish their last response while draining would otherwise linger until the
+      // client's keep-alive timeout; close them as soon as they go idle.
+      const reaper = setInterval(() => app.server.closeIdleConnections(), 50);
+      reaper.unref();
       try {
         await app.close();
       } finally {
         clearTimeout(forced);
+        clearInterval(reaper);
         for (const unsubscribe of unsubscribers) unsubscribe();
         await transport.close();
         await store.close();

@@ -8,7 +8,6 @@ import { openAIErrorBody, renderOpenAIError } from './render-error.js';
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
-  connection: 'keep-alive',
   // Tells buffering reverse proxies (nginx) to pass events through as they come.
   'x-accel-buffering': 'no',
 };

@@ -123,7 +123,10 @@ describe('npm start', () => {
       }
     }
     expect(text).toBe('echo: one two three four five six');
+    const streamEnded = Date.now();
     expect(await started.exit).toBe(0);
+    // Exits once the work is done, without waiting for the client's idle keep-alive socket to time out.
+    expect(Date.now() - streamEnded).toBeLessThan(2000);
   }, 40_000);
 
   it('bounds the drain by the grace period and still exits 0', async () => {

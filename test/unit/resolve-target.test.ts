@@ -5,7 +5,6 @@ import type { Env } from '../../src/config/secret-ref.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Target } from '../../src/providers/contract.js';
 import { resolveDirectTarget, splitModelName } from '../../src/routing/resolve-target.js';
-import { weightedPick } from '../../src/routing/weighted-pick.js';
 
 function runtime(file: unknown = {}, env: Env = {}): RuntimeConfig {
   return resolveRuntimeConfig(configFileSchema.parse(file), env, 1);
@@ -141,13 +140,15 @@ describe('resolveDirectTarget', () => {
     expect(target.model).toBe('qwen2.5-7b');
   });
 
-  it('does not give a custom provider the vendor env key; without a key it answers 401 with its own name', () => {
+  it('does not give a custom provider the vendor env key; without keys it is an open (keyless) server', () => {
     const config = runtime({ providers: { 'lab-a': { type: 'openai', base_url: 'http://10.0.0.5:8000/v1' } } }, { OPENAI_API_KEY: 'sk-openai-env' });
-    const err = resolveError(config, 'lab-a/m');
-    expect(err.status).toBe(401);
-    expect(err.code).toBe('provider_key_missing');
-    expect(err.message).toContain('providers.lab-a');
-    expect(err.message).not.toContain('OPENAI_API_KEY');
+    const target = resolveDirectTarget(config, 'lab-a/m', null);
+    expect(target.apiKey).toBeNull();
+    expect(target.keySource).toBe('none');
+    expect(resolveDirectTarget(config, 'lab-a/m', 'sk-client').apiKey).toBe('sk-client');
+    // The built-in provider of the same vendor still requires its key.
+    expect(resolveDirectTarget(config, 'openai/gpt-4o', null).apiKey).toBe('sk-openai-env');
+    expect(resolveError(runtime({ providers: { 'lab-a': { type: 'openai' } } }), 'openai/gpt-4o').code).toBe('provider_key_missing');
   });
 
   it('leaves the targets it resolves independent of one another', () => {
@@ -157,53 +158,5 @@ describe('resolveDirectTarget', () => {
     expect(a.model).toBe('llama-3.1-8b-instant');
     expect(b.model).toBe('other');
     expect(a.provider).toBe(b.provider);
-  });
-});
-
-describe('weightedPick', () => {
-  it('returns undefined for an empty list', () => {
-    expect(weightedPick([], () => 0.5)).toBeUndefined();
-  });
-
-  it('returns the only item without consulting random', () => {
-    const only = { weight: 3, id: 'a' };
-    expect(weightedPick([only], () => {
-      throw new Error('random must not be called');
-    })).toBe(only);
-  });
-
-  it('follows the weights with an injected deterministic random', () => {
-    const items = [
-      { id: 'a', weight: 1 },
-      { id: 'b', weight: 3 },
-      { id: 'c', weight: 6 },
-    ];
-    const counts: Record<string, number> = { a: 0, b: 0, c: 0 };
-    const steps = 1000;
-    for (let i = 0; i < steps; i++) {
-      const r = (i + 0.5) / steps;
-      const picked = weightedPick(items, () => r);
-      counts[picked!.id]!++;
-    }
-    expect(counts).toEqual({ a: 100, b: 300, c: 600 });
-  });
-
-  it('maps the edges of random() to the first and last items', () => {
-    const items = [
-      { id: 'a', weight: 2 },
-      { id: 'b', weight: 2 },
-    ];
-    expect(weightedPick(items, () => 0)?.id).toBe('a');
-    expect(weightedPick(items, () => 0.4999)?.id).toBe('a');
-    expect(weightedPick(items, () => 0.5)?.id).toBe('b');
-    expect(weightedPick(items, () => 0.999999)?.id).toBe('b');
-  });
-
-  it('never picks a zero-weight item', () => {
-    const items = [
-      { id: 'zero', weight: 0 },
-      { id: 'one', weight: 1 },
-    ];
-    for (const r of [0, 0.3, 0.9999]) expect(weightedPick(items, () => r)?.id).toBe('one');
   });
 });
