@@ -16,6 +16,19 @@ function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
 }
 
+/** Resolves when the socket buffer has room again, or the client is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((ready) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      ready();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
   const rendered = renderOpenAIError(error);
   res.writeHead(rendered.status, { ...baseHeaders(ctx), ...rendered.headers });
@@ -29,6 +42,7 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
  * that looks complete.
  */
 export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>): Promise<void> {
+  ctx.clientReady = () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
   return new Promise<void>((resolve) => {
     let started = false;
     const subscription: Subscription = answer.subscribe({

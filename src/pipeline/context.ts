@@ -36,6 +36,12 @@ export interface RequestContext {
   readonly responseHeaders: Record<string, string>;
   /** Free-form per-request data shared between stages and plugins. */
   readonly attributes: Map<string, unknown>;
+  /**
+   * Set by the party consuming the answer: resolves when the client can take more data, or returns null
+   * when it already can. Producers await it between upstream reads, so a slow client slows the upstream
+   * read instead of piling chunks up in memory.
+   */
+  clientReady: () => Promise<void> | null;
 }
 
 export interface ContextInit {
@@ -60,5 +66,6 @@ export function createRequestContext(init: ContextInit): RequestContext {
     usage: null,
     responseHeaders: {},
     attributes: new Map(),
+    clientReady: () => null,
   };
 }

@@ -131,7 +131,11 @@ class CallStage implements Stage {
         subscriber.next({ kind: 'chunk', chunk });
       }
     };
-    for await (const bytes of exchange.response.body) forward(decoder.push(bytes as Buffer));
+    for await (const bytes of exchange.response.body) {
+      forward(decoder.push(bytes as Buffer));
+      const ready = ctx.clientReady();
+      if (ready) await ready;
+    }
     const tail = decoder.end();
     forward(tail.chunks);
     if (!tail.complete) throw invalidUpstream(target, 'the upstream stream ended before its end marker; the answer may be incomplete.');
