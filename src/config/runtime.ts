@@ -47,11 +47,13 @@ function firstEnv(env: Env, names: string[]): string | undefined {
   return undefined;
 }
 
-function intFromEnv(env: Env, name: string): number | undefined {
+function intFromEnv(env: Env, name: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new ConfigError(`${name}: expected a non-negative integer, got "${raw}"`);
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    throw new ConfigError(`${name}: expected an integer from 0 to ${max}, got "${raw}"`);
+  }
   return value;
 }
 
@@ -59,7 +61,7 @@ function resolveSettings(file: ConfigFile, env: Env): Settings {
   const s = file.settings ?? {};
   return {
     host: env.HOST || s.host || DEFAULTS.host,
-    port: intFromEnv(env, 'PORT') ?? s.port ?? DEFAULTS.port,
+    port: intFromEnv(env, 'PORT', 65535) ?? s.port ?? DEFAULTS.port,
     dataDir: env.TOLLGATE_DATA_DIR || s.data_dir || DEFAULTS.dataDir,
     maxBodyBytes: intFromEnv(env, 'TOLLGATE_MAX_BODY_BYTES') ?? s.max_body_bytes ?? DEFAULTS.maxBodyBytes,
     upstreamTimeouts: {
@@ -96,8 +98,7 @@ function resolveProvider(name: string, cfg: ProviderConfig | undefined, env: Env
   const envKey = ownEnv ? firstEnv(env, vendor.keyEnv) : undefined;
   const envBaseUrl = ownEnv ? firstEnv(env, vendor.baseUrlEnv) : undefined;
   // Environment variables override the file for the items they name (see README, "Configuration").
-  const fileKeys = keysFromFile(name, cfg, env);
-  const keys: ProviderKey[] = envKey ? [{ value: envKey, weight: 1, models: null, source: 'env' }] : fileKeys;
+  const keys: ProviderKey[] = envKey ? [{ value: envKey, weight: 1, models: null, source: 'env' }] : keysFromFile(name, cfg, env);
   return {
     name,
     vendor,

@@ -27,8 +27,17 @@ function instrument(stage: Stage, bus: EventBus): Stage {
           report('passed');
           return next();
         };
-        return new Observable<ResponseEvent>((subscriber) =>
-          stage.run(ctx, observed).subscribe({
+        return new Observable<ResponseEvent>((subscriber) => {
+          let answer: Observable<ResponseEvent>;
+          try {
+            answer = stage.run(ctx, observed);
+          } catch (err) {
+            // A stage that throws instead of returning an error Observable still gets its event.
+            report('failed');
+            subscriber.error(err);
+            return undefined;
+          }
+          return answer.subscribe({
             next(event) {
               report('answered');
               subscriber.next(event);
@@ -41,8 +50,8 @@ function instrument(stage: Stage, bus: EventBus): Stage {
               report('answered');
               subscriber.complete();
             },
-          }),
-        );
+          });
+        });
       });
     },
   };

@@ -130,6 +130,13 @@ describe('openAICompatibleAdapter.buildChatRequest', () => {
       expect(body).not.toHaveProperty('max_completion_tokens');
     });
 
+    it('treats an explicit max_tokens: null as unset, so the max_completion_tokens limit is not lost', () => {
+      // OpenAI reads null as "not set"; dropping max_completion_tokens here would silently remove the limit.
+      const { body } = build({ model: 'm', messages, max_tokens: null, max_completion_tokens: 100 }, mistral());
+      expect(body.max_tokens).toBe(100);
+      expect(body).not.toHaveProperty('max_completion_tokens');
+    });
+
     it('does not overwrite an explicit random_seed', () => {
       const { body } = build({ model: 'm', messages, seed: 1, random_seed: 2 }, mistral());
       expect(body.random_seed).toBe(2);

@@ -9,8 +9,9 @@ function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undef
   if (!quirks) return;
   if (quirks.renameFields) {
     for (const [from, to] of Object.entries(quirks.renameFields)) {
-      if (body[from] === undefined) continue;
-      if (body[to] === undefined) body[to] = body[from];
+      if (!(from in body)) continue;
+      // null means "not set" in OpenAI's API, so an explicit null never shadows the client's real value.
+      if (body[to] === undefined || body[to] === null) body[to] = body[from];
       delete body[from];
     }
   }
