@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { EventBus } from './bus/bus.js';
-import { ConfigStore } from './config/config-store.js';
-import type { RuntimeConfig } from './config/runtime.js';
+import { ConfigService } from './config/config-service.js';
+import { resolveRuntimeConfig, type RuntimeConfig } from './config/runtime.js';
 import type { ConfigFile } from './config/schema.js';
+import { SecretBox } from './config/secret-box.js';
 import type { Env } from './config/secret-ref.js';
+import { watchConfigFile } from './config/watch-file.js';
 import { buildHttpApp } from './http/app.js';
-import { Pipeline } from './pipeline/runner.js';
 import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
+import { Pipeline } from './pipeline/runner.js';
 import { UpstreamTransport } from './providers/transport.js';
 import { Store } from './store/store.js';
 import { createLog, type Log } from './telemetry/log.js';
@@ -18,6 +20,8 @@ import defaultPipeline from '../pipelines/default.js';
 export interface GatewayOptions {
   /** Parsed config file content; `{}` is a valid zero config. */
   config?: ConfigFile;
+  /** The config file to watch: saving it applies it without a restart. */
+  configPath?: string | null;
   /** Environment to read provider keys and settings from; defaults to `process.env`. */
   env?: Env;
   pipeline?: PipelineDefinition;
@@ -27,9 +31,11 @@ export interface GatewayOptions {
 export interface Gateway {
   readonly app: FastifyInstance;
   readonly bus: EventBus;
-  readonly config: ConfigStore;
+  readonly configService: ConfigService;
   readonly store: Store;
   readonly log: Log;
+  /** Whether /api requires the admin key (TOLLGATE_ADMIN_KEY) rather than a loopback client. */
+  readonly adminKeyRequired: boolean;
   /** The compiled pipeline for a config version (compiled once per version). */
   pipelineFor(config: RuntimeConfig): Pipeline;
   /** Starts listening; resolves with the base URL (e.g. `http://127.0.0.1:8080`). */
@@ -44,13 +50,29 @@ export interface Gateway {
 /** Wires the gateway: config, store, bus, pipeline, HTTP. Used by `main.ts`, tests and embedders alike. */
 export async function createGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const env = options.env ?? process.env;
-  const config = new ConfigStore(options.config ?? {}, env);
-  const settings = config.current().settings;
-  const log = options.log ?? createLog(settings.logLevel);
+  const fileDocument = options.config ?? {};
+  // The file and environment alone decide where the data lives and how to log, before the store is open.
+  const boot = resolveRuntimeConfig({ api: {}, file: fileDocument }, env, 0).settings;
+  const log = options.log ?? createLog(boot.logLevel);
   const bus = new EventBus();
   const definition = options.pipeline ?? defaultPipeline;
   const registry = await loadStageRegistry(definition);
-  const store = await Store.open(settings.dataDir, VERSION);
+  const store = await Store.open(boot.dataDir, VERSION);
+  let configService: ConfigService;
+  try {
+    configService = new ConfigService({
+      env,
+      bus,
+      log,
+      repo: store.config,
+      audit: store.audit,
+      box: SecretBox.fromEnvOrDataDir(env, store.path),
+      file: { path: options.configPath ?? null, document: fileDocument },
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const transport = new UpstreamTransport();
   const stageDeps = { bus, log, transport };
   const pipelines = new WeakMap<RuntimeConfig, Pipeline>();
@@ -63,13 +85,15 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     return pipeline;
   };
   // Compile now so a bad pipeline definition fails at start, not on the first request.
-  pipelineFor(config.current());
+  pipelineFor(configService.current());
 
-  const unsubscribers = [logRequestFailures(bus, log)];
-  const app = buildHttpApp({ config, pipelineFor, log, version: VERSION, startedAt: Date.now() });
+  const adminKey = env.TOLLGATE_ADMIN_KEY || null;
+  const stoppers = [logRequestFailures(bus, log)];
+  if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
+  const app = buildHttpApp({ config: configService, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey });
 
   let closing: Promise<void> | null = null;
-  const close = (graceMs = config.current().settings.shutdownGraceMs): Promise<void> => {
+  const close = (graceMs = configService.current().settings.shutdownGraceMs): Promise<void> => {
     closing ??= (async () => {
       const forced = setTimeout(() => {
         log.warn({ graceMs }, 'shutdown grace period over: closing remaining connections');
@@ -85,7 +109,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       } finally {
         clearTimeout(forced);
         clearInterval(reaper);
-        for (const unsubscribe of unsubscribers) unsubscribe();
+        for (const stop of stoppers) stop();
         await transport.close();
         await store.close();
       }
@@ -96,12 +120,13 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   return {
     app,
     bus,
-    config,
+    configService,
     store,
     log,
+    adminKeyRequired: adminKey !== null,
     pipelineFor,
     async listen(listenOptions = {}) {
-      const current = config.current().settings;
+      const current = configService.current().settings;
       return app.listen({ port: listenOptions.port ?? current.port, host: listenOptions.host ?? current.host });
     },
     close,

@@ -6,9 +6,9 @@ import { VERSION } from './version.js';
 /** Command line entry: load config, open the store, listen, and shut down gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const file = loadConfigFile(process.env);
-  const gateway = await createGateway({ config: file.config });
-  const { settings } = gateway.config.current();
-  const configured = [...gateway.config.current().providers.values()].filter((p) => p.keys.length > 0).map((p) => p.name);
+  const gateway = await createGateway({ config: file.config, configPath: file.watchPath });
+  const { settings } = gateway.configService.current();
+  const configured = [...gateway.configService.current().providers.values()].filter((p) => p.keys.length > 0).map((p) => p.name);
   const address = await gateway.listen();
   gateway.log.info(
     {
@@ -20,6 +20,10 @@ async function main(): Promise<void> {
     },
     `tollgate ${VERSION} listening on ${settings.host}:${settings.port}`,
   );
+
+  if (!gateway.adminKeyRequired) {
+    gateway.log.info('admin API (/api) answers loopback clients only; set TOLLGATE_ADMIN_KEY to require a key and allow remote administration');
+  }
 
   let stopping = false;
   const stop = (signal: string): void => {

@@ -35,6 +35,15 @@ export interface GatewayEvents {
     /** The client went away before the answer ended. */
     cancelled: boolean;
   };
+  'config.changed': {
+    version: number;
+    source: 'api' | 'file';
+    action: string;
+    /** What changed, e.g. `providers.openai`, `routes.chat-default`, `config`. */
+    target: string;
+    /** Who changed it (`loopback:127.0.0.1`, `admin-key:10.0.0.4`, `file:/etc/tollgate.yaml`); never a credential. */
+    actor: string;
+  };
   'request.failed': {
     requestId: string;
     model: string | null;

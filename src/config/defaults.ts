@@ -10,4 +10,5 @@ export const DEFAULTS = {
   totalTimeoutMs: 600_000,
   shutdownGraceMs: 30_000,
   logLevel: 'info',
+  logRetentionDays: 30,
 } as const;

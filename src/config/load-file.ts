@@ -6,7 +6,10 @@ import { configFileSchema, describeIssues, type ConfigFile } from './schema.js';
 import { ConfigError, type Env } from './secret-ref.js';
 
 export interface LoadedFile {
+  /** The file read, or null when there is none (yet). */
   path: string | null;
+  /** Where the config file is or would be; watched so that creating it later applies it too. */
+  watchPath: string;
   config: ConfigFile;
 }
 
@@ -32,7 +35,7 @@ export function loadConfigFile(env: Env, cwd = process.cwd()): LoadedFile {
   const path = resolve(cwd, explicit || DEFAULTS.configFile);
   if (!existsSync(path)) {
     if (explicit) throw new ConfigError(`TOLLGATE_CONFIG: file not found: ${path}`);
-    return { path: null, config: {} };
+    return { path: null, watchPath: path, config: {} };
   }
-  return { path, config: parseConfigText(readFileSync(path, 'utf8'), path) };
+  return { path, watchPath: path, config: parseConfigText(readFileSync(path, 'utf8'), path) };
 }

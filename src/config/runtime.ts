@@ -1,25 +1,38 @@
+import { createHash } from 'node:crypto';
 import type { ResolvedProvider, UpstreamTimeouts } from '../providers/contract.js';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { DEFAULTS } from './defaults.js';
-import type { ConfigFile, ProviderConfig } from './schema.js';
+import type { ConfigDocument, ProviderConfig, ProviderKeyConfig, RouteConfig } from './schema.js';
 import { ConfigError, resolveSecret, type Env } from './secret-ref.js';
+import type { ConfigSource } from './views.js';
 
 export interface ProviderKey {
+  id: string;
+  /** The resolved secret. */
   value: string;
+  /** The value as configured: a literal, or a reference (`env:NAME`, `file:/path`). Used for masking. */
+  raw: string;
   weight: number;
   /** Models the key may serve; null means all. */
   models: string[] | null;
-  source: 'config' | 'env';
+  source: ConfigSource;
 }
 
 export interface ProviderRuntime extends ResolvedProvider {
   keys: ProviderKey[];
   /** Extra models to list beside the catalogue. */
   models: string[];
-  /** Where the provider's definition came from, shown to operators. */
-  source: 'config' | 'env' | 'builtin';
+  /** The highest-precedence source that defines the provider. */
+  source: ConfigSource;
   /** Whether a request needs a credential; custom instances without keys are taken to be open servers. */
   keyRequired: boolean;
+}
+
+export interface RouteRuntime {
+  name: string;
+  targets: Array<{ model: string; weight: number }>;
+  fallbacks: string[];
+  source: ConfigSource;
 }
 
 export interface Settings {
@@ -30,6 +43,13 @@ export interface Settings {
   upstreamTimeouts: UpstreamTimeouts;
   shutdownGraceMs: number;
   logLevel: string;
+  logRetentionDays: number;
+}
+
+/** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
+export interface ConfigLayers {
+  api: ConfigDocument;
+  file: ConfigDocument;
 }
 
 /** One immutable, fully resolved configuration. Everything per request reads from here, nothing re-parses. */
@@ -37,6 +57,7 @@ export interface RuntimeConfig {
   version: number;
   settings: Settings;
   providers: ReadonlyMap<string, ProviderRuntime>;
+  routes: ReadonlyMap<string, RouteRuntime>;
 }
 
 function firstEnv(env: Env, names: string[]): string | undefined {
@@ -57,39 +78,60 @@ function intFromEnv(env: Env, name: string, max = Number.MAX_SAFE_INTEGER): numb
   return value;
 }
 
-function resolveSettings(file: ConfigFile, env: Env): Settings {
-  const s = file.settings ?? {};
+/**
+ * Settings: API over file over environment over defaults, except the address and data directory, which are
+ * read once at start and where the environment wins (platforms set PORT and HOST).
+ */
+function resolveSettings(layers: ConfigLayers, env: Env): Settings {
+  const api = layers.api.settings ?? {};
+  const file = layers.file.settings ?? {};
   return {
-    host: env.HOST || s.host || DEFAULTS.host,
-    port: intFromEnv(env, 'PORT', 65535) ?? s.port ?? DEFAULTS.port,
-    dataDir: env.TOLLGATE_DATA_DIR || s.data_dir || DEFAULTS.dataDir,
-    maxBodyBytes: intFromEnv(env, 'TOLLGATE_MAX_BODY_BYTES') ?? s.max_body_bytes ?? DEFAULTS.maxBodyBytes,
+    host: env.HOST || api.host || file.host || DEFAULTS.host,
+    port: intFromEnv(env, 'PORT', 65535) ?? api.port ?? file.port ?? DEFAULTS.port,
+    // The data directory holds the API layer itself, so the API cannot move it.
+    dataDir: env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir,
+    maxBodyBytes: api.max_body_bytes ?? file.max_body_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_BODY_BYTES') ?? DEFAULTS.maxBodyBytes,
     upstreamTimeouts: {
-      firstByteMs: intFromEnv(env, 'TOLLGATE_FIRST_BYTE_TIMEOUT_MS') ?? s.upstream_timeouts?.first_byte_ms ?? DEFAULTS.firstByteTimeoutMs,
-      totalMs: intFromEnv(env, 'TOLLGATE_TIMEOUT_MS') ?? s.upstream_timeouts?.total_ms ?? DEFAULTS.totalTimeoutMs,
+      firstByteMs:
+        api.upstream_timeouts?.first_byte_ms ??
+        file.upstream_timeouts?.first_byte_ms ??
+        intFromEnv(env, 'TOLLGATE_FIRST_BYTE_TIMEOUT_MS') ??
+        DEFAULTS.firstByteTimeoutMs,
+      totalMs:
+        api.upstream_timeouts?.total_ms ?? file.upstream_timeouts?.total_ms ?? intFromEnv(env, 'TOLLGATE_TIMEOUT_MS') ?? DEFAULTS.totalTimeoutMs,
     },
-    shutdownGraceMs: intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? s.shutdown_grace_ms ?? DEFAULTS.shutdownGraceMs,
-    logLevel: env.LOG_LEVEL || s.log_level || DEFAULTS.logLevel,
+    shutdownGraceMs: api.shutdown_grace_ms ?? file.shutdown_grace_ms ?? intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? DEFAULTS.shutdownGraceMs,
+    logLevel: api.log_level ?? file.log_level ?? (env.LOG_LEVEL || DEFAULTS.logLevel),
+    logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
   };
 }
 
-function keysFromFile(name: string, cfg: ProviderConfig | undefined, env: Env): ProviderKey[] {
-  if (!cfg) return [];
-  const keys: ProviderKey[] = [];
-  if (cfg.api_key) keys.push({ value: resolveSecret(cfg.api_key, env, `providers.${name}.api_key`), weight: 1, models: null, source: 'config' });
-  cfg.keys?.forEach((key, i) => {
-    keys.push({
-      value: resolveSecret(key.value, env, `providers.${name}.keys.${i}.value`),
-      weight: key.weight,
-      models: key.models ?? null,
-      source: 'config',
-    });
-  });
-  return keys;
+/** A stable id for a key defined without one: derived from where it is, never from the secret alone. */
+function derivedKeyId(provider: string, source: ConfigSource, index: number, raw: string): string {
+  const digest = createHash('sha256').update(`${provider}\0${source}\0${index}\0${raw}`).digest('hex').slice(0, 10);
+  return `${source}-${digest}`;
 }
 
-function resolveProvider(name: string, cfg: ProviderConfig | undefined, env: Env, settings: Settings): ProviderRuntime {
-  const vendorId = cfg?.type ?? name;
+function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | 'file', env: Env): ProviderKey[] {
+  if (!cfg) return [];
+  const declared: Array<ProviderKeyConfig & { where: string }> = [
+    ...(cfg.api_key ? [{ value: cfg.api_key, weight: 1, where: `providers.${name}.api_key` }] : []),
+    ...(cfg.keys ?? []).map((key, index) => ({ ...key, where: `providers.${name}.keys.${index}.value` })),
+  ];
+  return declared.map((key, index) => ({
+    id: key.id ?? derivedKeyId(name, source, index, key.value),
+    value: resolveSecret(key.value, env, key.where),
+    raw: key.value,
+    weight: key.weight ?? 1,
+    models: key.models ?? null,
+    source,
+  }));
+}
+
+function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings: Settings): ProviderRuntime {
+  const api = layers.api.providers?.[name];
+  const file = layers.file.providers?.[name];
+  const vendorId = api?.type ?? file?.type ?? name;
   const vendor = vendorById(vendorId);
   if (!vendor) throw new ConfigError(`providers.${name}.type: unknown provider type "${vendorId}"`);
   if (!adapterFor(vendor.format)) throw new ConfigError(`providers.${name}: no adapter for wire format "${vendor.format}"`);
@@ -97,36 +139,63 @@ function resolveProvider(name: string, cfg: ProviderConfig | undefined, env: Env
   const ownEnv = name === vendor.id;
   const envKey = ownEnv ? firstEnv(env, vendor.keyEnv) : undefined;
   const envBaseUrl = ownEnv ? firstEnv(env, vendor.baseUrlEnv) : undefined;
-  // Environment variables override the file for the items they name (see README, "Configuration").
-  const keys: ProviderKey[] = envKey ? [{ value: envKey, weight: 1, models: null, source: 'env' }] : keysFromFile(name, cfg, env);
+  // Keys configured in the file and through the API serve together; the environment's key is the fallback.
+  let keys = [...keysOf(name, file, 'file', env), ...keysOf(name, api, 'api', env)];
+  if (keys.length === 0 && envKey) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, source: 'env' }];
+  const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
   return {
     name,
     vendor,
-    baseUrl: (envBaseUrl ?? cfg?.base_url ?? vendor.defaultBaseUrl).replace(/\/+$/, ''),
-    headers: cfg?.headers ?? {},
+    baseUrl: (api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, ''),
+    headers: { ...file?.headers, ...api?.headers },
     timeouts: {
-      firstByteMs: cfg?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,
-      totalMs: cfg?.timeouts?.total_ms ?? settings.upstreamTimeouts.totalMs,
+      firstByteMs: api?.timeouts?.first_byte_ms ?? file?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,
+      totalMs: api?.timeouts?.total_ms ?? file?.timeouts?.total_ms ?? settings.upstreamTimeouts.totalMs,
     },
     keys,
-    models: cfg?.models ?? [],
-    source: cfg ? 'config' : envKey || envBaseUrl ? 'env' : 'builtin',
+    models: [...new Set([...(file?.models ?? []), ...(api?.models ?? [])])],
+    source,
     keyRequired: vendor.keyRequired && ownEnv,
   };
 }
 
+function resolveRoute(name: string, route: RouteConfig, source: ConfigSource, providers: ReadonlyMap<string, ProviderRuntime>, routeNames: Set<string>): RouteRuntime {
+  route.targets.forEach((target, i) => {
+    const provider = target.model.slice(0, target.model.indexOf('/'));
+    if (!providers.has(provider)) throw new ConfigError(`routes.${name}.targets.${i}.model: unknown provider "${provider}"`);
+  });
+  route.fallbacks.forEach((fallback, i) => {
+    if (routeNames.has(fallback)) return;
+    const slash = fallback.indexOf('/');
+    if (slash <= 0 || !providers.has(fallback.slice(0, slash))) {
+      throw new ConfigError(`routes.${name}.fallbacks.${i}: "${fallback}" is neither a route nor "<known provider>/<model>"`);
+    }
+  });
+  return {
+    name,
+    targets: route.targets.map((target) => ({ model: target.model, weight: target.weight ?? 1 })),
+    fallbacks: [...route.fallbacks],
+    source,
+  };
+}
+
 /**
- * Builds the runtime config from the file's content and the environment. Every built-in vendor is present
- * (so a client may bring its own key for any of them); configured ones carry keys.
+ * Builds the runtime config from the layers and the environment. Every built-in vendor is present (so a
+ * client may bring its own key for any of them); configured ones carry keys. Throws ConfigError naming the
+ * field when the combination is not valid, so a bad change never replaces a good config.
  */
-export function resolveRuntimeConfig(file: ConfigFile, env: Env, version: number): RuntimeConfig {
-  const settings = resolveSettings(file, env);
+export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: number): RuntimeConfig {
+  const settings = resolveSettings(layers, env);
   const providers = new Map<string, ProviderRuntime>();
-  for (const vendor of allVendors()) {
-    providers.set(vendor.id, resolveProvider(vendor.id, file.providers?.[vendor.id], env, settings));
-  }
-  for (const [name, cfg] of Object.entries(file.providers ?? {})) {
-    if (!providers.has(name)) providers.set(name, resolveProvider(name, cfg, env, settings));
-  }
-  return { version, settings, providers };
+  const names = new Set([...allVendors().map((vendor) => vendor.id), ...Object.keys(layers.file.providers ?? {}), ...Object.keys(layers.api.providers ?? {})]);
+  for (const name of names) providers.set(name, resolveProvider(name, layers, env, settings));
+
+  const routeDocs = new Map<string, { route: RouteConfig; source: ConfigSource }>();
+  for (const [name, route] of Object.entries(layers.file.routes ?? {})) routeDocs.set(name, { route, source: 'file' });
+  // A route set through the API replaces the file's route of the same name as a whole.
+  for (const [name, route] of Object.entries(layers.api.routes ?? {})) routeDocs.set(name, { route, source: 'api' });
+  const routeNames = new Set(routeDocs.keys());
+  const routes = new Map<string, RouteRuntime>();
+  for (const [name, { route, source }] of routeDocs) routes.set(name, resolveRoute(name, route, source, providers, routeNames));
+  return { version, settings, providers, routes };
 }

@@ -9,7 +9,8 @@ const timeoutsSchema = z.strictObject({
   total_ms: z.number().int().positive().optional().describe('Time allowed for the whole upstream exchange, streams included.'),
 });
 
-const providerKeySchema = z.strictObject({
+export const providerKeySchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('Stable key id; assigned when absent.'),
   value: z.string().min(1).describe('The key, or a reference: `env:NAME` or `file:/path`.'),
   weight: z.number().positive().default(1),
   models: z.array(z.string().min(1)).optional().describe('Models this key may serve; all when absent.'),
@@ -25,6 +26,21 @@ export const providerSchema = z.strictObject({
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
 });
 
+const modelRef = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]*\/.+/, 'expected "<provider>/<model>"');
+
+export const routeSchema = z.strictObject({
+  targets: z
+    .array(z.strictObject({ model: modelRef, weight: z.number().positive().default(1) }))
+    .min(1)
+    .describe('Weighted targets; one is picked per request in proportion to its weight.'),
+  fallbacks: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('Tried in order when the picked target fails: `<provider>/<model>` names or other route names.'),
+});
+
 export const settingsSchema = z.strictObject({
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
@@ -33,15 +49,30 @@ export const settingsSchema = z.strictObject({
   upstream_timeouts: timeoutsSchema.optional(),
   shutdown_grace_ms: z.number().int().nonnegative().optional().describe('How long in-flight requests may run after SIGTERM.'),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  log_retention_days: z.number().int().positive().optional().describe('How long request logs are kept.'),
 });
 
+export const providerNameSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'provider names are lower-case letters, digits, - and _');
+
+export const routeNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/, 'route names are letters, digits and . _ : / -');
+
+/**
+ * A whole config document, as the file holds it and as the API layer stores it. Later sections (virtual
+ * keys, cache, alerts, guardrails, plugins) are added here as siblings.
+ */
 export const configFileSchema = z.strictObject({
   settings: settingsSchema.optional(),
-  providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'provider names are lower-case letters, digits, - and _'), providerSchema).optional(),
+  providers: z.record(providerNameSchema, providerSchema).optional(),
+  routes: z.record(routeNameSchema, routeSchema).optional(),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
+export type ConfigDocument = ConfigFile;
 export type ProviderConfig = z.infer<typeof providerSchema>;
+export type ProviderKeyConfig = z.infer<typeof providerKeySchema>;
+export type RouteConfig = z.infer<typeof routeSchema>;
 
 /** Renders the first schema violations as one readable line naming the fields. */
 export function describeIssues(error: z.ZodError): string {

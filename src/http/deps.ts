@@ -1,16 +1,18 @@
-import type { ConfigStore } from '../config/config-store.js';
+import type { ConfigService } from '../config/config-service.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { Log } from '../telemetry/log.js';
 
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
 export interface HttpDeps {
-  config: ConfigStore;
+  config: ConfigService;
   pipelineFor(config: RuntimeConfig): Pipeline;
   log: Log;
   version: string;
   /** Epoch ms when the gateway started serving. */
   startedAt: number;
+  /** When set, /api requires `Authorization: Bearer <adminKey>`; otherwise /api answers loopback clients only. */
+  adminKey: string | null;
 }
 
 /** Header a client may use to bring its own provider key when the gateway has none configured. */

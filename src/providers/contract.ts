@@ -34,7 +34,7 @@ export interface Target {
   /** The provider credential; null for keyless local servers (ollama, vllm). */
   apiKey: string | null;
   /** Where the key came from, for logs (never the key itself). */
-  keySource: 'config' | 'env' | 'client' | 'none';
+  keySource: 'api' | 'file' | 'env' | 'builtin' | 'client' | 'none';
 }
 
 export interface UpstreamRequest {

@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { AuditLog } from './audit-log.js';
+import { ConfigRepo } from './config-repo.js';
 
 export interface InstanceMeta {
   firstStartedAt: string;
@@ -17,12 +19,16 @@ export interface InstanceMeta {
 export class Store {
   readonly root: RootDatabase;
   readonly meta: Database<InstanceMeta, string>;
+  readonly config: ConfigRepo;
+  readonly audit: AuditLog;
   readonly path: string;
 
   private constructor(path: string, root: RootDatabase) {
     this.path = path;
     this.root = root;
     this.meta = root.openDB<InstanceMeta, string>({ name: 'meta' });
+    this.config = new ConfigRepo(root);
+    this.audit = new AuditLog(root);
   }
 
   static async open(dataDir: string, version: string): Promise<Store> {

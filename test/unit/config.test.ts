@@ -8,7 +8,7 @@ import { configFileSchema } from '../../src/config/schema.js';
 import { ConfigError, resolveSecret, type Env } from '../../src/config/secret-ref.js';
 
 function runtime(file: unknown = {}, env: Env = {}): RuntimeConfig {
-  return resolveRuntimeConfig(configFileSchema.parse(file), env, 7);
+  return resolveRuntimeConfig({ api: {}, file: configFileSchema.parse(file) }, env, 7);
 }
 
 function provider(config: RuntimeConfig, name: string): ProviderRuntime {
@@ -95,23 +95,25 @@ describe('resolveRuntimeConfig: providers and keys', () => {
 
   it('reads OPENAI_API_KEY and OPENAI_BASE_URL from the environment', () => {
     const openai = provider(runtime({}, { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: 'http://proxy.local:8080/v1/' }), 'openai');
-    expect(openai.keys).toEqual([{ value: 'sk-env', weight: 1, models: null, source: 'env' }]);
+    expect(openai.keys).toEqual([{ id: 'env', value: 'sk-env', raw: 'env:OPENAI_API_KEY', weight: 1, models: null, source: 'env' }]);
     expect(openai.baseUrl).toBe('http://proxy.local:8080/v1');
     expect(openai.source).toBe('env');
   });
 
-  it('lets the environment key override the file key for the vendor’s own provider', () => {
+  it('lets the file key override the environment key for the vendor’s own provider', () => {
     const file = { providers: { openai: { api_key: 'sk-file', base_url: 'http://file.local/v1' } } };
     const openai = provider(runtime(file, { OPENAI_API_KEY: 'sk-env' }), 'openai');
-    expect(openai.keys.map((k) => [k.value, k.source])).toEqual([['sk-env', 'env']]);
+    expect(openai.keys.map((k) => [k.value, k.source])).toEqual([['sk-file', 'file']]);
+    expect(provider(runtime({ providers: { openai: { base_url: 'http://file.local/v1' } } }, { OPENAI_API_KEY: 'sk-env' }), 'openai').keys.map((k) => k.value)).toEqual(['sk-env']);
     expect(openai.baseUrl).toBe('http://file.local/v1');
-    expect(openai.source).toBe('config');
-    expect(provider(runtime(file, {}), 'openai').keys.map((k) => [k.value, k.source])).toEqual([['sk-file', 'config']]);
+    expect(openai.source).toBe('file');
+    expect(provider(runtime(file, {}), 'openai').keys.map((k) => [k.value, k.source])).toEqual([['sk-file', 'file']]);
   });
 
-  it('lets the environment base URL override the file base URL', () => {
+  it('lets the file base URL override the environment base URL', () => {
     const file = { providers: { openai: { base_url: 'http://file.local/v1' } } };
-    expect(provider(runtime(file, { OPENAI_BASE_URL: 'http://env.local/v1' }), 'openai').baseUrl).toBe('http://env.local/v1');
+    expect(provider(runtime(file, { OPENAI_BASE_URL: 'http://env.local/v1' }), 'openai').baseUrl).toBe('http://file.local/v1');
+    expect(provider(runtime({}, { OPENAI_BASE_URL: 'http://env.local/v1' }), 'openai').baseUrl).toBe('http://env.local/v1');
   });
 
   it('reads vendor alias env names, preferring the vendor’s own name', () => {
@@ -124,14 +126,14 @@ describe('resolveRuntimeConfig: providers and keys', () => {
 
   it('resolves env:NAME references in keys', () => {
     const config = runtime({ providers: { groq: { api_key: 'env:MY_GROQ_SECRET' } } }, { MY_GROQ_SECRET: 'gsk-123' });
-    expect(provider(config, 'groq').keys).toEqual([{ value: 'gsk-123', weight: 1, models: null, source: 'config' }]);
+    expect(provider(config, 'groq').keys).toMatchObject([{ value: 'gsk-123', raw: 'env:MY_GROQ_SECRET', weight: 1, models: null, source: 'file' }]);
   });
 
   it('resolves file:/path references, trimming the trailing newline', () => {
     const path = join(tmp, 'groq.key');
     writeFileSync(path, 'gsk-from-file\n');
     const config = runtime({ providers: { groq: { keys: [{ value: `file:${path}`, weight: 2, models: ['llama-3.1-8b-instant'] }] } } });
-    expect(provider(config, 'groq').keys).toEqual([{ value: 'gsk-from-file', weight: 2, models: ['llama-3.1-8b-instant'], source: 'config' }]);
+    expect(provider(config, 'groq').keys).toMatchObject([{ value: 'gsk-from-file', weight: 2, models: ['llama-3.1-8b-instant'], source: 'file' }]);
   });
 
   it('fails with a ConfigError naming the field when an env reference is missing', () => {
@@ -157,7 +159,7 @@ describe('resolveRuntimeConfig: providers and keys', () => {
     const config = runtime({ providers: { 'lab-a': { type: 'openai', base_url: 'http://10.0.0.5:8000/v1', api_key: 'k' } } });
     const lab = provider(config, 'lab-a');
     expect(lab.vendor.id).toBe('openai');
-    expect(lab.source).toBe('config');
+    expect(lab.source).toBe('file');
     const err = configError(() => runtime({ providers: { 'lab-b': { type: 'nope' } } }));
     expect(err.message).toContain('providers.lab-b.type');
   });
@@ -235,7 +237,7 @@ describe('parseConfigText', () => {
 describe('loadConfigFile', () => {
   it('returns an empty config when there is no file', () => {
     const cwd = mkdtempSync(join(tmp, 'nofile-'));
-    expect(loadConfigFile({}, cwd)).toEqual({ path: null, config: {} });
+    expect(loadConfigFile({}, cwd)).toEqual({ path: null, watchPath: join(cwd, 'tollgate.config.yaml'), config: {} });
   });
 
   it('fails with a ConfigError when TOLLGATE_CONFIG names a missing file', () => {
@@ -248,7 +250,8 @@ describe('loadConfigFile', () => {
   it('reads tollgate.config.yaml from the working directory', () => {
     const cwd = mkdtempSync(join(tmp, 'default-'));
     writeFileSync(join(cwd, 'tollgate.config.yaml'), 'settings:\n  port: 9002\n');
-    expect(loadConfigFile({}, cwd)).toEqual({ path: join(cwd, 'tollgate.config.yaml'), config: { settings: { port: 9002 } } });
+    const path = join(cwd, 'tollgate.config.yaml');
+    expect(loadConfigFile({}, cwd)).toEqual({ path, watchPath: path, config: { settings: { port: 9002 } } });
   });
 
   it('reads the file TOLLGATE_CONFIG names, relative to the working directory', () => {

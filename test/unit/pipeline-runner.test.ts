@@ -17,7 +17,7 @@ afterAll(async () => {
   await transport.close();
 });
 
-const config: RuntimeConfig = resolveRuntimeConfig({}, {}, 1);
+const config: RuntimeConfig = resolveRuntimeConfig({ api: {}, file: {} }, {}, 1);
 
 function completion(content: string): ChatCompletion {
   return {

@@ -7,7 +7,7 @@ import type { Target } from '../../src/providers/contract.js';
 import { resolveDirectTarget, splitModelName } from '../../src/routing/resolve-target.js';
 
 function runtime(file: unknown = {}, env: Env = {}): RuntimeConfig {
-  return resolveRuntimeConfig(configFileSchema.parse(file), env, 1);
+  return resolveRuntimeConfig({ api: {}, file: configFileSchema.parse(file) }, env, 1);
 }
 
 function resolveError(config: RuntimeConfig, model: string, clientKey: string | null = null): GatewayError {
@@ -65,7 +65,7 @@ describe('resolveDirectTarget', () => {
     expect(target.provider.name).toBe('openrouter');
     expect(target.model).toBe('meta-llama/llama-3.1-8b');
     expect(target.apiKey).toBe('or-key');
-    expect(target.keySource).toBe('config');
+    expect(target.keySource).toBe('file');
   });
 
   it('uses the environment key with source env', () => {
@@ -81,7 +81,7 @@ describe('resolveDirectTarget', () => {
 
     const configured = resolveDirectTarget(runtime({ providers: { openai: { api_key: 'sk-config' } } }), 'openai/gpt-4o-mini', 'sk-client');
     expect(configured.apiKey).toBe('sk-config');
-    expect(configured.keySource).toBe('config');
+    expect(configured.keySource).toBe('file');
 
     const fromEnv = resolveDirectTarget(runtime({}, { OPENAI_API_KEY: 'sk-env' }), 'openai/gpt-4o-mini', 'sk-client');
     expect(fromEnv.apiKey).toBe('sk-env');

@@ -31,6 +31,6 @@ export function makeTarget(options: TargetOptions = {}): Target {
     },
     model: options.model ?? 'upstream-model',
     apiKey: options.apiKey === undefined ? 'sk-test' : options.apiKey,
-    keySource: options.apiKey === null ? 'none' : 'config',
+    keySource: options.apiKey === null ? 'none' : 'file',
   };
 }

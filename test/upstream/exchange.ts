@@ -44,7 +44,7 @@ export class LiveExchange implements Exchange {
   destroy(): void {
     this.serverAborted = true;
     const socket = this.res.socket;
-    if (!socket) return;
+    if (!socket || socket.destroyed) return;
     // end() flushes what the response already wrote and sends FIN; destroying on 'finish' then drops the
     // connection with the HTTP response left incomplete. A bare destroy() could discard still-corked frames.
     socket.once('finish', () => socket.destroy());

@@ -88,20 +88,21 @@ export async function deliverStream(ex: Exchange, headers: HeaderMap, frames: re
  */
 export async function deliverJson(ex: Exchange, headers: HeaderMap, body: string, mode: UpstreamMode): Promise<void> {
   const { res } = ex;
-  const bytes = Buffer.from(body, 'utf8');
-  res.writeHead(200, { ...headers, 'content-length': String(bytes.length) });
+  res.writeHead(200, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
   if (mode.kind === 'slow-chunks') {
     res.flushHeaders();
     if (!(await ex.sleep(mode.delayMs))) return;
-    res.end(bytes);
+    res.end(body);
     return;
   }
   const limit = cutoff(mode);
   if (limit === Infinity) {
-    res.end(bytes);
+    // A string body lets Node send head and body in one write; a Buffer would cost a writev.
+    res.end(body);
     return;
   }
+  const bytes = Buffer.from(body, 'utf8');
   if (limit > 0) res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
   else res.flushHeaders();
-  return stopAt(ex, mode);
+  stopAt(ex, mode);
 }

@@ -1,5 +1,5 @@
 // Response headers OpenAI sends with every answer: request id, processing time, API version and rate-limit state.
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './random-ids.js';
 
 export const REQUEST_LIMIT = 10_000;
 export const TOKEN_LIMIT = 2_000_000;
@@ -9,7 +9,7 @@ export type HeaderMap = Record<string, string>;
 
 /** `req_` + 32 hex chars, like OpenAI's x-request-id. */
 export function newRequestId(): string {
-  return `req_${randomBytes(16).toString('hex')}`;
+  return `req_${randomHex(16)}`;
 }
 
 export function standardHeaders(requestId: string, startedAt: number): HeaderMap {

@@ -1,7 +1,7 @@
 // Builders for chat.completion objects, chat.completion.chunk SSE frames and the model list, shaped like the
 // OpenAI API reference. The answer is deterministic and derived from the request so tests can assert pass-through.
-import { randomBytes } from 'node:crypto';
 import { countWords, type ChatRequest } from './openai-request.js';
+import { randomAlphanumeric, randomHex } from './random-ids.js';
 
 export interface Usage {
   prompt_tokens: number;
@@ -46,17 +46,8 @@ interface TokenLogprob extends TopLogprob {
   top_logprobs: TopLogprob[];
 }
 
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-function randomId(length: number): string {
-  const bytes = randomBytes(length);
-  let id = '';
-  for (const byte of bytes) id += ALPHABET[byte % ALPHABET.length];
-  return id;
-}
-
 /** One fingerprint per process, like one backend configuration. */
-const SYSTEM_FINGERPRINT = `fp_${randomBytes(5).toString('hex')}`;
+const SYSTEM_FINGERPRINT = `fp_${randomHex(5)}`;
 
 /**
  * Splits text into "tokens": each word with the whitespace before it ("echo: a b" -> "echo:", " a", " b").
@@ -103,13 +94,13 @@ export function planCompletion(request: ChatRequest): Completion {
     answers.push(
       request.toolName === null
         ? textAnswer(request)
-        : { kind: 'tool', callId: `call_${randomId(24)}`, name: request.toolName, arguments: JSON.stringify({ query: request.echoSource }) },
+        : { kind: 'tool', callId: `call_${randomAlphanumeric(24)}`, name: request.toolName, arguments: JSON.stringify({ query: request.echoSource }) },
     );
   }
   let completionTokens = 0;
   for (const answer of answers) completionTokens += answerTokens(answer);
   return {
-    id: `chatcmpl-${randomId(29)}`,
+    id: `chatcmpl-${randomAlphanumeric(29)}`,
     created: Math.floor(Date.now() / 1000),
     request,
     answers,
@@ -206,10 +197,6 @@ function choiceDeltas(answer: Answer, index: number, request: ChatRequest): Chun
   return deltas;
 }
 
-function frame(chunk: object): string {
-  return `data: ${JSON.stringify(chunk)}\n\n`;
-}
-
 export const DONE_FRAME = 'data: [DONE]\n\n';
 
 /**
@@ -227,7 +214,10 @@ export function streamFrames(completion: Completion): string[] {
     service_tier: 'default',
     system_fingerprint: SYSTEM_FINGERPRINT,
   };
-  const chunk = (choices: ChunkChoice[]) => frame(request.includeUsage ? { ...header, choices, usage: null } : { ...header, choices });
+  // Every chunk shares the same leading fields: serialize them once and splice in the choices.
+  const prefix = `data: ${JSON.stringify(header).slice(0, -1)},"choices":`;
+  const suffix = request.includeUsage ? ',"usage":null}\n\n' : '}\n\n';
+  const chunk = (choice: ChunkChoice) => `${prefix}[${JSON.stringify(choice)}]${suffix}`;
 
   const perChoice = completion.answers.map((answer, index) => choiceDeltas(answer, index, request));
   const steps = Math.max(...perChoice.map((deltas) => deltas.length));
@@ -235,10 +225,10 @@ export function streamFrames(completion: Completion): string[] {
   for (let step = 0; step < steps; step++) {
     for (const deltas of perChoice) {
       const choice = deltas[step];
-      if (choice) frames.push(chunk([choice]));
+      if (choice) frames.push(chunk(choice));
     }
   }
-  if (request.includeUsage) frames.push(frame({ ...header, choices: [], usage: completion.usage }));
+  if (request.includeUsage) frames.push(`${prefix}[],"usage":${JSON.stringify(completion.usage)}}\n\n`);
   frames.push(DONE_FRAME);
   return frames;
 }

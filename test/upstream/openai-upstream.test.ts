@@ -67,9 +67,14 @@ async function readFrames(res: Response, count: number): Promise<string> {
   return text;
 }
 
+/** Response bodies are loosely typed on purpose: the assertions are the schema. */
+async function jsonOf(res: Response | Promise<Response>): Promise<any> {
+  return (await res).json();
+}
+
 async function errorOf(res: Response) {
   expect(res.headers.get('content-type')).toBe('application/json');
-  const body = (await res.json()) as { error: Record<string, unknown> };
+  const body: { error: Record<string, unknown> } = await jsonOf(res);
   expect(Object.keys(body)).toEqual(['error']);
   expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
   return body.error;
@@ -88,7 +93,7 @@ describe('non-streaming chat completions', () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
-    const body = await res.json();
+    const body = await jsonOf(res);
     expect(body.id).toMatch(/^chatcmpl-[A-Za-z0-9]{29}$/);
     expect(body.object).toBe('chat.completion');
     expect(body.model).toBe('my-model');
@@ -130,38 +135,38 @@ describe('non-streaming chat completions', () => {
       model: 'gpt-4o',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'part one' }, { type: 'image_url', image_url: { url: 'data:,' } }, { type: 'text', text: 'part two' }] }],
     });
-    expect((await res.json()).choices[0].message.content).toBe('echo: part one part two');
+    expect((await jsonOf(res)).choices[0].message.content).toBe('echo: part one part two');
   });
 
   it('honours n with one choice per index and usage summed over choices', async () => {
-    const body = await (await post(ask('a b', { n: 3 }))).json();
+    const body = await jsonOf(post(ask('a b', { n: 3 })));
     expect(body.choices.map((c: any) => c.index)).toEqual([0, 1, 2]);
     expect(body.choices.every((c: any) => c.message.content === 'echo: a b')).toBe(true);
     expect(body.usage.completion_tokens).toBe(9);
   });
 
   it('truncates before a stop sequence, keeping finish_reason stop', async () => {
-    const single = await (await post(ask('one two three four', { stop: ' three' }))).json();
+    const single = await jsonOf(post(ask('one two three four', { stop: ' three' })));
     expect(single.choices[0].message.content).toBe('echo: one two');
     expect(single.choices[0].finish_reason).toBe('stop');
-    const earliest = await (await post(ask('one two three four', { stop: ['four', 'two'] }))).json();
+    const earliest = await jsonOf(post(ask('one two three four', { stop: ['four', 'two'] })));
     expect(earliest.choices[0].message.content).toBe('echo: one ');
     expect(earliest.usage.completion_tokens).toBe(2);
   });
 
   it('truncates to max_tokens / max_completion_tokens words with finish_reason length', async () => {
-    const short = await (await post(ask('one two three four', { max_tokens: 2 }))).json();
+    const short = await jsonOf(post(ask('one two three four', { max_tokens: 2 })));
     expect(short.choices[0].message.content).toBe('echo: one');
     expect(short.choices[0].finish_reason).toBe('length');
     expect(short.usage.completion_tokens).toBe(2);
-    const preferNew = await (await post(ask('one two three four', { max_tokens: 1, max_completion_tokens: 3 }))).json();
+    const preferNew = await jsonOf(post(ask('one two three four', { max_tokens: 1, max_completion_tokens: 3 })));
     expect(preferNew.choices[0].message.content).toBe('echo: one two');
-    const roomy = await (await post(ask('one two', { max_completion_tokens: 3 }))).json();
+    const roomy = await jsonOf(post(ask('one two', { max_completion_tokens: 3 })));
     expect(roomy.choices[0].finish_reason).toBe('stop');
   });
 
   it('returns logprobs per output token with top_logprobs entries', async () => {
-    const body = await (await post(ask('héllo there', { logprobs: true, top_logprobs: 3 }))).json();
+    const body = await jsonOf(post(ask('héllo there', { logprobs: true, top_logprobs: 3 })));
     const { content, logprobs } = { content: body.choices[0].message.content, logprobs: body.choices[0].logprobs };
     expect(logprobs.refusal).toBeNull();
     expect(logprobs.content.map((t: any) => t.token).join('')).toBe(content);
@@ -175,7 +180,7 @@ describe('non-streaming chat completions', () => {
 
   it('answers JSON for response_format json_object and json_schema', async () => {
     for (const response_format of [{ type: 'json_object' }, { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } }]) {
-      const body = await (await post(ask('give me "json"', { response_format }))).json();
+      const body = await jsonOf(post(ask('give me "json"', { response_format })));
       expect(JSON.parse(body.choices[0].message.content)).toEqual({ echo: 'give me "json"' });
     }
   });
@@ -188,7 +193,7 @@ describe('tool calls', () => {
   ];
 
   it('calls the first tool with the last user text as query', async () => {
-    const body = await (await post(ask('find rate limits', { tools }))).json();
+    const body = await jsonOf(post(ask('find rate limits', { tools })));
     const choice = body.choices[0];
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.content).toBeNull();
@@ -201,23 +206,23 @@ describe('tool calls', () => {
   });
 
   it('calls the tool named by tool_choice and answers text for tool_choice none', async () => {
-    const named = await (await post(ask('weather?', { tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }))).json();
+    const named = await jsonOf(post(ask('weather?', { tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } })));
     expect(named.choices[0].message.tool_calls[0].function.name).toBe('get_weather');
-    const none = await (await post(ask('just talk', { tools, tool_choice: 'none' }))).json();
+    const none = await jsonOf(post(ask('just talk', { tools, tool_choice: 'none' })));
     expect(none.choices[0].message.content).toBe('echo: just talk');
     expect(none.choices[0].finish_reason).toBe('stop');
   });
 
   it('completes the round trip by echoing the tool result', async () => {
-    const first = await (await post(ask('find rate limits', { tools }))).json();
+    const first = await jsonOf(post(ask('find rate limits', { tools })));
     const message = first.choices[0].message;
-    const second = await (
-      await post({
+    const second = await jsonOf(
+      post({
         model: 'gpt-4o-mini',
         tools,
         messages: [{ role: 'user', content: 'find rate limits' }, message, { role: 'tool', tool_call_id: message.tool_calls[0].id, content: 'limits are 10 rpm' }],
-      })
-    ).json();
+      }),
+    );
     expect(second.choices[0].message.content).toBe('echo: limits are 10 rpm');
     expect(second.choices[0].finish_reason).toBe('stop');
   });
@@ -336,7 +341,7 @@ describe('validation, auth and routes', () => {
   it('lists models in the OpenAI list shape', async () => {
     const res = await fetch(`${upstream.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = await jsonOf(res);
     expect(body.object).toBe('list');
     expect(body.data.length).toBeGreaterThan(0);
     for (const model of body.data) {
@@ -417,7 +422,7 @@ describe('scripted modes', () => {
     const started = Date.now();
     const res = await post(ask('x'));
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-    expect((await res.json()).choices[0].message.content).toBe('echo: x');
+    expect((await jsonOf(res)).choices[0].message.content).toBe('echo: x');
   });
 
   it('slow-chunks spaces out streamed chunks, and delays a JSON body after the headers', async () => {
@@ -431,7 +436,7 @@ describe('scripted modes', () => {
     const jsonStarted = Date.now();
     const res = await post(ask('x'));
     const headersAfter = Date.now() - jsonStarted;
-    await res.json();
+    await jsonOf(res);
     expect(headersAfter).toBeLessThan(140);
     expect(Date.now() - jsonStarted).toBeGreaterThanOrEqual(140);
   });
@@ -497,8 +502,8 @@ describe('scripted modes', () => {
 
 describe('recording and lifecycle', () => {
   it('records method, path, headers and parsed body of every call in order', async () => {
-    await (await post(ask('first'), { headers: { 'x-trace': 'abc' } })).json();
-    await (await fetch(`${upstream.url}/v1/models?limit=1`, { headers: { authorization: `Bearer ${KEY}` } })).json();
+    await jsonOf(post(ask('first'), { headers: { 'x-trace': 'abc' } }));
+    await (await fetch(`${upstream.url}/v1/models?limit=1`, { headers: { authorization: `Bearer ${KEY}` } }));
     expect(upstream.calls).toHaveLength(2);
     const [chat, models] = upstream.calls;
     expect(chat).toMatchObject({ method: 'POST', path: '/v1/chat/completions', body: ask('first'), closedByClient: false, finished: true });
@@ -511,7 +516,7 @@ describe('recording and lifecycle', () => {
   it('reset() clears calls, queued modes and the default mode', async () => {
     upstream.setMode({ kind: 'error', status: 500 });
     upstream.enqueue({ kind: 'error', status: 400 });
-    await (await post(ask('x'))).text();
+    await jsonOf(post(ask('x')));
     upstream.reset();
     expect(upstream.calls).toHaveLength(0);
     const res = await post(ask('x'));

@@ -7,10 +7,11 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LiveExchange, readBody } from './exchange.js';
 import { deliverJson, deliverStream, modeFromModel, OK_MODE, type UpstreamMode } from './modes.js';
-import { authError, defaultErrorFor, errorJson, INVALID_JSON_MESSAGE, invalidRequest, invalidUrl, type OpenAIError } from './openai-errors.js';
-import { exhaustedRateLimitHeaders, newRequestId, RateLimitWindow, standardHeaders, type HeaderMap } from './openai-headers.js';
+import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, invalidUrl } from './openai-errors.js';
+import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames } from './openai-responses.js';
+import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
 
 export type { UpstreamMode } from './modes.js';
 
@@ -56,8 +57,6 @@ export interface UpstreamOptions {
 
 type CloseWaiter = (closedByClient: boolean) => void;
 
-const JSON_TYPE = 'application/json';
-const SSE_HEADERS: HeaderMap = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, must-revalidate' };
 
 function pathOf(url: string | undefined): string {
   if (!url) return '/';
@@ -191,9 +190,10 @@ class OpenAIUpstream implements ScriptedUpstream {
       this.notify(index, byClient);
     });
     this.serve(exchange, call).catch(() => {
-      // A request that failed half-way (client gone, socket error) has nobody left to answer.
-      if (!res.headersSent && !res.destroyed) this.sendError(exchange, 500, defaultErrorFor(500, 'unknown'));
-      else res.destroy();
+      // Usually the client went away mid-body and nobody is left to answer; otherwise fail like OpenAI would.
+      if (!res.headersSent && !res.destroyed) return sendError(exchange, 500, defaultErrorFor(500, 'unknown'));
+      exchange.serverAborted = true;
+      res.destroy();
     });
   }
 
@@ -219,9 +219,9 @@ class OpenAIUpstream implements ScriptedUpstream {
     const path = pathOf(req.url);
     const chat = path === '/v1/chat/completions' && method === 'POST';
     const models = path === '/v1/models' && method === 'GET';
-    if (!chat && !models) return this.sendError(exchange, 404, invalidUrl(method, path));
+    if (!chat && !models) return sendError(exchange, 404, invalidUrl(method, path));
     if (!this.authorized(exchange)) return;
-    if (models) return this.sendJson(exchange, 200, MODELS_JSON);
+    if (models) return sendJson(exchange, 200, MODELS_JSON);
 
     const model = isRecord(body) ? body.model : undefined;
     const mode = this.queue.shift() ?? modeFromModel(model) ?? this.mode;
@@ -232,7 +232,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     if (this.apiKey === null) return true;
     const token = bearerToken(exchange.req.headers.authorization);
     if (token === this.apiKey) return true;
-    this.sendError(exchange, 401, authError(token));
+    sendError(exchange, 401, authError(token));
     return false;
   }
 
@@ -242,10 +242,10 @@ class OpenAIUpstream implements ScriptedUpstream {
       case 'reset':
         return exchange.reset();
       case 'error':
-        return this.sendScriptedError(exchange, mode, model);
+        return sendScriptedError(exchange, mode, model);
       case 'bad-json': {
         const stream = isRecord(body) && body.stream === true;
-        return this.sendRaw(exchange, 200, stream ? SSE_HEADERS : { 'content-type': JSON_TYPE }, brokenJson(stream));
+        return sendRaw(exchange, 200, stream ? SSE_HEADERS : { 'content-type': JSON_TYPE }, brokenJson(stream));
       }
       case 'slow-headers':
         if (!(await exchange.sleep(mode.delayMs))) return;
@@ -254,9 +254,9 @@ class OpenAIUpstream implements ScriptedUpstream {
         break;
     }
 
-    if (!jsonOk) return this.sendError(exchange, 400, invalidRequest({ message: INVALID_JSON_MESSAGE, param: null, code: null }));
+    if (!jsonOk) return sendError(exchange, 400, invalidRequest({ message: INVALID_JSON_MESSAGE, param: null, code: null }));
     const parsed = parseChatRequest(body);
-    if (!parsed.ok) return this.sendError(exchange, 400, invalidRequest(parsed.problem));
+    if (!parsed.ok) return sendError(exchange, 400, invalidRequest(parsed.problem));
 
     const completion = planCompletion(parsed.request);
     const headers = {
@@ -267,38 +267,6 @@ class OpenAIUpstream implements ScriptedUpstream {
       return deliverStream(exchange, { ...SSE_HEADERS, ...headers }, streamFrames(completion), mode, this.chunkDelayMs);
     }
     return deliverJson(exchange, { 'content-type': JSON_TYPE, ...headers }, completionJson(completion), mode);
-  }
-
-  private sendScriptedError(exchange: LiveExchange, mode: Extract<UpstreamMode, { kind: 'error' }>, model: string): void {
-    const defaults = defaultErrorFor(mode.status, model);
-    const error: OpenAIError = {
-      message: mode.message ?? defaults.message,
-      type: mode.type ?? defaults.type,
-      param: null,
-      code: mode.code === undefined ? defaults.code : mode.code,
-    };
-    const extra = mode.status === 429 ? exhaustedRateLimitHeaders() : {};
-    this.sendError(exchange, mode.status, error, { ...extra, ...mode.headers });
-  }
-
-  private sendError(exchange: LiveExchange, status: number, error: OpenAIError, extra: HeaderMap = {}): void {
-    this.sendRaw(exchange, status, { 'content-type': JSON_TYPE, ...extra }, errorJson(error));
-  }
-
-  private sendJson(exchange: LiveExchange, status: number, body: string): void {
-    this.sendRaw(exchange, status, { 'content-type': JSON_TYPE }, body);
-  }
-
-  private sendRaw(exchange: LiveExchange, status: number, headers: HeaderMap, body: string): void {
-    const { res } = exchange;
-    if (res.headersSent || res.destroyed) return;
-    const bytes = Buffer.from(body, 'utf8');
-    res.writeHead(status, {
-      ...standardHeaders(newRequestId(), exchange.startedAt),
-      ...headers,
-      'content-length': String(bytes.length),
-    });
-    res.end(bytes);
   }
 }
 

@@ -1,0 +1,381 @@
+import { randomBytes } from 'node:crypto';
+import { BehaviorSubject, type Observable } from 'rxjs';
+import { z } from 'zod';
+import type { EventBus } from '../bus/bus.js';
+import { GatewayError } from '../errors.js';
+import type { AuditLog } from '../store/audit-log.js';
+import type { ConfigRepo } from '../store/config-repo.js';
+import type { Log } from '../telemetry/log.js';
+import { applyMergePatch } from './merge-patch.js';
+import { mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
+import { resolveRuntimeConfig, type ConfigLayers, type RuntimeConfig } from './runtime.js';
+import {
+  configFileSchema,
+  describeIssues,
+  providerKeySchema,
+  providerNameSchema,
+  providerSchema,
+  routeNameSchema,
+  routeSchema,
+  type ConfigDocument,
+  type ProviderConfig,
+} from './schema.js';
+import { maskSecret, type SecretBox } from './secret-box.js';
+import { ConfigError, type Env } from './secret-ref.js';
+import type { Actor, AuditEntry, ConfigSource, ProviderKeyView, ProviderView, RouteView } from './views.js';
+
+export interface EffectiveConfigView {
+  version: number;
+  /** Precedence, highest first. */
+  precedence: ConfigSource[];
+  file: string | null;
+  settings: Record<string, unknown>;
+  providers: ProviderView[];
+  routes: RouteView[];
+}
+
+export interface ConfigServiceDeps {
+  env: Env;
+  bus: EventBus;
+  log: Log;
+  repo: ConfigRepo;
+  audit: AuditLog;
+  box: SecretBox;
+  file: { path: string | null; document: ConfigDocument };
+}
+
+const PRECEDENCE: ConfigSource[] = ['api', 'file', 'env', 'builtin'];
+
+const keyPatchSchema = z.strictObject({
+  value: z.string().min(1).optional(),
+  weight: z.number().positive().optional(),
+  models: z.array(z.string().min(1)).nullable().optional(),
+});
+
+function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
+  const result = schema.safeParse(body ?? {});
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  const param = [prefix, ...(first?.path.map(String) ?? [])].filter(Boolean).join('.') || null;
+  throw GatewayError.badRequest(`Invalid configuration: ${describeIssues(result.error).replace(/^/, prefix ? `${prefix}.` : '')}`, param, 'invalid_config');
+}
+
+function actorLabel(actor: Actor): string {
+  return `${actor.kind}:${actor.id}`;
+}
+
+function newKeyId(): string {
+  return `key_${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * The live configuration: three layers (API over file over environment, over built-in defaults) resolved
+ * into one immutable RuntimeConfig at a time. Every change is validated whole before it replaces the running
+ * config, persisted (API layer, secrets sealed), versioned, audited and emitted as `config.changed`.
+ * Requests keep the RuntimeConfig they started with.
+ */
+export class ConfigService {
+  private layers: ConfigLayers;
+  private readonly subject: BehaviorSubject<RuntimeConfig>;
+  private queue: Promise<unknown> = Promise.resolve();
+  private schemaCache: object | null = null;
+  readonly filePath: string | null;
+
+  constructor(private readonly deps: ConfigServiceDeps) {
+    const stored = deps.repo.load();
+    const api = stored ? this.unseal(stored.document) : {};
+    this.layers = { api, file: deps.file.document };
+    this.filePath = deps.file.path;
+    this.subject = new BehaviorSubject(resolveRuntimeConfig(this.layers, deps.env, (stored?.version ?? 0) + 1));
+  }
+
+  current(): RuntimeConfig {
+    return this.subject.getValue();
+  }
+
+  get changes(): Observable<RuntimeConfig> {
+    return this.subject.asObservable();
+  }
+
+  describe(): EffectiveConfigView {
+    const config = this.current();
+    return {
+      version: config.version,
+      precedence: PRECEDENCE,
+      file: this.filePath,
+      settings: settingsView(config.settings),
+      providers: [...config.providers.values()].map(providerView),
+      routes: [...config.routes.values()].map(routeView),
+    };
+  }
+
+  apiLayer(): ConfigDocument {
+    return maskDocument(this.layers.api);
+  }
+
+  jsonSchema(): object {
+    this.schemaCache ??= z.toJSONSchema(configFileSchema, { io: 'input' });
+    return this.schemaCache;
+  }
+
+  // ---- whole document -------------------------------------------------------------------------------
+
+  replaceApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
+    const document = validate(configFileSchema, body, '');
+    return this.change(actor, 'config.replaced', 'config', () => this.withKeyIds(document)).then(() => this.describe());
+  }
+
+  patchApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw GatewayError.badRequest('A merge patch must be a JSON object.', null, 'invalid_config');
+    }
+    return this.change(actor, 'config.patched', 'config', (api) =>
+      this.withKeyIds(validate(configFileSchema, applyMergePatch(api, body), '')),
+    ).then(() => this.describe());
+  }
+
+  // ---- providers ------------------------------------------------------------------------------------
+
+  listProviders(): ProviderView[] {
+    return [...this.current().providers.values()].map(providerView);
+  }
+
+  getProvider(name: string): ProviderView {
+    const provider = this.current().providers.get(name);
+    if (!provider) throw this.notFound('provider', name);
+    return providerView(provider);
+  }
+
+  async putProvider(name: string, body: unknown, actor: Actor): Promise<{ view: ProviderView; created: boolean }> {
+    validate(providerNameSchema, name, 'name');
+    const parsed = validate(providerSchema, body, `providers.${name}`);
+    const created = !this.layers.api.providers?.[name];
+    const previous = this.layers.api.providers?.[name];
+    // A client that read a provider and sends it back unchanged sends masked values: keep the real ones.
+    const keys = parsed.keys?.map((key) => {
+      const known = key.id ? previous?.keys?.find((k) => k.id === key.id) : undefined;
+      return known && maskSecret(known.value) === key.value ? { ...key, value: known.value } : key;
+    });
+    const entry: ProviderConfig = this.providerWithKeyIds({ ...parsed, ...(keys ? { keys } : {}) });
+    await this.change(actor, created ? 'provider.created' : 'provider.replaced', `providers.${name}`, (api) => ({
+      ...api,
+      providers: { ...api.providers, [name]: entry },
+    }));
+    return { view: this.getProvider(name), created };
+  }
+
+  async deleteProvider(name: string, actor: Actor): Promise<void> {
+    if (!this.layers.api.providers?.[name]) {
+      const existing = this.current().providers.get(name);
+      if (!existing) throw this.notFound('provider', name);
+      throw this.conflict(`Provider '${name}' is defined by ${existing.source === 'file' ? 'the config file' : existing.source === 'env' ? 'environment variables' : 'tollgate itself'}; change it there.`);
+    }
+    await this.change(actor, 'provider.deleted', `providers.${name}`, (api) => {
+      const providers = { ...api.providers };
+      delete providers[name];
+      return { ...api, providers };
+    });
+  }
+
+  async addProviderKey(name: string, body: unknown, actor: Actor): Promise<ProviderKeyView> {
+    const provider = this.current().providers.get(name);
+    if (!provider) throw this.notFound('provider', name);
+    const key = validate(providerKeySchema, body, `providers.${name}.keys`);
+    const id = key.id ?? newKeyId();
+    if (provider.keys.some((k) => k.id === id)) throw this.conflict(`Provider '${name}' already has a key with id '${id}'.`);
+    await this.change(actor, 'provider_key.created', `providers.${name}.keys.${id}`, (api) => {
+      const entry = api.providers?.[name] ?? {};
+      return { ...api, providers: { ...api.providers, [name]: { ...entry, keys: [...(entry.keys ?? []), { ...key, id }] } } };
+    });
+    return this.keyView(name, id);
+  }
+
+  async patchProviderKey(name: string, id: string, body: unknown, actor: Actor): Promise<ProviderKeyView> {
+    this.apiKeyOrThrow(name, id);
+    const patch = validate(keyPatchSchema, body, `providers.${name}.keys.${id}`);
+    await this.change(actor, 'provider_key.updated', `providers.${name}.keys.${id}`, (api) => this.mapApiKeys(api, name, (keys) =>
+      keys.map((key) => {
+        if (key.id !== id) return key;
+        const next = { ...key, ...(patch.value ? { value: patch.value } : {}), ...(patch.weight ? { weight: patch.weight } : {}) };
+        if (patch.models === null) delete next.models;
+        else if (patch.models) next.models = patch.models;
+        return next;
+      }),
+    ));
+    return this.keyView(name, id);
+  }
+
+  async deleteProviderKey(name: string, id: string, actor: Actor): Promise<void> {
+    this.apiKeyOrThrow(name, id);
+    await this.change(actor, 'provider_key.deleted', `providers.${name}.keys.${id}`, (api) =>
+      this.mapApiKeys(api, name, (keys) => keys.filter((key) => key.id !== id)),
+    );
+  }
+
+  // ---- routes ---------------------------------------------------------------------------------------
+
+  listRoutes(): RouteView[] {
+    return [...this.current().routes.values()].map(routeView);
+  }
+
+  getRoute(name: string): RouteView {
+    const route = this.current().routes.get(name);
+    if (!route) throw this.notFound('route', name);
+    return routeView(route);
+  }
+
+  async putRoute(name: string, body: unknown, actor: Actor): Promise<{ view: RouteView; created: boolean }> {
+    validate(routeNameSchema, name, 'name');
+    const route = validate(routeSchema, body, `routes.${name}`);
+    const created = !this.current().routes.has(name);
+    await this.change(actor, created ? 'route.created' : 'route.replaced', `routes.${name}`, (api) => ({
+      ...api,
+      routes: { ...api.routes, [name]: route },
+    }));
+    return { view: this.getRoute(name), created };
+  }
+
+  async deleteRoute(name: string, actor: Actor): Promise<void> {
+    if (!this.layers.api.routes?.[name]) {
+      if (!this.current().routes.has(name)) throw this.notFound('route', name);
+      throw this.conflict(`Route '${name}' is defined in the config file; change it there.`);
+    }
+    await this.change(actor, 'route.deleted', `routes.${name}`, (api) => {
+      const routes = { ...api.routes };
+      delete routes[name];
+      return { ...api, routes };
+    });
+  }
+
+  // ---- audit and file -------------------------------------------------------------------------------
+
+  audit(query: { limit?: number; before?: string }): AuditEntry[] {
+    const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50) || 50, 1), 500);
+    return this.deps.audit.list(limit, query.before);
+  }
+
+  /**
+   * Applies a new config file content. A file that does not parse or validate is logged and ignored: the
+   * running config stays as it was and the gateway keeps serving.
+   */
+  reloadFile(read: () => ConfigDocument): Promise<boolean> {
+    return this.serialized(async () => {
+      const path = this.filePath ?? '(config file)';
+      let document: ConfigDocument;
+      let next: RuntimeConfig;
+      try {
+        document = read();
+        next = resolveRuntimeConfig({ ...this.layers, file: document }, this.deps.env, this.current().version + 1);
+      } catch (err) {
+        this.deps.log.error({ file: path, error: (err as Error).message }, 'config file change rejected; running config unchanged');
+        return false;
+      }
+      const before = maskDocument(this.layers.file);
+      this.layers = { ...this.layers, file: document };
+      const actor: Actor = { kind: 'file', id: path };
+      await this.record(actor, 'file.reloaded', 'file', before, maskDocument(document), next.version, 'file');
+      this.subject.next(next);
+      this.deps.log.info({ file: path, version: next.version }, 'config file change applied');
+      return true;
+    });
+  }
+
+  // ---- internals ------------------------------------------------------------------------------------
+
+  private change(actor: Actor, action: string, target: string, mutate: (api: ConfigDocument) => ConfigDocument): Promise<void> {
+    return this.serialized(async () => {
+      const api = mutate(this.layers.api);
+      let next: RuntimeConfig;
+      try {
+        next = resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, this.current().version + 1);
+      } catch (err) {
+        if (err instanceof ConfigError) throw GatewayError.badRequest(`Invalid configuration: ${err.message}`, err.message.split(':')[0] ?? null, 'invalid_config');
+        throw err;
+      }
+      const before = this.itemSnapshot(target);
+      await this.deps.repo.save(mapSecrets(api, (value) => this.deps.box.encrypt(value)), next.version);
+      this.layers = { ...this.layers, api };
+      this.subject.next(next);
+      await this.record(actor, action, target, before, this.itemSnapshot(target), next.version, 'api');
+    });
+  }
+
+  private async record(actor: Actor, action: string, target: string, before: unknown, after: unknown, version: number, source: 'api' | 'file'): Promise<void> {
+    await this.deps.audit.append({ actor, action, target, before, after, version });
+    this.deps.bus.emit('config.changed', { version, source, action, target, actor: actorLabel(actor) });
+  }
+
+  /** The masked state of what a change touches, for the audit log. */
+  private itemSnapshot(target: string): unknown {
+    const [section, name] = target.split('.', 2) as [string, string | undefined];
+    const config = this.current();
+    if (section === 'providers' && name) {
+      const provider = config.providers.get(target.slice('providers.'.length).split('.keys.')[0] ?? '');
+      return provider ? providerView(provider) : null;
+    }
+    if (section === 'routes' && name) {
+      const route = config.routes.get(target.slice('routes.'.length));
+      return route ? routeView(route) : null;
+    }
+    return maskDocument(this.layers.api);
+  }
+
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private unseal(document: unknown): ConfigDocument {
+    const parsed = configFileSchema.safeParse(document);
+    if (!parsed.success) {
+      this.deps.log.error({ error: describeIssues(parsed.error) }, 'stored API configuration is invalid; starting without it');
+      return {};
+    }
+    return mapSecrets(parsed.data, (value) => this.deps.box.decrypt(value));
+  }
+
+  private providerWithKeyIds(provider: ProviderConfig): ProviderConfig {
+    // The API layer stores every key with an id, so keys can be addressed later; api_key becomes a key.
+    const keys = [...(provider.api_key ? [{ value: provider.api_key, weight: 1 }] : []), ...(provider.keys ?? [])].map((key) => ({
+      ...key,
+      id: key.id ?? newKeyId(),
+    }));
+    const { api_key: _shorthand, ...rest } = provider;
+    return keys.length > 0 ? { ...rest, keys } : rest;
+  }
+
+  private withKeyIds(document: ConfigDocument): ConfigDocument {
+    if (!document.providers) return document;
+    const providers: NonNullable<ConfigDocument['providers']> = {};
+    for (const [name, provider] of Object.entries(document.providers)) providers[name] = this.providerWithKeyIds(provider);
+    return { ...document, providers };
+  }
+
+  private mapApiKeys(api: ConfigDocument, name: string, map: (keys: NonNullable<ProviderConfig['keys']>) => NonNullable<ProviderConfig['keys']>): ConfigDocument {
+    const entry = api.providers?.[name] ?? {};
+    return { ...api, providers: { ...api.providers, [name]: { ...entry, keys: map(entry.keys ?? []) } } };
+  }
+
+  private apiKeyOrThrow(name: string, id: string): void {
+    const provider = this.current().providers.get(name);
+    if (!provider) throw this.notFound('provider', name);
+    const key = provider.keys.find((k) => k.id === id);
+    if (!key) throw this.notFound('key', id);
+    if (key.source !== 'api') throw this.conflict(`Key '${id}' of provider '${name}' comes from the ${key.source === 'file' ? 'config file' : 'environment'}; change it there.`);
+  }
+
+  private keyView(name: string, id: string): ProviderKeyView {
+    const key = this.getProvider(name).keys.find((k) => k.id === id);
+    if (!key) throw this.notFound('key', id);
+    return key;
+  }
+
+  private notFound(kind: string, name: string): GatewayError {
+    return GatewayError.notFound(`No ${kind} named '${name}'.`, null, `${kind}_not_found`);
+  }
+
+  private conflict(message: string): GatewayError {
+    return new GatewayError({ status: 409, type: 'invalid_request_error', code: 'conflict', message });
+  }
+}

@@ -1,0 +1,73 @@
+import type { ConfigDocument } from './schema.js';
+import type { ProviderRuntime, RouteRuntime, Settings } from './runtime.js';
+import { maskSecret } from './secret-box.js';
+import type { ProviderView, RouteView } from './views.js';
+
+const SENSITIVE_HEADER = /key|token|secret|auth|password|cookie/i;
+
+/** Header values that may carry credentials are masked like keys. */
+export function maskHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) out[name] = SENSITIVE_HEADER.test(name) ? maskSecret(value) : value;
+  return out;
+}
+
+export function providerView(provider: ProviderRuntime): ProviderView {
+  return {
+    name: provider.name,
+    type: provider.vendor.id,
+    base_url: provider.baseUrl,
+    headers: maskHeaders(provider.headers),
+    timeouts: { first_byte_ms: provider.timeouts.firstByteMs, total_ms: provider.timeouts.totalMs },
+    models: provider.models,
+    keys: provider.keys.map((key) => ({ id: key.id, value: maskSecret(key.raw), weight: key.weight, models: key.models, source: key.source })),
+    source: provider.source,
+  };
+}
+
+export function routeView(route: RouteRuntime): RouteView {
+  return { name: route.name, targets: route.targets.map((t) => ({ ...t })), fallbacks: [...route.fallbacks], source: route.source };
+}
+
+export function settingsView(settings: Settings): Record<string, unknown> {
+  return {
+    host: settings.host,
+    port: settings.port,
+    data_dir: settings.dataDir,
+    max_body_bytes: settings.maxBodyBytes,
+    upstream_timeouts: { first_byte_ms: settings.upstreamTimeouts.firstByteMs, total_ms: settings.upstreamTimeouts.totalMs },
+    shutdown_grace_ms: settings.shutdownGraceMs,
+    log_level: settings.logLevel,
+    log_retention_days: settings.logRetentionDays,
+  };
+}
+
+/** A config document with every secret masked, for the audit log and the API. */
+export function maskDocument(document: ConfigDocument): ConfigDocument {
+  const providers: NonNullable<ConfigDocument['providers']> = {};
+  for (const [name, provider] of Object.entries(document.providers ?? {})) {
+    providers[name] = {
+      ...provider,
+      ...(provider.api_key ? { api_key: maskSecret(provider.api_key) } : {}),
+      ...(provider.keys ? { keys: provider.keys.map((key) => ({ ...key, value: maskSecret(key.value) })) } : {}),
+      ...(provider.headers ? { headers: maskHeaders(provider.headers) } : {}),
+    };
+  }
+  return { ...document, ...(document.providers ? { providers } : {}) };
+}
+
+/** Applies `transform` to every secret in a document (keys, credential headers) to seal or unseal it for storage. */
+export function mapSecrets(document: ConfigDocument, transform: (value: string) => string): ConfigDocument {
+  const providers: NonNullable<ConfigDocument['providers']> = {};
+  for (const [name, provider] of Object.entries(document.providers ?? {})) {
+    const headers: Record<string, string> = {};
+    for (const [header, value] of Object.entries(provider.headers ?? {})) headers[header] = SENSITIVE_HEADER.test(header) ? transform(value) : value;
+    providers[name] = {
+      ...provider,
+      ...(provider.api_key ? { api_key: transform(provider.api_key) } : {}),
+      ...(provider.keys ? { keys: provider.keys.map((key) => ({ ...key, value: transform(key.value) })) } : {}),
+      ...(provider.headers ? { headers } : {}),
+    };
+  }
+  return { ...document, ...(document.providers ? { providers } : {}) };
+}

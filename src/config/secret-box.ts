@@ -1,0 +1,51 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, type Env } from './secret-ref.js';
+
+const PREFIX = 'enc:v1:';
+
+/**
+ * Encrypts secrets at rest (AES-256-GCM). The key comes from TOLLGATE_SECRET_KEY, or is generated on first
+ * start and kept in the data directory (mode 0600), so a copied LMDB file alone does not reveal keys.
+ */
+export class SecretBox {
+  private constructor(private readonly key: Buffer) {}
+
+  static fromEnvOrDataDir(env: Env, dataDir: string): SecretBox {
+    const configured = env.TOLLGATE_SECRET_KEY;
+    // Any passphrase works: it is stretched to 32 bytes by hashing.
+    if (configured) return new SecretBox(createHash('sha256').update(configured).digest());
+    const path = join(dataDir, 'secret.key');
+    if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+    const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
+    if (key.length !== 32) throw new ConfigError(`${path}: expected a base64-encoded 32-byte key`);
+    return new SecretBox(key);
+  }
+
+  encrypt(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `${PREFIX}${iv.toString('base64')}:${cipher.getAuthTag().toString('base64')}:${data.toString('base64')}`;
+  }
+
+  decrypt(sealed: string): string {
+    if (!sealed.startsWith(PREFIX)) return sealed;
+    const [iv, tag, data] = sealed.slice(PREFIX.length).split(':');
+    if (!iv || !tag || data === undefined) throw new ConfigError('stored secret is malformed');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64'));
+      return Buffer.concat([decipher.update(Buffer.from(data, 'base64')), decipher.final()]).toString('utf8');
+    } catch {
+      throw new ConfigError('a stored secret cannot be decrypted: TOLLGATE_SECRET_KEY differs from the one it was stored with');
+    }
+  }
+}
+
+/** Shows a secret as its last four characters; references (env:, file:) name no secret and are shown whole. */
+export function maskSecret(raw: string): string {
+  if (raw.startsWith('env:') || raw.startsWith('file:')) return raw;
+  return raw.length >= 12 ? `****${raw.slice(-4)}` : '****';
+}

@@ -1,0 +1,58 @@
+/**
+ * What the management API shows of the config: secrets masked, each item tagged with the source it came
+ * from. These shapes are the API's contract; extend them, do not break them.
+ */
+export type ConfigSource = 'api' | 'file' | 'env' | 'builtin';
+
+/** Who made a change, for the audit log. Never holds a credential. */
+export interface Actor {
+  kind: 'admin-key' | 'loopback' | 'file' | 'system';
+  /** e.g. the client address, or the file path. */
+  id: string;
+}
+
+export interface ProviderKeyView {
+  id: string;
+  /** Masked: the last four characters only, e.g. `****abcd`; references (`env:NAME`, `file:/path`) are shown as written. */
+  value: string;
+  weight: number;
+  models: string[] | null;
+  source: ConfigSource;
+}
+
+export interface ProviderView {
+  name: string;
+  type: string;
+  base_url: string;
+  headers: Record<string, string>;
+  timeouts: { first_byte_ms: number; total_ms: number };
+  models: string[];
+  keys: ProviderKeyView[];
+  /** The highest-precedence source that defines this provider. */
+  source: ConfigSource;
+}
+
+export interface RouteTargetView {
+  model: string;
+  weight: number;
+}
+
+export interface RouteView {
+  name: string;
+  targets: RouteTargetView[];
+  fallbacks: string[];
+  source: ConfigSource;
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: Actor;
+  action: string;
+  /** What changed, e.g. `providers.openai` or `routes.chat-default`. */
+  target: string;
+  /** Before and after, secrets masked; null when the item did not exist / was deleted. */
+  before: unknown;
+  after: unknown;
+  version: number;
+}

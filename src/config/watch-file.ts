@@ -1,0 +1,37 @@
+import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import type { ConfigService } from './config-service.js';
+import { parseConfigText } from './load-file.js';
+import type { Log } from '../telemetry/log.js';
+
+/**
+ * Watches the config file and applies each saved version. The directory is watched rather than the file,
+ * because editors save by writing a new file and renaming it over the old one. Bursts of events from one
+ * save are coalesced.
+ */
+export function watchConfigFile(path: string, service: ConfigService, log: Log, debounceMs = 100): () => void {
+  const name = basename(path);
+  let timer: NodeJS.Timeout | null = null;
+  let watcher: FSWatcher;
+  try {
+    watcher = watch(dirname(path), { persistent: false }, (_event, changed) => {
+      if (changed !== null && changed.toString() !== name) return;
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        timer = null;
+        if (!existsSync(path)) {
+          log.warn({ file: path }, 'config file removed; running config unchanged');
+          return;
+        }
+        void service.reloadFile(() => parseConfigText(readFileSync(path, 'utf8'), path));
+      }, debounceMs);
+    });
+  } catch (err) {
+    log.warn({ file: path, error: (err as Error).message }, 'cannot watch the config file; changes need the API or a restart');
+    return () => undefined;
+  }
+  return () => {
+    if (timer) clearTimeout(timer);
+    watcher.close();
+  };
+}
