@@ -6,7 +6,7 @@ import type { PipelineDefinition } from '../src/pipeline/definition.js';
  */
 const defaultPipeline: PipelineDefinition = {
   name: 'default',
-  stages: ['call'],
+  stages: ['route', 'call'],
 };
 
 export default defaultPipeline;

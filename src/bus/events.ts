@@ -35,6 +35,8 @@ export interface GatewayEvents {
     /** The client went away before the answer ended. */
     cancelled: boolean;
   };
+  'route.selected': { requestId: string; route: string; target: string; fallbacks: string[] };
+  'fallback.used': { requestId: string; from: string; to: string; reason: string };
   'config.changed': {
     version: number;
     source: 'api' | 'file';

@@ -39,14 +39,48 @@ class CallStage implements Stage {
     });
   }
 
+  /**
+   * Tries the request's targets in order. A target that fails with a retryable error before anything reached
+   * the client hands over to the next (the fallback chain); a non-retryable error (bad request, auth) goes
+   * straight back to the client, as does any failure once the answer has started.
+   */
   private async call(ctx: RequestContext, subscriber: Subscriber<ResponseEvent>, signal: AbortSignal): Promise<void> {
-    const target = ctx.targets?.[0] ?? resolveDirectTarget(ctx.config, ctx.request.model, ctx.clientProviderKey);
-    ctx.targets ??= [target];
+    const targets = ctx.targets ?? [resolveDirectTarget(ctx.config, ctx.request.model, ctx.clientProviderKey)];
+    ctx.targets = targets;
+    const progress = { started: false };
+    for (let attempt = 0; ; attempt++) {
+      const target = targets[attempt] as Target;
+      try {
+        await this.attempt(ctx, target, attempt + 1, subscriber, signal, progress);
+        subscriber.complete();
+        return;
+      } catch (err) {
+        const next = targets[attempt + 1];
+        if (signal.aborted || progress.started || !next || !(err instanceof GatewayError) || !err.retryable) throw err;
+        this.deps.bus.emit('fallback.used', {
+          requestId: ctx.id,
+          from: `${target.provider.name}/${target.model}`,
+          to: `${next.provider.name}/${next.model}`,
+          reason: err.code ?? String(err.status),
+        });
+      }
+    }
+  }
+
+  private async attempt(
+    ctx: RequestContext,
+    target: Target,
+    attempt: number,
+    subscriber: Subscriber<ResponseEvent>,
+    signal: AbortSignal,
+    progress: { started: boolean },
+  ): Promise<void> {
     const adapter = adapterFor(target.provider.vendor.format);
     if (!adapter) throw GatewayError.internal(`No adapter for wire format '${target.provider.vendor.format}'.`);
-    ctx.upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: 1, status: 0 };
+    ctx.upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: attempt, status: 0 };
     ctx.responseHeaders['x-tollgate-provider'] = target.provider.name;
     ctx.responseHeaders['x-tollgate-model'] = target.model;
+    ctx.responseHeaders['x-tollgate-attempts'] = String(attempt);
 
     const started = performance.now();
     const attempted = (ok: boolean, status: number | null, errorCode: string | null): void => {
@@ -54,7 +88,7 @@ class CallStage implements Stage {
         requestId: ctx.id,
         provider: target.provider.name,
         model: target.model,
-        attempt: 1,
+        attempt,
         ok,
         status,
         durationMs: performance.now() - started,
@@ -77,15 +111,19 @@ class CallStage implements Stage {
     }
     const { statusCode } = exchange.response;
     ctx.upstream.status = statusCode;
+    // Once an event is forwarded the client has (part of) an answer: no other target may take over.
+    const emit = (event: ResponseEvent): void => {
+      progress.started = true;
+      subscriber.next(event);
+    };
     try {
       if (statusCode >= 400) {
         const text = await exchange.response.body.text();
         throw adapter.parseError(statusCode, exchange.response.headers, text, target);
       }
-      if (ctx.stream) await this.relayStream(ctx, adapter, target, exchange, subscriber);
-      else await this.relayCompletion(ctx, adapter, target, exchange, subscriber);
+      if (ctx.stream) await this.relayStream(ctx, adapter, target, exchange, emit);
+      else await this.relayCompletion(ctx, adapter, target, exchange, emit);
       attempted(true, statusCode, null);
-      subscriber.complete();
     } catch (err) {
       const failure = err instanceof GatewayError ? err : exchange.failure(err);
       attempted(false, statusCode, signal.aborted ? 'client_cancelled' : failure.code);
@@ -100,7 +138,7 @@ class CallStage implements Stage {
     adapter: ProviderAdapter,
     target: Target,
     exchange: UpstreamExchange,
-    subscriber: Subscriber<ResponseEvent>,
+    emit: (event: ResponseEvent) => void,
   ): Promise<void> {
     const text = await exchange.response.body.text();
     let parsed: unknown;
@@ -113,7 +151,7 @@ class CallStage implements Stage {
     // Clients see the model name they asked for, whichever upstream model served it.
     completion.model = ctx.request.model;
     ctx.usage = completion.usage ?? null;
-    subscriber.next({ kind: 'completion', completion });
+    emit({ kind: 'completion', completion });
   }
 
   private async relayStream(
@@ -121,14 +159,14 @@ class CallStage implements Stage {
     adapter: ProviderAdapter,
     target: Target,
     exchange: UpstreamExchange,
-    subscriber: Subscriber<ResponseEvent>,
+    emit: (event: ResponseEvent) => void,
   ): Promise<void> {
     const decoder = adapter.createStreamDecoder(target);
     const forward = (chunks: ChatCompletionChunk[]): void => {
       for (const chunk of chunks) {
         chunk.model = ctx.request.model;
         if (chunk.usage) ctx.usage = chunk.usage;
-        subscriber.next({ kind: 'chunk', chunk });
+        emit({ kind: 'chunk', chunk });
       }
     };
     for await (const bytes of exchange.response.body) {

@@ -14,11 +14,19 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+export interface StartOptions {
+  /** Reuse a data directory (to test what survives a restart); it is then not deleted on stop. */
+  dataDir?: string;
+  /** A config file to watch. */
+  configPath?: string;
+}
+
 /** Starts a real gateway on an ephemeral loopback port with its own temporary data directory. */
-export async function startGateway(config: ConfigFile = {}, env: Record<string, string> = {}): Promise<RunningGateway> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
+export async function startGateway(config: ConfigFile = {}, env: Record<string, string> = {}, options: StartOptions = {}): Promise<RunningGateway> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const gateway = await createGateway({
     config: { ...config, settings: { data_dir: dataDir, ...config.settings } },
+    configPath: options.configPath ?? null,
     env,
     log: createLog('silent'),
   });
@@ -30,7 +38,7 @@ export async function startGateway(config: ConfigFile = {}, env: Record<string, 
     client,
     async stop() {
       await gateway.close(500);
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,69 @@
+import { defer, type Observable } from 'rxjs';
+import type { RouteRuntime, RuntimeConfig } from '../config/runtime.js';
+import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
+import type { Target } from '../providers/contract.js';
+import { resolveDirectTarget } from '../routing/resolve-target.js';
+import { weightedPick } from '../routing/weighted-pick.js';
+
+/**
+ * Expands a route's fallback chain into concrete targets. A fallback that names another route contributes
+ * one weighted pick of that route's targets; cycles are cut. Fallbacks that cannot be served right now
+ * (no key configured, say) are left out rather than failing a request whose first choice may well succeed.
+ */
+function fallbackTargets(ctx: RequestContext, route: RouteRuntime, seen: Set<string>): Target[] {
+  const out: Target[] = [];
+  for (const name of route.fallbacks) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const chained = ctx.config.routes.get(name);
+    const model = chained ? weightedPick(chained.targets)?.model : name;
+    if (!model) continue;
+    try {
+      out.push(resolveDirectTarget(ctx.config, model, ctx.clientProviderKey));
+    } catch {
+      continue;
+    }
+    if (chained) out.push(...fallbackTargets(ctx, chained, seen));
+  }
+  return out;
+}
+
+/**
+ * Maps a route name (or a `<provider>/<model>` that has a route) to its targets: one weighted pick, then the
+ * fallback chain. Requests for models without a route pass through untouched.
+ */
+class RouteStage implements Stage {
+  readonly name = 'route';
+
+  constructor(private readonly deps: StageDeps) {}
+
+  run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
+    const route = ctx.config.routes.get(ctx.request.model);
+    if (!route) return next();
+    return defer(() => {
+      const picked = weightedPick(route.targets);
+      if (!picked) return next();
+      const primary = resolveDirectTarget(ctx.config, picked.model, ctx.clientProviderKey);
+      const fallbacks = fallbackTargets(ctx, route, new Set([route.name]));
+      ctx.targets = [primary, ...fallbacks];
+      ctx.responseHeaders['x-tollgate-route'] = route.name;
+      this.deps.bus.emit('route.selected', {
+        requestId: ctx.id,
+        route: route.name,
+        target: picked.model,
+        fallbacks: fallbacks.map((target) => `${target.provider.name}/${target.model}`),
+      });
+      return next();
+    });
+  }
+}
+
+const routeStage: StageFactory = {
+  name: 'route',
+  // Without routes the stage has nothing to do and is left out of the pipeline.
+  create: (config: RuntimeConfig, deps) => (config.routes.size > 0 ? new RouteStage(deps) : null),
+};
+
+export default routeStage;

@@ -1,0 +1,212 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { GatewayEvents } from '../../src/bus/events.js';
+
+let a: ScriptedUpstream;
+let b: ScriptedUpstream;
+const dirs: string[] = [];
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+beforeAll(async () => {
+  a = await startOpenAIUpstream({ apiKey: null });
+  b = await startOpenAIUpstream({ apiKey: null });
+});
+afterAll(async () => {
+  await a.close();
+  await b.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  a.reset();
+  b.reset();
+});
+
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
+
+/** Writes the file the way editors do: a new file renamed over the old one. */
+function saveAtomically(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+}
+
+function labYaml(baseUrl: string): string {
+  return ['providers:', '  lab:', '    type: openai', `    base_url: ${baseUrl}/v1`, ''].join('\n');
+}
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+describe('config file changes apply without a restart', () => {
+  let tg: RunningGateway;
+  let path: string;
+
+  beforeEach(async () => {
+    path = join(tempDir('tollgate-watch-'), 'tollgate.config.yaml');
+    writeFileSync(path, labYaml(a.url));
+    const { parseConfigText } = await import('../../src/config/load-file.js');
+    tg = await startGateway(parseConfigText(readFileSync(path, 'utf8'), path), {}, { configPath: path });
+  });
+  afterEach(async () => {
+    await tg.stop();
+  });
+
+  it('moves traffic to a new base URL while requests flow, with no failed request', async () => {
+    const versions: number[] = [];
+    tg.gateway.bus.on('config.changed', (event) => versions.push(event.version));
+    let failures = 0;
+    let sent = 0;
+    let stop = false;
+    const load = (async () => {
+      while (!stop) {
+        sent++;
+        await tg.client.chat.completions.create({ model: 'lab/m', messages }).catch(() => failures++);
+      }
+    })();
+    await until(() => a.calls.length >= 5);
+    saveAtomically(path, labYaml(b.url));
+    await until(() => b.calls.length >= 5);
+    stop = true;
+    await load;
+    expect(failures).toBe(0);
+    expect(versions.length).toBeGreaterThanOrEqual(1);
+    // After the switch every request goes to b.
+    const before = a.calls.length;
+    await tg.client.chat.completions.create({ model: 'lab/m', messages });
+    expect(a.calls.length).toBe(before);
+    expect(sent).toBeGreaterThan(10);
+  });
+
+  it('keeps the running config when the file is broken, and applies the next good save', async () => {
+    saveAtomically(path, 'providers:\n  lab:\n    type: openai\n    base_url: not a url\n');
+    await new Promise((done) => setTimeout(done, 400));
+    await tg.client.chat.completions.create({ model: 'lab/m', messages });
+    expect(a.calls).toHaveLength(1);
+    saveAtomically(path, 'providers: [unclosed');
+    await new Promise((done) => setTimeout(done, 400));
+    await tg.client.chat.completions.create({ model: 'lab/m', messages });
+    expect(a.calls).toHaveLength(2);
+    saveAtomically(path, labYaml(b.url));
+    await until(() => tg.gateway.configService.current().providers.get('lab')?.baseUrl === `${b.url}/v1`);
+    await tg.client.chat.completions.create({ model: 'lab/m', messages });
+    expect(b.calls).toHaveLength(1);
+    const audit = tg.gateway.configService.audit({ limit: 5 });
+    expect(audit[0]).toMatchObject({ action: 'file.reloaded', actor: { kind: 'file', id: path } });
+  });
+
+  it('lets a request in flight finish on the config it started with', async () => {
+    a.enqueue({ kind: 'slow-chunks', delayMs: 100 });
+    const stream = await tg.client.chat.completions.create({
+      model: 'lab/m',
+      messages: [{ role: 'user', content: 'one two three four five' }],
+      stream: true,
+    });
+    let text = '';
+    let switched = false;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (!switched) {
+        switched = true;
+        saveAtomically(path, labYaml(b.url));
+        await until(() => tg.gateway.configService.current().providers.get('lab')?.baseUrl === `${b.url}/v1`);
+      }
+    }
+    expect(text).toBe('echo: one two three four five');
+    await tg.client.chat.completions.create({ model: 'lab/m', messages });
+    expect(b.calls).toHaveLength(1);
+  });
+});
+
+describe('routes', () => {
+  it('spreads a route over its targets by weight and echoes the route name', async () => {
+    const tg = await startGateway({
+      providers: { pa: { type: 'openai', base_url: `${a.url}/v1` }, pb: { type: 'openai', base_url: `${b.url}/v1` } },
+      routes: { 'chat-default': { targets: [{ model: 'pa/heavy', weight: 3 }, { model: 'pb/light', weight: 1 }], fallbacks: [] } },
+    });
+    try {
+      const total = 400;
+      for (let i = 0; i < total; i += 20) {
+        await Promise.all(
+          Array.from({ length: 20 }, async () => {
+            const completion = await tg.client.chat.completions.create({ model: 'chat-default', messages });
+            expect(completion.model).toBe('chat-default');
+          }),
+        );
+      }
+      const share = a.calls.length / total;
+      expect(a.calls.length + b.calls.length).toBe(total);
+      expect(share).toBeGreaterThan(0.68);
+      expect(share).toBeLessThan(0.82);
+      expect(a.calls.every((call) => call.body.model === 'heavy')).toBe(true);
+    } finally {
+      await tg.stop();
+    }
+  });
+
+  it('falls back along the chain when a target fails with a retryable error, and not on a client error', async () => {
+    const tg = await startGateway({
+      providers: { pa: { type: 'openai', base_url: `${a.url}/v1` }, pb: { type: 'openai', base_url: `${b.url}/v1` } },
+      routes: { resilient: { targets: [{ model: 'pa/first', weight: 1 }], fallbacks: ['pb/second'] } },
+    });
+    try {
+      const fallbacks: Array<GatewayEvents['fallback.used']> = [];
+      tg.gateway.bus.on('fallback.used', (event) => fallbacks.push(event));
+      a.enqueue({ kind: 'error', status: 503, message: 'overloaded' });
+      const { data, response } = await tg.client.chat.completions.create({ model: 'resilient', messages }).withResponse();
+      expect(data.choices[0]?.message.content).toBe('echo: hi');
+      expect(response.headers.get('x-tollgate-provider')).toBe('pb');
+      expect(response.headers.get('x-tollgate-attempts')).toBe('2');
+      expect(b.calls[0]?.body.model).toBe('second');
+      expect(fallbacks).toEqual([expect.objectContaining({ from: 'pa/first', to: 'pb/second' })]);
+
+      a.enqueue({ kind: 'error', status: 400, message: 'bad field' });
+      await expect(tg.client.chat.completions.create({ model: 'resilient', messages })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+      expect(b.calls).toHaveLength(1);
+    } finally {
+      await tg.stop();
+    }
+  });
+});
+
+describe('API changes', () => {
+  it('persist across a restart, with provider keys sealed at rest', async () => {
+    const dataDir = tempDir('tollgate-persist-');
+    const secret = 'sk-persisted-secret-value-1234';
+    const first = await startGateway({}, {}, { dataDir });
+    const actor = { kind: 'loopback' as const, id: '127.0.0.1' };
+    await first.gateway.configService.putProvider('lab', { type: 'openai', base_url: `${a.url}/v1`, keys: [{ value: secret }] }, actor);
+    await first.gateway.configService.putRoute('team-chat', { targets: [{ model: 'lab/m', weight: 1 }] }, actor);
+    await first.client.chat.completions.create({ model: 'team-chat', messages });
+    expect(a.calls[0]?.headers.authorization).toBe(`Bearer ${secret}`);
+    await first.stop();
+
+    for (const file of readdirSync(dataDir, { recursive: true }) as string[]) {
+      const bytes = readFileSync(join(dataDir, file), { flag: 'r' }).toString('latin1');
+      expect(bytes.includes(secret)).toBe(false);
+    }
+
+    const second = await startGateway({}, {}, { dataDir });
+    try {
+      await second.client.chat.completions.create({ model: 'team-chat', messages });
+      expect(a.calls[1]?.headers.authorization).toBe(`Bearer ${secret}`);
+      expect(JSON.stringify(second.gateway.configService.describe())).not.toContain(secret);
+      expect(second.gateway.configService.getProvider('lab').keys[0]?.value).toBe('****1234');
+    } finally {
+      await second.stop();
+    }
+  });
+});
