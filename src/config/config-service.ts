@@ -6,6 +6,7 @@ import { GatewayError } from '../errors.js';
 import type { AuditLog } from '../store/audit-log.js';
 import type { ConfigRepo } from '../store/config-repo.js';
 import type { Log } from '../telemetry/log.js';
+import { configJsonSchema } from './json-schema.js';
 import { applyMergePatch } from './merge-patch.js';
 import { mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
 import { resolveRuntimeConfig, type ConfigLayers, type RuntimeConfig } from './runtime.js';
@@ -78,7 +79,6 @@ export class ConfigService {
   private layers: ConfigLayers;
   private readonly subject: BehaviorSubject<RuntimeConfig>;
   private queue: Promise<unknown> = Promise.resolve();
-  private schemaCache: object | null = null;
   readonly filePath: string | null;
 
   constructor(private readonly deps: ConfigServiceDeps) {
@@ -114,8 +114,7 @@ export class ConfigService {
   }
 
   jsonSchema(): object {
-    this.schemaCache ??= z.toJSONSchema(configFileSchema, { io: 'input' });
-    return this.schemaCache;
+    return configJsonSchema();
   }
 
   // ---- whole document -------------------------------------------------------------------------------

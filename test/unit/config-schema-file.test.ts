@@ -1,0 +1,15 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { configJsonSchema } from '../../src/config/json-schema.js';
+
+describe('config.schema.json', () => {
+  it('is the JSON Schema generated from the schema the code validates with (run `npm run schema` after changing it)', () => {
+    const published: unknown = JSON.parse(readFileSync(new URL('../../config.schema.json', import.meta.url), 'utf8'));
+    expect(published).toEqual(configJsonSchema());
+  });
+
+  it('describes providers, routes and settings', () => {
+    const schema = configJsonSchema() as { properties: Record<string, unknown> };
+    expect(Object.keys(schema.properties).sort()).toEqual(['providers', 'routes', 'settings']);
+  });
+});
