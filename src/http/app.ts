@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors.js';
+import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import type { HttpDeps } from './deps.js';
 import { registerHealthRoutes } from './health.js';
 import { registerOpenAIRoutes } from './openai.js';
@@ -7,9 +8,8 @@ import { fromFrameworkError, renderOpenAIError } from './render-error.js';
 
 /** Builds the fastify app: one registration per route family, errors rendered in OpenAI's shape. */
 export function buildHttpApp(deps: HttpDeps): FastifyInstance {
-  const { settings } = deps.config.current();
   const app = Fastify({
-    bodyLimit: settings.maxBodyBytes,
+    bodyLimit: BODY_LIMIT_CEILING,
     // Per-request access logs would cost on the hot path; request logs come from the event bus instead.
     logger: false,
     return503OnClosing: true,
@@ -17,11 +17,14 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     keepAliveTimeout: 65_000,
   });
 
+  const liveLimit = (): number => deps.config.current().settings.maxBodyBytes;
+  enforceLiveBodyLimit(app, liveLimit);
+
   // The APIs speak JSON only; other bodies get a clear 415 instead of being parsed as text.
   app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler((err, _request, reply) => {
-    const error = fromFrameworkError(err, settings.maxBodyBytes);
+    const error = fromFrameworkError(err, liveLimit());
     if (error.status >= 500 && !(err instanceof GatewayError)) deps.log.error({ err }, 'unhandled error in HTTP layer');
     const rendered = renderOpenAIError(error);
     return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);

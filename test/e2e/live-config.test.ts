@@ -183,6 +183,19 @@ describe('routes', () => {
 });
 
 describe('API changes', () => {
+  it('apply settings such as the body size limit to the next request', async () => {
+    const tg = await startGateway({ settings: { max_body_bytes: 2000 }, providers: { lab: { type: 'openai', base_url: `${a.url}/v1` } } });
+    try {
+      const big = { model: 'lab/m', messages: [{ role: 'user' as const, content: 'z'.repeat(3000) }] };
+      await expect(tg.client.chat.completions.create(big)).rejects.toMatchObject({ status: 413 });
+      await tg.gateway.configService.patchApiLayer({ settings: { max_body_bytes: 10_000 } }, { kind: 'loopback', id: '127.0.0.1' });
+      const completion = await tg.client.chat.completions.create(big);
+      expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(3000);
+    } finally {
+      await tg.stop();
+    }
+  });
+
   it('persist across a restart, with provider keys sealed at rest', async () => {
     const dataDir = tempDir('tollgate-persist-');
     const secret = 'sk-persisted-secret-value-1234';

@@ -102,6 +102,25 @@ describe('request validation', () => {
     expect(upstream.calls).toHaveLength(0);
   });
 
+  it('counts a chunked body (no Content-Length) against the limit too', async () => {
+    const payload = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'y'.repeat(8000) }] });
+    const body = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < payload.length; i += 1000) controller.enqueue(new TextEncoder().encode(payload.slice(i, i + 1000)));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('request_too_large');
+    expect(upstream.calls).toHaveLength(0);
+  });
+
   it('rejects a non-JSON content type with 415 in the OpenAI error shape', async () => {
     const { status, body } = await postRaw('hello', { 'content-type': 'text/plain' });
     expect(status).toBe(415);

@@ -1,0 +1,40 @@
+import { Transform } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../errors.js';
+
+/** The framework's own limit is only a ceiling; the live limit comes from the running config. */
+export const BODY_LIMIT_CEILING = 1024 * 1024 * 1024;
+
+function tooLarge(limit: number): GatewayError {
+  return new GatewayError({
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'request_too_large',
+    message: `The request body is larger than the limit of ${limit} bytes.`,
+  });
+}
+
+/**
+ * Enforces `settings.max_body_bytes` as it is now, so a change applies to the next request without a
+ * restart: a declared Content-Length over the limit is refused before reading; a chunked body is counted.
+ */
+export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => number): void {
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const limit = currentLimit();
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared)) {
+      if (declared > limit) throw tooLarge(limit);
+      return payload;
+    }
+    let received = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        received += chunk.length;
+        callback(received > limit ? tooLarge(limit) : null, chunk);
+      },
+    });
+    // Fastify reads this to check the Content-Length it did not get.
+    Object.defineProperty(counted, 'receivedEncodedLength', { get: () => received });
+    return payload.pipe(counted);
+  });
+}
