@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import { freePort } from '../helpers/net.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -14,15 +15,6 @@ const mainScript = join(repoRoot, 'src/main.ts');
 let upstream: ScriptedUpstream;
 const workDirs: string[] = [];
 
-async function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** Opens a fresh TCP connection (no pooled keep-alive socket) to see whether the port still accepts. */
 function tryConnect(port: number): Promise<'connected' | 'refused'> {

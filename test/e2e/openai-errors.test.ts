@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/net.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
 
@@ -8,17 +8,6 @@ let upstream: ScriptedUpstream;
 let tg: RunningGateway;
 let deadPort: number;
 
-/** A port that was just free: nothing listens there, so connections are refused. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream-test' });
