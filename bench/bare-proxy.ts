@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import { Agent, request } from 'undici';
 
 export interface BareProxy {
@@ -20,9 +19,17 @@ export async function startBareProxy(options: { upstream: string; port?: number;
   // Same pool settings as the gateway's UpstreamTransport, so both pay the same connection costs.
   const agent = new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: 10_000 } });
 
+  function readBody(req: IncomingMessage): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+      req.once('error', reject);
+    });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = await readBody(req);
     const headers: Record<string, string> = {};
     for (const name of FORWARDED_HEADERS) {
       const value = req.headers[name];
@@ -31,7 +38,7 @@ export async function startBareProxy(options: { upstream: string; port?: number;
     const upstream = await request(`${options.upstream}${req.url ?? '/'}`, {
       method: req.method as 'POST',
       headers,
-      body: chunks.length > 0 ? Buffer.concat(chunks) : null,
+      body: body.length > 0 ? body : null,
       dispatcher: agent,
     });
     const out: Record<string, string> = {};
@@ -40,7 +47,13 @@ export async function startBareProxy(options: { upstream: string; port?: number;
     const length = upstream.headers['content-length'];
     if (typeof length === 'string') out['content-length'] = length;
     res.writeHead(upstream.statusCode, out);
-    await pipeline(upstream.body, res);
+    // .pipe() rather than stream.pipeline(): pipeline sets up an AbortController per call and aborts it
+    // (building a DOMException) when done, which showed up as ~8% of this proxy's CPU in a profile.
+    upstream.body.pipe(res);
+    upstream.body.once('error', () => res.destroy());
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.body.destroy();
+    });
   }
 
   const server = createServer((req, res) => {

@@ -7,33 +7,26 @@ export interface LoadOptions {
   durationSec: number;
 }
 
-export interface LoadResult {
-  rps: number;
-  /** Latency percentiles in ms, from autocannon's per-response times (fractional, see below). */
-  p50: number;
-  p99: number;
-  completed: number;
+/** One autocannon run: the raw per-response latencies, so several runs can be merged before percentiles. */
+export interface LoadSlice {
+  /** Latency of each 2xx response, in ms (fractional). */
+  latencies: Float64Array;
+  /** Wall time of the run as autocannon measured it, in seconds. */
+  durationSec: number;
   non2xx: number;
   errors: number;
-}
-
-/** Nearest-rank percentile of an ascending array. */
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] ?? Number.NaN;
 }
 
 /**
  * One autocannon run (POST with a JSON body, no pipelining). autocannon's own `latency.p50/p99` come from
  * an HDR histogram with a 1 ms resolution, which rounds every sub-millisecond latency to 0 or 1 and would
- * hide exactly the overhead this bench is about; the `response` event carries the fractional time (ms,
- * from hrtime), so percentiles are computed from those instead.
+ * hide exactly the overhead this bench is about; its `response` event carries the fractional time (ms,
+ * from hrtime, until the whole response was read), so the latencies are collected from that instead.
  */
-export function runLoad(options: LoadOptions): Promise<LoadResult> {
-  let latencies = new Float64Array(1 << 16);
+export function runLoad(options: LoadOptions): Promise<LoadSlice> {
+  let latencies = new Float64Array(1 << 15);
   let count = 0;
-  return new Promise<LoadResult>((resolve, reject) => {
+  return new Promise<LoadSlice>((resolve, reject) => {
     const instance = autocannon(
       {
         url: options.url,
@@ -47,15 +40,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
       },
       (err, result) => {
         if (err) return reject(err);
-        const sorted = latencies.subarray(0, count).sort();
-        resolve({
-          rps: result.requests.average,
-          p50: percentile(sorted, 50),
-          p99: percentile(sorted, 99),
-          completed: count,
-          non2xx: result.non2xx,
-          errors: result.errors,
-        });
+        resolve({ latencies: latencies.slice(0, count), durationSec: result.duration, non2xx: result.non2xx, errors: result.errors });
       },
     );
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
@@ -69,4 +54,22 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
       latencies[count++] = responseTime;
     });
   });
+}
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}
+
+/** Concatenates slices' latencies and sorts them, ready for `percentile`. */
+export function mergeSorted(parts: Float64Array[]): Float64Array {
+  const merged = new Float64Array(parts.reduce((n, part) => n + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    merged.set(part, offset);
+    offset += part.length;
+  }
+  return merged.sort();
 }

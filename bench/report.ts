@@ -1,14 +1,24 @@
-import type { LoadResult } from './load.js';
 
 export type TargetName = 'upstream' | 'tollgate' | 'bare-proxy';
 export type Mode = 'json' | 'stream';
 
-export interface Measurement extends LoadResult {
+export interface Measurement {
   target: TargetName;
   mode: Mode;
   connections: number;
+  rps: number;
+  /** Latency percentiles in ms over all 2xx responses of the measured slices. */
+  p50: number;
+  p99: number;
+  completed: number;
+  non2xx: number;
+  errors: number;
   /** CPU (user + system) of the process autocannon talked to, per completed request, in µs. */
   cpuPerRequestUs: number;
+  /** CPU of the upstream process per completed request, in µs (the same process as above for target a). */
+  upstreamCpuPerRequestUs: number;
+  /** CPU share of the whole machine used by processes other than the bench's own, while measuring. */
+  backgroundCpuPct: number;
 }
 
 const LABEL: Record<TargetName, string> = {
@@ -27,8 +37,8 @@ function row(cells: string[]): string {
 /** The results as a Markdown table (readable in a terminal, pasteable into RESULTS.md), plus the ratios. */
 export function formatReport(measurements: Measurement[]): string {
   const lines = [
-    row(['target', 'mode', 'conns', 'RPS', 'p50 ms', 'p99 ms', 'added p50 ms', 'added p99 ms', 'CPU µs/req', 'non-2xx', 'errors']),
-    row(['---', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+    row(['target', 'mode', 'conns', 'RPS', 'p50 ms', 'p99 ms', 'added p50 ms', 'added p99 ms', 'CPU µs/req', 'upstream CPU µs/req', 'other load %', 'non-2xx', 'errors']),
+    row(['---', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
   ];
   const ratios: string[] = [];
   const baseline = (m: Measurement): Measurement | undefined =>
@@ -48,6 +58,8 @@ export function formatReport(measurements: Measurement[]): string {
         direct ? '' : signed(m.p50 - base.p50),
         direct ? '' : signed(m.p99 - base.p99),
         fixed(m.cpuPerRequestUs, 0),
+        fixed(m.upstreamCpuPerRequestUs, 0),
+        fixed(m.backgroundCpuPct, 0),
         String(m.non2xx),
         String(m.errors),
       ]),
