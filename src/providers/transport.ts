@@ -1,19 +1,31 @@
-import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { UpstreamRequest, UpstreamTimeouts } from './contract.js';
 
-/** An upstream exchange whose headers arrived; its body is still to be read. */
-export interface UpstreamExchange {
-  response: Dispatcher.ResponseData;
-  /** Clears the timers; call once the body has been consumed or abandoned. */
-  finish(): void;
-  /** Maps an error raised while reading the body to a GatewayError (knows whether the total timeout fired). */
-  failure(err: unknown): GatewayError;
+/** Receives one upstream answer. After `onEnd` or `onError`, nothing more is called. */
+export interface UpstreamResponseHandler {
+  onStart(status: number, headers: IncomingHttpHeaders): void;
+  onData(chunk: Buffer): void;
+  onEnd(): void;
+  onError(error: GatewayError): void;
 }
 
+/** A running upstream call: the client side's levers on it. */
+export interface UpstreamCall {
+  /** Stops the call and closes its connection; the handler's `onError` gets a `client_cancelled` error. */
+  abort(): void;
+  /** Stops reading the body (backpressure) until `resume`. */
+  pause(): void;
+  resume(): void;
+}
+
+const cancelled = new Error('the client closed the request');
+
 /**
- * The one HTTP client for upstream calls: undici on keep-alive pools, no fetch, no web streams (they cost
- * measurable CPU per request in a gateway).
+ * The one HTTP client for upstream calls: undici's dispatcher API on keep-alive pools. Callbacks rather than
+ * fetch, web streams or Readable bodies: a gateway pays for those on every request, and the dispatch
+ * controller gives abort and backpressure without an AbortSignal.
  */
 export class UpstreamTransport {
   private readonly agent = new Agent({
@@ -23,38 +35,93 @@ export class UpstreamTransport {
   });
 
   /**
-   * Sends a request. `firstByteMs` bounds the wait for response headers; `totalMs` bounds the whole
+   * Starts a request. `firstByteMs` bounds the wait for response headers; `totalMs` bounds the whole
    * exchange, body included.
    */
-  async send(upstream: UpstreamRequest, timeouts: UpstreamTimeouts, signal: AbortSignal, provider: string): Promise<UpstreamExchange> {
-    const controller = new AbortController();
-    const onClientAbort = (): void => controller.abort(signal.reason);
-    signal.addEventListener('abort', onClientAbort, { once: true });
+  dispatch(upstream: UpstreamRequest, timeouts: UpstreamTimeouts, provider: string, handler: UpstreamResponseHandler): UpstreamCall {
+    let controller: Dispatcher.DispatchController | null = null;
+    let settled = false;
     let timedOut = false;
+    let paused = false;
+    const finish = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      return true;
+    };
+    const fail = (err: unknown): void => {
+      if (finish()) handler.onError(transportError(err, timedOut, timeouts, provider));
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(new Error('total timeout'));
+      controller?.abort(new Error('total timeout'));
+      fail(new Error('total timeout'));
     }, timeouts.totalMs);
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onClientAbort);
-    };
+    const url = new URL(upstream.url);
     try {
-      const response = await request(upstream.url, {
+      this.agent.dispatch(
+      {
+        origin: url.origin,
+        path: url.pathname + url.search,
         method: upstream.method,
         headers: upstream.headers,
-        body: upstream.body,
-        dispatcher: this.agent,
-        signal: controller.signal,
+        body: upstream.body ?? null,
         headersTimeout: timeouts.firstByteMs,
         // Stalls inside a body are bounded by the total timeout.
         bodyTimeout: timeouts.totalMs,
-      });
-      return { response, finish: done, failure: (err) => transportError(err, timedOut, timeouts, provider) };
+      },
+      {
+        onRequestStart(ctl) {
+          controller = ctl;
+          if (settled) ctl.abort(cancelled);
+          else if (paused) ctl.pause();
+        },
+        onResponseStart(_ctl, status, headers) {
+          // 1xx informational answers are not the response.
+          if (status < 200 || settled) return;
+          guard(() => handler.onStart(status, headers));
+        },
+        onResponseData(_ctl, chunk) {
+          if (!settled) guard(() => handler.onData(chunk));
+        },
+        onResponseEnd() {
+          if (finish()) guard(() => handler.onEnd());
+        },
+        onResponseError(_ctl, err) {
+          fail(err);
+        },
+      },
+      );
     } catch (err) {
-      done();
-      throw transportError(err, timedOut, timeouts, provider);
+      // e.g. a closed agent during shutdown: report it like any transport failure, asynchronously.
+      queueMicrotask(() => fail(err));
     }
+    // A handler that throws ends the call with that error instead of leaving it half done.
+    function guard(work: () => void): void {
+      try {
+        work();
+      } catch (err) {
+        controller?.abort(err instanceof Error ? err : new Error(String(err)));
+        if (finish()) handler.onError(err instanceof GatewayError ? err : transportError(err, timedOut, timeouts, provider));
+      }
+    }
+    return {
+      abort() {
+        if (!finish()) return;
+        controller?.abort(cancelled);
+        handler.onError(
+          new GatewayError({ status: 499, type: 'client_closed_request', code: 'client_cancelled', message: 'The client closed the request.' }),
+        );
+      },
+      pause() {
+        paused = true;
+        controller?.pause();
+      },
+      resume() {
+        paused = false;
+        controller?.resume();
+      },
+    };
   }
 
   close(): Promise<void> {

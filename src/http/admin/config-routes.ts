@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../../errors.js';
+import { actorOf } from './admin-auth.js';
+import type { AdminDeps } from './admin-deps.js';
+import { jsonObjectBody, queryString } from './request-body.js';
+
+/** The whole config document: the effective view, the API layer, its schema, and whole-layer writes. */
+export function registerConfigRoutes(api: FastifyInstance, deps: AdminDeps): void {
+  const service = deps.configService;
+
+  // RFC 7396 clients label merge patches with their own media type; the content is plain JSON.
+  api.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, api.getDefaultJsonParser('error', 'error'));
+
+  api.get('/config', async (request) => {
+    const layer = queryString(request, 'layer') ?? 'effective';
+    if (layer === 'effective') return service.describe();
+    if (layer === 'api') return service.apiLayer();
+    throw GatewayError.badRequest(`Unknown layer '${layer}': expected 'effective' or 'api'.`, 'layer', 'invalid_query');
+  });
+
+  api.get('/config/schema', async (_request, reply) => {
+    return reply.type('application/schema+json; charset=utf-8').send(JSON.stringify(service.jsonSchema()));
+  });
+
+  // PUT replaces everything set through the API; the file and environment layers are untouched.
+  api.put('/config', async (request) => service.replaceApiLayer(jsonObjectBody(request), actorOf(request, deps)));
+
+  api.patch('/config', async (request) => service.patchApiLayer(jsonObjectBody(request), actorOf(request, deps)));
+}

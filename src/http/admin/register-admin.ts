@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../../errors.js';
+import { renderOpenAIError } from '../render-error.js';
+import { adminAuthHook } from './admin-auth.js';
+import type { AdminDeps } from './admin-deps.js';
+import { registerAuditRoutes } from './audit-routes.js';
+import { registerConfigRoutes } from './config-routes.js';
+import { registerProviderRoutes } from './provider-routes.js';
+import { registerRouteRoutes } from './route-routes.js';
+
+export type { AdminDeps } from './admin-deps.js';
+
+/**
+ * The management API under /api, in its own encapsulated plugin so the admin auth hook, the merge-patch
+ * parser and the no-store header apply to /api only, never to the /v1 hot path.
+ */
+export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
+  app.register(
+    async (api) => {
+      api.addHook('onRequest', adminAuthHook(deps));
+      // Responses describe live config (masked, but still operational detail): keep them out of caches.
+      api.addHook('onSend', async (_request, reply, payload) => {
+        reply.header('cache-control', 'no-store');
+        return payload;
+      });
+      // Unknown /api paths get their 404 inside this plugin, after the auth hook, so they cannot be probed without the key.
+      api.setNotFoundHandler((request, reply) => {
+        const rendered = renderOpenAIError(
+          GatewayError.notFound(`Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`, null, 'unknown_url'),
+        );
+        return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+      });
+      registerConfigRoutes(api, deps);
+      registerProviderRoutes(api, deps);
+      registerRouteRoutes(api, deps);
+      registerAuditRoutes(api, deps);
+    },
+    { prefix: '/api' },
+  );
+}

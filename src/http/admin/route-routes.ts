@@ -1,0 +1,33 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorOf } from './admin-auth.js';
+import type { AdminDeps } from './admin-deps.js';
+import { jsonObjectBody } from './request-body.js';
+
+/**
+ * Route names may contain `/` (a route may be named like the `<provider>/<model>` it stands in for), so the
+ * item path is a wildcard: `/api/routes/openai%2Fgpt-4o` and `/api/routes/openai/gpt-4o` both address the
+ * route `openai/gpt-4o` (the router decodes the wildcard, `%2F` included).
+ */
+function routeName(request: FastifyRequest): string {
+  return (request.params as { '*': string })['*'];
+}
+
+export function registerRouteRoutes(api: FastifyInstance, deps: AdminDeps): void {
+  const service = deps.configService;
+
+  api.get('/routes', async () => ({ object: 'list', data: service.listRoutes() }));
+
+  api.get('/routes/*', async (request) => service.getRoute(routeName(request)));
+
+  api.put('/routes/*', async (request, reply) => {
+    const name = routeName(request);
+    const { view, created } = await service.putRoute(name, jsonObjectBody(request), actorOf(request, deps));
+    if (created) reply.code(201).header('location', `/api/routes/${encodeURIComponent(name)}`);
+    return view;
+  });
+
+  api.delete('/routes/*', async (request, reply) => {
+    await service.deleteRoute(routeName(request), actorOf(request, deps));
+    return reply.code(204).send();
+  });
+}
