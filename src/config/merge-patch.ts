@@ -7,6 +7,8 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
+    // Keys that would reach an object's prototype are never copied.
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
     if (value === null) delete out[key];
     else out[key] = applyMergePatch(out[key], value);
   }

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
+import { parseJsonBody } from './json-body.js';
 import type { HttpDeps } from './deps.js';
 import { registerHealthRoutes } from './health.js';
 import { registerOpenAIRoutes } from './openai.js';
@@ -22,6 +23,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
 
   // The APIs speak JSON only; other bodies get a clear 415 instead of being parsed as text.
   app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
   app.setErrorHandler((err, _request, reply) => {
     const error = fromFrameworkError(err, liveLimit());
