@@ -45,6 +45,11 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
   ctx.clientReady = () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
   return new Promise<void>((resolve) => {
     let started = false;
+    let corked = false;
+    const uncork = (): void => {
+      corked = false;
+      res.uncork();
+    };
     const subscription: Subscription = answer.subscribe({
       next(event) {
         if (event.kind === 'completion') {
@@ -57,6 +62,12 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         if (!started) {
           res.writeHead(200, { ...baseHeaders(ctx), ...SSE_HEADERS });
           started = true;
+        }
+        // Chunks decoded from one upstream read go out in one write: corked until the current tick ends.
+        if (!corked) {
+          corked = true;
+          res.cork();
+          process.nextTick(uncork);
         }
         res.write(`data: ${JSON.stringify(event.chunk)}\n\n`);
       },
