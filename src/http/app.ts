@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
+import { registerAdminRoutes } from './admin/register-admin.js';
 import type { HttpDeps } from './deps.js';
 import { registerHealthRoutes } from './health.js';
 import { registerOpenAIRoutes } from './openai.js';
@@ -42,5 +43,6 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
 
   registerHealthRoutes(app, deps);
   registerOpenAIRoutes(app, deps);
+  registerAdminRoutes(app, { configService: deps.config, adminKey: deps.adminKey, log: deps.log });
   return app;
 }

@@ -89,16 +89,13 @@ export class Pipeline {
     const { bus } = this.deps;
     const composed = this.stages.reduceRight<Next>((next, stage) => () => stage.run(ctx, next), endOfPipeline);
     return new Observable<ResponseEvent>((subscriber) => {
-      bus.emit('request.received', {
-        requestId: ctx.id,
-        dialect: ctx.dialect,
-        model: ctx.request.model,
-        stream: ctx.stream,
-        at: Date.now(),
-      });
+      if (bus.hasListeners('request.received')) {
+        bus.emit('request.received', { requestId: ctx.id, dialect: ctx.dialect, model: ctx.request.model, stream: ctx.stream, at: Date.now() });
+      }
       let settled = false;
       const completed = (cancelled: boolean): void => {
         settled = true;
+        if (!bus.hasListeners('request.completed')) return;
         bus.emit('request.completed', {
           requestId: ctx.id,
           model: ctx.request.model,

@@ -22,6 +22,20 @@ export interface UpstreamCall {
 
 const cancelled = new Error('the client closed the request');
 
+const splitUrls = new Map<string, { origin: string; path: string }>();
+
+/** Upstream URLs repeat (one per provider and endpoint), so each is parsed once. */
+function splitUrl(href: string): { origin: string; path: string } {
+  let split = splitUrls.get(href);
+  if (!split) {
+    const url = new URL(href);
+    split = { origin: url.origin, path: url.pathname + url.search };
+    if (splitUrls.size > 10_000) splitUrls.clear();
+    splitUrls.set(href, split);
+  }
+  return split;
+}
+
 /**
  * The one HTTP client for upstream calls: undici's dispatcher API on keep-alive pools. Callbacks rather than
  * fetch, web streams or Readable bodies: a gateway pays for those on every request, and the dispatch
@@ -57,12 +71,12 @@ export class UpstreamTransport {
       controller?.abort(new Error('total timeout'));
       fail(new Error('total timeout'));
     }, timeouts.totalMs);
-    const url = new URL(upstream.url);
+    const url = splitUrl(upstream.url);
     try {
       this.agent.dispatch(
       {
         origin: url.origin,
-        path: url.pathname + url.search,
+        path: url.path,
         method: upstream.method,
         headers: upstream.headers,
         body: upstream.body ?? null,

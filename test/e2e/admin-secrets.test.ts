@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { startGateway } from '../helpers/gateway.js';
+import { AdminClient } from '../helpers/admin.js';
+
+let upstream: ScriptedUpstream;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: null });
+});
+afterAll(async () => {
+  await upstream.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => upstream.reset());
+
+const messages = [{ role: 'user' as const, content: 'hi' }];
+
+/** Each secret minus its last four characters: what must never appear (masks show the last four). */
+function exposedParts(secrets: string[]): string[] {
+  return secrets.map((secret) => secret.slice(0, -4));
+}
+
+describe('provider key values never come back in full', () => {
+  it('from any endpoint, including the writes themselves, /api/config and /api/audit', async () => {
+    const secrets = {
+      posted: 'sk-DISTINCTIVE-posted-secret-41c9e7aa',
+      put: 'sk-DISTINCTIVE-put-secret-9d02b3bb',
+      shorthand: 'sk-DISTINCTIVE-shorthand-secret-77f1cc',
+      patched: 'sk-DISTINCTIVE-patched-secret-0be5dd',
+      header: 'hdr-DISTINCTIVE-header-secret-5a6fee',
+      viaConfig: 'sk-DISTINCTIVE-config-secret-c3d4ff',
+    };
+    const tg = await startGateway({}, {});
+    try {
+      const api = new AdminClient(tg.url);
+      const base_url = `${upstream.url}/v1`;
+      expect((await api.put('/api/providers/lab-a', { type: 'openai', base_url, keys: [{ value: secrets.put, models: ['only-put'] }] })).status).toBe(201);
+      const posted = await api.post('/api/providers/lab-a/keys', { value: secrets.posted, models: ['only-posted'] });
+      expect(posted.status).toBe(201);
+      expect(posted.body.value).toBe(`****${secrets.posted.slice(-4)}`);
+      expect((await api.patch(`/api/providers/lab-a/keys/${posted.body.id}`, { value: secrets.patched })).status).toBe(200);
+      expect(
+        (
+          await api.put('/api/providers/lab-b', {
+            type: 'openai',
+            base_url,
+            api_key: secrets.shorthand,
+            headers: { authorization: `Bearer ${secrets.header}`, 'x-team': 'plain' },
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (await api.patch('/api/config', { providers: { 'lab-c': { type: 'openai', base_url, keys: [{ value: secrets.viaConfig }] } } }, { contentType: 'application/merge-patch+json' }))
+          .status,
+      ).toBe(200);
+      expect((await api.put('/api/routes/r', { targets: [{ model: 'lab-a/only-posted' }] })).status).toBe(201);
+
+      // The keys are real: the upstream receives them in full.
+      await tg.client.chat.completions.create({ model: 'lab-a/only-put', messages });
+      await tg.client.chat.completions.create({ model: 'r', messages });
+      await tg.client.chat.completions.create({ model: 'lab-c/m', messages });
+      expect(upstream.calls.map((call) => call.headers.authorization)).toEqual([`Bearer ${secrets.put}`, `Bearer ${secrets.patched}`, `Bearer ${secrets.viaConfig}`]);
+
+      const reads = [
+        '/api/config',
+        '/api/config?layer=api',
+        '/api/providers',
+        '/api/providers/lab-a',
+        '/api/providers/lab-b',
+        '/api/providers/lab-c',
+        '/api/providers/lab-a/keys',
+        `/api/providers/lab-a/keys/${posted.body.id}`,
+        '/api/routes',
+        '/api/audit?limit=500',
+      ];
+      for (const path of reads) expect((await api.get(path)).status, path).toBe(200);
+      // Replacing and deleting puts the old values into audit entries' "before".
+      expect((await api.put('/api/providers/lab-a', { type: 'openai', base_url })).status).toBe(200);
+      expect((await api.delete('/api/providers/lab-b')).status).toBe(204);
+      expect((await api.get('/api/audit?limit=500')).body.data.length).toBeGreaterThanOrEqual(8);
+
+      expect(api.seen.length).toBeGreaterThan(15);
+      for (const response of api.seen) {
+        for (const part of exposedParts(Object.values(secrets))) expect(response.text).not.toContain(part);
+      }
+      const layer = (await api.get('/api/config?layer=api')).body;
+      expect(layer.providers['lab-c'].keys[0].value).toBe(`****${secrets.viaConfig.slice(-4)}`);
+    } finally {
+      await tg.stop();
+    }
+  });
+
+  it('shows references (env:NAME) as written, since they name no secret', async () => {
+    const tg = await startGateway({}, { LAB_KEY: 'sk-DISTINCTIVE-from-env-abcdef12' });
+    try {
+      const api = new AdminClient(tg.url);
+      const put = await api.put('/api/providers/lab-a', { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ value: 'env:LAB_KEY' }] });
+      expect(put.body.keys[0].value).toBe('env:LAB_KEY');
+      await tg.client.chat.completions.create({ model: 'lab-a/m', messages });
+      expect(upstream.calls[0]?.headers.authorization).toBe('Bearer sk-DISTINCTIVE-from-env-abcdef12');
+      for (const path of ['/api/config', '/api/audit']) expect((await api.get(path)).text).not.toContain('sk-DISTINCTIVE-from-env');
+      // A reference to a variable that is not set is a validation error, not a broken config.
+      const missing = await api.post('/api/providers/lab-a/keys', { value: 'env:NOT_SET_ANYWHERE' });
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.message).toContain('NOT_SET_ANYWHERE');
+    } finally {
+      await tg.stop();
+    }
+  });
+});
+
+describe('the API layer survives a restart', () => {
+  it('keeps providers, keys, routes, settings and the audit log', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-admin-restart-'));
+    dirs.push(dataDir);
+    const secret = 'sk-DISTINCTIVE-restart-secret-9f8e';
+    const first = await startGateway({}, {}, { dataDir });
+    let versionBefore: number;
+    try {
+      const api = new AdminClient(first.url);
+      await api.put('/api/providers/lab-a', { type: 'openai', base_url: `${upstream.url}/v1` });
+      const key = await api.post('/api/providers/lab-a/keys', { value: secret });
+      expect(key.status).toBe(201);
+      await api.put('/api/routes/team%2Fchat', { targets: [{ model: 'lab-a/persisted', weight: 2 }] });
+      await api.patch('/api/config', { settings: { max_body_bytes: 123_456 } });
+      versionBefore = (await api.get('/api/config')).body.version;
+    } finally {
+      await first.stop();
+    }
+
+    const second = await startGateway({}, {}, { dataDir });
+    try {
+      const api = new AdminClient(second.url);
+      const config = await api.get('/api/config');
+      expect(config.body.version).toBeGreaterThanOrEqual(versionBefore);
+      expect(config.body.settings.max_body_bytes).toBe(123_456);
+      expect((await api.get('/api/routes/team%2Fchat')).body).toMatchObject({ name: 'team/chat', targets: [{ model: 'lab-a/persisted', weight: 2 }], source: 'api' });
+      const provider = await api.get('/api/providers/lab-a');
+      expect(provider.body).toMatchObject({ source: 'api', keys: [{ value: '****9f8e', source: 'api' }] });
+
+      await second.client.chat.completions.create({ model: 'team/chat', messages });
+      expect(upstream.calls[0]?.body.model).toBe('persisted');
+      expect(upstream.calls[0]?.headers.authorization).toBe(`Bearer ${secret}`);
+
+      const audit = await api.get('/api/audit');
+      expect(audit.body.data.map((e: any) => e.action)).toEqual(['config.patched', 'route.created', 'provider_key.created', 'provider.created']);
+
+      // The key id survives too, so the key can still be addressed.
+      const keyId = provider.body.keys[0].id;
+      expect((await api.patch(`/api/providers/lab-a/keys/${keyId}`, { weight: 4 })).body.weight).toBe(4);
+      const after = await api.get('/api/config');
+      expect(after.body.version).toBeGreaterThan(config.body.version);
+      for (const response of api.seen) expect(response.text).not.toContain(secret.slice(0, -4));
+    } finally {
+      await second.stop();
+    }
+  });
+});
