@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { EventBus } from './bus/bus.js';
 import { ConfigService } from './config/config-service.js';
 import { resolveRuntimeConfig, type RuntimeConfig } from './config/runtime.js';
+import { parseConfigDocument } from './config/load-file.js';
 import type { ConfigFile } from './config/schema.js';
 import { SecretBox } from './config/secret-box.js';
 import type { Env } from './config/secret-ref.js';
@@ -50,7 +51,8 @@ export interface Gateway {
 /** Wires the gateway: config, store, bus, pipeline, HTTP. Used by `main.ts`, tests and embedders alike. */
 export async function createGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const env = options.env ?? process.env;
-  const fileDocument = options.config ?? {};
+  // Embedders and tests pass documents directly; they get the same validation as the file.
+  const fileDocument = parseConfigDocument(options.config ?? {}, 'options.config');
   // The file and environment alone decide where the data lives and how to log, before the store is open.
   const boot = resolveRuntimeConfig({ api: {}, file: fileDocument }, env, 0).settings;
   const log = options.log ?? createLog(boot.logLevel);

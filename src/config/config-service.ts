@@ -21,7 +21,8 @@ import {
   type ConfigDocument,
   type ProviderConfig,
 } from './schema.js';
-import { maskSecret, type SecretBox } from './secret-box.js';
+import type { SecretBox } from './secret-box.js';
+import { restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
 import { ConfigError, type Env } from './secret-ref.js';
 import type { Actor, AuditEntry, ConfigSource, ProviderKeyView, ProviderView, RouteView } from './views.js';
 
@@ -59,6 +60,33 @@ function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
   const first = result.error.issues[0];
   const param = [prefix, ...(first?.path.map(String) ?? [])].filter(Boolean).join('.') || null;
   throw GatewayError.badRequest(`Invalid configuration: ${describeIssues(result.error).replace(/^/, prefix ? `${prefix}.` : '')}`, param, 'invalid_config');
+}
+
+const START_ONLY_SETTINGS = ['host', 'port', 'data_dir'] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Drops the fields the API adds when it shows an item (`name`, `source`, a key's `models: null`), so that what
+ * a client reads it can write back. A `name` that disagrees with the URL is refused.
+ */
+function withoutReadOnlyFields(body: unknown, name: string, kind: 'provider' | 'route'): unknown {
+  if (!isRecord(body)) return body;
+  if (body.name !== undefined && body.name !== name) {
+    throw GatewayError.badRequest(`The body names ${kind} '${String(body.name)}' but the URL names '${name}'.`, 'name', 'invalid_config');
+  }
+  const { name: _name, source: _source, ...rest } = body;
+  if (kind === 'provider' && Array.isArray(rest.keys)) {
+    rest.keys = rest.keys.map((key: unknown) => {
+      if (!isRecord(key)) return key;
+      const { source: _keySource, ...keyRest } = key;
+      if (keyRest.models === null) delete keyRest.models;
+      return keyRest;
+    });
+  }
+  return rest;
 }
 
 function actorLabel(actor: Actor): string {
@@ -121,7 +149,9 @@ export class ConfigService {
 
   replaceApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
     const document = validate(configFileSchema, body, '');
-    return this.change(actor, 'config.replaced', 'config', () => this.withKeyIds(document)).then(() => this.describe());
+    return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api))).then(() =>
+      this.describe(),
+    );
   }
 
   patchApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
@@ -129,7 +159,7 @@ export class ConfigService {
       throw GatewayError.badRequest('A merge patch must be a JSON object.', null, 'invalid_config');
     }
     return this.change(actor, 'config.patched', 'config', (api) =>
-      this.withKeyIds(validate(configFileSchema, applyMergePatch(api, body), '')),
+      this.withKeyIds(restoreMaskedDocument(validate(configFileSchema, applyMergePatch(api, body), ''), api)),
     ).then(() => this.describe());
   }
 
@@ -147,15 +177,9 @@ export class ConfigService {
 
   async putProvider(name: string, body: unknown, actor: Actor): Promise<{ view: ProviderView; created: boolean }> {
     validate(providerNameSchema, name, 'name');
-    const parsed = validate(providerSchema, body, `providers.${name}`);
-    const created = !this.layers.api.providers?.[name];
-    const previous = this.layers.api.providers?.[name];
-    // A client that read a provider and sends it back unchanged sends masked values: keep the real ones.
-    const keys = parsed.keys?.map((key) => {
-      const known = key.id ? previous?.keys?.find((k) => k.id === key.id) : undefined;
-      return known && maskSecret(known.value) === key.value ? { ...key, value: known.value } : key;
-    });
-    const entry: ProviderConfig = this.providerWithKeyIds({ ...parsed, ...(keys ? { keys } : {}) });
+    const parsed = validate(providerSchema, withoutReadOnlyFields(body, name, 'provider'), `providers.${name}`);
+    const created = !this.current().providers.has(name);
+    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name]));
     await this.change(actor, created ? 'provider.created' : 'provider.replaced', `providers.${name}`, (api) => ({
       ...api,
       providers: { ...api.providers, [name]: entry },
@@ -163,7 +187,11 @@ export class ConfigService {
     return { view: this.getProvider(name), created };
   }
 
-  async deleteProvider(name: string, actor: Actor): Promise<void> {
+  /**
+   * Removes what the API set for a provider. Returns the provider as it stands afterwards when the file, the
+   * environment or tollgate itself still defines it, or null when it is gone.
+   */
+  async deleteProvider(name: string, actor: Actor): Promise<ProviderView | null> {
     if (!this.layers.api.providers?.[name]) {
       const existing = this.current().providers.get(name);
       if (!existing) throw this.notFound('provider', name);
@@ -174,6 +202,8 @@ export class ConfigService {
       delete providers[name];
       return { ...api, providers };
     });
+    const remaining = this.current().providers.get(name);
+    return remaining ? providerView(remaining) : null;
   }
 
   async addProviderKey(name: string, body: unknown, actor: Actor): Promise<ProviderKeyView> {
@@ -225,7 +255,7 @@ export class ConfigService {
 
   async putRoute(name: string, body: unknown, actor: Actor): Promise<{ view: RouteView; created: boolean }> {
     validate(routeNameSchema, name, 'name');
-    const route = validate(routeSchema, body, `routes.${name}`);
+    const route = validate(routeSchema, withoutReadOnlyFields(body, name, 'route'), `routes.${name}`);
     const created = !this.current().routes.has(name);
     await this.change(actor, created ? 'route.created' : 'route.replaced', `routes.${name}`, (api) => ({
       ...api,
@@ -234,7 +264,8 @@ export class ConfigService {
     return { view: this.getRoute(name), created };
   }
 
-  async deleteRoute(name: string, actor: Actor): Promise<void> {
+  /** Removes a route set through the API; returns the file's route of that name when one shows again, else null. */
+  async deleteRoute(name: string, actor: Actor): Promise<RouteView | null> {
     if (!this.layers.api.routes?.[name]) {
       if (!this.current().routes.has(name)) throw this.notFound('route', name);
       throw this.conflict(`Route '${name}' is defined in the config file; change it there.`);
@@ -244,6 +275,8 @@ export class ConfigService {
       delete routes[name];
       return { ...api, routes };
     });
+    const remaining = this.current().routes.get(name);
+    return remaining ? routeView(remaining) : null;
   }
 
   // ---- audit and file -------------------------------------------------------------------------------
@@ -284,6 +317,15 @@ export class ConfigService {
   private change(actor: Actor, action: string, target: string, mutate: (api: ConfigDocument) => ConfigDocument): Promise<void> {
     return this.serialized(async () => {
       const api = mutate(this.layers.api);
+      for (const setting of START_ONLY_SETTINGS) {
+        if (api.settings?.[setting] !== undefined) {
+          throw GatewayError.badRequest(
+            `settings.${setting} is read once at start; set it in the config file or the environment.`,
+            `settings.${setting}`,
+            'invalid_config',
+          );
+        }
+      }
       let next: RuntimeConfig;
       try {
         next = resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, this.current().version + 1);

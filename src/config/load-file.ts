@@ -21,7 +21,12 @@ export function parseConfigText(text: string, where: string): ConfigFile {
   } catch (err) {
     throw new ConfigError(`${where}: not valid YAML/JSON: ${(err as Error).message}`);
   }
-  const result = configFileSchema.safeParse(raw ?? {});
+  return parseConfigDocument(raw ?? {}, where);
+}
+
+/** Validates a config document, applying the schema's defaults. */
+export function parseConfigDocument(raw: unknown, where: string): ConfigFile {
+  const result = configFileSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(`${where}: ${describeIssues(result.error)}`);
   return result.data;
 }

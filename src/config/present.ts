@@ -5,10 +5,15 @@ import type { ProviderView, RouteView } from './views.js';
 
 const SENSITIVE_HEADER = /key|token|secret|auth|password|cookie/i;
 
+/** Headers whose values may be credentials: masked when shown, sealed when stored. */
+export function isSensitiveHeader(name: string): boolean {
+  return SENSITIVE_HEADER.test(name);
+}
+
 /** Header values that may carry credentials are masked like keys. */
 export function maskHeaders(headers: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) out[name] = SENSITIVE_HEADER.test(name) ? maskSecret(value) : value;
+  for (const [name, value] of Object.entries(headers ?? {})) out[name] = isSensitiveHeader(name) ? maskSecret(value) : value;
   return out;
 }
 
@@ -61,7 +66,7 @@ export function mapSecrets(document: ConfigDocument, transform: (value: string) 
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(document.providers ?? {})) {
     const headers: Record<string, string> = {};
-    for (const [header, value] of Object.entries(provider.headers ?? {})) headers[header] = SENSITIVE_HEADER.test(header) ? transform(value) : value;
+    for (const [header, value] of Object.entries(provider.headers ?? {})) headers[header] = isSensitiveHeader(header) ? transform(value) : value;
     providers[name] = {
       ...provider,
       ...(provider.api_key ? { api_key: transform(provider.api_key) } : {}),

@@ -392,7 +392,10 @@ describe('/api/routes', () => {
     await chat('file-route');
     expect(lastModel(a)).toBe('override');
 
-    expect((await api.delete('/api/routes/file-route')).status).toBe(204);
+    const removed = await api.delete('/api/routes/file-route');
+    // Deleting the override answers with the file's route, which is in force again.
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ source: 'file', targets: [{ model: 'filed/from-file' }] });
     expect((await api.get('/api/routes/file-route')).body).toMatchObject({ source: 'file', targets: [{ model: 'filed/from-file' }] });
     await chat('file-route');
     expect(lastModel(a)).toBe('from-file');

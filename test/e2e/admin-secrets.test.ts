@@ -114,6 +114,29 @@ describe('provider key values never come back in full', () => {
   });
 });
 
+describe('masked values sent back unchanged', () => {
+  // A client that reads the API layer (masked) and writes it back must not replace secrets with their masks.
+  it('keep the real secrets when a client reads the API layer and writes it back (GET then PUT /api/config)', async () => {
+    const tg = await startGateway({}, {});
+    try {
+      const api = new AdminClient(tg.url);
+      await api.put('/api/providers/lab-a', {
+        type: 'openai',
+        base_url: `${upstream.url}/v1`,
+        keys: [{ value: 'sk-DISTINCTIVE-roundtrip-key-1234' }],
+        headers: { 'x-api-key': 'hdr-DISTINCTIVE-roundtrip-5678' },
+      });
+      const layer = (await api.get('/api/config?layer=api')).body;
+      expect((await api.put('/api/config', layer)).status).toBe(200);
+      await tg.client.chat.completions.create({ model: 'lab-a/m', messages });
+      expect(upstream.calls[0]?.headers.authorization).toBe('Bearer sk-DISTINCTIVE-roundtrip-key-1234');
+      expect(upstream.calls[0]?.headers['x-api-key']).toBe('hdr-DISTINCTIVE-roundtrip-5678');
+    } finally {
+      await tg.stop();
+    }
+  });
+});
+
 describe('the API layer survives a restart', () => {
   it('keeps providers, keys, routes, settings and the audit log', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-admin-restart-'));

@@ -32,8 +32,9 @@ export function registerProviderRoutes(api: FastifyInstance, deps: AdminDeps): v
   });
 
   api.delete<{ Params: ProviderParams }>('/providers/:provider', async (request, reply) => {
-    await service.deleteProvider(request.params.provider, actorOf(request, deps));
-    return reply.code(204).send();
+    // 204 when the provider is gone; 200 with what remains when the file or tollgate itself still defines it.
+    const remaining = await service.deleteProvider(request.params.provider, actorOf(request, deps));
+    return remaining ? remaining : reply.code(204).send();
   });
 
   api.get<{ Params: ProviderParams }>('/providers/:provider/keys', async (request) => ({

@@ -27,7 +27,8 @@ export function registerRouteRoutes(api: FastifyInstance, deps: AdminDeps): void
   });
 
   api.delete('/routes/*', async (request, reply) => {
-    await service.deleteRoute(routeName(request), actorOf(request, deps));
-    return reply.code(204).send();
+    // 204 when the route is gone; 200 with the file's route when deleting the API's override brings it back.
+    const remaining = await service.deleteRoute(routeName(request), actorOf(request, deps));
+    return remaining ? remaining : reply.code(204).send();
   });
 }

@@ -1,0 +1,47 @@
+import { GatewayError } from '../errors.js';
+import { isSensitiveHeader } from './present.js';
+import type { ConfigDocument, ProviderConfig } from './schema.js';
+import { maskSecret } from './secret-box.js';
+
+const MASKED = /^\*{4}/;
+
+function maskedValueError(where: string): GatewayError {
+  return GatewayError.badRequest(
+    `${where} is a masked secret that matches no stored value; send the real value (or, for a key, its id and the masked value as read).`,
+    where,
+    'masked_secret',
+  );
+}
+
+/**
+ * A client that read config from the API and writes it back sends masked secrets (`****abcd`). Each is
+ * swapped for the stored value it stands for: keys by id, credential headers by name. A masked value that
+ * stands for nothing is refused rather than stored as if it were a key.
+ */
+export function restoreMaskedProvider(name: string, next: ProviderConfig, previous: ProviderConfig | undefined): ProviderConfig {
+  if (next.api_key && MASKED.test(next.api_key)) throw maskedValueError(`providers.${name}.api_key`);
+  const keys = next.keys?.map((key, i) => {
+    if (!MASKED.test(key.value)) return key;
+    const stored = key.id ? previous?.keys?.find((candidate) => candidate.id === key.id) : undefined;
+    if (!stored || maskSecret(stored.value) !== key.value) throw maskedValueError(`providers.${name}.keys.${i}.value`);
+    return { ...key, value: stored.value };
+  });
+  let headers = next.headers;
+  if (headers) {
+    headers = { ...headers };
+    for (const [header, value] of Object.entries(headers)) {
+      if (!isSensitiveHeader(header) || !MASKED.test(value)) continue;
+      const stored = previous?.headers?.[header];
+      if (stored === undefined || maskSecret(stored) !== value) throw maskedValueError(`providers.${name}.headers.${header}`);
+      headers[header] = stored;
+    }
+  }
+  return { ...next, ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
+}
+
+export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument): ConfigDocument {
+  if (!next.providers) return next;
+  const providers: NonNullable<ConfigDocument['providers']> = {};
+  for (const [name, provider] of Object.entries(next.providers)) providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name]);
+  return { ...next, providers };
+}

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { AdminClient } from '../helpers/admin.js';
+
+let upstream: ScriptedUpstream;
+let tg: RunningGateway;
+let api: AdminClient;
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: null });
+  tg = await startGateway({ routes: { 'from-file': { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }] } } }, {});
+  api = new AdminClient(tg.url);
+});
+afterAll(async () => {
+  await tg.stop();
+  await upstream.close();
+});
+beforeEach(() => upstream.reset());
+
+const messages = [{ role: 'user' as const, content: 'hi' }];
+
+describe('what a client reads it can write back', () => {
+  it('accepts a provider exactly as GET returned it, keeping the real key and credential header', async () => {
+    const created = await api.put('/api/providers/lab-r', {
+      type: 'openai',
+      base_url: `${upstream.url}/v1`,
+      keys: [{ value: 'sk-roundtrip-secret-value-0001', weight: 2 }],
+      headers: { 'x-api-key': 'hdr-roundtrip-secret-0002', 'x-team': 'blue' },
+    });
+    expect(created.status).toBe(201);
+    const read = await api.get('/api/providers/lab-r');
+    expect(read.body.keys[0].value).toBe('****0001');
+    expect(read.body.headers['x-api-key']).toBe('****0002');
+    const written = await api.put('/api/providers/lab-r', read.body);
+    expect(written.status).toBe(200);
+    await tg.client.chat.completions.create({ model: 'lab-r/m', messages });
+    expect(upstream.calls[0]?.headers.authorization).toBe('Bearer sk-roundtrip-secret-value-0001');
+    expect(upstream.calls[0]?.headers['x-api-key']).toBe('hdr-roundtrip-secret-0002');
+    expect(upstream.calls[0]?.headers['x-team']).toBe('blue');
+  });
+
+  it('accepts a route exactly as GET returned it, and refuses a body naming another route', async () => {
+    await api.put('/api/routes/rt', { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }] });
+    const read = await api.get('/api/routes/rt');
+    expect((await api.put('/api/routes/rt', read.body)).status).toBe(200);
+    const renamed = await api.put('/api/routes/rt', { ...read.body, name: 'other' });
+    expect(renamed.status).toBe(400);
+    expect(renamed.body.error.param).toBe('name');
+  });
+
+  it('refuses a masked value that stands for no stored secret', async () => {
+    const response = await api.put('/api/providers/lab-m', { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ value: '****abcd' }] });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('masked_secret');
+    expect((await api.get('/api/providers/lab-m')).status).toBe(404);
+  });
+});
+
+describe('honest answers', () => {
+  it('answers 201 only when the provider or route did not exist in any source', async () => {
+    expect((await api.put('/api/providers/groq', { base_url: `${upstream.url}/v1` })).status).toBe(200);
+    expect((await api.put('/api/routes/from-file', { targets: [{ model: 'openai/gpt-4o' }] })).status).toBe(200);
+    expect((await api.put('/api/routes/brand-new', { targets: [{ model: 'openai/gpt-4o' }] })).status).toBe(201);
+  });
+
+  it('deleting the API overrides of a built-in provider answers with the provider as it remains', async () => {
+    await api.post('/api/providers/mistral/keys', { value: 'sk-mistral-override-0003' });
+    const removed = await api.delete('/api/providers/mistral');
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ name: 'mistral', source: 'builtin', keys: [] });
+    const gone = await api.put('/api/providers/temp', { type: 'openai', base_url: `${upstream.url}/v1` });
+    expect(gone.status).toBe(201);
+    expect((await api.delete('/api/providers/temp')).status).toBe(204);
+  });
+
+  it('refuses settings that only apply at start, naming the field', async () => {
+    const version = (await api.get('/api/config')).body.version;
+    for (const setting of ['port', 'host', 'data_dir']) {
+      const response = await api.patch('/api/config', { settings: { [setting]: setting === 'port' ? 9999 : 'x' } });
+      expect(response.status).toBe(400);
+      expect(response.body.error.param).toBe(`settings.${setting}`);
+    }
+    expect((await api.get('/api/config')).body.version).toBe(version);
+  });
+});
