@@ -3,7 +3,7 @@ import { EventBus } from './bus/bus.js';
 import { ConfigService } from './config/config-service.js';
 import { resolveRuntimeConfig, type RuntimeConfig } from './config/runtime.js';
 import { parseConfigDocument } from './config/load-file.js';
-import type { ConfigFile } from './config/schema.js';
+import type { ConfigInput } from './config/schema.js';
 import { SecretBox } from './config/secret-box.js';
 import type { Env } from './config/secret-ref.js';
 import { watchConfigFile } from './config/watch-file.js';
@@ -20,7 +20,7 @@ import defaultPipeline from '../pipelines/default.js';
 
 export interface GatewayOptions {
   /** Parsed config file content; `{}` is a valid zero config. */
-  config?: ConfigFile;
+  config?: ConfigInput;
   /** The config file to watch: saving it applies it without a restart. */
   configPath?: string | null;
   /** Environment to read provider keys and settings from; defaults to `process.env`. */

@@ -70,6 +70,8 @@ export const configFileSchema = z.strictObject({
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
 export type ConfigDocument = ConfigFile;
+/** A document as written, before the schema fills in defaults (what embedders and tests pass). */
+export type ConfigInput = z.input<typeof configFileSchema>;
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type ProviderKeyConfig = z.infer<typeof providerKeySchema>;
 export type RouteConfig = z.infer<typeof routeSchema>;

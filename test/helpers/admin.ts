@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ConfigFile } from '../../src/config/schema.js';
+import type { ConfigInput as ConfigFile } from '../../src/config/schema.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { createLog } from '../../src/telemetry/log.js';
 
