@@ -19,12 +19,14 @@ function tooLarge(limit: number): GatewayError {
  * restart: a declared Content-Length over the limit is refused before reading; a chunked body is counted.
  */
 export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => number): void {
-  app.addHook('preParsing', async (request, _reply, payload) => {
+  // Callback style: an async hook would cost a promise on every request.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const limit = currentLimit();
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared)) {
-      if (declared > limit) throw tooLarge(limit);
-      return payload;
+      if (declared > limit) done(tooLarge(limit));
+      else done(null, payload);
+      return;
     }
     let received = 0;
     const counted = new Transform({
@@ -35,6 +37,6 @@ export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => n
     });
     // Fastify reads this to check the Content-Length it did not get.
     Object.defineProperty(counted, 'receivedEncodedLength', { get: () => received });
-    return payload.pipe(counted);
+    done(null, payload.pipe(counted));
   });
 }
