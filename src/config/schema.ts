@@ -56,7 +56,9 @@ export const providerNameSchema = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]*$/, 'provider names are lower-case letters, digits, - and _');
 
-export const routeNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/, 'route names are letters, digits and . _ : / -');
+export const routeNameSchema = z
+  .string()
+  .regex(/^(?=[^*]*\*?[^*]*$)[A-Za-z0-9*][A-Za-z0-9._:/*-]{0,199}$/, 'route names are letters, digits, . _ : / - and at most one * (a pattern)');
 
 /**
  * A whole config document, as the file holds it and as the API layer stores it. Later sections (virtual

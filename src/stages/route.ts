@@ -5,6 +5,7 @@ import type { RequestContext } from '../pipeline/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 import type { Target } from '../providers/contract.js';
 import { resolveDirectTarget } from '../routing/resolve-target.js';
+import { expandTarget, RouteMatcher } from '../routing/route-patterns.js';
 import { weightedPick } from '../routing/weighted-pick.js';
 
 /**
@@ -12,20 +13,21 @@ import { weightedPick } from '../routing/weighted-pick.js';
  * one weighted pick of that route's targets; cycles are cut. Fallbacks that cannot be served right now
  * (no key configured, say) are left out rather than failing a request whose first choice may well succeed.
  */
-function fallbackTargets(ctx: RequestContext, route: RouteRuntime, seen: Set<string>): Target[] {
+function fallbackTargets(ctx: RequestContext, route: RouteRuntime, wildcard: string, seen: Set<string>): Target[] {
   const out: Target[] = [];
   for (const name of route.fallbacks) {
     if (seen.has(name)) continue;
     seen.add(name);
     const chained = ctx.config.routes.get(name);
-    const model = chained ? weightedPick(chained.targets)?.model : name;
-    if (!model) continue;
+    const picked = chained ? weightedPick(chained.targets)?.model : name;
+    if (picked === undefined) continue;
+    const model = expandTarget(picked, wildcard);
     try {
       out.push(resolveDirectTarget(ctx.config, model, ctx.clientProviderKey));
     } catch {
       continue;
     }
-    if (chained) out.push(...fallbackTargets(ctx, chained, seen));
+    if (chained) out.push(...fallbackTargets(ctx, chained, wildcard, seen));
   }
   return out;
 }
@@ -36,23 +38,30 @@ function fallbackTargets(ctx: RequestContext, route: RouteRuntime, seen: Set<str
  */
 class RouteStage implements Stage {
   readonly name = 'route';
+  private readonly matcher: RouteMatcher;
 
-  constructor(private readonly deps: StageDeps) {}
+  constructor(
+    config: RuntimeConfig,
+    private readonly deps: StageDeps,
+  ) {
+    this.matcher = new RouteMatcher(config.routes);
+  }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
-    const route = ctx.config.routes.get(ctx.request.model);
-    if (!route) return next();
+    const match = this.matcher.match(ctx.request.model);
+    if (!match) return next();
+    const { route, wildcard } = match;
     return defer(() => {
       const picked = weightedPick(route.targets);
       if (!picked) return next();
-      const primary = resolveDirectTarget(ctx.config, picked.model, ctx.clientProviderKey);
-      const fallbacks = fallbackTargets(ctx, route, new Set([route.name]));
+      const primary = resolveDirectTarget(ctx.config, expandTarget(picked.model, wildcard), ctx.clientProviderKey);
+      const fallbacks = fallbackTargets(ctx, route, wildcard, new Set([route.name]));
       ctx.targets = [primary, ...fallbacks];
       ctx.responseHeaders['x-tollgate-route'] = route.name;
       this.deps.bus.emit('route.selected', {
         requestId: ctx.id,
         route: route.name,
-        target: picked.model,
+        target: expandTarget(picked.model, wildcard),
         fallbacks: fallbacks.map((target) => `${target.provider.name}/${target.model}`),
       });
       return next();
@@ -63,7 +72,7 @@ class RouteStage implements Stage {
 const routeStage: StageFactory = {
   name: 'route',
   // Without routes the stage has nothing to do and is left out of the pipeline.
-  create: (config: RuntimeConfig, deps) => (config.routes.size > 0 ? new RouteStage(deps) : null),
+  create: (config: RuntimeConfig, deps) => (config.routes.size > 0 ? new RouteStage(config, deps) : null),
 };
 
 export default routeStage;

@@ -182,6 +182,34 @@ describe('routes', () => {
   });
 });
 
+describe('route patterns', () => {
+  it('routes every model matching a pattern, carrying the matched part into targets written with *', async () => {
+    const tg = await startGateway({
+      providers: { pa: { type: 'openai', base_url: `${a.url}/v1` }, pb: { type: 'openai', base_url: `${b.url}/v1` } },
+      routes: {
+        'openai/*': { targets: [{ model: 'pa/*', weight: 1 }], fallbacks: ['pb/*'] },
+        'openai/gpt-4o-mini': { targets: [{ model: 'pb/exact-wins', weight: 1 }] },
+      },
+    });
+    try {
+      const completion = await tg.client.chat.completions.create({ model: 'openai/gpt-4.1', messages });
+      expect(completion.model).toBe('openai/gpt-4.1');
+      expect(a.calls[0]?.body.model).toBe('gpt-4.1');
+      await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+      expect(b.calls[0]?.body.model).toBe('exact-wins');
+      a.enqueue({ kind: 'error', status: 502, message: 'down' });
+      await tg.client.chat.completions.create({ model: 'openai/o3', messages });
+      expect(b.calls[1]?.body.model).toBe('o3');
+    } finally {
+      await tg.stop();
+    }
+  });
+
+  it('refuses a route name with more than one *', async () => {
+    await expect(startGateway({ routes: { '*/*': { targets: [{ model: 'openai/x', weight: 1 }] } } })).rejects.toThrow(/routes\.\*\/\*/);
+  });
+});
+
 describe('API changes', () => {
   it('apply settings such as the body size limit to the next request', async () => {
     const tg = await startGateway({ settings: { max_body_bytes: 2000 }, providers: { lab: { type: 'openai', base_url: `${a.url}/v1` } } });
