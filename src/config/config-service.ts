@@ -197,11 +197,7 @@ export class ConfigService {
       if (!existing) throw this.notFound('provider', name);
       throw this.conflict(`Provider '${name}' is defined by ${existing.source === 'file' ? 'the config file' : existing.source === 'env' ? 'environment variables' : 'tollgate itself'}; change it there.`);
     }
-    await this.change(actor, 'provider.deleted', `providers.${name}`, (api) => {
-      const providers = { ...api.providers };
-      delete providers[name];
-      return { ...api, providers };
-    });
+    await this.removeFromApiLayer('providers', name, actor, 'provider.deleted');
     const remaining = this.current().providers.get(name);
     return remaining ? providerView(remaining) : null;
   }
@@ -270,11 +266,7 @@ export class ConfigService {
       if (!this.current().routes.has(name)) throw this.notFound('route', name);
       throw this.conflict(`Route '${name}' is defined in the config file; change it there.`);
     }
-    await this.change(actor, 'route.deleted', `routes.${name}`, (api) => {
-      const routes = { ...api.routes };
-      delete routes[name];
-      return { ...api, routes };
-    });
+    await this.removeFromApiLayer('routes', name, actor, 'route.deleted');
     const remaining = this.current().routes.get(name);
     return remaining ? routeView(remaining) : null;
   }
@@ -338,6 +330,14 @@ export class ConfigService {
       this.layers = { ...this.layers, api };
       this.subject.next(next);
       await this.record(actor, action, target, before, this.itemSnapshot(target), next.version, 'api');
+    });
+  }
+
+  private removeFromApiLayer(section: 'providers' | 'routes', name: string, actor: Actor, action: string): Promise<void> {
+    return this.change(actor, action, `${section}.${name}`, (api) => {
+      const items: Record<string, unknown> = { ...api[section] };
+      delete items[name];
+      return { ...api, [section]: items };
     });
   }
 

@@ -6,7 +6,7 @@ import { registerAdminRoutes } from './admin/register-admin.js';
 import type { HttpDeps } from './deps.js';
 import { registerHealthRoutes } from './health.js';
 import { registerOpenAIRoutes } from './openai.js';
-import { fromFrameworkError, renderOpenAIError } from './render-error.js';
+import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
 
 /** Builds the fastify app: one registration per route family, errors rendered in OpenAI's shape. */
 export function buildHttpApp(deps: HttpDeps): FastifyInstance {
@@ -34,12 +34,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const rendered = renderOpenAIError(
-      GatewayError.notFound(`Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`, null, 'unknown_url'),
-    );
-    return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
-  });
+  app.setNotFoundHandler(sendUnknownUrl);
 
   registerHealthRoutes(app, deps);
   registerOpenAIRoutes(app, deps);

@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 
 export interface RenderedError {
@@ -65,4 +66,12 @@ export function fromFrameworkError(err: unknown, maxBodyBytes: number): GatewayE
     return new GatewayError({ status: fwk.statusCode, type: 'invalid_request_error', code: fwk.code ?? null, message: fwk.message ?? 'Bad request.' });
   }
   return GatewayError.internal();
+}
+
+/** The 404 for a URL no route serves, in the OpenAI shape. */
+export function sendUnknownUrl(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const rendered = renderOpenAIError(
+    GatewayError.notFound(`Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`, null, 'unknown_url'),
+  );
+  return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }

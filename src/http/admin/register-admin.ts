@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../../errors.js';
-import { renderOpenAIError } from '../render-error.js';
+import { sendUnknownUrl } from '../render-error.js';
 import { adminAuthHook } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { registerAuditRoutes } from './audit-routes.js';
@@ -24,12 +23,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
         return payload;
       });
       // Unknown /api paths get their 404 inside this plugin, after the auth hook, so they cannot be probed without the key.
-      api.setNotFoundHandler((request, reply) => {
-        const rendered = renderOpenAIError(
-          GatewayError.notFound(`Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`, null, 'unknown_url'),
-        );
-        return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
-      });
+      api.setNotFoundHandler(sendUnknownUrl);
       registerConfigRoutes(api, deps);
       registerProviderRoutes(api, deps);
       registerRouteRoutes(api, deps);
