@@ -294,6 +294,16 @@ export class ConfigService {
         this.deps.log.error({ file: path, error: (err as Error).message }, 'config file change rejected; running config unchanged');
         return false;
       }
+      const running = this.current().settings;
+      for (const [setting, changed] of [
+        ['host', next.settings.host !== running.host],
+        ['port', next.settings.port !== running.port],
+        ['data_dir', next.settings.dataDir !== running.dataDir],
+      ] as const) {
+        if (changed) this.deps.log.warn({ file: path, setting }, `settings.${setting} changed in the file; it takes effect at the next start`);
+      }
+      // The running config describes what runs: the address and data directory stay until a restart.
+      next = { ...next, settings: { ...next.settings, host: running.host, port: running.port, dataDir: running.dataDir } };
       const before = maskDocument(this.layers.file);
       this.layers = { ...this.layers, file: document };
       const actor: Actor = { kind: 'file', id: path };
