@@ -44,6 +44,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     shutdown_grace_ms: settings.shutdownGraceMs,
     log_level: settings.logLevel,
     log_retention_days: settings.logRetentionDays,
+    require_virtual_key: settings.requireVirtualKey,
   };
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ResolvedProvider, UpstreamTimeouts } from '../providers/contract.js';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { DEFAULTS } from './defaults.js';
-import type { ConfigDocument, ProviderConfig, ProviderKeyConfig, RouteConfig } from './schema.js';
+import type { ConfigDocument, PriceConfig, ProviderConfig, ProviderKeyConfig, RouteConfig } from './schema.js';
 import { ConfigError, resolveSecret, type Env } from './secret-ref.js';
 import type { ConfigSource } from './views.js';
 
@@ -26,12 +26,15 @@ export interface ProviderRuntime extends ResolvedProvider {
   source: ConfigSource;
   /** Whether a request needs a credential; custom instances without keys are taken to be open servers. */
   keyRequired: boolean;
+  /** Operator prices by model name (`*` for any model the catalogue does not know). */
+  prices: ReadonlyMap<string, PriceConfig>;
 }
 
 export interface RouteRuntime {
   name: string;
   targets: Array<{ model: string; weight: number }>;
   fallbacks: string[];
+  price: PriceConfig | null;
   source: ConfigSource;
 }
 
@@ -44,6 +47,8 @@ export interface Settings {
   shutdownGraceMs: number;
   logLevel: string;
   logRetentionDays: number;
+  /** Requests without a virtual key are refused (401). */
+  requireVirtualKey: boolean;
 }
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
@@ -78,6 +83,14 @@ function intFromEnv(env: Env, name: string, max = Number.MAX_SAFE_INTEGER): numb
   return value;
 }
 
+function boolFromEnv(env: Env, name: string): boolean | undefined {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name}: expected true or false, got "${env[name]}"`);
+}
+
 /**
  * Settings: API over file over environment over defaults, except the address and data directory, which are
  * read once at start and where the environment wins (platforms set PORT and HOST).
@@ -103,6 +116,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     shutdownGraceMs: api.shutdown_grace_ms ?? file.shutdown_grace_ms ?? intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? DEFAULTS.shutdownGraceMs,
     logLevel: api.log_level ?? file.log_level ?? (env.LOG_LEVEL || DEFAULTS.logLevel),
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
+    requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,
   };
 }
 
@@ -156,6 +170,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     models: [...new Set([...(file?.models ?? []), ...(api?.models ?? [])])],
     source,
     keyRequired: vendor.keyRequired && ownEnv,
+    prices: new Map(Object.entries({ ...file?.prices, ...api?.prices })),
   };
 }
 
@@ -175,6 +190,7 @@ function resolveRoute(name: string, route: RouteConfig, source: ConfigSource, pr
     name,
     targets: route.targets.map((target) => ({ model: target.model, weight: target.weight ?? 1 })),
     fallbacks: [...route.fallbacks],
+    price: route.price ?? null,
     source,
   };
 }

@@ -16,6 +16,14 @@ export const providerKeySchema = z.strictObject({
   models: z.array(z.string().min(1)).optional().describe('Models this key may serve; all when absent.'),
 });
 
+/** USD per million tokens, as providers publish prices. */
+export const priceSchema = z.strictObject({
+  input_per_mtok: z.number().nonnegative(),
+  output_per_mtok: z.number().nonnegative(),
+  cached_input_per_mtok: z.number().nonnegative().optional().describe('Cache reads; defaults to the input price.'),
+  cache_write_per_mtok: z.number().nonnegative().optional().describe('Cache writes; defaults to the input price.'),
+});
+
 export const providerSchema = z.strictObject({
   type: z.string().min(1).optional().describe('Vendor / wire format, e.g. `openai`, `groq`; defaults to the provider name.'),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
@@ -24,6 +32,10 @@ export const providerSchema = z.strictObject({
   headers: z.record(z.string(), z.string()).optional().describe('Extra headers sent upstream on every request.'),
   timeouts: timeoutsSchema.optional(),
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
+  prices: z
+    .record(z.string().min(1), priceSchema)
+    .optional()
+    .describe('Prices by model name, overriding the catalogue; the entry "*" prices every model the catalogue does not know.'),
 });
 
 const modelRef = z
@@ -39,6 +51,7 @@ export const routeSchema = z.strictObject({
     .array(z.string().min(1))
     .default([])
     .describe('Tried in order when the picked target fails: `<provider>/<model>` names or other route names.'),
+  price: priceSchema.optional().describe('Price of requests made through this route when the catalogue does not know the model.'),
 });
 
 export const settingsSchema = z.strictObject({
@@ -50,6 +63,7 @@ export const settingsSchema = z.strictObject({
   shutdown_grace_ms: z.number().int().nonnegative().optional().describe('How long in-flight requests may run after SIGTERM.'),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   log_retention_days: z.number().int().positive().optional().describe('How long request logs are kept.'),
+  require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),
 });
 
 export const providerNameSchema = z
@@ -77,6 +91,7 @@ export type ConfigInput = z.input<typeof configFileSchema>;
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type ProviderKeyConfig = z.infer<typeof providerKeySchema>;
 export type RouteConfig = z.infer<typeof routeSchema>;
+export type PriceConfig = z.infer<typeof priceSchema>;
 
 /** Renders the first schema violations as one readable line naming the fields. */
 export function describeIssues(error: z.ZodError): string {

@@ -1,0 +1,80 @@
+/**
+ * Governance records as stored in LMDB and shown by the API (snake_case, like the rest of the API). The key
+ * secret is never stored: only its sha256 hash and a short prefix for recognising it.
+ */
+export type BudgetPeriod = 'daily' | 'weekly' | 'monthly' | 'total';
+
+/** Usage counters of one budget period. */
+export interface PeriodUsage {
+  /** USD spent in the current period. */
+  spend: number;
+  /** Requests made in the current period. */
+  requests: number;
+  /** Start of the current period (ISO). */
+  period_start: string;
+  /** When the current period ends and the counters reset (ISO); null for `total`. */
+  period_resets_at: string | null;
+}
+
+export interface LimitsFields {
+  name: string;
+  /** USD per period; null means unlimited. */
+  budget: number | null;
+  budget_period: BudgetPeriod;
+  /** Requests per minute; null means unlimited. */
+  rate_limit: number | null;
+  /** Tokens (prompt + completion) per minute; null means unlimited. */
+  tokens_per_minute: number | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface TeamRecord extends LimitsFields, PeriodUsage {
+  id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface VirtualKeyRecord extends LimitsFields, PeriodUsage {
+  id: string;
+  /** `<provider>/<model>` entries, `*` patterns allowed; empty means every model. */
+  models: string[];
+  /** Team id, or null. */
+  team: string | null;
+  expires_at: string | null;
+  disabled: boolean;
+  /** sha256 (hex) of the secret. Never leaves the store. */
+  key_hash: string;
+  /** The first characters of the secret, to recognise a key in lists (`tg-AbCd...`). */
+  key_prefix: string;
+  created_at: string;
+  updated_at: string;
+  /** Lifetime totals, across periods. */
+  total_spend: number;
+  total_requests: number;
+}
+
+/** The key record as the API shows it: everything but the hash. */
+export type VirtualKeyView = Omit<VirtualKeyRecord, 'key_hash'>;
+
+/** One finished request, written in the same transaction as the spend it caused. */
+export interface RequestLogEntry {
+  id: string;
+  at: string;
+  key_id: string | null;
+  team_id: string | null;
+  model: string;
+  provider: string | null;
+  upstream_model: string | null;
+  status: number;
+  stream: boolean;
+  cancelled: boolean;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_usd: number;
+  /** False when no price was known for the model (cost 0). */
+  priced: boolean;
+  duration_ms: number;
+}
+
+/** Every virtual key secret starts with this, so a key that looks like ours but is unknown is a 401. */
+export const VIRTUAL_KEY_PREFIX = 'tg-';
