@@ -1,0 +1,366 @@
+import { calcPrice, type ModelInfo, type ModelPrice, type PriceCalculationResult, type Provider, type TieredPrices, type Usage } from '@pydantic/genai-prices';
+import type { CompletionUsage } from '../../dialects/openai/types.js';
+import type { ProviderRuntime } from '../../config/runtime.js';
+import type { PriceConfig } from '../../config/schema.js';
+import type { VendorDefinition } from '../contract.js';
+
+/**
+ * What a request used, in the units @pydantic/genai-prices prices (its usage keys, same names).
+ *
+ * `input_tokens` is the WHOLE prompt: uncached tokens plus cache reads plus cache writes. `cache_read_tokens`
+ * and `cache_write_tokens` are parts of it, billed at their own rates instead of (never on top of) the input
+ * rate. Likewise `output_tokens` is the whole completion, reasoning and audio included. The optional fields are
+ * further parts of those totals that a few models bill differently (audio, images, reasoning); leave them out
+ * when unknown and those tokens are billed at the plain input/output rate.
+ */
+export interface TokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** Part of input_tokens. */
+  input_audio_tokens?: number;
+  /** Part of input_tokens. */
+  input_image_tokens?: number;
+  /** Part of output_tokens. */
+  output_audio_tokens?: number;
+  /** Part of output_tokens. */
+  output_image_tokens?: number;
+  /** Part of output_tokens. */
+  output_reasoning_tokens?: number;
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+function firstCount(...values: unknown[]): number {
+  for (const value of values) if (typeof value === 'number' && Number.isFinite(value)) return Math.max(0, value);
+  return 0;
+}
+
+/**
+ * Maps OpenAI's usage shape onto genai-prices' keys, one to one, so nothing is counted twice:
+ *
+ * - `input_tokens`        = `prompt_tokens` (OpenAI's prompt total already includes the cached tokens)
+ * - `cache_read_tokens`   = `prompt_tokens_details.cached_tokens` (a part of prompt_tokens)
+ * - `cache_write_tokens`  = `prompt_tokens_details.cache_write_tokens` (OpenRouter's name), else
+ *                           `prompt_tokens_details.cache_creation_tokens`, else top-level
+ *                           `cache_creation_input_tokens` (Anthropic/LiteLLM's name); OpenAI itself reports none.
+ *                           Native adapters that learn of cache writes put them in
+ *                           `prompt_tokens_details.cache_write_tokens` AND count them in `prompt_tokens`.
+ * - `output_tokens`       = `completion_tokens` (includes reasoning and audio tokens)
+ * - `output_reasoning_tokens` = `completion_tokens_details.reasoning_tokens` (a part of completion_tokens)
+ * - `input_audio_tokens` / `input_image_tokens` = `prompt_tokens_details.audio_tokens` / `.image_tokens`
+ * - `output_audio_tokens` / `output_image_tokens` = `completion_tokens_details.audio_tokens` / `.image_tokens`
+ *
+ * When a provider's parts do not fit in its totals (a total that leaves the cache out), the total is raised to
+ * the sum of the parts rather than billing any token twice.
+ */
+export function tokenUsageFromOpenAI(usage: CompletionUsage): TokenUsage {
+  const prompt = record(usage.prompt_tokens_details);
+  const completion = record(usage.completion_tokens_details);
+  const cacheRead = firstCount(prompt?.cached_tokens, usage.cache_read_input_tokens);
+  const cacheWrite = firstCount(prompt?.cache_write_tokens, prompt?.cache_creation_tokens, usage.cache_creation_input_tokens);
+  const result: TokenUsage = {
+    input_tokens: Math.max(count(usage.prompt_tokens), cacheRead + cacheWrite),
+    output_tokens: count(usage.completion_tokens),
+    cache_read_tokens: cacheRead,
+    cache_write_tokens: cacheWrite,
+  };
+  const inputAudio = count(prompt?.audio_tokens);
+  const inputImage = count(prompt?.image_tokens);
+  const outputAudio = count(completion?.audio_tokens);
+  const outputImage = count(completion?.image_tokens);
+  const reasoning = count(completion?.reasoning_tokens);
+  if (inputAudio) result.input_audio_tokens = inputAudio;
+  if (inputImage) result.input_image_tokens = inputImage;
+  if (outputAudio) result.output_audio_tokens = outputAudio;
+  if (outputImage) result.output_image_tokens = outputImage;
+  if (reasoning) result.output_reasoning_tokens = reasoning;
+  result.output_tokens = Math.max(result.output_tokens, reasoning, outputAudio + outputImage);
+  result.input_tokens = Math.max(result.input_tokens, inputAudio + inputImage);
+  return result;
+}
+
+export interface Cost {
+  usd: number;
+  priced: boolean;
+  source: 'provider-override' | 'catalog' | 'route' | 'provider-default' | 'none';
+}
+
+export interface UnitPrices {
+  /** The dearest rate a prompt token can be billed at (the input price, or the cache-write price when higher). */
+  input_per_mtok: number;
+  output_per_mtok: number;
+  /** A flat fee per request some models charge (catalogue `requests_kcount`); 0 for most. */
+  request_usd: number;
+}
+
+const round = (usd: number): number => Math.round(usd * 1e9) / 1e9;
+
+// ---------------------------------------------------------------------------------------------------------
+// Operator prices (config): USD per million tokens.
+
+function operatorCost(price: PriceConfig, usage: Sanitized): number {
+  const cachedRate = price.cached_input_per_mtok ?? price.input_per_mtok;
+  const writeRate = price.cache_write_per_mtok ?? price.input_per_mtok;
+  const uncached = usage.input - usage.cacheRead - usage.cacheWrite;
+  return (uncached * price.input_per_mtok + usage.cacheRead * cachedRate + usage.cacheWrite * writeRate + usage.output * price.output_per_mtok) / 1e6;
+}
+
+function operatorUnits(price: PriceConfig): UnitPrices {
+  return {
+    input_per_mtok: Math.max(price.input_per_mtok, price.cached_input_per_mtok ?? 0, price.cache_write_per_mtok ?? 0),
+    output_per_mtok: price.output_per_mtok,
+    request_usd: 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The bundled catalogue (@pydantic/genai-prices).
+//
+// calcPrice is the source of truth, but it costs 10-40 µs a call (most of it in its generic unit algebra), too
+// much for every request. For a model whose price does not depend on the date or time, its price is linear in
+// the four basic usage parts within each tier band (tiers switch on the prompt's total input tokens). So per
+// (catalogue provider, model) we ask calcPrice once for the rate of each part in each band, and a request then
+// costs a handful of multiplications. Models with date/time-dependent prices, and usage carrying the optional
+// audio/image/reasoning parts, go to calcPrice itself.
+
+/** Rates of one tier band, USD per million tokens, plus the flat per-request fee. */
+interface Band {
+  /** The band applies when input_tokens > above (the base band: -Infinity). */
+  above: number;
+  fixed: number;
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+}
+
+interface CatalogPricer {
+  catalogId: string;
+  model: string;
+  /** Rate bands, ascending; null when the price depends on the date or time of day (always ask calcPrice). */
+  bands: Band[] | null;
+  units: UnitPrices;
+}
+
+/** Bounded: model names come from clients, so a flood of made-up names must not grow the map for ever. */
+const MAX_CACHED = 10_000;
+const pricers = new Map<string, CatalogPricer | null>();
+
+function catalogIdOf(vendor: VendorDefinition): string | null {
+  return vendor.catalogId === undefined ? vendor.id : vendor.catalogId;
+}
+
+function isTiered(value: ModelPrice[string]): value is TieredPrices {
+  return typeof value === 'object' && value !== null;
+}
+
+/** The flat price of every key for a prompt of `inputTokens` tokens, as genai-prices picks tiers. */
+function flatPrices(prices: ModelPrice, inputTokens: number): ModelPrice {
+  const flat: ModelPrice = {};
+  for (const [key, value] of Object.entries(prices)) {
+    if (!isTiered(value)) {
+      flat[key] = value;
+      continue;
+    }
+    let price = value.base;
+    for (const tier of [...value.tiers].sort((a, b) => a.start - b.start)) if (inputTokens > tier.start) price = tier.price;
+    flat[key] = price;
+  }
+  return flat;
+}
+
+/** One rate band per tier threshold, each probed with calcPrice on a one-model provider with flat prices. */
+function bandsOf(provider: Provider, model: ModelInfo, prices: ModelPrice): Band[] {
+  const thresholds = new Set<number>();
+  for (const value of Object.values(prices)) if (isTiered(value)) for (const tier of value.tiers) thresholds.add(tier.start);
+  const starts = [-Infinity, ...[...thresholds].sort((a, b) => a - b)];
+  return starts.map((above) => {
+    const probe: Provider = {
+      id: provider.id,
+      name: provider.name,
+      api_pattern: provider.api_pattern,
+      models: [{ id: model.id, match: { equals: model.id }, prices: flatPrices(prices, above === -Infinity ? 0 : above + 1) }],
+    };
+    const total = (usage: Usage): number => calcPrice(usage, model.id, { provider: probe })?.total_price ?? 0;
+    const fixed = total({});
+    const M = 1e6;
+    return {
+      above,
+      fixed,
+      input: total({ input_tokens: M }) - fixed,
+      cacheRead: total({ input_tokens: M, cache_read_tokens: M }) - fixed,
+      cacheWrite: total({ input_tokens: M, cache_write_tokens: M }) - fixed,
+      output: total({ output_tokens: M }) - fixed,
+    };
+  });
+}
+
+function unitsOf(bandSets: Band[][]): UnitPrices {
+  const units: UnitPrices = { input_per_mtok: 0, output_per_mtok: 0, request_usd: 0 };
+  for (const bands of bandSets) {
+    for (const band of bands) {
+      units.input_per_mtok = Math.max(units.input_per_mtok, band.input, band.cacheWrite, band.cacheRead);
+      units.output_per_mtok = Math.max(units.output_per_mtok, band.output);
+      units.request_usd = Math.max(units.request_usd, band.fixed);
+    }
+  }
+  units.input_per_mtok = round(units.input_per_mtok);
+  units.output_per_mtok = round(units.output_per_mtok);
+  units.request_usd = round(units.request_usd);
+  return Object.freeze(units);
+}
+
+function compilePricer(catalogId: string, model: string): CatalogPricer | null {
+  let found: PriceCalculationResult;
+  try {
+    found = calcPrice({}, model, { providerId: catalogId });
+  } catch {
+    return null;
+  }
+  // calcPrice matches provider ids loosely; only accept the provider we asked for (as catalog.ts does).
+  if (!found || found.provider.id !== catalogId) return null;
+  const { provider, model: info } = found;
+  try {
+    if (Array.isArray(info.prices)) {
+      // Prices that change by date or time of day: calcPrice per request; reservations take the dearest.
+      return { catalogId, model, bands: null, units: unitsOf(info.prices.map((entry) => bandsOf(provider, info, entry.prices))) };
+    }
+    const bands = bandsOf(provider, info, info.prices);
+    return { catalogId, model, bands, units: unitsOf([bands]) };
+  } catch {
+    return null;
+  }
+}
+
+function pricerFor(vendor: VendorDefinition, model: string): CatalogPricer | null {
+  const catalogId = catalogIdOf(vendor);
+  if (!catalogId) return null;
+  const key = `${catalogId}\0${model}`;
+  const cached = pricers.get(key);
+  if (cached !== undefined) return cached;
+  const pricer = compilePricer(catalogId, model);
+  if (pricers.size >= MAX_CACHED) {
+    const oldest = pricers.keys().next();
+    if (!oldest.done) pricers.delete(oldest.value);
+  }
+  pricers.set(key, pricer);
+  return pricer;
+}
+
+interface Sanitized {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  extras: boolean;
+}
+
+function sanitize(usage: TokenUsage): Sanitized {
+  const cacheRead = count(usage.cache_read_tokens);
+  const cacheWrite = count(usage.cache_write_tokens);
+  return {
+    input: Math.max(count(usage.input_tokens), cacheRead + cacheWrite),
+    output: count(usage.output_tokens),
+    cacheRead,
+    cacheWrite,
+    extras:
+      count(usage.input_audio_tokens) + count(usage.input_image_tokens) + count(usage.output_audio_tokens) +
+        count(usage.output_image_tokens) + count(usage.output_reasoning_tokens) > 0,
+  };
+}
+
+function bandCost(bands: Band[], usage: Sanitized): number {
+  let band = bands[0] as Band;
+  for (const candidate of bands) if (usage.input > candidate.above) band = candidate;
+  const uncached = usage.input - usage.cacheRead - usage.cacheWrite;
+  return (uncached * band.input + usage.cacheRead * band.cacheRead + usage.cacheWrite * band.cacheWrite + usage.output * band.output) / 1e6 + band.fixed;
+}
+
+/** The usage as genai-prices takes it, optional parts included (with the overlaps it asks for stated as 0). */
+function fullUsage(usage: TokenUsage, basic: Sanitized): Usage {
+  const full: Usage = {
+    input_tokens: basic.input,
+    output_tokens: basic.output,
+    cache_read_tokens: basic.cacheRead,
+    cache_write_tokens: basic.cacheWrite,
+  };
+  if (!basic.extras) return full;
+  const inputAudio = count(usage.input_audio_tokens);
+  const inputImage = count(usage.input_image_tokens);
+  const outputAudio = count(usage.output_audio_tokens);
+  const outputImage = count(usage.output_image_tokens);
+  const reasoning = count(usage.output_reasoning_tokens);
+  full.input_tokens = Math.max(basic.input, inputAudio + inputImage);
+  full.output_tokens = Math.max(basic.output, reasoning, outputAudio + outputImage);
+  if (inputAudio) Object.assign(full, { input_audio_tokens: inputAudio, cache_audio_read_tokens: 0, cache_audio_write_tokens: 0 });
+  if (inputImage) Object.assign(full, { input_image_tokens: inputImage, cache_image_read_tokens: 0, cache_image_write_tokens: 0 });
+  if (outputAudio) Object.assign(full, { output_audio_tokens: outputAudio, output_audio_reasoning_tokens: 0 });
+  if (outputImage) Object.assign(full, { output_image_tokens: outputImage, output_image_reasoning_tokens: 0 });
+  if (reasoning) full.output_reasoning_tokens = reasoning;
+  return full;
+}
+
+function askCalcPrice(pricer: CatalogPricer, usage: Usage): number | null {
+  try {
+    const result = calcPrice(usage, pricer.model, { providerId: pricer.catalogId });
+    return result && result.provider.id === pricer.catalogId ? result.total_price : null;
+  } catch {
+    return null;
+  }
+}
+
+function catalogCost(pricer: CatalogPricer, usage: TokenUsage): number | null {
+  const basic = sanitize(usage);
+  if (!basic.extras && pricer.bands) return bandCost(pricer.bands, basic);
+  const full = askCalcPrice(pricer, fullUsage(usage, basic));
+  if (full !== null) return full;
+  // Parts that do not add up for genai-prices: price the basic parts alone.
+  if (pricer.bands) return bandCost(pricer.bands, basic);
+  return askCalcPrice(pricer, fullUsage(usage, { ...basic, extras: false }));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * What a request cost. Precedence: the operator's price for this provider and model > the bundled catalogue
+ * for the provider's vendor > the route's price > the provider's `*` price > unpriced (0 USD, priced false).
+ * USD, rounded to 1e-9.
+ */
+export function costOf(provider: ProviderRuntime, model: string, usage: TokenUsage, routePrice?: PriceConfig | null): Cost {
+  const override = provider.prices.get(model);
+  if (override) return { usd: round(operatorCost(override, sanitize(usage))), priced: true, source: 'provider-override' };
+  const pricer = pricerFor(provider.vendor, model);
+  if (pricer) {
+    const usd = catalogCost(pricer, usage);
+    if (usd !== null) return { usd: round(usd), priced: true, source: 'catalog' };
+  }
+  if (routePrice) return { usd: round(operatorCost(routePrice, sanitize(usage))), priced: true, source: 'route' };
+  const fallback = provider.prices.get('*');
+  if (fallback) return { usd: round(operatorCost(fallback, sanitize(usage))), priced: true, source: 'provider-default' };
+  return { usd: 0, priced: false, source: 'none' };
+}
+
+/**
+ * Per-million-token prices the same lookup as costOf would use, for upper-bound reservations before the call;
+ * null when unpriced. Upper bounds: `input_per_mtok` is the dearest rate a prompt token can be billed at (input
+ * or cache write), and for catalogue models with tiered or date-dependent prices the dearest tier/period counts.
+ * Audio and image parts (billed dearer by a few models) are not covered. Add `request_usd` once per request.
+ */
+export function unitPrices(provider: ProviderRuntime, model: string, routePrice?: PriceConfig | null): UnitPrices | null {
+  const override = provider.prices.get(model);
+  if (override) return operatorUnits(override);
+  const pricer = pricerFor(provider.vendor, model);
+  if (pricer) return pricer.units;
+  if (routePrice) return operatorUnits(routePrice);
+  const fallback = provider.prices.get('*');
+  if (fallback) return operatorUnits(fallback);
+  return null;
+}
