@@ -6,7 +6,7 @@ import type { PipelineDefinition } from '../src/pipeline/definition.js';
  */
 const defaultPipeline: PipelineDefinition = {
   name: 'default',
-  stages: ['route', 'call'],
+  stages: ['auth', 'rate-limit', 'budget', 'cost', 'route', 'call'],
 };
 
 export default defaultPipeline;

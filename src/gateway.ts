@@ -11,6 +11,10 @@ import { buildHttpApp } from './http/app.js';
 import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
+import type { StageDeps } from './pipeline/stage.js';
+import { GovernanceStore } from './governance/governance-store.js';
+import { SlidingWindowLimiter } from './governance/rate-limiter.js';
+import { Reservations } from './governance/reservations.js';
 import { UpstreamTransport } from './providers/transport.js';
 import { Store } from './store/store.js';
 import { createLog, type Log } from './telemetry/log.js';
@@ -33,6 +37,8 @@ export interface Gateway {
   readonly app: FastifyInstance;
   readonly bus: EventBus;
   readonly configService: ConfigService;
+  /** Virtual keys, teams, spend and the request log. */
+  readonly governance: GovernanceStore;
   readonly store: Store;
   readonly log: Log;
   /** Whether /api requires the admin key (TOLLGATE_ADMIN_KEY) rather than a loopback client. */
@@ -59,7 +65,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const bus = new EventBus();
   const definition = options.pipeline ?? defaultPipeline;
   const registry = await loadStageRegistry(definition);
-  const store = await Store.open(boot.dataDir, VERSION);
+  const store = await Store.open(boot.dataDir, VERSION, env.TOLLGATE_FSYNC === 'true');
   let configService: ConfigService;
   try {
     configService = new ConfigService({
@@ -76,7 +82,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     throw err;
   }
   const transport = new UpstreamTransport();
-  const stageDeps = { bus, log, transport };
+  const governance = new GovernanceStore(store.root, bus);
+  const stageDeps: StageDeps = { bus, log, transport, governance, limiter: new SlidingWindowLimiter(), reservations: new Reservations() };
   const pipelines = new WeakMap<RuntimeConfig, Pipeline>();
   const pipelineFor = (runtime: RuntimeConfig): Pipeline => {
     let pipeline = pipelines.get(runtime);
@@ -92,7 +99,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const adminKey = env.TOLLGATE_ADMIN_KEY || null;
   const stoppers = [logRequestFailures(bus, log)];
   if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
-  const app = buildHttpApp({ config: configService, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey });
+  const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey });
 
   let closing: Promise<void> | null = null;
   const close = (graceMs = configService.current().settings.shutdownGraceMs): Promise<void> => {
@@ -123,6 +130,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     app,
     bus,
     configService,
+    governance,
     store,
     log,
     adminKeyRequired: adminKey !== null,

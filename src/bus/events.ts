@@ -35,6 +35,13 @@ export interface GatewayEvents {
     /** The client went away before the answer ended. */
     cancelled: boolean;
   };
+  'auth.rejected': { requestId: string; reason: 'unknown_key' | 'disabled_key' | 'expired_key' | 'missing_key' | 'model_not_allowed'; keyId: string | null };
+  'ratelimit.exceeded': { requestId: string; keyId: string; teamId: string | null; scope: 'key' | 'key_model' | 'team'; unit: 'requests' | 'tokens'; limit: number };
+  'budget.exceeded': { requestId: string; account: 'key' | 'team'; id: string; budget: number; spend: number; reserved: number; needed: number };
+  'budget.threshold': { account: 'key' | 'team'; id: string; threshold: 50 | 80 | 100; budget: number; spend: number };
+  'cost.recorded': { requestId: string; keyId: string | null; teamId: string | null; model: string; provider: string | null; usd: number; priced: boolean; promptTokens: number; completionTokens: number; estimated: boolean };
+  'cost.unpriced': { requestId: string; provider: string; model: string };
+  'key.created': { keyId: string; name: string; team: string | null };
   'route.selected': { requestId: string; route: string; target: string; fallbacks: string[] };
   'fallback.used': { requestId: string; from: string; to: string; reason: string };
   'config.changed': {

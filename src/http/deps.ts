@@ -1,4 +1,5 @@
 import type { ConfigService } from '../config/config-service.js';
+import type { GovernanceStore } from '../governance/governance-store.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { Log } from '../telemetry/log.js';
@@ -6,6 +7,7 @@ import type { Log } from '../telemetry/log.js';
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
 export interface HttpDeps {
   config: ConfigService;
+  governance: GovernanceStore;
   pipelineFor(config: RuntimeConfig): Pipeline;
   log: Log;
   version: string;

@@ -19,6 +19,16 @@ function headerString(request: FastifyRequest, name: string): string | null {
   return first ? first.trim() || null : null;
 }
 
+/** The key a client presents: `Authorization: Bearer` (OpenAI SDKs) or `x-api-key` (Anthropic SDKs). */
+function presentedCredential(request: FastifyRequest): string | null {
+  const authorization = headerString(request, 'authorization');
+  if (authorization) {
+    const match = /^Bearer\s+(.+)$/i.exec(authorization);
+    if (match?.[1]) return match[1].trim();
+  }
+  return headerString(request, 'x-api-key');
+}
+
 const modelLists = new WeakMap<RuntimeConfig, string>();
 
 /** The model list depends only on the config version, so it is built once per version and reused. */
@@ -49,6 +59,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void
       config,
       request: chat,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
+      credential: presentedCredential(request),
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
     reply.hijack();

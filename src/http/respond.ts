@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable, Subscription } from 'rxjs';
-import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { ChatCompletion, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { openAIErrorBody, renderOpenAIError } from './render-error.js';
@@ -45,6 +45,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
   ctx.clientReady = () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
   return new Promise<void>((resolve) => {
     let started = false;
+    let completion: ChatCompletion | null = null;
     let corked = false;
     const uncork = (): void => {
       corked = false;
@@ -53,10 +54,8 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
     const subscription: Subscription = answer.subscribe({
       next(event) {
         if (event.kind === 'completion') {
-          const body = JSON.stringify(event.completion);
-          res.writeHead(200, { ...baseHeaders(ctx), 'content-type': 'application/json; charset=utf-8' });
-          res.end(body);
-          started = true;
+          // Sent when the pipeline completes, after the response side (cost, logs) has settled.
+          completion = event.completion;
           return;
         }
         if (!started) {
@@ -78,9 +77,12 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         else res.destroy();
       },
       complete() {
-        if (!started) {
+        if (completion) {
+          res.writeHead(200, { ...baseHeaders(ctx), 'content-type': 'application/json; charset=utf-8' });
+          res.end(JSON.stringify(completion));
+        } else if (!started) {
           writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
-        } else if (ctx.stream) {
+        } else {
           res.end('data: [DONE]\n\n');
         }
       },

@@ -2,6 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { ChatCompletionRequest, CompletionUsage } from '../dialects/openai/types.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { Target } from '../providers/contract.js';
+import type { TeamRecord, VirtualKeyRecord } from '../governance/types.js';
+
+/** Who is calling: the virtual key presented and its team. */
+export interface Identity {
+  key: VirtualKeyRecord;
+  team: TeamRecord | null;
+}
 
 /** What happened upstream, filled in by the call stage and read by the HTTP layer, logs and later stages. */
 export interface UpstreamOutcome {
@@ -27,6 +34,15 @@ export interface RequestContext {
   readonly stream: boolean;
   /** A provider key the client brought itself; used only where no key is configured. */
   readonly clientProviderKey: string | null;
+  /** The credential the client presented (Authorization bearer or x-api-key); never forwarded upstream. */
+  readonly credential: string | null;
+  /** Set by the auth stage when a virtual key was presented. */
+  identity: Identity | null;
+  /**
+   * The budget reservation held for this request, if any. The cost stage releases it after the real cost
+   * is committed (so no other request can slip into the gap); otherwise the budget stage releases it.
+   */
+  reservation: { release(): void; settledByCost: boolean } | null;
   /** Where the request may go, in order of preference; set by routing, or resolved from the model name. */
   targets: Target[] | null;
   upstream: UpstreamOutcome | null;
@@ -49,6 +65,7 @@ export interface ContextInit {
   config: RuntimeConfig;
   request: ChatCompletionRequest;
   clientProviderKey?: string | null;
+  credential?: string | null;
   id?: string;
 }
 
@@ -61,6 +78,9 @@ export function createRequestContext(init: ContextInit): RequestContext {
     request: init.request,
     stream: init.request.stream === true,
     clientProviderKey: init.clientProviderKey ?? null,
+    credential: init.credential ?? null,
+    identity: null,
+    reservation: null,
     targets: null,
     upstream: null,
     usage: null,

@@ -4,6 +4,9 @@ import type { RuntimeConfig } from '../config/runtime.js';
 import type { ResponseEvent } from '../dialects/openai/types.js';
 import type { Log } from '../telemetry/log.js';
 import type { UpstreamTransport } from '../providers/transport.js';
+import type { GovernanceStore } from '../governance/governance-store.js';
+import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
+import type { Reservations } from '../governance/reservations.js';
 import type { RequestContext } from './context.js';
 
 /** Calls the rest of the pipeline; its Observable is the response as the inner stages produce it. */
@@ -25,6 +28,12 @@ export interface StageDeps {
   bus: EventBus;
   log: Log;
   transport: UpstreamTransport;
+  /** Virtual keys, teams, spend and the request log. */
+  governance: GovernanceStore;
+  /** Requests and tokens per minute, per key, key and model, and team (in memory, per instance). */
+  limiter: SlidingWindowLimiter;
+  /** Budget held by requests in flight. */
+  reservations: Reservations;
 }
 
 /**

@@ -8,6 +8,9 @@ import { resolveDirectTarget } from '../routing/resolve-target.js';
 import { expandTarget, RouteMatcher } from '../routing/route-patterns.js';
 import { weightedPick } from '../routing/weighted-pick.js';
 
+/** Attribute key under which the route stage leaves the route's price for the cost stage. */
+export const ROUTE_PRICE = 'route.price';
+
 /**
  * Expands a route's fallback chain into concrete targets. A fallback that names another route contributes
  * one weighted pick of that route's targets; cycles are cut. Fallbacks that cannot be served right now
@@ -58,6 +61,8 @@ class RouteStage implements Stage {
       const fallbacks = fallbackTargets(ctx, route, wildcard, new Set([route.name]));
       ctx.targets = [primary, ...fallbacks];
       ctx.responseHeaders['x-tollgate-route'] = route.name;
+      // The cost stage prices models the catalogue does not know at the route's price.
+      if (route.price) ctx.attributes.set(ROUTE_PRICE, route.price);
       this.deps.bus.emit('route.selected', {
         requestId: ctx.id,
         route: route.name,

@@ -31,10 +31,12 @@ export class Store {
     this.audit = new AuditLog(root);
   }
 
-  static async open(dataDir: string, version: string): Promise<Store> {
+  static async open(dataDir: string, version: string, fsync = false): Promise<Store> {
     const path = resolve(dataDir);
     mkdirSync(path, { recursive: true });
-    const root = open({ path: resolve(path, 'tollgate.lmdb'), maxDbs: 32, compression: false });
+    // Without fsync per commit a committed transaction still survives the process being killed (the OS holds
+    // it); TOLLGATE_FSYNC=true also makes it survive power loss, at a cost on every write.
+    const root = open({ path: resolve(path, 'tollgate.lmdb'), maxDbs: 32, compression: false, noSync: !fsync });
     const store = new Store(path, root);
     const now = new Date().toISOString();
     const previous = store.meta.get('instance');

@@ -10,11 +10,22 @@ import type { PipelineDefinition } from '../../src/pipeline/definition.js';
 import { Pipeline, type StageRegistry } from '../../src/pipeline/runner.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../../src/pipeline/stage.js';
 import { UpstreamTransport } from '../../src/providers/transport.js';
+import { GovernanceStore } from '../../src/governance/governance-store.js';
+import { SlidingWindowLimiter } from '../../src/governance/rate-limiter.js';
+import { Reservations } from '../../src/governance/reservations.js';
+import { open } from 'lmdb';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLog } from '../../src/telemetry/log.js';
 
 const transport = new UpstreamTransport();
+const storeDir = mkdtempSync(join(tmpdir(), 'tollgate-runner-'));
+const root = open({ path: join(storeDir, 'db') });
 afterAll(async () => {
   await transport.close();
+  await root.close();
+  rmSync(storeDir, { recursive: true, force: true });
 });
 
 const config: RuntimeConfig = resolveRuntimeConfig({ api: {}, file: {} }, {}, 1);
@@ -87,7 +98,14 @@ let events: Recorded;
 
 beforeEach(() => {
   bus = new EventBus();
-  deps = { bus, log: createLog('silent'), transport };
+  deps = {
+    bus,
+    log: createLog('silent'),
+    transport,
+    governance: new GovernanceStore(root, bus),
+    limiter: new SlidingWindowLimiter(),
+    reservations: new Reservations(),
+  };
   events = record(bus);
 });
 

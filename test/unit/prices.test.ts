@@ -223,12 +223,4 @@ describe('unitPrices', () => {
     expect(unitPrices(provider, 'unknown-model')).toEqual({ input_per_mtok: 10, output_per_mtok: 20, request_usd: 0 });
     expect(unitPrices(provider, 'gpt-4o', { input_per_mtok: 1, output_per_mtok: 2 })?.input_per_mtok).not.toBe(1);
   });
-
-  it('is cheap once cached', () => {
-    costOf(openai, 'gpt-4o', usage(1, 1));
-    const started = performance.now();
-    for (let i = 0; i < 10_000; i++) costOf(openai, 'gpt-4o', usage(1000 + i, 100, i));
-    // ~0.1 µs a call in practice; generous for slow CI machines.
-    expect((performance.now() - started) / 10_000).toBeLessThan(5e-3);
-  });
 });

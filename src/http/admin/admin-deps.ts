@@ -1,9 +1,12 @@
 import type { ConfigService } from '../../config/config-service.js';
+import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { Log } from '../../telemetry/log.js';
 
 /** What the management API needs: the config service does the work, this layer only parses and renders. */
 export interface AdminDeps {
   configService: ConfigService;
+  /** Virtual keys, teams and the request log. */
+  governance: GovernanceStore;
   /** When set, every /api request needs `Authorization: Bearer <adminKey>`; otherwise only loopback clients are answered. */
   adminKey: string | null;
   log: Log;

@@ -4,8 +4,11 @@ import { adminAuthHook } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { registerAuditRoutes } from './audit-routes.js';
 import { registerConfigRoutes } from './config-routes.js';
+import { registerKeyRoutes } from './key-routes.js';
+import { registerLogRoutes } from './log-routes.js';
 import { registerProviderRoutes } from './provider-routes.js';
 import { registerRouteRoutes } from './route-routes.js';
+import { registerTeamRoutes } from './team-routes.js';
 
 export type { AdminDeps } from './admin-deps.js';
 
@@ -28,6 +31,9 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       registerProviderRoutes(api, deps);
       registerRouteRoutes(api, deps);
       registerAuditRoutes(api, deps);
+      registerKeyRoutes(api, deps);
+      registerTeamRoutes(api, deps);
+      registerLogRoutes(api, deps);
     },
     { prefix: '/api' },
   );

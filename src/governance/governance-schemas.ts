@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+
+/**
+ * What the management API accepts for virtual keys and teams. Strict objects: an unknown or read-only field is
+ * a 400 naming it, never silently dropped.
+ */
+
+const nameSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters');
+const budgetSchema = z.number().min(0, 'must be a number of USD >= 0').nullable();
+const periodSchema = z.enum(['daily', 'weekly', 'monthly', 'total']);
+const perMinuteSchema = z.number().int('must be an integer').positive('must be > 0').nullable();
+const metadataSchema = z.record(z.string(), z.unknown());
+const expiresSchema = z.iso
+  .datetime({ offset: true, message: 'must be an ISO 8601 date-time such as 2030-01-01T00:00:00Z' })
+  .transform((value) => new Date(value).toISOString())
+  .nullable();
+
+/** `<provider>/<model>`, the model part may hold more slashes; `*` matches anything (`openai/*`, `*`). */
+const MODEL_PATTERN = /^(\*|[^/\s]+\/\S+)$/;
+const modelPatternSchema = z
+  .string()
+  .regex(MODEL_PATTERN, "must be '<provider>/<model>' ('*' patterns allowed), e.g. 'openai/gpt-4o-mini' or 'openai/*'");
+
+/** Requests per minute per model, keyed by the model name the client asks for (a `<provider>/<model>` or a route name). */
+const modelRateLimitsSchema = z.record(z.string().min(1, 'must name a model'), z.number().int('must be an integer').positive('must be > 0'));
+
+const teamRefSchema = z.string().min(1, 'must be a team id').nullable();
+
+const keyFields = {
+  name: nameSchema,
+  budget: budgetSchema,
+  budget_period: periodSchema,
+  rate_limit: perMinuteSchema,
+  tokens_per_minute: perMinuteSchema,
+  models: z.array(modelPatternSchema),
+  model_rate_limits: modelRateLimitsSchema,
+  team: teamRefSchema,
+  expires_at: expiresSchema,
+  metadata: metadataSchema,
+  disabled: z.boolean(),
+};
+
+export const keyCreateSchema = z.strictObject({
+  name: keyFields.name,
+  budget: keyFields.budget.default(null),
+  budget_period: keyFields.budget_period.default('total'),
+  rate_limit: keyFields.rate_limit.default(null),
+  tokens_per_minute: keyFields.tokens_per_minute.default(null),
+  models: keyFields.models.default([]),
+  model_rate_limits: keyFields.model_rate_limits.default({}),
+  team: keyFields.team.default(null),
+  expires_at: keyFields.expires_at.default(null),
+  metadata: keyFields.metadata.default({}),
+  disabled: keyFields.disabled.default(false),
+});
+
+export const keyPatchSchema = z.strictObject({
+  name: keyFields.name.optional(),
+  budget: keyFields.budget.optional(),
+  budget_period: keyFields.budget_period.optional(),
+  rate_limit: keyFields.rate_limit.optional(),
+  tokens_per_minute: keyFields.tokens_per_minute.optional(),
+  models: keyFields.models.optional(),
+  // null clears every per-model limit.
+  model_rate_limits: keyFields.model_rate_limits
+    .nullable()
+    .transform((value) => value ?? {})
+    .optional(),
+  team: keyFields.team.optional(),
+  expires_at: keyFields.expires_at.optional(),
+  metadata: keyFields.metadata.optional(),
+  disabled: keyFields.disabled.optional(),
+});
+
+export const teamCreateSchema = z.strictObject({
+  name: nameSchema,
+  budget: budgetSchema.default(null),
+  budget_period: periodSchema.default('total'),
+  rate_limit: perMinuteSchema.default(null),
+  tokens_per_minute: perMinuteSchema.default(null),
+  metadata: metadataSchema.default({}),
+});
+
+export const teamPatchSchema = z.strictObject({
+  name: nameSchema.optional(),
+  budget: budgetSchema.optional(),
+  budget_period: periodSchema.optional(),
+  rate_limit: perMinuteSchema.optional(),
+  tokens_per_minute: perMinuteSchema.optional(),
+  metadata: metadataSchema.optional(),
+});
+
+export type KeyCreateInput = z.output<typeof keyCreateSchema>;
+export type KeyPatch = z.output<typeof keyPatchSchema>;
+export type TeamCreateInput = z.output<typeof teamCreateSchema>;
+export type TeamPatch = z.output<typeof teamPatchSchema>;
+
+/** Fields the API shows but nobody writes. */
+export const KEY_READ_ONLY_FIELDS = [
+  'id',
+  'key',
+  'key_prefix',
+  'key_hash',
+  'spend',
+  'requests',
+  'period_start',
+  'period_resets_at',
+  'total_spend',
+  'total_requests',
+  'created_at',
+  'updated_at',
+];
+export const TEAM_READ_ONLY_FIELDS = ['id', 'spend', 'requests', 'period_start', 'period_resets_at', 'created_at', 'updated_at'];
+
+function describe(issue: z.core.$ZodIssue, field: string | null): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+  return `${field ?? '(body)'}: ${issue.message}`;
+}
+
+/**
+ * Parses a body with `schema`; a failure is a 400 `invalid_request_error` whose `param` names the first
+ * offending field (`models.0`, `budget`, or the unknown field itself), as the config API does.
+ */
+export function validateBody<T>(schema: z.ZodType<T>, body: unknown, readOnly: readonly string[] = []): T {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw GatewayError.badRequest('The request body must be a JSON object.', null, 'invalid_json');
+  }
+  const present = readOnly.find((field) => Object.hasOwn(body, field));
+  if (present !== undefined) throw GatewayError.badRequest(`'${present}' is read-only.`, present, 'read_only_field');
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (!issue) throw GatewayError.badRequest('Invalid request body.', null, 'invalid_value');
+  const path = issue.path.map(String).join('.');
+  const field = issue.code === 'unrecognized_keys' ? (issue.keys[0] ?? null) : path || null;
+  const details = result.error.issues
+    .slice(0, 5)
+    .map((each) => describe(each, each.code === 'unrecognized_keys' ? null : each.path.map(String).join('.') || null))
+    .join('; ');
+  return fail(`Invalid request: ${details}.`, field, issue.code === 'unrecognized_keys' ? 'unknown_field' : 'invalid_value');
+}
+
+function fail(message: string, param: string | null, code: string): never {
+  throw GatewayError.badRequest(message, param, code);
+}

@@ -1,0 +1,377 @@
+import { randomInt } from 'node:crypto';
+import type { Database, RootDatabase } from 'lmdb';
+import type { EventBus } from '../bus/bus.js';
+import { GatewayError } from '../errors.js';
+import {
+  KEY_READ_ONLY_FIELDS,
+  TEAM_READ_ONLY_FIELDS,
+  keyCreateSchema,
+  keyPatchSchema,
+  teamCreateSchema,
+  teamPatchSchema,
+  validateBody,
+} from './governance-schemas.js';
+import { hashSecret, newKeyId, newKeySecret, newTeamId, secretPrefix } from './key-secrets.js';
+import { periodEnded, periodHolding, periodStartingNow, roundUsd } from './periods.js';
+import type { PeriodUsage, RequestLogEntry, TeamRecord, VirtualKeyRecord, VirtualKeyView } from './types.js';
+
+/** A request-log entry as handed to `recordRequest`: without an id (or with an empty one) the store assigns one. */
+export type RequestLogInput = Omit<RequestLogEntry, 'id'> & { id?: string };
+
+export interface RequestLogQuery {
+  key_id?: string;
+  limit?: number;
+  before?: string;
+}
+
+const DEFAULT_LOG_LIMIT = 50;
+export const MAX_LOG_LIMIT = 500;
+/** Sorts after every log id (ids are digits and a dash). */
+const AFTER_ALL_IDS = '\uffff';
+
+/** Thrown inside a transaction callback only before it wrote anything (lmdb does not roll back a throwing callback). */
+class Refused {
+  constructor(readonly error: GatewayError) {}
+}
+
+function keyNotFound(id: string): GatewayError {
+  return GatewayError.notFound(`No virtual key with id '${id}'.`, null, 'key_not_found');
+}
+
+function teamNotFound(id: string): GatewayError {
+  return GatewayError.notFound(`No team with id '${id}'.`, null, 'team_not_found');
+}
+
+function unknownTeam(id: string): GatewayError {
+  return GatewayError.badRequest(`No team with id '${id}'; create it first with POST /api/teams.`, 'team', 'team_not_found');
+}
+
+function byCreation<T extends { created_at: string; id: string }>(a: T, b: T): number {
+  return a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** Drops keys whose value is undefined, so a patch never overwrites a field with undefined. */
+function defined<T extends object>(patch: T): Partial<T> {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/**
+ * Virtual keys, teams, their spend counters and the request log, in named databases of the gateway's LMDB
+ * environment: `keys` (id -> record), `key-hashes` (sha256 of the secret -> id), `teams` (id -> record),
+ * `request-log` (time-sortable id -> entry) and `request-log-by-key` ([key id, log id] -> null, the index
+ * behind `requestLog({ key_id })`).
+ *
+ * Every read-modify-write runs inside one `root.transaction` callback, so admin edits and the spend added by
+ * `recordRequest` never lose each other's updates, and a request's log row and spend commit together.
+ * The lookups the request path needs (`findKeyBySecret`, `getKeyRecord`, `getTeamRecord`, `currentUsage`) are
+ * synchronous lmdb reads.
+ */
+export class GovernanceStore {
+  private readonly keys: Database<VirtualKeyRecord, string>;
+  private readonly keyHashes: Database<string, string>;
+  private readonly teams: Database<TeamRecord, string>;
+  private readonly log: Database<RequestLogEntry, string>;
+  private readonly logByKey: Database<null, [string, string]>;
+  private logSequence = randomInt(0, 1_000_000);
+
+  constructor(
+    private readonly root: RootDatabase,
+    private readonly bus: EventBus,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.keys = root.openDB<VirtualKeyRecord, string>({ name: 'keys' });
+    this.keyHashes = root.openDB<string, string>({ name: 'key-hashes' });
+    this.teams = root.openDB<TeamRecord, string>({ name: 'teams' });
+    this.log = root.openDB<RequestLogEntry, string>({ name: 'request-log' });
+    this.logByKey = root.openDB<null, [string, string]>({ name: 'request-log-by-key' });
+  }
+
+  // ---- virtual keys ---------------------------------------------------------------------------------
+
+  async createKey(input: unknown): Promise<{ record: VirtualKeyView; key: string }> {
+    const fields = validateBody(keyCreateSchema, input, KEY_READ_ONLY_FIELDS);
+    if (fields.team !== null && !this.teams.get(fields.team)) throw unknownTeam(fields.team);
+    const secret = newKeySecret();
+    const at = this.now();
+    const stamp = at.toISOString();
+    const record: VirtualKeyRecord = {
+      id: newKeyId(),
+      name: fields.name,
+      key_prefix: secretPrefix(secret),
+      team: fields.team,
+      models: fields.models,
+      model_rate_limits: fields.model_rate_limits,
+      budget: fields.budget,
+      budget_period: fields.budget_period,
+      ...periodStartingNow(fields.budget_period, at),
+      rate_limit: fields.rate_limit,
+      tokens_per_minute: fields.tokens_per_minute,
+      expires_at: fields.expires_at,
+      disabled: fields.disabled,
+      metadata: fields.metadata,
+      total_spend: 0,
+      total_requests: 0,
+      created_at: stamp,
+      updated_at: stamp,
+      key_hash: hashSecret(secret),
+    };
+    await this.write(() => {
+      // The team may have been deleted since the check above.
+      if (record.team !== null && !this.teams.get(record.team)) throw new Refused(unknownTeam(record.team));
+      this.keys.put(record.id, record);
+      this.keyHashes.put(record.key_hash, record.id);
+    });
+    this.bus.emit('key.created', { keyId: record.id, name: record.name, team: record.team });
+    return { record: this.keyView(record), key: secret };
+  }
+
+  listKeys(): VirtualKeyView[] {
+    const out: VirtualKeyView[] = [];
+    for (const { value } of this.keys.getRange()) out.push(this.keyView(value));
+    return out.sort(byCreation);
+  }
+
+  getKey(id: string): VirtualKeyView {
+    const record = this.keys.get(id);
+    if (!record) throw keyNotFound(id);
+    return this.keyView(record);
+  }
+
+  async updateKey(id: string, patch: unknown): Promise<VirtualKeyView> {
+    const changes = defined(validateBody(keyPatchSchema, patch, KEY_READ_ONLY_FIELDS));
+    if (!this.keys.get(id)) throw keyNotFound(id);
+    if (typeof changes.team === 'string' && !this.teams.get(changes.team)) throw unknownTeam(changes.team);
+    const updated = await this.write(() => {
+      const current = this.keys.get(id);
+      if (!current) throw new Refused(keyNotFound(id));
+      if (typeof changes.team === 'string' && !this.teams.get(changes.team)) throw new Refused(unknownTeam(changes.team));
+      if (Object.keys(changes).length === 0) return current;
+      const at = this.now();
+      const next: VirtualKeyRecord = { ...current, ...this.usageAt(current, at), ...changes, updated_at: at.toISOString() };
+      if (changes.budget_period !== undefined && changes.budget_period !== current.budget_period) {
+        Object.assign(next, periodStartingNow(changes.budget_period, at));
+      }
+      this.keys.put(id, next);
+      return next;
+    });
+    return this.keyView(updated);
+  }
+
+  async rotateKey(id: string): Promise<{ record: VirtualKeyView; key: string }> {
+    if (!this.keys.get(id)) throw keyNotFound(id);
+    const secret = newKeySecret();
+    const rotated = await this.write(() => {
+      const current = this.keys.get(id);
+      if (!current) throw new Refused(keyNotFound(id));
+      const next: VirtualKeyRecord = { ...current, key_hash: hashSecret(secret), key_prefix: secretPrefix(secret), updated_at: this.now().toISOString() };
+      this.keyHashes.remove(current.key_hash);
+      this.keyHashes.put(next.key_hash, id);
+      this.keys.put(id, next);
+      return next;
+    });
+    return { record: this.keyView(rotated), key: secret };
+  }
+
+  /** Removes the key and its hash (the secret stops working once this resolves); its request-log rows stay. */
+  async deleteKey(id: string): Promise<void> {
+    if (!this.keys.get(id)) throw keyNotFound(id);
+    await this.write(() => {
+      const current = this.keys.get(id);
+      if (!current) throw new Refused(keyNotFound(id));
+      this.keyHashes.remove(current.key_hash);
+      this.keys.remove(id);
+    });
+  }
+
+  /** The stored record for a presented secret, or undefined. Synchronous: a hash and two lmdb reads. */
+  findKeyBySecret(secret: string): VirtualKeyRecord | undefined {
+    const hash = hashSecret(secret);
+    const id = this.keyHashes.get(hash);
+    if (id === undefined) return undefined;
+    const record = this.keys.get(id);
+    return record && record.key_hash === hash ? record : undefined;
+  }
+
+  /** The stored record as is (counters of the period it was last written in: apply `currentUsage`). */
+  getKeyRecord(id: string): VirtualKeyRecord | undefined {
+    return this.keys.get(id);
+  }
+
+  // ---- teams ----------------------------------------------------------------------------------------
+
+  async createTeam(input: unknown): Promise<TeamRecord> {
+    const fields = validateBody(teamCreateSchema, input, TEAM_READ_ONLY_FIELDS);
+    const at = this.now();
+    const stamp = at.toISOString();
+    const record: TeamRecord = {
+      id: newTeamId(),
+      name: fields.name,
+      budget: fields.budget,
+      budget_period: fields.budget_period,
+      ...periodStartingNow(fields.budget_period, at),
+      rate_limit: fields.rate_limit,
+      tokens_per_minute: fields.tokens_per_minute,
+      metadata: fields.metadata,
+      created_at: stamp,
+      updated_at: stamp,
+    };
+    await this.teams.put(record.id, record);
+    return record;
+  }
+
+  listTeams(): TeamRecord[] {
+    const out: TeamRecord[] = [];
+    for (const { value } of this.teams.getRange()) out.push(this.teamView(value));
+    return out.sort(byCreation);
+  }
+
+  getTeam(id: string): TeamRecord {
+    const record = this.teams.get(id);
+    if (!record) throw teamNotFound(id);
+    return this.teamView(record);
+  }
+
+  async updateTeam(id: string, patch: unknown): Promise<TeamRecord> {
+    const changes = defined(validateBody(teamPatchSchema, patch, TEAM_READ_ONLY_FIELDS));
+    if (!this.teams.get(id)) throw teamNotFound(id);
+    const updated = await this.write(() => {
+      const current = this.teams.get(id);
+      if (!current) throw new Refused(teamNotFound(id));
+      if (Object.keys(changes).length === 0) return current;
+      const at = this.now();
+      const next: TeamRecord = { ...current, ...this.usageAt(current, at), ...changes, updated_at: at.toISOString() };
+      if (changes.budget_period !== undefined && changes.budget_period !== current.budget_period) {
+        Object.assign(next, periodStartingNow(changes.budget_period, at));
+      }
+      this.teams.put(id, next);
+      return next;
+    });
+    return this.teamView(updated);
+  }
+
+  /** 409 `team_in_use` while any key still names the team. */
+  async deleteTeam(id: string): Promise<void> {
+    if (!this.teams.get(id)) throw teamNotFound(id);
+    await this.write(() => {
+      if (!this.teams.get(id)) throw new Refused(teamNotFound(id));
+      const members: string[] = [];
+      for (const { value } of this.keys.getRange()) if (value.team === id) members.push(value.id);
+      if (members.length > 0) {
+        const shown = members.slice(0, 5).join(', ') + (members.length > 5 ? ', ...' : '');
+        throw new Refused(
+          new GatewayError({
+            status: 409,
+            type: 'invalid_request_error',
+            code: 'team_in_use',
+            message: `Team '${id}' still has ${members.length} key${members.length === 1 ? '' : 's'} (${shown}); move or delete them first.`,
+          }),
+        );
+      }
+      this.teams.remove(id);
+    });
+  }
+
+  getTeamRecord(id: string): TeamRecord | undefined {
+    return this.teams.get(id);
+  }
+
+  // ---- usage ----------------------------------------------------------------------------------------
+
+  /** The record's usage in its CURRENT period: if period_resets_at has passed, zeroed counters of the new period (pure, no write). */
+  currentUsage(record: VirtualKeyRecord | TeamRecord): PeriodUsage {
+    return this.usageAt(record, this.now());
+  }
+
+  /**
+   * In one lmdb transaction: writes the log entry and adds its cost and one request to the key's and its
+   * team's counters (period and lifetime), rolling a period over first when it has ended. The team charged is
+   * `entry.team_id`, or the key's team when the entry names none (the stored entry then names it). Resolves
+   * once committed. A missing or empty `id` gets a time-sortable one (see `newRequestLogId`).
+   */
+  async recordRequest(entry: RequestLogInput): Promise<void> {
+    const id = entry.id || this.newRequestLogId();
+    const cost = Number.isFinite(entry.cost_usd) && entry.cost_usd > 0 ? entry.cost_usd : 0;
+    await this.root.transaction(() => {
+      const at = this.now();
+      const key = entry.key_id ? this.keys.get(entry.key_id) : undefined;
+      const teamId = entry.team_id ?? key?.team ?? null;
+      this.log.put(id, { ...entry, id, team_id: teamId });
+      if (entry.key_id) this.logByKey.put([entry.key_id, id], null);
+      if (key) {
+        const usage = this.usageAt(key, at);
+        this.keys.put(key.id, {
+          ...key,
+          ...usage,
+          spend: roundUsd(usage.spend + cost),
+          requests: usage.requests + 1,
+          total_spend: roundUsd(key.total_spend + cost),
+          total_requests: key.total_requests + 1,
+        });
+      }
+      const team = teamId ? this.teams.get(teamId) : undefined;
+      if (team) {
+        const usage = this.usageAt(team, at);
+        this.teams.put(team.id, { ...team, ...usage, spend: roundUsd(usage.spend + cost), requests: usage.requests + 1 });
+      }
+    });
+  }
+
+  /** A request-log id that sorts by time: zero-padded epoch ms, a dash, a sequence (as the audit log does). */
+  newRequestLogId(): string {
+    this.logSequence = (this.logSequence + 1) % 1_000_000;
+    return `${String(this.now().getTime()).padStart(15, '0')}-${String(this.logSequence).padStart(6, '0')}`;
+  }
+
+  /** Newest first; `before` pages on from an entry id (exclusive); `key_id` keeps one key's requests. */
+  requestLog(query: RequestLogQuery = {}): RequestLogEntry[] {
+    const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_LOG_LIMIT) || DEFAULT_LOG_LIMIT, 1), MAX_LOG_LIMIT);
+    const before = query.before || undefined;
+    const out: RequestLogEntry[] = [];
+    if (query.key_id !== undefined) {
+      const keyId = query.key_id;
+      for (const { key } of this.logByKey.getRange({ start: [keyId, before ?? AFTER_ALL_IDS], end: [keyId], reverse: true })) {
+        const logId = key[1];
+        if (logId === before) continue;
+        const entry = this.log.get(logId);
+        if (entry) out.push(entry);
+        if (out.length >= limit) break;
+      }
+      return out;
+    }
+    for (const { key, value } of this.log.getRange({ reverse: true, ...(before ? { start: before } : {}) })) {
+      if (key === before) continue;
+      out.push(value);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  // ---- internals ------------------------------------------------------------------------------------
+
+  private usageAt(record: VirtualKeyRecord | TeamRecord, at: Date): PeriodUsage {
+    if (periodEnded(record.period_resets_at, at)) return periodHolding(record.budget_period, at);
+    return { spend: record.spend, requests: record.requests, period_start: record.period_start, period_resets_at: record.period_resets_at };
+  }
+
+  private keyView(record: VirtualKeyRecord): VirtualKeyView {
+    const { key_hash: _hash, ...view } = record;
+    return { ...view, ...this.currentUsage(record) };
+  }
+
+  private teamView(record: TeamRecord): TeamRecord {
+    return { ...record, ...this.currentUsage(record) };
+  }
+
+  /**
+   * Runs `work` in a write transaction. `work` may refuse (throw `Refused`) only before its first write:
+   * lmdb commits whatever a throwing callback already wrote.
+   */
+  private async write<T>(work: () => T): Promise<T> {
+    try {
+      return await this.root.transaction(work);
+    } catch (err) {
+      if (err instanceof Refused) throw err.error;
+      throw err;
+    }
+  }
+}

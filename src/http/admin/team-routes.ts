@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import type { AdminDeps } from './admin-deps.js';
+import { jsonObjectBody } from './request-body.js';
+
+interface IdParams {
+  id: string;
+}
+
+/** Teams: a budget and rate limits shared by their keys, on top of each key's own. */
+export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void {
+  const store = deps.governance;
+
+  api.post('/teams', async (request, reply) => {
+    const team = await store.createTeam(jsonObjectBody(request));
+    return reply.code(201).header('location', `/api/teams/${encodeURIComponent(team.id)}`).send(team);
+  });
+
+  api.get('/teams', async () => ({ object: 'list', data: store.listTeams() }));
+
+  api.get<{ Params: IdParams }>('/teams/:id', async (request) => store.getTeam(request.params.id));
+
+  api.patch<{ Params: IdParams }>('/teams/:id', async (request) => store.updateTeam(request.params.id, jsonObjectBody(request)));
+
+  // 409 team_in_use while keys still name the team.
+  api.delete<{ Params: IdParams }>('/teams/:id', async (request, reply) => {
+    await store.deleteTeam(request.params.id);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,143 @@
+import type { Observable } from 'rxjs';
+import { defer, finalize, throwError } from 'rxjs';
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { ResponseEvent } from '../dialects/openai/types.js';
+import { GatewayError } from '../errors.js';
+import { countPromptTokens } from '../governance/tokenizer.js';
+import type { PeriodUsage } from '../governance/types.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
+import { unitPrices } from '../providers/catalog/prices.js';
+import { RouteMatcher, expandTarget } from '../routing/route-patterns.js';
+import { splitModelName } from '../routing/resolve-target.js';
+
+/** Output tokens assumed for the reservation when the request sets no limit. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
+interface Account {
+  kind: 'key' | 'team';
+  id: string;
+  name: string;
+  budget: number;
+  usage: PeriodUsage;
+}
+
+/**
+ * The highest price per million tokens among the places the request may go: the model itself, or every
+ * target and fallback of its route. Unknown prices count as zero: such requests cost nothing (and are
+ * reported as `cost.unpriced`).
+ */
+function worstPrices(ctx: RequestContext, matcher: RouteMatcher): { input: number; output: number; perRequest: number } {
+  const models: string[] = [];
+  let routePrice = null;
+  const match = matcher.match(ctx.request.model);
+  if (match) {
+    routePrice = match.route.price;
+    for (const target of match.route.targets) models.push(expandTarget(target.model, match.wildcard));
+    for (const fallback of match.route.fallbacks) models.push(expandTarget(fallback, match.wildcard));
+  } else {
+    models.push(ctx.request.model);
+  }
+  let input = 0;
+  let output = 0;
+  let perRequest = 0;
+  for (const name of models) {
+    const parts = splitModelName(name);
+    const provider = parts ? ctx.config.providers.get(parts.provider) : undefined;
+    if (!parts || !provider) continue;
+    const prices = unitPrices(provider, parts.model, routePrice);
+    if (!prices) continue;
+    input = Math.max(input, prices.input_per_mtok);
+    output = Math.max(output, prices.output_per_mtok);
+    perRequest = Math.max(perRequest, prices.request_usd);
+  }
+  return { input, output, perRequest };
+}
+
+function requestedMaxOutput(ctx: RequestContext): number {
+  const { max_completion_tokens: completion, max_tokens: legacy } = ctx.request;
+  const limit = typeof completion === 'number' ? completion : typeof legacy === 'number' ? legacy : DEFAULT_MAX_OUTPUT_TOKENS;
+  const choices = typeof ctx.request.n === 'number' && ctx.request.n > 1 ? ctx.request.n : 1;
+  return limit * choices;
+}
+
+function budgetError(account: Account, needed: number, reserved: number): GatewayError {
+  const headers: Record<string, string> = {};
+  if (account.usage.period_resets_at) {
+    headers['retry-after'] = String(Math.max(1, Math.ceil((Date.parse(account.usage.period_resets_at) - Date.now()) / 1000)));
+  }
+  const left = Math.max(0, account.budget - account.usage.spend - reserved);
+  return new GatewayError({
+    status: 429,
+    type: 'insufficient_quota',
+    code: 'budget_exceeded',
+    message:
+      `The budget of ${account.kind} '${account.name}' ($${account.budget}) cannot cover this request: $${left.toFixed(6)} left` +
+      (reserved > 0 ? ` after $${reserved.toFixed(6)} held by requests in flight` : '') +
+      `, up to $${needed.toFixed(6)} needed.` +
+      (account.usage.period_resets_at ? ` The budget resets at ${account.usage.period_resets_at}.` : ''),
+    headers,
+  });
+}
+
+/**
+ * Reserves the request's upper-bound cost (prompt tokens counted with a tokenizer at the input price, plus
+ * the maximum output at the output price) on the key's and the team's budgets before the call. The cost stage
+ * releases the reservation once the real cost is committed.
+ */
+class BudgetStage implements Stage {
+  readonly name = 'budget';
+  private readonly matcher: RouteMatcher;
+
+  constructor(
+    config: RuntimeConfig,
+    private readonly deps: StageDeps,
+  ) {
+    this.matcher = new RouteMatcher(config.routes);
+  }
+
+  run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
+    const identity = ctx.identity;
+    if (!identity) return next();
+    const { governance, reservations, bus } = this.deps;
+    const accounts: Account[] = [];
+    if (identity.key.budget !== null) {
+      accounts.push({ kind: 'key', id: identity.key.id, name: identity.key.name, budget: identity.key.budget, usage: governance.currentUsage(identity.key) });
+    }
+    if (identity.team && identity.team.budget !== null) {
+      accounts.push({ kind: 'team', id: identity.team.id, name: identity.team.name, budget: identity.team.budget, usage: governance.currentUsage(identity.team) });
+    }
+    if (accounts.length === 0) return next();
+
+    const prices = worstPrices(ctx, this.matcher);
+    const promptTokens = countPromptTokens(ctx.request.messages, ctx.request.tools);
+    const needed = (promptTokens * prices.input + requestedMaxOutput(ctx) * prices.output) / 1_000_000 + prices.perRequest;
+    for (const account of accounts) {
+      const reserved = reservations.reserved(`${account.kind}:${account.id}`);
+      // A spent budget refuses even requests that cost nothing, so "exhausted" means what it says.
+      if (account.usage.spend + reserved + needed > account.budget || account.usage.spend >= account.budget) {
+        bus.emit('budget.exceeded', { requestId: ctx.id, account: account.kind, id: account.id, budget: account.budget, spend: account.usage.spend, reserved, needed });
+        return throwError(() => budgetError(account, needed, reserved));
+      }
+    }
+    const release = reservations.reserve(
+      accounts.map((account) => `${account.kind}:${account.id}`),
+      needed,
+    );
+    const reservation = { release, settledByCost: false };
+    ctx.reservation = reservation;
+    // Without a cost stage (or when it was never reached) the reservation ends with the request.
+    return defer(() => next()).pipe(
+      finalize(() => {
+        if (!reservation.settledByCost) release();
+      }),
+    );
+  }
+}
+
+const budgetStage: StageFactory = {
+  name: 'budget',
+  create: (config, deps) => new BudgetStage(config, deps),
+};
+
+export default budgetStage;

@@ -1,0 +1,103 @@
+import type { Observable } from 'rxjs';
+import { throwError } from 'rxjs';
+import type { ResponseEvent } from '../dialects/openai/types.js';
+import { GatewayError } from '../errors.js';
+import { formatResetDuration } from '../governance/durations.js';
+import type { WindowState } from '../governance/rate-limiter.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
+
+interface Scope {
+  scope: 'key' | 'key_model' | 'team';
+  bucket: string;
+  limit: number;
+}
+
+/** Limiter buckets for tokens per minute; the cost stage adds each request's tokens to them. */
+export function tokenBuckets(ctx: RequestContext): Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> {
+  const out: Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> = [];
+  const identity = ctx.identity;
+  if (!identity) return out;
+  if (identity.key.tokens_per_minute) out.push({ bucket: `tpm:key:${identity.key.id}`, limit: identity.key.tokens_per_minute, scope: 'key' });
+  if (identity.team?.tokens_per_minute) out.push({ bucket: `tpm:team:${identity.team.id}`, limit: identity.team.tokens_per_minute, scope: 'team' });
+  return out;
+}
+
+function limitError(unit: 'requests' | 'tokens', scope: string, limit: number, state: WindowState): GatewayError {
+  const seconds = Math.max(1, Math.ceil(state.resetMs / 1000));
+  return new GatewayError({
+    status: 429,
+    type: unit,
+    code: 'rate_limit_exceeded',
+    message: `Rate limit reached for ${scope}: limit ${limit} ${unit} per minute. Try again in ${formatResetDuration(state.resetMs)}.`,
+    headers: {
+      'retry-after': String(seconds),
+      [`x-ratelimit-limit-${unit}`]: String(limit),
+      [`x-ratelimit-remaining-${unit}`]: '0',
+      [`x-ratelimit-reset-${unit}`]: formatResetDuration(state.resetMs),
+    },
+  });
+}
+
+/**
+ * Requests per minute per key, per key and model, and per team; tokens per minute per key and team. Either
+ * every bucket has room and all take one, or the request is refused and none does. The tightest bucket's
+ * state rides on every answer as OpenAI's `x-ratelimit-*` headers.
+ */
+class RateLimitStage implements Stage {
+  readonly name = 'rate-limit';
+
+  constructor(private readonly deps: StageDeps) {}
+
+  run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
+    const identity = ctx.identity;
+    if (!identity) return next();
+    const { limiter, bus } = this.deps;
+    const { key, team } = identity;
+    const scopes: Scope[] = [];
+    if (key.rate_limit) {
+      scopes.push({ scope: 'key', bucket: `rpm:key:${key.id}`, limit: key.rate_limit });
+      scopes.push({ scope: 'key_model', bucket: `rpm:key:${key.id}:${ctx.request.model}`, limit: key.model_rate_limits?.[ctx.request.model] ?? key.rate_limit });
+    } else if (key.model_rate_limits?.[ctx.request.model]) {
+      scopes.push({ scope: 'key_model', bucket: `rpm:key:${key.id}:${ctx.request.model}`, limit: key.model_rate_limits[ctx.request.model] as number });
+    }
+    if (team?.rate_limit) scopes.push({ scope: 'team', bucket: `rpm:team:${team.id}`, limit: team.rate_limit });
+
+    let tightest: { limit: number; state: WindowState } | null = null;
+    for (const scope of scopes) {
+      const state = limiter.state(scope.bucket, scope.limit);
+      if (state.remaining < 1) {
+        bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: scope.scope, unit: 'requests', limit: scope.limit });
+        return throwError(() => limitError('requests', scope.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, scope.limit, state));
+      }
+    }
+    for (const tokens of tokenBuckets(ctx)) {
+      const state = limiter.state(tokens.bucket, tokens.limit);
+      if (state.remaining < 1) {
+        bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: tokens.scope, unit: 'tokens', limit: tokens.limit });
+        return throwError(() => limitError('tokens', tokens.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, tokens.limit, state));
+      }
+      ctx.responseHeaders['x-ratelimit-limit-tokens'] = String(tokens.limit);
+      ctx.responseHeaders['x-ratelimit-remaining-tokens'] = String(state.remaining);
+      ctx.responseHeaders['x-ratelimit-reset-tokens'] = formatResetDuration(state.fullResetMs);
+    }
+    for (const scope of scopes) {
+      const { state } = limiter.tryTake(scope.bucket, scope.limit);
+      if (!tightest || state.remaining < tightest.state.remaining) tightest = { limit: scope.limit, state };
+    }
+    if (tightest) {
+      ctx.responseHeaders['x-ratelimit-limit-requests'] = String(tightest.limit);
+      ctx.responseHeaders['x-ratelimit-remaining-requests'] = String(tightest.state.remaining);
+      // OpenAI's reset header says when the window is whole again; retry-after (on a 429) when one more fits.
+      ctx.responseHeaders['x-ratelimit-reset-requests'] = formatResetDuration(tightest.state.fullResetMs);
+    }
+    return next();
+  }
+}
+
+const rateLimitStage: StageFactory = {
+  name: 'rate-limit',
+  create: (_config, deps) => new RateLimitStage(deps),
+};
+
+export default rateLimitStage;
