@@ -126,7 +126,10 @@ class CostStage implements Stage {
         priced: cost.priced,
         duration_ms: Math.round(performance.now() - ctx.startedAt),
       };
-      await governance.recordRequest(entry);
+      // Spend must be committed before the answer ends; a log entry without spend need not hold the answer up.
+      const committed = governance.recordRequest(entry);
+      if (identity) await committed;
+      else committed.catch((err: unknown) => this.deps.log.error({ err, requestId: ctx.id }, 'could not write the request log'));
 
       const used = tokens.input_tokens + tokens.output_tokens;
       if (used > 0) for (const bucket of tokenBuckets(ctx)) limiter.add(bucket.bucket, used);
