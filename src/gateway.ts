@@ -16,6 +16,7 @@ import { GovernanceStore } from './governance/governance-store.js';
 import { SlidingWindowLimiter } from './governance/rate-limiter.js';
 import { Reservations } from './governance/reservations.js';
 import { UpstreamTransport } from './providers/transport.js';
+import { HealthRegistry } from './routing/health-registry.js';
 import { Store } from './store/store.js';
 import { createLog, type Log } from './telemetry/log.js';
 import { logRequestFailures } from './telemetry/request-events-log.js';
@@ -83,7 +84,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   }
   const transport = new UpstreamTransport();
   const governance = new GovernanceStore(store.root, bus);
-  const stageDeps: StageDeps = { bus, log, transport, governance, limiter: new SlidingWindowLimiter(), reservations: new Reservations() };
+  const health = new HealthRegistry(bus);
+  const stageDeps: StageDeps = { bus, log, transport, governance, limiter: new SlidingWindowLimiter(), reservations: new Reservations(), health };
   const pipelines = new WeakMap<RuntimeConfig, Pipeline>();
   const pipelineFor = (runtime: RuntimeConfig): Pipeline => {
     let pipeline = pipelines.get(runtime);

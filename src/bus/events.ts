@@ -44,6 +44,23 @@ export interface GatewayEvents {
   'key.created': { keyId: string; name: string; team: string | null };
   'route.selected': { requestId: string; route: string; target: string; fallbacks: string[] };
   'fallback.used': { requestId: string; from: string; to: string; reason: string };
+  /** An upstream attempt failed; `willRetry` says whether the request goes on to another attempt. */
+  'provider.failed': {
+    requestId: string;
+    provider: string;
+    model: string;
+    keyId: string | null;
+    attempt: number;
+    status: number;
+    code: string | null;
+    message: string;
+    retryable: boolean;
+    willRetry: boolean;
+  };
+  /** `target` is `<provider>/<model>#<key id>`; `label` is `<provider>/<model>`. */
+  'breaker.opened': { target: string; label: string; reason: string; cooldownMs: number };
+  'breaker.closed': { target: string; label: string };
+  'routing_rule.applied': { requestId: string; rule: string; from: string; to: string };
   'config.changed': {
     version: number;
     source: 'api' | 'file';

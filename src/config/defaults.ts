@@ -8,6 +8,8 @@ export const DEFAULTS = {
   maxBodyBytes: 20 * 1024 * 1024,
   firstByteTimeoutMs: 30_000,
   totalTimeoutMs: 600_000,
+  // Reasoning models can think for minutes between headers and the first token; silence longer than this is a stall.
+  idleTimeoutMs: 300_000,
   shutdownGraceMs: 30_000,
   logLevel: 'info',
   logRetentionDays: 30,

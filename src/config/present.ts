@@ -1,3 +1,4 @@
+import type { RoutingPolicy } from './routing-policy.js';
 import type { ConfigDocument } from './schema.js';
 import type { ProviderRuntime, RouteRuntime, Settings } from './runtime.js';
 import { maskSecret } from './secret-box.js';
@@ -23,7 +24,7 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     type: provider.vendor.id,
     base_url: provider.baseUrl,
     headers: maskHeaders(provider.headers),
-    timeouts: { first_byte_ms: provider.timeouts.firstByteMs, total_ms: provider.timeouts.totalMs },
+    timeouts: { first_byte_ms: provider.timeouts.firstByteMs, total_ms: provider.timeouts.totalMs, idle_ms: provider.timeouts.idleMs },
     models: provider.models,
     keys: provider.keys.map((key) => ({ id: key.id, value: maskSecret(key.raw), weight: key.weight, models: key.models, source: key.source })),
     source: provider.source,
@@ -31,7 +32,37 @@ export function providerView(provider: ProviderRuntime): ProviderView {
 }
 
 export function routeView(route: RouteRuntime): RouteView {
-  return { name: route.name, targets: route.targets.map((t) => ({ ...t })), fallbacks: [...route.fallbacks], source: route.source };
+  return {
+    name: route.name,
+    targets: route.targets.map((t) => ({ ...t })),
+    fallbacks: [...route.fallbacks],
+    ...structuredClone(route.policyConfig),
+    source: route.source,
+  };
+}
+
+/** The effective routing policy in the config's own field names. */
+export function routingPolicyView(policy: RoutingPolicy): Record<string, unknown> {
+  const { retry, breaker } = policy;
+  return {
+    retry: {
+      ...(retry.maxAttempts !== null ? { max_attempts: retry.maxAttempts } : {}),
+      initial_delay_ms: retry.initialDelayMs,
+      max_delay_ms: retry.maxDelayMs,
+      deadline_ms: retry.deadlineMs,
+    },
+    breaker: {
+      enabled: breaker.enabled,
+      consecutive_failures: breaker.consecutiveFailures,
+      failure_rate: breaker.failureRate,
+      window_ms: breaker.windowMs,
+      min_requests: breaker.minRequests,
+      cooldown_ms: breaker.cooldownMs,
+      half_open_requests: breaker.halfOpenRequests,
+    },
+    adaptive: policy.adaptive,
+    fallback_on_client_errors: policy.fallbackOnClientErrors,
+  };
 }
 
 export function settingsView(settings: Settings): Record<string, unknown> {
@@ -40,11 +71,16 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     port: settings.port,
     data_dir: settings.dataDir,
     max_body_bytes: settings.maxBodyBytes,
-    upstream_timeouts: { first_byte_ms: settings.upstreamTimeouts.firstByteMs, total_ms: settings.upstreamTimeouts.totalMs },
+    upstream_timeouts: {
+      first_byte_ms: settings.upstreamTimeouts.firstByteMs,
+      total_ms: settings.upstreamTimeouts.totalMs,
+      idle_ms: settings.upstreamTimeouts.idleMs,
+    },
     shutdown_grace_ms: settings.shutdownGraceMs,
     log_level: settings.logLevel,
     log_retention_days: settings.logRetentionDays,
     require_virtual_key: settings.requireVirtualKey,
+    routing: routingPolicyView(settings.routing),
   };
 }
 

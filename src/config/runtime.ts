@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { ResolvedProvider, UpstreamTimeouts } from '../providers/contract.js';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { DEFAULTS } from './defaults.js';
-import type { ConfigDocument, PriceConfig, ProviderConfig, ProviderKeyConfig, RouteConfig } from './schema.js';
+import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy, type RoutingPolicy } from './routing-policy.js';
+import type { ConfigDocument, PriceConfig, ProviderConfig, ProviderKeyConfig, RouteConfig, RoutingRuleConfig } from './schema.js';
 import { ConfigError, resolveSecret, type Env } from './secret-ref.js';
 import type { ConfigSource } from './views.js';
 
@@ -35,6 +36,10 @@ export interface RouteRuntime {
   targets: Array<{ model: string; weight: number }>;
   fallbacks: string[];
   price: PriceConfig | null;
+  /** Retries, breakers and balancing for this route: its own settings over `settings.routing`. */
+  policy: RoutingPolicy;
+  /** The route's own policy fields as written, for the API view (so what is read can be written back). */
+  policyConfig: Pick<RouteConfig, 'retry' | 'breaker' | 'adaptive' | 'fallback_on_client_errors'>;
   source: ConfigSource;
 }
 
@@ -49,6 +54,8 @@ export interface Settings {
   logRetentionDays: number;
   /** Requests without a virtual key are refused (401). */
   requireVirtualKey: boolean;
+  /** The routing policy of direct `<provider>/<model>` requests and the base of every route's. */
+  routing: RoutingPolicy;
 }
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
@@ -63,6 +70,8 @@ export interface RuntimeConfig {
   settings: Settings;
   providers: ReadonlyMap<string, ProviderRuntime>;
   routes: ReadonlyMap<string, RouteRuntime>;
+  /** Usage-based routing rules, in order; the first that matches picks the route. */
+  routingRules: readonly RoutingRuleConfig[];
 }
 
 function firstEnv(env: Env, names: string[]): string | undefined {
@@ -112,11 +121,13 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
         DEFAULTS.firstByteTimeoutMs,
       totalMs:
         api.upstream_timeouts?.total_ms ?? file.upstream_timeouts?.total_ms ?? intFromEnv(env, 'TOLLGATE_TIMEOUT_MS') ?? DEFAULTS.totalTimeoutMs,
+      idleMs: api.upstream_timeouts?.idle_ms ?? file.upstream_timeouts?.idle_ms ?? intFromEnv(env, 'TOLLGATE_IDLE_TIMEOUT_MS') ?? DEFAULTS.idleTimeoutMs,
     },
     shutdownGraceMs: api.shutdown_grace_ms ?? file.shutdown_grace_ms ?? intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? DEFAULTS.shutdownGraceMs,
     logLevel: api.log_level ?? file.log_level ?? (env.LOG_LEVEL || DEFAULTS.logLevel),
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,
+    routing: resolveRoutingPolicy(DEFAULT_ROUTING_POLICY, api.routing, file.routing),
   };
 }
 
@@ -165,6 +176,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     timeouts: {
       firstByteMs: api?.timeouts?.first_byte_ms ?? file?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,
       totalMs: api?.timeouts?.total_ms ?? file?.timeouts?.total_ms ?? settings.upstreamTimeouts.totalMs,
+      idleMs: api?.timeouts?.idle_ms ?? file?.timeouts?.idle_ms ?? settings.upstreamTimeouts.idleMs,
     },
     keys,
     models: [...new Set([...(file?.models ?? []), ...(api?.models ?? [])])],
@@ -174,7 +186,14 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   };
 }
 
-function resolveRoute(name: string, route: RouteConfig, source: ConfigSource, providers: ReadonlyMap<string, ProviderRuntime>, routeNames: Set<string>): RouteRuntime {
+function resolveRoute(
+  name: string,
+  route: RouteConfig,
+  source: ConfigSource,
+  providers: ReadonlyMap<string, ProviderRuntime>,
+  routeNames: Set<string>,
+  settings: Settings,
+): RouteRuntime {
   route.targets.forEach((target, i) => {
     const provider = target.model.slice(0, target.model.indexOf('/'));
     if (!providers.has(provider)) throw new ConfigError(`routes.${name}.targets.${i}.model: unknown provider "${provider}"`);
@@ -191,8 +210,29 @@ function resolveRoute(name: string, route: RouteConfig, source: ConfigSource, pr
     targets: route.targets.map((target) => ({ model: target.model, weight: target.weight ?? 1 })),
     fallbacks: [...route.fallbacks],
     price: route.price ?? null,
+    policy: resolveRoutingPolicy(settings.routing, route),
+    policyConfig: {
+      ...(route.retry ? { retry: route.retry } : {}),
+      ...(route.breaker ? { breaker: route.breaker } : {}),
+      ...(route.adaptive !== undefined ? { adaptive: route.adaptive } : {}),
+      ...(route.fallback_on_client_errors !== undefined ? { fallback_on_client_errors: route.fallback_on_client_errors } : {}),
+    },
     source,
   };
+}
+
+function checkRoutingRules(rules: readonly RoutingRuleConfig[], providers: ReadonlyMap<string, ProviderRuntime>, routeNames: Set<string>): void {
+  rules.forEach((rule, i) => {
+    const to = rule.route_to;
+    const slash = to.indexOf('/');
+    if (!routeNames.has(to) && (slash <= 0 || !providers.has(to.slice(0, slash)))) {
+      throw new ConfigError(`routing_rules.${i}.route_to: "${to}" is neither a route nor "<known provider>/<model>"`);
+    }
+    const target = rule.when.target_rps_gte?.target;
+    if (target && !providers.has(target.slice(0, target.indexOf('/')))) {
+      throw new ConfigError(`routing_rules.${i}.when.target_rps_gte.target: unknown provider in "${target}"`);
+    }
+  });
 }
 
 /**
@@ -212,6 +252,9 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   for (const [name, route] of Object.entries(layers.api.routes ?? {})) routeDocs.set(name, { route, source: 'api' });
   const routeNames = new Set(routeDocs.keys());
   const routes = new Map<string, RouteRuntime>();
-  for (const [name, { route, source }] of routeDocs) routes.set(name, resolveRoute(name, route, source, providers, routeNames));
-  return { version, settings, providers, routes };
+  for (const [name, { route, source }] of routeDocs) routes.set(name, resolveRoute(name, route, source, providers, routeNames, settings));
+  // Rules set through the API replace the file's list as a whole: their order is their meaning.
+  const routingRules = layers.api.routing_rules ?? layers.file.routing_rules ?? [];
+  checkRoutingRules(routingRules, providers, routeNames);
+  return { version, settings, providers, routes, routingRules };
 }

@@ -7,6 +7,12 @@ import { z } from 'zod';
 const timeoutsSchema = z.strictObject({
   first_byte_ms: z.number().int().positive().optional().describe('Time allowed until upstream response headers arrive.'),
   total_ms: z.number().int().positive().optional().describe('Time allowed for the whole upstream exchange, streams included.'),
+  idle_ms: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Longest silence allowed inside a response body (between stream chunks) before the upstream counts as stalled.'),
 });
 
 export const providerKeySchema = z.strictObject({
@@ -42,6 +48,39 @@ const modelRef = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]*\/.+/, 'expected "<provider>/<model>"');
 
+export const retrySchema = z.strictObject({
+  max_attempts: z
+    .number()
+    .int()
+    .min(1)
+    .max(20)
+    .optional()
+    .describe('Upstream calls per request, all targets and fallbacks together. Default: 3, or the number of targets and fallbacks when larger.'),
+  initial_delay_ms: z.number().int().nonnegative().optional().describe('Backoff base before calling a target again (default 100); grows x2 per retry, with full jitter.'),
+  max_delay_ms: z.number().int().nonnegative().optional().describe('Longest backoff between retries (default 5000); an upstream retry-after is honoured beyond it up to the deadline.'),
+  deadline_ms: z.number().int().positive().optional().describe('No new attempt starts after this long since the request arrived (default 60000).'),
+});
+
+export const breakerSchema = z.strictObject({
+  enabled: z.boolean().optional().describe('Circuit breakers on this route\'s targets (default true).'),
+  consecutive_failures: z.number().int().positive().optional().describe('Failures in a row that open the breaker (default 5).'),
+  failure_rate: z.number().gt(0).max(1).optional().describe('Share of failed calls in the window that opens the breaker (default 0.5).'),
+  window_ms: z.number().int().positive().optional().describe('Window for the failure rate (default 30000).'),
+  min_requests: z.number().int().positive().optional().describe('Calls in the window before the failure rate counts (default 10).'),
+  cooldown_ms: z.number().int().positive().optional().describe('How long an open breaker waits before trial calls (default 30000).'),
+  half_open_requests: z.number().int().positive().optional().describe('Trial calls let through at once when half-open (default 1).'),
+});
+
+export const routingPolicySchema = z.strictObject({
+  retry: retrySchema.optional(),
+  breaker: breakerSchema.optional(),
+  adaptive: z.boolean().optional().describe('Scale target weights by observed success, latency and capacity (default true).'),
+  fallback_on_client_errors: z
+    .boolean()
+    .optional()
+    .describe('Also move to the next target on non-retryable upstream 4xx (bad request, auth); by default they go straight back to the client.'),
+});
+
 export const routeSchema = z.strictObject({
   targets: z
     .array(z.strictObject({ model: modelRef, weight: z.number().positive().default(1) }))
@@ -52,6 +91,33 @@ export const routeSchema = z.strictObject({
     .default([])
     .describe('Tried in order when the picked target fails: `<provider>/<model>` names or other route names.'),
   price: priceSchema.optional().describe('Price of requests made through this route when the catalogue does not know the model.'),
+  ...routingPolicySchema.shape,
+});
+
+const percent = z.number().min(0).max(100);
+
+export const routingRuleSchema = z.strictObject({
+  name: z.string().min(1).max(100).optional(),
+  when: z
+    .strictObject({
+      model: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Requested model names; `*` patterns allowed.'),
+      key: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Virtual key ids or names.'),
+      team: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Team ids or names.'),
+      metadata: z
+        .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+        .optional()
+        .describe('Every entry must equal the request\'s `metadata` (or, failing that, the key\'s metadata).'),
+      estimated_tokens_gte: z.number().int().nonnegative().optional().describe('Prompt tokens (counted by tokenizer) at least this.'),
+      estimated_tokens_lt: z.number().int().positive().optional().describe('Prompt tokens below this.'),
+      key_budget_used_pct_gte: percent.optional().describe("The key's budget used in this period, in percent, at least this."),
+      team_budget_used_pct_gte: percent.optional().describe("The team's budget used in this period, in percent, at least this."),
+      target_rps_gte: z
+        .strictObject({ target: modelRef, rps: z.number().nonnegative() })
+        .optional()
+        .describe('A target (`<provider>/<model>`) currently serves at least this many requests per second (10 s average).'),
+    })
+    .describe('All conditions must hold; an empty `when` always matches.'),
+  route_to: z.string().min(1).describe('The route name or `<provider>/<model>` the request goes to instead.'),
 });
 
 export const settingsSchema = z.strictObject({
@@ -64,6 +130,7 @@ export const settingsSchema = z.strictObject({
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   log_retention_days: z.number().int().positive().optional().describe('How long request logs are kept.'),
   require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),
+  routing: routingPolicySchema.optional().describe('Defaults for every route and for direct `<provider>/<model>` requests.'),
 });
 
 export const providerNameSchema = z
@@ -82,6 +149,10 @@ export const configFileSchema = z.strictObject({
   settings: settingsSchema.optional(),
   providers: z.record(providerNameSchema, providerSchema).optional(),
   routes: z.record(routeNameSchema, routeSchema).optional(),
+  routing_rules: z
+    .array(routingRuleSchema)
+    .optional()
+    .describe('Usage-based routing: the first rule whose conditions hold sends the request to its `route_to`.'),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
@@ -92,6 +163,8 @@ export type ProviderConfig = z.infer<typeof providerSchema>;
 export type ProviderKeyConfig = z.infer<typeof providerKeySchema>;
 export type RouteConfig = z.infer<typeof routeSchema>;
 export type PriceConfig = z.infer<typeof priceSchema>;
+export type RoutingPolicyConfig = z.infer<typeof routingPolicySchema>;
+export type RoutingRuleConfig = z.infer<typeof routingRuleSchema>;
 
 /** Renders the first schema violations as one readable line naming the fields. */
 export function describeIssues(error: z.ZodError): string {

@@ -1,3 +1,5 @@
+import type { RouteConfig } from './schema.js';
+
 /**
  * What the management API shows of the config: secrets masked, each item tagged with the source it came
  * from. These shapes are the API's contract; extend them, do not break them.
@@ -25,7 +27,7 @@ export interface ProviderView {
   type: string;
   base_url: string;
   headers: Record<string, string>;
-  timeouts: { first_byte_ms: number; total_ms: number };
+  timeouts: { first_byte_ms: number; total_ms: number; idle_ms: number };
   models: string[];
   keys: ProviderKeyView[];
   /** The highest-precedence source that defines this provider. */
@@ -37,7 +39,7 @@ export interface RouteTargetView {
   weight: number;
 }
 
-export interface RouteView {
+export interface RouteView extends Pick<RouteConfig, 'retry' | 'breaker' | 'adaptive' | 'fallback_on_client_errors'> {
   name: string;
   targets: RouteTargetView[];
   fallbacks: string[];

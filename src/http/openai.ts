@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { parseChatCompletionRequest } from '../dialects/openai/parse-request.js';
+import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import { createRequestContext } from '../pipeline/context.js';
 import { catalogModels } from '../providers/catalog/catalog.js';
 import type { RuntimeConfig } from '../config/runtime.js';
@@ -53,12 +53,14 @@ function modelListFor(config: RuntimeConfig, created: number): string {
 export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void {
   app.post('/v1/chat/completions', async (request, reply) => {
     const chat = parseChatCompletionRequest(request.body);
+    const requestFallbacks = takeRequestFallbacks(chat);
     const config = deps.config.current();
     const ctx = createRequestContext({
       dialect: 'openai',
       config,
       request: chat,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
+      requestFallbacks,
       credential: presentedCredential(request),
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.

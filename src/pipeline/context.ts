@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionRequest, CompletionUsage } from '../dialects/openai/types.js';
 import type { RuntimeConfig } from '../config/runtime.js';
-import type { Target } from '../providers/contract.js';
+import type { RoutingPolicy } from '../config/routing-policy.js';
+import type { CandidateGroup } from '../routing/candidate-groups.js';
 import type { TeamRecord, VirtualKeyRecord } from '../governance/types.js';
 
 /** Who is calling: the virtual key presented and its team. */
@@ -34,6 +35,8 @@ export interface RequestContext {
   readonly stream: boolean;
   /** A provider key the client brought itself; used only where no key is configured. */
   readonly clientProviderKey: string | null;
+  /** Fallbacks the request itself named (its `fallbacks` field, taken off the upstream request). */
+  readonly requestFallbacks: readonly string[];
   /** The credential the client presented (Authorization bearer or x-api-key); never forwarded upstream. */
   readonly credential: string | null;
   /** Set by the auth stage when a virtual key was presented. */
@@ -43,8 +46,11 @@ export interface RequestContext {
    * is committed (so no other request can slip into the gap); otherwise the budget stage releases it.
    */
   reservation: { release(): void; settledByCost: boolean } | null;
-  /** Where the request may go, in order of preference; set by routing, or resolved from the model name. */
-  targets: Target[] | null;
+  /**
+   * Where the request may go (the route's targets, then its fallbacks) and how to survive failure there; set
+   * by the route stage, or resolved from the model name by the call stage.
+   */
+  plan: { groups: CandidateGroup[]; policy: RoutingPolicy } | null;
   upstream: UpstreamOutcome | null;
   /** The usage reported by the upstream (last value seen for streams). */
   usage: CompletionUsage | null;
@@ -65,6 +71,7 @@ export interface ContextInit {
   config: RuntimeConfig;
   request: ChatCompletionRequest;
   clientProviderKey?: string | null;
+  requestFallbacks?: readonly string[];
   credential?: string | null;
   id?: string;
 }
@@ -78,10 +85,11 @@ export function createRequestContext(init: ContextInit): RequestContext {
     request: init.request,
     stream: init.request.stream === true,
     clientProviderKey: init.clientProviderKey ?? null,
+    requestFallbacks: init.requestFallbacks ?? [],
     credential: init.credential ?? null,
     identity: null,
     reservation: null,
-    targets: null,
+    plan: null,
     upstream: null,
     usage: null,
     responseHeaders: {},

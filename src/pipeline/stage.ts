@@ -7,6 +7,7 @@ import type { UpstreamTransport } from '../providers/transport.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 import type { Reservations } from '../governance/reservations.js';
+import type { HealthRegistry } from '../routing/health-registry.js';
 import type { RequestContext } from './context.js';
 
 /** Calls the rest of the pipeline; its Observable is the response as the inner stages produce it. */
@@ -34,6 +35,8 @@ export interface StageDeps {
   limiter: SlidingWindowLimiter;
   /** Budget held by requests in flight. */
   reservations: Reservations;
+  /** Health, adaptive weights and circuit breakers of every target, across config versions. */
+  health: HealthRegistry;
 }
 
 /**

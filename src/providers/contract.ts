@@ -24,6 +24,8 @@ export interface UpstreamTimeouts {
   firstByteMs: number;
   /** Time allowed for the whole upstream exchange, streaming included. */
   totalMs: number;
+  /** Longest silence allowed inside the response body (between stream chunks). */
+  idleMs: number;
 }
 
 /** One concrete place a request can go. Weights, breakers and health attach to targets (later stages). */
@@ -35,6 +37,8 @@ export interface Target {
   apiKey: string | null;
   /** Where the key came from, for logs (never the key itself). */
   keySource: 'api' | 'file' | 'env' | 'builtin' | 'client' | 'none';
+  /** The configured key's id (health and breakers are kept per key); null for client or no key. */
+  keyId: string | null;
 }
 
 export interface UpstreamRequest {

@@ -81,8 +81,8 @@ export class UpstreamTransport {
         headers: upstream.headers,
         body: upstream.body ?? null,
         headersTimeout: timeouts.firstByteMs,
-        // Stalls inside a body are bounded by the total timeout.
-        bodyTimeout: timeouts.totalMs,
+        // Silence inside a body longer than this is a stall (undici's body timeout restarts with every chunk).
+        bodyTimeout: Math.min(timeouts.idleMs, timeouts.totalMs),
       },
       {
         onRequestStart(ctl) {
@@ -177,7 +177,7 @@ export function transportError(err: unknown, timedOut: boolean, timeouts: Upstre
       status: 504,
       type: 'timeout_error',
       code: 'upstream_timeout',
-      message: `${provider}: The upstream stopped sending its response.`,
+      message: `${provider}: The upstream stalled: nothing arrived for ${timeouts.idleMs} ms.`,
       retryable: true,
     });
   }

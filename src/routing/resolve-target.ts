@@ -24,11 +24,19 @@ function missingKey(provider: ProviderRuntime): GatewayError {
   });
 }
 
+/** A target with the share of traffic the config gives it; `label` is its `<provider>/<model>`. */
+export interface Candidate {
+  target: Target;
+  weight: number;
+  label: string;
+}
+
 /**
- * Resolves a `<provider>/<model>` name to a target: the provider from the running config and one of its keys
- * (weighted, among the keys that serve the model). A client-supplied key is used only when none is configured.
+ * Resolves a `<provider>/<model>` name to its candidates: one per configured key that serves the model, each
+ * carrying `weight` split among the keys in proportion to the keys' own weights (so breakers and health are
+ * kept per key). A client-supplied key is used only when none is configured.
  */
-export function resolveDirectTarget(config: RuntimeConfig, modelName: string, clientKey: string | null): Target {
+export function resolveCandidates(config: RuntimeConfig, modelName: string, clientKey: string | null, weight = 1): Candidate[] {
   const parts = splitModelName(modelName);
   if (!parts) {
     throw new GatewayError({
@@ -49,10 +57,10 @@ export function resolveDirectTarget(config: RuntimeConfig, modelName: string, cl
       message: `Unknown provider '${parts.provider}' in model '${modelName}'. Known providers: ${[...config.providers.keys()].join(', ')}.`,
     });
   }
+  const label = `${provider.name}/${parts.model}`;
   if (provider.keys.length > 0) {
     const eligible = provider.keys.filter((key) => keyServes(key.models, parts.model));
-    const key = weightedPick(eligible);
-    if (!key) {
+    if (eligible.length === 0) {
       throw new GatewayError({
         status: 404,
         type: 'invalid_request_error',
@@ -61,9 +69,21 @@ export function resolveDirectTarget(config: RuntimeConfig, modelName: string, cl
         message: `No key of provider '${provider.name}' is configured to serve model '${parts.model}'.`,
       });
     }
-    return { provider, model: parts.model, apiKey: key.value, keySource: key.source };
+    let total = 0;
+    for (const key of eligible) total += key.weight;
+    return eligible.map((key) => ({
+      target: { provider, model: parts.model, apiKey: key.value, keySource: key.source, keyId: key.id },
+      weight: (weight * key.weight) / total,
+      label,
+    }));
   }
-  if (clientKey) return { provider, model: parts.model, apiKey: clientKey, keySource: 'client' };
-  if (!provider.keyRequired) return { provider, model: parts.model, apiKey: null, keySource: 'none' };
+  const only = (target: Target): Candidate[] => [{ target, weight, label }];
+  if (clientKey) return only({ provider, model: parts.model, apiKey: clientKey, keySource: 'client', keyId: null });
+  if (!provider.keyRequired) return only({ provider, model: parts.model, apiKey: null, keySource: 'none', keyId: null });
   throw missingKey(provider);
+}
+
+/** One target for a `<provider>/<model>` name: a weighted pick among its candidates (keys). */
+export function resolveDirectTarget(config: RuntimeConfig, modelName: string, clientKey: string | null): Target {
+  return (weightedPick(resolveCandidates(config, modelName, clientKey)) as Candidate).target;
 }

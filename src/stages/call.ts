@@ -1,34 +1,61 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
 import type { ChatCompletionChunk, ResponseEvent } from '../dialects/openai/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 import type { ProviderAdapter, StreamDecoder, Target } from '../providers/contract.js';
 import { adapterFor } from '../providers/registry.js';
 import type { UpstreamCall } from '../providers/transport.js';
-import { resolveDirectTarget } from '../routing/resolve-target.js';
+import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
+import { retryAfterMs } from '../routing/backoff.js';
+import { buildCandidateGroups } from '../routing/candidate-groups.js';
+import type { AttemptOutcome } from '../routing/health-registry.js';
+import { plannedFailure } from '../routing/plan-errors.js';
 
-function invalidUpstream(target: Target, what: string): GatewayError {
+function invalidUpstream(provider: string, what: string): GatewayError {
   return new GatewayError({
     status: 502,
     type: 'upstream_error',
     code: 'invalid_upstream_response',
-    message: `${target.provider.name}: ${what}`,
+    message: `${provider}: ${what}`,
     retryable: true,
   });
 }
 
-/** What one request's attempts share: whether the client got anything yet, and how to stop the live call. */
+/** What one request's attempts share: whether the client got anything yet, and how to stop what is live. */
 interface CallState {
   started: boolean;
   cancelled: boolean;
   live: UpstreamCall | null;
+  /** Ends a backoff wait early (client gone). */
+  wake: (() => void) | null;
+}
+
+const CANCELLED = new GatewayError({ status: 499, type: 'client_closed_request', code: 'client_cancelled', message: 'The client closed the request.' });
+
+function sleep(ms: number, state: CallState): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      state.wake = null;
+      resolve();
+    }
+    state.wake = done;
+  });
+}
+
+/** A client error the route may fail over on (`fallback_on_client_errors`); a client that left is not one. */
+function isClientError(error: GatewayError): boolean {
+  return error.status >= 400 && error.status < 500 && error.status !== 499 && error.status !== 429;
 }
 
 /**
- * The innermost stage: invokes the provider adapter for the request's targets and turns the upstream answer
- * into canonical response events. Unsubscribing aborts the upstream request.
+ * The innermost stage: calls the request's targets through their provider adapters and turns the upstream
+ * answer into canonical response events. It retries and fails over as the routing policy says, skips targets
+ * whose breaker is open, and records every attempt's outcome on the target's health. Unsubscribing aborts
+ * the upstream request (or the backoff wait).
  */
 class CallStage implements Stage {
   readonly name = 'call';
@@ -37,7 +64,7 @@ class CallStage implements Stage {
 
   run(ctx: RequestContext): Observable<ResponseEvent> {
     return new Observable<ResponseEvent>((subscriber) => {
-      const state: CallState = { started: false, cancelled: false, live: null };
+      const state: CallState = { started: false, cancelled: false, live: null, wake: null };
       const emit = (event: ResponseEvent): void => {
         state.started = true;
         subscriber.next(event);
@@ -52,53 +79,97 @@ class CallStage implements Stage {
         // Runs on completion too, when nothing is live any more.
         state.cancelled = true;
         state.live?.abort();
+        state.wake?.();
       };
     });
   }
 
   /**
-   * Tries the request's targets in order. A target that fails with a retryable error before anything reached
-   * the client hands over to the next (the fallback chain); a non-retryable error (bad request, auth) goes
-   * straight back to the client, as does any failure once the answer has started.
+   * Runs attempts until one answers. A retryable failure before anything reached the client moves on (another
+   * target, a fallback, or a retry after backoff); a non-retryable one (bad request, auth) goes straight back to
+   * the client unless the route fails over on client errors; once the answer has started, nothing is retried.
    */
   private async call(ctx: RequestContext, emit: (event: ResponseEvent) => void, state: CallState): Promise<void> {
-    const targets = ctx.targets ?? [resolveDirectTarget(ctx.config, ctx.request.model, ctx.clientProviderKey)];
-    ctx.targets = targets;
-    for (let attempt = 0; ; attempt++) {
-      const target = targets[attempt] as Target;
+    ctx.plan ??= {
+      groups: buildCandidateGroups(ctx.config, ctx.request.model, null, ctx.clientProviderKey),
+      policy: ctx.config.settings.routing,
+    };
+    const { groups, policy } = ctx.plan;
+    const { bus, health: registry } = this.deps;
+    const plan = new AttemptPlan(groups, policy, registry, Date.now());
+    let lastError: GatewayError | null = null;
+    let previous: Attempt | null = null;
+    for (;;) {
+      const attempt = plan.next();
+      if (!attempt) throw plannedFailure(plan, lastError, registry);
+      if (attempt.delayMs > 0) await sleep(attempt.delayMs, state);
+      if (state.cancelled) {
+        attempt.health.breaker.release(attempt.admission);
+        throw CANCELLED;
+      }
+      if (previous && previous.candidate.label !== attempt.candidate.label) {
+        bus.emit('fallback.used', {
+          requestId: ctx.id,
+          from: previous.candidate.label,
+          to: attempt.candidate.label,
+          reason: lastError?.code ?? String(lastError?.status ?? 'error'),
+        });
+      }
       try {
-        await this.attempt(ctx, target, attempt + 1, emit, state);
+        await this.attempt(ctx, attempt, plan.attempts, emit, state);
         return;
       } catch (err) {
-        const next = targets[attempt + 1];
-        if (state.cancelled || state.started || !next || !(err instanceof GatewayError) || !err.retryable) throw err;
-        this.deps.bus.emit('fallback.used', {
-          requestId: ctx.id,
-          from: `${target.provider.name}/${target.model}`,
-          to: `${next.provider.name}/${next.model}`,
-          reason: err.code ?? String(err.status),
-        });
+        const error = toGatewayError(err);
+        lastError = error;
+        const movesOn = error.retryable || (policy.fallbackOnClientErrors && isClientError(error));
+        const willRetry = !state.cancelled && !state.started && movesOn;
+        if (!state.cancelled && bus.hasListeners('provider.failed')) {
+          bus.emit('provider.failed', {
+            requestId: ctx.id,
+            provider: attempt.candidate.target.provider.name,
+            model: attempt.candidate.target.model,
+            keyId: attempt.candidate.target.keyId,
+            attempt: plan.attempts,
+            status: error.status,
+            code: error.code,
+            message: error.message,
+            retryable: error.retryable,
+            willRetry,
+          });
+        }
+        if (!willRetry) throw error;
+        previous = attempt;
       }
     }
   }
 
-  private attempt(ctx: RequestContext, target: Target, attempt: number, emit: (event: ResponseEvent) => void, state: CallState): Promise<void> {
+  private attempt(ctx: RequestContext, attempt: Attempt, number: number, emit: (event: ResponseEvent) => void, state: CallState): Promise<void> {
+    const { target } = attempt.candidate;
+    const { health: registry, bus } = this.deps;
+    const breakerPolicy = ctx.plan?.policy.breaker ?? ctx.config.settings.routing.breaker;
     const adapter = adapterFor(target.provider.vendor.format);
-    if (!adapter) return Promise.reject(GatewayError.internal(`No adapter for wire format '${target.provider.vendor.format}'.`));
-    const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: attempt, status: 0 };
+    if (!adapter) {
+      registry.finished(attempt.health, attempt.admission, breakerPolicy, { kind: 'neutral' });
+      return Promise.reject(GatewayError.internal(`No adapter for wire format '${target.provider.vendor.format}'.`));
+    }
+    const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0 };
     ctx.upstream = upstream;
     ctx.responseHeaders['x-tollgate-provider'] = target.provider.name;
     ctx.responseHeaders['x-tollgate-model'] = target.model;
-    ctx.responseHeaders['x-tollgate-attempts'] = String(attempt);
+    ctx.responseHeaders['x-tollgate-attempts'] = String(number);
+    ctx.responseHeaders['x-tollgate-fallback'] = attempt.group > 0 ? 'true' : 'false';
+    if (attempt.group > 0) ctx.responseHeaders['x-tollgate-fallback-from'] = ctx.plan?.groups[0]?.name ?? ctx.request.model;
+    else delete ctx.responseHeaders['x-tollgate-fallback-from'];
     const started = performance.now();
-    const { bus } = this.deps;
+    let firstByteMs: number | null = null;
+    registry.started(attempt.health, Date.now());
     const attempted = (ok: boolean, errorCode: string | null): void => {
       if (!bus.hasListeners('provider.attempted')) return;
       bus.emit('provider.attempted', {
         requestId: ctx.id,
         provider: target.provider.name,
         model: target.model,
-        attempt,
+        attempt: number,
         ok,
         status: upstream.status || null,
         durationMs: performance.now() - started,
@@ -110,18 +181,25 @@ class CallStage implements Stage {
       let headers: IncomingHttpHeaders = {};
       let buffered: Buffer[] | null = null;
       let decoder: StreamDecoder | null = null;
+      const record = (outcome: AttemptOutcome): void => registry.finished(attempt.health, attempt.admission, breakerPolicy, outcome);
       const succeed = (): void => {
         state.live = null;
+        record({ kind: 'success', latencyMs: firstByteMs, headers });
         attempted(true, null);
         resolve();
       };
       const fail = (error: GatewayError): void => {
         state.live = null;
+        if (state.cancelled) record({ kind: 'neutral' });
+        else if (error.upstreamStatus === 429) record({ kind: 'rate-limited', retryAfterMs: retryAfterMs(headers), headers });
+        else if (error.retryable || state.started) record({ kind: 'failure', reason: error.code ?? `HTTP ${error.status}`, latencyMs: performance.now() - started });
+        else record({ kind: 'neutral' });
         attempted(false, state.cancelled ? 'client_cancelled' : error.code);
         reject(error);
       };
       const call = this.deps.transport.dispatch(adapter.buildChatRequest(ctx.request, target), target.provider.timeouts, target.provider.name, {
         onStart(status, responseHeaders) {
+          firstByteMs = performance.now() - started;
           upstream.status = status;
           headers = responseHeaders;
           if (status >= 400 || !ctx.stream) buffered = [];
@@ -149,7 +227,7 @@ class CallStage implements Stage {
             else if (decoder) {
               const tail = decoder.end();
               relayChunks(ctx, tail.chunks, emit);
-              if (!tail.complete) throw invalidUpstream(target, 'the upstream stream ended before its end marker; the answer may be incomplete.');
+              if (!tail.complete) throw invalidUpstream(target.provider.name, 'the upstream stream ended before its end marker; the answer may be incomplete.');
             }
             succeed();
           } catch (err) {
@@ -168,7 +246,7 @@ function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: 
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw invalidUpstream(target, 'the upstream answered with a body that is not JSON.');
+    throw invalidUpstream(target.provider.name, 'the upstream answered with a body that is not JSON.');
   }
   const completion = adapter.parseChatResponse(parsed, target);
   // Clients see the model name they asked for, whichever upstream model served it.

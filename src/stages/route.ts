@@ -1,83 +1,110 @@
 import { defer, type Observable } from 'rxjs';
-import type { RouteRuntime, RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../config/runtime.js';
 import type { ResponseEvent } from '../dialects/openai/types.js';
+import { GatewayError } from '../errors.js';
+import { countPromptTokens } from '../governance/tokenizer.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
-import type { Target } from '../providers/contract.js';
-import { resolveDirectTarget } from '../routing/resolve-target.js';
-import { expandTarget, RouteMatcher } from '../routing/route-patterns.js';
-import { weightedPick } from '../routing/weighted-pick.js';
+import { buildCandidateGroups } from '../routing/candidate-groups.js';
+import { splitModelName } from '../routing/resolve-target.js';
+import { RouteMatcher } from '../routing/route-patterns.js';
+import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';
 
 /** Attribute key under which the route stage leaves the route's price for the cost stage. */
 export const ROUTE_PRICE = 'route.price';
 
-/**
- * Expands a route's fallback chain into concrete targets. A fallback that names another route contributes
- * one weighted pick of that route's targets; cycles are cut. Fallbacks that cannot be served right now
- * (no key configured, say) are left out rather than failing a request whose first choice may well succeed.
- */
-function fallbackTargets(ctx: RequestContext, route: RouteRuntime, wildcard: string, seen: Set<string>): Target[] {
-  const out: Target[] = [];
-  for (const name of route.fallbacks) {
-    if (seen.has(name)) continue;
-    seen.add(name);
-    const chained = ctx.config.routes.get(name);
-    const picked = chained ? weightedPick(chained.targets)?.model : name;
-    if (picked === undefined) continue;
-    const model = expandTarget(picked, wildcard);
-    try {
-      out.push(resolveDirectTarget(ctx.config, model, ctx.clientProviderKey));
-    } catch {
-      continue;
-    }
-    if (chained) out.push(...fallbackTargets(ctx, chained, wildcard, seen));
-  }
-  return out;
+function usedPercent(spend: number, budget: number | null): number | null {
+  if (budget === null) return null;
+  return budget <= 0 ? 100 : (spend / budget) * 100;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
- * Maps a route name (or a `<provider>/<model>` that has a route) to its targets: one weighted pick, then the
- * fallback chain. Requests for models without a route pass through untouched.
+ * Decides where a request goes: usage-based routing rules first (they may send it to another route or
+ * model), then the route its model names (weighted targets and a fallback chain), or the model itself. Leaves
+ * the candidates and the routing policy on the context for the call stage.
  */
 class RouteStage implements Stage {
   readonly name = 'route';
   private readonly matcher: RouteMatcher;
 
   constructor(
-    config: RuntimeConfig,
+    private readonly config: RuntimeConfig,
     private readonly deps: StageDeps,
   ) {
     this.matcher = new RouteMatcher(config.routes);
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
-    const match = this.matcher.match(ctx.request.model);
-    if (!match) return next();
-    const { route, wildcard } = match;
     return defer(() => {
-      const picked = weightedPick(route.targets);
-      if (!picked) return next();
-      const primary = resolveDirectTarget(ctx.config, expandTarget(picked.model, wildcard), ctx.clientProviderKey);
-      const fallbacks = fallbackTargets(ctx, route, wildcard, new Set([route.name]));
-      ctx.targets = [primary, ...fallbacks];
-      ctx.responseHeaders['x-tollgate-route'] = route.name;
-      // The cost stage prices models the catalogue does not know at the route's price.
-      if (route.price) ctx.attributes.set(ROUTE_PRICE, route.price);
-      this.deps.bus.emit('route.selected', {
-        requestId: ctx.id,
-        route: route.name,
-        target: expandTarget(picked.model, wildcard),
-        fallbacks: fallbacks.map((target) => `${target.provider.name}/${target.model}`),
-      });
+      this.checkRequestFallbacks(ctx);
+      let model = ctx.request.model;
+      if (this.config.routingRules.length > 0) {
+        const applied = firstMatchingRule(this.config.routingRules, this.facts(ctx));
+        if (applied) {
+          this.deps.bus.emit('routing_rule.applied', { requestId: ctx.id, rule: applied.name, from: model, to: applied.rule.route_to });
+          ctx.responseHeaders['x-tollgate-routing-rule'] = applied.name;
+          model = applied.rule.route_to;
+        }
+      }
+      const match = this.matcher.match(model);
+      const groups = buildCandidateGroups(ctx.config, model, match, ctx.clientProviderKey, ctx.requestFallbacks);
+      ctx.plan = { groups, policy: match?.route.policy ?? ctx.config.settings.routing };
+      if (match) {
+        ctx.responseHeaders['x-tollgate-route'] = match.route.name;
+        // The cost stage prices models the catalogue does not know at the route's price.
+        if (match.route.price) ctx.attributes.set(ROUTE_PRICE, match.route.price);
+      }
+      if (this.deps.bus.hasListeners('route.selected')) {
+        this.deps.bus.emit('route.selected', {
+          requestId: ctx.id,
+          route: match?.route.name ?? model,
+          target: groups[0]?.name ?? model,
+          fallbacks: groups.slice(1).map((group) => group.name),
+        });
+      }
       return next();
     });
+  }
+
+  /** Fallbacks a request names must be routes or models of known providers; a typo is the client's to fix. */
+  private checkRequestFallbacks(ctx: RequestContext): void {
+    for (const [i, name] of ctx.requestFallbacks.entries()) {
+      if (this.matcher.match(name)) continue;
+      const parts = splitModelName(name);
+      if (!parts || !ctx.config.providers.has(parts.provider)) {
+        throw GatewayError.badRequest(
+          `Invalid 'fallbacks[${i}]': '${name}' is neither a route nor '<provider>/<model>' with a known provider.`,
+          `fallbacks[${i}]`,
+          'invalid_fallback',
+        );
+      }
+    }
+  }
+
+  private facts(ctx: RequestContext): RuleFacts {
+    const identity = ctx.identity;
+    const { governance, health } = this.deps;
+    let tokens: number | null = null;
+    return {
+      model: ctx.request.model,
+      key: identity ? { id: identity.key.id, name: identity.key.name, metadata: identity.key.metadata } : null,
+      team: identity?.team ? { id: identity.team.id, name: identity.team.name } : null,
+      metadata: isRecord(ctx.request.metadata) ? ctx.request.metadata : null,
+      estimatedTokens: () => (tokens ??= countPromptTokens(ctx.request.messages, ctx.request.tools)),
+      keyBudgetUsedPct: () => (identity ? usedPercent(governance.currentUsage(identity.key).spend, identity.key.budget) : null),
+      teamBudgetUsedPct: () => (identity?.team ? usedPercent(governance.currentUsage(identity.team).spend, identity.team.budget) : null),
+      targetRps: (label) => health.rps(label),
+    };
   }
 }
 
 const routeStage: StageFactory = {
   name: 'route',
-  // Without routes the stage has nothing to do and is left out of the pipeline.
-  create: (config: RuntimeConfig, deps) => (config.routes.size > 0 ? new RouteStage(config, deps) : null),
+  create: (config: RuntimeConfig, deps) => new RouteStage(config, deps),
 };
 
 export default routeStage;

@@ -14,7 +14,9 @@ beforeAll(async () => {
   deadPort = await freePort();
   tg = await startGateway(
     openAIConfig(upstream.url, {
-      settings: { max_body_bytes: 4096 },
+      // One attempt and no breaker: these tests are about how each upstream failure reaches the client, not
+      // about surviving it (test/e2e/routing-*.test.ts cover retries and breakers).
+      settings: { max_body_bytes: 4096, routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
       providers: {
         openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream-test' },
         // Same upstream, short timeouts, so timeout paths finish quickly.

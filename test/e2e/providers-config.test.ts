@@ -163,6 +163,7 @@ describe('events', () => {
         ['rate-limit', 'passed'],
         ['budget', 'passed'],
         ['cost', 'passed'],
+        ['route', 'passed'],
         ['call', 'answered'],
       ]);
       const completed = seen.at(-1)?.payload as GatewayEvents['request.completed'];
@@ -171,9 +172,11 @@ describe('events', () => {
       expect(seen.find((event) => event.name === 'provider.attempted')?.payload).toMatchObject({ provider: 'openai', ok: true, status: 200, attempt: 1 });
 
       seen.length = 0;
-      keyed.enqueue({ kind: 'error', status: 500, message: 'nope' });
+      // A 500 is retried (three attempts by default) before the request fails.
+      const nope = { kind: 'error', status: 500, message: 'nope' } as const;
+      keyed.enqueue(nope, nope, nope);
       await expect(tg.client.chat.completions.create({ model: 'openai/gpt-4o', messages })).rejects.toThrow();
-      expect(lifecycle(seen)).toEqual(['request.received', 'provider.attempted', 'request.failed']);
+      expect(lifecycle(seen)).toEqual(['request.received', 'provider.attempted', 'provider.attempted', 'provider.attempted', 'request.failed']);
       expect(seen.at(-1)?.payload).toMatchObject({ status: 500, provider: 'openai' });
       expect(stages(seen).at(-1)).toMatchObject({ stage: 'call', outcome: 'failed' });
       expect(seen.find((event) => event.name === 'provider.attempted')?.payload).toMatchObject({ ok: false, status: 500 });

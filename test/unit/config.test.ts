@@ -42,16 +42,16 @@ describe('resolveRuntimeConfig: settings', () => {
     expect(config.settings.port).toBe(8080);
     expect(config.settings.host).toBe('0.0.0.0');
     expect(config.settings.dataDir).toBe('./data');
-    expect(config.settings.upstreamTimeouts).toEqual({ firstByteMs: 30_000, totalMs: 600_000 });
+    expect(config.settings.upstreamTimeouts).toEqual({ firstByteMs: 30_000, totalMs: 600_000, idleMs: 300_000 });
   });
 
   it('takes settings from the file', () => {
-    const config = runtime({ settings: { port: 9000, host: '127.0.0.1', data_dir: '/var/lib/tollgate', upstream_timeouts: { first_byte_ms: 1000, total_ms: 2000 } } });
+    const config = runtime({ settings: { port: 9000, host: '127.0.0.1', data_dir: '/var/lib/tollgate', upstream_timeouts: { first_byte_ms: 1000, total_ms: 2000, idle_ms: 1500 } } });
     expect(config.settings.port).toBe(9000);
     expect(config.settings.host).toBe('127.0.0.1');
     expect(config.settings.dataDir).toBe('/var/lib/tollgate');
-    expect(config.settings.upstreamTimeouts).toEqual({ firstByteMs: 1000, totalMs: 2000 });
-    expect(provider(config, 'openai').timeouts).toEqual({ firstByteMs: 1000, totalMs: 2000 });
+    expect(config.settings.upstreamTimeouts).toEqual({ firstByteMs: 1000, totalMs: 2000, idleMs: 1500 });
+    expect(provider(config, 'openai').timeouts).toEqual({ firstByteMs: 1000, totalMs: 2000, idleMs: 1500 });
   });
 
   it('lets PORT, HOST and TOLLGATE_DATA_DIR override the file', () => {
@@ -78,7 +78,7 @@ describe('resolveRuntimeConfig: settings', () => {
 
   it('lets a provider override the default timeouts', () => {
     const config = runtime({ providers: { groq: { timeouts: { total_ms: 1234 } } } });
-    expect(provider(config, 'groq').timeouts).toEqual({ firstByteMs: 30_000, totalMs: 1234 });
+    expect(provider(config, 'groq').timeouts).toEqual({ firstByteMs: 30_000, totalMs: 1234, idleMs: 300_000 });
   });
 });
 

@@ -13,6 +13,7 @@ import { UpstreamTransport } from '../../src/providers/transport.js';
 import { GovernanceStore } from '../../src/governance/governance-store.js';
 import { SlidingWindowLimiter } from '../../src/governance/rate-limiter.js';
 import { Reservations } from '../../src/governance/reservations.js';
+import { HealthRegistry } from '../../src/routing/health-registry.js';
 import { open } from 'lmdb';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -105,6 +106,7 @@ beforeEach(() => {
     governance: new GovernanceStore(root, bus),
     limiter: new SlidingWindowLimiter(),
     reservations: new Reservations(),
+    health: new HealthRegistry(bus),
   };
   events = record(bus);
 });

@@ -27,10 +27,11 @@ export function makeTarget(options: TargetOptions = {}): Target {
       vendor: def,
       baseUrl: options.baseUrl ?? def.defaultBaseUrl,
       headers: options.headers ?? {},
-      timeouts: { firstByteMs: 1_000, totalMs: 5_000 },
+      timeouts: { firstByteMs: 1_000, totalMs: 5_000, idleMs: 5_000 },
     },
     model: options.model ?? 'upstream-model',
     apiKey: options.apiKey === undefined ? 'sk-test' : options.apiKey,
     keySource: options.apiKey === null ? 'none' : 'file',
+    keyId: options.apiKey === null ? null : 'test-key',
   };
 }

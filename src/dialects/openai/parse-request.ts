@@ -44,3 +44,26 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
   }
   return body as ChatCompletionRequest;
 }
+
+/** Most fallbacks one request may name; a longer chain only adds latency to a failure. */
+const MAX_REQUEST_FALLBACKS = 10;
+
+/**
+ * Takes tollgate's own `fallbacks` field (`["<provider>/<model>" or a route name, ...]`) off the request, so it
+ * never reaches an upstream that would reject an unknown field, and returns it checked.
+ */
+export function takeRequestFallbacks(request: ChatCompletionRequest): string[] {
+  const raw = request.fallbacks;
+  if (raw === undefined || raw === null) {
+    delete request.fallbacks;
+    return [];
+  }
+  if (!Array.isArray(raw) || raw.some((item) => typeof item !== 'string' || item.trim() === '')) {
+    throw GatewayError.badRequest("Invalid 'fallbacks': expected an array of model names such as \"openai/gpt-4o-mini\".", 'fallbacks', 'invalid_type');
+  }
+  if (raw.length > MAX_REQUEST_FALLBACKS) {
+    throw GatewayError.badRequest(`Invalid 'fallbacks': at most ${MAX_REQUEST_FALLBACKS} entries.`, 'fallbacks', 'too_many_fallbacks');
+  }
+  delete request.fallbacks;
+  return raw as string[];
+}

@@ -1,0 +1,148 @@
+import type { RoutingPolicy } from '../config/routing-policy.js';
+import { backoffDelay } from './backoff.js';
+import type { CandidateGroup } from './candidate-groups.js';
+import type { Admission } from './circuit-breaker.js';
+import type { HealthRegistry } from './health-registry.js';
+import type { Candidate } from './resolve-target.js';
+import type { TargetHealth } from './target-health.js';
+import { weightedPick } from './weighted-pick.js';
+
+export interface Attempt {
+  candidate: Candidate;
+  health: TargetHealth;
+  admission: Admission;
+  /** Index of the candidate's group: 0 is the route itself, later ones are fallbacks. */
+  group: number;
+  /** How long to wait before calling (backoff and retry-after); 0 for a first call of a target. */
+  delayMs: number;
+}
+
+/** Why the plan has nothing more to try. */
+export type Exhausted = 'attempts' | 'deadline' | 'all-open' | 'no-candidate';
+
+/**
+ * Chooses each attempt of one request. First pass: every candidate once at most, route before fallbacks,
+ * weighted (adaptively, when the policy says so) among the group's untried candidates; open breakers and
+ * targets paused by a 429 are skipped. When the first pass is used up, later passes retry targets with
+ * exponential backoff and full jitter, waiting at least as long as a target's retry-after. Bounded by the
+ * policy's max attempts and its deadline.
+ */
+export class AttemptPlan {
+  readonly maxAttempts: number;
+  attempts = 0;
+  exhausted: Exhausted | null = null;
+  private pass = 0;
+  private retries = 0;
+  private readonly tried = new Set<Candidate>();
+  private readonly deadlineAt: number;
+
+  constructor(
+    readonly groups: readonly CandidateGroup[],
+    readonly policy: RoutingPolicy,
+    private readonly registry: HealthRegistry,
+    startedAt: number,
+    private readonly random: () => number = Math.random,
+  ) {
+    const total = groups.reduce((sum, group) => sum + group.candidates.length, 0);
+    this.maxAttempts = policy.retry.maxAttempts ?? Math.max(3, total);
+    this.deadlineAt = startedAt + policy.retry.deadlineMs;
+  }
+
+  /** The next attempt, or null (see `exhausted`). Takes a half-open trial slot when it picks such a target. */
+  next(now: number = Date.now()): Attempt | null {
+    if (this.attempts >= this.maxAttempts) return this.stop('attempts');
+    if (now >= this.deadlineAt) return this.stop('deadline');
+    for (let round = 0; round < 2; round++) {
+      let attempt = this.pick(now, this.pass > 0);
+      // Every candidate paused by a 429 before any call: the least bad is still worth one call now, the
+      // upstream decides; only retries wait for retry-after.
+      if (!attempt && this.pass === 0 && this.tried.size === 0) attempt = this.pick(now, true);
+      if (attempt) {
+        if (now + attempt.delayMs >= this.deadlineAt) {
+          attempt.health.breaker.release(attempt.admission);
+          return this.stop('deadline');
+        }
+        this.attempts++;
+        return attempt;
+      }
+      // Nothing left in this pass: start a retry pass, unless nothing was ever callable.
+      if (this.tried.size === 0) return this.stop(this.anyAvailable(now) ? 'no-candidate' : 'all-open');
+      this.pass++;
+      this.tried.clear();
+    }
+    return this.stop(this.anyAvailable(now) ? 'no-candidate' : 'all-open');
+  }
+
+  private pick(now: number, includePaused: boolean): Attempt | null {
+    const retrying = this.pass > 0;
+    for (let group = 0; group < this.groups.length; group++) {
+      const pool = this.eligible(group, now, includePaused);
+      while (pool.length > 0) {
+        const chosen = this.choose(pool, now);
+        pool.splice(pool.indexOf(chosen), 1);
+        this.tried.add(chosen.candidate);
+        const admission = chosen.health.breaker.admit(now, this.policy.breaker);
+        if (admission === null) continue;
+        let delayMs = 0;
+        if (retrying) {
+          delayMs = backoffDelay(this.retries++, this.policy.retry, this.random);
+          const pausedUntil = chosen.health.pausedUntil(now);
+          if (pausedUntil !== null) delayMs = Math.max(delayMs, pausedUntil - now);
+        }
+        return { candidate: chosen.candidate, health: chosen.health, admission, group, delayMs };
+      }
+    }
+    return null;
+  }
+
+  /** Untried candidates of a group whose breaker lets a call through; unless included, not paused by a 429. */
+  private eligible(group: number, now: number, includePaused: boolean): Array<{ candidate: Candidate; health: TargetHealth; weight: number }> {
+    const out = [];
+    for (const candidate of (this.groups[group] as CandidateGroup).candidates) {
+      if (this.tried.has(candidate)) continue;
+      const health = this.registry.get(candidate.target);
+      if (!health.breaker.available(now, this.policy.breaker)) continue;
+      if (!includePaused && health.pausedUntil(now) !== null) continue;
+      out.push({ candidate, health, weight: candidate.weight });
+    }
+    return out;
+  }
+
+  private choose<T extends { candidate: Candidate; health: TargetHealth; weight: number }>(pool: T[], now: number): T {
+    if (pool.length === 1 || !this.policy.adaptive) return weightedPick(pool, this.random) as T;
+    let fastest: number | null = null;
+    for (const entry of pool) {
+      const latency = entry.health.latencyMs();
+      if (latency !== null && (fastest === null || latency < fastest)) fastest = latency;
+    }
+    const weighted = pool.map((entry) => ({ entry, weight: entry.weight * entry.health.factor(now, fastest) }));
+    return (weightedPick(weighted, this.random) as { entry: T }).entry;
+  }
+
+  private anyAvailable(now: number): boolean {
+    return this.groups.some((group) => group.candidates.some((c) => this.registry.get(c.target).breaker.available(now, this.policy.breaker)));
+  }
+
+  private stop(reason: Exhausted): null {
+    this.exhausted = reason;
+    return null;
+  }
+}
+
+/**
+ * Effective weights of a group's candidates as adaptive balancing sees them now (the configured weight when
+ * adaptive balancing is off), for the health API.
+ */
+export function effectiveWeights(group: CandidateGroup, policy: RoutingPolicy, registry: HealthRegistry, now: number = Date.now()): number[] {
+  const healths = group.candidates.map((candidate) => registry.get(candidate.target));
+  let fastest: number | null = null;
+  for (const health of healths) {
+    const latency = health.latencyMs();
+    if (latency !== null && (fastest === null || latency < fastest)) fastest = latency;
+  }
+  return group.candidates.map((candidate, i) => {
+    const health = healths[i] as TargetHealth;
+    if (!health.breaker.available(now, policy.breaker)) return 0;
+    return policy.adaptive ? candidate.weight * health.factor(now, fastest) : candidate.weight;
+  });
+}

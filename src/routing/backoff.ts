@@ -1,0 +1,34 @@
+import type { RetryPolicy } from '../config/routing-policy.js';
+
+/**
+ * Exponential backoff with full jitter (a uniform pick between 0 and base x 2^retry, capped): retries from
+ * many clients spread out instead of arriving together. `retry` counts from 0 for the first retry.
+ */
+export function backoffDelay(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(retry, 30));
+  return Math.floor(random() * ceiling);
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function first(headers: Headers, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * How long the upstream asked us to wait, in ms: OpenAI's `retry-after-ms`, or `retry-after` as seconds or an
+ * HTTP date. Null when it did not say (or said nonsense).
+ */
+export function retryAfterMs(headers: Headers, now: number = Date.now()): number | null {
+  const ms = first(headers, 'retry-after-ms');
+  if (ms !== undefined && ms.trim() !== '') {
+    const value = Number(ms);
+    if (Number.isFinite(value) && value >= 0) return value;
+  }
+  const after = first(headers, 'retry-after')?.trim();
+  if (!after) return null;
+  if (/^\d+(\.\d+)?$/.test(after)) return Number(after) * 1000;
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}

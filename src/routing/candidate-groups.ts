@@ -1,0 +1,76 @@
+import type { RuntimeConfig } from '../config/runtime.js';
+import { GatewayError } from '../errors.js';
+import { resolveCandidates, type Candidate } from './resolve-target.js';
+import { expandTarget, type RouteMatch } from './route-patterns.js';
+
+/**
+ * The places one request may go, in order of preference: the first group holds the route's weighted targets
+ * (one candidate per target and provider key); each later group is one step of the fallback chain.
+ */
+export interface CandidateGroup {
+  /** The route the group stands for, or the `<provider>/<model>` of a direct name. */
+  name: string;
+  candidates: Candidate[];
+}
+
+function groupOfModel(config: RuntimeConfig, model: string, clientKey: string | null): CandidateGroup {
+  return { name: model, candidates: resolveCandidates(config, model, clientKey) };
+}
+
+/**
+ * A route's targets as one group. Targets that cannot be served right now (no key configured, say) are left
+ * out; only when none is left does the first reason come back.
+ */
+function groupOfRoute(config: RuntimeConfig, match: RouteMatch, clientKey: string | null): CandidateGroup {
+  const candidates: Candidate[] = [];
+  let firstError: unknown = null;
+  for (const target of match.route.targets) {
+    try {
+      candidates.push(...resolveCandidates(config, expandTarget(target.model, match.wildcard), clientKey, target.weight));
+    } catch (err) {
+      firstError ??= err;
+    }
+  }
+  if (candidates.length === 0) throw firstError ?? GatewayError.internal(`Route '${match.route.name}' has no targets.`);
+  return { name: match.route.name, candidates };
+}
+
+/**
+ * Expands fallbacks (route names or `<provider>/<model>`) into groups, following chained routes' own
+ * fallbacks; cycles are cut. A fallback that cannot be served right now is skipped rather than failing a
+ * request whose first choice may well succeed.
+ */
+function fallbackGroups(config: RuntimeConfig, names: readonly string[], wildcard: string, clientKey: string | null, seen: Set<string>, out: CandidateGroup[]): void {
+  for (const raw of names) {
+    const name = expandTarget(raw, wildcard);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const route = config.routes.get(name);
+    try {
+      out.push(route ? groupOfRoute(config, { route, wildcard }, clientKey) : groupOfModel(config, name, clientKey));
+    } catch {
+      continue;
+    }
+    if (route) fallbackGroups(config, route.fallbacks, wildcard, clientKey, seen, out);
+  }
+}
+
+/** Builds a request's candidate groups from its route (or direct model name) and any fallbacks it asked for. */
+export function buildCandidateGroups(
+  config: RuntimeConfig,
+  model: string,
+  match: RouteMatch | null,
+  clientKey: string | null,
+  requestFallbacks: readonly string[] = [],
+): CandidateGroup[] {
+  const groups: CandidateGroup[] = [];
+  const seen = new Set<string>([match ? match.route.name : model]);
+  if (match) {
+    groups.push(groupOfRoute(config, match, clientKey));
+    fallbackGroups(config, match.route.fallbacks, match.wildcard, clientKey, seen, groups);
+  } else {
+    groups.push(groupOfModel(config, model, clientKey));
+  }
+  fallbackGroups(config, requestFallbacks, '', clientKey, seen, groups);
+  return groups;
+}

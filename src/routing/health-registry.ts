@@ -1,0 +1,103 @@
+import type { EventBus } from '../bus/bus.js';
+import type { BreakerPolicy } from '../config/routing-policy.js';
+import type { Target } from '../providers/contract.js';
+import type { Admission } from './circuit-breaker.js';
+import { RateMeter } from './rate-meter.js';
+import { TargetHealth } from './target-health.js';
+
+/** Health is kept for this many targets at most; idle ones go first (model names can be anything clients send). */
+const MAX_TARGETS = 10_000;
+
+/** Stable identity of a target for health and breakers: provider, model and key id (never the key itself). */
+export function targetId(target: Target): string {
+  return `${target.provider.name}/${target.model}#${target.keyId ?? target.keySource}`;
+}
+
+/** How an attempt ended, as far as the target's health is concerned. */
+export type AttemptOutcome =
+  | { kind: 'success'; latencyMs: number | null; headers: Record<string, string | string[] | undefined> }
+  | { kind: 'failure'; reason: string; latencyMs: number | null }
+  | { kind: 'rate-limited'; retryAfterMs: number | null; headers: Record<string, string | string[] | undefined> }
+  /** Says nothing about the target: the client left, or the request itself was bad. */
+  | { kind: 'neutral' };
+
+/**
+ * Health and breakers of every target, kept across config versions (a config change does not forget that a
+ * provider is down). Emits `breaker.opened` / `breaker.closed`.
+ */
+export class HealthRegistry {
+  private readonly targets = new Map<string, TargetHealth>();
+  private readonly labelRates = new Map<string, RateMeter>();
+
+  constructor(private readonly bus: EventBus) {}
+
+  get(target: Target): TargetHealth {
+    const id = targetId(target);
+    let health = this.targets.get(id);
+    if (!health) {
+      if (this.targets.size >= MAX_TARGETS) this.evictIdle();
+      health = new TargetHealth(id, `${target.provider.name}/${target.model}`);
+      this.targets.set(id, health);
+    }
+    return health;
+  }
+
+  peek(target: Target): TargetHealth | undefined {
+    return this.targets.get(targetId(target));
+  }
+
+  /** Requests per second a `<provider>/<model>` served lately, all keys together (10 s average). */
+  rps(label: string, now: number = Date.now()): number {
+    return this.labelRates.get(label)?.perSecond(now) ?? 0;
+  }
+
+  started(health: TargetHealth, now: number): void {
+    health.started(now);
+    let meter = this.labelRates.get(health.label);
+    if (!meter) {
+      if (this.labelRates.size >= MAX_TARGETS) this.labelRates.clear();
+      meter = new RateMeter();
+      this.labelRates.set(health.label, meter);
+    }
+    meter.mark(now);
+  }
+
+  /** Records an attempt's end on the target's health and breaker, and reports breaker transitions. */
+  finished(health: TargetHealth, admission: Admission, policy: BreakerPolicy, outcome: AttemptOutcome, now: number = Date.now()): void {
+    let transition = null;
+    switch (outcome.kind) {
+      case 'success':
+        health.succeeded(now, outcome.latencyMs, outcome.headers);
+        transition = health.breaker.success(now, policy, admission);
+        break;
+      case 'failure':
+        health.failed(now, outcome.reason, outcome.latencyMs);
+        transition = health.breaker.failure(now, policy, admission);
+        break;
+      case 'rate-limited':
+        // Out of capacity is not broken: the pause and the weight carry it, the breaker does not count it.
+        health.rateLimited(now, outcome.retryAfterMs, outcome.headers);
+        health.breaker.release(admission);
+        break;
+      case 'neutral':
+        health.ended();
+        health.breaker.release(admission);
+        break;
+    }
+    if (transition === 'opened') {
+      this.bus.emit('breaker.opened', {
+        target: health.id,
+        label: health.label,
+        reason: health.breaker.reason ?? 'failures',
+        cooldownMs: policy.cooldownMs,
+      });
+    } else if (transition === 'closed') {
+      this.bus.emit('breaker.closed', { target: health.id, label: health.label });
+    }
+  }
+
+  private evictIdle(): void {
+    const byAge = [...this.targets.values()].sort((a, b) => a.lastUsedAt - b.lastUsedAt);
+    for (const health of byAge.slice(0, Math.ceil(MAX_TARGETS / 10))) this.targets.delete(health.id);
+  }
+}

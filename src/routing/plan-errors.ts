@@ -1,0 +1,44 @@
+import { GatewayError } from '../errors.js';
+import type { AttemptPlan } from './attempt-plan.js';
+import type { HealthRegistry } from './health-registry.js';
+
+/**
+ * The error a request ends with when its plan has nothing more to try. Every breaker open: 503 naming the
+ * targets and when the first one takes a trial call again (as retry-after). Otherwise the last upstream error,
+ * with the attempt count added to its message when there were several.
+ */
+export function plannedFailure(plan: AttemptPlan, lastError: GatewayError | null, registry: HealthRegistry, now: number = Date.now()): GatewayError {
+  if (lastError) {
+    if (plan.attempts <= 1) return lastError;
+    return new GatewayError({
+      status: lastError.status,
+      type: lastError.type,
+      code: lastError.code,
+      param: lastError.param,
+      message: `${lastError.message} (after ${plan.attempts} attempts)`,
+      retryable: lastError.retryable,
+      headers: lastError.headers,
+      ...(lastError.upstreamStatus !== undefined ? { upstreamStatus: lastError.upstreamStatus } : {}),
+    });
+  }
+  const candidates = plan.groups.flatMap((group) => group.candidates);
+  const names = [...new Set(candidates.map((candidate) => candidate.label))].join(', ');
+  let soonest: number | null = null;
+  for (const candidate of candidates) {
+    const health = registry.get(candidate.target);
+    const at = health.breaker.halfOpensAt(plan.policy.breaker) ?? health.pausedUntil(now);
+    if (at !== null && (soonest === null || at < soonest)) soonest = at;
+  }
+  const waitSeconds = soonest === null ? 1 : Math.max(1, Math.ceil((soonest - now) / 1000));
+  const why =
+    plan.exhausted === 'all-open'
+      ? `every target's circuit breaker is open after repeated upstream failures (${names})`
+      : `every target is paused by upstream rate limits beyond the request's deadline (${names})`;
+  return new GatewayError({
+    status: 503,
+    type: 'service_unavailable',
+    code: plan.exhausted === 'all-open' ? 'all_targets_unavailable' : 'all_targets_rate_limited',
+    message: `No upstream can take this request right now: ${why}. Try again in ${waitSeconds} s.`,
+    headers: { 'retry-after': String(waitSeconds) },
+  });
+}
