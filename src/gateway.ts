@@ -101,7 +101,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const adminKey = env.TOLLGATE_ADMIN_KEY || null;
   const stoppers = [logRequestFailures(bus, log)];
   if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
-  const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey });
+  const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health });
 
   let closing: Promise<void> | null = null;
   const close = (graceMs = configService.current().settings.shutdownGraceMs): Promise<void> => {

@@ -38,6 +38,6 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
 
   registerHealthRoutes(app, deps);
   registerOpenAIRoutes(app, deps);
-  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log });
+  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health });
   return app;
 }

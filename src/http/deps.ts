@@ -2,6 +2,7 @@ import type { ConfigService } from '../config/config-service.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { Pipeline } from '../pipeline/runner.js';
+import type { HealthRegistry } from '../routing/health-registry.js';
 import type { Log } from '../telemetry/log.js';
 
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
@@ -15,6 +16,7 @@ export interface HttpDeps {
   startedAt: number;
   /** When set, /api requires `Authorization: Bearer <adminKey>`; otherwise /api answers loopback clients only. */
   adminKey: string | null;
+  health: HealthRegistry;
 }
 
 /** Header a client may use to bring its own provider key when the gateway has none configured. */

@@ -5,7 +5,6 @@ import type { Admission } from './circuit-breaker.js';
 import type { HealthRegistry } from './health-registry.js';
 import type { Candidate } from './resolve-target.js';
 import type { TargetHealth } from './target-health.js';
-import { weightedPick } from './weighted-pick.js';
 
 export interface Attempt {
   candidate: Candidate;
@@ -78,7 +77,7 @@ export class AttemptPlan {
     for (let group = 0; group < this.groups.length; group++) {
       const pool = this.eligible(group, now, includePaused);
       while (pool.length > 0) {
-        const chosen = this.choose(pool, now);
+        const chosen = this.choose((this.groups[group] as CandidateGroup).name, pool, now);
         pool.splice(pool.indexOf(chosen), 1);
         this.tried.add(chosen.candidate);
         const admission = chosen.health.breaker.admit(now, this.policy.breaker);
@@ -108,15 +107,18 @@ export class AttemptPlan {
     return out;
   }
 
-  private choose<T extends { candidate: Candidate; health: TargetHealth; weight: number }>(pool: T[], now: number): T {
-    if (pool.length === 1 || !this.policy.adaptive) return weightedPick(pool, this.random) as T;
+  /** Smooth weighted round-robin over the group's eligible candidates, weights scaled adaptively. */
+  private choose<T extends { candidate: Candidate; health: TargetHealth; weight: number }>(groupName: string, pool: T[], now: number): T {
+    if (pool.length === 1) return pool[0] as T;
     let fastest: number | null = null;
-    for (const entry of pool) {
-      const latency = entry.health.latencyMs();
-      if (latency !== null && (fastest === null || latency < fastest)) fastest = latency;
+    if (this.policy.adaptive) {
+      for (const entry of pool) {
+        const latency = entry.health.latencyMs();
+        if (latency !== null && (fastest === null || latency < fastest)) fastest = latency;
+      }
     }
-    const weighted = pool.map((entry) => ({ entry, weight: entry.weight * entry.health.factor(now, fastest) }));
-    return (weightedPick(weighted, this.random) as { entry: T }).entry;
+    const weightOf = this.policy.adaptive ? (entry: T) => entry.weight * entry.health.factor(now, fastest) : (entry: T) => entry.weight;
+    return this.registry.balancer(groupName).pick(pool, weightOf, (entry) => entry.health.id) as T;
   }
 
   private anyAvailable(now: number): boolean {

@@ -3,6 +3,7 @@ import type { BreakerPolicy } from '../config/routing-policy.js';
 import type { Target } from '../providers/contract.js';
 import type { Admission } from './circuit-breaker.js';
 import { RateMeter } from './rate-meter.js';
+import { SmoothWeighted } from './smooth-weighted.js';
 import { TargetHealth } from './target-health.js';
 
 /** Health is kept for this many targets at most; idle ones go first (model names can be anything clients send). */
@@ -28,6 +29,7 @@ export type AttemptOutcome =
 export class HealthRegistry {
   private readonly targets = new Map<string, TargetHealth>();
   private readonly labelRates = new Map<string, RateMeter>();
+  private readonly balancers = new Map<string, SmoothWeighted>();
 
   constructor(private readonly bus: EventBus) {}
 
@@ -44,6 +46,17 @@ export class HealthRegistry {
 
   peek(target: Target): TargetHealth | undefined {
     return this.targets.get(targetId(target));
+  }
+
+  /** The round-robin state of one candidate group (a route or a model), shared by all its requests. */
+  balancer(group: string): SmoothWeighted {
+    let balancer = this.balancers.get(group);
+    if (!balancer) {
+      if (this.balancers.size >= MAX_TARGETS) this.balancers.clear();
+      balancer = new SmoothWeighted();
+      this.balancers.set(group, balancer);
+    }
+    return balancer;
   }
 
   /** Requests per second a `<provider>/<model>` served lately, all keys together (10 s average). */

@@ -1,5 +1,6 @@
 import type { ConfigService } from '../../config/config-service.js';
 import type { GovernanceStore } from '../../governance/governance-store.js';
+import type { HealthRegistry } from '../../routing/health-registry.js';
 import type { Log } from '../../telemetry/log.js';
 
 /** What the management API needs: the config service does the work, this layer only parses and renders. */
@@ -10,4 +11,6 @@ export interface AdminDeps {
   /** When set, every /api request needs `Authorization: Bearer <adminKey>`; otherwise only loopback clients are answered. */
   adminKey: string | null;
   log: Log;
+  /** Target health, adaptive weights and breakers, for the route health view. */
+  health: HealthRegistry;
 }

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { GatewayError } from '../../errors.js';
+import { routeHealthView } from '../../routing/route-health.js';
 import { actorOf } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { jsonObjectBody } from './request-body.js';
@@ -17,7 +19,15 @@ export function registerRouteRoutes(api: FastifyInstance, deps: AdminDeps): void
 
   api.get('/routes', async () => ({ object: 'list', data: service.listRoutes() }));
 
-  api.get('/routes/*', async (request) => service.getRoute(routeName(request)));
+  // `/api/routes/<name>/health`: live weights, breakers and health. A route literally named `.../health` wins.
+  api.get('/routes/*', async (request) => {
+    const name = routeName(request);
+    if (!name.endsWith('/health') || service.current().routes.has(name)) return service.getRoute(name);
+    const subject = name.slice(0, -'/health'.length);
+    const view = routeHealthView(service.current(), subject, deps.health);
+    if (!view) throw GatewayError.notFound(`No route or '<provider>/<model>' named '${subject}'.`, null, 'route_not_found');
+    return view;
+  });
 
   api.put('/routes/*', async (request, reply) => {
     const name = routeName(request);
