@@ -71,7 +71,8 @@ async function load(gateway: RunningGateway, model: string, count: number, concu
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  [failing, limited, stalling, resetting, healthy] = await Promise.all(Array.from({ length: 5 }, () => startOpenAIUpstream({ apiKey: 'sk-test' })));
+  const started = () => startOpenAIUpstream({ apiKey: 'sk-test' });
+  [failing, limited, stalling, resetting, healthy] = await Promise.all([started(), started(), started(), started(), started()]);
 });
 afterAll(async () => {
   await Promise.all([failing, limited, stalling, resetting, healthy].map((upstream) => upstream.close()));
