@@ -8,6 +8,8 @@ const RECOVERY_HALF_LIFE_MS = 20_000;
 const EWMA_ALPHA = 0.3;
 /** Latencies closer than this are treated as equal, so sub-millisecond noise does not move traffic. */
 const LATENCY_SLACK_MS = 25;
+/** Peers slower by less than this ratio are not penalised at all. */
+const LATENCY_DEAD_BAND = 0.8;
 /** The least share an unhealthy-but-admitted target keeps, so it keeps being probed and can prove recovery. */
 const MIN_FACTOR = 0.03;
 /** Waiting asked by a 429 without retry-after. */
@@ -143,7 +145,8 @@ export class TargetHealth {
     let factor = success * success;
     const latency = this.latencyEwma;
     if (latency !== null && fastestPeerLatencyMs !== null) {
-      const relative = Math.min(1, (fastestPeerLatencyMs + LATENCY_SLACK_MS) / (latency + LATENCY_SLACK_MS));
+      // Within a quarter of the fastest peer counts as equally fast: jitter must not skew configured weights.
+      const relative = Math.min(1, (fastestPeerLatencyMs + LATENCY_SLACK_MS) / (latency + LATENCY_SLACK_MS) / LATENCY_DEAD_BAND);
       factor *= fade(relative, 1, now - this.latencyAt);
     }
     factor /= 1 + fade(this.rateLimits, 0, elapsed);
