@@ -4,6 +4,7 @@ import type { RuntimeConfig } from '../config/runtime.js';
 import type { ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError } from '../errors.js';
 import { countPromptTokens } from '../governance/tokenizer.js';
+import { modelAllowed } from '../governance/model-patterns.js';
 import type { PeriodUsage } from '../governance/types.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
@@ -24,19 +25,33 @@ interface Account {
 
 /**
  * The highest price per million tokens among the places the request may go: the model itself, or every
- * target and fallback of its route. Unknown prices count as zero: such requests cost nothing (and are
+ * target and fallback of its route, the request's own fallbacks, and routing rules' destinations. Unknown prices count as zero: such requests cost nothing (and are
  * reported as `cost.unpriced`).
  */
 function worstPrices(ctx: RequestContext, matcher: RouteMatcher): { input: number; output: number; perRequest: number } {
-  const models: string[] = [];
   let routePrice = null;
-  const match = matcher.match(ctx.request.model);
-  if (match) {
-    routePrice = match.route.price;
-    for (const target of match.route.targets) models.push(expandTarget(target.model, match.wildcard));
-    for (const fallback of match.route.fallbacks) models.push(expandTarget(fallback, match.wildcard));
-  } else {
-    models.push(ctx.request.model);
+  // Every place the request may end up: its route's targets and fallback chain (routes expanded), the
+  // fallbacks it names itself, and where a routing rule for its model may send it.
+  const models = new Set<string>();
+  const seen = new Set<string>();
+  const expand = (name: string, wildcard: string): void => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const match = matcher.match(name);
+    if (!match) {
+      models.add(name);
+      return;
+    }
+    routePrice ??= match.route.price;
+    const star = match.wildcard || wildcard;
+    for (const target of match.route.targets) models.add(expandTarget(target.model, star));
+    for (const fallback of match.route.fallbacks) expand(expandTarget(fallback, star), star);
+  };
+  expand(ctx.request.model, '');
+  for (const fallback of ctx.requestFallbacks) expand(fallback, '');
+  for (const rule of ctx.config.routingRules) {
+    const wanted = rule.when.model === undefined ? null : Array.isArray(rule.when.model) ? rule.when.model : [rule.when.model];
+    if (!wanted || modelAllowed(wanted, ctx.request.model)) expand(rule.route_to, '');
   }
   let input = 0;
   let output = 0;
