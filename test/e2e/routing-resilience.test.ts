@@ -327,4 +327,27 @@ describe('streaming under failure', () => {
     expect(JSON.parse((events.at(-1) as string).slice('data: '.length)).error).toMatchObject({ type: 'timeout_error', code: 'upstream_timeout' });
     expect(healthy.calls).toHaveLength(0);
   });
+
+  it('forwards tool-call argument deltas as they arrive, never buffered into a burst', async () => {
+    const gateway = await start({ routes: { tools: { targets: [{ model: 'failing/m', weight: 1 }], fallbacks: ['healthy/m'] } } });
+    healthy.enqueue({ kind: 'slow-chunks', delayMs: 80 });
+    const stream = await gateway.client.chat.completions.create({
+      model: 'tools',
+      messages,
+      stream: true,
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } } } }],
+      tool_choice: { type: 'function', function: { name: 'lookup' } },
+    });
+    const arrivals: Array<{ at: number; piece: string }> = [];
+    for await (const chunk of stream) {
+      const piece = chunk.choices[0]?.delta.tool_calls?.[0]?.function?.arguments;
+      if (piece) arrivals.push({ at: Date.now(), piece });
+    }
+    expect(arrivals.length).toBeGreaterThanOrEqual(3);
+    expect(JSON.parse(arrivals.map((arrival) => arrival.piece).join(''))).toEqual({ query: 'hi' });
+    // The upstream sends a piece every 80 ms; the client sees them spaced the same way.
+    for (let i = 1; i < arrivals.length; i++) {
+      expect((arrivals[i] as { at: number }).at - (arrivals[i - 1] as { at: number }).at).toBeGreaterThanOrEqual(50);
+    }
+  });
 });
