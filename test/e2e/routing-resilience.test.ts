@@ -308,6 +308,10 @@ describe('streaming under failure', () => {
     expect(received.length).toBeGreaterThan(0);
     expect(healthy.calls).toHaveLength(0);
     expect(failures).toHaveLength(1);
+    // The request log records the attempt as failed, not as a completed answer.
+    await sleep(100);
+    const logs = (await (await fetch(`${gateway.url}/api/logs?limit=1`)).json()) as { data: Array<{ status: number; model: string }> };
+    expect(logs.data[0]).toMatchObject({ model: 'flaky', status: 502 });
   });
 
   it('ends a stream that stalls after its first bytes with an error event once the idle timeout passes', async () => {
