@@ -99,7 +99,7 @@ export class AttemptPlan {
     const out = [];
     for (const candidate of (this.groups[group] as CandidateGroup).candidates) {
       if (this.tried.has(candidate)) continue;
-      const health = this.registry.get(candidate.target);
+      const health = this.registry.get(candidate);
       if (!health.breaker.available(now, this.policy.breaker)) continue;
       if (!includePaused && health.pausedUntil(now) !== null) continue;
       out.push({ candidate, health, weight: candidate.weight });
@@ -122,7 +122,7 @@ export class AttemptPlan {
   }
 
   private anyAvailable(now: number): boolean {
-    return this.groups.some((group) => group.candidates.some((c) => this.registry.get(c.target).breaker.available(now, this.policy.breaker)));
+    return this.groups.some((group) => group.candidates.some((c) => this.registry.get(c).breaker.available(now, this.policy.breaker)));
   }
 
   private stop(reason: Exhausted): null {
@@ -136,7 +136,7 @@ export class AttemptPlan {
  * adaptive balancing is off), for the health API.
  */
 export function effectiveWeights(group: CandidateGroup, policy: RoutingPolicy, registry: HealthRegistry, now: number = Date.now()): number[] {
-  const healths = group.candidates.map((candidate) => registry.get(candidate.target));
+  const healths = group.candidates.map((candidate) => registry.get(candidate));
   let fastest: number | null = null;
   for (const health of healths) {
     const latency = health.latencyMs();

@@ -55,8 +55,37 @@ function fallbackGroups(config: RuntimeConfig, names: readonly string[], wildcar
   }
 }
 
-/** Builds a request's candidate groups from its route (or direct model name) and any fallbacks it asked for. */
+/** Groups depend only on the config version and the model name (when the request brings no key or fallbacks). */
+const cache = new WeakMap<RuntimeConfig, Map<string, CandidateGroup[]>>();
+const MAX_CACHED_MODELS = 1_000;
+
+/**
+ * Builds a request's candidate groups from its route (or direct model name) and any fallbacks it asked for.
+ * The common case (no client key, no request fallbacks) is computed once per config version and model.
+ */
 export function buildCandidateGroups(
+  config: RuntimeConfig,
+  model: string,
+  match: RouteMatch | null,
+  clientKey: string | null,
+  requestFallbacks: readonly string[] = [],
+): CandidateGroup[] {
+  if (clientKey !== null || requestFallbacks.length > 0) return computeCandidateGroups(config, model, match, clientKey, requestFallbacks);
+  let byModel = cache.get(config);
+  if (!byModel) {
+    byModel = new Map();
+    cache.set(config, byModel);
+  }
+  let groups = byModel.get(model);
+  if (!groups) {
+    groups = computeCandidateGroups(config, model, match, null, []);
+    if (byModel.size >= MAX_CACHED_MODELS) byModel.clear();
+    byModel.set(model, groups);
+  }
+  return groups;
+}
+
+function computeCandidateGroups(
   config: RuntimeConfig,
   model: string,
   match: RouteMatch | null,

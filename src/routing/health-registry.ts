@@ -1,6 +1,7 @@
 import type { EventBus } from '../bus/bus.js';
 import type { BreakerPolicy } from '../config/routing-policy.js';
 import type { Target } from '../providers/contract.js';
+import { targetId, type Candidate } from './resolve-target.js';
 import type { Admission } from './circuit-breaker.js';
 import { RateMeter } from './rate-meter.js';
 import { SmoothWeighted } from './smooth-weighted.js';
@@ -9,10 +10,7 @@ import { TargetHealth } from './target-health.js';
 /** Health is kept for this many targets at most; idle ones go first (model names can be anything clients send). */
 const MAX_TARGETS = 10_000;
 
-/** Stable identity of a target for health and breakers: provider, model and key id (never the key itself). */
-export function targetId(target: Target): string {
-  return `${target.provider.name}/${target.model}#${target.keyId ?? target.keySource}`;
-}
+export { targetId };
 
 /** How an attempt ended, as far as the target's health is concerned. */
 export type AttemptOutcome =
@@ -33,8 +31,11 @@ export class HealthRegistry {
 
   constructor(private readonly bus: EventBus) {}
 
-  get(target: Target): TargetHealth {
-    const id = targetId(target);
+  /** The health of a target; pass the candidate (its id is precomputed) on the request path. */
+  get(subject: Target | Candidate): TargetHealth {
+    const candidate = 'id' in subject ? subject : null;
+    const target = candidate ? candidate.target : (subject as Target);
+    const id = candidate ? candidate.id : targetId(target);
     let health = this.targets.get(id);
     if (!health) {
       if (this.targets.size >= MAX_TARGETS) this.evictIdle();

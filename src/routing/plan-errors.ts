@@ -25,7 +25,7 @@ export function plannedFailure(plan: AttemptPlan, lastError: GatewayError | null
   const names = [...new Set(candidates.map((candidate) => candidate.label))].join(', ');
   let soonest: number | null = null;
   for (const candidate of candidates) {
-    const health = registry.get(candidate.target);
+    const health = registry.get(candidate);
     const at = health.breaker.halfOpensAt(plan.policy.breaker) ?? health.pausedUntil(now);
     if (at !== null && (soonest === null || at < soonest)) soonest = at;
   }

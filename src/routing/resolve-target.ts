@@ -29,6 +29,13 @@ export interface Candidate {
   target: Target;
   weight: number;
   label: string;
+  /** `<provider>/<model>#<key id>`: where its health and breaker are kept. */
+  id: string;
+}
+
+/** Stable identity of a target for health and breakers: provider, model and key id (never the key itself). */
+export function targetId(target: Target): string {
+  return `${target.provider.name}/${target.model}#${target.keyId ?? target.keySource}`;
 }
 
 /**
@@ -71,13 +78,12 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
     }
     let total = 0;
     for (const key of eligible) total += key.weight;
-    return eligible.map((key) => ({
-      target: { provider, model: parts.model, apiKey: key.value, keySource: key.source, keyId: key.id },
-      weight: (weight * key.weight) / total,
-      label,
-    }));
+    return eligible.map((key) => {
+      const target: Target = { provider, model: parts.model, apiKey: key.value, keySource: key.source, keyId: key.id };
+      return { target, weight: (weight * key.weight) / total, label, id: targetId(target) };
+    });
   }
-  const only = (target: Target): Candidate[] => [{ target, weight, label }];
+  const only = (target: Target): Candidate[] => [{ target, weight, label, id: targetId(target) }];
   if (clientKey) return only({ provider, model: parts.model, apiKey: clientKey, keySource: 'client', keyId: null });
   if (!provider.keyRequired) return only({ provider, model: parts.model, apiKey: null, keySource: 'none', keyId: null });
   throw missingKey(provider);

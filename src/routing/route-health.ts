@@ -31,7 +31,7 @@ export function routeHealthView(config: RuntimeConfig, name: string, registry: H
         name: group.name,
         role: index === 0 ? 'primary' : 'fallback',
         targets: group.candidates.map((candidate, i) => {
-          const health = registry.get(candidate.target);
+          const health = registry.get(candidate);
           const snapshot = health.snapshot(now);
           const breaker = health.breakerPolicyState(now, policy.breaker);
           const effective = weights[i] ?? 0;
