@@ -16,6 +16,9 @@ export interface Attempt {
   delayMs: number;
 }
 
+/** Which targets paused by a 429 a pick may take: none, those whose pause ends before the deadline, or any. */
+type PausedPolicy = 'unpaused' | 'within-deadline' | 'any';
+
 /** Why the plan has nothing more to try. */
 export type Exhausted = 'attempts' | 'deadline' | 'all-open' | 'no-candidate';
 
@@ -34,6 +37,8 @@ export class AttemptPlan {
   private retries = 0;
   private readonly tried = new Set<Candidate>();
   private readonly deadlineAt: number;
+  /** Some target was ruled out because its 429 pause outlasts the deadline. */
+  private pausedPastDeadline = false;
 
   constructor(
     readonly groups: readonly CandidateGroup[],
@@ -52,10 +57,10 @@ export class AttemptPlan {
     if (this.attempts >= this.maxAttempts) return this.stop('attempts');
     if (now >= this.deadlineAt) return this.stop('deadline');
     for (let round = 0; round < 2; round++) {
-      let attempt = this.pick(now, this.pass > 0);
+      let attempt = this.pick(now, this.pass > 0 ? 'within-deadline' : 'unpaused');
       // Every candidate paused by a 429 before any call: the least bad is still worth one call now, the
       // upstream decides; only retries wait for retry-after.
-      if (!attempt && this.pass === 0 && this.tried.size === 0) attempt = this.pick(now, true);
+      if (!attempt && this.pass === 0 && this.tried.size === 0) attempt = this.pick(now, 'any');
       if (attempt) {
         if (now + attempt.delayMs >= this.deadlineAt) {
           attempt.health.breaker.release(attempt.admission);
@@ -65,17 +70,22 @@ export class AttemptPlan {
         return attempt;
       }
       // Nothing left in this pass: start a retry pass, unless nothing was ever callable.
-      if (this.tried.size === 0) return this.stop(this.anyAvailable(now) ? 'no-candidate' : 'all-open');
+      if (this.tried.size === 0) return this.stop(this.emptyReason(now));
       this.pass++;
       this.tried.clear();
     }
-    return this.stop(this.anyAvailable(now) ? 'no-candidate' : 'all-open');
+    return this.stop(this.emptyReason(now));
   }
 
-  private pick(now: number, includePaused: boolean): Attempt | null {
+  private emptyReason(now: number): Exhausted {
+    if (this.pausedPastDeadline) return 'deadline';
+    return this.anyAvailable(now) ? 'no-candidate' : 'all-open';
+  }
+
+  private pick(now: number, paused: PausedPolicy): Attempt | null {
     const retrying = this.pass > 0;
     for (let group = 0; group < this.groups.length; group++) {
-      const pool = this.eligible(group, now, includePaused);
+      const pool = this.eligible(group, now, paused);
       while (pool.length > 0) {
         const chosen = this.choose((this.groups[group] as CandidateGroup).name, pool, now);
         pool.splice(pool.indexOf(chosen), 1);
@@ -94,14 +104,22 @@ export class AttemptPlan {
     return null;
   }
 
-  /** Untried candidates of a group whose breaker lets a call through; unless included, not paused by a 429. */
-  private eligible(group: number, now: number, includePaused: boolean): Array<{ candidate: Candidate; health: TargetHealth; weight: number }> {
+  /** Untried candidates of a group whose breaker lets a call through, and whose 429 pause the policy accepts. */
+  private eligible(group: number, now: number, paused: PausedPolicy): Array<{ candidate: Candidate; health: TargetHealth; weight: number }> {
     const out = [];
     for (const candidate of (this.groups[group] as CandidateGroup).candidates) {
       if (this.tried.has(candidate)) continue;
       const health = this.registry.get(candidate);
       if (!health.breaker.available(now, this.policy.breaker)) continue;
-      if (!includePaused && health.pausedUntil(now) !== null) continue;
+      const pausedUntil = health.pausedUntil(now);
+      if (pausedUntil !== null && paused !== 'any') {
+        if (paused === 'unpaused') continue;
+        // A pause that outlasts the deadline rules the target out, so the search goes on to the others.
+        if (pausedUntil >= this.deadlineAt) {
+          this.pausedPastDeadline = true;
+          continue;
+        }
+      }
       out.push({ candidate, health, weight: candidate.weight });
     }
     return out;
@@ -139,6 +157,8 @@ export function effectiveWeights(group: CandidateGroup, policy: RoutingPolicy, r
   const healths = group.candidates.map((candidate) => registry.get(candidate));
   let fastest: number | null = null;
   for (const health of healths) {
+    // As in choose(): only targets that can take a call set the pace.
+    if (!health.breaker.available(now, policy.breaker)) continue;
     const latency = health.latencyMs();
     if (latency !== null && (fastest === null || latency < fastest)) fastest = latency;
   }

@@ -29,6 +29,8 @@ export function retryAfterMs(headers: Headers, now: number = Date.now()): number
   const after = first(headers, 'retry-after')?.trim();
   if (!after) return null;
   if (/^\d+(\.\d+)?$/.test(after)) return Number(after) * 1000;
+  // Only an HTTP date (it has a weekday and month name) is a date; Date.parse would read "-1" as 2001.
+  if (!/[a-z]/i.test(after)) return null;
   const date = Date.parse(after);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }

@@ -151,7 +151,7 @@ export class TargetHealth {
     }
     factor /= 1 + fade(this.rateLimits, 0, elapsed);
     if (this.rateLimitedUntil > now) factor *= 0.05;
-    if (this.remaining !== null && this.remaining < 0.1) factor *= Math.max(0.1, this.remaining * 10);
+    if (this.remaining !== null && this.remaining < 0.1) factor *= fade(Math.max(0.1, this.remaining * 10), 1, elapsed);
     return Math.max(MIN_FACTOR, Math.min(1, factor));
   }
 
