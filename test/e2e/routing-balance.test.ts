@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { GatewayEvents } from '../../src/bus/events.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
