@@ -1,7 +1,7 @@
 import type { RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
-import { resolveCandidates, type Candidate } from './resolve-target.js';
-import { expandTarget, type RouteMatch } from './route-patterns.js';
+import { resolveCandidates, splitModelName, type Candidate } from './resolve-target.js';
+import { expandTarget, type RouteMatch, type RouteMatcher } from './route-patterns.js';
 
 /**
  * The places one request may go, in order of preference: the first group holds the route's weighted targets
@@ -52,6 +52,24 @@ function fallbackGroups(config: RuntimeConfig, names: readonly string[], wildcar
       continue;
     }
     if (route) fallbackGroups(config, route.fallbacks, wildcard, clientKey, seen, out);
+  }
+}
+
+/**
+ * Fallbacks a request names must be routes or models of known providers: a typo is the client's to fix, and
+ * better told at once than found out when the first choice fails.
+ */
+export function checkRequestFallbacks(config: RuntimeConfig, matcher: RouteMatcher | null, fallbacks: readonly string[]): void {
+  for (const [i, name] of fallbacks.entries()) {
+    if (matcher ? matcher.match(name) : config.routes.has(name)) continue;
+    const parts = splitModelName(name);
+    if (!parts || !config.providers.has(parts.provider)) {
+      throw GatewayError.badRequest(
+        `Invalid 'fallbacks[${i}]': '${name}' is neither a route nor '<provider>/<model>' with a known provider.`,
+        `fallbacks[${i}]`,
+        'invalid_fallback',
+      );
+    }
   }
 }
 

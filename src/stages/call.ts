@@ -9,7 +9,7 @@ import { adapterFor } from '../providers/registry.js';
 import type { UpstreamCall } from '../providers/transport.js';
 import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
-import { buildCandidateGroups } from '../routing/candidate-groups.js';
+import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
 
@@ -90,10 +90,14 @@ class CallStage implements Stage {
    * the client unless the route fails over on client errors; once the answer has started, nothing is retried.
    */
   private async call(ctx: RequestContext, emit: (event: ResponseEvent) => void, state: CallState): Promise<void> {
-    ctx.plan ??= {
-      groups: buildCandidateGroups(ctx.config, ctx.request.model, null, ctx.clientProviderKey),
-      policy: ctx.config.settings.routing,
-    };
+    if (!ctx.plan) {
+      // No route stage (nothing configured to route by): plan from the model name and the request's fallbacks.
+      checkRequestFallbacks(ctx.config, null, ctx.requestFallbacks);
+      ctx.plan = {
+        groups: buildCandidateGroups(ctx.config, ctx.request.model, null, ctx.clientProviderKey, ctx.requestFallbacks),
+        policy: ctx.config.settings.routing,
+      };
+    }
     const { groups, policy } = ctx.plan;
     const { bus, health: registry } = this.deps;
     const plan = new AttemptPlan(groups, policy, registry, Date.now());

@@ -1,12 +1,10 @@
 import { defer, type Observable } from 'rxjs';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { ResponseEvent } from '../dialects/openai/types.js';
-import { GatewayError } from '../errors.js';
 import { countPromptTokens } from '../governance/tokenizer.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
-import { buildCandidateGroups } from '../routing/candidate-groups.js';
-import { splitModelName } from '../routing/resolve-target.js';
+import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import { RouteMatcher } from '../routing/route-patterns.js';
 import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';
 
@@ -40,7 +38,7 @@ class RouteStage implements Stage {
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     return defer(() => {
-      this.checkRequestFallbacks(ctx);
+      checkRequestFallbacks(ctx.config, this.matcher, ctx.requestFallbacks);
       let model = ctx.request.model;
       if (this.config.routingRules.length > 0) {
         const applied = firstMatchingRule(this.config.routingRules, this.facts(ctx));
@@ -70,21 +68,6 @@ class RouteStage implements Stage {
     });
   }
 
-  /** Fallbacks a request names must be routes or models of known providers; a typo is the client's to fix. */
-  private checkRequestFallbacks(ctx: RequestContext): void {
-    for (const [i, name] of ctx.requestFallbacks.entries()) {
-      if (this.matcher.match(name)) continue;
-      const parts = splitModelName(name);
-      if (!parts || !ctx.config.providers.has(parts.provider)) {
-        throw GatewayError.badRequest(
-          `Invalid 'fallbacks[${i}]': '${name}' is neither a route nor '<provider>/<model>' with a known provider.`,
-          `fallbacks[${i}]`,
-          'invalid_fallback',
-        );
-      }
-    }
-  }
-
   private facts(ctx: RequestContext): RuleFacts {
     const identity = ctx.identity;
     const { governance, health } = this.deps;
@@ -104,7 +87,8 @@ class RouteStage implements Stage {
 
 const routeStage: StageFactory = {
   name: 'route',
-  create: (config: RuntimeConfig, deps) => new RouteStage(config, deps),
+  // Without routes or rules the call stage plans from the model name itself, and this stage costs nothing.
+  create: (config: RuntimeConfig, deps) => (config.routes.size > 0 || config.routingRules.length > 0 ? new RouteStage(config, deps) : null),
 };
 
 export default routeStage;

@@ -163,7 +163,6 @@ describe('events', () => {
         ['rate-limit', 'passed'],
         ['budget', 'passed'],
         ['cost', 'passed'],
-        ['route', 'passed'],
         ['call', 'answered'],
       ]);
       const completed = seen.at(-1)?.payload as GatewayEvents['request.completed'];
