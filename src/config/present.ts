@@ -26,6 +26,10 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     headers: maskHeaders(provider.headers),
     timeouts: { first_byte_ms: provider.timeouts.firstByteMs, total_ms: provider.timeouts.totalMs, idle_ms: provider.timeouts.idleMs },
     models: provider.models,
+    ...(provider.options.region ? { region: provider.options.region } : {}),
+    ...(provider.options.project ? { project: provider.options.project } : {}),
+    ...(provider.options.apiVersion ? { api_version: provider.options.apiVersion } : {}),
+    ...(provider.options.tokenUrl ? { token_url: provider.options.tokenUrl } : {}),
     keys: provider.keys.map((key) => ({ id: key.id, value: maskSecret(key.raw), weight: key.weight, models: key.models, source: key.source })),
     source: provider.source,
   };

@@ -131,6 +131,10 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
   };
 }
 
+function pickDefined<K extends string>(name: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [name]: value } as Record<K, string>);
+}
+
 /** A stable id for a key defined without one: derived from where it is, never from the secret alone. */
 function derivedKeyId(provider: string, source: ConfigSource, index: number, raw: string): string {
   const digest = createHash('sha256').update(`${provider}\0${source}\0${index}\0${raw}`).digest('hex').slice(0, 10);
@@ -177,6 +181,12 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
       firstByteMs: api?.timeouts?.first_byte_ms ?? file?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,
       totalMs: api?.timeouts?.total_ms ?? file?.timeouts?.total_ms ?? settings.upstreamTimeouts.totalMs,
       idleMs: api?.timeouts?.idle_ms ?? file?.timeouts?.idle_ms ?? settings.upstreamTimeouts.idleMs,
+    },
+    options: {
+      ...pickDefined('region', api?.region ?? file?.region ?? (ownEnv ? firstEnv(env, vendor.regionEnv ?? []) : undefined)),
+      ...pickDefined('project', api?.project ?? file?.project),
+      ...pickDefined('apiVersion', api?.api_version ?? file?.api_version ?? (ownEnv ? firstEnv(env, vendor.apiVersionEnv ?? []) : undefined)),
+      ...pickDefined('tokenUrl', api?.token_url ?? file?.token_url),
     },
     keys,
     models: [...new Set([...(file?.models ?? []), ...(api?.models ?? [])])],

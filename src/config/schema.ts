@@ -38,6 +38,10 @@ export const providerSchema = z.strictObject({
   headers: z.record(z.string(), z.string()).optional().describe('Extra headers sent upstream on every request.'),
   timeouts: timeoutsSchema.optional(),
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
+  region: z.string().min(1).optional().describe('Cloud region: AWS region for `bedrock`, location for `vertex` (e.g. `us-central1`).'),
+  project: z.string().min(1).optional().describe('Google Cloud project for `vertex`; defaults to the service account\'s.'),
+  api_version: z.string().min(1).optional().describe('API version for `azure` (the `api-version` query parameter).'),
+  token_url: z.url().optional().describe('OAuth token endpoint for `vertex`; defaults to the service account\'s `token_uri`.'),
   prices: z
     .record(z.string().min(1), priceSchema)
     .optional()

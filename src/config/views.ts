@@ -29,6 +29,10 @@ export interface ProviderView {
   headers: Record<string, string>;
   timeouts: { first_byte_ms: number; total_ms: number; idle_ms: number };
   models: string[];
+  region?: string;
+  project?: string;
+  api_version?: string;
+  token_url?: string;
   keys: ProviderKeyView[];
   /** The highest-precedence source that defines this provider. */
   source: ConfigSource;

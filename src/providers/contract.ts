@@ -17,6 +17,19 @@ export interface ResolvedProvider {
   /** Extra headers sent on every upstream request (operator config). */
   headers: Record<string, string>;
   timeouts: UpstreamTimeouts;
+  /** Settings some wire formats need besides the base URL (cloud region, project, API version, token URL). */
+  options: ProviderOptions;
+}
+
+export interface ProviderOptions {
+  /** Cloud region (`bedrock`: AWS region for the URL and SigV4; `vertex`: location, e.g. `us-central1`). */
+  region?: string;
+  /** Cloud project (`vertex`: the Google Cloud project id; defaults to the service account's). */
+  project?: string;
+  /** API version (`azure`: the `api-version` query parameter). */
+  apiVersion?: string;
+  /** OAuth token endpoint (`vertex`: defaults to the service account's `token_uri`). */
+  tokenUrl?: string;
 }
 
 export interface UpstreamTimeouts {
@@ -71,6 +84,11 @@ export interface ProviderAdapter {
   ): GatewayError;
   /** Builds the request that lists the upstream's models, when the API has one. */
   buildListModelsRequest?(target: Target): UpstreamRequest;
+  /**
+   * Runs after `buildChatRequest` when the credential is not a plain header: signs the request (AWS SigV4) or
+   * attaches a token fetched for it (Google service-account OAuth). Rejects with a GatewayError.
+   */
+  authorize?(request: UpstreamRequest, target: Target): Promise<UpstreamRequest>;
 }
 
 /** How a provider expects its credential. */
@@ -97,6 +115,10 @@ export interface VendorDefinition {
   keyEnv: string[];
   /** Environment variables holding the base URL. */
   baseUrlEnv: string[];
+  /** Environment variables holding the region (`AWS_REGION`, ...), for formats that need one. */
+  regionEnv?: string[];
+  /** Environment variables holding the API version (`AZURE_API_VERSION`, ...). */
+  apiVersionEnv?: string[];
   /** Headers the vendor asks integrators to send. */
   defaultHeaders?: Record<string, string>;
   quirks?: VendorQuirks;

@@ -2,11 +2,25 @@ import type { ProviderAdapter, VendorDefinition } from './contract.js';
 import { openAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { openAICompatibleVendors } from './openai-compatible/vendors.js';
 
-/** Wire formats by id. A new format is one folder of transforms plus one line here. */
-const adapters = new Map<string, ProviderAdapter>([[openAICompatibleAdapter.format, openAICompatibleAdapter]]);
+/** A wire format: its adapter and the vendors (table rows) that speak it. */
+export interface ProviderFamily {
+  adapter: ProviderAdapter;
+  vendors: VendorDefinition[];
+}
+
+/**
+ * Every wire format tollgate speaks. A new format is one folder under src/providers/ that exports a
+ * ProviderFamily, plus one import and one entry here.
+ */
+const families: ProviderFamily[] = [
+  { adapter: openAICompatibleAdapter, vendors: openAICompatibleVendors },
+];
+
+/** Wire formats by id. */
+const adapters = new Map<string, ProviderAdapter>(families.map((family) => [family.adapter.format, family.adapter]));
 
 /** Every vendor tollgate knows, by id. */
-const vendors = new Map<string, VendorDefinition>(openAICompatibleVendors.map((vendor) => [vendor.id, vendor]));
+const vendors = new Map<string, VendorDefinition>(families.flatMap((family) => family.vendors.map((vendor) => [vendor.id, vendor] as const)));
 
 export function adapterFor(format: string): ProviderAdapter | undefined {
   return adapters.get(format);

@@ -4,7 +4,8 @@ import type { ChatCompletionChunk, ResponseEvent } from '../dialects/openai/type
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
-import type { ProviderAdapter, StreamDecoder, Target } from '../providers/contract.js';
+import type { BreakerPolicy } from '../config/routing-policy.js';
+import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../providers/contract.js';
 import { adapterFor } from '../providers/registry.js';
 import type { UpstreamCall } from '../providers/transport.js';
 import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
@@ -165,7 +166,6 @@ class CallStage implements Stage {
     if (attempt.group > 0) ctx.responseHeaders['x-tollgate-fallback-from'] = ctx.plan?.groups[0]?.name ?? ctx.request.model;
     else delete ctx.responseHeaders['x-tollgate-fallback-from'];
     const started = performance.now();
-    let firstByteMs: number | null = null;
     registry.started(attempt.health, Date.now());
     const attempted = (ok: boolean, errorCode: string | null): void => {
       if (!bus.hasListeners('provider.attempted')) return;
@@ -181,6 +181,43 @@ class CallStage implements Stage {
       });
     };
 
+    const built = adapter.buildChatRequest(ctx.request, target);
+    if (!adapter.authorize) return this.exchange(ctx, attempt, adapter, built, upstream, started, emit, state, attempted, breakerPolicy);
+    // Signing or fetching a token is part of the attempt: its failure is the target's failure.
+    return adapter.authorize(built, target).then(
+      (authorized) => {
+        if (state.cancelled) {
+          registry.finished(attempt.health, attempt.admission, breakerPolicy, { kind: 'neutral' });
+          throw CANCELLED;
+        }
+        return this.exchange(ctx, attempt, adapter, authorized, upstream, started, emit, state, attempted, breakerPolicy);
+      },
+      (err: unknown) => {
+        const error = toGatewayError(err);
+        const outcome: AttemptOutcome = error.retryable ? { kind: 'failure', reason: error.code ?? 'authorization failed', latencyMs: null } : { kind: 'neutral' };
+        registry.finished(attempt.health, attempt.admission, breakerPolicy, outcome);
+        attempted(false, error.code);
+        throw error;
+      },
+    );
+  }
+
+  /** One upstream exchange: dispatch, relay the answer, record the outcome on the target's health. */
+  private exchange(
+    ctx: RequestContext,
+    attempt: Attempt,
+    adapter: ProviderAdapter,
+    built: UpstreamRequest,
+    upstream: { status: number },
+    started: number,
+    emit: (event: ResponseEvent) => void,
+    state: CallState,
+    attempted: (ok: boolean, errorCode: string | null) => void,
+    breakerPolicy: BreakerPolicy,
+  ): Promise<void> {
+    const { target } = attempt.candidate;
+    const registry = this.deps.health;
+    let firstByteMs: number | null = null;
     return new Promise<void>((resolve, reject) => {
       let headers: IncomingHttpHeaders = {};
       let buffered: Buffer[] | null = null;
@@ -201,7 +238,7 @@ class CallStage implements Stage {
         attempted(false, state.cancelled ? 'client_cancelled' : error.code);
         reject(error);
       };
-      const call = this.deps.transport.dispatch(adapter.buildChatRequest(ctx.request, target), target.provider.timeouts, target.provider.name, {
+      const call = this.deps.transport.dispatch(built, target.provider.timeouts, target.provider.name, {
         onStart(status, responseHeaders) {
           firstByteMs = performance.now() - started;
           upstream.status = status;

@@ -1,4 +1,4 @@
-import type { Target, VendorDefinition } from '../../src/providers/contract.js';
+import type { ProviderOptions, Target, VendorDefinition } from '../../src/providers/contract.js';
 import { vendorById } from '../../src/providers/registry.js';
 
 /** The vendor row with this id; fails loudly when the table no longer has it. */
@@ -15,6 +15,7 @@ export interface TargetOptions {
   headers?: Record<string, string>;
   model?: string;
   apiKey?: string | null;
+  options?: ProviderOptions;
 }
 
 /** A hand-built target, independent of config resolution, for testing adapter transforms. */
@@ -28,6 +29,7 @@ export function makeTarget(options: TargetOptions = {}): Target {
       baseUrl: options.baseUrl ?? def.defaultBaseUrl,
       headers: options.headers ?? {},
       timeouts: { firstByteMs: 1_000, totalMs: 5_000, idleMs: 5_000 },
+      options: options.options ?? {},
     },
     model: options.model ?? 'upstream-model',
     apiKey: options.apiKey === undefined ? 'sk-test' : options.apiKey,
