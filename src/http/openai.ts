@@ -1,16 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import { createRequestContext } from '../pipeline/context.js';
-import { catalogModels } from '../providers/catalog/catalog.js';
+import { filterModels, modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { respondOpenAI } from './respond.js';
 
-interface ModelEntry {
-  id: string;
-  object: 'model';
-  created: number;
-  owned_by: string;
+/** The OpenAI list shape for the unfiltered list depends only on the config version: serialized once per version. */
+const modelLists = new WeakMap<RuntimeConfig, string>();
+
+function openAIModelList(entries: readonly ModelEntry[], created: number): string {
+  return JSON.stringify({ object: 'list', data: entries.map((entry) => ({ id: entry.id, object: 'model', created, owned_by: entry.provider })) });
 }
 
 function headerString(request: FastifyRequest, name: string): string | null {
@@ -29,24 +29,10 @@ function presentedCredential(request: FastifyRequest): string | null {
   return headerString(request, 'x-api-key');
 }
 
-const modelLists = new WeakMap<RuntimeConfig, string>();
-
-/** The model list depends only on the config version, so it is built once per version and reused. */
-function modelListFor(config: RuntimeConfig, created: number): string {
-  const cached = modelLists.get(config);
-  if (cached) return cached;
-  const data: ModelEntry[] = [];
-  for (const provider of config.providers.values()) {
-    const seen = new Set<string>();
-    for (const model of [...provider.models, ...catalogModels(provider.vendor).map((entry) => entry.id)]) {
-      if (seen.has(model)) continue;
-      seen.add(model);
-      data.push({ id: `${provider.name}/${model}`, object: 'model', created, owned_by: provider.name });
-    }
-  }
-  const body = JSON.stringify({ object: 'list', data });
-  modelLists.set(config, body);
-  return body;
+/** A non-empty string query parameter. */
+function queryParam(query: unknown, name: string): string | undefined {
+  const value = (query as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 /** The OpenAI-compatible API under `/v1`. */
@@ -68,8 +54,19 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void
     await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx));
   });
 
-  app.get('/v1/models', async (_request, reply) => {
-    const body = modelListFor(deps.config.current(), Math.floor(deps.startedAt / 1000));
+  // `?provider=` and `?search=` narrow the list (tollgate's addition; OpenAI's own list takes no filters).
+  app.get('/v1/models', async (request, reply) => {
+    const config = deps.config.current();
+    const created = Math.floor(deps.startedAt / 1000);
+    const provider = queryParam(request.query, 'provider');
+    const search = queryParam(request.query, 'search');
+    let body: string;
+    if (provider === undefined && search === undefined) {
+      body = modelLists.get(config) ?? openAIModelList(modelEntries(config), created);
+      modelLists.set(config, body);
+    } else {
+      body = openAIModelList(filterModels(modelEntries(config), { provider, search }), created);
+    }
     return reply.type('application/json; charset=utf-8').send(body);
   });
 }

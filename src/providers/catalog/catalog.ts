@@ -1,17 +1,33 @@
-import { findProvider } from '@pydantic/genai-prices';
+import { findProvider, type ModelInfo } from '@pydantic/genai-prices';
 import type { VendorDefinition } from '../contract.js';
 
 export interface CatalogModel {
   id: string;
   name: string | null;
   contextWindow: number | null;
+  /** What the catalogue's price list says the model bills for: prompt caching, audio, images. */
+  capabilities: string[];
 }
 
 const cache = new Map<string, CatalogModel[]>();
 
+/** Capabilities the price list reveals: a model billed for cache reads caches prompts, and so on. */
+function capabilitiesOf(model: ModelInfo): string[] {
+  const keys = new Set<string>();
+  const prices = Array.isArray(model.prices) ? model.prices.map((entry) => entry.prices) : [model.prices];
+  for (const price of prices) for (const [key, value] of Object.entries(price)) if (value !== undefined) keys.add(key);
+  const out: string[] = [];
+  if (keys.has('cache_read_mtok') || keys.has('cache_write_mtok')) out.push('prompt_caching');
+  if (keys.has('input_audio_mtok') || keys.has('cache_audio_read_mtok')) out.push('audio_input');
+  if (keys.has('output_audio_mtok')) out.push('audio_output');
+  if (keys.has('input_image_mtok') || keys.has('input_image_count')) out.push('image_input');
+  if (keys.has('output_image_mtok') || keys.has('output_image_count')) out.push('image_output');
+  return out;
+}
+
 /**
- * The models the bundled price catalogue (@pydantic/genai-prices, offline data) knows for a vendor.
- * Looked up once per vendor and kept.
+ * The models the bundled price catalogue (@pydantic/genai-prices, offline data) knows for a vendor, deprecated
+ * ones left out. Looked up once per vendor and kept.
  */
 export function catalogModels(vendor: VendorDefinition): CatalogModel[] {
   const cached = cache.get(vendor.id);
@@ -23,7 +39,7 @@ export function catalogModels(vendor: VendorDefinition): CatalogModel[] {
     entry && entry.id === catalogId
       ? entry.models
           .filter((model) => !model.deprecated)
-          .map((model) => ({ id: model.id, name: model.name ?? null, contextWindow: model.context_window ?? null }))
+          .map((model) => ({ id: model.id, name: model.name ?? null, contextWindow: model.context_window ?? null, capabilities: capabilitiesOf(model) }))
       : [];
   cache.set(vendor.id, models);
   return models;

@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../../errors.js';
+import { filterModels, modelEntries } from '../../providers/catalog/model-list.js';
+import type { AdminDeps } from './admin-deps.js';
+import { queryString } from './request-body.js';
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 5_000;
+
+function count(raw: string | undefined, fallback: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (raw === undefined) return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value)) throw GatewayError.badRequest(`${name} must be a non-negative integer, got '${raw}'.`, name, 'invalid_query');
+  return Math.min(value, max);
+}
+
+/**
+ * The model catalogue with what the dashboard needs: provider, context window, capabilities and the price
+ * tollgate bills. `?provider=` filters, `?search=` matches id or name, `?limit=` / `?offset=` page.
+ */
+export function registerModelRoutes(api: FastifyInstance, deps: AdminDeps): void {
+  api.get('/models', async (request) => {
+    const provider = queryString(request, 'provider') || undefined;
+    const config = deps.configService.current();
+    if (provider !== undefined && !config.providers.has(provider)) {
+      throw GatewayError.notFound(`Unknown provider '${provider}'.`, 'provider', 'provider_not_found');
+    }
+    const matching = filterModels(modelEntries(config), { provider, search: queryString(request, 'search') || undefined });
+    const limit = count(queryString(request, 'limit'), DEFAULT_LIMIT, 'limit', MAX_LIMIT);
+    const offset = count(queryString(request, 'offset'), 0, 'offset');
+    return { object: 'list', total: matching.length, offset, data: matching.slice(offset, offset + limit) };
+  });
+}
