@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { embeddingsAsChat, parseEmbeddingsRequest } from '../dialects/openai/parse-embeddings.js';
 import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import { createRequestContext } from '../pipeline/context.js';
 import { filterModels, modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
@@ -50,6 +51,22 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void
       credential: presentedCredential(request),
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
+    reply.hijack();
+    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx));
+  });
+
+  // Embeddings go through the same pipeline as chat: keys, limits, budgets, routing, retries, cost.
+  app.post('/v1/embeddings', async (request, reply) => {
+    const embeddings = parseEmbeddingsRequest(request.body);
+    const config = deps.config.current();
+    const ctx = createRequestContext({
+      dialect: 'openai',
+      config,
+      request: embeddingsAsChat(embeddings),
+      embeddings,
+      clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
+      credential: presentedCredential(request),
+    });
     reply.hijack();
     await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx));
   });

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable, Subscription } from 'rxjs';
-import type { ChatCompletion, ResponseEvent } from '../dialects/openai/types.js';
+import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { openAIErrorBody, renderOpenAIError } from './render-error.js';
@@ -45,7 +45,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
   ctx.clientReady = () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
   return new Promise<void>((resolve) => {
     let started = false;
-    let completion: ChatCompletion | null = null;
+    let completion: ChatCompletion | EmbeddingsResponse | null = null;
     let corked = false;
     const uncork = (): void => {
       corked = false;
@@ -53,9 +53,9 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
     };
     const subscription: Subscription = answer.subscribe({
       next(event) {
-        if (event.kind === 'completion') {
+        if (event.kind !== 'chunk') {
           // Sent when the pipeline completes, after the response side (cost, logs) has settled.
-          completion = event.completion;
+          completion = event.kind === 'completion' ? event.completion : event.response;
           return;
         }
         if (!started) {

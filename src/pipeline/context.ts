@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletionRequest, CompletionUsage } from '../dialects/openai/types.js';
+import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../dialects/openai/types.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { RoutingPolicy } from '../config/routing-policy.js';
 import type { CandidateGroup } from '../routing/candidate-groups.js';
@@ -32,6 +32,11 @@ export interface RequestContext {
   /** The config version this request runs on, start to finish. */
   readonly config: RuntimeConfig;
   readonly request: ChatCompletionRequest;
+  /**
+   * Set for `POST /v1/embeddings`: the request the provider gets. `request` then is its chat-shaped view (model,
+   * texts as the prompt, no output) so auth, limits, budgets and routing treat both operations alike.
+   */
+  readonly embeddings: EmbeddingsRequest | null;
   readonly stream: boolean;
   /** A provider key the client brought itself; used only where no key is configured. */
   readonly clientProviderKey: string | null;
@@ -70,6 +75,7 @@ export interface ContextInit {
   dialect: string;
   config: RuntimeConfig;
   request: ChatCompletionRequest;
+  embeddings?: EmbeddingsRequest | null;
   clientProviderKey?: string | null;
   requestFallbacks?: readonly string[];
   credential?: string | null;
@@ -83,6 +89,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     startedAt: performance.now(),
     config: init.config,
     request: init.request,
+    embeddings: init.embeddings ?? null,
     stream: init.request.stream === true,
     clientProviderKey: init.clientProviderKey ?? null,
     requestFallbacks: init.requestFallbacks ?? [],

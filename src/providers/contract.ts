@@ -1,5 +1,5 @@
 import type { GatewayError } from '../errors.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../dialects/openai/types.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse } from '../dialects/openai/types.js';
 
 /**
  * The provider adapter contract. An adapter is a set of pure transforms between the canonical (OpenAI-shaped)
@@ -82,6 +82,9 @@ export interface ProviderAdapter {
     bodyText: string,
     target: Target,
   ): GatewayError;
+  /** Embeddings, for formats whose provider has an embeddings API: the upstream request and the answer back. */
+  buildEmbeddingsRequest?(request: EmbeddingsRequest, target: Target): UpstreamRequest;
+  parseEmbeddingsResponse?(body: unknown, target: Target, request: EmbeddingsRequest): EmbeddingsResponse;
   /** Builds the request that lists the upstream's models, when the API has one. */
   buildListModelsRequest?(target: Target): UpstreamRequest;
   /**

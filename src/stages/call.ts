@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
-import type { ChatCompletionChunk, ResponseEvent } from '../dialects/openai/types.js';
+import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
@@ -181,7 +181,13 @@ class CallStage implements Stage {
       });
     };
 
-    const built = adapter.buildChatRequest(ctx.request, target);
+    let built: UpstreamRequest;
+    try {
+      built = buildRequest(ctx, adapter, target);
+    } catch (err) {
+      registry.finished(attempt.health, attempt.admission, breakerPolicy, { kind: 'neutral' });
+      return Promise.reject(err);
+    }
     if (!adapter.authorize) return this.exchange(ctx, attempt, adapter, built, upstream, started, emit, state, attempted, breakerPolicy);
     // Signing or fetching a token is part of the attempt: its failure is the target's failure.
     return adapter.authorize(built, target).then(
@@ -264,7 +270,8 @@ class CallStage implements Stage {
             if (upstream.status >= 400) {
               throw adapter.parseError(upstream.status, headers, Buffer.concat(buffered ?? []).toString('utf8'), target);
             }
-            if (buffered) relayCompletion(ctx, adapter, target, Buffer.concat(buffered).toString('utf8'), emit);
+            if (buffered && ctx.embeddings) relayEmbeddings(ctx, adapter, target, ctx.embeddings, Buffer.concat(buffered).toString('utf8'), emit);
+            else if (buffered) relayCompletion(ctx, adapter, target, Buffer.concat(buffered).toString('utf8'), emit);
             else if (decoder) {
               const tail = decoder.end();
               relayChunks(ctx, tail.chunks, emit);
@@ -280,6 +287,38 @@ class CallStage implements Stage {
       state.live = call;
     });
   }
+}
+
+/** The upstream request for this operation; a provider without an embeddings API cannot take embeddings. */
+function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): UpstreamRequest {
+  if (!ctx.embeddings) return adapter.buildChatRequest(ctx.request, target);
+  if (!adapter.buildEmbeddingsRequest || !adapter.parseEmbeddingsResponse) {
+    throw new GatewayError({
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'embeddings_not_supported',
+      param: 'model',
+      message: `Provider '${target.provider.name}' (${target.provider.vendor.displayName}) has no embeddings API in tollgate.`,
+    });
+  }
+  return adapter.buildEmbeddingsRequest(ctx.embeddings, target);
+}
+
+function parseJson(target: Target, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidUpstream(target.provider.name, 'the upstream answered with a body that is not JSON.');
+  }
+}
+
+function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: Target, request: EmbeddingsRequest, text: string, emit: (event: ResponseEvent) => void): void {
+  const response = (adapter.parseEmbeddingsResponse as NonNullable<ProviderAdapter['parseEmbeddingsResponse']>)(parseJson(target, text), target, request);
+  response.model = request.model;
+  // Some compatible servers leave usage out: the cost stage then counts the input with its tokenizer.
+  const usage = response.usage as EmbeddingsResponse['usage'] | undefined;
+  ctx.usage = usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens } : null;
+  emit({ kind: 'embeddings', response });
 }
 
 function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: Target, text: string, emit: (event: ResponseEvent) => void): void {

@@ -62,7 +62,7 @@ class CostStage implements Stage {
       const inner = next().subscribe({
         next(event) {
           if (event.kind === 'chunk') chunkText(event.chunk, text);
-          else completionText(event.completion, text);
+          else if (event.kind === 'completion') completionText(event.completion, text);
           subscriber.next(event);
         },
         error(err: unknown) {

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LiveExchange, readBody } from './exchange.js';
+import { answerEmbeddings } from './openai-embeddings.js';
 import { deliverJson, deliverStream, modeFromModel, OK_MODE, type UpstreamMode } from './modes.js';
 import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, invalidUrl } from './openai-errors.js';
 import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
@@ -219,13 +220,25 @@ class OpenAIUpstream implements ScriptedUpstream {
     const path = pathOf(req.url);
     const chat = path === '/v1/chat/completions' && method === 'POST';
     const models = path === '/v1/models' && method === 'GET';
-    if (!chat && !models) return sendError(exchange, 404, invalidUrl(method, path));
+    const embeddings = path === '/v1/embeddings' && method === 'POST';
+    if (!chat && !models && !embeddings) return sendError(exchange, 404, invalidUrl(method, path));
     if (!this.authorized(exchange)) return;
     if (models) return sendJson(exchange, 200, MODELS_JSON);
+    if (embeddings) return this.answerEmbeddings(exchange, jsonOk ? body : undefined);
 
     const model = isRecord(body) ? body.model : undefined;
     const mode = this.queue.shift() ?? modeFromModel(model) ?? this.mode;
     return this.answerChat(exchange, mode, jsonOk ? body : undefined, jsonOk);
+  }
+
+  /** Embeddings honour scripted error modes and resets; the other modes shape streams and do not apply. */
+  private answerEmbeddings(exchange: LiveExchange, body: unknown): void {
+    const mode = this.queue.shift() ?? this.mode;
+    if (mode.kind === 'error') return sendScriptedError(exchange, mode, 'text-embedding-3-small');
+    if (mode.kind === 'reset') return exchange.reset();
+    const result = answerEmbeddings(body);
+    if (!result.ok) return sendError(exchange, 400, invalidRequest(result.problem));
+    sendRaw(exchange, 200, { 'content-type': JSON_TYPE, ...this.rateLimits.consume(1) }, result.json);
   }
 
   private authorized(exchange: LiveExchange): boolean {

@@ -49,4 +49,22 @@ export interface ChatCompletionChunk {
  */
 export type ResponseEvent =
   | { kind: 'completion'; completion: ChatCompletion }
-  | { kind: 'chunk'; chunk: ChatCompletionChunk };
+  | { kind: 'chunk'; chunk: ChatCompletionChunk }
+  | { kind: 'embeddings'; response: EmbeddingsResponse };
+
+/** OpenAI's embeddings request: `input` is a string, strings, a token array or token arrays. */
+export interface EmbeddingsRequest {
+  model: string;
+  input: string | string[] | number[] | number[][];
+  encoding_format?: 'float' | 'base64';
+  dimensions?: number;
+  user?: string;
+  [field: string]: unknown;
+}
+
+export interface EmbeddingsResponse {
+  object: 'list';
+  data: Array<{ object: 'embedding'; index: number; embedding: number[] | string }>;
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}

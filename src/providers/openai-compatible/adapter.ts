@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
 import type { ProviderAdapter, Target, UpstreamRequest, VendorQuirks } from '../contract.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { upstreamErrorFromBody } from '../upstream-error.js';
@@ -95,6 +95,23 @@ export const openAICompatibleAdapter: ProviderAdapter = {
 
   parseError(status, headers, bodyText, target) {
     return upstreamErrorFromBody(target.provider.name, status, headers, bodyText);
+  },
+
+  buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
+    return {
+      method: 'POST',
+      url: joinUrl(target.provider.baseUrl, '/embeddings'),
+      headers: upstreamHeaders(target),
+      body: JSON.stringify({ ...request, model: target.model }),
+    };
+  },
+
+  parseEmbeddingsResponse(body: unknown, target: Target): EmbeddingsResponse {
+    const response = body as EmbeddingsResponse | null;
+    if (!response || typeof response !== 'object' || !Array.isArray(response.data)) {
+      throw invalidUpstreamBody(target.provider.name, 'an embeddings answer without data');
+    }
+    return response;
   },
 
   buildListModelsRequest(target: Target): UpstreamRequest {
