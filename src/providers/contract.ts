@@ -1,5 +1,5 @@
 import type { GatewayError } from '../errors.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse } from '../dialects/openai/types.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, EmbeddingsResponse } from '../dialects/openai/types.js';
 
 /**
  * The provider adapter contract. An adapter is a set of pure transforms between the canonical (OpenAI-shaped)
@@ -65,8 +65,12 @@ export interface UpstreamRequest {
 /** Turns upstream stream bytes into canonical chunks, whatever the framing (SSE, AWS event stream, ...). */
 export interface StreamDecoder {
   push(bytes: Buffer): ChatCompletionChunk[];
-  /** Called when the upstream body ended; returns trailing chunks and tells whether the stream ended properly. */
-  end(): { chunks: ChatCompletionChunk[]; complete: boolean };
+  /**
+   * Called when the upstream body ended; returns trailing chunks and tells whether the stream ended properly.
+   * `usage` reports what the upstream counted when no chunk carried it (the client did not ask for a usage
+   * chunk), so cost is still exact.
+   */
+  end(): { chunks: ChatCompletionChunk[]; complete: boolean; usage?: CompletionUsage | null };
 }
 
 export interface ProviderAdapter {
@@ -74,7 +78,8 @@ export interface ProviderAdapter {
   readonly format: string;
   buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest;
   parseChatResponse(body: unknown, target: Target): ChatCompletion;
-  createStreamDecoder(target: Target): StreamDecoder;
+  /** The request tells a decoder what the client asked for (e.g. `stream_options.include_usage`). */
+  createStreamDecoder(target: Target, request: ChatCompletionRequest): StreamDecoder;
   /** Maps an upstream error answer (status, headers, raw body) to a GatewayError with a retryable flag. */
   parseError(
     status: number,

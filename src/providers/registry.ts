@@ -1,6 +1,8 @@
 import type { ProviderAdapter, VendorDefinition } from './contract.js';
 import { openAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { openAICompatibleVendors } from './openai-compatible/vendors.js';
+import { anthropicFamily } from './anthropic/index.js';
+import { geminiFamily } from './gemini/index.js';
 
 /** A wire format: its adapter and the vendors (table rows) that speak it. */
 export interface ProviderFamily {
@@ -14,6 +16,8 @@ export interface ProviderFamily {
  */
 const families: ProviderFamily[] = [
   { adapter: openAICompatibleAdapter, vendors: openAICompatibleVendors },
+  anthropicFamily,
+  geminiFamily,
 ];
 
 /** Wire formats by id. */

@@ -250,7 +250,7 @@ class CallStage implements Stage {
           upstream.status = status;
           headers = responseHeaders;
           if (status >= 400 || !ctx.stream) buffered = [];
-          else decoder = adapter.createStreamDecoder(target);
+          else decoder = adapter.createStreamDecoder(target, ctx.request);
         },
         onData(chunk) {
           if (buffered) {
@@ -274,6 +274,7 @@ class CallStage implements Stage {
             else if (buffered) relayCompletion(ctx, adapter, target, Buffer.concat(buffered).toString('utf8'), emit);
             else if (decoder) {
               const tail = decoder.end();
+              if (tail.usage) ctx.usage = tail.usage;
               relayChunks(ctx, tail.chunks, emit);
               if (!tail.complete) throw invalidUpstream(target.provider.name, 'the upstream stream ended before its end marker; the answer may be incomplete.');
             }

@@ -1,0 +1,87 @@
+import type { ChatMessage } from '../../dialects/openai/types.js';
+import { GatewayError } from '../../errors.js';
+import { contentBlocks } from './content.js';
+import { isRecord, type AnthropicBlock, type AnthropicMessage } from './shapes.js';
+
+function invalid(message: string): GatewayError {
+  return GatewayError.badRequest(`anthropic: ${message}`, 'messages');
+}
+
+/** An assistant's tool call as a `tool_use` block; Anthropic wants the arguments as a JSON object. */
+function toolUseBlock(call: unknown): AnthropicBlock {
+  if (!isRecord(call) || !isRecord(call.function) || typeof call.id !== 'string' || typeof call.function.name !== 'string') {
+    throw invalid('assistant tool_calls need an id and a function name.');
+  }
+  const args = call.function.arguments;
+  let input: unknown = {};
+  if (typeof args === 'string' && args.trim() !== '') {
+    try {
+      input = JSON.parse(args);
+    } catch {
+      throw invalid(`the arguments of tool call ${call.id} are not valid JSON.`);
+    }
+  } else if (isRecord(args)) input = args;
+  if (!isRecord(input)) throw invalid(`the arguments of tool call ${call.id} must be a JSON object.`);
+  return { type: 'tool_use', id: call.id, name: call.function.name, input };
+}
+
+function toolResultBlock(message: ChatMessage): AnthropicBlock {
+  if (typeof message.tool_call_id !== 'string') throw invalid('tool messages need a tool_call_id.');
+  const content = typeof message.content === 'string' ? message.content : contentBlocks(message.content, true);
+  return { type: 'tool_result', tool_use_id: message.tool_call_id, content };
+}
+
+function turnOf(message: ChatMessage): AnthropicMessage {
+  switch (message.role) {
+    case 'user': {
+      if (typeof message.content === 'string') return { role: 'user', content: message.content };
+      return { role: 'user', content: contentBlocks(message.content, true) };
+    }
+    case 'assistant': {
+      const blocks = contentBlocks(message.content, false);
+      if (Array.isArray(message.tool_calls)) blocks.push(...message.tool_calls.map(toolUseBlock));
+      // A plain text answer stays a string, as clients write it.
+      if (typeof message.content === 'string' && blocks.length === 1) return { role: 'assistant', content: message.content };
+      return { role: 'assistant', content: blocks };
+    }
+    case 'tool':
+      return { role: 'user', content: [toolResultBlock(message)] };
+    default:
+      throw invalid(`messages with role '${message.role}' are not supported.`);
+  }
+}
+
+function asBlocks(content: string | AnthropicBlock[]): AnthropicBlock[] {
+  return typeof content === 'string' ? (content === '' ? [] : [{ type: 'text', text: content }]) : content;
+}
+
+export interface Conversation {
+  system: string | AnthropicBlock[] | undefined;
+  messages: AnthropicMessage[];
+}
+
+/**
+ * Canonical messages to Anthropic's: system and developer messages are lifted into the top-level `system`
+ * (Anthropic has no system turns), tool results become user `tool_result` blocks, and consecutive turns of
+ * the same role are merged because Anthropic requires user and assistant to alternate.
+ */
+export function conversationOf(input: ChatMessage[]): Conversation {
+  const system: AnthropicBlock[] = [];
+  const messages: AnthropicMessage[] = [];
+  for (const message of input) {
+    if (!isRecord(message)) throw invalid('every message must be an object.');
+    if (message.role === 'system' || message.role === 'developer') {
+      system.push(...contentBlocks(message.content, false));
+      continue;
+    }
+    const turn = turnOf(message);
+    const previous = messages.at(-1);
+    if (previous && previous.role === turn.role) previous.content = [...asBlocks(previous.content), ...asBlocks(turn.content)];
+    else messages.push(turn);
+  }
+  const plain = system.every((block) => block.cache_control === undefined);
+  return {
+    system: system.length === 0 ? undefined : plain ? system.map((block) => block.text as string).join('\n\n') : system,
+    messages,
+  };
+}

@@ -1,0 +1,66 @@
+import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import { GatewayError } from '../../errors.js';
+import { conversationOf } from './messages.js';
+import { isRecord } from './shapes.js';
+import { fitBudget, thinkingOf } from './thinking.js';
+import { toolChoiceOf, toolsOf } from './tools.js';
+
+/** Anthropic requires max_tokens; OpenAI clients often leave it out. */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+function positiveInt(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function stopSequences(stop: unknown): string[] | undefined {
+  if (stop === undefined || stop === null) return undefined;
+  if (typeof stop === 'string') return [stop];
+  if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) return stop as string[];
+  throw GatewayError.badRequest('anthropic: stop must be a string or an array of strings.', 'stop');
+}
+
+/**
+ * `json_schema` is Anthropic's structured output format. `json_object` has no Anthropic equivalent; OpenAI
+ * requires such prompts to ask for JSON themselves, so leaving it out keeps the request's meaning.
+ */
+function outputConfigOf(format: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(format) || format.type !== 'json_schema') return undefined;
+  const spec = format.json_schema;
+  if (!isRecord(spec) || !isRecord(spec.schema)) throw GatewayError.badRequest('anthropic: response_format json_schema needs a schema.', 'response_format');
+  return { format: { type: 'json_schema', schema: spec.schema } };
+}
+
+/**
+ * The canonical (OpenAI) request as an Anthropic Messages request body. OpenAI-only knobs without an
+ * Anthropic counterpart (seed, penalties, logit_bias, logprobs, store, OpenAI's metadata) are dropped.
+ */
+export function messagesBody(request: ChatCompletionRequest, model: string): Record<string, unknown> {
+  if (request.n !== undefined && request.n !== null && request.n !== 1) {
+    throw GatewayError.badRequest('anthropic: only one choice per request is supported (n must be 1).', 'n');
+  }
+  const { system, messages } = conversationOf(request.messages);
+  const asked = positiveInt(request.max_completion_tokens) ?? positiveInt(request.max_tokens);
+  let thinking = thinkingOf(request);
+  const budget = thinking?.type === 'enabled' && typeof thinking.budget_tokens === 'number' ? thinking.budget_tokens : 0;
+  // Without a limit from the client, leave the answer its usual room on top of the thinking budget.
+  const maxTokens = asked ?? DEFAULT_MAX_TOKENS + budget;
+  if (thinking) thinking = fitBudget(thinking, maxTokens, request.thinking !== undefined && request.thinking !== null);
+  const tools = toolsOf(request.tools);
+  const toolChoice = tools && tools.length > 0 ? toolChoiceOf(request.tool_choice, request.parallel_tool_calls) : undefined;
+  const outputConfig = outputConfigOf(request.response_format);
+
+  const body: Record<string, unknown> = { model, max_tokens: maxTokens, messages };
+  if (system !== undefined) body.system = system;
+  if (typeof request.temperature === 'number') body.temperature = request.temperature;
+  if (typeof request.top_p === 'number') body.top_p = request.top_p;
+  if (typeof request.top_k === 'number') body.top_k = request.top_k;
+  const stop = stopSequences(request.stop);
+  if (stop && stop.length > 0) body.stop_sequences = stop;
+  if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
+  if (tools && tools.length > 0) body.tools = tools;
+  if (toolChoice) body.tool_choice = toolChoice;
+  if (thinking) body.thinking = thinking;
+  if (outputConfig) body.output_config = outputConfig;
+  if (request.stream === true) body.stream = true;
+  return body;
+}

@@ -1,0 +1,45 @@
+import type { ChatCompletion } from '../../dialects/openai/types.js';
+import { invalidUpstream } from './errors.js';
+import { finishReasonOf } from './finish.js';
+import { isRecord, type AnthropicMessageResponse } from './shapes.js';
+import { canonicalUsage } from './usage.js';
+
+function isMessage(body: unknown): body is AnthropicMessageResponse {
+  return isRecord(body) && body.type === 'message' && Array.isArray(body.content);
+}
+
+/**
+ * An Anthropic message as a chat completion: text blocks joined into `content`, `tool_use` blocks as
+ * tool_calls, and thinking as `reasoning_content` (the field OpenAI-compatible servers use), never mixed into
+ * the answer. Redacted thinking and server tool blocks have no canonical form and are left out.
+ */
+export function completionOf(body: unknown, provider: string): ChatCompletion {
+  if (!isMessage(body)) throw invalidUpstream(provider, 'an answer that is not an Anthropic message');
+  let text = '';
+  let reasoning = '';
+  const toolCalls: Array<Record<string, unknown>> = [];
+  for (const block of body.content) {
+    if (!isRecord(block)) continue;
+    if (block.type === 'text' && typeof block.text === 'string') text += block.text;
+    else if (block.type === 'thinking' && typeof block.thinking === 'string') reasoning += block.thinking;
+    else if (block.type === 'tool_use') {
+      toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    }
+  }
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    // OpenAI answers a pure tool call with null content.
+    content: text === '' && toolCalls.length > 0 ? null : text,
+    refusal: null,
+  };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (reasoning !== '') message.reasoning_content = reasoning;
+  return {
+    id: body.id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: typeof body.model === 'string' ? body.model : '',
+    choices: [{ index: 0, message, finish_reason: finishReasonOf(body.stop_reason), logprobs: null }],
+    usage: body.usage ? canonicalUsage(body.usage) : null,
+  };
+}

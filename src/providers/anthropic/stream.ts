@@ -1,0 +1,149 @@
+import type { EventSourceMessage } from 'eventsource-parser';
+import type { ChatCompletionChunk, ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { StreamDecoder } from '../contract.js';
+import { createSSEDecoder } from '../sse-decoder.js';
+import { invalidUpstream, streamError } from './errors.js';
+import { finishReasonOf } from './finish.js';
+import { isRecord, type AnthropicUsage } from './shapes.js';
+import { canonicalUsage } from './usage.js';
+
+type Delta = Record<string, unknown>;
+
+/**
+ * Decodes Anthropic's stream (message_start, content_block_start/delta/stop, message_delta, message_stop,
+ * ping, error) into chat.completion.chunks as the events arrive: text deltas as content, thinking deltas as
+ * reasoning_content, and a tool's input_json_delta fragments as tool_call argument deltas, unbuffered.
+ * The stream is complete only once message_stop arrived.
+ *
+ * Usage: input and cache counts come from message_start, the output count from message_delta (cumulative).
+ * When the request asked for include_usage it comes as OpenAI's last chunk with no choices. Otherwise, and
+ * when the request is not at hand, the finish chunk carries it: the gateway still learns the real counts (for
+ * cost and budgets), and a client that did not ask never meets a chunk without choices.
+ */
+export function createAnthropicStreamDecoder(provider: string, request?: ChatCompletionRequest): StreamDecoder {
+  const created = Math.floor(Date.now() / 1000);
+  let id = '';
+  let model = '';
+  let usage: AnthropicUsage = {};
+  let finishReason: string | null = null;
+  let stopped = false;
+  /** Anthropic block index → OpenAI tool_calls index, for tool_use blocks only. */
+  const toolIndex = new Map<number, number>();
+  /** Tool calls whose arguments have not had a single character yet. */
+  const noArguments = new Set<number>();
+  const usageChunk = request?.stream_options?.include_usage === true;
+
+  const chunk = (delta: Delta, finish: string | null = null): ChatCompletionChunk => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
+
+  const parse = (data: string): Record<string, unknown> => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      throw invalidUpstream(provider, 'a stream event that is not JSON');
+    }
+    if (!isRecord(parsed)) throw invalidUpstream(provider, 'a stream event that is not an object');
+    return parsed;
+  };
+
+  const onEvent = (event: EventSourceMessage): ChatCompletionChunk[] | null => {
+    if (stopped) return null;
+    const type = event.event ?? '';
+    if (type === 'ping') return null;
+    if (type === 'error') throw streamError(provider, event.data);
+    const data = parse(event.data);
+    switch (data.type ?? type) {
+      case 'message_start': {
+        const message = isRecord(data.message) ? data.message : {};
+        id = typeof message.id === 'string' ? message.id : id;
+        model = typeof message.model === 'string' ? message.model : model;
+        if (isRecord(message.usage)) usage = { ...message.usage };
+        return [chunk({ role: 'assistant', content: '' })];
+      }
+      case 'content_block_start':
+        return blockStart(data);
+      case 'content_block_delta':
+        return blockDelta(data);
+      case 'content_block_stop':
+        return blockStop(data);
+      case 'message_delta': {
+        const delta = isRecord(data.delta) ? data.delta : {};
+        if (isRecord(data.usage)) {
+          // Counts here are cumulative; a field left out keeps message_start's value.
+          for (const [key, value] of Object.entries(data.usage)) if (typeof value === 'number') usage[key] = value;
+        }
+        if (delta.stop_reason !== undefined && delta.stop_reason !== null) finishReason = finishReasonOf(delta.stop_reason);
+        return null;
+      }
+      case 'message_stop':
+        stopped = true;
+        return closing();
+      case 'error':
+        throw streamError(provider, event.data);
+      default:
+        // Event types added later change nothing for the client.
+        return null;
+    }
+  };
+
+  const blockStart = (data: Record<string, unknown>): ChatCompletionChunk[] | null => {
+    const block = isRecord(data.content_block) ? data.content_block : {};
+    const index = typeof data.index === 'number' ? data.index : -1;
+    if (block.type === 'tool_use') {
+      const position = toolIndex.size;
+      toolIndex.set(index, position);
+      noArguments.add(position);
+      return [chunk({ tool_calls: [{ index: position, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] })];
+    }
+    if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') return [chunk({ content: block.text })];
+    return null;
+  };
+
+  const blockDelta = (data: Record<string, unknown>): ChatCompletionChunk[] | null => {
+    const delta = isRecord(data.delta) ? data.delta : {};
+    switch (delta.type) {
+      case 'text_delta':
+        return typeof delta.text === 'string' && delta.text !== '' ? [chunk({ content: delta.text })] : null;
+      case 'thinking_delta':
+        return typeof delta.thinking === 'string' && delta.thinking !== '' ? [chunk({ reasoning_content: delta.thinking })] : null;
+      case 'input_json_delta': {
+        const position = toolIndex.get(typeof data.index === 'number' ? data.index : -1);
+        if (position === undefined || typeof delta.partial_json !== 'string' || delta.partial_json === '') return null;
+        noArguments.delete(position);
+        return [chunk({ tool_calls: [{ index: position, function: { arguments: delta.partial_json } }] })];
+      }
+      default:
+        // signature_delta and citations carry nothing the canonical stream can hold.
+        return null;
+    }
+  };
+
+  /** A tool called without input streams no JSON at all; clients parse the arguments, so they get `{}`. */
+  const blockStop = (data: Record<string, unknown>): ChatCompletionChunk[] | null => {
+    const position = toolIndex.get(typeof data.index === 'number' ? data.index : -1);
+    if (position === undefined || !noArguments.delete(position)) return null;
+    return [chunk({ tool_calls: [{ index: position, function: { arguments: '{}' } }] })];
+  };
+
+  const closing = (): ChatCompletionChunk[] => {
+    const finish = chunk({}, finishReason ?? 'stop');
+    const counted = canonicalUsage(usage);
+    if (!usageChunk) return [{ ...finish, usage: counted }];
+    return [finish, { id, object: 'chat.completion.chunk', created, model, choices: [], usage: counted }];
+  };
+
+  const sse = createSSEDecoder(onEvent);
+  return {
+    push: (bytes) => sse.push(bytes),
+    end() {
+      const tail = sse.end();
+      return { chunks: tail.chunks, complete: stopped };
+    },
+  };
+}

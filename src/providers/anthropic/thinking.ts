@@ -1,0 +1,39 @@
+import { GatewayError } from '../../errors.js';
+import { isRecord } from './shapes.js';
+
+/** Thinking budgets for OpenAI's reasoning_effort levels; 1,024 is the smallest budget Anthropic accepts. */
+const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 2048, high: 4096 };
+const MIN_BUDGET = 1024;
+
+/**
+ * Anthropic's `thinking` config for a request: an Anthropic-shaped `thinking` field passes through as given,
+ * else `reasoning_effort` picks a budget (`none` turns thinking off). Undefined when the request asks for neither.
+ */
+export function thinkingOf(request: Record<string, unknown>): Record<string, unknown> | undefined {
+  const given = request.thinking;
+  if (given !== undefined && given !== null) {
+    if (!isRecord(given) || typeof given.type !== 'string') throw GatewayError.badRequest("anthropic: thinking must be an object with a 'type'.", 'thinking');
+    return given;
+  }
+  const effort = request.reasoning_effort;
+  if (effort === undefined || effort === null) return undefined;
+  if (effort === 'none') return { type: 'disabled' };
+  const budget = typeof effort === 'string' ? EFFORT_BUDGETS[effort] : undefined;
+  if (budget === undefined) throw GatewayError.badRequest(`anthropic: unknown reasoning_effort '${String(effort)}'.`, 'reasoning_effort');
+  return { type: 'enabled', budget_tokens: budget };
+}
+
+/**
+ * Fits the thinking budget under max_tokens, which counts thinking and answer alike (as OpenAI's
+ * max_completion_tokens counts reasoning). A budget from reasoning_effort shrinks to fit; one the client set
+ * explicitly is left for Anthropic to judge.
+ */
+export function fitBudget(thinking: Record<string, unknown>, maxTokens: number, explicit: boolean): Record<string, unknown> {
+  if (thinking.type !== 'enabled' || typeof thinking.budget_tokens !== 'number' || explicit) return thinking;
+  if (thinking.budget_tokens < maxTokens) return thinking;
+  const budget = maxTokens - 1;
+  if (budget < MIN_BUDGET) {
+    throw GatewayError.badRequest(`anthropic: reasoning needs max_completion_tokens above ${MIN_BUDGET} (thinking budget plus answer).`, 'max_completion_tokens');
+  }
+  return { ...thinking, budget_tokens: budget };
+}

@@ -1,0 +1,14 @@
+import type { VendorDefinition } from '../contract.js';
+
+/** Anthropic's own Messages API. Other hosts of the same wire format are further rows. */
+export const anthropicVendors: VendorDefinition[] = [
+  {
+    id: 'anthropic', displayName: 'Anthropic', format: 'anthropic', defaultBaseUrl: 'https://api.anthropic.com/v1',
+    auth: { kind: 'header', header: 'x-api-key' }, keyRequired: true,
+    keyEnv: ['ANTHROPIC_API_KEY'], baseUrlEnv: ['ANTHROPIC_BASE_URL'],
+    // The API rejects requests without a version; this is the one the adapter's shapes follow.
+    defaultHeaders: { 'anthropic-version': '2023-06-01' },
+    catalogId: 'anthropic',
+    docsUrl: 'https://docs.anthropic.com/en/api/messages',
+  },
+];

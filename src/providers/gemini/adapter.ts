@@ -1,0 +1,43 @@
+import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import { authHeaders } from '../auth-headers.js';
+import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import { geminiError } from './errors.js';
+import { toGeminiRequest } from './request.js';
+import { completionFromGemini } from './response.js';
+import { createGeminiStreamDecoder } from './stream.js';
+import { generateContentUrl } from './url.js';
+
+function upstreamHeaders(target: Target): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    ...target.provider.vendor.defaultHeaders,
+    ...target.provider.headers,
+    ...authHeaders(target.provider.vendor.auth, target.apiKey),
+  };
+}
+
+/** Google AI Studio's Gemini API: generateContent / streamGenerateContent with an API key header. */
+export const geminiAdapter: ProviderAdapter = {
+  format: 'gemini',
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+    return {
+      method: 'POST',
+      url: generateContentUrl(target.provider.baseUrl, target.model, request.stream === true),
+      headers: upstreamHeaders(target),
+      body: JSON.stringify(toGeminiRequest(request, target.model)),
+    };
+  },
+
+  parseChatResponse(body, target) {
+    return completionFromGemini(body, target.model, target.provider.name);
+  },
+
+  createStreamDecoder(target, request) {
+    return createGeminiStreamDecoder(target.model, target.provider.name, request.stream_options?.include_usage === true);
+  },
+
+  parseError(status, headers, bodyText, target) {
+    return geminiError(target.provider.name, status, headers, bodyText);
+  },
+};

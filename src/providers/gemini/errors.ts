@@ -1,0 +1,102 @@
+import { GatewayError } from '../../errors.js';
+import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody } from '../upstream-error.js';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** google.rpc.Code names → OpenAI-ish error types. */
+const TYPES: Record<string, string> = {
+  INVALID_ARGUMENT: 'invalid_request_error',
+  FAILED_PRECONDITION: 'invalid_request_error',
+  OUT_OF_RANGE: 'invalid_request_error',
+  UNAUTHENTICATED: 'authentication_error',
+  PERMISSION_DENIED: 'permission_error',
+  NOT_FOUND: 'not_found_error',
+  RESOURCE_EXHAUSTED: 'rate_limit_error',
+  INTERNAL: 'upstream_error',
+  UNAVAILABLE: 'upstream_error',
+  DEADLINE_EXCEEDED: 'upstream_error',
+};
+
+function typeForStatus(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  return status >= 500 ? 'upstream_error' : 'invalid_request_error';
+}
+
+/** A Google error status (`{"error":{code,message,status,details}}`), also when sent as a one-element array. */
+export interface GoogleError {
+  message: string | null;
+  status: string | null;
+  details: Record<string, unknown>[];
+}
+
+export function readGoogleError(body: unknown): GoogleError | null {
+  const root = Array.isArray(body) ? body[0] : body;
+  if (!isRecord(root) || !isRecord(root.error)) return null;
+  const err = root.error;
+  return {
+    message: typeof err.message === 'string' && err.message !== '' ? err.message : null,
+    status: typeof err.status === 'string' ? err.status : null,
+    details: Array.isArray(err.details) ? err.details.filter(isRecord) : [],
+  };
+}
+
+function detail(error: GoogleError, type: string): Record<string, unknown> | undefined {
+  return error.details.find((d) => typeof d['@type'] === 'string' && d['@type'].endsWith(`/google.rpc.${type}`));
+}
+
+/** Gemini states how long to back off in a RetryInfo detail (`"retryDelay": "37s"`), not in a header. */
+function retryDelaySeconds(error: GoogleError): number | null {
+  const delay = detail(error, 'RetryInfo')?.retryDelay;
+  const match = typeof delay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(delay) : null;
+  return match ? Math.max(1, Math.ceil(Number(match[1]))) : null;
+}
+
+/**
+ * Maps a Gemini error answer to a GatewayError. A wrong API key is HTTP 400 INVALID_ARGUMENT with reason
+ * API_KEY_INVALID upstream; clients expect 401 for that, and retrying it elsewhere would not help.
+ */
+export function geminiError(provider: string, status: number, headers: Headers, bodyText: string): GatewayError {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bodyText);
+  } catch {
+    return upstreamErrorFromBody(provider, status, headers, bodyText);
+  }
+  const error = readGoogleError(parsed);
+  if (!error) return upstreamErrorFromBody(provider, status, headers, bodyText);
+  const passed = passedErrorHeaders(headers);
+  const delay = retryDelaySeconds(error);
+  if (delay !== null && passed['retry-after'] === undefined) passed['retry-after'] = String(delay);
+  const message = `${provider}: ${error.message ?? `upstream answered HTTP ${status}`}`;
+  if (detail(error, 'ErrorInfo')?.reason === 'API_KEY_INVALID') {
+    return new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_api_key', message, retryable: false, headers: passed, upstreamStatus: status });
+  }
+  return new GatewayError({
+    status,
+    type: (error.status ? TYPES[error.status] : undefined) ?? typeForStatus(status),
+    code: error.status,
+    message,
+    retryable: isRetryableStatus(status),
+    headers: passed,
+    upstreamStatus: status,
+  });
+}
+
+/** An error event inside an open stream: the answer is cut, so it is a retryable 502 whatever Gemini's code. */
+export function geminiStreamError(provider: string, body: unknown): GatewayError {
+  const error = readGoogleError(body);
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: error?.status ?? 'upstream_stream_error',
+    message: `${provider}: ${error?.message ?? 'the upstream stream failed'}`,
+    retryable: true,
+  });
+}

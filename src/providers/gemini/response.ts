@@ -1,0 +1,91 @@
+import { GatewayError } from '../../errors.js';
+import type { ChatCompletion } from '../../dialects/openai/types.js';
+import { finishReasonFromGemini } from './finish.js';
+import { completionId, toolCallId } from './ids.js';
+import { usageFromGemini } from './usage.js';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export interface OpenAIToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+  /** Where Google's own OpenAI layer keeps a function call's thought signature, for the client to send back. */
+  extra_content?: { google: { thought_signature: string } };
+}
+
+/** A Gemini functionCall part as an OpenAI tool call with a fresh id. */
+export function toolCallFromPart(part: Record<string, unknown>): OpenAIToolCall | null {
+  const call = part.functionCall;
+  if (!isRecord(call) || typeof call.name !== 'string') return null;
+  const out: OpenAIToolCall = { id: toolCallId(), type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } };
+  if (typeof part.thoughtSignature === 'string') out.extra_content = { google: { thought_signature: part.thoughtSignature } };
+  return out;
+}
+
+/** The parts of one candidate's content, split into answer text, thought text and tool calls. */
+export interface CandidateParts {
+  text: string;
+  thoughts: string;
+  toolCalls: OpenAIToolCall[];
+}
+
+export function splitParts(candidate: Record<string, unknown>): CandidateParts {
+  const out: CandidateParts = { text: '', thoughts: '', toolCalls: [] };
+  const content = candidate.content;
+  const parts = isRecord(content) && Array.isArray(content.parts) ? content.parts : [];
+  for (const part of parts) {
+    if (!isRecord(part)) continue;
+    if (typeof part.text === 'string') {
+      // Thought summaries are reasoning, never part of the answer.
+      if (part.thought === true) out.thoughts += part.text;
+      else out.text += part.text;
+      continue;
+    }
+    const call = toolCallFromPart(part);
+    if (call) out.toolCalls.push(call);
+  }
+  return out;
+}
+
+function choiceOf(candidate: Record<string, unknown>, position: number): Record<string, unknown> {
+  const { text, thoughts, toolCalls } = splitParts(candidate);
+  const message: Record<string, unknown> = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, refusal: null };
+  if (thoughts !== '') message.reasoning_content = thoughts;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return {
+    index: typeof candidate.index === 'number' ? candidate.index : position,
+    message,
+    finish_reason: finishReasonFromGemini(candidate.finishReason, toolCalls.length > 0),
+    logprobs: null,
+  };
+}
+
+/** Whether Gemini refused the prompt itself (`promptFeedback.blockReason`), so no candidate was generated. */
+export function blockedPrompt(body: Record<string, unknown>): boolean {
+  return isRecord(body.promptFeedback) && typeof body.promptFeedback.blockReason === 'string';
+}
+
+/** A GenerateContentResponse → an OpenAI chat.completion. A prompt blocked before generation is a filtered, empty answer. */
+export function completionFromGemini(body: unknown, model: string, provider: string): ChatCompletion {
+  if (!isRecord(body)) {
+    throw new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent a response that is not an object`, retryable: true });
+  }
+  const candidates = Array.isArray(body.candidates) ? body.candidates.filter(isRecord) : [];
+  const choices =
+    candidates.length > 0
+      ? candidates.map(choiceOf)
+      : [{ index: 0, message: { role: 'assistant', content: '', refusal: null }, finish_reason: blockedPrompt(body) ? 'content_filter' : 'stop', logprobs: null }];
+  const completion: ChatCompletion = {
+    id: completionId(body.responseId),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices,
+  };
+  const usage = usageFromGemini(body.usageMetadata);
+  if (usage) completion.usage = usage;
+  return completion;
+}

@@ -1,0 +1,105 @@
+import { GatewayError } from '../../errors.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../../dialects/openai/types.js';
+import type { StreamDecoder } from '../contract.js';
+import { createSSEDecoder } from '../sse-decoder.js';
+import { geminiStreamError } from './errors.js';
+import { finishReasonFromGemini } from './finish.js';
+import { completionId } from './ids.js';
+import { blockedPrompt, toolCallFromPart } from './response.js';
+import { usageFromGemini } from './usage.js';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+interface CandidateState {
+  toolCalls: number;
+  finished: boolean;
+}
+
+/**
+ * Turns Gemini's `alt=sse` body into OpenAI chunks. Every event is a whole GenerateContentResponse holding the
+ * next parts; there is no terminator, so the stream counts as complete when a finishReason was seen before the
+ * body ended. Function calls arrive whole and go out as one tool_calls delta at once. The latest usageMetadata
+ * (the last event carries the totals) becomes the final usage chunk when the client asked for include_usage,
+ * and is reported to the gateway for cost either way.
+ */
+export function createGeminiStreamDecoder(model: string, provider: string, includeUsage = true): StreamDecoder {
+  let id: string | null = null;
+  const created = Math.floor(Date.now() / 1000);
+  const candidates = new Map<number, CandidateState>();
+  let usage: CompletionUsage | null = null;
+  let finished = false;
+
+  const chunk = (choices: unknown[]): ChatCompletionChunk => ({ id: id ?? completionId(null), object: 'chat.completion.chunk', created, model, choices });
+  const delta = (index: number, value: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk =>
+    chunk([{ index, delta: value, finish_reason: finish, logprobs: null }]);
+
+  /** The state of a candidate, emitting its role chunk first when it is new. */
+  const open = (index: number, out: ChatCompletionChunk[]): CandidateState => {
+    let state = candidates.get(index);
+    if (!state) {
+      state = { toolCalls: 0, finished: false };
+      candidates.set(index, state);
+      out.push(delta(index, { role: 'assistant', content: '' }));
+    }
+    return state;
+  };
+
+  const mapCandidate = (candidate: Record<string, unknown>, position: number, out: ChatCompletionChunk[]): void => {
+    const index = typeof candidate.index === 'number' ? candidate.index : position;
+    const state = open(index, out);
+    if (state.finished) return;
+    const content = candidate.content;
+    const parts = isRecord(content) && Array.isArray(content.parts) ? content.parts : [];
+    for (const part of parts) {
+      if (!isRecord(part)) continue;
+      if (typeof part.text === 'string') {
+        if (part.text === '') continue;
+        out.push(delta(index, part.thought === true ? { reasoning_content: part.text } : { content: part.text }));
+        continue;
+      }
+      const call = toolCallFromPart(part);
+      if (call) out.push(delta(index, { tool_calls: [{ index: state.toolCalls++, ...call }] }));
+    }
+    if (typeof candidate.finishReason === 'string' && candidate.finishReason !== 'FINISH_REASON_UNSPECIFIED') {
+      state.finished = true;
+      finished = true;
+      out.push(delta(index, {}, finishReasonFromGemini(candidate.finishReason, state.toolCalls > 0)));
+    }
+  };
+
+  const decoder = createSSEDecoder((event) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(event.data);
+    } catch {
+      throw new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent a stream event that is not JSON`, retryable: true });
+    }
+    const root = Array.isArray(body) ? body[0] : body;
+    if (!isRecord(root)) return null;
+    if (root.error) throw geminiStreamError(provider, root);
+    id ??= completionId(root.responseId);
+    const out: ChatCompletionChunk[] = [];
+    const list = Array.isArray(root.candidates) ? root.candidates.filter(isRecord) : [];
+    list.forEach((candidate, position) => mapCandidate(candidate, position, out));
+    if (list.length === 0 && blockedPrompt(root) && !finished) {
+      open(0, out);
+      finished = true;
+      out.push(delta(0, {}, 'content_filter'));
+    }
+    usage = usageFromGemini(root.usageMetadata) ?? usage;
+    return out;
+  });
+
+  return {
+    push: (bytes) => decoder.push(bytes),
+    end() {
+      const tail = decoder.end();
+      const chunks = [...tail.chunks];
+      // Only a client that asked gets OpenAI's usage chunk (no choices); the gateway gets the usage either way.
+      if (usage && includeUsage) chunks.push({ ...chunk([]), usage });
+      return { chunks, complete: finished, usage };
+    },
+  };
+}

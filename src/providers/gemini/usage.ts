@@ -1,0 +1,37 @@
+import type { CompletionUsage } from '../../dialects/openai/types.js';
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+function modalityCount(details: unknown, modality: string): number {
+  if (!Array.isArray(details)) return 0;
+  let total = 0;
+  for (const entry of details) {
+    if (entry && typeof entry === 'object' && (entry as Record<string, unknown>).modality === modality) total += count((entry as Record<string, unknown>).tokenCount);
+  }
+  return total;
+}
+
+/**
+ * Gemini `usageMetadata` → canonical usage. `promptTokenCount` already includes the cached content, so cache
+ * reads are a part of prompt_tokens as the canonical contract wants; thinking tokens are billed as output, so
+ * they join completion_tokens. Tool-use prompt tokens (built-in tools) are prompt tokens too.
+ */
+export function usageFromGemini(metadata: unknown): CompletionUsage | null {
+  if (!metadata || typeof metadata !== 'object') return null;
+  const m = metadata as Record<string, unknown>;
+  const prompt = count(m.promptTokenCount) + count(m.toolUsePromptTokenCount);
+  const thoughts = count(m.thoughtsTokenCount);
+  const completion = count(m.candidatesTokenCount) + thoughts;
+  const cached = count(m.cachedContentTokenCount);
+  const audio = modalityCount(m.promptTokensDetails, 'AUDIO');
+  const usage: CompletionUsage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: count(m.totalTokenCount) || prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached, ...(audio ? { audio_tokens: audio } : {}) },
+    completion_tokens_details: { reasoning_tokens: thoughts },
+  };
+  return usage;
+}

@@ -1,0 +1,11 @@
+import type { VendorDefinition } from '../contract.js';
+
+/** Google AI Studio's Gemini API (generativelanguage.googleapis.com), keyed by an API key header. */
+export const geminiVendors: VendorDefinition[] = [
+  {
+    id: 'gemini', displayName: 'Google Gemini API', format: 'gemini',
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com/v1beta', auth: { kind: 'header', header: 'x-goog-api-key' },
+    keyRequired: true, keyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], baseUrlEnv: ['GEMINI_BASE_URL'], catalogId: 'google',
+    docsUrl: 'https://ai.google.dev/api/generate-content',
+  },
+];

@@ -1,0 +1,266 @@
+import { calcPrice } from '@pydantic/genai-prices';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+
+let upstream: GeminiUpstream;
+let tg: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startGeminiUpstream({ apiKey: 'gemini-test-key' });
+  tg = await startGateway({
+    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+    providers: {
+      gemini: { base_url: `${upstream.url}/v1beta`, api_key: 'gemini-test-key' },
+      geminibad: { type: 'gemini', base_url: `${upstream.url}/v1beta`, api_key: 'not-the-key' },
+    },
+  });
+});
+afterAll(async () => {
+  await tg?.stop();
+  await upstream?.close();
+});
+beforeEach(() => upstream.reset());
+
+const MODEL = 'gemini/gemini-2.5-flash';
+const weatherTool: OpenAI.ChatCompletionTool = {
+  type: 'function',
+  function: {
+    name: 'lookup',
+    description: 'Looks things up',
+    parameters: { type: 'object', additionalProperties: false, properties: { query: { type: 'string' }, limit: { type: 'integer' } }, required: ['query'] },
+  },
+};
+
+async function collect(stream: AsyncIterable<OpenAI.ChatCompletionChunk>): Promise<OpenAI.ChatCompletionChunk[]> {
+  const chunks: OpenAI.ChatCompletionChunk[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return chunks;
+}
+
+interface LogRow {
+  status: number;
+  cost_usd: number;
+  model: string;
+}
+
+/** The request log is written after the response; wait for the row of the request just made. */
+async function lastLog(count: number): Promise<LogRow> {
+  for (let i = 0; i < 100; i++) {
+    const body = (await (await fetch(`${tg.url}/api/logs?limit=50`)).json()) as { data: LogRow[] };
+    if (body.data.length >= count) return body.data[0] as LogRow;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('the request was never logged');
+}
+
+async function logCount(): Promise<number> {
+  return ((await (await fetch(`${tg.url}/api/logs?limit=50`)).json()) as { data: unknown[] }).data.length;
+}
+
+describe('gemini provider through the gateway', () => {
+  it('answers a plain request with text and usage', async () => {
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'hello gemini' },
+      ],
+      max_tokens: 100,
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: hello gemini');
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    expect(completion.model).toBe(MODEL);
+    expect(completion.usage?.prompt_tokens).toBeGreaterThan(0);
+    const call = upstream.calls[0];
+    expect(call?.path).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
+    expect(call?.headers['x-goog-api-key']).toBe('gemini-test-key');
+    expect(call?.body).toEqual({
+      systemInstruction: { parts: [{ text: 'You are terse.' }] },
+      contents: [{ role: 'user', parts: [{ text: 'hello gemini' }] }],
+      generationConfig: { maxOutputTokens: 100 },
+    });
+  });
+
+  it('streams an answer over alt=sse with usage when include_usage is set', async () => {
+    upstream.setUsage({ thoughtsTokenCount: 9, thoughtText: 'pondering' });
+    const chunks = await collect(
+      await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'stream this please' }], stream: true, stream_options: { include_usage: true } }),
+    );
+    expect(upstream.calls[0]?.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent');
+    expect(upstream.calls[0]?.query.get('alt')).toBe('sse');
+    const content = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    expect(content).toBe('echo: stream this please');
+    const reasoning = chunks.map((c) => (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '').join('');
+    expect(reasoning).toBe('pondering');
+    expect(chunks.filter((c) => c.choices[0]?.delta.content).length).toBeGreaterThan(1);
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0]?.finish_reason).toBe('stop');
+    const last = chunks[chunks.length - 1];
+    expect(last?.choices).toEqual([]);
+    expect(last?.usage).toMatchObject({ completion_tokens_details: { reasoning_tokens: 9 } });
+    expect(last?.usage?.completion_tokens).toBeGreaterThan(9);
+  });
+
+  it('round-trips a tool call: functionCall out, functionResponse back in a user turn', async () => {
+    const first = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'please use the tool for cats' }],
+      tools: [weatherTool],
+    });
+    const choice = first.choices[0];
+    expect(choice?.finish_reason).toBe('tool_calls');
+    const toolCall = choice?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    expect(toolCall.id).toMatch(/^call_/);
+    expect(toolCall.function.name).toBe('lookup');
+    expect(JSON.parse(toolCall.function.arguments)).toEqual({ query: 'please use the tool for cats', limit: 3 });
+    // Gemini rejects additionalProperties: the gateway must have dropped it.
+    expect(upstream.calls[0]?.body.tools[0].functionDeclarations[0].parameters.additionalProperties).toBeUndefined();
+
+    const second = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'please use the tool for cats' },
+        choice!.message,
+        { role: 'tool', tool_call_id: toolCall.id, content: JSON.stringify({ found: 42 }) },
+      ],
+      tools: [weatherTool],
+    });
+    expect(second.choices[0]?.message.content).toBe('result: {"found":42}');
+    const contents = upstream.calls[1]?.body.contents;
+    expect(contents[1]).toEqual({
+      role: 'model',
+      parts: [{ functionCall: { name: 'lookup', args: { query: 'please use the tool for cats', limit: 3 } }, thoughtSignature: 'c2lnbmF0dXJlLW9mLXRoZS1jYWxs' }],
+    });
+    expect(contents[2]).toEqual({ role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { found: 42 } } }] });
+  });
+
+  it('streams a forced tool call as a tool_calls delta', async () => {
+    const chunks = await collect(
+      await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool], tool_choice: 'required', stream: true }),
+    );
+    expect(upstream.calls[0]?.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
+    const calls = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'lookup', arguments: '{"query":"weather?","limit":3}' } });
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0]?.finish_reason).toBe('tool_calls');
+  });
+
+  it('sends image parts in native form', async () => {
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is in it' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==' } },
+            { type: 'image_url', image_url: { url: 'https://example.com/photo.jpg' } },
+          ],
+        },
+      ],
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: what is in it [image/png] [image/jpeg]');
+    expect(upstream.calls[0]?.body.contents[0].parts).toEqual([
+      { text: 'what is in it' },
+      { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUg==' } },
+      { fileData: { mimeType: 'image/jpeg', fileUri: 'https://example.com/photo.jpg' } },
+    ]);
+  });
+
+  it('answers a blocked prompt as an empty content_filter completion', async () => {
+    upstream.enqueue({ kind: 'blocked' });
+    const completion = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'something bad' }] });
+    expect(completion.choices[0]).toMatchObject({ finish_reason: 'content_filter', message: { content: '' } });
+  });
+
+  it('surfaces a 400 INVALID_ARGUMENT as BadRequestError with Gemini\'s message', async () => {
+    upstream.enqueue({ kind: 'error', status: 400, message: '* GenerateContentRequest.generation_config.max_output_tokens: must be positive\n' });
+    const request = tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(request).rejects.toMatchObject({ status: 400, message: expect.stringContaining('gemini: * GenerateContentRequest.generation_config.max_output_tokens'), code: 'INVALID_ARGUMENT' });
+  });
+
+  it('surfaces a 429 RESOURCE_EXHAUSTED as RateLimitError with retry-after from RetryInfo', async () => {
+    upstream.enqueue({ kind: 'error', status: 429, retryDelay: '7s' });
+    let caught: unknown;
+    try {
+      await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(OpenAI.RateLimitError);
+    const error = caught as InstanceType<typeof OpenAI.RateLimitError>;
+    expect(error.status).toBe(429);
+    expect(error.message).toContain('gemini: You exceeded your current quota');
+    expect(error.headers?.get('retry-after')).toBe('7');
+  });
+
+  it('surfaces an invalid key (400 API_KEY_INVALID upstream) as AuthenticationError 401', async () => {
+    const request = tg.client.chat.completions.create({ model: 'geminibad/gemini-2.5-flash', messages: [{ role: 'user', content: 'x' }] });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(request).rejects.toMatchObject({ status: 401, message: expect.stringContaining('geminibad: API key not valid. Please pass a valid API key.') });
+    expect(upstream.calls[0]?.headers['x-goog-api-key']).toBe('not-the-key');
+  });
+
+  it('surfaces an unknown model as NotFoundError', async () => {
+    const request = tg.client.chat.completions.create({ model: 'gemini/missing-model', messages: [{ role: 'user', content: 'x' }] });
+    await expect(request).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(request).rejects.toMatchObject({ message: expect.stringContaining('models/missing-model is not found') });
+  });
+
+  it('ends a stream with an error when Gemini fails mid-stream', async () => {
+    upstream.enqueue({ kind: 'stream-error', chunks: 1 });
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'a long answer please' }], stream: true });
+    const received: string[] = [];
+    await expect(
+      (async () => {
+        for await (const chunk of stream) received.push(chunk.choices[0]?.delta.content ?? '');
+      })(),
+    ).rejects.toThrow(/An internal error has occurred/);
+    expect(received.join('')).not.toBe('');
+  });
+
+  it('records the catalogue price for a request with cache reads and thinking', async () => {
+    const before = await logCount();
+    upstream.setUsage({ cachedContentTokenCount: 4_000, thoughtsTokenCount: 120 });
+    const completion = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'price me' }] });
+    const usage = completion.usage!;
+    expect(usage.prompt_tokens_details?.cached_tokens).toBe(4_000);
+    expect(usage.completion_tokens_details?.reasoning_tokens).toBe(120);
+    const native = upstream.calls[0]!;
+    expect(native.path).toContain('gemini-2.5-flash');
+    const expected = calcPrice(
+      { input_tokens: usage.prompt_tokens, cache_read_tokens: 4_000, output_tokens: usage.completion_tokens, output_reasoning_tokens: 120 },
+      'gemini-2.5-flash',
+      { providerId: 'google' },
+    )?.total_price;
+    expect(expected).toBeGreaterThan(0);
+    const row = await lastLog(before + 1);
+    expect(row.status).toBe(200);
+    expect(Math.abs(row.cost_usd - (expected ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+  });
+});
+
+describe('the scripted Gemini upstream validates like the real API', () => {
+  const post = async (body: unknown, headers: Record<string, string> = { 'x-goog-api-key': 'gemini-test-key' }, path = '/v1beta/models/gemini-2.5-flash:generateContent') => {
+    const response = await fetch(`${upstream.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    return { status: response.status, body: (await response.json()) as { error: { code: number; status: string; message: string } } };
+  };
+
+  it('rejects an OpenAI-shaped body with Gemini\'s 400', async () => {
+    const { status, body } = await post({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] });
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', message: 'Invalid JSON payload received. Unknown name "model": Cannot find field.' });
+  });
+
+  it('checks roles, parts and the key', async () => {
+    expect((await post({ contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] })).body.error.message).toBe('Please use a valid role: user, model.');
+    expect((await post({ contents: [{ role: 'user', parts: [] }] })).body.error.message).toContain('contents.parts must not be empty');
+    expect((await post({ contents: [] })).body.error.message).toContain('contents is not specified');
+    const missing = await post({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }, {});
+    expect(missing).toMatchObject({ status: 403, body: { error: { status: 'PERMISSION_DENIED' } } });
+    const viaQuery = await post({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }, {}, '/v1beta/models/gemini-2.5-flash:generateContent?key=gemini-test-key');
+    expect(viaQuery.status).toBe(200);
+  });
+});

@@ -1,0 +1,459 @@
+// A scripted upstream that speaks the Gemini API (generativelanguage.googleapis.com v1beta): generateContent and
+// streamGenerateContent (`alt=sse`, or a JSON array without it), Google's error bodies, and its request checks.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LiveExchange, readBody } from './exchange.js';
+import { deliverJson, deliverStream, type UpstreamMode } from './modes.js';
+
+export type GeminiMode =
+  | Exclude<UpstreamMode, { kind: 'error' } | { kind: 'bad-json' }>
+  | {
+      kind: 'error';
+      status: number;
+      message?: string;
+      /** google.rpc status name; defaults from the HTTP status. */
+      googleStatus?: string;
+      /** RetryInfo.retryDelay for 429s, e.g. "7s". */
+      retryDelay?: string;
+      headers?: Record<string, string>;
+    }
+  /** The prompt is refused before generation: promptFeedback.blockReason, no candidates. */
+  | { kind: 'blocked' }
+  /** Sends `chunks` stream events, then an error event (what Gemini does when generation fails mid-stream). */
+  | { kind: 'stream-error'; chunks: number };
+
+export interface GeminiCall {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body, or undefined when empty or not JSON. */
+  body: any;
+}
+
+/** Extra native usage the next answers report, to exercise cache and thinking accounting. */
+export interface UsageScript {
+  cachedContentTokenCount?: number;
+  thoughtsTokenCount?: number;
+  /** When set, a `thought: true` part with this text precedes the answer. */
+  thoughtText?: string;
+}
+
+export interface GeminiUpstream {
+  /** e.g. http://127.0.0.1:PORT; the Gemini base URL is `${url}/v1beta`. */
+  url: string;
+  calls: GeminiCall[];
+  setMode(mode: GeminiMode): void;
+  enqueue(...modes: GeminiMode[]): void;
+  setUsage(usage: UsageScript): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const OK_MODE: GeminiMode = { kind: 'ok' };
+const JSON_TYPE = 'application/json; charset=UTF-8';
+const SSE_TYPE = 'text/event-stream';
+const GOOGLE_HEADERS = { vary: 'Origin, X-Origin, Referer', server: 'scaffolding on HTTPServer2', 'x-content-type-options': 'nosniff' };
+
+const STATUS_NAMES: Record<number, string> = {
+  400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED',
+};
+
+const DEFAULT_MESSAGES: Record<number, string> = {
+  400: 'Request contains an invalid argument.',
+  403: 'The caller does not have permission',
+  404: 'Requested entity was not found.',
+  429: 'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.',
+  500: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+  503: 'The model is overloaded. Please try again later.',
+  504: 'The request timed out. Please try again.',
+};
+
+const BAD_REQUEST = 'type.googleapis.com/google.rpc.BadRequest';
+
+interface GoogleErrorBody {
+  error: { code: number; message: string; status: string; details?: unknown[] };
+}
+
+function googleError(code: number, message: string, status = STATUS_NAMES[code] ?? 'UNKNOWN', details?: unknown[]): GoogleErrorBody {
+  return { error: { code, message, status, ...(details ? { details } : {}) } };
+}
+
+function invalid(message: string): GoogleErrorBody {
+  return googleError(400, message);
+}
+
+function unknownField(name: string, at: string | null): GoogleErrorBody {
+  const description = `Invalid JSON payload received. Unknown name "${name}"${at ? ` at '${at}'` : ''}: Cannot find field.`;
+  return googleError(400, description, 'INVALID_ARGUMENT', [{ '@type': BAD_REQUEST, fieldViolations: [{ field: at ?? '', description }] }]);
+}
+
+function isRecord(value: unknown): value is Record<string, any> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// Proto JSON accepts both the lowerCamel and the snake_case field names.
+const REQUEST_FIELDS = new Set(['contents', 'tools', 'toolConfig', 'tool_config', 'safetySettings', 'safety_settings', 'systemInstruction', 'system_instruction', 'generationConfig', 'generation_config', 'cachedContent', 'cached_content']);
+const GENERATION_FIELDS = new Set([
+  'stopSequences', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'candidateCount', 'maxOutputTokens', 'temperature', 'topP', 'topK',
+  'seed', 'presencePenalty', 'frequencyPenalty', 'responseLogprobs', 'logprobs', 'thinkingConfig', 'responseModalities',
+]);
+const PART_DATA = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'];
+const PART_FIELDS = new Set([...PART_DATA, 'thought', 'thoughtSignature', 'videoMetadata']);
+const SCHEMA_FIELDS = new Set([
+  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required', 'minProperties', 'maxProperties',
+  'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering', 'default', 'items', 'minimum', 'maximum',
+]);
+
+function checkSchema(schema: unknown, at: string): GoogleErrorBody | null {
+  if (!isRecord(schema)) return null;
+  for (const key of Object.keys(schema)) if (!SCHEMA_FIELDS.has(key)) return unknownField(key, at);
+  if (isRecord(schema.properties)) {
+    for (const [name, sub] of Object.entries(schema.properties)) {
+      const problem = checkSchema(sub, `${at}.properties[${name}].value`);
+      if (problem) return problem;
+    }
+  }
+  return checkSchema(schema.items, `${at}.items`);
+}
+
+/** The request checks Gemini makes that an adapter could get wrong. Returns the error body to answer with. */
+export function validateGeminiRequest(body: unknown): GoogleErrorBody | null {
+  if (!isRecord(body)) return invalid('Invalid JSON payload received. Expected an object.');
+  for (const key of Object.keys(body)) if (!REQUEST_FIELDS.has(key)) return unknownField(key, null);
+  const contents: unknown = body.contents;
+  if (!Array.isArray(contents) || contents.length === 0) return invalid('* GenerateContentRequest.contents: contents is not specified\n');
+  let previousCalls = 0;
+  for (const [i, content] of contents.entries()) {
+    if (!isRecord(content)) return invalid(`Invalid value at 'contents[${i}]'`);
+    if (content.role !== undefined && content.role !== 'user' && content.role !== 'model') return invalid('Please use a valid role: user, model.');
+    if (!Array.isArray(content.parts) || content.parts.length === 0) {
+      return invalid(`* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.\n`);
+    }
+    let calls = 0;
+    let responses = 0;
+    for (const [j, part] of (content.parts as unknown[]).entries()) {
+      if (!isRecord(part)) return invalid(`Invalid value at 'contents[${i}].parts[${j}]'`);
+      for (const key of Object.keys(part)) if (!PART_FIELDS.has(key)) return unknownField(key, `contents[${i}].parts[${j}]`);
+      const data = PART_DATA.filter((key) => part[key] !== undefined);
+      if (data.length !== 1) return invalid(`* GenerateContentRequest.contents[${i}].parts[${j}].data: required oneof field 'data' must have one initialized field\n`);
+      if (part.text !== undefined && (typeof part.text !== 'string' || part.text === '')) return invalid('Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again.');
+      if (part.inlineData !== undefined && (!isRecord(part.inlineData) || typeof part.inlineData.mimeType !== 'string' || typeof part.inlineData.data !== 'string')) {
+        return invalid(`* GenerateContentRequest.contents[${i}].parts[${j}].inline_data.mime_type: Required\n`);
+      }
+      if (part.fileData !== undefined && (!isRecord(part.fileData) || typeof part.fileData.fileUri !== 'string')) {
+        return invalid(`* GenerateContentRequest.contents[${i}].parts[${j}].file_data.file_uri: Required\n`);
+      }
+      if (part.functionCall !== undefined) {
+        if (!isRecord(part.functionCall) || typeof part.functionCall.name !== 'string') return invalid(`* GenerateContentRequest.contents[${i}].parts[${j}].function_call.name: Name cannot be empty.\n`);
+        if (part.functionCall.args !== undefined && !isRecord(part.functionCall.args)) return unknownField('args', `contents[${i}].parts[${j}].function_call`);
+        calls++;
+      }
+      if (part.functionResponse !== undefined) {
+        if (!isRecord(part.functionResponse) || typeof part.functionResponse.name !== 'string') return invalid(`* GenerateContentRequest.contents[${i}].parts[${j}].function_response.name: Name cannot be empty.\n`);
+        if (!isRecord(part.functionResponse.response)) {
+          return invalid(`Invalid JSON payload received. Unknown name "response" at 'contents[${i}].parts[${j}].function_response': Proto field is not repeating, cannot start list.`);
+        }
+        responses++;
+      }
+    }
+    if (responses > 0 && (content.role === 'model' || previousCalls === 0)) {
+      return invalid('Please ensure that function response turn comes immediately after a function call turn.');
+    }
+    if (responses > 0 && responses !== previousCalls) {
+      return invalid('Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
+    }
+    previousCalls = content.role === 'model' ? calls : 0;
+  }
+  const system = body.systemInstruction ?? body.system_instruction;
+  if (system !== undefined && (!isRecord(system) || !Array.isArray(system.parts))) return invalid("Invalid value at 'system_instruction'");
+  const config = body.generationConfig ?? body.generation_config;
+  if (config !== undefined) {
+    if (!isRecord(config)) return invalid("Invalid value at 'generation_config'");
+    for (const key of Object.keys(config)) if (!GENERATION_FIELDS.has(key)) return unknownField(key, 'generation_config');
+    const schemaProblem = checkSchema(config.responseSchema, 'generation_config.response_schema');
+    if (schemaProblem) return schemaProblem;
+  }
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) return invalid("Invalid value at 'tools'");
+    for (const [i, tool] of (body.tools as unknown[]).entries()) {
+      if (!isRecord(tool)) return invalid(`Invalid value at 'tools[${i}]'`);
+      for (const key of Object.keys(tool)) if (!['functionDeclarations', 'function_declarations', 'googleSearch', 'codeExecution'].includes(key)) return unknownField(key, `tools[${i}]`);
+      for (const [j, fn] of ((tool.functionDeclarations ?? []) as unknown[]).entries()) {
+        if (!isRecord(fn) || typeof fn.name !== 'string') return invalid(`* GenerateContentRequest.tools[${i}].function_declarations[${j}].name: Name cannot be empty.\n`);
+        for (const key of Object.keys(fn)) if (!['name', 'description', 'parameters', 'parametersJsonSchema', 'response'].includes(key)) return unknownField(key, `tools[${i}].function_declarations[${j}]`);
+        const problem = checkSchema(fn.parameters, `tools[${i}].function_declarations[${j}].parameters`);
+        if (problem) return problem;
+        if (isRecord(fn.parameters) && fn.parameters.type === 'object' && !(isRecord(fn.parameters.properties) && Object.keys(fn.parameters.properties).length > 0)) {
+          return invalid(`* GenerateContentRequest.tools[${i}].function_declarations[${j}].parameters.properties: should be non-empty for OBJECT type\n`);
+        }
+      }
+    }
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Answers
+
+function tokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+function partsText(parts: unknown): string {
+  if (!Array.isArray(parts)) return '';
+  return parts.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+interface Plan {
+  /** The answer text, or a function call. */
+  text: string | null;
+  call: { name: string; args: Record<string, unknown> } | null;
+  promptTokens: number;
+  usage: UsageScript;
+}
+
+function planAnswer(body: Record<string, any>, usage: UsageScript): Plan {
+  const contents = body.contents as Array<Record<string, any>>;
+  const system = body.systemInstruction ?? body.system_instruction;
+  const promptText = [partsText(system?.parts), ...contents.map((content) => partsText(content.parts) + JSON.stringify(content.parts.filter((p: any) => !p.text)))].join(' ');
+  const promptTokens = tokens(promptText) + (usage.cachedContentTokenCount ?? 0);
+  const last = contents[contents.length - 1] as Record<string, any>;
+  const lastParts = last.parts as Array<Record<string, any>>;
+  const result = lastParts.find((part) => part.functionResponse);
+  if (result) return { text: `result: ${JSON.stringify(result.functionResponse.response)}`, call: null, promptTokens, usage };
+  const userText = partsText(lastParts);
+  const declarations: Array<Record<string, any>> = (body.tools ?? []).flatMap((tool: any) => tool.functionDeclarations ?? []);
+  const calling = (body.toolConfig ?? body.tool_config)?.functionCallingConfig;
+  const forced = calling?.mode === 'ANY';
+  if (declarations.length > 0 && calling?.mode !== 'NONE' && (forced || /use the tool/i.test(userText))) {
+    const name = (calling?.allowedFunctionNames?.[0] as string | undefined) ?? (declarations[0]?.name as string);
+    return { text: null, call: { name, args: { query: userText, limit: 3 } }, promptTokens, usage };
+  }
+  const media = lastParts.filter((part) => part.inlineData || part.fileData).map((part) => `[${(part.inlineData ?? part.fileData).mimeType}]`);
+  return { text: `echo: ${[userText, ...media].filter(Boolean).join(' ')}`, call: null, promptTokens, usage };
+}
+
+function usageMetadata(plan: Plan, candidates: number): Record<string, unknown> {
+  const answer = plan.text !== null ? tokens(plan.text) : 8;
+  const candidatesTokenCount = answer * candidates;
+  const thoughts = plan.usage.thoughtsTokenCount ?? 0;
+  const cached = plan.usage.cachedContentTokenCount ?? 0;
+  return {
+    promptTokenCount: plan.promptTokens,
+    candidatesTokenCount,
+    totalTokenCount: plan.promptTokens + candidatesTokenCount + thoughts,
+    ...(cached ? { cachedContentTokenCount: cached, cacheTokensDetails: [{ modality: 'TEXT', tokenCount: cached }] } : {}),
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: plan.promptTokens }],
+    ...(thoughts ? { thoughtsTokenCount: thoughts } : {}),
+  };
+}
+
+function candidateCount(body: Record<string, any>): number {
+  const n = (body.generationConfig ?? body.generation_config)?.candidateCount;
+  return typeof n === 'number' && n > 1 ? n : 1;
+}
+
+function answerParts(plan: Plan): Record<string, unknown>[] {
+  const parts: Record<string, unknown>[] = [];
+  if (plan.usage.thoughtText) parts.push({ text: plan.usage.thoughtText, thought: true });
+  if (plan.call) parts.push({ functionCall: plan.call, thoughtSignature: 'c2lnbmF0dXJlLW9mLXRoZS1jYWxs' });
+  else parts.push({ text: plan.text });
+  return parts;
+}
+
+function responseBody(plan: Plan, model: string, n: number, responseId: string): Record<string, unknown> {
+  const candidates = Array.from({ length: n }, (_, index) => ({ content: { parts: answerParts(plan), role: 'model' }, finishReason: 'STOP', index }));
+  return { candidates, usageMetadata: usageMetadata(plan, n), modelVersion: model, responseId };
+}
+
+/** The answer as stream events: thought, then the text in three pieces (or the call whole), the last with finishReason. */
+function streamEvents(plan: Plan, model: string, responseId: string): Record<string, unknown>[] {
+  const pieces: Record<string, unknown>[][] = [];
+  if (plan.usage.thoughtText) pieces.push([{ text: plan.usage.thoughtText, thought: true }]);
+  if (plan.call) pieces.push([{ functionCall: plan.call, thoughtSignature: 'c2lnbmF0dXJlLW9mLXRoZS1jYWxs' }]);
+  else {
+    const text = plan.text ?? '';
+    const third = Math.ceil(text.length / 3);
+    for (let i = 0; i < text.length; i += third) pieces.push([{ text: text.slice(i, i + third) }]);
+  }
+  const final = usageMetadata(plan, 1);
+  return pieces.map((parts, i) => {
+    const last = i === pieces.length - 1;
+    const usage = last ? final : { promptTokenCount: plan.promptTokens, totalTokenCount: plan.promptTokens, promptTokensDetails: final.promptTokensDetails };
+    return { candidates: [{ content: { parts, role: 'model' }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }], usageMetadata: usage, modelVersion: model, responseId };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Server
+
+const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+let responseCounter = 0;
+
+class Upstream implements GeminiUpstream {
+  readonly calls: GeminiCall[] = [];
+  url = '';
+  private mode: GeminiMode = OK_MODE;
+  private queue: GeminiMode[] = [];
+  private usage: UsageScript = {};
+  private readonly server: Server;
+
+  constructor(private readonly apiKey: string | null) {
+    this.server = createServer((req, res) => {
+      const exchange = new LiveExchange(req, res, Date.now());
+      res.on('close', () => exchange.markClosed());
+      this.serve(exchange).catch(() => {
+        if (!res.headersSent) this.send(exchange, 500, googleError(500, DEFAULT_MESSAGES[500] as string));
+        else res.destroy();
+      });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  setMode(mode: GeminiMode): void {
+    this.mode = mode;
+  }
+
+  enqueue(...modes: GeminiMode[]): void {
+    this.queue.push(...modes);
+  }
+
+  setUsage(usage: UsageScript): void {
+    this.usage = usage;
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.queue = [];
+    this.mode = OK_MODE;
+    this.usage = {};
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private send(exchange: LiveExchange, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body, null, 2);
+    exchange.res.writeHead(status, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(text)), ...headers });
+    exchange.res.end(text);
+  }
+
+  private async serve(exchange: LiveExchange): Promise<void> {
+    const { req } = exchange;
+    const raw = (await readBody(req)).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://upstream');
+    let body: unknown;
+    let parseError: string | null = null;
+    try {
+      body = raw === '' ? undefined : JSON.parse(raw);
+    } catch (err) {
+      parseError = (err as Error).message;
+    }
+    this.calls.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body });
+
+    const route = ROUTE.exec(url.pathname);
+    if (!route || req.method !== 'POST') return this.notFoundPage(exchange.res, url.pathname);
+    if (!this.authorized(exchange, req, url)) return;
+    const [, model = '', method] = route;
+    if (model.startsWith('missing')) {
+      return this.send(exchange, 404, googleError(404, `models/${model} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`));
+    }
+    const mode = this.queue.shift() ?? this.mode;
+    if (mode.kind === 'reset') return exchange.reset();
+    if (mode.kind === 'error') return this.scriptedError(exchange, mode);
+    if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
+    if (parseError !== null) return this.send(exchange, 400, invalid(`Invalid JSON payload received. ${parseError}`));
+    const problem = validateGeminiRequest(body);
+    if (problem) return this.send(exchange, 400, problem);
+
+    const request = body as Record<string, any>;
+    const responseId = `resp${++responseCounter}`;
+    if (mode.kind === 'blocked') {
+      const blocked = { promptFeedback: { blockReason: 'SAFETY', safetyRatings: [] }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 }, modelVersion: model, responseId };
+      return method === 'generateContent' ? this.send(exchange, 200, blocked) : this.sendEvents(exchange, [blocked], { kind: 'ok' }, url);
+    }
+    const plan = planAnswer(request, this.usage);
+    if (method === 'generateContent') {
+      const text = JSON.stringify(responseBody(plan, model, candidateCount(request), responseId), null, 2);
+      return deliverJson(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, text, mode.kind === 'stream-error' ? { kind: 'ok' } : mode);
+    }
+    const events: unknown[] = streamEvents(plan, model, responseId);
+    if (mode.kind === 'stream-error') {
+      events.splice(mode.chunks, events.length, googleError(500, DEFAULT_MESSAGES[500] as string));
+      return this.sendEvents(exchange, events, { kind: 'ok' }, url);
+    }
+    return this.sendEvents(exchange, events, mode, url);
+  }
+
+  /** `alt=sse` frames each chunk as `data: <json>\r\n\r\n`; without it the stream is one JSON array written piecewise. */
+  private sendEvents(exchange: LiveExchange, events: unknown[], mode: UpstreamMode, url: URL): Promise<void> {
+    if (url.searchParams.get('alt') === 'sse') {
+      const frames = events.map((event) => `data: ${JSON.stringify(event)}\r\n\r\n`);
+      return deliverStream(exchange, { ...GOOGLE_HEADERS, 'content-type': SSE_TYPE }, frames, mode, 0);
+    }
+    const frames = events.map((event, i) => `${i === 0 ? '[' : ',\r\n'}${JSON.stringify(event)}${i === events.length - 1 ? ']' : ''}`);
+    return deliverStream(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, frames, mode, 0);
+  }
+
+  private authorized(exchange: LiveExchange, req: IncomingMessage, url: URL): boolean {
+    if (this.apiKey === null) return true;
+    const header = req.headers['x-goog-api-key'];
+    const key = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('key');
+    if (key === this.apiKey) return true;
+    if (!key) {
+      this.send(
+        exchange,
+        403,
+        googleError(403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.", 'PERMISSION_DENIED'),
+      );
+      return false;
+    }
+    const message = 'API key not valid. Please pass a valid API key.';
+    this.send(
+      exchange,
+      400,
+      googleError(400, message, 'INVALID_ARGUMENT', [
+        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } },
+        { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message },
+      ]),
+    );
+    return false;
+  }
+
+  private scriptedError(exchange: LiveExchange, mode: Extract<GeminiMode, { kind: 'error' }>): void {
+    const message = mode.message ?? DEFAULT_MESSAGES[mode.status] ?? 'Unknown error.';
+    const details: unknown[] = [];
+    if (mode.status === 429) {
+      details.push({
+        '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+        violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests', quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier', quotaValue: '10' }],
+      });
+      details.push({ '@type': 'type.googleapis.com/google.rpc.Help', links: [{ description: 'Learn more about Gemini API quotas', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' }] });
+      if (mode.retryDelay) details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: mode.retryDelay });
+    }
+    this.send(exchange, mode.status, googleError(mode.status, message, mode.googleStatus, details.length ? details : undefined), mode.headers);
+  }
+
+  /** Google's front end answers unknown paths with an HTML 404 page, not a JSON error. */
+  private notFoundPage(res: ServerResponse, path: string): void {
+    const html = `<!DOCTYPE html>\n<html lang=en><title>Error 404 (Not Found)!!1</title><p><b>404.</b> <ins>That’s an error.</ins><p>The requested URL <code>${path}</code> was not found on this server.  <ins>That’s all we know.</ins>`;
+    res.writeHead(404, { 'content-type': 'text/html; charset=UTF-8', 'content-length': String(Buffer.byteLength(html)) });
+    res.end(html);
+  }
+}
+
+export async function startGeminiUpstream(options: { apiKey?: string | null } = {}): Promise<GeminiUpstream> {
+  const upstream = new Upstream(options.apiKey === undefined ? 'gemini-test-key' : options.apiKey);
+  await upstream.listen();
+  return upstream;
+}
