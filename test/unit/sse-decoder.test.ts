@@ -21,7 +21,7 @@ function sseEvent(payload: unknown, eol = '\n'): string {
 }
 
 function newDecoder(): StreamDecoder {
-  return openAICompatibleAdapter.createStreamDecoder(makeTarget({ name: 'openai' }));
+  return openAICompatibleAdapter.createStreamDecoder(makeTarget({ name: 'openai' }), { model: 'm', messages: [], stream: true });
 }
 
 /** Feeds the bytes in pieces of `size` bytes and collects every chunk, including the ones `end()` returns. */
