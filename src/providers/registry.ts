@@ -2,6 +2,7 @@ import type { ProviderAdapter, VendorDefinition } from './contract.js';
 import { openAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { openAICompatibleVendors } from './openai-compatible/vendors.js';
 import { anthropicFamily } from './anthropic/index.js';
+import { bedrockFamily } from './bedrock/index.js';
 import { geminiFamily } from './gemini/index.js';
 
 /** A wire format: its adapter and the vendors (table rows) that speak it. */
@@ -17,6 +18,7 @@ export interface ProviderFamily {
 const families: ProviderFamily[] = [
   { adapter: openAICompatibleAdapter, vendors: openAICompatibleVendors },
   anthropicFamily,
+  bedrockFamily,
   geminiFamily,
 ];
 

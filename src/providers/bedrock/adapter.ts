@@ -1,0 +1,49 @@
+import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import { bedrockError } from './errors.js';
+import { converseBody } from './request.js';
+import { completionFromConverse } from './response.js';
+import { authorizeBedrock, DEFAULT_REGION } from './sign.js';
+import { createConverseStreamDecoder } from './stream.js';
+
+/** The base URL with its `{region}` placeholder filled; a base URL without one is used as it is. */
+export function bedrockBaseUrl(target: Target): string {
+  const base = target.provider.baseUrl.replaceAll('{region}', target.provider.options.region ?? DEFAULT_REGION);
+  return base.endsWith('/') ? base.slice(0, -1) : base;
+}
+
+/**
+ * Amazon Bedrock's Converse / ConverseStream API: one request shape for every model Bedrock hosts. The
+ * request is signed (or given its API key) in `authorize`, after it is built, because SigV4 covers the body.
+ */
+export const bedrockAdapter: ProviderAdapter = {
+  format: 'bedrock',
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+    const action = request.stream ? 'converse-stream' : 'converse';
+    return {
+      method: 'POST',
+      url: `${bedrockBaseUrl(target)}/model/${encodeURIComponent(target.model)}/${action}`,
+      headers: {
+        'content-type': 'application/json',
+        ...target.provider.vendor.defaultHeaders,
+        ...target.provider.headers,
+      },
+      body: JSON.stringify(converseBody(request)),
+    };
+  },
+
+  authorize: authorizeBedrock,
+
+  parseChatResponse(body: unknown, target: Target) {
+    return completionFromConverse(body, target.provider.name, target.model);
+  },
+
+  createStreamDecoder(target: Target, request: ChatCompletionRequest) {
+    return createConverseStreamDecoder(target.provider.name, target.model, request.stream_options?.include_usage === true);
+  },
+
+  parseError(status, headers, bodyText, target) {
+    return bedrockError(target.provider.name, status, headers, bodyText);
+  },
+};

@@ -1,0 +1,98 @@
+import { GatewayError } from '../../errors.js';
+import { isRetryableStatus, passedErrorHeaders } from '../upstream-error.js';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** AWS errors that mean the credential itself is wrong (AWS answers them with 403; clients expect 401). */
+const CREDENTIAL_ERRORS = new Set([
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'IncompleteSignatureException',
+  'MissingAuthenticationTokenException',
+  'ExpiredTokenException',
+  'InvalidClientTokenId',
+  'SignatureDoesNotMatch',
+]);
+
+const TYPES: Record<string, string> = {
+  ValidationException: 'invalid_request_error',
+  AccessDeniedException: 'permission_error',
+  ResourceNotFoundException: 'not_found_error',
+  ThrottlingException: 'rate_limit_error',
+  ModelNotReadyException: 'rate_limit_error',
+  ServiceQuotaExceededException: 'rate_limit_error',
+  ModelTimeoutException: 'timeout_error',
+  InternalServerException: 'upstream_error',
+  ModelErrorException: 'upstream_error',
+  ModelStreamErrorException: 'upstream_error',
+  ServiceUnavailableException: 'service_unavailable',
+};
+
+function header(headers: Headers, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** `ValidationException:http://internal.amazon.com/coral/...` or `com.amazon.coral#ValidationException` → the bare name. */
+function bareType(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const name = raw.split(':')[0]?.split('#').pop()?.trim();
+  return name ? name : null;
+}
+
+function fallbackType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'upstream_error';
+  return 'invalid_request_error';
+}
+
+function messageOf(bodyText: string): { message: string | null; type: string | null } {
+  try {
+    const parsed: unknown = JSON.parse(bodyText);
+    if (parsed && typeof parsed === 'object') {
+      const record = parsed as Record<string, unknown>;
+      const message = record.message ?? record.Message;
+      return { message: typeof message === 'string' && message !== '' ? message : null, type: typeof record.__type === 'string' ? record.__type : null };
+    }
+  } catch {
+    // not JSON: a proxy's HTML or text page
+  }
+  const text = bodyText.trim().slice(0, 500);
+  return { message: text === '' ? null : text, type: null };
+}
+
+/** An AWS REST-JSON error: `{"message": ...}` with the error name in the `x-amzn-errortype` header. */
+export function bedrockError(provider: string, status: number, headers: Headers, bodyText: string): GatewayError {
+  const body = messageOf(bodyText);
+  const type = bareType(header(headers, 'x-amzn-errortype')) ?? bareType(body.type ?? undefined);
+  const credentials = type !== null && CREDENTIAL_ERRORS.has(type);
+  const finalStatus = credentials ? 401 : status;
+  return new GatewayError({
+    status: finalStatus,
+    type: credentials ? 'authentication_error' : ((type && TYPES[type]) ?? fallbackType(status)),
+    code: type,
+    message: `${provider}: ${body.message ?? `upstream answered HTTP ${status}`}`,
+    retryable: isRetryableStatus(finalStatus),
+    headers: passedErrorHeaders(headers),
+    upstreamStatus: status,
+  });
+}
+
+/**
+ * An exception frame inside an open ConverseStream (`throttlingException`, `modelStreamErrorException`, ...).
+ * The answer has begun, so it is a 502 the client may retry; throttling keeps its 429 meaning.
+ */
+export function streamException(provider: string, exceptionType: string, payload: string): GatewayError {
+  const { message } = messageOf(payload);
+  const throttled = exceptionType.toLowerCase() === 'throttlingexception';
+  return new GatewayError({
+    status: throttled ? 429 : 502,
+    type: throttled ? 'rate_limit_error' : 'upstream_error',
+    code: exceptionType,
+    message: `${provider}: ${message ?? exceptionType}`,
+    retryable: true,
+  });
+}

@@ -1,0 +1,228 @@
+import { GatewayError } from '../../errors.js';
+import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
+
+/** A Converse content block (only the members tollgate sends). */
+export type ConverseBlock =
+  | { text: string }
+  | { image: { format: ImageFormat; source: { bytes: string } } }
+  | { toolUse: { toolUseId: string; name: string; input: unknown } }
+  | { toolResult: { toolUseId: string; content: Array<{ text: string }> } };
+
+type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
+
+export interface ConverseMessage {
+  role: 'user' | 'assistant';
+  content: ConverseBlock[];
+}
+
+export interface ConverseRequest {
+  messages: ConverseMessage[];
+  system?: Array<{ text: string }>;
+  inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
+  toolConfig?: { tools: unknown[]; toolChoice?: unknown };
+  outputConfig?: unknown;
+}
+
+const IMAGE_FORMATS: Record<string, ImageFormat> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
+
+function bad(message: string, param: string | null = null): GatewayError {
+  return GatewayError.badRequest(`bedrock: ${message}`, param, 'unsupported_for_provider');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function imageBlock(url: unknown, where: string): ConverseBlock {
+  const match = typeof url === 'string' ? /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(url) : null;
+  if (!match) {
+    // Converse takes image bytes only; fetching a client's URL from the gateway is not ours to do.
+    throw bad('images must be sent as base64 data: URLs; Bedrock cannot fetch http(s) image URLs.', where);
+  }
+  const format = IMAGE_FORMATS[(match[1] as string).toLowerCase()];
+  if (!format) throw bad(`image type ${match[1]} is not supported (png, jpeg, gif, webp).`, where);
+  return { image: { format, source: { bytes: (match[2] as string).replace(/\s+/g, '') } } };
+}
+
+/** Text of a content value that may only hold text (system prompts, tool results, assistant turns). */
+function textOf(content: unknown, where: string): string {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw bad('message content must be a string or an array of parts.', where);
+  return content
+    .map((part: unknown) => {
+      if (isRecord(part) && (part.type === 'text' || part.type === 'refusal')) return String(part.text ?? part.refusal ?? '');
+      throw bad(`only text parts are allowed here, got '${isRecord(part) ? String(part.type) : typeof part}'.`, where);
+    })
+    .join('');
+}
+
+function userBlocks(content: unknown, where: string): ConverseBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
+  if (!Array.isArray(content)) throw bad('message content must be a string or an array of parts.', where);
+  const blocks: ConverseBlock[] = [];
+  content.forEach((part: unknown, i) => {
+    if (!isRecord(part)) throw bad('content parts must be objects.', `${where}.${i}`);
+    if (part.type === 'text') {
+      if (typeof part.text === 'string' && part.text !== '') blocks.push({ text: part.text });
+    } else if (part.type === 'image_url') {
+      const image = part.image_url;
+      blocks.push(imageBlock(isRecord(image) ? image.url : image, `${where}.${i}`));
+    } else {
+      throw bad(`content part type '${String(part.type)}' is not supported.`, `${where}.${i}`);
+    }
+  });
+  return blocks;
+}
+
+function parseArguments(raw: unknown, where: string): unknown {
+  if (raw === undefined || raw === null || raw === '') return {};
+  if (typeof raw !== 'string') return raw;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw bad('tool call arguments must be JSON.', where);
+  }
+}
+
+function assistantBlocks(message: ChatMessage, where: string): ConverseBlock[] {
+  const blocks: ConverseBlock[] = [];
+  // Converse rejects blank text blocks, which OpenAI clients send next to tool calls.
+  const text = textOf(message.content, `${where}.content`);
+  if (text.trim() !== '') blocks.push({ text });
+  const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
+  calls.forEach((call, i) => {
+    const fn = isRecord(call) && isRecord(call.function) ? call.function : null;
+    if (!isRecord(call) || !fn || typeof fn.name !== 'string') throw bad('tool calls need a function name.', `${where}.tool_calls.${i}`);
+    blocks.push({
+      toolUse: { toolUseId: String(call.id ?? `call_${i}`), name: fn.name, input: parseArguments(fn.arguments, `${where}.tool_calls.${i}.function.arguments`) },
+    });
+  });
+  return blocks;
+}
+
+/**
+ * Converse wants user and assistant turns to alternate, and tool results inside a user turn, so consecutive
+ * messages of the same role become one.
+ */
+function pushTurn(turns: ConverseMessage[], role: 'user' | 'assistant', blocks: ConverseBlock[]): void {
+  if (blocks.length === 0) return;
+  const last = turns[turns.length - 1];
+  if (last && last.role === role) last.content.push(...blocks);
+  else turns.push({ role, content: blocks });
+}
+
+function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[]; system: Array<{ text: string }>; usesTools: boolean } {
+  const turns: ConverseMessage[] = [];
+  const system: Array<{ text: string }> = [];
+  let usesTools = false;
+  messages.forEach((message, i) => {
+    const where = `messages.${i}`;
+    switch (message.role) {
+      case 'system':
+      case 'developer': {
+        const text = textOf(message.content, `${where}.content`);
+        if (text !== '') system.push({ text });
+        break;
+      }
+      case 'user':
+        pushTurn(turns, 'user', userBlocks(message.content, `${where}.content`));
+        break;
+      case 'assistant': {
+        const blocks = assistantBlocks(message, where);
+        if (blocks.some((block) => 'toolUse' in block)) usesTools = true;
+        pushTurn(turns, 'assistant', blocks);
+        break;
+      }
+      case 'tool': {
+        usesTools = true;
+        if (typeof message.tool_call_id !== 'string') throw bad('tool messages need a tool_call_id.', `${where}.tool_call_id`);
+        // Text, not `json` or `status`: every Converse model takes text results; json and status are Claude-only.
+        const text = textOf(message.content, `${where}.content`);
+        pushTurn(turns, 'user', [{ toolResult: { toolUseId: message.tool_call_id, content: [{ text }] } }]);
+        break;
+      }
+      default:
+        throw bad(`message role '${message.role}' is not supported.`, `${where}.role`);
+    }
+  });
+  return { turns, system, usesTools };
+}
+
+function toolConfig(request: ChatCompletionRequest, historyUsesTools: boolean): ConverseRequest['toolConfig'] {
+  const tools = Array.isArray(request.tools) ? (request.tools as unknown[]) : [];
+  if (tools.length === 0) return undefined;
+  const choice = request.tool_choice;
+  // Converse has no "none": leave the tools out, unless the history holds tool blocks, which Converse only
+  // accepts with a toolConfig present.
+  if (choice === 'none' && !historyUsesTools) return undefined;
+  const specs = tools.map((tool, i) => {
+    const fn = isRecord(tool) && isRecord(tool.function) ? tool.function : null;
+    if (!fn || typeof fn.name !== 'string') throw bad('only function tools with a name are supported.', `tools.${i}`);
+    return {
+      toolSpec: {
+        name: fn.name,
+        ...(typeof fn.description === 'string' && fn.description !== '' ? { description: fn.description } : {}),
+        inputSchema: { json: isRecord(fn.parameters) ? fn.parameters : { type: 'object', properties: {} } },
+      },
+    };
+  });
+  let toolChoice: unknown;
+  if (choice === 'auto') toolChoice = { auto: {} };
+  else if (choice === 'required') toolChoice = { any: {} };
+  else if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') toolChoice = { tool: { name: choice.function.name } };
+  return { tools: specs, ...(toolChoice ? { toolChoice } : {}) };
+}
+
+function inferenceConfig(request: ChatCompletionRequest): ConverseRequest['inferenceConfig'] {
+  const config: NonNullable<ConverseRequest['inferenceConfig']> = {};
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  if (typeof maxTokens === 'number') config.maxTokens = maxTokens;
+  if (typeof request.temperature === 'number') config.temperature = request.temperature;
+  if (typeof request.top_p === 'number') config.topP = request.top_p;
+  const stop = request.stop;
+  if (typeof stop === 'string') config.stopSequences = [stop];
+  else if (Array.isArray(stop) && stop.length > 0) config.stopSequences = stop.map(String);
+  return Object.keys(config).length > 0 ? config : undefined;
+}
+
+function outputConfig(format: unknown): unknown {
+  // json_object has no Converse counterpart (it is a hint in OpenAI's API too); only a schema is enforced.
+  if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.json_schema)) return undefined;
+  const spec = format.json_schema;
+  return {
+    textFormat: {
+      type: 'json_schema',
+      structure: {
+        jsonSchema: {
+          // Converse takes the schema as a JSON string.
+          schema: JSON.stringify(spec.schema ?? {}),
+          name: typeof spec.name === 'string' ? spec.name : 'response',
+          ...(typeof spec.description === 'string' ? { description: spec.description } : {}),
+        },
+      },
+    },
+  };
+}
+
+/** The Converse body for a canonical request; fields Converse cannot express are dropped (seed, user, ...). */
+export function converseBody(request: ChatCompletionRequest): ConverseRequest {
+  if (typeof request.n === 'number' && request.n > 1) throw bad('n > 1 is not supported; Converse returns one answer per request.', 'n');
+  const { turns, system, usesTools } = translateMessages(request.messages);
+  if (turns.length === 0) throw bad('at least one user message is required.', 'messages');
+  const body: ConverseRequest = { messages: turns };
+  if (system.length > 0) body.system = system;
+  const inference = inferenceConfig(request);
+  if (inference) body.inferenceConfig = inference;
+  const tools = toolConfig(request, usesTools);
+  if (tools) body.toolConfig = tools;
+  const output = outputConfig(request.response_format);
+  if (output) body.outputConfig = output;
+  return body;
+}

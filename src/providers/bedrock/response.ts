@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { GatewayError } from '../../errors.js';
+import type { ChatCompletion, CompletionUsage } from '../../dialects/openai/types.js';
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function tokens(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/**
+ * Converse's `inputTokens` counts only the uncached part of the prompt; cache reads and writes come on top.
+ * The canonical prompt_tokens is the whole prompt, so the three are added.
+ */
+export function usageFromConverse(usage: unknown): CompletionUsage | null {
+  if (!isRecord(usage)) return null;
+  const cacheRead = tokens(usage.cacheReadInputTokens);
+  const cacheWrite = tokens(usage.cacheWriteInputTokens);
+  const prompt = tokens(usage.inputTokens) + cacheRead + cacheWrite;
+  const completion = tokens(usage.outputTokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cacheRead, cache_write_tokens: cacheWrite },
+  };
+}
+
+const FINISH_REASONS: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  guardrail_intervened: 'content_filter',
+  content_filtered: 'content_filter',
+};
+
+export function finishReason(stopReason: unknown): string {
+  return (typeof stopReason === 'string' && FINISH_REASONS[stopReason]) || 'stop';
+}
+
+export function completionId(): string {
+  return `chatcmpl-${randomUUID().replace(/-/g, '')}`;
+}
+
+function invalid(provider: string, what: string): GatewayError {
+  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+}
+
+interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** Maps a Converse answer (`output.message.content` blocks, `stopReason`, `usage`) to a chat.completion. */
+export function completionFromConverse(body: unknown, provider: string, model: string): ChatCompletion {
+  const message = isRecord(body) && isRecord(body.output) && isRecord(body.output.message) ? body.output.message : null;
+  if (!isRecord(body) || !message || !Array.isArray(message.content)) throw invalid(provider, 'a Converse answer without output.message.content');
+  let text = '';
+  let reasoning = '';
+  const calls: ToolCall[] = [];
+  for (const block of message.content as unknown[]) {
+    if (!isRecord(block)) continue;
+    if (typeof block.text === 'string') text += block.text;
+    else if (isRecord(block.toolUse)) {
+      const use = block.toolUse;
+      calls.push({ id: String(use.toolUseId ?? ''), type: 'function', function: { name: String(use.name ?? ''), arguments: JSON.stringify(use.input ?? {}) } });
+    } else if (isRecord(block.reasoningContent) && isRecord(block.reasoningContent.reasoningText)) {
+      const piece = block.reasoningContent.reasoningText.text;
+      if (typeof piece === 'string') reasoning += piece;
+    }
+  }
+  const usage = usageFromConverse(body.usage);
+  return {
+    id: completionId(),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: text === '' && calls.length > 0 ? null : text,
+          ...(reasoning !== '' ? { reasoning_content: reasoning } : {}),
+          ...(calls.length > 0 ? { tool_calls: calls } : {}),
+          refusal: null,
+        },
+        finish_reason: finishReason(body.stopReason),
+        logprobs: null,
+      },
+    ],
+    ...(usage ? { usage } : {}),
+  };
+}

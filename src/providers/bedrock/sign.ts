@@ -1,0 +1,50 @@
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { Target, UpstreamRequest } from '../contract.js';
+import { bedrockCredential, type AwsKeyPair } from './credentials.js';
+
+export const DEFAULT_REGION = 'us-east-1';
+
+/** The region requests are signed for: the configured one, else the one in a `bedrock-runtime.<region>.` host. */
+export function regionOf(target: Target, hostname: string): string {
+  return target.provider.options.region ?? /^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\./.exec(hostname)?.[1] ?? DEFAULT_REGION;
+}
+
+function queryOf(url: URL): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    const seen = query[name];
+    query[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+  }
+  return query;
+}
+
+/**
+ * SigV4 over the request exactly as the transport will send it: method, host, the already-encoded path
+ * (SigV4 encodes it once more, as AWS's own SDKs do for model ids like `...-v1:0`), query, headers and body.
+ */
+export async function signRequest(request: UpstreamRequest, credentials: AwsKeyPair, region: string, signingDate?: Date): Promise<UpstreamRequest> {
+  const url = new URL(request.url);
+  const signer = new SignatureV4({ service: 'bedrock', region, credentials, sha256: Sha256 });
+  const signed = await signer.sign(
+    {
+      method: request.method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      ...(url.port ? { port: Number(url.port) } : {}),
+      path: url.pathname,
+      query: queryOf(url),
+      headers: { ...request.headers, host: url.host },
+      body: request.body,
+    },
+    signingDate ? { signingDate } : {},
+  );
+  return { ...request, headers: signed.headers };
+}
+
+/** The adapter's `authorize` hook: SigV4-signs the request, or adds the Bedrock API key as a bearer token. */
+export async function authorizeBedrock(request: UpstreamRequest, target: Target): Promise<UpstreamRequest> {
+  const credential = bedrockCredential(target.apiKey, target.provider.name);
+  if (credential.kind === 'bearer') return { ...request, headers: { ...request.headers, authorization: `Bearer ${credential.token}` } };
+  return signRequest(request, credential.credentials, regionOf(target, new URL(request.url).hostname));
+}

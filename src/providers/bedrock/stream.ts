@@ -1,0 +1,161 @@
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { ChatCompletionChunk, CompletionUsage } from '../../dialects/openai/types.js';
+import { GatewayError } from '../../errors.js';
+import type { StreamDecoder } from '../contract.js';
+import { streamException } from './errors.js';
+import { completionId, finishReason, isRecord, usageFromConverse } from './response.js';
+
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+
+/** Prelude (total length, headers length, prelude CRC): the total length tells where a frame ends. */
+const PRELUDE_BYTES = 12;
+
+function headerString(headers: Record<string, { type: string; value: unknown }>, name: string): string | undefined {
+  const header = headers[name];
+  return header && header.type === 'string' ? (header.value as string) : undefined;
+}
+
+function invalidStream(provider: string, what: string): GatewayError {
+  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+}
+
+/**
+ * Decodes ConverseStream's `application/vnd.amazon.eventstream` body: binary frames (CRC-checked by the codec),
+ * possibly split across network reads, each carrying one JSON event named by its `:event-type` header.
+ * Tool arguments are relayed as the partial JSON strings arrive. Usage becomes OpenAI's usage-only chunk when
+ * the client asked for it (`stream_options.include_usage`), else it is only reported to the gateway by `end()`.
+ */
+export function createConverseStreamDecoder(provider: string, model: string, includeUsage: boolean): StreamDecoder {
+  const id = completionId();
+  const created = Math.floor(Date.now() / 1000);
+  let buffer: Buffer = Buffer.alloc(0);
+  let started = false;
+  let stopped = false;
+  let failure: GatewayError | null = null;
+  let usage: CompletionUsage | null = null;
+  /** Converse content block index → OpenAI tool_calls index. */
+  const toolIndexes = new Map<number, number>();
+
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
+
+  function start(out: ChatCompletionChunk[]): void {
+    if (started) return;
+    started = true;
+    out.push(chunk({ role: 'assistant', content: '' }));
+  }
+
+  function toolIndex(block: number): number {
+    let index = toolIndexes.get(block);
+    if (index === undefined) {
+      index = toolIndexes.size;
+      toolIndexes.set(block, index);
+    }
+    return index;
+  }
+
+  function onEvent(type: string, event: Record<string, unknown>, out: ChatCompletionChunk[]): void {
+    const block = typeof event.contentBlockIndex === 'number' ? event.contentBlockIndex : 0;
+    switch (type) {
+      case 'messageStart':
+        start(out);
+        return;
+      case 'contentBlockStart': {
+        const use = isRecord(event.start) && isRecord(event.start.toolUse) ? event.start.toolUse : null;
+        if (!use) return;
+        start(out);
+        const call = { index: toolIndex(block), id: String(use.toolUseId ?? ''), type: 'function', function: { name: String(use.name ?? ''), arguments: '' } };
+        out.push(chunk({ tool_calls: [call] }));
+        return;
+      }
+      case 'contentBlockDelta': {
+        const delta = isRecord(event.delta) ? event.delta : {};
+        start(out);
+        if (typeof delta.text === 'string') out.push(chunk({ content: delta.text }));
+        else if (isRecord(delta.toolUse) && typeof delta.toolUse.input === 'string') {
+          out.push(chunk({ tool_calls: [{ index: toolIndex(block), function: { arguments: delta.toolUse.input } }] }));
+        } else if (isRecord(delta.reasoningContent) && typeof delta.reasoningContent.text === 'string') {
+          out.push(chunk({ reasoning_content: delta.reasoningContent.text }));
+        }
+        return;
+      }
+      case 'messageStop':
+        start(out);
+        stopped = true;
+        out.push(chunk({}, finishReason(event.stopReason)));
+        return;
+      case 'metadata': {
+        usage = usageFromConverse(event.usage);
+        if (usage && includeUsage) out.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  function onFrame(frame: Buffer, out: ChatCompletionChunk[]): void {
+    let message;
+    try {
+      message = codec.decode(frame);
+    } catch {
+      throw invalidStream(provider, 'a corrupt event-stream frame');
+    }
+    const messageType = headerString(message.headers, ':message-type') ?? 'event';
+    const payload = toUtf8(message.body);
+    if (messageType === 'exception') throw streamException(provider, headerString(message.headers, ':exception-type') ?? 'exception', payload);
+    if (messageType === 'error') {
+      const code = headerString(message.headers, ':error-code') ?? 'error';
+      throw streamException(provider, code, JSON.stringify({ message: headerString(message.headers, ':error-message') ?? code }));
+    }
+    const type = headerString(message.headers, ':event-type');
+    if (!type) return;
+    let event: unknown;
+    try {
+      event = payload === '' ? {} : JSON.parse(payload);
+    } catch {
+      throw invalidStream(provider, 'an event that is not JSON');
+    }
+    if (isRecord(event)) onEvent(type, event, out);
+  }
+
+  function drain(): ChatCompletionChunk[] {
+    const out: ChatCompletionChunk[] = [];
+    try {
+      while (buffer.length >= PRELUDE_BYTES) {
+        const total = buffer.readUInt32BE(0);
+        if (total < PRELUDE_BYTES + 4) throw invalidStream(provider, 'an event-stream frame with a bad length');
+        if (buffer.length < total) break;
+        const frame = buffer.subarray(0, total);
+        buffer = buffer.subarray(total);
+        onFrame(frame, out);
+      }
+    } catch (err) {
+      failure = err instanceof GatewayError ? err : invalidStream(provider, 'an unreadable event stream');
+      // Whatever was decoded before the failure still reaches the client; the failure ends the stream next.
+      if (out.length === 0) throw failure;
+    }
+    return out;
+  }
+
+  return {
+    push(bytes) {
+      if (failure) throw failure;
+      buffer = buffer.length === 0 ? bytes : Buffer.concat([buffer, bytes]);
+      return drain();
+    },
+    end() {
+      if (failure) throw failure;
+      const chunks = drain();
+      if (failure) throw failure;
+      // messageStop is the answer's last event; metadata (usage) follows it but carries no answer.
+      return { chunks, complete: stopped && buffer.length === 0, usage };
+    },
+  };
+}

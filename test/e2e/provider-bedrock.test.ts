@@ -1,0 +1,285 @@
+import { calcPrice } from '@pydantic/genai-prices';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
+
+const NATIVE_MODEL = 'anthropic.claude-3-5-sonnet-20241022-v2:0';
+const MODEL = `bedrock/${NATIVE_MODEL}`;
+const ACCESS_KEY = 'AKIDTESTBEDROCK';
+const SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
+const API_KEY = 'ABSKQmVkcm9ja0FQSUtleS10ZXN0';
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+let upstream: BedrockUpstream;
+let tg: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startBedrockUpstream({ region: 'eu-west-1', accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, apiKey: API_KEY });
+  tg = await startGateway({
+    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+    providers: {
+      bedrock: { base_url: upstream.url, api_key: `${ACCESS_KEY}:${SECRET}`, region: 'eu-west-1' },
+      bedrockkey: { type: 'bedrock', base_url: upstream.url, api_key: API_KEY },
+      wrongsecret: { type: 'bedrock', base_url: upstream.url, api_key: `${ACCESS_KEY}:not-the-secret`, region: 'eu-west-1' },
+      wrongregion: { type: 'bedrock', base_url: upstream.url, api_key: `${ACCESS_KEY}:${SECRET}`, region: 'us-west-2' },
+      wrongapikey: { type: 'bedrock', base_url: upstream.url, api_key: 'ABSKbm90LXRoaXMtb25l' },
+    },
+  });
+});
+
+afterAll(async () => {
+  await tg?.stop();
+  await upstream?.close();
+});
+
+beforeEach(() => upstream.reset());
+
+const weather = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+
+async function failure(promise: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const error = await promise.then(() => null, (err: unknown) => err);
+  expect(error).toBeInstanceOf(OpenAI.APIError);
+  return error as InstanceType<typeof OpenAI.APIError>;
+}
+
+async function lastLog(matches: (entry: any) => boolean): Promise<any> {
+  // Without a gateway key the log entry is written after the answer; wait for it briefly.
+  for (let i = 0; i < 50; i++) {
+    const body = (await (await fetch(`${tg.url}/api/logs?limit=1`)).json()) as any;
+    if (body.data?.[0] && matches(body.data[0])) return body.data[0];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('no request log entry');
+}
+
+describe('bedrock through the gateway', () => {
+  it('answers a text request with a SigV4-signed Converse call the upstream verifies', async () => {
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello bedrock' },
+      ],
+      max_tokens: 100,
+      temperature: 0.5,
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: hello bedrock');
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    expect(completion.model).toBe(MODEL);
+    expect(completion.usage?.prompt_tokens).toBeGreaterThan(0);
+    const call = upstream.calls[0];
+    expect(call?.path).toBe('/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse');
+    expect(call?.modelId).toBe(NATIVE_MODEL);
+    expect(call?.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDTESTBEDROCK\/\d{8}\/eu-west-1\/bedrock\/aws4_request/);
+    expect(call?.body).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'hello bedrock' }] }],
+      system: [{ text: 'be brief' }],
+      inferenceConfig: { maxTokens: 100, temperature: 0.5 },
+    });
+  });
+
+  it('sends a Bedrock API key as a bearer token', async () => {
+    const completion = await tg.client.chat.completions.create({ model: `bedrockkey/${NATIVE_MODEL}`, messages: [{ role: 'user', content: 'with a key' }] });
+    expect(completion.choices[0]?.message.content).toBe('echo: with a key');
+    expect(upstream.calls[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+
+  it('streams an answer from binary event-stream frames, with usage when asked', async () => {
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'stream me please' }], stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let pieces = 0;
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      const content = chunk.choices[0]?.delta.content;
+      if (content) {
+        text += content;
+        pieces++;
+      }
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('echo: stream me please');
+    expect(pieces).toBeGreaterThan(1);
+    expect(finish).toBe('stop');
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+    expect(upstream.calls[0]?.path).toMatch(/\/converse-stream$/);
+  });
+
+  it('reassembles frames the upstream splits across writes', async () => {
+    upstream.enqueue({ kind: 'split', bytes: 7 });
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'split into tiny writes' }], stream: true });
+    let text = '';
+    let usageChunks = 0;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage || chunk.choices.length === 0) usageChunks++;
+    }
+    expect(text).toBe('echo: split into tiny writes');
+    // No include_usage, so no usage-only chunk.
+    expect(usageChunks).toBe(0);
+  });
+
+  it('round-trips a tool call and sends the tool result in native toolResult form', async () => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'use the tool for Paris' }];
+    const first = await tg.client.chat.completions.create({ model: MODEL, messages, tools: [weather] });
+    const call = first.choices[0]?.message.tool_calls?.[0];
+    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(call?.type).toBe('function');
+    if (call?.type !== 'function') throw new Error('no function call');
+    expect(call.function.name).toBe('get_weather');
+    expect(JSON.parse(call.function.arguments)).toMatchObject({ city: 'Paris' });
+
+    const second = await tg.client.chat.completions.create({
+      model: MODEL,
+      tools: [weather],
+      messages: [...messages, first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'sunny, 21C' }],
+    });
+    expect(second.choices[0]?.message.content).toBe('tool said: sunny, 21C');
+    const sent = upstream.calls[1]?.body;
+    expect(sent.messages[1].content).toEqual([{ toolUse: { toolUseId: call.id, name: 'get_weather', input: JSON.parse(call.function.arguments) } }]);
+    expect(sent.messages[2]).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: call.id, content: [{ text: 'sunny, 21C' }] } }] });
+    expect(sent.toolConfig.tools[0].toolSpec).toEqual({ name: 'get_weather', description: 'Weather for a city', inputSchema: { json: weather.function.parameters } });
+  });
+
+  it('streams a forced tool call with its arguments in several deltas', async () => {
+    const stream = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'weather?' }],
+      tools: [weather],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      stream: true,
+    });
+    const argumentPieces: string[] = [];
+    let name = '';
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
+        if (delta.function?.name) name = delta.function.name;
+        if (delta.function?.arguments) argumentPieces.push(delta.function.arguments);
+      }
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(name).toBe('get_weather');
+    expect(argumentPieces.length).toBeGreaterThanOrEqual(3);
+    expect(JSON.parse(argumentPieces.join(''))).toMatchObject({ city: 'Paris' });
+    expect(finish).toBe('tool_calls');
+    expect(upstream.calls[0]?.body.toolConfig.toolChoice).toEqual({ tool: { name: 'get_weather' } });
+  });
+
+  it('sends a data: URL image as native image bytes and refuses an http image URL', async () => {
+    await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] }],
+    });
+    expect(upstream.calls[0]?.body.messages[0].content).toEqual([{ text: 'what is this?' }, { image: { format: 'png', source: { bytes: PNG } } }]);
+
+    const error = await failure(
+      tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }),
+    );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.message).toMatch(/data: URLs/);
+    expect(upstream.calls).toHaveLength(1);
+  });
+});
+
+describe('bedrock errors through the gateway', () => {
+  it('passes a ValidationException on as a 400 with Bedrock\'s message', async () => {
+    // Converse allows temperature up to 1; OpenAI up to 2, so the upstream's own validation answers.
+    const error = await failure(tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], temperature: 1.5 }));
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.status).toBe(400);
+    expect(error.message).toContain('bedrock: inferenceConfig.temperature must be between 0 and 1.');
+  });
+
+  it('passes a ThrottlingException on as a 429 with retry-after', async () => {
+    upstream.enqueue({ kind: 'error', status: 429, errorType: 'ThrottlingException', message: 'Too many requests, please wait before trying again.', headers: { 'retry-after': '2' } });
+    const error = await failure(tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }));
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(error.status).toBe(429);
+    expect(error.headers?.get('retry-after')).toBe('2');
+    expect(error.message).toContain('bedrock: Too many requests, please wait before trying again.');
+  });
+
+  it('maps a signature the upstream rejects, a wrong region and a wrong API key to 401', async () => {
+    for (const provider of ['wrongsecret', 'wrongregion', 'wrongapikey']) {
+      const error = await failure(tg.client.chat.completions.create({ model: `${provider}/${NATIVE_MODEL}`, messages: [{ role: 'user', content: 'hi' }] }));
+      expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect(error.message).toMatch(new RegExp(`${provider}: `));
+    }
+    expect(upstream.calls).toHaveLength(3);
+  });
+
+  it('passes AccessDenied on as 403 and an unknown model as 404', async () => {
+    upstream.enqueue(
+      { kind: 'error', status: 403, errorType: 'AccessDeniedException', message: "You don't have access to the model with the specified model ID." },
+      { kind: 'error', status: 404, errorType: 'ResourceNotFoundException', message: 'Model not found.' },
+    );
+    const denied = await failure(tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }));
+    expect(denied).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    const missing = await failure(tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }));
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(missing.message).toContain('bedrock: Model not found.');
+  });
+
+  it('ends a stream whose upstream sends an exception frame with an error the client raises', async () => {
+    upstream.enqueue({ kind: 'stream-exception', exceptionType: 'modelStreamErrorException', message: 'The model stream broke.', afterEvents: 3 });
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'a long answer please' }], stream: true });
+    let text = '';
+    const error = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })().then(() => null, (err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as Error).message).toContain('The model stream broke.');
+    expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('reports a stream cut before messageStop as failed', async () => {
+    upstream.enqueue({ kind: 'truncate', afterEvents: 3 });
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'cut me off' }], stream: true });
+    const error = await (async () => {
+      for await (const chunk of stream) void chunk;
+    })().then(() => null, (err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+  });
+});
+
+describe('bedrock cost', () => {
+  it('records the catalogue price of an answer with cache reads and writes', async () => {
+    upstream.setCache({ read: 2000, write: 500 });
+    const completion = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'price this' }] });
+    const usage = completion.usage as OpenAI.CompletionUsage & { prompt_tokens_details: { cached_tokens: number; cache_write_tokens: number } };
+    expect(usage.prompt_tokens_details).toEqual({ cached_tokens: 2000, cache_write_tokens: 500 });
+    expect(usage.prompt_tokens).toBeGreaterThan(2500);
+    const expected = calcPrice(
+      { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, cache_read_tokens: 2000, cache_write_tokens: 500 },
+      NATIVE_MODEL,
+      { providerId: 'aws' },
+    )?.total_price;
+    expect(expected).toBeGreaterThan(0);
+    const entry = await lastLog((e) => e.model === MODEL && e.prompt_tokens === usage.prompt_tokens);
+    expect(Math.abs(entry.cost_usd - (expected ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+  });
+
+  it('records the exact price of a stream whose client did not ask for usage', async () => {
+    upstream.setCache({ read: 3000, write: 0 });
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'no usage for me' }], stream: true });
+    for await (const chunk of stream) expect(chunk.usage ?? null).toBeNull();
+    // The upstream's count (cache reads included), not the gateway's own estimate, which knows of no cache.
+    const entry = await lastLog((e) => e.model === MODEL && e.stream === true && e.prompt_tokens > 3000);
+    const expected = calcPrice({ input_tokens: entry.prompt_tokens, output_tokens: entry.completion_tokens, cache_read_tokens: 3000, cache_write_tokens: 0 }, NATIVE_MODEL, { providerId: 'aws' })?.total_price;
+    expect(Math.abs(entry.cost_usd - (expected ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+  });
+
+  it('records the catalogue price of a streamed answer', async () => {
+    upstream.setCache({ read: 1000, write: 0 });
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'price this stream' }], stream: true, stream_options: { include_usage: true } });
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+    if (!usage) throw new Error('no usage chunk');
+    const expected = calcPrice({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, cache_read_tokens: 1000, cache_write_tokens: 0 }, NATIVE_MODEL, { providerId: 'aws' })?.total_price;
+    const entry = await lastLog((e) => e.model === MODEL && e.stream === true && e.prompt_tokens === usage?.prompt_tokens);
+    expect(Math.abs(entry.cost_usd - (expected ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+  });
+});

@@ -1,0 +1,508 @@
+import { createHash, createHmac } from 'node:crypto';
+import { calcPrice, findProvider } from '@pydantic/genai-prices';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { configFileSchema } from '../../src/config/schema.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from '../../src/dialects/openai/types.js';
+import { GatewayError } from '../../src/errors.js';
+import { bedrockAdapter } from '../../src/providers/bedrock/adapter.js';
+import { costOf, tokenUsageFromOpenAI } from '../../src/providers/catalog/prices.js';
+import type { Target, UpstreamRequest } from '../../src/providers/contract.js';
+import { adapterFor, vendorById } from '../../src/providers/registry.js';
+import { makeTarget } from './targets.js';
+
+const MODEL = 'anthropic.claude-3-5-sonnet-20241022-v2:0';
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+function target(options: Parameters<typeof makeTarget>[0] = {}): Target {
+  return makeTarget({ vendorId: 'bedrock', model: MODEL, apiKey: 'AKIDEXAMPLE:wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', ...options });
+}
+
+function body(request: Partial<ChatCompletionRequest>, t: Target = target()): any {
+  const built = bedrockAdapter.buildChatRequest({ model: `bedrock/${MODEL}`, messages: [], ...request } as ChatCompletionRequest, t);
+  return JSON.parse(built.body as string);
+}
+
+function rejects(request: Partial<ChatCompletionRequest>): GatewayError {
+  try {
+    body(request);
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected a GatewayError');
+}
+
+function event(type: string, payload: unknown): Buffer {
+  return Buffer.from(codec.encode({
+    headers: { ':event-type': { type: 'string', value: type }, ':content-type': { type: 'string', value: 'application/json' }, ':message-type': { type: 'string', value: 'event' } },
+    body: fromUtf8(JSON.stringify(payload)),
+  }));
+}
+
+function exception(type: string, message: string): Buffer {
+  return Buffer.from(codec.encode({
+    headers: { ':exception-type': { type: 'string', value: type }, ':content-type': { type: 'string', value: 'application/json' }, ':message-type': { type: 'string', value: 'exception' } },
+    body: fromUtf8(JSON.stringify({ message })),
+  }));
+}
+
+const USAGE = { inputTokens: 1200, outputTokens: 300, totalTokens: 7300, cacheReadInputTokens: 5000, cacheWriteInputTokens: 800 };
+
+/** A ConverseStream with text, a tool call whose arguments come in three pieces, a stop and usage. */
+function nativeStream(): Buffer[] {
+  return [
+    event('messageStart', { role: 'assistant', p: 'abc' }),
+    event('contentBlockDelta', { contentBlockIndex: 0, delta: { reasoningContent: { text: 'thinking' } } }),
+    event('contentBlockDelta', { contentBlockIndex: 1, delta: { text: 'Hel' }, p: 'a' }),
+    event('contentBlockDelta', { contentBlockIndex: 1, delta: { text: 'lo ü' } }),
+    event('contentBlockStop', { contentBlockIndex: 1 }),
+    event('contentBlockStart', { contentBlockIndex: 2, start: { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather' } } }),
+    event('contentBlockDelta', { contentBlockIndex: 2, delta: { toolUse: { input: '{"ci' } } }),
+    event('contentBlockDelta', { contentBlockIndex: 2, delta: { toolUse: { input: 'ty":"Pa' } } }),
+    event('contentBlockDelta', { contentBlockIndex: 2, delta: { toolUse: { input: 'ris"}' } } }),
+    event('contentBlockStop', { contentBlockIndex: 2 }),
+    event('messageStop', { stopReason: 'tool_use' }),
+    event('metadata', { usage: USAGE, metrics: { latencyMs: 10 } }),
+  ];
+}
+
+const STREAM_REQUEST: ChatCompletionRequest = { model: 'x', messages: [], stream: true, stream_options: { include_usage: true } };
+const PLAIN_STREAM: ChatCompletionRequest = { model: 'x', messages: [], stream: true };
+
+function decodeAll(reads: Buffer[], request: ChatCompletionRequest = STREAM_REQUEST): { chunks: ChatCompletionChunk[]; complete: boolean; perRead: number[]; usage: CompletionUsage | null | undefined } {
+  const decoder = bedrockAdapter.createStreamDecoder(target(), request);
+  const chunks: ChatCompletionChunk[] = [];
+  const perRead: number[] = [];
+  for (const read of reads) {
+    const out = decoder.push(read);
+    perRead.push(out.length);
+    chunks.push(...out);
+  }
+  const tail = decoder.end();
+  chunks.push(...tail.chunks);
+  return { chunks, complete: tail.complete, perRead, usage: tail.usage };
+}
+
+function deltas(chunks: ChatCompletionChunk[]): any[] {
+  return chunks.flatMap((chunk) => (chunk.choices as any[]).map((choice) => choice.delta));
+}
+
+describe('bedrock vendor row and registry', () => {
+  it('registers the bedrock format and a vendor priced from the aws catalogue', () => {
+    expect(adapterFor('bedrock')).toBe(bedrockAdapter);
+    const vendor = vendorById('bedrock');
+    expect(vendor).toMatchObject({ format: 'bedrock', auth: { kind: 'none' }, keyEnv: ['AWS_BEARER_TOKEN_BEDROCK'], regionEnv: ['AWS_REGION', 'AWS_DEFAULT_REGION'], catalogId: 'aws' });
+    expect(findProvider({ providerId: 'aws' })?.id).toBe('aws');
+  });
+});
+
+describe('bedrockAdapter.buildChatRequest: URL and headers', () => {
+  it('fills the region into the default base URL and percent-encodes the model id', () => {
+    const built = bedrockAdapter.buildChatRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, target());
+    expect(built.url).toBe('https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse');
+    expect(built.method).toBe('POST');
+    expect(built.headers['content-type']).toBe('application/json');
+    expect(built.headers.authorization).toBeUndefined();
+    const eu = bedrockAdapter.buildChatRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }], stream: true }, target({ options: { region: 'eu-west-3' } }));
+    expect(eu.url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse-stream');
+  });
+
+  it('uses a base URL without {region} as it is and sends operator headers', () => {
+    const built = bedrockAdapter.buildChatRequest(
+      { model: 'x', messages: [{ role: 'user', content: 'hi' }] },
+      target({ baseUrl: 'http://127.0.0.1:9/', model: 'us.amazon.nova-pro-v1:0', headers: { 'x-team': 'a' }, options: { region: 'eu-west-1' } }),
+    );
+    expect(built.url).toBe('http://127.0.0.1:9/model/us.amazon.nova-pro-v1%3A0/converse');
+    expect(built.headers['x-team']).toBe('a');
+  });
+});
+
+describe('bedrockAdapter.buildChatRequest: the Converse body', () => {
+  it('moves system and developer messages to system and merges consecutive user turns', () => {
+    const out = body({
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'developer', content: [{ type: 'text', text: 'no emoji' }] },
+        { role: 'user', content: 'hi' },
+        { role: 'user', content: [{ type: 'text', text: 'there' }] },
+      ],
+      seed: 7,
+      user: 'bob',
+      metadata: { a: '1' },
+    });
+    expect(out).toEqual({
+      system: [{ text: 'be brief' }, { text: 'no emoji' }],
+      messages: [{ role: 'user', content: [{ text: 'hi' }, { text: 'there' }] }],
+    });
+  });
+
+  it('maps a data: URL image part to image bytes with its format', () => {
+    const out = body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }, { type: 'image_url', image_url: { url: `data:image/jpg;base64,${PNG}`, detail: 'low' } }] }] });
+    expect(out.messages[0].content).toEqual([
+      { text: 'what is this?' },
+      { image: { format: 'png', source: { bytes: PNG } } },
+      { image: { format: 'jpeg', source: { bytes: PNG } } },
+    ]);
+  });
+
+  it('rejects http image URLs, unknown image types and unsupported parts with a 400', () => {
+    const http = rejects({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] });
+    expect(http.status).toBe(400);
+    expect(http.message).toMatch(/data: URLs/);
+    expect(http.param).toBe('messages.0.content.0');
+    expect(rejects({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/bmp;base64,${PNG}` } }] }] }).message).toMatch(/image\/bmp/);
+    expect(rejects({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }] }).status).toBe(400);
+    expect(rejects({ messages: [{ role: 'function', content: 'x', name: 'f' }] }).status).toBe(400);
+    expect(rejects({ messages: [{ role: 'user', content: 'hi' }], n: 2 }).param).toBe('n');
+    expect(rejects({ messages: [{ role: 'system', content: 'only a system prompt' }] }).status).toBe(400);
+  });
+
+  it('maps max tokens, temperature, top_p and stop to inferenceConfig', () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    expect(body({ messages, max_tokens: 50, max_completion_tokens: 100, temperature: 0.3, top_p: 0.9, stop: 'END' }).inferenceConfig).toEqual({ maxTokens: 100, temperature: 0.3, topP: 0.9, stopSequences: ['END'] });
+    expect(body({ messages, max_tokens: 50, stop: ['a', 'b'] }).inferenceConfig).toEqual({ maxTokens: 50, stopSequences: ['a', 'b'] });
+    expect(body({ messages }).inferenceConfig).toBeUndefined();
+  });
+
+  const tools = [
+    { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+    { type: 'function', function: { name: 'noop' } },
+  ];
+
+  it('maps tools and every tool_choice', () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    const specs = [
+      { toolSpec: { name: 'get_weather', description: 'Weather for a city', inputSchema: { json: tools[0]!.function.parameters } } },
+      { toolSpec: { name: 'noop', inputSchema: { json: { type: 'object', properties: {} } } } },
+    ];
+    expect(body({ messages, tools }).toolConfig).toEqual({ tools: specs });
+    expect(body({ messages, tools, tool_choice: 'auto' }).toolConfig.toolChoice).toEqual({ auto: {} });
+    expect(body({ messages, tools, tool_choice: 'required' }).toolConfig.toolChoice).toEqual({ any: {} });
+    expect(body({ messages, tools, tool_choice: { type: 'function', function: { name: 'noop' } } }).toolConfig.toolChoice).toEqual({ tool: { name: 'noop' } });
+    expect(body({ messages, tools, tool_choice: 'none' }).toolConfig).toBeUndefined();
+  });
+
+  it('maps assistant tool calls to toolUse and tool messages to merged toolResult blocks in a user turn', () => {
+    const out = body({
+      tools,
+      tool_choice: 'none',
+      messages: [
+        { role: 'user', content: 'weather in Paris and Rome?' },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+        { role: 'tool', tool_call_id: 'call_2', content: [{ type: 'text', text: 'rainy' }] },
+        { role: 'user', content: 'thanks' },
+      ],
+    });
+    expect(out.messages).toEqual([
+      { role: 'user', content: [{ text: 'weather in Paris and Rome?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { toolUse: { toolUseId: 'call_1', name: 'get_weather', input: { city: 'Paris' } } },
+          { toolUse: { toolUseId: 'call_2', name: 'get_weather', input: { city: 'Rome' } } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { toolResult: { toolUseId: 'call_1', content: [{ text: 'sunny' }] } },
+          { toolResult: { toolUseId: 'call_2', content: [{ text: 'rainy' }] } },
+          { text: 'thanks' },
+        ],
+      },
+    ]);
+    // tool_choice none cannot drop the tools here: Converse needs toolConfig next to toolUse blocks.
+    expect(out.toolConfig.tools).toHaveLength(2);
+    expect(out.toolConfig.toolChoice).toBeUndefined();
+    expect(rejects({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }).status).toBe(400);
+  });
+
+  it('maps a json_schema response_format to outputConfig and drops json_object', () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    expect(body({ messages, response_format: { type: 'json_schema', json_schema: { name: 'thing', schema } } }).outputConfig).toEqual({
+      textFormat: { type: 'json_schema', structure: { jsonSchema: { schema: JSON.stringify(schema), name: 'thing' } } },
+    });
+    expect(body({ messages, response_format: { type: 'json_object' } }).outputConfig).toBeUndefined();
+  });
+
+  it('does not mutate the request', () => {
+    const request: ChatCompletionRequest = { model: 'x', messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }], tools, stop: 'x' };
+    const copy = structuredClone(request);
+    bedrockAdapter.buildChatRequest(request, target());
+    expect(request).toEqual(copy);
+  });
+});
+
+describe('bedrockAdapter.parseChatResponse', () => {
+  it('maps text, reasoning, tool use, stop reason and usage', () => {
+    const completion = bedrockAdapter.parseChatResponse(
+      {
+        output: {
+          message: {
+            role: 'assistant',
+            content: [
+              { reasoningContent: { reasoningText: { text: 'Let me think.', signature: 'sig' } } },
+              { text: 'Checking.' },
+              { toolUse: { toolUseId: 'tooluse_9', name: 'get_weather', input: { city: 'Paris' } } },
+            ],
+          },
+        },
+        stopReason: 'tool_use',
+        usage: USAGE,
+        metrics: { latencyMs: 5 },
+      },
+      target(),
+    );
+    expect(completion).toMatchObject({ object: 'chat.completion', model: MODEL });
+    expect(completion.id).toMatch(/^chatcmpl-/);
+    expect(completion.choices).toEqual([
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: 'Checking.',
+          reasoning_content: 'Let me think.',
+          tool_calls: [{ id: 'tooluse_9', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+          refusal: null,
+        },
+        finish_reason: 'tool_calls',
+        logprobs: null,
+      },
+    ]);
+    expect(completion.usage).toEqual({
+      prompt_tokens: 7000,
+      completion_tokens: 300,
+      total_tokens: 7300,
+      prompt_tokens_details: { cached_tokens: 5000, cache_write_tokens: 800 },
+    });
+  });
+
+  it.each([
+    ['end_turn', 'stop'],
+    ['stop_sequence', 'stop'],
+    ['max_tokens', 'length'],
+    ['tool_use', 'tool_calls'],
+    ['guardrail_intervened', 'content_filter'],
+    ['content_filtered', 'content_filter'],
+  ])('maps stopReason %s to %s', (stopReason, expected) => {
+    const completion = bedrockAdapter.parseChatResponse({ output: { message: { role: 'assistant', content: [{ text: 'x' }] } }, stopReason, usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }, target());
+    expect((completion.choices[0] as any).finish_reason).toBe(expected);
+    expect(completion.usage).toEqual({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 } });
+  });
+
+  it('gives null content for a tool-only answer and a 502 for a body that is not a Converse answer', () => {
+    const completion = bedrockAdapter.parseChatResponse({ output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'f', input: {} } }] } }, stopReason: 'tool_use' }, target());
+    expect((completion.choices[0] as any).message.content).toBeNull();
+    expect(() => bedrockAdapter.parseChatResponse({ choices: [] }, target())).toThrow(GatewayError);
+  });
+});
+
+describe('bedrockAdapter stream decoder (AWS event stream)', () => {
+  const expected = [
+    { role: 'assistant', content: '' },
+    { reasoning_content: 'thinking' },
+    { content: 'Hel' },
+    { content: 'lo ü' },
+    { tool_calls: [{ index: 0, id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+    { tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] },
+    { tool_calls: [{ index: 0, function: { arguments: 'ty":"Pa' } }] },
+    { tool_calls: [{ index: 0, function: { arguments: 'ris"}' } }] },
+    {},
+  ];
+
+  it('decodes whole frames into OpenAI chunks, finish reason and a usage chunk', () => {
+    const { chunks, complete, perRead } = decodeAll(nativeStream());
+    expect(complete).toBe(true);
+    expect(deltas(chunks)).toEqual(expected);
+    // Arguments are relayed as they arrive, one chunk per native delta, never buffered.
+    expect(perRead).toEqual([1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1]);
+    const finish = chunks[chunks.length - 2] as ChatCompletionChunk;
+    expect((finish.choices[0] as any).finish_reason).toBe('tool_calls');
+    const last = chunks[chunks.length - 1] as ChatCompletionChunk;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toEqual({ prompt_tokens: 7000, completion_tokens: 300, total_tokens: 7300, prompt_tokens_details: { cached_tokens: 5000, cache_write_tokens: 800 } });
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+    expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
+  });
+
+  it('keeps usage out of the stream when the client did not ask for it, and reports it to the gateway', () => {
+    const { chunks, usage, complete } = decodeAll(nativeStream(), PLAIN_STREAM);
+    expect(complete).toBe(true);
+    expect(chunks.every((chunk) => chunk.choices.length === 1 && !chunk.usage)).toBe(true);
+    expect(usage).toMatchObject({ prompt_tokens: 7000, completion_tokens: 300 });
+  });
+
+  it('reassembles frames split at every byte and at arbitrary boundaries', () => {
+    const all = Buffer.concat(nativeStream());
+    const bytewise = [...all].map((byte) => Buffer.from([byte]));
+    expect(deltas(decodeAll(bytewise).chunks)).toEqual(expected);
+    const uneven: Buffer[] = [];
+    for (let i = 0, size = 1; i < all.length; i += size, size = (size * 7) % 61 + 1) uneven.push(all.subarray(i, i + size));
+    const decoded = decodeAll(uneven);
+    expect(deltas(decoded.chunks)).toEqual(expected);
+    expect(decoded.complete).toBe(true);
+  });
+
+  it('reports an incomplete stream when messageStop never came or a frame is cut', () => {
+    expect(decodeAll(nativeStream().slice(0, 5)).complete).toBe(false);
+    const all = Buffer.concat(nativeStream());
+    expect(decodeAll([all.subarray(0, all.length - 3)]).complete).toBe(false);
+  });
+
+  it('turns exception frames into retryable GatewayErrors, keeping what came before', () => {
+    const decoder = bedrockAdapter.createStreamDecoder(target(), PLAIN_STREAM);
+    const before = decoder.push(Buffer.concat([event('messageStart', { role: 'assistant' }), event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'partial' } }), exception('modelStreamErrorException', 'The model stream failed.')]));
+    expect(deltas(before)).toEqual([{ role: 'assistant', content: '' }, { content: 'partial' }]);
+    let error: unknown;
+    try {
+      decoder.end();
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ status: 502, retryable: true, code: 'modelStreamErrorException', message: 'bedrock: The model stream failed.' });
+
+    const throttled = bedrockAdapter.createStreamDecoder(target(), PLAIN_STREAM);
+    expect(() => throttled.push(exception('throttlingException', 'Too many requests, please wait before trying again.'))).toThrow(
+      expect.objectContaining({ status: 429, type: 'rate_limit_error', retryable: true }),
+    );
+  });
+
+  it('rejects a frame whose checksum is wrong', () => {
+    const bad = Buffer.from(event('messageStart', { role: 'assistant' }));
+    bad.writeUInt8(bad.readUInt8(bad.length - 1) ^ 0xff, bad.length - 1);
+    expect(() => bedrockAdapter.createStreamDecoder(target(), PLAIN_STREAM).push(bad)).toThrow(expect.objectContaining({ status: 502, code: 'invalid_upstream_response' }));
+  });
+});
+
+describe('bedrockAdapter.parseError', () => {
+  const awsError = (type: string) => ({ 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, 'content-type': 'application/json' });
+
+  it.each([
+    [400, 'ValidationException', 400, 'invalid_request_error', false],
+    [403, 'AccessDeniedException', 403, 'permission_error', false],
+    [403, 'UnrecognizedClientException', 401, 'authentication_error', false],
+    [403, 'InvalidSignatureException', 401, 'authentication_error', false],
+    [404, 'ResourceNotFoundException', 404, 'not_found_error', false],
+    [429, 'ThrottlingException', 429, 'rate_limit_error', true],
+    [408, 'ModelTimeoutException', 408, 'timeout_error', true],
+    [500, 'InternalServerException', 500, 'upstream_error', true],
+    [503, 'ServiceUnavailableException', 503, 'service_unavailable', true],
+    [429, 'ModelNotReadyException', 429, 'rate_limit_error', true],
+  ])('maps HTTP %i %s to %i %s', (status, type, expectedStatus, expectedType, retryable) => {
+    const error = bedrockAdapter.parseError(status, { ...awsError(type), 'retry-after': '3' }, JSON.stringify({ message: `what ${type} says` }), target());
+    expect(error).toMatchObject({ status: expectedStatus, type: expectedType, code: type, retryable, upstreamStatus: status, message: `bedrock: what ${type} says` });
+    expect(error.headers).toEqual({ 'retry-after': '3' });
+  });
+
+  it('copes with a capitalised Message, a __type field and a body that is not JSON', () => {
+    expect(bedrockAdapter.parseError(400, {}, '{"__type":"com.amazon.coral.validate#ValidationException","Message":"bad"}', target())).toMatchObject({ code: 'ValidationException', message: 'bedrock: bad' });
+    expect(bedrockAdapter.parseError(502, {}, '<html>Bad Gateway</html>', target())).toMatchObject({ status: 502, type: 'upstream_error', retryable: true, message: 'bedrock: <html>Bad Gateway</html>' });
+  });
+});
+
+describe('bedrockAdapter.authorize', () => {
+  const request = (): UpstreamRequest => bedrockAdapter.buildChatRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, target({ options: { region: 'eu-central-1' } }));
+  const saved = { ...process.env };
+  afterEach(() => {
+    for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_BEARER_TOKEN_BEDROCK']) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  });
+
+  /** SigV4 computed independently, step by step as AWS documents it, to check the adapter's signature. */
+  function expectedSignature(signed: UpstreamRequest, secret: string, region: string): string {
+    const url = new URL(signed.url);
+    const names = Object.keys(signed.headers).filter((name) => name !== 'authorization').sort();
+    const canonicalPath = url.pathname.split('/').map((segment) => encodeURIComponent(segment)).join('/');
+    const payloadHash = createHash('sha256').update(signed.body ?? '').digest('hex');
+    const canonical = ['POST', canonicalPath, '', ...names.map((n) => `${n}:${String(signed.headers[n]).trim()}`), '', names.join(';'), payloadHash].join('\n');
+    const date = signed.headers['x-amz-date'] as string;
+    const scope = `${date.slice(0, 8)}/${region}/bedrock/aws4_request`;
+    const toSign = ['AWS4-HMAC-SHA256', date, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
+    let key: Buffer = createHmac('sha256', `AWS4${secret}`).update(date.slice(0, 8)).digest();
+    for (const part of [region, 'bedrock', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
+    return createHmac('sha256', key).update(toSign).digest('hex');
+  }
+
+  it('signs with SigV4 for the configured region, over the double-encoded path and the body', async () => {
+    const t = target({ options: { region: 'eu-central-1' } });
+    const signed = await bedrockAdapter.authorize!(request(), t);
+    const auth = signed.headers.authorization as string;
+    expect(auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-central-1\/bedrock\/aws4_request, SignedHeaders=content-type;host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
+    expect(signed.headers.host).toBe('bedrock-runtime.eu-central-1.amazonaws.com');
+    expect(signed.headers['x-amz-content-sha256']).toBe(createHash('sha256').update(signed.body ?? '').digest('hex'));
+    expect(auth.split('Signature=')[1]).toBe(expectedSignature(signed, 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', 'eu-central-1'));
+    expect(signed.body).toBe(request().body);
+  });
+
+  it('adds the session token of a three-part key and takes the region from the host when none is configured', async () => {
+    const t = target({ apiKey: 'AKID:SECRET:SESSIONTOKEN', baseUrl: 'https://bedrock-runtime.ap-south-1.amazonaws.com' });
+    const built = bedrockAdapter.buildChatRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, t);
+    const signed = await bedrockAdapter.authorize!(built, t);
+    expect(signed.headers['x-amz-security-token']).toBe('SESSIONTOKEN');
+    expect(signed.headers.authorization).toContain('/ap-south-1/bedrock/aws4_request');
+    expect(signed.headers.authorization).toContain('x-amz-security-token');
+  });
+
+  it('sends a Bedrock API key as a bearer token', async () => {
+    const signed = await bedrockAdapter.authorize!(request(), target({ apiKey: 'ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl' }));
+    expect(signed.headers.authorization).toBe('Bearer ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl');
+    expect(signed.headers['x-amz-date']).toBeUndefined();
+  });
+
+  it('falls back to AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, then AWS_BEARER_TOKEN_BEDROCK, else 401', async () => {
+    delete process.env.AWS_ACCESS_KEY_ID;
+    delete process.env.AWS_SECRET_ACCESS_KEY;
+    delete process.env.AWS_SESSION_TOKEN;
+    delete process.env.AWS_BEARER_TOKEN_BEDROCK;
+    await expect(bedrockAdapter.authorize!(request(), target({ apiKey: null }))).rejects.toMatchObject({ status: 401, type: 'authentication_error' });
+    process.env.AWS_BEARER_TOKEN_BEDROCK = 'envtoken';
+    expect((await bedrockAdapter.authorize!(request(), target({ apiKey: null }))).headers.authorization).toBe('Bearer envtoken');
+    process.env.AWS_ACCESS_KEY_ID = 'AKIDENV';
+    process.env.AWS_SECRET_ACCESS_KEY = 'SECRETENV';
+    expect((await bedrockAdapter.authorize!(request(), target({ apiKey: null }))).headers.authorization).toContain('Credential=AKIDENV/');
+    await expect(bedrockAdapter.authorize!(request(), target({ apiKey: 'a:b:c:d' }))).rejects.toMatchObject({ status: 401 });
+  });
+});
+
+describe('bedrock cost contract', () => {
+  const provider = resolveRuntimeConfig({ api: {}, file: configFileSchema.parse({ providers: { bedrock: { api_key: 'AKID:SECRET' } } }) }, {}, 1).providers.get('bedrock');
+
+  function expectCatalogPrice(usage: CompletionUsage): void {
+    if (!provider) throw new Error('no bedrock provider');
+    const reference = calcPrice(
+      { input_tokens: USAGE.inputTokens + USAGE.cacheReadInputTokens + USAGE.cacheWriteInputTokens, output_tokens: USAGE.outputTokens, cache_read_tokens: USAGE.cacheReadInputTokens, cache_write_tokens: USAGE.cacheWriteInputTokens },
+      MODEL,
+      { providerId: 'aws' },
+    );
+    expect(reference?.total_price).toBeGreaterThan(0);
+    const cost = costOf(provider, MODEL, tokenUsageFromOpenAI(usage));
+    expect(cost.source).toBe('catalog');
+    expect(Math.abs(cost.usd - (reference?.total_price ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+  }
+
+  it('prices a Converse answer with cache reads and writes exactly as genai-prices does', () => {
+    const completion = bedrockAdapter.parseChatResponse({ output: { message: { role: 'assistant', content: [{ text: 'x' }] } }, stopReason: 'end_turn', usage: USAGE }, target());
+    expectCatalogPrice(completion.usage as CompletionUsage);
+  });
+
+  it('prices a ConverseStream answer the same way', () => {
+    const usage = decodeAll(nativeStream()).chunks.at(-1)?.usage;
+    expectCatalogPrice(usage as CompletionUsage);
+  });
+});

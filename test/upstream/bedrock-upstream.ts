@@ -1,0 +1,413 @@
+// A scripted upstream that speaks Amazon Bedrock's Converse / ConverseStream wire format: it verifies SigV4
+// signatures (recomputed server-side with @smithy/signature-v4) or a Bedrock API key, validates the request as
+// Converse does, and streams real binary event-stream frames encoded with @smithy/eventstream-codec.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { LiveExchange, readBody } from './exchange.js';
+
+export type BedrockMode =
+  | { kind: 'ok' }
+  /** An AWS REST-JSON error: `{"message"}` with `x-amzn-errortype: <errorType>:...`. */
+  | { kind: 'error'; status: number; errorType: string; message: string; headers?: Record<string, string> }
+  /** Streams `afterEvents` events, then an exception frame (`throttlingException`, `modelStreamErrorException`, ...). */
+  | { kind: 'stream-exception'; exceptionType: string; message: string; afterEvents: number }
+  /** Streams the answer cut into `bytes`-sized writes, so frames straddle network reads. */
+  | { kind: 'split'; bytes: number }
+  /** Streams `afterEvents` events, then ends the body without messageStop. */
+  | { kind: 'truncate'; afterEvents: number };
+
+export interface BedrockCall {
+  method: string;
+  /** The raw path as received (model id still percent-encoded). */
+  path: string;
+  modelId: string;
+  action: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+}
+
+export interface BedrockUpstreamOptions {
+  /** Region the signature's credential scope must name (default us-east-1). */
+  region?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** When set, SigV4 requests must carry it as x-amz-security-token. */
+  sessionToken?: string;
+  /** A Bedrock API key accepted as `Authorization: Bearer <key>`. */
+  apiKey?: string;
+}
+
+export interface BedrockUpstream {
+  url: string;
+  calls: BedrockCall[];
+  setMode(mode: BedrockMode): void;
+  enqueue(...modes: BedrockMode[]): void;
+  /** Cache tokens reported in later answers' usage (cacheReadInputTokens / cacheWriteInputTokens). */
+  setCache(cache: { read: number; write: number }): void;
+  /** Reasoning text later answers carry as a reasoningContent block. */
+  setReasoning(text: string | null): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const ALLOWED_FIELDS = new Set([
+  'messages', 'system', 'inferenceConfig', 'toolConfig', 'guardrailConfig', 'additionalModelRequestFields', 'promptVariables',
+  'additionalModelResponseFieldPaths', 'requestMetadata', 'performanceConfig', 'outputConfig',
+]);
+const BLOCK_MEMBERS = ['text', 'image', 'document', 'video', 'toolUse', 'toolResult', 'guardContent', 'cachePoint', 'reasoningContent'];
+const IMAGE_FORMATS = new Set(['png', 'jpeg', 'gif', 'webp']);
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+
+class ValidationError extends Error {}
+
+function isRecord(value: unknown): value is Record<string, any> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new ValidationError(message);
+}
+
+/** Validates a Converse body the way the service does, with its wording for the common mistakes. */
+function validateConverse(body: unknown): void {
+  check(isRecord(body), 'Malformed input request, please reformat your input and try again.');
+  for (const key of Object.keys(body)) check(ALLOWED_FIELDS.has(key), `Malformed input request: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
+  const messages = body.messages;
+  check(Array.isArray(messages) && messages.length > 0, 'The messages field is required and must contain at least one message.');
+  check(messages[0]?.role === 'user', 'A conversation must start with a user message. Try again with a conversation that starts with a user message.');
+  const toolUseIds = new Set<string>();
+  messages.forEach((message: any, i: number) => {
+    check(message.role === 'user' || message.role === 'assistant', `messages.${i}.role must be one of [user, assistant].`);
+    if (i > 0) check(messages[i - 1].role !== message.role, 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.');
+    check(Array.isArray(message.content) && message.content.length > 0, `messages.${i}.content must contain at least one content block.`);
+    message.content.forEach((block: any, j: number) => {
+      const where = `messages.${i}.content.${j}`;
+      const members = isRecord(block) ? Object.keys(block).filter((key) => BLOCK_MEMBERS.includes(key)) : [];
+      check(members.length === 1 && Object.keys(block).length === 1, `The content block at ${where} must set exactly one member.`);
+      if ('text' in block) check(typeof block.text === 'string' && block.text.trim() !== '', `The text field in the ContentBlock object at ${where} is blank. Add text to the text field, and try again.`);
+      if ('image' in block) {
+        check(IMAGE_FORMATS.has(block.image?.format), `${where}.image.format must be one of [png, jpeg, gif, webp].`);
+        const bytes = block.image?.source?.bytes;
+        check(typeof bytes === 'string' && bytes !== '' && Buffer.from(bytes, 'base64').toString('base64') === bytes, `${where}.image.source.bytes must be base64.`);
+      }
+      if ('toolUse' in block) {
+        check(message.role === 'assistant', `${where}: toolUse blocks belong to assistant messages.`);
+        check(typeof block.toolUse.toolUseId === 'string' && typeof block.toolUse.name === 'string' && isRecord(block.toolUse.input), `${where}.toolUse needs toolUseId, name and an object input.`);
+        toolUseIds.add(block.toolUse.toolUseId);
+      }
+      if ('toolResult' in block) {
+        check(message.role === 'user', `${where}: toolResult blocks belong to user messages.`);
+        check(toolUseIds.has(block.toolResult.toolUseId), `${where}.toolResult.toolUseId does not match any toolUse block.`);
+        check(Array.isArray(block.toolResult.content), `${where}.toolResult.content must be a list.`);
+      }
+      if (('toolUse' in block || 'toolResult' in block) && !isRecord(body.toolConfig)) {
+        throw new ValidationError('The toolConfig field must be defined when using toolUse and toolResult content blocks.');
+      }
+    });
+  });
+  if (body.system !== undefined) check(Array.isArray(body.system) && body.system.every((s: any) => typeof s.text === 'string'), 'system must be a list of {text} blocks.');
+  const inference = body.inferenceConfig;
+  if (inference !== undefined) {
+    check(isRecord(inference), 'inferenceConfig must be an object.');
+    if (inference.maxTokens !== undefined) check(Number.isInteger(inference.maxTokens) && inference.maxTokens >= 1, 'inferenceConfig.maxTokens must be at least 1.');
+    if (inference.temperature !== undefined) check(inference.temperature >= 0 && inference.temperature <= 1, 'inferenceConfig.temperature must be between 0 and 1.');
+    if (inference.topP !== undefined) check(inference.topP >= 0 && inference.topP <= 1, 'inferenceConfig.topP must be between 0 and 1.');
+    if (inference.stopSequences !== undefined) check(Array.isArray(inference.stopSequences), 'inferenceConfig.stopSequences must be a list.');
+  }
+  if (body.toolConfig !== undefined) {
+    const tools = body.toolConfig.tools;
+    check(Array.isArray(tools) && tools.length > 0, 'toolConfig.tools must contain at least one tool.');
+    tools.forEach((tool: any, i: number) => {
+      check(typeof tool.toolSpec?.name === 'string' && isRecord(tool.toolSpec?.inputSchema?.json), `toolConfig.tools.${i}.toolSpec needs a name and inputSchema.json.`);
+    });
+    const choice = body.toolConfig.toolChoice;
+    if (choice !== undefined) {
+      check(isRecord(choice) && Object.keys(choice).length === 1 && ['auto', 'any', 'tool'].includes(Object.keys(choice)[0] as string), 'toolConfig.toolChoice must set one of auto, any, tool.');
+      if (choice.tool) check(tools.some((tool: any) => tool.toolSpec.name === choice.tool.name), `toolChoice names an unknown tool ${choice.tool.name}.`);
+    }
+  }
+}
+
+interface Answer {
+  blocks: Array<{ text: string } | { toolUse: { toolUseId: string; name: string; input: Record<string, unknown> } } | { reasoningContent: { reasoningText: { text: string } } }>;
+  stopReason: string;
+  usage: Record<string, number>;
+}
+
+function textOfBlocks(blocks: any[]): string {
+  return blocks.filter((block) => typeof block.text === 'string').map((block) => block.text as string).join(' ');
+}
+
+function estimateTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+/** Echoes the last user text; calls a tool when forced or asked to ("use the tool"); answers tool results. */
+function planAnswer(body: any, cache: { read: number; write: number }, reasoning: string | null): Answer {
+  const last = body.messages[body.messages.length - 1];
+  const lastText = last.role === 'user' ? textOfBlocks(last.content) : '';
+  const results = last.role === 'user' ? last.content.filter((block: any) => block.toolResult) : [];
+  const tools: any[] = body.toolConfig?.tools ?? [];
+  const choice = body.toolConfig?.toolChoice;
+  const blocks: Answer['blocks'] = [];
+  if (reasoning) blocks.push({ reasoningContent: { reasoningText: { text: reasoning } } });
+  let stopReason = 'end_turn';
+  if (results.length > 0) {
+    const said = results.map((block: any) => textOfBlocks(block.toolResult.content) || JSON.stringify(block.toolResult.content)).join(' ');
+    blocks.push({ text: `tool said: ${said}` });
+  } else if (tools.length > 0 && (choice?.any || choice?.tool || /use the tool/i.test(lastText))) {
+    const name: string = choice?.tool?.name ?? tools[0].toolSpec.name;
+    blocks.push({ toolUse: { toolUseId: `tooluse_${randomUUID().replace(/-/g, '').slice(0, 22)}`, name, input: { city: 'Paris', query: lastText, days: 3 } } });
+    stopReason = 'tool_use';
+  } else {
+    let text = `echo: ${lastText}`;
+    for (const stop of body.inferenceConfig?.stopSequences ?? []) {
+      const at = text.indexOf(stop);
+      if (at >= 0) {
+        text = text.slice(0, at);
+        stopReason = 'stop_sequence';
+      }
+    }
+    const maxTokens = body.inferenceConfig?.maxTokens;
+    if (typeof maxTokens === 'number' && estimateTokens(text) > maxTokens) {
+      text = text.slice(0, maxTokens * 4);
+      stopReason = 'max_tokens';
+    }
+    blocks.push({ text });
+  }
+  const prompt = JSON.stringify(body.messages) + JSON.stringify(body.system ?? []);
+  const inputTokens = estimateTokens(prompt);
+  const outputTokens = estimateTokens(JSON.stringify(blocks));
+  const usage: Record<string, number> = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens + cache.read + cache.write };
+  if (cache.read > 0) usage.cacheReadInputTokens = cache.read;
+  if (cache.write > 0) usage.cacheWriteInputTokens = cache.write;
+  return { blocks, stopReason, usage };
+}
+
+function frame(headers: Record<string, string>, payload: unknown): Uint8Array {
+  const encoded: Record<string, { type: 'string'; value: string }> = {};
+  for (const [name, value] of Object.entries(headers)) encoded[name] = { type: 'string', value };
+  return codec.encode({ headers: encoded, body: fromUtf8(JSON.stringify(payload)) });
+}
+
+function eventFrame(type: string, payload: Record<string, unknown>): Uint8Array {
+  // Bedrock pads events with a `p` field so their sizes do not reveal the tokens.
+  return frame({ ':event-type': type, ':content-type': 'application/json', ':message-type': 'event' }, { ...payload, p: 'abcdefgh'.slice(0, 1 + (Object.keys(payload).length % 8)) });
+}
+
+function pieces(text: string, count: number): string[] {
+  const size = Math.max(1, Math.ceil(text.length / count));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/** The ConverseStream event sequence for an answer. */
+function streamEvents(answer: Answer): Uint8Array[] {
+  const events = [eventFrame('messageStart', { role: 'assistant' })];
+  answer.blocks.forEach((block, index) => {
+    if ('toolUse' in block) {
+      const { toolUseId, name, input } = block.toolUse;
+      events.push(eventFrame('contentBlockStart', { contentBlockIndex: index, start: { toolUse: { toolUseId, name } } }));
+      for (const piece of pieces(JSON.stringify(input), 4)) events.push(eventFrame('contentBlockDelta', { contentBlockIndex: index, delta: { toolUse: { input: piece } } }));
+    } else if ('reasoningContent' in block) {
+      for (const piece of pieces(block.reasoningContent.reasoningText.text, 2)) events.push(eventFrame('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { text: piece } } }));
+    } else {
+      for (const piece of pieces(block.text, 3)) events.push(eventFrame('contentBlockDelta', { contentBlockIndex: index, delta: { text: piece } }));
+    }
+    events.push(eventFrame('contentBlockStop', { contentBlockIndex: index }));
+  });
+  events.push(eventFrame('messageStop', { stopReason: answer.stopReason }));
+  events.push(eventFrame('metadata', { usage: answer.usage, metrics: { latencyMs: 12 } }));
+  return events;
+}
+
+function errorHeaders(errorType: string): Record<string, string> {
+  return { 'content-type': 'application/json', 'x-amzn-errortype': `${errorType}:http://internal.amazon.com/coral/com.amazon.bedrock/`, 'x-amzn-requestid': randomUUID() };
+}
+
+function sendAwsError(res: ServerResponse, status: number, errorType: string, message: string, extra: Record<string, string> = {}): void {
+  const body = JSON.stringify({ message });
+  res.writeHead(status, { ...errorHeaders(errorType), ...extra, 'content-length': String(Buffer.byteLength(body)) });
+  res.end(body);
+}
+
+/** `20240101T000000Z` → Date. */
+function amzDate(value: string): Date | null {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
+  return m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) : null;
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+class ScriptedBedrock implements BedrockUpstream {
+  url = '';
+  readonly calls: BedrockCall[] = [];
+  private mode: BedrockMode = { kind: 'ok' };
+  private queue: BedrockMode[] = [];
+  private cache = { read: 0, write: 0 };
+  private reasoning: string | null = null;
+  private readonly server: Server;
+
+  constructor(private readonly options: BedrockUpstreamOptions) {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch(() => {
+        if (!res.headersSent) sendAwsError(res, 500, 'InternalServerException', 'The server encountered an internal error.');
+        else res.destroy();
+      });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  setMode(mode: BedrockMode): void {
+    this.mode = mode;
+  }
+
+  enqueue(...modes: BedrockMode[]): void {
+    this.queue.push(...modes);
+  }
+
+  setCache(cache: { read: number; write: number }): void {
+    this.cache = cache;
+  }
+
+  setReasoning(text: string | null): void {
+    this.reasoning = text;
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.queue = [];
+    this.mode = { kind: 'ok' };
+    this.cache = { read: 0, write: 0 };
+    this.reasoning = null;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const rawUrl = req.url ?? '/';
+    const path = rawUrl.split('?')[0] as string;
+    const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(path);
+    let body: unknown;
+    try {
+      body = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : undefined;
+    } catch {
+      body = undefined;
+    }
+    this.calls.push({ method: req.method ?? '', path, modelId: route ? decodeURIComponent(route[1] as string) : '', action: route?.[2] ?? '', headers: req.headers, body });
+    if (!route || req.method !== 'POST') return sendAwsError(res, 404, 'UnknownOperationException', `No operation matches ${req.method} ${path}`);
+    const denied = await this.authenticate(req, rawUrl, raw);
+    if (denied) return sendAwsError(res, 403, denied.type, denied.message);
+
+    const mode = this.queue.shift() ?? this.mode;
+    if (mode.kind === 'error') return sendAwsError(res, mode.status, mode.errorType, mode.message, mode.headers);
+    try {
+      validateConverse(body);
+    } catch (err) {
+      if (err instanceof ValidationError) return sendAwsError(res, 400, 'ValidationException', err.message);
+      throw err;
+    }
+    const answer = planAnswer(body, this.cache, this.reasoning);
+    const requestId = randomUUID();
+    if (route[2] === 'converse') {
+      const json = JSON.stringify({ output: { message: { role: 'assistant', content: answer.blocks } }, stopReason: answer.stopReason, usage: answer.usage, metrics: { latencyMs: 12 } });
+      res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': requestId, 'content-length': String(Buffer.byteLength(json)) });
+      res.end(json);
+      return;
+    }
+    await this.stream(new LiveExchange(req, res, Date.now()), streamEvents(answer), mode, requestId);
+  }
+
+  private async stream(exchange: LiveExchange, events: Uint8Array[], mode: BedrockMode, requestId: string): Promise<void> {
+    const { res } = exchange;
+    res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': requestId });
+    if (mode.kind === 'split') {
+      const bytes = Buffer.concat(events);
+      for (let i = 0; i < bytes.length; i += mode.bytes) {
+        res.write(bytes.subarray(i, i + mode.bytes));
+        if (!(await exchange.sleep(1))) return;
+      }
+      res.end();
+      return;
+    }
+    const cut = mode.kind === 'stream-exception' || mode.kind === 'truncate' ? mode.afterEvents : events.length;
+    for (const event of events.slice(0, cut)) {
+      res.write(event);
+      if (!(await exchange.sleep(1))) return;
+    }
+    if (mode.kind === 'stream-exception') {
+      res.write(frame({ ':exception-type': mode.exceptionType, ':content-type': 'application/json', ':message-type': 'exception' }, { message: mode.message }));
+    }
+    res.end();
+  }
+
+  /** SigV4 (recomputed here from the received request) or a Bedrock API key; null when the caller is who it claims. */
+  private async authenticate(req: IncomingMessage, rawUrl: string, raw: Buffer): Promise<{ type: string; message: string } | null> {
+    const authorization = headerValue(req, 'authorization');
+    if (!authorization) return { type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' };
+    const bearer = /^Bearer (.+)$/.exec(authorization);
+    if (bearer) return bearer[1] === this.options.apiKey ? null : { type: 'UnrecognizedClientException', message: 'Invalid API Key format: Must start with pre-defined prefix' };
+    const parsed = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(authorization);
+    if (!parsed) return { type: 'IncompleteSignatureException', message: 'Authorization header requires Credential, SignedHeaders and Signature.' };
+    const [, accessKeyId, , region, service, signedHeaders] = parsed as unknown as string[];
+    if (accessKeyId !== this.options.accessKeyId) return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+    const date = amzDate(headerValue(req, 'x-amz-date') ?? '');
+    const expectedRegion = this.options.region ?? 'us-east-1';
+    if (!date || region !== expectedRegion || service !== 'bedrock') {
+      return { type: 'InvalidSignatureException', message: `Credential should be scoped to a valid region and service: ${expectedRegion}/bedrock.` };
+    }
+    if (this.options.sessionToken && headerValue(req, 'x-amz-security-token') !== this.options.sessionToken) {
+      return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+    }
+    const headers: Record<string, string> = {};
+    for (const name of (signedHeaders as string).split(';')) {
+      // Recomputed from the body below, so a body that does not match its declared hash fails the check.
+      if (name === 'x-amz-content-sha256' || name === 'x-amz-date') continue;
+      const value = headerValue(req, name);
+      if (value !== undefined) headers[name] = value;
+    }
+    const url = new URL(rawUrl, `http://${headerValue(req, 'host') ?? 'localhost'}`);
+    const query: Record<string, string> = {};
+    for (const [name, value] of url.searchParams) query[name] = value;
+    const signer = new SignatureV4({
+      service: 'bedrock',
+      region: expectedRegion,
+      credentials: { accessKeyId: accessKeyId as string, secretAccessKey: this.options.secretAccessKey ?? '', ...(this.options.sessionToken ? { sessionToken: this.options.sessionToken } : {}) },
+      sha256: Sha256,
+    });
+    const expected = await signer.sign(
+      { method: req.method ?? 'POST', protocol: 'http:', hostname: url.hostname, path: url.pathname, query, headers, body: raw.toString('utf8') },
+      { signingDate: date },
+    );
+    if (expected.headers.authorization === authorization) return null;
+    return {
+      type: 'InvalidSignatureException',
+      message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',
+    };
+  }
+}
+
+export async function startBedrockUpstream(options: BedrockUpstreamOptions = {}): Promise<BedrockUpstream> {
+  const upstream = new ScriptedBedrock(options);
+  await upstream.listen();
+  return upstream;
+}
