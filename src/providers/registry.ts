@@ -2,8 +2,11 @@ import type { ProviderAdapter, VendorDefinition } from './contract.js';
 import { openAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { openAICompatibleVendors } from './openai-compatible/vendors.js';
 import { anthropicFamily } from './anthropic/index.js';
+import { azureFamily } from './azure/index.js';
 import { bedrockFamily } from './bedrock/index.js';
+import { cohereFamily } from './cohere/index.js';
 import { geminiFamily } from './gemini/index.js';
+import { vertexFamily } from './vertex/index.js';
 
 /** A wire format: its adapter and the vendors (table rows) that speak it. */
 export interface ProviderFamily {
@@ -18,8 +21,11 @@ export interface ProviderFamily {
 const families: ProviderFamily[] = [
   { adapter: openAICompatibleAdapter, vendors: openAICompatibleVendors },
   anthropicFamily,
+  azureFamily,
   bedrockFamily,
+  cohereFamily,
   geminiFamily,
+  vertexFamily,
 ];
 
 /** Wire formats by id. */

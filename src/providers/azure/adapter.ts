@@ -1,0 +1,92 @@
+import { GatewayError } from '../../errors.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
+import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../contract.js';
+import { openAICompatibleAdapter } from '../openai-compatible/adapter.js';
+
+/**
+ * Azure OpenAI and Azure AI Foundry speak OpenAI's body, answers, stream and errors; only the URL differs
+ * (deployment path and `api-version` query) and the key goes in `api-key`. Everything else is delegated to
+ * the OpenAI adapter.
+ */
+
+const DEFAULT_API_VERSION: Record<string, string> = { azure: '2024-10-21', 'azure-ai': '2024-05-01-preview' };
+
+function endpoint(target: Target): string {
+  const base = target.provider.baseUrl.replace(/\/+$/, '');
+  if (base.includes('{resource}')) {
+    const env = target.provider.vendor.baseUrlEnv[0];
+    throw new GatewayError({
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'provider_endpoint_missing',
+      message: `${target.provider.name}: no endpoint is configured; set providers.${target.provider.name}.base_url${env ? ` or ${env}` : ''} to your resource's endpoint.`,
+    });
+  }
+  return base;
+}
+
+/** `https://x.openai.azure.com` and `https://x.openai.azure.com/openai` both mean the resource's `/openai` root. */
+function openAIRoot(base: string): string {
+  return /\/openai$/i.test(base) ? base : `${base}/openai`;
+}
+
+export function azureUrl(target: Target, operation: 'chat/completions' | 'embeddings'): string {
+  const vendor = target.provider.vendor.id;
+  const version = encodeURIComponent(target.provider.options.apiVersion ?? DEFAULT_API_VERSION[vendor] ?? DEFAULT_API_VERSION.azure ?? '');
+  const base = endpoint(target);
+  if (vendor === 'azure-ai') return `${base}/${operation}?api-version=${version}`;
+  // Azure OpenAI: the model part of `azure/<name>` is the deployment name.
+  return `${openAIRoot(base)}/deployments/${encodeURIComponent(target.model)}/${operation}?api-version=${version}`;
+}
+
+/** Azure opens a stream with a chunk that only carries prompt_filter_results (no choices, no usage). */
+function isFilterOnly(chunk: ChatCompletionChunk): boolean {
+  return chunk.choices.length === 0 && !chunk.usage;
+}
+
+function withoutFilterChunks(decoder: StreamDecoder): StreamDecoder {
+  return {
+    push: (bytes) => decoder.push(bytes).filter((chunk) => !isFilterOnly(chunk)),
+    end() {
+      const tail = decoder.end();
+      return { ...tail, chunks: tail.chunks.filter((chunk) => !isFilterOnly(chunk)) };
+    },
+  };
+}
+
+/** The OpenAI adapter's optional embeddings transforms, which it does implement. */
+function delegate<K extends 'buildEmbeddingsRequest' | 'parseEmbeddingsResponse'>(name: K): NonNullable<ProviderAdapter[K]> {
+  const fn = openAICompatibleAdapter[name];
+  if (!fn) throw GatewayError.internal(`the OpenAI adapter has no ${name}`);
+  return fn.bind(openAICompatibleAdapter) as NonNullable<ProviderAdapter[K]>;
+}
+
+export const azureAdapter: ProviderAdapter = {
+  format: 'azure',
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+    const url = azureUrl(target, 'chat/completions');
+    return { ...openAICompatibleAdapter.buildChatRequest(request, target), url };
+  },
+
+  parseChatResponse(body, target) {
+    return openAICompatibleAdapter.parseChatResponse(body, target);
+  },
+
+  createStreamDecoder(target, request) {
+    return withoutFilterChunks(openAICompatibleAdapter.createStreamDecoder(target, request));
+  },
+
+  parseError(status, headers, bodyText, target) {
+    return openAICompatibleAdapter.parseError(status, headers, bodyText, target);
+  },
+
+  buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
+    const url = azureUrl(target, 'embeddings');
+    return { ...delegate('buildEmbeddingsRequest')(request, target), url };
+  },
+
+  parseEmbeddingsResponse(body, target, request) {
+    return delegate('parseEmbeddingsResponse')(body, target, request);
+  },
+};

@@ -1,0 +1,8 @@
+import type { ProviderFamily } from '../registry.js';
+import { azureAdapter } from './adapter.js';
+import { azureVendors } from './vendors.js';
+
+export { azureAdapter } from './adapter.js';
+
+/** Azure OpenAI (`azure`) and Azure AI Foundry model inference (`azure-ai`): one adapter, two vendor rows. */
+export const azureFamily: ProviderFamily = { adapter: azureAdapter, vendors: azureVendors };

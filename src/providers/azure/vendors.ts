@@ -1,0 +1,25 @@
+import type { VendorDefinition } from '../contract.js';
+
+const apiKeyHeader = { kind: 'header', header: 'api-key' } as const;
+
+/**
+ * Azure's two OpenAI-format chat APIs. Both live on the customer's own resource, so neither has a usable
+ * default base URL: the `{resource}` placeholder must be replaced by configuration.
+ */
+export const azureVendors: VendorDefinition[] = [
+  {
+    id: 'azure', displayName: 'Azure OpenAI', format: 'azure', defaultBaseUrl: 'https://{resource}.openai.azure.com/openai',
+    auth: apiKeyHeader, keyRequired: true, keyEnv: ['AZURE_OPENAI_API_KEY', 'AZURE_API_KEY'],
+    baseUrlEnv: ['AZURE_OPENAI_ENDPOINT', 'AZURE_API_BASE'], apiVersionEnv: ['AZURE_OPENAI_API_VERSION', 'AZURE_API_VERSION'],
+    catalogId: 'azure', docsUrl: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/reference',
+  },
+  {
+    id: 'azure-ai', displayName: 'Azure AI Foundry Models', format: 'azure', defaultBaseUrl: 'https://{resource}.services.ai.azure.com/models',
+    auth: apiKeyHeader, keyRequired: true, keyEnv: ['AZURE_AI_API_KEY', 'AZURE_INFERENCE_CREDENTIAL'], baseUrlEnv: ['AZURE_AI_ENDPOINT'],
+    // The model inference API errors on fields outside its spec unless told to drop them, and knows only max_tokens.
+    defaultHeaders: { 'extra-parameters': 'drop' },
+    quirks: { renameFields: { max_completion_tokens: 'max_tokens' } },
+    catalogId: null,
+    docsUrl: 'https://learn.microsoft.com/en-us/rest/api/aifoundry/model-inference/reference/reference-model-inference-chat-completions',
+  },
+];

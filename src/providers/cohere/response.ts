@@ -1,0 +1,110 @@
+import { GatewayError } from '../../errors.js';
+import type { ChatCompletion, CompletionUsage } from '../../dialects/openai/types.js';
+
+/** Cohere v2 answers -> OpenAI chat.completion: content, tool calls, finish reason and usage. */
+
+type Json = Record<string, unknown>;
+
+export function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/**
+ * Cohere reports `tokens` (what the model processed) and `billed_units`; tokens win, billed units are the
+ * fallback. `cached_tokens` are prompt tokens that hit Cohere's cache, a part of the input (Cohere never
+ * reports cache writes).
+ */
+export function cohereUsage(usage: unknown): CompletionUsage | null {
+  if (!isRecord(usage)) return null;
+  const tokens = isRecord(usage.tokens) ? usage.tokens : {};
+  const billed = isRecord(usage.billed_units) ? usage.billed_units : {};
+  const input = num(tokens.input_tokens) ?? num(billed.input_tokens);
+  const output = num(tokens.output_tokens) ?? num(billed.output_tokens);
+  if (input === undefined && output === undefined) return null;
+  const prompt = input ?? 0;
+  const completion = output ?? 0;
+  const result: CompletionUsage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const cached = num(usage.cached_tokens);
+  if (cached !== undefined && cached > 0) result.prompt_tokens_details = { cached_tokens: cached };
+  return result;
+}
+
+const FINISH: Record<string, string> = {
+  COMPLETE: 'stop',
+  STOP_SEQUENCE: 'stop',
+  MAX_TOKENS: 'length',
+  TOOL_CALL: 'tool_calls',
+};
+
+/**
+ * OpenAI's finish reason for Cohere's. ERROR and TIMEOUT mean the generation broke off: that is a failed
+ * upstream call, not an answer, so they become a retryable 502.
+ */
+export function finishReason(provider: string, reason: unknown): string {
+  if (typeof reason === 'string' && FINISH[reason]) return FINISH[reason];
+  if (reason === 'ERROR' || reason === 'TIMEOUT') {
+    throw new GatewayError({
+      status: 502,
+      type: 'upstream_error',
+      code: reason === 'TIMEOUT' ? 'upstream_timeout' : 'upstream_generation_error',
+      message: `${provider}: the generation ended with finish_reason ${reason}; the answer is incomplete.`,
+      retryable: true,
+    });
+  }
+  return 'stop';
+}
+
+function invalid(provider: string, what: string): GatewayError {
+  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  // Thinking parts are the model's reasoning, not its answer.
+  for (const part of content) if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') text += part.text;
+  return text;
+}
+
+function openAIToolCalls(calls: unknown): Json[] {
+  if (!Array.isArray(calls)) return [];
+  return calls.filter(isRecord).map((call) => {
+    const fn = isRecord(call.function) ? call.function : {};
+    return {
+      id: call.id,
+      type: 'function',
+      function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) },
+    };
+  });
+}
+
+export function cohereCompletion(body: unknown, provider: string, model: string): ChatCompletion {
+  if (!isRecord(body) || !isRecord(body.message)) throw invalid(provider, 'a chat response without a message');
+  const message = body.message;
+  const text = contentText(message.content);
+  const calls = openAIToolCalls(message.tool_calls);
+  // With tool calls Cohere puts its explanation in tool_plan; OpenAI clients expect it as content.
+  const plan = typeof message.tool_plan === 'string' ? message.tool_plan : '';
+  const content = calls.length > 0 ? text || plan || null : text;
+  const usage = cohereUsage(body.usage);
+  return {
+    id: typeof body.id === 'string' ? body.id : `chatcmpl-${Date.now()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content, ...(calls.length > 0 ? { tool_calls: calls } : {}), refusal: null },
+        finish_reason: finishReason(provider, body.finish_reason),
+        logprobs: null,
+      },
+    ],
+    ...(usage ? { usage } : {}),
+  };
+}

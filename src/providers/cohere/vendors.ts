@@ -1,0 +1,10 @@
+import type { VendorDefinition } from '../contract.js';
+
+/** Cohere's own platform, Chat API v2 (`POST /v2/chat`). */
+export const cohereVendors: VendorDefinition[] = [
+  {
+    id: 'cohere', displayName: 'Cohere', format: 'cohere', defaultBaseUrl: 'https://api.cohere.com/v2', auth: { kind: 'bearer' },
+    keyRequired: true, keyEnv: ['COHERE_API_KEY', 'CO_API_KEY'], baseUrlEnv: ['COHERE_BASE_URL'], catalogId: 'cohere',
+    docsUrl: 'https://docs.cohere.com/v2/reference/chat',
+  },
+];

@@ -1,0 +1,105 @@
+import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import { GatewayError } from '../../errors.js';
+import { anthropicError, completionOf, createAnthropicStreamDecoder, messagesBody } from '../anthropic/index.js';
+import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
+import { vertexCredential } from './credentials.js';
+import { accessToken } from './token.js';
+
+const DEFAULT_LOCATION = 'us-central1';
+/** The Messages API version Anthropic's models on Vertex take in the body (instead of a header). */
+const ANTHROPIC_VERTEX_VERSION = 'vertex-2023-10-16';
+
+/** Claude models live under the `anthropic` publisher; everything else is Google's. */
+function isAnthropic(model: string): boolean {
+  return model.startsWith('claude');
+}
+
+function location(target: Target): string {
+  return target.provider.options.region ?? DEFAULT_LOCATION;
+}
+
+function baseUrl(target: Target): string {
+  const where = location(target);
+  const base = target.provider.baseUrl.replace(/\/+$/, '');
+  // The global location has no regional host.
+  if (base.includes('{region}')) return where === 'global' ? base.replace('{region}-', '') : base.replace('{region}', where);
+  return base;
+}
+
+function project(target: Target): string {
+  if (target.provider.options.project) return target.provider.options.project;
+  const credential = target.apiKey ? vertexCredential(target.apiKey) : null;
+  const fromAccount = credential?.kind === 'service-account' ? credential.account.project_id : undefined;
+  if (fromAccount) return fromAccount;
+  throw GatewayError.badRequest(`vertex: no project configured; set providers.${target.provider.name}.project.`, 'model', 'provider_misconfigured');
+}
+
+/** `.../projects/P/locations/L/publishers/X/models/M:method`. */
+function modelUrl(target: Target, method: string): string {
+  const publisher = isAnthropic(target.model) ? 'anthropic' : 'google';
+  return `${baseUrl(target)}/projects/${encodeURIComponent(project(target))}/locations/${location(target)}/publishers/${publisher}/models/${target.model}:${method}`;
+}
+
+function headers(target: Target): Record<string, string> {
+  return { 'content-type': 'application/json', ...target.provider.vendor.defaultHeaders, ...target.provider.headers };
+}
+
+/** Errors come in Anthropic's shape from Claude models and in Google's from everything else (auth included). */
+function isAnthropicErrorBody(bodyText: string): boolean {
+  try {
+    return (JSON.parse(bodyText) as { type?: unknown }).type === 'error';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Vertex AI: Gemini bodies (generateContent / streamGenerateContent?alt=sse) and Anthropic Messages bodies
+ * (rawPredict / streamRawPredict) on Google Cloud URLs, authorised with an OAuth token from the service account.
+ */
+export const vertexAdapter: ProviderAdapter = {
+  format: 'vertex',
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+    const stream = request.stream === true;
+    if (isAnthropic(target.model)) {
+      const { model: _model, ...body } = messagesBody(request, target.model);
+      return {
+        method: 'POST',
+        url: modelUrl(target, stream ? 'streamRawPredict' : 'rawPredict'),
+        headers: headers(target),
+        body: JSON.stringify({ anthropic_version: ANTHROPIC_VERTEX_VERSION, ...body }),
+      };
+    }
+    return {
+      method: 'POST',
+      url: modelUrl(target, stream ? 'streamGenerateContent?alt=sse' : 'generateContent'),
+      headers: headers(target),
+      body: JSON.stringify(toGeminiRequest(request, target.model)),
+    };
+  },
+
+  async authorize(request: UpstreamRequest, target: Target): Promise<UpstreamRequest> {
+    if (!target.apiKey) throw new GatewayError({ status: 401, type: 'authentication_error', code: 'provider_key_missing', message: 'vertex: no service account configured.' });
+    const credential = vertexCredential(target.apiKey);
+    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, target.provider.options.tokenUrl);
+    return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };
+  },
+
+  parseChatResponse(body, target) {
+    return isAnthropic(target.model) ? completionOf(body, target.provider.name) : completionFromGemini(body, target.model, target.provider.name);
+  },
+
+  createStreamDecoder(target, request) {
+    return isAnthropic(target.model)
+      ? createAnthropicStreamDecoder(target.provider.name, request)
+      : createGeminiStreamDecoder(target.model, target.provider.name, request.stream_options?.include_usage === true);
+  },
+
+  parseError(status, responseHeaders, bodyText, target) {
+    return isAnthropicErrorBody(bodyText)
+      ? anthropicError(target.provider.name, status, responseHeaders, bodyText)
+      : geminiError(target.provider.name, status, responseHeaders, bodyText);
+  },
+};

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { GatewayError } from '../../errors.js';
+
+/** The fields of a Google service-account key file that the OAuth JWT flow needs. */
+export interface ServiceAccount {
+  client_email: string;
+  private_key: string;
+  private_key_id?: string;
+  project_id?: string;
+  token_uri?: string;
+}
+
+export type VertexCredential = { kind: 'service-account'; account: ServiceAccount } | { kind: 'access-token'; token: string };
+
+const parsed = new Map<string, VertexCredential>();
+
+function invalid(message: string): GatewayError {
+  return new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_provider_credentials', message: `vertex: ${message}` });
+}
+
+/**
+ * Reads the configured credential: a service-account JSON, a path to one (what GOOGLE_APPLICATION_CREDENTIALS
+ * holds; read once), or a ready access token. Parsed once per distinct value.
+ */
+export function vertexCredential(value: string): VertexCredential {
+  const cached = parsed.get(value);
+  if (cached) return cached;
+  let text = value.trim();
+  if (!text.startsWith('{') && (text.startsWith('/') || text.endsWith('.json'))) {
+    try {
+      text = readFileSync(text, 'utf8');
+    } catch {
+      throw invalid(`cannot read the service-account file '${text}'.`);
+    }
+  }
+  let credential: VertexCredential;
+  if (text.startsWith('{')) {
+    let account: Partial<ServiceAccount>;
+    try {
+      account = JSON.parse(text) as Partial<ServiceAccount>;
+    } catch {
+      throw invalid('the service-account key is not valid JSON.');
+    }
+    if (typeof account.client_email !== 'string' || typeof account.private_key !== 'string') {
+      throw invalid('the service-account key has no client_email or private_key.');
+    }
+    credential = { kind: 'service-account', account: account as ServiceAccount };
+  } else {
+    credential = { kind: 'access-token', token: text };
+  }
+  if (parsed.size > 100) parsed.clear();
+  parsed.set(value, credential);
+  return credential;
+}

@@ -1,0 +1,95 @@
+import { importPKCS8, SignJWT } from 'jose';
+import { request } from 'undici';
+import { GatewayError } from '../../errors.js';
+import type { ServiceAccount } from './credentials.js';
+
+const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
+const DEFAULT_TOKEN_URL = 'https://oauth2.googleapis.com/token';
+/** Tokens are renewed this long before they expire, so none expires in flight. */
+const RENEW_MARGIN_MS = 5 * 60_000;
+
+interface CachedToken {
+  token: string;
+  expiresAt: number;
+}
+
+const tokens = new Map<string, CachedToken>();
+const pending = new Map<string, Promise<CachedToken>>();
+
+function tokenError(message: string, retryable: boolean, status = 502): GatewayError {
+  return new GatewayError({
+    status,
+    type: status === 401 ? 'authentication_error' : 'upstream_error',
+    code: 'provider_token_failed',
+    message: `vertex: ${message}`,
+    retryable,
+  });
+}
+
+/** The OAuth 2.0 JWT-bearer assertion, signed locally with the service account's RSA key (RS256). */
+async function assertion(account: ServiceAccount, audience: string): Promise<string> {
+  let key;
+  try {
+    key = await importPKCS8(account.private_key, 'RS256');
+  } catch {
+    throw tokenError('the service-account private_key is not a PKCS#8 RSA key.', false, 401);
+  }
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ scope: SCOPE })
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(account.private_key_id ? { kid: account.private_key_id } : {}) })
+    .setIssuer(account.client_email)
+    .setSubject(account.client_email)
+    .setAudience(audience)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3600)
+    .sign(key);
+}
+
+async function fetchToken(account: ServiceAccount, tokenUrl: string): Promise<CachedToken> {
+  const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: await assertion(account, tokenUrl) }).toString();
+  let response;
+  try {
+    response = await request(tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+    });
+  } catch (err) {
+    throw tokenError(`the token endpoint could not be reached (${(err as { code?: string }).code ?? 'connection failed'}).`, true);
+  }
+  const text = await response.body.text();
+  let json: Record<string, unknown> = {};
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // Reported below with the status.
+  }
+  if (response.statusCode !== 200 || typeof json.access_token !== 'string') {
+    const detail = typeof json.error_description === 'string' ? json.error_description : typeof json.error === 'string' ? json.error : `HTTP ${response.statusCode}`;
+    // A refused grant (bad key, disabled account) is the operator's to fix; a 5xx may pass.
+    throw tokenError(`the token endpoint refused the service account: ${detail}`, response.statusCode >= 500, response.statusCode >= 500 ? 502 : 401);
+  }
+  const lifetime = typeof json.expires_in === 'number' ? json.expires_in * 1000 : 3_600_000;
+  return { token: json.access_token, expiresAt: Date.now() + lifetime };
+}
+
+/**
+ * An access token for the service account: cached until shortly before it expires, and fetched once for all
+ * requests that need it at the same moment.
+ */
+export async function accessToken(account: ServiceAccount, tokenUrlOption: string | undefined): Promise<string> {
+  const tokenUrl = tokenUrlOption ?? account.token_uri ?? DEFAULT_TOKEN_URL;
+  const cacheKey = `${account.client_email}\0${tokenUrl}`;
+  const cached = tokens.get(cacheKey);
+  if (cached && cached.expiresAt - RENEW_MARGIN_MS > Date.now()) return cached.token;
+  let inFlight = pending.get(cacheKey);
+  if (!inFlight) {
+    inFlight = fetchToken(account, tokenUrl).finally(() => pending.delete(cacheKey));
+    pending.set(cacheKey, inFlight);
+  }
+  const fresh = await inFlight;
+  tokens.set(cacheKey, fresh);
+  return fresh.token;
+}

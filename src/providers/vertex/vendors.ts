@@ -1,0 +1,17 @@
+import type { VendorDefinition } from '../contract.js';
+
+/**
+ * Google Cloud Vertex AI: Gemini models (`publishers/google`) and Anthropic's Claude (`publishers/anthropic`)
+ * under one project and location. The key is a service-account JSON (usually `file:/path/sa.json`), whose
+ * private key signs the OAuth assertion locally; an access token (`ya29...`) is used as it is.
+ */
+export const vertexVendors: VendorDefinition[] = [
+  {
+    id: 'vertex', displayName: 'Google Vertex AI', format: 'vertex',
+    // `{region}` is the location (`us-central1` unless configured); the `global` location has no prefix.
+    defaultBaseUrl: 'https://{region}-aiplatform.googleapis.com/v1', auth: { kind: 'none' },
+    keyRequired: true, keyEnv: ['VERTEX_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS'], baseUrlEnv: ['VERTEX_BASE_URL'],
+    regionEnv: ['VERTEX_LOCATION', 'GOOGLE_CLOUD_LOCATION'], catalogId: 'google',
+    docsUrl: 'https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference',
+  },
+];

@@ -1,0 +1,199 @@
+import { calcPrice } from '@pydantic/genai-prices';
+import OpenAI, { type APIError } from 'openai';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startCohereUpstream, type CohereUpstream } from '../upstream/cohere-upstream.js';
+
+let upstream: CohereUpstream;
+let tg: RunningGateway;
+const MODEL = 'cohere/command-a-03-2025';
+
+beforeAll(async () => {
+  upstream = await startCohereUpstream({ apiKey: 'co-upstream-key' });
+  tg = await startGateway({
+    providers: { cohere: { base_url: `${upstream.url}/v2`, api_key: 'co-upstream-key' } },
+    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+  });
+});
+
+afterAll(async () => {
+  await tg?.stop();
+  await upstream?.close();
+});
+
+beforeEach(() => upstream.reset());
+
+const weather = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+
+async function lastLog(matches: (entry: any) => boolean): Promise<any> {
+  // The log entry of a request without a gateway key is written after the answer; wait for it briefly.
+  for (let i = 0; i < 50; i++) {
+    const response = await fetch(`${tg.url}/api/logs?limit=1`);
+    const body = (await response.json()) as any;
+    if (body.data?.[0] && matches(body.data[0])) return body.data[0];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('no request log entry');
+}
+
+describe('cohere through the gateway', () => {
+  it('answers a text request and sends Cohere\'s native request', async () => {
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello there' },
+      ],
+      max_tokens: 50,
+      top_p: 0.5,
+      stop: ['NEVER'],
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: hello there');
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    expect(completion.model).toBe(MODEL);
+    expect(completion.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 });
+    const call = upstream.calls[0];
+    expect(call?.path).toBe('/v2/chat');
+    expect(call?.headers.authorization).toBe('Bearer co-upstream-key');
+    expect(call?.body).toEqual({
+      model: 'command-a-03-2025',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello there' },
+      ],
+      max_tokens: 50,
+      p: 0.5,
+      stop_sequences: ['NEVER'],
+    });
+  });
+
+  it('streams the answer and reports usage with include_usage', async () => {
+    const stream = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'stream me please' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    expect(text).toBe('echo: stream me please');
+    expect(chunks.filter((c) => c.choices[0]?.delta.content).length).toBe(4);
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0]?.finish_reason).toBe('stop');
+    expect(chunks[chunks.length - 1]?.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 });
+    expect(upstream.calls[0]?.body.stream).toBe(true);
+    expect(upstream.calls[0]?.body).not.toHaveProperty('stream_options');
+  });
+
+  it('streams without a usage chunk when none was asked for, and still logs the reported usage', async () => {
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'count these four words' }], stream: true });
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.every((c) => c.choices.length === 1 && !c.usage)).toBe(true);
+    const entry = await lastLog((e) => e.stream === true && e.prompt_tokens === 7);
+    expect(entry.completion_tokens).toBe(5);
+  });
+
+  it('runs a tool-call round trip, streamed and not', async () => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'weather in Paris? use the tool' }];
+    const first = await tg.client.chat.completions.create({ model: MODEL, messages, tools: [weather] });
+    const choice = first.choices[0];
+    expect(choice?.finish_reason).toBe('tool_calls');
+    const call = choice?.message.tool_calls?.[0];
+    expect(call?.type).toBe('function');
+    if (call?.type !== 'function') throw new Error('expected a function call');
+    expect(call.function.name).toBe('get_weather');
+    expect(JSON.parse(call.function.arguments)).toEqual({ query: 'weather in Paris? use the tool' });
+    expect(upstream.calls[0]?.body.tools).toEqual([weather]);
+
+    messages.push(choice!.message, { role: 'tool', tool_call_id: call.id, content: 'sunny, 24C' });
+    const second = await tg.client.chat.completions.create({ model: MODEL, messages, tools: [weather] });
+    expect(second.choices[0]?.message.content).toBe('echo: sunny, 24C');
+    const sent = upstream.calls[1]?.body.messages;
+    expect(sent[1]).toEqual({ role: 'assistant', tool_plan: 'I will use get_weather.', tool_calls: [{ id: call.id, type: 'function', function: { name: 'get_weather', arguments: call.function.arguments } }] });
+    expect(sent[2]).toEqual({ role: 'tool', tool_call_id: call.id, content: 'sunny, 24C' });
+
+    // Streamed, with the tool forced: arguments arrive in pieces that add up.
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Paris' }], tools: [weather], tool_choice: 'required', stream: true });
+    let args = '';
+    let pieces = 0;
+    let name = '';
+    for await (const chunk of stream) {
+      for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
+        if (delta.function?.name) name = delta.function.name;
+        if (delta.function?.arguments) {
+          args += delta.function.arguments;
+          pieces++;
+        }
+      }
+    }
+    expect(name).toBe('get_weather');
+    expect(pieces).toBeGreaterThan(1);
+    expect(JSON.parse(args)).toEqual({ query: 'Paris' });
+    expect(upstream.calls[2]?.body.tool_choice).toBe('REQUIRED');
+  });
+
+  it('sends image parts in Cohere\'s native form', async () => {
+    const url = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is it' }, { type: 'image_url', image_url: { url, detail: 'low' } }] }],
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: what is it');
+    expect(upstream.calls[0]?.body.messages[0].content).toEqual([
+      { type: 'text', text: 'what is it' },
+      { type: 'image_url', image_url: { url, detail: 'low' } },
+    ]);
+  });
+
+  it('passes Cohere\'s errors on as typed OpenAI errors with status and message', async () => {
+    upstream.enqueue({ kind: 'error', status: 400, message: 'invalid request: max_tokens is too large' });
+    const bad = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((bad as APIError).message).toContain('cohere: invalid request: max_tokens is too large');
+
+    upstream.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '7' } });
+    const limited = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((limited as APIError).message).toContain('cohere: You are using a Trial key');
+    expect((limited as APIError).headers?.get('retry-after')).toBe('7');
+
+    upstream.enqueue({ kind: 'error', status: 503 });
+    const down = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect((down as APIError).status).toBe(503);
+  });
+
+  it('maps a wrong upstream key to a 401 authentication error', async () => {
+    const other = await startGateway({
+      providers: { cohere: { base_url: `${upstream.url}/v2`, api_key: 'wrong-key' } },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+    });
+    try {
+      const error = await other.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect((error as APIError).message).toContain('cohere: invalid api token');
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('refuses a request Cohere cannot serve before calling it', async () => {
+    const error = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], n: 2 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('records the catalogue price of the reported usage, cache hits included', async () => {
+    upstream.setCachedTokens(4);
+    const completion = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'price this answer please' }] });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 4 } });
+    const expected = calcPrice({ input_tokens: 7, output_tokens: 5, cache_read_tokens: 4 }, 'command-a-03-2025', { providerId: 'cohere' });
+    const log = await lastLog((entry) => entry.prompt_tokens === 7 && entry.status === 200);
+    expect(log.provider).toBe('cohere');
+    expect(log.prompt_tokens).toBe(7);
+    expect(log.completion_tokens).toBe(5);
+    expect(Math.abs(log.cost_usd - (expected?.total_price ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+    expect(log.cost_usd).toBeGreaterThan(0);
+  });
+});

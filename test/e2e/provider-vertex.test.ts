@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { startVertexUpstream, type VertexUpstream } from '../upstream/vertex-upstream.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+
+let vertex: VertexUpstream;
+let tg: RunningGateway;
+let dir: string;
+
+const messages: OpenAI.ChatCompletionMessageParam[] = [
+  { role: 'system', content: 'be brief' },
+  { role: 'user', content: 'hi from vertex' },
+];
+const tools: OpenAI.ChatCompletionTool[] = [
+  { type: 'function', function: { name: 'lookup', description: 'Looks things up', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } },
+];
+
+beforeAll(async () => {
+  vertex = await startVertexUpstream();
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-vertex-'));
+  const keyFile = join(dir, 'sa.json');
+  writeFileSync(keyFile, vertex.serviceAccount, { mode: 0o600 });
+  tg = await startGateway({
+    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+    providers: {
+      vertex: { base_url: vertex.url, api_key: `file:${keyFile}`, region: 'europe-west4' },
+      // Same service account, a token endpoint that refuses it.
+      vertexbad: { type: 'vertex', base_url: vertex.url, api_key: vertex.serviceAccount.replace(vertex.tokenUrl, `${vertex.tokenUrl}-nope`), token_url: `${vertex.tokenUrl.replace('/token', '/missing')}` },
+    },
+  });
+});
+afterAll(async () => {
+  await tg.stop();
+  await vertex.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Vertex AI through tollgate with the official openai client', () => {
+  it('signs a JWT with the service account, gets a token once, and answers with Gemini on the project URL', async () => {
+    const before = vertex.tokenRequests;
+    const completion = await tg.client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages });
+    expect(completion.choices[0]?.message.content).toBe('echo: hi from vertex');
+    const call = vertex.calls.at(-1);
+    expect(call?.path).toBe('/v1/projects/demo-project/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent');
+    expect(call?.body.systemInstruction).toEqual({ parts: [{ text: 'be brief' }] });
+    await tg.client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages });
+    // The token is cached: one token request for both calls.
+    expect(vertex.tokenRequests - before).toBeLessThanOrEqual(1);
+    expect(JSON.stringify(vertex.calls.at(-1)?.headers)).not.toContain('private_key');
+  });
+
+  it('streams Gemini with usage when asked', async () => {
+    const stream = await tg.client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('echo: hi from vertex');
+    expect(usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(vertex.calls.at(-1)?.path).toMatch(/:streamGenerateContent$/);
+  });
+
+  it('serves Claude through rawPredict with the Vertex version in the body, streaming too', async () => {
+    const completion = await tg.client.chat.completions.create({ model: 'vertex/claude-sonnet-4-5', messages, max_tokens: 100 });
+    expect(completion.choices[0]?.message.content).toBe('echo: hi from vertex');
+    const call = vertex.calls.at(-1);
+    expect(call?.path).toBe('/v1/projects/demo-project/locations/europe-west4/publishers/anthropic/models/claude-sonnet-4-5:rawPredict');
+    expect(call?.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', system: 'be brief', max_tokens: 100 });
+    expect(call?.body).not.toHaveProperty('model');
+
+    const stream = await tg.client.chat.completions.create({ model: 'vertex/claude-sonnet-4-5', messages, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: hi from vertex');
+    expect(vertex.calls.at(-1)?.path).toMatch(/:streamRawPredict$/);
+  });
+
+  it('completes a tool-call round trip with Claude on Vertex', async () => {
+    const ask: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'please use the tool' }];
+    const first = await tg.client.chat.completions.create({ model: 'vertex/claude-sonnet-4-5', messages: ask, tools, tool_choice: 'required' });
+    const call = first.choices[0]?.message.tool_calls?.[0];
+    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(call?.type).toBe('function');
+    if (call?.type !== 'function') throw new Error('expected a function call');
+    const second = await tg.client.chat.completions.create({
+      model: 'vertex/claude-sonnet-4-5',
+      tools,
+      messages: [...ask, first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'found it' }],
+    });
+    expect(second.choices[0]?.message.content).toContain('found it');
+    const sent = vertex.calls.at(-1)?.body.messages.at(-1);
+    expect(sent).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id }] });
+  });
+
+  it('turns a refused service account into a 401 the client raises, without calling the model', async () => {
+    const calls = vertex.calls.length;
+    const error = await tg.client.chat.completions.create({ model: 'vertexbad/gemini-2.5-flash', messages }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((error as Error).message).toContain('vertex: the token endpoint');
+    expect(vertex.calls.length).toBe(calls);
+  });
+
+  it('keeps Google error bodies for Gemini and Anthropic ones for Claude', async () => {
+    vertex.gemini.enqueue({ kind: 'error', status: 429 });
+    const limited = await tg.client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages }).catch((err: unknown) => err);
+    expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+    vertex.anthropic.enqueue({ kind: 'error', status: 400, message: 'messages: bad thing' } as never);
+    const bad = await tg.client.chat.completions.create({ model: 'vertex/claude-sonnet-4-5', messages }).catch((err: unknown) => err);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+  });
+});

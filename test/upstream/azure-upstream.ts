@@ -1,0 +1,204 @@
+// A scripted upstream for Azure OpenAI (`POST /openai/deployments/{deployment}/chat/completions?api-version=`)
+// and Azure AI Foundry model inference (`POST /models/chat/completions?api-version=`). The body, answers and
+// stream are OpenAI's (built by the OpenAI upstream's builders); what is Azure's own is checked and sent here:
+// the `api-key` header, the `api-version` query, deployments, `{"error":{"code","message"}}` error bodies,
+// content-filter annotations and the stream's opening prompt_filter_results chunk.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LiveExchange, readBody } from './exchange.js';
+import { deliverJson, deliverStream, OK_MODE, type UpstreamMode } from './modes.js';
+import { isRecord, parseChatRequest } from './openai-request.js';
+import { answerEmbeddings } from './openai-embeddings.js';
+import { completionJson, planCompletion, streamFrames } from './openai-responses.js';
+
+export interface AzureCall {
+  method: string;
+  path: string;
+  /** The `api-version` query parameter, null when absent. */
+  apiVersion: string | null;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+}
+
+export interface AzureUpstream {
+  url: string;
+  calls: AzureCall[];
+  setMode(mode: UpstreamMode): void;
+  enqueue(...modes: UpstreamMode[]): void;
+  /** Prompt tokens reported as `prompt_tokens_details.cached_tokens` from now on. */
+  setCachedTokens(tokens: number): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface AzureUpstreamOptions {
+  apiKey?: string;
+  /** Azure OpenAI deployments: deployment name -> the model it serves. */
+  deployments?: Record<string, string>;
+  /** Models Azure AI Foundry serves by name. */
+  foundryModels?: string[];
+}
+
+const SAFE = { hate: { filtered: false, severity: 'safe' }, self_harm: { filtered: false, severity: 'safe' }, sexual: { filtered: false, severity: 'safe' }, violence: { filtered: false, severity: 'safe' } };
+
+const MESSAGES: Record<number, { code: string; message: string }> = {
+  400: { code: 'BadRequest', message: 'The scripted upstream rejected this request.' },
+  401: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' },
+  404: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.' },
+  429: {
+    code: '429',
+    message: 'Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 1 second.',
+  },
+  500: { code: 'InternalServerError', message: 'The server had an error while processing your request. Sorry about that!' },
+  503: { code: 'ServiceUnavailable', message: 'The service is temporarily unable to process your request. Please try again later.' },
+};
+
+function errorBody(status: number, mode: { code?: string | null; message?: string }): string {
+  const base = MESSAGES[status] ?? { code: String(status), message: `The scripted upstream answered ${status}.` };
+  const code = mode.code ?? base.code;
+  const error: Record<string, unknown> = { code, message: mode.message ?? base.message };
+  if (code === 'content_filter') {
+    // Azure's prompt-filter rejection: OpenAI's fields plus `status` and `innererror`.
+    Object.assign(error, {
+      message: mode.message ?? "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
+      type: null,
+      param: 'prompt',
+      status: 400,
+      innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { ...SAFE, violence: { filtered: true, severity: 'high' } } },
+    });
+  }
+  return JSON.stringify({ error });
+}
+
+class ScriptedAzure implements AzureUpstream {
+  url = '';
+  readonly calls: AzureCall[] = [];
+  private mode: UpstreamMode = OK_MODE;
+  private queue: UpstreamMode[] = [];
+  private cachedTokens = 0;
+  private readonly server: Server;
+  private readonly deployments: Record<string, string>;
+  private readonly foundryModels: Set<string>;
+
+  constructor(private readonly options: AzureUpstreamOptions) {
+    this.deployments = options.deployments ?? { 'gpt-4o-prod': 'gpt-4o-2024-08-06' };
+    this.foundryModels = new Set(options.foundryModels ?? ['Phi-4', 'Mistral-Large-2411']);
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch(() => {
+        if (!res.headersSent) this.sendError(res, 500, {});
+        else res.destroy();
+      });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  setMode(mode: UpstreamMode): void {
+    this.mode = mode;
+  }
+
+  enqueue(...modes: UpstreamMode[]): void {
+    this.queue.push(...modes);
+  }
+
+  setCachedTokens(tokens: number): void {
+    this.cachedTokens = tokens;
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.queue = [];
+    this.mode = OK_MODE;
+    this.cachedTokens = 0;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private sendError(res: ServerResponse, status: number, mode: { code?: string | null; message?: string }, headers: Record<string, string> = {}): void {
+    const body = errorBody(status, mode);
+    res.writeHead(status, { 'content-type': 'application/json', 'apim-request-id': randomUUID(), ...headers, 'content-length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const exchange = new LiveExchange(req, res, Date.now());
+    res.on('close', () => exchange.markClosed());
+    const raw = await readBody(req);
+    let body: unknown;
+    try {
+      body = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const url = new URL(req.url ?? '/', 'http://azure');
+    const apiVersion = url.searchParams.get('api-version');
+    this.calls.push({ method: req.method ?? 'GET', path: url.pathname, apiVersion, headers: req.headers, body });
+
+    const route = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(url.pathname) ?? /^\/models\/(chat\/completions|embeddings)$/.exec(url.pathname);
+    const deployment = url.pathname.startsWith('/openai/') ? route?.[1] : undefined;
+    const foundry = url.pathname.startsWith('/models/') && route !== null;
+    const embeddings = route?.[route.length - 1] === 'embeddings';
+    if (req.method !== 'POST' || (!deployment && !foundry)) return this.sendError(res, 404, { code: '404', message: 'Resource not found' });
+    if (req.headers['api-key'] !== (this.options.apiKey ?? 'azure-test-key')) return this.sendError(res, 401, {});
+    if (!apiVersion) return this.sendError(res, 404, { code: '404', message: 'Resource not found' });
+
+    let servedModel: string;
+    if (deployment) {
+      const model = this.deployments[decodeURIComponent(deployment)];
+      if (!model) return this.sendError(res, 404, {});
+      servedModel = model;
+      // Azure OpenAI takes the model from the deployment; a model in the body is ignored.
+      if (isRecord(body)) body = { ...body, model };
+    } else {
+      const model = isRecord(body) ? body.model : undefined;
+      if (typeof model !== 'string' || !this.foundryModels.has(model)) return this.sendError(res, 400, { code: 'unknown_model', message: `Unknown model: ${String(model)}` });
+      servedModel = model;
+    }
+
+    const mode = this.queue.shift() ?? this.mode;
+    if (mode.kind === 'error') {
+      const extra: Record<string, string> = mode.status === 429 ? { 'retry-after': '1', 'retry-after-ms': '1000', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-remaining-tokens': '0' } : {};
+      return this.sendError(res, mode.status, mode, { ...extra, ...mode.headers });
+    }
+    if (mode.kind === 'reset') return exchange.reset();
+    if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
+    if (body === undefined) return this.sendError(res, 400, { code: 'BadRequest', message: 'Request body must be valid JSON.' });
+    if (embeddings) {
+      const answer = answerEmbeddings(body);
+      if (!answer.ok) return this.sendError(res, 400, { code: 'BadRequest', message: answer.problem.message });
+      return deliverJson(exchange, { 'content-type': 'application/json', 'apim-request-id': randomUUID() }, answer.json, mode);
+    }
+    const parsed = parseChatRequest(body);
+    if (!parsed.ok) return this.sendError(res, 400, { code: parsed.problem.code ?? 'BadRequest', message: parsed.problem.message });
+
+    const completion = planCompletion({ ...parsed.request, model: servedModel });
+    if (this.cachedTokens > 0) completion.usage.prompt_tokens_details.cached_tokens = Math.min(this.cachedTokens, completion.usage.prompt_tokens);
+    const headers = { 'apim-request-id': randomUUID(), 'x-ms-region': 'Sweden Central', 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-remaining-tokens': '99000' };
+    const promptFilter = [{ prompt_index: 0, content_filter_results: SAFE }];
+    if (parsed.request.stream) {
+      const frames = streamFrames(completion).map((frame) => frame.replace('"finish_reason"', `"content_filter_results":${JSON.stringify(SAFE)},"finish_reason"`));
+      // Azure opens every stream with a chunk that has no choices, only the prompt's filter results.
+      frames.unshift(`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilter })}\n\n`);
+      return deliverStream(exchange, { 'content-type': 'text/event-stream; charset=utf-8', ...headers }, frames, mode, 0);
+    }
+    const json = JSON.parse(completionJson(completion)) as Record<string, any>;
+    json.prompt_filter_results = promptFilter;
+    for (const choice of json.choices) choice.content_filter_results = SAFE;
+    return deliverJson(exchange, { 'content-type': 'application/json', ...headers }, JSON.stringify(json), mode);
+  }
+}
+
+export async function startAzureUpstream(options: AzureUpstreamOptions = {}): Promise<AzureUpstream> {
+  const upstream = new ScriptedAzure(options);
+  await upstream.listen();
+  return upstream;
+}

@@ -1,0 +1,327 @@
+// A scripted upstream that speaks Cohere's Chat API v2 (`POST /v2/chat`): bearer auth, Cohere's request
+// validation (unknown fields are refused, so untranslated OpenAI fields show up as 400s), JSON answers and the
+// typed SSE stream (`event: <type>` + `data: {...}`, message-end, then `data: [DONE]`), and Cohere's error
+// bodies `{"id", "message"}`. The answer echoes the last user text, or calls the first tool.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LiveExchange, readBody } from './exchange.js';
+import { deliverJson, deliverStream, OK_MODE, type UpstreamMode } from './modes.js';
+import { splitTokens } from './openai-responses.js';
+import { countWords } from './openai-request.js';
+
+export interface CohereCall {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+}
+
+export interface CohereUpstream {
+  /** The Cohere base URL is `${url}/v2`. */
+  url: string;
+  calls: CohereCall[];
+  setMode(mode: UpstreamMode): void;
+  enqueue(...modes: UpstreamMode[]): void;
+  /** Prompt tokens reported as `usage.cached_tokens` (Cohere's cache hits) from now on; 0 for none. */
+  setCachedTokens(tokens: number): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface CohereUpstreamOptions {
+  /** Requests must carry `Authorization: Bearer <apiKey>` (default `co-test-key`). */
+  apiKey?: string;
+  chunkDelayMs?: number;
+}
+
+type Json = Record<string, any>;
+
+const KNOWN_FIELDS = new Set([
+  'model', 'messages', 'stream', 'tools', 'strict_tools', 'documents', 'citation_options', 'response_format', 'safety_mode',
+  'max_tokens', 'stop_sequences', 'temperature', 'seed', 'frequency_penalty', 'presence_penalty', 'k', 'p', 'logprobs',
+  'tool_choice', 'thinking', 'priority',
+]);
+
+class Invalid extends Error {}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.filter((part) => isRecord(part) && part.type === 'text').map((part: Json) => String(part.text)).join(' ');
+}
+
+function checkContentParts(content: unknown, where: string, allowed: string[]): void {
+  if (typeof content === 'string') return;
+  if (!Array.isArray(content)) throw new Invalid(`invalid request: ${where}.content must be a string or a list of content blocks`);
+  for (const part of content) {
+    if (!isRecord(part) || !allowed.includes(part.type)) throw new Invalid(`invalid request: ${where}.content: unsupported content type ${JSON.stringify(isRecord(part) ? part.type : part)}`);
+    if (part.type === 'text' && typeof part.text !== 'string') throw new Invalid(`invalid request: ${where}.content: text must be a string`);
+    if (part.type === 'image_url' && !(isRecord(part.image_url) && typeof part.image_url.url === 'string')) {
+      throw new Invalid(`invalid request: ${where}.content: image_url.url must be a string`);
+    }
+  }
+}
+
+/** Validates the way Cohere does, as far as the gateway's translation can get it wrong. */
+function validate(body: unknown): Json {
+  if (!isRecord(body)) throw new Invalid('invalid request: body must be a JSON object');
+  for (const field of Object.keys(body)) if (!KNOWN_FIELDS.has(field)) throw new Invalid(`invalid request: unknown field: parameter ${field} is not a valid field`);
+  if (typeof body.model !== 'string' || body.model === '') throw new Invalid('invalid request: model must be specified');
+  if (!Array.isArray(body.messages) || body.messages.length === 0) throw new Invalid('invalid request: messages cannot be empty');
+  const callIds = new Set<string>();
+  body.messages.forEach((message: unknown, i: number) => {
+    const where = `messages[${i}]`;
+    if (!isRecord(message)) throw new Invalid(`invalid request: ${where} must be an object`);
+    switch (message.role) {
+      case 'system':
+        checkContentParts(message.content, where, ['text']);
+        break;
+      case 'user':
+        checkContentParts(message.content, where, ['text', 'image_url', 'document']);
+        break;
+      case 'assistant':
+        if (message.content !== undefined) checkContentParts(message.content, where, ['text', 'thinking']);
+        for (const call of message.tool_calls ?? []) {
+          if (!isRecord(call) || typeof call.id !== 'string' || call.type !== 'function' || !isRecord(call.function) || typeof call.function.arguments !== 'string') {
+            throw new Invalid(`invalid request: ${where}.tool_calls: each tool call needs id, type function and function.arguments as a string`);
+          }
+          callIds.add(call.id);
+        }
+        break;
+      case 'tool':
+        if (typeof message.tool_call_id !== 'string' || !callIds.has(message.tool_call_id)) {
+          throw new Invalid(`invalid request: ${where}.tool_call_id must refer to a tool call of an earlier assistant message`);
+        }
+        checkContentParts(message.content, where, ['text', 'document']);
+        break;
+      default:
+        throw new Invalid(`invalid request: ${where}.role must be one of system, user, assistant, tool`);
+    }
+  });
+  for (const tool of body.tools ?? []) {
+    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function) || typeof tool.function.name !== 'string') {
+      throw new Invalid('invalid request: tools must be of type function with a function name');
+    }
+  }
+  if (body.tool_choice !== undefined && body.tool_choice !== 'REQUIRED' && body.tool_choice !== 'NONE') {
+    throw new Invalid('invalid request: tool_choice must be one of REQUIRED, NONE');
+  }
+  if (body.tool_choice !== undefined && !Array.isArray(body.tools)) throw new Invalid('invalid request: tool_choice requires tools');
+  if (body.stop_sequences !== undefined && !(Array.isArray(body.stop_sequences) && body.stop_sequences.every((s: unknown) => typeof s === 'string'))) {
+    throw new Invalid('invalid request: stop_sequences must be a list of strings');
+  }
+  if (body.max_tokens !== undefined && !(Number.isInteger(body.max_tokens) && body.max_tokens > 0)) throw new Invalid('invalid request: max_tokens must be a positive integer');
+  if (body.response_format !== undefined && !(isRecord(body.response_format) && ['text', 'json_object'].includes(body.response_format.type))) {
+    throw new Invalid('invalid request: response_format.type must be one of text, json_object');
+  }
+  return body;
+}
+
+interface Plan {
+  id: string;
+  text: string[] | null;
+  tool: { id: string; name: string; plan: string; arguments: string } | null;
+  finish: 'COMPLETE' | 'MAX_TOKENS' | 'STOP_SEQUENCE' | 'TOOL_CALL';
+  usage: Json;
+}
+
+function plan(body: Json, cachedTokens: number): Plan {
+  const messages = body.messages as Json[];
+  const last = messages[messages.length - 1] as Json;
+  let lastUser = '';
+  let prompt = 0;
+  let system = 0;
+  for (const message of messages) {
+    const words = countWords(textOf(message.content)) + 3;
+    prompt += words;
+    if (message.role === 'system') system += words;
+    if (message.role === 'user') lastUser = textOf(message.content);
+  }
+  const wantsTool = Array.isArray(body.tools) && body.tools.length > 0 && last.role === 'user' && body.tool_choice !== 'NONE' &&
+    (body.tool_choice === 'REQUIRED' || lastUser.includes('use the tool'));
+  const usage = (output: number): Json => ({
+    // Cohere bills less than it processes (its own preamble is free); here the system prompt is not billed.
+    billed_units: { input_tokens: prompt - system, output_tokens: output },
+    tokens: { input_tokens: prompt, output_tokens: output },
+    ...(cachedTokens > 0 ? { cached_tokens: cachedTokens } : {}),
+  });
+  const id = randomUUID();
+  if (wantsTool) {
+    const name = String(body.tools[0].function.name);
+    const args = JSON.stringify({ query: lastUser });
+    return { id, text: null, tool: { id: `${name}_${randomUUID().slice(0, 12)}`, name, plan: `I will use ${name}.`, arguments: args }, finish: 'TOOL_CALL', usage: usage(countWords(args)) };
+  }
+  const source = last.role === 'tool' ? textOf(last.content) : lastUser;
+  let text = isRecord(body.response_format) && body.response_format.type === 'json_object' ? JSON.stringify({ echo: source }) : `echo: ${source}`;
+  let finish: Plan['finish'] = 'COMPLETE';
+  for (const stop of (body.stop_sequences ?? []) as string[]) {
+    const at = text.indexOf(stop);
+    if (at !== -1) {
+      text = text.slice(0, at);
+      finish = 'STOP_SEQUENCE';
+    }
+  }
+  let tokens = splitTokens(text);
+  if (typeof body.max_tokens === 'number' && tokens.length > body.max_tokens) {
+    tokens = tokens.slice(0, body.max_tokens);
+    finish = 'MAX_TOKENS';
+  }
+  return { id, text: tokens, tool: null, finish, usage: usage(tokens.length) };
+}
+
+function responseJson(p: Plan): string {
+  const message: Json = { role: 'assistant' };
+  if (p.tool) {
+    message.tool_plan = p.tool.plan;
+    message.tool_calls = [{ id: p.tool.id, type: 'function', function: { name: p.tool.name, arguments: p.tool.arguments } }];
+  } else message.content = [{ type: 'text', text: (p.text ?? []).join('') }];
+  return JSON.stringify({ id: p.id, message, finish_reason: p.finish, usage: p.usage });
+}
+
+const frame = (event: Json): string => `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
+
+function fragments(text: string, parts: number): string[] {
+  const size = Math.max(1, Math.ceil(text.length / parts));
+  const out: string[] = [];
+  for (let at = 0; at < text.length; at += size) out.push(text.slice(at, at + size));
+  return out;
+}
+
+function streamFrames(p: Plan): string[] {
+  const frames = [frame({ id: p.id, type: 'message-start', delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } })];
+  if (p.tool) {
+    for (const word of splitTokens(p.tool.plan)) frames.push(frame({ type: 'tool-plan-delta', delta: { message: { tool_plan: word } } }));
+    frames.push(frame({ type: 'tool-call-start', index: 0, delta: { message: { tool_calls: { id: p.tool.id, type: 'function', function: { name: p.tool.name, arguments: '' } } } } }));
+    for (const piece of fragments(p.tool.arguments, 4)) frames.push(frame({ type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: piece } } } } }));
+    frames.push(frame({ type: 'tool-call-end', index: 0 }));
+  } else {
+    frames.push(frame({ type: 'content-start', index: 0, delta: { message: { content: { type: 'text', text: '' } } } }));
+    for (const token of p.text ?? []) frames.push(frame({ type: 'content-delta', index: 0, delta: { message: { content: { text: token } } } }));
+    frames.push(frame({ type: 'content-end', index: 0 }));
+  }
+  frames.push(frame({ type: 'message-end', delta: { finish_reason: p.finish, usage: p.usage } }));
+  frames.push('data: [DONE]\n\n');
+  return frames;
+}
+
+const DEFAULT_MESSAGES: Record<number, string> = {
+  400: 'invalid request: the scripted upstream rejected this request',
+  401: 'invalid api token',
+  402: 'Please add or update your payment method at https://dashboard.cohere.com/billing?tab=payment to continue',
+  404: "model 'unknown' not found, make sure the correct model ID was used and that you have access to the model.",
+  422: 'invalid request: the request could not be processed',
+  429: 'You are using a Trial key, which is limited to 20 API calls / minute. You can continue to use the Trial key for free or upgrade to a Production key with higher rate limits.',
+  499: 'request cancelled',
+  500: 'internal server error, this has been reported to our developers',
+  503: 'service unavailable',
+  504: 'the request timed out',
+};
+
+class ScriptedCohere implements CohereUpstream {
+  url = '';
+  readonly calls: CohereCall[] = [];
+  private mode: UpstreamMode = OK_MODE;
+  private queue: UpstreamMode[] = [];
+  private cachedTokens = 0;
+  private readonly server: Server;
+
+  constructor(private readonly options: CohereUpstreamOptions) {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch(() => {
+        if (!res.headersSent) this.sendError(res, 500, DEFAULT_MESSAGES[500] as string);
+        else res.destroy();
+      });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  setMode(mode: UpstreamMode): void {
+    this.mode = mode;
+  }
+
+  enqueue(...modes: UpstreamMode[]): void {
+    this.queue.push(...modes);
+  }
+
+  setCachedTokens(tokens: number): void {
+    this.cachedTokens = tokens;
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.queue = [];
+    this.mode = OK_MODE;
+    this.cachedTokens = 0;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+    const body = JSON.stringify({ id: randomUUID(), message });
+    res.writeHead(status, { 'content-type': 'application/json', 'x-debug-trace-id': randomUUID(), ...headers, 'content-length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const exchange = new LiveExchange(req, res, Date.now());
+    res.on('close', () => exchange.markClosed());
+    const raw = await readBody(req);
+    let body: unknown;
+    try {
+      body = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const path = (req.url ?? '/').split('?')[0] as string;
+    this.calls.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    if (req.method !== 'POST' || path !== '/v2/chat') return this.sendError(res, 404, `no route for ${req.method ?? ''} ${path}`);
+    if (req.headers.authorization !== `Bearer ${this.options.apiKey ?? 'co-test-key'}`) return this.sendError(res, 401, DEFAULT_MESSAGES[401] as string);
+
+    const mode = this.queue.shift() ?? this.mode;
+    if (mode.kind === 'error') {
+      const extra: Record<string, string> = mode.status === 429 ? { 'retry-after': '1' } : {};
+      return this.sendError(res, mode.status, mode.message ?? DEFAULT_MESSAGES[mode.status] ?? `status ${mode.status}`, { ...extra, ...mode.headers });
+    }
+    if (mode.kind === 'reset') return exchange.reset();
+    if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
+    if (body === undefined) return this.sendError(res, 400, 'invalid request: could not parse the request body as JSON');
+    let request: Json;
+    try {
+      request = validate(body);
+    } catch (err) {
+      if (err instanceof Invalid) return this.sendError(res, 400, err.message);
+      throw err;
+    }
+    const answer = plan(request, this.cachedTokens);
+    const headers = { 'x-debug-trace-id': randomUUID(), num_tokens: String(answer.usage.tokens.input_tokens + answer.usage.tokens.output_tokens) };
+    if (request.stream === true) {
+      return deliverStream(exchange, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers }, streamFrames(answer), mode, this.options.chunkDelayMs ?? 0);
+    }
+    return deliverJson(exchange, { 'content-type': 'application/json', ...headers }, responseJson(answer), mode);
+  }
+}
+
+export async function startCohereUpstream(options: CohereUpstreamOptions = {}): Promise<CohereUpstream> {
+  const upstream = new ScriptedCohere(options);
+  await upstream.listen();
+  return upstream;
+}
+
+/** Raw stream frames for a scripted answer, for decoder unit tests. */
+export function cohereStreamFixture(body: Json, cachedTokens = 0): string[] {
+  return streamFrames(plan(validate(body), cachedTokens));
+}

@@ -1,0 +1,154 @@
+// A scripted Vertex AI: an OAuth token endpoint that verifies the service account's signed JWT assertion,
+// and the publisher model endpoints (Gemini's generateContent / streamGenerateContent, Anthropic's rawPredict /
+// streamRawPredict) that demand a token it issued. Model answers come from the scripted Gemini and Anthropic
+// upstreams behind it, so the bodies are exactly those providers' formats.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { importSPKI, jwtVerify } from 'jose';
+import { request } from 'undici';
+import { startAnthropicUpstream, type AnthropicUpstream } from './anthropic-upstream.js';
+import { readBody } from './exchange.js';
+import { startGeminiUpstream, type GeminiUpstream } from './gemini-upstream.js';
+
+export interface VertexCall {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+}
+
+export interface VertexUpstream {
+  /** The base URL tollgate's `vertex` provider is pointed at (`${url}/v1`). */
+  url: string;
+  tokenUrl: string;
+  /** A service-account key file's JSON for this server's signing key. */
+  serviceAccount: string;
+  tokenRequests: number;
+  calls: VertexCall[];
+  gemini: GeminiUpstream;
+  anthropic: AnthropicUpstream;
+  close(): Promise<void>;
+}
+
+const CLIENT_EMAIL = 'tollgate-test@demo-project.iam.gserviceaccount.com';
+const MODEL_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict)$/;
+
+function googleError(res: ServerResponse, status: number, statusName: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' });
+  res.end(JSON.stringify({ error: { code: status, message, status: statusName } }));
+}
+
+export async function startVertexUpstream(): Promise<VertexUpstream> {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const verifyKey = await importSPKI(publicPem, 'RS256');
+  const gemini = await startGeminiUpstream({ apiKey: 'gemini-behind-vertex' });
+  const anthropic = await startAnthropicUpstream({ apiKey: 'anthropic-behind-vertex' });
+  const issued = new Set<string>();
+  const servers: Server[] = [];
+  const state = {
+    url: '',
+    tokenUrl: '',
+    serviceAccount: '',
+    tokenRequests: 0,
+    calls: [] as VertexCall[],
+    gemini,
+    anthropic,
+    async close() {
+      for (const server of servers) {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      }
+      await gemini.close();
+      await anthropic.close();
+    },
+  };
+
+  async function token(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    state.tokenRequests++;
+    const form = new URLSearchParams((await readBody(req)).toString('utf8'));
+    const refuse = (description: string) => {
+      res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ error: 'invalid_grant', error_description: description }));
+    };
+    if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return refuse('Invalid grant_type.');
+    try {
+      const { payload } = await jwtVerify(form.get('assertion') ?? '', verifyKey, { issuer: CLIENT_EMAIL, audience: state.tokenUrl });
+      if (payload.scope !== 'https://www.googleapis.com/auth/cloud-platform') return refuse('Invalid scope.');
+    } catch {
+      return refuse('Invalid JWT Signature.');
+    }
+    const accessToken = `ya29.${randomBytes(24).toString('base64url')}`;
+    issued.add(accessToken);
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify({ access_token: accessToken, expires_in: 3599, token_type: 'Bearer' }));
+  }
+
+  /** Passes the request on to the scripted provider behind and streams its answer back unchanged. */
+  async function forward(res: ServerResponse, url: string, headers: Record<string, string>, body: string): Promise<void> {
+    const answer = await request(url, { method: 'POST', headers, body });
+    const passed: Record<string, string> = {};
+    for (const name of ['content-type', 'retry-after']) {
+      const value = answer.headers[name];
+      if (typeof value === 'string') passed[name] = value;
+    }
+    res.writeHead(answer.statusCode, passed);
+    for await (const chunk of answer.body) res.write(chunk);
+    res.end();
+  }
+
+  async function model(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
+    const raw = (await readBody(req)).toString('utf8');
+    let body: any;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+    state.calls.push({ path, headers: req.headers, body });
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (!bearer || !issued.has(bearer)) {
+      return googleError(res, 401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+    }
+    const [, , , publisher, name, method] = MODEL_PATH.exec(path) as RegExpExecArray;
+    if (publisher === 'google') {
+      if ((method === 'streamGenerateContent') !== query.includes('alt=sse') && method === 'streamGenerateContent') {
+        return googleError(res, 400, 'INVALID_ARGUMENT', 'This test server streams only with alt=sse.');
+      }
+      if (method === 'rawPredict' || method === 'streamRawPredict') return googleError(res, 400, 'FAILED_PRECONDITION', 'Use generateContent for Gemini models.');
+      const suffix = method === 'streamGenerateContent' ? ':streamGenerateContent?alt=sse' : ':generateContent';
+      return forward(res, `${gemini.url}/v1beta/models/${name}${suffix}`, { 'content-type': 'application/json', 'x-goog-api-key': 'gemini-behind-vertex' }, raw);
+    }
+    if (method !== 'rawPredict' && method !== 'streamRawPredict') return googleError(res, 400, 'FAILED_PRECONDITION', 'Claude models are served by rawPredict.');
+    if (body?.anthropic_version !== 'vertex-2023-10-16' || 'model' in body) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'anthropic_version: vertex-2023-10-16 is required and model must not be in the body' } }));
+      return;
+    }
+    const { anthropic_version: _version, ...rest } = body;
+    const forwarded = JSON.stringify({ ...rest, model: name, ...(method === 'streamRawPredict' ? { stream: true } : {}) });
+    return forward(res, `${anthropic.url}/v1/messages`, { 'content-type': 'application/json', 'x-api-key': 'anthropic-behind-vertex', 'anthropic-version': '2023-06-01' }, forwarded);
+  }
+
+  const server = createServer((req, res) => {
+    const [path = '/', query = ''] = (req.url ?? '/').split('?');
+    const work = req.method === 'POST' && path === '/token' ? token(req, res) : req.method === 'POST' && MODEL_PATH.test(path) ? model(req, res, path, query) : Promise.resolve(googleError(res, 404, 'NOT_FOUND', `${path} not found`));
+    work.catch(() => res.destroy());
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.url = `${base}/v1`;
+  state.tokenUrl = `${base}/token`;
+  state.serviceAccount = JSON.stringify({
+    type: 'service_account',
+    project_id: 'demo-project',
+    private_key_id: 'test-key-1',
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    client_email: CLIENT_EMAIL,
+    token_uri: state.tokenUrl,
+  });
+  return state;
+}
