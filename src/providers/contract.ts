@@ -132,5 +132,7 @@ export interface VendorDefinition {
   quirks?: VendorQuirks;
   /** Provider id in the bundled price catalogue, when it differs from `id` or exists at all. */
   catalogId?: string | null;
+  /** Further catalogue providers whose models this vendor also serves (Vertex AI serves Anthropic's). */
+  catalogFallbacks?: string[];
   docsUrl: string;
 }

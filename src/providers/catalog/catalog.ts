@@ -33,14 +33,16 @@ export function catalogModels(vendor: VendorDefinition): CatalogModel[] {
   const cached = cache.get(vendor.id);
   if (cached) return cached;
   const catalogId = vendor.catalogId === undefined ? vendor.id : vendor.catalogId;
-  const entry = catalogId ? findProvider({ providerId: catalogId }) : undefined;
-  // findProvider matches loosely; only accept the provider we asked for.
-  const models =
-    entry && entry.id === catalogId
-      ? entry.models
-          .filter((model) => !model.deprecated)
-          .map((model) => ({ id: model.id, name: model.name ?? null, contextWindow: model.context_window ?? null, capabilities: capabilitiesOf(model) }))
-      : [];
+  const models: CatalogModel[] = [];
+  for (const id of catalogId ? [catalogId, ...(vendor.catalogFallbacks ?? [])] : []) {
+    const entry = findProvider({ providerId: id });
+    // findProvider matches loosely; only accept the provider we asked for.
+    if (!entry || entry.id !== id) continue;
+    for (const model of entry.models) {
+      if (model.deprecated) continue;
+      models.push({ id: model.id, name: model.name ?? null, contextWindow: model.context_window ?? null, capabilities: capabilitiesOf(model) });
+    }
+  }
   cache.set(vendor.id, models);
   return models;
 }

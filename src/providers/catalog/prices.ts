@@ -240,9 +240,20 @@ function compilePricer(catalogId: string, model: string): CatalogPricer | null {
   }
 }
 
+/** The catalogue's price for the model: the vendor's own catalogue first, then the ones it also resells. */
 function pricerFor(vendor: VendorDefinition, model: string): CatalogPricer | null {
   const catalogId = catalogIdOf(vendor);
   if (!catalogId) return null;
+  const own = pricerIn(catalogId, model);
+  if (own || !vendor.catalogFallbacks) return own;
+  for (const fallback of vendor.catalogFallbacks) {
+    const found = pricerIn(fallback, model);
+    if (found) return found;
+  }
+  return null;
+}
+
+function pricerIn(catalogId: string, model: string): CatalogPricer | null {
   const key = `${catalogId}\0${model}`;
   const cached = pricers.get(key);
   if (cached !== undefined) return cached;

@@ -11,7 +11,7 @@ export const vertexVendors: VendorDefinition[] = [
     // `{region}` is the location (`us-central1` unless configured); the `global` location has no prefix.
     defaultBaseUrl: 'https://{region}-aiplatform.googleapis.com/v1', auth: { kind: 'none' },
     keyRequired: true, keyEnv: ['VERTEX_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS'], baseUrlEnv: ['VERTEX_BASE_URL'],
-    regionEnv: ['VERTEX_LOCATION', 'GOOGLE_CLOUD_LOCATION'], catalogId: 'google',
+    regionEnv: ['VERTEX_LOCATION', 'GOOGLE_CLOUD_LOCATION'], catalogId: 'google', catalogFallbacks: ['anthropic'],
     docsUrl: 'https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference',
   },
 ];
