@@ -3,7 +3,7 @@ import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startCohereUpstream, type CohereUpstream } from '../upstream/cohere-upstream.js';
+import { cohereEmbedTokens, cohereEmbedVector, startCohereUpstream, type CohereUpstream } from '../upstream/cohere-upstream.js';
 
 let upstream: CohereUpstream;
 let tg: RunningGateway;
@@ -195,5 +195,96 @@ describe('cohere through the gateway', () => {
     expect(log.completion_tokens).toBe(5);
     expect(Math.abs(log.cost_usd - (expected?.total_price ?? NaN))).toBeLessThanOrEqual(1.01e-9);
     expect(log.cost_usd).toBeGreaterThan(0);
+  });
+});
+
+describe('cohere embeddings through the gateway', () => {
+  const EMBED = 'cohere/embed-v4.0';
+
+  it('answers the official client with decoded vectors in input order and sends Cohere\'s native embed request', async () => {
+    const texts = ['the first document', 'second', 'a third, longer document here'];
+    const response = await tg.client.embeddings.create({ model: EMBED, input: texts });
+    expect(response.model).toBe(EMBED);
+    expect(response.data.map((d) => d.index)).toEqual([0, 1, 2]);
+    response.data.forEach((item, i) => {
+      // The client asked for base64 (the SDK's default) and decoded it back to floats.
+      expect(item.embedding).toHaveLength(1536);
+      const expected = cohereEmbedVector(texts[i] as string, 1536);
+      for (const j of [0, 1, 767, 1535]) expect(item.embedding[j]).toBeCloseTo(expected[j] as number, 6);
+    });
+    expect(response.data[0]?.embedding).not.toEqual(response.data[1]?.embedding);
+    const tokens = cohereEmbedTokens(texts);
+    expect(response.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+
+    expect(upstream.calls).toHaveLength(1);
+    const call = upstream.calls[0];
+    expect(call?.path).toBe('/v2/embed');
+    expect(call?.headers.authorization).toBe('Bearer co-upstream-key');
+    expect(call?.body).toEqual({ model: 'embed-v4.0', texts, input_type: 'search_document', embedding_types: ['float'] });
+
+    const log = await lastLog((entry) => entry.model === EMBED && entry.prompt_tokens === tokens);
+    expect(log).toMatchObject({ provider: 'cohere', status: 200, prompt_tokens: tokens, completion_tokens: 0 });
+    const expected = calcPrice({ input_tokens: tokens }, 'embed-v4.0', { providerId: 'cohere' });
+    expect(Math.abs(log.cost_usd - (expected?.total_price ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+    expect(log.cost_usd).toBeGreaterThan(0);
+  });
+
+  it('passes dimensions as output_dimension and a client input_type through, with float encoding', async () => {
+    const params = { model: EMBED, input: 'what is the capital of France?', encoding_format: 'float', dimensions: 256, input_type: 'search_query' };
+    const response = await tg.client.embeddings.create(params as OpenAI.EmbeddingCreateParams);
+    expect(response.data).toHaveLength(1);
+    expect(response.data[0]?.embedding).toEqual(cohereEmbedVector('what is the capital of France?', 256));
+    expect(upstream.calls[0]?.body).toEqual({
+      model: 'embed-v4.0',
+      texts: ['what is the capital of France?'],
+      input_type: 'search_query',
+      embedding_types: ['float'],
+      output_dimension: 256,
+    });
+  });
+
+  it('refuses token arrays and more than 96 texts before calling Cohere', async () => {
+    for (const input of [[1, 2, 3], [[1, 2], [3, 4]], Array.from({ length: 97 }, (_, i) => `text ${i}`)]) {
+      const error = await tg.client.embeddings.create({ model: EMBED, input }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as APIError).param).toBe('input');
+    }
+    expect(upstream.calls).toHaveLength(0);
+    // 96 is Cohere's limit, and allowed.
+    const full = await tg.client.embeddings.create({ model: EMBED, input: Array.from({ length: 96 }, (_, i) => `text ${i}`), encoding_format: 'float' });
+    expect(full.data).toHaveLength(96);
+    expect(full.data[95]?.embedding).toEqual(cohereEmbedVector('text 95', 1536));
+    expect(upstream.calls[0]?.body.texts).toHaveLength(96);
+  });
+
+  it('passes Cohere\'s embed errors on as typed OpenAI errors with status and message', async () => {
+    // Cohere's own validation: embed-v4.0 has no 300-wide vectors.
+    const invalid = await tg.client.embeddings.create({ model: EMBED, input: 'x', dimensions: 300 }).catch((e: unknown) => e);
+    expect(invalid).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((invalid as APIError).message).toContain('cohere: invalid request: 300 is not a valid output_dimension');
+
+    upstream.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '5' } });
+    const limited = await tg.client.embeddings.create({ model: EMBED, input: 'x' }).catch((e: unknown) => e);
+    expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((limited as APIError).message).toContain('cohere: You are using a Trial key');
+    expect((limited as APIError).headers?.get('retry-after')).toBe('5');
+
+    upstream.enqueue({ kind: 'error', status: 402 });
+    const unpaid = await tg.client.embeddings.create({ model: EMBED, input: 'x' }).catch((e: unknown) => e);
+    expect((unpaid as APIError).status).toBe(402);
+    expect((unpaid as APIError).type).toBe('insufficient_quota');
+
+    upstream.enqueue({ kind: 'error', status: 503 });
+    const down = await tg.client.embeddings.create({ model: EMBED, input: 'x' }).catch((e: unknown) => e);
+    expect(down).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((down as APIError).status).toBe(503);
+    expect(upstream.calls.map((c) => c.path)).toEqual(['/v2/embed', '/v2/embed', '/v2/embed', '/v2/embed']);
+  });
+
+  it('maps a broken embed answer to a 502', async () => {
+    upstream.enqueue({ kind: 'break-after', chunks: 1 });
+    const broken = await tg.client.embeddings.create({ model: EMBED, input: 'x' }).catch((e: unknown) => e);
+    expect(broken).toBeInstanceOf(OpenAI.APIError);
+    expect((broken as APIError).status).toBe(502);
   });
 });

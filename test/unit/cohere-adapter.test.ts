@@ -2,11 +2,11 @@ import { calcPrice } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
-import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from '../../src/dialects/openai/types.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../../src/dialects/openai/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { costOf, tokenUsageFromOpenAI } from '../../src/providers/catalog/prices.js';
 import { cohereAdapter } from '../../src/providers/cohere/index.js';
-import { cohereStreamFixture } from '../upstream/cohere-upstream.js';
+import { cohereEmbedVector, cohereStreamFixture } from '../upstream/cohere-upstream.js';
 import { makeTarget } from './targets.js';
 
 const target = makeTarget({ vendorId: 'cohere', model: 'command-a-03-2025', apiKey: 'co-key' });
@@ -391,5 +391,119 @@ describe('cohere cost contract', () => {
       expect(Math.abs(cost.usd - (expected?.total_price ?? NaN))).toBeLessThanOrEqual(1.01e-9);
       expect(cost.usd).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('cohere embeddings', () => {
+  const embedTarget = makeTarget({ vendorId: 'cohere', model: 'embed-v4.0', apiKey: 'co-key' });
+  const buildEmbed = (request: Partial<EmbeddingsRequest>): Record<string, any> => {
+    const upstream = cohereAdapter.buildEmbeddingsRequest?.({ model: 'cohere/embed-v4.0', input: 'x', ...request }, embedTarget);
+    if (!upstream) throw new Error('the cohere adapter has no embeddings');
+    return JSON.parse(upstream.body as string) as Record<string, any>;
+  };
+  const answer = (vectors: number[][], meta: unknown = { api_version: { version: '2' }, billed_units: { input_tokens: 7 } }) => ({
+    id: 'e1',
+    embeddings: { float: vectors },
+    texts: vectors.map((_, i) => `t${i}`),
+    meta,
+    response_type: 'embeddings_by_type',
+  });
+
+  it('posts to {baseUrl}/embed with a bearer key, the texts, a search_document input_type and float embeddings', () => {
+    const upstream = cohereAdapter.buildEmbeddingsRequest?.({ model: 'cohere/embed-v4.0', input: ['first', 'second'], user: 'u-1', encoding_format: 'base64' }, embedTarget);
+    expect(upstream?.method).toBe('POST');
+    expect(upstream?.url).toBe('https://api.cohere.com/v2/embed');
+    expect(upstream?.headers.authorization).toBe('Bearer co-key');
+    expect(upstream?.headers['content-type']).toBe('application/json');
+    expect(upstream?.headers.accept).toBe('application/json');
+    // `user` and `encoding_format` have no Cohere field: floats come back and tollgate encodes them.
+    expect(JSON.parse(upstream?.body as string)).toEqual({ model: 'embed-v4.0', texts: ['first', 'second'], input_type: 'search_document', embedding_types: ['float'] });
+    const custom = makeTarget({ vendorId: 'cohere', baseUrl: 'http://127.0.0.1:9/v2/', model: 'embed-english-v3.0' });
+    expect(cohereAdapter.buildEmbeddingsRequest?.({ model: 'x', input: 'a' }, custom).url).toBe('http://127.0.0.1:9/v2/embed');
+  });
+
+  it('sends a single string as one text, dimensions as output_dimension, and passes input_type and truncate through', () => {
+    expect(buildEmbed({ input: 'only one', dimensions: 256, input_type: 'search_query', truncate: 'start' })).toEqual({
+      model: 'embed-v4.0',
+      texts: ['only one'],
+      input_type: 'search_query',
+      embedding_types: ['float'],
+      output_dimension: 256,
+      truncate: 'START',
+    });
+    expect(thrown(() => buildEmbed({ input_type: 7 }))).toMatchObject({ status: 400, param: 'input_type' });
+    expect(thrown(() => buildEmbed({ truncate: 'middle' }))).toMatchObject({ status: 400, param: 'truncate' });
+  });
+
+  it('refuses token-array input with a 400 on input', () => {
+    for (const input of [[1, 2, 3], [[1, 2], [3]]] as Array<number[] | number[][]>) {
+      const error = thrown(() => buildEmbed({ input }));
+      expect(error).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'input' });
+      expect(error.message).toContain('token-array input');
+    }
+  });
+
+  it('refuses more than 96 texts with a 400 on input, and takes exactly 96', () => {
+    const many = Array.from({ length: 97 }, (_, i) => `text ${i}`);
+    const error = thrown(() => buildEmbed({ input: many }));
+    expect(error).toMatchObject({ status: 400, param: 'input' });
+    expect(error.message).toContain('at most 96');
+    expect(buildEmbed({ input: many.slice(0, 96) }).texts).toHaveLength(96);
+  });
+
+  it('maps the float embeddings to OpenAI data in input order with the billed tokens as usage', () => {
+    const request: EmbeddingsRequest = { model: 'cohere/embed-v4.0', input: ['a', 'b'], encoding_format: 'float' };
+    const parsed = cohereAdapter.parseEmbeddingsResponse?.(answer([[0.1, 0.2], [0.3, -0.4]]), embedTarget, request);
+    expect(parsed).toEqual({
+      object: 'list',
+      data: [
+        { object: 'embedding', index: 0, embedding: [0.1, 0.2] },
+        { object: 'embedding', index: 1, embedding: [0.3, -0.4] },
+      ],
+      model: 'cohere/embed-v4.0',
+      usage: { prompt_tokens: 7, total_tokens: 7 },
+    });
+    // Processed tokens win over billed units when Cohere reports both.
+    const both = cohereAdapter.parseEmbeddingsResponse?.(answer([[1]], { billed_units: { input_tokens: 3 }, tokens: { input_tokens: 5 } }), embedTarget, { model: 'm', input: 'a' });
+    expect(both?.usage).toEqual({ prompt_tokens: 5, total_tokens: 5 });
+    const none = cohereAdapter.parseEmbeddingsResponse?.(answer([[1]], { api_version: { version: '2' } }), embedTarget, { model: 'm', input: 'a' });
+    expect(none?.usage).toEqual({ prompt_tokens: 0, total_tokens: 0 });
+  });
+
+  it('encodes vectors as base64 little-endian float32 when asked, and they decode back', () => {
+    const vectors = [cohereEmbedVector('first', 16), cohereEmbedVector('second', 16)];
+    const parsed = cohereAdapter.parseEmbeddingsResponse?.(answer(vectors), embedTarget, { model: 'm', input: ['first', 'second'], encoding_format: 'base64' });
+    parsed?.data.forEach((item, i) => {
+      expect(typeof item.embedding).toBe('string');
+      const bytes = Buffer.from(item.embedding as string, 'base64');
+      const decoded = Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
+      expect(decoded).toHaveLength(16);
+      decoded.forEach((value, j) => expect(value).toBeCloseTo(vectors[i]?.[j] as number, 6));
+    });
+    // No encoding_format: floats, as OpenAI does.
+    const plain = cohereAdapter.parseEmbeddingsResponse?.(answer(vectors), embedTarget, { model: 'm', input: ['first', 'second'] });
+    expect(plain?.data[1]?.embedding).toEqual(vectors[1]);
+  });
+
+  it('answers a retryable 502 when the embed answer is malformed or the count does not match', () => {
+    const request: EmbeddingsRequest = { model: 'm', input: ['a', 'b'] };
+    for (const bad of [null, { id: 'x' }, { embeddings: { int8: [[1]] } }, { embeddings: { float: [[1], ['x']] } }, answer([[1]])]) {
+      const error = thrown(() => cohereAdapter.parseEmbeddingsResponse?.(bad, embedTarget, request));
+      expect(error).toMatchObject({ status: 502, retryable: true, code: 'invalid_upstream_response' });
+      expect(error.message).toMatch(/^cohere: /);
+    }
+  });
+
+  it('prices the billed input tokens of embed-v4.0 from the catalogue', () => {
+    const runtime = resolveRuntimeConfig({ api: {}, file: configFileSchema.parse({ providers: { cohere: { api_key: 'k' } } }) }, {}, 1).providers.get('cohere');
+    if (!runtime) throw new Error('no cohere provider');
+    const parsed = cohereAdapter.parseEmbeddingsResponse?.(answer([[1]], { billed_units: { input_tokens: 12345 } }), embedTarget, { model: 'm', input: 'a' });
+    const usage: CompletionUsage = { prompt_tokens: parsed?.usage.prompt_tokens ?? 0, completion_tokens: 0, total_tokens: parsed?.usage.total_tokens ?? 0 };
+    const expected = calcPrice({ input_tokens: 12345 }, 'embed-v4.0', { providerId: 'cohere' });
+    expect(expected).not.toBeNull();
+    const cost = costOf(runtime, 'embed-v4.0', tokenUsageFromOpenAI(usage));
+    expect(cost.source).toBe('catalog');
+    expect(Math.abs(cost.usd - (expected?.total_price ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+    expect(cost.usd).toBeGreaterThan(0);
   });
 });

@@ -2,7 +2,10 @@
 // validation (unknown fields are refused, so untranslated OpenAI fields show up as 400s), JSON answers and the
 // typed SSE stream (`event: <type>` + `data: {...}`, message-end, then `data: [DONE]`), and Cohere's error
 // bodies `{"id", "message"}`. The answer echoes the last user text, or calls the first tool.
-import { randomUUID } from 'node:crypto';
+// It also speaks the Embed API v2 (`POST /v2/embed`): Cohere's validation (required input_type, at most 96
+// texts, output_dimension only on embed-v4), deterministic vectors derived from each text's hash, and the
+// billed input tokens in `meta.billed_units`.
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LiveExchange, readBody } from './exchange.js';
@@ -120,6 +123,105 @@ function validate(body: unknown): Json {
     throw new Invalid('invalid request: response_format.type must be one of text, json_object');
   }
   return body;
+}
+
+const EMBED_FIELDS = new Set(['model', 'texts', 'images', 'inputs', 'input_type', 'embedding_types', 'output_dimension', 'max_tokens', 'truncate', 'priority']);
+const INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering', 'image'];
+const EMBEDDING_TYPES = ['float', 'int8', 'uint8', 'binary', 'ubinary', 'base64'];
+export const COHERE_MAX_EMBED_TEXTS = 96;
+const V4_DIMENSIONS = [256, 512, 1024, 1536];
+
+/** Cohere's vector widths: embed-v4 is 1536 unless output_dimension says otherwise, light v3 models 384, v3 1024. */
+export function cohereEmbedDimensions(model: string, outputDimension?: number): number {
+  if (model.startsWith('embed-v4')) return outputDimension ?? 1536;
+  return model.includes('light') ? 384 : 1024;
+}
+
+/** A unit vector derived from the text's sha256: the same text always gives the same vector. */
+export function cohereEmbedVector(text: string, dimensions: number): number[] {
+  const out: number[] = [];
+  let block = createHash('sha256').update(text).digest();
+  for (let i = 0; i < dimensions; i++) {
+    if (i > 0 && i % 16 === 0) block = createHash('sha256').update(block).digest();
+    out.push((block.readUInt16LE((i % 16) * 2) / 65535) * 2 - 1);
+  }
+  const norm = Math.hypot(...out) || 1;
+  return out.map((value) => value / norm);
+}
+
+/** Input tokens Cohere bills for an embed call: here, the words of each text (at least one per text). */
+export function cohereEmbedTokens(texts: string[]): number {
+  return texts.reduce((sum, text) => sum + Math.max(1, countWords(text)), 0);
+}
+
+function packBits(vector: number[], signed: boolean): number[] {
+  const out: number[] = [];
+  for (let at = 0; at < vector.length; at += 8) {
+    let byte = 0;
+    for (let bit = 0; bit < 8; bit++) if ((vector[at + bit] ?? -1) > 0) byte |= 0x80 >> bit;
+    out.push(signed ? byte - 128 : byte);
+  }
+  return out;
+}
+
+function encodeAs(type: string, vector: number[]): unknown {
+  switch (type) {
+    case 'int8':
+      return vector.map((v) => Math.round(v * 127));
+    case 'uint8':
+      return vector.map((v) => Math.round(v * 127) + 128);
+    case 'binary':
+      return packBits(vector, true);
+    case 'ubinary':
+      return packBits(vector, false);
+    case 'base64':
+      return Buffer.from(new Float32Array(vector).buffer).toString('base64');
+    default:
+      return vector;
+  }
+}
+
+/** Validates an embed request the way Cohere does, as far as the gateway's translation can get it wrong. */
+function validateEmbed(body: unknown): Json {
+  if (!isRecord(body)) throw new Invalid('invalid request: body must be a JSON object');
+  for (const field of Object.keys(body)) if (!EMBED_FIELDS.has(field)) throw new Invalid(`invalid request: unknown field: parameter ${field} is not a valid field`);
+  if (typeof body.model !== 'string' || body.model === '') throw new Invalid('invalid request: model must be specified');
+  if (body.input_type === undefined) throw new Invalid('invalid request: input_type is required for embed models v3 and higher.');
+  if (!INPUT_TYPES.includes(body.input_type)) throw new Invalid(`invalid request: input_type must be one of ${INPUT_TYPES.join(', ')}`);
+  if (body.texts === undefined && body.images === undefined && body.inputs === undefined) throw new Invalid('invalid request: one of texts, images or inputs must be provided');
+  if (body.texts !== undefined) {
+    if (!Array.isArray(body.texts) || !body.texts.every((t: unknown) => typeof t === 'string')) throw new Invalid('invalid request: texts must be a list of strings');
+    if (body.texts.length === 0) throw new Invalid('invalid request: texts must not be empty');
+    if (body.texts.length > COHERE_MAX_EMBED_TEXTS) throw new Invalid(`invalid request: total number of texts must be at most ${COHERE_MAX_EMBED_TEXTS} - received ${body.texts.length}`);
+  }
+  if (body.images !== undefined || body.inputs !== undefined) throw new Invalid('invalid request: the scripted upstream embeds texts only');
+  if (body.embedding_types !== undefined && !(Array.isArray(body.embedding_types) && body.embedding_types.length > 0 && body.embedding_types.every((t: unknown) => EMBEDDING_TYPES.includes(t as string)))) {
+    throw new Invalid(`invalid request: embedding_types must be a list of ${EMBEDDING_TYPES.join(', ')}`);
+  }
+  if (body.output_dimension !== undefined) {
+    if (!body.model.startsWith('embed-v4')) throw new Invalid(`invalid request: output_dimension is only supported for embed-v4.0 and newer models, not ${body.model}`);
+    if (!V4_DIMENSIONS.includes(body.output_dimension)) throw new Invalid(`invalid request: ${String(body.output_dimension)} is not a valid output_dimension, must be one of ${V4_DIMENSIONS.join(', ')}`);
+  }
+  if (body.truncate !== undefined && !['NONE', 'START', 'END'].includes(body.truncate)) throw new Invalid('invalid request: truncate must be one of NONE, START, END');
+  return body;
+}
+
+function embedJson(body: Json): { json: string; tokens: number } {
+  const texts = body.texts as string[];
+  const dimensions = cohereEmbedDimensions(body.model as string, body.output_dimension as number | undefined);
+  const vectors = texts.map((text) => cohereEmbedVector(text, dimensions));
+  const types = (body.embedding_types as string[] | undefined) ?? ['float'];
+  const embeddings: Json = {};
+  for (const type of types) embeddings[type] = vectors.map((vector) => encodeAs(type, vector));
+  const tokens = cohereEmbedTokens(texts);
+  const answer = {
+    id: randomUUID(),
+    embeddings,
+    texts,
+    meta: { api_version: { version: '2' }, billed_units: { input_tokens: tokens } },
+    response_type: 'embeddings_by_type',
+  };
+  return { json: JSON.stringify(answer), tokens };
 }
 
 interface Plan {
@@ -288,7 +390,7 @@ class ScriptedCohere implements CohereUpstream {
     }
     const path = (req.url ?? '/').split('?')[0] as string;
     this.calls.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
-    if (req.method !== 'POST' || path !== '/v2/chat') return this.sendError(res, 404, `no route for ${req.method ?? ''} ${path}`);
+    if (req.method !== 'POST' || (path !== '/v2/chat' && path !== '/v2/embed')) return this.sendError(res, 404, `no route for ${req.method ?? ''} ${path}`);
     if (req.headers.authorization !== `Bearer ${this.options.apiKey ?? 'co-test-key'}`) return this.sendError(res, 401, DEFAULT_MESSAGES[401] as string);
 
     const mode = this.queue.shift() ?? this.mode;
@@ -299,6 +401,7 @@ class ScriptedCohere implements CohereUpstream {
     if (mode.kind === 'reset') return exchange.reset();
     if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
     if (body === undefined) return this.sendError(res, 400, 'invalid request: could not parse the request body as JSON');
+    if (path === '/v2/embed') return this.embed(exchange, body, mode);
     let request: Json;
     try {
       request = validate(body);
@@ -312,6 +415,18 @@ class ScriptedCohere implements CohereUpstream {
       return deliverStream(exchange, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers }, streamFrames(answer), mode, this.options.chunkDelayMs ?? 0);
     }
     return deliverJson(exchange, { 'content-type': 'application/json', ...headers }, responseJson(answer), mode);
+  }
+
+  private async embed(exchange: LiveExchange, body: unknown, mode: UpstreamMode): Promise<void> {
+    let request: Json;
+    try {
+      request = validateEmbed(body);
+    } catch (err) {
+      if (err instanceof Invalid) return this.sendError(exchange.res, 400, err.message);
+      throw err;
+    }
+    const answer = embedJson(request);
+    return deliverJson(exchange, { 'content-type': 'application/json', 'x-debug-trace-id': randomUUID(), num_tokens: String(answer.tokens) }, answer.json, mode);
   }
 }
 

@@ -1,7 +1,8 @@
-import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
 import type { ProviderFamily } from '../registry.js';
 import { authHeaders } from '../auth-headers.js';
+import { cohereEmbeddings, cohereEmbedRequestBody } from './embeddings.js';
 import { cohereError } from './errors.js';
 import { cohereRequestBody } from './request.js';
 import { cohereCompletion } from './response.js';
@@ -18,13 +19,17 @@ function headers(target: Target, stream: boolean): Record<string, string> {
   };
 }
 
-/** Cohere Chat API v2: `POST {baseUrl}/chat`, bearer key. */
+function url(target: Target, operation: 'chat' | 'embed'): string {
+  return `${target.provider.baseUrl.replace(/\/+$/, '')}/${operation}`;
+}
+
+/** Cohere API v2: chat at `POST {baseUrl}/chat`, embeddings at `POST {baseUrl}/embed`, bearer key. */
 export const cohereAdapter: ProviderAdapter = {
   format: 'cohere',
 
   buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
     const body = cohereRequestBody(request, target.model);
-    return { method: 'POST', url: `${target.provider.baseUrl.replace(/\/+$/, '')}/chat`, headers: headers(target, body.stream === true), body: JSON.stringify(body) };
+    return { method: 'POST', url: url(target, 'chat'), headers: headers(target, body.stream === true), body: JSON.stringify(body) };
   },
 
   parseChatResponse(body, target) {
@@ -37,6 +42,15 @@ export const cohereAdapter: ProviderAdapter = {
 
   parseError(status, responseHeaders, bodyText, target) {
     return cohereError(target.provider.name, status, responseHeaders, bodyText);
+  },
+
+  buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
+    const body = cohereEmbedRequestBody(request, target.model);
+    return { method: 'POST', url: url(target, 'embed'), headers: headers(target, false), body: JSON.stringify(body) };
+  },
+
+  parseEmbeddingsResponse(body, target, request) {
+    return cohereEmbeddings(body, target.provider.name, request);
   },
 };
 

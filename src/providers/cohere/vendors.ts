@@ -1,6 +1,6 @@
 import type { VendorDefinition } from '../contract.js';
 
-/** Cohere's own platform, Chat API v2 (`POST /v2/chat`). */
+/** Cohere's own platform, API v2 (`POST /v2/chat`, `POST /v2/embed`). */
 export const cohereVendors: VendorDefinition[] = [
   {
     id: 'cohere', displayName: 'Cohere', format: 'cohere', defaultBaseUrl: 'https://api.cohere.com/v2', auth: { kind: 'bearer' },
