@@ -2,7 +2,8 @@ import { calcPrice } from '@pydantic/genai-prices';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
+import { countTextTokens } from '../../src/governance/tokenizer.js';
+import { bedrockEmbeddingTokens, bedrockEmbeddingVector, startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
 
 const NATIVE_MODEL = 'anthropic.claude-3-5-sonnet-20241022-v2:0';
 const MODEL = `bedrock/${NATIVE_MODEL}`;
@@ -281,5 +282,84 @@ describe('bedrock cost', () => {
     const expected = calcPrice({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, cache_read_tokens: 1000, cache_write_tokens: 0 }, NATIVE_MODEL, { providerId: 'aws' })?.total_price;
     const entry = await lastLog((e) => e.model === MODEL && e.stream === true && e.prompt_tokens === usage?.prompt_tokens);
     expect(Math.abs(entry.cost_usd - (expected ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+  });
+});
+
+describe('bedrock embeddings through the gateway (InvokeModel)', () => {
+  const TITAN = 'amazon.titan-embed-text-v2:0';
+  const COHERE = 'cohere.embed-english-v3';
+  /** What the client sees of an upstream vector after float32 base64 encoding and decoding. */
+  const asFloat32 = (vector: number[]): number[] => Array.from(new Float32Array(vector));
+
+  it('embeds several texts with Cohere Embed in one signed call, in input order, decoded by the client', async () => {
+    const texts = ['the first document', 'a second one, a little longer', 'third'];
+    const response = await tg.client.embeddings.create({ model: `bedrock/${COHERE}`, input: texts });
+    expect(response.model).toBe(`bedrock/${COHERE}`);
+    expect(response.data.map((item) => item.index)).toEqual([0, 1, 2]);
+    texts.forEach((text, i) => {
+      expect(response.data[i]?.embedding).toHaveLength(1024);
+      expect(response.data[i]?.embedding).toEqual(asFloat32(bedrockEmbeddingVector(text, 1024)));
+    });
+    expect(upstream.calls).toHaveLength(1);
+    const call = upstream.calls[0];
+    expect(call?.path).toBe('/model/cohere.embed-english-v3/invoke');
+    expect(call?.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDTESTBEDROCK\/\d{8}\/eu-west-1\/bedrock\/aws4_request/);
+    expect(call?.body).toEqual({ texts, input_type: 'search_document', embedding_types: ['float'] });
+    // Bedrock counts Cohere tokens only in a response header, so the gateway's tokenizer estimates them.
+    const estimated = texts.reduce((sum, text) => sum + countTextTokens(text), 0);
+    expect(response.usage).toEqual({ prompt_tokens: estimated, total_tokens: estimated });
+    const entry = await lastLog((e) => e.model === `bedrock/${COHERE}` && e.prompt_tokens === estimated);
+    expect(entry.status).toBe(200);
+  });
+
+  it('embeds one text with Titan V2, passing dimensions and recording its inputTextTokenCount', async () => {
+    const text = 'titan, embed this sentence please';
+    const response = await tg.client.embeddings.create({ model: `bedrock/${TITAN}`, input: [text], dimensions: 256, encoding_format: 'float' });
+    expect(response.data).toHaveLength(1);
+    expect(response.data[0]?.embedding).toHaveLength(256);
+    for (const [i, value] of bedrockEmbeddingVector(text, 256).entries()) expect(response.data[0]?.embedding[i]).toBeCloseTo(value, 12);
+    const call = upstream.calls[0];
+    expect(call?.path).toBe('/model/amazon.titan-embed-text-v2%3A0/invoke');
+    expect(call?.body).toEqual({ inputText: text, dimensions: 256, normalize: true });
+    const tokens = bedrockEmbeddingTokens(text);
+    expect(response.usage.prompt_tokens).toBe(tokens);
+    const entry = await lastLog((e) => e.model === `bedrock/${TITAN}` && e.prompt_tokens === tokens);
+    expect(entry.status).toBe(200);
+  });
+
+  it('embeds with a Bedrock API key as well', async () => {
+    const response = await tg.client.embeddings.create({ model: `bedrockkey/${TITAN}`, input: 'with a key' });
+    expect(response.data[0]?.embedding).toEqual(asFloat32(bedrockEmbeddingVector('with a key', 1024)));
+    expect(upstream.calls[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+
+  it('refuses several texts for Titan and token arrays before calling the upstream', async () => {
+    const several = await failure(tg.client.embeddings.create({ model: `bedrock/${TITAN}`, input: ['one', 'two'] }));
+    expect(several).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(several.message).toMatch(/one text per request/);
+    const tokens = await failure(tg.client.embeddings.create({ model: `bedrock/${COHERE}`, input: [[1, 2, 3]] }));
+    expect(tokens).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(tokens.message).toMatch(/token-array/);
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('passes Bedrock\'s validation, throttling and signature errors on as typed errors', async () => {
+    const dimensions = await failure(tg.client.embeddings.create({ model: `bedrock/${TITAN}`, input: 'x', dimensions: 300 }));
+    expect(dimensions).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(dimensions.message).toContain('bedrock: Malformed input request: #/dimensions: 300 is not a valid enum value');
+
+    const tooLong = await failure(tg.client.embeddings.create({ model: `bedrock/${COHERE}`, input: ['ok', 'y'.repeat(2049)] }));
+    expect(tooLong).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(tooLong.message).toContain('#/texts/1: expected maxLength: 2048');
+
+    upstream.enqueue({ kind: 'error', status: 429, errorType: 'ThrottlingException', message: 'Too many requests, please wait before trying again.', headers: { 'retry-after': '1' } });
+    const throttled = await failure(tg.client.embeddings.create({ model: `bedrock/${COHERE}`, input: ['a'] }));
+    expect(throttled).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(throttled.status).toBe(429);
+    expect(throttled.message).toContain('bedrock: Too many requests');
+
+    const unsigned = await failure(tg.client.embeddings.create({ model: `wrongsecret/${TITAN}`, input: 'x' }));
+    expect(unsigned).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(upstream.calls.map((call) => call.action)).toEqual(['invoke', 'invoke', 'invoke', 'invoke']);
   });
 });

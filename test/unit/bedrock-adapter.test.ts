@@ -5,9 +5,11 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
-import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from '../../src/dialects/openai/types.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../../src/dialects/openai/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { bedrockAdapter } from '../../src/providers/bedrock/adapter.js';
+import { embeddingModel } from '../../src/providers/bedrock/embeddings.js';
+import { countTextTokens } from '../../src/governance/tokenizer.js';
 import { costOf, tokenUsageFromOpenAI } from '../../src/providers/catalog/prices.js';
 import type { Target, UpstreamRequest } from '../../src/providers/contract.js';
 import { adapterFor, vendorById } from '../../src/providers/registry.js';
@@ -414,6 +416,103 @@ describe('bedrockAdapter.parseError', () => {
   });
 });
 
+describe('bedrockAdapter embeddings (InvokeModel)', () => {
+  const TITAN = 'amazon.titan-embed-text-v2:0';
+  const COHERE = 'cohere.embed-english-v3';
+  const embedTarget = (model: string, options: Parameters<typeof makeTarget>[0] = {}): Target => target({ model, ...options });
+  const build = (request: Partial<EmbeddingsRequest>, model: string, options: Parameters<typeof makeTarget>[0] = {}): UpstreamRequest =>
+    bedrockAdapter.buildEmbeddingsRequest!({ model: `bedrock/${model}`, input: 'x', ...request } as EmbeddingsRequest, embedTarget(model, options));
+  const refusal = (request: Partial<EmbeddingsRequest>, model: string): GatewayError => {
+    try {
+      build(request, model);
+    } catch (err) {
+      expect(err).toBeInstanceOf(GatewayError);
+      return err as GatewayError;
+    }
+    throw new Error('expected a GatewayError');
+  };
+  const parse = (body: unknown, request: Partial<EmbeddingsRequest>, model: string) =>
+    bedrockAdapter.parseEmbeddingsResponse!(body, embedTarget(model), { model: `bedrock/${model}`, input: 'x', ...request } as EmbeddingsRequest);
+  const decode = (encoded: unknown): number[] => Array.from(new Float32Array(new Uint8Array(Buffer.from(encoded as string, 'base64')).buffer));
+
+  it('tells the body family from the model id, its ARN or inference profile id', () => {
+    expect(embeddingModel(TITAN)).toBe('titan-v2');
+    expect(embeddingModel('amazon.titan-embed-text-v1')).toBe('titan-v1');
+    expect(embeddingModel(COHERE)).toBe('cohere');
+    expect(embeddingModel('cohere.embed-multilingual-v3')).toBe('cohere');
+    expect(embeddingModel('us.cohere.embed-english-v3')).toBe('cohere');
+    expect(embeddingModel(`arn:aws:bedrock:us-east-1::foundation-model/${TITAN}`)).toBe('titan-v2');
+    expect(embeddingModel(MODEL)).toBeNull();
+  });
+
+  it('posts Titan V2 one inputText with dimensions and normalize to /model/{id}/invoke', () => {
+    const built = build({ input: ['hello titan'], dimensions: 512 }, TITAN, { options: { region: 'eu-west-1' } });
+    expect(built.method).toBe('POST');
+    expect(built.url).toBe('https://bedrock-runtime.eu-west-1.amazonaws.com/model/amazon.titan-embed-text-v2%3A0/invoke');
+    expect(built.headers).toMatchObject({ 'content-type': 'application/json', accept: 'application/json' });
+    expect(JSON.parse(built.body as string)).toEqual({ inputText: 'hello titan', dimensions: 512, normalize: true });
+    expect(JSON.parse(build({ input: 'plain string' }, TITAN).body as string)).toEqual({ inputText: 'plain string', normalize: true });
+    expect(JSON.parse(build({ input: 'g1' }, 'amazon.titan-embed-text-v1').body as string)).toEqual({ inputText: 'g1' });
+  });
+
+  it('posts Cohere Embed the texts as search documents with float embeddings', () => {
+    const built = build({ input: ['one', 'two', 'three'], user: 'u-1', encoding_format: 'base64' }, COHERE);
+    expect(built.url).toBe('https://bedrock-runtime.us-east-1.amazonaws.com/model/cohere.embed-english-v3/invoke');
+    expect(JSON.parse(built.body as string)).toEqual({ texts: ['one', 'two', 'three'], input_type: 'search_document', embedding_types: ['float'] });
+    // The native size may be asked for; it changes nothing in the body.
+    expect(JSON.parse(build({ input: 'a', dimensions: 1024 }, 'cohere.embed-multilingual-v3').body as string)).toEqual({ texts: ['a'], input_type: 'search_document', embedding_types: ['float'] });
+  });
+
+  it('refuses token arrays, several texts for Titan, more than 96 texts for Cohere, unsupported dimensions and non-embedding models', () => {
+    for (const input of [[1, 2, 3], [[1, 2], [3]]]) {
+      for (const model of [TITAN, COHERE]) {
+        expect(refusal({ input }, model)).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'input', message: expect.stringMatching(/token-array/) });
+      }
+    }
+    expect(refusal({ input: ['a', 'b'] }, TITAN)).toMatchObject({ status: 400, param: 'input', message: expect.stringMatching(/one text per request/) });
+    expect(refusal({ input: Array.from({ length: 97 }, (_, i) => `t${i}`) }, COHERE)).toMatchObject({ status: 400, param: 'input', message: expect.stringContaining('at most 96') });
+    expect(() => build({ input: Array.from({ length: 96 }, (_, i) => `t${i}`) }, COHERE)).not.toThrow();
+    expect(refusal({ dimensions: 256 }, COHERE)).toMatchObject({ status: 400, param: 'dimensions' });
+    expect(refusal({ dimensions: 256 }, 'amazon.titan-embed-text-v1')).toMatchObject({ status: 400, param: 'dimensions' });
+    expect(refusal({}, MODEL)).toMatchObject({ status: 400, param: 'model', code: 'embeddings_not_supported' });
+  });
+
+  it('maps a Titan answer with its inputTextTokenCount, as floats or as base64 float32 bytes', () => {
+    const native = { embedding: [0.5, -0.25, 0.125], inputTextTokenCount: 7, embeddingsByType: { float: [0.5, -0.25, 0.125] } };
+    expect(parse(native, { encoding_format: 'float' }, TITAN)).toEqual({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: [0.5, -0.25, 0.125] }],
+      model: `bedrock/${TITAN}`,
+      usage: { prompt_tokens: 7, total_tokens: 7 },
+    });
+    const encoded = parse(native, { encoding_format: 'base64' }, TITAN).data[0]?.embedding;
+    expect(typeof encoded).toBe('string');
+    expect(decode(encoded)).toEqual([0.5, -0.25, 0.125]);
+  });
+
+  it('maps a Cohere answer in input order and estimates its tokens (Bedrock reports them only in a header)', () => {
+    const texts = ['first text', 'second, longer text'];
+    const native = { id: 'abc', texts, response_type: 'embeddings_by_type', embeddings: { float: [[0.1, 0.2], [0.3, 0.4]] } };
+    const answer = parse(native, { input: texts, encoding_format: 'base64' }, COHERE);
+    expect(answer.data.map((item) => item.index)).toEqual([0, 1]);
+    expect(decode(answer.data[0]?.embedding)).toEqual(Array.from(new Float32Array([0.1, 0.2])));
+    expect(decode(answer.data[1]?.embedding)).toEqual(Array.from(new Float32Array([0.3, 0.4])));
+    const expected = countTextTokens(texts[0] as string) + countTextTokens(texts[1] as string);
+    expect(expected).toBeGreaterThan(0);
+    expect(answer.usage).toEqual({ prompt_tokens: expected, total_tokens: expected });
+    // An `embeddings_floats` answer (no embedding_types) carries a bare list.
+    expect(parse({ id: 'x', texts: ['a'], response_type: 'embeddings_floats', embeddings: [[1, 2]] }, { input: ['a'], encoding_format: 'float' }, COHERE).data[0]?.embedding).toEqual([1, 2]);
+  });
+
+  it('answers 502 for embeddings answers that do not fit the request', () => {
+    const invalid = expect.objectContaining({ status: 502, code: 'invalid_upstream_response', retryable: true });
+    expect(() => parse({ inputTextTokenCount: 3 }, {}, TITAN)).toThrow(invalid);
+    expect(() => parse('nope', {}, TITAN)).toThrow(invalid);
+    expect(() => parse({ embeddings: { int8: [[1]] } }, { input: ['a'] }, COHERE)).toThrow(invalid);
+    expect(() => parse({ embeddings: { float: [[0.1]] } }, { input: ['a', 'b'] }, COHERE)).toThrow(invalid);
+  });
+});
+
 describe('bedrockAdapter.authorize', () => {
   const request = (): UpstreamRequest => bedrockAdapter.buildChatRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, target({ options: { region: 'eu-central-1' } }));
   const saved = { ...process.env };
@@ -457,6 +556,20 @@ describe('bedrockAdapter.authorize', () => {
     expect(signed.headers['x-amz-security-token']).toBe('SESSIONTOKEN');
     expect(signed.headers.authorization).toContain('/ap-south-1/bedrock/aws4_request');
     expect(signed.headers.authorization).toContain('x-amz-security-token');
+  });
+
+  it('signs an embeddings InvokeModel request over its path and body', async () => {
+    const t = target({ model: 'amazon.titan-embed-text-v2:0', options: { region: 'eu-central-1' } });
+    const built = bedrockAdapter.buildEmbeddingsRequest!({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'sign me' }, t);
+    const signed = await bedrockAdapter.authorize!(built, t);
+    const auth = signed.headers.authorization as string;
+    expect(auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-central-1\/bedrock\/aws4_request, SignedHeaders=accept;content-type;host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
+    expect(signed.url).toMatch(/\/model\/amazon\.titan-embed-text-v2%3A0\/invoke$/);
+    expect(signed.headers['x-amz-content-sha256']).toBe(createHash('sha256').update(built.body ?? '').digest('hex'));
+    expect(auth.split('Signature=')[1]).toBe(expectedSignature(signed, 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', 'eu-central-1'));
+    // Another body gives another signature: the body is covered.
+    const other = await bedrockAdapter.authorize!({ ...built, body: built.body?.replace('sign me', 'sign you') }, t);
+    expect(other.headers.authorization).not.toBe(auth);
   });
 
   it('sends a Bedrock API key as a bearer token', async () => {

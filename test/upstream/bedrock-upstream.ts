@@ -1,7 +1,9 @@
 // A scripted upstream that speaks Amazon Bedrock's Converse / ConverseStream wire format: it verifies SigV4
 // signatures (recomputed server-side with @smithy/signature-v4) or a Bedrock API key, validates the request as
 // Converse does, and streams real binary event-stream frames encoded with @smithy/eventstream-codec.
-import { randomUUID } from 'node:crypto';
+// InvokeModel (`/model/{id}/invoke`) answers embeddings in the native bodies of Titan Text Embeddings and
+// Cohere Embed, behind the same authentication.
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Sha256 } from '@aws-crypto/sha256-js';
@@ -189,6 +191,100 @@ function planAnswer(body: any, cache: { read: number; write: number }, reasoning
   return { blocks, stopReason, usage };
 }
 
+/**
+ * A deterministic unit vector derived from the text: the same text always gives the same vector, different
+ * texts different ones. Exported so tests can check what reaches the client.
+ */
+export function bedrockEmbeddingVector(text: string, dimensions: number): number[] {
+  const out: number[] = [];
+  let block = createHash('sha256').update(text).digest();
+  for (let i = 0; i < dimensions; i++) {
+    if (i > 0 && i % 16 === 0) block = createHash('sha256').update(block).digest();
+    out.push((block.readUInt16LE((i % 16) * 2) / 65535) * 2 - 1);
+  }
+  const norm = Math.hypot(...out) || 1;
+  return out.map((value) => value / norm);
+}
+
+/** The upstream's own token count for a text (what Titan's inputTextTokenCount and Bedrock's header report). */
+export function bedrockEmbeddingTokens(text: string): number {
+  return estimateTokens(text);
+}
+
+const malformed = (detail: string): string => `Malformed input request: ${detail}, please reformat your input and try again.`;
+
+function checkKeys(body: Record<string, any>, allowed: string[], required: string[]): void {
+  for (const key of Object.keys(body)) check(allowed.includes(key), malformed(`#: extraneous key [${key}] is not permitted`));
+  for (const key of required) check(key in body, malformed(`#: required key [${key}] not found`));
+}
+
+interface EmbeddingAnswer {
+  json: unknown;
+  inputTokens: number;
+}
+
+/** Titan Text Embeddings: V2 `{inputText, dimensions?, normalize?, embeddingTypes?}`, G1 `{inputText}`. */
+function answerTitan(body: unknown, v2: boolean): EmbeddingAnswer {
+  check(isRecord(body), 'Malformed input request, please reformat your input and try again.');
+  checkKeys(body, v2 ? ['inputText', 'dimensions', 'normalize', 'embeddingTypes'] : ['inputText'], ['inputText']);
+  const text = body.inputText;
+  check(typeof text === 'string', malformed(`#/inputText: expected type: String, found: ${Array.isArray(text) ? 'JSONArray' : typeof text}`));
+  check(text.length >= 1, malformed('#/inputText: expected minLength: 1, actual: 0'));
+  check(text.length <= 50_000, malformed(`#/inputText: expected maxLength: 50000, actual: ${text.length}`));
+  const dimensions = body.dimensions ?? (v2 ? 1024 : 1536);
+  check([256, 512, 1024].includes(dimensions) || (!v2 && dimensions === 1536), malformed(`#/dimensions: ${String(dimensions)} is not a valid enum value`));
+  if (body.normalize !== undefined) check(typeof body.normalize === 'boolean', malformed(`#/normalize: expected type: Boolean, found: ${typeof body.normalize}`));
+  const unit = bedrockEmbeddingVector(text, dimensions);
+  // Unnormalised vectors keep the model's raw scale; a fixed factor stands in for it.
+  const embedding = body.normalize === false ? unit.map((value) => value * 3.5) : unit;
+  const inputTokens = bedrockEmbeddingTokens(text);
+  const json: Record<string, unknown> = { embedding, inputTextTokenCount: inputTokens };
+  if (v2) json.embeddingsByType = { float: embedding };
+  return { json, inputTokens };
+}
+
+const COHERE_INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering', 'image'];
+const COHERE_EMBEDDING_TYPES = ['float', 'int8', 'uint8', 'binary', 'ubinary'];
+
+/** Cohere Embed v3: `{texts, input_type, truncate?, embedding_types?}`, up to 96 texts of up to 2048 characters. */
+function answerCohere(body: unknown, dimensions: number): EmbeddingAnswer {
+  check(isRecord(body), 'Malformed input request, please reformat your input and try again.');
+  checkKeys(body, ['texts', 'images', 'input_type', 'truncate', 'embedding_types'], ['input_type']);
+  check(COHERE_INPUT_TYPES.includes(body.input_type), malformed(`#/input_type: ${String(body.input_type)} is not a valid enum value`));
+  check((body.texts === undefined) !== (body.images === undefined), malformed('#: only one of [texts, images] may be set'));
+  const texts = body.texts;
+  check(Array.isArray(texts), malformed('#/texts: expected type: JSONArray'));
+  check(texts.length <= 96, malformed(`#/texts: expected maxItems: 96, actual: ${texts.length}`));
+  texts.forEach((text: unknown, i: number) => {
+    check(typeof text === 'string', malformed(`#/texts/${i}: expected type: String`));
+    check(text.length <= 2048, malformed(`#/texts/${i}: expected maxLength: 2048, actual: ${text.length}`));
+  });
+  if (body.truncate !== undefined) check(['NONE', 'START', 'END'].includes(body.truncate), malformed(`#/truncate: ${String(body.truncate)} is not a valid enum value`));
+  const types = body.embedding_types;
+  if (types !== undefined) {
+    check(Array.isArray(types) && types.length > 0, malformed('#/embedding_types: expected minItems: 1'));
+    types.forEach((type: unknown, i: number) => check(COHERE_EMBEDDING_TYPES.includes(type as string), malformed(`#/embedding_types/${i}: ${String(type)} is not a valid enum value`)));
+  }
+  const vectors = (texts as string[]).map((text) => bedrockEmbeddingVector(text, dimensions));
+  const inputTokens = (texts as string[]).reduce((sum, text) => sum + bedrockEmbeddingTokens(text), 0);
+  const id = randomUUID();
+  if (types === undefined) return { json: { id, texts, embeddings: vectors, response_type: 'embeddings_floats' }, inputTokens };
+  const byType: Record<string, unknown> = {};
+  for (const type of types as string[]) {
+    byType[type] = type === 'float' ? vectors : vectors.map((vector) => vector.map((value) => Math.round(value * 127)));
+  }
+  return { json: { id, texts, embeddings: byType, response_type: 'embeddings_by_type' }, inputTokens };
+}
+
+/** The InvokeModel answer for an embeddings model, or null when the model id is not one. */
+function answerInvoke(modelId: string, body: unknown): EmbeddingAnswer | null {
+  if (modelId.startsWith('amazon.titan-embed-text-v2')) return answerTitan(body, true);
+  if (modelId.startsWith('amazon.titan-embed-text-v1')) return answerTitan(body, false);
+  if (/^cohere\.embed-(english|multilingual)-light-v3/.test(modelId)) return answerCohere(body, 384);
+  if (/^cohere\.embed-(english|multilingual)-v3/.test(modelId)) return answerCohere(body, 1024);
+  return null;
+}
+
 function frame(headers: Record<string, string>, payload: unknown): Uint8Array {
   const encoded: Record<string, { type: 'string'; value: string }> = {};
   for (const [name, value] of Object.entries(headers)) encoded[name] = { type: 'string', value };
@@ -306,7 +402,7 @@ class ScriptedBedrock implements BedrockUpstream {
     const raw = await readBody(req);
     const rawUrl = req.url ?? '/';
     const path = rawUrl.split('?')[0] as string;
-    const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(path);
+    const route = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(path);
     let body: unknown;
     try {
       body = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : undefined;
@@ -320,6 +416,7 @@ class ScriptedBedrock implements BedrockUpstream {
 
     const mode = this.queue.shift() ?? this.mode;
     if (mode.kind === 'error') return sendAwsError(res, mode.status, mode.errorType, mode.message, mode.headers);
+    if (route[2] === 'invoke') return this.invoke(res, decodeURIComponent(route[1] as string), body, req);
     try {
       validateConverse(body);
     } catch (err) {
@@ -335,6 +432,28 @@ class ScriptedBedrock implements BedrockUpstream {
       return;
     }
     await this.stream(new LiveExchange(req, res, Date.now()), streamEvents(answer), mode, requestId);
+  }
+
+  /** InvokeModel for the embeddings models: the native answer with Bedrock's token-count and latency headers. */
+  private invoke(res: ServerResponse, modelId: string, body: unknown, req: IncomingMessage): void {
+    if (headerValue(req, 'content-type') !== 'application/json') return sendAwsError(res, 415, 'UnsupportedMediaTypeException', 'Unsupported content type.');
+    let answer: EmbeddingAnswer | null;
+    try {
+      answer = answerInvoke(modelId, body);
+    } catch (err) {
+      if (err instanceof ValidationError) return sendAwsError(res, 400, 'ValidationException', err.message);
+      throw err;
+    }
+    if (!answer) return sendAwsError(res, 400, 'ValidationException', 'The provided model identifier is invalid.');
+    const json = JSON.stringify(answer.json);
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'x-amzn-requestid': randomUUID(),
+      'x-amzn-bedrock-input-token-count': String(answer.inputTokens),
+      'x-amzn-bedrock-invocation-latency': '23',
+      'content-length': String(Buffer.byteLength(json)),
+    });
+    res.end(json);
   }
 
   private async stream(exchange: LiveExchange, events: Uint8Array[], mode: BedrockMode, requestId: string): Promise<void> {

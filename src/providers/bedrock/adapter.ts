@@ -1,5 +1,6 @@
-import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import { embeddingsBody, embeddingsFromInvoke } from './embeddings.js';
 import { bedrockError } from './errors.js';
 import { converseBody } from './request.js';
 import { completionFromConverse } from './response.js';
@@ -13,8 +14,9 @@ export function bedrockBaseUrl(target: Target): string {
 }
 
 /**
- * Amazon Bedrock's Converse / ConverseStream API: one request shape for every model Bedrock hosts. The
- * request is signed (or given its API key) in `authorize`, after it is built, because SigV4 covers the body.
+ * Amazon Bedrock's Converse / ConverseStream API: one request shape for every model Bedrock hosts (embeddings go
+ * through InvokeModel, see `embeddings.ts`). The request is signed (or given its API key) in `authorize`, after
+ * it is built, because SigV4 covers the body.
  */
 export const bedrockAdapter: ProviderAdapter = {
   format: 'bedrock',
@@ -31,6 +33,28 @@ export const bedrockAdapter: ProviderAdapter = {
       },
       body: JSON.stringify(converseBody(request)),
     };
+  },
+
+  /**
+   * InvokeModel with the model's own embeddings body. It is built in full here, before `authorize`, so the
+   * SigV4 signature covers this URL and body like a Converse call's.
+   */
+  buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
+    return {
+      method: 'POST',
+      url: `${bedrockBaseUrl(target)}/model/${encodeURIComponent(target.model)}/invoke`,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...target.provider.vendor.defaultHeaders,
+        ...target.provider.headers,
+      },
+      body: JSON.stringify(embeddingsBody(request, target.model)),
+    };
+  },
+
+  parseEmbeddingsResponse(body: unknown, target: Target, request: EmbeddingsRequest) {
+    return embeddingsFromInvoke(body, target.provider.name, target.model, request);
   },
 
   authorize: authorizeBedrock,
