@@ -2,7 +2,8 @@ import { calcPrice } from '@pydantic/genai-prices';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { countTextTokens } from '../../src/governance/tokenizer.js';
+import { embeddingFor, startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
 
 let upstream: GeminiUpstream;
 let tg: RunningGateway;
@@ -239,6 +240,126 @@ describe('gemini provider through the gateway', () => {
     const row = await lastLog(before + 1);
     expect(row.status).toBe(200);
     expect(Math.abs(row.cost_usd - (expected ?? NaN))).toBeLessThanOrEqual(1.01e-9);
+  });
+});
+
+interface EmbedLogRow {
+  id: string;
+  model: string;
+  provider: string | null;
+  status: number;
+  prompt_tokens: number;
+}
+
+async function newestLog(): Promise<EmbedLogRow | undefined> {
+  return ((await (await fetch(`${tg.url}/api/logs?limit=1`)).json()) as { data: EmbedLogRow[] }).data[0];
+}
+
+/**
+ * The newest log row for `model` written after `previous` (the log is written just after the answer, so poll
+ * briefly). Matching the model keeps a late row of an earlier test from being taken for this one.
+ */
+async function logAfter(previous: EmbedLogRow | undefined, model: string): Promise<EmbedLogRow> {
+  for (let i = 0; i < 100; i++) {
+    const row = await newestLog();
+    if (row && row.id !== previous?.id && row.model === model) return row;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('the embeddings request was never logged');
+}
+
+/** The scripted upstream's own token count for a text (what it reports in usageMetadata). */
+const upstreamTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
+
+describe('gemini embeddings through the gateway', () => {
+  const EMBED_MODEL = 'gemini/gemini-embedding-001';
+
+  it('answers the official client (base64 by default) with decoded vectors in input order, and logs Gemini\'s token count', async () => {
+    const previous = await newestLog();
+    const input = ['first text to embed', 'second', 'the third and last text'];
+    const response = await tg.client.embeddings.create({ model: EMBED_MODEL, input });
+    expect(response.object).toBe('list');
+    expect(response.model).toBe(EMBED_MODEL);
+    expect(response.data.map((d) => d.index)).toEqual([0, 1, 2]);
+    for (const [i, text] of input.entries()) {
+      expect(response.data[i]?.embedding).toHaveLength(3072);
+      // The client asked for base64 and decoded the float32 bytes: exactly the upstream's vectors, in order.
+      expect(response.data[i]?.embedding).toEqual(embeddingFor(text, 3072));
+    }
+    const tokens = input.reduce((sum, text) => sum + upstreamTokens(text), 0);
+    expect(response.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+
+    const call = upstream.calls[0];
+    expect(upstream.calls).toHaveLength(1);
+    expect(call?.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(call?.headers['x-goog-api-key']).toBe('gemini-test-key');
+    expect(call?.body).toEqual({ requests: input.map((text) => ({ model: 'models/gemini-embedding-001', content: { parts: [{ text }] } })) });
+
+    const row = await logAfter(previous, EMBED_MODEL);
+    expect(row).toMatchObject({ model: EMBED_MODEL, provider: 'gemini', status: 200, prompt_tokens: tokens });
+  });
+
+  it('sends dimensions as outputDimensionality and answers floats when asked', async () => {
+    const response = await tg.client.embeddings.create({ model: 'gemini/text-embedding-004', input: 'short vector', dimensions: 8, encoding_format: 'float' });
+    expect(response.data).toHaveLength(1);
+    expect(response.data[0]?.embedding).toEqual(embeddingFor('short vector', 768, 8));
+    expect(upstream.calls[0]?.path).toBe('/v1beta/models/text-embedding-004:batchEmbedContents');
+    expect(upstream.calls[0]?.body.requests[0]).toEqual({ model: 'models/text-embedding-004', content: { parts: [{ text: 'short vector' }] }, outputDimensionality: 8 });
+  });
+
+  it('estimates prompt tokens with the tokenizer when Gemini reports no usage, and logs them', async () => {
+    upstream.setUsage({ omitEmbeddingUsage: true });
+    const previous = await newestLog();
+    const input = ['no usage metadata here', 'nor here'];
+    // A model of its own, so the log row found is this request's.
+    const model = 'gemini/gemini-embedding-exp-03-07';
+    const response = await tg.client.embeddings.create({ model, input });
+    const estimate = countTextTokens(input[0]!) + countTextTokens(input[1]!);
+    expect(estimate).toBeGreaterThan(0);
+    expect(response.usage.prompt_tokens).toBe(estimate);
+    expect(upstream.calls[0]?.path).toBe('/v1beta/models/gemini-embedding-exp-03-07:batchEmbedContents');
+    const row = await logAfter(previous, model);
+    expect(row).toMatchObject({ model, status: 200, prompt_tokens: estimate });
+  });
+
+  it('refuses token-array input with a 400 on input before any upstream call', async () => {
+    for (const input of [[101, 102, 103], [[1, 2], [3]]]) {
+      const error = await tg.client.embeddings.create({ model: EMBED_MODEL, input }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error).toMatchObject({ status: 400, param: 'input', message: expect.stringContaining('token arrays') });
+    }
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('surfaces upstream errors as the typed OpenAI errors', async () => {
+    upstream.enqueue({ kind: 'error', status: 429, retryDelay: '5s' });
+    const limited = await tg.client.embeddings.create({ model: EMBED_MODEL, input: 'x' }).catch((err: unknown) => err);
+    expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(limited).toMatchObject({ status: 429, message: expect.stringContaining('gemini: You exceeded your current quota') });
+    expect((limited as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('5');
+
+    upstream.enqueue({ kind: 'error', status: 400, message: '* BatchEmbedContentsRequest.requests[0].output_dimensionality: must be positive\n' });
+    const bad = await tg.client.embeddings.create({ model: EMBED_MODEL, input: 'x' }).catch((err: unknown) => err);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(bad).toMatchObject({ status: 400, code: 'INVALID_ARGUMENT', message: expect.stringContaining('output_dimensionality') });
+
+    const unauthorized = await tg.client.embeddings.create({ model: 'geminibad/gemini-embedding-001', input: 'x' }).catch((err: unknown) => err);
+    expect(unauthorized).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(unauthorized).toMatchObject({ status: 401 });
+
+    const missing = await tg.client.embeddings.create({ model: 'gemini/missing-embedder', input: 'x' }).catch((err: unknown) => err);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(missing).toMatchObject({ message: expect.stringContaining('not supported for batchEmbedContents') });
+  });
+
+  it('is rejected by the scripted upstream when sent in OpenAI\'s shape', async () => {
+    const response = await fetch(`${upstream.url}/v1beta/models/gemini-embedding-001:batchEmbedContents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': 'gemini-test-key' },
+      body: JSON.stringify({ model: 'gemini-embedding-001', input: ['x'] }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { status: string; message: string } }).error).toMatchObject({ status: 'INVALID_ARGUMENT', message: expect.stringContaining('Unknown name "model"') });
   });
 });
 

@@ -2,13 +2,14 @@ import { calcPrice } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/dialects/openai/types.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest } from '../../src/dialects/openai/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { costOf, tokenUsageFromOpenAI } from '../../src/providers/catalog/prices.js';
 import { geminiAdapter } from '../../src/providers/gemini/index.js';
 import { toGeminiSchema } from '../../src/providers/gemini/schema.js';
 import { adapterFor, vendorById } from '../../src/providers/registry.js';
-import { validateGeminiRequest } from '../upstream/gemini-upstream.js';
+import { countTextTokens } from '../../src/governance/tokenizer.js';
+import { embeddingFor, validateGeminiEmbedRequest, validateGeminiRequest } from '../upstream/gemini-upstream.js';
 import { makeTarget } from './targets.js';
 
 /** A streamed request whose client asked for the usage chunk. */
@@ -469,5 +470,126 @@ describe('cost contract', () => {
       expect(reference?.provider.id).toBe('google');
       expect(Math.abs(cost.usd - (reference?.total_price ?? NaN))).toBeLessThanOrEqual(1.01e-9);
     }
+  });
+});
+
+describe('embeddings', () => {
+  const embedTarget = makeTarget({ vendorId: 'gemini', model: 'gemini-embedding-001', apiKey: 'AIza-test', baseUrl: 'https://generativelanguage.googleapis.com/v1beta/' });
+  const request = (fields: Partial<EmbeddingsRequest>): EmbeddingsRequest => ({ model: 'gemini/gemini-embedding-001', input: 'x', ...fields });
+  const buildEmbeddings = (fields: Partial<EmbeddingsRequest>, t = embedTarget) => {
+    const upstream = geminiAdapter.buildEmbeddingsRequest!(request(fields), t);
+    const body = JSON.parse(upstream.body as string);
+    // Every body the adapter builds must pass the checks the real API makes.
+    expect(validateGeminiEmbedRequest(body, t.model)).toBeNull();
+    return { upstream, body };
+  };
+  const parse = (body: unknown, fields: Partial<EmbeddingsRequest>) => geminiAdapter.parseEmbeddingsResponse!(body, embedTarget, request(fields));
+  const decodeBase64 = (text: string): number[] => {
+    const bytes = Buffer.from(text, 'base64');
+    return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
+  };
+
+  it('posts one EmbedContentRequest per text to batchEmbedContents with the key header', () => {
+    const { upstream, body } = buildEmbeddings({ input: ['first text', 'second text'], dimensions: 768, user: 'u-1', encoding_format: 'base64' });
+    expect(upstream.method).toBe('POST');
+    expect(upstream.url).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(upstream.headers).toMatchObject({ 'content-type': 'application/json', 'x-goog-api-key': 'AIza-test' });
+    expect(body).toEqual({
+      requests: [
+        { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'first text' }] }, outputDimensionality: 768 },
+        { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'second text' }] }, outputDimensionality: 768 },
+      ],
+    });
+  });
+
+  it('sends a single string as one request, and passes a task type sent as an extra field', () => {
+    expect(buildEmbeddings({ input: 'hello' }).body).toEqual({ requests: [{ model: 'models/gemini-embedding-001', content: { parts: [{ text: 'hello' }] } }] });
+    expect(buildEmbeddings({ input: 'q', task_type: 'retrieval_query' }).body.requests[0].taskType).toBe('RETRIEVAL_QUERY');
+    expect(() => buildEmbeddings({ task_type: 7 })).toThrow(GatewayError);
+  });
+
+  it('refuses token-array inputs with a 400 on input', () => {
+    for (const input of [[1, 2, 3], [[1, 2], [3]]]) {
+      let caught: unknown;
+      try {
+        geminiAdapter.buildEmbeddingsRequest!(request({ input }), embedTarget);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(GatewayError);
+      expect(caught).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'input', message: expect.stringContaining('token arrays') });
+    }
+  });
+
+  it('refuses more inputs than Gemini takes in one batch', () => {
+    const input = Array.from({ length: 101 }, (_, i) => `text ${i}`);
+    expect(() => geminiAdapter.buildEmbeddingsRequest!(request({ input }), embedTarget)).toThrow(/at most 100 inputs/);
+    expect(buildEmbeddings({ input: input.slice(0, 100) }).body.requests).toHaveLength(100);
+  });
+
+  it('maps the answer to OpenAI\'s list in input order with Gemini\'s prompt token count', () => {
+    const answer = { embeddings: [{ values: [0.5, -0.25] }, { values: [0.125, 1] }], usageMetadata: { promptTokenCount: 9, promptTokenDetails: [{ modality: 'TEXT', tokenCount: 9 }] } };
+    expect(parse(answer, { input: ['a', 'b'], encoding_format: 'float' })).toEqual({
+      object: 'list',
+      data: [
+        { object: 'embedding', index: 0, embedding: [0.5, -0.25] },
+        { object: 'embedding', index: 1, embedding: [0.125, 1] },
+      ],
+      model: 'gemini/gemini-embedding-001',
+      usage: { prompt_tokens: 9, total_tokens: 9 },
+    });
+  });
+
+  it('encodes base64 as little-endian float32 that decodes back to the vectors', () => {
+    const vectors = [embeddingFor('one', 16), embeddingFor('two', 16)];
+    const response = parse({ embeddings: vectors.map((values) => ({ values })), usageMetadata: { promptTokenCount: 2 } }, { input: ['one', 'two'], encoding_format: 'base64' });
+    expect(typeof response.data[0]?.embedding).toBe('string');
+    expect(response.data.map((d) => decodeBase64(d.embedding as string))).toEqual(vectors);
+  });
+
+  it('estimates prompt tokens with the tokenizer when Gemini reports none', () => {
+    const input = ['the quick brown fox', 'jumps over the lazy dog'];
+    const estimate = countTextTokens(input[0]!) + countTextTokens(input[1]!);
+    expect(estimate).toBeGreaterThan(0);
+    expect(parse({ embeddings: [{ values: [1] }, { values: [0] }] }, { input }).usage).toEqual({ prompt_tokens: estimate, total_tokens: estimate });
+  });
+
+  it('rejects answers that do not match the request as a retryable 502', () => {
+    for (const bad of [null, {}, { embeddings: [{ values: [1] }] }, { embeddings: [{ values: [1] }, {}] }, { embeddings: [{ values: ['x'] }, { values: [1] }] }]) {
+      let caught: unknown;
+      try {
+        parse(bad, { input: ['a', 'b'] });
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toMatchObject({ status: 502, code: 'invalid_upstream_response', retryable: true });
+    }
+  });
+
+  it('maps a batchEmbedContents error body through parseError', () => {
+    const text = JSON.stringify({ error: { code: 400, message: '* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch\n', status: 'INVALID_ARGUMENT' } });
+    expect(geminiAdapter.parseError(400, {}, text, embedTarget)).toMatchObject({ status: 400, type: 'invalid_request_error', code: 'INVALID_ARGUMENT', retryable: false });
+  });
+});
+
+describe('the scripted upstream\'s embedding checks', () => {
+  const ok = { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'x' }] } };
+  it('rejects OpenAI-shaped bodies, wrong models, empty text and oversized batches', () => {
+    expect(validateGeminiEmbedRequest({ model: 'gemini-embedding-001', input: ['x'] }, 'gemini-embedding-001')?.error.message).toContain('Unknown name "model"');
+    expect(validateGeminiEmbedRequest({ requests: [{ ...ok, model: 'models/other' }] }, 'gemini-embedding-001')?.error.status).toBe('INVALID_ARGUMENT');
+    expect(validateGeminiEmbedRequest({ requests: [{ content: ok.content }] }, 'gemini-embedding-001')?.error.message).toContain('model');
+    expect(validateGeminiEmbedRequest({ requests: [{ ...ok, content: { parts: [{ text: '' }] } }] }, 'gemini-embedding-001')?.error.message).toContain('empty text');
+    expect(validateGeminiEmbedRequest({ requests: Array.from({ length: 101 }, () => ok) }, 'gemini-embedding-001')?.error.message).toContain('at most 100 requests');
+    expect(validateGeminiEmbedRequest({ requests: [{ ...ok, outputDimensionality: 4000 }] }, 'gemini-embedding-001')).not.toBeNull();
+    expect(validateGeminiEmbedRequest({ requests: [ok] }, 'gemini-embedding-001')).toBeNull();
+  });
+
+  it('derives unit vectors from the text and truncates them for a smaller outputDimensionality', () => {
+    const full = embeddingFor('hello', 3072);
+    expect(full).toHaveLength(3072);
+    expect(Math.hypot(...full)).toBeCloseTo(1, 5);
+    expect(embeddingFor('hello', 3072)).toEqual(full);
+    expect(embeddingFor('hello!', 3072)).not.toEqual(full);
+    expect(embeddingFor('hello', 3072, 8)).toEqual(full.slice(0, 8));
   });
 });

@@ -1,5 +1,7 @@
 // A scripted upstream that speaks the Gemini API (generativelanguage.googleapis.com v1beta): generateContent and
-// streamGenerateContent (`alt=sse`, or a JSON array without it), Google's error bodies, and its request checks.
+// streamGenerateContent (`alt=sse`, or a JSON array without it), batchEmbedContents, Google's error bodies, and
+// its request checks.
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LiveExchange, readBody } from './exchange.js';
@@ -37,6 +39,8 @@ export interface UsageScript {
   thoughtsTokenCount?: number;
   /** When set, a `thought: true` part with this text precedes the answer. */
   thoughtText?: string;
+  /** batchEmbedContents answers leave `usageMetadata` out (as older embedding models do). */
+  omitEmbeddingUsage?: boolean;
 }
 
 export interface GeminiUpstream {
@@ -287,9 +291,94 @@ function streamEvents(plan: Plan, model: string, responseId: string): Record<str
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Embeddings (models.batchEmbedContents)
+
+const EMBED_REQUEST_FIELDS = new Set(['model', 'content', 'taskType', 'task_type', 'title', 'outputDimensionality', 'output_dimensionality']);
+const TASK_TYPES = new Set([
+  'TASK_TYPE_UNSPECIFIED', 'RETRIEVAL_QUERY', 'RETRIEVAL_DOCUMENT', 'SEMANTIC_SIMILARITY', 'CLASSIFICATION', 'CLUSTERING', 'QUESTION_ANSWERING',
+  'FACT_VERIFICATION', 'CODE_RETRIEVAL_QUERY',
+]);
+/** Gemini's batch limit; more requests are refused with a 400. */
+export const MAX_EMBED_REQUESTS = 100;
+
+/** The full vector size of an embedding model (gemini-embedding-001: 3072; text-embedding-004 and others: 768). */
+export function embeddingModelDimensions(model: string): number {
+  return model.startsWith('gemini-embedding') ? 3072 : 768;
+}
+
+/**
+ * The batchEmbedContents checks Gemini makes that an adapter could get wrong. `model` is the model in the URL
+ * (without `models/`). Returns the error body to answer with. The wording of the model-mismatch and
+ * dimensionality messages is approximated; the others are Gemini's.
+ */
+export function validateGeminiEmbedRequest(body: unknown, model: string): GoogleErrorBody | null {
+  if (!isRecord(body)) return invalid('Invalid JSON payload received. Expected an object.');
+  for (const key of Object.keys(body)) if (key !== 'requests') return unknownField(key, null);
+  const requests: unknown = body.requests;
+  if (!Array.isArray(requests) || requests.length === 0) return invalid('* BatchEmbedContentsRequest.requests: requests is not specified\n');
+  if (requests.length > MAX_EMBED_REQUESTS) return invalid(`* BatchEmbedContentsRequest.requests: at most ${MAX_EMBED_REQUESTS} requests can be in one batch\n`);
+  for (const [i, request] of requests.entries()) {
+    if (!isRecord(request)) return invalid(`Invalid value at 'requests[${i}]'`);
+    for (const key of Object.keys(request)) if (!EMBED_REQUEST_FIELDS.has(key)) return unknownField(key, `requests[${i}]`);
+    if (typeof request.model !== 'string' || request.model === '') return invalid(`* BatchEmbedContentsRequest.requests[${i}].model: unexpected model name format\n`);
+    if (request.model !== `models/${model}`) {
+      return invalid(`* BatchEmbedContentsRequest.requests[${i}].model: the model of each request must match the model of the batch (models/${model}), got ${request.model}\n`);
+    }
+    const content = request.content;
+    if (!isRecord(content) || !Array.isArray(content.parts) || content.parts.length === 0) {
+      return invalid(`* BatchEmbedContentsRequest.requests[${i}].content.parts: contents.parts must not be empty.\n`);
+    }
+    for (const [j, part] of (content.parts as unknown[]).entries()) {
+      if (!isRecord(part)) return invalid(`Invalid value at 'requests[${i}].content.parts[${j}]'`);
+      for (const key of Object.keys(part)) if (!PART_FIELDS.has(key)) return unknownField(key, `requests[${i}].content.parts[${j}]`);
+      if (typeof part.text !== 'string' || part.text === '') return invalid('Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again.');
+    }
+    const task = request.taskType ?? request.task_type;
+    if (task !== undefined && (typeof task !== 'string' || !TASK_TYPES.has(task))) {
+      return invalid(`Invalid value at 'requests[${i}].task_type' (type.googleapis.com/google.ai.generativelanguage.v1beta.TaskType), ${JSON.stringify(task)}`);
+    }
+    const dims = request.outputDimensionality ?? request.output_dimensionality;
+    if (dims !== undefined) {
+      if (!Number.isInteger(dims)) return invalid(`Invalid value at 'requests[${i}].output_dimensionality' (TYPE_INT32), ${JSON.stringify(dims)}`);
+      if ((dims as number) < 1 || (dims as number) > embeddingModelDimensions(model)) {
+        return invalid(`* BatchEmbedContentsRequest.requests[${i}].output_dimensionality: must be between 1 and ${embeddingModelDimensions(model)}\n`);
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * A deterministic unit vector for a text (same text, same vector): sha256 of the text and a block counter,
+ * read as 16-bit values mapped to [-1, 1], normalized over the model's full size. A smaller
+ * outputDimensionality keeps the leading values without renormalizing, as Gemini's MRL truncation does.
+ */
+export function embeddingFor(text: string, fullDimensions: number, outputDimensions = fullDimensions): number[] {
+  const raw: number[] = [];
+  for (let block = 0; raw.length < fullDimensions; block++) {
+    const digest = createHash('sha256').update(`${block}:${text}`).digest();
+    for (let i = 0; i + 1 < digest.length && raw.length < fullDimensions; i += 2) raw.push(digest.readUInt16BE(i) / 32767.5 - 1);
+  }
+  const norm = Math.sqrt(raw.reduce((sum, v) => sum + v * v, 0)) || 1;
+  // Rounded to float32 precision, which is what the API carries.
+  return raw.slice(0, outputDimensions).map((v) => Math.fround(v / norm));
+}
+
+function embedAnswer(body: Record<string, any>, model: string, usage: UsageScript): Record<string, unknown> {
+  const requests = body.requests as Array<Record<string, any>>;
+  const full = embeddingModelDimensions(model);
+  const embeddings = requests.map((request) => ({
+    values: embeddingFor(partsText(request.content.parts), full, (request.outputDimensionality ?? request.output_dimensionality ?? full) as number),
+  }));
+  if (usage.omitEmbeddingUsage) return { embeddings };
+  const promptTokenCount = requests.reduce((sum, request) => sum + tokens(partsText(request.content.parts)), 0);
+  return { embeddings, usageMetadata: { promptTokenCount, promptTokenDetails: [{ modality: 'TEXT', tokenCount: promptTokenCount }] } };
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Server
 
-const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/;
 let responseCounter = 0;
 
 class Upstream implements GeminiUpstream {
@@ -366,13 +455,21 @@ class Upstream implements GeminiUpstream {
     if (!this.authorized(exchange, req, url)) return;
     const [, model = '', method] = route;
     if (model.startsWith('missing')) {
-      return this.send(exchange, 404, googleError(404, `models/${model} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`));
+      return this.send(exchange, 404, googleError(404, `models/${model} is not found for API version v1beta, or is not supported for ${method}. Call ListModels to see the list of available models and their supported methods.`));
     }
     const mode = this.queue.shift() ?? this.mode;
     if (mode.kind === 'reset') return exchange.reset();
     if (mode.kind === 'error') return this.scriptedError(exchange, mode);
     if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
     if (parseError !== null) return this.send(exchange, 400, invalid(`Invalid JSON payload received. ${parseError}`));
+    if (method === 'batchEmbedContents') {
+      const embedProblem = validateGeminiEmbedRequest(body, model);
+      if (embedProblem) return this.send(exchange, 400, embedProblem);
+      const text = JSON.stringify(embedAnswer(body as Record<string, any>, model, this.usage), null, 2);
+      // Chat-only modes (a blocked prompt, a failing stream) mean nothing here: those answer normally.
+      const delivery: UpstreamMode = mode.kind === 'blocked' || mode.kind === 'stream-error' ? { kind: 'ok' } : mode;
+      return deliverJson(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, text, delivery);
+    }
     const problem = validateGeminiRequest(body);
     if (problem) return this.send(exchange, 400, problem);
 

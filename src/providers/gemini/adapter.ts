@@ -1,6 +1,7 @@
-import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
 import { authHeaders } from '../auth-headers.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import { batchEmbedContentsUrl, embeddingsFromGemini, toGeminiEmbedRequest } from './embeddings.js';
 import { geminiError } from './errors.js';
 import { toGeminiRequest } from './request.js';
 import { completionFromGemini } from './response.js';
@@ -16,7 +17,7 @@ function upstreamHeaders(target: Target): Record<string, string> {
   };
 }
 
-/** Google AI Studio's Gemini API: generateContent / streamGenerateContent with an API key header. */
+/** Google AI Studio's Gemini API: generateContent / streamGenerateContent and batchEmbedContents with an API key header. */
 export const geminiAdapter: ProviderAdapter = {
   format: 'gemini',
 
@@ -39,5 +40,18 @@ export const geminiAdapter: ProviderAdapter = {
 
   parseError(status, headers, bodyText, target) {
     return geminiError(target.provider.name, status, headers, bodyText);
+  },
+
+  buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
+    return {
+      method: 'POST',
+      url: batchEmbedContentsUrl(target.provider.baseUrl, target.model),
+      headers: upstreamHeaders(target),
+      body: JSON.stringify(toGeminiEmbedRequest(request, target.model)),
+    };
+  },
+
+  parseEmbeddingsResponse(body, target, request) {
+    return embeddingsFromGemini(body, request, target.provider.name);
   },
 };

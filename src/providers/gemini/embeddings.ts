@@ -1,0 +1,102 @@
+import { GatewayError } from '../../errors.js';
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
+import { countTextTokens } from '../../governance/tokenizer.js';
+import { encodeEmbedding } from '../embedding-encoding.js';
+import { modelPath } from './url.js';
+
+/**
+ * OpenAI embeddings ⇄ Gemini `models.batchEmbedContents`
+ * (`POST {base}/models/{model}:batchEmbedContents`, https://ai.google.dev/api/embeddings).
+ *
+ * Each input text becomes one EmbedContentRequest `{model: 'models/<id>', content: {parts: [{text}]}}`; the
+ * inner `model` must name the same model as the URL. The answer `{embeddings: [{values}]}` keeps the order of
+ * the requests. Gemini takes at most 100 requests per batch and rejects more with a 400.
+ */
+
+/** Gemini's limit: "BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch". */
+export const GEMINI_MAX_EMBED_INPUTS = 100;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The input texts; token arrays are OpenAI tokenizer ids, which Gemini cannot read. */
+export function geminiEmbeddingTexts(request: EmbeddingsRequest): string[] {
+  const { input } = request;
+  if (typeof input === 'string') return [input];
+  if (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === 'string')) return input as string[];
+  throw GatewayError.badRequest(
+    "Gemini embeddings take text only: 'input' must be a string or an array of strings, not token arrays (OpenAI tokenizer ids mean nothing to Gemini).",
+    'input',
+    'invalid_value',
+  );
+}
+
+/** Gemini's optional task type, for clients that send it as an extra field (`task_type` or `taskType`). */
+function taskType(request: EmbeddingsRequest): string | undefined {
+  const value = request.task_type ?? request.taskType;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || value === '') {
+    throw GatewayError.badRequest("Invalid 'task_type': expected a Gemini task type such as 'RETRIEVAL_DOCUMENT'.", 'task_type', 'invalid_value');
+  }
+  return value.toUpperCase();
+}
+
+/** The batchEmbedContents body for an OpenAI embeddings request. `user` and `encoding_format` have no Gemini field. */
+export function toGeminiEmbedRequest(request: EmbeddingsRequest, model: string): { requests: Record<string, unknown>[] } {
+  const texts = geminiEmbeddingTexts(request);
+  if (texts.length > GEMINI_MAX_EMBED_INPUTS) {
+    throw GatewayError.badRequest(
+      `Gemini embeds at most ${GEMINI_MAX_EMBED_INPUTS} inputs per request; this request has ${texts.length}. Split it into smaller batches.`,
+      'input',
+      'invalid_value',
+    );
+  }
+  const name = modelPath(model);
+  const task = taskType(request);
+  return {
+    requests: texts.map((text) => ({
+      model: name,
+      content: { parts: [{ text }] },
+      ...(request.dimensions !== undefined ? { outputDimensionality: request.dimensions } : {}),
+      ...(task !== undefined ? { taskType: task } : {}),
+    })),
+  };
+}
+
+function invalidBody(provider: string, what: string): GatewayError {
+  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+}
+
+function promptTokenCount(body: Record<string, unknown>): number | null {
+  const usage = body.usageMetadata;
+  if (!isRecord(usage)) return null;
+  const count = usage.promptTokenCount;
+  return typeof count === 'number' && Number.isFinite(count) && count >= 0 ? count : null;
+}
+
+/** A batchEmbedContents answer as OpenAI's embeddings list, vectors encoded as the client asked. */
+export function embeddingsFromGemini(body: unknown, request: EmbeddingsRequest, provider: string): EmbeddingsResponse {
+  if (!isRecord(body) || !Array.isArray(body.embeddings)) throw invalidBody(provider, 'an embeddings answer without embeddings');
+  const texts = geminiEmbeddingTexts(request);
+  if (body.embeddings.length !== texts.length) {
+    throw invalidBody(provider, `${body.embeddings.length} embeddings for ${texts.length} inputs`);
+  }
+  const data = body.embeddings.map((entry: unknown, index: number) => {
+    const values = isRecord(entry) ? entry.values : undefined;
+    if (!Array.isArray(values) || !values.every((v) => typeof v === 'number')) throw invalidBody(provider, `an embedding without values at index ${index}`);
+    return { object: 'embedding' as const, index, embedding: encodeEmbedding(values as number[], request.encoding_format) };
+  });
+  // The Gemini API documents an optional `usageMetadata.promptTokenCount` (EmbeddingUsageMetadata) on this
+  // answer, but older models and API surfaces leave it out. Then the prompt tokens are an ESTIMATE made with
+  // tollgate's tokenizer (o200k_base), not Gemini's own count, so budgets and cost still see the input.
+  const reported = promptTokenCount(body);
+  const prompt = reported ?? texts.reduce((sum, text) => sum + countTextTokens(text), 0);
+  return { object: 'list', data, model: request.model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
+}
+
+/** `{base}/models/{model}:batchEmbedContents`. */
+export function batchEmbedContentsUrl(baseUrl: string, model: string): string {
+  const base = baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl;
+  return `${base}/${modelPath(model)}:batchEmbedContents`;
+}
