@@ -3,8 +3,10 @@ import { GatewayError } from '../errors.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
+import { registerAnthropicRoutes } from './anthropic.js';
 import type { HttpDeps } from './deps.js';
 import { registerHealthRoutes } from './health.js';
+import { registerLiteLLMRoutes } from './litellm.js';
 import { registerOpenAIRoutes } from './openai.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
 
@@ -38,6 +40,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
 
   registerHealthRoutes(app, deps);
   registerOpenAIRoutes(app, deps);
+  registerAnthropicRoutes(app, deps);
+  registerLiteLLMRoutes(app, deps);
   registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health });
   return app;
 }

@@ -36,18 +36,43 @@ function queryParam(query: unknown, name: string): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-/** The OpenAI-compatible API under `/v1`. */
-export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void {
-  app.post('/v1/chat/completions', async (request, reply) => {
+/** Maps the model name a client wrote to tollgate's (`<provider>/<model>` or a route name) for one config version. */
+export type ModelNameMapper = (model: string, config: RuntimeConfig) => string;
+
+/** One mount of the OpenAI-compatible API. */
+export interface OpenAIMount {
+  /** What the OpenAI paths go under: `/v1`, `''` for the bare paths, `/litellm`, ... */
+  prefix: string;
+  /** Recorded on the request context and in events. */
+  dialect: string;
+  /** Translates model names before the pipeline sees them; answers still echo the client's name. Identity when absent. */
+  mapModel?: ModelNameMapper;
+}
+
+function mapped(mount: OpenAIMount, model: string, config: RuntimeConfig): string {
+  return mount.mapModel ? mount.mapModel(model, config) : model;
+}
+
+/**
+ * Registers the OpenAI handlers (chat completions, embeddings, models) under one prefix. Every mount runs the
+ * same handlers and the same pipeline; a mount only chooses its prefix and how model names translate.
+ */
+export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount: OpenAIMount): void {
+  const { prefix, dialect } = mount;
+
+  app.post(`${prefix}/chat/completions`, async (request, reply) => {
     const chat = parseChatCompletionRequest(request.body);
     const requestFallbacks = takeRequestFallbacks(chat);
     const config = deps.config.current();
+    const clientModel = chat.model;
+    const model = mapped(mount, clientModel, config);
     const ctx = createRequestContext({
-      dialect: 'openai',
+      dialect,
       config,
-      request: chat,
+      request: model === clientModel ? chat : { ...chat, model },
+      responseModel: clientModel,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
-      requestFallbacks,
+      requestFallbacks: mount.mapModel ? requestFallbacks.map((name) => mapped(mount, name, config)) : requestFallbacks,
       credential: presentedCredential(request),
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
@@ -56,13 +81,16 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void
   });
 
   // Embeddings go through the same pipeline as chat: keys, limits, budgets, routing, retries, cost.
-  app.post('/v1/embeddings', async (request, reply) => {
-    const embeddings = parseEmbeddingsRequest(request.body);
+  app.post(`${prefix}/embeddings`, async (request, reply) => {
+    const parsed = parseEmbeddingsRequest(request.body);
     const config = deps.config.current();
+    const model = mapped(mount, parsed.model, config);
+    const embeddings = model === parsed.model ? parsed : { ...parsed, model };
     const ctx = createRequestContext({
-      dialect: 'openai',
+      dialect,
       config,
       request: embeddingsAsChat(embeddings),
+      responseModel: parsed.model,
       embeddings,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       credential: presentedCredential(request),
@@ -72,7 +100,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void
   });
 
   // `?provider=` and `?search=` narrow the list (tollgate's addition; OpenAI's own list takes no filters).
-  app.get('/v1/models', async (request, reply) => {
+  app.get(`${prefix}/models`, async (request, reply) => {
     const config = deps.config.current();
     const created = Math.floor(deps.startedAt / 1000);
     const provider = queryParam(request.query, 'provider');
@@ -86,4 +114,13 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void
     }
     return reply.type('application/json; charset=utf-8').send(body);
   });
+}
+
+/**
+ * The OpenAI-compatible API under `/v1`, and under the bare paths (`/chat/completions`, `/embeddings`,
+ * `/models`) for clients whose base URL has no `/v1`.
+ */
+export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void {
+  registerOpenAIMount(app, deps, { prefix: '/v1', dialect: 'openai' });
+  registerOpenAIMount(app, deps, { prefix: '', dialect: 'openai' });
 }

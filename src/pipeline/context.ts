@@ -33,6 +33,11 @@ export interface RequestContext {
   readonly config: RuntimeConfig;
   readonly request: ChatCompletionRequest;
   /**
+   * The model name the answer shows: the one the client wrote. Usually `request.model`; a dialect that maps
+   * model names (e.g. LiteLLM's `together_ai/...`) routes by the mapped `request.model` and echoes this one.
+   */
+  readonly responseModel: string;
+  /**
    * Set for `POST /v1/embeddings`: the request the provider gets. `request` then is its chat-shaped view (model,
    * texts as the prompt, no output) so auth, limits, budgets and routing treat both operations alike.
    */
@@ -75,6 +80,8 @@ export interface ContextInit {
   dialect: string;
   config: RuntimeConfig;
   request: ChatCompletionRequest;
+  /** The model name to echo when it differs from `request.model`; defaults to it. */
+  responseModel?: string;
   embeddings?: EmbeddingsRequest | null;
   clientProviderKey?: string | null;
   requestFallbacks?: readonly string[];
@@ -89,6 +96,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     startedAt: performance.now(),
     config: init.config,
     request: init.request,
+    responseModel: init.responseModel ?? init.request.model,
     embeddings: init.embeddings ?? null,
     stream: init.request.stream === true,
     clientProviderKey: init.clientProviderKey ?? null,

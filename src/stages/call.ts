@@ -315,7 +315,7 @@ function parseJson(target: Target, text: string): unknown {
 
 function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: Target, request: EmbeddingsRequest, text: string, emit: (event: ResponseEvent) => void): void {
   const response = (adapter.parseEmbeddingsResponse as NonNullable<ProviderAdapter['parseEmbeddingsResponse']>)(parseJson(target, text), target, request);
-  response.model = request.model;
+  response.model = ctx.responseModel;
   // Some compatible servers leave usage out: the cost stage then counts the input with its tokenizer.
   const usage = response.usage as EmbeddingsResponse['usage'] | undefined;
   ctx.usage = usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens } : null;
@@ -331,14 +331,14 @@ function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: 
   }
   const completion = adapter.parseChatResponse(parsed, target);
   // Clients see the model name they asked for, whichever upstream model served it.
-  completion.model = ctx.request.model;
+  completion.model = ctx.responseModel;
   ctx.usage = completion.usage ?? null;
   emit({ kind: 'completion', completion });
 }
 
 function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (event: ResponseEvent) => void): void {
   for (const chunk of chunks) {
-    chunk.model = ctx.request.model;
+    chunk.model = ctx.responseModel;
     if (chunk.usage) ctx.usage = chunk.usage;
     emit({ kind: 'chunk', chunk });
   }

@@ -1,0 +1,106 @@
+import type { GatewayError } from '../../errors.js';
+import { invalidRequest } from './errors.js';
+import { isRecord, type Json } from './shapes.js';
+
+/** Whether Anthropic-only markers (`cache_control`, `thinking`) may stay on the canonical request. */
+export interface DialectOptions {
+  anthropicFields: boolean;
+}
+
+function unsupported(where: string, what: string): GatewayError {
+  return invalidRequest(where, `${what} cannot be translated by the gateway.`);
+}
+
+/** `cache_control` rides on the canonical part so the Anthropic adapter can put it back (prompt caching). */
+function withCacheControl(part: Json, block: Json, options: DialectOptions): Json {
+  return options.anthropicFields && block.cache_control !== undefined ? { ...part, cache_control: block.cache_control } : part;
+}
+
+function textOf(block: Json, where: string): string {
+  if (typeof block.text !== 'string') throw invalidRequest(`${where}.text`, 'Field required');
+  return block.text;
+}
+
+/** Anthropic's image sources as an OpenAI `image_url`: inline data as a data: URL, a web image by its URL. */
+function imagePart(block: Json, where: string): Json {
+  const source = isRecord(block.source) ? block.source : null;
+  if (!source) throw invalidRequest(`${where}.source`, 'Field required');
+  if (source.type === 'base64') {
+    if (typeof source.media_type !== 'string' || typeof source.data !== 'string') throw invalidRequest(`${where}.source`, 'base64 sources need media_type and data');
+    return { type: 'image_url', image_url: { url: `data:${source.media_type};base64,${source.data}` } };
+  }
+  if (source.type === 'url') {
+    if (typeof source.url !== 'string') throw invalidRequest(`${where}.source.url`, 'Field required');
+    return { type: 'image_url', image_url: { url: source.url } };
+  }
+  throw unsupported(`${where}.source`, `An image source of type '${String(source.type)}' (only base64 and url are)`);
+}
+
+/**
+ * A document as an OpenAI `file` part with inline data, the one document form every file-capable provider
+ * takes (the Anthropic adapter turns it back into a document block). Documents by URL or file id would need
+ * the gateway to fetch them, so they are refused rather than silently dropped.
+ */
+function documentPart(block: Json, where: string): Json {
+  const source = isRecord(block.source) ? block.source : null;
+  const title = typeof block.title === 'string' && block.title !== '' ? block.title : null;
+  if (source?.type === 'base64' && source.media_type === 'application/pdf' && typeof source.data === 'string') {
+    return { type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:application/pdf;base64,${source.data}` } };
+  }
+  if (source?.type === 'text' && typeof source.data === 'string') {
+    const data = Buffer.from(source.data, 'utf8').toString('base64');
+    return { type: 'file', file: { filename: title ?? 'document.txt', file_data: `data:text/plain;base64,${data}` } };
+  }
+  throw unsupported(`${where}.source`, 'A document that is not an inline base64 PDF or plain text');
+}
+
+/** The text of a tool_result's content (a string or text blocks); tools answering with images have no canonical form. */
+function toolResultText(content: unknown, where: string): string {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw invalidRequest(`${where}.content`, 'Input should be a valid string or list');
+  return content
+    .map((block: unknown, i) => {
+      if (!isRecord(block) || block.type !== 'text') throw unsupported(`${where}.content.${i}`, 'A tool_result block other than text');
+      return textOf(block, `${where}.content.${i}`);
+    })
+    .join('\n');
+}
+
+/** A `tool_result` block as a canonical `tool` message; an error result says so, since OpenAI's shape has no flag. */
+export function toolMessage(block: Json, where: string): Json {
+  if (typeof block.tool_use_id !== 'string' || block.tool_use_id === '') throw invalidRequest(`${where}.tool_use_id`, 'Field required');
+  const text = toolResultText(block.content, where);
+  return { role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error === true ? `Error: ${text}` : text };
+}
+
+/** A `tool_use` block as a canonical tool call: the input object becomes the JSON arguments string. */
+export function toolCall(block: Json, where: string): Json {
+  if (typeof block.id !== 'string' || typeof block.name !== 'string') throw invalidRequest(where, 'tool_use blocks need an id and a name');
+  return { id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } };
+}
+
+/** One user content block (not a tool_result) as a canonical content part. */
+export function userPart(block: Json, where: string, options: DialectOptions): Json {
+  switch (block.type) {
+    case 'text':
+      return withCacheControl({ type: 'text', text: textOf(block, where) }, block, options);
+    case 'image':
+      return withCacheControl(imagePart(block, where), block, options);
+    case 'document':
+      return withCacheControl(documentPart(block, where), block, options);
+    default:
+      throw unsupported(`${where}.type`, `A user content block of type '${String(block.type)}'`);
+  }
+}
+
+/** A text block as a canonical text part (for system prompts and assistant turns). */
+export function textPart(block: Json, where: string, options: DialectOptions): Json {
+  if (block.type !== 'text') throw invalidRequest(`${where}.type`, `Expected a text block, got '${String(block.type)}'`);
+  return withCacheControl({ type: 'text', text: textOf(block, where) }, block, options);
+}
+
+/** Whether parts are only text without markers, so they can travel as a plain string every provider takes. */
+export function plainText(parts: Json[]): boolean {
+  return parts.every((part) => part.type === 'text' && part.cache_control === undefined);
+}

@@ -1,0 +1,81 @@
+import type { ChatMessage } from '../openai/types.js';
+import { plainText, textPart, toolCall, toolMessage, userPart, type DialectOptions } from './content.js';
+import { invalidRequest } from './errors.js';
+import { isRecord, type Json } from './shapes.js';
+
+function blocksOf(content: unknown, where: string): Json[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) throw invalidRequest(`${where}.content`, 'Input should be a valid string or list');
+  return content.map((block: unknown, i) => {
+    if (!isRecord(block) || typeof block.type !== 'string') throw invalidRequest(`${where}.content.${i}`, 'Input should be a valid dictionary');
+    return block;
+  });
+}
+
+/** Anthropic's top-level `system` (a string or text blocks) as the canonical system message. */
+export function systemMessage(system: unknown, options: DialectOptions): ChatMessage | null {
+  if (system === undefined || system === null || system === '') return null;
+  if (typeof system === 'string') return { role: 'system', content: system };
+  if (!Array.isArray(system)) throw invalidRequest('system', 'Input should be a valid string or list');
+  const parts = system.map((block: unknown, i) => {
+    if (!isRecord(block)) throw invalidRequest(`system.${i}`, 'Input should be a valid dictionary');
+    return textPart(block, `system.${i}`, options);
+  });
+  if (parts.length === 0) return null;
+  // Separate blocks read as separate paragraphs, as the Anthropic adapter joins them on the way out.
+  return { role: 'system', content: plainText(parts) ? parts.map((part) => part.text as string).join('\n\n') : parts };
+}
+
+/**
+ * A user turn: its tool_result blocks become `tool` messages, which must come first because OpenAI wants them
+ * right after the assistant's tool calls (Anthropic also puts them first); any other blocks follow as one user message.
+ */
+function userMessages(content: unknown, where: string, options: DialectOptions): ChatMessage[] {
+  if (typeof content === 'string') return [{ role: 'user', content }];
+  const tools: ChatMessage[] = [];
+  const parts: Json[] = [];
+  blocksOf(content, where).forEach((block, i) => {
+    if (block.type === 'tool_result') tools.push(toolMessage(block, `${where}.content.${i}`) as ChatMessage);
+    else parts.push(userPart(block, `${where}.content.${i}`, options));
+  });
+  if (parts.length === 0) return tools;
+  const single = parts.length === 1 && plainText(parts);
+  return [...tools, { role: 'user', content: single ? (parts[0]?.text as string) : parts }];
+}
+
+/**
+ * An assistant turn: text as content, tool_use blocks as tool_calls. Thinking blocks are left out: their
+ * signature only means something to Anthropic, and the canonical request has no place to carry it.
+ */
+function assistantMessage(content: unknown, where: string, options: DialectOptions): ChatMessage {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  const parts: Json[] = [];
+  const calls: Json[] = [];
+  blocksOf(content, where).forEach((block, i) => {
+    const at = `${where}.content.${i}`;
+    if (block.type === 'text') parts.push(textPart(block, at, options));
+    else if (block.type === 'tool_use') calls.push(toolCall(block, at));
+    else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
+      throw invalidRequest(`${at}.type`, `An assistant content block of type '${block.type}' cannot be translated by the gateway.`);
+    }
+  });
+  const text = plainText(parts) ? parts.map((part) => part.text as string).join('') : parts;
+  const message: ChatMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  if (calls.length > 0) message.tool_calls = calls;
+  return message;
+}
+
+/** Anthropic's system and alternating user/assistant turns as canonical chat messages. */
+export function canonicalMessages(system: unknown, messages: unknown[], options: DialectOptions): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  const head = systemMessage(system, options);
+  if (head) out.push(head);
+  messages.forEach((message, i) => {
+    const where = `messages.${i}`;
+    if (!isRecord(message)) throw invalidRequest(where, 'Input should be a valid dictionary');
+    if (message.role === 'user') out.push(...userMessages(message.content, where, options));
+    else if (message.role === 'assistant') out.push(assistantMessage(message.content, where, options));
+    else throw invalidRequest(`${where}.role`, "Input should be 'user' or 'assistant'");
+  });
+  return out;
+}

@@ -1,0 +1,37 @@
+import { invalidRequest } from './errors.js';
+import { isRecord, type Json } from './shapes.js';
+
+/** A Messages (or count_tokens) request body after the checks the gateway itself depends on. */
+export interface MessagesRequest extends Json {
+  model: string;
+  messages: unknown[];
+  max_tokens?: number;
+  stream?: boolean;
+}
+
+/**
+ * Checks what the gateway needs before translating, with Anthropic's own messages so a client sees the error it
+ * would get from Anthropic. `max_tokens` is required for messages (as Anthropic requires it) but not for count_tokens.
+ */
+export function readMessagesRequest(body: unknown, endpoint: 'messages' | 'count_tokens'): MessagesRequest {
+  if (!isRecord(body)) throw invalidRequest('body', 'Input should be a valid dictionary');
+  if (typeof body.model !== 'string' || body.model.trim() === '') throw invalidRequest('model', 'Field required');
+  if (!Array.isArray(body.messages)) throw invalidRequest('messages', 'Field required');
+  if (body.messages.length === 0) throw invalidRequest('messages', 'at least one message is required');
+  if (endpoint === 'messages') {
+    if (body.max_tokens === undefined || body.max_tokens === null) throw invalidRequest('max_tokens', 'Field required');
+    if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) {
+      throw invalidRequest('max_tokens', 'Input should be an integer greater than or equal to 1');
+    }
+  }
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw invalidRequest('stream', 'Input should be a valid boolean');
+  for (const field of ['temperature', 'top_p', 'top_k'] as const) {
+    if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'number') throw invalidRequest(field, 'Input should be a valid number');
+  }
+  const stops = body.stop_sequences;
+  if (stops !== undefined && stops !== null && (!Array.isArray(stops) || stops.some((stop) => typeof stop !== 'string'))) {
+    throw invalidRequest('stop_sequences', 'Input should be a valid list of strings');
+  }
+  if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) throw invalidRequest('metadata', 'Input should be a valid dictionary');
+  return body as MessagesRequest;
+}

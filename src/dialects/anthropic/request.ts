@@ -1,0 +1,45 @@
+import type { ChatCompletionRequest } from '../openai/types.js';
+import type { DialectOptions } from './content.js';
+import { invalidRequest } from './errors.js';
+import { canonicalMessages } from './messages.js';
+import type { MessagesRequest } from './parse-request.js';
+import { isRecord } from './shapes.js';
+import { canonicalThinking } from './thinking.js';
+import { canonicalToolChoice, canonicalTools } from './tools.js';
+
+/** Anthropic's structured output (`output_config.format` json_schema) as OpenAI's response_format. */
+function responseFormat(outputConfig: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(outputConfig) || !isRecord(outputConfig.format)) return undefined;
+  const format = outputConfig.format;
+  if (format.type !== 'json_schema') return undefined;
+  if (!isRecord(format.schema)) throw invalidRequest('output_config.format.schema', 'Field required');
+  return { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+}
+
+/**
+ * An Anthropic Messages request as the canonical (OpenAI chat-completions) request for `model`, the name the
+ * pipeline routes on. `top_k` has no OpenAI counterpart and is dropped; Anthropic-only fields that the request
+ * may not carry to the target (service_tier, container, mcp_servers, context_management) are left out.
+ * A stream always asks for usage, which the route needs for Anthropic's message_delta.
+ */
+export function canonicalRequest(request: MessagesRequest, model: string, options: DialectOptions): ChatCompletionRequest {
+  const out: ChatCompletionRequest = { model, messages: canonicalMessages(request.system, request.messages, options) };
+  if (typeof request.max_tokens === 'number') out.max_tokens = request.max_tokens;
+  if (typeof request.temperature === 'number') out.temperature = request.temperature;
+  if (typeof request.top_p === 'number') out.top_p = request.top_p;
+  const stops = request.stop_sequences;
+  if (Array.isArray(stops) && stops.length > 0) out.stop = stops;
+  const metadata = request.metadata;
+  if (isRecord(metadata) && typeof metadata.user_id === 'string' && metadata.user_id !== '') out.user = metadata.user_id;
+  const tools = canonicalTools(request.tools, options.anthropicFields);
+  // OpenAI refuses tool_choice and parallel_tool_calls without tools, so they travel only with tools.
+  if (tools && tools.length > 0) Object.assign(out, { tools }, canonicalToolChoice(request.tool_choice));
+  Object.assign(out, canonicalThinking(request.thinking, options.anthropicFields));
+  const format = responseFormat(request.output_config);
+  if (format) out.response_format = format;
+  if (request.stream === true) {
+    out.stream = true;
+    out.stream_options = { include_usage: true };
+  }
+  return out;
+}

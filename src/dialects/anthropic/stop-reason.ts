@@ -1,0 +1,29 @@
+import type { StopReason } from './shapes.js';
+
+/**
+ * The stop sequence that ended an answer, when the canonical choice tells: vLLM-style servers name it in the
+ * choice's `stop_reason`, and a `stop_sequence` field is read too. OpenAI's own shape only says `stop`, which
+ * cannot tell a stop sequence from a natural end, so then there is none.
+ */
+export function matchedStopSequence(choice: Record<string, unknown>, requested: readonly string[]): string | null {
+  for (const field of ['stop_sequence', 'stop_reason']) {
+    const value = choice[field];
+    if (typeof value === 'string' && requested.includes(value)) return value;
+  }
+  return null;
+}
+
+/** OpenAI's finish_reason as Anthropic's stop_reason. */
+export function stopReasonOf(finishReason: unknown, stopSequence: string | null): StopReason {
+  switch (finishReason) {
+    case 'length':
+      return 'max_tokens';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      return stopSequence === null ? 'end_turn' : 'stop_sequence';
+  }
+}

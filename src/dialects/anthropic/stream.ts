@@ -1,0 +1,143 @@
+import type { GatewayError } from '../../errors.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../openai/types.js';
+import { anthropicErrorBody } from './error-shape.js';
+import { messageId, toolUseId } from './ids.js';
+import type { ReplyContext } from './response.js';
+import { isRecord, type AnthropicStreamEvent, type Json } from './shapes.js';
+import { matchedStopSequence, stopReasonOf } from './stop-reason.js';
+import { anthropicUsage } from './usage.js';
+
+type BlockKind = 'text' | 'thinking' | 'tool_use';
+
+function event(name: string, data: Json = {}): AnthropicStreamEvent {
+  return { event: name, data: { type: name, ...data } };
+}
+
+/** One event in SSE framing, as Anthropic sends it: the name on `event:` and again as the data's `type`. */
+export function sseFrame(item: AnthropicStreamEvent): string {
+  return `event: ${item.event}\ndata: ${JSON.stringify(item.data)}\n\n`;
+}
+
+/** A failure after the stream began: Anthropic's `error` event (the stream then ends without message_stop). */
+export function errorEvent(error: GatewayError): AnthropicStreamEvent {
+  return { event: 'error', data: anthropicErrorBody(error).body };
+}
+
+/**
+ * Renders canonical chunks as Anthropic's stream, chunk by chunk: message_start and ping before the first
+ * block; each block opened by content_block_start, fed by deltas and closed by content_block_stop before the
+ * next one opens (Anthropic's blocks never interleave); message_delta (stop reason, usage) and message_stop at
+ * the end. Tool arguments go out as input_json_delta fragments exactly as they arrive, never buffered.
+ */
+export class AnthropicStreamRenderer {
+  private begun = false;
+  private blocks = 0;
+  private open: { kind: BlockKind; tool: number } | null = null;
+  /** Canonical tool_calls indexes that already had their block. */
+  private readonly toolsSeen = new Set<number>();
+  private finishReason: unknown = null;
+  private stopSequence: string | null = null;
+  private usage: CompletionUsage | null = null;
+
+  constructor(private readonly reply: ReplyContext) {}
+
+  /** Whether anything was rendered yet (after that, failures can only be reported in-stream). */
+  get started(): boolean {
+    return this.begun;
+  }
+
+  push(chunk: ChatCompletionChunk): AnthropicStreamEvent[] {
+    const out: AnthropicStreamEvent[] = [];
+    if (!this.begun) out.push(...this.begin(chunk));
+    if (chunk.usage) this.usage = chunk.usage;
+    // The usage-only chunk (no choices) that include_usage adds carries no content.
+    const choice = chunk.choices[0];
+    if (!isRecord(choice)) return out;
+    const delta = isRecord(choice.delta) ? choice.delta : {};
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === 'string' && reasoning !== '') {
+      out.push(...this.ensure('thinking'), this.delta({ type: 'thinking_delta', thinking: reasoning }));
+    }
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      out.push(...this.ensure('text'), this.delta({ type: 'text_delta', text: delta.content }));
+    }
+    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) out.push(...this.toolCall(call));
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
+      this.finishReason = choice.finish_reason;
+      this.stopSequence = matchedStopSequence(choice, this.reply.stopSequences);
+      out.push(...this.close());
+    }
+    return out;
+  }
+
+  /** The closing events once the canonical stream completed. */
+  end(): AnthropicStreamEvent[] {
+    const out = this.close();
+    const stopReason = stopReasonOf(this.finishReason, this.stopSequence);
+    // Anthropic's message_delta usage is cumulative; input counts ride along because message_start came too early to know them.
+    const usage: Json = this.usage ? { ...anthropicUsage(this.usage) } : { output_tokens: 0 };
+    out.push(
+      event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: stopReason === 'stop_sequence' ? this.stopSequence : null }, usage }),
+      event('message_stop'),
+    );
+    return out;
+  }
+
+  private begin(chunk: ChatCompletionChunk): AnthropicStreamEvent[] {
+    this.begun = true;
+    const usage = chunk.usage ? anthropicUsage(chunk.usage) : anthropicUsage(null);
+    const message = {
+      id: messageId(chunk.id),
+      type: 'message',
+      role: 'assistant',
+      model: this.reply.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 0 },
+    };
+    return [event('message_start', { message }), event('ping')];
+  }
+
+  private toolCall(call: unknown): AnthropicStreamEvent[] {
+    if (!isRecord(call)) return [];
+    const index = typeof call.index === 'number' ? call.index : 0;
+    const fn = isRecord(call.function) ? call.function : {};
+    const out: AnthropicStreamEvent[] = [];
+    if (this.open?.kind !== 'tool_use' || this.open.tool !== index) {
+      // A fragment for a call whose block is already closed cannot be placed; providers stream calls one after another.
+      if (this.toolsSeen.has(index)) return [];
+      this.toolsSeen.add(index);
+      const id = typeof call.id === 'string' && call.id !== '' ? call.id : toolUseId();
+      const name = typeof fn.name === 'string' ? fn.name : '';
+      out.push(...this.openBlock('tool_use', index, { type: 'tool_use', id, name, input: {} }));
+    }
+    if (typeof fn.arguments === 'string' && fn.arguments !== '') out.push(this.delta({ type: 'input_json_delta', partial_json: fn.arguments }));
+    return out;
+  }
+
+  private ensure(kind: 'text' | 'thinking'): AnthropicStreamEvent[] {
+    if (this.open?.kind === kind) return [];
+    const block = kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' };
+    return this.openBlock(kind, -1, block);
+  }
+
+  private openBlock(kind: BlockKind, tool: number, block: Json): AnthropicStreamEvent[] {
+    const out = this.close();
+    this.open = { kind, tool };
+    out.push(event('content_block_start', { index: this.blocks, content_block: block }));
+    return out;
+  }
+
+  private delta(delta: Json): AnthropicStreamEvent {
+    return event('content_block_delta', { index: this.blocks, delta });
+  }
+
+  private close(): AnthropicStreamEvent[] {
+    if (!this.open) return [];
+    this.open = null;
+    const stop = event('content_block_stop', { index: this.blocks });
+    this.blocks++;
+    return [stop];
+  }
+}

@@ -1,0 +1,92 @@
+import { request as undiciRequest } from 'undici';
+import type { RuntimeConfig } from '../config/runtime.js';
+import { canonicalModelName, isRouteName } from '../dialects/anthropic/model-name.js';
+import type { MessagesRequest } from '../dialects/anthropic/parse-request.js';
+import { canonicalRequest } from '../dialects/anthropic/request.js';
+import { GatewayError } from '../errors.js';
+import { countPromptTokens } from '../governance/tokenizer.js';
+import { authHeaders } from '../providers/auth-headers.js';
+import type { Target } from '../providers/contract.js';
+import { anthropicError } from '../providers/anthropic/index.js';
+import { resolveDirectTarget, splitModelName } from '../routing/resolve-target.js';
+
+/**
+ * The Anthropic-format target that can count this model's tokens exactly, or null: only a direct
+ * `<provider>/<model>` name of an Anthropic-format provider with a key has an upstream count_tokens. An unknown
+ * provider fails here with the same 404 a message would get.
+ */
+function countingTarget(config: RuntimeConfig, model: string, clientKey: string | null): Target | null {
+  if (isRouteName(config, model)) return null;
+  const parts = splitModelName(model);
+  const provider = parts ? config.providers.get(parts.provider) : undefined;
+  if (provider && provider.vendor.format !== 'anthropic') return null;
+  if (provider && provider.keys.length === 0 && !clientKey) return null;
+  const target = resolveDirectTarget(config, model, clientKey);
+  return target.apiKey === null ? null : target;
+}
+
+function unreachable(provider: string): GatewayError {
+  return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_unreachable', message: `${provider}: the upstream could not be reached to count tokens.` });
+}
+
+/** Anthropic's own count (`POST {base}/messages/count_tokens`) for the client's body, the model renamed to the upstream's. */
+async function upstreamCount(target: Target, body: MessagesRequest, beta: string | null): Promise<number> {
+  const { provider } = target;
+  const url = `${provider.baseUrl.replace(/\/$/, '')}/messages/count_tokens`;
+  const { fallbacks: _fallbacks, ...forwarded } = body;
+  let response: Awaited<ReturnType<typeof undiciRequest>>;
+  try {
+    response = await undiciRequest(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...provider.vendor.defaultHeaders,
+        ...provider.headers,
+        ...(beta ? { 'anthropic-beta': beta } : {}),
+        ...authHeaders(provider.vendor.auth, target.apiKey),
+      },
+      body: JSON.stringify({ ...forwarded, model: target.model }),
+      headersTimeout: provider.timeouts.firstByteMs,
+      bodyTimeout: provider.timeouts.idleMs,
+      signal: AbortSignal.timeout(provider.timeouts.totalMs),
+    });
+  } catch {
+    throw unreachable(provider.name);
+  }
+  const text = await response.body.text().catch(() => {
+    throw unreachable(provider.name);
+  });
+  if (response.statusCode !== 200) throw anthropicError(provider.name, response.statusCode, response.headers, text);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  const tokens = (parsed as { input_tokens?: unknown } | null)?.input_tokens;
+  if (typeof tokens !== 'number') {
+    throw new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider.name}: upstream sent a count without input_tokens` });
+  }
+  return tokens;
+}
+
+export interface CountRequest {
+  config: RuntimeConfig;
+  body: MessagesRequest;
+  clientProviderKey: string | null;
+  beta: string | null;
+}
+
+/**
+ * `input_tokens` for a count_tokens body. Anthropic models are counted by Anthropic. Every other model is an
+ * ESTIMATE from the gateway's tokenizer (o200k) on the translated request, as for budget reservations: other
+ * vendors' tokenizers differ by some percent, and no common count endpoint exists across them.
+ */
+export async function countInputTokens({ config, body, clientProviderKey, beta }: CountRequest): Promise<number> {
+  const model = canonicalModelName(config, body.model);
+  // Translating first refuses what the messages route would refuse, whichever way the count is made.
+  const canonical = canonicalRequest({ ...body, stream: false }, model, { anthropicFields: true });
+  const target = countingTarget(config, model, clientProviderKey);
+  if (target) return upstreamCount(target, body, beta);
+  return countPromptTokens(canonical.messages, canonical.tools);
+}

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalModelName, keepsAnthropicFields } from '../dialects/anthropic/model-name.js';
+import { readMessagesRequest } from '../dialects/anthropic/parse-request.js';
+import { canonicalRequest } from '../dialects/anthropic/request.js';
+import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
+import type { ChatCompletionRequest } from '../dialects/openai/types.js';
+import { GatewayError } from '../errors.js';
+import { createRequestContext } from '../pipeline/context.js';
+import { countInputTokens } from './anthropic-count-tokens.js';
+import { renderAnthropicError } from './anthropic-errors.js';
+import { headerString, presentedCredential } from './anthropic-headers.js';
+import { checkVirtualKey } from './anthropic-key-check.js';
+import { respondAnthropic } from './anthropic-respond.js';
+import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
+import { fromFrameworkError } from './render-error.js';
+
+function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  const rendered = renderAnthropicError(error, randomUUID());
+  return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+}
+
+/** tollgate's own `fallbacks` field works here as on `/v1`, and is taken off before translating. */
+function fallbacksOf(body: unknown): string[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  return takeRequestFallbacks(body as ChatCompletionRequest);
+}
+
+/**
+ * Anthropic's Messages API under `/anthropic`, for Anthropic SDK clients (`baseURL: http://host/anthropic`).
+ * The route only translates: the request becomes a canonical one and runs through the same pipeline as `/v1`
+ * (keys, budgets, routing, logs), and the answer is rendered back. The client's `anthropic-version` header is
+ * accepted and ignored; the upstream call carries the version the Anthropic adapter speaks.
+ *
+ * It is its own fastify scope so its errors, including framework errors and unknown URLs, are in Anthropic's shape.
+ */
+export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): void {
+  app.register(
+    async (scope) => {
+      scope.setErrorHandler((err, _request, reply) => {
+        const error = fromFrameworkError(err, deps.config.current().settings.maxBodyBytes);
+        if (error.status >= 500 && !(err instanceof GatewayError)) deps.log.error({ err }, 'unhandled error in the anthropic route');
+        return sendError(reply, error);
+      });
+
+      scope.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
+        sendError(reply, new GatewayError({ status: 404, type: 'not_found_error', code: 'unknown_url', message: `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.` })),
+      );
+
+      scope.post('/v1/messages', async (request, reply) => {
+        const requestFallbacks = fallbacksOf(request.body);
+        const body = readMessagesRequest(request.body, 'messages');
+        const config = deps.config.current();
+        const model = canonicalModelName(config, body.model);
+        const chat = canonicalRequest(body, model, { anthropicFields: keepsAnthropicFields(config, model) });
+        const ctx = createRequestContext({
+          dialect: 'anthropic',
+          config,
+          request: chat,
+          clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
+          requestFallbacks,
+          credential: presentedCredential(request),
+        });
+        // The answer is written to the raw response so events go out as they arrive, without framework buffering.
+        reply.hijack();
+        const stopSequences = Array.isArray(body.stop_sequences) ? (body.stop_sequences as string[]) : [];
+        await respondAnthropic(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), { model: body.model, stopSequences });
+      });
+
+      scope.post('/v1/messages/count_tokens', async (request, reply) => {
+        fallbacksOf(request.body);
+        const body = readMessagesRequest(request.body, 'count_tokens');
+        const config = deps.config.current();
+        checkVirtualKey(deps.governance, config.settings.requireVirtualKey, presentedCredential(request), canonicalModelName(config, body.model));
+        const inputTokens = await countInputTokens({
+          config,
+          body,
+          clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
+          beta: headerString(request, 'anthropic-beta'),
+        });
+        return reply.header('request-id', randomUUID()).type('application/json; charset=utf-8').send(JSON.stringify({ input_tokens: inputTokens }));
+      });
+    },
+    { prefix: '/anthropic' },
+  );
+}

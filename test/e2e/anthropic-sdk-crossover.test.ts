@@ -1,0 +1,234 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+// An Anthropic-format client talking to models of other wire formats, translated both ways by the gateway.
+const ACCESS_KEY = 'AKIDTESTBEDROCK';
+const SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
+const BEDROCK_MODEL = 'bedrock/anthropic.claude-3-5-sonnet-20241022-v2:0';
+
+let openai: ScriptedUpstream;
+let gemini: GeminiUpstream;
+let bedrock: BedrockUpstream;
+let anthropic: AnthropicUpstream;
+let tg: RunningGateway;
+let client: Anthropic;
+
+beforeAll(async () => {
+  openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
+  gemini = await startGeminiUpstream({ apiKey: 'gemini-test-key' });
+  bedrock = await startBedrockUpstream({ region: 'eu-west-1', accessKeyId: ACCESS_KEY, secretAccessKey: SECRET });
+  anthropic = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
+  tg = await startGateway({
+    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+    providers: {
+      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
+      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-test-key' },
+      bedrock: { base_url: bedrock.url, api_key: `${ACCESS_KEY}:${SECRET}`, region: 'eu-west-1' },
+      anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-upstream' },
+    },
+  });
+  client = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
+});
+
+afterAll(async () => {
+  await tg?.stop();
+  await openai?.close();
+  await gemini?.close();
+  await bedrock?.close();
+  await anthropic?.close();
+});
+
+beforeEach(() => {
+  openai.reset();
+  gemini.reset();
+  bedrock.reset();
+  anthropic.reset();
+});
+
+function lastOpenAIBody(): any {
+  const call = openai.calls.at(-1);
+  if (!call) throw new Error('the OpenAI upstream saw no call');
+  return call.body;
+}
+
+const lookup: Anthropic.Tool = {
+  name: 'lookup',
+  description: 'Looks things up',
+  input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+};
+
+describe('Anthropic SDK -> OpenAI model', () => {
+  it('answers a message, translating the request to chat completions and the answer back', async () => {
+    const message = await client.messages.create({
+      model: 'openai/gpt-4o-mini',
+      max_tokens: 50,
+      system: 'be brief',
+      top_k: 3,
+      thinking: { type: 'enabled', budget_tokens: 4096 },
+      messages: [{ role: 'user', content: 'hello gpt' }],
+      // This SDK version's types leave the sampling fields out; the API still takes them.
+    } as Anthropic.MessageCreateParamsNonStreaming);
+    expect(message).toMatchObject({
+      type: 'message',
+      model: 'openai/gpt-4o-mini',
+      content: [{ type: 'text', text: 'echo: hello gpt' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+    });
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+    expect(message.usage.output_tokens).toBe(3);
+    // Anthropic-only fields OpenAI would refuse stay behind; the thinking budget becomes an effort.
+    expect(lastOpenAIBody()).toEqual({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello gpt' },
+      ],
+      max_tokens: 50,
+      reasoning_effort: 'high',
+    });
+  });
+
+  it('maps a length cut to max_tokens', async () => {
+    const message = await client.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 2, messages: [{ role: 'user', content: 'one two three four' }] });
+    expect(message.stop_reason).toBe('max_tokens');
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: one' }]);
+  });
+
+  it('streams, asking the upstream for usage and reporting it in message_delta', async () => {
+    const stream = client.messages.stream({ model: 'openai/gpt-4o-mini', max_tokens: 50, messages: [{ role: 'user', content: 'stream it' }] });
+    const types: string[] = [];
+    stream.on('streamEvent', (event) => types.push(event.type));
+    const final = await stream.finalMessage();
+    expect(final).toMatchObject({ model: 'openai/gpt-4o-mini', stop_reason: 'end_turn', content: [{ type: 'text', text: 'echo: stream it' }] });
+    expect(final.usage.input_tokens).toBeGreaterThan(0);
+    expect(final.usage.output_tokens).toBe(3);
+    // The SDK's stream helper does not pass pings on.
+    expect(types).toEqual([
+      'message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta',
+      'content_block_stop', 'message_delta', 'message_stop',
+    ]);
+    expect(lastOpenAIBody()).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('carries a tool round trip, non-streaming then streaming', async () => {
+    const first = await client.messages.create({
+      model: 'openai/gpt-4o-mini',
+      max_tokens: 100,
+      tools: [lookup],
+      tool_choice: { type: 'any', disable_parallel_tool_use: true },
+      messages: [{ role: 'user', content: 'find tollgate' }],
+    });
+    expect(first.stop_reason).toBe('tool_use');
+    expect(first.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'lookup', input: { query: 'find tollgate' } }]);
+    expect(lastOpenAIBody()).toMatchObject({
+      tools: [{ type: 'function', function: { name: 'lookup', description: 'Looks things up', parameters: lookup.input_schema } }],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+    });
+    const toolUse = first.content[0] as Anthropic.ToolUseBlock;
+
+    const stream = client.messages.stream({
+      model: 'openai/gpt-4o-mini',
+      max_tokens: 100,
+      tools: [lookup],
+      messages: [
+        { role: 'user', content: 'find tollgate' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: [{ type: 'text', text: 'a gateway' }] }] },
+      ],
+    });
+    const final = await stream.finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: 'echo: a gateway' }]);
+    expect(lastOpenAIBody().messages).toEqual([
+      { role: 'user', content: 'find tollgate' },
+      { role: 'assistant', content: null, tool_calls: [{ id: toolUse.id, type: 'function', function: { name: 'lookup', arguments: '{"query":"find tollgate"}' } }] },
+      { role: 'tool', tool_call_id: toolUse.id, content: 'a gateway' },
+    ]);
+  });
+
+  it('streams a tool call with its arguments in fragments', async () => {
+    const stream = client.messages.stream({ model: 'openai/gpt-4o-mini', max_tokens: 100, tools: [lookup], messages: [{ role: 'user', content: 'find streams' }] });
+    const fragments: string[] = [];
+    stream.on('inputJson', (partial) => fragments.push(partial));
+    const final = await stream.finalMessage();
+    expect(fragments.length).toBeGreaterThan(1);
+    expect(fragments.join('')).toBe('{"query":"find streams"}');
+    expect(final.stop_reason).toBe('tool_use');
+    expect(final.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'lookup', input: { query: 'find streams' } }]);
+  });
+
+  it('aborts the upstream call when the client hangs up mid-stream', async () => {
+    openai.enqueue({ kind: 'slow-chunks', delayMs: 100 });
+    const controller = new AbortController();
+    const stream = await client.messages.create(
+      { model: 'openai/gpt-4o-mini', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'a b c d e f g h' }] },
+      { signal: controller.signal },
+    );
+    const seen: string[] = [];
+    for await (const event of stream) {
+      seen.push(event.type);
+      if (event.type === 'content_block_delta') {
+        controller.abort();
+        break;
+      }
+    }
+    expect(seen).toContain('content_block_delta');
+    expect(await openai.waitForClose(0, 3000)).toBe(true);
+  });
+
+  it('turns an OpenAI 429 into an Anthropic RateLimitError', async () => {
+    openai.enqueue({ kind: 'error', status: 429 });
+    const error = await client.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((error as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+  });
+});
+
+describe('Anthropic SDK -> Gemini model', () => {
+  it('answers a message', async () => {
+    const message = await client.messages.create({ model: 'gemini/gemini-2.5-flash', max_tokens: 50, system: 'be brief', messages: [{ role: 'user', content: 'hi gemini' }] });
+    expect(message).toMatchObject({ model: 'gemini/gemini-2.5-flash', content: [{ type: 'text', text: 'echo: hi gemini' }], stop_reason: 'end_turn' });
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+    const call = gemini.calls.at(-1);
+    expect(call?.path).toContain('gemini-2.5-flash:generateContent');
+    expect(call?.body.systemInstruction).toEqual({ parts: [{ text: 'be brief' }] });
+  });
+
+  it('streams a message', async () => {
+    const final = await client.messages.stream({ model: 'gemini/gemini-2.5-flash', max_tokens: 50, messages: [{ role: 'user', content: 'stream gemini' }] }).finalMessage();
+    expect(final).toMatchObject({ content: [{ type: 'text', text: 'echo: stream gemini' }], stop_reason: 'end_turn' });
+    expect(final.usage.output_tokens).toBeGreaterThan(0);
+    expect(gemini.calls.at(-1)?.path).toContain(':streamGenerateContent');
+  });
+});
+
+describe('Anthropic SDK -> Bedrock model', () => {
+  it('answers a message', async () => {
+    const message = await client.messages.create({ model: BEDROCK_MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'hi bedrock' }] });
+    expect(message).toMatchObject({ model: BEDROCK_MODEL, content: [{ type: 'text', text: 'echo: hi bedrock' }], stop_reason: 'end_turn' });
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+    expect(bedrock.calls.at(-1)?.action).toBe('converse');
+  });
+
+  it('streams a message', async () => {
+    const final = await client.messages.stream({ model: BEDROCK_MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'stream bedrock' }] }).finalMessage();
+    expect(final).toMatchObject({ content: [{ type: 'text', text: 'echo: stream bedrock' }], stop_reason: 'end_turn' });
+    expect(final.usage.output_tokens).toBeGreaterThan(0);
+    expect(bedrock.calls.at(-1)?.action).toBe('converse-stream');
+  });
+});
+
+describe('the reverse: OpenAI SDK -> Anthropic model', () => {
+  it('answers in OpenAI shape from the Anthropic upstream', async () => {
+    const completion = await tg.client.chat.completions.create({ model: 'anthropic/claude-haiku-4-5', messages: [{ role: 'user', content: 'hello from openai' }] });
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0]?.message.content).toBe('echo: hello from openai');
+    expect(anthropic.calls.at(-1)?.path).toBe('/v1/messages');
+  });
+});
