@@ -162,6 +162,12 @@ describe('messages with the official Anthropic SDK', () => {
     });
     expect(lastCall().body.stop_sequences).toEqual(['STOP']);
     expect(message.content).toEqual([{ type: 'text', text: 'echo: one two ' }]);
+    // Anthropic behind Anthropic: which sequence stopped the answer survives the canonical shape.
+    expect(message).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'STOP' });
+    const streamed = await client.messages
+      .stream({ model: MODEL, max_tokens: 200, stop_sequences: ['STOP'], messages: [{ role: 'user', content: 'one two STOP three' }] })
+      .finalMessage();
+    expect(streamed).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'STOP' });
   });
 
   it('streams with messages.stream: text events and a final message with usage', async () => {

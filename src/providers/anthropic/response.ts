@@ -39,7 +39,8 @@ export function completionOf(body: unknown, provider: string): ChatCompletion {
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: typeof body.model === 'string' ? body.model : '',
-    choices: [{ index: 0, message, finish_reason: finishReasonOf(body.stop_reason), logprobs: null }],
+    // Which stop sequence ended the answer (OpenAI's shape has no field for it; vLLM and others add this one).
+    choices: [{ index: 0, message, finish_reason: finishReasonOf(body.stop_reason), logprobs: null, ...(body.stop_sequence ? { stop_sequence: body.stop_sequence } : {}) }],
     usage: body.usage ? canonicalUsage(body.usage) : null,
   };
 }

@@ -32,6 +32,8 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
   /** Tool calls whose arguments have not had a single character yet. */
   const noArguments = new Set<number>();
   const usageChunk = request?.stream_options?.include_usage === true;
+  /** The stop sequence that ended the answer, passed on beside finish_reason `stop`. */
+  let stopSequence: string | null = null;
 
   const chunk = (delta: Delta, finish: string | null = null): ChatCompletionChunk => ({
     id,
@@ -79,6 +81,7 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
           for (const [key, value] of Object.entries(data.usage)) if (typeof value === 'number') usage[key] = value;
         }
         if (delta.stop_reason !== undefined && delta.stop_reason !== null) finishReason = finishReasonOf(delta.stop_reason);
+        if (typeof delta.stop_sequence === 'string') stopSequence = delta.stop_sequence;
         return null;
       }
       case 'message_stop':
@@ -133,6 +136,7 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
 
   const closing = (): ChatCompletionChunk[] => {
     const finish = chunk({}, finishReason ?? 'stop');
+    if (stopSequence !== null) Object.assign(finish.choices[0] as object, { stop_sequence: stopSequence });
     const counted = canonicalUsage(usage);
     if (!usageChunk) return [{ ...finish, usage: counted }];
     return [finish, { id, object: 'chat.completion.chunk', created, model, choices: [], usage: counted }];
