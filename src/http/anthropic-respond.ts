@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { drained } from './drain.js';
 import type { Observable, Subscription } from 'rxjs';
 import { chunksOfCompletion } from '../dialects/anthropic/completion-chunks.js';
 import { anthropicMessage, type ReplyContext } from '../dialects/anthropic/response.js';
@@ -18,19 +19,6 @@ const SSE_HEADERS = {
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, 'request-id': ctx.id, ...ctx.responseHeaders };
-}
-
-/** Resolves when the socket buffer has room again, or the client is gone. */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise<void>((ready) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      ready();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {

@@ -12,6 +12,17 @@ function headerValue(headers: Headers, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The upstream answered something tollgate cannot read; another attempt may fare better. */
+export function invalidUpstreamBody(provider: string, what: string): GatewayError {
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: 'invalid_upstream_response',
+    message: `${provider}: upstream sent ${what}`,
+    retryable: true,
+  });
+}
+
 const PASSED_HEADERS = ['retry-after', 'retry-after-ms'];
 
 /** Headers of an upstream error the client needs in order to behave well (back off). */
@@ -28,7 +39,8 @@ function asString(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-function defaultTypeFor(status: number): string {
+/** The OpenAI-style error type for an upstream status, when the upstream's body names none. */
+export function defaultTypeFor(status: number): string {
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';

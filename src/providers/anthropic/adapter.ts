@@ -1,23 +1,11 @@
 import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
-import { authHeaders } from '../auth-headers.js';
+import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { errorFromResponse } from './errors.js';
 import { messagesBody } from './request.js';
 import { completionOf } from './response.js';
 import { createAnthropicStreamDecoder } from './stream.js';
 
-function joinUrl(base: string, path: string): string {
-  return base.endsWith('/') ? `${base}${path.slice(1)}` : `${base}${path}`;
-}
-
-function upstreamHeaders(target: Target): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    ...target.provider.vendor.defaultHeaders,
-    ...target.provider.headers,
-    ...authHeaders(target.provider.vendor.auth, target.apiKey),
-  };
-}
 
 /** Anthropic's Messages API (`POST {base}/messages`), translated from and to the canonical OpenAI shapes. */
 export const anthropicAdapter: ProviderAdapter = {

@@ -67,12 +67,4 @@ export function streamError(provider: string, data: string): GatewayError {
   });
 }
 
-export function invalidUpstream(provider: string, what: string): GatewayError {
-  return new GatewayError({
-    status: 502,
-    type: 'upstream_error',
-    code: 'invalid_upstream_response',
-    message: `${provider}: upstream sent ${what}`,
-    retryable: true,
-  });
-}
+export { invalidUpstreamBody as invalidUpstream } from '../upstream-error.js';

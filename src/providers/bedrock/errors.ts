@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import { isRetryableStatus, passedErrorHeaders } from '../upstream-error.js';
+import { defaultTypeFor, isRetryableStatus, passedErrorHeaders } from '../upstream-error.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -40,15 +40,6 @@ function bareType(raw: string | undefined): string | null {
   return name ? name : null;
 }
 
-function fallbackType(status: number): string {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 429) return 'rate_limit_error';
-  if (status >= 500) return 'upstream_error';
-  return 'invalid_request_error';
-}
-
 function messageOf(bodyText: string): { message: string | null; type: string | null } {
   try {
     const parsed: unknown = JSON.parse(bodyText);
@@ -72,7 +63,7 @@ export function bedrockError(provider: string, status: number, headers: Headers,
   const finalStatus = credentials ? 401 : status;
   return new GatewayError({
     status: finalStatus,
-    type: credentials ? 'authentication_error' : ((type && TYPES[type]) ?? fallbackType(status)),
+    type: credentials ? 'authentication_error' : ((type && TYPES[type]) ?? defaultTypeFor(status)),
     code: type,
     message: `${provider}: ${body.message ?? `upstream answered HTTP ${status}`}`,
     retryable: isRetryableStatus(finalStatus),

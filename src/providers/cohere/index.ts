@@ -1,7 +1,7 @@
 import type { ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
 import type { ProviderFamily } from '../registry.js';
-import { authHeaders } from '../auth-headers.js';
+import { jsonHeaders } from '../upstream-request.js';
 import { cohereEmbeddings, cohereEmbedRequestBody } from './embeddings.js';
 import { cohereError } from './errors.js';
 import { cohereRequestBody } from './request.js';
@@ -10,13 +10,7 @@ import { createCohereStreamDecoder } from './stream.js';
 import { cohereVendors } from './vendors.js';
 
 function headers(target: Target, stream: boolean): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-    ...target.provider.vendor.defaultHeaders,
-    ...target.provider.headers,
-    ...authHeaders(target.provider.vendor.auth, target.apiKey),
-  };
+  return jsonHeaders(target, { accept: stream ? 'text/event-stream' : 'application/json' });
 }
 
 function url(target: Target, operation: 'chat' | 'embed'): string {

@@ -1,5 +1,5 @@
 import type { ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
-import { authHeaders } from '../auth-headers.js';
+import { jsonHeaders as upstreamHeaders } from '../upstream-request.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
 import { batchEmbedContentsUrl, embeddingsFromGemini, toGeminiEmbedRequest } from './embeddings.js';
 import { geminiError } from './errors.js';
@@ -8,14 +8,6 @@ import { completionFromGemini } from './response.js';
 import { createGeminiStreamDecoder } from './stream.js';
 import { generateContentUrl } from './url.js';
 
-function upstreamHeaders(target: Target): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    ...target.provider.vendor.defaultHeaders,
-    ...target.provider.headers,
-    ...authHeaders(target.provider.vendor.auth, target.apiKey),
-  };
-}
 
 /** Google AI Studio's Gemini API: generateContent / streamGenerateContent and batchEmbedContents with an API key header. */
 export const geminiAdapter: ProviderAdapter = {

@@ -2,8 +2,8 @@ import { GatewayError } from '../../errors.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
 import type { ProviderAdapter, Target, UpstreamRequest, VendorQuirks } from '../contract.js';
 import { createSSEDecoder } from '../sse-decoder.js';
-import { upstreamErrorFromBody } from '../upstream-error.js';
-import { authHeaders } from '../auth-headers.js';
+import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
+import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
   if (!quirks) return;
@@ -16,29 +16,6 @@ function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undef
     }
   }
   if (quirks.dropFields) for (const field of quirks.dropFields) delete body[field];
-}
-
-function invalidUpstreamBody(provider: string, what: string): GatewayError {
-  return new GatewayError({
-    status: 502,
-    type: 'upstream_error',
-    code: 'invalid_upstream_response',
-    message: `${provider}: upstream sent ${what}`,
-    retryable: true,
-  });
-}
-
-function joinUrl(base: string, path: string): string {
-  return base.endsWith('/') ? `${base}${path.slice(1)}` : `${base}${path}`;
-}
-
-function upstreamHeaders(target: Target): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    ...target.provider.vendor.defaultHeaders,
-    ...target.provider.headers,
-    ...authHeaders(target.provider.vendor.auth, target.apiKey),
-  };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
 import { vertexCredential } from './credentials.js';
 import { accessToken } from './token.js';
+import { jsonHeaders as headers } from '../upstream-request.js';
 
 const DEFAULT_LOCATION = 'us-central1';
 /** The Messages API version Anthropic's models on Vertex take in the body (instead of a header). */
@@ -41,9 +42,6 @@ function modelUrl(target: Target, method: string): string {
   return `${baseUrl(target)}/projects/${encodeURIComponent(project(target))}/locations/${location(target)}/publishers/${publisher}/models/${target.model}:${method}`;
 }
 
-function headers(target: Target): Record<string, string> {
-  return { 'content-type': 'application/json', ...target.provider.vendor.defaultHeaders, ...target.provider.headers };
-}
 
 /** Errors come in Anthropic's shape from Claude models and in Google's from everything else (auth included). */
 function isAnthropicErrorBody(bodyText: string): boolean {
