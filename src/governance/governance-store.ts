@@ -291,6 +291,12 @@ export class GovernanceStore {
   async recordRequest(entry: RequestLogInput): Promise<void> {
     const id = entry.id || this.newRequestLogId();
     const cost = Number.isFinite(entry.cost_usd) && entry.cost_usd > 0 ? entry.cost_usd : 0;
+    // Nothing to charge: a plain put, which lmdb batches with the other writes of this event-loop turn, costs
+    // far less than a read-modify-write transaction on the request path.
+    if (!entry.key_id && !entry.team_id) {
+      await this.log.put(id, { ...entry, id, team_id: null });
+      return;
+    }
     await this.root.transaction(() => {
       const at = this.now();
       const key = entry.key_id ? this.keys.get(entry.key_id) : undefined;
