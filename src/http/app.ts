@@ -5,6 +5,7 @@ import { parseJsonBody } from './json-body.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
 import { registerAnthropicRoutes } from './anthropic.js';
 import type { HttpDeps } from './deps.js';
+import { registerGenAIRoutes } from './genai.js';
 import { registerHealthRoutes } from './health.js';
 import { registerLiteLLMRoutes } from './litellm.js';
 import { registerOpenAIRoutes } from './openai.js';
@@ -41,6 +42,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   registerHealthRoutes(app, deps);
   registerOpenAIRoutes(app, deps);
   registerAnthropicRoutes(app, deps);
+  registerGenAIRoutes(app, deps);
   registerLiteLLMRoutes(app, deps);
   registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health });
   return app;

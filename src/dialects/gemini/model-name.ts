@@ -1,0 +1,67 @@
+import type { RuntimeConfig } from '../../config/runtime.js';
+import { RouteMatcher } from '../../routing/route-patterns.js';
+import { splitModelName } from '../../routing/resolve-target.js';
+import { invalidArgument } from './errors.js';
+
+/** Route matchers per config version: a config is immutable, so one compile serves all its requests. */
+const matchers = new WeakMap<RuntimeConfig, RouteMatcher>();
+
+function isRouteName(config: RuntimeConfig, name: string): boolean {
+  let matcher = matchers.get(config);
+  if (!matcher) {
+    matcher = new RouteMatcher(config.routes);
+    matchers.set(config, matcher);
+  }
+  return matcher.match(name) !== null;
+}
+
+/**
+ * The model name the pipeline routes on. Gemini SDK clients send bare Gemini names (`gemini-2.5-flash`), which
+ * mean the `gemini` provider; a `<provider>/<model>` name or a configured route is taken as it is, so a
+ * Gemini-format client can reach any model (`openai/gpt-4o-mini`).
+ */
+export function canonicalGeminiModel(config: RuntimeConfig, requested: string): string {
+  const name = requested.trim();
+  if (name.includes('/') || isRouteName(config, name)) return name;
+  return `gemini/${name}`;
+}
+
+/** Wire formats whose adapters read Gemini's own extras off the canonical request (thought signatures, task types). */
+const GEMINI_AWARE = new Set(['gemini', 'vertex']);
+
+/**
+ * Whether Gemini-only extras (a function call's thought signature, an embedding task type) may ride on the
+ * canonical request: only for a direct name of a Gemini-format provider. A route may reach a provider that
+ * forwards unknown fields verbatim and would refuse them, and the extras are optional, so routes drop them.
+ */
+export function keepsGeminiFields(config: RuntimeConfig, canonicalName: string): boolean {
+  if (isRouteName(config, canonicalName)) return false;
+  const parts = splitModelName(canonicalName);
+  const provider = parts ? config.providers.get(parts.provider) : undefined;
+  return provider !== undefined && GEMINI_AWARE.has(provider.vendor.format);
+}
+
+export type GeminiMethod = 'generateContent' | 'streamGenerateContent' | 'embedContent' | 'batchEmbedContents' | 'countTokens';
+
+const METHODS = new Set<string>(['generateContent', 'streamGenerateContent', 'embedContent', 'batchEmbedContents', 'countTokens']);
+
+/**
+ * The model and method of a path under `models/`: `gemini-2.5-flash:generateContent`. The model may carry a
+ * provider (`openai/gpt-4o-mini`, written plainly as the SDK does or URL-encoded as `openai%2Fgpt-4o-mini`) and
+ * colons of its own (`bedrock/...-v2:0`), so the method is what follows the last colon. Null for an unknown method.
+ */
+export function parseModelPath(rest: string): { model: string; method: GeminiMethod } | null {
+  const colon = rest.lastIndexOf(':');
+  if (colon <= 0) return null;
+  const method = rest.slice(colon + 1);
+  if (!METHODS.has(method)) return null;
+  let model: string;
+  try {
+    model = decodeURIComponent(rest.slice(0, colon));
+  } catch {
+    throw invalidArgument(`The model name in the URL is not validly encoded: ${rest.slice(0, colon)}`);
+  }
+  if (model.startsWith('models/')) model = model.slice('models/'.length);
+  if (model.trim() === '') throw invalidArgument('The model name in the URL is empty.');
+  return { model, method: method as GeminiMethod };
+}

@@ -1,0 +1,328 @@
+import type { ChatCompletionRequest, ChatMessage } from '../openai/types.js';
+import { invalidArgument } from './errors.js';
+import { fromGeminiSchema } from './schema.js';
+import { field, isRecord, type Json } from './shapes.js';
+
+/**
+ * Gemini's GenerateContentRequest → the canonical (OpenAI chat-completions) request. The inverse of the
+ * outbound adapter in src/providers/gemini/request.ts: contents become messages, function declarations tools,
+ * the generation config OpenAI's sampling fields.
+ */
+
+export interface GeminiDialectOptions {
+  /** Whether Gemini-only extras (thought signatures) may ride along: see keepsGeminiFields. */
+  geminiFields: boolean;
+}
+
+/** What the reply needs to know of the request. */
+export interface GeminiRequestInfo {
+  /** `thinkingConfig.includeThoughts`: reasoning goes back as `thought: true` parts only when asked for. */
+  includeThoughts: boolean;
+}
+
+/** Checks what the gateway needs before translating, with Google's wording. */
+export function readGenerateRequest(body: unknown): Json {
+  if (!isRecord(body)) throw invalidArgument('Invalid JSON payload received. Expected an object (GenerateContentRequest).');
+  const contents = body.contents;
+  if (!Array.isArray(contents) || contents.length === 0) throw invalidArgument('* GenerateContentRequest.contents: contents is not specified', 'contents');
+  return body;
+}
+
+function unsupported(what: string, param: string): never {
+  throw invalidArgument(`* GenerateContentRequest.${param}: ${what} is not supported by this gateway's Gemini endpoint.`, param);
+}
+
+/** The base64 `inlineData` of a part as the matching OpenAI content part. */
+function inlinePart(data: unknown, param: string): Json {
+  if (!isRecord(data) || typeof data.data !== 'string' || typeof field(data, 'mimeType') !== 'string') {
+    throw invalidArgument(`* GenerateContentRequest.${param}.inline_data.mime_type: Required`, param);
+  }
+  const mime = (field(data, 'mimeType') as string).toLowerCase();
+  const url = `data:${mime};base64,${data.data}`;
+  if (mime.startsWith('image/')) return { type: 'image_url', image_url: { url } };
+  const audio = /^audio\/(?:x-)?(wav|mp3|mpeg)$/.exec(mime);
+  if (audio) return { type: 'input_audio', input_audio: { data: data.data, format: audio[1] === 'mpeg' ? 'mp3' : audio[1] } };
+  return { type: 'file', file: { file_data: url } };
+}
+
+/** A `fileData` link as an image URL part (OpenAI's only URL-carrying part). */
+function filePart(data: unknown, param: string): Json {
+  const uri = isRecord(data) ? field(data, 'fileUri') : undefined;
+  if (typeof uri !== 'string' || uri === '') throw invalidArgument(`* GenerateContentRequest.${param}.file_data.file_uri: Required`, param);
+  return { type: 'image_url', image_url: { url: uri } };
+}
+
+interface PendingCall {
+  id: string;
+  name: string;
+  answered: boolean;
+}
+
+/** Translates the conversation turn by turn, matching function responses to the calls of the turn before. */
+class ContentsReader {
+  readonly messages: ChatMessage[] = [];
+  /** The function calls of the latest model turn, which the next user turn answers. */
+  private pending: PendingCall[] = [];
+
+  constructor(private readonly options: GeminiDialectOptions) {}
+
+  read(content: unknown, i: number): void {
+    const param = `contents[${i}]`;
+    if (!isRecord(content)) throw invalidArgument(`Invalid value at '${param}' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content)`, param);
+    const parts = content.parts;
+    if (!Array.isArray(parts) || parts.length === 0) throw invalidArgument(`* GenerateContentRequest.${param}.parts: contents.parts must not be empty.`, `${param}.parts`);
+    const role = content.role ?? 'user';
+    if (role === 'model') this.modelTurn(parts, param, i);
+    else if (role === 'user' || role === 'function') this.userTurn(parts, param);
+    else throw invalidArgument('Please use a valid role: user, model.', `${param}.role`);
+  }
+
+  private modelTurn(parts: unknown[], param: string, turn: number): void {
+    let text = '';
+    const calls: Json[] = [];
+    parts.forEach((part, j) => {
+      const where = `${param}.parts[${j}]`;
+      if (!isRecord(part)) throw invalidArgument(`Invalid value at '${where}'`, where);
+      if (typeof part.text === 'string') {
+        // Thought summaries were the model's reasoning, not its answer; they are not replayed.
+        if (part.thought !== true) text += part.text;
+        return;
+      }
+      const call = field(part, 'functionCall');
+      if (call !== undefined) {
+        if (!isRecord(call) || typeof call.name !== 'string' || call.name === '') throw invalidArgument(`* GenerateContentRequest.${where}.function_call.name: Name cannot be empty.`, where);
+        // Gemini names calls only sometimes; the canonical format needs ids, so the position makes one.
+        const id = typeof call.id === 'string' && call.id !== '' ? call.id : `call_${turn}_${j}`;
+        const out: Json = { id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } };
+        const signature = field(part, 'thoughtSignature');
+        if (this.options.geminiFields && typeof signature === 'string') out.extra_content = { google: { thought_signature: signature } };
+        calls.push(out);
+        return;
+      }
+      unsupported(`a model part other than text or functionCall (${Object.keys(part).join(', ')})`, where);
+    });
+    this.pending = calls.map((call) => ({ id: call.id as string, name: (call.function as Json).name as string, answered: false }));
+    if (text === '' && calls.length === 0) return;
+    const message: ChatMessage = { role: 'assistant', content: text === '' ? null : text };
+    if (calls.length > 0) message.tool_calls = calls;
+    this.messages.push(message);
+  }
+
+  private userTurn(parts: unknown[], param: string): void {
+    const results: ChatMessage[] = [];
+    const content: Json[] = [];
+    parts.forEach((part, j) => {
+      const where = `${param}.parts[${j}]`;
+      if (!isRecord(part)) throw invalidArgument(`Invalid value at '${where}'`, where);
+      if (typeof part.text === 'string') {
+        if (part.text !== '' && part.thought !== true) content.push({ type: 'text', text: part.text });
+        return;
+      }
+      const response = field(part, 'functionResponse');
+      if (response !== undefined) {
+        results.push(this.toolResult(response, where));
+        return;
+      }
+      const inline = field(part, 'inlineData');
+      if (inline !== undefined) {
+        content.push(inlinePart(inline, where));
+        return;
+      }
+      const file = field(part, 'fileData');
+      if (file !== undefined) {
+        content.push(filePart(file, where));
+        return;
+      }
+      unsupported(`a part other than text, inlineData, fileData or functionResponse (${Object.keys(part).join(', ')})`, where);
+    });
+    // Tool results must follow the assistant's calls directly in the canonical format, so they go first.
+    this.messages.push(...results);
+    this.pending = [];
+    if (content.length === 0) return;
+    const only = content[0];
+    this.messages.push({ role: 'user', content: content.length === 1 && only?.type === 'text' ? only.text : content });
+  }
+
+  /** A functionResponse as a `tool` message, its id that of the call it answers: by id, else by name in order, else in order. */
+  private toolResult(response: unknown, where: string): ChatMessage {
+    if (!isRecord(response) || typeof response.name !== 'string' || response.name === '') {
+      throw invalidArgument(`* GenerateContentRequest.${where}.function_response.name: Name cannot be empty.`, where);
+    }
+    const open = this.pending.filter((call) => !call.answered);
+    const call =
+      (typeof response.id === 'string' ? open.find((c) => c.id === response.id) : undefined) ?? open.find((c) => c.name === response.name) ?? open[0];
+    if (!call) throw invalidArgument('Please ensure that function response turn comes immediately after a function call turn.', where);
+    call.answered = true;
+    return { role: 'tool', tool_call_id: call.id, content: JSON.stringify(response.response ?? {}) };
+  }
+}
+
+function systemText(instruction: unknown): string {
+  if (typeof instruction === 'string') return instruction;
+  if (!isRecord(instruction) || !Array.isArray(instruction.parts)) throw invalidArgument("Invalid value at 'system_instruction'", 'systemInstruction');
+  return instruction.parts
+    .map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : ''))
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+/** `systemInstruction` and `contents` as canonical messages. */
+export function canonicalMessages(contents: unknown[], systemInstruction: unknown, options: GeminiDialectOptions): ChatMessage[] {
+  const reader = new ContentsReader(options);
+  const messages: ChatMessage[] = [];
+  if (systemInstruction !== undefined && systemInstruction !== null) {
+    const text = systemText(systemInstruction);
+    if (text !== '') messages.push({ role: 'system', content: text });
+  }
+  contents.forEach((content, i) => reader.read(content, i));
+  return [...messages, ...reader.messages];
+}
+
+/** `tools[].functionDeclarations` as OpenAI function tools. Gemini's built-in tools have no canonical counterpart. */
+export function canonicalTools(tools: unknown): Json[] {
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw invalidArgument("Invalid value at 'tools'", 'tools');
+  return tools.flatMap((tool, i) => {
+    if (!isRecord(tool)) throw invalidArgument(`Invalid value at 'tools[${i}]'`, `tools[${i}]`);
+    const others = Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations');
+    if (others.length > 0) unsupported(`the built-in tool '${others.join(', ')}'`, `tools[${i}]`);
+    const declarations = field(tool, 'functionDeclarations');
+    if (!Array.isArray(declarations)) return [];
+    return declarations.map((declaration, j): Json => {
+      const where = `tools[${i}].function_declarations[${j}]`;
+      if (!isRecord(declaration) || typeof declaration.name !== 'string' || declaration.name === '') {
+        throw invalidArgument(`* GenerateContentRequest.${where}.name: Name cannot be empty.`, where);
+      }
+      const fn: Json = { name: declaration.name };
+      if (typeof declaration.description === 'string') fn.description = declaration.description;
+      const jsonSchema = field(declaration, 'parametersJsonSchema');
+      if (isRecord(jsonSchema)) fn.parameters = jsonSchema;
+      else if (isRecord(declaration.parameters)) fn.parameters = fromGeminiSchema(declaration.parameters);
+      return { type: 'function', function: fn };
+    });
+  });
+}
+
+/**
+ * `toolConfig.functionCallingConfig` as tool_choice: AUTO/VALIDATED → auto, NONE → none, ANY → required, or the
+ * named function when exactly one is allowed. ANY with several allowed names also narrows the tools to them.
+ */
+export function canonicalToolChoice(toolConfig: unknown, tools: Json[]): { tool_choice?: unknown; tools: Json[] } {
+  const calling = isRecord(toolConfig) ? field(toolConfig, 'functionCallingConfig') : undefined;
+  if (!isRecord(calling)) return { tools };
+  const mode = typeof calling.mode === 'string' ? calling.mode.toUpperCase() : 'MODE_UNSPECIFIED';
+  const allowedRaw = field(calling, 'allowedFunctionNames');
+  const allowed = Array.isArray(allowedRaw) ? allowedRaw.filter((name): name is string => typeof name === 'string') : [];
+  switch (mode) {
+    case 'AUTO':
+    case 'VALIDATED':
+      return { tool_choice: 'auto', tools };
+    case 'NONE':
+      return { tool_choice: 'none', tools };
+    case 'ANY': {
+      if (allowed.length === 1) return { tool_choice: { type: 'function', function: { name: allowed[0] } }, tools };
+      const narrowed = allowed.length > 0 ? tools.filter((tool) => allowed.includes((tool.function as Json).name as string)) : tools;
+      return { tool_choice: 'required', tools: narrowed };
+    }
+    case 'MODE_UNSPECIFIED':
+      return { tools };
+    default:
+      throw invalidArgument(`Invalid value at 'tool_config.function_calling_config.mode', "${String(calling.mode)}"`, 'toolConfig');
+  }
+}
+
+const LEVELS = new Set(['minimal', 'low', 'medium', 'high']);
+
+/**
+ * `thinkingConfig` as reasoning_effort. A level maps by name; a token budget by the outbound adapter's cut
+ * points (low 1,024, medium 8,192, high 24,576), so it maps back to the same budget. A budget of 0 turns thinking
+ * off, which only Gemini-format targets are asked (`none` is not an effort every OpenAI model takes); -1
+ * (dynamic) leaves the model's default.
+ */
+export function canonicalEffort(thinking: unknown, geminiFields: boolean): string | undefined {
+  if (!isRecord(thinking)) return undefined;
+  const level = field(thinking, 'thinkingLevel');
+  if (typeof level === 'string' && LEVELS.has(level.toLowerCase())) return level.toLowerCase();
+  const budget = field(thinking, 'thinkingBudget');
+  if (typeof budget !== 'number' || budget < 0) return undefined;
+  if (budget === 0) return geminiFields ? 'none' : undefined;
+  if (budget <= 1024) return 'low';
+  if (budget <= 8192) return 'medium';
+  return 'high';
+}
+
+/** `responseMimeType` with `responseSchema` / `responseJsonSchema` as response_format. */
+function responseFormat(config: Json): Json | undefined {
+  const mime = field(config, 'responseMimeType');
+  const jsonSchema = field(config, 'responseJsonSchema') ?? config._responseJsonSchema;
+  const schema = field(config, 'responseSchema');
+  if (isRecord(jsonSchema)) return { type: 'json_schema', json_schema: { name: 'response', schema: jsonSchema } };
+  if (isRecord(schema)) return { type: 'json_schema', json_schema: { name: 'response', schema: fromGeminiSchema(schema) } };
+  if (mime === undefined || mime === null || mime === 'text/plain') return undefined;
+  if (mime === 'application/json') return { type: 'json_object' };
+  return unsupported(`the response MIME type '${String(mime)}'`, 'generation_config.response_mime_type');
+}
+
+function generationFields(config: unknown, geminiFields: boolean): { fields: Json; includeThoughts: boolean } {
+  const fields: Json = {};
+  if (config === undefined || config === null) return { fields, includeThoughts: false };
+  if (!isRecord(config)) throw invalidArgument("Invalid value at 'generation_config'", 'generationConfig');
+  const numbers: Array<[string, string]> = [
+    ['maxOutputTokens', 'max_tokens'],
+    ['temperature', 'temperature'],
+    ['topP', 'top_p'],
+    ['seed', 'seed'],
+    ['presencePenalty', 'presence_penalty'],
+    ['frequencyPenalty', 'frequency_penalty'],
+  ];
+  for (const [gemini, openai] of numbers) {
+    const value = field(config, gemini);
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'number') throw invalidArgument(`Invalid value at 'generation_config.${gemini}', ${JSON.stringify(value)}`, `generationConfig.${gemini}`);
+    fields[openai] = value;
+  }
+  const candidates = field(config, 'candidateCount');
+  if (typeof candidates === 'number' && candidates !== 1) fields.n = candidates;
+  const stops = field(config, 'stopSequences');
+  if (Array.isArray(stops) && stops.length > 0) {
+    if (stops.some((stop) => typeof stop !== 'string')) throw invalidArgument("Invalid value at 'generation_config.stop_sequences'", 'generationConfig.stopSequences');
+    fields.stop = stops;
+  }
+  const format = responseFormat(config);
+  if (format) fields.response_format = format;
+  const thinking = field(config, 'thinkingConfig');
+  const effort = canonicalEffort(thinking, geminiFields);
+  if (effort) fields.reasoning_effort = effort;
+  return { fields, includeThoughts: isRecord(thinking) && field(thinking, 'includeThoughts') === true };
+}
+
+/**
+ * A GenerateContentRequest as the canonical request for `model` (the name the pipeline routes on). Safety
+ * settings have no canonical counterpart and are dropped; a cached-content reference cannot be honoured and is
+ * refused. A stream always asks for usage, which Gemini's last event carries.
+ */
+export function canonicalGenerateRequest(
+  body: Json,
+  model: string,
+  stream: boolean,
+  options: GeminiDialectOptions,
+): { request: ChatCompletionRequest; info: GeminiRequestInfo } {
+  if (field(body, 'cachedContent') !== undefined) unsupported('cachedContent', 'cached_content');
+  const messages = canonicalMessages(body.contents as unknown[], field(body, 'systemInstruction'), options);
+  if (messages.length === 0) throw invalidArgument('* GenerateContentRequest.contents: contents is not specified', 'contents');
+  const request: ChatCompletionRequest = { model, messages };
+  const { fields, includeThoughts } = generationFields(field(body, 'generationConfig'), options.geminiFields);
+  Object.assign(request, fields);
+  const declared = canonicalTools(body.tools);
+  // OpenAI refuses tool_choice without tools, so it travels only with them.
+  if (declared.length > 0) {
+    const { tool_choice: choice, tools } = canonicalToolChoice(field(body, 'toolConfig'), declared);
+    request.tools = tools;
+    if (choice !== undefined) request.tool_choice = choice;
+  }
+  if (stream) {
+    request.stream = true;
+    request.stream_options = { include_usage: true };
+  }
+  return { request, info: { includeThoughts } };
+}

@@ -1,0 +1,112 @@
+import type { ChatCompletion, CompletionUsage } from '../openai/types.js';
+import { isRecord, type Json } from './shapes.js';
+
+/** What the reply needs besides the completion. */
+export interface GeminiReplyContext {
+  /** The model as the client named it in the URL, echoed as `modelVersion`. */
+  model: string;
+  /** Whether reasoning goes back as `thought: true` parts (`thinkingConfig.includeThoughts`). */
+  includeThoughts: boolean;
+}
+
+/**
+ * OpenAI's finish_reason → Gemini's finishReason. Gemini ends a function-calling turn with STOP (the call is in
+ * the parts), a length cut with MAX_TOKENS and a filtered answer with SAFETY. The inverse of finishReasonFromGemini.
+ */
+export function geminiFinishReason(reason: unknown): string {
+  if (reason === 'length') return 'MAX_TOKENS';
+  if (reason === 'content_filter') return 'SAFETY';
+  return 'STOP';
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/**
+ * Canonical usage → Gemini's usageMetadata, the inverse of usageFromGemini: thinking tokens are a part of
+ * completion_tokens canonically and their own thoughtsTokenCount in Gemini; cached tokens are a part of the
+ * prompt in both.
+ */
+export function geminiUsageMetadata(usage: CompletionUsage | null | undefined): Json | undefined {
+  if (!usage) return undefined;
+  const details = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
+  const promptDetails = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
+  const thoughts = count(details.reasoning_tokens);
+  const cached = count(promptDetails.cached_tokens);
+  const prompt = count(usage.prompt_tokens);
+  const completion = count(usage.completion_tokens);
+  const out: Json = { promptTokenCount: prompt, candidatesTokenCount: Math.max(0, completion - thoughts), totalTokenCount: count(usage.total_tokens) || prompt + completion };
+  if (cached > 0) out.cachedContentTokenCount = cached;
+  if (thoughts > 0) out.thoughtsTokenCount = thoughts;
+  return out;
+}
+
+/** The upstream's response id when the completion id wraps one (`chatcmpl-<responseId>`, as the Gemini adapter makes them). */
+export function geminiResponseId(id: unknown): string {
+  if (typeof id !== 'string') return '';
+  return id.startsWith('chatcmpl-') ? id.slice('chatcmpl-'.length) : id;
+}
+
+/** Parses a tool call's JSON arguments into Gemini's `args` object (anything not an object is wrapped as `{value}`). */
+function parseArgs(raw: unknown): Json {
+  if (isRecord(raw)) return raw;
+  if (typeof raw !== 'string' || raw.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return isRecord(parsed) ? parsed : { value: parsed };
+  } catch {
+    return { value: raw };
+  }
+}
+
+/** A canonical tool call as a Gemini functionCall part; its id rides along so a client can answer by id. */
+export function functionCallPart(id: unknown, name: unknown, args: unknown, signature: unknown): Json | null {
+  if (typeof name !== 'string' || name === '') return null;
+  const call: Json = { name, args: parseArgs(args) };
+  if (typeof id === 'string' && id !== '') call.id = id;
+  const part: Json = { functionCall: call };
+  if (typeof signature === 'string' && signature !== '') part.thoughtSignature = signature;
+  return part;
+}
+
+/** Where the outbound Gemini adapter keeps a call's thought signature (Google's own OpenAI layer does the same). */
+export function thoughtSignatureOf(call: Json): unknown {
+  const extra = call.extra_content;
+  return isRecord(extra) && isRecord(extra.google) ? extra.google.thought_signature : undefined;
+}
+
+function messageParts(message: Json, reply: GeminiReplyContext): Json[] {
+  const parts: Json[] = [];
+  const reasoning = message.reasoning_content ?? message.reasoning;
+  if (reply.includeThoughts && typeof reasoning === 'string' && reasoning !== '') parts.push({ text: reasoning, thought: true });
+  if (typeof message.content === 'string' && message.content !== '') parts.push({ text: message.content });
+  else if (Array.isArray(message.content)) {
+    const text = message.content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('');
+    if (text !== '') parts.push({ text });
+  }
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      if (!isRecord(call)) continue;
+      const fn = isRecord(call.function) ? call.function : {};
+      const part = functionCallPart(call.id, fn.name, fn.arguments, thoughtSignatureOf(call));
+      if (part) parts.push(part);
+    }
+  }
+  return parts;
+}
+
+/** A canonical chat.completion as Gemini's GenerateContentResponse. */
+export function generateContentResponse(completion: ChatCompletion, reply: GeminiReplyContext): Json {
+  const candidates = completion.choices.filter(isRecord).map((choice, position) => ({
+    content: { role: 'model', parts: messageParts(isRecord(choice.message) ? choice.message : {}, reply) },
+    finishReason: geminiFinishReason(choice.finish_reason),
+    index: typeof choice.index === 'number' ? choice.index : position,
+  }));
+  const out: Json = { candidates };
+  const usage = geminiUsageMetadata(completion.usage);
+  if (usage) out.usageMetadata = usage;
+  out.modelVersion = reply.model;
+  out.responseId = geminiResponseId(completion.id);
+  return out;
+}

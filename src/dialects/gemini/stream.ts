@@ -1,0 +1,123 @@
+import type { GatewayError } from '../../errors.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../openai/types.js';
+import { googleErrorBody } from './errors.js';
+import { functionCallPart, geminiFinishReason, geminiResponseId, geminiUsageMetadata, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
+import { isRecord, type Json } from './shapes.js';
+
+/** One event as Gemini's `alt=sse` framing writes it. */
+export function sseFrame(event: Json): string {
+  return `data: ${JSON.stringify(event)}\r\n\r\n`;
+}
+
+/** A failure after the stream began: Google's error object as the last event (the SDK raises it as an ApiError). */
+export function errorEvent(error: GatewayError): Json {
+  return googleErrorBody(error) as unknown as Json;
+}
+
+interface BufferedCall {
+  id: unknown;
+  name: string;
+  args: string;
+  signature: unknown;
+}
+
+interface Candidate {
+  parts: Json[];
+  finishReason: string | null;
+}
+
+/**
+ * Renders canonical chunks as Gemini's stream: one GenerateContentResponse per chunk that carries content. Gemini
+ * sends function calls whole, so a call's argument fragments are buffered until its choice finishes. A finished
+ * choice is held back too: Gemini's last event carries both the finishReason and the usageMetadata, and the
+ * usage comes in the canonical stream's final, choice-less chunk, so the finished candidates go out at end().
+ */
+export class GeminiStreamRenderer {
+  private readonly calls = new Map<number, Map<number, BufferedCall>>();
+  private readonly finished = new Map<number, Candidate>();
+  private usage: CompletionUsage | null = null;
+  private responseId = '';
+
+  constructor(private readonly reply: GeminiReplyContext) {}
+
+  push(chunk: ChatCompletionChunk): Json[] {
+    if (this.responseId === '') this.responseId = geminiResponseId(chunk.id);
+    if (chunk.usage) this.usage = chunk.usage;
+    const candidates: Json[] = [];
+    chunk.choices.forEach((choice, position) => {
+      if (!isRecord(choice)) return;
+      const index = typeof choice.index === 'number' ? choice.index : position;
+      const delta = isRecord(choice.delta) ? choice.delta : {};
+      const parts: Json[] = [];
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (this.reply.includeThoughts && typeof reasoning === 'string' && reasoning !== '') parts.push({ text: reasoning, thought: true });
+      if (typeof delta.content === 'string' && delta.content !== '') parts.push({ text: delta.content });
+      if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.buffer(index, call);
+      if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
+        const held = this.finished.get(index);
+        this.finished.set(index, { parts: [...(held?.parts ?? []), ...parts, ...this.takeCalls(index)], finishReason: geminiFinishReason(choice.finish_reason) });
+      } else if (parts.length > 0) {
+        candidates.push(this.candidate(index, { parts, finishReason: null }));
+      }
+    });
+    return candidates.length > 0 ? [this.event(candidates)] : [];
+  }
+
+  /** The last event: the finished candidates (with any calls still buffered) and the usage. None when nothing is left to say. */
+  end(): Json[] {
+    for (const index of this.calls.keys()) {
+      if (!this.finished.has(index)) this.finished.set(index, { parts: this.takeCalls(index), finishReason: 'STOP' });
+    }
+    const candidates = [...this.finished.entries()].sort(([a], [b]) => a - b).map(([index, candidate]) => this.candidate(index, candidate));
+    this.finished.clear();
+    const usage = geminiUsageMetadata(this.usage);
+    if (candidates.length === 0 && !usage) return [];
+    return [this.event(candidates, usage)];
+  }
+
+  private buffer(choice: number, call: unknown): void {
+    if (!isRecord(call)) return;
+    let calls = this.calls.get(choice);
+    if (!calls) {
+      calls = new Map();
+      this.calls.set(choice, calls);
+    }
+    const index = typeof call.index === 'number' ? call.index : calls.size;
+    const fn = isRecord(call.function) ? call.function : {};
+    let buffered = calls.get(index);
+    if (!buffered) {
+      buffered = { id: call.id, name: '', args: '', signature: undefined };
+      calls.set(index, buffered);
+    }
+    if (typeof fn.name === 'string') buffered.name += fn.name;
+    if (typeof fn.arguments === 'string') buffered.args += fn.arguments;
+    buffered.signature ??= thoughtSignatureOf(call);
+    buffered.id ??= call.id;
+  }
+
+  private takeCalls(choice: number): Json[] {
+    const calls = this.calls.get(choice);
+    if (!calls) return [];
+    this.calls.delete(choice);
+    return [...calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .flatMap(([, call]) => {
+        const part = functionCallPart(call.id, call.name, call.args, call.signature);
+        return part ? [part] : [];
+      });
+  }
+
+  private candidate(index: number, candidate: Candidate): Json {
+    const out: Json = { content: { role: 'model', parts: candidate.parts }, index };
+    if (candidate.finishReason !== null) out.finishReason = candidate.finishReason;
+    return out;
+  }
+
+  private event(candidates: Json[], usage?: Json): Json {
+    const out: Json = { candidates };
+    if (usage) out.usageMetadata = usage;
+    out.modelVersion = this.reply.model;
+    out.responseId = this.responseId;
+    return out;
+  }
+}

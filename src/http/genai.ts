@@ -1,0 +1,148 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { estimateGeminiTokens } from '../dialects/gemini/count-tokens.js';
+import { canonicalEmbeddingsRequest, readEmbedRequests } from '../dialects/gemini/embeddings.js';
+import { canonicalGeminiModel, keepsGeminiFields, parseModelPath } from '../dialects/gemini/model-name.js';
+import { canonicalGenerateRequest, readGenerateRequest } from '../dialects/gemini/request.js';
+import { isRecord } from '../dialects/gemini/shapes.js';
+import { embeddingsAsChat } from '../dialects/openai/parse-embeddings.js';
+import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
+import type { ChatCompletionRequest } from '../dialects/openai/types.js';
+import { GatewayError } from '../errors.js';
+import { createRequestContext } from '../pipeline/context.js';
+import { checkVirtualKey } from './anthropic-key-check.js';
+import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
+import { renderGoogleError, respondGemini } from './genai-respond.js';
+import { fromFrameworkError } from './render-error.js';
+
+const DIALECT = 'gemini';
+
+/** The API versions Google serves the Gemini API under (`v1beta` is the SDKs' default). */
+const API_VERSION = /^v1(?:alpha|beta)?$/;
+
+function headerString(request: FastifyRequest, name: string): string | null {
+  const value = request.headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first ? first.trim() || null : null;
+}
+
+function queryString(request: FastifyRequest, name: string): string | null {
+  const value = (request.query as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+}
+
+/**
+ * The key a client presents: `x-goog-api-key` (how the Google Gen AI SDKs send `apiKey`), the `?key=` query
+ * parameter (Google's REST examples), or, as on the other routes, `Authorization: Bearer` / `x-api-key`.
+ * A copy of the `/v1` helper's idea, so the dialects' routes do not depend on each other.
+ */
+function presentedCredential(request: FastifyRequest): string | null {
+  const google = headerString(request, 'x-goog-api-key') ?? queryString(request, 'key');
+  if (google) return google;
+  const authorization = headerString(request, 'authorization');
+  const match = authorization ? /^Bearer\s+(.+)$/i.exec(authorization) : null;
+  return match?.[1]?.trim() || headerString(request, 'x-api-key');
+}
+
+function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  const rendered = renderGoogleError(error);
+  return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+}
+
+function unknownUrl(request: FastifyRequest): GatewayError {
+  return new GatewayError({ status: 404, type: 'not_found_error', code: 'unknown_url', message: `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.` });
+}
+
+/** tollgate's own `fallbacks` field works here as on `/v1`, and is taken off before translating. */
+function fallbacksOf(body: unknown): string[] {
+  if (!isRecord(body)) return [];
+  return takeRequestFallbacks(body as ChatCompletionRequest);
+}
+
+/** What follows `/models/` in the raw URL, undecoded, so an encoded `%2F` in a model name is told apart from a path separator. */
+function modelPathOf(request: FastifyRequest): string {
+  const path = request.url.split('?')[0] ?? '';
+  const at = path.indexOf('/models/');
+  return at === -1 ? '' : path.slice(at + '/models/'.length);
+}
+
+/**
+ * Google's Gemini API under `/genai`, for Google Gen AI SDK clients (`httpOptions: {baseUrl: 'http://host/genai'}`):
+ * `POST /genai/{v1beta|v1|v1alpha}/models/{model}:{generateContent|streamGenerateContent|embedContent|batchEmbedContents|countTokens}`.
+ * The route only translates: the request becomes a canonical one and runs through the same pipeline as `/v1`
+ * (keys, budgets, routing, logs), and the answer is rendered back. A bare Gemini model name means the `gemini`
+ * provider; `<provider>/<model>` (plain or URL-encoded) and route names reach any model.
+ *
+ * It is its own fastify scope so its errors, including framework errors and unknown URLs, are in Google's shape.
+ */
+export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void {
+  app.register(
+    async (scope) => {
+      scope.setErrorHandler((err, _request, reply) => {
+        const error = fromFrameworkError(err, deps.config.current().settings.maxBodyBytes);
+        if (error.status >= 500 && !(err instanceof GatewayError)) deps.log.error({ err }, 'unhandled error in the genai route');
+        return sendError(reply, error);
+      });
+
+      scope.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => sendError(reply, unknownUrl(request)));
+
+      scope.post('/:version/models/*', async (request, reply) => {
+        const { version } = request.params as { version: string };
+        const parsed = API_VERSION.test(version) ? parseModelPath(modelPathOf(request)) : null;
+        if (!parsed) return sendError(reply, unknownUrl(request));
+        const config = deps.config.current();
+        const model = canonicalGeminiModel(config, parsed.model);
+        const geminiFields = keepsGeminiFields(config, model);
+        const credential = presentedCredential(request);
+        const clientProviderKey = headerString(request, CLIENT_PROVIDER_KEY_HEADER);
+
+        if (parsed.method === 'countTokens') {
+          fallbacksOf(request.body);
+          // Counting costs nothing, so no budget or rate limit; but a `tg-` key must be live and allowed the model.
+          checkVirtualKey(deps.governance, config.settings.requireVirtualKey, credential, model);
+          const totalTokens = estimateGeminiTokens(request.body);
+          return reply.type('application/json; charset=utf-8').send(JSON.stringify({ totalTokens }));
+        }
+
+        if (parsed.method === 'embedContent' || parsed.method === 'batchEmbedContents') {
+          const batch = parsed.method === 'batchEmbedContents';
+          const embeddings = canonicalEmbeddingsRequest(readEmbedRequests(request.body, batch), model, geminiFields);
+          const ctx = createRequestContext({
+            dialect: DIALECT,
+            config,
+            request: embeddingsAsChat(embeddings),
+            responseModel: parsed.model,
+            embeddings,
+            clientProviderKey,
+            credential,
+          });
+          reply.hijack();
+          await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), { kind: 'embed', batch });
+          return;
+        }
+
+        const requestFallbacks = fallbacksOf(request.body).map((name) => canonicalGeminiModel(config, name));
+        const body = readGenerateRequest(request.body);
+        const stream = parsed.method === 'streamGenerateContent';
+        const { request: chat, info } = canonicalGenerateRequest(body, model, stream, { geminiFields });
+        const ctx = createRequestContext({
+          dialect: DIALECT,
+          config,
+          request: chat,
+          responseModel: parsed.model,
+          clientProviderKey,
+          requestFallbacks,
+          credential,
+        });
+        // The answer is written to the raw response so events go out as they arrive, without framework buffering.
+        reply.hijack();
+        const framing = !stream ? 'json' : queryString(request, 'alt') === 'sse' ? 'sse' : 'array';
+        await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), {
+          kind: 'generate',
+          framing,
+          reply: { model: parsed.model, includeThoughts: info.includeThoughts },
+        });
+      });
+    },
+    { prefix: '/genai' },
+  );
+}
