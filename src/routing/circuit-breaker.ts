@@ -8,13 +8,11 @@ export type Admission = 'closed' | 'trial' | null;
 /** A state change worth an event. */
 export type BreakerTransition = 'opened' | 'closed' | null;
 
-interface Outcome {
-  at: number;
-  ok: boolean;
-}
-
-/** Outcomes kept for the failure rate; enough for any sane window at high traffic without unbounded memory. */
-const MAX_OUTCOMES = 2_000;
+/**
+ * The failure-rate window is kept as this many buckets of windowMs/BUCKETS each: constant memory and constant
+ * work per call at any traffic, at the price of a window that ends on a bucket edge (up to 1/20 longer).
+ */
+const BUCKETS = 20;
 
 /**
  * A per-target circuit breaker. Closed: calls pass and failures are counted. It opens on N consecutive
@@ -28,7 +26,10 @@ export class CircuitBreaker {
   private openedAt = 0;
   private consecutive = 0;
   private trials = 0;
-  private outcomes: Outcome[] = [];
+  private readonly bucketStart = new Float64Array(BUCKETS).fill(-Infinity);
+  private readonly bucketOk = new Uint32Array(BUCKETS);
+  private readonly bucketFailed = new Uint32Array(BUCKETS);
+  private bucketWidth = 0;
   /** Why the breaker last opened, for the health view. */
   reason: string | null = null;
 
@@ -108,10 +109,17 @@ export class CircuitBreaker {
   }
 
   failureRate(now: number, policy: BreakerPolicy): { calls: number; rate: number } {
-    this.prune(now, policy);
+    const width = this.widthFor(policy);
+    // A bucket counts while any part of it lies within the window.
+    const oldest = now - policy.windowMs - width;
+    let calls = 0;
     let failed = 0;
-    for (const outcome of this.outcomes) if (!outcome.ok) failed++;
-    const calls = this.outcomes.length;
+    for (let i = 0; i < BUCKETS; i++) {
+      const start = this.bucketStart[i] as number;
+      if (start <= oldest || start > now) continue;
+      calls += (this.bucketOk[i] as number) + (this.bucketFailed[i] as number);
+      failed += this.bucketFailed[i] as number;
+    }
     return { calls, rate: calls === 0 ? 0 : failed / calls };
   }
 
@@ -127,20 +135,31 @@ export class CircuitBreaker {
     this.consecutive = 0;
     this.trials = 0;
     // A healed target starts with a clean window, or old failures would trip it again at once.
-    this.outcomes = [];
+    this.bucketStart.fill(-Infinity);
     this.reason = null;
   }
 
   private push(now: number, ok: boolean, policy: BreakerPolicy): void {
-    this.outcomes.push({ at: now, ok });
-    if (this.outcomes.length > MAX_OUTCOMES) this.outcomes.splice(0, this.outcomes.length - MAX_OUTCOMES);
-    this.prune(now, policy);
+    const width = this.widthFor(policy);
+    const index = Math.floor(now / width);
+    const slot = index % BUCKETS;
+    const start = index * width;
+    if (this.bucketStart[slot] !== start) {
+      this.bucketStart[slot] = start;
+      this.bucketOk[slot] = 0;
+      this.bucketFailed[slot] = 0;
+    }
+    if (ok) this.bucketOk[slot] = (this.bucketOk[slot] as number) + 1;
+    else this.bucketFailed[slot] = (this.bucketFailed[slot] as number) + 1;
   }
 
-  private prune(now: number, policy: BreakerPolicy): void {
-    const from = now - policy.windowMs;
-    let drop = 0;
-    while (drop < this.outcomes.length && (this.outcomes[drop] as Outcome).at < from) drop++;
-    if (drop > 0) this.outcomes.splice(0, drop);
+  /** The bucket width for the policy's window; a changed window starts the counts afresh. */
+  private widthFor(policy: BreakerPolicy): number {
+    const width = Math.max(1, Math.ceil(policy.windowMs / BUCKETS));
+    if (width !== this.bucketWidth) {
+      this.bucketWidth = width;
+      this.bucketStart.fill(-Infinity);
+    }
+    return width;
   }
 }

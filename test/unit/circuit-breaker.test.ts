@@ -104,16 +104,18 @@ describe('CircuitBreaker: closed', () => {
     // With the old failures still counted this would be 4 of 7 and open.
     expect(breaker.failure(later + 3, p, 'closed')).toBeNull();
     expect(breaker.failureRate(later + 3, p)).toEqual({ calls: 4, rate: 0.25 });
-    // An outcome exactly windowMs old still counts; one more millisecond and it is gone.
+    // Outcomes count for the window, which ends on the edge of its twentieth (500 ms buckets here).
     expect(breaker.failureRate(later + 10_000, p).calls).toBe(4);
-    expect(breaker.failureRate(later + 10_001, p).calls).toBe(3);
+    expect(breaker.failureRate(later + 10_499, p).calls).toBe(4);
+    expect(breaker.failureRate(later + 10_500, p).calls).toBe(0);
   });
 
-  it('keeps a bounded number of outcomes for the rate', () => {
+  it('counts every call in the window in constant memory', () => {
     const p = policy({ windowMs: 60_000 });
     const breaker = new CircuitBreaker();
     for (let i = 0; i < 2_500; i++) breaker.success(i, p, 'closed');
-    expect(breaker.failureRate(2_500, p)).toEqual({ calls: 2_000, rate: 0 });
+    for (let i = 0; i < 500; i++) breaker.failure(2_500 + i, { ...p, consecutiveFailures: 10_000, minRequests: 1_000_000 }, 'closed');
+    expect(breaker.failureRate(3_000, p)).toEqual({ calls: 3_000, rate: 500 / 3_000 });
   });
 });
 
