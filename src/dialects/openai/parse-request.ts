@@ -55,7 +55,8 @@ const MAX_REQUEST_FALLBACKS = 10;
 export function takeRequestFallbacks(request: ChatCompletionRequest): string[] {
   const raw = request.fallbacks;
   if (raw === undefined || raw === null) {
-    delete request.fallbacks;
+    // Deleting only what is there keeps the object's shape (and its fast property access) for everyone else.
+    if ('fallbacks' in request) delete request.fallbacks;
     return [];
   }
   if (!Array.isArray(raw) || raw.some((item) => typeof item !== 'string' || item.trim() === '')) {
