@@ -10,7 +10,7 @@ import { createRequestContext } from '../pipeline/context.js';
 import { countInputTokens } from './anthropic-count-tokens.js';
 import { renderAnthropicError } from './anthropic-errors.js';
 import { headerString, presentedCredential } from './anthropic-headers.js';
-import { checkVirtualKey } from './anthropic-key-check.js';
+import { checkVirtualKey } from './key-check.js';
 import { respondAnthropic } from './anthropic-respond.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { fromFrameworkError } from './render-error.js';

@@ -9,7 +9,7 @@ import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import type { ChatCompletionRequest } from '../dialects/openai/types.js';
 import { GatewayError } from '../errors.js';
 import { createRequestContext } from '../pipeline/context.js';
-import { checkVirtualKey } from './anthropic-key-check.js';
+import { checkVirtualKey } from './key-check.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { renderGoogleError, respondGemini } from './genai-respond.js';
 import { fromFrameworkError } from './render-error.js';
