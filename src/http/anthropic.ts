@@ -9,6 +9,7 @@ import { GatewayError } from '../errors.js';
 import { createRequestContext } from '../pipeline/context.js';
 import { countInputTokens } from './anthropic-count-tokens.js';
 import { renderAnthropicError } from './anthropic-errors.js';
+import { registerAnthropicModelRoutes } from './anthropic-models.js';
 import { headerString, presentedCredential } from './anthropic-headers.js';
 import { checkVirtualKey } from './key-check.js';
 import { respondAnthropic } from './anthropic-respond.js';
@@ -66,6 +67,8 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         const stopSequences = Array.isArray(body.stop_sequences) ? (body.stop_sequences as string[]) : [];
         await respondAnthropic(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), { model: body.model, stopSequences });
       });
+
+      registerAnthropicModelRoutes(scope, deps);
 
       scope.post('/v1/messages/count_tokens', async (request, reply) => {
         fallbacksOf(request.body);

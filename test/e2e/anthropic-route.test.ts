@@ -438,3 +438,21 @@ describe('the AI SDK Anthropic provider', () => {
     expect((await result.usage).inputTokens).toBeGreaterThan(0);
   });
 });
+
+describe('models with the official Anthropic SDK', () => {
+  it('lists models page by page, Anthropic’s by their bare names and others as <provider>/<model>', async () => {
+    const first = await client.models.list({ limit: 5 });
+    expect(first.data).toHaveLength(5);
+    expect(first.has_more).toBe(true);
+    const ids: string[] = [];
+    for await (const model of client.models.list({ limit: 200 })) ids.push(model.id);
+    expect(ids.length).toBeGreaterThan(1_000);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toContain('claude-sonnet-4-5');
+    expect(ids).toContain('openai/gpt-4o');
+    const one = await client.models.retrieve('claude-sonnet-4-5');
+    expect(one).toMatchObject({ type: 'model', id: 'claude-sonnet-4-5' });
+    const missing = await client.models.retrieve('no-such-model').catch((err: unknown) => err);
+    expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
+  });
+});

@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import type { RuntimeConfig } from '../config/runtime.js';
+import { GatewayError } from '../errors.js';
+import { modelEntries } from '../providers/catalog/model-list.js';
+import type { HttpDeps } from './deps.js';
+
+interface AnthropicModel {
+  type: 'model';
+  id: string;
+  display_name: string;
+  created_at: string;
+}
+
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 1000;
+
+/** Anthropic's own models by their bare names (as this route accepts them), every other one as `<provider>/<model>`. */
+function anthropicModels(config: RuntimeConfig, createdAt: string): AnthropicModel[] {
+  return modelEntries(config).map((entry) => {
+    const id = entry.provider === 'anthropic' ? entry.model : entry.id;
+    return { type: 'model', id, display_name: entry.name ?? id, created_at: createdAt };
+  });
+}
+
+function limitOf(raw: unknown): number {
+  if (raw === undefined) return DEFAULT_LIMIT;
+  const limit = Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_query', param: 'limit', message: `limit: Input should be between 1 and ${MAX_LIMIT}` });
+  }
+  return limit;
+}
+
+/** `GET /v1/models` and `/v1/models/{id}` in Anthropic's list shape, cursor-paged by `after_id` / `before_id`. */
+export function registerAnthropicModelRoutes(scope: FastifyInstance, deps: HttpDeps): void {
+  const createdAt = new Date(deps.startedAt).toISOString();
+  scope.get('/v1/models', async (request) => {
+    const query = request.query as Record<string, unknown>;
+    const limit = limitOf(query.limit);
+    const all = anthropicModels(deps.config.current(), createdAt);
+    let start = 0;
+    let end = all.length;
+    if (typeof query.after_id === 'string') start = all.findIndex((model) => model.id === query.after_id) + 1;
+    if (typeof query.before_id === 'string') {
+      end = Math.max(0, all.findIndex((model) => model.id === query.before_id));
+      start = Math.max(0, end - limit);
+    }
+    const data = all.slice(start, Math.min(end, start + limit));
+    return { data, has_more: start + data.length < end, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+  });
+
+  scope.get('/v1/models/*', async (request) => {
+    const id = (request.params as { '*': string })['*'];
+    const found = anthropicModels(deps.config.current(), createdAt).find((model) => model.id === id);
+    if (!found) throw new GatewayError({ status: 404, type: 'not_found_error', code: 'model_not_found', message: `model: ${id}` });
+    return found;
+  });
+}
