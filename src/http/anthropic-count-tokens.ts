@@ -1,6 +1,7 @@
 import { request as undiciRequest } from 'undici';
 import type { RuntimeConfig } from '../config/runtime.js';
-import { canonicalModelName, isRouteName } from '../dialects/anthropic/model-name.js';
+import { canonicalModelName } from '../dialects/anthropic/model-name.js';
+import { isRouteName } from '../routing/route-patterns.js';
 import type { MessagesRequest } from '../dialects/anthropic/parse-request.js';
 import { canonicalRequest } from '../dialects/anthropic/request.js';
 import { GatewayError } from '../errors.js';
@@ -16,7 +17,7 @@ import { resolveDirectTarget, splitModelName } from '../routing/resolve-target.j
  * provider fails here with the same 404 a message would get.
  */
 function countingTarget(config: RuntimeConfig, model: string, clientKey: string | null): Target | null {
-  if (isRouteName(config, model)) return null;
+  if (isRouteName(config.routes, model)) return null;
   const parts = splitModelName(model);
   const provider = parts ? config.providers.get(parts.provider) : undefined;
   if (provider && provider.vendor.format !== 'anthropic') return null;

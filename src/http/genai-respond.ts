@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { drained } from './drain.js';
 import type { Observable, Subscription } from 'rxjs';
 import { geminiEmbeddingsResponse } from '../dialects/gemini/embeddings.js';
 import { googleErrorBody } from '../dialects/gemini/errors.js';
@@ -26,19 +27,6 @@ export function renderGoogleError(error: GatewayError): RenderedError {
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
-}
-
-/** Resolves when the socket buffer has room again, or the client is gone. */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise<void>((ready) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      ready();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {

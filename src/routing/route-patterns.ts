@@ -49,3 +49,31 @@ export class RouteMatcher {
 export function expandTarget(model: string, wildcard: string): string {
   return model.includes('*') ? model.replace('*', wildcard) : model;
 }
+
+/** Route matchers per config version: a config is immutable, so one compile serves all its requests. */
+const matchers = new WeakMap<ReadonlyMap<string, RouteRuntime>, RouteMatcher>();
+
+export function routeMatcherFor(routes: ReadonlyMap<string, RouteRuntime>): RouteMatcher {
+  let matcher = matchers.get(routes);
+  if (!matcher) {
+    matcher = new RouteMatcher(routes);
+    matchers.set(routes, matcher);
+  }
+  return matcher;
+}
+
+/** Whether a configured route (its exact name or a `*` pattern) serves this name. */
+export function isRouteName(routes: ReadonlyMap<string, RouteRuntime>, name: string): boolean {
+  return routes.size > 0 && routeMatcherFor(routes).match(name) !== null;
+}
+
+/**
+ * The model name the pipeline routes on, for client formats whose SDKs send their vendor's bare model names
+ * (`claude-sonnet-4-5`, `gemini-2.5-flash`): a bare name means `defaultProvider`; a `<provider>/<model>` name
+ * or a configured route is taken as it is, so such a client can reach any model.
+ */
+export function qualifiedModelName(routes: ReadonlyMap<string, RouteRuntime>, requested: string, defaultProvider: string): string {
+  const name = requested.trim();
+  if (name.includes('/') || isRouteName(routes, name)) return name;
+  return `${defaultProvider}/${name}`;
+}

@@ -1,19 +1,7 @@
 import type { RuntimeConfig } from '../../config/runtime.js';
-import { RouteMatcher } from '../../routing/route-patterns.js';
 import { splitModelName } from '../../routing/resolve-target.js';
+import { isRouteName, qualifiedModelName } from '../../routing/route-patterns.js';
 import { invalidArgument } from './errors.js';
-
-/** Route matchers per config version: a config is immutable, so one compile serves all its requests. */
-const matchers = new WeakMap<RuntimeConfig, RouteMatcher>();
-
-function isRouteName(config: RuntimeConfig, name: string): boolean {
-  let matcher = matchers.get(config);
-  if (!matcher) {
-    matcher = new RouteMatcher(config.routes);
-    matchers.set(config, matcher);
-  }
-  return matcher.match(name) !== null;
-}
 
 /**
  * The model name the pipeline routes on. Gemini SDK clients send bare Gemini names (`gemini-2.5-flash`), which
@@ -21,9 +9,7 @@ function isRouteName(config: RuntimeConfig, name: string): boolean {
  * Gemini-format client can reach any model (`openai/gpt-4o-mini`).
  */
 export function canonicalGeminiModel(config: RuntimeConfig, requested: string): string {
-  const name = requested.trim();
-  if (name.includes('/') || isRouteName(config, name)) return name;
-  return `gemini/${name}`;
+  return qualifiedModelName(config.routes, requested, 'gemini');
 }
 
 /** Wire formats whose adapters read Gemini's own extras off the canonical request (thought signatures, task types). */
@@ -35,7 +21,7 @@ const GEMINI_AWARE = new Set(['gemini', 'vertex']);
  * forwards unknown fields verbatim and would refuse them, and the extras are optional, so routes drop them.
  */
 export function keepsGeminiFields(config: RuntimeConfig, canonicalName: string): boolean {
-  if (isRouteName(config, canonicalName)) return false;
+  if (isRouteName(config.routes, canonicalName)) return false;
   const parts = splitModelName(canonicalName);
   const provider = parts ? config.providers.get(parts.provider) : undefined;
   return provider !== undefined && GEMINI_AWARE.has(provider.vendor.format);
