@@ -12,6 +12,7 @@ import { createRequestContext } from '../pipeline/context.js';
 import { checkVirtualKey } from './key-check.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { renderGoogleError, respondGemini } from './genai-respond.js';
+import { registerGenAIModelRoutes } from './genai-models.js';
 import { fromFrameworkError } from './render-error.js';
 
 const DIALECT = 'gemini';
@@ -84,6 +85,8 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
       });
 
       scope.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => sendError(reply, unknownUrl(request)));
+
+      registerGenAIModelRoutes(scope, deps, API_VERSION);
 
       scope.post('/:version/models/*', async (request, reply) => {
         const { version } = request.params as { version: string };

@@ -341,3 +341,20 @@ describe('virtual keys on /genai', () => {
     expect(openai.calls).toHaveLength(0);
   });
 });
+
+describe('@google/genai models', () => {
+  it('lists models page by page (Gemini by bare names, others as <provider>/<model>) and gets one', async () => {
+    const names: string[] = [];
+    const pager = await ai.models.list({ config: { pageSize: 100 } });
+    for await (const model of pager) names.push(model.name ?? '');
+    expect(names.length).toBeGreaterThan(1_000);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toContain('models/gemini-2.5-flash');
+    expect(names).toContain('models/openai/gpt-4o');
+    const one = await ai.models.get({ model: 'gemini-2.5-flash' });
+    expect(one.name).toBe('models/gemini-2.5-flash');
+    const missing = await ai.models.get({ model: 'no-such-model' }).catch((err: unknown) => err);
+    expect(missing).toBeInstanceOf(ApiError);
+    expect((missing as ApiError).status).toBe(404);
+  });
+});

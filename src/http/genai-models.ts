@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import type { RuntimeConfig } from '../config/runtime.js';
+import { GatewayError } from '../errors.js';
+import { modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
+
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 1000;
+
+/** Gemini's Model resource. Gemini models by their bare names (as the route accepts them), others as `<provider>/<model>`. */
+function geminiModel(entry: ModelEntry): Record<string, unknown> {
+  const id = entry.provider === 'gemini' ? entry.model : entry.id;
+  return {
+    name: `models/${id}`,
+    baseModelId: id,
+    displayName: entry.name ?? id,
+    ...(entry.context_window ? { inputTokenLimit: entry.context_window } : {}),
+    supportedGenerationMethods: ['generateContent', 'countTokens'],
+  };
+}
+
+function pageSizeOf(raw: unknown): number {
+  if (raw === undefined) return DEFAULT_PAGE_SIZE;
+  const size = Number(raw);
+  if (!Number.isInteger(size) || size < 1) {
+    throw new GatewayError({ status: 400, type: 'invalid_request_error', code: 'INVALID_ARGUMENT', param: 'pageSize', message: 'pageSize must be a positive integer.' });
+  }
+  return Math.min(size, MAX_PAGE_SIZE);
+}
+
+function models(config: RuntimeConfig): Record<string, unknown>[] {
+  return modelEntries(config).map(geminiModel);
+}
+
+/** `GET /genai/{version}/models` (`models.list()`, paged by an opaque `pageToken`) and `GET .../models/{id}`. */
+export function registerGenAIModelRoutes(scope: FastifyInstance, deps: { config: { current(): RuntimeConfig } }, versions: RegExp): void {
+  scope.get('/:version/models', async (request) => {
+    const { version } = request.params as { version: string };
+    if (!versions.test(version)) throw new GatewayError({ status: 404, type: 'not_found_error', code: 'NOT_FOUND', message: `Unknown API version '${version}'.` });
+    const query = request.query as Record<string, unknown>;
+    const size = pageSizeOf(query.pageSize);
+    const offset = typeof query.pageToken === 'string' && /^\d+$/.test(query.pageToken) ? Number(query.pageToken) : 0;
+    const all = models(deps.config.current());
+    const page = all.slice(offset, offset + size);
+    return { models: page, ...(offset + size < all.length ? { nextPageToken: String(offset + size) } : {}) };
+  });
+
+  scope.get('/:version/models/*', async (request) => {
+    const id = (request.params as { '*': string })['*'];
+    const found = models(deps.config.current()).find((model) => model.baseModelId === id || model.name === `models/${id}`);
+    if (!found) throw new GatewayError({ status: 404, type: 'not_found_error', code: 'NOT_FOUND', message: `models/${id} is not found.` });
+    return found;
+  });
+}
