@@ -16,7 +16,10 @@ const MAX_LIMIT = 1000;
 
 /** Anthropic's own models by their bare names (as this route accepts them), every other one as `<provider>/<model>`. */
 function anthropicModels(config: RuntimeConfig, createdAt: string): AnthropicModel[] {
-  return modelEntries(config).map((entry) => {
+  // Anthropic's own models first: they are what this route's clients usually look for.
+  const entries = modelEntries(config);
+  const ordered = [...entries.filter((entry) => entry.provider === 'anthropic'), ...entries.filter((entry) => entry.provider !== 'anthropic')];
+  return ordered.map((entry) => {
     const id = entry.provider === 'anthropic' ? entry.model : entry.id;
     return { type: 'model', id, display_name: entry.name ?? id, created_at: createdAt };
   });

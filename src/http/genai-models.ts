@@ -28,7 +28,9 @@ function pageSizeOf(raw: unknown): number {
 }
 
 function models(config: RuntimeConfig): Record<string, unknown>[] {
-  return modelEntries(config).map(geminiModel);
+  // Gemini's own models first: they are what this route's clients usually look for.
+  const entries = modelEntries(config);
+  return [...entries.filter((entry) => entry.provider === 'gemini'), ...entries.filter((entry) => entry.provider !== 'gemini')].map(geminiModel);
 }
 
 /** `GET /genai/{version}/models` (`models.list()`, paged by an opaque `pageToken`) and `GET .../models/{id}`. */

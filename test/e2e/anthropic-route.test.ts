@@ -444,6 +444,8 @@ describe('models with the official Anthropic SDK', () => {
     const first = await client.models.list({ limit: 5 });
     expect(first.data).toHaveLength(5);
     expect(first.has_more).toBe(true);
+    // Anthropic's own models come first, by their bare names.
+    for (const model of first.data) expect(model.id.startsWith('claude-')).toBe(true);
     const ids: string[] = [];
     for await (const model of client.models.list({ limit: 200 })) ids.push(model.id);
     expect(ids.length).toBeGreaterThan(1_000);
