@@ -25,6 +25,7 @@ import type { SecretBox } from './secret-box.js';
 import { restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
 import { ConfigError, type Env } from './secret-ref.js';
 import type { Actor, AuditEntry, ConfigSource, ProviderKeyView, ProviderView, RouteView } from './views.js';
+import { isRecord } from '../is-record.js';
 
 export interface EffectiveConfigView {
   version: number;
@@ -63,10 +64,6 @@ function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
 }
 
 const START_ONLY_SETTINGS = ['host', 'port', 'data_dir'] as const;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Drops the fields the API adds when it shows an item (`name`, `source`, a key's `models: null`), so that what

@@ -3,7 +3,7 @@ import { estimateGeminiTokens } from '../dialects/gemini/count-tokens.js';
 import { canonicalEmbeddingsRequest, readEmbedRequests } from '../dialects/gemini/embeddings.js';
 import { canonicalGeminiModel, keepsGeminiFields, parseModelPath } from '../dialects/gemini/model-name.js';
 import { canonicalGenerateRequest, readGenerateRequest } from '../dialects/gemini/request.js';
-import { isRecord } from '../dialects/gemini/shapes.js';
+import { isRecord } from '../is-record.js';
 import { embeddingsAsChat } from '../dialects/openai/parse-embeddings.js';
 import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import type { ChatCompletionRequest } from '../dialects/openai/types.js';

@@ -7,6 +7,7 @@ import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js'
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import { RouteMatcher } from '../routing/route-patterns.js';
 import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';
+import { isRecord } from '../is-record.js';
 
 /** Attribute key under which the route stage leaves the route's price for the cost stage. */
 export const ROUTE_PRICE = 'route.price';
@@ -14,10 +15,6 @@ export const ROUTE_PRICE = 'route.price';
 function usedPercent(spend: number, budget: number | null): number | null {
   if (budget === null) return null;
   return budget <= 0 ? 100 : (spend / budget) * 100;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { GatewayError } from '../../errors.js';
 import { invalidRequest } from './errors.js';
-import { isRecord, type Json } from './shapes.js';
+import { type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /** Whether Anthropic-only markers (`cache_control`, `thinking`) may stay on the canonical request. */
 export interface DialectOptions {

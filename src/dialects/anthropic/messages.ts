@@ -1,7 +1,8 @@
 import type { ChatMessage } from '../openai/types.js';
 import { plainText, textPart, toolCall, toolMessage, userPart, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
-import { isRecord, type Json } from './shapes.js';
+import { type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 function blocksOf(content: unknown, where: string): Json[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];

@@ -1,5 +1,6 @@
 import { invalidRequest } from './errors.js';
-import { isRecord, type Json } from './shapes.js';
+import { type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /** A Messages (or count_tokens) request body after the checks the gateway itself depends on. */
 export interface MessagesRequest extends Json {

@@ -1,6 +1,7 @@
 import type { ChatCompletion } from '../openai/types.js';
 import { messageId, toolUseId } from './ids.js';
-import { isRecord, type AnthropicMessageOut, type Json } from './shapes.js';
+import { type AnthropicMessageOut, type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 import { matchedStopSequence, stopReasonOf } from './stop-reason.js';
 import { anthropicUsage } from './usage.js';
 

@@ -2,10 +2,6 @@
 
 export type Json = Record<string, unknown>;
 
-export function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export interface AnthropicUsageOut {
   input_tokens: number;
   output_tokens: number;

@@ -3,7 +3,8 @@ import type { ChatCompletionChunk, CompletionUsage } from '../openai/types.js';
 import { anthropicErrorBody } from './error-shape.js';
 import { messageId, toolUseId } from './ids.js';
 import type { ReplyContext } from './response.js';
-import { isRecord, type AnthropicStreamEvent, type Json } from './shapes.js';
+import { type AnthropicStreamEvent, type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 import { matchedStopSequence, stopReasonOf } from './stop-reason.js';
 import { anthropicUsage } from './usage.js';
 

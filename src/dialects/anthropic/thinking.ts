@@ -1,5 +1,6 @@
 import { invalidRequest } from './errors.js';
-import { isRecord, type Json } from './shapes.js';
+import { type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * OpenAI's reasoning_effort for an Anthropic thinking budget, so providers without Anthropic's `thinking`

@@ -1,5 +1,6 @@
 import { invalidRequest } from './errors.js';
-import { isRecord, type Json } from './shapes.js';
+import { type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * Anthropic's client tools as OpenAI function tools. Server tools (web search, code execution, ...) run inside

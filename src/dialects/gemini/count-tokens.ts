@@ -1,7 +1,8 @@
 import { countPromptTokens } from '../../governance/tokenizer.js';
 import { invalidArgument } from './errors.js';
 import { canonicalMessages, canonicalTools } from './request.js';
-import { field, isRecord } from './shapes.js';
+import { field } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * `models.countTokens` for a body of `contents`, or of a whole `generateContentRequest` (with its system

@@ -1,6 +1,7 @@
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../openai/types.js';
 import { invalidArgument } from './errors.js';
-import { field, isRecord, type Json } from './shapes.js';
+import { field, type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * Gemini's embedContent / batchEmbedContents → the canonical (OpenAI) embeddings request, and the answer back.

@@ -1,7 +1,8 @@
 import type { ChatCompletionRequest, ChatMessage } from '../openai/types.js';
 import { invalidArgument } from './errors.js';
 import { fromGeminiSchema } from './schema.js';
-import { field, isRecord, type Json } from './shapes.js';
+import { field, type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * Gemini's GenerateContentRequest → the canonical (OpenAI chat-completions) request. The inverse of the

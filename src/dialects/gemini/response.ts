@@ -1,5 +1,6 @@
 import type { ChatCompletion, CompletionUsage } from '../openai/types.js';
-import { isRecord, type Json } from './shapes.js';
+import { type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /** What the reply needs besides the completion. */
 export interface GeminiReplyContext {

@@ -1,10 +1,6 @@
 /** A JSON object as the Gemini dialect reads and writes it. */
 export type Json = Record<string, unknown>;
 
-export function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * A field of a Gemini (proto JSON) object: Google's API takes both the lowerCamel name (`maxOutputTokens`, what
  * the SDKs send) and the snake_case one (`max_output_tokens`, what hand-written REST calls often use).

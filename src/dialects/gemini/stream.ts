@@ -2,7 +2,8 @@ import type { GatewayError } from '../../errors.js';
 import type { ChatCompletionChunk, CompletionUsage } from '../openai/types.js';
 import { googleErrorBody } from './errors.js';
 import { functionCallPart, geminiFinishReason, geminiResponseId, geminiUsageMetadata, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
-import { isRecord, type Json } from './shapes.js';
+import { type Json } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /** One event as Gemini's `alt=sse` framing writes it. */
 export function sseFrame(event: Json): string {

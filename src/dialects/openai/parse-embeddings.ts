@@ -1,12 +1,9 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, EmbeddingsRequest } from './types.js';
+import { isRecord } from '../../is-record.js';
 
 /** OpenAI's own limit on inputs per request. */
 const MAX_INPUTS = 2048;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const isTokenArray = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((item) => Number.isInteger(item) && item >= 0);
 

@@ -1,9 +1,6 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest } from './types.js';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from '../../is-record.js';
 
 /**
  * Checks the few fields the gateway itself depends on. Everything else is the provider's business: it is

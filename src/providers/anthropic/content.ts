@@ -1,5 +1,6 @@
 import { GatewayError } from '../../errors.js';
-import { isRecord, type AnthropicBlock } from './shapes.js';
+import { type AnthropicBlock } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
 

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody } from '../upstream-error.js';
-import { isRecord } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 

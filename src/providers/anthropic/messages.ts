@@ -1,7 +1,8 @@
 import type { ChatMessage } from '../../dialects/openai/types.js';
 import { GatewayError } from '../../errors.js';
 import { contentBlocks } from './content.js';
-import { isRecord, type AnthropicBlock, type AnthropicMessage } from './shapes.js';
+import { type AnthropicBlock, type AnthropicMessage } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 function invalid(message: string): GatewayError {
   return GatewayError.badRequest(`anthropic: ${message}`, 'messages');

@@ -1,7 +1,7 @@
 import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
 import { GatewayError } from '../../errors.js';
 import { conversationOf } from './messages.js';
-import { isRecord } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 import { fitBudget, thinkingOf } from './thinking.js';
 import { toolChoiceOf, toolsOf } from './tools.js';
 

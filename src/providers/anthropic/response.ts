@@ -1,7 +1,8 @@
 import type { ChatCompletion } from '../../dialects/openai/types.js';
 import { invalidUpstream } from './errors.js';
 import { finishReasonOf } from './finish.js';
-import { isRecord, type AnthropicMessageResponse } from './shapes.js';
+import { type AnthropicMessageResponse } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 import { canonicalUsage } from './usage.js';
 
 function isMessage(body: unknown): body is AnthropicMessageResponse {

@@ -36,6 +36,3 @@ export interface AnthropicMessageResponse {
   usage?: AnthropicUsage;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

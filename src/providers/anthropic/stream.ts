@@ -4,7 +4,8 @@ import type { StreamDecoder } from '../contract.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstream, streamError } from './errors.js';
 import { finishReasonOf } from './finish.js';
-import { isRecord, type AnthropicUsage } from './shapes.js';
+import { type AnthropicUsage } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 import { canonicalUsage } from './usage.js';
 
 type Delta = Record<string, unknown>;

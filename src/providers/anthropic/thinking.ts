@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import { isRecord } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 /** Thinking budgets for OpenAI's reasoning_effort levels; 1,024 is the smallest budget Anthropic accepts. */
 const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 2048, high: 4096 };

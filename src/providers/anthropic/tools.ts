@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import { isRecord } from './shapes.js';
+import { isRecord } from '../../is-record.js';
 
 function invalid(message: string, param: string): GatewayError {
   return GatewayError.badRequest(`anthropic: ${message}`, param);

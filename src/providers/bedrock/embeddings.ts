@@ -2,7 +2,7 @@ import type { EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/opena
 import { GatewayError } from '../../errors.js';
 import { countTextTokens } from '../../governance/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
-import { isRecord } from './response.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * Embeddings on Bedrock go through InvokeModel (`POST /model/{modelId}/invoke`), whose body is the model's own

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
+import { isRecord } from '../../is-record.js';
 
 /** A Converse content block (only the members tollgate sends). */
 export type ConverseBlock =
@@ -33,10 +34,6 @@ const IMAGE_FORMATS: Record<string, ImageFormat> = {
 
 function bad(message: string, param: string | null = null): GatewayError {
   return GatewayError.badRequest(`bedrock: ${message}`, param, 'unsupported_for_provider');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function imageBlock(url: unknown, where: string): ConverseBlock {

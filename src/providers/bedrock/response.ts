@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletion, CompletionUsage } from '../../dialects/openai/types.js';
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from '../../is-record.js';
 
 function tokens(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;

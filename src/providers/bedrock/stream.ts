@@ -4,7 +4,8 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../dialects/openai
 import { GatewayError } from '../../errors.js';
 import type { StreamDecoder } from '../contract.js';
 import { streamException } from './errors.js';
-import { completionId, finishReason, isRecord, usageFromConverse } from './response.js';
+import { completionId, finishReason, usageFromConverse } from './response.js';
+import { isRecord } from '../../is-record.js';
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 

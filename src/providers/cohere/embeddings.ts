@@ -1,7 +1,8 @@
 import { GatewayError } from '../../errors.js';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
-import { cohereUsage, isRecord } from './response.js';
+import { cohereUsage } from './response.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * OpenAI embeddings <-> Cohere Embed API v2 (`POST /v2/embed`). Cohere takes `texts` (at most 96 per call) and a

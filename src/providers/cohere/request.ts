@@ -1,5 +1,6 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * Canonical (OpenAI) request -> Cohere Chat API v2 request. Cohere's v2 shapes are close to OpenAI's: roles,
@@ -8,10 +9,6 @@ import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/t
  */
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function unsupported(message: string, param: string | null): GatewayError {
   return GatewayError.badRequest(`cohere: ${message}`, param, 'unsupported_parameter');

@@ -1,13 +1,10 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletion, CompletionUsage } from '../../dialects/openai/types.js';
+import { isRecord } from '../../is-record.js';
 
 /** Cohere v2 answers -> OpenAI chat.completion: content, tool calls, finish reason and usage. */
 
 type Json = Record<string, unknown>;
-
-export function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function num(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;

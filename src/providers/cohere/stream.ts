@@ -4,7 +4,8 @@ import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from
 import type { StreamDecoder } from '../contract.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { cohereStreamError } from './errors.js';
-import { cohereUsage, finishReason, isRecord } from './response.js';
+import { cohereUsage, finishReason } from './response.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * Cohere's v2 stream (SSE, `event: <type>` plus `data: {"type": ...}`) -> OpenAI chat.completion.chunks.

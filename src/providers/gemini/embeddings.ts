@@ -3,6 +3,7 @@ import type { EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/opena
 import { countTextTokens } from '../../governance/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { modelPath } from './url.js';
+import { isRecord } from '../../is-record.js';
 
 /**
  * OpenAI embeddings ⇄ Gemini `models.batchEmbedContents`
@@ -15,10 +16,6 @@ import { modelPath } from './url.js';
 
 /** Gemini's limit: "BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch". */
 export const GEMINI_MAX_EMBED_INPUTS = 100;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The input texts; token arrays are OpenAI tokenizer ids, which Gemini cannot read. */
 export function geminiEmbeddingTexts(request: EmbeddingsRequest): string[] {

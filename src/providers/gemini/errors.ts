@@ -1,11 +1,8 @@
 import { GatewayError } from '../../errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody } from '../upstream-error.js';
+import { isRecord } from '../../is-record.js';
 
 type Headers = Record<string, string | string[] | undefined>;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** google.rpc.Code names → OpenAI-ish error types. */
 const TYPES: Record<string, string> = {

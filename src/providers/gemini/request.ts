@@ -1,6 +1,7 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
 import { toGeminiSchema } from './schema.js';
+import { isRecord } from '../../is-record.js';
 
 /** One Gemini `Part`; exactly one data field is set (text, inlineData, fileData, functionCall, functionResponse). */
 export type GeminiPart = Record<string, unknown>;
@@ -15,10 +16,6 @@ export interface GeminiContent {
  * function call without one.
  */
 export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function bad(message: string, param: string | null = null): GatewayError {
   return GatewayError.badRequest(`gemini: ${message}`, param, 'unsupported_for_provider');

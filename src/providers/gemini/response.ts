@@ -3,10 +3,7 @@ import type { ChatCompletion } from '../../dialects/openai/types.js';
 import { finishReasonFromGemini } from './finish.js';
 import { completionId, toolCallId } from './ids.js';
 import { usageFromGemini } from './usage.js';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from '../../is-record.js';
 
 export interface OpenAIToolCall {
   id: string;

@@ -1,3 +1,5 @@
+import { isRecord } from '../../is-record.js';
+
 /**
  * Gemini's `parameters` / `responseSchema` take an OpenAPI 3.0 subset, not JSON Schema: unknown keys such as
  * `additionalProperties`, `$schema` or `$defs` make the whole request fail with 400. So a JSON schema is reduced
@@ -11,10 +13,6 @@ const KEPT = new Set([
 
 /** The only string formats Gemini accepts; others are rejected rather than ignored. */
 const STRING_FORMATS = new Set(['enum', 'date-time']);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function toGeminiSchema(schema: unknown): unknown {
   if (!isRecord(schema)) return schema;

@@ -7,10 +7,7 @@ import { finishReasonFromGemini } from './finish.js';
 import { completionId } from './ids.js';
 import { blockedPrompt, toolCallFromPart } from './response.js';
 import { usageFromGemini } from './usage.js';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from '../../is-record.js';
 
 interface CandidateState {
   toolCalls: number;
