@@ -14,17 +14,12 @@ import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { renderGoogleError, respondGemini } from './genai-respond.js';
 import { registerGenAIModelRoutes } from './genai-models.js';
 import { fromFrameworkError } from './render-error.js';
+import { bearerToken, headerString } from './request-headers.js';
 
 const DIALECT = 'gemini';
 
 /** The API versions Google serves the Gemini API under (`v1beta` is the SDKs' default). */
 const API_VERSION = /^v1(?:alpha|beta)?$/;
-
-function headerString(request: FastifyRequest, name: string): string | null {
-  const value = request.headers[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first ? first.trim() || null : null;
-}
 
 function queryString(request: FastifyRequest, name: string): string | null {
   const value = (request.query as Record<string, unknown> | undefined)?.[name];
@@ -39,9 +34,7 @@ function queryString(request: FastifyRequest, name: string): string | null {
 function presentedCredential(request: FastifyRequest): string | null {
   const google = headerString(request, 'x-goog-api-key') ?? queryString(request, 'key');
   if (google) return google;
-  const authorization = headerString(request, 'authorization');
-  const match = authorization ? /^Bearer\s+(.+)$/i.exec(authorization) : null;
-  return match?.[1]?.trim() || headerString(request, 'x-api-key');
+  return bearerToken(request) ?? headerString(request, 'x-api-key');
 }
 
 function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {

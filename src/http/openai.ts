@@ -6,6 +6,7 @@ import { filterModels, modelEntries, type ModelEntry } from '../providers/catalo
 import type { RuntimeConfig } from '../config/runtime.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { respondOpenAI } from './respond.js';
+import { bearerToken, headerString } from './request-headers.js';
 
 /** The OpenAI list shape for the unfiltered list depends only on the config version: serialized once per version. */
 const modelLists = new WeakMap<RuntimeConfig, string>();
@@ -14,20 +15,9 @@ function openAIModelList(entries: readonly ModelEntry[], created: number): strin
   return JSON.stringify({ object: 'list', data: entries.map((entry) => ({ id: entry.id, object: 'model', created, owned_by: entry.provider })) });
 }
 
-function headerString(request: FastifyRequest, name: string): string | null {
-  const value = request.headers[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first ? first.trim() || null : null;
-}
-
 /** The key a client presents: `Authorization: Bearer` (OpenAI SDKs) or `x-api-key` (Anthropic SDKs). */
 function presentedCredential(request: FastifyRequest): string | null {
-  const authorization = headerString(request, 'authorization');
-  if (authorization) {
-    const match = /^Bearer\s+(.+)$/i.exec(authorization);
-    if (match?.[1]) return match[1].trim();
-  }
-  return headerString(request, 'x-api-key');
+  return bearerToken(request) ?? headerString(request, 'x-api-key');
 }
 
 /** A non-empty string query parameter. */
