@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { drained } from './drain.js';
-import type { Observable, Subscription } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { geminiEmbeddingsResponse } from '../dialects/gemini/embeddings.js';
 import { googleErrorBody } from '../dialects/gemini/errors.js';
 import { generateContentResponse, type GeminiReplyContext } from '../dialects/gemini/response.js';
@@ -9,16 +8,10 @@ import { errorEvent, GeminiStreamRenderer, sseFrame } from '../dialects/gemini/s
 import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
+import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 import type { RenderedError } from './render-error.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  // Tells buffering reverse proxies (nginx) to pass events through as they come.
-  'x-accel-buffering': 'no',
-};
 
 /** A GatewayError in Google's shape, with the error's own headers (`retry-after` on 429). */
 export function renderGoogleError(error: GatewayError): RenderedError {
@@ -30,101 +23,78 @@ function baseHeaders(ctx: RequestContext): Record<string, string> {
 }
 
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
-  const rendered = renderGoogleError(error);
-  res.writeHead(rendered.status, { ...baseHeaders(ctx), ...rendered.headers });
-  res.end(rendered.body);
+  writeRenderedError(res, baseHeaders(ctx), renderGoogleError(error));
 }
 
 /** How the answer is framed: one JSON body, Gemini's `alt=sse` events, or (without `alt=sse`) one JSON array written piecewise. */
 export type GeminiAnswerShape = { kind: 'generate'; reply: GeminiReplyContext; framing: 'json' | 'sse' | 'array' } | { kind: 'embed'; batch: boolean };
 
 /**
- * Writes a pipeline answer in Gemini's format. The mechanics are `/v1`'s (respondOpenAI): backpressure through
- * `ctx.clientReady`, a hang-up unsubscribes and so aborts the upstream call, errors before the first byte get a
- * status, errors after it a final event with Google's error object and then the end.
+ * Writes a pipeline answer in Gemini's format (backpressure and hang-up as in answer-stream.ts). Errors before the
+ * first byte get a status, errors after it a final event with Google's error object and then the end.
  */
 export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, shape: GeminiAnswerShape): Promise<void> {
-  ctx.clientReady = () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
   const renderer = shape.kind === 'generate' ? new GeminiStreamRenderer(shape.reply) : null;
   const arrayFraming = shape.kind === 'generate' && shape.framing === 'array';
-  return new Promise<void>((resolve) => {
-    let headersSent = false;
-    let events = 0;
-    let completion: ChatCompletion | null = null;
-    let embeddings: EmbeddingsResponse | null = null;
-    let corked = false;
-    const uncork = (): void => {
-      corked = false;
-      res.uncork();
-    };
-    const frame = (event: Json): string => {
-      if (!arrayFraming) return sseFrame(event);
-      return `${events++ === 0 ? '[' : ',\r\n'}${JSON.stringify(event)}`;
-    };
-    const send = (list: Json[]): void => {
-      if (list.length === 0) return;
+  let headersSent = false;
+  let events = 0;
+  let completion: ChatCompletion | null = null;
+  let embeddings: EmbeddingsResponse | null = null;
+  const write = tickCorkedWriter(res);
+  const frame = (event: Json): string => {
+    if (!arrayFraming) return sseFrame(event);
+    return `${events++ === 0 ? '[' : ',\r\n'}${JSON.stringify(event)}`;
+  };
+  const send = (list: Json[]): void => {
+    if (list.length === 0) return;
+    if (!headersSent) {
+      res.writeHead(200, { ...baseHeaders(ctx), ...(arrayFraming ? { 'content-type': JSON_TYPE } : SSE_HEADERS) });
+      headersSent = true;
+    }
+    write(list.map(frame).join(''));
+  };
+  const finish = (): void => {
+    res.end(arrayFraming ? (events === 0 ? '[]' : ']') : undefined);
+  };
+  return serveAnswer(res, ctx, answer, {
+    next(event) {
+      // Completions and embeddings are sent when the pipeline completes, after the response side (cost, logs) has settled.
+      if (event.kind === 'completion') completion = event.completion;
+      else if (event.kind === 'embeddings') embeddings = event.response;
+      else if (renderer) send(renderer.push(event.chunk));
+    },
+    error(err: unknown) {
+      const error = toGatewayError(err);
       if (!headersSent) {
-        res.writeHead(200, { ...baseHeaders(ctx), ...(arrayFraming ? { 'content-type': JSON_TYPE } : SSE_HEADERS) });
-        headersSent = true;
+        writeError(res, ctx, error);
+        return;
       }
-      // Events rendered from one upstream read go out in one write: corked until the current tick ends.
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(uncork);
-      }
-      res.write(list.map(frame).join(''));
-    };
-    const finish = (): void => {
-      res.end(arrayFraming ? (events === 0 ? '[]' : ']') : undefined);
-    };
-    const subscription: Subscription = answer.subscribe({
-      next(event) {
-        // Completions and embeddings are sent when the pipeline completes, after the response side (cost, logs) has settled.
-        if (event.kind === 'completion') completion = event.completion;
-        else if (event.kind === 'embeddings') embeddings = event.response;
-        else if (renderer) send(renderer.push(event.chunk));
-      },
-      error(err: unknown) {
-        const error = toGatewayError(err);
-        if (!headersSent) {
-          writeError(res, ctx, error);
-          return;
-        }
-        res.write(frame(errorEvent(error)));
-        finish();
-      },
-      complete() {
-        if (shape.kind === 'embed') {
-          if (!embeddings) {
-            writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
-            return;
-          }
-          res.writeHead(200, { ...baseHeaders(ctx), 'content-type': JSON_TYPE });
-          res.end(JSON.stringify(geminiEmbeddingsResponse(embeddings, shape.batch)));
-          return;
-        }
-        if (completion && !ctx.stream) {
-          res.writeHead(200, { ...baseHeaders(ctx), 'content-type': JSON_TYPE });
-          res.end(JSON.stringify(generateContentResponse(completion, shape.reply)));
-          return;
-        }
-        // A streaming client whose answer came back whole (a stage answering from a store) gets it as one event.
-        if (completion) send([generateContentResponse(completion, shape.reply)]);
-        else if (renderer) send(renderer.end());
-        if (!headersSent) {
+      res.write(frame(errorEvent(error)));
+      finish();
+    },
+    complete() {
+      if (shape.kind === 'embed') {
+        if (!embeddings) {
           writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
           return;
         }
-        finish();
-      },
-    });
-    const hangUp = (): void => {
-      if (!res.writableFinished) subscription.unsubscribe();
-      resolve();
-    };
-    // The client may already be gone by the time the pipeline is subscribed.
-    if (res.socket === null || res.socket.destroyed) hangUp();
-    else res.once('close', hangUp);
+        res.writeHead(200, { ...baseHeaders(ctx), 'content-type': JSON_TYPE });
+        res.end(JSON.stringify(geminiEmbeddingsResponse(embeddings, shape.batch)));
+        return;
+      }
+      if (completion && !ctx.stream) {
+        res.writeHead(200, { ...baseHeaders(ctx), 'content-type': JSON_TYPE });
+        res.end(JSON.stringify(generateContentResponse(completion, shape.reply)));
+        return;
+      }
+      // A streaming client whose answer came back whole (a stage answering from a store) gets it as one event.
+      if (completion) send([generateContentResponse(completion, shape.reply)]);
+      else if (renderer) send(renderer.end());
+      if (!headersSent) {
+        writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
+        return;
+      }
+      finish();
+    },
   });
 }

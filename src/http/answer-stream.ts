@@ -1,0 +1,68 @@
+import type { ServerResponse } from 'node:http';
+import type { Observable, Observer } from 'rxjs';
+import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { RenderedError } from './render-error.js';
+
+/** Headers of every event-stream answer, whatever the dialect. */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  // Tells buffering reverse proxies (nginx) to pass events through as they come.
+  'x-accel-buffering': 'no',
+};
+
+/** A writer whose writes within one tick (events decoded from one upstream read) go out in one write. */
+export function tickCorkedWriter(res: ServerResponse): (text: string) => void {
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    res.uncork();
+  };
+  return (text) => {
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(uncork);
+    }
+    res.write(text);
+  };
+}
+
+/** Resolves when the socket buffer has room again, or the client is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((ready) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      ready();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** Writes a whole error answer with the request's own headers. */
+export function writeRenderedError(res: ServerResponse, headers: Record<string, string>, rendered: RenderedError): void {
+  res.writeHead(rendered.status, { ...headers, ...rendered.headers });
+  res.end(rendered.body);
+}
+
+/**
+ * What every dialect's writer shares: backpressure (the producer awaits `ctx.clientReady` when the socket buffer
+ * is full), the subscription to the pipeline's answer, and the hang-up: a client that leaves before the answer
+ * ended unsubscribes, which aborts the upstream call. Resolves when the connection closes.
+ */
+export function serveAnswer(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, observer: Partial<Observer<ResponseEvent>>): Promise<void> {
+  ctx.clientReady = () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
+  return new Promise<void>((resolve) => {
+    const subscription = answer.subscribe(observer);
+    const hangUp = (): void => {
+      if (!res.writableFinished) subscription.unsubscribe();
+      resolve();
+    };
+    // The client may already be gone by the time the pipeline is subscribed.
+    if (res.socket === null || res.socket.destroyed) hangUp();
+    else res.once('close', hangUp);
+  });
+}
