@@ -2,10 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletion, CompletionUsage } from '../../dialects/openai/types.js';
 import { isRecord } from '../../is-record.js';
+import { tokenCount as tokens, usageWithCacheParts } from '../usage-parts.js';
 
-function tokens(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
-}
 
 /**
  * Converse's `inputTokens` counts only the uncached part of the prompt; cache reads and writes come on top.
@@ -13,16 +11,7 @@ function tokens(value: unknown): number {
  */
 export function usageFromConverse(usage: unknown): CompletionUsage | null {
   if (!isRecord(usage)) return null;
-  const cacheRead = tokens(usage.cacheReadInputTokens);
-  const cacheWrite = tokens(usage.cacheWriteInputTokens);
-  const prompt = tokens(usage.inputTokens) + cacheRead + cacheWrite;
-  const completion = tokens(usage.outputTokens);
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cacheRead, cache_write_tokens: cacheWrite },
-  };
+  return usageWithCacheParts(tokens(usage.inputTokens), tokens(usage.cacheReadInputTokens), tokens(usage.cacheWriteInputTokens), tokens(usage.outputTokens));
 }
 
 const FINISH_REASONS: Record<string, string> = {

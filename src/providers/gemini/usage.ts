@@ -1,8 +1,5 @@
 import type { CompletionUsage } from '../../dialects/openai/types.js';
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
-}
+import { tokenCount as count } from '../usage-parts.js';
 
 function modalityCount(details: unknown, modality: string): number {
   if (!Array.isArray(details)) return 0;
