@@ -47,6 +47,15 @@ function sleep(ms: number, state: CallState): Promise<void> {
   });
 }
 
+/** What one attempt's exchange reports to: the adapter, the upstream outcome, and the target's health. */
+interface AttemptRun {
+  adapter: ProviderAdapter;
+  upstream: { status: number };
+  started: number;
+  record(outcome: AttemptOutcome): void;
+  attempted(ok: boolean, errorCode: string | null): void;
+}
+
 /** A client error the route may fail over on (`fallback_on_client_errors`); a client that left is not one. */
 function isClientError(error: GatewayError): boolean {
   return error.status >= 400 && error.status < 500 && error.status !== 499 && error.status !== 429;
@@ -121,7 +130,7 @@ class CallStage implements Stage {
         });
       }
       try {
-        await this.attempt(ctx, attempt, plan.attempts, emit, state);
+        await this.attempt(ctx, attempt, plan.attempts, emit, state, policy.breaker);
         return;
       } catch (err) {
         const error = toGatewayError(err);
@@ -148,13 +157,20 @@ class CallStage implements Stage {
     }
   }
 
-  private attempt(ctx: RequestContext, attempt: Attempt, number: number, emit: (event: ResponseEvent) => void, state: CallState): Promise<void> {
+  private attempt(
+    ctx: RequestContext,
+    attempt: Attempt,
+    number: number,
+    emit: (event: ResponseEvent) => void,
+    state: CallState,
+    breakerPolicy: BreakerPolicy,
+  ): Promise<void> {
     const { target } = attempt.candidate;
     const { health: registry, bus } = this.deps;
-    const breakerPolicy = ctx.plan?.policy.breaker ?? ctx.config.settings.routing.breaker;
+    const record = (outcome: AttemptOutcome): void => registry.finished(attempt.health, attempt.admission, breakerPolicy, outcome);
     const adapter = adapterFor(target.provider.vendor.format);
     if (!adapter) {
-      registry.finished(attempt.health, attempt.admission, breakerPolicy, { kind: 'neutral' });
+      record({ kind: 'neutral' });
       return Promise.reject(GatewayError.internal(`No adapter for wire format '${target.provider.vendor.format}'.`));
     }
     const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0 };
@@ -181,27 +197,27 @@ class CallStage implements Stage {
       });
     };
 
+    const run: AttemptRun = { adapter, upstream, started, record, attempted };
     let built: UpstreamRequest;
     try {
       built = buildRequest(ctx, adapter, target);
     } catch (err) {
-      registry.finished(attempt.health, attempt.admission, breakerPolicy, { kind: 'neutral' });
+      record({ kind: 'neutral' });
       return Promise.reject(err);
     }
-    if (!adapter.authorize) return this.exchange(ctx, attempt, adapter, built, upstream, started, emit, state, attempted, breakerPolicy);
+    if (!adapter.authorize) return this.exchange(ctx, attempt, built, emit, state, run);
     // Signing or fetching a token is part of the attempt: its failure is the target's failure.
     return adapter.authorize(built, target).then(
       (authorized) => {
         if (state.cancelled) {
-          registry.finished(attempt.health, attempt.admission, breakerPolicy, { kind: 'neutral' });
+          record({ kind: 'neutral' });
           throw CANCELLED;
         }
-        return this.exchange(ctx, attempt, adapter, authorized, upstream, started, emit, state, attempted, breakerPolicy);
+        return this.exchange(ctx, attempt, authorized, emit, state, run);
       },
       (err: unknown) => {
         const error = toGatewayError(err);
-        const outcome: AttemptOutcome = error.retryable ? { kind: 'failure', reason: error.code ?? 'authorization failed', latencyMs: null } : { kind: 'neutral' };
-        registry.finished(attempt.health, attempt.admission, breakerPolicy, outcome);
+        record(error.retryable ? { kind: 'failure', reason: error.code ?? 'authorization failed', latencyMs: null } : { kind: 'neutral' });
         attempted(false, error.code);
         throw error;
       },
@@ -209,26 +225,14 @@ class CallStage implements Stage {
   }
 
   /** One upstream exchange: dispatch, relay the answer, record the outcome on the target's health. */
-  private exchange(
-    ctx: RequestContext,
-    attempt: Attempt,
-    adapter: ProviderAdapter,
-    built: UpstreamRequest,
-    upstream: { status: number },
-    started: number,
-    emit: (event: ResponseEvent) => void,
-    state: CallState,
-    attempted: (ok: boolean, errorCode: string | null) => void,
-    breakerPolicy: BreakerPolicy,
-  ): Promise<void> {
+  private exchange(ctx: RequestContext, attempt: Attempt, built: UpstreamRequest, emit: (event: ResponseEvent) => void, state: CallState, run: AttemptRun): Promise<void> {
     const { target } = attempt.candidate;
-    const registry = this.deps.health;
+    const { adapter, upstream, started, record, attempted } = run;
     let firstByteMs: number | null = null;
     return new Promise<void>((resolve, reject) => {
       let headers: IncomingHttpHeaders = {};
       let buffered: Buffer[] | null = null;
       let decoder: StreamDecoder | null = null;
-      const record = (outcome: AttemptOutcome): void => registry.finished(attempt.health, attempt.admission, breakerPolicy, outcome);
       const succeed = (): void => {
         state.live = null;
         record({ kind: 'success', latencyMs: firstByteMs, headers });
@@ -323,13 +327,7 @@ function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: 
 }
 
 function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: Target, text: string, emit: (event: ResponseEvent) => void): void {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalidUpstream(target.provider.name, 'the upstream answered with a body that is not JSON.');
-  }
-  const completion = adapter.parseChatResponse(parsed, target);
+  const completion = adapter.parseChatResponse(parseJson(target, text), target);
   // Clients see the model name they asked for, whichever upstream model served it.
   completion.model = ctx.responseModel;
   ctx.usage = completion.usage ?? null;
