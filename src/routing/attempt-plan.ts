@@ -128,14 +128,9 @@ export class AttemptPlan {
   /** Smooth weighted round-robin over the group's eligible candidates, weights scaled adaptively. */
   private choose<T extends { candidate: Candidate; health: TargetHealth; weight: number }>(groupName: string, pool: T[], now: number): T {
     if (pool.length === 1) return pool[0] as T;
-    let fastest: number | null = null;
-    if (this.policy.adaptive) {
-      for (const entry of pool) {
-        const latency = entry.health.latencyMs();
-        if (latency !== null && (fastest === null || latency < fastest)) fastest = latency;
-      }
-    }
-    const weightOf = this.policy.adaptive ? (entry: T) => entry.weight * entry.health.factor(now, fastest) : (entry: T) => entry.weight;
+    if (!this.policy.adaptive) return this.registry.balancer(groupName).pick(pool, (entry) => entry.weight, (entry) => entry.health.id) as T;
+    const fastest = fastestLatency(pool.map((entry) => entry.health));
+    const weightOf = (entry: T): number => entry.weight * entry.health.factor(now, fastest);
     return this.registry.balancer(groupName).pick(pool, weightOf, (entry) => entry.health.id) as T;
   }
 
@@ -155,16 +150,21 @@ export class AttemptPlan {
  */
 export function effectiveWeights(group: CandidateGroup, policy: RoutingPolicy, registry: HealthRegistry, now: number = Date.now()): number[] {
   const healths = group.candidates.map((candidate) => registry.get(candidate));
-  let fastest: number | null = null;
-  for (const health of healths) {
-    // As in choose(): only targets that can take a call set the pace.
-    if (!health.breaker.available(now, policy.breaker)) continue;
-    const latency = health.latencyMs();
-    if (latency !== null && (fastest === null || latency < fastest)) fastest = latency;
-  }
+  // As in choose(): only targets that can take a call set the pace.
+  const fastest = fastestLatency(healths.filter((health) => health.breaker.available(now, policy.breaker)));
   return group.candidates.map((candidate, i) => {
     const health = healths[i] as TargetHealth;
     if (!health.breaker.available(now, policy.breaker)) return 0;
     return policy.adaptive ? candidate.weight * health.factor(now, fastest) : candidate.weight;
   });
+}
+
+/** The lowest latency average among targets, the yardstick adaptive balancing measures each target by. */
+function fastestLatency(healths: readonly TargetHealth[]): number | null {
+  let fastest: number | null = null;
+  for (const health of healths) {
+    const latency = health.latencyMs();
+    if (latency !== null && (fastest === null || latency < fastest)) fastest = latency;
+  }
+  return fastest;
 }

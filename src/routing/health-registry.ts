@@ -10,7 +10,6 @@ import { TargetHealth } from './target-health.js';
 /** Health is kept for this many targets at most; idle ones go first (model names can be anything clients send). */
 const MAX_TARGETS = 10_000;
 
-export { targetId };
 
 /** How an attempt ended, as far as the target's health is concerned. */
 export type AttemptOutcome =

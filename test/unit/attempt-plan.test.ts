@@ -4,7 +4,8 @@ import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy, type BreakerPolicy, type 
 import { GatewayError } from '../../src/errors.js';
 import { AttemptPlan, effectiveWeights, type Attempt } from '../../src/routing/attempt-plan.js';
 import type { CandidateGroup } from '../../src/routing/candidate-groups.js';
-import { HealthRegistry, targetId } from '../../src/routing/health-registry.js';
+import { HealthRegistry } from '../../src/routing/health-registry.js';
+import { targetId } from '../../src/routing/resolve-target.js';
 import { plannedFailure } from '../../src/routing/plan-errors.js';
 import type { Candidate } from '../../src/routing/resolve-target.js';
 import { makeTarget } from './targets.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
 import type { BreakerPolicy } from '../../src/config/routing-policy.js';
-import { HealthRegistry, targetId } from '../../src/routing/health-registry.js';
+import { HealthRegistry } from '../../src/routing/health-registry.js';
+import { targetId } from '../../src/routing/resolve-target.js';
 import { TargetHealth } from '../../src/routing/target-health.js';
 import { makeTarget } from './targets.js';
 
