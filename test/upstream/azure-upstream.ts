@@ -4,9 +4,9 @@
 // the `api-key` header, the `api-version` query, deployments, `{"error":{"code","message"}}` error bodies,
 // content-filter annotations and the stream's opening prompt_filter_results chunk.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LiveExchange, readBody } from './exchange.js';
+import { ScriptedServer } from './scripted-server.js';
 import { deliverJson, deliverStream, OK_MODE, type UpstreamMode } from './modes.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
 import { answerEmbeddings } from './openai-embeddings.js';
@@ -71,56 +71,28 @@ function errorBody(status: number, mode: { code?: string | null; message?: strin
   return JSON.stringify({ error });
 }
 
-class ScriptedAzure implements AzureUpstream {
-  url = '';
-  readonly calls: AzureCall[] = [];
-  private mode: UpstreamMode = OK_MODE;
-  private queue: UpstreamMode[] = [];
+class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements AzureUpstream {
   private cachedTokens = 0;
-  private readonly server: Server;
   private readonly deployments: Record<string, string>;
   private readonly foundryModels: Set<string>;
 
   constructor(private readonly options: AzureUpstreamOptions) {
+    super(OK_MODE);
     this.deployments = options.deployments ?? { 'gpt-4o-prod': 'gpt-4o-2024-08-06' };
     this.foundryModels = new Set(options.foundryModels ?? ['Phi-4', 'Mistral-Large-2411']);
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch(() => {
-        if (!res.headersSent) this.sendError(res, 500, {});
-        else res.destroy();
-      });
-    });
   }
 
-  async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  setMode(mode: UpstreamMode): void {
-    this.mode = mode;
-  }
-
-  enqueue(...modes: UpstreamMode[]): void {
-    this.queue.push(...modes);
+  protected internalError(res: ServerResponse): void {
+    this.sendError(res, 500, {});
   }
 
   setCachedTokens(tokens: number): void {
     this.cachedTokens = tokens;
   }
 
-  reset(): void {
-    this.calls.length = 0;
-    this.queue = [];
-    this.mode = OK_MODE;
+  override reset(): void {
+    super.reset();
     this.cachedTokens = 0;
-  }
-
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
   }
 
   private sendError(res: ServerResponse, status: number, mode: { code?: string | null; message?: string }, headers: Record<string, string> = {}): void {
@@ -129,7 +101,7 @@ class ScriptedAzure implements AzureUpstream {
     res.end(body);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const exchange = new LiveExchange(req, res, Date.now());
     res.on('close', () => exchange.markClosed());
     const raw = await readBody(req);
@@ -164,7 +136,7 @@ class ScriptedAzure implements AzureUpstream {
       servedModel = model;
     }
 
-    const mode = this.queue.shift() ?? this.mode;
+    const mode = this.nextMode();
     if (mode.kind === 'error') {
       const extra: Record<string, string> = mode.status === 429 ? { 'retry-after': '1', 'retry-after-ms': '1000', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-remaining-tokens': '0' } : {};
       return this.sendError(res, mode.status, mode, { ...extra, ...mode.headers });

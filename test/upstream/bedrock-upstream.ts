@@ -4,13 +4,13 @@
 // InvokeModel (`/model/{id}/invoke`) answers embeddings in the native bodies of Titan Text Embeddings and
 // Cohere Embed, behind the same authentication.
 import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { LiveExchange, readBody } from './exchange.js';
+import { ScriptedServer } from './scripted-server.js';
 
 export type BedrockMode =
   | { kind: 'ok' }
@@ -344,35 +344,16 @@ function headerValue(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-class ScriptedBedrock implements BedrockUpstream {
-  url = '';
-  readonly calls: BedrockCall[] = [];
-  private mode: BedrockMode = { kind: 'ok' };
-  private queue: BedrockMode[] = [];
+class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implements BedrockUpstream {
   private cache = { read: 0, write: 0 };
   private reasoning: string | null = null;
-  private readonly server: Server;
 
   constructor(private readonly options: BedrockUpstreamOptions) {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch(() => {
-        if (!res.headersSent) sendAwsError(res, 500, 'InternalServerException', 'The server encountered an internal error.');
-        else res.destroy();
-      });
-    });
+    super({ kind: 'ok' });
   }
 
-  async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  setMode(mode: BedrockMode): void {
-    this.mode = mode;
-  }
-
-  enqueue(...modes: BedrockMode[]): void {
-    this.queue.push(...modes);
+  protected internalError(res: ServerResponse): void {
+    sendAwsError(res, 500, 'InternalServerException', 'The server encountered an internal error.');
   }
 
   setCache(cache: { read: number; write: number }): void {
@@ -383,22 +364,13 @@ class ScriptedBedrock implements BedrockUpstream {
     this.reasoning = text;
   }
 
-  reset(): void {
-    this.calls.length = 0;
-    this.queue = [];
-    this.mode = { kind: 'ok' };
+  override reset(): void {
+    super.reset();
     this.cache = { read: 0, write: 0 };
     this.reasoning = null;
   }
 
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const rawUrl = req.url ?? '/';
     const path = rawUrl.split('?')[0] as string;
@@ -414,7 +386,7 @@ class ScriptedBedrock implements BedrockUpstream {
     const denied = await this.authenticate(req, rawUrl, raw);
     if (denied) return sendAwsError(res, 403, denied.type, denied.message);
 
-    const mode = this.queue.shift() ?? this.mode;
+    const mode = this.nextMode();
     if (mode.kind === 'error') return sendAwsError(res, mode.status, mode.errorType, mode.message, mode.headers);
     if (route[2] === 'invoke') return this.invoke(res, decodeURIComponent(route[1] as string), body, req);
     try {

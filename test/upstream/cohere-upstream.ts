@@ -6,9 +6,9 @@
 // texts, output_dimension only on embed-v4), deterministic vectors derived from each text's hash, and the
 // billed input tokens in `meta.billed_units`.
 import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LiveExchange, readBody } from './exchange.js';
+import { ScriptedServer } from './scripted-server.js';
 import { deliverJson, deliverStream, OK_MODE, type UpstreamMode } from './modes.js';
 import { splitTokens } from './openai-responses.js';
 import { countWords } from './openai-request.js';
@@ -324,52 +324,24 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   504: 'the request timed out',
 };
 
-class ScriptedCohere implements CohereUpstream {
-  url = '';
-  readonly calls: CohereCall[] = [];
-  private mode: UpstreamMode = OK_MODE;
-  private queue: UpstreamMode[] = [];
+class ScriptedCohere extends ScriptedServer<UpstreamMode, CohereCall> implements CohereUpstream {
   private cachedTokens = 0;
-  private readonly server: Server;
 
   constructor(private readonly options: CohereUpstreamOptions) {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch(() => {
-        if (!res.headersSent) this.sendError(res, 500, DEFAULT_MESSAGES[500] as string);
-        else res.destroy();
-      });
-    });
+    super(OK_MODE);
   }
 
-  async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  setMode(mode: UpstreamMode): void {
-    this.mode = mode;
-  }
-
-  enqueue(...modes: UpstreamMode[]): void {
-    this.queue.push(...modes);
+  protected internalError(res: ServerResponse): void {
+    this.sendError(res, 500, DEFAULT_MESSAGES[500] as string);
   }
 
   setCachedTokens(tokens: number): void {
     this.cachedTokens = tokens;
   }
 
-  reset(): void {
-    this.calls.length = 0;
-    this.queue = [];
-    this.mode = OK_MODE;
+  override reset(): void {
+    super.reset();
     this.cachedTokens = 0;
-  }
-
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
   }
 
   private sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
@@ -378,7 +350,7 @@ class ScriptedCohere implements CohereUpstream {
     res.end(body);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const exchange = new LiveExchange(req, res, Date.now());
     res.on('close', () => exchange.markClosed());
     const raw = await readBody(req);
@@ -393,7 +365,7 @@ class ScriptedCohere implements CohereUpstream {
     if (req.method !== 'POST' || (path !== '/v2/chat' && path !== '/v2/embed')) return this.sendError(res, 404, `no route for ${req.method ?? ''} ${path}`);
     if (req.headers.authorization !== `Bearer ${this.options.apiKey ?? 'co-test-key'}`) return this.sendError(res, 401, DEFAULT_MESSAGES[401] as string);
 
-    const mode = this.queue.shift() ?? this.mode;
+    const mode = this.nextMode();
     if (mode.kind === 'error') {
       const extra: Record<string, string> = mode.status === 429 ? { 'retry-after': '1' } : {};
       return this.sendError(res, mode.status, mode.message ?? DEFAULT_MESSAGES[mode.status] ?? `status ${mode.status}`, { ...extra, ...mode.headers });
