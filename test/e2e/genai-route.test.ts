@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { embeddingFor, startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { jsonRequest } from '../helpers/api.js';
 
 // The official Google Gen AI SDK pointed at the gateway's /genai route by base URL alone, talking to Gemini
 // models (translated to the canonical request and back out to the Gemini adapter) and to OpenAI models.
@@ -306,14 +307,8 @@ describe('@google/genai -> OpenAI model (crossover)', () => {
 });
 
 describe('virtual keys on /genai', () => {
-  async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const response = await fetch(`${tg.url}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    return jsonRequest(tg.url, method, path, body);
   }
 
   it('charges a virtual key sent as the SDK apiKey, and never forwards it', async () => {

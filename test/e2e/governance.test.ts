@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import type { GatewayEvents } from '../../src/bus/events.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { jsonRequest } from '../helpers/api.js';
 
 let upstream: ScriptedUpstream;
 let tg: RunningGateway;
@@ -22,14 +23,8 @@ afterAll(async () => {
 });
 beforeEach(() => upstream.reset());
 
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${tg.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return jsonRequest(tg.url, method, path, body);
 }
 
 async function createKey(fields: Record<string, unknown>): Promise<{ id: string; key: string }> {

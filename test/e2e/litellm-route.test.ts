@@ -4,6 +4,7 @@ import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
 import { startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { jsonRequest } from '../helpers/api.js';
 
 // `/litellm` is the OpenAI API under another base URL, with LiteLLM's model names mapped to tollgate's.
 
@@ -60,14 +61,8 @@ async function failure(promise: Promise<unknown>): Promise<InstanceType<typeof O
   return error as InstanceType<typeof OpenAI.APIError>;
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${tg.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return jsonRequest(tg.url, method, path, body);
 }
 
 describe.each(['/litellm', '/litellm/v1'])('the official openai client at %s', (base) => {

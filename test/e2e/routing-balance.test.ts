@@ -4,6 +4,7 @@ import type { GatewayEvents } from '../../src/bus/events.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { jsonRequest } from '../helpers/api.js';
 
 let first: ScriptedUpstream;
 let second: ScriptedUpstream;
@@ -26,14 +27,8 @@ async function start(config: ConfigInput): Promise<RunningGateway> {
   return tg;
 }
 
-async function api(gateway: RunningGateway, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${gateway.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+function api(gateway: RunningGateway, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return jsonRequest(gateway.url, method, path, body);
 }
 
 /** Sends `count` requests, `concurrency` at a time; returns the `x-tollgate-provider` of each answer. */

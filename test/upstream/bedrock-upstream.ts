@@ -3,7 +3,7 @@
 // Converse does, and streams real binary event-stream frames encoded with @smithy/eventstream-codec.
 // InvokeModel (`/model/{id}/invoke`) answers embeddings in the native bodies of Titan Text Embeddings and
 // Cohere Embed, behind the same authentication.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
@@ -11,6 +11,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { LiveExchange, readBody } from './exchange.js';
 import { ScriptedServer } from './scripted-server.js';
+import { unitVectorOf } from './openai-embeddings.js';
 
 export type BedrockMode =
   | { kind: 'ok' }
@@ -191,20 +192,8 @@ function planAnswer(body: any, cache: { read: number; write: number }, reasoning
   return { blocks, stopReason, usage };
 }
 
-/**
- * A deterministic unit vector derived from the text: the same text always gives the same vector, different
- * texts different ones. Exported so tests can check what reaches the client.
- */
-export function bedrockEmbeddingVector(text: string, dimensions: number): number[] {
-  const out: number[] = [];
-  let block = createHash('sha256').update(text).digest();
-  for (let i = 0; i < dimensions; i++) {
-    if (i > 0 && i % 16 === 0) block = createHash('sha256').update(block).digest();
-    out.push((block.readUInt16LE((i % 16) * 2) / 65535) * 2 - 1);
-  }
-  const norm = Math.hypot(...out) || 1;
-  return out.map((value) => value / norm);
-}
+/** The scripted vectors (see unitVectorOf), exported so tests can check what reaches the client. */
+export const bedrockEmbeddingVector = unitVectorOf;
 
 /** The upstream's own token count for a text (what Titan's inputTextTokenCount and Bedrock's header report). */
 export function bedrockEmbeddingTokens(text: string): number {

@@ -5,13 +5,14 @@
 // It also speaks the Embed API v2 (`POST /v2/embed`): Cohere's validation (required input_type, at most 96
 // texts, output_dimension only on embed-v4), deterministic vectors derived from each text's hash, and the
 // billed input tokens in `meta.billed_units`.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LiveExchange, readBody } from './exchange.js';
 import { ScriptedServer } from './scripted-server.js';
 import { deliverJson, deliverStream, OK_MODE, type UpstreamMode } from './modes.js';
 import { splitTokens } from './openai-responses.js';
 import { countWords } from './openai-request.js';
+import { unitVectorOf } from './openai-embeddings.js';
 
 export interface CohereCall {
   method: string;
@@ -137,17 +138,8 @@ export function cohereEmbedDimensions(model: string, outputDimension?: number): 
   return model.includes('light') ? 384 : 1024;
 }
 
-/** A unit vector derived from the text's sha256: the same text always gives the same vector. */
-export function cohereEmbedVector(text: string, dimensions: number): number[] {
-  const out: number[] = [];
-  let block = createHash('sha256').update(text).digest();
-  for (let i = 0; i < dimensions; i++) {
-    if (i > 0 && i % 16 === 0) block = createHash('sha256').update(block).digest();
-    out.push((block.readUInt16LE((i % 16) * 2) / 65535) * 2 - 1);
-  }
-  const norm = Math.hypot(...out) || 1;
-  return out.map((value) => value / norm);
-}
+/** The scripted vectors (see unitVectorOf), exported so tests can check what reaches the client. */
+export const cohereEmbedVector = unitVectorOf;
 
 /** Input tokens Cohere bills for an embed call: here, the words of each text (at least one per text). */
 export function cohereEmbedTokens(texts: string[]): number {

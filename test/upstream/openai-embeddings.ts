@@ -8,8 +8,11 @@ const DEFAULT_DIMENSIONS = 8;
 
 export type EmbeddingsResult = { ok: true; json: string } | { ok: false; problem: RequestProblem };
 
-/** A unit vector derived from the text's hash. */
-function vectorOf(text: string, dimensions: number): number[] {
+/**
+ * A deterministic unit vector derived from the text's sha256: the same text always gives the same vector,
+ * different texts different ones. Every scripted provider's embeddings use it.
+ */
+export function unitVectorOf(text: string, dimensions: number): number[] {
   const out: number[] = [];
   let block = createHash('sha256').update(text).digest();
   for (let i = 0; i < dimensions; i++) {
@@ -40,7 +43,7 @@ export function answerEmbeddings(body: unknown): EmbeddingsResult {
   const data = items.map((item, index) => {
     const text = typeof item === 'string' ? item : item.join(' ');
     tokens += typeof item === 'string' ? Math.max(1, countWords(item)) : item.length;
-    const vector = vectorOf(text, dimensions);
+    const vector = unitVectorOf(text, dimensions);
     return { object: 'embedding', index, embedding: base64 ? base64Of(vector) : vector };
   });
   return { ok: true, json: JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }) };
