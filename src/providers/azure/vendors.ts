@@ -4,7 +4,8 @@ const apiKeyHeader = { kind: 'header', header: 'api-key' } as const;
 
 /**
  * Azure's two OpenAI-format chat APIs. Both live on the customer's own resource, so neither has a usable
- * default base URL: the `{resource}` placeholder must be replaced by configuration.
+ * default base URL: its `{resource}` part names no real host, and the operator configures the base URL (a request
+ * without one gets a 400 that says which variable to set).
  */
 export const azureVendors: VendorDefinition[] = [
   {

@@ -7,7 +7,7 @@ import { completionFromConverse } from './response.js';
 import { authorizeBedrock, DEFAULT_REGION } from './sign.js';
 import { createConverseStreamDecoder } from './stream.js';
 
-/** The base URL with its `{region}` placeholder filled; a base URL without one is used as it is. */
+/** The base URL with `{region}` replaced by the configured region; a base URL without `{region}` is used as it is. */
 export function bedrockBaseUrl(target: Target): string {
   const base = target.provider.baseUrl.replaceAll('{region}', target.provider.options.region ?? DEFAULT_REGION);
   return base.endsWith('/') ? base.slice(0, -1) : base;
