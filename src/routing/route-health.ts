@@ -4,7 +4,7 @@ import { effectiveWeights } from './attempt-plan.js';
 import { buildCandidateGroups } from './candidate-groups.js';
 import type { HealthRegistry } from './health-registry.js';
 import { splitModelName } from './resolve-target.js';
-import { RouteMatcher } from './route-patterns.js';
+import { routeMatcherFor } from './route-patterns.js';
 
 const round = (value: number, places = 4): number => Number(value.toFixed(places));
 const iso = (at: number | null): string | null => (at === null ? null : new Date(at).toISOString());
@@ -15,7 +15,7 @@ const iso = (at: number | null): string | null => (at === null ? null : new Date
  * Null when the name is neither a route nor a model of a known provider.
  */
 export function routeHealthView(config: RuntimeConfig, name: string, registry: HealthRegistry, now: number = Date.now()): Record<string, unknown> | null {
-  const match = new RouteMatcher(config.routes).match(name);
+  const match = routeMatcherFor(config.routes).match(name);
   const parts = splitModelName(name);
   if (!match && !(parts && config.providers.has(parts.provider))) return null;
   const policy = match?.route.policy ?? config.settings.routing;

@@ -9,7 +9,7 @@ import type { PeriodUsage } from '../governance/types.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 import { unitPrices } from '../providers/catalog/prices.js';
-import { RouteMatcher, expandTarget } from '../routing/route-patterns.js';
+import { expandTarget, routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 import { splitModelName } from '../routing/resolve-target.js';
 
 /** Output tokens assumed for the reservation when the request sets no limit. */
@@ -108,7 +108,7 @@ class BudgetStage implements Stage {
     config: RuntimeConfig,
     private readonly deps: StageDeps,
   ) {
-    this.matcher = new RouteMatcher(config.routes);
+    this.matcher = routeMatcherFor(config.routes);
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {

@@ -5,7 +5,7 @@ import { countPromptTokens } from '../governance/tokenizer.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
-import { RouteMatcher } from '../routing/route-patterns.js';
+import { routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';
 import { isRecord } from '../is-record.js';
 
@@ -30,7 +30,7 @@ class RouteStage implements Stage {
     private readonly config: RuntimeConfig,
     private readonly deps: StageDeps,
   ) {
-    this.matcher = new RouteMatcher(config.routes);
+    this.matcher = routeMatcherFor(config.routes);
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
