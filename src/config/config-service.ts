@@ -23,9 +23,10 @@ import {
 } from './schema.js';
 import type { SecretBox } from './secret-box.js';
 import { restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
-import { ConfigError, type Env } from './secret-ref.js';
+import { ConfigError, isSecretReference, referenceRefusedMessage, type Env } from './secret-ref.js';
 import type { Actor, AuditEntry, ConfigSource, ProviderKeyView, ProviderView, RouteView } from './views.js';
 import { isRecord } from '../is-record.js';
+import { vendorById } from '../providers/registry.js';
 
 export interface EffectiveConfigView {
   version: number;
@@ -50,8 +51,8 @@ export interface ConfigServiceDeps {
 const PRECEDENCE: ConfigSource[] = ['api', 'file', 'env', 'builtin'];
 
 const keyPatchSchema = z.strictObject({
-  value: z.string().min(1).optional(),
-  weight: z.number().positive().optional(),
+  value: providerKeySchema.shape.value.optional(),
+  weight: providerKeySchema.shape.weight.unwrap().optional(),
   models: z.array(z.string().min(1)).nullable().optional(),
 });
 
@@ -61,6 +62,35 @@ function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
   const first = result.error.issues[0];
   const param = [prefix, ...(first?.path.map(String) ?? [])].filter(Boolean).join('.') || null;
   throw GatewayError.badRequest(`Invalid configuration: ${describeIssues(result.error).replace(/^/, prefix ? `${prefix}.` : '')}`, param, 'invalid_config');
+}
+
+function referenceRefused(where: string): GatewayError {
+  return GatewayError.badRequest(`Invalid configuration: ${referenceRefusedMessage(where)}.`, where, 'invalid_config');
+}
+
+/**
+ * `env:` and `file:` references read the gateway's environment and files: they belong to the operator's
+ * config file, never to an API caller (who could otherwise send any file or variable upstream as a key).
+ */
+function refuseReferences(name: string, provider: ProviderConfig, prefix: string): void {
+  // The vertex adapter reads a key that looks like a path as a service-account file: a reference by another name.
+  const readsPaths = vendorById(provider.type ?? name)?.format === 'vertex';
+  const check = (value: string, where: string): void => {
+    if (isSecretReference(value)) throw referenceRefused(where);
+    if (readsPaths && !value.trimStart().startsWith('{') && (value.startsWith('/') || value.endsWith('.json'))) {
+      throw GatewayError.badRequest(
+        `Invalid configuration: ${where}: a path to a service-account file is accepted only in the config file and the environment; send the JSON itself.`,
+        where,
+        'invalid_config',
+      );
+    }
+  };
+  if (provider.api_key !== undefined) check(provider.api_key, `${prefix}.api_key`);
+  provider.keys?.forEach((key, i) => check(key.value, `${prefix}.keys.${i}.value`));
+}
+
+function refuseDocumentReferences(document: ConfigDocument): void {
+  for (const [name, provider] of Object.entries(document.providers ?? {})) refuseReferences(name, provider, `providers.${name}`);
 }
 
 const START_ONLY_SETTINGS = ['host', 'port', 'data_dir'] as const;
@@ -76,7 +106,8 @@ function withoutReadOnlyFields(body: unknown, name: string, kind: 'provider' | '
   }
   const { name: _name, source: _source, ...rest } = body;
   if (kind === 'provider' && Array.isArray(rest.keys)) {
-    rest.keys = rest.keys.map((key: unknown) => {
+    // Keys shown from the file or the environment are not the API's to write: they stay where they are.
+    rest.keys = rest.keys.filter((key: unknown) => !isRecord(key) || key.source === undefined || key.source === 'api').map((key: unknown) => {
       if (!isRecord(key)) return key;
       const { source: _keySource, ...keyRest } = key;
       if (keyRest.models === null) delete keyRest.models;
@@ -146,7 +177,8 @@ export class ConfigService {
 
   replaceApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
     const document = validate(configFileSchema, body, '');
-    return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api))).then(() =>
+    refuseDocumentReferences(document);
+    return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file))).then(() =>
       this.describe(),
     );
   }
@@ -155,9 +187,11 @@ export class ConfigService {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw GatewayError.badRequest('A merge patch must be a JSON object.', null, 'invalid_config');
     }
-    return this.change(actor, 'config.patched', 'config', (api) =>
-      this.withKeyIds(restoreMaskedDocument(validate(configFileSchema, applyMergePatch(api, body), ''), api)),
-    ).then(() => this.describe());
+    return this.change(actor, 'config.patched', 'config', (api) => {
+      const document = validate(configFileSchema, applyMergePatch(api, body), '');
+      refuseDocumentReferences(document);
+      return this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file));
+    }).then(() => this.describe());
   }
 
   // ---- providers ------------------------------------------------------------------------------------
@@ -175,8 +209,9 @@ export class ConfigService {
   async putProvider(name: string, body: unknown, actor: Actor): Promise<{ view: ProviderView; created: boolean }> {
     validate(providerNameSchema, name, 'name');
     const parsed = validate(providerSchema, withoutReadOnlyFields(body, name, 'provider'), `providers.${name}`);
+    refuseReferences(name, parsed, `providers.${name}`);
     const created = !this.current().providers.has(name);
-    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name]));
+    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name], this.layers.file.providers?.[name]?.base_url));
     await this.change(actor, created ? 'provider.created' : 'provider.replaced', `providers.${name}`, (api) => ({
       ...api,
       providers: { ...api.providers, [name]: entry },
@@ -203,6 +238,7 @@ export class ConfigService {
     const provider = this.current().providers.get(name);
     if (!provider) throw this.notFound('provider', name);
     const key = validate(providerKeySchema, body, `providers.${name}.keys`);
+    if (isSecretReference(key.value)) throw referenceRefused(`providers.${name}.keys.value`);
     const id = key.id ?? newKeyId();
     if (provider.keys.some((k) => k.id === id)) throw this.conflict(`Provider '${name}' already has a key with id '${id}'.`);
     await this.change(actor, 'provider_key.created', `providers.${name}.keys.${id}`, (api) => {
@@ -215,6 +251,7 @@ export class ConfigService {
   async patchProviderKey(name: string, id: string, body: unknown, actor: Actor): Promise<ProviderKeyView> {
     this.apiKeyOrThrow(name, id);
     const patch = validate(keyPatchSchema, body, `providers.${name}.keys.${id}`);
+    if (patch.value !== undefined && isSecretReference(patch.value)) throw referenceRefused(`providers.${name}.keys.${id}.value`);
     await this.change(actor, 'provider_key.updated', `providers.${name}.keys.${id}`, (api) => this.mapApiKeys(api, name, (keys) =>
       keys.map((key) => {
         if (key.id !== id) return key;
@@ -380,7 +417,25 @@ export class ConfigService {
       this.deps.log.error({ error: describeIssues(parsed.error) }, 'stored API configuration is invalid; starting without it');
       return {};
     }
-    return mapSecrets(parsed.data, (value) => this.deps.box.decrypt(value));
+    return this.withoutStoredReferences(mapSecrets(parsed.data, (value) => this.deps.box.decrypt(value)));
+  }
+
+  /** References stored by an older version through the API are dropped (logged), never resolved. */
+  private withoutStoredReferences(document: ConfigDocument): ConfigDocument {
+    const providers: NonNullable<ConfigDocument['providers']> = {};
+    for (const [name, provider] of Object.entries(document.providers ?? {})) {
+      const dropped: string[] = [];
+      if (provider.api_key !== undefined && isSecretReference(provider.api_key)) dropped.push(`providers.${name}.api_key`);
+      const keys = provider.keys?.filter((key, i) => {
+        if (!isSecretReference(key.value)) return true;
+        dropped.push(`providers.${name}.keys.${i}.value`);
+        return false;
+      });
+      for (const where of dropped) this.deps.log.error({ field: where }, 'a key set through the API is an env:/file: reference; references are read only from the config file, so it is ignored');
+      const { api_key: apiKey, ...rest } = provider;
+      providers[name] = { ...rest, ...(apiKey !== undefined && !isSecretReference(apiKey) ? { api_key: apiKey } : {}), ...(keys ? { keys } : {}) };
+    }
+    return { ...document, ...(document.providers ? { providers } : {}) };
   }
 
   private providerWithKeyIds(provider: ProviderConfig): ProviderConfig {

@@ -18,11 +18,29 @@ export function maskHeaders(headers: Record<string, string> | undefined): Record
   return out;
 }
 
+/**
+ * A URL with its userinfo (`user:pass@`) masked as `****@`: credentials in a base URL are shown and logged
+ * like any other secret. Anything that does not parse as a URL is returned as it is.
+ */
+export function maskUrl(url: string): string {
+  if (!url.includes('@')) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  if (parsed.username === '' && parsed.password === '') return url;
+  // Rebuilt from the parsed parts: an unescaped `@` inside the password must not leave a piece of it behind.
+  const path = parsed.pathname === '/' && !url.endsWith('/') ? '' : parsed.pathname;
+  return `${parsed.protocol}//****@${parsed.host}${path}${parsed.search}${parsed.hash}`;
+}
+
 export function providerView(provider: ProviderRuntime): ProviderView {
   return {
     name: provider.name,
     type: provider.vendor.id,
-    base_url: provider.baseUrl,
+    base_url: maskUrl(provider.baseUrl),
     headers: maskHeaders(provider.headers),
     timeouts: { first_byte_ms: provider.timeouts.firstByteMs, total_ms: provider.timeouts.totalMs, idle_ms: provider.timeouts.idleMs },
     models: provider.models,
@@ -94,6 +112,7 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
   for (const [name, provider] of Object.entries(document.providers ?? {})) {
     providers[name] = {
       ...provider,
+      ...(provider.base_url ? { base_url: maskUrl(provider.base_url) } : {}),
       ...(provider.api_key ? { api_key: maskSecret(provider.api_key) } : {}),
       ...(provider.keys ? { keys: provider.keys.map((key) => ({ ...key, value: maskSecret(key.value) })) } : {}),
       ...(provider.headers ? { headers: maskHeaders(provider.headers) } : {}),

@@ -3,8 +3,8 @@ import type { ResolvedProvider, UpstreamTimeouts } from '../providers/contract.j
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy, type RoutingPolicy } from './routing-policy.js';
-import type { ConfigDocument, PriceConfig, ProviderConfig, ProviderKeyConfig, RouteConfig, RoutingRuleConfig } from './schema.js';
-import { ConfigError, resolveSecret, type Env } from './secret-ref.js';
+import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type PriceConfig, type ProviderConfig, type ProviderKeyConfig, type RouteConfig, type RoutingRuleConfig } from './schema.js';
+import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import type { ConfigSource } from './views.js';
 
 export interface ProviderKey {
@@ -112,18 +112,18 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     port: intFromEnv(env, 'PORT', 65535) ?? api.port ?? file.port ?? DEFAULTS.port,
     // The data directory holds the API layer itself, so the API cannot move it.
     dataDir: env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir,
-    maxBodyBytes: api.max_body_bytes ?? file.max_body_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_BODY_BYTES') ?? DEFAULTS.maxBodyBytes,
+    maxBodyBytes: api.max_body_bytes ?? file.max_body_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_BODY_BYTES', MAX_TIMER_MS) ?? DEFAULTS.maxBodyBytes,
     upstreamTimeouts: {
       firstByteMs:
         api.upstream_timeouts?.first_byte_ms ??
         file.upstream_timeouts?.first_byte_ms ??
-        intFromEnv(env, 'TOLLGATE_FIRST_BYTE_TIMEOUT_MS') ??
+        intFromEnv(env, 'TOLLGATE_FIRST_BYTE_TIMEOUT_MS', MAX_TIMER_MS) ??
         DEFAULTS.firstByteTimeoutMs,
       totalMs:
-        api.upstream_timeouts?.total_ms ?? file.upstream_timeouts?.total_ms ?? intFromEnv(env, 'TOLLGATE_TIMEOUT_MS') ?? DEFAULTS.totalTimeoutMs,
-      idleMs: api.upstream_timeouts?.idle_ms ?? file.upstream_timeouts?.idle_ms ?? intFromEnv(env, 'TOLLGATE_IDLE_TIMEOUT_MS') ?? DEFAULTS.idleTimeoutMs,
+        api.upstream_timeouts?.total_ms ?? file.upstream_timeouts?.total_ms ?? intFromEnv(env, 'TOLLGATE_TIMEOUT_MS', MAX_TIMER_MS) ?? DEFAULTS.totalTimeoutMs,
+      idleMs: api.upstream_timeouts?.idle_ms ?? file.upstream_timeouts?.idle_ms ?? intFromEnv(env, 'TOLLGATE_IDLE_TIMEOUT_MS', MAX_TIMER_MS) ?? DEFAULTS.idleTimeoutMs,
     },
-    shutdownGraceMs: api.shutdown_grace_ms ?? file.shutdown_grace_ms ?? intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? DEFAULTS.shutdownGraceMs,
+    shutdownGraceMs: api.shutdown_grace_ms ?? file.shutdown_grace_ms ?? intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS', MAX_TIMER_MS) ?? DEFAULTS.shutdownGraceMs,
     logLevel: api.log_level ?? file.log_level ?? (env.LOG_LEVEL || DEFAULTS.logLevel),
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,
@@ -141,7 +141,26 @@ function derivedKeyId(provider: string, source: ConfigSource, index: number, raw
   return `${source}-${digest}`;
 }
 
-function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | 'file', env: Env): ProviderKey[] {
+/**
+ * Resolves a key. References (`env:`, `file:`) are honoured only from the file; a key set through the API is
+ * the key itself, and for `vertex` not a path either (the adapter reads a path as a service-account file).
+ * A resolved key must fit in an HTTP header, unless it is a JSON credential that is read, not sent.
+ */
+function resolveKey(value: string, env: Env, where: string, source: 'api' | 'file', dataDir: string, vendorFormat: string): string {
+  if (vendorFormat === 'vertex' && !value.trimStart().startsWith('{') && (value.startsWith('/') || value.endsWith('.json'))) {
+    if (source === 'api') {
+      throw new ConfigError(`${where}: a path to a service-account file is accepted only in the config file and the environment; send the JSON itself`);
+    }
+    if (isDataDirSecretKey(value.trim(), dataDir)) throw new ConfigError(`${where}: ${value.trim()} is tollgate's own secret.key, which is never used as a provider key`);
+  }
+  const resolved = resolveSecret(value, env, where, { referencesAllowed: source === 'file', dataDir });
+  if (!resolved.trimStart().startsWith('{') && hasIllegalHeaderChars(resolved)) {
+    throw new ConfigError(`${where}: the key holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)`);
+  }
+  return resolved;
+}
+
+function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | 'file', env: Env, dataDir: string, vendorFormat: string): ProviderKey[] {
   if (!cfg) return [];
   const declared: Array<ProviderKeyConfig & { where: string }> = [
     ...(cfg.api_key ? [{ value: cfg.api_key, weight: 1, where: `providers.${name}.api_key` }] : []),
@@ -149,7 +168,7 @@ function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | '
   ];
   return declared.map((key, index) => ({
     id: key.id ?? derivedKeyId(name, source, index, key.value),
-    value: resolveSecret(key.value, env, key.where),
+    value: resolveKey(key.value, env, key.where, source, dataDir, vendorFormat),
     raw: key.value,
     weight: key.weight ?? 1,
     models: key.models ?? null,
@@ -169,7 +188,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   const envKey = ownEnv ? firstEnv(env, vendor.keyEnv) : undefined;
   const envBaseUrl = ownEnv ? firstEnv(env, vendor.baseUrlEnv) : undefined;
   // Keys configured in the file and through the API serve together; the environment's key is the fallback.
-  let keys = [...keysOf(name, file, 'file', env), ...keysOf(name, api, 'api', env)];
+  let keys = [...keysOf(name, file, 'file', env, settings.dataDir, vendor.format), ...keysOf(name, api, 'api', env, settings.dataDir, vendor.format)];
   if (keys.length === 0 && envKey) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, source: 'env' }];
   const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
   return {

@@ -1,15 +1,49 @@
 import { z } from 'zod';
 
+/** setTimeout's largest delay (2^31-1 ms, about 24.8 days); a larger one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+/** The largest weight a target or key may carry, so a route's weights always sum to a finite number. */
+export const MAX_WEIGHT = 1_000_000;
+/** A duration in milliseconds that a timer can hold. */
+const ms = () => z.number().int().max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (about 24.8 days)`);
+const weight = () => z.number().positive().max(MAX_WEIGHT, `at most ${MAX_WEIGHT}`);
+/** A count (attempts, calls, failures): a whole number well inside what arithmetic on it keeps exact. */
+const count = () => z.number().int().positive().max(1_000_000);
+
+/** Characters Node refuses in a header value (CR, LF, NUL, other controls, anything above U+00FF). */
+const ILLEGAL_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+/** An HTTP header name: an RFC 9110 token. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export function hasIllegalHeaderChars(value: string): boolean {
+  return ILLEGAL_HEADER_VALUE.test(value);
+}
+const headerValue = z.string().refine((value) => !hasIllegalHeaderChars(value), {
+  message: 'holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)',
+});
+/**
+ * A key is sent in a header, so the same characters are refused; a service-account JSON (for `vertex`) is
+ * read, not sent, and may span lines.
+ */
+const keyValue = z
+  .string()
+  .min(1)
+  .refine((value) => value.trimStart().startsWith('{') || !hasIllegalHeaderChars(value), {
+    message: 'holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)',
+  });
+
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 /**
  * The one schema for the config file (and, later, the management API). Field names are snake_case as
  * operators write them in YAML. `z.toJSONSchema(configFileSchema)` gives the published JSON Schema.
  */
 const timeoutsSchema = z.strictObject({
-  first_byte_ms: z.number().int().positive().optional().describe('Time allowed until upstream response headers arrive.'),
-  total_ms: z.number().int().positive().optional().describe('Time allowed for the whole upstream exchange, streams included.'),
-  idle_ms: z
-    .number()
-    .int()
+  first_byte_ms: ms().positive().optional().describe('Time allowed until upstream response headers arrive.'),
+  total_ms: ms().positive().optional().describe('Time allowed for the whole upstream exchange, streams included.'),
+  idle_ms: ms()
     .positive()
     .optional()
     .describe('Longest silence allowed inside a response body (between stream chunks) before the upstream counts as stalled.'),
@@ -17,31 +51,40 @@ const timeoutsSchema = z.strictObject({
 
 export const providerKeySchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('Stable key id; assigned when absent.'),
-  value: z.string().min(1).describe('The key, or a reference: `env:NAME` or `file:/path`.'),
-  weight: z.number().positive().default(1),
+  value: keyValue.describe('The key, or a reference: `env:NAME` or `file:/path` (in the config file only, not through the API).'),
+  weight: weight().default(1),
   models: z.array(z.string().min(1)).optional().describe('Models this key may serve; all when absent.'),
 });
 
 /** USD per million tokens, as providers publish prices. */
 export const priceSchema = z.strictObject({
-  input_per_mtok: z.number().nonnegative(),
-  output_per_mtok: z.number().nonnegative(),
-  cached_input_per_mtok: z.number().nonnegative().optional().describe('Cache reads; defaults to the input price.'),
-  cache_write_per_mtok: z.number().nonnegative().optional().describe('Cache writes; defaults to the input price.'),
+  input_per_mtok: z.number().nonnegative().max(1_000_000),
+  output_per_mtok: z.number().nonnegative().max(1_000_000),
+  cached_input_per_mtok: z.number().nonnegative().max(1_000_000).optional().describe('Cache reads; defaults to the input price.'),
+  cache_write_per_mtok: z.number().nonnegative().max(1_000_000).optional().describe('Cache writes; defaults to the input price.'),
 });
 
 export const providerSchema = z.strictObject({
   type: z.string().min(1).optional().describe('Vendor / wire format, e.g. `openai`, `groq`; defaults to the provider name.'),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
-  api_key: z.string().min(1).optional().describe('Shorthand for a single key; same forms as keys[].value.'),
+  api_key: keyValue.optional().describe('Shorthand for a single key; same forms as keys[].value.'),
   keys: z.array(providerKeySchema).optional(),
-  headers: z.record(z.string(), z.string()).optional().describe('Extra headers sent upstream on every request.'),
+  headers: z
+    .record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue)
+    .optional()
+    .describe('Extra headers sent upstream on every request.'),
   timeouts: timeoutsSchema.optional(),
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
   region: z.string().min(1).optional().describe('Cloud region: AWS region for `bedrock`, location for `vertex` (e.g. `us-central1`).'),
   project: z.string().min(1).optional().describe('Google Cloud project for `vertex`; defaults to the service account\'s.'),
   api_version: z.string().min(1).optional().describe('API version for `azure` (the `api-version` query parameter).'),
-  token_url: z.url().optional().describe('OAuth token endpoint for `vertex`; defaults to the service account\'s `token_uri`.'),
+  token_url: z
+    .url({ protocol: /^https?$/ })
+    .refine((value) => new URL(value).protocol === 'https:' || isLoopbackHost(new URL(value).hostname), {
+      message: 'must be an https URL (http only for a loopback host)',
+    })
+    .optional()
+    .describe('OAuth token endpoint for `vertex` (https; http only on a loopback host); defaults to the service account\'s `token_uri`.'),
   prices: z
     .record(z.string().min(1), priceSchema)
     .optional()
@@ -60,19 +103,19 @@ export const retrySchema = z.strictObject({
     .max(20)
     .optional()
     .describe('Upstream calls per request, all targets and fallbacks together. Default: 3, or the number of targets and fallbacks when larger.'),
-  initial_delay_ms: z.number().int().nonnegative().optional().describe('Backoff base before calling a target again (default 100); grows x2 per retry, with full jitter.'),
-  max_delay_ms: z.number().int().nonnegative().optional().describe('Longest backoff between retries (default 5000); an upstream retry-after is honoured beyond it up to the deadline.'),
-  deadline_ms: z.number().int().positive().optional().describe('No new attempt starts after this long since the request arrived (default 60000).'),
+  initial_delay_ms: ms().nonnegative().optional().describe('Backoff base before calling a target again (default 100); grows x2 per retry, with full jitter.'),
+  max_delay_ms: ms().nonnegative().optional().describe('Longest backoff between retries (default 5000); an upstream retry-after is honoured beyond it up to the deadline.'),
+  deadline_ms: ms().positive().optional().describe('No new attempt starts after this long since the request arrived (default 60000).'),
 });
 
 export const breakerSchema = z.strictObject({
   enabled: z.boolean().optional().describe('Circuit breakers on this route\'s targets (default true).'),
-  consecutive_failures: z.number().int().positive().optional().describe('Failures in a row that open the breaker (default 5).'),
+  consecutive_failures: count().optional().describe('Failures in a row that open the breaker (default 5).'),
   failure_rate: z.number().gt(0).max(1).optional().describe('Share of failed calls in the window that opens the breaker (default 0.5).'),
-  window_ms: z.number().int().positive().optional().describe('Window for the failure rate (default 30000).'),
-  min_requests: z.number().int().positive().optional().describe('Calls in the window before the failure rate counts (default 10).'),
-  cooldown_ms: z.number().int().positive().optional().describe('How long an open breaker waits before trial calls (default 30000).'),
-  half_open_requests: z.number().int().positive().optional().describe('Trial calls let through at once when half-open (default 1).'),
+  window_ms: ms().positive().optional().describe('Window for the failure rate (default 30000).'),
+  min_requests: count().optional().describe('Calls in the window before the failure rate counts (default 10).'),
+  cooldown_ms: ms().positive().optional().describe('How long an open breaker waits before trial calls (default 30000).'),
+  half_open_requests: count().optional().describe('Trial calls let through at once when half-open (default 1).'),
 });
 
 export const routingPolicySchema = z.strictObject({
@@ -87,7 +130,7 @@ export const routingPolicySchema = z.strictObject({
 
 export const routeSchema = z.strictObject({
   targets: z
-    .array(z.strictObject({ model: modelRef, weight: z.number().positive().default(1) }))
+    .array(z.strictObject({ model: modelRef, weight: weight().default(1) }))
     .min(1)
     .describe('Weighted targets; one is picked per request in proportion to its weight.'),
   fallbacks: z
@@ -128,11 +171,11 @@ export const settingsSchema = z.strictObject({
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   data_dir: z.string().min(1).optional(),
-  max_body_bytes: z.number().int().positive().optional().describe('Largest accepted request body.'),
+  max_body_bytes: z.number().int().positive().max(MAX_TIMER_MS).optional().describe('Largest accepted request body.'),
   upstream_timeouts: timeoutsSchema.optional(),
-  shutdown_grace_ms: z.number().int().nonnegative().optional().describe('How long in-flight requests may run after SIGTERM.'),
+  shutdown_grace_ms: ms().nonnegative().optional().describe('How long in-flight requests may run after SIGTERM.'),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
-  log_retention_days: z.number().int().positive().optional().describe('How long request logs are kept.'),
+  log_retention_days: z.number().int().positive().max(36_500).optional().describe('How long request logs are kept.'),
   require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),
   routing: routingPolicySchema.optional().describe('Defaults for every route and for direct `<provider>/<model>` requests.'),
 });

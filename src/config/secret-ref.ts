@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DEFAULTS } from './defaults.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -9,12 +11,51 @@ export class ConfigError extends Error {
   }
 }
 
+/** Whether a configured value is a reference (`env:NAME`, `file:/path`) rather than the secret itself. */
+export function isSecretReference(value: string): boolean {
+  return value.startsWith('env:') || value.startsWith('file:');
+}
+
+/** Where a secret may come from: references are the operator's (file, environment), never an API caller's. */
+export interface SecretOrigin {
+  /** False for values set through the management API: `env:` and `file:` are refused there. */
+  referencesAllowed: boolean;
+  /** The data directory; its `secret.key` (which decrypts every stored key) is never read as a secret. */
+  dataDir: string;
+}
+
+/** The message for a reference that arrived through the API; names the field, never the value. */
+export function referenceRefusedMessage(where: string): string {
+  return `${where}: env: and file: references are accepted only in the config file and the environment, not through the API; send the key itself`;
+}
+
+function realpathOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** Whether `path` is (by real path, so links do not get around it) the data directory's `secret.key`. */
+export function isDataDirSecretKey(path: string, dataDir: string): boolean {
+  return realpathOrResolved(path) === realpathOrResolved(join(dataDir, 'secret.key'));
+}
+
 /**
  * Resolves a secret value that may be a reference: `env:NAME` reads an environment variable, `file:/path`
  * reads a file (trimmed, as mounted secrets usually end in a newline). Anything else is the literal value.
+ * References are honoured only where `origin` allows them, and a reference to the data directory's
+ * `secret.key` (by real path, so links do not get around it) is refused everywhere.
  * Runs once per config version, never per request.
  */
-export function resolveSecret(value: string, env: Env, where: string): string {
+export function resolveSecret(
+  value: string,
+  env: Env,
+  where: string,
+  origin: SecretOrigin = { referencesAllowed: true, dataDir: DEFAULTS.dataDir },
+): string {
+  if (isSecretReference(value) && !origin.referencesAllowed) throw new ConfigError(referenceRefusedMessage(where));
   if (value.startsWith('env:')) {
     const name = value.slice(4);
     const resolved = env[name];
@@ -23,6 +64,9 @@ export function resolveSecret(value: string, env: Env, where: string): string {
   }
   if (value.startsWith('file:')) {
     const path = value.slice(5);
+    if (isDataDirSecretKey(path, origin.dataDir)) {
+      throw new ConfigError(`${where}: ${path} is tollgate's own secret.key, which is never used as a provider key`);
+    }
     try {
       return readFileSync(path, 'utf8').trim();
     } catch (err) {

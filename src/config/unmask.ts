@@ -1,9 +1,11 @@
 import { GatewayError } from '../errors.js';
-import { isSensitiveHeader } from './present.js';
+import { isSensitiveHeader, maskUrl } from './present.js';
 import type { ConfigDocument, ProviderConfig } from './schema.js';
 import { maskSecret } from './secret-box.js';
 
 const MASKED = /^\*{4}/;
+/** A base URL whose userinfo was masked by `maskUrl`. */
+const MASKED_USERINFO = /^[a-z]+:\/\/\*{4}@/i;
 
 function maskedValueError(where: string): GatewayError {
   return GatewayError.badRequest(
@@ -18,8 +20,14 @@ function maskedValueError(where: string): GatewayError {
  * swapped for the stored value it stands for: keys by id, credential headers by name. A masked value that
  * stands for nothing is refused rather than stored as if it were a key.
  */
-export function restoreMaskedProvider(name: string, next: ProviderConfig, previous: ProviderConfig | undefined): ProviderConfig {
+export function restoreMaskedProvider(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, fallbackBaseUrl?: string): ProviderConfig {
   if (next.api_key && MASKED.test(next.api_key)) throw maskedValueError(`providers.${name}.api_key`);
+  let baseUrl = next.base_url;
+  if (baseUrl !== undefined && MASKED_USERINFO.test(baseUrl)) {
+    const stored = [previous?.base_url, fallbackBaseUrl].find((candidate) => candidate !== undefined && maskUrl(candidate) === baseUrl);
+    if (stored === undefined) throw maskedValueError(`providers.${name}.base_url`);
+    baseUrl = stored;
+  }
   const keys = next.keys?.map((key, i) => {
     if (!MASKED.test(key.value)) return key;
     const stored = key.id ? previous?.keys?.find((candidate) => candidate.id === key.id) : undefined;
@@ -36,12 +44,15 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
       headers[header] = stored;
     }
   }
-  return { ...next, ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
+  return { ...next, ...(baseUrl !== undefined ? { base_url: baseUrl } : {}), ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
 }
 
-export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument): ConfigDocument {
+/** `lower` is the file layer: a masked base URL read from the effective view may stand for the file's. */
+export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument, lower?: ConfigDocument): ConfigDocument {
   if (!next.providers) return next;
   const providers: NonNullable<ConfigDocument['providers']> = {};
-  for (const [name, provider] of Object.entries(next.providers)) providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name]);
+  for (const [name, provider] of Object.entries(next.providers)) {
+    providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name], lower?.providers?.[name]?.base_url);
+  }
   return { ...next, providers };
 }

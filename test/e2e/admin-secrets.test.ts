@@ -95,19 +95,21 @@ describe('provider key values never come back in full', () => {
     }
   });
 
-  it('shows references (env:NAME) as written, since they name no secret', async () => {
-    const tg = await startGateway({}, { LAB_KEY: 'sk-DISTINCTIVE-from-env-abcdef12' });
+  it('shows references (env:NAME) from the config file as written, since they name no secret; the API refuses them', async () => {
+    const tg = await startGateway(
+      { providers: { 'lab-a': { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ value: 'env:LAB_KEY' }] } } },
+      { LAB_KEY: 'sk-DISTINCTIVE-from-env-abcdef12' },
+    );
     try {
       const api = new AdminClient(tg.url);
-      const put = await api.put('/api/providers/lab-a', { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ value: 'env:LAB_KEY' }] });
-      expect(put.body.keys[0].value).toBe('env:LAB_KEY');
+      expect((await api.get('/api/providers/lab-a')).body.keys[0].value).toBe('env:LAB_KEY');
       await tg.client.chat.completions.create({ model: 'lab-a/m', messages });
       expect(upstream.calls[0]?.headers.authorization).toBe('Bearer sk-DISTINCTIVE-from-env-abcdef12');
       for (const path of ['/api/config', '/api/audit']) expect((await api.get(path)).text).not.toContain('sk-DISTINCTIVE-from-env');
-      // A reference to a variable that is not set is a validation error, not a broken config.
-      const missing = await api.post('/api/providers/lab-a/keys', { value: 'env:NOT_SET_ANYWHERE' });
-      expect(missing.status).toBe(400);
-      expect(missing.body.error.message).toContain('NOT_SET_ANYWHERE');
+      // References read the gateway's environment and files: the operator's, not an API caller's.
+      const viaApi = await api.post('/api/providers/lab-a/keys', { value: 'env:LAB_KEY' });
+      expect(viaApi.status).toBe(400);
+      expect(viaApi.body.error.param).toBe('providers.lab-a.keys.value');
     } finally {
       await tg.stop();
     }
