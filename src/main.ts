@@ -1,7 +1,45 @@
+import { writeSync } from 'node:fs';
 import { loadConfigFile } from './config/load-file.js';
 import { ConfigError } from './config/secret-ref.js';
 import { createGateway } from './gateway.js';
 import { VERSION } from './version.js';
+
+/**
+ * An error nothing caught leaves the process in an unknown state: it must end now, so a supervisor restarts it,
+ * rather than keep its port without answering. The line goes to stderr synchronously (a logger may buffer).
+ * The process kills itself with SIGKILL instead of `process.exit`: exit runs native clean-up hooks, and LMDB's,
+ * caught in the middle of a commit, waits forever for a thread that waits for this one (a deadlock seen in 3 of
+ * 4 crashes under load). Committed spend survives a kill -9 (test/e2e/spend-crash.test.ts); the request that
+ * was being committed is lost either way.
+ */
+function dieOnUncaught(kind: string, err: unknown): never {
+  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  try {
+    writeSync(2, `${JSON.stringify({ level: 60, time: Date.now(), service: 'tollgate', msg: `fatal: ${kind}; exiting`, err: detail })}\n`);
+  } finally {
+    process.kill(process.pid, 'SIGKILL');
+  }
+  throw err;
+}
+
+process.on('uncaughtException', (err) => dieOnUncaught('uncaught exception', err));
+process.on('unhandledRejection', (err) => dieOnUncaught('unhandled promise rejection', err));
+
+/** A start-up failure explained in one line, without a stack. */
+class StartError extends Error {}
+
+/** Listens, turning a taken port into one line that names the setting to change. */
+async function listenOrExplain(listen: () => Promise<string>, host: string, port: number): Promise<string> {
+  try {
+    return await listen();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new StartError(`port ${port} on ${host} is already in use; set PORT to another port (e.g. PORT=${port + 1} npm start)`);
+    if (code === 'EACCES') throw new StartError(`not allowed to listen on port ${port} on ${host}; set PORT to a port above 1023`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new StartError(`cannot listen on host ${host}: no such local address; set HOST (e.g. HOST=0.0.0.0)`);
+    throw err;
+  }
+}
 
 /** Command line entry: load config, open the store, listen, and shut down gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -9,10 +47,17 @@ async function main(): Promise<void> {
   const gateway = await createGateway({ config: file.config, configPath: file.watchPath });
   const { settings } = gateway.configService.current();
   const configured = [...gateway.configService.current().providers.values()].filter((p) => p.keys.length > 0).map((p) => p.name);
-  const address = await gateway.listen();
+  let address: string;
+  try {
+    address = await listenOrExplain(() => gateway.listen(), settings.host, settings.port);
+  } catch (err) {
+    await gateway.close(0);
+    throw err;
+  }
   gateway.log.info(
     {
       version: VERSION,
+      pid: process.pid,
       address,
       dataDir: gateway.store.path,
       configFile: file.path,
@@ -48,6 +93,8 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`tollgate: configuration error: ${err.message}\n`);
+  } else if (err instanceof StartError) {
+    process.stderr.write(`tollgate: ${err.message}\n`);
   } else {
     process.stderr.write(`tollgate: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   }

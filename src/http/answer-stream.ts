@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable, Observer } from 'rxjs';
 import type { ResponseEvent } from '../dialects/openai/types.js';
+import { GatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
+import type { Log } from '../telemetry/log.js';
 import type { RenderedError } from './render-error.js';
 
 /** Headers of every event-stream answer, whatever the dialect. */
@@ -49,14 +51,58 @@ export function writeRenderedError(res: ServerResponse, headers: Record<string, 
 }
 
 /**
+ * The observer with every callback guarded: a writer that throws (a header value Node refuses, a rendering bug)
+ * fails this one answer (a bare 500 if nothing was sent yet, else a cut connection) and is logged, instead of
+ * escaping into rxjs, which rethrows it outside any request and so would end the process for every client.
+ */
+function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: Partial<Observer<ResponseEvent>>, stop: () => void): Partial<Observer<ResponseEvent>> {
+  let faulted = false;
+  const fault = (err: unknown): void => {
+    log.error({ err, requestId: ctx.id }, 'writing the answer failed; this request is ended');
+    stop();
+    if (faulted || res.headersSent) {
+      res.destroy();
+      return;
+    }
+    faulted = true;
+    // The dialect's own 500, without the stage-set headers (one of them may be what Node refused).
+    for (const name of Object.keys(ctx.responseHeaders)) delete ctx.responseHeaders[name];
+    try {
+      observer.error?.(GatewayError.internal());
+    } catch {
+      res.destroy();
+    }
+  };
+  const wrap = <A extends unknown[]>(fn: ((...args: A) => void) | undefined) =>
+    fn === undefined
+      ? undefined
+      : (...args: A): void => {
+          try {
+            fn(...args);
+          } catch (err) {
+            fault(err);
+          }
+        };
+  return { next: wrap(observer.next?.bind(observer)), error: wrap(observer.error?.bind(observer)), complete: wrap(observer.complete?.bind(observer)) };
+}
+
+/**
  * What every dialect's writer shares: backpressure (the producer awaits `ctx.clientReady` when the socket buffer
  * is full), the subscription to the pipeline's answer, and the hang-up: a client that leaves before the answer
  * ended unsubscribes, which aborts the upstream call. Resolves when the connection closes.
  */
-export function serveAnswer(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, observer: Partial<Observer<ResponseEvent>>): Promise<void> {
+export function serveAnswer(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, observer: Partial<Observer<ResponseEvent>>): Promise<void> {
   ctx.clientReady = () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
   return new Promise<void>((resolve) => {
-    const subscription = answer.subscribe(observer);
+    let stopped = false;
+    let subscription: { unsubscribe(): void } | null = null;
+    const stop = (): void => {
+      stopped = true;
+      subscription?.unsubscribe();
+    };
+    subscription = answer.subscribe(guarded(res, ctx, log, observer, stop));
+    // A fault during the synchronous part of subscribe happened before `subscription` was set.
+    if (stopped) subscription.unsubscribe();
     const hangUp = (): void => {
       if (!res.writableFinished) subscription.unsubscribe();
       resolve();

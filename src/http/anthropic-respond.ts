@@ -7,6 +7,7 @@ import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../dialects/anthr
 import type { ChatCompletion, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
+import type { Log } from '../telemetry/log.js';
 import { renderAnthropicError } from './anthropic-errors.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 
@@ -23,7 +24,7 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
  * first byte get a status, errors after it an `error` event and an end without message_stop, so no client
  * mistakes a broken answer for a whole one.
  */
-export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, reply: ReplyContext): Promise<void> {
+export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, reply: ReplyContext): Promise<void> {
   const renderer = new AnthropicStreamRenderer(reply);
   let headersSent = false;
   let completion: ChatCompletion | null = null;
@@ -36,7 +37,7 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
     }
     write(events.map(sseFrame).join(''));
   };
-  return serveAnswer(res, ctx, answer, {
+  return serveAnswer(res, ctx, answer, log, {
     next(event) {
       // Sent when the pipeline completes, after the response side (cost, logs) has settled.
       if (event.kind === 'completion') completion = event.completion;

@@ -66,7 +66,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();
         const stopSequences = Array.isArray(body.stop_sequences) ? (body.stop_sequences as string[]) : [];
-        await respondAnthropic(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), { model: body.model, stopSequences });
+        await respondAnthropic(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, { model: body.model, stopSequences });
       });
 
       registerAnthropicModelRoutes(scope, deps);

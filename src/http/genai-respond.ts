@@ -8,6 +8,7 @@ import { errorEvent, GeminiStreamRenderer, sseFrame } from '../dialects/gemini/s
 import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
+import type { Log } from '../telemetry/log.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 import type { RenderedError } from './render-error.js';
 
@@ -33,7 +34,7 @@ export type GeminiAnswerShape = { kind: 'generate'; reply: GeminiReplyContext; f
  * Writes a pipeline answer in Gemini's format (backpressure and hang-up as in answer-stream.ts). Errors before the
  * first byte get a status, errors after it a final event with Google's error object and then the end.
  */
-export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, shape: GeminiAnswerShape): Promise<void> {
+export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, shape: GeminiAnswerShape): Promise<void> {
   const renderer = shape.kind === 'generate' ? new GeminiStreamRenderer(shape.reply) : null;
   const arrayFraming = shape.kind === 'generate' && shape.framing === 'array';
   let headersSent = false;
@@ -56,7 +57,7 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
   const finish = (): void => {
     res.end(arrayFraming ? (events === 0 ? '[]' : ']') : undefined);
   };
-  return serveAnswer(res, ctx, answer, {
+  return serveAnswer(res, ctx, answer, log, {
     next(event) {
       // Completions and embeddings are sent when the pipeline completes, after the response side (cost, logs) has settled.
       if (event.kind === 'completion') completion = event.completion;

@@ -112,7 +112,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
             credential,
           });
           reply.hijack();
-          await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), { kind: 'embed', batch });
+          await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, { kind: 'embed', batch });
           return;
         }
 
@@ -132,7 +132,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();
         const framing = !stream ? 'json' : queryString(request, 'alt') === 'sse' ? 'sse' : 'array';
-        await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), {
+        await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, {
           kind: 'generate',
           framing,
           reply: { model: parsed.model, includeThoughts: info.includeThoughts },

@@ -67,7 +67,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
     reply.hijack();
-    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx));
+    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log);
   });
 
   // Embeddings go through the same pipeline as chat: keys, limits, budgets, routing, retries, cost.
@@ -86,7 +86,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       credential: presentedCredential(request),
     });
     reply.hijack();
-    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx));
+    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log);
   });
 
   // `?provider=` and `?search=` narrow the list (tollgate's addition; OpenAI's own list takes no filters).

@@ -3,6 +3,7 @@ import type { Observable } from 'rxjs';
 import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
+import type { Log } from '../telemetry/log.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 import { openAIErrorBody, renderOpenAIError } from './render-error.js';
 
@@ -19,11 +20,11 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
  * byte get a proper status; errors after it become an SSE error event followed by a clean end, never a stream
  * that looks complete.
  */
-export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>): Promise<void> {
+export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log): Promise<void> {
   let started = false;
   let completion: ChatCompletion | EmbeddingsResponse | null = null;
   const write = tickCorkedWriter(res);
-  return serveAnswer(res, ctx, answer, {
+  return serveAnswer(res, ctx, answer, log, {
     next(event) {
       if (event.kind !== 'chunk') {
         // Sent when the pipeline completes, after the response side (cost, logs) has settled.

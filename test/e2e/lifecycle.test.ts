@@ -1,70 +1,31 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { freePort } from '../helpers/net.js';
+import { childEnv, repoRoot, spawnMain, tryConnect, waitUntilGone, type MainProcess, type SpawnOptions } from '../helpers/main-process.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
-
-const repoRoot = resolve(import.meta.dirname, '../..');
-const tsxCli = join(repoRoot, 'node_modules/tsx/dist/cli.mjs');
-const mainScript = join(repoRoot, 'src/main.ts');
 
 let upstream: ScriptedUpstream;
 const workDirs: string[] = [];
 
-
-/** Opens a fresh TCP connection (no pooled keep-alive socket) to see whether the port still accepts. */
-function tryConnect(port: number): Promise<'connected' | 'refused'> {
-  return new Promise((done) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      done('connected');
-    });
-    socket.once('error', () => done('refused'));
-  });
-}
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-  port: number;
+interface Started extends MainProcess {
   cwd: string;
-  exit: Promise<number | null>;
-  output: () => string;
 }
 
-/** Runs `src/main.ts` as `npm start` does, in a fresh working directory, and waits until /health answers. */
-async function startMain(env: Record<string, string>): Promise<Started> {
+/** Runs `src/main.ts` as `npm start` does (node with tsx's loader, no wrapper), in a fresh working directory. */
+async function startMain(env: Record<string, string>, options: Partial<SpawnOptions> = {}): Promise<Started> {
   const cwd = mkdtempSync(join(tmpdir(), 'tollgate-main-'));
   workDirs.push(cwd);
-  const port = await freePort();
-  const child = spawn(process.execPath, [tsxCli, mainScript], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, PORT: String(port), HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
-  child.stderr?.on('data', (data: Buffer) => (output += data.toString()));
-  const exit = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`gateway exited early:\n${output}`);
-    try {
-      const response = await fetch(`${url}/health`);
-      if (response.ok) return { child, url, port, cwd, exit, output: () => output };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`gateway did not become healthy:\n${output}`);
+  const started = await spawnMain({ cwd, env: { TOLLGATE_DATA_DIR: join(cwd, 'data'), ...env }, ...options });
+  return { ...started, cwd };
+}
+
+/** The exit code, once the process is gone. */
+async function exitCode(started: MainProcess): Promise<number | null> {
+  return (await started.exit).code;
 }
 
 beforeAll(async () => {
@@ -86,7 +47,7 @@ describe('npm start', () => {
       expect(started.output()).toContain('listening');
     } finally {
       started.child.kill('SIGTERM');
-      expect(await started.exit).toBe(0);
+      expect(await exitCode(started)).toBe(0);
     }
   }, 40_000);
 
@@ -116,7 +77,7 @@ describe('npm start', () => {
     }
     expect(text).toBe('echo: one two three four five six');
     const streamEnded = Date.now();
-    expect(await started.exit).toBe(0);
+    expect(await exitCode(started)).toBe(0);
     // Exits once the work is done, without waiting for the client's idle keep-alive socket to time out.
     expect(Date.now() - streamEnded).toBeLessThan(2000);
   }, 40_000);
@@ -136,16 +97,16 @@ describe('npm start', () => {
       for await (const _chunk of stream) void _chunk;
     };
     await expect(consume()).rejects.toThrow();
-    expect(await started.exit).toBe(0);
+    expect(await exitCode(started)).toBe(0);
     expect(Date.now() - sentAt).toBeLessThan(5000);
   }, 40_000);
 
   it('refuses to start with a broken config file and says why', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'tollgate-badcfg-'));
     workDirs.push(cwd);
-    const child = spawn(process.execPath, [tsxCli, mainScript], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', TOLLGATE_CONFIG: join(cwd, 'missing.yaml') },
+    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts')], {
+      cwd: repoRoot,
+      env: childEnv({ TOLLGATE_CONFIG: join(cwd, 'missing.yaml'), TOLLGATE_DATA_DIR: join(cwd, 'data') }, cwd),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -155,4 +116,101 @@ describe('npm start', () => {
     expect(stderr).toContain('configuration error');
     expect(stderr).toContain('missing.yaml');
   }, 30_000);
+});
+
+describe('signals reach the server through npm start', () => {
+  // `npm start` is what `CMD ["npm","start"]`, a systemd unit or a terminal runs; each delivers SIGTERM differently.
+  const cases: Array<{ name: string; send: (started: MainProcess) => void }> = [
+    { name: 'SIGTERM to the npm process', send: (started) => started.child.kill('SIGTERM') },
+    { name: "SIGTERM to npm's process group", send: (started) => process.kill(-(started.child.pid ?? 0), 'SIGTERM') },
+    { name: 'SIGTERM to the server process itself', send: (started) => process.kill(started.serverPid, 'SIGTERM') },
+  ];
+  for (const { name, send } of cases) {
+    it(`${name}: drains, the server exits and npm exits 0`, async () => {
+      const started = await startMain({}, { via: 'npm', detached: true });
+      try {
+        // npm runs the server as its own child (no wrapper in between that could swallow the signal).
+        expect(started.serverPid).not.toBe(started.child.pid);
+        send(started);
+        expect(await exitCode(started)).toBe(0);
+        expect(await waitUntilGone(started.serverPid, started.port, 5000)).toEqual({ port: 'refused', alive: false });
+        expect(started.output()).toContain('shutdown complete');
+      } finally {
+        if (started.child.pid) {
+          try {
+            process.kill(-started.child.pid, 'SIGKILL');
+          } catch {
+            // the group is gone, as it should be
+          }
+        }
+      }
+    }, 40_000);
+  }
+});
+
+describe('start-up and fatal errors', () => {
+  it('a port already in use is one line naming PORT, exit 1, no stack', async () => {
+    const first = await startMain({});
+    try {
+      const cwd = mkdtempSync(join(tmpdir(), 'tollgate-port-'));
+      workDirs.push(cwd);
+      const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts')], {
+        cwd: repoRoot,
+        env: childEnv({ PORT: String(first.port), HOST: '127.0.0.1', TOLLGATE_DATA_DIR: join(cwd, 'data') }, cwd),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+      const code = await new Promise<number | null>((done) => child.on('exit', done));
+      expect(code).toBe(1);
+      expect(stderr.trim().split('\n')).toEqual([`tollgate: port ${first.port} on 127.0.0.1 is already in use; set PORT to another port (e.g. PORT=${first.port + 1} npm start)`]);
+      // The first server is untouched.
+      expect((await fetch(`${first.url}/health`)).ok).toBe(true);
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await exitCode(first)).toBe(0);
+    }
+  }, 40_000);
+
+  it('an uncaught error while spend is being committed under load ends the process at once, every time', async () => {
+    const faultDir = mkdtempSync(join(tmpdir(), 'tollgate-fault-'));
+    workDirs.push(faultDir);
+    // A fault injected into the real server process on cue: an error thrown outside any request, which nothing catches.
+    const fault = join(faultDir, 'fault.mjs');
+    writeFileSync(fault, "process.on('SIGUSR2', () => setImmediate(() => { throw new Error('injected fault'); }));\n");
+    for (let round = 0; round < 3; round++) {
+      const started = await startMain(
+        { OPENAI_API_KEY: 'sk-life', OPENAI_BASE_URL: `${upstream.url}/v1` },
+        { imports: [pathToFileURL(fault).href] },
+      );
+      const created = await fetch(`${started.url}/api/keys`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `fault-${round}`, budget: 1000 }),
+      });
+      const { key } = (await created.json()) as { key: string };
+      const client = new OpenAI({ baseURL: `${started.url}/v1`, apiKey: key, maxRetries: 0, timeout: 10_000 });
+      let running = true;
+      // Keyed requests: every answer commits spend and a log entry, so the fault lands among commits.
+      const load = Array.from({ length: 6 }, async () => {
+        while (running) {
+          await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).catch(() => (running = false));
+        }
+      });
+      await new Promise((done) => setTimeout(done, 400 + round * 150));
+      process.kill(started.serverPid, 'SIGUSR2');
+      const { code, signal } = await Promise.race([
+        started.exit,
+        new Promise<{ code: null; signal: 'timeout' }>((done) => setTimeout(() => done({ code: null, signal: 'timeout' }), 10_000)),
+      ]);
+      running = false;
+      await Promise.all(load);
+      if (signal === 'timeout') started.child.kill('SIGKILL');
+      // Ended by itself (it kills itself so LMDB's exit hooks cannot deadlock it), not by the test.
+      expect({ code, signal }).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(await waitUntilGone(started.serverPid, started.port, 3000)).toEqual({ port: 'refused', alive: false });
+      expect(started.output()).toContain('fatal: uncaught exception');
+      expect(started.output()).toContain('injected fault');
+    }
+  }, 90_000);
 });

@@ -1,15 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { freePort } from '../helpers/net.js';
+import { spawnMain, waitUntilGone } from '../helpers/main-process.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
-
-const repoRoot = resolve(import.meta.dirname, '../..');
-const tsxCli = join(repoRoot, 'node_modules/tsx/dist/cli.mjs');
-const mainScript = join(repoRoot, 'src/main.ts');
 
 let upstream: ScriptedUpstream;
 const dirs: string[] = [];
@@ -22,23 +17,6 @@ afterAll(async () => {
   await upstream.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-async function startMain(cwd: string, port: number): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, [tsxCli, mainScript], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', TOLLGATE_DATA_DIR: join(cwd, 'data'), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise((done) => child.once('exit', done));
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error('gateway exited early');
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
-    if (ok) return { child, url, exited };
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  throw new Error('gateway did not start');
-}
 
 describe('spend survives kill -9', () => {
   it('after a crash mid-load and a restart, recorded spend equals the cost of the requests clients saw succeed', async () => {
@@ -57,8 +35,9 @@ describe('spend survives kill -9', () => {
         '',
       ].join('\n'),
     );
-    const port = await freePort();
-    const first = await startMain(cwd, port);
+    const first = await spawnMain({ cwd, env: { LOG_LEVEL: 'warn' } });
+    // The process spawned is the server itself (no wrapper in between), so the kill below reaches it.
+    expect(first.serverPid).toBe(first.child.pid);
     const created = await fetch(`${first.url}/api/keys`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -91,17 +70,20 @@ describe('spend survives kill -9', () => {
     first.child.kill('SIGKILL');
     stop = true;
     await Promise.all(workers);
-    await first.exited;
+    expect((await first.exit).signal).toBe('SIGKILL');
+    // Proof the crash happened: the first server is gone and its port answers nothing before the restart.
+    expect(await waitUntilGone(first.serverPid, first.port, 5000)).toEqual({ port: 'refused', alive: false });
     expect(succeeded).toBeGreaterThan(10);
 
-    const second = await startMain(cwd, port);
+    const second = await spawnMain({ cwd, port: first.port, env: { LOG_LEVEL: 'warn' } });
+    expect(second.serverPid).not.toBe(first.serverPid);
     try {
       const record = (await (await fetch(`${second.url}/api/keys/${id}`)).json()) as { spend: number; requests: number };
       expect(record.spend).toBe(2 * succeeded);
       expect(record.requests).toBe(succeeded);
     } finally {
       second.child.kill('SIGTERM');
-      await second.exited;
+      expect((await second.exit).code).toBe(0);
     }
   }, 60_000);
 });

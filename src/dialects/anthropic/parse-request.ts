@@ -1,3 +1,4 @@
+import { modelNameProblem, quotedModelName } from '../model-name-check.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
@@ -17,6 +18,8 @@ export interface MessagesRequest extends Json {
 export function readMessagesRequest(body: unknown, endpoint: 'messages' | 'count_tokens'): MessagesRequest {
   if (!isRecord(body)) throw invalidRequest('body', 'Input should be a valid dictionary');
   if (typeof body.model !== 'string' || body.model.trim() === '') throw invalidRequest('model', 'Field required');
+  const badName = modelNameProblem(body.model);
+  if (badName !== null) throw invalidRequest('model', `the model name ${quotedModelName(body.model)} ${badName}`);
   if (!Array.isArray(body.messages)) throw invalidRequest('messages', 'Field required');
   if (body.messages.length === 0) throw invalidRequest('messages', 'at least one message is required');
   if (endpoint === 'messages') {

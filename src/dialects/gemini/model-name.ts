@@ -1,3 +1,4 @@
+import { modelNameProblem, quotedModelName } from '../model-name-check.js';
 import type { RuntimeConfig } from '../../config/runtime.js';
 import { splitModelName } from '../../routing/resolve-target.js';
 import { isRouteName, qualifiedModelName } from '../../routing/route-patterns.js';
@@ -49,5 +50,7 @@ export function parseModelPath(rest: string): { model: string; method: GeminiMet
   }
   if (model.startsWith('models/')) model = model.slice('models/'.length);
   if (model.trim() === '') throw invalidArgument('The model name in the URL is empty.');
+  const badName = modelNameProblem(model);
+  if (badName !== null) throw invalidArgument(`The model name in the URL, ${quotedModelName(model)}, ${badName}.`, 'model');
   return { model, method: method as GeminiMethod };
 }

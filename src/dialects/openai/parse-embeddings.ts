@@ -1,6 +1,7 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, EmbeddingsRequest } from './types.js';
 import { isRecord } from '../../is-record.js';
+import { modelNameError } from '../model-name-check.js';
 
 /** OpenAI's own limit on inputs per request. */
 const MAX_INPUTS = 2048;
@@ -14,6 +15,8 @@ export function parseEmbeddingsRequest(body: unknown): EmbeddingsRequest {
   if (typeof model !== 'string' || model === '') {
     throw GatewayError.badRequest("Missing required parameter: 'model'.", 'model', model === undefined ? 'missing_required_parameter' : 'invalid_type');
   }
+  const badName = modelNameError(model);
+  if (badName !== null) throw GatewayError.badRequest(badName, 'model', 'invalid_model_name');
   if (input === undefined || input === null) throw GatewayError.badRequest("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
   const valid =
     (typeof input === 'string' && input !== '') ||

@@ -1,6 +1,7 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest } from './types.js';
 import { isRecord } from '../../is-record.js';
+import { modelNameError } from '../model-name-check.js';
 
 /**
  * Checks the few fields the gateway itself depends on. Everything else is the provider's business: it is
@@ -17,6 +18,8 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
   if (typeof model !== 'string') {
     throw GatewayError.badRequest("Invalid type for 'model': expected a string.", 'model', 'invalid_type');
   }
+  const badName = modelNameError(model);
+  if (badName !== null) throw GatewayError.badRequest(badName, 'model', 'invalid_model_name');
   if (messages === undefined || messages === null) {
     throw GatewayError.badRequest("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
   }
@@ -34,6 +37,18 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
         `messages[${i}].role`,
         'invalid_type',
       );
+    }
+    const { content } = message;
+    // Content is a string, null (an assistant turn with tool calls) or an array of part objects; anything else is
+    // refused here, with its index, rather than by whichever adapter trips over it.
+    if (Array.isArray(content)) {
+      for (let j = 0; j < content.length; j++) {
+        if (!isRecord(content[j])) {
+          throw GatewayError.badRequest(`Invalid 'messages[${i}].content[${j}]': expected an object (a content part such as {"type":"text","text":"..."}).`, `messages[${i}].content[${j}]`, 'invalid_type');
+        }
+      }
+    } else if (content !== undefined && content !== null && typeof content !== 'string') {
+      throw GatewayError.badRequest(`Invalid type for 'messages[${i}].content': expected a string or an array of content parts.`, `messages[${i}].content`, 'invalid_type');
     }
   }
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
@@ -61,6 +76,10 @@ export function takeRequestFallbacks(request: ChatCompletionRequest): string[] {
   }
   if (raw.length > MAX_REQUEST_FALLBACKS) {
     throw GatewayError.badRequest(`Invalid 'fallbacks': at most ${MAX_REQUEST_FALLBACKS} entries.`, 'fallbacks', 'too_many_fallbacks');
+  }
+  for (const name of raw as string[]) {
+    const badName = modelNameError(name, 'fallbacks');
+    if (badName !== null) throw GatewayError.badRequest(badName, 'fallbacks', 'invalid_model_name');
   }
   delete request.fallbacks;
   return raw as string[];
