@@ -9,7 +9,7 @@ import type { Log } from '../telemetry/log.js';
 import { configJsonSchema } from './json-schema.js';
 import { applyMergePatch } from './merge-patch.js';
 import { mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
-import { resolveRuntimeConfig, type ConfigLayers, type RuntimeConfig } from './runtime.js';
+import { resolveRuntimeConfig, type ConfigFileStatus, type ConfigLayers, type ConfigWarning, type RuntimeConfig } from './runtime.js';
 import {
   configFileSchema,
   describeIssues,
@@ -36,6 +36,10 @@ export interface EffectiveConfigView {
   settings: Record<string, unknown>;
   providers: ProviderView[];
   routes: RouteView[];
+  /** What will not work as written (e.g. a fallback to a provider with no key). */
+  warnings: ConfigWarning[];
+  /** The last rejected save of the config file, until a later save is accepted. */
+  file_rejection: { file: string; at: string; reason: string } | null;
 }
 
 export interface ConfigServiceDeps {
@@ -117,6 +121,12 @@ function withoutReadOnlyFields(body: unknown, name: string, kind: 'provider' | '
   return rest;
 }
 
+/** The first line of an error, without a trailing colon: YAML errors go on to quote the file, which may hold secrets. */
+function oneLine(message: string): string {
+  const first = message.split('\n', 1)[0]?.trim() ?? '';
+  return (first.endsWith(':') ? first.slice(0, -1) : first).slice(0, 500);
+}
+
 function actorLabel(actor: Actor): string {
   return `${actor.kind}:${actor.id}`;
 }
@@ -135,6 +145,8 @@ export class ConfigService {
   private layers: ConfigLayers;
   private readonly subject: BehaviorSubject<RuntimeConfig>;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Shared by every published config: a rejected save changes the status, not the config. */
+  private readonly fileStatus: ConfigFileStatus = { rejection: null };
   readonly filePath: string | null;
 
   constructor(private readonly deps: ConfigServiceDeps) {
@@ -142,7 +154,9 @@ export class ConfigService {
     const api = stored ? this.unseal(stored.document) : {};
     this.layers = { api, file: deps.file.document };
     this.filePath = deps.file.path;
-    this.subject = new BehaviorSubject(resolveRuntimeConfig(this.layers, deps.env, (stored?.version ?? 0) + 1));
+    const initial: RuntimeConfig = { ...resolveRuntimeConfig(this.layers, deps.env, (stored?.version ?? 0) + 1), fileStatus: this.fileStatus };
+    this.subject = new BehaviorSubject(initial);
+    this.logWarnings(initial, []);
   }
 
   current(): RuntimeConfig {
@@ -162,7 +176,15 @@ export class ConfigService {
       settings: settingsView(config.settings),
       providers: [...config.providers.values()].map(providerView),
       routes: [...config.routes.values()].map(routeView),
+      warnings: config.warnings.map((warning) => ({ ...warning })),
+      file_rejection: this.fileRejection(),
     };
+  }
+
+  /** The last rejected save of the config file (its time and why), or null once a later save was accepted. */
+  fileRejection(): { file: string; at: string; reason: string } | null {
+    const rejection = this.fileStatus.rejection;
+    return rejection ? { file: rejection.file, at: rejection.at, reason: rejection.reason } : null;
   }
 
   apiLayer(): ConfigDocument {
@@ -316,7 +338,7 @@ export class ConfigService {
    * Applies a new config file content. A file that does not parse or validate is logged and ignored: the
    * running config stays as it was and the gateway keeps serving.
    */
-  reloadFile(read: () => ConfigDocument): Promise<boolean> {
+  reloadFile(read: () => ConfigDocument, routesOf: () => string[] = () => []): Promise<boolean> {
     return this.serialized(async () => {
       const path = this.filePath ?? '(config file)';
       let document: ConfigDocument;
@@ -325,7 +347,16 @@ export class ConfigService {
         document = read();
         next = resolveRuntimeConfig({ ...this.layers, file: document }, this.deps.env, this.current().version + 1);
       } catch (err) {
-        this.deps.log.error({ file: path, error: (err as Error).message }, 'config file change rejected; running config unchanged');
+        // One line: a YAML error goes on to quote the offending line of the file, which may hold a key.
+        const reason = oneLine((err as Error).message);
+        this.deps.log.error({ file: path, error: reason }, 'config file change rejected; running config unchanged');
+        let routes: string[] = [];
+        try {
+          routes = routesOf();
+        } catch {
+          routes = [];
+        }
+        this.fileStatus.rejection = { file: path, at: new Date().toISOString(), reason, routes };
         return false;
       }
       const running = this.current().settings;
@@ -342,7 +373,8 @@ export class ConfigService {
       this.layers = { ...this.layers, file: document };
       const actor: Actor = { kind: 'file', id: path };
       await this.record(actor, 'file.reloaded', 'file', before, maskDocument(document), next.version, 'file');
-      this.subject.next(next);
+      this.fileStatus.rejection = null;
+      this.publish(next);
       this.deps.log.info({ file: path, version: next.version }, 'config file change applied');
       return true;
     });
@@ -372,9 +404,24 @@ export class ConfigService {
       const before = this.itemSnapshot(target);
       await this.deps.repo.save(mapSecrets(api, (value) => this.deps.box.encrypt(value)), next.version);
       this.layers = { ...this.layers, api };
-      this.subject.next(next);
+      this.publish(next);
       await this.record(actor, action, target, before, this.itemSnapshot(target), next.version, 'api');
     });
+  }
+
+  /** Makes `next` the running config, with the file's live status, and logs warnings it brings. */
+  private publish(next: RuntimeConfig): void {
+    const previous = this.current().warnings;
+    const published: RuntimeConfig = { ...next, fileStatus: this.fileStatus };
+    this.subject.next(published);
+    this.logWarnings(published, previous);
+  }
+
+  private logWarnings(config: RuntimeConfig, previous: readonly ConfigWarning[]): void {
+    const known = new Set(previous.map((warning) => warning.message));
+    for (const warning of config.warnings) {
+      if (!known.has(warning.message)) this.deps.log.warn({ field: warning.field, version: config.version }, `config warning: ${warning.message}`);
+    }
   }
 
   private removeFromApiLayer(section: 'providers' | 'routes', name: string, actor: Actor, action: string): Promise<void> {

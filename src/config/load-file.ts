@@ -19,7 +19,9 @@ export function parseConfigText(text: string, where: string): ConfigFile {
   try {
     raw = parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`${where}: not valid YAML/JSON: ${(err as Error).message}`);
+    // The parser's message goes on to quote the offending line, which may hold a key: keep its first line (line and column).
+    const first = ((err as Error).message.split('\n', 1)[0] ?? '').replace(/:\s*$/, '');
+    throw new ConfigError(`${where}: not valid YAML/JSON: ${first}`);
   }
   return parseConfigDocument(raw ?? {}, where);
 }

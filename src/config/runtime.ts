@@ -64,6 +64,32 @@ export interface ConfigLayers {
   file: ConfigDocument;
 }
 
+/** Something in a valid config that will not work as written (a fallback to a provider with no key, say). */
+export interface ConfigWarning {
+  /** The field, e.g. `routes.chat.fallbacks.0`. */
+  field: string;
+  message: string;
+}
+
+/** The last config file save that was rejected: the running config stayed as it was. */
+export interface FileRejection {
+  file: string;
+  /** ISO time of the rejected save. */
+  at: string;
+  /** Why, in one line (never the file's content). */
+  reason: string;
+  /** Routes the rejected file defines (when it parsed far enough to tell), for an honest 404. */
+  routes: string[];
+}
+
+/**
+ * The live state of the config file, shared by every config version (a rejected save makes no new version):
+ * the one mutable part, owned and updated by the config service.
+ */
+export interface ConfigFileStatus {
+  rejection: FileRejection | null;
+}
+
 /** One immutable, fully resolved configuration. Everything per request reads from here, nothing re-parses. */
 export interface RuntimeConfig {
   version: number;
@@ -72,6 +98,10 @@ export interface RuntimeConfig {
   routes: ReadonlyMap<string, RouteRuntime>;
   /** Usage-based routing rules, in order; the first that matches picks the route. */
   routingRules: readonly RoutingRuleConfig[];
+  /** What will not work as written; shown by `GET /api/config` and logged when the config is applied. */
+  warnings: readonly ConfigWarning[];
+  /** The config file's live status; set by the config service. */
+  fileStatus?: ConfigFileStatus;
 }
 
 function firstEnv(env: Env, names: string[]): string | undefined {
@@ -264,6 +294,41 @@ function checkRoutingRules(rules: readonly RoutingRuleConfig[], providers: Reado
   });
 }
 
+/** Why `<provider>/<model>` cannot be served with the configured keys, or null when it can (or a client key may do). */
+function unservedReason(providers: ReadonlyMap<string, ProviderRuntime>, name: string): string | null {
+  const slash = name.indexOf('/');
+  if (slash <= 0) return null;
+  const provider = providers.get(name.slice(0, slash));
+  if (!provider) return null;
+  const model = name.slice(slash + 1);
+  if (provider.keys.length === 0) {
+    if (!provider.keyRequired) return null;
+    const env = provider.vendor.keyEnv[0];
+    return `provider '${provider.name}' has no API key (${env ? `set ${env} or ` : ''}add one under providers.${provider.name}); it is skipped unless a client sends its own key`;
+  }
+  if (!model.includes('*') && !provider.keys.some((key) => key.models === null || key.models.includes(model))) {
+    return `no key of provider '${provider.name}' is configured to serve model '${model}'; it is skipped`;
+  }
+  return null;
+}
+
+/** Targets and fallbacks that name a provider that cannot serve them: valid config, but silently skipped at request time. */
+function routeWarnings(routes: ReadonlyMap<string, RouteRuntime>, providers: ReadonlyMap<string, ProviderRuntime>): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
+  for (const route of routes.values()) {
+    route.targets.forEach((target, i) => {
+      const reason = unservedReason(providers, target.model);
+      if (reason) warnings.push({ field: `routes.${route.name}.targets.${i}.model`, message: `Target '${target.model}' of route '${route.name}': ${reason}.` });
+    });
+    route.fallbacks.forEach((fallback, i) => {
+      if (routes.has(fallback)) return;
+      const reason = unservedReason(providers, fallback);
+      if (reason) warnings.push({ field: `routes.${route.name}.fallbacks.${i}`, message: `Fallback '${fallback}' of route '${route.name}': ${reason}.` });
+    });
+  }
+  return warnings;
+}
+
 /**
  * Builds the runtime config from the layers and the environment. Every built-in vendor is present (so a
  * client may bring its own key for any of them); configured ones carry keys. Throws ConfigError naming the
@@ -285,5 +350,5 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   // Rules set through the API replace the file's list as a whole: their order is their meaning.
   const routingRules = layers.api.routing_rules ?? layers.file.routing_rules ?? [];
   checkRoutingRules(routingRules, providers, routeNames);
-  return { version, settings, providers, routes, routingRules };
+  return { version, settings, providers, routes, routingRules, warnings: routeWarnings(routes, providers) };
 }

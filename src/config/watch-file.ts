@@ -1,8 +1,16 @@
 import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ConfigService } from './config-service.js';
+import { parse as parseYaml } from 'yaml';
+import { isRecord } from '../is-record.js';
 import { parseConfigText } from './load-file.js';
 import type { Log } from '../telemetry/log.js';
+
+/** The route names a file defines, read leniently (it may not validate): for an honest 404 when it is rejected. */
+function routeNamesOf(text: string): string[] {
+  const raw: unknown = parseYaml(text);
+  return isRecord(raw) && isRecord(raw.routes) ? Object.keys(raw.routes) : [];
+}
 
 /**
  * Watches the config file and applies each saved version. The directory is watched rather than the file,
@@ -23,7 +31,9 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
           log.warn({ file: path }, 'config file removed; running config unchanged');
           return;
         }
-        void service.reloadFile(() => parseConfigText(readFileSync(path, 'utf8'), path));
+        let text: string | null = null;
+        const read = (): string => (text ??= readFileSync(path, 'utf8'));
+        void service.reloadFile(() => parseConfigText(read(), path), () => routeNamesOf(read()));
       }, debounceMs);
     });
   } catch (err) {

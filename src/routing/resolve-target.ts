@@ -24,6 +24,22 @@ function missingKey(provider: ProviderRuntime): GatewayError {
   });
 }
 
+/**
+ * A name that is no route of the running config but one of a config file save that was rejected: the 404
+ * says so, rather than leaving the client (and the operator) to guess why a route they just wrote is unknown.
+ */
+function rejectedFileRoute(config: RuntimeConfig, modelName: string): GatewayError | null {
+  const rejection = config.fileStatus?.rejection;
+  if (!rejection || !rejection.routes.includes(modelName) || config.routes.has(modelName)) return null;
+  return new GatewayError({
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'model_not_found',
+    param: 'model',
+    message: `The model '${modelName}' is a route defined in the config file ${rejection.file}, but the file was rejected (${rejection.at}): ${rejection.reason}. The gateway runs on the last accepted config until the file is fixed.`,
+  });
+}
+
 /** A target with the share of traffic the config gives it; `label` is its `<provider>/<model>`. */
 export interface Candidate {
   target: Target;
@@ -46,6 +62,8 @@ export function targetId(target: Target): string {
 export function resolveCandidates(config: RuntimeConfig, modelName: string, clientKey: string | null, weight = 1): Candidate[] {
   const parts = splitModelName(modelName);
   if (!parts) {
+    const rejected = rejectedFileRoute(config, modelName);
+    if (rejected) throw rejected;
     throw new GatewayError({
       status: 404,
       type: 'invalid_request_error',
@@ -56,6 +74,8 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
   }
   const provider = config.providers.get(parts.provider);
   if (!provider) {
+    const rejected = rejectedFileRoute(config, modelName);
+    if (rejected) throw rejected;
     throw new GatewayError({
       status: 404,
       type: 'invalid_request_error',

@@ -1,13 +1,62 @@
 import { routingPolicyView } from '../config/present.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { effectiveWeights } from './attempt-plan.js';
-import { buildCandidateGroups } from './candidate-groups.js';
+import { buildCandidateGroups, type CandidateGroup } from './candidate-groups.js';
 import type { HealthRegistry } from './health-registry.js';
-import { splitModelName } from './resolve-target.js';
-import { routeMatcherFor } from './route-patterns.js';
+import { GatewayError } from '../errors.js';
+import { resolveCandidates, splitModelName } from './resolve-target.js';
+import { expandTarget, routeMatcherFor, type RouteMatch } from './route-patterns.js';
 
 const round = (value: number, places = 4): number => Number(value.toFixed(places));
 const iso = (at: number | null): string | null => (at === null ? null : new Date(at).toISOString());
+
+/** A target or fallback that the request path skips because it cannot be served (no key, say). */
+export interface UnavailableTarget {
+  target: string;
+  role: 'primary' | 'fallback';
+  /** The route whose targets or fallbacks name it. */
+  via: string;
+  code: string;
+  reason: string;
+}
+
+/**
+ * Walks the same chain as the candidate groups (the route's targets, then its fallbacks, following fallback
+ * routes, cycles cut) and keeps what cannot be served: the request path skips those silently, this view shows them.
+ */
+function unavailableTargets(config: RuntimeConfig, name: string, match: RouteMatch | null): UnavailableTarget[] {
+  const out: UnavailableTarget[] = [];
+  const tryModel = (name: string, role: UnavailableTarget['role'], via: string): void => {
+    try {
+      resolveCandidates(config, name, null);
+    } catch (err) {
+      const error = err instanceof GatewayError ? err : null;
+      out.push({ target: name, role, via, code: error?.code ?? 'unavailable', reason: error?.message ?? String(err) });
+    }
+  };
+  if (!match) {
+    tryModel(name, 'primary', name);
+    return out;
+  }
+  const seen = new Set<string>([match.route.name]);
+  for (const target of match.route.targets) tryModel(expandTarget(target.model, match.wildcard), 'primary', match.route.name);
+  const follow = (names: readonly string[], via: string): void => {
+    for (const raw of names) {
+      const name = expandTarget(raw, match.wildcard);
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const route = config.routes.get(name);
+      if (!route) {
+        tryModel(name, 'fallback', via);
+        continue;
+      }
+      for (const target of route.targets) tryModel(expandTarget(target.model, match.wildcard), 'fallback', route.name);
+      follow(route.fallbacks, route.name);
+    }
+  };
+  follow(match.route.fallbacks, match.route.name);
+  return out;
+}
 
 /**
  * What routing knows right now about a route (or a `<provider>/<model>`, or a concrete model a pattern route
@@ -19,11 +68,19 @@ export function routeHealthView(config: RuntimeConfig, name: string, registry: H
   const parts = splitModelName(name);
   if (!match && !(parts && config.providers.has(parts.provider))) return null;
   const policy = match?.route.policy ?? config.settings.routing;
-  const groups = buildCandidateGroups(config, name, match, null);
+  let groups: CandidateGroup[];
+  try {
+    groups = buildCandidateGroups(config, name, match, null);
+  } catch {
+    // Nothing of the primary choice can be served: `unavailable` says why.
+    groups = [];
+  }
   return {
     name,
     route: match?.route.name ?? null,
     policy: routingPolicyView(policy),
+    // Targets and fallbacks skipped because they cannot be served (a provider with no key, say).
+    unavailable: unavailableTargets(config, name, match),
     groups: groups.map((group, index) => {
       const weights = effectiveWeights(group, policy, registry, now);
       const total = weights.reduce((sum, weight) => sum + weight, 0);
