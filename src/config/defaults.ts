@@ -11,6 +11,9 @@ export const DEFAULTS = {
   // Reasoning models can think for minutes between headers and the first token; silence longer than this is a stall.
   idleTimeoutMs: 300_000,
   shutdownGraceMs: 30_000,
+  // Long enough for a large body on a slow link; the whole request (headers and body) must arrive within it.
+  requestTimeoutMs: 60_000,
+  headersTimeoutMs: 30_000,
   logLevel: 'info',
   logRetentionDays: 30,
 } as const;

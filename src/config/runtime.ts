@@ -50,6 +50,10 @@ export interface Settings {
   maxBodyBytes: number;
   upstreamTimeouts: UpstreamTimeouts;
   shutdownGraceMs: number;
+  /** Receiving a whole request (headers and body) may take this long; applied when the server starts. */
+  requestTimeoutMs: number;
+  /** Receiving the request headers may take this long; applied when the server starts. */
+  headersTimeoutMs: number;
   logLevel: string;
   logRetentionDays: number;
   /** Requests without a virtual key are refused (401). */
@@ -122,6 +126,13 @@ function intFromEnv(env: Env, name: string, max = Number.MAX_SAFE_INTEGER): numb
   return value;
 }
 
+/** A timeout from the environment: 0 would mean no limit at all, which these settings do not offer. */
+function positiveIntFromEnv(env: Env, name: string): number | undefined {
+  const value = intFromEnv(env, name, MAX_TIMER_MS);
+  if (value === 0) throw new ConfigError(`${name}: expected a positive number of milliseconds, got "0"`);
+  return value;
+}
+
 function boolFromEnv(env: Env, name: string): boolean | undefined {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return undefined;
@@ -154,6 +165,10 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
       idleMs: api.upstream_timeouts?.idle_ms ?? file.upstream_timeouts?.idle_ms ?? intFromEnv(env, 'TOLLGATE_IDLE_TIMEOUT_MS', MAX_TIMER_MS) ?? DEFAULTS.idleTimeoutMs,
     },
     shutdownGraceMs: api.shutdown_grace_ms ?? file.shutdown_grace_ms ?? intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS', MAX_TIMER_MS) ?? DEFAULTS.shutdownGraceMs,
+    requestTimeoutMs:
+      api.request_timeout_ms ?? file.request_timeout_ms ?? positiveIntFromEnv(env, 'TOLLGATE_REQUEST_TIMEOUT_MS') ?? DEFAULTS.requestTimeoutMs,
+    headersTimeoutMs:
+      api.headers_timeout_ms ?? file.headers_timeout_ms ?? positiveIntFromEnv(env, 'TOLLGATE_HEADERS_TIMEOUT_MS') ?? DEFAULTS.headersTimeoutMs,
     logLevel: api.log_level ?? file.log_level ?? (env.LOG_LEVEL || DEFAULTS.logLevel),
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,

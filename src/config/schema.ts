@@ -174,6 +174,14 @@ export const settingsSchema = z.strictObject({
   max_body_bytes: z.number().int().positive().max(MAX_TIMER_MS).optional().describe('Largest accepted request body.'),
   upstream_timeouts: timeoutsSchema.optional(),
   shutdown_grace_ms: ms().nonnegative().optional().describe('How long in-flight requests may run after SIGTERM.'),
+  request_timeout_ms: ms()
+    .positive()
+    .optional()
+    .describe('How long a client may take to send a whole request, headers and body; past it the answer is 408 and the connection closes. Answers, streamed or not, are not limited by it. Applied at start only (default 60000).'),
+  headers_timeout_ms: ms()
+    .positive()
+    .optional()
+    .describe('How long a client may take to send the request headers (at most `request_timeout_ms`); past it the answer is 408 and the connection closes. Applied at start only (default 30000).'),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   log_retention_days: z.number().int().positive().max(36_500).optional().describe('How long request logs are kept.'),
   require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),

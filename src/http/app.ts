@@ -1,5 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { Settings } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
+import { clientErrorHandler } from './client-error.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
@@ -11,8 +13,22 @@ import { registerLiteLLMRoutes } from './litellm.js';
 import { registerOpenAIRoutes } from './openai.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
 
+/**
+ * Node checks the request clocks every `connectionsCheckingInterval` (30 s by default), so a timeout can run
+ * over by up to that much; a tenth of the shorter timeout keeps the overrun small at a negligible cost (the
+ * check visits only connections still sending a request).
+ */
+function receiveTimeouts(settings: Settings): { requestTimeout: number; headersTimeout: number; checkInterval: number } {
+  const requestTimeout = settings.requestTimeoutMs;
+  // Node refuses a headers timeout longer than the request timeout.
+  const headersTimeout = Math.min(settings.headersTimeoutMs, requestTimeout);
+  const checkInterval = Math.min(5_000, Math.max(25, Math.floor(headersTimeout / 10)));
+  return { requestTimeout, headersTimeout, checkInterval };
+}
+
 /** Builds the fastify app: one registration per route family, errors rendered in OpenAI's shape. */
 export function buildHttpApp(deps: HttpDeps): FastifyInstance {
+  const timeouts = receiveTimeouts(deps.config.current().settings);
   const app = Fastify({
     bodyLimit: BODY_LIMIT_CEILING,
     // Per-request access logs would cost on the hot path; request logs come from the event bus instead.
@@ -20,6 +36,13 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 65_000,
+    // Receiving a request is bounded (a client that trickles headers or a body cannot hold a connection for
+    // ever); sending the answer is not: Node stops these clocks once the request is fully read, so long
+    // streams run on. Read from the config at start only: the server is built once.
+    requestTimeout: timeouts.requestTimeout,
+    http: { headersTimeout: timeouts.headersTimeout, connectionsCheckingInterval: timeouts.checkInterval },
+    // What Node's parser rejects, and requests that time out, answered in the error shape of the route family.
+    clientErrorHandler: clientErrorHandler(deps.log),
   });
 
   const liveLimit = (): number => deps.config.current().settings.maxBodyBytes;

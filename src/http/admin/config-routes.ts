@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors.js';
+import { withDepthLimit } from '../json-body.js';
 import { actorOf } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { jsonObjectBody, queryString } from './request-body.js';
@@ -9,7 +10,7 @@ export function registerConfigRoutes(api: FastifyInstance, deps: AdminDeps): voi
   const service = deps.configService;
 
   // RFC 7396 clients label merge patches with their own media type; the content is plain JSON.
-  api.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, api.getDefaultJsonParser('error', 'error'));
+  api.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, withDepthLimit(api.getDefaultJsonParser('error', 'error')));
 
   api.get('/config', async (request) => {
     const layer = queryString(request, 'layer') ?? 'effective';
