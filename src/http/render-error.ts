@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
+import { quoteInput } from '../quote-input.js';
 
 export interface RenderedError {
   status: number;
@@ -68,10 +69,35 @@ export function fromFrameworkError(err: unknown, maxBodyBytes: number): GatewayE
   return GatewayError.internal();
 }
 
-/** The 404 for a URL no route serves, in the OpenAI shape. */
+const GEMINI_METHOD = /^\/v1(?:beta|alpha)?\/models\/[^/]+(?:\/[^/]+)*:(?:generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/;
+
+/**
+ * What a client that reached an unknown URL most likely meant, for the common wrong turns: an Anthropic or
+ * Gemini client pointed at the OpenAI base URL, or an OpenAI API tollgate does not serve. `base` is the
+ * gateway's own address as the client reached it.
+ */
+export function wrongPathHint(path: string, base: string): string | null {
+  // `/litellm` and `/litellm/v1` serve the OpenAI routes too; the same wrong turns happen there.
+  const mount = /^\/litellm(?:\/v1)?(?=\/)/.exec(path)?.[0] ?? '';
+  const rest = mount === '' ? path : path.slice(mount.length);
+  const openAI = mount === '' ? '/v1' : mount;
+  const api = mount === '' ? rest.replace(/^\/v1(?=\/)/, '') : rest;
+  if (mount === '' && GEMINI_METHOD.test(rest)) {
+    return `The Gemini API is served under /genai: use the /genai base URL (${base}/genai) for Google Gen AI clients.`;
+  }
+  if (/^\/messages(?:\/count_tokens)?$/.test(api)) {
+    return `Anthropic's Messages API is served under /anthropic: use the /anthropic base URL (${base}/anthropic) for Anthropic clients.`;
+  }
+  if (/^\/responses(?:\/|$)/.test(api)) return `The Responses API is not served; use ${openAI}/chat/completions.`;
+  if (api === '/completions') return `The legacy Completions API is not served; use ${openAI}/chat/completions.`;
+  return null;
+}
+
+/** The 404 for a URL no route serves, in the OpenAI shape, with a hint when the URL looks like a wrong turn. */
 export function sendUnknownUrl(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const rendered = renderOpenAIError(
-    GatewayError.notFound(`Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`, null, 'unknown_url'),
-  );
+  const path = request.url.split('?')[0] ?? '';
+  const hint = wrongPathHint(path, `${request.protocol}://${quoteInput(request.host, 100)}`);
+  const message = `Unknown request URL: ${request.method} ${quoteInput(path)}.${hint ? ` ${hint}` : ''}`;
+  const rendered = renderOpenAIError(GatewayError.notFound(message, null, 'unknown_url'));
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }

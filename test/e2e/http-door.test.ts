@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
+import { ApiError, GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -283,5 +284,57 @@ describe('slow requests', () => {
     const completion = await tg.client.chat.completions.create({ model: 'openai/slow-headers-1200', messages: [{ role: 'user', content: 'hi' }] });
     expect(Date.now() - started).toBeGreaterThan(1_000);
     expect(completion.choices[0]?.finish_reason).toBe('stop');
+  });
+});
+
+describe('wrong-path hints in the 404', () => {
+  it('the Responses API through the official OpenAI client: NotFoundError naming chat completions', async () => {
+    const error = await tg.client.responses.create({ model: 'openai/gpt-4o-mini', input: 'hi' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    const message = (error as InstanceType<typeof OpenAI.NotFoundError>).message;
+    expect(message).toContain('Unknown request URL: POST /v1/responses.');
+    expect(message).toContain('The Responses API is not served; use /v1/chat/completions.');
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('the legacy Completions API through the official OpenAI client', async () => {
+    const error = await tg.client.completions.create({ model: 'openai/gpt-4o-mini', prompt: 'hi' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((error as Error).message).toContain('The legacy Completions API is not served; use /v1/chat/completions.');
+  });
+
+  it('an Anthropic client pointed at the bare gateway URL is told to use /anthropic', async () => {
+    const client = new Anthropic({ baseURL: tg.url, apiKey: 'x', maxRetries: 0 });
+    const error = await client.messages
+      .create({ model: 'openai/gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((error as Error).message).toContain(`use the /anthropic base URL (${tg.url}/anthropic) for Anthropic clients`);
+  });
+
+  it('a Google Gen AI client pointed at the bare gateway URL is told to use /genai', async () => {
+    const ai = new GoogleGenAI({ apiKey: 'x', httpOptions: { baseUrl: tg.url, timeout: 15_000 } });
+    const error = await ai.models.generateContent({ model: 'gemini-2.0-flash', contents: 'hi' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as InstanceType<typeof ApiError>).status).toBe(404);
+    expect((error as Error).message).toContain(`use the /genai base URL (${tg.url}/genai)`);
+  });
+
+  it.each([
+    ['/v1/messages/count_tokens', 'use the /anthropic base URL'],
+    ['/v1/models/gemini-2.0-flash:streamGenerateContent', 'use the /genai base URL'],
+    ['/litellm/v1/responses', 'The Responses API is not served; use /litellm/v1/chat/completions.'],
+    ['/litellm/messages', 'use the /anthropic base URL'],
+  ])('POST %s gets a hint', async (path, hint) => {
+    const response = await fetch(`${tg.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(404);
+    const body = (await response.json()) as any;
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'unknown_url', message: expect.stringContaining(hint) });
+  });
+
+  it('any other unknown URL keeps the plain message', async () => {
+    const response = await fetch(`${tg.url}/v1/nothing-here?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as any).error).toEqual({ message: 'Unknown request URL: POST /v1/nothing-here.', type: 'invalid_request_error', param: null, code: 'unknown_url' });
   });
 });
