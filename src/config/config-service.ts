@@ -7,6 +7,7 @@ import type { AuditLog } from '../store/audit-log.js';
 import type { ConfigRepo } from '../store/config-repo.js';
 import type { Log } from '../telemetry/log.js';
 import { configJsonSchema } from './json-schema.js';
+import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
 import { applyMergePatch } from './merge-patch.js';
 import { mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
 import { resolveRuntimeConfig, type ConfigFileStatus, type ConfigLayers, type ConfigWarning, type RuntimeConfig } from './runtime.js';
@@ -18,6 +19,7 @@ import {
   providerSchema,
   routeNameSchema,
   routeSchema,
+  settingsSchema,
   type ConfigDocument,
   type ProviderConfig,
 } from './schema.js';
@@ -38,6 +40,8 @@ export interface EffectiveConfigView {
   routes: RouteView[];
   /** What will not work as written (e.g. a fallback to a provider with no key). */
   warnings: ConfigWarning[];
+  /** Usage-based routing rules in effect, in order. */
+  routing_rules: unknown[];
   /** The last rejected save of the config file, until a later save is accepted. */
   file_rejection: { file: string; at: string; reason: string } | null;
 }
@@ -176,6 +180,7 @@ export class ConfigService {
       settings: settingsView(config.settings),
       providers: [...config.providers.values()].map(providerView),
       routes: [...config.routes.values()].map(routeView),
+      routing_rules: structuredClone([...config.routingRules]),
       warnings: config.warnings.map((warning) => ({ ...warning })),
       file_rejection: this.fileRejection(),
     };
@@ -198,11 +203,46 @@ export class ConfigService {
   // ---- whole document -------------------------------------------------------------------------------
 
   replaceApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
+    if (isEffectiveView(body)) return this.replaceFromView(body, actor);
     const document = validate(configFileSchema, body, '');
     refuseDocumentReferences(document);
     return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file))).then(() =>
       this.describe(),
     );
+  }
+
+  /**
+   * `PUT /api/config` with what `GET /api/config` answered: the API layer becomes what the view holds beyond
+   * the file, environment and defaults. Sent back unchanged, nothing changes (no new version, no audit entry).
+   */
+  private replaceFromView(view: Record<string, unknown>, actor: Actor): Promise<EffectiveConfigView> {
+    return this.serialized(async () => {
+      const running = this.current();
+      const stubs = viewProviderStubs(view, this.layers.file);
+      const baselineWith = (settings: unknown): RuntimeConfig => {
+        const parsed = settingsSchema.safeParse(settings ?? {});
+        try {
+          return resolveRuntimeConfig({ api: { providers: stubs, ...(parsed.success ? { settings: parsed.data } : {}) }, file: this.layers.file }, this.deps.env, 0);
+        } catch (err) {
+          if (err instanceof ConfigError) throw GatewayError.badRequest(`Invalid configuration: ${err.message}`, err.message.split(':')[0] ?? null, 'invalid_config');
+          throw err;
+        }
+      };
+      const document = validate(configFileSchema, documentFromView(view, baselineWith, running), '');
+      refuseDocumentReferences(document);
+      const api = this.withKeyIds(restoreMaskedDocument(document, this.layers.api, this.layers.file));
+      let next: RuntimeConfig;
+      try {
+        next = resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, running.version);
+      } catch (err) {
+        if (err instanceof ConfigError) throw GatewayError.badRequest(`Invalid configuration: ${err.message}`, err.message.split(':')[0] ?? null, 'invalid_config');
+        throw err;
+      }
+      return effectiveFingerprint(next) === effectiveFingerprint(running) ? null : api;
+    }).then(async (api) => {
+      if (api) await this.change(actor, 'config.replaced', 'config', () => api);
+      return this.describe();
+    });
   }
 
   patchApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {

@@ -48,6 +48,7 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     ...(provider.options.project ? { project: provider.options.project } : {}),
     ...(provider.options.apiVersion ? { api_version: provider.options.apiVersion } : {}),
     ...(provider.options.tokenUrl ? { token_url: provider.options.tokenUrl } : {}),
+    ...(provider.prices.size > 0 ? { prices: Object.fromEntries([...provider.prices].map(([model, price]) => [model, { ...price }])) } : {}),
     keys: provider.keys.map((key) => ({ id: key.id, value: maskSecret(key.raw), weight: key.weight, models: key.models, source: key.source })),
     source: provider.source,
   };
@@ -58,6 +59,7 @@ export function routeView(route: RouteRuntime): RouteView {
     name: route.name,
     targets: route.targets.map((t) => ({ ...t })),
     fallbacks: [...route.fallbacks],
+    ...(route.price ? { price: { ...route.price } } : {}),
     ...structuredClone(route.policyConfig),
     source: route.source,
   };

@@ -1,4 +1,4 @@
-import type { RouteConfig } from './schema.js';
+import type { PriceConfig, RouteConfig } from './schema.js';
 
 /**
  * What the management API shows of the config: secrets masked, each item tagged with the source it came
@@ -33,6 +33,8 @@ export interface ProviderView {
   project?: string;
   api_version?: string;
   token_url?: string;
+  /** Operator prices by model name (`*` for any model the catalogue does not know). */
+  prices?: Record<string, PriceConfig>;
   keys: ProviderKeyView[];
   /** The highest-precedence source that defines this provider. */
   source: ConfigSource;
@@ -47,6 +49,7 @@ export interface RouteView extends Pick<RouteConfig, 'retry' | 'breaker' | 'adap
   name: string;
   targets: RouteTargetView[];
   fallbacks: string[];
+  price?: PriceConfig;
   source: ConfigSource;
 }
 

@@ -219,3 +219,80 @@ describe('validated at the door', () => {
     await api.delete('/api/providers/openai');
   });
 });
+
+describe('GET /api/config -> PUT /api/config round-trips', () => {
+  it('accepts the effective view back unchanged and changes nothing: providers with keys, routes, settings, rules', async () => {
+    const rt = await startGateway(
+      {
+        settings: { max_body_bytes: 123_456 },
+        providers: {
+          filed: { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ value: 'env:FILED_KEY' }], headers: { 'x-api-key': 'file-header-secret-0007' } },
+        },
+        routes: { 'file-route': { targets: [{ model: 'filed/m', weight: 2 }], fallbacks: ['openai/gpt-4o-mini'] } },
+      },
+      { FILED_KEY: 'sk-filed-from-env-key-0008', OPENAI_API_KEY: 'sk-openai-env-key-0009' },
+    );
+    try {
+      const admin = new AdminClient(rt.url);
+      const port = new URL(upstream.url).port;
+      expect(
+        (
+          await admin.put('/api/config', {
+            settings: { upstream_timeouts: { total_ms: 90_000 }, routing: { retry: { max_attempts: 4 } } },
+            providers: {
+              lab: {
+                type: 'openai',
+                base_url: `http://bob:pw-DISTINCTIVE@127.0.0.1:${port}/v1`,
+                keys: [{ value: 'sk-lab-api-key-secret-0010', weight: 2 }, { value: 'short' }],
+                headers: { authorization: 'Bearer hdr-lab-secret-0011', 'x-team': 'red' },
+                prices: { '*': { input_per_mtok: 1, output_per_mtok: 2 } },
+              },
+              filed: { keys: [{ value: 'sk-filed-api-extra-0012' }], timeouts: { first_byte_ms: 5_000 } },
+              groq: {},
+            },
+            routes: {
+              chat: { targets: [{ model: 'lab/m', weight: 3 }, { model: 'filed/m' }], fallbacks: ['file-route'], price: { input_per_mtok: 1, output_per_mtok: 1 } },
+              'file-route': { targets: [{ model: 'lab/other' }], retry: { max_attempts: 2 } },
+            },
+            routing_rules: [{ name: 'big', when: { estimated_tokens_gte: 1000 }, route_to: 'chat' }],
+          })
+        ).status,
+      ).toBe(200);
+      const layerBefore = (await admin.get('/api/config?layer=api')).body;
+      const read = await admin.get('/api/config');
+      const auditBefore = (await admin.get('/api/audit?limit=500')).body.data?.length ?? (await admin.get('/api/audit?limit=500')).body.length;
+
+      const written = await admin.put('/api/config', read.body);
+      expect(written.status, written.text).toBe(200);
+      const { version: _v, ...after } = written.body;
+      const { version: _v2, ...before } = read.body;
+      expect(after).toEqual(before);
+      expect(written.body.version).toBe(read.body.version);
+      expect((await admin.get('/api/config?layer=api')).body).toEqual(layerBefore);
+      const auditAfter = (await admin.get('/api/audit?limit=500')).body.data?.length ?? (await admin.get('/api/audit?limit=500')).body.length;
+      expect(auditAfter).toBe(auditBefore);
+
+      // The real secrets are still what is sent upstream.
+      await rt.client.chat.completions.create({ model: 'filed/m', messages });
+      const sent = upstream.calls.at(-1)?.headers;
+      expect(['Bearer sk-filed-from-env-key-0008', 'Bearer sk-filed-api-extra-0012']).toContain(sent?.authorization);
+      expect(sent?.['x-api-key']).toBe('file-header-secret-0007');
+
+      // An edit of the read view is applied, and only the edit.
+      const edited = structuredClone(read.body);
+      edited.routes.find((route: { name: string }) => route.name === 'chat').targets[0].weight = 5;
+      edited.settings.max_body_bytes = 654_321;
+      const applied = await admin.put('/api/config', edited);
+      expect(applied.status, applied.text).toBe(200);
+      expect(applied.body.version).toBe(read.body.version + 1);
+      const layer = (await admin.get('/api/config?layer=api')).body;
+      expect(layer.routes.chat.targets[0].weight).toBe(5);
+      expect(layer.settings).toEqual({ ...layerBefore.settings, max_body_bytes: 654_321 });
+      expect(layer.providers).toEqual(layerBefore.providers);
+      expect(rt.gateway.configService.current().providers.get('lab')?.baseUrl).toBe(`http://bob:pw-DISTINCTIVE@127.0.0.1:${port}/v1`);
+      for (const response of admin.seen) expect(response.text).not.toContain('pw-DISTINCTIVE');
+    } finally {
+      await rt.stop();
+    }
+  });
+});

@@ -1,0 +1,128 @@
+import { isDeepStrictEqual } from 'node:util';
+import { isRecord } from '../is-record.js';
+import { vendorById } from '../providers/registry.js';
+import { providerView, routeView, settingsView } from './present.js';
+import type { RuntimeConfig } from './runtime.js';
+import type { ConfigDocument } from './schema.js';
+
+/** Fields of the effective view that describe the running gateway and are not written. */
+const READ_ONLY = ['version', 'precedence', 'file', 'warnings', 'file_rejection'];
+const START_ONLY = ['host', 'port', 'data_dir'];
+
+/** Whether a `PUT /api/config` body is the effective view as `GET /api/config` answers it (lists, not maps). */
+export function isEffectiveView(body: unknown): body is Record<string, unknown> {
+  return isRecord(body) && (Array.isArray(body.providers) || Array.isArray(body.routes) || Array.isArray(body.precedence));
+}
+
+/** The leaves of `next` that differ from `base`, as a nested object; undefined when none do. */
+function leafDiff(next: unknown, base: unknown): unknown {
+  if (isRecord(next) && isRecord(base)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(next)) {
+      const diff = leafDiff(value, base[key]);
+      if (diff !== undefined) out[key] = diff;
+    }
+    return Object.keys(out).length > 0 ? out : undefined;
+  }
+  return isDeepStrictEqual(next, base) ? undefined : next;
+}
+
+function named(items: unknown): Array<Record<string, unknown> & { name: string }> {
+  if (!Array.isArray(items)) return [];
+  return items.filter((item): item is Record<string, unknown> & { name: string } => isRecord(item) && typeof item.name === 'string');
+}
+
+/** Names of providers a baseline must know for the view to resolve: those not built in and not in the file. */
+export function viewProviderStubs(view: Record<string, unknown>, file: ConfigDocument): NonNullable<ConfigDocument['providers']> {
+  const stubs: NonNullable<ConfigDocument['providers']> = {};
+  for (const provider of named(view.providers)) {
+    if (vendorById(provider.name) || file.providers?.[provider.name]) continue;
+    stubs[provider.name] = typeof provider.type === 'string' ? { type: provider.type } : {};
+  }
+  return stubs;
+}
+
+/**
+ * Turns the effective view (what `GET /api/config` answers) into the API layer it stands for: what differs
+ * from the lower layers (file, environment, defaults), plus every item the API defines. `baselineWith` gives
+ * the config of the lower layers (with the given API settings, and a bare stub for each provider only the
+ * API defines, so such a provider's defaults are not pinned into the API layer); `running` gives the start-only settings. Keys
+ * from the file or the environment are shown for information and stay where they are. The result is
+ * validated by the caller like any other document.
+ */
+export function documentFromView(
+  view: Record<string, unknown>,
+  baselineWith: (settings: unknown) => RuntimeConfig,
+  running: RuntimeConfig,
+): Record<string, unknown> {
+  let baseline = baselineWith(undefined);
+  const document: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(view)) {
+    if (!READ_ONLY.includes(key) && !['settings', 'providers', 'routes', 'routing_rules'].includes(key)) document[key] = value;
+  }
+
+  if (isRecord(view.settings)) {
+    const settings: Record<string, unknown> = { ...view.settings };
+    const runningView = settingsView(running.settings);
+    for (const key of START_ONLY) if (isDeepStrictEqual(settings[key], runningView[key])) delete settings[key];
+    const diff = leafDiff(settings, settingsView(baseline.settings));
+    if (diff !== undefined) document.settings = diff;
+    // Providers inherit settings (timeouts, say): compare them with defaults under the view's settings.
+    baseline = baselineWith(diff);
+  }
+
+  if (Array.isArray(view.providers)) {
+    const providers: Record<string, unknown> = {};
+    for (const item of named(view.providers)) {
+      const { name, source, keys, ...fields } = item;
+      const base = baseline.providers.get(name);
+      const baseView: Record<string, unknown> = base ? { ...providerView(base) } : {};
+      const entry: Record<string, unknown> = {};
+      for (const [field, value] of Object.entries(fields)) {
+        const diff = leafDiff(value, baseView[field]);
+        if (diff !== undefined) entry[field] = field === 'models' || field === 'type' ? value : diff;
+      }
+      // A custom provider needs its type in the API layer unless the file gives it.
+      if (entry.type === undefined && typeof fields.type === 'string' && !vendorById(name) && baseline.providers.get(name)?.source !== 'file') {
+        entry.type = fields.type;
+      }
+      const apiKeys = (Array.isArray(keys) ? keys : [])
+        .filter((key): key is Record<string, unknown> => isRecord(key) && (key.source === undefined || key.source === 'api'))
+        .map(({ source: _source, ...key }) => (key.models === null ? (({ models: _models, ...rest }) => rest)(key) : key));
+      if (apiKeys.length > 0) entry.keys = apiKeys;
+      if (Object.keys(entry).length > 0 || source === 'api') providers[name] = entry;
+    }
+    document.providers = providers;
+  }
+
+  if (Array.isArray(view.routes)) {
+    const routes: Record<string, unknown> = {};
+    for (const item of named(view.routes)) {
+      const { name, source, ...route } = item;
+      const base = baseline.routes.get(name);
+      const baseRoute = base ? (({ name: _n, source: _s, ...rest }) => rest)(routeView(base)) : undefined;
+      if (source === 'api' || !isDeepStrictEqual(JSON.parse(JSON.stringify(route)), JSON.parse(JSON.stringify(baseRoute ?? null)))) routes[name] = route;
+    }
+    document.routes = routes;
+  }
+
+  if (view.routing_rules !== undefined && !isDeepStrictEqual(view.routing_rules, JSON.parse(JSON.stringify(baseline.routingRules)))) {
+    document.routing_rules = view.routing_rules;
+  }
+  return document;
+}
+
+/** Everything a request would see of a config, secrets included (for comparing, never for showing). */
+export function effectiveFingerprint(config: RuntimeConfig): string {
+  return JSON.stringify({
+    settings: settingsView(config.settings),
+    providers: [...config.providers.values()].map((provider) => ({
+      ...providerView(provider),
+      base_url: provider.baseUrl,
+      headers: provider.headers,
+      keys: provider.keys.map((key) => [key.id, key.value, key.raw, key.weight, key.models, key.source]),
+    })),
+    routes: [...config.routes.values()].map(routeView),
+    routing_rules: config.routingRules,
+  });
+}
