@@ -69,7 +69,7 @@ export function fromFrameworkError(err: unknown, maxBodyBytes: number): GatewayE
   return GatewayError.internal();
 }
 
-const GEMINI_METHOD = /^\/v1(?:beta|alpha)?\/models\/[^/]+(?:\/[^/]+)*:(?:generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/;
+const GEMINI_METHOD = /^\/v1(?:beta|alpha)?\/(?:models|tunedModels)\/[^/]+:(?:generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/;
 
 /**
  * What a client that reached an unknown URL most likely meant, for the common wrong turns: an Anthropic or

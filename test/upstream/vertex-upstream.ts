@@ -25,6 +25,8 @@ export interface VertexUpstream {
   serviceAccount: string;
   tokenRequests: number;
   calls: VertexCall[];
+  /** Every request this server received, as `METHOD /raw/url` (the token endpoint and unknown paths included). */
+  received: string[];
   gemini: GeminiUpstream;
   anthropic: AnthropicUpstream;
   close(): Promise<void>;
@@ -52,6 +54,7 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     serviceAccount: '',
     tokenRequests: 0,
     calls: [] as VertexCall[],
+    received: [] as string[],
     gemini,
     anthropic,
     async close() {
@@ -133,6 +136,7 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
   }
 
   const server = createServer((req, res) => {
+    state.received.push(`${req.method ?? 'GET'} ${req.url ?? '/'}`);
     const [path = '/', query = ''] = (req.url ?? '/').split('?');
     const work = req.method === 'POST' && path === '/token' ? token(req, res) : req.method === 'POST' && MODEL_PATH.test(path) ? model(req, res, path, query) : Promise.resolve(googleError(res, 404, 'NOT_FOUND', `${path} not found`));
     work.catch(() => res.destroy());

@@ -2,6 +2,7 @@ import { GatewayError } from '../../errors.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../contract.js';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter.js';
+import { pathSegment } from '../../path-segment.js';
 
 /**
  * Azure OpenAI and Azure AI Foundry speak OpenAI's body, answers, stream and errors; only the URL differs
@@ -36,7 +37,7 @@ export function azureUrl(target: Target, operation: 'chat/completions' | 'embedd
   const base = endpoint(target);
   if (vendor === 'azure-ai') return `${base}/${operation}?api-version=${version}`;
   // Azure OpenAI: the model part of `azure/<name>` is the deployment name.
-  return `${openAIRoot(base)}/deployments/${encodeURIComponent(target.model)}/${operation}?api-version=${version}`;
+  return `${openAIRoot(base)}/deployments/${pathSegment(target.model, 'Azure OpenAI')}/${operation}?api-version=${version}`;
 }
 
 /** Azure opens a stream with a chunk that only carries prompt_filter_results (no choices, no usage). */

@@ -6,6 +6,7 @@ import { converseBody } from './request.js';
 import { completionFromConverse } from './response.js';
 import { authorizeBedrock, DEFAULT_REGION } from './sign.js';
 import { createConverseStreamDecoder } from './stream.js';
+import { pathSegment } from '../../path-segment.js';
 
 /** The base URL with `{region}` replaced by the configured region; a base URL without `{region}` is used as it is. */
 export function bedrockBaseUrl(target: Target): string {
@@ -25,7 +26,7 @@ export const bedrockAdapter: ProviderAdapter = {
     const action = request.stream ? 'converse-stream' : 'converse';
     return {
       method: 'POST',
-      url: `${bedrockBaseUrl(target)}/model/${encodeURIComponent(target.model)}/${action}`,
+      url: `${bedrockBaseUrl(target)}/model/${pathSegment(target.model, 'Bedrock')}/${action}`,
       headers: {
         'content-type': 'application/json',
         ...target.provider.vendor.defaultHeaders,
@@ -42,7 +43,7 @@ export const bedrockAdapter: ProviderAdapter = {
   buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
     return {
       method: 'POST',
-      url: `${bedrockBaseUrl(target)}/model/${encodeURIComponent(target.model)}/invoke`,
+      url: `${bedrockBaseUrl(target)}/model/${pathSegment(target.model, 'Bedrock')}/invoke`,
       headers: {
         'content-type': 'application/json',
         accept: 'application/json',

@@ -2,7 +2,7 @@ import { GatewayError } from '../../errors.js';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
 import { countTextTokens } from '../../governance/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
-import { modelPath } from './url.js';
+import { modelPath, modelUrlPath } from './url.js';
 import { isRecord } from '../../is-record.js';
 
 /**
@@ -95,5 +95,5 @@ export function embeddingsFromGemini(body: unknown, request: EmbeddingsRequest, 
 /** `{base}/models/{model}:batchEmbedContents`. */
 export function batchEmbedContentsUrl(baseUrl: string, model: string): string {
   const base = baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl;
-  return `${base}/${modelPath(model)}:batchEmbedContents`;
+  return `${base}/${modelUrlPath(model)}:batchEmbedContents`;
 }

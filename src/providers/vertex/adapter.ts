@@ -6,6 +6,7 @@ import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiR
 import { vertexCredential } from './credentials.js';
 import { accessToken } from './token.js';
 import { jsonHeaders as headers } from '../upstream-request.js';
+import { pathSegment, unsafeModelName } from '../../path-segment.js';
 
 const DEFAULT_LOCATION = 'us-central1';
 /** The Messages API version Anthropic's models on Vertex take in the body (instead of a header). */
@@ -36,10 +37,17 @@ function project(target: Target): string {
   throw GatewayError.badRequest(`vertex: no project configured; set providers.${target.provider.name}.project.`, 'model', 'provider_misconfigured');
 }
 
-/** `.../projects/P/locations/L/publishers/X/models/M:method`. */
+/**
+ * `.../projects/P/locations/L/publishers/X/models/M:method`. The model is one segment (the publisher is chosen
+ * from it), so a `/` in it is refused like `..`, `?` or `#`: none may reach another path with the service account's token.
+ */
 function modelUrl(target: Target, method: string): string {
   const publisher = isAnthropic(target.model) ? 'anthropic' : 'google';
-  return `${baseUrl(target)}/projects/${encodeURIComponent(project(target))}/locations/${location(target)}/publishers/${publisher}/models/${target.model}:${method}`;
+  const model = pathSegment(target.model, 'Vertex AI');
+  if (target.model.includes('/')) {
+    throw unsafeModelName(target.model, "holds '/' (Vertex model names are one id, such as gemini-2.5-flash or claude-sonnet-4-5@20250929)", 'Vertex AI');
+  }
+  return `${baseUrl(target)}/projects/${encodeURIComponent(project(target))}/locations/${encodeURIComponent(location(target))}/publishers/${publisher}/models/${model}:${method}`;
 }
 
 
