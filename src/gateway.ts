@@ -44,6 +44,8 @@ export interface Gateway {
   readonly log: Log;
   /** Whether /api requires the admin key (TOLLGATE_ADMIN_KEY) rather than a loopback client. */
   readonly adminKeyRequired: boolean;
+  /** Money held for requests in flight, per budget account (read it; the budget and cost stages change it). */
+  readonly reservations: Pick<Reservations, 'reserved' | 'snapshot'>;
   /** The compiled pipeline for a config version (compiled once per version). */
   pipelineFor(config: RuntimeConfig): Pipeline;
   /** Starts listening; resolves with the base URL (e.g. `http://127.0.0.1:8080`). */
@@ -136,6 +138,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     store,
     log,
     adminKeyRequired: adminKey !== null,
+    reservations: stageDeps.reservations,
     pipelineFor,
     async listen(listenOptions = {}) {
       const current = configService.current().settings;

@@ -41,6 +41,15 @@ export interface GatewayEvents {
   'budget.threshold': { account: 'key' | 'team'; id: string; threshold: 50 | 80 | 100; budget: number; spend: number };
   'cost.recorded': { requestId: string; keyId: string | null; teamId: string | null; model: string; provider: string | null; usd: number; priced: boolean; promptTokens: number; completionTokens: number; estimated: boolean };
   'cost.unpriced': { requestId: string; provider: string; model: string };
+  /** An upstream reported usage that cannot be true (not a count, or more than the request can have used); `charged` is what was billed instead. */
+  'usage.implausible': {
+    requestId: string;
+    provider: string | null;
+    model: string;
+    reason: string;
+    reported: { promptTokens: number | null; completionTokens: number | null };
+    charged: { promptTokens: number; completionTokens: number };
+  };
   'key.created': { keyId: string; name: string; team: string | null };
   'route.selected': { requestId: string; route: string; target: string; fallbacks: string[] };
   'fallback.used': { requestId: string; from: string; to: string; reason: string };

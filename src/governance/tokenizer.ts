@@ -33,7 +33,7 @@ const PIECE_CHARS = 1024;
 /** Characters encoded exactly per count; past them the rest is estimated. */
 export const EXACT_CHARS = 512 * 1024;
 /** Tokenizer time per count; past it the rest is estimated. */
-export const BUDGET_MS = 15;
+export const BUDGET_MS = 5;
 /**
  * Characters counted whatever the time (a few ms at worst), so that an estimate always rests on a sample;
  * fewer than this counted (only when `exactChars` is smaller) and the estimate is a quarter of the bytes.
@@ -47,8 +47,9 @@ export interface CountLimits {
 
 const DEFAULT_LIMITS: CountLimits = { exactChars: EXACT_CHARS, budgetMs: BUDGET_MS };
 
-// The encoder builds its tables on first use (about 10-20 ms): once at start-up, not inside a request's budget.
-countTokens('warm up', PLAIN);
+// The encoder builds its tables on first use, and its merge tables on the first text that needs merging (each
+// 10-20 ms): at start-up, not inside a request's budget.
+countTokens('tollgate warms up: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', PLAIN);
 
 /** The whitespace of JavaScript's `\s` (what the encoder's pre-tokenizer means by it). */
 function isSpace(code: number): boolean {
@@ -220,10 +221,10 @@ function toolCallTokens(counter: TokenCounter, toolCalls: unknown): number {
  * Tokens a chat prompt uses, OpenAI's way (the cookbook's count for the chat models): per message 3 tokens of
  * overhead, plus the role, the content (a string, or parts: text counted, each image a flat 765), the name and
  * 1 more when there is one, and tool calls; 3 more prime the reply. Tool definitions count as their JSON.
- * The whole prompt is one count: bounded in time as a whole (see the top of this file).
+ * The whole prompt is one count, bounded in time as a whole (see the top of this file); pass a counter to
+ * share its budget with other texts.
  */
-export function countPromptTokens(messages: ChatMessage[], tools?: unknown, limits?: CountLimits): number {
-  const counter = new TokenCounter(limits);
+export function countPromptTokens(messages: ChatMessage[], tools?: unknown, counter: TokenCounter = new TokenCounter()): number {
   let tokens = REPLY_PRIMING;
   for (const message of messages) {
     tokens += TOKENS_PER_MESSAGE;

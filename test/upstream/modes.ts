@@ -11,7 +11,9 @@ export type UpstreamMode =
   | { kind: 'stall-after'; chunks: number }
   | { kind: 'reset' }
   | { kind: 'break-after'; chunks: number }
-  | { kind: 'bad-json' };
+  | { kind: 'bad-json' }
+  /** Answers normally but reports this usage instead of the real one (implausible counts, for the cost stage's checks). */
+  | { kind: 'usage'; usage: Record<string, unknown> };
 
 export const OK_MODE: UpstreamMode = { kind: 'ok' };
 

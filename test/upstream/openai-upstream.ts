@@ -272,6 +272,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     if (!parsed.ok) return sendError(exchange, 400, invalidRequest(parsed.problem));
 
     const completion = planCompletion(parsed.request);
+    if (mode.kind === 'usage') completion.usage = mode.usage as unknown as typeof completion.usage;
     const headers = {
       ...standardHeaders(newRequestId(), exchange.startedAt),
       ...this.rateLimits.consume(completion.usage.total_tokens),

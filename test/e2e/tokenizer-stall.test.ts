@@ -1,0 +1,128 @@
+import { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonRequest } from '../helpers/api.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { Task } from './tokenizer-stall.worker.js';
+
+// Token counting runs on the event loop. A multi-megabyte unbroken "word" used to block it for minutes
+// (gpt-tokenizer is quadratic in a pre-token's length): every other request, /health included, waited.
+// Here the official SDKs send such requests to a real gateway while /health is polled; no poll may take
+// 50 ms or more. The clients and the scripted upstream run on a worker thread (tokenizer-stall.worker.ts),
+// so that this thread's event loop carries the gateway alone, as it would in production: their own work on
+// multi-megabyte bodies (building, parsing, echoing them) is then not mistaken for the gateway's.
+
+let tg: RunningGateway;
+let worker: Worker;
+let nextId = 0;
+const pending = new Map<number, { resolve(value: any): void; reject(error: Error): void }>();
+
+beforeAll(async () => {
+  // The worker loads TypeScript through tsx, as vitest's own transform does not reach worker threads.
+  const script = new URL('./tokenizer-stall.worker.ts', import.meta.url).href;
+  worker = new Worker(`import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(script)}, ${JSON.stringify(script)}));`, { eval: true });
+  const upstreamUrl = await new Promise<string>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (message: { ready?: boolean; upstreamUrl?: string; id?: number; result?: unknown; error?: string }) => {
+      if (message.ready) return resolve(message.upstreamUrl as string);
+      const waiter = pending.get(message.id as number);
+      pending.delete(message.id as number);
+      if (message.error !== undefined) waiter?.reject(new Error(message.error));
+      else waiter?.resolve(message.result);
+    });
+  });
+  tg = await startGateway({ providers: { openai: { base_url: `${upstreamUrl}/v1`, api_key: 'sk-upstream' } } });
+  // One small request down each path first: the first request on a route compiles its code (tens of ms on
+  // these machines), which is start-up cost, not what is measured here.
+  await inWorker('warm-up');
+}, 30_000);
+
+afterAll(async () => {
+  await tg?.stop();
+  if (worker) {
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.postMessage({ task: 'close' });
+    const timer = setTimeout(() => void worker.terminate(), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+});
+
+function inWorker<T>(task: Task['task'], key?: string): Promise<T> {
+  const id = nextId++;
+  return new Promise<T>((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    worker.postMessage({ id, task, gatewayUrl: tg.url, key } satisfies Task);
+  });
+}
+
+/** Polls /health back to back while `work` runs and returns the latency of every poll. */
+async function healthLatenciesDuring<T>(work: () => Promise<T>): Promise<{ result: T; latencies: number[] }> {
+  let done = false;
+  const latencies: number[] = [];
+  const poller = (async () => {
+    while (!done) {
+      const started = performance.now();
+      const response = await fetch(`${tg.url}/health`);
+      await response.text();
+      expect(response.status).toBe(200);
+      latencies.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  })();
+  try {
+    return { result: await work(), latencies };
+  } finally {
+    done = true;
+    await poller;
+  }
+}
+
+function expectResponsive(latencies: number[]): void {
+  expect(latencies.length).toBeGreaterThanOrEqual(5);
+  expect(Math.max(...latencies)).toBeLessThan(50);
+}
+
+async function keyWithBudget(name: string): Promise<{ id: string; key: string }> {
+  const created = await jsonRequest(tg.url, 'POST', '/api/keys', { name, budget: 100, rate_limit: null, models: [] });
+  expect(created.status).toBe(201);
+  return { id: created.body.id, key: created.body.key };
+}
+
+describe('token counting never stalls the gateway', () => {
+  it('/anthropic count_tokens for a non-Anthropic model with a 2 MB unbroken word', async () => {
+    const { result, latencies } = await healthLatenciesDuring(() => inWorker<{ chars: number; tokens: number }>('anthropic-count'));
+    expectResponsive(latencies);
+    // o200k encodes a run of 'a' at 8 characters a token: about 262,144.
+    expect(result.tokens).toBeGreaterThan(0.9 * (result.chars / 8));
+    expect(result.tokens).toBeLessThan(1.1 * (result.chars / 8));
+  });
+
+  it('/genai countTokens with a 2 MB unbroken base64 word', async () => {
+    const { result, latencies } = await healthLatenciesDuring(() => inWorker<{ chars: number; tokens: number }>('genai-count'));
+    expectResponsive(latencies);
+    // Random base64 is about 0.68 tokens a character with o200k.
+    expect(result.tokens).toBeGreaterThan(0.5 * result.chars);
+    expect(result.tokens).toBeLessThan(0.9 * result.chars);
+  });
+
+  it('a keyed chat request with a budget (reservation) and a 2 MB unbroken word', async () => {
+    const { id, key } = await keyWithBudget('stall');
+    const { result, latencies } = await healthLatenciesDuring(() => inWorker<{ chars: number; answer: string; forwardedChars: number }>('keyed-chat', key));
+    expectResponsive(latencies);
+    expect(result.answer).toBe('echo: hi');
+    expect(result.forwardedChars).toBe(result.chars);
+    expect(tg.gateway.reservations.snapshot()).toEqual({});
+    expect((await jsonRequest(tg.url, 'GET', `/api/keys/${id}`)).body.requests).toBe(3);
+  });
+
+  it('a streamed answer without usage, counted by the gateway when it ends', async () => {
+    const { id, key } = await keyWithBudget('stall-stream');
+    const { result, latencies } = await healthLatenciesDuring(() => inWorker<{ chars: number; echoed: boolean }>('keyed-stream', key));
+    expectResponsive(latencies);
+    expect(result.echoed).toBe(true);
+    const logs = (await jsonRequest(tg.url, 'GET', `/api/logs?key_id=${id}`)).body.data;
+    expect(logs[0].prompt_tokens).toBeGreaterThan(0.5 * result.chars);
+    expect(logs[0].completion_tokens).toBeGreaterThan(0.5 * result.chars);
+    expect(tg.gateway.reservations.snapshot()).toEqual({});
+  });
+});
