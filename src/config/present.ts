@@ -43,6 +43,7 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     base_url: maskUrl(provider.baseUrl),
     headers: maskHeaders(provider.headers),
     timeouts: { first_byte_ms: provider.timeouts.firstByteMs, total_ms: provider.timeouts.totalMs, idle_ms: provider.timeouts.idleMs },
+    max_response_bytes: provider.maxResponseBytes,
     models: provider.models,
     ...(provider.options.region ? { region: provider.options.region } : {}),
     ...(provider.options.project ? { project: provider.options.project } : {}),
@@ -103,6 +104,8 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     shutdown_grace_ms: settings.shutdownGraceMs,
     log_level: settings.logLevel,
     log_retention_days: settings.logRetentionDays,
+    ...(settings.logMaxEntries !== null ? { log_max_entries: settings.logMaxEntries } : {}),
+    max_response_bytes: settings.maxResponseBytes,
     require_virtual_key: settings.requireVirtualKey,
     routing: routingPolicyView(settings.routing),
   };

@@ -56,6 +56,10 @@ export interface Settings {
   headersTimeoutMs: number;
   logLevel: string;
   logRetentionDays: number;
+  /** Most request-log entries kept; null for no limit. */
+  logMaxEntries: number | null;
+  /** Largest upstream body (non-streamed) or stream event read; providers may set their own. */
+  maxResponseBytes: number;
   /** Requests without a virtual key are refused (401). */
   requireVirtualKey: boolean;
   /** The routing policy of direct `<provider>/<model>` requests and the base of every route's. */
@@ -171,6 +175,9 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
       api.headers_timeout_ms ?? file.headers_timeout_ms ?? positiveIntFromEnv(env, 'TOLLGATE_HEADERS_TIMEOUT_MS') ?? DEFAULTS.headersTimeoutMs,
     logLevel: api.log_level ?? file.log_level ?? (env.LOG_LEVEL || DEFAULTS.logLevel),
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
+    logMaxEntries: api.log_max_entries ?? file.log_max_entries ?? null,
+    maxResponseBytes:
+      api.max_response_bytes ?? file.max_response_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_RESPONSE_BYTES', 2_147_483_648) ?? DEFAULTS.maxResponseBytes,
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,
     routing: resolveRoutingPolicy(DEFAULT_ROUTING_POLICY, api.routing, file.routing),
   };
@@ -246,6 +253,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
       totalMs: api?.timeouts?.total_ms ?? file?.timeouts?.total_ms ?? settings.upstreamTimeouts.totalMs,
       idleMs: api?.timeouts?.idle_ms ?? file?.timeouts?.idle_ms ?? settings.upstreamTimeouts.idleMs,
     },
+    maxResponseBytes: api?.max_response_bytes ?? file?.max_response_bytes ?? settings.maxResponseBytes,
     options: {
       ...pickDefined('region', api?.region ?? file?.region ?? (ownEnv ? firstEnv(env, vendor.regionEnv ?? []) : undefined)),
       ...pickDefined('project', api?.project ?? file?.project),

@@ -9,6 +9,8 @@ const ms = () => z.number().int().max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms 
 const weight = () => z.number().positive().max(MAX_WEIGHT, `at most ${MAX_WEIGHT}`);
 /** A count (attempts, calls, failures): a whole number well inside what arithmetic on it keeps exact. */
 const count = () => z.number().int().positive().max(1_000_000);
+/** A byte limit on what is read from an upstream: at least 1 KiB, at most 2 GiB. */
+const maxResponseBytes = () => z.number().int().min(1024, 'at least 1024 bytes').max(2_147_483_648, 'at most 2147483648 bytes (2 GiB)').optional();
 
 /** Characters Node refuses in a header value (CR, LF, NUL, other controls, anything above U+00FF). */
 const ILLEGAL_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
@@ -74,6 +76,7 @@ export const providerSchema = z.strictObject({
     .optional()
     .describe('Extra headers sent upstream on every request.'),
   timeouts: timeoutsSchema.optional(),
+  max_response_bytes: maxResponseBytes().describe('This provider\'s own `settings.max_response_bytes`.'),
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
   region: z.string().min(1).optional().describe('Cloud region: AWS region for `bedrock`, location for `vertex` (e.g. `us-central1`).'),
   project: z.string().min(1).optional().describe('Google Cloud project for `vertex`; defaults to the service account\'s.'),
@@ -173,6 +176,9 @@ export const settingsSchema = z.strictObject({
   data_dir: z.string().min(1).optional(),
   max_body_bytes: z.number().int().positive().max(MAX_TIMER_MS).optional().describe('Largest accepted request body.'),
   upstream_timeouts: timeoutsSchema.optional(),
+  max_response_bytes: maxResponseBytes().describe(
+    'Largest upstream answer tollgate reads: a whole non-streamed body, or one event of a stream (default 33554432, 32 MiB). Past it the request fails with 502 and the upstream connection is closed.',
+  ),
   shutdown_grace_ms: ms().nonnegative().optional().describe('How long in-flight requests may run after SIGTERM.'),
   request_timeout_ms: ms()
     .positive()
@@ -183,7 +189,8 @@ export const settingsSchema = z.strictObject({
     .optional()
     .describe('How long a client may take to send the request headers (at most `request_timeout_ms`); past it the answer is 408 and the connection closes. Applied at start only (default 30000).'),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
-  log_retention_days: z.number().int().positive().max(36_500).optional().describe('How long request logs are kept.'),
+  log_retention_days: z.number().int().positive().max(36_500).optional().describe('How long request-log entries are kept, in days (default 30); older ones are deleted by a sweep every few minutes. Spend totals are kept regardless.'),
+  log_max_entries: z.number().int().positive().max(1_000_000_000).optional().describe('Most request-log entries kept; the oldest beyond it are deleted by the same sweep (default: no limit).'),
   require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),
   routing: routingPolicySchema.optional().describe('Defaults for every route and for direct `<provider>/<model>` requests.'),
 });

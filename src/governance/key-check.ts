@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors.js';
+import { quoteInput } from '../quote-input.js';
 import type { GovernanceStore } from './governance-store.js';
 import { modelAllowed } from './model-patterns.js';
 import { VIRTUAL_KEY_PREFIX, type VirtualKeyRecord } from './types.js';
@@ -37,7 +38,7 @@ export function checkVirtualKey(governance: GovernanceStore, requireKey: boolean
         type: 'permission_error',
         code: 'model_not_allowed',
         param: 'model',
-        message: `The virtual key '${key.name}' may not use model '${model}'. Allowed: ${key.models.join(', ')}.`,
+        message: `The virtual key '${key.name}' may not use model '${quoteInput(model)}'. Allowed: ${key.models.join(', ')}.`,
       }),
     );
   }

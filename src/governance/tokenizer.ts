@@ -104,7 +104,7 @@ function boundaryFrom(text: string, at: number): number {
 }
 
 /** Texts longer than this are sampled in WINDOWS places at once, so an estimate is not made from their start only. */
-const SPREAD_ABOVE = 64 * 1024;
+const SPREAD_ABOVE = 16 * 1024;
 const WINDOWS = 16;
 
 /**

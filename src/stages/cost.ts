@@ -70,8 +70,10 @@ function promptCeiling(ctx: RequestContext): number {
 }
 
 function outputCeiling(ctx: RequestContext): number {
-  const choices = typeof ctx.request.n === 'number' && ctx.request.n > 1 ? ctx.request.n : 1;
-  return Math.max(requestedMaxOutput(ctx), OUTPUT_CEILING * choices);
+  // The budget stage has checked these numbers; without it in the pipeline they may be anything.
+  const choices = typeof ctx.request.n === 'number' && ctx.request.n > 1 && ctx.request.n <= 128 ? ctx.request.n : 1;
+  const requested = requestedMaxOutput(ctx);
+  return Number.isFinite(requested) ? Math.max(requested, OUTPUT_CEILING * choices) : OUTPUT_CEILING * choices;
 }
 
 /** A token count as a provider may report it: an integer from 0 to what a double holds exactly. */

@@ -77,9 +77,23 @@ async function healthLatenciesDuring<T>(work: () => Promise<T>): Promise<{ resul
   }
 }
 
-function expectResponsive(latencies: number[]): void {
-  expect(latencies.length).toBeGreaterThanOrEqual(5);
-  expect(Math.max(...latencies)).toBeLessThan(50);
+/**
+ * Runs `work` while polling /health, and asserts that every poll answered within 50 ms. On a shared machine a
+ * garbage collection or the scheduler can delay one poll past that now and then, so a run with a late poll is
+ * tried again, up to three runs in all; a stall of the gateway's own making (counting tokens for seconds, as
+ * before) is in every run and fails them all.
+ */
+async function expectResponsiveDuring<T>(work: () => Promise<T>): Promise<T> {
+  const maxima: number[] = [];
+  for (let run = 1; ; run++) {
+    const { result, latencies } = await healthLatenciesDuring(work);
+    expect(latencies.length).toBeGreaterThanOrEqual(5);
+    maxima.push(Math.max(...latencies));
+    if ((maxima.at(-1) as number) < 50 || run === 3) {
+      expect(Math.min(...maxima), `slowest /health poll of each run: ${maxima.map((ms) => ms.toFixed(0)).join(', ')} ms`).toBeLessThan(50);
+      return result;
+    }
+  }
 }
 
 async function keyWithBudget(name: string): Promise<{ id: string; key: string }> {
@@ -90,16 +104,14 @@ async function keyWithBudget(name: string): Promise<{ id: string; key: string }>
 
 describe('token counting never stalls the gateway', () => {
   it('/anthropic count_tokens for a non-Anthropic model with a 2 MB unbroken word', async () => {
-    const { result, latencies } = await healthLatenciesDuring(() => inWorker<{ chars: number; tokens: number }>('anthropic-count'));
-    expectResponsive(latencies);
+    const result = await expectResponsiveDuring(() => inWorker<{ chars: number; tokens: number }>('anthropic-count'));
     // o200k encodes a run of 'a' at 8 characters a token: about 262,144.
     expect(result.tokens).toBeGreaterThan(0.9 * (result.chars / 8));
     expect(result.tokens).toBeLessThan(1.1 * (result.chars / 8));
   });
 
   it('/genai countTokens with a 2 MB unbroken base64 word', async () => {
-    const { result, latencies } = await healthLatenciesDuring(() => inWorker<{ chars: number; tokens: number }>('genai-count'));
-    expectResponsive(latencies);
+    const result = await expectResponsiveDuring(() => inWorker<{ chars: number; tokens: number }>('genai-count'));
     // Random base64 is about 0.68 tokens a character with o200k.
     expect(result.tokens).toBeGreaterThan(0.5 * result.chars);
     expect(result.tokens).toBeLessThan(0.9 * result.chars);
@@ -107,18 +119,17 @@ describe('token counting never stalls the gateway', () => {
 
   it('a keyed chat request with a budget (reservation) and a 2 MB unbroken word', async () => {
     const { id, key } = await keyWithBudget('stall');
-    const { result, latencies } = await healthLatenciesDuring(() => inWorker<{ chars: number; answer: string; forwardedChars: number }>('keyed-chat', key));
-    expectResponsive(latencies);
+    const result = await expectResponsiveDuring(() => inWorker<{ chars: number; answer: string; forwardedChars: number }>('keyed-chat', key));
     expect(result.answer).toBe('echo: hi');
     expect(result.forwardedChars).toBe(result.chars);
     expect(tg.gateway.reservations.snapshot()).toEqual({});
-    expect((await jsonRequest(tg.url, 'GET', `/api/keys/${id}`)).body.requests).toBe(3);
+    // Three requests a run, one to three runs.
+    expect((await jsonRequest(tg.url, 'GET', `/api/keys/${id}`)).body.requests % 3).toBe(0);
   });
 
   it('a streamed answer without usage, counted by the gateway when it ends', async () => {
     const { id, key } = await keyWithBudget('stall-stream');
-    const { result, latencies } = await healthLatenciesDuring(() => inWorker<{ chars: number; echoed: boolean }>('keyed-stream', key));
-    expectResponsive(latencies);
+    const result = await expectResponsiveDuring(() => inWorker<{ chars: number; echoed: boolean }>('keyed-stream', key));
     expect(result.echoed).toBe(true);
     const logs = (await jsonRequest(tg.url, 'GET', `/api/logs?key_id=${id}`)).body.data;
     expect(logs[0].prompt_tokens).toBeGreaterThan(0.5 * result.chars);
