@@ -1,3 +1,8 @@
+import { quoteInput } from './quote-input.js';
+
+/** The longest message a GatewayError carries. */
+export const MAX_ERROR_MESSAGE_CHARS = 4_000;
+
 /**
  * The one error type every layer throws. The HTTP layer renders it in the client's dialect; nothing else
  * decides status codes.
@@ -40,7 +45,9 @@ export class GatewayError extends Error {
   readonly upstreamStatus: number | undefined;
 
   constructor(init: GatewayErrorInit) {
-    super(init.message);
+    // The last line of defence against an error that echoes a huge input whole: each site quotes inputs with
+    // `quoteInput`, and no message, whatever it holds, grows past this.
+    super(init.message.length > MAX_ERROR_MESSAGE_CHARS ? quoteInput(init.message, MAX_ERROR_MESSAGE_CHARS) : init.message);
     this.name = 'GatewayError';
     this.status = init.status;
     this.type = init.type;

@@ -13,6 +13,7 @@ import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
 import type { StageDeps } from './pipeline/stage.js';
 import { GovernanceStore } from './governance/governance-store.js';
+import { startLogSweeper } from './governance/log-retention.js';
 import { SlidingWindowLimiter } from './governance/rate-limiter.js';
 import { Reservations } from './governance/reservations.js';
 import { UpstreamTransport } from './providers/transport.js';
@@ -105,6 +106,12 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
   const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health });
 
+  // The request log is kept within settings.log_retention_days / log_max_entries (a sweep at start, then every few minutes).
+  const logSweeper = startLogSweeper(governance, () => {
+    const { logRetentionDays, logMaxEntries } = configService.current().settings;
+    return { days: logRetentionDays, maxEntries: logMaxEntries };
+  }, log);
+
   let closing: Promise<void> | null = null;
   const close = (graceMs = configService.current().settings.shutdownGraceMs): Promise<void> => {
     closing ??= (async () => {
@@ -123,6 +130,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         clearTimeout(forced);
         clearInterval(reaper);
         for (const stop of stoppers) stop();
+        await logSweeper.stop();
         await transport.close();
         await store.close();
       }

@@ -16,4 +16,6 @@ export const DEFAULTS = {
   headersTimeoutMs: 30_000,
   logLevel: 'info',
   logRetentionDays: 30,
+  // Far above any real completion or embeddings answer; bounds what one upstream can make tollgate hold.
+  maxResponseBytes: 32 * 1024 * 1024,
 } as const;

@@ -28,6 +28,7 @@ export interface ProviderView {
   base_url: string;
   headers: Record<string, string>;
   timeouts: { first_byte_ms: number; total_ms: number; idle_ms: number };
+  max_response_bytes: number;
   models: string[];
   region?: string;
   project?: string;

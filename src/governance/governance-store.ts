@@ -352,6 +352,51 @@ export class GovernanceStore {
     return out;
   }
 
+  // ---- request-log retention ------------------------------------------------------------------------
+
+  /**
+   * Deletes request-log entries (and their per-key index rows) older than `olderThan`, then, with
+   * `maxEntries`, the oldest beyond that many. Log ids sort by time, so both are deletions from the front of
+   * the log. Works in transactions of `batch` entries and yields to the event loop between them, so a large
+   * backlog never holds requests up for long; `stopped` ends the work between batches (shutdown). Keys' and
+   * teams' spend counters are separate records and are not touched. Resolves with the number deleted.
+   */
+  async trimRequestLog(options: { olderThan: Date | null; maxEntries: number | null; batch?: number; stopped?: () => boolean }): Promise<number> {
+    const batch = Math.max(1, options.batch ?? 1_000);
+    const stopped = options.stopped ?? (() => false);
+    let deleted = 0;
+    if (options.olderThan) {
+      // Every id of an entry written before the cut-off sorts below this one.
+      const end = `${String(options.olderThan.getTime()).padStart(15, '0')}-`;
+      deleted += await this.deleteOldestLogEntries(Infinity, end, batch, stopped);
+    }
+    if (options.maxEntries !== null && !stopped()) {
+      const excess = (this.log.getStats() as { entryCount: number }).entryCount - options.maxEntries;
+      if (excess > 0) deleted += await this.deleteOldestLogEntries(excess, null, batch, stopped);
+    }
+    return deleted;
+  }
+
+  private async deleteOldestLogEntries(max: number, end: string | null, batch: number, stopped: () => boolean): Promise<number> {
+    let deleted = 0;
+    while (deleted < max && !stopped()) {
+      const take = Math.min(batch, max - deleted);
+      const doomed: Array<{ id: string; keyId: string | null }> = [];
+      for (const { key, value } of this.log.getRange({ ...(end === null ? {} : { end }), limit: take })) doomed.push({ id: key, keyId: value.key_id });
+      if (doomed.length === 0) break;
+      await this.root.transaction(() => {
+        for (const { id, keyId } of doomed) {
+          this.log.remove(id);
+          if (keyId) this.logByKey.remove([keyId, id]);
+        }
+      });
+      deleted += doomed.length;
+      if (doomed.length < take) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return deleted;
+  }
+
   // ---- internals ------------------------------------------------------------------------------------
 
   private usageAt(record: VirtualKeyRecord | TeamRecord, at: Date): PeriodUsage {

@@ -17,6 +17,11 @@ export interface ResolvedProvider {
   /** Extra headers sent on every upstream request (operator config). */
   headers: Record<string, string>;
   timeouts: UpstreamTimeouts;
+  /**
+   * Largest answer read from this provider: a whole non-streamed body, or one stream event (bytes that arrive
+   * without producing a chunk). Past it the call fails with 502 and the connection is closed.
+   */
+  maxResponseBytes: number;
   /** Settings some wire formats need besides the base URL (cloud region, project, API version, token URL). */
   options: ProviderOptions;
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
+import { quoteInput } from '../quote-input.js';
 import type { UpstreamRequest, UpstreamTimeouts } from './contract.js';
 
 /** Receives one upstream answer. After `onEnd` or `onError`, nothing more is called. */
@@ -22,14 +23,29 @@ export interface UpstreamCall {
 
 const cancelled = new Error('the client closed the request');
 
-const splitUrls = new Map<string, { origin: string; path: string }>();
+/** Longest URL path an error message shows (a model name is part of some paths). */
+const SHOWN_PATH_CHARS = 200;
+
+function shownUrl(url: URL): string {
+  const path = url.pathname.length > SHOWN_PATH_CHARS ? `${url.pathname.slice(0, SHOWN_PATH_CHARS)}…` : url.pathname;
+  return url.origin + path;
+}
+
+interface SplitUrl {
+  origin: string;
+  path: string;
+  /** The URL as an error message may show it: no query (Gemini's `?key=`, signatures) and no user info. */
+  shown: string;
+}
+
+const splitUrls = new Map<string, SplitUrl>();
 
 /** Upstream URLs repeat (one per provider and endpoint), so each is parsed once. */
-function splitUrl(href: string): { origin: string; path: string } {
+function splitUrl(href: string): SplitUrl {
   let split = splitUrls.get(href);
   if (!split) {
     const url = new URL(href);
-    split = { origin: url.origin, path: url.pathname + url.search };
+    split = { origin: url.origin, path: url.pathname + url.search, shown: shownUrl(url) };
     if (splitUrls.size > 10_000) splitUrls.clear();
     splitUrls.set(href, split);
   }
@@ -64,7 +80,7 @@ export class UpstreamTransport {
       return true;
     };
     const fail = (err: unknown): void => {
-      if (finish()) handler.onError(transportError(err, timedOut, timeouts, provider));
+      if (finish()) handler.onError(transportError(err, timedOut, timeouts, provider, url.shown));
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -116,7 +132,7 @@ export class UpstreamTransport {
         work();
       } catch (err) {
         controller?.abort(err instanceof Error ? err : new Error(String(err)));
-        if (finish()) handler.onError(err instanceof GatewayError ? err : transportError(err, timedOut, timeouts, provider));
+        if (finish()) handler.onError(err instanceof GatewayError ? err : transportError(err, timedOut, timeouts, provider, url.shown));
       }
     }
     return {
@@ -145,6 +161,18 @@ export class UpstreamTransport {
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
 
+/** What a connection error code means, in words a newcomer can act on. */
+const CODE_HINTS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused: nothing is listening there',
+  ENOTFOUND: 'host not found in DNS',
+  EAI_AGAIN: 'DNS lookup failed, try again later',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed while sending',
+  UND_ERR_SOCKET: 'the upstream closed the connection',
+};
+
 function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return code;
@@ -152,7 +180,12 @@ function errorCode(err: unknown): string | undefined {
   return typeof cause?.code === 'string' ? cause.code : undefined;
 }
 
-export function transportError(err: unknown, timedOut: boolean, timeouts: UpstreamTimeouts, provider: string): GatewayError {
+/** OpenSSL and Node TLS failures: certificates, protocol versions, an https URL pointed at a plain-HTTP port. */
+function isTlsCode(code: string): boolean {
+  return code === 'EPROTO' || code.includes('CERT') || code.includes('SSL') || code.includes('TLS');
+}
+
+export function transportError(err: unknown, timedOut: boolean, timeouts: UpstreamTimeouts, provider: string, url = 'the upstream'): GatewayError {
   if (err instanceof GatewayError) return err;
   if (timedOut) {
     return new GatewayError({
@@ -186,17 +219,27 @@ export function transportError(err: unknown, timedOut: boolean, timeouts: Upstre
       status: 502,
       type: 'upstream_error',
       code: 'upstream_unreachable',
-      message: `${provider}: Could not connect to the upstream (connect timeout).`,
+      message: `${provider}: Could not connect to the upstream at ${url} (connect timeout); check providers.${provider}.base_url and the network.`,
       retryable: true,
     });
   }
   const code = errorCode(err);
-  const detail = code ?? (err instanceof Error ? err.message : 'connection failed');
+  const unreachable = code !== undefined && UNREACHABLE_CODES.has(code) && code !== 'ECONNRESET' && code !== 'EPIPE';
+  let message: string;
+  if (code !== undefined && isTlsCode(code)) {
+    const reason = err instanceof Error && err.message !== '' && err.message !== code ? `: ${quoteInput(err.message, 200)}` : '';
+    message = `${provider}: TLS failed with the upstream at ${url} (${code}${reason}); check the URL's scheme and port and the server's certificate.`;
+  } else if (unreachable) {
+    message = `${provider}: Could not reach the upstream at ${url} (${code}: ${CODE_HINTS[code] ?? 'connection failed'}); check providers.${provider}.base_url.`;
+  } else {
+    const detail = code ? (CODE_HINTS[code] ? `${code}: ${CODE_HINTS[code]}` : code) : err instanceof Error ? quoteInput(err.message, 200) : 'connection failed';
+    message = `${provider}: Could not reach the upstream at ${url} or the connection broke (${detail}).`;
+  }
   return new GatewayError({
     status: 502,
     type: 'upstream_error',
     code: code && UNREACHABLE_CODES.has(code) ? 'upstream_unreachable' : 'upstream_connection_error',
-    message: `${provider}: Could not reach the upstream or the connection broke (${detail}).`,
+    message,
     retryable: true,
   });
 }

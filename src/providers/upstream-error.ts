@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors.js';
+import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../quote-input.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -49,12 +50,121 @@ export function defaultTypeFor(status: number): string {
   return 'invalid_request_error';
 }
 
+/** How much of an HTML page is searched for its title or heading. */
+const HTML_SCAN_CHARS = 16_384;
+const HTML_SUMMARY_CHARS = 200;
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', '#39': "'" };
+
+/** The text inside the first `<tag ...>...</tag>` of `lower`/`html` (same text, one lower-cased), tags stripped. */
+function elementText(html: string, lower: string, tag: string): string | null {
+  let from = 0;
+  for (;;) {
+    const open = lower.indexOf(`<${tag}`, from);
+    if (open === -1) return null;
+    const after = lower.charCodeAt(open + tag.length + 1);
+    // `<h1>` or `<h1 class=...>`, not `<h1x>`; `<title>`, not `<titles>`.
+    if (after === 0x3e /* > */ || after === 0x20 || after === 0x09 || after === 0x0a || after === 0x0d) {
+      const start = lower.indexOf('>', open);
+      if (start === -1) return null;
+      const end = lower.indexOf(`</${tag}`, start);
+      const text = plainText(html.slice(start + 1, end === -1 ? undefined : end));
+      if (text !== '') return text;
+    }
+    from = open + 1;
+  }
+}
+
+/** Tags removed, the common entities decoded, white space collapsed. */
+function plainText(fragment: string): string {
+  return fragment
+    .replace(/<[^>]{0,1000}>/g, ' ')
+    .replace(/&(#39|[a-z]{2,5});/gi, (whole, name: string) => ENTITIES[name.toLowerCase()] ?? whole)
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+function isHtml(headers: Headers, bodyText: string): boolean {
+  const type = headerValue(headers, 'content-type');
+  if (type !== undefined && /^\s*text\/html\b/i.test(type)) return true;
+  for (let i = 0; i < bodyText.length; i++) {
+    const code = bodyText.charCodeAt(i);
+    // Leading white space (and a byte-order mark) aside, does the body open with a tag?
+    if (code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d || code === 0xfeff) continue;
+    return code === 0x3c /* < */;
+  }
+  return false;
+}
+
+/**
+ * A proxy's or load balancer's HTML (or XML) error page in one short line: its `<title>`, else its first
+ * heading, else an XML `<Message>`, else the start of its text; null when the body is not markup.
+ */
+export function markupSummary(headers: Headers, bodyText: string): string | null {
+  if (!isHtml(headers, bodyText)) return null;
+  const html = bodyText.length > HTML_SCAN_CHARS ? bodyText.slice(0, HTML_SCAN_CHARS) : bodyText;
+  const lower = html.toLowerCase();
+  let text = elementText(html, lower, 'title');
+  for (let level = 1; text === null && level <= 6; level++) text = elementText(html, lower, `h${level}`);
+  text ??= elementText(html, lower, 'message') ?? plainText(html.replace(/<(script|style)\b[\s\S]{0,100000}?<\/\1>/gi, ' '));
+  return quoteInput(text, HTML_SUMMARY_CHARS);
+}
+
+/** An upstream error answered as an HTML page: status and the page's title, never the page itself. */
+function markupError(provider: string, status: number, headers: Headers, summary: string): GatewayError {
+  return new GatewayError({
+    status,
+    type: defaultTypeFor(status),
+    code: null,
+    message: `${provider}: upstream answered HTTP ${status} with an HTML page${summary === '' ? '' : ` ("${summary}")`}.`,
+    retryable: isRetryableStatus(status),
+    headers: passedErrorHeaders(headers),
+    upstreamStatus: status,
+  });
+}
+
+/**
+ * Reads an upstream error answer with the provider's own reader (`read`), after two checks every provider
+ * shares: an HTML page is summarised rather than pasted, and a message longer than 1,000 characters is cut.
+ */
+export function upstreamError(
+  provider: string,
+  status: number,
+  headers: Headers,
+  bodyText: string,
+  read: (bodyText: string) => GatewayError,
+): GatewayError {
+  const summary = markupSummary(headers, bodyText);
+  if (summary !== null) return markupError(provider, status, headers, summary);
+  return boundedMessage(provider, read(bodyText));
+}
+
+/** The error with its message cut to what a client needs (the provider prefix plus 1,000 characters). */
+export function boundedMessage(provider: string, error: GatewayError): GatewayError {
+  const max = provider.length + 2 + UPSTREAM_MESSAGE_CHARS;
+  // The slack lets a message a reader already cut (with its "… (N characters)") through unchanged.
+  if (error.message.length <= max + 32) return error;
+  return new GatewayError({
+    status: error.status,
+    type: error.type,
+    code: error.code,
+    param: error.param,
+    message: quoteInput(error.message, max),
+    retryable: error.retryable,
+    headers: error.headers,
+    ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
+  });
+}
+
 /**
  * Reads the error bodies providers actually send: OpenAI's `{"error":{message,type,param,code}}`, the bare
  * `{"error":"..."}` of some vendors, `{"message": ...}`, FastAPI's `{"detail": ...}`, or plain text. The
- * upstream status and message are kept; the provider name is prefixed so the client knows who said it.
+ * upstream status and message are kept; the provider name is prefixed so the client knows who said it. An
+ * HTML page is summarised (title or first heading) and a long message is cut.
  */
 export function upstreamErrorFromBody(provider: string, status: number, headers: Headers, bodyText: string): GatewayError {
+  const summary = markupSummary(headers, bodyText);
+  if (summary !== null) return markupError(provider, status, headers, summary);
   let message: string | null = null;
   let type: string | null = null;
   let code: string | null = null;
@@ -80,10 +190,10 @@ export function upstreamErrorFromBody(provider: string, status: number, headers:
   }
   return new GatewayError({
     status,
-    type: type ?? defaultTypeFor(status),
-    code,
-    param,
-    message: `${provider}: ${message ?? `upstream answered HTTP ${status}`}`,
+    type: type === null ? defaultTypeFor(status) : quoteInput(type, 100),
+    code: code === null ? null : quoteInput(code, 100),
+    param: param === null ? null : quoteInput(param, 200),
+    message: `${provider}: ${message === null ? `upstream answered HTTP ${status}` : quoteInput(message, UPSTREAM_MESSAGE_CHARS)}`,
     retryable: isRetryableStatus(status),
     headers: passedErrorHeaders(headers),
     upstreamStatus: status,

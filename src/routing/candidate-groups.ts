@@ -1,5 +1,6 @@
 import type { RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
+import { quoteInput } from '../quote-input.js';
 import { resolveCandidates, splitModelName, type Candidate } from './resolve-target.js';
 import { expandTarget, type RouteMatch, type RouteMatcher } from './route-patterns.js';
 
@@ -65,7 +66,7 @@ export function checkRequestFallbacks(config: RuntimeConfig, matcher: RouteMatch
     const parts = splitModelName(name);
     if (!parts || !config.providers.has(parts.provider)) {
       throw GatewayError.badRequest(
-        `Invalid 'fallbacks[${i}]': '${name}' is neither a route nor '<provider>/<model>' with a known provider.`,
+        `Invalid 'fallbacks[${i}]': '${quoteInput(name)}' is neither a route nor '<provider>/<model>' with a known provider.`,
         `fallbacks[${i}]`,
         'invalid_fallback',
       );

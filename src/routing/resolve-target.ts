@@ -1,6 +1,7 @@
 import type { ProviderRuntime, RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
 import type { Target } from '../providers/contract.js';
+import { quoteInput } from '../quote-input.js';
 import { weightedPick } from './weighted-pick.js';
 
 /** Splits `<provider>/<model>` at the first slash; the model part may contain more slashes. */
@@ -69,7 +70,7 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
       type: 'invalid_request_error',
       code: 'model_not_found',
       param: 'model',
-      message: `The model '${modelName}' does not exist. Name models as '<provider>/<model>', e.g. 'openai/gpt-4o-mini'.`,
+      message: `The model '${quoteInput(modelName)}' does not exist. Name models as '<provider>/<model>', e.g. 'openai/gpt-4o-mini'.`,
     });
   }
   const provider = config.providers.get(parts.provider);
@@ -81,7 +82,7 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
       type: 'invalid_request_error',
       code: 'provider_not_found',
       param: 'model',
-      message: `Unknown provider '${parts.provider}' in model '${modelName}'. Known providers: ${[...config.providers.keys()].join(', ')}.`,
+      message: `Unknown provider '${quoteInput(parts.provider)}' in model '${quoteInput(modelName)}'. Known providers: ${[...config.providers.keys()].join(', ')}.`,
     });
   }
   const label = `${provider.name}/${parts.model}`;
@@ -93,7 +94,7 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
         type: 'invalid_request_error',
         code: 'model_not_found',
         param: 'model',
-        message: `No key of provider '${provider.name}' is configured to serve model '${parts.model}'.`,
+        message: `No key of provider '${provider.name}' is configured to serve model '${quoteInput(parts.model)}'.`,
       });
     }
     let total = 0;

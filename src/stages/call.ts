@@ -8,6 +8,7 @@ import type { BreakerPolicy } from '../config/routing-policy.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../providers/contract.js';
 import { adapterFor } from '../providers/registry.js';
 import type { UpstreamCall } from '../providers/transport.js';
+import { upstreamError } from '../providers/upstream-error.js';
 import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
@@ -22,6 +23,35 @@ function invalidUpstream(provider: string, what: string): GatewayError {
     message: `${provider}: ${what}`,
     retryable: true,
   });
+}
+
+/** An upstream error body is read up to this size; a longer one is cut there (its message needs far less). */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+function formatBytes(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  if (Number.isInteger(mib)) return `${mib} MiB (${bytes} bytes)`;
+  const kib = bytes / 1024;
+  return Number.isInteger(kib) ? `${kib} KiB (${bytes} bytes)` : `${bytes} bytes`;
+}
+
+/** The upstream sent more than `max_response_bytes`: tollgate stops reading (the transport closes the connection). */
+function answerTooLarge(target: Target, what: string): GatewayError {
+  const name = target.provider.name;
+  return new GatewayError({
+    status: 502,
+    type: 'upstream_error',
+    code: 'upstream_response_too_large',
+    message:
+      `${name}: ${what} exceeded the limit of ${formatBytes(target.provider.maxResponseBytes)}, so tollgate stopped reading it; ` +
+      `raise providers.${name}.max_response_bytes or settings.max_response_bytes if such answers are expected.`,
+  });
+}
+
+function declaredLength(headers: IncomingHttpHeaders): number {
+  const raw = headers['content-length'];
+  const value = raw === undefined ? NaN : Number(raw);
+  return Number.isFinite(value) ? value : -1;
 }
 
 /** What one request's attempts share: whether the client got anything yet, and how to stop what is live. */
@@ -229,10 +259,18 @@ class CallStage implements Stage {
     const { target } = attempt.candidate;
     const { adapter, upstream, started, record, attempted } = run;
     let firstByteMs: number | null = null;
+    const maxBytes = target.provider.maxResponseBytes;
     return new Promise<void>((resolve, reject) => {
       let headers: IncomingHttpHeaders = {};
       let buffered: Buffer[] | null = null;
+      /** Bytes in `buffered`, and the most it may hold (the body limit, or less for an error body). */
+      let bufferedBytes = 0;
+      let bufferLimit = maxBytes;
+      /** Stream bytes since the decoder last produced a chunk: an upper bound on what it holds undecoded. */
+      let pendingBytes = 0;
       let decoder: StreamDecoder | null = null;
+      const errorFrom = (bodyText: string): GatewayError =>
+        upstreamError(target.provider.name, upstream.status, headers, bodyText, (text) => adapter.parseError(upstream.status, headers, text, target));
       const succeed = (): void => {
         state.live = null;
         record({ kind: 'success', latencyMs: firstByteMs, headers });
@@ -253,15 +291,30 @@ class CallStage implements Stage {
           firstByteMs = performance.now() - started;
           upstream.status = status;
           headers = responseHeaders;
-          if (status >= 400 || !ctx.stream) buffered = [];
-          else decoder = adapter.createStreamDecoder(target, ctx.request);
+          if (status >= 400) {
+            buffered = [];
+            bufferLimit = Math.min(maxBytes, ERROR_BODY_BYTES);
+          } else if (!ctx.stream) {
+            buffered = [];
+            // A body declared too large is refused before a byte of it is read.
+            if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
+          } else decoder = adapter.createStreamDecoder(target, ctx.request);
         },
         onData(chunk) {
           if (buffered) {
+            bufferedBytes += chunk.length;
+            if (bufferedBytes > bufferLimit) {
+              // An error body is read from what arrived so far; an answer past the limit is refused.
+              if (upstream.status >= 400) throw errorFrom(Buffer.concat([...buffered, chunk]).subarray(0, bufferLimit).toString('utf8'));
+              throw answerTooLarge(target, 'the upstream answer');
+            }
             buffered.push(chunk);
             return;
           }
-          relayChunks(ctx, decoder?.push(chunk) ?? [], emit);
+          const chunks = decoder ? decoder.push(chunk) : [];
+          if (chunks.length > 0) pendingBytes = 0;
+          else if ((pendingBytes += chunk.length) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');
+          relayChunks(ctx, chunks, emit);
           // A slow client pauses the upstream read instead of piling chunks up in memory.
           const ready = ctx.clientReady();
           if (ready) {
@@ -272,7 +325,7 @@ class CallStage implements Stage {
         onEnd() {
           try {
             if (upstream.status >= 400) {
-              throw adapter.parseError(upstream.status, headers, Buffer.concat(buffered ?? []).toString('utf8'), target);
+              throw errorFrom(Buffer.concat(buffered ?? []).toString('utf8'));
             }
             if (buffered && ctx.embeddings) relayEmbeddings(ctx, adapter, target, ctx.embeddings, Buffer.concat(buffered).toString('utf8'), emit);
             else if (buffered) relayCompletion(ctx, adapter, target, Buffer.concat(buffered).toString('utf8'), emit);

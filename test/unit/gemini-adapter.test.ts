@@ -440,7 +440,7 @@ describe('parseError', () => {
     const details = [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '12.5s' }];
     expect(geminiAdapter.parseError(429, {}, body(429, 'RESOURCE_EXHAUSTED', 'quota', details), target).headers).toEqual({ 'retry-after': '13' });
     expect(geminiAdapter.parseError(503, {}, `[${body(503, 'UNAVAILABLE', 'overloaded')}]`, target)).toMatchObject({ status: 503, message: 'gemini: overloaded', retryable: true });
-    expect(geminiAdapter.parseError(502, {}, '<html>Bad Gateway</html>', target)).toMatchObject({ status: 502, retryable: true, message: 'gemini: <html>Bad Gateway</html>' });
+    expect(geminiAdapter.parseError(502, {}, '<html>Bad Gateway</html>', target)).toMatchObject({ status: 502, retryable: true, message: 'gemini: upstream answered HTTP 502 with an HTML page ("Bad Gateway").' });
   });
 });
 

@@ -29,6 +29,7 @@ export function makeTarget(options: TargetOptions = {}): Target {
       baseUrl: options.baseUrl ?? def.defaultBaseUrl,
       headers: options.headers ?? {},
       timeouts: { firstByteMs: 1_000, totalMs: 5_000, idleMs: 5_000 },
+      maxResponseBytes: 32 * 1024 * 1024,
       options: options.options ?? {},
     },
     model: options.model ?? 'upstream-model',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody } from '../../src/providers/upstream-error.js';
+import { isRetryableStatus, passedErrorHeaders, upstreamError, upstreamErrorFromBody } from '../../src/providers/upstream-error.js';
 
 describe('upstreamErrorFromBody', () => {
   it('reads the OpenAI error shape, keeping type, code, param and status', () => {
@@ -66,11 +66,55 @@ describe('upstreamErrorFromBody', () => {
     expect(err.type).toBe('upstream_error');
   });
 
-  it('keeps an HTML body (bounded) as the message', () => {
+  it('summarises an HTML error page by its title and status instead of pasting it', () => {
     const html = `<html><head><title>502 Bad Gateway</title></head><body>${'x'.repeat(2000)}</body></html>`;
     const err = upstreamErrorFromBody('deepinfra', 502, {}, html);
-    expect(err.message.startsWith('deepinfra: <html><head><title>502 Bad Gateway</title>')).toBe(true);
-    expect(err.message.length).toBeLessThanOrEqual('deepinfra: '.length + 500);
+    expect(err.message).toBe('deepinfra: upstream answered HTTP 502 with an HTML page ("502 Bad Gateway").');
+    expect(err.status).toBe(502);
+    expect(err.upstreamStatus).toBe(502);
+    expect(err.retryable).toBe(true);
+  });
+
+  it('falls back to the first heading, then to the page text, decoding entities and collapsing space', () => {
+    const heading = '<!DOCTYPE html>\n<html><body>\n  <h1 class="big">\n Service   <b>Unavailable</b> &amp; down</h1><p>details</p></body></html>';
+    expect(upstreamErrorFromBody('p', 503, { 'content-type': 'text/html; charset=utf-8' }, heading).message).toBe(
+      'p: upstream answered HTTP 503 with an HTML page ("Service Unavailable & down").',
+    );
+    const bare = `<div><script>var secret = 1;</script>Access denied for ${'y'.repeat(5000)}</div>`;
+    const message = upstreamErrorFromBody('p', 403, {}, bare).message;
+    expect(message).toContain('("Access denied for yyy');
+    expect(message).not.toContain('secret');
+    expect(message.length).toBeLessThan(300);
+  });
+
+  it('treats a text/html content type as a page even without a leading tag', () => {
+    const err = upstreamErrorFromBody('p', 502, { 'content-type': 'text/html' }, 'Bad gateway, try later');
+    expect(err.message).toBe('p: upstream answered HTTP 502 with an HTML page ("Bad gateway, try later").');
+  });
+
+  it('cuts an upstream message past 1,000 characters and says how long it was', () => {
+    const long = 'm'.repeat(50_000);
+    const err = upstreamErrorFromBody('openai', 400, {}, JSON.stringify({ error: { message: long, type: 't'.repeat(10_000), code: 'c' } }));
+    expect(err.message).toBe(`openai: ${'m'.repeat(1000)}… (50000 characters)`);
+    expect(err.type.length).toBeLessThan(200);
+  });
+
+  it('upstreamError summarises HTML before a provider reader sees it and bounds what the reader returns', () => {
+    let read = 0;
+    const reader = (text: string) => {
+      read++;
+      return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'x', message: `anthropic: ${text}`, upstreamStatus: 400 });
+    };
+    const page = upstreamError('anthropic', 502, { 'content-type': 'text/html' }, '<title>Bad</title>', reader);
+    expect(page.message).toBe('anthropic: upstream answered HTTP 502 with an HTML page ("Bad").');
+    expect(read).toBe(0);
+    const long = upstreamError('anthropic', 400, {}, 'z'.repeat(3000), reader);
+    expect(read).toBe(1);
+    expect(long.message).toBe(`anthropic: ${'z'.repeat(1000)}… (${'anthropic: '.length + 3000} characters)`);
+    expect(long.code).toBe('x');
+    expect(long.upstreamStatus).toBe(400);
+    const short = upstreamError('anthropic', 400, {}, 'fine', reader);
+    expect(short.message).toBe('anthropic: fine');
   });
 
   it('says which status the upstream answered when the body is empty or says nothing', () => {

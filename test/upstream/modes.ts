@@ -12,23 +12,31 @@ export type UpstreamMode =
   | { kind: 'reset' }
   | { kind: 'break-after'; chunks: number }
   | { kind: 'bad-json' }
+  /**
+   * An answer that never ends: `bytes` of body (non-streamed: one JSON string that never closes; streamed: one SSE
+   * `data:` line without a newline), written as fast as the reader takes it; `declare` sends a content-length.
+   */
+  | { kind: 'huge-body'; bytes: number; declare?: boolean }
+  /** A whole answer as given: status, headers and body (an HTML error page, a long error message). */
+  | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string }
   /** Answers normally but reports this usage instead of the real one (implausible counts, for the cost stage's checks). */
   | { kind: 'usage'; usage: Record<string, unknown> };
 
 export const OK_MODE: UpstreamMode = { kind: 'ok' };
 
 // An optional "provider/" or "provider:" prefix is tolerated so a gateway that forwards the model verbatim still scripts.
-const MODEL_MODE = /^(?:.*[/:])?(?:error-(\d{3})|slow-headers-(\d+)|slow-chunks-(\d+)|stall-after-(\d+)|break-after-(\d+)|(reset)|(bad-json))$/;
+const MODEL_MODE = /^(?:.*[/:])?(?:error-(\d{3})|slow-headers-(\d+)|slow-chunks-(\d+)|stall-after-(\d+)|break-after-(\d+)|(reset)|(bad-json)|huge-body-(\d+)mb)$/;
 
 /**
  * The mode a model name asks for, so out-of-process clients (benchmarks, curl) can script the upstream:
- * `error-<status>`, `slow-headers-<ms>`, `slow-chunks-<ms>`, `stall-after-<n>`, `break-after-<n>`, `reset`, `bad-json`.
+ * `error-<status>`, `slow-headers-<ms>`, `slow-chunks-<ms>`, `stall-after-<n>`, `break-after-<n>`, `reset`, `bad-json`, `huge-body-<n>mb`.
  */
 export function modeFromModel(model: unknown): UpstreamMode | null {
   if (typeof model !== 'string') return null;
   const m = MODEL_MODE.exec(model);
   if (!m) return null;
-  const [, status, slowHeaders, slowChunks, stall, brk, reset] = m;
+  const [, status, slowHeaders, slowChunks, stall, brk, reset, , hugeMb] = m;
+  if (hugeMb !== undefined) return { kind: 'huge-body', bytes: Number(hugeMb) * 1024 * 1024 };
   if (status !== undefined) return { kind: 'error', status: Number(status) };
   if (slowHeaders !== undefined) return { kind: 'slow-headers', delayMs: Number(slowHeaders) };
   if (slowChunks !== undefined) return { kind: 'slow-chunks', delayMs: Number(slowChunks) };
@@ -107,4 +115,46 @@ export async function deliverJson(ex: Exchange, headers: HeaderMap, body: string
   if (limit > 0) res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
   else res.flushHeaders();
   stopAt(ex, mode);
+}
+
+/** Writes `total` bytes of `unit` repeated, waiting for the socket to drain so the upstream itself holds little. */
+async function writeRepeated(ex: Exchange, unit: Buffer, total: number): Promise<boolean> {
+  const { res } = ex;
+  for (let sent = 0; sent < total; sent += unit.length) {
+    if (!ex.isOpen()) return false;
+    if (!res.write(unit)) {
+      const open = await new Promise<boolean>((resolve) => {
+        const done = (ok: boolean) => {
+          res.off('drain', onDrain);
+          res.off('close', onClose);
+          resolve(ok);
+        };
+        const onDrain = () => done(true);
+        const onClose = () => done(false);
+        res.on('drain', onDrain);
+        res.on('close', onClose);
+      });
+      if (!open) return false;
+    }
+  }
+  return true;
+}
+
+const HUGE_UNIT = Buffer.alloc(64 * 1024, 'a');
+
+/**
+ * `huge-body`: the head of an answer, then `bytes` of filler that never completes it (no closing quote, no
+ * newline), then the connection is dropped.
+ */
+export async function deliverHugeBody(ex: Exchange, stream: boolean, mode: Extract<UpstreamMode, { kind: 'huge-body' }>): Promise<void> {
+  const { res } = ex;
+  const head = stream
+    ? 'data: {"id":"chatcmpl-huge","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"'
+    : '{"id":"chatcmpl-huge","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"';
+  res.writeHead(200, {
+    'content-type': stream ? 'text/event-stream' : 'application/json',
+    ...(mode.declare ? { 'content-length': String(head.length + mode.bytes) } : {}),
+  });
+  res.write(head);
+  if (await writeRepeated(ex, HUGE_UNIT, mode.bytes)) ex.destroy();
 }

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LiveExchange, readBody } from './exchange.js';
 import { answerEmbeddings } from './openai-embeddings.js';
-import { deliverJson, deliverStream, modeFromModel, OK_MODE, type UpstreamMode } from './modes.js';
+import { deliverHugeBody, deliverJson, deliverStream, modeFromModel, OK_MODE, type UpstreamMode } from './modes.js';
 import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, invalidUrl } from './openai-errors.js';
 import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
@@ -256,6 +256,10 @@ class OpenAIUpstream implements ScriptedUpstream {
         return exchange.reset();
       case 'error':
         return sendScriptedError(exchange, mode, model);
+      case 'huge-body':
+        return deliverHugeBody(exchange, isRecord(body) && body.stream === true, mode);
+      case 'raw':
+        return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
       case 'bad-json': {
         const stream = isRecord(body) && body.stream === true;
         return sendRaw(exchange, 200, stream ? SSE_HEADERS : { 'content-type': JSON_TYPE }, brokenJson(stream));

@@ -2,6 +2,7 @@ import type { GatewayError } from '../../errors.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 /** Whether Anthropic-only markers (`cache_control`, `thinking`) may stay on the canonical request. */
 export interface DialectOptions {
@@ -34,7 +35,7 @@ function imagePart(block: Json, where: string): Json {
     if (typeof source.url !== 'string') throw invalidRequest(`${where}.source.url`, 'Field required');
     return { type: 'image_url', image_url: { url: source.url } };
   }
-  throw unsupported(`${where}.source`, `An image source of type '${String(source.type)}' (only base64 and url are)`);
+  throw unsupported(`${where}.source`, `An image source of type '${quoteInput(String(source.type))}' (only base64 and url are)`);
 }
 
 /**
@@ -91,13 +92,13 @@ export function userPart(block: Json, where: string, options: DialectOptions): J
     case 'document':
       return withCacheControl(documentPart(block, where), block, options);
     default:
-      throw unsupported(`${where}.type`, `A user content block of type '${String(block.type)}'`);
+      throw unsupported(`${where}.type`, `A user content block of type '${quoteInput(String(block.type))}'`);
   }
 }
 
 /** A text block as a canonical text part (for system prompts and assistant turns). */
 export function textPart(block: Json, where: string, options: DialectOptions): Json {
-  if (block.type !== 'text') throw invalidRequest(`${where}.type`, `Expected a text block, got '${String(block.type)}'`);
+  if (block.type !== 'text') throw invalidRequest(`${where}.type`, `Expected a text block, got '${quoteInput(String(block.type))}'`);
   return withCacheControl({ type: 'text', text: textOf(block, where) }, block, options);
 }
 

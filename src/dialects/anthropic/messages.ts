@@ -3,6 +3,7 @@ import { plainText, textPart, toolCall, toolMessage, userPart, type DialectOptio
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 function blocksOf(content: unknown, where: string): Json[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
@@ -57,7 +58,7 @@ function assistantMessage(content: unknown, where: string, options: DialectOptio
     if (block.type === 'text') parts.push(textPart(block, at, options));
     else if (block.type === 'tool_use') calls.push(toolCall(block, at));
     else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
-      throw invalidRequest(`${at}.type`, `An assistant content block of type '${block.type}' cannot be translated by the gateway.`);
+      throw invalidRequest(`${at}.type`, `An assistant content block of type '${quoteInput(String(block.type))}' cannot be translated by the gateway.`);
     }
   });
   const text = plainText(parts) ? parts.map((part) => part.text as string).join('') : parts;

@@ -1,6 +1,7 @@
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 /**
  * Anthropic's client tools as OpenAI function tools. Server tools (web search, code execution, ...) run inside
@@ -12,7 +13,7 @@ export function canonicalTools(tools: unknown, keepCacheControl: boolean): Json[
   return tools.map((tool: unknown, i) => {
     if (!isRecord(tool) || typeof tool.name !== 'string' || tool.name === '') throw invalidRequest(`tools.${i}.name`, 'Field required');
     if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      throw invalidRequest(`tools.${i}.type`, `The server tool '${String(tool.type)}' cannot be translated by the gateway; only client tools are supported.`);
+      throw invalidRequest(`tools.${i}.type`, `The server tool '${quoteInput(String(tool.type))}' cannot be translated by the gateway; only client tools are supported.`);
     }
     if (!isRecord(tool.input_schema)) throw invalidRequest(`tools.${i}.input_schema`, 'Field required');
     const fn: Json = { name: tool.name };

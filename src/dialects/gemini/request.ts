@@ -3,6 +3,7 @@ import { invalidArgument } from './errors.js';
 import { fromGeminiSchema } from './schema.js';
 import { field, type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 /**
  * Gemini's GenerateContentRequest → the canonical (OpenAI chat-completions) request. The inverse of the
@@ -186,7 +187,7 @@ export function canonicalTools(tools: unknown): Json[] {
   return tools.flatMap((tool, i) => {
     if (!isRecord(tool)) throw invalidArgument(`Invalid value at 'tools[${i}]'`, `tools[${i}]`);
     const others = Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations');
-    if (others.length > 0) unsupported(`the built-in tool '${others.join(', ')}'`, `tools[${i}]`);
+    if (others.length > 0) unsupported(`the built-in tool '${quoteInput(others.join(', '))}'`, `tools[${i}]`);
     const declarations = field(tool, 'functionDeclarations');
     if (!Array.isArray(declarations)) return [];
     return declarations.map((declaration, j): Json => {
@@ -228,7 +229,7 @@ export function canonicalToolChoice(toolConfig: unknown, tools: Json[]): { tool_
     case 'MODE_UNSPECIFIED':
       return { tools };
     default:
-      throw invalidArgument(`Invalid value at 'tool_config.function_calling_config.mode', "${String(calling.mode)}"`, 'toolConfig');
+      throw invalidArgument(`Invalid value at 'tool_config.function_calling_config.mode', "${quoteInput(String(calling.mode))}"`, 'toolConfig');
   }
 }
 
@@ -261,7 +262,7 @@ function responseFormat(config: Json): Json | undefined {
   if (isRecord(schema)) return { type: 'json_schema', json_schema: { name: 'response', schema: fromGeminiSchema(schema) } };
   if (mime === undefined || mime === null || mime === 'text/plain') return undefined;
   if (mime === 'application/json') return { type: 'json_object' };
-  return unsupported(`the response MIME type '${String(mime)}'`, 'generation_config.response_mime_type');
+  return unsupported(`the response MIME type '${quoteInput(String(mime))}'`, 'generation_config.response_mime_type');
 }
 
 function generationFields(config: unknown, geminiFields: boolean): { fields: Json; includeThoughts: boolean } {

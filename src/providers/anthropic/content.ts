@@ -1,6 +1,7 @@
 import { GatewayError } from '../../errors.js';
 import { type AnthropicBlock } from './shapes.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
 
@@ -56,7 +57,7 @@ export function contentBlocks(content: unknown, allowMedia: boolean): AnthropicB
       if (text !== '') blocks.push(withCacheControl({ type: 'text', text }, part));
     } else if (allowMedia && type === 'image_url') blocks.push(withCacheControl(imageBlock(part), part));
     else if (allowMedia && type === 'file') blocks.push(withCacheControl(documentBlock(part), part));
-    else throw unsupported(`content parts of type '${String(type)}' are not supported here.`);
+    else throw unsupported(`content parts of type '${quoteInput(String(type))}' are not supported here.`);
   }
   return blocks;
 }

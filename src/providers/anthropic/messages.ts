@@ -3,6 +3,7 @@ import { GatewayError } from '../../errors.js';
 import { contentBlocks } from './content.js';
 import { type AnthropicBlock, type AnthropicMessage } from './shapes.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 function invalid(message: string): GatewayError {
   return GatewayError.badRequest(`anthropic: ${message}`, 'messages');
@@ -48,7 +49,7 @@ function turnOf(message: ChatMessage): AnthropicMessage {
     case 'tool':
       return { role: 'user', content: [toolResultBlock(message)] };
     default:
-      throw invalid(`messages with role '${message.role}' are not supported.`);
+      throw invalid(`messages with role '${quoteInput(String(message.role))}' are not supported.`);
   }
 }
 

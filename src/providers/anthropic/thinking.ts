@@ -1,5 +1,6 @@
 import { GatewayError } from '../../errors.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 /** Thinking budgets for OpenAI's reasoning_effort levels; 1,024 is the smallest budget Anthropic accepts. */
 const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 2048, high: 4096 };
@@ -19,7 +20,7 @@ export function thinkingOf(request: Record<string, unknown>): Record<string, unk
   if (effort === undefined || effort === null) return undefined;
   if (effort === 'none') return { type: 'disabled' };
   const budget = typeof effort === 'string' ? EFFORT_BUDGETS[effort] : undefined;
-  if (budget === undefined) throw GatewayError.badRequest(`anthropic: unknown reasoning_effort '${String(effort)}'.`, 'reasoning_effort');
+  if (budget === undefined) throw GatewayError.badRequest(`anthropic: unknown reasoning_effort '${quoteInput(String(effort))}'.`, 'reasoning_effort');
   return { type: 'enabled', budget_tokens: budget };
 }
 

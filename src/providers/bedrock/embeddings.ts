@@ -3,6 +3,7 @@ import { GatewayError } from '../../errors.js';
 import { countTextTokens } from '../../governance/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 /**
  * Embeddings on Bedrock go through InvokeModel (`POST /model/{modelId}/invoke`), whose body is the model's own
@@ -48,7 +49,7 @@ function modelOf(modelId: string): EmbeddingModel {
       type: 'invalid_request_error',
       code: 'embeddings_not_supported',
       param: 'model',
-      message: `bedrock: '${modelId}' is not an embeddings model tollgate knows; use amazon.titan-embed-text-v2:0, cohere.embed-english-v3 or cohere.embed-multilingual-v3.`,
+      message: `bedrock: '${quoteInput(modelId)}' is not an embeddings model tollgate knows; use amazon.titan-embed-text-v2:0, cohere.embed-english-v3 or cohere.embed-multilingual-v3.`,
     });
   }
   return model;

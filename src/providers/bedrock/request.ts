@@ -1,6 +1,7 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 /** A Converse content block (only the members tollgate sends). */
 export type ConverseBlock =
@@ -55,7 +56,7 @@ function textOf(content: unknown, where: string): string {
   return content
     .map((part: unknown) => {
       if (isRecord(part) && (part.type === 'text' || part.type === 'refusal')) return String(part.text ?? part.refusal ?? '');
-      throw bad(`only text parts are allowed here, got '${isRecord(part) ? String(part.type) : typeof part}'.`, where);
+      throw bad(`only text parts are allowed here, got '${quoteInput(isRecord(part) ? String(part.type) : typeof part)}'.`, where);
     })
     .join('');
 }
@@ -72,7 +73,7 @@ function userBlocks(content: unknown, where: string): ConverseBlock[] {
       const image = part.image_url;
       blocks.push(imageBlock(isRecord(image) ? image.url : image, `${where}.${i}`));
     } else {
-      throw bad(`content part type '${String(part.type)}' is not supported.`, `${where}.${i}`);
+      throw bad(`content part type '${quoteInput(String(part.type))}' is not supported.`, `${where}.${i}`);
     }
   });
   return blocks;
@@ -146,7 +147,7 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
         break;
       }
       default:
-        throw bad(`message role '${message.role}' is not supported.`, `${where}.role`);
+        throw bad(`message role '${quoteInput(String(message.role))}' is not supported.`, `${where}.role`);
     }
   });
   return { turns, system, usesTools };

@@ -1,6 +1,7 @@
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 /**
  * Canonical (OpenAI) request -> Cohere Chat API v2 request. Cohere's v2 shapes are close to OpenAI's: roles,
@@ -24,7 +25,7 @@ function textOf(content: unknown, param: string): string {
     if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
     // A refusal the client echoes back is the assistant's text as far as the next turn is concerned.
     else if (isRecord(part) && part.type === 'refusal' && typeof part.refusal === 'string') texts.push(part.refusal);
-    else throw unsupported(`only text parts are supported here (got ${String(isRecord(part) ? part.type : typeof part)})`, `${param}[${i}]`);
+    else throw unsupported(`only text parts are supported here (got ${quoteInput(String(isRecord(part) ? part.type : typeof part))})`, `${param}[${i}]`);
   });
   return texts.join('');
 }
@@ -39,7 +40,7 @@ function userContent(content: unknown, param: string): unknown {
       if (typeof image.url !== 'string') throw unsupported('an image_url part needs image_url.url', `${param}[${i}]`);
       return { type: 'image_url', image_url: { url: image.url, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) } };
     }
-    throw unsupported(`content parts of type '${String(isRecord(part) ? part.type : typeof part)}' are not supported`, `${param}[${i}]`);
+    throw unsupported(`content parts of type '${quoteInput(String(isRecord(part) ? part.type : typeof part))}' are not supported`, `${param}[${i}]`);
   });
 }
 
@@ -76,7 +77,7 @@ function message(msg: ChatMessage, i: number): Json {
       if (typeof msg.tool_call_id !== 'string') throw unsupported('a tool message needs tool_call_id', `messages[${i}].tool_call_id`);
       return { role: 'tool', tool_call_id: msg.tool_call_id, content: textOf(msg.content, param) };
     default:
-      throw unsupported(`messages with role '${msg.role}' are not supported`, `messages[${i}].role`);
+      throw unsupported(`messages with role '${quoteInput(String(msg.role))}' are not supported`, `messages[${i}].role`);
   }
 }
 
@@ -109,7 +110,7 @@ function applyToolChoice(body: Json, choice: unknown): void {
   else if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
     const name = choice.function.name;
     const offered = Array.isArray(body.tools) ? (body.tools as Json[]).filter((tool) => (tool.function as Json).name === name) : [];
-    if (offered.length === 0) throw unsupported(`tool_choice names '${name}', which is not in tools`, 'tool_choice');
+    if (offered.length === 0) throw unsupported(`tool_choice names '${quoteInput(name)}', which is not in tools`, 'tool_choice');
     body.tools = offered;
     body.tool_choice = 'REQUIRED';
   } else throw unsupported('tool_choice must be none, auto, required or a function', 'tool_choice');
@@ -122,7 +123,7 @@ function responseFormat(format: unknown): Json | undefined {
     const schema = isRecord(format.json_schema) ? format.json_schema.schema : undefined;
     return schema === undefined ? { type: 'json_object' } : { type: 'json_object', json_schema: schema };
   }
-  throw unsupported(`response_format type '${String(format.type)}' is not supported`, 'response_format');
+  throw unsupported(`response_format type '${quoteInput(String(format.type))}' is not supported`, 'response_format');
 }
 
 function stopSequences(stop: unknown): string[] | undefined {

@@ -2,6 +2,7 @@ import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
 import { toGeminiSchema } from './schema.js';
 import { isRecord } from '../../is-record.js';
+import { quoteInput } from '../../quote-input.js';
 
 /** One Gemini `Part`; exactly one data field is set (text, inlineData, fileData, functionCall, functionResponse). */
 export type GeminiPart = Record<string, unknown>;
@@ -63,7 +64,7 @@ function contentPart(part: unknown, param: string): GeminiPart | null {
       return mediaPart(file.file_data, param);
     }
     default:
-      throw bad(`content parts of type '${String(part.type)}' are not supported.`, param);
+      throw bad(`content parts of type '${quoteInput(String(part.type))}' are not supported.`, param);
   }
 }
 
@@ -128,7 +129,7 @@ function assistantParts(message: ChatMessage, index: number, callNames: Map<stri
 function toolResultPart(message: ChatMessage, index: number, callNames: Map<string, string>): GeminiPart {
   const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : undefined;
   const name = (id !== undefined ? callNames.get(id) : undefined) ?? (typeof message.name === 'string' ? message.name : undefined);
-  if (!name) throw bad(`no earlier assistant tool call has the id '${id ?? ''}', so the function name is unknown.`, `messages[${index}].tool_call_id`);
+  if (!name) throw bad(`no earlier assistant tool call has the id '${quoteInput(id ?? '')}', so the function name is unknown.`, `messages[${index}].tool_call_id`);
   return { functionResponse: { name, response: functionResult(message.content) } };
 }
 
@@ -172,7 +173,7 @@ export function toGeminiContents(messages: ChatMessage[], model: string): Gemini
         push('user', [toolResultPart(message, index, callNames)]);
         break;
       default:
-        throw bad(`messages with role '${message.role}' are not supported.`, `messages[${index}].role`);
+        throw bad(`messages with role '${quoteInput(String(message.role))}' are not supported.`, `messages[${index}].role`);
     }
   });
   return system.length > 0 ? { contents, systemInstruction: { parts: system } } : { contents };

@@ -1,0 +1,139 @@
+// Upstream failures a newcomer can act on: an unreachable upstream names the URL tried (never its query, which
+// may hold a key) and what went wrong; an HTML error page is summarised; long upstream messages and long
+// client inputs are cut in error messages.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { freePort } from '../helpers/net.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
+
+let upstream: ScriptedUpstream;
+let tg: RunningGateway;
+let deadPort: number;
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream-test' });
+  deadPort = await freePort();
+  tg = await startGateway(
+    openAIConfig(upstream.url, {
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+      providers: {
+        openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream-test' },
+        gone: { type: 'openai', base_url: `http://127.0.0.1:${deadPort}/v1`, api_key: 'sk-x' },
+        nowhere: { type: 'openai', base_url: 'http://tollgate-test-host.invalid/v1', api_key: 'sk-x' },
+        // https to a plain-HTTP port: the TLS handshake fails.
+        plaintext: { type: 'openai', base_url: `https://127.0.0.1:${upstream.port}/v1`, api_key: 'sk-x' },
+        gemini: { base_url: `http://127.0.0.1:${deadPort}/v1beta`, api_key: 'AIza-secret-gemini-key' },
+        azure: { base_url: `http://127.0.0.1:${deadPort}`, api_key: 'azure-secret', api_version: '2024-10-21' },
+      },
+    }),
+  );
+});
+afterAll(async () => {
+  await tg.stop();
+  await upstream.close();
+});
+beforeEach(() => upstream.reset());
+
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi there' }];
+
+async function failure(model: string, stream = false): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const result = await (async () => {
+    if (!stream) return tg.client.chat.completions.create({ model, messages });
+    const answer = await tg.client.chat.completions.create({ model, messages, stream: true });
+    for await (const _chunk of answer) {
+      // drain
+    }
+    return answer;
+  })().catch((err: unknown) => err);
+  expect(result).toBeInstanceOf(OpenAI.APIError);
+  return result as InstanceType<typeof OpenAI.APIError>;
+}
+
+describe('an unreachable upstream', () => {
+  it('names the URL it tried and that nothing listens there (ECONNREFUSED)', async () => {
+    const error = await failure('gone/gpt-4o-mini');
+    expect(error.status).toBe(502);
+    expect(error.code).toBe('upstream_unreachable');
+    expect(error.message).toContain(`gone: Could not reach the upstream at http://127.0.0.1:${deadPort}/v1/chat/completions`);
+    expect(error.message).toContain('ECONNREFUSED: connection refused');
+    expect(error.message).toContain('providers.gone.base_url');
+  });
+
+  it('names the host that DNS does not know (ENOTFOUND)', async () => {
+    const error = await failure('nowhere/gpt-4o-mini');
+    expect(error.status).toBe(502);
+    expect(error.code).toBe('upstream_unreachable');
+    expect(error.message).toContain('http://tollgate-test-host.invalid/v1/chat/completions');
+    expect(error.message).toMatch(/ENOTFOUND: host not found in DNS|EAI_AGAIN/);
+  });
+
+  it('says that TLS failed, and where', async () => {
+    const error = await failure('plaintext/gpt-4o-mini');
+    expect(error.status).toBe(502);
+    expect(error.message).toContain(`plaintext: TLS failed with the upstream at https://127.0.0.1:${upstream.port}/v1/chat/completions`);
+    expect(error.message).toContain("check the URL's scheme and port");
+  });
+
+  it('never shows the query string (where Gemini streams say alt=sse and Azure its api-version)', async () => {
+    const gemini = await failure('gemini/gemini-2.5-flash', true);
+    expect(gemini.status).toBe(502);
+    expect(gemini.message).toContain(`http://127.0.0.1:${deadPort}/v1beta/models/gemini-2.5-flash:streamGenerateContent`);
+    expect(gemini.message).not.toContain('?');
+    expect(gemini.message).not.toContain('alt=sse');
+    expect(gemini.message).not.toContain('AIza-secret');
+    const azure = await failure('azure/my-deployment');
+    expect(azure.message).toContain(`http://127.0.0.1:${deadPort}/openai/deployments/my-deployment/chat/completions`);
+    expect(azure.message).not.toContain('api-version');
+    expect(azure.message).not.toContain('azure-secret');
+  });
+});
+
+describe('upstream error bodies', () => {
+  it('summarises an HTML error page by its title, with the status, instead of pasting it', async () => {
+    const page = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>502 Bad Gateway</title><style>body{}</style></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>${'<p>filler</p>'.repeat(2000)}</body></html>`;
+    upstream.enqueue({ kind: 'raw', status: 502, headers: { 'content-type': 'text/html' }, body: page });
+    const error = await failure('openai/gpt-4o-mini');
+    expect(error.status).toBe(502);
+    expect(error.message).toContain('openai: upstream answered HTTP 502 with an HTML page ("502 Bad Gateway").');
+    expect(error.message).not.toContain('<');
+    expect(error.message.length).toBeLessThan(200);
+  });
+
+  it('summarises an HTML page served without a content type by its first heading', async () => {
+    upstream.enqueue({ kind: 'raw', status: 403, headers: {}, body: '<html><body><h2>Access Denied</h2><p>You don&#39;t have permission.</p></body></html>' });
+    const error = await failure('openai/gpt-4o-mini');
+    expect(error.status).toBe(403);
+    expect(error.message).toContain('openai: upstream answered HTTP 403 with an HTML page ("Access Denied").');
+  });
+
+  it('passes an ordinary upstream message on as the provider wrote it', async () => {
+    upstream.enqueue({ kind: 'error', status: 400, message: "Invalid value for 'temperature': must be at most 2." });
+    const error = await failure('openai/gpt-4o-mini');
+    expect(error.status).toBe(400);
+    expect(error.message).toBe("400 openai: Invalid value for 'temperature': must be at most 2.");
+  });
+
+  it('cuts an upstream message of 50,000 characters to 1,000', async () => {
+    upstream.enqueue({ kind: 'error', status: 400, message: 'q'.repeat(50_000) });
+    const error = await failure('openai/gpt-4o-mini');
+    expect(error.status).toBe(400);
+    expect(error.message).toBe(`400 openai: ${'q'.repeat(1000)}… (50000 characters)`);
+  });
+});
+
+describe('client inputs echoed in errors', () => {
+  it('quotes a long unknown model name only in part', async () => {
+    const provider = `p${'x'.repeat(239)}`;
+    const error = await failure(`${provider}/model`);
+    expect(error.status).toBe(404);
+    expect(error.code).toBe('provider_not_found');
+    expect(error.message).toContain(`Unknown provider '${provider.slice(0, 200)}… (240 characters)'`);
+    expect(error.message).not.toContain(provider);
+  });
+
+  it('keeps the message for an ordinary unknown provider word for word', async () => {
+    const error = await failure('acme/model');
+    expect(error.message).toContain("Unknown provider 'acme' in model 'acme/model'. Known providers: ");
+  });
+});

@@ -1,0 +1,40 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { GatewayError } from '../../src/errors.js';
+import { UpstreamTransport } from '../../src/providers/transport.js';
+import { freePort } from '../helpers/net.js';
+
+const transport = new UpstreamTransport();
+afterAll(() => transport.close());
+
+function failureOf(url: string): Promise<GatewayError> {
+  return new Promise((resolve, reject) => {
+    transport.dispatch({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: '{}' }, { firstByteMs: 2_000, totalMs: 5_000, idleMs: 5_000 }, 'gemini', {
+      onStart: () => reject(new Error('unexpected answer')),
+      onData: () => undefined,
+      onEnd: () => reject(new Error('unexpected end')),
+      onError: resolve,
+    });
+  });
+}
+
+describe('transport errors', () => {
+  it('name the URL tried without its query string (where a key may travel)', async () => {
+    const port = await freePort();
+    const error = await failureOf(`http://127.0.0.1:${port}/v1beta/models/gemini-2.5-flash:generateContent?key=AIza-very-secret&alt=sse`);
+    expect(error.status).toBe(502);
+    expect(error.code).toBe('upstream_unreachable');
+    expect(error.retryable).toBe(true);
+    expect(error.message).toBe(
+      `gemini: Could not reach the upstream at http://127.0.0.1:${port}/v1beta/models/gemini-2.5-flash:generateContent ` +
+        '(ECONNREFUSED: connection refused: nothing is listening there); check providers.gemini.base_url.',
+    );
+  });
+
+  it('never show user info of the URL, and cut a very long path', async () => {
+    const port = await freePort();
+    const error = await failureOf(`http://user:pass@127.0.0.1:${port}/${'m'.repeat(5_000)}`);
+    expect(error.message).not.toContain('pass');
+    expect(error.message).toContain(`http://127.0.0.1:${port}/mmm`);
+    expect(error.message.length).toBeLessThan(400);
+  });
+});
