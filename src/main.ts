@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs';
 import { loadConfigFile } from './config/load-file.js';
 import { ConfigError } from './config/secret-ref.js';
 import { createGateway } from './gateway.js';
+import type { Settings } from './config/runtime.js';
 import { VERSION } from './version.js';
 
 /**
@@ -41,6 +42,19 @@ async function listenOrExplain(listen: () => Promise<string>, host: string, port
   }
 }
 
+/** The access mode in one line: who may call models without a virtual key, and who may use /api. */
+function accessLine(settings: Settings, adminKeyRequired: boolean): string {
+  const models = settings.requireVirtualKey
+    ? 'every model call needs a virtual key (require_virtual_key)'
+    : settings.anonymousAccess === 'any'
+      ? 'model calls without a virtual key are served to ANY client that reaches the port, on your provider keys (anonymous_access: any)'
+      : 'model calls without a virtual key are served to clients on this machine only; other machines need a virtual key (set anonymous_access: any or TOLLGATE_ANONYMOUS_ACCESS=any to open)';
+  const admin = adminKeyRequired
+    ? '/api needs the admin key'
+    : '/api answers clients on this machine only (set TOLLGATE_ADMIN_KEY to require a key and allow remote administration)';
+  return `access: ${models}; ${admin}`;
+}
+
 /** Command line entry: load config, open the store, listen, and shut down gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const file = loadConfigFile(process.env);
@@ -66,9 +80,7 @@ async function main(): Promise<void> {
     `tollgate ${VERSION} listening on ${settings.host}:${settings.port}`,
   );
 
-  if (!gateway.adminKeyRequired) {
-    gateway.log.info('admin API (/api) answers loopback clients only; set TOLLGATE_ADMIN_KEY to require a key and allow remote administration');
-  }
+  gateway.log.info({ anonymousAccess: settings.requireVirtualKey ? 'none' : settings.anonymousAccess, adminApi: gateway.adminKeyRequired ? 'admin-key' : 'loopback' }, accessLine(settings, gateway.adminKeyRequired));
 
   let stopping = false;
   const stop = (signal: string): void => {

@@ -106,7 +106,11 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     log_retention_days: settings.logRetentionDays,
     ...(settings.logMaxEntries !== null ? { log_max_entries: settings.logMaxEntries } : {}),
     max_response_bytes: settings.maxResponseBytes,
+    request_timeout_ms: settings.requestTimeoutMs,
+    headers_timeout_ms: settings.headersTimeoutMs,
     require_virtual_key: settings.requireVirtualKey,
+    anonymous_access: settings.anonymousAccess,
+    trusted_proxies: [...settings.trustedProxies],
     routing: routingPolicyView(settings.routing),
   };
 }

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import { normalizeAddress } from './address.js';
 import { createHash } from 'node:crypto';
 import type { ResolvedProvider, UpstreamTimeouts } from '../providers/contract.js';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
@@ -62,6 +64,10 @@ export interface Settings {
   maxResponseBytes: number;
   /** Requests without a virtual key are refused (401). */
   requireVirtualKey: boolean;
+  /** Who may call without a virtual key: clients on this machine only, or anyone. */
+  anonymousAccess: 'loopback' | 'any';
+  /** Proxies whose X-Forwarded-For is believed (normalised addresses). */
+  trustedProxies: ReadonlySet<string>;
   /** The routing policy of direct `<provider>/<model>` requests and the base of every route's. */
   routing: RoutingPolicy;
 }
@@ -145,6 +151,21 @@ function boolFromEnv(env: Env, name: string): boolean | undefined {
   throw new ConfigError(`${name}: expected true or false, got "${env[name]}"`);
 }
 
+function anonymousAccessFromEnv(env: Env): 'loopback' | 'any' | undefined {
+  const raw = env.TOLLGATE_ANONYMOUS_ACCESS?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'loopback' || raw === 'any') return raw;
+  throw new ConfigError(`TOLLGATE_ANONYMOUS_ACCESS: expected loopback or any, got "${env.TOLLGATE_ANONYMOUS_ACCESS}"`);
+}
+
+function listFromEnv(env: Env, name: string): string[] | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  for (const item of items) if (isIP(item) === 0) throw new ConfigError(`${name}: "${item}" is not an IP address`);
+  return items;
+}
+
 /**
  * Settings: API over file over environment over defaults, except the address and data directory, which are
  * read once at start and where the environment wins (platforms set PORT and HOST).
@@ -179,6 +200,8 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     maxResponseBytes:
       api.max_response_bytes ?? file.max_response_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_RESPONSE_BYTES', 2_147_483_648) ?? DEFAULTS.maxResponseBytes,
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,
+    anonymousAccess: api.anonymous_access ?? file.anonymous_access ?? anonymousAccessFromEnv(env) ?? 'loopback',
+    trustedProxies: new Set((api.trusted_proxies ?? file.trusted_proxies ?? listFromEnv(env, 'TOLLGATE_TRUSTED_PROXIES') ?? []).map(normalizeAddress)),
     routing: resolveRoutingPolicy(DEFAULT_ROUTING_POLICY, api.routing, file.routing),
   };
 }

@@ -192,6 +192,19 @@ export const settingsSchema = z.strictObject({
   log_retention_days: z.number().int().positive().max(36_500).optional().describe('How long request-log entries are kept, in days (default 30); older ones are deleted by a sweep every few minutes. Spend totals are kept regardless.'),
   log_max_entries: z.number().int().positive().max(1_000_000_000).optional().describe('Most request-log entries kept; the oldest beyond it are deleted by the same sweep (default: no limit).'),
   require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),
+  anonymous_access: z
+    .enum(['loopback', 'any'])
+    .optional()
+    .describe(
+      'Who may call models without a virtual key (with the operator\'s provider keys): `loopback` (default) serves only clients on this machine and answers others 401; `any` serves everyone who can reach the port.',
+    ),
+  trusted_proxies: z
+    .array(z.union([z.ipv4(), z.ipv6()]))
+    .max(64)
+    .optional()
+    .describe(
+      'Addresses of reverse proxies whose X-Forwarded-For names the real client. Without it the socket peer is the client, so behind a proxy on this host every client counts as local.',
+    ),
   routing: routingPolicySchema.optional().describe('Defaults for every route and for direct `<provider>/<model>` requests.'),
 });
 

@@ -13,14 +13,35 @@ function unauthorized(message: string, code: string): GatewayError {
 }
 
 /**
+ * What happens to a request without a virtual key: it goes on, or is refused because every request needs a key
+ * (`require_virtual_key`), or because it comes from another machine and anonymous access is loopback-only.
+ */
+export type AnonymousRule = 'allow' | 'refuse' | 'refuse-remote';
+
+/**
+ * The rule for one request. Zero-config serves the person on the machine; a client elsewhere would spend the
+ * operator's provider keys, so it needs a virtual key unless the operator opened access (`anonymous_access: any`).
+ */
+export function anonymousRule(settings: { requireVirtualKey: boolean; anonymousAccess: 'loopback' | 'any' }, fromRemote: boolean): AnonymousRule {
+  if (settings.requireVirtualKey) return 'refuse';
+  return fromRemote && settings.anonymousAccess !== 'any' ? 'refuse-remote' : 'allow';
+}
+
+const REMOTE_NEEDS_KEY =
+  'A virtual key is required for clients on other machines: send it as Authorization: Bearer <key> or x-api-key. ' +
+  'Requests without one are served to clients on the gateway\'s own machine only, unless the operator sets ' +
+  'settings.anonymous_access: any (or TOLLGATE_ANONYMOUS_ACCESS=any).';
+
+/**
  * The virtual-key rules, in one place for the auth stage and for the few endpoints that answer without the
  * pipeline (token counting): a credential that looks like one of ours (`tg-...`) must be a live key allowed the
- * model in every mode; other credentials (or none) are anonymous (key null), which `require_virtual_key` refuses.
+ * model in every mode; other credentials (or none) are anonymous (key null), which `require_virtual_key` refuses, and `anonymous_access: loopback` refuses from other machines.
  */
-export function checkVirtualKey(governance: GovernanceStore, requireKey: boolean, credential: string | null, model: string): KeyCheck {
+export function checkVirtualKey(governance: GovernanceStore, anonymous: AnonymousRule, credential: string | null, model: string): KeyCheck {
   const refuse = (reason: KeyRejection, keyId: string | null, error: GatewayError): KeyCheck => ({ ok: false, reason, keyId, error });
   if (!credential || !credential.startsWith(VIRTUAL_KEY_PREFIX)) {
-    if (!requireKey) return { ok: true, key: null };
+    if (anonymous === 'allow') return { ok: true, key: null };
+    if (anonymous === 'refuse-remote') return refuse('missing_key', null, unauthorized(REMOTE_NEEDS_KEY, 'virtual_key_required'));
     return refuse('missing_key', null, unauthorized('A virtual key is required: send it as Authorization: Bearer <key> or x-api-key.', 'missing_api_key'));
   }
   const key = governance.findKeyBySecret(credential);

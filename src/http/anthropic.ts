@@ -13,6 +13,7 @@ import { registerAnthropicModelRoutes } from './anthropic-models.js';
 import { presentedCredential } from './anthropic-headers.js';
 import { headerString } from './request-headers.js';
 import { checkVirtualKey } from './key-check.js';
+import { isRemoteClient } from './client-address.js';
 import { respondAnthropic } from './anthropic-respond.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { fromFrameworkError } from './render-error.js';
@@ -62,6 +63,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
           requestFallbacks,
           credential: presentedCredential(request),
+          fromRemote: isRemoteClient(request, config.settings),
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();
@@ -75,7 +77,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         fallbacksOf(request.body);
         const body = readMessagesRequest(request.body, 'count_tokens');
         const config = deps.config.current();
-        checkVirtualKey(deps.governance, config.settings.requireVirtualKey, presentedCredential(request), canonicalModelName(config, body.model));
+        checkVirtualKey(deps.governance, config.settings, isRemoteClient(request, config.settings), presentedCredential(request), canonicalModelName(config, body.model));
         const inputTokens = await countInputTokens({
           config,
           body,

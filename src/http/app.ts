@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Settings } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
-import { clientErrorHandler } from './client-error.js';
+import { clientErrorHandler, renderErrorForPath } from './client-error.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
@@ -43,6 +43,17 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     http: { headersTimeout: timeouts.headersTimeout, connectionsCheckingInterval: timeouts.checkInterval },
     // What Node's parser rejects, and requests that time out, answered in the error shape of the route family.
     clientErrorHandler: clientErrorHandler(deps.log),
+    // A path the router cannot decode (`%ED%A0%80`, a lone surrogate) or a parameter past its length, likewise.
+    frameworkErrors: (err, request, reply) => {
+      const error =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new GatewayError({ status: 414, type: 'invalid_request_error', code: 'url_too_long', message: 'A part of the request URL is too long.' })
+          : GatewayError.badRequest('The request URL is not validly encoded: percent-escapes must spell UTF-8.', null, 'invalid_url');
+      const rendered = renderErrorForPath(request.raw.url?.split('?')[0] ?? null, error);
+      reply.hijack();
+      reply.raw.writeHead(rendered.status, rendered.headers);
+      reply.raw.end(rendered.body);
+    },
   });
 
   const liveLimit = (): number => deps.config.current().settings.maxBodyBytes;

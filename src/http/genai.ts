@@ -10,6 +10,7 @@ import type { ChatCompletionRequest } from '../dialects/openai/types.js';
 import { GatewayError } from '../errors.js';
 import { createRequestContext } from '../pipeline/context.js';
 import { checkVirtualKey } from './key-check.js';
+import { isRemoteClient } from './client-address.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { renderGoogleError, respondGemini } from './genai-respond.js';
 import { registerGenAIModelRoutes } from './genai-models.js';
@@ -89,12 +90,13 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
         const model = canonicalGeminiModel(config, parsed.model);
         const geminiFields = keepsGeminiFields(config, model);
         const credential = presentedCredential(request);
+        const fromRemote = isRemoteClient(request, config.settings);
         const clientProviderKey = headerString(request, CLIENT_PROVIDER_KEY_HEADER);
 
         if (parsed.method === 'countTokens') {
           fallbacksOf(request.body);
           // Counting costs nothing, so no budget or rate limit; but a `tg-` key must be live and allowed the model.
-          checkVirtualKey(deps.governance, config.settings.requireVirtualKey, credential, model);
+          checkVirtualKey(deps.governance, config.settings, fromRemote, credential, model);
           const totalTokens = estimateGeminiTokens(request.body);
           return reply.type('application/json; charset=utf-8').send(JSON.stringify({ totalTokens }));
         }
@@ -110,6 +112,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
             embeddings,
             clientProviderKey,
             credential,
+            fromRemote,
           });
           reply.hijack();
           await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, { kind: 'embed', batch });
@@ -128,6 +131,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           clientProviderKey,
           requestFallbacks,
           credential,
+          fromRemote,
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();

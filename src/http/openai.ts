@@ -7,6 +7,7 @@ import type { RuntimeConfig } from '../config/runtime.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { respondOpenAI } from './respond.js';
 import { bearerToken, headerString } from './request-headers.js';
+import { isRemoteClient } from './client-address.js';
 
 /** The OpenAI list shape for the unfiltered list depends only on the config version: serialized once per version. */
 const modelLists = new WeakMap<RuntimeConfig, string>();
@@ -64,6 +65,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       requestFallbacks: mount.mapModel ? requestFallbacks.map((name) => mapped(mount, name, config)) : requestFallbacks,
       credential: presentedCredential(request),
+      fromRemote: isRemoteClient(request, config.settings),
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
     reply.hijack();
@@ -84,6 +86,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       embeddings,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       credential: presentedCredential(request),
+      fromRemote: isRemoteClient(request, config.settings),
     });
     reply.hijack();
     await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log);

@@ -49,6 +49,8 @@ export interface RequestContext {
   readonly requestFallbacks: readonly string[];
   /** The credential the client presented (Authorization bearer or x-api-key); never forwarded upstream. */
   readonly credential: string | null;
+  /** Whether the client is on another machine (not loopback, after trusted proxies); in-process callers are not. */
+  readonly fromRemote: boolean;
   /** Set by the auth stage when a virtual key was presented. */
   identity: Identity | null;
   /**
@@ -86,6 +88,7 @@ export interface ContextInit {
   clientProviderKey?: string | null;
   requestFallbacks?: readonly string[];
   credential?: string | null;
+  fromRemote?: boolean;
   id?: string;
 }
 
@@ -102,6 +105,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     clientProviderKey: init.clientProviderKey ?? null,
     requestFallbacks: init.requestFallbacks ?? [],
     credential: init.credential ?? null,
+    fromRemote: init.fromRemote ?? false,
     identity: null,
     reservation: null,
     plan: null,

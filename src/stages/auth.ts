@@ -2,7 +2,8 @@ import type { Observable } from 'rxjs';
 import { throwError } from 'rxjs';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { ResponseEvent } from '../dialects/openai/types.js';
-import { checkVirtualKey } from '../governance/key-check.js';
+import { anonymousRule, checkVirtualKey } from '../governance/key-check.js';
+import type { Settings } from '../config/runtime.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 
@@ -14,13 +15,13 @@ class AuthStage implements Stage {
   readonly name = 'auth';
 
   constructor(
-    private readonly requireKey: boolean,
+    private readonly settings: Settings,
     private readonly deps: StageDeps,
   ) {}
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     const { bus, governance } = this.deps;
-    const check = checkVirtualKey(governance, this.requireKey, ctx.credential, ctx.request.model);
+    const check = checkVirtualKey(governance, anonymousRule(this.settings, ctx.fromRemote), ctx.credential, ctx.request.model);
     if (!check.ok) {
       bus.emit('auth.rejected', { requestId: ctx.id, reason: check.reason, keyId: check.keyId });
       return throwError(() => check.error);
@@ -32,7 +33,7 @@ class AuthStage implements Stage {
 
 const authStage: StageFactory = {
   name: 'auth',
-  create: (config: RuntimeConfig, deps) => new AuthStage(config.settings.requireVirtualKey, deps),
+  create: (config: RuntimeConfig, deps) => new AuthStage(config.settings, deps),
 };
 
 export default authStage;

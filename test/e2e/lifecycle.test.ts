@@ -45,6 +45,10 @@ describe('npm start', () => {
       expect(health.status).toBe('ok');
       expect(existsSync(join(started.cwd, 'data'))).toBe(true);
       expect(started.output()).toContain('listening');
+      // The access mode, in one line: zero config serves this machine only.
+      const access = started.output().split('\n').filter((line) => line.includes('"msg":"access: '));
+      expect(access).toHaveLength(1);
+      expect(access[0]).toContain('served to clients on this machine only');
     } finally {
       started.child.kill('SIGTERM');
       expect(await exitCode(started)).toBe(0);

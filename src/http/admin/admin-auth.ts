@@ -1,29 +1,25 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { isIPv4 } from 'node:net';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { isLoopbackAddress } from '../../config/address.js';
 import type { Actor } from '../../config/views.js';
+import { clientAddress, hasProxyHeader } from '../client-address.js';
 import { GatewayError } from '../../errors.js';
 import type { AdminDeps } from './admin-deps.js';
 
 /** 127.0.0.0/8, ::1 and IPv4-mapped 127.x (what a dual-stack socket reports for an IPv4 loopback client). */
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  const v4 = address.toLowerCase().startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
-  if (isIPv4(v4)) return v4.startsWith('127.');
-  return address === '::1' || address === '0:0:0:0:0:0:0:1';
-}
+export const isLoopback = isLoopbackAddress;
 
 /**
- * The peer's address as the socket reports it. Deliberately not `request.ip`: a forwarded-for header must
- * never turn a remote client into a "loopback" one.
+ * The client's address: the socket peer, or, behind a proxy named in `trusted_proxies`, the client it forwards
+ * for. Never `request.ip`: a forwarded-for header from anyone else must not turn a remote client into a local one.
  */
-function remoteAddress(request: FastifyRequest): string {
-  return request.socket.remoteAddress ?? 'unknown';
+function remoteAddress(request: FastifyRequest, deps: Pick<AdminDeps, 'configService'>): string {
+  return clientAddress(request, deps.configService.current().settings.trustedProxies) || 'unknown';
 }
 
 /** Who is making a change, for the audit log: how they were let in and from where, never the key itself. */
-export function actorOf(request: FastifyRequest, deps: Pick<AdminDeps, 'adminKey'>): Actor {
-  return { kind: deps.adminKey ? 'admin-key' : 'loopback', id: remoteAddress(request) };
+export function actorOf(request: FastifyRequest, deps: Pick<AdminDeps, 'adminKey' | 'configService'>): Actor {
+  return { kind: deps.adminKey ? 'admin-key' : 'loopback', id: remoteAddress(request, deps) };
 }
 
 function sha256(value: string): Buffer {
@@ -50,19 +46,30 @@ function invalidAdminKey(message: string): GatewayError {
  * make the gateway parse anything. Both sides are hashed first so the comparison takes the same time
  * whatever the length or content of the presented key.
  */
-export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log'>): onRequestAsyncHookHandler {
+export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'configService'>): onRequestAsyncHookHandler {
   const expected = deps.adminKey ? sha256(deps.adminKey) : null;
+  let proxyWarned = false;
   return async (request) => {
     if (expected) {
       const token = bearerToken(request.headers.authorization);
       if (token === null) throw invalidAdminKey('The management API requires the admin key: send Authorization: Bearer <TOLLGATE_ADMIN_KEY>.');
       if (!timingSafeEqual(sha256(token), expected)) {
-        deps.log.warn({ remote: remoteAddress(request), url: request.url.split('?')[0] }, 'admin API request with a wrong admin key');
+        deps.log.warn({ remote: remoteAddress(request, deps), url: request.url.split('?')[0] }, 'admin API request with a wrong admin key');
         throw invalidAdminKey('The admin key is not valid.');
       }
       return;
     }
-    if (isLoopback(request.socket.remoteAddress)) return;
+    const { trustedProxies } = deps.configService.current().settings;
+    if (!proxyWarned && trustedProxies.size === 0 && hasProxyHeader(request) && isLoopback(request.socket.remoteAddress)) {
+      // Behind a reverse proxy on this host every client arrives from loopback, so an open /api is open to all.
+      proxyWarned = true;
+      deps.log.warn(
+        { url: request.url.split('?')[0] },
+        'the admin API is open to loopback clients and a request came through a proxy (X-Forwarded-For / Forwarded / X-Real-IP): ' +
+          'behind a reverse proxy on this host every client looks local. Set TOLLGATE_ADMIN_KEY, or name the proxy in settings.trusted_proxies',
+      );
+    }
+    if (isLoopback(remoteAddress(request, deps))) return;
     throw new GatewayError({
       status: 403,
       type: 'permission_error',
