@@ -33,8 +33,14 @@ function completionText(completion: ChatCompletion, into: string[]): void {
   }
 }
 
-/** Prompt tokens always plausible: a hidden system prompt, tool-use preambles and message framing fit in this. */
-const PROMPT_FLOOR = 4096;
+/**
+ * Prompt tokens always plausible, whatever the request shows: a provider may bill input the request does not
+ * carry (a Gemini `cachedContent` or a stored prompt referenced by id, server-side search results, tool-use
+ * preambles), up to a whole context window. The largest window offered is 10M tokens (Llama 4 Scout), so only
+ * counts beyond that are measured against the request. What this stops is the absurd (1e300, overflow to
+ * Infinity), without under-charging a legitimate hidden prompt.
+ */
+const PROMPT_FLOOR = 10_000_000;
 /** Tokens one non-text part (image, audio, file, video) may stand for: a long PDF or video by URL is ~1-2M. */
 const MEDIA_PART_TOKENS = 2_000_000;
 /** Output tokens per choice always plausible, whatever the request's limit: twice the largest output limit (with thinking) any model has. */

@@ -73,7 +73,9 @@ if (port) {
         return { chars: word.length, answer: completion.choices[0]?.message.content, forwardedChars: forwarded?.length ?? 0 };
       }
       case 'keyed-stream': {
-        const word = base64Word(2 * MB);
+        // Half a megabyte: counting it took minutes before counting was bounded (200 KB took 15 s), while the
+        // echoed answer, one 512 KB SSE event the gateway parses and re-serialises, stays well inside a GC's reach.
+        const word = base64Word(MB / 2);
         const client = new OpenAI({ baseURL: `${gatewayUrl}/v1`, apiKey: key, maxRetries: 0, timeout: 15_000 });
         // No include_usage: the upstream reports none, so the gateway counts prompt and answer itself.
         const stream = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: word }], stream: true });
