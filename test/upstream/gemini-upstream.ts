@@ -176,6 +176,11 @@ export function validateGeminiRequest(body: unknown): GoogleErrorBody | null {
   if (config !== undefined) {
     if (!isRecord(config)) return invalid("Invalid value at 'generation_config'");
     for (const key of Object.keys(config)) if (!GENERATION_FIELDS.has(key)) return unknownField(key, 'generation_config');
+    // As Gemini does: a handful of candidates at most (the scripted answer builds one per candidate).
+    const count = config.candidateCount;
+    if (count !== undefined && !(Number.isInteger(count) && (count as number) >= 1 && (count as number) <= 8)) {
+      return invalid(`* GenerateContentRequest.generation_config.candidate_count: must be an integer between 1 and 8, got ${JSON.stringify(count)}\n`);
+    }
     const schemaProblem = checkSchema(config.responseSchema, 'generation_config.response_schema');
     if (schemaProblem) return schemaProblem;
   }

@@ -5,6 +5,7 @@ import type { RequestProblem } from './openai-errors.js';
 import { countWords, isRecord } from './openai-request.js';
 
 const DEFAULT_DIMENSIONS = 8;
+const MAX_DIMENSIONS = 3072;
 
 export type EmbeddingsResult = { ok: true; json: string } | { ok: false; problem: RequestProblem };
 
@@ -36,6 +37,10 @@ export function answerEmbeddings(body: unknown): EmbeddingsResult {
   const items: Array<string | number[]> = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((n) => typeof n === 'number') ? [input as number[]] : Array.isArray(input) ? (input as Array<string | number[]>) : [];
   if (items.length === 0 || items.some((item) => item === '' || (Array.isArray(item) && item.length === 0))) {
     return { ok: false, problem: { message: "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.", param: null, code: null } };
+  }
+  // As the API does: a positive integer no larger than the model's native size (3072 for the largest model).
+  if (body.dimensions !== undefined && !(Number.isInteger(body.dimensions) && (body.dimensions as number) >= 1 && (body.dimensions as number) <= MAX_DIMENSIONS)) {
+    return { ok: false, problem: { message: `Invalid value for 'dimensions' = ${JSON.stringify(body.dimensions)}. Must be an integer from 1 to ${MAX_DIMENSIONS}.`, param: 'dimensions', code: 'invalid_value' } };
   }
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : DEFAULT_DIMENSIONS;
   const base64 = body.encoding_format === 'base64';
