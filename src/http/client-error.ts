@@ -39,12 +39,16 @@ function errorFor(err: ClientError): GatewayError {
       return GatewayError.badRequest(`The Content-Length header is not valid: ${reasonOf(err)}.`, null, 'invalid_content_length');
     case 'HPE_INVALID_TRANSFER_ENCODING':
       return GatewayError.badRequest(`The Transfer-Encoding header is not valid: ${reasonOf(err)}.`, null, 'invalid_transfer_encoding');
-    default:
+    default: {
+      // Bytes left over by a Content-Length shorter than the body are read as the next request, whose "method"
+      // is then whatever the body held: only that error gets the hint.
+      const hint = err.code === 'HPE_INVALID_METHOD' ? ' (A Content-Length shorter than the body leaves the rest to be read as the next request.)' : '';
       return GatewayError.badRequest(
-        `The request is not valid HTTP/1.1: ${reasonOf(err)}. (A Content-Length shorter than the body leaves the rest to be read as the next request.)`,
+        `The request is not valid HTTP/1.1: ${reasonOf(err)}.${hint}`,
         null,
         'malformed_request',
       );
+    }
   }
 }
 

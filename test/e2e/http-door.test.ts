@@ -208,6 +208,14 @@ describe('malformed framing', () => {
     expect(JSON.parse(genai.body)).toEqual({ error: { code: 400, message: expect.stringContaining('Content-Length'), status: 'INVALID_ARGUMENT' } });
   });
 
+  it('hints at a short Content-Length only when the leftover bytes are what the parser choked on', async () => {
+    const short = await rawExchange([request('/v1/chat/completions', ['content-length: 5'])]);
+    expect(JSON.parse(short.body).error.message).toContain('Content-Length shorter than the body');
+    const badPath = await rawExchange([request('/v1/chat/completions\u00e9', [`content-length: ${CHAT_BODY.length}`])]);
+    expectOpenAIError(badPath, 400, 'malformed_request');
+    expect(JSON.parse(badPath.body).error.message).not.toContain('Content-Length');
+  });
+
   it('answers garbage that is not HTTP at all with a 400 and a close', async () => {
     const answer = await rawExchange(['\x00\x01 this is not http\r\n\r\n']);
     expectOpenAIError(answer, 400, 'malformed_request');
