@@ -1,4 +1,6 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
+import { isLoopbackAddress } from './address.js';
 
 /** setTimeout's largest delay (2^31-1 ms, about 24.8 days); a larger one fires at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -33,9 +35,10 @@ const keyValue = z
     message: 'holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)',
   });
 
+/** A URL's hostname that names this machine: `localhost`, or a loopback address (IPv6 in brackets). */
 function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return host === 'localhost' || (isIP(host) !== 0 && isLoopbackAddress(host));
 }
 
 /**
