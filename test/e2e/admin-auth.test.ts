@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { isLoopback } from '../../src/http/admin/admin-auth.js';
+import { isLoopbackAddress as isLoopback } from '../../src/config/address.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway } from '../helpers/gateway.js';
 import { AdminClient, nonLoopbackAddress, startExposedGateway } from '../helpers/admin.js';

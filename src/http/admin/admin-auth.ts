@@ -6,9 +6,6 @@ import { clientAddress, hasProxyHeader } from '../client-address.js';
 import { GatewayError } from '../../errors.js';
 import type { AdminDeps } from './admin-deps.js';
 
-/** 127.0.0.0/8, ::1 and IPv4-mapped 127.x (what a dual-stack socket reports for an IPv4 loopback client). */
-export const isLoopback = isLoopbackAddress;
-
 /**
  * The client's address: the socket peer, or, behind a proxy named in `trusted_proxies`, the client it forwards
  * for. Never `request.ip`: a forwarded-for header from anyone else must not turn a remote client into a local one.
@@ -60,7 +57,7 @@ export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'config
       return;
     }
     const { trustedProxies } = deps.configService.current().settings;
-    if (!proxyWarned && trustedProxies.size === 0 && hasProxyHeader(request) && isLoopback(request.socket.remoteAddress)) {
+    if (!proxyWarned && trustedProxies.size === 0 && hasProxyHeader(request) && isLoopbackAddress(request.socket.remoteAddress)) {
       // Behind a reverse proxy on this host every client arrives from loopback, so an open /api is open to all.
       proxyWarned = true;
       deps.log.warn(
@@ -69,7 +66,7 @@ export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'config
           'behind a reverse proxy on this host every client looks local. Set TOLLGATE_ADMIN_KEY, or name the proxy in settings.trusted_proxies',
       );
     }
-    if (isLoopback(remoteAddress(request, deps))) return;
+    if (isLoopbackAddress(remoteAddress(request, deps))) return;
     throw new GatewayError({
       status: 403,
       type: 'permission_error',
