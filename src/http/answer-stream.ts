@@ -52,7 +52,7 @@ export function writeRenderedError(res: ServerResponse, headers: Record<string, 
 
 /**
  * The observer with every callback guarded: a writer that throws (a header value Node refuses, a rendering bug)
- * fails this one answer (a bare 500 if nothing was sent yet, else a cut connection) and is logged, instead of
+ * fails this one answer (the dialect's own 500 if nothing was sent yet, else a cut connection) and is logged, instead of
  * escaping into rxjs, which rethrows it outside any request and so would end the process for every client.
  */
 function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: Partial<Observer<ResponseEvent>>, stop: () => void): Partial<Observer<ResponseEvent>> {
@@ -73,17 +73,29 @@ function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: P
       res.destroy();
     }
   };
-  const wrap = <A extends unknown[]>(fn: ((...args: A) => void) | undefined) =>
-    fn === undefined
-      ? undefined
-      : (...args: A): void => {
-          try {
-            fn(...args);
-          } catch (err) {
-            fault(err);
-          }
-        };
-  return { next: wrap(observer.next?.bind(observer)), error: wrap(observer.error?.bind(observer)), complete: wrap(observer.complete?.bind(observer)) };
+  return {
+    next(event) {
+      try {
+        observer.next?.(event);
+      } catch (err) {
+        fault(err);
+      }
+    },
+    error(err: unknown) {
+      try {
+        observer.error?.(err);
+      } catch (thrown) {
+        fault(thrown);
+      }
+    },
+    complete() {
+      try {
+        observer.complete?.();
+      } catch (err) {
+        fault(err);
+      }
+    },
+  };
 }
 
 /**
