@@ -1,3 +1,5 @@
+import { quoteInput } from '../quote-input.js';
+
 /**
  * The one rule for model names, whatever the dialect. A model name travels into upstream URLs and bodies, into
  * response headers (`x-tollgate-model`) and into log lines, so it must be something every one of those can
@@ -34,10 +36,9 @@ export function modelNameProblem(name: string): string | null {
   return null;
 }
 
-/** A refused name as an error message may quote it: its start only, with anything unprintable escaped. */
+/** A refused name as an error message may quote it: its start only (quoteInput), with anything unprintable escaped. */
 export function quotedModelName(name: string): string {
-  const head = name.length > QUOTED ? `${name.slice(0, QUOTED)}…` : name;
-  return JSON.stringify(head);
+  return JSON.stringify(quoteInput(name, QUOTED));
 }
 
 /**
