@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { isLoopbackAddress, normalizeAddress } from '../config/address.js';
 import type { Settings } from '../config/runtime.js';
@@ -23,8 +24,22 @@ export function clientAddress(request: FastifyRequest, trusted: ReadonlySet<stri
   return peer;
 }
 
+/** Loopback or not, per connection: a socket's peer does not change, so it is worked out once per connection. */
+const loopbackPeers = new WeakMap<Socket, boolean>();
+
+function peerIsLoopback(socket: Socket): boolean {
+  let loopback = loopbackPeers.get(socket);
+  if (loopback === undefined) {
+    loopback = isLoopbackAddress(socket.remoteAddress);
+    loopbackPeers.set(socket, loopback);
+  }
+  return loopback;
+}
+
 /** Whether the request comes from another machine (see `clientAddress`). */
 export function isRemoteClient(request: FastifyRequest, settings: Settings): boolean {
+  // Without trusted proxies the client is the peer, whatever the headers say.
+  if (settings.trustedProxies.size === 0) return !peerIsLoopback(request.socket);
   return !isLoopbackAddress(clientAddress(request, settings.trustedProxies));
 }
 
