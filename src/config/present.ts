@@ -111,6 +111,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     require_virtual_key: settings.requireVirtualKey,
     anonymous_access: settings.anonymousAccess,
     trusted_proxies: [...settings.trustedProxies],
+    forward_headers: [...settings.forwardHeaders],
     routing: routingPolicyView(settings.routing),
   };
 }

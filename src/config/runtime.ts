@@ -68,6 +68,8 @@ export interface Settings {
   anonymousAccess: 'loopback' | 'any';
   /** Proxies whose X-Forwarded-For is believed (normalised addresses). */
   trustedProxies: ReadonlySet<string>;
+  /** Client headers forwarded to every provider (lower-case names), besides each vendor's own. */
+  forwardHeaders: readonly string[];
   /** The routing policy of direct `<provider>/<model>` requests and the base of every route's. */
   routing: RoutingPolicy;
 }
@@ -202,6 +204,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,
     anonymousAccess: api.anonymous_access ?? file.anonymous_access ?? anonymousAccessFromEnv(env) ?? 'loopback',
     trustedProxies: new Set((api.trusted_proxies ?? file.trusted_proxies ?? listFromEnv(env, 'TOLLGATE_TRUSTED_PROXIES') ?? []).map(normalizeAddress)),
+    forwardHeaders: api.forward_headers ?? file.forward_headers ?? [],
     routing: resolveRoutingPolicy(DEFAULT_ROUTING_POLICY, api.routing, file.routing),
   };
 }

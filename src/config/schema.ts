@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { NEVER_FORWARDED } from '../providers/forward-headers.js';
 import { isLoopbackAddress } from './address.js';
 
 /** setTimeout's largest delay (2^31-1 ms, about 24.8 days); a larger one fires at once. */
@@ -207,6 +208,18 @@ export const settingsSchema = z.strictObject({
     .optional()
     .describe(
       'Addresses of reverse proxies whose X-Forwarded-For names the real client. Without it the socket peer is the client, so behind a proxy on this host every client counts as local.',
+    ),
+  forward_headers: z
+    .array(
+      z
+        .string()
+        .regex(/^[a-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'header names are lower-case tokens (letters, digits, - and the other HTTP token characters)')
+        .refine((name) => !NEVER_FORWARDED.has(name), 'this header is never forwarded (a credential, or one that describes this hop only)'),
+    )
+    .max(64)
+    .optional()
+    .describe(
+      'Client request headers forwarded to every provider, beyond those forwarded to their own vendor (OpenAI-Organization, OpenAI-Project, OpenAI-Beta, Idempotency-Key to OpenAI; anthropic-version, anthropic-beta from /anthropic to Anthropic). Credentials and hop-by-hop headers are never forwarded.',
     ),
   routing: routingPolicySchema.optional().describe('Defaults for every route and for direct `<provider>/<model>` requests.'),
 });

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { newRequestId } from '../request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
 import type { EventBus } from '../bus/bus.js';
 import { GatewayError } from '../errors.js';
@@ -72,7 +72,6 @@ export class GovernanceStore {
   private readonly teams: Database<TeamRecord, string>;
   private readonly log: Database<RequestLogEntry, string>;
   private readonly logByKey: Database<null, [string, string]>;
-  private logSequence = randomInt(0, 1_000_000);
 
   constructor(
     private readonly root: RootDatabase,
@@ -324,8 +323,12 @@ export class GovernanceStore {
 
   /** A request-log id that sorts by time: zero-padded epoch ms, a dash, a sequence (as the audit log does). */
   newRequestLogId(): string {
-    this.logSequence = (this.logSequence + 1) % 1_000_000;
-    return `${String(this.now().getTime()).padStart(15, '0')}-${String(this.logSequence).padStart(6, '0')}`;
+    return newRequestId(this.now().getTime());
+  }
+
+  /** One request's log entry by its id (the `x-request-id` the client got), or null. */
+  requestLogEntry(id: string): RequestLogEntry | null {
+    return this.log.get(id) ?? null;
   }
 
   /** Newest first; `before` pages on from an entry id (exclusive); `key_id` keeps one key's requests. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalModelName, keepsAnthropicFields } from '../dialects/anthropic/model-name.js';
 import { readMessagesRequest } from '../dialects/anthropic/parse-request.js';
@@ -19,7 +18,7 @@ import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { fromFrameworkError } from './render-error.js';
 
 function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
-  const rendered = renderAnthropicError(error, randomUUID());
+  const rendered = renderAnthropicError(error, reply.request.id);
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }
 
@@ -64,6 +63,8 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           requestFallbacks,
           credential: presentedCredential(request),
           fromRemote: isRemoteClient(request, config.settings),
+          id: request.id,
+          clientHeaders: request.headers,
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();
@@ -84,7 +85,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
           beta: headerString(request, 'anthropic-beta'),
         });
-        return reply.header('request-id', randomUUID()).type('application/json; charset=utf-8').send(JSON.stringify({ input_tokens: inputTokens }));
+        return reply.header('request-id', request.id).type('application/json; charset=utf-8').send(JSON.stringify({ input_tokens: inputTokens }));
       });
     },
     { prefix: '/anthropic' },

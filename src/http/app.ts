@@ -4,6 +4,7 @@ import { GatewayError } from '../errors.js';
 import { clientErrorHandler, renderErrorForPath } from './client-error.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
+import { newRequestId } from '../request-id.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
 import { registerAnthropicRoutes } from './anthropic.js';
 import type { HttpDeps } from './deps.js';
@@ -33,6 +34,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     bodyLimit: BODY_LIMIT_CEILING,
     // Per-request access logs would cost on the hot path; request logs come from the event bus instead.
     logger: false,
+    // Every answer carries the request's id (`x-request-id`, set below); the request log keeps it under the same id.
+    genReqId: () => newRequestId(),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 65_000,
@@ -49,11 +52,18 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
         err.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? new GatewayError({ status: 414, type: 'invalid_request_error', code: 'url_too_long', message: 'A part of the request URL is too long.' })
           : GatewayError.badRequest('The request URL is not validly encoded: percent-escapes must spell UTF-8.', null, 'invalid_url');
-      const rendered = renderErrorForPath(request.raw.url?.split('?')[0] ?? null, error);
+      const rendered = renderErrorForPath(request.raw.url?.split('?')[0] ?? null, error, request.id);
       reply.hijack();
       reply.raw.writeHead(rendered.status, rendered.headers);
       reply.raw.end(rendered.body);
     },
+  });
+
+  // Set on the raw response first thing, so every answer has it: errors of the body parser (400 invalid_json,
+  // 413, 415), unknown URLs, the admin API, and the hijacked answers of the traffic routes alike.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.raw.setHeader('x-request-id', request.id);
+    done();
   });
 
   const liveLimit = (): number => deps.config.current().settings.maxBodyBytes;

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newRequestId } from '../request-id.js';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../errors.js';
@@ -8,10 +8,14 @@ import { renderGoogleError } from './genai-respond.js';
 import { renderOpenAIError, type RenderedError } from './render-error.js';
 
 /** A GatewayError in the error shape of the route family `path` belongs to (OpenAI's for any other path). */
-export function renderErrorForPath(path: string | null, error: GatewayError): RenderedError {
-  if (path !== null && (path === '/anthropic' || path.startsWith('/anthropic/'))) return renderAnthropicError(error, randomUUID());
-  if (path !== null && (path === '/genai' || path.startsWith('/genai/'))) return renderGoogleError(error);
-  return renderOpenAIError(error);
+export function renderErrorForPath(path: string | null, error: GatewayError, requestId: string): RenderedError {
+  const rendered =
+    path !== null && (path === '/anthropic' || path.startsWith('/anthropic/'))
+      ? renderAnthropicError(error, requestId)
+      : path !== null && (path === '/genai' || path.startsWith('/genai/'))
+        ? renderGoogleError(error)
+        : renderOpenAIError(error);
+  return { ...rendered, headers: { ...rendered.headers, 'x-request-id': requestId } };
 }
 
 interface ClientError extends Error {
@@ -83,7 +87,7 @@ export function clientErrorHandler(log: Log): (err: ClientError, socket: Socket)
       socket.destroy();
       return;
     }
-    const rendered = renderErrorForPath(pathOf(err, socket), errorFor(err));
+    const rendered = renderErrorForPath(pathOf(err, socket), errorFor(err), newRequestId());
     const body = Buffer.from(rendered.body);
     const headers = { ...rendered.headers, 'content-length': String(body.length), connection: 'close' };
     const head = `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status] ?? 'Error'}\r\n${Object.entries(headers)

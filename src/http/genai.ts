@@ -113,6 +113,8 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
             clientProviderKey,
             credential,
             fromRemote,
+            id: request.id,
+            clientHeaders: request.headers,
           });
           reply.hijack();
           await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, { kind: 'embed', batch });
@@ -132,6 +134,8 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           requestFallbacks,
           credential,
           fromRemote,
+          id: request.id,
+          clientHeaders: request.headers,
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();

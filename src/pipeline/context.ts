@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { newRequestId } from '../request-id.js';
 import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../dialects/openai/types.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { RoutingPolicy } from '../config/routing-policy.js';
@@ -24,6 +25,7 @@ export interface UpstreamOutcome {
  * in and out, so stages run the same for every dialect and in the in-process SDK.
  */
 export interface RequestContext {
+  /** The request's id: the client sees it as `x-request-id`, and the request log keeps the request under it. */
   readonly id: string;
   /** The client dialect the request arrived in (`openai`, later `anthropic`, `litellm`). */
   readonly dialect: string;
@@ -51,6 +53,11 @@ export interface RequestContext {
   readonly credential: string | null;
   /** Whether the client is on another machine (not loopback, after trusted proxies); in-process callers are not. */
   readonly fromRemote: boolean;
+  /**
+   * The headers the client sent (lower-case names, as Node parsed them), for the few a provider is meant to see
+   * (`openai-organization`, `anthropic-beta`, an operator's `forward_headers`); never forwarded wholesale.
+   */
+  readonly clientHeaders: Readonly<IncomingHttpHeaders>;
   /** Set by the auth stage when a virtual key was presented. */
   identity: Identity | null;
   /**
@@ -89,12 +96,15 @@ export interface ContextInit {
   requestFallbacks?: readonly string[];
   credential?: string | null;
   fromRemote?: boolean;
+  clientHeaders?: Readonly<IncomingHttpHeaders>;
   id?: string;
 }
 
+const NO_HEADERS: Readonly<IncomingHttpHeaders> = Object.freeze({});
+
 export function createRequestContext(init: ContextInit): RequestContext {
   return {
-    id: init.id ?? randomUUID(),
+    id: init.id ?? newRequestId(),
     dialect: init.dialect,
     startedAt: performance.now(),
     config: init.config,
@@ -106,6 +116,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     requestFallbacks: init.requestFallbacks ?? [],
     credential: init.credential ?? null,
     fromRemote: init.fromRemote ?? false,
+    clientHeaders: init.clientHeaders ?? NO_HEADERS,
     identity: null,
     reservation: null,
     plan: null,

@@ -40,6 +40,14 @@ function asString(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
+/**
+ * tollgate's words for an upstream error answer that carries no message of its own. Messages the provider wrote
+ * go to the client as written; which provider and how many attempts travel in the `x-tollgate-*` headers.
+ */
+export function noMessage(provider: string, status: number): string {
+  return `${provider} answered HTTP ${status} without an error message.`;
+}
+
 /** The OpenAI-style error type for an upstream status, when the upstream's body names none. */
 export function defaultTypeFor(status: number): string {
   if (status === 401) return 'authentication_error';
@@ -136,12 +144,12 @@ export function upstreamError(
 ): GatewayError {
   const summary = markupSummary(headers, bodyText);
   if (summary !== null) return markupError(provider, status, headers, summary);
-  return boundedMessage(provider, read(bodyText));
+  return boundedMessage(read(bodyText));
 }
 
-/** The error with its message cut to what a client needs (the provider prefix plus 1,000 characters). */
-export function boundedMessage(provider: string, error: GatewayError): GatewayError {
-  const max = provider.length + 2 + UPSTREAM_MESSAGE_CHARS;
+/** The error with its message cut to what a client needs (1,000 characters). */
+export function boundedMessage(error: GatewayError): GatewayError {
+  const max = UPSTREAM_MESSAGE_CHARS;
   // The slack lets a message a reader already cut (with its "… (N characters)") through unchanged.
   if (error.message.length <= max + 32) return error;
   return new GatewayError({
@@ -159,8 +167,8 @@ export function boundedMessage(provider: string, error: GatewayError): GatewayEr
 /**
  * Reads the error bodies providers actually send: OpenAI's `{"error":{message,type,param,code}}`, the bare
  * `{"error":"..."}` of some vendors, `{"message": ...}`, FastAPI's `{"detail": ...}`, or plain text. The
- * upstream status and message are kept; the provider name is prefixed so the client knows who said it. An
- * HTML page is summarised (title or first heading) and a long message is cut.
+ * upstream status and message are kept as the provider wrote them (the `x-tollgate-provider` header says who
+ * said it). An HTML page is summarised (title or first heading) and a long message is cut.
  */
 export function upstreamErrorFromBody(provider: string, status: number, headers: Headers, bodyText: string): GatewayError {
   const summary = markupSummary(headers, bodyText);
@@ -193,7 +201,7 @@ export function upstreamErrorFromBody(provider: string, status: number, headers:
     type: type === null ? defaultTypeFor(status) : quoteInput(type, 100),
     code: code === null ? null : quoteInput(code, 100),
     param: param === null ? null : quoteInput(param, 200),
-    message: `${provider}: ${message === null ? `upstream answered HTTP ${status}` : quoteInput(message, UPSTREAM_MESSAGE_CHARS)}`,
+    message: message === null ? noMessage(provider, status) : quoteInput(message, UPSTREAM_MESSAGE_CHARS),
     retryable: isRetryableStatus(status),
     headers: passedErrorHeaders(headers),
     upstreamStatus: status,

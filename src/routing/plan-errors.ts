@@ -5,22 +5,11 @@ import type { HealthRegistry } from './health-registry.js';
 /**
  * The error a request ends with when its plan has nothing more to try. Every breaker open: 503 naming the
  * targets and when the first one takes a trial call again (as retry-after). Otherwise the last upstream error,
- * with the attempt count added to its message when there were several.
+ * unchanged.
  */
 export function plannedFailure(plan: AttemptPlan, lastError: GatewayError | null, registry: HealthRegistry, now: number = Date.now()): GatewayError {
-  if (lastError) {
-    if (plan.attempts <= 1) return lastError;
-    return new GatewayError({
-      status: lastError.status,
-      type: lastError.type,
-      code: lastError.code,
-      param: lastError.param,
-      message: `${lastError.message} (after ${plan.attempts} attempts)`,
-      retryable: lastError.retryable,
-      headers: lastError.headers,
-      ...(lastError.upstreamStatus !== undefined ? { upstreamStatus: lastError.upstreamStatus } : {}),
-    });
-  }
+  // The last upstream error as the provider wrote it; how many attempts it took is the x-tollgate-attempts header.
+  if (lastError) return lastError;
   const candidates = plan.groups.flatMap((group) => group.candidates);
   const names = [...new Set(candidates.map((candidate) => candidate.label))].join(', ');
   let soonest: number | null = null;

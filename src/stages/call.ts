@@ -7,6 +7,7 @@ import type { Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 import type { BreakerPolicy } from '../config/routing-policy.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../providers/contract.js';
 import { adapterFor } from '../providers/registry.js';
+import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';
 import type { UpstreamCall } from '../providers/transport.js';
 import { upstreamError } from '../providers/upstream-error.js';
 import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
@@ -231,6 +232,8 @@ class CallStage implements Stage {
     let built: UpstreamRequest;
     try {
       built = buildRequest(ctx, adapter, target);
+      // Before signing: a signature (SigV4) covers the headers that go out.
+      forwardClientHeaders(built, target, ctx.dialect, ctx.clientHeaders, ctx.config.settings.forwardHeaders);
     } catch (err) {
       record({ kind: 'neutral' });
       return Promise.reject(err);
@@ -291,6 +294,10 @@ class CallStage implements Stage {
           firstByteMs = performance.now() - started;
           upstream.status = status;
           headers = responseHeaders;
+          // The provider's own id for this exchange, so a client can quote it to the provider's support.
+          const upstreamId = upstreamRequestId(responseHeaders);
+          if (upstreamId !== null) ctx.responseHeaders['x-upstream-request-id'] = upstreamId;
+          else delete ctx.responseHeaders['x-upstream-request-id'];
           if (status >= 400) {
             buffered = [];
             bufferLimit = Math.min(maxBytes, ERROR_BODY_BYTES);

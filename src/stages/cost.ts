@@ -237,7 +237,8 @@ class CostStage implements Stage {
       const keyBefore = identity ? governance.currentUsage(identity.key) : null;
       const teamBefore = identity?.team ? governance.currentUsage(identity.team) : null;
       // The store assigns the log entry a time-ordered id.
-      const entry: Omit<RequestLogEntry, 'id'> = {
+      const entry: RequestLogEntry = {
+        id: ctx.id,
         at: new Date().toISOString(),
         key_id: identity?.key.id ?? null,
         team_id: identity?.team?.id ?? null,

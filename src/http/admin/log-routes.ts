@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../../errors.js';
+import { quoteInput } from '../../quote-input.js';
 import { MAX_LOG_LIMIT } from '../../governance/governance-store.js';
 import type { AdminDeps } from './admin-deps.js';
 import { listPage, parsePageLimit } from './paging.js';
@@ -11,5 +13,12 @@ export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
     const before = queryString(request, 'before') || undefined;
     const keyId = queryString(request, 'key_id') || undefined;
     return listPage(deps.governance.requestLog({ limit, ...(before ? { before } : {}), ...(keyId ? { key_id: keyId } : {}) }), limit);
+  });
+
+  // The id is the `x-request-id` the client got with its answer.
+  api.get<{ Params: { id: string } }>('/logs/:id', async (request) => {
+    const entry = deps.governance.requestLogEntry(request.params.id);
+    if (!entry) throw GatewayError.notFound(`No request with id '${quoteInput(request.params.id, 100)}' in the request log (it may be older than the log keeps).`, null, 'request_not_found');
+    return entry;
   });
 }

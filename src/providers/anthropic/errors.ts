@@ -48,7 +48,7 @@ export function errorFromResponse(provider: string, status: number, headers: Hea
     status,
     type: TYPES[error.type] ?? error.type,
     code: error.type,
-    message: `${provider}: ${error.message}`,
+    message: error.message,
     retryable: isRetryableStatus(status),
     headers: passedErrorHeaders(headers),
     upstreamStatus: status,
@@ -62,7 +62,7 @@ export function streamError(provider: string, data: string): GatewayError {
     status: 502,
     type: 'upstream_error',
     code: error?.type ?? 'upstream_stream_error',
-    message: `${provider}: ${error?.message ?? 'the upstream stream reported an error'}`,
+    message: error?.message ?? `${provider} reported an error inside the stream.`,
     retryable: true,
   });
 }

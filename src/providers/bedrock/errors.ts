@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import { defaultTypeFor, isRetryableStatus, passedErrorHeaders } from '../upstream-error.js';
+import { defaultTypeFor, isRetryableStatus, passedErrorHeaders, noMessage } from '../upstream-error.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -65,7 +65,7 @@ export function bedrockError(provider: string, status: number, headers: Headers,
     status: finalStatus,
     type: credentials ? 'authentication_error' : ((type && TYPES[type]) ?? defaultTypeFor(status)),
     code: type,
-    message: `${provider}: ${body.message ?? `upstream answered HTTP ${status}`}`,
+    message: body.message ?? noMessage(provider, status),
     retryable: isRetryableStatus(finalStatus),
     headers: passedErrorHeaders(headers),
     upstreamStatus: status,
@@ -83,7 +83,7 @@ export function streamException(provider: string, exceptionType: string, payload
     status: throttled ? 429 : 502,
     type: throttled ? 'rate_limit_error' : 'upstream_error',
     code: exceptionType,
-    message: `${provider}: ${message ?? exceptionType}`,
+    message: message ?? `${provider} reported ${exceptionType} inside the stream.`,
     retryable: true,
   });
 }

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody } from '../upstream-error.js';
+import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody, noMessage } from '../upstream-error.js';
 import { isRecord } from '../../is-record.js';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -71,7 +71,7 @@ export function geminiError(provider: string, status: number, headers: Headers, 
   const passed = passedErrorHeaders(headers);
   const delay = retryDelaySeconds(error);
   if (delay !== null && passed['retry-after'] === undefined) passed['retry-after'] = String(delay);
-  const message = `${provider}: ${error.message ?? `upstream answered HTTP ${status}`}`;
+  const message = error.message ?? noMessage(provider, status);
   if (detail(error, 'ErrorInfo')?.reason === 'API_KEY_INVALID') {
     return new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_api_key', message, retryable: false, headers: passed, upstreamStatus: status });
   }
@@ -93,7 +93,7 @@ export function geminiStreamError(provider: string, body: unknown): GatewayError
     status: 502,
     type: 'upstream_error',
     code: error?.status ?? 'upstream_stream_error',
-    message: `${provider}: ${error?.message ?? 'the upstream stream failed'}`,
+    message: error?.message ?? `${provider} reported an error inside the stream.`,
     retryable: true,
   });
 }

@@ -1,0 +1,89 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Target, UpstreamRequest } from './contract.js';
+
+/**
+ * Headers a vendor's own SDK sends for the vendor to read, forwarded when the request goes to that vendor:
+ * OpenAI's organization, project, beta opt-ins and idempotency key; Anthropic's version and beta flags. The
+ * Anthropic ones only come from `/anthropic`, where the body is in the version the client named; a request
+ * translated from another dialect is built for the version the adapter speaks.
+ */
+const VENDOR_HEADERS: Record<string, { names: readonly string[]; dialects: readonly string[] | null }> = {
+  openai: { names: ['openai-organization', 'openai-project', 'openai-beta', 'idempotency-key'], dialects: null },
+  anthropic: { names: ['anthropic-beta', 'anthropic-version'], dialects: ['anthropic'] },
+};
+
+/**
+ * Headers that are never forwarded, whatever an operator lists: the client's credential for tollgate (a virtual
+ * key must not reach a provider), the provider credentials tollgate sets, and what describes this hop only.
+ */
+export const NEVER_FORWARDED: ReadonlySet<string> = new Set([
+  'authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'proxy-authorization',
+  'cookie',
+  'host',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'x-tollgate-provider-key',
+]);
+
+function valueOf(headers: Readonly<IncomingHttpHeaders>, name: string): string | undefined {
+  const value = headers[name];
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Whether the operator set this header on the provider themselves (their value wins over the client's). */
+function operatorSets(target: Target, name: string): boolean {
+  for (const key in target.provider.headers) if (key.toLowerCase() === name) return true;
+  return false;
+}
+
+/**
+ * Adds to the built upstream request the client headers meant for its vendor, then those the operator allows for
+ * every provider (`settings.forward_headers`). They replace the vendor's recommended defaults (a client's
+ * `anthropic-version`), never the operator's own headers or the credential.
+ */
+export function forwardClientHeaders(
+  built: UpstreamRequest,
+  target: Target,
+  dialect: string,
+  clientHeaders: Readonly<IncomingHttpHeaders>,
+  allowList: readonly string[],
+): void {
+  const vendor = VENDOR_HEADERS[target.provider.vendor.id];
+  const names = vendor && (vendor.dialects === null || vendor.dialects.includes(dialect)) ? vendor.names : null;
+  if (names) for (const name of names) copy(built, target, clientHeaders, name);
+  for (const name of allowList) copy(built, target, clientHeaders, name);
+}
+
+function copy(built: UpstreamRequest, target: Target, clientHeaders: Readonly<IncomingHttpHeaders>, name: string): void {
+  const value = valueOf(clientHeaders, name);
+  if (value === undefined || NEVER_FORWARDED.has(name) || operatorSets(target, name)) return;
+  // The built headers may spell a vendor default in another case; one spelling goes upstream.
+  for (const key of Object.keys(built.headers)) if (key !== name && key.toLowerCase() === name) delete built.headers[key];
+  built.headers[name] = value;
+}
+
+/** Where providers put the id of the request on their side, in the order they are looked for. */
+const UPSTREAM_ID_HEADERS = ['x-request-id', 'request-id', 'x-amzn-requestid', 'apim-request-id', 'x-goog-request-id', 'x-trace-id'];
+
+/** The upstream's own id for the exchange, shown to the client as `x-upstream-request-id` (bounded in length). */
+export function upstreamRequestId(headers: Readonly<IncomingHttpHeaders>): string | null {
+  for (const name of UPSTREAM_ID_HEADERS) {
+    const value = headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text !== undefined && text !== '') return text.length > 200 ? text.slice(0, 200) : text;
+  }
+  return null;
+}
