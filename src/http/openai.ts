@@ -2,8 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { embeddingsAsChat, parseEmbeddingsRequest } from '../dialects/openai/parse-embeddings.js';
 import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import { createRequestContext } from '../pipeline/context.js';
-import { filterModels, modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
+import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
 import type { RuntimeConfig } from '../config/runtime.js';
+import { modelNameError, quotedModelName } from '../dialects/model-name-check.js';
+import { GatewayError } from '../errors.js';
+import { isRouteName } from '../routing/route-patterns.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { respondOpenAI } from './respond.js';
 import { bearerToken, headerString } from './request-headers.js';
@@ -14,6 +17,23 @@ const modelLists = new WeakMap<RuntimeConfig, string>();
 
 function openAIModelList(entries: readonly ModelEntry[], created: number): string {
   return JSON.stringify({ object: 'list', data: entries.map((entry) => ({ id: entry.id, object: 'model', created, owned_by: entry.provider })) });
+}
+
+/** What `owned_by` says for a route name: the route belongs to this gateway's config, not to one provider. */
+const ROUTE_OWNER = 'tollgate';
+
+/**
+ * `GET {prefix}/models/{model}`: the list's entry for a `<provider>/<model>` id, or a configured route's name;
+ * the answer's `id` is the name as the client wrote it (a mount may map names, as `/litellm` does).
+ */
+function retrieveModel(mount: OpenAIMount, config: RuntimeConfig, id: string, created: number): string {
+  const badName = id === '' ? "Invalid 'model': the model name is empty." : modelNameError(id);
+  if (badName !== null) throw GatewayError.badRequest(badName, 'model', 'invalid_model_name');
+  const name = mapped(mount, id, config);
+  const entry = findModelEntry(config, name);
+  const owner = entry ? entry.provider : isRouteName(config.routes, name) ? ROUTE_OWNER : null;
+  if (owner === null) throw GatewayError.notFound(`The model ${quotedModelName(id)} does not exist or is not served by this gateway.`, 'model', 'model_not_found');
+  return JSON.stringify({ id, object: 'model', created, owned_by: owner });
 }
 
 /** The key a client presents: `Authorization: Bearer` (OpenAI SDKs) or `x-api-key` (Anthropic SDKs). */
@@ -105,6 +125,13 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
     } else {
       body = openAIModelList(filterModels(modelEntries(config), { provider, search }), created);
     }
+    return reply.type('application/json; charset=utf-8').send(body);
+  });
+
+  // A wildcard, not a parameter: `<provider>/<model>` ids hold a slash, sent as it is or URL-encoded (`%2F`).
+  app.get(`${prefix}/models/*`, async (request, reply) => {
+    const id = (request.params as { '*': string })['*'];
+    const body = retrieveModel(mount, deps.config.current(), id, Math.floor(deps.startedAt / 1000));
     return reply.type('application/json; charset=utf-8').send(body);
   });
 }

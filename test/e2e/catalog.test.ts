@@ -2,6 +2,7 @@ import { calcPrice } from '@pydantic/genai-prices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import OpenAI from 'openai';
 
 let upstream: ScriptedUpstream;
 let tg: RunningGateway;
@@ -17,6 +18,7 @@ beforeAll(async () => {
         prices: { 'gpt-4o': { input_per_mtok: 1, output_per_mtok: 2 } },
       },
     },
+    routes: { 'team-chat': { targets: [{ model: 'openai/gpt-4o-mini' }] } },
   });
 });
 afterAll(async () => {
@@ -92,5 +94,66 @@ describe('providers and the model catalogue', () => {
     const completion = await tg.client.chat.completions.create({ model: 'openai/brand-new-model-2027', messages: [{ role: 'user', content: 'hi' }] });
     expect(completion.choices[0]?.message.content).toBe('echo: hi');
     expect(upstream.calls.at(-1)?.body.model).toBe('brand-new-model-2027');
+  });
+});
+
+describe('GET /v1/models/{model} (models.retrieve)', () => {
+  it('answers a <provider>/<model> id with the very entry the list holds, through the official client', async () => {
+    const listed = (await get('/v1/models')).body.data.find((model: { id: string }) => model.id === 'openai/gpt-4o');
+    const model = await tg.client.models.retrieve('openai/gpt-4o');
+    expect({ ...model }).toEqual(listed);
+    expect(model).toMatchObject({ id: 'openai/gpt-4o', object: 'model', owned_by: 'openai' });
+    expect(model.created).toBe(listed.created);
+    // A model listed from the config, whose name holds colons.
+    expect(await tg.client.models.retrieve('openai/ft:gpt-4o-mini:acme')).toMatchObject({ id: 'openai/ft:gpt-4o-mini:acme', owned_by: 'openai' });
+  });
+
+  it('serves the id URL-encoded or not, on every OpenAI mount', async () => {
+    const expected = { id: 'anthropic/claude-sonnet-4-5', object: 'model', owned_by: 'anthropic' };
+    for (const prefix of ['/v1', '', '/litellm', '/litellm/v1']) {
+      for (const id of ['anthropic%2Fclaude-sonnet-4-5', 'anthropic/claude-sonnet-4-5']) {
+        const { status, body } = await get(`${prefix}/models/${id}`);
+        expect({ prefix, id, status, body }).toMatchObject({ status: 200, body: expected });
+      }
+    }
+  });
+
+  it('answers a route name, and on /litellm a LiteLLM name by what it maps to, echoing the name asked for', async () => {
+    expect(await tg.client.models.retrieve('team-chat')).toMatchObject({ id: 'team-chat', object: 'model', owned_by: 'tollgate' });
+    const litellm = new OpenAI({ baseURL: `${tg.url}/litellm`, apiKey: 'x', maxRetries: 0 });
+    expect(await litellm.models.retrieve('gpt-4o')).toMatchObject({ id: 'gpt-4o', object: 'model', owned_by: 'openai' });
+    expect(await litellm.models.retrieve('team-chat')).toMatchObject({ id: 'team-chat', owned_by: 'tollgate' });
+  });
+
+  it('answers an unknown model with 404 model_not_found in the OpenAI error shape', async () => {
+    const error = await tg.client.models.retrieve('openai/no-such-model-anywhere').catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(error).toMatchObject({ status: 404, code: 'model_not_found', param: 'model', type: 'invalid_request_error' });
+    for (const id of ['gpt-4o', 'nope%2Fgpt-4o', 'a/b/c']) {
+      const { status, body } = await get(`/v1/models/${id}`);
+      expect(status).toBe(404);
+      expect(body.error).toMatchObject({ code: 'model_not_found', type: 'invalid_request_error' });
+    }
+  });
+
+  it('refuses hostile ids with a clear 4xx in the OpenAI shape, never a 5xx', async () => {
+    const cases: Array<[string, number, string]> = [
+      [`/v1/models/${'a'.repeat(5_000)}`, 400, 'invalid_model_name'],
+      [`/v1/models/openai%2F${'b'.repeat(300)}`, 400, 'invalid_model_name'],
+      ['/v1/models/openai%2Fgpt%00', 400, 'invalid_model_name'],
+      ['/v1/models/gpt%0D%0Ax-injected:%201', 400, 'invalid_model_name'],
+      ['/v1/models/%C3%A9t%C3%A9', 400, 'invalid_model_name'],
+      ['/v1/models/%20gpt-4o', 400, 'invalid_model_name'],
+      ['/v1/models/', 400, 'invalid_model_name'],
+      ['/v1/models/%ED%A0%80', 400, 'invalid_url'],
+      ['/litellm/models/%00', 400, 'invalid_model_name'],
+    ];
+    for (const [path, status, code] of cases) {
+      const response = await fetch(`${tg.url}${path}`);
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect({ path: path.slice(0, 40), status: response.status, code: body.error.code }).toEqual({ path: path.slice(0, 40), status, code });
+      expect(response.headers.get('x-injected')).toBeNull();
+      expect(body.error.message.length).toBeLessThan(300);
+    }
   });
 });

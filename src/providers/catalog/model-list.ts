@@ -17,6 +17,7 @@ export interface ModelEntry {
 }
 
 const lists = new WeakMap<RuntimeConfig, ModelEntry[]>();
+const byId = new WeakMap<RuntimeConfig, Map<string, ModelEntry>>();
 
 /** Every model of every provider in the running config; built once per config version. */
 export function modelEntries(config: RuntimeConfig): ModelEntry[] {
@@ -45,6 +46,16 @@ export function modelEntries(config: RuntimeConfig): ModelEntry[] {
   }
   lists.set(config, out);
   return out;
+}
+
+/** The listed model with this id, or undefined; the index is built once per config version, on first use. */
+export function findModelEntry(config: RuntimeConfig, id: string): ModelEntry | undefined {
+  let index = byId.get(config);
+  if (!index) {
+    index = new Map(modelEntries(config).map((entry) => [entry.id, entry]));
+    byId.set(config, index);
+  }
+  return index.get(id);
 }
 
 /** Models of one provider and/or whose id or name contains `search` (case-insensitive). */
