@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
-import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
+import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../dialects/openai/stream-usage.js';
+import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Log } from '../telemetry/log.js';
@@ -16,6 +17,20 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
 }
 
 /**
+ * OpenAI's usage rules for a stream translated from another vendor's format; null (nothing to do per chunk) for
+ * an OpenAI-format upstream, whose stream is the provider's own answer, and for answers no upstream gave.
+ */
+function usageShaperFor(ctx: RequestContext): StreamUsageShaper | null {
+  const provider = ctx.upstream ? ctx.config.providers.get(ctx.upstream.provider) : undefined;
+  if (!provider || !needsUsageShaping(provider.vendor.format)) return null;
+  return createStreamUsageShaper(ctx.request.stream_options?.include_usage === true);
+}
+
+function sseEvent(chunk: ChatCompletionChunk): string {
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+/**
  * Writes a pipeline answer in OpenAI's format: JSON for a completion, SSE for a stream. Errors before the first
  * byte get a proper status; errors after it become an SSE error event followed by a clean end, never a stream
  * that looks complete.
@@ -23,6 +38,7 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
 export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log): Promise<void> {
   let started = false;
   let completion: ChatCompletion | EmbeddingsResponse | null = null;
+  let usage: StreamUsageShaper | null = null;
   const write = tickCorkedWriter(res);
   return serveAnswer(res, ctx, answer, log, {
     next(event) {
@@ -34,8 +50,11 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
       if (!started) {
         res.writeHead(200, { ...baseHeaders(ctx), ...SSE_HEADERS });
         started = true;
+        // Chunks flow only once an attempt has answered, so the upstream that serves the stream is known here.
+        usage = usageShaperFor(ctx);
       }
-      write(`data: ${JSON.stringify(event.chunk)}\n\n`);
+      const chunk = usage ? usage.shape(event.chunk) : event.chunk;
+      if (chunk) write(sseEvent(chunk));
     },
     error(err: unknown) {
       const error = toGatewayError(err);
@@ -50,7 +69,8 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
       } else if (!started) {
         writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
       } else {
-        res.end('data: [DONE]\n\n');
+        const last = usage?.final(ctx.usage);
+        res.end(last ? `${sseEvent(last)}data: [DONE]\n\n` : 'data: [DONE]\n\n');
       }
     },
   });
