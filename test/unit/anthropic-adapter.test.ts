@@ -479,7 +479,7 @@ describe('stream decoder', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(GatewayError);
-    expect(caught).toMatchObject({ status: 502, retryable: true, code: 'overloaded_error', message: 'anthropic: Overloaded' });
+    expect(caught).toMatchObject({ status: 502, retryable: true, code: 'overloaded_error', message: 'Overloaded' });
   });
 
   it('rejects an event that is not JSON', () => {
@@ -506,7 +506,7 @@ describe('parseError', () => {
     [529, 'overloaded_error', 'upstream_error', true],
   ])('maps HTTP %i %s to %s (retryable %s), keeping status and message', (status, type, mapped, retryable) => {
     const error = anthropicAdapter.parseError(status, { 'retry-after': '7', 'anthropic-ratelimit-requests-remaining': '0' }, anthropicError(type, `msg for ${type}`), target);
-    expect(error).toMatchObject({ status, type: mapped, code: type, message: `anthropic: msg for ${type}`, retryable, upstreamStatus: status, headers: { 'retry-after': '7' } });
+    expect(error).toMatchObject({ status, type: mapped, code: type, message: `msg for ${type}`, retryable, upstreamStatus: status, headers: { 'retry-after': '7' } });
   });
 
   it('reads a body that is not Anthropic JSON (a proxy page) without losing the status', () => {

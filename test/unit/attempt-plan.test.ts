@@ -359,17 +359,18 @@ describe('plannedFailure', () => {
     expect(plannedFailure(plan, upstream, registry(), T0)).toBe(upstream);
   });
 
-  it('adds the attempt count to the last error after several attempts', () => {
+  it('returns the last error unchanged after several attempts (the count travels in x-tollgate-attempts)', () => {
     const reg = registry();
     const plan = new AttemptPlan([group('r', candidate('a'), candidate('b'))], policy(), reg, T0, half);
     drain(plan, T0);
+    expect(plan.attempts).toBe(3);
     const error = plannedFailure(plan, upstream, reg, T0);
-    expect(error).not.toBe(upstream);
-    expect(error).toBeInstanceOf(GatewayError);
-    expect(error.message).toBe('Upstream answered 500. (after 3 attempts)');
+    expect(error).toBe(upstream);
+    expect(error.message).toBe('Upstream answered 500.');
     expect(error).toMatchObject({ status: 502, type: 'upstream_error', code: 'upstream_failed', param: 'model', retryable: true, headers: { 'x-upstream': 'a' }, upstreamStatus: 500 });
-    const plain = plannedFailure(plan, new GatewayError({ status: 504, type: 'timeout_error', code: null, message: 'Timed out.' }), reg, T0);
-    expect(plain).toMatchObject({ status: 504, message: 'Timed out. (after 3 attempts)', upstreamStatus: undefined });
+    const timeout = new GatewayError({ status: 504, type: 'timeout_error', code: null, message: 'Timed out.' });
+    expect(plannedFailure(plan, timeout, reg, T0)).toBe(timeout);
+    expect(timeout.message).toBe('Timed out.');
   });
 
   it('answers 503 with the first half-open time as retry-after when every breaker is open', () => {

@@ -145,7 +145,7 @@ describe('azure stream decoder', () => {
     expect(decode(text.slice(0, text.indexOf('data: [DONE]')), 1000).complete).toBe(false);
     const decoder = azureAdapter.createStreamDecoder(azure(), { model: 'azure/gpt-4o-prod', messages, stream: true, stream_options: { include_usage: true } });
     const error = thrown(() => decoder.push(Buffer.from('data: {"error":{"code":"content_filter","message":"filtered"}}\n\n')));
-    expect(error).toMatchObject({ status: 502, retryable: true, code: 'content_filter', message: 'azure: filtered' });
+    expect(error).toMatchObject({ status: 502, retryable: true, code: 'content_filter', message: 'filtered' });
   });
 });
 
@@ -163,7 +163,7 @@ describe('azure parseChatResponse and parseError', () => {
 
   it('keeps DeploymentNotFound, content_filter and rate-limit details', () => {
     const notFound = azureAdapter.parseError(404, {}, JSON.stringify({ error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } }), azure());
-    expect(notFound).toMatchObject({ status: 404, type: 'not_found_error', code: 'DeploymentNotFound', retryable: false, message: 'azure: The API deployment for this resource does not exist.' });
+    expect(notFound).toMatchObject({ status: 404, type: 'not_found_error', code: 'DeploymentNotFound', retryable: false, message: 'The API deployment for this resource does not exist.' });
 
     const filtered = azureAdapter.parseError(
       400,

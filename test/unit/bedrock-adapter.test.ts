@@ -375,7 +375,7 @@ describe('bedrockAdapter stream decoder (AWS event stream)', () => {
       error = err;
     }
     expect(error).toBeInstanceOf(GatewayError);
-    expect(error).toMatchObject({ status: 502, retryable: true, code: 'modelStreamErrorException', message: 'bedrock: The model stream failed.' });
+    expect(error).toMatchObject({ status: 502, retryable: true, code: 'modelStreamErrorException', message: 'The model stream failed.' });
 
     const throttled = bedrockAdapter.createStreamDecoder(target(), PLAIN_STREAM);
     expect(() => throttled.push(exception('throttlingException', 'Too many requests, please wait before trying again.'))).toThrow(
@@ -406,13 +406,13 @@ describe('bedrockAdapter.parseError', () => {
     [429, 'ModelNotReadyException', 429, 'rate_limit_error', true],
   ])('maps HTTP %i %s to %i %s', (status, type, expectedStatus, expectedType, retryable) => {
     const error = bedrockAdapter.parseError(status, { ...awsError(type), 'retry-after': '3' }, JSON.stringify({ message: `what ${type} says` }), target());
-    expect(error).toMatchObject({ status: expectedStatus, type: expectedType, code: type, retryable, upstreamStatus: status, message: `bedrock: what ${type} says` });
+    expect(error).toMatchObject({ status: expectedStatus, type: expectedType, code: type, retryable, upstreamStatus: status, message: `what ${type} says` });
     expect(error.headers).toEqual({ 'retry-after': '3' });
   });
 
   it('copes with a capitalised Message, a __type field and a body that is not JSON', () => {
-    expect(bedrockAdapter.parseError(400, {}, '{"__type":"com.amazon.coral.validate#ValidationException","Message":"bad"}', target())).toMatchObject({ code: 'ValidationException', message: 'bedrock: bad' });
-    expect(bedrockAdapter.parseError(502, {}, '<html>Bad Gateway</html>', target())).toMatchObject({ status: 502, type: 'upstream_error', retryable: true, message: 'bedrock: <html>Bad Gateway</html>' });
+    expect(bedrockAdapter.parseError(400, {}, '{"__type":"com.amazon.coral.validate#ValidationException","Message":"bad"}', target())).toMatchObject({ code: 'ValidationException', message: 'bad' });
+    expect(bedrockAdapter.parseError(502, {}, '<html>Bad Gateway</html>', target())).toMatchObject({ status: 502, type: 'upstream_error', retryable: true, message: '<html>Bad Gateway</html>' });
   });
 });
 

@@ -331,13 +331,17 @@ describe('cohere stream decoder', () => {
   });
 
   it('throws a retryable 502 on an error object or an ERROR finish inside the stream', () => {
-    for (const bad of ['data: {"message":"internal server error"}\n\n', 'event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":"ERROR"}}\n\n']) {
+    // Cohere's own message as written; the ERROR finish carries none, so tollgate says what happened.
+    for (const [bad, message] of [
+      ['data: {"message":"internal server error"}\n\n', /^internal server error$/],
+      ['event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":"ERROR"}}\n\n', /^cohere: the generation ended with finish_reason ERROR/],
+    ] as const) {
       const decoder = cohereAdapter.createStreamDecoder(target, streamRequest(false));
       decoder.push(Buffer.from(textFrames[0] as string));
       const error = thrown(() => decoder.push(Buffer.from(bad)));
       expect(error.status).toBe(502);
       expect(error.retryable).toBe(true);
-      expect(error.message).toMatch(/^cohere: /);
+      expect(error.message).toMatch(message);
     }
     expect(thrown(() => cohereAdapter.createStreamDecoder(target, streamRequest(false)).push(Buffer.from('data: {not json\n\n'))).status).toBe(502);
   });
@@ -358,12 +362,12 @@ describe('cohere parseError', () => {
   ])('maps %i to %s keeping the message', (status, type, retryable) => {
     const error = cohereAdapter.parseError(status, { 'retry-after': '3', 'x-debug-trace-id': 't' }, JSON.stringify({ id: 'e1', message: `boom ${status}` }), target);
     expect(error).toBeInstanceOf(GatewayError);
-    expect(error).toMatchObject({ status, type, retryable, upstreamStatus: status, message: `cohere: boom ${status}` });
+    expect(error).toMatchObject({ status, type, retryable, upstreamStatus: status, message: `boom ${status}` });
     expect(error.headers).toEqual({ 'retry-after': '3' });
   });
 
   it('keeps a plain-text body', () => {
-    expect(cohereAdapter.parseError(502, {}, 'Bad Gateway', target).message).toBe('cohere: Bad Gateway');
+    expect(cohereAdapter.parseError(502, {}, 'Bad Gateway', target).message).toBe('Bad Gateway');
   });
 });
 

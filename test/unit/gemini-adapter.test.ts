@@ -409,7 +409,7 @@ describe('createStreamDecoder', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(GatewayError);
-    expect(caught).toMatchObject({ status: 502, retryable: true, code: 'INTERNAL', message: 'gemini: An internal error has occurred.' });
+    expect(caught).toMatchObject({ status: 502, retryable: true, code: 'INTERNAL', message: 'An internal error has occurred.' });
   });
 });
 
@@ -427,19 +427,19 @@ describe('parseError', () => {
     [504, 'DEADLINE_EXCEEDED', 'upstream_error', true],
   ])('maps %i %s', (status, googleStatus, type, retryable) => {
     const error = geminiAdapter.parseError(status, { 'retry-after': '3' }, body(status, googleStatus, 'boom'), target);
-    expect(error).toMatchObject({ status, type, code: googleStatus, message: 'gemini: boom', retryable, upstreamStatus: status, headers: { 'retry-after': '3' } });
+    expect(error).toMatchObject({ status, type, code: googleStatus, message: 'boom', retryable, upstreamStatus: status, headers: { 'retry-after': '3' } });
   });
 
   it('maps an invalid API key (400 API_KEY_INVALID) to 401 authentication_error', () => {
     const details = [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }];
     const error = geminiAdapter.parseError(400, {}, body(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', details), target);
-    expect(error).toMatchObject({ status: 401, type: 'authentication_error', code: 'invalid_api_key', retryable: false, upstreamStatus: 400, message: 'gemini: API key not valid. Please pass a valid API key.' });
+    expect(error).toMatchObject({ status: 401, type: 'authentication_error', code: 'invalid_api_key', retryable: false, upstreamStatus: 400, message: 'API key not valid. Please pass a valid API key.' });
   });
 
   it('turns RetryInfo.retryDelay into retry-after, and reads array-wrapped errors and plain text', () => {
     const details = [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '12.5s' }];
     expect(geminiAdapter.parseError(429, {}, body(429, 'RESOURCE_EXHAUSTED', 'quota', details), target).headers).toEqual({ 'retry-after': '13' });
-    expect(geminiAdapter.parseError(503, {}, `[${body(503, 'UNAVAILABLE', 'overloaded')}]`, target)).toMatchObject({ status: 503, message: 'gemini: overloaded', retryable: true });
+    expect(geminiAdapter.parseError(503, {}, `[${body(503, 'UNAVAILABLE', 'overloaded')}]`, target)).toMatchObject({ status: 503, message: 'overloaded', retryable: true });
     expect(geminiAdapter.parseError(502, {}, '<html>Bad Gateway</html>', target)).toMatchObject({ status: 502, retryable: true, message: 'gemini: upstream answered HTTP 502 with an HTML page ("Bad Gateway").' });
   });
 });

@@ -175,10 +175,10 @@ describe('openAICompatibleAdapter.parseChatResponse and parseError', () => {
     }
   });
 
-  it('maps upstream errors with the provider name', () => {
+  it('maps upstream errors keeping the provider\'s message as written', () => {
     const err = openAICompatibleAdapter.parseError(429, { 'retry-after': '3' }, '{"error":{"message":"slow down","type":"rate_limit_error"}}', makeTarget({ name: 'groq', vendorId: 'groq' }));
     expect(err.status).toBe(429);
-    expect(err.message).toBe('groq: slow down');
+    expect(err.message).toBe('slow down');
     expect(err.retryable).toBe(true);
     expect(err.headers).toEqual({ 'retry-after': '3' });
   });

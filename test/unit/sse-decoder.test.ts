@@ -174,7 +174,7 @@ describe('SSE stream decoder (openai-compatible)', () => {
     expect(gw.status).toBe(502);
     expect(gw.type).toBe('server_error');
     expect(gw.code).toBe('overloaded');
-    expect(gw.message).toBe('openai: The server is overloaded');
+    expect(gw.message).toBe('The server is overloaded');
     expect(gw.retryable).toBe(true);
   });
 

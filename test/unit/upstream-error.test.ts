@@ -14,7 +14,7 @@ describe('upstreamErrorFromBody', () => {
     expect(err.type).toBe('invalid_request_error');
     expect(err.code).toBe('invalid_value');
     expect(err.param).toBe('temperature');
-    expect(err.message).toBe("openai: Invalid value for 'temperature'");
+    expect(err.message).toBe("Invalid value for 'temperature'");
     expect(err.retryable).toBe(false);
   });
 
@@ -41,27 +41,26 @@ describe('upstreamErrorFromBody', () => {
 
   it('reads a bare {"error": "string"}', () => {
     const err = upstreamErrorFromBody('together', 400, {}, '{"error":"model is required"}');
-    expect(err.message).toBe('together: model is required');
+    expect(err.message).toBe('model is required');
     expect(err.status).toBe(400);
     expect(err.code).toBeNull();
   });
 
   it('reads {"message": ...}', () => {
     const err = upstreamErrorFromBody('mistral', 422, {}, '{"object":"error","message":"Unprocessable","type":"invalid_request"}');
-    expect(err.message).toBe('mistral: Unprocessable');
+    expect(err.message).toBe('Unprocessable');
     expect(err.status).toBe(422);
   });
 
   it('reads FastAPI {"detail": "..."} and structured detail', () => {
-    expect(upstreamErrorFromBody('vllm', 404, {}, '{"detail":"Not Found"}').message).toBe('vllm: Not Found');
+    expect(upstreamErrorFromBody('vllm', 404, {}, '{"detail":"Not Found"}').message).toBe('Not Found');
     const structured = upstreamErrorFromBody('vllm', 422, {}, JSON.stringify({ detail: [{ loc: ['body', 'messages'], msg: 'field required' }] }));
-    expect(structured.message).toContain('vllm: ');
-    expect(structured.message).toContain('field required');
+    expect(structured.message).toBe('[{"loc":["body","messages"],"msg":"field required"}]');
   });
 
   it('keeps a plain-text body as the message', () => {
     const err = upstreamErrorFromBody('ollama', 503, {}, '  upstream connect error or disconnect/reset before headers\n');
-    expect(err.message).toBe('ollama: upstream connect error or disconnect/reset before headers');
+    expect(err.message).toBe('upstream connect error or disconnect/reset before headers');
     expect(err.status).toBe(503);
     expect(err.type).toBe('upstream_error');
   });
@@ -95,7 +94,7 @@ describe('upstreamErrorFromBody', () => {
   it('cuts an upstream message past 1,000 characters and says how long it was', () => {
     const long = 'm'.repeat(50_000);
     const err = upstreamErrorFromBody('openai', 400, {}, JSON.stringify({ error: { message: long, type: 't'.repeat(10_000), code: 'c' } }));
-    expect(err.message).toBe(`openai: ${'m'.repeat(1000)}… (50000 characters)`);
+    expect(err.message).toBe(`${'m'.repeat(1000)}… (50000 characters)`);
     expect(err.type.length).toBeLessThan(200);
   });
 
@@ -103,23 +102,24 @@ describe('upstreamErrorFromBody', () => {
     let read = 0;
     const reader = (text: string) => {
       read++;
-      return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'x', message: `anthropic: ${text}`, upstreamStatus: 400 });
+      return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'x', message: text, upstreamStatus: 400 });
     };
     const page = upstreamError('anthropic', 502, { 'content-type': 'text/html' }, '<title>Bad</title>', reader);
     expect(page.message).toBe('anthropic: upstream answered HTTP 502 with an HTML page ("Bad").');
     expect(read).toBe(0);
     const long = upstreamError('anthropic', 400, {}, 'z'.repeat(3000), reader);
     expect(read).toBe(1);
-    expect(long.message).toBe(`anthropic: ${'z'.repeat(1000)}… (${'anthropic: '.length + 3000} characters)`);
+    expect(long.message).toBe(`${'z'.repeat(1000)}… (3000 characters)`);
     expect(long.code).toBe('x');
     expect(long.upstreamStatus).toBe(400);
     const short = upstreamError('anthropic', 400, {}, 'fine', reader);
-    expect(short.message).toBe('anthropic: fine');
+    expect(short.message).toBe('fine');
   });
 
-  it('says which status the upstream answered when the body is empty or says nothing', () => {
-    expect(upstreamErrorFromBody('openai', 500, {}, '').message).toBe('openai: upstream answered HTTP 500');
-    expect(upstreamErrorFromBody('openai', 500, {}, '{}').message).toBe('openai: upstream answered HTTP 500');
+  it('says which provider answered which status when the body is empty or says nothing', () => {
+    expect(upstreamErrorFromBody('openai', 500, {}, '').message).toBe('openai answered HTTP 500 without an error message.');
+    expect(upstreamErrorFromBody('openai', 500, {}, '{}').message).toBe('openai answered HTTP 500 without an error message.');
+    expect(upstreamErrorFromBody('openai', 500, {}, '{"error":{"message":""}}').message).toBe('openai answered HTTP 500 without an error message.');
   });
 
   it.each([

@@ -91,9 +91,9 @@ describe('vertex: credentials', () => {
 describe('vertex: errors', () => {
   it('reads Google error bodies and Anthropic ones', () => {
     const google = vertexAdapter.parseError(403, {}, JSON.stringify({ error: { code: 403, message: 'Permission denied on resource project acme.', status: 'PERMISSION_DENIED' } }), target('gemini-2.5-pro'));
-    expect(google).toMatchObject({ status: 403, message: 'vertex: Permission denied on resource project acme.' });
+    expect(google).toMatchObject({ status: 403, message: 'Permission denied on resource project acme.' });
     const anthropic = vertexAdapter.parseError(529, {}, JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), target('claude-sonnet-4-5'));
-    expect(anthropic).toMatchObject({ status: 529, retryable: true, message: 'vertex: Overloaded' });
+    expect(anthropic).toMatchObject({ status: 529, retryable: true, message: 'Overloaded' });
   });
 });
 
