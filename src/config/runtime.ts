@@ -3,6 +3,7 @@ import { normalizeAddress } from './address.js';
 import { createHash } from 'node:crypto';
 import type { ResolvedProvider, UpstreamTimeouts } from '../providers/contract.js';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
+import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy, type RoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type PriceConfig, type ProviderConfig, type ProviderKeyConfig, type RouteConfig, type RoutingRuleConfig } from './schema.js';
@@ -124,6 +125,23 @@ function firstEnv(env: Env, names: string[]): string | undefined {
   for (const name of names) {
     const value = env[name];
     if (value !== undefined && value !== '') return value;
+  }
+  return undefined;
+}
+
+/**
+ * The vendor's base URL from the environment, checked: a value that is not an http(s) URL stops the start with
+ * the variable's name, instead of failing every request to that provider later.
+ */
+function baseUrlFromEnv(env: Env, names: string[], example: string): string | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value === undefined || value === '') continue;
+    const problem = baseUrlProblem(value);
+    // Userinfo (`user:pass@`) is a credential: the message quotes only what follows it.
+    const shown = value.includes('@') ? `****@${value.slice(value.lastIndexOf('@') + 1)}` : value;
+    if (problem) throw new ConfigError(`${name}: ${problem}, such as ${example}; got "${shown}"`);
+    return value;
   }
   return undefined;
 }
@@ -264,7 +282,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   // A vendor's own environment variables belong to the provider of that name, not to custom instances of it.
   const ownEnv = name === vendor.id;
   const envKey = ownEnv ? firstEnv(env, vendor.keyEnv) : undefined;
-  const envBaseUrl = ownEnv ? firstEnv(env, vendor.baseUrlEnv) : undefined;
+  const envBaseUrl = ownEnv ? baseUrlFromEnv(env, vendor.baseUrlEnv, vendor.defaultBaseUrl) : undefined;
   // Keys configured in the file and through the API serve together; the environment's key is the fallback.
   let keys = [...keysOf(name, file, 'file', env, settings.dataDir, vendor.format), ...keysOf(name, api, 'api', env, settings.dataDir, vendor.format)];
   if (keys.length === 0 && envKey) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, source: 'env' }];
@@ -272,7 +290,8 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   return {
     name,
     vendor,
-    baseUrl: (api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl).replace(/\/+$/, ''),
+    // Completed once here, by the vendor's convention, so either form of a base URL works (see base-url.ts).
+    baseUrl: apiRoot(api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl, vendor),
     headers: { ...file?.headers, ...api?.headers },
     timeouts: {
       firstByteMs: api?.timeouts?.first_byte_ms ?? file?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,

@@ -34,7 +34,8 @@ describe('anthropic vendor and registry', () => {
     expect(adapterFor('anthropic')).toBe(anthropicAdapter);
     expect(target.provider.vendor).toMatchObject({
       format: 'anthropic',
-      defaultBaseUrl: 'https://api.anthropic.com/v1',
+      defaultBaseUrl: 'https://api.anthropic.com',
+      versionPath: '/v1',
       auth: { kind: 'header', header: 'x-api-key' },
       defaultHeaders: { 'anthropic-version': '2023-06-01' },
       keyEnv: ['ANTHROPIC_API_KEY'],

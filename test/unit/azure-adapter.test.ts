@@ -36,7 +36,8 @@ describe('azure vendor rows', () => {
   it('reads endpoint, key and api version from the environment', () => {
     const env = { AZURE_OPENAI_ENDPOINT: 'https://env.openai.azure.com', AZURE_API_KEY: 'k', AZURE_OPENAI_API_VERSION: '2025-01-01-preview' };
     const provider = resolveRuntimeConfig({ api: {}, file: configFileSchema.parse({}) }, env, 1).providers.get('azure');
-    expect(provider?.baseUrl).toBe('https://env.openai.azure.com');
+    // The endpoint as the OpenAI SDK's AzureOpenAI takes it; the API lives under its /openai path.
+    expect(provider?.baseUrl).toBe('https://env.openai.azure.com/openai');
     expect(provider?.options.apiVersion).toBe('2025-01-01-preview');
     expect(provider?.keys[0]?.value).toBe('k');
   });

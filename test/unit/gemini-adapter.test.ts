@@ -48,10 +48,11 @@ describe('registry and vendor row', () => {
     expect(adapterFor('gemini')).toBe(geminiAdapter);
     expect(vendorById('gemini')).toMatchObject({
       format: 'gemini',
-      defaultBaseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+      defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+      versionPath: '/v1beta',
       auth: { kind: 'header', header: 'x-goog-api-key' },
       keyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
-      baseUrlEnv: ['GEMINI_BASE_URL'],
+      baseUrlEnv: ['GEMINI_BASE_URL', 'GOOGLE_GEMINI_BASE_URL'],
       catalogId: 'google',
     });
   });

@@ -1,4 +1,5 @@
 import type { ProviderOptions, Target, VendorDefinition } from '../../src/providers/contract.js';
+import { apiRoot } from '../../src/providers/base-url.js';
 import { vendorById } from '../../src/providers/registry.js';
 
 /** The vendor row with this id; fails loudly when the table no longer has it. */
@@ -26,7 +27,8 @@ export function makeTarget(options: TargetOptions = {}): Target {
     provider: {
       name: options.name ?? vendorId,
       vendor: def,
-      baseUrl: options.baseUrl ?? def.defaultBaseUrl,
+      // As config resolution would: the API root the vendor's default base URL stands for.
+      baseUrl: options.baseUrl ?? apiRoot(def.defaultBaseUrl, def),
       headers: options.headers ?? {},
       timeouts: { firstByteMs: 1_000, totalMs: 5_000, idleMs: 5_000 },
       maxResponseBytes: 32 * 1024 * 1024,

@@ -9,13 +9,15 @@ const apiKeyHeader = { kind: 'header', header: 'api-key' } as const;
  */
 export const azureVendors: VendorDefinition[] = [
   {
-    id: 'azure', displayName: 'Azure OpenAI', format: 'azure', defaultBaseUrl: 'https://{resource}.openai.azure.com/openai',
+    // As the OpenAI SDK's AZURE_OPENAI_ENDPOINT: the resource's endpoint, under which the API lives at /openai.
+    id: 'azure', displayName: 'Azure OpenAI', format: 'azure', defaultBaseUrl: 'https://{resource}.openai.azure.com', versionPath: '/openai',
     auth: apiKeyHeader, keyRequired: true, keyEnv: ['AZURE_OPENAI_API_KEY', 'AZURE_API_KEY'],
     baseUrlEnv: ['AZURE_OPENAI_ENDPOINT', 'AZURE_API_BASE'], apiVersionEnv: ['AZURE_OPENAI_API_VERSION', 'AZURE_API_VERSION'],
     catalogId: 'azure', docsUrl: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/reference',
   },
   {
-    id: 'azure-ai', displayName: 'Azure AI Foundry Models', format: 'azure', defaultBaseUrl: 'https://{resource}.services.ai.azure.com/models',
+    // As the Azure AI Inference SDK's endpoint: with the /models path.
+    id: 'azure-ai', displayName: 'Azure AI Foundry Models', format: 'azure', defaultBaseUrl: 'https://{resource}.services.ai.azure.com/models', versionPath: '/models',
     auth: apiKeyHeader, keyRequired: true, keyEnv: ['AZURE_AI_API_KEY', 'AZURE_INFERENCE_CREDENTIAL'], baseUrlEnv: ['AZURE_AI_ENDPOINT'],
     // The model inference API errors on fields outside its spec unless told to drop them, and knows only max_tokens.
     defaultHeaders: { 'extra-parameters': 'drop' },

@@ -4,8 +4,9 @@ import type { VendorDefinition } from '../contract.js';
 export const geminiVendors: VendorDefinition[] = [
   {
     id: 'gemini', displayName: 'Google Gemini API', format: 'gemini',
-    defaultBaseUrl: 'https://generativelanguage.googleapis.com/v1beta', auth: { kind: 'header', header: 'x-goog-api-key' },
-    keyRequired: true, keyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], baseUrlEnv: ['GEMINI_BASE_URL'], catalogId: 'google',
+    // As the Google Gen AI SDK's GOOGLE_GEMINI_BASE_URL: the host, to which the SDK adds its API version (v1beta).
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com', versionPath: '/v1beta', auth: { kind: 'header', header: 'x-goog-api-key' },
+    keyRequired: true, keyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], baseUrlEnv: ['GEMINI_BASE_URL', 'GOOGLE_GEMINI_BASE_URL'], catalogId: 'google',
     docsUrl: 'https://ai.google.dev/api/generate-content',
   },
 ];

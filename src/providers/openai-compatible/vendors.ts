@@ -7,56 +7,60 @@ const maxTokensOnly = { max_completion_tokens: 'max_tokens' };
 /**
  * The OpenAI-compatible family: vendors whose chat API speaks OpenAI's wire format. Each is a row, not code;
  * `quirks` holds the few places a vendor deviates. Keys are read from the vendor's own environment variable
- * name first.
+ * name first. `defaultBaseUrl` is written as the vendor's SDK (or, without one, its docs) writes it: with the
+ * version path for the OpenAI SDK and its followers, without it for the Groq, Cerebras and Mistral SDKs and Ollama;
+ * base-url.ts accepts both forms either way.
  */
 export const openAICompatibleVendors: VendorDefinition[] = [
   {
-    id: 'openai', displayName: 'OpenAI', format: 'openai', defaultBaseUrl: 'https://api.openai.com/v1', auth: bearer,
+    id: 'openai', displayName: 'OpenAI', format: 'openai', defaultBaseUrl: 'https://api.openai.com/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['OPENAI_API_KEY'], baseUrlEnv: ['OPENAI_BASE_URL'],
     docsUrl: 'https://platform.openai.com/docs/api-reference/chat',
   },
   {
-    id: 'groq', displayName: 'Groq', format: 'openai', defaultBaseUrl: 'https://api.groq.com/openai/v1', auth: bearer,
+    // The Groq SDK's GROQ_BASE_URL is the host; the OpenAI SDK's form (`.../openai/v1`) works too.
+    id: 'groq', displayName: 'Groq', format: 'openai', defaultBaseUrl: 'https://api.groq.com', versionPath: '/openai/v1', auth: bearer,
     keyRequired: true, keyEnv: ['GROQ_API_KEY'], baseUrlEnv: ['GROQ_BASE_URL'],
     docsUrl: 'https://console.groq.com/docs/openai',
   },
   {
-    id: 'together', displayName: 'Together AI', format: 'openai', defaultBaseUrl: 'https://api.together.xyz/v1', auth: bearer,
+    id: 'together', displayName: 'Together AI', format: 'openai', defaultBaseUrl: 'https://api.together.xyz/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['TOGETHER_API_KEY', 'TOGETHERAI_API_KEY'], baseUrlEnv: ['TOGETHER_BASE_URL'],
     docsUrl: 'https://docs.together.ai/docs/openai-api-compatibility',
   },
   {
-    id: 'fireworks', displayName: 'Fireworks AI', format: 'openai', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1',
+    id: 'fireworks', displayName: 'Fireworks AI', format: 'openai', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', versionPath: '/inference/v1',
     auth: bearer, keyRequired: true, keyEnv: ['FIREWORKS_API_KEY'], baseUrlEnv: ['FIREWORKS_BASE_URL'],
     docsUrl: 'https://docs.fireworks.ai/tools-sdks/openai-compatibility',
   },
   {
-    id: 'deepseek', displayName: 'DeepSeek', format: 'openai', defaultBaseUrl: 'https://api.deepseek.com/v1', auth: bearer,
+    // DeepSeek serves its API at the root; `/v1` is an alias it documents (any path is used as written).
+    id: 'deepseek', displayName: 'DeepSeek', format: 'openai', defaultBaseUrl: 'https://api.deepseek.com', auth: bearer,
     keyRequired: true, keyEnv: ['DEEPSEEK_API_KEY'], baseUrlEnv: ['DEEPSEEK_BASE_URL'],
     quirks: { renameFields: maxTokensOnly },
     docsUrl: 'https://api-docs.deepseek.com/api/create-chat-completion',
   },
   {
-    id: 'xai', displayName: 'xAI', format: 'openai', defaultBaseUrl: 'https://api.x.ai/v1', auth: bearer,
+    id: 'xai', displayName: 'xAI', format: 'openai', defaultBaseUrl: 'https://api.x.ai/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['XAI_API_KEY'], baseUrlEnv: ['XAI_BASE_URL'], catalogId: 'x-ai',
     docsUrl: 'https://docs.x.ai/docs/api-reference',
   },
   {
-    id: 'mistral', displayName: 'Mistral AI', format: 'openai', defaultBaseUrl: 'https://api.mistral.ai/v1', auth: bearer,
+    id: 'mistral', displayName: 'Mistral AI', format: 'openai', defaultBaseUrl: 'https://api.mistral.ai', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['MISTRAL_API_KEY'], baseUrlEnv: ['MISTRAL_BASE_URL'],
     // Mistral names the sampling seed `random_seed`.
     quirks: { renameFields: { ...maxTokensOnly, seed: 'random_seed' } },
     docsUrl: 'https://docs.mistral.ai/api/#tag/chat',
   },
   {
-    id: 'openrouter', displayName: 'OpenRouter', format: 'openai', defaultBaseUrl: 'https://openrouter.ai/api/v1', auth: bearer,
+    id: 'openrouter', displayName: 'OpenRouter', format: 'openai', defaultBaseUrl: 'https://openrouter.ai/api/v1', versionPath: '/api/v1', auth: bearer,
     keyRequired: true, keyEnv: ['OPENROUTER_API_KEY'], baseUrlEnv: ['OPENROUTER_BASE_URL'],
     // OpenRouter attributes traffic to the calling app by these headers.
     defaultHeaders: { 'x-title': 'tollgate' },
     docsUrl: 'https://openrouter.ai/docs/api-reference/chat-completion',
   },
   {
-    id: 'cerebras', displayName: 'Cerebras', format: 'openai', defaultBaseUrl: 'https://api.cerebras.ai/v1', auth: bearer,
+    id: 'cerebras', displayName: 'Cerebras', format: 'openai', defaultBaseUrl: 'https://api.cerebras.ai', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['CEREBRAS_API_KEY'], baseUrlEnv: ['CEREBRAS_BASE_URL'],
     docsUrl: 'https://inference-docs.cerebras.ai/api-reference/chat-completions',
   },
@@ -67,59 +71,61 @@ export const openAICompatibleVendors: VendorDefinition[] = [
     docsUrl: 'https://docs.perplexity.ai/api-reference/chat-completions-post',
   },
   {
-    id: 'deepinfra', displayName: 'DeepInfra', format: 'openai', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai',
+    id: 'deepinfra', displayName: 'DeepInfra', format: 'openai', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', versionPath: '/v1/openai',
     auth: bearer, keyRequired: true, keyEnv: ['DEEPINFRA_API_KEY', 'DEEPINFRA_TOKEN'], baseUrlEnv: ['DEEPINFRA_BASE_URL'],
     catalogId: null, docsUrl: 'https://deepinfra.com/docs/openai_api',
   },
   {
-    id: 'ollama', displayName: 'Ollama', format: 'openai', defaultBaseUrl: 'http://localhost:11434/v1', auth: bearer,
+    // Ollama's own clients take the host (OLLAMA_HOST, which may lack a scheme and so is not read here); its
+    // OpenAI-compatible API is under /v1.
+    id: 'ollama', displayName: 'Ollama', format: 'openai', defaultBaseUrl: 'http://localhost:11434', versionPath: '/v1', auth: bearer,
     keyRequired: false, keyEnv: ['OLLAMA_API_KEY'], baseUrlEnv: ['OLLAMA_BASE_URL', 'OLLAMA_API_BASE'],
     quirks: { renameFields: maxTokensOnly }, catalogId: null,
     docsUrl: 'https://github.com/ollama/ollama/blob/main/docs/openai.md',
   },
   {
-    id: 'vllm', displayName: 'vLLM', format: 'openai', defaultBaseUrl: 'http://localhost:8000/v1', auth: bearer,
+    id: 'vllm', displayName: 'vLLM', format: 'openai', defaultBaseUrl: 'http://localhost:8000/v1', versionPath: '/v1', auth: bearer,
     keyRequired: false, keyEnv: ['VLLM_API_KEY'], baseUrlEnv: ['VLLM_BASE_URL', 'VLLM_API_BASE'], catalogId: null,
     docsUrl: 'https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html',
   },
   {
-    id: 'lmstudio', displayName: 'LM Studio', format: 'openai', defaultBaseUrl: 'http://localhost:1234/v1', auth: bearer,
+    id: 'lmstudio', displayName: 'LM Studio', format: 'openai', defaultBaseUrl: 'http://localhost:1234/v1', versionPath: '/v1', auth: bearer,
     keyRequired: false, keyEnv: ['LMSTUDIO_API_KEY'], baseUrlEnv: ['LMSTUDIO_BASE_URL', 'LM_STUDIO_API_BASE'], catalogId: null,
     docsUrl: 'https://lmstudio.ai/docs/app/api/endpoints/openai',
   },
   {
-    id: 'sambanova', displayName: 'SambaNova', format: 'openai', defaultBaseUrl: 'https://api.sambanova.ai/v1', auth: bearer,
+    id: 'sambanova', displayName: 'SambaNova', format: 'openai', defaultBaseUrl: 'https://api.sambanova.ai/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['SAMBANOVA_API_KEY'], baseUrlEnv: ['SAMBANOVA_BASE_URL'], catalogId: null,
     docsUrl: 'https://docs.sambanova.ai/cloud/docs/capabilities/openai-compatibility',
   },
   {
-    id: 'nvidia', displayName: 'NVIDIA NIM', format: 'openai', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1',
+    id: 'nvidia', displayName: 'NVIDIA NIM', format: 'openai', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1', versionPath: '/v1',
     auth: bearer, keyRequired: true, keyEnv: ['NVIDIA_API_KEY', 'NVIDIA_NIM_API_KEY'], baseUrlEnv: ['NVIDIA_BASE_URL'],
     catalogId: null, docsUrl: 'https://docs.api.nvidia.com/nim/reference/llm-apis',
   },
   {
-    id: 'hyperbolic', displayName: 'Hyperbolic', format: 'openai', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1',
+    id: 'hyperbolic', displayName: 'Hyperbolic', format: 'openai', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', versionPath: '/v1',
     auth: bearer, keyRequired: true, keyEnv: ['HYPERBOLIC_API_KEY'], baseUrlEnv: ['HYPERBOLIC_BASE_URL'], catalogId: null,
     docsUrl: 'https://docs.hyperbolic.xyz/docs/rest-api',
   },
   {
-    id: 'moonshot', displayName: 'Moonshot AI', format: 'openai', defaultBaseUrl: 'https://api.moonshot.ai/v1', auth: bearer,
+    id: 'moonshot', displayName: 'Moonshot AI', format: 'openai', defaultBaseUrl: 'https://api.moonshot.ai/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['MOONSHOT_API_KEY'], baseUrlEnv: ['MOONSHOT_BASE_URL'], catalogId: 'moonshotai',
     docsUrl: 'https://platform.moonshot.ai/docs/api/chat',
   },
   {
-    id: 'novita', displayName: 'Novita AI', format: 'openai', defaultBaseUrl: 'https://api.novita.ai/v3/openai', auth: bearer,
+    id: 'novita', displayName: 'Novita AI', format: 'openai', defaultBaseUrl: 'https://api.novita.ai/v3/openai', versionPath: '/v3/openai', auth: bearer,
     keyRequired: true, keyEnv: ['NOVITA_API_KEY'], baseUrlEnv: ['NOVITA_BASE_URL'],
     docsUrl: 'https://novita.ai/docs/guides/llm-api',
   },
   {
-    id: 'nebius', displayName: 'Nebius AI Studio', format: 'openai', defaultBaseUrl: 'https://api.studio.nebius.com/v1',
+    id: 'nebius', displayName: 'Nebius AI Studio', format: 'openai', defaultBaseUrl: 'https://api.studio.nebius.com/v1', versionPath: '/v1',
     auth: bearer, keyRequired: true, keyEnv: ['NEBIUS_API_KEY'], baseUrlEnv: ['NEBIUS_BASE_URL'], catalogId: null,
     docsUrl: 'https://docs.nebius.com/studio/inference/api',
   },
   {
     id: 'huggingface', displayName: 'Hugging Face Inference Providers', format: 'openai',
-    defaultBaseUrl: 'https://router.huggingface.co/v1', auth: bearer, keyRequired: true,
+    defaultBaseUrl: 'https://router.huggingface.co/v1', versionPath: '/v1', auth: bearer, keyRequired: true,
     keyEnv: ['HF_TOKEN', 'HUGGINGFACE_API_KEY'], baseUrlEnv: ['HUGGINGFACE_BASE_URL'], catalogId: null,
     docsUrl: 'https://huggingface.co/docs/inference-providers/index',
   },

@@ -8,9 +8,10 @@ import type { VendorDefinition } from '../contract.js';
 export const vertexVendors: VendorDefinition[] = [
   {
     id: 'vertex', displayName: 'Google Vertex AI', format: 'vertex',
-    // `{region}` is the location (`us-central1` unless configured); the `global` location has no prefix.
-    defaultBaseUrl: 'https://{region}-aiplatform.googleapis.com/v1', auth: { kind: 'none' },
-    keyRequired: true, keyEnv: ['VERTEX_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS'], baseUrlEnv: ['VERTEX_BASE_URL'],
+    // `{region}` is the location (`us-central1` unless configured); the `global` location has no prefix. As the
+    // Google Gen AI SDK's GOOGLE_VERTEX_BASE_URL, the host: the API version is added to it.
+    defaultBaseUrl: 'https://{region}-aiplatform.googleapis.com', versionPath: '/v1', auth: { kind: 'none' },
+    keyRequired: true, keyEnv: ['VERTEX_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS'], baseUrlEnv: ['VERTEX_BASE_URL', 'GOOGLE_VERTEX_BASE_URL'],
     regionEnv: ['VERTEX_LOCATION', 'GOOGLE_CLOUD_LOCATION'], catalogId: 'google', catalogFallbacks: ['anthropic'],
     docsUrl: 'https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference',
   },
