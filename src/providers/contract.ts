@@ -120,7 +120,13 @@ export interface VendorDefinition {
   id: string;
   displayName: string;
   format: string;
+  /** The base URL as the vendor's own SDK writes its default (with or without `versionPath`, see base-url.ts). */
   defaultBaseUrl: string;
+  /**
+   * The path the vendor's API lives under (`/v1`, `/openai/v1`, `/v1beta`), added to a configured base URL that
+   * lacks it by the rule in base-url.ts; absent when the API has none (Perplexity, Bedrock).
+   */
+  versionPath?: string;
   auth: AuthScheme;
   /** Whether a request without any credential is allowed (local servers). */
   keyRequired: boolean;
