@@ -86,6 +86,8 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       requestFallbacks: mount.mapModel ? requestFallbacks.map((name) => mapped(mount, name, config)) : requestFallbacks,
       credential: presentedCredential(request),
       fromRemote: isRemoteClient(request, config.settings),
+      id: request.id,
+      clientHeaders: request.headers,
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
     reply.hijack();
@@ -107,6 +109,8 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       credential: presentedCredential(request),
       fromRemote: isRemoteClient(request, config.settings),
+      id: request.id,
+      clientHeaders: request.headers,
     });
     reply.hijack();
     await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log);
