@@ -169,6 +169,55 @@ describe('resolveRuntimeConfig: providers and keys', () => {
   });
 });
 
+describe('resolveRuntimeConfig: base URLs by vendor convention', () => {
+  it('reads ANTHROPIC_BASE_URL as the Anthropic SDK does (the host) and as tollgate did (with /v1)', () => {
+    expect(provider(runtime({}, { ANTHROPIC_BASE_URL: 'https://api.anthropic.com' }), 'anthropic').baseUrl).toBe('https://api.anthropic.com/v1');
+    expect(provider(runtime({}, { ANTHROPIC_BASE_URL: 'https://api.anthropic.com/v1/' }), 'anthropic').baseUrl).toBe('https://api.anthropic.com/v1');
+    expect(provider(runtime(), 'anthropic').baseUrl).toBe('https://api.anthropic.com/v1');
+  });
+
+  it('reads the SDKs\' own variable names: GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL, CO_API_URL', () => {
+    expect(provider(runtime({}, { GOOGLE_GEMINI_BASE_URL: 'https://gemini.proxy.local/' }), 'gemini').baseUrl).toBe('https://gemini.proxy.local/v1beta');
+    expect(provider(runtime({}, { GOOGLE_VERTEX_BASE_URL: 'https://vertex.proxy.local' }), 'vertex').baseUrl).toBe('https://vertex.proxy.local/v1');
+    expect(provider(runtime({}, { CO_API_URL: 'https://cohere.proxy.local' }), 'cohere').baseUrl).toBe('https://cohere.proxy.local/v2');
+    expect(provider(runtime({}, { GROQ_BASE_URL: 'https://api.groq.com' }), 'groq').baseUrl).toBe('https://api.groq.com/openai/v1');
+  });
+
+  it('completes file base URLs the same way, and leaves an OpenAI-compatible path as written', () => {
+    const config = runtime({
+      providers: {
+        anthropic: { base_url: 'http://10.0.0.9:9000/' },
+        'lab-a': { type: 'openai', base_url: 'http://10.0.0.5:8000' },
+        'lab-b': { type: 'openai', base_url: 'http://10.0.0.6/proxy/v1/' },
+        'lab-c': { type: 'openai', base_url: 'https://gateway.example/v1/acct/gw/openai' },
+      },
+    });
+    expect(provider(config, 'anthropic').baseUrl).toBe('http://10.0.0.9:9000/v1');
+    expect(provider(config, 'lab-a').baseUrl).toBe('http://10.0.0.5:8000/v1');
+    expect(provider(config, 'lab-b').baseUrl).toBe('http://10.0.0.6/proxy/v1');
+    expect(provider(config, 'lab-c').baseUrl).toBe('https://gateway.example/v1/acct/gw/openai');
+  });
+
+  it('refuses an environment base URL that is not an http(s) URL, naming the variable', () => {
+    const bare = configError(() => runtime({}, { ANTHROPIC_BASE_URL: 'api.anthropic.com' }));
+    expect(bare.message).toMatch(/^ANTHROPIC_BASE_URL: expected an http:\/\/ or https:\/\/ URL/);
+    expect(bare.message).toContain('"api.anthropic.com"');
+    expect(configError(() => runtime({}, { OLLAMA_API_BASE: 'gpu:11434' })).message).toMatch(/^OLLAMA_API_BASE: /);
+    expect(configError(() => runtime({}, { OPENAI_BASE_URL: 'ftp://files.local/v1' })).message).toMatch(/^OPENAI_BASE_URL: /);
+  });
+
+  it('does not quote credentials of a refused environment base URL', () => {
+    const err = configError(() => runtime({}, { OPENAI_BASE_URL: 'user:s3cret@proxy.local/v1' }));
+    expect(err.message).not.toContain('s3cret');
+    expect(err.message).toContain('****@proxy.local/v1');
+  });
+
+  it('refuses a scheme-less base URL in the file with the field\'s path', () => {
+    const err = configError(() => parseConfigText('providers:\n  anthropic:\n    base_url: api.anthropic.com\n', 'cfg.yaml'));
+    expect(err.message).toContain('providers.anthropic.base_url');
+  });
+});
+
 describe('parseConfigText', () => {
   it('reads YAML', () => {
     const yaml = [
