@@ -220,7 +220,8 @@ describe('chat completions through tollgate with the official openai client', ()
       .withResponse();
     expect(response.headers.get('x-tollgate-provider')).toBe('openai');
     expect(response.headers.get('x-tollgate-model')).toBe('gpt-4o-mini');
-    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    // Time-ordered ids (src/request-id.ts): zero-padded epoch milliseconds, a dash, a sequence.
+    expect(response.headers.get('x-request-id')).toMatch(/^\d{15}-\d{6}$/);
   });
 
   it('answers /health with version and uptime', async () => {

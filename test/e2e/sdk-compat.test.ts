@@ -52,13 +52,15 @@ describe.each([
     expect(text).toBe('echo: stream it');
   });
 
-  it('embeds and lists models', async () => {
+  it('embeds, lists models and retrieves one', async () => {
     const embeddings = await client().embeddings.create({ model: EMBEDDING_MODEL, input: ['a b', 'c d'] });
     expect(embeddings.data).toHaveLength(2);
     expect(embeddings.data[0]?.embedding.length).toBeGreaterThan(0);
     expect(embeddings.model).toBe(EMBEDDING_MODEL);
     const models = await client().models.list();
     expect(models.data.map((model) => model.id)).toContain(MODEL);
+    const model = await client().models.retrieve(MODEL);
+    expect(model).toEqual(models.data.find((listed) => listed.id === MODEL));
   });
 });
 
