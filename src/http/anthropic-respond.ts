@@ -3,6 +3,7 @@ import type { Observable } from 'rxjs';
 import { chunksOfCompletion } from '../dialects/anthropic/completion-chunks.js';
 import { anthropicMessage, type ReplyContext } from '../dialects/anthropic/response.js';
 import type { AnthropicStreamEvent } from '../dialects/anthropic/shapes.js';
+import { anthropicNative, nativeFrames, nativeMessageJson } from '../dialects/anthropic/native.js';
 import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../dialects/anthropic/stream.js';
 import type { ChatCompletion, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
@@ -20,28 +21,43 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
 }
 
 /**
- * Writes a pipeline answer as Anthropic's: a Message as JSON, or the Messages event stream. Errors before the
- * first byte get a status, errors after it an `error` event and an end without message_stop, so no client
- * mistakes a broken answer for a whole one.
+ * Writes a pipeline answer as Anthropic's: a Message as JSON, or the Messages event stream; an Anthropic
+ * upstream's own message or events when they came along (native pass-through), else rendered from the
+ * canonical answer. Errors before the first byte get a status, errors after it an `error` event and an end
+ * without message_stop, so no client mistakes a broken answer for a whole one.
  */
 export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, reply: ReplyContext): Promise<void> {
   const renderer = new AnthropicStreamRenderer(reply);
   let headersSent = false;
   let completion: ChatCompletion | null = null;
+  /** An Anthropic upstream's own message (native pass-through), sent instead of the rendered completion. */
+  let nativeBody: Record<string, unknown> | null = null;
+  /** Whether the stream passes an Anthropic upstream's events through; its first chunk decides (null before it). */
+  let passThrough: boolean | null = null;
   const write = tickCorkedWriter(res);
-  const send = (events: AnthropicStreamEvent[]): void => {
-    if (events.length === 0) return;
+  const sendText = (text: string): void => {
+    if (text === '') return;
     if (!headersSent) {
       res.writeHead(200, { ...baseHeaders(ctx), ...SSE_HEADERS });
       headersSent = true;
     }
-    write(events.map(sseFrame).join(''));
+    write(text);
+  };
+  const send = (events: AnthropicStreamEvent[]): void => {
+    if (events.length > 0) sendText(events.map(sseFrame).join(''));
   };
   return serveAnswer(res, ctx, answer, log, {
     next(event) {
-      // Sent when the pipeline completes, after the response side (cost, logs) has settled.
-      if (event.kind === 'completion') completion = event.completion;
-      else if (event.kind === 'chunk') send(renderer.push(event.chunk));
+      if (event.kind === 'completion') {
+        // Sent when the pipeline completes, after the response side (cost, logs) has settled.
+        completion = event.completion;
+        nativeBody = anthropicNative(event.native)?.body ?? null;
+      } else if (event.kind === 'chunk') {
+        passThrough ??= anthropicNative(event.native) !== null;
+        // Passing through, the chunks are for the stages (cost, usage); the client gets the upstream's events.
+        if (!passThrough) send(renderer.push(event.chunk));
+        else if (event.native?.events) sendText(nativeFrames(event.native.events, reply));
+      }
     },
     error(err: unknown) {
       const error = toGatewayError(err);
@@ -51,7 +67,13 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
     complete() {
       if (completion && !ctx.stream) {
         res.writeHead(200, { ...baseHeaders(ctx), 'content-type': 'application/json; charset=utf-8' });
-        res.end(JSON.stringify(anthropicMessage(completion, reply)));
+        res.end(nativeBody ? nativeMessageJson(nativeBody, reply) : JSON.stringify(anthropicMessage(completion, reply)));
+        return;
+      }
+      if (passThrough === true) {
+        // The upstream's message_stop went out with its events (the call fails on a stream that lacks it).
+        if (headersSent) res.end();
+        else writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
         return;
       }
       if (completion) for (const chunk of chunksOfCompletion(completion)) send(renderer.push(chunk));

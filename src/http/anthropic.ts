@@ -30,9 +30,11 @@ function fallbacksOf(body: unknown): string[] {
 
 /**
  * Anthropic's Messages API under `/anthropic`, for Anthropic SDK clients (`baseURL: http://host/anthropic`).
- * The route only translates: the request becomes a canonical one and runs through the same pipeline as `/v1`
- * (keys, budgets, routing, logs), and the answer is rendered back. The client's `anthropic-version` header is
- * accepted and ignored; the upstream call carries the version the Anthropic adapter speaks.
+ * The request becomes a canonical one and runs through the same pipeline as `/v1` (keys, budgets, routing,
+ * logs); an attempt on an Anthropic upstream sends the client's own body and its answer comes back as the
+ * upstream wrote it (native pass-through), any other upstream's answer is rendered back from the canonical one.
+ * The client's `anthropic-version` header is accepted and ignored; the upstream call carries the version the
+ * Anthropic adapter speaks.
  *
  * It is its own fastify scope so its errors, including framework errors and unknown URLs, are in Anthropic's shape.
  */
@@ -54,7 +56,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         const body = readMessagesRequest(request.body, 'messages');
         const config = deps.config.current();
         const model = canonicalModelName(config, body.model);
-        const chat = canonicalRequest(body, model, { anthropicFields: keepsAnthropicFields(config, model) });
+        const chat = canonicalRequest(body, model, { anthropicFields: keepsAnthropicFields(config, model, requestFallbacks) });
         const ctx = createRequestContext({
           dialect: 'anthropic',
           config,
@@ -65,6 +67,8 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           fromRemote: isRemoteClient(request, config.settings),
           id: request.id,
           clientHeaders: request.headers,
+          // An Anthropic upstream gets the client's own body (native pass-through); other formats the translation.
+          native: { format: 'anthropic', body },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();

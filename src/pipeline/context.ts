@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { newRequestId } from '../request-id.js';
-import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../dialects/openai/types.js';
+import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, NativeRequest } from '../dialects/openai/types.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { RoutingPolicy } from '../config/routing-policy.js';
 import type { CandidateGroup } from '../routing/candidate-groups.js';
@@ -58,6 +58,11 @@ export interface RequestContext {
    * (`openai-organization`, `anthropic-beta`, an operator's `forward_headers`); never forwarded wholesale.
    */
   readonly clientHeaders: Readonly<IncomingHttpHeaders>;
+  /**
+   * The client's own body when its dialect speaks a wire format an upstream may speak too (the Anthropic route):
+   * an attempt on an upstream of that format sends it instead of translating `request`. Stages read `request`.
+   */
+  readonly native: NativeRequest | null;
   /** Set by the auth stage when a virtual key was presented. */
   identity: Identity | null;
   /**
@@ -97,6 +102,7 @@ export interface ContextInit {
   credential?: string | null;
   fromRemote?: boolean;
   clientHeaders?: Readonly<IncomingHttpHeaders>;
+  native?: NativeRequest | null;
   id?: string;
 }
 
@@ -117,6 +123,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     credential: init.credential ?? null,
     fromRemote: init.fromRemote ?? false,
     clientHeaders: init.clientHeaders ?? NO_HEADERS,
+    native: init.native ?? null,
     identity: null,
     reservation: null,
     plan: null,

@@ -1,5 +1,14 @@
 import type { GatewayError } from '../errors.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, EmbeddingsResponse } from '../dialects/openai/types.js';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  CompletionUsage,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  NativeRequest,
+  NativeStreamEvent,
+} from '../dialects/openai/types.js';
 
 /**
  * The provider adapter contract. An adapter is a set of pure transforms between the canonical (OpenAI-shaped)
@@ -76,15 +85,27 @@ export interface StreamDecoder {
    * chunk), so cost is still exact.
    */
   end(): { chunks: ChatCompletionChunk[]; complete: boolean; usage?: CompletionUsage | null };
+  /**
+   * Native pass-through only (the decoder was created with the client's native request): the upstream's own
+   * events decoded since the last call, in order, those without a canonical chunk included.
+   */
+  takeNative?(): NativeStreamEvent[];
 }
 
 export interface ProviderAdapter {
   /** Wire-format id, e.g. `openai`. */
   readonly format: string;
-  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest;
+  /**
+   * `native`, given only when the client's dialect speaks this adapter's `format`: the client's own body, which
+   * the adapter sends with only what tollgate must change (the model), so every field arrives as the client wrote it.
+   */
+  buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest;
   parseChatResponse(body: unknown, target: Target): ChatCompletion;
-  /** The request tells a decoder what the client asked for (e.g. `stream_options.include_usage`). */
-  createStreamDecoder(target: Target, request: ChatCompletionRequest): StreamDecoder;
+  /**
+   * The request tells a decoder what the client asked for (e.g. `stream_options.include_usage`). With `native`
+   * (as for buildChatRequest) the decoder also keeps the upstream's own events for `takeNative`.
+   */
+  createStreamDecoder(target: Target, request: ChatCompletionRequest, native?: NativeRequest | null): StreamDecoder;
   /** Maps an upstream error answer (status, headers, raw body) to a GatewayError with a retryable flag. */
   parseError(
     status: number,

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
-import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
+import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, ResponseEvent } from '../dialects/openai/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
@@ -305,7 +305,7 @@ class CallStage implements Stage {
             buffered = [];
             // A body declared too large is refused before a byte of it is read.
             if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
-          } else decoder = adapter.createStreamDecoder(target, ctx.request);
+          } else decoder = adapter.createStreamDecoder(target, ctx.request, nativeRequest(ctx, adapter));
         },
         onData(chunk) {
           if (buffered) {
@@ -319,9 +319,10 @@ class CallStage implements Stage {
             return;
           }
           const chunks = decoder ? decoder.push(chunk) : [];
-          if (chunks.length > 0) pendingBytes = 0;
+          const native = nativeEvents(adapter, decoder);
+          if (chunks.length > 0 || native !== null) pendingBytes = 0;
           else if ((pendingBytes += chunk.length) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');
-          relayChunks(ctx, chunks, emit);
+          relayChunks(ctx, chunks, emit, native);
           // A slow client pauses the upstream read instead of piling chunks up in memory.
           const ready = ctx.clientReady();
           if (ready) {
@@ -339,7 +340,7 @@ class CallStage implements Stage {
             else if (decoder) {
               const tail = decoder.end();
               if (tail.usage) ctx.usage = tail.usage;
-              relayChunks(ctx, tail.chunks, emit);
+              relayChunks(ctx, tail.chunks, emit, nativeEvents(adapter, decoder));
               if (!tail.complete) throw invalidUpstream(target.provider.name, 'the upstream stream ended before its end marker; the answer may be incomplete.');
             }
             succeed();
@@ -354,9 +355,23 @@ class CallStage implements Stage {
   }
 }
 
+/**
+ * The client's own body when this attempt's upstream speaks the client's dialect (native pass-through), else
+ * null: the attempt then translates the canonical request, as on a failover to another format.
+ */
+function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter): NativeRequest | null {
+  return ctx.native !== null && ctx.native.format === adapter.format ? ctx.native : null;
+}
+
+/** The upstream's own stream events the decoder kept since it was last asked, when native; null when none. */
+function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): NativeAnswer | null {
+  const events = decoder?.takeNative?.();
+  return events && events.length > 0 ? { format: adapter.format, events } : null;
+}
+
 /** The upstream request for this operation; a provider without an embeddings API cannot take embeddings. */
 function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): UpstreamRequest {
-  if (!ctx.embeddings) return adapter.buildChatRequest(ctx.request, target);
+  if (!ctx.embeddings) return adapter.buildChatRequest(ctx.request, target, nativeRequest(ctx, adapter));
   if (!adapter.buildEmbeddingsRequest || !adapter.parseEmbeddingsResponse) {
     throw new GatewayError({
       status: 400,
@@ -387,18 +402,29 @@ function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: 
 }
 
 function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: Target, text: string, emit: (event: ResponseEvent) => void): void {
-  const completion = adapter.parseChatResponse(parseJson(target, text), target);
+  const body = parseJson(target, text);
+  const completion = adapter.parseChatResponse(body, target);
   // Clients see the model name they asked for, whichever upstream model served it.
   completion.model = ctx.responseModel;
   ctx.usage = completion.usage ?? null;
-  emit({ kind: 'completion', completion });
+  // The adapter accepted the body as an answer, so a client of the same format may have it as it came.
+  if (nativeRequest(ctx, adapter) !== null) emit({ kind: 'completion', completion, native: { format: adapter.format, body: body as Record<string, unknown> } });
+  else emit({ kind: 'completion', completion });
 }
 
-function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (event: ResponseEvent) => void): void {
-  for (const chunk of chunks) {
+/**
+ * Emits the chunks. The upstream's own events decoded with them (native pass-through) ride on the first, or on
+ * a chunk without choices when they made none (a ping, a block's end), so they reach the client as they arrive
+ * and a native answer's first chunk always carries its events.
+ */
+function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (event: ResponseEvent) => void, native: NativeAnswer | null = null): void {
+  if (chunks.length === 0 && native !== null) emit({ kind: 'chunk', chunk: { id: '', object: 'chat.completion.chunk', model: ctx.responseModel, choices: [] }, native });
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i] as ChatCompletionChunk;
     chunk.model = ctx.responseModel;
     if (chunk.usage) ctx.usage = chunk.usage;
-    emit({ kind: 'chunk', chunk });
+    if (i === 0 && native !== null) emit({ kind: 'chunk', chunk, native });
+    else emit({ kind: 'chunk', chunk });
   }
 }
 

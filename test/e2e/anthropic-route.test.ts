@@ -201,8 +201,9 @@ describe('messages with the official Anthropic SDK', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(response.headers.get('request-id')).toBeTruthy();
+    // An Anthropic upstream's own sequence, passed through: its ping comes after the first block opened.
     expect(events.map((e) => e.event)).toEqual([
-      'message_start', 'ping', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta',
+      'message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta', 'content_block_delta',
       'content_block_stop', 'message_delta', 'message_stop',
     ]);
     for (const { event, data } of events) expect(data.type).toBe(event);
@@ -252,7 +253,9 @@ describe('messages with the official Anthropic SDK', () => {
     const fragments: string[] = [];
     stream.on('inputJson', (partial) => fragments.push(partial));
     const final = await stream.finalMessage();
-    expect(fragments.length).toBe(3);
+    // As Anthropic streams them (passed through): an empty fragment first, then the input in three pieces.
+    expect(fragments).toHaveLength(4);
+    expect(fragments[0]).toBe('');
     expect(final.stop_reason).toBe('tool_use');
     expect(final.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'weather', input: { query: 'Bergen', units: 'metric' } }]);
     expect(lastCall().body.tool_choice).toEqual({ type: 'tool', name: 'weather' });

@@ -1,6 +1,9 @@
 // A scripted upstream that speaks Anthropic's Messages API (POST /v1/messages): it checks requests the way
 // Anthropic does (x-api-key, anthropic-version, max_tokens, user/assistant roles only, no unknown top-level
-// fields) and answers in Anthropic's JSON and SSE shapes, so a test through it proves the adapter translates.
+// fields, signed thinking blocks handed back unchanged) and answers in Anthropic's JSON and SSE shapes
+// (https://docs.anthropic.com/en/api/messages, .../build-with-claude/extended-thinking, .../streaming), so a
+// test through it proves the adapter translates, or passes through, faithfully.
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LiveExchange, readBody } from './exchange.js';
@@ -17,14 +20,26 @@ export interface RecordedCall {
   body: any;
 }
 
+/** What the upstream answered a successful /v1/messages request with: the message, or the stream's frames. */
+export interface SentAnswer {
+  message: Json;
+  /** The SSE frames as written (`event: ...\ndata: ...\n\n`), for a stream. */
+  frames: string[] | null;
+}
+
 export interface AnthropicUpstream {
   url: string;
   calls: RecordedCall[];
+  /** The answers given, in order (successful /v1/messages requests only). */
+  sent: SentAnswer[];
   setMode(mode: AnthropicMode): void;
   /** One-shot modes for the next /v1/messages requests, FIFO, before the default mode. */
   enqueue(...modes: AnthropicMode[]): void;
-  /** Cache tokens reported in every later answer's usage (Anthropic reports them beside input_tokens). */
-  setCacheTokens(read: number, write: number): void;
+  /**
+   * Cache tokens reported in every later answer's usage (Anthropic reports them beside input_tokens): reads, and
+   * writes of the 5-minute and of the 1-hour cache (cache_creation_input_tokens is their sum).
+   */
+  setCacheTokens(read: number, write: number, write1h?: number): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -41,7 +56,11 @@ const TOP_LEVEL = new Set([
   'tools', 'tool_choice', 'thinking', 'output_config', 'service_tier', 'container', 'mcp_servers',
 ]);
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
-const BLOCK_TYPES = new Set(['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
+const BLOCK_TYPES = new Set(['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result']);
+/** Anthropic's documented prompt that makes a model with thinking enabled answer with a redacted_thinking block. */
+export const REDACTED_THINKING_TRIGGER = 'ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253';
+/** The web search server tool's type (Anthropic runs it and reports it in usage.server_tool_use). */
+export const WEB_SEARCH_TOOL = 'web_search_20250305';
 const DEFAULT_ERRORS: Record<number, [string, string]> = {
   400: ['invalid_request_error', 'Invalid request.'],
   401: ['authentication_error', 'invalid x-api-key'],
@@ -55,6 +74,14 @@ const DEFAULT_ERRORS: Record<number, [string, string]> = {
 
 function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The signature this upstream gives a thinking text. Anthropic's signatures are opaque and checked when a thinking
+ * block comes back; a keyed hash lets this one refuse a block whose text or signature was changed or dropped.
+ */
+export function thinkingSignature(thinking: string): string {
+  return `sig_${createHash('sha256').update(`scripted-upstream:${thinking}`).digest('base64url')}`;
 }
 
 function requestId(): string {
@@ -74,7 +101,7 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((block: Json) => (block.type === 'text' ? block.text : block.type === 'tool_result' ? `tool said ${textOf(block.content)}` : ''))
+    .map((block: Json) => (block.type === 'text' ? block.text : block.type === 'tool_result' ? `tool ${block.is_error === true ? 'failed' : 'said'} ${textOf(block.content)}` : ''))
     .filter(Boolean)
     .join(' ');
 }
@@ -96,6 +123,20 @@ function checkBlock(block: unknown, where: string): string | null {
   }
   if (block.type === 'tool_use' && (typeof block.id !== 'string' || typeof block.name !== 'string' || !isRecord(block.input))) return `${where}: tool_use blocks need id, name and an object input`;
   if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string') return `${where}.tool_use_id: Field required`;
+  if (block.type === 'tool_result' && block.is_error !== undefined && typeof block.is_error !== 'boolean') return `${where}.is_error: Input should be a valid boolean`;
+  if (block.type === 'tool_result' && Array.isArray(block.content)) {
+    for (const [k, part] of block.content.entries()) {
+      if (!isRecord(part) || (part.type !== 'text' && part.type !== 'image' && part.type !== 'document')) return `${where}.content.${k}: Input tag '${String(part?.type)}' found using 'type' does not match any of the expected tags`;
+      const problem = checkBlock(part, `${where}.content.${k}`);
+      if (problem) return problem;
+    }
+  }
+  if (block.type === 'thinking') {
+    if (typeof block.thinking !== 'string') return `${where}.thinking.thinking: Field required`;
+    if (typeof block.signature !== 'string') return `${where}.thinking.signature: Field required`;
+    if (block.signature !== thinkingSignature(block.thinking)) return `${where}: Invalid \`signature\` in \`thinking\` block`;
+  }
+  if (block.type === 'redacted_thinking' && (typeof block.data !== 'string' || !block.data.startsWith('redacted_'))) return `${where}: Invalid \`data\` in \`redacted_thinking\` block`;
   return null;
 }
 
@@ -129,6 +170,7 @@ export function validate(body: unknown): string | null {
     if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
     for (const [i, tool] of body.tools.entries()) {
       if (!isRecord(tool) || typeof tool.name !== 'string') return `tools.${i}.name: Field required`;
+      if (tool.type === WEB_SEARCH_TOOL) continue;
       if (!isRecord(tool.input_schema) || tool.input_schema.type !== 'object') return `tools.${i}.input_schema: Field required`;
       if ('function' in tool || 'parameters' in tool) return `tools.${i}: Extra inputs are not permitted`;
     }
@@ -140,7 +182,15 @@ export function validate(body: unknown): string | null {
     const budget = body.thinking.budget_tokens;
     if (!Number.isInteger(budget) || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
     if (budget >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`';
+    // With thinking, a tool-use turn being continued must hand its thinking back first, unchanged.
+    const lastAssistant = (body.messages as Json[]).findLastIndex((m) => m.role === 'assistant');
+    const turn = body.messages[lastAssistant] as Json | undefined;
+    if (turn && Array.isArray(turn.content) && turn.content.some((b: Json) => b.type === 'tool_use') && !['thinking', 'redacted_thinking'].includes(turn.content[0]?.type)) {
+      return `messages.${lastAssistant}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(turn.content[0]?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+    }
   }
+  if (body.top_k !== undefined && (!Number.isInteger(body.top_k) || body.top_k < 0)) return 'top_k: Input should be a valid integer';
+  if (body.service_tier !== undefined && body.service_tier !== 'auto' && body.service_tier !== 'standard_only') return "service_tier: Input should be 'auto' or 'standard_only'";
   return null;
 }
 
@@ -153,20 +203,36 @@ interface Plan {
   toolFragments: string[];
 }
 
-function plan(body: Json, cache: { read: number; write: number }): Plan {
+function plan(body: Json, cache: CacheTokens): Plan {
   const last = body.messages.at(-1) as Json;
   const lastText = last.role === 'user' ? textOf(last.content) : '';
   const tools: Json[] = Array.isArray(body.tools) ? body.tools : [];
   const choice = body.tool_choice as Json | undefined;
   const forced = choice?.type === 'any' || choice?.type === 'tool';
-  const callTool = tools.length > 0 && choice?.type !== 'none' && (forced || /use the tool/i.test(lastText)) && !textOf(last.content).startsWith('tool said');
+  const clientTools = tools.filter((tool) => tool.type !== WEB_SEARCH_TOOL);
+  const webSearch = tools.some((tool) => tool.type === WEB_SEARCH_TOOL) && /search the web/i.test(lastText);
+  const callTool = clientTools.length > 0 && choice?.type !== 'none' && (forced || /use the tool/i.test(lastText)) && !/^tool (said|failed)/.test(textOf(last.content));
   const content: Json[] = [];
-  if (body.thinking?.type === 'enabled') content.push({ type: 'thinking', thinking: `thinking about: ${lastText}`, signature: `sig_${randomAlphanumeric(16)}` });
+  if (body.thinking?.type === 'enabled') {
+    if (lastText.includes(REDACTED_THINKING_TRIGGER)) content.push({ type: 'redacted_thinking', data: `redacted_${randomAlphanumeric(32)}` });
+    const thinking = `thinking about: ${lastText.replace(REDACTED_THINKING_TRIGGER, '').trim()}`;
+    content.push({ type: 'thinking', thinking, signature: thinkingSignature(thinking) });
+  }
+  if (webSearch) {
+    // The server tool runs inside the API: its call and its result come back as blocks of the answer.
+    const id = `srvtoolu_${randomAlphanumeric(24)}`;
+    content.push({ type: 'server_tool_use', id, name: 'web_search', input: { query: lastText } });
+    content.push({
+      type: 'web_search_tool_result',
+      tool_use_id: id,
+      content: [{ type: 'web_search_result', url: 'https://example.com/result', title: 'A result', encrypted_content: `enc_${randomAlphanumeric(24)}`, page_age: null }],
+    });
+  }
   let stopReason = 'end_turn';
   let stopSequence: string | null = null;
   let toolFragments: string[] = [];
   if (callTool) {
-    const name = choice?.type === 'tool' ? choice.name : tools[0]?.name;
+    const name = choice?.type === 'tool' ? choice.name : clientTools[0]?.name;
     const input = { query: lastText, units: 'metric' };
     const json = JSON.stringify(input);
     toolFragments = [json.slice(0, 5), json.slice(5, 17), json.slice(17)];
@@ -190,7 +256,7 @@ function plan(body: Json, cache: { read: number; write: number }): Plan {
     content.push({ type: 'text', text });
   }
   const prompt = [textOf(body.system ?? ''), ...body.messages.map((m: Json) => textOf(m.content))].join(' ');
-  const output = content.reduce((sum, block) => sum + countTokens(block.text ?? block.thinking ?? JSON.stringify(block.input ?? '')), 0);
+  const output = content.reduce((sum, block) => sum + countTokens(block.text ?? block.thinking ?? block.data ?? JSON.stringify(block.input ?? '')), 0);
   const message = {
     id: `msg_${randomAlphanumeric(24)}`,
     type: 'message',
@@ -199,9 +265,24 @@ function plan(body: Json, cache: { read: number; write: number }): Plan {
     content,
     stop_reason: stopReason,
     stop_sequence: stopSequence,
-    usage: { input_tokens: Math.max(1, countTokens(prompt)), cache_creation_input_tokens: cache.write, cache_read_input_tokens: cache.read, output_tokens: Math.max(1, output) },
+    // Usage as Anthropic reports it: input_tokens leaves the cache out; cache_creation splits the writes by lifetime.
+    usage: {
+      input_tokens: Math.max(1, countTokens(prompt)),
+      cache_creation_input_tokens: cache.write + cache.write1h,
+      cache_read_input_tokens: cache.read,
+      cache_creation: { ephemeral_5m_input_tokens: cache.write, ephemeral_1h_input_tokens: cache.write1h },
+      output_tokens: Math.max(1, output),
+      ...(webSearch ? { server_tool_use: { web_search_requests: 1 } } : {}),
+      service_tier: 'standard',
+    },
   };
   return { message, toolFragments };
+}
+
+interface CacheTokens {
+  read: number;
+  write: number;
+  write1h: number;
 }
 
 function frame(type: string, data: Json): string {
@@ -210,7 +291,9 @@ function frame(type: string, data: Json): string {
 
 /** The exact event sequence Anthropic streams for a message. */
 export function streamFrames({ message, toolFragments }: Plan): string[] {
-  const frames = [frame('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } } })];
+  // message_start already counts the input (and the cache); output so far is a token.
+  const { server_tool_use: serverTools, ...startUsage } = message.usage as Json;
+  const frames = [frame('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...startUsage, output_tokens: 1 } } })];
   (message.content as Json[]).forEach((block, index) => {
     if (block.type === 'text') {
       frames.push(frame('content_block_start', { index, content_block: { type: 'text', text: '' } }));
@@ -219,10 +302,18 @@ export function streamFrames({ message, toolFragments }: Plan): string[] {
         frames.push(frame('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
       }
     } else if (block.type === 'thinking') {
-      frames.push(frame('content_block_start', { index, content_block: { type: 'thinking', thinking: '' } }));
+      frames.push(frame('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
       if (index === 0) frames.push(frame('ping', {}));
-      frames.push(frame('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: block.thinking } }));
+      const thinking = block.thinking as string;
+      const half = Math.ceil(thinking.length / 2);
+      frames.push(frame('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: thinking.slice(0, half) } }));
+      if (half < thinking.length) frames.push(frame('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: thinking.slice(half) } }));
+      // The signature comes whole, just before the block ends.
       frames.push(frame('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } }));
+    } else if (block.type !== 'tool_use') {
+      // Blocks without deltas (redacted_thinking, server tool calls and results) come whole in content_block_start.
+      frames.push(frame('content_block_start', { index, content_block: block }));
+      if (index === 0) frames.push(frame('ping', {}));
     } else {
       frames.push(frame('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
       if (index === 0) frames.push(frame('ping', {}));
@@ -231,7 +322,10 @@ export function streamFrames({ message, toolFragments }: Plan): string[] {
     }
     frames.push(frame('content_block_stop', { index }));
   });
-  frames.push(frame('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence }, usage: { output_tokens: message.usage.output_tokens } }));
+  // message_delta's counts are cumulative; server tool use is known only now.
+  const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens } = message.usage as Json;
+  const endUsage = { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens, ...(serverTools ? { server_tool_use: serverTools } : {}) };
+  frames.push(frame('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence }, usage: endUsage }));
   frames.push(frame('message_stop', {}));
   return frames;
 }
@@ -241,10 +335,11 @@ export function streamFrames({ message, toolFragments }: Plan): string[] {
 
 class Server implements AnthropicUpstream {
   readonly calls: RecordedCall[] = [];
+  readonly sent: SentAnswer[] = [];
   url = '';
   private mode: AnthropicMode = OK_MODE;
   private queue: AnthropicMode[] = [];
-  private cache = { read: 0, write: 0 };
+  private cache: CacheTokens = { read: 0, write: 0, write1h: 0 };
   private remaining = 1000;
   private readonly server = createServer((req, res) => this.handle(req, res));
 
@@ -263,15 +358,16 @@ class Server implements AnthropicUpstream {
     this.queue.push(...modes);
   }
 
-  setCacheTokens(read: number, write: number): void {
-    this.cache = { read, write };
+  setCacheTokens(read: number, write: number, write1h = 0): void {
+    this.cache = { read, write, write1h };
   }
 
   reset(): void {
     this.calls.length = 0;
+    this.sent.length = 0;
     this.queue = [];
     this.mode = OK_MODE;
-    this.cache = { read: 0, write: 0 };
+    this.cache = { read: 0, write: 0, write1h: 0 };
   }
 
   close(): Promise<void> {
@@ -338,8 +434,12 @@ class Server implements AnthropicUpstream {
     const stream = (body as Json).stream === true;
     if (mode.kind === 'bad-json') return this.send(exchange, 200, stream ? 'event: message_start\ndata: {"type":"message_st' : '{"id":"msg_', stream ? { 'content-type': 'text/event-stream' } : {});
     const headers = { ...this.headers(), 'content-type': stream ? 'text/event-stream; charset=utf-8' : 'application/json' };
-    if (!stream) return deliverJson(exchange, headers, JSON.stringify(answer.message), mode as UpstreamMode);
+    if (!stream) {
+      this.sent.push({ message: answer.message, frames: null });
+      return deliverJson(exchange, headers, JSON.stringify(answer.message), mode as UpstreamMode);
+    }
     let frames = streamFrames(answer);
+    this.sent.push({ message: answer.message, frames });
     if (mode.kind === 'stream-error') {
       frames = [...frames.slice(0, mode.after), `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: mode.type ?? 'overloaded_error', message: mode.message ?? 'Overloaded' } })}\n\n`];
       return deliverStream(exchange, headers, frames, OK_MODE, 0);

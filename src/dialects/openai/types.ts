@@ -44,12 +44,41 @@ export interface ChatCompletionChunk {
 }
 
 /**
+ * The client's own request body, kept beside the canonical request when the client's dialect speaks a wire
+ * format an upstream may also speak (`anthropic`). An attempt on an upstream of that format sends this body
+ * (only the model changed) instead of translating the canonical request: native pass-through.
+ */
+export interface NativeRequest {
+  format: string;
+  body: Record<string, unknown>;
+}
+
+/** One upstream stream event as it came: the SSE `event:` name and the `data:` text, unparsed. */
+export interface NativeStreamEvent {
+  event: string;
+  data: string;
+}
+
+/**
+ * The upstream's own answer behind a canonical event, in native pass-through: the whole message (`body`) or the
+ * stream events (`events`) decoded together with this chunk and the chunks after it that carry none, including
+ * those without canonical meaning (pings, block stops, signatures). The dialect of the same `format` writes them
+ * verbatim; every other reader ignores them. A stage that rewrites the canonical answer must drop `native` from
+ * every event of that answer, so the client is served the translation of what the stage made.
+ */
+export interface NativeAnswer {
+  format: string;
+  body?: Record<string, unknown>;
+  events?: NativeStreamEvent[];
+}
+
+/**
  * What flows back through the pipeline. A non-streaming answer is one `completion`; a streaming answer is
  * many `chunk`s. Stages on the response side map over this stream, so they treat both alike.
  */
 export type ResponseEvent =
-  | { kind: 'completion'; completion: ChatCompletion }
-  | { kind: 'chunk'; chunk: ChatCompletionChunk }
+  | { kind: 'completion'; completion: ChatCompletion; native?: NativeAnswer }
+  | { kind: 'chunk'; chunk: ChatCompletionChunk; native?: NativeAnswer }
   | { kind: 'embeddings'; response: EmbeddingsResponse };
 
 /** OpenAI's embeddings request: `input` is a string, strings, a token array or token arrays. */

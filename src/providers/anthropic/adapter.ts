@@ -1,22 +1,27 @@
-import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest, NativeRequest } from '../../dialects/openai/types.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { errorFromResponse } from './errors.js';
+import { nativeMessagesBody } from './native.js';
 import { messagesBody } from './request.js';
 import { completionOf } from './response.js';
 import { createAnthropicStreamDecoder } from './stream.js';
 
-
-/** Anthropic's Messages API (`POST {base}/messages`), translated from and to the canonical OpenAI shapes. */
+/**
+ * Anthropic's Messages API (`POST {base}/messages`), translated from and to the canonical OpenAI shapes, or, for a
+ * client of tollgate's Anthropic route, passed through as the client wrote it (see nativeMessagesBody).
+ */
 export const anthropicAdapter: ProviderAdapter = {
   format: 'anthropic',
 
-  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+  buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
+    const body = native ? nativeMessagesBody(native, target.model) : messagesBody(request, target.model);
     return {
       method: 'POST',
       url: joinUrl(target.provider.baseUrl, '/messages'),
+      // A plain record: the call stage may set client-forwarded headers (anthropic-version, anthropic-beta) over these.
       headers: upstreamHeaders(target),
-      body: JSON.stringify(messagesBody(request, target.model)),
+      body: JSON.stringify(body),
     };
   },
 
@@ -24,8 +29,8 @@ export const anthropicAdapter: ProviderAdapter = {
     return completionOf(body, target.provider.name);
   },
 
-  createStreamDecoder(target: Target, request: ChatCompletionRequest) {
-    return createAnthropicStreamDecoder(target.provider.name, request);
+  createStreamDecoder(target: Target, request: ChatCompletionRequest, native?: NativeRequest | null) {
+    return createAnthropicStreamDecoder(target.provider.name, request, { keepEvents: native !== undefined && native !== null });
   },
 
   parseError(status, headers, bodyText, target) {

@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, NativeStreamEvent } from '../../dialects/openai/types.js';
 import type { StreamDecoder } from '../contract.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstream, streamError } from './errors.js';
@@ -21,8 +21,15 @@ type Delta = Record<string, unknown>;
  * when the request is not at hand, the finish chunk carries it: the gateway still learns the real counts (for
  * cost and budgets), and a client that did not ask never meets a chunk without choices.
  */
-export function createAnthropicStreamDecoder(provider: string, request?: ChatCompletionRequest): StreamDecoder {
+export interface AnthropicDecoderOptions {
+  /** Native pass-through: keep every event as it came (name and data text) for `takeNative`. */
+  keepEvents?: boolean;
+}
+
+export function createAnthropicStreamDecoder(provider: string, request?: ChatCompletionRequest, options: AnthropicDecoderOptions = {}): StreamDecoder {
   const created = Math.floor(Date.now() / 1000);
+  /** The events kept since `takeNative` was last called; null when not passing through. */
+  let kept: NativeStreamEvent[] | null = options.keepEvents === true ? [] : null;
   let id = '';
   let model = '';
   let usage: AnthropicUsage = {};
@@ -58,9 +65,13 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
   const onEvent = (event: EventSourceMessage): ChatCompletionChunk[] | null => {
     if (stopped) return null;
     const type = event.event ?? '';
-    if (type === 'ping') return null;
+    if (type === 'ping') {
+      kept?.push({ event: type, data: event.data });
+      return null;
+    }
     if (type === 'error') throw streamError(provider, event.data);
     const data = parse(event.data);
+    kept?.push({ event: type !== '' ? type : String(data.type), data: event.data });
     switch (data.type ?? type) {
       case 'message_start': {
         const message = isRecord(data.message) ? data.message : {};
@@ -144,11 +155,19 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
   };
 
   const sse = createSSEDecoder(onEvent);
-  return {
+  const decoder: StreamDecoder = {
     push: (bytes) => sse.push(bytes),
     end() {
       const tail = sse.end();
       return { chunks: tail.chunks, complete: stopped };
     },
   };
+  if (kept !== null) {
+    decoder.takeNative = () => {
+      const out = kept ?? [];
+      kept = [];
+      return out;
+    };
+  }
+  return decoder;
 }
