@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { apiRoot, baseUrlProblem, sdkBaseUrlHasVersion } from '../../src/providers/base-url.js';
 import { allVendors } from '../../src/providers/registry.js';
@@ -94,6 +95,16 @@ describe('the vendor table', () => {
     expect(withVersion).toContain('openai');
     expect(withVersion).toContain('openrouter');
     expect(withoutVersion.sort()).toEqual(['anthropic', 'azure', 'cerebras', 'cohere', 'gemini', 'groq', 'mistral', 'ollama', 'vertex']);
+  });
+});
+
+describe('the README', () => {
+  it('lists every vendor\'s default base URL and base URL variables as the vendor table has them', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const row of allVendors()) {
+      const env = row.baseUrlEnv.map((name) => `\`${name}\``).join(', ');
+      expect(readme, row.id).toContain(`| \`${row.id}\` | \`${row.defaultBaseUrl}\` | ${env} |`);
+    }
   });
 });
 
