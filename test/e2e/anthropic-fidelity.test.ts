@@ -170,7 +170,8 @@ describe('the request', () => {
     const toolUse = first.content.find((block) => block.type === 'tool_use');
     if (toolUse?.type !== 'tool_use') throw new Error('no tool_use block');
 
-    const second: Anthropic.MessageCreateParamsNonStreaming = {
+    // This SDK version's types leave top_k out; the API takes it.
+    const second = {
       model: MODEL,
       max_tokens: 2000,
       thinking,
@@ -196,7 +197,7 @@ describe('the request', () => {
           ],
         },
       ],
-    };
+    } as Anthropic.MessageCreateParamsNonStreaming;
     const answer = await client.messages.create(second);
     const { model: _model, ...rest } = second;
     // The upstream checks the thinking signatures and wants the thinking first: the turn it got is the client's.

@@ -549,3 +549,37 @@ describe('cost contract', () => {
     }
   });
 });
+
+describe('native pass-through', () => {
+  const native = { format: 'anthropic', body: { model: 'claude-x', max_tokens: 9, top_k: 3, messages: [{ role: 'user', content: 'hi' }], service_tier: 'auto' } };
+  const frames = [
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","model":"claude-x","usage":{"input_tokens":12,"cache_read_input_tokens":4,"output_tokens":1}}}\n\n',
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}\n\n',
+    'event: ping\ndata: {"type": "ping"}\n\n',
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}\n\n',
+    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}\n\n',
+    'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+  ];
+
+  it('sends the client body with only the model changed', () => {
+    const built = anthropicAdapter.buildChatRequest({ model: 'anthropic/claude-y', messages: [] }, target, native);
+    expect(JSON.parse(built.body ?? '')).toEqual({ ...native.body, model: target.model });
+    expect(native.body.model).toBe('claude-x');
+  });
+
+  it('keeps every stream event as it came and still decodes the canonical chunks and usage', () => {
+    const decoder = anthropicAdapter.createStreamDecoder(target, { model: 'm', messages: [], stream: true, stream_options: { include_usage: true } }, native);
+    const chunks = frames.flatMap((frame) => decoder.push(Buffer.from(frame)));
+    const kept = decoder.takeNative?.() ?? [];
+    expect(kept.map((item) => `event: ${item.event}\ndata: ${item.data}\n\n`)).toEqual(frames);
+    expect(decoder.takeNative?.()).toEqual([]);
+    expect(decoder.end().complete).toBe(true);
+    expect(chunks.at(-1)?.usage).toMatchObject({ prompt_tokens: 16, completion_tokens: 5 });
+  });
+
+  it('keeps nothing when translating', () => {
+    const decoder = anthropicAdapter.createStreamDecoder(target, { model: 'm', messages: [], stream: true });
+    expect(decoder.takeNative).toBeUndefined();
+  });
+});
