@@ -16,6 +16,19 @@ function maskedValueError(where: string): GatewayError {
 }
 
 /**
+ * The stored base URL a masked one read from the API stands for. The view shows the URL requests go to, which may
+ * be the stored one with the vendor's version path completed (`http://****@host` read as `http://****@host/v1`):
+ * that extension is kept on the stored URL's own credentials.
+ */
+function unmaskedBaseUrl(masked: string, stored: string): string | null {
+  const storedMasked = maskUrl(stored);
+  if (storedMasked === masked) return stored;
+  const prefix = storedMasked.replace(/\/+$/, '');
+  if (masked.startsWith(`${prefix}/`)) return `${stored.replace(/\/+$/, '')}${masked.slice(prefix.length)}`;
+  return null;
+}
+
+/**
  * A client that read config from the API and writes it back sends masked secrets (`****abcd`). Each is
  * swapped for the stored value it stands for: keys by id, credential headers by name. A masked value that
  * stands for nothing is refused rather than stored as if it were a key.
@@ -24,9 +37,13 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
   if (next.api_key && MASKED.test(next.api_key)) throw maskedValueError(`providers.${name}.api_key`);
   let baseUrl = next.base_url;
   if (baseUrl !== undefined && MASKED_USERINFO.test(baseUrl)) {
-    const stored = [previous?.base_url, fallbackBaseUrl].find((candidate) => candidate !== undefined && maskUrl(candidate) === baseUrl);
-    if (stored === undefined) throw maskedValueError(`providers.${name}.base_url`);
-    baseUrl = stored;
+    const masked = baseUrl;
+    let restored: string | null = null;
+    for (const candidate of [previous?.base_url, fallbackBaseUrl]) {
+      if (candidate !== undefined) restored ??= unmaskedBaseUrl(masked, candidate);
+    }
+    if (restored === null) throw maskedValueError(`providers.${name}.base_url`);
+    baseUrl = restored;
   }
   const keys = next.keys?.map((key, i) => {
     if (!MASKED.test(key.value)) return key;

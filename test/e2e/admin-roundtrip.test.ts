@@ -40,6 +40,23 @@ describe('what a client reads it can write back', () => {
     expect(upstream.calls[0]?.headers['x-team']).toBe('blue');
   });
 
+  it('accepts a provider whose base URL has credentials and was shown with the version path completed', async () => {
+    const hostOnly = upstream.url.replace('http://', 'http://proxyuser:proxy-pass-0003@');
+    expect((await api.put('/api/providers/lab-u', { type: 'openai', base_url: hostOnly, keys: [{ value: 'sk-u', weight: 1 }] })).status).toBe(201);
+    const read = await api.get('/api/providers/lab-u');
+    // Shown as requests go: the host with `/v1` completed, its credentials masked.
+    expect(read.body.base_url).toBe(`${upstream.url.replace('http://', 'http://****@')}/v1`);
+    const written = await api.put('/api/providers/lab-u', read.body);
+    expect(written.status).toBe(200);
+    await tg.client.chat.completions.create({ model: 'lab-u/m', messages });
+    expect(upstream.calls[0]?.path).toBe('/v1/chat/completions');
+    expect(upstream.calls[0]?.headers.authorization).toBe('Bearer sk-u');
+    // The stored URL kept its real credentials (the masked ones written back stood for them).
+    expect(tg.gateway.configService.current().providers.get('lab-u')?.baseUrl).toBe(`${hostOnly}/v1`);
+    const layer = await api.get('/api/config?layer=api');
+    expect(JSON.stringify(layer.body)).not.toContain('proxy-pass-0003');
+  });
+
   it('accepts a route exactly as GET returned it, and refuses a body naming another route', async () => {
     await api.put('/api/routes/rt', { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }] });
     const read = await api.get('/api/routes/rt');
