@@ -1,7 +1,8 @@
 import type { RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
 import { quoteInput } from '../quote-input.js';
-import { resolveCandidates, splitModelName, type Candidate } from './resolve-target.js';
+import { isBareName, lookupBareModel, resolveModelName } from './bare-model.js';
+import { resolveCandidates, type Candidate } from './resolve-target.js';
 import { expandTarget, type RouteMatch, type RouteMatcher } from './route-patterns.js';
 
 /**
@@ -14,8 +15,10 @@ export interface CandidateGroup {
   candidates: Candidate[];
 }
 
+/** A direct name's group, named by the `<provider>/<model>` it resolved to (a bare name's provider shows). */
 function groupOfModel(config: RuntimeConfig, model: string, clientKey: string | null): CandidateGroup {
-  return { name: model, candidates: resolveCandidates(config, model, clientKey) };
+  const candidates = resolveCandidates(config, model, clientKey);
+  return { name: candidates[0]?.label ?? model, candidates };
 }
 
 /**
@@ -37,13 +40,14 @@ function groupOfRoute(config: RuntimeConfig, match: RouteMatch, clientKey: strin
 }
 
 /**
- * Expands fallbacks (route names or `<provider>/<model>`) into groups, following chained routes' own
+ * Expands fallbacks (route names, `<provider>/<model>` or bare names) into groups, following chained routes' own
  * fallbacks; cycles are cut. A fallback that cannot be served right now is skipped rather than failing a
  * request whose first choice may well succeed.
  */
 function fallbackGroups(config: RuntimeConfig, names: readonly string[], wildcard: string, clientKey: string | null, seen: Set<string>, out: CandidateGroup[]): void {
   for (const raw of names) {
-    const name = expandTarget(raw, wildcard);
+    // A bare fallback counts as the model it resolves to, so naming a model both ways calls it once.
+    const name = resolveModelName(config, expandTarget(raw, wildcard));
     if (seen.has(name)) continue;
     seen.add(name);
     const route = config.routes.get(name);
@@ -57,20 +61,20 @@ function fallbackGroups(config: RuntimeConfig, names: readonly string[], wildcar
 }
 
 /**
- * Fallbacks a request names must be routes or models of known providers: a typo is the client's to fix, and
- * better told at once than found out when the first choice fails.
+ * Fallbacks a request names must be routes, models of known providers, or bare names that one configured
+ * provider serves: a typo is the client's to fix, and better told at once than found out when the first
+ * choice fails.
  */
 export function checkRequestFallbacks(config: RuntimeConfig, matcher: RouteMatcher | null, fallbacks: readonly string[]): void {
   for (const [i, name] of fallbacks.entries()) {
     if (matcher ? matcher.match(name) : config.routes.has(name)) continue;
-    const parts = splitModelName(name);
-    if (!parts || !config.providers.has(parts.provider)) {
-      throw GatewayError.badRequest(
-        `Invalid 'fallbacks[${i}]': '${quoteInput(name)}' is neither a route nor '<provider>/<model>' with a known provider.`,
-        `fallbacks[${i}]`,
-        'invalid_fallback',
-      );
-    }
+    if (!isBareName(config, name)) continue;
+    const found = lookupBareModel(config, name);
+    if (found.kind === 'one') continue;
+    const why = found.kind === 'several'
+      ? `is served by more than one configured provider (${found.names.join(', ')}); name one as '<provider>/<model>'`
+      : "is neither a route, nor '<provider>/<model>' with a known provider, nor a model one configured provider serves";
+    throw GatewayError.badRequest(`Invalid 'fallbacks[${i}]': '${quoteInput(name)}' ${why}.`, `fallbacks[${i}]`, 'invalid_fallback');
   }
 }
 
@@ -112,7 +116,7 @@ function computeCandidateGroups(
   requestFallbacks: readonly string[] = [],
 ): CandidateGroup[] {
   const groups: CandidateGroup[] = [];
-  const seen = new Set<string>([match ? match.route.name : model]);
+  const seen = new Set<string>([match ? match.route.name : resolveModelName(config, model)]);
   if (match) {
     groups.push(groupOfRoute(config, match, clientKey));
     fallbackGroups(config, match.route.fallbacks, match.wildcard, clientKey, seen, groups);

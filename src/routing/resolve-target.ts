@@ -2,6 +2,7 @@ import type { ProviderRuntime, RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
 import type { Target } from '../providers/contract.js';
 import { quoteInput } from '../quote-input.js';
+import { bareModelError, lookupBareModel } from './bare-model.js';
 import { weightedPick } from './weighted-pick.js';
 
 /** Splits `<provider>/<model>` at the first slash; the model part may contain more slashes. */
@@ -58,32 +59,19 @@ export function targetId(target: Target): string {
 /**
  * Resolves a `<provider>/<model>` name to its candidates: one per configured key that serves the model, each
  * carrying `weight` split among the keys in proportion to the keys' own weights (so breakers and health are
- * kept per key). A client-supplied key is used only when none is configured.
+ * kept per key). A client-supplied key is used only when none is configured. A bare name (see bare-model.ts)
+ * resolves through the one configured provider that serves it; otherwise it is a 404 saying why.
  */
 export function resolveCandidates(config: RuntimeConfig, modelName: string, clientKey: string | null, weight = 1): Candidate[] {
   const parts = splitModelName(modelName);
-  if (!parts) {
+  const provider = parts ? config.providers.get(parts.provider) : undefined;
+  if (!parts || !provider) {
     const rejected = rejectedFileRoute(config, modelName);
     if (rejected) throw rejected;
-    throw new GatewayError({
-      status: 404,
-      type: 'invalid_request_error',
-      code: 'model_not_found',
-      param: 'model',
-      message: `The model '${quoteInput(modelName)}' does not exist. Name models as '<provider>/<model>', e.g. 'openai/gpt-4o-mini'.`,
-    });
-  }
-  const provider = config.providers.get(parts.provider);
-  if (!provider) {
-    const rejected = rejectedFileRoute(config, modelName);
-    if (rejected) throw rejected;
-    throw new GatewayError({
-      status: 404,
-      type: 'invalid_request_error',
-      code: 'provider_not_found',
-      param: 'model',
-      message: `Unknown provider '${quoteInput(parts.provider)}' in model '${quoteInput(modelName)}'. Known providers: ${[...config.providers.keys()].join(', ')}.`,
-    });
+    // A bare name (no known provider before its first slash): the one configured provider that serves it.
+    const found = lookupBareModel(config, modelName);
+    if (found.kind !== 'one') throw bareModelError(config, modelName, found);
+    return resolveCandidates(config, found.name, clientKey, weight);
   }
   const label = `${provider.name}/${parts.model}`;
   if (provider.keys.length > 0) {

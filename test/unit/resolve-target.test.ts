@@ -36,12 +36,19 @@ describe('splitModelName', () => {
 });
 
 describe('resolveDirectTarget', () => {
-  it('answers 404 model_not_found for a name without a provider prefix', () => {
-    const err = resolveError(runtime({}, { OPENAI_API_KEY: 'sk-env' }), 'gpt-4o');
+  it('answers 404 model_not_found for a name without a provider prefix that no configured provider serves', () => {
+    const err = resolveError(runtime({}, { OPENAI_API_KEY: 'sk-env' }), 'gpt-4o-nowhere');
     expect(err.status).toBe(404);
     expect(err.code).toBe('model_not_found');
     expect(err.param).toBe('model');
-    expect(err.message).toContain('gpt-4o');
+    expect(err.message).toContain("'gpt-4o-nowhere'");
+  });
+
+  it('resolves a bare name to the one configured provider that serves it', () => {
+    const target = resolveDirectTarget(runtime({}, { OPENAI_API_KEY: 'sk-env' }), 'gpt-4o', null);
+    expect(target.provider.name).toBe('openai');
+    expect(target.model).toBe('gpt-4o');
+    expect(target.apiKey).toBe('sk-env');
   });
 
   it('answers 404 provider_not_found for an unknown provider', () => {

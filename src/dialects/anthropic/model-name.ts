@@ -1,10 +1,11 @@
 import type { RuntimeConfig } from '../../config/runtime.js';
 import { splitModelName } from '../../routing/resolve-target.js';
-import { isRouteName, qualifiedModelName } from '../../routing/route-patterns.js';
+import { resolveModelName } from '../../routing/bare-model.js';
+import { isRouteName } from '../../routing/route-patterns.js';
 
-/** The model name the pipeline routes on: a bare name is an Anthropic model (see qualifiedModelName). */
+/** The model name the pipeline routes on: a bare name is Anthropic's when Anthropic serves it (see resolveModelName). */
 export function canonicalModelName(config: RuntimeConfig, requested: string): string {
-  return qualifiedModelName(config.routes, requested, 'anthropic');
+  return resolveModelName(config, requested, 'anthropic');
 }
 
 /** Wire formats that read Anthropic's own request fields (`thinking`, `cache_control`) off the canonical request. */

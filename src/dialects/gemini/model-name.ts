@@ -1,16 +1,18 @@
 import { modelNameProblem, quotedModelName } from '../model-name-check.js';
 import type { RuntimeConfig } from '../../config/runtime.js';
 import { splitModelName } from '../../routing/resolve-target.js';
-import { isRouteName, qualifiedModelName } from '../../routing/route-patterns.js';
+import { resolveModelName } from '../../routing/bare-model.js';
+import { isRouteName } from '../../routing/route-patterns.js';
 import { invalidArgument } from './errors.js';
 
 /**
  * The model name the pipeline routes on. Gemini SDK clients send bare Gemini names (`gemini-2.5-flash`), which
- * mean the `gemini` provider; a `<provider>/<model>` name or a configured route is taken as it is, so a
- * Gemini-format client can reach any model (`openai/gpt-4o-mini`).
+ * mean the `gemini` provider unless another configured provider alone serves them (see resolveModelName); a
+ * `<provider>/<model>` name or a configured route is taken as it is, so a Gemini-format client can reach any
+ * model (`openai/gpt-4o-mini`).
  */
 export function canonicalGeminiModel(config: RuntimeConfig, requested: string): string {
-  return qualifiedModelName(config.routes, requested, 'gemini');
+  return resolveModelName(config, requested, 'gemini');
 }
 
 /** Wire formats whose adapters read Gemini's own extras off the canonical request (thought signatures, task types). */
