@@ -71,8 +71,8 @@ describe('request validation', () => {
     expect(upstream.calls).toHaveLength(0);
   });
 
-  it('answers 404 NotFoundError for a model without provider prefix or with an unknown provider', async () => {
-    const bare = tg.client.chat.completions.create({ model: 'gpt-4o-mini', messages });
+  it('answers 404 NotFoundError for a bare model no provider serves or an unknown provider', async () => {
+    const bare = tg.client.chat.completions.create({ model: 'no-such-model-anywhere', messages });
     await expect(bare).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(bare).rejects.toMatchObject({ code: 'model_not_found', param: 'model' });
     const unknown = tg.client.chat.completions.create({ model: 'nosuch/gpt-4o-mini', messages });

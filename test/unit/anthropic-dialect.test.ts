@@ -13,11 +13,16 @@ import { GatewayError } from '../../src/errors.js';
 import { renderAnthropicError } from '../../src/http/anthropic-errors.js';
 import { messagesBody } from '../../src/providers/anthropic/request.js';
 
-/** Just what the dialect reads of a config: route names and providers' wire formats. */
+/**
+ * Just what the dialect reads of a config: route names, providers' wire formats, and (for bare names) that
+ * none of the providers is set up, so a bare name means the dialect's own vendor.
+ */
 function config(routes: string[] = [], providers: Record<string, string> = {}): RuntimeConfig {
   return {
     routes: new Map(routes.map((name) => [name, { name }])),
-    providers: new Map(Object.entries(providers).map(([name, format]) => [name, { name, vendor: { format } }])),
+    providers: new Map(
+      Object.entries(providers).map(([name, format]) => [name, { name, vendor: { id: name, format }, keys: [], models: [], source: 'builtin', keyRequired: true }]),
+    ),
   } as unknown as RuntimeConfig;
 }
 
