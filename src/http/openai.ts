@@ -4,6 +4,7 @@ import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/op
 import { createRequestContext } from '../pipeline/context.js';
 import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
 import type { RuntimeConfig } from '../config/runtime.js';
+import { resolveModelName } from '../routing/bare-model.js';
 import { modelNameError, quotedModelName } from '../dialects/model-name-check.js';
 import { GatewayError } from '../errors.js';
 import { isRouteName } from '../routing/route-patterns.js';
@@ -145,6 +146,9 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
  * `/models`) for clients whose base URL has no `/v1`.
  */
 export function registerOpenAIRoutes(app: FastifyInstance, deps: HttpDeps): void {
-  registerOpenAIMount(app, deps, { prefix: '/v1', dialect: 'openai' });
-  registerOpenAIMount(app, deps, { prefix: '', dialect: 'openai' });
+  // A bare model name (`gpt-4o-mini`) becomes the one configured provider's `<provider>/<model>` before the
+  // pipeline sees it, so key checks, budgets, routing rules and logs all see the name that is routed.
+  const mapModel: ModelNameMapper = (model, config) => resolveModelName(config, model);
+  registerOpenAIMount(app, deps, { prefix: '/v1', dialect: 'openai', mapModel });
+  registerOpenAIMount(app, deps, { prefix: '', dialect: 'openai', mapModel });
 }

@@ -123,6 +123,28 @@ describe('bare model names on /v1 (OpenAI SDK)', () => {
   });
 });
 
+describe('bare model names on /v1: keys, logs and models.retrieve see the resolved name', () => {
+  it("checks a virtual key's models against the resolved name, logs it, and echoes the client's", async () => {
+    const created = await new AdminClient(tg.url).post('/api/keys', { name: 'v1-mini-only', models: ['openai/gpt-4o-mini'] });
+    expect(created.status).toBe(201);
+    const keyed = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: created.body.key, maxRetries: 0, timeout: 15_000 });
+    const { data, response } = await keyed.chat.completions.create({ model: 'gpt-4o-mini', messages }).withResponse();
+    expect(data.model).toBe('gpt-4o-mini');
+    expect(openai.calls.map((call) => call.body.model)).toEqual(['gpt-4o-mini']);
+    const entry = await new AdminClient(tg.url).get(`/api/logs/${response.headers.get('x-request-id')}`);
+    expect(entry.body).toMatchObject({ model: 'openai/gpt-4o-mini', provider: 'openai' });
+    const refused = await failure(keyed.chat.completions.create({ model: 'llama-local', messages }));
+    expect(refused).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect(lab.calls).toHaveLength(0);
+  });
+
+  it('answers models.retrieve for a bare name that resolves, under the name asked', async () => {
+    expect(await tg.client.models.retrieve('gpt-4o-mini')).toMatchObject({ id: 'gpt-4o-mini', object: 'model', owned_by: 'openai' });
+    const ambiguous = await failure(tg.client.models.retrieve('gpt-4o'));
+    expect(ambiguous).toMatchObject({ status: 404 });
+  });
+});
+
 describe('bare model names on /anthropic (Anthropic SDK)', () => {
   it('sends a bare claude name to Anthropic', async () => {
     const message = await claude.messages.create({ model: 'claude-haiku-4-5', max_tokens: 32, messages });
