@@ -6,6 +6,7 @@ import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import type { ChatCompletionRequest } from '../dialects/openai/types.js';
 import { GatewayError } from '../errors.js';
 import { createRequestContext } from '../pipeline/context.js';
+import { hasExactNumbers } from '../exact-numbers.js';
 import { countInputTokens } from './anthropic-count-tokens.js';
 import { renderAnthropicError } from './anthropic-errors.js';
 import { registerAnthropicModelRoutes } from './anthropic-models.js';
@@ -67,6 +68,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           fromRemote: isRemoteClient(request, config.settings),
           id: request.id,
           clientHeaders: request.headers,
+          exactNumbers: hasExactNumbers(request.body),
           // An Anthropic upstream gets the client's own body (native pass-through); other formats the translation.
           native: { format: 'anthropic', body },
         });

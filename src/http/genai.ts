@@ -9,6 +9,7 @@ import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import type { ChatCompletionRequest } from '../dialects/openai/types.js';
 import { GatewayError } from '../errors.js';
 import { createRequestContext } from '../pipeline/context.js';
+import { hasExactNumbers } from '../exact-numbers.js';
 import { checkVirtualKey } from './key-check.js';
 import { isRemoteClient } from './client-address.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
@@ -115,6 +116,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
             fromRemote,
             id: request.id,
             clientHeaders: request.headers,
+            exactNumbers: hasExactNumbers(request.body),
           });
           reply.hijack();
           await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, { kind: 'embed', batch });
@@ -136,6 +138,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           fromRemote,
           id: request.id,
           clientHeaders: request.headers,
+          exactNumbers: hasExactNumbers(request.body),
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();

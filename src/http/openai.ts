@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { embeddingsAsChat, parseEmbeddingsRequest } from '../dialects/openai/parse-embeddings.js';
 import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import { createRequestContext } from '../pipeline/context.js';
+import { hasExactNumbers } from '../exact-numbers.js';
 import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { resolveModelName } from '../routing/bare-model.js';
@@ -89,6 +90,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       fromRemote: isRemoteClient(request, config.settings),
       id: request.id,
       clientHeaders: request.headers,
+      exactNumbers: hasExactNumbers(request.body),
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
     reply.hijack();
@@ -112,6 +114,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       fromRemote: isRemoteClient(request, config.settings),
       id: request.id,
       clientHeaders: request.headers,
+      exactNumbers: hasExactNumbers(request.body),
     });
     reply.hijack();
     await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log);

@@ -59,6 +59,11 @@ export interface RequestContext {
    */
   readonly clientHeaders: Readonly<IncomingHttpHeaders>;
   /**
+   * The body held numbers a double cannot hold exactly, kept as marker strings (see exact-numbers.ts); the call
+   * stage turns them back into the client's digits in the upstream body.
+   */
+  readonly exactNumbers: boolean;
+  /**
    * The client's own body when its dialect speaks a wire format an upstream may speak too (the Anthropic route):
    * an attempt on an upstream of that format sends it instead of translating `request`. Stages read `request`.
    */
@@ -102,6 +107,7 @@ export interface ContextInit {
   credential?: string | null;
   fromRemote?: boolean;
   clientHeaders?: Readonly<IncomingHttpHeaders>;
+  exactNumbers?: boolean;
   native?: NativeRequest | null;
   id?: string;
 }
@@ -123,6 +129,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     credential: init.credential ?? null,
     fromRemote: init.fromRemote ?? false,
     clientHeaders: init.clientHeaders ?? NO_HEADERS,
+    exactNumbers: init.exactNumbers ?? false,
     native: init.native ?? null,
     identity: null,
     reservation: null,

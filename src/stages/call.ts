@@ -7,6 +7,7 @@ import type { Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 import type { BreakerPolicy } from '../config/routing-policy.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../providers/contract.js';
 import { adapterFor } from '../providers/registry.js';
+import { restoreExactNumbers } from '../exact-numbers.js';
 import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';
 import type { UpstreamCall } from '../providers/transport.js';
 import { upstreamError } from '../providers/upstream-error.js';
@@ -232,6 +233,7 @@ class CallStage implements Stage {
     let built: UpstreamRequest;
     try {
       built = buildRequest(ctx, adapter, target);
+      if (ctx.exactNumbers && built.body !== undefined) built.body = restoreExactNumbers(built.body);
       // Before signing: a signature (SigV4) covers the headers that go out.
       forwardClientHeaders(built, target, ctx.dialect, ctx.clientHeaders, ctx.config.settings.forwardHeaders);
     } catch (err) {

@@ -18,6 +18,8 @@ export interface RecordedCall {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: any;
+  /** The body exactly as received (JSON.parse rounds big numbers; this does not). */
+  raw?: string;
 }
 
 /** What the upstream answered a successful /v1/messages request with: the message, or the stream's frames. */
@@ -411,7 +413,7 @@ class Server implements AnthropicUpstream {
       body = undefined;
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    this.calls.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    this.calls.push({ method: req.method ?? 'GET', path, headers: req.headers, body, raw });
     if (req.method !== 'POST' || path !== '/v1/messages') return this.send(exchange, 404, errorBody('not_found_error', `${req.method} ${path} not found`));
     const key = req.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') return this.send(exchange, 401, errorBody('authentication_error', 'x-api-key header is required'));

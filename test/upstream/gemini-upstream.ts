@@ -31,6 +31,8 @@ export interface GeminiCall {
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON body, or undefined when empty or not JSON. */
   body: any;
+  /** The body exactly as received (JSON.parse rounds big numbers; this does not). */
+  raw?: string;
 }
 
 /** Extra native usage the next answers report, to exercise cache and thinking accounting. */
@@ -453,7 +455,7 @@ class Upstream implements GeminiUpstream {
     } catch (err) {
       parseError = (err as Error).message;
     }
-    this.calls.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body });
+    this.calls.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body, raw });
 
     const route = ROUTE.exec(url.pathname);
     if (!route || req.method !== 'POST') return this.notFoundPage(exchange.res, url.pathname);

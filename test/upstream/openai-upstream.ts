@@ -22,6 +22,8 @@ export interface RecordedCall {
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON body, or undefined when the body was empty or not JSON. */
   body: any;
+  /** The body exactly as received (JSON.parse rounds big numbers; this does not). */
+  raw?: string;
   /** Becomes true if the client closed the connection before the server finished the response. */
   closedByClient: boolean;
   /** The server wrote the whole response. */
@@ -207,6 +209,7 @@ class OpenAIUpstream implements ScriptedUpstream {
   private async serve(exchange: LiveExchange, call: RecordedCall | null): Promise<void> {
     const { req } = exchange;
     const raw = await readBody(req);
+    if (call) call.raw = raw.toString('utf8');
     let body: unknown;
     let jsonOk = raw.length > 0;
     try {

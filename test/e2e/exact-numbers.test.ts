@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/**
+ * Issue 14: numbers the client sent reach the upstream digit for digit. The bodies are sent raw: a JavaScript SDK
+ * cannot even hold 9223372036854775807, while clients in other languages (Python, Go, Java) send it as is.
+ */
+let openai: ScriptedUpstream;
+let anthropic: AnthropicUpstream;
+let gemini: GeminiUpstream;
+let tg: RunningGateway;
+
+beforeAll(async () => {
+  openai = await startOpenAIUpstream();
+  anthropic = await startAnthropicUpstream();
+  gemini = await startGeminiUpstream();
+  tg = await startGateway({
+    settings: { routing: { retry: { max_attempts: 1 } } },
+    providers: {
+      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream-test' },
+      anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant' },
+      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-test-key' },
+    },
+  });
+});
+afterAll(async () => {
+  await tg.stop();
+  await Promise.all([openai.close(), anthropic.close(), gemini.close()]);
+});
+beforeEach(() => {
+  openai.reset();
+  anthropic.reset();
+  gemini.reset();
+});
+
+function post(path: string, text: string): Promise<Response> {
+  return fetch(`${tg.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+}
+
+describe('numbers reach the upstream digit for digit', () => {
+  it('OpenAI: seed and a number deep in a tool schema', async () => {
+    const text =
+      '{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi 12345678901234567890"}],"seed":9223372036854775807,' +
+      '"temperature":0.7,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"n":{"type":"integer","maximum":18446744073709551615}}}}}]}';
+    const res = await post('/v1/chat/completions', text);
+    expect(res.status).toBe(200);
+    const raw = openai.calls.at(-1)!.raw!;
+    expect(raw).toContain('"seed":9223372036854775807');
+    expect(raw).toContain('"maximum":18446744073709551615');
+    expect(raw).toContain('"content":"hi 12345678901234567890"');
+    expect(raw).toContain('"temperature":0.7');
+    expect(raw).not.toContain('tollgate-exact-number');
+  });
+
+  it('OpenAI, streamed, and the common path unchanged', async () => {
+    const res = await post('/v1/chat/completions', '{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}],"seed":-9223372036854775808}');
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('[DONE]');
+    expect(openai.calls.at(-1)!.raw).toContain('"seed":-9223372036854775808');
+    await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], seed: 12345 });
+    expect(openai.calls.at(-1)!.raw).toContain('"seed":12345');
+  });
+
+  it('Anthropic pass-through: a big integer in metadata and in a tool input', async () => {
+    const text =
+      '{"model":"anthropic/claude-haiku-4-5","max_tokens":64,"metadata":{"user_id":"u"},' +
+      '"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_01","name":"f","input":{"n":123456789012345678901234}}]},' +
+      '{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"ok"}]}],' +
+      '"tools":[{"name":"f","input_schema":{"type":"object","properties":{"n":{"type":"integer","maximum":99999999999999999999}}}}]}';
+    const res = await post('/anthropic/v1/messages', text);
+    expect(res.status).toBe(200);
+    const raw = anthropic.calls.at(-1)!.raw!;
+    expect(raw).toContain('"input":{"n":123456789012345678901234}');
+    expect(raw).toContain('"maximum":99999999999999999999');
+  });
+
+  it('Gemini: a seed translated from the OpenAI request keeps its digits', async () => {
+    const res = await post('/v1/chat/completions', '{"model":"gemini/gemini-2.0-flash","messages":[{"role":"user","content":"hi"}],"seed":2147483647,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"n":{"type":"integer","maximum":18446744073709551615}}}}}]}');
+    expect(res.status).toBe(200);
+    expect(gemini.calls.at(-1)!.raw).toContain('18446744073709551615');
+  });
+
+  it('a huge number where tollgate reads the value is a clear 400, never a 500', async () => {
+    const res = await post('/v1/chat/completions', '{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":99999999999999999999}');
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { param: string } };
+    expect(body.error.param).toBe('max_tokens');
+    expect(openai.calls).toHaveLength(0);
+  });
+
+  it('a deeply nested body with a long number still gets json_too_deep', async () => {
+    const res = await post('/v1/chat/completions', `{"model":"openai/gpt-4o-mini","x":${'['.repeat(5000)}12345678901234567890${']'.repeat(5000)}}`);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('json_too_deep');
+  });
+});
