@@ -8,34 +8,103 @@ import { parse } from 'lossless-json';
  * again losslessly, and each number a double would change is kept as a marker string carrying its exact text.
  * Whatever a dialect and adapter do with the value, the marker is serialised as a string, and the call stage swaps
  * it back for the bare digits in the upstream body (`restoreExactNumbers`).
+ *
+ * The fields tollgate itself reads as numbers (limits, sampling knobs: {@link PLAIN_TOP}, {@link PLAIN_INSIDE}) stay
+ * plain doubles, as before: their checks and translations read numbers, and a marker there would only turn into a
+ * confusing error or a silently dropped field. A value in them that needs more than a double is absurd anyway
+ * (a budget check refuses a max_tokens past 2^31).
  */
 
 /** Per process and unguessable, so a client cannot write a string that turns into a number upstream. */
 const MARKER = `tollgate-exact-number:${randomBytes(8).toString('hex')}:`;
-const MARKER_STRING = new RegExp(`"${MARKER}(-?[0-9][0-9.eE+-]*)"`, 'g');
+/** A JSON number, nothing else: even a forged marker could only ever become a number the client could have sent. */
+const NUMBER = '-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?';
+/**
+ * A marker string as JSON.stringify writes it: `"<marker><digits>"`, or escaped inside another string (a tool
+ * call's `arguments` built from a parsed `input`: `\"<marker><digits>\"`, the same number of backslashes on both
+ * sides); else a marker some code pasted into a text, whose prefix alone goes.
+ */
+const MARKED = new RegExp(`(\\\\*)"${MARKER}(${NUMBER})\\1"|${MARKER}`, 'g');
+
+/** Top-level request fields tollgate reads as numbers (OpenAI, Anthropic and Gemini embeddings names). */
+const PLAIN_TOP = new Set(['max_tokens', 'max_completion_tokens', 'n', 'temperature', 'top_p', 'top_k', 'presence_penalty', 'frequency_penalty', 'dimensions', 'outputDimensionality', 'output_dimensionality']);
+/** Objects whose numbers tollgate reads: Gemini's generation config (and its thinking config), Anthropic's thinking. */
+const PLAIN_INSIDE = new Set(['generationConfig', 'generation_config', 'thinkingConfig', 'thinking_config', 'thinking']);
 
 /** Bodies parsed with at least one marker, so only their requests pay for the restoring replace. */
 const withMarkers = new WeakSet<object>();
 
-/** Whether a double holds the number as written: fewer than 16 significant digits, or the same text back. */
+/** `1.50e3` → `15|4`: the significant digits and where the decimal point sits, so equal values compare equal. */
+function decimal(text: string): string {
+  const e = text.search(/[eE]/);
+  const mantissa = e < 0 ? text : text.slice(0, e);
+  const exponent = e < 0 ? 0 : Number(text.slice(e + 1));
+  const negative = mantissa.startsWith('-');
+  const unsigned = negative ? mantissa.slice(1) : mantissa;
+  const dot = unsigned.indexOf('.');
+  const digits = dot < 0 ? unsigned : unsigned.slice(0, dot) + unsigned.slice(dot + 1);
+  const lead = digits.search(/[1-9]/);
+  if (lead < 0) return '0';
+  const significant = digits.slice(lead).replace(/0+$/, '');
+  const point = (dot < 0 ? unsigned.length : dot) - lead + exponent;
+  return `${negative ? '-' : ''}${significant}|${point}`;
+}
+
+const INTEGER = /^-?[0-9]+$/;
+
+/**
+ * Whether a double holds the number as written: its shortest form is the same text, or for a fraction or exponent
+ * the same decimal (`1.50` is 1.5, `1E5` is 100000). An integer must come back as the same digits: a long but exact
+ * `9007199254740992` stays a number, while `100000000000000000000000` would go out as `1e+23`, a float to a Python
+ * or Go upstream. Never when it overflows (`1e400` would go out as `null`), underflows (`1e-400` as `0`) or loses
+ * digits.
+ */
 function exactAsDouble(token: string): boolean {
-  const mantissa = token.replace(/^-/, '').split(/[eE]/)[0] ?? '';
-  const significant = mantissa.replace('.', '').replace(/^0+/, '').length;
-  return significant < 16 || String(Number(token)) === token;
+  const n = Number(token);
+  if (!Number.isFinite(n)) return false;
+  const shortest = String(n);
+  if (shortest === token) return true;
+  return !INTEGER.test(token) && decimal(shortest) === decimal(token);
+}
+
+function isMarker(value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(MARKER);
+}
+
+/** The fields tollgate reads back to plain doubles; returns how many markers that removed. */
+function plainFields(object: Record<string, unknown>, all: boolean): number {
+  let removed = 0;
+  for (const key of Object.keys(object)) {
+    const value = object[key];
+    if (isMarker(value) && (all || PLAIN_TOP.has(key))) {
+      object[key] = Number(value.slice(MARKER.length));
+      removed++;
+    } else if (PLAIN_INSIDE.has(key) && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      removed += plainFields(value as Record<string, unknown>, true);
+    }
+  }
+  return removed;
 }
 
 /**
  * `text` parsed with every number a double would change kept as a marker. Call it only on text JSON.parse
- * accepted and whose nesting was checked: lossless-json's parser recurses.
+ * accepted and whose nesting was checked: lossless-json's parser recurses. Duplicate keys keep the last value,
+ * as JSON.parse does (lossless-json would throw).
  */
 export function parseExactly(text: string): unknown {
-  let marked = false;
-  const value = parse(text, null, (token: string) => {
-    if (exactAsDouble(token)) return Number(token);
-    marked = true;
-    return `${MARKER}${token}`;
+  let markers = 0;
+  const value: unknown = parse(text, null, {
+    parseNumber: (token: string) => {
+      if (exactAsDouble(token)) return Number(token);
+      markers++;
+      return `${MARKER}${token}`;
+    },
+    onDuplicateKey: ({ newValue }) => newValue,
   });
-  if (marked && typeof value === 'object' && value !== null) withMarkers.add(value);
+  if (markers > 0 && typeof value === 'object' && value !== null) {
+    if (!Array.isArray(value)) markers -= plainFields(value as Record<string, unknown>, false);
+    if (markers > 0) withMarkers.add(value);
+  }
   return value;
 }
 
@@ -46,5 +115,5 @@ export function hasExactNumbers(body: unknown): boolean {
 
 /** The upstream body with each marker string replaced by the number it stands for, as the client wrote it. */
 export function restoreExactNumbers(serialized: string): string {
-  return serialized.replace(MARKER_STRING, '$1');
+  return serialized.replace(MARKED, (_match, _escapes: string | undefined, token: string | undefined) => token ?? '');
 }

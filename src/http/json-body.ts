@@ -12,12 +12,19 @@ export const MAX_JSON_DEPTH = 128;
 const TOO_DEEP = 1;
 const MAY_BE_ROUNDED = 2;
 
+/** The smallest normal double: below it a double holds fewer digits (2.5e-324 reads as 5e-324). */
+const MIN_NORMAL = 2.2250738585072014e-308;
+
 /**
- * Whether JSON.parse may have rounded this number: an integer past 2^53, or a fraction whose shortest form has 16 or
- * more significant digits (the text it came from may have had more). Exact ones, nearly all, answer false at once.
+ * Whether JSON.parse may have rounded this number: an integer past 2^53, one that overflowed (`1e400` reads as
+ * Infinity, which JSON.stringify writes as `null`), a subnormal, or a fraction whose shortest form has 16 or more
+ * significant digits (the text it came from may have had more). Exact ones, nearly all, answer false at once.
+ * What the parsed value cannot tell: a text whose extra digits a double drops to a shorter number
+ * (`0.10000000000000000001` reads as 0.1, `1e-400` as 0); only scanning the text would, at a cost to every request.
  */
 function mayBeRounded(n: number): boolean {
   if (Number.isInteger(n)) return !Number.isSafeInteger(n);
+  if (!Number.isFinite(n) || (n !== 0 && Math.abs(n) < MIN_NORMAL)) return true;
   const text = String(n);
   let digits = 0;
   for (let i = 0; i < text.length; i++) {
@@ -99,8 +106,20 @@ export function parseJsonBody(request: FastifyRequest, body: string | Buffer, do
   if ((found & TOO_DEEP) !== 0) done(tooDeep());
   // A number JSON.parse may have rounded: parse again keeping it exact (see exact-numbers.ts). Model traffic only:
   // the admin API validates its own numbers, and a huge one there is a plain validation error.
-  else if (found === MAY_BE_ROUNDED && !request.url.startsWith('/api/')) done(null, parseExactly(text));
+  else if (found === MAY_BE_ROUNDED && !request.url.startsWith('/api/')) done(null, exactly(text, value));
   else done(null, value);
+}
+
+/**
+ * The lossless parse of text JSON.parse accepted. Should lossless-json ever refuse what JSON.parse took, the request
+ * goes on with JSON.parse's value (numbers rounded, as before) rather than failing a valid body.
+ */
+function exactly(text: string, plain: unknown): unknown {
+  try {
+    return parseExactly(text);
+  } catch {
+    return plain;
+  }
 }
 
 type BodyParser = (request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => void;

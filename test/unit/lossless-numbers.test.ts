@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import type { FastifyRequest } from 'fastify';
+import { hasExactNumbers, parseExactly, restoreExactNumbers } from '../../src/exact-numbers.js';
+import { parseJsonBody } from '../../src/http/json-body.js';
+import type { GatewayError } from '../../src/errors.js';
+
+function outcome(text: string, url = '/v1/chat/completions'): { err: Error | null; value: unknown } {
+  let out: { err: Error | null; value: unknown } | undefined;
+  parseJsonBody({ url } as FastifyRequest, text, (err, value) => {
+    out = { err, value };
+  });
+  if (!out) throw new Error('the body parser never answered');
+  return out;
+}
+
+function parsed(text: string, url = '/v1/chat/completions'): unknown {
+  const { err, value } = outcome(text, url);
+  if (err) throw err;
+  return value;
+}
+
+/** What the gateway does: the body parser, an adapter serialising what it built, the call stage's restore. */
+function roundTrip(text: string): string {
+  return restoreExactNumbers(JSON.stringify(parsed(text)));
+}
+
+describe('lossless numbers: which bodies take the lossless path', () => {
+  it('only a body with a number JSON.parse may have rounded, and never on the admin API', () => {
+    expect(hasExactNumbers(parsed('{"seed":123456789012345,"t":0.7,"n":[1,2,{"x":-3.25}],"s":"12345678901234567890"}'))).toBe(false);
+    expect(hasExactNumbers(parsed('{"seed":9223372036854775807}'))).toBe(true);
+    expect(hasExactNumbers(parsed('{"deep":[[[{"p":0.12345678901234567890}]]]}'))).toBe(true);
+    expect(hasExactNumbers(parsed('{"big":1e400}'))).toBe(true);
+    expect(hasExactNumbers(parsed('{"tiny":2.5e-324}'))).toBe(true);
+    const admin = parsed('{"budget":9223372036854775807}', '/api/keys') as { budget: unknown };
+    expect(hasExactNumbers(admin)).toBe(false);
+    expect(admin.budget).toBe(2 ** 63);
+  });
+
+  it('the common body is JSON.parse\'s own value', () => {
+    const text = '{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":12345,"temperature":0.7}';
+    expect(parsed(text)).toEqual(JSON.parse(text));
+  });
+});
+
+describe('lossless numbers: parse and restore', () => {
+  it('keeps integers past 2^53 digit for digit, negative ones too', () => {
+    expect(roundTrip('{"seed":9223372036854775807,"b":-9223372036854775808}')).toBe('{"seed":9223372036854775807,"b":-9223372036854775808}');
+    // The plain path is what this fixes.
+    expect(JSON.stringify(JSON.parse('{"seed":9223372036854775807}'))).toBe('{"seed":9223372036854776000}');
+  });
+
+  it('keeps long decimals, exponents, overflow and underflow as written', () => {
+    const text = '{"a":0.12345678901234567890,"b":1.2345678901234567e+300,"c":12345678901234567e-4,"d":1e400,"e":-1E+400,"f":2.5e-324,"g":1e-400,"h":[9223372036854775807]}';
+    expect(roundTrip(text)).toBe(text);
+    // The same decimal in another spelling is what the upstream gets (as for any number on the common path).
+    expect(roundTrip('{"x":9223372036854775807,"c":12345678901234567e-5}')).toBe('{"x":9223372036854775807,"c":123456789012.34567}');
+  });
+
+  it('an integer comes back as the same digits, never in exponent form', () => {
+    // 1e23 is the double closest to this, and String() writes it as "1e+23": a float to a Python upstream.
+    expect(roundTrip('{"id":100000000000000000000000,"x":9223372036854775807}')).toBe('{"id":100000000000000000000000,"x":9223372036854775807}');
+  });
+
+  it('leaves numbers a double holds exactly as plain numbers', () => {
+    const value = parseExactly('{"a":9223372036854775807,"d":0.5,"e":42,"f":9007199254740991,"g":1.50,"h":1E5,"i":9007199254740992}') as Record<string, unknown>;
+    expect(value.d).toBe(0.5);
+    expect(value.e).toBe(42);
+    expect(value.f).toBe(9007199254740991);
+    // Same decimal, another spelling: a number tollgate can read.
+    expect(value.g).toBe(1.5);
+    expect(value.h).toBe(100000);
+    // A long but exact integer: 2^53.
+    expect(value.i).toBe(9007199254740992);
+    expect(typeof value.a).toBe('string');
+  });
+
+  it('finds numbers in nested arrays, and never touches digits inside strings', () => {
+    const text = '{"messages":[{"role":"user","content":"card 4111111111111111111 ok, 9223372036854775807"}],"tools":[[{"x":[12345678901234567890,[[-98765432109876543210]]]}]]}';
+    expect(roundTrip(text)).toBe(text);
+    const value = parseExactly(text) as { messages: Array<{ content: string }> };
+    expect(value.messages[0]?.content).toBe('card 4111111111111111111 ok, 9223372036854775807');
+  });
+
+  it('a string that looks like a marker stays a string', () => {
+    const forged = '{"seed":9223372036854775807,"content":"tollgate-exact-number:0000000000000000:12345678901234567890"}';
+    expect(roundTrip(forged)).toBe(forged);
+    expect(hasExactNumbers(parseExactly('{"content":"0000000000000000"}'))).toBe(false);
+  });
+
+  it('a number that ended up inside another string (tool arguments) or in a text keeps its digits there', () => {
+    const input = (parseExactly('{"input":{"n":123456789012345678901234,"m":[1e400]}}') as { input: Record<string, unknown> }).input;
+    const built = JSON.stringify({
+      arguments: JSON.stringify(input),
+      twice: JSON.stringify({ a: JSON.stringify(input) }),
+      text: `n=${String(input.n)}`,
+    });
+    expect(JSON.parse(restoreExactNumbers(built))).toEqual({
+      arguments: '{"n":123456789012345678901234,"m":[1e400]}',
+      twice: '{"a":"{\\"n\\":123456789012345678901234,\\"m\\":[1e400]}"}',
+      text: 'n=123456789012345678901234',
+    });
+  });
+
+  it('duplicate keys keep the last value, as JSON.parse does', () => {
+    expect(roundTrip('{"seed":9223372036854775807,"user":"a","user":"b"}')).toBe('{"seed":9223372036854775807,"user":"b"}');
+  });
+
+  it('the fields tollgate reads stay plain numbers, so their checks see a number, never a marker', () => {
+    const value = parsed(
+      '{"seed":9223372036854775807,"max_tokens":99999999999999999999,"n":18446744073709551616,"temperature":0.70000000000000000001,' +
+        '"generationConfig":{"maxOutputTokens":99999999999999999999,"responseSchema":{"maximum":99999999999999999999}},"thinking":{"type":"enabled","budget_tokens":99999999999999999999}}',
+    ) as Record<string, Record<string, unknown>>;
+    expect(value.max_tokens).toBe(1e20);
+    expect(value.n).toBe(18446744073709551616);
+    expect(value.temperature).toBe(0.7);
+    expect(value.generationConfig?.maxOutputTokens).toBe(1e20);
+    expect(value.thinking?.budget_tokens).toBe(1e20);
+    // Not read by tollgate: exact.
+    expect(typeof value.seed).toBe('string');
+    expect(typeof (value.generationConfig?.responseSchema as Record<string, unknown>).maximum).toBe('string');
+    // Only the interpreted fields needed it: nothing left to restore.
+    expect(hasExactNumbers(parsed('{"max_tokens":99999999999999999999}'))).toBe(false);
+  });
+});
+
+describe('lossless numbers: bad bodies keep their errors', () => {
+  it('deep nesting with a long number is still json_too_deep, not a stack overflow', () => {
+    for (const depth of [200, 20_000]) {
+      const { err } = outcome(`{"x":${'['.repeat(depth)}12345678901234567890${']'.repeat(depth)}}`);
+      expect((err as GatewayError).status).toBe(400);
+      expect((err as GatewayError).code).toBe('json_too_deep');
+    }
+    // Just inside the limit: parsed losslessly (the recursive parser copes with it).
+    expect(roundTrip(`{"x":${'['.repeat(126)}12345678901234567890${']'.repeat(126)}}`)).toBe(`{"x":${'['.repeat(126)}12345678901234567890${']'.repeat(126)}}`);
+  });
+
+  it('invalid JSON with a long number is still invalid_json', () => {
+    const { err } = outcome('{"seed":9223372036854775807,}');
+    expect((err as GatewayError).status).toBe(400);
+    expect((err as GatewayError).code).toBe('invalid_json');
+  });
+});
