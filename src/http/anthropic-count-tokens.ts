@@ -3,7 +3,7 @@ import type { RuntimeConfig } from '../config/runtime.js';
 import { canonicalModelName } from '../dialects/anthropic/model-name.js';
 import { isRouteName } from '../routing/route-patterns.js';
 import type { MessagesRequest } from '../dialects/anthropic/parse-request.js';
-import { canonicalRequest } from '../dialects/anthropic/request.js';
+import { readCanonical } from '../dialects/anthropic/lenient.js';
 import { GatewayError } from '../errors.js';
 import { countPromptTokens } from '../governance/tokenizer.js';
 import { authHeaders } from '../providers/auth-headers.js';
@@ -24,6 +24,11 @@ function countingTarget(config: RuntimeConfig, model: string, clientKey: string 
   if (provider && provider.keys.length === 0 && !clientKey) return null;
   const target = resolveDirectTarget(config, model, clientKey);
   return target.apiKey === null ? null : target;
+}
+
+function directAnthropic(config: RuntimeConfig, model: string): boolean {
+  const parts = splitModelName(model);
+  return config.providers.get(parts?.provider ?? '')?.vendor.format === 'anthropic';
 }
 
 function unreachable(provider: string): GatewayError {
@@ -86,8 +91,11 @@ export interface CountRequest {
 export async function countInputTokens({ config, body, clientProviderKey, beta }: CountRequest): Promise<number> {
   const model = canonicalModelName(config, body.model);
   // Translating first refuses what the messages route would refuse, whichever way the count is made.
-  const canonical = canonicalRequest({ ...body, stream: false }, model, { anthropicFields: true });
+  const { request: canonical, untranslatable } = readCanonical({ ...body, stream: false }, model, { anthropicFields: true });
   const target = countingTarget(config, model, clientProviderKey);
   if (target) return upstreamCount(target, body, beta);
+  // What the canonical form cannot express only an Anthropic upstream takes: a direct name of another format is
+  // refused as the messages route refuses it; a route (which may reach Anthropic) gets the estimate of the rest.
+  if (untranslatable && !isRouteName(config.routes, model) && !directAnthropic(config, model)) throw untranslatable;
   return countPromptTokens(canonical.messages, canonical.tools);
 }

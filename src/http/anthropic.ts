@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalModelName, keepsAnthropicFields } from '../dialects/anthropic/model-name.js';
 import { readMessagesRequest } from '../dialects/anthropic/parse-request.js';
-import { canonicalRequest } from '../dialects/anthropic/request.js';
+import { readCanonical } from '../dialects/anthropic/lenient.js';
 import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import type { ChatCompletionRequest } from '../dialects/openai/types.js';
 import { GatewayError } from '../errors.js';
@@ -57,7 +57,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         const body = readMessagesRequest(request.body, 'messages');
         const config = deps.config.current();
         const model = canonicalModelName(config, body.model);
-        const chat = canonicalRequest(body, model, { anthropicFields: keepsAnthropicFields(config, model, requestFallbacks) });
+        const { request: chat, untranslatable } = readCanonical(body, model, { anthropicFields: keepsAnthropicFields(config, model, requestFallbacks) });
         const ctx = createRequestContext({
           dialect: 'anthropic',
           config,
@@ -69,8 +69,9 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           id: request.id,
           clientHeaders: request.headers,
           exactNumbers: hasExactNumbers(request.body),
-          // An Anthropic upstream gets the client's own body (native pass-through); other formats the translation.
-          native: { format: 'anthropic', body },
+          // An Anthropic upstream gets the client's own body (native pass-through); other formats the translation,
+          // or, when the body holds what the canonical form cannot express, the 400 saying so (the call stage).
+          native: { format: 'anthropic', body, untranslatable },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();

@@ -148,6 +148,14 @@ class CallStage implements Stage {
     for (;;) {
       const attempt = plan.next();
       if (!attempt) throw plannedFailure(plan, lastError, registry);
+      // A target that could only get an incomplete translation is passed over without a call (nor a wait), so a
+      // route mixing formats reaches its targets of the client's format; with none, the client gets the 400.
+      const refused = untranslatable(ctx, attempt.candidate.target.provider.vendor.format);
+      if (refused) {
+        attempt.health.breaker.release(attempt.admission);
+        lastError ??= refused;
+        continue;
+      }
       if (attempt.delayMs > 0) await sleep(attempt.delayMs, state);
       if (state.cancelled) {
         attempt.health.breaker.release(attempt.admission);
@@ -363,6 +371,16 @@ class CallStage implements Stage {
  */
 function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter): NativeRequest | null {
   return ctx.native !== null && ctx.native.format === adapter.format ? ctx.native : null;
+}
+
+/**
+ * Why an upstream of this format cannot take the request: the client's body holds what the canonical request
+ * cannot express (the dialect recorded the 400 it would give), and only an upstream of the client's format gets
+ * that body as it is. Null in the common case.
+ */
+function untranslatable(ctx: RequestContext, format: string): GatewayError | null {
+  const native = ctx.native;
+  return native !== null && native.format !== format ? (native.untranslatable ?? null) : null;
 }
 
 /** The upstream's own stream events the decoder kept since it was last asked, when native; null when none. */

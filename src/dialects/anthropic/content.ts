@@ -4,13 +4,25 @@ import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
 import { quoteInput } from '../../quote-input.js';
 
-/** Whether Anthropic-only markers (`cache_control`, `thinking`) may stay on the canonical request. */
 export interface DialectOptions {
+  /** Whether Anthropic-only markers (`cache_control`, `thinking`) may stay on the canonical request. */
   anthropicFields: boolean;
+  /**
+   * Set by the lenient read (see lenient.ts): what the canonical form cannot express is recorded here and left
+   * out instead of refused. Malformed input is refused either way.
+   */
+  untranslatable?: GatewayError[];
 }
 
 function unsupported(where: string, what: string): GatewayError {
   return invalidRequest(where, `${what} cannot be translated by the gateway.`);
+}
+
+/** Refuses what the canonical form cannot express, or, in the lenient read, records it and returns null (left out). */
+export function cannotTranslate(options: DialectOptions, error: GatewayError): null {
+  if (!options.untranslatable) throw error;
+  options.untranslatable.push(error);
+  return null;
 }
 
 /** `cache_control` rides on the canonical part so the Anthropic adapter can put it back (prompt caching). */
@@ -24,7 +36,7 @@ function textOf(block: Json, where: string): string {
 }
 
 /** Anthropic's image sources as an OpenAI `image_url`: inline data as a data: URL, a web image by its URL. */
-function imagePart(block: Json, where: string): Json {
+function imagePart(block: Json, where: string, options: DialectOptions): Json | null {
   const source = isRecord(block.source) ? block.source : null;
   if (!source) throw invalidRequest(`${where}.source`, 'Field required');
   if (source.type === 'base64') {
@@ -35,7 +47,7 @@ function imagePart(block: Json, where: string): Json {
     if (typeof source.url !== 'string') throw invalidRequest(`${where}.source.url`, 'Field required');
     return { type: 'image_url', image_url: { url: source.url } };
   }
-  throw unsupported(`${where}.source`, `An image source of type '${quoteInput(String(source.type))}' (only base64 and url are)`);
+  return cannotTranslate(options, unsupported(`${where}.source`, `An image source of type '${quoteInput(String(source.type))}' (only base64 and url are)`));
 }
 
 /**
@@ -43,7 +55,7 @@ function imagePart(block: Json, where: string): Json {
  * takes (the Anthropic adapter turns it back into a document block). Documents by URL or file id would need
  * the gateway to fetch them, so they are refused rather than silently dropped.
  */
-function documentPart(block: Json, where: string): Json {
+function documentPart(block: Json, where: string, options: DialectOptions): Json | null {
   const source = isRecord(block.source) ? block.source : null;
   const title = typeof block.title === 'string' && block.title !== '' ? block.title : null;
   if (source?.type === 'base64' && source.media_type === 'application/pdf' && typeof source.data === 'string') {
@@ -53,26 +65,26 @@ function documentPart(block: Json, where: string): Json {
     const data = Buffer.from(source.data, 'utf8').toString('base64');
     return { type: 'file', file: { filename: title ?? 'document.txt', file_data: `data:text/plain;base64,${data}` } };
   }
-  throw unsupported(`${where}.source`, 'A document that is not an inline base64 PDF or plain text');
+  return cannotTranslate(options, unsupported(`${where}.source`, 'A document that is not an inline base64 PDF or plain text'));
 }
 
 /** The text of a tool_result's content (a string or text blocks); tools answering with images have no canonical form. */
-function toolResultText(content: unknown, where: string): string {
+function toolResultText(content: unknown, where: string, options: DialectOptions): string {
   if (content === undefined || content === null) return '';
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw invalidRequest(`${where}.content`, 'Input should be a valid string or list');
-  return content
-    .map((block: unknown, i) => {
-      if (!isRecord(block) || block.type !== 'text') throw unsupported(`${where}.content.${i}`, 'A tool_result block other than text');
-      return textOf(block, `${where}.content.${i}`);
-    })
-    .join('\n');
+  const texts: string[] = [];
+  content.forEach((block: unknown, i) => {
+    if (isRecord(block) && block.type === 'text') texts.push(textOf(block, `${where}.content.${i}`));
+    else cannotTranslate(options, unsupported(`${where}.content.${i}`, 'A tool_result block other than text'));
+  });
+  return texts.join('\n');
 }
 
 /** A `tool_result` block as a canonical `tool` message; an error result says so, since OpenAI's shape has no flag. */
-export function toolMessage(block: Json, where: string): Json {
+export function toolMessage(block: Json, where: string, options: DialectOptions): Json {
   if (typeof block.tool_use_id !== 'string' || block.tool_use_id === '') throw invalidRequest(`${where}.tool_use_id`, 'Field required');
-  const text = toolResultText(block.content, where);
+  const text = toolResultText(block.content, where, options);
   return { role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error === true ? `Error: ${text}` : text };
 }
 
@@ -82,17 +94,21 @@ export function toolCall(block: Json, where: string): Json {
   return { id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } };
 }
 
-/** One user content block (not a tool_result) as a canonical content part. */
-export function userPart(block: Json, where: string, options: DialectOptions): Json {
+/** One user content block (not a tool_result) as a canonical content part; null when the lenient read left it out. */
+export function userPart(block: Json, where: string, options: DialectOptions): Json | null {
   switch (block.type) {
     case 'text':
       return withCacheControl({ type: 'text', text: textOf(block, where) }, block, options);
-    case 'image':
-      return withCacheControl(imagePart(block, where), block, options);
-    case 'document':
-      return withCacheControl(documentPart(block, where), block, options);
+    case 'image': {
+      const part = imagePart(block, where, options);
+      return part && withCacheControl(part, block, options);
+    }
+    case 'document': {
+      const part = documentPart(block, where, options);
+      return part && withCacheControl(part, block, options);
+    }
     default:
-      throw unsupported(`${where}.type`, `A user content block of type '${quoteInput(String(block.type))}'`);
+      return cannotTranslate(options, unsupported(`${where}.type`, `A user content block of type '${quoteInput(String(block.type))}'`));
   }
 }
 

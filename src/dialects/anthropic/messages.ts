@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../openai/types.js';
-import { plainText, textPart, toolCall, toolMessage, userPart, type DialectOptions } from './content.js';
+import { cannotTranslate, plainText, textPart, toolCall, toolMessage, userPart, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
@@ -37,8 +37,11 @@ function userMessages(content: unknown, where: string, options: DialectOptions):
   const tools: ChatMessage[] = [];
   const parts: Json[] = [];
   blocksOf(content, where).forEach((block, i) => {
-    if (block.type === 'tool_result') tools.push(toolMessage(block, `${where}.content.${i}`) as ChatMessage);
-    else parts.push(userPart(block, `${where}.content.${i}`, options));
+    if (block.type === 'tool_result') tools.push(toolMessage(block, `${where}.content.${i}`, options) as ChatMessage);
+    else {
+      const part = userPart(block, `${where}.content.${i}`, options);
+      if (part) parts.push(part);
+    }
   });
   if (parts.length === 0) return tools;
   const single = parts.length === 1 && plainText(parts);
@@ -58,7 +61,8 @@ function assistantMessage(content: unknown, where: string, options: DialectOptio
     if (block.type === 'text') parts.push(textPart(block, at, options));
     else if (block.type === 'tool_use') calls.push(toolCall(block, at));
     else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
-      throw invalidRequest(`${at}.type`, `An assistant content block of type '${quoteInput(String(block.type))}' cannot be translated by the gateway.`);
+      // Server tool calls and their results (server_tool_use, web_search_tool_result, ...) have no canonical form.
+      cannotTranslate(options, invalidRequest(`${at}.type`, `An assistant content block of type '${quoteInput(String(block.type))}' cannot be translated by the gateway.`));
     }
   });
   const text = plainText(parts) ? parts.map((part) => part.text as string).join('') : parts;

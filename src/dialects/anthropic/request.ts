@@ -31,7 +31,7 @@ export function canonicalRequest(request: MessagesRequest, model: string, option
   if (Array.isArray(stops) && stops.length > 0) out.stop = stops;
   const metadata = request.metadata;
   if (isRecord(metadata) && typeof metadata.user_id === 'string' && metadata.user_id !== '') out.user = metadata.user_id;
-  const tools = canonicalTools(request.tools, options.anthropicFields);
+  const tools = canonicalTools(request.tools, options);
   // OpenAI refuses tool_choice and parallel_tool_calls without tools, so they travel only with tools.
   if (tools && tools.length > 0) Object.assign(out, { tools }, canonicalToolChoice(request.tool_choice));
   Object.assign(out, canonicalThinking(request.thinking, options.anthropicFields));

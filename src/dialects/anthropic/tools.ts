@@ -1,3 +1,4 @@
+import { cannotTranslate, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
@@ -5,25 +6,29 @@ import { quoteInput } from '../../quote-input.js';
 
 /**
  * Anthropic's client tools as OpenAI function tools. Server tools (web search, code execution, ...) run inside
- * Anthropic's API and have no counterpart elsewhere, so they are refused instead of silently vanishing.
+ * Anthropic's API and have no counterpart elsewhere, so they are refused instead of silently vanishing (the
+ * lenient read leaves them out of the canonical request and records why).
  */
-export function canonicalTools(tools: unknown, keepCacheControl: boolean): Json[] | undefined {
+export function canonicalTools(tools: unknown, options: DialectOptions): Json[] | undefined {
   if (tools === undefined || tools === null) return undefined;
   if (!Array.isArray(tools)) throw invalidRequest('tools', 'Input should be a valid list');
-  return tools.map((tool: unknown, i) => {
+  const out: Json[] = [];
+  tools.forEach((tool: unknown, i) => {
     if (!isRecord(tool) || typeof tool.name !== 'string' || tool.name === '') throw invalidRequest(`tools.${i}.name`, 'Field required');
     if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      throw invalidRequest(`tools.${i}.type`, `The server tool '${quoteInput(String(tool.type))}' cannot be translated by the gateway; only client tools are supported.`);
+      cannotTranslate(options, invalidRequest(`tools.${i}.type`, `The server tool '${quoteInput(String(tool.type))}' cannot be translated by the gateway; only client tools are supported.`));
+      return;
     }
     if (!isRecord(tool.input_schema)) throw invalidRequest(`tools.${i}.input_schema`, 'Field required');
     const fn: Json = { name: tool.name };
     if (typeof tool.description === 'string') fn.description = tool.description;
     fn.parameters = tool.input_schema;
     if (tool.strict === true) fn.strict = true;
-    const out: Json = { type: 'function', function: fn };
-    if (keepCacheControl && tool.cache_control !== undefined) out.cache_control = tool.cache_control;
-    return out;
+    const canonical: Json = { type: 'function', function: fn };
+    if (options.anthropicFields && tool.cache_control !== undefined) canonical.cache_control = tool.cache_control;
+    out.push(canonical);
   });
+  return out;
 }
 
 export interface ToolChoice {

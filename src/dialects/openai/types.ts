@@ -1,3 +1,5 @@
+import type { GatewayError } from '../../errors.js';
+
 /**
  * The canonical shapes are OpenAI's chat-completions shapes. Only the fields the gateway reads are typed;
  * everything else rides along untouched so new OpenAI fields pass through without a release.
@@ -51,6 +53,11 @@ export interface ChatCompletionChunk {
 export interface NativeRequest {
   format: string;
   body: Record<string, unknown>;
+  /**
+   * Why the canonical request is incomplete, when the dialect left out what it cannot express (e.g. Anthropic's
+   * server tools): an attempt on an upstream of another format fails with this error instead of translating.
+   */
+  untranslatable?: GatewayError | null;
 }
 
 /** One upstream stream event as it came: the SSE `event:` name and the `data:` text, unparsed. */
