@@ -32,8 +32,10 @@ export function canonicalRequest(request: MessagesRequest, model: string, option
   const metadata = request.metadata;
   if (isRecord(metadata) && typeof metadata.user_id === 'string' && metadata.user_id !== '') out.user = metadata.user_id;
   const tools = canonicalTools(request.tools, options);
-  // OpenAI refuses tool_choice and parallel_tool_calls without tools, so they travel only with tools.
-  if (tools && tools.length > 0) Object.assign(out, { tools }, canonicalToolChoice(request.tool_choice));
+  // OpenAI refuses tool_choice and parallel_tool_calls without tools, so they travel only with tools; they are
+  // checked whenever tools were sent, also when the lenient read left every one of them out (server tools).
+  const choice = tools ? canonicalToolChoice(request.tool_choice) : {};
+  if (tools && tools.length > 0) Object.assign(out, { tools }, choice);
   Object.assign(out, canonicalThinking(request.thinking, options.anthropicFields));
   const format = responseFormat(request.output_config);
   if (format) out.response_format = format;
