@@ -89,7 +89,8 @@ describe('azure openai through the gateway', () => {
     const missing = await tg.client.chat.completions.create({ model: 'azure/no-such-deployment', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     expect((missing as APIError).code).toBe('DeploymentNotFound');
-    expect((missing as APIError).message).toContain('azure: The API deployment for this resource does not exist.');
+    expect((missing as APIError).message).toMatch(/^404 The API deployment for this resource does not exist\./);
+    expect((missing as APIError).headers?.get('x-tollgate-provider')).toBe('azure');
 
     upstream.enqueue({ kind: 'error', status: 400, code: 'content_filter' });
     const filtered = await tg.client.chat.completions.create({ model: 'azure/gpt-4o-prod', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
@@ -100,7 +101,7 @@ describe('azure openai through the gateway', () => {
     const limited = await tg.client.chat.completions.create({ model: 'azure/gpt-4o-prod', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect((limited as APIError).headers?.get('retry-after')).toBe('4');
-    expect((limited as APIError).message).toContain('azure: Requests to the ChatCompletions_Create Operation');
+    expect((limited as APIError).message).toMatch(/^429 Requests to the ChatCompletions_Create Operation/);
 
     const wrong = await startGateway({
       providers: { azure: { base_url: `${upstream.url}/openai`, api_key: 'wrong' } },
@@ -109,7 +110,7 @@ describe('azure openai through the gateway', () => {
     try {
       const denied = await wrong.client.chat.completions.create({ model: 'azure/gpt-4o-prod', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
-      expect((denied as APIError).message).toContain('azure: Access denied');
+      expect((denied as APIError).message).toMatch(/^401 Access denied/);
       // The default api-version applies when none is configured.
       expect(upstream.calls[upstream.calls.length - 1]?.apiVersion).toBe('2024-10-21');
     } finally {
@@ -150,6 +151,7 @@ describe('azure ai foundry through the gateway', () => {
 
     const unknown = await tg.client.chat.completions.create({ model: 'azure-ai/nope', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((unknown as APIError).message).toContain('azure-ai: Unknown model: nope');
+    expect((unknown as APIError).message).toBe('400 Unknown model: nope');
+    expect((unknown as APIError).headers?.get('x-tollgate-provider')).toBe('azure-ai');
   });
 });

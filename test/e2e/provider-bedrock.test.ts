@@ -191,7 +191,8 @@ describe('bedrock errors through the gateway', () => {
     const error = await failure(tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], temperature: 1.5 }));
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error.status).toBe(400);
-    expect(error.message).toContain('bedrock: inferenceConfig.temperature must be between 0 and 1.');
+    expect(error.message).toBe('400 inferenceConfig.temperature must be between 0 and 1.');
+    expect(error.headers?.get('x-tollgate-provider')).toBe('bedrock');
   });
 
   it('passes a ThrottlingException on as a 429 with retry-after', async () => {
@@ -200,14 +201,21 @@ describe('bedrock errors through the gateway', () => {
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error.status).toBe(429);
     expect(error.headers?.get('retry-after')).toBe('2');
-    expect(error.message).toContain('bedrock: Too many requests, please wait before trying again.');
+    expect(error.message).toBe('429 Too many requests, please wait before trying again.');
   });
 
   it('maps a signature the upstream rejects, a wrong region and a wrong API key to 401', async () => {
-    for (const provider of ['wrongsecret', 'wrongregion', 'wrongapikey']) {
+    const said = {
+      wrongsecret: /^401 The request signature we calculated does not match/,
+      wrongregion: /^401 Credential should be scoped to a valid region and service/,
+      wrongapikey: /^401 Invalid API Key format/,
+    };
+    for (const [provider, message] of Object.entries(said)) {
       const error = await failure(tg.client.chat.completions.create({ model: `${provider}/${NATIVE_MODEL}`, messages: [{ role: 'user', content: 'hi' }] }));
       expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
-      expect(error.message).toMatch(new RegExp(`${provider}: `));
+      // AWS's words as written; which configured provider they came from is the header.
+      expect(error.message).toMatch(message);
+      expect(error.headers?.get('x-tollgate-provider')).toBe(provider);
     }
     expect(upstream.calls).toHaveLength(3);
   });
@@ -221,7 +229,7 @@ describe('bedrock errors through the gateway', () => {
     expect(denied).toBeInstanceOf(OpenAI.PermissionDeniedError);
     const missing = await failure(tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }));
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
-    expect(missing.message).toContain('bedrock: Model not found.');
+    expect(missing.message).toBe('404 Model not found.');
   });
 
   it('ends a stream whose upstream sends an exception frame with an error the client raises', async () => {
@@ -346,7 +354,7 @@ describe('bedrock embeddings through the gateway (InvokeModel)', () => {
   it('passes Bedrock\'s validation, throttling and signature errors on as typed errors', async () => {
     const dimensions = await failure(tg.client.embeddings.create({ model: `bedrock/${TITAN}`, input: 'x', dimensions: 300 }));
     expect(dimensions).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(dimensions.message).toContain('bedrock: Malformed input request: #/dimensions: 300 is not a valid enum value');
+    expect(dimensions.message).toMatch(/^400 Malformed input request: #\/dimensions: 300 is not a valid enum value/);
 
     const tooLong = await failure(tg.client.embeddings.create({ model: `bedrock/${COHERE}`, input: ['ok', 'y'.repeat(2049)] }));
     expect(tooLong).toBeInstanceOf(OpenAI.BadRequestError);
@@ -356,7 +364,7 @@ describe('bedrock embeddings through the gateway (InvokeModel)', () => {
     const throttled = await failure(tg.client.embeddings.create({ model: `bedrock/${COHERE}`, input: ['a'] }));
     expect(throttled).toBeInstanceOf(OpenAI.RateLimitError);
     expect(throttled.status).toBe(429);
-    expect(throttled.message).toContain('bedrock: Too many requests');
+    expect(throttled.message).toMatch(/^429 Too many requests/);
 
     const unsigned = await failure(tg.client.embeddings.create({ model: `wrongsecret/${TITAN}`, input: 'x' }));
     expect(unsigned).toBeInstanceOf(OpenAI.AuthenticationError);

@@ -151,12 +151,13 @@ describe('cohere through the gateway', () => {
     upstream.enqueue({ kind: 'error', status: 400, message: 'invalid request: max_tokens is too large' });
     const bad = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((bad as APIError).message).toContain('cohere: invalid request: max_tokens is too large');
+    expect((bad as APIError).message).toBe('400 invalid request: max_tokens is too large');
+    expect((bad as APIError).headers?.get('x-tollgate-provider')).toBe('cohere');
 
     upstream.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '7' } });
     const limited = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((limited as APIError).message).toContain('cohere: You are using a Trial key');
+    expect((limited as APIError).message).toMatch(/^429 You are using a Trial key/);
     expect((limited as APIError).headers?.get('retry-after')).toBe('7');
 
     upstream.enqueue({ kind: 'error', status: 503 });
@@ -172,7 +173,7 @@ describe('cohere through the gateway', () => {
     try {
       const error = await other.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
-      expect((error as APIError).message).toContain('cohere: invalid api token');
+      expect((error as APIError).message).toBe('401 invalid api token');
     } finally {
       await other.stop();
     }
@@ -261,12 +262,12 @@ describe('cohere embeddings through the gateway', () => {
     // Cohere's own validation: embed-v4.0 has no 300-wide vectors.
     const invalid = await tg.client.embeddings.create({ model: EMBED, input: 'x', dimensions: 300 }).catch((e: unknown) => e);
     expect(invalid).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((invalid as APIError).message).toContain('cohere: invalid request: 300 is not a valid output_dimension');
+    expect((invalid as APIError).message).toMatch(/^400 invalid request: 300 is not a valid output_dimension/);
 
     upstream.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '5' } });
     const limited = await tg.client.embeddings.create({ model: EMBED, input: 'x' }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((limited as APIError).message).toContain('cohere: You are using a Trial key');
+    expect((limited as APIError).message).toMatch(/^429 You are using a Trial key/);
     expect((limited as APIError).headers?.get('retry-after')).toBe('5');
 
     upstream.enqueue({ kind: 'error', status: 402 });

@@ -179,7 +179,7 @@ describe('gemini provider through the gateway', () => {
     upstream.enqueue({ kind: 'error', status: 400, message: '* GenerateContentRequest.generation_config.max_output_tokens: must be positive\n' });
     const request = tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] });
     await expect(request).rejects.toBeInstanceOf(OpenAI.BadRequestError);
-    await expect(request).rejects.toMatchObject({ status: 400, message: expect.stringContaining('gemini: * GenerateContentRequest.generation_config.max_output_tokens'), code: 'INVALID_ARGUMENT' });
+    await expect(request).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^400 \* GenerateContentRequest\.generation_config\.max_output_tokens: must be positive/), code: 'INVALID_ARGUMENT' });
   });
 
   it('surfaces a 429 RESOURCE_EXHAUSTED as RateLimitError with retry-after from RetryInfo', async () => {
@@ -193,14 +193,18 @@ describe('gemini provider through the gateway', () => {
     expect(caught).toBeInstanceOf(OpenAI.RateLimitError);
     const error = caught as InstanceType<typeof OpenAI.RateLimitError>;
     expect(error.status).toBe(429);
-    expect(error.message).toContain('gemini: You exceeded your current quota');
+    expect(error.message).toMatch(/^429 You exceeded your current quota/);
+    expect(error.headers?.get('x-tollgate-provider')).toBe('gemini');
     expect(error.headers?.get('retry-after')).toBe('7');
   });
 
   it('surfaces an invalid key (400 API_KEY_INVALID upstream) as AuthenticationError 401', async () => {
     const request = tg.client.chat.completions.create({ model: 'geminibad/gemini-2.5-flash', messages: [{ role: 'user', content: 'x' }] });
     await expect(request).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
-    await expect(request).rejects.toMatchObject({ status: 401, message: expect.stringContaining('geminibad: API key not valid. Please pass a valid API key.') });
+    await expect(request).rejects.toMatchObject({ status: 401, message: '401 API key not valid. Please pass a valid API key.' });
+    // Google's words as written; which configured provider refused the key is the header.
+    const error = (await request.catch((err: unknown) => err)) as InstanceType<typeof OpenAI.AuthenticationError>;
+    expect(error.headers?.get('x-tollgate-provider')).toBe('geminibad');
     expect(upstream.calls[0]?.headers['x-goog-api-key']).toBe('not-the-key');
   });
 
@@ -335,7 +339,7 @@ describe('gemini embeddings through the gateway', () => {
     upstream.enqueue({ kind: 'error', status: 429, retryDelay: '5s' });
     const limited = await tg.client.embeddings.create({ model: EMBED_MODEL, input: 'x' }).catch((err: unknown) => err);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
-    expect(limited).toMatchObject({ status: 429, message: expect.stringContaining('gemini: You exceeded your current quota') });
+    expect(limited).toMatchObject({ status: 429, message: expect.stringMatching(/^429 You exceeded your current quota/) });
     expect((limited as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('5');
 
     upstream.enqueue({ kind: 'error', status: 400, message: '* BatchEmbedContentsRequest.requests[0].output_dimensionality: must be positive\n' });

@@ -252,8 +252,12 @@ describe('retries', () => {
 
     failing.enqueue({ kind: 'error', status: 502 }, { kind: 'error', status: 502 }, { kind: 'error', status: 502 });
     const error = await gateway.client.chat.completions.create({ model: 'failing/m', messages }).catch((err: unknown) => err);
-    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
-    expect((error as Error).message).toContain('after 2 attempts');
+    const apiError = error as InstanceType<typeof OpenAI.APIError>;
+    expect(apiError.status).toBe(502);
+    // The last upstream message as written; the attempt count and provider travel in headers, not in the message.
+    expect(apiError.message).toBe('502 The server had an error while processing your request. Sorry about that!');
+    expect(apiError.headers?.get('x-tollgate-attempts')).toBe('2');
+    expect(apiError.headers?.get('x-tollgate-provider')).toBe('failing');
     expect(failing.calls).toHaveLength(4);
   });
 });

@@ -8,11 +8,14 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 let upstream: ScriptedUpstream;
+// A second provider's upstream, for the fallback in 'upstream messages through the openai SDK'.
+let backup: ScriptedUpstream;
 let tg: RunningGateway;
 let deadPort: number;
 
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream-test' });
+  backup = await startOpenAIUpstream({ apiKey: 'sk-backup-test' });
   deadPort = await freePort();
   tg = await startGateway(
     openAIConfig(upstream.url, {
@@ -25,15 +28,22 @@ beforeAll(async () => {
         plaintext: { type: 'openai', base_url: `https://127.0.0.1:${upstream.port}/v1`, api_key: 'sk-x' },
         gemini: { base_url: `http://127.0.0.1:${deadPort}/v1beta`, api_key: 'AIza-secret-gemini-key' },
         azure: { base_url: `http://127.0.0.1:${deadPort}`, api_key: 'azure-secret', api_version: '2024-10-21' },
+        backup: { type: 'openai', base_url: `${backup.url}/v1`, api_key: 'sk-backup-test' },
       },
+      // openai first, backup after it: the last answer the client sees comes from the second provider.
+      routes: { careful: { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }], fallbacks: ['backup/gpt-4o-mini'], retry: { max_attempts: 2 } } },
     }),
   );
 });
 afterAll(async () => {
   await tg.stop();
   await upstream.close();
+  await backup.close();
 });
-beforeEach(() => upstream.reset());
+beforeEach(() => {
+  upstream.reset();
+  backup.reset();
+});
 
 const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi there' }];
 
@@ -111,14 +121,46 @@ describe('upstream error bodies', () => {
     upstream.enqueue({ kind: 'error', status: 400, message: "Invalid value for 'temperature': must be at most 2." });
     const error = await failure('openai/gpt-4o-mini');
     expect(error.status).toBe(400);
-    expect(error.message).toBe("400 openai: Invalid value for 'temperature': must be at most 2.");
+    expect(error.message).toBe("400 Invalid value for 'temperature': must be at most 2.");
   });
 
   it('cuts an upstream message of 50,000 characters to 1,000', async () => {
     upstream.enqueue({ kind: 'error', status: 400, message: 'q'.repeat(50_000) });
     const error = await failure('openai/gpt-4o-mini');
     expect(error.status).toBe(400);
-    expect(error.message).toBe(`400 openai: ${'q'.repeat(1000)}… (50000 characters)`);
+    expect(error.message).toBe(`400 ${'q'.repeat(1000)}… (50000 characters)`);
+  });
+});
+
+// Issue 14: the provider's message reaches the client as written; which provider and how many attempts are the
+// x-tollgate-provider and x-tollgate-attempts headers, never spliced into the message.
+describe('upstream messages through the openai SDK', () => {
+  const TEMPERATURE = "Invalid value for 'temperature'";
+
+  it("keeps an upstream 400's message word for word and names the provider and attempts in headers", async () => {
+    upstream.enqueue({ kind: 'error', status: 400, message: TEMPERATURE, type: 'invalid_request_error', code: 'invalid_value' });
+    const error = await failure('openai/gpt-4o-mini');
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.status).toBe(400);
+    expect(error.message).toBe(`400 ${TEMPERATURE}`);
+    expect((error.error as { message?: unknown }).message).toBe(TEMPERATURE);
+    expect(error.code).toBe('invalid_value');
+    expect(error.headers?.get('x-tollgate-provider')).toBe('openai');
+    expect(error.headers?.get('x-tollgate-attempts')).toBe('1');
+    expect(upstream.calls).toHaveLength(1);
+  });
+
+  it("after a fallback over two targets, keeps the last provider's message word for word and says 2 attempts", async () => {
+    upstream.enqueue({ kind: 'error', status: 503, message: 'The first provider is overloaded.' });
+    backup.enqueue({ kind: 'error', status: 400, message: TEMPERATURE, type: 'invalid_request_error', code: 'invalid_value' });
+    const error = await failure('careful');
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.message).toBe(`400 ${TEMPERATURE}`);
+    expect((error.error as { message?: unknown }).message).toBe(TEMPERATURE);
+    expect(error.headers?.get('x-tollgate-provider')).toBe('backup');
+    expect(error.headers?.get('x-tollgate-attempts')).toBe('2');
+    expect(upstream.calls).toHaveLength(1);
+    expect(backup.calls).toHaveLength(1);
   });
 });
 
