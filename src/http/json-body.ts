@@ -111,8 +111,9 @@ export function parseJsonBody(request: FastifyRequest, body: string | Buffer, do
 }
 
 /**
- * The lossless parse of text JSON.parse accepted. Should lossless-json ever refuse what JSON.parse took, the request
- * goes on with JSON.parse's value (numbers rounded, as before) rather than failing a valid body.
+ * The lossless parse of text JSON.parse accepted. Should it ever refuse what JSON.parse took (it quotes numbers in
+ * that text and parses it again), the request goes on with JSON.parse's value (numbers rounded, as before) rather
+ * than failing a valid body.
  */
 function exactly(text: string, plain: unknown): unknown {
   try {

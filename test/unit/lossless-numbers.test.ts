@@ -79,6 +79,15 @@ describe('lossless numbers: parse and restore', () => {
     expect(roundTrip(text)).toBe(text);
     const value = parseExactly(text) as { messages: Array<{ content: string }> };
     expect(value.messages[0]?.content).toBe('card 4111111111111111111 ok, 9223372036854775807');
+    // Escaped quotes and backslashes around digits, keys with digits, a long string: still strings, as written.
+    const escaped = '{"a\\"12345678901234567890":"x \\" 98765432109876543210 \\\\","x":-12345678901234567890.5e-3,"long":"' + '7'.repeat(1_000_000) + '"}';
+    expect(roundTrip(escaped)).toBe(escaped);
+  });
+
+  it('a __proto__ key stays an own property, as with JSON.parse', () => {
+    const value = parseExactly('{"__proto__":{"polluted":12345678901234567890},"seed":9223372036854775807}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.keys(value)).toEqual(['__proto__', 'seed']);
   });
 
   it('a string that looks like a marker stays a string', () => {
