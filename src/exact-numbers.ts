@@ -119,6 +119,15 @@ export function hasExactNumbers(body: unknown): boolean {
   return typeof body === 'object' && body !== null && withMarkers.has(body);
 }
 
+/**
+ * Whether a request value is a number: a plain one, or one kept exact as a marker. Adapters that copy a number into
+ * another wire format's field (Gemini's `generationConfig.seed`) use it, so the client's digits reach the upstream
+ * and the upstream judges them, instead of the field being dropped for not being a JavaScript number.
+ */
+export function isNumberValue(value: unknown): boolean {
+  return typeof value === 'number' || isMarker(value);
+}
+
 /** The upstream body with each marker string replaced by the number it stands for, as the client wrote it. */
 export function restoreExactNumbers(serialized: string): string {
   return serialized.replace(MARKED, (_match, _escapes: string | undefined, token: string | undefined) => token ?? '');

@@ -1,3 +1,4 @@
+import { restoreExactNumbers } from '../exact-numbers.js';
 import { request as undiciRequest } from 'undici';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { canonicalModelName } from '../dialects/anthropic/model-name.js';
@@ -51,7 +52,8 @@ async function upstreamCount(target: Target, body: MessagesRequest, beta: string
         ...(beta ? { 'anthropic-beta': beta } : {}),
         ...authHeaders(provider.vendor.auth, target.apiKey),
       },
-      body: JSON.stringify({ ...forwarded, model: target.model }),
+      // A number the client wrote beyond a double's precision goes out as written (see exact-numbers.ts).
+      body: restoreExactNumbers(JSON.stringify({ ...forwarded, model: target.model })),
       headersTimeout: provider.timeouts.firstByteMs,
       bodyTimeout: provider.timeouts.idleMs,
       signal: AbortSignal.timeout(provider.timeouts.totalMs),

@@ -77,6 +77,11 @@ describe('numbers reach the upstream digit for digit', () => {
     expect(raw).toContain('"maximum":99999999999999999999');
   });
 
+  it('Gemini: a seed past int32 reaches Gemini as written, for Gemini to judge, not dropped', async () => {
+    await post('/v1/chat/completions', '{"model":"gemini/gemini-2.0-flash","messages":[{"role":"user","content":"hi"}],"seed":9223372036854775807}');
+    expect(gemini.calls.at(-1)!.raw).toContain('"seed":9223372036854775807');
+  });
+
   it('Gemini: the seed and a big number in a tool schema, translated from the OpenAI request', async () => {
     // Gemini's seed is an int32, so its largest seed is what a client can meaningfully send; it reaches Gemini as is.
     const res = await post('/v1/chat/completions', '{"model":"gemini/gemini-2.0-flash","messages":[{"role":"user","content":"hi"}],"seed":2147483647,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"n":{"type":"integer","maximum":18446744073709551615}}}}}]}');

@@ -1,3 +1,4 @@
+import { isNumberValue } from '../../exact-numbers.js';
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
 import { isRecord } from '../../is-record.js';
@@ -147,7 +148,7 @@ export function cohereRequestBody(request: ChatCompletionRequest, model: string)
   if (stop && stop.length > 0) body.stop_sequences = stop;
   if (typeof request.top_p === 'number') body.p = request.top_p;
   for (const field of ['temperature', 'seed', 'frequency_penalty', 'presence_penalty'] as const) {
-    if (typeof request[field] === 'number') body[field] = request[field];
+    if (isNumberValue(request[field])) body[field] = request[field];
   }
   const format = responseFormat(request.response_format);
   if (format) body.response_format = format;

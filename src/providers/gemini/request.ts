@@ -1,3 +1,4 @@
+import { isNumberValue } from '../../exact-numbers.js';
 import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
 import { toGeminiSchema } from './schema.js';
@@ -226,7 +227,7 @@ function generationConfig(request: ChatCompletionRequest, model: string): Record
   if (typeof request.stop === 'string') config.stopSequences = [request.stop];
   else if (Array.isArray(request.stop) && request.stop.length > 0) config.stopSequences = request.stop;
   if (typeof request.n === 'number' && request.n !== 1) config.candidateCount = request.n;
-  if (typeof request.seed === 'number') config.seed = request.seed;
+  if (isNumberValue(request.seed)) config.seed = request.seed;
   if (typeof request.presence_penalty === 'number') config.presencePenalty = request.presence_penalty;
   if (typeof request.frequency_penalty === 'number') config.frequencyPenalty = request.frequency_penalty;
   const format = request.response_format;
