@@ -21,7 +21,7 @@ import type { VendorDefinition } from './contract.js';
 /** A path segment that names an API version: `v1`, `v2`, `v1beta`, `v1beta1`, `v1alpha`. */
 const VERSION_SEGMENT = /\/v\d+(?:(?:alpha|beta)\d*)?$/i;
 
-/** `scheme://authority`, the path, and any query or fragment, without parsing (placeholders such as `{region}` stay). */
+/** `scheme://authority`, the path, and any query or fragment, without parsing (templates such as `{region}` stay as written). */
 const PARTS = /^([a-z][a-z\d+.-]*:\/\/[^/?#]*)([^?#]*)(.*)$/is;
 
 function trimSlashes(path: string): string {

@@ -3,63 +3,31 @@
 // unchanged but for the model name it shows, while cost and usage still see the canonical answer.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { REDACTED_THINKING_TRIGGER, startAnthropicUpstream, thinkingSignature, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
-import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { startAnthropicRig, type AnthropicRig } from '../helpers/anthropic-rig.js';
+import { REDACTED_THINKING_TRIGGER, thinkingSignature, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import type { ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 /** The client names the provider; the upstream sees the bare model, and the answer shows the client's name. */
 const MODEL = 'anthropic/claude-sonnet-4-5';
 const UPSTREAM_MODEL = 'claude-sonnet-4-5';
 
+let rig: AnthropicRig;
 let upstream: AnthropicUpstream;
 let openai: ScriptedUpstream;
 let tg: RunningGateway;
 let client: Anthropic;
 
 beforeAll(async () => {
-  upstream = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
-  openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
-  tg = await startGateway({
-    // Two attempts: a failed Anthropic attempt may fail over to the request's OpenAI fallback.
-    settings: { routing: { retry: { max_attempts: 2, initial_delay_ms: 1 }, breaker: { enabled: false } } },
-    providers: {
-      anthropic: { base_url: `${upstream.url}/v1`, api_key: 'sk-ant-upstream' },
-      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
-    },
-  });
-  client = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
+  rig = await startAnthropicRig();
+  ({ upstream, openai, tg, client } = rig);
 });
+afterAll(() => rig?.stop());
+beforeEach(() => rig.reset());
 
-afterAll(async () => {
-  await tg?.stop();
-  await upstream?.close();
-  await openai?.close();
-});
-
-beforeEach(() => {
-  upstream.reset();
-  openai.reset();
-});
-
-function lastCall() {
-  const call = upstream.calls.at(-1);
-  if (!call) throw new Error('upstream saw no call');
-  return call;
-}
-
-function lastSent() {
-  const sent = upstream.sent.at(-1);
-  if (!sent) throw new Error('upstream sent no answer');
-  return sent;
-}
-
-async function post(body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${tg.url}/anthropic/v1/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': 'client-side-key', 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify(body),
-  });
-}
+const lastCall = (): ReturnType<AnthropicRig['lastCall']> => rig.lastCall();
+const lastSent = (): ReturnType<AnthropicRig['lastSent']> => rig.lastSent();
+const post = (body: Record<string, unknown>): Promise<Response> => rig.post(body);
 
 /** The request log entry of one request, once written (without a key it is written after the answer). */
 async function logOf(id: string): Promise<{ prompt_tokens: number; completion_tokens: number }> {

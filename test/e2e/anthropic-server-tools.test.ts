@@ -4,63 +4,29 @@
 // naming what cannot be translated, and malformed requests are refused before any upstream call.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startAnthropicUpstream, WEB_SEARCH_TOOL, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
-import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { startAnthropicRig, type AnthropicRig } from '../helpers/anthropic-rig.js';
+import { WEB_SEARCH_TOOL, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import type { ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 const MODEL = 'anthropic/claude-sonnet-4-5';
 const UPSTREAM_MODEL = 'claude-sonnet-4-5';
 const OPENAI_MODEL = 'openai/gpt-4o-mini';
 
+let rig: AnthropicRig;
 let upstream: AnthropicUpstream;
 let openai: ScriptedUpstream;
-let tg: RunningGateway;
 let client: Anthropic;
 
 beforeAll(async () => {
-  upstream = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
-  openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
-  tg = await startGateway({
-    settings: { routing: { retry: { max_attempts: 2, initial_delay_ms: 1 }, breaker: { enabled: false } } },
-    providers: {
-      anthropic: { base_url: `${upstream.url}/v1`, api_key: 'sk-ant-upstream' },
-      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
-    },
-    routes: { mixed: { targets: [{ model: OPENAI_MODEL, weight: 1 }, { model: MODEL, weight: 1 }] } },
-  });
-  client = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
+  rig = await startAnthropicRig({ routes: { mixed: { targets: [{ model: OPENAI_MODEL, weight: 1 }, { model: MODEL, weight: 1 }] } } });
+  ({ upstream, openai, client } = rig);
 });
+afterAll(() => rig?.stop());
+beforeEach(() => rig.reset());
 
-afterAll(async () => {
-  await tg?.stop();
-  await upstream?.close();
-  await openai?.close();
-});
-
-beforeEach(() => {
-  upstream.reset();
-  openai.reset();
-});
-
-function lastCall() {
-  const call = upstream.calls.at(-1);
-  if (!call) throw new Error('upstream saw no call');
-  return call;
-}
-
-function lastSent() {
-  const sent = upstream.sent.at(-1);
-  if (!sent) throw new Error('upstream sent no answer');
-  return sent;
-}
-
-async function post(body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${tg.url}/anthropic/v1/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': 'client-side-key', 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify(body),
-  });
-}
+const lastCall = (): ReturnType<AnthropicRig['lastCall']> => rig.lastCall();
+const lastSent = (): ReturnType<AnthropicRig['lastSent']> => rig.lastSent();
+const post = (body: Record<string, unknown>): Promise<Response> => rig.post(body);
 
 const webSearch = { type: WEB_SEARCH_TOOL, name: 'web_search', max_uses: 3 } as const;
 const weather: Anthropic.Tool = { name: 'weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { query: { type: 'string' } } } };
