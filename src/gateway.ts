@@ -1,16 +1,19 @@
 import type { FastifyInstance } from 'fastify';
+import { dirname } from 'node:path';
 import { EventBus } from './bus/bus.js';
 import { ConfigService } from './config/config-service.js';
 import { resolveRuntimeConfig, type RuntimeConfig } from './config/runtime.js';
 import { parseConfigDocument } from './config/load-file.js';
 import type { ConfigInput } from './config/schema.js';
 import { SecretBox } from './config/secret-box.js';
-import type { Env } from './config/secret-ref.js';
+import { ConfigError, type Env } from './config/secret-ref.js';
 import { watchConfigFile } from './config/watch-file.js';
 import { buildHttpApp } from './http/app.js';
 import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
+import { PluginHost } from './pipeline/plugin-host.js';
+import { ServiceRegistry } from './pipeline/services.js';
 import type { StageDeps } from './pipeline/stage.js';
 import { GovernanceStore } from './governance/governance-store.js';
 import { startLogSweeper } from './governance/log-retention.js';
@@ -89,17 +92,77 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const governance = new GovernanceStore(store.root, bus);
   const health = new HealthRegistry(bus);
   const stageDeps: StageDeps = { bus, log, transport, governance, limiter: new SlidingWindowLimiter(), reservations: new Reservations(), health };
+  // Plugins get these same instances, each only the ones it lists in `requires`.
+  const services = ServiceRegistry.fromStageDeps(stageDeps);
+  const plugins = new PluginHost({
+    services,
+    builtins: definition.stages,
+    baseDir: options.configPath ? dirname(options.configPath) : process.cwd(),
+    cwd: process.cwd(),
+    log,
+  });
   const pipelines = new WeakMap<RuntimeConfig, Pipeline>();
-  const pipelineFor = (runtime: RuntimeConfig): Pipeline => {
-    let pipeline = pipelines.get(runtime);
-    if (!pipeline) {
-      pipeline = new Pipeline(definition, registry, runtime, stageDeps);
-      pipelines.set(runtime, pipeline);
-    }
+  /** Compiled pipelines not yet retired, with the plugin modules each holds. */
+  const live = new Map<Pipeline, ReadonlySet<string>>();
+  const NO_PLUGINS: ReadonlySet<string> = new Set();
+  const build = (runtime: RuntimeConfig, compiled: Awaited<ReturnType<PluginHost['compile']>> | null): Pipeline => {
+    const pipeline = new Pipeline(definition, registry, runtime, stageDeps, compiled?.plugins ?? null);
+    pipelines.set(runtime, pipeline);
+    live.set(pipeline, compiled?.keys ?? NO_PLUGINS);
     return pipeline;
   };
-  // Compile now so a bad pipeline definition fails at start, not on the first request.
-  pipelineFor(configService.current());
+  /**
+   * Compiles a config version's pipeline before it becomes current: plugin modules are imported (async) and their
+   * options, requires and placement checked here, so a bad entry refuses the change whole (ConfigError -> 400, or a
+   * rejected file save) and the next request after a good one runs on the new pipeline.
+   */
+  const prepare = async (runtime: RuntimeConfig): Promise<void> => {
+    if (pipelines.has(runtime)) return;
+    if (runtime.plugins.length === 0) {
+      build(runtime, null);
+      return;
+    }
+    const compiled = await plugins.compile(runtime);
+    try {
+      build(runtime, compiled);
+    } catch (err) {
+      await plugins.release(compiled.keys);
+      throw err;
+    }
+  };
+  const pipelineFor = (runtime: RuntimeConfig): Pipeline => {
+    const pipeline = pipelines.get(runtime);
+    if (pipeline) return pipeline;
+    // Versions the config service publishes were prepared; an embedder's own config without plugins compiles here.
+    if (runtime.plugins.length > 0) throw new Error(`config version ${runtime.version} names plugins but was not prepared by the gateway`);
+    return build(runtime, null);
+  };
+  /**
+   * Retires every compiled pipeline but the current one: its stages' close() runs once no request is still on it,
+   * then the plugins no version names any more are closed. (A version compiled but never published, say its
+   * save failed, is retired at the next change.)
+   */
+  const retireSuperseded = (current: RuntimeConfig | null, immediately = false): Promise<unknown> => {
+    const keep = current ? pipelines.get(current) : undefined;
+    const done: Promise<void>[] = [];
+    for (const [pipeline, keys] of live) {
+      if (pipeline === keep) continue;
+      live.delete(pipeline);
+      done.push(pipeline.retire(immediately).then(() => plugins.release(keys)));
+    }
+    return Promise.all(done);
+  };
+  // Compile now so a bad pipeline definition or plugin fails the start with the field named, not the first request.
+  try {
+    await prepare(configService.current());
+  } catch (err) {
+    await plugins.closeAll();
+    await store.close();
+    if (err instanceof ConfigError) throw new ConfigError(`cannot start: ${err.message}`);
+    throw err;
+  }
+  configService.setPreparer(prepare);
+  const configSubscription = configService.changes.subscribe((current) => void retireSuperseded(current));
 
   const adminKey = env.TOLLGATE_ADMIN_KEY || null;
   const stoppers = [logRequestFailures(bus, log)];
@@ -130,6 +193,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         clearTimeout(forced);
         clearInterval(reaper);
         for (const stop of stoppers) stop();
+        configSubscription.unsubscribe();
+        // In-flight requests are done or cut off by now: close every version's stages, then the plugins.
+        await retireSuperseded(null, true);
+        await plugins.closeAll();
         await logSweeper.stop();
         await transport.close();
         await store.close();

@@ -70,6 +70,21 @@ export interface GatewayEvents {
   'breaker.opened': { target: string; label: string; reason: string; cooldownMs: number };
   'breaker.closed': { target: string; label: string };
   'routing_rule.applied': { requestId: string; rule: string; from: string; to: string };
+  /**
+   * A plugin stage broke its contract on one request: it threw, returned something that is not an Observable,
+   * emitted something that is not a ResponseEvent, or failed with an error that is not a GatewayError.
+   * `skipped`: the plugin is optional and the request went on without it; otherwise the request failed (500).
+   */
+  'plugin.failed': {
+    requestId: string;
+    plugin: string;
+    reason: 'threw' | 'not_observable' | 'bad_event' | 'errored';
+    message: string;
+    optional: boolean;
+    skipped: boolean;
+  };
+  /** A plugin stage neither called the next stage nor answered within its `timeout_ms`; `skipped` as for `plugin.failed` (else 504). */
+  'plugin.timed_out': { requestId: string; plugin: string; timeoutMs: number; optional: boolean; skipped: boolean };
   'config.changed': {
     version: number;
     source: 'api' | 'file';

@@ -149,6 +149,8 @@ export class ConfigService {
   private layers: ConfigLayers;
   private readonly subject: BehaviorSubject<RuntimeConfig>;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Set by the gateway: loads and compiles what a config version needs (plugins) before it becomes current. */
+  private prepare: ((next: RuntimeConfig) => Promise<void>) | null = null;
   /** Shared by every published config: a rejected save changes the status, not the config. */
   private readonly fileStatus: ConfigFileStatus = { rejection: null };
   readonly filePath: string | null;
@@ -161,6 +163,15 @@ export class ConfigService {
     const initial: RuntimeConfig = { ...resolveRuntimeConfig(this.layers, deps.env, (stored?.version ?? 0) + 1), fileStatus: this.fileStatus };
     this.subject = new BehaviorSubject(initial);
     this.logWarnings(initial, []);
+  }
+
+  /**
+   * Registers the step every new config version goes through before it is published: it may load modules (so it
+   * is async) and refuses the change by throwing a ConfigError naming the field. Changes are serialized, so
+   * versions are prepared one at a time and in order.
+   */
+  setPreparer(prepare: (next: RuntimeConfig) => Promise<void>): void {
+    this.prepare = prepare;
   }
 
   current(): RuntimeConfig {
@@ -383,9 +394,15 @@ export class ConfigService {
       const path = this.filePath ?? '(config file)';
       let document: ConfigDocument;
       let next: RuntimeConfig;
+      let written: RuntimeConfig['settings'];
+      const running = this.current().settings;
       try {
         document = read();
-        next = resolveRuntimeConfig({ ...this.layers, file: document }, this.deps.env, this.current().version + 1);
+        const resolved = resolveRuntimeConfig({ ...this.layers, file: document }, this.deps.env, this.current().version + 1);
+        written = resolved.settings;
+        // The running config describes what runs: the address and data directory stay until a restart.
+        next = { ...resolved, settings: { ...written, host: running.host, port: running.port, dataDir: running.dataDir }, fileStatus: this.fileStatus };
+        await this.prepare?.(next);
       } catch (err) {
         // One line: a YAML error goes on to quote the offending line of the file, which may hold a key.
         const reason = oneLine((err as Error).message);
@@ -399,16 +416,13 @@ export class ConfigService {
         this.fileStatus.rejection = { file: path, at: new Date().toISOString(), reason, routes };
         return false;
       }
-      const running = this.current().settings;
       for (const [setting, changed] of [
-        ['host', next.settings.host !== running.host],
-        ['port', next.settings.port !== running.port],
-        ['data_dir', next.settings.dataDir !== running.dataDir],
+        ['host', written.host !== running.host],
+        ['port', written.port !== running.port],
+        ['data_dir', written.dataDir !== running.dataDir],
       ] as const) {
         if (changed) this.deps.log.warn({ file: path, setting }, `settings.${setting} changed in the file; it takes effect at the next start`);
       }
-      // The running config describes what runs: the address and data directory stay until a restart.
-      next = { ...next, settings: { ...next.settings, host: running.host, port: running.port, dataDir: running.dataDir } };
       const before = maskDocument(this.layers.file);
       this.layers = { ...this.layers, file: document };
       const actor: Actor = { kind: 'file', id: path };
@@ -436,7 +450,8 @@ export class ConfigService {
       }
       let next: RuntimeConfig;
       try {
-        next = resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, this.current().version + 1);
+        next = { ...resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, this.current().version + 1), fileStatus: this.fileStatus };
+        await this.prepare?.(next);
       } catch (err) {
         if (err instanceof ConfigError) throw GatewayError.badRequest(`Invalid configuration: ${err.message}`, err.message.split(':')[0] ?? null, 'invalid_config');
         throw err;
@@ -452,7 +467,8 @@ export class ConfigService {
   /** Makes `next` the running config, with the file's live status, and logs warnings it brings. */
   private publish(next: RuntimeConfig): void {
     const previous = this.current().warnings;
-    const published: RuntimeConfig = { ...next, fileStatus: this.fileStatus };
+    // Kept as the same object when it already carries the status: the gateway compiled its pipeline for that object.
+    const published: RuntimeConfig = next.fileStatus === this.fileStatus ? next : { ...next, fileStatus: this.fileStatus };
     this.subject.next(published);
     this.logWarnings(published, previous);
   }

@@ -6,7 +6,7 @@ import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy, type RoutingPolicy } from './routing-policy.js';
-import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type PriceConfig, type ProviderConfig, type ProviderKeyConfig, type RouteConfig, type RoutingRuleConfig } from './schema.js';
+import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type PriceConfig, type ProviderConfig, type PluginEntryConfig, type ProviderKeyConfig, type RouteConfig, type RoutingRuleConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import type { ConfigSource } from './views.js';
 
@@ -115,6 +115,11 @@ export interface RuntimeConfig {
   routes: ReadonlyMap<string, RouteRuntime>;
   /** Usage-based routing rules, in order; the first that matches picks the route. */
   routingRules: readonly RoutingRuleConfig[];
+  /**
+   * Custom plugins, in order, as configured (the API's list replaces the file's as a whole). Loaded, checked and
+   * compiled into the pipeline by the gateway before this version becomes current.
+   */
+  plugins: readonly PluginEntryConfig[];
   /** What will not work as written; shown by `GET /api/config` and logged when the config is applied. */
   warnings: readonly ConfigWarning[];
   /** The config file's live status; set by the config service. */
@@ -418,5 +423,6 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   // Rules set through the API replace the file's list as a whole: their order is their meaning.
   const routingRules = layers.api.routing_rules ?? layers.file.routing_rules ?? [];
   checkRoutingRules(routingRules, providers, routeNames);
-  return { version, settings, providers, routes, routingRules, warnings: routeWarnings(routes, providers) };
+  const plugins = layers.api.plugins ?? layers.file.plugins ?? [];
+  return { version, settings, providers, routes, routingRules, plugins, warnings: routeWarnings(routes, providers) };
 }

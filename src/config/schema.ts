@@ -232,6 +232,52 @@ export const routeNameSchema = z
   .string()
   .regex(/^(?=[^*]*\*?[^*]*$)[A-Za-z0-9*][A-Za-z0-9._:/*-]{0,199}$/, 'route names are letters, digits, . _ : / - and at most one * (a pattern)');
 
+/** A plugin's name: its stage name in the pipeline, used by placements and in errors. */
+export const pluginNameSchema = z
+  .string()
+  .max(64)
+  .regex(/^[a-z][a-z0-9-]*$/, 'plugin names are lower-case letters, digits and -, starting with a letter');
+
+const pluginPlacementSchema = z.strictObject({
+  after: z.string().min(1).max(64).optional().describe('The stage or plugin this one runs after (request side).'),
+  before: z.string().min(1).max(64).optional().describe('The stage or plugin this one runs before (request side).'),
+});
+
+export const pluginEntrySchema = z
+  .strictObject({
+    name: pluginNameSchema.describe('The plugin\'s name in the pipeline (placements and errors use it).'),
+    path: z
+      .string()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe('A TypeScript or JavaScript file, or a folder with an index file, relative to the config file\'s folder (the working directory without one).'),
+    package: z
+      .string()
+      .max(214)
+      .regex(/^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/, 'an npm package name')
+      .optional()
+      .describe('An npm package, resolved from the working directory.'),
+    options: z.unknown().optional().describe('Options for the plugin, validated by its own schema.'),
+    placement: pluginPlacementSchema
+      .optional()
+      .describe('Where the plugin goes: after and/or before a stage (auth, rate-limit, budget, cost, route, call) or another plugin. Default: the plugin\'s own, else just before call.'),
+    optional: z.boolean().optional().describe('When the plugin fails or times out, skip it (reported) instead of failing the request.'),
+    timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_TIMER_MS)
+      .optional()
+      .describe('The longest the plugin may take before it calls the next stage or answers; none by default.'),
+  })
+  .refine((entry) => (entry.path === undefined) !== (entry.package === undefined), { message: 'give exactly one of path and package' });
+
+export const pluginsSchema = z
+  .array(pluginEntrySchema)
+  .max(64)
+  .refine((entries) => new Set(entries.map((entry) => entry.name)).size === entries.length, { message: 'plugin names must be unique' });
+
 /**
  * A whole config document, as the file holds it and as the API layer stores it. Later sections (virtual
  * keys, cache, alerts, guardrails, plugins) are added here as siblings.
@@ -244,6 +290,9 @@ export const configFileSchema = z.strictObject({
     .array(routingRuleSchema)
     .optional()
     .describe('Usage-based routing: the first rule whose conditions hold sends the request to its `route_to`.'),
+  plugins: pluginsSchema
+    .optional()
+    .describe('Custom pipeline plugins, in order (see plugins/README.md). The API\'s list replaces the file\'s as a whole.'),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
@@ -256,6 +305,7 @@ export type RouteConfig = z.infer<typeof routeSchema>;
 export type PriceConfig = z.infer<typeof priceSchema>;
 export type RoutingPolicyConfig = z.infer<typeof routingPolicySchema>;
 export type RoutingRuleConfig = z.infer<typeof routingRuleSchema>;
+export type PluginEntryConfig = z.infer<typeof pluginEntrySchema>;
 
 /** Renders the first schema violations as one readable line naming the fields. */
 export function describeIssues(error: z.ZodError): string {

@@ -22,6 +22,11 @@ export type Next = () => Observable<ResponseEvent>;
 export interface Stage {
   readonly name: string;
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent>;
+  /**
+   * Releases what this stage holds (an index, an exporter) when its config version is retired: superseded by a
+   * newer version and no request still running on it. Called once; errors are logged, never thrown at a request.
+   */
+  close?(): void | Promise<void>;
 }
 
 /** Shared services a stage may use. Stages emit on the bus; they never call subscribers directly. */

@@ -1,0 +1,171 @@
+import { EMPTY, isObservable, Observable, type Subscription } from 'rxjs';
+import type { EventBus } from '../bus/bus.js';
+import type { GatewayEvents } from '../bus/events.js';
+import type { ResponseEvent } from '../dialects/openai/types.js';
+import { GatewayError } from '../errors.js';
+import type { Log } from '../telemetry/log.js';
+import type { Next, Stage } from './stage.js';
+
+/** How a user plugin's stage is held to its contract (built-in stages are trusted and run unwrapped). */
+export interface PluginGuard {
+  /** The plugin's name in the config: every error and event names it. */
+  plugin: string;
+  /** Skip the plugin (the request goes on with `next()`) instead of failing the request. */
+  optional: boolean;
+  /** How long the plugin may take before it calls `next()` or answers; null for no limit (and no timer). */
+  timeoutMs: number | null;
+}
+
+type FailureReason = GatewayEvents['plugin.failed']['reason'];
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/** The shapes a stage may emit; anything else would break the dialect that renders it, far from its cause. */
+function isResponseEvent(value: unknown): value is ResponseEvent {
+  if (!isObject(value)) return false;
+  switch (value.kind) {
+    case 'completion':
+      return isObject(value.completion);
+    case 'chunk':
+      return isObject(value.chunk);
+    case 'embeddings':
+      return isObject(value.response);
+    default:
+      return false;
+  }
+}
+
+const DESCRIBED: Record<FailureReason, string> = {
+  threw: 'threw an error',
+  not_observable: 'returned something that is not an Observable',
+  bad_event: 'emitted something that is not a ResponseEvent',
+  errored: 'failed with an error that is not a GatewayError',
+};
+
+/**
+ * Wraps a plugin's stage so that its faults stay inside the request that met them: a throw, a non-Observable,
+ * a malformed event, a stray error or a hang becomes a clear error naming the plugin (500 `plugin_failed`,
+ * 504 `plugin_timed_out`), or, for an optional plugin that has not yet called `next()` or answered, a skip.
+ * Once the plugin has called `next()` the upstream call is under way, so a later fault fails the request even
+ * when the plugin is optional (calling `next()` again would call the provider twice).
+ * Errors from the stages after it (and a plugin's own GatewayErrors: a guardrail's refusal) pass unchanged.
+ */
+export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Log): Stage {
+  const { plugin, optional, timeoutMs } = guard;
+  return {
+    name: stage.name,
+    run(ctx, next) {
+      return new Observable<ResponseEvent>((subscriber) => {
+        let abandoned = false;
+        let progressed = false;
+        let timer: NodeJS.Timeout | null = null;
+        let own: Subscription | null = null;
+        let skip: Subscription | null = null;
+        // Errors that came from the stages after the plugin, passed back through it: not the plugin's fault.
+        const downstreamErrors = new WeakSet<object>();
+
+        const stopTimer = (): void => {
+          if (timer) clearTimeout(timer);
+          timer = null;
+        };
+        const guardedNext: Next = () => {
+          // A plugin that timed out or failed may still call next() later; the request has moved on without it.
+          if (abandoned) return EMPTY;
+          progressed = true;
+          stopTimer();
+          return new Observable<ResponseEvent>((inner) =>
+            next().subscribe({
+              next: (event) => inner.next(event),
+              error: (err: unknown) => {
+                if (isObject(err)) downstreamErrors.add(err);
+                inner.error(err);
+              },
+              complete: () => inner.complete(),
+            }),
+          );
+        };
+        const abandon = (): boolean => {
+          abandoned = true;
+          stopTimer();
+          own?.unsubscribe();
+          const skipped = optional && !progressed;
+          if (skipped) skip = next().subscribe(subscriber);
+          return skipped;
+        };
+        const fail = (reason: FailureReason, err?: unknown): void => {
+          const skipped = abandon();
+          const detail = err instanceof Error ? err.message : err === undefined ? '' : String(err);
+          log.warn({ requestId: ctx.id, plugin, reason, err, skipped }, `plugin "${plugin}" ${DESCRIBED[reason]}${skipped ? '; skipped (optional)' : ''}`);
+          bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason, message: detail.slice(0, 500) || DESCRIBED[reason], optional, skipped });
+          if (skipped) return;
+          subscriber.error(
+            new GatewayError({
+              status: 500,
+              type: 'server_error',
+              code: 'plugin_failed',
+              message: `Plugin '${plugin}' ${DESCRIBED[reason]}; the request was not completed (details in the gateway log under request id ${ctx.id}).`,
+            }),
+          );
+        };
+        const timedOut = (): void => {
+          timer = null;
+          const skipped = abandon();
+          log.warn({ requestId: ctx.id, plugin, timeoutMs, skipped }, `plugin "${plugin}" timed out${skipped ? '; skipped (optional)' : ''}`);
+          bus.emit('plugin.timed_out', { requestId: ctx.id, plugin, timeoutMs: timeoutMs ?? 0, optional, skipped });
+          if (skipped) return;
+          subscriber.error(
+            new GatewayError({
+              status: 504,
+              type: 'timeout_error',
+              code: 'plugin_timed_out',
+              message: `Plugin '${plugin}' neither called the next stage nor answered within its timeout_ms (${timeoutMs} ms).`,
+            }),
+          );
+        };
+
+        let answer: unknown;
+        try {
+          answer = stage.run(ctx, guardedNext);
+        } catch (err) {
+          fail('threw', err);
+          return () => skip?.unsubscribe();
+        }
+        if (!isObservable(answer)) {
+          fail('not_observable');
+          return () => skip?.unsubscribe();
+        }
+        if (timeoutMs !== null && !progressed) timer = setTimeout(timedOut, timeoutMs);
+        own = (answer as Observable<unknown>).subscribe({
+          next(event) {
+            if (abandoned) return;
+            if (!isResponseEvent(event)) {
+              fail('bad_event');
+              return;
+            }
+            progressed = true;
+            stopTimer();
+            subscriber.next(event);
+          },
+          error(err: unknown) {
+            if (abandoned) return;
+            stopTimer();
+            if (err instanceof GatewayError || (isObject(err) && downstreamErrors.has(err))) subscriber.error(err);
+            else fail('errored', err);
+          },
+          complete() {
+            if (abandoned) return;
+            stopTimer();
+            subscriber.complete();
+          },
+        });
+        // A fault during the synchronous subscribe happened before `own` was assigned.
+        if (abandoned) own.unsubscribe();
+        return () => {
+          stopTimer();
+          own?.unsubscribe();
+          skip?.unsubscribe();
+        };
+      });
+    },
+  };
+}

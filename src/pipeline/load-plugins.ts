@@ -1,0 +1,69 @@
+import { existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { PluginEntryConfig } from '../config/schema.js';
+import { ConfigError } from '../config/secret-ref.js';
+import type { PluginDefinition } from './plugin.js';
+
+/** A plugin module found and imported: `key` identifies it (one `init`, one `close`) across config versions. */
+export interface LoadedPluginModule {
+  key: string;
+  definition: PluginDefinition;
+}
+
+const INDEX_FILES = ['index.ts', 'index.mts', 'index.js', 'index.mjs'];
+
+/** A file, or a folder's index file, relative to `baseDir`. */
+function resolvePath(path: string, baseDir: string, field: string): string {
+  const absolute = resolve(baseDir, path);
+  if (!existsSync(absolute)) throw new ConfigError(`${field}: no such file or folder: ${absolute}`);
+  if (!statSync(absolute).isDirectory()) return absolute;
+  const index = INDEX_FILES.map((name) => join(absolute, name)).find((file) => existsSync(file));
+  if (!index) throw new ConfigError(`${field}: the folder ${absolute} has no ${INDEX_FILES.join(', ')}`);
+  return index;
+}
+
+/** An npm package resolved the way `require` would from the working directory (its node_modules). */
+function resolvePackage(name: string, cwd: string, field: string): string {
+  try {
+    return createRequire(join(cwd, 'tollgate-plugins.js')).resolve(name);
+  } catch (err) {
+    throw new ConfigError(`${field}: cannot find package "${name}" from ${cwd} (${(err as Error).message.split('\n', 1)[0]})`);
+  }
+}
+
+function isPluginDefinition(value: unknown): value is PluginDefinition {
+  const candidate = value as Partial<PluginDefinition> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.name === 'string' && typeof candidate.create === 'function';
+}
+
+/** The definition a module exports: its default export, a default that CommonJS interop nested, or `plugin`. */
+function definitionOf(module: Record<string, unknown>): unknown {
+  const fallback = module.default as Record<string, unknown> | undefined;
+  if (isPluginDefinition(fallback)) return fallback;
+  if (isPluginDefinition(fallback?.default)) return fallback.default;
+  if (isPluginDefinition(fallback?.plugin)) return fallback.plugin;
+  return module.plugin;
+}
+
+/**
+ * Imports the plugin a config entry names (`plugins.<index>`): `path` relative to `baseDir` (the config file's
+ * folder), `package` from `cwd`. TypeScript works because the gateway runs under tsx. Every failure is a
+ * ConfigError naming the field, so a bad entry refuses the config change (400) or the start, never a request.
+ */
+export async function loadPluginModule(entry: PluginEntryConfig, index: number, dirs: { baseDir: string; cwd: string }): Promise<LoadedPluginModule> {
+  const field = `plugins.${index}.${entry.path !== undefined ? 'path' : 'package'}`;
+  const file = entry.path !== undefined ? resolvePath(entry.path, dirs.baseDir, field) : resolvePackage(entry.package ?? '', dirs.cwd, field);
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`${field}: cannot load plugin "${entry.name}" from ${file}: ${((err as Error).message ?? String(err)).split('\n', 1)[0]}`);
+  }
+  const definition = definitionOf(module);
+  if (!isPluginDefinition(definition)) {
+    throw new ConfigError(`${field}: ${file} must export a plugin (definePlugin({ name, create, ... })) as its default export or as "plugin"`);
+  }
+  return { key: file, definition };
+}

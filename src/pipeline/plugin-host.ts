@@ -1,0 +1,174 @@
+import type { RuntimeConfig } from '../config/runtime.js';
+import { ConfigError } from '../config/secret-ref.js';
+import type { Log } from '../telemetry/log.js';
+import { loadPluginModule } from './load-plugins.js';
+import { placePlugins, PlacementError, type PlacedPlugin } from './placement.js';
+import type { PluginDefinition, ServiceKey } from './plugin.js';
+import type { PipelinePlugins, PluginStage } from './runner.js';
+import type { ServiceRegistry } from './services.js';
+import type { Stage } from './stage.js';
+
+interface LoadedPlugin {
+  definition: PluginDefinition;
+  /** Config versions (compiled or being compiled) that name this module: at zero it is closed and forgotten. */
+  users: number;
+}
+
+/** What one config version holds of the plugins: released when that version is retired. */
+export interface CompiledPlugins {
+  plugins: PipelinePlugins;
+  /** The modules this version uses (each counted once). */
+  keys: ReadonlySet<string>;
+}
+
+export interface PluginHostDeps {
+  services: ServiceRegistry;
+  /** The built-in stage names in request order: plugins are placed among them. */
+  builtins: readonly string[];
+  /** Where `path` is resolved from: the config file's folder (the working directory without one). */
+  baseDir: string;
+  /** Where `package` is resolved from. */
+  cwd: string;
+  log: Log;
+}
+
+function isStage(value: unknown): value is Stage {
+  const candidate = value as Partial<Stage> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.run === 'function';
+}
+
+function firstLine(err: unknown): string {
+  return ((err instanceof Error ? err.message : String(err)).split('\n', 1)[0] ?? '').slice(0, 300);
+}
+
+/**
+ * Owns user plugins across config versions: imports each module once and calls its `init` once, checks every
+ * entry of a new config version (module, requires, options, placement) and creates its stages before that
+ * version becomes current, and calls a plugin's `close()` once no version names it any more.
+ */
+export class PluginHost {
+  private readonly loaded = new Map<string, LoadedPlugin>();
+
+  constructor(private readonly deps: PluginHostDeps) {}
+
+  /**
+   * The plugins of one config version, ready for its Pipeline. Throws a ConfigError naming the field
+   * (`plugins.1.options.prompts`, `plugins.0.placement.after`) when the version cannot run, having released
+   * what it took; the running version is not touched.
+   */
+  async compile(config: RuntimeConfig): Promise<CompiledPlugins> {
+    const keys = new Set<string>();
+    const created: Stage[] = [];
+    try {
+      const stages = new Map<string, PluginStage | null>();
+      const placed: PlacedPlugin[] = [];
+      for (const [index, entry] of config.plugins.entries()) {
+        if (this.deps.builtins.includes(entry.name)) {
+          throw new ConfigError(`plugins.${index}.name: "${entry.name}" is a built-in stage; give the plugin another name`);
+        }
+        const definition = await this.acquire(entry, index, keys);
+        const options = this.parseOptions(definition, entry.options, index);
+        const services = this.deps.services.scoped(entry.name, definition.requires ?? []);
+        let stage: Stage | null;
+        try {
+          stage = definition.create(options, config, services);
+        } catch (err) {
+          throw new ConfigError(`plugins.${index}: plugin "${entry.name}" failed to create its stage: ${firstLine(err)}`);
+        }
+        if (stage !== null && !isStage(stage)) {
+          throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() must return a stage ({ name, run }) or null`);
+        }
+        if (stage) created.push(stage);
+        stages.set(entry.name, stage ? { stage, guard: { plugin: entry.name, optional: entry.optional ?? false, timeoutMs: entry.timeout_ms ?? null } } : null);
+        placed.push({ name: entry.name, placement: entry.placement ?? definition.placement ?? {}, where: `plugins.${index}.placement` });
+      }
+      let order: string[];
+      try {
+        order = placePlugins(this.deps.builtins, placed);
+      } catch (err) {
+        if (err instanceof PlacementError) throw new ConfigError(`${err.field}: ${err.message}`);
+        throw err;
+      }
+      return { plugins: { order, stages }, keys };
+    } catch (err) {
+      // Stages and modules of a version that will never run are let go now.
+      for (const stage of created) await this.closeStage(stage);
+      await this.release(keys);
+      throw err;
+    }
+  }
+
+  /** Lets go of what a retired (or never published) config version held: plugins no version names are closed. */
+  async release(keys: Iterable<string>): Promise<void> {
+    for (const key of keys) {
+      const plugin = this.loaded.get(key);
+      if (!plugin || --plugin.users > 0) continue;
+      this.loaded.delete(key);
+      try {
+        await plugin.definition.close?.();
+      } catch (err) {
+        this.deps.log.error({ err, plugin: plugin.definition.name }, 'a plugin failed to close');
+      }
+    }
+  }
+
+  /** At shutdown: closes every plugin still loaded. */
+  async closeAll(): Promise<void> {
+    const all = [...this.loaded.entries()];
+    this.loaded.clear();
+    for (const [, plugin] of all) {
+      try {
+        await plugin.definition.close?.();
+      } catch (err) {
+        this.deps.log.error({ err, plugin: plugin.definition.name }, 'a plugin failed to close');
+      }
+    }
+  }
+
+  private async acquire(entry: RuntimeConfig['plugins'][number], index: number, keys: Set<string>): Promise<PluginDefinition> {
+    const { key, definition } = await loadPluginModule(entry, index, this.deps);
+    const known = this.loaded.get(key);
+    if (known) {
+      if (!keys.has(key)) {
+        keys.add(key);
+        known.users++;
+      }
+      return known.definition;
+    }
+    this.checkRequires(definition, entry.name, index);
+    try {
+      await definition.init?.(this.deps.services.scoped(entry.name, definition.requires ?? []));
+    } catch (err) {
+      throw new ConfigError(`plugins.${index}: plugin "${entry.name}" failed to initialise: ${firstLine(err)}`);
+    }
+    this.loaded.set(key, { definition, users: 1 });
+    keys.add(key);
+    return definition;
+  }
+
+  private checkRequires(definition: PluginDefinition, name: string, index: number): void {
+    for (const key of (definition.requires ?? []) as readonly Partial<ServiceKey<unknown>>[]) {
+      if (typeof key?.id !== 'string') throw new ConfigError(`plugins.${index}: plugin "${name}" lists something that is not a service key in requires`);
+      if (!this.deps.services.has(key as ServiceKey<unknown>)) {
+        throw new ConfigError(`plugins.${index}: plugin "${name}" requires service "${key.id}", which this gateway does not provide`);
+      }
+    }
+  }
+
+  private parseOptions(definition: PluginDefinition, options: unknown, index: number): unknown {
+    if (!definition.options) return options;
+    const result = definition.options.safeParse(options ?? {});
+    if (result.success) return result.data;
+    const issue = result.error.issues[0];
+    const path = [`plugins.${index}.options`, ...(issue?.path.map(String) ?? [])].join('.');
+    throw new ConfigError(`${path}: ${issue?.message ?? 'invalid options'}`);
+  }
+
+  private async closeStage(stage: Stage): Promise<void> {
+    try {
+      await stage.close?.();
+    } catch (err) {
+      this.deps.log.error({ err, stage: stage.name }, 'a stage failed to close');
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import type { EventBus } from '../bus/bus.js';
+import type { GovernanceStore } from '../governance/governance-store.js';
+import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
+import type { Reservations } from '../governance/reservations.js';
+import type { UpstreamTransport } from '../providers/transport.js';
+import type { HealthRegistry } from '../routing/health-registry.js';
+import type { Log } from '../telemetry/log.js';
+import { serviceKey, type ServiceKey, type Services } from './plugin.js';
+import type { StageDeps } from './stage.js';
+
+/** The services the gateway offers plugins: what the built-in stages get as StageDeps, one typed key each. */
+export const BUS = serviceKey<EventBus>('bus');
+export const LOG = serviceKey<Log>('log');
+export const TRANSPORT = serviceKey<UpstreamTransport>('transport');
+export const GOVERNANCE = serviceKey<GovernanceStore>('governance');
+export const LIMITER = serviceKey<SlidingWindowLimiter>('limiter');
+export const RESERVATIONS = serviceKey<Reservations>('reservations');
+export const HEALTH = serviceKey<HealthRegistry>('health');
+
+/**
+ * Every service the gateway holds, by key id. Keys are compared by id, not identity, so a plugin package built
+ * against its own copy of tollgate's keys still finds the services.
+ */
+export class ServiceRegistry {
+  private readonly services = new Map<string, unknown>();
+
+  set<T>(key: ServiceKey<T>, service: T): this {
+    this.services.set(key.id, service);
+    return this;
+  }
+
+  has(key: ServiceKey<unknown>): boolean {
+    return this.services.has(key.id);
+  }
+
+  /** The view one plugin gets: only the keys it listed in `requires`, so what it uses is declared up front. */
+  scoped(plugin: string, required: readonly ServiceKey<unknown>[]): Services {
+    const allowed = new Set(required.map((key) => key.id));
+    const services = this.services;
+    return {
+      get<T>(key: ServiceKey<T>): T {
+        if (!allowed.has(key.id)) {
+          throw new Error(`plugin "${plugin}" asked for service "${key.id}" without listing it in requires (it lists: ${[...allowed].join(', ') || 'none'})`);
+        }
+        if (!services.has(key.id)) throw new Error(`plugin "${plugin}": this gateway has no service "${key.id}"`);
+        return services.get(key.id) as T;
+      },
+      has(key: ServiceKey<unknown>): boolean {
+        return allowed.has(key.id) && services.has(key.id);
+      },
+    };
+  }
+
+  /** The registry built from the instances the built-in stages share, so plugins and built-ins see the same state. */
+  static fromStageDeps(deps: StageDeps): ServiceRegistry {
+    return new ServiceRegistry()
+      .set(BUS, deps.bus)
+      .set(LOG, deps.log)
+      .set(TRANSPORT, deps.transport)
+      .set(GOVERNANCE, deps.governance)
+      .set(LIMITER, deps.limiter)
+      .set(RESERVATIONS, deps.reservations)
+      .set(HEALTH, deps.health);
+  }
+}
