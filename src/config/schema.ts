@@ -257,7 +257,7 @@ export const pluginEntrySchema = z
       .max(214)
       .regex(/^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/, 'an npm package name')
       .optional()
-      .describe('An npm package, resolved from the working directory.'),
+      .describe('An npm package, resolved from the config file\'s folder, then the working directory.'),
     options: z.unknown().optional().describe('Options for the plugin, validated by its own schema.'),
     placement: pluginPlacementSchema
       .optional()

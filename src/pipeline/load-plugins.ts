@@ -24,12 +24,12 @@ function resolvePath(path: string, baseDir: string, field: string): string {
   return index;
 }
 
-/** An npm package resolved the way `require` would from the working directory (its node_modules). */
-function resolvePackage(name: string, cwd: string, field: string): string {
+/** An npm package resolved the way `require` would, from the config file's folder, then the working directory. */
+function resolvePackage(name: string, dirs: { baseDir: string; cwd: string }, field: string): string {
   try {
-    return createRequire(join(cwd, 'tollgate-plugins.js')).resolve(name);
+    return createRequire(join(dirs.cwd, 'tollgate-plugins.js')).resolve(name, { paths: [...new Set([dirs.baseDir, dirs.cwd])] });
   } catch (err) {
-    throw new ConfigError(`${field}: cannot find package "${name}" from ${cwd} (${(err as Error).message.split('\n', 1)[0]})`);
+    throw new ConfigError(`${field}: cannot find package "${name}" from ${dirs.baseDir} (${(err as Error).message.split('\n', 1)[0]})`);
   }
 }
 
@@ -49,12 +49,12 @@ function definitionOf(module: Record<string, unknown>): unknown {
 
 /**
  * Imports the plugin a config entry names (`plugins.<index>`): `path` relative to `baseDir` (the config file's
- * folder), `package` from `cwd`. TypeScript works because the gateway runs under tsx. Every failure is a
+ * folder), `package` from there or `cwd`. TypeScript works because the gateway runs under tsx. Every failure is a
  * ConfigError naming the field, so a bad entry refuses the config change (400) or the start, never a request.
  */
 export async function loadPluginModule(entry: PluginEntryConfig, index: number, dirs: { baseDir: string; cwd: string }): Promise<LoadedPluginModule> {
   const field = `plugins.${index}.${entry.path !== undefined ? 'path' : 'package'}`;
-  const file = entry.path !== undefined ? resolvePath(entry.path, dirs.baseDir, field) : resolvePackage(entry.package ?? '', dirs.cwd, field);
+  const file = entry.path !== undefined ? resolvePath(entry.path, dirs.baseDir, field) : resolvePackage(entry.package ?? '', dirs, field);
   let module: Record<string, unknown>;
   try {
     module = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as Record<string, unknown>;

@@ -1,0 +1,259 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { GatewayEvents } from '../../src/bus/events.js';
+import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/**
+ * User plugins through the public surface: files and packages named in the config, changed through
+ * `PATCH /api/config` without a restart, and held to their contract per request.
+ */
+
+const zodUrl = import.meta.resolve('zod');
+let upstream: ScriptedUpstream;
+let dir: string;
+let running: RunningGateway | null = null;
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
+
+/** Counters the plugins below bump, shared through the process (the plugin modules are not the test's). */
+const probe = globalThis as unknown as { __pluginProbe: { closedStages: string[]; closedPlugins: string[]; inits: number } };
+
+/** A plugin that adds a system message `text` (its option) before the conversation's last message. */
+const SYSTEM_NOTE = `
+import { z } from ${JSON.stringify(zodUrl)};
+// Read at each call: the test replaces the probe between tests, the module is imported once.
+const probe = () => (globalThis.__pluginProbe ??= { closedStages: [], closedPlugins: [], inits: 0 });
+export default {
+  name: 'system-note',
+  options: z.strictObject({ text: z.string().min(1) }),
+  init() { probe().inits++; },
+  create(options) {
+    return {
+      name: 'system-note',
+      run(ctx, next) {
+        ctx.request.messages = [{ role: 'system', content: options.text }, ...ctx.request.messages];
+        return next();
+      },
+      close() { probe().closedStages.push(options.text); },
+    };
+  },
+  close() { probe().closedPlugins.push('system-note'); },
+};
+`;
+
+const THROWS = `
+export const plugin = { name: 'boom', create: () => ({ name: 'boom', run() { throw new Error('kaboom'); } }) };
+`;
+
+const HANGS = `
+import { NEVER } from 'rxjs';
+export default { name: 'hang', create: () => ({ name: 'hang', run() { return NEVER; } }) };
+`;
+
+function write(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+async function patchConfig(body: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${running!.url}/api/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, json: await res.json() };
+}
+
+function systemMessagesSent(): string[] {
+  const body = upstream.calls.at(-1)?.body as { messages: Array<{ role: string; content: string }> };
+  return body.messages.filter((m) => m.role === 'system').map((m) => m.content);
+}
+
+async function expectApiError(promise: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(OpenAI.APIError);
+  return err as InstanceType<typeof OpenAI.APIError>;
+}
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: null });
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-plugins-'));
+  mkdirSync(join(dir, 'plugins'));
+  write('plugins/system-note.mjs', SYSTEM_NOTE);
+  write('plugins/boom.ts', THROWS);
+  write('plugins/hang.mjs', HANGS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
+  // A package in the config folder's node_modules, named by `package`.
+  mkdirSync(join(dir, 'node_modules', 'tollgate-plugin-tag'), { recursive: true });
+  write('node_modules/tollgate-plugin-tag/package.json', JSON.stringify({ name: 'tollgate-plugin-tag', version: '1.0.0', type: 'module', main: 'index.js' }));
+  write(
+    'node_modules/tollgate-plugin-tag/index.js',
+    `export default { name: 'tag', create: (options) => ({ name: 'tag', run(ctx, next) { ctx.request.messages = [{ role: 'system', content: 'tag:' + options.tag }, ...ctx.request.messages]; return next(); } }) };\n`,
+  );
+});
+afterAll(async () => {
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  upstream.reset();
+  probe.__pluginProbe = { closedStages: [], closedPlugins: [], inits: 0 };
+});
+afterEach(async () => {
+  await running?.stop();
+  running = null;
+});
+
+/** A gateway whose config file lives in the temp folder, so relative plugin paths and packages resolve there. */
+async function start(plugins: unknown[]): Promise<RunningGateway> {
+  running = await startGateway(openAIConfig(upstream.url, { plugins } as never), {}, { configPath: join(dir, 'tollgate.yaml') });
+  return running;
+}
+
+describe('plugins from the config', () => {
+  it('loads a plugin file relative to the config file; the upstream receives what it adds', async () => {
+    const { client } = await start([{ name: 'note', path: 'plugins/system-note.mjs', options: { text: 'be brief' } }]);
+    const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(completion.choices[0]?.message.role).toBe('assistant');
+    expect(systemMessagesSent()).toEqual(['be brief']);
+    expect(probe.__pluginProbe.inits).toBe(1);
+  });
+
+  it('loads a plugin from an npm package', async () => {
+    const { client } = await start([{ name: 'tag', package: 'tollgate-plugin-tag', options: { tag: 'x1' } }]);
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(systemMessagesSent()).toEqual(['tag:x1']);
+  });
+
+  it('refuses to start on a bad plugin entry, naming the field', async () => {
+    await expect(start([{ name: 'note', path: 'plugins/system-note.mjs', options: { text: '' } }])).rejects.toThrow(/plugins\.0\.options\.text/);
+    running = null;
+    await expect(start([{ name: 'note', path: 'plugins/missing.ts' }])).rejects.toThrow(/plugins\.0\.path: no such file/);
+    running = null;
+  });
+});
+
+describe('changing plugins without a restart', () => {
+  it('adds, re-configures, reorders and removes plugins through PATCH /api/config', async () => {
+    const { client, gateway } = await start([]);
+    const ask = () => client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    await ask();
+    expect(systemMessagesSent()).toEqual([]);
+
+    const note = { name: 'note', path: 'plugins/system-note.mjs', options: { text: 'one' } };
+    const tag = { name: 'tag', package: 'tollgate-plugin-tag', options: { tag: 't' } };
+    expect((await patchConfig({ plugins: [note] })).status).toBe(200);
+    await ask();
+    expect(systemMessagesSent()).toEqual(['one']);
+
+    expect((await patchConfig({ plugins: [{ ...note, options: { text: 'two' } }] })).status).toBe(200);
+    await ask();
+    expect(systemMessagesSent()).toEqual(['two']);
+    // The superseded version had no request in flight: its stage was closed; the plugin itself stays loaded.
+    await expect.poll(() => probe.__pluginProbe.closedStages).toEqual(['one']);
+    expect(probe.__pluginProbe.closedPlugins).toEqual([]);
+    expect(probe.__pluginProbe.inits).toBe(1);
+
+    // Both before `call`, in listing order: each prepends, so the later one's message comes first.
+    await patchConfig({ plugins: [note, tag] });
+    await ask();
+    expect(systemMessagesSent()).toEqual(['tag:t', 'one']);
+    await patchConfig({ plugins: [tag, note] });
+    await ask();
+    expect(systemMessagesSent()).toEqual(['one', 'tag:t']);
+    // Placement moves one relative to the other.
+    await patchConfig({ plugins: [{ ...tag, placement: { after: 'note' } }, note] });
+    await ask();
+    expect(systemMessagesSent()).toEqual(['tag:t', 'one']);
+
+    await patchConfig({ plugins: null });
+    await ask();
+    expect(systemMessagesSent()).toEqual([]);
+    await expect.poll(() => probe.__pluginProbe.closedPlugins).toEqual(['system-note']);
+    expect(gateway.configService.current().plugins).toEqual([]);
+  });
+
+  it('refuses bad options, unknown placements and missing files whole, with a 400 naming the field', async () => {
+    const { client, gateway } = await start([{ name: 'note', path: 'plugins/system-note.mjs', options: { text: 'kept' } }]);
+    const version = gateway.configService.current().version;
+    const cases: Array<[unknown, string]> = [
+      [{ name: 'note', path: 'plugins/system-note.mjs', options: { text: 42 } }, 'plugins.0.options.text'],
+      [{ name: 'note', path: 'plugins/system-note.mjs', options: { text: 'x', extra: 1 } }, 'plugins.0.options'],
+      [{ name: 'note', path: 'plugins/system-note.mjs', options: { text: 'x' }, placement: { after: 'nowhere' } }, 'plugins.0.placement.after'],
+      [{ name: 'note', path: 'plugins/nope.ts' }, 'plugins.0.path'],
+      [{ name: 'auth', path: 'plugins/system-note.mjs', options: { text: 'x' } }, 'plugins.0.name'],
+    ];
+    for (const [entry, param] of cases) {
+      const { status, json } = await patchConfig({ plugins: [entry] });
+      expect(status, param).toBe(400);
+      expect(json.error.code).toBe('invalid_config');
+      expect(json.error.param).toBe(param);
+      expect(json.error.message).toContain(param);
+    }
+    expect(gateway.configService.current().version).toBe(version);
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(systemMessagesSent()).toEqual(['kept']);
+  });
+});
+
+describe('a plugin that breaks fails only its request', () => {
+  it('answers 500 naming a throwing plugin; the next request on a healthy config is fine', async () => {
+    const { client } = await start([{ name: 'boom', path: 'plugins/boom.ts' }]);
+    const failed: Array<GatewayEvents['plugin.failed']> = [];
+    running!.gateway.bus.on('plugin.failed', (event) => failed.push(event));
+    const err = await expectApiError(client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }));
+    expect(err.status).toBe(500);
+    expect(err.code).toBe('plugin_failed');
+    expect(err.message).toContain("Plugin 'boom'");
+    expect(upstream.calls).toHaveLength(0);
+    expect(failed).toEqual([expect.objectContaining({ plugin: 'boom', reason: 'threw', message: 'kaboom', optional: false, skipped: false })]);
+
+    await patchConfig({ plugins: [] });
+    const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(completion.choices).toHaveLength(1);
+  });
+
+  it('answers 504 naming a plugin that hangs past its timeout_ms, within the time', async () => {
+    const { client } = await start([{ name: 'hang', path: 'plugins/hang.mjs', timeout_ms: 200 }]);
+    const timedOut: Array<GatewayEvents['plugin.timed_out']> = [];
+    running!.gateway.bus.on('plugin.timed_out', (event) => timedOut.push(event));
+    const started = performance.now();
+    const err = await expectApiError(client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }));
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(err.status).toBe(504);
+    expect(err.code).toBe('plugin_timed_out');
+    expect(err.message).toContain("Plugin 'hang'");
+    expect(timedOut).toEqual([expect.objectContaining({ plugin: 'hang', timeoutMs: 200, skipped: false })]);
+  });
+
+  it('skips an optional plugin that throws or hangs, and reports it', async () => {
+    const { client, gateway } = await start([
+      { name: 'boom', path: 'plugins/boom.ts', optional: true },
+      { name: 'hang', path: 'plugins/hang.mjs', optional: true, timeout_ms: 100 },
+      { name: 'note', path: 'plugins/system-note.mjs', options: { text: 'still here' } },
+    ]);
+    const failed: Array<GatewayEvents['plugin.failed']> = [];
+    const timedOut: Array<GatewayEvents['plugin.timed_out']> = [];
+    gateway.bus.on('plugin.failed', (event) => failed.push(event));
+    gateway.bus.on('plugin.timed_out', (event) => timedOut.push(event));
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
+    expect(systemMessagesSent()).toEqual(['still here']);
+    expect(failed).toEqual([expect.objectContaining({ plugin: 'boom', optional: true, skipped: true })]);
+    expect(timedOut).toEqual([expect.objectContaining({ plugin: 'hang', optional: true, skipped: true })]);
+  });
+});
+
+describe('lifecycle', () => {
+  it('closes the stages and the plugin when the gateway closes', async () => {
+    await start([{ name: 'note', path: 'plugins/system-note.mjs', options: { text: 'bye' } }]);
+    await running!.stop();
+    running = null;
+    expect(probe.__pluginProbe.closedStages).toEqual(['bye']);
+    expect(probe.__pluginProbe.closedPlugins).toEqual(['system-note']);
+  });
+});
