@@ -6,6 +6,8 @@
 // The plugin contract.
 export { definePlugin, serviceKey } from './pipeline/plugin.js';
 export type { PluginDefinition, PluginPlacement, ServiceKey, Services } from './pipeline/plugin.js';
+// The services the gateway offers (`requires: [BUS]`, then `services.get(BUS)`).
+export { BUS, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, TRANSPORT } from './pipeline/services.js';
 
 // A stage: one layer of the onion, and what it sees.
 export type { Next, Stage } from './pipeline/stage.js';
