@@ -42,6 +42,8 @@ export interface EffectiveConfigView {
   warnings: ConfigWarning[];
   /** Usage-based routing rules in effect, in order. */
   routing_rules: unknown[];
+  /** Custom pipeline plugins in effect, in order, as configured. */
+  plugins: unknown[];
   /** The last rejected save of the config file, until a later save is accepted. */
   file_rejection: { file: string; at: string; reason: string } | null;
 }
@@ -192,6 +194,7 @@ export class ConfigService {
       providers: [...config.providers.values()].map(providerView),
       routes: [...config.routes.values()].map(routeView),
       routing_rules: structuredClone([...config.routingRules]),
+      plugins: structuredClone([...config.plugins]),
       warnings: config.warnings.map((warning) => ({ ...warning })),
       file_rejection: this.fileRejection(),
     };

@@ -58,7 +58,7 @@ export function documentFromView(
   let baseline = baselineWith(undefined);
   const document: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(view)) {
-    if (!READ_ONLY.includes(key) && !['settings', 'providers', 'routes', 'routing_rules'].includes(key)) document[key] = value;
+    if (!READ_ONLY.includes(key) && !['settings', 'providers', 'routes', 'routing_rules', 'plugins'].includes(key)) document[key] = value;
   }
 
   if (isRecord(view.settings)) {
@@ -109,6 +109,11 @@ export function documentFromView(
   if (view.routing_rules !== undefined && !isDeepStrictEqual(view.routing_rules, JSON.parse(JSON.stringify(baseline.routingRules)))) {
     document.routing_rules = view.routing_rules;
   }
+
+  // The API's plugin list replaces the file's whole: only a list that differs from the baseline's is the API's.
+  if (view.plugins !== undefined && !isDeepStrictEqual(view.plugins, JSON.parse(JSON.stringify(baseline.plugins)))) {
+    document.plugins = view.plugins;
+  }
   return document;
 }
 
@@ -124,5 +129,6 @@ export function effectiveFingerprint(config: RuntimeConfig): string {
     })),
     routes: [...config.routes.values()].map(routeView),
     routing_rules: config.routingRules,
+    plugins: config.plugins,
   });
 }

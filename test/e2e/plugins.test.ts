@@ -136,6 +136,18 @@ describe('plugins from the config', () => {
 });
 
 describe('changing plugins without a restart', () => {
+  it('shows the plugins in GET /api/config, and a PUT of that view keeps them and changes nothing', async () => {
+    const { gateway } = await start([]);
+    const note = { name: 'note', path: 'plugins/system-note.mjs', options: { text: 'kept' } };
+    expect((await patchConfig({ plugins: [note] })).status).toBe(200);
+    const view = (await (await fetch(`${running!.url}/api/config`)).json()) as { version: number; plugins: unknown[] };
+    expect(view.plugins).toEqual([note]);
+    const put = await fetch(`${running!.url}/api/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(view) });
+    expect(put.status).toBe(200);
+    expect(gateway.configService.current().version).toBe(view.version);
+    expect(gateway.configService.current().plugins).toEqual([note]);
+  });
+
   it('adds, re-configures, reorders and removes plugins through PATCH /api/config', async () => {
     const { client, gateway } = await start([]);
     const ask = () => client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
