@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { routeNameSchema } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 
 /**
@@ -21,9 +22,16 @@ const expiresSchema = z.iso
 
 /** `<provider>/<model>`, the model part may hold more slashes; `*` matches anything (`openai/*`, `*`). */
 const MODEL_PATTERN = /^(\*|[^/\s]+\/\S+)$/;
+/**
+ * An entry of a key's `models`: a `<provider>/<model>` (or `*` pattern), or a route name in the config's own
+ * syntax. A route need not exist yet: routes are live config, and a name no route has simply matches nothing.
+ */
 const modelPatternSchema = z
   .string()
-  .regex(MODEL_PATTERN, "must be '<provider>/<model>' ('*' patterns allowed), e.g. 'openai/gpt-4o-mini' or 'openai/*'");
+  .refine(
+    (entry) => MODEL_PATTERN.test(entry) || routeNameSchema.safeParse(entry).success,
+    "must be '<provider>/<model>' ('*' patterns allowed) or a route name, e.g. 'openai/gpt-4o-mini', 'openai/*' or 'chat-default'",
+  );
 
 /** Requests per minute per model, keyed by the model name the client asks for (a `<provider>/<model>` or a route name). */
 const modelRateLimitsSchema = z.record(z.string().min(1, 'must name a model'), z.number().int('must be an integer').positive('must be > 0'));

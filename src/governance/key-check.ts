@@ -1,6 +1,8 @@
 import { GatewayError } from '../errors.js';
 import { quoteInput } from '../quote-input.js';
 import type { GovernanceStore } from './governance-store.js';
+import type { RuntimeConfig } from '../config/runtime.js';
+import { refusedModel, type ModelRefusal, type RuleSubject } from './key-models.js';
 import { modelAllowed } from './model-patterns.js';
 import { VIRTUAL_KEY_PREFIX, type VirtualKeyRecord } from './types.js';
 
@@ -27,6 +29,49 @@ export function anonymousRule(settings: { requireVirtualKey: boolean; anonymousA
   return fromRemote && settings.anonymousAccess !== 'any' ? 'refuse-remote' : 'allow';
 }
 
+/** What the pipeline knows of a request beyond its model: the config it runs on, its fallbacks and metadata. */
+export interface RequestScope {
+  config: RuntimeConfig;
+  fallbacks: readonly string[];
+  metadata: Record<string, unknown> | null;
+}
+
+function ruleSubject(governance: GovernanceStore, key: VirtualKeyRecord, scope: RequestScope): RuleSubject {
+  return {
+    key: { id: key.id, name: key.name, metadata: key.metadata },
+    team: () => {
+      const team = key.team ? governance.getTeamRecord(key.team) : undefined;
+      return team ? { id: team.id, name: team.name } : null;
+    },
+    metadata: scope.metadata,
+  };
+}
+
+function listRefusal(patterns: readonly string[], model: string): ModelRefusal | null {
+  return modelAllowed(patterns, model) ? null : { param: 'model', requested: model, route: false, reaches: model, rule: null };
+}
+
+/** The 403 names what the key does not allow and how the request would get there. */
+function notAllowed(key: VirtualKeyRecord, refusal: ModelRefusal): GatewayError {
+  const requested = quoteInput(refusal.requested);
+  const allowed = ` Allowed: ${key.models.join(', ')}.`;
+  let message: string;
+  if (refusal.route) {
+    const what = refusal.param === 'model' ? `route '${requested}'` : `fallback route '${requested}'`;
+    const via = refusal.rule ? `Routing rule '${refusal.rule}' may send this request to ${what}, which` : `The ${what}`;
+    message =
+      `${via} can reach '${quoteInput(refusal.reaches)}', which the virtual key '${key.name}' does not allow.${allowed} ` +
+      'A key may use a route it lists by name, or one whose every target and fallback it allows.';
+  } else if (refusal.rule) {
+    message = `Routing rule '${refusal.rule}' may send this request to '${requested}', which the virtual key '${key.name}' does not allow.${allowed}`;
+  } else if (refusal.param !== 'model') {
+    message = `The virtual key '${key.name}' may not use '${requested}', named in '${refusal.param}'.${allowed}`;
+  } else {
+    message = `The virtual key '${key.name}' may not use model '${requested}'.${allowed}`;
+  }
+  return new GatewayError({ status: 403, type: 'permission_error', code: 'model_not_allowed', param: refusal.param, message });
+}
+
 const REMOTE_NEEDS_KEY =
   'A virtual key is required for clients on other machines: send it as Authorization: Bearer <key> or x-api-key. ' +
   'Requests without one are served to clients on the gateway\'s own machine only, unless the operator sets ' +
@@ -36,8 +81,16 @@ const REMOTE_NEEDS_KEY =
  * The virtual-key rules, in one place for the auth stage and for the few endpoints that answer without the
  * pipeline (token counting): a credential that looks like one of ours (`tg-...`) must be a live key allowed the
  * model in every mode; other credentials (or none) are anonymous (key null), which `require_virtual_key` refuses, and `anonymous_access: loopback` refuses from other machines.
+ * With a `scope` (the pipeline's auth stage), the key's `models` are checked against all the request can reach
+ * (see key-models.ts); without one (endpoints that call no model), against the name alone.
  */
-export function checkVirtualKey(governance: GovernanceStore, anonymous: AnonymousRule, credential: string | null, model: string): KeyCheck {
+export function checkVirtualKey(
+  governance: GovernanceStore,
+  anonymous: AnonymousRule,
+  credential: string | null,
+  model: string,
+  scope?: RequestScope,
+): KeyCheck {
   const refuse = (reason: KeyRejection, keyId: string | null, error: GatewayError): KeyCheck => ({ ok: false, reason, keyId, error });
   if (!credential || !credential.startsWith(VIRTUAL_KEY_PREFIX)) {
     if (anonymous === 'allow') return { ok: true, key: null };
@@ -50,18 +103,8 @@ export function checkVirtualKey(governance: GovernanceStore, anonymous: Anonymou
   if (key.expires_at && Date.parse(key.expires_at) <= Date.now()) {
     return refuse('expired_key', key.id, unauthorized(`The virtual key '${key.name}' expired at ${key.expires_at}.`, 'key_expired'));
   }
-  if (!modelAllowed(key.models, model)) {
-    return refuse(
-      'model_not_allowed',
-      key.id,
-      new GatewayError({
-        status: 403,
-        type: 'permission_error',
-        code: 'model_not_allowed',
-        param: 'model',
-        message: `The virtual key '${key.name}' may not use model '${quoteInput(model)}'. Allowed: ${key.models.join(', ')}.`,
-      }),
-    );
-  }
+  if (key.models.length === 0) return { ok: true, key };
+  const refusal = scope ? refusedModel(scope.config, key.models, model, scope.fallbacks, ruleSubject(governance, key, scope)) : listRefusal(key.models, model);
+  if (refusal) return refuse('model_not_allowed', key.id, notAllowed(key, refusal));
   return { ok: true, key };
 }

@@ -3,6 +3,7 @@ import { throwError } from 'rxjs';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { ResponseEvent } from '../dialects/openai/types.js';
 import { anonymousRule, checkVirtualKey } from '../governance/key-check.js';
+import { isRecord } from '../is-record.js';
 import type { Settings } from '../config/runtime.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
@@ -21,7 +22,10 @@ class AuthStage implements Stage {
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     const { bus, governance } = this.deps;
-    const check = checkVirtualKey(governance, anonymousRule(this.settings, ctx.fromRemote), ctx.credential, ctx.request.model);
+    // The scope lets a key's model list be read against all the request can reach (its route's targets and
+    // fallbacks, its own fallbacks, routing rules' destinations), which the route stage decides after auth.
+    const scope = { config: ctx.config, fallbacks: ctx.requestFallbacks, metadata: isRecord(ctx.request.metadata) ? ctx.request.metadata : null };
+    const check = checkVirtualKey(governance, anonymousRule(this.settings, ctx.fromRemote), ctx.credential, ctx.request.model, scope);
     if (!check.ok) {
       bus.emit('auth.rejected', { requestId: ctx.id, reason: check.reason, keyId: check.keyId });
       return throwError(() => check.error);

@@ -148,7 +148,7 @@ describe('virtual keys', () => {
     [{ name: 'x', budget: -1 }, 'budget'],
     [{ name: 'x', rate_limit: 0 }, 'rate_limit'],
     [{ name: 'x', rate_limit: 2.5 }, 'rate_limit'],
-    [{ name: 'x', models: ['gpt-4o'] }, 'models.0'],
+    [{ name: 'x', models: ['gpt 4o'] }, 'models.0'],
     [{ name: 'x', budget_period: 'yearly' }, 'budget_period'],
     [{ name: 'x', tokens_per_minute: 'lots' }, 'tokens_per_minute'],
     [{ name: 'x', expires_at: 'next week' }, 'expires_at'],

@@ -148,7 +148,7 @@ describe('createKey', () => {
     [{ name: 'x', rate_limit: 1.5 }, 'rate_limit'],
     [{ name: 'x', tokens_per_minute: -5 }, 'tokens_per_minute'],
     [{ name: 'x', models: 'openai/gpt-4o' }, 'models'],
-    [{ name: 'x', models: ['openai/gpt-4o', 'gpt-4o'] }, 'models.1'],
+    [{ name: 'x', models: ['openai/gpt-4o', 'gpt 4o'] }, 'models.1'],
     [{ name: 'x', models: ['/gpt-4o'] }, 'models.0'],
     [{ name: 'x', budget_period: 'yearly' }, 'budget_period'],
     [{ name: 'x', expires_at: 'tomorrow' }, 'expires_at'],
@@ -248,7 +248,7 @@ describe('updateKey', () => {
   it('validates the patch and names the field', async () => {
     const { record } = await store.createKey(SPEC_BODY);
     await expect400(() => store.updateKey(record.id, { rate_limit: 0 }), 'rate_limit');
-    await expect400(() => store.updateKey(record.id, { models: ['nope'] }), 'models.0');
+    await expect400(() => store.updateKey(record.id, { models: ['no such model'] }), 'models.0');
     await expect400(() => store.updateKey(record.id, { name: '' }), 'name');
     await expect400(() => store.updateKey(record.id, { spend: 0 }), 'spend');
     await expect400(() => store.updateKey(record.id, { id: 'vk_other' }), 'id');
