@@ -85,7 +85,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         fallbacksOf(request.body);
         const body = readMessagesRequest(request.body, 'count_tokens');
         const config = deps.config.current();
-        checkVirtualKey(deps.governance, config.settings, isRemoteClient(request, config.settings), presentedCredential(request), canonicalModelName(config, body.model));
+        checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), presentedCredential(request), canonicalModelName(config, body.model));
         const inputTokens = await countInputTokens({
           config,
           body,

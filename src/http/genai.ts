@@ -97,7 +97,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
         if (parsed.method === 'countTokens') {
           fallbacksOf(request.body);
           // Counting costs nothing, so no budget or rate limit; but a `tg-` key must be live and allowed the model.
-          checkVirtualKey(deps.governance, config.settings, fromRemote, credential, model);
+          checkVirtualKey(deps.governance, config, fromRemote, credential, model);
           const totalTokens = estimateGeminiTokens(request.body);
           return reply.type('application/json; charset=utf-8').send(JSON.stringify({ totalTokens }));
         }
