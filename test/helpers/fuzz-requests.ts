@@ -743,11 +743,12 @@ export function generateRequest(seed: number, index: number): FuzzRequest {
   const headers = randomHeaders(r, familyOf(path));
   const encoded = method === 'GET' || method === 'HEAD' ? (r.chance(0.05) ? JSON.stringify(body ?? {}) : undefined) : encodeBody(r, body ?? {}, headers);
   if (encoded !== undefined && (method === 'GET' || method === 'HEAD')) headers['content-type'] = 'application/json';
-  // Paths an HTTP client refuses to send (raw bytes outside 0x21-0xFF) go through the socket instead.
+  // Paths an HTTP client refuses to send (raw bytes outside 0x21-0xFF) go through the socket instead. A HEAD keeps its
+  // method: its answer rightly has no body, whatever the status.
   if (/[^\u0021-\u00ff]/.test(path)) {
     const payload = encoded === undefined ? Buffer.alloc(0) : Buffer.from(encoded);
     const lines = [`${method} ${path} HTTP/1.1`, 'host: x', 'connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `content-length: ${payload.length}`];
-    return { index, kind: `${kind} (raw path)`, family: familyOf(path), method: 'RAW', path, headers: {}, raw: Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), payload]) };
+    return { index, kind: `${kind} (raw path)`, family: familyOf(path), method: method === 'HEAD' ? 'HEAD' : 'RAW', path, headers: {}, raw: Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), payload]) };
   }
   return { index, kind, family: familyOf(path), method, path, headers, ...(encoded !== undefined ? { body: encoded } : {}) };
 }
