@@ -4,14 +4,14 @@
  */
 
 // The plugin contract.
-export { definePlugin, serviceKey } from './pipeline/plugin.js';
-export type { PluginDefinition, PluginPlacement, ServiceKey, Services } from './pipeline/plugin.js';
+export { definePlugin, serviceKey } from './core/plugin.js';
+export type { PluginDefinition, PluginPlacement, ServiceKey, Services } from './core/plugin.js';
 // The services the gateway offers (`requires: [BUS]`, then `services.get(BUS)`).
 export { BUS, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, TRANSPORT } from './pipeline/services.js';
 
 // A stage: one layer of the onion, and what it sees.
 export type { Next, Stage } from './pipeline/stage.js';
-export type { Identity, RequestContext, UpstreamOutcome } from './pipeline/context.js';
+export type { Identity, RequestContext, UpstreamOutcome } from './core/context.js';
 export type { RuntimeConfig } from './config/runtime.js';
 
 // The canonical request and response shapes (OpenAI's chat-completions shapes).
@@ -27,7 +27,7 @@ export type {
   NativeRequest,
   NativeStreamEvent,
   ResponseEvent,
-} from './dialects/openai/types.js';
+} from './core/canonical.js';
 
 // Errors: a stage fails a request with a GatewayError; the HTTP layer renders it in the client's dialect.
 export { GatewayError } from './errors.js';

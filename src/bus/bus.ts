@@ -1,5 +1,5 @@
 import { EventEmitter } from 'eventemitter3';
-import type { EventName, GatewayEvents } from './events.js';
+import type { EventName, GatewayEvents } from '../core/events.js';
 
 type Listener<K extends EventName> = (payload: GatewayEvents[K]) => void;
 

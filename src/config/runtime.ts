@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { normalizeAddress } from './address.js';
 import { createHash } from 'node:crypto';
-import type { ResolvedProvider, UpstreamTimeouts } from '../providers/contract.js';
+import type { ResolvedProvider, UpstreamTimeouts } from '../core/provider.js';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';

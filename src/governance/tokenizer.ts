@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer';
-import type { ChatMessage } from '../dialects/openai/types.js';
+import type { ChatMessage } from '../core/canonical.js';
 
 /**
  * Token counting for budget reservations, count-tokens answers and charging streams that end without a usage

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable, Observer } from 'rxjs';
-import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from '../core/context.js';
 import type { Log } from '../telemetry/log.js';
 import type { RenderedError } from './render-error.js';
 

@@ -8,7 +8,7 @@ import { readCanonical } from '../dialects/anthropic/lenient.js';
 import { GatewayError } from '../errors.js';
 import { countPromptTokens } from '../governance/tokenizer.js';
 import { authHeaders } from '../providers/auth-headers.js';
-import type { Target } from '../providers/contract.js';
+import type { Target } from '../core/provider.js';
 import { anthropicError } from '../providers/anthropic/index.js';
 import { resolveDirectTarget, splitModelName } from '../routing/resolve-target.js';
 

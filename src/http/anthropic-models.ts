@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
-import { modelEntries } from '../providers/catalog/model-list.js';
+import { modelEntries } from '../catalog/model-list.js';
 import type { HttpDeps } from './deps.js';
 
 interface AnthropicModel {

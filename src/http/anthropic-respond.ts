@@ -5,9 +5,9 @@ import { anthropicMessage, type ReplyContext } from '../dialects/anthropic/respo
 import type { AnthropicStreamEvent } from '../dialects/anthropic/shapes.js';
 import { anthropicNative, nativeFrames, nativeMessageJson } from '../dialects/anthropic/native.js';
 import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../dialects/anthropic/stream.js';
-import type { ChatCompletion, ResponseEvent } from '../dialects/openai/types.js';
+import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../errors.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from '../core/context.js';
 import type { Log } from '../telemetry/log.js';
 import { renderAnthropicError } from './anthropic-errors.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';

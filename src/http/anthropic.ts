@@ -3,9 +3,9 @@ import { canonicalModelName, keepsAnthropicFields } from '../dialects/anthropic/
 import { readMessagesRequest } from '../dialects/anthropic/parse-request.js';
 import { readCanonical } from '../dialects/anthropic/lenient.js';
 import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
-import type { ChatCompletionRequest } from '../dialects/openai/types.js';
+import type { ChatCompletionRequest } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
-import { createRequestContext } from '../pipeline/context.js';
+import { createRequestContext } from '../core/context.js';
 import { hasExactNumbers } from '../exact-numbers.js';
 import { countInputTokens } from './anthropic-count-tokens.js';
 import { renderAnthropicError } from './anthropic-errors.js';

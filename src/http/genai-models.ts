@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
-import { modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
+import { modelEntries, type ModelEntry } from '../catalog/model-list.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;

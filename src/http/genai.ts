@@ -6,9 +6,9 @@ import { canonicalGenerateRequest, readGenerateRequest } from '../dialects/gemin
 import { isRecord } from '../is-record.js';
 import { embeddingsAsChat } from '../dialects/openai/parse-embeddings.js';
 import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
-import type { ChatCompletionRequest } from '../dialects/openai/types.js';
+import type { ChatCompletionRequest } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
-import { createRequestContext } from '../pipeline/context.js';
+import { createRequestContext } from '../core/context.js';
 import { hasExactNumbers } from '../exact-numbers.js';
 import { checkVirtualKey } from './key-check.js';
 import { isRemoteClient } from './client-address.js';

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { embeddingsAsChat, parseEmbeddingsRequest } from '../dialects/openai/parse-embeddings.js';
 import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/openai/parse-request.js';
-import { createRequestContext } from '../pipeline/context.js';
+import { createRequestContext } from '../core/context.js';
 import { hasExactNumbers } from '../exact-numbers.js';
-import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../providers/catalog/model-list.js';
+import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../catalog/model-list.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { resolveModelName } from '../routing/bare-model.js';
 import { modelNameError, quotedModelName } from '../dialects/model-name-check.js';

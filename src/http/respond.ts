@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
 import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../dialects/openai/stream-usage.js';
-import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../dialects/openai/types.js';
+import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../errors.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from '../core/context.js';
 import type { Log } from '../telemetry/log.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 import { openAIErrorBody, renderOpenAIError } from './render-error.js';

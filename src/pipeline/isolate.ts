@@ -1,7 +1,7 @@
 import { EMPTY, isObservable, Observable, type Subscription } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
-import type { GatewayEvents } from '../bus/events.js';
-import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { GatewayEvents } from '../core/events.js';
+import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
 import type { Log } from '../telemetry/log.js';
 import type { Next, Stage } from './stage.js';

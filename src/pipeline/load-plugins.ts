@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PluginEntryConfig } from '../config/schema.js';
 import { ConfigError } from '../config/secret-ref.js';
-import type { PluginDefinition } from './plugin.js';
+import type { PluginDefinition } from '../core/plugin.js';
 
 /** A plugin module found and imported: `key` identifies it (one `init`, one `close`) across config versions. */
 export interface LoadedPluginModule {

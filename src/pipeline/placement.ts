@@ -1,4 +1,4 @@
-import type { PluginPlacement } from './plugin.js';
+import type { PluginPlacement } from '../core/plugin.js';
 
 export interface PlacedPlugin {
   name: string;

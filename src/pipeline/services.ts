@@ -5,7 +5,7 @@ import type { Reservations } from '../governance/reservations.js';
 import type { UpstreamTransport } from '../providers/transport.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
 import type { Log } from '../telemetry/log.js';
-import { serviceKey, type ServiceKey, type Services } from './plugin.js';
+import { serviceKey, type ServiceKey, type Services } from '../core/plugin.js';
 import type { StageDeps } from './stage.js';
 
 /** The services the gateway offers plugins: what the built-in stages get as StageDeps, one typed key each. */

@@ -1,14 +1,14 @@
 import type { Observable } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
 import type { RuntimeConfig } from '../config/runtime.js';
-import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { ResponseEvent } from '../core/canonical.js';
 import type { Log } from '../telemetry/log.js';
 import type { UpstreamTransport } from '../providers/transport.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 import type { Reservations } from '../governance/reservations.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
-import type { RequestContext } from './context.js';
+import type { RequestContext } from '../core/context.js';
 
 /** Calls the rest of the pipeline; its Observable is the response as the inner stages produce it. */
 export type Next = () => Observable<ResponseEvent>;

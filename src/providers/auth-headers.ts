@@ -1,4 +1,4 @@
-import type { AuthScheme } from './contract.js';
+import type { AuthScheme } from '../core/provider.js';
 
 /** The credential header(s) for a provider's auth scheme; none when there is no key (keyless local servers). */
 export function authHeaders(scheme: AuthScheme, apiKey: string | null): Record<string, string> {

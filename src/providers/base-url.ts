@@ -1,4 +1,4 @@
-import type { VendorDefinition } from './contract.js';
+import type { VendorDefinition } from '../core/provider.js';
 
 /**
  * A configured base URL (environment, file or API) read the way the vendor's own SDK reads it, and also in the

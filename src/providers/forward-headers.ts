@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Target, UpstreamRequest } from './contract.js';
+import type { Target, UpstreamRequest } from '../core/provider.js';
 
 /**
  * Headers a vendor's own SDK sends for the vendor to read, forwarded when the request goes to that vendor:

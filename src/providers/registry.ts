@@ -1,4 +1,4 @@
-import type { ProviderAdapter, VendorDefinition } from './contract.js';
+import type { ProviderAdapter, VendorDefinition } from '../core/provider.js';
 import { openAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { openAICompatibleVendors } from './openai-compatible/vendors.js';
 import { anthropicFamily } from './anthropic/index.js';

@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { ChatCompletionChunk } from '../dialects/openai/types.js';
-import type { StreamDecoder } from './contract.js';
+import type { ChatCompletionChunk } from '../core/canonical.js';
+import type { StreamDecoder } from '../core/provider.js';
 
 /**
  * Decodes a Server-Sent Events body incrementally. `mapEvent` turns one SSE event into canonical chunks and

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import { quoteInput } from '../quote-input.js';
-import type { UpstreamRequest, UpstreamTimeouts } from './contract.js';
+import type { UpstreamRequest, UpstreamTimeouts } from '../core/provider.js';
 
 /** Receives one upstream answer. After `onEnd` or `onError`, nothing more is called. */
 export interface UpstreamResponseHandler {

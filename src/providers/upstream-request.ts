@@ -1,5 +1,5 @@
 import { authHeaders } from './auth-headers.js';
-import type { Target } from './contract.js';
+import type { Target } from '../core/provider.js';
 
 /** Appends a path to a base URL, with exactly one slash between them. */
 export function joinUrl(base: string, path: string): string {

@@ -1,4 +1,4 @@
-import type { CompletionUsage } from '../dialects/openai/types.js';
+import type { CompletionUsage } from '../core/canonical.js';
 
 /** A token count from an upstream's usage field: a positive finite number, else 0. */
 export function tokenCount(value: unknown): number {

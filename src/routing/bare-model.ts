@@ -1,6 +1,6 @@
 import type { ProviderRuntime, RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
-import { catalogModels } from '../providers/catalog/catalog.js';
+import { catalogModels } from '../catalog/catalog.js';
 import { quoteInput } from '../quote-input.js';
 import { isRouteName } from './route-patterns.js';
 

@@ -1,6 +1,6 @@
 import type { EventBus } from '../bus/bus.js';
 import type { BreakerPolicy } from '../config/routing-policy.js';
-import type { Target } from '../providers/contract.js';
+import type { Target } from '../core/provider.js';
 import { targetId, type Candidate } from './resolve-target.js';
 import type { Admission } from './circuit-breaker.js';
 import { RateMeter } from './rate-meter.js';

@@ -1,6 +1,6 @@
 import type { ProviderRuntime, RuntimeConfig } from '../config/runtime.js';
 import { GatewayError } from '../errors.js';
-import type { Target } from '../providers/contract.js';
+import type { Target } from '../core/provider.js';
 import { quoteInput } from '../quote-input.js';
 import { bareModelError, lookupBareModel } from './bare-model.js';
 import { weightedPick } from './weighted-pick.js';

@@ -1,11 +1,11 @@
 import type { Observable } from 'rxjs';
 import { throwError } from 'rxjs';
 import type { RuntimeConfig } from '../config/runtime.js';
-import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { ResponseEvent } from '../core/canonical.js';
 import { anonymousRule, checkVirtualKey } from '../governance/key-check.js';
 import { isRecord } from '../is-record.js';
 import type { Settings } from '../config/runtime.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from '../core/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 
 /**

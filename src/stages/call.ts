@@ -1,11 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
-import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, ResponseEvent } from '../dialects/openai/types.js';
+import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../errors.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from '../core/context.js';
 import type { Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 import type { BreakerPolicy } from '../config/routing-policy.js';
-import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../providers/contract.js';
+import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../core/provider.js';
 import { adapterFor } from '../providers/registry.js';
 import { restoreExactNumbers } from '../exact-numbers.js';
 import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';

@@ -1,11 +1,11 @@
 import { Observable } from 'rxjs';
-import type { ChatCompletion, ChatCompletionChunk, CompletionUsage, ResponseEvent } from '../dialects/openai/types.js';
+import type { ChatCompletion, ChatCompletionChunk, CompletionUsage, ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
 import { countPromptTokens, TokenCounter } from '../governance/tokenizer.js';
 import type { PeriodUsage, RequestLogEntry } from '../governance/types.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from '../core/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
-import { costOf, tokenUsageFromOpenAI, type TokenUsage } from '../providers/catalog/prices.js';
+import { costOf, tokenUsageFromOpenAI, type TokenUsage } from '../catalog/prices.js';
 import type { PriceConfig } from '../config/schema.js';
 import { isRecord } from '../is-record.js';
 import { requestedMaxOutput } from './budget.js';

@@ -1,10 +1,10 @@
 import type { Observable } from 'rxjs';
 import { throwError } from 'rxjs';
-import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
 import { formatResetDuration } from '../governance/durations.js';
 import type { WindowState } from '../governance/rate-limiter.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from '../core/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 
 interface Scope {

@@ -1,8 +1,8 @@
 import { defer, type Observable } from 'rxjs';
 import type { RuntimeConfig } from '../config/runtime.js';
-import type { ResponseEvent } from '../dialects/openai/types.js';
+import type { ResponseEvent } from '../core/canonical.js';
 import { countPromptTokens } from '../governance/tokenizer.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from '../core/context.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import { routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRequestContext } from '../../src/pipeline/context.js';
-import type { ResponseEvent } from '../../src/dialects/openai/types.js';
+import { createRequestContext } from '../../src/core/context.js';
+import type { ResponseEvent } from '../../src/core/canonical.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import OpenAI from 'openai';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import type { GatewayEvents } from '../../src/bus/events.js';
+import type { GatewayEvents } from '../../src/core/events.js';
 
 let a: ScriptedUpstream;
 let b: ScriptedUpstream;

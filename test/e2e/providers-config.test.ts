@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { loadConfigFile } from '../../src/config/load-file.js';
-import type { GatewayEvents } from '../../src/bus/events.js';
+import type { GatewayEvents } from '../../src/core/events.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 

@@ -8,7 +8,7 @@ import { canonicalRequest } from '../../src/dialects/anthropic/request.js';
 import { anthropicMessage } from '../../src/dialects/anthropic/response.js';
 import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../../src/dialects/anthropic/stream.js';
 import { effortFor } from '../../src/dialects/anthropic/thinking.js';
-import type { ChatCompletion, ChatCompletionChunk } from '../../src/dialects/openai/types.js';
+import type { ChatCompletion, ChatCompletionChunk } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
 import { renderAnthropicError } from '../../src/http/anthropic-errors.js';
 import { messagesBody } from '../../src/providers/anthropic/request.js';

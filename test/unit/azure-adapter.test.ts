@@ -2,10 +2,10 @@ import { calcPrice } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
-import type { ChatCompletionChunk, CompletionUsage } from '../../src/dialects/openai/types.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
 import { azureAdapter } from '../../src/providers/azure/index.js';
-import { costOf, tokenUsageFromOpenAI } from '../../src/providers/catalog/prices.js';
+import { costOf, tokenUsageFromOpenAI } from '../../src/catalog/prices.js';
 import { vendorById } from '../../src/providers/registry.js';
 import { makeTarget, type TargetOptions } from './targets.js';
 

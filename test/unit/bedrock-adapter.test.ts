@@ -5,13 +5,13 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
-import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../../src/dialects/openai/types.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
 import { bedrockAdapter } from '../../src/providers/bedrock/adapter.js';
 import { embeddingModel } from '../../src/providers/bedrock/embeddings.js';
 import { countTextTokens } from '../../src/governance/tokenizer.js';
-import { costOf, tokenUsageFromOpenAI } from '../../src/providers/catalog/prices.js';
-import type { Target, UpstreamRequest } from '../../src/providers/contract.js';
+import { costOf, tokenUsageFromOpenAI } from '../../src/catalog/prices.js';
+import type { Target, UpstreamRequest } from '../../src/core/provider.js';
 import { adapterFor, vendorById } from '../../src/providers/registry.js';
 import { makeTarget } from './targets.js';
 

@@ -8,7 +8,7 @@ import { canonicalEffort, canonicalGenerateRequest, readGenerateRequest } from '
 import { generateContentResponse, geminiFinishReason, geminiUsageMetadata } from '../../src/dialects/gemini/response.js';
 import { fromGeminiSchema } from '../../src/dialects/gemini/schema.js';
 import { errorEvent, GeminiStreamRenderer, sseFrame } from '../../src/dialects/gemini/stream.js';
-import type { ChatCompletion, ChatCompletionChunk } from '../../src/dialects/openai/types.js';
+import type { ChatCompletion, ChatCompletionChunk } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
 import { countPromptTokens } from '../../src/governance/tokenizer.js';
 import { completionFromGemini, toGeminiRequest, toGeminiSchema } from '../../src/providers/gemini/index.js';

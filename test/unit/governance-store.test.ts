@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
-import type { GatewayEvents } from '../../src/bus/events.js';
+import type { GatewayEvents } from '../../src/core/events.js';
 import { GatewayError } from '../../src/errors.js';
 import { GovernanceStore, type RequestLogInput } from '../../src/governance/governance-store.js';
 import { hashSecret } from '../../src/governance/key-secrets.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionRequest } from '../../src/dialects/openai/types.js';
+import type { ChatCompletionRequest } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
-import type { Target } from '../../src/providers/contract.js';
+import type { Target } from '../../src/core/provider.js';
 import { openAICompatibleAdapter } from '../../src/providers/openai-compatible/adapter.js';
 import { openAICompatibleVendors } from '../../src/providers/openai-compatible/vendors.js';
 import { makeTarget, vendor } from './targets.js';

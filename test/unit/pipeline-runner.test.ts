@@ -1,11 +1,11 @@
 import { firstValueFrom, lastValueFrom, map, Observable, of, Subject, throwError, toArray } from 'rxjs';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
-import type { GatewayEvents } from '../../src/bus/events.js';
+import type { GatewayEvents } from '../../src/core/events.js';
 import { resolveRuntimeConfig, type RuntimeConfig } from '../../src/config/runtime.js';
-import type { ChatCompletion, ResponseEvent } from '../../src/dialects/openai/types.js';
+import type { ChatCompletion, ResponseEvent } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
-import { createRequestContext, type RequestContext } from '../../src/pipeline/context.js';
+import { createRequestContext, type RequestContext } from '../../src/core/context.js';
 import type { PipelineDefinition } from '../../src/pipeline/definition.js';
 import { Pipeline, type StageRegistry } from '../../src/pipeline/runner.js';
 import type { Next, Stage, StageDeps, StageFactory } from '../../src/pipeline/stage.js';

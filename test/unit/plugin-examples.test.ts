@@ -13,7 +13,7 @@ import { GovernanceStore } from '../../src/governance/governance-store.js';
 import { SlidingWindowLimiter } from '../../src/governance/rate-limiter.js';
 import { Reservations } from '../../src/governance/reservations.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, PluginDefinition, RequestContext, ResponseEvent, Services, Stage, TeamRecord, VirtualKeyRecord } from '../../src/index.js';
-import { createRequestContext, type ContextInit } from '../../src/pipeline/context.js';
+import { createRequestContext, type ContextInit } from '../../src/core/context.js';
 import { Pipeline } from '../../src/pipeline/runner.js';
 import type { StageDeps, StageFactory } from '../../src/pipeline/stage.js';
 import { UpstreamTransport } from '../../src/providers/transport.js';

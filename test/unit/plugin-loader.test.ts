@@ -7,7 +7,7 @@ import { resolveRuntimeConfig, type RuntimeConfig } from '../../src/config/runti
 import type { ConfigDocument } from '../../src/config/schema.js';
 import { placePlugins } from '../../src/pipeline/placement.js';
 import { PluginHost } from '../../src/pipeline/plugin-host.js';
-import { serviceKey } from '../../src/pipeline/plugin.js';
+import { serviceKey } from '../../src/core/plugin.js';
 import { BUS, HEALTH, ServiceRegistry } from '../../src/pipeline/services.js';
 import { createLog } from '../../src/telemetry/log.js';
 

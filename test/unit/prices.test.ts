@@ -2,7 +2,7 @@ import { calcPrice, findProvider } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig, type ProviderRuntime } from '../../src/config/runtime.js';
 import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
-import { costOf, tokenUsageFromOpenAI, unitPrices, type TokenUsage } from '../../src/providers/catalog/prices.js';
+import { costOf, tokenUsageFromOpenAI, unitPrices, type TokenUsage } from '../../src/catalog/prices.js';
 
 function providerFrom(file: ConfigInput, name = 'openai'): ProviderRuntime {
   const provider = resolveRuntimeConfig({ api: {}, file: configFileSchema.parse(file) }, {}, 1).providers.get(name);

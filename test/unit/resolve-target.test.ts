@@ -3,7 +3,7 @@ import { resolveRuntimeConfig, type RuntimeConfig } from '../../src/config/runti
 import { configFileSchema } from '../../src/config/schema.js';
 import type { Env } from '../../src/config/secret-ref.js';
 import { GatewayError } from '../../src/errors.js';
-import type { Target } from '../../src/providers/contract.js';
+import type { Target } from '../../src/core/provider.js';
 import { resolveDirectTarget, splitModelName } from '../../src/routing/resolve-target.js';
 
 function runtime(file: unknown = {}, env: Env = {}): RuntimeConfig {

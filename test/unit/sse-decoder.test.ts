@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionChunk } from '../../src/dialects/openai/types.js';
+import type { ChatCompletionChunk } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
-import type { StreamDecoder } from '../../src/providers/contract.js';
+import type { StreamDecoder } from '../../src/core/provider.js';
 import { openAICompatibleAdapter } from '../../src/providers/openai-compatible/adapter.js';
 import { makeTarget } from './targets.js';
 

@@ -1,4 +1,4 @@
-import type { ProviderOptions, Target, VendorDefinition } from '../../src/providers/contract.js';
+import type { ProviderOptions, Target, VendorDefinition } from '../../src/core/provider.js';
 import { apiRoot } from '../../src/providers/base-url.js';
 import { vendorById } from '../../src/providers/registry.js';
 

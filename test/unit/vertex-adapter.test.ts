@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig, type ProviderRuntime } from '../../src/config/runtime.js';
 import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
 import { GatewayError } from '../../src/errors.js';
-import { costOf, tokenUsageFromOpenAI } from '../../src/providers/catalog/prices.js';
-import type { Target } from '../../src/providers/contract.js';
+import { costOf, tokenUsageFromOpenAI } from '../../src/catalog/prices.js';
+import type { Target } from '../../src/core/provider.js';
 import { vertexCredential } from '../../src/providers/vertex/credentials.js';
 import { vertexAdapter } from '../../src/providers/vertex/adapter.js';
 

@@ -1,4 +1,4 @@
-import type { ChatCompletion, ChatCompletionChunk } from '../openai/types.js';
+import type { ChatCompletion, ChatCompletionChunk } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest } from '../openai/types.js';
+import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { GatewayError } from '../../errors.js';
 import type { DialectOptions } from './content.js';
 import type { MessagesRequest } from './parse-request.js';

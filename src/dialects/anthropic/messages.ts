@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../openai/types.js';
+import type { ChatMessage } from '../../core/canonical.js';
 import { cannotTranslate, plainText, textPart, toolCall, toolMessage, userPart, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';

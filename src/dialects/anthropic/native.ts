@@ -1,4 +1,4 @@
-import type { NativeAnswer, NativeStreamEvent } from '../openai/types.js';
+import type { NativeAnswer, NativeStreamEvent } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 import type { ReplyContext } from './response.js';
 

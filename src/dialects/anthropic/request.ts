@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest } from '../openai/types.js';
+import type { ChatCompletionRequest } from '../../core/canonical.js';
 import type { DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
 import { canonicalMessages } from './messages.js';

@@ -1,4 +1,4 @@
-import type { ChatCompletion } from '../openai/types.js';
+import type { ChatCompletion } from '../../core/canonical.js';
 import { messageId, toolUseId } from './ids.js';
 import { type AnthropicMessageOut, type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';

@@ -1,5 +1,5 @@
 import type { GatewayError } from '../../errors.js';
-import type { ChatCompletionChunk, CompletionUsage } from '../openai/types.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { anthropicErrorBody } from './error-shape.js';
 import { messageId, toolUseId } from './ids.js';
 import type { ReplyContext } from './response.js';

@@ -1,5 +1,5 @@
-import { tokenUsageFromOpenAI } from '../../providers/catalog/prices.js';
-import type { CompletionUsage } from '../openai/types.js';
+import { tokenUsageFromOpenAI } from '../../catalog/prices.js';
+import type { CompletionUsage } from '../../core/canonical.js';
 import type { AnthropicUsageOut } from './shapes.js';
 
 /**

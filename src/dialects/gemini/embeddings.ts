@@ -1,4 +1,4 @@
-import type { EmbeddingsRequest, EmbeddingsResponse } from '../openai/types.js';
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { invalidArgument } from './errors.js';
 import { field, type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';

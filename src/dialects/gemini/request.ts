@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest, ChatMessage } from '../openai/types.js';
+import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { invalidArgument } from './errors.js';
 import { fromGeminiSchema } from './schema.js';
 import { field, type Json } from './shapes.js';

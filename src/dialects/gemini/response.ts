@@ -1,4 +1,4 @@
-import type { ChatCompletion, CompletionUsage } from '../openai/types.js';
+import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
 

@@ -1,5 +1,5 @@
 import type { GatewayError } from '../../errors.js';
-import type { ChatCompletionChunk, CompletionUsage } from '../openai/types.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { googleErrorBody } from './errors.js';
 import { functionCallPart, geminiFinishReason, geminiResponseId, geminiUsageMetadata, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
 import { type Json } from './shapes.js';

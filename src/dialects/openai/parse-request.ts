@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletionRequest } from './types.js';
+import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 import { modelNameError } from '../model-name-check.js';
 

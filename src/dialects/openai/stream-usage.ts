@@ -1,4 +1,4 @@
-import type { ChatCompletionChunk, CompletionUsage } from './types.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 
 /**
  * OpenAI's usage rules for a streamed chat completion, applied to streams tollgate translated from another

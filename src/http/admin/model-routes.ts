@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors.js';
-import { filterModels, modelEntries } from '../../providers/catalog/model-list.js';
+import { filterModels, modelEntries } from '../../catalog/model-list.js';
 import type { AdminDeps } from './admin-deps.js';
 import { queryString } from './request-body.js';
 

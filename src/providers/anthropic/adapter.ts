@@ -1,5 +1,5 @@
-import type { ChatCompletionRequest, NativeRequest } from '../../dialects/openai/types.js';
-import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import type { ChatCompletionRequest, NativeRequest } from '../../core/canonical.js';
+import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { errorFromResponse } from './errors.js';
 import { nativeMessagesBody } from './native.js';

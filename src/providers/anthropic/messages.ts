@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../dialects/openai/types.js';
+import type { ChatMessage } from '../../core/canonical.js';
 import { GatewayError } from '../../errors.js';
 import { contentBlocks } from './content.js';
 import { type AnthropicBlock, type AnthropicMessage } from './shapes.js';

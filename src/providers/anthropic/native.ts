@@ -1,4 +1,4 @@
-import type { NativeRequest } from '../../dialects/openai/types.js';
+import type { NativeRequest } from '../../core/canonical.js';
 
 /**
  * The client's own Messages body for the upstream (native pass-through): only the model changes, to the

@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { GatewayError } from '../../errors.js';
 import { conversationOf } from './messages.js';
 import { isRecord } from '../../is-record.js';

@@ -1,4 +1,4 @@
-import type { ChatCompletion } from '../../dialects/openai/types.js';
+import type { ChatCompletion } from '../../core/canonical.js';
 import { invalidUpstream } from './errors.js';
 import { finishReasonOf } from './finish.js';
 import { type AnthropicMessageResponse } from './shapes.js';

@@ -1,6 +1,6 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { ChatCompletionChunk, ChatCompletionRequest, NativeStreamEvent } from '../../dialects/openai/types.js';
-import type { StreamDecoder } from '../contract.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, NativeStreamEvent } from '../../core/canonical.js';
+import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstream, streamError } from './errors.js';
 import { finishReasonOf } from './finish.js';

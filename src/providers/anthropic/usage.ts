@@ -1,4 +1,4 @@
-import type { CompletionUsage } from '../../dialects/openai/types.js';
+import type { CompletionUsage } from '../../core/canonical.js';
 import { tokenCount as tokens, usageWithCacheParts } from '../usage-parts.js';
 import type { AnthropicUsage } from './shapes.js';
 

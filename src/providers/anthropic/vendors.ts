@@ -1,4 +1,4 @@
-import type { VendorDefinition } from '../contract.js';
+import type { VendorDefinition } from '../../core/provider.js';
 
 /** Anthropic's own Messages API. Other hosts of the same wire format are further rows. */
 export const anthropicVendors: VendorDefinition[] = [

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
-import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../contract.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
+import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../../core/provider.js';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter.js';
 import { pathSegment } from '../../path-segment.js';
 

@@ -1,4 +1,4 @@
-import type { VendorDefinition } from '../contract.js';
+import type { VendorDefinition } from '../../core/provider.js';
 
 const apiKeyHeader = { kind: 'header', header: 'api-key' } as const;
 

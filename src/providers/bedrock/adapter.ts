@@ -1,5 +1,5 @@
-import type { ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
-import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import type { ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
+import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { embeddingsBody, embeddingsFromInvoke } from './embeddings.js';
 import { bedrockError } from './errors.js';
 import { converseBody } from './request.js';

@@ -1,4 +1,4 @@
-import type { EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { GatewayError } from '../../errors.js';
 import { countTextTokens } from '../../governance/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 import { quoteInput } from '../../quote-input.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletion, CompletionUsage } from '../../dialects/openai/types.js';
+import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 import { tokenCount as tokens, usageWithCacheParts } from '../usage-parts.js';
 

@@ -1,6 +1,6 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { Target, UpstreamRequest } from '../contract.js';
+import type { Target, UpstreamRequest } from '../../core/provider.js';
 import { bedrockCredential, type AwsKeyPair } from './credentials.js';
 
 export const DEFAULT_REGION = 'us-east-1';

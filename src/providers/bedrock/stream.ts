@@ -1,8 +1,8 @@
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import type { ChatCompletionChunk, CompletionUsage } from '../../dialects/openai/types.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { GatewayError } from '../../errors.js';
-import type { StreamDecoder } from '../contract.js';
+import type { StreamDecoder } from '../../core/provider.js';
 import { streamException } from './errors.js';
 import { completionId, finishReason, usageFromConverse } from './response.js';
 import { isRecord } from '../../is-record.js';

@@ -1,4 +1,4 @@
-import type { VendorDefinition } from '../contract.js';
+import type { VendorDefinition } from '../../core/provider.js';
 
 /**
  * Amazon Bedrock through its model-agnostic Converse API. The key is either an access key pair

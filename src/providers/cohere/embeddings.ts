@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import type { EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { cohereUsage } from './response.js';
 import { isRecord } from '../../is-record.js';

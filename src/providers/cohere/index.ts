@@ -1,5 +1,5 @@
-import type { ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
-import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import type { ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
+import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import type { ProviderFamily } from '../registry.js';
 import { jsonHeaders } from '../upstream-request.js';
 import { cohereEmbeddings, cohereEmbedRequestBody } from './embeddings.js';

@@ -1,6 +1,6 @@
 import { isNumberValue } from '../../exact-numbers.js';
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletionRequest, ChatMessage } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 import { quoteInput } from '../../quote-input.js';
 

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletion, CompletionUsage } from '../../dialects/openai/types.js';
+import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 
 /** Cohere v2 answers -> OpenAI chat.completion: content, tool calls, finish reason and usage. */

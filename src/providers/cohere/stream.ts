@@ -1,7 +1,7 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from '../../dialects/openai/types.js';
-import type { StreamDecoder } from '../contract.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from '../../core/canonical.js';
+import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { cohereStreamError } from './errors.js';
 import { cohereUsage, finishReason } from './response.js';

@@ -1,4 +1,4 @@
-import type { VendorDefinition } from '../contract.js';
+import type { VendorDefinition } from '../../core/provider.js';
 
 /** Cohere's own platform, API v2 (`POST /v2/chat`, `POST /v2/embed`). */
 export const cohereVendors: VendorDefinition[] = [

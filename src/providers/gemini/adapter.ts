@@ -1,6 +1,6 @@
-import type { ChatCompletionRequest, EmbeddingsRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
 import { jsonHeaders as upstreamHeaders } from '../upstream-request.js';
-import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { batchEmbedContentsUrl, embeddingsFromGemini, toGeminiEmbedRequest } from './embeddings.js';
 import { geminiError } from './errors.js';
 import { toGeminiRequest } from './request.js';

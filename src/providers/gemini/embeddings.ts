@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import type { EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { countTextTokens } from '../../governance/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { modelPath, modelUrlPath } from './url.js';

@@ -1,4 +1,4 @@
-import type { ProviderAdapter, VendorDefinition } from '../contract.js';
+import type { ProviderAdapter, VendorDefinition } from '../../core/provider.js';
 import { geminiAdapter } from './adapter.js';
 import { geminiVendors } from './vendors.js';
 

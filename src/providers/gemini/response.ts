@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletion } from '../../dialects/openai/types.js';
+import type { ChatCompletion } from '../../core/canonical.js';
 import { finishReasonFromGemini } from './finish.js';
 import { completionId, toolCallId } from './ids.js';
 import { usageFromGemini } from './usage.js';

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletionChunk, CompletionUsage } from '../../dialects/openai/types.js';
-import type { StreamDecoder } from '../contract.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
+import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { geminiStreamError } from './errors.js';
 import { finishReasonFromGemini } from './finish.js';

@@ -1,4 +1,4 @@
-import type { CompletionUsage } from '../../dialects/openai/types.js';
+import type { CompletionUsage } from '../../core/canonical.js';
 import { tokenCount as count } from '../usage-parts.js';
 
 function modalityCount(details: unknown, modality: string): number {

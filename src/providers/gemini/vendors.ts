@@ -1,4 +1,4 @@
-import type { VendorDefinition } from '../contract.js';
+import type { VendorDefinition } from '../../core/provider.js';
 
 /** Google AI Studio's Gemini API (generativelanguage.googleapis.com), keyed by an API key header. */
 export const geminiVendors: VendorDefinition[] = [

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse } from '../../dialects/openai/types.js';
-import type { ProviderAdapter, Target, UpstreamRequest, VendorQuirks } from '../contract.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
+import type { ProviderAdapter, Target, UpstreamRequest, VendorQuirks } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';

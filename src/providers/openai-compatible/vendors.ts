@@ -1,4 +1,4 @@
-import type { VendorDefinition } from '../contract.js';
+import type { VendorDefinition } from '../../core/provider.js';
 
 const bearer = { kind: 'bearer' } as const;
 /** Vendors that take `max_tokens` but not OpenAI's newer `max_completion_tokens`. */

@@ -1,7 +1,7 @@
-import type { ChatCompletionRequest } from '../../dialects/openai/types.js';
+import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { GatewayError } from '../../errors.js';
 import { anthropicError, completionOf, createAnthropicStreamDecoder, messagesBody } from '../anthropic/index.js';
-import type { ProviderAdapter, Target, UpstreamRequest } from '../contract.js';
+import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
 import { vertexCredential } from './credentials.js';
 import { accessToken } from './token.js';

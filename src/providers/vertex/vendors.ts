@@ -1,4 +1,4 @@
-import type { VendorDefinition } from '../contract.js';
+import type { VendorDefinition } from '../../core/provider.js';
 
 /**
  * Google Cloud Vertex AI: Gemini models (`publishers/google`) and Anthropic's Claude (`publishers/anthropic`)

@@ -1,5 +1,5 @@
 import { findProvider, type ModelInfo } from '@pydantic/genai-prices';
-import type { VendorDefinition } from '../contract.js';
+import type { VendorDefinition } from '../core/provider.js';
 
 export interface CatalogModel {
   id: string;

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { newRequestId } from '../request-id.js';
-import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, NativeRequest } from '../dialects/openai/types.js';
+import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, NativeRequest } from './canonical.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { RoutingPolicy } from '../config/routing-policy.js';
 import type { CandidateGroup } from '../routing/candidate-groups.js';

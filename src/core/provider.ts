@@ -8,7 +8,7 @@ import type {
   EmbeddingsResponse,
   NativeRequest,
   NativeStreamEvent,
-} from '../dialects/openai/types.js';
+} from './canonical.js';
 
 /**
  * The provider adapter contract. An adapter is a set of pure transforms between the canonical (OpenAI-shaped)

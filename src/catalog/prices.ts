@@ -1,8 +1,8 @@
 import { calcPrice, type ModelInfo, type ModelPrice, type PriceCalculationResult, type Provider, type TieredPrices, type Usage } from '@pydantic/genai-prices';
-import type { CompletionUsage } from '../../dialects/openai/types.js';
-import type { ProviderRuntime } from '../../config/runtime.js';
-import type { PriceConfig } from '../../config/schema.js';
-import type { VendorDefinition } from '../contract.js';
+import type { CompletionUsage } from '../core/canonical.js';
+import type { ProviderRuntime } from '../config/runtime.js';
+import type { PriceConfig } from '../config/schema.js';
+import type { VendorDefinition } from '../core/provider.js';
 
 /**
  * What a request used, in the units @pydantic/genai-prices prices (its usage keys, same names).
