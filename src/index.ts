@@ -10,9 +10,9 @@ export type { PluginDefinition, PluginPlacement, ServiceKey, Services } from './
 export { BUS, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, TRANSPORT } from './pipeline/services.js';
 
 // A stage: one layer of the onion, and what it sees.
-export type { Next, Stage } from './pipeline/stage.js';
+export type { Next, Stage } from './core/stage.js';
 export type { Identity, RequestContext, UpstreamOutcome } from './core/context.js';
-export type { RuntimeConfig } from './config/runtime.js';
+export type { RuntimeConfig } from './core/config.js';
 
 // The canonical request and response shapes (OpenAI's chat-completions shapes).
 export type {
@@ -34,4 +34,4 @@ export { GatewayError } from './errors.js';
 export type { ErrorType, GatewayErrorInit } from './errors.js';
 
 // Who is calling (the identity's key and team records).
-export type { TeamRecord, VirtualKeyRecord } from './governance/types.js';
+export type { TeamRecord, VirtualKeyRecord } from './core/identity.js';

@@ -2,7 +2,7 @@ import { writeSync } from 'node:fs';
 import { loadConfigFile } from './config/load-file.js';
 import { ConfigError } from './config/secret-ref.js';
 import { createGateway } from './gateway.js';
-import type { Settings } from './config/runtime.js';
+import type { Settings } from './core/config.js';
 import { VERSION } from './version.js';
 
 /**

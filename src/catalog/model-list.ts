@@ -1,4 +1,4 @@
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { catalogModels } from './catalog.js';
 import { unitPrices } from './prices.js';
 

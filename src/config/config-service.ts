@@ -10,7 +10,8 @@ import { configJsonSchema } from './json-schema.js';
 import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
 import { applyMergePatch } from './merge-patch.js';
 import { mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
-import { resolveRuntimeConfig, type ConfigFileStatus, type ConfigLayers, type ConfigWarning, type RuntimeConfig } from './runtime.js';
+import { resolveRuntimeConfig, type ConfigLayers } from './runtime.js';
+import { type ConfigFileStatus, type ConfigWarning, type RuntimeConfig } from '../core/config.js';
 import {
   configFileSchema,
   describeIssues,
@@ -26,7 +27,8 @@ import {
 import type { SecretBox } from './secret-box.js';
 import { restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
 import { ConfigError, isSecretReference, referenceRefusedMessage, type Env } from './secret-ref.js';
-import type { Actor, AuditEntry, ConfigSource, ProviderKeyView, ProviderView, RouteView } from './views.js';
+import type { Actor, AuditEntry, ProviderKeyView, ProviderView, RouteView } from './views.js';
+import type { ConfigSource } from '../core/config.js';
 import { isRecord } from '../is-record.js';
 import { vendorById } from '../providers/registry.js';
 

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { isRecord } from '../is-record.js';
 import { vendorById } from '../providers/registry.js';
 import { providerView, routeView, settingsView } from './present.js';
-import type { RuntimeConfig } from './runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import type { ConfigDocument } from './schema.js';
 
 /** Fields of the effective view that describe the running gateway and are not written. */

@@ -1,6 +1,6 @@
-import type { RoutingPolicy } from './routing-policy.js';
+import type { RoutingPolicy } from '../core/config.js';
 import type { ConfigDocument } from './schema.js';
-import type { ProviderRuntime, RouteRuntime, Settings } from './runtime.js';
+import type { ProviderRuntime, RouteRuntime, Settings } from '../core/config.js';
 import { maskSecret } from './secret-box.js';
 import type { ProviderView, RouteView } from './views.js';
 

@@ -1,30 +1,5 @@
-import type { RoutingPolicyConfig } from './schema.js';
-
-/** How a request survives failure: retries, breakers, adaptive weights. Resolved once per config version. */
-export interface RetryPolicy {
-  /** Upstream calls per request, all targets together; null = 3, or the number of candidates when larger. */
-  maxAttempts: number | null;
-  initialDelayMs: number;
-  maxDelayMs: number;
-  deadlineMs: number;
-}
-
-export interface BreakerPolicy {
-  enabled: boolean;
-  consecutiveFailures: number;
-  failureRate: number;
-  windowMs: number;
-  minRequests: number;
-  cooldownMs: number;
-  halfOpenRequests: number;
-}
-
-export interface RoutingPolicy {
-  retry: RetryPolicy;
-  breaker: BreakerPolicy;
-  adaptive: boolean;
-  fallbackOnClientErrors: boolean;
-}
+import type { RoutingPolicyConfig } from '../core/config.js';
+import type { RoutingPolicy } from '../core/config.js';
 
 export const DEFAULT_ROUTING_POLICY: RoutingPolicy = {
   retry: { maxAttempts: null, initialDelayMs: 100, maxDelayMs: 5_000, deadlineMs: 60_000 },

@@ -1,129 +1,18 @@
 import { isIP } from 'node:net';
 import { normalizeAddress } from './address.js';
 import { createHash } from 'node:crypto';
-import type { ResolvedProvider, UpstreamTimeouts } from '../core/provider.js';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';
-import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy, type RoutingPolicy } from './routing-policy.js';
-import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type PriceConfig, type ProviderConfig, type PluginEntryConfig, type ProviderKeyConfig, type RouteConfig, type RoutingRuleConfig } from './schema.js';
+import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
+import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
-import type { ConfigSource } from './views.js';
-
-export interface ProviderKey {
-  id: string;
-  /** The resolved secret. */
-  value: string;
-  /** The value as configured: a literal, or a reference (`env:NAME`, `file:/path`). Used for masking. */
-  raw: string;
-  weight: number;
-  /** Models the key may serve; null means all. */
-  models: string[] | null;
-  source: ConfigSource;
-}
-
-export interface ProviderRuntime extends ResolvedProvider {
-  keys: ProviderKey[];
-  /** Extra models to list beside the catalogue. */
-  models: string[];
-  /** The highest-precedence source that defines the provider. */
-  source: ConfigSource;
-  /** Whether a request needs a credential; custom instances without keys are taken to be open servers. */
-  keyRequired: boolean;
-  /** Operator prices by model name (`*` for any model the catalogue does not know). */
-  prices: ReadonlyMap<string, PriceConfig>;
-}
-
-export interface RouteRuntime {
-  name: string;
-  targets: Array<{ model: string; weight: number }>;
-  fallbacks: string[];
-  price: PriceConfig | null;
-  /** Retries, breakers and balancing for this route: its own settings over `settings.routing`. */
-  policy: RoutingPolicy;
-  /** The route's own policy fields as written, for the API view (so what is read can be written back). */
-  policyConfig: Pick<RouteConfig, 'retry' | 'breaker' | 'adaptive' | 'fallback_on_client_errors'>;
-  source: ConfigSource;
-}
-
-export interface Settings {
-  host: string;
-  port: number;
-  dataDir: string;
-  maxBodyBytes: number;
-  upstreamTimeouts: UpstreamTimeouts;
-  shutdownGraceMs: number;
-  /** Receiving a whole request (headers and body) may take this long; applied when the server starts. */
-  requestTimeoutMs: number;
-  /** Receiving the request headers may take this long; applied when the server starts. */
-  headersTimeoutMs: number;
-  logLevel: string;
-  logRetentionDays: number;
-  /** Most request-log entries kept; null for no limit. */
-  logMaxEntries: number | null;
-  /** Largest upstream body (non-streamed) or stream event read; providers may set their own. */
-  maxResponseBytes: number;
-  /** Requests without a virtual key are refused (401). */
-  requireVirtualKey: boolean;
-  /** Who may call without a virtual key: clients on this machine only, or anyone. */
-  anonymousAccess: 'loopback' | 'any';
-  /** Proxies whose X-Forwarded-For is believed (normalised addresses). */
-  trustedProxies: ReadonlySet<string>;
-  /** Client headers forwarded to every provider (lower-case names), besides each vendor's own. */
-  forwardHeaders: readonly string[];
-  /** The routing policy of direct `<provider>/<model>` requests and the base of every route's. */
-  routing: RoutingPolicy;
-}
+import type { ConfigSource, ConfigWarning, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
 export interface ConfigLayers {
   api: ConfigDocument;
   file: ConfigDocument;
-}
-
-/** Something in a valid config that will not work as written (a fallback to a provider with no key, say). */
-export interface ConfigWarning {
-  /** The field, e.g. `routes.chat.fallbacks.0`. */
-  field: string;
-  message: string;
-}
-
-/** The last config file save that was rejected: the running config stayed as it was. */
-export interface FileRejection {
-  file: string;
-  /** ISO time of the rejected save. */
-  at: string;
-  /** Why, in one line (never the file's content). */
-  reason: string;
-  /** Routes the rejected file defines (when it parsed far enough to tell), for an honest 404. */
-  routes: string[];
-}
-
-/**
- * The live state of the config file, shared by every config version (a rejected save makes no new version):
- * the one mutable part, owned and updated by the config service.
- */
-export interface ConfigFileStatus {
-  rejection: FileRejection | null;
-}
-
-/** One immutable, fully resolved configuration. Everything per request reads from here, nothing re-parses. */
-export interface RuntimeConfig {
-  version: number;
-  settings: Settings;
-  providers: ReadonlyMap<string, ProviderRuntime>;
-  routes: ReadonlyMap<string, RouteRuntime>;
-  /** Usage-based routing rules, in order; the first that matches picks the route. */
-  routingRules: readonly RoutingRuleConfig[];
-  /**
-   * Custom plugins, in order, as configured (the API's list replaces the file's as a whole). Loaded, checked and
-   * compiled into the pipeline by the gateway before this version becomes current.
-   */
-  plugins: readonly PluginEntryConfig[];
-  /** What will not work as written; shown by `GET /api/config` and logged when the config is applied. */
-  warnings: readonly ConfigWarning[];
-  /** The config file's live status; set by the config service. */
-  fileStatus?: ConfigFileStatus;
 }
 
 function firstEnv(env: Env, names: string[]): string | undefined {

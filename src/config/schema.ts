@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import type { PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
 import { NEVER_FORWARDED } from '../providers/forward-headers.js';
 import { isLoopbackAddress } from './address.js';
 
@@ -302,10 +303,6 @@ export type ConfigInput = z.input<typeof configFileSchema>;
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type ProviderKeyConfig = z.infer<typeof providerKeySchema>;
 export type RouteConfig = z.infer<typeof routeSchema>;
-export type PriceConfig = z.infer<typeof priceSchema>;
-export type RoutingPolicyConfig = z.infer<typeof routingPolicySchema>;
-export type RoutingRuleConfig = z.infer<typeof routingRuleSchema>;
-export type PluginEntryConfig = z.infer<typeof pluginEntrySchema>;
 
 /** Renders the first schema violations as one readable line naming the fields. */
 export function describeIssues(error: z.ZodError): string {
@@ -317,3 +314,16 @@ export function describeIssues(error: z.ZodError): string {
     })
     .join('; ');
 }
+
+/**
+ * The shapes in src/core/config.ts are written by hand (core imports nothing of the project); these lines make the
+ * compiler check that each schema produces exactly its core shape, so the two cannot drift apart.
+ */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+function agrees<T extends true>(): T | undefined {
+  return undefined;
+}
+agrees<Same<z.infer<typeof priceSchema>, PriceConfig>>();
+agrees<Same<z.infer<typeof routingPolicySchema>, RoutingPolicyConfig>>();
+agrees<Same<z.infer<typeof routingRuleSchema>, RoutingRuleConfig>>();
+agrees<Same<z.infer<typeof pluginEntrySchema>, PluginEntryConfig>>();

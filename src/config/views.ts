@@ -1,10 +1,11 @@
-import type { PriceConfig, RouteConfig } from './schema.js';
+import type { ConfigSource } from '../core/config.js';
+import type { PriceConfig } from '../core/config.js';
+import type { RouteConfig } from './schema.js';
 
 /**
  * What the management API shows of the config: secrets masked, each item tagged with the source it came
  * from. These shapes are the API's contract; extend them, do not break them.
  */
-export type ConfigSource = 'api' | 'file' | 'env' | 'builtin';
 
 /** Who made a change, for the audit log. Never holds a credential. */
 export interface Actor {

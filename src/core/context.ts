@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { newRequestId } from '../request-id.js';
+import { newRequestId } from './request-id.js';
 import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, NativeRequest } from './canonical.js';
-import type { RuntimeConfig } from '../config/runtime.js';
-import type { RoutingPolicy } from '../config/routing-policy.js';
-import type { CandidateGroup } from '../routing/candidate-groups.js';
-import type { TeamRecord, VirtualKeyRecord } from '../governance/types.js';
+import type { RuntimeConfig } from './config.js';
+import type { RoutingPolicy } from './config.js';
+import type { CandidateGroup } from './plan.js';
+import type { TeamRecord, VirtualKeyRecord } from './identity.js';
 
 /** Who is calling: the virtual key presented and its team. */
 export interface Identity {

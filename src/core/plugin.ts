@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { RuntimeConfig } from '../config/runtime.js';
-import type { Stage } from '../pipeline/stage.js';
+import type { RuntimeConfig } from './config.js';
+import type { Stage } from './stage.js';
 
 /**
  * The plugin contract (design card: "write custom pipeline plugins"). A plugin is a stage factory with a name,

@@ -1,4 +1,4 @@
-import { newRequestId } from '../request-id.js';
+import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
 import type { EventBus } from '../bus/bus.js';
 import { GatewayError } from '../errors.js';
@@ -13,7 +13,8 @@ import {
 } from './governance-schemas.js';
 import { hashSecret, newKeyId, newKeySecret, newTeamId, secretPrefix } from './key-secrets.js';
 import { periodEnded, periodHolding, periodStartingNow, roundUsd } from './periods.js';
-import type { PeriodUsage, RequestLogEntry, TeamRecord, VirtualKeyRecord, VirtualKeyView } from './types.js';
+import type { PeriodUsage, TeamRecord, VirtualKeyRecord } from '../core/identity.js';
+import type { RequestLogEntry, VirtualKeyView } from './types.js';
 
 /** A request-log entry as handed to `recordRequest`: without an id (or with an empty one) the store assigns one. */
 export type RequestLogInput = Omit<RequestLogEntry, 'id'> & { id?: string };

@@ -1,10 +1,11 @@
 import { GatewayError } from '../errors.js';
 import { quoteInput } from '../quote-input.js';
 import type { GovernanceStore } from './governance-store.js';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { refusedModel, type ModelRefusal, type RuleSubject } from './key-models.js';
 import { modelAllowed } from './model-patterns.js';
-import { VIRTUAL_KEY_PREFIX, type VirtualKeyRecord } from './types.js';
+import { VIRTUAL_KEY_PREFIX } from './types.js';
+import { type VirtualKeyRecord } from '../core/identity.js';
 
 export type KeyRejection = 'unknown_key' | 'disabled_key' | 'expired_key' | 'missing_key' | 'model_not_allowed';
 

@@ -1,5 +1,5 @@
-import type { RoutingRuleConfig } from '../config/schema.js';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RoutingRuleConfig } from '../core/config.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { isBareName, lookupBareModel, resolveModelName } from '../routing/bare-model.js';
 import { expandTarget, routeMatcherFor } from '../routing/route-patterns.js';
 import { ruleMatches, type RuleFacts } from '../routing/routing-rules.js';

@@ -1,4 +1,4 @@
-import type { BudgetPeriod, PeriodUsage } from './types.js';
+import type { BudgetPeriod, PeriodUsage } from '../core/identity.js';
 
 const DAY_MS = 86_400_000;
 

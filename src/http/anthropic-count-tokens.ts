@@ -1,6 +1,6 @@
 import { restoreExactNumbers } from '../exact-numbers.js';
 import { request as undiciRequest } from 'undici';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { canonicalModelName } from '../dialects/anthropic/model-name.js';
 import { isRouteName } from '../routing/route-patterns.js';
 import type { MessagesRequest } from '../dialects/anthropic/parse-request.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { GatewayError } from '../errors.js';
 import { modelEntries } from '../catalog/model-list.js';
 import type { HttpDeps } from './deps.js';

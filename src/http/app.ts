@@ -1,10 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Settings } from '../config/runtime.js';
+import type { Settings } from '../core/config.js';
 import { GatewayError } from '../errors.js';
 import { clientErrorHandler, renderErrorForPath } from './client-error.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
-import { newRequestId } from '../request-id.js';
+import { newRequestId } from '../core/request-id.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
 import { registerAnthropicRoutes } from './anthropic.js';
 import type { HttpDeps } from './deps.js';

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { isLoopbackAddress, normalizeAddress } from '../config/address.js';
-import type { Settings } from '../config/runtime.js';
+import type { Settings } from '../core/config.js';
 
 /**
  * The client's address. The socket peer, unless the peer is a proxy the operator named in `trusted_proxies`:

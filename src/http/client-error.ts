@@ -1,4 +1,4 @@
-import { newRequestId } from '../request-id.js';
+import { newRequestId } from '../core/request-id.js';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../errors.js';

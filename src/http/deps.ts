@@ -1,6 +1,6 @@
 import type { ConfigService } from '../config/config-service.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
 import type { Log } from '../telemetry/log.js';

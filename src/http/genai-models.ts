@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { GatewayError } from '../errors.js';
 import { modelEntries, type ModelEntry } from '../catalog/model-list.js';
 

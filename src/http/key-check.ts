@@ -1,6 +1,6 @@
 import type { GovernanceStore } from '../governance/governance-store.js';
 import { anonymousRule, checkVirtualKey as check } from '../governance/key-check.js';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 
 /**
  * For endpoints that answer without the pipeline (token counting costs nothing, so no budget or rate limit):

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { liteLLMModelName } from '../dialects/litellm/model-names.js';
 import { isRouteName } from '../routing/route-patterns.js';
 import type { HttpDeps } from './deps.js';

@@ -4,7 +4,7 @@ import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/op
 import { createRequestContext } from '../core/context.js';
 import { hasExactNumbers } from '../exact-numbers.js';
 import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../catalog/model-list.js';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { resolveModelName } from '../routing/bare-model.js';
 import { modelNameError, quotedModelName } from '../dialects/model-name-check.js';
 import { GatewayError } from '../errors.js';

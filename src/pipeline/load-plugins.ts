@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { PluginEntryConfig } from '../config/schema.js';
+import type { PluginEntryConfig } from '../core/config.js';
 import { ConfigError } from '../config/secret-ref.js';
 import type { PluginDefinition } from '../core/plugin.js';
 

@@ -1,4 +1,4 @@
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { ConfigError } from '../config/secret-ref.js';
 import type { Log } from '../telemetry/log.js';
 import { loadPluginModule } from './load-plugins.js';
@@ -6,7 +6,7 @@ import { placePlugins, PlacementError, type PlacedPlugin } from './placement.js'
 import type { PluginDefinition, ServiceKey } from '../core/plugin.js';
 import type { PipelinePlugins, PluginStage } from './runner.js';
 import type { ServiceRegistry } from './services.js';
-import type { Stage } from './stage.js';
+import type { Stage } from '../core/stage.js';
 
 interface LoadedPlugin {
   definition: PluginDefinition;

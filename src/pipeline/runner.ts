@@ -1,13 +1,14 @@
 import { defer, Observable, throwError } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
 import type { StageOutcome } from '../core/events.js';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { PipelineDefinition } from './definition.js';
 import { isolate, type PluginGuard } from './isolate.js';
-import type { Next, Stage, StageDeps, StageFactory } from './stage.js';
+import type { Next, Stage } from '../core/stage.js';
+import type { StageDeps, StageFactory } from './stage.js';
 
 export type StageRegistry = ReadonlyMap<string, StageFactory>;
 

@@ -1,9 +1,9 @@
-import type { RoutingPolicy } from '../config/routing-policy.js';
+import type { RoutingPolicy } from '../core/config.js';
 import { backoffDelay } from './backoff.js';
-import type { CandidateGroup } from './candidate-groups.js';
+import type { CandidateGroup } from '../core/plan.js';
 import type { Admission } from './circuit-breaker.js';
 import type { HealthRegistry } from './health-registry.js';
-import type { Candidate } from './resolve-target.js';
+import type { Candidate } from '../core/plan.js';
 import type { TargetHealth } from './target-health.js';
 
 export interface Attempt {

@@ -1,4 +1,4 @@
-import type { RetryPolicy } from '../config/routing-policy.js';
+import type { RetryPolicy } from '../core/config.js';
 
 /**
  * Exponential backoff with full jitter (a uniform pick between 0 and base x 2^retry, capped): retries from

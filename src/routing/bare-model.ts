@@ -1,4 +1,4 @@
-import type { ProviderRuntime, RuntimeConfig } from '../config/runtime.js';
+import type { ProviderRuntime, RuntimeConfig } from '../core/config.js';
 import { GatewayError } from '../errors.js';
 import { catalogModels } from '../catalog/catalog.js';
 import { quoteInput } from '../quote-input.js';

@@ -1,19 +1,12 @@
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { CandidateGroup } from '../core/plan.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { GatewayError } from '../errors.js';
 import { quoteInput } from '../quote-input.js';
 import { isBareName, lookupBareModel, resolveModelName } from './bare-model.js';
-import { resolveCandidates, type Candidate } from './resolve-target.js';
+import { resolveCandidates } from './resolve-target.js';
+import { type Candidate } from '../core/plan.js';
 import { expandTarget, type RouteMatch, type RouteMatcher } from './route-patterns.js';
 
-/**
- * The places one request may go, in order of preference: the first group holds the route's weighted targets
- * (one candidate per target and provider key); each later group is one step of the fallback chain.
- */
-export interface CandidateGroup {
-  /** The route the group stands for, or the `<provider>/<model>` of a direct name. */
-  name: string;
-  candidates: Candidate[];
-}
 
 /** A direct name's group, named by the `<provider>/<model>` it resolved to (a bare name's provider shows). */
 function groupOfModel(config: RuntimeConfig, model: string, clientKey: string | null): CandidateGroup {

@@ -1,4 +1,4 @@
-import type { BreakerPolicy } from '../config/routing-policy.js';
+import type { BreakerPolicy } from '../core/config.js';
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 

@@ -1,7 +1,8 @@
 import type { EventBus } from '../bus/bus.js';
-import type { BreakerPolicy } from '../config/routing-policy.js';
+import type { BreakerPolicy } from '../core/config.js';
 import type { Target } from '../core/provider.js';
-import { targetId, type Candidate } from './resolve-target.js';
+import { targetId } from './resolve-target.js';
+import { type Candidate } from '../core/plan.js';
 import type { Admission } from './circuit-breaker.js';
 import { RateMeter } from './rate-meter.js';
 import { SmoothWeighted } from './smooth-weighted.js';

@@ -1,4 +1,5 @@
-import type { ProviderRuntime, RuntimeConfig } from '../config/runtime.js';
+import type { Candidate } from '../core/plan.js';
+import type { ProviderRuntime, RuntimeConfig } from '../core/config.js';
 import { GatewayError } from '../errors.js';
 import type { Target } from '../core/provider.js';
 import { quoteInput } from '../quote-input.js';
@@ -43,13 +44,6 @@ function rejectedFileRoute(config: RuntimeConfig, modelName: string): GatewayErr
 }
 
 /** A target with the share of traffic the config gives it; `label` is its `<provider>/<model>`. */
-export interface Candidate {
-  target: Target;
-  weight: number;
-  label: string;
-  /** `<provider>/<model>#<key id>`: where its health and breaker are kept. */
-  id: string;
-}
 
 /** Stable identity of a target for health and breakers: provider, model and key id (never the key itself). */
 export function targetId(target: Target): string {

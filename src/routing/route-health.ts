@@ -1,7 +1,8 @@
 import { routingPolicyView } from '../config/present.js';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import { effectiveWeights } from './attempt-plan.js';
-import { buildCandidateGroups, type CandidateGroup } from './candidate-groups.js';
+import { buildCandidateGroups } from './candidate-groups.js';
+import { type CandidateGroup } from '../core/plan.js';
 import type { HealthRegistry } from './health-registry.js';
 import { GatewayError } from '../errors.js';
 import { resolveCandidates, splitModelName } from './resolve-target.js';

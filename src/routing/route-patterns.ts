@@ -1,4 +1,4 @@
-import type { RouteRuntime } from '../config/runtime.js';
+import type { RouteRuntime } from '../core/config.js';
 
 export interface RouteMatch {
   route: RouteRuntime;

@@ -1,4 +1,4 @@
-import type { RoutingRuleConfig } from '../config/schema.js';
+import type { RoutingRuleConfig } from '../core/config.js';
 import { modelAllowed } from '../governance/model-patterns.js';
 
 /** What a rule may look at. Expensive facts are functions, computed only when a rule asks. */

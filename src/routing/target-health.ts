@@ -1,4 +1,4 @@
-import type { BreakerPolicy } from '../config/routing-policy.js';
+import type { BreakerPolicy } from '../core/config.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { RateMeter } from './rate-meter.js';
 

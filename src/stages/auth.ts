@@ -1,12 +1,13 @@
 import type { Observable } from 'rxjs';
 import { throwError } from 'rxjs';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { anonymousRule, checkVirtualKey } from '../governance/key-check.js';
 import { isRecord } from '../is-record.js';
-import type { Settings } from '../config/runtime.js';
+import type { Settings } from '../core/config.js';
 import type { RequestContext } from '../core/context.js';
-import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
+import type { Next, Stage } from '../core/stage.js';
+import type { StageDeps, StageFactory } from '../pipeline/stage.js';
 
 /**
  * Identifies the caller by virtual key (the rules are in governance/key-check.ts) and reports refusals on the

@@ -1,13 +1,14 @@
 import type { Observable } from 'rxjs';
 import { defer, finalize, throwError } from 'rxjs';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
 import { countPromptTokens } from '../governance/tokenizer.js';
 import { modelAllowed } from '../governance/model-patterns.js';
-import type { PeriodUsage } from '../governance/types.js';
+import type { PeriodUsage } from '../core/identity.js';
 import type { RequestContext } from '../core/context.js';
-import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
+import type { Next, Stage } from '../core/stage.js';
+import type { StageDeps, StageFactory } from '../pipeline/stage.js';
 import { unitPrices } from '../catalog/prices.js';
 import { expandTarget, routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 import { splitModelName } from '../routing/resolve-target.js';

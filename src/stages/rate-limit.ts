@@ -5,7 +5,8 @@ import { GatewayError } from '../errors.js';
 import { formatResetDuration } from '../governance/durations.js';
 import type { WindowState } from '../governance/rate-limiter.js';
 import type { RequestContext } from '../core/context.js';
-import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
+import type { Next, Stage } from '../core/stage.js';
+import type { StageDeps, StageFactory } from '../pipeline/stage.js';
 
 interface Scope {
   scope: 'key' | 'key_model' | 'team';

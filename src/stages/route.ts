@@ -1,9 +1,10 @@
 import { defer, type Observable } from 'rxjs';
-import type { RuntimeConfig } from '../config/runtime.js';
+import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { countPromptTokens } from '../governance/tokenizer.js';
 import type { RequestContext } from '../core/context.js';
-import type { Next, Stage, StageDeps, StageFactory } from '../pipeline/stage.js';
+import type { Next, Stage } from '../core/stage.js';
+import type { StageDeps, StageFactory } from '../pipeline/stage.js';
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import { routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';

@@ -1,10 +1,12 @@
 import { calcPrice } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
-import { resolveRuntimeConfig, type ProviderRuntime } from '../../src/config/runtime.js';
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { type ProviderRuntime } from '../../src/core/config.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
-import { costOf, tokenUsageFromOpenAI } from '../../src/catalog/prices.js';
+import { costOf } from '../../src/catalog/prices.js';
+import { tokenUsageFromOpenAI } from '../../src/core/usage.js';
 import { anthropicAdapter } from '../../src/providers/anthropic/index.js';
 import { adapterFor } from '../../src/providers/registry.js';
 import { makeTarget } from './targets.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RuntimeConfig } from '../../src/config/runtime.js';
+import type { RuntimeConfig } from '../../src/core/config.js';
 import { chunksOfCompletion } from '../../src/dialects/anthropic/completion-chunks.js';
 import { anthropicErrorBody, anthropicErrorType } from '../../src/dialects/anthropic/error-shape.js';
 import { canonicalModelName, keepsAnthropicFields } from '../../src/dialects/anthropic/model-name.js';

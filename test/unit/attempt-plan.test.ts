@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
-import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy, type BreakerPolicy, type RetryPolicy, type RoutingPolicy } from '../../src/config/routing-policy.js';
+import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from '../../src/config/routing-policy.js';
+import { type BreakerPolicy, type RetryPolicy, type RoutingPolicy } from '../../src/core/config.js';
 import { GatewayError } from '../../src/errors.js';
 import { AttemptPlan, effectiveWeights, type Attempt } from '../../src/routing/attempt-plan.js';
-import type { CandidateGroup } from '../../src/routing/candidate-groups.js';
+import type { CandidateGroup } from '../../src/core/plan.js';
 import { HealthRegistry } from '../../src/routing/health-registry.js';
 import { targetId } from '../../src/routing/resolve-target.js';
 import { plannedFailure } from '../../src/routing/plan-errors.js';
-import type { Candidate } from '../../src/routing/resolve-target.js';
+import type { Candidate } from '../../src/core/plan.js';
 import { makeTarget } from './targets.js';
 
 const T0 = 1_700_000_000_000;

@@ -5,7 +5,8 @@ import { configFileSchema } from '../../src/config/schema.js';
 import type { ChatCompletionChunk, CompletionUsage } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
 import { azureAdapter } from '../../src/providers/azure/index.js';
-import { costOf, tokenUsageFromOpenAI } from '../../src/catalog/prices.js';
+import { costOf } from '../../src/catalog/prices.js';
+import { tokenUsageFromOpenAI } from '../../src/core/usage.js';
 import { vendorById } from '../../src/providers/registry.js';
 import { makeTarget, type TargetOptions } from './targets.js';
 

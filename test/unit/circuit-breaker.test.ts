@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BreakerPolicy } from '../../src/config/routing-policy.js';
+import type { BreakerPolicy } from '../../src/core/config.js';
 import { CircuitBreaker } from '../../src/routing/circuit-breaker.js';
 
 // The rate trigger is parked out of reach unless a test wants it, so each test exercises one trigger.

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile, parseConfigText } from '../../src/config/load-file.js';
-import { resolveRuntimeConfig, type ProviderRuntime, type RuntimeConfig } from '../../src/config/runtime.js';
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { type ProviderRuntime, type RuntimeConfig } from '../../src/core/config.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import { ConfigError, resolveSecret, type Env } from '../../src/config/secret-ref.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RuntimeConfig } from '../../src/config/runtime.js';
+import type { RuntimeConfig } from '../../src/core/config.js';
 import { estimateGeminiTokens } from '../../src/dialects/gemini/count-tokens.js';
 import { canonicalEmbeddingsRequest, geminiEmbeddingsResponse, readEmbedRequests } from '../../src/dialects/gemini/embeddings.js';
 import { googleErrorBody, googleStatusName } from '../../src/dialects/gemini/errors.js';

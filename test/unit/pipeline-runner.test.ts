@@ -2,13 +2,15 @@ import { firstValueFrom, lastValueFrom, map, Observable, of, Subject, throwError
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
 import type { GatewayEvents } from '../../src/core/events.js';
-import { resolveRuntimeConfig, type RuntimeConfig } from '../../src/config/runtime.js';
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { type RuntimeConfig } from '../../src/core/config.js';
 import type { ChatCompletion, ResponseEvent } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
 import { createRequestContext, type RequestContext } from '../../src/core/context.js';
 import type { PipelineDefinition } from '../../src/pipeline/definition.js';
 import { Pipeline, type StageRegistry } from '../../src/pipeline/runner.js';
-import type { Next, Stage, StageDeps, StageFactory } from '../../src/pipeline/stage.js';
+import type { Next, Stage } from '../../src/core/stage.js';
+import type { StageDeps, StageFactory } from '../../src/pipeline/stage.js';
 import { UpstreamTransport } from '../../src/providers/transport.js';
 import { GovernanceStore } from '../../src/governance/governance-store.js';
 import { SlidingWindowLimiter } from '../../src/governance/rate-limiter.js';

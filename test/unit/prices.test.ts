@@ -1,8 +1,10 @@
 import { calcPrice, findProvider } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
-import { resolveRuntimeConfig, type ProviderRuntime } from '../../src/config/runtime.js';
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { type ProviderRuntime } from '../../src/core/config.js';
 import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
-import { costOf, tokenUsageFromOpenAI, unitPrices, type TokenUsage } from '../../src/catalog/prices.js';
+import { costOf, unitPrices } from '../../src/catalog/prices.js';
+import { tokenUsageFromOpenAI, type TokenUsage } from '../../src/core/usage.js';
 
 function providerFrom(file: ConfigInput, name = 'openai'): ProviderRuntime {
   const provider = resolveRuntimeConfig({ api: {}, file: configFileSchema.parse(file) }, {}, 1).providers.get(name);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveRuntimeConfig, type RuntimeConfig } from '../../src/config/runtime.js';
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { type RuntimeConfig } from '../../src/core/config.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import type { Env } from '../../src/config/secret-ref.js';
 import { GatewayError } from '../../src/errors.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RetryPolicy } from '../../src/config/routing-policy.js';
+import type { RetryPolicy } from '../../src/core/config.js';
 import { backoffDelay, retryAfterMs } from '../../src/routing/backoff.js';
 import { RateMeter } from '../../src/routing/rate-meter.js';
 

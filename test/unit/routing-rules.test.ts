@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { RoutingRuleConfig } from '../../src/config/schema.js';
+import type { RoutingRuleConfig } from '../../src/core/config.js';
 import { firstMatchingRule, ruleMatches, type RuleFacts } from '../../src/routing/routing-rules.js';
 
 type FactOverrides = Partial<Omit<RuleFacts, 'estimatedTokens' | 'keyBudgetUsedPct' | 'teamBudgetUsedPct' | 'targetRps'>> & {

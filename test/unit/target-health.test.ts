@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
-import type { BreakerPolicy } from '../../src/config/routing-policy.js';
+import type { BreakerPolicy } from '../../src/core/config.js';
 import { HealthRegistry } from '../../src/routing/health-registry.js';
 import { targetId } from '../../src/routing/resolve-target.js';
 import { TargetHealth } from '../../src/routing/target-health.js';

@@ -1,4 +1,4 @@
-import type { RuntimeConfig } from '../../config/runtime.js';
+import type { RuntimeConfig } from '../../core/config.js';
 import { splitModelName } from '../../routing/resolve-target.js';
 import { resolveModelName } from '../../routing/bare-model.js';
 import { isRouteName } from '../../routing/route-patterns.js';

@@ -1,4 +1,4 @@
-import { tokenUsageFromOpenAI } from '../../catalog/prices.js';
+import { tokenUsageFromOpenAI } from '../../core/usage.js';
 import type { CompletionUsage } from '../../core/canonical.js';
 import type { AnthropicUsageOut } from './shapes.js';
 

@@ -1,5 +1,5 @@
 import { modelNameProblem, quotedModelName } from '../model-name-check.js';
-import type { RuntimeConfig } from '../../config/runtime.js';
+import type { RuntimeConfig } from '../../core/config.js';
 import { splitModelName } from '../../routing/resolve-target.js';
 import { resolveModelName } from '../../routing/bare-model.js';
 import { isRouteName } from '../../routing/route-patterns.js';

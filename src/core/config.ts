@@ -1,0 +1,217 @@
+/**
+ * The running configuration as every layer reads it: one immutable, resolved version per change. Declared here,
+ * by hand, so that plugins and every folder share one vocabulary; `src/config/` builds values of these types from
+ * the zod schemas (which check at compile time that they agree with the shapes below).
+ */
+import type { ResolvedProvider, UpstreamTimeouts } from './provider.js';
+
+/** Where a config item came from, highest precedence first. */
+export type ConfigSource = 'api' | 'file' | 'env' | 'builtin';
+
+/** USD per million tokens, as providers publish prices. */
+export interface PriceConfig {
+  input_per_mtok: number;
+  output_per_mtok: number;
+  /** Cache reads; defaults to the input price. */
+  cached_input_per_mtok?: number | undefined;
+  /** Cache writes; defaults to the input price. */
+  cache_write_per_mtok?: number | undefined;
+}
+
+export interface RetryConfig {
+  max_attempts?: number | undefined;
+  initial_delay_ms?: number | undefined;
+  max_delay_ms?: number | undefined;
+  deadline_ms?: number | undefined;
+}
+
+export interface BreakerConfig {
+  enabled?: boolean | undefined;
+  consecutive_failures?: number | undefined;
+  failure_rate?: number | undefined;
+  window_ms?: number | undefined;
+  min_requests?: number | undefined;
+  cooldown_ms?: number | undefined;
+  half_open_requests?: number | undefined;
+}
+
+/** A route's (or `settings.routing`'s) policy fields as written. */
+export interface RoutingPolicyConfig {
+  retry?: RetryConfig | undefined;
+  breaker?: BreakerConfig | undefined;
+  adaptive?: boolean | undefined;
+  fallback_on_client_errors?: boolean | undefined;
+}
+
+type OneOrMany = string | string[];
+
+/** A usage-based routing rule: when every condition holds, the request goes to `route_to`. */
+export interface RoutingRuleConfig {
+  name?: string | undefined;
+  when: {
+    model?: OneOrMany | undefined;
+    key?: OneOrMany | undefined;
+    team?: OneOrMany | undefined;
+    metadata?: Record<string, string | number | boolean> | undefined;
+    estimated_tokens_gte?: number | undefined;
+    estimated_tokens_lt?: number | undefined;
+    key_budget_used_pct_gte?: number | undefined;
+    team_budget_used_pct_gte?: number | undefined;
+    target_rps_gte?: { target: string; rps: number } | undefined;
+  };
+  route_to: string;
+}
+
+/** Where a plugin goes: after and/or before named stages or plugins. */
+export interface PluginPlacementConfig {
+  after?: string | undefined;
+  before?: string | undefined;
+}
+
+/** One custom plugin as configured. */
+export interface PluginEntryConfig {
+  name: string;
+  path?: string | undefined;
+  package?: string | undefined;
+  options?: unknown;
+  placement?: PluginPlacementConfig | undefined;
+  optional?: boolean | undefined;
+  timeout_ms?: number | undefined;
+}
+
+/** How a request survives failure: retries, breakers, adaptive weights. Resolved once per config version. */
+export interface RetryPolicy {
+  /** Upstream calls per request, all targets together; null = 3, or the number of candidates when larger. */
+  maxAttempts: number | null;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  deadlineMs: number;
+}
+
+export interface BreakerPolicy {
+  enabled: boolean;
+  consecutiveFailures: number;
+  failureRate: number;
+  windowMs: number;
+  minRequests: number;
+  cooldownMs: number;
+  halfOpenRequests: number;
+}
+
+export interface RoutingPolicy {
+  retry: RetryPolicy;
+  breaker: BreakerPolicy;
+  adaptive: boolean;
+  fallbackOnClientErrors: boolean;
+}
+
+export interface ProviderKey {
+  id: string;
+  /** The resolved secret. */
+  value: string;
+  /** The value as configured: a literal, or a reference (`env:NAME`, `file:/path`). Used for masking. */
+  raw: string;
+  weight: number;
+  /** Models the key may serve; null means all. */
+  models: string[] | null;
+  source: ConfigSource;
+}
+
+export interface ProviderRuntime extends ResolvedProvider {
+  keys: ProviderKey[];
+  /** Extra models to list beside the catalogue. */
+  models: string[];
+  /** The highest-precedence source that defines the provider. */
+  source: ConfigSource;
+  /** Whether a request needs a credential; custom instances without keys are taken to be open servers. */
+  keyRequired: boolean;
+  /** Operator prices by model name (`*` for any model the catalogue does not know). */
+  prices: ReadonlyMap<string, PriceConfig>;
+}
+
+export interface RouteRuntime {
+  name: string;
+  targets: Array<{ model: string; weight: number }>;
+  fallbacks: string[];
+  price: PriceConfig | null;
+  /** Retries, breakers and balancing for this route: its own settings over `settings.routing`. */
+  policy: RoutingPolicy;
+  /** The route's own policy fields as written, for the API view (so what is read can be written back). */
+  policyConfig: RoutingPolicyConfig;
+  source: ConfigSource;
+}
+
+export interface Settings {
+  host: string;
+  port: number;
+  dataDir: string;
+  maxBodyBytes: number;
+  upstreamTimeouts: UpstreamTimeouts;
+  shutdownGraceMs: number;
+  /** Receiving a whole request (headers and body) may take this long; applied when the server starts. */
+  requestTimeoutMs: number;
+  /** Receiving the request headers may take this long; applied when the server starts. */
+  headersTimeoutMs: number;
+  logLevel: string;
+  logRetentionDays: number;
+  /** Most request-log entries kept; null for no limit. */
+  logMaxEntries: number | null;
+  /** Largest upstream body (non-streamed) or stream event read; providers may set their own. */
+  maxResponseBytes: number;
+  /** Requests without a virtual key are refused (401). */
+  requireVirtualKey: boolean;
+  /** Who may call without a virtual key: clients on this machine only, or anyone. */
+  anonymousAccess: 'loopback' | 'any';
+  /** Proxies whose X-Forwarded-For is believed (normalised addresses). */
+  trustedProxies: ReadonlySet<string>;
+  /** Client headers forwarded to every provider (lower-case names), besides each vendor's own. */
+  forwardHeaders: readonly string[];
+  /** The routing policy of direct `<provider>/<model>` requests and the base of every route's. */
+  routing: RoutingPolicy;
+}
+
+/** Something in a valid config that will not work as written (a fallback to a provider with no key, say). */
+export interface ConfigWarning {
+  /** The field, e.g. `routes.chat.fallbacks.0`. */
+  field: string;
+  message: string;
+}
+
+/** The last config file save that was rejected: the running config stayed as it was. */
+export interface FileRejection {
+  file: string;
+  /** ISO time of the rejected save. */
+  at: string;
+  /** Why, in one line (never the file's content). */
+  reason: string;
+  /** Routes the rejected file defines (when it parsed far enough to tell), for an honest 404. */
+  routes: string[];
+}
+
+/**
+ * The live state of the config file, shared by every config version (a rejected save makes no new version):
+ * the one mutable part, owned and updated by the config service.
+ */
+export interface ConfigFileStatus {
+  rejection: FileRejection | null;
+}
+
+/** One immutable, fully resolved configuration. Everything per request reads from here, nothing re-parses. */
+export interface RuntimeConfig {
+  version: number;
+  settings: Settings;
+  providers: ReadonlyMap<string, ProviderRuntime>;
+  routes: ReadonlyMap<string, RouteRuntime>;
+  /** Usage-based routing rules, in order; the first that matches picks the route. */
+  routingRules: readonly RoutingRuleConfig[];
+  /**
+   * Custom plugins, in order, as configured (the API's list replaces the file's as a whole). Loaded, checked and
+   * compiled into the pipeline by the gateway before this version becomes current.
+   */
+  plugins: readonly PluginEntryConfig[];
+  /** What will not work as written; shown by `GET /api/config` and logged when the config is applied. */
+  warnings: readonly ConfigWarning[];
+  /** The config file's live status; set by the config service. */
+  fileStatus?: ConfigFileStatus;
+}
+

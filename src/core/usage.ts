@@ -1,0 +1,90 @@
+/**
+ * The one usage type: what a request used, in tokens, however its provider reported it. Cost, budgets, rate limits,
+ * events and logs all speak it; the wire shapes (OpenAI's `usage`, Anthropic's, Gemini's `usageMetadata`) are read
+ * into it once.
+ */
+import type { CompletionUsage } from './canonical.js';
+
+/**
+ * What a request used, in the units @pydantic/genai-prices prices (its usage keys, same names).
+ *
+ * `input_tokens` is the WHOLE prompt: uncached tokens plus cache reads plus cache writes. `cache_read_tokens`
+ * and `cache_write_tokens` are parts of it, billed at their own rates instead of (never on top of) the input
+ * rate. Likewise `output_tokens` is the whole completion, reasoning and audio included. The optional fields are
+ * further parts of those totals that a few models bill differently (audio, images, reasoning); leave them out
+ * when unknown and those tokens are billed at the plain input/output rate.
+ */
+export interface TokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** Part of input_tokens. */
+  input_audio_tokens?: number;
+  /** Part of input_tokens. */
+  input_image_tokens?: number;
+  /** Part of output_tokens. */
+  output_audio_tokens?: number;
+  /** Part of output_tokens. */
+  output_image_tokens?: number;
+  /** Part of output_tokens. */
+  output_reasoning_tokens?: number;
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+function firstCount(...values: unknown[]): number {
+  for (const value of values) if (typeof value === 'number' && Number.isFinite(value)) return Math.max(0, value);
+  return 0;
+}
+
+/**
+ * Maps OpenAI's usage shape onto genai-prices' keys, one to one, so nothing is counted twice:
+ *
+ * - `input_tokens`        = `prompt_tokens` (OpenAI's prompt total already includes the cached tokens)
+ * - `cache_read_tokens`   = `prompt_tokens_details.cached_tokens` (a part of prompt_tokens)
+ * - `cache_write_tokens`  = `prompt_tokens_details.cache_write_tokens` (OpenRouter's name), else
+ *                           `prompt_tokens_details.cache_creation_tokens`, else top-level
+ *                           `cache_creation_input_tokens` (Anthropic/LiteLLM's name); OpenAI itself reports none.
+ *                           Native adapters that learn of cache writes put them in
+ *                           `prompt_tokens_details.cache_write_tokens` AND count them in `prompt_tokens`.
+ * - `output_tokens`       = `completion_tokens` (includes reasoning and audio tokens)
+ * - `output_reasoning_tokens` = `completion_tokens_details.reasoning_tokens` (a part of completion_tokens)
+ * - `input_audio_tokens` / `input_image_tokens` = `prompt_tokens_details.audio_tokens` / `.image_tokens`
+ * - `output_audio_tokens` / `output_image_tokens` = `completion_tokens_details.audio_tokens` / `.image_tokens`
+ *
+ * When a provider's parts do not fit in its totals (a total that leaves the cache out), the total is raised to
+ * the sum of the parts rather than billing any token twice.
+ */
+export function tokenUsageFromOpenAI(usage: CompletionUsage): TokenUsage {
+  const prompt = record(usage.prompt_tokens_details);
+  const completion = record(usage.completion_tokens_details);
+  const cacheRead = firstCount(prompt?.cached_tokens, usage.cache_read_input_tokens);
+  const cacheWrite = firstCount(prompt?.cache_write_tokens, prompt?.cache_creation_tokens, usage.cache_creation_input_tokens);
+  const result: TokenUsage = {
+    input_tokens: Math.max(count(usage.prompt_tokens), cacheRead + cacheWrite),
+    output_tokens: count(usage.completion_tokens),
+    cache_read_tokens: cacheRead,
+    cache_write_tokens: cacheWrite,
+  };
+  const inputAudio = count(prompt?.audio_tokens);
+  const inputImage = count(prompt?.image_tokens);
+  const outputAudio = count(completion?.audio_tokens);
+  const outputImage = count(completion?.image_tokens);
+  const reasoning = count(completion?.reasoning_tokens);
+  if (inputAudio) result.input_audio_tokens = inputAudio;
+  if (inputImage) result.input_image_tokens = inputImage;
+  if (outputAudio) result.output_audio_tokens = outputAudio;
+  if (outputImage) result.output_image_tokens = outputImage;
+  if (reasoning) result.output_reasoning_tokens = reasoning;
+  result.output_tokens = Math.max(result.output_tokens, reasoning, outputAudio + outputImage);
+  result.input_tokens = Math.max(result.input_tokens, inputAudio + inputImage);
+  return result;
+}
+
