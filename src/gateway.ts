@@ -14,8 +14,7 @@ import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginHost } from './pipeline/plugin-host.js';
-import { ServiceRegistry } from './pipeline/services.js';
-import type { StageDeps } from './pipeline/stage.js';
+import { BUS, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, ServiceRegistry, TRANSPORT } from './pipeline/services.js';
 import { GovernanceStore } from './governance/governance-store.js';
 import { startLogSweeper } from './governance/log-retention.js';
 import { SlidingWindowLimiter } from './governance/rate-limiter.js';
@@ -25,6 +24,7 @@ import { HealthRegistry } from './routing/health-registry.js';
 import { Store } from './store/store.js';
 import { createLog, type Log } from './telemetry/log.js';
 import { logRequestFailures } from './telemetry/request-events-log.js';
+import { RequestLogWriter } from './telemetry/request-log.js';
 import { VERSION } from './version.js';
 import defaultPipeline from '../pipelines/default.js';
 
@@ -92,9 +92,16 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const transport = new UpstreamTransport();
   const governance = new GovernanceStore(store.root, bus);
   const health = new HealthRegistry(bus);
-  const stageDeps: StageDeps = { bus, log, transport, governance, limiter: new SlidingWindowLimiter(), reservations: new Reservations(), health };
-  // Plugins get these same instances, each only the ones it lists in `requires`.
-  const services = ServiceRegistry.fromStageDeps(stageDeps);
+  const reservations = new Reservations();
+  // Built-in stages and plugins get these same instances, each only the ones it lists in `requires`.
+  const services = new ServiceRegistry()
+    .set(BUS, bus)
+    .set(LOG, log)
+    .set(TRANSPORT, transport)
+    .set(GOVERNANCE, governance)
+    .set(LIMITER, new SlidingWindowLimiter())
+    .set(RESERVATIONS, reservations)
+    .set(HEALTH, health);
   const plugins = new PluginHost({
     services,
     builtins: definition.stages,
@@ -107,7 +114,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const live = new Map<Pipeline, ReadonlySet<string>>();
   const NO_PLUGINS: ReadonlySet<string> = new Set();
   const build = (runtime: RuntimeConfig, compiled: Awaited<ReturnType<PluginHost['compile']>> | null): Pipeline => {
-    const pipeline = new Pipeline(definition, registry, runtime, stageDeps, compiled?.plugins ?? null);
+    const pipeline = new Pipeline(definition, registry, runtime, services, compiled?.plugins ?? null);
     pipelines.set(runtime, pipeline);
     live.set(pipeline, compiled?.keys ?? NO_PLUGINS);
     return pipeline;
@@ -166,6 +173,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const configSubscription = configService.changes.subscribe((current) => void retireSuperseded(current));
 
   const adminKey = env.TOLLGATE_ADMIN_KEY || null;
+  // Every request that reached the pipeline, refused or answered, is written to the request log from its terminal event.
+  const requestLog = new RequestLogWriter(bus, governance, log);
   const stoppers = [logRequestFailures(bus, log)];
   if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
   const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health });
@@ -198,6 +207,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         // In-flight requests are done or cut off by now: close every version's stages, then the plugins.
         await retireSuperseded(null, true);
         await plugins.closeAll();
+        // Log entries of the last requests (a cancelled stream settles after its client left) before the store closes.
+        await requestLog.flush();
+        requestLog.stop();
         await logSweeper.stop();
         await transport.close();
         await store.close();
@@ -214,7 +226,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     store,
     log,
     adminKeyRequired: adminKey !== null,
-    reservations: stageDeps.reservations,
+    reservations,
     pipelineFor,
     async listen(listenOptions = {}) {
       const current = configService.current().settings;

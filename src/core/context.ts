@@ -2,9 +2,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { newRequestId } from './request-id.js';
 import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, NativeRequest } from './canonical.js';
 import type { RuntimeConfig } from './config.js';
-import type { RoutingPolicy } from './config.js';
-import type { CandidateGroup } from './plan.js';
+import { Extensions } from './extensions.js';
+import { NO_HINTS, parseRequestHints, type RequestHints } from './hints.js';
+import type { Plan } from './plan.js';
 import type { TeamRecord, VirtualKeyRecord } from './identity.js';
+import type { TokenUsage } from './usage.js';
 
 /** Who is calling: the virtual key presented and its team. */
 export interface Identity {
@@ -18,6 +20,16 @@ export interface UpstreamOutcome {
   upstreamModel: string;
   attempts: number;
   status: number;
+}
+
+/** What a request was charged: tokens as billed (the upstream's counts within reason, else counted) and USD. */
+export interface Spent {
+  usage: TokenUsage;
+  usd: number;
+  /** False when no price was known for the model (then usd is 0). */
+  priced: boolean;
+  /** True when the tokens were counted by the gateway because the upstream reported none. */
+  estimated: boolean;
 }
 
 /**
@@ -71,22 +83,26 @@ export interface RequestContext {
   /** Set by the auth stage when a virtual key was presented. */
   identity: Identity | null;
   /**
-   * The budget reservation held for this request, if any. The cost stage releases it after the real cost
-   * is committed (so no other request can slip into the gap); otherwise the budget stage releases it.
+   * Where the request may go (the route's targets, then its fallbacks), how to survive failure there, and the
+   * route's price; set by the route stage before spend, so the budget is reserved for what the request can reach.
    */
-  reservation: { release(): void; settledByCost: boolean } | null;
-  /**
-   * Where the request may go (the route's targets, then its fallbacks) and how to survive failure there; set
-   * by the route stage, or resolved from the model name by the call stage.
-   */
-  plan: { groups: CandidateGroup[]; policy: RoutingPolicy } | null;
+  plan: Plan | null;
   upstream: UpstreamOutcome | null;
-  /** The usage reported by the upstream (last value seen for streams). */
+  /** The usage reported by the upstream (last value seen for streams), in the canonical wire shape. */
   usage: CompletionUsage | null;
+  /** What the request was charged, once the spend stage settled it (also when it failed or was cancelled). */
+  spent: Spent | null;
+  /**
+   * Work the request still finishes after its answer ended (the spend stage settling a cancelled stream): the
+   * runner waits for it before the terminal event, so that event carries the real cost.
+   */
+  readonly pending: Promise<unknown>[];
+  /** Parsed request headers every stage may consult: `cache-control`, `traceparent`, `x-tollgate-*`. */
+  readonly hints: RequestHints;
   /** Response headers stages want the client to see (e.g. `x-tollgate-provider`). */
   readonly responseHeaders: Record<string, string>;
-  /** Free-form per-request data shared between stages and plugins. */
-  readonly attributes: Map<string, unknown>;
+  /** Typed per-request data shared between stages and plugins (see extensions.ts). */
+  readonly extensions: Extensions;
   /**
    * Set by the party consuming the answer: resolves when the client can take more data, or returns null
    * when it already can. Producers await it between upstream reads, so a slow client slows the upstream
@@ -132,12 +148,14 @@ export function createRequestContext(init: ContextInit): RequestContext {
     exactNumbers: init.exactNumbers ?? false,
     native: init.native ?? null,
     identity: null,
-    reservation: null,
     plan: null,
     upstream: null,
     usage: null,
+    spent: null,
+    pending: [],
+    hints: init.clientHeaders ? parseRequestHints(init.clientHeaders) : NO_HINTS,
     responseHeaders: {},
-    attributes: new Map(),
+    extensions: new Extensions(),
     clientReady: () => null,
   };
 }

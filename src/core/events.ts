@@ -2,10 +2,40 @@
  * The event catalogue: dotted past-tense names, one payload type each. Subscribers (metrics, traces, logs,
  * alerts) listen here; stages only emit.
  */
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
+import type { TokenUsage } from './usage.js';
+
+/**
+ * What both terminal events (`request.completed`, `request.failed`) say about a request that reached the pipeline:
+ * who sent it, where it went, what the client got and what it cost. The request log, metrics and alerts need
+ * nothing else.
+ */
+export interface RequestSummary {
+  requestId: string;
+  /** The client format: `openai`, `anthropic`, `gemini`, `litellm`. */
+  dialect: string;
+  /** The model (or route) name as the request named it. */
+  model: string;
+  /** The route the plan followed, or null for a direct model name (or a request refused before routing). */
+  route: string | null;
+  /** The provider that answered, or was tried last; null when no upstream was called. */
+  provider: string | null;
+  upstreamModel: string | null;
+  keyId: string | null;
+  teamId: string | null;
+  stream: boolean;
+  /** The HTTP status the client got: 200, the error's status, or 499 when the client left before the end. */
+  status: number;
+  durationMs: number;
+  /** Upstream calls made, retries and fallbacks included. */
+  attempts: number;
+  /** Tokens as charged (the upstream's counts within reason, else counted); null when nothing was settled. */
+  usage: TokenUsage | null;
+  /** USD charged; null when the pipeline settled no cost (a refusal before the spend stage, or no spend stage). */
+  costUsd: number | null;
+  /** False when the model had no known price (then the cost is 0). */
+  priced: boolean;
+  /** True when tollgate counted the tokens because the upstream reported none. */
+  estimated: boolean;
 }
 
 export type StageOutcome = 'passed' | 'answered' | 'failed';
@@ -23,15 +53,8 @@ export interface GatewayEvents {
     durationMs: number;
     errorCode?: string | null;
   };
-  'request.completed': {
-    requestId: string;
-    model: string;
-    provider: string | null;
-    upstreamModel: string | null;
-    stream: boolean;
-    status: number;
-    durationMs: number;
-    usage: Usage | null;
+  /** The answer ended (status 200), or the client went away before it did (`cancelled`, status 499). */
+  'request.completed': RequestSummary & {
     /** The client went away before the answer ended. */
     cancelled: boolean;
   };
@@ -39,7 +62,21 @@ export interface GatewayEvents {
   'ratelimit.exceeded': { requestId: string; keyId: string; teamId: string | null; scope: 'key' | 'key_model' | 'team'; unit: 'requests' | 'tokens'; limit: number };
   'budget.exceeded': { requestId: string; account: 'key' | 'team'; id: string; budget: number; spend: number; reserved: number; needed: number };
   'budget.threshold': { account: 'key' | 'team'; id: string; threshold: 50 | 80 | 100; budget: number; spend: number };
-  'cost.recorded': { requestId: string; keyId: string | null; teamId: string | null; model: string; provider: string | null; usd: number; priced: boolean; promptTokens: number; completionTokens: number; estimated: boolean };
+  'cost.recorded': {
+    requestId: string;
+    keyId: string | null;
+    teamId: string | null;
+    model: string;
+    provider: string | null;
+    usd: number;
+    priced: boolean;
+    promptTokens: number;
+    completionTokens: number;
+    estimated: boolean;
+    /** The status the request ended with (499: the client left mid-answer). */
+    status: number;
+    cancelled: boolean;
+  };
   'cost.unpriced': { requestId: string; provider: string; model: string };
   /** An upstream reported usage that cannot be true (not a count, or more than the request can have used); `charged` is what was billed instead. */
   'usage.implausible': {
@@ -94,16 +131,11 @@ export interface GatewayEvents {
     /** Who changed it (`loopback:127.0.0.1`, `admin-key:10.0.0.4`, `file:/etc/tollgate.yaml`); never a credential. */
     actor: string;
   };
-  'request.failed': {
-    requestId: string;
-    model: string | null;
-    provider: string | null;
-    stream: boolean;
-    status: number;
+  /** The request ended with an error (refused by auth, a limit or a budget, or failed upstream); `status` is the client's. */
+  'request.failed': RequestSummary & {
     type: string;
     code: string | null;
     message: string;
-    durationMs: number;
   };
 }
 

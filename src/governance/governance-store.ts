@@ -63,7 +63,7 @@ function defined<T extends object>(patch: T): Partial<T> {
  * behind `requestLog({ key_id })`).
  *
  * Every read-modify-write runs inside one `root.transaction` callback, so admin edits and the spend added by
- * `recordRequest` never lose each other's updates, and a request's log row and spend commit together.
+ * `recordSpend` never lose each other's updates. Log entries (`recordRequest`) are plain puts.
  * The lookups the request path needs (`findKeyBySecret`, `getKeyRecord`, `getTeamRecord`, `currentUsage`) are
  * synchronous lmdb reads.
  */
@@ -283,26 +283,24 @@ export class GovernanceStore {
   }
 
   /**
-   * In one lmdb transaction: writes the log entry and adds its cost and one request to the key's and its
-   * team's counters (period and lifetime), rolling a period over first when it has ended. The team charged is
-   * `entry.team_id`, or the key's team when the entry names none (the stored entry then names it). Resolves
-   * once committed. A missing or empty `id` gets a time-sortable one (see `newRequestLogId`).
+   * Writes one request's log entry (the request-log subscriber calls this for every request that reached the
+   * pipeline). A plain put, which lmdb batches with the other writes of this event-loop turn.
    */
   async recordRequest(entry: RequestLogInput): Promise<void> {
     const id = entry.id || this.newRequestLogId();
-    const cost = Number.isFinite(entry.cost_usd) && entry.cost_usd > 0 ? entry.cost_usd : 0;
-    // Nothing to charge: a plain put, which lmdb batches with the other writes of this event-loop turn, costs
-    // far less than a read-modify-write transaction on the request path.
-    if (!entry.key_id && !entry.team_id) {
-      await this.log.put(id, { ...entry, id, team_id: null });
-      return;
-    }
+    await this.log.put(id, { ...entry, id });
+    if (entry.key_id) await this.logByKey.put([entry.key_id, id], null);
+  }
+
+  /**
+   * Charges one request to its key's and team's current budget period (and the key's lifetime totals) in one
+   * transaction; the spend stage awaits it before the answer ends, so the next request sees the spend.
+   */
+  async recordSpend(keyId: string, teamId: string | null, usd: number): Promise<void> {
+    const cost = Number.isFinite(usd) && usd > 0 ? usd : 0;
     await this.root.transaction(() => {
       const at = this.now();
-      const key = entry.key_id ? this.keys.get(entry.key_id) : undefined;
-      const teamId = entry.team_id ?? key?.team ?? null;
-      this.log.put(id, { ...entry, id, team_id: teamId });
-      if (entry.key_id) this.logByKey.put([entry.key_id, id], null);
+      const key = this.keys.get(keyId);
       if (key) {
         const usage = this.usageAt(key, at);
         this.keys.put(key.id, {
@@ -314,7 +312,7 @@ export class GovernanceStore {
           total_requests: key.total_requests + 1,
         });
       }
-      const team = teamId ? this.teams.get(teamId) : undefined;
+      const team = (teamId ?? key?.team) ? this.teams.get((teamId ?? key?.team) as string) : undefined;
       if (team) {
         const usage = this.usageAt(team, at);
         this.teams.put(team.id, { ...team, ...usage, spend: roundUsd(usage.spend + cost), requests: usage.requests + 1 });

@@ -24,6 +24,11 @@ export interface RequestLogEntry {
   /** False when no price was known for the model (cost 0). */
   priced: boolean;
   duration_ms: number;
+  /** The route the request followed, when its model named one. */
+  route?: string;
+  /** For a request that ended in an error (refused, or failed upstream): its type and code. */
+  error_type?: string;
+  error_code?: string | null;
 }
 
 /** Every virtual key secret starts with this, so a key that looks like ours but is unknown is a 401. */

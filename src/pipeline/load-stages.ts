@@ -1,20 +1,21 @@
+import type { PluginDefinition } from '../core/plugin.js';
 import type { PipelineDefinition } from './definition.js';
 import type { StageRegistry } from './runner.js';
-import type { StageFactory } from './stage.js';
 
 const STAGE_NAME = /^[a-z][a-z0-9-]*$/;
 
-function isStageFactory(value: unknown): value is StageFactory {
-  const candidate = value as Partial<StageFactory> | null;
+function isPluginDefinition(value: unknown): value is PluginDefinition {
+  const candidate = value as Partial<PluginDefinition> | null;
   return typeof candidate?.name === 'string' && typeof candidate.create === 'function';
 }
 
 /**
- * Finds each stage a pipeline names: stage `foo` is the default export of `src/stages/foo.ts`. Adding a
- * stage therefore takes its file and its name in the pipeline definition, nothing else.
+ * Finds each built-in stage a pipeline names: stage `foo` is the default export of `src/stages/foo.ts`, declared
+ * with `definePlugin` like any user's plugin. Adding a stage therefore takes its file and its name in the pipeline
+ * definition, nothing else.
  */
 export async function loadStageRegistry(definition: PipelineDefinition): Promise<StageRegistry> {
-  const registry = new Map<string, StageFactory>();
+  const registry = new Map<string, PluginDefinition>();
   for (const name of definition.stages) {
     if (registry.has(name)) continue;
     if (!STAGE_NAME.test(name)) throw new Error(`pipeline "${definition.name}": invalid stage name "${name}"`);
@@ -24,8 +25,8 @@ export async function loadStageRegistry(definition: PipelineDefinition): Promise
     } catch (err) {
       throw new Error(`pipeline "${definition.name}": cannot load stage "${name}" (src/stages/${name}.ts): ${(err as Error).message}`);
     }
-    if (!isStageFactory(module.default) || module.default.name !== name) {
-      throw new Error(`pipeline "${definition.name}": src/stages/${name}.ts must default-export a StageFactory named "${name}"`);
+    if (!isPluginDefinition(module.default) || module.default.name !== name) {
+      throw new Error(`pipeline "${definition.name}": src/stages/${name}.ts must default-export definePlugin({ name: "${name}", ... })`);
     }
     registry.set(name, module.default);
   }

@@ -6,9 +6,12 @@ import type { UpstreamTransport } from '../providers/transport.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
 import type { Log } from '../telemetry/log.js';
 import { serviceKey, type ServiceKey, type Services } from '../core/plugin.js';
-import type { StageDeps } from './stage.js';
 
-/** The services the gateway offers plugins: what the built-in stages get as StageDeps, one typed key each. */
+/**
+ * The services the gateway offers stages, built-in and users' alike, one typed key each. A stage gets only those
+ * it lists in `requires`, so a test of a stage needs only those (no database for one that does not ask for it),
+ * and cluster mode can later register a shared limiter or reservations under the same keys.
+ */
 export const BUS = serviceKey<EventBus>('bus');
 export const LOG = serviceKey<Log>('log');
 export const TRANSPORT = serviceKey<UpstreamTransport>('transport');
@@ -51,15 +54,9 @@ export class ServiceRegistry {
     };
   }
 
-  /** The registry built from the instances the built-in stages share, so plugins and built-ins see the same state. */
-  static fromStageDeps(deps: StageDeps): ServiceRegistry {
-    return new ServiceRegistry()
-      .set(BUS, deps.bus)
-      .set(LOG, deps.log)
-      .set(TRANSPORT, deps.transport)
-      .set(GOVERNANCE, deps.governance)
-      .set(LIMITER, deps.limiter)
-      .set(RESERVATIONS, deps.reservations)
-      .set(HEALTH, deps.health);
+  /** A service for the gateway's own wiring (the runner needs the bus and the log); stages go through `scoped`. */
+  require<T>(key: ServiceKey<T>): T {
+    if (!this.services.has(key.id)) throw new Error(`this gateway has no service "${key.id}"`);
+    return this.services.get(key.id) as T;
   }
 }

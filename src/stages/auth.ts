@@ -1,13 +1,15 @@
 import type { Observable } from 'rxjs';
 import { throwError } from 'rxjs';
-import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { anonymousRule, checkVirtualKey } from '../governance/key-check.js';
 import { isRecord } from '../is-record.js';
 import type { Settings } from '../core/config.js';
 import type { RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
-import type { StageDeps, StageFactory } from '../pipeline/stage.js';
+import { definePlugin } from '../core/plugin.js';
+import type { EventBus } from '../bus/bus.js';
+import type { GovernanceStore } from '../governance/governance-store.js';
+import { BUS, GOVERNANCE } from '../pipeline/services.js';
 
 /**
  * Identifies the caller by virtual key (the rules are in governance/key-check.ts) and reports refusals on the
@@ -18,7 +20,7 @@ class AuthStage implements Stage {
 
   constructor(
     private readonly settings: Settings,
-    private readonly deps: StageDeps,
+    private readonly deps: { bus: EventBus; governance: GovernanceStore },
   ) {}
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
@@ -36,9 +38,8 @@ class AuthStage implements Stage {
   }
 }
 
-const authStage: StageFactory = {
+export default definePlugin({
   name: 'auth',
-  create: (config: RuntimeConfig, deps) => new AuthStage(config.settings, deps),
-};
-
-export default authStage;
+  requires: [BUS, GOVERNANCE],
+  create: (_options, config, services) => new AuthStage(config.settings, { bus: services.get(BUS), governance: services.get(GOVERNANCE) }),
+});

@@ -4,7 +4,11 @@ import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, Native
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Stage } from '../core/stage.js';
-import type { StageDeps, StageFactory } from '../pipeline/stage.js';
+import { definePlugin } from '../core/plugin.js';
+import type { EventBus } from '../bus/bus.js';
+import type { UpstreamTransport } from '../providers/transport.js';
+import type { HealthRegistry } from '../routing/health-registry.js';
+import { BUS, HEALTH, TRANSPORT } from '../pipeline/services.js';
 import type { BreakerPolicy } from '../core/config.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../core/provider.js';
 import { adapterFor } from '../providers/registry.js';
@@ -14,7 +18,6 @@ import type { UpstreamCall } from '../providers/transport.js';
 import { upstreamError } from '../providers/upstream-error.js';
 import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
-import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
 
@@ -103,7 +106,7 @@ function isClientError(error: GatewayError): boolean {
 class CallStage implements Stage {
   readonly name = 'call';
 
-  constructor(private readonly deps: StageDeps) {}
+  constructor(private readonly deps: { bus: EventBus; transport: UpstreamTransport; health: HealthRegistry }) {}
 
   run(ctx: RequestContext): Observable<ResponseEvent> {
     return new Observable<ResponseEvent>((subscriber) => {
@@ -133,14 +136,8 @@ class CallStage implements Stage {
    * the client unless the route fails over on client errors; once the answer has started, nothing is retried.
    */
   private async call(ctx: RequestContext, emit: (event: ResponseEvent) => void, state: CallState): Promise<void> {
-    if (!ctx.plan) {
-      // No route stage (nothing configured to route by): plan from the model name and the request's fallbacks.
-      checkRequestFallbacks(ctx.config, null, ctx.requestFallbacks);
-      ctx.plan = {
-        groups: buildCandidateGroups(ctx.config, ctx.request.model, null, ctx.clientProviderKey, ctx.requestFallbacks),
-        policy: ctx.config.settings.routing,
-      };
-    }
+    // The route stage plans; a pipeline without it is a wiring mistake, said plainly rather than guessed around.
+    if (!ctx.plan) throw GatewayError.internal('The call stage needs a plan: the pipeline has no route stage before it.');
     const { groups, policy } = ctx.plan;
     const { bus, health: registry } = this.deps;
     const plan = new AttemptPlan(groups, policy, registry, Date.now());
@@ -449,9 +446,8 @@ function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (
   }
 }
 
-const callStage: StageFactory = {
+export default definePlugin({
   name: 'call',
-  create: (_config, deps) => new CallStage(deps),
-};
-
-export default callStage;
+  requires: [BUS, TRANSPORT, HEALTH],
+  create: (_options, _config, services) => new CallStage({ bus: services.get(BUS), transport: services.get(TRANSPORT), health: services.get(HEALTH) }),
+});

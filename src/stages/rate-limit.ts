@@ -1,12 +1,13 @@
-import type { Observable } from 'rxjs';
-import { throwError } from 'rxjs';
+import { defer, finalize, type Observable, throwError } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
 import { formatResetDuration } from '../governance/durations.js';
-import type { WindowState } from '../governance/rate-limiter.js';
+import type { SlidingWindowLimiter, WindowState } from '../governance/rate-limiter.js';
 import type { RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
-import type { StageDeps, StageFactory } from '../pipeline/stage.js';
+import type { EventBus } from '../bus/bus.js';
+import { definePlugin } from '../core/plugin.js';
+import { BUS, LIMITER } from '../pipeline/services.js';
 
 interface Scope {
   scope: 'key' | 'key_model' | 'team';
@@ -14,8 +15,8 @@ interface Scope {
   limit: number;
 }
 
-/** Limiter buckets for tokens per minute; the cost stage adds each request's tokens to them. */
-export function tokenBuckets(ctx: RequestContext): Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> {
+/** Limiter buckets for tokens per minute; each request's settled tokens are added to them on its way back. */
+function tokenBuckets(ctx: RequestContext): Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> {
   const out: Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> = [];
   const identity = ctx.identity;
   if (!identity) return out;
@@ -43,17 +44,21 @@ function limitError(unit: 'requests' | 'tokens', scope: string, limit: number, s
 /**
  * Requests per minute per key, per key and model, and per team; tokens per minute per key and team. Either
  * every bucket has room and all take one, or the request is refused and none does. The tightest bucket's
- * state rides on every answer as OpenAI's `x-ratelimit-*` headers.
+ * state rides on every answer as OpenAI's `x-ratelimit-*` headers. On the way back, the tokens the request was
+ * charged (settled by the spend stage, also for failed and cancelled requests) are added to the token buckets.
  */
 class RateLimitStage implements Stage {
   readonly name = 'rate-limit';
 
-  constructor(private readonly deps: StageDeps) {}
+  constructor(
+    private readonly bus: EventBus,
+    private readonly limiter: SlidingWindowLimiter,
+  ) {}
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     const identity = ctx.identity;
     if (!identity) return next();
-    const { limiter, bus } = this.deps;
+    const { limiter, bus } = this;
     const { key, team } = identity;
     const scopes: Scope[] = [];
     if (key.rate_limit) {
@@ -92,13 +97,24 @@ class RateLimitStage implements Stage {
       // OpenAI's reset header says when the window is whole again; retry-after (on a 429) when one more fits.
       ctx.responseHeaders['x-ratelimit-reset-requests'] = formatResetDuration(tightest.state.fullResetMs);
     }
-    return next();
+    const buckets = tokenBuckets(ctx);
+    if (buckets.length === 0) return next();
+    return defer(() => next()).pipe(finalize(() => this.addTokens(ctx, buckets)));
+  }
+
+  /** Adds the request's charged tokens once settled (a cancelled stream settles after the client left). */
+  private addTokens(ctx: RequestContext, buckets: Array<{ bucket: string }>): void {
+    const add = (): void => {
+      const used = ctx.spent ? ctx.spent.usage.input_tokens + ctx.spent.usage.output_tokens : 0;
+      if (used > 0) for (const { bucket } of buckets) this.limiter.add(bucket, used);
+    };
+    if (ctx.pending.length === 0) add();
+    else void Promise.allSettled(ctx.pending).then(add);
   }
 }
 
-const rateLimitStage: StageFactory = {
+export default definePlugin({
   name: 'rate-limit',
-  create: (_config, deps) => new RateLimitStage(deps),
-};
-
-export default rateLimitStage;
+  requires: [BUS, LIMITER],
+  create: (_options, _config, services) => new RateLimitStage(services.get(BUS), services.get(LIMITER)),
+});

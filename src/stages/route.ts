@@ -4,14 +4,15 @@ import type { ResponseEvent } from '../core/canonical.js';
 import { countPromptTokens } from '../governance/tokenizer.js';
 import type { RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
-import type { StageDeps, StageFactory } from '../pipeline/stage.js';
+import { definePlugin } from '../core/plugin.js';
+import type { EventBus } from '../bus/bus.js';
+import type { GovernanceStore } from '../governance/governance-store.js';
+import type { HealthRegistry } from '../routing/health-registry.js';
+import { BUS, GOVERNANCE, HEALTH } from '../pipeline/services.js';
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import { routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';
 import { isRecord } from '../is-record.js';
-
-/** Attribute key under which the route stage leaves the route's price for the cost stage. */
-export const ROUTE_PRICE = 'route.price';
 
 function usedPercent(spend: number, budget: number | null): number | null {
   if (budget === null) return null;
@@ -21,7 +22,8 @@ function usedPercent(spend: number, budget: number | null): number | null {
 /**
  * Decides where a request goes: usage-based routing rules first (they may send it to another route or
  * model), then the route its model names (weighted targets and a fallback chain), or the model itself. Leaves
- * the candidates and the routing policy on the context for the call stage.
+ * the plan on the context: the candidates, the routing policy, the route and its price, for the spend stage
+ * (which reserves for what the plan can reach) and the call stage (which follows it).
  */
 class RouteStage implements Stage {
   readonly name = 'route';
@@ -29,7 +31,7 @@ class RouteStage implements Stage {
 
   constructor(
     private readonly config: RuntimeConfig,
-    private readonly deps: StageDeps,
+    private readonly deps: { bus: EventBus; governance: GovernanceStore; health: HealthRegistry },
   ) {
     this.matcher = routeMatcherFor(config.routes);
   }
@@ -48,12 +50,8 @@ class RouteStage implements Stage {
       }
       const match = this.matcher.match(model);
       const groups = buildCandidateGroups(ctx.config, model, match, ctx.clientProviderKey, ctx.requestFallbacks);
-      ctx.plan = { groups, policy: match?.route.policy ?? ctx.config.settings.routing };
-      if (match) {
-        ctx.responseHeaders['x-tollgate-route'] = match.route.name;
-        // The cost stage prices models the catalogue does not know at the route's price.
-        if (match.route.price) ctx.attributes.set(ROUTE_PRICE, match.route.price);
-      }
+      ctx.plan = { groups, policy: match?.route.policy ?? ctx.config.settings.routing, route: match?.route.name ?? null, price: match?.route.price ?? null };
+      if (match) ctx.responseHeaders['x-tollgate-route'] = match.route.name;
       if (this.deps.bus.hasListeners('route.selected')) {
         this.deps.bus.emit('route.selected', {
           requestId: ctx.id,
@@ -83,10 +81,9 @@ class RouteStage implements Stage {
   }
 }
 
-const routeStage: StageFactory = {
+export default definePlugin({
   name: 'route',
-  // Without routes or rules the call stage plans from the model name itself, and this stage costs nothing.
-  create: (config: RuntimeConfig, deps) => (config.routes.size > 0 || config.routingRules.length > 0 ? new RouteStage(config, deps) : null),
-};
-
-export default routeStage;
+  requires: [BUS, GOVERNANCE, HEALTH],
+  create: (_options, config, services) =>
+    new RouteStage(config, { bus: services.get(BUS), governance: services.get(GOVERNANCE), health: services.get(HEALTH) }),
+});

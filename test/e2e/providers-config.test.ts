@@ -161,13 +161,14 @@ describe('events', () => {
       expect(stages(seen).map((event) => [event.stage, event.outcome])).toEqual([
         ['auth', 'passed'],
         ['rate-limit', 'passed'],
-        ['budget', 'passed'],
-        ['cost', 'passed'],
+        ['route', 'passed'],
+        ['spend', 'passed'],
         ['call', 'answered'],
       ]);
       const completed = seen.at(-1)?.payload as GatewayEvents['request.completed'];
       expect(completed).toMatchObject({ model: 'openai/gpt-4o', provider: 'openai', upstreamModel: 'gpt-4o', status: 200, cancelled: false });
-      expect(completed.usage?.total_tokens).toBeGreaterThan(0);
+      expect(completed.usage?.input_tokens).toBeGreaterThan(0);
+      expect(completed.costUsd).toBeGreaterThan(0);
       expect(seen.find((event) => event.name === 'provider.attempted')?.payload).toMatchObject({ provider: 'openai', ok: true, status: 200, attempt: 1 });
 
       seen.length = 0;

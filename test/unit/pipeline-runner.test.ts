@@ -1,5 +1,5 @@
 import { firstValueFrom, lastValueFrom, map, Observable, of, Subject, throwError, toArray } from 'rxjs';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
 import type { GatewayEvents } from '../../src/core/events.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
@@ -10,26 +10,9 @@ import { createRequestContext, type RequestContext } from '../../src/core/contex
 import type { PipelineDefinition } from '../../src/pipeline/definition.js';
 import { Pipeline, type StageRegistry } from '../../src/pipeline/runner.js';
 import type { Next, Stage } from '../../src/core/stage.js';
-import type { StageDeps, StageFactory } from '../../src/pipeline/stage.js';
-import { UpstreamTransport } from '../../src/providers/transport.js';
-import { GovernanceStore } from '../../src/governance/governance-store.js';
-import { SlidingWindowLimiter } from '../../src/governance/rate-limiter.js';
-import { Reservations } from '../../src/governance/reservations.js';
-import { HealthRegistry } from '../../src/routing/health-registry.js';
-import { open } from 'lmdb';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLog } from '../../src/telemetry/log.js';
-
-const transport = new UpstreamTransport();
-const storeDir = mkdtempSync(join(tmpdir(), 'tollgate-runner-'));
-const root = open({ path: join(storeDir, 'db') });
-afterAll(async () => {
-  await transport.close();
-  await root.close();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+import type { PluginDefinition } from '../../src/core/plugin.js';
+import type { ServiceRegistry } from '../../src/pipeline/services.js';
+import { runnerServices } from '../helpers/pipeline-services.js';
 
 const config: RuntimeConfig = resolveRuntimeConfig({ api: {}, file: {} }, {}, 1);
 
@@ -53,12 +36,12 @@ function contentOf(event: ResponseEvent): string {
 }
 
 /** A factory for a stage built from a run function. */
-function factory(name: string, run: (ctx: RequestContext, next: Next) => Observable<ResponseEvent>): StageFactory {
+function factory(name: string, run: (ctx: RequestContext, next: Next) => Observable<ResponseEvent>): PluginDefinition {
   return { name, create: (): Stage => ({ name, run }) };
 }
 
 /** A stage that records its request side and response side, then calls next and maps the answer. */
-function recorder(name: string, log: string[]): StageFactory {
+function recorder(name: string, log: string[]): PluginDefinition {
   return factory(name, (_ctx, next) => {
     log.push(`${name}:request`);
     return next().pipe(
@@ -72,7 +55,7 @@ function recorder(name: string, log: string[]): StageFactory {
 }
 
 /** An innermost stage that answers. */
-function terminal(name: string, log: string[], content = 'answer'): StageFactory {
+function terminal(name: string, log: string[], content = 'answer'): PluginDefinition {
   return factory(name, () => {
     log.push(`${name}:answer`);
     return of(answer(content));
@@ -97,24 +80,17 @@ function record(bus: EventBus): Recorded {
 }
 
 let bus: EventBus;
-let deps: StageDeps;
+let deps: ServiceRegistry;
 let events: Recorded;
 
 beforeEach(() => {
   bus = new EventBus();
-  deps = {
-    bus,
-    log: createLog('silent'),
-    transport,
-    governance: new GovernanceStore(root, bus),
-    limiter: new SlidingWindowLimiter(),
-    reservations: new Reservations(),
-    health: new HealthRegistry(bus),
-  };
+  // The runner needs only the bus and a log: no database, no transport.
+  deps = runnerServices(bus);
   events = record(bus);
 });
 
-function registry(...factories: StageFactory[]): StageRegistry {
+function registry(...factories: PluginDefinition[]): StageRegistry {
   return new Map(factories.map((f) => [f.name, f]));
 }
 
@@ -189,7 +165,7 @@ describe('Pipeline', () => {
   it('leaves out a stage whose factory returns null', async () => {
     const log: string[] = [];
     let created = 0;
-    const unconfigured: StageFactory = {
+    const unconfigured: PluginDefinition = {
       name: 'budget',
       create: () => {
         created++;
@@ -204,10 +180,10 @@ describe('Pipeline', () => {
   });
 
   it('gives factories the config and deps once, at construction', () => {
-    const seen: [RuntimeConfig, StageDeps][] = [];
-    const spy: StageFactory = {
+    const seen: [RuntimeConfig, unknown][] = [];
+    const spy: PluginDefinition = {
       name: 'spy',
-      create: (cfg, d) => {
+      create: (_options, cfg, d) => {
         seen.push([cfg, d]);
         return null;
       },
@@ -215,7 +191,8 @@ describe('Pipeline', () => {
     new Pipeline(definition('spy'), registry(spy), config, deps);
     expect(seen).toHaveLength(1);
     expect(seen[0]?.[0]).toBe(config);
-    expect(seen[0]?.[1]).toBe(deps);
+    // Each stage gets its own view of the services, holding only what it required (here: nothing).
+    expect((seen[0]?.[1] as { has(key: unknown): boolean }).has({ id: 'bus' })).toBe(false);
   });
 
   it('throws at construction for an unknown stage name', () => {
@@ -282,13 +259,14 @@ describe('Pipeline', () => {
     const log: string[] = [];
     const pipeline = new Pipeline(definition('a', 'end'), registry(recorder('a', log), terminal('end', log)), config, deps);
     const ctx = context('req-ok');
-    ctx.usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
+    // What the spend stage would have settled: the terminal event carries it.
+    ctx.spent = { usage: { input_tokens: 1, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 0 }, usd: 0.5, priced: true, estimated: false };
     await lastValueFrom(pipeline.execute(ctx));
     expect(events.names()).toEqual(['request.received', 'stage.completed', 'stage.completed', 'request.completed']);
     expect(events.of('request.received')[0]).toMatchObject({ requestId: 'req-ok', dialect: 'openai', model: 'test/model', stream: false });
     const completed = events.of('request.completed');
     expect(completed).toHaveLength(1);
-    expect(completed[0]).toMatchObject({ requestId: 'req-ok', model: 'test/model', status: 200, cancelled: false, stream: false, usage: { total_tokens: 3 } });
+    expect(completed[0]).toMatchObject({ requestId: 'req-ok', model: 'test/model', status: 200, cancelled: false, stream: false, usage: { input_tokens: 1, output_tokens: 2 }, costUsd: 0.5 });
     expect(events.of('request.failed')).toEqual([]);
   });
 
@@ -355,7 +333,7 @@ describe('Pipeline', () => {
     expect(upstream.observed).toBe(false);
     const completed = events.of('request.completed');
     expect(completed).toHaveLength(1);
-    expect(completed[0]).toMatchObject({ requestId: 'req-gone', cancelled: true });
+    expect(completed[0]).toMatchObject({ requestId: 'req-gone', cancelled: true, status: 499 });
     expect(events.of('request.failed')).toEqual([]);
 
     // Nothing more is reported after the client went away.

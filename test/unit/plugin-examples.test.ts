@@ -1,46 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { open } from 'lmdb';
 import { lastValueFrom, of, Subject, toArray, type Observable } from 'rxjs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import cannedAnswer from '../../plugins/examples/canned-answer.js';
 import redactWord from '../../plugins/examples/redact-word.js';
 import teamSystemPrompt from '../../plugins/examples/team-system-prompt.js';
-import { EventBus } from '../../src/bus/bus.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { type RuntimeConfig } from '../../src/core/config.js';
-import { GovernanceStore } from '../../src/governance/governance-store.js';
-import { SlidingWindowLimiter } from '../../src/governance/rate-limiter.js';
-import { Reservations } from '../../src/governance/reservations.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, PluginDefinition, RequestContext, ResponseEvent, Services, Stage, TeamRecord, VirtualKeyRecord } from '../../src/index.js';
 import { createRequestContext, type ContextInit } from '../../src/core/context.js';
 import { Pipeline } from '../../src/pipeline/runner.js';
-import type { StageDeps, StageFactory } from '../../src/pipeline/stage.js';
-import { UpstreamTransport } from '../../src/providers/transport.js';
-import { HealthRegistry } from '../../src/routing/health-registry.js';
-import { createLog } from '../../src/telemetry/log.js';
+import { runnerServices } from '../helpers/pipeline-services.js';
 
 const config: RuntimeConfig = resolveRuntimeConfig({ api: {}, file: {} }, {}, 1);
-const transport = new UpstreamTransport();
-const storeDir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-examples-'));
-const root = open({ path: join(storeDir, 'db') });
-afterAll(async () => {
-  await transport.close();
-  await root.close();
-  rmSync(storeDir, { recursive: true, force: true });
-});
-
-const bus = new EventBus();
-const deps: StageDeps = {
-  bus,
-  log: createLog('silent'),
-  transport,
-  governance: new GovernanceStore(root, bus),
-  limiter: new SlidingWindowLimiter(),
-  reservations: new Reservations(),
-  health: new HealthRegistry(bus),
-};
+const deps = runnerServices();
 
 /** The examples require no service; asking for one is a test failure. */
 const noServices: Services = {
@@ -62,12 +33,12 @@ function stageOf<O>(plugin: PluginDefinition<O>, options: unknown): Stage | null
  */
 function pipelineOf(stage: Stage, upstream: (ctx: RequestContext) => Observable<ResponseEvent>) {
   const reached: { messages: unknown[]; native: unknown }[] = [];
-  const plugin: StageFactory = { name: stage.name, create: () => stage };
-  const provider: StageFactory = {
+  const plugin: PluginDefinition = { name: stage.name, create: () => stage };
+  const provider: PluginDefinition = {
     name: 'provider',
     create: () => ({
       name: 'provider',
-      run: (ctx) => {
+      run: (ctx: RequestContext) => {
         reached.push({ messages: structuredClone(ctx.request.messages), native: structuredClone(ctx.native?.body ?? null) });
         return upstream(ctx);
       },

@@ -1,0 +1,273 @@
+import { Observable, throwError } from 'rxjs';
+import type { ChatCompletion, ChatCompletionChunk, CompletionUsage, ResponseEvent } from '../core/canonical.js';
+import type { RequestContext, Spent } from '../core/context.js';
+import type { PeriodUsage } from '../core/identity.js';
+import { definePlugin } from '../core/plugin.js';
+import type { Next, Stage } from '../core/stage.js';
+import type { TokenUsage } from '../core/usage.js';
+import type { EventBus } from '../bus/bus.js';
+import { costOf, unitPrices } from '../catalog/prices.js';
+import { GatewayError } from '../errors.js';
+import type { GovernanceStore } from '../governance/governance-store.js';
+import { plausibleUsage } from '../governance/plausible-usage.js';
+import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
+import type { Reservations } from '../governance/reservations.js';
+import { countPromptTokens, TokenCounter } from '../governance/tokenizer.js';
+import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../pipeline/services.js';
+import type { Log } from '../telemetry/log.js';
+
+const THRESHOLDS = [50, 80, 100] as const;
+
+interface Account {
+  kind: 'key' | 'team';
+  id: string;
+  name: string;
+  budget: number;
+  usage: PeriodUsage;
+}
+
+/** Text the client received, for counting completion tokens when the upstream reports no usage. */
+function chunkText(chunk: ChatCompletionChunk, into: string[]): void {
+  for (const choice of chunk.choices as Array<{ delta?: { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
+    const delta = choice.delta;
+    if (!delta) continue;
+    if (typeof delta.content === 'string') into.push(delta.content);
+    for (const call of delta.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.push(call.function.arguments);
+  }
+}
+
+function completionText(completion: ChatCompletion, into: string[]): void {
+  for (const choice of completion.choices as Array<{ message?: { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
+    const message = choice.message;
+    if (!message) continue;
+    if (typeof message.content === 'string') into.push(message.content);
+    for (const call of message.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.push(call.function.arguments);
+  }
+}
+
+/**
+ * The highest price per million tokens among the places the plan may send the request: every candidate of its
+ * route's targets and of each fallback step (routing rules already applied by the route stage). Unknown prices
+ * count as zero: such requests cost nothing (and are reported as `cost.unpriced`).
+ */
+function worstPrices(ctx: RequestContext): { input: number; output: number; perRequest: number } {
+  let input = 0;
+  let output = 0;
+  let perRequest = 0;
+  for (const group of ctx.plan?.groups ?? []) {
+    for (const candidate of group.candidates) {
+      const provider = ctx.config.providers.get(candidate.target.provider.name);
+      if (!provider) continue;
+      const prices = unitPrices(provider, candidate.target.model, ctx.plan?.price ?? null);
+      if (!prices) continue;
+      input = Math.max(input, prices.input_per_mtok);
+      output = Math.max(output, prices.output_per_mtok);
+      perRequest = Math.max(perRequest, prices.request_usd);
+    }
+  }
+  return { input, output, perRequest };
+}
+
+function budgetError(account: Account, needed: number, reserved: number): GatewayError {
+  const headers: Record<string, string> = {};
+  if (account.usage.period_resets_at) {
+    headers['retry-after'] = String(Math.max(1, Math.ceil((Date.parse(account.usage.period_resets_at) - Date.now()) / 1000)));
+  }
+  const left = Math.max(0, account.budget - account.usage.spend - reserved);
+  return new GatewayError({
+    status: 429,
+    type: 'insufficient_quota',
+    code: 'budget_exceeded',
+    message:
+      `The budget of ${account.kind} '${account.name}' ($${account.budget}) cannot cover this request: $${left.toFixed(6)} left` +
+      (reserved > 0 ? ` after $${reserved.toFixed(6)} held by requests in flight` : '') +
+      `, up to $${needed.toFixed(6)} needed.` +
+      (account.usage.period_resets_at ? ` The budget resets at ${account.usage.period_resets_at}.` : ''),
+    headers,
+  });
+}
+
+/**
+ * What a request costs, from reservation to settlement, in one stage: before the call it reserves the request's
+ * upper-bound cost (prompt tokens counted with a tokenizer at the dearest input price the plan can reach, plus the
+ * maximum output at the dearest output price) on the key's and the team's budgets; after it, however the request
+ * ended (completed, failed, or cancelled mid-stream, then the tokens generated so far count), it charges the real
+ * cost, commits the key's and team's spend before the answer ends, and only then releases the reservation, so no
+ * concurrent request can slip into the gap. The reservation is this stage's own: nothing else holds or frees it.
+ */
+class SpendStage implements Stage {
+  readonly name = 'spend';
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly log: Log,
+    private readonly governance: GovernanceStore,
+    private readonly reservations: Reservations,
+  ) {}
+
+  run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
+    let release: () => void;
+    try {
+      checkRequestNumbers(ctx);
+      release = this.reserve(ctx);
+    } catch (err) {
+      return throwError(() => err);
+    }
+    return new Observable<ResponseEvent>((subscriber) => {
+      const text: string[] = [];
+      let settled = false;
+      const settle = (status: number, cancelled: boolean): Promise<void> => {
+        if (settled) return Promise.resolve();
+        settled = true;
+        return this.settle(ctx, status, cancelled, text)
+          .catch((err: unknown) => this.log.error({ err, requestId: ctx.id }, 'could not record the cost of a request'))
+          .finally(release);
+      };
+      const inner = next().subscribe({
+        next(event) {
+          if (event.kind === 'chunk') chunkText(event.chunk, text);
+          else if (event.kind === 'completion') completionText(event.completion, text);
+          subscriber.next(event);
+        },
+        error(err: unknown) {
+          const status = err instanceof GatewayError ? err.status : 500;
+          void settle(status, false).then(() => subscriber.error(err));
+        },
+        complete() {
+          void settle(200, false).then(() => subscriber.complete());
+        },
+      });
+      return () => {
+        inner.unsubscribe();
+        // The client left before the end: charge what was generated so far. The runner waits for it before the
+        // terminal event, so that event carries the cost.
+        if (!settled) ctx.pending.push(settle(499, true));
+      };
+    });
+  }
+
+  /** Reserves the request's upper-bound cost on its key's and team's budgets; returns how to release it. */
+  private reserve(ctx: RequestContext): () => void {
+    const identity = ctx.identity;
+    if (!identity) return noop;
+    const accounts: Account[] = [];
+    if (identity.key.budget !== null) {
+      accounts.push({ kind: 'key', id: identity.key.id, name: identity.key.name, budget: identity.key.budget, usage: this.governance.currentUsage(identity.key) });
+    }
+    if (identity.team && identity.team.budget !== null) {
+      accounts.push({ kind: 'team', id: identity.team.id, name: identity.team.name, budget: identity.team.budget, usage: this.governance.currentUsage(identity.team) });
+    }
+    if (accounts.length === 0) return noop;
+
+    const prices = worstPrices(ctx);
+    const promptTokens = countPromptTokens(ctx.request.messages, ctx.request.tools);
+    const needed = (promptTokens * prices.input + requestedMaxOutput(ctx) * prices.output) / 1_000_000 + prices.perRequest;
+    // Checked numbers and validated prices keep `needed` finite and at least zero; should it ever not be,
+    // nothing can cover it (a NaN would otherwise pass every comparison below).
+    const first = accounts[0] as Account;
+    if (!Number.isFinite(needed) || needed < 0) {
+      this.bus.emit('budget.exceeded', { requestId: ctx.id, account: first.kind, id: first.id, budget: first.budget, spend: first.usage.spend, reserved: 0, needed });
+      throw budgetError(first, Number.MAX_VALUE, 0);
+    }
+    for (const account of accounts) {
+      const reserved = this.reservations.reserved(`${account.kind}:${account.id}`);
+      // A spent budget refuses even requests that cost nothing, so "exhausted" means what it says.
+      if (account.usage.spend + reserved + needed > account.budget || account.usage.spend >= account.budget) {
+        this.bus.emit('budget.exceeded', { requestId: ctx.id, account: account.kind, id: account.id, budget: account.budget, spend: account.usage.spend, reserved, needed });
+        throw budgetError(account, needed, reserved);
+      }
+    }
+    return this.reservations.reserve(
+      accounts.map((account) => `${account.kind}:${account.id}`),
+      needed,
+    );
+  }
+
+  /** Charges what the request used, commits the spend, and tells the bus. Leaves the charge on `ctx.spent`. */
+  private async settle(ctx: RequestContext, status: number, cancelled: boolean, text: string[]): Promise<void> {
+    const upstream = ctx.upstream;
+    const provider = upstream ? ctx.config.providers.get(upstream.provider) : undefined;
+    // Tokens: the upstream's own count when it sent one; otherwise counted here.
+    let tokens: TokenUsage;
+    let estimated = false;
+    if (ctx.usage) {
+      const checked = plausibleUsage(ctx, ctx.usage, text);
+      tokens = checked.tokens;
+      if (checked.implausible) this.flagUsage(ctx, ctx.usage, tokens, checked.implausible);
+    } else if (upstream && upstream.status > 0 && upstream.status < 400) {
+      estimated = true;
+      // One count for both, so they share one time budget (see governance/tokenizer.ts).
+      const counter = new TokenCounter();
+      tokens = {
+        input_tokens: countPromptTokens(ctx.request.messages, ctx.request.tools, counter),
+        output_tokens: text.length > 0 ? counter.text(text.join('')) : 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+      };
+    } else tokens = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
+
+    const cost = provider && upstream ? costOf(provider, upstream.upstreamModel, tokens, ctx.plan?.price ?? null) : { usd: 0, priced: true, source: 'none' as const };
+    if (provider && upstream && !cost.priced && tokens.input_tokens + tokens.output_tokens > 0) {
+      this.bus.emit('cost.unpriced', { requestId: ctx.id, provider: provider.name, model: upstream.upstreamModel });
+    }
+    const spent: Spent = { usage: tokens, usd: cost.usd, priced: cost.priced, estimated };
+    ctx.spent = spent;
+
+    const identity = ctx.identity;
+    if (identity) {
+      const keyBefore = this.governance.currentUsage(identity.key);
+      const teamBefore = identity.team ? this.governance.currentUsage(identity.team) : null;
+      // Spend is committed before the answer ends, so the next request of this key sees it.
+      await this.governance.recordSpend(identity.key.id, identity.team?.id ?? null, cost.usd);
+      if (identity.key.budget) this.thresholds('key', identity.key.id, identity.key.budget, keyBefore, cost.usd);
+      if (identity.team && teamBefore && identity.team.budget) this.thresholds('team', identity.team.id, identity.team.budget, teamBefore, cost.usd);
+    }
+    this.bus.emit('cost.recorded', {
+      requestId: ctx.id,
+      keyId: identity?.key.id ?? null,
+      teamId: identity?.team?.id ?? null,
+      model: ctx.request.model,
+      provider: upstream?.provider ?? null,
+      usd: cost.usd,
+      priced: cost.priced,
+      promptTokens: tokens.input_tokens,
+      completionTokens: tokens.output_tokens,
+      estimated,
+      status,
+      cancelled,
+    });
+  }
+
+  /** Says that an upstream's usage was not charged as reported: a warning in the log and a `usage.implausible` event. */
+  private flagUsage(ctx: RequestContext, reported: CompletionUsage, charged: TokenUsage, reason: string): void {
+    const provider = ctx.upstream?.provider ?? null;
+    const model = ctx.upstream?.upstreamModel ?? ctx.request.model;
+    const shown = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+    const event = {
+      requestId: ctx.id,
+      provider,
+      model,
+      reason,
+      reported: { promptTokens: shown(reported.prompt_tokens), completionTokens: shown(reported.completion_tokens) },
+      charged: { promptTokens: charged.input_tokens, completionTokens: charged.output_tokens },
+    };
+    this.log.warn(event, 'implausible usage from the upstream: charged a plausible amount instead');
+    this.bus.emit('usage.implausible', event);
+  }
+
+  private thresholds(account: 'key' | 'team', id: string, budget: number, before: PeriodUsage, added: number): void {
+    const after = before.spend + added;
+    for (const threshold of THRESHOLDS) {
+      const line = (budget * threshold) / 100;
+      if (before.spend < line && after >= line) this.bus.emit('budget.threshold', { account, id, threshold, budget, spend: after });
+    }
+  }
+}
+
+function noop(): void {}
+
+export default definePlugin({
+  name: 'spend',
+  requires: [BUS, LOG, GOVERNANCE, RESERVATIONS],
+  create: (_options, _config, services) => new SpendStage(services.get(BUS), services.get(LOG), services.get(GOVERNANCE), services.get(RESERVATIONS)),
+});
