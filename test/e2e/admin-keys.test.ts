@@ -231,7 +231,12 @@ describe('request log', () => {
       priced: true,
       duration_ms: 3,
     };
-    for (let i = 0; i < 5; i++) await store.recordRequest({ ...base, key_id: i % 2 === 0 ? id : null, prompt_tokens: i });
+    // As the pipeline does: the spend stage charges the key, the request-log subscriber writes the entry.
+    for (let i = 0; i < 5; i++) {
+      const keyId = i % 2 === 0 ? id : null;
+      if (keyId) await store.recordSpend(keyId, null, base.cost_usd);
+      await store.recordRequest({ ...base, key_id: keyId, prompt_tokens: i });
+    }
 
     const first = await api.get('/api/logs?limit=3');
     expect(first.status).toBe(200);

@@ -24,6 +24,7 @@ beforeAll(async () => {
   keyId = record.id;
   for (let age = 20; age >= 1; age--) {
     at = Date.now() - age * DAY + 60_000;
+    await governance.recordSpend(keyId, null, 0.25);
     await governance.recordRequest({
       at: new Date(at).toISOString(), key_id: keyId, team_id: null, model: 'openai/gpt-4o-mini', provider: 'openai', upstream_model: 'gpt-4o-mini',
       status: 200, stream: false, cancelled: false, prompt_tokens: 10, completion_tokens: 5, cost_usd: 0.25, priced: true, duration_ms: 5,

@@ -50,6 +50,12 @@ function entry(keyId: string | null, cost: number, extra: Partial<RequestLogInpu
   };
 }
 
+/** What the pipeline does for one request: the spend stage charges the key (and team), the request-log subscriber writes the entry. */
+async function charge(logged: RequestLogInput): Promise<void> {
+  if (logged.key_id) await store.recordSpend(logged.key_id, logged.team_id, logged.cost_usd);
+  await store.recordRequest(logged);
+}
+
 /** Runs `fn` and returns the GatewayError it throws (sync or async). */
 async function gatewayError(fn: () => unknown): Promise<GatewayError> {
   try {
@@ -200,7 +206,7 @@ describe('secret lookup, rotate, delete', () => {
 
   it('rotate keeps the counters', async () => {
     const { record } = await store.createKey(SPEC_BODY);
-    await store.recordRequest(entry(record.id, 0.25));
+    await charge(entry(record.id, 0.25));
     const rotated = await store.rotateKey(record.id);
     expect(rotated.record).toMatchObject({ spend: 0.25, requests: 1, total_spend: 0.25, total_requests: 1 });
   });
@@ -276,7 +282,7 @@ describe('updateKey', () => {
 
   it('changing budget_period starts a new period now with zeroed counters; lifetime totals stay', async () => {
     const { record } = await store.createKey({ ...SPEC_BODY, budget_period: 'monthly' });
-    await store.recordRequest(entry(record.id, 1.5));
+    await charge(entry(record.id, 1.5));
     clock = new Date('2025-03-14T15:00:00.000Z');
     const same = await store.updateKey(record.id, { budget_period: 'monthly', name: 'y' });
     expect(same).toMatchObject({ spend: 1.5, requests: 1, period_start: '2025-03-12T09:30:00.000Z' });
@@ -295,8 +301,8 @@ describe('updateKey', () => {
 describe('periods and rollover', () => {
   it('a daily key rolls over at 00:00Z: views show the new period, totals stay, no write needed', async () => {
     const { record } = await store.createKey({ ...SPEC_BODY, budget_period: 'daily' });
-    await store.recordRequest(entry(record.id, 2));
-    await store.recordRequest(entry(record.id, 3));
+    await charge(entry(record.id, 2));
+    await charge(entry(record.id, 3));
     expect(store.getKey(record.id)).toMatchObject({ spend: 5, requests: 2, period_resets_at: '2025-03-13T00:00:00.000Z' });
 
     clock = new Date('2025-03-12T23:59:59.999Z');
@@ -311,7 +317,7 @@ describe('periods and rollover', () => {
 
     // Several days later the period is the one holding "now", not the one after the last reset.
     clock = new Date('2025-03-20T08:00:00.000Z');
-    await store.recordRequest(entry(record.id, 0.5));
+    await charge(entry(record.id, 0.5));
     expect(store.getKeyRecord(record.id)).toMatchObject({
       spend: 0.5,
       requests: 1,
@@ -327,8 +333,8 @@ describe('periods and rollover', () => {
     const weekly = (await store.createKey({ name: 'w', budget_period: 'weekly' })).record;
     expect(monthly.period_resets_at).toBe('2025-04-01T00:00:00.000Z');
     expect(weekly.period_resets_at).toBe('2025-03-17T00:00:00.000Z');
-    await store.recordRequest(entry(monthly.id, 1));
-    await store.recordRequest(entry(weekly.id, 1));
+    await charge(entry(monthly.id, 1));
+    await charge(entry(weekly.id, 1));
     clock = new Date('2025-03-17T00:00:00.000Z');
     expect(store.getKey(weekly.id)).toMatchObject({ spend: 0, period_start: '2025-03-17T00:00:00.000Z', period_resets_at: '2025-03-24T00:00:00.000Z' });
     expect(store.getKey(monthly.id).spend).toBe(1);
@@ -338,7 +344,7 @@ describe('periods and rollover', () => {
 
   it('a total budget never resets', async () => {
     const { record } = await store.createKey(SPEC_BODY);
-    await store.recordRequest(entry(record.id, 4));
+    await charge(entry(record.id, 4));
     clock = new Date('2035-01-01T00:00:00.000Z');
     expect(store.getKey(record.id)).toMatchObject({ spend: 4, requests: 1, period_resets_at: null });
   });
@@ -346,7 +352,7 @@ describe('periods and rollover', () => {
   it('team periods roll over the same way', async () => {
     const team = await store.createTeam({ name: 't', budget: 100, budget_period: 'daily' });
     const { record } = await store.createKey({ name: 'k', team: team.id });
-    await store.recordRequest(entry(record.id, 7));
+    await charge(entry(record.id, 7));
     expect(store.getTeam(team.id)).toMatchObject({ spend: 7, requests: 1 });
     clock = new Date('2025-03-13T01:00:00.000Z');
     expect(store.getTeam(team.id)).toMatchObject({ spend: 0, requests: 0, period_start: '2025-03-13T00:00:00.000Z' });
@@ -354,28 +360,28 @@ describe('periods and rollover', () => {
   });
 });
 
-describe('recordRequest', () => {
-  it('charges the key and its team and writes the log entry in one commit', async () => {
+describe('recordSpend and recordRequest', () => {
+  it('charges the key and its team, and writes the log entry', async () => {
     const team = await store.createTeam({ name: 't' });
     const { record } = await store.createKey({ name: 'k', team: team.id });
-    await store.recordRequest(entry(record.id, 0.123456789123));
+    await charge(entry(record.id, 0.123456789123));
     expect(store.getKey(record.id)).toMatchObject({ spend: 0.123456789, requests: 1, total_spend: 0.123456789, total_requests: 1 });
     expect(store.getTeam(team.id)).toMatchObject({ spend: 0.123456789, requests: 1 });
     const [logged] = store.requestLog({});
-    // The entry named no team; the key's team is charged and written into the entry.
-    expect(logged).toMatchObject({ key_id: record.id, team_id: team.id, cost_usd: 0.123456789123, status: 200 });
+    // The charge named no team: the key's team is charged. The entry is written as given.
+    expect(logged).toMatchObject({ key_id: record.id, cost_usd: 0.123456789123, status: 200 });
     expect(logged?.id).toMatch(/^\d{15}-\d{6}$/);
   });
 
   it('logs requests without a key and keeps a given id', async () => {
-    await store.recordRequest(entry(null, 0.5, { id: 'custom-id' }));
+    await charge(entry(null, 0.5, { id: 'custom-id' }));
     expect(store.requestLog({})).toEqual([expect.objectContaining({ id: 'custom-id', key_id: null, team_id: null })]);
   });
 
   it('ignores negative and non-finite costs but still counts the request', async () => {
     const { record } = await store.createKey(SPEC_BODY);
-    await store.recordRequest(entry(record.id, -1));
-    await store.recordRequest(entry(record.id, Number.NaN));
+    await charge(entry(record.id, -1));
+    await charge(entry(record.id, Number.NaN));
     expect(store.getKey(record.id)).toMatchObject({ spend: 0, requests: 2 });
   });
 
@@ -385,8 +391,8 @@ describe('recordRequest', () => {
     const other = (await store.createKey({ name: 'other', team: team.id })).record;
     const costs = Array.from({ length: 200 }, (_, i) => 0.000123 * (i + 1) + (i % 7) * 0.1);
     const expected = costs.reduce((sum, cost) => roundUsd(sum + cost), 0);
-    await Promise.all(costs.map((cost, i) => store.recordRequest(entry(record.id, cost, { prompt_tokens: i }))));
-    await Promise.all(Array.from({ length: 50 }, () => store.recordRequest(entry(other.id, 0.01))));
+    await Promise.all(costs.map((cost, i) => charge(entry(record.id, cost, { prompt_tokens: i }))));
+    await Promise.all(Array.from({ length: 50 }, () => charge(entry(other.id, 0.01))));
 
     expect(store.getKey(record.id)).toMatchObject({ spend: expected, requests: 200, total_spend: expected, total_requests: 200 });
     expect(store.getKey(other.id)).toMatchObject({ spend: 0.5, requests: 50 });
@@ -395,11 +401,11 @@ describe('recordRequest', () => {
     expect(store.requestLog({ limit: 500 })).toHaveLength(250);
   });
 
-  it('admin edits running alongside recordRequest lose no spend', async () => {
+  it('admin edits running alongside recordSpend lose no spend', async () => {
     const { record } = await store.createKey(SPEC_BODY);
     const work: Promise<unknown>[] = [];
     for (let i = 0; i < 50; i++) {
-      work.push(store.recordRequest(entry(record.id, 0.01)));
+      work.push(charge(entry(record.id, 0.01)));
       if (i % 10 === 0) work.push(store.updateKey(record.id, { name: `n${i}` }), store.rotateKey(record.id));
     }
     await Promise.all(work);
@@ -413,7 +419,7 @@ describe('requestLog', () => {
     const b = (await store.createKey({ name: 'b' })).record;
     for (let i = 0; i < 6; i++) {
       clock = new Date(Date.parse('2025-03-12T10:00:00.000Z') + i * 1000);
-      await store.recordRequest(entry(i % 2 === 0 ? a.id : b.id, i, { prompt_tokens: i }));
+      await charge(entry(i % 2 === 0 ? a.id : b.id, i, { prompt_tokens: i }));
     }
     const all = store.requestLog({});
     expect(all.map((e) => e.prompt_tokens)).toEqual([5, 4, 3, 2, 1, 0]);
@@ -431,12 +437,12 @@ describe('requestLog', () => {
 
   it('ids sort by time even within one millisecond', async () => {
     const { record } = await store.createKey({ name: 'a' });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.recordRequest(entry(record.id, 0, { prompt_tokens: i }))));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => charge(entry(record.id, 0, { prompt_tokens: i }))));
     expect(store.requestLog({}).map((e) => e.prompt_tokens)).toEqual(Array.from({ length: 20 }, (_, i) => 19 - i));
   });
 
   it('clamps the limit', async () => {
-    await Promise.all(Array.from({ length: 3 }, () => store.recordRequest(entry(null, 0))));
+    await Promise.all(Array.from({ length: 3 }, () => charge(entry(null, 0))));
     expect(store.requestLog({ limit: 0 })).toHaveLength(3);
     expect(store.requestLog({ limit: 2 })).toHaveLength(2);
   });
@@ -505,8 +511,8 @@ describe('what is stored', () => {
     secrets.push(b.key);
     secrets.push((await store.rotateKey(b.record.id)).key);
     await store.updateKey(a.record.id, { name: 'renamed' });
-    await store.recordRequest(entry(a.record.id, 1));
-    await store.recordRequest(entry(b.record.id, 1));
+    await charge(entry(a.record.id, 1));
+    await charge(entry(b.record.id, 1));
 
     const blobs: Buffer[] = [];
     for (const name of ['keys', 'key-hashes', 'teams', 'request-log', 'request-log-by-key']) {
@@ -535,7 +541,7 @@ describe('what is stored', () => {
 
   it('survives reopening the environment', async () => {
     const { record, key } = await store.createKey(SPEC_BODY);
-    await store.recordRequest(entry(record.id, 0.75));
+    await charge(entry(record.id, 0.75));
     await root.close();
     root = open({ path: join(dir, 'test.lmdb'), maxDbs: 16, compression: false });
     store = new GovernanceStore(root, bus, () => clock);

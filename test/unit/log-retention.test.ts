@@ -50,6 +50,7 @@ function entry(keyId: string | null, cost: number): RequestLogInput {
 async function recordAt(ages: number[], keyId: string | null, cost = 0.5): Promise<void> {
   for (const age of ages) {
     clock = NOW - age * DAY;
+    if (keyId) await store.recordSpend(keyId, null, cost);
     await store.recordRequest(entry(keyId, cost));
   }
   clock = NOW;

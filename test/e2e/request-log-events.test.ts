@@ -1,0 +1,189 @@
+import { tracingChannel } from 'node:diagnostics_channel';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { GatewayEvents } from '../../src/core/events.js';
+import type { StageTraceMessage } from '../../src/pipeline/runner.js';
+import { jsonRequest } from '../helpers/api.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+let upstream: ScriptedUpstream;
+let tg: RunningGateway;
+
+/** $1 per output token, input free: "echo: hi" (2 tokens) costs exactly $2. */
+const PRICES = { 'priced-model': { input_per_mtok: 0, output_per_mtok: 1_000_000 } };
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream', chunkDelayMs: 0 });
+  tg = await startGateway({
+    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES } },
+    routes: { chat: { targets: [{ model: 'openai/priced-model' }] } },
+  });
+});
+afterAll(async () => {
+  await tg.stop();
+  await upstream.close();
+});
+beforeEach(() => upstream.reset());
+
+function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return jsonRequest(tg.url, method, path, body);
+}
+
+async function createKey(fields: Record<string, unknown>): Promise<{ id: string; key: string }> {
+  const created = await api('POST', '/api/keys', fields);
+  expect(created.status).toBe(201);
+  return { id: created.body.id, key: created.body.key };
+}
+
+function clientFor(key: string): OpenAI {
+  return new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key, maxRetries: 0 });
+}
+
+const hi: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
+
+/** The request's log entry, by the x-request-id the client got (the subscriber writes it just after the answer). */
+async function logEntry(requestId: string): Promise<any> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const found = await api('GET', `/api/logs/${encodeURIComponent(requestId)}`);
+    if (found.status === 200) return found.body;
+    if (Date.now() > deadline) throw new Error(`no log entry for ${requestId} (last status ${found.status})`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Sends a request that must fail, and returns its status and the request id the error carried. */
+async function refused(request: Promise<unknown>): Promise<{ status: number; requestId: string; code: string }> {
+  try {
+    await request;
+  } catch (err) {
+    const error = err as InstanceType<typeof OpenAI.APIError>;
+    return { status: error.status as number, requestId: error.headers?.get('x-request-id') as string, code: error.code as string };
+  }
+  throw new Error('the request was not refused');
+}
+
+describe('every request reaches the request log, refused ones included', () => {
+  it('a request refused by auth is logged with its status and code', async () => {
+    const { status, requestId, code } = await refused(clientFor('tg-not-a-real-key').chat.completions.create({ model: 'chat', messages: hi }));
+    expect([status, code]).toEqual([401, 'invalid_api_key']);
+    expect(await logEntry(requestId)).toMatchObject({ id: requestId, status: 401, error_code: 'invalid_api_key', key_id: null, cost_usd: 0, model: 'chat' });
+  });
+
+  it('a request refused by the rate limit is logged under its key', async () => {
+    const { id, key } = await createKey({ name: 'limited', rate_limit: 1 });
+    await clientFor(key).chat.completions.create({ model: 'chat', messages: hi });
+    const { status, requestId, code } = await refused(clientFor(key).chat.completions.create({ model: 'chat', messages: hi }));
+    expect([status, code]).toEqual([429, 'rate_limit_exceeded']);
+    expect(await logEntry(requestId)).toMatchObject({ status: 429, error_code: 'rate_limit_exceeded', key_id: id });
+    // Only the answered request reached the upstream.
+    expect(upstream.calls.filter((call) => call.path.endsWith('/chat/completions'))).toHaveLength(1);
+  });
+
+  it('a request refused by the budget is logged under its key and team, costing nothing', async () => {
+    const team = await api('POST', '/api/teams', { name: 'log-team' });
+    const { id, key } = await createKey({ name: 'poor', budget: 1, team: team.body.id });
+    const { status, requestId, code } = await refused(clientFor(key).chat.completions.create({ model: 'chat', messages: hi, max_tokens: 2 }));
+    expect([status, code]).toEqual([429, 'budget_exceeded']);
+    expect(await logEntry(requestId)).toMatchObject({ status: 429, error_code: 'budget_exceeded', key_id: id, team_id: team.body.id, cost_usd: 0, route: 'chat' });
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('an answered request is logged with its route, tokens and cost, and its terminal event says the same', async () => {
+    const team = await api('POST', '/api/teams', { name: 'rich-team' });
+    const { id, key } = await createKey({ name: 'rich', budget: 100, team: team.body.id });
+    const completed: GatewayEvents['request.completed'][] = [];
+    const stop = tg.gateway.bus.on('request.completed', (event) => completed.push(event));
+    try {
+      const { data, response } = await clientFor(key).chat.completions.create({ model: 'chat', messages: hi, max_tokens: 2 }).withResponse();
+      expect(data.choices[0]?.message.content).toBe('echo: hi');
+      const requestId = response.headers.get('x-request-id') as string;
+      expect(await logEntry(requestId)).toMatchObject({ status: 200, key_id: id, team_id: team.body.id, route: 'chat', provider: 'openai', cost_usd: 2, completion_tokens: 2 });
+      expect(completed.find((event) => event.requestId === requestId)).toMatchObject({
+        status: 200,
+        cancelled: false,
+        keyId: id,
+        teamId: team.body.id,
+        route: 'chat',
+        costUsd: 2,
+        attempts: 1,
+        usage: { output_tokens: 2 },
+      });
+    } finally {
+      stop();
+    }
+  });
+
+  it('a stream the client leaves is a 499 in its terminal event and its log entry, with what it used so far charged', async () => {
+    const { id, key } = await createKey({ name: 'leaver', budget: 1_000 });
+    upstream.enqueue({ kind: 'slow-chunks', delayMs: 150 });
+    const completed: GatewayEvents['request.completed'][] = [];
+    const stop = tg.gateway.bus.on('request.completed', (event) => completed.push(event));
+    try {
+      const controller = new AbortController();
+      const { data: stream, response } = await clientFor(key)
+        .chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'one two three four five six' }], stream: true, max_tokens: 20 }, { signal: controller.signal })
+        .withResponse();
+      const requestId = response.headers.get('x-request-id') as string;
+      let chunks = 0;
+      try {
+        for await (const _chunk of stream) if (++chunks === 2) controller.abort();
+      } catch {
+        // The SDK may raise the abort or just end the iteration: either way the client has left.
+      }
+      expect(chunks).toBe(2);
+      const entry = await logEntry(requestId);
+      expect(entry).toMatchObject({ status: 499, cancelled: true, key_id: id });
+      expect(entry.completion_tokens).toBeGreaterThan(0);
+      expect(entry.cost_usd).toBeGreaterThan(0);
+      const event = completed.find((candidate) => candidate.requestId === requestId);
+      expect(event).toMatchObject({ status: 499, cancelled: true, keyId: id });
+      expect(event?.costUsd).toBe(entry.cost_usd);
+    } finally {
+      stop();
+    }
+  });
+});
+
+describe('a tracing channel per stage', () => {
+  it('publishes start, end, asyncStart and asyncEnd for each stage a request passes, with its id and outcome', async () => {
+    const seen: Array<[string, string, string | undefined]> = [];
+    const handlers = (stage: string) => ({
+      start: (message: unknown) => seen.push([stage, 'start', (message as StageTraceMessage).requestId]),
+      end: (message: unknown) => seen.push([stage, 'end', (message as StageTraceMessage).requestId]),
+      asyncStart: (message: unknown) => seen.push([stage, 'asyncStart', (message as StageTraceMessage).requestId]),
+      asyncEnd: (message: unknown) => seen.push([stage, 'asyncEnd', (message as StageTraceMessage).outcome]),
+      error: () => seen.push([stage, 'error', undefined]),
+    });
+    const subscribed = ['auth', 'route', 'call'].map((stage) => {
+      const channel = tracingChannel(`tollgate:stage:${stage}`);
+      const handler = handlers(stage);
+      channel.subscribe(handler);
+      return () => channel.unsubscribe(handler);
+    });
+    try {
+      const { response } = await clientFor('anonymous').chat.completions.create({ model: 'chat', messages: hi }).withResponse();
+      const requestId = response.headers.get('x-request-id') as string;
+      expect(seen.filter(([, phase]) => phase === 'start').map(([stage, , id]) => [stage, id])).toEqual([
+        ['auth', requestId],
+        ['route', requestId],
+        ['call', requestId],
+      ]);
+      // The innermost stage answered; the outer ones passed the request on. Each ended once.
+      expect(seen.filter(([, phase]) => phase === 'asyncEnd')).toEqual([
+        ['call', 'asyncEnd', 'answered'],
+        ['route', 'asyncEnd', 'passed'],
+        ['auth', 'asyncEnd', 'passed'],
+      ]);
+      expect(seen.some(([, phase]) => phase === 'error')).toBe(false);
+
+      seen.length = 0;
+      upstream.enqueue({ kind: 'error', status: 400, message: 'bad' });
+      await expect(clientFor('anonymous').chat.completions.create({ model: 'chat', messages: hi })).rejects.toMatchObject({ status: 400 });
+      expect(seen.filter(([, phase]) => phase === 'error').map(([stage]) => stage)).toEqual(['call', 'route', 'auth']);
+    } finally {
+      for (const unsubscribe of subscribed) unsubscribe();
+    }
+  });
+});
