@@ -11,8 +11,19 @@ export { BUS, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, TRANSPORT } from '
 
 // A stage: one layer of the onion, and what it sees.
 export type { Next, Stage } from './core/stage.js';
-export type { Identity, RequestContext, UpstreamOutcome } from './core/context.js';
-export type { RuntimeConfig } from './core/config.js';
+export type { ChatContext, EmbeddingsContext, Identity, RequestContext, Spent, UpstreamOutcome } from './core/context.js';
+export type { RuntimeConfig, Settings, ProviderRuntime, RouteRuntime, PriceConfig } from './core/config.js';
+export type { Plan, Candidate, CandidateGroup } from './core/plan.js';
+export type { Target } from './core/provider.js';
+export type { TokenUsage } from './core/usage.js';
+// Typed per-request data shared between stages, and the parsed request hints.
+export { contextKey } from './core/extensions.js';
+export type { ContextKey, Extensions } from './core/extensions.js';
+export type { RequestHints } from './core/hints.js';
+// The event catalogue (subscribe with `services.get(BUS).on(name, listener)`).
+export type { EventName, GatewayEvents, RequestSummary } from './core/events.js';
+// A stage's tracing channel (`tollgate:stage:<name>`, node:diagnostics_channel) publishes these.
+export type { StageTraceMessage } from './pipeline/runner.js';
 
 // The canonical request and response shapes (OpenAI's chat-completions shapes).
 export type {
@@ -23,6 +34,7 @@ export type {
   CompletionUsage,
   EmbeddingsRequest,
   EmbeddingsResponse,
+  Operation,
   NativeAnswer,
   NativeRequest,
   NativeStreamEvent,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Observable } from 'rxjs';
 import { z } from 'zod';
-import { definePlugin, type ChatCompletion, type ChatCompletionChunk, type ChatMessage, type CompletionUsage, type RequestContext, type ResponseEvent } from '../../src/index.js';
+import { definePlugin, type ChatCompletion, type ChatCompletionChunk, type ChatMessage, type CompletionUsage, type ChatContext, type ResponseEvent } from '../../src/index.js';
 
 /**
  * Answers without the provider: when the last user message matches one of the configured patterns, the
@@ -51,12 +51,12 @@ function lastUserText(messages: readonly ChatMessage[]): string | null {
 }
 
 /** How many choices the client asked for (`n`), within what OpenAI accepts. */
-function choiceCount(ctx: RequestContext): number {
+function choiceCount(ctx: ChatContext): number {
   const n = ctx.request.n;
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 128 ? n : 1;
 }
 
-function completionOf(ctx: RequestContext, id: string, created: number, text: string): ChatCompletion {
+function completionOf(ctx: ChatContext, id: string, created: number, text: string): ChatCompletion {
   const choices = Array.from({ length: choiceCount(ctx) }, (_, index) => ({
     index,
     message: { role: 'assistant', content: text, refusal: null },
@@ -67,7 +67,7 @@ function completionOf(ctx: RequestContext, id: string, created: number, text: st
 }
 
 /** The chunks OpenAI would stream for this answer: role, the text, the finish, then usage if asked for. */
-function chunksOf(ctx: RequestContext, id: string, created: number, text: string): ChatCompletionChunk[] {
+function chunksOf(ctx: ChatContext, id: string, created: number, text: string): ChatCompletionChunk[] {
   const includeUsage = ctx.request.stream_options?.include_usage === true;
   const chunk = (choices: unknown[]): ChatCompletionChunk => ({
     id,
@@ -95,7 +95,7 @@ export default definePlugin({
     return {
       name: 'canned-answer',
       run(ctx, next) {
-        if (ctx.embeddings) return next();
+        if (ctx.operation !== 'chat') return next();
         const question = lastUserText(ctx.request.messages);
         const hit = question === null ? undefined : compiled.find((entry) => entry.pattern.test(question));
         if (!hit) return next();

@@ -23,8 +23,8 @@ export default definePlugin({
     return {
       name: 'team-system-prompt',
       run(ctx, next) {
-        // Embeddings carry a chat-shaped view of their input; a system prompt means nothing there.
-        if (ctx.embeddings) return next();
+        // A system prompt means something to chat only.
+        if (ctx.operation !== 'chat') return next();
         const team = ctx.identity?.team ?? null;
         const prompt = (team ? (byTeam.get(team.name) ?? byTeam.get(team.id)) : undefined) ?? fallback;
         if (prompt === undefined) return next();

@@ -88,6 +88,12 @@ export type ResponseEvent =
   | { kind: 'chunk'; chunk: ChatCompletionChunk; native?: NativeAnswer }
   | { kind: 'embeddings'; response: EmbeddingsResponse };
 
+/**
+ * What a request asks for. Each operation has its own canonical request shape (the request context is a union
+ * discriminated by it); `responses`, images, audio and rerank are the ones to come.
+ */
+export type Operation = 'chat' | 'embeddings';
+
 /** OpenAI's embeddings request: `input` is a string, strings, a token array or token arrays. */
 export interface EmbeddingsRequest {
   model: string;
@@ -96,6 +102,20 @@ export interface EmbeddingsRequest {
   dimensions?: number;
   user?: string;
   [field: string]: unknown;
+}
+
+/** The texts of an embeddings input, and how many tokens its token arrays hold (they have no text). */
+export function embeddingInputs(request: EmbeddingsRequest): { texts: string[]; tokens: number } {
+  const { input } = request;
+  if (typeof input === 'string') return { texts: [input], tokens: 0 };
+  const texts: string[] = [];
+  let tokens = 0;
+  for (const item of input as unknown[]) {
+    if (typeof item === 'string') texts.push(item);
+    else if (typeof item === 'number') tokens++;
+    else if (Array.isArray(item)) tokens += item.length;
+  }
+  return { texts, tokens };
 }
 
 export interface EmbeddingsResponse {

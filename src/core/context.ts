@@ -33,10 +33,10 @@ export interface Spent {
 }
 
 /**
- * Everything a stage may know about one request. It never holds fastify objects: the HTTP layer translates
- * in and out, so stages run the same for every dialect and in the in-process SDK.
+ * Everything a stage may know about one request, whatever it asks for. It never holds fastify objects: the HTTP
+ * layer translates in and out, so stages run the same for every dialect and in the in-process SDK.
  */
-export interface RequestContext {
+interface ContextBase {
   /** The request's id: the client sees it as `x-request-id`, and the request log keeps the request under it. */
   readonly id: string;
   /** The client dialect the request arrived in (`openai`, later `anthropic`, `litellm`). */
@@ -45,17 +45,12 @@ export interface RequestContext {
   readonly startedAt: number;
   /** The config version this request runs on, start to finish. */
   readonly config: RuntimeConfig;
-  readonly request: ChatCompletionRequest;
   /**
    * The model name the answer shows: the one the client wrote. Usually `request.model`; a dialect that maps
    * model names (e.g. LiteLLM's `together_ai/...`) routes by the mapped `request.model` and echoes this one.
    */
   readonly responseModel: string;
-  /**
-   * Set for `POST /v1/embeddings`: the request the provider gets. `request` then is its chat-shaped view (model,
-   * texts as the prompt, no output) so auth, limits, budgets and routing treat both operations alike.
-   */
-  readonly embeddings: EmbeddingsRequest | null;
+  /** Whether the answer streams (chat with `stream: true`; never for embeddings). */
   readonly stream: boolean;
   /** A provider key the client brought itself; used only where no key is configured. */
   readonly clientProviderKey: string | null;
@@ -111,13 +106,33 @@ export interface RequestContext {
   clientReady: () => Promise<void> | null;
 }
 
-export interface ContextInit {
+/** A chat completion (every dialect's chat: OpenAI chat, Anthropic messages, Gemini generateContent). */
+export interface ChatContext extends ContextBase {
+  readonly operation: 'chat';
+  readonly request: ChatCompletionRequest;
+}
+
+/** An embeddings request (OpenAI embeddings, Gemini embedContent and batchEmbedContents). */
+export interface EmbeddingsContext extends ContextBase {
+  readonly operation: 'embeddings';
+  readonly request: EmbeddingsRequest;
+}
+
+/**
+ * One request's context, discriminated by what it asks for: `if (ctx.operation === 'chat')` narrows `ctx.request`
+ * to the chat shape. Fields every operation has (`request.model`) read without narrowing. Later operations
+ * (`responses`, images, audio, rerank) join this union with their own canonical request.
+ */
+export type RequestContext = ChatContext | EmbeddingsContext;
+
+/** The request and what it asks for; a chat request needs no `operation`. */
+export type OperationInit = { operation?: 'chat'; request: ChatCompletionRequest } | { operation: 'embeddings'; request: EmbeddingsRequest };
+
+export type ContextInit = OperationInit & {
   dialect: string;
   config: RuntimeConfig;
-  request: ChatCompletionRequest;
   /** The model name to echo when it differs from `request.model`; defaults to it. */
   responseModel?: string;
-  embeddings?: EmbeddingsRequest | null;
   clientProviderKey?: string | null;
   requestFallbacks?: readonly string[];
   credential?: string | null;
@@ -126,20 +141,20 @@ export interface ContextInit {
   exactNumbers?: boolean;
   native?: NativeRequest | null;
   id?: string;
-}
+};
 
 const NO_HEADERS: Readonly<IncomingHttpHeaders> = Object.freeze({});
 
 export function createRequestContext(init: ContextInit): RequestContext {
-  return {
+  const operation: OperationInit =
+    init.operation === 'embeddings' ? { operation: 'embeddings', request: init.request } : { operation: 'chat', request: init.request };
+  const base: ContextBase = {
     id: init.id ?? newRequestId(),
     dialect: init.dialect,
     startedAt: performance.now(),
     config: init.config,
-    request: init.request,
     responseModel: init.responseModel ?? init.request.model,
-    embeddings: init.embeddings ?? null,
-    stream: init.request.stream === true,
+    stream: operation.operation === 'chat' && operation.request.stream === true,
     clientProviderKey: init.clientProviderKey ?? null,
     requestFallbacks: init.requestFallbacks ?? [],
     credential: init.credential ?? null,
@@ -158,4 +173,5 @@ export function createRequestContext(init: ContextInit): RequestContext {
     extensions: new Extensions(),
     clientReady: () => null,
   };
+  return Object.assign(base, operation) as RequestContext;
 }

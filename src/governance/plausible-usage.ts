@@ -3,7 +3,8 @@ import type { RequestContext } from '../core/context.js';
 import { tokenUsageFromOpenAI, type TokenUsage } from '../core/usage.js';
 import { isRecord } from '../is-record.js';
 import { requestedMaxOutput } from './request-numbers.js';
-import { countPromptTokens, TokenCounter } from './tokenizer.js';
+import { promptTokensOf } from './prompt-tokens.js';
+import { TokenCounter } from './tokenizer.js';
 
 /**
  * Prompt tokens always plausible, whatever the request shows: a provider may bill input the request does not
@@ -27,7 +28,7 @@ const OUTPUT_CEILING = 262_144;
 function promptCeiling(ctx: RequestContext): number {
   let chars = 0;
   let media = 0;
-  const stack: unknown[] = [ctx.request, ctx.embeddings];
+  const stack: unknown[] = [ctx.request];
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === 'string') chars += value.length;
@@ -40,16 +41,18 @@ function promptCeiling(ctx: RequestContext): number {
       }
     }
   }
-  for (const message of ctx.request.messages) {
+  const messages = ctx.operation === 'chat' ? ctx.request.messages : [];
+  for (const message of messages) {
     if (!Array.isArray(message.content)) continue;
     for (const part of message.content as unknown[]) if (isRecord(part) && part.type !== 'text') media++;
   }
-  return PROMPT_FLOOR + 8 * ctx.request.messages.length + 3 * chars + MEDIA_PART_TOKENS * media;
+  return PROMPT_FLOOR + 8 * messages.length + 3 * chars + MEDIA_PART_TOKENS * media;
 }
 
 function outputCeiling(ctx: RequestContext): number {
   // The budget stage has checked these numbers; without it in the pipeline they may be anything.
-  const choices = typeof ctx.request.n === 'number' && ctx.request.n > 1 && ctx.request.n <= 128 ? ctx.request.n : 1;
+  const n = ctx.operation === 'chat' ? ctx.request.n : undefined;
+  const choices = typeof n === 'number' && n > 1 && n <= 128 ? n : 1;
   const requested = requestedMaxOutput(ctx);
   return Number.isFinite(requested) ? Math.max(requested, OUTPUT_CEILING * choices) : OUTPUT_CEILING * choices;
 }
@@ -98,7 +101,7 @@ export function plausibleUsage(ctx: RequestContext, usage: CompletionUsage, rece
   // A total that is not a count (or is missing) is the gateway's own count instead, as when no usage came.
   if (!isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens)) {
     const counter = new TokenCounter();
-    if (!isCount(usage.prompt_tokens)) tokens.input_tokens = countPromptTokens(ctx.request.messages, ctx.request.tools, counter);
+    if (!isCount(usage.prompt_tokens)) tokens.input_tokens = promptTokensOf(ctx, counter);
     if (!isCount(usage.completion_tokens)) tokens.output_tokens = received.length > 0 ? counter.text(received.join('')) : 0;
   }
   if (tokens.input_tokens > PROMPT_FLOOR) {

@@ -1,4 +1,4 @@
-import type { RequestContext } from '../core/context.js';
+import type { ChatContext, RequestContext } from '../core/context.js';
 import { GatewayError } from '../errors.js';
 
 /** Output tokens assumed for the reservation when the request sets no limit. */
@@ -15,7 +15,7 @@ function clientParam(ctx: RequestContext, field: 'max_tokens' | 'max_completion_
   return field === 'n' ? 'generationConfig.candidateCount' : 'generationConfig.maxOutputTokens';
 }
 
-function checkCount(ctx: RequestContext, field: 'max_tokens' | 'max_completion_tokens' | 'n', min: number, max: number): void {
+function checkCount(ctx: ChatContext, field: 'max_tokens' | 'max_completion_tokens' | 'n', min: number, max: number): void {
   const value: unknown = ctx.request[field];
   if (value === undefined || value === null) return;
   if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return;
@@ -31,6 +31,8 @@ function checkCount(ctx: RequestContext, field: 'max_tokens' | 'max_completion_t
  * its "unset", so 0 choices pass there and count as 1.
  */
 export function checkRequestNumbers(ctx: RequestContext): void {
+  // Embeddings produce no output and have one answer per input: nothing to check.
+  if (ctx.operation !== 'chat') return;
   checkCount(ctx, 'max_tokens', 0, MAX_OUTPUT_TOKENS_LIMIT);
   checkCount(ctx, 'max_completion_tokens', 0, MAX_OUTPUT_TOKENS_LIMIT);
   checkCount(ctx, 'n', ctx.dialect === 'gemini' ? 0 : 1, MAX_CHOICES);
@@ -38,6 +40,7 @@ export function checkRequestNumbers(ctx: RequestContext): void {
 
 /** Output tokens the request may produce at most (its limit, or the default, times its choices); checked numbers only. */
 export function requestedMaxOutput(ctx: RequestContext): number {
+  if (ctx.operation !== 'chat') return 0;
   const { max_completion_tokens: completion, max_tokens: legacy } = ctx.request;
   const limit = typeof completion === 'number' ? completion : typeof legacy === 'number' ? legacy : DEFAULT_MAX_OUTPUT_TOKENS;
   const choices = typeof ctx.request.n === 'number' && ctx.request.n > 1 ? ctx.request.n : 1;

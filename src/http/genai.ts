@@ -4,7 +4,6 @@ import { canonicalEmbeddingsRequest, readEmbedRequests } from '../dialects/gemin
 import { canonicalGeminiModel, keepsGeminiFields, parseModelPath } from '../dialects/gemini/model-name.js';
 import { canonicalGenerateRequest, readGenerateRequest } from '../dialects/gemini/request.js';
 import { isRecord } from '../is-record.js';
-import { embeddingsAsChat } from '../dialects/openai/parse-embeddings.js';
 import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import type { ChatCompletionRequest } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
@@ -108,9 +107,9 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           const ctx = createRequestContext({
             dialect: DIALECT,
             config,
-            request: embeddingsAsChat(embeddings),
+            operation: 'embeddings',
+            request: embeddings,
             responseModel: parsed.model,
-            embeddings,
             clientProviderKey,
             credential,
             fromRemote,

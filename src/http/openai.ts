@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { embeddingsAsChat, parseEmbeddingsRequest } from '../dialects/openai/parse-embeddings.js';
+import { parseEmbeddingsRequest } from '../dialects/openai/parse-embeddings.js';
 import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import { createRequestContext } from '../core/context.js';
 import { hasExactNumbers } from '../exact-numbers.js';
@@ -106,9 +106,9 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
     const ctx = createRequestContext({
       dialect,
       config,
-      request: embeddingsAsChat(embeddings),
+      operation: 'embeddings',
+      request: embeddings,
       responseModel: parsed.model,
-      embeddings,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       credential: presentedCredential(request),
       fromRemote: isRemoteClient(request, config.settings),

@@ -23,7 +23,7 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
 function usageShaperFor(ctx: RequestContext): StreamUsageShaper | null {
   const provider = ctx.upstream ? ctx.config.providers.get(ctx.upstream.provider) : undefined;
   if (!provider || !needsUsageShaping(provider.vendor.format)) return null;
-  return createStreamUsageShaper(ctx.request.stream_options?.include_usage === true);
+  return createStreamUsageShaper(ctx.operation === 'chat' && ctx.request.stream_options?.include_usage === true);
 }
 
 function sseEvent(chunk: ChatCompletionChunk): string {

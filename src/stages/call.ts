@@ -313,7 +313,7 @@ class CallStage implements Stage {
             buffered = [];
             // A body declared too large is refused before a byte of it is read.
             if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
-          } else decoder = adapter.createStreamDecoder(target, ctx.request, nativeRequest(ctx, adapter));
+          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, ctx.request, nativeRequest(ctx, adapter));
         },
         onData(chunk) {
           if (buffered) {
@@ -343,7 +343,7 @@ class CallStage implements Stage {
             if (upstream.status >= 400) {
               throw errorFrom(Buffer.concat(buffered ?? []).toString('utf8'));
             }
-            if (buffered && ctx.embeddings) relayEmbeddings(ctx, adapter, target, ctx.embeddings, Buffer.concat(buffered).toString('utf8'), emit);
+            if (buffered && ctx.operation === 'embeddings') relayEmbeddings(ctx, adapter, target, ctx.request, Buffer.concat(buffered).toString('utf8'), emit);
             else if (buffered) relayCompletion(ctx, adapter, target, Buffer.concat(buffered).toString('utf8'), emit);
             else if (decoder) {
               const tail = decoder.end();
@@ -389,7 +389,7 @@ function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): 
 
 /** The upstream request for this operation; a provider without an embeddings API cannot take embeddings. */
 function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): UpstreamRequest {
-  if (!ctx.embeddings) return adapter.buildChatRequest(ctx.request, target, nativeRequest(ctx, adapter));
+  if (ctx.operation === 'chat') return adapter.buildChatRequest(ctx.request, target, nativeRequest(ctx, adapter));
   if (!adapter.buildEmbeddingsRequest || !adapter.parseEmbeddingsResponse) {
     throw new GatewayError({
       status: 400,
@@ -399,7 +399,7 @@ function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Tar
       message: `Provider '${target.provider.name}' (${target.provider.vendor.displayName}) has no embeddings API in tollgate.`,
     });
   }
-  return adapter.buildEmbeddingsRequest(ctx.embeddings, target);
+  return adapter.buildEmbeddingsRequest(ctx.request, target);
 }
 
 function parseJson(target: Target, text: string): unknown {

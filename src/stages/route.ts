@@ -1,7 +1,7 @@
 import { defer, type Observable } from 'rxjs';
 import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
-import { countPromptTokens } from '../governance/tokenizer.js';
+import { promptTokensOf } from '../governance/prompt-tokens.js';
 import type { RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
 import { definePlugin } from '../core/plugin.js';
@@ -73,7 +73,7 @@ class RouteStage implements Stage {
       key: identity ? { id: identity.key.id, name: identity.key.name, metadata: identity.key.metadata } : null,
       team: identity?.team ? { id: identity.team.id, name: identity.team.name } : null,
       metadata: isRecord(ctx.request.metadata) ? ctx.request.metadata : null,
-      estimatedTokens: () => (tokens ??= countPromptTokens(ctx.request.messages, ctx.request.tools)),
+      estimatedTokens: () => (tokens ??= promptTokensOf(ctx)),
       keyBudgetUsedPct: () => (identity ? usedPercent(governance.currentUsage(identity.key).spend, identity.key.budget) : null),
       teamBudgetUsedPct: () => (identity?.team ? usedPercent(governance.currentUsage(identity.team).spend, identity.team.budget) : null),
       targetRps: (label) => health.rps(label),

@@ -12,7 +12,8 @@ import type { GovernanceStore } from '../governance/governance-store.js';
 import { plausibleUsage } from '../governance/plausible-usage.js';
 import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
 import type { Reservations } from '../governance/reservations.js';
-import { countPromptTokens, TokenCounter } from '../governance/tokenizer.js';
+import { promptTokensOf } from '../governance/prompt-tokens.js';
+import { TokenCounter } from '../governance/tokenizer.js';
 import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../pipeline/services.js';
 import type { Log } from '../telemetry/log.js';
 
@@ -160,7 +161,7 @@ class SpendStage implements Stage {
     if (accounts.length === 0) return noop;
 
     const prices = worstPrices(ctx);
-    const promptTokens = countPromptTokens(ctx.request.messages, ctx.request.tools);
+    const promptTokens = promptTokensOf(ctx);
     const needed = (promptTokens * prices.input + requestedMaxOutput(ctx) * prices.output) / 1_000_000 + prices.perRequest;
     // Checked numbers and validated prices keep `needed` finite and at least zero; should it ever not be,
     // nothing can cover it (a NaN would otherwise pass every comparison below).
@@ -199,7 +200,7 @@ class SpendStage implements Stage {
       // One count for both, so they share one time budget (see governance/tokenizer.ts).
       const counter = new TokenCounter();
       tokens = {
-        input_tokens: countPromptTokens(ctx.request.messages, ctx.request.tools, counter),
+        input_tokens: promptTokensOf(ctx, counter),
         output_tokens: text.length > 0 ? counter.text(text.join('')) : 0,
         cache_read_tokens: 0,
         cache_write_tokens: 0,

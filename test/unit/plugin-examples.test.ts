@@ -39,6 +39,7 @@ function pipelineOf(stage: Stage, upstream: (ctx: RequestContext) => Observable<
     create: () => ({
       name: 'provider',
       run: (ctx: RequestContext) => {
+        if (ctx.operation !== 'chat') throw new Error('these examples are chat requests');
         reached.push({ messages: structuredClone(ctx.request.messages), native: structuredClone(ctx.native?.body ?? null) });
         return upstream(ctx);
       },
@@ -48,8 +49,8 @@ function pipelineOf(stage: Stage, upstream: (ctx: RequestContext) => Observable<
   return { pipeline, reached };
 }
 
-function context(request: Partial<ChatCompletionRequest> = {}, init: Partial<ContextInit> = {}): RequestContext {
-  return createRequestContext({ dialect: 'openai', config, request: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...request }, ...init });
+function context(request: Partial<ChatCompletionRequest> = {}, init: Partial<Omit<ContextInit, 'operation' | 'request'>> = {}): RequestContext {
+  return createRequestContext({ dialect: 'openai', ...init, config, request: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...request } });
 }
 
 function withTeam(ctx: RequestContext, team: { id: string; name: string } | null): RequestContext {

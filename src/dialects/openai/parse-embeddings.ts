@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors.js';
-import type { ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
+import type { EmbeddingsRequest } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 import { modelNameError } from '../model-name-check.js';
 
@@ -36,19 +36,4 @@ export function parseEmbeddingsRequest(body: unknown): EmbeddingsRequest {
     throw GatewayError.badRequest("Invalid 'dimensions': expected a positive integer.", 'dimensions', 'invalid_value');
   }
   return body as EmbeddingsRequest;
-}
-
-/** The texts of an embeddings input (token arrays have none). */
-export function embeddingTexts(request: EmbeddingsRequest): string[] {
-  const { input } = request;
-  if (typeof input === 'string') return [input];
-  return input.filter((item): item is string => typeof item === 'string');
-}
-
-/**
- * The chat-shaped view of an embeddings request that the governance stages read: the model for key checks
- * and routing, the texts as one prompt for token estimates, and no output (embeddings produce none).
- */
-export function embeddingsAsChat(request: EmbeddingsRequest): ChatCompletionRequest {
-  return { model: request.model, messages: [{ role: 'user', content: embeddingTexts(request).join('\n') }], max_tokens: 0 };
 }
