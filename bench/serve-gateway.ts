@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGateway } from '../src/gateway.js';
-import { createLog } from '../src/telemetry/log.js';
+import { createLog } from '../src/log.js';
 import { readServeArgs } from './serve-args.js';
 import { serveControl } from './serve-control.js';
 

@@ -7,7 +7,7 @@
 export { definePlugin, serviceKey } from './core/plugin.js';
 export type { PluginDefinition, PluginPlacement, ServiceKey, Services } from './core/plugin.js';
 // The services the gateway offers (`requires: [BUS]`, then `services.get(BUS)`).
-export { BUS, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, TRANSPORT } from './pipeline/services.js';
+export { BUS, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, TRANSPORT } from './services.js';
 
 // A stage: one layer of the onion, and what it sees.
 export type { Next, Stage } from './core/stage.js';

@@ -5,7 +5,7 @@ import type { EventBus } from '../bus/bus.js';
 import { GatewayError } from '../errors.js';
 import type { AuditLog } from '../store/audit-log.js';
 import type { ConfigRepo } from '../store/config-repo.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import { configJsonSchema } from './json-schema.js';
 import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
 import { applyMergePatch } from './merge-patch.js';

@@ -4,7 +4,7 @@ import type { ConfigService } from './config-service.js';
 import { parse as parseYaml } from 'yaml';
 import { isRecord } from '../is-record.js';
 import { parseConfigText } from './load-file.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 
 /** The route names a file defines, read leniently (it may not validate): for an honest 404 when it is rejected. */
 function routeNamesOf(text: string): string[] {

@@ -168,3 +168,9 @@ export interface VendorDefinition {
   catalogFallbacks?: string[];
   docsUrl: string;
 }
+
+/** A wire format: its adapter and the vendors (table rows) that speak it. */
+export interface ProviderFamily {
+  adapter: ProviderAdapter;
+  vendors: VendorDefinition[];
+}

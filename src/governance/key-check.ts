@@ -3,7 +3,7 @@ import { quoteInput } from '../quote-input.js';
 import type { GovernanceStore } from './governance-store.js';
 import type { RuntimeConfig } from '../core/config.js';
 import { refusedModel, type ModelRefusal, type RuleSubject } from './key-models.js';
-import { modelAllowed } from './model-patterns.js';
+import { modelAllowed } from '../routing/model-patterns.js';
 import { VIRTUAL_KEY_PREFIX } from './types.js';
 import { type VirtualKeyRecord } from '../core/identity.js';
 

@@ -3,7 +3,7 @@ import type { RuntimeConfig } from '../core/config.js';
 import { isBareName, lookupBareModel, resolveModelName } from '../routing/bare-model.js';
 import { expandTarget, routeMatcherFor } from '../routing/route-patterns.js';
 import { ruleMatches, type RuleFacts } from '../routing/routing-rules.js';
-import { modelAllowed } from './model-patterns.js';
+import { modelAllowed } from '../routing/model-patterns.js';
 
 /**
  * A key's `models` list against what a request can really reach. A name the list allows (a `<provider>/<model>`,

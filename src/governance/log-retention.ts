@@ -1,4 +1,4 @@
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import type { GovernanceStore } from './governance-store.js';
 
 /** How often the request log is trimmed. */

@@ -4,7 +4,7 @@ import { tokenUsageFromOpenAI, type TokenUsage } from '../core/usage.js';
 import { isRecord } from '../is-record.js';
 import { requestedMaxOutput } from './request-numbers.js';
 import { promptTokensOf } from './prompt-tokens.js';
-import { TokenCounter } from './tokenizer.js';
+import { TokenCounter } from '../tokens/tokenizer.js';
 
 /**
  * Prompt tokens always plausible, whatever the request shows: a provider may bill input the request does not

@@ -1,6 +1,6 @@
 import { embeddingInputs } from '../core/canonical.js';
 import type { RequestContext } from '../core/context.js';
-import { countPromptTokens, TokenCounter } from './tokenizer.js';
+import { countPromptTokens, TokenCounter } from '../tokens/tokenizer.js';
 
 /**
  * The prompt tokens of a request, counted by the gateway's tokenizer, whatever it asks for: a chat's messages and

@@ -3,7 +3,7 @@ import type { Observable, Observer } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
 import type { RequestContext } from '../core/context.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import type { RenderedError } from './render-error.js';
 
 /** Headers of every event-stream answer, whatever the dialect. */

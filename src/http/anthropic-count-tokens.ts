@@ -6,7 +6,7 @@ import { isRouteName } from '../routing/route-patterns.js';
 import type { MessagesRequest } from '../dialects/anthropic/parse-request.js';
 import { readCanonical } from '../dialects/anthropic/lenient.js';
 import { GatewayError } from '../errors.js';
-import { countPromptTokens } from '../governance/tokenizer.js';
+import { countPromptTokens } from '../tokens/tokenizer.js';
 import { authHeaders } from '../providers/auth-headers.js';
 import type { Target } from '../core/provider.js';
 import { anthropicError } from '../providers/anthropic/index.js';

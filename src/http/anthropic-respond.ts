@@ -8,7 +8,7 @@ import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../dialects/anthr
 import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../core/context.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import { renderAnthropicError } from './anthropic-errors.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 

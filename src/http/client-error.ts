@@ -2,7 +2,7 @@ import { newRequestId } from '../core/request-id.js';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../errors.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import { renderAnthropicError } from './anthropic-errors.js';
 import { renderGoogleError } from './genai-respond.js';
 import { renderOpenAIError, type RenderedError } from './render-error.js';

@@ -3,7 +3,7 @@ import type { GovernanceStore } from '../governance/governance-store.js';
 import type { RuntimeConfig } from '../core/config.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
 export interface HttpDeps {

@@ -8,7 +8,7 @@ import { errorEvent, GeminiStreamRenderer, sseFrame } from '../dialects/gemini/s
 import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../core/context.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 import type { RenderedError } from './render-error.js';
 

@@ -4,7 +4,7 @@ import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } fr
 import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RequestContext } from '../core/context.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 import { openAIErrorBody, renderOpenAIError } from './render-error.js';
 

@@ -3,7 +3,7 @@ import type { EventBus } from '../bus/bus.js';
 import type { GatewayEvents } from '../core/events.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../errors.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import type { Next, Stage } from '../core/stage.js';
 
 /** How a user plugin's stage is held to its contract (built-in stages are trusted and run unwrapped). */

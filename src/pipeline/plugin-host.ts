@@ -1,11 +1,11 @@
 import type { RuntimeConfig } from '../core/config.js';
 import { ConfigError } from '../config/secret-ref.js';
-import type { Log } from '../telemetry/log.js';
+import type { Log } from '../log.js';
 import { loadPluginModule } from './load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from './placement.js';
 import type { PluginDefinition, ServiceKey } from '../core/plugin.js';
 import type { PipelinePlugins, PluginStage } from './runner.js';
-import type { ServiceRegistry } from './services.js';
+import type { ServiceRegistry } from '../services.js';
 import type { Stage } from '../core/stage.js';
 
 interface LoadedPlugin {

@@ -1,4 +1,4 @@
-import type { ProviderAdapter, VendorDefinition } from '../core/provider.js';
+import type { ProviderAdapter, ProviderFamily, VendorDefinition } from '../core/provider.js';
 import { openAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { openAICompatibleVendors } from './openai-compatible/vendors.js';
 import { anthropicFamily } from './anthropic/index.js';
@@ -8,11 +8,6 @@ import { cohereFamily } from './cohere/index.js';
 import { geminiFamily } from './gemini/index.js';
 import { vertexFamily } from './vertex/index.js';
 
-/** A wire format: its adapter and the vendors (table rows) that speak it. */
-export interface ProviderFamily {
-  adapter: ProviderAdapter;
-  vendors: VendorDefinition[];
-}
 
 /**
  * Every wire format tollgate speaks. A new format is one folder under src/providers/ that exports a

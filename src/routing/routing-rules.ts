@@ -1,5 +1,5 @@
 import type { RoutingRuleConfig } from '../core/config.js';
-import { modelAllowed } from '../governance/model-patterns.js';
+import { modelAllowed } from './model-patterns.js';
 
 /** What a rule may look at. Expensive facts are functions, computed only when a rule asks. */
 export interface RuleFacts {

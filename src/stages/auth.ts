@@ -9,7 +9,7 @@ import type { Next, Stage } from '../core/stage.js';
 import { definePlugin } from '../core/plugin.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
-import { BUS, GOVERNANCE } from '../pipeline/services.js';
+import { BUS, GOVERNANCE } from '../services.js';
 
 /**
  * Identifies the caller by virtual key (the rules are in governance/key-check.ts) and reports refusals on the

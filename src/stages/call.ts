@@ -8,7 +8,7 @@ import { definePlugin } from '../core/plugin.js';
 import type { EventBus } from '../bus/bus.js';
 import type { UpstreamTransport } from '../providers/transport.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
-import { BUS, HEALTH, TRANSPORT } from '../pipeline/services.js';
+import { BUS, HEALTH, TRANSPORT } from '../services.js';
 import type { BreakerPolicy } from '../core/config.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../core/provider.js';
 import { adapterFor } from '../providers/registry.js';

@@ -7,7 +7,7 @@ import type { RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
 import type { EventBus } from '../bus/bus.js';
 import { definePlugin } from '../core/plugin.js';
-import { BUS, LIMITER } from '../pipeline/services.js';
+import { BUS, LIMITER } from '../services.js';
 
 interface Scope {
   scope: 'key' | 'key_model' | 'team';

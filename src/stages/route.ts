@@ -8,7 +8,7 @@ import { definePlugin } from '../core/plugin.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
-import { BUS, GOVERNANCE, HEALTH } from '../pipeline/services.js';
+import { BUS, GOVERNANCE, HEALTH } from '../services.js';
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import { routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';

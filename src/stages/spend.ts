@@ -13,9 +13,9 @@ import { plausibleUsage } from '../governance/plausible-usage.js';
 import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
 import type { Reservations } from '../governance/reservations.js';
 import { promptTokensOf } from '../governance/prompt-tokens.js';
-import { TokenCounter } from '../governance/tokenizer.js';
-import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../pipeline/services.js';
-import type { Log } from '../telemetry/log.js';
+import { TokenCounter } from '../tokens/tokenizer.js';
+import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../services.js';
+import type { Log } from '../log.js';
 
 const THRESHOLDS = [50, 80, 100] as const;
 
@@ -197,7 +197,7 @@ class SpendStage implements Stage {
       if (checked.implausible) this.flagUsage(ctx, ctx.usage, tokens, checked.implausible);
     } else if (upstream && upstream.status > 0 && upstream.status < 400) {
       estimated = true;
-      // One count for both, so they share one time budget (see governance/tokenizer.ts).
+      // One count for both, so they share one time budget (see tokens/tokenizer.ts).
       const counter = new TokenCounter();
       tokens = {
         input_tokens: promptTokensOf(ctx, counter),

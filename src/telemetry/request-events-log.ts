@@ -1,5 +1,5 @@
 import type { EventBus } from '../bus/bus.js';
-import type { Log } from './log.js';
+import type { Log } from '../log.js';
 
 /**
  * Writes failed requests to the operator log: server-side faults as warnings, client mistakes at debug.

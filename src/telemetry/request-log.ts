@@ -2,7 +2,7 @@ import type { EventBus } from '../bus/bus.js';
 import type { GatewayEvents, RequestSummary } from '../core/events.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import type { RequestLogEntry } from '../governance/types.js';
-import type { Log } from './log.js';
+import type { Log } from '../log.js';
 
 /** How long `flush` waits for writes in flight at shutdown. */
 const SETTLE_WAIT_MS = 2_000;

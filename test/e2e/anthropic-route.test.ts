@@ -4,7 +4,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText, streamText } from 'ai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { countPromptTokens } from '../../src/governance/tokenizer.js';
+import { countPromptTokens } from '../../src/tokens/tokenizer.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';

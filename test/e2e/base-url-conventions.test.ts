@@ -9,7 +9,7 @@ import { GoogleGenAI } from '@google/genai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/secret-ref.js';
 import { createGateway } from '../../src/gateway.js';
-import { createLog } from '../../src/telemetry/log.js';
+import { createLog } from '../../src/log.js';
 import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { childEnv, repoRoot, spawnMain } from '../helpers/main-process.js';

@@ -8,7 +8,7 @@ import { defer } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext } from '../../src/core/context.js';
 import { serveAnswer } from '../../src/http/answer-stream.js';
-import { createLog } from '../../src/telemetry/log.js';
+import { createLog } from '../../src/log.js';
 import type { ResponseEvent } from '../../src/core/canonical.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';

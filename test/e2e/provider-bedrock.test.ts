@@ -2,7 +2,7 @@ import { calcPrice } from '@pydantic/genai-prices';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { countTextTokens } from '../../src/governance/tokenizer.js';
+import { countTextTokens } from '../../src/tokens/tokenizer.js';
 import { bedrockEmbeddingTokens, bedrockEmbeddingVector, startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
 
 const NATIVE_MODEL = 'anthropic.claude-3-5-sonnet-20241022-v2:0';

@@ -2,7 +2,7 @@ import { calcPrice } from '@pydantic/genai-prices';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { countTextTokens } from '../../src/governance/tokenizer.js';
+import { countTextTokens } from '../../src/tokens/tokenizer.js';
 import { embeddingFor, startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
 
 let upstream: GeminiUpstream;

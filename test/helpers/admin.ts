@@ -3,7 +3,7 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConfigInput as ConfigFile } from '../../src/config/schema.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { createLog } from '../../src/telemetry/log.js';
+import { createLog } from '../../src/log.js';
 
 export interface AdminResponse {
   status: number;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { ConfigInput as ConfigFile } from '../../src/config/schema.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { createLog } from '../../src/telemetry/log.js';
+import { createLog } from '../../src/log.js';
 
 export interface RunningGateway {
   gateway: Gateway;

@@ -1,6 +1,6 @@
 import { EventBus } from '../../src/bus/bus.js';
-import { BUS, LOG, ServiceRegistry } from '../../src/pipeline/services.js';
-import { createLog } from '../../src/telemetry/log.js';
+import { BUS, LOG, ServiceRegistry } from '../../src/services.js';
+import { createLog } from '../../src/log.js';
 
 /**
  * The services a pipeline needs to run stages that ask for nothing else: the bus and a silent log. No database,

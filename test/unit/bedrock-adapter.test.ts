@@ -9,7 +9,7 @@ import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, Embed
 import { GatewayError } from '../../src/errors.js';
 import { bedrockAdapter } from '../../src/providers/bedrock/adapter.js';
 import { embeddingModel } from '../../src/providers/bedrock/embeddings.js';
-import { countTextTokens } from '../../src/governance/tokenizer.js';
+import { countTextTokens } from '../../src/tokens/tokenizer.js';
 import { costOf } from '../../src/catalog/prices.js';
 import { tokenUsageFromOpenAI } from '../../src/core/usage.js';
 import type { Target, UpstreamRequest } from '../../src/core/provider.js';

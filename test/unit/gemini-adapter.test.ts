@@ -9,7 +9,7 @@ import { tokenUsageFromOpenAI } from '../../src/core/usage.js';
 import { geminiAdapter } from '../../src/providers/gemini/index.js';
 import { toGeminiSchema } from '../../src/providers/gemini/schema.js';
 import { adapterFor, vendorById } from '../../src/providers/registry.js';
-import { countTextTokens } from '../../src/governance/tokenizer.js';
+import { countTextTokens } from '../../src/tokens/tokenizer.js';
 import { embeddingFor, validateGeminiEmbedRequest, validateGeminiRequest } from '../upstream/gemini-upstream.js';
 import { makeTarget } from './targets.js';
 

@@ -10,7 +10,7 @@ import { fromGeminiSchema } from '../../src/dialects/gemini/schema.js';
 import { errorEvent, GeminiStreamRenderer, sseFrame } from '../../src/dialects/gemini/stream.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/errors.js';
-import { countPromptTokens } from '../../src/governance/tokenizer.js';
+import { countPromptTokens } from '../../src/tokens/tokenizer.js';
 import { completionFromGemini, toGeminiRequest, toGeminiSchema } from '../../src/providers/gemini/index.js';
 
 /** Just what the dialect reads of a config: route names and providers' wire formats. */

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
 import { GovernanceStore, type RequestLogInput } from '../../src/governance/governance-store.js';
 import { startLogSweeper } from '../../src/governance/log-retention.js';
-import { createLog } from '../../src/telemetry/log.js';
+import { createLog } from '../../src/log.js';
 
 const DAY = 24 * 60 * 60_000;
 const NOW = Date.parse('2025-06-30T12:00:00.000Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { modelAllowed } from '../../src/governance/model-patterns.js';
+import { modelAllowed } from '../../src/routing/model-patterns.js';
 import { nestsDeeperThan } from '../../src/http/json-body.js';
 import { wrongPathHint } from '../../src/http/render-error.js';
 import { pathSegment, urlPathProblem } from '../../src/path-segment.js';

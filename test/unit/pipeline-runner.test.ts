@@ -11,7 +11,7 @@ import type { PipelineDefinition } from '../../src/pipeline/definition.js';
 import { Pipeline, type StageRegistry } from '../../src/pipeline/runner.js';
 import type { Next, Stage } from '../../src/core/stage.js';
 import type { PluginDefinition } from '../../src/core/plugin.js';
-import type { ServiceRegistry } from '../../src/pipeline/services.js';
+import type { ServiceRegistry } from '../../src/services.js';
 import { runnerServices } from '../helpers/pipeline-services.js';
 
 const config: RuntimeConfig = resolveRuntimeConfig({ api: {}, file: {} }, {}, 1);

@@ -9,8 +9,8 @@ import type { ConfigDocument } from '../../src/config/schema.js';
 import { placePlugins } from '../../src/pipeline/placement.js';
 import { PluginHost } from '../../src/pipeline/plugin-host.js';
 import { serviceKey } from '../../src/core/plugin.js';
-import { BUS, HEALTH, ServiceRegistry } from '../../src/pipeline/services.js';
-import { createLog } from '../../src/telemetry/log.js';
+import { BUS, HEALTH, ServiceRegistry } from '../../src/services.js';
+import { createLog } from '../../src/log.js';
 
 const BUILTINS = ['auth', 'rate-limit', 'budget', 'cost', 'route', 'call'];
 let dir: string;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { encode } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { BUDGET_MS, countPromptTokens, countTextTokens, MAX_RUN, TokenCounter } from '../../src/governance/tokenizer.js';
+import { BUDGET_MS, countPromptTokens, countTextTokens, MAX_RUN, TokenCounter } from '../../src/tokens/tokenizer.js';
 
 /** Real prose and code (this project's README), doubled until long enough. */
 function realText(chars: number): string {

@@ -1,4 +1,4 @@
-import { countPromptTokens } from '../../governance/tokenizer.js';
+import { countPromptTokens } from '../../tokens/tokenizer.js';
 import { invalidArgument } from './errors.js';
 import { canonicalMessages, canonicalTools } from './request.js';
 import { field } from './shapes.js';

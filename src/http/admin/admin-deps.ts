@@ -1,7 +1,7 @@
 import type { ConfigService } from '../../config/config-service.js';
 import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { HealthRegistry } from '../../routing/health-registry.js';
-import type { Log } from '../../telemetry/log.js';
+import type { Log } from '../../log.js';
 
 /** What the management API needs: the config service does the work, this layer only parses and renders. */
 export interface AdminDeps {

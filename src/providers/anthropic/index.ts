@@ -1,4 +1,4 @@
-import type { ProviderFamily } from '../registry.js';
+import type { ProviderFamily } from '../../core/provider.js';
 import { anthropicAdapter } from './adapter.js';
 import { anthropicVendors } from './vendors.js';
 

@@ -1,4 +1,4 @@
-import type { ProviderFamily } from '../registry.js';
+import type { ProviderFamily } from '../../core/provider.js';
 import { azureAdapter } from './adapter.js';
 import { azureVendors } from './vendors.js';
 

@@ -1,6 +1,6 @@
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { GatewayError } from '../../errors.js';
-import { countTextTokens } from '../../governance/tokenizer.js';
+import { countTextTokens } from '../../tokens/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { isRecord } from '../../is-record.js';
 import { quoteInput } from '../../quote-input.js';

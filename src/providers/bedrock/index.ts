@@ -1,4 +1,4 @@
-import type { ProviderFamily } from '../registry.js';
+import type { ProviderFamily } from '../../core/provider.js';
 import { bedrockAdapter } from './adapter.js';
 import { bedrockVendors } from './vendors.js';
 

@@ -1,6 +1,6 @@
 import type { ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
-import type { ProviderFamily } from '../registry.js';
+import type { ProviderFamily } from '../../core/provider.js';
 import { jsonHeaders } from '../upstream-request.js';
 import { cohereEmbeddings, cohereEmbedRequestBody } from './embeddings.js';
 import { cohereError } from './errors.js';

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors.js';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
-import { countTextTokens } from '../../governance/tokenizer.js';
+import { countTextTokens } from '../../tokens/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { modelPath, modelUrlPath } from './url.js';
 import { isRecord } from '../../is-record.js';

@@ -1,4 +1,4 @@
-import type { ProviderFamily } from '../registry.js';
+import type { ProviderFamily } from '../../core/provider.js';
 import { vertexAdapter } from './adapter.js';
 import { vertexVendors } from './vendors.js';
 

@@ -1,11 +1,11 @@
-import type { EventBus } from '../bus/bus.js';
-import type { GovernanceStore } from '../governance/governance-store.js';
-import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
-import type { Reservations } from '../governance/reservations.js';
-import type { UpstreamTransport } from '../providers/transport.js';
-import type { HealthRegistry } from '../routing/health-registry.js';
-import type { Log } from '../telemetry/log.js';
-import { serviceKey, type ServiceKey, type Services } from '../core/plugin.js';
+import type { EventBus } from './bus/bus.js';
+import type { GovernanceStore } from './governance/governance-store.js';
+import type { SlidingWindowLimiter } from './governance/rate-limiter.js';
+import type { Reservations } from './governance/reservations.js';
+import type { UpstreamTransport } from './providers/transport.js';
+import type { HealthRegistry } from './routing/health-registry.js';
+import type { Log } from './log.js';
+import { serviceKey, type ServiceKey, type Services } from './core/plugin.js';
 
 /**
  * The services the gateway offers stages, built-in and users' alike, one typed key each. A stage gets only those

@@ -1,0 +1,103 @@
+/**
+ * The layering of src/ (README "Architecture"), checked by `npm run lint` with dependency-cruiser. Arrows point
+ * down, never up:
+ *
+ *   main, gateway, index -> http -> dialects -> pipeline -> stages -> governance -> routing -> config
+ *     -> providers -> catalog, tokens, wire -> core
+ *
+ * with shared leaves any layer may use: core/, bus/, log.ts and the small helpers at src/*.ts. telemetry/ holds
+ * bus subscribers, wired by the gateway; only the gateway imports them.
+ */
+const LAYERS = ['http', 'dialects', 'pipeline', 'stages', 'governance', 'routing', 'config', 'providers'];
+
+/** One rule per layer: it may not import any layer above it. */
+const layerRules = LAYERS.slice(1).map((layer, index) => ({
+  name: `${layer}-never-imports-upward`,
+  severity: 'error',
+  comment: `src/${layer}/ sits below ${LAYERS.slice(0, index + 1).join(', ')}: arrows point down.`,
+  from: { path: `^src/${layer}/` },
+  to: { path: `^src/(${LAYERS.slice(0, index + 1).join('|')}|telemetry)/` },
+}));
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'leaves-import-only-leaves',
+      severity: 'error',
+      comment: 'catalog/, tokens/ and bus/ are shared leaves: they import only core (and each other).',
+      from: { path: '^src/(catalog|tokens|bus)/' },
+      to: { path: '^src/', pathNot: '^src/(core|catalog|tokens|bus)/|^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'An import cycle couples folders that must stay separable (and breaks ESM initialisation order).',
+      from: { path: '^src/' },
+      to: { circular: true, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'core-imports-nothing',
+      severity: 'error',
+      comment: 'src/core/ is the shared vocabulary: it imports nothing else of the project.',
+      from: { path: '^src/core/' },
+      to: { path: '^src/', pathNot: '^src/core/' },
+    },
+    {
+      name: 'wire-imports-only-core',
+      severity: 'error',
+      comment: 'A wire format (src/wire/<format>/) is shared by its dialect and its provider adapter, so it depends on neither.',
+      from: { path: '^src/wire/' },
+      to: { path: '^src/', pathNot: '^src/(core|wire)/' },
+    },
+    {
+      name: 'dialects-never-import-providers',
+      severity: 'error',
+      comment: 'A client format translates to and from the canonical shapes; the provider adapters are the other side of the pipeline.',
+      from: { path: '^src/dialects/' },
+      to: { path: '^src/(providers|stages)/' },
+    },
+    {
+      name: 'governance-and-routing-never-import-dialects',
+      severity: 'error',
+      comment: 'Keys, budgets, limits and routing work on the canonical request, whatever format it came in.',
+      from: { path: '^src/(governance|routing)/' },
+      to: { path: '^src/(dialects|wire|http|stages|pipeline)/' },
+    },
+    {
+      name: 'below-http-never-import-http',
+      severity: 'error',
+      comment: 'Stages, adapters, the pipeline and everything under them run the same for every dialect and in process.',
+      from: { path: '^src/(core|wire|stages|providers|pipeline|governance|routing|catalog|bus|telemetry|store)/' },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'providers-never-import-the-pipeline',
+      severity: 'error',
+      comment: 'Provider adapters are pure transforms between the canonical shapes and one wire format.',
+      from: { path: '^src/providers/' },
+      to: { path: '^src/(stages|pipeline|dialects|telemetry)/' },
+    },
+    {
+      name: 'no-stage-imports-another-stage',
+      severity: 'error',
+      comment: 'Stages meet only through the context and the services; shared logic lives in governance/, routing/ or catalog/.',
+      from: { path: '^src/stages/([^/]+)\\.ts$' },
+      to: { path: '^src/stages/', pathNot: '^src/stages/$1\\.ts$' },
+    },
+    {
+      name: 'subscribers-never-import-stages',
+      severity: 'error',
+      comment: 'Telemetry is a bus subscriber: no stage calls it, and it calls no stage.',
+      from: { path: '^src/telemetry/' },
+      to: { path: '^src/(stages|pipeline|http|dialects)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
