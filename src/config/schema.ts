@@ -262,7 +262,7 @@ export const pluginEntrySchema = z
     options: z.unknown().optional().describe('Options for the plugin, validated by its own schema.'),
     placement: pluginPlacementSchema
       .optional()
-      .describe('Where the plugin goes: after and/or before a stage (auth, rate-limit, budget, cost, route, call) or another plugin. Default: the plugin\'s own, else just before call.'),
+      .describe('Where the plugin goes: after and/or before a stage (auth, rate-limit, route, spend, call) or another plugin. Default: the plugin\'s own, else just before call.'),
     optional: z.boolean().optional().describe('When the plugin fails or times out, skip it (reported) instead of failing the request.'),
     timeout_ms: z
       .number()

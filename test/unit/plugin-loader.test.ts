@@ -12,7 +12,7 @@ import { serviceKey } from '../../src/core/plugin.js';
 import { BUS, HEALTH, ServiceRegistry } from '../../src/services.js';
 import { createLog } from '../../src/log.js';
 
-const BUILTINS = ['auth', 'rate-limit', 'budget', 'cost', 'route', 'call'];
+const BUILTINS = ['auth', 'rate-limit', 'route', 'spend', 'call'];
 let dir: string;
 
 beforeAll(() => {
@@ -46,12 +46,12 @@ describe('placePlugins', () => {
   const at = (name: string, placement = {}) => ({ name, placement, where: `plugins.${name}.placement` });
 
   it('puts plugins just before call by default, in listing order', () => {
-    expect(placePlugins(BUILTINS, [at('a'), at('b')])).toEqual(['auth', 'rate-limit', 'budget', 'cost', 'route', 'a', 'b', 'call']);
+    expect(placePlugins(BUILTINS, [at('a'), at('b')])).toEqual(['auth', 'rate-limit', 'route', 'spend', 'a', 'b', 'call']);
   });
 
   it('honours after and before, and plugins placed relative to later-listed plugins', () => {
-    expect(placePlugins(BUILTINS, [at('x', { after: 'y' }), at('y', { after: 'auth' }), at('z', { before: 'budget' })])).toEqual([
-      'auth', 'y', 'x', 'rate-limit', 'z', 'budget', 'cost', 'route', 'call',
+    expect(placePlugins(BUILTINS, [at('x', { after: 'y' }), at('y', { after: 'auth' }), at('z', { before: 'spend' })])).toEqual([
+      'auth', 'y', 'x', 'rate-limit', 'route', 'z', 'spend', 'call',
     ]);
     expect(placePlugins(BUILTINS, [at('a', { after: 'auth' }), at('b', { after: 'auth' })]).slice(0, 3)).toEqual(['auth', 'a', 'b']);
   });
