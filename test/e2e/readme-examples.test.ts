@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -204,6 +204,17 @@ async function checkJson(block: Block): Promise<void> {
   expect(JSON.parse(text).choices[0].message.content).toEqual(expect.any(String));
 }
 
+/** A layout block names src/ files and folders in its first column: each must exist, so the map stays true. */
+function checkLayout(block: Block): void {
+  const named = block.text
+    .split('\n')
+    .map((line) => line.split(/\s{2,}/)[0]?.trim() ?? '')
+    .filter((first) => first !== '')
+    .flatMap((first) => first.split(',').map((name) => name.trim()));
+  expect(named.length, 'the layout block names nothing').toBeGreaterThan(0);
+  for (const name of named) expect(existsSync(join(ROOT, 'src', name)), `README.md line ${block.line}: src/${name} does not exist`).toBe(true);
+}
+
 describe('README.md examples', () => {
   it('has code blocks (the parser found them)', () => {
     expect(BLOCKS.length).toBeGreaterThan(5);
@@ -232,6 +243,9 @@ describe('README.md examples', () => {
         case 'bash':
         case 'shell':
           await checkShell(block);
+          return;
+        case 'text':
+          checkLayout(block);
           return;
         default:
           throw new Error(`README.md line ${block.line}: no check for \`\`\`${block.lang} blocks; add one to this test`);
