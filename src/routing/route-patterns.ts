@@ -66,14 +66,3 @@ export function routeMatcherFor(routes: ReadonlyMap<string, RouteRuntime>): Rout
 export function isRouteName(routes: ReadonlyMap<string, RouteRuntime>, name: string): boolean {
   return routes.size > 0 && routeMatcherFor(routes).match(name) !== null;
 }
-
-/**
- * The model name the pipeline routes on, for client formats whose SDKs send their vendor's bare model names
- * (`claude-sonnet-4-5`, `gemini-2.5-flash`): a bare name means `defaultProvider`; a `<provider>/<model>` name
- * or a configured route is taken as it is, so such a client can reach any model.
- */
-export function qualifiedModelName(routes: ReadonlyMap<string, RouteRuntime>, requested: string, defaultProvider: string): string {
-  const name = requested.trim();
-  if (name.includes('/') || isRouteName(routes, name)) return name;
-  return `${defaultProvider}/${name}`;
-}

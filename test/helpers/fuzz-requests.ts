@@ -157,15 +157,15 @@ function textContent(r: Rng): unknown {
   return wrongType(r);
 }
 
+/** Content parts every chat format may meet, well formed or not, before its own part types. */
+function commonParts(r: Rng): unknown[] {
+  return [[null], [1], [[['x']]], [{ type: 'text', text: 'hi' }], [{ type: 'text', text: textContent(r) }], [{ type: 'text' }]];
+}
+
 function openAIContent(r: Rng): unknown {
   if (r.chance(0.55)) return textContent(r);
   return r.pick<unknown>([
-    [null],
-    [1],
-    [[['x']]],
-    [{ type: 'text', text: 'hi' }],
-    [{ type: 'text', text: textContent(r) }],
-    [{ type: 'text' }],
+    ...commonParts(r),
     [{ type: 'image_url', image_url: { url: 'data:image/png;base64,@@@' } }],
     [{ type: 'image_url', image_url: wrongType(r) }],
     [{ type: 'input_audio', input_audio: { data: 1, format: [] } }],
@@ -241,12 +241,7 @@ function embeddingsBody(r: Rng): Record<string, unknown> {
 function anthropicContent(r: Rng): unknown {
   if (r.chance(0.55)) return textContent(r);
   return r.pick<unknown>([
-    [null],
-    [1],
-    [[['x']]],
-    [{ type: 'text', text: 'hi' }],
-    [{ type: 'text', text: textContent(r) }],
-    [{ type: 'text' }],
+    ...commonParts(r),
     [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: '@@@' } }],
     [{ type: 'image', source: wrongType(r) }],
     [{ type: 'document', source: { type: 'url', url: 1 } }],
