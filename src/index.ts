@@ -42,8 +42,9 @@ export type {
 } from './core/canonical.js';
 
 // Errors: a stage fails a request with a GatewayError; the HTTP layer renders it in the client's dialect.
-export { GatewayError } from './errors.js';
-export type { ErrorType, GatewayErrorInit } from './errors.js';
+// Fail with a catalogued code (`gatewayError('invalid_value', message, { param })`) or build your own GatewayError.
+export { ERROR_CATALOGUE, GatewayError, gatewayError, isErrorCode } from './core/errors.js';
+export type { ErrorCode, ErrorExtras, ErrorType, GatewayErrorInit } from './core/errors.js';
 
 // Who is calling (the identity's key and team records).
 export type { TeamRecord, VirtualKeyRecord } from './core/identity.js';

@@ -1,5 +1,6 @@
-import { GatewayError } from './errors.js';
-import { quoteInput } from './quote-input.js';
+import type { GatewayError } from './core/errors.js';
+import { quoteInput } from './core/quote-input.js';
+import { gatewayError } from './core/errors.js';
 
 /**
  * Model and deployment names go into upstream URLs (Gemini, Vertex, Azure, Bedrock). There a `..` steps out of
@@ -31,11 +32,7 @@ export function isUrlPathSafe(name: string): boolean {
 
 /** The 400 for a name that cannot go into a provider's URL. */
 export function unsafeModelName(name: string, problem: string, provider: string): GatewayError {
-  return GatewayError.badRequest(
-    `Invalid 'model': the model name '${quoteInput(name, 100)}' ${problem}, which cannot be placed in ${provider}'s URL.`,
-    'model',
-    'invalid_model_name',
-  );
+  return gatewayError('invalid_model_name', `Invalid 'model': the model name '${quoteInput(name, 100)}' ${problem}, which cannot be placed in ${provider}'s URL.`, { param: 'model' });
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { EventBus } from '../bus/bus.js';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import type { AuditLog } from '../store/audit-log.js';
 import type { ConfigRepo } from '../store/config-repo.js';
 import type { Log } from '../log.js';
@@ -31,6 +31,7 @@ import type { Actor, AuditEntry, ProviderKeyView, ProviderView, RouteView } from
 import type { ConfigSource } from '../core/config.js';
 import { isRecord } from '../is-record.js';
 import { vendorById } from '../providers/registry.js';
+import { gatewayError } from '../core/errors.js';
 
 export interface EffectiveConfigView {
   version: number;
@@ -73,11 +74,11 @@ function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
   if (result.success) return result.data;
   const first = result.error.issues[0];
   const param = [prefix, ...(first?.path.map(String) ?? [])].filter(Boolean).join('.') || null;
-  throw GatewayError.badRequest(`Invalid configuration: ${describeIssues(result.error).replace(/^/, prefix ? `${prefix}.` : '')}`, param, 'invalid_config');
+  throw gatewayError('invalid_config', `Invalid configuration: ${describeIssues(result.error).replace(/^/, prefix ? `${prefix}.` : '')}`, { param: param });
 }
 
 function referenceRefused(where: string): GatewayError {
-  return GatewayError.badRequest(`Invalid configuration: ${referenceRefusedMessage(where)}.`, where, 'invalid_config');
+  return gatewayError('invalid_config', `Invalid configuration: ${referenceRefusedMessage(where)}.`, { param: where });
 }
 
 /**
@@ -90,11 +91,7 @@ function refuseReferences(name: string, provider: ProviderConfig, prefix: string
   const check = (value: string, where: string): void => {
     if (isSecretReference(value)) throw referenceRefused(where);
     if (readsPaths && !value.trimStart().startsWith('{') && (value.startsWith('/') || value.endsWith('.json'))) {
-      throw GatewayError.badRequest(
-        `Invalid configuration: ${where}: a path to a service-account file is accepted only in the config file and the environment; send the JSON itself.`,
-        where,
-        'invalid_config',
-      );
+      throw gatewayError('invalid_config', `Invalid configuration: ${where}: a path to a service-account file is accepted only in the config file and the environment; send the JSON itself.`, { param: where });
     }
   };
   if (provider.api_key !== undefined) check(provider.api_key, `${prefix}.api_key`);
@@ -114,7 +111,7 @@ const START_ONLY_SETTINGS = ['host', 'port', 'data_dir'] as const;
 function withoutReadOnlyFields(body: unknown, name: string, kind: 'provider' | 'route'): unknown {
   if (!isRecord(body)) return body;
   if (body.name !== undefined && body.name !== name) {
-    throw GatewayError.badRequest(`The body names ${kind} '${String(body.name)}' but the URL names '${name}'.`, 'name', 'invalid_config');
+    throw gatewayError('invalid_config', `The body names ${kind} '${String(body.name)}' but the URL names '${name}'.`, { param: 'name' });
   }
   const { name: _name, source: _source, ...rest } = body;
   if (kind === 'provider' && Array.isArray(rest.keys)) {
@@ -240,7 +237,7 @@ export class ConfigService {
         try {
           return resolveRuntimeConfig({ api: { providers: stubs, ...(parsed.success ? { settings: parsed.data } : {}) }, file: this.layers.file }, this.deps.env, 0);
         } catch (err) {
-          if (err instanceof ConfigError) throw GatewayError.badRequest(`Invalid configuration: ${err.message}`, err.message.split(':')[0] ?? null, 'invalid_config');
+          if (err instanceof ConfigError) throw gatewayError('invalid_config', `Invalid configuration: ${err.message}`, { param: err.message.split(':')[0] ?? null });
           throw err;
         }
       };
@@ -251,7 +248,7 @@ export class ConfigService {
       try {
         next = resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, running.version);
       } catch (err) {
-        if (err instanceof ConfigError) throw GatewayError.badRequest(`Invalid configuration: ${err.message}`, err.message.split(':')[0] ?? null, 'invalid_config');
+        if (err instanceof ConfigError) throw gatewayError('invalid_config', `Invalid configuration: ${err.message}`, { param: err.message.split(':')[0] ?? null });
         throw err;
       }
       return effectiveFingerprint(next) === effectiveFingerprint(running) ? null : api;
@@ -263,7 +260,7 @@ export class ConfigService {
 
   patchApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw GatewayError.badRequest('A merge patch must be a JSON object.', null, 'invalid_config');
+      throw gatewayError('invalid_config', 'A merge patch must be a JSON object.');
     }
     return this.change(actor, 'config.patched', 'config', (api) => {
       const document = validate(configFileSchema, applyMergePatch(api, body), '');
@@ -446,11 +443,7 @@ export class ConfigService {
       const api = mutate(this.layers.api);
       for (const setting of START_ONLY_SETTINGS) {
         if (api.settings?.[setting] !== undefined) {
-          throw GatewayError.badRequest(
-            `settings.${setting} is read once at start; set it in the config file or the environment.`,
-            `settings.${setting}`,
-            'invalid_config',
-          );
+          throw gatewayError('invalid_config', `settings.${setting} is read once at start; set it in the config file or the environment.`, { param: `settings.${setting}` });
         }
       }
       let next: RuntimeConfig;
@@ -458,7 +451,7 @@ export class ConfigService {
         next = { ...resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, this.current().version + 1), fileStatus: this.fileStatus };
         await this.prepare?.(next);
       } catch (err) {
-        if (err instanceof ConfigError) throw GatewayError.badRequest(`Invalid configuration: ${err.message}`, err.message.split(':')[0] ?? null, 'invalid_config');
+        if (err instanceof ConfigError) throw gatewayError('invalid_config', `Invalid configuration: ${err.message}`, { param: err.message.split(':')[0] ?? null });
         throw err;
       }
       const before = this.itemSnapshot(target);
@@ -582,11 +575,11 @@ export class ConfigService {
     return key;
   }
 
-  private notFound(kind: string, name: string): GatewayError {
-    return GatewayError.notFound(`No ${kind} named '${name}'.`, null, `${kind}_not_found`);
+  private notFound(kind: 'provider' | 'route' | 'key', name: string): GatewayError {
+    return gatewayError(`${kind}_not_found`, `No ${kind} named '${name}'.`);
   }
 
   private conflict(message: string): GatewayError {
-    return new GatewayError({ status: 409, type: 'invalid_request_error', code: 'conflict', message });
+    return gatewayError('conflict', message);
   }
 }

@@ -1,18 +1,15 @@
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import { isSensitiveHeader, maskUrl } from './present.js';
 import type { ConfigDocument, ProviderConfig } from './schema.js';
 import { maskSecret } from './secret-box.js';
+import { gatewayError } from '../core/errors.js';
 
 const MASKED = /^\*{4}/;
 /** A base URL whose userinfo was masked by `maskUrl`. */
 const MASKED_USERINFO = /^[a-z]+:\/\/\*{4}@/i;
 
 function maskedValueError(where: string): GatewayError {
-  return GatewayError.badRequest(
-    `${where} is a masked secret that matches no stored value; send the real value (or, for a key, its id and the masked value as read).`,
-    where,
-    'masked_secret',
-  );
+  return gatewayError('masked_secret', `${where} is a masked secret that matches no stored value; send the real value (or, for a key, its id and the masked value as read).`, { param: where });
 }
 
 /**

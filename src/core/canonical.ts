@@ -1,4 +1,4 @@
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from './errors.js';
 
 /**
  * The canonical shapes are OpenAI's chat-completions shapes. Only the fields the gateway reads are typed;

@@ -1,4 +1,4 @@
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from './errors.js';
 import type {
   ChatCompletion,
   ChatCompletionChunk,

@@ -1,4 +1,4 @@
-import { quoteInput } from '../quote-input.js';
+import { quoteInput } from '../core/quote-input.js';
 
 /**
  * The one rule for model names, whatever the dialect. A model name travels into upstream URLs and bodies, into

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { routeNameSchema } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
+import { gatewayError, type ErrorCode } from '../core/errors.js';
 
 /**
  * What the management API accepts for virtual keys and teams. Strict objects: an unknown or read-only field is
@@ -135,14 +135,14 @@ function describe(issue: z.core.$ZodIssue, field: string | null): string {
  */
 export function validateBody<T>(schema: z.ZodType<T>, body: unknown, readOnly: readonly string[] = []): T {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw GatewayError.badRequest('The request body must be a JSON object.', null, 'invalid_json');
+    throw gatewayError('invalid_json', 'The request body must be a JSON object.');
   }
   const present = readOnly.find((field) => Object.hasOwn(body, field));
-  if (present !== undefined) throw GatewayError.badRequest(`'${present}' is read-only.`, present, 'read_only_field');
+  if (present !== undefined) throw gatewayError('read_only_field', `'${present}' is read-only.`, { param: present });
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  if (!issue) throw GatewayError.badRequest('Invalid request body.', null, 'invalid_value');
+  if (!issue) throw gatewayError('invalid_value', 'Invalid request body.');
   const path = issue.path.map(String).join('.');
   const field = issue.code === 'unrecognized_keys' ? (issue.keys[0] ?? null) : path || null;
   const details = result.error.issues
@@ -152,6 +152,6 @@ export function validateBody<T>(schema: z.ZodType<T>, body: unknown, readOnly: r
   return fail(`Invalid request: ${details}.`, field, issue.code === 'unrecognized_keys' ? 'unknown_field' : 'invalid_value');
 }
 
-function fail(message: string, param: string | null, code: string): never {
-  throw GatewayError.badRequest(message, param, code);
+function fail(message: string, param: string | null, code: ErrorCode): never {
+  throw gatewayError(code, message, { param });
 }

@@ -1,7 +1,7 @@
 import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
 import type { EventBus } from '../bus/bus.js';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import {
   KEY_READ_ONLY_FIELDS,
   TEAM_READ_ONLY_FIELDS,
@@ -15,6 +15,7 @@ import { hashSecret, newKeyId, newKeySecret, newTeamId, secretPrefix } from './k
 import { periodEnded, periodHolding, periodStartingNow, roundUsd } from './periods.js';
 import type { PeriodUsage, TeamRecord, VirtualKeyRecord } from '../core/identity.js';
 import type { RequestLogEntry, VirtualKeyView } from './types.js';
+import { gatewayError } from '../core/errors.js';
 
 /** A request-log entry as handed to `recordRequest`: without an id (or with an empty one) the store assigns one. */
 export type RequestLogInput = Omit<RequestLogEntry, 'id'> & { id?: string };
@@ -36,15 +37,15 @@ class Refused {
 }
 
 function keyNotFound(id: string): GatewayError {
-  return GatewayError.notFound(`No virtual key with id '${id}'.`, null, 'key_not_found');
+  return gatewayError('key_not_found', `No virtual key with id '${id}'.`);
 }
 
 function teamNotFound(id: string): GatewayError {
-  return GatewayError.notFound(`No team with id '${id}'.`, null, 'team_not_found');
+  return gatewayError('team_not_found', `No team with id '${id}'.`);
 }
 
 function unknownTeam(id: string): GatewayError {
-  return GatewayError.badRequest(`No team with id '${id}'; create it first with POST /api/teams.`, 'team', 'team_not_found');
+  return gatewayError('invalid_team', `No team with id '${id}'; create it first with POST /api/teams.`, { param: 'team' });
 }
 
 function byCreation<T extends { created_at: string; id: string }>(a: T, b: T): number {
@@ -259,12 +260,7 @@ export class GovernanceStore {
       if (members.length > 0) {
         const shown = members.slice(0, 5).join(', ') + (members.length > 5 ? ', ...' : '');
         throw new Refused(
-          new GatewayError({
-            status: 409,
-            type: 'invalid_request_error',
-            code: 'team_in_use',
-            message: `Team '${id}' still has ${members.length} key${members.length === 1 ? '' : 's'} (${shown}); move or delete them first.`,
-          }),
+          gatewayError('team_in_use', `Team '${id}' still has ${members.length} key${members.length === 1 ? '' : 's'} (${shown}); move or delete them first.`),
         );
       }
       this.teams.remove(id);

@@ -1,18 +1,19 @@
-import { GatewayError } from '../errors.js';
-import { quoteInput } from '../quote-input.js';
+import type { GatewayError } from '../core/errors.js';
+import { quoteInput } from '../core/quote-input.js';
 import type { GovernanceStore } from './governance-store.js';
 import type { RuntimeConfig } from '../core/config.js';
 import { refusedModel, type ModelRefusal, type RuleSubject } from './key-models.js';
 import { modelAllowed } from '../routing/model-patterns.js';
 import { VIRTUAL_KEY_PREFIX } from './types.js';
 import { type VirtualKeyRecord } from '../core/identity.js';
+import { gatewayError, type ErrorCode } from '../core/errors.js';
 
 export type KeyRejection = 'unknown_key' | 'disabled_key' | 'expired_key' | 'missing_key' | 'model_not_allowed';
 
 export type KeyCheck = { ok: true; key: VirtualKeyRecord | null } | { ok: false; reason: KeyRejection; keyId: string | null; error: GatewayError };
 
-function unauthorized(message: string, code: string): GatewayError {
-  return new GatewayError({ status: 401, type: 'invalid_request_error', code, message });
+function unauthorized(message: string, code: ErrorCode): GatewayError {
+  return gatewayError(code, message);
 }
 
 /**
@@ -70,7 +71,7 @@ function notAllowed(key: VirtualKeyRecord, refusal: ModelRefusal): GatewayError 
   } else {
     message = `The virtual key '${key.name}' may not use model '${requested}'.${allowed}`;
   }
-  return new GatewayError({ status: 403, type: 'permission_error', code: 'model_not_allowed', param: refusal.param, message });
+  return gatewayError('model_not_allowed', message, { param: refusal.param });
 }
 
 const REMOTE_NEEDS_KEY =

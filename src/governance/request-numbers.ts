@@ -1,5 +1,5 @@
 import type { ChatContext, RequestContext } from '../core/context.js';
-import { GatewayError } from '../errors.js';
+import { gatewayError } from '../core/errors.js';
 
 /** Output tokens assumed for the reservation when the request sets no limit. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -21,7 +21,7 @@ function checkCount(ctx: ChatContext, field: 'max_tokens' | 'max_completion_toke
   if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return;
   const param = clientParam(ctx, field);
   const shown = typeof value === 'number' ? String(value) : typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value;
-  throw GatewayError.badRequest(`Invalid '${param}': expected an integer from ${min} to ${max}, got ${shown}.`, param, 'invalid_value');
+  throw gatewayError('invalid_value', `Invalid '${param}': expected an integer from ${min} to ${max}, got ${shown}.`, { param: param });
 }
 
 /**

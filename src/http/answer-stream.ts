@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable, Observer } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
-import { GatewayError } from '../errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Log } from '../log.js';
 import type { RenderedError } from './render-error.js';
+import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
 
 /** Headers of every event-stream answer, whatever the dialect. */
 export const SSE_HEADERS = {
@@ -68,7 +68,7 @@ function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: P
     // The dialect's own 500, without the stage-set headers (one of them may be what Node refused).
     for (const name of Object.keys(ctx.responseHeaders)) delete ctx.responseHeaders[name];
     try {
-      observer.error?.(GatewayError.internal());
+      observer.error?.(gatewayError('internal_error', INTERNAL_MESSAGE));
     } catch {
       res.destroy();
     }

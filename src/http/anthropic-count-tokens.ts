@@ -5,12 +5,13 @@ import { canonicalModelName } from '../dialects/anthropic/model-name.js';
 import { isRouteName } from '../routing/route-patterns.js';
 import type { MessagesRequest } from '../dialects/anthropic/parse-request.js';
 import { readCanonical } from '../dialects/anthropic/lenient.js';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import { countPromptTokens } from '../tokens/tokenizer.js';
 import { authHeaders } from '../providers/auth-headers.js';
 import type { Target } from '../core/provider.js';
 import { anthropicError } from '../providers/anthropic/index.js';
 import { resolveDirectTarget, splitModelName } from '../routing/resolve-target.js';
+import { gatewayError } from '../core/errors.js';
 
 /**
  * The Anthropic-format target that can count this model's tokens exactly, or null: only a direct
@@ -33,7 +34,7 @@ function directAnthropic(config: RuntimeConfig, model: string): boolean {
 }
 
 function unreachable(provider: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code: 'upstream_unreachable', message: `${provider}: the upstream could not be reached to count tokens.` });
+  return gatewayError('upstream_unreachable', `${provider}: the upstream could not be reached to count tokens.`);
 }
 
 /** Anthropic's own count (`POST {base}/messages/count_tokens`) for the client's body, the model renamed to the upstream's. */
@@ -73,7 +74,7 @@ async function upstreamCount(target: Target, body: MessagesRequest, beta: string
   }
   const tokens = (parsed as { input_tokens?: unknown } | null)?.input_tokens;
   if (typeof tokens !== 'number') {
-    throw new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider.name}: upstream sent a count without input_tokens` });
+    throw gatewayError('invalid_upstream_response', `${provider.name}: upstream sent a count without input_tokens`);
   }
   return tokens;
 }

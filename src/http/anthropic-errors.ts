@@ -1,5 +1,5 @@
 import { anthropicErrorBody } from '../dialects/anthropic/error-shape.js';
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import type { RenderedError } from './render-error.js';
 
 /**

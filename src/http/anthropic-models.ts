@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { RuntimeConfig } from '../core/config.js';
-import { GatewayError } from '../errors.js';
 import { modelEntries } from '../catalog/model-list.js';
 import type { HttpDeps } from './deps.js';
+import { gatewayError } from '../core/errors.js';
 
 interface AnthropicModel {
   type: 'model';
@@ -29,7 +29,7 @@ function limitOf(raw: unknown): number {
   if (raw === undefined) return DEFAULT_LIMIT;
   const limit = Number(raw);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new GatewayError({ status: 400, type: 'invalid_request_error', code: 'invalid_query', param: 'limit', message: `limit: Input should be between 1 and ${MAX_LIMIT}` });
+    throw gatewayError('invalid_query', `limit: Input should be between 1 and ${MAX_LIMIT}`, { param: 'limit' });
   }
   return limit;
 }
@@ -55,7 +55,7 @@ export function registerAnthropicModelRoutes(scope: FastifyInstance, deps: HttpD
   scope.get('/v1/models/*', async (request) => {
     const id = (request.params as { '*': string })['*'];
     const found = anthropicModels(deps.config.current(), createdAt).find((model) => model.id === id);
-    if (!found) throw new GatewayError({ status: 404, type: 'not_found_error', code: 'model_not_found', message: `model: ${id}` });
+    if (!found) throw gatewayError('model_not_found', `model: ${id}`);
     return found;
   });
 }

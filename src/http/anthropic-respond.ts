@@ -6,11 +6,13 @@ import type { AnthropicStreamEvent } from '../dialects/anthropic/shapes.js';
 import { anthropicNative, nativeFrames, nativeMessageJson } from '../dialects/anthropic/native.js';
 import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../dialects/anthropic/stream.js';
 import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import type { GatewayError} from '../core/errors.js';
+import { toGatewayError } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Log } from '../log.js';
 import { renderAnthropicError } from './anthropic-errors.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
+import { gatewayError } from '../core/errors.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, 'request-id': ctx.id, ...ctx.responseHeaders };
@@ -73,12 +75,12 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
       if (passThrough === true) {
         // The upstream's message_stop went out with its events (the call fails on a stream that lacks it).
         if (headersSent) res.end();
-        else writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
+        else writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
       if (completion) for (const chunk of chunksOfCompletion(completion)) send(renderer.push(chunk));
       if (!headersSent) {
-        writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
+        writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
       res.end(renderer.end().map(sseFrame).join(''));

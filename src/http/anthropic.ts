@@ -4,7 +4,7 @@ import { readMessagesRequest } from '../dialects/anthropic/parse-request.js';
 import { readCanonical } from '../dialects/anthropic/lenient.js';
 import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import type { ChatCompletionRequest } from '../core/canonical.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../core/errors.js';
 import { createRequestContext } from '../core/context.js';
 import { hasExactNumbers } from '../exact-numbers.js';
 import { countInputTokens } from './anthropic-count-tokens.js';
@@ -17,6 +17,7 @@ import { isRemoteClient } from './client-address.js';
 import { respondAnthropic } from './anthropic-respond.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { fromFrameworkError } from './render-error.js';
+import { gatewayError } from '../core/errors.js';
 
 function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   const rendered = renderAnthropicError(error, reply.request.id);
@@ -49,7 +50,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
       });
 
       scope.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
-        sendError(reply, new GatewayError({ status: 404, type: 'not_found_error', code: 'unknown_url', message: `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.` })),
+        sendError(reply, gatewayError('unknown_url', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`)),
       );
 
       scope.post('/v1/messages', async (request, reply) => {

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Settings } from '../core/config.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../core/errors.js';
 import { clientErrorHandler, renderErrorForPath } from './client-error.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
@@ -13,6 +13,7 @@ import { registerHealthRoutes } from './health.js';
 import { registerLiteLLMRoutes } from './litellm.js';
 import { registerOpenAIRoutes } from './openai.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
+import { gatewayError } from '../core/errors.js';
 
 /**
  * Node checks the request clocks every `connectionsCheckingInterval` (30 s by default), so a timeout can run
@@ -50,8 +51,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     frameworkErrors: (err, request, reply) => {
       const error =
         err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? new GatewayError({ status: 414, type: 'invalid_request_error', code: 'url_too_long', message: 'A part of the request URL is too long.' })
-          : GatewayError.badRequest('The request URL is not validly encoded: percent-escapes must spell UTF-8.', null, 'invalid_url');
+          ? gatewayError('url_too_long', 'A part of the request URL is too long.')
+          : gatewayError('invalid_url', 'The request URL is not validly encoded: percent-escapes must spell UTF-8.');
       const rendered = renderErrorForPath(request.raw.url?.split('?')[0] ?? null, error, request.id);
       reply.hijack();
       reply.raw.writeHead(rendered.status, rendered.headers);

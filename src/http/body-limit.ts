@@ -1,17 +1,13 @@
 import { Transform } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
+import { gatewayError } from '../core/errors.js';
 
 /** The framework's own limit is only a ceiling; the live limit comes from the running config. */
 export const BODY_LIMIT_CEILING = 1024 * 1024 * 1024;
 
 function tooLarge(limit: number): GatewayError {
-  return new GatewayError({
-    status: 413,
-    type: 'invalid_request_error',
-    code: 'request_too_large',
-    message: `The request body is larger than the limit of ${limit} bytes.`,
-  });
+  return gatewayError('request_too_large', `The request body is larger than the limit of ${limit} bytes.`);
 }
 
 /**

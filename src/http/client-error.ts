@@ -1,11 +1,12 @@
 import { newRequestId } from '../core/request-id.js';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import type { Log } from '../log.js';
 import { renderAnthropicError } from './anthropic-errors.js';
 import { renderGoogleError } from './genai-respond.js';
 import { renderOpenAIError, type RenderedError } from './render-error.js';
+import { gatewayError } from '../core/errors.js';
 
 /** A GatewayError in the error shape of the route family `path` belongs to (OpenAI's for any other path). */
 export function renderErrorForPath(path: string | null, error: GatewayError, requestId: string): RenderedError {
@@ -30,28 +31,19 @@ const MAX_REASON = 200;
 function errorFor(err: ClientError): GatewayError {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new GatewayError({
-        status: 408,
-        type: 'invalid_request_error',
-        code: 'request_timeout',
-        message: 'The request (its headers and body) was not received in time; the connection is closed.',
-      });
+      return gatewayError('request_timeout', 'The request (its headers and body) was not received in time; the connection is closed.');
     case 'HPE_HEADER_OVERFLOW':
-      return new GatewayError({ status: 431, type: 'invalid_request_error', code: 'headers_too_large', message: 'The request headers are too large.' });
+      return gatewayError('headers_too_large', 'The request headers are too large.');
     case 'HPE_INVALID_CONTENT_LENGTH':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return GatewayError.badRequest(`The Content-Length header is not valid: ${reasonOf(err)}.`, null, 'invalid_content_length');
+      return gatewayError('invalid_content_length', `The Content-Length header is not valid: ${reasonOf(err)}.`);
     case 'HPE_INVALID_TRANSFER_ENCODING':
-      return GatewayError.badRequest(`The Transfer-Encoding header is not valid: ${reasonOf(err)}.`, null, 'invalid_transfer_encoding');
+      return gatewayError('invalid_transfer_encoding', `The Transfer-Encoding header is not valid: ${reasonOf(err)}.`);
     default: {
       // Bytes left over by a Content-Length shorter than the body are read as the next request, whose "method"
       // is then whatever the body held: only that error gets the hint.
       const hint = err.code === 'HPE_INVALID_METHOD' ? ' (A Content-Length shorter than the body leaves the rest to be read as the next request.)' : '';
-      return GatewayError.badRequest(
-        `The request is not valid HTTP/1.1: ${reasonOf(err)}.${hint}`,
-        null,
-        'malformed_request',
-      );
+      return gatewayError('malformed_request', `The request is not valid HTTP/1.1: ${reasonOf(err)}.${hint}`);
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { RuntimeConfig } from '../core/config.js';
-import { GatewayError } from '../errors.js';
 import { modelEntries, type ModelEntry } from '../catalog/model-list.js';
+import { gatewayError } from '../core/errors.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;
@@ -22,7 +22,7 @@ function pageSizeOf(raw: unknown): number {
   if (raw === undefined) return DEFAULT_PAGE_SIZE;
   const size = Number(raw);
   if (!Number.isInteger(size) || size < 1) {
-    throw new GatewayError({ status: 400, type: 'invalid_request_error', code: 'INVALID_ARGUMENT', param: 'pageSize', message: 'pageSize must be a positive integer.' });
+    throw gatewayError('invalid_query', 'pageSize must be a positive integer.', { param: 'pageSize' });
   }
   return Math.min(size, MAX_PAGE_SIZE);
 }
@@ -37,7 +37,7 @@ function models(config: RuntimeConfig): Record<string, unknown>[] {
 export function registerGenAIModelRoutes(scope: FastifyInstance, deps: { config: { current(): RuntimeConfig } }, versions: RegExp): void {
   scope.get('/:version/models', async (request) => {
     const { version } = request.params as { version: string };
-    if (!versions.test(version)) throw new GatewayError({ status: 404, type: 'not_found_error', code: 'NOT_FOUND', message: `Unknown API version '${version}'.` });
+    if (!versions.test(version)) throw gatewayError('unknown_url', `Unknown API version '${version}'.`);
     const query = request.query as Record<string, unknown>;
     const size = pageSizeOf(query.pageSize);
     const offset = typeof query.pageToken === 'string' && /^\d+$/.test(query.pageToken) ? Number(query.pageToken) : 0;
@@ -49,7 +49,7 @@ export function registerGenAIModelRoutes(scope: FastifyInstance, deps: { config:
   scope.get('/:version/models/*', async (request) => {
     const id = (request.params as { '*': string })['*'];
     const found = models(deps.config.current()).find((model) => model.baseModelId === id || model.name === `models/${id}`);
-    if (!found) throw new GatewayError({ status: 404, type: 'not_found_error', code: 'NOT_FOUND', message: `models/${id} is not found.` });
+    if (!found) throw gatewayError('model_not_found', `models/${id} is not found.`);
     return found;
   });
 }

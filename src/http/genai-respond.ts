@@ -6,11 +6,13 @@ import { generateContentResponse, type GeminiReplyContext } from '../dialects/ge
 import type { Json } from '../dialects/gemini/shapes.js';
 import { errorEvent, GeminiStreamRenderer, sseFrame } from '../dialects/gemini/stream.js';
 import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../core/canonical.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import type { GatewayError} from '../core/errors.js';
+import { toGatewayError } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Log } from '../log.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 import type { RenderedError } from './render-error.js';
+import { gatewayError } from '../core/errors.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -76,7 +78,7 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
     complete() {
       if (shape.kind === 'embed') {
         if (!embeddings) {
-          writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
+          writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
           return;
         }
         res.writeHead(200, { ...baseHeaders(ctx), 'content-type': JSON_TYPE });
@@ -92,7 +94,7 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
       if (completion) send([generateContentResponse(completion, shape.reply)]);
       else if (renderer) send(renderer.end());
       if (!headersSent) {
-        writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
+        writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
       finish();

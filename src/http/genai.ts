@@ -6,7 +6,7 @@ import { canonicalGenerateRequest, readGenerateRequest } from '../dialects/gemin
 import { isRecord } from '../is-record.js';
 import { takeRequestFallbacks } from '../dialects/openai/parse-request.js';
 import type { ChatCompletionRequest } from '../core/canonical.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../core/errors.js';
 import { createRequestContext } from '../core/context.js';
 import { hasExactNumbers } from '../exact-numbers.js';
 import { checkVirtualKey } from './key-check.js';
@@ -16,6 +16,7 @@ import { renderGoogleError, respondGemini } from './genai-respond.js';
 import { registerGenAIModelRoutes } from './genai-models.js';
 import { fromFrameworkError } from './render-error.js';
 import { bearerToken, headerString } from './request-headers.js';
+import { gatewayError } from '../core/errors.js';
 
 const DIALECT = 'gemini';
 
@@ -44,7 +45,7 @@ function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
 }
 
 function unknownUrl(request: FastifyRequest): GatewayError {
-  return new GatewayError({ status: 404, type: 'not_found_error', code: 'unknown_url', message: `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.` });
+  return gatewayError('unknown_url', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`);
 }
 
 /** tollgate's own `fallbacks` field works here as on `/v1`, and is taken off before translating. */

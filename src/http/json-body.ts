@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import { parseExactly } from '../exact-numbers.js';
+import { gatewayError } from '../core/errors.js';
 
 /**
  * How deep arrays and objects may nest in a request body. No request of any API served here comes near it
@@ -75,11 +76,7 @@ export function nestsDeeperThan(value: unknown, limit: number = MAX_JSON_DEPTH):
 }
 
 export function tooDeep(limit: number = MAX_JSON_DEPTH): GatewayError {
-  return GatewayError.badRequest(
-    `The JSON body of your request nests arrays or objects more than ${limit} levels deep; flatten it.`,
-    null,
-    'json_too_deep',
-  );
+  return gatewayError('json_too_deep', `The JSON body of your request nests arrays or objects more than ${limit} levels deep; flatten it.`);
 }
 
 /**
@@ -92,14 +89,14 @@ export function tooDeep(limit: number = MAX_JSON_DEPTH): GatewayError {
 export function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   if (text.length === 0) {
-    done(GatewayError.badRequest('The request body is empty; expected a JSON object.', null, 'invalid_json'));
+    done(gatewayError('invalid_json', 'The request body is empty; expected a JSON object.'));
     return;
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    done(GatewayError.badRequest(`We could not parse the JSON body of your request: ${(err as Error).message}.`, null, 'invalid_json'));
+    done(gatewayError('invalid_json', `We could not parse the JSON body of your request: ${(err as Error).message}.`));
     return;
   }
   const found = inspect(value, MAX_JSON_DEPTH);

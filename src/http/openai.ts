@@ -7,12 +7,12 @@ import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../
 import type { RuntimeConfig } from '../core/config.js';
 import { resolveModelName } from '../routing/bare-model.js';
 import { modelNameError, quotedModelName } from '../dialects/model-name-check.js';
-import { GatewayError } from '../errors.js';
 import { isRouteName } from '../routing/route-patterns.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
 import { respondOpenAI } from './respond.js';
 import { bearerToken, headerString } from './request-headers.js';
 import { isRemoteClient } from './client-address.js';
+import { gatewayError } from '../core/errors.js';
 
 /** The OpenAI list shape for the unfiltered list depends only on the config version: serialized once per version. */
 const modelLists = new WeakMap<RuntimeConfig, string>();
@@ -30,11 +30,11 @@ const ROUTE_OWNER = 'tollgate';
  */
 function retrieveModel(mount: OpenAIMount, config: RuntimeConfig, id: string, created: number): string {
   const badName = id === '' ? "Invalid 'model': the model name is empty." : modelNameError(id);
-  if (badName !== null) throw GatewayError.badRequest(badName, 'model', 'invalid_model_name');
+  if (badName !== null) throw gatewayError('invalid_model_name', badName, { param: 'model' });
   const name = mapped(mount, id, config);
   const entry = findModelEntry(config, name);
   const owner = entry ? entry.provider : isRouteName(config.routes, name) ? ROUTE_OWNER : null;
-  if (owner === null) throw GatewayError.notFound(`The model ${quotedModelName(id)} does not exist or is not served by this gateway.`, 'model', 'model_not_found');
+  if (owner === null) throw gatewayError('model_not_found', `The model ${quotedModelName(id)} does not exist or is not served by this gateway.`, { param: 'model' });
   return JSON.stringify({ id, object: 'model', created, owned_by: owner });
 }
 

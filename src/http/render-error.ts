@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors.js';
-import { quoteInput } from '../quote-input.js';
+import { GatewayError } from '../core/errors.js';
+import { quoteInput } from '../core/quote-input.js';
+import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
 
 export interface RenderedError {
   status: number;
@@ -36,37 +37,23 @@ export function fromFrameworkError(err: unknown, maxBodyBytes: number): GatewayE
   const fwk = (err ?? {}) as FrameworkError;
   switch (fwk.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new GatewayError({
-        status: 413,
-        type: 'invalid_request_error',
-        code: 'request_too_large',
-        message: `The request body is larger than the limit of ${maxBodyBytes} bytes.`,
-      });
+      return gatewayError('request_too_large', `The request body is larger than the limit of ${maxBodyBytes} bytes.`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError({
-        status: 415,
-        type: 'invalid_request_error',
-        code: 'unsupported_media_type',
-        message: 'The request body must be sent with Content-Type: application/json.',
-      });
+      return gatewayError('unsupported_media_type', 'The request body must be sent with Content-Type: application/json.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return GatewayError.badRequest('The request body is empty; expected a JSON object.', null, 'invalid_json');
+      return gatewayError('invalid_json', 'The request body is empty; expected a JSON object.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return GatewayError.badRequest('The Content-Length header does not match the body.', null, 'invalid_content_length');
+      return gatewayError('invalid_content_length', 'The Content-Length header does not match the body.');
     default:
       break;
   }
   if (err instanceof SyntaxError || fwk.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return GatewayError.badRequest(
-      `We could not parse the JSON body of your request: ${fwk.message ?? 'invalid JSON'}.`,
-      null,
-      'invalid_json',
-    );
+    return gatewayError('invalid_json', `We could not parse the JSON body of your request: ${fwk.message ?? 'invalid JSON'}.`);
   }
   if (typeof fwk.statusCode === 'number' && fwk.statusCode >= 400 && fwk.statusCode < 500) {
     return new GatewayError({ status: fwk.statusCode, type: 'invalid_request_error', code: fwk.code ?? null, message: fwk.message ?? 'Bad request.' });
   }
-  return GatewayError.internal();
+  return gatewayError('internal_error', INTERNAL_MESSAGE);
 }
 
 const GEMINI_METHOD = /^\/v1(?:beta|alpha)?\/(?:models|tunedModels)\/[^/]+:(?:generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/;
@@ -98,6 +85,6 @@ export function sendUnknownUrl(request: FastifyRequest, reply: FastifyReply): Fa
   const path = request.url.split('?')[0] ?? '';
   const hint = wrongPathHint(path, `${request.protocol}://${quoteInput(request.host, 100)}`);
   const message = `Unknown request URL: ${request.method} ${quoteInput(path)}.${hint ? ` ${hint}` : ''}`;
-  const rendered = renderOpenAIError(GatewayError.notFound(message, null, 'unknown_url'));
+  const rendered = renderOpenAIError(gatewayError('unknown_url', message));
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }

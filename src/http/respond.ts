@@ -2,11 +2,13 @@ import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
 import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../dialects/openai/stream-usage.js';
 import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../core/canonical.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import type { GatewayError} from '../core/errors.js';
+import { toGatewayError } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Log } from '../log.js';
 import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
 import { openAIErrorBody, renderOpenAIError } from './render-error.js';
+import { gatewayError } from '../core/errors.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
@@ -67,7 +69,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         res.writeHead(200, { ...baseHeaders(ctx), 'content-type': 'application/json; charset=utf-8' });
         res.end(JSON.stringify(completion));
       } else if (!started) {
-        writeError(res, ctx, GatewayError.internal('The upstream answer was empty.'));
+        writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
       } else {
         const last = usage?.final(ctx.usage);
         res.end(last ? `${sseEvent(last)}data: [DONE]\n\n` : 'data: [DONE]\n\n');

@@ -2,9 +2,10 @@ import { EMPTY, isObservable, Observable, type Subscription } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayEvents } from '../core/events.js';
 import type { ResponseEvent } from '../core/canonical.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../core/errors.js';
 import type { Log } from '../log.js';
 import type { Next, Stage } from '../core/stage.js';
+import { gatewayError } from '../core/errors.js';
 
 /** How a user plugin's stage is held to its contract (built-in stages are trusted and run unwrapped). */
 export interface PluginGuard {
@@ -99,12 +100,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason, message: detail.slice(0, 500) || DESCRIBED[reason], optional, skipped });
           if (skipped) return;
           subscriber.error(
-            new GatewayError({
-              status: 500,
-              type: 'server_error',
-              code: 'plugin_failed',
-              message: `Plugin '${plugin}' ${DESCRIBED[reason]}; the request was not completed (details in the gateway log under request id ${ctx.id}).`,
-            }),
+            gatewayError('plugin_failed', `Plugin '${plugin}' ${DESCRIBED[reason]}; the request was not completed (details in the gateway log under request id ${ctx.id}).`),
           );
         };
         const timedOut = (): void => {
@@ -114,12 +110,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           bus.emit('plugin.timed_out', { requestId: ctx.id, plugin, timeoutMs: timeoutMs ?? 0, optional, skipped });
           if (skipped) return;
           subscriber.error(
-            new GatewayError({
-              status: 504,
-              type: 'timeout_error',
-              code: 'plugin_timed_out',
-              message: `Plugin '${plugin}' neither called the next stage nor answered within its timeout_ms (${timeoutMs} ms).`,
-            }),
+            gatewayError('plugin_timed_out', `Plugin '${plugin}' neither called the next stage nor answered within its timeout_ms (${timeoutMs} ms).`),
           );
         };
 

@@ -7,11 +7,12 @@ import type { Log } from '../log.js';
 import { BUS, LOG, type ServiceRegistry } from '../services.js';
 import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { PipelineDefinition } from './definition.js';
 import { isolate, type PluginGuard } from './isolate.js';
 import type { Next, Stage } from '../core/stage.js';
+import { gatewayError } from '../core/errors.js';
 
 /** The built-in stages by name, each declared with definePlugin like a user's plugin. */
 export type StageRegistry = ReadonlyMap<string, PluginDefinition>;
@@ -146,7 +147,7 @@ function instrument(stage: Stage, bus: EventBus): Stage {
 }
 
 const endOfPipeline: Next = () =>
-  throwError(() => GatewayError.internal('The pipeline ended without a stage that answers the request.'));
+  throwError(() => gatewayError('internal_error', 'The pipeline ended without a stage that answers the request.'));
 
 /**
  * A pipeline compiled for one config version: stage factories ran once, unconfigured stages were dropped,

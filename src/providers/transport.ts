@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
-import { GatewayError } from '../errors.js';
-import { quoteInput } from '../quote-input.js';
+import { GatewayError } from '../core/errors.js';
+import { quoteInput } from '../core/quote-input.js';
 import type { UpstreamRequest, UpstreamTimeouts } from '../core/provider.js';
+import { gatewayError } from '../core/errors.js';
 
 /** Receives one upstream answer. After `onEnd` or `onError`, nothing more is called. */
 export interface UpstreamResponseHandler {
@@ -140,7 +141,7 @@ export class UpstreamTransport {
         if (!finish()) return;
         controller?.abort(cancelled);
         handler.onError(
-          new GatewayError({ status: 499, type: 'client_closed_request', code: 'client_cancelled', message: 'The client closed the request.' }),
+          gatewayError('client_cancelled', 'The client closed the request.'),
         );
       },
       pause() {
@@ -188,40 +189,16 @@ function isTlsCode(code: string): boolean {
 export function transportError(err: unknown, timedOut: boolean, timeouts: UpstreamTimeouts, provider: string, url = 'the upstream'): GatewayError {
   if (err instanceof GatewayError) return err;
   if (timedOut) {
-    return new GatewayError({
-      status: 504,
-      type: 'timeout_error',
-      code: 'upstream_timeout',
-      message: `${provider}: The upstream did not finish within ${timeouts.totalMs} ms.`,
-      retryable: true,
-    });
+    return gatewayError('upstream_timeout', `${provider}: The upstream did not finish within ${timeouts.totalMs} ms.`);
   }
   if (err instanceof undiciErrors.HeadersTimeoutError) {
-    return new GatewayError({
-      status: 504,
-      type: 'timeout_error',
-      code: 'upstream_timeout',
-      message: `${provider}: The upstream sent no response within ${timeouts.firstByteMs} ms.`,
-      retryable: true,
-    });
+    return gatewayError('upstream_timeout', `${provider}: The upstream sent no response within ${timeouts.firstByteMs} ms.`);
   }
   if (err instanceof undiciErrors.BodyTimeoutError) {
-    return new GatewayError({
-      status: 504,
-      type: 'timeout_error',
-      code: 'upstream_timeout',
-      message: `${provider}: The upstream stalled: nothing arrived for ${timeouts.idleMs} ms.`,
-      retryable: true,
-    });
+    return gatewayError('upstream_timeout', `${provider}: The upstream stalled: nothing arrived for ${timeouts.idleMs} ms.`);
   }
   if (err instanceof undiciErrors.ConnectTimeoutError) {
-    return new GatewayError({
-      status: 502,
-      type: 'upstream_error',
-      code: 'upstream_unreachable',
-      message: `${provider}: Could not connect to the upstream at ${url} (connect timeout); check providers.${provider}.base_url and the network.`,
-      retryable: true,
-    });
+    return gatewayError('upstream_unreachable', `${provider}: Could not connect to the upstream at ${url} (connect timeout); check providers.${provider}.base_url and the network.`);
   }
   const code = errorCode(err);
   const unreachable = code !== undefined && UNREACHABLE_CODES.has(code) && code !== 'ECONNRESET' && code !== 'EPIPE';
@@ -235,11 +212,5 @@ export function transportError(err: unknown, timedOut: boolean, timeouts: Upstre
     const detail = code ? (CODE_HINTS[code] ? `${code}: ${CODE_HINTS[code]}` : code) : err instanceof Error ? quoteInput(err.message, 200) : 'connection failed';
     message = `${provider}: Could not reach the upstream at ${url} or the connection broke (${detail}).`;
   }
-  return new GatewayError({
-    status: 502,
-    type: 'upstream_error',
-    code: code && UNREACHABLE_CODES.has(code) ? 'upstream_unreachable' : 'upstream_connection_error',
-    message,
-    retryable: true,
-  });
+  return gatewayError(code && UNREACHABLE_CODES.has(code) ? 'upstream_unreachable' : 'upstream_connection_error', message);
 }

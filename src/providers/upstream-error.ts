@@ -1,5 +1,6 @@
-import { GatewayError } from '../errors.js';
-import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../quote-input.js';
+import { GatewayError } from '../core/errors.js';
+import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../core/quote-input.js';
+import { gatewayError } from '../core/errors.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -15,13 +16,7 @@ function headerValue(headers: Headers, name: string): string | undefined {
 
 /** The upstream answered something tollgate cannot read; another attempt may fare better. */
 export function invalidUpstreamBody(provider: string, what: string): GatewayError {
-  return new GatewayError({
-    status: 502,
-    type: 'upstream_error',
-    code: 'invalid_upstream_response',
-    message: `${provider}: upstream sent ${what}`,
-    retryable: true,
-  });
+  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
 const PASSED_HEADERS = ['retry-after', 'retry-after-ms'];

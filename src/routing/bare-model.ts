@@ -1,8 +1,9 @@
 import type { ProviderRuntime, RuntimeConfig } from '../core/config.js';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import { catalogModels } from '../catalog/catalog.js';
-import { quoteInput } from '../quote-input.js';
+import { quoteInput } from '../core/quote-input.js';
 import { isRouteName } from './route-patterns.js';
+import { gatewayError } from '../core/errors.js';
 
 /**
  * Bare model names: `gpt-4o-mini` rather than `openai/gpt-4o-mini`, as a client sends when only its base URL
@@ -138,13 +139,7 @@ export function resolveModelName(config: RuntimeConfig, requested: string, prefe
 export function bareModelError(config: RuntimeConfig, name: string, found: BareModel, param = 'model'): GatewayError {
   const quoted = quoteInput(name);
   if (found.kind === 'several') {
-    return new GatewayError({
-      status: 404,
-      type: 'invalid_request_error',
-      code: 'ambiguous_model',
-      param,
-      message: `The model '${quoted}' is served by more than one configured provider: ${found.names.join(', ')}. Name the one you mean as '<provider>/<model>', or ask the operator for a route called '${quoted}'.`,
-    });
+    return gatewayError('ambiguous_model', `The model '${quoted}' is served by more than one configured provider: ${found.names.join(', ')}. Name the one you mean as '<provider>/<model>', or ask the operator for a route called '${quoted}'.`, { param });
   }
   const listed = found.kind === 'none' && found.elsewhere.length > 0
     ? ` It is listed for ${found.elsewhere.slice(0, 3).join(', ')}, but no configured provider with a key serves it.`
@@ -152,19 +147,7 @@ export function bareModelError(config: RuntimeConfig, name: string, found: BareM
   const slash = name.indexOf('/');
   if (slash > 0 && slash < name.length - 1) {
     const provider = name.slice(0, slash);
-    return new GatewayError({
-      status: 404,
-      type: 'invalid_request_error',
-      code: 'provider_not_found',
-      param,
-      message: `Unknown provider '${quoteInput(provider)}' in model '${quoted}'. Known providers: ${[...config.providers.keys()].join(', ')}.${listed}`,
-    });
+    return gatewayError('provider_not_found', `Unknown provider '${quoteInput(provider)}' in model '${quoted}'. Known providers: ${[...config.providers.keys()].join(', ')}.${listed}`, { param });
   }
-  return new GatewayError({
-    status: 404,
-    type: 'invalid_request_error',
-    code: 'model_not_found',
-    param,
-    message: `The model '${quoted}' does not exist. Name models as '<provider>/<model>', e.g. 'openai/gpt-4o-mini'; a bare name is served when it is a route or exactly one configured provider serves it.${listed}`,
-  });
+  return gatewayError('model_not_found', `The model '${quoted}' does not exist. Name models as '<provider>/<model>', e.g. 'openai/gpt-4o-mini'; a bare name is served when it is a route or exactly one configured provider serves it.${listed}`, { param });
 }

@@ -1,11 +1,11 @@
 import type { CandidateGroup } from '../core/plan.js';
 import type { RuntimeConfig } from '../core/config.js';
-import { GatewayError } from '../errors.js';
-import { quoteInput } from '../quote-input.js';
+import { quoteInput } from '../core/quote-input.js';
 import { isBareName, lookupBareModel, resolveModelName } from './bare-model.js';
 import { resolveCandidates } from './resolve-target.js';
 import { type Candidate } from '../core/plan.js';
 import { expandTarget, type RouteMatch, type RouteMatcher } from './route-patterns.js';
+import { gatewayError } from '../core/errors.js';
 
 
 /** A direct name's group, named by the `<provider>/<model>` it resolved to (a bare name's provider shows). */
@@ -28,7 +28,7 @@ function groupOfRoute(config: RuntimeConfig, match: RouteMatch, clientKey: strin
       firstError ??= err;
     }
   }
-  if (candidates.length === 0) throw firstError ?? GatewayError.internal(`Route '${match.route.name}' has no targets.`);
+  if (candidates.length === 0) throw firstError ?? gatewayError('internal_error', `Route '${match.route.name}' has no targets.`);
   return { name: match.route.name, candidates };
 }
 
@@ -67,7 +67,7 @@ export function checkRequestFallbacks(config: RuntimeConfig, matcher: RouteMatch
     const why = found.kind === 'several'
       ? `is served by more than one configured provider (${found.names.join(', ')}); name one as '<provider>/<model>'`
       : "is neither a route, nor '<provider>/<model>' with a known provider, nor a model one configured provider serves";
-    throw GatewayError.badRequest(`Invalid 'fallbacks[${i}]': '${quoteInput(name)}' ${why}.`, `fallbacks[${i}]`, 'invalid_fallback');
+    throw gatewayError('invalid_fallback', `Invalid 'fallbacks[${i}]': '${quoteInput(name)}' ${why}.`, { param: `fallbacks[${i}]` });
   }
 }
 

@@ -1,6 +1,7 @@
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import type { AttemptPlan } from './attempt-plan.js';
 import type { HealthRegistry } from './health-registry.js';
+import { gatewayError } from '../core/errors.js';
 
 /**
  * The error a request ends with when its plan has nothing more to try. Every breaker open: 503 naming the
@@ -23,11 +24,7 @@ export function plannedFailure(plan: AttemptPlan, lastError: GatewayError | null
     plan.exhausted === 'all-open'
       ? `every target's circuit breaker is open after repeated upstream failures (${names})`
       : `every target is paused by upstream rate limits beyond the request's deadline (${names})`;
-  return new GatewayError({
-    status: 503,
-    type: 'service_unavailable',
-    code: plan.exhausted === 'all-open' ? 'all_targets_unavailable' : 'all_targets_rate_limited',
-    message: `No upstream can take this request right now: ${why}. Try again in ${waitSeconds} s.`,
+  return gatewayError(plan.exhausted === 'all-open' ? 'all_targets_unavailable' : 'all_targets_rate_limited', `No upstream can take this request right now: ${why}. Try again in ${waitSeconds} s.`, {
     headers: { 'retry-after': String(waitSeconds) },
   });
 }

@@ -1,10 +1,11 @@
 import type { Candidate } from '../core/plan.js';
 import type { ProviderRuntime, RuntimeConfig } from '../core/config.js';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import type { Target } from '../core/provider.js';
-import { quoteInput } from '../quote-input.js';
+import { quoteInput } from '../core/quote-input.js';
 import { bareModelError, lookupBareModel } from './bare-model.js';
 import { weightedPick } from './weighted-pick.js';
+import { gatewayError } from '../core/errors.js';
 
 /** Splits `<provider>/<model>` at the first slash; the model part may contain more slashes. */
 export function splitModelName(name: string): { provider: string; model: string } | null {
@@ -19,12 +20,7 @@ function keyServes(models: string[] | null, model: string): boolean {
 
 function missingKey(provider: ProviderRuntime): GatewayError {
   const envHint = provider.name === provider.vendor.id && provider.vendor.keyEnv[0] ? `set ${provider.vendor.keyEnv[0]}, ` : '';
-  return new GatewayError({
-    status: 401,
-    type: 'authentication_error',
-    code: 'provider_key_missing',
-    message: `No API key is configured for provider '${provider.name}': ${envHint}add one under providers.${provider.name} in the config file, or send your own in the x-tollgate-provider-key header.`,
-  });
+  return gatewayError('provider_key_missing', `No API key is configured for provider '${provider.name}': ${envHint}add one under providers.${provider.name} in the config file, or send your own in the x-tollgate-provider-key header.`);
 }
 
 /**
@@ -34,13 +30,7 @@ function missingKey(provider: ProviderRuntime): GatewayError {
 function rejectedFileRoute(config: RuntimeConfig, modelName: string): GatewayError | null {
   const rejection = config.fileStatus?.rejection;
   if (!rejection || !rejection.routes.includes(modelName) || config.routes.has(modelName)) return null;
-  return new GatewayError({
-    status: 404,
-    type: 'invalid_request_error',
-    code: 'model_not_found',
-    param: 'model',
-    message: `The model '${modelName}' is a route defined in the config file ${rejection.file}, but the file was rejected (${rejection.at}): ${rejection.reason}. The gateway runs on the last accepted config until the file is fixed.`,
-  });
+  return gatewayError('model_not_found', `The model '${modelName}' is a route defined in the config file ${rejection.file}, but the file was rejected (${rejection.at}): ${rejection.reason}. The gateway runs on the last accepted config until the file is fixed.`, { param: 'model' });
 }
 
 /** A target with the share of traffic the config gives it; `label` is its `<provider>/<model>`. */
@@ -71,13 +61,7 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
   if (provider.keys.length > 0) {
     const eligible = provider.keys.filter((key) => keyServes(key.models, parts.model));
     if (eligible.length === 0) {
-      throw new GatewayError({
-        status: 404,
-        type: 'invalid_request_error',
-        code: 'model_not_found',
-        param: 'model',
-        message: `No key of provider '${provider.name}' is configured to serve model '${quoteInput(parts.model)}'.`,
-      });
+      throw gatewayError('model_not_found', `No key of provider '${provider.name}' is configured to serve model '${quoteInput(parts.model)}'.`, { param: 'model' });
     }
     let total = 0;
     for (const key of eligible) total += key.weight;

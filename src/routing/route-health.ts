@@ -4,7 +4,7 @@ import { effectiveWeights } from './attempt-plan.js';
 import { buildCandidateGroups } from './candidate-groups.js';
 import { type CandidateGroup } from '../core/plan.js';
 import type { HealthRegistry } from './health-registry.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../core/errors.js';
 import { resolveCandidates, splitModelName } from './resolve-target.js';
 import { expandTarget, routeMatcherFor, type RouteMatch } from './route-patterns.js';
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
 import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, ResponseEvent } from '../core/canonical.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Stage } from '../core/stage.js';
 import { definePlugin } from '../core/plugin.js';
@@ -20,15 +20,10 @@ import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
+import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
 
 function invalidUpstream(provider: string, what: string): GatewayError {
-  return new GatewayError({
-    status: 502,
-    type: 'upstream_error',
-    code: 'invalid_upstream_response',
-    message: `${provider}: ${what}`,
-    retryable: true,
-  });
+  return gatewayError('invalid_upstream_response', `${provider}: ${what}`);
 }
 
 /** An upstream error body is read up to this size; a longer one is cut there (its message needs far less). */
@@ -44,14 +39,8 @@ function formatBytes(bytes: number): string {
 /** The upstream sent more than `max_response_bytes`: tollgate stops reading (the transport closes the connection). */
 function answerTooLarge(target: Target, what: string): GatewayError {
   const name = target.provider.name;
-  return new GatewayError({
-    status: 502,
-    type: 'upstream_error',
-    code: 'upstream_response_too_large',
-    message:
-      `${name}: ${what} exceeded the limit of ${formatBytes(target.provider.maxResponseBytes)}, so tollgate stopped reading it; ` +
-      `raise providers.${name}.max_response_bytes or settings.max_response_bytes if such answers are expected.`,
-  });
+  return gatewayError('upstream_response_too_large', `${name}: ${what} exceeded the limit of ${formatBytes(target.provider.maxResponseBytes)}, so tollgate stopped reading it; ` +
+      `raise providers.${name}.max_response_bytes or settings.max_response_bytes if such answers are expected.`);
 }
 
 function declaredLength(headers: IncomingHttpHeaders): number {
@@ -69,7 +58,7 @@ interface CallState {
   wake: (() => void) | null;
 }
 
-const CANCELLED = new GatewayError({ status: 499, type: 'client_closed_request', code: 'client_cancelled', message: 'The client closed the request.' });
+const CANCELLED = gatewayError('client_cancelled', 'The client closed the request.');
 
 function sleep(ms: number, state: CallState): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -137,7 +126,7 @@ class CallStage implements Stage {
    */
   private async call(ctx: RequestContext, emit: (event: ResponseEvent) => void, state: CallState): Promise<void> {
     // The route stage plans; a pipeline without it is a wiring mistake, said plainly rather than guessed around.
-    if (!ctx.plan) throw GatewayError.internal('The call stage needs a plan: the pipeline has no route stage before it.');
+    if (!ctx.plan) throw gatewayError('internal_error', 'The call stage needs a plan: the pipeline has no route stage before it.');
     const { groups, policy } = ctx.plan;
     const { bus, health: registry } = this.deps;
     const plan = new AttemptPlan(groups, policy, registry, Date.now());
@@ -209,7 +198,7 @@ class CallStage implements Stage {
     const adapter = adapterFor(target.provider.vendor.format);
     if (!adapter) {
       record({ kind: 'neutral' });
-      return Promise.reject(GatewayError.internal(`No adapter for wire format '${target.provider.vendor.format}'.`));
+      return Promise.reject(gatewayError('internal_error', `No adapter for wire format '${target.provider.vendor.format}'.`));
     }
     const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0 };
     ctx.upstream = upstream;
@@ -353,7 +342,7 @@ class CallStage implements Stage {
             }
             succeed();
           } catch (err) {
-            fail(err instanceof GatewayError ? err : GatewayError.internal());
+            fail(err instanceof GatewayError ? err : gatewayError('internal_error', INTERNAL_MESSAGE));
           }
         },
         onError: fail,
@@ -391,13 +380,7 @@ function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): 
 function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): UpstreamRequest {
   if (ctx.operation === 'chat') return adapter.buildChatRequest(ctx.request, target, nativeRequest(ctx, adapter));
   if (!adapter.buildEmbeddingsRequest || !adapter.parseEmbeddingsResponse) {
-    throw new GatewayError({
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'embeddings_not_supported',
-      param: 'model',
-      message: `Provider '${target.provider.name}' (${target.provider.vendor.displayName}) has no embeddings API in tollgate.`,
-    });
+    throw gatewayError('embeddings_not_supported', `Provider '${target.provider.name}' (${target.provider.vendor.displayName}) has no embeddings API in tollgate.`, { param: 'model' });
   }
   return adapter.buildEmbeddingsRequest(ctx.request, target);
 }

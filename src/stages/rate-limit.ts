@@ -1,6 +1,6 @@
 import { defer, finalize, type Observable, throwError } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../core/errors.js';
 import { formatResetDuration } from '../governance/durations.js';
 import type { SlidingWindowLimiter, WindowState } from '../governance/rate-limiter.js';
 import type { RequestContext } from '../core/context.js';
@@ -8,6 +8,7 @@ import type { Next, Stage } from '../core/stage.js';
 import type { EventBus } from '../bus/bus.js';
 import { definePlugin } from '../core/plugin.js';
 import { BUS, LIMITER } from '../services.js';
+import { gatewayError } from '../core/errors.js';
 
 interface Scope {
   scope: 'key' | 'key_model' | 'team';
@@ -27,11 +28,8 @@ function tokenBuckets(ctx: RequestContext): Array<{ bucket: string; limit: numbe
 
 function limitError(unit: 'requests' | 'tokens', scope: string, limit: number, state: WindowState): GatewayError {
   const seconds = Math.max(1, Math.ceil(state.resetMs / 1000));
-  return new GatewayError({
-    status: 429,
+  return gatewayError('rate_limit_exceeded', `Rate limit reached for ${scope}: limit ${limit} ${unit} per minute. Try again in ${formatResetDuration(state.resetMs)}.`, {
     type: unit,
-    code: 'rate_limit_exceeded',
-    message: `Rate limit reached for ${scope}: limit ${limit} ${unit} per minute. Try again in ${formatResetDuration(state.resetMs)}.`,
     headers: {
       'retry-after': String(seconds),
       [`x-ratelimit-limit-${unit}`]: String(limit),

@@ -7,7 +7,7 @@ import type { Next, Stage } from '../core/stage.js';
 import type { TokenUsage } from '../core/usage.js';
 import type { EventBus } from '../bus/bus.js';
 import { costOf, unitPrices } from '../catalog/prices.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../core/errors.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import { plausibleUsage } from '../governance/plausible-usage.js';
 import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
@@ -16,6 +16,7 @@ import { promptTokensOf } from '../governance/prompt-tokens.js';
 import { TokenCounter } from '../tokens/tokenizer.js';
 import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../services.js';
 import type { Log } from '../log.js';
+import { gatewayError } from '../core/errors.js';
 
 const THRESHOLDS = [50, 80, 100] as const;
 
@@ -75,17 +76,10 @@ function budgetError(account: Account, needed: number, reserved: number): Gatewa
     headers['retry-after'] = String(Math.max(1, Math.ceil((Date.parse(account.usage.period_resets_at) - Date.now()) / 1000)));
   }
   const left = Math.max(0, account.budget - account.usage.spend - reserved);
-  return new GatewayError({
-    status: 429,
-    type: 'insufficient_quota',
-    code: 'budget_exceeded',
-    message:
-      `The budget of ${account.kind} '${account.name}' ($${account.budget}) cannot cover this request: $${left.toFixed(6)} left` +
+  return gatewayError('budget_exceeded', `The budget of ${account.kind} '${account.name}' ($${account.budget}) cannot cover this request: $${left.toFixed(6)} left` +
       (reserved > 0 ? ` after $${reserved.toFixed(6)} held by requests in flight` : '') +
       `, up to $${needed.toFixed(6)} needed.` +
-      (account.usage.period_resets_at ? ` The budget resets at ${account.usage.period_resets_at}.` : ''),
-    headers,
-  });
+      (account.usage.period_resets_at ? ` The budget resets at ${account.usage.period_resets_at}.` : ''), { headers });
 }
 
 /**

@@ -167,7 +167,7 @@ describe('virtual keys', () => {
     const { id } = await createKey();
     expectOpenAIError(await api.patch(`/api/keys/${id}`, { rate_limit: -1 }), 400, { param: 'rate_limit' });
     expectOpenAIError(await api.patch(`/api/keys/${id}`, { spend: 0 }), 400, { param: 'spend', code: 'read_only_field' });
-    expectOpenAIError(await api.patch(`/api/keys/${id}`, { team: 'team_missing' }), 400, { param: 'team', code: 'team_not_found' });
+    expectOpenAIError(await api.patch(`/api/keys/${id}`, { team: 'team_missing' }), 400, { param: 'team', code: 'invalid_team' });
     expect((await api.get(`/api/keys/${id}`)).body).toMatchObject({ rate_limit: 60, spend: 0, team: null });
   });
 });

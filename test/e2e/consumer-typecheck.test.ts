@@ -21,10 +21,11 @@ let consumer = '';
 
 const GOOD_PLUGIN = `import { map } from 'rxjs';
 import { z } from 'zod';
-import { definePlugin, GatewayError, serviceKey, type ChatCompletionChunk, type Next, type PluginDefinition, type RequestContext, type ResponseEvent, type Stage } from 'tollgate';
+import { contextKey, definePlugin, gatewayError, serviceKey, type ChatCompletionChunk, type Next, type PluginDefinition, type RequestContext, type ResponseEvent, type Stage } from 'tollgate';
 
 interface Counter { add(n: number): void }
 const COUNTER = serviceKey<Counter>('counter');
+const SHOUTED = contextKey<boolean>('shout.shouted');
 
 const options = z.strictObject({ max_messages: z.number().int().positive().default(8), suffix: z.string().default('!') });
 
@@ -42,9 +43,11 @@ const plugin: PluginDefinition<z.output<typeof options>> = definePlugin({
     return {
       name: 'shout',
       run(ctx: RequestContext, next: Next) {
-        if (ctx.request.messages.length > opts.max_messages) throw GatewayError.badRequest('Too many messages.', 'messages');
+        if (ctx.operation === 'chat' && ctx.request.messages.length > opts.max_messages) throw gatewayError('invalid_value', 'Too many messages.', { param: 'messages' });
+        ctx.extensions.set(SHOUTED, true);
+        const traced: string | null = ctx.hints.traceparent;
         const team: string | undefined = ctx.identity?.team?.name;
-        counter.add(version + (team ? 1 : 0));
+        counter.add(version + (team ? 1 : 0) + (traced ? 1 : 0) + (ctx.extensions.get(SHOUTED) ? 1 : 0));
         return next().pipe(
           map((event: ResponseEvent): ResponseEvent => {
             if (event.kind !== 'chunk') return event;

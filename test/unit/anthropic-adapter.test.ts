@@ -4,7 +4,7 @@ import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { type ProviderRuntime } from '../../src/core/config.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/core/canonical.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { costOf } from '../../src/catalog/prices.js';
 import { tokenUsageFromOpenAI } from '../../src/core/usage.js';
 import { anthropicAdapter } from '../../src/providers/anthropic/index.js';

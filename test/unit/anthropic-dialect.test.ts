@@ -9,7 +9,7 @@ import { anthropicMessage } from '../../src/dialects/anthropic/response.js';
 import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../../src/dialects/anthropic/stream.js';
 import { effortFor } from '../../src/dialects/anthropic/thinking.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../../src/core/canonical.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { renderAnthropicError } from '../../src/http/anthropic-errors.js';
 import { messagesBody } from '../../src/providers/anthropic/request.js';
 

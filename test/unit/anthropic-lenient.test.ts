@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readCanonical } from '../../src/dialects/anthropic/lenient.js';
 import type { MessagesRequest } from '../../src/dialects/anthropic/parse-request.js';
-import type { GatewayError } from '../../src/errors.js';
+import type { GatewayError } from '../../src/core/errors.js';
 
 function read(body: Record<string, unknown>) {
   return readCanonical({ model: 'm', max_tokens: 10, ...body } as MessagesRequest, 'm', { anthropicFields: true });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from '../../src/config/routing-policy.js';
 import { type BreakerPolicy, type RetryPolicy, type RoutingPolicy } from '../../src/core/config.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { AttemptPlan, effectiveWeights, type Attempt } from '../../src/routing/attempt-plan.js';
 import type { CandidateGroup } from '../../src/core/plan.js';
 import { HealthRegistry } from '../../src/routing/health-registry.js';

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../../src/core/canonical.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { bedrockAdapter } from '../../src/providers/bedrock/adapter.js';
 import { embeddingModel } from '../../src/providers/bedrock/embeddings.js';
 import { countTextTokens } from '../../src/tokens/tokenizer.js';

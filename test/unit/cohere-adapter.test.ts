@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, EmbeddingsRequest } from '../../src/core/canonical.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { costOf } from '../../src/catalog/prices.js';
 import { tokenUsageFromOpenAI } from '../../src/core/usage.js';
 import { cohereAdapter } from '../../src/providers/cohere/index.js';

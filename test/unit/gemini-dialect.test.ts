@@ -9,7 +9,7 @@ import { generateContentResponse, geminiFinishReason, geminiUsageMetadata } from
 import { fromGeminiSchema } from '../../src/dialects/gemini/schema.js';
 import { errorEvent, GeminiStreamRenderer, sseFrame } from '../../src/dialects/gemini/stream.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../../src/core/canonical.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { countPromptTokens } from '../../src/tokens/tokenizer.js';
 import { completionFromGemini, toGeminiRequest, toGeminiSchema } from '../../src/providers/gemini/index.js';
 

@@ -5,7 +5,7 @@ import { open, type RootDatabase } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/bus/bus.js';
 import type { GatewayEvents } from '../../src/core/events.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { GovernanceStore, type RequestLogInput } from '../../src/governance/governance-store.js';
 import { hashSecret } from '../../src/governance/key-secrets.js';
 import { roundUsd } from '../../src/governance/periods.js';
@@ -176,7 +176,7 @@ describe('createKey', () => {
 
   it('refuses an unknown team with 400 naming team', async () => {
     const err = await expect400(() => store.createKey({ name: 'x', team: 'team_nope' }), 'team');
-    expect(err.code).toBe('team_not_found');
+    expect(err.code).toBe('invalid_team');
     expect(store.listKeys()).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
 import { hasExactNumbers, parseExactly, restoreExactNumbers } from '../../src/exact-numbers.js';
 import { parseJsonBody } from '../../src/http/json-body.js';
-import type { GatewayError } from '../../src/errors.js';
+import type { GatewayError } from '../../src/core/errors.js';
 
 function outcome(text: string, url = '/v1/chat/completions'): { err: Error | null; value: unknown } {
   let out: { err: Error | null; value: unknown } | undefined;

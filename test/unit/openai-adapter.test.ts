@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionRequest } from '../../src/core/canonical.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import type { Target } from '../../src/core/provider.js';
 import { openAICompatibleAdapter } from '../../src/providers/openai-compatible/adapter.js';
 import { openAICompatibleVendors } from '../../src/providers/openai-compatible/vendors.js';

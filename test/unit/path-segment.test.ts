@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { modelAllowed } from '../../src/routing/model-patterns.js';
 import { nestsDeeperThan } from '../../src/http/json-body.js';
 import { wrongPathHint } from '../../src/http/render-error.js';

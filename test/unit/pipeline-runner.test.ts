@@ -5,7 +5,7 @@ import type { GatewayEvents } from '../../src/core/events.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { type RuntimeConfig } from '../../src/core/config.js';
 import type { ChatCompletion, ResponseEvent } from '../../src/core/canonical.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError, gatewayError, INTERNAL_MESSAGE } from '../../src/core/errors.js';
 import { createRequestContext, type RequestContext } from '../../src/core/context.js';
 import type { PipelineDefinition } from '../../src/pipeline/definition.js';
 import { Pipeline, type StageRegistry } from '../../src/pipeline/runner.js';
@@ -210,7 +210,7 @@ describe('Pipeline', () => {
 
   it('emits stage.completed with passed, answered and failed outcomes', async () => {
     const log: string[] = [];
-    const failing = factory('guard', () => throwError(() => GatewayError.badRequest('blocked', null, 'guardrail_blocked')));
+    const failing = factory('guard', () => throwError(() => new GatewayError({ status: 400, type: 'invalid_request_error', code: 'guardrail_blocked', message: 'blocked' })));
     const pipeline = new Pipeline(definition('a', 'guard'), registry(recorder('a', log), failing), config, deps);
     await failureOf(pipeline.execute(context('req-f')));
     const stages = events.of('stage.completed');
@@ -347,7 +347,7 @@ describe('Pipeline', () => {
   it('does not report a cancellation after the pipeline completed or failed', async () => {
     const ok = new Pipeline(definition('end'), registry(factory('end', () => of(answer('x')))), config, deps);
     await firstValueFrom(ok.execute(context('a')));
-    const failing = new Pipeline(definition('end'), registry(factory('end', () => throwError(() => GatewayError.internal()))), config, deps);
+    const failing = new Pipeline(definition('end'), registry(factory('end', () => throwError(() => gatewayError('internal_error', INTERNAL_MESSAGE)))), config, deps);
     await failureOf(failing.execute(context('b')));
     expect(events.of('request.completed').map((e) => [e.requestId, e.cancelled])).toEqual([['a', false]]);
     expect(events.of('request.failed').map((e) => e.requestId)).toEqual(['b']);

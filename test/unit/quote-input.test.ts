@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError, MAX_ERROR_MESSAGE_CHARS } from '../../src/errors.js';
-import { quoteInput } from '../../src/quote-input.js';
+import { gatewayError, MAX_ERROR_MESSAGE_CHARS } from '../../src/core/errors.js';
+import { quoteInput } from '../../src/core/quote-input.js';
 
 describe('quoteInput', () => {
   it('returns values up to the limit unchanged', () => {
@@ -24,9 +24,9 @@ describe('quoteInput', () => {
 
 describe('GatewayError', () => {
   it('bounds any message, whatever built it', () => {
-    const error = GatewayError.badRequest(`bad: ${'x'.repeat(1_000_000)}`);
+    const error = gatewayError('invalid_request', `bad: ${'x'.repeat(1_000_000)}`);
     expect(error.message.length).toBeLessThan(MAX_ERROR_MESSAGE_CHARS + 40);
     expect(error.message).toContain('(1000005 characters)');
-    expect(GatewayError.badRequest('short').message).toBe('short');
+    expect(gatewayError('invalid_request', 'short').message).toBe('short');
   });
 });

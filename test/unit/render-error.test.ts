@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError, gatewayError } from '../../src/core/errors.js';
 import { fromFrameworkError, openAIErrorBody, renderOpenAIError } from '../../src/http/render-error.js';
 
 /** An error shaped like the ones fastify raises (FastifyError: code, statusCode, message). */
@@ -76,7 +76,7 @@ describe('fromFrameworkError', () => {
   });
 
   it('passes a GatewayError through unchanged', () => {
-    const original = GatewayError.badRequest('bad', 'messages', 'x');
+    const original = gatewayError('invalid_value', 'bad', { param: 'messages' });
     expect(fromFrameworkError(original, 1)).toBe(original);
   });
 });
@@ -88,6 +88,6 @@ describe('renderOpenAIError', () => {
     expect(rendered.status).toBe(429);
     expect(rendered.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', 'retry-after': '2' });
     expect(JSON.parse(rendered.body)).toEqual({ error: { message: 'slow', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
-    expect(openAIErrorBody(GatewayError.badRequest('m', 'p', 'c'))).toEqual({ error: { message: 'm', type: 'invalid_request_error', param: 'p', code: 'c' } });
+    expect(openAIErrorBody(gatewayError('invalid_value', 'm', { param: 'p' }))).toEqual({ error: { message: 'm', type: 'invalid_request_error', param: 'p', code: 'invalid_value' } });
   });
 });

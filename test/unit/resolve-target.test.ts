@@ -3,7 +3,7 @@ import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { type RuntimeConfig } from '../../src/core/config.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import type { Env } from '../../src/config/secret-ref.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import type { Target } from '../../src/core/provider.js';
 import { resolveDirectTarget, splitModelName } from '../../src/routing/resolve-target.js';
 

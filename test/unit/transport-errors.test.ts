@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../src/errors.js';
+import type { GatewayError } from '../../src/core/errors.js';
 import { UpstreamTransport } from '../../src/providers/transport.js';
 import { freePort } from '../helpers/net.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamError, upstreamErrorFromBody } from '../../src/providers/upstream-error.js';
 
 describe('upstreamErrorFromBody', () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { type ProviderRuntime } from '../../src/core/config.js';
 import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/core/errors.js';
 import { costOf } from '../../src/catalog/prices.js';
 import { tokenUsageFromOpenAI } from '../../src/core/usage.js';
 import type { Target } from '../../src/core/provider.js';

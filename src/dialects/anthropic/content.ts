@@ -1,8 +1,8 @@
-import type { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
 
 export interface DialectOptions {
   /** Whether Anthropic-only markers (`cache_control`, `thinking`) may stay on the canonical request. */

@@ -1,5 +1,5 @@
 import type { ChatCompletionRequest } from '../../core/canonical.js';
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../core/errors.js';
 import type { DialectOptions } from './content.js';
 import type { MessagesRequest } from './parse-request.js';
 import { canonicalRequest } from './request.js';

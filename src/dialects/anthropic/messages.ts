@@ -3,7 +3,7 @@ import { cannotTranslate, plainText, textPart, toolCall, toolMessage, userPart, 
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
 
 function blocksOf(content: unknown, where: string): Json[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];

@@ -1,4 +1,4 @@
-import type { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { anthropicErrorBody } from './error-shape.js';
 import { messageId, toolUseId } from './ids.js';

@@ -2,7 +2,7 @@ import { cannotTranslate, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
 
 /**
  * Anthropic's client tools as OpenAI function tools. Server tools (web search, code execution, ...) run inside

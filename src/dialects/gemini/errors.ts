@@ -1,8 +1,10 @@
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** A 400 the Gemini API would also answer, in its wording style (`* GenerateContentRequest.<field>: ...`). */
 export function invalidArgument(message: string, param: string | null = null): GatewayError {
-  return new GatewayError({ status: 400, type: 'invalid_request_error', code: 'INVALID_ARGUMENT', message, param });
+  // Rendered in Google's shape, whose `status` (INVALID_ARGUMENT) comes from the HTTP status.
+  return gatewayError('invalid_value', message, { param });
 }
 
 /** google.rpc.Code names for the HTTP statuses the gateway answers with (https://cloud.google.com/apis/design/errors). */

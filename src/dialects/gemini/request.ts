@@ -3,7 +3,7 @@ import { invalidArgument } from './errors.js';
 import { fromGeminiSchema } from './schema.js';
 import { field, type Json } from './shapes.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
 
 /**
  * Gemini's GenerateContentRequest → the canonical (OpenAI chat-completions) request. The inverse of the

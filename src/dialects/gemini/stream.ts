@@ -1,4 +1,4 @@
-import type { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { googleErrorBody } from './errors.js';
 import { functionCallPart, geminiFinishReason, geminiResponseId, geminiUsageMetadata, thoughtSignatureOf, type GeminiReplyContext } from './response.js';

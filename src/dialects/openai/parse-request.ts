@@ -1,7 +1,7 @@
-import { GatewayError } from '../../errors.js';
 import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 import { modelNameError } from '../model-name-check.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * Checks the few fields the gateway itself depends on. Everything else is the provider's business: it is
@@ -9,34 +9,30 @@ import { modelNameError } from '../model-name-check.js';
  */
 export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest {
   if (!isRecord(body)) {
-    throw GatewayError.badRequest('The request body must be a JSON object.', null, 'invalid_body');
+    throw gatewayError('invalid_body', 'The request body must be a JSON object.');
   }
   const { model, messages } = body;
   if (model === undefined || model === null || model === '') {
-    throw GatewayError.badRequest("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
+    throw gatewayError('missing_required_parameter', "Missing required parameter: 'model'.", { param: 'model' });
   }
   if (typeof model !== 'string') {
-    throw GatewayError.badRequest("Invalid type for 'model': expected a string.", 'model', 'invalid_type');
+    throw gatewayError('invalid_type', "Invalid type for 'model': expected a string.", { param: 'model' });
   }
   const badName = modelNameError(model);
-  if (badName !== null) throw GatewayError.badRequest(badName, 'model', 'invalid_model_name');
+  if (badName !== null) throw gatewayError('invalid_model_name', badName, { param: 'model' });
   if (messages === undefined || messages === null) {
-    throw GatewayError.badRequest("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
+    throw gatewayError('missing_required_parameter', "Missing required parameter: 'messages'.", { param: 'messages' });
   }
   if (!Array.isArray(messages)) {
-    throw GatewayError.badRequest("Invalid type for 'messages': expected an array.", 'messages', 'invalid_type');
+    throw gatewayError('invalid_type', "Invalid type for 'messages': expected an array.", { param: 'messages' });
   }
   if (messages.length === 0) {
-    throw GatewayError.badRequest("Invalid 'messages': empty array. Expected at least one message.", 'messages', 'empty_array');
+    throw gatewayError('empty_array', "Invalid 'messages': empty array. Expected at least one message.", { param: 'messages' });
   }
   for (let i = 0; i < messages.length; i++) {
     const message: unknown = messages[i];
     if (!isRecord(message) || typeof message.role !== 'string') {
-      throw GatewayError.badRequest(
-        `Invalid 'messages[${i}]': each message must be an object with a string 'role'.`,
-        `messages[${i}].role`,
-        'invalid_type',
-      );
+      throw gatewayError('invalid_type', `Invalid 'messages[${i}]': each message must be an object with a string 'role'.`, { param: `messages[${i}].role` });
     }
     const { content } = message;
     // Content is a string, null (an assistant turn with tool calls) or an array of part objects; anything else is
@@ -44,15 +40,15 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
     if (Array.isArray(content)) {
       for (let j = 0; j < content.length; j++) {
         if (!isRecord(content[j])) {
-          throw GatewayError.badRequest(`Invalid 'messages[${i}].content[${j}]': expected an object (a content part such as {"type":"text","text":"..."}).`, `messages[${i}].content[${j}]`, 'invalid_type');
+          throw gatewayError('invalid_type', `Invalid 'messages[${i}].content[${j}]': expected an object (a content part such as {"type":"text","text":"..."}).`, { param: `messages[${i}].content[${j}]` });
         }
       }
     } else if (content !== undefined && content !== null && typeof content !== 'string') {
-      throw GatewayError.badRequest(`Invalid type for 'messages[${i}].content': expected a string or an array of content parts.`, `messages[${i}].content`, 'invalid_type');
+      throw gatewayError('invalid_type', `Invalid type for 'messages[${i}].content': expected a string or an array of content parts.`, { param: `messages[${i}].content` });
     }
   }
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
-    throw GatewayError.badRequest("Invalid type for 'stream': expected a boolean.", 'stream', 'invalid_type');
+    throw gatewayError('invalid_type', "Invalid type for 'stream': expected a boolean.", { param: 'stream' });
   }
   return body as ChatCompletionRequest;
 }
@@ -72,14 +68,14 @@ export function takeRequestFallbacks(request: ChatCompletionRequest): string[] {
     return [];
   }
   if (!Array.isArray(raw) || raw.some((item) => typeof item !== 'string' || item.trim() === '')) {
-    throw GatewayError.badRequest("Invalid 'fallbacks': expected an array of model names such as \"openai/gpt-4o-mini\".", 'fallbacks', 'invalid_type');
+    throw gatewayError('invalid_type', "Invalid 'fallbacks': expected an array of model names such as \"openai/gpt-4o-mini\".", { param: 'fallbacks' });
   }
   if (raw.length > MAX_REQUEST_FALLBACKS) {
-    throw GatewayError.badRequest(`Invalid 'fallbacks': at most ${MAX_REQUEST_FALLBACKS} entries.`, 'fallbacks', 'too_many_fallbacks');
+    throw gatewayError('too_many_fallbacks', `Invalid 'fallbacks': at most ${MAX_REQUEST_FALLBACKS} entries.`, { param: 'fallbacks' });
   }
   for (const name of raw as string[]) {
     const badName = modelNameError(name, 'fallbacks');
-    if (badName !== null) throw GatewayError.badRequest(badName, 'fallbacks', 'invalid_model_name');
+    if (badName !== null) throw gatewayError('invalid_model_name', badName, { param: 'fallbacks' });
   }
   delete request.fallbacks;
   return raw as string[];

@@ -3,8 +3,9 @@ import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { isLoopbackAddress } from '../../config/address.js';
 import type { Actor } from '../../config/views.js';
 import { clientAddress, hasProxyHeader } from '../client-address.js';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { AdminDeps } from './admin-deps.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * The client's address: the socket peer, or, behind a proxy named in `trusted_proxies`, the client it forwards
@@ -29,13 +30,7 @@ function bearerToken(header: string | undefined): string | null {
 }
 
 function invalidAdminKey(message: string): GatewayError {
-  return new GatewayError({
-    status: 401,
-    type: 'authentication_error',
-    code: 'invalid_admin_key',
-    message,
-    headers: { 'www-authenticate': 'Bearer realm="tollgate-admin"' },
-  });
+  return gatewayError('invalid_admin_key', message, { headers: { 'www-authenticate': 'Bearer realm="tollgate-admin"' } });
 }
 
 /**
@@ -67,11 +62,6 @@ export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'config
       );
     }
     if (isLoopbackAddress(remoteAddress(request, deps))) return;
-    throw new GatewayError({
-      status: 403,
-      type: 'permission_error',
-      code: 'admin_api_loopback_only',
-      message: 'The management API answers only clients on this machine because no admin key is configured. Set TOLLGATE_ADMIN_KEY to use it from elsewhere.',
-    });
+    throw gatewayError('admin_api_loopback_only', 'The management API answers only clients on this machine because no admin key is configured. Set TOLLGATE_ADMIN_KEY to use it from elsewhere.');
   };
 }

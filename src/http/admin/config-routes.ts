@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../../errors.js';
 import { withDepthLimit } from '../json-body.js';
 import { actorOf } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { jsonObjectBody, queryString } from './request-body.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** The whole config document: the effective view, the API layer, its schema, and whole-layer writes. */
 export function registerConfigRoutes(api: FastifyInstance, deps: AdminDeps): void {
@@ -16,7 +16,7 @@ export function registerConfigRoutes(api: FastifyInstance, deps: AdminDeps): voi
     const layer = queryString(request, 'layer') ?? 'effective';
     if (layer === 'effective') return service.describe();
     if (layer === 'api') return service.apiLayer();
-    throw GatewayError.badRequest(`Unknown layer '${layer}': expected 'effective' or 'api'.`, 'layer', 'invalid_query');
+    throw gatewayError('invalid_query', `Unknown layer '${layer}': expected 'effective' or 'api'.`, { param: 'layer' });
   });
 
   api.get('/config/schema', async (_request, reply) => {

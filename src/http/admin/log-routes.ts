@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../../errors.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
 import { MAX_LOG_LIMIT } from '../../governance/governance-store.js';
 import type { AdminDeps } from './admin-deps.js';
 import { listPage, parsePageLimit } from './paging.js';
 import { queryString } from './request-body.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** The request log, newest first, optionally one key's. */
 export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
@@ -18,7 +18,7 @@ export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
   // The id is the `x-request-id` the client got with its answer.
   api.get<{ Params: { id: string } }>('/logs/:id', async (request) => {
     const entry = deps.governance.requestLogEntry(request.params.id);
-    if (!entry) throw GatewayError.notFound(`No request with id '${quoteInput(request.params.id, 100)}' in the request log (it may be older than the log keeps).`, null, 'request_not_found');
+    if (!entry) throw gatewayError('request_not_found', `No request with id '${quoteInput(request.params.id, 100)}' in the request log (it may be older than the log keeps).`);
     return entry;
   });
 }

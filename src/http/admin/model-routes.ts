@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../../errors.js';
 import { filterModels, modelEntries } from '../../catalog/model-list.js';
 import type { AdminDeps } from './admin-deps.js';
 import { queryString } from './request-body.js';
+import { gatewayError } from '../../core/errors.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 5_000;
@@ -10,7 +10,7 @@ const MAX_LIMIT = 5_000;
 function count(raw: string | undefined, fallback: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined) return fallback;
   const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(value)) throw GatewayError.badRequest(`${name} must be a non-negative integer, got '${raw}'.`, name, 'invalid_query');
+  if (!Number.isSafeInteger(value)) throw gatewayError('invalid_query', `${name} must be a non-negative integer, got '${raw}'.`, { param: name });
   return Math.min(value, max);
 }
 
@@ -23,7 +23,7 @@ export function registerModelRoutes(api: FastifyInstance, deps: AdminDeps): void
     const provider = queryString(request, 'provider') || undefined;
     const config = deps.configService.current();
     if (provider !== undefined && !config.providers.has(provider)) {
-      throw GatewayError.notFound(`Unknown provider '${provider}'.`, 'provider', 'provider_not_found');
+      throw gatewayError('provider_not_found', `Unknown provider '${provider}'.`, { param: 'provider' });
     }
     const matching = filterModels(modelEntries(config), { provider, search: queryString(request, 'search') || undefined });
     const limit = count(queryString(request, 'limit'), DEFAULT_LIMIT, 'limit', MAX_LIMIT);

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../errors.js';
+import { gatewayError } from '../../core/errors.js';
 
 const DEFAULT_LIMIT = 50;
 
@@ -6,7 +6,7 @@ const DEFAULT_LIMIT = 50;
 export function parsePageLimit(raw: string | undefined, max: number): number {
   if (raw === undefined) return DEFAULT_LIMIT;
   const limit = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw GatewayError.badRequest(`limit must be a positive integer, got '${raw}'.`, 'limit', 'invalid_query');
+  if (!Number.isSafeInteger(limit) || limit < 1) throw gatewayError('invalid_query', `limit must be a positive integer, got '${raw}'.`, { param: 'limit' });
   return Math.min(limit, max);
 }
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../../errors.js';
 import { actorOf } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { jsonObjectBody } from './request-body.js';
+import { gatewayError } from '../../core/errors.js';
 
 interface ProviderParams {
   provider: string;
@@ -51,7 +51,7 @@ export function registerProviderRoutes(api: FastifyInstance, deps: AdminDeps): v
   api.get<{ Params: KeyParams }>('/providers/:provider/keys/:id', async (request) => {
     const { provider, id } = request.params;
     const key = service.getProvider(provider).keys.find((candidate) => candidate.id === id);
-    if (!key) throw GatewayError.notFound(`No key named '${id}'.`, null, 'key_not_found');
+    if (!key) throw gatewayError('key_not_found', `No key named '${id}'.`);
     return key;
   });
 

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '../../errors.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * The body of a write. An absent body is refused rather than read as `{}`: a bare `PUT /api/config` would
@@ -8,9 +8,9 @@ import { GatewayError } from '../../errors.js';
 export function jsonObjectBody(request: FastifyRequest): Record<string, unknown> {
   const body = request.body;
   if (body === undefined || body === null) {
-    throw GatewayError.badRequest('The request body is empty; expected a JSON object sent with Content-Type: application/json.', null, 'invalid_json');
+    throw gatewayError('invalid_json', 'The request body is empty; expected a JSON object sent with Content-Type: application/json.');
   }
-  if (typeof body !== 'object' || Array.isArray(body)) throw GatewayError.badRequest('The request body must be a JSON object.', null, 'invalid_json');
+  if (typeof body !== 'object' || Array.isArray(body)) throw gatewayError('invalid_json', 'The request body must be a JSON object.');
   return body as Record<string, unknown>;
 }
 
@@ -18,6 +18,6 @@ export function jsonObjectBody(request: FastifyRequest): Record<string, unknown>
 export function queryString(request: FastifyRequest, name: string): string | undefined {
   const value = (request.query as Record<string, unknown> | undefined)?.[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw GatewayError.badRequest(`Query parameter '${name}' must be given once.`, name, 'invalid_query');
+  if (typeof value !== 'string') throw gatewayError('invalid_query', `Query parameter '${name}' must be given once.`, { param: name });
   return value;
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { GatewayError } from '../../errors.js';
 import { routeHealthView } from '../../routing/route-health.js';
 import { actorOf } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { jsonObjectBody } from './request-body.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * Route names may contain `/` (a route may be named like the `<provider>/<model>` it stands in for), so the
@@ -25,7 +25,7 @@ export function registerRouteRoutes(api: FastifyInstance, deps: AdminDeps): void
     if (!name.endsWith('/health') || service.current().routes.has(name)) return service.getRoute(name);
     const subject = name.slice(0, -'/health'.length);
     const view = routeHealthView(service.current(), subject, deps.health);
-    if (!view) throw GatewayError.notFound(`No route or '<provider>/<model>' named '${subject}'.`, null, 'route_not_found');
+    if (!view) throw gatewayError('route_not_found', `No route or '<provider>/<model>' named '${subject}'.`);
     return view;
   });
 

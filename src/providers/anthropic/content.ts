@@ -1,12 +1,13 @@
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import { type AnthropicBlock } from './shapes.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
+import { gatewayError } from '../../core/errors.js';
 
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
 
 function unsupported(what: string): GatewayError {
-  return GatewayError.badRequest(`anthropic: ${what}`, 'messages');
+  return gatewayError('invalid_request', `anthropic: ${what}`, { param: 'messages' });
 }
 
 /** Anthropic copies `cache_control` markers from the part onto the block it becomes (prompt caching). */

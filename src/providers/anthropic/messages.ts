@@ -1,12 +1,13 @@
 import type { ChatMessage } from '../../core/canonical.js';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import { contentBlocks } from './content.js';
 import { type AnthropicBlock, type AnthropicMessage } from './shapes.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
+import { gatewayError } from '../../core/errors.js';
 
 function invalid(message: string): GatewayError {
-  return GatewayError.badRequest(`anthropic: ${message}`, 'messages');
+  return gatewayError('invalid_request', `anthropic: ${message}`, { param: 'messages' });
 }
 
 /** An assistant's tool call as a `tool_use` block; Anthropic wants the arguments as a JSON object. */

@@ -1,9 +1,9 @@
 import type { ChatCompletionRequest } from '../../core/canonical.js';
-import { GatewayError } from '../../errors.js';
 import { conversationOf } from './messages.js';
 import { isRecord } from '../../is-record.js';
 import { fitBudget, thinkingOf } from './thinking.js';
 import { toolChoiceOf, toolsOf } from './tools.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** Anthropic requires max_tokens; OpenAI clients often leave it out. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -16,7 +16,7 @@ function stopSequences(stop: unknown): string[] | undefined {
   if (stop === undefined || stop === null) return undefined;
   if (typeof stop === 'string') return [stop];
   if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) return stop as string[];
-  throw GatewayError.badRequest('anthropic: stop must be a string or an array of strings.', 'stop');
+  throw gatewayError('invalid_request', 'anthropic: stop must be a string or an array of strings.', { param: 'stop' });
 }
 
 /**
@@ -26,7 +26,7 @@ function stopSequences(stop: unknown): string[] | undefined {
 function outputConfigOf(format: unknown): Record<string, unknown> | undefined {
   if (!isRecord(format) || format.type !== 'json_schema') return undefined;
   const spec = format.json_schema;
-  if (!isRecord(spec) || !isRecord(spec.schema)) throw GatewayError.badRequest('anthropic: response_format json_schema needs a schema.', 'response_format');
+  if (!isRecord(spec) || !isRecord(spec.schema)) throw gatewayError('invalid_request', 'anthropic: response_format json_schema needs a schema.', { param: 'response_format' });
   return { format: { type: 'json_schema', schema: spec.schema } };
 }
 
@@ -36,7 +36,7 @@ function outputConfigOf(format: unknown): Record<string, unknown> | undefined {
  */
 export function messagesBody(request: ChatCompletionRequest, model: string): Record<string, unknown> {
   if (request.n !== undefined && request.n !== null && request.n !== 1) {
-    throw GatewayError.badRequest('anthropic: only one choice per request is supported (n must be 1).', 'n');
+    throw gatewayError('invalid_request', 'anthropic: only one choice per request is supported (n must be 1).', { param: 'n' });
   }
   const { system, messages } = conversationOf(request.messages);
   const asked = positiveInt(request.max_completion_tokens) ?? positiveInt(request.max_tokens);

@@ -1,6 +1,6 @@
-import { GatewayError } from '../../errors.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** Thinking budgets for OpenAI's reasoning_effort levels; 1,024 is the smallest budget Anthropic accepts. */
 const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 2048, high: 4096 };
@@ -13,14 +13,14 @@ const MIN_BUDGET = 1024;
 export function thinkingOf(request: Record<string, unknown>): Record<string, unknown> | undefined {
   const given = request.thinking;
   if (given !== undefined && given !== null) {
-    if (!isRecord(given) || typeof given.type !== 'string') throw GatewayError.badRequest("anthropic: thinking must be an object with a 'type'.", 'thinking');
+    if (!isRecord(given) || typeof given.type !== 'string') throw gatewayError('invalid_request', "anthropic: thinking must be an object with a 'type'.", { param: 'thinking' });
     return given;
   }
   const effort = request.reasoning_effort;
   if (effort === undefined || effort === null) return undefined;
   if (effort === 'none') return { type: 'disabled' };
   const budget = typeof effort === 'string' ? EFFORT_BUDGETS[effort] : undefined;
-  if (budget === undefined) throw GatewayError.badRequest(`anthropic: unknown reasoning_effort '${quoteInput(String(effort))}'.`, 'reasoning_effort');
+  if (budget === undefined) throw gatewayError('invalid_request', `anthropic: unknown reasoning_effort '${quoteInput(String(effort))}'.`, { param: 'reasoning_effort' });
   return { type: 'enabled', budget_tokens: budget };
 }
 
@@ -34,7 +34,7 @@ export function fitBudget(thinking: Record<string, unknown>, maxTokens: number, 
   if (thinking.budget_tokens < maxTokens) return thinking;
   const budget = maxTokens - 1;
   if (budget < MIN_BUDGET) {
-    throw GatewayError.badRequest(`anthropic: reasoning needs max_completion_tokens above ${MIN_BUDGET} (thinking budget plus answer).`, 'max_completion_tokens');
+    throw gatewayError('invalid_request', `anthropic: reasoning needs max_completion_tokens above ${MIN_BUDGET} (thinking budget plus answer).`, { param: 'max_completion_tokens' });
   }
   return { ...thinking, budget_tokens: budget };
 }

@@ -1,8 +1,9 @@
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../is-record.js';
+import { gatewayError } from '../../core/errors.js';
 
 function invalid(message: string, param: string): GatewayError {
-  return GatewayError.badRequest(`anthropic: ${message}`, param);
+  return gatewayError('invalid_request', `anthropic: ${message}`, { param: param });
 }
 
 /** OpenAI function tools to Anthropic tool definitions. */

@@ -1,8 +1,8 @@
-import { GatewayError } from '../../errors.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../../core/provider.js';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter.js';
 import { pathSegment } from '../../path-segment.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * Azure OpenAI and Azure AI Foundry speak OpenAI's body, answers, stream and errors; only the URL differs
@@ -16,12 +16,7 @@ function endpoint(target: Target): string {
   const base = target.provider.baseUrl.replace(/\/+$/, '');
   if (base.includes('{resource}')) {
     const env = target.provider.vendor.baseUrlEnv[0];
-    throw new GatewayError({
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'provider_endpoint_missing',
-      message: `${target.provider.name}: no endpoint is configured; set providers.${target.provider.name}.base_url${env ? ` or ${env}` : ''} to your resource's endpoint.`,
-    });
+    throw gatewayError('provider_endpoint_missing', `${target.provider.name}: no endpoint is configured; set providers.${target.provider.name}.base_url${env ? ` or ${env}` : ''} to your resource's endpoint.`);
   }
   return base;
 }
@@ -58,7 +53,7 @@ function withoutFilterChunks(decoder: StreamDecoder): StreamDecoder {
 /** The OpenAI adapter's optional embeddings transforms, which it does implement. */
 function delegate<K extends 'buildEmbeddingsRequest' | 'parseEmbeddingsResponse'>(name: K): NonNullable<ProviderAdapter[K]> {
   const fn = openAICompatibleAdapter[name];
-  if (!fn) throw GatewayError.internal(`the OpenAI adapter has no ${name}`);
+  if (!fn) throw gatewayError('internal_error', `the OpenAI adapter has no ${name}`);
   return fn.bind(openAICompatibleAdapter) as NonNullable<ProviderAdapter[K]>;
 }
 

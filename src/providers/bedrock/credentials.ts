@@ -1,4 +1,5 @@
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** An AWS access key pair (the shape SignatureV4 takes). */
 export interface AwsKeyPair {
@@ -11,14 +12,8 @@ export interface AwsKeyPair {
 export type BedrockCredential = { kind: 'sigv4'; credentials: AwsKeyPair } | { kind: 'bearer'; token: string };
 
 function missing(provider: string): GatewayError {
-  return new GatewayError({
-    status: 401,
-    type: 'authentication_error',
-    code: 'provider_key_missing',
-    message:
-      `No AWS credentials for provider '${provider}': set its key to ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN] or a ` +
-      'Bedrock API key, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_BEARER_TOKEN_BEDROCK).',
-  });
+  return gatewayError('provider_key_missing', `No AWS credentials for provider '${provider}': set its key to ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN] or a ` +
+      'Bedrock API key, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_BEARER_TOKEN_BEDROCK).');
 }
 
 /**
@@ -32,12 +27,7 @@ export function bedrockCredential(apiKey: string | null, provider: string, env: 
     if (parts.length === 1) return { kind: 'bearer', token: apiKey };
     const [accessKeyId, secretAccessKey, sessionToken] = parts;
     if (parts.length > 3 || !accessKeyId || !secretAccessKey) {
-      throw new GatewayError({
-        status: 401,
-        type: 'authentication_error',
-        code: 'invalid_provider_key',
-        message: `The key of provider '${provider}' is neither ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN] nor a Bedrock API key.`,
-      });
+      throw gatewayError('invalid_provider_key', `The key of provider '${provider}' is neither ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN] nor a Bedrock API key.`);
     }
     return { kind: 'sigv4', credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } };
   }

@@ -1,9 +1,10 @@
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import { countTextTokens } from '../../tokens/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * Embeddings on Bedrock go through InvokeModel (`POST /model/{modelId}/invoke`), whose body is the model's own
@@ -33,24 +34,18 @@ export function embeddingModel(modelId: string): EmbeddingModel | null {
   return null;
 }
 
-function bad(message: string, param: string | null, code = 'unsupported_for_provider'): GatewayError {
-  return GatewayError.badRequest(`bedrock: ${message}`, param, code);
+function bad(message: string, param: string | null): GatewayError {
+  return gatewayError('unsupported_for_provider', `bedrock: ${message}`, { param });
 }
 
 function invalid(provider: string, what: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
 function modelOf(modelId: string): EmbeddingModel {
   const model = embeddingModel(modelId);
   if (!model) {
-    throw new GatewayError({
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'embeddings_not_supported',
-      param: 'model',
-      message: `bedrock: '${quoteInput(modelId)}' is not an embeddings model tollgate knows; use amazon.titan-embed-text-v2:0, cohere.embed-english-v3 or cohere.embed-multilingual-v3.`,
-    });
+    throw gatewayError('embeddings_not_supported', `bedrock: '${quoteInput(modelId)}' is not an embeddings model tollgate knows; use amazon.titan-embed-text-v2:0, cohere.embed-english-v3 or cohere.embed-multilingual-v3.`, { param: 'model' });
   }
   return model;
 }

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../core/errors.js';
 import { defaultTypeFor, isRetryableStatus, passedErrorHeaders, noMessage } from '../upstream-error.js';
 
 type Headers = Record<string, string | string[] | undefined>;

@@ -1,7 +1,8 @@
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** A Converse content block (only the members tollgate sends). */
 export type ConverseBlock =
@@ -34,7 +35,7 @@ const IMAGE_FORMATS: Record<string, ImageFormat> = {
 };
 
 function bad(message: string, param: string | null = null): GatewayError {
-  return GatewayError.badRequest(`bedrock: ${message}`, param, 'unsupported_for_provider');
+  return gatewayError('unsupported_for_provider', `bedrock: ${message}`, { param: param });
 }
 
 function imageBlock(url: unknown, where: string): ConverseBlock {

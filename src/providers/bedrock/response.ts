@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
 import { tokenCount as tokens, usageWithCacheParts } from '../usage-parts.js';
+import { gatewayError } from '../../core/errors.js';
 
 
 /**
@@ -33,7 +34,7 @@ export function completionId(): string {
 }
 
 function invalid(provider: string, what: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
 interface ToolCall {

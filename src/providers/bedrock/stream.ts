@@ -1,11 +1,12 @@
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../core/errors.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { streamException } from './errors.js';
 import { completionId, finishReason, usageFromConverse } from './response.js';
 import { isRecord } from '../../is-record.js';
+import { gatewayError } from '../../core/errors.js';
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
@@ -18,7 +19,7 @@ function headerString(headers: Record<string, { type: string; value: unknown }>,
 }
 
 function invalidStream(provider: string, what: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
 /**

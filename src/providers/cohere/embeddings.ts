@@ -1,8 +1,9 @@
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { cohereUsage } from './response.js';
 import { isRecord } from '../../is-record.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * OpenAI embeddings <-> Cohere Embed API v2 (`POST /v2/embed`). Cohere takes `texts` (at most 96 per call) and a
@@ -22,17 +23,13 @@ type Json = Record<string, unknown>;
 
 function texts(input: EmbeddingsRequest['input']): string[] {
   if (typeof input === 'string') return [input];
-  if (!Array.isArray(input) || input.length === 0) throw GatewayError.badRequest('cohere: input must be a non-empty string or array of strings.', 'input', 'invalid_value');
+  if (!Array.isArray(input) || input.length === 0) throw gatewayError('invalid_value', 'cohere: input must be a non-empty string or array of strings.', { param: 'input' });
   if (input.some((item) => typeof item !== 'string')) {
-    throw GatewayError.badRequest(
-      'cohere: token-array input (number[] or number[][]) cannot be sent to Cohere, which embeds text only; send the input as strings.',
-      'input',
-      'unsupported_parameter',
-    );
+    throw gatewayError('unsupported_parameter', 'cohere: token-array input (number[] or number[][]) cannot be sent to Cohere, which embeds text only; send the input as strings.', { param: 'input' });
   }
   const list = input as string[];
   if (list.length > COHERE_MAX_TEXTS) {
-    throw GatewayError.badRequest(`cohere: at most ${COHERE_MAX_TEXTS} inputs per embeddings request (got ${list.length}); split the input into batches.`, 'input', 'invalid_value');
+    throw gatewayError('invalid_value', `cohere: at most ${COHERE_MAX_TEXTS} inputs per embeddings request (got ${list.length}); split the input into batches.`, { param: 'input' });
   }
   return list;
 }
@@ -42,7 +39,7 @@ export function cohereEmbedRequestBody(request: EmbeddingsRequest, model: string
   const body: Json = { model, texts: texts(request.input) };
   const inputType = request.input_type;
   if (inputType !== undefined && (typeof inputType !== 'string' || inputType === '')) {
-    throw GatewayError.badRequest('cohere: input_type must be a string such as search_document or search_query.', 'input_type', 'invalid_value');
+    throw gatewayError('invalid_value', 'cohere: input_type must be a string such as search_document or search_query.', { param: 'input_type' });
   }
   body.input_type = inputType ?? DEFAULT_INPUT_TYPE;
   body.embedding_types = ['float'];
@@ -50,14 +47,14 @@ export function cohereEmbedRequestBody(request: EmbeddingsRequest, model: string
   const truncate = request.truncate;
   if (truncate !== undefined) {
     const upper = typeof truncate === 'string' ? truncate.toUpperCase() : '';
-    if (!TRUNCATE.has(upper)) throw GatewayError.badRequest('cohere: truncate must be one of NONE, START, END.', 'truncate', 'invalid_value');
+    if (!TRUNCATE.has(upper)) throw gatewayError('invalid_value', 'cohere: truncate must be one of NONE, START, END.', { param: 'truncate' });
     body.truncate = upper;
   }
   return body;
 }
 
 function invalid(provider: string, what: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
 /** Cohere Embed v2 answer -> OpenAI's embeddings list, vectors in input order, encoded as the client asked. */

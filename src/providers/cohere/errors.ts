@@ -1,4 +1,4 @@
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../core/errors.js';
 import { upstreamErrorFromBody } from '../upstream-error.js';
 
 type Headers = Record<string, string | string[] | undefined>;

@@ -1,8 +1,9 @@
 import { isNumberValue } from '../../exact-numbers.js';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * Canonical (OpenAI) request -> Cohere Chat API v2 request. Cohere's v2 shapes are close to OpenAI's: roles,
@@ -13,7 +14,7 @@ import { quoteInput } from '../../quote-input.js';
 type Json = Record<string, unknown>;
 
 function unsupported(message: string, param: string | null): GatewayError {
-  return GatewayError.badRequest(`cohere: ${message}`, param, 'unsupported_parameter');
+  return gatewayError('unsupported_parameter', `cohere: ${message}`, { param: param });
 }
 
 /** The text of string or text-part content; other parts are refused so nothing is lost unnoticed. */

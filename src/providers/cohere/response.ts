@@ -1,6 +1,7 @@
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../is-record.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** Cohere v2 answers -> OpenAI chat.completion: content, tool calls, finish reason and usage. */
 
@@ -44,19 +45,14 @@ const FINISH: Record<string, string> = {
 export function finishReason(provider: string, reason: unknown): string {
   if (typeof reason === 'string' && FINISH[reason]) return FINISH[reason];
   if (reason === 'ERROR' || reason === 'TIMEOUT') {
-    throw new GatewayError({
-      status: 502,
-      type: 'upstream_error',
-      code: reason === 'TIMEOUT' ? 'upstream_timeout' : 'upstream_generation_error',
-      message: `${provider}: the generation ended with finish_reason ${reason}; the answer is incomplete.`,
-      retryable: true,
-    });
+    // A generation that timed out upstream is still a 502 here: the upstream answered, with a broken answer.
+    throw gatewayError('upstream_generation_error', `${provider}: the generation ended with finish_reason ${reason}; the answer is incomplete.`);
   }
   return 'stop';
 }
 
 function invalid(provider: string, what: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
 function contentText(content: unknown): string {

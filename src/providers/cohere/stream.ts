@@ -1,11 +1,12 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from '../../core/canonical.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { cohereStreamError } from './errors.js';
 import { cohereUsage, finishReason } from './response.js';
 import { isRecord } from '../../is-record.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * Cohere's v2 stream (SSE, `event: <type>` plus `data: {"type": ...}`) -> OpenAI chat.completion.chunks.
@@ -18,7 +19,7 @@ import { isRecord } from '../../is-record.js';
 type Json = Record<string, unknown>;
 
 function invalid(provider: string, what: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
 function deltaMessage(event: Json): Json {

@@ -1,9 +1,10 @@
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { countTextTokens } from '../../tokens/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { modelPath, modelUrlPath } from './url.js';
 import { isRecord } from '../../is-record.js';
+import { gatewayError } from '../../core/errors.js';
 
 /**
  * OpenAI embeddings ⇄ Gemini `models.batchEmbedContents`
@@ -22,11 +23,7 @@ export function geminiEmbeddingTexts(request: EmbeddingsRequest): string[] {
   const { input } = request;
   if (typeof input === 'string') return [input];
   if (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === 'string')) return input as string[];
-  throw GatewayError.badRequest(
-    "Gemini embeddings take text only: 'input' must be a string or an array of strings, not token arrays (OpenAI tokenizer ids mean nothing to Gemini).",
-    'input',
-    'invalid_value',
-  );
+  throw gatewayError('invalid_value', "Gemini embeddings take text only: 'input' must be a string or an array of strings, not token arrays (OpenAI tokenizer ids mean nothing to Gemini).", { param: 'input' });
 }
 
 /** Gemini's optional task type, for clients that send it as an extra field (`task_type` or `taskType`). */
@@ -34,7 +31,7 @@ function taskType(request: EmbeddingsRequest): string | undefined {
   const value = request.task_type ?? request.taskType;
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || value === '') {
-    throw GatewayError.badRequest("Invalid 'task_type': expected a Gemini task type such as 'RETRIEVAL_DOCUMENT'.", 'task_type', 'invalid_value');
+    throw gatewayError('invalid_value', "Invalid 'task_type': expected a Gemini task type such as 'RETRIEVAL_DOCUMENT'.", { param: 'task_type' });
   }
   return value.toUpperCase();
 }
@@ -43,11 +40,7 @@ function taskType(request: EmbeddingsRequest): string | undefined {
 export function toGeminiEmbedRequest(request: EmbeddingsRequest, model: string): { requests: Record<string, unknown>[] } {
   const texts = geminiEmbeddingTexts(request);
   if (texts.length > GEMINI_MAX_EMBED_INPUTS) {
-    throw GatewayError.badRequest(
-      `Gemini embeds at most ${GEMINI_MAX_EMBED_INPUTS} inputs per request; this request has ${texts.length}. Split it into smaller batches.`,
-      'input',
-      'invalid_value',
-    );
+    throw gatewayError('invalid_value', `Gemini embeds at most ${GEMINI_MAX_EMBED_INPUTS} inputs per request; this request has ${texts.length}. Split it into smaller batches.`, { param: 'input' });
   }
   const name = modelPath(model);
   const task = taskType(request);
@@ -62,7 +55,7 @@ export function toGeminiEmbedRequest(request: EmbeddingsRequest, model: string):
 }
 
 function invalidBody(provider: string, what: string): GatewayError {
-  return new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent ${what}`, retryable: true });
+  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
 function promptTokenCount(body: Record<string, unknown>): number | null {

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../core/errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody, noMessage } from '../upstream-error.js';
 import { isRecord } from '../../is-record.js';
 

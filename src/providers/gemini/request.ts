@@ -1,9 +1,10 @@
 import { isNumberValue } from '../../exact-numbers.js';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { toGeminiSchema } from './schema.js';
 import { isRecord } from '../../is-record.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** One Gemini `Part`; exactly one data field is set (text, inlineData, fileData, functionCall, functionResponse). */
 export type GeminiPart = Record<string, unknown>;
@@ -20,7 +21,7 @@ export interface GeminiContent {
 export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
 
 function bad(message: string, param: string | null = null): GatewayError {
-  return GatewayError.badRequest(`gemini: ${message}`, param, 'unsupported_for_provider');
+  return gatewayError('unsupported_for_provider', `gemini: ${message}`, { param: param });
 }
 
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;

@@ -1,9 +1,9 @@
-import { GatewayError } from '../../errors.js';
 import type { ChatCompletion } from '../../core/canonical.js';
 import { finishReasonFromGemini } from './finish.js';
 import { completionId, toolCallId } from './ids.js';
 import { usageFromGemini } from './usage.js';
 import { isRecord } from '../../is-record.js';
+import { gatewayError } from '../../core/errors.js';
 
 export interface OpenAIToolCall {
   id: string;
@@ -68,7 +68,7 @@ export function blockedPrompt(body: Record<string, unknown>): boolean {
 /** A GenerateContentResponse → an OpenAI chat.completion. A prompt blocked before generation is a filtered, empty answer. */
 export function completionFromGemini(body: unknown, model: string, provider: string): ChatCompletion {
   if (!isRecord(body)) {
-    throw new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent a response that is not an object`, retryable: true });
+    throw gatewayError('invalid_upstream_response', `${provider}: upstream sent a response that is not an object`);
   }
   const candidates = Array.isArray(body.candidates) ? body.candidates.filter(isRecord) : [];
   const choices =

@@ -1,4 +1,3 @@
-import { GatewayError } from '../../errors.js';
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
@@ -8,6 +7,7 @@ import { completionId } from './ids.js';
 import { blockedPrompt, toolCallFromPart } from './response.js';
 import { usageFromGemini } from './usage.js';
 import { isRecord } from '../../is-record.js';
+import { gatewayError } from '../../core/errors.js';
 
 interface CandidateState {
   toolCalls: number;
@@ -71,7 +71,7 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
     try {
       body = JSON.parse(event.data);
     } catch {
-      throw new GatewayError({ status: 502, type: 'upstream_error', code: 'invalid_upstream_response', message: `${provider}: upstream sent a stream event that is not JSON`, retryable: true });
+      throw gatewayError('invalid_upstream_response', `${provider}: upstream sent a stream event that is not JSON`);
     }
     const root = Array.isArray(body) ? body[0] : body;
     if (!isRecord(root)) return null;

@@ -1,6 +1,6 @@
-import { GatewayError } from '../../errors.js';
 import { pathSegment, unsafeModelName, urlPathProblem } from '../../path-segment.js';
-import { quoteInput } from '../../quote-input.js';
+import { quoteInput } from '../../core/quote-input.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** The collections a Gemini API model name may name: base models and the caller's tuned models. */
 const COLLECTIONS = new Set(['models', 'tunedModels']);
@@ -17,11 +17,7 @@ function splitModel(model: string): { collection: string; id: string } {
   const problem = urlPathProblem(model);
   if (problem !== null) throw unsafeModelName(model, problem, 'the Gemini API');
   if (!COLLECTIONS.has(collection) || id === '' || id.includes('/')) {
-    throw GatewayError.badRequest(
-      `Invalid 'model': Gemini model names are '<id>', 'models/<id>' or 'tunedModels/<id>'; got '${quoteInput(model, 100)}'.`,
-      'model',
-      'invalid_model_name',
-    );
+    throw gatewayError('invalid_model_name', `Invalid 'model': Gemini model names are '<id>', 'models/<id>' or 'tunedModels/<id>'; got '${quoteInput(model, 100)}'.`, { param: 'model' });
   }
   return { collection, id };
 }

@@ -1,5 +1,4 @@
 import type { ChatCompletionRequest } from '../../core/canonical.js';
-import { GatewayError } from '../../errors.js';
 import { anthropicError, completionOf, createAnthropicStreamDecoder, messagesBody } from '../anthropic/index.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
@@ -7,6 +6,7 @@ import { vertexCredential } from './credentials.js';
 import { accessToken } from './token.js';
 import { jsonHeaders as headers } from '../upstream-request.js';
 import { pathSegment, unsafeModelName } from '../../path-segment.js';
+import { gatewayError } from '../../core/errors.js';
 
 const DEFAULT_LOCATION = 'us-central1';
 /** The Messages API version Anthropic's models on Vertex take in the body (instead of a header). */
@@ -34,7 +34,7 @@ function project(target: Target): string {
   const credential = target.apiKey ? vertexCredential(target.apiKey) : null;
   const fromAccount = credential?.kind === 'service-account' ? credential.account.project_id : undefined;
   if (fromAccount) return fromAccount;
-  throw GatewayError.badRequest(`vertex: no project configured; set providers.${target.provider.name}.project.`, 'model', 'provider_misconfigured');
+  throw gatewayError('provider_misconfigured', `vertex: no project configured; set providers.${target.provider.name}.project.`, { param: 'model' });
 }
 
 /**
@@ -87,7 +87,7 @@ export const vertexAdapter: ProviderAdapter = {
   },
 
   async authorize(request: UpstreamRequest, target: Target): Promise<UpstreamRequest> {
-    if (!target.apiKey) throw new GatewayError({ status: 401, type: 'authentication_error', code: 'provider_key_missing', message: 'vertex: no service account configured.' });
+    if (!target.apiKey) throw gatewayError('provider_key_missing', 'vertex: no service account configured.');
     const credential = vertexCredential(target.apiKey);
     const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, target.provider.options.tokenUrl);
     return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };

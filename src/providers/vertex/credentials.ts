@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
+import { gatewayError } from '../../core/errors.js';
 
 /** The fields of a Google service-account key file that the OAuth JWT flow needs. */
 export interface ServiceAccount {
@@ -15,7 +16,7 @@ export type VertexCredential = { kind: 'service-account'; account: ServiceAccoun
 const parsed = new Map<string, VertexCredential>();
 
 function invalid(message: string): GatewayError {
-  return new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_provider_credentials', message: `vertex: ${message}` });
+  return gatewayError('invalid_provider_credentials', `vertex: ${message}`);
 }
 
 /**

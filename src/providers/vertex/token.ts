@@ -1,7 +1,8 @@
 import { importPKCS8, SignJWT } from 'jose';
 import { request } from 'undici';
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../core/errors.js';
 import type { ServiceAccount } from './credentials.js';
+import { gatewayError } from '../../core/errors.js';
 
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 const DEFAULT_TOKEN_URL = 'https://oauth2.googleapis.com/token';
@@ -16,14 +17,9 @@ interface CachedToken {
 const tokens = new Map<string, CachedToken>();
 const pending = new Map<string, Promise<CachedToken>>();
 
-function tokenError(message: string, retryable: boolean, status = 502): GatewayError {
-  return new GatewayError({
-    status,
-    type: status === 401 ? 'authentication_error' : 'upstream_error',
-    code: 'provider_token_failed',
-    message: `vertex: ${message}`,
-    retryable,
-  });
+/** The token endpoint failed (retryable) or refused the service account (not: the same credentials fail again). */
+function tokenError(message: string, refused: boolean): GatewayError {
+  return gatewayError(refused ? 'provider_token_refused' : 'provider_token_failed', `vertex: ${message}`);
 }
 
 /** The OAuth 2.0 JWT-bearer assertion, signed locally with the service account's RSA key (RS256). */
@@ -32,7 +28,7 @@ async function assertion(account: ServiceAccount, audience: string): Promise<str
   try {
     key = await importPKCS8(account.private_key, 'RS256');
   } catch {
-    throw tokenError('the service-account private_key is not a PKCS#8 RSA key.', false, 401);
+    throw tokenError('the service-account private_key is not a PKCS#8 RSA key.', true);
   }
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ scope: SCOPE })
@@ -57,7 +53,7 @@ async function fetchToken(account: ServiceAccount, tokenUrl: string): Promise<Ca
       bodyTimeout: 10_000,
     });
   } catch (err) {
-    throw tokenError(`the token endpoint could not be reached (${(err as { code?: string }).code ?? 'connection failed'}).`, true);
+    throw tokenError(`the token endpoint could not be reached (${(err as { code?: string }).code ?? 'connection failed'}).`, false);
   }
   const text = await response.body.text();
   let json: Record<string, unknown> = {};
@@ -69,7 +65,7 @@ async function fetchToken(account: ServiceAccount, tokenUrl: string): Promise<Ca
   if (response.statusCode !== 200 || typeof json.access_token !== 'string') {
     const detail = typeof json.error_description === 'string' ? json.error_description : typeof json.error === 'string' ? json.error : `HTTP ${response.statusCode}`;
     // A refused grant (bad key, disabled account) is the operator's to fix; a 5xx may pass.
-    throw tokenError(`the token endpoint refused the service account: ${detail}`, response.statusCode >= 500, response.statusCode >= 500 ? 502 : 401);
+    throw tokenError(`the token endpoint refused the service account: ${detail}`, response.statusCode < 500);
   }
   const lifetime = typeof json.expires_in === 'number' ? json.expires_in * 1000 : 3_600_000;
   return { token: json.access_token, expiresAt: Date.now() + lifetime };
