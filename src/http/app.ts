@@ -6,12 +6,12 @@ import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
 import { newRequestId } from '../core/request-id.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
-import { registerAnthropicRoutes } from './anthropic.js';
+import { registerAnthropicRoutes } from '../dialects/anthropic/routes/register.js';
 import type { HttpDeps } from './deps.js';
-import { registerGenAIRoutes } from './genai.js';
+import { registerGenAIRoutes } from '../dialects/gemini/routes/register.js';
 import { registerHealthRoutes } from './health.js';
-import { registerLiteLLMRoutes } from './litellm.js';
-import { registerOpenAIRoutes } from './openai.js';
+import { registerLiteLLMRoutes } from '../dialects/litellm/routes/register.js';
+import { registerOpenAIRoutes } from '../dialects/openai/routes/register.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
 import { gatewayError } from '../core/errors.js';
 

@@ -3,8 +3,8 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { GatewayError } from '../core/errors.js';
 import type { Log } from '../log.js';
-import { renderAnthropicError } from './anthropic-errors.js';
-import { renderGoogleError } from './genai-respond.js';
+import { renderAnthropicError } from '../dialects/anthropic/routes/errors.js';
+import { renderGoogleError } from '../dialects/gemini/routes/respond.js';
 import { renderOpenAIError, type RenderedError } from './render-error.js';
 import { gatewayError } from '../core/errors.js';
 

@@ -10,7 +10,7 @@ import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../../src/dialect
 import { effortFor } from '../../src/dialects/anthropic/thinking.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/core/errors.js';
-import { renderAnthropicError } from '../../src/http/anthropic-errors.js';
+import { renderAnthropicError } from '../../src/dialects/anthropic/routes/errors.js';
 import { messagesBody } from '../../src/providers/anthropic/request.js';
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import { liteLLMModelName } from '../../src/dialects/litellm/model-names.js';
-import { mapLiteLLMModel } from '../../src/http/litellm.js';
+import { mapLiteLLMModel } from '../../src/dialects/litellm/routes/register.js';
 
 describe('LiteLLM provider prefixes', () => {
   it.each([

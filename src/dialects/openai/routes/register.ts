@@ -1,18 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { parseEmbeddingsRequest } from '../dialects/openai/parse-embeddings.js';
-import { parseChatCompletionRequest, takeRequestFallbacks } from '../dialects/openai/parse-request.js';
-import { createRequestContext } from '../core/context.js';
-import { hasExactNumbers } from '../exact-numbers.js';
-import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../catalog/model-list.js';
-import type { RuntimeConfig } from '../core/config.js';
-import { resolveModelName } from '../routing/bare-model.js';
-import { modelNameError, quotedModelName } from '../dialects/model-name-check.js';
-import { isRouteName } from '../routing/route-patterns.js';
-import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from './deps.js';
+import { parseEmbeddingsRequest } from '../parse-embeddings.js';
+import { parseChatCompletionRequest, takeRequestFallbacks } from '../parse-request.js';
+import { createRequestContext } from '../../../core/context.js';
+import { hasExactNumbers } from '../../../exact-numbers.js';
+import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../../../catalog/model-list.js';
+import type { RuntimeConfig } from '../../../core/config.js';
+import { resolveModelName } from '../../../routing/bare-model.js';
+import { modelNameError, quotedModelName } from '../../model-name-check.js';
+import { isRouteName } from '../../../routing/route-patterns.js';
+import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js';
 import { respondOpenAI } from './respond.js';
-import { bearerToken, headerString } from './request-headers.js';
-import { isRemoteClient } from './client-address.js';
-import { gatewayError } from '../core/errors.js';
+import { bearerToken, headerString } from '../../../http/request-headers.js';
+import { isRemoteClient } from '../../../http/client-address.js';
+import { gatewayError } from '../../../core/errors.js';
 
 /** The OpenAI list shape for the unfiltered list depends only on the config version: serialized once per version. */
 const modelLists = new WeakMap<RuntimeConfig, string>();

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { RuntimeConfig } from '../core/config.js';
-import { modelEntries } from '../catalog/model-list.js';
-import type { HttpDeps } from './deps.js';
-import { gatewayError } from '../core/errors.js';
+import type { RuntimeConfig } from '../../../core/config.js';
+import { modelEntries } from '../../../catalog/model-list.js';
+import type { HttpDeps } from '../../../http/deps.js';
+import { gatewayError } from '../../../core/errors.js';
 
 interface AnthropicModel {
   type: 'model';

@@ -1,18 +1,18 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
-import { geminiEmbeddingsResponse } from '../dialects/gemini/embeddings.js';
-import { googleErrorBody } from '../dialects/gemini/errors.js';
-import { generateContentResponse, type GeminiReplyContext } from '../dialects/gemini/response.js';
-import type { Json } from '../dialects/gemini/shapes.js';
-import { errorEvent, GeminiStreamRenderer, sseFrame } from '../dialects/gemini/stream.js';
-import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../core/canonical.js';
-import type { GatewayError} from '../core/errors.js';
-import { toGatewayError } from '../core/errors.js';
-import type { RequestContext } from '../core/context.js';
-import type { Log } from '../log.js';
-import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
-import type { RenderedError } from './render-error.js';
-import { gatewayError } from '../core/errors.js';
+import { geminiEmbeddingsResponse } from '../embeddings.js';
+import { googleErrorBody } from '../errors.js';
+import { generateContentResponse, type GeminiReplyContext } from '../response.js';
+import type { Json } from '../shapes.js';
+import { errorEvent, GeminiStreamRenderer, sseFrame } from '../stream.js';
+import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../../../core/canonical.js';
+import type { GatewayError} from '../../../core/errors.js';
+import { toGatewayError } from '../../../core/errors.js';
+import type { RequestContext } from '../../../core/context.js';
+import type { Log } from '../../../log.js';
+import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import type { RenderedError } from '../../../http/render-error.js';
+import { gatewayError } from '../../../core/errors.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

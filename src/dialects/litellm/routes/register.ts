@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { RuntimeConfig } from '../core/config.js';
-import { liteLLMModelName } from '../dialects/litellm/model-names.js';
-import { isRouteName } from '../routing/route-patterns.js';
-import type { HttpDeps } from './deps.js';
-import { healthStatus } from './health.js';
-import { registerOpenAIMount } from './openai.js';
+import type { RuntimeConfig } from '../../../core/config.js';
+import { liteLLMModelName } from '../model-names.js';
+import { isRouteName } from '../../../routing/route-patterns.js';
+import type { HttpDeps } from '../../../http/deps.js';
+import { healthStatus } from '../../../http/health.js';
+import { registerOpenAIMount } from '../../openai/routes/register.js';
 
 /**
  * LiteLLM's names mapped to tollgate's. A name a configured route claims (exactly or by pattern) is left as

@@ -1,17 +1,17 @@
-import { restoreExactNumbers } from '../exact-numbers.js';
+import { restoreExactNumbers } from '../../../exact-numbers.js';
 import { request as undiciRequest } from 'undici';
-import type { RuntimeConfig } from '../core/config.js';
-import { canonicalModelName } from '../dialects/anthropic/model-name.js';
-import { isRouteName } from '../routing/route-patterns.js';
-import type { MessagesRequest } from '../dialects/anthropic/parse-request.js';
-import { readCanonical } from '../dialects/anthropic/lenient.js';
-import type { GatewayError } from '../core/errors.js';
-import { countPromptTokens } from '../tokens/tokenizer.js';
-import { authHeaders } from '../providers/auth-headers.js';
-import type { Target } from '../core/provider.js';
-import { anthropicError } from '../providers/anthropic/index.js';
-import { resolveDirectTarget, splitModelName } from '../routing/resolve-target.js';
-import { gatewayError } from '../core/errors.js';
+import type { RuntimeConfig } from '../../../core/config.js';
+import { canonicalModelName } from '../model-name.js';
+import { isRouteName } from '../../../routing/route-patterns.js';
+import type { MessagesRequest } from '../parse-request.js';
+import { readCanonical } from '../lenient.js';
+import type { GatewayError } from '../../../core/errors.js';
+import { countPromptTokens } from '../../../tokens/tokenizer.js';
+import { authHeaders } from '../../../providers/auth-headers.js';
+import type { Target } from '../../../core/provider.js';
+import { anthropicError } from '../../../providers/anthropic/index.js';
+import { resolveDirectTarget, splitModelName } from '../../../routing/resolve-target.js';
+import { gatewayError } from '../../../core/errors.js';
 
 /**
  * The Anthropic-format target that can count this model's tokens exactly, or null: only a direct

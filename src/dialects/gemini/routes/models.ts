@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { RuntimeConfig } from '../core/config.js';
-import { modelEntries, type ModelEntry } from '../catalog/model-list.js';
-import { gatewayError } from '../core/errors.js';
+import type { RuntimeConfig } from '../../../core/config.js';
+import { modelEntries, type ModelEntry } from '../../../catalog/model-list.js';
+import { gatewayError } from '../../../core/errors.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { bearerToken, headerString } from './request-headers.js';
+import { bearerToken, headerString } from '../../../http/request-headers.js';
 
 /** The key a client presents: `x-api-key` (how Anthropic SDKs send `apiKey`) or `Authorization: Bearer` (their `authToken`). */
 export function presentedCredential(request: FastifyRequest): string | null {

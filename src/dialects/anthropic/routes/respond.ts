@@ -1,18 +1,18 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
-import { chunksOfCompletion } from '../dialects/anthropic/completion-chunks.js';
-import { anthropicMessage, type ReplyContext } from '../dialects/anthropic/response.js';
-import type { AnthropicStreamEvent } from '../dialects/anthropic/shapes.js';
-import { anthropicNative, nativeFrames, nativeMessageJson } from '../dialects/anthropic/native.js';
-import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../dialects/anthropic/stream.js';
-import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
-import type { GatewayError} from '../core/errors.js';
-import { toGatewayError } from '../core/errors.js';
-import type { RequestContext } from '../core/context.js';
-import type { Log } from '../log.js';
-import { renderAnthropicError } from './anthropic-errors.js';
-import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
-import { gatewayError } from '../core/errors.js';
+import { chunksOfCompletion } from '../completion-chunks.js';
+import { anthropicMessage, type ReplyContext } from '../response.js';
+import type { AnthropicStreamEvent } from '../shapes.js';
+import { anthropicNative, nativeFrames, nativeMessageJson } from '../native.js';
+import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../stream.js';
+import type { ChatCompletion, ResponseEvent } from '../../../core/canonical.js';
+import type { GatewayError} from '../../../core/errors.js';
+import { toGatewayError } from '../../../core/errors.js';
+import type { RequestContext } from '../../../core/context.js';
+import type { Log } from '../../../log.js';
+import { renderAnthropicError } from './errors.js';
+import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { gatewayError } from '../../../core/errors.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, 'request-id': ctx.id, ...ctx.responseHeaders };

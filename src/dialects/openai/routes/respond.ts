@@ -1,14 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
-import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../dialects/openai/stream-usage.js';
-import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../core/canonical.js';
-import type { GatewayError} from '../core/errors.js';
-import { toGatewayError } from '../core/errors.js';
-import type { RequestContext } from '../core/context.js';
-import type { Log } from '../log.js';
-import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from './answer-stream.js';
-import { openAIErrorBody, renderOpenAIError } from './render-error.js';
-import { gatewayError } from '../core/errors.js';
+import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../stream-usage.js';
+import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../../../core/canonical.js';
+import type { GatewayError} from '../../../core/errors.js';
+import { toGatewayError } from '../../../core/errors.js';
+import type { RequestContext } from '../../../core/context.js';
+import type { Log } from '../../../log.js';
+import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { openAIErrorBody, renderOpenAIError } from '../../../http/render-error.js';
+import { gatewayError } from '../../../core/errors.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, ...ctx.responseHeaders };

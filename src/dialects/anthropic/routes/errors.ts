@@ -1,6 +1,6 @@
-import { anthropicErrorBody } from '../dialects/anthropic/error-shape.js';
-import type { GatewayError } from '../core/errors.js';
-import type { RenderedError } from './render-error.js';
+import { anthropicErrorBody } from '../error-shape.js';
+import type { GatewayError } from '../../../core/errors.js';
+import type { RenderedError } from '../../../http/render-error.js';
 
 /**
  * A GatewayError in Anthropic's shape, with the headers Anthropic clients read: `request-id` (the SDKs expose
