@@ -29,7 +29,7 @@ import { restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
 import { ConfigError, isSecretReference, referenceRefusedMessage, type Env } from './secret-ref.js';
 import type { Actor, AuditEntry, ProviderKeyView, ProviderView, RouteView } from './views.js';
 import type { ConfigSource } from '../core/config.js';
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 import { vendorById } from '../providers/registry.js';
 import { gatewayError } from '../core/errors.js';
 

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 import { vendorById } from '../providers/registry.js';
 import { providerView, routeView, settingsView } from './present.js';
 import type { RuntimeConfig } from '../core/config.js';

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ConfigService } from './config-service.js';
 import { parse as parseYaml } from 'yaml';
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 import { parseConfigText } from './load-file.js';
 import type { Log } from '../log.js';
 

@@ -1,7 +1,7 @@
 import type { CompletionUsage } from '../core/canonical.js';
 import type { RequestContext } from '../core/context.js';
 import { tokenUsageFromOpenAI, type TokenUsage } from '../core/usage.js';
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 import { requestedMaxOutput } from './request-numbers.js';
 import { promptTokensOf } from './prompt-tokens.js';
 import { TokenCounter } from '../tokens/tokenizer.js';

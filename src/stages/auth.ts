@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { throwError } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
 import { anonymousRule, checkVirtualKey } from '../governance/key-check.js';
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 import type { Settings } from '../core/config.js';
 import type { RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';

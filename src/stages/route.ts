@@ -12,7 +12,7 @@ import { BUS, GOVERNANCE, HEALTH } from '../services.js';
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import { routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 
 function usedPercent(spend: number, budget: number | null): number | null {
   if (budget === null) return null;

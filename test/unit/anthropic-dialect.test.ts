@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeConfig } from '../../src/core/config.js';
 import { chunksOfCompletion } from '../../src/dialects/anthropic/completion-chunks.js';
-import { anthropicErrorBody, anthropicErrorType } from '../../src/dialects/anthropic/error-shape.js';
+import { anthropicErrorBody } from '../../src/dialects/anthropic/error-shape.js';
+import { anthropicErrorType } from '../../src/wire/anthropic/errors.js';
 import { canonicalModelName, keepsAnthropicFields } from '../../src/dialects/anthropic/model-name.js';
 import { readMessagesRequest } from '../../src/dialects/anthropic/parse-request.js';
 import { canonicalRequest } from '../../src/dialects/anthropic/request.js';
 import { anthropicMessage } from '../../src/dialects/anthropic/response.js';
 import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../../src/dialects/anthropic/stream.js';
-import { effortFor } from '../../src/dialects/anthropic/thinking.js';
+import { effortFor } from '../../src/wire/anthropic/thinking-budgets.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../../src/core/canonical.js';
 import { GatewayError } from '../../src/core/errors.js';
 import { renderAnthropicError } from '../../src/dialects/anthropic/routes/errors.js';

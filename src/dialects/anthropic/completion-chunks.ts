@@ -1,5 +1,5 @@
 import type { ChatCompletion, ChatCompletionChunk } from '../../core/canonical.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 
 /**
  * A whole completion as the chunks a stream of it would have had, for a streaming client whose answer came

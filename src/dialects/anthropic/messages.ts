@@ -1,8 +1,8 @@
 import type { ChatMessage } from '../../core/canonical.js';
 import { cannotTranslate, plainText, textPart, toolCall, toolMessage, userPart, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
-import { type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
+import { type Json } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 
 function blocksOf(content: unknown, where: string): Json[] {

@@ -1,5 +1,5 @@
 import type { NativeAnswer, NativeStreamEvent } from '../../core/canonical.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import type { ReplyContext } from './response.js';
 
 /** Whether an answer event carries an Anthropic upstream's own answer (native pass-through). */

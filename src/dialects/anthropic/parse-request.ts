@@ -1,7 +1,7 @@
 import { modelNameProblem, quotedModelName } from '../model-name-check.js';
 import { invalidRequest } from './errors.js';
-import { type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
+import { type Json } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
 
 /** A Messages (or count_tokens) request body after the checks the gateway itself depends on. */
 export interface MessagesRequest extends Json {

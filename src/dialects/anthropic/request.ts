@@ -3,7 +3,7 @@ import type { DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
 import { canonicalMessages } from './messages.js';
 import type { MessagesRequest } from './parse-request.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { canonicalThinking } from './thinking.js';
 import { canonicalToolChoice, canonicalTools } from './tools.js';
 

@@ -1,9 +1,9 @@
 import type { ChatCompletion } from '../../core/canonical.js';
 import { messageId, toolUseId } from './ids.js';
-import { type AnthropicMessageOut, type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
-import { matchedStopSequence, stopReasonOf } from './stop-reason.js';
-import { anthropicUsage } from './usage.js';
+import { type AnthropicMessageOut, type Json } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
+import { matchedStopSequence, stopReasonOf } from '../../wire/anthropic/stop-reasons.js';
+import { anthropicUsage } from '../../wire/anthropic/usage.js';
 
 /** What the reply needs from the request: the model name the client sent and its stop sequences. */
 export interface ReplyContext {

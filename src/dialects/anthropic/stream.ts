@@ -3,10 +3,10 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import { anthropicErrorBody } from './error-shape.js';
 import { messageId, toolUseId } from './ids.js';
 import type { ReplyContext } from './response.js';
-import { type AnthropicStreamEvent, type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
-import { matchedStopSequence, stopReasonOf } from './stop-reason.js';
-import { anthropicUsage } from './usage.js';
+import { type AnthropicStreamEvent, type Json } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
+import { matchedStopSequence, stopReasonOf } from '../../wire/anthropic/stop-reasons.js';
+import { anthropicUsage } from '../../wire/anthropic/usage.js';
 
 type BlockKind = 'text' | 'thinking' | 'tool_use';
 

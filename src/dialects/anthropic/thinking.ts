@@ -1,17 +1,7 @@
 import { invalidRequest } from './errors.js';
-import { type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
-
-/**
- * OpenAI's reasoning_effort for an Anthropic thinking budget, so providers without Anthropic's `thinking`
- * field still reason. The cut points are the budgets the Anthropic adapter gives each effort (low 1,024,
- * medium 2,048, high 4,096), so a budget and its effort map onto each other both ways.
- */
-export function effortFor(budget: number): 'low' | 'medium' | 'high' {
-  if (budget >= 4096) return 'high';
-  if (budget >= 2048) return 'medium';
-  return 'low';
-}
+import { type Json } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
+import { effortFor } from '../../wire/anthropic/thinking-budgets.js';
 
 export interface ThinkingFields {
   thinking?: Json;

@@ -1,7 +1,7 @@
 import { cannotTranslate, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
-import { type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
+import { type Json } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 
 /**

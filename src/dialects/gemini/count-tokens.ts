@@ -2,7 +2,7 @@ import { countPromptTokens } from '../../tokens/tokenizer.js';
 import { invalidArgument } from './errors.js';
 import { canonicalMessages, canonicalTools } from './request.js';
 import { field } from './shapes.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 
 /**
  * `models.countTokens` for a body of `contents`, or of a whole `generateContentRequest` (with its system

@@ -1,7 +1,7 @@
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { invalidArgument } from './errors.js';
 import { field, type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 
 /**
  * Gemini's embedContent / batchEmbedContents → the canonical (OpenAI) embeddings request, and the answer back.

@@ -1,6 +1,6 @@
 import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 
 /** What the reply needs besides the completion. */
 export interface GeminiReplyContext {

@@ -1,4 +1,4 @@
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 
 /**
  * A Gemini `Schema` (OpenAPI 3.0 subset with upper-case types: `{type: 'OBJECT', nullable: true}`) as the JSON

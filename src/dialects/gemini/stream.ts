@@ -3,7 +3,7 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import { googleErrorBody } from './errors.js';
 import { functionCallPart, geminiFinishReason, geminiResponseId, geminiUsageMetadata, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
 import { type Json } from './shapes.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 
 /** One event as Gemini's `alt=sse` framing writes it. */
 export function sseFrame(event: Json): string {

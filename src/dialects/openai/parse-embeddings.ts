@@ -1,5 +1,5 @@
 import type { EmbeddingsRequest } from '../../core/canonical.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { modelNameError } from '../model-name-check.js';
 import { gatewayError } from '../../core/errors.js';
 

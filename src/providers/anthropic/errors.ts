@@ -1,41 +1,8 @@
 import { GatewayError } from '../../core/errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody } from '../upstream-error.js';
-import { isRecord } from '../../is-record.js';
+import { anthropicError, gatewayTypeOf } from '../../wire/anthropic/errors.js';
 
 type Headers = Record<string, string | string[] | undefined>;
-
-/** Anthropic's error types as the gateway's; the Anthropic type itself stays as the error code. */
-const TYPES: Record<string, string> = {
-  invalid_request_error: 'invalid_request_error',
-  request_too_large: 'invalid_request_error',
-  authentication_error: 'authentication_error',
-  permission_error: 'permission_error',
-  not_found_error: 'not_found_error',
-  rate_limit_error: 'rate_limit_error',
-  billing_error: 'insufficient_quota',
-  timeout_error: 'timeout_error',
-  api_error: 'upstream_error',
-  overloaded_error: 'upstream_error',
-};
-
-interface AnthropicError {
-  type: string;
-  message: string;
-}
-
-/** The `error` object of Anthropic's `{"type":"error","error":{"type","message"}}`, when the text is one. */
-function anthropicError(text: string): AnthropicError | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (!isRecord(parsed) || !isRecord(parsed.error)) return null;
-  const { type, message } = parsed.error;
-  if (typeof type !== 'string' || typeof message !== 'string') return null;
-  return { type, message };
-}
 
 /**
  * An error answer from Anthropic. Bodies that are not Anthropic's shape (a proxy's HTML 413, a load balancer's
@@ -46,7 +13,7 @@ export function errorFromResponse(provider: string, status: number, headers: Hea
   if (!error) return upstreamErrorFromBody(provider, status, headers, bodyText);
   return new GatewayError({
     status,
-    type: TYPES[error.type] ?? error.type,
+    type: gatewayTypeOf(error.type),
     code: error.type,
     message: error.message,
     retryable: isRetryableStatus(status),

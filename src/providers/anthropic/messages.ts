@@ -1,8 +1,8 @@
 import type { ChatMessage } from '../../core/canonical.js';
 import type { GatewayError } from '../../core/errors.js';
 import { contentBlocks } from './content.js';
-import { type AnthropicBlock, type AnthropicMessage } from './shapes.js';
-import { isRecord } from '../../is-record.js';
+import { type AnthropicBlock, type AnthropicMessage } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 

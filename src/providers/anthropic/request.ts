@@ -1,6 +1,6 @@
 import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { conversationOf } from './messages.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { fitBudget, thinkingOf } from './thinking.js';
 import { toolChoiceOf, toolsOf } from './tools.js';
 import { gatewayError } from '../../core/errors.js';

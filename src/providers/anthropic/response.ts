@@ -1,9 +1,9 @@
 import type { ChatCompletion } from '../../core/canonical.js';
 import { invalidUpstream } from './errors.js';
-import { finishReasonOf } from './finish.js';
-import { type AnthropicMessageResponse } from './shapes.js';
-import { isRecord } from '../../is-record.js';
-import { canonicalUsage } from './usage.js';
+import { finishReasonOf } from '../../wire/anthropic/stop-reasons.js';
+import { type AnthropicMessageResponse } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
+import { canonicalUsage } from '../../wire/anthropic/usage.js';
 
 function isMessage(body: unknown): body is AnthropicMessageResponse {
   return isRecord(body) && body.type === 'message' && Array.isArray(body.content);

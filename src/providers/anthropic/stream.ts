@@ -3,10 +3,10 @@ import type { ChatCompletionChunk, ChatCompletionRequest, NativeStreamEvent } fr
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstream, streamError } from './errors.js';
-import { finishReasonOf } from './finish.js';
-import { type AnthropicUsage } from './shapes.js';
-import { isRecord } from '../../is-record.js';
-import { canonicalUsage } from './usage.js';
+import { finishReasonOf } from '../../wire/anthropic/stop-reasons.js';
+import { type AnthropicUsage } from '../../wire/anthropic/shapes.js';
+import { isRecord } from '../../core/is-record.js';
+import { canonicalUsage } from '../../wire/anthropic/usage.js';
 
 type Delta = Record<string, unknown>;
 

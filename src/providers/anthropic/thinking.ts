@@ -1,10 +1,8 @@
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
+import { budgetFor, MIN_BUDGET } from '../../wire/anthropic/thinking-budgets.js';
 
-/** Thinking budgets for OpenAI's reasoning_effort levels; 1,024 is the smallest budget Anthropic accepts. */
-const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 2048, high: 4096 };
-const MIN_BUDGET = 1024;
 
 /**
  * Anthropic's `thinking` config for a request: an Anthropic-shaped `thinking` field passes through as given,
@@ -19,7 +17,7 @@ export function thinkingOf(request: Record<string, unknown>): Record<string, unk
   const effort = request.reasoning_effort;
   if (effort === undefined || effort === null) return undefined;
   if (effort === 'none') return { type: 'disabled' };
-  const budget = typeof effort === 'string' ? EFFORT_BUDGETS[effort] : undefined;
+  const budget = budgetFor(effort);
   if (budget === undefined) throw gatewayError('invalid_request', `anthropic: unknown reasoning_effort '${quoteInput(String(effort))}'.`, { param: 'reasoning_effort' });
   return { type: 'enabled', budget_tokens: budget };
 }

@@ -1,5 +1,5 @@
 import type { GatewayError } from '../../core/errors.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
 function invalid(message: string, param: string): GatewayError {

@@ -2,7 +2,7 @@ import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical
 import type { GatewayError } from '../../core/errors.js';
 import { countTextTokens } from '../../tokens/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 

@@ -1,6 +1,6 @@
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
-import { isRecord } from '../../is-record.js';
-import { tokenCount as tokens, usageWithCacheParts } from '../usage-parts.js';
+import { isRecord } from '../../core/is-record.js';
+import { tokenCount as tokens, usageWithCacheParts } from '../../core/usage.js';
 import { gatewayError } from '../../core/errors.js';
 
 

@@ -5,7 +5,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { streamException } from './errors.js';
 import { completionId, finishReason, usageFromConverse } from './response.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);

@@ -2,7 +2,7 @@ import type { GatewayError } from '../../core/errors.js';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { cohereUsage } from './response.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
 /** Cohere v2 answers -> OpenAI chat.completion: content, tool calls, finish reason and usage. */

@@ -5,7 +5,7 @@ import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { cohereStreamError } from './errors.js';
 import { cohereUsage, finishReason } from './response.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
 /**

@@ -3,7 +3,7 @@ import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical
 import { countTextTokens } from '../../tokens/tokenizer.js';
 import { encodeEmbedding } from '../embedding-encoding.js';
 import { modelPath, modelUrlPath } from './url.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
 /**

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../core/errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody, noMessage } from '../upstream-error.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 

@@ -2,7 +2,7 @@ import type { ChatCompletion } from '../../core/canonical.js';
 import { finishReasonFromGemini } from './finish.js';
 import { completionId, toolCallId } from './ids.js';
 import { usageFromGemini } from './usage.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
 export interface OpenAIToolCall {

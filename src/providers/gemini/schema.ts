@@ -1,4 +1,4 @@
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 
 /**
  * Gemini's `parameters` / `responseSchema` take an OpenAPI 3.0 subset, not JSON Schema: unknown keys such as

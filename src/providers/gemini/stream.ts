@@ -6,7 +6,7 @@ import { finishReasonFromGemini } from './finish.js';
 import { completionId } from './ids.js';
 import { blockedPrompt, toolCallFromPart } from './response.js';
 import { usageFromGemini } from './usage.js';
-import { isRecord } from '../../is-record.js';
+import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
 interface CandidateState {

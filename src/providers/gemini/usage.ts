@@ -1,5 +1,5 @@
 import type { CompletionUsage } from '../../core/canonical.js';
-import { tokenCount as count } from '../usage-parts.js';
+import { tokenCount as count } from '../../core/usage.js';
 
 function modalityCount(details: unknown, modality: string): number {
   if (!Array.isArray(details)) return 0;

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
 import { chunksOfCompletion } from '../completion-chunks.js';
 import { anthropicMessage, type ReplyContext } from '../response.js';
-import type { AnthropicStreamEvent } from '../shapes.js';
+import type { AnthropicStreamEvent } from '../../../wire/anthropic/shapes.js';
 import { anthropicNative, nativeFrames, nativeMessageJson } from '../native.js';
 import { AnthropicStreamRenderer, errorEvent, sseFrame } from '../stream.js';
 import type { ChatCompletion, ResponseEvent } from '../../../core/canonical.js';

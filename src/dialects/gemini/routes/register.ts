@@ -3,7 +3,7 @@ import { estimateGeminiTokens } from '../count-tokens.js';
 import { canonicalEmbeddingsRequest, readEmbedRequests } from '../embeddings.js';
 import { canonicalGeminiModel, keepsGeminiFields, parseModelPath } from '../model-name.js';
 import { canonicalGenerateRequest, readGenerateRequest } from '../request.js';
-import { isRecord } from '../../../is-record.js';
+import { isRecord } from '../../../core/is-record.js';
 import { takeRequestFallbacks } from '../../openai/parse-request.js';
 import type { ChatCompletionRequest } from '../../../core/canonical.js';
 import { GatewayError } from '../../../core/errors.js';

@@ -1,5 +1,23 @@
 import type { StopReason } from './shapes.js';
 
+/** Anthropic's stop_reason and OpenAI's finish_reason, both ways, side by side so the two stay each other's inverse. */
+
+/** Anthropic's stop_reason as OpenAI's finish_reason. */
+export function finishReasonOf(stopReason: unknown): string {
+  switch (stopReason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default:
+      // end_turn, stop_sequence, and pause_turn (a server tool paused a long turn; the answer so far is whole).
+      return 'stop';
+  }
+}
+
 /**
  * The stop sequence that ended an answer, when the canonical choice tells: vLLM-style servers name it in the
  * choice's `stop_reason`, and a `stop_sequence` field is read too. OpenAI's own shape only says `stop`, which

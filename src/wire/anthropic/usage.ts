@@ -1,6 +1,16 @@
-import { tokenUsageFromOpenAI } from '../../core/usage.js';
 import type { CompletionUsage } from '../../core/canonical.js';
-import type { AnthropicUsageOut } from './shapes.js';
+import { tokenCount as tokens, tokenUsageFromOpenAI, usageWithCacheParts } from '../../core/usage.js';
+import type { AnthropicUsage, AnthropicUsageOut } from './shapes.js';
+
+/** Anthropic's usage and the canonical one, both ways. */
+
+/**
+ * Anthropic's usage in the canonical shape (see tokenUsageFromOpenAI). Anthropic's input_tokens leaves the
+ * cache out, so the prompt total adds cache reads and writes back; the parts go to prompt_tokens_details.
+ */
+export function canonicalUsage(usage: AnthropicUsage): CompletionUsage {
+  return usageWithCacheParts(tokens(usage.input_tokens), tokens(usage.cache_read_input_tokens), tokens(usage.cache_creation_input_tokens), tokens(usage.output_tokens));
+}
 
 /**
  * Canonical usage in Anthropic's terms. The canonical prompt total includes cache reads and writes, while
