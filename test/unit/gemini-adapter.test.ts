@@ -7,7 +7,7 @@ import { GatewayError } from '../../src/core/errors.js';
 import { costOf } from '../../src/catalog/prices.js';
 import { tokenUsageFromOpenAI } from '../../src/core/usage.js';
 import { geminiAdapter } from '../../src/providers/gemini/index.js';
-import { toGeminiSchema } from '../../src/providers/gemini/schema.js';
+import { toGeminiSchema } from '../../src/wire/gemini/schema.js';
 import { adapterFor, vendorById } from '../../src/providers/registry.js';
 import { countTextTokens } from '../../src/tokens/tokenizer.js';
 import { embeddingFor, validateGeminiEmbedRequest, validateGeminiRequest } from '../upstream/gemini-upstream.js';

@@ -1,7 +1,7 @@
 import { countPromptTokens } from '../../tokens/tokenizer.js';
 import { invalidArgument } from './errors.js';
 import { canonicalMessages, canonicalTools } from './request.js';
-import { field } from './shapes.js';
+import { field } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { invalidArgument } from './errors.js';
-import { field, type Json } from './shapes.js';
+import { field, type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { invalidArgument } from './errors.js';
-import { fromGeminiSchema } from './schema.js';
-import { field, type Json } from './shapes.js';
+import { fromGeminiSchema } from '../../wire/gemini/schema.js';
+import { field, type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 

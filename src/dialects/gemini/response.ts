@@ -1,5 +1,7 @@
-import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
-import { type Json } from './shapes.js';
+import type { ChatCompletion } from '../../core/canonical.js';
+import { type Json } from '../../wire/gemini/shapes.js';
+import { geminiFinishReason } from '../../wire/gemini/finish-reasons.js';
+import { geminiUsageMetadata } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
 
 /** What the reply needs besides the completion. */
@@ -8,39 +10,6 @@ export interface GeminiReplyContext {
   model: string;
   /** Whether reasoning goes back as `thought: true` parts (`thinkingConfig.includeThoughts`). */
   includeThoughts: boolean;
-}
-
-/**
- * OpenAI's finish_reason → Gemini's finishReason. Gemini ends a function-calling turn with STOP (the call is in
- * the parts), a length cut with MAX_TOKENS and a filtered answer with SAFETY. The inverse of finishReasonFromGemini.
- */
-export function geminiFinishReason(reason: unknown): string {
-  if (reason === 'length') return 'MAX_TOKENS';
-  if (reason === 'content_filter') return 'SAFETY';
-  return 'STOP';
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
-}
-
-/**
- * Canonical usage → Gemini's usageMetadata, the inverse of usageFromGemini: thinking tokens are a part of
- * completion_tokens canonically and their own thoughtsTokenCount in Gemini; cached tokens are a part of the
- * prompt in both.
- */
-export function geminiUsageMetadata(usage: CompletionUsage | null | undefined): Json | undefined {
-  if (!usage) return undefined;
-  const details = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
-  const promptDetails = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
-  const thoughts = count(details.reasoning_tokens);
-  const cached = count(promptDetails.cached_tokens);
-  const prompt = count(usage.prompt_tokens);
-  const completion = count(usage.completion_tokens);
-  const out: Json = { promptTokenCount: prompt, candidatesTokenCount: Math.max(0, completion - thoughts), totalTokenCount: count(usage.total_tokens) || prompt + completion };
-  if (cached > 0) out.cachedContentTokenCount = cached;
-  if (thoughts > 0) out.thoughtsTokenCount = thoughts;
-  return out;
 }
 
 /** The upstream's response id when the completion id wraps one (`chatcmpl-<responseId>`, as the Gemini adapter makes them). */

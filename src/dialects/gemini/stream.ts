@@ -1,8 +1,10 @@
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { googleErrorBody } from './errors.js';
-import { functionCallPart, geminiFinishReason, geminiResponseId, geminiUsageMetadata, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
-import { type Json } from './shapes.js';
+import { functionCallPart, geminiResponseId, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
+import { geminiFinishReason } from '../../wire/gemini/finish-reasons.js';
+import { geminiUsageMetadata } from '../../wire/gemini/usage.js';
+import { type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
 
 /** One event as Gemini's `alt=sse` framing writes it. */

@@ -1,48 +1,8 @@
 import { GatewayError } from '../../core/errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody, noMessage } from '../upstream-error.js';
-import { isRecord } from '../../core/is-record.js';
+import { gatewayTypeOf, readGoogleError, type GoogleError } from '../../wire/gemini/errors.js';
 
 type Headers = Record<string, string | string[] | undefined>;
-
-/** google.rpc.Code names → OpenAI-ish error types. */
-const TYPES: Record<string, string> = {
-  INVALID_ARGUMENT: 'invalid_request_error',
-  FAILED_PRECONDITION: 'invalid_request_error',
-  OUT_OF_RANGE: 'invalid_request_error',
-  UNAUTHENTICATED: 'authentication_error',
-  PERMISSION_DENIED: 'permission_error',
-  NOT_FOUND: 'not_found_error',
-  RESOURCE_EXHAUSTED: 'rate_limit_error',
-  INTERNAL: 'upstream_error',
-  UNAVAILABLE: 'upstream_error',
-  DEADLINE_EXCEEDED: 'upstream_error',
-};
-
-function typeForStatus(status: number): string {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 429) return 'rate_limit_error';
-  return status >= 500 ? 'upstream_error' : 'invalid_request_error';
-}
-
-/** A Google error status (`{"error":{code,message,status,details}}`), also when sent as a one-element array. */
-export interface GoogleError {
-  message: string | null;
-  status: string | null;
-  details: Record<string, unknown>[];
-}
-
-export function readGoogleError(body: unknown): GoogleError | null {
-  const root = Array.isArray(body) ? body[0] : body;
-  if (!isRecord(root) || !isRecord(root.error)) return null;
-  const err = root.error;
-  return {
-    message: typeof err.message === 'string' && err.message !== '' ? err.message : null,
-    status: typeof err.status === 'string' ? err.status : null,
-    details: Array.isArray(err.details) ? err.details.filter(isRecord) : [],
-  };
-}
 
 function detail(error: GoogleError, type: string): Record<string, unknown> | undefined {
   return error.details.find((d) => typeof d['@type'] === 'string' && d['@type'].endsWith(`/google.rpc.${type}`));
@@ -77,7 +37,7 @@ export function geminiError(provider: string, status: number, headers: Headers, 
   }
   return new GatewayError({
     status,
-    type: (error.status ? TYPES[error.status] : undefined) ?? typeForStatus(status),
+    type: gatewayTypeOf(error.status, status),
     code: error.status,
     message,
     retryable: isRetryableStatus(status),

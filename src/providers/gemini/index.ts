@@ -9,8 +9,8 @@ export { toGeminiRequest, toGeminiContents } from './request.js';
 export { completionFromGemini } from './response.js';
 export { createGeminiStreamDecoder } from './stream.js';
 export { geminiError, geminiStreamError } from './errors.js';
-export { usageFromGemini } from './usage.js';
-export { toGeminiSchema } from './schema.js';
+export { usageFromGemini } from '../../wire/gemini/usage.js';
+export { toGeminiSchema } from '../../wire/gemini/schema.js';
 
 /** The `gemini` wire format and its vendor row (shape of registry.ts's ProviderFamily). */
 export const geminiFamily: { adapter: ProviderAdapter; vendors: VendorDefinition[] } = { adapter: geminiAdapter, vendors: geminiVendors };

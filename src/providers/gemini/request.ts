@@ -1,7 +1,7 @@
 import { isNumberValue } from '../../exact-numbers.js';
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
-import { toGeminiSchema } from './schema.js';
+import { toGeminiSchema } from '../../wire/gemini/schema.js';
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';

@@ -1,7 +1,7 @@
 import type { ChatCompletion } from '../../core/canonical.js';
-import { finishReasonFromGemini } from './finish.js';
+import { finishReasonFromGemini } from '../../wire/gemini/finish-reasons.js';
 import { completionId, toolCallId } from './ids.js';
-import { usageFromGemini } from './usage.js';
+import { usageFromGemini } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 

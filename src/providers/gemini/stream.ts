@@ -2,10 +2,10 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { geminiStreamError } from './errors.js';
-import { finishReasonFromGemini } from './finish.js';
+import { finishReasonFromGemini } from '../../wire/gemini/finish-reasons.js';
 import { completionId } from './ids.js';
 import { blockedPrompt, toolCallFromPart } from './response.js';
-import { usageFromGemini } from './usage.js';
+import { usageFromGemini } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 

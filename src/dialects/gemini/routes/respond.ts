@@ -3,7 +3,7 @@ import type { Observable } from 'rxjs';
 import { geminiEmbeddingsResponse } from '../embeddings.js';
 import { googleErrorBody } from '../errors.js';
 import { generateContentResponse, type GeminiReplyContext } from '../response.js';
-import type { Json } from '../shapes.js';
+import type { Json } from '../../../wire/gemini/shapes.js';
 import { errorEvent, GeminiStreamRenderer, sseFrame } from '../stream.js';
 import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../../../core/canonical.js';
 import type { GatewayError} from '../../../core/errors.js';

@@ -1,5 +1,9 @@
 import type { CompletionUsage } from '../../core/canonical.js';
+import { isRecord } from '../../core/is-record.js';
 import { tokenCount as count } from '../../core/usage.js';
+import type { Json } from './shapes.js';
+
+/** Gemini's usageMetadata and the canonical usage, both ways. */
 
 function modalityCount(details: unknown, modality: string): number {
   if (!Array.isArray(details)) return 0;
@@ -31,4 +35,23 @@ export function usageFromGemini(metadata: unknown): CompletionUsage | null {
     completion_tokens_details: { reasoning_tokens: thoughts },
   };
   return usage;
+}
+
+/**
+ * Canonical usage → Gemini's usageMetadata, the inverse of usageFromGemini: thinking tokens are a part of
+ * completion_tokens canonically and their own thoughtsTokenCount in Gemini; cached tokens are a part of the
+ * prompt in both.
+ */
+export function geminiUsageMetadata(usage: CompletionUsage | null | undefined): Json | undefined {
+  if (!usage) return undefined;
+  const details = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
+  const promptDetails = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
+  const thoughts = count(details.reasoning_tokens);
+  const cached = count(promptDetails.cached_tokens);
+  const prompt = count(usage.prompt_tokens);
+  const completion = count(usage.completion_tokens);
+  const out: Json = { promptTokenCount: prompt, candidatesTokenCount: Math.max(0, completion - thoughts), totalTokenCount: count(usage.total_tokens) || prompt + completion };
+  if (cached > 0) out.cachedContentTokenCount = cached;
+  if (thoughts > 0) out.thoughtsTokenCount = thoughts;
+  return out;
 }

@@ -1,0 +1,21 @@
+/** Gemini's finishReason and OpenAI's finish_reason, both ways, side by side so each stays the other's inverse. */
+
+const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
+
+/** Gemini's finishReason → OpenAI's; a candidate that called a function finished for tool_calls. */
+export function finishReasonFromGemini(reason: unknown, calledFunction: boolean): string {
+  if (calledFunction) return 'tool_calls';
+  if (reason === 'MAX_TOKENS') return 'length';
+  if (typeof reason === 'string' && FILTERED.has(reason)) return 'content_filter';
+  return 'stop';
+}
+
+/**
+ * OpenAI's finish_reason → Gemini's finishReason. Gemini ends a function-calling turn with STOP (the call is in
+ * the parts), a length cut with MAX_TOKENS and a filtered answer with SAFETY. The inverse of finishReasonFromGemini.
+ */
+export function geminiFinishReason(reason: unknown): string {
+  if (reason === 'length') return 'MAX_TOKENS';
+  if (reason === 'content_filter') return 'SAFETY';
+  return 'STOP';
+}
