@@ -170,6 +170,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     throw err;
   }
   configService.setPreparer(prepare);
+  // GET /api/config/schema folds in the options schemas of the plugins the running config loaded.
+  configService.setPluginSchemas((config) => plugins.optionSchemas(config));
   const configSubscription = configService.changes.subscribe((current) => void retireSuperseded(current));
 
   const adminKey = env.TOLLGATE_ADMIN_KEY || null;

@@ -6,7 +6,7 @@ import type { GatewayError } from '../core/errors.js';
 import type { AuditLog } from '../store/audit-log.js';
 import type { ConfigRepo } from '../store/config-repo.js';
 import type { Log } from '../log.js';
-import { configJsonSchema } from './json-schema.js';
+import { configJsonSchema, type PluginOptionsSchema } from './json-schema.js';
 import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
 import { applyMergePatch } from './merge-patch.js';
 import { mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
@@ -209,9 +209,17 @@ export class ConfigService {
     return maskDocument(this.layers.api);
   }
 
+  /** The JSON Schema of the config document, with the options schemas of the plugins the running config loaded. */
   jsonSchema(): object {
-    return configJsonSchema();
+    return configJsonSchema(this.pluginSchemas(this.current()));
   }
+
+  /** Where the options schemas of loaded plugins come from (the gateway's plugin host). */
+  setPluginSchemas(source: (config: RuntimeConfig) => readonly PluginOptionsSchema[]): void {
+    this.pluginSchemas = source;
+  }
+
+  private pluginSchemas: (config: RuntimeConfig) => readonly PluginOptionsSchema[] = () => [];
 
   // ---- whole document -------------------------------------------------------------------------------
 

@@ -61,6 +61,7 @@ export function routeView(route: RouteRuntime): RouteView {
     targets: route.targets.map((t) => ({ ...t })),
     fallbacks: [...route.fallbacks],
     ...(route.price ? { price: { ...route.price } } : {}),
+    ...(route.plugins.length > 0 ? { plugins: [...route.plugins] } : {}),
     ...structuredClone(route.policyConfig),
     source: route.source,
   };

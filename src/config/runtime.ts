@@ -7,7 +7,7 @@ import { DEFAULTS } from './defaults.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
-import type { ConfigSource, ConfigWarning, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
+import type { ConfigSource, ConfigWarning, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
 export interface ConfigLayers {
@@ -231,6 +231,7 @@ function resolveRoute(
     targets: route.targets.map((target) => ({ model: target.model, weight: target.weight ?? 1 })),
     fallbacks: [...route.fallbacks],
     price: route.price ?? null,
+    plugins: [...(route.plugins ?? [])],
     policy: resolveRoutingPolicy(settings.routing, route),
     policyConfig: {
       ...(route.retry ? { retry: route.retry } : {}),
@@ -240,6 +241,20 @@ function resolveRoute(
     },
     source,
   };
+}
+
+/** A route may list only plugins the config has with `apply: listed` (one that applies to all needs no listing). */
+function checkRoutePlugins(routes: ReadonlyMap<string, RouteRuntime>, plugins: readonly PluginEntryConfig[]): void {
+  const listed = new Set(plugins.filter((entry) => entry.apply === 'listed').map((entry) => entry.name));
+  for (const route of routes.values()) {
+    route.plugins.forEach((name, i) => {
+      if (listed.has(name)) return;
+      const known = plugins.some((entry) => entry.name === name);
+      throw new ConfigError(
+        `routes.${route.name}.plugins.${i}: "${name}" ${known ? 'applies to every request; give it apply: listed to turn it on per route' : 'is not a configured plugin'}`,
+      );
+    });
+  }
 }
 
 function checkRoutingRules(rules: readonly RoutingRuleConfig[], providers: ReadonlyMap<string, ProviderRuntime>, routeNames: Set<string>): void {
@@ -313,5 +328,6 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   const routingRules = layers.api.routing_rules ?? layers.file.routing_rules ?? [];
   checkRoutingRules(routingRules, providers, routeNames);
   const plugins = layers.api.plugins ?? layers.file.plugins ?? [];
+  checkRoutePlugins(routes, plugins);
   return { version, settings, providers, routes, routingRules, plugins, warnings: routeWarnings(routes, providers) };
 }

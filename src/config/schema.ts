@@ -146,6 +146,11 @@ export const routeSchema = z.strictObject({
     .default([])
     .describe('Tried in order when the picked target fails: `<provider>/<model>` names or other route names.'),
   price: priceSchema.optional().describe('Price of requests made through this route when the catalogue does not know the model.'),
+  plugins: z
+    .array(z.string().min(1).max(64))
+    .max(64)
+    .optional()
+    .describe('Plugins (configured with `apply: listed`) that run for requests this route serves, besides those that apply to all.'),
   ...routingPolicySchema.shape,
 });
 
@@ -264,6 +269,10 @@ export const pluginEntrySchema = z
       .optional()
       .describe('Where the plugin goes: after and/or before a stage (auth, rate-limit, route, spend, call) or another plugin. Default: the plugin\'s own, else just before call.'),
     optional: z.boolean().optional().describe('When the plugin fails or times out, skip it (reported) instead of failing the request.'),
+    apply: z
+      .enum(['all', 'listed'])
+      .optional()
+      .describe('`all` (default): every request; `listed`: only requests whose route, virtual key or team lists the plugin in its `plugins`.'),
     timeout_ms: z
       .number()
       .int()

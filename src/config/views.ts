@@ -52,6 +52,7 @@ export interface RouteView extends Pick<RouteConfig, 'retry' | 'breaker' | 'adap
   targets: RouteTargetView[];
   fallbacks: string[];
   price?: PriceConfig;
+  plugins?: string[];
   source: ConfigSource;
 }
 

@@ -77,6 +77,8 @@ export interface PluginEntryConfig {
   placement?: PluginPlacementConfig | undefined;
   optional?: boolean | undefined;
   timeout_ms?: number | undefined;
+  /** `all` (default) runs for every request; `listed` only where a route, key or team lists the plugin. */
+  apply?: 'all' | 'listed' | undefined;
 }
 
 /** How a request survives failure: retries, breakers, adaptive weights. Resolved once per config version. */
@@ -138,6 +140,8 @@ export interface RouteRuntime {
   policy: RoutingPolicy;
   /** The route's own policy fields as written, for the API view (so what is read can be written back). */
   policyConfig: RoutingPolicyConfig;
+  /** Plugins (applied `listed`) this route turns on for the requests it serves. */
+  plugins: readonly string[];
   source: ConfigSource;
 }
 

@@ -27,6 +27,8 @@ export interface LimitsFields {
   /** Tokens (prompt + completion) per minute; null means unlimited. */
   tokens_per_minute: number | null;
   metadata: Record<string, unknown>;
+  /** Plugins (applied `listed` in the config) turned on for this key's or team's requests; absent in older records. */
+  plugins?: string[];
 }
 
 export interface TeamRecord extends LimitsFields, PeriodUsage {

@@ -38,6 +38,9 @@ const modelRateLimitsSchema = z.record(z.string().min(1, 'must name a model'), z
 
 const teamRefSchema = z.string().min(1, 'must be a team id').nullable();
 
+/** Names of plugins (configured with `apply: listed`) a key or team turns on; checked against the config by the API. */
+const pluginListSchema = z.array(z.string().min(1).max(64)).max(64);
+
 const keyFields = {
   name: nameSchema,
   budget: budgetSchema,
@@ -50,6 +53,7 @@ const keyFields = {
   expires_at: expiresSchema,
   metadata: metadataSchema,
   disabled: z.boolean(),
+  plugins: pluginListSchema,
 };
 
 export const keyCreateSchema = z.strictObject({
@@ -64,6 +68,7 @@ export const keyCreateSchema = z.strictObject({
   expires_at: keyFields.expires_at.default(null),
   metadata: keyFields.metadata.default({}),
   disabled: keyFields.disabled.default(false),
+  plugins: keyFields.plugins.default([]),
 });
 
 export const keyPatchSchema = z.strictObject({
@@ -82,6 +87,7 @@ export const keyPatchSchema = z.strictObject({
   expires_at: keyFields.expires_at.optional(),
   metadata: keyFields.metadata.optional(),
   disabled: keyFields.disabled.optional(),
+  plugins: keyFields.plugins.optional(),
 });
 
 export const teamCreateSchema = z.strictObject({
@@ -91,6 +97,7 @@ export const teamCreateSchema = z.strictObject({
   rate_limit: perMinuteSchema.default(null),
   tokens_per_minute: perMinuteSchema.default(null),
   metadata: metadataSchema.default({}),
+  plugins: pluginListSchema.default([]),
 });
 
 export const teamPatchSchema = z.strictObject({
@@ -100,6 +107,7 @@ export const teamPatchSchema = z.strictObject({
   rate_limit: perMinuteSchema.optional(),
   tokens_per_minute: perMinuteSchema.optional(),
   metadata: metadataSchema.optional(),
+  plugins: pluginListSchema.optional(),
 });
 
 export type KeyCreateInput = z.output<typeof keyCreateSchema>;

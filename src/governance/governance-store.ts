@@ -110,6 +110,7 @@ export class GovernanceStore {
       expires_at: fields.expires_at,
       disabled: fields.disabled,
       metadata: fields.metadata,
+      plugins: fields.plugins,
       total_spend: 0,
       total_requests: 0,
       created_at: stamp,
@@ -213,6 +214,7 @@ export class GovernanceStore {
       rate_limit: fields.rate_limit,
       tokens_per_minute: fields.tokens_per_minute,
       metadata: fields.metadata,
+      plugins: fields.plugins,
       created_at: stamp,
       updated_at: stamp,
     };

@@ -1,5 +1,6 @@
 import type { RuntimeConfig } from '../core/config.js';
 import { ConfigError } from '../config/secret-ref.js';
+import { optionsJsonSchema, type PluginOptionsSchema } from '../config/json-schema.js';
 import type { Log } from '../log.js';
 import { loadPluginModule } from './load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from './placement.js';
@@ -7,6 +8,7 @@ import type { PluginDefinition, ServiceKey } from '../core/plugin.js';
 import type { PipelinePlugins, PluginStage } from './runner.js';
 import type { ServiceRegistry } from '../services.js';
 import type { Stage } from '../core/stage.js';
+import { listedOnly } from './plugin-scope.js';
 
 interface LoadedPlugin {
   definition: PluginDefinition;
@@ -48,6 +50,8 @@ function firstLine(err: unknown): string {
  */
 export class PluginHost {
   private readonly loaded = new Map<string, LoadedPlugin>();
+  /** Each compiled config version's plugin definitions by entry name, for the published options schemas. */
+  private readonly definitions = new WeakMap<RuntimeConfig, ReadonlyMap<string, PluginDefinition>>();
 
   constructor(private readonly deps: PluginHostDeps) {}
 
@@ -62,11 +66,13 @@ export class PluginHost {
     try {
       const stages = new Map<string, PluginStage | null>();
       const placed: PlacedPlugin[] = [];
+      const definitions = new Map<string, PluginDefinition>();
       for (const [index, entry] of config.plugins.entries()) {
         if (this.deps.builtins.includes(entry.name)) {
           throw new ConfigError(`plugins.${index}.name: "${entry.name}" is a built-in stage; give the plugin another name`);
         }
         const definition = await this.acquire(entry, index, keys);
+        definitions.set(entry.name, definition);
         const options = this.parseOptions(definition, entry.options, index);
         const services = this.deps.services.scoped(entry.name, definition.requires ?? []);
         let stage: Stage | null;
@@ -79,6 +85,7 @@ export class PluginHost {
           throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() must return a stage ({ name, run }) or null`);
         }
         if (stage) created.push(stage);
+        if (stage && entry.apply === 'listed') stage = listedOnly(stage);
         stages.set(entry.name, stage ? { stage, guard: { plugin: entry.name, optional: entry.optional ?? false, timeoutMs: entry.timeout_ms ?? null } } : null);
         placed.push({ name: entry.name, placement: entry.placement ?? definition.placement ?? {}, where: `plugins.${index}.placement` });
       }
@@ -89,6 +96,8 @@ export class PluginHost {
         if (err instanceof PlacementError) throw new ConfigError(`${err.field}: ${err.message}`);
         throw err;
       }
+      this.checkListedPlacement(config, order);
+      this.definitions.set(config, definitions);
       return { plugins: { order, stages }, keys };
     } catch (err) {
       // Stages and modules of a version that will never run are let go now.
@@ -96,6 +105,21 @@ export class PluginHost {
       await this.release(keys);
       throw err;
     }
+  }
+
+  /** The options schemas of a compiled config version's plugins, matched to their entries by name. */
+  optionSchemas(config: RuntimeConfig): PluginOptionsSchema[] {
+    const out: PluginOptionsSchema[] = [];
+    for (const [name, definition] of this.definitions.get(config) ?? []) {
+      if (!definition.options) continue;
+      try {
+        out.push({ match: { properties: { name: { const: name } }, required: ['name'] }, options: optionsJsonSchema(definition.options as never) });
+      } catch (err) {
+        // A schema JSON Schema cannot express (a transform, say) is left out; validation still uses the zod schema.
+        this.deps.log.debug({ err, plugin: name }, 'a plugin options schema has no JSON Schema form');
+      }
+    }
+    return out;
   }
 
   /** Lets go of what a retired (or never published) config version held: plugins no version names are closed. */
@@ -162,6 +186,21 @@ export class PluginHost {
     const issue = result.error.issues[0];
     const path = [`plugins.${index}.options`, ...(issue?.path.map(String) ?? [])].join('.');
     throw new ConfigError(`${path}: ${issue?.message ?? 'invalid options'}`);
+  }
+
+  /**
+   * A `listed` plugin runs where a route, key or team turns it on: it must come after the `route` stage, by which
+   * time the route is planned and the caller known (`auth` runs before `route`).
+   */
+  private checkListedPlacement(config: RuntimeConfig, order: readonly string[]): void {
+    const route = order.indexOf('route');
+    if (route === -1) return;
+    config.plugins.forEach((entry, index) => {
+      if (entry.apply !== 'listed' || order.indexOf(entry.name) > route) return;
+      throw new ConfigError(
+        `plugins.${index}.placement: plugin "${entry.name}" applies where a route, key or team lists it, so it must be placed after "route" (it is before it)`,
+      );
+    });
   }
 
   private async closeStage(stage: Stage): Promise<void> {

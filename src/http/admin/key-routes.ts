@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminDeps } from './admin-deps.js';
+import { checkListedPlugins } from './plugin-names.js';
 import { jsonObjectBody } from './request-body.js';
 
 interface IdParams {
@@ -18,7 +19,9 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   const store = deps.governance;
 
   api.post('/keys', async (request, reply) => {
-    const { record, key } = await store.createKey(jsonObjectBody(request));
+    const body = jsonObjectBody(request);
+    checkListedPlugins(body, deps.configService.current());
+    const { record, key } = await store.createKey(body);
     return reply.code(201).header('location', keyPath(record.id)).send({ ...record, key });
   });
 
@@ -26,7 +29,11 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
 
   api.get<{ Params: IdParams }>('/keys/:id', async (request) => store.getKey(request.params.id));
 
-  api.patch<{ Params: IdParams }>('/keys/:id', async (request) => store.updateKey(request.params.id, jsonObjectBody(request)));
+  api.patch<{ Params: IdParams }>('/keys/:id', async (request) => {
+    const body = jsonObjectBody(request);
+    checkListedPlugins(body, deps.configService.current());
+    return store.updateKey(request.params.id, body);
+  });
 
   api.delete<{ Params: IdParams }>('/keys/:id', async (request, reply) => {
     await store.deleteKey(request.params.id);

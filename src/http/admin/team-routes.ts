@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminDeps } from './admin-deps.js';
+import { checkListedPlugins } from './plugin-names.js';
 import { jsonObjectBody } from './request-body.js';
 
 interface IdParams {
@@ -11,7 +12,9 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
   const store = deps.governance;
 
   api.post('/teams', async (request, reply) => {
-    const team = await store.createTeam(jsonObjectBody(request));
+    const body = jsonObjectBody(request);
+    checkListedPlugins(body, deps.configService.current());
+    const team = await store.createTeam(body);
     return reply.code(201).header('location', `/api/teams/${encodeURIComponent(team.id)}`).send(team);
   });
 
@@ -19,7 +22,11 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
 
   api.get<{ Params: IdParams }>('/teams/:id', async (request) => store.getTeam(request.params.id));
 
-  api.patch<{ Params: IdParams }>('/teams/:id', async (request) => store.updateTeam(request.params.id, jsonObjectBody(request)));
+  api.patch<{ Params: IdParams }>('/teams/:id', async (request) => {
+    const body = jsonObjectBody(request);
+    checkListedPlugins(body, deps.configService.current());
+    return store.updateTeam(request.params.id, body);
+  });
 
   // 409 team_in_use while keys still name the team.
   api.delete<{ Params: IdParams }>('/teams/:id', async (request, reply) => {

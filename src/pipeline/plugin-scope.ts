@@ -1,0 +1,24 @@
+import type { RequestContext } from '../core/context.js';
+import type { Stage } from '../core/stage.js';
+
+/** Whether the request's route, virtual key or team turns on this `listed` plugin. */
+export function listedFor(ctx: RequestContext, plugin: string): boolean {
+  const route = ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route) : undefined;
+  if (route?.plugins.includes(plugin)) return true;
+  const identity = ctx.identity;
+  return identity?.key.plugins?.includes(plugin) === true || identity?.team?.plugins?.includes(plugin) === true;
+}
+
+/**
+ * A plugin configured with `apply: listed`: its stage runs only for requests whose route, key or team lists it,
+ * and every other request passes straight to the next stage (one lookup, no Observable of its own). A key that
+ * lists a plugin the config no longer has simply does not meet it.
+ */
+export function listedOnly(stage: Stage): Stage {
+  const name = stage.name;
+  return {
+    name,
+    run: (ctx, next) => (listedFor(ctx, name) ? stage.run(ctx, next) : next()),
+    ...(stage.close ? { close: () => stage.close?.() } : {}),
+  };
+}
