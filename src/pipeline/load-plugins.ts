@@ -55,9 +55,15 @@ function definitionOf(module: Record<string, unknown>): unknown {
 export async function loadPluginModule(entry: PluginEntryConfig, index: number, dirs: { baseDir: string; cwd: string }): Promise<LoadedPluginModule> {
   const field = `plugins.${index}.${entry.path !== undefined ? 'path' : 'package'}`;
   const file = entry.path !== undefined ? resolvePath(entry.path, dirs.baseDir, field) : resolvePackage(entry.package ?? '', dirs, field);
+  // A plugin file is imported again when it changed since it was loaded (its modification time is part of the URL
+  // and of the key), so an edited plugin applies at the next config change without a restart. Packages are not:
+  // an upgrade is an install, and a restart. (Node's CommonJS cache ignores the query: a TypeScript file outside an
+  // ESM package, `"type": "module"`, keeps its first version until a restart.)
+  const version = entry.path !== undefined ? Math.round(statSync(file).mtimeMs * 1000) : null;
+  const url = pathToFileURL(file).href + (version !== null ? `?plugin-mtime=${version}` : '');
   let module: Record<string, unknown>;
   try {
-    module = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as Record<string, unknown>;
+    module = (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
   } catch (err) {
     throw new ConfigError(`${field}: cannot load plugin "${entry.name}" from ${file}: ${((err as Error).message ?? String(err)).split('\n', 1)[0]}`);
   }
@@ -65,5 +71,5 @@ export async function loadPluginModule(entry: PluginEntryConfig, index: number, 
   if (!isPluginDefinition(definition)) {
     throw new ConfigError(`${field}: ${file} must export a plugin (definePlugin({ name, create, ... })) as its default export or as "plugin"`);
   }
-  return { key: file, definition };
+  return { key: version !== null ? `${file}#${version}` : file, definition };
 }

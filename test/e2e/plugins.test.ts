@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -185,6 +185,28 @@ describe('changing plugins without a restart', () => {
     expect(systemMessagesSent()).toEqual([]);
     await expect.poll(() => probe.__pluginProbe.closedPlugins).toEqual(['system-note']);
     expect(gateway.configService.current().plugins).toEqual([]);
+  });
+
+  it('re-imports a plugin file edited since it was loaded at the next config change, and closes the old one', async () => {
+    const edited = (word: string) => SYSTEM_NOTE.replace('content: options.text', `content: ${JSON.stringify(word)} + options.text`);
+    write('plugins/edited.mjs', edited('v1:'));
+    const { client } = await start([{ name: 'edited', path: 'plugins/edited.mjs', options: { text: 'x' } }]);
+    const ask = () => client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    await ask();
+    expect(systemMessagesSent()).toEqual(['v1:x']);
+
+    const path = write('plugins/edited.mjs', edited('v2:'));
+    // A later modification time, whatever the file system's clock granularity.
+    utimesSync(path, new Date(), new Date(Date.now() + 5_000));
+    await ask();
+    // Nothing changed in the config yet: the loaded version keeps serving.
+    expect(systemMessagesSent()).toEqual(['v1:x']);
+    expect((await patchConfig({ plugins: [{ name: 'edited', path: 'plugins/edited.mjs', options: { text: 'y' } }] })).status).toBe(200);
+    await ask();
+    expect(systemMessagesSent()).toEqual(['v2:y']);
+    // The first module's plugin was closed once no config version named it; the new one was initialised.
+    await expect.poll(() => probe.__pluginProbe.closedPlugins).toEqual(['system-note']);
+    expect(probe.__pluginProbe.inits).toBe(2);
   });
 
   it('refuses bad options, unknown placements and missing files whole, with a 400 naming the field', async () => {
