@@ -12,6 +12,11 @@ export default tseslint.config(
     },
   },
   {
+    // Tool configuration files that must be CommonJS (dependency-cruiser reads its config with require).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
