@@ -25,6 +25,8 @@ import { Store } from './store/store.js';
 import { createLog, type Log } from './log.js';
 import { logRequestFailures } from './telemetry/request-events-log.js';
 import { RequestLogWriter } from './telemetry/request-log.js';
+import { GatewayMetrics } from './telemetry/metrics/gateway-metrics.js';
+import { RequestTracer } from './telemetry/tracing/request-tracer.js';
 import { VERSION } from './version.js';
 import defaultPipeline from '../pipelines/default.js';
 
@@ -113,8 +115,11 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   /** Compiled pipelines not yet retired, with the plugin modules each holds. */
   const live = new Map<Pipeline, ReadonlySet<string>>();
   const NO_PLUGINS: ReadonlySet<string> = new Set();
+  // Traces: a subscriber to the pipeline's tracing channels, on while an OTLP endpoint is set.
+  const tracer = new RequestTracer(bus, log, VERSION);
   const build = (runtime: RuntimeConfig, compiled: Awaited<ReturnType<PluginHost['compile']>> | null): Pipeline => {
     const pipeline = new Pipeline(definition, registry, runtime, services, compiled?.plugins ?? null);
+    tracer.watchStages(pipeline.stageNames);
     pipelines.set(runtime, pipeline);
     live.set(pipeline, compiled?.keys ?? NO_PLUGINS);
     return pipeline;
@@ -172,14 +177,20 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   configService.setPreparer(prepare);
   // GET /api/config/schema folds in the options schemas of the plugins the running config loaded.
   configService.setPluginSchemas((config) => plugins.optionSchemas(config));
-  const configSubscription = configService.changes.subscribe((current) => void retireSuperseded(current));
+  tracer.configure(configService.current().settings.tracing);
+  const configSubscription = configService.changes.subscribe((current) => {
+    tracer.configure(current.settings.tracing);
+    void retireSuperseded(current);
+  });
 
   const adminKey = env.TOLLGATE_ADMIN_KEY || null;
   // Every request that reached the pipeline, refused or answered, is written to the request log from its terminal event.
   const requestLog = new RequestLogWriter(bus, governance, log);
   const stoppers = [logRequestFailures(bus, log)];
   if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
-  const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health });
+  // Prometheus series, fed by bus events and read from the gateway's state at scrape time.
+  const metrics = new GatewayMetrics({ bus, health, governance, config: () => configService.current(), storeBytes: () => store.sizeBytes() });
+  const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics });
 
   // The request log is kept within settings.log_retention_days / log_max_entries (a sweep at start, then every few minutes).
   const logSweeper = startLogSweeper(governance, () => {
@@ -212,6 +223,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         // Log entries of the last requests (a cancelled stream settles after its client left) before the store closes.
         await requestLog.flush();
         requestLog.stop();
+        metrics.stop();
+        // Spans of the last requests go out before the process ends (bounded by the exporter's timeout).
+        await tracer.close();
         await logSweeper.stop();
         await transport.close();
         await store.close();

@@ -23,7 +23,7 @@ export type { RequestHints } from './core/hints.js';
 // The event catalogue (subscribe with `services.get(BUS).on(name, listener)`).
 export type { EventName, GatewayEvents, RequestSummary } from './core/events.js';
 // A stage's tracing channel (`tollgate:stage:<name>`, node:diagnostics_channel) publishes these.
-export type { StageTraceMessage } from './pipeline/runner.js';
+export { requestChannel, stageChannel, upstreamChannel, type RequestTraceMessage, type StageTraceMessage, type UpstreamTraceMessage } from './core/trace-channels.js';
 
 // The canonical request and response shapes (OpenAI's chat-completions shapes).
 export type {

@@ -18,4 +18,6 @@ export const DEFAULTS = {
   logRetentionDays: 30,
   // Far above any real completion or embeddings answer; bounds what one upstream can make tollgate hold.
   maxResponseBytes: 32 * 1024 * 1024,
+  // Enough for most chat bodies' gist; kept bodies are size-capped so the log stays small.
+  logBodyMaxBytes: 16 * 1024,
 } as const;

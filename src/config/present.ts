@@ -114,6 +114,27 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     trusted_proxies: [...settings.trustedProxies],
     forward_headers: [...settings.forwardHeaders],
     routing: routingPolicyView(settings.routing),
+    // The token is never shown, only whether one is required.
+    metrics: { enabled: settings.metrics.enabled, bearer_token_set: settings.metrics.bearerToken !== null },
+    tracing: {
+      endpoint: settings.tracing.endpoint === null ? null : maskUrl(settings.tracing.endpoint),
+      headers: Object.fromEntries(Object.keys(settings.tracing.headers).map((name) => [name, '***'])),
+      service_name: settings.tracing.serviceName,
+      sample_ratio: settings.tracing.sampleRatio,
+    },
+    log_bodies: { enabled: settings.logBodies.enabled, max_bytes: settings.logBodies.maxBytes, redact: [...settings.logBodies.redact] },
+  };
+}
+
+/** Settings with their secrets (the metrics token, tracing export headers) passed through `transform`. */
+function settingsSecrets(settings: ConfigDocument['settings'], transform: (value: string) => string): ConfigDocument['settings'] {
+  if (!settings || (!settings.metrics?.bearer_token && !settings.tracing?.headers)) return settings;
+  return {
+    ...settings,
+    ...(settings.metrics?.bearer_token ? { metrics: { ...settings.metrics, bearer_token: transform(settings.metrics.bearer_token) } } : {}),
+    ...(settings.tracing?.headers
+      ? { tracing: { ...settings.tracing, headers: Object.fromEntries(Object.entries(settings.tracing.headers).map(([name, value]) => [name, transform(value)])) } }
+      : {}),
   };
 }
 
@@ -129,7 +150,8 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
       ...(provider.headers ? { headers: maskHeaders(provider.headers) } : {}),
     };
   }
-  return { ...document, ...(document.providers ? { providers } : {}) };
+  const settings = settingsSecrets(document.settings, maskSecret);
+  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}) };
 }
 
 /** Applies `transform` to every secret in a document (keys, credential headers) to seal or unseal it for storage. */
@@ -145,5 +167,6 @@ export function mapSecrets(document: ConfigDocument, transform: (value: string) 
       ...(provider.headers ? { headers } : {}),
     };
   }
-  return { ...document, ...(document.providers ? { providers } : {}) };
+  const settings = settingsSecrets(document.settings, transform);
+  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}) };
 }

@@ -118,7 +118,69 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     trustedProxies: new Set((api.trusted_proxies ?? file.trusted_proxies ?? listFromEnv(env, 'TOLLGATE_TRUSTED_PROXIES') ?? []).map(normalizeAddress)),
     forwardHeaders: api.forward_headers ?? file.forward_headers ?? [],
     routing: resolveRoutingPolicy(DEFAULT_ROUTING_POLICY, api.routing, file.routing),
+    metrics: {
+      enabled: api.metrics?.enabled ?? file.metrics?.enabled ?? boolFromEnv(env, 'TOLLGATE_METRICS') ?? true,
+      bearerToken: metricsToken(api.metrics?.bearer_token, file.metrics?.bearer_token, env, env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir),
+    },
+    tracing: resolveTracing(api.tracing, file.tracing, env),
+    logBodies: {
+      enabled: api.log_bodies?.enabled ?? file.log_bodies?.enabled ?? false,
+      maxBytes: api.log_bodies?.max_bytes ?? file.log_bodies?.max_bytes ?? DEFAULTS.logBodyMaxBytes,
+      redact: checkedPatterns(api.log_bodies?.redact ?? file.log_bodies?.redact ?? []),
+    },
   };
+}
+
+/** The /metrics token: the API's (a literal), else the file's (references allowed), else TOLLGATE_METRICS_TOKEN. */
+function metricsToken(api: string | undefined, file: string | undefined, env: Env, dataDir: string): string | null {
+  const where = 'settings.metrics.bearer_token';
+  if (api !== undefined) return resolveSecret(api, env, where, { referencesAllowed: false, dataDir });
+  if (file !== undefined) return resolveSecret(file, env, where, { referencesAllowed: true, dataDir });
+  return env.TOLLGATE_METRICS_TOKEN || null;
+}
+
+type TracingInput = NonNullable<NonNullable<ConfigDocument['settings']>['tracing']>;
+
+/** Tracing: the API over the file over the standard OTEL_* variables; off without an endpoint. */
+function resolveTracing(api: TracingInput | undefined, file: TracingInput | undefined, env: Env): Settings['tracing'] {
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const endpoint = api?.endpoint ?? file?.endpoint ?? (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : null));
+  if (endpoint !== null && !/^https?:\/\//.test(endpoint)) throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: an http:// or https:// URL is expected');
+  const ratioFromEnv = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? undefined : Number(env.OTEL_TRACES_SAMPLER_ARG);
+  if (ratioFromEnv !== undefined && !(ratioFromEnv >= 0 && ratioFromEnv <= 1)) throw new ConfigError('OTEL_TRACES_SAMPLER_ARG: a number from 0 to 1 is expected');
+  return {
+    endpoint,
+    headers: api?.headers ?? file?.headers ?? otlpHeadersFromEnv(env.OTEL_EXPORTER_OTLP_HEADERS),
+    serviceName: api?.service_name ?? file?.service_name ?? (env.OTEL_SERVICE_NAME || 'tollgate'),
+    sampleRatio: api?.sample_ratio ?? file?.sample_ratio ?? ratioFromEnv ?? 1,
+  };
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS: `name=value` pairs separated by commas, values URL-encoded (the OTel spec's format). */
+function otlpHeadersFromEnv(raw: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (raw ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    try {
+      headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS: a value is not valid URL encoding');
+    }
+  }
+  return headers;
+}
+
+/** Redaction patterns must compile; the one that does not is named. */
+function checkedPatterns(patterns: readonly string[]): readonly string[] {
+  patterns.forEach((pattern, index) => {
+    try {
+      new RegExp(pattern, 'g');
+    } catch (err) {
+      throw new ConfigError(`settings.log_bodies.redact[${index}]: not a valid regular expression (${(err as Error).message})`);
+    }
+  });
+  return patterns;
 }
 
 function pickDefined<K extends string>(name: K, value: string | undefined): Partial<Record<K, string>> {

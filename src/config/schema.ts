@@ -228,6 +228,39 @@ export const settingsSchema = z.strictObject({
       'Client request headers forwarded to every provider, beyond those forwarded to their own vendor (OpenAI-Organization, OpenAI-Project, OpenAI-Beta, Idempotency-Key to OpenAI; anthropic-version, anthropic-beta from /anthropic to Anthropic). Credentials and hop-by-hop headers are never forwarded.',
     ),
   routing: routingPolicySchema.optional().describe('Defaults for every route and for direct `<provider>/<model>` requests.'),
+  metrics: z
+    .strictObject({
+      enabled: z.boolean().optional().describe('Serve Prometheus metrics at GET /metrics (default true).'),
+      bearer_token: z
+        .string()
+        .min(1)
+        .max(1000)
+        .optional()
+        .describe('Require `Authorization: Bearer <token>` on /metrics; `env:NAME` or `file:/path` in the config file. Default: TOLLGATE_METRICS_TOKEN, else open like other exporters.'),
+    })
+    .optional(),
+  tracing: z
+    .strictObject({
+      endpoint: z
+        .url({ protocol: /^https?$/ })
+        .optional()
+        .describe('OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces). Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; tracing is off when none is set.'),
+      headers: z.record(z.string().min(1).max(100), z.string().max(4000)).optional().describe('Headers sent with every export (e.g. a collector token). Default: OTEL_EXPORTER_OTLP_HEADERS.'),
+      service_name: z.string().min(1).max(200).optional().describe('`service.name` of the spans (default OTEL_SERVICE_NAME, else tollgate).'),
+      sample_ratio: z.number().min(0).max(1).optional().describe('Share of new traces sampled, 0 to 1 (default OTEL_TRACES_SAMPLER_ARG, else 1). A sampled incoming traceparent is always followed.'),
+    })
+    .optional(),
+  log_bodies: z
+    .strictObject({
+      enabled: z.boolean().optional().describe('Keep request and response bodies in the request log (default false).'),
+      max_bytes: z.number().int().min(256).max(1_048_576).optional().describe('Each body is cut to this many bytes (default 16384).'),
+      redact: z
+        .array(z.string().min(1).max(500))
+        .max(64)
+        .optional()
+        .describe('Regular expressions whose matches are replaced by [REDACTED] in kept bodies, besides the built-in ones (API keys, bearer tokens, virtual keys).'),
+    })
+    .optional(),
 });
 
 export const providerNameSchema = z

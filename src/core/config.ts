@@ -172,6 +172,32 @@ export interface Settings {
   forwardHeaders: readonly string[];
   /** The routing policy of direct `<provider>/<model>` requests and the base of every route's. */
   routing: RoutingPolicy;
+  metrics: MetricsSettings;
+  tracing: TracingSettings;
+  logBodies: LogBodySettings;
+}
+
+export interface MetricsSettings {
+  /** GET /metrics answers (else 404). */
+  enabled: boolean;
+  /** When set, /metrics requires `Authorization: Bearer <token>`; never shown by the API. */
+  bearerToken: string | null;
+}
+
+export interface TracingSettings {
+  /** The OTLP/HTTP traces URL; null turns tracing off. */
+  endpoint: string | null;
+  headers: Readonly<Record<string, string>>;
+  serviceName: string;
+  /** Share of new root traces sampled, 0..1. */
+  sampleRatio: number;
+}
+
+export interface LogBodySettings {
+  enabled: boolean;
+  maxBytes: number;
+  /** Operator patterns (regular expressions, already checked to compile) replaced by [REDACTED]. */
+  redact: readonly string[];
 }
 
 /** Something in a valid config that will not work as written (a fallback to a provider with no key, say). */

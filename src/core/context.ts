@@ -20,6 +20,16 @@ export interface UpstreamOutcome {
   upstreamModel: string;
   attempts: number;
   status: number;
+  /** The answering (or last tried) target is a fallback, not one of the primary choice's. */
+  fallback: boolean;
+}
+
+/** Where a request's time went, for latency metrics, traces and the log (the runner and call stage fill it in). */
+export interface Timings {
+  /** Milliseconds spent on upstream exchanges (every attempt, from dispatch to the end of its answer). */
+  upstreamMs: number;
+  /** `performance.now()` when the first answer event left the pipeline (a stream's first chunk); null before. */
+  firstEventAt: number | null;
 }
 
 /** What a request was charged: tokens as billed (the upstream's counts within reason, else counted) and USD. */
@@ -39,8 +49,10 @@ export interface Spent {
 interface ContextBase {
   /** The request's id: the client sees it as `x-request-id`, and the request log keeps the request under it. */
   readonly id: string;
-  /** The client dialect the request arrived in (`openai`, later `anthropic`, `litellm`). */
+  /** The client dialect the request arrived in (`openai`, `anthropic`, `gemini`, `litellm`). */
   readonly dialect: string;
+  /** The HTTP path the request came in on (without the query), or `''` for an in-process call. */
+  readonly path: string;
   /** `performance.now()` at arrival, for durations. */
   readonly startedAt: number;
   /** The config version this request runs on, start to finish. */
@@ -87,6 +99,7 @@ interface ContextBase {
   usage: CompletionUsage | null;
   /** What the request was charged, once the spend stage settled it (also when it failed or was cancelled). */
   spent: Spent | null;
+  readonly timings: Timings;
   /**
    * Work the request still finishes after its answer ended (the spend stage settling a cancelled stream): the
    * runner waits for it before the terminal event, so that event carries the real cost.
@@ -131,6 +144,8 @@ export type OperationInit = { operation?: 'chat'; request: ChatCompletionRequest
 export type ContextInit = OperationInit & {
   dialect: string;
   config: RuntimeConfig;
+  /** The HTTP path (query string is dropped). */
+  path?: string;
   /** The model name to echo when it differs from `request.model`; defaults to it. */
   responseModel?: string;
   clientProviderKey?: string | null;
@@ -151,6 +166,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
   const base: ContextBase = {
     id: init.id ?? newRequestId(),
     dialect: init.dialect,
+    path: init.path ? pathOnly(init.path) : '',
     startedAt: performance.now(),
     config: init.config,
     responseModel: init.responseModel ?? init.request.model,
@@ -167,6 +183,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     upstream: null,
     usage: null,
     spent: null,
+    timings: { upstreamMs: 0, firstEventAt: null },
     pending: [],
     hints: init.clientHeaders ? parseRequestHints(init.clientHeaders) : NO_HINTS,
     responseHeaders: {},
@@ -174,4 +191,9 @@ export function createRequestContext(init: ContextInit): RequestContext {
     clientReady: () => null,
   };
   return Object.assign(base, operation) as RequestContext;
+}
+
+function pathOnly(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }

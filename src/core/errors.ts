@@ -118,6 +118,7 @@ export const ERROR_CATALOGUE = {
   key_expired: { status: 401, type: 'invalid_request_error', retryable: false },
   virtual_key_required: { status: 401, type: 'invalid_request_error', retryable: false },
   invalid_admin_key: { status: 401, type: 'authentication_error', retryable: false },
+  invalid_metrics_token: { status: 401, type: 'authentication_error', retryable: false },
   provider_key_missing: { status: 401, type: 'authentication_error', retryable: false },
   invalid_provider_key: { status: 401, type: 'authentication_error', retryable: false },
   invalid_provider_credentials: { status: 401, type: 'authentication_error', retryable: false },

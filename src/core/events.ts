@@ -13,6 +13,10 @@ export interface RequestSummary {
   requestId: string;
   /** The client format: `openai`, `anthropic`, `gemini`, `litellm`. */
   dialect: string;
+  /** The HTTP path the request came in on (`''` for an in-process call). */
+  path: string;
+  /** What the request asked for: `chat` or `embeddings`. */
+  operation: string;
   /** The model (or route) name as the request named it. */
   model: string;
   /** The route the plan followed, or null for a direct model name (or a request refused before routing). */
@@ -28,6 +32,18 @@ export interface RequestSummary {
   durationMs: number;
   /** Upstream calls made, retries and fallbacks included. */
   attempts: number;
+  /** The answering (or last tried) target was a fallback. */
+  fallback: boolean;
+  /** Milliseconds spent on upstream exchanges, every attempt included (a stream: until its last byte). */
+  upstreamMs: number;
+  /** Milliseconds from arrival to the first answer event sent to the client (a stream's first chunk); null when none was sent. */
+  firstTokenMs: number | null;
+  /** The choices' finish reasons as the answer gave them (`stop`, `length`, `tool_calls`, ...), in order. */
+  finishReasons: string[];
+  /** The request's `user` field, when it had one. */
+  user: string | null;
+  /** The request's `metadata` tags (string values), when it had them. */
+  metadata: Record<string, string> | null;
   /** Tokens as charged (the upstream's counts within reason, else counted); null when nothing was settled. */
   usage: TokenUsage | null;
   /** USD charged; null when the pipeline settled no cost (a refusal before the spend stage, or no spend stage). */

@@ -10,6 +10,7 @@ import { registerAnthropicRoutes } from '../dialects/anthropic/routes/register.j
 import type { HttpDeps } from './deps.js';
 import { registerGenAIRoutes } from '../dialects/gemini/routes/register.js';
 import { registerHealthRoutes } from './health.js';
+import { registerMetricsRoute } from './metrics-route.js';
 import { registerLiteLLMRoutes } from '../dialects/litellm/routes/register.js';
 import { registerOpenAIRoutes } from '../dialects/openai/routes/register.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
@@ -85,6 +86,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   app.setNotFoundHandler(sendUnknownUrl);
 
   registerHealthRoutes(app, deps);
+  registerMetricsRoute(app, deps);
   registerOpenAIRoutes(app, deps);
   registerAnthropicRoutes(app, deps);
   registerGenAIRoutes(app, deps);

@@ -17,6 +17,14 @@ export interface HttpDeps {
   /** When set, /api requires `Authorization: Bearer <adminKey>`; otherwise /api answers loopback clients only. */
   adminKey: string | null;
   health: HealthRegistry;
+  /** The Prometheus exposition behind GET /metrics (null: not served). */
+  metrics: MetricsExposition | null;
+}
+
+/** What /metrics serves; the telemetry subscriber provides it, the HTTP layer only renders it. */
+export interface MetricsExposition {
+  readonly contentType: string;
+  render(): Promise<string>;
 }
 
 /** Header a client may use to bring its own provider key when the gateway has none configured. */

@@ -1,4 +1,3 @@
-import { tracingChannel, type TracingChannel } from 'node:diagnostics_channel';
 import { defer, Observable, throwError } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
 import type { RequestSummary, StageOutcome } from '../core/events.js';
@@ -13,6 +12,7 @@ import type { PipelineDefinition } from './definition.js';
 import { isolate, type PluginGuard } from './isolate.js';
 import type { Next, Stage } from '../core/stage.js';
 import { gatewayError } from '../core/errors.js';
+import { requestChannel, stageChannel, type StageTraceMessage } from '../core/trace-channels.js';
 
 /** The built-in stages by name, each declared with definePlugin like a user's plugin. */
 export type StageRegistry = ReadonlyMap<string, PluginDefinition>;
@@ -30,34 +30,6 @@ export interface PluginStage {
 export interface PipelinePlugins {
   order: readonly string[];
   stages: ReadonlyMap<string, PluginStage | null>;
-}
-
-/**
- * What a stage's tracing channel publishes (`tollgate:stage:<name>`, node:diagnostics_channel): `start` when the
- * stage begins on a request, `end` when its `run` returned, `asyncStart` when its answer starts flowing back (the
- * first event, or the end of an empty answer), `asyncEnd` when it finished however it ended (answered, failed, or
- * the client left: `cancelled`), and `error` with the error. A tracer subscribes; with no subscriber it costs one
- * property read per stage and request.
- */
-export interface StageTraceMessage {
-  requestId: string;
-  stage: string;
-  ctx: RequestContext;
-  outcome?: StageOutcome;
-  cancelled?: boolean;
-  error?: unknown;
-}
-
-const channels = new Map<string, TracingChannel<StageTraceMessage>>();
-
-/** The tracing channel of a stage name (created once per name; channels are process-wide by name). */
-export function stageChannel(name: string): TracingChannel<StageTraceMessage> {
-  let channel = channels.get(name);
-  if (!channel) {
-    channel = tracingChannel<StageTraceMessage>(`tollgate:stage:${name}`);
-    channels.set(name, channel);
-  }
-  return channel;
 }
 
 /**
@@ -230,21 +202,29 @@ export class Pipeline {
       if (bus.hasListeners('request.received')) {
         bus.emit('request.received', { requestId: ctx.id, dialect: ctx.dialect, model: ctx.request.model, stream: ctx.stream, at: Date.now() });
       }
+      if (requestChannel.hasSubscribers) requestChannel.start.publish({ requestId: ctx.id, ctx });
       let settled = false;
+      const finishReasons: string[] = [];
       const subscription = composed().subscribe({
-        next: (event) => subscriber.next(event),
+        next: (event) => {
+          ctx.timings.firstEventAt ??= performance.now();
+          collectFinishReasons(event, finishReasons);
+          subscriber.next(event);
+        },
         error: (err: unknown) => {
           settled = true;
+          const endedAt = performance.now();
           const error = toGatewayError(err);
           if (!(err instanceof GatewayError)) this.log.error({ err, requestId: ctx.id }, 'unexpected pipeline error');
           this.whenSettled(ctx, () =>
-            bus.emit('request.failed', { ...summary(ctx, error.status), type: error.type, code: error.code, message: error.message }),
+            bus.emit('request.failed', { ...summary(ctx, error.status, endedAt, finishReasons), type: error.type, code: error.code, message: error.message }),
           );
           subscriber.error(error);
         },
         complete: () => {
           settled = true;
-          if (bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(ctx, 200), cancelled: false }));
+          const endedAt = performance.now();
+          if (bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(ctx, 200, endedAt, finishReasons), cancelled: false }));
           subscriber.complete();
         },
       });
@@ -252,7 +232,10 @@ export class Pipeline {
         subscription.unsubscribe();
         // Unsubscribed before the end: the client went away (499). What was used so far is still accounted,
         // and the event waits for that (the spend stage settles after the unsubscribe).
-        if (!settled && bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(ctx, 499), cancelled: true }));
+        if (!settled && bus.hasListeners('request.completed')) {
+          const endedAt = performance.now();
+          this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(ctx, 499, endedAt, finishReasons), cancelled: true }));
+        }
         if (--this.inFlight === 0 && this.retiring) this.retiring();
       };
     });
@@ -268,12 +251,37 @@ export class Pipeline {
   }
 }
 
-/** The terminal events' common part, read off the context as the request ended. */
-function summary(ctx: RequestContext, status: number): RequestSummary {
+/** Appends the finish reasons an answer event carries (a completion's choices, or a chunk's last). */
+function collectFinishReasons(event: ResponseEvent, into: string[]): void {
+  const choices = event.kind === 'completion' ? event.completion.choices : event.kind === 'chunk' ? event.chunk.choices : null;
+  if (!choices) return;
+  for (const choice of choices) {
+    const reason = (choice as { finish_reason?: unknown }).finish_reason;
+    if (typeof reason === 'string' && into.length < 16) into.push(reason);
+  }
+}
+
+/** The request's `metadata` tags with string values (the shape OpenAI defines), or null. */
+function metadataTags(value: unknown): Record<string, string> | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const tags: Record<string, string> = {};
+  let count = 0;
+  for (const [name, tag] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof tag !== 'string' || ++count > 16) continue;
+    tags[name.slice(0, 64)] = tag.slice(0, 512);
+  }
+  return count > 0 ? tags : null;
+}
+
+/** The terminal events' common part, read off the context as the request ended (`endedAt`, performance time). */
+function summary(ctx: RequestContext, status: number, endedAt: number, finishReasons: string[]): RequestSummary {
   const spent = ctx.spent;
+  const request = ctx.request as { user?: unknown; metadata?: unknown };
   return {
     requestId: ctx.id,
     dialect: ctx.dialect,
+    path: ctx.path,
+    operation: ctx.operation,
     model: ctx.request.model,
     route: ctx.plan?.route ?? null,
     provider: ctx.upstream?.provider ?? null,
@@ -282,8 +290,14 @@ function summary(ctx: RequestContext, status: number): RequestSummary {
     teamId: ctx.identity?.team?.id ?? null,
     stream: ctx.stream,
     status,
-    durationMs: performance.now() - ctx.startedAt,
+    durationMs: endedAt - ctx.startedAt,
     attempts: ctx.upstream?.attempts ?? 0,
+    fallback: ctx.upstream?.fallback ?? false,
+    upstreamMs: ctx.timings.upstreamMs,
+    firstTokenMs: ctx.timings.firstEventAt === null ? null : ctx.timings.firstEventAt - ctx.startedAt,
+    finishReasons,
+    user: typeof request.user === 'string' ? request.user.slice(0, 256) : null,
+    metadata: metadataTags(request.metadata),
     usage: spent?.usage ?? null,
     costUsd: spent ? spent.usd : null,
     priced: spent?.priced ?? true,

@@ -45,6 +45,11 @@ export class HealthRegistry {
     return health;
   }
 
+  /** Every target seen lately (for metrics: breaker state and health per target). */
+  all(): IterableIterator<TargetHealth> {
+    return this.targets.values();
+  }
+
   peek(target: Target): TargetHealth | undefined {
     return this.targets.get(targetId(target));
   }

@@ -21,6 +21,7 @@ import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
 import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
+import { upstreamChannel, type UpstreamTraceMessage } from '../core/trace-channels.js';
 
 function invalidUpstream(provider: string, what: string): GatewayError {
   return gatewayError('invalid_upstream_response', `${provider}: ${what}`);
@@ -200,7 +201,7 @@ class CallStage implements Stage {
       record({ kind: 'neutral' });
       return Promise.reject(gatewayError('internal_error', `No adapter for wire format '${target.provider.vendor.format}'.`));
     }
-    const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0 };
+    const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0, fallback: attempt.group > 0 };
     ctx.upstream = upstream;
     ctx.responseHeaders['x-tollgate-provider'] = target.provider.name;
     ctx.responseHeaders['x-tollgate-model'] = target.model;
@@ -210,7 +211,15 @@ class CallStage implements Stage {
     else delete ctx.responseHeaders['x-tollgate-fallback-from'];
     const started = performance.now();
     registry.started(attempt.health, Date.now());
+    let trace: UpstreamTraceMessage | null = null;
     const attempted = (ok: boolean, errorCode: string | null): void => {
+      ctx.timings.upstreamMs += performance.now() - started;
+      if (trace) {
+        trace.ok = ok;
+        trace.status = upstream.status || null;
+        trace.errorCode = errorCode;
+        upstreamChannel.asyncEnd.publish(trace);
+      }
       if (!bus.hasListeners('provider.attempted')) return;
       bus.emit('provider.attempted', {
         requestId: ctx.id,
@@ -231,6 +240,15 @@ class CallStage implements Stage {
       if (ctx.exactNumbers && built.body !== undefined) built.body = restoreExactNumbers(built.body);
       // Before signing: a signature (SigV4) covers the headers that go out.
       forwardClientHeaders(built, target, ctx.dialect, ctx.clientHeaders, ctx.config.settings.forwardHeaders);
+      // W3C trace context passes through to the provider; a tracer subscribed below puts its own span there instead.
+      if (ctx.hints.traceparent !== null) {
+        built.headers.traceparent = ctx.hints.traceparent;
+        if (ctx.hints.tracestate !== null) built.headers.tracestate = ctx.hints.tracestate;
+      }
+      if (upstreamChannel.hasSubscribers) {
+        trace = { requestId: ctx.id, ctx, provider: target.provider.name, model: target.model, attempt: number, fallback: attempt.group > 0, headers: built.headers };
+        upstreamChannel.start.publish(trace);
+      }
     } catch (err) {
       record({ kind: 'neutral' });
       return Promise.reject(err);
@@ -241,6 +259,7 @@ class CallStage implements Stage {
       (authorized) => {
         if (state.cancelled) {
           record({ kind: 'neutral' });
+          attempted(false, 'client_cancelled');
           throw CANCELLED;
         }
         return this.exchange(ctx, attempt, authorized, emit, state, run);

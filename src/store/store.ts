@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { AuditLog } from './audit-log.js';
@@ -29,6 +29,17 @@ export class Store {
     this.meta = root.openDB<InstanceMeta, string>({ name: 'meta' });
     this.config = new ConfigRepo(root);
     this.audit = new AuditLog(root);
+  }
+
+  /** Bytes the LMDB file takes on disk (its data file: it grows with the data and is reused after deletes). */
+  sizeBytes(): number {
+    try {
+      const file = resolve(this.path, 'tollgate.lmdb');
+      const stats = statSync(file);
+      return stats.isDirectory() ? statSync(resolve(file, 'data.mdb')).size : stats.size;
+    } catch {
+      return 0;
+    }
   }
 
   static async open(dataDir: string, version: string, fsync = false): Promise<Store> {

@@ -2,7 +2,7 @@ import { tracingChannel } from 'node:diagnostics_channel';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayEvents } from '../../src/core/events.js';
-import type { StageTraceMessage } from '../../src/pipeline/runner.js';
+import type { StageTraceMessage } from '../../src/core/trace-channels.js';
 import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';

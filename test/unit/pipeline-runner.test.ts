@@ -272,7 +272,7 @@ describe('Pipeline', () => {
 
   it('reports the upstream outcome a stage recorded in request.completed', async () => {
     const end = factory('end', (ctx) => {
-      ctx.upstream = { provider: 'groq', upstreamModel: 'llama', attempts: 1, status: 200 };
+      ctx.upstream = { provider: 'groq', upstreamModel: 'llama', attempts: 1, status: 200, fallback: false };
       return of(answer('x'));
     });
     await lastValueFrom(new Pipeline(definition('end'), registry(end), config, deps).execute(context()));

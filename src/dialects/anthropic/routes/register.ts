@@ -61,6 +61,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         const { request: chat, untranslatable } = readCanonical(body, model, { anthropicFields: keepsAnthropicFields(config, model, requestFallbacks) });
         const ctx = createRequestContext({
           dialect: 'anthropic',
+          path: request.url,
           config,
           request: chat,
           clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),

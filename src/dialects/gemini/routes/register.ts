@@ -107,6 +107,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           const embeddings = canonicalEmbeddingsRequest(readEmbedRequests(request.body, batch), model, geminiFields);
           const ctx = createRequestContext({
             dialect: DIALECT,
+            path: request.url,
             config,
             operation: 'embeddings',
             request: embeddings,
@@ -129,6 +130,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
         const { request: chat, info } = canonicalGenerateRequest(body, model, stream, { geminiFields });
         const ctx = createRequestContext({
           dialect: DIALECT,
+          path: request.url,
           config,
           request: chat,
           responseModel: parsed.model,

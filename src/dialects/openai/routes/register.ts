@@ -81,6 +81,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
     const model = mapped(mount, clientModel, config);
     const ctx = createRequestContext({
       dialect,
+      path: request.url,
       config,
       request: model === clientModel ? chat : { ...chat, model },
       responseModel: clientModel,
@@ -105,6 +106,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
     const embeddings = model === parsed.model ? parsed : { ...parsed, model };
     const ctx = createRequestContext({
       dialect,
+      path: request.url,
       config,
       operation: 'embeddings',
       request: embeddings,

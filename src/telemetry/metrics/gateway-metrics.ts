@@ -1,0 +1,179 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EventBus } from '../../bus/bus.js';
+import type { RuntimeConfig } from '../../core/config.js';
+import type { GatewayEvents, RequestSummary } from '../../core/events.js';
+import type { GovernanceStore } from '../../governance/governance-store.js';
+import type { HealthRegistry } from '../../routing/health-registry.js';
+import { LabelValues } from './label-values.js';
+import { processMetrics } from './process-metrics.js';
+
+/** Latency buckets in seconds: sub-millisecond gateway work up to multi-minute reasoning answers. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** The gateway's own time per request: tenths of a millisecond up to a second. */
+const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+const BREAKER_VALUE: Record<string, number> = { closed: 0, 'half-open': 1, open: 2 };
+/** Label values used when no upstream was called (a refusal before routing). */
+const NONE = 'none';
+
+export interface MetricsSources {
+  bus: EventBus;
+  health: HealthRegistry;
+  governance: GovernanceStore;
+  config: () => RuntimeConfig;
+  storeBytes: () => number;
+}
+
+/**
+ * The Prometheus series (`GET /metrics`), fed by bus events as requests finish and, for state (breakers, provider
+ * health, key spend, store size), read at scrape time. Every label a client can influence is capped (LabelValues):
+ * past the cap values fold into `other`. Recording is a few map lookups per event; nothing is awaited.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly stops: Array<() => void>;
+  private readonly providers = new LabelValues(100);
+  private readonly models = new LabelValues(200);
+  private readonly statuses = new LabelValues(60);
+  private readonly keys = new LabelValues(2_000);
+  /** Requests whose next attempt follows a fallback (so it is not counted as a retry). */
+  private readonly afterFallback = new Set<string>();
+
+  private readonly requests = this.counter('tollgate_requests_total', 'Requests that reached the pipeline, by the HTTP status the client got (499: the client left).', ['provider', 'model', 'status']);
+  private readonly duration = this.histogram('tollgate_request_duration_seconds', 'Time from arrival to the end of the answer.', LATENCY_BUCKETS);
+  private readonly firstToken = this.histogram('tollgate_time_to_first_token_seconds', 'Streams: time from arrival to the first chunk sent to the client.', LATENCY_BUCKETS);
+  private readonly overhead = this.histogram('tollgate_gateway_overhead_seconds', 'Time the gateway itself took: the total minus the time spent waiting on upstreams.', OVERHEAD_BUCKETS);
+  private readonly tokens = this.counter('tollgate_tokens_total', 'Tokens as charged, by direction (input, output).', ['provider', 'model', 'direction']);
+  private readonly cost = this.counter('tollgate_cost_usd_total', 'USD charged.', ['provider', 'model']);
+  private readonly attempts = this.counter('tollgate_upstream_attempts_total', 'Upstream attempts, retries and fallbacks included, by outcome (success, error).', ['provider', 'model', 'outcome']);
+  private readonly fallbacks = this.counter('tollgate_fallbacks_total', 'Moves from one target group to the next (a fallback used).', []);
+  private readonly retries = this.counter('tollgate_retries_total', 'Attempts after the first that did not follow a fallback (the same group tried again).', []);
+  private readonly rateLimited = this.counter('tollgate_ratelimit_rejections_total', 'Requests refused by a rate limit (429).', ['scope', 'unit']);
+  private readonly budgetRefused = this.counter('tollgate_budget_rejections_total', 'Requests refused because a budget was spent (402).', ['account']);
+  private readonly authRefused = this.counter('tollgate_auth_rejections_total', 'Requests refused by authentication or a key\'s model list.', ['reason']);
+  private readonly inflight = new Gauge({ name: 'tollgate_inflight_requests', help: 'Requests in the pipeline right now.', registers: [this.registry] });
+
+  constructor(private readonly sources: MetricsSources) {
+    const { bus } = sources;
+    this.registerStateGauges();
+    this.stops = [
+      bus.on('request.received', () => this.inflight.inc()),
+      bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.finished(event)),
+      bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.finished(event)),
+      bus.on('provider.attempted', (event: GatewayEvents['provider.attempted']) => this.attempted(event)),
+      bus.on('fallback.used', (event: GatewayEvents['fallback.used']) => {
+        this.fallbacks.inc();
+        this.afterFallback.add(event.requestId);
+      }),
+      bus.on('ratelimit.exceeded', (event: GatewayEvents['ratelimit.exceeded']) => this.rateLimited.inc({ scope: event.scope, unit: event.unit })),
+      bus.on('budget.exceeded', (event: GatewayEvents['budget.exceeded']) => this.budgetRefused.inc({ account: event.account })),
+      bus.on('auth.rejected', (event: GatewayEvents['auth.rejected']) => this.authRefused.inc({ reason: event.reason })),
+    ];
+  }
+
+  /** The exposition: tollgate's series and the process's (prom-client defaults), in Prometheus text format. */
+  async render(): Promise<string> {
+    return Registry.merge([this.registry, processMetrics()]).metrics();
+  }
+
+  readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
+
+  stop(): void {
+    for (const stop of this.stops) stop();
+  }
+
+  private finished(event: RequestSummary): void {
+    this.inflight.dec();
+    this.afterFallback.delete(event.requestId);
+    const provider = this.providers.of(event.provider ?? NONE);
+    const model = this.models.of(event.upstreamModel ?? event.model);
+    this.requests.inc({ provider, model, status: this.statuses.of(String(event.status)) });
+    const seconds = event.durationMs / 1000;
+    this.duration.observe({ provider, model }, seconds);
+    this.overhead.observe({ provider, model }, Math.max(0, event.durationMs - event.upstreamMs) / 1000);
+    if (event.stream && event.firstTokenMs !== null) this.firstToken.observe({ provider, model }, event.firstTokenMs / 1000);
+    if (event.usage) {
+      if (event.usage.input_tokens > 0) this.tokens.inc({ provider, model, direction: 'input' }, event.usage.input_tokens);
+      if (event.usage.output_tokens > 0) this.tokens.inc({ provider, model, direction: 'output' }, event.usage.output_tokens);
+    }
+    if (event.costUsd !== null && event.costUsd > 0) this.cost.inc({ provider, model }, event.costUsd);
+  }
+
+  private attempted(event: GatewayEvents['provider.attempted']): void {
+    this.attempts.inc({ provider: this.providers.of(event.provider), model: this.models.of(event.model), outcome: event.ok ? 'success' : 'error' });
+    if (event.attempt > 1 && !this.afterFallback.delete(event.requestId)) this.retries.inc();
+  }
+
+  /** Series read at scrape time from the state the gateway already keeps. */
+  private registerStateGauges(): void {
+    const { health, governance, config, storeBytes } = this.sources;
+    const providers = this.providers;
+    const models = this.models;
+    const keys = this.keys;
+    new Gauge({
+      name: 'tollgate_breaker_state',
+      help: 'Circuit breaker per provider and model: 0 closed, 1 half-open, 2 open (the worst over the provider keys).',
+      labelNames: ['provider', 'model'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const now = Date.now();
+        const policy = config().settings.routing.breaker;
+        const worst = new Map<string, { provider: string; model: string; value: number }>();
+        for (const target of health.all()) {
+          const slash = target.label.indexOf('/');
+          const provider = providers.of(target.label.slice(0, slash));
+          const model = models.of(target.label.slice(slash + 1));
+          const value = BREAKER_VALUE[target.breaker.state(now, policy)] ?? 0;
+          const key = `${provider}\0${model}`;
+          const seen = worst.get(key);
+          if (!seen || seen.value < value) worst.set(key, { provider, model, value });
+        }
+        for (const { provider, model, value } of worst.values()) this.set({ provider, model }, value);
+      },
+    });
+    new Gauge({
+      name: 'tollgate_provider_healthy',
+      help: 'Per configured provider: 1 unless every target of it tollgate called lately has its breaker open.',
+      labelNames: ['provider'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const now = Date.now();
+        const policy = config().settings.routing.breaker;
+        const open = new Map<string, boolean>();
+        for (const target of health.all()) {
+          const provider = target.label.slice(0, target.label.indexOf('/'));
+          const isOpen = target.breaker.state(now, policy) === 'open';
+          open.set(provider, (open.get(provider) ?? true) && isOpen);
+        }
+        for (const name of config().providers.keys()) this.set({ provider: providers.of(name) }, open.get(name) === true ? 0 : 1);
+      },
+    });
+    new Gauge({
+      name: 'tollgate_key_spend_usd',
+      help: "Each virtual key's spend in its current budget period, as the store holds it.",
+      labelNames: ['key', 'team'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const key of governance.listKeys()) this.set({ key: keys.of(key.id), team: key.team ?? NONE }, key.spend);
+      },
+    });
+    new Gauge({
+      name: 'tollgate_store_bytes',
+      help: 'Size of the LMDB store on disk.',
+      registers: [this.registry],
+      collect() {
+        this.set(storeBytes());
+      },
+    });
+  }
+
+  private counter(name: string, help: string, labelNames: string[]): Counter {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram(name: string, help: string, buckets: number[]): Histogram {
+    return new Histogram({ name, help, labelNames: ['provider', 'model'], buckets, registers: [this.registry] });
+  }
+}

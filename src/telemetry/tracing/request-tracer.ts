@@ -1,0 +1,264 @@
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { EventBus } from '../../bus/bus.js';
+import type { TracingSettings } from '../../core/config.js';
+import type { GatewayEvents, RequestSummary } from '../../core/events.js';
+import {
+  requestChannel,
+  stageChannel,
+  upstreamChannel,
+  type RequestTraceMessage,
+  type StageTraceMessage,
+  type UpstreamTraceMessage,
+} from '../../core/trace-channels.js';
+import type { Log } from '../../log.js';
+import { createSpanExport } from './span-export.js';
+
+const propagator = new W3CTraceContextPropagator();
+const headerGetter = {
+  keys: (carrier: Record<string, string>) => Object.keys(carrier),
+  get: (carrier: Record<string, string>, key: string) => carrier[key],
+};
+const headerSetter = {
+  set: (carrier: Record<string, string>, key: string, value: string) => {
+    carrier[key] = value;
+  },
+};
+
+const ignore = (): void => undefined;
+/** Tracing-channel events a subscriber does not use. */
+const IGNORED = { start: ignore, end: ignore, asyncStart: ignore, asyncEnd: ignore, error: ignore };
+
+/** Epoch milliseconds of a `performance.now()` reading (span times are wall-clock). */
+function wallClock(performanceMs: number): number {
+  return performance.timeOrigin + performanceMs;
+}
+
+/** One request's spans: the request span, and the stage spans open right now, outermost first. */
+interface RequestSpans {
+  span: Span;
+  /** `performance.now()` at the request's arrival. */
+  startedAt: number;
+  stages: Span[];
+  /** The stage name of each span in `stages`. */
+  names: string[];
+}
+
+/**
+ * Traces as a subscriber: one span per request (under the client's `traceparent` when it sent one), a child per
+ * stage (nested as the onion nests them), and a client span per upstream attempt whose context goes to the
+ * provider as `traceparent`. Spans start from the tracing channels the pipeline publishes and end on the terminal
+ * bus event, which carries what the request did (GenAI attributes, cost, fallback). Off (nothing subscribed, no
+ * cost) while no endpoint is set; a change of the tracing settings applies to requests that start after it.
+ */
+export class RequestTracer {
+  private provider: NodeTracerProvider | null = null;
+  private tracer: Tracer | null = null;
+  private settingsKey = '';
+  private readonly requests = new Map<string, RequestSpans>();
+  private readonly attempts = new WeakMap<UpstreamTraceMessage, Span>();
+  private readonly watchedStages = new Set<string>();
+  private readonly stops: Array<() => void> = [];
+  private subscribed = false;
+
+  private readonly onRequest = { ...IGNORED, start: (message: unknown) => this.guard(() => this.requestStarted(message as RequestTraceMessage)) };
+  private readonly onStage = {
+    ...IGNORED,
+    start: (message: unknown) => this.guard(() => this.stageStarted(message as StageTraceMessage)),
+    asyncEnd: (message: unknown) => this.guard(() => this.stageEnded(message as StageTraceMessage)),
+  };
+  private readonly onUpstream = {
+    ...IGNORED,
+    start: (message: unknown) => this.guard(() => this.attemptStarted(message as UpstreamTraceMessage)),
+    asyncEnd: (message: unknown) => this.guard(() => this.attemptEnded(message as UpstreamTraceMessage)),
+  };
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly log: Log,
+    private readonly version: string,
+  ) {}
+
+  /** Applies tracing settings: starts, restarts (another endpoint or sampler) or stops the export. */
+  configure(settings: TracingSettings): void {
+    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.sampleRatio]);
+    if (key === this.settingsKey) return;
+    this.settingsKey = key;
+    const previous = this.provider;
+    this.provider = settings.endpoint === null ? null : createSpanExport(settings, this.version);
+    this.tracer = this.provider?.getTracer('tollgate', this.version) ?? null;
+    if (previous) void previous.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans of the previous settings'));
+    if (this.provider && !this.subscribed) this.subscribe();
+    else if (!this.provider && this.subscribed) this.unsubscribe();
+    if (this.provider) this.log.info({ endpoint: settings.endpoint, sampleRatio: settings.sampleRatio }, 'tracing: exporting spans over OTLP/HTTP');
+  }
+
+  /** Subscribes to these stages' channels (the running pipeline's; called again when a config change adds stages). */
+  watchStages(names: readonly string[]): void {
+    for (const name of names) {
+      if (this.watchedStages.has(name)) continue;
+      this.watchedStages.add(name);
+      if (this.subscribed) stageChannel(name).subscribe(this.onStage);
+    }
+  }
+
+  /** Ends the spans of requests still open, flushes the queue and stops the export. */
+  async close(): Promise<void> {
+    this.unsubscribe();
+    for (const spans of this.requests.values()) spans.span.end();
+    this.requests.clear();
+    const provider = this.provider;
+    this.provider = null;
+    this.tracer = null;
+    await provider?.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans at shutdown'));
+  }
+
+  private subscribe(): void {
+    this.subscribed = true;
+    requestChannel.subscribe(this.onRequest);
+    upstreamChannel.subscribe(this.onUpstream);
+    for (const name of this.watchedStages) stageChannel(name).subscribe(this.onStage);
+    this.stops.push(
+      this.bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.guard(() => this.requestEnded(event, null))),
+      this.bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.guard(() => this.requestEnded(event, event))),
+    );
+  }
+
+  private unsubscribe(): void {
+    if (!this.subscribed) return;
+    this.subscribed = false;
+    requestChannel.unsubscribe(this.onRequest);
+    upstreamChannel.unsubscribe(this.onUpstream);
+    for (const name of this.watchedStages) stageChannel(name).unsubscribe(this.onStage);
+    for (const stop of this.stops.splice(0)) stop();
+  }
+
+  /** A subscriber error would surface as an uncaught exception from the publisher: never let one escape. */
+  private guard(work: () => void): void {
+    try {
+      work();
+    } catch (err) {
+      this.log.warn({ err }, 'tracing: a span could not be recorded');
+    }
+  }
+
+  private requestStarted({ requestId, ctx }: RequestTraceMessage): void {
+    if (!this.tracer) return;
+    let parent: Context = ROOT_CONTEXT;
+    if (ctx.hints.traceparent !== null) {
+      const carrier: Record<string, string> = { traceparent: ctx.hints.traceparent };
+      if (ctx.hints.tracestate !== null) carrier.tracestate = ctx.hints.tracestate;
+      parent = propagator.extract(ROOT_CONTEXT, carrier, headerGetter);
+    }
+    const span = this.tracer.startSpan(
+      `${ctx.operation} ${ctx.request.model}`,
+      {
+        kind: SpanKind.SERVER,
+        startTime: wallClock(ctx.startedAt),
+        attributes: {
+          'gen_ai.operation.name': ctx.operation,
+          'gen_ai.request.model': ctx.request.model,
+          'tollgate.dialect': ctx.dialect,
+          'tollgate.request_id': requestId,
+          'tollgate.stream': ctx.stream,
+          ...(ctx.path ? { 'url.path': ctx.path } : {}),
+        },
+      },
+      parent,
+    );
+    this.requests.set(requestId, { span, startedAt: ctx.startedAt, stages: [], names: [] });
+  }
+
+  private parentOf(spans: RequestSpans): Context {
+    return trace.setSpan(ROOT_CONTEXT, spans.stages.at(-1) ?? spans.span);
+  }
+
+  private stageStarted(message: StageTraceMessage): void {
+    const spans = this.requests.get(message.requestId);
+    if (!spans || !this.tracer) return;
+    const span = this.tracer.startSpan(`stage ${message.stage}`, { kind: SpanKind.INTERNAL, attributes: { 'tollgate.stage': message.stage } }, this.parentOf(spans));
+    spans.stages.push(span);
+    spans.names.push(message.stage);
+  }
+
+  private stageEnded(message: StageTraceMessage): void {
+    const spans = this.requests.get(message.requestId);
+    if (!spans) return;
+    // The innermost open span of this stage's name is this stage's (a stage runs once per request).
+    const index = spans.names.lastIndexOf(message.stage);
+    if (index === -1) return;
+    const [span] = spans.stages.splice(index, 1) as [Span];
+    spans.names.splice(index, 1);
+    span.setAttribute('tollgate.stage.outcome', message.cancelled ? 'cancelled' : (message.outcome ?? 'passed'));
+    if (message.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(message.error) });
+    span.end();
+  }
+
+  private attemptStarted(message: UpstreamTraceMessage): void {
+    const spans = this.requests.get(message.requestId);
+    if (!spans || !this.tracer) return;
+    const span = this.tracer.startSpan(
+      `${message.ctx.operation} ${message.model}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'gen_ai.operation.name': message.ctx.operation,
+          'gen_ai.provider.name': message.provider,
+          'gen_ai.request.model': message.model,
+          'tollgate.attempt': message.attempt,
+          'tollgate.fallback': message.fallback,
+        },
+      },
+      this.parentOf(spans),
+    );
+    this.attempts.set(message, span);
+    // The provider's own spans (if it traces) join this trace under the attempt.
+    propagator.inject(trace.setSpan(ROOT_CONTEXT, span), message.headers, headerSetter);
+  }
+
+  private attemptEnded(message: UpstreamTraceMessage): void {
+    const span = this.attempts.get(message);
+    if (!span) return;
+    this.attempts.delete(message);
+    if (message.status !== null && message.status !== undefined) span.setAttribute('http.response.status_code', message.status);
+    if (!message.ok) {
+      span.setAttribute('error.type', message.errorCode ?? (message.status ? String(message.status) : 'error'));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: message.errorCode ?? 'attempt failed' });
+    }
+    span.end();
+  }
+
+  private requestEnded(event: RequestSummary, failure: GatewayEvents['request.failed'] | null): void {
+    const spans = this.requests.get(event.requestId);
+    if (!spans) return;
+    this.requests.delete(event.requestId);
+    for (const open of spans.stages) open.end();
+    const { span } = spans;
+    span.setAttribute('http.response.status_code', event.status);
+    if (event.provider !== null) span.setAttribute('gen_ai.provider.name', event.provider);
+    if (event.upstreamModel !== null) span.setAttribute('gen_ai.response.model', event.upstreamModel);
+    if (event.usage) {
+      span.setAttribute('gen_ai.usage.input_tokens', event.usage.input_tokens);
+      span.setAttribute('gen_ai.usage.output_tokens', event.usage.output_tokens);
+    }
+    if (event.finishReasons.length > 0) span.setAttribute('gen_ai.response.finish_reasons', event.finishReasons);
+    if (event.route !== null) span.setAttribute('tollgate.route', event.route);
+    if (event.keyId !== null) span.setAttribute('tollgate.key', event.keyId);
+    if (event.teamId !== null) span.setAttribute('tollgate.team', event.teamId);
+    if (event.costUsd !== null) span.setAttribute('tollgate.cost_usd', event.costUsd);
+    span.setAttribute('tollgate.fallback', event.fallback);
+    span.setAttribute('tollgate.attempts', event.attempts);
+    if (event.firstTokenMs !== null && event.stream) span.setAttribute('tollgate.time_to_first_token_ms', event.firstTokenMs);
+    if (failure) {
+      span.setAttribute('error.type', failure.code ?? failure.type);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+    } else if (event.status === 499) span.setAttribute('tollgate.cancelled', true);
+    // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
+    span.end(wallClock(spans.startedAt + event.durationMs));
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

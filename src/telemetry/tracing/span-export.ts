@@ -1,0 +1,25 @@
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { TracingSettings } from '../../core/config.js';
+
+/** Spans waiting for export at most; past it new spans are dropped (a collector that is down costs only these). */
+export const MAX_QUEUED_SPANS = 4_096;
+
+/**
+ * A tracer provider exporting over OTLP/HTTP (JSON) in batches: spans queue in memory (bounded), go out every
+ * second or 512 at a time, and an export that fails or times out loses that batch only. The provider is not
+ * registered globally: tollgate's spans never mix with an embedder's own OpenTelemetry setup.
+ */
+export function createSpanExport(settings: TracingSettings, version: string): NodeTracerProvider {
+  const exporter = new OTLPTraceExporter({ url: settings.endpoint ?? undefined, headers: { ...settings.headers }, timeoutMillis: 10_000 });
+  return new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }),
+    // A sampled incoming traceparent is followed; new traces are sampled at the configured ratio.
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
+    spanProcessors: [
+      new BatchSpanProcessor(exporter, { maxQueueSize: MAX_QUEUED_SPANS, maxExportBatchSize: 512, scheduledDelayMillis: 1_000, exportTimeoutMillis: 10_000 }),
+    ],
+  });
+}

@@ -1,0 +1,189 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonRequest } from '../helpers/api.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+let primary: ScriptedUpstream;
+let backup: ScriptedUpstream;
+let tg: RunningGateway;
+
+/** $1 per million input tokens, $2 per million output tokens. */
+const PRICES = { m: { input_per_mtok: 1, output_per_mtok: 2 } };
+
+beforeAll(async () => {
+  primary = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+  backup = await startOpenAIUpstream({ apiKey: 'sk-b', chunkDelayMs: 0 });
+  tg = await startGateway({
+    providers: {
+      openai: { base_url: `${primary.url}/v1`, api_key: 'sk-a', prices: PRICES },
+      backup: { type: 'openai', base_url: `${backup.url}/v1`, api_key: 'sk-b', prices: PRICES },
+    },
+    routes: { chat: { targets: [{ model: 'openai/m' }], fallbacks: ['backup/m'], retry: { max_attempts: 2, initial_delay_ms: 0 } } },
+  });
+});
+afterAll(async () => {
+  await tg.stop();
+  await primary.close();
+  await backup.close();
+});
+
+async function scrape(headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; text: string }> {
+  const res = await fetch(`${tg.url}/metrics`, { headers });
+  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+}
+
+/** The value of one series (exact label set, in any order), or undefined when absent. */
+function value(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) found[pair[1] as string] = pair[2] as string;
+    if (Object.keys(found).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+/** Waits until the terminal events of the traffic just sent were counted (they follow the answer by a tick). */
+async function scrapeWhen(check: (text: string) => boolean): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const { text } = await scrape();
+    if (check(text)) return text;
+    if (Date.now() > deadline) return text;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('GET /metrics after scripted traffic', () => {
+  let text = '';
+
+  beforeAll(async () => {
+    const client = tg.client;
+    // 1. A plain success.
+    await client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] });
+    // 2. A stream.
+    const stream = await client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hello there' }], stream: true });
+    for await (const _ of stream) void _;
+    // 3. The primary fails with a 500: the fallback answers.
+    primary.enqueue({ kind: 'error', status: 500 });
+    await client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'again' }] });
+    // 4. A 429 from a virtual key's rate limit.
+    const created = await jsonRequest(tg.url, 'POST', '/api/keys', { name: 'one-a-minute', rate_limit: 1 });
+    const limited = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: created.body.key, maxRetries: 0 });
+    await limited.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'first' }] });
+    await expect(limited.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'second' }] })).rejects.toMatchObject({ status: 429 });
+    // 5. An unknown virtual key.
+    const stranger = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'tg-unknown', maxRetries: 0 });
+    await expect(stranger.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 401 });
+    text = await scrapeWhen((t) => value(t, 'tollgate_auth_rejections_total', { reason: 'unknown_key' }) === 1 && (value(t, 'tollgate_inflight_requests') ?? 1) === 0);
+  });
+
+  it('is Prometheus text format', async () => {
+    const res = await scrape();
+    expect(res.status).toBe(200);
+    expect(res.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(text).toContain('# TYPE tollgate_requests_total counter');
+    expect(text).toContain('# TYPE tollgate_request_duration_seconds histogram');
+  });
+
+  it('counts requests by provider, model and status', () => {
+    // Success, stream and the rate-limited key's first request on the primary; the failed-over one on the backup.
+    expect(value(text, 'tollgate_requests_total', { provider: 'openai', model: 'm', status: '200' })).toBe(3);
+    expect(value(text, 'tollgate_requests_total', { provider: 'backup', model: 'm', status: '200' })).toBe(1);
+    // Refusals never reached an upstream: provider "none", the model as requested.
+    expect(value(text, 'tollgate_requests_total', { provider: 'none', model: 'chat', status: '429' })).toBe(1);
+    expect(value(text, 'tollgate_requests_total', { provider: 'none', model: 'chat', status: '401' })).toBe(1);
+    expect(value(text, 'tollgate_inflight_requests')).toBe(0);
+  });
+
+  it('records latency, time to first token (streams only) and gateway overhead', () => {
+    expect(value(text, 'tollgate_request_duration_seconds_count', { provider: 'openai', model: 'm' })).toBe(3);
+    expect(value(text, 'tollgate_time_to_first_token_seconds_count', { provider: 'openai', model: 'm' })).toBe(1);
+    expect(value(text, 'tollgate_gateway_overhead_seconds_count', { provider: 'openai', model: 'm' })).toBe(3);
+    const total = value(text, 'tollgate_request_duration_seconds_sum', { provider: 'openai', model: 'm' }) as number;
+    const overhead = value(text, 'tollgate_gateway_overhead_seconds_sum', { provider: 'openai', model: 'm' }) as number;
+    expect(overhead).toBeGreaterThan(0);
+    expect(overhead).toBeLessThan(total);
+  });
+
+  it('counts upstream attempts, the fallback, tokens and cost', () => {
+    expect(value(text, 'tollgate_upstream_attempts_total', { provider: 'openai', model: 'm', outcome: 'error' })).toBe(1);
+    expect(value(text, 'tollgate_upstream_attempts_total', { provider: 'openai', model: 'm', outcome: 'success' })).toBe(3);
+    expect(value(text, 'tollgate_upstream_attempts_total', { provider: 'backup', model: 'm', outcome: 'success' })).toBe(1);
+    expect(value(text, 'tollgate_fallbacks_total')).toBe(1);
+    expect(value(text, 'tollgate_retries_total')).toBe(0);
+    const input = value(text, 'tollgate_tokens_total', { provider: 'openai', model: 'm', direction: 'input' }) as number;
+    const output = value(text, 'tollgate_tokens_total', { provider: 'openai', model: 'm', direction: 'output' }) as number;
+    expect(input).toBeGreaterThan(0);
+    expect(output).toBeGreaterThan(0);
+    expect(value(text, 'tollgate_cost_usd_total', { provider: 'openai', model: 'm' })).toBeCloseTo((input * 1 + output * 2) / 1e6, 12);
+  });
+
+  it('counts refusals by kind', () => {
+    expect(value(text, 'tollgate_ratelimit_rejections_total', { scope: 'key', unit: 'requests' })).toBe(1);
+    expect(value(text, 'tollgate_auth_rejections_total', { reason: 'unknown_key' })).toBe(1);
+  });
+
+  it('reads breaker state, provider health, key spend and store size at scrape time', () => {
+    expect(value(text, 'tollgate_breaker_state', { provider: 'openai', model: 'm' })).toBe(0);
+    expect(value(text, 'tollgate_provider_healthy', { provider: 'openai' })).toBe(1);
+    expect(value(text, 'tollgate_provider_healthy', { provider: 'backup' })).toBe(1);
+    expect(value(text, 'tollgate_store_bytes')).toBeGreaterThan(0);
+    expect(text).toMatch(/^tollgate_key_spend_usd\{key="[^"]+",team="none"\} [0-9.e-]+$/m);
+  });
+
+  it("carries prom-client's process metrics", () => {
+    expect(value(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(text).toContain('nodejs_eventloop_lag_seconds');
+    expect(text).toContain('nodejs_gc_duration_seconds');
+  });
+
+  it('folds invented model names into "other" past the cap', async () => {
+    // A client may name any model of a configured provider: past 200 distinct names the label reads "other".
+    await Promise.all(
+      Array.from({ length: 230 }, (_, i) => tg.client.chat.completions.create({ model: `openai/invented-${i}`, messages: [{ role: 'user', content: 'x' }] }).catch(() => null)),
+    );
+    const after = await scrapeWhen((t) => (value(t, 'tollgate_inflight_requests') ?? 1) === 0 && /model="other"/.test(t));
+    const models = new Set([...after.matchAll(/^tollgate_requests_total\{[^}]*model="([^"]*)"/gm)].map((m) => m[1]));
+    expect(models.size).toBeLessThanOrEqual(201);
+    expect(models.has('other')).toBe(true);
+  });
+});
+
+describe('/metrics with a bearer token', () => {
+  let guarded: RunningGateway;
+  beforeAll(async () => {
+    guarded = await startGateway({ settings: { metrics: { bearer_token: 'env:METRICS_TOKEN' } } }, { METRICS_TOKEN: 'scrape-secret-1' });
+  });
+  afterAll(() => guarded.stop());
+
+  it('refuses a scrape without the token and serves one with it', async () => {
+    const without = await fetch(`${guarded.url}/metrics`);
+    expect(without.status).toBe(401);
+    expect(without.headers.get('www-authenticate')).toContain('Bearer');
+    expect((await without.json()).error.code).toBe('invalid_metrics_token');
+    expect((await fetch(`${guarded.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    const ok = await fetch(`${guarded.url}/metrics`, { headers: { authorization: 'Bearer scrape-secret-1' } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('tollgate_inflight_requests');
+  });
+
+  it('never shows the token in the settings the API answers', async () => {
+    const res = await jsonRequest(guarded.url, 'GET', '/api/config');
+    expect(JSON.stringify(res.body)).not.toContain('scrape-secret-1');
+  });
+});
+
+describe('/metrics turned off', () => {
+  it('answers 404', async () => {
+    const off = await startGateway({ settings: { metrics: { enabled: false } } });
+    try {
+      expect((await fetch(`${off.url}/metrics`)).status).toBe(404);
+    } finally {
+      await off.stop();
+    }
+  });
+});
