@@ -26,6 +26,8 @@ const headerSetter = {
   },
 };
 
+/** How long shutdown waits for the last spans to be exported. */
+const SHUTDOWN_FLUSH_MS = 2_000;
 const ignore = (): void => undefined;
 /** Tracing-channel events a subscriber does not use. */
 const IGNORED = { start: ignore, end: ignore, asyncStart: ignore, asyncEnd: ignore, error: ignore };
@@ -57,6 +59,11 @@ export class RequestTracer {
   private tracer: Tracer | null = null;
   private settingsKey = '';
   private readonly requests = new Map<string, RequestSpans>();
+  /**
+   * Requests this gateway's bus announced and whose span has not started yet: the tracing channels are
+   * process-wide, and another gateway in the same process (an embedder's, a test's) publishes on them too.
+   */
+  private readonly announced = new Set<string>();
   private readonly attempts = new WeakMap<UpstreamTraceMessage, Span>();
   private readonly watchedStages = new Set<string>();
   private readonly stops: Array<() => void> = [];
@@ -108,10 +115,16 @@ export class RequestTracer {
     this.unsubscribe();
     for (const spans of this.requests.values()) spans.span.end();
     this.requests.clear();
+    this.announced.clear();
     const provider = this.provider;
     this.provider = null;
     this.tracer = null;
-    await provider?.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans at shutdown'));
+    if (!provider) return;
+    // A collector that is down must not hold the shutdown for the exporter's retries: the queue is given up after a while.
+    let timer: NodeJS.Timeout | undefined;
+    const flushed = provider.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans at shutdown'));
+    await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_FLUSH_MS)))]);
+    clearTimeout(timer);
   }
 
   private subscribe(): void {
@@ -120,6 +133,7 @@ export class RequestTracer {
     upstreamChannel.subscribe(this.onUpstream);
     for (const name of this.watchedStages) stageChannel(name).subscribe(this.onStage);
     this.stops.push(
+      this.bus.on('request.received', (event: GatewayEvents['request.received']) => this.announced.add(event.requestId)),
       this.bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.guard(() => this.requestEnded(event, null))),
       this.bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.guard(() => this.requestEnded(event, event))),
     );
@@ -144,7 +158,7 @@ export class RequestTracer {
   }
 
   private requestStarted({ requestId, ctx }: RequestTraceMessage): void {
-    if (!this.tracer) return;
+    if (!this.announced.delete(requestId) || !this.tracer) return;
     let parent: Context = ROOT_CONTEXT;
     if (ctx.hints.traceparent !== null) {
       const carrier: Record<string, string> = { traceparent: ctx.hints.traceparent };

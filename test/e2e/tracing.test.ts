@@ -1,0 +1,218 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/** One span as an OTLP/HTTP JSON export carries it, with its attributes read into plain values. */
+interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, unknown>;
+  status: { code?: number; message?: string };
+  service: string;
+}
+
+/** OTLP JSON ids are hex; a base64 id (the protobuf JSON mapping) is turned into hex. */
+function hexId(id: unknown): string {
+  if (typeof id !== 'string' || id === '') return '';
+  return /^[0-9a-f]+$/i.test(id) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex');
+}
+
+function attributeValue(value: Record<string, unknown>): unknown {
+  if ('stringValue' in value) return value.stringValue;
+  if ('boolValue' in value) return value.boolValue;
+  if ('intValue' in value) return Number(value.intValue);
+  if ('doubleValue' in value) return Number(value.doubleValue);
+  if ('arrayValue' in value) return ((value.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(attributeValue);
+  return undefined;
+}
+
+function attributes(list: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const item of (list as Array<{ key: string; value: Record<string, unknown> }>) ?? []) out[item.key] = attributeValue(item.value);
+  return out;
+}
+
+/** A minimal OTLP/HTTP trace receiver: decodes JSON exports into spans. */
+class OtlpReceiver {
+  readonly spans: ReceivedSpan[] = [];
+  private server: Server | null = null;
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (part: Buffer) => parts.push(part));
+      req.on('end', () => {
+        if (req.url === '/v1/traces' && String(req.headers['content-type']).startsWith('application/json')) {
+          const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { resourceSpans: any[] };
+          for (const resource of body.resourceSpans) {
+            const service = String(attributes(resource.resource?.attributes)['service.name']);
+            for (const scope of resource.scopeSpans ?? []) {
+              for (const span of scope.spans ?? []) {
+                this.spans.push({
+                  traceId: hexId(span.traceId),
+                  spanId: hexId(span.spanId),
+                  parentSpanId: hexId(span.parentSpanId),
+                  name: span.name,
+                  kind: span.kind,
+                  attributes: attributes(span.attributes),
+                  status: span.status ?? {},
+                  service,
+                });
+              }
+            }
+          }
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async waitFor(check: (spans: ReceivedSpan[]) => boolean, timeoutMs = 8_000): Promise<ReceivedSpan[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check(this.spans)) {
+      if (Date.now() > deadline) throw new Error(`spans did not arrive; got ${this.spans.map((s) => s.name).join(', ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return this.spans;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CLIENT_SPAN = '00f067aa0ba902b7';
+
+let upstream: ScriptedUpstream;
+let backup: ScriptedUpstream;
+let receiver: OtlpReceiver;
+let tg: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+  backup = await startOpenAIUpstream({ apiKey: 'sk-b', chunkDelayMs: 0 });
+  receiver = new OtlpReceiver();
+  await receiver.start();
+  tg = await startGateway(
+    {
+      providers: {
+        openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-a', prices: { m: { input_per_mtok: 1, output_per_mtok: 2 } } },
+        backup: { type: 'openai', base_url: `${backup.url}/v1`, api_key: 'sk-b', prices: { m: { input_per_mtok: 1, output_per_mtok: 2 } } },
+      },
+      routes: { chat: { targets: [{ model: 'openai/m' }], fallbacks: ['backup/m'], retry: { max_attempts: 2, initial_delay_ms: 0 } } },
+    },
+    // The standard variables turn tracing on, as they would for any OpenTelemetry SDK.
+    { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gateway-under-test' },
+  );
+});
+afterAll(async () => {
+  await tg.stop();
+  await upstream.close();
+  await backup.close();
+  await receiver.close();
+});
+
+describe('OpenTelemetry traces over OTLP/HTTP', () => {
+  it("makes the client's traceparent the parent, nests stage and attempt spans, and carries the GenAI attributes", async () => {
+    const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` } });
+    upstream.enqueue({ kind: 'error', status: 500 });
+    const answer = await client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }], user: 'alice' });
+    expect(answer.choices[0]?.finish_reason).toBe('stop');
+
+    const spans = await receiver.waitFor((all) => all.some((s) => s.traceId === TRACE_ID && s.kind === 2));
+    const mine = spans.filter((s) => s.traceId === TRACE_ID);
+    const root = mine.find((s) => s.kind === 2) as ReceivedSpan; // SERVER
+    expect(root.parentSpanId).toBe(CLIENT_SPAN);
+    expect(root.service).toBe('gateway-under-test');
+    expect(root.name).toBe('chat chat');
+    expect(root.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'chat',
+      'gen_ai.provider.name': 'backup',
+      'gen_ai.response.model': 'm',
+      'gen_ai.response.finish_reasons': ['stop'],
+      'tollgate.route': 'chat',
+      'tollgate.fallback': true,
+      'http.response.status_code': 200,
+    });
+    expect(root.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+    expect(root.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+    expect(root.attributes['tollgate.cost_usd']).toBeGreaterThan(0);
+
+    // Stages nest as the onion does: auth under the request, each next stage under the one before.
+    const byId = new Map(mine.map((s) => [s.spanId, s]));
+    const stage = (name: string): ReceivedSpan => mine.find((s) => s.name === `stage ${name}`) as ReceivedSpan;
+    expect(stage('auth').parentSpanId).toBe(root.spanId);
+    expect(byId.get(stage('call').parentSpanId)?.name).toBe('stage spend');
+
+    // Two attempts under the call stage: the failed one on the primary, the answer from the fallback.
+    const attempts = mine.filter((s) => s.kind === 3); // CLIENT
+    expect(attempts.map((s) => [s.attributes['gen_ai.provider.name'], s.attributes['http.response.status_code'], s.attributes['tollgate.fallback']])).toEqual([
+      ['openai', 500, false],
+      ['backup', 200, true],
+    ]);
+    for (const attempt of attempts) expect(attempt.parentSpanId).toBe(stage('call').spanId);
+    expect(attempts[0]?.status.code).toBe(2); // ERROR
+
+    // Each upstream got the trace, its parent being the attempt span.
+    expect(upstream.calls.at(-1)?.headers.traceparent).toBe(`00-${TRACE_ID}-${attempts[0]?.spanId}-01`);
+    expect(backup.calls.at(-1)?.headers.traceparent).toBe(`00-${TRACE_ID}-${attempts[1]?.spanId}-01`);
+  });
+
+  it('starts a new trace for a request without traceparent, and marks a failed request as an error', async () => {
+    const before = new Set(receiver.spans.map((s) => s.traceId));
+    upstream.enqueue({ kind: 'error', status: 400, code: 'bad', message: 'no' });
+    await expect(tg.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 400 });
+    const spans = await receiver.waitFor((all) => all.some((s) => s.kind === 2 && !before.has(s.traceId)));
+    const root = spans.find((s) => s.kind === 2 && !before.has(s.traceId)) as ReceivedSpan;
+    expect(root.parentSpanId).toBe('');
+    expect(root.status.code).toBe(2);
+    expect(root.attributes['http.response.status_code']).toBe(400);
+    expect(root.attributes['error.type']).toBeTruthy();
+  });
+});
+
+describe('a collector that is down', () => {
+  it('costs requests nothing: they answer while exports fail', async () => {
+    // A port nothing listens on (a server closed just now).
+    const gone = new OtlpReceiver();
+    await gone.start();
+    await gone.close();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const lonely = await startGateway({ providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } }, settings: { tracing: { endpoint: `${gone.url}/v1/traces` } } });
+    try {
+      const started = performance.now();
+      for (let i = 0; i < 20; i++) await lonely.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      await lonely.stop();
+      await up.close();
+    }
+  });
+});
+
+describe('without an endpoint', () => {
+  it('passes the client traceparent through to the provider unchanged', async () => {
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const plain = await startGateway({ providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } });
+    try {
+      const parent = `00-${TRACE_ID}-${CLIENT_SPAN}-01`;
+      const client = new OpenAI({ baseURL: `${plain.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { traceparent: parent, tracestate: 'vendor=1' } });
+      await client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+      expect(up.calls.at(-1)?.headers).toMatchObject({ traceparent: parent, tracestate: 'vendor=1' });
+    } finally {
+      await plain.stop();
+      await up.close();
+    }
+  });
+});
