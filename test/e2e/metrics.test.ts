@@ -164,7 +164,7 @@ describe('/metrics with a bearer token', () => {
     const without = await fetch(`${guarded.url}/metrics`);
     expect(without.status).toBe(401);
     expect(without.headers.get('www-authenticate')).toContain('Bearer');
-    expect((await without.json()).error.code).toBe('invalid_metrics_token');
+    expect(((await without.json()) as { error: { code: string } }).error.code).toBe('invalid_metrics_token');
     expect((await fetch(`${guarded.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
     const ok = await fetch(`${guarded.url}/metrics`, { headers: { authorization: 'Bearer scrape-secret-1' } });
     expect(ok.status).toBe(200);
