@@ -26,6 +26,8 @@ import { createLog, type Log } from './log.js';
 import { logRequestFailures } from './telemetry/request-events-log.js';
 import { RequestLogWriter } from './telemetry/request-log.js';
 import { GatewayMetrics } from './telemetry/metrics/gateway-metrics.js';
+import { UsageRollupWriter } from './telemetry/usage-rollup.js';
+import { UsageRollups } from './governance/usage-rollups.js';
 import { RequestTracer } from './telemetry/tracing/request-tracer.js';
 import { VERSION } from './version.js';
 import defaultPipeline from '../pipelines/default.js';
@@ -189,8 +191,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const stoppers = [logRequestFailures(bus, log)];
   if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
   // Prometheus series, fed by bus events and read from the gateway's state at scrape time.
+  // Usage per key, team, model, provider and route per hour and day, kept as requests finish (GET /api/usage).
+  const usage = new UsageRollupWriter(bus, new UsageRollups(store.root), log);
   const metrics = new GatewayMetrics({ bus, health, governance, config: () => configService.current(), storeBytes: () => store.sizeBytes() });
-  const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics });
+  const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage });
 
   // The request log is kept within settings.log_retention_days / log_max_entries (a sweep at start, then every few minutes).
   const logSweeper = startLogSweeper(governance, () => {
@@ -224,6 +228,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         await requestLog.flush();
         requestLog.stop();
         metrics.stop();
+        await usage.close();
         // Spans of the last requests go out before the process ends (bounded by the exporter's timeout).
         await tracer.close();
         await logSweeper.stop();

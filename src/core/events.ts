@@ -44,6 +44,8 @@ export interface RequestSummary {
   user: string | null;
   /** The request's `metadata` tags (string values), when it had them. */
   metadata: Record<string, string> | null;
+  /** Request and answer bodies, only with `settings.log_bodies.enabled`: secrets redacted, size-capped. */
+  bodies: { request: string; response: string } | null;
   /** Tokens as charged (the upstream's counts within reason, else counted); null when nothing was settled. */
   usage: TokenUsage | null;
   /** USD charged; null when the pipeline settled no cost (a refusal before the spend stage, or no spend stage). */

@@ -1,3 +1,4 @@
+import { queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
 import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
 import type { EventBus } from '../bus/bus.js';
@@ -20,16 +21,8 @@ import { gatewayError } from '../core/errors.js';
 /** A request-log entry as handed to `recordRequest`: without an id (or with an empty one) the store assigns one. */
 export type RequestLogInput = Omit<RequestLogEntry, 'id'> & { id?: string };
 
-export interface RequestLogQuery {
-  key_id?: string;
-  limit?: number;
-  before?: string;
-}
-
-const DEFAULT_LOG_LIMIT = 50;
-export const MAX_LOG_LIMIT = 500;
-/** Sorts after every log id (ids are digits and a dash). */
-const AFTER_ALL_IDS = '\uffff';
+export { MAX_LOG_LIMIT } from './request-log-query.js';
+export type { RequestLogQuery } from './request-log-query.js';
 
 /** Thrown inside a transaction callback only before it wrote anything (lmdb does not roll back a throwing callback). */
 class Refused {
@@ -328,28 +321,14 @@ export class GovernanceStore {
     return this.log.get(id) ?? null;
   }
 
-  /** Newest first; `before` pages on from an entry id (exclusive); `key_id` keeps one key's requests. */
+  /** Newest first; `before` pages on from an entry id (exclusive); filters as RequestLogQuery says. */
   requestLog(query: RequestLogQuery = {}): RequestLogEntry[] {
-    const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_LOG_LIMIT) || DEFAULT_LOG_LIMIT, 1), MAX_LOG_LIMIT);
-    const before = query.before || undefined;
-    const out: RequestLogEntry[] = [];
-    if (query.key_id !== undefined) {
-      const keyId = query.key_id;
-      for (const { key } of this.logByKey.getRange({ start: [keyId, before ?? AFTER_ALL_IDS], end: [keyId], reverse: true })) {
-        const logId = key[1];
-        if (logId === before) continue;
-        const entry = this.log.get(logId);
-        if (entry) out.push(entry);
-        if (out.length >= limit) break;
-      }
-      return out;
-    }
-    for (const { key, value } of this.log.getRange({ reverse: true, ...(before ? { start: before } : {}) })) {
-      if (key === before) continue;
-      out.push(value);
-      if (out.length >= limit) break;
-    }
-    return out;
+    return this.requestLogPage(query).data;
+  }
+
+  /** One page of the request log with the cursor of the next (see queryRequestLog). */
+  requestLogPage(query: RequestLogQuery = {}): RequestLogPage {
+    return queryRequestLog(this.log, this.logByKey, query);
   }
 
   // ---- request-log retention ------------------------------------------------------------------------

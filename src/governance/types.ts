@@ -26,9 +26,47 @@ export interface RequestLogEntry {
   duration_ms: number;
   /** The route the request followed, when its model named one. */
   route?: string;
-  /** For a request that ended in an error (refused, or failed upstream): its type and code. */
+  /** For a request that ended in an error (refused, or failed upstream): its type, code and message. */
   error_type?: string;
   error_code?: string | null;
+  error_message?: string;
+  // The fields below were added with the observability work; entries written before lack them.
+  /** The client format (`openai`, `anthropic`, `gemini`, `litellm`) and the path it called. */
+  dialect?: string;
+  path?: string;
+  /** `chat` or `embeddings`. */
+  operation?: string;
+  /** Each upstream attempt, in order (retries and fallbacks included). */
+  attempts?: RequestAttempt[];
+  /** The answering (or last tried) target was a fallback. */
+  fallback?: boolean;
+  /** Milliseconds waiting on upstreams, to the first answer event (null: none sent), and the gateway's own (total minus upstream). */
+  upstream_ms?: number;
+  first_token_ms?: number | null;
+  overhead_ms?: number;
+  /** Parts of prompt_tokens read from / written to a prompt cache, and of completion_tokens spent reasoning. */
+  cached_tokens?: number;
+  cache_write_tokens?: number;
+  reasoning_tokens?: number;
+  /** Tokens were counted by tollgate (the upstream reported none). */
+  estimated?: boolean;
+  /** The request's `user` and `metadata` tags. */
+  user?: string | null;
+  metadata?: Record<string, string> | null;
+  /** Kept only with `settings.log_bodies.enabled`: size-capped, secrets redacted. */
+  request_body?: string;
+  response_body?: string;
+}
+
+/** One upstream attempt of a request, as the request log keeps it. */
+export interface RequestAttempt {
+  provider: string;
+  model: string;
+  /** The upstream's HTTP status; null when none came (connection error, timeout, cancelled). */
+  status: number | null;
+  ok: boolean;
+  duration_ms: number;
+  error_code: string | null;
 }
 
 /** Every virtual key secret starts with this, so a key that looks like ours but is unknown is a 401. */

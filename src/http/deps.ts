@@ -4,6 +4,7 @@ import type { RuntimeConfig } from '../core/config.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
 import type { Log } from '../log.js';
+import type { AdminDeps } from './admin/admin-deps.js';
 
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
 export interface HttpDeps {
@@ -17,6 +18,8 @@ export interface HttpDeps {
   /** When set, /api requires `Authorization: Bearer <adminKey>`; otherwise /api answers loopback clients only. */
   adminKey: string | null;
   health: HealthRegistry;
+  /** Usage rollups per group and interval (GET /api/usage). */
+  usage: AdminDeps['usage'];
   /** The Prometheus exposition behind GET /metrics (null: not served). */
   metrics: MetricsExposition | null;
 }

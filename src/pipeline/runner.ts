@@ -12,6 +12,7 @@ import type { PipelineDefinition } from './definition.js';
 import { isolate, type PluginGuard } from './isolate.js';
 import type { Next, Stage } from '../core/stage.js';
 import { gatewayError } from '../core/errors.js';
+import { BodyCapture } from './body-capture.js';
 import { requestChannel, stageChannel, type StageTraceMessage } from '../core/trace-channels.js';
 
 /** The built-in stages by name, each declared with definePlugin like a user's plugin. */
@@ -205,10 +206,14 @@ export class Pipeline {
       if (requestChannel.hasSubscribers) requestChannel.start.publish({ requestId: ctx.id, ctx });
       let settled = false;
       const finishReasons: string[] = [];
+      // Only when the operator asked for bodies in the log (an opt-in with its own cost).
+      const capture = ctx.config.settings.logBodies.enabled ? new BodyCapture(ctx.config.settings.logBodies) : null;
+      const summary = (status: number, endedAt: number): RequestSummary => ({ ...summaryOf(ctx, status, endedAt, finishReasons), bodies: capture?.bodies(ctx) ?? null });
       const subscription = composed().subscribe({
         next: (event) => {
           ctx.timings.firstEventAt ??= performance.now();
           collectFinishReasons(event, finishReasons);
+          capture?.add(event);
           subscriber.next(event);
         },
         error: (err: unknown) => {
@@ -217,14 +222,14 @@ export class Pipeline {
           const error = toGatewayError(err);
           if (!(err instanceof GatewayError)) this.log.error({ err, requestId: ctx.id }, 'unexpected pipeline error');
           this.whenSettled(ctx, () =>
-            bus.emit('request.failed', { ...summary(ctx, error.status, endedAt, finishReasons), type: error.type, code: error.code, message: error.message }),
+            bus.emit('request.failed', { ...summary(error.status, endedAt), type: error.type, code: error.code, message: error.message }),
           );
           subscriber.error(error);
         },
         complete: () => {
           settled = true;
           const endedAt = performance.now();
-          if (bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(ctx, 200, endedAt, finishReasons), cancelled: false }));
+          if (bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(200, endedAt), cancelled: false }));
           subscriber.complete();
         },
       });
@@ -234,7 +239,7 @@ export class Pipeline {
         // and the event waits for that (the spend stage settles after the unsubscribe).
         if (!settled && bus.hasListeners('request.completed')) {
           const endedAt = performance.now();
-          this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(ctx, 499, endedAt, finishReasons), cancelled: true }));
+          this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(499, endedAt), cancelled: true }));
         }
         if (--this.inFlight === 0 && this.retiring) this.retiring();
       };
@@ -274,7 +279,7 @@ function metadataTags(value: unknown): Record<string, string> | null {
 }
 
 /** The terminal events' common part, read off the context as the request ended (`endedAt`, performance time). */
-function summary(ctx: RequestContext, status: number, endedAt: number, finishReasons: string[]): RequestSummary {
+function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishReasons: string[]): Omit<RequestSummary, 'bodies'> {
   const spent = ctx.spent;
   const request = ctx.request as { user?: unknown; metadata?: unknown };
   return {

@@ -1,13 +1,18 @@
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayEvents, RequestSummary } from '../core/events.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
-import type { RequestLogEntry } from '../governance/types.js';
+import type { RequestAttempt, RequestLogEntry } from '../governance/types.js';
 import type { Log } from '../log.js';
 
 /** How long `flush` waits for writes in flight at shutdown. */
 const SETTLE_WAIT_MS = 2_000;
+/** Attempts kept per request (a route allows at most 20). */
+const MAX_ATTEMPTS_KEPT = 20;
 
-function entryOf(event: RequestSummary, cancelled: boolean, error: { type: string; code: string | null } | null): RequestLogEntry {
+type Failure = { type: string; code: string | null; message: string };
+
+function entryOf(event: RequestSummary, cancelled: boolean, error: Failure | null, attempts: RequestAttempt[]): RequestLogEntry {
+  const usage = event.usage;
   return {
     id: event.requestId,
     at: new Date().toISOString(),
@@ -25,7 +30,22 @@ function entryOf(event: RequestSummary, cancelled: boolean, error: { type: strin
     priced: event.priced,
     duration_ms: Math.round(event.durationMs),
     ...(event.route !== null ? { route: event.route } : {}),
-    ...(error ? { error_type: error.type, error_code: error.code } : {}),
+    ...(error ? { error_type: error.type, error_code: error.code, error_message: error.message.slice(0, 2_000) } : {}),
+    dialect: event.dialect,
+    path: event.path,
+    operation: event.operation,
+    attempts,
+    fallback: event.fallback,
+    upstream_ms: Math.round(event.upstreamMs),
+    first_token_ms: event.firstTokenMs === null ? null : Math.round(event.firstTokenMs),
+    overhead_ms: Math.round(Math.max(0, event.durationMs - event.upstreamMs) * 100) / 100,
+    cached_tokens: usage?.cache_read_tokens ?? 0,
+    cache_write_tokens: usage?.cache_write_tokens ?? 0,
+    reasoning_tokens: usage?.output_reasoning_tokens ?? 0,
+    estimated: event.estimated,
+    user: event.user,
+    metadata: event.metadata,
+    ...(event.bodies ? { request_body: event.bodies.request, response_body: event.bodies.response } : {}),
   };
 }
 
@@ -38,6 +58,8 @@ function entryOf(event: RequestSummary, cancelled: boolean, error: { type: strin
 export class RequestLogWriter {
   private readonly writing = new Set<Promise<void>>();
   private readonly stops: Array<() => void>;
+  /** Attempts of requests still running, by request id (the terminal event takes them). */
+  private readonly attempts = new Map<string, RequestAttempt[]>();
 
   constructor(
     bus: EventBus,
@@ -45,9 +67,32 @@ export class RequestLogWriter {
     private readonly log: Log,
   ) {
     this.stops = [
-      bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.write(entryOf(event, event.cancelled, null))),
-      bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.write(entryOf(event, false, { type: event.type, code: event.code }))),
+      bus.on('provider.attempted', (event: GatewayEvents['provider.attempted']) => this.attempted(event)),
+      bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.write(entryOf(event, event.cancelled, null, this.takeAttempts(event.requestId)))),
+      bus.on('request.failed', (event: GatewayEvents['request.failed']) =>
+        this.write(entryOf(event, false, { type: event.type, code: event.code, message: event.message }, this.takeAttempts(event.requestId))),
+      ),
     ];
+  }
+
+  private attempted(event: GatewayEvents['provider.attempted']): void {
+    let list = this.attempts.get(event.requestId);
+    if (!list) this.attempts.set(event.requestId, (list = []));
+    if (list.length >= MAX_ATTEMPTS_KEPT) return;
+    list.push({
+      provider: event.provider,
+      model: event.model,
+      status: event.status,
+      ok: event.ok,
+      duration_ms: Math.round(event.durationMs),
+      error_code: event.errorCode ?? null,
+    });
+  }
+
+  private takeAttempts(requestId: string): RequestAttempt[] {
+    const list = this.attempts.get(requestId) ?? [];
+    this.attempts.delete(requestId);
+    return list;
   }
 
   private write(entry: RequestLogEntry): void {

@@ -2,6 +2,7 @@ import type { ConfigService } from '../../config/config-service.js';
 import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { HealthRegistry } from '../../routing/health-registry.js';
 import type { Log } from '../../log.js';
+import type { UsageQuery, UsageRow } from '../../governance/usage-rollups.js';
 
 /** What the management API needs: the config service does the work, this layer only parses and renders. */
 export interface AdminDeps {
@@ -13,4 +14,6 @@ export interface AdminDeps {
   log: Log;
   /** Target health, adaptive weights and breakers, for the route health view. */
   health: HealthRegistry;
+  /** Usage rollups per group and interval (GET /api/usage). */
+  usage: { query(query: UsageQuery): UsageRow[] };
 }

@@ -1,16 +1,42 @@
 import type { FastifyInstance } from 'fastify';
+import type { AuditEntry } from '../../config/views.js';
 import type { AdminDeps } from './admin-deps.js';
+import { parseExportFormat, sendExport } from './export-stream.js';
 import { listPage, parsePageLimit } from './paging.js';
 import { queryString } from './request-body.js';
 
 /** The service caps a page at this; clamping here too keeps `next_before` honest for larger requests. */
 const MAX_LIMIT = 500;
 
-/** The audit log, newest first. */
+const AUDIT_COLUMNS: ReadonlyArray<{ header: string; value: (row: AuditEntry) => unknown }> = [
+  { header: 'id', value: (e) => e.id },
+  { header: 'at', value: (e) => e.at },
+  { header: 'version', value: (e) => e.version },
+  { header: 'action', value: (e) => e.action },
+  { header: 'target', value: (e) => e.target },
+  { header: 'actor', value: (e) => `${e.actor.kind}:${e.actor.id}` },
+  { header: 'before', value: (e) => e.before },
+  { header: 'after', value: (e) => e.after },
+];
+
+/** The audit log, newest first, and its export (JSON lines carry every field; CSV the main ones). */
 export function registerAuditRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/audit', async (request) => {
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LIMIT);
     const before = queryString(request, 'before') || undefined;
     return listPage(deps.configService.audit({ limit, ...(before ? { before } : {}) }), limit);
+  });
+
+  api.get('/audit/export', async (request, reply) => {
+    const format = parseExportFormat(queryString(request, 'format'));
+    return sendExport(reply, format, 'tollgate-audit', AUDIT_COLUMNS, function* () {
+      let before: string | undefined;
+      for (;;) {
+        const page = deps.configService.audit({ limit: MAX_LIMIT, ...(before ? { before } : {}) });
+        yield page;
+        if (page.length < MAX_LIMIT) return;
+        before = page.at(-1)?.id;
+      }
+    });
   });
 }

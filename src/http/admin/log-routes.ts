@@ -1,18 +1,71 @@
 import type { FastifyInstance } from 'fastify';
 import { quoteInput } from '../../core/quote-input.js';
 import { MAX_LOG_LIMIT } from '../../governance/governance-store.js';
+import type { RequestLogEntry } from '../../governance/types.js';
 import type { AdminDeps } from './admin-deps.js';
-import { listPage, parsePageLimit } from './paging.js';
+import { parseExportFormat, sendExport } from './export-stream.js';
+import { parseLogFilter } from './log-filters.js';
+import { parsePageLimit } from './paging.js';
 import { queryString } from './request-body.js';
 import { gatewayError } from '../../core/errors.js';
 
-/** The request log, newest first, optionally one key's. */
+/** The export's page size: one page in memory at a time. */
+const EXPORT_PAGE = 500;
+
+/** CSV columns of a log export (JSON lines carry every field). */
+const LOG_COLUMNS: ReadonlyArray<{ header: string; value: (row: RequestLogEntry) => unknown }> = [
+  { header: 'id', value: (e) => e.id },
+  { header: 'at', value: (e) => e.at },
+  { header: 'dialect', value: (e) => e.dialect },
+  { header: 'path', value: (e) => e.path },
+  { header: 'key_id', value: (e) => e.key_id },
+  { header: 'team_id', value: (e) => e.team_id },
+  { header: 'route', value: (e) => e.route },
+  { header: 'model', value: (e) => e.model },
+  { header: 'provider', value: (e) => e.provider },
+  { header: 'upstream_model', value: (e) => e.upstream_model },
+  { header: 'status', value: (e) => e.status },
+  { header: 'error_type', value: (e) => e.error_type },
+  { header: 'error_code', value: (e) => e.error_code },
+  { header: 'error_message', value: (e) => e.error_message },
+  { header: 'stream', value: (e) => e.stream },
+  { header: 'cancelled', value: (e) => e.cancelled },
+  { header: 'fallback', value: (e) => e.fallback },
+  { header: 'attempts', value: (e) => e.attempts?.length },
+  { header: 'prompt_tokens', value: (e) => e.prompt_tokens },
+  { header: 'completion_tokens', value: (e) => e.completion_tokens },
+  { header: 'cached_tokens', value: (e) => e.cached_tokens },
+  { header: 'reasoning_tokens', value: (e) => e.reasoning_tokens },
+  { header: 'cost_usd', value: (e) => e.cost_usd },
+  { header: 'duration_ms', value: (e) => e.duration_ms },
+  { header: 'upstream_ms', value: (e) => e.upstream_ms },
+  { header: 'first_token_ms', value: (e) => e.first_token_ms },
+  { header: 'overhead_ms', value: (e) => e.overhead_ms },
+  { header: 'user', value: (e) => e.user },
+  { header: 'metadata', value: (e) => e.metadata },
+];
+
+/** The request log: filtered pages newest first, one entry by id, and exports of a filter's whole result. */
 export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/logs', async (request) => {
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LOG_LIMIT);
     const before = queryString(request, 'before') || undefined;
-    const keyId = queryString(request, 'key_id') || undefined;
-    return listPage(deps.governance.requestLog({ limit, ...(before ? { before } : {}), ...(keyId ? { key_id: keyId } : {}) }), limit);
+    const page = deps.governance.requestLogPage({ ...parseLogFilter(request), limit, ...(before ? { before } : {}) });
+    return { object: 'list', data: page.data, next_before: page.next_before };
+  });
+
+  api.get('/logs/export', async (request, reply) => {
+    const format = parseExportFormat(queryString(request, 'format'));
+    const filter = parseLogFilter(request);
+    return sendExport(reply, format, 'tollgate-requests', LOG_COLUMNS, function* () {
+      let before: string | undefined;
+      for (;;) {
+        const page = deps.governance.requestLogPage({ ...filter, limit: EXPORT_PAGE, ...(before ? { before } : {}) });
+        yield page.data;
+        if (page.next_before === null) return;
+        before = page.next_before;
+      }
+    });
   });
 
   // The id is the `x-request-id` the client got with its answer.

@@ -6,6 +6,7 @@ import { registerAuditRoutes } from './audit-routes.js';
 import { registerConfigRoutes } from './config-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
 import { registerLogRoutes } from './log-routes.js';
+import { registerUsageRoutes } from './usage-routes.js';
 import { registerModelRoutes } from './model-routes.js';
 import { registerProviderRoutes } from './provider-routes.js';
 import { registerRouteRoutes } from './route-routes.js';
@@ -35,6 +36,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       registerKeyRoutes(api, deps);
       registerTeamRoutes(api, deps);
       registerLogRoutes(api, deps);
+      registerUsageRoutes(api, deps);
       registerModelRoutes(api, deps);
     },
     { prefix: '/api' },

@@ -1,0 +1,101 @@
+import type { Database } from 'lmdb';
+import type { RequestLogEntry } from './types.js';
+
+/** What `GET /api/logs` (and its export) may filter on; every field narrows, all must hold. */
+export interface RequestLogFilter {
+  /** Epoch ms, inclusive. */
+  from?: number;
+  /** Epoch ms, exclusive. */
+  to?: number;
+  key_id?: string;
+  team_id?: string;
+  /** The model as requested or as the upstream served it. */
+  model?: string;
+  provider?: string;
+  route?: string;
+  /** An exact status (429) or a class (4 for 4xx). */
+  status?: number;
+  status_class?: number;
+  /** Text the error message contains (case-insensitive). */
+  q?: string;
+}
+
+export interface RequestLogQuery extends RequestLogFilter {
+  limit?: number;
+  /** A cursor: the page continues with entries older than this id. */
+  before?: string;
+}
+
+export interface RequestLogPage {
+  data: RequestLogEntry[];
+  /** Where the next (older) page starts; null when nothing older can match. */
+  next_before: string | null;
+}
+
+export const DEFAULT_LOG_LIMIT = 50;
+export const MAX_LOG_LIMIT = 500;
+/**
+ * Entries one page looks at, at most: a filter that matches rarely returns a short (even empty) page with a cursor
+ * instead of scanning the whole log, so a page costs a bounded time however large the log is.
+ */
+export const MAX_SCANNED_PER_PAGE = 20_000;
+/** Sorts after every log id (ids are digits and a dash). */
+const AFTER_ALL_IDS = '\uffff';
+
+/** The smallest id written at or after `ms` (ids start with the zero-padded epoch ms). */
+export function idAt(ms: number): string {
+  return `${String(Math.max(0, Math.trunc(ms))).padStart(15, '0')}-`;
+}
+
+function matches(entry: RequestLogEntry, filter: RequestLogFilter, q: string | null): boolean {
+  if (filter.team_id !== undefined && entry.team_id !== filter.team_id) return false;
+  if (filter.key_id !== undefined && entry.key_id !== filter.key_id) return false;
+  if (filter.model !== undefined && entry.model !== filter.model && entry.upstream_model !== filter.model) return false;
+  if (filter.provider !== undefined && entry.provider !== filter.provider) return false;
+  if (filter.route !== undefined && entry.route !== filter.route) return false;
+  if (filter.status !== undefined && entry.status !== filter.status) return false;
+  if (filter.status_class !== undefined && Math.trunc(entry.status / 100) !== filter.status_class) return false;
+  if (q !== null && !(entry.error_message ?? '').toLowerCase().includes(q)) return false;
+  return true;
+}
+
+/**
+ * One page of the request log, newest first. Ids sort by time, so a time range is a key range; a key filter
+ * walks that key's index. Other filters are checked entry by entry, within MAX_SCANNED_PER_PAGE.
+ */
+export function queryRequestLog(log: Database<RequestLogEntry, string>, byKey: Database<null, [string, string]>, query: RequestLogQuery): RequestLogPage {
+  const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_LOG_LIMIT) || DEFAULT_LOG_LIMIT, 1), MAX_LOG_LIMIT);
+  const q = query.q ? query.q.toLowerCase() : null;
+  // The newest id the page may hold (exclusive) and the oldest (inclusive).
+  let high = query.before ?? AFTER_ALL_IDS;
+  if (query.to !== undefined && idAt(query.to) < high) high = idAt(query.to);
+  const low = query.from !== undefined ? idAt(query.from) : '';
+  const data: RequestLogEntry[] = [];
+  let scanned = 0;
+  let last: string | null = null;
+  const take = (id: string, entry: RequestLogEntry | undefined): boolean => {
+    scanned++;
+    last = id;
+    if (entry && matches(entry, query, q)) data.push(entry);
+    return data.length < limit && scanned < MAX_SCANNED_PER_PAGE;
+  };
+  let exhausted = true;
+  if (query.key_id !== undefined) {
+    for (const { key } of byKey.getRange({ start: [query.key_id, high], end: [query.key_id, low], reverse: true })) {
+      if (key[1] === high) continue;
+      if (!take(key[1], log.get(key[1]))) {
+        exhausted = false;
+        break;
+      }
+    }
+  } else {
+    for (const { key, value } of log.getRange({ start: high, ...(low ? { end: low } : {}), reverse: true })) {
+      if (key === high) continue;
+      if (!take(key, value)) {
+        exhausted = false;
+        break;
+      }
+    }
+  }
+  return { data, next_before: exhausted ? null : last };
+}

@@ -1,0 +1,106 @@
+import type { Database, RootDatabase } from 'lmdb';
+
+export const USAGE_DIMENSIONS = ['key', 'team', 'model', 'provider', 'route'] as const;
+export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
+export const USAGE_INTERVALS = ['hour', 'day'] as const;
+export type UsageInterval = (typeof USAGE_INTERVALS)[number];
+
+const INTERVAL_MS: Record<UsageInterval, number> = { hour: 3_600_000, day: 86_400_000 };
+/** The group value of requests without one (no key, no team, refused before routing). */
+export const NO_GROUP = 'none';
+
+/** What one group did in one interval. */
+export interface UsageCounts {
+  requests: number;
+  /** Requests that ended in an error status (400 and above; a client that left, 499, is not an error). */
+  errors: number;
+  spend_usd: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface UsageRow extends UsageCounts {
+  /** Start of the interval, ISO 8601 (UTC). */
+  start: string;
+  group: string;
+}
+
+export interface UsageQuery {
+  group_by: UsageDimension;
+  interval: UsageInterval;
+  /** Epoch ms, inclusive (rounded down to its interval). */
+  from: number;
+  /** Epoch ms, exclusive. */
+  to: number;
+}
+
+/** One request's contribution, as the rollup writer hands it over. */
+export interface UsageSample extends UsageCounts {
+  at: number;
+  groups: Record<UsageDimension, string>;
+}
+
+type RollupKey = [UsageDimension, UsageInterval, number, string];
+
+export function bucketStart(at: number, interval: UsageInterval): number {
+  const size = INTERVAL_MS[interval];
+  return Math.floor(at / size) * size;
+}
+
+export function emptyCounts(): UsageCounts {
+  return { requests: 0, errors: 0, spend_usd: 0, input_tokens: 0, output_tokens: 0 };
+}
+
+export function addCounts(into: UsageCounts, add: UsageCounts): void {
+  into.requests += add.requests;
+  into.errors += add.errors;
+  into.spend_usd += add.spend_usd;
+  into.input_tokens += add.input_tokens;
+  into.output_tokens += add.output_tokens;
+}
+
+/**
+ * Usage per group (key, team, model, provider, route) per hour and per day, kept up to date as requests finish,
+ * so `GET /api/usage` reads a few rows per group and interval instead of scanning the request log. Rows are keyed
+ * `[dimension, interval, bucket start, group]`: a query is one range read. The log's retention does not touch them.
+ */
+export class UsageRollups {
+  private readonly db: Database<UsageCounts, RollupKey>;
+
+  constructor(root: RootDatabase) {
+    this.db = root.openDB<UsageCounts, RollupKey>({ name: 'usage-rollups' });
+  }
+
+  /** Adds pending deltas (by rollup key) in one transaction. */
+  async add(deltas: ReadonlyMap<string, { key: RollupKey; counts: UsageCounts }>): Promise<void> {
+    if (deltas.size === 0) return;
+    await this.db.transaction(() => {
+      for (const { key, counts } of deltas.values()) {
+        const current = this.db.get(key) ?? emptyCounts();
+        addCounts(current, counts);
+        current.spend_usd = Math.round(current.spend_usd * 1e10) / 1e10;
+        this.db.put(key, current);
+      }
+    });
+  }
+
+  /** Rows of the range, oldest first, then by group. */
+  query(query: UsageQuery): UsageRow[] {
+    const from = bucketStart(query.from, query.interval);
+    const rows: UsageRow[] = [];
+    for (const { key, value } of this.db.getRange({ start: [query.group_by, query.interval, from], end: [query.group_by, query.interval, query.to] })) {
+      rows.push({ start: new Date(key[2]).toISOString(), group: key[3], ...value });
+    }
+    return rows;
+  }
+}
+
+/** The rollup keys one request adds to: every dimension, every interval. */
+export function rollupKeys(sample: UsageSample): RollupKey[] {
+  const keys: RollupKey[] = [];
+  for (const interval of USAGE_INTERVALS) {
+    const start = bucketStart(sample.at, interval);
+    for (const dimension of USAGE_DIMENSIONS) keys.push([dimension, interval, start, sample.groups[dimension]]);
+  }
+  return keys;
+}

@@ -1,0 +1,52 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import { gatewayError } from '../../core/errors.js';
+
+export type ExportFormat = 'jsonl' | 'csv';
+
+export function parseExportFormat(raw: string | undefined): ExportFormat {
+  if (raw === undefined || raw === 'jsonl') return 'jsonl';
+  if (raw === 'csv') return 'csv';
+  throw gatewayError('invalid_query', `format must be 'jsonl' or 'csv', got '${raw.slice(0, 40)}'.`, { param: 'format' });
+}
+
+/**
+ * A CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A text cell that a spreadsheet would
+ * run as a formula (=, +, -, @, tab, carriage return first) gets a leading apostrophe, so an exported log
+ * cannot carry a formula a client put in a model name or message.
+ */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  let text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/**
+ * Streams pages as JSON lines or CSV rows, pulling the next page only when the client has taken the last (so a
+ * large export holds one page in memory and never blocks the event loop for long).
+ */
+export function sendExport<T>(
+  reply: FastifyReply,
+  format: ExportFormat,
+  name: string,
+  columns: ReadonlyArray<{ header: string; value: (row: T) => unknown }>,
+  pages: () => Generator<T[]>,
+): FastifyReply {
+  async function* lines(): AsyncGenerator<string> {
+    if (format === 'csv') yield `${columns.map((column) => column.header).join(',')}\r\n`;
+    for (const page of pages()) {
+      let chunk = '';
+      for (const row of page) {
+        chunk += format === 'csv' ? `${columns.map((column) => csvField(column.value(row))).join(',')}\r\n` : `${JSON.stringify(row)}\n`;
+      }
+      if (chunk) yield chunk;
+      // Let requests in between pages of a long export.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  return reply
+    .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${name}.${format}"`)
+    .send(Readable.from(lines()));
+}

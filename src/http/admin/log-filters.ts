@@ -1,0 +1,45 @@
+import type { FastifyRequest } from 'fastify';
+import { gatewayError } from '../../core/errors.js';
+import type { RequestLogFilter } from '../../governance/request-log-query.js';
+import { queryString } from './request-body.js';
+
+/** A time in the query: ISO 8601 or epoch milliseconds. */
+export function parseTime(request: FastifyRequest, name: string): number | undefined {
+  const raw = queryString(request, name);
+  if (raw === undefined || raw === '') return undefined;
+  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : Date.parse(raw);
+  if (!Number.isFinite(ms)) throw gatewayError('invalid_query', `${name} must be an ISO 8601 time or epoch milliseconds, got '${raw.slice(0, 60)}'.`, { param: name });
+  return ms;
+}
+
+function text(request: FastifyRequest, name: string): string | undefined {
+  const raw = queryString(request, name);
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length > 500) throw gatewayError('invalid_query', `${name} is longer than 500 characters.`, { param: name });
+  return raw;
+}
+
+/**
+ * The request-log filters of `GET /api/logs` and its export: `from`, `to`, `key_id`, `team_id`, `model`, `provider`,
+ * `route`, `status` (a code such as 429, or a class such as 4xx) and `q` (text in the error message).
+ */
+export function parseLogFilter(request: FastifyRequest): RequestLogFilter {
+  const filter: RequestLogFilter = {};
+  const from = parseTime(request, 'from');
+  const to = parseTime(request, 'to');
+  if (from !== undefined) filter.from = from;
+  if (to !== undefined) filter.to = to;
+  for (const name of ['key_id', 'team_id', 'model', 'provider', 'route', 'q'] as const) {
+    const value = text(request, name);
+    if (value !== undefined) filter[name] = value;
+  }
+  const status = queryString(request, 'status');
+  if (status !== undefined && status !== '') {
+    const exact = /^[1-5]\d\d$/.exec(status);
+    const cls = /^([1-5])xx$/i.exec(status);
+    if (exact) filter.status = Number(status);
+    else if (cls) filter.status_class = Number(cls[1]);
+    else throw gatewayError('invalid_query', `status must be an HTTP status (429) or a class (4xx), got '${status.slice(0, 20)}'.`, { param: 'status' });
+  }
+  return filter;
+}

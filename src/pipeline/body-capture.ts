@@ -1,0 +1,92 @@
+import type { ResponseEvent } from '../core/canonical.js';
+import type { LogBodySettings } from '../core/config.js';
+import type { RequestContext } from '../core/context.js';
+
+/**
+ * Secrets redacted from every kept body, whatever the operator configured: provider API keys by their well-known
+ * shapes, tollgate virtual keys, bearer tokens and AWS access key ids.
+ */
+const BUILT_IN_SECRETS = [
+  /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g,
+  /\btg-[A-Za-z0-9_-]{16,}/g,
+  /\bAIza[0-9A-Za-z_-]{30,}/g,
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /\bgsk_[A-Za-z0-9]{20,}/g,
+  /\bxai-[A-Za-z0-9]{20,}/g,
+  /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{8,}/g,
+];
+export const REDACTED = '[REDACTED]';
+
+/** Redacts, then cuts to `maxBytes` of UTF-8 (redacting first, so a cut never leaves half a secret showing). */
+export function keptBody(text: string, settings: LogBodySettings, operatorPatterns: readonly RegExp[]): string {
+  let out = text;
+  for (const pattern of BUILT_IN_SECRETS) out = out.replace(pattern, REDACTED);
+  for (const pattern of operatorPatterns) out = out.replace(pattern, REDACTED);
+  const bytes = Buffer.from(out, 'utf8');
+  if (bytes.length <= settings.maxBytes) return out;
+  // Cut on a character boundary, and say that it was cut.
+  return `${bytes.subarray(0, settings.maxBytes).toString('utf8').replace(/\uFFFD$/, '')}…[truncated ${bytes.length - settings.maxBytes} bytes]`;
+}
+
+const compiled = new WeakMap<readonly string[], RegExp[]>();
+
+function operatorPatterns(patterns: readonly string[]): RegExp[] {
+  let regexps = compiled.get(patterns);
+  if (!regexps) {
+    regexps = patterns.map((pattern) => new RegExp(pattern, 'g'));
+    compiled.set(patterns, regexps);
+  }
+  return regexps;
+}
+
+/**
+ * Collects what the client got, for the request log when `settings.log_bodies.enabled`: a whole answer as it
+ * went out, or a stream's text and tool-call arguments put together. Collection stops past a few times the cap.
+ */
+export class BodyCapture {
+  private readonly parts: string[] = [];
+  private size = 0;
+  private whole: unknown = null;
+  private readonly tools = new Map<number, { name: string; arguments: string }>();
+  private finishReason: string | null = null;
+
+  constructor(private readonly settings: LogBodySettings) {}
+
+  add(event: ResponseEvent): void {
+    if (event.kind === 'completion') this.whole = event.native?.body ?? event.completion;
+    else if (event.kind === 'embeddings') this.whole = event.response;
+    else {
+      if (this.size > this.settings.maxBytes * 4) return;
+      for (const choice of event.chunk.choices as Array<{ delta?: unknown; finish_reason?: string | null }>) {
+        const delta = (choice.delta ?? {}) as { content?: unknown; tool_calls?: Array<{ index?: number; function?: { name?: string; arguments?: string } }> };
+        if (typeof delta.content === 'string') {
+          this.parts.push(delta.content);
+          this.size += delta.content.length;
+        }
+        for (const call of delta.tool_calls ?? []) {
+          const tool = this.tools.get(call.index ?? 0) ?? { name: '', arguments: '' };
+          tool.name += call.function?.name ?? '';
+          tool.arguments += call.function?.arguments ?? '';
+          this.size += (call.function?.arguments ?? '').length;
+          this.tools.set(call.index ?? 0, tool);
+        }
+        if (choice.finish_reason) this.finishReason = choice.finish_reason;
+      }
+    }
+  }
+
+  /** The request as the client sent it (its own body when native) and the answer, redacted and capped. */
+  bodies(ctx: RequestContext): { request: string; response: string } {
+    const patterns = operatorPatterns(this.settings.redact);
+    const request = JSON.stringify(ctx.native?.body ?? ctx.request);
+    const response =
+      this.whole !== null
+        ? JSON.stringify(this.whole)
+        : JSON.stringify({
+            content: this.parts.join(''),
+            ...(this.tools.size > 0 ? { tool_calls: [...this.tools.values()] } : {}),
+            finish_reason: this.finishReason,
+          });
+    return { request: keptBody(request, this.settings, patterns), response: keptBody(response, this.settings, patterns) };
+  }
+}

@@ -1,0 +1,284 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonRequest } from '../helpers/api.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+let primary: ScriptedUpstream;
+let backup: ScriptedUpstream;
+let tg: RunningGateway;
+let alice: { id: string; key: string };
+let limited: { id: string; key: string };
+const ids: Record<string, string> = {};
+
+const PRICES = { m: { input_per_mtok: 100_000, output_per_mtok: 200_000 } };
+
+function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return jsonRequest(tg.url, method, path, body);
+}
+
+async function createKey(fields: Record<string, unknown>): Promise<{ id: string; key: string }> {
+  const created = await api('POST', '/api/keys', fields);
+  expect(created.status).toBe(201);
+  return { id: created.body.id, key: created.body.key };
+}
+
+function clientFor(key: string): OpenAI {
+  return new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key, maxRetries: 0 });
+}
+
+/** The request id of a call, answered or refused. */
+async function idOf(call: Promise<{ _request_id?: string | null }>): Promise<string> {
+  try {
+    return (await call)._request_id as string;
+  } catch (err) {
+    return (err as InstanceType<typeof OpenAI.APIError>).headers?.get('x-request-id') as string;
+  }
+}
+
+async function logged(filter: string): Promise<any[]> {
+  const res = await api('GET', `/api/logs?limit=500${filter}`);
+  expect(res.status).toBe(200);
+  return res.body.data;
+}
+
+beforeAll(async () => {
+  primary = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+  backup = await startOpenAIUpstream({ apiKey: 'sk-b', chunkDelayMs: 0 });
+  tg = await startGateway({
+    providers: {
+      openai: { base_url: `${primary.url}/v1`, api_key: 'sk-a', prices: PRICES },
+      backup: { type: 'openai', base_url: `${backup.url}/v1`, api_key: 'sk-b', prices: PRICES },
+    },
+    routes: { chat: { targets: [{ model: 'openai/m' }], fallbacks: ['backup/m'], retry: { max_attempts: 2, initial_delay_ms: 0 } } },
+  });
+  const team = await api('POST', '/api/teams', { name: 'research' });
+  alice = await createKey({ name: 'alice', team: team.body.id });
+  limited = await createKey({ name: 'limited', rate_limit: 1 });
+  const hi = [{ role: 'user' as const, content: 'hi' }];
+  ids.success = await idOf(clientFor(alice.key).chat.completions.create({ model: 'chat', messages: hi, user: 'user-7', metadata: { app: 'search' }, store: true }).withResponse().then((r) => ({ _request_id: r.request_id })));
+  const stream = await clientFor(alice.key).chat.completions.create({ model: 'chat', messages: hi, stream: true });
+  for await (const _ of stream) void _;
+  primary.enqueue({ kind: 'error', status: 500 });
+  ids.fallback = await idOf(clientFor(alice.key).chat.completions.create({ model: 'chat', messages: hi }).withResponse().then((r) => ({ _request_id: r.request_id })));
+  await clientFor(limited.key).chat.completions.create({ model: 'chat', messages: hi });
+  ids.limited = await idOf(clientFor(limited.key).chat.completions.create({ model: 'chat', messages: hi }));
+  ids.unknownKey = await idOf(clientFor('tg-unknown-key').chat.completions.create({ model: 'chat', messages: hi }));
+  primary.enqueue({ kind: 'error', status: 400, code: 'context_length_exceeded', message: 'This prompt is far too long for the model' });
+  ids.upstream400 = await idOf(clientFor(alice.key).chat.completions.create({ model: 'openai/m', messages: hi }));
+  ids.formula = await idOf(clientFor(alice.key).chat.completions.create({ model: '=HYPERLINK("http://x")', messages: hi }));
+  // Every terminal event is written just after its answer.
+  const deadline = Date.now() + 5_000;
+  while ((await logged('')).length < 8 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+});
+afterAll(async () => {
+  await tg.stop();
+  await primary.close();
+  await backup.close();
+});
+
+describe('the request log records what each request did', () => {
+  it('an answered request: dialect, path, key, team, route, attempts, latencies, tokens, cost and tags', async () => {
+    const entry = (await api('GET', `/api/logs/${ids.success}`)).body;
+    expect(entry).toMatchObject({
+      id: ids.success,
+      dialect: 'openai',
+      path: '/v1/chat/completions',
+      operation: 'chat',
+      key_id: alice.id,
+      route: 'chat',
+      model: 'chat',
+      provider: 'openai',
+      upstream_model: 'm',
+      status: 200,
+      fallback: false,
+      user: 'user-7',
+      metadata: { app: 'search' },
+      attempts: [{ provider: 'openai', model: 'm', status: 200, ok: true, error_code: null }],
+    });
+    expect(entry.team_id).toBeTruthy();
+    expect(entry.prompt_tokens).toBeGreaterThan(0);
+    expect(entry.cost_usd).toBeGreaterThan(0);
+    expect(entry.upstream_ms).toBeGreaterThanOrEqual(0);
+    expect(entry.overhead_ms).toBeGreaterThan(0);
+    expect(entry.duration_ms).toBeGreaterThanOrEqual(entry.upstream_ms);
+    expect(entry).not.toHaveProperty('request_body');
+  });
+
+  it('a fallback: both attempts, the failed one with its status', async () => {
+    const entry = (await api('GET', `/api/logs/${ids.fallback}`)).body;
+    expect(entry).toMatchObject({ provider: 'backup', fallback: true, status: 200 });
+    expect(entry.attempts.map((a: any) => [a.provider, a.status, a.ok])).toEqual([
+      ['openai', 500, false],
+      ['backup', 200, true],
+    ]);
+  });
+
+  it('a stream has its time to first token', async () => {
+    const [stream] = await logged('&key_id=' + alice.id).then((all) => all.filter((e) => e.stream));
+    expect(stream.first_token_ms).toBeGreaterThanOrEqual(0);
+    expect(stream.first_token_ms).toBeLessThanOrEqual(stream.duration_ms);
+  });
+
+  it('refusals and upstream errors are logged with their type, code and message', async () => {
+    expect((await api('GET', `/api/logs/${ids.limited}`)).body).toMatchObject({ status: 429, error_code: 'rate_limit_exceeded', key_id: limited.id });
+    expect((await api('GET', `/api/logs/${ids.unknownKey}`)).body).toMatchObject({ status: 401, error_code: 'invalid_api_key', key_id: null });
+    const upstream = (await api('GET', `/api/logs/${ids.upstream400}`)).body;
+    expect(upstream).toMatchObject({ status: 400, provider: 'openai' });
+    expect(upstream.error_message).toContain('far too long');
+  });
+});
+
+describe('GET /api/logs filters', () => {
+  it('by status code and by status class', async () => {
+    expect((await logged('&status=429')).map((e) => e.id)).toEqual([ids.limited]);
+    const clientErrors = (await logged('&status=4xx')).map((e) => e.id);
+    expect(new Set(clientErrors)).toEqual(new Set([ids.limited, ids.unknownKey, ids.upstream400, ids.formula]));
+  });
+
+  it('by key, team, provider, route, model and error text', async () => {
+    expect((await logged(`&key_id=${limited.id}`)).map((e) => e.status)).toEqual([429, 200]);
+    const team = (await api('GET', `/api/logs/${ids.success}`)).body.team_id;
+    expect((await logged(`&team_id=${team}`)).length).toBe(5);
+    expect((await logged('&provider=backup')).map((e) => e.id)).toEqual([ids.fallback]);
+    // Refused by the rate limit or auth before routing: no route. Three of alice's and the limited key's first.
+    expect((await logged('&route=chat')).length).toBe(4);
+    // Requested as `m` or served by upstream model `m`: the five that reached the primary or the backup.
+    expect((await logged('&model=m')).map((e) => e.upstream_model)).toEqual(['m', 'm', 'm', 'm', 'm']);
+    expect((await logged('&q=FAR%20TOO%20LONG')).map((e) => e.id)).toEqual([ids.upstream400]);
+  });
+
+  it('by time range', async () => {
+    const all = await logged('');
+    const middle = all[3];
+    const at = Date.parse(middle.at);
+    expect((await logged(`&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).length).toBe(all.length);
+    expect(await logged(`&from=${Date.now() + 60_000}`)).toEqual([]);
+    const older = await logged(`&to=${at}`);
+    expect(older.every((e) => Date.parse(e.at) <= at)).toBe(true);
+  });
+
+  it('pages with a cursor', async () => {
+    const first = await api('GET', '/api/logs?limit=3');
+    expect(first.body.data).toHaveLength(3);
+    const second = await api('GET', `/api/logs?limit=3&before=${first.body.next_before}`);
+    const all = await logged('');
+    expect([...first.body.data, ...second.body.data].map((e: any) => e.id)).toEqual(all.slice(0, 6).map((e) => e.id));
+  });
+
+  it('refuses a bad filter with a clear 400', async () => {
+    const res = await api('GET', '/api/logs?status=teapot');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_query', param: 'status' });
+    expect((await api('GET', '/api/logs?from=yesterday')).body.error.param).toBe('from');
+  });
+});
+
+describe('GET /api/usage', () => {
+  it('sums spend, tokens, requests and errors per key', async () => {
+    const res = await api('GET', '/api/usage?group_by=key&interval=day');
+    expect(res.status).toBe(200);
+    const byKey = new Map<string, any>(res.body.totals.map((t: any) => [t.group, t]));
+    expect(byKey.get(alice.id)).toMatchObject({ requests: 5, errors: 2 });
+    expect(byKey.get(limited.id)).toMatchObject({ requests: 2, errors: 1 });
+    expect(byKey.get('none')).toMatchObject({ requests: 1, errors: 1 });
+    // The usage matches the request log's cost to the cent.
+    const logCost = (await logged(`&key_id=${alice.id}`)).reduce((sum, e) => sum + e.cost_usd, 0);
+    expect(byKey.get(alice.id).spend_usd).toBeCloseTo(logCost, 6);
+  });
+
+  it('per provider and hour', async () => {
+    const res = await api('GET', '/api/usage?group_by=provider&interval=hour');
+    const rows = res.body.data;
+    expect(rows.every((r: any) => new Date(r.start).getUTCMinutes() === 0)).toBe(true);
+    const backupRow = rows.find((r: any) => r.group === 'backup');
+    expect(backupRow).toMatchObject({ requests: 1, errors: 0 });
+    expect(backupRow.output_tokens).toBeGreaterThan(0);
+  });
+
+  it('refuses an unknown grouping', async () => {
+    const res = await api('GET', '/api/usage?group_by=colour');
+    expect(res.status).toBe(400);
+    expect(res.body.error.param).toBe('group_by');
+  });
+});
+
+describe('exports', () => {
+  it('JSON lines with the same filters as the list', async () => {
+    const res = await fetch(`${tg.url}/api/logs/export?format=jsonl&status=4xx`);
+    expect(res.headers.get('content-type')).toContain('application/x-ndjson');
+    const lines = (await res.text()).trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.map((e) => e.id)).toEqual((await logged('&status=4xx')).map((e) => e.id));
+  });
+
+  it('CSV with a header, quoted fields and formulas defused', async () => {
+    const res = await fetch(`${tg.url}/api/logs/export?format=csv`);
+    expect(res.headers.get('content-type')).toContain('text/csv');
+    const text = await res.text();
+    const rows = text.trim().split('\r\n');
+    expect(rows[0]?.split(',').slice(0, 4)).toEqual(['id', 'at', 'dialect', 'path']);
+    expect(rows.length - 1).toBe((await logged('')).length);
+    const formulaRow = rows.find((row) => row.startsWith(ids.formula as string)) as string;
+    expect(formulaRow).toContain(`"'=HYPERLINK(""http://x"")"`);
+  });
+
+  it('the audit log as JSON lines and CSV', async () => {
+    expect((await api('PATCH', '/api/config', { settings: { log_retention_days: 60 } })).status).toBe(200);
+    expect((await api('PATCH', '/api/config', { settings: { log_retention_days: 90 } })).status).toBe(200);
+    const jsonl = (await (await fetch(`${tg.url}/api/audit/export?format=jsonl`)).text()).trim();
+    const audit = (await api('GET', '/api/audit?limit=500')).body.data;
+    expect(jsonl.split('\n').map((line) => JSON.parse(line).id)).toEqual(audit.map((e: any) => e.id));
+    const csv = (await (await fetch(`${tg.url}/api/audit/export?format=csv`)).text()).trim().split('\r\n');
+    expect(csv[0]).toBe('id,at,version,action,target,actor,before,after');
+    expect(csv.length - 1).toBe(audit.length);
+  });
+
+  it('refuses an unknown format', async () => {
+    expect((await api('GET', '/api/logs/export?format=xml')).status).toBe(400);
+  });
+});
+
+describe('retention', () => {
+  it('removes old log records and leaves spend and usage alone', async () => {
+    const usageBefore = (await api('GET', '/api/usage?group_by=key')).body.totals;
+    const keyBefore = (await api('GET', `/api/keys/${alice.id}`)).body;
+    // Everything written so far is "old" for a cut-off a minute from now.
+    const deleted = await tg.gateway.governance.trimRequestLog({ olderThan: new Date(Date.now() + 60_000), maxEntries: null });
+    expect(deleted).toBeGreaterThanOrEqual(8);
+    expect(await logged('')).toEqual([]);
+    expect((await api('GET', '/api/usage?group_by=key')).body.totals).toEqual(usageBefore);
+    expect((await api('GET', `/api/keys/${alice.id}`)).body).toMatchObject({ spend: keyBefore.spend, total_spend: keyBefore.total_spend });
+  });
+});
+
+describe('bodies, when the operator turns them on', () => {
+  it('keeps them size-capped with secrets redacted', async () => {
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const withBodies = await startGateway({
+      providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } },
+      settings: { log_bodies: { enabled: true, max_bytes: 400, redact: ['secret-\\d+'] } },
+    });
+    try {
+      const content = `my key is sk-proj-abcdefghijklmnopqrstuvwx and code secret-4242 ${'long '.repeat(200)}`;
+      const answer = await withBodies.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content }] }).withResponse();
+      let entry: any;
+      const deadline = Date.now() + 5_000;
+      do {
+        entry = (await jsonRequest(withBodies.url, 'GET', `/api/logs/${answer.request_id}`)).body;
+        if (!entry.request_body) await new Promise((resolve) => setTimeout(resolve, 20));
+      } while (!entry.request_body && Date.now() < deadline);
+      expect(entry.request_body).toContain('[REDACTED]');
+      expect(entry.request_body).not.toContain('sk-proj-abcdefghijklmnopqrstuvwx');
+      expect(entry.request_body).not.toContain('secret-4242');
+      expect(entry.request_body).toMatch(/…\[truncated \d+ bytes\]$/);
+      expect(Buffer.byteLength(entry.request_body)).toBeLessThan(460);
+      // The upstream echoes the prompt: the answer's copy of the key is redacted too.
+      expect(answer.data.choices[0]?.message.content).toContain('sk-proj-abcdefghijklmnopqrstuvwx');
+      expect(entry.response_body).toContain('my key is [REDACTED]');
+      expect(entry.response_body).not.toContain('sk-proj-abcdefghijklmnopqrstuvwx');
+    } finally {
+      await withBodies.stop();
+      await up.close();
+    }
+  });
+});
