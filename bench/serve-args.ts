@@ -4,15 +4,24 @@ export interface ServeArgs {
   port: number;
   /** Base URL of the scripted upstream (no `/v1`); empty for the upstream itself. */
   upstream: string;
+  /** Gateway only: `on` (default) or `off` for Prometheus metrics. */
+  metrics: boolean;
+  /** Gateway only: an OTLP/HTTP traces URL to export every span to (100% sampled); empty for no tracing. */
+  otlp: string;
 }
 
 /** `--port <n>` (0 = ephemeral) and `--upstream <url>`, shared by the serve-* entry scripts. */
 export function readServeArgs(needsUpstream: boolean): ServeArgs {
   const { values } = parseArgs({
-    options: { port: { type: 'string', default: '0' }, upstream: { type: 'string', default: '' } },
+    options: {
+      port: { type: 'string', default: '0' },
+      upstream: { type: 'string', default: '' },
+      metrics: { type: 'string', default: 'on' },
+      otlp: { type: 'string', default: '' },
+    },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0) throw new Error(`bad --port: ${values.port}`);
   if (needsUpstream && !values.upstream) throw new Error('--upstream <url> is required');
-  return { port, upstream: (values.upstream ?? '').replace(/\/+$/, '') };
+  return { port, upstream: (values.upstream ?? '').replace(/\/+$/, ''), metrics: values.metrics !== 'off', otlp: values.otlp ?? '' };
 }

@@ -1,4 +1,5 @@
-// Child-process entry: tollgate with the default pipeline and one `openai` provider pointed at the upstream.
+// Child-process entry: tollgate with the default pipeline and one `openai` provider pointed at the upstream;
+// `--metrics off` turns Prometheus metrics off, `--otlp <url>` exports every span there.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,11 @@ const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
 const gateway = await createGateway({
   config: {
     providers: { openai: { base_url: `${args.upstream}/v1`, api_key: 'sk-bench' } },
-    settings: { data_dir: dataDir },
+    settings: {
+      data_dir: dataDir,
+      metrics: { enabled: args.metrics },
+      ...(args.otlp ? { tracing: { endpoint: args.otlp, sample_ratio: 1 } } : {}),
+    },
   },
   env: {},
   log: createLog('silent'),

@@ -190,11 +190,26 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const requestLog = new RequestLogWriter(bus, governance, log);
   const stoppers = [logRequestFailures(bus, log)];
   if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
-  // Prometheus series, fed by bus events and read from the gateway's state at scrape time.
   // Usage per key, team, model, provider and route per hour and day, kept as requests finish (GET /api/usage).
   const usage = new UsageRollupWriter(bus, new UsageRollups(store.root), log);
-  const metrics = new GatewayMetrics({ bus, health, governance, config: () => configService.current(), storeBytes: () => store.sizeBytes() });
-  const app = buildHttpApp({ config: configService, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage });
+  // Prometheus series, fed by bus events and read from the gateway's state at scrape time; while
+  // settings.metrics.enabled is false nothing is subscribed (turned on again, the counters start from zero).
+  const metricsSources = { bus, health, governance, config: () => configService.current(), storeBytes: () => store.sizeBytes() };
+  let metricsNow: GatewayMetrics | null = null;
+  const switchMetrics = (enabled: boolean): void => {
+    if (enabled && !metricsNow) metricsNow = new GatewayMetrics(metricsSources);
+    else if (!enabled && metricsNow) {
+      metricsNow.stop();
+      metricsNow = null;
+    }
+  };
+  switchMetrics(configService.current().settings.metrics.enabled);
+  const metricsSwitch = configService.changes.subscribe((current) => switchMetrics(current.settings.metrics.enabled));
+  const metrics = {
+    contentType: GatewayMetrics.contentType,
+    render: () => metricsNow?.render() ?? Promise.resolve(''),
+  };
+  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage });
 
   // The request log is kept within settings.log_retention_days / log_max_entries (a sweep at start, then every few minutes).
   const logSweeper = startLogSweeper(governance, () => {
@@ -227,7 +242,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         // Log entries of the last requests (a cancelled stream settles after its client left) before the store closes.
         await requestLog.flush();
         requestLog.stop();
-        metrics.stop();
+        metricsSwitch.unsubscribe();
+        switchMetrics(false);
         await usage.close();
         // Spans of the last requests go out before the process ends (bounded by the exporter's timeout).
         await tracer.close();

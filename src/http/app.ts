@@ -11,6 +11,7 @@ import type { HttpDeps } from './deps.js';
 import { registerGenAIRoutes } from '../dialects/gemini/routes/register.js';
 import { registerHealthRoutes } from './health.js';
 import { registerMetricsRoute } from './metrics-route.js';
+import { reportRefusedCalls } from './refusal-events.js';
 import { registerLiteLLMRoutes } from '../dialects/litellm/routes/register.js';
 import { registerOpenAIRoutes } from '../dialects/openai/routes/register.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
@@ -84,6 +85,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   });
 
   app.setNotFoundHandler(sendUnknownUrl);
+  // Model calls refused before the pipeline (bad JSON, too large, invalid) are reported like the pipeline's refusals.
+  reportRefusedCalls(app, deps.bus, liveLimit);
 
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, deps);

@@ -4,11 +4,14 @@ import type { RuntimeConfig } from '../core/config.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
 import type { Log } from '../log.js';
+import type { EventBus } from '../bus/bus.js';
 import type { AdminDeps } from './admin/admin-deps.js';
 
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
 export interface HttpDeps {
   config: ConfigService;
+  /** The event bus: model calls refused before the pipeline are reported on it like the pipeline's refusals. */
+  bus: EventBus;
   governance: GovernanceStore;
   pipelineFor(config: RuntimeConfig): Pipeline;
   log: Log;

@@ -170,7 +170,12 @@ describe('budgets', () => {
     expect(record.requests).toBe(1);
     expect(record.spend).toBeGreaterThan(0);
     expect(record.spend).toBeLessThan(6);
-    const logs = (await api('GET', `/api/logs?key_id=${id}`)).body.data;
+    // The log entry follows the settlement (the terminal event waits for it), written just after.
+    let logs = (await api('GET', `/api/logs?key_id=${id}`)).body.data;
+    for (let i = 0; i < 100 && logs.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      logs = (await api('GET', `/api/logs?key_id=${id}`)).body.data;
+    }
     expect(logs[0]).toMatchObject({ cancelled: true, key_id: id });
     // The reservation ($20: 20 output tokens at $1) is gone again: the key can still spend its budget.
     await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });

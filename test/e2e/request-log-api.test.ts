@@ -251,6 +251,42 @@ describe('retention', () => {
   });
 });
 
+describe('calls refused before the pipeline', () => {
+  it('a body that is not JSON and an invalid Anthropic request are logged and counted too', async () => {
+    const bad = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model": "chat", ' });
+    expect(bad.status).toBe(400);
+    const anthropic = await fetch(`${tg.url}/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'x', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-x', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(anthropic.status).toBe(400);
+    const jsonId = bad.headers.get('x-request-id') as string;
+    const anthropicId = anthropic.headers.get('x-request-id') as string;
+    let entries: any[] = [];
+    const deadline = Date.now() + 5_000;
+    while (entries.length < 2 && Date.now() < deadline) {
+      entries = (await logged('&status=400')).filter((e) => e.id === jsonId || e.id === anthropicId);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    expect(byId.get(jsonId)).toMatchObject({ dialect: 'openai', path: '/v1/chat/completions', status: 400, error_code: 'invalid_json', attempts: [] });
+    expect(byId.get(anthropicId)).toMatchObject({ dialect: 'anthropic', path: '/anthropic/v1/messages', model: 'claude-x', status: 400, error_type: 'invalid_request_error' });
+    // Counted in usage and metrics, without disturbing the in-flight gauge.
+    const metrics = await (await fetch(`${tg.url}/metrics`)).text();
+    expect(metrics).toMatch(/^tollgate_requests_total\{provider="none",model="claude-x",status="400"\} 1$/m);
+    expect(metrics).toMatch(/^tollgate_inflight_requests 0$/m);
+  });
+
+  it('a management API error is not a model call', async () => {
+    const res = await api('POST', '/api/keys', { name: 42 });
+    expect(res.status).toBe(400);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const all = await logged('');
+    expect(all.filter((e) => e.path?.startsWith('/api'))).toEqual([]);
+  });
+});
+
 describe('bodies, when the operator turns them on', () => {
   it('keeps them size-capped with secrets redacted', async () => {
     const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });

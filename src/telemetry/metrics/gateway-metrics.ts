@@ -35,6 +35,8 @@ export class GatewayMetrics {
   private readonly models = new LabelValues(200);
   private readonly statuses = new LabelValues(60);
   private readonly keys = new LabelValues(2_000);
+  /** Requests in the pipeline (a refusal before it, reported by the HTTP layer, was never in flight). */
+  private readonly running = new Set<string>();
   /** Requests whose next attempt follows a fallback (so it is not counted as a retry). */
   private readonly afterFallback = new Set<string>();
 
@@ -56,7 +58,10 @@ export class GatewayMetrics {
     const { bus } = sources;
     this.registerStateGauges();
     this.stops = [
-      bus.on('request.received', () => this.inflight.inc()),
+      bus.on('request.received', (event: GatewayEvents['request.received']) => {
+        this.running.add(event.requestId);
+        this.inflight.inc();
+      }),
       bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.finished(event)),
       bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.finished(event)),
       bus.on('provider.attempted', (event: GatewayEvents['provider.attempted']) => this.attempted(event)),
@@ -75,14 +80,14 @@ export class GatewayMetrics {
     return Registry.merge([this.registry, processMetrics()]).metrics();
   }
 
-  readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
+  static readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
 
   stop(): void {
     for (const stop of this.stops) stop();
   }
 
   private finished(event: RequestSummary): void {
-    this.inflight.dec();
+    if (this.running.delete(event.requestId)) this.inflight.dec();
     this.afterFallback.delete(event.requestId);
     const provider = this.providers.of(event.provider ?? NONE);
     const model = this.models.of(event.upstreamModel ?? event.model);

@@ -1,0 +1,94 @@
+// The cost of observability: one run, two gateways side by side on the same upstream: one with metrics off and no
+// tracing, one with metrics on and every request traced (100% sampled) to a live local OTLP receiver. Reports
+// the gateway's CPU per request (its own process) and latency for each, in interleaved slices.
+//
+//   npx tsx bench/observability.ts [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10] [--modes json,stream]
+import { parseArgs } from 'node:util';
+import { mergeSorted, percentile, runLoad } from './load.js';
+import { spawnServer, type ServerChild } from './spawn-server.js';
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '6' },
+    warmup: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '1,10' },
+    modes: { type: 'string', default: 'json,stream' },
+  },
+});
+const durationSec = Number(values.duration);
+const warmupSec = Number(values.warmup);
+const rounds = Number(values.rounds);
+const connectionList = values.connections.split(',').map(Number);
+const modes = values.modes.split(',') as Array<'json' | 'stream'>;
+
+function body(mode: 'json' | 'stream'): string {
+  const payload: Record<string, unknown> = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello there, how are you today?' }] };
+  if (mode === 'stream') Object.assign(payload, { stream: true, stream_options: { include_usage: true } });
+  return JSON.stringify(payload);
+}
+
+const children: ServerChild[] = [];
+
+async function main(): Promise<void> {
+  const upstream = await spawnServer('upstream', './serve-upstream.ts', ['--port', '0']);
+  const receiver = await spawnServer('otlp', './serve-otlp.ts', ['--port', '0']);
+  children.push(upstream, receiver);
+  const [off, on] = await Promise.all([
+    spawnServer('off', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'off']),
+    spawnServer('on', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on', '--otlp', `${receiver.url}/v1/traces`]),
+  ]);
+  children.push(off, on);
+  const targets: Array<[string, ServerChild]> = [
+    ['metrics off, no traces', off],
+    ['metrics on, traces 100%', on],
+  ];
+  console.log(`observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; node ${process.version}`);
+  console.log('\n| mode | conns | gateway | RPS | p50 ms | p99 ms | CPU µs/req | non-2xx |');
+  console.log('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const connections of connectionList) {
+    for (const mode of modes) {
+      const load = (server: ServerChild, seconds: number) => runLoad({ url: `${server.url}/v1/chat/completions`, body: body(mode), connections, durationSec: seconds });
+      if (warmupSec > 0) for (const [, server] of targets) await load(server, warmupSec);
+      const tallies = new Map<string, { latencies: Float64Array[]; seconds: number; cpu: number; non2xx: number }>();
+      for (let round = 0; round < rounds; round++) {
+        for (let i = 0; i < targets.length; i++) {
+          const [name, server] = targets[(round + i) % targets.length] as [string, ServerChild];
+          const before = await server.cpuMicros();
+          const slice = await load(server, durationSec / rounds);
+          const after = await server.cpuMicros();
+          const tally = tallies.get(name) ?? { latencies: [], seconds: 0, cpu: 0, non2xx: 0 };
+          tally.latencies.push(slice.latencies);
+          tally.seconds += slice.durationSec;
+          tally.cpu += after - before;
+          tally.non2xx += slice.non2xx + slice.errors;
+          tallies.set(name, tally);
+        }
+      }
+      const cpu: number[] = [];
+      for (const [name] of targets) {
+        const tally = tallies.get(name);
+        if (!tally) continue;
+        const sorted = mergeSorted(tally.latencies);
+        cpu.push(tally.cpu / sorted.length);
+        console.log(
+          `| ${mode} | ${connections} | ${name} | ${(sorted.length / tally.seconds).toFixed(0)} | ${percentile(sorted, 50).toFixed(3)} | ${percentile(sorted, 99).toFixed(3)} | ${(tally.cpu / sorted.length).toFixed(0)} | ${tally.non2xx} |`,
+        );
+      }
+      const [base, full] = cpu as [number, number];
+      console.log(`|  |  | CPU per request with both on | ${(((full - base) / base) * 100).toFixed(1)}% | | | | |`);
+    }
+  }
+  const scrape = await (await fetch(`${on.url}/metrics`)).text();
+  const requests = /^tollgate_requests_total\{[^}]*status="200"\} (\d+)/m.exec(scrape)?.[1];
+  console.log(`\n/metrics of the traced gateway: tollgate_requests_total{status="200"} ${requests ?? 'missing'}`);
+}
+
+try {
+  await main();
+} catch (err) {
+  console.error(err);
+  process.exitCode = 1;
+} finally {
+  await Promise.all(children.map((child) => child.stop()));
+}

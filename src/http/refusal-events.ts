@@ -1,0 +1,77 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { EventBus } from '../bus/bus.js';
+import { fromFrameworkError } from './render-error.js';
+
+/** The client format of a model route, by its mount. */
+function dialectOf(path: string): string {
+  if (path.startsWith('/anthropic')) return 'anthropic';
+  if (path.startsWith('/genai')) return 'gemini';
+  if (path.startsWith('/litellm')) return 'litellm';
+  return 'openai';
+}
+
+function requestedModel(request: FastifyRequest): string {
+  const body = request.body as { model?: unknown } | undefined;
+  if (body && typeof body.model === 'string') return body.model.slice(0, 256);
+  // Gemini names the model in the path: /genai/v1beta/models/<model>:<method>.
+  const inPath = /\/models\/([^/:]+)/.exec(request.url);
+  return inPath?.[1] ? decodeURIComponent(inPath[1]).slice(0, 256) : '';
+}
+
+/**
+ * Model calls refused before they reached the pipeline (a body that is not JSON, too large, or not a valid
+ * request) still end in a `request.failed`, so the request log, metrics and usage count every refused call. Calls
+ * the pipeline took (its `request.received`) are its to report, so nothing is reported twice. Only POSTs to a known model route count; the management API and unknown URLs do not.
+ */
+export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyBytes: () => number): void {
+  const errors = new WeakMap<FastifyRequest, { type: string; code: string | null; message: string }>();
+  // Requests the pipeline took (its own terminal event reports them), by id, until their response ends.
+  const inPipeline = new Set<string>();
+  bus.on('request.received', (event) => {
+    // A bound against responses whose end never fires (a socket torn down mid-write): forget, never grow.
+    if (inPipeline.size >= 100_000) inPipeline.clear();
+    inPipeline.add(event.requestId);
+  });
+  app.addHook('onError', (request, _reply, err, done) => {
+    const error = fromFrameworkError(err, maxBodyBytes());
+    errors.set(request, { type: error.type, code: error.code, message: error.message });
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    if (inPipeline.delete(request.id)) return done();
+    const route = request.routeOptions.url;
+    if (reply.statusCode < 400 || request.method !== 'POST' || !route || route.startsWith('/api')) return done();
+    if (!bus.hasListeners('request.failed')) return done();
+    const path = request.url.split('?')[0] ?? '';
+    const error = errors.get(request) ?? { type: 'invalid_request_error', code: null, message: `HTTP ${reply.statusCode}` };
+    bus.emit('request.failed', {
+      requestId: request.id,
+      dialect: dialectOf(path),
+      path,
+      operation: /embed/i.test(path) ? 'embeddings' : 'chat',
+      model: requestedModel(request),
+      route: null,
+      provider: null,
+      upstreamModel: null,
+      keyId: null,
+      teamId: null,
+      stream: false,
+      status: reply.statusCode,
+      durationMs: reply.elapsedTime,
+      attempts: 0,
+      fallback: false,
+      upstreamMs: 0,
+      firstTokenMs: null,
+      finishReasons: [],
+      user: null,
+      metadata: null,
+      bodies: null,
+      usage: null,
+      costUsd: null,
+      priced: true,
+      estimated: false,
+      ...error,
+    });
+    done();
+  });
+}
