@@ -49,7 +49,7 @@ export class UsageRollupWriter {
       output_tokens: event.usage?.output_tokens ?? 0,
     };
     for (const key of rollupKeys(sample)) {
-      const id = JSON.stringify(key);
+      const id = `${key[0]}\0${key[1]}\0${key[2]}\0${key[3]}`;
       let entry = this.pending.get(id);
       if (!entry) this.pending.set(id, (entry = { key, counts: emptyCounts() }));
       addCounts(entry.counts, sample);

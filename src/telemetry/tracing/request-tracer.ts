@@ -28,9 +28,14 @@ const headerSetter = {
 
 /** How long shutdown waits for the last spans to be exported. */
 const SHUTDOWN_FLUSH_MS = 2_000;
-const ignore = (): void => undefined;
-/** Tracing-channel events a subscriber does not use. */
-const IGNORED = { start: ignore, end: ignore, asyncStart: ignore, asyncEnd: ignore, error: ignore };
+
+type Handler = (message: unknown) => void;
+type ChannelHandlers = { start: Handler; end: Handler; asyncStart: Handler; asyncEnd: Handler; error: Handler };
+
+/** A subscriber to some of a tracing channel's events; Node subscribes only the ones given (its types want all five). */
+function handlers(some: Partial<ChannelHandlers>): ChannelHandlers {
+  return some as ChannelHandlers;
+}
 
 /** Epoch milliseconds of a `performance.now()` reading (span times are wall-clock). */
 function wallClock(performanceMs: number): number {
@@ -69,17 +74,16 @@ export class RequestTracer {
   private readonly stops: Array<() => void> = [];
   private subscribed = false;
 
-  private readonly onRequest = { ...IGNORED, start: (message: unknown) => this.guard(() => this.requestStarted(message as RequestTraceMessage)) };
-  private readonly onStage = {
-    ...IGNORED,
-    start: (message: unknown) => this.guard(() => this.stageStarted(message as StageTraceMessage)),
-    asyncEnd: (message: unknown) => this.guard(() => this.stageEnded(message as StageTraceMessage)),
-  };
-  private readonly onUpstream = {
-    ...IGNORED,
-    start: (message: unknown) => this.guard(() => this.attemptStarted(message as UpstreamTraceMessage)),
-    asyncEnd: (message: unknown) => this.guard(() => this.attemptEnded(message as UpstreamTraceMessage)),
-  };
+  // Only the events used are subscribed (Node skips the others), so the rest cost nothing when published.
+  private readonly onRequest = handlers({ start: (message) => this.guard(this.requestStarted, message as RequestTraceMessage) });
+  private readonly onStage = handlers({
+    start: (message) => this.guard(this.stageStarted, message as StageTraceMessage),
+    asyncEnd: (message) => this.guard(this.stageEnded, message as StageTraceMessage),
+  });
+  private readonly onUpstream = handlers({
+    start: (message) => this.guard(this.attemptStarted, message as UpstreamTraceMessage),
+    asyncEnd: (message) => this.guard(this.attemptEnded, message as UpstreamTraceMessage),
+  });
 
   constructor(
     private readonly bus: EventBus,
@@ -93,7 +97,7 @@ export class RequestTracer {
     if (key === this.settingsKey) return;
     this.settingsKey = key;
     const previous = this.provider;
-    this.provider = settings.endpoint === null ? null : createSpanExport(settings, this.version);
+    this.provider = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log);
     this.tracer = this.provider?.getTracer('tollgate', this.version) ?? null;
     if (previous) void previous.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans of the previous settings'));
     if (this.provider && !this.subscribed) this.subscribe();
@@ -134,8 +138,8 @@ export class RequestTracer {
     for (const name of this.watchedStages) stageChannel(name).subscribe(this.onStage);
     this.stops.push(
       this.bus.on('request.received', (event: GatewayEvents['request.received']) => this.announced.add(event.requestId)),
-      this.bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.guard(() => this.requestEnded(event, null))),
-      this.bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.guard(() => this.requestEnded(event, event))),
+      this.bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.guard(this.requestEnded, event)),
+      this.bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.guard(this.requestEnded, event)),
     );
   }
 
@@ -149,9 +153,9 @@ export class RequestTracer {
   }
 
   /** A subscriber error would surface as an uncaught exception from the publisher: never let one escape. */
-  private guard(work: () => void): void {
+  private guard<T>(work: (this: RequestTracer, message: T) => void, message: T): void {
     try {
-      work();
+      work.call(this, message);
     } catch (err) {
       this.log.warn({ err }, 'tracing: a span could not be recorded');
     }
@@ -243,7 +247,8 @@ export class RequestTracer {
     span.end();
   }
 
-  private requestEnded(event: RequestSummary, failure: GatewayEvents['request.failed'] | null): void {
+  private requestEnded(event: RequestSummary | GatewayEvents['request.failed']): void {
+    const failure = 'type' in event ? event : null;
     const spans = this.requests.get(event.requestId);
     if (!spans) return;
     this.requests.delete(event.requestId);

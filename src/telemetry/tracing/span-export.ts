@@ -1,8 +1,9 @@
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { TracingSettings } from '../../core/config.js';
+import type { Log } from '../../log.js';
+import { OtlpJsonExporter } from './otlp-exporter.js';
 
 /** Spans waiting for export at most; past it new spans are dropped (a collector that is down costs only these). */
 export const MAX_QUEUED_SPANS = 4_096;
@@ -12,8 +13,8 @@ export const MAX_QUEUED_SPANS = 4_096;
  * second or 512 at a time, and an export that fails or times out loses that batch only. The provider is not
  * registered globally: tollgate's spans never mix with an embedder's own OpenTelemetry setup.
  */
-export function createSpanExport(settings: TracingSettings, version: string): NodeTracerProvider {
-  const exporter = new OTLPTraceExporter({ url: settings.endpoint ?? undefined, headers: { ...settings.headers }, timeoutMillis: 10_000 });
+export function createSpanExport(settings: TracingSettings & { endpoint: string }, version: string, log: Log): NodeTracerProvider {
+  const exporter = new OtlpJsonExporter(settings.endpoint, settings.headers, log);
   return new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }),
     // A sampled incoming traceparent is followed; new traces are sampled at the configured ratio.
