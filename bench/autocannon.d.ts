@@ -10,6 +10,7 @@ declare module 'autocannon' {
     body?: string;
     connections?: number;
     duration?: number;
+    overallRate?: number;
     pipelining?: number;
     timeout?: number;
   }

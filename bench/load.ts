@@ -5,6 +5,8 @@ export interface LoadOptions {
   body: string;
   connections: number;
   durationSec: number;
+  /** Requests per second across all connections (open-loop pacing); unset: as fast as answers come. */
+  rate?: number;
 }
 
 /** One autocannon run: the raw per-response latencies, so several runs can be merged before percentiles. */
@@ -35,6 +37,7 @@ export function runLoad(options: LoadOptions): Promise<LoadSlice> {
         body: options.body,
         connections: options.connections,
         duration: options.durationSec,
+        ...(options.rate ? { overallRate: options.rate } : {}),
         pipelining: 1,
         timeout: 10,
       },

@@ -14,6 +14,9 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '1,10' },
     modes: { type: 'string', default: 'json,stream' },
+    // Requests per second for every gateway alike (0: as fast as each answers). At a fixed rate each gateway does
+    // the same work per second, so CPU per request compares the code, not how well a saturated process batches.
+    rate: { type: 'string', default: '0' },
   },
 });
 const durationSec = Number(values.duration);
@@ -21,6 +24,7 @@ const warmupSec = Number(values.warmup);
 const rounds = Number(values.rounds);
 const connectionList = values.connections.split(',').map(Number);
 const modes = values.modes.split(',') as Array<'json' | 'stream'>;
+const rate = Number(values.rate);
 
 function body(mode: 'json' | 'stream'): string {
   const payload: Record<string, unknown> = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello there, how are you today?' }] };
@@ -46,12 +50,15 @@ async function main(): Promise<void> {
     ['metrics on, no traces', metricsOnly],
     ['metrics on, traces 100%', on],
   ];
-  console.log(`observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; node ${process.version}`);
+  console.log(
+    `observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; ` +
+      `${rate > 0 ? `${rate} req/s each` : 'closed loop (as fast as answered)'}; node ${process.version}`,
+  );
   console.log('\n| mode | conns | gateway | RPS | p50 ms | p99 ms | CPU µs/req | non-2xx |');
   console.log('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |');
   for (const connections of connectionList) {
     for (const mode of modes) {
-      const load = (server: ServerChild, seconds: number) => runLoad({ url: `${server.url}/v1/chat/completions`, body: body(mode), connections, durationSec: seconds });
+      const load = (server: ServerChild, seconds: number) => runLoad({ url: `${server.url}/v1/chat/completions`, body: body(mode), connections, durationSec: seconds, ...(rate > 0 ? { rate } : {}) });
       if (warmupSec > 0) for (const [, server] of targets) await load(server, warmupSec);
       const tallies = new Map<string, { latencies: Float64Array[]; seconds: number; cpu: number; non2xx: number }>();
       for (let round = 0; round < rounds; round++) {

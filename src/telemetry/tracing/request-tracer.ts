@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { EventBus } from '../../bus/bus.js';
@@ -13,7 +13,9 @@ import {
   type UpstreamTraceMessage,
 } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
-import { createSpanExport } from './span-export.js';
+import { LightSpan, hrTime } from './light-span.js';
+import { createSpanExport, type SpanExport } from './span-export.js';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
@@ -37,17 +39,17 @@ function handlers(some: Partial<ChannelHandlers>): ChannelHandlers {
   return some as ChannelHandlers;
 }
 
-/** Epoch milliseconds of a `performance.now()` reading (span times are wall-clock). */
-function wallClock(performanceMs: number): number {
-  return performance.timeOrigin + performanceMs;
-}
-
 /** One request's spans: the request span, and the stage spans open right now, outermost first. */
 interface RequestSpans {
   span: Span;
+  /** Sampled: its children are recorded too (else only the trace context travels on). */
+  recording: boolean;
+  context: SpanContext;
+  resource: ReadableSpan['resource'];
+  scope: ReadableSpan['instrumentationScope'];
   /** `performance.now()` at the request's arrival. */
   startedAt: number;
-  stages: Span[];
+  stages: LightSpan[];
   /** The stage name of each span in `stages`. */
   names: string[];
 }
@@ -61,6 +63,7 @@ interface RequestSpans {
  */
 export class RequestTracer {
   private provider: NodeTracerProvider | null = null;
+  private processor: SpanExport['processor'] | null = null;
   private tracer: Tracer | null = null;
   private settingsKey = '';
   private readonly requests = new Map<string, RequestSpans>();
@@ -69,7 +72,7 @@ export class RequestTracer {
    * process-wide, and another gateway in the same process (an embedder's, a test's) publishes on them too.
    */
   private readonly announced = new Set<string>();
-  private readonly attempts = new WeakMap<UpstreamTraceMessage, Span>();
+  private readonly attempts = new WeakMap<UpstreamTraceMessage, LightSpan>();
   private readonly watchedStages = new Set<string>();
   private readonly stops: Array<() => void> = [];
   private subscribed = false;
@@ -97,7 +100,9 @@ export class RequestTracer {
     if (key === this.settingsKey) return;
     this.settingsKey = key;
     const previous = this.provider;
-    this.provider = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log);
+    const created = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log);
+    this.provider = created?.provider ?? null;
+    this.processor = created?.processor ?? null;
     this.tracer = this.provider?.getTracer('tollgate', this.version) ?? null;
     if (previous) void previous.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans of the previous settings'));
     if (this.provider && !this.subscribed) this.subscribe();
@@ -117,11 +122,18 @@ export class RequestTracer {
   /** Ends the spans of requests still open, flushes the queue and stops the export. */
   async close(): Promise<void> {
     this.unsubscribe();
-    for (const spans of this.requests.values()) spans.span.end();
+    for (const spans of this.requests.values()) {
+      for (const open of spans.stages) {
+        open.end(performance.now());
+        this.processor?.onEnd(open);
+      }
+      spans.span.end();
+    }
     this.requests.clear();
     this.announced.clear();
     const provider = this.provider;
     this.provider = null;
+    this.processor = null;
     this.tracer = null;
     if (!provider) return;
     // A collector that is down must not hold the shutdown for the exporter's retries: the queue is given up after a while.
@@ -173,7 +185,7 @@ export class RequestTracer {
       `${ctx.operation} ${ctx.request.model}`,
       {
         kind: SpanKind.SERVER,
-        startTime: wallClock(ctx.startedAt),
+        startTime: hrTime(ctx.startedAt),
         attributes: {
           'gen_ai.operation.name': ctx.operation,
           'gen_ai.request.model': ctx.request.model,
@@ -185,18 +197,28 @@ export class RequestTracer {
       },
       parent,
     );
-    this.requests.set(requestId, { span, startedAt: ctx.startedAt, stages: [], names: [] });
+    const sdkSpan = span as unknown as Pick<ReadableSpan, 'resource' | 'instrumentationScope'>;
+    this.requests.set(requestId, {
+      span,
+      recording: span.isRecording(),
+      context: span.spanContext(),
+      resource: sdkSpan.resource,
+      scope: sdkSpan.instrumentationScope,
+      startedAt: ctx.startedAt,
+      stages: [],
+      names: [],
+    });
   }
 
-  private parentOf(spans: RequestSpans): Context {
-    return trace.setSpan(ROOT_CONTEXT, spans.stages.at(-1) ?? spans.span);
+  /** The innermost open span of a request: its last stage's, else its own. */
+  private parentOf(spans: RequestSpans): SpanContext {
+    return spans.stages.at(-1)?.spanContext() ?? spans.context;
   }
 
   private stageStarted(message: StageTraceMessage): void {
     const spans = this.requests.get(message.requestId);
-    if (!spans || !this.tracer) return;
-    const span = this.tracer.startSpan(`stage ${message.stage}`, { kind: SpanKind.INTERNAL, attributes: { 'tollgate.stage': message.stage } }, this.parentOf(spans));
-    spans.stages.push(span);
+    if (!spans?.recording) return;
+    spans.stages.push(new LightSpan(`stage ${message.stage}`, SpanKind.INTERNAL, this.parentOf(spans), spans.resource, spans.scope, {}, performance.now()));
     spans.names.push(message.stage);
   }
 
@@ -206,45 +228,55 @@ export class RequestTracer {
     // The innermost open span of this stage's name is this stage's (a stage runs once per request).
     const index = spans.names.lastIndexOf(message.stage);
     if (index === -1) return;
-    const [span] = spans.stages.splice(index, 1) as [Span];
+    const [span] = spans.stages.splice(index, 1) as [LightSpan];
     spans.names.splice(index, 1);
-    span.setAttribute('tollgate.stage.outcome', message.cancelled ? 'cancelled' : (message.outcome ?? 'passed'));
-    if (message.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(message.error) });
-    span.end();
+    const outcome = message.cancelled ? 'cancelled' : (message.outcome ?? 'passed');
+    span.attributes['tollgate.stage.outcome'] = outcome;
+    if (message.error !== undefined) span.fail(errorMessage(message.error));
+    span.end(performance.now());
+    this.processor?.onEnd(span);
   }
 
   private attemptStarted(message: UpstreamTraceMessage): void {
     const spans = this.requests.get(message.requestId);
-    if (!spans || !this.tracer) return;
-    const span = this.tracer.startSpan(
+    if (!spans) return;
+    if (!spans.recording) {
+      // Not sampled: the provider still joins the trace, as not sampled.
+      propagator.inject(trace.setSpan(ROOT_CONTEXT, spans.span), message.headers, headerSetter);
+      return;
+    }
+    const span = new LightSpan(
       `${message.ctx.operation} ${message.model}`,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          'gen_ai.operation.name': message.ctx.operation,
-          'gen_ai.provider.name': message.provider,
-          'gen_ai.request.model': message.model,
-          'tollgate.attempt': message.attempt,
-          'tollgate.fallback': message.fallback,
-        },
-      },
+      SpanKind.CLIENT,
       this.parentOf(spans),
+      spans.resource,
+      spans.scope,
+      {
+        'gen_ai.operation.name': message.ctx.operation,
+        'gen_ai.provider.name': message.provider,
+        'gen_ai.request.model': message.model,
+        'tollgate.attempt': message.attempt,
+        'tollgate.fallback': message.fallback,
+      },
+      performance.now(),
     );
     this.attempts.set(message, span);
     // The provider's own spans (if it traces) join this trace under the attempt.
-    propagator.inject(trace.setSpan(ROOT_CONTEXT, span), message.headers, headerSetter);
+    message.headers.traceparent = span.traceparent();
+    if (spans.context.traceState) message.headers.tracestate = spans.context.traceState.serialize();
   }
 
   private attemptEnded(message: UpstreamTraceMessage): void {
     const span = this.attempts.get(message);
     if (!span) return;
     this.attempts.delete(message);
-    if (message.status !== null && message.status !== undefined) span.setAttribute('http.response.status_code', message.status);
+    if (message.status !== null && message.status !== undefined) span.attributes['http.response.status_code'] = message.status;
     if (!message.ok) {
-      span.setAttribute('error.type', message.errorCode ?? (message.status ? String(message.status) : 'error'));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: message.errorCode ?? 'attempt failed' });
+      span.attributes['error.type'] = message.errorCode ?? (message.status ? String(message.status) : 'error');
+      span.fail(message.errorCode ?? 'attempt failed');
     }
-    span.end();
+    span.end(performance.now());
+    this.processor?.onEnd(span);
   }
 
   private requestEnded(event: RequestSummary | GatewayEvents['request.failed']): void {
@@ -252,7 +284,10 @@ export class RequestTracer {
     const spans = this.requests.get(event.requestId);
     if (!spans) return;
     this.requests.delete(event.requestId);
-    for (const open of spans.stages) open.end();
+    for (const open of spans.stages) {
+      open.end(performance.now());
+      this.processor?.onEnd(open);
+    }
     const { span } = spans;
     span.setAttribute('http.response.status_code', event.status);
     if (event.provider !== null) span.setAttribute('gen_ai.provider.name', event.provider);
@@ -274,7 +309,7 @@ export class RequestTracer {
       span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
     } else if (event.status === 499) span.setAttribute('tollgate.cancelled', true);
     // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
-    span.end(wallClock(spans.startedAt + event.durationMs));
+    span.end(hrTime(spans.startedAt + event.durationMs));
   }
 }
 
