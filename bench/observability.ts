@@ -17,6 +17,8 @@ const { values } = parseArgs({
     // Requests per second for every gateway alike (0: as fast as each answers). At a fixed rate each gateway does
     // the same work per second, so CPU per request compares the code, not how well a saturated process batches.
     rate: { type: 'string', default: '0' },
+    // The traced gateway's sample ratio (the issue's measure is 1: every request traced).
+    sample: { type: 'string', default: '1' },
   },
 });
 const durationSec = Number(values.duration);
@@ -41,14 +43,14 @@ async function main(): Promise<void> {
   const [off, metricsOnly, on] = await Promise.all([
     spawnServer('off', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'off']),
     spawnServer('metrics', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on']),
-    spawnServer('on', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on', '--otlp', `${receiver.url}/v1/traces`]),
+    spawnServer('on', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on', '--otlp', `${receiver.url}/v1/traces`, '--sample', values.sample]),
   ]);
   children.push(off, metricsOnly, on);
   // The first is the baseline, the last the issue's measure (both on); metrics alone shows how the cost splits.
   const targets: Array<[string, ServerChild]> = [
     ['metrics off, no traces', off],
     ['metrics on, no traces', metricsOnly],
-    ['metrics on, traces 100%', on],
+    [`metrics on, traces ${Number(values.sample) * 100}%`, on],
   ];
   console.log(
     `observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; ` +

@@ -8,6 +8,8 @@ export interface ServeArgs {
   metrics: boolean;
   /** Gateway only: an OTLP/HTTP traces URL to export every span to (100% sampled); empty for no tracing. */
   otlp: string;
+  /** Gateway only: the share of requests traced (default 1). */
+  sample: number;
 }
 
 /** `--port <n>` (0 = ephemeral) and `--upstream <url>`, shared by the serve-* entry scripts. */
@@ -18,10 +20,11 @@ export function readServeArgs(needsUpstream: boolean): ServeArgs {
       upstream: { type: 'string', default: '' },
       metrics: { type: 'string', default: 'on' },
       otlp: { type: 'string', default: '' },
+      sample: { type: 'string', default: '1' },
     },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0) throw new Error(`bad --port: ${values.port}`);
   if (needsUpstream && !values.upstream) throw new Error('--upstream <url> is required');
-  return { port, upstream: (values.upstream ?? '').replace(/\/+$/, ''), metrics: values.metrics !== 'off', otlp: values.otlp ?? '' };
+  return { port, upstream: (values.upstream ?? '').replace(/\/+$/, ''), metrics: values.metrics !== 'off', otlp: values.otlp ?? '', sample: Number(values.sample) };
 }

@@ -17,7 +17,7 @@ const gateway = await createGateway({
     settings: {
       data_dir: dataDir,
       metrics: { enabled: args.metrics },
-      ...(args.otlp ? { tracing: { endpoint: args.otlp, sample_ratio: 1 } } : {}),
+      ...(args.otlp ? { tracing: { endpoint: args.otlp, sample_ratio: args.sample } } : {}),
     },
   },
   env: {},

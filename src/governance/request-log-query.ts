@@ -38,7 +38,7 @@ export const MAX_LOG_LIMIT = 500;
  * Entries one page looks at, at most: a filter that matches rarely returns a short (even empty) page with a cursor
  * instead of scanning the whole log, so a page costs a bounded time however large the log is.
  */
-export const MAX_SCANNED_PER_PAGE = 20_000;
+export const MAX_SCANNED_PER_PAGE = 10_000;
 /** Sorts after every log id (ids are digits and a dash). */
 const AFTER_ALL_IDS = '\uffff';
 

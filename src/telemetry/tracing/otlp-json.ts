@@ -19,10 +19,30 @@ function nanos(time: HrTime): string {
   return seconds === 0 ? String(fraction) : `${seconds}${String(fraction).padStart(9, '0')}`;
 }
 
+/** Strings that need no escaping in JSON (the common case: names, ids, paths) are written without JSON.stringify. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+function jsonString(value: string): string {
+  return value.length < 200 && PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+/** `{"key":"<name>","value":` per attribute name, built once: the names repeat on every span. */
+const keyPrefixes = new Map<string, string>();
+
+function keyPrefix(key: string): string {
+  let prefix = keyPrefixes.get(key);
+  if (prefix === undefined) {
+    prefix = `{"key":${JSON.stringify(key)},"value":`;
+    // Attribute names come from tollgate's code, not from clients; the bound is a safeguard.
+    if (keyPrefixes.size < 1_000) keyPrefixes.set(key, prefix);
+  }
+  return prefix;
+}
+
 function anyValue(value: AttributeValue): string {
   switch (typeof value) {
     case 'string':
-      return `{"stringValue":${JSON.stringify(value)}}`;
+      return `{"stringValue":${jsonString(value)}}`;
     case 'boolean':
       return `{"boolValue":${value}}`;
     case 'number':
@@ -39,7 +59,7 @@ export function attributesJson(attributes: Attributes): string {
   for (const key in attributes) {
     const value = attributes[key];
     if (value === undefined || value === null) continue;
-    out += `${out ? ',' : ''}{"key":${JSON.stringify(key)},"value":${anyValue(value)}}`;
+    out += `${out ? ',' : ''}${keyPrefix(key)}${anyValue(value)}}`;
   }
   return `[${out}]`;
 }
@@ -50,7 +70,7 @@ function spanJson(span: ReadableSpan): string {
   let json = `{"traceId":"${context.traceId}","spanId":"${context.spanId}"`;
   if (parent) json += `,"parentSpanId":"${parent}"`;
   if (context.traceState) json += `,"traceState":${JSON.stringify(context.traceState.serialize())}`;
-  json += `,"name":${JSON.stringify(span.name)},"kind":${otlpKind(span.kind)},"startTimeUnixNano":"${nanos(span.startTime)}","endTimeUnixNano":"${nanos(span.endTime)}"`;
+  json += `,"name":${jsonString(span.name)},"kind":${otlpKind(span.kind)},"startTimeUnixNano":"${nanos(span.startTime)}","endTimeUnixNano":"${nanos(span.endTime)}"`;
   json += `,"attributes":${attributesJson(span.attributes)}`;
   if (span.droppedAttributesCount) json += `,"droppedAttributesCount":${span.droppedAttributesCount}`;
   if (span.events.length > 0) {
@@ -63,25 +83,32 @@ function spanJson(span: ReadableSpan): string {
 
 /**
  * The export body for a batch: spans grouped by resource and instrumentation scope (one of each for tollgate's
- * own spans, but grouped properly whatever the batch holds).
+ * own spans, but grouped properly whatever the batch holds), appended to one string.
  */
 export function exportRequestJson(spans: readonly ReadableSpan[]): string {
-  const resources = new Map<ReadableSpan['resource'], Map<string, { scope: ReadableSpan['instrumentationScope']; spans: string[] }>>();
+  const resources = new Map<ReadableSpan['resource'], Map<string, ReadableSpan[]>>();
   for (const span of spans) {
     let scopes = resources.get(span.resource);
     if (!scopes) resources.set(span.resource, (scopes = new Map()));
     const scopeKey = `${span.instrumentationScope.name}\0${span.instrumentationScope.version ?? ''}`;
-    let scope = scopes.get(scopeKey);
-    if (!scope) scopes.set(scopeKey, (scope = { scope: span.instrumentationScope, spans: [] }));
-    scope.spans.push(spanJson(span));
+    let group = scopes.get(scopeKey);
+    if (!group) scopes.set(scopeKey, (group = []));
+    group.push(span);
   }
-  const resourceSpans: string[] = [];
+  let json = '{"resourceSpans":[';
+  let firstResource = true;
   for (const [resource, scopes] of resources) {
-    const scopeSpans = [...scopes.values()].map(
-      ({ scope, spans: encoded }) =>
-        `{"scope":{"name":${JSON.stringify(scope.name)}${scope.version ? `,"version":${JSON.stringify(scope.version)}` : ''}},"spans":[${encoded.join(',')}]}`,
-    );
-    resourceSpans.push(`{"resource":{"attributes":${attributesJson(resource.attributes)}},"scopeSpans":[${scopeSpans.join(',')}]}`);
+    json += `${firstResource ? '' : ','}{"resource":{"attributes":${attributesJson(resource.attributes)}},"scopeSpans":[`;
+    firstResource = false;
+    let firstScope = true;
+    for (const group of scopes.values()) {
+      const scope = (group[0] as ReadableSpan).instrumentationScope;
+      json += `${firstScope ? '' : ','}{"scope":{"name":${JSON.stringify(scope.name)}${scope.version ? `,"version":${JSON.stringify(scope.version)}` : ''}},"spans":[`;
+      firstScope = false;
+      for (let i = 0; i < group.length; i++) json += (i === 0 ? '' : ',') + spanJson(group[i] as ReadableSpan);
+      json += ']}';
+    }
+    json += ']}';
   }
-  return `{"resourceSpans":[${resourceSpans.join(',')}]}`;
+  return `${json}]}`;
 }
