@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonRequest } from '../helpers/api.js';
@@ -139,6 +140,14 @@ describe('GET /metrics after scripted traffic', () => {
     expect(value(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(text).toContain('nodejs_eventloop_lag_seconds');
     expect(text).toContain('nodejs_gc_duration_seconds');
+  });
+
+  it('serves every series the shipped Grafana dashboard queries', () => {
+    const dashboard = readFileSync(new URL('../../dashboard/grafana/tollgate.json', import.meta.url), 'utf8');
+    const queried = new Set([...dashboard.matchAll(/\b((?:tollgate|process|nodejs)_[a-z0-9_]+)/g)].map((m) => (m[1] as string).replace(/_(bucket|sum|count)$/, '')));
+    const served = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]));
+    expect(queried.size).toBeGreaterThan(15);
+    expect([...queried].filter((name) => !served.has(name))).toEqual([]);
   });
 
   it('folds invented model names into "other" past the cap', async () => {
