@@ -41,9 +41,9 @@ export class LightSpan implements ReadableSpan {
   readonly droppedEventsCount = 0;
   readonly droppedLinksCount = 0;
   readonly parentSpanContext: SpanContext;
-  readonly startTime: HrTime;
-  endTime: HrTime;
   status: SpanStatus = UNSET;
+  /** `performance.now()` at the end (the start is `startedAt`); the exporter reads both directly. */
+  endedAt: number;
   private readonly context: SpanContext;
 
   constructor(
@@ -57,8 +57,16 @@ export class LightSpan implements ReadableSpan {
   ) {
     this.parentSpanContext = parent;
     this.context = { traceId: parent.traceId, spanId: newSpanId(), traceFlags: TraceFlags.SAMPLED, ...(parent.traceState ? { traceState: parent.traceState } : {}) };
-    this.startTime = hrTime(startedAt);
-    this.endTime = this.startTime;
+    this.endedAt = startedAt;
+  }
+
+  // HrTime only for readers of the ReadableSpan interface; tollgate's encoder uses the millisecond readings.
+  get startTime(): HrTime {
+    return hrTime(this.startedAt);
+  }
+
+  get endTime(): HrTime {
+    return hrTime(this.endedAt);
   }
 
   spanContext(): SpanContext {
@@ -76,7 +84,7 @@ export class LightSpan implements ReadableSpan {
   }
 
   end(endedAt: number): void {
-    this.endTime = hrTime(endedAt);
+    this.endedAt = endedAt;
   }
 
   fail(message: string): void {

@@ -1,5 +1,6 @@
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { LightSpan } from './light-span.js';
 
 /**
  * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the SDK's
@@ -12,6 +13,12 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 /** OTLP's SpanKind is the API's plus one (0 is UNSPECIFIED in OTLP). */
 function otlpKind(kind: number): number {
   return kind + 1;
+}
+
+/** Unix nanoseconds of a `performance.now()` reading, as OTLP's decimal string (microsecond precision). */
+function nanosOf(performanceMs: number): string {
+  const micros = Math.round((performance.timeOrigin + performanceMs) * 1000);
+  return `${micros}000`;
 }
 
 function nanos(time: HrTime): string {
@@ -70,7 +77,10 @@ function spanJson(span: ReadableSpan): string {
   let json = `{"traceId":"${context.traceId}","spanId":"${context.spanId}"`;
   if (parent) json += `,"parentSpanId":"${parent}"`;
   if (context.traceState) json += `,"traceState":${JSON.stringify(context.traceState.serialize())}`;
-  json += `,"name":${jsonString(span.name)},"kind":${otlpKind(span.kind)},"startTimeUnixNano":"${nanos(span.startTime)}","endTimeUnixNano":"${nanos(span.endTime)}"`;
+  const light = span instanceof LightSpan;
+  const start = light ? nanosOf(span.startedAt) : nanos(span.startTime);
+  const end = light ? nanosOf(span.endedAt) : nanos(span.endTime);
+  json += `,"name":${jsonString(span.name)},"kind":${otlpKind(span.kind)},"startTimeUnixNano":"${start}","endTimeUnixNano":"${end}"`;
   json += `,"attributes":${attributesJson(span.attributes)}`;
   if (span.droppedAttributesCount) json += `,"droppedAttributesCount":${span.droppedAttributesCount}`;
   if (span.events.length > 0) {

@@ -1,0 +1,84 @@
+// The tracer's own cost per request, in process and without the HTTP server around it: publishes what the runner
+// and the call stage publish for one request (the request, five stages, one upstream attempt, the terminal event)
+// with the real RequestTracer subscribed and exporting to a local receiver (draining, not decoding). Figures only.
+//
+//   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1]
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { EventBus } from '../src/bus/bus.js';
+import { resolveRuntimeConfig } from '../src/config/runtime.js';
+import { createRequestContext } from '../src/core/context.js';
+import type { RequestSummary } from '../src/core/events.js';
+import { requestChannel, stageChannel, upstreamChannel, type StageTraceMessage, type UpstreamTraceMessage } from '../src/core/trace-channels.js';
+import { createLog } from '../src/log.js';
+import { RequestTracer } from '../src/telemetry/tracing/request-tracer.js';
+
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '40000' }, sample: { type: 'string', default: '1' } } });
+const total = Number(values.requests);
+const STAGES = ['auth', 'rate-limit', 'route', 'spend', 'call'];
+
+let bytes = 0;
+const receiver = createServer((req, res) => {
+  req.on('data', (part: Buffer) => (bytes += part.length));
+  req.on('end', () => res.end('{}'));
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces`;
+
+const config = resolveRuntimeConfig({ api: {}, file: {} }, {}, 0);
+const bus = new EventBus();
+const tracer = new RequestTracer(bus, createLog('silent'), '0.0.0');
+tracer.watchStages(STAGES);
+
+function oneRequest(): void {
+  const ctx = createRequestContext({ dialect: 'openai', path: '/v1/chat/completions', config, request: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
+  bus.emit('request.received', { requestId: ctx.id, dialect: 'openai', model: ctx.request.model, stream: false, at: Date.now() });
+  requestChannel.start.publish({ requestId: ctx.id, ctx });
+  const messages: StageTraceMessage[] = [];
+  for (const stage of STAGES) {
+    const message: StageTraceMessage = { requestId: ctx.id, stage, ctx };
+    stageChannel(stage).start.publish(message);
+    stageChannel(stage).end.publish(message);
+    messages.push(message);
+  }
+  const attempt: UpstreamTraceMessage = { requestId: ctx.id, ctx, provider: 'openai', model: 'gpt-4o-mini', attempt: 1, fallback: false, headers: {} };
+  upstreamChannel.start.publish(attempt);
+  Object.assign(attempt, { ok: true, status: 200, errorCode: null });
+  upstreamChannel.asyncEnd.publish(attempt);
+  for (const message of messages.reverse()) {
+    message.outcome = 'answered';
+    stageChannel(message.stage).asyncStart.publish(message);
+    stageChannel(message.stage).asyncEnd.publish(message);
+  }
+  const summary: RequestSummary = {
+    requestId: ctx.id, dialect: 'openai', path: ctx.path, operation: 'chat', model: ctx.request.model, route: null, provider: 'openai',
+    upstreamModel: 'gpt-4o-mini', keyId: null, teamId: null, stream: false, status: 200, durationMs: 1, attempts: 1, fallback: false,
+    upstreamMs: 0.5, firstTokenMs: 0.9, finishReasons: ['stop'], user: null, metadata: null, bodies: null,
+    usage: { input_tokens: 12, output_tokens: 9, cache_read_tokens: 0, cache_write_tokens: 0 }, costUsd: 0.0000071, priced: true, estimated: false,
+  };
+  bus.emit('request.completed', { ...summary, cancelled: false });
+}
+
+async function run(label: string, traced: boolean): Promise<void> {
+  tracer.configure({ endpoint: traced ? endpoint : null, headers: {}, serviceName: 'bench', sampleRatio: Number(values.sample) });
+  for (let i = 0; i < 2000; i++) oneRequest();
+  await new Promise((resolve) => setTimeout(resolve, 1200));
+  bytes = 0;
+  const started = process.cpuUsage();
+  for (let i = 0; i < total; i++) {
+    oneRequest();
+    // Paced to about 5,000 requests a second, so batches go out as they would between requests (none dropped).
+    if (i % 50 === 49) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const used = process.cpuUsage(started);
+  console.log(`${label}: ${((used.user + used.system) / total).toFixed(1)} µs per request, ${(bytes / total).toFixed(0)} bytes exported per request`);
+}
+
+await run('no endpoint (baseline: context and publishes only)', false);
+await run(`traced (sample ${values.sample})`, true);
+await run('no endpoint (baseline: context and publishes only)', false);
+await run(`traced (sample ${values.sample})`, true);
+await tracer.close();
+receiver.close();
