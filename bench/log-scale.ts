@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { newRequestId } from '../src/core/request-id.js';
 import { createGateway } from '../src/gateway.js';
 import type { RequestLogEntry } from '../src/governance/types.js';
+import { ERROR_INDEX_COMPLETE, errorIndexValue } from '../src/governance/request-log-query.js';
 import { addCounts, emptyCounts, rollupKeys, UsageRollups, type UsageCounts, type UsageSample } from '../src/governance/usage-rollups.js';
 import { createLog } from '../src/log.js';
 import { Store } from '../src/store/store.js';
@@ -85,6 +86,7 @@ async function fill(dataDir: string): Promise<void> {
   const store = await Store.open(dataDir, VERSION);
   const log = store.root.openDB<RequestLogEntry, string>({ name: 'request-log' });
   const byKey = store.root.openDB<null, [string, string]>({ name: 'request-log-by-key' });
+  const errors = store.root.openDB<string, string>({ name: 'request-log-errors' });
   const rollups = new UsageRollups(store.root);
   const start = Date.now() - days * DAY;
   const step = (days * DAY) / records;
@@ -98,6 +100,7 @@ async function fill(dataDir: string): Promise<void> {
         const entry = entryAt(at, newRequestId(at));
         log.put(entry.id, entry);
         if (entry.key_id) byKey.put([entry.key_id, entry.id], null);
+        if (entry.status >= 400) errors.put(entry.id, errorIndexValue(entry));
         const sample: UsageSample = {
           at,
           groups: { key: entry.key_id ?? 'none', team: entry.team_id ?? 'none', model: entry.model, provider: entry.provider ?? 'none', route: entry.route ?? 'none' },
@@ -117,6 +120,7 @@ async function fill(dataDir: string): Promise<void> {
     });
     await rollups.add(deltas);
   }
+  await errors.put(ERROR_INDEX_COMPLETE, '');
   console.log(`filled ${records} records over ${days} days in ${((performance.now() - started) / 1000).toFixed(1)} s; store ${(store.sizeBytes() / 1e6).toFixed(0)} MB`);
   await store.close();
 }

@@ -211,6 +211,12 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   };
   const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage });
 
+  // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
+  let closingStore = false;
+  const backfill = governance.backfillErrorIndex(() => closingStore).then(
+    (indexed) => indexed > 0 && log.info({ indexed }, 'request log: error index built for earlier entries'),
+    (err: unknown) => log.error({ err }, 'request log: could not build the error index'),
+  );
   // The request log is kept within settings.log_retention_days / log_max_entries (a sweep at start, then every few minutes).
   const logSweeper = startLogSweeper(governance, () => {
     const { logRetentionDays, logMaxEntries } = configService.current().settings;
@@ -248,6 +254,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         // Spans of the last requests go out before the process ends (bounded by the exporter's timeout).
         await tracer.close();
         await logSweeper.stop();
+        closingStore = true;
+        await backfill;
         await transport.close();
         await store.close();
       }

@@ -1,4 +1,4 @@
-import { queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
+import { ERROR_INDEX_COMPLETE, errorIndexValue, queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
 import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
 import type { EventBus } from '../bus/bus.js';
@@ -67,6 +67,8 @@ export class GovernanceStore {
   private readonly teams: Database<TeamRecord, string>;
   private readonly log: Database<RequestLogEntry, string>;
   private readonly logByKey: Database<null, [string, string]>;
+  /** The failed requests of the log (status 400 and up), by log id: status and lower-cased error message. */
+  private readonly logErrors: Database<string, string>;
 
   constructor(
     private readonly root: RootDatabase,
@@ -78,6 +80,7 @@ export class GovernanceStore {
     this.teams = root.openDB<TeamRecord, string>({ name: 'teams' });
     this.log = root.openDB<RequestLogEntry, string>({ name: 'request-log' });
     this.logByKey = root.openDB<null, [string, string]>({ name: 'request-log-by-key' });
+    this.logErrors = root.openDB<string, string>({ name: 'request-log-errors' });
   }
 
   // ---- virtual keys ---------------------------------------------------------------------------------
@@ -281,6 +284,7 @@ export class GovernanceStore {
     const id = entry.id || this.newRequestLogId();
     await this.log.put(id, { ...entry, id });
     if (entry.key_id) await this.logByKey.put([entry.key_id, id], null);
+    if (entry.status >= 400) await this.logErrors.put(id, errorIndexValue(entry));
   }
 
   /**
@@ -326,9 +330,41 @@ export class GovernanceStore {
     return this.requestLogPage(query).data;
   }
 
+  /**
+   * Builds the error index for log entries written before it existed (a store from an earlier version), in
+   * batches between which requests run; a marker records that it is complete. Resolves with the entries indexed.
+   */
+  async backfillErrorIndex(stopped: () => boolean = () => false): Promise<number> {
+    if (this.logErrors.get(ERROR_INDEX_COMPLETE) !== undefined) return 0;
+    let indexed = 0;
+    let after: string | undefined;
+    for (;;) {
+      if (stopped()) return indexed;
+      const batch: Array<[string, string]> = [];
+      let last: string | undefined;
+      let seen = 0;
+      for (const { key, value } of this.log.getRange({ ...(after ? { start: after } : {}), limit: 5_000 })) {
+        seen++;
+        last = key;
+        if (key !== after && value.status >= 400) batch.push([key, errorIndexValue(value)]);
+      }
+      if (batch.length > 0) {
+        await this.root.transaction(() => {
+          for (const [id, value] of batch) this.logErrors.put(id, value);
+        });
+      }
+      indexed += batch.length;
+      if (seen < 5_000 || last === undefined) break;
+      after = last;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await this.logErrors.put(ERROR_INDEX_COMPLETE, '');
+    return indexed;
+  }
+
   /** One page of the request log with the cursor of the next (see queryRequestLog). */
   requestLogPage(query: RequestLogQuery = {}): RequestLogPage {
-    return queryRequestLog(this.log, this.logByKey, query);
+    return queryRequestLog({ log: this.log, byKey: this.logByKey, errors: this.logErrors }, query);
   }
 
   // ---- request-log retention ------------------------------------------------------------------------
@@ -360,13 +396,14 @@ export class GovernanceStore {
     let deleted = 0;
     while (deleted < max && !stopped()) {
       const take = Math.min(batch, max - deleted);
-      const doomed: Array<{ id: string; keyId: string | null }> = [];
-      for (const { key, value } of this.log.getRange({ ...(end === null ? {} : { end }), limit: take })) doomed.push({ id: key, keyId: value.key_id });
+      const doomed: Array<{ id: string; keyId: string | null; failed: boolean }> = [];
+      for (const { key, value } of this.log.getRange({ ...(end === null ? {} : { end }), limit: take })) doomed.push({ id: key, keyId: value.key_id, failed: value.status >= 400 });
       if (doomed.length === 0) break;
       await this.root.transaction(() => {
-        for (const { id, keyId } of doomed) {
+        for (const { id, keyId, failed } of doomed) {
           this.log.remove(id);
           if (keyId) this.logByKey.remove([keyId, id]);
+          if (failed) this.logErrors.remove(id);
         }
       });
       deleted += doomed.length;

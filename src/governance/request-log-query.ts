@@ -42,6 +42,26 @@ export const MAX_SCANNED_PER_PAGE = 10_000;
 /** Sorts after every log id (ids are digits and a dash). */
 const AFTER_ALL_IDS = '\uffff';
 
+/** The error index's marker (it sorts after every log id): present once the index covers the whole log. */
+export const ERROR_INDEX_COMPLETE = '\uffff';
+
+/** The error index's value for a failed request: its status, a tab, its error message lower-cased. */
+export function errorIndexValue(entry: Pick<RequestLogEntry, 'status' | 'error_message'>): string {
+  return `${entry.status}\t${(entry.error_message ?? '').toLowerCase()}`;
+}
+
+/** The request log's databases: entries by id, ids by key, and failed requests' status and message by id. */
+export interface RequestLogDbs {
+  log: Database<RequestLogEntry, string>;
+  byKey: Database<null, [string, string]>;
+  errors: Database<string, string>;
+}
+
+/** Whether a filter can only match failed requests (status 400 and up), so the error index can be walked instead. */
+function failuresOnly(filter: RequestLogFilter): boolean {
+  return filter.q !== undefined || (filter.status !== undefined && filter.status >= 400) || (filter.status_class !== undefined && filter.status_class >= 4);
+}
+
 /** The smallest id written at or after `ms` (ids start with the zero-padded epoch ms). */
 export function idAt(ms: number): string {
   return `${String(Math.max(0, Math.trunc(ms))).padStart(15, '0')}-`;
@@ -63,7 +83,7 @@ function matches(entry: RequestLogEntry, filter: RequestLogFilter, q: string | n
  * One page of the request log, newest first. Ids sort by time, so a time range is a key range; a key filter
  * walks that key's index. Other filters are checked entry by entry, within MAX_SCANNED_PER_PAGE.
  */
-export function queryRequestLog(log: Database<RequestLogEntry, string>, byKey: Database<null, [string, string]>, query: RequestLogQuery): RequestLogPage {
+export function queryRequestLog({ log, byKey, errors }: RequestLogDbs, query: RequestLogQuery): RequestLogPage {
   const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_LOG_LIMIT) || DEFAULT_LOG_LIMIT, 1), MAX_LOG_LIMIT);
   const q = query.q ? query.q.toLowerCase() : null;
   // The newest id the page may hold (exclusive) and the oldest (inclusive).
@@ -80,7 +100,23 @@ export function queryRequestLog(log: Database<RequestLogEntry, string>, byKey: D
     return data.length < limit && scanned < MAX_SCANNED_PER_PAGE;
   };
   let exhausted = true;
-  if (query.key_id !== undefined) {
+  if (query.key_id === undefined && failuresOnly(query)) {
+    // Failed requests are a small part of the log: their index holds the status and message, so only the
+    // candidates that match there are read whole.
+    for (const { key, value } of errors.getRange({ start: high, ...(low ? { end: low } : {}), reverse: true })) {
+      if (key === high) continue;
+      const tab = value.indexOf('\t');
+      const status = Number(value.slice(0, tab));
+      const candidate =
+        (query.status === undefined || status === query.status) &&
+        (query.status_class === undefined || Math.trunc(status / 100) === query.status_class) &&
+        (q === null || value.includes(q, tab + 1));
+      if (!take(key, candidate ? log.get(key) : undefined)) {
+        exhausted = false;
+        break;
+      }
+    }
+  } else if (query.key_id !== undefined) {
     for (const { key } of byKey.getRange({ start: [query.key_id, high], end: [query.key_id, low], reverse: true })) {
       if (key[1] === high) continue;
       if (!take(key[1], log.get(key[1]))) {
