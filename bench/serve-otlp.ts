@@ -1,9 +1,53 @@
 // Child-process entry: a live OTLP/HTTP trace receiver for the observability bench. It reads and decodes every
-// export (as a collector would) and counts the spans, which it prints to stderr when it stops.
+// export, protobuf or JSON (as a collector would) and counts the spans, which it prints to stderr when it stops.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeExport } from '../test/helpers/otlp-receiver.js';
 import { readServeArgs } from './serve-args.js';
 import { serveControl } from './serve-control.js';
+
+/**
+ * Walks an ExportTraceServiceRequest to its spans (resource_spans 1 -> scope_spans 2 -> spans 2), reading every
+ * length on the way as a collector's decoder does, and counts them.
+ */
+function countProtoSpans(buf: Buffer): number {
+  const walk = (start: number, end: number, onField: (field: number, from: number, to: number) => void): void => {
+    let pos = start;
+    const varint = (): number => {
+      let result = 0;
+      let factor = 1;
+      for (;;) {
+        const byte = buf[pos++] as number;
+        result += (byte & 0x7f) * factor;
+        if (byte < 0x80) return result;
+        factor *= 128;
+      }
+    };
+    while (pos < end) {
+      const key = varint();
+      const wire = key & 7;
+      if (wire === 0) varint();
+      else if (wire === 1) pos += 8;
+      else if (wire === 5) pos += 4;
+      else {
+        const length = varint();
+        onField(key >>> 3, pos, pos + length);
+        pos += length;
+      }
+    }
+  };
+  let count = 0;
+  walk(0, buf.length, (field, from, to) => {
+    if (field !== 1) return;
+    walk(from, to, (inner, a, b) => {
+      if (inner !== 2) return;
+      walk(a, b, (spanField) => {
+        if (spanField === 2) count++;
+      });
+    });
+  });
+  return count;
+}
 
 const args = readServeArgs(false);
 let spans = 0;
@@ -12,12 +56,13 @@ const server = createServer((req, res) => {
   req.on('data', (part: Buffer) => parts.push(part));
   req.on('end', () => {
     try {
-      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: unknown[] }> }> };
-      for (const resource of body.resourceSpans ?? []) for (const scope of resource.scopeSpans ?? []) spans += scope.spans?.length ?? 0;
+      const body = Buffer.concat(parts);
+      const type = String(req.headers['content-type']);
+      spans += type.startsWith('application/x-protobuf') ? countProtoSpans(body) : decodeExport(body, type).length;
     } catch {
-      // Not JSON: still answered, as a collector would with a 400; the count says what arrived.
+      // Not decodable: still answered, as a collector would with a 400; the count says what arrived.
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    res.writeHead(200, { 'content-type': String(req.headers['content-type']) }).end();
   });
 });
 await new Promise<void>((resolve) => server.listen(args.port, '127.0.0.1', resolve));

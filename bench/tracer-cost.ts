@@ -2,7 +2,7 @@
 // and the call stage publish for one request (the request, five stages, one upstream attempt, the terminal event)
 // with the real RequestTracer subscribed and exporting to a local receiver (draining, not decoding). Figures only.
 //
-//   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1]
+//   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1] [--protocol http/protobuf|http/json]
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -14,7 +14,9 @@ import { requestChannel, stageChannel, upstreamChannel, type StageTraceMessage, 
 import { createLog } from '../src/log.js';
 import { RequestTracer } from '../src/telemetry/tracing/request-tracer.js';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '40000' }, sample: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: { requests: { type: 'string', default: '40000' }, sample: { type: 'string', default: '1' }, protocol: { type: 'string', default: 'http/protobuf' } },
+});
 const total = Number(values.requests);
 const STAGES = ['auth', 'rate-limit', 'route', 'spend', 'call'];
 
@@ -61,7 +63,13 @@ function oneRequest(): void {
 }
 
 async function run(label: string, traced: boolean): Promise<void> {
-  tracer.configure({ endpoint: traced ? endpoint : null, headers: {}, serviceName: 'bench', sampleRatio: Number(values.sample) });
+  tracer.configure({
+    endpoint: traced ? endpoint : null,
+    headers: {},
+    serviceName: 'bench',
+    sampleRatio: Number(values.sample),
+    protocol: values.protocol === 'http/json' ? 'http/json' : 'http/protobuf',
+  });
   for (let i = 0; i < 2000; i++) oneRequest();
   await new Promise((resolve) => setTimeout(resolve, 1200));
   bytes = 0;

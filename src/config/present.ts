@@ -121,6 +121,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
       headers: Object.fromEntries(Object.keys(settings.tracing.headers).map((name) => [name, '***'])),
       service_name: settings.tracing.serviceName,
       sample_ratio: settings.tracing.sampleRatio,
+      protocol: settings.tracing.protocol,
     },
     log_bodies: { enabled: settings.logBodies.enabled, max_bytes: settings.logBodies.maxBytes, redact: [...settings.logBodies.redact] },
   };

@@ -153,7 +153,17 @@ function resolveTracing(api: TracingInput | undefined, file: TracingInput | unde
     headers: api?.headers ?? file?.headers ?? otlpHeadersFromEnv(env.OTEL_EXPORTER_OTLP_HEADERS),
     serviceName: api?.service_name ?? file?.service_name ?? (env.OTEL_SERVICE_NAME || 'tollgate'),
     sampleRatio: api?.sample_ratio ?? file?.sample_ratio ?? ratioFromEnv ?? 1,
+    protocol: api?.protocol ?? file?.protocol ?? otlpProtocolFromEnv(env),
   };
+}
+
+/** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL; the OTLP default is http/protobuf. */
+function otlpProtocolFromEnv(env: Env): Settings['tracing']['protocol'] {
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const value = env[name]?.trim();
+  if (!value) return 'http/protobuf';
+  if (value === 'http/protobuf' || value === 'http/json') return value;
+  throw new ConfigError(`${name}: '${value.slice(0, 40)}' is not supported; tollgate exports traces over http/protobuf or http/json`);
 }
 
 /** OTEL_EXPORTER_OTLP_HEADERS: `name=value` pairs separated by commas, values URL-encoded (the OTel spec's format). */

@@ -248,6 +248,10 @@ export const settingsSchema = z.strictObject({
       headers: z.record(z.string().min(1).max(100), z.string().max(4000)).optional().describe('Headers sent with every export (e.g. a collector token). Default: OTEL_EXPORTER_OTLP_HEADERS.'),
       service_name: z.string().min(1).max(200).optional().describe('`service.name` of the spans (default OTEL_SERVICE_NAME, else tollgate).'),
       sample_ratio: z.number().min(0).max(1).optional().describe('Share of new traces sampled, 0 to 1 (default OTEL_TRACES_SAMPLER_ARG, else 1). A sampled incoming traceparent is always followed.'),
+      protocol: z
+        .enum(['http/protobuf', 'http/json'])
+        .optional()
+        .describe('OTLP encoding (default OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf).'),
     })
     .optional(),
   log_bodies: z

@@ -191,6 +191,8 @@ export interface TracingSettings {
   serviceName: string;
   /** Share of new root traces sampled, 0..1. */
   sampleRatio: number;
+  /** OTLP/HTTP encoding. */
+  protocol: 'http/protobuf' | 'http/json';
 }
 
 export interface LogBodySettings {

@@ -1,94 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
-
-/** One span as an OTLP/HTTP JSON export carries it, with its attributes read into plain values. */
-interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-  status: { code?: number; message?: string };
-  service: string;
-}
-
-/** OTLP JSON ids are hex; a base64 id (the protobuf JSON mapping) is turned into hex. */
-function hexId(id: unknown): string {
-  if (typeof id !== 'string' || id === '') return '';
-  return /^[0-9a-f]+$/i.test(id) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex');
-}
-
-function attributeValue(value: Record<string, unknown>): unknown {
-  if ('stringValue' in value) return value.stringValue;
-  if ('boolValue' in value) return value.boolValue;
-  if ('intValue' in value) return Number(value.intValue);
-  if ('doubleValue' in value) return Number(value.doubleValue);
-  if ('arrayValue' in value) return ((value.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(attributeValue);
-  return undefined;
-}
-
-function attributes(list: unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const item of (list as Array<{ key: string; value: Record<string, unknown> }>) ?? []) out[item.key] = attributeValue(item.value);
-  return out;
-}
-
-/** A minimal OTLP/HTTP trace receiver: decodes JSON exports into spans. */
-class OtlpReceiver {
-  readonly spans: ReceivedSpan[] = [];
-  private server: Server | null = null;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const parts: Buffer[] = [];
-      req.on('data', (part: Buffer) => parts.push(part));
-      req.on('end', () => {
-        if (req.url === '/v1/traces' && String(req.headers['content-type']).startsWith('application/json')) {
-          const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { resourceSpans: any[] };
-          for (const resource of body.resourceSpans) {
-            const service = String(attributes(resource.resource?.attributes)['service.name']);
-            for (const scope of resource.scopeSpans ?? []) {
-              for (const span of scope.spans ?? []) {
-                this.spans.push({
-                  traceId: hexId(span.traceId),
-                  spanId: hexId(span.spanId),
-                  parentSpanId: hexId(span.parentSpanId),
-                  name: span.name,
-                  kind: span.kind,
-                  attributes: attributes(span.attributes),
-                  status: span.status ?? {},
-                  service,
-                });
-              }
-            }
-          }
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async waitFor(check: (spans: ReceivedSpan[]) => boolean, timeoutMs = 8_000): Promise<ReceivedSpan[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (!check(this.spans)) {
-      if (Date.now() > deadline) throw new Error(`spans did not arrive; got ${this.spans.map((s) => s.name).join(', ')}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    return this.spans;
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
@@ -164,6 +78,16 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     for (const attempt of attempts) expect(attempt.parentSpanId).toBe(stage('call').spanId);
     expect(attempts[0]?.status.code).toBe(2); // ERROR
 
+    // Protobuf by default (the OTLP default), with times in nanoseconds since 1970, children within their parent.
+    expect(receiver.contentTypes[0]).toBe('application/x-protobuf');
+    const nowNanos = BigInt(Date.now()) * 1_000_000n;
+    expect(nowNanos - root.startTimeUnixNano).toBeLessThan(60_000_000_000n);
+    expect(root.endTimeUnixNano >= root.startTimeUnixNano).toBe(true);
+    for (const child of [...attempts, stage('auth'), stage('call')]) {
+      expect(child.startTimeUnixNano >= root.startTimeUnixNano - 1_000_000n).toBe(true);
+      expect(child.endTimeUnixNano <= root.endTimeUnixNano + 1_000_000n).toBe(true);
+    }
+
     // Each upstream got the trace, its parent being the attempt span.
     expect(upstream.calls.at(-1)?.headers.traceparent).toBe(`00-${TRACE_ID}-${attempts[0]?.spanId}-01`);
     expect(backup.calls.at(-1)?.headers.traceparent).toBe(`00-${TRACE_ID}-${attempts[1]?.spanId}-01`);
@@ -179,6 +103,36 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(root.status.code).toBe(2);
     expect(root.attributes['http.response.status_code']).toBe(400);
     expect(root.attributes['error.type']).toBeTruthy();
+  });
+});
+
+describe('OTLP/HTTP JSON when asked for', () => {
+  it('exports the same spans as JSON', async () => {
+    const json = new OtlpReceiver();
+    await json.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gateway = await startGateway(
+      { providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } },
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${json.url}/v1/traces`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    );
+    try {
+      await gateway.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+      const spans = await json.waitFor((all) => all.some((s) => s.kind === 2));
+      expect(json.contentTypes[0]).toBe('application/json');
+      const root = spans.find((s) => s.kind === 2) as ReceivedSpan;
+      expect(root.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.response.model': 'm', 'http.response.status_code': 200 });
+      expect(spans.filter((s) => s.traceId === root.traceId).map((s) => s.name).sort()).toEqual(
+        ['chat m', 'chat openai/m', 'stage auth', 'stage call', 'stage rate-limit', 'stage route', 'stage spend'].sort(),
+      );
+    } finally {
+      await gateway.stop();
+      await up.close();
+      await json.close();
+    }
+  });
+
+  it('refuses a protocol it does not speak, naming the variable', async () => {
+    await expect(startGateway({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).rejects.toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL.*grpc/);
   });
 });
 

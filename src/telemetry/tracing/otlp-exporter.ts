@@ -3,6 +3,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Pool } from 'undici';
 import type { Log } from '../../log.js';
 import { exportRequestJson } from './otlp-json.js';
+import { exportRequestProto } from './otlp-proto.js';
 
 /** Exports in flight at most; a batch beyond that is dropped (the collector is behind or down). */
 const MAX_IN_FLIGHT = 2;
@@ -10,12 +11,12 @@ const MAX_IN_FLIGHT = 2;
 const WARN_EVERY_MS = 60_000;
 
 /**
- * Sends span batches to an OTLP/HTTP collector as JSON (`POST <endpoint>`), over a small keep-alive pool. An
+ * Sends span batches to an OTLP/HTTP collector, protobuf or JSON (`POST <endpoint>`), over a small keep-alive pool. An
  * export that fails, times out or finds MAX_IN_FLIGHT exports still running loses its batch and says so in the
  * log (at most once a minute); nothing is retried, so a collector that is down costs the gateway one failed POST
  * per batch and never a growing backlog.
  */
-export class OtlpJsonExporter implements SpanExporter {
+export class OtlpExporter implements SpanExporter {
   private readonly pool: Pool;
   private readonly path: string;
   private inFlight = 0;
@@ -26,6 +27,7 @@ export class OtlpJsonExporter implements SpanExporter {
 
   constructor(
     endpoint: string,
+    private readonly protocol: 'http/protobuf' | 'http/json',
     private readonly headers: Readonly<Record<string, string>>,
     private readonly log: Log,
     private readonly timeoutMs = 10_000,
@@ -42,7 +44,8 @@ export class OtlpJsonExporter implements SpanExporter {
       return;
     }
     this.inFlight++;
-    const sending = this.send(exportRequestJson(spans)).then(
+    const body = this.protocol === 'http/json' ? exportRequestJson(spans) : exportRequestProto(spans);
+    const sending = this.send(body).then(
       () => done({ code: ExportResultCode.SUCCESS }),
       (err: unknown) => {
         this.dropped(spans.length, err instanceof Error ? err.message : String(err));
@@ -56,11 +59,11 @@ export class OtlpJsonExporter implements SpanExporter {
     this.running.add(tracked);
   }
 
-  private async send(body: string): Promise<void> {
+  private async send(body: string | Buffer): Promise<void> {
     const response = await this.pool.request({
       method: 'POST',
       path: this.path,
-      headers: { ...this.headers, 'content-type': 'application/json' },
+      headers: { ...this.headers, 'content-type': this.protocol === 'http/json' ? 'application/json' : 'application/x-protobuf' },
       body,
       signal: AbortSignal.timeout(this.timeoutMs),
     });

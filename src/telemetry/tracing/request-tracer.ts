@@ -108,7 +108,7 @@ export class RequestTracer {
 
   /** Applies tracing settings: starts, restarts (another endpoint or sampler) or stops the export. */
   configure(settings: TracingSettings): void {
-    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.sampleRatio]);
+    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.sampleRatio, settings.protocol]);
     if (key === this.settingsKey) return;
     this.settingsKey = key;
     const previous = this.provider;
