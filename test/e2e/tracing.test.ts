@@ -136,6 +136,36 @@ describe('OTLP/HTTP JSON when asked for', () => {
   });
 });
 
+describe('live configuration', () => {
+  it('starts and stops exporting when settings.tracing changes, without a restart', async () => {
+    const live = new OtlpReceiver();
+    await live.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gateway = await startGateway({ providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } });
+    const patch = (body: unknown) =>
+      fetch(`${gateway.url}/api/config`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
+    const ask = () => gateway.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+    try {
+      await ask();
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
+      expect(live.spans).toEqual([]);
+      expect((await patch({ settings: { tracing: { endpoint: `${live.url}/v1/traces`, service_name: 'patched' } } })).status).toBe(200);
+      await ask();
+      const spans = await live.waitFor((all) => all.some((s) => s.kind === 2));
+      expect(spans.find((s) => s.kind === 2)?.service).toBe('patched');
+      expect((await patch({ settings: { tracing: null } })).status).toBe(200);
+      const seen = live.spans.length;
+      await ask();
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
+      expect(live.spans.length).toBe(seen);
+    } finally {
+      await gateway.stop();
+      await up.close();
+      await live.close();
+    }
+  });
+});
+
 describe('a collector that is down', () => {
   it('costs requests nothing: they answer while exports fail', async () => {
     // A port nothing listens on (a server closed just now).

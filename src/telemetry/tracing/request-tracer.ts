@@ -111,6 +111,8 @@ export class RequestTracer {
     const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.sampleRatio, settings.protocol]);
     if (key === this.settingsKey) return;
     this.settingsKey = key;
+    // Turned off: the spans of requests still running end (and are exported) before the export stops.
+    if (settings.endpoint === null && this.subscribed) this.unsubscribe();
     const previous = this.provider;
     const created = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log);
     this.provider = created?.provider ?? null;
@@ -118,8 +120,8 @@ export class RequestTracer {
     this.tracer = this.provider?.getTracer('tollgate', this.version) ?? null;
     if (previous) void previous.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans of the previous settings'));
     if (this.provider && !this.subscribed) this.subscribe();
-    else if (!this.provider && this.subscribed) this.unsubscribe();
-    if (this.provider) this.log.info({ endpoint: settings.endpoint, sampleRatio: settings.sampleRatio }, 'tracing: exporting spans over OTLP/HTTP');
+    // The collector's origin only: a token in the URL's path or query stays out of the log.
+    if (this.provider && settings.endpoint) this.log.info({ collector: new URL(settings.endpoint).origin, sampleRatio: settings.sampleRatio, protocol: settings.protocol }, 'tracing: exporting spans over OTLP/HTTP');
   }
 
   /** Subscribes to these stages' channels (the running pipeline's; called again when a config change adds stages). */
@@ -134,15 +136,6 @@ export class RequestTracer {
   /** Ends the spans of requests still open, flushes the queue and stops the export. */
   async close(): Promise<void> {
     this.unsubscribe();
-    for (const spans of this.requests.values()) {
-      for (const open of spans.stages) {
-        open.end(performance.now());
-        this.processor?.onEnd(open);
-      }
-      spans.span.end();
-    }
-    this.requests.clear();
-    this.announced.clear();
     const provider = this.provider;
     this.provider = null;
     this.processor = null;
@@ -167,6 +160,7 @@ export class RequestTracer {
     );
   }
 
+  /** Stops listening; the spans of requests still running end now (their terminal event will not be heard). */
   private unsubscribe(): void {
     if (!this.subscribed) return;
     this.subscribed = false;
@@ -174,6 +168,15 @@ export class RequestTracer {
     upstreamChannel.unsubscribe(this.onUpstream);
     for (const name of this.watchedStages) stageChannel(name).unsubscribe(this.onStage);
     for (const stop of this.stops.splice(0)) stop();
+    for (const spans of this.requests.values()) {
+      for (const open of spans.stages) {
+        open.end(performance.now());
+        this.processor?.onEnd(open);
+      }
+      spans.span.end();
+    }
+    this.requests.clear();
+    this.announced.clear();
   }
 
   /** A subscriber error would surface as an uncaught exception from the publisher: never let one escape. */
