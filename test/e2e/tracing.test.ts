@@ -136,6 +136,32 @@ describe('OTLP/HTTP JSON when asked for', () => {
   });
 });
 
+describe('sampling', () => {
+  it('at ratio 0 records nothing of its own but follows a sampled parent, and the provider always joins the trace', async () => {
+    const sampled = new OtlpReceiver();
+    await sampled.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gateway = await startGateway(
+      { providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } }, settings: { tracing: { endpoint: `${sampled.url}/v1/traces`, sample_ratio: 0 } } },
+    );
+    try {
+      // No incoming trace: not sampled; the upstream still gets a traceparent, flagged not sampled.
+      await gateway.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+      expect(up.calls.at(-1)?.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+      // A sampled parent is followed whatever the ratio.
+      const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` } });
+      await client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+      const spans = await sampled.waitFor((all) => all.some((s) => s.kind === 2));
+      expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([TRACE_ID]));
+      expect(up.calls.at(-1)?.headers.traceparent).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
+    } finally {
+      await gateway.stop();
+      await up.close();
+      await sampled.close();
+    }
+  });
+});
+
 describe('live configuration', () => {
   it('starts and stops exporting when settings.tracing changes, without a restart', async () => {
     const live = new OtlpReceiver();
