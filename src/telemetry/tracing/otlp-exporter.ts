@@ -1,9 +1,5 @@
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Pool } from 'undici';
 import type { Log } from '../../log.js';
-import { exportRequestJson } from './otlp-json.js';
-import { exportRequestProto } from './otlp-proto.js';
 
 /** Exports in flight at most; a batch beyond that is dropped (the collector is behind or down). */
 const MAX_IN_FLIGHT = 2;
@@ -11,12 +7,11 @@ const MAX_IN_FLIGHT = 2;
 const WARN_EVERY_MS = 60_000;
 
 /**
- * Sends span batches to an OTLP/HTTP collector, protobuf or JSON (`POST <endpoint>`), over a small keep-alive pool. An
- * export that fails, times out or finds MAX_IN_FLIGHT exports still running loses its batch and says so in the
- * log (at most once a minute); nothing is retried, so a collector that is down costs the gateway one failed POST
- * per batch and never a growing backlog.
+ * Posts encoded span batches to an OTLP/HTTP collector over a small keep-alive pool. An export that fails, times
+ * out or finds MAX_IN_FLIGHT exports still running loses its batch and says so in the log (at most once a minute);
+ * nothing is retried, so a collector that is down costs the gateway one failed POST per batch and never a backlog.
  */
-export class OtlpExporter implements SpanExporter {
+export class OtlpSender {
   private readonly pool: Pool;
   private readonly path: string;
   private inFlight = 0;
@@ -27,7 +22,6 @@ export class OtlpExporter implements SpanExporter {
 
   constructor(
     endpoint: string,
-    private readonly protocol: 'http/protobuf' | 'http/json',
     private readonly headers: Readonly<Record<string, string>>,
     private readonly log: Log,
     private readonly timeoutMs = 10_000,
@@ -37,21 +31,18 @@ export class OtlpExporter implements SpanExporter {
     this.pool = new Pool(url.origin, { connections: MAX_IN_FLIGHT, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   }
 
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    if (this.stopped || this.inFlight >= MAX_IN_FLIGHT) {
-      this.dropped(spans.length, this.stopped ? 'exporter stopped' : 'collector behind');
-      done({ code: ExportResultCode.FAILED });
+  /** Whether another export can start now (else the caller drops its batch before encoding the envelope). */
+  get ready(): boolean {
+    return !this.stopped && this.inFlight < MAX_IN_FLIGHT;
+  }
+
+  send(body: string | Buffer, contentType: string, spans: number): void {
+    if (!this.ready) {
+      this.dropped(spans, this.stopped ? 'exporter stopped' : 'collector behind');
       return;
     }
     this.inFlight++;
-    const body = this.protocol === 'http/json' ? exportRequestJson(spans) : exportRequestProto(spans);
-    const sending = this.send(body).then(
-      () => done({ code: ExportResultCode.SUCCESS }),
-      (err: unknown) => {
-        this.dropped(spans.length, err instanceof Error ? err.message : String(err));
-        done({ code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) });
-      },
-    );
+    const sending = this.post(body, contentType).catch((err: unknown) => this.dropped(spans, err instanceof Error ? err.message : String(err)));
     const tracked = sending.finally(() => {
       this.inFlight--;
       this.running.delete(tracked);
@@ -59,11 +50,11 @@ export class OtlpExporter implements SpanExporter {
     this.running.add(tracked);
   }
 
-  private async send(body: string | Buffer): Promise<void> {
+  private async post(body: string | Buffer, contentType: string): Promise<void> {
     const response = await this.pool.request({
       method: 'POST',
       path: this.path,
-      headers: { ...this.headers, 'content-type': this.protocol === 'http/json' ? 'application/json' : 'application/x-protobuf' },
+      headers: { ...this.headers, 'content-type': contentType },
       body,
       signal: AbortSignal.timeout(this.timeoutMs),
     });
@@ -72,7 +63,7 @@ export class OtlpExporter implements SpanExporter {
     if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`collector answered ${response.statusCode}`);
   }
 
-  private dropped(count: number, reason: string): void {
+  dropped(count: number, reason: string): void {
     this.lost += count;
     const now = Date.now();
     if (now - this.warnedAt < WARN_EVERY_MS) return;
@@ -81,13 +72,14 @@ export class OtlpExporter implements SpanExporter {
     this.lost = 0;
   }
 
-  async forceFlush(): Promise<void> {
+  /** Resolves when the exports under way have ended. */
+  async settled(): Promise<void> {
     await Promise.allSettled([...this.running]);
   }
 
   async shutdown(): Promise<void> {
+    await this.settled();
     this.stopped = true;
-    await this.forceFlush();
     await this.pool.close().catch(() => undefined);
   }
 }

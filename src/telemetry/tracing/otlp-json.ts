@@ -1,6 +1,7 @@
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { LightSpan } from './light-span.js';
+import type { SpanBatch } from './span-batch.js';
 
 /**
  * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the SDK's
@@ -91,34 +92,44 @@ function spanJson(span: ReadableSpan): string {
   return `${json}}`;
 }
 
-/**
- * The export body for a batch: spans grouped by resource and instrumentation scope (one of each for tollgate's
- * own spans, but grouped properly whatever the batch holds), appended to one string.
- */
-export function exportRequestJson(spans: readonly ReadableSpan[]): string {
-  const resources = new Map<ReadableSpan['resource'], Map<string, ReadableSpan[]>>();
-  for (const span of spans) {
-    let scopes = resources.get(span.resource);
-    if (!scopes) resources.set(span.resource, (scopes = new Map()));
+interface JsonGroup {
+  resource: ReadableSpan['resource'];
+  scope: ReadableSpan['instrumentationScope'];
+  /** The group's spans, already encoded, comma-separated. */
+  spans: string;
+}
+
+/** A batch being built as OTLP JSON: each span is encoded as it is added (see ProtoSpanBatch). */
+export class JsonSpanBatch implements SpanBatch {
+  readonly contentType = 'application/json';
+  private groups = new Map<ReadableSpan['resource'], Map<string, JsonGroup>>();
+  count = 0;
+
+  add(span: ReadableSpan): void {
+    let scopes = this.groups.get(span.resource);
+    if (!scopes) this.groups.set(span.resource, (scopes = new Map()));
     const scopeKey = `${span.instrumentationScope.name}\0${span.instrumentationScope.version ?? ''}`;
-    let group = scopes.get(scopeKey);
-    if (!group) scopes.set(scopeKey, (group = []));
-    group.push(span);
+    const group = scopes.get(scopeKey);
+    if (group) group.spans += `,${spanJson(span)}`;
+    else scopes.set(scopeKey, { resource: span.resource, scope: span.instrumentationScope, spans: spanJson(span) });
+    this.count++;
   }
-  let json = '{"resourceSpans":[';
-  let firstResource = true;
-  for (const [resource, scopes] of resources) {
-    json += `${firstResource ? '' : ','}{"resource":{"attributes":${attributesJson(resource.attributes)}},"scopeSpans":[`;
-    firstResource = false;
-    let firstScope = true;
-    for (const group of scopes.values()) {
-      const scope = (group[0] as ReadableSpan).instrumentationScope;
-      json += `${firstScope ? '' : ','}{"scope":{"name":${JSON.stringify(scope.name)}${scope.version ? `,"version":${JSON.stringify(scope.version)}` : ''}},"spans":[`;
-      firstScope = false;
-      for (let i = 0; i < group.length; i++) json += (i === 0 ? '' : ',') + spanJson(group[i] as ReadableSpan);
+
+  take(): string {
+    let json = '{"resourceSpans":[';
+    let firstResource = true;
+    for (const [resource, scopes] of this.groups) {
+      json += `${firstResource ? '' : ','}{"resource":{"attributes":${attributesJson(resource.attributes)}},"scopeSpans":[`;
+      firstResource = false;
+      let firstScope = true;
+      for (const { scope, spans } of scopes.values()) {
+        json += `${firstScope ? '' : ','}{"scope":{"name":${JSON.stringify(scope.name)}${scope.version ? `,"version":${JSON.stringify(scope.version)}` : ''}},"spans":[${spans}]}`;
+        firstScope = false;
+      }
       json += ']}';
     }
-    json += ']}';
+    this.groups = new Map();
+    this.count = 0;
+    return `${json}]}`;
   }
-  return `${json}]}`;
 }

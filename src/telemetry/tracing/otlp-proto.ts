@@ -1,6 +1,7 @@
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { LightSpan } from './light-span.js';
+import type { SpanBatch } from './span-batch.js';
 
 /**
  * OTLP/HTTP protobuf (ExportTraceServiceRequest, opentelemetry/proto/collector/trace/v1), the OTLP default,
@@ -117,6 +118,13 @@ class ProtoWriter {
     this.room(8);
     this.buf.writeDoubleLE(value, this.pos);
     this.pos += 8;
+  }
+
+  /** Raw bytes, already encoded. */
+  bytes(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
   }
 
   /** Opens a nested message: reserves `width` bytes for its length; returns where its content starts. */
@@ -250,34 +258,54 @@ function span(w: ProtoWriter, s: ReadableSpan): void {
   w.close(start, SPAN);
 }
 
-/** The export body for a batch, spans grouped by resource and instrumentation scope. */
-export function exportRequestProto(spans: readonly ReadableSpan[]): Buffer {
-  const resources = new Map<ReadableSpan['resource'], Map<string, ReadableSpan[]>>();
-  for (const s of spans) {
-    let scopes = resources.get(s.resource);
-    if (!scopes) resources.set(s.resource, (scopes = new Map()));
+interface ProtoGroup {
+  resource: ReadableSpan['resource'];
+  scope: ReadableSpan['instrumentationScope'];
+  /** The group's spans, each already encoded as a ScopeSpans.spans field. */
+  spans: ProtoWriter;
+}
+
+/**
+ * A batch being built: each span is encoded the moment it is added (so the span object can be collected young
+ * instead of waiting for the export), and `take` wraps the encoded spans in their resource and scope.
+ */
+export class ProtoSpanBatch implements SpanBatch {
+  readonly contentType = 'application/x-protobuf';
+  private groups = new Map<ReadableSpan['resource'], Map<string, ProtoGroup>>();
+  count = 0;
+
+  add(s: ReadableSpan): void {
+    let scopes = this.groups.get(s.resource);
+    if (!scopes) this.groups.set(s.resource, (scopes = new Map()));
     const scopeKey = `${s.instrumentationScope.name}\0${s.instrumentationScope.version ?? ''}`;
     let group = scopes.get(scopeKey);
-    if (!group) scopes.set(scopeKey, (group = []));
-    group.push(s);
+    if (!group) scopes.set(scopeKey, (group = { resource: s.resource, scope: s.instrumentationScope, spans: new ProtoWriter(64 * 1024) }));
+    span(group.spans, s);
+    this.count++;
   }
-  const w = new ProtoWriter(Math.max(4_096, spans.length * 160));
-  for (const [resource, scopes] of resources) {
-    const resourceSpans = w.open(1, GROUP);
-    const resourceMessage = w.open(1, SMALL);
-    attributes(w, 1, resource.attributes);
-    w.close(resourceMessage, SMALL);
-    for (const group of scopes.values()) {
-      const scopeSpans = w.open(2, GROUP);
-      const scope = (group[0] as ReadableSpan).instrumentationScope;
-      const scopeMessage = w.open(1, SMALL);
-      w.string(1, scope.name);
-      if (scope.version) w.string(2, scope.version);
-      w.close(scopeMessage, SMALL);
-      for (const s of group) span(w, s);
-      w.close(scopeSpans, GROUP);
+
+  take(): Buffer {
+    let size = 64;
+    for (const scopes of this.groups.values()) for (const group of scopes.values()) size += group.spans.pos + 256;
+    const w = new ProtoWriter(size);
+    for (const [resource, scopes] of this.groups) {
+      const resourceSpans = w.open(1, GROUP);
+      const resourceMessage = w.open(1, SMALL);
+      attributes(w, 1, resource.attributes);
+      w.close(resourceMessage, SMALL);
+      for (const group of scopes.values()) {
+        const scopeSpans = w.open(2, GROUP);
+        const scopeMessage = w.open(1, SMALL);
+        w.string(1, group.scope.name);
+        if (group.scope.version) w.string(2, group.scope.version);
+        w.close(scopeMessage, SMALL);
+        w.bytes(group.spans.buf.subarray(0, group.spans.pos));
+        w.close(scopeSpans, GROUP);
+      }
+      w.close(resourceSpans, GROUP);
     }
-    w.close(resourceSpans, GROUP);
+    this.groups = new Map();
+    this.count = 0;
+    return w.buf.subarray(0, w.pos);
   }
-  return w.buf.subarray(0, w.pos);
 }

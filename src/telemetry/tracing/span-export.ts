@@ -1,21 +1,26 @@
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { TracingSettings } from '../../core/config.js';
 import type { Log } from '../../log.js';
-import { OtlpExporter } from './otlp-exporter.js';
+import { EncodingSpanProcessor } from './encoding-processor.js';
+import { OtlpSender } from './otlp-exporter.js';
+import { JsonSpanBatch } from './otlp-json.js';
+import { ProtoSpanBatch } from './otlp-proto.js';
 
-/** Spans waiting for export at most; past it new spans are dropped (a collector that is down costs only these). */
-export const MAX_QUEUED_SPANS = 4_096;
+/** Spans per export: with two exports in flight at most, about 1,000 spans wait at any time. */
+export const MAX_BATCH_SPANS = 512;
 
 /**
- * A tracer provider exporting over OTLP/HTTP (protobuf or JSON) in batches: spans queue in memory (bounded), go out every
- * second or 512 at a time, and an export that fails or times out loses that batch only. The provider is not
- * registered globally: tollgate's spans never mix with an embedder's own OpenTelemetry setup.
+ * A tracer provider exporting over OTLP/HTTP (protobuf or JSON) in batches: each span is encoded as it ends, a
+ * batch goes out every second or 512 spans at a time, and an export that fails, times out or finds the collector
+ * behind loses that batch only. The provider is not registered globally: tollgate's spans never mix with an
+ * embedder's own OpenTelemetry setup.
  */
 export function createSpanExport(settings: TracingSettings & { endpoint: string }, version: string, log: Log): SpanExport {
-  const exporter = new OtlpExporter(settings.endpoint, settings.protocol, settings.headers, log);
-  const processor = new BatchSpanProcessor(exporter, { maxQueueSize: MAX_QUEUED_SPANS, maxExportBatchSize: 512, scheduledDelayMillis: 1_000, exportTimeoutMillis: 10_000 });
+  const sender = new OtlpSender(settings.endpoint, settings.headers, log);
+  const batch = settings.protocol === 'http/json' ? new JsonSpanBatch() : new ProtoSpanBatch();
+  const processor = new EncodingSpanProcessor(batch, sender, { maxBatchSpans: MAX_BATCH_SPANS, delayMs: 1_000 });
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }),
     // A sampled incoming traceparent is followed; new traces are sampled at the configured ratio.
@@ -25,8 +30,8 @@ export function createSpanExport(settings: TracingSettings & { endpoint: string 
   return { provider, processor };
 }
 
-/** The provider (request spans) and its batch processor, which also takes the request's child spans directly. */
+/** The provider (request spans) and its processor, which also takes the request's child spans directly. */
 export interface SpanExport {
   provider: NodeTracerProvider;
-  processor: BatchSpanProcessor;
+  processor: EncodingSpanProcessor;
 }
