@@ -22,6 +22,13 @@ function randomRun(chars: number, alphabet: string, seed = 7): string {
 
 const UNLIMITED = { exactChars: Number.MAX_SAFE_INTEGER, budgetMs: 60_000 };
 
+/**
+ * What tells bounded counting from the stall it replaced (seconds to minutes of CPU on one long word): a count
+ * stays within a few BUDGET_MS, and this bound leaves room for a garbage-collection pause or a busy shared
+ * machine (50 ms was exceeded once at 70 ms under load) while still failing on a stall.
+ */
+const STALL_MS = Math.max(BUDGET_MS * 100, 500);
+
 function timed<T>(fn: () => T): { value: T; ms: number } {
   const started = performance.now();
   const value = fn();
@@ -130,7 +137,7 @@ describe('counting in bounded time', () => {
     ] as const) {
       const { value, ms } = timed(() => countTextTokens(text));
       expect(Math.abs(value - truth) / truth).toBeLessThan(0.03);
-      expect(ms).toBeLessThan(BUDGET_MS * 10);
+      expect(ms).toBeLessThan(STALL_MS);
     }
     const run = randomRun(4 * MAX_RUN, 'abcdefghijklmnopqrstuvwxyz');
     expect(Math.abs(countTextTokens(run, UNLIMITED) - encode(run).length)).toBeLessThanOrEqual(4);
@@ -147,7 +154,7 @@ describe('counting in bounded time', () => {
     ];
     for (const [label, text, low, high] of cases) {
       const { value, ms } = timed(() => countTextTokens(text));
-      expect(ms, label).toBeLessThan(BUDGET_MS * 10);
+      expect(ms, label).toBeLessThan(STALL_MS);
       expect(value / text.length, label).toBeGreaterThan(low);
       expect(value / text.length, label).toBeLessThan(high);
     }
@@ -177,7 +184,7 @@ describe('counting in bounded time', () => {
   it('bounds a whole prompt, however many messages carry the text', () => {
     const messages = Array.from({ length: 2_000 }, () => ({ role: 'user', content: 'b'.repeat(2_000) }));
     const { value, ms } = timed(() => countPromptTokens(messages, [{ type: 'function', function: { name: 'f', parameters: { x: 'z'.repeat(1_000_000) } } }]));
-    expect(ms).toBeLessThan(BUDGET_MS * 10);
+    expect(ms).toBeLessThan(STALL_MS);
     expect(value).toBeGreaterThan(2_000 * 2_000 * 0.1);
   });
 });
