@@ -1,5 +1,5 @@
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { TracingSettings } from '../../core/config.js';
 import type { Log } from '../../log.js';
@@ -24,10 +24,17 @@ export function createSpanExport(settings: TracingSettings & { endpoint: string 
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }),
     // A sampled incoming traceparent is followed; new traces are sampled at the configured ratio.
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
+    sampler: new ParentBasedSampler({ root: rootSampler(settings.sampleRatio) }),
     spanProcessors: [processor],
   });
   return { provider, processor };
+}
+
+/** The sampler of new traces: the ratio's, or the constant ones at 1 and 0 (no hashing of the trace id). */
+function rootSampler(ratio: number): Sampler {
+  if (ratio >= 1) return new AlwaysOnSampler();
+  if (ratio <= 0) return new AlwaysOffSampler();
+  return new TraceIdRatioBasedSampler(ratio);
 }
 
 /** The provider (request spans) and its processor, which also takes the request's child spans directly. */
