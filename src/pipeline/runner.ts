@@ -221,16 +221,17 @@ export class Pipeline {
           const endedAt = performance.now();
           const error = toGatewayError(err);
           if (!(err instanceof GatewayError)) this.log.error({ err, requestId: ctx.id }, 'unexpected pipeline error');
+          // The client's answer goes out first; the subscribers (log, metrics, traces) hear of it after.
+          subscriber.error(error);
           this.whenSettled(ctx, () =>
             bus.emit('request.failed', { ...summary(error.status, endedAt), type: error.type, code: error.code, message: error.message }),
           );
-          subscriber.error(error);
         },
         complete: () => {
           settled = true;
           const endedAt = performance.now();
-          if (bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(200, endedAt), cancelled: false }));
           subscriber.complete();
+          if (bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', { ...summary(200, endedAt), cancelled: false }));
         },
       });
       return () => {
