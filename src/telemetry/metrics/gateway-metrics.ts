@@ -15,6 +15,12 @@ const BREAKER_VALUE: Record<string, number> = { closed: 0, 'half-open': 1, open:
 /** Label values used when no upstream was called (a refusal before routing). */
 const NONE = 'none';
 
+/** A target's `<provider>/<model>` label in its parts (provider names hold no slash; model names may). */
+function targetLabel(label: string): { provider: string; model: string } {
+  const slash = label.indexOf('/');
+  return { provider: label.slice(0, slash), model: label.slice(slash + 1) };
+}
+
 export interface MetricsSources {
   bus: EventBus;
   health: HealthRegistry;
@@ -125,9 +131,9 @@ export class GatewayMetrics {
         const policy = config().settings.routing.breaker;
         const worst = new Map<string, { provider: string; model: string; value: number }>();
         for (const target of health.all()) {
-          const slash = target.label.indexOf('/');
-          const provider = providers.of(target.label.slice(0, slash));
-          const model = models.of(target.label.slice(slash + 1));
+          const label = targetLabel(target.label);
+          const provider = providers.of(label.provider);
+          const model = models.of(label.model);
           const value = BREAKER_VALUE[target.breaker.state(now, policy)] ?? 0;
           const key = `${provider}\0${model}`;
           const seen = worst.get(key);
@@ -147,7 +153,7 @@ export class GatewayMetrics {
         const policy = config().settings.routing.breaker;
         const open = new Map<string, boolean>();
         for (const target of health.all()) {
-          const provider = target.label.slice(0, target.label.indexOf('/'));
+          const { provider } = targetLabel(target.label);
           const isOpen = target.breaker.state(now, policy) === 'open';
           open.set(provider, (open.get(provider) ?? true) && isOpen);
         }

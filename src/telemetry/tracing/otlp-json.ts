@@ -1,7 +1,7 @@
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { LightSpan } from './light-span.js';
-import type { SpanBatch } from './span-batch.js';
+import { ScopeGroups, type SpanBatch } from './span-batch.js';
 
 /**
  * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the SDK's
@@ -93,8 +93,7 @@ function spanJson(span: ReadableSpan): string {
 }
 
 interface JsonGroup {
-  resource: ReadableSpan['resource'];
-  scope: ReadableSpan['instrumentationScope'];
+  scope: ReadableSpan['instrumentationScope'] | null;
   /** The group's spans, already encoded, comma-separated. */
   spans: string;
 }
@@ -102,33 +101,30 @@ interface JsonGroup {
 /** A batch being built as OTLP JSON: each span is encoded as it is added (see ProtoSpanBatch). */
 export class JsonSpanBatch implements SpanBatch {
   readonly contentType = 'application/json';
-  private groups = new Map<ReadableSpan['resource'], Map<string, JsonGroup>>();
+  private readonly groups = new ScopeGroups<JsonGroup>(() => ({ scope: null, spans: '' }));
   count = 0;
 
   add(span: ReadableSpan): void {
-    let scopes = this.groups.get(span.resource);
-    if (!scopes) this.groups.set(span.resource, (scopes = new Map()));
-    const scopeKey = `${span.instrumentationScope.name}\0${span.instrumentationScope.version ?? ''}`;
-    const group = scopes.get(scopeKey);
-    if (group) group.spans += `,${spanJson(span)}`;
-    else scopes.set(scopeKey, { resource: span.resource, scope: span.instrumentationScope, spans: spanJson(span) });
+    const group = this.groups.of(span);
+    group.scope ??= span.instrumentationScope;
+    group.spans += group.spans ? `,${spanJson(span)}` : spanJson(span);
     this.count++;
   }
 
   take(): string {
     let json = '{"resourceSpans":[';
     let firstResource = true;
-    for (const [resource, scopes] of this.groups) {
+    for (const { resource, scopes } of this.groups.take()) {
       json += `${firstResource ? '' : ','}{"resource":{"attributes":${attributesJson(resource.attributes)}},"scopeSpans":[`;
       firstResource = false;
       let firstScope = true;
-      for (const { scope, spans } of scopes.values()) {
-        json += `${firstScope ? '' : ','}{"scope":{"name":${JSON.stringify(scope.name)}${scope.version ? `,"version":${JSON.stringify(scope.version)}` : ''}},"spans":[${spans}]}`;
+      for (const { scope, spans } of scopes) {
+        const { name, version } = scope as ReadableSpan['instrumentationScope'];
+        json += `${firstScope ? '' : ','}{"scope":{"name":${JSON.stringify(name)}${version ? `,"version":${JSON.stringify(version)}` : ''}},"spans":[${spans}]}`;
         firstScope = false;
       }
       json += ']}';
     }
-    this.groups = new Map();
     this.count = 0;
     return `${json}]}`;
   }

@@ -1,7 +1,7 @@
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { LightSpan } from './light-span.js';
-import type { SpanBatch } from './span-batch.js';
+import { ScopeGroups, type SpanBatch } from './span-batch.js';
 
 /**
  * OTLP/HTTP protobuf (ExportTraceServiceRequest, opentelemetry/proto/collector/trace/v1), the OTLP default,
@@ -259,8 +259,7 @@ function span(w: ProtoWriter, s: ReadableSpan): void {
 }
 
 interface ProtoGroup {
-  resource: ReadableSpan['resource'];
-  scope: ReadableSpan['instrumentationScope'];
+  scope: ReadableSpan['instrumentationScope'] | null;
   /** The group's spans, each already encoded as a ScopeSpans.spans field. */
   spans: ProtoWriter;
 }
@@ -271,40 +270,38 @@ interface ProtoGroup {
  */
 export class ProtoSpanBatch implements SpanBatch {
   readonly contentType = 'application/x-protobuf';
-  private groups = new Map<ReadableSpan['resource'], Map<string, ProtoGroup>>();
+  private readonly groups = new ScopeGroups<ProtoGroup>(() => ({ scope: null, spans: new ProtoWriter(64 * 1024) }));
   count = 0;
 
   add(s: ReadableSpan): void {
-    let scopes = this.groups.get(s.resource);
-    if (!scopes) this.groups.set(s.resource, (scopes = new Map()));
-    const scopeKey = `${s.instrumentationScope.name}\0${s.instrumentationScope.version ?? ''}`;
-    let group = scopes.get(scopeKey);
-    if (!group) scopes.set(scopeKey, (group = { resource: s.resource, scope: s.instrumentationScope, spans: new ProtoWriter(64 * 1024) }));
+    const group = this.groups.of(s);
+    group.scope ??= s.instrumentationScope;
     span(group.spans, s);
     this.count++;
   }
 
   take(): Buffer {
+    const taken = this.groups.take();
     let size = 64;
-    for (const scopes of this.groups.values()) for (const group of scopes.values()) size += group.spans.pos + 256;
+    for (const { scopes } of taken) for (const group of scopes) size += group.spans.pos + 256;
     const w = new ProtoWriter(size);
-    for (const [resource, scopes] of this.groups) {
+    for (const { resource, scopes } of taken) {
       const resourceSpans = w.open(1, GROUP);
       const resourceMessage = w.open(1, SMALL);
       attributes(w, 1, resource.attributes);
       w.close(resourceMessage, SMALL);
-      for (const group of scopes.values()) {
+      for (const group of scopes) {
+        const scope = group.scope as ReadableSpan['instrumentationScope'];
         const scopeSpans = w.open(2, GROUP);
         const scopeMessage = w.open(1, SMALL);
-        w.string(1, group.scope.name);
-        if (group.scope.version) w.string(2, group.scope.version);
+        w.string(1, scope.name);
+        if (scope.version) w.string(2, scope.version);
         w.close(scopeMessage, SMALL);
         w.bytes(group.spans.buf.subarray(0, group.spans.pos));
         w.close(scopeSpans, GROUP);
       }
       w.close(resourceSpans, GROUP);
     }
-    this.groups = new Map();
     this.count = 0;
     return w.buf.subarray(0, w.pos);
   }
