@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import type { GatewayEvents } from '../../src/core/events.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { jsonRequest } from '../helpers/api.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
 
 let upstream: ScriptedUpstream;
 let tg: RunningGateway;
@@ -23,19 +23,7 @@ afterAll(async () => {
 });
 beforeEach(() => upstream.reset());
 
-function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  return jsonRequest(tg.url, method, path, body);
-}
-
-async function createKey(fields: Record<string, unknown>): Promise<{ id: string; key: string }> {
-  const created = await api('POST', '/api/keys', fields);
-  expect(created.status).toBe(201);
-  return { id: created.body.id, key: created.body.key };
-}
-
-function clientFor(key: string): OpenAI {
-  return new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key, maxRetries: 0 });
-}
+const { api, createKey, clientFor } = gatewayApi(() => tg.url);
 
 const hi: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
 

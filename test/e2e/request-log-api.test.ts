@@ -1,7 +1,8 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 let primary: ScriptedUpstream;
@@ -13,19 +14,7 @@ const ids: Record<string, string> = {};
 
 const PRICES = { m: { input_per_mtok: 100_000, output_per_mtok: 200_000 } };
 
-function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  return jsonRequest(tg.url, method, path, body);
-}
-
-async function createKey(fields: Record<string, unknown>): Promise<{ id: string; key: string }> {
-  const created = await api('POST', '/api/keys', fields);
-  expect(created.status).toBe(201);
-  return { id: created.body.id, key: created.body.key };
-}
-
-function clientFor(key: string): OpenAI {
-  return new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key, maxRetries: 0 });
-}
+const { api, createKey, clientFor } = gatewayApi(() => tg.url);
 
 /** The request id of a call, answered or refused. */
 async function idOf(call: Promise<{ _request_id?: string | null }>): Promise<string> {

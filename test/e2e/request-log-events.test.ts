@@ -1,10 +1,10 @@
 import { tracingChannel } from 'node:diagnostics_channel';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayEvents } from '../../src/core/events.js';
 import type { StageTraceMessage } from '../../src/core/trace-channels.js';
-import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 let upstream: ScriptedUpstream;
@@ -26,19 +26,7 @@ afterAll(async () => {
 });
 beforeEach(() => upstream.reset());
 
-function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  return jsonRequest(tg.url, method, path, body);
-}
-
-async function createKey(fields: Record<string, unknown>): Promise<{ id: string; key: string }> {
-  const created = await api('POST', '/api/keys', fields);
-  expect(created.status).toBe(201);
-  return { id: created.body.id, key: created.body.key };
-}
-
-function clientFor(key: string): OpenAI {
-  return new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key, maxRetries: 0 });
-}
+const { api, createKey, clientFor } = gatewayApi(() => tg.url);
 
 const hi: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
 
