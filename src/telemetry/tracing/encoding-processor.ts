@@ -1,8 +1,9 @@
 import type { Context } from '@opentelemetry/api';
 import { TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ChildSpan } from './child-span.js';
 import type { OtlpSender } from './otlp-exporter.js';
-import type { SpanBatch } from './span-batch.js';
+import type { SpanBatch, SpanResource, SpanScope } from './span-batch.js';
 
 export interface EncodingProcessorOptions {
   /** Spans per export (an export starts as soon as this many are waiting). */
@@ -33,6 +34,18 @@ export class EncodingSpanProcessor implements SpanProcessor {
   onEnd(span: ReadableSpan): void {
     if (this.stopped || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
     this.batch.add(span);
+    this.added();
+  }
+
+  /** A request's child span (sampled, since its request is): encoded now, `child` is not kept. */
+  onChildEnd(resource: SpanResource, scope: SpanScope, child: ChildSpan): void {
+    if (this.stopped) return;
+    this.batch.addChild(resource, scope, child);
+    this.added();
+  }
+
+  /** Starts the export when the batch is full, else makes sure it goes out within the delay. */
+  private added(): void {
     if (this.batch.count >= this.options.maxBatchSpans) this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => this.flush(), this.options.delayMs);

@@ -1,7 +1,7 @@
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { LightSpan } from './light-span.js';
-import { ScopeGroups, type SpanBatch } from './span-batch.js';
+import { spanIdHex, type ChildSpan } from './child-span.js';
+import { ScopeGroups, type SpanBatch, type SpanResource, type SpanScope } from './span-batch.js';
 
 /**
  * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the SDK's
@@ -78,9 +78,8 @@ function spanJson(span: ReadableSpan): string {
   let json = `{"traceId":"${context.traceId}","spanId":"${context.spanId}"`;
   if (parent) json += `,"parentSpanId":"${parent}"`;
   if (context.traceState) json += `,"traceState":${JSON.stringify(context.traceState.serialize())}`;
-  const light = span instanceof LightSpan;
-  const start = light ? nanosOf(span.startedAt) : nanos(span.startTime);
-  const end = light ? nanosOf(span.endedAt) : nanos(span.endTime);
+  const start = nanos(span.startTime);
+  const end = nanos(span.endTime);
   json += `,"name":${jsonString(span.name)},"kind":${otlpKind(span.kind)},"startTimeUnixNano":"${start}","endTimeUnixNano":"${end}"`;
   json += `,"attributes":${attributesJson(span.attributes)}`;
   if (span.droppedAttributesCount) json += `,"droppedAttributesCount":${span.droppedAttributesCount}`;
@@ -92,8 +91,17 @@ function spanJson(span: ReadableSpan): string {
   return `${json}}`;
 }
 
+function childSpanJson(c: ChildSpan): string {
+  let json = `{"traceId":"${c.traceId}","spanId":"${spanIdHex(c.idHigh, c.idLow)}","parentSpanId":"${spanIdHex(c.parentHigh, c.parentLow)}"`;
+  if (c.traceState) json += `,"traceState":${JSON.stringify(c.traceState)}`;
+  json += `,"name":${jsonString(c.name)},"kind":${otlpKind(c.kind)},"startTimeUnixNano":"${nanosOf(c.startedAt)}","endTimeUnixNano":"${nanosOf(c.endedAt)}"`;
+  json += `,"attributes":${c.attributes ? attributesJson(c.attributes) : '[]'}`;
+  json += c.error === null ? ',"status":{}' : `,"status":{"code":2${c.error ? `,"message":${JSON.stringify(c.error.slice(0, 1_024))}` : ''}}`;
+  return `${json}}`;
+}
+
 interface JsonGroup {
-  scope: ReadableSpan['instrumentationScope'] | null;
+  scope: SpanScope | null;
   /** The group's spans, already encoded, comma-separated. */
   spans: string;
 }
@@ -105,9 +113,15 @@ export class JsonSpanBatch implements SpanBatch {
   count = 0;
 
   add(span: ReadableSpan): void {
-    const group = this.groups.of(span);
-    group.scope ??= span.instrumentationScope;
-    group.spans += group.spans ? `,${spanJson(span)}` : spanJson(span);
+    this.append(this.groups.of(span.resource, span.instrumentationScope), spanJson(span));
+  }
+
+  addChild(resource: SpanResource, scope: SpanScope, child: ChildSpan): void {
+    this.append(this.groups.of(resource, scope), childSpanJson(child));
+  }
+
+  private append(group: JsonGroup, json: string): void {
+    group.spans += group.spans ? `,${json}` : json;
     this.count++;
   }
 
@@ -119,7 +133,7 @@ export class JsonSpanBatch implements SpanBatch {
       firstResource = false;
       let firstScope = true;
       for (const { scope, spans } of scopes) {
-        const { name, version } = scope as ReadableSpan['instrumentationScope'];
+        const { name, version } = scope as SpanScope;
         json += `${firstScope ? '' : ','}{"scope":{"name":${JSON.stringify(name)}${version ? `,"version":${JSON.stringify(version)}` : ''}},"spans":[${spans}]}`;
         firstScope = false;
       }

@@ -1,7 +1,7 @@
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { LightSpan } from './light-span.js';
-import { ScopeGroups, type SpanBatch } from './span-batch.js';
+import type { ChildSpan } from './child-span.js';
+import { ScopeGroups, type SpanBatch, type SpanResource, type SpanScope } from './span-batch.js';
 
 /**
  * OTLP/HTTP protobuf (ExportTraceServiceRequest, opentelemetry/proto/collector/trace/v1), the OTLP default,
@@ -62,6 +62,17 @@ class ProtoWriter {
     let at = this.pos;
     for (let i = 0; i < hex.length; i += 2) buf[at++] = (HEX[hex.charCodeAt(i)] as number) * 16 + (HEX[hex.charCodeAt(i + 1)] as number);
     this.pos = at;
+  }
+
+  /** A length-delimited field of 8 bytes: a span id given as two 32-bit words, big-endian as its hex reads. */
+  words(field: number, high: number, low: number): void {
+    this.room(10);
+    const buf = this.buf;
+    buf[this.pos++] = (field << 3) | 2;
+    buf[this.pos++] = 8;
+    buf.writeUInt32BE(high >>> 0, this.pos);
+    buf.writeUInt32BE(low >>> 0, this.pos + 4);
+    this.pos += 8;
   }
 
   string(field: number, value: string): void {
@@ -229,13 +240,8 @@ function span(w: ProtoWriter, s: ReadableSpan): void {
   w.string(5, s.name);
   w.tag(6, 0);
   w.varint(s.kind + 1);
-  if (s instanceof LightSpan) {
-    timeField(w, 7, s.startedAt);
-    timeField(w, 8, s.endedAt);
-  } else {
-    hrTimeField(w, 7, s.startTime);
-    hrTimeField(w, 8, s.endTime);
-  }
+  hrTimeField(w, 7, s.startTime);
+  hrTimeField(w, 8, s.endTime);
   attributes(w, 9, s.attributes);
   if (s.droppedAttributesCount) {
     w.tag(10, 0);
@@ -258,8 +264,30 @@ function span(w: ProtoWriter, s: ReadableSpan): void {
   w.close(start, SPAN);
 }
 
+function childSpan(w: ProtoWriter, c: ChildSpan): void {
+  const start = w.open(2, SPAN);
+  w.hex(1, c.traceId);
+  w.words(2, c.idHigh, c.idLow);
+  if (c.traceState) w.string(3, c.traceState);
+  w.words(4, c.parentHigh, c.parentLow);
+  w.string(5, c.name);
+  w.tag(6, 0);
+  w.varint(c.kind + 1);
+  timeField(w, 7, c.startedAt);
+  timeField(w, 8, c.endedAt);
+  if (c.attributes) attributes(w, 9, c.attributes);
+  if (c.error !== null) {
+    const status = w.open(15, SMALL);
+    if (c.error) w.string(2, c.error.slice(0, 1_024));
+    w.tag(3, 0);
+    w.varint(2);
+    w.close(status, SMALL);
+  }
+  w.close(start, SPAN);
+}
+
 interface ProtoGroup {
-  scope: ReadableSpan['instrumentationScope'] | null;
+  scope: SpanScope | null;
   /** The group's spans, each already encoded as a ScopeSpans.spans field. */
   spans: ProtoWriter;
 }
@@ -270,13 +298,18 @@ interface ProtoGroup {
  */
 export class ProtoSpanBatch implements SpanBatch {
   readonly contentType = 'application/x-protobuf';
-  private readonly groups = new ScopeGroups<ProtoGroup>(() => ({ scope: null, spans: new ProtoWriter(64 * 1024) }));
+  /** Writers of batches already sent, emptied for the next ones (a batch's writer grows to ~128 KiB; reused, not reallocated). */
+  private readonly spare: ProtoWriter[] = [];
+  private readonly groups = new ScopeGroups<ProtoGroup>(() => ({ scope: null, spans: this.spare.pop() ?? new ProtoWriter(64 * 1024) }));
   count = 0;
 
   add(s: ReadableSpan): void {
-    const group = this.groups.of(s);
-    group.scope ??= s.instrumentationScope;
-    span(group.spans, s);
+    span(this.groups.of(s.resource, s.instrumentationScope).spans, s);
+    this.count++;
+  }
+
+  addChild(resource: SpanResource, scope: SpanScope, child: ChildSpan): void {
+    childSpan(this.groups.of(resource, scope).spans, child);
     this.count++;
   }
 
@@ -291,7 +324,7 @@ export class ProtoSpanBatch implements SpanBatch {
       attributes(w, 1, resource.attributes);
       w.close(resourceMessage, SMALL);
       for (const group of scopes) {
-        const scope = group.scope as ReadableSpan['instrumentationScope'];
+        const scope = group.scope as SpanScope;
         const scopeSpans = w.open(2, GROUP);
         const scopeMessage = w.open(1, SMALL);
         w.string(1, scope.name);
@@ -299,6 +332,8 @@ export class ProtoSpanBatch implements SpanBatch {
         w.close(scopeMessage, SMALL);
         w.bytes(group.spans.buf.subarray(0, group.spans.pos));
         w.close(scopeSpans, GROUP);
+        group.spans.pos = 0;
+        if (this.spare.length < 4) this.spare.push(group.spans);
       }
       w.close(resourceSpans, GROUP);
     }

@@ -13,9 +13,10 @@ import {
   type UpstreamTraceMessage,
 } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
-import { LightSpan, hrTime } from './light-span.js';
-import { createSpanExport, type SpanExport } from './span-export.js';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { hrTime, newSpanId, spanIdHex, spanIdWords, type ChildSpan } from './child-span.js';
+import { createSpanExport, type SpanExport } from './span-export.js';
+import type { SpanResource, SpanScope } from './span-batch.js';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
@@ -51,19 +52,40 @@ function handlers(some: Partial<ChannelHandlers>): ChannelHandlers {
   return some as ChannelHandlers;
 }
 
-/** One request's spans: the request span, and the stage spans open right now, outermost first. */
+/**
+ * One request's spans: the request span (the SDK's), and its stage spans open right now, outermost first, as
+ * parallel arrays of numbers and names (no object per stage span; see ChildSpan).
+ */
 interface RequestSpans {
   span: Span;
   /** Sampled: its children are recorded too (else only the trace context travels on). */
   recording: boolean;
   context: SpanContext;
-  resource: ReadableSpan['resource'];
-  scope: ReadableSpan['instrumentationScope'];
+  traceState: string | undefined;
+  /** The request span's id as two words (the parent of its outermost stage). */
+  idHigh: number;
+  idLow: number;
+  resource: SpanResource;
+  scope: SpanScope;
   /** `performance.now()` at the request's arrival. */
   startedAt: number;
-  stages: LightSpan[];
-  /** The stage name of each span in `stages`. */
-  names: string[];
+  stageNames: string[];
+  stageStarts: number[];
+  /** Two words per open stage: its span id, then (in `stageParents`) its parent's. */
+  stageIds: number[];
+  stageParents: number[];
+}
+
+/** An upstream attempt's span while the call runs. */
+interface AttemptSpan {
+  /** Its request's spans (an attempt can end after its request did, when the client left). */
+  request: RequestSpans;
+  idHigh: number;
+  idLow: number;
+  parentHigh: number;
+  parentLow: number;
+  startedAt: number;
+  attributes: ChildSpan['attributes'] & object;
 }
 
 /**
@@ -84,7 +106,22 @@ export class RequestTracer {
    * process-wide, and another gateway in the same process (an embedder's, a test's) publishes on them too.
    */
   private readonly announced = new Set<string>();
-  private readonly attempts = new WeakMap<UpstreamTraceMessage, LightSpan>();
+  private readonly attempts = new WeakMap<UpstreamTraceMessage, AttemptSpan>();
+  /** The record every child span is handed to the batch in (encoded at once, never kept). */
+  private readonly child: ChildSpan = {
+    traceId: '',
+    traceState: undefined,
+    idHigh: 0,
+    idLow: 0,
+    parentHigh: 0,
+    parentLow: 0,
+    name: '',
+    kind: SpanKind.INTERNAL,
+    startedAt: 0,
+    endedAt: 0,
+    attributes: null,
+    error: null,
+  };
   private readonly watchedStages = new Set<string>();
   private readonly stops: Array<() => void> = [];
   private subscribed = false;
@@ -169,10 +206,7 @@ export class RequestTracer {
     for (const name of this.watchedStages) stageChannel(name).unsubscribe(this.onStage);
     for (const stop of this.stops.splice(0)) stop();
     for (const spans of this.requests.values()) {
-      for (const open of spans.stages) {
-        open.end(performance.now());
-        this.processor?.onEnd(open);
-      }
+      this.endOpenStages(spans);
       spans.span.end();
     }
     this.requests.clear();
@@ -213,45 +247,83 @@ export class RequestTracer {
       parent,
     );
     const sdkSpan = span as unknown as Pick<ReadableSpan, 'resource' | 'instrumentationScope'>;
+    const context = span.spanContext();
+    const [idHigh, idLow] = spanIdWords(context.spanId);
     this.requests.set(requestId, {
       span,
       recording: span.isRecording(),
-      context: span.spanContext(),
+      context,
+      traceState: context.traceState?.serialize() || undefined,
+      idHigh,
+      idLow,
       resource: sdkSpan.resource,
       scope: sdkSpan.instrumentationScope,
       startedAt: ctx.startedAt,
-      stages: [],
-      names: [],
+      stageNames: [],
+      stageStarts: [],
+      stageIds: [],
+      stageParents: [],
     });
-  }
-
-  /** The innermost open span of a request: its last stage's, else its own. */
-  private parentOf(spans: RequestSpans): SpanContext {
-    return spans.stages.at(-1)?.spanContext() ?? spans.context;
   }
 
   private stageStarted(message: StageTraceMessage): void {
     const spans = this.requests.get(message.requestId);
     if (!spans?.recording) return;
-    spans.stages.push(new LightSpan(stageSpanName(message.stage), SpanKind.INTERNAL, this.parentOf(spans), spans.resource, spans.scope, {}, performance.now()));
-    spans.names.push(message.stage);
+    const ids = spans.stageIds;
+    // Its parent is the innermost open stage, else the request.
+    if (ids.length > 0) spans.stageParents.push(ids[ids.length - 2] as number, ids[ids.length - 1] as number);
+    else spans.stageParents.push(spans.idHigh, spans.idLow);
+    newSpanId(this.child);
+    ids.push(this.child.idHigh, this.child.idLow);
+    spans.stageNames.push(message.stage);
+    spans.stageStarts.push(performance.now());
   }
 
   private stageEnded(message: StageTraceMessage): void {
     const spans = this.requests.get(message.requestId);
     if (!spans) return;
     // The innermost open span of this stage's name is this stage's (a stage runs once per request).
-    const index = spans.names.lastIndexOf(message.stage);
+    const index = spans.stageNames.lastIndexOf(message.stage);
     if (index === -1) return;
-    const [span] = spans.stages.splice(index, 1) as [LightSpan];
-    spans.names.splice(index, 1);
     // A stage that passed the request on is the common case and says nothing; the one that answered, failed or
     // saw the client leave is marked (fewer bytes per span at 100% sampling).
     const outcome = message.cancelled ? 'cancelled' : (message.outcome ?? 'passed');
-    if (outcome !== 'passed') span.attributes['tollgate.stage.outcome'] = outcome;
-    if (message.error !== undefined) span.fail(errorMessage(message.error));
-    span.end(performance.now());
-    this.processor?.onEnd(span);
+    this.endStage(spans, index, outcome === 'passed' ? null : { 'tollgate.stage.outcome': outcome }, message.error === undefined ? null : errorMessage(message.error));
+  }
+
+  /** Hands the open stage at `index` to the batch as ended now, and forgets it. */
+  private endStage(spans: RequestSpans, index: number, attributes: ChildSpan['attributes'], error: string | null): void {
+    const child = this.child;
+    child.traceId = spans.context.traceId;
+    child.traceState = spans.traceState;
+    child.idHigh = spans.stageIds[2 * index] as number;
+    child.idLow = spans.stageIds[2 * index + 1] as number;
+    child.parentHigh = spans.stageParents[2 * index] as number;
+    child.parentLow = spans.stageParents[2 * index + 1] as number;
+    child.name = stageSpanName(spans.stageNames[index] as string);
+    child.kind = SpanKind.INTERNAL;
+    child.startedAt = spans.stageStarts[index] as number;
+    child.endedAt = performance.now();
+    child.attributes = attributes;
+    child.error = error;
+    if (index === spans.stageNames.length - 1) {
+      // The onion ends its innermost stage first: the common case pops.
+      spans.stageNames.pop();
+      spans.stageStarts.pop();
+      spans.stageIds.length -= 2;
+      spans.stageParents.length -= 2;
+    } else {
+      spans.stageNames.splice(index, 1);
+      spans.stageStarts.splice(index, 1);
+      spans.stageIds.splice(2 * index, 2);
+      spans.stageParents.splice(2 * index, 2);
+    }
+    this.processor?.onChildEnd(spans.resource, spans.scope, child);
+  }
+
+  /** Ends the stage spans still open (the request ended or tracing stopped before they did). */
+  private endOpenStages(spans: RequestSpans): void {
+    for (let index = spans.stageNames.length - 1; index >= 0; index--) this.endStage(spans, index, null, null);
   }
 
   private attemptStarted(message: UpstreamTraceMessage): void {
@@ -262,38 +334,54 @@ export class RequestTracer {
       propagator.inject(trace.setSpan(ROOT_CONTEXT, spans.span), message.headers, headerSetter);
       return;
     }
-    const span = new LightSpan(
-      `${message.ctx.operation} ${message.model}`,
-      SpanKind.CLIENT,
-      this.parentOf(spans),
-      spans.resource,
-      spans.scope,
-      {
+    const ids = spans.stageIds;
+    const open = ids.length > 0;
+    const attempt: AttemptSpan = {
+      request: spans,
+      idHigh: 0,
+      idLow: 0,
+      parentHigh: open ? (ids[ids.length - 2] as number) : spans.idHigh,
+      parentLow: open ? (ids[ids.length - 1] as number) : spans.idLow,
+      startedAt: performance.now(),
+      attributes: {
         'gen_ai.operation.name': message.ctx.operation,
         'gen_ai.provider.name': message.provider,
         'gen_ai.request.model': message.model,
         'tollgate.attempt': message.attempt,
         'tollgate.fallback': message.fallback,
       },
-      performance.now(),
-    );
-    this.attempts.set(message, span);
+    };
+    newSpanId(attempt);
+    this.attempts.set(message, attempt);
     // The provider's own spans (if it traces) join this trace under the attempt.
-    message.headers.traceparent = span.traceparent();
-    if (spans.context.traceState) message.headers.tracestate = spans.context.traceState.serialize();
+    message.headers.traceparent = `00-${spans.context.traceId}-${spanIdHex(attempt.idHigh, attempt.idLow)}-01`;
+    if (spans.traceState) message.headers.tracestate = spans.traceState;
   }
 
   private attemptEnded(message: UpstreamTraceMessage): void {
-    const span = this.attempts.get(message);
-    if (!span) return;
+    const attempt = this.attempts.get(message);
+    if (!attempt) return;
     this.attempts.delete(message);
-    if (message.status !== null && message.status !== undefined) span.attributes['http.response.status_code'] = message.status;
+    const { attributes, request: spans } = attempt;
+    if (message.status !== null && message.status !== undefined) attributes['http.response.status_code'] = message.status;
+    const child = this.child;
+    child.error = null;
     if (!message.ok) {
-      span.attributes['error.type'] = message.errorCode ?? (message.status ? String(message.status) : 'error');
-      span.fail(message.errorCode ?? 'attempt failed');
+      attributes['error.type'] = message.errorCode ?? (message.status ? String(message.status) : 'error');
+      child.error = message.errorCode ?? 'attempt failed';
     }
-    span.end(performance.now());
-    this.processor?.onEnd(span);
+    child.traceId = spans.context.traceId;
+    child.traceState = spans.traceState;
+    child.idHigh = attempt.idHigh;
+    child.idLow = attempt.idLow;
+    child.parentHigh = attempt.parentHigh;
+    child.parentLow = attempt.parentLow;
+    child.name = `${message.ctx.operation} ${message.model}`;
+    child.kind = SpanKind.CLIENT;
+    child.startedAt = attempt.startedAt;
+    child.endedAt = performance.now();
+    child.attributes = attributes;
+    this.processor?.onChildEnd(spans.resource, spans.scope, child);
   }
 
   private requestEnded(event: RequestSummary | GatewayEvents['request.failed']): void {
@@ -301,10 +389,7 @@ export class RequestTracer {
     const spans = this.requests.get(event.requestId);
     if (!spans) return;
     this.requests.delete(event.requestId);
-    for (const open of spans.stages) {
-      open.end(performance.now());
-      this.processor?.onEnd(open);
-    }
+    this.endOpenStages(spans);
     const { span } = spans;
     span.setAttribute('http.response.status_code', event.status);
     if (event.provider !== null) span.setAttribute('gen_ai.provider.name', event.provider);
