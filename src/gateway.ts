@@ -14,7 +14,8 @@ import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginHost } from './pipeline/plugin-host.js';
-import { BUS, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, ServiceRegistry, TRANSPORT } from './services.js';
+import { BUS, CACHE, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, ServiceRegistry, TRANSPORT } from './services.js';
+import { CacheService } from './cache/cache-service.js';
 import { GovernanceStore } from './governance/governance-store.js';
 import { startLogSweeper } from './governance/log-retention.js';
 import { SlidingWindowLimiter } from './governance/rate-limiter.js';
@@ -97,6 +98,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const governance = new GovernanceStore(store.root, bus);
   const health = new HealthRegistry(bus);
   const reservations = new Reservations();
+  const cache = new CacheService(store.root, store.path, log);
   // Built-in stages and plugins get these same instances, each only the ones it lists in `requires`.
   const services = new ServiceRegistry()
     .set(BUS, bus)
@@ -105,7 +107,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     .set(GOVERNANCE, governance)
     .set(LIMITER, new SlidingWindowLimiter())
     .set(RESERVATIONS, reservations)
-    .set(HEALTH, health);
+    .set(HEALTH, health)
+    .set(CACHE, cache);
   const plugins = new PluginHost({
     services,
     builtins: definition.stages,
@@ -172,6 +175,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     await prepare(configService.current());
   } catch (err) {
     await plugins.closeAll();
+    await cache.close();
     await store.close();
     if (err instanceof ConfigError) throw new ConfigError(`cannot start: ${err.message}`);
     throw err;
@@ -209,7 +213,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     contentType: GatewayMetrics.contentType,
     render: () => metricsNow?.render() ?? Promise.resolve(''),
   };
-  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage });
+  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache });
 
   // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
   let closingStore = false;
@@ -257,6 +261,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         closingStore = true;
         await backfill;
         await transport.close();
+        // The semantic index is saved and the embedder's worker ends before the store closes.
+        await cache.close();
         await store.close();
       }
     })();

@@ -1,4 +1,5 @@
 import type { EventBus } from './bus/bus.js';
+import type { CacheService } from './cache/cache-service.js';
 import type { GovernanceStore } from './governance/governance-store.js';
 import type { SlidingWindowLimiter } from './governance/rate-limiter.js';
 import type { Reservations } from './governance/reservations.js';
@@ -19,6 +20,7 @@ export const GOVERNANCE = serviceKey<GovernanceStore>('governance');
 export const LIMITER = serviceKey<SlidingWindowLimiter>('limiter');
 export const RESERVATIONS = serviceKey<Reservations>('reservations');
 export const HEALTH = serviceKey<HealthRegistry>('health');
+export const CACHE = serviceKey<CacheService>('cache');
 
 /**
  * Every service the gateway holds, by key id. Keys are compared by id, not identity, so a plugin package built

@@ -7,7 +7,7 @@ import { DEFAULTS } from './defaults.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
-import type { ConfigSource, ConfigWarning, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
+import type { CacheConfig, CacheSettings, ConfigSource, ConfigWarning, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
 export interface ConfigLayers {
@@ -304,6 +304,7 @@ function resolveRoute(
     fallbacks: [...route.fallbacks],
     price: route.price ?? null,
     plugins: [...(route.plugins ?? [])],
+    cache: route.cache ?? null,
     policy: resolveRoutingPolicy(settings.routing, route),
     policyConfig: {
       ...(route.retry ? { retry: route.retry } : {}),
@@ -401,5 +402,22 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   checkRoutingRules(routingRules, providers, routeNames);
   const plugins = layers.api.plugins ?? layers.file.plugins ?? [];
   checkRoutePlugins(routes, plugins);
-  return { version, settings, providers, routes, routingRules, plugins, warnings: routeWarnings(routes, providers) };
+  const cache = resolveCacheSettings(layers.api.cache, layers.file.cache);
+  return { version, settings, providers, routes, routingRules, plugins, cache, warnings: routeWarnings(routes, providers) };
+}
+
+/** The top-level cache section: the API's fields over the file's, over the defaults. */
+function resolveCacheSettings(api: CacheConfig | undefined, file: CacheConfig | undefined): CacheSettings {
+  return {
+    policy: {
+      mode: api?.mode ?? file?.mode ?? 'off',
+      ttlSeconds: api?.ttl_seconds ?? file?.ttl_seconds ?? DEFAULTS.cacheTtlSeconds,
+      scope: api?.scope ?? file?.scope ?? 'team',
+      cacheSampled: api?.cache_sampled ?? file?.cache_sampled ?? false,
+      semantic: api?.semantic?.enabled ?? file?.semantic?.enabled ?? true,
+      threshold: api?.semantic?.threshold ?? file?.semantic?.threshold ?? DEFAULTS.cacheSemanticThreshold,
+    },
+    maxEntries: api?.max_entries ?? file?.max_entries ?? DEFAULTS.cacheMaxEntries,
+    embedder: api?.semantic?.embedder ?? file?.semantic?.embedder ?? 'use-lite',
+  };
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import type { PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
+import type { CacheConfig, CachePolicyConfig, PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
 import { NEVER_FORWARDED } from '../providers/forward-headers.js';
 import { isLoopbackAddress } from './address.js';
 
@@ -136,6 +136,47 @@ export const routingPolicySchema = z.strictObject({
     .describe('Also move to the next target on non-retryable upstream 4xx (bad request, auth); by default they go straight back to the client.'),
 });
 
+const cacheModeSchema = z
+  .enum(['off', 'shadow', 'on'])
+  .describe('`off`: no caching; `shadow`: look up and record what would have hit, but answer from the provider; `on`: answer hits from the cache.');
+const cacheScopeSchema = z
+  .enum(['team', 'key', 'global'])
+  .describe('Whose requests share answers: the same team (default; keys without a team share with nobody else), the same key, or everyone. Always also separated by model or route, system prompt and tools.');
+const cacheThresholdSchema = z
+  .number()
+  .min(0.5)
+  .max(1)
+  .describe('Cosine similarity at or above which a stored question counts as the same one (it must also pass the lexical check: no differing entity, number or negation).');
+
+/** The cache fields a route, a virtual key or a team may override. */
+export const cachePolicySchema = z.strictObject({
+  mode: cacheModeSchema.optional(),
+  ttl_seconds: z.number().int().positive().max(31_536_000).optional().describe('How long an answer stays served (default 3600).'),
+  scope: cacheScopeSchema.optional(),
+  cache_sampled: z
+    .boolean()
+    .optional()
+    .describe('Also cache requests with temperature > 0 or top_p < 1 (default false: such a client asked for varied answers). Requests with n > 1 are never cached.'),
+  semantic: z
+    .strictObject({
+      enabled: z.boolean().optional().describe('Look up paraphrases too, not only the exact same request (default true).'),
+      threshold: cacheThresholdSchema.optional(),
+    })
+    .optional(),
+});
+
+export const cacheSchema = z.strictObject({
+  ...cachePolicySchema.shape,
+  max_entries: z.number().int().positive().max(10_000_000).optional().describe('Most answers kept; the least recently used go first (default 100000).'),
+  semantic: z
+    .strictObject({
+      enabled: z.boolean().optional().describe('Look up paraphrases too, not only the exact same request (default true).'),
+      threshold: cacheThresholdSchema.optional(),
+      embedder: z.enum(['use-lite']).optional().describe('The sentence embedder: `use-lite` (Universal Sentence Encoder lite, built in, runs locally).'),
+    })
+    .optional(),
+});
+
 export const routeSchema = z.strictObject({
   targets: z
     .array(z.strictObject({ model: modelRef, weight: weight().default(1) }))
@@ -151,6 +192,7 @@ export const routeSchema = z.strictObject({
     .max(64)
     .optional()
     .describe('Plugins (configured with `apply: listed`) that run for requests this route serves, besides those that apply to all.'),
+  cache: cachePolicySchema.optional().describe('Cache settings for requests this route serves, over the top-level `cache`.'),
   ...routingPolicySchema.shape,
 });
 
@@ -340,6 +382,7 @@ export const configFileSchema = z.strictObject({
   plugins: pluginsSchema
     .optional()
     .describe('Custom pipeline plugins, in order (see plugins/README.md). The API\'s list replaces the file\'s as a whole.'),
+  cache: cacheSchema.optional().describe('The response cache (exact and semantic); off by default. Routes, virtual keys and teams may override it.'),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
@@ -373,3 +416,5 @@ agrees<Same<z.infer<typeof priceSchema>, PriceConfig>>();
 agrees<Same<z.infer<typeof routingPolicySchema>, RoutingPolicyConfig>>();
 agrees<Same<z.infer<typeof routingRuleSchema>, RoutingRuleConfig>>();
 agrees<Same<z.infer<typeof pluginEntrySchema>, PluginEntryConfig>>();
+agrees<Same<z.infer<typeof cachePolicySchema>, CachePolicyConfig>>();
+agrees<Same<z.infer<typeof cacheSchema>, CacheConfig>>();

@@ -81,6 +81,67 @@ export interface PluginEntryConfig {
   apply?: 'all' | 'listed' | undefined;
 }
 
+/** What the response cache does: nothing, record what would have hit, or answer from the cache. */
+export type CacheMode = 'off' | 'shadow' | 'on';
+
+/** Whose requests may share cached answers (always also separated by model or route, system prompt and tools). */
+export type CacheScope = 'team' | 'key' | 'global';
+
+/**
+ * The cache's settings as written: at the top level of the config, and as overrides on a route, a virtual key
+ * or a team (each field overrides the one above; unset fields inherit).
+ */
+export interface CachePolicyConfig {
+  mode?: CacheMode | undefined;
+  ttl_seconds?: number | undefined;
+  scope?: CacheScope | undefined;
+  /** Cache requests sampled with temperature > 0 (or top_p < 1); off by default: such a client asked for variety. */
+  cache_sampled?: boolean | undefined;
+  semantic?:
+    | {
+        enabled?: boolean | undefined;
+        /** Cosine similarity at or above which a stored question counts as the same (and passes the lexical check). */
+        threshold?: number | undefined;
+      }
+    | undefined;
+}
+
+/** The top-level cache section: the policy plus what only the whole cache has. */
+export interface CacheConfig {
+  mode?: CacheMode | undefined;
+  ttl_seconds?: number | undefined;
+  scope?: CacheScope | undefined;
+  cache_sampled?: boolean | undefined;
+  /** Most entries kept; the least recently used go first. */
+  max_entries?: number | undefined;
+  semantic?:
+    | {
+        enabled?: boolean | undefined;
+        threshold?: number | undefined;
+        /** `use-lite` (built in, the default). */
+        embedder?: 'use-lite' | undefined;
+      }
+    | undefined;
+}
+
+/** The effective cache policy of one request, every field resolved. */
+export interface CachePolicy {
+  mode: CacheMode;
+  ttlSeconds: number;
+  scope: CacheScope;
+  cacheSampled: boolean;
+  semantic: boolean;
+  threshold: number;
+}
+
+/** The whole cache's settings for one config version. */
+export interface CacheSettings {
+  /** The policy before any route, key or team override. */
+  policy: CachePolicy;
+  maxEntries: number;
+  embedder: string;
+}
+
 /** How a request survives failure: retries, breakers, adaptive weights. Resolved once per config version. */
 export interface RetryPolicy {
   /** Upstream calls per request, all targets together; null = 3, or the number of candidates when larger. */
@@ -142,6 +203,8 @@ export interface RouteRuntime {
   policyConfig: RoutingPolicyConfig;
   /** Plugins (applied `listed`) this route turns on for the requests it serves. */
   plugins: readonly string[];
+  /** The route's cache overrides (null: the top-level policy applies). */
+  cache: CachePolicyConfig | null;
   source: ConfigSource;
 }
 
@@ -241,6 +304,8 @@ export interface RuntimeConfig {
    * compiled into the pipeline by the gateway before this version becomes current.
    */
   plugins: readonly PluginEntryConfig[];
+  /** The response cache: its top-level policy and limits. */
+  cache: CacheSettings;
   /** What will not work as written; shown by `GET /api/config` and logged when the config is applied. */
   warnings: readonly ConfigWarning[];
   /** The config file's live status; set by the config service. */

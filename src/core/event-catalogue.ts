@@ -9,7 +9,7 @@ type FieldsOf<T> = ReadonlyArray<keyof T & string>;
 export const REQUEST_SUMMARY_FIELDS = [
   'requestId', 'dialect', 'path', 'operation', 'model', 'route', 'provider', 'upstreamModel', 'keyId', 'teamId', 'stream',
   'status', 'durationMs', 'attempts', 'fallback', 'upstreamMs', 'firstTokenMs', 'finishReasons', 'user', 'metadata',
-  'bodies', 'usage', 'costUsd', 'priced', 'estimated',
+  'bodies', 'cache', 'usage', 'costUsd', 'priced', 'estimated',
 ] as const satisfies FieldsOf<RequestSummary>;
 
 type Summary = (typeof REQUEST_SUMMARY_FIELDS)[number];
@@ -29,6 +29,9 @@ export const EVENT_FIELDS = {
   'usage.implausible': ['requestId', 'provider', 'model', 'reason', 'reported', 'charged'],
   'key.created': ['keyId', 'name', 'team'],
   'route.selected': ['requestId', 'route', 'target', 'fallbacks'],
+  'cache.hit': ['requestId', 'model', 'keyId', 'teamId', 'tier', 'similarity', 'savedUsd', 'served'],
+  'cache.miss': ['requestId', 'model', 'keyId', 'teamId', 'semanticSkipped'],
+  'cache.stored': ['requestId', 'model', 'entryId', 'semantic', 'expiresAt'],
   'fallback.used': ['requestId', 'from', 'to', 'reason'],
   'provider.failed': ['requestId', 'provider', 'model', 'keyId', 'attempt', 'status', 'code', 'message', 'retryable', 'willRetry'],
   'breaker.opened': ['target', 'label', 'reason', 'cooldownMs'],

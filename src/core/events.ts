@@ -46,6 +46,8 @@ export interface RequestSummary {
   metadata: Record<string, string> | null;
   /** Request and answer bodies, only with `settings.log_bodies.enabled`: secrets redacted, size-capped. */
   bodies: { request: string; response: string } | null;
+  /** What the cache did: `hit-exact`, `hit-semantic`, `miss`, `skip`, `shadow-hit`; null when the cache is off. */
+  cache: string | null;
   /** Tokens as charged (the upstream's counts within reason, else counted); null when nothing was settled. */
   usage: TokenUsage | null;
   /** USD charged; null when the pipeline settled no cost (a refusal before the spend stage, or no spend stage). */
@@ -107,6 +109,12 @@ export interface GatewayEvents {
   };
   'key.created': { keyId: string; name: string; team: string | null };
   'route.selected': { requestId: string; route: string; target: string; fallbacks: string[] };
+  /** A cached answer was found: served (`served`), or only recorded in shadow mode. `savedUsd` is what the answer cost when bought. */
+  'cache.hit': { requestId: string; model: string; keyId: string | null; teamId: string | null; tier: 'exact' | 'semantic'; similarity: number; savedUsd: number; served: boolean };
+  /** No cached answer; `semanticSkipped` says why the semantic tier was not consulted, when it was not. */
+  'cache.miss': { requestId: string; model: string; keyId: string | null; teamId: string | null; semanticSkipped: string | null };
+  /** An answer was stored after a miss (`semantic`: with an embedding, so paraphrases can find it). */
+  'cache.stored': { requestId: string; model: string; entryId: number; semantic: boolean; expiresAt: string };
   'fallback.used': { requestId: string; from: string; to: string; reason: string };
   /** An upstream attempt failed; `willRetry` says whether the request goes on to another attempt. */
   'provider.failed': {

@@ -1,3 +1,4 @@
+import type { CachePolicyConfig } from './config.js';
 /**
  * Who is calling: virtual keys and teams, with their limits and the spend of the current budget period, as the
  * governance store keeps them (snake_case, like the API). The key secret is never held: only its sha256 hash and
@@ -29,6 +30,8 @@ export interface LimitsFields {
   metadata: Record<string, unknown>;
   /** Plugins (applied `listed` in the config) turned on for this key's or team's requests; absent in older records. */
   plugins?: string[];
+  /** Cache overrides for this key's or team's requests (over the route's and the top level's); absent or null: none. */
+  cache?: CachePolicyConfig | null;
 }
 
 export interface TeamRecord extends LimitsFields, PeriodUsage {

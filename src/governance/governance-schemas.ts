@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeNameSchema } from '../config/schema.js';
+import { cachePolicySchema, routeNameSchema } from '../config/schema.js';
 import { gatewayError, type ErrorCode } from '../core/errors.js';
 
 /**
@@ -54,6 +54,8 @@ const keyFields = {
   metadata: metadataSchema,
   disabled: z.boolean(),
   plugins: pluginListSchema,
+  /** Cache overrides for the key's requests (null: none). */
+  cache: cachePolicySchema.nullable(),
 };
 
 export const keyCreateSchema = z.strictObject({
@@ -69,6 +71,7 @@ export const keyCreateSchema = z.strictObject({
   metadata: keyFields.metadata.default({}),
   disabled: keyFields.disabled.default(false),
   plugins: keyFields.plugins.default([]),
+  cache: keyFields.cache.default(null),
 });
 
 export const keyPatchSchema = z.strictObject({
@@ -88,6 +91,7 @@ export const keyPatchSchema = z.strictObject({
   metadata: keyFields.metadata.optional(),
   disabled: keyFields.disabled.optional(),
   plugins: keyFields.plugins.optional(),
+  cache: keyFields.cache.optional(),
 });
 
 export const teamCreateSchema = z.strictObject({
@@ -98,6 +102,7 @@ export const teamCreateSchema = z.strictObject({
   tokens_per_minute: perMinuteSchema.default(null),
   metadata: metadataSchema.default({}),
   plugins: pluginListSchema.default([]),
+  cache: keyFields.cache.default(null),
 });
 
 export const teamPatchSchema = z.strictObject({
@@ -108,6 +113,7 @@ export const teamPatchSchema = z.strictObject({
   tokens_per_minute: perMinuteSchema.optional(),
   metadata: metadataSchema.optional(),
   plugins: pluginListSchema.optional(),
+  cache: keyFields.cache.optional(),
 });
 
 export type KeyCreateInput = z.output<typeof keyCreateSchema>;

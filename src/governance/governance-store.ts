@@ -107,6 +107,7 @@ export class GovernanceStore {
       disabled: fields.disabled,
       metadata: fields.metadata,
       plugins: fields.plugins,
+      cache: fields.cache,
       total_spend: 0,
       total_requests: 0,
       created_at: stamp,
@@ -211,6 +212,7 @@ export class GovernanceStore {
       tokens_per_minute: fields.tokens_per_minute,
       metadata: fields.metadata,
       plugins: fields.plugins,
+      cache: fields.cache,
       created_at: stamp,
       updated_at: stamp,
     };

@@ -47,6 +47,8 @@ export interface RequestLogEntry {
   /** Parts of prompt_tokens read from / written to a prompt cache, and of completion_tokens spent reasoning. */
   cached_tokens?: number;
   cache_write_tokens?: number;
+  /** What the response cache did (`hit-exact`, `hit-semantic`, `miss`, `skip`, `shadow-hit`); absent when it is off. */
+  cache?: string;
   reasoning_tokens?: number;
   /** Tokens were counted by tollgate (the upstream reported none). */
   estimated?: boolean;

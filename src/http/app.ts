@@ -94,6 +94,6 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   registerAnthropicRoutes(app, deps);
   registerGenAIRoutes(app, deps);
   registerLiteLLMRoutes(app, deps);
-  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage });
+  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache });
   return app;
 }

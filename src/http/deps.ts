@@ -23,6 +23,7 @@ export interface HttpDeps {
   health: HealthRegistry;
   /** Usage rollups per group and interval (GET /api/usage). */
   usage: AdminDeps['usage'];
+  cache: AdminDeps['cache'];
   /** The Prometheus exposition behind GET /metrics (null: not served). */
   metrics: MetricsExposition | null;
 }

@@ -298,6 +298,7 @@ function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishR
     status,
     durationMs: endedAt - ctx.startedAt,
     attempts: ctx.upstream?.attempts ?? 0,
+    cache: ctx.responseHeaders['x-tollgate-cache'] ?? null,
     fallback: ctx.upstream?.fallback ?? false,
     upstreamMs: ctx.timings.upstreamMs,
     firstTokenMs: ctx.timings.firstEventAt === null ? null : ctx.timings.firstEventAt - ctx.startedAt,

@@ -43,6 +43,7 @@ function entryOf(event: RequestSummary, cancelled: boolean, error: Failure | nul
     cache_write_tokens: usage?.cache_write_tokens ?? 0,
     reasoning_tokens: usage?.output_reasoning_tokens ?? 0,
     estimated: event.estimated,
+    ...(event.cache !== null ? { cache: event.cache } : {}),
     user: event.user,
     metadata: event.metadata,
     ...(event.bodies ? { request_body: event.bodies.request, response_body: event.bodies.response } : {}),

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -236,6 +236,7 @@ describe('API changes', () => {
     await first.stop();
 
     for (const file of readdirSync(dataDir, { recursive: true }) as string[]) {
+      if (!statSync(join(dataDir, file)).isFile()) continue;
       const bytes = readFileSync(join(dataDir, file), { flag: 'r' }).toString('latin1');
       expect(bytes.includes(secret)).toBe(false);
     }

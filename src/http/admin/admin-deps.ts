@@ -3,6 +3,7 @@ import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { HealthRegistry } from '../../routing/health-registry.js';
 import type { Log } from '../../log.js';
 import type { UsageQuery, UsageRow } from '../../governance/usage-rollups.js';
+import type { CacheSelector } from '../../cache/cache-store.js';
 
 /** What the management API needs: the config service does the work, this layer only parses and renders. */
 export interface AdminDeps {
@@ -16,4 +17,6 @@ export interface AdminDeps {
   health: HealthRegistry;
   /** Usage rollups per group and interval (GET /api/usage). */
   usage: { query(query: UsageQuery): UsageRow[] };
+  /** The response cache (GET and DELETE /api/cache). */
+  cache: { report(): Record<string, unknown>; delete(selector: CacheSelector): Promise<number> };
 }

@@ -7,6 +7,7 @@ import { registerConfigRoutes } from './config-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
 import { registerLogRoutes } from './log-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
+import { registerCacheRoutes } from './cache-routes.js';
 import { registerModelRoutes } from './model-routes.js';
 import { registerProviderRoutes } from './provider-routes.js';
 import { registerRouteRoutes } from './route-routes.js';
@@ -37,6 +38,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       registerTeamRoutes(api, deps);
       registerLogRoutes(api, deps);
       registerUsageRoutes(api, deps);
+      registerCacheRoutes(api, deps);
       registerModelRoutes(api, deps);
     },
     { prefix: '/api' },

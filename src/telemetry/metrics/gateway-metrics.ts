@@ -58,6 +58,12 @@ export class GatewayMetrics {
   private readonly rateLimited = this.counter('tollgate_ratelimit_rejections_total', 'Requests refused by a rate limit (429).', ['scope', 'unit']);
   private readonly budgetRefused = this.counter('tollgate_budget_rejections_total', 'Requests refused because a budget was spent (402).', ['account']);
   private readonly authRefused = this.counter('tollgate_auth_rejections_total', 'Requests refused by authentication or a key\'s model list.', ['reason']);
+  private readonly cacheLookups = this.counter(
+    'tollgate_cache_lookups_total',
+    'Cache lookups by tier (exact, semantic; none for a miss) and result (hit, miss, shadow_hit).',
+    ['tier', 'result'],
+  );
+  private readonly cacheSaved = this.counter('tollgate_cache_saved_usd_total', 'USD not spent because the cache answered (what each answer cost when it was bought).', []);
   private readonly inflight = new Gauge({ name: 'tollgate_inflight_requests', help: 'Requests in the pipeline right now.', registers: [this.registry] });
 
   constructor(private readonly sources: MetricsSources) {
@@ -78,6 +84,11 @@ export class GatewayMetrics {
       bus.on('ratelimit.exceeded', (event: GatewayEvents['ratelimit.exceeded']) => this.rateLimited.inc({ scope: event.scope, unit: event.unit })),
       bus.on('budget.exceeded', (event: GatewayEvents['budget.exceeded']) => this.budgetRefused.inc({ account: event.account })),
       bus.on('auth.rejected', (event: GatewayEvents['auth.rejected']) => this.authRefused.inc({ reason: event.reason })),
+      bus.on('cache.hit', (event: GatewayEvents['cache.hit']) => {
+        this.cacheLookups.inc({ tier: event.tier, result: event.served ? 'hit' : 'shadow_hit' });
+        if (event.served && event.savedUsd > 0) this.cacheSaved.inc(event.savedUsd);
+      }),
+      bus.on('cache.miss', () => this.cacheLookups.inc({ tier: 'none', result: 'miss' })),
     ];
   }
 

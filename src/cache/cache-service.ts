@@ -1,0 +1,373 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { RootDatabase } from 'lmdb';
+import type { CachePolicy } from '../core/config.js';
+import type { Log } from '../log.js';
+import { CacheStore, selects, type CacheEntry, type CacheSelector } from './cache-store.js';
+import { EmbedderBusy, type Embedder } from './embedding/embedder.js';
+import { createUseLiteEmbedder } from './embedding/use-lite.js';
+import { textsLexicallyCompatible } from './lexical-guard.js';
+import type { CacheKeys } from './request-key.js';
+import { VectorIndex } from './vector-index.js';
+
+/** Dimensions of the default embedder (USE lite). */
+const DIMENSIONS = 512;
+/** Candidates the index returns per lookup: the best few, each then checked for scope, expiry and words. */
+const CANDIDATES = 8;
+/** Longest a lookup waits for its embedding before answering without the semantic tier (never delay a request much). */
+const EMBED_BUDGET_MS = 300;
+/** How often expired entries are swept and the index saved when it changed. */
+const MAINTENANCE_MS = 30_000;
+/** Shadow-mode would-be hits kept for GET /api/cache. */
+const SHADOW_KEPT = 100;
+
+export type CacheTier = 'exact' | 'semantic';
+
+export interface CacheHit {
+  tier: CacheTier;
+  entry: CacheEntry;
+  /** Cosine similarity of a semantic hit (1 for an exact one). */
+  similarity: number;
+}
+
+export interface CacheLookup {
+  hit: CacheHit | null;
+  /** The conversation's embedding, kept to store the answer under it after a miss; null when none was made. */
+  vector: Float32Array | null;
+  /** Why the semantic tier was not consulted, when it was not (busy, not ready, no text, off). */
+  semanticSkipped: string | null;
+}
+
+export interface ShadowHit {
+  at: string;
+  requestId: string;
+  tier: CacheTier;
+  similarity: number;
+  model: string;
+  /** The question asked, and the stored question that would have answered it (cut to 200 characters). */
+  question: string | null;
+  matched: string | null;
+}
+
+/** Counters since start (GET /api/cache). */
+interface Stats {
+  lookups: number;
+  exactHits: number;
+  semanticHits: number;
+  misses: number;
+  semanticSkipped: number;
+  stored: number;
+  savedUsd: number;
+  shadowHits: number;
+}
+
+/**
+ * The response cache: entries in LMDB (exact tier by hash), and for the semantic tier an HNSW index over the
+ * conversations' embeddings, saved beside the store and loaded at start (or rebuilt from the stored vectors in
+ * the background when the file is missing or bad; the exact tier serves meanwhile). The embedder's worker starts
+ * on the first semantic lookup, so a gateway with the cache off pays nothing.
+ */
+export class CacheService {
+  private readonly store: CacheStore;
+  private readonly indexDir: string;
+  private readonly indexPath: string;
+  private index: VectorIndex | null = null;
+  private indexState: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
+  private indexDirty = false;
+  private embedder: Embedder | null = null;
+  private embedderState: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
+  private timer: NodeJS.Timeout | null = null;
+  private maxEntries = Number.POSITIVE_INFINITY;
+  private evicting = false;
+  private readonly stats: Stats = { lookups: 0, exactHits: 0, semanticHits: 0, misses: 0, semanticSkipped: 0, stored: 0, savedUsd: 0, shadowHits: 0 };
+  private readonly shadow: ShadowHit[] = [];
+
+  constructor(
+    root: RootDatabase,
+    dataDir: string,
+    private readonly log: Log,
+    private readonly createEmbedder: () => Embedder = () => createUseLiteEmbedder(),
+  ) {
+    this.store = new CacheStore(root);
+    this.indexDir = resolve(dataDir, 'cache');
+    this.indexPath = resolve(this.indexDir, 'semantic.hnsw');
+  }
+
+  /** Applies the limits of a config version (the size cap). */
+  configure(maxEntries: number): void {
+    this.maxEntries = maxEntries;
+    if (this.store.count > maxEntries) this.evictInBackground();
+  }
+
+  /** Starts the semantic index (loaded from its file, else rebuilt) and the background sweep; called once the cache is used. */
+  private ensureStarted(): void {
+    if (this.indexState !== 'idle') return;
+    this.indexState = 'loading';
+    this.timer = setInterval(() => void this.maintain(), MAINTENANCE_MS);
+    this.timer.unref();
+    void this.loadIndex();
+  }
+
+  /** Loads the embedder's model ahead of the first semantic lookup (a lookup does not wait for a model load). */
+  warmUp(): void {
+    this.ensureStarted();
+    if (this.embedderState !== 'idle') return;
+    this.embedderState = 'loading';
+    const embedder = this.embedderInUse() as Embedder & { ready?: () => Promise<void> };
+    void (embedder.ready?.() ?? Promise.resolve()).then(
+      () => (this.embedderState = 'ready'),
+      (err: unknown) => {
+        this.embedderState = 'failed';
+        this.log.warn({ err }, 'cache: the embedder did not load');
+      },
+    );
+  }
+
+  private async loadIndex(): Promise<void> {
+    const started = performance.now();
+    try {
+      this.index = await VectorIndex.load(this.indexPath, DIMENSIONS);
+      // Entries written after the last save (the process stopped before it) are added now; removed ones dropped.
+      let added = 0;
+      for (const entry of this.store.all()) {
+        if (entry.vector && !this.index.has(entry.id)) {
+          this.index.add(entry.id, vectorOf(entry.vector));
+          added++;
+        }
+      }
+      this.indexDirty = added > 0;
+      this.log.info({ entries: this.index.size, added, ms: Math.round(performance.now() - started) }, 'cache: semantic index loaded');
+    } catch (err) {
+      // Missing, torn or corrupt: rebuilt from the vectors LMDB holds, in slices so requests keep flowing.
+      if (this.store.count > 0) this.log.warn({ reason: (err as Error).message }, 'cache: semantic index file unusable, rebuilding it from the store');
+      this.index = await this.rebuildIndex();
+      this.indexDirty = true;
+    }
+    this.indexState = 'ready';
+  }
+
+  private async rebuildIndex(): Promise<VectorIndex> {
+    const index = new VectorIndex(DIMENSIONS);
+    let n = 0;
+    for (const entry of this.store.all()) {
+      if (entry.vector) index.add(entry.id, vectorOf(entry.vector));
+      if (++n % 2_000 === 0) await new Promise((done) => setImmediate(done));
+    }
+    return index;
+  }
+
+  /** The embedder, started on first use. */
+  private embedderInUse(): Embedder {
+    this.embedder ??= this.createEmbedder();
+    return this.embedder;
+  }
+
+  /** Exact tier first; then, when the policy allows, the semantic tier (skipped rather than waited for). */
+  async lookup(keys: CacheKeys, policy: CachePolicy, now: number): Promise<CacheLookup> {
+    this.ensureStarted();
+    this.stats.lookups++;
+    const exact = this.store.byExactKey(keys.exact);
+    if (exact && exact.expiresAt > now) return { hit: { tier: 'exact', entry: exact, similarity: 1 }, vector: null, semanticSkipped: null };
+    if (!policy.semantic) return this.miss(null, 'semantic tier off');
+    if (keys.conversation === null || keys.question === null) return this.miss(null, 'no text question');
+    let vector: Float32Array;
+    try {
+      vector = await this.embed(keys.conversation);
+    } catch (err) {
+      const reason = err instanceof EmbedderBusy ? 'embedder busy' : err instanceof EmbedTimeout ? 'embedder slow' : `embedder failed: ${(err as Error).message}`;
+      return this.miss(null, reason);
+    }
+    if (this.indexState !== 'ready' || !this.index) return this.miss(vector, 'index loading');
+    for (const match of this.index.search(vector, CANDIDATES)) {
+      if (match.similarity < policy.threshold) break;
+      const entry = this.store.get(match.label);
+      if (!entry || entry.expiresAt <= now || entry.semanticScope !== keys.semanticScope || entry.question === null) continue;
+      if (!textsLexicallyCompatible(keys.question, entry.question)) continue;
+      return { hit: { tier: 'semantic', entry, similarity: match.similarity }, vector, semanticSkipped: null };
+    }
+    return { hit: null, vector, semanticSkipped: null };
+  }
+
+  private miss(vector: Float32Array | null, skipped: string | null): CacheLookup {
+    if (skipped !== null && skipped !== 'semantic tier off') this.stats.semanticSkipped++;
+    return { hit: null, vector, semanticSkipped: skipped };
+  }
+
+  private async embed(text: string): Promise<Float32Array> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new EmbedTimeout()), EMBED_BUDGET_MS);
+    });
+    try {
+      const [vector] = await Promise.race([this.embedderInUse().embed([text]), late]);
+      if (!vector) throw new Error('the embedder returned no vector');
+      return vector;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Counts a lookup's result (the stage calls it once it knows whether the hit is served or only shadowed). */
+  recordResult(result: 'hit-exact' | 'hit-semantic' | 'miss' | 'shadow-hit', savedUsd: number): void {
+    if (result === 'hit-exact') this.stats.exactHits++;
+    else if (result === 'hit-semantic') this.stats.semanticHits++;
+    else if (result === 'shadow-hit') this.stats.shadowHits++;
+    else this.stats.misses++;
+    this.stats.savedUsd += savedUsd;
+  }
+
+  /** Records a hit served (recency for eviction, the entry's hit count). */
+  served(hit: CacheHit, now: number): void {
+    this.store.touch(hit.entry, now);
+  }
+
+  noteShadowHit(hit: ShadowHit): void {
+    this.shadow.push(hit);
+    if (this.shadow.length > SHADOW_KEPT) this.shadow.shift();
+  }
+
+  /**
+   * Stores an answer after a miss; the semantic index learns its vector. Without one (the lookup skipped the
+   * semantic tier) and with `conversation`, the vector is made now, off the request's path, with no time limit.
+   */
+  async put(entry: Omit<CacheEntry, 'id' | 'vector' | 'hits' | 'usedAt'>, given: Float32Array | null, conversation: string | null): Promise<CacheEntry> {
+    let vector = given;
+    if (vector === null && conversation !== null) {
+      try {
+        [vector = null] = await this.embedderInUse().embed([conversation]);
+      } catch {
+        vector = null;
+      }
+    }
+    const stored: CacheEntry = { ...entry, id: this.store.newId(), vector: vector ? new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength).slice() : null, hits: 0, usedAt: entry.createdAt };
+    const replaced = await this.store.put(stored);
+    if (replaced !== null) this.index?.remove(replaced);
+    if (vector && this.index) {
+      this.index.add(stored.id, vector);
+      this.indexDirty = true;
+    }
+    this.stats.stored++;
+    if (this.store.count > this.maxEntries) this.evictInBackground();
+    return stored;
+  }
+
+  /** Deletes every entry, or those of a model, key or team; resolves with how many went. */
+  async delete(selector: CacheSelector): Promise<number> {
+    const ids: number[] = [];
+    for (const entry of this.store.all()) if (selects(selector, entry)) ids.push(entry.id);
+    await this.store.remove(ids);
+    for (const id of ids) this.index?.remove(id);
+    if (ids.length > 0) this.indexDirty = true;
+    if (this.index?.needsCompaction()) void this.compact();
+    return ids.length;
+  }
+
+  /** What GET /api/cache reports. */
+  report(): Record<string, unknown> {
+    const answered = this.stats.exactHits + this.stats.semanticHits;
+    return {
+      entries: this.store.count,
+      max_entries: Number.isFinite(this.maxEntries) ? this.maxEntries : null,
+      semantic_index: { state: this.indexState, vectors: this.index?.size ?? 0, deleted: this.index?.deletedCount ?? 0 },
+      embedder: { id: this.embedder?.id ?? null, state: this.embedderState },
+      since_start: {
+        lookups: this.stats.lookups,
+        hits: { exact: this.stats.exactHits, semantic: this.stats.semanticHits },
+        misses: this.stats.misses,
+        hit_ratio: this.stats.lookups === 0 ? 0 : answered / this.stats.lookups,
+        hit_ratio_by_tier: {
+          exact: this.stats.lookups === 0 ? 0 : this.stats.exactHits / this.stats.lookups,
+          semantic: this.stats.lookups === 0 ? 0 : this.stats.semanticHits / this.stats.lookups,
+        },
+        semantic_skipped: this.stats.semanticSkipped,
+        stored: this.stats.stored,
+        saved_usd: this.stats.savedUsd,
+        shadow_hits: this.stats.shadowHits,
+      },
+      shadow_hits: [...this.shadow].reverse(),
+    };
+  }
+
+  /** Sweeps expired entries and saves the index when it changed. */
+  private async maintain(): Promise<void> {
+    try {
+      const now = Date.now();
+      const expired: number[] = [];
+      for (const entry of this.store.all()) if (entry.expiresAt <= now) expired.push(entry.id);
+      if (expired.length > 0) {
+        await this.store.remove(expired);
+        for (const id of expired) this.index?.remove(id);
+        this.indexDirty = true;
+      }
+      if (this.index?.needsCompaction()) await this.compact();
+      await this.saveIndex();
+    } catch (err) {
+      this.log.warn({ err }, 'cache: background maintenance failed');
+    }
+  }
+
+  private async compact(): Promise<void> {
+    if (this.indexState !== 'ready') return;
+    this.index = await this.rebuildIndex();
+    this.indexDirty = true;
+  }
+
+  private async saveIndex(): Promise<void> {
+    if (!this.indexDirty || !this.index) return;
+    this.indexDirty = false;
+    // Created on the first save: a gateway that never used the cache leaves no folder behind.
+    mkdirSync(this.indexDir, { recursive: true });
+    await this.index.save(this.indexPath);
+  }
+
+  /** Over the cap: the least recently used entries go (1% more than needed, so eviction does not run per insert). */
+  private evictInBackground(): void {
+    if (this.evicting || !Number.isFinite(this.maxEntries)) return;
+    this.evicting = true;
+    setImmediate(() => {
+      void (async () => {
+        try {
+          const count = this.store.count;
+          const excess = count - this.maxEntries;
+          if (excess <= 0) return;
+          const victims = [...this.store.all()]
+            .sort((a, b) => a.usedAt - b.usedAt)
+            .slice(0, Math.min(count, excess + Math.ceil(this.maxEntries / 100)))
+            .map((entry) => entry.id);
+          await this.store.remove(victims);
+          for (const id of victims) this.index?.remove(id);
+          this.indexDirty = true;
+        } catch (err) {
+          this.log.warn({ err }, 'cache: eviction failed');
+        } finally {
+          this.evicting = false;
+        }
+      })();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    try {
+      await this.saveIndex();
+    } catch (err) {
+      this.log.warn({ err }, 'cache: could not save the semantic index');
+    }
+    await this.embedder?.close();
+    this.embedder = null;
+  }
+}
+
+/** The embedding took longer than a lookup may wait. */
+class EmbedTimeout extends Error {
+  constructor() {
+    super(`no embedding within ${EMBED_BUDGET_MS} ms`);
+  }
+}
+
+/** A stored vector's Float32 view (copied: LMDB's buffers are reused). */
+function vectorOf(bytes: Uint8Array): Float32Array {
+  const copy = new Uint8Array(bytes);
+  return new Float32Array(copy.buffer, copy.byteOffset, copy.byteLength / 4);
+}

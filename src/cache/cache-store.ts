@@ -1,0 +1,111 @@
+import type { Database, RootDatabase } from 'lmdb';
+import type { ChatCompletion } from '../core/canonical.js';
+
+/** One cached answer, as LMDB keeps it. */
+export interface CacheEntry {
+  id: number;
+  exactKey: string;
+  /** The semantic tier's scope (see CacheKeys.semanticScope); '' when the request had no text question. */
+  semanticScope: string;
+  /** The last question's text, for the lexical check of a semantic match. */
+  question: string | null;
+  /** The conversation's embedding (Float32 bytes), when the semantic tier had one. */
+  vector: Uint8Array | null;
+  /** The requested model or route name, and who asked (for DELETE by model, key or team). */
+  model: string;
+  keyId: string | null;
+  teamId: string | null;
+  answer: ChatCompletion;
+  provider: string;
+  upstreamModel: string;
+  /** What the answer cost when it was bought: each hit saves this much. */
+  costUsd: number;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number;
+  hits: number;
+}
+
+/** Which entries a delete removes: every one, or those of a model, key or team. */
+export interface CacheSelector {
+  model?: string | undefined;
+  keyId?: string | undefined;
+  teamId?: string | undefined;
+}
+
+export function selects(selector: CacheSelector, entry: CacheEntry): boolean {
+  return (
+    (selector.model === undefined || entry.model === selector.model) &&
+    (selector.keyId === undefined || entry.keyId === selector.keyId) &&
+    (selector.teamId === undefined || entry.teamId === selector.teamId)
+  );
+}
+
+/** The cache's two LMDB databases: entries by id, and the id of each exact key. */
+export class CacheStore {
+  private readonly entries: Database<CacheEntry, number>;
+  private readonly exact: Database<number, string>;
+  private nextId: number;
+
+  constructor(root: RootDatabase) {
+    this.entries = root.openDB<CacheEntry, number>({ name: 'cache-entries' });
+    this.exact = root.openDB<number, string>({ name: 'cache-exact' });
+    let last = 0;
+    for (const id of this.entries.getKeys({ reverse: true, limit: 1 })) last = id;
+    this.nextId = last + 1;
+  }
+
+  newId(): number {
+    return this.nextId++;
+  }
+
+  get(id: number): CacheEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  byExactKey(key: string): CacheEntry | undefined {
+    const id = this.exact.get(key);
+    return id === undefined ? undefined : this.entries.get(id);
+  }
+
+  /** Stores an entry; an older entry of the same exact key is replaced. Resolves with the replaced entry's id. */
+  async put(entry: CacheEntry): Promise<number | null> {
+    let replaced: number | null = null;
+    await this.entries.transaction(() => {
+      const previous = this.exact.get(entry.exactKey);
+      if (previous !== undefined && previous !== entry.id) {
+        replaced = previous;
+        void this.entries.remove(previous);
+      }
+      void this.exact.put(entry.exactKey, entry.id);
+      void this.entries.put(entry.id, entry);
+    });
+    return replaced;
+  }
+
+  /** Records a hit (for LRU eviction and the stats); written in the background. */
+  touch(entry: CacheEntry, at: number): void {
+    void this.entries.put(entry.id, { ...entry, usedAt: at, hits: entry.hits + 1 });
+  }
+
+  async remove(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.entries.transaction(() => {
+      for (const id of ids) {
+        const entry = this.entries.get(id);
+        if (!entry) continue;
+        if (this.exact.get(entry.exactKey) === id) void this.exact.remove(entry.exactKey);
+        void this.entries.remove(id);
+      }
+    });
+  }
+
+  /** Every entry, in id order (for rebuilding the index, sweeping and deleting). */
+  *all(): Generator<CacheEntry> {
+    for (const { value } of this.entries.getRange()) yield value;
+  }
+
+  get count(): number {
+    return this.entries.getCount();
+  }
+}

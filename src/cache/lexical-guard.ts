@@ -1,0 +1,226 @@
+/**
+ * A lexical check run after the vector match, before a semantic cache hit is served.
+ *
+ * Sentence embeddings place "how do I enable 2FA" and "how do I disable 2FA" (cosine 0.90), or the capital of
+ * France and of Germany (0.84), closer together than two honest paraphrases ("What is the capital of France?" /
+ * "Tell me France's capital city", 0.77). No threshold separates them, so a hit must also pass this guard: the two
+ * texts must carry the same meaningful words, give or take generic ones. Precision comes first (a false hit serves a
+ * wrong answer; a miss only costs one upstream call), so when in doubt the guard says no.
+ *
+ * The rules, each justified by a class of false hits in test/fixtures/cache-calibration.json:
+ * 0. A text with no content words at all ("Hi!", "Why?", "Thanks") matches nothing: what it means lies in the
+ *    words the guard ignores.
+ * 1. Numbers must match exactly ("top 5" vs "top 10", "Python 3.11" vs "3.12"); number words count as digits.
+ *    (Sentence embeddings barely see numbers: such pairs score 0.94 to 0.998.)
+ * 2. Negation must match ("why does X work" vs "why doesn't X work").
+ * 3. The same content words on both sides. A substitution (enable/disable, France/Germany, USD/EUR) asks something
+ *    else; so, measured, does an addition: "How do I enable 2FA?" / "... on GitHub?", "How do I cook rice?" / "...
+ *    in a rice cooker?" score 0.95+ yet want other answers. Only generic words may be added on one side ("capital"
+ *    vs "capital city", "what is X" vs "what is X actually"). This costs some paraphrases ("make green tea" vs
+ *    "make a cup of green tea"): misses are cheap, false hits are not.
+ * 4. Direction must match: in "convert USD to EUR" the word after to/into/from/than/before/after is also marked
+ *    with that word ("to:eur"), so that "EUR to USD", "Is Python faster than Java" / "Java faster than Python",
+ *    with the same words, differ under rule 3. Word order is otherwise ignored: "Who did Brutus betray?" and
+ *    "Who betrayed Brutus?" pass the guard (a known limit, in the calibration set as such).
+ * 5. Particles must not flip: "turn on" / "turn off", "zoom in" / "zoom out", "scroll up" / "scroll down". These
+ *    little words are usually noise ("a list in Python"), so they are not content words; the guard only refuses
+ *    a pair where one side has a particle and the other has its opposite instead.
+ */
+
+export interface ContentWords {
+  /** Stemmed content words, plus direction marks such as "to:eur" (rule 4). */
+  readonly words: ReadonlySet<string>;
+  /** Numbers as written in digits ("5", "3.11", "1st"). */
+  readonly numbers: ReadonlySet<string>;
+  readonly negated: boolean;
+  /** The particles of rule 5 that occur: on, off, in, out, up, down. */
+  readonly particles: ReadonlySet<string>;
+}
+
+/**
+ * Function words and request fillers: they change how a question is asked, not what is asked
+ * ("Could you please tell me ..." = "..."). Role labels of joined conversations ("user:", "assistant:") too.
+ * Words that carry direction or polarity (up/down, on/off, before/after, more/less, without) are NOT here; they
+ * are content words, negations or rule 4 and 5 markers.
+ */
+const STOPWORDS = new Set(
+  `a an the this that these those it its they them their there here
+  i me my mine we us our you your yours he him his she her
+  is am are was were be been being do does did doing done have has had having
+  will would shall should can could may might must
+  what which who whom whose when where why how whats hows
+  of at by for as about to into from than then so such
+  and or but if also just any some all each every one with
+  please tell give show explain describe let know help want need like find get
+  say said ok okay hi hello hey thanks thank
+  user assistant system`.split(/\s+/),
+);
+
+/**
+ * Words that may be added on one side without changing the question (rule 3): "the name of France's capital city,
+ * exactly" asks what "France's capital" asks, and "the best way to learn SQL" what "how to learn SQL" asks.
+ */
+const GENERIC_WORDS = new Set(
+  [
+    ...['city', 'name', 'way', 'step', 'thing', 'word', 'question', 'answer', 'mean', 'meaning', 'definition'],
+    ...['exactly', 'actually', 'really', 'basically', 'simply', 'quick', 'quickly', 'briefly', 'current', 'currently', 'ever'],
+    ...['best', 'good', 'simple', 'easy'],
+  ].map(stem),
+);
+
+/** "not" and its relatives; "n't" is rewritten to " not" before tokenising. */
+const NEGATIONS = new Set(['not', 'no', 'never', 'without', 'none', 'nobody', 'nothing', 'neither', 'nor', 'cannot', 'nowhere']);
+
+/** Number words, so that "top five" and "top 5" agree (rule 1). */
+const NUMBER_WORDS: Record<string, string> = {
+  zero: '0', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
+  // "one" is left out: far more often a pronoun ("which one") than a count.
+  ten: '10', eleven: '11', twelve: '12', twenty: '20', thirty: '30', forty: '40', fifty: '50', hundred: '100',
+  thousand: '1000', million: '1000000', billion: '1000000000',
+  first: '1st', second: '2nd', third: '3rd', fourth: '4th', fifth: '5th', last: 'last',
+};
+
+/** Rule 5's particles and their opposites. */
+const OPPOSITE_PARTICLE: Record<string, string> = { on: 'off', off: 'on', in: 'out', out: 'in', up: 'down', down: 'up' };
+
+/** Words that give the next content word a direction mark (rule 4), and the mark. */
+const DIRECTIONS: Record<string, string> = { to: 'to:', into: 'to:', from: 'from:', than: 'than:', before: 'before:', after: 'after:' };
+
+/**
+ * A token: letters and digits, with inner "-", ".", "+", "#" kept so that "gpt-4o", "3.11", "node.js", "c++" and
+ * "c#" stay one word ("c++" must not become "c"). A trailing "." (end of sentence) is not part of it.
+ */
+const TOKEN = /[a-z0-9]+(?:[-.+#][a-z0-9]+)*[+#]*/g;
+const NUMBER = /^\d+(?:\.\d+)*(?:st|nd|rd|th)?$/;
+
+export function contentWords(text: string): ContentWords {
+  const normalised = text
+    .toLowerCase()
+    .replace(/[\u2018\u2019\u02bc]/g, "'")
+    // Negation first, before the apostrophe splits "don't" into "don" + "t".
+    .replace(/\bcan't\b/g, 'can not')
+    .replace(/\bwon't\b/g, 'will not')
+    .replace(/n't\b/g, ' not')
+    // Possessives and contractions: "france's" -> "france", "what's" -> "what", "we're" -> "we".
+    .replace(/'(?:s|re|ve|ll|d|m)\b/g, '')
+    .replace(/'/g, '')
+    // Thousands separators: "1,000" is one number, not "1" and "000".
+    .replace(/(\d),(?=\d{3}\b)/g, '$1');
+
+  const words = new Set<string>();
+  const numbers = new Set<string>();
+  const particles = new Set<string>();
+  let negated = false;
+  let previousWasContent = false;
+  let direction: string | undefined;
+
+  for (const raw of normalised.match(TOKEN) ?? []) {
+    for (const token of splitHyphenatedWords(raw)) {
+      if (NEGATIONS.has(token)) {
+        negated = true;
+        previousWasContent = false;
+        continue;
+      }
+      const number = NUMBER.test(token) ? token : NUMBER_WORDS[token];
+      if (number !== undefined) {
+        numbers.add(number);
+        previousWasContent = true;
+        direction = undefined;
+        continue;
+      }
+      if (OPPOSITE_PARTICLE[token] !== undefined) {
+        particles.add(token);
+        previousWasContent = false;
+        continue;
+      }
+      const mark = DIRECTIONS[token];
+      if (mark !== undefined) {
+        // "usd to eur" has a direction; "how to enable" or "want to learn" do not (nothing meaningful before "to").
+        direction = previousWasContent ? mark : undefined;
+        previousWasContent = false;
+        if (!STOPWORDS.has(token)) words.add(stem(token)); // "before" and "after" are content words themselves
+        continue;
+      }
+      if (STOPWORDS.has(token)) {
+        previousWasContent = false;
+        continue;
+      }
+      const word = stem(token);
+      words.add(word);
+      if (direction) words.add(direction + word);
+      direction = undefined;
+      // "the best way to learn" has no direction: a generic word before "to" does not make one.
+      previousWasContent = !GENERIC_WORDS.has(word);
+    }
+  }
+  return { words, numbers, negated, particles };
+}
+
+/** True when a cached answer for one text may be served for the other (the rules at the top of this file). */
+export function lexicallyCompatible(a: ContentWords, b: ContentWords): boolean {
+  if (isEmpty(a) || isEmpty(b)) return false;
+  if (a.negated !== b.negated) return false;
+  if (!sameSet(a.numbers, b.numbers)) return false;
+  if (particleFlipped(a, b) || particleFlipped(b, a)) return false;
+  return !hasMeaningfulWordMissingFrom(a.words, b.words) && !hasMeaningfulWordMissingFrom(b.words, a.words);
+}
+
+/** Convenience for one-off checks; the cache stores `contentWords` of each entry instead of recomputing it. */
+export function textsLexicallyCompatible(a: string, b: string): boolean {
+  return lexicallyCompatible(contentWords(a), contentWords(b));
+}
+
+function isEmpty(text: ContentWords): boolean {
+  return text.words.size === 0 && text.numbers.size === 0;
+}
+
+function hasMeaningfulWordMissingFrom(words: ReadonlySet<string>, other: ReadonlySet<string>): boolean {
+  for (const word of words) if (!other.has(word) && !GENERIC_WORDS.has(word)) return true;
+  return false;
+}
+
+/** Rule 5: `a` says "on" where `b` says "off" (and not "on"). */
+function particleFlipped(a: ContentWords, b: ContentWords): boolean {
+  for (const particle of a.particles) {
+    if (!b.particles.has(particle) && b.particles.has(OPPOSITE_PARTICLE[particle]!)) return true;
+  }
+  return false;
+}
+
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const value of a) if (!b.has(value)) return false;
+  return true;
+}
+
+/**
+ * "well-known" reads like "well known", so plain words joined by hyphens are split; a hyphen next to a digit is
+ * part of a name ("gpt-4o", "covid-19", "utf-8") and stays.
+ */
+function splitHyphenatedWords(token: string): string[] {
+  return /\d/.test(token) || !token.includes('-') ? [token] : token.split('-');
+}
+
+/**
+ * A light suffix stemmer, only so that "cities"/"city", "enabling"/"enable", "languages"/"language" meet. It need
+ * not produce real words, only the same stem on both sides. Names with digits ("2fa", "gpt-4o") are left alone.
+ */
+export function stem(word: string): string {
+  if (/\d/.test(word) || word.length <= 3) return word;
+  let stemmed = word;
+  if (stemmed.endsWith('ies') && stemmed.length > 4) stemmed = stemmed.slice(0, -3) + 'i';
+  else if (stemmed.endsWith('ing') && stemmed.length > 5) stemmed = undouble(stemmed.slice(0, -3));
+  else if (stemmed.endsWith('ed') && stemmed.length > 4) stemmed = undouble(stemmed.slice(0, -2));
+  else if (/(?:s|x|z|ch|sh)es$/.test(stemmed)) stemmed = stemmed.slice(0, -2);
+  else if (stemmed.endsWith('s') && !/(?:ss|us|is)$/.test(stemmed)) stemmed = stemmed.slice(0, -1);
+  // A final "e" comes and goes with suffixes (enable, enabling, enabled): drop it always. A final "y" turns into
+  // "i" before them (city, cities; movie, movies), so "y" and "ie" both end as "i".
+  if (stemmed.endsWith('e') && stemmed.length > 3) stemmed = stemmed.slice(0, -1);
+  if (stemmed.endsWith('y') && stemmed.length > 3) stemmed = stemmed.slice(0, -1) + 'i';
+  return stemmed;
+}
+
+/** "stopp" (from "stopped") -> "stop", "runn" -> "run"; but "add", "tell", "pass" keep their double letter. */
+function undouble(stemmed: string): string {
+  return /([b-df-hj-np-tv-z])\1$/.test(stemmed) && !/(?:ll|ss|zz|ff|dd)$/.test(stemmed) ? stemmed.slice(0, -1) : stemmed;
+}

@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import type { ChatCompletionRequest, ChatMessage } from '../core/canonical.js';
+import type { CachePolicy } from '../core/config.js';
+
+/**
+ * Request fields that do not change the answer: how it is delivered (stream), who asked (user, metadata), whether
+ * the provider keeps it (store). Everything else the client sent is part of the exact key, so a field tollgate
+ * does not know yet (a new sampling option) separates answers instead of mixing them.
+ */
+const DELIVERY_FIELDS = new Set(['stream', 'stream_options', 'user', 'metadata', 'store', 'service_tier', 'prompt_cache_key', 'safety_identifier', 'fallbacks']);
+
+/** What the cache knows of one chat request: its keys, and the text the semantic tier compares. */
+export interface CacheKeys {
+  /** The whole request (but delivery fields) and its scope: equal keys ask the same thing. */
+  exact: string;
+  /**
+   * Everything but the last user message's text: system prompt, tools, tool choice, response format, sampling
+   * parameters, earlier turns, model and scope. A semantic match must have the same one, so a paraphrase is only
+   * ever a paraphrase of the last question in the same conversation under the same instructions.
+   */
+  semanticScope: string;
+  /** The conversation as text (earlier turns and the last question), embedded for the semantic tier; null: no semantic tier. */
+  conversation: string | null;
+  /** The last user message's text (the lexical check compares it). */
+  question: string | null;
+}
+
+/** Why a request is not cached, or null when it is. */
+export function uncacheableReason(request: ChatCompletionRequest, policy: CachePolicy): string | null {
+  if (typeof request.n === 'number' && request.n > 1) return 'n > 1 asks for several different answers';
+  const sampled = (typeof request.temperature === 'number' && request.temperature > 0) || (typeof request.top_p === 'number' && request.top_p < 1);
+  if (sampled && !policy.cacheSampled) return 'temperature > 0 or top_p < 1 asks for varied answers (cache_sampled is off)';
+  if (request.messages.length === 0) return 'no messages';
+  return null;
+}
+
+/**
+ * The keys of a chat request under a scope (`team:<id>`, `key:<id>`, `global`) and a model or route name.
+ * Objects are serialised with sorted keys, so the same request written in another field order has the same key.
+ */
+export function cacheKeysOf(request: ChatCompletionRequest, scope: string): CacheKeys {
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(request)) if (!DELIVERY_FIELDS.has(name)) fields[name] = value;
+  const exact = digest(['exact', scope, fields]);
+  const lastUser = lastUserIndex(request.messages);
+  const question = lastUser === -1 ? null : textOf(request.messages[lastUser]?.content);
+  if (lastUser === -1 || question === null) return { exact, semanticScope: '', conversation: null, question: null };
+  const messages = request.messages.map((message, i) => (i === lastUser ? { ...message, content: '\u0000question' } : message));
+  const semanticScope = digest(['semantic', scope, { ...fields, messages }]);
+  const earlier = request.messages
+    .slice(0, lastUser)
+    .filter((message) => message.role !== 'system' && message.role !== 'developer')
+    .map((message) => `${message.role}: ${textOf(message.content) ?? ''}`);
+  // A single question is embedded as it is (as the threshold was calibrated); a conversation as its turns.
+  const conversation = earlier.length === 0 ? question : [...earlier, `user: ${question}`].join('\n');
+  return { exact, semanticScope, conversation, question };
+}
+
+function lastUserIndex(messages: ChatMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === 'user') return i;
+  return -1;
+}
+
+/** A message's text: a string, or text parts only; null when it holds anything else (an image, audio, a file). */
+function textOf(content: unknown): string | null {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return null;
+  const texts: string[] = [];
+  for (const part of content as Array<{ type?: unknown; text?: unknown }>) {
+    if (part?.type !== 'text' || typeof part.text !== 'string') return null;
+    texts.push(part.text);
+  }
+  return texts.join('\n');
+}
+
+function digest(value: unknown): string {
+  return createHash('sha256').update(stableJson(value)).digest('base64url');
+}
+
+/** JSON with object keys sorted at every level. */
+export function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, item]) => item !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`).join(',')}}`;
+}

@@ -1,0 +1,219 @@
+import { defer, from, Observable, of, switchMap } from 'rxjs';
+import type { EventBus } from '../bus/bus.js';
+import type { CacheLookup, CacheService } from '../cache/cache-service.js';
+import { replayChunks, StreamAssembler } from '../cache/answer-codec.js';
+import { cacheKeysOf, uncacheableReason, type CacheKeys } from '../cache/request-key.js';
+import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
+import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
+import type { ChatContext, RequestContext } from '../core/context.js';
+import { gatewayError } from '../core/errors.js';
+import { definePlugin } from '../core/plugin.js';
+import type { Next, Stage } from '../core/stage.js';
+import { BUS, CACHE, LOG } from '../services.js';
+import type { Log } from '../log.js';
+
+/** The longest TTL a request may ask for (a year), like the config's. */
+const MAX_TTL_SECONDS = 31_536_000;
+/** Finish reasons of an answer that ended as the model meant it to; `length` (cut off) and `content_filter` are not stored. */
+const COMPLETE_FINISH = new Set(['stop', 'tool_calls', 'function_call', 'end_turn']);
+
+/** The top-level policy, then the route's, the team's and the key's overrides, each field over the one before. */
+export function effectivePolicy(ctx: RequestContext): CachePolicy {
+  const layers: Array<CachePolicyConfig | null | undefined> = [
+    ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.cache : null,
+    ctx.identity?.team?.cache,
+    ctx.identity?.key.cache,
+  ];
+  const policy = { ...ctx.config.cache.policy };
+  for (const layer of layers) {
+    if (!layer) continue;
+    if (layer.mode !== undefined) policy.mode = layer.mode;
+    if (layer.ttl_seconds !== undefined) policy.ttlSeconds = layer.ttl_seconds;
+    if (layer.scope !== undefined) policy.scope = layer.scope;
+    if (layer.cache_sampled !== undefined) policy.cacheSampled = layer.cache_sampled;
+    if (layer.semantic?.enabled !== undefined) policy.semantic = layer.semantic.enabled;
+    if (layer.semantic?.threshold !== undefined) policy.threshold = layer.semantic.threshold;
+  }
+  return policy;
+}
+
+/** Whose answers a request may share: the scope's owner id (anonymous callers share among themselves). */
+function scopeOf(ctx: RequestContext, policy: CachePolicy): string {
+  if (policy.scope === 'global') return 'global';
+  const key = ctx.identity?.key;
+  if (!key) return 'anonymous';
+  if (policy.scope === 'team' && key.team) return `team:${key.team}`;
+  return `key:${key.id}`;
+}
+
+/** A positive whole number of seconds from a header, or null when absent; a bad value is the client's error. */
+function headerSeconds(value: string | undefined, name: string): number | null {
+  if (value === undefined) return null;
+  if (!/^\d{1,9}$/.test(value.trim()) || Number(value) <= 0) {
+    throw gatewayError('invalid_value', `Invalid '${name}' header: give a whole number of seconds above 0.`, { param: name });
+  }
+  return Math.min(Number(value), MAX_TTL_SECONDS);
+}
+
+/** A request's own threshold (it may raise the operator's, never lower it); null when absent. */
+function headerThreshold(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const threshold = Number(value);
+  if (value.trim() === '' || !Number.isFinite(threshold) || threshold < 0 || threshold > 1) {
+    throw gatewayError('invalid_value', "Invalid 'x-tollgate-cache-threshold' header: give a similarity between 0 and 1.", { param: 'x-tollgate-cache-threshold' });
+  }
+  return threshold;
+}
+
+/**
+ * The response cache, between routing and spend: a hit answers without the spend stage (it costs nothing against
+ * budgets; the event records what it saved) and without an upstream call; a miss goes on, and its answer is stored
+ * once it ended normally. Every answer says what the cache did in `x-tollgate-cache`.
+ */
+class CacheStage implements Stage {
+  readonly name = 'cache';
+
+  constructor(
+    private readonly cache: CacheService,
+    private readonly bus: EventBus,
+    private readonly log: Log,
+  ) {}
+
+  run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
+    if (ctx.operation !== 'chat') return next();
+    const policy = effectivePolicy(ctx);
+    if (policy.mode === 'off') return next();
+    const tollgate = ctx.hints.tollgate;
+    const control = ctx.hints.cacheControl;
+    const optedOut = tollgate.get('cache')?.trim().toLowerCase() === 'off' || control.has('no-store');
+    const reason = optedOut ? 'opted out' : uncacheableReason(ctx.request, policy);
+    if (reason !== null) {
+      ctx.responseHeaders['x-tollgate-cache'] = 'skip';
+      return next();
+    }
+    const ttl = headerSeconds(tollgate.get('cache-ttl'), 'x-tollgate-cache-ttl') ?? policy.ttlSeconds;
+    const threshold = Math.max(policy.threshold, headerThreshold(tollgate.get('cache-threshold')) ?? 0);
+    const keys = cacheKeysOf(ctx.request, `${scopeOf(ctx, policy)}\u0000${ctx.plan?.route ?? ctx.request.model}`);
+    // `no-cache`: answer from the provider, but keep its answer for the next request.
+    if (control.has('no-cache')) {
+      ctx.responseHeaders['x-tollgate-cache'] = 'skip';
+      return this.fetchAndStore(ctx, next, keys, null, ttl);
+    }
+    return defer(() => from(this.cache.lookup(keys, { ...policy, threshold }, Date.now()))).pipe(
+      switchMap((lookup) => this.answer(ctx, next, policy, keys, lookup, ttl)),
+    );
+  }
+
+  private answer(ctx: ChatContext, next: Next, policy: CachePolicy, keys: CacheKeys, lookup: CacheLookup, ttl: number): Observable<ResponseEvent> {
+    const { hit } = lookup;
+    const who = { requestId: ctx.id, model: ctx.request.model, keyId: ctx.identity?.key.id ?? null, teamId: ctx.identity?.team?.id ?? null };
+    if (!hit) {
+      ctx.responseHeaders['x-tollgate-cache'] = 'miss';
+      this.cache.recordResult('miss', 0);
+      this.bus.emit('cache.miss', { ...who, semanticSkipped: lookup.semanticSkipped });
+      return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl);
+    }
+    const { entry } = hit;
+    if (hit.tier === 'semantic') ctx.responseHeaders['x-tollgate-cache-similarity'] = hit.similarity.toFixed(4);
+    if (policy.mode === 'shadow') {
+      ctx.responseHeaders['x-tollgate-cache'] = 'shadow-hit';
+      this.cache.recordResult('shadow-hit', 0);
+      this.cache.noteShadowHit({
+        at: new Date().toISOString(),
+        requestId: ctx.id,
+        tier: hit.tier,
+        similarity: hit.similarity,
+        model: ctx.request.model,
+        question: keys.question?.slice(0, 200) ?? null,
+        matched: entry.question?.slice(0, 200) ?? null,
+      });
+      this.bus.emit('cache.hit', { ...who, tier: hit.tier, similarity: hit.similarity, savedUsd: 0, served: false });
+      return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl);
+    }
+    ctx.responseHeaders['x-tollgate-cache'] = hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic';
+    ctx.responseHeaders['x-tollgate-provider'] = entry.provider;
+    ctx.responseHeaders['x-tollgate-model'] = entry.upstreamModel;
+    ctx.upstream = { provider: entry.provider, upstreamModel: entry.upstreamModel, attempts: 0, status: 200, fallback: false };
+    const usage = entry.answer.usage ?? null;
+    ctx.usage = usage;
+    // A hit is free: the tokens are recorded for the log, the charge is nothing.
+    ctx.spent = {
+      usage: { input_tokens: usage?.prompt_tokens ?? 0, output_tokens: usage?.completion_tokens ?? 0, cache_read_tokens: 0, cache_write_tokens: 0 },
+      usd: 0,
+      priced: true,
+      estimated: false,
+    };
+    this.cache.recordResult(hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic', entry.costUsd);
+    this.cache.served(hit, Date.now());
+    this.bus.emit('cache.hit', { ...who, tier: hit.tier, similarity: hit.similarity, savedUsd: entry.costUsd, served: true });
+    if (!ctx.stream) return of({ kind: 'completion', completion: entry.answer });
+    const includeUsage = ctx.request.stream_options?.include_usage === true;
+    return of(...replayChunks(entry.answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk })));
+  }
+
+  /** Calls the rest of the pipeline and stores its answer if it ended normally (never one that failed or was cut off). */
+  private fetchAndStore(ctx: ChatContext, next: Next, keys: CacheKeys, vector: Float32Array | null, ttl: number): Observable<ResponseEvent> {
+    return new Observable<ResponseEvent>((subscriber) => {
+      const assembler = new StreamAssembler();
+      let completion: ChatCompletion | null = null;
+      const subscription = next().subscribe({
+        next: (event) => {
+          if (event.kind === 'chunk') assembler.add(event.chunk);
+          else if (event.kind === 'completion') completion = event.completion;
+          subscriber.next(event);
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => {
+          subscriber.complete();
+          this.store(ctx, keys, completion ?? assembler.completion(), vector, ttl);
+        },
+      });
+      return () => subscription.unsubscribe();
+    });
+  }
+
+  private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, vector: Float32Array | null, ttl: number): void {
+    if (!answer || !ctx.upstream || !storable(answer)) return;
+    const upstream = ctx.upstream;
+    // The cost is settled by the spend stage as the answer ends (perhaps after it): stored once it is known.
+    void Promise.allSettled(ctx.pending).then(async () => {
+      const now = Date.now();
+      const entry = await this.cache.put(
+        {
+          exactKey: keys.exact,
+          semanticScope: keys.semanticScope,
+          question: keys.question,
+          model: ctx.request.model,
+          keyId: ctx.identity?.key.id ?? null,
+          teamId: ctx.identity?.team?.id ?? null,
+          answer,
+          provider: upstream.provider,
+          upstreamModel: upstream.upstreamModel,
+          costUsd: ctx.spent?.usd ?? 0,
+          createdAt: now,
+          expiresAt: now + ttl * 1000,
+        },
+        vector,
+        keys.question === null ? null : keys.conversation,
+      );
+      this.bus.emit('cache.stored', { requestId: ctx.id, model: ctx.request.model, entryId: entry.id, semantic: entry.vector !== null, expiresAt: new Date(entry.expiresAt).toISOString() });
+    }).catch((err: unknown) => this.log.warn({ err, requestId: ctx.id }, 'cache: could not store an answer'));
+  }
+}
+
+/** Every choice finished as the model meant it to (not cut off by length, not filtered). */
+function storable(answer: ChatCompletion): boolean {
+  if (answer.choices.length === 0) return false;
+  return (answer.choices as Array<{ finish_reason?: string | null }>).every((choice) => COMPLETE_FINISH.has(choice.finish_reason ?? ''));
+}
+
+export default definePlugin({
+  name: 'cache',
+  requires: [CACHE, BUS, LOG],
+  create: (_options, config, services) => {
+    const cache = services.get(CACHE);
+    cache.configure(config.cache.maxEntries);
+    if (config.cache.policy.mode !== 'off' && config.cache.policy.semantic) cache.warmUp();
+    return new CacheStage(cache, services.get(BUS), services.get(LOG));
+  },
+});

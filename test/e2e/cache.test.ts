@@ -1,0 +1,210 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content }], ...extra });
+
+/** Calls and returns the answer's text with the cache header (the SDK's raw response gives the headers). */
+async function call(gateway: RunningGateway, body: Record<string, unknown>, headers: Record<string, string> = {}, client = gateway.client) {
+  const { data, response } = await client.chat.completions.create(body as never, { headers }).withResponse();
+  const completion = data as unknown as { choices: Array<{ message: { content: string | null } }> };
+  return {
+    text: completion.choices[0]?.message.content ?? null,
+    cache: response.headers.get('x-tollgate-cache'),
+    similarity: response.headers.get('x-tollgate-cache-similarity'),
+  };
+}
+
+/** Until the answer of the last miss is stored (it is stored after the client got it). */
+async function stored(gateway: RunningGateway, entries: number): Promise<void> {
+  const { api } = gatewayApi(() => gateway.url);
+  for (let i = 0; i < 100; i++) {
+    const report = await api('GET', '/api/cache');
+    if (report.body.entries >= entries) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the cache did not reach ${entries} entries`);
+}
+
+/** Until the semantic tier can answer: index loaded (or rebuilt) and the embedder's model loaded. */
+async function semanticReady(gateway: RunningGateway): Promise<void> {
+  const { api } = gatewayApi(() => gateway.url);
+  for (let i = 0; i < 200; i++) {
+    const report = (await api('GET', '/api/cache')).body;
+    if (report.semantic_index.state === 'ready' && report.embedder.state === 'ready') return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the semantic tier did not become ready');
+}
+
+describe('response cache, on', () => {
+  let upstream: ScriptedUpstream;
+  let gateway: RunningGateway;
+  let dataDir: string;
+  const config = (): ConfigInput => openAIConfig(upstream.url, { cache: { mode: 'on' } });
+
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cache-'));
+    gateway = await startGateway(config(), {}, { dataDir });
+  });
+
+  afterAll(async () => {
+    await gateway.stop();
+    await upstream.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers a repeated question from the cache (exact), without calling the provider', async () => {
+    const first = await call(gateway, ask('How many legs does a spider have?'));
+    expect(first.cache).toBe('miss');
+    await stored(gateway, 1);
+    const calls = upstream.calls.length;
+    const second = await call(gateway, ask('How many legs does a spider have?'));
+    expect(second).toMatchObject({ cache: 'hit-exact', text: first.text });
+    expect(upstream.calls.length).toBe(calls);
+  });
+
+  it('answers a paraphrase from the semantic tier, and not an unrelated question or an opposite one', async () => {
+    const first = await call(gateway, ask('What is the capital of France?'));
+    expect(first.cache).toBe('miss');
+    await stored(gateway, 2);
+    const paraphrase = await call(gateway, ask("Tell me France's capital city"));
+    expect(paraphrase.cache).toBe('hit-semantic');
+    expect(paraphrase.text).toBe(first.text);
+    expect(Number(paraphrase.similarity)).toBeGreaterThan(0.5);
+    expect((await call(gateway, ask('What is the capital of Germany?'))).cache).toBe('miss');
+    expect((await call(gateway, ask('How do I bake sourdough bread?'))).cache).toBe('miss');
+  });
+
+  it('never crosses a system prompt, a tool list or a model', async () => {
+    await call(gateway, ask('Name a primary colour.'));
+    await stored(gateway, 5);
+    const system = { model: 'openai/gpt-4o-mini', messages: [{ role: 'system', content: 'Answer in French.' }, { role: 'user', content: 'Name a primary colour.' }] };
+    expect((await call(gateway, system)).cache).toBe('miss');
+    const tools = ask('Name a primary colour.', { tools: [{ type: 'function', function: { name: 'colours', parameters: { type: 'object', properties: {} } } }] });
+    expect((await call(gateway, tools)).cache).toBe('miss');
+    expect((await call(gateway, { ...ask('Name a primary colour.'), model: 'openai/gpt-4o' })).cache).toBe('miss');
+  });
+
+  it('replays a hit on a streaming request as a stream that reassembles to the stored answer', async () => {
+    const first = await call(gateway, ask('Which planet is the largest?'));
+    await stored(gateway, 9);
+    const stream = await gateway.client.chat.completions.create({ ...ask('Which planet is the largest?'), stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: unknown = null;
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe(first.text);
+    expect(finish).toBe('stop');
+    expect(usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
+  });
+
+  it('stores a streamed answer and serves it to a non-streaming request', async () => {
+    const stream = await gateway.client.chat.completions.create({ ...ask('Streamed once: what is 2 + 2?'), stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    await stored(gateway, 10);
+    const again = await call(gateway, ask('Streamed once: what is 2 + 2?'));
+    expect(again).toMatchObject({ cache: 'hit-exact', text });
+  });
+
+  it('lets a request opt out, and skips requests that ask for varied answers', async () => {
+    expect((await call(gateway, ask('How many legs does a spider have?'), { 'x-tollgate-cache': 'off' })).cache).toBe('skip');
+    expect((await call(gateway, ask('How many legs does a spider have?'), { 'cache-control': 'no-store' })).cache).toBe('skip');
+    expect((await call(gateway, ask('How many legs does a spider have?', { temperature: 0.9 }))).cache).toBe('skip');
+    expect((await call(gateway, ask('How many legs does a spider have?', { n: 2 }))).cache).toBe('skip');
+  });
+
+  it('refuses a bad TTL header with a 400 in the route\'s shape', async () => {
+    await expect(call(gateway, ask('x'), { 'x-tollgate-cache-ttl': 'soon' })).rejects.toMatchObject({ status: 400, code: 'invalid_value' });
+  });
+
+  it('keeps teams apart: another team\'s key misses what one team stored', async () => {
+    const { api, createKey, clientFor } = gatewayApi(() => gateway.url);
+    const teamA = await api('POST', '/api/teams', { name: 'cache-a' });
+    const teamB = await api('POST', '/api/teams', { name: 'cache-b' });
+    const a = clientFor((await createKey({ name: 'ka', team: teamA.body.id })).key);
+    const a2 = clientFor((await createKey({ name: 'ka2', team: teamA.body.id })).key);
+    const b = clientFor((await createKey({ name: 'kb', team: teamB.body.id })).key);
+    const before = (await api('GET', '/api/cache')).body.entries as number;
+    expect((await call(gateway, ask('What colour is the sky?'), {}, a)).cache).toBe('miss');
+    await stored(gateway, before + 1);
+    expect((await call(gateway, ask('What colour is the sky?'), {}, a2)).cache).toBe('hit-exact');
+    expect((await call(gateway, ask('What colour is the sky?'), {}, b)).cache).toBe('miss');
+  });
+
+  it('keeps its answers across a restart, and DELETE /api/cache empties it', async () => {
+    await gateway.stop();
+    gateway = await startGateway(config(), {}, { dataDir });
+    await semanticReady(gateway);
+    const calls = upstream.calls.length;
+    expect((await call(gateway, ask('How many legs does a spider have?'))).cache).toBe('hit-exact');
+    expect((await call(gateway, ask("Tell me France's capital city"))).cache).toBe('hit-semantic');
+    expect(upstream.calls.length).toBe(calls);
+    const { api } = gatewayApi(() => gateway.url);
+    const report = await api('GET', '/api/cache');
+    expect(report.body.since_start.hits).toEqual({ exact: 1, semantic: 1 });
+    const deleted = await api('DELETE', '/api/cache');
+    expect(deleted.body.deleted).toBeGreaterThan(5);
+    expect((await api('GET', '/api/cache')).body.entries).toBe(0);
+    expect((await call(gateway, ask('How many legs does a spider have?'))).cache).toBe('miss');
+  });
+
+  it('rebuilds a corrupt index file at start instead of crashing', async () => {
+    await call(gateway, ask('What is the capital of Italy?'));
+    await stored(gateway, 2);
+    await gateway.stop();
+    writeFileSync(join(dataDir, 'cache', 'semantic.hnsw'), 'not an index');
+    gateway = await startGateway(config(), {}, { dataDir });
+    // The exact tier answers at once; the semantic tier once the index is rebuilt from the stored vectors.
+    expect((await call(gateway, ask('What is the capital of Italy?'))).cache).toBe('hit-exact');
+    await semanticReady(gateway);
+    expect((await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.semantic_index.vectors).toBe(2);
+    expect((await call(gateway, ask("Tell me Italy's capital city"))).cache).toBe('hit-semantic');
+  });
+});
+
+describe('response cache, shadow mode', () => {
+  it('answers from the provider and records the would-be hit', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'shadow' } }));
+    try {
+      await call(gateway, ask('What is the boiling point of water?'));
+      await stored(gateway, 1);
+      const calls = upstream.calls.length;
+      const second = await call(gateway, ask('What is the boiling point of water?'));
+      expect(second.cache).toBe('shadow-hit');
+      expect(upstream.calls.length).toBe(calls + 1);
+      const report = await gatewayApi(() => gateway.url).api('GET', '/api/cache');
+      expect(report.body.shadow_hits[0]).toMatchObject({ tier: 'exact', similarity: 1, question: 'What is the boiling point of water?' });
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
+describe('response cache, off (the default)', () => {
+  it('says nothing and stores nothing', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway(openAIConfig(upstream.url));
+    try {
+      expect((await call(gateway, ask('Hello?'))).cache).toBeNull();
+      expect((await call(gateway, ask('Hello?'))).cache).toBeNull();
+      expect((await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.entries).toBe(0);
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
