@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { EventBus } from './bus/bus.js';
 import { ConfigService } from './config/config-service.js';
 import { resolveRuntimeConfig } from './config/runtime.js';
@@ -98,7 +98,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const governance = new GovernanceStore(store.root, bus);
   const health = new HealthRegistry(bus);
   const reservations = new Reservations();
-  const cache = new CacheService(store.root, store.path, log);
+  const cache = new CacheService(store.root, resolve(store.path, 'tollgate.lmdb'), store.path, log);
   // Built-in stages and plugins get these same instances, each only the ones it lists in `requires`.
   const services = new ServiceRegistry()
     .set(BUS, bus)

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { RootDatabase } from 'lmdb';
@@ -5,13 +6,14 @@ import type { CachePolicy } from '../core/config.js';
 import type { Log } from '../log.js';
 import { CacheStore, selects, type CacheEntry, type CacheSelector } from './cache-store.js';
 import { EmbedderBusy, type Embedder } from './embedding/embedder.js';
-import { createUseLiteEmbedder } from './embedding/use-lite.js';
+import { createUseLiteEmbedder, USE_LITE_DIMENSIONS, USE_LITE_ID } from './embedding/use-lite.js';
+import { buildIndexInWorker } from './index-builder.js';
 import { textsLexicallyCompatible } from './lexical-guard.js';
 import type { CacheKeys } from './request-key.js';
 import { VectorIndex } from './vector-index.js';
 
-/** Dimensions of the default embedder (USE lite). */
-const DIMENSIONS = 512;
+/** Expired entries removed per sweep step (the rest go in the next step). */
+const SWEEP_BATCH = 5_000;
 /** Candidates the index returns per lookup: the best few, each then checked for scope, expiry and words. */
 const CANDIDATES = 8;
 /** Longest a lookup waits for its embedding before answering without the semantic tier (never delay a request much). */
@@ -79,18 +81,29 @@ export class CacheService {
   private timer: NodeJS.Timeout | null = null;
   private maxEntries = Number.POSITIVE_INFINITY;
   private evicting = false;
+  private compacting = false;
   private readonly stats: Stats = { lookups: 0, exactHits: 0, semanticHits: 0, misses: 0, semanticSkipped: 0, stored: 0, savedUsd: 0, shadowHits: 0 };
   private readonly shadow: ShadowHit[] = [];
 
+  /** The embedder every vector of this cache comes from (made on first use: its model loads in a worker). */
+  private readonly embedderId: string;
+  private readonly dimensions: number;
+
   constructor(
     root: RootDatabase,
+    private readonly lmdbPath: string,
     dataDir: string,
     private readonly log: Log,
     private readonly createEmbedder: () => Embedder = () => createUseLiteEmbedder(),
+    describe: { id: string; dimensions: number } = { id: USE_LITE_ID, dimensions: USE_LITE_DIMENSIONS },
   ) {
     this.store = new CacheStore(root);
+    this.embedderId = describe.id;
+    this.dimensions = describe.dimensions;
     this.indexDir = resolve(dataDir, 'cache');
-    this.indexPath = resolve(this.indexDir, 'semantic.hnsw');
+    // One index file per embedder: another model's vectors are another space.
+    const tag = createHash('sha256').update(describe.id).digest('hex').slice(0, 12);
+    this.indexPath = resolve(this.indexDir, `semantic-${tag}.hnsw`);
   }
 
   /** Applies the limits of a config version (the size cap). */
@@ -126,34 +139,56 @@ export class CacheService {
   private async loadIndex(): Promise<void> {
     const started = performance.now();
     try {
-      this.index = await VectorIndex.load(this.indexPath, DIMENSIONS);
-      // Entries written after the last save (the process stopped before it) are added now; removed ones dropped.
-      let added = 0;
-      for (const entry of this.store.all()) {
-        if (entry.vector && !this.index.has(entry.id)) {
-          this.index.add(entry.id, vectorOf(entry.vector));
-          added++;
-        }
+      try {
+        this.index = await VectorIndex.load(this.indexPath, this.dimensions);
+      } catch (err) {
+        // Missing, torn or corrupt: rebuilt from the vectors LMDB holds, in a worker; the exact tier serves meanwhile.
+        if (this.store.count > 0) this.log.warn({ reason: (err as Error).message }, 'cache: semantic index file unusable, rebuilding it from the store');
+        this.index = await this.buildIndex();
       }
-      this.indexDirty = added > 0;
-      this.log.info({ entries: this.index.size, added, ms: Math.round(performance.now() - started) }, 'cache: semantic index loaded');
+      const { added, dropped } = this.reconcile(this.index);
+      this.indexDirty = added + dropped > 0;
+      this.indexState = 'ready';
+      this.log.info({ vectors: this.index.size, added, dropped, ms: Math.round(performance.now() - started) }, 'cache: semantic index ready');
     } catch (err) {
-      // Missing, torn or corrupt: rebuilt from the vectors LMDB holds, in slices so requests keep flowing.
-      if (this.store.count > 0) this.log.warn({ reason: (err as Error).message }, 'cache: semantic index file unusable, rebuilding it from the store');
-      this.index = await this.rebuildIndex();
-      this.indexDirty = true;
+      this.indexState = 'failed';
+      this.log.error({ err }, 'cache: the semantic index could not be loaded or rebuilt; the exact tier serves alone');
     }
-    this.indexState = 'ready';
   }
 
-  private async rebuildIndex(): Promise<VectorIndex> {
-    const index = new VectorIndex(DIMENSIONS);
-    let n = 0;
-    for (const entry of this.store.all()) {
-      if (entry.vector) index.add(entry.id, vectorOf(entry.vector));
-      if (++n % 2_000 === 0) await new Promise((done) => setImmediate(done));
+  /** A fresh index of every stored vector, built in a worker thread and loaded from the file it wrote. */
+  private async buildIndex(): Promise<VectorIndex> {
+    // Nothing stored yet (a first start): nothing to build. (The worker opens the store read-only, and lmdb-js
+    // crashes the process opening a named database that was never written there read-only.)
+    if (this.store.count === 0) return new VectorIndex(this.dimensions);
+    mkdirSync(this.indexDir, { recursive: true });
+    await buildIndexInWorker({ lmdbPath: this.lmdbPath, dimensions: this.dimensions, embedder: this.embedderId, outPath: this.indexPath });
+    return VectorIndex.load(this.indexPath, this.dimensions);
+  }
+
+  /**
+   * Makes an index agree with the store: vectors stored after the index was saved (or built) are added, labels
+   * of entries deleted since are removed. Reads keys only, plus the entries the index lacks.
+   */
+  private reconcile(index: VectorIndex): { added: number; dropped: number } {
+    const ids = new Set<number>();
+    let added = 0;
+    for (const id of this.store.ids()) {
+      ids.add(id);
+      if (index.has(id)) continue;
+      const entry = this.store.get(id);
+      if (entry?.vector && entry.embedder === this.embedderId) {
+        index.add(id, vectorOf(entry.vector));
+        added++;
+      }
     }
-    return index;
+    let dropped = 0;
+    for (const label of index.labels()) {
+      if (ids.has(label)) continue;
+      index.remove(label);
+      dropped++;
+    }
+    return { added, dropped };
   }
 
   /** The embedder, started on first use. */
@@ -177,7 +212,7 @@ export class CacheService {
       const reason = err instanceof EmbedderBusy ? 'embedder busy' : err instanceof EmbedTimeout ? 'embedder slow' : `embedder failed: ${(err as Error).message}`;
       return this.miss(null, reason);
     }
-    if (this.indexState !== 'ready' || !this.index) return this.miss(vector, 'index loading');
+    if (this.indexState !== 'ready' || !this.index) return this.miss(vector, this.indexState === 'failed' ? 'index unavailable' : 'index loading');
     for (const match of this.index.search(vector, CANDIDATES)) {
       if (match.similarity < policy.threshold) break;
       const entry = this.store.get(match.label);
@@ -230,7 +265,7 @@ export class CacheService {
    * Stores an answer after a miss; the semantic index learns its vector. Without one (the lookup skipped the
    * semantic tier) and with `conversation`, the vector is made now, off the request's path, with no time limit.
    */
-  async put(entry: Omit<CacheEntry, 'id' | 'vector' | 'hits' | 'usedAt'>, given: Float32Array | null, conversation: string | null): Promise<CacheEntry> {
+  async put(entry: Omit<CacheEntry, 'id' | 'vector' | 'embedder' | 'hits' | 'usedAt'>, given: Float32Array | null, conversation: string | null): Promise<CacheEntry> {
     let vector = given;
     if (vector === null && conversation !== null) {
       try {
@@ -239,7 +274,14 @@ export class CacheService {
         vector = null;
       }
     }
-    const stored: CacheEntry = { ...entry, id: this.store.newId(), vector: vector ? new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength).slice() : null, hits: 0, usedAt: entry.createdAt };
+    const stored: CacheEntry = {
+      ...entry,
+      id: this.store.newId(),
+      vector: vector ? new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength).slice() : null,
+      embedder: vector ? this.embedderId : null,
+      hits: 0,
+      usedAt: entry.createdAt,
+    };
     const replaced = await this.store.put(stored);
     if (replaced !== null) this.index?.remove(replaced);
     if (vector && this.index) {
@@ -288,16 +330,16 @@ export class CacheService {
     };
   }
 
-  /** Sweeps expired entries and saves the index when it changed. */
+  /** Sweeps expired entries (by the expiry index: only what expired is read) and saves the index when it changed. */
   private async maintain(): Promise<void> {
     try {
-      const now = Date.now();
-      const expired: number[] = [];
-      for (const entry of this.store.all()) if (entry.expiresAt <= now) expired.push(entry.id);
-      if (expired.length > 0) {
+      for (;;) {
+        const expired = this.store.expired(Date.now(), SWEEP_BATCH);
+        if (expired.length === 0) break;
         await this.store.remove(expired);
         for (const id of expired) this.index?.remove(id);
         this.indexDirty = true;
+        if (expired.length < SWEEP_BATCH) break;
       }
       if (this.index?.needsCompaction()) await this.compact();
       await this.saveIndex();
@@ -306,10 +348,20 @@ export class CacheService {
     }
   }
 
+  /** Replaces an index with many removed slots by a fresh one, built in a worker from the store. */
   private async compact(): Promise<void> {
-    if (this.indexState !== 'ready') return;
-    this.index = await this.rebuildIndex();
-    this.indexDirty = true;
+    if (this.indexState !== 'ready' || this.compacting) return;
+    this.compacting = true;
+    try {
+      // The current index is saved first: the builder writes to the same file, and a failed build leaves a good one.
+      await this.saveIndex();
+      const fresh = await this.buildIndex();
+      this.reconcile(fresh);
+      this.index = fresh;
+      this.indexDirty = true;
+    } finally {
+      this.compacting = false;
+    }
   }
 
   private async saveIndex(): Promise<void> {

@@ -11,6 +11,8 @@ export interface CacheEntry {
   question: string | null;
   /** The conversation's embedding (Float32 bytes), when the semantic tier had one. */
   vector: Uint8Array | null;
+  /** The embedder that made `vector`: vectors of different models are never compared. */
+  embedder: string | null;
   /** The requested model or route name, and who asked (for DELETE by model, key or team). */
   model: string;
   keyId: string | null;
@@ -41,15 +43,20 @@ export function selects(selector: CacheSelector, entry: CacheEntry): boolean {
   );
 }
 
-/** The cache's two LMDB databases: entries by id, and the id of each exact key. */
+/**
+ * The cache's LMDB databases: entries by id, the id of each exact key, and entry ids by expiry time (so the
+ * sweep reads only what expired, however many entries there are).
+ */
 export class CacheStore {
   private readonly entries: Database<CacheEntry, number>;
   private readonly exact: Database<number, string>;
+  private readonly expiry: Database<null, [number, number]>;
   private nextId: number;
 
   constructor(root: RootDatabase) {
     this.entries = root.openDB<CacheEntry, number>({ name: 'cache-entries' });
     this.exact = root.openDB<number, string>({ name: 'cache-exact' });
+    this.expiry = root.openDB<null, [number, number]>({ name: 'cache-expiry' });
     let last = 0;
     for (const id of this.entries.getKeys({ reverse: true, limit: 1 })) last = id;
     this.nextId = last + 1;
@@ -75,10 +82,11 @@ export class CacheStore {
       const previous = this.exact.get(entry.exactKey);
       if (previous !== undefined && previous !== entry.id) {
         replaced = previous;
-        void this.entries.remove(previous);
+        this.removeNow(previous);
       }
       void this.exact.put(entry.exactKey, entry.id);
       void this.entries.put(entry.id, entry);
+      void this.expiry.put([entry.expiresAt, entry.id], null);
     });
     return replaced;
   }
@@ -91,13 +99,29 @@ export class CacheStore {
   async remove(ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
     await this.entries.transaction(() => {
-      for (const id of ids) {
-        const entry = this.entries.get(id);
-        if (!entry) continue;
-        if (this.exact.get(entry.exactKey) === id) void this.exact.remove(entry.exactKey);
-        void this.entries.remove(id);
-      }
+      for (const id of ids) this.removeNow(id);
     });
+  }
+
+  /** Inside a transaction: an entry and its index rows. */
+  private removeNow(id: number): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    if (this.exact.get(entry.exactKey) === id) void this.exact.remove(entry.exactKey);
+    void this.expiry.remove([entry.expiresAt, id]);
+    void this.entries.remove(id);
+  }
+
+  /** Ids of entries whose expiry is at or before `now`, oldest first, at most `limit`. */
+  expired(now: number, limit: number): number[] {
+    const ids: number[] = [];
+    for (const key of this.expiry.getKeys({ end: [now, Number.MAX_SAFE_INTEGER], limit })) ids.push(key[1]);
+    return ids;
+  }
+
+  /** Every entry id, in order (keys only: no entry is decoded). */
+  ids(): Iterable<number> {
+    return this.entries.getKeys();
   }
 
   /** Every entry, in id order (for rebuilding the index, sweeping and deleting). */

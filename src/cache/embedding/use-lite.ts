@@ -20,6 +20,10 @@ export interface WorkerEmbedderOptions extends WorkerEmbedderLimits {
   workerUrl: URL;
 }
 
+/** The USE lite embedder's id: its model and package version (vectors of another are not compared). */
+export const USE_LITE_ID = 'use-lite-512@energetic-ai-0.2';
+export const USE_LITE_DIMENSIONS = 512;
+
 const DEFAULT_MAX_QUEUE = 256;
 const DEFAULT_MAX_BATCH = 32;
 
@@ -31,8 +35,8 @@ const DEFAULT_MAX_BATCH = 32;
 export function createUseLiteEmbedder(options: WorkerEmbedderLimits = {}): WorkerEmbedder {
   return createWorkerEmbedder({
     ...options,
-    id: 'use-lite-512@energetic-ai-0.2',
-    dimensions: 512,
+    id: USE_LITE_ID,
+    dimensions: USE_LITE_DIMENSIONS,
     // A plain .mjs file next to this one: it loads the same way under tsx, vitest and a compiled build.
     workerUrl: new URL('./use-lite-worker.mjs', import.meta.url),
   });

@@ -1,0 +1,79 @@
+import { GoogleGenAI, type GenerateContentResponse } from '@google/genai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAnthropicRig, type AnthropicRig } from '../helpers/anthropic-rig.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+
+async function entries(url: string, count: number): Promise<void> {
+  const { api } = gatewayApi(() => url);
+  for (let i = 0; i < 100; i++) {
+    if ((await api('GET', '/api/cache')).body.entries >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the cache did not reach ${count} entries`);
+}
+
+describe('cache hits on /anthropic, in Anthropic\'s own shape', () => {
+  let rig: AnthropicRig;
+  beforeAll(async () => {
+    rig = await startAnthropicRig({ cache: { mode: 'on', semantic: { enabled: false } } });
+  });
+  afterAll(async () => rig.stop());
+
+  const params = { model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Which ocean is the largest?' }] };
+
+  it('serves a repeated message from the cache, and replays it as a stream', async () => {
+    const first = await rig.client.messages.create(params).withResponse();
+    expect(first.response.headers.get('x-tollgate-cache')).toBe('miss');
+    await entries(rig.tg.url, 1);
+    const calls = rig.upstream.calls.length;
+    const second = await rig.client.messages.create(params).withResponse();
+    expect(second.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect(rig.upstream.calls.length).toBe(calls);
+    expect(second.data.content).toEqual(first.data.content);
+    expect(second.data.stop_reason).toBe(first.data.stop_reason);
+    expect(second.data.usage.input_tokens).toBe(first.data.usage.input_tokens);
+
+    const stream = rig.client.messages.stream(params);
+    const message = await stream.finalMessage();
+    expect(message.content).toEqual(first.data.content);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(rig.upstream.calls.length).toBe(calls);
+  });
+});
+
+describe('cache hits on /genai, in Gemini\'s own shape', () => {
+  let gemini: GeminiUpstream;
+  let tg: RunningGateway;
+  let ai: GoogleGenAI;
+  beforeAll(async () => {
+    gemini = await startGeminiUpstream({ apiKey: 'gemini-test-key' });
+    tg = await startGateway({
+      cache: { mode: 'on', semantic: { enabled: false } },
+      providers: { gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-test-key' } },
+    });
+    ai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai`, timeout: 15_000 } });
+  });
+  afterAll(async () => {
+    await tg.stop();
+    await gemini.close();
+  });
+
+  it('serves a repeated generateContent from the cache, and a streamed one too', async () => {
+    const ask = { model: 'gemini-2.5-flash', contents: 'Which desert is the largest?' };
+    const first = await ai.models.generateContent(ask);
+    await entries(tg.url, 1);
+    const calls = gemini.calls.length;
+    const second = await ai.models.generateContent(ask);
+    expect(gemini.calls.length).toBe(calls);
+    expect(second.text).toBe(first.text);
+    expect(second.candidates?.[0]?.finishReason).toBe('STOP');
+    const chunks: GenerateContentResponse[] = [];
+    for await (const chunk of await ai.models.generateContentStream(ask)) chunks.push(chunk);
+    expect(chunks.map((chunk) => chunk.text ?? '').join('')).toBe(first.text);
+    expect(gemini.calls.length).toBe(calls);
+    const log = await gatewayApi(() => tg.url).api('GET', '/api/logs?limit=3');
+    expect(log.body.data.map((entry: { cache?: string }) => entry.cache)).toEqual(['hit-exact', 'hit-exact', 'miss']);
+  });
+});
