@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * is tokenized) run after the rest, alone: on the 2-core CI machine a CPU-heavy neighbour (the consumer project's
  * `tsc` run) would otherwise decide their outcome instead of the gateway.
  */
-const TIMING_SENSITIVE = ['test/e2e/tokenizer-stall.test.ts'];
+const TIMING_SENSITIVE = ['test/e2e/tokenizer-stall.test.ts', 'test/unit/cache-use-lite.test.ts'];
 
 export default defineConfig({
   test: {

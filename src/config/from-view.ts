@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isRecord } from '../core/is-record.js';
 import { vendorById } from '../providers/registry.js';
-import { providerView, routeView, settingsView } from './present.js';
+import { cacheView, providerView, routeView, settingsView } from './present.js';
 import type { RuntimeConfig } from '../core/config.js';
 import type { ConfigDocument } from './schema.js';
 
@@ -58,7 +58,7 @@ export function documentFromView(
   let baseline = baselineWith(undefined);
   const document: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(view)) {
-    if (!READ_ONLY.includes(key) && !['settings', 'providers', 'routes', 'routing_rules', 'plugins'].includes(key)) document[key] = value;
+    if (!READ_ONLY.includes(key) && !['settings', 'providers', 'routes', 'routing_rules', 'plugins', 'cache'].includes(key)) document[key] = value;
   }
 
   if (isRecord(view.settings)) {
@@ -110,6 +110,12 @@ export function documentFromView(
     document.routing_rules = view.routing_rules;
   }
 
+  // The cache's fields as the lower layers leave them are theirs; only the fields that differ are the API's.
+  if (isRecord(view.cache)) {
+    const diff = leafDiff(view.cache, cacheView(baseline.cache));
+    if (diff !== undefined) document.cache = diff;
+  }
+
   // The API's plugin list replaces the file's whole: only a list that differs from the baseline's is the API's.
   if (view.plugins !== undefined && !isDeepStrictEqual(view.plugins, JSON.parse(JSON.stringify(baseline.plugins)))) {
     document.plugins = view.plugins;
@@ -130,5 +136,6 @@ export function effectiveFingerprint(config: RuntimeConfig): string {
     routes: [...config.routes.values()].map(routeView),
     routing_rules: config.routingRules,
     plugins: config.plugins,
+    cache: cacheView(config.cache),
   });
 }

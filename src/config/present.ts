@@ -1,6 +1,6 @@
 import type { RoutingPolicy } from '../core/config.js';
 import type { ConfigDocument } from './schema.js';
-import type { ProviderRuntime, RouteRuntime, Settings } from '../core/config.js';
+import type { CacheSettings, ProviderRuntime, RouteRuntime, Settings } from '../core/config.js';
 import { maskSecret } from './secret-box.js';
 import type { ProviderView, RouteView } from './views.js';
 
@@ -55,6 +55,19 @@ export function providerView(provider: ProviderRuntime): ProviderView {
   };
 }
 
+/** The effective top-level cache settings, in the config's own field names. */
+export function cacheView(cache: CacheSettings): Record<string, unknown> {
+  const { policy } = cache;
+  return {
+    mode: policy.mode,
+    ttl_seconds: policy.ttlSeconds,
+    scope: policy.scope,
+    cache_sampled: policy.cacheSampled,
+    max_entries: cache.maxEntries,
+    semantic: { enabled: policy.semantic, threshold: policy.threshold, embedder: cache.embedder },
+  };
+}
+
 export function routeView(route: RouteRuntime): RouteView {
   return {
     name: route.name,
@@ -62,6 +75,7 @@ export function routeView(route: RouteRuntime): RouteView {
     fallbacks: [...route.fallbacks],
     ...(route.price ? { price: { ...route.price } } : {}),
     ...(route.plugins.length > 0 ? { plugins: [...route.plugins] } : {}),
+    ...(route.cache ? { cache: structuredClone(route.cache) } : {}),
     ...structuredClone(route.policyConfig),
     source: route.source,
   };

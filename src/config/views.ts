@@ -1,5 +1,5 @@
 import type { ConfigSource } from '../core/config.js';
-import type { PriceConfig } from '../core/config.js';
+import type { CachePolicyConfig, PriceConfig } from '../core/config.js';
 import type { RouteConfig } from './schema.js';
 
 /**
@@ -53,6 +53,7 @@ export interface RouteView extends Pick<RouteConfig, 'retry' | 'breaker' | 'adap
   fallbacks: string[];
   price?: PriceConfig;
   plugins?: string[];
+  cache?: CachePolicyConfig;
   source: ConfigSource;
 }
 

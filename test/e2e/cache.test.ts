@@ -210,3 +210,26 @@ describe('response cache, off (the default)', () => {
     }
   });
 });
+
+describe('response cache, configured through the API', () => {
+  it('turns on with PATCH /api/config, per key too, and shows in GET /api/config', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway(openAIConfig(upstream.url));
+    try {
+      const { api, createKey, clientFor } = gatewayApi(() => gateway.url);
+      expect((await api('PATCH', '/api/config', { cache: { mode: 'on', ttl_seconds: 60, semantic: { enabled: false } } })).status).toBe(200);
+      expect((await api('GET', '/api/config')).body.cache).toMatchObject({ mode: 'on', ttl_seconds: 60 });
+      await call(gateway, ask('Is the API config applied?'));
+      await stored(gateway, 1);
+      expect((await call(gateway, ask('Is the API config applied?'))).cache).toBe('hit-exact');
+      // A key whose own setting turns the cache off.
+      const key = await createKey({ name: 'no-cache', cache: { mode: 'off' } });
+      expect((await call(gateway, ask('Is the API config applied?'), {}, clientFor(key.key))).cache).toBeNull();
+      expect((await api('POST', '/api/keys', { name: 'bad', cache: { mode: 'sometimes' } })).status).toBe(400);
+      expect((await api('PATCH', '/api/config', { cache: { semantic: { threshold: 0.2 } } })).status).toBe(400);
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});

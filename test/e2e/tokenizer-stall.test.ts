@@ -87,7 +87,9 @@ async function expectResponsiveDuring<T>(work: () => Promise<T>): Promise<T> {
   const maxima: number[] = [];
   for (let run = 1; ; run++) {
     const { result, latencies } = await healthLatenciesDuring(work);
-    expect(latencies.length).toBeGreaterThanOrEqual(5);
+    // A few polls overlapped the work (a fast run of the work leaves time for only a handful; a stall would make
+    // the first of them as slow as the stall, which the bound below catches).
+    expect(latencies.length).toBeGreaterThanOrEqual(3);
     maxima.push(Math.max(...latencies));
     if ((maxima.at(-1) as number) < 50 || run === 3) {
       expect(Math.min(...maxima), `slowest /health poll of each run: ${maxima.map((ms) => ms.toFixed(0)).join(', ')} ms`).toBeLessThan(50);

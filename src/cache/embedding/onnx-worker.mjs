@@ -8,10 +8,16 @@
  * once the model has loaded; answers each `{ type: 'embed', id, texts }` with `{ type: 'embedded', id, vectors }`
  * (unit-length Float32Arrays, buffers transferred) or `{ type: 'embed-failed', id, message }`.
  *
+ * The model runs on onnxruntime-web (WebAssembly, one thread), not onnxruntime-node, although transformers.js picks
+ * the native one under Node: the native addon (1.14) is not context-aware, so it loads in only one thread per process,
+ * ever. A second embedder, or the fresh worker that replaces a crashed or closed one, would fail with "Module did not
+ * self-register". One WebAssembly thread also leaves the gateway's other core free, as the USE lite worker does.
+ *
  * Settings `{ modelsDir, model, quantized, dimensions }` arrive either as `workerData.onnxEmbedder`, or, because
  * createWorkerEmbedder cannot pass workerData yet, through `startOnnxEmbeddingWorker(settings)` called by the tiny
  * bootstrap module onnx.ts starts the worker with.
  */
+import { register } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 
 if (!parentPort) throw new Error('onnx-worker.mjs must run in a worker thread');
@@ -40,6 +46,7 @@ export function startOnnxEmbeddingWorker(settings) {
 
 async function loadModel({ modelsDir, model, quantized, dimensions }) {
   forbidNetwork();
+  useWebAssemblyRuntime();
   // Imported here rather than at the top so that a broken install (say, no onnxruntime-node binary for this
   // platform) is reported as 'load-failed' with its reason instead of killing the worker before it can say why.
   const { env, pipeline } = await import('@xenova/transformers');
@@ -50,6 +57,8 @@ async function loadModel({ modelsDir, model, quantized, dimensions }) {
   // there under the same name would silently win over the operator's files.
   env.useFSCache = false;
   env.useBrowserCache = false;
+  // One thread: batching, not parallelism, keeps up under load (see use-lite.ts), and the gateway keeps a core.
+  env.backends.onnx.wasm.numThreads = 1;
   const extractor = await pipeline('feature-extraction', model, { quantized, local_files_only: true });
   // The cache sized its vector index from config.json before the model loaded; a model whose output disagrees
   // (a projection head, a wrong config) must fail now rather than fill the index with vectors of another size.
@@ -66,6 +75,14 @@ function forbidNetwork() {
   globalThis.fetch = async (url) => {
     throw new Error(`the ONNX embedder never downloads, but something asked for ${String(url)}`);
   };
+}
+
+/** Makes transformers.js' `import 'onnxruntime-node'` load onnxruntime-web instead, in this worker only. */
+function useWebAssemblyRuntime() {
+  const hooks = `export async function resolve(specifier, context, next) {
+    return next(specifier === 'onnxruntime-node' ? 'onnxruntime-web' : specifier, context);
+  }`;
+  register(`data:text/javascript,${encodeURIComponent(hooks)}`);
 }
 
 async function embed(extractor, texts, dimensions) {

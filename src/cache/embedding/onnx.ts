@@ -28,8 +28,9 @@ const EXPECTED_LAYOUT =
   '<modelsDir>/<model>/ with config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx or onnx/model_quantized.onnx';
 
 /**
- * A sentence-embedding model the operator placed in a models folder, run by @xenova/transformers (onnxruntime-node)
- * in a worker thread with mean pooling and L2 normalisation. Nothing is ever downloaded.
+ * A sentence-embedding model the operator placed in a models folder, run by @xenova/transformers on onnxruntime-web
+ * (WebAssembly, one thread; onnx-worker.mjs says why not the native runtime) in a worker thread, with mean pooling and
+ * L2 normalisation. Nothing is ever downloaded.
  *
  * Everything the cache needs before the model loads is settled here, synchronously, from the files: `dimensions` is
  * config.json's `hidden_size` (the worker checks it against the model's real output when it loads), and `id` names
