@@ -16,6 +16,8 @@ import { Pipeline } from './pipeline/runner.js';
 import { PluginHost } from './pipeline/plugin-host.js';
 import { BUS, CACHE, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, ServiceRegistry, TRANSPORT } from './services.js';
 import { CacheService } from './cache/cache-service.js';
+import { createRequestContext } from './core/context.js';
+import { lastValueFrom, toArray } from 'rxjs';
 import { GovernanceStore } from './governance/governance-store.js';
 import { startLogSweeper } from './governance/log-retention.js';
 import { SlidingWindowLimiter } from './governance/rate-limiter.js';
@@ -99,6 +101,19 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const health = new HealthRegistry(bus);
   const reservations = new Reservations();
   const cache = new CacheService(store.root, resolve(store.path, 'tollgate.lmdb'), store.path, log);
+  // `<provider>/<model>` cache embedders call the provider through this gateway's own pipeline: routed, keyed,
+  // retried, logged and costed like any embeddings request (as an in-process caller, like the SDK).
+  cache.embedThrough(async (model, texts) => {
+    const runtime = configService.current();
+    const ctx = createRequestContext({ operation: 'embeddings', dialect: 'openai', config: runtime, request: { model, input: texts, encoding_format: 'float' } });
+    const events = await lastValueFrom(pipelineFor(runtime).execute(ctx).pipe(toArray()));
+    const answer = events.find((event) => event.kind === 'embeddings');
+    if (!answer || answer.kind !== 'embeddings') throw new Error(`${model} answered no embeddings`);
+    return [...answer.response.data].sort((a, b) => a.index - b.index).map((item) => {
+      if (!Array.isArray(item.embedding)) throw new Error(`${model} answered an encoded vector where floats were asked for`);
+      return item.embedding;
+    });
+  });
   // Built-in stages and plugins get these same instances, each only the ones it lists in `requires`.
   const services = new ServiceRegistry()
     .set(BUS, bus)

@@ -2,11 +2,13 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { RootDatabase } from 'lmdb';
-import type { CachePolicy } from '../core/config.js';
+import type { CachePolicy, CacheSettings } from '../core/config.js';
 import type { Log } from '../log.js';
 import { CacheStore, selects, type CacheEntry, type CacheSelector } from './cache-store.js';
 import { EmbedderBusy, type Embedder } from './embedding/embedder.js';
 import { createUseLiteEmbedder, USE_LITE_DIMENSIONS, USE_LITE_ID } from './embedding/use-lite.js';
+import { chooseEmbedder, type EmbedderChoice } from './embedding/choose.js';
+import type { EmbedThroughGateway } from './embedding/provider.js';
 import { buildIndexInWorker } from './index-builder.js';
 import { textsLexicallyCompatible } from './lexical-guard.js';
 import type { CacheKeys } from './request-key.js';
@@ -71,8 +73,6 @@ interface Stats {
  */
 export class CacheService {
   private readonly store: CacheStore;
-  private readonly indexDir: string;
-  private readonly indexPath: string;
   private index: VectorIndex | null = null;
   private indexState: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
   private indexDirty = false;
@@ -86,30 +86,76 @@ export class CacheService {
   private readonly shadow: ShadowHit[] = [];
 
   /** The embedder every vector of this cache comes from (made on first use: its model loads in a worker). */
-  private readonly embedderId: string;
-  private readonly dimensions: number;
+  private embedderId: string;
+  /** Its vectors' length; 0 until a provider's embedder answered once. */
+  private dimensions: number;
+  /** The config's name of the embedder in use. */
+  private spec = 'use-lite';
+  private readonly indexDir: string;
+  private indexPath: string;
+  /** How an embeddings model behind the gateway is called (for `<provider>/<model>` embedders); set by the gateway. */
+  private viaGateway: EmbedThroughGateway | null = null;
 
   constructor(
     root: RootDatabase,
     private readonly lmdbPath: string,
     dataDir: string,
     private readonly log: Log,
-    private readonly createEmbedder: () => Embedder = () => createUseLiteEmbedder(),
+    private createEmbedder: () => Embedder = () => createUseLiteEmbedder(),
     describe: { id: string; dimensions: number } = { id: USE_LITE_ID, dimensions: USE_LITE_DIMENSIONS },
   ) {
     this.store = new CacheStore(root);
     this.embedderId = describe.id;
     this.dimensions = describe.dimensions;
     this.indexDir = resolve(dataDir, 'cache');
-    // One index file per embedder: another model's vectors are another space.
-    const tag = createHash('sha256').update(describe.id).digest('hex').slice(0, 12);
-    this.indexPath = resolve(this.indexDir, `semantic-${tag}.hnsw`);
+    this.indexPath = this.indexPathOf(describe.id);
   }
 
-  /** Applies the limits of a config version (the size cap). */
-  configure(maxEntries: number): void {
-    this.maxEntries = maxEntries;
-    if (this.store.count > maxEntries) this.evictInBackground();
+  /** One index file per embedder: another model's vectors are another space. */
+  private indexPathOf(embedderId: string): string {
+    const tag = createHash('sha256').update(embedderId).digest('hex').slice(0, 12);
+    return resolve(this.indexDir, `semantic-${tag}.hnsw`);
+  }
+
+  /** Lets `<provider>/<model>` embedders call the provider through the gateway's pipeline. */
+  embedThrough(send: EmbedThroughGateway): void {
+    this.viaGateway = send;
+  }
+
+  /**
+   * Applies a config version's cache settings: the size cap, and the embedder (another one starts a new index,
+   * under its own file; the old embedder's worker ends). Throws when the embedder cannot be used (an ONNX model
+   * missing from the models folder), which refuses the config.
+   */
+  configure(settings: CacheSettings): void {
+    this.maxEntries = settings.maxEntries;
+    if (this.store.count > settings.maxEntries) this.evictInBackground();
+    if (settings.embedder === this.spec) return;
+    const choice = chooseEmbedder(settings.embedder, settings.modelsDir, this.viaGateway);
+    this.swapEmbedder(choice);
+  }
+
+  private swapEmbedder(choice: EmbedderChoice): void {
+    const previous = this.embedder;
+    const previousIndex = this.index;
+    const previousPath = this.indexPath;
+    const dirty = this.indexDirty;
+    this.spec = choice.spec;
+    this.embedderId = choice.id;
+    this.dimensions = choice.dimensions;
+    this.createEmbedder = choice.create;
+    this.embedder = null;
+    this.embedderState = 'idle';
+    this.index = null;
+    this.indexDirty = false;
+    this.indexPath = this.indexPathOf(choice.id);
+    if (this.indexState !== 'idle') this.indexState = 'loading';
+    void (async () => {
+      if (previousIndex && dirty) await previousIndex.save(previousPath).catch((err: unknown) => this.log.warn({ err }, 'cache: could not save the previous index'));
+      await previous?.close();
+      if (this.indexState === 'loading') await this.loadIndex();
+    })();
+    this.log.info({ embedder: choice.spec, id: choice.id }, 'cache: semantic embedder set');
   }
 
   /** Starts the semantic index (loaded from its file, else rebuilt) and the background sweep; called once the cache is used. */
@@ -138,7 +184,15 @@ export class CacheService {
 
   private async loadIndex(): Promise<void> {
     const started = performance.now();
+    const loading = this.embedderId;
     try {
+      if (this.dimensions === 0) {
+        // A provider's embedder: its first answer says the dimension the index needs.
+        const embedder = this.embedderInUse() as Embedder & { ready?: () => Promise<void> };
+        await embedder.ready?.();
+        this.dimensions = embedder.dimensions;
+        if (this.embedderId !== loading) return;
+      }
       try {
         this.index = await VectorIndex.load(this.indexPath, this.dimensions);
       } catch (err) {
@@ -146,11 +200,14 @@ export class CacheService {
         if (this.store.count > 0) this.log.warn({ reason: (err as Error).message }, 'cache: semantic index file unusable, rebuilding it from the store');
         this.index = await this.buildIndex();
       }
+      // The embedder changed while this index loaded: the new one's load is under way.
+      if (this.embedderId !== loading) return;
       const { added, dropped } = this.reconcile(this.index);
       this.indexDirty = added + dropped > 0;
       this.indexState = 'ready';
       this.log.info({ vectors: this.index.size, added, dropped, ms: Math.round(performance.now() - started) }, 'cache: semantic index ready');
     } catch (err) {
+      if (this.embedderId !== loading) return;
       this.indexState = 'failed';
       this.log.error({ err }, 'cache: the semantic index could not be loaded or rebuilt; the exact tier serves alone');
     }

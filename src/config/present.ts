@@ -64,7 +64,7 @@ export function cacheView(cache: CacheSettings): Record<string, unknown> {
     scope: policy.scope,
     cache_sampled: policy.cacheSampled,
     max_entries: cache.maxEntries,
-    semantic: { enabled: policy.semantic, threshold: policy.threshold, embedder: cache.embedder },
+    semantic: { enabled: policy.semantic, threshold: policy.threshold, embedder: cache.embedder, models_dir: cache.modelsDir },
   };
 }
 

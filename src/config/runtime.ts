@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { normalizeAddress } from './address.js';
 import { createHash } from 'node:crypto';
@@ -402,12 +403,12 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   checkRoutingRules(routingRules, providers, routeNames);
   const plugins = layers.api.plugins ?? layers.file.plugins ?? [];
   checkRoutePlugins(routes, plugins);
-  const cache = resolveCacheSettings(layers.api.cache, layers.file.cache);
+  const cache = resolveCacheSettings(layers.api.cache, layers.file.cache, settings.dataDir);
   return { version, settings, providers, routes, routingRules, plugins, cache, warnings: routeWarnings(routes, providers) };
 }
 
 /** The top-level cache section: the API's fields over the file's, over the defaults. */
-function resolveCacheSettings(api: CacheConfig | undefined, file: CacheConfig | undefined): CacheSettings {
+function resolveCacheSettings(api: CacheConfig | undefined, file: CacheConfig | undefined, dataDir: string): CacheSettings {
   return {
     policy: {
       mode: api?.mode ?? file?.mode ?? 'off',
@@ -419,5 +420,6 @@ function resolveCacheSettings(api: CacheConfig | undefined, file: CacheConfig | 
     },
     maxEntries: api?.max_entries ?? file?.max_entries ?? DEFAULTS.cacheMaxEntries,
     embedder: api?.semantic?.embedder ?? file?.semantic?.embedder ?? 'use-lite',
+    modelsDir: api?.semantic?.models_dir ?? file?.semantic?.models_dir ?? join(dataDir, 'models'),
   };
 }

@@ -172,7 +172,14 @@ export const cacheSchema = z.strictObject({
     .strictObject({
       enabled: z.boolean().optional().describe('Look up paraphrases too, not only the exact same request (default true).'),
       threshold: cacheThresholdSchema.optional(),
-      embedder: z.enum(['use-lite']).optional().describe('The sentence embedder: `use-lite` (Universal Sentence Encoder lite, built in, runs locally).'),
+      embedder: z
+        .string()
+        .regex(/^(use-lite|onnx:[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)?|[a-z0-9][a-z0-9_-]*\/[^\s]{1,200})$/, 'use-lite, onnx:<model folder> or <provider>/<embeddings model>')
+        .optional()
+        .describe(
+          'The sentence embedder: `use-lite` (Universal Sentence Encoder lite, built in, the default), `onnx:<model>` (an ONNX sentence model such as all-MiniLM-L6-v2 placed in `models_dir/<model>/`, run locally), or `<provider>/<model>` (a provider\'s embeddings endpoint, called through tollgate\'s routing). Changing it starts a new semantic index; the default threshold is calibrated for use-lite.',
+        ),
+      models_dir: z.string().min(1).max(1000).optional().describe('Folder of ONNX sentence models for `onnx:<model>` (default `<data_dir>/models`).'),
     })
     .optional(),
 });

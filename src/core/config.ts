@@ -118,8 +118,10 @@ export interface CacheConfig {
     | {
         enabled?: boolean | undefined;
         threshold?: number | undefined;
-        /** `use-lite` (built in, the default). */
-        embedder?: 'use-lite' | undefined;
+        /** `use-lite` (built in, the default), `onnx:<model>` or `<provider>/<model>`. */
+        embedder?: string | undefined;
+        /** Folder of ONNX sentence models (default `<data_dir>/models`). */
+        models_dir?: string | undefined;
       }
     | undefined;
 }
@@ -139,7 +141,10 @@ export interface CacheSettings {
   /** The policy before any route, key or team override. */
   policy: CachePolicy;
   maxEntries: number;
+  /** `use-lite`, `onnx:<model>` or `<provider>/<model>`. */
   embedder: string;
+  /** Where `onnx:<model>` embedders are found (`<models_dir>/<model>/`). */
+  modelsDir: string;
 }
 
 /** How a request survives failure: retries, breakers, adaptive weights. Resolved once per config version. */

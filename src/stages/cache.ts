@@ -7,6 +7,7 @@ import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
 import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
+import { ConfigError } from '../config/secret-ref.js';
 import { definePlugin } from '../core/plugin.js';
 import type { Next, Stage } from '../core/stage.js';
 import { BUS, CACHE, LOG } from '../services.js';
@@ -212,7 +213,12 @@ export default definePlugin({
   requires: [CACHE, BUS, LOG],
   create: (_options, config, services) => {
     const cache = services.get(CACHE);
-    cache.configure(config.cache.maxEntries);
+    try {
+      cache.configure(config.cache);
+    } catch (err) {
+      // An embedder that cannot run (an ONNX model missing from the models folder) refuses the config that names it.
+      throw new ConfigError(`cache.semantic.embedder: ${(err as Error).message}`);
+    }
     if (config.cache.policy.mode !== 'off' && config.cache.policy.semantic) cache.warmUp();
     return new CacheStage(cache, services.get(BUS), services.get(LOG));
   },
