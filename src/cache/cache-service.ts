@@ -366,6 +366,7 @@ export class CacheService {
     const answered = this.stats.exactHits + this.stats.semanticHits;
     return {
       entries: this.store.count,
+      size_bytes: this.store.sizeBytes(),
       max_entries: Number.isFinite(this.maxEntries) ? this.maxEntries : null,
       semantic_index: { state: this.indexState, vectors: this.index?.size ?? 0, deleted: this.index?.deletedCount ?? 0 },
       embedder: { id: this.embedder?.id ?? null, state: this.embedderState },

@@ -129,6 +129,16 @@ export class CacheStore {
     for (const { value } of this.entries.getRange()) yield value;
   }
 
+  /** Bytes the cache's databases take in the store (their pages). */
+  sizeBytes(): number {
+    let bytes = 0;
+    for (const db of [this.entries, this.exact, this.expiry] as Array<{ getStats(): unknown }>) {
+      const stats = db.getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+      bytes += stats.pageSize * (stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages);
+    }
+    return bytes;
+  }
+
   get count(): number {
     return this.entries.getCount();
   }

@@ -31,6 +31,16 @@ async function stored(gateway: RunningGateway, entries: number): Promise<void> {
   throw new Error(`the cache did not reach ${entries} entries`);
 }
 
+/** Until the cache has stored `count` answers since the gateway started. */
+async function storedSinceStart(gateway: RunningGateway, count: number): Promise<void> {
+  const { api } = gatewayApi(() => gateway.url);
+  for (let i = 0; i < 100; i++) {
+    if ((await api('GET', '/api/cache')).body.since_start.stored >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the cache did not store ${count} answers`);
+}
+
 /** Until the semantic tier can answer: index loaded (or rebuilt) and the embedder's model loaded. */
 async function semanticReady(gateway: RunningGateway): Promise<void> {
   const { api } = gatewayApi(() => gateway.url);
@@ -173,6 +183,68 @@ describe('response cache, on', () => {
     await semanticReady(gateway);
     expect((await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.semantic_index.vectors).toBe(2);
     expect((await call(gateway, ask("Tell me Italy's capital city"))).cache).toBe('hit-semantic');
+
+    // A missing file too: rebuilt from the store.
+    await gateway.stop();
+    for (const name of readdirSync(join(dataDir, 'cache'))) rmSync(join(dataDir, 'cache', name));
+    gateway = await startGateway(config(), {}, { dataDir });
+    await semanticReady(gateway);
+    expect((await call(gateway, ask('Could you tell me the capital city of Italy?'))).cache).toBe('hit-semantic');
+
+    // Deleting by model leaves the other models' entries.
+    await call(gateway, { ...ask('What is the capital of Italy?'), model: 'openai/gpt-4o' });
+    const { api } = gatewayApi(() => gateway.url);
+    await stored(gateway, 3);
+    expect((await api('DELETE', '/api/cache?model=openai/gpt-4o')).body.deleted).toBe(1);
+    expect((await call(gateway, ask('What is the capital of Italy?'))).cache).toBe('hit-exact');
+  });
+});
+
+describe('response cache, limits', () => {
+  it('expires an answer after its TTL, evicts the least recently used past max_entries, and charges nothing for a hit', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on', max_entries: 3, semantic: { enabled: false } } }));
+    try {
+      const { api, createKey, clientFor } = gatewayApi(() => gateway.url);
+      // TTL from the request's header: gone a second later.
+      expect((await call(gateway, ask('Short-lived answer?'), { 'x-tollgate-cache-ttl': '1' })).cache).toBe('miss');
+      await stored(gateway, 1);
+      expect((await call(gateway, ask('Short-lived answer?'))).cache).toBe('hit-exact');
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect((await call(gateway, ask('Short-lived answer?'))).cache).toBe('miss');
+      // Its answer is stored again (after the client got it): cleared only once it is there.
+      await storedSinceStart(gateway, 2);
+      await api('DELETE', '/api/cache');
+
+      // A budgeted key: the miss is charged, the hit is not.
+      const key = await createKey({ name: 'budgeted', budget: 10 });
+      const client = clientFor(key.key);
+      await call(gateway, ask('Question one?'), {}, client);
+      await storedSinceStart(gateway, 3);
+      const spent = (await api('GET', `/api/keys/${key.id}`)).body.spend as number;
+      expect(spent).toBeGreaterThan(0);
+      const savedBefore = (await api('GET', '/api/cache')).body.since_start.saved_usd as number;
+      expect((await call(gateway, ask('Question one?'), {}, client)).cache).toBe('hit-exact');
+      expect((await api('GET', `/api/keys/${key.id}`)).body.spend).toBe(spent);
+      const report = (await api('GET', '/api/cache')).body;
+      expect(report.since_start.saved_usd - savedBefore).toBeCloseTo(spent, 10);
+
+      // Past three entries the least recently used go: question one was just used, two and three were not.
+      await call(gateway, ask('Question two?'), {}, client);
+      await call(gateway, ask('Question three?'), {}, client);
+      await storedSinceStart(gateway, 5);
+      expect((await call(gateway, ask('Question one?'), {}, client)).cache).toBe('hit-exact');
+      await call(gateway, ask('Question four?'), {}, client);
+      await call(gateway, ask('Question five?'), {}, client);
+      await storedSinceStart(gateway, 7);
+      for (let i = 0; i < 100 && (await api('GET', '/api/cache')).body.entries > 3; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await api('GET', '/api/cache')).body.entries).toBeLessThanOrEqual(3);
+      expect((await call(gateway, ask('Question one?'), {}, client)).cache).toBe('hit-exact');
+      expect((await call(gateway, ask('Question two?'), {}, client)).cache).toBe('miss');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
   });
 });
 
