@@ -440,10 +440,7 @@ export class CacheService {
           const count = this.store.count;
           const excess = count - this.maxEntries;
           if (excess <= 0) return;
-          const victims = [...this.store.all()]
-            .sort((a, b) => a.usedAt - b.usedAt)
-            .slice(0, Math.min(count, excess + Math.ceil(this.maxEntries / 100)))
-            .map((entry) => entry.id);
+          const victims = this.store.leastRecentlyUsed(Math.min(count, excess + Math.ceil(this.maxEntries / 100)));
           await this.store.remove(victims);
           for (const id of victims) this.index?.remove(id);
           this.indexDirty = true;

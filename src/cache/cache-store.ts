@@ -51,12 +51,15 @@ export class CacheStore {
   private readonly entries: Database<CacheEntry, number>;
   private readonly exact: Database<number, string>;
   private readonly expiry: Database<null, [number, number]>;
+  /** Entry ids by last use: the least recently used come first, for eviction without reading every entry. */
+  private readonly recency: Database<null, [number, number]>;
   private nextId: number;
 
   constructor(root: RootDatabase) {
     this.entries = root.openDB<CacheEntry, number>({ name: 'cache-entries' });
     this.exact = root.openDB<number, string>({ name: 'cache-exact' });
     this.expiry = root.openDB<null, [number, number]>({ name: 'cache-expiry' });
+    this.recency = root.openDB<null, [number, number]>({ name: 'cache-recency' });
     let last = 0;
     for (const id of this.entries.getKeys({ reverse: true, limit: 1 })) last = id;
     this.nextId = last + 1;
@@ -87,13 +90,28 @@ export class CacheStore {
       void this.exact.put(entry.exactKey, entry.id);
       void this.entries.put(entry.id, entry);
       void this.expiry.put([entry.expiresAt, entry.id], null);
+      void this.recency.put([entry.usedAt, entry.id], null);
     });
     return replaced;
   }
 
   /** Records a hit (for LRU eviction and the stats); written in the background. */
   touch(entry: CacheEntry, at: number): void {
-    void this.entries.put(entry.id, { ...entry, usedAt: at, hits: entry.hits + 1 });
+    void this.entries.transaction(() => {
+      const current = this.entries.get(entry.id);
+      // Deleted or replaced since the lookup read it: nothing to record.
+      if (!current) return;
+      void this.recency.remove([current.usedAt, current.id]);
+      void this.recency.put([at, current.id], null);
+      void this.entries.put(current.id, { ...current, usedAt: at, hits: current.hits + 1 });
+    });
+  }
+
+  /** The `limit` least recently used entry ids. */
+  leastRecentlyUsed(limit: number): number[] {
+    const ids: number[] = [];
+    for (const key of this.recency.getKeys({ limit })) ids.push(key[1]);
+    return ids;
   }
 
   async remove(ids: readonly number[]): Promise<void> {
@@ -109,6 +127,7 @@ export class CacheStore {
     if (!entry) return;
     if (this.exact.get(entry.exactKey) === id) void this.exact.remove(entry.exactKey);
     void this.expiry.remove([entry.expiresAt, id]);
+    void this.recency.remove([entry.usedAt, id]);
     void this.entries.remove(id);
   }
 
@@ -132,7 +151,7 @@ export class CacheStore {
   /** Bytes the cache's databases take in the store (their pages). */
   sizeBytes(): number {
     let bytes = 0;
-    for (const db of [this.entries, this.exact, this.expiry] as Array<{ getStats(): unknown }>) {
+    for (const db of [this.entries, this.exact, this.expiry, this.recency] as Array<{ getStats(): unknown }>) {
       const stats = db.getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
       bytes += stats.pageSize * (stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages);
     }
