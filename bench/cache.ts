@@ -221,12 +221,23 @@ function fileSize(path: string): number {
   }
 }
 
-/** VmRSS and VmHWM (peak) of a process, in bytes. */
-function processMemory(pid: number): { rss: number; peak: number } {
+interface Memory {
+  rss: number;
+  /** Anonymous memory (heaps, the native index) and file-backed pages (LMDB's memory map, code) within rss. */
+  anon: number;
+  file: number;
+  /** VmHWM: the highest rss so far. */
+  peak: number;
+}
+
+/** A process's memory from /proc/<pid>/status, in bytes. */
+function processMemory(pid: number): Memory {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
-  return { rss: field('VmRSS'), peak: field('VmHWM') };
+  return { rss: field('VmRSS'), anon: field('RssAnon'), file: field('RssFile'), peak: field('VmHWM') };
 }
+
+const memoryText = (memory: Memory): string => `${mb(memory.rss)} (${mb(memory.anon)} + ${mb(memory.file)})`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Children and temp dirs, all released in the end (also on error or Ctrl-C).
@@ -325,7 +336,7 @@ interface IndexReady {
   state: string;
   vectors: number;
   entries: number;
-  rssAtReady: number;
+  rssAtReady: Memory;
   /** Latencies of the GET /api/cache polls while waiting: is the event loop free meanwhile? */
   pollMs: number[];
 }
@@ -341,25 +352,25 @@ async function waitForIndex(gateway: GatewayChild, capMs: number, during?: () =>
     const state = report.semantic_index.state;
     if (state === 'ready' || state === 'failed') {
       await duringDone;
-      const { rss } = processMemory(gateway.pid);
-      return { readyMs: state === 'ready' ? performance.now() - gateway.spawnedAt : Number.NaN, state, vectors: report.semantic_index.vectors, entries: report.entries, rssAtReady: rss, pollMs };
+      const memory = processMemory(gateway.pid);
+      return { readyMs: state === 'ready' ? performance.now() - gateway.spawnedAt : Number.NaN, state, vectors: report.semantic_index.vectors, entries: report.entries, rssAtReady: memory, pollMs };
     }
     if (performance.now() - gateway.spawnedAt > capMs) {
       await duringDone;
-      return { readyMs: Number.NaN, state: `${state} after ${capMs / 1000} s`, vectors: report.semantic_index.vectors, entries: report.entries, rssAtReady: processMemory(gateway.pid).rss, pollMs };
+      return { readyMs: Number.NaN, state: `${state} after ${capMs / 1000} s`, vectors: report.semantic_index.vectors, entries: report.entries, rssAtReady: processMemory(gateway.pid), pollMs };
     }
     if (during && !duringDone) duringDone = during();
     await sleep(100);
   }
 }
 
-/** Waits (at most `capMs`) for the embedder to load; returns the RSS then, or NaN. */
-async function rssWithEmbedder(gateway: GatewayChild, capMs: number): Promise<{ rss: number; state: string }> {
+/** Waits (at most `capMs`) for the embedder to load; returns the memory then, or null. */
+async function rssWithEmbedder(gateway: GatewayChild, capMs: number): Promise<{ memory: Memory | null; state: string }> {
   const deadline = performance.now() + capMs;
   for (;;) {
     const { embedder } = await cacheReport(gateway.url);
-    if (embedder.state === 'ready') return { rss: processMemory(gateway.pid).rss, state: 'ready' };
-    if (embedder.state === 'failed' || performance.now() > deadline) return { rss: Number.NaN, state: embedder.state };
+    if (embedder.state === 'ready') return { memory: processMemory(gateway.pid), state: 'ready' };
+    if (embedder.state === 'failed' || performance.now() > deadline) return { memory: null, state: embedder.state };
     await sleep(100);
   }
 }
@@ -406,6 +417,8 @@ interface FillResult {
   lmdbBytes: number;
   benchRss: number;
   scanSeconds: number;
+  countMs: number;
+  statsCountMs: number;
   sets: QuerySet[];
   results: Map<string, { ms: number[]; hits: number; right: number; skipped: number }>;
 }
@@ -528,12 +541,22 @@ async function fillAndLookup(): Promise<FillResult> {
     if (lookup.semanticSkipped !== null) result.skipped++;
   }
 
-  // What eviction and DELETE /api/cache do first, on the event loop: read every entry.
+  // What DELETE /api/cache does first, on the event loop: read every entry.
+  const cacheStore = new CacheStore(store.root);
   const scanStarted = performance.now();
   let scanned = 0;
-  for (const entry of new CacheStore(store.root).all()) if (entry.id > 0) scanned++;
+  for (const entry of cacheStore.all()) if (entry.id > 0) scanned++;
   const scanSeconds = (performance.now() - scanStarted) / 1000;
   if (scanned !== ENTRIES) throw new Error(`scan read ${scanned} entries`);
+  // CacheStore.count, which every put reads (to decide on eviction) and GET /api/cache reports.
+  const countStarted = performance.now();
+  for (let k = 0; k < 20; k++) if (cacheStore.count !== ENTRIES) throw new Error('count changed');
+  const countMs = (performance.now() - countStarted) / 20;
+  // The same number from the B-tree's header, for comparison.
+  const entriesDb = store.root.openDB<unknown, number>({ name: 'cache-entries' });
+  const statsStarted = performance.now();
+  for (let k = 0; k < 20; k++) if ((entriesDb.getStats() as { entryCount: number }).entryCount !== ENTRIES) throw new Error('entryCount differs');
+  const statsCountMs = (performance.now() - statsStarted) / 20;
 
   const benchRss = process.memoryUsage().rss;
   const saveStarted = performance.now();
@@ -549,6 +572,8 @@ async function fillAndLookup(): Promise<FillResult> {
     lmdbBytes: fileSize(lmdbPath),
     benchRss,
     scanSeconds,
+    countMs,
+    statsCountMs,
     sets,
     results,
   };
@@ -561,12 +586,12 @@ interface StartRun {
   label: string;
   gateway: GatewayChild;
   ready: IndexReady;
-  embedder: { rss: number; state: string };
+  embedder: { memory: Memory | null; state: string };
 }
 
 function startRow(run: StartRun): string {
   const { gateway, ready } = run;
-  return `| ${run.label} | ${fmt(gateway.servingMs, 0)} | ${gateway.timing ? fmt(gateway.timing.modulesMs, 0) : 'n/a'} | ${gateway.timing ? fmt(gateway.timing.createMs, 0) : 'n/a'} | ${ready.state === 'ready' ? fmt(ready.readyMs, 0) : ready.state} | ${ready.entries.toLocaleString('en')} / ${ready.vectors.toLocaleString('en')} | ${mb(ready.rssAtReady)} | ${Number.isFinite(run.embedder.rss) ? mb(run.embedder.rss) : run.embedder.state} |`;
+  return `| ${run.label} | ${fmt(gateway.servingMs, 0)} | ${gateway.timing ? fmt(gateway.timing.modulesMs, 0) : 'n/a'} | ${gateway.timing ? fmt(gateway.timing.createMs, 0) : 'n/a'} | ${ready.state === 'ready' ? fmt(ready.readyMs, 0) : ready.state} | ${ready.entries.toLocaleString('en')} / ${ready.vectors.toLocaleString('en')} | ${memoryText(ready.rssAtReady)} | ${run.embedder.memory ? memoryText(run.embedder.memory) : run.embedder.state} | ${mb((run.embedder.memory ?? ready.rssAtReady).peak)} |`;
 }
 
 async function corruptIndex(dataDir: string): Promise<string> {
@@ -617,7 +642,9 @@ async function main(): Promise<void> {
   console.log(`| index file | ${mb(fill.indexBytes)} |`);
   console.log(`| LMDB (whole data file, cache and the rest) | ${mb(fill.lmdbBytes)} |`);
   console.log(`| bench process RSS after the fill (its test data included) | ${mb(fill.benchRss)} |`);
-  console.log(`| read every entry (CacheStore.all(): what eviction and DELETE /api/cache do first, synchronously) | ${fmt(fill.scanSeconds, 2)} s |`);
+  console.log(`| read every entry (CacheStore.all(): what DELETE /api/cache does first, synchronously) | ${fmt(fill.scanSeconds, 2)} s |`);
+  console.log(`| CacheStore.count (LMDB getCount; read by every put and by GET /api/cache) | ${fmt(fill.countMs, 3)} ms |`);
+  console.log(`| the same count from getStats().entryCount | ${fmt(fill.statsCountMs, 3)} ms |`);
 
   // 2.
   progress('start-up: upstream, then gateways');
@@ -660,8 +687,8 @@ async function main(): Promise<void> {
     runs.push({ label: `${ENTRIES.toLocaleString('en')} entries, index file corrupt (rebuilt in a worker)`, gateway, ready, embedder });
 
     console.log(`\n## 2. Start-up of a gateway process (cache on, semantic on)\n`);
-    console.log('| data dir | spawn → /health 200 ms | of which module load (child) ms | createGateway ms | spawn → index ready ms | entries / vectors | RSS at index ready | RSS with embedder loaded |');
-    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    console.log('| data dir | spawn → /health 200 ms | of which module load (child) ms | createGateway ms | spawn → index ready ms | entries / vectors | RSS at index ready (anon + file) | RSS with embedder loaded (anon + file) | peak RSS |');
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const run of runs) console.log(startRow(run));
     const polls = summary(runs[2]!.ready.pollMs);
     const hits = summary(duringRebuild.map((result) => result.ms));

@@ -158,7 +158,13 @@ export class CacheStore {
     return bytes;
   }
 
+  /** Entries stored, from the database's statistics (getCount() would walk every key: ~2 ms at 100,000). */
   get count(): number {
-    return this.entries.getCount();
+    return (this.entries.getStats() as { entryCount: number }).entryCount;
+  }
+
+  /** Removes every entry at once. */
+  async clear(): Promise<void> {
+    await Promise.all([this.entries.clearAsync(), this.exact.clearAsync(), this.expiry.clearAsync(), this.recency.clearAsync()]);
   }
 }
