@@ -228,6 +228,11 @@ describe('response cache, limits', () => {
       expect((await api('GET', `/api/keys/${key.id}`)).body.spend).toBe(spent);
       const report = (await api('GET', '/api/cache')).body;
       expect(report.since_start.saved_usd - savedBefore).toBeCloseTo(spent, 10);
+      const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+      expect(metrics).toMatch(/^tollgate_cache_lookups_total\{tier="exact",result="hit"\} 2$/m);
+      expect(metrics).toMatch(/^tollgate_cache_lookups_total\{tier="none",result="miss"\} 3$/m);
+      const saved = Number(/^tollgate_cache_saved_usd_total (\S+)$/m.exec(metrics)?.[1]);
+      expect(saved).toBeCloseTo(report.since_start.saved_usd, 10);
 
       // Past three entries the least recently used go: question one was just used, two and three were not.
       await call(gateway, ask('Question two?'), {}, client);
