@@ -44,6 +44,8 @@ export interface GatewayOptions {
   env?: Env;
   pipeline?: PipelineDefinition;
   log?: Log;
+  /** The built web dashboard to serve at `/` (default: this package's dashboard/dist); tests point it elsewhere. */
+  dashboardDir?: string;
 }
 
 export interface Gateway {
@@ -228,7 +230,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     contentType: GatewayMetrics.contentType,
     render: () => metricsNow?.render() ?? Promise.resolve(''),
   };
-  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache });
+  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, dashboardDir: options.dashboardDir });
 
   // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
   let closingStore = false;

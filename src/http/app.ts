@@ -9,6 +9,7 @@ import { registerAdminRoutes } from './admin/register-admin.js';
 import { registerAnthropicRoutes } from '../dialects/anthropic/routes/register.js';
 import type { HttpDeps } from './deps.js';
 import { registerGenAIRoutes } from '../dialects/gemini/routes/register.js';
+import { DEFAULT_DASHBOARD_DIR, registerDashboardRoutes } from './dashboard-route.js';
 import { registerHealthRoutes } from './health.js';
 import { registerMetricsRoute } from './metrics-route.js';
 import { reportRefusedCalls } from './refusal-events.js';
@@ -95,5 +96,6 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   registerGenAIRoutes(app, deps);
   registerLiteLLMRoutes(app, deps);
   registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache });
+  registerDashboardRoutes(app, deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR);
   return app;
 }

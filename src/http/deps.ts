@@ -26,6 +26,8 @@ export interface HttpDeps {
   cache: AdminDeps['cache'];
   /** The Prometheus exposition behind GET /metrics (null: not served). */
   metrics: MetricsExposition | null;
+  /** The built web dashboard served at `/` (default: dashboard/dist of this package). */
+  dashboardDir?: string;
 }
 
 /** What /metrics serves; the telemetry subscriber provides it, the HTTP layer only renders it. */

@@ -1,0 +1,70 @@
+/**
+ * The one way the dashboard talks to the gateway: the public `/api` endpoints, the same ones a script uses.
+ * Failures become an ApiError carrying the API's own `{error: {message, param, code}}`, so forms can show the
+ * message next to the field it names.
+ */
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** The request field the API blames (`budget`, `status`), to show the message next to that field. */
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export type Query = Record<string, string | number | undefined | null>;
+
+/** `/api/logs` + `{status: '5xx', q: ''}` -> `/api/logs?status=5xx` (empty values left out). */
+export function apiUrl(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
+  }
+  const search = params.toString();
+  return `/api${path}${search ? `?${search}` : ''}`;
+}
+
+async function errorOf(response: Response): Promise<ApiError> {
+  const text = await response.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown; param?: unknown; code?: unknown } };
+    const error = body.error;
+    if (error && typeof error.message === 'string') {
+      return new ApiError(response.status, error.message, typeof error.param === 'string' ? error.param : null, typeof error.code === 'string' ? error.code : null);
+    }
+  } catch {
+    // Not the API's JSON (a proxy's error page, say): fall through to the status line.
+  }
+  return new ApiError(response.status, `The gateway answered ${response.status} ${response.statusText}`.trim());
+}
+
+async function call<T>(method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+      signal,
+    });
+  } catch (err) {
+    if (err instanceof DOMException && err.name === 'AbortError') throw err;
+    throw new ApiError(0, 'Cannot reach the gateway. Is it running?');
+  }
+  if (!response.ok) throw await errorOf(response);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+export const api = {
+  get: <T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> => call<T>('GET', apiUrl(path, query), undefined, signal),
+  post: <T>(path: string, body: unknown): Promise<T> => call<T>('POST', apiUrl(path), body),
+  patch: <T>(path: string, body: unknown): Promise<T> => call<T>('PATCH', apiUrl(path), body),
+  delete: <T>(path: string): Promise<T> => call<T>('DELETE', apiUrl(path)),
+};

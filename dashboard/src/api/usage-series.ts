@@ -1,0 +1,36 @@
+import type { Usage, UsageNumbers } from './types.js';
+
+export interface UsageSeries extends Record<keyof UsageNumbers, number[]> {
+  /** Bucket starts, epoch seconds, every bucket of the range (empty ones as zeros, so lines do not skip). */
+  times: number[];
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** Sums `/api/usage` rows across groups into one series per number, with a point for every hour or day. */
+export function usageOverTime(usage: Usage): UsageSeries {
+  const step = usage.interval === 'hour' ? HOUR : DAY;
+  const first = Math.floor(Date.parse(usage.from) / step) * step;
+  const last = Math.floor(Date.parse(usage.to) / step) * step;
+  const times: number[] = [];
+  const index = new Map<number, number>();
+  for (let t = first; t <= last; t += step) {
+    index.set(t, times.length);
+    times.push(t / 1000);
+  }
+  const series: UsageSeries = { times, requests: [], errors: [], spend_usd: [], input_tokens: [], output_tokens: [] };
+  for (const name of ['requests', 'errors', 'spend_usd', 'input_tokens', 'output_tokens'] as const) series[name] = times.map(() => 0);
+  for (const row of usage.data) {
+    const at = index.get(Math.floor(Date.parse(row.start) / step) * step);
+    if (at === undefined) continue;
+    for (const name of ['requests', 'errors', 'spend_usd', 'input_tokens', 'output_tokens'] as const) series[name][at]! += row[name];
+  }
+  return series;
+}
+
+export function usageTotals(usage: Usage): UsageNumbers {
+  const sum: UsageNumbers = { requests: 0, errors: 0, spend_usd: 0, input_tokens: 0, output_tokens: 0 };
+  for (const row of usage.totals) for (const name of Object.keys(sum) as (keyof UsageNumbers)[]) sum[name] += row[name];
+  return sum;
+}

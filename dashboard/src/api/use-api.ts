@@ -1,0 +1,53 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from './client.js';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: ApiError | null;
+  loading: boolean;
+  reload(): void;
+}
+
+/**
+ * Runs `load` when `deps` change, and again every `pollMs` while the tab is visible (a hidden tab does not poll
+ * the gateway). Earlier data stays on screen while a reload runs, so polling does not flicker.
+ */
+export function useApi<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[], pollMs?: number): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  const reload = useCallback(() => setTick((n) => n + 1), []);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setLoading(true);
+    loadRef
+      .current(controller.signal)
+      .then((value) => {
+        setData(value);
+        setError(null);
+      })
+      .catch((err: unknown) => {
+        if (controller.signal.aborted) return;
+        setError(err instanceof ApiError ? err : new ApiError(0, err instanceof Error ? err.message : String(err)));
+      })
+      .finally(() => {
+        if (!controller.signal.aborted) setLoading(false);
+      });
+    return () => controller.abort();
+    // The caller names what the load depends on; `tick` is a reload asked for (by polling or after a change).
+  }, [...deps, tick]);
+
+  useEffect(() => {
+    if (!pollMs) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') reload();
+    }, pollMs);
+    return () => clearInterval(timer);
+  }, [pollMs, reload]);
+
+  return { data, error, loading, reload };
+}

@@ -1,0 +1,48 @@
+import { useEffect } from 'preact/hooks';
+import { Layout, type NavItem } from './components/layout.js';
+import { KeysPage } from './pages/keys.js';
+import { LogDetailPage } from './pages/log-detail.js';
+import { LogsPage } from './pages/logs.js';
+import { OverviewPage } from './pages/overview.js';
+import { SpendPage } from './pages/spend.js';
+import { useLocation } from './router.js';
+
+/** Only pages that work are listed; providers, routes and settings come later (issue 18). */
+const NAV: NavItem[] = [
+  { path: '/', label: 'Overview' },
+  { path: '/logs', label: 'Request logs' },
+  { path: '/keys', label: 'Keys & teams' },
+  { path: '/spend', label: 'Spend' },
+];
+
+export function App() {
+  const location = useLocation();
+  const section = `/${location.path.split('/')[1] ?? ''}`;
+  const logId = location.path.startsWith('/logs/') ? decodeURIComponent(location.path.slice('/logs/'.length)) : null;
+  const current = NAV.find((item) => item.path === section);
+
+  useEffect(() => {
+    document.title = `${current?.label ?? 'Not found'} · tollgate`;
+  }, [current]);
+
+  let page;
+  if (logId) page = <LogDetailPage id={logId} />;
+  else if (section === '/') page = <OverviewPage />;
+  else if (section === '/logs') page = <LogsPage location={location} />;
+  else if (section === '/keys') page = <KeysPage />;
+  else if (section === '/spend') page = <SpendPage location={location} />;
+  else
+    page = (
+      <section>
+        <h1>Page not found</h1>
+        <p>
+          There is no dashboard page at <code>#{location.path}</code>. <a href="#/">Go to the overview</a>.
+        </p>
+      </section>
+    );
+  return (
+    <Layout items={NAV} current={section}>
+      {page}
+    </Layout>
+  );
+}

@@ -1,0 +1,42 @@
+/** How numbers, money and times read on every page. */
+
+export function usd(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  if (value === 0) return '$0';
+  // Per-request costs are often fractions of a cent: keep enough digits to tell them apart.
+  if (Math.abs(value) < 0.01) return `$${value.toPrecision(2)}`;
+  return `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
+export function count(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return value.toLocaleString('en-US');
+}
+
+export function ms(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${Math.round(value * 10) / 10} ms`;
+}
+
+export function percent(value: number): string {
+  return `${Math.round(value * 1000) / 10}%`;
+}
+
+export function dateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+}
+
+/** The value an `<input type="date">` shows for a moment, in the browser's time zone. */
+export function dateInput(date: Date): string {
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+/** The value at `fraction` (0.5, 0.95) of the sorted values, nearest rank; null for none. */
+export function percentile(values: number[], fraction: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? null;
+}

@@ -1,0 +1,187 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError } from '../api/client.js';
+import type { CreatedKey, List, Team, VirtualKey } from '../api/types.js';
+import { useApi } from '../api/use-api.js';
+import { BudgetBar } from '../components/budget-bar.js';
+import { ConfirmButton } from '../components/confirm-button.js';
+import { CopyButton } from '../components/copy-button.js';
+import { ErrorNotice } from '../components/error-notice.js';
+import { FormField, optionalNumber } from '../components/form-field.js';
+import { Empty, Loading } from '../components/states.js';
+import { count, dateTime } from '../format.js';
+import { TeamsSection } from './teams.js';
+
+const PERIODS = ['total', 'daily', 'weekly', 'monthly'] as const;
+
+/** Virtual keys and their teams: spend against budget, create (secret shown once), disable, delete. */
+export function KeysPage() {
+  const keys = useApi((signal) => api.get<List<VirtualKey>>('/keys', {}, signal), []);
+  const teams = useApi((signal) => api.get<List<Team>>('/teams', {}, signal), []);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const teamName = (id: string | null): string => (id ? (teams.data?.data.find((team) => team.id === id)?.name ?? id) : '—');
+
+  const act = async (change: () => Promise<unknown>): Promise<void> => {
+    setActionError(null);
+    try {
+      await change();
+    } catch (err) {
+      setActionError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    }
+    keys.reload();
+    teams.reload();
+  };
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">Virtual keys</h1>
+      {created ? <NewSecret created={created} onDone={() => setCreated(null)} /> : null}
+      <ErrorNotice error={keys.error ?? actionError} />
+      {keys.data ? (
+        keys.data.data.length ? (
+          <div class="table-wrap">
+            <table>
+              <caption class="visually-hidden">Virtual keys</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Team</th>
+                  <th scope="col">Spend / budget</th>
+                  <th scope="col">Requests</th>
+                  <th scope="col">Rate limit</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.data.data.map((key) => (
+                  <tr key={key.id} data-key-id={key.id}>
+                    <th scope="row">{key.name}</th>
+                    <td>
+                      <code>{key.key_prefix}…</code>
+                    </td>
+                    <td>{teamName(key.team)}</td>
+                    <td>
+                      <BudgetBar spend={key.spend} budget={key.budget} period={key.budget_period} />
+                    </td>
+                    <td>{count(key.requests)}</td>
+                    <td>{key.rate_limit ? `${key.rate_limit}/min` : '—'}</td>
+                    <td>{key.disabled ? <span class="badge status-4xx">disabled</span> : key.expires_at ? `expires ${dateTime(key.expires_at)}` : 'active'}</td>
+                    <td class="actions">
+                      <button type="button" onClick={() => void act(() => api.patch(`/keys/${encodeURIComponent(key.id)}`, { disabled: !key.disabled }))}>
+                        {key.disabled ? 'Enable' : 'Disable'}
+                        <span class="visually-hidden"> {key.name}</span>
+                      </button>
+                      <ConfirmButton label={`Delete`} title={`Delete the key “${key.name}”?`} confirmLabel="Delete key" onConfirm={() => void act(() => api.delete(`/keys/${encodeURIComponent(key.id)}`))}>
+                        <p>Clients using it get 401 from then on. Its spend stays in the usage history. This cannot be undone.</p>
+                      </ConfirmButton>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : (
+          <Empty>No virtual keys yet. Create one below; clients then send it as their API key.</Empty>
+        )
+      ) : keys.loading ? (
+        <Loading what="keys" />
+      ) : null}
+
+      <CreateKeyForm teams={teams.data?.data ?? []} onCreated={(key) => { setCreated(key); keys.reload(); }} />
+      <TeamsSection teams={teams} onChange={() => keys.reload()} />
+    </section>
+  );
+}
+
+function NewSecret({ created, onDone }: { created: CreatedKey; onDone(): void }) {
+  return (
+    <div class="notice notice-success" role="status" tabIndex={-1} ref={(element) => element?.focus()}>
+      <h2>Key “{created.name}” created</h2>
+      <p>Copy the secret now: it is shown this once and stored only as a hash.</p>
+      <p class="secret">
+        <code data-testid="new-key-secret">{created.key}</code> <CopyButton text={created.key} label="Copy secret" />
+      </p>
+      <button type="button" onClick={onDone}>
+        I have copied it
+      </button>
+    </div>
+  );
+}
+
+function CreateKeyForm({ teams, onCreated }: { teams: Team[]; onCreated(key: CreatedKey): void }) {
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    const formElement = event.target as HTMLFormElement;
+    const form = new FormData(formElement);
+    const models = String(form.get('models') ?? '').split(',').map((model) => model.trim()).filter(Boolean);
+    const body = {
+      name: String(form.get('name') ?? '').trim(),
+      team: String(form.get('team') ?? '') || undefined,
+      budget: optionalNumber(form.get('budget')),
+      budget_period: String(form.get('budget_period') ?? 'total'),
+      rate_limit: optionalNumber(form.get('rate_limit')),
+      models: models.length ? models : undefined,
+    };
+    setBusy(true);
+    setError(null);
+    try {
+      onCreated(await api.post<CreatedKey>('/keys', body));
+      formElement.reset();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="panel" onSubmit={(event) => void submit(event)} aria-labelledby="create-key-title">
+      <h2 id="create-key-title">Create a virtual key</h2>
+      {error && !error.param ? <ErrorNotice error={error} /> : null}
+      {error?.param && !['name', 'team', 'budget', 'budget_period', 'rate_limit', 'models'].some((field) => error.param?.startsWith(field)) ? <ErrorNotice error={error} /> : null}
+      <div class="form-grid">
+        <FormField name="name" label="Name" error={error}>
+          {(aria) => <input {...aria} name="name" required autoComplete="off" />}
+        </FormField>
+        <FormField name="team" label="Team" error={error}>
+          {(aria) => (
+            <select {...aria} name="team">
+              <option value="">no team</option>
+              {teams.map((team) => (
+                <option key={team.id} value={team.id}>
+                  {team.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </FormField>
+        <FormField name="budget" label="Budget (USD)" error={error} hint="empty: no budget">
+          {(aria) => <input {...aria} name="budget" type="number" min="0" step="any" inputMode="decimal" />}
+        </FormField>
+        <FormField name="budget_period" label="Budget period" error={error}>
+          {(aria) => (
+            <select {...aria} name="budget_period">
+              {PERIODS.map((period) => (
+                <option key={period} value={period}>
+                  {period}
+                </option>
+              ))}
+            </select>
+          )}
+        </FormField>
+        <FormField name="rate_limit" label="Requests per minute" error={error} hint="empty: no limit">
+          {(aria) => <input {...aria} name="rate_limit" type="number" min="1" step="1" inputMode="numeric" />}
+        </FormField>
+        <FormField name="models" label="Allowed models" error={error} hint="comma-separated, e.g. openai/*, chat-default; empty: all">
+          {(aria) => <input {...aria} name="models" autoComplete="off" />}
+        </FormField>
+      </div>
+      <button type="submit" disabled={busy}>
+        {busy ? 'Creating…' : 'Create key'}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,150 @@
+import { useMemo } from 'preact/hooks';
+import { api } from '../api/client.js';
+import type { List, Team, Usage, UsageGroupBy, VirtualKey } from '../api/types.js';
+import { useApi } from '../api/use-api.js';
+import { ErrorNotice, fieldError } from '../components/error-notice.js';
+import { Empty, Loading } from '../components/states.js';
+import { TimeChart } from '../components/time-chart.js';
+import { download, toCsv } from '../csv.js';
+import { count, dateInput, usd } from '../format.js';
+import { navigate, type Location } from '../router.js';
+
+const GROUPS: UsageGroupBy[] = ['key', 'model', 'team', 'provider', 'route'];
+const COLORS = ['#2563eb', '#059669', '#d97706', '#7c3aed', '#dc2626', '#0891b2'];
+/** The chart draws the biggest spenders; the table and the CSV have every group. */
+const CHART_GROUPS = 5;
+
+/** Dates in the URL are the browser's local days; the API gets the range as instants from the first day's start to the last day's end. */
+function rangeOf(query: URLSearchParams): { from: string; to: string } {
+  const today = new Date();
+  const monthAgo = new Date(today.getTime() - 29 * 86_400_000);
+  return { from: query.get('from') ?? dateInput(monthAgo), to: query.get('to') ?? dateInput(today) };
+}
+
+export function SpendPage({ location }: { location: Location }) {
+  const groupBy = (GROUPS as string[]).includes(location.query.get('group_by') ?? '') ? (location.query.get('group_by') as UsageGroupBy) : 'key';
+  const interval = location.query.get('interval') === 'hour' ? 'hour' : 'day';
+  const range = rangeOf(location.query);
+  const usage = useApi(
+    (signal) => {
+      const from = new Date(`${range.from}T00:00:00`);
+      const to = new Date(`${range.to}T00:00:00`);
+      to.setDate(to.getDate() + 1);
+      return api.get<Usage>('/usage', { group_by: groupBy, interval, from: Number.isNaN(from.getTime()) ? range.from : from.toISOString(), to: Number.isNaN(to.getTime()) ? range.to : to.toISOString() }, signal);
+    },
+    [groupBy, interval, range.from, range.to],
+  );
+  // Keys and teams are shown by name; the usage rows carry their ids.
+  const names = useApi(
+    async (signal) => {
+      if (groupBy !== 'key' && groupBy !== 'team') return new Map<string, string>();
+      const list = await api.get<List<VirtualKey | Team>>(groupBy === 'key' ? '/keys' : '/teams', {}, signal);
+      return new Map(list.data.map((item) => [item.id, item.name]));
+    },
+    [groupBy],
+  );
+  const nameOf = (group: string): string => {
+    const name = names.data?.get(group);
+    return name ? `${name} (${group})` : group;
+  };
+
+  const totals = useMemo(() => [...(usage.data?.totals ?? [])].sort((a, b) => b.spend_usd - a.spend_usd), [usage.data]);
+  const chart = useMemo(() => {
+    if (!usage.data || totals.length === 0) return null;
+    const times = [...new Set(usage.data.data.map((row) => Date.parse(row.start) / 1000))].sort((a, b) => a - b);
+    const at = new Map(times.map((time, index) => [time, index]));
+    const series = totals.slice(0, CHART_GROUPS).map((total, index) => {
+      const values: number[] = times.map(() => 0);
+      for (const row of usage.data!.data) if (row.group === total.group) values[at.get(Date.parse(row.start) / 1000)!]! += row.spend_usd;
+      return { label: total.group, values, color: COLORS[index % COLORS.length]! };
+    });
+    return { times, series };
+  }, [usage.data, totals]);
+
+  const change = (event: Event): void => {
+    const form = new FormData((event.target as HTMLElement).closest('form')!);
+    navigate('/spend', { group_by: String(form.get('group_by')), interval: String(form.get('interval')), from: String(form.get('from')), to: String(form.get('to')) });
+  };
+  const csv = (): void => {
+    if (!usage.data) return;
+    const rows = usage.data.data.map((row) => [row.start, row.group, groupBy === 'key' || groupBy === 'team' ? (names.data?.get(row.group) ?? '') : '', row.requests, row.errors, row.spend_usd, row.input_tokens, row.output_tokens]);
+    download(`tollgate-spend-by-${groupBy}-${range.from}-to-${range.to}.csv`, toCsv(['start', groupBy, 'name', 'requests', 'errors', 'spend_usd', 'input_tokens', 'output_tokens'], rows));
+  };
+
+  return (
+    <section aria-labelledby="spend-title">
+      <h1 id="spend-title">Spend</h1>
+      <form class="filters" onChange={change} onSubmit={(event) => event.preventDefault()}>
+        <label>
+          Group by
+          <select name="group_by" value={groupBy}>
+            {GROUPS.map((group) => (
+              <option key={group} value={group}>
+                {group}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Per
+          <select name="interval" value={interval}>
+            <option value="day">day</option>
+            <option value="hour">hour</option>
+          </select>
+        </label>
+        <label>
+          From
+          <input type="date" name="from" value={range.from} />
+          {fieldError(usage.error, 'from') ? <span class="field-error">{fieldError(usage.error, 'from')}</span> : null}
+        </label>
+        <label>
+          To
+          <input type="date" name="to" value={range.to} />
+          {fieldError(usage.error, 'to') ? <span class="field-error">{fieldError(usage.error, 'to')}</span> : null}
+        </label>
+        <div class="actions">
+          <button type="button" onClick={csv} disabled={!usage.data || usage.data.data.length === 0}>
+            Download CSV
+          </button>
+        </div>
+      </form>
+      {usage.error && !fieldError(usage.error, 'from') && !fieldError(usage.error, 'to') ? <ErrorNotice error={usage.error} /> : null}
+      {chart ? <TimeChart title={`Spend per ${interval}, top ${chart.series.length} by ${groupBy}`} times={chart.times} series={chart.series} format={usd} /> : null}
+      {usage.data ? (
+        totals.length ? (
+          <div class="table-wrap">
+            <table>
+              <caption class="visually-hidden">Totals per {groupBy}, biggest spend first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{groupBy}</th>
+                  <th scope="col">Spend</th>
+                  <th scope="col">Requests</th>
+                  <th scope="col">Errors</th>
+                  <th scope="col">Tokens in / out</th>
+                </tr>
+              </thead>
+              <tbody>
+                {totals.map((total) => (
+                  <tr key={total.group}>
+                    <th scope="row">{nameOf(total.group)}</th>
+                    <td>{usd(total.spend_usd)}</td>
+                    <td>{count(total.requests)}</td>
+                    <td>{count(total.errors)}</td>
+                    <td>
+                      {count(total.input_tokens)} / {count(total.output_tokens)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : (
+          <Empty>No usage in this range.</Empty>
+        )
+      ) : usage.loading ? (
+        <Loading what="usage" />
+      ) : null}
+    </section>
+  );
+}

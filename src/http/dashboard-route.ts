@@ -1,0 +1,53 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+
+/** Where `npm run build:dashboard` writes the web UI (dashboard/dist, never committed). */
+export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist/', import.meta.url));
+
+/**
+ * Said at `/` when the dashboard has not been built (a package installed without dev dependencies, or a clone
+ * started with `node src/main.ts` instead of `npm start`): the API works regardless, so this is not an error.
+ */
+const NOT_BUILT_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tollgate</title><link rel="icon" href="data:,"></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; line-height: 1.5">
+<h1>tollgate is running; the dashboard is not built</h1>
+<p>The API (<code>/v1</code>, <code>/api</code>, <code>/health</code>, <code>/metrics</code>) works. To get the web dashboard here,
+build it from the repository and reload this page (no restart needed):</p>
+<pre>npm install
+npm run build:dashboard</pre>
+<p><code>npm start</code> builds it by itself when it is missing or out of date.</p>
+</body></html>
+`;
+
+/**
+ * Serves the built dashboard: `GET /` answers index.html and `/assets/*` the hashed bundles. The dashboard routes
+ * in the browser (`/#/logs`), so no other path is claimed and `/v1`, `/api`, `/health`, ... and unknown URLs
+ * keep their own answers. index.html is read on each request so a rebuild shows without a restart.
+ */
+export function registerDashboardRoutes(app: FastifyInstance, dashboardDir: string): void {
+  app.get('/', async (_request, reply) => {
+    let page: string;
+    try {
+      page = await readFile(join(dashboardDir, 'index.html'), 'utf8');
+    } catch {
+      return reply.code(503).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(NOT_BUILT_PAGE);
+    }
+    // index.html names the hashed bundles of the current build, so it must never be cached.
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
+  });
+
+  // Bundle names carry a content hash: a file never changes under its name, so browsers may keep it.
+  void app.register(fastifyStatic, {
+    root: join(dashboardDir, 'assets'),
+    prefix: '/assets/',
+    decorateReply: false,
+    wildcard: true,
+    index: false,
+    immutable: true,
+    maxAge: '365d',
+  });
+}
