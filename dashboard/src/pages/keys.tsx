@@ -137,8 +137,9 @@ function CreateKeyForm({ teams, onCreated }: { teams: Team[]; onCreated(key: Cre
       setBusy(false);
     }
   };
+  // noValidate: the API is the one judge of a key, and its messages show next to the fields they name.
   return (
-    <form class="panel" onSubmit={(event) => void submit(event)} aria-labelledby="create-key-title">
+    <form class="panel" noValidate onSubmit={(event) => void submit(event)} aria-labelledby="create-key-title">
       <h2 id="create-key-title">Create a virtual key</h2>
       {error && !error.param ? <ErrorNotice error={error} /> : null}
       {error?.param && !['name', 'team', 'budget', 'budget_period', 'rate_limit', 'models'].some((field) => error.param?.startsWith(field)) ? <ErrorNotice error={error} /> : null}

@@ -84,7 +84,7 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
       ) : teams.loading ? (
         <Loading what="teams" />
       ) : null}
-      <form class="panel" onSubmit={(event) => void create(event)} aria-labelledby="create-team-title">
+      <form class="panel" noValidate onSubmit={(event) => void create(event)} aria-labelledby="create-team-title">
         <h3 id="create-team-title">Create a team</h3>
         {formError && !['name', 'budget', 'budget_period', 'rate_limit'].some((field) => formError.param?.startsWith(field)) ? <ErrorNotice error={formError} /> : null}
         <div class="form-grid">
