@@ -8,8 +8,11 @@ export interface UsageSeries extends Record<keyof UsageNumbers, number[]> {
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-/** Sums `/api/usage` rows across groups into one series per number, with a point for every hour or day. */
-export function usageOverTime(usage: Usage): UsageSeries {
+/**
+ * Every hour or day of the answer's range (epoch seconds) and where a row's bucket sits among them: charts get a
+ * point for each bucket, zero where nothing ran, so one busy day does not stretch across the whole axis.
+ */
+export function usageBuckets(usage: Usage): { times: number[]; indexOf(start: string): number | undefined } {
   const step = usage.interval === 'hour' ? HOUR : DAY;
   const first = Math.floor(Date.parse(usage.from) / step) * step;
   const last = Math.floor(Date.parse(usage.to) / step) * step;
@@ -19,10 +22,16 @@ export function usageOverTime(usage: Usage): UsageSeries {
     index.set(t, times.length);
     times.push(t / 1000);
   }
+  return { times, indexOf: (start) => index.get(Math.floor(Date.parse(start) / step) * step) };
+}
+
+/** Sums `/api/usage` rows across groups into one series per number, with a point for every hour or day. */
+export function usageOverTime(usage: Usage): UsageSeries {
+  const { times, indexOf } = usageBuckets(usage);
   const series: UsageSeries = { times, requests: [], errors: [], spend_usd: [], input_tokens: [], output_tokens: [] };
   for (const name of ['requests', 'errors', 'spend_usd', 'input_tokens', 'output_tokens'] as const) series[name] = times.map(() => 0);
   for (const row of usage.data) {
-    const at = index.get(Math.floor(Date.parse(row.start) / step) * step);
+    const at = indexOf(row.start);
     if (at === undefined) continue;
     for (const name of ['requests', 'errors', 'spend_usd', 'input_tokens', 'output_tokens'] as const) series[name][at]! += row[name];
   }

@@ -2,6 +2,7 @@ import { useMemo } from 'preact/hooks';
 import { api } from '../api/client.js';
 import type { List, Team, Usage, UsageGroupBy, VirtualKey } from '../api/types.js';
 import { useApi } from '../api/use-api.js';
+import { usageBuckets } from '../api/usage-series.js';
 import { ErrorNotice, fieldError } from '../components/error-notice.js';
 import { Empty, Loading } from '../components/states.js';
 import { TimeChart } from '../components/time-chart.js';
@@ -51,15 +52,17 @@ export function SpendPage({ location }: { location: Location }) {
   const totals = useMemo(() => [...(usage.data?.totals ?? [])].sort((a, b) => b.spend_usd - a.spend_usd), [usage.data]);
   const chart = useMemo(() => {
     if (!usage.data || totals.length === 0) return null;
-    const times = [...new Set(usage.data.data.map((row) => Date.parse(row.start) / 1000))].sort((a, b) => a - b);
-    const at = new Map(times.map((time, index) => [time, index]));
+    const { times, indexOf } = usageBuckets(usage.data);
     const series = totals.slice(0, CHART_GROUPS).map((total, index) => {
       const values: number[] = times.map(() => 0);
-      for (const row of usage.data!.data) if (row.group === total.group) values[at.get(Date.parse(row.start) / 1000)!]! += row.spend_usd;
-      return { label: total.group, values, color: COLORS[index % COLORS.length]! };
+      for (const row of usage.data!.data) {
+        const at = indexOf(row.start);
+        if (row.group === total.group && at !== undefined) values[at]! += row.spend_usd;
+      }
+      return { label: names.data?.get(total.group) ?? total.group, values, color: COLORS[index % COLORS.length]! };
     });
     return { times, series };
-  }, [usage.data, totals]);
+  }, [usage.data, totals, names.data]);
 
   const change = (event: Event): void => {
     const form = new FormData((event.target as HTMLElement).closest('form')!);
