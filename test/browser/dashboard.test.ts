@@ -6,6 +6,8 @@ import { collectPageErrors, launchChromium, screenshot } from '../helpers/browse
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
+// Code run in the page is passed as strings: this file is type-checked for Node, without the DOM's types.
+
 /**
  * The dashboard in a real browser against a real gateway and a scripted upstream: every page in the navigation
  * loads without errors, and the loop a user runs works end to end: create a team and a key in the UI, call with
@@ -77,11 +79,11 @@ describe('the dashboard in Chromium', () => {
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Request logs' }).waitFor();
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
     // The focus ring is drawn (not suppressed by the styles).
-    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid');
+    expect(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle')).toBe('solid');
     await page.keyboard.press('Enter');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('main');
     expect(errors).toEqual([]);
   }, TIMEOUT);
 
@@ -164,8 +166,8 @@ describe('the dashboard in Chromium', () => {
     const row = page.getByRole('row', { name: /browser-key/ });
     await row.getByRole('button', { name: /Disable/ }).click();
     await row.getByText('disabled').waitFor();
-    const keys = await (await fetch(`${tg.url}/api/keys`)).json();
-    expect(keys.data[0].disabled).toBe(true);
+    const keys = (await (await fetch(`${tg.url}/api/keys`)).json()) as { data: { disabled: boolean }[] };
+    expect(keys.data[0]?.disabled).toBe(true);
     const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: createdSecret, maxRetries: 0 });
     await expect(client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 401 });
 
@@ -190,7 +192,7 @@ describe('the dashboard in Chromium', () => {
       await small.getByRole('heading', { level: 1, name: heading }).waitFor();
       await small.waitForLoadState('networkidle');
       // Wide tables scroll inside their own box; the page itself must not.
-      const overflow = await small.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await small.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect(overflow, `#${hash} is wider than the screen`).toBeLessThanOrEqual(0);
       await screenshot(small, `phone-${hash.slice(1) || 'overview'}`);
     }

@@ -33,7 +33,7 @@ describe('the dashboard route', () => {
     expect((await fetch(`${url}/api/keys`)).status).toBe(200);
     const unknown = await fetch(`${url}/dashboard/nothing`);
     expect(unknown.status).toBe(404);
-    expect((await unknown.json()).error.code).toBe('unknown_url');
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('unknown_url');
     const missingAsset = await fetch(`${url}/assets/nothing.js`);
     expect(missingAsset.status).toBe(404);
   });
