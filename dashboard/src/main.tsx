@@ -1,5 +1,11 @@
 import { render } from 'preact';
 import { App } from './app.js';
+import { SessionGate } from './session.js';
 import './styles.css';
 
-render(<App />, document.getElementById('app')!);
+render(
+  <SessionGate>
+    <App />
+  </SessionGate>,
+  document.getElementById('app')!,
+);

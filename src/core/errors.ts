@@ -124,6 +124,7 @@ export const ERROR_CATALOGUE = {
   invalid_provider_credentials: { status: 401, type: 'authentication_error', retryable: false },
   model_not_allowed: { status: 403, type: 'permission_error', retryable: false },
   admin_api_loopback_only: { status: 403, type: 'permission_error', retryable: false },
+  cross_site_request: { status: 403, type: 'permission_error', retryable: false },
   // What the request names does not exist.
   unknown_url: { status: 404, type: 'invalid_request_error', retryable: false },
   model_not_found: { status: 404, type: 'invalid_request_error', retryable: false },

@@ -17,6 +17,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Dispatched on `window` when the API refuses the dashboard's session. */
+export const SIGNED_OUT_EVENT = 'tollgate:signed-out';
+
 export type Query = Record<string, string | number | undefined | null>;
 
 /** `/api/logs` + `{status: '5xx', q: ''}` -> `/api/logs?status=5xx` (empty values left out). */
@@ -57,7 +60,12 @@ async function call<T>(method: string, url: string, body?: unknown, signal?: Abo
     if (err instanceof DOMException && err.name === 'AbortError') throw err;
     throw new ApiError(0, 'Cannot reach the gateway. Is it running?');
   }
-  if (!response.ok) throw await errorOf(response);
+  if (!response.ok) {
+    const error = await errorOf(response);
+    // The session ended (expired, signed out elsewhere, the gateway restarted): the sign-in gate takes over.
+    if (error.status === 401 && error.code === 'invalid_admin_key') window.dispatchEvent(new CustomEvent(SIGNED_OUT_EVENT));
+    throw error;
+  }
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
 }

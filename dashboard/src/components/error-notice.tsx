@@ -2,7 +2,7 @@ import type { ApiError } from '../api/client.js';
 
 /**
  * An API failure as the page shows it: the API's own message, and for a refused `/api` what the user can do
- * (the dashboard has no sign-in yet, so it works where `/api` answers without a key: on the gateway's machine).
+ * (a 401 sends the dashboard back to its sign-in form; a 403 is the API's loopback rule or a refused origin).
  */
 export function ErrorNotice({ error }: { error: ApiError | null }) {
   if (!error) return null;
@@ -11,10 +11,10 @@ export function ErrorNotice({ error }: { error: ApiError | null }) {
     <div class="notice notice-error" role="alert">
       <strong>{refused ? 'The management API refused the dashboard' : 'Something went wrong'}</strong>
       {error.status > 0 ? ` (${error.status})` : ''}: {error.message}
-      {refused ? (
+      {error.status === 403 && error.code === 'admin_api_loopback_only' ? (
         <p>
-          The dashboard cannot sign in yet. It works when <code>TOLLGATE_ADMIN_KEY</code> is not set and the browser runs on the
-          gateway's own machine (the API then answers loopback clients without a key).
+          No admin key is configured, so the management API answers only browsers on the gateway's own machine. Set{' '}
+          <code>TOLLGATE_ADMIN_KEY</code> to use the dashboard from elsewhere; it will then ask for that key.
         </p>
       ) : null}
     </div>

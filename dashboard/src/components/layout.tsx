@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useSession } from '../session.js';
 
 export interface NavItem {
   path: string;
@@ -7,6 +8,7 @@ export interface NavItem {
 
 /** The frame of every page: a skip link, the navigation (current page marked for screen readers) and the page. */
 export function Layout({ items, current, children }: { items: NavItem[]; current: string; children: ComponentChildren }) {
+  const session = useSession();
   return (
     <>
       <a class="skip-link" href="#main" onClick={(event) => {
@@ -29,6 +31,11 @@ export function Layout({ items, current, children }: { items: NavItem[]; current
             ))}
           </ul>
         </nav>
+        {session.adminKeyRequired ? (
+          <button type="button" class="sign-out" onClick={() => void session.signOut()}>
+            Sign out
+          </button>
+        ) : null}
       </header>
       <main id="main" tabIndex={-1}>
         {children}

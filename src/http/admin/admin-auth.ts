@@ -6,6 +6,39 @@ import { clientAddress, hasProxyHeader } from '../client-address.js';
 import type { GatewayError } from '../../core/errors.js';
 import type { AdminDeps } from './admin-deps.js';
 import { gatewayError } from '../../core/errors.js';
+import { sessionToken, type AdminSessions } from './admin-sessions.js';
+
+/** Methods that change something: refused when a browser sends them from another site. */
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Cross-site request forgery: a page on another site can make a browser send requests here (with the dashboard's
+ * cookie, or to a loopback-open API). Browsers say where a request comes from (`Origin`, `Sec-Fetch-Site`); a
+ * state-changing call whose origin is another site is refused. Scripts and CLIs send neither header and pass.
+ */
+function checkSameSite(request: FastifyRequest): void {
+  if (!UNSAFE_METHODS.has(request.method)) return;
+  // Modern browsers say it outright (and behind a proxy that rewrites Host this is the only reliable signal).
+  const fetchSite = request.headers['sec-fetch-site'];
+  if (fetchSite === 'same-origin' || fetchSite === 'none') return;
+  if (fetchSite !== undefined) throw crossSite();
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    throw crossSite();
+  }
+  if (host !== request.headers.host) throw crossSite();
+}
+
+function crossSite(): GatewayError {
+  return gatewayError('cross_site_request', 'A state-changing management API call from another site is refused (cross-site request protection).');
+}
+
+/** Paths the hook lets through to their handler, which checks the admin key itself (signing in, signing out). */
+const SESSION_PATH = '/api/session';
 
 /**
  * The client's address: the socket peer, or, behind a proxy named in `trusted_proxies`, the client it forwards
@@ -29,7 +62,16 @@ function bearerToken(header: string | undefined): string | null {
   return match?.[1]?.trim() ?? null;
 }
 
-function invalidAdminKey(message: string): GatewayError {
+/** Both sides hashed first, so the comparison takes the same time whatever the presented key's length or content. */
+export function adminKeyMatches(presented: string, expected: Buffer): boolean {
+  return timingSafeEqual(sha256(presented), expected);
+}
+
+export function expectedAdminKey(adminKey: string | null): Buffer | null {
+  return adminKey ? sha256(adminKey) : null;
+}
+
+export function invalidAdminKey(message: string): GatewayError {
   return gatewayError('invalid_admin_key', message, { headers: { 'www-authenticate': 'Bearer realm="tollgate-admin"' } });
 }
 
@@ -38,14 +80,21 @@ function invalidAdminKey(message: string): GatewayError {
  * make the gateway parse anything. Both sides are hashed first so the comparison takes the same time
  * whatever the length or content of the presented key.
  */
-export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'configService'>): onRequestAsyncHookHandler {
+export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'configService'>, sessions: AdminSessions): onRequestAsyncHookHandler {
   const expected = deps.adminKey ? sha256(deps.adminKey) : null;
   let proxyWarned = false;
   return async (request) => {
+    checkSameSite(request);
+    if (request.url.split('?')[0] === SESSION_PATH) return;
     if (expected) {
       const token = bearerToken(request.headers.authorization);
-      if (token === null) throw invalidAdminKey('The management API requires the admin key: send Authorization: Bearer <TOLLGATE_ADMIN_KEY>.');
-      if (!timingSafeEqual(sha256(token), expected)) {
+      if (token === null) {
+        // The dashboard's sign-in: a session cookie stands for the admin key.
+        const session = sessionToken(request.headers.cookie);
+        if (session !== null && sessions.valid(session)) return;
+        throw invalidAdminKey('The management API requires the admin key: send Authorization: Bearer <TOLLGATE_ADMIN_KEY>, or sign in to the dashboard.');
+      }
+      if (!adminKeyMatches(token, expected)) {
         deps.log.warn({ remote: remoteAddress(request, deps), url: request.url.split('?')[0] }, 'admin API request with a wrong admin key');
         throw invalidAdminKey('The admin key is not valid.');
       }

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { sendUnknownUrl } from '../render-error.js';
 import { adminAuthHook } from './admin-auth.js';
+import { AdminSessions } from './admin-sessions.js';
+import { registerSessionRoutes } from './session-routes.js';
 import type { AdminDeps } from './admin-deps.js';
 import { registerAuditRoutes } from './audit-routes.js';
 import { registerConfigRoutes } from './config-routes.js';
@@ -22,7 +24,9 @@ export type { AdminDeps } from './admin-deps.js';
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
   app.register(
     async (api) => {
-      api.addHook('onRequest', adminAuthHook(deps));
+      // Dashboard sign-ins of this server (in memory: a restart signs everyone out).
+      const sessions = new AdminSessions();
+      api.addHook('onRequest', adminAuthHook(deps, sessions));
       // Responses describe live config (masked, but still operational detail): keep them out of caches.
       api.addHook('onSend', async (_request, reply, payload) => {
         reply.header('cache-control', 'no-store');
@@ -30,6 +34,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       });
       // Unknown /api paths get their 404 inside this plugin, after the auth hook, so they cannot be probed without the key.
       api.setNotFoundHandler(sendUnknownUrl);
+      registerSessionRoutes(api, deps, sessions);
       registerConfigRoutes(api, deps);
       registerProviderRoutes(api, deps);
       registerRouteRoutes(api, deps);

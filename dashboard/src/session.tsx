@@ -1,0 +1,64 @@
+import { createContext, type ComponentChildren } from 'preact';
+import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
+import { api, ApiError, SIGNED_OUT_EVENT } from './api/client.js';
+import { SignInPage } from './pages/sign-in.js';
+
+interface SessionState {
+  /** The gateway has TOLLGATE_ADMIN_KEY set: the dashboard signs in with it. */
+  adminKeyRequired: boolean;
+  signOut(): Promise<void>;
+}
+
+const SessionContext = createContext<SessionState>({ adminKeyRequired: false, signOut: async () => undefined });
+
+export function useSession(): SessionState {
+  return useContext(SessionContext);
+}
+
+/**
+ * Shows the dashboard once `/api` will answer it: at once when no admin key is configured (the API's loopback
+ * rule applies, and a refused page says so), otherwise after signing in with the admin key, which the gateway
+ * exchanges for an httpOnly session cookie (the page never keeps the key). A refused session brings the form back.
+ */
+export function SessionGate({ children }: { children: ComponentChildren }) {
+  const [status, setStatus] = useState<{ adminKeyRequired: boolean; signedIn: boolean } | null>(null);
+  const [problem, setProblem] = useState<ApiError | null>(null);
+
+  const refresh = useCallback(async () => {
+    try {
+      const answer = await api.get<{ admin_key_required: boolean; signed_in: boolean }>('/session');
+      setStatus({ adminKeyRequired: answer.admin_key_required, signedIn: answer.signed_in });
+      setProblem(null);
+    } catch (err) {
+      setProblem(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    }
+  }, []);
+
+  useEffect(() => {
+    void refresh();
+    const onSignedOut = (): void => setStatus((current) => (current ? { ...current, signedIn: false } : current));
+    window.addEventListener(SIGNED_OUT_EVENT, onSignedOut);
+    return () => window.removeEventListener(SIGNED_OUT_EVENT, onSignedOut);
+  }, [refresh]);
+
+  const signOut = useCallback(async () => {
+    await api.delete('/session').catch(() => undefined);
+    setStatus((current) => (current ? { ...current, signedIn: false } : current));
+  }, []);
+
+  if (problem && !status) {
+    return (
+      <main class="sign-in" id="main">
+        <div class="notice notice-error" role="alert">
+          {problem.message}{' '}
+          <button type="button" onClick={() => void refresh()}>
+            Try again
+          </button>
+        </div>
+      </main>
+    );
+  }
+  if (!status) return <p class="muted loading" aria-live="polite">Loading…</p>;
+  if (status.adminKeyRequired && !status.signedIn) return <SignInPage onSignedIn={() => void refresh()} />;
+  return <SessionContext.Provider value={{ adminKeyRequired: status.adminKeyRequired, signOut }}>{children}</SessionContext.Provider>;
+}

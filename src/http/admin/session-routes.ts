@@ -1,0 +1,50 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { gatewayError } from '../../core/errors.js';
+import { isRecord } from '../../core/is-record.js';
+import { adminKeyMatches, expectedAdminKey, invalidAdminKey } from './admin-auth.js';
+import type { AdminDeps } from './admin-deps.js';
+import { SESSION_COOKIE, SESSION_TTL_MS, sessionToken, type AdminSessions } from './admin-sessions.js';
+
+/** The session cookie: httpOnly (no script reads it), SameSite=Strict (no other site sends it), /api only. */
+function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
+  const secure = request.protocol === 'https' ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/api; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+/**
+ * Signing in to the dashboard when `TOLLGATE_ADMIN_KEY` is set: `POST /api/session` with `{"admin_key": ...}`
+ * answers with a session cookie, `DELETE /api/session` ends it, `GET /api/session` says whether the admin key is
+ * required and whether this browser is signed in. Without an admin key the API follows its loopback rule and
+ * there is nothing to sign in to.
+ */
+export function registerSessionRoutes(api: FastifyInstance, deps: AdminDeps, sessions: AdminSessions): void {
+  const expected = expectedAdminKey(deps.adminKey);
+
+  api.get('/session', async (request) => {
+    const token = sessionToken(request.headers.cookie);
+    return { admin_key_required: expected !== null, signed_in: expected !== null && token !== null && sessions.valid(token) };
+  });
+
+  api.post('/session', async (request, reply) => {
+    if (!expected) {
+      throw gatewayError('invalid_request', 'No admin key is configured: the management API answers clients on this machine without signing in.');
+    }
+    const body = request.body;
+    const presented = isRecord(body) && typeof body.admin_key === 'string' ? body.admin_key : null;
+    if (presented === null) throw gatewayError('missing_required_parameter', "Missing required parameter: 'admin_key'.", { param: 'admin_key' });
+    if (!adminKeyMatches(presented, expected)) {
+      deps.log.warn({ url: '/api/session' }, 'dashboard sign-in with a wrong admin key');
+      throw invalidAdminKey('The admin key is not valid.');
+    }
+    const session = sessions.create();
+    reply.header('set-cookie', cookie(request, session.token, Math.floor(SESSION_TTL_MS / 1000)));
+    return { signed_in: true, expires_at: new Date(session.expiresAt).toISOString() };
+  });
+
+  api.delete('/session', async (request, reply) => {
+    const token = sessionToken(request.headers.cookie);
+    if (token !== null) sessions.revoke(token);
+    reply.header('set-cookie', cookie(request, '', 0));
+    return { signed_in: false };
+  });
+}

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+
+const ADMIN_KEY = 'admin-key-for-session-tests-0123456789';
+
+async function send(url: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+}
+
+describe('dashboard sign-in with the admin key', () => {
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    tg = await startGateway({}, { TOLLGATE_ADMIN_KEY: ADMIN_KEY });
+  });
+  afterAll(async () => tg.stop());
+
+  it('exchanges the admin key for an httpOnly, SameSite=Strict session cookie that opens /api, until signed out', async () => {
+    expect((await send(tg.url, 'GET', '/api/session')).body).toEqual({ admin_key_required: true, signed_in: false });
+    const wrong = await send(tg.url, 'POST', '/api/session', {}, { admin_key: 'not-it' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.code).toBe('invalid_admin_key');
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+
+    const signIn = await send(tg.url, 'POST', '/api/session', {}, { admin_key: ADMIN_KEY });
+    expect(signIn.status).toBe(200);
+    const setCookie = signIn.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/^tollgate_admin_session=[A-Za-z0-9_-]{40,}; HttpOnly; SameSite=Strict; Path=\/api; Max-Age=43200$/);
+    expect(setCookie).not.toContain(ADMIN_KEY);
+    const cookie = setCookie.split(';')[0] as string;
+
+    expect((await send(tg.url, 'GET', '/api/keys')).status).toBe(401);
+    expect((await send(tg.url, 'GET', '/api/keys', { cookie })).status).toBe(200);
+    expect((await send(tg.url, 'GET', '/api/session', { cookie })).body.signed_in).toBe(true);
+    // A made-up or altered cookie opens nothing.
+    expect((await send(tg.url, 'GET', '/api/keys', { cookie: `${cookie}x` })).status).toBe(401);
+
+    const created = await send(tg.url, 'POST', '/api/keys', { cookie, origin: tg.url, 'sec-fetch-site': 'same-origin' }, { name: 'from-the-dashboard' });
+    expect(created.status).toBe(201);
+
+    const signOut = await send(tg.url, 'DELETE', '/api/session', { cookie });
+    expect(signOut.headers.get('set-cookie')).toMatch(/^tollgate_admin_session=; .*Max-Age=0/);
+    expect((await send(tg.url, 'GET', '/api/keys', { cookie })).status).toBe(401);
+  });
+
+  it('refuses state-changing calls a browser sends from another site, with or without a session', async () => {
+    const signIn = await send(tg.url, 'POST', '/api/session', {}, { admin_key: ADMIN_KEY });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const fromElsewhere = await send(tg.url, 'POST', '/api/keys', { cookie, origin: 'https://evil.example' }, { name: 'forged' });
+    expect(fromElsewhere.status).toBe(403);
+    expect(fromElsewhere.body.error.code).toBe('cross_site_request');
+    expect((await send(tg.url, 'DELETE', '/api/session', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    // Signing in from another site is refused too (no login forgery).
+    expect((await send(tg.url, 'POST', '/api/session', { origin: 'https://evil.example' }, { admin_key: ADMIN_KEY })).status).toBe(403);
+    // Reads are not state-changing; scripts (no Origin) are unaffected.
+    expect((await send(tg.url, 'GET', '/api/keys', { cookie, origin: 'https://evil.example' })).status).toBe(200);
+    expect((await send(tg.url, 'POST', '/api/keys', { authorization: `Bearer ${ADMIN_KEY}` }, { name: 'from-a-script' })).status).toBe(201);
+  });
+});
+
+describe('without an admin key', () => {
+  it('has nothing to sign in to, and still refuses cross-site changes to the loopback-open API', async () => {
+    const tg = await startGateway({});
+    try {
+      expect((await send(tg.url, 'GET', '/api/session')).body).toEqual({ admin_key_required: false, signed_in: false });
+      expect((await send(tg.url, 'POST', '/api/session', {}, { admin_key: 'x' })).status).toBe(400);
+      const forged = await send(tg.url, 'POST', '/api/keys', { origin: 'http://attacker.test' }, { name: 'forged' });
+      expect(forged.status).toBe(403);
+      expect((await send(tg.url, 'POST', '/api/keys', {}, { name: 'local-script' })).status).toBe(201);
+    } finally {
+      await tg.stop();
+    }
+  });
+});
