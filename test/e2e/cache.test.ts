@@ -9,10 +9,24 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content }], ...extra });
 
+/** Request ids whose answer the cache stored, per gateway (from its bus), and each gateway's last request. */
+const storedIds = new WeakMap<RunningGateway, Set<string>>();
+const lastRequest = new WeakMap<RunningGateway, string>();
+
+/** A gateway whose cache stores are watched, so a test can wait for the answer of its last request to be stored. */
+async function startCacheGateway(...args: Parameters<typeof startGateway>): Promise<RunningGateway> {
+  const gateway = await startGateway(...args);
+  const ids = new Set<string>();
+  storedIds.set(gateway, ids);
+  gateway.gateway.bus.on('cache.stored', (event) => ids.add(event.requestId));
+  return gateway;
+}
+
 /** Calls and returns the answer's text with the cache header (the SDK's raw response gives the headers). */
 async function call(gateway: RunningGateway, body: Record<string, unknown>, headers: Record<string, string> = {}, client = gateway.client) {
   const { data, response } = await client.chat.completions.create(body as never, { headers }).withResponse();
   const completion = data as unknown as { choices: Array<{ message: { content: string | null } }> };
+  lastRequest.set(gateway, response.headers.get('x-request-id') ?? '');
   return {
     text: completion.choices[0]?.message.content ?? null,
     cache: response.headers.get('x-tollgate-cache'),
@@ -20,15 +34,20 @@ async function call(gateway: RunningGateway, body: Record<string, unknown>, head
   };
 }
 
-/** Until the answer of the last miss is stored (it is stored after the client got it). */
+/**
+ * Until the answer of the gateway's last request is stored (it is stored after the client got it), and the cache
+ * holds at least `entries` answers.
+ */
 async function stored(gateway: RunningGateway, entries: number): Promise<void> {
   const { api } = gatewayApi(() => gateway.url);
+  const ids = storedIds.get(gateway);
+  const last = lastRequest.get(gateway);
   for (let i = 0; i < 100; i++) {
-    const report = await api('GET', '/api/cache');
-    if (report.body.entries >= entries) return;
+    const done = !ids || last === undefined || ids.has(last);
+    if (done && (await api('GET', '/api/cache')).body.entries >= entries) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`the cache did not reach ${entries} entries`);
+  throw new Error(`the answer of ${last ?? 'the last request'} was not stored (or the cache has fewer than ${entries} entries)`);
 }
 
 /** Until the cache has stored `count` answers since the gateway started. */
@@ -61,7 +80,7 @@ describe('response cache, on', () => {
   beforeAll(async () => {
     upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
     dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cache-'));
-    gateway = await startGateway(config(), {}, { dataDir });
+    gateway = await startCacheGateway(config(), {}, { dataDir });
   });
 
   afterAll(async () => {
@@ -102,6 +121,30 @@ describe('response cache, on', () => {
     expect((await call(gateway, { ...ask('Name a primary colour.'), model: 'openai/gpt-4o' })).cache).toBe('miss');
   });
 
+  it('serves a cached tool call only to the same tools and tool choice, streamed or not', async () => {
+    const lookup = { type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } } } };
+    const search = { type: 'function' as const, function: { name: 'search', parameters: { type: 'object', properties: {} } } };
+    const body = ask('Find the opening hours of the museum.', { tools: [lookup, search] });
+    const first = await gateway.client.chat.completions.create(body as never);
+    const call1 = (first as { choices: Array<{ message: { tool_calls?: Array<{ function: { name: string; arguments: string } }> } }> }).choices[0]?.message.tool_calls?.[0];
+    expect(call1?.function.name).toBe('lookup');
+    const before = (await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.since_start.stored as number;
+    for (let i = 0; i < 100 && (await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.since_start.stored === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const again = await gateway.client.chat.completions.create(body as never).withResponse();
+    expect(again.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect((again.data as typeof first).choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { tool_calls: [{ function: call1?.function }] } });
+    // The same call streamed: the tool call comes back whole, as chunks.
+    const stream = await gateway.client.chat.completions.create({ ...body, stream: true } as never);
+    const names: string[] = [];
+    for await (const chunk of stream as unknown as AsyncIterable<{ choices: Array<{ delta: { tool_calls?: Array<{ function?: { name?: string } }> } }> }>) {
+      for (const call of chunk.choices[0]?.delta.tool_calls ?? []) if (call.function?.name) names.push(call.function.name);
+    }
+    expect(names).toEqual(['lookup']);
+    // Another tool choice, another tool list: not the cached call.
+    expect((await call(gateway, { ...body, tool_choice: { type: 'function', function: { name: 'search' } } })).cache).toBe('miss');
+    expect((await call(gateway, { ...body, tools: [search, lookup] })).cache).toBe('miss');
+  });
+
   it('replays a hit on a streaming request as a stream that reassembles to the stored answer', async () => {
     const first = await call(gateway, ask('Which planet is the largest?'));
     await stored(gateway, 9);
@@ -120,7 +163,8 @@ describe('response cache, on', () => {
   });
 
   it('stores a streamed answer and serves it to a non-streaming request', async () => {
-    const stream = await gateway.client.chat.completions.create({ ...ask('Streamed once: what is 2 + 2?'), stream: true });
+    const { data: stream, response } = await gateway.client.chat.completions.create({ ...ask('Streamed once: what is 2 + 2?'), stream: true }).withResponse();
+    lastRequest.set(gateway, response.headers.get('x-request-id') ?? '');
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     await stored(gateway, 10);
@@ -155,7 +199,7 @@ describe('response cache, on', () => {
 
   it('keeps its answers across a restart, and DELETE /api/cache empties it', async () => {
     await gateway.stop();
-    gateway = await startGateway(config(), {}, { dataDir });
+    gateway = await startCacheGateway(config(), {}, { dataDir });
     await semanticReady(gateway);
     const calls = upstream.calls.length;
     expect((await call(gateway, ask('How many legs does a spider have?'))).cache).toBe('hit-exact');
@@ -177,7 +221,7 @@ describe('response cache, on', () => {
     const indexFiles = readdirSync(join(dataDir, 'cache')).filter((name) => name.endsWith('.hnsw'));
     expect(indexFiles.length).toBe(1);
     for (const name of indexFiles) writeFileSync(join(dataDir, 'cache', name), 'not an index');
-    gateway = await startGateway(config(), {}, { dataDir });
+    gateway = await startCacheGateway(config(), {}, { dataDir });
     // The exact tier answers at once; the semantic tier once the index is rebuilt from the stored vectors.
     expect((await call(gateway, ask('What is the capital of Italy?'))).cache).toBe('hit-exact');
     await semanticReady(gateway);
@@ -187,7 +231,7 @@ describe('response cache, on', () => {
     // A missing file too: rebuilt from the store.
     await gateway.stop();
     for (const name of readdirSync(join(dataDir, 'cache'))) rmSync(join(dataDir, 'cache', name));
-    gateway = await startGateway(config(), {}, { dataDir });
+    gateway = await startCacheGateway(config(), {}, { dataDir });
     await semanticReady(gateway);
     expect((await call(gateway, ask('Could you tell me the capital city of Italy?'))).cache).toBe('hit-semantic');
 
@@ -203,7 +247,7 @@ describe('response cache, on', () => {
 describe('response cache, limits', () => {
   it('expires an answer after its TTL, evicts the least recently used past max_entries, and charges nothing for a hit', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
-    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on', max_entries: 3, semantic: { enabled: false } } }));
+    const gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'on', max_entries: 3, semantic: { enabled: false } } }));
     try {
       const { api, createKey, clientFor } = gatewayApi(() => gateway.url);
       // TTL from the request's header: gone a second later.
@@ -256,7 +300,7 @@ describe('response cache, limits', () => {
 describe('response cache, shadow mode', () => {
   it('answers from the provider and records the would-be hit', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
-    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'shadow' } }));
+    const gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'shadow' } }));
     try {
       await call(gateway, ask('What is the boiling point of water?'));
       await stored(gateway, 1);
@@ -276,7 +320,7 @@ describe('response cache, shadow mode', () => {
 describe('response cache, off (the default)', () => {
   it('says nothing and stores nothing', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
-    const gateway = await startGateway(openAIConfig(upstream.url));
+    const gateway = await startCacheGateway(openAIConfig(upstream.url));
     try {
       expect((await call(gateway, ask('Hello?'))).cache).toBeNull();
       expect((await call(gateway, ask('Hello?'))).cache).toBeNull();
@@ -291,7 +335,7 @@ describe('response cache, off (the default)', () => {
 describe('response cache, configured through the API', () => {
   it('turns on with PATCH /api/config, per key too, and shows in GET /api/config', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
-    const gateway = await startGateway(openAIConfig(upstream.url));
+    const gateway = await startCacheGateway(openAIConfig(upstream.url));
     try {
       const { api, createKey, clientFor } = gatewayApi(() => gateway.url);
       expect((await api('PATCH', '/api/config', { cache: { mode: 'on', ttl_seconds: 60, semantic: { enabled: false } } })).status).toBe(200);
