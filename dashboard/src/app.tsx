@@ -1,9 +1,14 @@
 import { useEffect } from 'preact/hooks';
 import { Layout, type NavItem } from './components/layout.js';
+import { AuditPage } from './pages/audit.js';
 import { KeysPage } from './pages/keys.js';
 import { LogDetailPage } from './pages/log-detail.js';
 import { LogsPage } from './pages/logs.js';
 import { OverviewPage } from './pages/overview.js';
+import { ProviderDetailPage } from './pages/provider-detail.js';
+import { ProvidersPage } from './pages/providers.js';
+import { RoutesPage } from './pages/routes.js';
+import { SettingsPage } from './pages/settings.js';
 import { SpendPage } from './pages/spend.js';
 import { useLocation } from './router.js';
 
@@ -13,12 +18,17 @@ const NAV: NavItem[] = [
   { path: '/logs', label: 'Request logs' },
   { path: '/keys', label: 'Keys & teams' },
   { path: '/spend', label: 'Spend' },
+  { path: '/providers', label: 'Providers' },
+  { path: '/routes', label: 'Routes' },
+  { path: '/settings', label: 'Settings' },
+  { path: '/audit', label: 'Audit log' },
 ];
 
 export function App() {
   const location = useLocation();
   const section = `/${location.path.split('/')[1] ?? ''}`;
   const logId = location.path.startsWith('/logs/') ? decodeURIComponent(location.path.slice('/logs/'.length)) : null;
+  const providerName = location.path.startsWith('/providers/') ? decodeURIComponent(location.path.slice('/providers/'.length)) : null;
   const current = NAV.find((item) => item.path === section);
 
   useEffect(() => {
@@ -31,6 +41,11 @@ export function App() {
   else if (section === '/logs') page = <LogsPage location={location} />;
   else if (section === '/keys') page = <KeysPage />;
   else if (section === '/spend') page = <SpendPage location={location} />;
+  else if (providerName) page = <ProviderDetailPage name={providerName} />;
+  else if (section === '/providers') page = <ProvidersPage />;
+  else if (section === '/routes') page = <RoutesPage />;
+  else if (section === '/settings') page = <SettingsPage />;
+  else if (section === '/audit') page = <AuditPage location={location} />;
   else
     page = (
       <section>

@@ -228,11 +228,31 @@ export class ConfigService {
 
   replaceApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
     if (isEffectiveView(body)) return this.replaceFromView(body, actor);
-    const document = validate(configFileSchema, body, '');
-    refuseDocumentReferences(document);
+    const document = this.documentOrThrow(body);
     return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file))).then(() =>
       this.describe(),
     );
+  }
+
+  /**
+   * `POST /api/config/validate`: what `PUT /api/config` would say of `body` (the same 400 naming the field, or
+   * the warnings of the config it would make), applying nothing: no new version, no audit entry, no event.
+   * Plugin modules are not loaded by a dry run; one that fails to load is refused by the PUT itself.
+   */
+  validateApiLayer(body: unknown): Promise<{ valid: true; warnings: ConfigWarning[] }> {
+    return this.serialized(async () => {
+      const next = isEffectiveView(body)
+        ? this.planFromView(body).next
+        : this.resolveChecked(this.withKeyIds(restoreMaskedDocument(this.documentOrThrow(body), this.layers.api, this.layers.file)), this.current().version + 1);
+      return { valid: true as const, warnings: next.warnings.map((warning) => ({ ...warning })) };
+    });
+  }
+
+  /** A whole config document as `PUT /api/config` takes it: validated, with no `env:`/`file:` references. */
+  private documentOrThrow(body: unknown): ConfigDocument {
+    const document = validate(configFileSchema, body, '');
+    refuseDocumentReferences(document);
+    return document;
   }
 
   /**
@@ -241,32 +261,48 @@ export class ConfigService {
    */
   private replaceFromView(view: Record<string, unknown>, actor: Actor): Promise<EffectiveConfigView> {
     return this.serialized(async () => {
-      const running = this.current();
-      const stubs = viewProviderStubs(view, this.layers.file);
-      const baselineWith = (settings: unknown): RuntimeConfig => {
-        const parsed = settingsSchema.safeParse(settings ?? {});
-        try {
-          return resolveRuntimeConfig({ api: { providers: stubs, ...(parsed.success ? { settings: parsed.data } : {}) }, file: this.layers.file }, this.deps.env, 0);
-        } catch (err) {
-          if (err instanceof ConfigError) throw gatewayError('invalid_config', `Invalid configuration: ${err.message}`, { param: err.message.split(':')[0] ?? null });
-          throw err;
-        }
-      };
-      const document = validate(configFileSchema, documentFromView(view, baselineWith, running), '');
-      refuseDocumentReferences(document);
-      const api = this.withKeyIds(restoreMaskedDocument(document, this.layers.api, this.layers.file));
-      let next: RuntimeConfig;
-      try {
-        next = resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, running.version);
-      } catch (err) {
-        if (err instanceof ConfigError) throw gatewayError('invalid_config', `Invalid configuration: ${err.message}`, { param: err.message.split(':')[0] ?? null });
-        throw err;
-      }
+      const { api, next, running } = this.planFromView(view);
       return effectiveFingerprint(next) === effectiveFingerprint(running) ? null : api;
     }).then(async (api) => {
       if (api) await this.change(actor, 'config.replaced', 'config', () => api);
       return this.describe();
     });
+  }
+
+  /** The API layer an effective view stands for and the config it resolves to (checked, not applied). */
+  private planFromView(view: Record<string, unknown>): { api: ConfigDocument; next: RuntimeConfig; running: RuntimeConfig } {
+    const running = this.current();
+    const stubs = viewProviderStubs(view, this.layers.file);
+    const baselineWith = (settings: unknown): RuntimeConfig => {
+      const parsed = settingsSchema.safeParse(settings ?? {});
+      try {
+        return resolveRuntimeConfig({ api: { providers: stubs, ...(parsed.success ? { settings: parsed.data } : {}) }, file: this.layers.file }, this.deps.env, 0);
+      } catch (err) {
+        if (err instanceof ConfigError) throw gatewayError('invalid_config', `Invalid configuration: ${err.message}`, { param: err.message.split(':')[0] ?? null });
+        throw err;
+      }
+    };
+    const document = this.documentOrThrow(documentFromView(view, baselineWith, running));
+    const api = this.withKeyIds(restoreMaskedDocument(document, this.layers.api, this.layers.file));
+    return { api, next: this.resolveChecked(api, running.version), running };
+  }
+
+  /**
+   * The config an API layer resolves to, or the 400 a change to it gets: start-only settings refused, the
+   * resolved config's errors naming their field. Publishes nothing.
+   */
+  private resolveChecked(api: ConfigDocument, version: number): RuntimeConfig {
+    for (const setting of START_ONLY_SETTINGS) {
+      if (api.settings?.[setting] !== undefined) {
+        throw gatewayError('invalid_config', `settings.${setting} is read once at start; set it in the config file or the environment.`, { param: `settings.${setting}` });
+      }
+    }
+    try {
+      return { ...resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, version), fileStatus: this.fileStatus };
+    } catch (err) {
+      if (err instanceof ConfigError) throw gatewayError('invalid_config', `Invalid configuration: ${err.message}`, { param: err.message.split(':')[0] ?? null });
+      throw err;
+    }
   }
 
   patchApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
@@ -452,14 +488,8 @@ export class ConfigService {
   private change(actor: Actor, action: string, target: string, mutate: (api: ConfigDocument) => ConfigDocument): Promise<void> {
     return this.serialized(async () => {
       const api = mutate(this.layers.api);
-      for (const setting of START_ONLY_SETTINGS) {
-        if (api.settings?.[setting] !== undefined) {
-          throw gatewayError('invalid_config', `settings.${setting} is read once at start; set it in the config file or the environment.`, { param: `settings.${setting}` });
-        }
-      }
-      let next: RuntimeConfig;
+      const next = this.resolveChecked(api, this.current().version + 1);
       try {
-        next = { ...resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, this.current().version + 1), fileStatus: this.fileStatus };
         await this.prepare?.(next);
       } catch (err) {
         if (err instanceof ConfigError) throw gatewayError('invalid_config', `Invalid configuration: ${err.message}`, { param: err.message.split(':')[0] ?? null });

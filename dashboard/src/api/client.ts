@@ -32,7 +32,7 @@ export function apiUrl(path: string, query: Query = {}): string {
   return `/api${path}${search ? `?${search}` : ''}`;
 }
 
-async function errorOf(response: Response): Promise<ApiError> {
+export async function errorOf(response: Response): Promise<ApiError> {
   const text = await response.text().catch(() => '');
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown; param?: unknown; code?: unknown } };
@@ -46,15 +46,19 @@ async function errorOf(response: Response): Promise<ApiError> {
   return new ApiError(response.status, `The gateway answered ${response.status} ${response.statusText}`.trim());
 }
 
-async function call<T>(method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+/**
+ * One request to the gateway (`/api`, or `/v1` for a provider's test call): a failure becomes an ApiError, and a
+ * refused session hands the dashboard back to its sign-in form.
+ */
+export async function request(method: string, url: string, body?: unknown, options: { signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<Response> {
   let response: Response;
   try {
     response = await fetch(url, {
       method,
-      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       credentials: 'same-origin',
-      signal,
+      signal: options.signal,
     });
   } catch (err) {
     if (err instanceof DOMException && err.name === 'AbortError') throw err;
@@ -66,13 +70,19 @@ async function call<T>(method: string, url: string, body?: unknown, signal?: Abo
     if (error.status === 401 && error.code === 'invalid_admin_key') window.dispatchEvent(new CustomEvent(SIGNED_OUT_EVENT));
     throw error;
   }
+  return response;
+}
+
+async function call<T>(method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const response = await request(method, url, body, { signal });
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
 }
 
 export const api = {
   get: <T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> => call<T>('GET', apiUrl(path, query), undefined, signal),
-  post: <T>(path: string, body: unknown): Promise<T> => call<T>('POST', apiUrl(path), body),
+  post: <T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> => call<T>('POST', apiUrl(path), body, signal),
+  put: <T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> => call<T>('PUT', apiUrl(path), body, signal),
   patch: <T>(path: string, body: unknown): Promise<T> => call<T>('PATCH', apiUrl(path), body),
   delete: <T>(path: string): Promise<T> => call<T>('DELETE', apiUrl(path)),
 };

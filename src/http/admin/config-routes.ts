@@ -27,4 +27,7 @@ export function registerConfigRoutes(api: FastifyInstance, deps: AdminDeps): voi
   api.put('/config', async (request) => service.replaceApiLayer(jsonObjectBody(request), actorOf(request, deps)));
 
   api.patch('/config', async (request) => service.patchApiLayer(jsonObjectBody(request), actorOf(request, deps)));
+
+  // A dry run of PUT: the same body and the same 400 naming the field, or the warnings of the config it would make.
+  api.post('/config/validate', async (request) => service.validateApiLayer(jsonObjectBody(request)));
 }
