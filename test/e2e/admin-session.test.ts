@@ -77,3 +77,24 @@ describe('without an admin key', () => {
     }
   });
 });
+
+describe('GET /api/keys, paged', () => {
+  it('answers pages with a cursor and searches names, and still lists everything without a limit', async () => {
+    const tg = await startGateway({});
+    try {
+      for (const name of ['alpha', 'beta', 'gamma', 'alphabet']) expect((await send(tg.url, 'POST', '/api/keys', {}, { name })).status).toBe(201);
+      const first = (await send(tg.url, 'GET', '/api/keys?limit=3')).body;
+      expect(first.data.map((key: { name: string }) => key.name)).toEqual(['alpha', 'beta', 'gamma']);
+      expect(first).toMatchObject({ has_more: true, next_after: first.data[2].id });
+      const second = (await send(tg.url, 'GET', `/api/keys?limit=3&after=${first.next_after}`)).body;
+      expect(second).toMatchObject({ has_more: false, next_after: null });
+      expect(second.data.map((key: { name: string }) => key.name)).toEqual(['alphabet']);
+      expect((await send(tg.url, 'GET', '/api/keys?q=ALPHA&limit=10')).body.data.map((key: { name: string }) => key.name)).toEqual(['alpha', 'alphabet']);
+      expect((await send(tg.url, 'GET', '/api/keys')).body.data).toHaveLength(4);
+      expect((await send(tg.url, 'GET', '/api/keys?limit=0')).status).toBe(400);
+      expect((await send(tg.url, 'GET', '/api/keys?limit=2&after=vk_unknown')).body.error.param).toBe('after');
+    } finally {
+      await tg.stop();
+    }
+  });
+});

@@ -1,5 +1,13 @@
 /** The shapes the `/api` endpoints answer, as far as the dashboard reads them (README "Management API"). */
 
+/** A page of `GET /api/keys?limit=`: `next_after` is the cursor of the next page, null on the last. */
+export interface KeyPage<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  next_after: string | null;
+}
+
 export interface List<T> {
   object: 'list';
   data: T[];

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api/client.js';
-import type { CreatedKey, List, Team, VirtualKey } from '../api/types.js';
+import type { CreatedKey, KeyPage, List, Team, VirtualKey } from '../api/types.js';
 import { useApi } from '../api/use-api.js';
 import { BudgetBar } from '../components/budget-bar.js';
 import { ConfirmButton } from '../components/confirm-button.js';
@@ -13,11 +13,19 @@ import { TeamsSection } from './teams.js';
 
 const PERIODS = ['total', 'daily', 'weekly', 'monthly'] as const;
 
-/** Virtual keys and their teams: spend against budget, create (secret shown once), disable, delete. */
+/** Keys per page: the server pages them, so the page stays fast with tens of thousands of keys. */
+const KEYS_PER_PAGE = 100;
+
+/** Virtual keys and their teams: spend against budget, create or rotate (secret shown once), disable, delete. */
 export function KeysPage() {
-  const keys = useApi((signal) => api.get<List<VirtualKey>>('/keys', {}, signal), []);
+  const [search, setSearch] = useState('');
+  /** The `after` cursor of each page before the current one (empty: the first page). */
+  const [cursors, setCursors] = useState<string[]>([]);
+  const after = cursors.at(-1);
+  const keys = useApi((signal) => api.get<KeyPage<VirtualKey>>('/keys', { limit: KEYS_PER_PAGE, after, q: search }, signal), [after, search]);
   const teams = useApi((signal) => api.get<List<Team>>('/teams', {}, signal), []);
   const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [rotated, setRotated] = useState(false);
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const teamName = (id: string | null): string => (id ? (teams.data?.data.find((team) => team.id === id)?.name ?? id) : '—');
 
@@ -35,7 +43,22 @@ export function KeysPage() {
   return (
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">Virtual keys</h1>
-      {created ? <NewSecret created={created} onDone={() => setCreated(null)} /> : null}
+      {created ? <NewSecret created={created} rotated={rotated} onDone={() => setCreated(null)} /> : null}
+      <form class="filters" role="search" onSubmit={(event) => event.preventDefault()}>
+        <FormField name="q" label="Find a key" scope="keys-search" error={null} hint="name, id or the first characters of the secret">
+          {(aria) => (
+            <input
+              {...aria}
+              type="search"
+              value={search}
+              onInput={(event) => {
+                setSearch((event.target as HTMLInputElement).value);
+                setCursors([]);
+              }}
+            />
+          )}
+        </FormField>
+      </form>
       <ErrorNotice error={keys.error ?? actionError} />
       {keys.data ? (
         keys.data.data.length ? (
@@ -73,6 +96,20 @@ export function KeysPage() {
                         {key.disabled ? 'Enable' : 'Disable'}
                         <span class="visually-hidden"> {key.name}</span>
                       </button>
+                      <ConfirmButton
+                        label="Rotate"
+                        title={`Rotate the key “${key.name}”?`}
+                        confirmLabel="Rotate key"
+                        onConfirm={() =>
+                          void act(async () => {
+                            const fresh = await api.post<CreatedKey>(`/keys/${encodeURIComponent(key.id)}/rotate`, {});
+                            setRotated(true);
+                            setCreated(fresh);
+                          })
+                        }
+                      >
+                        <p>A new secret replaces this one: clients still using the old secret get 401 at once. The new one is shown once.</p>
+                      </ConfirmButton>
                       <ConfirmButton label={`Delete`} title={`Delete the key “${key.name}”?`} confirmLabel="Delete key" onConfirm={() => void act(() => api.delete(`/keys/${encodeURIComponent(key.id)}`))}>
                         <p>Clients using it get 401 from then on. Its spend stays in the usage history. This cannot be undone.</p>
                       </ConfirmButton>
@@ -83,22 +120,35 @@ export function KeysPage() {
             </table>
           </div>
         ) : (
-          <Empty>No virtual keys yet. Create one below; clients then send it as their API key.</Empty>
+          <Empty>{search ? `No key matches “${search}”.` : 'No virtual keys yet. Create one below; clients then send it as their API key.'}</Empty>
         )
       ) : keys.loading ? (
         <Loading what="keys" />
       ) : null}
 
-      <CreateKeyForm teams={teams.data?.data ?? []} onCreated={(key) => { setCreated(key); keys.reload(); }} />
+      {keys.data && (cursors.length > 0 || keys.data.has_more) ? (
+        <nav class="pager" aria-label="Key pages">
+          <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+            Previous {KEYS_PER_PAGE}
+          </button>
+          <button type="button" disabled={!keys.data.next_after} onClick={() => keys.data?.next_after && setCursors([...cursors, keys.data.next_after])}>
+            Next {KEYS_PER_PAGE}
+          </button>
+        </nav>
+      ) : null}
+
+      <CreateKeyForm teams={teams.data?.data ?? []} onCreated={(key) => { setRotated(false); setCreated(key); keys.reload(); }} />
       <TeamsSection teams={teams} onChange={() => keys.reload()} />
     </section>
   );
 }
 
-function NewSecret({ created, onDone }: { created: CreatedKey; onDone(): void }) {
+function NewSecret({ created, rotated, onDone }: { created: CreatedKey; rotated: boolean; onDone(): void }) {
   return (
     <div class="notice notice-success" role="status" tabIndex={-1} ref={(element) => element?.focus()}>
-      <h2>Key “{created.name}” created</h2>
+      <h2>
+        Key “{created.name}” {rotated ? 'rotated' : 'created'}
+      </h2>
       <p>Copy the secret now: it is shown this once and stored only as a hash.</p>
       <p class="secret">
         <code data-testid="new-key-secret">{created.key}</code> <CopyButton text={created.key} label="Copy secret" />

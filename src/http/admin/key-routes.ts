@@ -1,7 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
-import { jsonObjectBody } from './request-body.js';
+import { gatewayError } from '../../core/errors.js';
+import { parsePageLimit } from './paging.js';
+import { jsonObjectBody, queryString } from './request-body.js';
+
+/** The largest page of GET /api/keys. */
+const MAX_KEYS_PAGE = 1_000;
 
 interface IdParams {
   id: string;
@@ -25,7 +30,22 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     return reply.code(201).header('location', keyPath(record.id)).send({ ...record, key });
   });
 
-  api.get('/keys', async () => ({ object: 'list', data: store.listKeys() }));
+  // Paged when `limit` is given (`after`: the last id of the previous page; `q`: text in the name, id or prefix);
+  // without it, every key, as before.
+  api.get('/keys', async (request) => {
+    const rawLimit = queryString(request, 'limit');
+    const limit = rawLimit === undefined ? undefined : parsePageLimit(rawLimit, MAX_KEYS_PAGE);
+    const after = queryString(request, 'after');
+    const q = queryString(request, 'q')?.trim().toLowerCase().slice(0, 200) ?? '';
+    let keys = store.listKeys();
+    if (q) keys = keys.filter((key) => key.name.toLowerCase().includes(q) || key.id.toLowerCase().includes(q) || key.key_prefix.toLowerCase().includes(q));
+    if (limit === undefined) return { object: 'list', data: keys };
+    const start = after === undefined ? 0 : keys.findIndex((key) => key.id === after) + 1;
+    if (after !== undefined && start === 0) throw gatewayError('invalid_query', `Unknown cursor '${after.slice(0, 60)}': pass the id of the last key of the previous page.`, { param: 'after' });
+    const data = keys.slice(start, start + limit);
+    const hasMore = start + limit < keys.length;
+    return { object: 'list', data, has_more: hasMore, next_after: hasMore ? (data.at(-1)?.id ?? null) : null };
+  });
 
   api.get<{ Params: IdParams }>('/keys/:id', async (request) => store.getKey(request.params.id));
 

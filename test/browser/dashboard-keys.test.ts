@@ -1,0 +1,70 @@
+import OpenAI from 'openai';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDashboardIfStale } from '../../scripts/dashboard-build.js';
+import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/** The keys page with many keys: the server pages and searches them; rotating a key shows its new secret once. */
+
+const TIMEOUT = 60_000;
+let upstream: ScriptedUpstream;
+let tg: RunningGateway;
+let browser: Browser;
+let page: Page;
+let errors: string[];
+
+beforeAll(async () => {
+  buildDashboardIfStale({ quiet: true });
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-up', chunkDelayMs: 0 });
+  tg = await startGateway({ providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-up' } } });
+  browser = await launchChromium();
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  errors = collectPageErrors(page);
+}, TIMEOUT);
+
+afterAll(async () => {
+  await browser?.close();
+  await tg?.stop();
+  await upstream?.close();
+});
+
+describe('the keys page', () => {
+  it('pages 105 keys a hundred at a time, finds one by name, and rotates it (the old secret stops working)', async () => {
+    const { api, createKey } = gatewayApi(() => tg.url);
+    for (let i = 0; i < 104; i++) await createKey({ name: `bulk-${String(i).padStart(3, '0')}` });
+    const target = await createKey({ name: 'rotate-me' });
+    expect((await api('GET', '/api/keys?limit=100')).body).toMatchObject({ has_more: true, next_after: expect.any(String) });
+
+    await page.goto(`${tg.url}/#/keys`);
+    await page.getByRole('heading', { level: 1, name: 'Virtual keys' }).waitFor();
+    await page.locator('tr[data-key-id]').nth(99).waitFor();
+    expect(await page.locator('tr[data-key-id]').count()).toBe(100);
+    await page.getByRole('button', { name: 'Next 100' }).click();
+    await page.getByRole('row', { name: /rotate-me/ }).waitFor();
+    expect(await page.locator('tr[data-key-id]').count()).toBe(5);
+    await page.getByRole('button', { name: 'Previous 100' }).click();
+    await page.getByRole('row', { name: /bulk-000/ }).waitFor();
+
+    await page.getByLabel('Find a key').fill('rotate');
+    await page.getByRole('row', { name: /rotate-me/ }).waitFor();
+    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 1');
+    await screenshot(page, 'keys-search');
+
+    const row = page.getByRole('row', { name: /rotate-me/ });
+    await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    await page.getByRole('heading', { name: 'Key “rotate-me” rotated' }).waitFor();
+    const secret = (await page.getByTestId('new-key-secret').textContent()) ?? '';
+    expect(secret).not.toBe(target.key);
+
+    const ask = { model: 'openai/m', messages: [{ role: 'user' as const, content: 'hi' }] };
+    const old = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: target.key, maxRetries: 0 });
+    await expect(old.chat.completions.create(ask)).rejects.toMatchObject({ status: 401 });
+    const fresh = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: secret, maxRetries: 0 });
+    expect((await fresh.chat.completions.create(ask)).choices[0]?.message.content).toBeTruthy();
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+});
