@@ -69,6 +69,7 @@ const keyPatchSchema = z.strictObject({
   value: providerKeySchema.shape.value.optional(),
   weight: providerKeySchema.shape.weight.unwrap().optional(),
   models: z.array(z.string().min(1)).nullable().optional(),
+  disabled: z.boolean().optional(),
 });
 
 function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
@@ -378,6 +379,8 @@ export class ConfigService {
       keys.map((key) => {
         if (key.id !== id) return key;
         const next = { ...key, ...(patch.value ? { value: patch.value } : {}), ...(patch.weight ? { weight: patch.weight } : {}) };
+        if (patch.disabled === true) next.disabled = true;
+        else if (patch.disabled === false) delete next.disabled;
         if (patch.models === null) delete next.models;
         else if (patch.models) next.models = patch.models;
         return next;

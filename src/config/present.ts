@@ -50,7 +50,7 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     ...(provider.options.apiVersion ? { api_version: provider.options.apiVersion } : {}),
     ...(provider.options.tokenUrl ? { token_url: provider.options.tokenUrl } : {}),
     ...(provider.prices.size > 0 ? { prices: Object.fromEntries([...provider.prices].map(([model, price]) => [model, { ...price }])) } : {}),
-    keys: provider.keys.map((key) => ({ id: key.id, value: maskSecret(key.raw), weight: key.weight, models: key.models, source: key.source })),
+    keys: provider.keys.map((key) => ({ id: key.id, value: maskSecret(key.raw), weight: key.weight, models: key.models, ...(key.disabled ? { disabled: true } : {}), source: key.source })),
     source: provider.source,
   };
 }

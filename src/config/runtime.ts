@@ -235,6 +235,7 @@ function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | '
     raw: key.value,
     weight: key.weight ?? 1,
     models: key.models ?? null,
+    disabled: key.disabled ?? false,
     source,
   }));
 }
@@ -252,7 +253,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   const envBaseUrl = ownEnv ? baseUrlFromEnv(env, vendor.baseUrlEnv, vendor.defaultBaseUrl) : undefined;
   // Keys configured in the file and through the API serve together; the environment's key is the fallback.
   let keys = [...keysOf(name, file, 'file', env, settings.dataDir, vendor.format), ...keysOf(name, api, 'api', env, settings.dataDir, vendor.format)];
-  if (keys.length === 0 && envKey) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, source: 'env' }];
+  if (keys.length === 0 && envKey) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, disabled: false, source: 'env' }];
   const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
   return {
     name,

@@ -61,6 +61,7 @@ export const providerKeySchema = z.strictObject({
   value: keyValue.describe('The key, or a reference: `env:NAME` or `file:/path` (in the config file only, not through the API).'),
   weight: weight().default(1),
   models: z.array(z.string().min(1)).optional().describe('Models this key may serve; all when absent.'),
+  disabled: z.boolean().optional().describe('Out of rotation: kept and shown, but no request uses it (default false).'),
 });
 
 /** USD per million tokens, as providers publish prices. */

@@ -20,6 +20,8 @@ export interface ProviderKeyView {
   value: string;
   weight: number;
   models: string[] | null;
+  /** Out of rotation (absent when in use). */
+  disabled?: boolean;
   source: ConfigSource;
 }
 

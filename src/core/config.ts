@@ -182,6 +182,8 @@ export interface ProviderKey {
   weight: number;
   /** Models the key may serve; null means all. */
   models: string[] | null;
+  /** Out of rotation: kept and shown, never used. */
+  disabled: boolean;
   source: ConfigSource;
 }
 

@@ -31,7 +31,7 @@ function configured(provider: ProviderRuntime): boolean {
 /** Whether the provider can serve the model with what is configured: a key that serves it, or none needed. */
 function serves(provider: ProviderRuntime, model: string): boolean {
   if (provider.keys.length === 0) return !provider.keyRequired;
-  return provider.keys.some((key) => key.models === null || key.models.includes(model));
+  return provider.keys.some((key) => !key.disabled && (key.models === null || key.models.includes(model)));
 }
 
 /**

@@ -59,7 +59,11 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
   }
   const label = `${provider.name}/${parts.model}`;
   if (provider.keys.length > 0) {
-    const eligible = provider.keys.filter((key) => keyServes(key.models, parts.model));
+    const serving = provider.keys.filter((key) => keyServes(key.models, parts.model));
+    const eligible = serving.filter((key) => !key.disabled);
+    if (serving.length > 0 && eligible.length === 0) {
+      throw gatewayError('provider_key_missing', `Every key of provider '${provider.name}' that serves model '${quoteInput(parts.model)}' is disabled.`);
+    }
     if (eligible.length === 0) {
       throw gatewayError('model_not_found', `No key of provider '${provider.name}' is configured to serve model '${quoteInput(parts.model)}'.`, { param: 'model' });
     }

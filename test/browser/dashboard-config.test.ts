@@ -142,6 +142,15 @@ describe('providers and routes in the dashboard', () => {
     await expect
       .poll(async () => ((await (await fetch(`${tg.url}/api/providers/up-b`)).json()) as { keys: { value: string; weight: number }[] }).keys.find((key) => key.value === '****3333')?.weight)
       .toBe(2);
+    // Out of rotation and back: the key stays listed, marked disabled.
+    await spare.getByRole('button', { name: 'Disable the key ****3333' }).click();
+    await spare.getByText('disabled', { exact: true }).waitFor();
+    await expect
+      .poll(async () => ((await (await fetch(`${tg.url}/api/providers/up-b`)).json()) as { keys: { value: string; disabled?: boolean }[] }).keys.find((key) => key.value === '****3333')?.disabled)
+      .toBe(true);
+    await spare.getByRole('button', { name: 'Enable the key ****3333' }).click();
+    await spare.getByRole('button', { name: 'Disable the key ****3333' }).waitFor();
+    expect(await spare.getByText('disabled', { exact: true }).count()).toBe(0);
     await spare.getByRole('button', { name: 'Delete key' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
     expect(await page.getByRole('row', { name: /\*\*\*\*3333/ }).count()).toBe(1);

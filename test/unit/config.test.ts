@@ -96,7 +96,7 @@ describe('resolveRuntimeConfig: providers and keys', () => {
 
   it('reads OPENAI_API_KEY and OPENAI_BASE_URL from the environment', () => {
     const openai = provider(runtime({}, { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: 'http://proxy.local:8080/v1/' }), 'openai');
-    expect(openai.keys).toEqual([{ id: 'env', value: 'sk-env', raw: 'env:OPENAI_API_KEY', weight: 1, models: null, source: 'env' }]);
+    expect(openai.keys).toEqual([{ id: 'env', value: 'sk-env', raw: 'env:OPENAI_API_KEY', weight: 1, models: null, disabled: false, source: 'env' }]);
     expect(openai.baseUrl).toBe('http://proxy.local:8080/v1');
     expect(openai.source).toBe('env');
   });

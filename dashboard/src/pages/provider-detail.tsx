@@ -132,8 +132,7 @@ function KeysSection({ provider, onChange }: { provider: ProviderView; onChange(
     <div class="panel provider-keys" aria-labelledby="provider-keys-title" role="region">
       <h2 id="provider-keys-title">Keys</h2>
       <p class="muted">
-        Requests are spread over the keys by weight. The API has no switch to disable a provider key: delete it (and add it again later), or give
-        it a small weight.
+        Requests are spread over the keys by weight. A disabled key is kept (and shown) but serves nothing until it is enabled again.
       </p>
       <ErrorNotice error={error} />
       {provider.keys.length ? (
@@ -154,7 +153,7 @@ function KeysSection({ provider, onChange }: { provider: ProviderView; onChange(
               {provider.keys.map((key) => (
                 <tr key={key.id} data-key-id={key.id}>
                   <th scope="row">
-                    <code>{key.value}</code>
+                    <code>{key.value}</code> {key.disabled ? <span class="badge status-4xx">disabled</span> : null}
                   </th>
                   <td>
                     <code>{key.id}</code>
@@ -167,6 +166,12 @@ function KeysSection({ provider, onChange }: { provider: ProviderView; onChange(
                     <SourceBadge source={key.source} />
                   </td>
                   <td class="actions">
+                    {key.source === 'api' ? (
+                      <button type="button" onClick={() => void act(() => api.patch(keyPath(provider.name, key.id), { disabled: !key.disabled }))}>
+                        {key.disabled ? 'Enable' : 'Disable'}
+                        <span class="visually-hidden"> the key {key.value}</span>
+                      </button>
+                    ) : null}
                     <ConfirmButton label="Delete key" title={`Delete the key ${key.value} of ${provider.name}?`} confirmLabel="Delete key" onConfirm={() => void act(() => api.delete(keyPath(provider.name, key.id)))}>
                       <p>Requests stop using it at once. Its secret is not kept anywhere: to use it again, enter it again.</p>
                     </ConfirmButton>
