@@ -1,3 +1,4 @@
+import { RoutingRulesSection } from './routing-rules.js';
 import { useState } from 'preact/hooks';
 import { api, type ApiError } from '../api/client.js';
 import { asApiError, routePath, type RouteView } from '../api/config-api.js';
@@ -94,6 +95,7 @@ export function RoutesPage() {
       ) : routes.loading ? (
         <Loading what="routes" />
       ) : null}
+      <RoutingRulesSection />
     </section>
   );
 }
