@@ -1,8 +1,7 @@
 import OpenAI from 'openai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboardIfStale } from '../../scripts/dashboard-build.js';
-import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { collectPageErrors, openBrowserPage, screenshot } from '../helpers/browser.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -23,19 +22,14 @@ let upstreamA: ScriptedUpstream;
 let upstreamB: ScriptedUpstream;
 let tg: RunningGateway;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let errors: string[];
 
 beforeAll(async () => {
-  buildDashboardIfStale({ quiet: true });
   upstreamA = await startOpenAIUpstream({ apiKey: SECRET_A, chunkDelayMs: 0 });
   upstreamB = await startOpenAIUpstream({ apiKey: SECRET_B, chunkDelayMs: 0 });
   tg = await startGateway({});
-  browser = await launchChromium();
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
-  errors = collectPageErrors(page);
+  ({ browser, page, errors } = await openBrowserPage());
 }, TIMEOUT);
 
 afterAll(async () => {

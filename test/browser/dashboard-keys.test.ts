@@ -1,8 +1,7 @@
 import OpenAI from 'openai';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboardIfStale } from '../../scripts/dashboard-build.js';
-import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { openBrowserPage, screenshot } from '../helpers/browser.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -17,12 +16,9 @@ let page: Page;
 let errors: string[];
 
 beforeAll(async () => {
-  buildDashboardIfStale({ quiet: true });
   upstream = await startOpenAIUpstream({ apiKey: 'sk-up', chunkDelayMs: 0 });
   tg = await startGateway({ providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-up' } } });
-  browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  errors = collectPageErrors(page);
+  ({ browser, page, errors } = await openBrowserPage());
 }, TIMEOUT);
 
 afterAll(async () => {

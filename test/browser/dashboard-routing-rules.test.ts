@@ -1,7 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboardIfStale } from '../../scripts/dashboard-build.js';
-import { collectPageErrors, launchChromium } from '../helpers/browser.js';
+import { openBrowserPage } from '../helpers/browser.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 /** The routes page lists the usage-based routing rules in effect, in order, and links to where they are edited. */
@@ -13,7 +12,6 @@ let page: Page;
 let errors: string[];
 
 beforeAll(async () => {
-  buildDashboardIfStale({ quiet: true });
   tg = await startGateway({
     providers: { openai: { base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-x' } },
     routes: { cheap: { targets: [{ model: 'openai/mini' }] }, big: { targets: [{ model: 'openai/large' }] } },
@@ -22,9 +20,7 @@ beforeAll(async () => {
       { when: { key_budget_used_pct_gte: 90 }, route_to: 'cheap' },
     ],
   });
-  browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  errors = collectPageErrors(page);
+  ({ browser, page, errors } = await openBrowserPage());
 }, TIMEOUT);
 
 afterAll(async () => {

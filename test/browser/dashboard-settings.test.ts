@@ -1,8 +1,7 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { buildDashboardIfStale } from '../../scripts/dashboard-build.js';
-import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { collectPageErrors, openBrowserPage, screenshot } from '../helpers/browser.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 // Code run in the page is passed as strings: this file is type-checked for Node, without the DOM's types.
@@ -20,20 +19,15 @@ const REFUSED = 'console: Failed to load resource: the server responded with a s
 
 let tg: RunningGateway;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let errors: string[];
 
 beforeAll(async () => {
-  buildDashboardIfStale({ quiet: true });
   tg = await startGateway({
     providers: { openai: { base_url: 'http://127.0.0.1:9/v1', api_key: SECRET } },
     routes: { chat: { targets: [{ model: 'openai/m', weight: 1 }, { model: 'openai/n', weight: 1 }] } },
   });
-  browser = await launchChromium();
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
-  errors = collectPageErrors(page);
+  ({ browser, page, errors } = await openBrowserPage());
 }, TIMEOUT);
 
 afterAll(async () => {

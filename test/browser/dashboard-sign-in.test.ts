@@ -1,7 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboardIfStale } from '../../scripts/dashboard-build.js';
-import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { openBrowserPage, screenshot } from '../helpers/browser.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 /**
@@ -18,11 +17,8 @@ let page: Page;
 let errors: string[];
 
 beforeAll(async () => {
-  buildDashboardIfStale({ quiet: true });
   tg = await startGateway({}, { TOLLGATE_ADMIN_KEY: ADMIN_KEY });
-  browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  errors = collectPageErrors(page);
+  ({ browser, page, errors } = await openBrowserPage());
 }, TIMEOUT);
 
 afterAll(async () => {

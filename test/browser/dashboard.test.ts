@@ -1,8 +1,7 @@
 import OpenAI from 'openai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboardIfStale } from '../../scripts/dashboard-build.js';
-import { collectPageErrors, launchChromium, screenshot } from '../helpers/browser.js';
+import { collectPageErrors, openBrowserPage, screenshot } from '../helpers/browser.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -20,23 +19,18 @@ const TIMEOUT = 60_000;
 let upstream: ScriptedUpstream;
 let tg: RunningGateway;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let errors: string[];
 /** The secret of the key created in the UI, for the test that disables it. */
 let createdSecret = '';
 
 beforeAll(async () => {
-  buildDashboardIfStale({ quiet: true });
   upstream = await startOpenAIUpstream({ apiKey: 'sk-up', chunkDelayMs: 0 });
   tg = await startGateway({
     providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-up', prices: PRICES } },
     routes: { chat: { targets: [{ model: 'openai/m' }] } },
   });
-  browser = await launchChromium();
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
-  errors = collectPageErrors(page);
+  ({ browser, page, errors } = await openBrowserPage());
 }, TIMEOUT);
 
 afterAll(async () => {

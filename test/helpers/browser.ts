@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { buildDashboardIfStale } from '../../scripts/dashboard-build.js';
 
 /** Debian's Chromium, which `.ci/run` installs; the browser tests drive it with playwright-core. */
 export const CHROMIUM = process.env.TOLLGATE_CHROMIUM ?? '/usr/bin/chromium';
@@ -34,4 +35,16 @@ export function collectPageErrors(page: Page): string[] {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * What every dashboard test starts with: the dashboard built (when its sources changed), Chromium launched, one
+ * desktop-sized page, and that page's errors collected.
+ */
+export async function openBrowserPage(): Promise<{ browser: Browser; context: BrowserContext; page: Page; errors: string[] }> {
+  buildDashboardIfStale({ quiet: true });
+  const browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  return { browser, context, page, errors: collectPageErrors(page) };
 }
