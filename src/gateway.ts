@@ -32,6 +32,7 @@ import { GatewayMetrics } from './telemetry/metrics/gateway-metrics.js';
 import { UsageRollupWriter } from './telemetry/usage-rollup.js';
 import { UsageRollups } from './governance/usage-rollups.js';
 import { RequestTracer } from './telemetry/tracing/request-tracer.js';
+import { AlertService, type AlertsView } from './telemetry/alerts/alert-service.js';
 import { VERSION } from './version.js';
 import defaultPipeline from '../pipelines/default.js';
 
@@ -60,6 +61,8 @@ export interface Gateway {
   readonly adminKeyRequired: boolean;
   /** Money held for requests in flight, per budget account (read it; the budget and cost stages change it). */
   readonly reservations: Pick<Reservations, 'reserved' | 'snapshot'>;
+  /** Alerts: the open ones, the delivery log and the delivery queue (the rules and channels are in the config). */
+  readonly alerts: AlertsView;
   /** The compiled pipeline for a config version (compiled once per version). */
   pipelineFor(config: RuntimeConfig): Pipeline;
   /** Starts listening; resolves with the base URL (e.g. `http://127.0.0.1:8080`). */
@@ -226,6 +229,19 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   };
   switchMetrics(configService.current().settings.metrics.enabled);
   const metricsSwitch = configService.changes.subscribe((current) => switchMetrics(current.settings.metrics.enabled));
+  // Alerts: rules over bus events, delivered to the configured channels from a queue persisted in the store.
+  const alerts = new AlertService({
+    bus,
+    root: store.root,
+    log,
+    alerts: () => configService.current().alerts,
+    budgetUsage: (account, id) => {
+      const record = account === 'key' ? governance.getKeyRecord(id) : governance.getTeamRecord(id);
+      if (!record || record.budget === null || record.budget === undefined) return null;
+      return { spend: governance.currentUsage(record).spend, budget: record.budget };
+    },
+    userAgent: `tollgate/${VERSION}`,
+  });
   const metrics = {
     contentType: GatewayMetrics.contentType,
     render: () => metricsNow?.render() ?? Promise.resolve(''),
@@ -274,6 +290,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         await usage.close();
         // Spans of the last requests go out before the process ends (bounded by the exporter's timeout).
         await tracer.close();
+        // Notifications not delivered yet stay queued in the store and go out after the next start.
+        await alerts.close();
         await logSweeper.stop();
         closingStore = true;
         await backfill;
@@ -295,6 +313,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     log,
     adminKeyRequired: adminKey !== null,
     reservations,
+    alerts,
     pipelineFor,
     async listen(listenOptions = {}) {
       const current = configService.current().settings;

@@ -28,4 +28,14 @@ export const DEFAULTS = {
    * from 0.77 up), and what still passes at any threshold are word-order swaps, which no threshold separates.
    */
   cacheSemanticThreshold: 0.75,
+  // Alerts: a webhook that is down for a while still gets the alert (8 attempts over about four minutes).
+  alertTimeoutMs: 10_000,
+  alertMaxAttempts: 8,
+  alertInitialDelayMs: 1_000,
+  alertMaxDelayMs: 300_000,
+  alertCooldownMs: 600_000,
+  alertMaxQueue: 10_000,
+  alertWindowMs: 300_000,
+  alertMinRequests: 10,
+  alertLatencyForMs: 60_000,
 } as const;

@@ -153,6 +153,20 @@ function settingsSecrets(settings: ConfigDocument['settings'], transform: (value
   };
 }
 
+/** The alerts section with its channels' secrets (signing secret, header values) passed through `transform`. */
+function alertSecrets(alerts: ConfigDocument['alerts'], transform: (value: string) => string): ConfigDocument['alerts'] {
+  if (!alerts?.channels) return alerts;
+  const channels: NonNullable<NonNullable<ConfigDocument['alerts']>['channels']> = {};
+  for (const [name, channel] of Object.entries(alerts.channels)) {
+    channels[name] = {
+      ...channel,
+      ...(channel.secret ? { secret: transform(channel.secret) } : {}),
+      ...(channel.headers ? { headers: Object.fromEntries(Object.entries(channel.headers).map(([header, value]) => [header, transform(value)])) } : {}),
+    };
+  }
+  return { ...alerts, channels };
+}
+
 /** A config document with every secret masked, for the audit log and the API. */
 export function maskDocument(document: ConfigDocument): ConfigDocument {
   const providers: NonNullable<ConfigDocument['providers']> = {};
@@ -166,7 +180,8 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
     };
   }
   const settings = settingsSecrets(document.settings, maskSecret);
-  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}) };
+  const alerts = alertSecrets(document.alerts, maskSecret);
+  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}) };
 }
 
 /** Applies `transform` to every secret in a document (keys, credential headers) to seal or unseal it for storage. */
@@ -183,5 +198,6 @@ export function mapSecrets(document: ConfigDocument, transform: (value: string) 
     };
   }
   const settings = settingsSecrets(document.settings, transform);
-  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}) };
+  const alerts = alertSecrets(document.alerts, transform);
+  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}) };
 }

@@ -8,7 +8,7 @@ import { DEFAULTS } from './defaults.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
-import type { CacheConfig, CacheSettings, ConfigSource, ConfigWarning, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
+import type { AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
 export interface ConfigLayers {
@@ -405,7 +405,48 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   const plugins = layers.api.plugins ?? layers.file.plugins ?? [];
   checkRoutePlugins(routes, plugins);
   const cache = resolveCacheSettings(layers.api.cache, layers.file.cache, settings.dataDir);
-  return { version, settings, providers, routes, routingRules, plugins, cache, warnings: routeWarnings(routes, providers) };
+  // An alerts section set through the API replaces the file's as a whole (its secrets are literals there).
+  const alerts = layers.api.alerts
+    ? resolveAlerts(layers.api.alerts, 'api', env, settings.dataDir, providers)
+    : resolveAlerts(layers.file.alerts ?? {}, 'file', env, settings.dataDir, providers);
+  return { version, settings, providers, routes, routingRules, plugins, cache, alerts, warnings: routeWarnings(routes, providers) };
+}
+
+/** The alerts section: channel secrets read, defaults filled in, every rule's channels and providers checked. */
+function resolveAlerts(section: AlertsConfig, source: 'api' | 'file', env: Env, dataDir: string, providers: ReadonlyMap<string, ProviderRuntime>): AlertsRuntime {
+  const channels = new Map<string, AlertChannelRuntime>();
+  for (const [name, channel] of Object.entries(section.channels ?? {})) {
+    const where = `alerts.channels.${name}`;
+    const initialDelayMs = channel.retry?.initial_delay_ms ?? DEFAULTS.alertInitialDelayMs;
+    const maxDelayMs = channel.retry?.max_delay_ms ?? Math.max(DEFAULTS.alertMaxDelayMs, initialDelayMs);
+    if (maxDelayMs < initialDelayMs) throw new ConfigError(`${where}.retry.max_delay_ms: must be at least initial_delay_ms (${initialDelayMs})`);
+    channels.set(name, {
+      name,
+      type: channel.type,
+      url: channel.url,
+      secret: channel.secret === undefined ? null : resolveSecret(channel.secret, env, `${where}.secret`, { referencesAllowed: source === 'file', dataDir }),
+      headers: { ...(channel.headers ?? {}) },
+      timeoutMs: channel.timeout_ms ?? DEFAULTS.alertTimeoutMs,
+      maxAttempts: channel.retry?.max_attempts ?? DEFAULTS.alertMaxAttempts,
+      initialDelayMs,
+      maxDelayMs,
+    });
+  }
+  const rules: AlertRuleRuntime[] = (section.rules ?? []).map((rule, i) => {
+    const where = `alerts.rules.${i}`;
+    const named = rule.channels ?? [...channels.keys()];
+    if (named.length === 0) throw new ConfigError(`${where}: no channel to deliver to; define one under alerts.channels`);
+    rule.channels?.forEach((name, j) => {
+      if (!channels.has(name)) throw new ConfigError(`${where}.channels.${j}: "${name}" is not a channel under alerts.channels`);
+    });
+    if (rule.kind !== 'budget') {
+      rule.providers?.forEach((name, j) => {
+        if (!providers.has(name)) throw new ConfigError(`${where}.providers.${j}: "${name}" is not a known provider`);
+      });
+    }
+    return { ...rule, severity: rule.severity ?? 'warning', cooldownMs: rule.cooldown_ms ?? DEFAULTS.alertCooldownMs, channels: named };
+  });
+  return { channels, rules, maxQueue: section.max_queue ?? DEFAULTS.alertMaxQueue };
 }
 
 /** The top-level cache section: the API's fields over the file's, over the defaults. */

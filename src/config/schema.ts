@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import type { CacheConfig, CachePolicyConfig, PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
+import type { AlertsConfig, CacheConfig, CachePolicyConfig, PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
 import { NEVER_FORWARDED } from '../providers/forward-headers.js';
 import { isLoopbackAddress } from './address.js';
 
@@ -375,6 +375,83 @@ export const pluginsSchema = z
   .max(64)
   .refine((entries) => new Set(entries.map((entry) => entry.name)).size === entries.length, { message: 'plugin names must be unique' });
 
+const alertRetrySchema = z.strictObject({
+  max_attempts: z.number().int().min(1).max(50).optional().describe('Delivery attempts per notification, the first included (default 8).'),
+  initial_delay_ms: ms().positive().optional().describe('Wait before the first retry (default 1000); doubles after each failed attempt.'),
+  max_delay_ms: ms().positive().optional().describe('Longest wait between two attempts (default 300000, five minutes).'),
+});
+
+export const webhookChannelSchema = z.strictObject({
+  type: z.literal('webhook'),
+  url: z.url({ protocol: /^https?$/ }).describe('Where the alert is POSTed as JSON.'),
+  secret: z
+    .string()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('Signs every delivery: `x-tollgate-signature: v1=<hex HMAC-SHA256 of timestamp + "." + body>`. `env:NAME` or `file:/path` in the config file.'),
+  headers: z
+    .record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue)
+    .optional()
+    .describe('Extra headers sent with every delivery (an authorization header, say).'),
+  timeout_ms: ms().positive().optional().describe('Time allowed for one delivery attempt (default 10000).'),
+  retry: alertRetrySchema.optional(),
+});
+
+const alertRuleBase = {
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'letters, digits, `_`, `.` and `-`, at most 100').describe('Unique among the rules; the `rule` of every notification.'),
+  severity: z.enum(['info', 'warning', 'critical']).optional().describe('Passed to the channels (default `warning`).'),
+  cooldown_ms: ms().nonnegative().optional().describe('After a firing notification, the same rule and subject fire again only this long later (default 600000, ten minutes).'),
+  channels: z.array(z.string().min(1)).min(1).optional().describe('Channel names to deliver to; every channel when absent.'),
+};
+const alertProviders = z.array(z.string().min(1)).min(1).optional().describe('Only these providers; all when absent.');
+const alertWindow = ms().positive().optional();
+const alertMinRequests = count().optional();
+
+export const alertRuleSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    ...alertRuleBase,
+    kind: z.literal('budget'),
+    thresholds: z
+      .array(z.union([z.literal(50), z.literal(80), z.literal(100)]))
+      .min(1)
+      .optional()
+      .describe('Which budget crossings alert, in percent of the budget: 50, 80, 100 (default all three).'),
+    account: z.enum(['key', 'team']).optional().describe('Only key budgets or only team budgets; both when absent.'),
+  }),
+  z.strictObject({ ...alertRuleBase, kind: z.literal('breaker_opened'), providers: alertProviders }),
+  z.strictObject({
+    ...alertRuleBase,
+    kind: z.literal('error_rate'),
+    threshold_pct: z.number().min(0).max(100).describe('Fires when more than this percent of a provider\'s upstream attempts in the window failed.'),
+    window_ms: alertWindow.describe('The window (default 300000, five minutes).'),
+    min_requests: alertMinRequests.describe('Attempts in the window before the rate counts (default 10).'),
+    providers: alertProviders,
+  }),
+  z.strictObject({
+    ...alertRuleBase,
+    kind: z.literal('latency_p95'),
+    threshold_ms: z.number().positive().max(MAX_TIMER_MS).describe('Fires when the p95 duration of a provider\'s answered requests is over this.'),
+    window_ms: alertWindow.describe('The window the p95 is taken over (default 300000, five minutes).'),
+    for_ms: ms().nonnegative().optional().describe('How long the p95 must stay over the threshold before the alert fires (default 60000).'),
+    min_requests: alertMinRequests.describe('Answers in the window before the p95 counts (default 10).'),
+    providers: alertProviders,
+  }),
+]);
+
+export const alertsSchema = z.strictObject({
+  channels: z
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, `_` and `-`, at most 64'), webhookChannelSchema)
+    .optional()
+    .describe('Where notifications go, by name.'),
+  rules: z
+    .array(alertRuleSchema)
+    .max(200)
+    .refine((rules) => new Set(rules.map((rule) => rule.name)).size === rules.length, { message: 'rule names must be unique' })
+    .optional(),
+  max_queue: z.number().int().positive().max(1_000_000).optional().describe('Most notifications waiting for delivery (default 10000); past it a new one is recorded as failed.'),
+});
+
 /**
  * A whole config document, as the file holds it and as the API layer stores it. Later sections (virtual
  * keys, cache, alerts, guardrails, plugins) are added here as siblings.
@@ -391,6 +468,9 @@ export const configFileSchema = z.strictObject({
     .optional()
     .describe('Custom pipeline plugins, in order (see plugins/README.md). The API\'s list replaces the file\'s as a whole.'),
   cache: cacheSchema.optional().describe('The response cache (exact and semantic); off by default. Routes, virtual keys and teams may override it.'),
+  alerts: alertsSchema
+    .optional()
+    .describe('Alert rules over gateway events, and the channels (signed webhooks) they are delivered to. The API\'s section replaces the file\'s as a whole.'),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
@@ -426,3 +506,4 @@ agrees<Same<z.infer<typeof routingRuleSchema>, RoutingRuleConfig>>();
 agrees<Same<z.infer<typeof pluginEntrySchema>, PluginEntryConfig>>();
 agrees<Same<z.infer<typeof cachePolicySchema>, CachePolicyConfig>>();
 agrees<Same<z.infer<typeof cacheSchema>, CacheConfig>>();
+agrees<Same<z.infer<typeof alertsSchema>, AlertsConfig>>();

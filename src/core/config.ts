@@ -126,6 +126,107 @@ export interface CacheConfig {
     | undefined;
 }
 
+/** How bad an alert is: passed to every channel as it is. */
+export type AlertSeverity = 'info' | 'warning' | 'critical';
+
+/** Retries of one channel's deliveries: exponential backoff from `initial_delay_ms`, capped at `max_delay_ms`. */
+export interface AlertRetryConfig {
+  max_attempts?: number | undefined;
+  initial_delay_ms?: number | undefined;
+  max_delay_ms?: number | undefined;
+}
+
+/** A generic webhook: the alert as JSON, signed with HMAC-SHA256 when a secret is set. */
+export interface WebhookChannelConfig {
+  type: 'webhook';
+  url: string;
+  /** The signing secret, or a reference (`env:NAME`, `file:/path`) in the config file. */
+  secret?: string | undefined;
+  headers?: Record<string, string> | undefined;
+  timeout_ms?: number | undefined;
+  retry?: AlertRetryConfig | undefined;
+}
+
+export type AlertChannelConfig = WebhookChannelConfig;
+
+/** What every alert rule has, whatever it watches. */
+interface AlertRuleBase {
+  /** Unique among the rules; the `rule` field of every notification. */
+  name: string;
+  severity?: AlertSeverity | undefined;
+  /** After a notification, the same rule and subject notify again only this long later. */
+  cooldown_ms?: number | undefined;
+  /** Channel names; every channel when absent. */
+  channels?: string[] | undefined;
+}
+
+/** A key's or team's spend crosses a share of its budget (from `budget.threshold`). */
+export interface BudgetAlertRuleConfig extends AlertRuleBase {
+  kind: 'budget';
+  /** Which of the crossings (50, 80, 100 percent) alert; all when absent. */
+  thresholds?: Array<50 | 80 | 100> | undefined;
+  /** Key budgets, team budgets, or both (absent). */
+  account?: 'key' | 'team' | undefined;
+}
+
+/** A target's circuit breaker opened (resolved when it closes again). */
+export interface BreakerAlertRuleConfig extends AlertRuleBase {
+  kind: 'breaker_opened';
+  /** Only targets of these providers; all when absent. */
+  providers?: string[] | undefined;
+}
+
+/** A provider's upstream attempts failed more than `threshold_pct` percent within the window. */
+export interface ErrorRateAlertRuleConfig extends AlertRuleBase {
+  kind: 'error_rate';
+  threshold_pct: number;
+  window_ms?: number | undefined;
+  min_requests?: number | undefined;
+  providers?: string[] | undefined;
+}
+
+/** A provider's answered requests had a p95 duration over `threshold_ms` for at least `for_ms`. */
+export interface LatencyAlertRuleConfig extends AlertRuleBase {
+  kind: 'latency_p95';
+  threshold_ms: number;
+  window_ms?: number | undefined;
+  for_ms?: number | undefined;
+  min_requests?: number | undefined;
+  providers?: string[] | undefined;
+}
+
+export type AlertRuleConfig = BudgetAlertRuleConfig | BreakerAlertRuleConfig | ErrorRateAlertRuleConfig | LatencyAlertRuleConfig;
+
+/** The top-level `alerts` section as written. */
+export interface AlertsConfig {
+  channels?: Record<string, AlertChannelConfig> | undefined;
+  rules?: AlertRuleConfig[] | undefined;
+  /** Most notifications waiting for delivery; past it a new one is recorded as failed (`queue_full`). */
+  max_queue?: number | undefined;
+}
+
+/** A channel resolved for one config version: its secret read, its retry policy filled in. */
+export interface AlertChannelRuntime {
+  name: string;
+  type: 'webhook';
+  url: string;
+  secret: string | null;
+  headers: Readonly<Record<string, string>>;
+  timeoutMs: number;
+  maxAttempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** A rule with its defaults filled in and its channels checked. */
+export type AlertRuleRuntime = AlertRuleConfig & { severity: AlertSeverity; cooldownMs: number; channels: string[] };
+
+export interface AlertsRuntime {
+  channels: ReadonlyMap<string, AlertChannelRuntime>;
+  rules: readonly AlertRuleRuntime[];
+  maxQueue: number;
+}
+
 /** The effective cache policy of one request, every field resolved. */
 export interface CachePolicy {
   mode: CacheMode;
@@ -313,6 +414,8 @@ export interface RuntimeConfig {
   plugins: readonly PluginEntryConfig[];
   /** The response cache: its top-level policy and limits. */
   cache: CacheSettings;
+  /** Alert rules and the channels they deliver to. */
+  alerts: AlertsRuntime;
   /** What will not work as written; shown by `GET /api/config` and logged when the config is applied. */
   warnings: readonly ConfigWarning[];
   /** The config file's live status; set by the config service. */

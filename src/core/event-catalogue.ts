@@ -40,6 +40,8 @@ export const EVENT_FIELDS = {
   'plugin.failed': ['requestId', 'plugin', 'reason', 'message', 'optional', 'skipped'],
   'plugin.timed_out': ['requestId', 'plugin', 'timeoutMs', 'optional', 'skipped'],
   'config.changed': ['version', 'source', 'action', 'target', 'actor'],
+  'alert.fired': ['id', 'rule', 'kind', 'severity', 'subject', 'summary', 'notified'],
+  'alert.resolved': ['id', 'rule', 'kind', 'subject', 'summary', 'notified'],
 } as const satisfies { [K in EventName]: FieldsOf<GatewayEvents[K]> };
 
 /** Fields an event's type has that its list above lacks; `never` when every list is complete. */

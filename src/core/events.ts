@@ -58,6 +58,16 @@ export interface RequestSummary {
   estimated: boolean;
 }
 
+/** What an alert is about: the key or team of a budget, the provider (and model, target) of a failure. */
+export interface AlertSubject {
+  key?: string;
+  team?: string;
+  provider?: string;
+  model?: string;
+  /** `<provider>/<model>#<key id>`, for a breaker. */
+  target?: string;
+}
+
 export type StageOutcome = 'passed' | 'answered' | 'failed';
 
 export interface GatewayEvents {
@@ -157,6 +167,10 @@ export interface GatewayEvents {
     /** Who changed it (`loopback:127.0.0.1`, `admin-key:10.0.0.4`, `file:/etc/tollgate.yaml`); never a credential. */
     actor: string;
   };
+  /** An alert rule's condition began to hold for a subject (one open alert per rule and subject); `id` names the alert. */
+  'alert.fired': { id: string; rule: string; kind: string; severity: string; subject: AlertSubject; summary: string; notified: boolean };
+  /** An open alert's condition no longer holds; `id` is the one `alert.fired` gave. */
+  'alert.resolved': { id: string; rule: string; kind: string; subject: AlertSubject; summary: string; notified: boolean };
   /** The request ended with an error (refused by auth, a limit or a budget, or failed upstream); `status` is the client's. */
   'request.failed': RequestSummary & {
     type: string;

@@ -1,0 +1,110 @@
+import type { RootDatabase } from 'lmdb';
+import type { EventBus } from '../../bus/bus.js';
+import type { AlertsRuntime } from '../../core/config.js';
+import type { Log } from '../../log.js';
+import { DeliveryQueue, type DeliveryRecord } from './delivery.js';
+import { AlertEngine, type BudgetUsage, type OpenAlert } from './rules.js';
+
+export type { AlertNotification, OpenAlert } from './rules.js';
+export type { DeliveryRecord } from './delivery.js';
+
+/** How often window rules (error rate, latency) and open budget alerts are evaluated. */
+const EVALUATE_EVERY_MS = 1_000;
+
+export interface AlertServiceOptions {
+  bus: EventBus;
+  root: RootDatabase;
+  log: Log;
+  /** The current config's alerts section (read on every use, so a config change applies at once). */
+  alerts: () => AlertsRuntime;
+  budgetUsage: BudgetUsage;
+  userAgent: string;
+  /** Evaluation period (tests shorten it). */
+  evaluateEveryMs?: number;
+}
+
+/** What the gateway exposes of its alerts: the open ones, the delivery log, the queue. */
+export interface AlertsView {
+  open(): OpenAlert[];
+  /** The delivery log, newest first. */
+  deliveries(limit?: number): DeliveryRecord[];
+  /** Notifications waiting for a (next) delivery attempt. */
+  queued(): number;
+}
+
+/**
+ * Alerts as a bus subscriber: events feed the rule engine (a few pushes per event), the engine's firings and
+ * resolutions go to the persisted delivery queue, and the queue's worker delivers them. No stage knows about
+ * any of it, and nothing here is awaited by a request.
+ */
+export class AlertService implements AlertsView {
+  private readonly engine: AlertEngine;
+  private readonly queue: DeliveryQueue;
+  private readonly stops: Array<() => void>;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly options: AlertServiceOptions) {
+    const { bus, log } = options;
+    this.queue = new DeliveryQueue({
+      root: options.root,
+      log,
+      channel: (name) => options.alerts().channels.get(name),
+      maxQueue: () => options.alerts().maxQueue,
+      userAgent: options.userAgent,
+    });
+    this.engine = new AlertEngine({
+      rules: () => options.alerts().rules,
+      budgetUsage: options.budgetUsage,
+      publish: ({ alert, status, notification, rule }) => {
+        if (status === 'firing') bus.emit('alert.fired', { id: alert.id, rule: alert.rule, kind: alert.kind, severity: rule.severity, subject: alert.subject, summary: alert.summary, notified: notification !== null });
+        else bus.emit('alert.resolved', { id: alert.id, rule: alert.rule, kind: alert.kind, subject: alert.subject, summary: alert.summary, notified: notification !== null });
+        if (!notification) return;
+        log.info({ alert: alert.id, rule: alert.rule, status, subject: alert.subject }, `alert ${status}: ${alert.summary}`);
+        for (const channel of rule.channels) this.queue.enqueue(channel, notification);
+      },
+    });
+    // Subscribed only to what some rule kind reads; the listeners are cheap whether or not a rule is configured.
+    this.stops = [
+      bus.on('budget.threshold', (event) => this.engine.budgetThreshold(event)),
+      bus.on('breaker.opened', (event) => this.engine.breakerOpened(event)),
+      bus.on('breaker.closed', (event) => this.engine.breakerClosed(event)),
+      bus.on('provider.attempted', (event) => {
+        if (this.has('error_rate')) this.engine.providerAttempted(event);
+      }),
+      bus.on('request.completed', (event) => {
+        if (this.has('latency_p95')) this.engine.requestCompleted(event);
+      }),
+    ];
+    this.timer = setInterval(() => {
+      try {
+        this.engine.tick();
+      } catch (err) {
+        log.error({ err }, 'alerts: evaluating the rules failed');
+      }
+    }, options.evaluateEveryMs ?? EVALUATE_EVERY_MS);
+    this.timer.unref();
+  }
+
+  private has(kind: string): boolean {
+    return this.options.alerts().rules.some((rule) => rule.kind === kind);
+  }
+
+  open(): OpenAlert[] {
+    return this.engine.openAlerts();
+  }
+
+  deliveries(limit?: number): DeliveryRecord[] {
+    return this.queue.log(limit);
+  }
+
+  queued(): number {
+    return this.queue.size();
+  }
+
+  /** Stops listening and evaluating; what is still queued stays in the store for the next start. */
+  async close(): Promise<void> {
+    for (const stop of this.stops) stop();
+    clearInterval(this.timer);
+    await this.queue.close();
+  }
+}

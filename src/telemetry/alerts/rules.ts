@@ -1,0 +1,298 @@
+import { randomUUID } from 'node:crypto';
+import type { AlertRuleRuntime, AlertSeverity } from '../../core/config.js';
+import type { AlertSubject, GatewayEvents } from '../../core/events.js';
+
+/** One notification: what every channel is given (the webhook channel sends it as it is, as JSON). */
+export interface AlertNotification {
+  /** The alert's id: its firing and its resolved notification carry the same one. */
+  id: string;
+  rule: string;
+  /** The gateway event the rule watches (`budget.threshold`, `breaker.opened`, `breaker.closed`, `provider.attempted`, `request.completed`). */
+  event: string;
+  severity: AlertSeverity;
+  status: 'firing' | 'resolved';
+  summary: string;
+  subject: AlertSubject;
+  details: Record<string, unknown>;
+  /** ISO time the condition began (firing) or ended (resolved). */
+  at: string;
+}
+
+/** An alert whose condition still holds. */
+export interface OpenAlert {
+  id: string;
+  rule: string;
+  kind: AlertRuleRuntime['kind'];
+  subject: AlertSubject;
+  summary: string;
+  since: string;
+  /** False when the firing fell inside the rule's cooldown and was not sent (its resolution is not sent either). */
+  notified: boolean;
+}
+
+/** A key's or team's budget and its spend in the current period; null when the account is gone or has no budget. */
+export type BudgetUsage = (account: 'key' | 'team', id: string) => { spend: number; budget: number } | null;
+
+export interface AlertEngineOptions {
+  rules: () => readonly AlertRuleRuntime[];
+  /** Called for every firing or resolution, notified or not (`notification === null` inside a cooldown). */
+  publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRuntime }) => void;
+  budgetUsage: BudgetUsage;
+  now?: () => number;
+}
+
+interface Open extends OpenAlert {
+  event: string;
+  details: Record<string, unknown>;
+}
+
+/** Samples of one provider, oldest first, kept for the longest window any rule asks for. */
+class Samples {
+  readonly at: number[] = [];
+  readonly value: number[] = [];
+
+  push(at: number, value: number): void {
+    this.at.push(at);
+    this.value.push(value);
+    if (this.at.length > MAX_SAMPLES) this.drop(this.at.length - MAX_SAMPLES);
+  }
+
+  trim(before: number): void {
+    let n = 0;
+    while (n < this.at.length && (this.at[n] as number) < before) n++;
+    if (n > 0) this.drop(n);
+  }
+
+  /** The values at or after `since`. */
+  since(since: number): number[] {
+    let i = this.at.length;
+    while (i > 0 && (this.at[i - 1] as number) >= since) i--;
+    return this.value.slice(i);
+  }
+
+  private drop(n: number): void {
+    this.at.splice(0, n);
+    this.value.splice(0, n);
+  }
+}
+
+/** Per provider, at most this many samples of each kind are kept (the oldest go first). */
+const MAX_SAMPLES = 20_000;
+/** At most this many providers are watched (provider names come from the config, so this is a guard only). */
+const MAX_PROVIDERS = 1_000;
+
+function windowOf(rule: AlertRuleRuntime): number {
+  return rule.kind === 'error_rate' || rule.kind === 'latency_p95' ? (rule.window_ms ?? 300_000) : 0;
+}
+
+function watches(rule: { providers?: string[] | undefined }, provider: string): boolean {
+  return !rule.providers || rule.providers.includes(provider);
+}
+
+/** The 95th percentile (nearest rank) of unsorted values. */
+export function p95(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(sorted.length * 0.95) - 1)] ?? 0;
+}
+
+function round(value: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/**
+ * Turns gateway events into alerts: one open alert per rule and subject (a repeat while it is open is
+ * deduplicated), a firing notification unless the same rule and subject notified within its cooldown, and a
+ * resolved notification when the condition clears. Event handlers only record (a few array pushes); windows
+ * are evaluated by `tick()`, which the service runs once a second off the request path.
+ */
+export class AlertEngine {
+  private readonly open = new Map<string, Open>();
+  /** When the rule and subject last sent a firing notification. */
+  private readonly lastNotified = new Map<string, number>();
+  /** When a latency rule's p95 first went over its threshold for a provider (still over since). */
+  private readonly breachSince = new Map<string, number>();
+  private readonly attempts = new Map<string, Samples>();
+  private readonly latencies = new Map<string, Samples>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: AlertEngineOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  openAlerts(): OpenAlert[] {
+    return [...this.open.values()].map(({ id, rule, kind, subject, summary, since, notified }) => ({ id, rule, kind, subject, summary, since, notified }));
+  }
+
+  // ---- events ------------------------------------------------------------------------------------------
+
+  budgetThreshold(event: GatewayEvents['budget.threshold']): void {
+    for (const rule of this.options.rules()) {
+      if (rule.kind !== 'budget') continue;
+      if (rule.account && rule.account !== event.account) continue;
+      if (rule.thresholds && !rule.thresholds.includes(event.threshold)) continue;
+      const subject: AlertSubject = event.account === 'key' ? { key: event.id } : { team: event.id };
+      this.fire(rule, `${event.account}:${event.id}|${event.threshold}`, subject, 'budget.threshold', {
+        summary: `${event.account} ${event.id} spent ${event.threshold}% of its budget ($${round(event.spend, 6)} of $${event.budget})`,
+        details: { account: event.account, id: event.id, threshold: event.threshold, budget: event.budget, spend: event.spend },
+      });
+    }
+  }
+
+  breakerOpened(event: GatewayEvents['breaker.opened']): void {
+    const [provider = '', ...model] = event.label.split('/');
+    for (const rule of this.options.rules()) {
+      if (rule.kind !== 'breaker_opened' || !watches(rule, provider)) continue;
+      this.fire(rule, event.target, { provider, model: model.join('/'), target: event.target }, 'breaker.opened', {
+        summary: `circuit breaker opened for ${event.label} (${event.reason}); trial calls in ${Math.round(event.cooldownMs / 1000)} s`,
+        details: { target: event.target, label: event.label, reason: event.reason, cooldownMs: event.cooldownMs },
+      });
+    }
+  }
+
+  breakerClosed(event: GatewayEvents['breaker.closed']): void {
+    for (const rule of this.options.rules()) {
+      if (rule.kind !== 'breaker_opened') continue;
+      this.resolve(rule, event.target, 'breaker.closed', `circuit breaker closed again for ${event.label}`, { target: event.target, label: event.label });
+    }
+  }
+
+  providerAttempted(event: GatewayEvents['provider.attempted']): void {
+    this.samples(this.attempts, event.provider)?.push(this.now(), event.ok ? 0 : 1);
+  }
+
+  requestCompleted(event: GatewayEvents['request.completed']): void {
+    // Answers served by an upstream only: a cache hit or a client that left says nothing of the provider's speed.
+    if (event.cancelled || event.status !== 200 || !event.provider || event.attempts === 0) return;
+    this.samples(this.latencies, event.provider)?.push(this.now(), event.durationMs);
+  }
+
+  private samples(map: Map<string, Samples>, provider: string): Samples | null {
+    let samples = map.get(provider);
+    if (!samples) {
+      if (map.size >= MAX_PROVIDERS) return null;
+      samples = new Samples();
+      map.set(provider, samples);
+    }
+    return samples;
+  }
+
+  // ---- evaluation ----------------------------------------------------------------------------------------
+
+  /** Evaluates the window rules and the open budget alerts; drops the alerts of rules no longer configured. */
+  tick(): void {
+    const now = this.now();
+    const rules = this.options.rules();
+    const byName = new Map(rules.map((rule) => [rule.name, rule]));
+    for (const [key, alert] of this.open) if (byName.get(alert.rule)?.kind !== alert.kind) this.open.delete(key);
+    const longest = Math.max(0, ...rules.map(windowOf));
+    for (const samples of [...this.attempts.values(), ...this.latencies.values()]) samples.trim(now - longest);
+    for (const rule of rules) {
+      if (rule.kind === 'error_rate') this.errorRate(rule, now);
+      else if (rule.kind === 'latency_p95') this.latency(rule, now);
+      else if (rule.kind === 'budget') this.budgets(rule);
+    }
+  }
+
+  private errorRate(rule: Extract<AlertRuleRuntime, { kind: 'error_rate' }>, now: number): void {
+    const minRequests = rule.min_requests ?? 10;
+    for (const [provider, samples] of this.attempts) {
+      if (!watches(rule, provider)) continue;
+      const window = samples.since(now - windowOf(rule));
+      const failed = window.reduce((sum, value) => sum + value, 0);
+      const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
+      const details = { provider, attempts: window.length, failed, errorRatePct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
+      if (window.length >= minRequests && pct > rule.threshold_pct) {
+        this.fire(rule, provider, { provider }, 'provider.attempted', {
+          summary: `${provider}: ${round(pct, 1)}% of ${window.length} upstream attempts failed in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
+          details,
+        });
+      } else {
+        this.resolve(rule, provider, 'provider.attempted', `${provider}: error rate back to ${round(pct, 1)}% (${window.length} attempts in the window)`, details);
+      }
+    }
+  }
+
+  private latency(rule: Extract<AlertRuleRuntime, { kind: 'latency_p95' }>, now: number): void {
+    const minRequests = rule.min_requests ?? 10;
+    const forMs = rule.for_ms ?? 60_000;
+    for (const [provider, samples] of this.latencies) {
+      if (!watches(rule, provider)) continue;
+      const window = samples.since(now - windowOf(rule));
+      const value = window.length >= minRequests ? p95(window) : null;
+      const breachKey = `${rule.name}|${provider}`;
+      const details = { provider, p95Ms: value === null ? null : round(value), thresholdMs: rule.threshold_ms, requests: window.length, windowMs: windowOf(rule), forMs };
+      if (value !== null && value > rule.threshold_ms) {
+        const since = this.breachSince.get(breachKey) ?? now;
+        this.breachSince.set(breachKey, since);
+        if (now - since >= forMs) {
+          this.fire(rule, provider, { provider }, 'request.completed', {
+            summary: `${provider}: p95 latency ${Math.round(value)} ms over ${rule.threshold_ms} ms for ${Math.round((now - since) / 1000)} s`,
+            details,
+          });
+        }
+      } else {
+        this.breachSince.delete(breachKey);
+        this.resolve(rule, provider, 'request.completed', `${provider}: p95 latency back under ${rule.threshold_ms} ms`, details);
+      }
+    }
+  }
+
+  /** A budget alert resolves when the account's spend is under its threshold again (a new period, a raised budget). */
+  private budgets(rule: Extract<AlertRuleRuntime, { kind: 'budget' }>): void {
+    for (const alert of [...this.open.values()]) {
+      if (alert.rule !== rule.name) continue;
+      const { account, id, threshold } = alert.details as { account: 'key' | 'team'; id: string; threshold: number };
+      const usage = this.options.budgetUsage(account, id);
+      const pct = usage && usage.budget > 0 ? (usage.spend / usage.budget) * 100 : null;
+      if (pct !== null && pct >= threshold) continue;
+      const summary = usage === null ? `${account} ${id} has no budget any more` : `${account} ${id} is under ${threshold}% of its budget again ($${round(usage.spend, 6)} of $${usage.budget})`;
+      this.resolve(rule, `${account}:${id}|${threshold}`, 'budget.threshold', summary, { account, id, threshold, budget: usage?.budget ?? null, spend: usage?.spend ?? null });
+    }
+  }
+
+  // ---- state ----------------------------------------------------------------------------------------------
+
+  private fire(rule: AlertRuleRuntime, subjectKey: string, subject: AlertSubject, event: string, what: { summary: string; details: Record<string, unknown> }): void {
+    const key = `${rule.name}|${subjectKey}`;
+    if (this.open.has(key)) return;
+    const now = this.now();
+    const last = this.lastNotified.get(key);
+    const notified = last === undefined || now - last >= rule.cooldownMs;
+    if (notified) this.lastNotified.set(key, now);
+    if (this.lastNotified.size > 50_000) this.forgetOldest();
+    const alert: Open = { id: randomUUID(), rule: rule.name, kind: rule.kind, subject, summary: what.summary, since: new Date(now).toISOString(), notified, event, details: what.details };
+    this.open.set(key, alert);
+    this.options.publish({
+      alert: this.view(alert),
+      status: 'firing',
+      rule,
+      notification: notified ? { id: alert.id, rule: rule.name, event, severity: rule.severity, status: 'firing', summary: what.summary, subject, details: what.details, at: alert.since } : null,
+    });
+  }
+
+  private resolve(rule: AlertRuleRuntime, subjectKey: string, event: string, summary: string, details: Record<string, unknown>): void {
+    const key = `${rule.name}|${subjectKey}`;
+    const alert = this.open.get(key);
+    if (!alert) return;
+    this.open.delete(key);
+    const at = new Date(this.now()).toISOString();
+    this.options.publish({
+      alert: { ...this.view(alert), summary },
+      status: 'resolved',
+      rule,
+      notification: alert.notified
+        ? { id: alert.id, rule: rule.name, event, severity: rule.severity, status: 'resolved', summary, subject: alert.subject, details: { ...details, firedAt: alert.since }, at }
+        : null,
+    });
+  }
+
+  private view(alert: Open): OpenAlert {
+    return { id: alert.id, rule: alert.rule, kind: alert.kind, subject: alert.subject, summary: alert.summary, since: alert.since, notified: alert.notified };
+  }
+
+  private forgetOldest(): void {
+    const cutoff = [...this.lastNotified.values()].sort((a, b) => a - b)[10_000] ?? 0;
+    for (const [key, at] of this.lastNotified) if (at < cutoff && !this.open.has(key)) this.lastNotified.delete(key);
+  }
+}
