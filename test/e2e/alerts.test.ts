@@ -1,0 +1,302 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+// Alerts end to end: real requests through a gateway make the events, the rules turn them into notifications,
+// and a webhook receiver started here gets them, signed, over HTTP.
+
+const SECRET = 'whsec-alerts-test';
+/** $1 per output token, input free: "echo: hi" (2 tokens) costs exactly $2. */
+const PRICES = { 'priced-model': { input_per_mtok: 0, output_per_mtok: 1_000_000 } };
+const hi = [{ role: 'user' as const, content: 'hi' }];
+
+type Behaviour = 'ok' | '500' | 'reset';
+
+interface Delivery {
+  headers: IncomingHttpHeaders;
+  body: string;
+  json: any;
+  answered: Behaviour;
+}
+
+interface Receiver {
+  url: string;
+  deliveries: Delivery[];
+  /** Behaviours for the next deliveries, in order; then `ok`. */
+  script: Behaviour[];
+  close(): Promise<void>;
+}
+
+async function startReceiver(script: Behaviour[] = []): Promise<Receiver> {
+  const deliveries: Delivery[] = [];
+  const receiver = { deliveries, script: [...script] } as Receiver;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const answered = receiver.script.shift() ?? 'ok';
+      deliveries.push({ headers: req.headers, body, json: JSON.parse(body), answered });
+      if (answered === 'reset') return req.socket.resetAndDestroy();
+      res.writeHead(answered === '500' ? 500 : 200, { 'content-type': 'text/plain' }).end(answered === '500' ? 'receiver broke' : 'ok');
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/tollgate`;
+  receiver.close = () => new Promise<void>((done) => {
+    server.closeAllConnections();
+    server.close(() => done());
+  });
+  return receiver;
+}
+
+/** The README's verification snippet (the ```js block under "Verifying a delivery"), imported as written. */
+type Verify = (secret: string, headers: Record<string, string | string[] | undefined>, body: string) => boolean;
+async function documentedVerify(): Promise<Verify> {
+  const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('### Verifying a delivery'));
+  const block = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!block) throw new Error('README.md has no ```js block under "Verifying a delivery"');
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-verify-'));
+  const file = join(dir, 'verify.mjs');
+  writeFileSync(file, block);
+  try {
+    const module = (await import(pathToFileURL(file).href)) as { verifyTollgateSignature: Verify };
+    return module.verifyTollgateSignature;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function until<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 8_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+function config(upstream: ScriptedUpstream, receiverUrl: string, alerts: Partial<NonNullable<ConfigInput['alerts']>> & { retry?: Record<string, number> } = {}): ConfigInput {
+  const { retry, ...rest } = alerts;
+  return {
+    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES } },
+    alerts: {
+      channels: { ops: { type: 'webhook', url: receiverUrl, secret: SECRET, retry: { initial_delay_ms: 50, max_delay_ms: 200, ...retry } } },
+      rules: [{ name: 'budget-half', kind: 'budget', thresholds: [50], severity: 'warning', cooldown_ms: 600_000 }],
+      ...rest,
+    },
+  };
+}
+
+let upstream: ScriptedUpstream;
+let verify: Verify;
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream' });
+  verify = await documentedVerify();
+});
+afterAll(async () => {
+  await upstream?.close();
+});
+
+describe('budget alerts to a signed webhook', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  const { api, createKey, clientFor } = gatewayApi(() => tg.url);
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway(config(upstream, receiver.url));
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('delivers a crossing once, signed by the documented check; "resolved" when the budget is raised; silent inside the cooldown', async () => {
+    const { id, key } = await createKey({ name: 'alerted', budget: 4, rate_limit: null, models: [] });
+    await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+    const firing = await until('the firing notification', () => receiver.deliveries[0]);
+    expect(firing.json).toEqual({
+      id: expect.any(String),
+      rule: 'budget-half',
+      event: 'budget.threshold',
+      severity: 'warning',
+      status: 'firing',
+      summary: expect.stringContaining('50%'),
+      subject: { key: id },
+      details: { account: 'key', id, threshold: 50, budget: 4, spend: 2 },
+      at: expect.any(String),
+    });
+    expect(new Date(firing.json.at).toISOString()).toBe(firing.json.at);
+    expect(firing.headers['content-type']).toBe('application/json');
+    expect(firing.headers['x-tollgate-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+    expect(Number(firing.headers['x-tollgate-timestamp'])).toBeCloseTo(Date.now() / 1000, -2);
+    // The documented check accepts the delivery as sent, and refuses it with the body, the time or the secret changed.
+    expect(verify(SECRET, firing.headers, firing.body)).toBe(true);
+    expect(verify(SECRET, firing.headers, firing.body.replace('"spend":2', '"spend":0'))).toBe(false);
+    expect(verify(SECRET, { ...firing.headers, 'x-tollgate-timestamp': String(Number(firing.headers['x-tollgate-timestamp']) - 1) }, firing.body)).toBe(false);
+    expect(verify('another-secret', firing.headers, firing.body)).toBe(false);
+    expect(tg.gateway.alerts.open()).toEqual([expect.objectContaining({ id: firing.json.id, rule: 'budget-half', notified: true })]);
+
+    // The condition clears (a larger budget): one "resolved" notification with the same alert id.
+    expect((await api('PATCH', `/api/keys/${id}`, { budget: 100 })).status).toBe(200);
+    const resolved = await until('the resolved notification', () => receiver.deliveries[1]);
+    expect(resolved.json).toMatchObject({ id: firing.json.id, rule: 'budget-half', status: 'resolved', subject: { key: id }, details: { threshold: 50, budget: 100, spend: 2 } });
+    expect(verify(SECRET, resolved.headers, resolved.body)).toBe(true);
+    expect(tg.gateway.alerts.open()).toEqual([]);
+
+    // Crossing again within the cooldown opens the alert again but notifies nobody (nor does its resolution).
+    expect((await api('PATCH', `/api/keys/${id}`, { budget: 5 })).status).toBe(200);
+    const fired: unknown[] = [];
+    const stop = tg.gateway.bus.on('alert.fired', (event) => fired.push(event));
+    await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+    stop();
+    expect(fired).toEqual([expect.objectContaining({ rule: 'budget-half', notified: false, subject: { key: id } })]);
+    expect(tg.gateway.alerts.open()).toEqual([expect.objectContaining({ rule: 'budget-half', notified: false })]);
+    await new Promise((done) => setTimeout(done, 1_300));
+    expect(receiver.deliveries).toHaveLength(2);
+    expect(tg.gateway.alerts.deliveries().map((line) => [line.status, line.outcome, line.attempt])).toEqual([
+      ['resolved', 'delivered', 1],
+      ['firing', 'delivered', 1],
+    ]);
+  });
+});
+
+describe('delivery retries', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  const { createKey, clientFor } = gatewayApi(() => tg.url);
+
+  beforeAll(async () => {
+    receiver = await startReceiver(['500', 'reset']);
+    tg = await startGateway(config(upstream, receiver.url));
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('delivers after a 500 and a connection reset, the same signed body each time, every attempt in the delivery log', async () => {
+    const { key } = await createKey({ name: 'retried', budget: 4, rate_limit: null, models: [] });
+    await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+    await until('three attempts', () => receiver.deliveries.length >= 3);
+    await until('the delivery log', () => tg.gateway.alerts.deliveries().some((line) => line.outcome === 'delivered'));
+    expect(receiver.deliveries.map((d) => d.answered)).toEqual(['500', 'reset', 'ok']);
+    expect(receiver.deliveries.map((d) => d.headers['x-tollgate-attempt'])).toEqual(['1', '2', '3']);
+    expect(new Set(receiver.deliveries.map((d) => d.body)).size).toBe(1);
+    for (const delivery of receiver.deliveries) expect(verify(SECRET, delivery.headers, delivery.body)).toBe(true);
+    const log = tg.gateway.alerts.deliveries().reverse();
+    expect(log.map((line) => [line.attempt, line.outcome, line.httpStatus])).toEqual([
+      [1, 'retrying', 500],
+      [2, 'retrying', null],
+      [3, 'delivered', 200],
+    ]);
+    expect(log[0]?.error).toBe('receiver broke');
+    expect(log[1]?.error).toMatch(/ECONNRESET|socket|closed/i);
+    expect(tg.gateway.alerts.queued()).toBe(0);
+    await new Promise((done) => setTimeout(done, 300));
+    expect(receiver.deliveries).toHaveLength(3);
+  });
+});
+
+describe('failure alerts', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      ...config(upstream, receiver.url, {
+        rules: [
+          { name: 'breaker', kind: 'breaker_opened', severity: 'critical', cooldown_ms: 0 },
+          { name: 'errors', kind: 'error_rate', threshold_pct: 50, min_requests: 2, window_ms: 60_000 },
+        ],
+      }),
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 2, cooldown_ms: 300 } } },
+    });
+  });
+  afterAll(async () => {
+    upstream.reset();
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('a failing provider opens a breaker: a critical alert, an error-rate alert, and "resolved" once the breaker closes', async () => {
+    upstream.setMode({ kind: 'error', status: 500 });
+    for (let i = 0; i < 2; i++) {
+      const error = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ status: 500 });
+    }
+    const breaker = await until('the breaker alert', () => receiver.deliveries.find((d) => d.json.rule === 'breaker'));
+    expect(breaker.json).toMatchObject({
+      rule: 'breaker',
+      event: 'breaker.opened',
+      severity: 'critical',
+      status: 'firing',
+      subject: { provider: 'openai', model: 'gpt-4o-mini', target: expect.stringMatching(/^openai\/gpt-4o-mini#/) },
+      details: { label: 'openai/gpt-4o-mini', cooldownMs: 300 },
+    });
+    expect(verify(SECRET, breaker.headers, breaker.body)).toBe(true);
+    // The error rate is evaluated once a second: 2 of 2 attempts failed, over 50%.
+    const errors = await until('the error-rate alert', () => receiver.deliveries.find((d) => d.json.rule === 'errors'), 4_000);
+    expect(errors.json).toMatchObject({ event: 'provider.attempted', status: 'firing', severity: 'warning', subject: { provider: 'openai' }, details: { attempts: 2, failed: 2, errorRatePct: 100 } });
+
+    // Healed: after the breaker's cool-down a trial call succeeds, the breaker closes, the alert resolves.
+    upstream.setMode({ kind: 'ok' });
+    await new Promise((done) => setTimeout(done, 350));
+    await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi });
+    const resolved = await until('the resolved breaker alert', () => receiver.deliveries.find((d) => d.json.rule === 'breaker' && d.json.status === 'resolved'));
+    expect(resolved.json).toMatchObject({ id: breaker.json.id, event: 'breaker.closed', severity: 'critical', subject: breaker.json.subject });
+    expect(tg.gateway.alerts.open().map((alert) => alert.rule)).toEqual(['errors']);
+  });
+});
+
+describe('a restart with an undelivered alert', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-restart-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('delivers it after the restart, with the same id and body', async () => {
+    // The receiver is down: its port refuses connections.
+    const gone = await startReceiver();
+    await gone.close();
+    const first = await startGateway(config(upstream, gone.url, { retry: { initial_delay_ms: 60_000, max_delay_ms: 60_000 } }), {}, { dataDir });
+    const { createKey, clientFor } = gatewayApi(() => first.url);
+    const { id, key } = await createKey({ name: 'restarted', budget: 4, rate_limit: null, models: [] });
+    await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+    const failed = await until('a failed attempt', () => first.gateway.alerts.deliveries().find((line) => line.outcome === 'retrying'));
+    expect(failed).toMatchObject({ attempt: 1, httpStatus: null, error: expect.stringMatching(/ECONNREFUSED/) });
+    expect(first.gateway.alerts.queued()).toBe(1);
+    await first.stop();
+    // The first gateway is gone: its port refuses connections too.
+    await expect(fetch(`${first.url}/health`)).rejects.toThrow();
+
+    const receiver = await startReceiver();
+    const second = await startGateway(config(upstream, receiver.url), {}, { dataDir });
+    try {
+      const delivery = await until('the delivery after the restart', () => receiver.deliveries[0]);
+      expect(delivery.json).toMatchObject({ id: failed.alertId, rule: 'budget-half', status: 'firing', subject: { key: id } });
+      expect(delivery.headers['x-tollgate-attempt']).toBe('2');
+      expect(verify(SECRET, delivery.headers, delivery.body)).toBe(true);
+      await until('the delivery log', () => second.gateway.alerts.deliveries().some((line) => line.outcome === 'delivered'));
+      expect(second.gateway.alerts.deliveries().map((line) => [line.attempt, line.outcome])).toEqual([
+        [2, 'delivered'],
+        [1, 'retrying'],
+      ]);
+      expect(second.gateway.alerts.queued()).toBe(0);
+    } finally {
+      await second.stop();
+      await receiver.close();
+    }
+  });
+});
