@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { maskDocument } from '../../src/config/present.js';
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
+import type { AlertRuleRuntime } from '../../src/core/config.js';
+import type { GatewayEvents, RequestSummary } from '../../src/core/events.js';
+import { backoff, signature } from '../../src/telemetry/alerts/delivery.js';
+import { AlertEngine, p95, type AlertNotification } from '../../src/telemetry/alerts/rules.js';
+
+function runtime(document: ConfigInput, env: Record<string, string> = {}) {
+  return resolveRuntimeConfig({ api: {}, file: configFileSchema.parse(document) }, env, 1);
+}
+
+const HOOK = { type: 'webhook' as const, url: 'https://hooks.example.com/t', secret: 'env:HOOK_SECRET' };
+
+describe('alerts config', () => {
+  it('resolves channels (secret references, retry defaults) and rules (severity, cooldown, every channel by default)', () => {
+    const { alerts } = runtime({ alerts: { channels: { ops: HOOK }, rules: [{ name: 'b', kind: 'budget' }] } }, { HOOK_SECRET: 's3cret' });
+    expect(alerts.channels.get('ops')).toMatchObject({ url: HOOK.url, secret: 's3cret', maxAttempts: 8, initialDelayMs: 1000, maxDelayMs: 300_000, timeoutMs: 10_000 });
+    expect(alerts.rules).toEqual([{ name: 'b', kind: 'budget', severity: 'warning', cooldownMs: 600_000, channels: ['ops'] }]);
+    expect(alerts.maxQueue).toBe(10_000);
+    expect(runtime({}).alerts).toEqual({ channels: new Map(), rules: [], maxQueue: 10_000 });
+  });
+
+  it('refuses a rule naming an unknown channel or provider, a rule with no channel, duplicate names, and a bad kind', () => {
+    const env = { HOOK_SECRET: 'x' };
+    expect(() => runtime({ alerts: { channels: { ops: HOOK }, rules: [{ name: 'b', kind: 'budget', channels: ['pager'] }] } }, env)).toThrow(/alerts\.rules\.0\.channels\.0: "pager" is not a channel/);
+    expect(() => runtime({ alerts: { channels: { ops: HOOK }, rules: [{ name: 'e', kind: 'error_rate', threshold_pct: 5, providers: ['nope'] }] } }, env)).toThrow(/alerts\.rules\.0\.providers\.0/);
+    expect(() => runtime({ alerts: { rules: [{ name: 'b', kind: 'budget' }] } })).toThrow(/no channel to deliver to/);
+    expect(() => runtime({ alerts: { channels: { ops: HOOK } } })).toThrow(/HOOK_SECRET is not set/);
+    expect(configFileSchema.safeParse({ alerts: { rules: [{ name: 'a', kind: 'budget' }, { name: 'a', kind: 'breaker_opened' }] } }).success).toBe(false);
+    expect(configFileSchema.safeParse({ alerts: { rules: [{ name: 'a', kind: 'cpu' }] } }).success).toBe(false);
+    expect(configFileSchema.safeParse({ alerts: { rules: [{ name: 'a', kind: 'budget', thresholds: [70] }] } }).success).toBe(false);
+    expect(configFileSchema.safeParse({ alerts: { channels: { ops: { ...HOOK, url: 'ftp://x' } } } }).success).toBe(false);
+  });
+
+  it('masks channel secrets and header values in a document shown by the API', () => {
+    const masked = maskDocument({ alerts: { channels: { ops: { ...HOOK, secret: 'whsec-very-long-secret-value', headers: { authorization: 'Bearer abcdefghijklmnop' } } } } });
+    const text = JSON.stringify(masked);
+    expect(text).not.toContain('whsec-very-long-secret-value');
+    expect(text).not.toContain('abcdefghijklmnop');
+  });
+});
+
+describe('delivery helpers', () => {
+  it('signs timestamp + "." + body with HMAC-SHA256', () => {
+    // echo -n '1700000000.{}' | openssl dgst -sha256 -hmac k
+    expect(signature('k', '1700000000', '{}')).toBe('c6ef4734033cee2367414a0939385eca0397754aa7a59716da7463a9298b5146');
+    expect(signature('k', '1700000000', '{}')).not.toBe(signature('k', '1700000001', '{}'));
+  });
+
+  it('backs off exponentially up to the cap', () => {
+    const channel = { initialDelayMs: 100, maxDelayMs: 1_000 };
+    for (const [attempt, base] of [[1, 100], [2, 200], [3, 400], [4, 800], [5, 1_000], [40, 1_000]] as const) {
+      const delay = backoff(channel, attempt);
+      expect(delay).toBeGreaterThanOrEqual(base * 0.8);
+      expect(delay).toBeLessThanOrEqual(base);
+    }
+  });
+});
+
+/** An engine on a hand-moved clock, with every notification collected. */
+function engine(rules: AlertRuleRuntime[], budget: { spend: number; budget: number } | null = null) {
+  let now = 1_700_000_000_000;
+  const sent: AlertNotification[] = [];
+  const fired: Array<{ rule: string; status: string; notified: boolean }> = [];
+  const usage = { current: budget };
+  const e = new AlertEngine({
+    rules: () => rules,
+    budgetUsage: () => usage.current,
+    now: () => now,
+    publish: ({ alert, status, notification }) => {
+      fired.push({ rule: alert.rule, status, notified: notification !== null });
+      if (notification) sent.push(notification);
+    },
+  });
+  return { e, sent, fired, usage, advance: (ms: number) => (now += ms) };
+}
+
+const base = { severity: 'warning' as const, channels: ['ops'] };
+const attempt = (provider: string, ok: boolean): GatewayEvents['provider.attempted'] => ({ requestId: 'r', provider, model: 'm', attempt: 1, ok, status: ok ? 200 : 500, durationMs: 5 });
+const completed = (provider: string, durationMs: number): GatewayEvents['request.completed'] =>
+  ({ provider, durationMs, status: 200, cancelled: false, attempts: 1 }) as RequestSummary & { cancelled: boolean };
+
+describe('the rule engine', () => {
+  it('budget: one open alert per subject and threshold, cooldown after a resolve, resolved when spend is under the line', () => {
+    const { e, sent, fired, usage, advance } = engine([{ ...base, name: 'b', kind: 'budget', cooldownMs: 60_000 }], { spend: 5, budget: 10 });
+    const crossing = { account: 'key' as const, id: 'k1', threshold: 50 as const, budget: 10, spend: 5 };
+    e.budgetThreshold(crossing);
+    e.budgetThreshold(crossing);
+    e.budgetThreshold({ ...crossing, threshold: 80, spend: 8 });
+    expect(sent.map((n) => [n.status, n.details.threshold])).toEqual([['firing', 50], ['firing', 80]]);
+    // 50% still holds, 80% no longer does.
+    e.tick();
+    expect(sent.map((n) => [n.status, n.details.threshold])).toEqual([['firing', 50], ['firing', 80], ['resolved', 80]]);
+    usage.current = { spend: 0, budget: 10 };
+    e.tick();
+    expect(sent.at(-1)).toMatchObject({ status: 'resolved', details: { threshold: 50 } });
+    expect(sent.at(-1)?.id).toBe(sent[0]?.id);
+    // Inside the cooldown: opened, not sent; its resolution is not sent either. After it: sent again.
+    e.budgetThreshold(crossing);
+    usage.current = { spend: 0, budget: 10 };
+    e.tick();
+    expect(fired.slice(-2)).toEqual([{ rule: 'b', status: 'firing', notified: false }, { rule: 'b', status: 'resolved', notified: false }]);
+    advance(60_000);
+    e.budgetThreshold(crossing);
+    expect(sent.at(-1)).toMatchObject({ status: 'firing', details: { threshold: 50 } });
+    expect(sent).toHaveLength(5);
+  });
+
+  it('budget: filters by account and threshold', () => {
+    const { e, sent } = engine([{ ...base, name: 'teams', kind: 'budget', account: 'team', thresholds: [100], cooldownMs: 0 }], { spend: 10, budget: 10 });
+    e.budgetThreshold({ account: 'key', id: 'k', threshold: 100, budget: 1, spend: 1 });
+    e.budgetThreshold({ account: 'team', id: 't', threshold: 80, budget: 1, spend: 0.8 });
+    e.budgetThreshold({ account: 'team', id: 't', threshold: 100, budget: 1, spend: 1 });
+    expect(sent.map((n) => n.subject)).toEqual([{ team: 't' }]);
+  });
+
+  it('error_rate: fires over the threshold with enough attempts, resolves when failures age out of the window', () => {
+    const { e, sent, advance } = engine([{ ...base, name: 'err', kind: 'error_rate', threshold_pct: 50, window_ms: 10_000, min_requests: 4, cooldownMs: 0 }]);
+    e.providerAttempted(attempt('openai', false));
+    e.providerAttempted(attempt('openai', false));
+    e.providerAttempted(attempt('openai', false));
+    e.tick();
+    expect(sent).toEqual([]); // 3 attempts: too few to count
+    e.providerAttempted(attempt('openai', true));
+    e.providerAttempted(attempt('anthropic', true));
+    e.tick();
+    expect(sent).toEqual([expect.objectContaining({ status: 'firing', subject: { provider: 'openai' }, details: expect.objectContaining({ attempts: 4, failed: 3, errorRatePct: 75 }) })]);
+    e.tick();
+    expect(sent).toHaveLength(1);
+    advance(11_000);
+    e.tick();
+    expect(sent.at(-1)).toMatchObject({ status: 'resolved', id: sent[0]?.id });
+  });
+
+  it('latency_p95: fires only after the p95 stayed over the threshold for for_ms, resolves when it drops', () => {
+    const { e, sent, advance } = engine([{ ...base, name: 'slow', kind: 'latency_p95', threshold_ms: 1_000, window_ms: 60_000, for_ms: 5_000, min_requests: 5, cooldownMs: 0 }]);
+    for (let i = 0; i < 10; i++) e.requestCompleted(completed('openai', 2_000));
+    e.requestCompleted({ ...completed('openai', 9_000), cancelled: true });
+    e.tick();
+    advance(3_000);
+    e.tick();
+    expect(sent).toEqual([]);
+    advance(2_000);
+    e.tick();
+    expect(sent).toEqual([expect.objectContaining({ status: 'firing', event: 'request.completed', details: expect.objectContaining({ p95Ms: 2_000, requests: 10 }) })]);
+    advance(61_000);
+    for (let i = 0; i < 10; i++) e.requestCompleted(completed('openai', 100));
+    e.tick();
+    expect(sent.at(-1)).toMatchObject({ status: 'resolved', details: { p95Ms: 100 } });
+  });
+
+  it('breaker_opened: deduplicates a breaker that re-opens, resolves on close, filters providers', () => {
+    const { e, sent } = engine([{ ...base, name: 'br', kind: 'breaker_opened', providers: ['openai'], cooldownMs: 0 }]);
+    const opened = { target: 'openai/gpt-4o#k1', label: 'openai/gpt-4o', reason: 'failures', cooldownMs: 30_000 };
+    e.breakerOpened(opened);
+    e.breakerOpened(opened);
+    e.breakerOpened({ ...opened, target: 'groq/llama#k', label: 'groq/llama' });
+    e.breakerClosed({ target: opened.target, label: opened.label });
+    e.breakerClosed({ target: opened.target, label: opened.label });
+    expect(sent.map((n) => [n.status, n.event, n.subject])).toEqual([
+      ['firing', 'breaker.opened', { provider: 'openai', model: 'gpt-4o', target: 'openai/gpt-4o#k1' }],
+      ['resolved', 'breaker.closed', { provider: 'openai', model: 'gpt-4o', target: 'openai/gpt-4o#k1' }],
+    ]);
+  });
+
+  it('p95 is the nearest-rank 95th percentile', () => {
+    expect(p95([5])).toBe(5);
+    expect(p95(Array.from({ length: 100 }, (_, i) => i + 1))).toBe(95);
+    expect(p95(Array.from({ length: 20 }, (_, i) => 20 - i))).toBe(19);
+  });
+});
