@@ -262,6 +262,32 @@ describe('failure alerts', () => {
   });
 });
 
+describe('latency alerts', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway(
+      config(upstream, receiver.url, { rules: [{ name: 'slow', kind: 'latency_p95', threshold_ms: 150, window_ms: 60_000, for_ms: 0, min_requests: 3, cooldown_ms: 0 }] }),
+    );
+  });
+  afterAll(async () => {
+    upstream.reset();
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('slow answers fire a latency alert naming the provider and its p95', async () => {
+    upstream.setMode({ kind: 'slow-headers', delayMs: 250 });
+    await Promise.all([1, 2, 3].map(() => tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi })));
+    const slow = await until('the latency alert', () => receiver.deliveries.find((d) => d.json.rule === 'slow'), 4_000);
+    expect(slow.json).toMatchObject({ event: 'request.completed', status: 'firing', subject: { provider: 'openai' }, details: { thresholdMs: 150, requests: 3 } });
+    expect(slow.json.details.p95Ms).toBeGreaterThanOrEqual(250);
+    expect(verify(SECRET, slow.headers, slow.body)).toBe(true);
+  });
+});
+
 describe('a restart with an undelivered alert', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-restart-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
