@@ -1,10 +1,17 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
 import { maskDocument } from '../../src/config/present.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
-import type { AlertRuleRuntime } from '../../src/core/config.js';
+import type { AlertChannelRuntime, AlertRuleRuntime } from '../../src/core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../src/core/events.js';
-import { backoff, signature } from '../../src/telemetry/alerts/delivery.js';
+import { createLog } from '../../src/log.js';
+import { backoff, DeliveryQueue, signature } from '../../src/telemetry/alerts/delivery.js';
 import { AlertEngine, p95, type AlertNotification } from '../../src/telemetry/alerts/rules.js';
 
 function runtime(document: ConfigInput, env: Record<string, string> = {}) {
@@ -171,3 +178,69 @@ describe('the rule engine', () => {
     expect(p95(Array.from({ length: 20 }, (_, i) => 20 - i))).toBe(19);
   });
 });
+
+describe('the delivery queue', () => {
+  const channel = (url: string, extra: Partial<AlertChannelRuntime> = {}): AlertChannelRuntime => ({
+    name: 'ops', type: 'webhook', url, secret: null, headers: {}, timeoutMs: 2_000, maxAttempts: 3, initialDelayMs: 30, maxDelayMs: 60, ...extra,
+  });
+  const note = (id: string): AlertNotification => ({ id, rule: 'r', event: 'breaker.opened', severity: 'critical', status: 'firing', summary: 's', subject: { provider: 'p' }, details: {}, at: new Date().toISOString() });
+
+  async function withQueue(answer: (n: number) => number, options: { maxQueue?: number; channel?: Partial<AlertChannelRuntime> }, body: (q: DeliveryQueue, hits: () => number) => Promise<void>): Promise<void> {
+    let hits = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(answer(++hits)).end());
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-alert-queue-'));
+    const root = open({ path: join(dir, 'db'), maxDbs: 4 });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const q = new DeliveryQueue({ root, log: createLog('silent'), channel: () => channel(url, options.channel), maxQueue: () => options.maxQueue ?? 100, userAgent: 't' });
+    try {
+      await body(q, () => hits);
+    } finally {
+      await q.close();
+      await root.close();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('gives up on a 4xx at once, and after max_attempts on 5xx, each attempt in the log', async () => {
+    await withQueue((n) => (n === 1 ? 400 : 503), {}, async (q, hits) => {
+      q.enqueue('ops', note('a'));
+      await until(() => q.log().length === 1);
+      expect(q.log()[0]).toMatchObject({ alertId: 'a', attempt: 1, outcome: 'failed', httpStatus: 400 });
+      q.enqueue('ops', note('b'));
+      await until(() => q.log().length === 4);
+      expect(q.log().slice(0, 3).map((line) => [line.alertId, line.attempt, line.outcome, line.httpStatus])).toEqual([
+        ['b', 3, 'failed', 503],
+        ['b', 2, 'retrying', 503],
+        ['b', 1, 'retrying', 503],
+      ]);
+      expect(hits()).toBe(4);
+      expect(q.size()).toBe(0);
+    });
+  });
+
+  it('records a notification past max_queue as failed (queue_full) without sending it', async () => {
+    await withQueue(() => 503, { maxQueue: 1, channel: { maxAttempts: 50, initialDelayMs: 60_000, maxDelayMs: 60_000 } }, async (q) => {
+      q.enqueue('ops', note('kept'));
+      q.enqueue('ops', note('dropped'));
+      await until(() => q.log().length === 2);
+      expect(q.log().map((line) => [line.alertId, line.outcome, line.error])).toEqual(expect.arrayContaining([
+        ['dropped', 'failed', 'queue_full'],
+        ['kept', 'retrying', 'HTTP 503'],
+      ]));
+      expect(q.size()).toBe(1);
+    });
+  });
+});
+
+async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
