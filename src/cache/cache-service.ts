@@ -450,25 +450,33 @@ export class CacheService {
     await this.index.save(this.indexPath);
   }
 
-  /** Over the cap: the least recently used entries go (1% more than needed, so eviction does not run per insert). */
+  /**
+   * Over the cap: the least recently used entries go, 1% of the cap more than needed (rounded down: none for a cap
+   * under 100), so a large cache does not run eviction on every insert and a small one keeps what it may.
+   */
   private evictInBackground(): void {
     if (this.evicting || !Number.isFinite(this.maxEntries)) return;
     this.evicting = true;
     setImmediate(() => {
       void (async () => {
         try {
+          // A hit recorded just before must count: its recency is committed first.
+          await this.store.touchesSettled();
           const count = this.store.count;
           const excess = count - this.maxEntries;
           if (excess <= 0) return;
-          const victims = this.store.leastRecentlyUsed(Math.min(count, excess + Math.ceil(this.maxEntries / 100)));
+          const victims = this.store.leastRecentlyUsed(Math.min(count, excess + Math.floor(this.maxEntries / 100)));
           await this.store.remove(victims);
           for (const id of victims) this.index?.remove(id);
           this.indexDirty = true;
         } catch (err) {
           this.log.warn({ err }, 'cache: eviction failed');
+          return;
         } finally {
           this.evicting = false;
         }
+        // Answers stored while this ran (their own eviction was skipped) may have passed the cap again.
+        if (this.store.count > this.maxEntries) this.evictInBackground();
       })();
     });
   }

@@ -54,6 +54,7 @@ export class CacheStore {
   /** Entry ids by last use: the least recently used come first, for eviction without reading every entry. */
   private readonly recency: Database<null, [number, number]>;
   private nextId: number;
+  private lastTouch: Promise<unknown> = Promise.resolve();
 
   constructor(root: RootDatabase) {
     this.entries = root.openDB<CacheEntry, number>({ name: 'cache-entries' });
@@ -97,14 +98,21 @@ export class CacheStore {
 
   /** Records a hit (for LRU eviction and the stats); written in the background. */
   touch(entry: CacheEntry, at: number): void {
-    void this.entries.transaction(() => {
+    this.lastTouch = this.entries.transaction(() => {
       const current = this.entries.get(entry.id);
       // Deleted or replaced since the lookup read it: nothing to record.
       if (!current) return;
       void this.recency.remove([current.usedAt, current.id]);
       void this.recency.put([at, current.id], null);
       void this.entries.put(current.id, { ...current, usedAt: at, hits: current.hits + 1 });
-    });
+    })
+      // A hit that could not be recorded only leaves the entry's recency older: never an error for the request.
+      .catch(() => undefined);
+  }
+
+  /** Resolves once the last recorded hit is committed (eviction reads recency after it). */
+  async touchesSettled(): Promise<void> {
+    await this.lastTouch;
   }
 
   /** The `limit` least recently used entry ids. */
