@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { VectorIndex, indexSidecarPath } from '../src/cache/vector-index.js';
+import { CLUSTER_NOISE, QUERY_NOISE, normalise, perturbed, randomSource } from './synthetic-vectors.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,38 +37,6 @@ const EF_VALUES = args.ef.split(',').map(Number);
 const QUERIES = Number(args.queries);
 const RECALL_QUERIES = Number(args['recall-queries']);
 const K = 5;
-/** Length of the noise added to a centre (centres are unit length): within-cluster cosine about 0.85. */
-const CLUSTER_NOISE = 0.6;
-/** Length of the noise that turns a stored vector into a query: cosine to its source about 0.98. */
-const QUERY_NOISE = 0.2;
-
-/** Deterministic PRNG (mulberry32) and Box-Muller, so every run measures the same data. */
-function gaussianSource(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-}
-
-function normalise(vector: Float32Array): Float32Array {
-  let norm = 0;
-  for (const value of vector) norm += value * value;
-  norm = Math.sqrt(norm);
-  for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
-  return vector;
-}
-
-/** base + noise of the given expected length, normalised. */
-function perturbed(base: Float32Array, noiseLength: number, gaussian: () => number): Float32Array {
-  const sigma = noiseLength / Math.sqrt(base.length);
-  return normalise(base.map((value) => value + gaussian() * sigma));
-}
-
 function dot(a: Float32Array, b: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
@@ -87,10 +56,10 @@ const fmt = (value: number, digits = 2) => value.toFixed(digits);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 // Data: clustered unit vectors, and queries that are noisy copies of stored ones.
-const gaussian = gaussianSource(42);
+const { gaussian } = randomSource(42);
 const centres = Array.from({ length: CLUSTERS }, () => normalise(Float32Array.from({ length: DIMENSIONS }, gaussian)));
 const vectors = Array.from({ length: ENTRIES }, (_, i) => perturbed(centres[i % CLUSTERS]!, CLUSTER_NOISE, gaussian));
-const pick = gaussianSource(7);
+const pick = randomSource(7).gaussian;
 const queries = Array.from({ length: QUERIES }, () => {
   const source = Math.floor(Math.abs(pick() * 1e6)) % ENTRIES;
   return perturbed(vectors[source]!, QUERY_NOISE, gaussian);

@@ -37,6 +37,7 @@ import type { CachePolicy } from '../src/core/config.js';
 import { createLog } from '../src/log.js';
 import { Store } from '../src/store/store.js';
 import { spawnServer, type ServerChild } from './spawn-server.js';
+import { CLUSTER_NOISE, QUERY_NOISE, normalise, perturbed, randomSource } from './synthetic-vectors.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -52,10 +53,6 @@ if (!Number.isInteger(ENTRIES) || ENTRIES < 100) throw new Error(`--entries must
 if (!Number.isInteger(QUERIES) || QUERIES < 2) throw new Error(`--queries must be an integer >= 2, got ${args.queries}`);
 
 const DIMENSIONS = USE_LITE_DIMENSIONS;
-/** Noise added to a cluster centre (unit length) to make a stored vector: within-cluster cosine about 0.74. */
-const CLUSTER_NOISE = 0.6;
-/** Noise that turns a stored vector into a paraphrase's: cosine to its source about 0.98. */
-const QUERY_NOISE = 0.2;
 /** Puts in flight at once while filling (lmdb-js commits the writes of one batch together). */
 const FILL_BATCH = 256;
 /** The model and scope as the gateway's cache stage computes them for an anonymous request with no route. */
@@ -152,32 +149,6 @@ function requestOf(question: string, model = MODEL): ChatCompletionRequest {
       { role: 'user', content: question },
     ],
   };
-}
-
-/** Deterministic PRNG (mulberry32) with Box-Muller, so every run measures the same data. */
-function randomSource(seed: number): { uniform: () => number; gaussian: () => number } {
-  let state = seed >>> 0;
-  const uniform = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  return { uniform, gaussian: () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()) };
-}
-
-function normalise(vector: Float32Array): Float32Array {
-  let norm = 0;
-  for (const value of vector) norm += value * value;
-  norm = Math.sqrt(norm);
-  for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
-  return vector;
-}
-
-function perturbed(base: Float32Array, noiseLength: number, gaussian: () => number): Float32Array {
-  const sigma = noiseLength / Math.sqrt(base.length);
-  return normalise(base.map((value) => value + gaussian() * sigma));
 }
 
 /** Vectors by text, answered at once: lookups time the cache, not a model. */
