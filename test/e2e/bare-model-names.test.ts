@@ -131,8 +131,8 @@ describe('bare model names on /v1: keys, logs and models.retrieve see the resolv
     const { data, response } = await keyed.chat.completions.create({ model: 'gpt-4o-mini', messages }).withResponse();
     expect(data.model).toBe('gpt-4o-mini');
     expect(openai.calls.map((call) => call.body.model)).toEqual(['gpt-4o-mini']);
-    const entry = await new AdminClient(tg.url).get(`/api/logs/${response.headers.get('x-request-id')}`);
-    expect(entry.body).toMatchObject({ model: 'openai/gpt-4o-mini', provider: 'openai' });
+    const entry = await new AdminClient(tg.url).logEntry(response.headers.get('x-request-id') ?? '');
+    expect(entry).toMatchObject({ model: 'openai/gpt-4o-mini', provider: 'openai' });
     const refused = await failure(keyed.chat.completions.create({ model: 'llama-local', messages }));
     expect(refused).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect(lab.calls).toHaveLength(0);

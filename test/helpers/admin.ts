@@ -64,6 +64,20 @@ export class AdminClient {
   delete(path: string, options?: AdminRequestOptions): Promise<AdminResponse> {
     return this.request('DELETE', path, undefined, options);
   }
+
+  /**
+   * A request's log entry once it is written. The log subscriber batches its writes just after the answer ends,
+   * so a read made as soon as the client has the response can come before it.
+   */
+  async logEntry(requestId: string, withinMs = 5_000): Promise<any> {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      const found = await this.get(`/api/logs/${encodeURIComponent(requestId)}`);
+      if (found.status === 200) return found.body;
+      if (Date.now() > deadline) throw new Error(`no log entry for ${requestId} (last status ${found.status})`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 }
 
 /** An IPv4 address of this machine that is not loopback, to reach the gateway as a "remote" client; null if there is none. */
