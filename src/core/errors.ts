@@ -134,6 +134,8 @@ export const ERROR_CATALOGUE = {
   key_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   team_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   request_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
+  alert_channel_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
+  alert_rule_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   // Limits.
   rate_limit_exceeded: { status: 429, type: 'requests', retryable: false, types: ['requests', 'tokens'] },
   budget_exceeded: { status: 429, type: 'insufficient_quota', retryable: false },

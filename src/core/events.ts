@@ -58,12 +58,14 @@ export interface RequestSummary {
   estimated: boolean;
 }
 
-/** What an alert is about: the key or team of a budget, the provider (and model, target) of a failure. */
+/** What an alert is about: the key or team of a budget, the provider (and model, target) or route of a failure. */
 export interface AlertSubject {
   key?: string;
   team?: string;
   provider?: string;
   model?: string;
+  /** The route (or the model name a request gave, when it named no route) of 5xx-rate and fallbacks-exhausted alerts. */
+  route?: string;
   /** `<provider>/<model>#<key id>`, for a breaker. */
   target?: string;
 }

@@ -2,6 +2,7 @@ import type { RootDatabase } from 'lmdb';
 import type { EventBus } from '../../bus/bus.js';
 import type { AlertsRuntime } from '../../core/config.js';
 import type { Log } from '../../log.js';
+import { LmdbAlertState } from './alert-state.js';
 import { DeliveryQueue, type DeliveryRecord } from './delivery.js';
 import { AlertEngine, type BudgetUsage, type OpenAlert } from './rules.js';
 
@@ -30,6 +31,8 @@ export interface AlertsView {
   deliveries(limit?: number): DeliveryRecord[];
   /** Notifications waiting for a (next) delivery attempt. */
   queued(): number;
+  /** One test delivery to a channel now (recorded in the delivery log), and how it went. */
+  testChannel(name: string): Promise<DeliveryRecord>;
 }
 
 /**
@@ -40,6 +43,7 @@ export interface AlertsView {
 export class AlertService implements AlertsView {
   private readonly engine: AlertEngine;
   private readonly queue: DeliveryQueue;
+  private readonly state: LmdbAlertState;
   private readonly stops: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
 
@@ -52,8 +56,10 @@ export class AlertService implements AlertsView {
       maxQueue: () => options.alerts().maxQueue,
       userAgent: options.userAgent,
     });
+    this.state = new LmdbAlertState(options.root, log);
     this.engine = new AlertEngine({
       rules: () => options.alerts().rules,
+      state: this.state,
       budgetUsage: options.budgetUsage,
       publish: ({ alert, status, notification, rule }) => {
         if (status === 'firing') bus.emit('alert.fired', { id: alert.id, rule: alert.rule, kind: alert.kind, severity: rule.severity, subject: alert.subject, summary: alert.summary, notified: notification !== null });
@@ -72,7 +78,10 @@ export class AlertService implements AlertsView {
         if (this.has('error_rate')) this.engine.providerAttempted(event);
       }),
       bus.on('request.completed', (event) => {
-        if (this.has('latency_p95')) this.engine.requestCompleted(event);
+        if (this.has('latency_p95') || this.has('ttft_p95') || this.has('server_errors')) this.engine.requestCompleted(event);
+      }),
+      bus.on('request.failed', (event) => {
+        if (this.has('server_errors') || this.has('fallbacks_exhausted')) this.engine.requestFailed(event);
       }),
     ];
     this.timer = setInterval(() => {
@@ -85,8 +94,13 @@ export class AlertService implements AlertsView {
     this.timer.unref();
   }
 
+  /** The rule kinds configured, worked out once per config version (this runs on every request's terminal event). */
+  private kinds: { rules: readonly unknown[]; kinds: Set<string> } = { rules: [], kinds: new Set() };
+
   private has(kind: string): boolean {
-    return this.options.alerts().rules.some((rule) => rule.kind === kind);
+    const rules = this.options.alerts().rules;
+    if (this.kinds.rules !== rules) this.kinds = { rules, kinds: new Set(rules.map((rule) => rule.kind)) };
+    return this.kinds.kinds.has(kind);
   }
 
   open(): OpenAlert[] {
@@ -106,5 +120,6 @@ export class AlertService implements AlertsView {
     for (const stop of this.stops) stop();
     clearInterval(this.timer);
     await this.queue.close();
+    await this.state.flush();
   }
 }
