@@ -107,6 +107,7 @@ export const ERROR_CATALOGUE = {
   unknown_field: { status: 400, type: 'invalid_request_error', retryable: false },
   read_only_field: { status: 400, type: 'invalid_request_error', retryable: false },
   masked_secret: { status: 400, type: 'invalid_request_error', retryable: false },
+  guardrail_blocked: { status: 400, type: 'invalid_request_error', retryable: false },
   provider_misconfigured: { status: 400, type: 'invalid_request_error', retryable: false },
   invalid_team: { status: 400, type: 'invalid_request_error', retryable: false },
   conflict: { status: 409, type: 'invalid_request_error', retryable: false },
