@@ -260,6 +260,14 @@ export function isReference(value: unknown): boolean {
   return typeof value === 'string' && /^(env|file):/.test(value);
 }
 
+/** Whether any string anywhere in `value` is such a reference (as the API judges the whole section). */
+export function hasReference(value: unknown): boolean {
+  if (isReference(value)) return true;
+  if (Array.isArray(value)) return value.some(hasReference);
+  if (value && typeof value === 'object') return Object.values(value).some(hasReference);
+  return false;
+}
+
 /**
  * The API names a field by its full config path (`alerts.channels.ops.url`, `alerts.rules.3.threshold_pct`); a form
  * about one channel or rule names it relative to the item (`url`, `threshold_pct`).

@@ -4,7 +4,7 @@ import {
   RULE_KINDS,
   channelPath,
   condition,
-  isReference,
+  hasReference,
   rulePath,
   subjectText,
   type AlertChannelView,
@@ -46,7 +46,7 @@ export function AlertsPage() {
   const channels = view?.channels ?? [];
   const rules = view?.rules ?? [];
   // The file's section reads secrets from env:/file: references: the API cannot change it item by item (409).
-  const locked = view?.source === 'file' && channels.some((channel) => Object.values(channel).some(isReference) || Object.values(channel.headers ?? {}).some(isReference));
+  const locked = view?.source === 'file' && hasReference([channels, rules]);
 
   const act = async (change: () => Promise<unknown>, done: string): Promise<void> => {
     setActionError(null);
@@ -75,10 +75,22 @@ export function AlertsPage() {
     ) : null;
 
   return (
-    <section aria-labelledby="alerts-title">
+    <section aria-labelledby="alerts-title" class="alerts-page">
       <div class="page-head">
         <h1 id="alerts-title">Alerts</h1>
-        {view ? <AlertsSourceBadge source={view.source} /> : null}
+        <div class="actions">
+          {view ? <AlertsSourceBadge source={view.source} /> : null}
+          {view?.source === 'api' ? (
+            <ConfirmButton
+              label="Revert to file"
+              title="Revert alerts to the config file?"
+              confirmLabel="Revert to file"
+              onConfirm={() => void act(() => api.delete('/alerts'), "The API's alerts are deleted: the config file's section (if any) applies again.")}
+            >
+              <p>Every channel and rule set through the API or this page is deleted, and the config file's alerts apply again.</p>
+            </ConfirmButton>
+          ) : null}
+        </div>
       </div>
       <p class="muted">
         Rules watch the gateway's events and notify channels when a condition starts and when it ends. Open alerts and deliveries refresh every{' '}
@@ -91,22 +103,10 @@ export function AlertsPage() {
         </div>
       ) : null}
       {locked ? (
-        <div class="notice" role="note" data-testid="alerts-locked">
+        <div class="notice notice-info" role="note" data-testid="alerts-locked">
           These alerts come from the config file, which reads secrets from <code>env:</code> or <code>file:</code> references. They cannot be
           changed here one channel or rule at a time: change them in the file, or replace the whole section with <code>PUT /api/alerts</code>{' '}
           (secrets as values).
-        </div>
-      ) : null}
-      {view?.source === 'api' ? (
-        <div class="actions revert">
-          <ConfirmButton
-            label="Revert to file"
-            title="Revert alerts to the config file?"
-            confirmLabel="Revert to file"
-            onConfirm={() => void act(() => api.delete('/alerts'), "The API's alerts are deleted: the config file's section (if any) applies again.")}
-          >
-            <p>Every channel and rule set through the API or this page is deleted, and the config file's alerts apply again.</p>
-          </ConfirmButton>
         </div>
       ) : null}
 
