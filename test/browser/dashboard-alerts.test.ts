@@ -166,6 +166,28 @@ describe('the alerts page', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 
+  it('edits a channel and a rule in place: a secret left empty keeps the stored one, fields not shown are kept', async () => {
+    await page.getByRole('button', { name: 'Edit channel ops' }).click();
+    const channelForm = page.getByRole('form', { name: 'Edit channel ops' });
+    expect(await channelForm.getByLabel('URL', { exact: true }).inputValue()).toBe(receiver.url);
+    expect(await channelForm.getByLabel('Signing secret').inputValue()).toBe('');
+    await channelForm.getByText('stored: ****4321; leave empty to keep it').waitFor();
+    await channelForm.getByLabel('Timeout (ms)').fill('5000');
+    await channelForm.getByRole('button', { name: 'Save channel' }).click();
+    await page.getByText('Channel ops saved').waitFor();
+    expect((await alertsJson()).channels).toEqual([{ name: 'ops', type: 'webhook', url: receiver.url, secret: '****4321', timeout_ms: 5000, retry: { initial_delay_ms: 50 } }]);
+
+    await page.locator('tr[data-rule="budget-half"]:not([data-alert])').getByRole('button', { name: 'Edit rule budget-half' }).click();
+    const ruleForm = page.getByRole('form', { name: 'Edit rule budget-half' });
+    expect(await ruleForm.getByRole('checkbox', { name: '50' }).isChecked()).toBe(true);
+    await ruleForm.getByRole('checkbox', { name: '80' }).check();
+    await ruleForm.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByText('Rule budget-half saved').waitFor();
+    expect((await alertsJson()).rules).toEqual([{ name: 'budget-half', kind: 'budget', thresholds: [50, 80], severity: 'critical', cooldown_ms: 0, channels: ['ops'] }]);
+    expect(await page.locator('tr[data-rule="budget-half"]:not([data-alert]) td[data-col="condition"]').textContent()).toBe('a key or team spends 50% / 80% of its budget');
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+
   it('deletes a rule only after confirming, then reverts to the file’s section', async () => {
     const row = page.locator('tr[data-rule="budget-half"]:not([data-alert])');
     await row.getByRole('button', { name: 'Delete' }).click();

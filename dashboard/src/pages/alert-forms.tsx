@@ -65,18 +65,23 @@ function SpecField({ spec, scope, error, stored }: { spec: FieldSpec; scope: str
             return <textarea {...common} rows={3} defaultValue={fieldText(spec, stored)} />;
           case 'bool':
             return (
-              <select {...common} defaultValue={stored === undefined ? '' : String(stored)}>
+              // `selected` on the option: Preact sets a select's defaultValue before its options exist, so it would not take.
+              <select {...common}>
                 <option value="">default</option>
-                <option value="true">on</option>
-                <option value="false">off</option>
+                <option value="true" selected={stored === true}>
+                  on
+                </option>
+                <option value="false" selected={stored === false}>
+                  off
+                </option>
               </select>
             );
           case 'select':
             return (
-              <select {...common} defaultValue={fieldText(spec, stored)}>
+              <select {...common}>
                 <option value="">default</option>
                 {(spec.options ?? []).map((option) => (
-                  <option key={String(option)} value={String(option)}>
+                  <option key={String(option)} value={String(option)} selected={fieldText(spec, stored) === String(option)}>
                     {String(option)}
                   </option>
                 ))}
