@@ -184,7 +184,8 @@ describe('the alerts page', () => {
     await ruleForm.getByRole('button', { name: 'Save rule' }).click();
     await page.getByText('Rule budget-half saved').waitFor();
     expect((await alertsJson()).rules).toEqual([{ name: 'budget-half', kind: 'budget', thresholds: [50, 80], severity: 'critical', cooldown_ms: 0, channels: ['ops'] }]);
-    expect(await page.locator('tr[data-rule="budget-half"]:not([data-alert]) td[data-col="condition"]').textContent()).toBe('a key or team spends 50% / 80% of its budget');
+    // The table follows once the section is read again.
+    await expect.poll(() => page.locator('tr[data-rule="budget-half"]:not([data-alert]) td[data-col="condition"]').textContent()).toBe('a key or team spends 50% / 80% of its budget');
     expect(errors).toEqual([]);
   }, TIMEOUT);
 
