@@ -21,12 +21,13 @@ export interface PaymentCardOptions {
   requireKnownIin?: boolean;
 }
 
-/** The Luhn (mod 10) check over a string of digits. */
+/** The Luhn (mod 10) check over a string of digits (other characters, such as group separators, are skipped). */
 export function luhnValid(digits: string): boolean {
   let sum = 0;
   let double = false;
   for (let i = digits.length - 1; i >= 0; i--) {
     let digit = digits.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) continue;
     if (double) {
       digit *= 2;
       if (digit > 9) digit -= 9;
@@ -57,9 +58,10 @@ export function cardBrand(digits: string): string {
 export function detectPaymentCards(text: string, from = 0, options: PaymentCardOptions = {}): Detection[] {
   const found: Detection[] = [];
   forEachMatch(CARD, text, from, (match) => {
+    // Luhn first, on the match as it is: most candidates in a hostile run fail it, and it allocates nothing.
+    if (!luhnValid(match[0])) return null;
     const digits = match[0].replace(/[ -]/g, '');
     if (/^(\d)\1*$/.test(digits)) return null;
-    if (!luhnValid(digits)) return null;
     const brand = cardBrand(digits);
     if (options.requireKnownIin === true && brand === 'unknown') return null;
     const end = match.index + match[0].length;
