@@ -2,7 +2,7 @@
  * The layering of src/ (README "Architecture"), checked by `npm run lint` with dependency-cruiser. Arrows point
  * down, never up:
  *
- *   main, gateway, index -> http (with each dialect's routes/) -> dialects -> pipeline -> stages -> cache -> governance
+ *   main, gateway, index -> http (with each dialect's routes/) -> dialects -> pipeline -> stages -> guardrails -> cache -> governance
  *     -> routing -> config -> providers -> catalog, tokens, wire -> core
  *
  * with shared leaves any layer may use: core/, bus/, log.ts and the small helpers at src/*.ts. telemetry/ holds
@@ -14,6 +14,7 @@ const LAYERS = [
   { name: 'dialects', path: '^src/dialects/(?![^/]+/routes/)' },
   { name: 'pipeline', path: '^src/pipeline/' },
   { name: 'stages', path: '^src/stages/' },
+  { name: 'guardrails', path: '^src/guardrails/' },
   { name: 'cache', path: '^src/cache/' },
   { name: 'governance', path: '^src/governance/' },
   { name: 'routing', path: '^src/routing/' },
