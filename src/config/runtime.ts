@@ -5,10 +5,12 @@ import { createHash } from 'node:crypto';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';
+import { compileGuardrails } from '../guardrails/scanner.js';
+import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
-import type { AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
+import type { AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
 export interface ConfigLayers {
@@ -307,6 +309,7 @@ function resolveRoute(
     price: route.price ?? null,
     plugins: [...(route.plugins ?? [])],
     cache: route.cache ?? null,
+    guardrails: route.guardrails ? checkedGuardrails(route.guardrails, `routes.${name}.guardrails`) : null,
     policy: resolveRoutingPolicy(settings.routing, route),
     policyConfig: {
       ...(route.retry ? { retry: route.retry } : {}),
@@ -409,7 +412,32 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   const alerts = layers.api.alerts
     ? resolveAlerts(layers.api.alerts, 'api', env, settings.dataDir, providers)
     : resolveAlerts(layers.file.alerts ?? {}, 'file', env, settings.dataDir, providers);
-  return { version, settings, providers, routes, routingRules, plugins, cache, alerts, warnings: routeWarnings(routes, providers) };
+  // Like alerts, an API guardrails section replaces the file's as a whole: rules are an ordered list.
+  const guardrailsSection = layers.api.guardrails ?? layers.file.guardrails ?? {};
+  const guardrails: GuardrailsSettings = {
+    rules: checkedGuardrails(guardrailsSection, 'guardrails').rules ?? [],
+    outputBlock: guardrailsSection.output_block ?? 'content_filter',
+    lookBehind: guardrailsSection.look_behind_chars ?? null,
+  };
+  return { version, settings, providers, routes, routingRules, plugins, cache, guardrails, alerts, warnings: routeWarnings(routes, providers) };
+}
+
+/**
+ * Guardrail rules compiled once to check what the schema cannot: an operator regex (a deny pattern, a national ID
+ * format) that could backtrack catastrophically is refused here, with the pattern named, rather than at a request.
+ */
+export function checkedGuardrails<T extends { rules?: GuardrailRuleConfig[] | undefined }>(section: T, where: string): T {
+  try {
+    compileGuardrails(libraryRules(section.rules ?? []));
+  } catch (err) {
+    throw new ConfigError(`${where}.rules: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return section;
+}
+
+/** The rules the detection library runs (every kind but the two the stage runs itself: moderation, json_schema). */
+export function libraryRules(rules: readonly GuardrailRuleConfig[]): GuardrailRule[] {
+  return rules.filter((rule) => rule.kind !== 'moderation' && rule.kind !== 'json_schema') as unknown as GuardrailRule[];
 }
 
 /** The alerts section: channel secrets read, defaults filled in, every rule's channels and providers checked. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AlertsConfig, CacheConfig, CachePolicyConfig, PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
 import { NEVER_FORWARDED } from '../providers/forward-headers.js';
 import { isLoopbackAddress } from './address.js';
+import { guardrailRuleBase, guardrailRuleSchema } from '../guardrails/rules.js';
 
 /** setTimeout's largest delay (2^31-1 ms, about 24.8 days); a larger one fires at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -185,6 +186,63 @@ export const cacheSchema = z.strictObject({
     .optional(),
 });
 
+/** A moderation check delegated to a model through tollgate's own routing (a small chat model and a classification prompt). */
+const moderationRuleSchema = z.strictObject({
+  ...guardrailRuleBase,
+  kind: z.literal('moderation'),
+  action: z.enum(['block', 'flag']).describe('`block` refuses the request or withholds the answer; `flag` only reports it.'),
+  applies_to: z.enum(['input', 'output', 'both']).optional().describe('Which side to check (default input). On a stream, output moderation holds the answer until it is checked.'),
+  model: z.string().min(1).max(300).describe('The route or `<provider>/<model>` that classifies, called through tollgate like any request.'),
+  categories: z.array(z.string().min(1).max(100)).min(1).max(30).optional().describe('What counts as unsafe, named to the classifier (default: hate, harassment, violence, self-harm, sexual content involving minors, illegal activity).'),
+  timeout_ms: ms().positive().optional().describe('Longest wait for the classifier (default 5000).'),
+  on_error: z.enum(['allow', 'block']).optional().describe('When the classifier fails or times out: `allow` (fail open, the default) or `block` (fail closed).'),
+  max_chars: z.number().int().positive().max(200_000).optional().describe('Of the text, at most this many characters are sent to the classifier (default 8000, the end kept).'),
+});
+
+/** An answer to a request whose `response_format` asks for a JSON schema must be JSON valid against it. */
+const jsonSchemaRuleSchema = z.strictObject({
+  ...guardrailRuleBase,
+  kind: z.literal('json_schema'),
+  action: z.enum(['block', 'flag']).describe('`block` withholds an invalid answer (content_filter, or an error by setting); `flag` only reports it.'),
+  applies_to: z.literal('output').optional().describe('Always the answer.'),
+});
+
+export const guardrailConfigRuleSchema = z.discriminatedUnion('kind', [...guardrailRuleSchema.options, moderationRuleSchema, jsonSchemaRuleSchema]);
+
+const guardrailRuleList = z
+  .array(guardrailConfigRuleSchema)
+  .max(200)
+  .superRefine((rules, ctx) => {
+    const seen = new Set<string>();
+    rules.forEach((rule, index) => {
+      if (seen.has(rule.name)) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate rule name ${JSON.stringify(rule.name)}` });
+      seen.add(rule.name);
+    });
+  });
+
+const outputBlockSchema = z
+  .enum(['content_filter', 'error'])
+  .describe('A blocked answer ends with `finish_reason: content_filter` and its text withheld (default), or fails with a `guardrail_blocked` error.');
+
+/** What a route, a virtual key or a team changes of the guardrails above it. */
+export const guardrailsOverrideSchema = z.strictObject({
+  rules: guardrailRuleList.optional().describe('Rules added for these requests, after those above.'),
+  skip: z.array(z.string().min(1).max(100)).max(200).optional().describe('Names of rules from above (top level, route, team) not applied to these requests.'),
+  output_block: outputBlockSchema.optional(),
+});
+
+export const guardrailsSchema = z.strictObject({
+  rules: guardrailRuleList.optional().describe('Rules every request is checked with, in order.'),
+  output_block: outputBlockSchema.optional(),
+  look_behind_chars: z
+    .number()
+    .int()
+    .min(16)
+    .max(16_384)
+    .optional()
+    .describe('Characters a stream holds back so a match split across chunks is caught whole (default: what the rules need, at most 256).'),
+});
+
 export const routeSchema = z.strictObject({
   targets: z
     .array(z.strictObject({ model: modelRef, weight: weight().default(1) }))
@@ -201,6 +259,7 @@ export const routeSchema = z.strictObject({
     .optional()
     .describe('Plugins (configured with `apply: listed`) that run for requests this route serves, besides those that apply to all.'),
   cache: cachePolicySchema.optional().describe('Cache settings for requests this route serves, over the top-level `cache`.'),
+  guardrails: guardrailsOverrideSchema.optional().describe('Guardrail rules added or skipped for requests this route serves.'),
   ...routingPolicySchema.shape,
 });
 
@@ -495,6 +554,9 @@ export const configFileSchema = z.strictObject({
     .optional()
     .describe('Custom pipeline plugins, in order (see plugins/README.md). The API\'s list replaces the file\'s as a whole.'),
   cache: cacheSchema.optional().describe('The response cache (exact and semantic); off by default. Routes, virtual keys and teams may override it.'),
+  guardrails: guardrailsSchema
+    .optional()
+    .describe('Guardrails: rules that detect and block, redact or flag unsafe input and output, streams included. Routes, virtual keys and teams add and skip rules.'),
   alerts: alertsSchema
     .optional()
     .describe('Alert rules over gateway events, and the channels (signed webhooks) they are delivered to. The API\'s section replaces the file\'s as a whole.'),

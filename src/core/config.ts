@@ -126,6 +126,43 @@ export interface CacheConfig {
     | undefined;
 }
 
+/**
+ * A guardrail rule as written: the detection library's kinds (email, phone, payment_card, iban, national_id, secret,
+ * prompt_injection, keyword, regex) and the two the stage runs itself (moderation, json_schema). The config schema
+ * checks each kind's options; stages read them through the library's own types.
+ */
+export interface GuardrailRuleConfig {
+  name: string;
+  kind: string;
+  action: 'block' | 'redact' | 'flag';
+  applies_to?: 'input' | 'output' | 'both' | undefined;
+  [option: string]: unknown;
+}
+
+/** What a route, a virtual key or a team changes of the top-level guardrails: rules added, rules left out by name. */
+export interface GuardrailsOverride {
+  rules?: GuardrailRuleConfig[] | undefined;
+  /** Names of rules from the levels above (top level, route, team) not applied here. */
+  skip?: string[] | undefined;
+  output_block?: 'content_filter' | 'error' | undefined;
+}
+
+/** The top-level guardrails section as written. */
+export interface GuardrailsConfig {
+  rules?: GuardrailRuleConfig[] | undefined;
+  /** A blocked answer ends with `finish_reason: content_filter` (default) or fails with a `guardrail_blocked` error. */
+  output_block?: 'content_filter' | 'error' | undefined;
+  /** Characters a stream guard holds back (default: what the rules need, at most 256). */
+  look_behind_chars?: number | undefined;
+}
+
+/** The top-level guardrails for one config version. */
+export interface GuardrailsSettings {
+  rules: readonly GuardrailRuleConfig[];
+  outputBlock: 'content_filter' | 'error';
+  lookBehind: number | null;
+}
+
 /** How bad an alert is: passed to every channel as it is. */
 export type AlertSeverity = 'info' | 'warning' | 'critical';
 
@@ -343,6 +380,8 @@ export interface RouteRuntime {
   plugins: readonly string[];
   /** The route's cache overrides (null: the top-level policy applies). */
   cache: CachePolicyConfig | null;
+  /** The route's guardrail changes (null: the top-level guardrails apply as they are). */
+  guardrails: GuardrailsOverride | null;
   source: ConfigSource;
 }
 
@@ -444,6 +483,8 @@ export interface RuntimeConfig {
   plugins: readonly PluginEntryConfig[];
   /** The response cache: its top-level policy and limits. */
   cache: CacheSettings;
+  /** Guardrails every request gets (routes, keys and teams add and skip rules). */
+  guardrails: GuardrailsSettings;
   /** Alert rules and the channels they deliver to. */
   alerts: AlertsRuntime;
   /** What will not work as written; shown by `GET /api/config` and logged when the config is applied. */

@@ -1,4 +1,4 @@
-import type { CachePolicyConfig } from './config.js';
+import type { CachePolicyConfig, GuardrailsOverride } from './config.js';
 /**
  * Who is calling: virtual keys and teams, with their limits and the spend of the current budget period, as the
  * governance store keeps them (snake_case, like the API). The key secret is never held: only its sha256 hash and
@@ -32,6 +32,8 @@ export interface LimitsFields {
   plugins?: string[];
   /** Cache overrides for this key's or team's requests (over the route's and the top level's); absent or null: none. */
   cache?: CachePolicyConfig | null;
+  /** Guardrail changes for this key's or team's requests (rules added, rules skipped); absent or null: none. */
+  guardrails?: GuardrailsOverride | null;
 }
 
 export interface TeamRecord extends LimitsFields, PeriodUsage {

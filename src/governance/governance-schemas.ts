@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { cachePolicySchema, routeNameSchema } from '../config/schema.js';
+import { cachePolicySchema, guardrailsOverrideSchema, routeNameSchema } from '../config/schema.js';
+import { checkedGuardrails } from '../config/runtime.js';
 import { gatewayError, type ErrorCode } from '../core/errors.js';
 
 /**
@@ -56,6 +57,17 @@ const keyFields = {
   plugins: pluginListSchema,
   /** Cache overrides for the key's requests (null: none). */
   cache: cachePolicySchema.nullable(),
+  /** Guardrail rules added or skipped for the key's requests (null: none); operator regexes checked for safety. */
+  guardrails: guardrailsOverrideSchema
+    .nullable()
+    .superRefine((value, ctx) => {
+      if (!value) return;
+      try {
+        checkedGuardrails(value, 'guardrails');
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['rules'], message: err instanceof Error ? err.message : String(err) });
+      }
+    }),
 };
 
 export const keyCreateSchema = z.strictObject({
@@ -72,6 +84,7 @@ export const keyCreateSchema = z.strictObject({
   disabled: keyFields.disabled.default(false),
   plugins: keyFields.plugins.default([]),
   cache: keyFields.cache.default(null),
+  guardrails: keyFields.guardrails.default(null),
 });
 
 export const keyPatchSchema = z.strictObject({
@@ -92,6 +105,7 @@ export const keyPatchSchema = z.strictObject({
   disabled: keyFields.disabled.optional(),
   plugins: keyFields.plugins.optional(),
   cache: keyFields.cache.optional(),
+  guardrails: keyFields.guardrails.optional(),
 });
 
 export const teamCreateSchema = z.strictObject({
@@ -103,6 +117,7 @@ export const teamCreateSchema = z.strictObject({
   metadata: metadataSchema.default({}),
   plugins: pluginListSchema.default([]),
   cache: keyFields.cache.default(null),
+  guardrails: keyFields.guardrails.default(null),
 });
 
 export const teamPatchSchema = z.strictObject({
@@ -114,6 +129,7 @@ export const teamPatchSchema = z.strictObject({
   metadata: metadataSchema.optional(),
   plugins: pluginListSchema.optional(),
   cache: keyFields.cache.optional(),
+  guardrails: keyFields.guardrails.optional(),
 });
 
 export type KeyCreateInput = z.output<typeof keyCreateSchema>;

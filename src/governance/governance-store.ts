@@ -108,6 +108,7 @@ export class GovernanceStore {
       metadata: fields.metadata,
       plugins: fields.plugins,
       cache: fields.cache,
+      guardrails: fields.guardrails,
       total_spend: 0,
       total_requests: 0,
       created_at: stamp,
@@ -213,6 +214,7 @@ export class GovernanceStore {
       metadata: fields.metadata,
       plugins: fields.plugins,
       cache: fields.cache,
+      guardrails: fields.guardrails,
       created_at: stamp,
       updated_at: stamp,
     };

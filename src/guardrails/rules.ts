@@ -89,7 +89,8 @@ export type GuardrailRule =
   | KeywordRule
   | RegexRule;
 
-const base = {
+/** The fields every rule has (exported so a list with further kinds, such as the gateway's config, shares them). */
+export const guardrailRuleBase = {
   name: z.string().min(1).max(100).describe('Unique within the list; findings and events name it.'),
   action: z.enum(['block', 'redact', 'flag']).describe('`block` refuses the request or stops the answer, `redact` replaces the match, `flag` only reports it.'),
   applies_to: z
@@ -103,16 +104,16 @@ const base = {
 const operatorPattern = z.string().min(1).max(MAX_PATTERN_LENGTH, `at most ${MAX_PATTERN_LENGTH} characters`);
 
 export const guardrailRuleSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ ...base, kind: z.literal('email') }),
-  z.strictObject({ ...base, kind: z.literal('phone') }),
+  z.strictObject({ ...guardrailRuleBase, kind: z.literal('email') }),
+  z.strictObject({ ...guardrailRuleBase, kind: z.literal('phone') }),
   z.strictObject({
-    ...base,
+    ...guardrailRuleBase,
     kind: z.literal('payment_card'),
     require_known_iin: z.boolean().optional().describe('Only numbers whose issuer prefix belongs to a major card brand (default false).'),
   }),
-  z.strictObject({ ...base, kind: z.literal('iban') }),
+  z.strictObject({ ...guardrailRuleBase, kind: z.literal('iban') }),
   z.strictObject({
-    ...base,
+    ...guardrailRuleBase,
     kind: z.literal('national_id'),
     formats: z
       .array(z.enum(BUILTIN_NATIONAL_ID_FORMATS as [BuiltinNationalIdFormat, ...BuiltinNationalIdFormat[]]))
@@ -124,7 +125,7 @@ export const guardrailRuleSchema = z.discriminatedUnion('kind', [
       .describe('Operator formats: a name and a regex (refused if catastrophic, at most 512 characters).'),
   }),
   z.strictObject({
-    ...base,
+    ...guardrailRuleBase,
     kind: z.literal('secret'),
     types: z
       .array(z.enum(SECRET_TYPES as [SecretType, ...SecretType[]]))
@@ -133,17 +134,17 @@ export const guardrailRuleSchema = z.discriminatedUnion('kind', [
       .describe('Secret types to look for (default all).'),
   }),
   z.strictObject({
-    ...base,
+    ...guardrailRuleBase,
     kind: z.literal('prompt_injection'),
     threshold: z.number().gt(0).max(1).optional().describe('Heuristic score at which a text is reported, in (0, 1] (default 0.7).'),
   }),
   z.strictObject({
-    ...base,
+    ...guardrailRuleBase,
     kind: z.literal('keyword'),
     keywords: z.array(z.string().trim().min(1).max(MAX_KEYWORD_LENGTH)).min(1).describe('Words or phrases, matched case-insensitively as whole words.'),
   }),
   z.strictObject({
-    ...base,
+    ...guardrailRuleBase,
     kind: z.literal('regex'),
     patterns: z.array(operatorPattern).min(1).describe('Regular expressions (JavaScript, Unicode mode); refused if catastrophic.'),
     case_insensitive: z.boolean().optional(),

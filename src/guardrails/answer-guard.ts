@@ -1,0 +1,235 @@
+import { Observable } from 'rxjs';
+import type { ChatCompletion, ChatCompletionChunk, ResponseEvent } from '../core/canonical.js';
+import type { TextScanner } from './request-guard.js';
+import type { Finding } from './types.js';
+
+/** One step of a stream guard: the text safe to send now, what matched, and the block that stops the text, if any. */
+export interface StreamStep {
+  release: string;
+  findings: Finding[];
+  blocked: Finding | null;
+}
+
+/** The guard of one text stream (a choice's content, or one tool call's arguments). */
+export interface TextStreamGuard {
+  push(delta: string): StreamStep;
+  end(): StreamStep;
+}
+
+export interface AnswerGuardOptions {
+  scanner: TextScanner;
+  newStreamGuard: () => TextStreamGuard;
+  /** Every finding acted on (blocks, redactions, flags), as it happens. */
+  report: (findings: readonly Finding[]) => void;
+  /** A block ends the answer with `finish_reason: content_filter` (default), or fails it with this error. */
+  blockError: ((finding: Finding) => Error) | null;
+}
+
+type Choice = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A whole answer checked: a block withholds that choice's text and tool calls (`content_filter`), redactions replace. */
+export function guardCompletion(completion: ChatCompletion, options: AnswerGuardOptions): ChatCompletion {
+  const { scanner } = options;
+  const choices = completion.choices.map((choice) => {
+    if (!isRecord(choice) || !isRecord(choice.message)) return choice;
+    const message = { ...choice.message };
+    const found: Finding[] = [];
+    let block: Finding | null = null;
+    if (typeof message.content === 'string') {
+      const findings = scanner.scan(message.content);
+      found.push(...findings);
+      block ??= findings.find((finding) => finding.action === 'block') ?? null;
+      if (!block && findings.some((finding) => finding.action === 'redact')) message.content = scanner.redact(message.content, findings);
+    }
+    if (Array.isArray(message.tool_calls)) {
+      message.tool_calls = message.tool_calls.map((call) => {
+        if (block || !isRecord(call) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
+        const args = call.function.arguments;
+        const findings = scanner.scan(args);
+        found.push(...findings);
+        block ??= findings.find((finding) => finding.action === 'block') ?? null;
+        if (block || !findings.some((finding) => finding.action === 'redact')) return call;
+        return { ...call, function: { ...call.function, arguments: scanner.redact(args, findings) } };
+      });
+    }
+    if (found.length > 0) options.report(block ? [block] : found);
+    if (!block) return found.length > 0 ? { ...choice, message } : choice;
+    if (options.blockError) throw options.blockError(block);
+    const { tool_calls: _withheld, ...rest } = message;
+    return { ...choice, message: { ...rest, content: '' }, finish_reason: 'content_filter' };
+  });
+  return { ...completion, choices };
+}
+
+/** Per choice: its content's guard, its tool calls' guards (by tool call index), and whether a block ended it. */
+interface ChoiceState {
+  text: TextStreamGuard | null;
+  tools: Map<number, TextStreamGuard>;
+  ended: boolean;
+}
+
+/**
+ * A streamed answer checked as it flows: each choice's text and each tool call's arguments go through their own
+ * stream guard, which holds back only a bounded tail (so a match split across chunks is seen whole before any of
+ * it is sent). A block ends that choice with a final chunk carrying the safe text before it and
+ * `finish_reason: content_filter`; later deltas of that choice are dropped, while the stream itself runs to its end
+ * (usage chunk, `[DONE]`), so every SDK sees a clean finish. Chunks are rebuilt without `native`: the client gets
+ * the translation of what was checked, never the upstream's own bytes.
+ */
+export function guardStream(source: Observable<ResponseEvent>, options: AnswerGuardOptions): Observable<ResponseEvent> {
+  return new Observable<ResponseEvent>((subscriber) => {
+    const states = new Map<number, ChoiceState>();
+    let last: ChatCompletionChunk | null = null;
+    const state = (index: number): ChoiceState => {
+      let found = states.get(index);
+      if (!found) {
+        found = { text: null, tools: new Map(), ended: false };
+        states.set(index, found);
+      }
+      return found;
+    };
+    /** Applies one step; returns the block that ends the choice, if any. */
+    const take = (step: StreamStep): Finding | null => {
+      if (step.blocked) {
+        options.report([step.blocked]);
+        if (options.blockError) throw options.blockError(step.blocked);
+        return step.blocked;
+      }
+      if (step.findings.length > 0) options.report(step.findings);
+      return null;
+    };
+
+    const guardChoice = (choice: Choice): Choice | null => {
+      const index = typeof choice.index === 'number' ? choice.index : 0;
+      const current = state(index);
+      if (current.ended) return null;
+      const delta: Record<string, unknown> = isRecord(choice.delta) ? { ...choice.delta } : {};
+      let blocked: Finding | null = null;
+      if (typeof delta.content === 'string') {
+        current.text ??= options.newStreamGuard();
+        const step = current.text.push(delta.content);
+        delta.content = step.release;
+        blocked = take(step);
+      }
+      if (!blocked && Array.isArray(delta.tool_calls)) {
+        delta.tool_calls = delta.tool_calls.map((call) => {
+          if (blocked || !isRecord(call) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
+          const toolIndex = typeof call.index === 'number' ? call.index : 0;
+          let guard = current.tools.get(toolIndex);
+          if (!guard) {
+            guard = options.newStreamGuard();
+            current.tools.set(toolIndex, guard);
+          }
+          const step = guard.push(call.function.arguments);
+          blocked = take(step);
+          return { ...call, function: { ...call.function, arguments: step.release } };
+        });
+      }
+      const finished = choice.finish_reason !== null && choice.finish_reason !== undefined;
+      if (!blocked && finished) blocked = flushChoice(current, delta);
+      if (blocked) {
+        current.ended = true;
+        delete delta.tool_calls;
+        return { ...choice, delta, finish_reason: 'content_filter' };
+      }
+      if (finished) current.ended = true;
+      return { ...choice, delta };
+    };
+
+    /** What a choice still holds, appended to `delta` (text to its content, arguments to their tool call). */
+    const flushChoice = (current: ChoiceState, delta: Record<string, unknown>): Finding | null => {
+      if (current.text) {
+        const step = current.text.end();
+        current.text = null;
+        if (step.release) delta.content = `${typeof delta.content === 'string' ? delta.content : ''}${step.release}`;
+        const blocked = take(step);
+        if (blocked) return blocked;
+      }
+      for (const [toolIndex, guard] of current.tools) {
+        const step = guard.end();
+        const blocked = take(step);
+        if (blocked) return blocked;
+        if (!step.release) continue;
+        const calls = Array.isArray(delta.tool_calls) ? [...(delta.tool_calls as Choice[])] : [];
+        const at = calls.findIndex((call) => call.index === toolIndex);
+        if (at === -1) calls.push({ index: toolIndex, function: { arguments: step.release } });
+        else {
+          const call = calls[at] as Choice;
+          const fn = isRecord(call.function) ? call.function : {};
+          calls[at] = { ...call, function: { ...fn, arguments: `${typeof fn.arguments === 'string' ? fn.arguments : ''}${step.release}` } };
+        }
+        delta.tool_calls = calls;
+      }
+      current.tools.clear();
+      return null;
+    };
+
+    const subscription = source.subscribe({
+      next(event) {
+        if (event.kind !== 'chunk') {
+          if (event.kind === 'completion') {
+            try {
+              subscriber.next({ kind: 'completion', completion: guardCompletion(event.completion, options) });
+            } catch (err) {
+              subscriber.error(err);
+            }
+            return;
+          }
+          subscriber.next(event);
+          return;
+        }
+        const chunk = event.chunk;
+        last = chunk;
+        try {
+          if (chunk.choices.length === 0) {
+            // The usage chunk: the text has ended, so what every open choice holds goes out before it.
+            const flushed = flushAll(chunk);
+            if (flushed) subscriber.next({ kind: 'chunk', chunk: flushed });
+            subscriber.next({ kind: 'chunk', chunk: { ...chunk } });
+            return;
+          }
+          const choices = chunk.choices.map((choice) => (isRecord(choice) ? guardChoice(choice) : choice)).filter((choice) => choice !== null);
+          // Every choice of this chunk had ended (blocked): nothing to send unless it carries usage.
+          if (choices.length === 0 && !chunk.usage) return;
+          subscriber.next({ kind: 'chunk', chunk: { ...chunk, choices } });
+        } catch (err) {
+          subscriber.error(err);
+        }
+      },
+      error(err: unknown) {
+        subscriber.error(err);
+      },
+      complete() {
+        try {
+          // A stream that ended without finish_reason or usage chunk: send what is held rather than lose it.
+          const flushed = last ? flushAll(last) : null;
+          if (flushed) subscriber.next({ kind: 'chunk', chunk: flushed });
+          subscriber.complete();
+        } catch (err) {
+          subscriber.error(err);
+        }
+      },
+    });
+
+    /** A chunk shaped like `like` with what every unfinished choice holds; null when none holds anything. */
+    function flushAll(like: ChatCompletionChunk): ChatCompletionChunk | null {
+      const choices: Choice[] = [];
+      for (const [index, current] of states) {
+        if (current.ended || (!current.text && current.tools.size === 0)) continue;
+        const delta: Record<string, unknown> = {};
+        const blocked = flushChoice(current, delta);
+        current.ended = true;
+        if (blocked) choices.push({ index, delta: { content: typeof delta.content === 'string' ? delta.content : '' }, logprobs: null, finish_reason: 'content_filter' });
+        else if (delta.content || delta.tool_calls) choices.push({ index, delta, logprobs: null, finish_reason: null });
+      }
+      if (choices.length === 0) return null;
+      return { ...like, choices, ...('usage' in like ? { usage: null } : {}) };
+    }
+
+    return () => subscription.unsubscribe();
+  });
+}

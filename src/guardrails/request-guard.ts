@@ -1,0 +1,152 @@
+import type { ChatCompletionRequest, ChatMessage, EmbeddingsRequest } from '../core/canonical.js';
+import type { Finding } from './types.js';
+
+/** What the request side needs of compiled rules: findings in a text, and the text with its redact findings replaced. */
+export interface TextScanner {
+  scan(text: string): Finding[];
+  redact(text: string, findings: readonly Finding[]): string;
+}
+
+/** What input rules made of a request: the first block (with where it was), and per rule what was redacted or flagged. */
+export interface InputVerdict {
+  blocked: { finding: Finding; param: string } | null;
+  /** Every finding acted on, block included, in request order. */
+  findings: Finding[];
+  /** The request's texts changed (a redaction): the caller must not send the client's own body as it is. */
+  changed: boolean;
+}
+
+/** One text of a request: where it is (`messages[2].content`), its value, and how to put a new value back. */
+interface Slot {
+  param: string;
+  text: string;
+  set(value: string): void;
+}
+
+/**
+ * The texts a chat request sends a model: every message's content (a string, or its text parts), tool call
+ * arguments, and tool results. Images, audio and file parts carry no text to check.
+ */
+function chatSlots(request: ChatCompletionRequest): Slot[] {
+  const slots: Slot[] = [];
+  // Writes go to copies (the message array once, each message changed): the client's parsed body stays as it came.
+  let copied = false;
+  const replaceMessage = (i: number): ChatMessage => {
+    if (!copied) {
+      request.messages = [...request.messages];
+      copied = true;
+    }
+    const copy = { ...(request.messages[i] as ChatMessage) };
+    request.messages[i] = copy;
+    return copy;
+  };
+  request.messages.forEach((message, i) => {
+    const at = `messages[${i}]`;
+    const content = message.content;
+    if (typeof content === 'string') {
+      slots.push({ param: `${at}.content`, text: content, set: (value) => (replaceMessage(i).content = value) });
+    } else if (Array.isArray(content)) {
+      content.forEach((part, j) => {
+        if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') {
+          slots.push({
+            param: `${at}.content[${j}].text`,
+            text: part.text,
+            set: (value) => {
+              const parts = [...(replaceMessage(i).content as unknown[])];
+              parts[j] = { ...(parts[j] as Record<string, unknown>), text: value };
+              request.messages[i] = { ...(request.messages[i] as ChatMessage), content: parts };
+            },
+          });
+        }
+      });
+    }
+    const calls = message.tool_calls;
+    if (Array.isArray(calls)) {
+      calls.forEach((call, j) => {
+        const fn = isRecord(call) && isRecord(call.function) ? call.function : null;
+        if (!fn || typeof fn.arguments !== 'string') return;
+        slots.push({
+          param: `${at}.tool_calls[${j}].function.arguments`,
+          text: fn.arguments,
+          set: (value) => {
+            const list = [...(replaceMessage(i).tool_calls as unknown[])];
+            const old = list[j] as Record<string, unknown>;
+            list[j] = { ...old, function: { ...(old.function as Record<string, unknown>), arguments: value } };
+            request.messages[i] = { ...(request.messages[i] as ChatMessage), tool_calls: list };
+          },
+        });
+      });
+    }
+  });
+  return slots;
+}
+
+function embeddingsSlots(request: EmbeddingsRequest): Slot[] {
+  const input = request.input;
+  if (typeof input === 'string') return [{ param: 'input', text: input, set: (value) => (request.input = value) }];
+  if (!Array.isArray(input)) return [];
+  const slots: Slot[] = [];
+  (input as unknown[]).forEach((item, i) => {
+    if (typeof item !== 'string') return;
+    slots.push({
+      param: `input[${i}]`,
+      text: item,
+      set: (value) => {
+        const copy = [...(request.input as string[])];
+        copy[i] = value;
+        request.input = copy;
+      },
+    });
+  });
+  return slots;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks a request's texts: stops at the first text holding a `block` finding, else replaces every `redact`
+ * finding in place (on copies: the client's parsed body stays as it came) and reports `flag` findings.
+ */
+export function guardRequest(request: ChatCompletionRequest | EmbeddingsRequest, operation: 'chat' | 'embeddings', scanner: TextScanner): InputVerdict {
+  const slots = operation === 'chat' ? chatSlots(request as ChatCompletionRequest) : embeddingsSlots(request as EmbeddingsRequest);
+  const findings: Finding[] = [];
+  let changed = false;
+  for (const slot of slots) {
+    const found = scanner.scan(slot.text);
+    if (found.length === 0) continue;
+    const block = found.find((finding) => finding.action === 'block');
+    if (block) return { blocked: { finding: block, param: slot.param }, findings: [...findings, block], changed };
+    findings.push(...found);
+    if (found.some((finding) => finding.action === 'redact')) {
+      slot.set(scanner.redact(slot.text, found));
+      changed = true;
+    }
+  }
+  return { blocked: null, findings, changed };
+}
+
+/** Keys of a native (Anthropic) body whose strings are not text a person wrote: ids, types, signatures, base64 data. */
+const NOT_TEXT = new Set(['type', 'role', 'id', 'tool_use_id', 'name', 'signature', 'data', 'media_type', 'url', 'file_id', 'cache_control', 'citations']);
+
+/**
+ * The client's own body (native pass-through) redacted like the canonical request: every string under `messages`
+ * and `system` that is text (not an id, a signature or base64 data). Thinking blocks are left as they are: their
+ * signature covers their text, and they are the model's own words, not the client's.
+ */
+export function redactNativeBody(body: Record<string, unknown>, scanner: TextScanner): Record<string, unknown> {
+  const walk = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      const found = scanner.scan(value).filter((finding) => finding.action === 'redact');
+      return found.length > 0 ? scanner.redact(value, found) : value;
+    }
+    if (Array.isArray(value)) return value.map(walk);
+    if (!isRecord(value)) return value;
+    if (value.type === 'thinking' || value.type === 'redacted_thinking') return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = NOT_TEXT.has(key) ? item : walk(item);
+    return out;
+  };
+  return { ...body, ...('messages' in body ? { messages: walk(body.messages) } : {}), ...('system' in body ? { system: walk(body.system) } : {}) };
+}
