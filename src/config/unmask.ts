@@ -63,10 +63,49 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
 
 /** `lower` is the file layer: a masked base URL read from the effective view may stand for the file's. */
 export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument, lower?: ConfigDocument): ConfigDocument {
-  if (!next.providers) return next;
+  const alerts = restoreMaskedAlerts(next.alerts, previous.alerts);
+  if (!next.providers) return alerts ? { ...next, alerts } : next;
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(next.providers)) {
     providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name], lower?.providers?.[name]?.base_url);
   }
-  return { ...next, providers };
+  return { ...next, providers, ...(alerts ? { alerts } : {}) };
+}
+
+type AlertsDocument = NonNullable<ConfigDocument['alerts']>;
+type ChannelDocument = NonNullable<AlertsDocument['channels']>[string];
+
+/**
+ * The alerts section read from the API (`?layer=api`) and written back: each masked channel secret (a webhook's
+ * secret or header value, a chat URL, a routing key, an SMTP password) is swapped for the stored value of the
+ * same channel and field it stands for; one that stands for nothing is refused.
+ */
+function restoreMaskedAlerts(next: ConfigDocument['alerts'], previous: ConfigDocument['alerts']): ConfigDocument['alerts'] {
+  if (!next?.channels) return next;
+  const channels: NonNullable<AlertsDocument['channels']> = {};
+  for (const [name, channel] of Object.entries(next.channels)) channels[name] = restoreMaskedChannel(name, channel, previous?.channels?.[name]);
+  return { ...next, channels };
+}
+
+function restoreMaskedChannel(name: string, next: ChannelDocument, previous: ChannelDocument | undefined): ChannelDocument {
+  const restore = (value: string, stored: string | undefined, field: string): string => {
+    if (!MASKED.test(value)) return value;
+    if (stored !== undefined && maskSecret(stored) === value) return stored;
+    throw maskedValueError(`alerts.channels.${name}.${field}`);
+  };
+  switch (next.type) {
+    case 'webhook': {
+      const stored = previous?.type === 'webhook' ? previous : undefined;
+      const headers = next.headers && Object.fromEntries(Object.entries(next.headers).map(([header, value]) => [header, restore(value, stored?.headers?.[header], `headers.${header}`)]));
+      return { ...next, ...(next.secret !== undefined ? { secret: restore(next.secret, stored?.secret, 'secret') } : {}), ...(headers ? { headers } : {}) };
+    }
+    case 'slack':
+    case 'teams':
+    case 'discord':
+      return { ...next, url: restore(next.url, previous?.type === next.type ? previous.url : undefined, 'url') };
+    case 'pagerduty':
+      return { ...next, routing_key: restore(next.routing_key, previous?.type === 'pagerduty' ? previous.routing_key : undefined, 'routing_key') };
+    case 'email':
+      return next.password === undefined ? next : { ...next, password: restore(next.password, previous?.type === 'email' ? previous.password : undefined, 'password') };
+  }
 }
