@@ -88,14 +88,16 @@ function pointAtGateway(text: string): string {
 /**
  * Validates a YAML block the way a config file is validated: parsed against the schema, then resolved (routes,
  * fallbacks, rules and keys checked). `env:` references get a value, and `file:` references a file of the same
- * kind in a temporary directory, since the README's paths (/etc/tollgate/sa.json) do not exist here.
+ * kind in a temporary directory, since the README's paths (/etc/tollgate/sa.json) do not exist here; an `env:` name
+ * ending in `_URL` gets a URL.
  */
 function checkYaml(block: Block): void {
   const where = `README.md line ${block.line}`;
   // As written, the document must satisfy the schema.
   parseConfigText(block.text, where);
   const env: Record<string, string> = {};
-  for (const [, name] of block.text.matchAll(/env:([A-Za-z_][A-Za-z0-9_]*)/g)) env[name!] = `value-of-${name}`;
+  // A reference whose name ends in _URL stands for a URL (an incoming-webhook URL is a secret, checked once read).
+  for (const [, name] of block.text.matchAll(/env:([A-Za-z_][A-Za-z0-9_]*)/g)) env[name!] = name!.endsWith('_URL') ? `https://hooks.example.com/value-of-${name}` : `value-of-${name}`;
   let n = 0;
   const text = block.text.replace(/file:(\/[^\s"',}\]]+)/g, (_ref, path: string) => {
     const file = join(secretsDir, `${block.line}-${n++}`);
