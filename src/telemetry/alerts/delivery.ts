@@ -150,8 +150,10 @@ export class DeliveryQueue {
     try {
       const result = await this.send(channel, JSON.stringify(notification), 1, controller);
       const line = { ...base, httpStatus: result.httpStatus, smtpStatus: result.smtpStatus, durationMs: this.now() - started, nextAt: null };
-      if (this.closed) return { at: new Date(this.now()).toISOString(), ...line, outcome: 'failed', error: result.error ?? 'queue_closed' };
-      return this.record({ ...line, outcome: result.error === null ? 'delivered' : 'failed', error: result.error });
+      const outcome = { outcome: result.error === null ? ('delivered' as const) : ('failed' as const), error: result.error };
+      // Closed meanwhile: the store may be closing too, so the line is answered but not written.
+      if (this.closed) return { at: new Date(this.now()).toISOString(), ...line, ...outcome };
+      return this.record({ ...line, ...outcome });
     } finally {
       this.testing.delete(controller);
     }
@@ -259,8 +261,17 @@ export class DeliveryQueue {
     this.record({ ...base, attempt, outcome: 'retrying', ...result, nextAt: new Date(next.nextAt).toISOString() });
   }
 
-  /** One attempt over the channel's own transport: an HTTP POST of its format, or an email. */
+  /** One attempt over the channel's own transport: an HTTP POST of its format, or an email. Never throws. */
   private async send(channel: AlertChannelRuntime, body: string, attempt: number, controller: AbortController): Promise<SendResult> {
+    try {
+      return await this.sendOver(channel, body, attempt, controller);
+    } catch (err) {
+      // The notification could not be put in the channel's format: no later attempt would do better.
+      return { httpStatus: null, smtpStatus: null, error: `could not format the notification: ${describe(err)}`, permanent: true, retryAfterMs: null };
+    }
+  }
+
+  private async sendOver(channel: AlertChannelRuntime, body: string, attempt: number, controller: AbortController): Promise<SendResult> {
     if (channel.type === 'email') {
       // Transports of channels that are gone or no longer email are closed.
       this.smtp.close((name) => this.options.channel(name)?.type === 'email');
