@@ -56,7 +56,7 @@ function oneRequest(): void {
   const summary: RequestSummary = {
     requestId: ctx.id, dialect: 'openai', path: ctx.path, operation: 'chat', model: ctx.request.model, route: null, provider: 'openai',
     upstreamModel: 'gpt-4o-mini', keyId: null, teamId: null, stream: false, status: 200, durationMs: 1, attempts: 1, fallback: false,
-    upstreamMs: 0.5, firstTokenMs: 0.9, finishReasons: ['stop'], user: null, metadata: null, bodies: null, cache: null,
+    upstreamMs: 0.5, firstTokenMs: 0.9, finishReasons: ['stop'], user: null, metadata: null, bodies: null, cache: null, guardrails: null,
     usage: { input_tokens: 12, output_tokens: 9, cache_read_tokens: 0, cache_write_tokens: 0 }, costUsd: 0.0000071, priced: true, estimated: false,
   };
   bus.emit('request.completed', { ...summary, cancelled: false });

@@ -14,7 +14,9 @@ import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginHost } from './pipeline/plugin-host.js';
-import { BUS, CACHE, GOVERNANCE, HEALTH, LIMITER, LOG, RESERVATIONS, ServiceRegistry, TRANSPORT } from './services.js';
+import { BUS, CACHE, GOVERNANCE, HEALTH, IN_PROCESS, LIMITER, LOG, RESERVATIONS, ServiceRegistry, TRANSPORT, type InProcessCalls } from './services.js';
+import type { ChatCompletion } from './core/canonical.js';
+import { INTERNAL_CALL } from './core/guardrail-keys.js';
 import { CacheService } from './cache/cache-service.js';
 import { createRequestContext } from './core/context.js';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -119,6 +121,38 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       return item.embedding;
     });
   });
+  // Guardrail moderation calls a configured model through this same pipeline, as an internal caller.
+  const inProcess: InProcessCalls = {
+    chat(request, { purpose, signal }) {
+      const runtime = configService.current();
+      const ctx = createRequestContext({ dialect: 'openai', config: runtime, request: { ...request, stream: false } });
+      ctx.extensions.set(INTERNAL_CALL, purpose);
+      return new Promise<ChatCompletion>((resolveAnswer, reject) => {
+        let answer: ChatCompletion | null = null;
+        let subscription: { unsubscribe(): void } | null = null;
+        const abandon = (): void => {
+          subscription?.unsubscribe();
+          reject(signal?.reason instanceof Error ? signal.reason : new Error('abandoned'));
+        };
+        if (signal?.aborted) return abandon();
+        signal?.addEventListener('abort', abandon, { once: true });
+        subscription = pipelineFor(runtime).execute(ctx).subscribe({
+          next(event) {
+            if (event.kind === 'completion') answer = event.completion;
+          },
+          error(err: unknown) {
+            signal?.removeEventListener('abort', abandon);
+            reject(err);
+          },
+          complete() {
+            signal?.removeEventListener('abort', abandon);
+            if (answer) resolveAnswer(answer);
+            else reject(new Error(`${request.model} answered no completion`));
+          },
+        });
+      });
+    },
+  };
   // Built-in stages and plugins get these same instances, each only the ones it lists in `requires`.
   const services = new ServiceRegistry()
     .set(BUS, bus)
@@ -128,7 +162,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     .set(LIMITER, new SlidingWindowLimiter())
     .set(RESERVATIONS, reservations)
     .set(HEALTH, health)
-    .set(CACHE, cache);
+    .set(CACHE, cache)
+    .set(IN_PROCESS, inProcess);
   const plugins = new PluginHost({
     services,
     builtins: definition.stages,
@@ -246,7 +281,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     contentType: GatewayMetrics.contentType,
     render: () => metricsNow?.render() ?? Promise.resolve(''),
   };
-  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, dashboardDir: options.dashboardDir });
+  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, dashboardDir: options.dashboardDir });
 
   // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
   let closingStore = false;

@@ -7,6 +7,16 @@ import type { UpstreamTransport } from './providers/transport.js';
 import type { HealthRegistry } from './routing/health-registry.js';
 import type { Log } from './log.js';
 import { serviceKey, type ServiceKey, type Services } from './core/plugin.js';
+import type { ChatCompletion, ChatCompletionRequest } from './core/canonical.js';
+
+/** Requests the gateway makes for itself through its own pipeline: routed, keyed, retried, costed and logged. */
+export interface InProcessCalls {
+  /**
+   * A non-streamed chat completion as an internal caller; `purpose` marks the request (stages that must not see
+   * their own calls, such as guardrails, let it through), `signal` abandons it.
+   */
+  chat(request: ChatCompletionRequest, options: { purpose: string; signal?: AbortSignal }): Promise<ChatCompletion>;
+}
 
 /**
  * The services the gateway offers stages, built-in and users' alike, one typed key each. A stage gets only those
@@ -21,6 +31,7 @@ export const LIMITER = serviceKey<SlidingWindowLimiter>('limiter');
 export const RESERVATIONS = serviceKey<Reservations>('reservations');
 export const HEALTH = serviceKey<HealthRegistry>('health');
 export const CACHE = serviceKey<CacheService>('cache');
+export const IN_PROCESS = serviceKey<InProcessCalls>('in-process');
 
 /**
  * Every service the gateway holds, by key id. Keys are compared by id, not identity, so a plugin package built

@@ -1,5 +1,6 @@
 import { useEffect } from 'preact/hooks';
 import { Layout, type NavItem } from './components/layout.js';
+import { AlertsPage } from './pages/alerts.js';
 import { AuditPage } from './pages/audit.js';
 import { KeysPage } from './pages/keys.js';
 import { LogDetailPage } from './pages/log-detail.js';
@@ -20,6 +21,7 @@ const NAV: NavItem[] = [
   { path: '/spend', label: 'Spend' },
   { path: '/providers', label: 'Providers' },
   { path: '/routes', label: 'Routes' },
+  { path: '/alerts', label: 'Alerts' },
   { path: '/settings', label: 'Settings' },
   { path: '/audit', label: 'Audit log' },
 ];
@@ -44,6 +46,7 @@ export function App() {
   else if (providerName) page = <ProviderDetailPage name={providerName} />;
   else if (section === '/providers') page = <ProvidersPage />;
   else if (section === '/routes') page = <RoutesPage />;
+  else if (section === '/alerts') page = <AlertsPage />;
   else if (section === '/settings') page = <SettingsPage />;
   else if (section === '/audit') page = <AuditPage location={location} />;
   else

@@ -11,7 +11,7 @@ import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderSt
 import { applyMergePatch } from './merge-patch.js';
 import { cacheView, mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
 import { resolveRuntimeConfig, type ConfigLayers } from './runtime.js';
-import { type ConfigFileStatus, type ConfigWarning, type RuntimeConfig } from '../core/config.js';
+import { type AlertsConfig, type ConfigFileStatus, type ConfigWarning, type RuntimeConfig } from '../core/config.js';
 import {
   configFileSchema,
   describeIssues,
@@ -25,7 +25,7 @@ import {
   type ProviderConfig,
 } from './schema.js';
 import type { SecretBox } from './secret-box.js';
-import { restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
+import { restoreMaskedAlerts, restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
 import { ConfigError, isSecretReference, referenceRefusedMessage, type Env } from './secret-ref.js';
 import type { Actor, AuditEntry, ProviderKeyView, ProviderView, RouteView } from './views.js';
 import type { ConfigSource } from '../core/config.js';
@@ -99,6 +99,14 @@ function refuseReferences(name: string, provider: ProviderConfig, prefix: string
   };
   if (provider.api_key !== undefined) check(provider.api_key, `${prefix}.api_key`);
   provider.keys?.forEach((key, i) => check(key.value, `${prefix}.keys.${i}.value`));
+}
+
+/** Whether any string in the value is an `env:`/`file:` secret reference. */
+function hasSecretReference(value: unknown): boolean {
+  if (typeof value === 'string') return isSecretReference(value);
+  if (Array.isArray(value)) return value.some(hasSecretReference);
+  if (isRecord(value)) return Object.values(value).some(hasSecretReference);
+  return false;
 }
 
 function refuseDocumentReferences(document: ConfigDocument): void {
@@ -428,6 +436,37 @@ export class ConfigService {
     await this.removeFromApiLayer('routes', name, actor, 'route.deleted');
     const remaining = this.current().routes.get(name);
     return remaining ? routeView(remaining) : null;
+  }
+
+  // ---- alerts ---------------------------------------------------------------------------------------
+
+  /** The alerts section requests are governed by: the API's when set (it replaces the file's as a whole), else the file's. */
+  alertsSection(): { source: 'api' | 'file' | 'none'; section: AlertsConfig } {
+    if (this.layers.api.alerts) return { source: 'api', section: this.layers.api.alerts };
+    if (this.layers.file.alerts) return { source: 'file', section: this.layers.file.alerts };
+    return { source: 'none', section: {} };
+  }
+
+  /**
+   * Changes the API layer's alerts section (`null` removes it, so the file's applies again). `mutate` gets the
+   * section in force: the API's, else a copy of the file's, which the API layer then owns.
+   */
+  async changeAlerts(actor: Actor, action: string, target: string, mutate: (section: AlertsConfig) => AlertsConfig | null, options: { whole?: boolean } = {}): Promise<void> {
+    await this.change(actor, action, target, (api) => {
+      const { source, section } = this.alertsSection();
+      if (source === 'file' && !options.whole && hasSecretReference(section)) {
+        throw this.conflict(
+          "The alerts section comes from the config file and reads secrets from env:/file: references, which the API cannot hold. Change alerts in the file, or PUT /api/alerts with the whole section (secrets as values) to replace the file's.",
+        );
+      }
+      const next = mutate(structuredClone(section));
+      if (next === null) {
+        const { alerts: _removed, ...rest } = api;
+        return rest;
+      }
+      const document = validate(configFileSchema, { alerts: next }, '');
+      return { ...api, alerts: restoreMaskedAlerts(document.alerts ?? {}, section) };
+    });
   }
 
   // ---- audit and file -------------------------------------------------------------------------------

@@ -438,7 +438,7 @@ function resolveAlerts(section: AlertsConfig, source: 'api' | 'file', env: Env, 
     rule.channels?.forEach((name, j) => {
       if (!channels.has(name)) throw new ConfigError(`${where}.channels.${j}: "${name}" is not a channel under alerts.channels`);
     });
-    if (rule.kind !== 'budget') {
+    if ('providers' in rule) {
       rule.providers?.forEach((name, j) => {
         if (!providers.has(name)) throw new ConfigError(`${where}.providers.${j}: "${name}" is not a known provider`);
       });

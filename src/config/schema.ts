@@ -474,6 +474,7 @@ const alertRuleBase = {
   channels: z.array(z.string().min(1)).min(1).optional().describe('Channel names to deliver to; every channel when absent.'),
 };
 const alertProviders = z.array(z.string().min(1)).min(1).optional().describe('Only these providers; all when absent.');
+const alertRoutes = z.array(z.string().min(1)).min(1).optional().describe('Only these routes (or direct model names); all when absent.');
 const alertWindow = ms().positive().optional();
 const alertMinRequests = count().optional();
 
@@ -492,19 +493,45 @@ export const alertRuleSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     ...alertRuleBase,
     kind: z.literal('error_rate'),
-    threshold_pct: z.number().min(0).max(100).describe('Fires when more than this percent of a provider\'s upstream attempts in the window failed.'),
+    threshold_pct: z.number().min(0).max(100).describe('Fires when more than this percent of a provider\'s (or model\'s) upstream attempts in the window failed.'),
     window_ms: alertWindow.describe('The window (default 300000, five minutes).'),
     min_requests: alertMinRequests.describe('Attempts in the window before the rate counts (default 10).'),
     providers: alertProviders,
+    per: z.enum(['provider', 'model']).optional().describe('One alert per provider (default), or per target model `<provider>/<model>`.'),
+  }),
+  ...(['latency_p95', 'ttft_p95'] as const).map((kind) =>
+    z.strictObject({
+      ...alertRuleBase,
+      kind: z.literal(kind),
+      threshold_ms: z
+        .number()
+        .positive()
+        .max(MAX_TIMER_MS)
+        .describe(
+          kind === 'latency_p95'
+            ? 'Fires when the p95 duration of a provider\'s answered requests is over this.'
+            : 'Fires when the p95 time to first token of a provider\'s streamed answers is over this.',
+        ),
+      window_ms: alertWindow.describe('The window the p95 is taken over (default 300000, five minutes).'),
+      for_ms: ms().nonnegative().optional().describe('How long the p95 must stay over the threshold before the alert fires (default 60000).'),
+      min_requests: alertMinRequests.describe('Answers in the window before the p95 counts (default 10).'),
+      providers: alertProviders,
+    }),
+  ),
+  z.strictObject({
+    ...alertRuleBase,
+    kind: z.literal('fallbacks_exhausted'),
+    min_count: count().optional().describe('Fires when at least this many requests to a route failed after every target was tried, within the window (default 1).'),
+    window_ms: alertWindow.describe('The window (default 300000, five minutes); the alert resolves when a whole window passes under min_count.'),
+    routes: alertRoutes,
   }),
   z.strictObject({
     ...alertRuleBase,
-    kind: z.literal('latency_p95'),
-    threshold_ms: z.number().positive().max(MAX_TIMER_MS).describe('Fires when the p95 duration of a provider\'s answered requests is over this.'),
-    window_ms: alertWindow.describe('The window the p95 is taken over (default 300000, five minutes).'),
-    for_ms: ms().nonnegative().optional().describe('How long the p95 must stay over the threshold before the alert fires (default 60000).'),
-    min_requests: alertMinRequests.describe('Answers in the window before the p95 counts (default 10).'),
-    providers: alertProviders,
+    kind: z.literal('server_errors'),
+    threshold_pct: z.number().min(0).max(100).describe('Fires when more than this percent of a route\'s requests in the window ended with a 5xx status.'),
+    window_ms: alertWindow.describe('The window (default 300000, five minutes).'),
+    min_requests: alertMinRequests.describe('Requests in the window before the rate counts (default 10).'),
+    routes: alertRoutes,
   }),
 ]);
 

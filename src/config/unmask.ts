@@ -1,5 +1,5 @@
 import type { GatewayError } from '../core/errors.js';
-import { isSensitiveHeader, maskUrl } from './present.js';
+import { isSensitiveHeader, maskDocument, maskUrl } from './present.js';
 import type { ConfigDocument, ProviderConfig } from './schema.js';
 import { maskSecret } from './secret-box.js';
 import { gatewayError } from '../core/errors.js';
@@ -63,7 +63,7 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
 
 /** `lower` is the file layer: a masked base URL read from the effective view may stand for the file's. */
 export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument, lower?: ConfigDocument): ConfigDocument {
-  const alerts = restoreMaskedAlerts(next.alerts, previous.alerts);
+  const alerts = next.alerts ? restoreMaskedAlerts(next.alerts, previous.alerts ?? lower?.alerts ?? {}) : undefined;
   if (!next.providers) return alerts ? { ...next, alerts } : next;
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(next.providers)) {
@@ -72,40 +72,35 @@ export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocu
   return { ...next, providers, ...(alerts ? { alerts } : {}) };
 }
 
-type AlertsDocument = NonNullable<ConfigDocument['alerts']>;
-type ChannelDocument = NonNullable<AlertsDocument['channels']>[string];
-
 /**
- * The alerts section read from the API (`?layer=api`) and written back: each masked channel secret (a webhook's
- * secret or header value, a chat URL, a routing key, an SMTP password) is swapped for the stored value of the
- * same channel and field it stands for; one that stands for nothing is refused.
+ * The alerts section a client read (secrets masked) and writes back: every value that equals the masked form of
+ * the stored channel of the same name at the same place is the stored value again. Which fields are secret is
+ * the masking's business (`maskDocument`), so a channel type with new secret fields needs nothing here.
  */
-function restoreMaskedAlerts(next: ConfigDocument['alerts'], previous: ConfigDocument['alerts']): ConfigDocument['alerts'] {
-  if (!next?.channels) return next;
-  const channels: NonNullable<AlertsDocument['channels']> = {};
-  for (const [name, channel] of Object.entries(next.channels)) channels[name] = restoreMaskedChannel(name, channel, previous?.channels?.[name]);
-  return { ...next, channels };
+export function restoreMaskedAlerts(next: NonNullable<ConfigDocument['alerts']>, previous: NonNullable<ConfigDocument['alerts']>): NonNullable<ConfigDocument['alerts']> {
+  if (!next.channels) return next;
+  const channels: Record<string, unknown> = {};
+  for (const [name, channel] of Object.entries(next.channels)) {
+    const stored = previous.channels?.[name];
+    const masked = stored ? maskDocument({ alerts: { channels: { [name]: stored } } }).alerts?.channels?.[name] : undefined;
+    channels[name] = restoreLeaves(channel, masked, stored, `alerts.channels.${name}`);
+  }
+  return { ...next, channels: channels as NonNullable<ConfigDocument['alerts']>['channels'] };
 }
 
-function restoreMaskedChannel(name: string, next: ChannelDocument, previous: ChannelDocument | undefined): ChannelDocument {
-  const restore = (value: string, stored: string | undefined, field: string): string => {
-    if (!MASKED.test(value)) return value;
-    if (stored !== undefined && maskSecret(stored) === value) return stored;
-    throw maskedValueError(`alerts.channels.${name}.${field}`);
-  };
-  switch (next.type) {
-    case 'webhook': {
-      const stored = previous?.type === 'webhook' ? previous : undefined;
-      const headers = next.headers && Object.fromEntries(Object.entries(next.headers).map(([header, value]) => [header, restore(value, stored?.headers?.[header], `headers.${header}`)]));
-      return { ...next, ...(next.secret !== undefined ? { secret: restore(next.secret, stored?.secret, 'secret') } : {}), ...(headers ? { headers } : {}) };
-    }
-    case 'slack':
-    case 'teams':
-    case 'discord':
-      return { ...next, url: restore(next.url, previous?.type === next.type ? previous.url : undefined, 'url') };
-    case 'pagerduty':
-      return { ...next, routing_key: restore(next.routing_key, previous?.type === 'pagerduty' ? previous.routing_key : undefined, 'routing_key') };
-    case 'email':
-      return next.password === undefined ? next : { ...next, password: restore(next.password, previous?.type === 'email' ? previous.password : undefined, 'password') };
+function restoreLeaves(next: unknown, masked: unknown, stored: unknown, where: string): unknown {
+  if (typeof next === 'string') {
+    if (typeof masked === 'string' && typeof stored === 'string' && next === masked && masked !== stored) return stored;
+    if (MASKED.test(next) || MASKED_USERINFO.test(next)) throw maskedValueError(where);
+    return next;
   }
+  if (Array.isArray(next)) return next.map((item, i) => restoreLeaves(item, Array.isArray(masked) ? masked[i] : undefined, Array.isArray(stored) ? stored[i] : undefined, `${where}.${i}`));
+  if (next && typeof next === 'object') {
+    const out: Record<string, unknown> = {};
+    const m = masked && typeof masked === 'object' ? (masked as Record<string, unknown>) : {};
+    const s = stored && typeof stored === 'object' ? (stored as Record<string, unknown>) : {};
+    for (const [key, value] of Object.entries(next)) out[key] = restoreLeaves(value, m[key], s[key], `${where}.${key}`);
+    return out;
+  }
+  return next;
 }

@@ -223,18 +223,23 @@ export interface BreakerAlertRuleConfig extends AlertRuleBase {
   providers?: string[] | undefined;
 }
 
-/** A provider's upstream attempts failed more than `threshold_pct` percent within the window. */
+/** A provider's (or one of its models') upstream attempts failed more than `threshold_pct` percent within the window. */
 export interface ErrorRateAlertRuleConfig extends AlertRuleBase {
   kind: 'error_rate';
   threshold_pct: number;
   window_ms?: number | undefined;
   min_requests?: number | undefined;
   providers?: string[] | undefined;
+  /** One alert per provider (default), or per target model (`<provider>/<model>`). */
+  per?: 'provider' | 'model' | undefined;
 }
 
-/** A provider's answered requests had a p95 duration over `threshold_ms` for at least `for_ms`. */
+/**
+ * A provider's answered requests had a p95 over `threshold_ms` for at least `for_ms`: of their whole duration
+ * (`latency_p95`), or of the time to their first token, streams only (`ttft_p95`).
+ */
 export interface LatencyAlertRuleConfig extends AlertRuleBase {
-  kind: 'latency_p95';
+  kind: 'latency_p95' | 'ttft_p95';
   threshold_ms: number;
   window_ms?: number | undefined;
   for_ms?: number | undefined;
@@ -242,7 +247,32 @@ export interface LatencyAlertRuleConfig extends AlertRuleBase {
   providers?: string[] | undefined;
 }
 
-export type AlertRuleConfig = BudgetAlertRuleConfig | BreakerAlertRuleConfig | ErrorRateAlertRuleConfig | LatencyAlertRuleConfig;
+/** Requests to a route failed after every target of their plan (primary and fallbacks) failed or was unavailable. */
+export interface FallbacksExhaustedAlertRuleConfig extends AlertRuleBase {
+  kind: 'fallbacks_exhausted';
+  /** Fires when at least this many such failures fall in the window (default 1). */
+  min_count?: number | undefined;
+  window_ms?: number | undefined;
+  /** Only these routes; all when absent. */
+  routes?: string[] | undefined;
+}
+
+/** More than `threshold_pct` percent of a route's requests ended with a 5xx status within the window. */
+export interface ServerErrorsAlertRuleConfig extends AlertRuleBase {
+  kind: 'server_errors';
+  threshold_pct: number;
+  window_ms?: number | undefined;
+  min_requests?: number | undefined;
+  routes?: string[] | undefined;
+}
+
+export type AlertRuleConfig =
+  | BudgetAlertRuleConfig
+  | BreakerAlertRuleConfig
+  | ErrorRateAlertRuleConfig
+  | LatencyAlertRuleConfig
+  | FallbacksExhaustedAlertRuleConfig
+  | ServerErrorsAlertRuleConfig;
 
 /** The top-level `alerts` section as written. */
 export interface AlertsConfig {

@@ -107,6 +107,7 @@ export const ERROR_CATALOGUE = {
   unknown_field: { status: 400, type: 'invalid_request_error', retryable: false },
   read_only_field: { status: 400, type: 'invalid_request_error', retryable: false },
   masked_secret: { status: 400, type: 'invalid_request_error', retryable: false },
+  guardrail_blocked: { status: 400, type: 'invalid_request_error', retryable: false },
   provider_misconfigured: { status: 400, type: 'invalid_request_error', retryable: false },
   invalid_team: { status: 400, type: 'invalid_request_error', retryable: false },
   conflict: { status: 409, type: 'invalid_request_error', retryable: false },
@@ -134,6 +135,8 @@ export const ERROR_CATALOGUE = {
   key_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   team_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   request_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
+  alert_channel_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
+  alert_rule_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   // Limits.
   rate_limit_exceeded: { status: 429, type: 'requests', retryable: false, types: ['requests', 'tokens'] },
   budget_exceeded: { status: 429, type: 'insufficient_quota', retryable: false },

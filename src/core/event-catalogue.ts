@@ -2,17 +2,19 @@
  * Every event's payload fields, listed at runtime: the README's event catalogue is checked against this list,
  * and this list against the types (the compile fails when an event or a field is missing here).
  */
-import type { EventName, GatewayEvents, RequestSummary } from './events.js';
+import type { EventName, GatewayEvents, GuardrailAction, RequestSummary } from './events.js';
 
 type FieldsOf<T> = ReadonlyArray<keyof T & string>;
 
 export const REQUEST_SUMMARY_FIELDS = [
   'requestId', 'dialect', 'path', 'operation', 'model', 'route', 'provider', 'upstreamModel', 'keyId', 'teamId', 'stream',
   'status', 'durationMs', 'attempts', 'fallback', 'upstreamMs', 'firstTokenMs', 'finishReasons', 'user', 'metadata',
-  'bodies', 'cache', 'usage', 'costUsd', 'priced', 'estimated',
+  'bodies', 'cache', 'guardrails', 'usage', 'costUsd', 'priced', 'estimated',
 ] as const satisfies FieldsOf<RequestSummary>;
 
 type Summary = (typeof REQUEST_SUMMARY_FIELDS)[number];
+
+const GUARDRAIL_FIELDS = ['requestId', 'rule', 'kind', 'side', 'count', 'keyId', 'route'] as const satisfies FieldsOf<GuardrailAction>;
 
 export const EVENT_FIELDS = {
   'request.received': ['requestId', 'dialect', 'model', 'stream', 'at'],
@@ -42,6 +44,9 @@ export const EVENT_FIELDS = {
   'config.changed': ['version', 'source', 'action', 'target', 'actor'],
   'alert.fired': ['id', 'rule', 'kind', 'severity', 'subject', 'summary', 'notified'],
   'alert.resolved': ['id', 'rule', 'kind', 'subject', 'summary', 'notified'],
+  'guardrail.blocked': GUARDRAIL_FIELDS,
+  'guardrail.redacted': GUARDRAIL_FIELDS,
+  'guardrail.flagged': GUARDRAIL_FIELDS,
 } as const satisfies { [K in EventName]: FieldsOf<GatewayEvents[K]> };
 
 /** Fields an event's type has that its list above lacks; `never` when every list is complete. */

@@ -48,6 +48,8 @@ export interface RequestSummary {
   bodies: { request: string; response: string } | null;
   /** What the cache did: `hit-exact`, `hit-semantic`, `miss`, `skip`, `shadow-hit`; null when the cache is off. */
   cache: string | null;
+  /** What guardrails did, as `<side>:<rule>:<action>` (`input:cards:redacted`, `output:secrets:blocked`); null when none acted. */
+  guardrails: string[] | null;
   /** Tokens as charged (the upstream's counts within reason, else counted); null when nothing was settled. */
   usage: TokenUsage | null;
   /** USD charged; null when the pipeline settled no cost (a refusal before the spend stage, or no spend stage). */
@@ -58,17 +60,32 @@ export interface RequestSummary {
   estimated: boolean;
 }
 
-/** What an alert is about: the key or team of a budget, the provider (and model, target) of a failure. */
+/** What an alert is about: the key or team of a budget, the provider (and model, target) or route of a failure. */
 export interface AlertSubject {
   key?: string;
   team?: string;
   provider?: string;
   model?: string;
+  /** The route (or the model name a request gave, when it named no route) of 5xx-rate and fallbacks-exhausted alerts. */
+  route?: string;
   /** `<provider>/<model>#<key id>`, for a breaker. */
   target?: string;
 }
 
 export type StageOutcome = 'passed' | 'answered' | 'failed';
+
+/** A guardrail rule acted on a request (`input`) or its answer (`output`); the matched text itself is never carried. */
+export interface GuardrailAction {
+  requestId: string;
+  rule: string;
+  /** The rule's detector: `email`, `payment_card`, `secret`, `regex`, `moderation`, ... */
+  kind: string;
+  side: 'input' | 'output';
+  /** How many matches the rule acted on in this step. */
+  count: number;
+  keyId: string | null;
+  route: string | null;
+}
 
 export interface GatewayEvents {
   'request.received': { requestId: string; dialect: string; model: string; stream: boolean; at: number };
@@ -126,6 +143,12 @@ export interface GatewayEvents {
   /** An answer was stored after a miss (`semantic`: with an embedding, so paraphrases can find it). */
   'cache.stored': { requestId: string; model: string; entryId: number; semantic: boolean; expiresAt: string };
   'fallback.used': { requestId: string; from: string; to: string; reason: string };
+  /** A `block` rule refused the request (400 `guardrail_blocked`) or withheld the answer (`content_filter`, or an error by setting). */
+  'guardrail.blocked': GuardrailAction;
+  /** A `redact` rule replaced matched text before it went on (upstream for input, to the client for output). */
+  'guardrail.redacted': GuardrailAction;
+  /** A `flag` rule matched: recorded (event, log, metric), nothing changed. */
+  'guardrail.flagged': GuardrailAction;
   /** An upstream attempt failed; `willRetry` says whether the request goes on to another attempt. */
   'provider.failed': {
     requestId: string;

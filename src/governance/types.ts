@@ -49,6 +49,8 @@ export interface RequestLogEntry {
   cache_write_tokens?: number;
   /** What the response cache did (`hit-exact`, `hit-semantic`, `miss`, `skip`, `shadow-hit`); absent when it is off. */
   cache?: string;
+  /** What guardrails did: `<side>:<rule>:<action>` (`input:cards:redacted`); absent when none acted. */
+  guardrails?: string[];
   reasoning_tokens?: number;
   /** Tokens were counted by tollgate (the upstream reported none). */
   estimated?: boolean;

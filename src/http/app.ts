@@ -95,7 +95,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   registerAnthropicRoutes(app, deps);
   registerGenAIRoutes(app, deps);
   registerLiteLLMRoutes(app, deps);
-  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache });
+  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache, alerts: deps.alerts });
   registerDashboardRoutes(app, deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR);
   return app;
 }

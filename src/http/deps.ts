@@ -24,6 +24,7 @@ export interface HttpDeps {
   /** Usage rollups per group and interval (GET /api/usage). */
   usage: AdminDeps['usage'];
   cache: AdminDeps['cache'];
+  alerts: AdminDeps['alerts'];
   /** The Prometheus exposition behind GET /metrics (null: not served). */
   metrics: MetricsExposition | null;
   /** The built web dashboard served at `/` (default: dashboard/dist of this package). */

@@ -65,7 +65,7 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
       finishReasons: [],
       user: null,
       metadata: null,
-      bodies: null, cache: null,
+      bodies: null, cache: null, guardrails: null,
       usage: null,
       costUsd: null,
       priced: true,

@@ -14,6 +14,7 @@ import type { Next, Stage } from '../core/stage.js';
 import { gatewayError } from '../core/errors.js';
 import { BodyCapture } from './body-capture.js';
 import { requestChannel, stageChannel, type StageTraceMessage } from '../core/trace-channels.js';
+import { GUARDRAIL_ACTIONS } from '../core/guardrail-keys.js';
 
 /** The built-in stages by name, each declared with definePlugin like a user's plugin. */
 export type StageRegistry = ReadonlyMap<string, PluginDefinition>;
@@ -299,6 +300,7 @@ function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishR
     durationMs: endedAt - ctx.startedAt,
     attempts: ctx.upstream?.attempts ?? 0,
     cache: ctx.responseHeaders['x-tollgate-cache'] ?? null,
+    guardrails: ctx.extensions.get(GUARDRAIL_ACTIONS) ?? null,
     fallback: ctx.upstream?.fallback ?? false,
     upstreamMs: ctx.timings.upstreamMs,
     firstTokenMs: ctx.timings.firstEventAt === null ? null : ctx.timings.firstEventAt - ctx.startedAt,

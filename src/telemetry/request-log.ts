@@ -44,6 +44,7 @@ function entryOf(event: RequestSummary, cancelled: boolean, error: Failure | nul
     reasoning_tokens: usage?.output_reasoning_tokens ?? 0,
     estimated: event.estimated,
     ...(event.cache !== null ? { cache: event.cache } : {}),
+    ...(event.guardrails !== null ? { guardrails: event.guardrails } : {}),
     user: event.user,
     metadata: event.metadata,
     ...(event.bodies ? { request_body: event.bodies.request, response_body: event.bodies.response } : {}),

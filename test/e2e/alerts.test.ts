@@ -1,13 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
+import { documentedVerify, startReceiver, until, type Receiver, type Verify } from '../helpers/alert-receiver.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 // Alerts end to end: real requests through a gateway make the events, the rules turn them into notifications,
@@ -17,74 +15,6 @@ const SECRET = 'whsec-alerts-test';
 /** $1 per output token, input free: "echo: hi" (2 tokens) costs exactly $2. */
 const PRICES = { 'priced-model': { input_per_mtok: 0, output_per_mtok: 1_000_000 } };
 const hi = [{ role: 'user' as const, content: 'hi' }];
-
-type Behaviour = 'ok' | '500' | 'reset';
-
-interface Delivery {
-  headers: IncomingHttpHeaders;
-  body: string;
-  json: any;
-  answered: Behaviour;
-}
-
-interface Receiver {
-  url: string;
-  deliveries: Delivery[];
-  /** Behaviours for the next deliveries, in order; then `ok`. */
-  script: Behaviour[];
-  close(): Promise<void>;
-}
-
-async function startReceiver(script: Behaviour[] = []): Promise<Receiver> {
-  const deliveries: Delivery[] = [];
-  const receiver = { deliveries, script: [...script] } as Receiver;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const answered = receiver.script.shift() ?? 'ok';
-      deliveries.push({ headers: req.headers, body, json: JSON.parse(body), answered });
-      if (answered === 'reset') return req.socket.resetAndDestroy();
-      res.writeHead(answered === '500' ? 500 : 200, { 'content-type': 'text/plain' }).end(answered === '500' ? 'receiver broke' : 'ok');
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/tollgate`;
-  receiver.close = () => new Promise<void>((done) => {
-    server.closeAllConnections();
-    server.close(() => done());
-  });
-  return receiver;
-}
-
-/** The README's verification snippet (the ```js block under "Verifying a delivery"), imported as written. */
-type Verify = (secret: string, headers: Record<string, string | string[] | undefined>, body: string) => boolean;
-async function documentedVerify(): Promise<Verify> {
-  const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Verifying a delivery'));
-  const block = /```js\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error('README.md has no ```js block under "Verifying a delivery"');
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-verify-'));
-  const file = join(dir, 'verify.mjs');
-  writeFileSync(file, block);
-  try {
-    const module = (await import(pathToFileURL(file).href)) as { verifyTollgateSignature: Verify };
-    return module.verifyTollgateSignature;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-async function until<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 8_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 20));
-  }
-}
 
 function config(upstream: ScriptedUpstream, receiverUrl: string, alerts: Partial<NonNullable<ConfigInput['alerts']>> & { retry?: Record<string, number> } = {}): ConfigInput {
   const { retry, ...rest } = alerts;
@@ -292,7 +222,7 @@ describe('a restart with an undelivered alert', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-restart-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('delivers it after the restart, with the same id and body', async () => {
+  it('delivers it after the restart, with the same id and body, and resolves the alert it left open', async () => {
     // The receiver is down: its port refuses connections.
     const gone = await startReceiver();
     await gone.close();
@@ -320,6 +250,12 @@ describe('a restart with an undelivered alert', () => {
         [1, 'retrying'],
       ]);
       expect(second.gateway.alerts.queued()).toBe(0);
+      // The alert is still open after the restart, under its id, and resolves with a notification when its condition clears.
+      expect(second.gateway.alerts.open()).toEqual([expect.objectContaining({ id: failed.alertId, rule: 'budget-half', subject: { key: id } })]);
+      expect((await gatewayApi(() => second.url).api('PATCH', `/api/keys/${id}`, { budget: 100 })).status).toBe(200);
+      const resolved = await until('the resolved notification after the restart', () => receiver.deliveries.find((d) => d.json.status === 'resolved'));
+      expect(resolved.json).toMatchObject({ id: failed.alertId, rule: 'budget-half', status: 'resolved', details: { budget: 100 } });
+      expect(second.gateway.alerts.open()).toEqual([]);
     } finally {
       await second.stop();
       await receiver.close();

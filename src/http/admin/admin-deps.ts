@@ -4,6 +4,7 @@ import type { HealthRegistry } from '../../routing/health-registry.js';
 import type { Log } from '../../log.js';
 import type { UsageQuery, UsageRow } from '../../governance/usage-rollups.js';
 import type { CacheSelector } from '../../cache/cache-store.js';
+import type { AlertsView } from '../../telemetry/alerts/alert-service.js';
 
 /** What the management API needs: the config service does the work, this layer only parses and renders. */
 export interface AdminDeps {
@@ -19,4 +20,6 @@ export interface AdminDeps {
   usage: { query(query: UsageQuery): UsageRow[] };
   /** The response cache (GET and DELETE /api/cache). */
   cache: { report(): Record<string, unknown>; delete(selector: CacheSelector): Promise<number> };
+  /** Open alerts, the delivery log, test deliveries (/api/alerts). */
+  alerts: AlertsView;
 }

@@ -4,6 +4,7 @@ import { adminAuthHook } from './admin-auth.js';
 import { AdminSessions } from './admin-sessions.js';
 import { registerSessionRoutes } from './session-routes.js';
 import type { AdminDeps } from './admin-deps.js';
+import { registerAlertRoutes } from './alert-routes.js';
 import { registerAuditRoutes } from './audit-routes.js';
 import { registerConfigRoutes } from './config-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
@@ -45,6 +46,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       registerUsageRoutes(api, deps);
       registerCacheRoutes(api, deps);
       registerModelRoutes(api, deps);
+      registerAlertRoutes(api, deps);
     },
     { prefix: '/api' },
   );

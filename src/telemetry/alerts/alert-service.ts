@@ -3,6 +3,7 @@ import type { RootDatabase } from 'lmdb';
 import type { EventBus } from '../../bus/bus.js';
 import type { AlertsRuntime } from '../../core/config.js';
 import type { Log } from '../../log.js';
+import { LmdbAlertState } from './alert-state.js';
 import { DeliveryQueue, type DeliveryRecord } from './delivery.js';
 import { AlertEngine, type AlertNotification, type BudgetUsage, type OpenAlert } from './rules.js';
 
@@ -62,6 +63,7 @@ export function testNotification(channel: string, now = Date.now()): AlertNotifi
 export class AlertService implements AlertsView {
   private readonly engine: AlertEngine;
   private readonly queue: DeliveryQueue;
+  private readonly state: LmdbAlertState;
   private readonly stops: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
 
@@ -74,8 +76,10 @@ export class AlertService implements AlertsView {
       maxQueue: () => options.alerts().maxQueue,
       userAgent: options.userAgent,
     });
+    this.state = new LmdbAlertState(options.root, log);
     this.engine = new AlertEngine({
       rules: () => options.alerts().rules,
+      state: this.state,
       budgetUsage: options.budgetUsage,
       publish: ({ alert, status, notification, rule }) => {
         if (status === 'firing') bus.emit('alert.fired', { id: alert.id, rule: alert.rule, kind: alert.kind, severity: rule.severity, subject: alert.subject, summary: alert.summary, notified: notification !== null });
@@ -94,7 +98,10 @@ export class AlertService implements AlertsView {
         if (this.has('error_rate')) this.engine.providerAttempted(event);
       }),
       bus.on('request.completed', (event) => {
-        if (this.has('latency_p95')) this.engine.requestCompleted(event);
+        if (this.has('latency_p95') || this.has('ttft_p95') || this.has('server_errors')) this.engine.requestCompleted(event);
+      }),
+      bus.on('request.failed', (event) => {
+        if (this.has('server_errors') || this.has('fallbacks_exhausted')) this.engine.requestFailed(event);
       }),
     ];
     this.timer = setInterval(() => {
@@ -107,8 +114,13 @@ export class AlertService implements AlertsView {
     this.timer.unref();
   }
 
+  /** The rule kinds configured, worked out once per config version (this runs on every request's terminal event). */
+  private kinds: { rules: readonly unknown[]; kinds: Set<string> } = { rules: [], kinds: new Set() };
+
   private has(kind: string): boolean {
-    return this.options.alerts().rules.some((rule) => rule.kind === kind);
+    const rules = this.options.alerts().rules;
+    if (this.kinds.rules !== rules) this.kinds = { rules, kinds: new Set(rules.map((rule) => rule.kind)) };
+    return this.kinds.kinds.has(kind);
   }
 
   open(): OpenAlert[] {
@@ -132,5 +144,6 @@ export class AlertService implements AlertsView {
     for (const stop of this.stops) stop();
     clearInterval(this.timer);
     await this.queue.close();
+    await this.state.flush();
   }
 }

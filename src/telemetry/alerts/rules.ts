@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AlertRuleRuntime, AlertSeverity } from '../../core/config.js';
-import type { AlertSubject, GatewayEvents } from '../../core/events.js';
+import type { AlertSubject, GatewayEvents, RequestSummary } from '../../core/events.js';
 
 /** One notification: what every channel is given (the webhook channel sends it as it is, as JSON). */
 export interface AlertNotification {
   /** The alert's id: its firing and its resolved notification carry the same one. */
   id: string;
   rule: string;
-  /** The gateway event the rule watches (`budget.threshold`, `breaker.opened`, `breaker.closed`, `provider.attempted`, `request.completed`). */
+  /** The gateway event the rule watches (`budget.threshold`, `breaker.opened`, `breaker.closed`, `provider.attempted`, `request.completed`, `request.failed`). */
   event: string;
   severity: AlertSeverity;
   status: 'firing' | 'resolved';
@@ -33,18 +33,39 @@ export interface OpenAlert {
 /** A key's or team's budget and its spend in the current period; null when the account is gone or has no budget. */
 export type BudgetUsage = (account: 'key' | 'team', id: string) => { spend: number; budget: number } | null;
 
+/** An open alert as the state store keeps it, so a restart can still resolve it. */
+export interface StoredOpenAlert extends OpenAlert {
+  /** `<rule>|<subject key>`: one open alert per rule and subject. */
+  key: string;
+  /** What the rule groups by: a provider, `<provider>/<model>`, a route, a breaker target, `<account>:<id>|<threshold>`. */
+  subjectKey: string;
+  event: string;
+  details: Record<string, unknown>;
+}
+
+/** Where the engine keeps its open alerts and cooldowns across restarts (LMDB in the gateway; nothing in unit tests). */
+export interface AlertStateStore {
+  load(): { open: StoredOpenAlert[]; notified: Array<[string, number]> };
+  saveOpen(key: string, alert: StoredOpenAlert | null): void;
+  saveNotified(key: string, at: number | null): void;
+}
+
 export interface AlertEngineOptions {
   rules: () => readonly AlertRuleRuntime[];
+  state?: AlertStateStore;
   /** Called for every firing or resolution, notified or not (`notification === null` inside a cooldown). */
   publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRuntime }) => void;
   budgetUsage: BudgetUsage;
   now?: () => number;
 }
 
-interface Open extends OpenAlert {
-  event: string;
-  details: Record<string, unknown>;
+interface Open extends StoredOpenAlert {
+  /** Read back from the store after a restart: the samples it fired on are gone. */
+  restored?: boolean;
 }
+
+type WindowRule = Extract<AlertRuleRuntime, { kind: 'error_rate' | 'latency_p95' | 'ttft_p95' | 'fallbacks_exhausted' | 'server_errors' }>;
+type LatencyRule = Extract<AlertRuleRuntime, { kind: 'latency_p95' | 'ttft_p95' }>;
 
 /** Samples of one provider, oldest first, kept for the longest window any rule asks for. */
 class Samples {
@@ -76,17 +97,39 @@ class Samples {
   }
 }
 
-/** Per provider, at most this many samples of each kind are kept (the oldest go first). */
+/** Per subject, at most this many samples of each kind are kept (the oldest go first). */
 const MAX_SAMPLES = 20_000;
-/** At most this many providers are watched (provider names come from the config, so this is a guard only). */
-const MAX_PROVIDERS = 1_000;
+/**
+ * At most this many subjects (providers, models, routes) are watched per kind. They come from the config, but a
+ * client can name a model of a configured provider that does not exist, so this bounds what it can make us keep.
+ */
+const MAX_SUBJECTS = 1_000;
+
+function isWindowRule(rule: AlertRuleRuntime): rule is WindowRule {
+  return rule.kind !== 'budget' && rule.kind !== 'breaker_opened';
+}
 
 function windowOf(rule: AlertRuleRuntime): number {
-  return rule.kind === 'error_rate' || rule.kind === 'latency_p95' ? (rule.window_ms ?? 300_000) : 0;
+  return isWindowRule(rule) ? (rule.window_ms ?? 300_000) : 0;
 }
 
 function watches(rule: { providers?: string[] | undefined }, provider: string): boolean {
   return !rule.providers || rule.providers.includes(provider);
+}
+
+function watchesRoute(rule: { routes?: string[] | undefined }, route: string): boolean {
+  return !rule.routes || rule.routes.includes(route);
+}
+
+/** What a request is grouped under for route rules: its route, else the model it named (when it reached a provider). */
+function routeKeyOf(event: RequestSummary): string | null {
+  return event.route ?? (event.provider ? event.model : null);
+}
+
+/** The request failed after every target of its plan (primary and fallbacks) failed or could not be tried. */
+function exhaustedPlan(event: GatewayEvents['request.failed']): boolean {
+  if (event.code === 'all_targets_unavailable' || event.code === 'all_targets_rate_limited') return true;
+  return event.status >= 500 && event.attempts > 0;
 }
 
 /** The 95th percentile (nearest rank) of unsorted values. */
@@ -112,16 +155,26 @@ export class AlertEngine {
   private readonly lastNotified = new Map<string, number>();
   /** When a latency rule's p95 first went over its threshold for a provider (still over since). */
   private readonly breachSince = new Map<string, number>();
+  /** Upstream attempts (1 failed, 0 succeeded) by provider and by `<provider>/<model>`. */
   private readonly attempts = new Map<string, Samples>();
+  private readonly modelAttempts = new Map<string, Samples>();
+  /** Durations of answered requests, and first-token times of streamed ones, by provider. */
   private readonly latencies = new Map<string, Samples>();
+  private readonly ttfts = new Map<string, Samples>();
+  /** Requests by route (1 ended 5xx, 0 did not), and failures that exhausted their plan (always 1), by route. */
+  private readonly routeRequests = new Map<string, Samples>();
+  private readonly exhausted = new Map<string, Samples>();
   private readonly now: () => number;
 
   constructor(private readonly options: AlertEngineOptions) {
     this.now = options.now ?? Date.now;
+    const saved = options.state?.load();
+    for (const alert of saved?.open ?? []) this.open.set(alert.key, { ...alert, restored: true });
+    for (const [key, at] of saved?.notified ?? []) this.lastNotified.set(key, at);
   }
 
   openAlerts(): OpenAlert[] {
-    return [...this.open.values()].map(({ id, rule, kind, subject, summary, since, notified }) => ({ id, rule, kind, subject, summary, since, notified }));
+    return [...this.open.values()].map((alert) => this.view(alert));
   }
 
   // ---- events ------------------------------------------------------------------------------------------
@@ -158,21 +211,35 @@ export class AlertEngine {
   }
 
   providerAttempted(event: GatewayEvents['provider.attempted']): void {
-    this.samples(this.attempts, event.provider)?.push(this.now(), event.ok ? 0 : 1);
+    const now = this.now();
+    this.samples(this.attempts, event.provider)?.push(now, event.ok ? 0 : 1);
+    this.samples(this.modelAttempts, `${event.provider}/${event.model}`)?.push(now, event.ok ? 0 : 1);
   }
 
   requestCompleted(event: GatewayEvents['request.completed']): void {
+    const now = this.now();
+    const route = routeKeyOf(event);
+    if (route !== null) this.samples(this.routeRequests, route)?.push(now, 0);
     // Answers served by an upstream only: a cache hit or a client that left says nothing of the provider's speed.
     if (event.cancelled || event.status !== 200 || !event.provider || event.attempts === 0) return;
-    this.samples(this.latencies, event.provider)?.push(this.now(), event.durationMs);
+    this.samples(this.latencies, event.provider)?.push(now, event.durationMs);
+    if (event.stream && event.firstTokenMs !== null) this.samples(this.ttfts, event.provider)?.push(now, event.firstTokenMs);
   }
 
-  private samples(map: Map<string, Samples>, provider: string): Samples | null {
-    let samples = map.get(provider);
+  requestFailed(event: GatewayEvents['request.failed']): void {
+    const route = routeKeyOf(event);
+    if (route === null) return;
+    const now = this.now();
+    this.samples(this.routeRequests, route)?.push(now, event.status >= 500 ? 1 : 0);
+    if (exhaustedPlan(event)) this.samples(this.exhausted, route)?.push(now, 1);
+  }
+
+  private samples(map: Map<string, Samples>, subject: string): Samples | null {
+    let samples = map.get(subject);
     if (!samples) {
-      if (map.size >= MAX_PROVIDERS) return null;
+      if (map.size >= MAX_SUBJECTS) return null;
       samples = new Samples();
-      map.set(provider, samples);
+      map.set(subject, samples);
     }
     return samples;
   }
@@ -184,41 +251,65 @@ export class AlertEngine {
     const now = this.now();
     const rules = this.options.rules();
     const byName = new Map(rules.map((rule) => [rule.name, rule]));
-    for (const [key, alert] of this.open) if (byName.get(alert.rule)?.kind !== alert.kind) this.open.delete(key);
+    for (const [key, alert] of this.open) {
+      if (byName.get(alert.rule)?.kind !== alert.kind) this.forget(key);
+    }
     const longest = Math.max(0, ...rules.map(windowOf));
-    for (const samples of [...this.attempts.values(), ...this.latencies.values()]) samples.trim(now - longest);
+    for (const map of [this.attempts, this.modelAttempts, this.latencies, this.ttfts, this.routeRequests, this.exhausted]) {
+      for (const samples of map.values()) samples.trim(now - longest);
+    }
     for (const rule of rules) {
       if (rule.kind === 'error_rate') this.errorRate(rule, now);
-      else if (rule.kind === 'latency_p95') this.latency(rule, now);
+      else if (rule.kind === 'server_errors') this.serverErrors(rule, now);
+      else if (rule.kind === 'fallbacks_exhausted') this.fallbacksExhausted(rule, now);
       else if (rule.kind === 'budget') this.budgets(rule);
+      else if (rule.kind === 'breaker_opened') this.restoredBreakers(rule);
+      else this.latency(rule, now);
     }
+  }
+
+  /**
+   * The subjects a window rule looks at: those with samples, and those of its open alerts (after a restart an
+   * alert has no samples left, and must still resolve).
+   */
+  private subjects(rule: WindowRule, samples: Map<string, Samples>): string[] {
+    const subjects = new Set(samples.keys());
+    for (const alert of this.open.values()) if (alert.rule === rule.name) subjects.add(alert.subjectKey);
+    return [...subjects];
   }
 
   private errorRate(rule: Extract<AlertRuleRuntime, { kind: 'error_rate' }>, now: number): void {
     const minRequests = rule.min_requests ?? 10;
-    for (const [provider, samples] of this.attempts) {
+    const perModel = rule.per === 'model';
+    const map = perModel ? this.modelAttempts : this.attempts;
+    for (const subjectKey of this.subjects(rule, map)) {
+      const provider = perModel ? (subjectKey.split('/')[0] ?? '') : subjectKey;
       if (!watches(rule, provider)) continue;
-      const window = samples.since(now - windowOf(rule));
+      const window = map.get(subjectKey)?.since(now - windowOf(rule)) ?? [];
       const failed = window.reduce((sum, value) => sum + value, 0);
       const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
-      const details = { provider, attempts: window.length, failed, errorRatePct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
+      const subject: AlertSubject = perModel ? { provider, model: subjectKey.slice(provider.length + 1) } : { provider };
+      const details = { ...subject, attempts: window.length, failed, errorRatePct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
       if (window.length >= minRequests && pct > rule.threshold_pct) {
-        this.fire(rule, provider, { provider }, 'provider.attempted', {
-          summary: `${provider}: ${round(pct, 1)}% of ${window.length} upstream attempts failed in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
+        this.fire(rule, subjectKey, subject, 'provider.attempted', {
+          summary: `${subjectKey}: ${round(pct, 1)}% of ${window.length} upstream attempts failed in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
           details,
         });
       } else {
-        this.resolve(rule, provider, 'provider.attempted', `${provider}: error rate back to ${round(pct, 1)}% (${window.length} attempts in the window)`, details);
+        this.resolve(rule, subjectKey, 'provider.attempted', `${subjectKey}: error rate back to ${round(pct, 1)}% (${window.length} attempts in the window)`, details);
       }
     }
   }
 
-  private latency(rule: Extract<AlertRuleRuntime, { kind: 'latency_p95' }>, now: number): void {
+  private latency(rule: LatencyRule, now: number): void {
     const minRequests = rule.min_requests ?? 10;
     const forMs = rule.for_ms ?? 60_000;
-    for (const [provider, samples] of this.latencies) {
+    const ttft = rule.kind === 'ttft_p95';
+    const what = ttft ? 'p95 time to first token' : 'p95 latency';
+    const map = ttft ? this.ttfts : this.latencies;
+    for (const provider of this.subjects(rule, map)) {
       if (!watches(rule, provider)) continue;
-      const window = samples.since(now - windowOf(rule));
+      const window = map.get(provider)?.since(now - windowOf(rule)) ?? [];
       const value = window.length >= minRequests ? p95(window) : null;
       const breachKey = `${rule.name}|${provider}`;
       const details = { provider, p95Ms: value === null ? null : round(value), thresholdMs: rule.threshold_ms, requests: window.length, windowMs: windowOf(rule), forMs };
@@ -227,14 +318,62 @@ export class AlertEngine {
         this.breachSince.set(breachKey, since);
         if (now - since >= forMs) {
           this.fire(rule, provider, { provider }, 'request.completed', {
-            summary: `${provider}: p95 latency ${Math.round(value)} ms over ${rule.threshold_ms} ms for ${Math.round((now - since) / 1000)} s`,
+            summary: `${provider}: ${what} ${Math.round(value)} ms over ${rule.threshold_ms} ms for ${Math.round((now - since) / 1000)} s`,
             details,
           });
         }
       } else {
         this.breachSince.delete(breachKey);
-        this.resolve(rule, provider, 'request.completed', `${provider}: p95 latency back under ${rule.threshold_ms} ms`, details);
+        this.resolve(rule, provider, 'request.completed', `${provider}: ${what} back under ${rule.threshold_ms} ms`, details);
       }
+    }
+  }
+
+  private serverErrors(rule: Extract<AlertRuleRuntime, { kind: 'server_errors' }>, now: number): void {
+    const minRequests = rule.min_requests ?? 10;
+    for (const route of this.subjects(rule, this.routeRequests)) {
+      if (!watchesRoute(rule, route)) continue;
+      const window = this.routeRequests.get(route)?.since(now - windowOf(rule)) ?? [];
+      const failed = window.reduce((sum, value) => sum + value, 0);
+      const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
+      const details = { route, requests: window.length, serverErrors: failed, serverErrorPct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
+      if (window.length >= minRequests && pct > rule.threshold_pct) {
+        this.fire(rule, route, { route }, 'request.failed', {
+          summary: `${route}: ${round(pct, 1)}% of ${window.length} requests ended with a 5xx status in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
+          details,
+        });
+      } else {
+        this.resolve(rule, route, 'request.failed', `${route}: 5xx rate back to ${round(pct, 1)}% (${window.length} requests in the window)`, details);
+      }
+    }
+  }
+
+  private fallbacksExhausted(rule: Extract<AlertRuleRuntime, { kind: 'fallbacks_exhausted' }>, now: number): void {
+    const minCount = rule.min_count ?? 1;
+    for (const route of this.subjects(rule, this.exhausted)) {
+      if (!watchesRoute(rule, route)) continue;
+      const count = this.exhausted.get(route)?.since(now - windowOf(rule)).length ?? 0;
+      const details = { route, failures: count, minCount, windowMs: windowOf(rule) };
+      if (count >= minCount) {
+        this.fire(rule, route, { route }, 'request.failed', {
+          summary: `${route}: ${count} request${count === 1 ? '' : 's'} failed after every target (primary and fallbacks) failed or was unavailable in the last ${Math.round(windowOf(rule) / 1000)} s`,
+          details,
+        });
+      } else {
+        this.resolve(rule, route, 'request.failed', `${route}: no request exhausted its targets in the last ${Math.round(windowOf(rule) / 1000)} s`, details);
+      }
+    }
+  }
+
+  /** A breaker alert from before a restart: the new process's breakers all start closed, so it is over. */
+  private restoredBreakers(rule: Extract<AlertRuleRuntime, { kind: 'breaker_opened' }>): void {
+    for (const alert of [...this.open.values()]) {
+      if (alert.rule !== rule.name || !alert.restored) continue;
+      this.resolve(rule, alert.subjectKey, 'breaker.closed', `circuit breaker state reset by a gateway restart (${String(alert.details.label ?? alert.subjectKey)} starts closed)`, {
+        target: alert.details.target ?? null,
+        label: alert.details.label ?? null,
+        restarted: true,
+      });
     }
   }
 
@@ -259,10 +398,14 @@ export class AlertEngine {
     const now = this.now();
     const last = this.lastNotified.get(key);
     const notified = last === undefined || now - last >= rule.cooldownMs;
-    if (notified) this.lastNotified.set(key, now);
+    if (notified) {
+      this.lastNotified.set(key, now);
+      this.options.state?.saveNotified(key, now);
+    }
     if (this.lastNotified.size > 50_000) this.forgetOldest();
-    const alert: Open = { id: randomUUID(), rule: rule.name, kind: rule.kind, subject, summary: what.summary, since: new Date(now).toISOString(), notified, event, details: what.details };
+    const alert: Open = { key, subjectKey, id: randomUUID(), rule: rule.name, kind: rule.kind, subject, summary: what.summary, since: new Date(now).toISOString(), notified, event, details: what.details };
     this.open.set(key, alert);
+    this.options.state?.saveOpen(key, alert);
     this.options.publish({
       alert: this.view(alert),
       status: 'firing',
@@ -275,7 +418,7 @@ export class AlertEngine {
     const key = `${rule.name}|${subjectKey}`;
     const alert = this.open.get(key);
     if (!alert) return;
-    this.open.delete(key);
+    this.forget(key);
     const at = new Date(this.now()).toISOString();
     this.options.publish({
       alert: { ...this.view(alert), summary },
@@ -287,12 +430,22 @@ export class AlertEngine {
     });
   }
 
+  /** Closes an open alert without a notification (its rule was removed or changed kind), or after resolving it. */
+  private forget(key: string): void {
+    this.open.delete(key);
+    this.options.state?.saveOpen(key, null);
+  }
+
   private view(alert: Open): OpenAlert {
     return { id: alert.id, rule: alert.rule, kind: alert.kind, subject: alert.subject, summary: alert.summary, since: alert.since, notified: alert.notified };
   }
 
   private forgetOldest(): void {
     const cutoff = [...this.lastNotified.values()].sort((a, b) => a - b)[10_000] ?? 0;
-    for (const [key, at] of this.lastNotified) if (at < cutoff && !this.open.has(key)) this.lastNotified.delete(key);
+    for (const [key, at] of this.lastNotified) {
+      if (at >= cutoff || this.open.has(key)) continue;
+      this.lastNotified.delete(key);
+      this.options.state?.saveNotified(key, null);
+    }
   }
 }

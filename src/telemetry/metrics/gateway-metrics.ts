@@ -63,6 +63,12 @@ export class GatewayMetrics {
     'Cache lookups by tier (exact, semantic; none for a miss) and result (hit, miss, shadow_hit).',
     ['tier', 'result'],
   );
+  private readonly guardrailRules = new LabelValues(200);
+  private readonly guardrailActions = this.counter(
+    'tollgate_guardrail_actions_total',
+    'Guardrail rules acting on requests (side input) and answers (side output), by rule and action (blocked, redacted, flagged).',
+    ['rule', 'action', 'side'],
+  );
   private readonly cacheSaved = this.counter('tollgate_cache_saved_usd_total', 'USD not spent because the cache answered (what each answer cost when it was bought).', []);
   private readonly inflight = new Gauge({ name: 'tollgate_inflight_requests', help: 'Requests in the pipeline right now.', registers: [this.registry] });
 
@@ -89,6 +95,9 @@ export class GatewayMetrics {
         if (event.served && event.savedUsd > 0) this.cacheSaved.inc(event.savedUsd);
       }),
       bus.on('cache.miss', () => this.cacheLookups.inc({ tier: 'none', result: 'miss' })),
+      bus.on('guardrail.blocked', (event: GatewayEvents['guardrail.blocked']) => this.guardrailActed(event, 'blocked')),
+      bus.on('guardrail.redacted', (event: GatewayEvents['guardrail.redacted']) => this.guardrailActed(event, 'redacted')),
+      bus.on('guardrail.flagged', (event: GatewayEvents['guardrail.flagged']) => this.guardrailActed(event, 'flagged')),
     ];
   }
 
@@ -118,6 +127,10 @@ export class GatewayMetrics {
       if (event.usage.output_tokens > 0) this.tokens.inc({ provider, model, direction: 'output' }, event.usage.output_tokens);
     }
     if (event.costUsd !== null && event.costUsd > 0) this.cost.inc({ provider, model }, event.costUsd);
+  }
+
+  private guardrailActed(event: GatewayEvents['guardrail.blocked'], action: 'blocked' | 'redacted' | 'flagged'): void {
+    this.guardrailActions.inc({ rule: this.guardrailRules.of(event.rule), action, side: event.side });
   }
 
   private attempted(event: GatewayEvents['provider.attempted']): void {

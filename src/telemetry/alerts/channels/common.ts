@@ -37,9 +37,10 @@ const SUBJECT_LABELS: ReadonlyArray<[keyof AlertNotification['subject'], string]
   ['provider', 'Provider'],
   ['model', 'Model'],
   ['target', 'Target'],
+  ['route', 'Route'],
 ];
 
-/** What the alert is about, as label and value: `Key`, `Team`, `Provider`, `Model`, `Target`, those present. */
+/** What the alert is about, as label and value: `Key`, `Team`, `Provider`, `Model`, `Target`, `Route`, those present. */
 export function subjectFacts(notification: AlertNotification): Array<[string, string]> {
   const facts: Array<[string, string]> = [];
   for (const [field, label] of SUBJECT_LABELS) {
@@ -79,12 +80,13 @@ export function allFacts(notification: AlertNotification): Array<[string, string
   ];
 }
 
-/** The one-line label of what an alert is about (`openai/gpt-4o#k1`, `key k_1`), or null for none. */
+/** The one-line label of what an alert is about (`openai/gpt-4o#k1`, `route chat`, `key k_1`), or null for none. */
 export function subjectLabel(notification: AlertNotification): string | null {
-  const { key, team, provider, model, target } = notification.subject;
+  const { key, team, provider, model, target, route } = notification.subject;
   if (target) return target;
   if (provider && model) return `${provider}/${model}`;
   if (provider) return provider;
+  if (route) return `route ${route}`;
   if (key) return `key ${key}`;
   if (team) return `team ${team}`;
   return null;

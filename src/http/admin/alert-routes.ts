@@ -1,0 +1,167 @@
+import type { FastifyInstance } from 'fastify';
+import type { AlertsConfig } from '../../core/config.js';
+import { gatewayError } from '../../core/errors.js';
+import { isRecord } from '../../core/is-record.js';
+import { maskDocument } from '../../config/present.js';
+import { ALERT_NOTIFICATION_SCHEMA } from '../../telemetry/alerts/notification-schema.js';
+import { actorOf } from './admin-auth.js';
+import type { AdminDeps } from './admin-deps.js';
+import { parsePageLimit } from './paging.js';
+import { jsonObjectBody, queryString } from './request-body.js';
+
+interface NameParams {
+  name: string;
+}
+
+type Rule = NonNullable<AlertsConfig['rules']>[number];
+
+/** The API's picture of alerts: the section in force with its secrets masked, and what the alerts are doing now. */
+function alertsView(deps: AdminDeps): Record<string, unknown> {
+  const { source, section } = deps.configService.alertsSection();
+  const masked = maskDocument({ alerts: section }).alerts ?? {};
+  return {
+    source,
+    channels: Object.entries(masked.channels ?? {}).map(([name, channel]) => ({ name, ...channel })),
+    // As written, so what a client reads it can write back; the README gives the defaults.
+    rules: masked.rules ?? [],
+    max_queue: deps.configService.current().alerts.maxQueue,
+    open: deps.alerts.open(),
+    queued: deps.alerts.queued(),
+  };
+}
+
+/** Drops the `name` the API adds when it shows a channel or rule, refusing one that disagrees with the URL. */
+function withoutName(body: Record<string, unknown>, name: string, what: string): Record<string, unknown> {
+  if (body.name !== undefined && body.name !== name) throw gatewayError('invalid_config', `The body names ${what} '${String(body.name)}' but the URL names '${name}'.`, { param: 'name' });
+  const { name: _name, ...rest } = body;
+  return rest;
+}
+
+/**
+ * `/api/alerts`: the alerts section (channels with secrets masked, rules), the open alerts, the delivery log, a
+ * test delivery per channel, and the notification's JSON Schema. Writes go to the API layer like every other
+ * config change (versioned, audited, applied at once); the API's section replaces the file's as a whole.
+ */
+export function registerAlertRoutes(api: FastifyInstance, deps: AdminDeps): void {
+  const service = deps.configService;
+
+  api.get('/alerts', async () => alertsView(deps));
+
+  api.put('/alerts', async (request) => {
+    const body = jsonObjectBody(request);
+    const { channels, rules, max_queue: maxQueue } = body;
+    // Channels may come as the GET view lists them (an array of named channels) or as the config file has them.
+    const named = Array.isArray(channels) ? Object.fromEntries(channels.filter(isRecord).map((channel) => [String(channel.name), withoutName(channel, String(channel.name), 'channel')])) : channels;
+    const section = {
+      ...(named !== undefined ? { channels: named } : {}),
+      ...(rules !== undefined ? { rules } : {}),
+      ...(maxQueue !== undefined ? { max_queue: maxQueue } : {}),
+    } as AlertsConfig;
+    await service.changeAlerts(actorOf(request, deps), 'alerts.replaced', 'alerts', () => section, { whole: true });
+    return alertsView(deps);
+  });
+
+  // Back to the file's section (or none).
+  api.delete('/alerts', async (request) => {
+    await service.changeAlerts(actorOf(request, deps), 'alerts.deleted', 'alerts', () => null, { whole: true });
+    return alertsView(deps);
+  });
+
+  api.get('/alerts/schema', async (_request, reply) => reply.type('application/schema+json; charset=utf-8').send(JSON.stringify(ALERT_NOTIFICATION_SCHEMA)));
+
+  api.get('/alerts/open', async () => ({ object: 'list', data: deps.alerts.open() }));
+
+  api.get('/alerts/deliveries', async (request) => {
+    const limit = parsePageLimit(queryString(request, 'limit'), 1_000);
+    const channel = queryString(request, 'channel');
+    const rule = queryString(request, 'rule');
+    // Filters read past the page so a filtered page is still full; the log keeps at most 10,000 lines.
+    const all = deps.alerts.deliveries(channel || rule ? 10_000 : limit);
+    const data = all.filter((line) => (!channel || line.channel === channel) && (!rule || line.rule === rule)).slice(0, limit);
+    return { object: 'list', data };
+  });
+
+  // ---- channels ----
+
+  api.get('/alerts/channels', async () => ({ object: 'list', data: alertsView(deps).channels }));
+
+  api.get<{ Params: NameParams }>('/alerts/channels/:name', async (request) => {
+    const found = (alertsView(deps).channels as Array<{ name: string }>).find((channel) => channel.name === request.params.name);
+    if (!found) throw channelNotFound(request.params.name);
+    return found;
+  });
+
+  api.put<{ Params: NameParams }>('/alerts/channels/:name', async (request, reply) => {
+    const { name } = request.params;
+    const channel = withoutName(jsonObjectBody(request), name, 'channel');
+    const created = service.alertsSection().section.channels?.[name] === undefined;
+    await service.changeAlerts(actorOf(request, deps), created ? 'alert_channel.created' : 'alert_channel.replaced', `alerts.channels.${name}`, (section) => ({
+      ...section,
+      channels: { ...section.channels, [name]: channel as never },
+    }));
+    if (created) reply.code(201).header('location', `/api/alerts/channels/${encodeURIComponent(name)}`);
+    return (alertsView(deps).channels as Array<{ name: string }>).find((item) => item.name === name);
+  });
+
+  api.delete<{ Params: NameParams }>('/alerts/channels/:name', async (request, reply) => {
+    const { name } = request.params;
+    if (service.alertsSection().section.channels?.[name] === undefined) throw channelNotFound(name);
+    await service.changeAlerts(actorOf(request, deps), 'alert_channel.deleted', `alerts.channels.${name}`, (section) => {
+      const channels = { ...section.channels };
+      delete channels[name];
+      return { ...section, channels };
+    });
+    return reply.code(204).send();
+  });
+
+  // One delivery attempt now, recorded in the delivery log; the answer says how it went.
+  api.post<{ Params: NameParams }>('/alerts/channels/:name/test', async (request) => {
+    const { name } = request.params;
+    if (!service.current().alerts.channels.has(name)) throw channelNotFound(name);
+    return deps.alerts.testChannel(name);
+  });
+
+  // ---- rules ----
+
+  api.get('/alerts/rules', async () => ({ object: 'list', data: alertsView(deps).rules }));
+
+  api.get<{ Params: NameParams }>('/alerts/rules/:name', async (request) => {
+    const found = (alertsView(deps).rules as Array<{ name: string }>).find((rule) => rule.name === request.params.name);
+    if (!found) throw ruleNotFound(request.params.name);
+    return found;
+  });
+
+  // A new rule goes last; a rule replaced keeps its place.
+  api.put<{ Params: NameParams }>('/alerts/rules/:name', async (request, reply) => {
+    const { name } = request.params;
+    const rule = { ...jsonObjectBody(request), name } as Rule;
+    const created = !(service.alertsSection().section.rules ?? []).some((item) => item.name === name);
+    await service.changeAlerts(actorOf(request, deps), created ? 'alert_rule.created' : 'alert_rule.replaced', `alerts.rules.${name}`, (section) => {
+      const rules = [...(section.rules ?? [])];
+      const at = rules.findIndex((item) => item.name === name);
+      if (at === -1) rules.push(rule);
+      else rules[at] = rule;
+      return { ...section, rules };
+    });
+    if (created) reply.code(201).header('location', `/api/alerts/rules/${encodeURIComponent(name)}`);
+    return (alertsView(deps).rules as Array<{ name: string }>).find((item) => item.name === name);
+  });
+
+  api.delete<{ Params: NameParams }>('/alerts/rules/:name', async (request, reply) => {
+    const { name } = request.params;
+    if (!(service.alertsSection().section.rules ?? []).some((item) => item.name === name)) throw ruleNotFound(name);
+    await service.changeAlerts(actorOf(request, deps), 'alert_rule.deleted', `alerts.rules.${name}`, (section) => ({
+      ...section,
+      rules: (section.rules ?? []).filter((item) => item.name !== name),
+    }));
+    return reply.code(204).send();
+  });
+}
+
+function channelNotFound(name: string) {
+  return gatewayError('alert_channel_not_found', `No alert channel named '${name}'.`, { param: 'name' });
+}
+
+function ruleNotFound(name: string) {
+  return gatewayError('alert_rule_not_found', `No alert rule named '${name}'.`, { param: 'name' });
+}
