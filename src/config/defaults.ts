@@ -35,6 +35,7 @@ export const DEFAULTS = {
   alertMaxDelayMs: 300_000,
   alertCooldownMs: 600_000,
   alertMaxQueue: 10_000,
+  pagerDutyEventsUrl: 'https://events.pagerduty.com/v2/enqueue',
   alertWindowMs: 300_000,
   alertMinRequests: 10,
   alertLatencyForMs: 60_000,

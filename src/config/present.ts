@@ -153,17 +153,36 @@ function settingsSecrets(settings: ConfigDocument['settings'], transform: (value
   };
 }
 
-/** The alerts section with its channels' secrets (signing secret, header values) passed through `transform`. */
+type AlertChannelDocument = NonNullable<NonNullable<ConfigDocument['alerts']>['channels']>[string];
+
+/**
+ * One channel with its secrets passed through `transform`: a webhook's signing secret and header values, a chat
+ * service's incoming-webhook URL (the URL is the credential), PagerDuty's routing key, the SMTP password.
+ */
+export function alertChannelSecrets<T extends AlertChannelDocument>(channel: T, transform: (value: string) => string): T {
+  switch (channel.type) {
+    case 'webhook':
+      return {
+        ...channel,
+        ...(channel.secret ? { secret: transform(channel.secret) } : {}),
+        ...(channel.headers ? { headers: Object.fromEntries(Object.entries(channel.headers).map(([header, value]) => [header, transform(value)])) } : {}),
+      };
+    case 'slack':
+    case 'teams':
+    case 'discord':
+      return { ...channel, url: transform(channel.url) };
+    case 'pagerduty':
+      return { ...channel, routing_key: transform(channel.routing_key) };
+    case 'email':
+      return { ...channel, ...(channel.password ? { password: transform(channel.password) } : {}) };
+  }
+}
+
+/** The alerts section with its channels' secrets passed through `transform`. */
 function alertSecrets(alerts: ConfigDocument['alerts'], transform: (value: string) => string): ConfigDocument['alerts'] {
   if (!alerts?.channels) return alerts;
   const channels: NonNullable<NonNullable<ConfigDocument['alerts']>['channels']> = {};
-  for (const [name, channel] of Object.entries(alerts.channels)) {
-    channels[name] = {
-      ...channel,
-      ...(channel.secret ? { secret: transform(channel.secret) } : {}),
-      ...(channel.headers ? { headers: Object.fromEntries(Object.entries(channel.headers).map(([header, value]) => [header, transform(value)])) } : {}),
-    };
-  }
+  for (const [name, channel] of Object.entries(alerts.channels)) channels[name] = alertChannelSecrets(channel, transform);
   return { ...alerts, channels };
 }
 

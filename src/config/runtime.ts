@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { normalizeAddress } from './address.js';
 import { createHash } from 'node:crypto';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
@@ -10,7 +11,7 @@ import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
-import type { AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
+import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
 export interface ConfigLayers {
@@ -448,17 +449,15 @@ function resolveAlerts(section: AlertsConfig, source: 'api' | 'file', env: Env, 
     const initialDelayMs = channel.retry?.initial_delay_ms ?? DEFAULTS.alertInitialDelayMs;
     const maxDelayMs = channel.retry?.max_delay_ms ?? Math.max(DEFAULTS.alertMaxDelayMs, initialDelayMs);
     if (maxDelayMs < initialDelayMs) throw new ConfigError(`${where}.retry.max_delay_ms: must be at least initial_delay_ms (${initialDelayMs})`);
-    channels.set(name, {
+    const policy = {
       name,
-      type: channel.type,
-      url: channel.url,
-      secret: channel.secret === undefined ? null : resolveSecret(channel.secret, env, `${where}.secret`, { referencesAllowed: source === 'file', dataDir }),
-      headers: { ...(channel.headers ?? {}) },
       timeoutMs: channel.timeout_ms ?? DEFAULTS.alertTimeoutMs,
       maxAttempts: channel.retry?.max_attempts ?? DEFAULTS.alertMaxAttempts,
       initialDelayMs,
       maxDelayMs,
-    });
+    };
+    const secret = (value: string, field: string): string => resolveSecret(value, env, `${where}.${field}`, { referencesAllowed: source === 'file', dataDir });
+    channels.set(name, resolveChannel(channel, policy, secret, where));
   }
   const rules: AlertRuleRuntime[] = (section.rules ?? []).map((rule, i) => {
     const where = `alerts.rules.${i}`;
@@ -475,6 +474,63 @@ function resolveAlerts(section: AlertsConfig, source: 'api' | 'file', env: Env, 
     return { ...rule, severity: rule.severity ?? 'warning', cooldownMs: rule.cooldown_ms ?? DEFAULTS.alertCooldownMs, channels: named };
   });
   return { channels, rules, maxQueue: section.max_queue ?? DEFAULTS.alertMaxQueue };
+}
+
+/** One channel's own fields, its secrets read through `secret`; the delivery policy is already resolved. */
+function resolveChannel(
+  channel: AlertChannelConfig,
+  policy: Pick<AlertChannelRuntime, 'name' | 'timeoutMs' | 'maxAttempts' | 'initialDelayMs' | 'maxDelayMs'>,
+  secret: (value: string, field: string) => string,
+  where: string,
+): AlertChannelRuntime {
+  switch (channel.type) {
+    case 'webhook':
+      return { ...policy, type: 'webhook', url: channel.url, secret: channel.secret === undefined ? null : secret(channel.secret, 'secret'), headers: { ...(channel.headers ?? {}) } };
+    case 'slack':
+    case 'teams':
+    case 'discord': {
+      const url = secret(channel.url, 'url');
+      // Named, never quoted: the URL is the credential.
+      if (!isHttpUrl(url)) throw new ConfigError(`${where}.url: is not an http(s) URL`);
+      return { ...policy, type: channel.type, url };
+    }
+    case 'pagerduty':
+      return {
+        ...policy,
+        type: 'pagerduty',
+        url: channel.url ?? DEFAULTS.pagerDutyEventsUrl,
+        routingKey: secret(channel.routing_key, 'routing_key'),
+        source: channel.source ?? hostname(),
+      };
+    case 'email': {
+      const secure = channel.secure ?? false;
+      if (secure && channel.starttls !== undefined) throw new ConfigError(`${where}.starttls: applies only without secure (secure is TLS from the first byte)`);
+      if ((channel.username === undefined) !== (channel.password === undefined)) throw new ConfigError(`${where}: give both username and password, or neither`);
+      return {
+        ...policy,
+        type: 'email',
+        host: channel.host,
+        port: channel.port ?? (secure ? 465 : 587),
+        secure,
+        starttls: channel.starttls ?? 'required',
+        username: channel.username ?? null,
+        password: channel.password === undefined ? null : secret(channel.password, 'password'),
+        from: channel.from,
+        to: [...channel.to],
+        subjectPrefix: channel.subject_prefix ?? '[tollgate]',
+        tlsRejectUnauthorized: channel.tls_reject_unauthorized ?? true,
+      };
+    }
+  }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** The top-level cache section: the API's fields over the file's, over the defaults. */

@@ -440,6 +440,19 @@ const alertRetrySchema = z.strictObject({
   max_delay_ms: ms().positive().optional().describe('Longest wait between two attempts (default 300000, five minutes).'),
 });
 
+/** An incoming-webhook URL is the credential itself: checked as a URL once read, so a reference may stand for it. */
+const secretUrl = (service: string) =>
+  z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(/^\S+$/, 'holds whitespace')
+    .describe(`The ${service} incoming-webhook URL. It is a credential: shown masked, stored sealed; \`env:NAME\` or \`file:/path\` in the config file.`);
+const channelTimeout = () => ms().positive().optional().describe('Time allowed for one delivery attempt (default 10000).');
+/** An address, bare or with a display name: `ops@example.com`, `Tollgate <alerts@example.com>`. */
+const EMAIL_ADDRESS = /^(?:[^\s@<>"]+@[^\s@<>"]+|[^<>\r\n"]*<[^\s@<>"]+@[^\s@<>"]+>|"[^"\r\n]*"\s*<[^\s@<>"]+@[^\s@<>"]+>)$/;
+const emailAddress = () => z.string().max(320).regex(EMAIL_ADDRESS, 'is not an email address (`name@example.com` or `Name <name@example.com>`)');
+
 export const webhookChannelSchema = z.strictObject({
   type: z.literal('webhook'),
   url: z.url({ protocol: /^https?$/ }).describe('Where the alert is POSTed as JSON.'),
@@ -453,9 +466,65 @@ export const webhookChannelSchema = z.strictObject({
     .record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue)
     .optional()
     .describe('Extra headers sent with every delivery (an authorization header, say).'),
-  timeout_ms: ms().positive().optional().describe('Time allowed for one delivery attempt (default 10000).'),
+  timeout_ms: channelTimeout(),
   retry: alertRetrySchema.optional(),
 });
+
+const chatChannel = <T extends 'slack' | 'teams' | 'discord'>(type: T, service: string) =>
+  z.strictObject({ type: z.literal(type), url: secretUrl(service), timeout_ms: channelTimeout(), retry: alertRetrySchema.optional() });
+
+export const slackChannelSchema = chatChannel('slack', 'Slack');
+export const teamsChannelSchema = chatChannel('teams', 'Microsoft Teams (Workflows or connector)');
+export const discordChannelSchema = chatChannel('discord', 'Discord');
+
+export const pagerDutyChannelSchema = z.strictObject({
+  type: z.literal('pagerduty'),
+  routing_key: z
+    .string()
+    .min(1)
+    .max(4096)
+    .describe('The Events API v2 integration\'s routing key. Shown masked, stored sealed; `env:NAME` or `file:/path` in the config file.'),
+  url: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('The events endpoint (default `https://events.pagerduty.com/v2/enqueue`; `https://events.eu.pagerduty.com/v2/enqueue` for the EU service region).'),
+  source: z.string().min(1).max(255).optional().describe('The event\'s `source`: where the problem is (default this machine\'s host name).'),
+  timeout_ms: channelTimeout(),
+  retry: alertRetrySchema.optional(),
+});
+
+export const emailChannelSchema = z.strictObject({
+  type: z.literal('email'),
+  host: z.string().min(1).max(255).regex(/^[A-Za-z0-9.:[\]_-]+$/, 'is not a host name or address').describe('The SMTP server.'),
+  port: z.number().int().min(1).max(65_535).optional().describe('Default 465 with `secure`, else 587.'),
+  secure: z.boolean().optional().describe('Implicit TLS from the first byte, as on port 465 (default false).'),
+  starttls: z
+    .enum(['required', 'opportunistic', 'off'])
+    .optional()
+    .describe('Without `secure`: `required` (default) refuses a server that does not upgrade with STARTTLS; `opportunistic` upgrades when offered; `off` never does.'),
+  username: z.string().min(1).max(1000).optional().describe('SMTP AUTH user; with `password`.'),
+  password: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe('SMTP AUTH password. Shown masked, stored sealed; `env:NAME` or `file:/path` in the config file.'),
+  from: emailAddress().describe('The sender: `alerts@example.com` or `Tollgate <alerts@example.com>`.'),
+  to: z.array(emailAddress()).min(1).max(50).describe('The recipients.'),
+  subject_prefix: z.string().max(100).regex(/^[^\r\n]*$/, 'holds a line break').optional().describe('Starts every subject (default `[tollgate]`).'),
+  tls_reject_unauthorized: z.boolean().optional().describe('Refuse a server certificate that does not verify (default true).'),
+  timeout_ms: ms().positive().optional().describe('Time allowed for each step of one delivery attempt: connecting, the greeting, every answer (default 10000).'),
+  retry: alertRetrySchema.optional(),
+});
+
+export const alertChannelSchema = z.discriminatedUnion('type', [
+  webhookChannelSchema,
+  slackChannelSchema,
+  teamsChannelSchema,
+  discordChannelSchema,
+  pagerDutyChannelSchema,
+  emailChannelSchema,
+]);
 
 const alertRuleBase = {
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'letters, digits, `_`, `.` and `-`, at most 100').describe('Unique among the rules; the `rule` of every notification.'),
@@ -527,7 +596,7 @@ export const alertRuleSchema = z.discriminatedUnion('kind', [
 
 export const alertsSchema = z.strictObject({
   channels: z
-    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, `_` and `-`, at most 64'), webhookChannelSchema)
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, `_` and `-`, at most 64'), alertChannelSchema)
     .optional()
     .describe('Where notifications go, by name.'),
   rules: z
@@ -559,7 +628,7 @@ export const configFileSchema = z.strictObject({
     .describe('Guardrails: rules that detect and block, redact or flag unsafe input and output, streams included. Routes, virtual keys and teams add and skip rules.'),
   alerts: alertsSchema
     .optional()
-    .describe('Alert rules over gateway events, and the channels (signed webhooks) they are delivered to. The API\'s section replaces the file\'s as a whole.'),
+    .describe('Alert rules over gateway events, and the channels they are delivered to (signed webhooks, Slack, Microsoft Teams, Discord, PagerDuty, email). The API\'s section replaces the file\'s as a whole.'),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;

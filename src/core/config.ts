@@ -184,7 +184,54 @@ export interface WebhookChannelConfig {
   retry?: AlertRetryConfig | undefined;
 }
 
-export type AlertChannelConfig = WebhookChannelConfig;
+/**
+ * A chat service's incoming webhook (Slack, Microsoft Teams, Discord), sent the service's own message format.
+ * The URL is the credential: a secret, or a reference (`env:NAME`, `file:/path`) in the config file.
+ */
+export interface ChatChannelConfig {
+  type: 'slack' | 'teams' | 'discord';
+  url: string;
+  timeout_ms?: number | undefined;
+  retry?: AlertRetryConfig | undefined;
+}
+
+/** PagerDuty Events API v2: a `trigger` for a firing alert, a `resolve` with the same dedup key when it clears. */
+export interface PagerDutyChannelConfig {
+  type: 'pagerduty';
+  /** The integration's routing key, or a reference (`env:NAME`, `file:/path`) in the config file. */
+  routing_key: string;
+  /** The events endpoint (default `https://events.pagerduty.com/v2/enqueue`). */
+  url?: string | undefined;
+  /** The event's `source` (default this machine's host name). */
+  source?: string | undefined;
+  timeout_ms?: number | undefined;
+  retry?: AlertRetryConfig | undefined;
+}
+
+/** Email over SMTP: a plain-text and an HTML part. */
+export interface EmailChannelConfig {
+  type: 'email';
+  host: string;
+  /** Default 465 with `secure`, else 587. */
+  port?: number | undefined;
+  /** Implicit TLS from the first byte (port 465); default false. */
+  secure?: boolean | undefined;
+  /** Without `secure`: upgrade with STARTTLS always (`required`, the default), when offered, or never. */
+  starttls?: 'required' | 'opportunistic' | 'off' | undefined;
+  username?: string | undefined;
+  /** The SMTP password, or a reference (`env:NAME`, `file:/path`) in the config file. */
+  password?: string | undefined;
+  from: string;
+  to: string[];
+  /** Starts every subject (default `[tollgate]`). */
+  subject_prefix?: string | undefined;
+  /** Refuse a server certificate that does not verify (default true). */
+  tls_reject_unauthorized?: boolean | undefined;
+  timeout_ms?: number | undefined;
+  retry?: AlertRetryConfig | undefined;
+}
+
+export type AlertChannelConfig = WebhookChannelConfig | ChatChannelConfig | PagerDutyChannelConfig | EmailChannelConfig;
 
 /** What every alert rule has, whatever it watches. */
 interface AlertRuleBase {
@@ -272,18 +319,52 @@ export interface AlertsConfig {
   max_queue?: number | undefined;
 }
 
-/** A channel resolved for one config version: its secret read, its retry policy filled in. */
-export interface AlertChannelRuntime {
+/** What every resolved channel has: its name and its delivery policy. */
+interface AlertChannelRuntimeBase {
   name: string;
-  type: 'webhook';
-  url: string;
-  secret: string | null;
-  headers: Readonly<Record<string, string>>;
   timeoutMs: number;
   maxAttempts: number;
   initialDelayMs: number;
   maxDelayMs: number;
 }
+
+/** A webhook resolved for one config version: its secret read, its retry policy filled in. */
+export interface WebhookChannelRuntime extends AlertChannelRuntimeBase {
+  type: 'webhook';
+  url: string;
+  secret: string | null;
+  headers: Readonly<Record<string, string>>;
+}
+
+export interface ChatChannelRuntime extends AlertChannelRuntimeBase {
+  type: 'slack' | 'teams' | 'discord';
+  /** The incoming-webhook URL, its reference read. */
+  url: string;
+}
+
+export interface PagerDutyChannelRuntime extends AlertChannelRuntimeBase {
+  type: 'pagerduty';
+  url: string;
+  routingKey: string;
+  source: string;
+}
+
+export interface EmailChannelRuntime extends AlertChannelRuntimeBase {
+  type: 'email';
+  host: string;
+  port: number;
+  secure: boolean;
+  starttls: 'required' | 'opportunistic' | 'off';
+  username: string | null;
+  password: string | null;
+  from: string;
+  to: readonly string[];
+  subjectPrefix: string;
+  tlsRejectUnauthorized: boolean;
+}
+
+/** A channel resolved for one config version: its secrets read, its retry policy filled in. */
+export type AlertChannelRuntime = WebhookChannelRuntime | ChatChannelRuntime | PagerDutyChannelRuntime | EmailChannelRuntime;
 
 /** A rule with its defaults filled in and its channels checked. */
 export type AlertRuleRuntime = AlertRuleConfig & { severity: AlertSeverity; cooldownMs: number; channels: string[] };

@@ -178,7 +178,7 @@ describe('/api/alerts', () => {
 
   it("goes back to the file's section when the API's is deleted", async () => {
     expect((await admin.delete('/api/alerts')).body).toMatchObject({ source: 'file', rules: [{ name: 'breaker' }] });
-    expect(tg.gateway.configService.current().alerts.channels.get('ops')?.secret).toBe(FILE_SECRET);
+    expect(tg.gateway.configService.current().alerts.channels.get('ops')).toMatchObject({ type: 'webhook', secret: FILE_SECRET });
   });
 
   it('never answers a secret', () => {

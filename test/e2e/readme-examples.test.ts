@@ -13,8 +13,9 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 
 // Every code block in README.md is executed or validated here, so the README cannot drift from the code:
 // YAML blocks are whole config documents validated as the config file is (schema, then the full resolution that
-// rejects unknown routes and providers); TypeScript blocks run as programs against a real gateway; the JSON block
-// is sent to it; shell blocks with curl run against it, and npm commands are checked against package.json.
+// rejects unknown routes and providers); TypeScript blocks run as programs against a real gateway; a JSON request
+// block is sent to it, and a JSON Schema block must be what it serves; shell blocks with curl run against it, and
+// npm commands are checked against package.json.
 // A block of a language this test does not know fails, so a new example cannot go unchecked.
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -88,14 +89,16 @@ function pointAtGateway(text: string): string {
 /**
  * Validates a YAML block the way a config file is validated: parsed against the schema, then resolved (routes,
  * fallbacks, rules and keys checked). `env:` references get a value, and `file:` references a file of the same
- * kind in a temporary directory, since the README's paths (/etc/tollgate/sa.json) do not exist here.
+ * kind in a temporary directory, since the README's paths (/etc/tollgate/sa.json) do not exist here; an `env:` name
+ * ending in `_URL` gets a URL.
  */
 function checkYaml(block: Block): void {
   const where = `README.md line ${block.line}`;
   // As written, the document must satisfy the schema.
   parseConfigText(block.text, where);
   const env: Record<string, string> = {};
-  for (const [, name] of block.text.matchAll(/env:([A-Za-z_][A-Za-z0-9_]*)/g)) env[name!] = `value-of-${name}`;
+  // A reference whose name ends in _URL stands for a URL (an incoming-webhook URL is a secret, checked once read).
+  for (const [, name] of block.text.matchAll(/env:([A-Za-z_][A-Za-z0-9_]*)/g)) env[name!] = name!.endsWith('_URL') ? `https://hooks.example.com/value-of-${name}` : `value-of-${name}`;
   let n = 0;
   const text = block.text.replace(/file:(\/[^\s"',}\]]+)/g, (_ref, path: string) => {
     const file = join(secretsDir, `${block.line}-${n++}`);
@@ -197,6 +200,14 @@ async function checkShell(block: Block): Promise<void> {
 async function checkJson(block: Block): Promise<void> {
   // The README elides the messages (`[...]`); the rest is sent as written.
   const body = JSON.parse(block.text.replace('[...]', JSON.stringify([{ role: 'user', content: 'Hello from the README' }]))) as Record<string, unknown>;
+  if (typeof body.$schema === 'string') {
+    // A JSON Schema the gateway publishes: the README's copy is exactly what it serves.
+    expect(String(body.$id), 'a JSON Schema block the gateway does not serve').toMatch(/alert-notification/);
+    const served = await fetch(`${tg.url}/api/alerts/schema`);
+    expect(served.status).toBe(200);
+    expect(body).toEqual(await served.json());
+    return;
+  }
   expect(body.model, 'a JSON block that is not a chat request').toEqual(expect.any(String));
   const response = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await response.text();

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { maskDocument } from '../../src/config/present.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
-import type { AlertChannelRuntime, AlertRuleRuntime } from '../../src/core/config.js';
+import type { AlertChannelRuntime, AlertRuleRuntime, WebhookChannelRuntime } from '../../src/core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../src/core/events.js';
 import { createLog } from '../../src/log.js';
 import { backoff, DeliveryQueue, signature } from '../../src/telemetry/alerts/delivery.js';
@@ -180,12 +180,12 @@ describe('the rule engine', () => {
 });
 
 describe('the delivery queue', () => {
-  const channel = (url: string, extra: Partial<AlertChannelRuntime> = {}): AlertChannelRuntime => ({
+  const channel = (url: string, extra: Partial<WebhookChannelRuntime> = {}): AlertChannelRuntime => ({
     name: 'ops', type: 'webhook', url, secret: null, headers: {}, timeoutMs: 2_000, maxAttempts: 3, initialDelayMs: 30, maxDelayMs: 60, ...extra,
   });
   const note = (id: string): AlertNotification => ({ id, rule: 'r', event: 'breaker.opened', severity: 'critical', status: 'firing', summary: 's', subject: { provider: 'p' }, details: {}, at: new Date().toISOString() });
 
-  async function withQueue(answer: (n: number) => number, options: { maxQueue?: number; channel?: Partial<AlertChannelRuntime> }, body: (q: DeliveryQueue, hits: () => number) => Promise<void>): Promise<void> {
+  async function withQueue(answer: (n: number) => number, options: { maxQueue?: number; channel?: Partial<WebhookChannelRuntime> }, body: (q: DeliveryQueue, hits: () => number) => Promise<void>): Promise<void> {
     let hits = 0;
     const server = createServer((req, res) => {
       req.resume();

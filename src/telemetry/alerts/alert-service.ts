@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
 import type { EventBus } from '../../bus/bus.js';
 import type { AlertsRuntime } from '../../core/config.js';
 import type { Log } from '../../log.js';
 import { LmdbAlertState } from './alert-state.js';
 import { DeliveryQueue, type DeliveryRecord } from './delivery.js';
-import { AlertEngine, type BudgetUsage, type OpenAlert } from './rules.js';
+import { AlertEngine, type AlertNotification, type BudgetUsage, type OpenAlert } from './rules.js';
 
 export type { AlertNotification, OpenAlert } from './rules.js';
 export type { DeliveryRecord } from './delivery.js';
@@ -31,8 +32,27 @@ export interface AlertsView {
   deliveries(limit?: number): DeliveryRecord[];
   /** Notifications waiting for a (next) delivery attempt. */
   queued(): number;
-  /** One test delivery to a channel now (recorded in the delivery log), and how it went. */
+  /**
+   * Sends a test notification to one channel now (rule `test`, severity `info`, `details.test: true`): one
+   * attempt, not queued, not retried, kept in the delivery log; answers its log line (`delivered` or `failed`,
+   * `channel_not_found` when no channel has the name).
+   */
   testChannel(name: string): Promise<DeliveryRecord>;
+}
+
+/** The notification `testChannel` sends: plainly a test, about nothing in particular. */
+export function testNotification(channel: string, now = Date.now()): AlertNotification {
+  return {
+    id: randomUUID(),
+    rule: 'test',
+    event: 'test',
+    severity: 'info',
+    status: 'firing',
+    summary: `This is a test notification from tollgate to the alert channel "${channel}"; no action is needed.`,
+    subject: {},
+    details: { test: true },
+    at: new Date(now).toISOString(),
+  };
 }
 
 /**
@@ -113,6 +133,10 @@ export class AlertService implements AlertsView {
 
   queued(): number {
     return this.queue.size();
+  }
+
+  testChannel(name: string): Promise<DeliveryRecord> {
+    return this.queue.test(name, testNotification(name));
   }
 
   /** Stops listening and evaluating; what is still queued stays in the store for the next start. */

@@ -1,10 +1,21 @@
-import { createHmac } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
 import type { AlertChannelRuntime } from '../../core/config.js';
 import type { Log } from '../../log.js';
+import { discordMessage } from './channels/discord.js';
+import { emailMessage } from './channels/email.js';
+import { pagerDutyEvent } from './channels/pagerduty.js';
+import { slackMessage } from './channels/slack.js';
+import { SmtpSender } from './channels/smtp.js';
+import { teamsMessage } from './channels/teams.js';
+import { webhookHeaders } from './channels/webhook.js';
 import type { AlertNotification } from './rules.js';
 
-/** A notification waiting for delivery to one channel, as persisted (the body is kept as the exact bytes signed). */
+export { signature } from './channels/webhook.js';
+
+/**
+ * A notification waiting for delivery to one channel, as persisted: the body is the notification's JSON, which a
+ * webhook is sent as it is (the exact bytes signed) and every other channel type formats at each attempt.
+ */
 export interface QueuedDelivery {
   seq: number;
   channel: string;
@@ -26,19 +37,18 @@ export interface DeliveryRecord {
   rule: string;
   status: AlertNotification['status'];
   channel: string;
+  /** The channel's type (`webhook`, `slack`, `teams`, `discord`, `pagerduty`, `email`); null when it is gone. */
+  channelType: AlertChannelRuntime['type'] | null;
   attempt: number;
   /** `delivered`; `retrying` (another attempt is scheduled); `failed` (no further attempt: given up, refused, or dropped). */
   outcome: 'delivered' | 'retrying' | 'failed';
   httpStatus: number | null;
+  /** The SMTP reply code of an email the server refused (550, 451, ...). */
+  smtpStatus: number | null;
   error: string | null;
   durationMs: number;
   /** When the next attempt is due, for `retrying`. */
   nextAt: string | null;
-}
-
-/** Signs a delivery: hex HMAC-SHA256 of `timestamp + "." + body` with the channel's secret. */
-export function signature(secret: string, timestamp: string, body: string): string {
-  return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 }
 
 /** Deliveries attempted at once, all channels together. */
@@ -67,6 +77,9 @@ export class DeliveryQueue {
   private readonly deliveries: Database<DeliveryRecord, [number, number]>;
   private readonly pending = new Map<number, QueuedDelivery>();
   private readonly inflight = new Map<number, AbortController>();
+  /** Test attempts in flight (`test()`), cut off by `close()` like queued ones. */
+  private readonly testing = new Set<AbortController>();
+  private readonly smtp = new SmtpSender();
   private readonly writes = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
@@ -109,7 +122,7 @@ export class DeliveryQueue {
     if (this.closed) return;
     const base = { alertId: notification.id, rule: notification.rule, status: notification.status, channel };
     if (this.pending.size >= this.options.maxQueue()) {
-      this.record({ ...base, attempt: 0, outcome: 'failed', httpStatus: null, error: 'queue_full', durationMs: 0, nextAt: null });
+      this.record({ ...base, channelType: this.options.channel(channel)?.type ?? null, attempt: 0, outcome: 'failed', httpStatus: null, smtpStatus: null, error: 'queue_full', durationMs: 0, nextAt: null });
       this.options.log.warn({ channel, rule: notification.rule }, 'alerts: the delivery queue is full; notification recorded as failed');
       return;
     }
@@ -119,13 +132,47 @@ export class DeliveryQueue {
     this.schedule();
   }
 
+  /**
+   * One attempt to deliver `notification` to a channel now: not queued, not retried, recorded in the delivery log,
+   * and answered with its line (`delivered`, or `failed` with the reason; `channel_not_found` for no such channel).
+   */
+  async test(channelName: string, notification: AlertNotification): Promise<DeliveryRecord> {
+    const channel = this.options.channel(channelName);
+    const base = { alertId: notification.id, rule: notification.rule, status: notification.status, channel: channelName, channelType: channel?.type ?? null, attempt: 1 };
+    if (!channel || this.closed) {
+      const error = channel ? 'queue_closed' : 'channel_not_found';
+      const line = { ...base, attempt: 0, outcome: 'failed' as const, httpStatus: null, smtpStatus: null, error, durationMs: 0, nextAt: null };
+      return this.closed ? { at: new Date(this.now()).toISOString(), ...line } : this.record(line);
+    }
+    const controller = new AbortController();
+    this.testing.add(controller);
+    const started = this.now();
+    try {
+      const result = await this.send(channel, JSON.stringify(notification), 1, controller);
+      const line = { ...base, httpStatus: result.httpStatus, smtpStatus: result.smtpStatus, durationMs: this.now() - started, nextAt: null };
+      const outcome = { outcome: result.error === null ? ('delivered' as const) : ('failed' as const), error: result.error };
+      // Closed meanwhile: the store may be closing too, so the line is answered but not written.
+      if (this.closed) return { at: new Date(this.now()).toISOString(), ...line, ...outcome };
+      const record = this.record({ ...line, ...outcome });
+      // Written before it is answered: whoever asked for the test can read it in the delivery log at once.
+      await Promise.allSettled([...this.writes]);
+      return record;
+    } finally {
+      this.testing.delete(controller);
+    }
+  }
+
   /** Stops the worker; attempts in flight are cut off and stay queued for the next start. Resolves once written. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     for (const controller of this.inflight.values()) controller.abort();
-    while (this.inflight.size > 0 || this.writes.size > 0) await Promise.allSettled([...this.writes, new Promise((done) => setTimeout(done, 5))]);
+    for (const controller of this.testing) controller.abort();
+    while (this.inflight.size > 0 || this.testing.size > 0 || this.writes.size > 0) {
+      await Promise.allSettled([...this.writes, new Promise((done) => setTimeout(done, 5))]);
+    }
+    this.smtp.close();
   }
 
   private write(promise: Promise<unknown>): void {
@@ -134,10 +181,12 @@ export class DeliveryQueue {
     void tracked.finally(() => this.writes.delete(tracked));
   }
 
-  private record(line: Omit<DeliveryRecord, 'at'>): void {
+  private record(line: Omit<DeliveryRecord, 'at'>): DeliveryRecord {
     const at = this.now();
-    this.write(this.deliveries.put([at, this.logSeq++], { at: new Date(at).toISOString(), ...line }));
+    const record: DeliveryRecord = { at: new Date(at).toISOString(), ...line };
+    this.write(this.deliveries.put([at, this.logSeq++], record));
     if (++this.logWrites % 100 === 0) this.trimLog();
+    return record;
   }
 
   private trimLog(): void {
@@ -181,65 +230,141 @@ export class DeliveryQueue {
 
   private async attempt(entry: QueuedDelivery, controller: AbortController): Promise<void> {
     const channel = this.options.channel(entry.channel);
-    const base = { alertId: entry.alertId, rule: entry.rule, status: entry.status, channel: entry.channel };
+    const base = { alertId: entry.alertId, rule: entry.rule, status: entry.status, channel: entry.channel, channelType: channel?.type ?? null };
     if (!channel) {
       this.finish(entry);
-      this.record({ ...base, attempt: entry.attempts, outcome: 'failed', httpStatus: null, error: 'channel_removed', durationMs: 0, nextAt: null });
+      this.record({ ...base, attempt: entry.attempts, outcome: 'failed', httpStatus: null, smtpStatus: null, error: 'channel_removed', durationMs: 0, nextAt: null });
       return;
     }
     const attempt = entry.attempts + 1;
     const started = this.now();
-    const timestamp = String(Math.floor(started / 1000));
-    const headers: Record<string, string> = {
-      ...channel.headers,
-      'content-type': 'application/json',
-      'user-agent': this.options.userAgent,
-      'x-tollgate-timestamp': timestamp,
-      'x-tollgate-attempt': String(attempt),
-    };
-    if (channel.secret !== null) headers['x-tollgate-signature'] = `v1=${signature(channel.secret, timestamp, entry.body)}`;
-    let httpStatus: number | null = null;
-    let error: string | null = null;
-    const timeout = setTimeout(() => controller.abort(new Error(`no answer within ${channel.timeoutMs} ms`)), channel.timeoutMs);
-    try {
-      const response = await fetch(channel.url, { method: 'POST', headers, body: entry.body, signal: controller.signal, redirect: 'manual' });
-      httpStatus = response.status;
-      const answer = await readSome(response);
-      if (httpStatus < 200 || httpStatus >= 300) error = answer.split('\n')[0]?.slice(0, 200) || `HTTP ${httpStatus}`;
-    } catch (err) {
-      error = describe(err);
-    } finally {
-      clearTimeout(timeout);
-    }
+    const { httpStatus, smtpStatus, error, permanent, retryAfterMs } = await this.send(channel, entry.body, attempt, controller);
     const durationMs = this.now() - started;
     if (this.closed) {
       // Cut off by shutdown: not counted, the notification stays queued for the next start.
       return;
     }
+    const result = { httpStatus, smtpStatus, error, durationMs };
     if (error === null) {
       this.finish(entry);
-      this.record({ ...base, attempt, outcome: 'delivered', httpStatus, error: null, durationMs, nextAt: null });
+      this.record({ ...base, attempt, outcome: 'delivered', ...result, nextAt: null });
       return;
     }
-    // A receiver that refuses the notification itself (4xx but 408 and 429) will refuse it again.
-    const permanent = httpStatus !== null && httpStatus >= 400 && httpStatus < 500 && httpStatus !== 408 && httpStatus !== 429;
     if (permanent || attempt >= channel.maxAttempts) {
       this.finish(entry);
-      this.record({ ...base, attempt, outcome: 'failed', httpStatus, error, durationMs, nextAt: null });
-      this.options.log.warn({ channel: entry.channel, rule: entry.rule, alert: entry.alertId, attempt, httpStatus, error }, 'alerts: notification could not be delivered');
+      this.record({ ...base, attempt, outcome: 'failed', ...result, nextAt: null });
+      this.options.log.warn({ channel: entry.channel, type: channel.type, rule: entry.rule, alert: entry.alertId, attempt, httpStatus, smtpStatus, error }, 'alerts: notification could not be delivered');
       return;
     }
-    const delay = backoff(channel, attempt);
+    // A receiver that says when to come back (Retry-After, Discord's retry_after) is waited for, within max_delay_ms.
+    const delay = Math.min(channel.maxDelayMs, Math.max(backoff(channel, attempt), retryAfterMs ?? 0));
     const next: QueuedDelivery = { ...entry, attempts: attempt, nextAt: this.now() + delay };
     this.pending.set(entry.seq, next);
     this.write(this.queue.put(entry.seq, next));
-    this.record({ ...base, attempt, outcome: 'retrying', httpStatus, error, durationMs, nextAt: new Date(next.nextAt).toISOString() });
+    this.record({ ...base, attempt, outcome: 'retrying', ...result, nextAt: new Date(next.nextAt).toISOString() });
+  }
+
+  /** One attempt over the channel's own transport: an HTTP POST of its format, or an email. Never throws. */
+  private async send(channel: AlertChannelRuntime, body: string, attempt: number, controller: AbortController): Promise<SendResult> {
+    try {
+      return await this.sendOver(channel, body, attempt, controller);
+    } catch (err) {
+      // The notification could not be put in the channel's format: no later attempt would do better.
+      return { httpStatus: null, smtpStatus: null, error: `could not format the notification: ${describe(err)}`, permanent: true, retryAfterMs: null };
+    }
+  }
+
+  private async sendOver(channel: AlertChannelRuntime, body: string, attempt: number, controller: AbortController): Promise<SendResult> {
+    if (channel.type === 'email') {
+      // Transports of channels that are gone or no longer email are closed.
+      this.smtp.close((name) => this.options.channel(name)?.type === 'email');
+      const notification = JSON.parse(body) as AlertNotification;
+      const result = await this.smtp.send(channel, emailMessage(notification, { subjectPrefix: channel.subjectPrefix }), controller.signal);
+      if (result.rejected.length > 0) this.options.log.warn({ channel: channel.name, rejected: result.rejected }, 'alerts: the SMTP server refused some recipients of an alert email');
+      // 5xx is final; 4xx and connection errors are retried.
+      return { httpStatus: null, smtpStatus: result.smtpStatus, error: result.error, permanent: result.permanent, retryAfterMs: null };
+    }
+    const request = httpRequest(channel, body, attempt, this.now());
+    const headers = { ...request.headers, 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...request.tollgateHeaders };
+    let httpStatus: number | null = null;
+    let error: string | null = null;
+    let retryAfterMs: number | null = null;
+    const timeout = setTimeout(() => controller.abort(new Error(`no answer within ${channel.timeoutMs} ms`)), channel.timeoutMs);
+    try {
+      const response = await fetch(request.url, { method: 'POST', headers, body: request.body, signal: controller.signal, redirect: 'manual' });
+      httpStatus = response.status;
+      const answer = await readSome(response);
+      if (httpStatus < 200 || httpStatus >= 300) {
+        error = answer.split('\n')[0]?.slice(0, 200) || `HTTP ${httpStatus}`;
+        retryAfterMs = retryHint(response, answer, this.now());
+      }
+    } catch (err) {
+      error = describe(err);
+    } finally {
+      clearTimeout(timeout);
+    }
+    // A receiver that refuses the notification itself (4xx but 408 and 429) will refuse it again.
+    const permanent = httpStatus !== null && httpStatus >= 400 && httpStatus < 500 && httpStatus !== 408 && httpStatus !== 429;
+    return { httpStatus, smtpStatus: null, error, permanent, retryAfterMs };
   }
 
   private finish(entry: QueuedDelivery): void {
     this.pending.delete(entry.seq);
     this.write(this.queue.remove(entry.seq));
   }
+}
+
+interface SendResult {
+  httpStatus: number | null;
+  smtpStatus: number | null;
+  error: string | null;
+  /** No later attempt would do better (a 4xx but 408 and 429, an SMTP 5xx). */
+  permanent: boolean;
+  /** How long the receiver asked to be left alone, when it said. */
+  retryAfterMs: number | null;
+}
+
+/** An HTTP channel's request: where, the body in its service's format, and its headers. */
+function httpRequest(channel: Exclude<AlertChannelRuntime, { type: 'email' }>, body: string, attempt: number, now: number): { url: string; body: string; headers: Record<string, string>; tollgateHeaders: Record<string, string> } {
+  switch (channel.type) {
+    case 'webhook':
+      // The queued bytes exactly: they are what the signature covers.
+      return { url: channel.url, body, headers: { ...channel.headers }, tollgateHeaders: webhookHeaders(channel, body, attempt, now) };
+    case 'slack':
+      return { url: channel.url, body: JSON.stringify(slackMessage(JSON.parse(body) as AlertNotification)), headers: {}, tollgateHeaders: {} };
+    case 'teams':
+      return { url: channel.url, body: JSON.stringify(teamsMessage(JSON.parse(body) as AlertNotification)), headers: {}, tollgateHeaders: {} };
+    case 'discord':
+      return { url: channel.url, body: JSON.stringify(discordMessage(JSON.parse(body) as AlertNotification)), headers: {}, tollgateHeaders: {} };
+    case 'pagerduty':
+      return { url: channel.url, body: JSON.stringify(pagerDutyEvent(JSON.parse(body) as AlertNotification, channel)), headers: {}, tollgateHeaders: {} };
+  }
+}
+
+/**
+ * When a refusing receiver asks to be tried again: a `Retry-After` header (seconds or an HTTP date; Slack sends it
+ * with its 429) or, on a 429, Discord's `retry_after` (seconds) in the JSON body; the longer of the two.
+ */
+export function retryHint(response: { status: number; headers: { get(name: string): string | null } }, answer: string, now: number): number | null {
+  let hint: number | null = null;
+  const header = response.headers.get('retry-after')?.trim();
+  if (header) {
+    const seconds = Number(header);
+    if (/^\d+(\.\d+)?$/.test(header) && Number.isFinite(seconds)) hint = seconds * 1000;
+    else {
+      const date = Date.parse(header);
+      if (!Number.isNaN(date)) hint = Math.max(0, date - now);
+    }
+  }
+  if (response.status === 429 && answer.trimStart().startsWith('{')) {
+    try {
+      const retryAfter = (JSON.parse(answer) as { retry_after?: unknown }).retry_after;
+      if (typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0) hint = Math.max(hint ?? 0, retryAfter * 1000);
+    } catch {
+      // Not JSON after all: the header (if any) stands.
+    }
+  }
+  return hint === null ? null : Math.ceil(hint);
 }
 
 /** Exponential backoff: the initial delay doubled per failed attempt, capped, with up to a fifth of jitter. */

@@ -1,0 +1,90 @@
+import { createTransport, type NodemailerError, type SMTPTransportOptions, type Transporter } from 'nodemailer';
+import type { EmailChannelRuntime } from '../../../core/config.js';
+import type { EmailMessage } from './email.js';
+
+/** How one email attempt ended. */
+export interface SmtpResult {
+  /** The SMTP reply code of a refusal (550, 451, ...), when the server gave one. */
+  smtpStatus: number | null;
+  error: string | null;
+  /** The server refused the message for good (a 5xx reply): another attempt would be refused too. */
+  permanent: boolean;
+  /** Recipients refused while others took the message. */
+  rejected: string[];
+}
+
+interface Cached {
+  /** The channel's settings the transport was made for: a change makes a new transport. */
+  key: string;
+  transport: Transporter;
+}
+
+/**
+ * Sends email for the email channels: one nodemailer SMTP transport per channel, made from the channel's resolved
+ * settings, reused while they stay the same, closed when they change or the queue closes. `timeout_ms` bounds
+ * each step (connecting, the greeting, every reply).
+ */
+export class SmtpSender {
+  private readonly transports = new Map<string, Cached>();
+
+  async send(channel: EmailChannelRuntime, message: EmailMessage, signal: AbortSignal): Promise<SmtpResult> {
+    const transport = this.transportFor(channel);
+    const sending = transport.sendMail({ from: channel.from, to: [...channel.to], subject: message.subject, text: message.text, html: message.html });
+    // nodemailer cannot cut a send short: an abort (shutdown) stops waiting for it, the socket timeout ends it.
+    const aborted = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+    try {
+      const info = await Promise.race([sending, aborted]);
+      return { smtpStatus: null, error: null, permanent: false, rejected: (info.rejected ?? []).map(String) };
+    } catch (err) {
+      void sending.catch(() => undefined);
+      return smtpFailure(err);
+    }
+  }
+
+  /** Closes the transports of the channels `keep` says no to (all of them without `keep`). */
+  close(keep: (name: string) => boolean = () => false): void {
+    for (const [name, cached] of this.transports) {
+      if (keep(name)) continue;
+      cached.transport.close();
+      this.transports.delete(name);
+    }
+  }
+
+  private transportFor(channel: EmailChannelRuntime): Transporter {
+    const options: SMTPTransportOptions = {
+      host: channel.host,
+      port: channel.port,
+      secure: channel.secure,
+      requireTLS: !channel.secure && channel.starttls === 'required',
+      ignoreTLS: !channel.secure && channel.starttls === 'off',
+      ...(channel.username !== null && channel.password !== null ? { auth: { user: channel.username, pass: channel.password } } : {}),
+      tls: { rejectUnauthorized: channel.tlsRejectUnauthorized },
+      connectionTimeout: channel.timeoutMs,
+      greetingTimeout: channel.timeoutMs,
+      socketTimeout: channel.timeoutMs,
+      dnsTimeout: channel.timeoutMs,
+      name: 'tollgate',
+    };
+    const key = JSON.stringify(options);
+    const cached = this.transports.get(channel.name);
+    if (cached?.key === key) return cached.transport;
+    cached?.transport.close();
+    const transport = createTransport(options);
+    this.transports.set(channel.name, { key, transport });
+    return transport;
+  }
+}
+
+/** An error from nodemailer as a result: 5xx replies (but 503) are final; 4xx replies and connection errors are not. */
+export function smtpFailure(err: unknown): SmtpResult {
+  const e = (err ?? {}) as NodemailerError;
+  const smtpStatus = typeof e.responseCode === 'number' ? e.responseCode : null;
+  const permanent = typeof e.permanent === 'boolean' ? e.permanent : smtpStatus !== null && smtpStatus >= 500 && smtpStatus < 600 && smtpStatus !== 503;
+  const message = err instanceof Error ? err.message : String(err);
+  const code = typeof e.code === 'string' ? e.code : null;
+  const line = (message.split('\n')[0] ?? '').slice(0, 200) || 'SMTP error';
+  return { smtpStatus, error: code && !line.startsWith(code) ? `${code}: ${line}` : line, permanent, rejected: [] };
+}
