@@ -2,6 +2,7 @@ import type { Observable } from 'rxjs';
 import { throwError } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
 import { anonymousRule, checkVirtualKey } from '../governance/key-check.js';
+import { INTERNAL_CALL } from '../core/guardrail-keys.js';
 import { isRecord } from '../core/is-record.js';
 import type { Settings } from '../core/config.js';
 import type { RequestContext } from '../core/context.js';
@@ -28,7 +29,10 @@ class AuthStage implements Stage {
     // The scope lets a key's model list be read against all the request can reach (its route's targets and
     // fallbacks, its own fallbacks, routing rules' destinations), which the route stage decides after auth.
     const scope = { config: ctx.config, fallbacks: ctx.requestFallbacks, metadata: isRecord(ctx.request.metadata) ? ctx.request.metadata : null };
-    const check = checkVirtualKey(governance, anonymousRule(this.settings, ctx.fromRemote), ctx.credential, ctx.request.model, scope);
+    // A request the gateway makes for itself (a guardrail's moderation call) is the operator's, not a client's: it is
+    // let through as an in-process caller even where clients must present a virtual key.
+    const anonymous = ctx.extensions.has(INTERNAL_CALL) && ctx.credential === null ? 'allow' : anonymousRule(this.settings, ctx.fromRemote);
+    const check = checkVirtualKey(governance, anonymous, ctx.credential, ctx.request.model, scope);
     if (!check.ok) {
       bus.emit('auth.rejected', { requestId: ctx.id, reason: check.reason, keyId: check.keyId });
       return throwError(() => check.error);

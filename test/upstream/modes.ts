@@ -20,7 +20,9 @@ export type UpstreamMode =
   /** A whole answer as given: status, headers and body (an HTML error page, a long error message). */
   | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string }
   /** Answers normally but reports this usage instead of the real one (implausible counts, for the cost stage's checks). */
-  | { kind: 'usage'; usage: Record<string, unknown> };
+  | { kind: 'usage'; usage: Record<string, unknown> }
+  /** Answers with this text instead of the echo, streamed one piece per chunk (sub-word pieces, as real tokens are). */
+  | { kind: 'reply'; pieces: string[] };
 
 export const OK_MODE: UpstreamMode = { kind: 'ok' };
 

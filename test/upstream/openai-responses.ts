@@ -88,12 +88,15 @@ function answerTokens(answer: Answer): number {
   return answer.kind === 'text' ? answer.tokens.length : countWords(answer.arguments);
 }
 
-export function planCompletion(request: ChatRequest): Completion {
+/** `reply`: the model's text as these pieces (each one streamed chunk), in place of the echo; null for the echo. */
+export function planCompletion(request: ChatRequest, reply: readonly string[] | null = null): Completion {
   const answers: Answer[] = [];
   for (let i = 0; i < request.n; i++) {
     answers.push(
       request.toolName === null
-        ? textAnswer(request)
+        ? reply
+          ? { kind: 'text', tokens: [...reply], finishReason: 'stop' }
+          : textAnswer(request)
         : { kind: 'tool', callId: `call_${randomAlphanumeric(24)}`, name: request.toolName, arguments: JSON.stringify({ query: request.echoSource }) },
     );
   }

@@ -278,7 +278,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     const parsed = parseChatRequest(body);
     if (!parsed.ok) return sendError(exchange, 400, invalidRequest(parsed.problem));
 
-    const completion = planCompletion(parsed.request);
+    const completion = planCompletion(parsed.request, mode.kind === 'reply' ? mode.pieces : null);
     if (mode.kind === 'usage') completion.usage = mode.usage as unknown as typeof completion.usage;
     const headers = {
       ...standardHeaders(newRequestId(), exchange.startedAt),
