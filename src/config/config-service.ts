@@ -9,7 +9,7 @@ import type { Log } from '../log.js';
 import { configJsonSchema, type PluginOptionsSchema } from './json-schema.js';
 import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
 import { applyMergePatch } from './merge-patch.js';
-import { cacheView, mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
+import { cacheView, guardrailsView, mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
 import { resolveRuntimeConfig, type ConfigLayers } from './runtime.js';
 import { type AlertsConfig, type ConfigFileStatus, type ConfigWarning, type RuntimeConfig } from '../core/config.js';
 import {
@@ -49,6 +49,8 @@ export interface EffectiveConfigView {
   plugins: unknown[];
   /** The response cache's top-level settings in effect (routes, keys and teams may override them). */
   cache: Record<string, unknown>;
+  /** The top-level guardrails in effect (routes, keys and teams add and skip rules). */
+  guardrails: Record<string, unknown>;
   /** The last rejected save of the config file, until a later save is accepted. */
   file_rejection: { file: string; at: string; reason: string } | null;
 }
@@ -206,6 +208,7 @@ export class ConfigService {
       routing_rules: structuredClone([...config.routingRules]),
       plugins: structuredClone([...config.plugins]),
       cache: cacheView(config.cache),
+      guardrails: guardrailsView(config.guardrails),
       warnings: config.warnings.map((warning) => ({ ...warning })),
       file_rejection: this.fileRejection(),
     };

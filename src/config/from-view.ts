@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isRecord } from '../core/is-record.js';
 import { vendorById } from '../providers/registry.js';
-import { cacheView, providerView, routeView, settingsView } from './present.js';
+import { cacheView, guardrailsView, providerView, routeView, settingsView } from './present.js';
 import type { RuntimeConfig } from '../core/config.js';
 import type { ConfigDocument } from './schema.js';
 
@@ -58,7 +58,7 @@ export function documentFromView(
   let baseline = baselineWith(undefined);
   const document: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(view)) {
-    if (!READ_ONLY.includes(key) && !['settings', 'providers', 'routes', 'routing_rules', 'plugins', 'cache'].includes(key)) document[key] = value;
+    if (!READ_ONLY.includes(key) && !['settings', 'providers', 'routes', 'routing_rules', 'plugins', 'cache', 'guardrails'].includes(key)) document[key] = value;
   }
 
   if (isRecord(view.settings)) {
@@ -116,6 +116,11 @@ export function documentFromView(
     if (diff !== undefined) document.cache = diff;
   }
 
+  // Like the plugin list, the guardrails section replaces the file's whole: only one that differs is the API's.
+  if (view.guardrails !== undefined && !isDeepStrictEqual(view.guardrails, JSON.parse(JSON.stringify(guardrailsView(baseline.guardrails))))) {
+    document.guardrails = view.guardrails;
+  }
+
   // The API's plugin list replaces the file's whole: only a list that differs from the baseline's is the API's.
   if (view.plugins !== undefined && !isDeepStrictEqual(view.plugins, JSON.parse(JSON.stringify(baseline.plugins)))) {
     document.plugins = view.plugins;
@@ -137,5 +142,6 @@ export function effectiveFingerprint(config: RuntimeConfig): string {
     routing_rules: config.routingRules,
     plugins: config.plugins,
     cache: cacheView(config.cache),
+    guardrails: guardrailsView(config.guardrails),
   });
 }

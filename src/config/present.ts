@@ -1,6 +1,6 @@
 import type { RoutingPolicy } from '../core/config.js';
 import type { ConfigDocument } from './schema.js';
-import type { CacheSettings, ProviderRuntime, RouteRuntime, Settings } from '../core/config.js';
+import type { CacheSettings, GuardrailsSettings, ProviderRuntime, RouteRuntime, Settings } from '../core/config.js';
 import { maskSecret } from './secret-box.js';
 import type { ProviderView, RouteView } from './views.js';
 
@@ -68,6 +68,15 @@ export function cacheView(cache: CacheSettings): Record<string, unknown> {
   };
 }
 
+/** The top-level guardrails in effect, in the config's own field names. */
+export function guardrailsView(guardrails: GuardrailsSettings): Record<string, unknown> {
+  return {
+    rules: structuredClone([...guardrails.rules]),
+    output_block: guardrails.outputBlock,
+    ...(guardrails.lookBehind !== null ? { look_behind_chars: guardrails.lookBehind } : {}),
+  };
+}
+
 export function routeView(route: RouteRuntime): RouteView {
   return {
     name: route.name,
@@ -76,6 +85,7 @@ export function routeView(route: RouteRuntime): RouteView {
     ...(route.price ? { price: { ...route.price } } : {}),
     ...(route.plugins.length > 0 ? { plugins: [...route.plugins] } : {}),
     ...(route.cache ? { cache: structuredClone(route.cache) } : {}),
+    ...(route.guardrails ? { guardrails: structuredClone(route.guardrails) } : {}),
     ...structuredClone(route.policyConfig),
     source: route.source,
   };

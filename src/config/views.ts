@@ -1,5 +1,5 @@
 import type { ConfigSource } from '../core/config.js';
-import type { CachePolicyConfig, PriceConfig } from '../core/config.js';
+import type { CachePolicyConfig, GuardrailsOverride, PriceConfig } from '../core/config.js';
 import type { RouteConfig } from './schema.js';
 
 /**
@@ -56,6 +56,7 @@ export interface RouteView extends Pick<RouteConfig, 'retry' | 'breaker' | 'adap
   price?: PriceConfig;
   plugins?: string[];
   cache?: CachePolicyConfig;
+  guardrails?: GuardrailsOverride;
   source: ConfigSource;
 }
 

@@ -334,3 +334,29 @@ describe('per key, per route, JSON schema and the cache', () => {
     expect(upstream.calls).toHaveLength(1);
   });
 });
+
+describe('guardrails in the live config', () => {
+  it('shows the rules in the effective view, and a view written back with a changed rule applies at once without pinning the rest', async () => {
+    const tg = await gatewayWith({ rules: [{ name: 'cards', kind: 'payment_card', action: 'block', applies_to: 'input' }] });
+    const admin = new AdminClient(tg.url);
+    try {
+      const view = (await admin.get('/api/config')).body;
+      expect(view.guardrails).toEqual({ rules: [{ name: 'cards', kind: 'payment_card', action: 'block', applies_to: 'input' }], output_block: 'content_filter' });
+      // Written back unchanged, it is the file's: nothing lands in the API layer.
+      expect((await admin.put('/api/config', view)).status).toBe(200);
+      expect((await admin.get('/api/config?layer=api')).body.guardrails).toBeUndefined();
+      // Changed to redact, the next request is redacted instead of refused.
+      view.guardrails.rules[0].action = 'redact';
+      expect((await admin.put('/api/config', view)).status).toBe(200);
+      const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi(`card ${CARD}`) });
+      expect(answer.choices[0]?.message.content).toBe('echo: card [REDACTED:payment_card]');
+      // An unsafe pattern is refused with the field and the pattern named.
+      const refused = await admin.patch('/api/config', { guardrails: { rules: [{ name: 'r', kind: 'regex', patterns: ['(x+x+)+y'], action: 'flag' }] } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.message).toContain('guardrails.rules');
+      expect(refused.body.error.message).toContain('(x+x+)+y');
+    } finally {
+      await tg.stop();
+    }
+  });
+});
