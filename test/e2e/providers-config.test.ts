@@ -162,6 +162,7 @@ describe('events', () => {
         ['auth', 'passed'],
         ['rate-limit', 'passed'],
         ['route', 'passed'],
+        ['guardrails', 'passed'],
         ['cache', 'passed'],
         ['spend', 'passed'],
         ['call', 'answered'],

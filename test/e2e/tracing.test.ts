@@ -122,11 +122,11 @@ describe('OTLP/HTTP JSON when asked for', () => {
       const root = spans.find((s) => s.kind === 2) as ReceivedSpan;
       expect(root.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.response.model': 'm', 'http.response.status_code': 200 });
       expect(spans.filter((s) => s.traceId === root.traceId).map((s) => s.name).sort()).toEqual(
-        ['chat m', 'chat openai/m', 'stage auth', 'stage cache', 'stage call', 'stage rate-limit', 'stage route', 'stage spend'].sort(),
+        ['chat m', 'chat openai/m', 'stage auth', 'stage cache', 'stage call', 'stage guardrails', 'stage rate-limit', 'stage route', 'stage spend'].sort(),
       );
       // The children nest as in protobuf: stages in the onion's order, the attempt under the call stage.
       const byName = new Map(spans.filter((s) => s.traceId === root.traceId).map((s) => [s.name, s]));
-      const nested = ['chat openai/m', 'stage auth', 'stage rate-limit', 'stage route', 'stage cache', 'stage spend', 'stage call', 'chat m'];
+      const nested = ['chat openai/m', 'stage auth', 'stage rate-limit', 'stage route', 'stage guardrails', 'stage cache', 'stage spend', 'stage call', 'chat m'];
       for (let i = 1; i < nested.length; i++) expect(byName.get(nested[i] as string)?.parentSpanId).toBe(byName.get(nested[i - 1] as string)?.spanId);
       for (const span of byName.values()) expect(span.spanId).toMatch(/^[0-9a-f]{16}$/);
       expect(up.calls.at(-1)?.headers.traceparent).toBe(`00-${root.traceId}-${byName.get('chat m')?.spanId}-01`);
