@@ -191,6 +191,19 @@ describe('output rules', () => {
     expect(text).not.toContain('4111');
   });
 
+  it('ends a blocked stream cleanly for the Gemini SDK: finishReason SAFETY, no exception, no card digits', async () => {
+    upstream.enqueue({ kind: 'reply', pieces: ['Card ', '4111 1111 11', '11 1111 here'] });
+    const ai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai` } });
+    let text = '';
+    let finish: string | undefined;
+    for await (const chunk of await ai.models.generateContentStream({ model: 'openai/gpt-4o-mini', contents: 'card?' })) {
+      text += chunk.text ?? '';
+      finish = chunk.candidates?.[0]?.finishReason ?? finish;
+    }
+    expect(finish).toBe('SAFETY');
+    expect(text).toBe('Card ');
+  });
+
   it('redacts a secret in a Gemini stream', async () => {
     upstream.enqueue({ kind: 'reply', pieces: ['the key is sk-ant-api03-', 'abcdefghijklmnopqrstuvwxyz0123456789ABCD', 'EFGHIJ ok'] });
     const ai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai` } });
