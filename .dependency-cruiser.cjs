@@ -2,7 +2,7 @@
  * The layering of src/ (README "Architecture"), checked by `npm run lint` with dependency-cruiser. Arrows point
  * down, never up:
  *
- *   main, gateway, index -> http (with each dialect's routes/) -> dialects -> pipeline -> stages -> cache -> governance
+ *   main, gateway, index -> http (with each dialect's routes/) -> dialects -> pipeline -> stages -> mcp -> cache -> governance
  *     -> routing -> config -> providers -> catalog, tokens, wire -> core
  *
  * with shared leaves any layer may use: core/, bus/, guardrails/ (the detection library), log.ts and the small
@@ -15,6 +15,7 @@ const LAYERS = [
   { name: 'dialects', path: '^src/dialects/(?![^/]+/routes/)' },
   { name: 'pipeline', path: '^src/pipeline/' },
   { name: 'stages', path: '^src/stages/' },
+  { name: 'mcp', path: '^src/mcp/' },
   { name: 'cache', path: '^src/cache/' },
   { name: 'governance', path: '^src/governance/' },
   { name: 'routing', path: '^src/routing/' },

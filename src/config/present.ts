@@ -196,6 +196,20 @@ function alertSecrets(alerts: ConfigDocument['alerts'], transform: (value: strin
   return { ...alerts, channels };
 }
 
+/** The mcp section with its servers' secrets (HTTP token and header values, stdio env values) passed through `transform`. */
+function mcpSecrets(mcp: ConfigDocument['mcp'], transform: (value: string) => string): ConfigDocument['mcp'] {
+  if (!mcp?.servers) return mcp;
+  const servers: NonNullable<NonNullable<ConfigDocument['mcp']>['servers']> = {};
+  const map = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([name, value]) => [name, transform(value)]));
+  for (const [name, server] of Object.entries(mcp.servers)) {
+    servers[name] =
+      server.type === 'stdio'
+        ? { ...server, ...(server.env ? { env: map(server.env) } : {}) }
+        : { ...server, ...(server.token ? { token: transform(server.token) } : {}), ...(server.headers ? { headers: map(server.headers) } : {}) };
+  }
+  return { ...mcp, servers };
+}
+
 /** A config document with every secret masked, for the audit log and the API. */
 export function maskDocument(document: ConfigDocument): ConfigDocument {
   const providers: NonNullable<ConfigDocument['providers']> = {};
@@ -210,7 +224,8 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
   }
   const settings = settingsSecrets(document.settings, maskSecret);
   const alerts = alertSecrets(document.alerts, maskSecret);
-  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}) };
+  const mcp = mcpSecrets(document.mcp, maskSecret);
+  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
 }
 
 /** Applies `transform` to every secret in a document (keys, credential headers) to seal or unseal it for storage. */
@@ -228,5 +243,6 @@ export function mapSecrets(document: ConfigDocument, transform: (value: string) 
   }
   const settings = settingsSecrets(document.settings, transform);
   const alerts = alertSecrets(document.alerts, transform);
-  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}) };
+  const mcp = mcpSecrets(document.mcp, transform);
+  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
 }

@@ -11,7 +11,7 @@ import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
-import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
+import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
 export interface ConfigLayers {
@@ -311,6 +311,7 @@ function resolveRoute(
     plugins: [...(route.plugins ?? [])],
     cache: route.cache ?? null,
     guardrails: route.guardrails ? checkedGuardrails(route.guardrails, `routes.${name}.guardrails`) : null,
+    mcp: route.mcp ?? null,
     policy: resolveRoutingPolicy(settings.routing, route),
     policyConfig: {
       ...(route.retry ? { retry: route.retry } : {}),
@@ -420,7 +421,31 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
     outputBlock: guardrailsSection.output_block ?? 'content_filter',
     lookBehind: guardrailsSection.look_behind_chars ?? null,
   };
-  return { version, settings, providers, routes, routingRules, plugins, cache, guardrails, alerts, warnings: routeWarnings(routes, providers) };
+  const mcp = resolveMcp(layers.api.mcp ?? layers.file.mcp ?? {}, layers.api.mcp ? 'api' : 'file', env, settings.dataDir);
+  return { version, settings, providers, routes, routingRules, plugins, cache, guardrails, mcp, alerts, warnings: routeWarnings(routes, providers) };
+}
+
+/** The mcp section: secrets (an HTTP server's token, header values, stdio env values) read, defaults filled in. */
+function resolveMcp(section: McpConfig, source: 'api' | 'file', env: Env, dataDir: string): McpSettings {
+  const servers = new Map<string, McpServerRuntime>();
+  const origin = { referencesAllowed: source === 'file', dataDir };
+  for (const [name, server] of Object.entries(section.servers ?? {})) {
+    const where = `mcp.servers.${name}`;
+    if (server.type === 'stdio') {
+      const resolved: Record<string, string> = {};
+      for (const [key, value] of Object.entries(server.env ?? {})) resolved[key] = resolveSecret(value, env, `${where}.env.${key}`, origin);
+      servers.set(name, { ...server, name, ...(server.env ? { env: resolved } : {}) });
+    } else {
+      servers.set(name, { ...server, name, ...(server.token !== undefined ? { token: resolveSecret(server.token, env, `${where}.token`, origin) } : {}) });
+    }
+  }
+  return {
+    servers,
+    callTimeoutMs: section.call_timeout_ms ?? 30_000,
+    maxResultBytes: section.max_result_bytes ?? 65_536,
+    maxSteps: section.agent?.max_steps ?? 5,
+    timeBudgetMs: section.agent?.time_budget_ms ?? 120_000,
+  };
 }
 
 /**

@@ -186,6 +186,50 @@ export const cacheSchema = z.strictObject({
     .optional(),
 });
 
+const mcpServerNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, 'letters, digits and `-` (no `_`: tool names are `<server>__<tool>`), at most 63');
+
+export const mcpServerSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('stdio'),
+    command: z.string().min(1).max(1000).describe('The program tollgate starts and speaks MCP with over stdin/stdout.'),
+    args: z.array(z.string().max(4000)).max(100).optional(),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).optional().describe('Extra environment variables; values may be `env:NAME` or `file:/path` in the config file.'),
+    cwd: z.string().min(1).max(1000).optional(),
+    disabled: z.boolean().optional(),
+  }),
+  z.strictObject({
+    type: z.literal('http'),
+    url: z.url({ protocol: /^https?$/ }).describe('The server\'s streamable HTTP endpoint.'),
+    headers: z.record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue).optional(),
+    token: z.string().min(1).max(10_000).optional().describe('Sent as `Authorization: Bearer <token>`; `env:NAME` or `file:/path` in the config file, masked in API answers.'),
+    disabled: z.boolean().optional(),
+  }),
+]);
+
+/** MCP for a route's, a team's or a key's requests. */
+export const mcpPolicySchema = z.strictObject({
+  servers: z.array(mcpServerNameSchema).max(50).optional().describe('Servers whose tools are added to every request (besides those a request names in `x-tollgate-mcp`).'),
+  allow: z
+    .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}(__([A-Za-z0-9_.-]{1,128}|\*))?$/, '`server`, `server__tool` or `server__*`'))
+    .max(500)
+    .optional()
+    .describe('The servers and tools these requests may use (`server`, `server__tool`, `server__*`); every server when absent.'),
+  mode: z.enum(['client', 'auto']).optional().describe('`client` (default): tool calls go back to the client; `auto`: tollgate runs MCP tool calls and calls the model again.'),
+  tool_calls_per_minute: count().optional().describe('Most MCP tool calls per minute (keys and teams).'),
+});
+
+export const mcpSchema = z.strictObject({
+  servers: z.record(mcpServerNameSchema, mcpServerSchema).optional().describe('MCP servers by name.'),
+  call_timeout_ms: ms().positive().optional().describe('Longest a tool call may take; past it the model gets a tool error (default 30000).'),
+  max_result_bytes: z.number().int().positive().max(16_777_216).optional().describe('A tool result is cut to this many bytes (default 65536).'),
+  agent: z
+    .strictObject({
+      max_steps: z.number().int().positive().max(50).optional().describe('Most model turns in agent mode (default 5).'),
+      time_budget_ms: ms().positive().optional().describe('Longest an agent-mode request may run its turns and tools (default 120000).'),
+    })
+    .optional(),
+});
+
 /** A moderation check delegated to a model through tollgate's own routing (a small chat model and a classification prompt). */
 const moderationRuleSchema = z.strictObject({
   ...guardrailRuleBase,
@@ -260,6 +304,7 @@ export const routeSchema = z.strictObject({
     .describe('Plugins (configured with `apply: listed`) that run for requests this route serves, besides those that apply to all.'),
   cache: cachePolicySchema.optional().describe('Cache settings for requests this route serves, over the top-level `cache`.'),
   guardrails: guardrailsOverrideSchema.optional().describe('Guardrail rules added or skipped for requests this route serves.'),
+  mcp: mcpPolicySchema.optional().describe('MCP tools for requests this route serves.'),
   ...routingPolicySchema.shape,
 });
 
@@ -623,6 +668,7 @@ export const configFileSchema = z.strictObject({
     .optional()
     .describe('Custom pipeline plugins, in order (see plugins/README.md). The API\'s list replaces the file\'s as a whole.'),
   cache: cacheSchema.optional().describe('The response cache (exact and semantic); off by default. Routes, virtual keys and teams may override it.'),
+  mcp: mcpSchema.optional().describe('MCP servers whose tools models can use, and tollgate serves at /mcp.'),
   guardrails: guardrailsSchema
     .optional()
     .describe('Guardrails: rules that detect and block, redact or flag unsafe input and output, streams included. Routes, virtual keys and teams add and skip rules.'),

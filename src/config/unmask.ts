@@ -64,12 +64,26 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
 /** `lower` is the file layer: a masked base URL read from the effective view may stand for the file's. */
 export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument, lower?: ConfigDocument): ConfigDocument {
   const alerts = next.alerts ? restoreMaskedAlerts(next.alerts, previous.alerts ?? lower?.alerts ?? {}) : undefined;
-  if (!next.providers) return alerts ? { ...next, alerts } : next;
+  const mcp = next.mcp ? restoreMaskedMcp(next.mcp, previous.mcp ?? lower?.mcp ?? {}) : undefined;
+  next = { ...next, ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
+  if (!next.providers) return next;
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(next.providers)) {
     providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name], lower?.providers?.[name]?.base_url);
   }
-  return { ...next, providers, ...(alerts ? { alerts } : {}) };
+  return { ...next, providers };
+}
+
+/** The mcp section written back as read: masked server secrets (token, headers, env) stand for the stored ones. */
+export function restoreMaskedMcp(next: NonNullable<ConfigDocument['mcp']>, previous: NonNullable<ConfigDocument['mcp']>): NonNullable<ConfigDocument['mcp']> {
+  if (!next.servers) return next;
+  const servers: Record<string, unknown> = {};
+  for (const [name, server] of Object.entries(next.servers)) {
+    const stored = previous.servers?.[name];
+    const masked = stored ? maskDocument({ mcp: { servers: { [name]: stored } } }).mcp?.servers?.[name] : undefined;
+    servers[name] = restoreLeaves(server, masked, stored, `mcp.servers.${name}`);
+  }
+  return { ...next, servers: servers as NonNullable<ConfigDocument['mcp']>['servers'] };
 }
 
 /**

@@ -139,6 +139,46 @@ export interface GuardrailRuleConfig {
   [option: string]: unknown;
 }
 
+/** One MCP server as configured: a command tollgate starts (stdio), or a streamable HTTP endpoint. */
+export type McpServerConfig =
+  | { type: 'stdio'; command: string; args?: string[] | undefined; env?: Record<string, string> | undefined; cwd?: string | undefined; disabled?: boolean | undefined }
+  | { type: 'http'; url: string; headers?: Record<string, string> | undefined; token?: string | undefined; disabled?: boolean | undefined };
+
+/** The top-level `mcp` section as written. */
+export interface McpConfig {
+  servers?: Record<string, McpServerConfig> | undefined;
+  /** Longest a tool call may take before the model gets a tool error (default 30000). */
+  call_timeout_ms?: number | undefined;
+  /** A tool result is cut to this many bytes (default 65536). */
+  max_result_bytes?: number | undefined;
+  /** Agent mode's bounds: model turns and total time. */
+  agent?: { max_steps?: number | undefined; time_budget_ms?: number | undefined } | undefined;
+}
+
+/**
+ * MCP for a route's, a team's or a key's requests: servers whose tools are added to every request (`servers`),
+ * the allow-list of servers and tools (`allow`: `server`, `server__tool`, `server__*`; absent: every server), the
+ * mode, and a rate limit on tool calls (keys and teams).
+ */
+export interface McpPolicyConfig {
+  servers?: string[] | undefined;
+  allow?: string[] | undefined;
+  mode?: 'client' | 'auto' | undefined;
+  tool_calls_per_minute?: number | undefined;
+}
+
+/** A resolved MCP server: its secrets read. */
+export type McpServerRuntime = McpServerConfig & { name: string };
+
+/** The `mcp` section for one config version. */
+export interface McpSettings {
+  servers: ReadonlyMap<string, McpServerRuntime>;
+  callTimeoutMs: number;
+  maxResultBytes: number;
+  maxSteps: number;
+  timeBudgetMs: number;
+}
+
 /** What a route, a virtual key or a team changes of the top-level guardrails: rules added, rules left out by name. */
 export interface GuardrailsOverride {
   rules?: GuardrailRuleConfig[] | undefined;
@@ -463,6 +503,8 @@ export interface RouteRuntime {
   cache: CachePolicyConfig | null;
   /** The route's guardrail changes (null: the top-level guardrails apply as they are). */
   guardrails: GuardrailsOverride | null;
+  /** MCP tools for the route's requests (null: only what the request or its key asks for). */
+  mcp: McpPolicyConfig | null;
   source: ConfigSource;
 }
 
@@ -566,6 +608,8 @@ export interface RuntimeConfig {
   cache: CacheSettings;
   /** Guardrails every request gets (routes, keys and teams add and skip rules). */
   guardrails: GuardrailsSettings;
+  /** MCP servers and how their tools are called. */
+  mcp: McpSettings;
   /** Alert rules and the channels they deliver to. */
   alerts: AlertsRuntime;
   /** What will not work as written; shown by `GET /api/config` and logged when the config is applied. */

@@ -126,6 +126,7 @@ export const ERROR_CATALOGUE = {
   model_not_allowed: { status: 403, type: 'permission_error', retryable: false },
   admin_api_loopback_only: { status: 403, type: 'permission_error', retryable: false },
   cross_site_request: { status: 403, type: 'permission_error', retryable: false },
+  mcp_tool_not_allowed: { status: 403, type: 'permission_error', retryable: false },
   // What the request names does not exist.
   unknown_url: { status: 404, type: 'invalid_request_error', retryable: false },
   model_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
@@ -137,6 +138,7 @@ export const ERROR_CATALOGUE = {
   request_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   alert_channel_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   alert_rule_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
+  mcp_tool_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   // Limits.
   rate_limit_exceeded: { status: 429, type: 'requests', retryable: false, types: ['requests', 'tokens'] },
   budget_exceeded: { status: 429, type: 'insufficient_quota', retryable: false },

@@ -1,4 +1,4 @@
-import type { CachePolicyConfig, GuardrailsOverride } from './config.js';
+import type { CachePolicyConfig, GuardrailsOverride, McpPolicyConfig } from './config.js';
 /**
  * Who is calling: virtual keys and teams, with their limits and the spend of the current budget period, as the
  * governance store keeps them (snake_case, like the API). The key secret is never held: only its sha256 hash and
@@ -34,6 +34,8 @@ export interface LimitsFields {
   cache?: CachePolicyConfig | null;
   /** Guardrail changes for this key's or team's requests (rules added, rules skipped); absent or null: none. */
   guardrails?: GuardrailsOverride | null;
+  /** MCP for this key's or team's requests: servers attached, the allow-list, the mode, a tool-call rate limit. */
+  mcp?: McpPolicyConfig | null;
 }
 
 export interface TeamRecord extends LimitsFields, PeriodUsage {

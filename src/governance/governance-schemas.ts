@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cachePolicySchema, guardrailsOverrideSchema, routeNameSchema } from '../config/schema.js';
+import { cachePolicySchema, guardrailsOverrideSchema, mcpPolicySchema, routeNameSchema } from '../config/schema.js';
 import { checkedGuardrails } from '../config/runtime.js';
 import { gatewayError, type ErrorCode } from '../core/errors.js';
 
@@ -57,6 +57,8 @@ const keyFields = {
   plugins: pluginListSchema,
   /** Cache overrides for the key's requests (null: none). */
   cache: cachePolicySchema.nullable(),
+  /** MCP for the key's requests: servers attached, allow-list, mode, tool-call rate limit (null: none). */
+  mcp: mcpPolicySchema.nullable(),
   /** Guardrail rules added or skipped for the key's requests (null: none); operator regexes checked for safety. */
   guardrails: guardrailsOverrideSchema
     .nullable()
@@ -85,6 +87,7 @@ export const keyCreateSchema = z.strictObject({
   plugins: keyFields.plugins.default([]),
   cache: keyFields.cache.default(null),
   guardrails: keyFields.guardrails.default(null),
+  mcp: keyFields.mcp.default(null),
 });
 
 export const keyPatchSchema = z.strictObject({
@@ -106,6 +109,7 @@ export const keyPatchSchema = z.strictObject({
   plugins: keyFields.plugins.optional(),
   cache: keyFields.cache.optional(),
   guardrails: keyFields.guardrails.optional(),
+  mcp: keyFields.mcp.optional(),
 });
 
 export const teamCreateSchema = z.strictObject({
@@ -118,6 +122,7 @@ export const teamCreateSchema = z.strictObject({
   plugins: pluginListSchema.default([]),
   cache: keyFields.cache.default(null),
   guardrails: keyFields.guardrails.default(null),
+  mcp: keyFields.mcp.default(null),
 });
 
 export const teamPatchSchema = z.strictObject({
@@ -130,6 +135,7 @@ export const teamPatchSchema = z.strictObject({
   plugins: pluginListSchema.optional(),
   cache: keyFields.cache.optional(),
   guardrails: keyFields.guardrails.optional(),
+  mcp: keyFields.mcp.optional(),
 });
 
 export type KeyCreateInput = z.output<typeof keyCreateSchema>;

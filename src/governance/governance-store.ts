@@ -109,6 +109,7 @@ export class GovernanceStore {
       plugins: fields.plugins,
       cache: fields.cache,
       guardrails: fields.guardrails,
+      mcp: fields.mcp,
       total_spend: 0,
       total_requests: 0,
       created_at: stamp,
@@ -215,6 +216,7 @@ export class GovernanceStore {
       plugins: fields.plugins,
       cache: fields.cache,
       guardrails: fields.guardrails,
+      mcp: fields.mcp,
       created_at: stamp,
       updated_at: stamp,
     };

@@ -11,6 +11,6 @@ describe('config.schema.json', () => {
 
   it('describes providers, routes and settings', () => {
     const schema = configJsonSchema() as { properties: Record<string, unknown> };
-    expect(Object.keys(schema.properties).sort()).toEqual(['alerts', 'cache', 'guardrails', 'plugins', 'providers', 'routes', 'routing_rules', 'settings']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['alerts', 'cache', 'guardrails', 'mcp', 'plugins', 'providers', 'routes', 'routing_rules', 'settings']);
   });
 });

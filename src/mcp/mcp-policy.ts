@@ -1,0 +1,64 @@
+import type { McpPolicyConfig } from '../core/config.js';
+import { gatewayError, type GatewayError } from '../core/errors.js';
+import type { Identity } from '../core/context.js';
+import { MCP_TOOL_SEPARATOR, type McpHub, type McpToolInfo } from '../core/mcp.js';
+import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
+
+/** Whether one allow-list (`server`, `server__tool`, `server__*`) lets `<server>__<tool>` through; absent: everything. */
+export function allows(allow: readonly string[] | undefined, tool: Pick<McpToolInfo, 'server' | 'name'>): boolean {
+  if (!allow) return true;
+  return allow.some((entry) => entry === tool.server || entry === tool.name || entry === `${tool.server}${MCP_TOOL_SEPARATOR}*`);
+}
+
+/** The allow-lists a caller is under: its team's and its key's (a tool must pass both). */
+function allowLists(identity: Identity | null): Array<readonly string[] | undefined> {
+  return [identity?.team?.mcp?.allow, identity?.key.mcp?.allow];
+}
+
+/** Whether the caller (a virtual key with its team, or an anonymous caller) may use this tool. */
+export function mayUse(identity: Identity | null, tool: Pick<McpToolInfo, 'server' | 'name'>): boolean {
+  return allowLists(identity).every((allow) => allows(allow, tool));
+}
+
+/** Every tool of the ready servers the caller may use (of these servers only, when named). */
+export function toolsFor(hub: McpHub, identity: Identity | null, servers?: readonly string[]): McpToolInfo[] {
+  return hub.tools(servers).filter((tool) => mayUse(identity, tool));
+}
+
+/** The mode a request runs in: the header's, else the key's, the team's, the route's, else `client`. */
+export function modeOf(header: string | undefined, layers: ReadonlyArray<McpPolicyConfig | null | undefined>): 'client' | 'auto' {
+  if (header === 'auto' || header === 'client') return header;
+  for (const layer of [...layers].reverse()) if (layer?.mode) return layer.mode;
+  return 'client';
+}
+
+/**
+ * Takes one tool call from the caller's per-minute budgets (key and team `tool_calls_per_minute`): null when
+ * allowed, else the 429 to give (a tool result error in agent mode, an HTTP error elsewhere).
+ */
+export function takeToolCall(limiter: SlidingWindowLimiter, identity: Identity | null): GatewayError | null {
+  if (!identity) return null;
+  const entries: Array<{ key: string; limit: number }> = [];
+  const keyLimit = identity.key.mcp?.tool_calls_per_minute;
+  const teamLimit = identity.team?.mcp?.tool_calls_per_minute;
+  if (keyLimit) entries.push({ key: `mcp:key:${identity.key.id}`, limit: keyLimit });
+  if (teamLimit && identity.team) entries.push({ key: `mcp:team:${identity.team.id}`, limit: teamLimit });
+  if (entries.length === 0) return null;
+  const taken = limiter.tryTakeAll(entries);
+  if (taken.allowed) return null;
+  const blocked = entries[taken.blocked] ?? entries[0];
+  const state = taken.states[taken.blocked];
+  const seconds = Math.max(1, Math.ceil((state?.resetMs ?? 60_000) / 1000));
+  return gatewayError('rate_limit_exceeded', `MCP tool call rate limit reached: ${blocked?.limit} calls per minute. Try again in ${seconds} s.`, {
+    type: 'requests',
+    headers: { 'retry-after': String(seconds) },
+  });
+}
+
+/** The refusal of a tool the caller may not use, or that no ready server offers. */
+export function toolRefusal(hub: McpHub, identity: Identity | null, name: string): GatewayError | null {
+  const tool = hub.tools().find((candidate) => candidate.name === name);
+  if (!tool) return gatewayError('mcp_tool_not_found', `No MCP tool named '${name}' on a connected server (names are <server>__<tool>).`, { param: 'name' });
+  if (!mayUse(identity, tool)) return gatewayError('mcp_tool_not_allowed', `This key may not use the MCP tool '${name}'.`, { param: 'name' });
+  return null;
+}
