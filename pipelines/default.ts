@@ -6,7 +6,7 @@ import type { PipelineDefinition } from '../src/pipeline/definition.js';
  */
 const defaultPipeline: PipelineDefinition = {
   name: 'default',
-  stages: ['auth', 'rate-limit', 'route', 'guardrails', 'cache', 'spend', 'call'],
+  stages: ['auth', 'rate-limit', 'route', 'mcp', 'guardrails', 'cache', 'spend', 'call'],
 };
 
 export default defaultPipeline;

@@ -1,0 +1,286 @@
+import { defer, Observable } from 'rxjs';
+import type { ChatCompletion, ChatCompletionChunk, ChatMessage, CompletionUsage, ResponseEvent } from '../core/canonical.js';
+import type { McpPolicyConfig } from '../core/config.js';
+import type { ChatContext, RequestContext, Spent } from '../core/context.js';
+import { gatewayError } from '../core/errors.js';
+import { INTERNAL_CALL } from '../core/guardrail-keys.js';
+import type { McpHub, McpToolInfo } from '../core/mcp.js';
+import { definePlugin } from '../core/plugin.js';
+import type { Next, Stage } from '../core/stage.js';
+import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
+import { mayUse, modeOf, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
+import { LIMITER, MCP } from '../services.js';
+
+const SERVERS_HEADER = 'x-tollgate-mcp';
+const MODE_HEADER = 'x-tollgate-mcp-mode';
+
+/** One tool call a turn ended with, assembled from its deltas (streams) or read from the message. */
+interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function header(ctx: RequestContext, name: string): string | undefined {
+  const value = ctx.clientHeaders[name];
+  return typeof value === 'string' ? value.trim() : undefined;
+}
+
+/** The server names a request asks for: its header's, then its route's, team's and key's `servers`. */
+function requestedServers(ctx: RequestContext, layers: ReadonlyArray<McpPolicyConfig | null | undefined>): string[] {
+  const named = new Set<string>();
+  const fromHeader = header(ctx, SERVERS_HEADER);
+  if (fromHeader) for (const name of fromHeader.split(',')) if (name.trim()) named.add(name.trim());
+  for (const layer of layers) for (const name of layer?.servers ?? []) named.add(name);
+  return [...named];
+}
+
+/** The MCP tools as OpenAI function tools, and as Anthropic tools for the client's own body (native pass-through). */
+function openAITool(tool: McpToolInfo): Record<string, unknown> {
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } };
+}
+function anthropicTool(tool: McpToolInfo): Record<string, unknown> {
+  return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
+}
+
+function toolNames(tools: unknown): Set<string> {
+  const names = new Set<string>();
+  if (!Array.isArray(tools)) return names;
+  for (const tool of tools) {
+    if (!isRecord(tool)) continue;
+    if (isRecord(tool.function) && typeof tool.function.name === 'string') names.add(tool.function.name);
+    else if (typeof tool.name === 'string') names.add(tool.name);
+  }
+  return names;
+}
+
+/** The tool calls of a whole answer's first choice. */
+function completionCalls(completion: ChatCompletion): ToolCall[] {
+  const choice = completion.choices[0];
+  if (!isRecord(choice) || !isRecord(choice.message) || !Array.isArray(choice.message.tool_calls)) return [];
+  return choice.message.tool_calls.flatMap((call) =>
+    isRecord(call) && isRecord(call.function) && typeof call.function.name === 'string'
+      ? [{ id: typeof call.id === 'string' ? call.id : '', name: call.function.name, arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '' }]
+      : [],
+  );
+}
+
+function completionText(completion: ChatCompletion): string | null {
+  const choice = completion.choices[0];
+  return isRecord(choice) && isRecord(choice.message) && typeof choice.message.content === 'string' ? choice.message.content : null;
+}
+
+function addUsage(total: CompletionUsage | null, usage: CompletionUsage | null | undefined): CompletionUsage | null {
+  if (!usage) return total;
+  if (!total) return { ...usage };
+  return {
+    ...usage,
+    prompt_tokens: total.prompt_tokens + usage.prompt_tokens,
+    completion_tokens: total.completion_tokens + usage.completion_tokens,
+    total_tokens: total.total_tokens + usage.total_tokens,
+  };
+}
+
+function addSpent(total: Spent | null, spent: Spent | null): Spent | null {
+  if (!spent) return total;
+  if (!total) return { ...spent, usage: { ...spent.usage } };
+  const usage = { ...total.usage };
+  for (const [field, value] of Object.entries(spent.usage)) {
+    if (typeof value === 'number') (usage as Record<string, number>)[field] = ((usage as Record<string, number | undefined>)[field] ?? 0) + value;
+  }
+  return { usage, usd: total.usd + spent.usd, priced: total.priced && spent.priced, estimated: total.estimated || spent.estimated };
+}
+
+/**
+ * MCP tools for models. A request opts in with `x-tollgate-mcp: <server>[,<server>]`, or its route, team or key
+ * attaches servers; the tools the caller may use are added to the request's `tools` as `<server>__<tool>`.
+ * In `client` mode (the default) the model's tool calls go back to the client as they are (it may run them with
+ * `POST /v1/mcp/tools/call`). In `auto` mode (config, or `x-tollgate-mcp-mode: auto`) tollgate runs the MCP tool
+ * calls itself, appends their results and calls the model again (each turn through the inner stages: guardrails,
+ * cache, spend and the call, so every turn is checked, cached, charged and logged) until an answer needs no MCP
+ * tool, the step limit or the time budget; the client gets the final turn, streamed when it streams.
+ */
+class McpStage implements Stage {
+  readonly name = 'mcp';
+
+  constructor(
+    private readonly hub: McpHub,
+    private readonly limiter: SlidingWindowLimiter,
+  ) {}
+
+  run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
+    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL)) return next();
+    const route = ctx.plan?.route ? (ctx.config.routes.get(ctx.plan.route)?.mcp ?? null) : null;
+    const layers = [route, ctx.identity?.team?.mcp, ctx.identity?.key.mcp];
+    const servers = requestedServers(ctx, layers);
+    if (servers.length === 0) return next();
+    return defer(() => {
+      for (const name of servers) {
+        if (!ctx.config.mcp.servers.has(name)) throw gatewayError('invalid_value', `Unknown MCP server '${name}' in ${SERVERS_HEADER} or the MCP config.`, { param: SERVERS_HEADER });
+        if (!mayUse(ctx.identity, { server: name, name: `${name}__*` }) && toolsFor(this.hub, ctx.identity, [name]).length === 0) {
+          throw gatewayError('mcp_tool_not_allowed', `This key may not use the MCP server '${name}'.`, { param: SERVERS_HEADER });
+        }
+      }
+      const tools = this.addTools(ctx, toolsFor(this.hub, ctx.identity, servers));
+      if (tools.size === 0 || modeOf(header(ctx, MODE_HEADER), layers) !== 'auto') return next();
+      return this.agent(ctx, next, tools);
+    });
+  }
+
+  /** Adds the tools to the request (and the client's own body, when it goes upstream as it is); returns their names. */
+  private addTools(ctx: ChatContext, tools: McpToolInfo[]): Set<string> {
+    // A client's own tool of the same name wins: it asked for that one.
+    const taken = toolNames(ctx.request.tools);
+    const added = tools.filter((tool) => !taken.has(tool.name));
+    if (added.length === 0) return new Set();
+    ctx.request.tools = [...(Array.isArray(ctx.request.tools) ? ctx.request.tools : []), ...added.map(openAITool)];
+    const native = ctx.native;
+    if (native?.format === 'anthropic') {
+      const body = native.body;
+      (ctx as { native: typeof native }).native = { ...native, body: { ...body, tools: [...(Array.isArray(body.tools) ? body.tools : []), ...added.map(anthropicTool)] } };
+    }
+    return new Set(added.map((tool) => tool.name));
+  }
+
+  // ---- agent mode -----------------------------------------------------------------------------------
+
+  private agent(ctx: ChatContext, next: Next, mcpTools: ReadonlySet<string>): Observable<ResponseEvent> {
+    const { maxSteps, timeBudgetMs } = ctx.config.mcp;
+    const deadline = performance.now() + timeBudgetMs;
+    return new Observable<ResponseEvent>((subscriber) => {
+      const controller = new AbortController();
+      let current: { unsubscribe(): void } | null = null;
+      let spent: Spent | null = null;
+      let usage: CompletionUsage | null = null;
+      let stopped = false;
+
+      /** One model turn; `final` when no further turn may follow (the last step, or the budget spent). */
+      const turn = (step: number): void => {
+        const final = step >= maxSteps || performance.now() >= deadline;
+        const held: ResponseEvent[] = [];
+        const calls = new Map<number, ToolCall>();
+        let text = '';
+        let passing = false;
+        let completion: ChatCompletion | null = null;
+        let turnUsage: CompletionUsage | null = null;
+        const emit = (event: ResponseEvent): void => {
+          if (stopped) return;
+          subscriber.next(event);
+        };
+        current = next().subscribe({
+          next: (event) => {
+            if (event.kind === 'completion') {
+              completion = event.completion;
+              return;
+            }
+            if (event.kind !== 'chunk') return emit(event);
+            const chunk = event.chunk;
+            if (chunk.usage) turnUsage = chunk.usage;
+            const choice = chunk.choices[0];
+            const delta = isRecord(choice) && isRecord(choice.delta) ? choice.delta : null;
+            if (Array.isArray(delta?.tool_calls)) {
+              for (const part of delta.tool_calls) {
+                if (!isRecord(part)) continue;
+                const index = typeof part.index === 'number' ? part.index : 0;
+                const call = calls.get(index) ?? { id: '', name: '', arguments: '' };
+                if (typeof part.id === 'string') call.id = part.id;
+                const fn = isRecord(part.function) ? part.function : {};
+                if (typeof fn.name === 'string') call.name += fn.name;
+                if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+                calls.set(index, call);
+              }
+            }
+            if (typeof delta?.content === 'string') text += delta.content;
+            // Text before any tool call streams live (a final answer should not wait); tool calls are held until
+            // the turn ends, when it is known whether tollgate runs them or hands them to the client.
+            if (!passing && calls.size === 0 && typeof delta?.content === 'string' && delta.content !== '') {
+              passing = true;
+              for (const earlier of held.splice(0)) emit(earlier);
+            }
+            const carriesCalls = Array.isArray(delta?.tool_calls) || (isRecord(choice) && choice.finish_reason === 'tool_calls');
+            if (passing && !carriesCalls && !chunk.usage) emit(event);
+            else held.push(event);
+          },
+          error: (err: unknown) => subscriber.error(err),
+          complete: () => {
+            if (stopped) return;
+            spent = addSpent(spent, ctx.spent);
+            const done = completion as ChatCompletion | null;
+            const toolCalls = done ? completionCalls(done) : [...calls.values()];
+            const runnable = toolCalls.length > 0 && toolCalls.every((call) => mcpTools.has(call.name));
+            if (!runnable || final) {
+              ctx.spent = spent;
+              if (done) {
+                emit({ kind: 'completion', completion: step > 1 ? { ...done, usage: addUsage(usage, done.usage) ?? done.usage ?? null } : done });
+              } else {
+                for (const event of held) {
+                  if (event.kind === 'chunk' && event.chunk.usage && step > 1) emit({ kind: 'chunk', chunk: { ...event.chunk, usage: addUsage(usage, event.chunk.usage) } });
+                  else emit(event);
+                }
+              }
+              subscriber.complete();
+              return;
+            }
+            usage = addUsage(usage, done ? done.usage : turnUsage);
+            void this.runTools(ctx, toolCalls, controller.signal).then((results) => {
+              if (stopped) return;
+              const assistant: ChatMessage = {
+                role: 'assistant',
+                content: (done ? completionText(done) : text) || null,
+                tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+              };
+              ctx.request.messages = [...ctx.request.messages, assistant, ...results];
+              // The conversation is now tollgate's: later turns go upstream from the canonical request.
+              if (ctx.native) (ctx as { native: RequestContext['native'] }).native = null;
+              turn(step + 1);
+            });
+          },
+        });
+      };
+
+      turn(1);
+      return () => {
+        stopped = true;
+        controller.abort(new Error('the client went away'));
+        current?.unsubscribe();
+      };
+    });
+  }
+
+  /** Runs a turn's tool calls (at once); each gives a tool message, an error one when it failed or was refused. */
+  private async runTools(ctx: ChatContext, calls: readonly ToolCall[], signal: AbortSignal): Promise<ChatMessage[]> {
+    const caller = { requestId: ctx.id, keyId: ctx.identity?.key.id ?? null, teamId: ctx.identity?.team?.id ?? null, via: 'agent' as const };
+    return Promise.all(
+      calls.map(async (call): Promise<ChatMessage> => {
+        const message = (content: string): ChatMessage => ({ role: 'tool', tool_call_id: call.id, content });
+        const server = call.name.split('__')[0] ?? '';
+        if (!mayUse(ctx.identity, { server, name: call.name })) return message(`Error: this key may not use the tool '${call.name}'.`);
+        const limited = takeToolCall(this.limiter, ctx.identity);
+        if (limited) return message(`Error: ${limited.message}`);
+        let args: unknown;
+        try {
+          args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+        } catch {
+          return message(`Error: the arguments of '${call.name}' are not valid JSON.`);
+        }
+        if (!isRecord(args)) return message(`Error: the arguments of '${call.name}' must be a JSON object.`);
+        const result = await this.hub.callTool(call.name, args, caller, { signal });
+        return message(result.text);
+      }),
+    );
+  }
+}
+
+/** A chunk shaped like a stream's own, for type checks in tests. */
+export type { ChatCompletionChunk };
+
+export default definePlugin({
+  name: 'mcp',
+  requires: [MCP, LIMITER],
+  // No MCP server configured: no stage at all, so requests pay nothing for MCP.
+  create: (_options, config, services) => (config.mcp.servers.size > 0 && services.has(MCP) ? new McpStage(services.get(MCP), services.get(LIMITER)) : null),
+});
