@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowserPage, screenshot } from '../helpers/browser.js';
+import { collectPageErrors, openBrowserPage, screenshot } from '../helpers/browser.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -179,5 +179,45 @@ describe('the guardrails page', () => {
     expect((await apiLayer()).guardrails.rules).toEqual([]);
     expect(await askWithCard()).toEqual({ text: `echo: my card ${CARD}` });
     expect(errors).toEqual([]);
+  }, TIMEOUT);
+
+  it('shows options of every sort in words, a custom format’s rows in the form, the routes that change the rules, and fits a phone', async () => {
+    const patched = await api('PATCH', '/api/config', {
+      guardrails: {
+        rules: [
+          { name: 'ids', kind: 'national_id', action: 'redact', formats: ['us_ssn', 'nl_bsn'], custom_formats: [{ name: 'staff', pattern: 'EMP-\\d{6}' }] },
+          { name: 'judge', kind: 'moderation', action: 'block', model: 'openai/gpt-4o-mini', on_error: 'block', timeout_ms: 2000, disabled: true },
+        ],
+      },
+      routes: { support: { targets: [{ model: 'openai/gpt-4o-mini' }], guardrails: { skip: ['judge'], rules: [{ name: 'refunds', kind: 'keyword', keywords: ['refund'], action: 'flag' }] } } },
+    });
+    expect(patched.status).toBe(200);
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    try {
+      const small = await phone.newPage();
+      const smallErrors = collectPageErrors(small);
+      await small.goto(tg.url + '/#/guardrails');
+      expect(await small.locator('tr[data-rule="ids"] td[data-col="options"]').textContent()).toBe('formats us_ssn, nl_bsn, staff · replaced by [REDACTED:national_id]');
+      expect(await small.locator('tr[data-rule="judge"] td[data-col="options"]').textContent()).toBe('classified by openai/gpt-4o-mini · timeout 2000 ms · blocks when it fails (fail closed)');
+      expect(await small.locator('tr[data-rule="judge"] td[data-col="status"]').textContent()).toBe('disabled');
+      const route = small.locator('tr[data-route="support"]');
+      expect(await route.textContent()).toContain('refunds (Keywords, flag)');
+      expect(await route.textContent()).toContain('judge');
+      await small.getByRole('button', { name: 'Edit rule ids' }).click();
+      const form = small.getByRole('form', { name: 'Edit rule ids' });
+      expect(await form.getByLabel('Pattern 1').inputValue()).toBe('EMP-\\d{6}');
+      expect(await form.getByRole('checkbox', { name: 'nl_bsn' }).isChecked()).toBe(true);
+      expect(await form.getByRole('checkbox', { name: 'uk_nino' }).isChecked()).toBe(false);
+      const overflow = await small.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      expect(overflow, '#/guardrails is wider than the screen').toBeLessThanOrEqual(0);
+      await screenshot(small, 'phone-guardrails');
+      // Saved unchanged, the rule is what it was.
+      await form.getByRole('button', { name: 'Save rule' }).click();
+      await small.getByText('Rule ids saved').waitFor();
+      expect((await apiLayer()).guardrails.rules[0]).toEqual({ name: 'ids', kind: 'national_id', action: 'redact', formats: ['us_ssn', 'nl_bsn'], custom_formats: [{ name: 'staff', pattern: 'EMP-\\d{6}' }] });
+      expect(smallErrors).toEqual([]);
+    } finally {
+      await phone.close();
+    }
   }, TIMEOUT);
 });
