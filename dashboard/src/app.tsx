@@ -2,6 +2,7 @@ import { useEffect } from 'preact/hooks';
 import { Layout, type NavItem } from './components/layout.js';
 import { AlertsPage } from './pages/alerts.js';
 import { AuditPage } from './pages/audit.js';
+import { GuardrailsPage } from './pages/guardrails.js';
 import { KeysPage } from './pages/keys.js';
 import { LogDetailPage } from './pages/log-detail.js';
 import { LogsPage } from './pages/logs.js';
@@ -22,6 +23,7 @@ const NAV: NavItem[] = [
   { path: '/providers', label: 'Providers' },
   { path: '/routes', label: 'Routes' },
   { path: '/alerts', label: 'Alerts' },
+  { path: '/guardrails', label: 'Guardrails' },
   { path: '/settings', label: 'Settings' },
   { path: '/audit', label: 'Audit log' },
 ];
@@ -47,6 +49,7 @@ export function App() {
   else if (section === '/providers') page = <ProvidersPage />;
   else if (section === '/routes') page = <RoutesPage />;
   else if (section === '/alerts') page = <AlertsPage />;
+  else if (section === '/guardrails') page = <GuardrailsPage />;
   else if (section === '/settings') page = <SettingsPage />;
   else if (section === '/audit') page = <AuditPage location={location} />;
   else

@@ -1,4 +1,7 @@
 import { ApiError } from './client.js';
+import type { FieldSpec } from './fields.js';
+
+export { fieldText, fieldValue, getPath, setPath, type FieldKind, type FieldSpec } from './fields.js';
 
 /**
  * What the alerts page reads and writes (README "Alerts"): the shapes of `/api/alerts`, and, in one place, the
@@ -73,23 +76,6 @@ export const channelPath = (name: string): string => `/alerts/channels/${encodeU
 export const rulePath = (name: string): string => `/alerts/rules/${encodeURIComponent(name)}`;
 
 // ---- the fields of each channel type and rule kind -------------------------------------------------------------
-
-/**
- * How a form control reads and writes one field. `secret`: masked when shown, left empty to keep the stored value;
- * `list`: comma-separated (`lines`: one a line); `headers`: `Name: value` a line; `bool`: default / on / off.
- */
-export type FieldKind = 'text' | 'url' | 'secret' | 'number' | 'list' | 'lines' | 'headers' | 'bool' | 'select' | 'checks';
-
-export interface FieldSpec {
-  /** The field's path in the body, `.` for nesting (`retry.max_attempts`): also the `param` the API names. */
-  name: string;
-  label: string;
-  kind: FieldKind;
-  hint?: string;
-  required?: boolean;
-  /** For `select` (an empty option reads "default") and `checks`. */
-  options?: readonly (string | number)[];
-}
 
 const RETRY: FieldSpec[] = [
   { name: 'timeout_ms', label: 'Timeout (ms)', kind: 'number', hint: 'per attempt; default 10000' },
@@ -188,72 +174,6 @@ export const RULE_KINDS: Record<string, { label: string; fields: FieldSpec[] }> 
 };
 
 export const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
-
-// ---- reading and writing nested fields --------------------------------------------------------------------------
-
-export function getPath(object: Record<string, unknown>, path: string): unknown {
-  let value: unknown = object;
-  for (const part of path.split('.')) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
-  return value;
-}
-
-/** Sets (or, for undefined, removes) a nested field; an object left empty is removed too. */
-export function setPath(object: Record<string, unknown>, path: string, value: unknown): void {
-  const [head, ...rest] = path.split('.');
-  if (head === undefined) return;
-  if (rest.length === 0) {
-    if (value === undefined) delete object[head];
-    else object[head] = value;
-    return;
-  }
-  const current = object[head];
-  const child = current && typeof current === 'object' && !Array.isArray(current) ? { ...(current as Record<string, unknown>) } : {};
-  setPath(child, rest.join('.'), value);
-  if (Object.keys(child).length) object[head] = child;
-  else delete object[head];
-}
-
-/** A value as a form control shows it. */
-export function fieldText(spec: FieldSpec, value: unknown): string {
-  if (value === undefined || value === null) return '';
-  if (spec.kind === 'list') return Array.isArray(value) ? value.join(', ') : String(value);
-  if (spec.kind === 'lines') return Array.isArray(value) ? value.join('\n') : String(value);
-  if (spec.kind === 'headers' && typeof value === 'object') return Object.entries(value as Record<string, string>).map(([name, v]) => `${name}: ${v}`).join('\n');
-  return String(value);
-}
-
-/** What the user typed, as the API takes it; `''` is undefined (the API's default). The API judges the rest. */
-export function fieldValue(spec: FieldSpec, form: FormData): unknown {
-  if (spec.kind === 'checks') {
-    const picked = form.getAll(spec.name).map((item) => (typeof spec.options?.[0] === 'number' ? Number(item) : String(item)));
-    return picked.length ? picked : undefined;
-  }
-  const text = String(form.get(spec.name) ?? '').trim();
-  if (text === '') return undefined;
-  switch (spec.kind) {
-    case 'number':
-      return Number(text);
-    case 'bool':
-      return text === 'true';
-    case 'list':
-    case 'lines': {
-      const items = text.split(spec.kind === 'list' ? ',' : '\n').map((item) => item.trim()).filter(Boolean);
-      return items.length ? items : undefined;
-    }
-    case 'headers': {
-      const headers: Record<string, string> = {};
-      for (const line of text.split('\n')) {
-        if (!line.trim()) continue;
-        const at = line.indexOf(':');
-        if (at <= 0) throw new ApiError(400, `Write each header as \`Name: value\`: '${line.trim()}' has no colon.`, spec.name);
-        headers[line.slice(0, at).trim()] = line.slice(at + 1).trim();
-      }
-      return Object.keys(headers).length ? headers : undefined;
-    }
-    default:
-      return text;
-  }
-}
 
 /** `env:NAME` / `file:/path`: the file reads a secret from elsewhere, and the API cannot edit such a section item by item. */
 export function isReference(value: unknown): boolean {

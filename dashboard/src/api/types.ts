@@ -1,5 +1,7 @@
 /** The shapes the `/api` endpoints answer, as far as the dashboard reads them (README "Management API"). */
 
+import type { GuardrailsOverride } from './guardrails-api.js';
+
 /** A page of `GET /api/keys?limit=`: `next_after` is the cursor of the next page, null on the last. */
 export interface KeyPage<T> {
   object: 'list';
@@ -57,6 +59,8 @@ export interface LogRecord {
   cancelled: boolean;
   user: string | null;
   metadata: Record<string, string> | null;
+  /** What guardrail rules did, `side:rule:action` (`input:cards:blocked`); absent when none acted. */
+  guardrails?: string[] | null;
 }
 
 export type BudgetPeriod = 'daily' | 'weekly' | 'monthly' | 'total';
@@ -75,6 +79,8 @@ export interface VirtualKey {
   tokens_per_minute: number | null;
   expires_at: string | null;
   disabled: boolean;
+  /** Rules added and skipped for this key (null when none). */
+  guardrails?: GuardrailsOverride | null;
   total_spend: number;
   total_requests: number;
   created_at: string;
@@ -93,6 +99,8 @@ export interface Team {
   spend: number;
   requests: number;
   rate_limit: number | null;
+  /** Rules added and skipped for this team's keys (null when none). */
+  guardrails?: GuardrailsOverride | null;
   created_at: string;
 }
 

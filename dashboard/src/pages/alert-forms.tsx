@@ -1,10 +1,9 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import {
   CHANNEL_TYPES,
   RULE_KINDS,
   SEVERITIES,
   channelPath,
-  fieldText,
   fieldValue,
   getPath,
   itemError,
@@ -16,9 +15,10 @@ import {
 } from '../api/alerts-api.js';
 import { ApiError } from '../api/client.js';
 import { apiPut, asApiError } from '../api/config-api.js';
-import { ErrorNotice, fieldError } from '../components/error-notice.js';
+import { ErrorNotice } from '../components/error-notice.js';
 import { FormField } from '../components/form-field.js';
 import { isGeneral } from '../components/scoped-error.js';
+import { SpecField, useFocusOnOpen } from '../components/spec-field.js';
 
 /**
  * The forms that add or change one alert channel or one rule (`PUT /api/alerts/channels/:name`,
@@ -26,83 +26,6 @@ import { isGeneral } from '../components/scoped-error.js';
  * everything else the item had unchanged, and a secret left empty keeps the stored one (the API restores a masked
  * value it gave).
  */
-
-/** One field of a channel type or rule kind, as its control. `stored` is what the API shows now (masked for a secret). */
-function SpecField({ spec, scope, error, stored }: { spec: FieldSpec; scope: string; error: ApiError | null; stored: unknown }) {
-  if (spec.kind === 'checks') {
-    const picked = Array.isArray(stored) ? stored.map(String) : [];
-    const problem = fieldError(error, spec.name);
-    return (
-      <fieldset class="field checks" aria-invalid={problem ? true : undefined} aria-describedby={problem ? `${scope}-${spec.name}-error` : undefined}>
-        <legend>{spec.label}</legend>
-        {(spec.options ?? []).map((option) => (
-          <label key={String(option)}>
-            <input type="checkbox" name={spec.name} value={String(option)} defaultChecked={picked.includes(String(option))} /> {String(option)}
-          </label>
-        ))}
-        {spec.hint ? <span class="muted hint">{spec.hint}</span> : null}
-        {problem ? (
-          <span class="field-error" id={`${scope}-${spec.name}-error`}>
-            {problem}
-          </span>
-        ) : null}
-      </fieldset>
-    );
-  }
-  const storedSecret = spec.kind === 'secret' && typeof stored === 'string' ? stored : null;
-  const hint = storedSecret ? `stored: ${storedSecret}; leave empty to keep it` : spec.hint;
-  return (
-    <FormField name={spec.name} label={spec.label} scope={scope} error={error} hint={hint}>
-      {(aria) => {
-        const common = { ...aria, name: spec.name, autoComplete: 'off', required: spec.required };
-        switch (spec.kind) {
-          case 'secret':
-            return <input {...common} type="password" autoComplete="new-password" />;
-          case 'number':
-            return <input {...common} type="number" step="any" inputMode="decimal" defaultValue={fieldText(spec, stored)} />;
-          case 'headers':
-          case 'lines':
-            return <textarea {...common} rows={3} defaultValue={fieldText(spec, stored)} />;
-          case 'bool':
-            return (
-              // `selected` on the option: Preact sets a select's defaultValue before its options exist, so it would not take.
-              <select {...common}>
-                <option value="">default</option>
-                <option value="true" selected={stored === true}>
-                  on
-                </option>
-                <option value="false" selected={stored === false}>
-                  off
-                </option>
-              </select>
-            );
-          case 'select':
-            return (
-              <select {...common}>
-                <option value="">default</option>
-                {(spec.options ?? []).map((option) => (
-                  <option key={String(option)} value={String(option)} selected={fieldText(spec, stored) === String(option)}>
-                    {String(option)}
-                  </option>
-                ))}
-              </select>
-            );
-          case 'url':
-            return <input {...common} type="url" defaultValue={fieldText(spec, stored)} />;
-          default:
-            return <input {...common} type="text" defaultValue={fieldText(spec, stored)} />;
-        }
-      }}
-    </FormField>
-  );
-}
-
-/** Focus the form's heading once when it opens (it is opened by a button elsewhere on the page). */
-function useFocusOnOpen() {
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), []);
-  return heading;
-}
 
 const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 

@@ -9,6 +9,7 @@ import { ErrorNotice } from '../components/error-notice.js';
 import { FormField, optionalNumber } from '../components/form-field.js';
 import { Empty, Loading } from '../components/states.js';
 import { count, dateTime } from '../format.js';
+import { GuardrailsOverrideEditor } from './guardrails-override.js';
 import { TeamsSection } from './teams.js';
 
 const PERIODS = ['total', 'daily', 'weekly', 'monthly'] as const;
@@ -27,6 +28,8 @@ export function KeysPage() {
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [rotated, setRotated] = useState(false);
   const [actionError, setActionError] = useState<ApiError | null>(null);
+  /** The key whose guardrails are being edited. */
+  const [guarding, setGuarding] = useState<VirtualKey | null>(null);
   const teamName = (id: string | null): string => (id ? (teams.data?.data.find((team) => team.id === id)?.name ?? id) : '—');
 
   const act = async (change: () => Promise<unknown>): Promise<void> => {
@@ -90,8 +93,21 @@ export function KeysPage() {
                     </td>
                     <td>{count(key.requests)}</td>
                     <td>{key.rate_limit ? `${key.rate_limit}/min` : '—'}</td>
-                    <td>{key.disabled ? <span class="badge status-4xx">disabled</span> : key.expires_at ? `expires ${dateTime(key.expires_at)}` : 'active'}</td>
+                    <td>
+                      {key.disabled ? <span class="badge status-4xx">disabled</span> : key.expires_at ? `expires ${dateTime(key.expires_at)}` : 'active'}
+                      {key.guardrails ? (
+                        <>
+                          {' '}
+                          <span class="badge" title="This key adds or skips guardrail rules">
+                            guardrails
+                          </span>
+                        </>
+                      ) : null}
+                    </td>
                     <td class="actions">
+                      <button type="button" onClick={() => setGuarding(key)} aria-expanded={guarding?.id === key.id}>
+                        Guardrails<span class="visually-hidden"> of {key.name}</span>
+                      </button>
                       <button type="button" onClick={() => void act(() => api.patch(`/keys/${encodeURIComponent(key.id)}`, { disabled: !key.disabled }))}>
                         {key.disabled ? 'Enable' : 'Disable'}
                         <span class="visually-hidden"> {key.name}</span>
@@ -124,6 +140,18 @@ export function KeysPage() {
         )
       ) : keys.loading ? (
         <Loading what="keys" />
+      ) : null}
+
+      {guarding ? (
+        <GuardrailsOverrideEditor
+          key={guarding.id}
+          what="key"
+          path={`/keys/${encodeURIComponent(guarding.id)}`}
+          name={guarding.name}
+          current={guarding.guardrails}
+          onSaved={() => keys.reload()}
+          onClose={() => setGuarding(null)}
+        />
       ) : null}
 
       {keys.data && (cursors.length > 0 || keys.data.has_more) ? (

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { api } from '../api/client.js';
+import { guardrailEntry } from '../api/guardrails-api.js';
 import type { LogRecord } from '../api/types.js';
 import { useApi } from '../api/use-api.js';
 import { ErrorNotice } from '../components/error-notice.js';
@@ -49,6 +50,15 @@ export function LogDetailPage({ id }: { id: string }) {
             <Field label="Key / team">
               {r.key_id ?? 'none'} / {r.team_id ?? 'none'}
             </Field>
+            {r.guardrails?.length ? (
+              <Field label="Guardrails">
+                <ul class="plain" data-testid="log-guardrails">
+                  {r.guardrails.map((entry) => (
+                    <li key={entry}>{guardrailEntry(entry)}</li>
+                  ))}
+                </ul>
+              </Field>
+            ) : null}
             {r.error_message || r.error_code ? (
               <Field label="Error">
                 {r.error_code ? <code>{r.error_code}</code> : null} {r.error_message}

@@ -8,11 +8,14 @@ import { ErrorNotice } from '../components/error-notice.js';
 import { FormField, optionalNumber } from '../components/form-field.js';
 import { Empty, Loading } from '../components/states.js';
 import { count } from '../format.js';
+import { GuardrailsOverrideEditor } from './guardrails-override.js';
 
 /** Teams: a budget and rate limit their keys share. Lives on the keys page, which loads the list once for both. */
 export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; onChange(): void }) {
   const [error, setError] = useState<ApiError | null>(null);
   const [formError, setFormError] = useState<ApiError | null>(null);
+  /** The team whose guardrails are being edited. */
+  const [guarding, setGuarding] = useState<Team | null>(null);
   const remove = async (team: Team): Promise<void> => {
     setError(null);
     try {
@@ -69,6 +72,9 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
                     <td>{count(team.requests)}</td>
                     <td>{team.rate_limit ? `${team.rate_limit}/min` : '—'}</td>
                     <td class="actions">
+                      <button type="button" onClick={() => setGuarding(team)} aria-expanded={guarding?.id === team.id}>
+                        Guardrails<span class="visually-hidden"> of team {team.name}</span>
+                      </button>
                       <ConfirmButton label="Delete" title={`Delete the team “${team.name}”?`} confirmLabel="Delete team" onConfirm={() => void remove(team)}>
                         <p>Its budget and rate limit stop applying to its keys. This cannot be undone.</p>
                       </ConfirmButton>
@@ -83,6 +89,17 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
         )
       ) : teams.loading ? (
         <Loading what="teams" />
+      ) : null}
+      {guarding ? (
+        <GuardrailsOverrideEditor
+          key={guarding.id}
+          what="team"
+          path={`/teams/${encodeURIComponent(guarding.id)}`}
+          name={guarding.name}
+          current={guarding.guardrails}
+          onSaved={() => teams.reload()}
+          onClose={() => setGuarding(null)}
+        />
       ) : null}
       <form class="panel" noValidate onSubmit={(event) => void create(event)} aria-labelledby="create-team-title">
         <h3 id="create-team-title">Create a team</h3>
