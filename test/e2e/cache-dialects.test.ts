@@ -73,7 +73,13 @@ describe('cache hits on /genai, in Gemini\'s own shape', () => {
     for await (const chunk of await ai.models.generateContentStream(ask)) chunks.push(chunk);
     expect(chunks.map((chunk) => chunk.text ?? '').join('')).toBe(first.text);
     expect(gemini.calls.length).toBe(calls);
-    const log = await gatewayApi(() => tg.url).api('GET', '/api/logs?limit=3');
+    // Log entries are written just after each answer: wait for the third.
+    const { api } = gatewayApi(() => tg.url);
+    let log = await api('GET', '/api/logs?limit=3');
+    for (let i = 0; i < 100 && log.body.data.length < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      log = await api('GET', '/api/logs?limit=3');
+    }
     expect(log.body.data.map((entry: { cache?: string }) => entry.cache)).toEqual(['hit-exact', 'hit-exact', 'miss']);
   });
 });

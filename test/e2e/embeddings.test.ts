@@ -28,10 +28,14 @@ beforeEach(() => {
   backup.reset();
 });
 
+/** The first request's log entry, once written (without a key it is written just after the answer). */
 async function lastLog(): Promise<{ model: string; status: number; prompt_tokens: number; cost_usd: number; priced: boolean }> {
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const body = (await (await fetch(`${tg.url}/api/logs?limit=1`)).json()) as { data: Array<any> };
-  return body.data[0];
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const body = (await (await fetch(`${tg.url}/api/logs?limit=1`)).json()) as { data: Array<any> };
+    if (body.data[0] || Date.now() > deadline) return body.data[0];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 describe('POST /v1/embeddings', () => {
