@@ -1,0 +1,175 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { GatewayEvents } from '../../src/core/events.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+// MCP tools for models, through the official SDKs: the scripted upstream plays a model that calls the first tool it
+// is offered (arguments {"query": <the user's text>}) and, given a tool result, answers "echo: <the result>".
+
+const hi = (content: string): OpenAI.ChatCompletionMessageParam[] => [{ role: 'user', content }];
+
+/** An MCP server over streamable HTTP (stateless: a server per request, as the SDK recommends), in this process. */
+async function startKnowledgeBase(): Promise<{ url: string; calls: string[]; close(): Promise<void> }> {
+  const calls: string[] = [];
+  const build = (): McpServer => {
+    const server = new McpServer({ name: 'kb', version: '1.0.0' });
+    server.registerTool('lookup', { description: 'Looks a topic up in the knowledge base', inputSchema: { query: z.string() } }, async ({ query }) => {
+      calls.push(`lookup:${query}`);
+      return { content: [{ type: 'text', text: `found: ${query.toUpperCase()}` }] };
+    });
+    server.registerTool('stall', { description: 'Never answers', inputSchema: { query: z.string() } }, async () => {
+      calls.push('stall');
+      return new Promise<never>(() => undefined);
+    });
+    return server;
+  };
+  const http: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      const server = build();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      void server.connect(transport).then(() => transport.handleRequest(req, res, body));
+    });
+  });
+  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    calls,
+    close: () =>
+      new Promise<void>((done) => {
+        http.closeAllConnections();
+        http.close(() => done());
+      }),
+  };
+}
+
+let upstream: ScriptedUpstream;
+let kb: Awaited<ReturnType<typeof startKnowledgeBase>>;
+let tg: RunningGateway;
+const { createKey, clientFor } = gatewayApi(() => tg.url);
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream' });
+  kb = await startKnowledgeBase();
+  tg = await startGateway({
+    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+    mcp: { servers: { kb: { type: 'http', url: kb.url } }, call_timeout_ms: 400 },
+    routes: { researcher: { targets: [{ model: 'openai/gpt-4o-mini' }], mcp: { servers: ['kb'], mode: 'auto' } } },
+  });
+  // The hub connects in the background: wait until the server's tools are listed.
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const health = (await (await fetch(`${tg.url}/api/mcp`)).json()) as { servers: Array<{ name: string; state: string; tools: number }> };
+    if (health.servers.some((server) => server.name === 'kb' && server.state === 'ready' && server.tools >= 2)) break;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+});
+afterAll(async () => {
+  await tg?.stop();
+  await kb?.close();
+  await upstream?.close();
+});
+afterEach(() => {
+  upstream.reset();
+  kb.calls.length = 0;
+});
+
+describe('MCP tools for models', () => {
+  it('adds the tools of the servers a request names, namespaced, and hands the model\'s tool call back to the client (client mode)', async () => {
+    const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('pluto') }, { headers: { 'x-tollgate-mcp': 'kb' } });
+    const tools = upstream.calls[0]?.body.tools as Array<{ type: string; function: { name: string; description: string; parameters: { properties: Record<string, unknown> } } }>;
+    expect(tools.map((tool) => tool.function.name)).toEqual(['kb__lookup', 'kb__stall']);
+    expect(tools[0]?.function).toMatchObject({ description: 'Looks a topic up in the knowledge base', parameters: { type: 'object', properties: { query: { type: 'string' } } } });
+    expect(answer.choices[0]?.finish_reason).toBe('tool_calls');
+    const call = answer.choices[0]?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    expect(call.function).toEqual({ name: 'kb__lookup', arguments: JSON.stringify({ query: 'pluto' }) });
+    expect(kb.calls).toEqual([]);
+    // Without the header (and no route or key attaching servers) the request is left as it came.
+    await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('pluto') });
+    expect(upstream.calls[1]?.body.tools).toBeUndefined();
+  });
+
+  it('runs the MCP tool call itself in agent mode and answers with the final message', async () => {
+    const called: Array<GatewayEvents['mcp.tool.called']> = [];
+    const stop = tg.gateway.bus.on('mcp.tool.called', (event) => called.push(event));
+    const answer = await tg.client.chat.completions.create(
+      { model: 'openai/gpt-4o-mini', messages: hi('pluto') },
+      { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } },
+    );
+    stop();
+    expect(answer.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'echo: found: PLUTO' } });
+    expect(kb.calls).toEqual(['lookup:pluto']);
+    expect(upstream.calls).toHaveLength(2);
+    const second = upstream.calls[1]?.body.messages as Array<Record<string, any>>;
+    expect(second.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(second[1]?.tool_calls[0].function.name).toBe('kb__lookup');
+    expect(second[2]).toMatchObject({ role: 'tool', tool_call_id: second[1]?.tool_calls[0].id, content: 'found: PLUTO' });
+    // Both turns are counted in the usage the client gets.
+    expect(answer.usage?.completion_tokens).toBeGreaterThan(3);
+    expect(called).toEqual([expect.objectContaining({ server: 'kb', tool: 'lookup', via: 'agent', status: 'ok' })]);
+  });
+
+  it('streams the final turn of an agent run, with no tool call chunks shown to the client', async () => {
+    const stream = await tg.client.chat.completions.create({ model: 'researcher', messages: hi('mars'), stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let finish: string | null = null;
+    let sawToolCall = false;
+    let usage: OpenAI.CompletionUsage | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.choices[0]?.delta.tool_calls) sawToolCall = true;
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe('echo: found: MARS');
+    expect(finish).toBe('stop');
+    expect(sawToolCall).toBe(false);
+    expect(usage?.total_tokens).toBeGreaterThan(0);
+    expect(kb.calls).toEqual(['lookup:mars']);
+  });
+
+  it('gives the model a tool error when a tool hangs past the call timeout, and still answers', async () => {
+    const answer = await tg.client.chat.completions.create(
+      { model: 'openai/gpt-4o-mini', messages: hi('anything'), tool_choice: { type: 'function', function: { name: 'kb__stall' } } },
+      { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } },
+    );
+    expect(answer.choices[0]?.finish_reason).toBe('stop');
+    expect(answer.choices[0]?.message.content).toMatch(/^echo: Error: .*(time|400 ms)/i);
+    expect(kb.calls).toEqual(['stall']);
+  });
+
+  it('shows MCP tools to Anthropic clients as Anthropic tools', async () => {
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: { 'x-tollgate-mcp': 'kb' } });
+    const message = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'venus' }] });
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.content).toContainEqual(expect.objectContaining({ type: 'tool_use', name: 'kb__lookup', input: { query: 'venus' } }));
+  });
+
+  it("keeps a key to its allow-list: a server outside it is refused, a listed tool alone is offered", async () => {
+    const outsider = await createKey({ name: 'outsider', mcp: { allow: ['other-server'] } });
+    const refused = await clientFor(outsider.key)
+      .chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: { 'x-tollgate-mcp': 'kb' } })
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect(refused).toMatchObject({ code: 'mcp_tool_not_allowed' });
+    const narrow = await createKey({ name: 'narrow', mcp: { allow: ['kb__lookup'] } });
+    await clientFor(narrow.key).chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: { 'x-tollgate-mcp': 'kb' } });
+    expect((upstream.calls[0]?.body.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(['kb__lookup']);
+    const unknown = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: { 'x-tollgate-mcp': 'nowhere' } }).catch((err: unknown) => err);
+    expect(unknown).toMatchObject({ status: 400, param: 'x-tollgate-mcp' });
+  });
+});
