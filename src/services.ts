@@ -8,6 +8,7 @@ import type { HealthRegistry } from './routing/health-registry.js';
 import type { Log } from './log.js';
 import { serviceKey, type ServiceKey, type Services } from './core/plugin.js';
 import type { ChatCompletion, ChatCompletionRequest } from './core/canonical.js';
+import type { McpHub } from './core/mcp.js';
 
 /** Requests the gateway makes for itself through its own pipeline: routed, keyed, retried, costed and logged. */
 export interface InProcessCalls {
@@ -32,6 +33,7 @@ export const RESERVATIONS = serviceKey<Reservations>('reservations');
 export const HEALTH = serviceKey<HealthRegistry>('health');
 export const CACHE = serviceKey<CacheService>('cache');
 export const IN_PROCESS = serviceKey<InProcessCalls>('in-process');
+export const MCP = serviceKey<McpHub>('mcp');
 
 /**
  * Every service the gateway holds, by key id. Keys are compared by id, not identity, so a plugin package built
