@@ -136,8 +136,9 @@ export class McpHubService implements McpHubView {
       const capped = capResult(answer.content, answer.structuredContent, maxResultBytes);
       return finish({ status: 'ok', isError: answer.isError, ...capped, error: null, failure: null });
     } catch (err) {
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return failed('timeout', `the tool '${name}' did not answer within ${callTimeoutMs} ms`);
+      // The SDK rejects an aborted call with a RequestTimeout error too: the caller's signal tells them apart.
       if (options.signal?.aborted) return failed('cancelled', 'the tool call was cancelled');
+      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return failed('timeout', `the tool '${name}' did not answer within ${callTimeoutMs} ms`);
       if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return failed('unavailable', `the connection to MCP server '${server}' closed during the call`);
       if (err instanceof McpError) return failed('failed', `MCP server '${server}' answered an error: ${err.message}`);
       return failed(connection.health().state === 'ready' ? 'failed' : 'unavailable', errorMessage(err));
