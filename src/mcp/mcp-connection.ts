@@ -5,9 +5,9 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerRuntime } from '../core/config.js';
 import { MCP_TOOL_SEPARATOR, type McpServerHealth, type McpServerState, type McpToolInfo } from '../core/mcp.js';
 import { isRecord } from '../core/is-record.js';
@@ -105,19 +105,27 @@ export class McpConnection {
   async callTool(tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ToolAnswer> {
     const client = this.client;
     if (!client || this.state !== 'ready') throw new Error(`MCP server '${this.name}' is not connected (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`);
+    // A signal of the call's own, so the SDK's abort listener goes with the call, not onto the caller's signal.
+    const controller = new AbortController();
+    const forward = (): void => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', forward, { once: true });
     try {
       const result = await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
         timeout: options.timeoutMs,
         maxTotalTimeout: options.timeoutMs,
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: controller.signal,
       });
       const content = Array.isArray(result.content) ? (result.content as unknown[]) : [];
       const structured = isRecord(result.structuredContent) ? result.structuredContent : undefined;
       return { content, ...(structured ? { structuredContent: structured } : {}), isError: result.isError === true };
     } catch (err) {
-      // An HTTP server that cannot be reached any more is reconnected (a stdio server's exit closes the transport).
-      if (this.runtime.type === 'http' && !(err instanceof McpError) && !options.signal?.aborted && client === this.client) this.dropped(client, err);
+      // An HTTP server a call could not reach (or that lost the session) is reconnected; a stdio server's exit
+      // closes the transport by itself.
+      const unreachable = err instanceof TypeError || err instanceof StreamableHTTPError;
+      if (this.runtime.type === 'http' && unreachable && !controller.signal.aborted && client === this.client) this.dropped(client, err);
       throw err;
+    } finally {
+      options.signal?.removeEventListener('abort', forward);
     }
   }
 

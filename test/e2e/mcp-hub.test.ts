@@ -267,6 +267,18 @@ describe('keeping the tool lists and connections current', () => {
     await until('remote ready again', async () => (await mcpView()).servers.some((entry) => entry.name === 'remote' && entry.state === 'ready'));
     expect((await server('local')).pid).toBe(local.pid);
   });
+
+  it('reconnects an HTTP server a call could not reach, once it is back', async () => {
+    const port = Number(new URL(http.url).port);
+    await http.close();
+    const down = await callTool(null, 'remote__lookup', { key: 'x' });
+    expect(down.status).toBe(502);
+    expect(down.body.error.code).toBe('mcp_tool_failed');
+    await until('remote not ready', async () => (await server('remote')).state !== 'ready');
+    http = await startHttpMcpServer(TOKEN, port);
+    await until('remote ready again', async () => (await server('remote')).state === 'ready');
+    expect((await callTool(null, 'remote__lookup', { key: 'y' })).body.text).toBe('value-of-y');
+  });
 });
 
 describe('/mcp: tollgate as an MCP server', () => {
