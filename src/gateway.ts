@@ -14,7 +14,8 @@ import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginHost } from './pipeline/plugin-host.js';
-import { BUS, CACHE, GOVERNANCE, HEALTH, IN_PROCESS, LIMITER, LOG, RESERVATIONS, ServiceRegistry, TRANSPORT, type InProcessCalls } from './services.js';
+import { BUS, CACHE, GOVERNANCE, HEALTH, IN_PROCESS, LIMITER, LOG, MCP, RESERVATIONS, ServiceRegistry, TRANSPORT, type InProcessCalls } from './services.js';
+import { McpHubService, type McpHubView } from './mcp/mcp-hub.js';
 import type { ChatCompletion } from './core/canonical.js';
 import { INTERNAL_CALL } from './core/guardrail-keys.js';
 import { CacheService } from './cache/cache-service.js';
@@ -65,6 +66,8 @@ export interface Gateway {
   readonly reservations: Pick<Reservations, 'reserved' | 'snapshot'>;
   /** Alerts: the open ones, the delivery log and the delivery queue (the rules and channels are in the config). */
   readonly alerts: AlertsView;
+  /** The connections to the configured MCP servers: their tools, health, and tool calls. */
+  readonly mcp: McpHubView;
   /** The compiled pipeline for a config version (compiled once per version). */
   pipelineFor(config: RuntimeConfig): Pipeline;
   /** Starts listening; resolves with the base URL (e.g. `http://127.0.0.1:8080`). */
@@ -153,17 +156,21 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       });
     },
   };
+  const limiter = new SlidingWindowLimiter();
+  // MCP servers are connected once the pipeline compiled (below); stages that use tools find the hub as a service.
+  const mcp = new McpHubService({ bus, log, clientInfo: { name: 'tollgate', version: VERSION } });
   // Built-in stages and plugins get these same instances, each only the ones it lists in `requires`.
   const services = new ServiceRegistry()
     .set(BUS, bus)
     .set(LOG, log)
     .set(TRANSPORT, transport)
     .set(GOVERNANCE, governance)
-    .set(LIMITER, new SlidingWindowLimiter())
+    .set(LIMITER, limiter)
     .set(RESERVATIONS, reservations)
     .set(HEALTH, health)
     .set(CACHE, cache)
-    .set(IN_PROCESS, inProcess);
+    .set(IN_PROCESS, inProcess)
+    .set(MCP, mcp);
   const plugins = new PluginHost({
     services,
     builtins: definition.stages,
@@ -241,6 +248,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   tracer.configure(configService.current().settings.tracing);
   const configSubscription = configService.changes.subscribe((current) => {
     tracer.configure(current.settings.tracing);
+    // MCP servers connect in the background (the current config at once: changes is a behaviour subject); a
+    // change keeps unchanged servers' connections and replaces the rest.
+    void mcp.reconfigure(current.mcp);
     void retireSuperseded(current);
   });
 
@@ -281,7 +291,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     contentType: GatewayMetrics.contentType,
     render: () => metricsNow?.render() ?? Promise.resolve(''),
   };
-  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, dashboardDir: options.dashboardDir });
+  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, limiter, dashboardDir: options.dashboardDir });
 
   // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
   let closingStore = false;
@@ -317,6 +327,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         // In-flight requests are done or cut off by now: close every version's stages, then the plugins.
         await retireSuperseded(null, true);
         await plugins.closeAll();
+        // MCP connections close after the stages that call tools: stdio servers' processes end here.
+        await mcp.close();
         // Log entries of the last requests (a cancelled stream settles after its client left) before the store closes.
         await requestLog.flush();
         requestLog.stop();
@@ -349,6 +361,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     adminKeyRequired: adminKey !== null,
     reservations,
     alerts,
+    mcp,
     pipelineFor,
     async listen(listenOptions = {}) {
       const current = configService.current().settings;

@@ -154,6 +154,9 @@ export const ERROR_CATALOGUE = {
   // The provider's token endpoint refused the credentials: another attempt with them fails the same way.
   provider_token_refused: { status: 401, type: 'authentication_error', retryable: false },
   upstream_timeout: { status: 504, type: 'timeout_error', retryable: true },
+  // An MCP tool call (POST /v1/mcp/tools/call) that failed: its server errored, closed or was not connected; or it ran past call_timeout_ms.
+  mcp_tool_failed: { status: 502, type: 'upstream_error', retryable: false },
+  mcp_tool_timeout: { status: 504, type: 'timeout_error', retryable: false },
   // An answer too large is as large on a retry: nothing is retried.
   upstream_response_too_large: { status: 502, type: 'upstream_error', retryable: false },
   all_targets_unavailable: { status: 503, type: 'service_unavailable', retryable: false },

@@ -2,7 +2,7 @@
  * Every event's payload fields, listed at runtime: the README's event catalogue is checked against this list,
  * and this list against the types (the compile fails when an event or a field is missing here).
  */
-import type { EventName, GatewayEvents, GuardrailAction, RequestSummary } from './events.js';
+import type { EventName, GatewayEvents, GuardrailAction, McpToolCall, RequestSummary } from './events.js';
 
 type FieldsOf<T> = ReadonlyArray<keyof T & string>;
 
@@ -15,6 +15,10 @@ export const REQUEST_SUMMARY_FIELDS = [
 type Summary = (typeof REQUEST_SUMMARY_FIELDS)[number];
 
 const GUARDRAIL_FIELDS = ['requestId', 'rule', 'kind', 'side', 'count', 'keyId', 'route'] as const satisfies FieldsOf<GuardrailAction>;
+
+const MCP_TOOL_FIELDS = [
+  'requestId', 'keyId', 'teamId', 'server', 'tool', 'via', 'durationMs', 'status', 'isError', 'argumentsBytes', 'resultBytes', 'truncated',
+] as const satisfies FieldsOf<McpToolCall>;
 
 export const EVENT_FIELDS = {
   'request.received': ['requestId', 'dialect', 'model', 'stream', 'at'],
@@ -47,6 +51,8 @@ export const EVENT_FIELDS = {
   'guardrail.blocked': GUARDRAIL_FIELDS,
   'guardrail.redacted': GUARDRAIL_FIELDS,
   'guardrail.flagged': GUARDRAIL_FIELDS,
+  'mcp.tool.called': MCP_TOOL_FIELDS,
+  'mcp.tool.failed': [...MCP_TOOL_FIELDS, 'error'],
 } as const satisfies { [K in EventName]: FieldsOf<GatewayEvents[K]> };
 
 /** Fields an event's type has that its list above lacks; `never` when every list is complete. */

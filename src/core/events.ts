@@ -60,6 +60,26 @@ export interface RequestSummary {
   estimated: boolean;
 }
 
+/** One MCP tool call as `mcp.tool.called` and `mcp.tool.failed` report it (sizes in bytes of JSON; never the arguments or the result). */
+export interface McpToolCall {
+  requestId: string;
+  keyId: string | null;
+  teamId: string | null;
+  server: string;
+  /** The tool's own name on its server. */
+  tool: string;
+  /** `agent` (a model's tool call run by tollgate), `api` (`POST /v1/mcp/tools/call`), `mcp` (an MCP client at `/mcp`). */
+  via: 'agent' | 'api' | 'mcp';
+  durationMs: number;
+  /** `ok`: the tool answered (maybe with `isError`); `error`: it failed, timed out or could not be reached. */
+  status: 'ok' | 'error';
+  isError: boolean;
+  argumentsBytes: number;
+  /** The result's size as the server gave it, before `max_result_bytes` cut it. */
+  resultBytes: number;
+  truncated: boolean;
+}
+
 /** What an alert is about: the key or team of a budget, the provider (and model, target) or route of a failure. */
 export interface AlertSubject {
   key?: string;
@@ -194,6 +214,10 @@ export interface GatewayEvents {
   'alert.fired': { id: string; rule: string; kind: string; severity: string; subject: AlertSubject; summary: string; notified: boolean };
   /** An open alert's condition no longer holds; `id` is the one `alert.fired` gave. */
   'alert.resolved': { id: string; rule: string; kind: string; subject: AlertSubject; summary: string; notified: boolean };
+  /** An MCP tool was called (by a model in agent mode, `POST /v1/mcp/tools/call` or an MCP client at `/mcp`), whatever the outcome. */
+  'mcp.tool.called': McpToolCall;
+  /** An MCP tool call failed (`status: error`: a timeout, a closed or missing server, a protocol error); also reported as `mcp.tool.called`. */
+  'mcp.tool.failed': McpToolCall & { error: string };
   /** The request ended with an error (refused by auth, a limit or a budget, or failed upstream); `status` is the client's. */
   'request.failed': RequestSummary & {
     type: string;

@@ -90,7 +90,8 @@ export function checkVirtualKey(
   governance: GovernanceStore,
   anonymous: AnonymousRule,
   credential: string | null,
-  model: string,
+  /** The model the request asks for; null for an endpoint that calls no model (MCP tools): the key alone is checked. */
+  model: string | null,
   scope?: RequestScope,
 ): KeyCheck {
   const refuse = (reason: KeyRejection, keyId: string | null, error: GatewayError): KeyCheck => ({ ok: false, reason, keyId, error });
@@ -105,7 +106,7 @@ export function checkVirtualKey(
   if (key.expires_at && Date.parse(key.expires_at) <= Date.now()) {
     return refuse('expired_key', key.id, unauthorized(`The virtual key '${key.name}' expired at ${key.expires_at}.`, 'key_expired'));
   }
-  if (key.models.length === 0) return { ok: true, key };
+  if (key.models.length === 0 || model === null) return { ok: true, key };
   const refusal = scope ? refusedModel(scope.config, key.models, model, scope.fallbacks, ruleSubject(governance, key, scope)) : listRefusal(key.models, model);
   if (refusal) return refuse('model_not_allowed', key.id, notAllowed(key, refusal));
   return { ok: true, key };

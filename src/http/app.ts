@@ -12,6 +12,7 @@ import { registerGenAIRoutes } from '../dialects/gemini/routes/register.js';
 import { DEFAULT_DASHBOARD_DIR, registerDashboardRoutes } from './dashboard-route.js';
 import { registerHealthRoutes } from './health.js';
 import { registerMetricsRoute } from './metrics-route.js';
+import { registerMcpRoutes } from './mcp-routes.js';
 import { reportRefusedCalls } from './refusal-events.js';
 import { registerLiteLLMRoutes } from '../dialects/litellm/routes/register.js';
 import { registerOpenAIRoutes } from '../dialects/openai/routes/register.js';
@@ -95,7 +96,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   registerAnthropicRoutes(app, deps);
   registerGenAIRoutes(app, deps);
   registerLiteLLMRoutes(app, deps);
-  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache, alerts: deps.alerts });
+  registerMcpRoutes(app, deps);
+  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache, alerts: deps.alerts, mcp: deps.mcp });
   registerDashboardRoutes(app, deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR);
   return app;
 }

@@ -6,6 +6,8 @@ import type { HealthRegistry } from '../routing/health-registry.js';
 import type { Log } from '../log.js';
 import type { EventBus } from '../bus/bus.js';
 import type { AdminDeps } from './admin/admin-deps.js';
+import type { McpHubView } from '../mcp/mcp-hub.js';
+import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
 export interface HttpDeps {
@@ -25,6 +27,10 @@ export interface HttpDeps {
   usage: AdminDeps['usage'];
   cache: AdminDeps['cache'];
   alerts: AdminDeps['alerts'];
+  /** The MCP servers' tools (`/v1/mcp/tools/call`, `/mcp`, `/api/mcp`, `/health`). */
+  mcp: McpHubView;
+  /** The gateway's rate limiter (MCP tool calls per minute share it with the pipeline). */
+  limiter: SlidingWindowLimiter;
   /** The Prometheus exposition behind GET /metrics (null: not served). */
   metrics: MetricsExposition | null;
   /** The built web dashboard served at `/` (default: dashboard/dist of this package). */

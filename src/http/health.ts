@@ -8,6 +8,16 @@ export interface HealthStatus {
   config_version: number;
   /** The last config file save that was rejected (the gateway serves on), until a later save is accepted. */
   config_file_rejection: { file: string; at: string; reason: string } | null;
+  /**
+   * The configured MCP servers' connections. A server that is not ready leaves `status` at `ok` (the gateway serves
+   * on); `ready` and each server's `state` tell.
+   */
+  mcp: { ready: number; configured: number; servers: Array<{ name: string; type: 'stdio' | 'http'; state: string; tools: number; last_error: string | null }> };
+}
+
+function mcpHealth(deps: HttpDeps): HealthStatus['mcp'] {
+  const servers = deps.mcp.health().map((server) => ({ name: server.name, type: server.type, state: server.state, tools: server.tools, last_error: server.lastError }));
+  return { ready: servers.filter((server) => server.state === 'ready').length, configured: servers.length, servers };
 }
 
 /** The liveness answer: version, uptime, the config version being served and a rejected config file save. */
@@ -18,6 +28,7 @@ export function healthStatus(deps: HttpDeps): HealthStatus {
     uptime_seconds: Math.round((Date.now() - deps.startedAt) / 1000),
     config_version: deps.config.current().version,
     config_file_rejection: deps.config.fileRejection(),
+    mcp: mcpHealth(deps),
   };
 }
 

@@ -40,7 +40,8 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
   app.addHook('onResponse', (request, reply, done) => {
     if (inPipeline.delete(request.id)) return done();
     const route = request.routeOptions.url;
-    if (reply.statusCode < 400 || request.method !== 'POST' || !route || route.startsWith('/api')) return done();
+    // MCP tool calls are no model calls: their outcomes are `mcp.tool.*` events, their refusals `auth.rejected` or the answer.
+    if (reply.statusCode < 400 || request.method !== 'POST' || !route || route.startsWith('/api') || route === '/mcp' || route.startsWith('/v1/mcp/')) return done();
     if (!bus.hasListeners('request.failed')) return done();
     const path = request.url.split('?')[0] ?? '';
     const error = errors.get(request) ?? { type: 'invalid_request_error', code: null, message: `HTTP ${reply.statusCode}` };

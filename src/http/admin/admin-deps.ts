@@ -5,6 +5,7 @@ import type { Log } from '../../log.js';
 import type { UsageQuery, UsageRow } from '../../governance/usage-rollups.js';
 import type { CacheSelector } from '../../cache/cache-store.js';
 import type { AlertsView } from '../../telemetry/alerts/alert-service.js';
+import type { McpHubView } from '../../mcp/mcp-hub.js';
 
 /** What the management API needs: the config service does the work, this layer only parses and renders. */
 export interface AdminDeps {
@@ -22,4 +23,6 @@ export interface AdminDeps {
   cache: { report(): Record<string, unknown>; delete(selector: CacheSelector): Promise<number> };
   /** Open alerts, the delivery log, test deliveries (/api/alerts). */
   alerts: AlertsView;
+  /** MCP servers, their health and tools (/api/mcp). */
+  mcp: McpHubView;
 }

@@ -8,6 +8,7 @@ import { registerAlertRoutes } from './alert-routes.js';
 import { registerAuditRoutes } from './audit-routes.js';
 import { registerConfigRoutes } from './config-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
+import { registerMcpAdminRoutes } from './mcp-routes.js';
 import { registerLogRoutes } from './log-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
 import { registerCacheRoutes } from './cache-routes.js';
@@ -47,6 +48,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       registerCacheRoutes(api, deps);
       registerModelRoutes(api, deps);
       registerAlertRoutes(api, deps);
+      registerMcpAdminRoutes(api, deps);
     },
     { prefix: '/api' },
   );

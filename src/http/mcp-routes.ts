@@ -1,0 +1,164 @@
+/**
+ * MCP tools over HTTP: `POST /v1/mcp/tools/call` (one call, OpenAI-style errors, authenticated like a chat request)
+ * and `/mcp`, tollgate itself as an MCP server over the streamable HTTP transport (stateless: one SDK server per
+ * POST), serving the union of the tools a virtual key may use. Both call tools through the hub under the key's
+ * allow-lists and tool-call rate limit.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Settings } from '../core/config.js';
+import type { Identity } from '../core/context.js';
+import { gatewayError, toGatewayError } from '../core/errors.js';
+import { isRecord } from '../core/is-record.js';
+import type { McpCaller } from '../core/mcp.js';
+import { anonymousRule, checkVirtualKey, type AnonymousRule } from '../governance/key-check.js';
+import type { McpHubCallResult } from '../mcp/mcp-hub.js';
+import { takeToolCall, toolRefusal, toolsFor } from '../mcp/mcp-policy.js';
+import { isRemoteClient } from './client-address.js';
+import type { HttpDeps } from './deps.js';
+import { bearerToken, headerString } from './request-headers.js';
+
+/** The virtual key a request presents (`Authorization: Bearer` or `x-api-key`), checked; null for an anonymous caller the rule lets in. */
+function authenticate(deps: HttpDeps, request: FastifyRequest, rule: AnonymousRule): Identity | null {
+  const credential = bearerToken(request) ?? headerString(request, 'x-api-key');
+  // Tools call no model: the key's model list does not apply (its `mcp` policy does).
+  const check = checkVirtualKey(deps.governance, rule, credential, null);
+  if (!check.ok) {
+    deps.bus.emit('auth.rejected', { requestId: request.id, reason: check.reason, keyId: check.keyId });
+    throw check.error;
+  }
+  if (!check.key) return null;
+  return { key: check.key, team: check.key.team ? (deps.governance.getTeamRecord(check.key.team) ?? null) : null };
+}
+
+/**
+ * `/mcp` serves MCP clients (IDEs, agents) that stay connected and may call any tool they see: they need a virtual
+ * key unless the operator opened anonymous access to every client (`settings.anonymous_access: any`, without
+ * `require_virtual_key`). A loopback client without a key, let through on the model APIs, is refused here.
+ */
+export function mcpAnonymousRule(settings: Pick<Settings, 'requireVirtualKey' | 'anonymousAccess'>): AnonymousRule {
+  return !settings.requireVirtualKey && settings.anonymousAccess === 'any' ? 'allow' : 'refuse';
+}
+
+function callerOf(requestId: string, identity: Identity | null, via: McpCaller['via']): McpCaller {
+  return { requestId, keyId: identity?.key.id ?? null, teamId: identity?.team?.id ?? null, via };
+}
+
+/** An AbortSignal that fires when the client goes away before its answer was sent. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('the client closed the connection'));
+  });
+  return controller.signal;
+}
+
+/** The body of `POST /v1/mcp/tools/call`: `{ name, arguments? }`. */
+function readToolCall(body: unknown): { name: string; args: Record<string, unknown> } {
+  if (!isRecord(body)) throw gatewayError('invalid_body', 'The request body must be a JSON object: { "name": "<server>__<tool>", "arguments": { ... } }.');
+  if (body.name === undefined) throw gatewayError('missing_required_parameter', "Missing required parameter: 'name' (the tool, as <server>__<tool>).", { param: 'name' });
+  if (typeof body.name !== 'string' || body.name === '') throw gatewayError('invalid_type', "Invalid 'name': expected a non-empty string.", { param: 'name' });
+  const args = body.arguments ?? {};
+  if (!isRecord(args)) throw gatewayError('invalid_type', "Invalid 'arguments': expected an object.", { param: 'arguments' });
+  return { name: body.name, args };
+}
+
+/** The answer of `POST /v1/mcp/tools/call` for a call that ran (the tool may still report `is_error`). */
+function toolCallAnswer(name: string, result: McpHubCallResult): Record<string, unknown> {
+  return {
+    name,
+    status: result.status,
+    is_error: result.isError,
+    content: result.content,
+    ...(result.structuredContent ? { structured_content: result.structuredContent } : {}),
+    text: result.text,
+    duration_ms: result.durationMs,
+    truncated: result.truncated,
+  };
+}
+
+function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string, headers: Record<string, string> = {}): FastifyReply {
+  return reply
+    .code(status)
+    .headers({ 'content-type': 'application/json; charset=utf-8', ...headers })
+    .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/** One MCP server for one `/mcp` request, bound to its caller: the tools the key may use, called under its limits. */
+function serverFor(deps: HttpDeps, identity: Identity | null, requestId: string, signal: AbortSignal): Server {
+  const server = new Server({ name: 'tollgate', version: deps.version }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: toolsFor(deps.mcp, identity).map((tool): Tool => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema as Tool['inputSchema'] })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const refusal = toolRefusal(deps.mcp, identity, name);
+    if (refusal) throw new McpError(ErrorCode.InvalidParams, refusal.message);
+    // Over the key's tool-call rate: a tool error the client (or its model) can read, with when to try again.
+    const limited = takeToolCall(deps.limiter, identity);
+    if (limited) return { content: [{ type: 'text', text: limited.message }], isError: true };
+    const result = await deps.mcp.callTool(name, request.params.arguments ?? {}, callerOf(requestId, identity, 'mcp'), { signal: AbortSignal.any([signal, extra.signal]) });
+    return {
+      content: result.content as CallToolResult['content'],
+      ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),
+      isError: result.isError,
+    };
+  });
+  return server;
+}
+
+export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps): void {
+  app.post('/v1/mcp/tools/call', async (request, reply) => {
+    const config = deps.config.current();
+    const identity = authenticate(deps, request, anonymousRule(config.settings, isRemoteClient(request, config.settings)));
+    const { name, args } = readToolCall(request.body);
+    const refusal = toolRefusal(deps.mcp, identity, name);
+    if (refusal) throw refusal;
+    const limited = takeToolCall(deps.limiter, identity);
+    if (limited) throw limited;
+    const result = await deps.mcp.callTool(name, args, callerOf(request.id, identity, 'api'), { signal: clientGone(reply) });
+    if (result.status === 'error') {
+      const message = `MCP tool '${name}' failed: ${result.error ?? 'unknown error'}`;
+      throw gatewayError(result.failure === 'timeout' ? 'mcp_tool_timeout' : 'mcp_tool_failed', message, { param: 'name' });
+    }
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(toolCallAnswer(name, result)));
+  });
+
+  app.post('/mcp', async (request, reply) => {
+    let identity: Identity | null;
+    try {
+      identity = authenticate(deps, request, mcpAnonymousRule(deps.config.current().settings));
+    } catch (err) {
+      const error = toGatewayError(err);
+      return jsonRpcError(reply, error.status, -32001, error.message, error.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+    }
+    const signal = clientGone(reply);
+    const server = serverFor(deps, identity, request.id, signal);
+    // Stateless: no session id, a server and a transport per request, closed with it; answers are plain JSON.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    reply.raw.once('close', () => {
+      void transport.close().catch(() => undefined);
+      void server.close().catch(() => undefined);
+    });
+    try {
+      await server.connect(transport);
+      // The body was read (within max_body_bytes) and parsed by the app's JSON parser.
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch (err) {
+      deps.log.error({ err, requestId: request.id }, 'mcp endpoint failed');
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal gateway error.' }, id: null }));
+      }
+    }
+  });
+
+  // Stateless: there is no session to stream server messages on (GET) or to end (DELETE).
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
+    jsonRpcError(reply, 405, -32000, 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.', { allow: 'POST' });
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+}

@@ -1,0 +1,280 @@
+/**
+ * One configured MCP server: the SDK client connected over stdio (a child process tollgate starts) or streamable
+ * HTTP, its tool list (every page, refreshed on `notifications/tools/list_changed`), and reconnection with capped,
+ * jittered exponential backoff whenever the connection closes or an attempt fails.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerRuntime } from '../core/config.js';
+import { MCP_TOOL_SEPARATOR, type McpServerHealth, type McpServerState, type McpToolInfo } from '../core/mcp.js';
+import { isRecord } from '../core/is-record.js';
+import type { Log } from '../log.js';
+
+/** How long to wait before reconnecting: `baseMs` doubled per failed attempt up to `maxMs`, each with jitter. */
+export interface BackoffOptions {
+  baseMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 500, maxMs: 30_000 };
+
+/** Longest the MCP handshake and a tool list page may take before the attempt counts as failed. */
+const CONNECT_TIMEOUT_MS = 15_000;
+/** Most tool list pages read from one server (a server that pages for ever is cut off there). */
+const MAX_TOOL_PAGES = 100;
+/** The last stderr output of a stdio server kept for `lastError` when it exits. */
+const STDERR_TAIL_CHARS = 2_000;
+
+/** The delay before reconnect attempt `attempt` (1-based): exponential, capped, with jitter in [half, full]. */
+export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
+  const full = Math.min(options.maxMs, options.baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(full / 2 + random() * (full / 2));
+}
+
+export interface ToolAnswer {
+  content: unknown[];
+  structuredContent?: Record<string, unknown>;
+  isError: boolean;
+}
+
+export interface ConnectionDeps {
+  log: Log;
+  clientInfo: { name: string; version: string };
+  backoff: BackoffOptions;
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class McpConnection {
+  private state: McpServerState = 'connecting';
+  private client: Client | null = null;
+  private transport: Transport | null = null;
+  private toolList: McpToolInfo[] = [];
+  private lastError: string | null = null;
+  private connectedAt: string | null = null;
+  private attempts = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Bumped per attempt: events of an older client (its close, a late tool list) are ignored. */
+  private generation = 0;
+  private stderrTail = '';
+  private refreshing: Promise<void> | null = null;
+  private refreshAgain = false;
+
+  constructor(
+    readonly runtime: McpServerRuntime,
+    private readonly deps: ConnectionDeps,
+  ) {}
+
+  get name(): string {
+    return this.runtime.name;
+  }
+
+  /** Starts connecting (in the background: state and health tell how it goes). */
+  start(): void {
+    void this.connect();
+  }
+
+  tools(): McpToolInfo[] {
+    return this.state === 'ready' ? this.toolList : [];
+  }
+
+  /** The stdio server's process id while it runs. */
+  pid(): number | null {
+    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+  }
+
+  health(): McpServerHealth {
+    return {
+      name: this.name,
+      type: this.runtime.type,
+      state: this.state,
+      tools: this.tools().length,
+      lastError: this.lastError,
+      connectedAt: this.connectedAt,
+      attempts: this.attempts,
+    };
+  }
+
+  /** Calls one of this server's tools by its own name; throws what the SDK throws (timeout, abort, closed). */
+  async callTool(tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ToolAnswer> {
+    const client = this.client;
+    if (!client || this.state !== 'ready') throw new Error(`MCP server '${this.name}' is not connected (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`);
+    // A signal of the call's own, so the SDK's abort listener goes with the call, not onto the caller's signal.
+    const controller = new AbortController();
+    const forward = (): void => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', forward, { once: true });
+    try {
+      const result = await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
+        timeout: options.timeoutMs,
+        maxTotalTimeout: options.timeoutMs,
+        signal: controller.signal,
+      });
+      const content = Array.isArray(result.content) ? (result.content as unknown[]) : [];
+      const structured = isRecord(result.structuredContent) ? result.structuredContent : undefined;
+      return { content, ...(structured ? { structuredContent: structured } : {}), isError: result.isError === true };
+    } catch (err) {
+      // An HTTP server a call could not reach (or that lost the session) is reconnected; a stdio server's exit
+      // closes the transport by itself.
+      const unreachable = err instanceof TypeError || err instanceof StreamableHTTPError;
+      if (this.runtime.type === 'http' && unreachable && !controller.signal.aborted && client === this.client) this.dropped(client, err);
+      throw err;
+    } finally {
+      options.signal?.removeEventListener('abort', forward);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.generation++;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.state = 'closed';
+    const client = this.client;
+    this.client = null;
+    this.transport = null;
+    this.toolList = [];
+    await client?.close().catch(() => undefined);
+  }
+
+  private transportFor(): Transport {
+    const runtime = this.runtime;
+    if (runtime.type === 'stdio') {
+      this.stderrTail = '';
+      const transport = new StdioClientTransport({
+        command: runtime.command,
+        args: runtime.args ?? [],
+        // The SDK's small inherited set (PATH, HOME, USER, ...), never the gateway's secrets, then the server's own.
+        env: { ...getDefaultEnvironment(), ...runtime.env },
+        ...(runtime.cwd ? { cwd: runtime.cwd } : {}),
+        stderr: 'pipe',
+      });
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        const text = chunk.toString('utf8');
+        this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
+        this.deps.log.debug({ server: this.name, stderr: text.trimEnd() }, 'mcp server stderr');
+      });
+      return transport;
+    }
+    const headers: Record<string, string> = { ...runtime.headers };
+    if (runtime.token) headers.authorization = `Bearer ${runtime.token}`;
+    return new StreamableHTTPClientTransport(new URL(runtime.url), {
+      requestInit: { headers },
+      // The optional server-to-client SSE stream (tools/list_changed) is resumed a few times, then left.
+      reconnectionOptions: { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 2, maxRetries: 5 },
+    });
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const generation = ++this.generation;
+    this.attempts++;
+    if (this.state !== 'connecting') this.state = 'reconnecting';
+    const client = new Client(this.deps.clientInfo, { capabilities: {} });
+    const transport = this.transportFor();
+    this.client = client;
+    this.transport = transport;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (generation === this.generation) void this.refreshTools(client, generation);
+    });
+    client.onclose = () => {
+      if (generation === this.generation) this.dropped(client, new Error(this.exitReason('the connection closed')));
+    };
+    client.onerror = (err) => {
+      if (generation === this.generation) this.deps.log.debug({ server: this.name, err }, 'mcp connection error');
+    };
+    try {
+      await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
+      const tools = await this.listTools(client);
+      if (generation !== this.generation) return;
+      this.toolList = tools;
+      this.state = 'ready';
+      this.attempts = 0;
+      this.lastError = null;
+      this.connectedAt = new Date().toISOString();
+      this.deps.log.info({ server: this.name, tools: tools.length }, 'mcp server connected');
+    } catch (err) {
+      if (generation !== this.generation) return;
+      this.dropped(client, new Error(this.exitReason(message(err))));
+    }
+  }
+
+  /** A stdio server that exited says why on stderr, usually: its last line goes with the reason. */
+  private exitReason(reason: string): string {
+    const last = this.stderrTail.trim().split('\n').at(-1)?.trim();
+    return last ? `${reason} (stderr: ${last.slice(0, 500)})` : reason;
+  }
+
+  /** The current client failed or closed: close it (ending a stdio child) and try again after the backoff. */
+  private dropped(client: Client, err: unknown): void {
+    if (this.closed || client !== this.client) return;
+    this.generation++;
+    this.client = null;
+    this.transport = null;
+    this.toolList = [];
+    this.connectedAt = null;
+    this.lastError = message(err);
+    this.state = 'failed';
+    void client.close().catch(() => undefined);
+    const delay = backoffDelay(Math.max(1, this.attempts), this.deps.backoff);
+    this.deps.log.warn({ server: this.name, err: this.lastError, retryInMs: delay, attempts: this.attempts }, 'mcp server unavailable; reconnecting');
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.connect();
+    }, delay);
+    this.timer.unref();
+  }
+
+  private async listTools(client: Client): Promise<McpToolInfo[]> {
+    const tools: McpToolInfo[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const answer = await client.listTools(cursor ? { cursor } : {}, { timeout: CONNECT_TIMEOUT_MS });
+      for (const tool of answer.tools) {
+        if (seen.has(tool.name)) continue;
+        seen.add(tool.name);
+        tools.push({
+          server: this.name,
+          tool: tool.name,
+          name: `${this.name}${MCP_TOOL_SEPARATOR}${tool.name}`,
+          description: tool.description ?? tool.title ?? '',
+          inputSchema: tool.inputSchema as Record<string, unknown>,
+        });
+      }
+      cursor = answer.nextCursor;
+      if (!cursor) break;
+    }
+    return tools;
+  }
+
+  /** Reads the tool list again after `tools/list_changed`; notifications during a refresh cause one more. */
+  private async refreshTools(client: Client, generation: number): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        try {
+          const tools = await this.listTools(client);
+          if (generation === this.generation) {
+            this.toolList = tools;
+            this.deps.log.info({ server: this.name, tools: tools.length }, 'mcp tool list changed');
+          }
+        } catch (err) {
+          if (generation === this.generation) this.deps.log.warn({ server: this.name, err: message(err) }, 'mcp tool list refresh failed');
+        }
+      } while (this.refreshAgain && generation === this.generation);
+    })().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { EventBus } from '../../src/bus/bus.js';
+import type { McpServerRuntime, McpSettings } from '../../src/core/config.js';
+import { createLog } from '../../src/log.js';
+import { McpHubService, splitToolName } from '../../src/mcp/mcp-hub.js';
+import { until } from '../helpers/alert-receiver.js';
+
+function settings(servers: McpServerRuntime[]): McpSettings {
+  return { servers: new Map(servers.map((server) => [server.name, server])), callTimeoutMs: 1_000, maxResultBytes: 1_000, maxSteps: 5, timeBudgetMs: 10_000 };
+}
+
+describe('McpHubService', () => {
+  it('splits namespaced names at the first separator', () => {
+    expect(splitToolName('docs__read__file')).toEqual({ server: 'docs', tool: 'read__file' });
+    expect(splitToolName('plain')).toEqual({ server: '', tool: 'plain' });
+  });
+
+  it('reports a server that cannot start as failed, retries it with backoff, and never throws on a call', async () => {
+    const bus = new EventBus();
+    const failures: string[] = [];
+    bus.on('mcp.tool.failed', (event) => failures.push(event.error));
+    const hub = new McpHubService({ bus, log: createLog('silent'), clientInfo: { name: 'test', version: '0' }, backoff: { baseMs: 20, maxMs: 40 } });
+    await hub.reconfigure(settings([
+      { name: 'broken', type: 'stdio', command: '/nonexistent/mcp-server' },
+      { name: 'off', type: 'stdio', command: '/nonexistent/other', disabled: true },
+    ]));
+    try {
+      await until('two attempts', () => (hub.health().find((entry) => entry.name === 'broken')?.attempts ?? 0) >= 2);
+      const [broken, off] = hub.health();
+      expect(broken).toMatchObject({ name: 'broken', type: 'stdio', tools: 0, lastError: expect.stringContaining('ENOENT') });
+      expect(['failed', 'reconnecting']).toContain(broken!.state);
+      expect(off).toMatchObject({ name: 'off', state: 'closed', attempts: 0 });
+      expect(hub.tools()).toEqual([]);
+
+      const caller = { requestId: 'r1', keyId: null, teamId: null, via: 'api' as const };
+      const unknown = await hub.callTool('nowhere__tool', {}, caller);
+      expect(unknown).toMatchObject({ status: 'error', isError: true, failure: 'failed', text: expect.stringMatching(/^Error: /) });
+      const down = await hub.callTool('broken__tool', { a: 1 }, caller);
+      expect(down).toMatchObject({ status: 'error', failure: 'unavailable', argumentsBytes: 7 });
+      expect(failures).toHaveLength(2);
+    } finally {
+      await hub.close();
+    }
+    expect(hub.health().map((entry) => entry.state)).toEqual(['closed', 'closed']);
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay } from '../../src/mcp/mcp-connection.js';
+import { capResult, cutUtf8 } from '../../src/mcp/mcp-result.js';
+
+describe('capResult', () => {
+  it('keeps a result within the limit as it is', () => {
+    const capped = capResult([{ type: 'text', text: 'hello' }], { n: 1 }, 1_000);
+    expect(capped).toEqual({ content: [{ type: 'text', text: 'hello' }], structuredContent: { n: 1 }, text: 'hello', resultBytes: expect.any(Number), truncated: false });
+  });
+
+  it('shortens the text block past the limit, leaves out what follows, and says so', () => {
+    const content = [{ type: 'text', text: 'a'.repeat(50) }, { type: 'text', text: 'b'.repeat(500) }, { type: 'image', data: 'x'.repeat(400), mimeType: 'image/png' }];
+    const capped = capResult(content, undefined, 200);
+    expect(capped.truncated).toBe(true);
+    expect(capped.resultBytes).toBeGreaterThan(900);
+    expect(capped.content[0]).toEqual(content[0]);
+    expect((capped.content[1] as { text: string }).text).toMatch(/^b+$/);
+    expect(capped.content.at(-1)).toMatchObject({ type: 'text', text: expect.stringContaining('[truncated: 2 content block(s)') });
+    expect(capped.content.some((block) => (block as { type: string }).type === 'image')).toBe(false);
+    expect(Buffer.byteLength(capped.text)).toBeLessThanOrEqual(200);
+    expect(capped.text).toContain('[truncated: the result was');
+  });
+
+  it('describes blocks that are not text, and uses the structured result when there is no content', () => {
+    expect(capResult([{ type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'resource_link', uri: 'file:///a', name: 'a' }], undefined, 1_000).text).toBe('[image: image/png]\n[resource link: file:///a (a)]');
+    expect(capResult([], { answer: 42 }, 1_000).text).toBe('{"answer":42}');
+  });
+
+  it('drops structured content that does not fit', () => {
+    const capped = capResult([{ type: 'text', text: 'x'.repeat(100) }], { big: 'y'.repeat(500) }, 300);
+    expect(capped.structuredContent).toBeUndefined();
+    expect(capped.truncated).toBe(true);
+  });
+
+  it('never splits a character', () => {
+    expect(cutUtf8('héé', 4)).toBe('hé');
+    expect(cutUtf8('😀😀', 5)).toBe('😀');
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles from the base up to the cap, with jitter in the upper half', () => {
+    const options = { baseMs: 500, maxMs: 30_000 };
+    expect(backoffDelay(1, options, () => 0)).toBe(250);
+    expect(backoffDelay(1, options, () => 1)).toBe(500);
+    expect(backoffDelay(3, options, () => 1)).toBe(2_000);
+    expect(backoffDelay(20, options, () => 0)).toBe(15_000);
+    expect(backoffDelay(20, options, () => 1)).toBe(30_000);
+  });
+});
