@@ -142,6 +142,36 @@ describe('MCP tools for models', () => {
     expect(kb.calls).toEqual(['lookup:mars']);
   });
 
+  it('streams the final turn live: its chunks reach the client as the upstream sends them, not all at the end', async () => {
+    const slow = await startOpenAIUpstream({ apiKey: 'sk-upstream', chunkDelayMs: 60 });
+    const paced = await startGateway({
+      providers: { openai: { base_url: `${slow.url}/v1`, api_key: 'sk-upstream' } },
+      mcp: { servers: { kb: { type: 'http', url: kb.url } } },
+      routes: { researcher: { targets: [{ model: 'openai/gpt-4o-mini' }], mcp: { servers: ['kb'], mode: 'auto' } } },
+    });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !((await (await fetch(`${paced.url}/api/mcp`)).json()) as { tools: unknown[] }).tools.length) await new Promise((done) => setTimeout(done, 50));
+      const stream = await paced.client.chat.completions.create({ model: 'researcher', messages: hi('one two three four'), stream: true });
+      const arrivals: number[] = [];
+      let text = '';
+      for await (const chunk of stream) {
+        const piece = chunk.choices[0]?.delta.content;
+        if (piece) {
+          arrivals.push(performance.now());
+          text += piece;
+        }
+      }
+      expect(text).toBe('echo: found: ONE TWO THREE FOUR');
+      // Six pieces sent 60 ms apart: received live, the first and the last are well apart.
+      expect(arrivals.length).toBeGreaterThanOrEqual(5);
+      expect((arrivals.at(-1) as number) - (arrivals[0] as number)).toBeGreaterThan(150);
+    } finally {
+      await paced.stop();
+      await slow.close();
+    }
+  });
+
   it('gives the model a tool error when a tool hangs past the call timeout, and still answers', async () => {
     const answer = await tg.client.chat.completions.create(
       { model: 'openai/gpt-4o-mini', messages: hi('anything'), tool_choice: { type: 'function', function: { name: 'kb__stall' } } },
