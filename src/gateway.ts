@@ -31,6 +31,7 @@ import { Store } from './store/store.js';
 import { createLog, type Log } from './log.js';
 import { logRequestFailures } from './telemetry/request-events-log.js';
 import { RequestLogWriter } from './telemetry/request-log.js';
+import { McpCallLog } from './telemetry/mcp-call-log.js';
 import { GatewayMetrics } from './telemetry/metrics/gateway-metrics.js';
 import { UsageRollupWriter } from './telemetry/usage-rollup.js';
 import { UsageRollups } from './governance/usage-rollups.js';
@@ -287,11 +288,13 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     },
     userAgent: `tollgate/${VERSION}`,
   });
+  // Every MCP tool call, whichever door it came through, is kept in the store (GET /api/mcp/calls).
+  const mcpCalls = new McpCallLog(store.root, bus, log);
   const metrics = {
     contentType: GatewayMetrics.contentType,
     render: () => metricsNow?.render() ?? Promise.resolve(''),
   };
-  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, limiter, dashboardDir: options.dashboardDir });
+  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, mcpCalls, limiter, dashboardDir: options.dashboardDir });
 
   // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
   let closingStore = false;
@@ -332,6 +335,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         // Log entries of the last requests (a cancelled stream settles after its client left) before the store closes.
         await requestLog.flush();
         requestLog.stop();
+        await mcpCalls.flush();
+        mcpCalls.stop();
         metricsSwitch.unsubscribe();
         switchMetrics(false);
         await usage.close();

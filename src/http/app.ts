@@ -97,7 +97,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   registerGenAIRoutes(app, deps);
   registerLiteLLMRoutes(app, deps);
   registerMcpRoutes(app, deps);
-  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache, alerts: deps.alerts, mcp: deps.mcp });
+  registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache, alerts: deps.alerts, mcp: deps.mcp, mcpCalls: deps.mcpCalls });
   registerDashboardRoutes(app, deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR);
   return app;
 }

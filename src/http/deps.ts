@@ -27,6 +27,7 @@ export interface HttpDeps {
   usage: AdminDeps['usage'];
   cache: AdminDeps['cache'];
   alerts: AdminDeps['alerts'];
+  mcpCalls: AdminDeps['mcpCalls'];
   /** The MCP servers' tools (`/v1/mcp/tools/call`, `/mcp`, `/api/mcp`, `/health`). */
   mcp: McpHubView;
   /** The gateway's rate limiter (MCP tool calls per minute share it with the pipeline). */

@@ -180,6 +180,16 @@ describe('MCP tools for models', () => {
     expect(answer.choices[0]?.finish_reason).toBe('stop');
     expect(answer.choices[0]?.message.content).toMatch(/^echo: Error: .*(time|400 ms)/i);
     expect(kb.calls).toEqual(['stall']);
+    // The call log keeps it: through which door, how it ended and why, never the arguments.
+    const deadline = Date.now() + 3_000;
+    let calls: Array<Record<string, unknown>> = [];
+    while (Date.now() < deadline) {
+      calls = ((await (await fetch(`${tg.url}/api/mcp/calls?server=kb&limit=5`)).json()) as { data: Array<Record<string, unknown>> }).data;
+      if (calls[0]?.tool === 'stall') break;
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    expect(calls[0]).toMatchObject({ server: 'kb', tool: 'stall', via: 'agent', status: 'error', error: expect.stringContaining('did not answer within 400 ms'), keyId: null });
+    expect(JSON.stringify(calls)).not.toContain('anything');
   });
 
   it('shows MCP tools to Anthropic clients as Anthropic tools', async () => {

@@ -6,6 +6,7 @@ import type { UsageQuery, UsageRow } from '../../governance/usage-rollups.js';
 import type { CacheSelector } from '../../cache/cache-store.js';
 import type { AlertsView } from '../../telemetry/alerts/alert-service.js';
 import type { McpHubView } from '../../mcp/mcp-hub.js';
+import type { McpCallRecord } from '../../telemetry/mcp-call-log.js';
 
 /** What the management API needs: the config service does the work, this layer only parses and renders. */
 export interface AdminDeps {
@@ -25,4 +26,6 @@ export interface AdminDeps {
   alerts: AlertsView;
   /** MCP servers, their health and tools (/api/mcp). */
   mcp: McpHubView;
+  /** The MCP tool-call log, newest first (/api/mcp/calls). */
+  mcpCalls: { list(query: { limit: number; keyId?: string | undefined; server?: string | undefined }): McpCallRecord[] };
 }

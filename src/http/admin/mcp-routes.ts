@@ -3,6 +3,7 @@ import type { McpServerConfig } from '../../core/config.js';
 import type { McpToolInfo } from '../../core/mcp.js';
 import { maskDocument, maskUrl } from '../../config/present.js';
 import type { AdminDeps } from './admin-deps.js';
+import { parsePageLimit } from './paging.js';
 import { queryString } from './request-body.js';
 
 /** A tool as the API shows it. */
@@ -38,6 +39,11 @@ function serverViews(deps: AdminDeps): Array<Record<string, unknown>> {
  */
 export function registerMcpAdminRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/mcp', async () => ({ servers: serverViews(deps), tools: deps.mcp.tools().map(toolView) }));
+  // Every tool call, newest first: who, which tool, through which door, how long, how it went (never the content).
+  api.get('/mcp/calls', async (request) => ({
+    object: 'list',
+    data: deps.mcpCalls.list({ limit: parsePageLimit(queryString(request, 'limit'), 1_000), keyId: queryString(request, 'key_id'), server: queryString(request, 'server') }),
+  }));
   api.get('/mcp/tools', async (request) => {
     const server = queryString(request, 'server');
     return { tools: deps.mcp.tools(server ? [server] : undefined).map(toolView) };
