@@ -1,5 +1,5 @@
 import { defer, Observable } from 'rxjs';
-import type { ChatCompletion, ChatCompletionChunk, ChatMessage, CompletionUsage, ResponseEvent } from '../core/canonical.js';
+import type { ChatCompletion, ChatMessage, CompletionUsage, ResponseEvent } from '../core/canonical.js';
 import type { McpPolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext, Spent } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
@@ -274,9 +274,6 @@ class McpStage implements Stage {
     );
   }
 }
-
-/** A chunk shaped like a stream's own, for type checks in tests. */
-export type { ChatCompletionChunk };
 
 export default definePlugin({
   name: 'mcp',

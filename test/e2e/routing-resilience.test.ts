@@ -313,8 +313,12 @@ describe('streaming under failure', () => {
     expect(healthy.calls).toHaveLength(0);
     expect(failures).toHaveLength(1);
     // The request log records the attempt as failed, not as a completed answer.
-    await sleep(100);
-    const logs = (await (await fetch(`${gateway.url}/api/logs?limit=1`)).json()) as { data: Array<{ status: number; model: string }> };
+    // It is written just after the answer: wait for it.
+    let logs = { data: [] as Array<{ status: number; model: string }> };
+    for (let i = 0; i < 250 && logs.data.length === 0; i++) {
+      if (i > 0) await sleep(20);
+      logs = (await (await fetch(`${gateway.url}/api/logs?limit=1`)).json()) as { data: Array<{ status: number; model: string }> };
+    }
     expect(logs.data[0]).toMatchObject({ model: 'flaky', status: 502 });
   });
 

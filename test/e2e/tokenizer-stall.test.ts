@@ -133,7 +133,12 @@ describe('token counting never stalls the gateway', () => {
     const { id, key } = await keyWithBudget('stall-stream');
     const result = await expectResponsiveDuring(() => inWorker<{ chars: number; echoed: boolean }>('keyed-stream', key));
     expect(result.echoed).toBe(true);
-    const logs = (await jsonRequest(tg.url, 'GET', `/api/logs?key_id=${id}`)).body.data;
+    // The log entry is written just after the answer ends: wait for it.
+    let logs = (await jsonRequest(tg.url, 'GET', `/api/logs?key_id=${id}`)).body.data;
+    for (let i = 0; i < 250 && logs.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      logs = (await jsonRequest(tg.url, 'GET', `/api/logs?key_id=${id}`)).body.data;
+    }
     expect(logs[0].prompt_tokens).toBeGreaterThan(0.5 * result.chars);
     expect(logs[0].completion_tokens).toBeGreaterThan(0.5 * result.chars);
     expect(tg.gateway.reservations.snapshot()).toEqual({});
