@@ -150,6 +150,10 @@ describe('/api/alerts', () => {
     expect(noChannel.body.error.message).toContain('"pager" is not a channel');
     const unknownKind = await admin.put('/api/alerts/rules/odd', { kind: 'moon_phase' });
     expect(unknownKind.status).toBe(400);
+    // A whole-section write with a field the section does not have is refused, not silently dropped.
+    const unknownField = await admin.put('/api/alerts', { rules: [], channles: {} });
+    expect(unknownField.status).toBe(400);
+    expect(unknownField.body.error.message).toContain('channles');
     expect((await admin.get('/api/alerts/rules/nope')).body.error).toMatchObject({ code: 'alert_rule_not_found' });
     expect((await admin.delete('/api/alerts/rules/nope')).status).toBe(404);
   });

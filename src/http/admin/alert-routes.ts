@@ -48,15 +48,12 @@ export function registerAlertRoutes(api: FastifyInstance, deps: AdminDeps): void
   api.get('/alerts', async () => alertsView(deps));
 
   api.put('/alerts', async (request) => {
-    const body = jsonObjectBody(request);
-    const { channels, rules, max_queue: maxQueue } = body;
+    // What the GET view adds (source, open alerts, the queue) is read-only; anything else the schema checks, so an
+    // unknown field is refused rather than dropped.
+    const { channels, source: _source, open: _open, queued: _queued, ...rest } = jsonObjectBody(request);
     // Channels may come as the GET view lists them (an array of named channels) or as the config file has them.
     const named = Array.isArray(channels) ? Object.fromEntries(channels.filter(isRecord).map((channel) => [String(channel.name), withoutName(channel, String(channel.name), 'channel')])) : channels;
-    const section = {
-      ...(named !== undefined ? { channels: named } : {}),
-      ...(rules !== undefined ? { rules } : {}),
-      ...(maxQueue !== undefined ? { max_queue: maxQueue } : {}),
-    } as AlertsConfig;
+    const section = { ...rest, ...(named !== undefined ? { channels: named } : {}) } as AlertsConfig;
     await service.changeAlerts(actorOf(request, deps), 'alerts.replaced', 'alerts', () => section, { whole: true });
     return alertsView(deps);
   });
