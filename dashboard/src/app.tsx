@@ -6,6 +6,7 @@ import { GuardrailsPage } from './pages/guardrails.js';
 import { KeysPage } from './pages/keys.js';
 import { LogDetailPage } from './pages/log-detail.js';
 import { LogsPage } from './pages/logs.js';
+import { McpPage } from './pages/mcp.js';
 import { OverviewPage } from './pages/overview.js';
 import { ProviderDetailPage } from './pages/provider-detail.js';
 import { ProvidersPage } from './pages/providers.js';
@@ -24,6 +25,7 @@ const NAV: NavItem[] = [
   { path: '/routes', label: 'Routes' },
   { path: '/alerts', label: 'Alerts' },
   { path: '/guardrails', label: 'Guardrails' },
+  { path: '/mcp', label: 'MCP' },
   { path: '/settings', label: 'Settings' },
   { path: '/audit', label: 'Audit log' },
 ];
@@ -50,6 +52,7 @@ export function App() {
   else if (section === '/routes') page = <RoutesPage />;
   else if (section === '/alerts') page = <AlertsPage />;
   else if (section === '/guardrails') page = <GuardrailsPage />;
+  else if (section === '/mcp') page = <McpPage />;
   else if (section === '/settings') page = <SettingsPage />;
   else if (section === '/audit') page = <AuditPage location={location} />;
   else

@@ -8,10 +8,10 @@ import { ApiError } from './client.js';
 
 /**
  * How a form control reads and writes one field. `secret`: masked when shown, left empty to keep the stored value;
- * `list`: comma-separated (`lines`: one a line); `headers`: `Name: value` a line; `bool`: default / on / off;
+ * `list`: comma-separated (`lines`: one a line); `headers`: `Name: value` a line (`env`: `NAME=value` a line); `bool`: default / on / off;
  * `flag`: one checkbox, true when ticked (left out otherwise); `pairs`: rows of two inputs, `columns` names them.
  */
-export type FieldKind = 'text' | 'url' | 'secret' | 'number' | 'list' | 'lines' | 'headers' | 'bool' | 'flag' | 'select' | 'checks' | 'pairs';
+export type FieldKind = 'text' | 'url' | 'secret' | 'number' | 'list' | 'lines' | 'headers' | 'env' | 'bool' | 'flag' | 'select' | 'checks' | 'pairs';
 
 export interface FieldSpec {
   /** The field's path in the body, `.` for nesting (`retry.max_attempts`): also the `param` the API names. */
@@ -61,6 +61,7 @@ export function fieldText(spec: FieldSpec, value: unknown): string {
   if (spec.kind === 'list') return Array.isArray(value) ? value.join(', ') : String(value);
   if (spec.kind === 'lines') return Array.isArray(value) ? value.join('\n') : String(value);
   if (spec.kind === 'headers' && typeof value === 'object') return Object.entries(value as Record<string, string>).map(([name, v]) => `${name}: ${v}`).join('\n');
+  if (spec.kind === 'env' && typeof value === 'object') return Object.entries(value as Record<string, string>).map(([name, v]) => `${name}=${v}`).join('\n');
   return String(value);
 }
 
@@ -92,15 +93,18 @@ export function fieldValue(spec: FieldSpec, form: FormData): unknown {
       const items = text.split(spec.kind === 'list' ? ',' : '\n').map((item) => item.trim()).filter(Boolean);
       return items.length ? items : undefined;
     }
-    case 'headers': {
-      const headers: Record<string, string> = {};
-      for (const line of text.split('\n')) {
+    case 'headers':
+    case 'env': {
+      // `Name: value` (headers) or `NAME=value` (environment variables: the value may hold `:` and `=`).
+      const [separator, what] = spec.kind === 'env' ? ['=', 'variable as `NAME=value`'] : [':', 'header as `Name: value`'];
+      const entries: Record<string, string> = {};
+      for (const line of text.split(/\r?\n/)) {
         if (!line.trim()) continue;
-        const at = line.indexOf(':');
-        if (at <= 0) throw new ApiError(400, `Write each header as \`Name: value\`: '${line.trim()}' has no colon.`, spec.name);
-        headers[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+        const at = line.indexOf(separator);
+        if (at <= 0) throw new ApiError(400, `Write each ${what}: '${line.trim()}' has no ${separator === '=' ? '`=`' : 'colon'}.`, spec.name);
+        entries[line.slice(0, at).trim()] = spec.kind === 'env' ? line.slice(at + 1) : line.slice(at + 1).trim();
       }
-      return Object.keys(headers).length ? headers : undefined;
+      return Object.keys(entries).length ? entries : undefined;
     }
     default:
       return text;

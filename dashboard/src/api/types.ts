@@ -1,6 +1,7 @@
 /** The shapes the `/api` endpoints answer, as far as the dashboard reads them (README "Management API"). */
 
 import type { GuardrailsOverride } from './guardrails-api.js';
+import type { McpPolicy } from './mcp-api.js';
 
 /** A page of `GET /api/keys?limit=`: `next_after` is the cursor of the next page, null on the last. */
 export interface KeyPage<T> {
@@ -81,6 +82,8 @@ export interface VirtualKey {
   disabled: boolean;
   /** Rules added and skipped for this key (null when none). */
   guardrails?: GuardrailsOverride | null;
+  /** Which MCP tools its callers may use, servers attached, mode, tool-call rate limit (null when none). */
+  mcp?: McpPolicy | null;
   total_spend: number;
   total_requests: number;
   created_at: string;

@@ -60,6 +60,7 @@ export function SpecField({ spec, scope, error, stored }: { spec: FieldSpec; sco
           case 'number':
             return <input {...common} type="number" step="any" inputMode="decimal" defaultValue={fieldText(spec, stored)} />;
           case 'headers':
+          case 'env':
           case 'lines':
             return <textarea {...common} rows={3} defaultValue={fieldText(spec, stored)} />;
           case 'bool':

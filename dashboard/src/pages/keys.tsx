@@ -10,6 +10,7 @@ import { FormField, optionalNumber } from '../components/form-field.js';
 import { Empty, Loading } from '../components/states.js';
 import { count, dateTime } from '../format.js';
 import { GuardrailsOverrideEditor } from './guardrails-override.js';
+import { McpKeyEditor } from './mcp-key-editor.js';
 import { TeamsSection } from './teams.js';
 
 const PERIODS = ['total', 'daily', 'weekly', 'monthly'] as const;
@@ -30,6 +31,8 @@ export function KeysPage() {
   const [actionError, setActionError] = useState<ApiError | null>(null);
   /** The key whose guardrails are being edited. */
   const [guarding, setGuarding] = useState<VirtualKey | null>(null);
+  /** The key whose MCP policy is being edited. */
+  const [mcpKey, setMcpKey] = useState<VirtualKey | null>(null);
   const teamName = (id: string | null): string => (id ? (teams.data?.data.find((team) => team.id === id)?.name ?? id) : '—');
 
   const act = async (change: () => Promise<unknown>): Promise<void> => {
@@ -103,10 +106,21 @@ export function KeysPage() {
                           </span>
                         </>
                       ) : null}
+                      {key.mcp ? (
+                        <>
+                          {' '}
+                          <span class="badge" title="This key has an MCP policy (allowed tools, attached servers, mode or tool-call limit)">
+                            mcp
+                          </span>
+                        </>
+                      ) : null}
                     </td>
                     <td class="actions">
                       <button type="button" onClick={() => setGuarding(key)} aria-expanded={guarding?.id === key.id}>
                         Guardrails<span class="visually-hidden"> of {key.name}</span>
+                      </button>
+                      <button type="button" onClick={() => setMcpKey(key)} aria-expanded={mcpKey?.id === key.id}>
+                        MCP<span class="visually-hidden"> of {key.name}</span>
                       </button>
                       <button type="button" onClick={() => void act(() => api.patch(`/keys/${encodeURIComponent(key.id)}`, { disabled: !key.disabled }))}>
                         {key.disabled ? 'Enable' : 'Disable'}
@@ -151,6 +165,17 @@ export function KeysPage() {
           current={guarding.guardrails}
           onSaved={() => keys.reload()}
           onClose={() => setGuarding(null)}
+        />
+      ) : null}
+
+      {mcpKey ? (
+        <McpKeyEditor
+          key={mcpKey.id}
+          path={`/keys/${encodeURIComponent(mcpKey.id)}`}
+          name={mcpKey.name}
+          current={mcpKey.mcp}
+          onSaved={() => keys.reload()}
+          onClose={() => setMcpKey(null)}
         />
       ) : null}
 
