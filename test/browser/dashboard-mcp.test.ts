@@ -205,8 +205,16 @@ describe('the MCP page', () => {
     // The call log filtered by the key shows its call.
     await page.goto(tg.url + '/#/mcp');
     await page.getByRole('search', { name: 'Filter the tool calls' }).getByLabel('Key id').fill(id);
-    await expect.poll(() => page.locator(`tr[data-call-tool]:not([data-call-key="${id}"])`).count()).toBe(0);
-    expect(await page.locator(`tr[data-call-key="${id}"][data-call-tool="remote__lookup"][data-call-status="ok"]`).count()).toBe(1);
+    // The log row is written just after the call and the table reloads on its own: wait for the key's row.
+    await expect
+      .poll(
+        async () => [
+          await page.locator(`tr[data-call-key="${id}"][data-call-tool="remote__lookup"][data-call-status="ok"]`).count(),
+          await page.locator(`tr[data-call-tool]:not([data-call-key="${id}"])`).count(),
+        ],
+        { timeout: 10_000 },
+      )
+      .toEqual([1, 0]);
     expect(await page.locator(`tr[data-call-key="${id}"][data-call-tool="local__add"][data-call-status="ok"]`).count()).toBe(0);
     expect(errors).toEqual([]);
   }, TIMEOUT);
