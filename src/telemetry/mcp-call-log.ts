@@ -1,23 +1,11 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { EventBus } from '../bus/bus.js';
-import type { GatewayEvents } from '../core/events.js';
+import type { GatewayEvents, McpToolCall } from '../core/events.js';
 import type { Log } from '../log.js';
 
-/** One line of the MCP tool-call log: who called which tool, through which door, how it went; never the content. */
-export interface McpCallRecord {
+/** One line of the MCP tool-call log: the call as the bus reported it, when, and why it failed; never the content. */
+export interface McpCallRecord extends McpToolCall {
   at: string;
-  requestId: string;
-  keyId: string | null;
-  teamId: string | null;
-  server: string;
-  tool: string;
-  via: 'agent' | 'api' | 'mcp';
-  status: 'ok' | 'error';
-  isError: boolean;
-  durationMs: number;
-  argumentsBytes: number;
-  resultBytes: number;
-  truncated: boolean;
   error: string | null;
 }
 
@@ -82,22 +70,7 @@ export class McpCallLog {
     const error = this.reasons.get(id) ?? null;
     this.reasons.delete(id);
     const now = Date.now();
-    const line: McpCallRecord = {
-      at: new Date(now).toISOString(),
-      requestId: event.requestId,
-      keyId: event.keyId,
-      teamId: event.teamId,
-      server: event.server,
-      tool: event.tool,
-      via: event.via,
-      status: event.status,
-      isError: event.isError,
-      durationMs: Math.round(event.durationMs * 100) / 100,
-      argumentsBytes: event.argumentsBytes,
-      resultBytes: event.resultBytes,
-      truncated: event.truncated,
-      error,
-    };
+    const line: McpCallRecord = { at: new Date(now).toISOString(), ...event, durationMs: Math.round(event.durationMs * 100) / 100, error };
     const write = this.db.put([now, this.seq++], line).catch((err: unknown) => this.log.error({ err }, 'mcp call log: could not write'));
     this.writes.add(write);
     void write.finally(() => this.writes.delete(write));

@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALERT_NOTIFICATION_SCHEMA } from '../../src/telemetry/alerts/notification-schema.js';
-import { startReceiver, until, type Receiver } from '../helpers/alert-receiver.js';
+import { startReceiver, until, validNotification, type Receiver } from '../helpers/alert-receiver.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -12,11 +10,6 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 // driven by real requests whose model names script the upstream (`error-500`, `slow-headers-300`).
 
 const hi = [{ role: 'user' as const, content: 'hi' }];
-const ajv = new Ajv2020({ strict: true, allErrors: true });
-// ajv-formats is CommonJS: under ESM its function may arrive as the module's `default`.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
-addFormats(ajv);
-const validNotification = ajv.compile(ALERT_NOTIFICATION_SCHEMA);
 
 let upstream: ScriptedUpstream;
 let receiver: Receiver;

@@ -1,9 +1,7 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALERT_NOTIFICATION_SCHEMA } from '../../src/telemetry/alerts/notification-schema.js';
 import { AdminClient } from '../helpers/admin.js';
-import { documentedVerify, startReceiver, until, type Receiver, type Verify } from '../helpers/alert-receiver.js';
+import { documentedVerify, startReceiver, until, validNotification, type Receiver, type Verify } from '../helpers/alert-receiver.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -17,10 +15,6 @@ const API_SECRET = 'whsec-set-through-the-api-9876';
 const PRICES = { 'priced-model': { input_per_mtok: 0, output_per_mtok: 1_000_000 } };
 const hi = [{ role: 'user' as const, content: 'hi' }];
 
-const ajv = new Ajv2020({ strict: true });
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
-addFormats(ajv);
-const validNotification = ajv.compile(ALERT_NOTIFICATION_SCHEMA);
 
 let upstream: ScriptedUpstream;
 let receiver: Receiver;

@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { ALERT_NOTIFICATION_SCHEMA } from '../../src/telemetry/alerts/notification-schema.js';
 
 // A webhook receiver for alert tests (it records every delivery and answers as scripted), the README's signature
 // check loaded as written, and a polling wait.
@@ -76,3 +79,11 @@ export async function until<T>(what: string, check: () => T | undefined | null |
   }
 }
 
+
+// ajv-formats is CommonJS: under ESM its function may arrive as the module's `default`.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+const schemaChecker = new Ajv2020({ strict: true, allErrors: true });
+addFormats(schemaChecker);
+
+/** Whether a delivered notification is valid against the published JSON Schema (`validNotification.errors` says why not). */
+export const validNotification = schemaChecker.compile(ALERT_NOTIFICATION_SCHEMA);
