@@ -11,6 +11,7 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { until } from '../helpers/alert-receiver.js';
 
 // The chat, paging and email channels end to end: real requests through a gateway open (and heal) a circuit
 // breaker or cross a budget, and receivers started here, answering as Slack, Microsoft Teams, Discord and
@@ -172,16 +173,6 @@ async function startSmtp(): Promise<SmtpReceiver> {
     rcpts,
     close: () => new Promise<void>((done) => server.close(() => done())),
   };
-}
-
-async function until<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 8_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 20));
-  }
 }
 
 const fastRetry = { initial_delay_ms: 50, max_delay_ms: 5_000 };
