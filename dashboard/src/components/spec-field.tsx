@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../api/client.js';
 import { fieldText, pairInput, type FieldSpec } from '../api/fields.js';
-import { fieldError } from './error-notice.js';
+import { FieldProblem, fieldError } from './error-notice.js';
 import { FormField } from './form-field.js';
 import './config-forms.css';
 
@@ -22,11 +22,7 @@ export function SpecField({ spec, scope, error, stored }: { spec: FieldSpec; sco
           </label>
         ))}
         {spec.hint ? <span class="muted hint">{spec.hint}</span> : null}
-        {problem ? (
-          <span class="field-error" id={`${scope}-${spec.name}-error`}>
-            {problem}
-          </span>
-        ) : null}
+        <FieldProblem id={`${scope}-${spec.name}-error`} problem={problem} />
       </fieldset>
     );
   }
@@ -41,11 +37,7 @@ export function SpecField({ spec, scope, error, stored }: { spec: FieldSpec; sco
           {spec.label}
         </label>
         {spec.hint ? <span class="muted hint">{spec.hint}</span> : null}
-        {problem ? (
-          <span class="field-error" id={`${id}-error`}>
-            {problem}
-          </span>
-        ) : null}
+        <FieldProblem id={`${id}-error`} problem={problem} />
       </div>
     );
   }
@@ -124,11 +116,7 @@ function PairsField({ spec, scope, error, stored }: { spec: FieldSpec; scope: st
         Add a row<span class="visually-hidden"> to {spec.label}</span>
       </button>
       {spec.hint ? <span class="muted hint">{spec.hint}</span> : null}
-      {problem ? (
-        <span class="field-error" id={`${id}-error`}>
-          {problem}
-        </span>
-      ) : null}
+      <FieldProblem id={`${id}-error`} problem={problem} />
     </fieldset>
   );
 }

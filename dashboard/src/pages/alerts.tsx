@@ -20,6 +20,7 @@ import { useApi } from '../api/use-api.js';
 import { ConfigSectionHead } from '../components/config-section-head.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { DataTable, EditButton, Nothing } from '../components/data-table.js';
+import { EditableList } from '../components/editable-list.js';
 import { ErrorNotice } from '../components/error-notice.js';
 import { FilterSelect } from '../components/filter-select.js';
 import { Empty, ListState, Loading } from '../components/states.js';
@@ -96,15 +97,12 @@ export function AlertsPage() {
       <ErrorNotice error={open.error} />
       {open.data ? <OpenAlerts alerts={open.data.data} rules={rules} /> : open.loading ? <Loading what="open alerts" /> : null}
 
-      <div class="page-head">
-        <h2 id="channels-title">Channels</h2>
-        {locked ? null : (
-          <button type="button" onClick={() => setEditing({ what: 'channel', item: null })} disabled={editing?.what === 'channel' && !editing.item}>
-            Add a channel
-          </button>
-        )}
-      </div>
-      {editing?.what === 'channel' && !editing.item ? channelForm : null}
+      <EditableList
+        heading={<h2 id="channels-title">Channels</h2>}
+        add={locked ? null : { label: 'Add a channel', onClick: () => setEditing({ what: 'channel', item: null }), disabled: editing?.what === 'channel' && !editing.item }}
+        form={channelForm}
+        formIsNew={!editing?.item}
+      >
       <ListState ready={!!view} loading={section.loading} what="channels" count={channels.length} empty="No channels: notifications have nowhere to go. Add one (a webhook, say).">
         <ChannelsTable
           channels={channels}
@@ -113,21 +111,18 @@ export function AlertsPage() {
           onDelete={(item) => void act(() => api.delete(channelPath(item.name)), `Channel ${item.name} deleted.`)}
         />
       </ListState>
-      {editing?.what === 'channel' && editing.item ? channelForm : null}
+      </EditableList>
 
-      <div class="page-head">
-        <h2 id="rules-title">Rules</h2>
-        {locked ? null : (
-          <button type="button" onClick={() => setEditing({ what: 'rule', item: null })} disabled={editing?.what === 'rule' && !editing.item}>
-            Add a rule
-          </button>
-        )}
-      </div>
-      {editing?.what === 'rule' && !editing.item ? ruleForm : null}
+      <EditableList
+        heading={<h2 id="rules-title">Rules</h2>}
+        add={locked ? null : { label: 'Add a rule', onClick: () => setEditing({ what: 'rule', item: null }), disabled: editing?.what === 'rule' && !editing.item }}
+        form={ruleForm}
+        formIsNew={!editing?.item}
+      >
       <ListState ready={!!view} loading={section.loading} what="rules" count={rules.length} empty="No rules: nothing alerts yet.">
         <RulesTable rules={rules} locked={locked} onEdit={(item) => setEditing({ what: 'rule', item })} onDelete={(item) => void act(() => api.delete(rulePath(item.name)), `Rule ${item.name} deleted.`)} />
       </ListState>
-      {editing?.what === 'rule' && editing.item ? ruleForm : null}
+      </EditableList>
 
       <DeliveryLog channels={channels.map((c) => c.name)} rules={rules.map((r) => r.name)} />
     </section>

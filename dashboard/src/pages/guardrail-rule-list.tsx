@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { asApiError } from '../api/config-api.js';
 import { GUARDRAIL_KINDS, ruleError, ruleOptions, ruleSide, type GuardrailRule } from '../api/guardrails-api.js';
 import { ConfirmButton } from '../components/confirm-button.js';
+import { EditableList } from '../components/editable-list.js';
 import { DataTable, EditButton, Nothing } from '../components/data-table.js';
 import { ListState } from '../components/states.js';
 import { GuardrailRuleForm } from './guardrail-form.js';
@@ -70,19 +71,11 @@ export function GuardrailRuleList({
   ) : null;
 
   return (
-    <>
-      <div class="page-head">
-        {heading}
-        <button type="button" onClick={() => setEditing({ rule: null })} disabled={editing !== null && !editing.rule}>
-          {addLabel}
-        </button>
-      </div>
-      {editing && !editing.rule ? form : null}
+    <EditableList heading={heading} add={{ label: addLabel, onClick: () => setEditing({ rule: null }), disabled: editing !== null && !editing.rule }} form={form} formIsNew={!editing?.rule}>
       <ListState ready={ready} loading={loading} what="guardrails" count={rules.length} empty={empty}>
         <GuardrailRulesTable rules={rules} labelledBy={labelledBy} caption={caption} onEdit={(rule) => setEditing({ rule })} onDelete={onDelete} />
       </ListState>
-      {editing?.rule ? form : null}
-    </>
+    </EditableList>
   );
 }
 

@@ -16,6 +16,7 @@ import { useApi } from '../api/use-api.js';
 import { ConfigSectionHead } from '../components/config-section-head.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { DataTable, EditButton, Nothing } from '../components/data-table.js';
+import { EditableList } from '../components/editable-list.js';
 import { ErrorNotice } from '../components/error-notice.js';
 import { FilterSelect } from '../components/filter-select.js';
 import { Empty, ListState } from '../components/states.js';
@@ -89,13 +90,12 @@ export function McpPage() {
         </div>
       ) : null}
 
-      <div class="page-head">
-        <h2 id="mcp-servers-title">Servers</h2>
-        <button type="button" onClick={() => setEditing({ server: null })} disabled={!state || (editing !== null && !editing.server)}>
-          Add a server
-        </button>
-      </div>
-      {editing && !editing.server ? form : null}
+      <EditableList
+        heading={<h2 id="mcp-servers-title">Servers</h2>}
+        add={{ label: 'Add a server', onClick: () => setEditing({ server: null }), disabled: !state || (editing !== null && !editing.server) }}
+        form={form}
+        formIsNew={!editing?.server}
+      >
       <ListState ready={!!state} loading={loaded.loading} what="MCP servers" count={servers.length} empty="No MCP servers configured. Add one (a stdio command or a streamable HTTP endpoint).">
         {state ? (
           <ServersTable
@@ -111,7 +111,7 @@ export function McpPage() {
           />
         ) : null}
       </ListState>
-      {editing?.server ? form : null}
+      </EditableList>
 
       <h2 id="mcp-tools-title">Tools</h2>
       {state ? <ToolsList servers={servers} tools={tools} /> : null}
