@@ -103,14 +103,14 @@ export function AlertsPage() {
         form={channelForm}
         formIsNew={!editing?.item}
       >
-      <ListState ready={!!view} loading={section.loading} what="channels" count={channels.length} empty="No channels: notifications have nowhere to go. Add one (a webhook, say).">
-        <ChannelsTable
-          channels={channels}
-          locked={locked}
-          onEdit={(item) => setEditing({ what: 'channel', item })}
-          onDelete={(item) => void act(() => api.delete(channelPath(item.name)), `Channel ${item.name} deleted.`)}
-        />
-      </ListState>
+        <ListState ready={!!view} loading={section.loading} what="channels" count={channels.length} empty="No channels: notifications have nowhere to go. Add one (a webhook, say).">
+          <ChannelsTable
+            channels={channels}
+            locked={locked}
+            onEdit={(item) => setEditing({ what: 'channel', item })}
+            onDelete={(item) => void act(() => api.delete(channelPath(item.name)), `Channel ${item.name} deleted.`)}
+          />
+        </ListState>
       </EditableList>
 
       <EditableList
@@ -119,9 +119,9 @@ export function AlertsPage() {
         form={ruleForm}
         formIsNew={!editing?.item}
       >
-      <ListState ready={!!view} loading={section.loading} what="rules" count={rules.length} empty="No rules: nothing alerts yet.">
-        <RulesTable rules={rules} locked={locked} onEdit={(item) => setEditing({ what: 'rule', item })} onDelete={(item) => void act(() => api.delete(rulePath(item.name)), `Rule ${item.name} deleted.`)} />
-      </ListState>
+        <ListState ready={!!view} loading={section.loading} what="rules" count={rules.length} empty="No rules: nothing alerts yet.">
+          <RulesTable rules={rules} locked={locked} onEdit={(item) => setEditing({ what: 'rule', item })} onDelete={(item) => void act(() => api.delete(rulePath(item.name)), `Rule ${item.name} deleted.`)} />
+        </ListState>
       </EditableList>
 
       <DeliveryLog channels={channels.map((c) => c.name)} rules={rules.map((r) => r.name)} />
@@ -139,24 +139,24 @@ function OpenAlerts({ alerts, rules }: { alerts: OpenAlertView[]; rules: AlertRu
   const now = Date.now();
   return (
     <DataTable labelledBy="open-alerts-title" caption="Open alerts" columns={['Rule', 'Kind', 'Severity', 'Subject', 'Summary', 'Since', 'Notified']}>
-          {alerts.map((alert) => {
-            const rule = rules.find((item) => item.name === alert.rule);
-            return (
-              <tr key={alert.id} data-alert={alert.id} data-rule={alert.rule}>
-                <th scope="row">{alert.rule}</th>
-                <td>{RULE_KINDS[alert.kind]?.label ?? alert.kind}</td>
-                <td>{rule ? <SeverityBadge severity={rule.severity} /> : <Nothing />}</td>
-                <td>{subjectText(alert.subject)}</td>
-                <td class="wrap">{alert.summary}</td>
-                <td>
-                  <time dateTime={alert.since} title={dateTime(alert.since)}>
-                    {ago(alert.since, now)}
-                  </time>
-                </td>
-                <td>{alert.notified ? 'yes' : <span title="It fired inside the rule's cooldown, so it was not sent">no (cooldown)</span>}</td>
-              </tr>
-            );
-          })}
+      {alerts.map((alert) => {
+        const rule = rules.find((item) => item.name === alert.rule);
+        return (
+          <tr key={alert.id} data-alert={alert.id} data-rule={alert.rule}>
+            <th scope="row">{alert.rule}</th>
+            <td>{RULE_KINDS[alert.kind]?.label ?? alert.kind}</td>
+            <td>{rule ? <SeverityBadge severity={rule.severity} /> : <Nothing />}</td>
+            <td>{subjectText(alert.subject)}</td>
+            <td class="wrap">{alert.summary}</td>
+            <td>
+              <time dateTime={alert.since} title={dateTime(alert.since)}>
+                {ago(alert.since, now)}
+              </time>
+            </td>
+            <td>{alert.notified ? 'yes' : <span title="It fired inside the rule's cooldown, so it was not sent">no (cooldown)</span>}</td>
+          </tr>
+        );
+      })}
     </DataTable>
   );
 }
@@ -189,43 +189,43 @@ function ChannelsTable({ channels, locked, onEdit, onDelete }: { channels: Alert
   };
   return (
     <DataTable labelledBy="channels-title" caption="Alert channels" columns={['Name', 'Type', 'Destination', 'Test', 'Actions']}>
-          {channels.map((channel) => {
-            const { where, secrets } = destination(channel);
-            const state = tests[channel.name];
-            return (
-              <tr key={channel.name} data-channel={channel.name}>
-                <th scope="row">{channel.name}</th>
-                <td>{CHANNEL_TYPES[channel.type]?.label ?? channel.type}</td>
-                <td class="wrap">
-                  <code>{where}</code>
-                  {secrets.length ? <span class="muted"> · {secrets.join(' · ')}</span> : null}
-                </td>
-                <td>
-                  <div class="actions">
-                    <button type="button" onClick={() => void test(channel.name)} disabled={state?.busy}>
-                      {state?.busy ? 'Testing…' : 'Test'}
-                      <span class="visually-hidden"> channel {channel.name}</span>
-                    </button>
-                    <span role="status" aria-live="polite" data-testid={`channel-test-${channel.name}`} class="test-outcome">
-                      {state && !state.busy ? <TestOutcome state={state} /> : null}
-                    </span>
-                  </div>
-                </td>
-                <td class="actions">
-                  {locked ? (
-                    <span class="muted">in the config file</span>
-                  ) : (
-                    <>
-                      <EditButton what="channel" name={channel.name} onClick={() => onEdit(channel)} />
-                      <ConfirmButton label="Delete" title={`Delete the channel “${channel.name}”?`} confirmLabel="Delete channel" onConfirm={() => onDelete(channel)}>
-                        <p>Notifications stop going to {channel.name} at once. A rule that names it must be changed first (the API says so).</p>
-                      </ConfirmButton>
-                    </>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
+      {channels.map((channel) => {
+        const { where, secrets } = destination(channel);
+        const state = tests[channel.name];
+        return (
+          <tr key={channel.name} data-channel={channel.name}>
+            <th scope="row">{channel.name}</th>
+            <td>{CHANNEL_TYPES[channel.type]?.label ?? channel.type}</td>
+            <td class="wrap">
+              <code>{where}</code>
+              {secrets.length ? <span class="muted"> · {secrets.join(' · ')}</span> : null}
+            </td>
+            <td>
+              <div class="actions">
+                <button type="button" onClick={() => void test(channel.name)} disabled={state?.busy}>
+                  {state?.busy ? 'Testing…' : 'Test'}
+                  <span class="visually-hidden"> channel {channel.name}</span>
+                </button>
+                <span role="status" aria-live="polite" data-testid={`channel-test-${channel.name}`} class="test-outcome">
+                  {state && !state.busy ? <TestOutcome state={state} /> : null}
+                </span>
+              </div>
+            </td>
+            <td class="actions">
+              {locked ? (
+                <span class="muted">in the config file</span>
+              ) : (
+                <>
+                  <EditButton what="channel" name={channel.name} onClick={() => onEdit(channel)} />
+                  <ConfirmButton label="Delete" title={`Delete the channel “${channel.name}”?`} confirmLabel="Delete channel" onConfirm={() => onDelete(channel)}>
+                    <p>Notifications stop going to {channel.name} at once. A rule that names it must be changed first (the API says so).</p>
+                  </ConfirmButton>
+                </>
+              )}
+            </td>
+          </tr>
+        );
+      })}
     </DataTable>
   );
 }
@@ -258,31 +258,31 @@ function TestOutcome({ state }: { state: Exclude<TestState, { busy: true }> }) {
 function RulesTable({ rules, locked, onEdit, onDelete }: { rules: AlertRuleView[]; locked: boolean; onEdit(rule: AlertRuleView): void; onDelete(rule: AlertRuleView): void }) {
   return (
     <DataTable labelledBy="rules-title" caption="Alert rules" columns={['Name', 'Kind', 'Condition', 'Severity', 'Channels', 'Actions']}>
-          {rules.map((rule) => (
-            <tr key={rule.name} data-rule={rule.name}>
-              <th scope="row">{rule.name}</th>
-              <td>{RULE_KINDS[rule.kind]?.label ?? rule.kind}</td>
-              <td class="wrap" data-col="condition">
-                {condition(rule)}
-              </td>
-              <td>
-                <SeverityBadge severity={rule.severity} />
-              </td>
-              <td>{rule.channels?.length ? rule.channels.join(', ') : <span class="muted">all</span>}</td>
-              <td class="actions">
-                {locked ? (
-                  <span class="muted">in the config file</span>
-                ) : (
-                  <>
-                    <EditButton what="rule" name={rule.name} onClick={() => onEdit(rule)} />
-                    <ConfirmButton label="Delete" title={`Delete the rule “${rule.name}”?`} confirmLabel="Delete rule" onConfirm={() => onDelete(rule)}>
-                      <p>It stops watching at once; its open alerts are no longer followed.</p>
-                    </ConfirmButton>
-                  </>
-                )}
-              </td>
-            </tr>
-          ))}
+      {rules.map((rule) => (
+        <tr key={rule.name} data-rule={rule.name}>
+          <th scope="row">{rule.name}</th>
+          <td>{RULE_KINDS[rule.kind]?.label ?? rule.kind}</td>
+          <td class="wrap" data-col="condition">
+            {condition(rule)}
+          </td>
+          <td>
+            <SeverityBadge severity={rule.severity} />
+          </td>
+          <td>{rule.channels?.length ? rule.channels.join(', ') : <span class="muted">all</span>}</td>
+          <td class="actions">
+            {locked ? (
+              <span class="muted">in the config file</span>
+            ) : (
+              <>
+                <EditButton what="rule" name={rule.name} onClick={() => onEdit(rule)} />
+                <ConfirmButton label="Delete" title={`Delete the rule “${rule.name}”?`} confirmLabel="Delete rule" onConfirm={() => onDelete(rule)}>
+                  <p>It stops watching at once; its open alerts are no longer followed.</p>
+                </ConfirmButton>
+              </>
+            )}
+          </td>
+        </tr>
+      ))}
     </DataTable>
   );
 }
@@ -305,24 +305,24 @@ function DeliveryLog({ channels, rules }: { channels: string[]; rules: string[] 
       <ErrorNotice error={log.error} />
       <ListState ready={!!log.data} loading={log.loading} what="the delivery log" count={lines.length} empty={channel || rule ? 'No delivery matches the filter.' : 'No deliveries yet.'}>
         <DataTable labelledBy="deliveries-title" caption="Delivery log" columns={['Time', 'Outcome', 'Channel', 'Rule', 'Status', 'Attempt', 'HTTP', 'Duration', 'Error']}>
-                {lines.map((line, index) => (
-                  <tr key={`${line.at}|${line.alertId}|${line.channel}|${line.attempt}|${index}`} data-delivery-channel={line.channel} data-delivery-rule={line.rule}>
-                    <td>
-                      <time dateTime={line.at}>{dateTime(line.at)}</time>
-                    </td>
-                    <td>
-                      <span class={`badge ${OUTCOME_CLASS[line.outcome] ?? ''}`}>{line.outcome}</span>
-                      {line.outcome === 'retrying' && line.nextAt ? <span class="muted"> next {dateTime(line.nextAt)}</span> : null}
-                    </td>
-                    <td>{line.channel}</td>
-                    <td>{line.rule}</td>
-                    <td>{line.status}</td>
-                    <td>{line.attempt}</td>
-                    <td>{line.httpStatus ?? '—'}</td>
-                    <td>{ms(line.durationMs)}</td>
-                    <td class="wrap">{line.error ?? ''}</td>
-                  </tr>
-                ))}
+          {lines.map((line, index) => (
+            <tr key={`${line.at}|${line.alertId}|${line.channel}|${line.attempt}|${index}`} data-delivery-channel={line.channel} data-delivery-rule={line.rule}>
+              <td>
+                <time dateTime={line.at}>{dateTime(line.at)}</time>
+              </td>
+              <td>
+                <span class={`badge ${OUTCOME_CLASS[line.outcome] ?? ''}`}>{line.outcome}</span>
+                {line.outcome === 'retrying' && line.nextAt ? <span class="muted"> next {dateTime(line.nextAt)}</span> : null}
+              </td>
+              <td>{line.channel}</td>
+              <td>{line.rule}</td>
+              <td>{line.status}</td>
+              <td>{line.attempt}</td>
+              <td>{line.httpStatus ?? '—'}</td>
+              <td>{ms(line.durationMs)}</td>
+              <td class="wrap">{line.error ?? ''}</td>
+            </tr>
+          ))}
         </DataTable>
       </ListState>
     </>

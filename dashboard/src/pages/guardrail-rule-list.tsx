@@ -83,32 +83,32 @@ export function GuardrailRuleList({
 export function GuardrailRulesTable({ rules, labelledBy, onEdit, onDelete, caption }: { rules: GuardrailRule[]; labelledBy: string; onEdit?(rule: GuardrailRule): void; onDelete?(rule: GuardrailRule): void; caption?: string }) {
   return (
     <DataTable labelledBy={labelledBy} caption={caption ?? 'Guardrail rules'} columns={['Name', 'Kind', 'Action', 'Applies to', 'Options', 'Status', onEdit || onDelete ? 'Actions' : null]}>
-          {rules.map((rule) => (
-            <tr key={rule.name} data-rule={rule.name}>
-              <th scope="row">{rule.name}</th>
-              <td>{GUARDRAIL_KINDS[rule.kind]?.label ?? rule.kind}</td>
-              <td data-col="action">
-                <span class={`badge action-${rule.action}`}>{rule.action}</span>
-              </td>
-              <td>{ruleSide(rule)}</td>
-              <td class="wrap" data-col="options">
-                {ruleOptions(rule) || <Nothing />}
-              </td>
-              <td data-col="status">{rule.disabled ? <span class="badge status-4xx">disabled</span> : 'on'}</td>
-              {onEdit || onDelete ? (
-                <td class="actions">
-                  {onEdit ? (
-                    <EditButton what="rule" name={rule.name} onClick={() => onEdit(rule)} />
-                  ) : null}
-                  {onDelete ? (
-                    <ConfirmButton label="Delete" title={`Delete the rule “${rule.name}”?`} confirmLabel="Delete rule" onConfirm={() => onDelete(rule)}>
-                      <p>Requests are no longer checked with it, from the next one on.</p>
-                    </ConfirmButton>
-                  ) : null}
-                </td>
+      {rules.map((rule) => (
+        <tr key={rule.name} data-rule={rule.name}>
+          <th scope="row">{rule.name}</th>
+          <td>{GUARDRAIL_KINDS[rule.kind]?.label ?? rule.kind}</td>
+          <td data-col="action">
+            <span class={`badge action-${rule.action}`}>{rule.action}</span>
+          </td>
+          <td>{ruleSide(rule)}</td>
+          <td class="wrap" data-col="options">
+            {ruleOptions(rule) || <Nothing />}
+          </td>
+          <td data-col="status">{rule.disabled ? <span class="badge status-4xx">disabled</span> : 'on'}</td>
+          {onEdit || onDelete ? (
+            <td class="actions">
+              {onEdit ? (
+                <EditButton what="rule" name={rule.name} onClick={() => onEdit(rule)} />
               ) : null}
-            </tr>
-          ))}
+              {onDelete ? (
+                <ConfirmButton label="Delete" title={`Delete the rule “${rule.name}”?`} confirmLabel="Delete rule" onConfirm={() => onDelete(rule)}>
+                  <p>Requests are no longer checked with it, from the next one on.</p>
+                </ConfirmButton>
+              ) : null}
+            </td>
+          ) : null}
+        </tr>
+      ))}
     </DataTable>
   );
 }

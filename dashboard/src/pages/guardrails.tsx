@@ -127,21 +127,21 @@ function RouteOverrides({ view }: { view: GuardrailsConfigView }) {
       </p>
       {routes.length ? (
         <DataTable labelledBy="guardrail-routes-title" caption="Routes that add or skip guardrail rules" columns={['Route', 'Adds', 'Skips', 'A blocked answer', 'Source']}>
-              {routes.map((route) => (
-                <tr key={route.name} data-route={route.name}>
-                  <th scope="row">{route.name}</th>
-                  <td class="wrap">
-                    {route.guardrails?.rules?.length
-                      ? route.guardrails.rules.map((rule) => `${rule.name} (${GUARDRAIL_KINDS[rule.kind]?.label ?? rule.kind}, ${rule.action})`).join('; ')
-                      : <Nothing />}
-                  </td>
-                  <td>{route.guardrails?.skip?.length ? route.guardrails.skip.join(', ') : <Nothing />}</td>
-                  <td>{route.guardrails?.output_block ?? <Nothing>as above</Nothing>}</td>
-                  <td>
-                    <SourceBadge source={route.source} />
-                  </td>
-                </tr>
-              ))}
+          {routes.map((route) => (
+            <tr key={route.name} data-route={route.name}>
+              <th scope="row">{route.name}</th>
+              <td class="wrap">
+                {route.guardrails?.rules?.length
+                  ? route.guardrails.rules.map((rule) => `${rule.name} (${GUARDRAIL_KINDS[rule.kind]?.label ?? rule.kind}, ${rule.action})`).join('; ')
+                  : <Nothing />}
+              </td>
+              <td>{route.guardrails?.skip?.length ? route.guardrails.skip.join(', ') : <Nothing />}</td>
+              <td>{route.guardrails?.output_block ?? <Nothing>as above</Nothing>}</td>
+              <td>
+                <SourceBadge source={route.source} />
+              </td>
+            </tr>
+          ))}
         </DataTable>
       ) : (
         <Empty>No route adds or skips rules.</Empty>

@@ -96,21 +96,21 @@ export function McpPage() {
         form={form}
         formIsNew={!editing?.server}
       >
-      <ListState ready={!!state} loading={loaded.loading} what="MCP servers" count={servers.length} empty="No MCP servers configured. Add one (a stdio command or a streamable HTTP endpoint).">
-        {state ? (
-          <ServersTable
-            servers={servers}
-            onEdit={(server) => setEditing({ server })}
-            onToggle={(server) =>
-              void act(
-                () => saveServer(state, server.name, { ...server.config, disabled: server.config.disabled ? undefined : true }),
-                server.config.disabled ? `Server ${server.name} enabled: it connects now.` : `Server ${server.name} disabled: its connection is closed.`,
-              )
-            }
-            onRemove={(server) => void act(() => saveServer(state, server.name, null), `Server ${server.name} removed: its connection is closed and its tools are gone.`)}
-          />
-        ) : null}
-      </ListState>
+        <ListState ready={!!state} loading={loaded.loading} what="MCP servers" count={servers.length} empty="No MCP servers configured. Add one (a stdio command or a streamable HTTP endpoint).">
+          {state ? (
+            <ServersTable
+              servers={servers}
+              onEdit={(server) => setEditing({ server })}
+              onToggle={(server) =>
+                void act(
+                  () => saveServer(state, server.name, { ...server.config, disabled: server.config.disabled ? undefined : true }),
+                  server.config.disabled ? `Server ${server.name} enabled: it connects now.` : `Server ${server.name} disabled: its connection is closed.`,
+                )
+              }
+              onRemove={(server) => void act(() => saveServer(state, server.name, null), `Server ${server.name} removed: its connection is closed and its tools are gone.`)}
+            />
+          ) : null}
+        </ListState>
       </EditableList>
 
       <h2 id="mcp-tools-title">Tools</h2>
@@ -131,48 +131,48 @@ function ServersTable({ servers, onEdit, onToggle, onRemove }: { servers: McpSer
   const now = Date.now();
   return (
     <DataTable labelledBy="mcp-servers-title" caption="MCP servers" columns={['Name', 'Type', 'State', 'Tools', 'Last error', 'Connected', 'PID', 'Destination', 'Actions']}>
-          {servers.map((server) => {
-            const { where, extra } = destination(server.config);
-            return (
-              <tr key={server.name} data-server={server.name}>
-                <th scope="row">{server.name}</th>
-                <td>{server.type}</td>
-                <td data-col="state">
-                  <StateBadge state={server.state} />
-                  {server.config.disabled ? <span class="muted"> (disabled)</span> : null}
-                  {server.attempts > 1 && server.state !== 'ready' ? <span class="muted"> attempt {server.attempts}</span> : null}
-                </td>
-                <td data-col="tools">{server.tools}</td>
-                <td class="wrap" data-col="error">
-                  {server.last_error ?? <Nothing />}
-                </td>
-                <td>
-                  {server.connected_at ? (
-                    <time dateTime={server.connected_at} title={dateTime(server.connected_at)}>
-                      {ago(server.connected_at, now)}
-                    </time>
-                  ) : (
-                    <Nothing />
-                  )}
-                </td>
-                <td data-col="pid">{server.type === 'stdio' && server.pid !== null ? server.pid : <Nothing />}</td>
-                <td class="wrap" data-col="destination">
-                  <code>{where}</code>
-                  {extra.length ? <span class="muted"> · {extra.join(' · ')}</span> : null}
-                </td>
-                <td class="actions">
-                  <EditButton what="server" name={server.name} onClick={() => onEdit(server)} />
-                  <button type="button" onClick={() => onToggle(server)}>
-                    {server.config.disabled ? 'Enable' : 'Disable'}
-                    <span class="visually-hidden"> server {server.name}</span>
-                  </button>
-                  <ConfirmButton label="Remove" title={`Remove the server “${server.name}”?`} confirmLabel="Remove server" onConfirm={() => onRemove(server)}>
-                    <p>Its connection is closed (a stdio server's process ends) and its tools are no longer offered, from now on.</p>
-                  </ConfirmButton>
-                </td>
-              </tr>
-            );
-          })}
+      {servers.map((server) => {
+        const { where, extra } = destination(server.config);
+        return (
+          <tr key={server.name} data-server={server.name}>
+            <th scope="row">{server.name}</th>
+            <td>{server.type}</td>
+            <td data-col="state">
+              <StateBadge state={server.state} />
+              {server.config.disabled ? <span class="muted"> (disabled)</span> : null}
+              {server.attempts > 1 && server.state !== 'ready' ? <span class="muted"> attempt {server.attempts}</span> : null}
+            </td>
+            <td data-col="tools">{server.tools}</td>
+            <td class="wrap" data-col="error">
+              {server.last_error ?? <Nothing />}
+            </td>
+            <td>
+              {server.connected_at ? (
+                <time dateTime={server.connected_at} title={dateTime(server.connected_at)}>
+                  {ago(server.connected_at, now)}
+                </time>
+              ) : (
+                <Nothing />
+              )}
+            </td>
+            <td data-col="pid">{server.type === 'stdio' && server.pid !== null ? server.pid : <Nothing />}</td>
+            <td class="wrap" data-col="destination">
+              <code>{where}</code>
+              {extra.length ? <span class="muted"> · {extra.join(' · ')}</span> : null}
+            </td>
+            <td class="actions">
+              <EditButton what="server" name={server.name} onClick={() => onEdit(server)} />
+              <button type="button" onClick={() => onToggle(server)}>
+                {server.config.disabled ? 'Enable' : 'Disable'}
+                <span class="visually-hidden"> server {server.name}</span>
+              </button>
+              <ConfirmButton label="Remove" title={`Remove the server “${server.name}”?`} confirmLabel="Remove server" onConfirm={() => onRemove(server)}>
+                <p>Its connection is closed (a stdio server's process ends) and its tools are no longer offered, from now on.</p>
+              </ConfirmButton>
+            </td>
+          </tr>
+        );
+      })}
     </DataTable>
   );
 }
@@ -191,18 +191,18 @@ function ToolsList({ servers, tools }: { servers: McpServerView[]; tools: McpToo
               {name} <span class="muted">({own.length} {own.length === 1 ? 'tool' : 'tools'})</span>
             </h3>
             <DataTable labelledBy={`mcp-tools-${name}`} caption={`Tools of ${name}`} columns={['Tool', 'Description', 'Arguments']}>
-                  {own.map((tool) => {
-                    const args = argumentNames(tool);
-                    return (
-                      <tr key={tool.name} data-tool={tool.name}>
-                        <th scope="row">
-                          <code>{tool.name}</code>
-                        </th>
-                        <td class="wrap">{tool.description || <Nothing />}</td>
-                        <td data-col="arguments">{args.length ? args.join(', ') : <Nothing>none</Nothing>}</td>
-                      </tr>
-                    );
-                  })}
+              {own.map((tool) => {
+                const args = argumentNames(tool);
+                return (
+                  <tr key={tool.name} data-tool={tool.name}>
+                    <th scope="row">
+                      <code>{tool.name}</code>
+                    </th>
+                    <td class="wrap">{tool.description || <Nothing />}</td>
+                    <td data-col="arguments">{args.length ? args.join(', ') : <Nothing>none</Nothing>}</td>
+                  </tr>
+                );
+              })}
             </DataTable>
           </div>
         );
@@ -231,31 +231,31 @@ function CallLog({ servers }: { servers: string[] }) {
       <ErrorNotice error={log.error} />
       <ListState ready={!!log.data} loading={log.loading} what="the tool calls" count={calls.length} empty={server || keyId ? 'No tool call matches the filter.' : 'No tool calls yet.'}>
         <DataTable labelledBy="mcp-calls-title" caption="Tool calls" columns={['Time', 'Key', 'Tool', 'Via', 'Status', 'Duration', 'Arguments', 'Result', 'Truncated', 'Error']}>
-                {calls.map((call, index) => (
-                  <tr key={`${call.at}|${call.requestId ?? ''}|${call.server}|${call.tool}|${index}`} data-call-tool={`${call.server}__${call.tool}`} data-call-status={call.status} data-call-key={call.keyId ?? ''}>
-                    <td>
-                      <time dateTime={call.at}>{dateTime(call.at)}</time>
-                    </td>
-                    <td>{call.keyId ? <code>{call.keyId}</code> : <Nothing>no key</Nothing>}</td>
-                    <td>
-                      <code>
-                        {call.server}__{call.tool}
-                      </code>
-                    </td>
-                    <td>{call.via}</td>
-                    <td data-col="status">
-                      <span class={`badge ${call.status === 'ok' ? (call.isError ? 'status-4xx' : 'status-2xx') : 'status-5xx'}`} title={call.isError ? 'The tool reported its own failure (isError)' : undefined}>
-                        {call.status}
-                        {call.status === 'ok' && call.isError ? ' (tool error)' : ''}
-                      </span>
-                    </td>
-                    <td>{ms(call.durationMs)}</td>
-                    <td>{bytes(call.argumentsBytes)}</td>
-                    <td>{bytes(call.resultBytes)}</td>
-                    <td>{call.truncated ? 'yes' : 'no'}</td>
-                    <td class="wrap">{call.error ?? ''}</td>
-                  </tr>
-                ))}
+          {calls.map((call, index) => (
+            <tr key={`${call.at}|${call.requestId ?? ''}|${call.server}|${call.tool}|${index}`} data-call-tool={`${call.server}__${call.tool}`} data-call-status={call.status} data-call-key={call.keyId ?? ''}>
+              <td>
+                <time dateTime={call.at}>{dateTime(call.at)}</time>
+              </td>
+              <td>{call.keyId ? <code>{call.keyId}</code> : <Nothing>no key</Nothing>}</td>
+              <td>
+                <code>
+                  {call.server}__{call.tool}
+                </code>
+              </td>
+              <td>{call.via}</td>
+              <td data-col="status">
+                <span class={`badge ${call.status === 'ok' ? (call.isError ? 'status-4xx' : 'status-2xx') : 'status-5xx'}`} title={call.isError ? 'The tool reported its own failure (isError)' : undefined}>
+                  {call.status}
+                  {call.status === 'ok' && call.isError ? ' (tool error)' : ''}
+                </span>
+              </td>
+              <td>{ms(call.durationMs)}</td>
+              <td>{bytes(call.argumentsBytes)}</td>
+              <td>{bytes(call.resultBytes)}</td>
+              <td>{call.truncated ? 'yes' : 'no'}</td>
+              <td class="wrap">{call.error ?? ''}</td>
+            </tr>
+          ))}
         </DataTable>
       </ListState>
     </>
