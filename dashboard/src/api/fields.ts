@@ -111,3 +111,20 @@ export function fieldValue(spec: FieldSpec, form: FormData): unknown {
   }
 }
 
+
+/**
+ * Writes what the form says for each field into `body` (an edit's copy of the item, so fields the form does not show
+ * are kept). A secret left empty keeps the stored value: the masked value goes back and the API restores it; its
+ * "remove it" box drops it.
+ */
+export function readFields(body: Record<string, unknown>, fields: FieldSpec[], form: FormData): Record<string, unknown> {
+  for (const field of fields) {
+    if (field.kind !== 'secret') setPath(body, field.name, fieldValue(field, form));
+    else {
+      const typed = String(form.get(field.name) ?? '');
+      if (typed) setPath(body, field.name, typed);
+      else if (form.get(`${field.name}:remove`) === 'on') setPath(body, field.name, undefined);
+    }
+  }
+  return body;
+}

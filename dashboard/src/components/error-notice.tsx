@@ -26,3 +26,13 @@ export function fieldError(error: ApiError | null, field: string): string | null
   if (!error || !error.param) return null;
   return error.param === field || error.param.startsWith(`${field}.`) || error.param.startsWith(`${field}[`) ? error.message : null;
 }
+
+/** The API's message under the field it named; `id` is what the control's aria-describedby points to. */
+export function FieldProblem({ id, problem }: { id: string; problem: string | null }) {
+  if (!problem) return null;
+  return (
+    <span class="field-error" id={id}>
+      {problem}
+    </span>
+  );
+}

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { ApiError } from '../api/client.js';
-import { fieldError } from './error-notice.js';
+import { FieldProblem, fieldError } from './error-notice.js';
 
 /**
  * A labelled form control with the API's validation message under it when the API named this field. The
@@ -20,11 +20,7 @@ export function FormField(props: { name: string; label: string; scope?: string; 
           {props.hint}
         </span>
       ) : null}
-      {problem ? (
-        <span class="field-error" id={`${id}-error`}>
-          {problem}
-        </span>
-      ) : null}
+      <FieldProblem id={`${id}-error`} problem={problem} />
     </div>
   );
 }

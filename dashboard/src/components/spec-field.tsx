@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../api/client.js';
 import { fieldText, pairInput, type FieldSpec } from '../api/fields.js';
-import { fieldError } from './error-notice.js';
+import { FieldProblem, fieldError } from './error-notice.js';
 import { FormField } from './form-field.js';
+import './config-forms.css';
 
 /**
  * One field of a data-driven form (an alert channel type, an alert rule kind, a guardrail rule kind), as its
@@ -21,11 +22,7 @@ export function SpecField({ spec, scope, error, stored }: { spec: FieldSpec; sco
           </label>
         ))}
         {spec.hint ? <span class="muted hint">{spec.hint}</span> : null}
-        {problem ? (
-          <span class="field-error" id={`${scope}-${spec.name}-error`}>
-            {problem}
-          </span>
-        ) : null}
+        <FieldProblem id={`${scope}-${spec.name}-error`} problem={problem} />
       </fieldset>
     );
   }
@@ -40,11 +37,7 @@ export function SpecField({ spec, scope, error, stored }: { spec: FieldSpec; sco
           {spec.label}
         </label>
         {spec.hint ? <span class="muted hint">{spec.hint}</span> : null}
-        {problem ? (
-          <span class="field-error" id={`${id}-error`}>
-            {problem}
-          </span>
-        ) : null}
+        <FieldProblem id={`${id}-error`} problem={problem} />
       </div>
     );
   }
@@ -123,11 +116,7 @@ function PairsField({ spec, scope, error, stored }: { spec: FieldSpec; scope: st
         Add a row<span class="visually-hidden"> to {spec.label}</span>
       </button>
       {spec.hint ? <span class="muted hint">{spec.hint}</span> : null}
-      {problem ? (
-        <span class="field-error" id={`${id}-error`}>
-          {problem}
-        </span>
-      ) : null}
+      <FieldProblem id={`${id}-error`} problem={problem} />
     </fieldset>
   );
 }
@@ -137,4 +126,30 @@ export function useFocusOnOpen() {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
   return heading;
+}
+
+/**
+ * The fields of the item's type or kind, keyed by it: switching gives fresh, empty controls. `stored` is what the
+ * item has for a field when it is shown (undefined for a new item or another kind). With `removableSecrets`, a
+ * stored secret that is not required gets a "remove it" box (left empty, a secret keeps what is stored).
+ */
+export function SpecFields({ kind, fields, scope, error, stored, removableSecrets = false }: { kind: string; fields: FieldSpec[]; scope: string; error: ApiError | null; stored(field: FieldSpec): unknown; removableSecrets?: boolean }) {
+  return (
+    <div class="form-grid" key={kind}>
+      {fields.map((field) => {
+        const value = stored(field);
+        if (!removableSecrets) return <SpecField key={field.name} spec={field} scope={scope} error={error} stored={value} />;
+        return (
+          <div key={field.name}>
+            <SpecField spec={field} scope={scope} error={error} stored={value} />
+            {field.kind === 'secret' && !field.required && value !== undefined ? (
+              <label class="remove-secret">
+                <input type="checkbox" name={`${field.name}:remove`} /> remove it
+              </label>
+            ) : null}
+          </div>
+        );
+      })}
+    </div>
+  );
 }

@@ -17,9 +17,14 @@ import { api, type ApiError } from '../api/client.js';
 import { asApiError } from '../api/config-api.js';
 import type { List } from '../api/types.js';
 import { useApi } from '../api/use-api.js';
+import { ConfigSectionHead } from '../components/config-section-head.js';
 import { ConfirmButton } from '../components/confirm-button.js';
+import { DataTable, EditButton, Nothing } from '../components/data-table.js';
+import { EditableList } from '../components/editable-list.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { Empty, Loading } from '../components/states.js';
+import { FilterSelect } from '../components/filter-select.js';
+import { Empty, ListState, Loading } from '../components/states.js';
+import { SuccessNotice, useActions } from '../components/use-actions.js';
 import { ago, dateTime, ms } from '../format.js';
 import { ChannelForm, RuleForm } from './alert-forms.js';
 import './config-pages.css';
@@ -40,25 +45,13 @@ export function AlertsPage() {
   const section = useApi((signal) => api.get<AlertsView>('/alerts', {}, signal), []);
   const open = useApi((signal) => api.get<List<OpenAlertView>>('/alerts/open', {}, signal), [], ALERTS_POLL_MS);
   const [editing, setEditing] = useState<Editing>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const { notice, setNotice, actionError, act } = useActions(section.reload);
   const view = section.data;
   const channels = view?.channels ?? [];
   const rules = view?.rules ?? [];
   // The file's section reads secrets from env:/file: references: the API cannot change it item by item (409).
   const locked = view?.source === 'file' && hasReference([channels, rules]);
 
-  const act = async (change: () => Promise<unknown>, done: string): Promise<void> => {
-    setActionError(null);
-    setNotice(null);
-    try {
-      await change();
-      setNotice(done);
-    } catch (err) {
-      setActionError(asApiError(err));
-    }
-    section.reload();
-  };
   const saved = (what: string) => (name: string) => {
     setEditing(null);
     setNotice(`${what} ${name} saved: it applies at once.`);
@@ -76,32 +69,22 @@ export function AlertsPage() {
 
   return (
     <section aria-labelledby="alerts-title" class="alerts-page">
-      <div class="page-head">
-        <h1 id="alerts-title">Alerts</h1>
-        <div class="actions">
-          {view ? <AlertsSourceBadge source={view.source} /> : null}
-          {view?.source === 'api' ? (
-            <ConfirmButton
-              label="Revert to file"
-              title="Revert alerts to the config file?"
-              confirmLabel="Revert to file"
-              onConfirm={() => void act(() => api.delete('/alerts'), "The API's alerts are deleted: the config file's section (if any) applies again.")}
-            >
-              <p>Every channel and rule set through the API or this page is deleted, and the config file's alerts apply again.</p>
-            </ConfirmButton>
-          ) : null}
-        </div>
-      </div>
+      <ConfigSectionHead
+        id="alerts-title"
+        title="Alerts"
+        source={view?.source}
+        badge={{ noun: 'Alerts', testId: 'alerts-source', file: "The config file's alerts section", none: 'Neither the file nor the API sets alerts' }}
+        revertTitle="Revert alerts to the config file?"
+        onRevert={() => void act(() => api.delete('/alerts'), "The API's alerts are deleted: the config file's section (if any) applies again.")}
+      >
+        <p>Every channel and rule set through the API or this page is deleted, and the config file's alerts apply again.</p>
+      </ConfigSectionHead>
       <p class="muted">
         Rules watch the gateway's events and notify channels when a condition starts and when it ends. Open alerts and deliveries refresh every{' '}
         {ALERTS_POLL_MS / 1000} s; changes apply at once, without a restart.
       </p>
       <ErrorNotice error={section.error ?? actionError} />
-      {notice ? (
-        <div class="notice notice-success" role="status">
-          {notice}
-        </div>
-      ) : null}
+      <SuccessNotice notice={notice} />
       {locked ? (
         <div class="notice notice-info" role="note" data-testid="alerts-locked">
           These alerts come from the config file, which reads secrets from <code>env:</code> or <code>file:</code> references. They cannot be
@@ -114,62 +97,35 @@ export function AlertsPage() {
       <ErrorNotice error={open.error} />
       {open.data ? <OpenAlerts alerts={open.data.data} rules={rules} /> : open.loading ? <Loading what="open alerts" /> : null}
 
-      <div class="page-head">
-        <h2 id="channels-title">Channels</h2>
-        {locked ? null : (
-          <button type="button" onClick={() => setEditing({ what: 'channel', item: null })} disabled={editing?.what === 'channel' && !editing.item}>
-            Add a channel
-          </button>
-        )}
-      </div>
-      {editing?.what === 'channel' && !editing.item ? channelForm : null}
-      {view ? (
-        channels.length ? (
+      <EditableList
+        heading={<h2 id="channels-title">Channels</h2>}
+        add={locked ? null : { label: 'Add a channel', onClick: () => setEditing({ what: 'channel', item: null }), disabled: editing?.what === 'channel' && !editing.item }}
+        form={channelForm}
+        formIsNew={!editing?.item}
+      >
+        <ListState ready={!!view} loading={section.loading} what="channels" count={channels.length} empty="No channels: notifications have nowhere to go. Add one (a webhook, say).">
           <ChannelsTable
             channels={channels}
             locked={locked}
             onEdit={(item) => setEditing({ what: 'channel', item })}
             onDelete={(item) => void act(() => api.delete(channelPath(item.name)), `Channel ${item.name} deleted.`)}
           />
-        ) : (
-          <Empty>No channels: notifications have nowhere to go. Add one (a webhook, say).</Empty>
-        )
-      ) : section.loading ? (
-        <Loading what="channels" />
-      ) : null}
-      {editing?.what === 'channel' && editing.item ? channelForm : null}
+        </ListState>
+      </EditableList>
 
-      <div class="page-head">
-        <h2 id="rules-title">Rules</h2>
-        {locked ? null : (
-          <button type="button" onClick={() => setEditing({ what: 'rule', item: null })} disabled={editing?.what === 'rule' && !editing.item}>
-            Add a rule
-          </button>
-        )}
-      </div>
-      {editing?.what === 'rule' && !editing.item ? ruleForm : null}
-      {view ? (
-        rules.length ? (
+      <EditableList
+        heading={<h2 id="rules-title">Rules</h2>}
+        add={locked ? null : { label: 'Add a rule', onClick: () => setEditing({ what: 'rule', item: null }), disabled: editing?.what === 'rule' && !editing.item }}
+        form={ruleForm}
+        formIsNew={!editing?.item}
+      >
+        <ListState ready={!!view} loading={section.loading} what="rules" count={rules.length} empty="No rules: nothing alerts yet.">
           <RulesTable rules={rules} locked={locked} onEdit={(item) => setEditing({ what: 'rule', item })} onDelete={(item) => void act(() => api.delete(rulePath(item.name)), `Rule ${item.name} deleted.`)} />
-        ) : (
-          <Empty>No rules: nothing alerts yet.</Empty>
-        )
-      ) : section.loading ? (
-        <Loading what="rules" />
-      ) : null}
-      {editing?.what === 'rule' && editing.item ? ruleForm : null}
+        </ListState>
+      </EditableList>
 
       <DeliveryLog channels={channels.map((c) => c.name)} rules={rules.map((r) => r.name)} />
     </section>
-  );
-}
-
-function AlertsSourceBadge({ source }: { source: string }) {
-  const text = source === 'api' ? 'from the API' : source === 'file' ? 'from the config file' : source === 'none' ? 'none configured' : source;
-  return (
-    <span class={`badge source-${source}`} data-testid="alerts-source" title={source === 'api' ? 'Set through the API or this page: "Revert to file" goes back to the file' : source === 'file' ? "The config file's alerts section" : 'Neither the file nor the API sets alerts'}>
-      Alerts {text}
-    </span>
   );
 }
 
@@ -182,42 +138,26 @@ function OpenAlerts({ alerts, rules }: { alerts: OpenAlertView[]; rules: AlertRu
   if (!alerts.length) return <Empty>Nothing is firing.</Empty>;
   const now = Date.now();
   return (
-    <div class="table-wrap" role="region" aria-labelledby="open-alerts-title">
-      <table>
-        <caption class="visually-hidden">Open alerts</caption>
-        <thead>
-          <tr>
-            <th scope="col">Rule</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Severity</th>
-            <th scope="col">Subject</th>
-            <th scope="col">Summary</th>
-            <th scope="col">Since</th>
-            <th scope="col">Notified</th>
+    <DataTable labelledBy="open-alerts-title" caption="Open alerts" columns={['Rule', 'Kind', 'Severity', 'Subject', 'Summary', 'Since', 'Notified']}>
+      {alerts.map((alert) => {
+        const rule = rules.find((item) => item.name === alert.rule);
+        return (
+          <tr key={alert.id} data-alert={alert.id} data-rule={alert.rule}>
+            <th scope="row">{alert.rule}</th>
+            <td>{RULE_KINDS[alert.kind]?.label ?? alert.kind}</td>
+            <td>{rule ? <SeverityBadge severity={rule.severity} /> : <Nothing />}</td>
+            <td>{subjectText(alert.subject)}</td>
+            <td class="wrap">{alert.summary}</td>
+            <td>
+              <time dateTime={alert.since} title={dateTime(alert.since)}>
+                {ago(alert.since, now)}
+              </time>
+            </td>
+            <td>{alert.notified ? 'yes' : <span title="It fired inside the rule's cooldown, so it was not sent">no (cooldown)</span>}</td>
           </tr>
-        </thead>
-        <tbody>
-          {alerts.map((alert) => {
-            const rule = rules.find((item) => item.name === alert.rule);
-            return (
-              <tr key={alert.id} data-alert={alert.id} data-rule={alert.rule}>
-                <th scope="row">{alert.rule}</th>
-                <td>{RULE_KINDS[alert.kind]?.label ?? alert.kind}</td>
-                <td>{rule ? <SeverityBadge severity={rule.severity} /> : <span class="muted">—</span>}</td>
-                <td>{subjectText(alert.subject)}</td>
-                <td class="wrap">{alert.summary}</td>
-                <td>
-                  <time dateTime={alert.since} title={dateTime(alert.since)}>
-                    {ago(alert.since, now)}
-                  </time>
-                </td>
-                <td>{alert.notified ? 'yes' : <span title="It fired inside the rule's cooldown, so it was not sent">no (cooldown)</span>}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      })}
+    </DataTable>
   );
 }
 
@@ -248,61 +188,45 @@ function ChannelsTable({ channels, locked, onEdit, onDelete }: { channels: Alert
     }
   };
   return (
-    <div class="table-wrap" role="region" aria-labelledby="channels-title">
-      <table>
-        <caption class="visually-hidden">Alert channels</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Destination</th>
-            <th scope="col">Test</th>
-            <th scope="col">Actions</th>
+    <DataTable labelledBy="channels-title" caption="Alert channels" columns={['Name', 'Type', 'Destination', 'Test', 'Actions']}>
+      {channels.map((channel) => {
+        const { where, secrets } = destination(channel);
+        const state = tests[channel.name];
+        return (
+          <tr key={channel.name} data-channel={channel.name}>
+            <th scope="row">{channel.name}</th>
+            <td>{CHANNEL_TYPES[channel.type]?.label ?? channel.type}</td>
+            <td class="wrap">
+              <code>{where}</code>
+              {secrets.length ? <span class="muted"> · {secrets.join(' · ')}</span> : null}
+            </td>
+            <td>
+              <div class="actions">
+                <button type="button" onClick={() => void test(channel.name)} disabled={state?.busy}>
+                  {state?.busy ? 'Testing…' : 'Test'}
+                  <span class="visually-hidden"> channel {channel.name}</span>
+                </button>
+                <span role="status" aria-live="polite" data-testid={`channel-test-${channel.name}`} class="test-outcome">
+                  {state && !state.busy ? <TestOutcome state={state} /> : null}
+                </span>
+              </div>
+            </td>
+            <td class="actions">
+              {locked ? (
+                <span class="muted">in the config file</span>
+              ) : (
+                <>
+                  <EditButton what="channel" name={channel.name} onClick={() => onEdit(channel)} />
+                  <ConfirmButton label="Delete" title={`Delete the channel “${channel.name}”?`} confirmLabel="Delete channel" onConfirm={() => onDelete(channel)}>
+                    <p>Notifications stop going to {channel.name} at once. A rule that names it must be changed first (the API says so).</p>
+                  </ConfirmButton>
+                </>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {channels.map((channel) => {
-            const { where, secrets } = destination(channel);
-            const state = tests[channel.name];
-            return (
-              <tr key={channel.name} data-channel={channel.name}>
-                <th scope="row">{channel.name}</th>
-                <td>{CHANNEL_TYPES[channel.type]?.label ?? channel.type}</td>
-                <td class="wrap">
-                  <code>{where}</code>
-                  {secrets.length ? <span class="muted"> · {secrets.join(' · ')}</span> : null}
-                </td>
-                <td>
-                  <div class="actions">
-                    <button type="button" onClick={() => void test(channel.name)} disabled={state?.busy}>
-                      {state?.busy ? 'Testing…' : 'Test'}
-                      <span class="visually-hidden"> channel {channel.name}</span>
-                    </button>
-                    <span role="status" aria-live="polite" data-testid={`channel-test-${channel.name}`} class="test-outcome">
-                      {state && !state.busy ? <TestOutcome state={state} /> : null}
-                    </span>
-                  </div>
-                </td>
-                <td class="actions">
-                  {locked ? (
-                    <span class="muted">in the config file</span>
-                  ) : (
-                    <>
-                      <button type="button" onClick={() => onEdit(channel)}>
-                        Edit<span class="visually-hidden"> channel {channel.name}</span>
-                      </button>
-                      <ConfirmButton label="Delete" title={`Delete the channel “${channel.name}”?`} confirmLabel="Delete channel" onConfirm={() => onDelete(channel)}>
-                        <p>Notifications stop going to {channel.name} at once. A rule that names it must be changed first (the API says so).</p>
-                      </ConfirmButton>
-                    </>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      })}
+    </DataTable>
   );
 }
 
@@ -333,50 +257,33 @@ function TestOutcome({ state }: { state: Exclude<TestState, { busy: true }> }) {
 
 function RulesTable({ rules, locked, onEdit, onDelete }: { rules: AlertRuleView[]; locked: boolean; onEdit(rule: AlertRuleView): void; onDelete(rule: AlertRuleView): void }) {
   return (
-    <div class="table-wrap" role="region" aria-labelledby="rules-title">
-      <table>
-        <caption class="visually-hidden">Alert rules</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Condition</th>
-            <th scope="col">Severity</th>
-            <th scope="col">Channels</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rules.map((rule) => (
-            <tr key={rule.name} data-rule={rule.name}>
-              <th scope="row">{rule.name}</th>
-              <td>{RULE_KINDS[rule.kind]?.label ?? rule.kind}</td>
-              <td class="wrap" data-col="condition">
-                {condition(rule)}
-              </td>
-              <td>
-                <SeverityBadge severity={rule.severity} />
-              </td>
-              <td>{rule.channels?.length ? rule.channels.join(', ') : <span class="muted">all</span>}</td>
-              <td class="actions">
-                {locked ? (
-                  <span class="muted">in the config file</span>
-                ) : (
-                  <>
-                    <button type="button" onClick={() => onEdit(rule)}>
-                      Edit<span class="visually-hidden"> rule {rule.name}</span>
-                    </button>
-                    <ConfirmButton label="Delete" title={`Delete the rule “${rule.name}”?`} confirmLabel="Delete rule" onConfirm={() => onDelete(rule)}>
-                      <p>It stops watching at once; its open alerts are no longer followed.</p>
-                    </ConfirmButton>
-                  </>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable labelledBy="rules-title" caption="Alert rules" columns={['Name', 'Kind', 'Condition', 'Severity', 'Channels', 'Actions']}>
+      {rules.map((rule) => (
+        <tr key={rule.name} data-rule={rule.name}>
+          <th scope="row">{rule.name}</th>
+          <td>{RULE_KINDS[rule.kind]?.label ?? rule.kind}</td>
+          <td class="wrap" data-col="condition">
+            {condition(rule)}
+          </td>
+          <td>
+            <SeverityBadge severity={rule.severity} />
+          </td>
+          <td>{rule.channels?.length ? rule.channels.join(', ') : <span class="muted">all</span>}</td>
+          <td class="actions">
+            {locked ? (
+              <span class="muted">in the config file</span>
+            ) : (
+              <>
+                <EditButton what="rule" name={rule.name} onClick={() => onEdit(rule)} />
+                <ConfirmButton label="Delete" title={`Delete the rule “${rule.name}”?`} confirmLabel="Delete rule" onConfirm={() => onDelete(rule)}>
+                  <p>It stops watching at once; its open alerts are no longer followed.</p>
+                </ConfirmButton>
+              </>
+            )}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -392,76 +299,32 @@ function DeliveryLog({ channels, rules }: { channels: string[]; rules: string[] 
       <h2 id="deliveries-title">Delivery log</h2>
       <p class="muted">Every delivery attempt, newest first (the newest {LOG_LIMIT} shown).</p>
       <div class="filters" role="search" aria-label="Filter the delivery log">
-        <label>
-          Channel
-          <select value={channel} onChange={(event) => setChannel((event.target as HTMLSelectElement).value)}>
-            <option value="">all channels</option>
-            {channels.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Rule
-          <select value={rule} onChange={(event) => setRule((event.target as HTMLSelectElement).value)}>
-            <option value="">all rules</option>
-            {[...rules, 'test'].map((name) => (
-              <option key={name} value={name}>
-                {name === 'test' ? 'test deliveries' : name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect label="Channel" value={channel} all="all channels" options={channels} onChange={setChannel} />
+        <FilterSelect label="Rule" value={rule} all="all rules" options={[...rules, 'test']} optionLabel={(name) => (name === 'test' ? 'test deliveries' : name)} onChange={setRule} />
       </div>
       <ErrorNotice error={log.error} />
-      {log.data ? (
-        lines.length ? (
-          <div class="table-wrap" role="region" aria-labelledby="deliveries-title">
-            <table>
-              <caption class="visually-hidden">Delivery log</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Channel</th>
-                  <th scope="col">Rule</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempt</th>
-                  <th scope="col">HTTP</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                {lines.map((line, index) => (
-                  <tr key={`${line.at}|${line.alertId}|${line.channel}|${line.attempt}|${index}`} data-delivery-channel={line.channel} data-delivery-rule={line.rule}>
-                    <td>
-                      <time dateTime={line.at}>{dateTime(line.at)}</time>
-                    </td>
-                    <td>
-                      <span class={`badge ${OUTCOME_CLASS[line.outcome] ?? ''}`}>{line.outcome}</span>
-                      {line.outcome === 'retrying' && line.nextAt ? <span class="muted"> next {dateTime(line.nextAt)}</span> : null}
-                    </td>
-                    <td>{line.channel}</td>
-                    <td>{line.rule}</td>
-                    <td>{line.status}</td>
-                    <td>{line.attempt}</td>
-                    <td>{line.httpStatus ?? '—'}</td>
-                    <td>{ms(line.durationMs)}</td>
-                    <td class="wrap">{line.error ?? ''}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : (
-          <Empty>{channel || rule ? 'No delivery matches the filter.' : 'No deliveries yet.'}</Empty>
-        )
-      ) : log.loading ? (
-        <Loading what="the delivery log" />
-      ) : null}
+      <ListState ready={!!log.data} loading={log.loading} what="the delivery log" count={lines.length} empty={channel || rule ? 'No delivery matches the filter.' : 'No deliveries yet.'}>
+        <DataTable labelledBy="deliveries-title" caption="Delivery log" columns={['Time', 'Outcome', 'Channel', 'Rule', 'Status', 'Attempt', 'HTTP', 'Duration', 'Error']}>
+          {lines.map((line, index) => (
+            <tr key={`${line.at}|${line.alertId}|${line.channel}|${line.attempt}|${index}`} data-delivery-channel={line.channel} data-delivery-rule={line.rule}>
+              <td>
+                <time dateTime={line.at}>{dateTime(line.at)}</time>
+              </td>
+              <td>
+                <span class={`badge ${OUTCOME_CLASS[line.outcome] ?? ''}`}>{line.outcome}</span>
+                {line.outcome === 'retrying' && line.nextAt ? <span class="muted"> next {dateTime(line.nextAt)}</span> : null}
+              </td>
+              <td>{line.channel}</td>
+              <td>{line.rule}</td>
+              <td>{line.status}</td>
+              <td>{line.attempt}</td>
+              <td>{line.httpStatus ?? '—'}</td>
+              <td>{ms(line.durationMs)}</td>
+              <td class="wrap">{line.error ?? ''}</td>
+            </tr>
+          ))}
+        </DataTable>
+      </ListState>
     </>
   );
 }

@@ -1,16 +1,15 @@
 import { useState } from 'preact/hooks';
 import { api, type ApiError } from '../api/client.js';
 import { asApiError } from '../api/config-api.js';
-import { OUTPUT_BLOCKS, loadGuardrails, overrideBody, ruleError, type GuardrailRule, type GuardrailsOverride } from '../api/guardrails-api.js';
+import { OUTPUT_BLOCKS, loadGuardrails, overrideBody, type GuardrailRule, type GuardrailsOverride } from '../api/guardrails-api.js';
 import { useApi } from '../api/use-api.js';
+import { EditorPanel } from '../components/editor-panel.js';
 import { ErrorNotice } from '../components/error-notice.js';
 import { FormField } from '../components/form-field.js';
 import { isGeneral, scopedError } from '../components/scoped-error.js';
-import { useFocusOnOpen } from '../components/spec-field.js';
-import { Empty } from '../components/states.js';
-import { GuardrailRuleForm } from './guardrail-form.js';
-import { GuardrailRulesTable } from './guardrails.js';
-import './guardrails.css';
+import { SuccessNotice } from '../components/use-actions.js';
+import { GuardrailRuleList, type RuleEditing } from './guardrail-rule-list.js';
+import './config-pages.css';
 
 /**
  * A virtual key's or a team's guardrails (`PATCH /api/keys/:id` or `/api/teams/:id` with `{guardrails}`): the
@@ -35,10 +34,9 @@ export function GuardrailsOverrideEditor({
 }) {
   const global = useApi((signal) => loadGuardrails(signal), []);
   const [override, setOverride] = useState<GuardrailsOverride>(current ?? {});
-  const [editing, setEditing] = useState<{ rule: GuardrailRule | null } | null>(null);
+  const [editing, setEditing] = useState<RuleEditing>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const heading = useFocusOnOpen();
   const scope = `${what}-guardrails`;
   const rules = override.rules ?? [];
   const globalNames = (global.data?.view.guardrails?.rules ?? []).map((rule) => rule.name);
@@ -75,49 +73,15 @@ export function GuardrailsOverrideEditor({
     }
   };
 
-  const form = editing ? (
-    <GuardrailRuleForm
-      key={editing.rule ? `edit:${editing.rule.name}` : 'new'}
-      scope={`${scope}-rule`}
-      rule={editing.rule}
-      existing={rules.map((rule) => rule.name)}
-      onCancel={() => setEditing(null)}
-      onSave={async (rule) => {
-        const index = editing.rule ? rules.findIndex((item) => item.name === editing.rule?.name) : rules.length;
-        const next = [...rules];
-        next.splice(index, editing.rule ? 1 : 0, rule);
-        try {
-          await save({ ...override, rules: next });
-        } catch (err) {
-          throw ruleError(asApiError(err), 'guardrails.rules', index, rule);
-        }
-        setEditing(null);
-        setNotice(`Rule ${rule.name} saved for this ${what}.`);
-      }}
-    />
-  ) : null;
-
   return (
-    <section class="panel guardrails-editor" aria-labelledby={`${scope}-title`} onKeyDown={(event) => event.key === 'Escape' && !editing && onClose()}>
-      <div class="page-head">
-        <h3 id={`${scope}-title`} tabIndex={-1} ref={heading}>
-          Guardrails of the {what} “{name}”
-        </h3>
-        <button type="button" onClick={onClose}>
-          Close
-        </button>
-      </div>
+    <EditorPanel scope={scope} class="guardrails-editor" title={<>Guardrails of the {what} “{name}”</>} onClose={onClose} canClose={() => !editing}>
       <p class="muted">
         Its requests run the global rules (on the <a href="#/guardrails">Guardrails</a> page) minus those skipped here, then its own.
       </p>
       <ErrorNotice error={global.error} />
-      {notice ? (
-        <div class="notice notice-success" role="status">
-          {notice}
-        </div>
-      ) : null}
+      <SuccessNotice notice={notice} />
 
-      <form noValidate onSubmit={(event) => void submitSettings(event)} aria-label={`Skipped rules of ${name}`}>
+      <form class="config-form" noValidate onSubmit={(event) => void submitSettings(event)} aria-label={`Skipped rules of ${name}`}>
         {isGeneral(error, ['skip', 'output_block']) ? <ErrorNotice error={error} /> : null}
         <div class="form-grid">
           <fieldset class="field checks">
@@ -149,19 +113,24 @@ export function GuardrailsOverrideEditor({
         <button type="submit">Save skips</button>
       </form>
 
-      <div class="page-head">
-        <h4 id={`${scope}-rules-title`}>Its own rules</h4>
-        <button type="button" onClick={() => setEditing({ rule: null })} disabled={editing !== null && !editing.rule}>
-          Add a rule<span class="visually-hidden"> to {name}</span>
-        </button>
-      </div>
-      {editing && !editing.rule ? form : null}
-      {rules.length ? (
-        <GuardrailRulesTable rules={rules} labelledBy={`${scope}-rules-title`} caption={`Guardrail rules of ${name}`} onEdit={(rule) => setEditing({ rule })} onDelete={(rule) => void removeRule(rule)} />
-      ) : (
-        <Empty>No rules of its own.</Empty>
-      )}
-      {editing?.rule ? form : null}
-    </section>
+      <GuardrailRuleList
+        rules={rules}
+        editing={editing}
+        setEditing={setEditing}
+        heading={<h4 id={`${scope}-rules-title`}>Its own rules</h4>}
+        addLabel={
+          <>
+            Add a rule<span class="visually-hidden"> to {name}</span>
+          </>
+        }
+        formScope={() => `${scope}-rule`}
+        labelledBy={`${scope}-rules-title`}
+        caption={`Guardrail rules of ${name}`}
+        empty="No rules of its own."
+        write={(next) => save({ ...override, rules: next })}
+        onSaved={(rule) => setNotice(`Rule ${rule.name} saved for this ${what}.`)}
+        onDelete={(rule) => void removeRule(rule)}
+      />
+    </EditorPanel>
   );
 }

@@ -3,11 +3,11 @@ import { api, type ApiError } from '../api/client.js';
 import { asApiError } from '../api/config-api.js';
 import { loadMcp, policyBody, type McpPolicy } from '../api/mcp-api.js';
 import { useApi } from '../api/use-api.js';
+import { EditorPanel } from '../components/editor-panel.js';
 import { ErrorNotice } from '../components/error-notice.js';
 import { FormField, optionalNumber } from '../components/form-field.js';
 import { isGeneral, scopedError } from '../components/scoped-error.js';
-import { useFocusOnOpen } from '../components/spec-field.js';
-import './alerts.css';
+import { SuccessNotice } from '../components/use-actions.js';
 import './mcp.css';
 
 const MODES = ['client', 'auto'] as const;
@@ -24,7 +24,6 @@ export function McpKeyEditor({ path, name, current, onSaved, onClose }: { path: 
   const [error, setError] = useState<ApiError | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const heading = useFocusOnOpen();
   const scope = 'key-mcp';
   const servers = loaded.data?.view.servers.map((server) => server.name) ?? [];
   const tools = loaded.data?.view.tools ?? [];
@@ -65,27 +64,15 @@ export function McpKeyEditor({ path, name, current, onSaved, onClose }: { path: 
   };
 
   return (
-    <section class="panel mcp-editor" aria-labelledby={`${scope}-title`} onKeyDown={(event) => event.key === 'Escape' && onClose()}>
-      <div class="page-head">
-        <h3 id={`${scope}-title`} tabIndex={-1} ref={heading}>
-          MCP of the key “{name}”
-        </h3>
-        <button type="button" onClick={onClose}>
-          Close
-        </button>
-      </div>
+    <EditorPanel scope={scope} class="mcp-editor" title={<>MCP of the key “{name}”</>} onClose={onClose}>
       <p class="muted">
         Which MCP tools its callers may use (on <code>/v1/mcp/tools/call</code>, <code>/mcp</code> and in chat requests; its team's list applies
         too), and which servers' tools its chat requests get. Servers are configured on the <a href="#/mcp">MCP</a> page.
       </p>
       <ErrorNotice error={loaded.error} />
-      {notice ? (
-        <div class="notice notice-success" role="status">
-          {notice}
-        </div>
-      ) : null}
+      <SuccessNotice notice={notice} />
       {/* Keyed by the saved policy and the servers known: a save or a late load gives fresh controls. */}
-      <form key={`${JSON.stringify(policy)}|${[...checkable].join(',')}`} noValidate onSubmit={(event) => void submit(event)} aria-label={`MCP policy of ${name}`}>
+      <form class="config-form" key={`${JSON.stringify(policy)}|${[...checkable].join(',')}`} noValidate onSubmit={(event) => void submit(event)} aria-label={`MCP policy of ${name}`}>
         {isGeneral(error, ['allow', 'servers', 'mode', 'tool_calls_per_minute']) ? <ErrorNotice error={error} /> : null}
         <div class="form-grid">
           <fieldset class="field checks mcp-allow">
@@ -149,6 +136,6 @@ export function McpKeyEditor({ path, name, current, onSaved, onClose }: { path: 
           {busy ? 'Saving…' : 'Save MCP policy'}
         </button>
       </form>
-    </section>
+    </EditorPanel>
   );
 }

@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, type ApiError } from '../api/client.js';
-import { asApiError } from '../api/config-api.js';
+import { api } from '../api/client.js';
 import {
   argumentNames,
   bytes,
@@ -10,18 +9,21 @@ import {
   saveServer,
   type McpCall,
   type McpServerView,
-  type McpSource,
   type McpToolView,
 } from '../api/mcp-api.js';
 import type { List } from '../api/types.js';
 import { useApi } from '../api/use-api.js';
+import { ConfigSectionHead } from '../components/config-section-head.js';
 import { ConfirmButton } from '../components/confirm-button.js';
+import { DataTable, EditButton, Nothing } from '../components/data-table.js';
+import { EditableList } from '../components/editable-list.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { Empty, Loading } from '../components/states.js';
+import { FilterSelect } from '../components/filter-select.js';
+import { Empty, ListState } from '../components/states.js';
+import { SuccessNotice, useActions } from '../components/use-actions.js';
 import { ago, dateTime, ms } from '../format.js';
 import { McpServerForm } from './mcp-server-form.js';
 import './config-pages.css';
-import './alerts.css';
 import './mcp.css';
 
 /** The servers' states and the call log refresh this often. */
@@ -38,23 +40,11 @@ type Editing = { server: McpServerView | null } | null;
 export function McpPage() {
   const loaded = useApi((signal) => loadMcp(signal), [], MCP_POLL_MS);
   const [editing, setEditing] = useState<Editing>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const { notice, setNotice, actionError, setActionError, act } = useActions(loaded.reload);
   const state = loaded.data;
   const servers = state?.view.servers ?? [];
   const tools = state?.view.tools ?? [];
 
-  const act = async (change: () => Promise<unknown>, done: string): Promise<void> => {
-    setActionError(null);
-    setNotice(null);
-    try {
-      await change();
-      setNotice(done);
-    } catch (err) {
-      setActionError(asApiError(err));
-    }
-    loaded.reload();
-  };
 
   const form =
     editing && state ? (
@@ -75,28 +65,23 @@ export function McpPage() {
 
   return (
     <section aria-labelledby="mcp-title" class="mcp-page">
-      <div class="page-head">
-        <h1 id="mcp-title">MCP</h1>
-        <div class="actions">
-          {state ? <McpSourceBadge source={state.source} /> : null}
-          {state?.source === 'api' ? (
-            <ConfirmButton label="Revert to file" title="Revert MCP servers to the config file?" confirmLabel="Revert to file" onConfirm={() => void act(() => revertMcp(), "The API's MCP section is deleted: the config file's servers (if any) apply again.")}>
-              <p>Every server set through the API or this page is removed (its connection closed), and the config file's MCP section applies again.</p>
-            </ConfirmButton>
-          ) : null}
-        </div>
-      </div>
+      <ConfigSectionHead
+        id="mcp-title"
+        title="MCP"
+        source={state?.source}
+        badge={{ noun: 'Servers', testId: 'mcp-source', file: "The config file's mcp section", none: 'Neither the file nor the API sets MCP servers' }}
+        revertTitle="Revert MCP servers to the config file?"
+        onRevert={() => void act(() => revertMcp(), "The API's MCP section is deleted: the config file's servers (if any) apply again.")}
+      >
+        <p>Every server set through the API or this page is removed (its connection closed), and the config file's MCP section applies again.</p>
+      </ConfigSectionHead>
       <p class="muted">
         The Model Context Protocol servers tollgate connects to, and the tools it serves from them to models and clients under virtual keys (as{' '}
         <code>&lt;server&gt;__&lt;tool&gt;</code>). States and the call log refresh every {MCP_POLL_MS / 1000} s; changes apply at once, without a
         restart. Which tools a key may use is set with its <strong>MCP</strong> button on the <a href="#/keys">Keys & teams</a> page.
       </p>
       <ErrorNotice error={loaded.error ?? actionError} />
-      {notice ? (
-        <div class="notice notice-success" role="status">
-          {notice}
-        </div>
-      ) : null}
+      <SuccessNotice notice={notice} />
       {state?.source === 'file' ? (
         <div class="notice notice-info" role="note" data-testid="mcp-file-note">
           These servers come from the config file. A change here writes the servers shown into the API's <code>mcp</code> section, which then
@@ -105,52 +90,34 @@ export function McpPage() {
         </div>
       ) : null}
 
-      <div class="page-head">
-        <h2 id="mcp-servers-title">Servers</h2>
-        <button type="button" onClick={() => setEditing({ server: null })} disabled={!state || (editing !== null && !editing.server)}>
-          Add a server
-        </button>
-      </div>
-      {editing && !editing.server ? form : null}
-      {state ? (
-        servers.length ? (
-          <ServersTable
-            servers={servers}
-            onEdit={(server) => setEditing({ server })}
-            onToggle={(server) =>
-              void act(
-                () => saveServer(state, server.name, { ...server.config, disabled: server.config.disabled ? undefined : true }),
-                server.config.disabled ? `Server ${server.name} enabled: it connects now.` : `Server ${server.name} disabled: its connection is closed.`,
-              )
-            }
-            onRemove={(server) => void act(() => saveServer(state, server.name, null), `Server ${server.name} removed: its connection is closed and its tools are gone.`)}
-          />
-        ) : (
-          <Empty>No MCP servers configured. Add one (a stdio command or a streamable HTTP endpoint).</Empty>
-        )
-      ) : loaded.loading ? (
-        <Loading what="MCP servers" />
-      ) : null}
-      {editing?.server ? form : null}
+      <EditableList
+        heading={<h2 id="mcp-servers-title">Servers</h2>}
+        add={{ label: 'Add a server', onClick: () => setEditing({ server: null }), disabled: !state || (editing !== null && !editing.server) }}
+        form={form}
+        formIsNew={!editing?.server}
+      >
+        <ListState ready={!!state} loading={loaded.loading} what="MCP servers" count={servers.length} empty="No MCP servers configured. Add one (a stdio command or a streamable HTTP endpoint).">
+          {state ? (
+            <ServersTable
+              servers={servers}
+              onEdit={(server) => setEditing({ server })}
+              onToggle={(server) =>
+                void act(
+                  () => saveServer(state, server.name, { ...server.config, disabled: server.config.disabled ? undefined : true }),
+                  server.config.disabled ? `Server ${server.name} enabled: it connects now.` : `Server ${server.name} disabled: its connection is closed.`,
+                )
+              }
+              onRemove={(server) => void act(() => saveServer(state, server.name, null), `Server ${server.name} removed: its connection is closed and its tools are gone.`)}
+            />
+          ) : null}
+        </ListState>
+      </EditableList>
 
       <h2 id="mcp-tools-title">Tools</h2>
       {state ? <ToolsList servers={servers} tools={tools} /> : null}
 
       <CallLog servers={servers.map((server) => server.name)} />
     </section>
-  );
-}
-
-function McpSourceBadge({ source }: { source: McpSource }) {
-  const text = source === 'api' ? 'from the API' : source === 'file' ? 'from the config file' : 'none configured';
-  return (
-    <span
-      class={`badge source-${source}`}
-      data-testid="mcp-source"
-      title={source === 'api' ? 'Set through the API or this page: "Revert to file" goes back to the file' : source === 'file' ? "The config file's mcp section" : 'Neither the file nor the API sets MCP servers'}
-    >
-      Servers {text}
-    </span>
   );
 }
 
@@ -163,70 +130,50 @@ export function StateBadge({ state }: { state: string }) {
 function ServersTable({ servers, onEdit, onToggle, onRemove }: { servers: McpServerView[]; onEdit(server: McpServerView): void; onToggle(server: McpServerView): void; onRemove(server: McpServerView): void }) {
   const now = Date.now();
   return (
-    <div class="table-wrap" role="region" aria-labelledby="mcp-servers-title">
-      <table>
-        <caption class="visually-hidden">MCP servers</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">State</th>
-            <th scope="col">Tools</th>
-            <th scope="col">Last error</th>
-            <th scope="col">Connected</th>
-            <th scope="col">PID</th>
-            <th scope="col">Destination</th>
-            <th scope="col">Actions</th>
+    <DataTable labelledBy="mcp-servers-title" caption="MCP servers" columns={['Name', 'Type', 'State', 'Tools', 'Last error', 'Connected', 'PID', 'Destination', 'Actions']}>
+      {servers.map((server) => {
+        const { where, extra } = destination(server.config);
+        return (
+          <tr key={server.name} data-server={server.name}>
+            <th scope="row">{server.name}</th>
+            <td>{server.type}</td>
+            <td data-col="state">
+              <StateBadge state={server.state} />
+              {server.config.disabled ? <span class="muted"> (disabled)</span> : null}
+              {server.attempts > 1 && server.state !== 'ready' ? <span class="muted"> attempt {server.attempts}</span> : null}
+            </td>
+            <td data-col="tools">{server.tools}</td>
+            <td class="wrap" data-col="error">
+              {server.last_error ?? <Nothing />}
+            </td>
+            <td>
+              {server.connected_at ? (
+                <time dateTime={server.connected_at} title={dateTime(server.connected_at)}>
+                  {ago(server.connected_at, now)}
+                </time>
+              ) : (
+                <Nothing />
+              )}
+            </td>
+            <td data-col="pid">{server.type === 'stdio' && server.pid !== null ? server.pid : <Nothing />}</td>
+            <td class="wrap" data-col="destination">
+              <code>{where}</code>
+              {extra.length ? <span class="muted"> · {extra.join(' · ')}</span> : null}
+            </td>
+            <td class="actions">
+              <EditButton what="server" name={server.name} onClick={() => onEdit(server)} />
+              <button type="button" onClick={() => onToggle(server)}>
+                {server.config.disabled ? 'Enable' : 'Disable'}
+                <span class="visually-hidden"> server {server.name}</span>
+              </button>
+              <ConfirmButton label="Remove" title={`Remove the server “${server.name}”?`} confirmLabel="Remove server" onConfirm={() => onRemove(server)}>
+                <p>Its connection is closed (a stdio server's process ends) and its tools are no longer offered, from now on.</p>
+              </ConfirmButton>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {servers.map((server) => {
-            const { where, extra } = destination(server.config);
-            return (
-              <tr key={server.name} data-server={server.name}>
-                <th scope="row">{server.name}</th>
-                <td>{server.type}</td>
-                <td data-col="state">
-                  <StateBadge state={server.state} />
-                  {server.config.disabled ? <span class="muted"> (disabled)</span> : null}
-                  {server.attempts > 1 && server.state !== 'ready' ? <span class="muted"> attempt {server.attempts}</span> : null}
-                </td>
-                <td data-col="tools">{server.tools}</td>
-                <td class="wrap" data-col="error">
-                  {server.last_error ?? <span class="muted">—</span>}
-                </td>
-                <td>
-                  {server.connected_at ? (
-                    <time dateTime={server.connected_at} title={dateTime(server.connected_at)}>
-                      {ago(server.connected_at, now)}
-                    </time>
-                  ) : (
-                    <span class="muted">—</span>
-                  )}
-                </td>
-                <td data-col="pid">{server.type === 'stdio' && server.pid !== null ? server.pid : <span class="muted">—</span>}</td>
-                <td class="wrap" data-col="destination">
-                  <code>{where}</code>
-                  {extra.length ? <span class="muted"> · {extra.join(' · ')}</span> : null}
-                </td>
-                <td class="actions">
-                  <button type="button" onClick={() => onEdit(server)}>
-                    Edit<span class="visually-hidden"> server {server.name}</span>
-                  </button>
-                  <button type="button" onClick={() => onToggle(server)}>
-                    {server.config.disabled ? 'Enable' : 'Disable'}
-                    <span class="visually-hidden"> server {server.name}</span>
-                  </button>
-                  <ConfirmButton label="Remove" title={`Remove the server “${server.name}”?`} confirmLabel="Remove server" onConfirm={() => onRemove(server)}>
-                    <p>Its connection is closed (a stdio server's process ends) and its tools are no longer offered, from now on.</p>
-                  </ConfirmButton>
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      })}
+    </DataTable>
   );
 }
 
@@ -243,32 +190,20 @@ function ToolsList({ servers, tools }: { servers: McpServerView[]; tools: McpToo
             <h3 id={`mcp-tools-${name}`}>
               {name} <span class="muted">({own.length} {own.length === 1 ? 'tool' : 'tools'})</span>
             </h3>
-            <div class="table-wrap" role="region" aria-labelledby={`mcp-tools-${name}`}>
-              <table>
-                <caption class="visually-hidden">Tools of {name}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Description</th>
-                    <th scope="col">Arguments</th>
+            <DataTable labelledBy={`mcp-tools-${name}`} caption={`Tools of ${name}`} columns={['Tool', 'Description', 'Arguments']}>
+              {own.map((tool) => {
+                const args = argumentNames(tool);
+                return (
+                  <tr key={tool.name} data-tool={tool.name}>
+                    <th scope="row">
+                      <code>{tool.name}</code>
+                    </th>
+                    <td class="wrap">{tool.description || <Nothing />}</td>
+                    <td data-col="arguments">{args.length ? args.join(', ') : <Nothing>none</Nothing>}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {own.map((tool) => {
-                    const args = argumentNames(tool);
-                    return (
-                      <tr key={tool.name} data-tool={tool.name}>
-                        <th scope="row">
-                          <code>{tool.name}</code>
-                        </th>
-                        <td class="wrap">{tool.description || <span class="muted">—</span>}</td>
-                        <td data-col="arguments">{args.length ? args.join(', ') : <span class="muted">none</span>}</td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+                );
+              })}
+            </DataTable>
           </div>
         );
       })}
@@ -287,77 +222,42 @@ function CallLog({ servers }: { servers: string[] }) {
       <h2 id="mcp-calls-title">Tool calls</h2>
       <p class="muted">Every tool call, newest first (the newest {CALLS_LIMIT} shown): who, which tool, through which door, how it went; never the arguments or the result.</p>
       <form class="filters" role="search" aria-label="Filter the tool calls" onSubmit={(event) => event.preventDefault()}>
-        <label>
-          Server
-          <select value={server} onChange={(event) => setServer((event.target as HTMLSelectElement).value)}>
-            <option value="">all servers</option>
-            {[...servers, ...(server && !servers.includes(server) ? [server] : [])].map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect label="Server" value={server} all="all servers" options={[...servers, ...(server && !servers.includes(server) ? [server] : [])]} onChange={setServer} />
         <label>
           Key id
           <input type="search" value={keyId} autoComplete="off" onInput={(event) => setKeyId((event.target as HTMLInputElement).value)} />
         </label>
       </form>
       <ErrorNotice error={log.error} />
-      {log.data ? (
-        calls.length ? (
-          <div class="table-wrap" role="region" aria-labelledby="mcp-calls-title">
-            <table>
-              <caption class="visually-hidden">Tool calls</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Tool</th>
-                  <th scope="col">Via</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Arguments</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Truncated</th>
-                  <th scope="col">Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                {calls.map((call, index) => (
-                  <tr key={`${call.at}|${call.requestId ?? ''}|${call.server}|${call.tool}|${index}`} data-call-tool={`${call.server}__${call.tool}`} data-call-status={call.status} data-call-key={call.keyId ?? ''}>
-                    <td>
-                      <time dateTime={call.at}>{dateTime(call.at)}</time>
-                    </td>
-                    <td>{call.keyId ? <code>{call.keyId}</code> : <span class="muted">no key</span>}</td>
-                    <td>
-                      <code>
-                        {call.server}__{call.tool}
-                      </code>
-                    </td>
-                    <td>{call.via}</td>
-                    <td data-col="status">
-                      <span class={`badge ${call.status === 'ok' ? (call.isError ? 'status-4xx' : 'status-2xx') : 'status-5xx'}`} title={call.isError ? 'The tool reported its own failure (isError)' : undefined}>
-                        {call.status}
-                        {call.status === 'ok' && call.isError ? ' (tool error)' : ''}
-                      </span>
-                    </td>
-                    <td>{ms(call.durationMs)}</td>
-                    <td>{bytes(call.argumentsBytes)}</td>
-                    <td>{bytes(call.resultBytes)}</td>
-                    <td>{call.truncated ? 'yes' : 'no'}</td>
-                    <td class="wrap">{call.error ?? ''}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : (
-          <Empty>{server || keyId ? 'No tool call matches the filter.' : 'No tool calls yet.'}</Empty>
-        )
-      ) : log.loading ? (
-        <Loading what="the tool calls" />
-      ) : null}
+      <ListState ready={!!log.data} loading={log.loading} what="the tool calls" count={calls.length} empty={server || keyId ? 'No tool call matches the filter.' : 'No tool calls yet.'}>
+        <DataTable labelledBy="mcp-calls-title" caption="Tool calls" columns={['Time', 'Key', 'Tool', 'Via', 'Status', 'Duration', 'Arguments', 'Result', 'Truncated', 'Error']}>
+          {calls.map((call, index) => (
+            <tr key={`${call.at}|${call.requestId ?? ''}|${call.server}|${call.tool}|${index}`} data-call-tool={`${call.server}__${call.tool}`} data-call-status={call.status} data-call-key={call.keyId ?? ''}>
+              <td>
+                <time dateTime={call.at}>{dateTime(call.at)}</time>
+              </td>
+              <td>{call.keyId ? <code>{call.keyId}</code> : <Nothing>no key</Nothing>}</td>
+              <td>
+                <code>
+                  {call.server}__{call.tool}
+                </code>
+              </td>
+              <td>{call.via}</td>
+              <td data-col="status">
+                <span class={`badge ${call.status === 'ok' ? (call.isError ? 'status-4xx' : 'status-2xx') : 'status-5xx'}`} title={call.isError ? 'The tool reported its own failure (isError)' : undefined}>
+                  {call.status}
+                  {call.status === 'ok' && call.isError ? ' (tool error)' : ''}
+                </span>
+              </td>
+              <td>{ms(call.durationMs)}</td>
+              <td>{bytes(call.argumentsBytes)}</td>
+              <td>{bytes(call.resultBytes)}</td>
+              <td>{call.truncated ? 'yes' : 'no'}</td>
+              <td class="wrap">{call.error ?? ''}</td>
+            </tr>
+          ))}
+        </DataTable>
+      </ListState>
     </>
   );
 }

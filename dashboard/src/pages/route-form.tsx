@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api/client.js';
-import { apiPut, asApiError, routePath, type RouteView } from '../api/config-api.js';
-import { ErrorNotice, fieldError } from '../components/error-notice.js';
+import { useState } from 'preact/hooks';
+import { apiPut, routePath, type RouteView } from '../api/config-api.js';
+import { fieldError } from '../components/error-notice.js';
 import { FormField } from '../components/form-field.js';
+import { ItemForm, submittedName } from '../components/item-form.js';
 import { scopedError } from '../components/scoped-error.js';
+import { nameProblem, useFormSave } from '../components/use-form-save.js';
 
 interface TargetRow {
   /** Stable across removals, so Preact keeps each row's inputs with it. */
@@ -21,51 +22,37 @@ const row = (model = '', weight = '1'): TargetRow => ({ key: nextRow++, model, w
  */
 export function RouteForm({ route, existing, onSaved, onCancel }: { route: RouteView | null; existing: string[]; onSaved(name: string): void; onCancel(): void }) {
   const [targets, setTargets] = useState<TargetRow[]>(() => (route ? route.targets.map((t) => row(t.model, String(t.weight))) : [row(), row()]));
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, save } = useFormSave();
   const scope = route ? 'edit-route' : 'new-route';
-  const heading = useRef<HTMLHeadingElement>(null);
-  // Opened by a button elsewhere on the page: move focus into the form once, so the keyboard continues there.
-  useEffect(() => heading.current?.focus(), []);
 
   const update = (key: number, change: Partial<TargetRow>): void => setTargets((rows) => rows.map((r) => (r.key === key ? { ...r, ...change } : r)));
 
-  const submit = async (event: Event): Promise<void> => {
-    event.preventDefault();
-    const form = new FormData(event.target as HTMLFormElement);
-    const name = route ? route.name : String(form.get('name') ?? '').trim();
-    if (!name) return setError(new ApiError(400, 'Name the route: clients send it as the model.', 'name'));
-    if (!route && existing.includes(name)) return setError(new ApiError(409, `A route named '${name}' exists: edit it instead.`, 'name'));
-    const fallbacks = String(form.get('fallbacks') ?? '').split(',').map((item) => item.trim()).filter(Boolean);
-    const { name: _name, source: _source, ...rest } = route ?? ({} as Partial<RouteView>);
-    const body = {
-      ...rest,
-      targets: targets.map((t) => ({ model: t.model.trim(), weight: t.weight.trim() === '' ? undefined : Number(t.weight) })),
-      fallbacks,
-      adaptive: form.get('adaptive') === '' ? undefined : form.get('adaptive') === 'true',
-    };
-    setBusy(true);
-    setError(null);
-    try {
-      await apiPut(routePath(name), body);
-      onSaved(name);
-    } catch (err) {
-      setError(scopedError(asApiError(err), `routes.${name}`));
-    } finally {
-      setBusy(false);
-    }
+  const submit = (form: FormData) => {
+    const name = submittedName(form, route);
+    return save(
+      () => {
+        const problem = nameProblem(name, { isNew: !route, existing, what: 'route', missing: 'Name the route: clients send it as the model.' });
+        if (problem) throw problem;
+        const fallbacks = String(form.get('fallbacks') ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+        const { name: _name, source: _source, ...rest } = route ?? ({} as Partial<RouteView>);
+        return {
+          ...rest,
+          targets: targets.map((t) => ({ model: t.model.trim(), weight: t.weight.trim() === '' ? undefined : Number(t.weight) })),
+          fallbacks,
+          adaptive: form.get('adaptive') === '' ? undefined : form.get('adaptive') === 'true',
+        };
+      },
+      async (body) => {
+        await apiPut(routePath(name), body);
+        onSaved(name);
+      },
+      (err) => scopedError(err, `routes.${name}`),
+    );
   };
 
-  const known = ['name', 'targets', 'fallbacks', 'adaptive'];
-  const general = error && (!error.param || !known.some((field) => error.param === field || error.param?.startsWith(`${field}.`)));
   const targetsProblem = fieldError(error, 'targets') && error?.param === 'targets' ? error.message : null;
-  const title = route ? `Edit route ${route.name}` : 'Create a route';
   return (
-    <form class="panel route-form" noValidate onSubmit={(event) => void submit(event)} aria-labelledby={`${scope}-title`} onKeyDown={(event) => event.key === 'Escape' && onCancel()}>
-      <h2 id={`${scope}-title`} tabIndex={-1} ref={heading}>
-        {title}
-      </h2>
-      {general ? <ErrorNotice error={error} /> : null}
+    <ItemForm scope={scope} class="route-form" title={route ? `Edit route ${route.name}` : 'Create a route'} error={error} known={['name', 'targets', 'fallbacks', 'adaptive']} busy={busy} submitLabel={route ? 'Save route' : 'Create route'} onSubmit={(form) => void submit(form)} onCancel={onCancel}>
       {route ? null : (
         <FormField name="name" label="Route name" scope={scope} error={error} hint="what clients send as the model, e.g. chat-default">
           {(aria) => <input {...aria} name="name" required autoComplete="off" />}
@@ -108,14 +95,6 @@ export function RouteForm({ route, existing, onSaved, onCancel }: { route: Route
           </select>
         )}
       </FormField>
-      <div class="actions">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : route ? 'Save route' : 'Create route'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </ItemForm>
   );
 }
