@@ -226,7 +226,7 @@ class McpStage implements Stage {
               return;
             }
             usage = addUsage(usage, done ? done.usage : turnUsage);
-            void this.runTools(ctx, toolCalls, controller.signal).then((results) => {
+            this.runTools(ctx, toolCalls, controller.signal).then((results) => {
               if (stopped) return;
               const assistant: ChatMessage = {
                 role: 'assistant',
@@ -237,7 +237,7 @@ class McpStage implements Stage {
               // The conversation is now tollgate's: later turns go upstream from the canonical request.
               if (ctx.native) (ctx as { native: RequestContext['native'] }).native = null;
               turn(step + 1);
-            });
+            }, (err: unknown) => subscriber.error(err));
           },
         });
       };
