@@ -2,6 +2,7 @@ import { Observable } from 'rxjs';
 import type { ChatCompletion, ChatCompletionChunk, ResponseEvent } from '../core/canonical.js';
 import type { TextScanner } from './request-guard.js';
 import type { Finding } from './types.js';
+import { isRecord } from '../core/is-record.js';
 
 /** One step of a stream guard: the text safe to send now, what matched, and the block that stops the text, if any. */
 export interface StreamStep {
@@ -27,9 +28,6 @@ export interface AnswerGuardOptions {
 
 type Choice = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A whole answer checked: a block withholds that choice's text and tool calls (`content_filter`), redactions replace. */
 export function guardCompletion(completion: ChatCompletion, options: AnswerGuardOptions): ChatCompletion {

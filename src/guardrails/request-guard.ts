@@ -1,5 +1,6 @@
 import type { ChatCompletionRequest, ChatMessage, EmbeddingsRequest } from '../core/canonical.js';
 import type { Finding } from './types.js';
+import { isRecord } from '../core/is-record.js';
 
 /** What the request side needs of compiled rules: findings in a text, and the text with its redact findings replaced. */
 export interface TextScanner {
@@ -101,9 +102,6 @@ function embeddingsSlots(request: EmbeddingsRequest): Slot[] {
   return slots;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Checks a request's texts: stops at the first text holding a `block` finding, else replaces every `redact`

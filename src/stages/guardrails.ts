@@ -17,6 +17,7 @@ import { createStreamGuard } from '../guardrails/stream-guard.js';
 import type { Finding } from '../guardrails/types.js';
 import type { Log } from '../log.js';
 import { BUS, IN_PROCESS, LOG, type InProcessCalls } from '../services.js';
+import { isRecord } from '../core/is-record.js';
 
 /** A rule's finding as the stage reports it: the library's findings, and the stage's own (moderation, json_schema). */
 interface Acted {
@@ -96,9 +97,6 @@ function compilePolicy(config: RuntimeConfig, layers: ReadonlyArray<GuardrailsOv
   };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The texts of a request a moderation model judges, one line per message (`role: text`). */
 function requestText(ctx: RequestContext): string {

@@ -10,6 +10,7 @@ import type { Next, Stage } from '../core/stage.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 import { mayUse, modeOf, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
 import { LIMITER, MCP } from '../services.js';
+import { isRecord } from '../core/is-record.js';
 
 const SERVERS_HEADER = 'x-tollgate-mcp';
 const MODE_HEADER = 'x-tollgate-mcp-mode';
@@ -21,9 +22,6 @@ interface ToolCall {
   arguments: string;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function header(ctx: RequestContext, name: string): string | undefined {
   const value = ctx.clientHeaders[name];
