@@ -77,13 +77,8 @@ export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocu
 /** The mcp section written back as read: masked server secrets (token, headers, env) stand for the stored ones. */
 export function restoreMaskedMcp(next: NonNullable<ConfigDocument['mcp']>, previous: NonNullable<ConfigDocument['mcp']>): NonNullable<ConfigDocument['mcp']> {
   if (!next.servers) return next;
-  const servers: Record<string, unknown> = {};
-  for (const [name, server] of Object.entries(next.servers)) {
-    const stored = previous.servers?.[name];
-    const masked = stored ? maskDocument({ mcp: { servers: { [name]: stored } } }).mcp?.servers?.[name] : undefined;
-    servers[name] = restoreLeaves(server, masked, stored, `mcp.servers.${name}`);
-  }
-  return { ...next, servers: servers as NonNullable<ConfigDocument['mcp']>['servers'] };
+  const servers = restoreNamedItems(next.servers, previous.servers, (name, stored) => maskDocument({ mcp: { servers: { [name]: stored } } }).mcp?.servers?.[name], 'mcp.servers');
+  return { ...next, servers };
 }
 
 /**
@@ -93,13 +88,18 @@ export function restoreMaskedMcp(next: NonNullable<ConfigDocument['mcp']>, previ
  */
 export function restoreMaskedAlerts(next: NonNullable<ConfigDocument['alerts']>, previous: NonNullable<ConfigDocument['alerts']>): NonNullable<ConfigDocument['alerts']> {
   if (!next.channels) return next;
-  const channels: Record<string, unknown> = {};
-  for (const [name, channel] of Object.entries(next.channels)) {
-    const stored = previous.channels?.[name];
-    const masked = stored ? maskDocument({ alerts: { channels: { [name]: stored } } }).alerts?.channels?.[name] : undefined;
-    channels[name] = restoreLeaves(channel, masked, stored, `alerts.channels.${name}`);
+  const channels = restoreNamedItems(next.channels, previous.channels, (name, stored) => maskDocument({ alerts: { channels: { [name]: stored } } }).alerts?.channels?.[name], 'alerts.channels');
+  return { ...next, channels };
+}
+
+/** Items by name (alert channels, MCP servers), each restored against the stored item of its name and its masked form. */
+function restoreNamedItems<T>(next: Record<string, T>, previous: Record<string, T> | undefined, maskedOf: (name: string, stored: T) => unknown, where: string): Record<string, T> {
+  const out: Record<string, unknown> = {};
+  for (const [name, item] of Object.entries(next)) {
+    const stored = previous?.[name];
+    out[name] = restoreLeaves(item, stored === undefined ? undefined : maskedOf(name, stored), stored, `${where}.${name}`);
   }
-  return { ...next, channels: channels as NonNullable<ConfigDocument['alerts']>['channels'] };
+  return out as Record<string, T>;
 }
 
 function restoreLeaves(next: unknown, masked: unknown, stored: unknown, where: string): unknown {
