@@ -13,6 +13,8 @@ declare module 'autocannon' {
     overallRate?: number;
     pipelining?: number;
     timeout?: number;
+    /** Per-request hooks; `setupRequest` may return a changed request (e.g. a new body). */
+    requests?: Array<{ setupRequest?: (request: { body?: string }) => { body?: string } }>;
   }
 
   interface Histogram {

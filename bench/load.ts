@@ -3,6 +3,10 @@ import autocannon from 'autocannon';
 export interface LoadOptions {
   url: string;
   body: string;
+  /** A fresh body per request (e.g. a different prompt each time, so a response cache misses); overrides `body`. */
+  nextBody?: () => string;
+  /** Sent with every request; `authorization` defaults to a provider-style key the gateway ignores. */
+  headers?: Record<string, string>;
   connections: number;
   durationSec: number;
   /** Requests per second across all connections (open-loop pacing); unset: as fast as answers come. */
@@ -33,8 +37,9 @@ export function runLoad(options: LoadOptions): Promise<LoadSlice> {
       {
         url: options.url,
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench', ...options.headers },
         body: options.body,
+        ...(options.nextBody ? { requests: [{ setupRequest: withBody(options.nextBody) }] } : {}),
         connections: options.connections,
         duration: options.durationSec,
         ...(options.rate ? { overallRate: options.rate } : {}),
@@ -57,6 +62,11 @@ export function runLoad(options: LoadOptions): Promise<LoadSlice> {
       latencies[count++] = responseTime;
     });
   });
+}
+
+/** autocannon's per-request hook, giving each request its own body. */
+function withBody(nextBody: () => string) {
+  return (request: { body?: string }) => ({ ...request, body: nextBody() });
 }
 
 /** Nearest-rank percentile of an ascending array. */

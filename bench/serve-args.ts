@@ -10,6 +10,8 @@ export interface ServeArgs {
   otlp: string;
   /** Gateway only: the share of requests traced (default 1). */
   sample: number;
+  /** Upstream only: answer with this many word pieces (0: the short echo). */
+  pieces: number;
 }
 
 /** `--port <n>` (0 = ephemeral) and `--upstream <url>`, shared by the serve-* entry scripts. */
@@ -21,10 +23,11 @@ export function readServeArgs(needsUpstream: boolean): ServeArgs {
       metrics: { type: 'string', default: 'on' },
       otlp: { type: 'string', default: '' },
       sample: { type: 'string', default: '1' },
+      pieces: { type: 'string', default: '0' },
     },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0) throw new Error(`bad --port: ${values.port}`);
   if (needsUpstream && !values.upstream) throw new Error('--upstream <url> is required');
-  return { port, upstream: (values.upstream ?? '').replace(/\/+$/, ''), metrics: values.metrics !== 'off', otlp: values.otlp ?? '', sample: Number(values.sample) };
+  return { port, upstream: (values.upstream ?? '').replace(/\/+$/, ''), metrics: values.metrics !== 'off', otlp: values.otlp ?? '', sample: Number(values.sample), pieces: Number(values.pieces) };
 }

@@ -7,4 +7,6 @@ import { serveControl } from './serve-control.js';
 
 const args = readServeArgs(false);
 const upstream = await startOpenAIUpstream({ port: args.port, host: '127.0.0.1', apiKey: 'sk-bench', chunkDelayMs: 0, record: false });
+// `--pieces <n>`: every answer is n word pieces (a stream of n content chunks) instead of the short echo.
+if (args.pieces > 0) upstream.setMode({ kind: 'reply', pieces: Array.from({ length: args.pieces }, (_, i) => `${i === 0 ? '' : ' '}word${i}`) });
 serveControl(upstream.url, () => upstream.close());

@@ -98,7 +98,7 @@ class CacheStage implements Stage {
     // `no-cache`: answer from the provider, but keep its answer for the next request.
     if (control.has('no-cache')) {
       ctx.responseHeaders['x-tollgate-cache'] = 'skip';
-      return this.fetchAndStore(ctx, next, keys, null, ttl);
+      return this.fetchAndStore(ctx, next, keys, null, ttl, policy.semantic);
     }
     return defer(() => from(this.cache.lookup(keys, { ...policy, threshold }, Date.now()))).pipe(
       switchMap((lookup) => this.answer(ctx, next, policy, keys, lookup, ttl)),
@@ -112,7 +112,7 @@ class CacheStage implements Stage {
       ctx.responseHeaders['x-tollgate-cache'] = 'miss';
       this.cache.recordResult('miss', 0);
       this.bus.emit('cache.miss', { ...who, semanticSkipped: lookup.semanticSkipped });
-      return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl);
+      return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
     }
     const { entry } = hit;
     if (hit.tier === 'semantic') ctx.responseHeaders['x-tollgate-cache-similarity'] = hit.similarity.toFixed(4);
@@ -129,7 +129,7 @@ class CacheStage implements Stage {
         matched: entry.question?.slice(0, 200) ?? null,
       });
       this.bus.emit('cache.hit', { ...who, tier: hit.tier, similarity: hit.similarity, savedUsd: 0, served: false });
-      return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl);
+      return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
     }
     ctx.responseHeaders['x-tollgate-cache'] = hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic';
     ctx.responseHeaders['x-tollgate-provider'] = entry.provider;
@@ -152,8 +152,12 @@ class CacheStage implements Stage {
     return of(...replayChunks(entry.answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk })));
   }
 
-  /** Calls the rest of the pipeline and stores its answer if it ended normally (never one that failed or was cut off). */
-  private fetchAndStore(ctx: ChatContext, next: Next, keys: CacheKeys, vector: Float32Array | null, ttl: number): Observable<ResponseEvent> {
+  /**
+   * Calls the rest of the pipeline and stores its answer if it ended normally (never one that failed or was cut off).
+   * `semantic`: the request's policy uses the semantic tier, so an answer stored without the lookup's vector gets one
+   * made in the background; with the tier off no embedding is ever made (a model run per miss for nothing).
+   */
+  private fetchAndStore(ctx: ChatContext, next: Next, keys: CacheKeys, vector: Float32Array | null, ttl: number, semantic: boolean): Observable<ResponseEvent> {
     return new Observable<ResponseEvent>((subscriber) => {
       const assembler = new StreamAssembler();
       let completion: ChatCompletion | null = null;
@@ -166,14 +170,14 @@ class CacheStage implements Stage {
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
           subscriber.complete();
-          this.store(ctx, keys, completion ?? assembler.completion(), vector, ttl);
+          this.store(ctx, keys, completion ?? assembler.completion(), vector, ttl, semantic);
         },
       });
       return () => subscription.unsubscribe();
     });
   }
 
-  private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, vector: Float32Array | null, ttl: number): void {
+  private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, vector: Float32Array | null, ttl: number, semantic: boolean): void {
     if (!answer || !ctx.upstream || !storable(answer)) return;
     const upstream = ctx.upstream;
     // The cost is settled by the spend stage as the answer ends (perhaps after it): stored once it is known.
@@ -195,7 +199,7 @@ class CacheStage implements Stage {
           expiresAt: now + ttl * 1000,
         },
         vector,
-        keys.question === null ? null : keys.conversation,
+        semantic && keys.question !== null ? keys.conversation : null,
       );
       this.bus.emit('cache.stored', { requestId: ctx.id, model: ctx.request.model, entryId: entry.id, semantic: entry.vector !== null, expiresAt: new Date(entry.expiresAt).toISOString() });
     }).catch((err: unknown) => this.log.warn({ err, requestId: ctx.id }, 'cache: could not store an answer'));

@@ -291,6 +291,11 @@ describe('response cache, limits', () => {
       expect((await api('GET', '/api/cache')).body.entries).toBeLessThanOrEqual(3);
       expect((await call(gateway, ask('Question one?'), {}, client)).cache).toBe('hit-exact');
       expect((await call(gateway, ask('Question two?'), {}, client)).cache).toBe('miss');
+
+      // The semantic tier is off: no answer was ever embedded (the embedder never started, no vector was indexed).
+      const final = (await api('GET', '/api/cache')).body;
+      expect(final.embedder).toEqual({ id: null, state: 'idle' });
+      expect(final.semantic_index.vectors).toBe(0);
     } finally {
       await gateway.stop();
       await upstream.close();
