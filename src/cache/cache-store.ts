@@ -1,5 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { ChatCompletion } from '../core/canonical.js';
+import { commit } from '../store/commit.js';
 
 /** One cached answer, as LMDB keeps it. */
 export interface CacheEntry {
@@ -56,7 +57,7 @@ export class CacheStore {
   private nextId: number;
   private lastTouch: Promise<unknown> = Promise.resolve();
 
-  constructor(root: RootDatabase) {
+  constructor(private readonly root: RootDatabase) {
     this.entries = root.openDB<CacheEntry, number>({ name: 'cache-entries' });
     this.exact = root.openDB<number, string>({ name: 'cache-exact' });
     this.expiry = root.openDB<null, [number, number]>({ name: 'cache-expiry' });
@@ -82,7 +83,7 @@ export class CacheStore {
   /** Stores an entry; an older entry of the same exact key is replaced. Resolves with the replaced entry's id. */
   async put(entry: CacheEntry): Promise<number | null> {
     let replaced: number | null = null;
-    await this.entries.transaction(() => {
+    await commit(this.root, () => {
       const previous = this.exact.get(entry.exactKey);
       if (previous !== undefined && previous !== entry.id) {
         replaced = previous;
@@ -98,7 +99,7 @@ export class CacheStore {
 
   /** Records a hit (for LRU eviction and the stats); written in the background. */
   touch(entry: CacheEntry, at: number): void {
-    this.lastTouch = this.entries.transaction(() => {
+    this.lastTouch = commit(this.root, () => {
       const current = this.entries.get(entry.id);
       // Deleted or replaced since the lookup read it: nothing to record.
       if (!current) return;

@@ -1,6 +1,7 @@
 import { ERROR_INDEX_COMPLETE, errorIndexValue, queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
 import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
+import { commit } from '../store/commit.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
 import {
@@ -57,7 +58,8 @@ function defined<T extends object>(patch: T): Partial<T> {
  * behind `requestLog({ key_id })`).
  *
  * Every read-modify-write runs inside one `root.transaction` callback, so admin edits and the spend added by
- * `recordSpend` never lose each other's updates. Log entries (`recordRequest`) are plain puts.
+ * `recordSpend` never lose each other's updates. The request path's writes (`recordSpend`, `recordRequest`) commit
+ * through `commit` (store/commit.ts): synchronously when there is no fsync.
  * The lookups the request path needs (`findKeyBySecret`, `getKeyRecord`, `getTeamRecord`, `currentUsage`) are
  * synchronous lmdb reads.
  */
@@ -284,13 +286,16 @@ export class GovernanceStore {
 
   /**
    * Writes one request's log entry (the request-log subscriber calls this for every request that reached the
-   * pipeline). A plain put, which lmdb batches with the other writes of this event-loop turn.
+   * pipeline).
    */
   async recordRequest(entry: RequestLogInput): Promise<void> {
     const id = entry.id || this.newRequestLogId();
-    await this.log.put(id, { ...entry, id });
-    if (entry.key_id) await this.logByKey.put([entry.key_id, id], null);
-    if (entry.status >= 400) await this.logErrors.put(id, errorIndexValue(entry));
+    // The entry and its index rows in one transaction.
+    await commit(this.root, () => {
+      void this.log.put(id, { ...entry, id });
+      if (entry.key_id) void this.logByKey.put([entry.key_id, id], null);
+      if (entry.status >= 400) void this.logErrors.put(id, errorIndexValue(entry));
+    });
   }
 
   /**
@@ -299,7 +304,7 @@ export class GovernanceStore {
    */
   async recordSpend(keyId: string, teamId: string | null, usd: number): Promise<void> {
     const cost = Number.isFinite(usd) && usd > 0 ? usd : 0;
-    await this.root.transaction(() => {
+    await commit(this.root, () => {
       const at = this.now();
       const key = this.keys.get(keyId);
       if (key) {

@@ -14,7 +14,8 @@ export interface InstanceMeta {
 /**
  * The single LMDB environment under the data directory. Typed stores (config, keys, usage, logs, cache,
  * audit) are named sub-databases of it; lmdb-js batches the writes of one event-loop turn into one
- * transaction, so writing from a request never blocks on disk.
+ * transaction. A request's own writes (spend, log entry, cache entry) commit through `commit` (commit.ts):
+ * synchronously into the page cache without fsync, never waiting for the disk on the event loop.
  */
 export class Store {
   readonly root: RootDatabase;

@@ -15,7 +15,8 @@ let store: GovernanceStore;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tollgate-errindex-'));
-  root = open({ path: join(dir, 'db.lmdb'), maxDbs: 32 });
+  // As the gateway opens it (no fsync: the request path commits synchronously).
+  root = open({ path: join(dir, 'db.lmdb'), maxDbs: 32, noSync: true });
   store = new GovernanceStore(root, new EventBus());
 });
 afterEach(async () => {
