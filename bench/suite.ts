@@ -100,7 +100,7 @@ async function startTargets(): Promise<Target[]> {
   const plain = { model: 'gpt-4o-mini', unique: false, headers: {} };
   if (wanted.has('upstream')) targets.push({ name: 'upstream direct', server: upstream, ...plain });
   if (wanted.has('proxy')) {
-    const proxy = await spawnServer('bare-proxy', './serve-proxy.ts', ['--port', '0', '--upstream', upstream.url]);
+    const proxy = await spawnServer('bare-proxy', './serve-proxy.ts', ['--port', '0', '--upstream', upstream.url], profileFlags('proxy'));
     children.push(proxy);
     targets.push({ name: 'bare proxy', server: proxy, ...plain });
   }
