@@ -19,6 +19,9 @@ const fakeUpstreamKey = "sk-fake-upstream-3f9a"
 // two chunks and then drop the connection, as an upstream that dies mid-answer does.
 const cutStreamPrefix = "cut-stream"
 
+// slowStreamPrefix makes the fake wait between streamed chunks, so a client can leave mid-answer.
+const slowStreamPrefix = "slow-stream"
+
 // fakeUpstream is an OpenAI-compatible server speaking OpenAI's wire format: chat.completion objects,
 // chat.completion.chunk SSE events ending in "data: [DONE]", the include_usage chunk, tool calls whose
 // arguments stream in pieces, and OpenAI's error shape. Its answers are derived from the request, so
@@ -84,7 +87,7 @@ func (u *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		if options, ok := body["stream_options"].(map[string]any); ok {
 			includeUsage, _ = options["include_usage"].(bool)
 		}
-		u.stream(w, plan, includeUsage)
+		u.stream(w, plan, includeUsage, r.Context().Done())
 		return
 	}
 	writeJSON(w, http.StatusOK, plan.completion())
@@ -101,6 +104,7 @@ type answerPlan struct {
 	promptTokens     int
 	completionTokens int
 	cut              bool
+	slow             bool
 }
 
 // planAnswer derives the answer from the request: a call to the first (or the forced) tool when tools
@@ -125,6 +129,7 @@ func planAnswer(body map[string]any) answerPlan {
 		return plan
 	}
 	plan.cut = strings.HasPrefix(last, cutStreamPrefix)
+	plan.slow = strings.HasPrefix(last, slowStreamPrefix)
 	plan.tokens = splitPieces("echo: " + last)
 	plan.completionTokens = len(plan.tokens)
 	return plan
@@ -226,7 +231,7 @@ func (p answerPlan) chunk(delta map[string]any, finish any) map[string]any {
 
 // stream writes the answer as OpenAI does: a role chunk, content or tool-call pieces, a finish chunk,
 // the usage chunk when asked for (every earlier chunk then carries "usage": null), and [DONE].
-func (u *fakeUpstream) stream(w http.ResponseWriter, p answerPlan, includeUsage bool) {
+func (u *fakeUpstream) stream(w http.ResponseWriter, p answerPlan, includeUsage bool, done <-chan struct{}) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -263,6 +268,13 @@ func (u *fakeUpstream) stream(w http.ResponseWriter, p answerPlan, includeUsage 
 					conn.Close()
 				}
 				return
+			}
+			if p.slow && i > 0 {
+				select {
+				case <-time.After(100 * time.Millisecond):
+				case <-done:
+					return
+				}
 			}
 			send(p.chunk(map[string]any{"content": piece}, nil))
 		}
