@@ -44,7 +44,7 @@ func (r *sseReader) next() (sseEvent, error) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) && (hasData || size > 0) {
+			if errors.Is(err, io.EOF) && hasData {
 				return sseEvent{}, io.ErrUnexpectedEOF
 			}
 			return sseEvent{}, err
@@ -83,34 +83,38 @@ func (r *sseReader) next() (sseEvent, error) {
 	}
 }
 
-// readLine returns one line without its terminator (LF, CRLF or CR).
+// readLine returns one line without its terminator (LF, CRLF or CR). It scans what is buffered
+// for a line end rather than reading byte by byte, so long events cost one copy.
 func (r *sseReader) readLine() ([]byte, error) {
 	var line []byte
 	for {
-		b, err := r.reader.ReadByte()
-		if err != nil {
+		if _, err := r.reader.Peek(1); err != nil {
 			if errors.Is(err, io.EOF) && len(line) > 0 {
 				// A last line without a terminator still counts, but the event it is in never ended.
 				return line, nil
 			}
 			return nil, err
 		}
+		window, _ := r.reader.Peek(r.reader.Buffered())
 		if r.pendingCR {
 			r.pendingCR = false
-			if b == '\n' {
+			if window[0] == '\n' {
+				_, _ = r.reader.Discard(1)
 				continue
 			}
 		}
-		switch b {
-		case '\n':
-			return line, nil
-		case '\r':
-			r.pendingCR = true
-			return line, nil
+		end := bytes.IndexAny(window, "\r\n")
+		if end < 0 {
+			line = append(line, window...)
+			_, _ = r.reader.Discard(len(window))
+			if len(line) > maxEventBytes {
+				return nil, errEventTooLarge
+			}
+			continue
 		}
-		if len(line) > maxEventBytes {
-			return nil, errEventTooLarge
-		}
-		line = append(line, b)
+		line = append(line, window[:end]...)
+		r.pendingCR = window[end] == '\r'
+		_, _ = r.reader.Discard(end + 1)
+		return line, nil
 	}
 }
