@@ -122,6 +122,9 @@ func TestUnknownFieldsAreKept(t *testing.T) {
 	if trace := string(completion.Extra["fake_upstream_trace"]); !strings.HasPrefix(trace, `"trace-chatcmpl-fake`) {
 		t.Fatalf("completion Extra %v", completion.Extra)
 	}
+	if stop, ok := completion.Choices[0].Extra["stop_reason"]; !ok || string(stop) != "null" {
+		t.Fatalf("choice Extra %v", completion.Choices[0].Extra)
+	}
 	if string(completion.Choices[0].Message.Extra["annotations"]) != "[]" {
 		t.Fatalf("message Extra %v", completion.Choices[0].Message.Extra)
 	}

@@ -110,6 +110,22 @@ type Choice struct {
 	// FinishReason is stop, length, tool_calls, content_filter, ...
 	FinishReason string          `json:"finish_reason"`
 	Logprobs     json.RawMessage `json:"logprobs,omitempty"`
+	// Extra holds choice fields not modelled here (vLLM's stop_reason, say).
+	Extra Extra `json:"-"`
+}
+
+// MarshalJSON writes the choice with its extra fields.
+func (c Choice) MarshalJSON() ([]byte, error) {
+	type plain Choice
+	return marshalWithExtra(plain(c), c.Extra)
+}
+
+// UnmarshalJSON reads a choice, keeping unmodelled fields in Extra.
+func (c *Choice) UnmarshalJSON(data []byte) error {
+	type plain Choice
+	extra, err := unmarshalWithExtra(data, (*plain)(c))
+	c.Extra = extra
+	return err
 }
 
 // Usage counts the tokens of a request.
@@ -187,6 +203,22 @@ type ChunkChoice struct {
 	// FinishReason is empty (null on the wire) until the choice's last chunk.
 	FinishReason string          `json:"finish_reason"`
 	Logprobs     json.RawMessage `json:"logprobs,omitempty"`
+	// Extra holds choice fields not modelled here.
+	Extra Extra `json:"-"`
+}
+
+// MarshalJSON writes the choice with its extra fields.
+func (c ChunkChoice) MarshalJSON() ([]byte, error) {
+	type plain ChunkChoice
+	return marshalWithExtra(plain(c), c.Extra)
+}
+
+// UnmarshalJSON reads a choice, keeping unmodelled fields in Extra.
+func (c *ChunkChoice) UnmarshalJSON(data []byte) error {
+	type plain ChunkChoice
+	extra, err := unmarshalWithExtra(data, (*plain)(c))
+	c.Extra = extra
+	return err
 }
 
 // ChunkDelta is what one chunk adds to a choice's message.

@@ -55,7 +55,11 @@ func WithAPIKey(key string) Option {
 // WithHTTPClient replaces http.DefaultClient, e.g. for a proxy, TLS settings or an overall timeout.
 // Streams stay open as long as the answer lasts, so prefer contexts over http.Client.Timeout.
 func WithHTTPClient(httpClient *http.Client) Option {
-	return func(c *Client) { c.httpClient = httpClient }
+	return func(c *Client) {
+		if httpClient != nil {
+			c.httpClient = httpClient
+		}
+	}
 }
 
 // WithHeader adds a header to every request, e.g. x-tollgate-provider-key to bring your own provider key.
@@ -160,7 +164,7 @@ func (c *Client) admin(ctx context.Context, method, path string, query url.Value
 	if out == nil || len(bytes.TrimSpace(data)) == 0 {
 		return resp.StatusCode, nil
 	}
-	if err := decodeObject(data, out); err != nil {
+	if err := json.Unmarshal(data, out); err != nil {
 		return resp.StatusCode, fmt.Errorf("tollgate: decoding the %s %s answer: %w", method, path, err)
 	}
 	return resp.StatusCode, nil

@@ -26,7 +26,7 @@ const slowStreamPrefix = "slow-stream"
 // chat.completion.chunk SSE events ending in "data: [DONE]", the include_usage chunk, tool calls whose
 // arguments stream in pieces, and OpenAI's error shape. Its answers are derived from the request, so
 // tests can assert what passed through the gateway. It adds fields the SDK does not model
-// (fake_upstream_trace, message annotations) to check that they survive.
+// (fake_upstream_trace, message annotations, vLLM's stop_reason) to check that they survive.
 type fakeUpstream struct {
 	server   *httptest.Server
 	counter  atomic.Int64
@@ -213,7 +213,7 @@ func (p answerPlan) completion() map[string]any {
 	}
 	return map[string]any{
 		"id": p.id, "object": "chat.completion", "created": p.created, "model": p.model,
-		"choices":             []any{map[string]any{"index": 0, "message": message, "logprobs": nil, "finish_reason": finish}},
+		"choices":             []any{map[string]any{"index": 0, "message": message, "logprobs": nil, "finish_reason": finish, "stop_reason": nil}},
 		"usage":               p.usage(),
 		"service_tier":        "default",
 		"system_fingerprint":  "fp_fake01",

@@ -18,8 +18,3 @@ func decodeKeepingRaw(data []byte, v any, raw *Raw) error {
 	raw.data = append(json.RawMessage(nil), data...)
 	return nil
 }
-
-// decodeObject decodes a whole answer body.
-func decodeObject(data []byte, out any) error {
-	return json.Unmarshal(data, out)
-}
