@@ -189,14 +189,16 @@ describe('NODE_EXTRA_CA_CERTS', () => {
     const corporate = await proxy();
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-extra-ca-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const document: ConfigInput = {
-      providers: {
-        openai: { base_url: `${secure.url}/v1`, api_key: 'sk-upstream-test' },
-        lab: { type: 'openai', base_url: `${other.url}/v1`, api_key: 'sk-other', models: ['gpt-4o-mini'] },
-      },
-      settings: { network: { ca_file: otherCa.caFile } },
+    const providers: ConfigInput['providers'] = {
+      openai: { base_url: `${secure.url}/v1`, api_key: 'sk-upstream-test' },
+      lab: { type: 'openai', base_url: `${other.url}/v1`, api_key: 'sk-other', models: ['gpt-4o-mini'] },
     };
-    writeFileSync(join(dir, 'tollgate.config.yaml'), stringify(document));
+    const path = join(dir, 'tollgate.config.yaml');
+    const save = (document: ConfigInput) => {
+      writeFileSync(`${path}.tmp`, stringify(document));
+      renameSync(`${path}.tmp`, path);
+    };
+    save({ providers });
     // Node reads NODE_EXTRA_CA_CERTS once, at start: only a new process shows whether undici's TLS honours it.
     const main = await spawnMain({ cwd: dir, env: { NODE_EXTRA_CA_CERTS: ca.caFile, HTTPS_PROXY: corporate.url } });
     cleanups.push(async () => {
@@ -204,10 +206,20 @@ describe('NODE_EXTRA_CA_CERTS', () => {
       await main.exit;
     });
     const client = new OpenAI({ baseURL: `${main.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 15_000 });
-    const viaEnvCa = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'env CA' }] });
-    const viaFileCa = await client.chat.completions.create({ model: 'lab/gpt-4o-mini', messages: [{ role: 'user', content: 'file CA' }] });
-    expect(viaEnvCa.choices[0]!.message.content).not.toBe('');
-    expect(viaFileCa.choices[0]!.message.content).not.toBe('');
+    const ask = (model: string) => client.chat.completions.create({ model, messages: [{ role: 'user', content: `hello ${model}` }] });
+    // No ca_file: undici's default TLS context, which holds what Node loaded from NODE_EXTRA_CA_CERTS.
+    expect((await ask('openai/gpt-4o-mini')).choices[0]!.message.content).not.toBe('');
+    await expect(ask('lab/gpt-4o-mini')).rejects.toMatchObject({ status: 502 });
+
+    // The file's CA (applied live) is added: both upstreams verify, the environment's CA was not dropped.
+    save({ providers, settings: { network: { ca_file: otherCa.caFile } } });
+    const { api } = gatewayApi(() => main.url);
+    for (let tries = 0; (await api('GET', '/api/config')).body.settings?.network?.ca_file !== otherCa.caFile; tries++) {
+      expect(tries, 'the config file with ca_file was not applied').toBeLessThan(100);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await ask('lab/gpt-4o-mini')).choices[0]!.message.content).not.toBe('');
+    expect((await ask('openai/gpt-4o-mini')).choices[0]!.message.content).not.toBe('');
     expect(new Set(corporate.tunnels)).toEqual(new Set([upstreamHost(), `127.0.0.1:${new URL(other.url).port}`]));
   }, 40_000);
 });
