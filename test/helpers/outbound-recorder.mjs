@@ -12,6 +12,9 @@ import dns from 'node:dns';
 import { isIP } from 'node:net';
 import net from 'node:net';
 import { syncBuiltinESMExports } from 'node:module';
+import { resolve } from 'node:path';
+import process from 'node:process';
+import { pathToFileURL } from 'node:url';
 import { threadId } from 'node:worker_threads';
 import workerThreads from 'node:worker_threads';
 
@@ -76,7 +79,7 @@ for (const target of [dns, dns.promises, dns.Resolver.prototype, dns.promises.Re
         super(script, options);
         return;
       }
-      const href = script instanceof URL ? script.href : new URL(String(script), `file://${process.cwd()}/`).href;
+      const href = typeof script === 'object' && script !== null && 'href' in script ? script.href : pathToFileURL(resolve(String(script))).href;
       super(`import(${JSON.stringify(self)}).then(() => import(${JSON.stringify(href)}))`, { ...options, eval: true });
     }
   };
