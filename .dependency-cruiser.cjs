@@ -5,8 +5,8 @@
  *   main, gateway, index -> http (with each dialect's routes/) -> dialects -> pipeline -> stages -> mcp -> cache -> governance
  *     -> routing -> config -> providers -> catalog, tokens, wire -> core
  *
- * with shared leaves any layer may use: core/, bus/, guardrails/ (the detection library), log.ts and the small
- * helpers at src/*.ts. telemetry/ holds
+ * with shared leaves any layer may use: core/, bus/, guardrails/ (the detection library), network/ (the outbound
+ * dispatcher: proxy and CAs), log.ts and the small helpers at src/*.ts. telemetry/ holds
  * bus subscribers, wired by the gateway; only the gateway imports them.
  */
 /** Each layer as a path pattern, top first. A dialect's `routes/` folder is its part of the HTTP layer. */
@@ -41,6 +41,13 @@ module.exports = {
       comment: 'catalog/, tokens/, bus/ and guardrails/ are shared leaves: they import only core (and each other).',
       from: { path: '^src/(catalog|tokens|bus|guardrails)/' },
       to: { path: '^src/', pathNot: '^src/(core|catalog|tokens|bus|guardrails)/|^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'network-imports-only-core',
+      severity: 'error',
+      comment: 'network/ (the outbound dispatcher every client calls through) is a shared leaf: it imports only core.',
+      from: { path: '^src/network/' },
+      to: { path: '^src/', pathNot: '^src/(core|network)/' },
     },
     {
       name: 'no-cycles',

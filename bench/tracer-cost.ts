@@ -13,6 +13,7 @@ import type { RequestSummary } from '../src/core/events.js';
 import { requestChannel, stageChannel, upstreamChannel, type StageTraceMessage, type UpstreamTraceMessage } from '../src/core/trace-channels.js';
 import { createLog } from '../src/log.js';
 import { RequestTracer } from '../src/telemetry/tracing/request-tracer.js';
+import { OutboundNetwork } from '../src/network/outbound-network.js';
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '40000' }, sample: { type: 'string', default: '1' }, protocol: { type: 'string', default: 'http/protobuf' } },
@@ -30,7 +31,7 @@ const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v
 
 const config = resolveRuntimeConfig({ api: {}, file: {} }, {}, 0);
 const bus = new EventBus();
-const tracer = new RequestTracer(bus, createLog('silent'), '0.0.0');
+const tracer = new RequestTracer(bus, createLog('silent'), '0.0.0', new OutboundNetwork());
 tracer.watchStages(STAGES);
 
 function oneRequest(): void {

@@ -26,6 +26,7 @@ import { startLogSweeper } from './governance/log-retention.js';
 import { SlidingWindowLimiter } from './governance/rate-limiter.js';
 import { Reservations } from './governance/reservations.js';
 import { UpstreamTransport } from './providers/transport.js';
+import { OutboundNetwork } from './network/outbound-network.js';
 import { HealthRegistry } from './routing/health-registry.js';
 import { Store } from './store/store.js';
 import { createLog, type Log } from './log.js';
@@ -107,7 +108,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     await store.close();
     throw err;
   }
-  const transport = new UpstreamTransport();
+  // Every outbound HTTP(S) call (providers, collector, webhooks, MCP servers) leaves through this one dispatcher;
+  // settings.network changes swap it live (see the config subscription below).
+  const outbound = new OutboundNetwork(configService.current().settings.network);
+  const transport = new UpstreamTransport(outbound);
   const governance = new GovernanceStore(store.root, bus);
   const health = new HealthRegistry(bus);
   const reservations = new Reservations();
@@ -159,7 +163,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   };
   const limiter = new SlidingWindowLimiter();
   // MCP servers are connected once the pipeline compiled (below); stages that use tools find the hub as a service.
-  const mcp = new McpHubService({ bus, log, clientInfo: { name: 'tollgate', version: VERSION } });
+  const mcp = new McpHubService({ bus, log, clientInfo: { name: 'tollgate', version: VERSION }, outbound });
   // Built-in stages and plugins get these same instances, each only the ones it lists in `requires`.
   const services = new ServiceRegistry()
     .set(BUS, bus)
@@ -184,7 +188,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const live = new Map<Pipeline, ReadonlySet<string>>();
   const NO_PLUGINS: ReadonlySet<string> = new Set();
   // Traces: a subscriber to the pipeline's tracing channels, on while an OTLP endpoint is set.
-  const tracer = new RequestTracer(bus, log, VERSION);
+  const tracer = new RequestTracer(bus, log, VERSION, outbound);
   const build = (runtime: RuntimeConfig, compiled: Awaited<ReturnType<PluginHost['compile']>> | null): Pipeline => {
     const pipeline = new Pipeline(definition, registry, runtime, services, compiled?.plugins ?? null);
     tracer.watchStages(pipeline.stageNames);
@@ -248,6 +252,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   configService.setPluginSchemas((config) => plugins.optionSchemas(config));
   tracer.configure(configService.current().settings.tracing);
   const configSubscription = configService.changes.subscribe((current) => {
+    // First, so the collector, MCP servers and the next requests below already go out the new way.
+    if (outbound.apply(current.settings.network)) log.info({ proxy: current.settings.network.httpsProxy !== null, caFile: current.settings.network.caFile }, 'network settings applied');
     tracer.configure(current.settings.tracing);
     // MCP servers connect in the background (the current config at once: changes is a behaviour subject); a
     // change keeps unchanged servers' connections and replaces the rest.
@@ -287,6 +293,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       return { spend: governance.currentUsage(record).spend, budget: record.budget };
     },
     userAgent: `tollgate/${VERSION}`,
+    outbound,
   });
   // Every MCP tool call, whichever door it came through, is kept in the store (GET /api/mcp/calls).
   const mcpCalls = new McpCallLog(store.root, bus, log);
@@ -294,7 +301,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     contentType: GatewayMetrics.contentType,
     render: () => metricsNow?.render() ?? Promise.resolve(''),
   };
-  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, mcpCalls, limiter, dashboardDir: options.dashboardDir });
+  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, mcpCalls, limiter, outbound, dashboardDir: options.dashboardDir });
 
   // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
   let closingStore = false;
@@ -347,7 +354,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         await logSweeper.stop();
         closingStore = true;
         await backfill;
-        await transport.close();
+        // Upstream pools, and those of network settings replaced while calls ran on them.
+        await outbound.close();
         // The semantic index is saved and the embedder's worker ends before the store closes.
         await cache.close();
         await store.close();

@@ -148,6 +148,13 @@ export function settingsView(settings: Settings): Record<string, unknown> {
       protocol: settings.tracing.protocol,
     },
     log_bodies: { enabled: settings.logBodies.enabled, max_bytes: settings.logBodies.maxBytes, redact: [...settings.logBodies.redact] },
+    // What runs, from the file or the environment; a proxy's password is masked.
+    network: {
+      http_proxy: settings.network.httpProxy === null ? null : maskUrl(settings.network.httpProxy),
+      https_proxy: settings.network.httpsProxy === null ? null : maskUrl(settings.network.httpsProxy),
+      no_proxy: settings.network.noProxy === '' ? [] : settings.network.noProxy.split(/[,\s]+/).filter(Boolean),
+      ca_file: settings.network.caFile,
+    },
   };
 }
 
@@ -222,7 +229,9 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
       ...(provider.headers ? { headers: maskHeaders(provider.headers) } : {}),
     };
   }
-  const settings = settingsSecrets(document.settings, maskSecret);
+  const proxy = document.settings?.network?.proxy;
+  // A proxy's `user:password@` is a credential too (the file's network section is never stored, only audited).
+  const settings = settingsSecrets(proxy ? { ...document.settings, network: { ...document.settings?.network, proxy: maskUrl(proxy) } } : document.settings, maskSecret);
   const alerts = alertSecrets(document.alerts, maskSecret);
   const mcp = mcpSecrets(document.mcp, maskSecret);
   return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };

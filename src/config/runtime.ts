@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';
+import { resolveNetwork } from './network.js';
 import { compileGuardrails } from '../guardrails/scanner.js';
 import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
@@ -132,6 +133,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
       maxBytes: api.log_bodies?.max_bytes ?? file.log_bodies?.max_bytes ?? DEFAULTS.logBodyMaxBytes,
       redact: checkedPatterns(api.log_bodies?.redact ?? file.log_bodies?.redact ?? []),
     },
+    network: resolveNetwork(api.network, file.network, env),
   };
 }
 

@@ -334,6 +334,30 @@ export const routingRuleSchema = z.strictObject({
   route_to: z.string().min(1).describe('The route name or `<provider>/<model>` the request goes to instead.'),
 });
 
+/** How outbound calls leave the machine; the operator's (config file) alone, since it reroutes every call and reads a file. */
+const networkSchema = z.strictObject({
+  proxy: z
+    .url({ protocol: /^https?$/ })
+    .max(2000)
+    .optional()
+    .describe(
+      'Proxy for every outbound HTTP(S) call (providers, the OTLP collector, alert webhooks, MCP servers), e.g. http://proxy.internal:3128; tunnelled with HTTP CONNECT. Overrides HTTPS_PROXY and HTTP_PROXY. A `user:password@` in it is sent as Proxy-Authorization.',
+    ),
+  no_proxy: z
+    .array(z.string().regex(/^(\*|\.?[A-Za-z0-9_[\]:.-]{1,253})$/, 'a host name, `.domain` (the domain and its subdomains), an IP address, `host:port`, or `*`'))
+    .max(256)
+    .optional()
+    .describe('Destinations reached without the proxy: host names, `.domain` suffixes, IP addresses, `host:port`, or `*` for all. Overrides NO_PROXY.'),
+  ca_file: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe(
+      'A PEM file of CA certificates trusted for outbound TLS besides the default roots (and NODE_EXTRA_CA_CERTS): a private CA of upstreams, the collector, the proxy or the SMTP relay. Read when the config is applied.',
+    ),
+});
+
 export const settingsSchema = z.strictObject({
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
@@ -419,6 +443,9 @@ export const settingsSchema = z.strictObject({
         .describe('Regular expressions whose matches are replaced by [REDACTED] in kept bodies, besides the built-in ones (API keys, bearer tokens, virtual keys).'),
     })
     .optional(),
+  network: networkSchema
+    .optional()
+    .describe('Outbound proxy and extra trusted CAs; config file only (the API refuses it). Defaults: HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or their lower-case forms). Applied live: the next outbound call uses them.'),
 });
 
 export const providerNameSchema = z

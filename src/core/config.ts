@@ -538,6 +538,25 @@ export interface Settings {
   metrics: MetricsSettings;
   tracing: TracingSettings;
   logBodies: LogBodySettings;
+  /** How outbound HTTP(S) calls leave the machine: proxies and extra trusted CAs. */
+  network: NetworkSettings;
+}
+
+/**
+ * Proxies and certificate authorities for every outbound HTTP(S) call (providers, the OTLP collector, alert
+ * webhooks, MCP servers): from `settings.network` in the file, else the standard environment variables.
+ */
+export interface NetworkSettings {
+  /** Proxy URL for http:// destinations; null goes direct. */
+  httpProxy: string | null;
+  /** Proxy URL for https:// destinations; null goes direct. */
+  httpsProxy: string | null;
+  /** Destinations reached without the proxy, in NO_PROXY's syntax (comma-separated; `*` for all); '' for none. */
+  noProxy: string;
+  /** The PEM bundle whose certificates are trusted besides the default roots; null for none. */
+  caFile: string | null;
+  /** That bundle's certificates (PEM), read when the config was applied. */
+  extraCa: string | null;
 }
 
 export interface MetricsSettings {

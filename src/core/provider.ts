@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import type { GatewayError } from './errors.js';
 import type {
   ChatCompletion,
@@ -120,9 +121,11 @@ export interface ProviderAdapter {
   buildListModelsRequest?(target: Target): UpstreamRequest;
   /**
    * Runs after `buildChatRequest` when the credential is not a plain header: signs the request (AWS SigV4) or
-   * attaches a token fetched for it (Google service-account OAuth). Rejects with a GatewayError.
+   * attaches a token fetched for it (Google service-account OAuth). Rejects with a GatewayError. A token is
+   * fetched over `dispatcher`, the gateway's outbound HTTP client, so it takes the same proxy and CAs as the call
+   * (the call stage always gives it; without it, as in adapter unit tests, undici's global dispatcher is used).
    */
-  authorize?(request: UpstreamRequest, target: Target): Promise<UpstreamRequest>;
+  authorize?(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest>;
 }
 
 /** How a provider expects its credential. */

@@ -8,6 +8,7 @@ import type { EventBus } from '../bus/bus.js';
 import type { AdminDeps } from './admin/admin-deps.js';
 import type { McpHubView } from '../mcp/mcp-hub.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
+import type { Outbound } from '../network/outbound-network.js';
 
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
 export interface HttpDeps {
@@ -30,6 +31,8 @@ export interface HttpDeps {
   mcpCalls: AdminDeps['mcpCalls'];
   /** The MCP servers' tools (`/v1/mcp/tools/call`, `/mcp`, `/api/mcp`, `/health`). */
   mcp: McpHubView;
+  /** The gateway's way out (proxy, CAs): upstream calls a route makes itself (Anthropic's count_tokens) use it. */
+  outbound: Outbound;
   /** The gateway's rate limiter (MCP tool calls per minute share it with the pipeline). */
   limiter: SlidingWindowLimiter;
   /** The Prometheus exposition behind GET /metrics (null: not served). */

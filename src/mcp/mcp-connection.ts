@@ -12,6 +12,9 @@ import type { McpServerRuntime } from '../core/config.js';
 import { MCP_TOOL_SEPARATOR, type McpServerHealth, type McpServerState, type McpToolInfo } from '../core/mcp.js';
 import { isRecord } from '../core/is-record.js';
 import type { Log } from '../log.js';
+import type { Outbound } from '../network/outbound-network.js';
+import { fetch as undiciFetch } from 'undici';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /** How long to wait before reconnecting: `baseMs` doubled per failed attempt up to `maxMs`, each with jitter. */
 export interface BackoffOptions {
@@ -44,6 +47,7 @@ export interface ConnectionDeps {
   log: Log;
   clientInfo: { name: string; version: string };
   backoff: BackoffOptions;
+  outbound: Outbound;
 }
 
 function message(err: unknown): string {
@@ -163,7 +167,13 @@ export class McpConnection {
     }
     const headers: Record<string, string> = { ...runtime.headers };
     if (runtime.token) headers.authorization = `Bearer ${runtime.token}`;
+    const outbound = this.deps.outbound;
+    // undici's fetch over the gateway's dispatcher (read per request: a network change applies to the next one).
+    // Its Request and Response are the WHATWG ones the SDK expects; only the type declarations are undici's own.
+    const fetchOutbound = ((url: string | URL, init?: RequestInit) =>
+      undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: outbound.dispatcher })) as unknown as FetchLike;
     return new StreamableHTTPClientTransport(new URL(runtime.url), {
+      fetch: fetchOutbound,
       requestInit: { headers },
       // The optional server-to-client SSE stream (tools/list_changed) is resumed a few times, then left.
       reconnectionOptions: { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 2, maxRetries: 5 },

@@ -8,6 +8,7 @@ import type { EventBus } from '../bus/bus.js';
 import type { McpServerRuntime, McpSettings } from '../core/config.js';
 import { MCP_TOOL_SEPARATOR, type McpCaller, type McpCallResult, type McpHub, type McpServerHealth, type McpToolInfo } from '../core/mcp.js';
 import type { Log } from '../log.js';
+import type { Outbound } from '../network/outbound-network.js';
 import { DEFAULT_BACKOFF, McpConnection, type BackoffOptions } from './mcp-connection.js';
 import { capResult, jsonBytes } from './mcp-result.js';
 
@@ -33,6 +34,8 @@ export interface McpHubOptions {
   log: Log;
   /** How tollgate introduces itself to MCP servers. */
   clientInfo: { name: string; version: string };
+  /** The gateway's way out: HTTP servers are reached through its dispatcher (proxy and CAs as configured). */
+  outbound: Outbound;
   /** Reconnect delays (tests shorten them). */
   backoff?: BackoffOptions;
 }
@@ -85,7 +88,7 @@ export class McpHubService implements McpHubView {
     if (this.closed) return;
     for (const [name, runtime] of wanted) {
       if (this.connections.has(name)) continue;
-      const connection = new McpConnection(runtime, { log: this.options.log, clientInfo: this.options.clientInfo, backoff: this.options.backoff ?? DEFAULT_BACKOFF });
+      const connection = new McpConnection(runtime, { log: this.options.log, clientInfo: this.options.clientInfo, backoff: this.options.backoff ?? DEFAULT_BACKOFF, outbound: this.options.outbound });
       this.connections.set(name, connection);
       connection.start();
     }

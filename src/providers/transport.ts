@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Outbound } from '../network/outbound-network.js';
 import { GatewayError } from '../core/errors.js';
 import { quoteInput } from '../core/quote-input.js';
 import type { UpstreamRequest, UpstreamTimeouts } from '../core/provider.js';
@@ -56,14 +57,16 @@ function splitUrl(href: string): SplitUrl {
 /**
  * The one HTTP client for upstream calls: undici's dispatcher API on keep-alive pools. Callbacks rather than
  * fetch, web streams or Readable bodies: a gateway pays for those on every request, and the dispatch
- * controller gives abort and backpressure without an AbortSignal.
+ * controller gives abort and backpressure without an AbortSignal. The pools are the gateway's outbound
+ * dispatcher (proxy and CAs as configured), read per call so a network change applies to the next one.
  */
 export class UpstreamTransport {
-  private readonly agent = new Agent({
-    keepAliveTimeout: 10_000,
-    keepAliveMaxTimeout: 60_000,
-    connect: { timeout: 10_000 },
-  });
+  constructor(private readonly outbound: Outbound) {}
+
+  /** The dispatcher the next call goes out through (adapters fetch their OAuth tokens over it too). */
+  get dispatcher(): Dispatcher {
+    return this.outbound.dispatcher;
+  }
 
   /**
    * Starts a request. `firstByteMs` bounds the wait for response headers; `totalMs` bounds the whole
@@ -90,7 +93,7 @@ export class UpstreamTransport {
     }, timeouts.totalMs);
     const url = splitUrl(upstream.url);
     try {
-      this.agent.dispatch(
+      this.outbound.dispatcher.dispatch(
       {
         origin: url.origin,
         path: url.path,
@@ -155,9 +158,6 @@ export class UpstreamTransport {
     };
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
-  }
 }
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
@@ -183,8 +183,11 @@ function errorCode(err: unknown): string | undefined {
 
 /** OpenSSL and Node TLS failures: certificates, protocol versions, an https URL pointed at a plain-HTTP port. */
 function isTlsCode(code: string): boolean {
-  return code === 'EPROTO' || code.includes('CERT') || code.includes('SSL') || code.includes('TLS');
+  return code === 'EPROTO' || code.includes('CERT') || code.includes('SSL') || code.includes('TLS') || code.startsWith('UNABLE_TO_');
 }
+
+/** Certificate verification failures that mean no trusted CA signed the chain (rather than a wrong name or a date). */
+const UNTRUSTED_ISSUER = /SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)|CERT_UNTRUSTED/;
 
 export function transportError(err: unknown, timedOut: boolean, timeouts: UpstreamTimeouts, provider: string, url = 'the upstream'): GatewayError {
   if (err instanceof GatewayError) return err;
@@ -200,12 +203,18 @@ export function transportError(err: unknown, timedOut: boolean, timeouts: Upstre
   if (err instanceof undiciErrors.ConnectTimeoutError) {
     return gatewayError('upstream_unreachable', `${provider}: Could not connect to the upstream at ${url} (connect timeout); check providers.${provider}.base_url and the network.`);
   }
+  // undici's tunnel through a proxy failed: the proxy answered CONNECT with something other than 200.
+  if (err instanceof Error && err.message.startsWith('Proxy response')) {
+    return gatewayError('upstream_unreachable', `${provider}: The proxy refused the tunnel to ${url} (${quoteInput(err.message, 200)}); check settings.network (or HTTPS_PROXY, HTTP_PROXY, NO_PROXY).`);
+  }
   const code = errorCode(err);
   const unreachable = code !== undefined && UNREACHABLE_CODES.has(code) && code !== 'ECONNRESET' && code !== 'EPIPE';
   let message: string;
   if (code !== undefined && isTlsCode(code)) {
     const reason = err instanceof Error && err.message !== '' && err.message !== code ? `: ${quoteInput(err.message, 200)}` : '';
-    message = `${provider}: TLS failed with the upstream at ${url} (${code}${reason}); check the URL's scheme and port and the server's certificate.`;
+    // A certificate no trusted CA signed is, inside a private network, usually the company's own CA.
+    const caHint = UNTRUSTED_ISSUER.test(code) ? '; a private CA is trusted with settings.network.ca_file or NODE_EXTRA_CA_CERTS' : '';
+    message = `${provider}: TLS failed with the upstream at ${url} (${code}${reason}); check the URL's scheme and port and the server's certificate${caHint}.`;
   } else if (unreachable) {
     message = `${provider}: Could not reach the upstream at ${url} (${code}: ${CODE_HINTS[code] ?? 'connection failed'}); check providers.${provider}.base_url.`;
   } else {

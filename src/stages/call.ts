@@ -255,7 +255,7 @@ class CallStage implements Stage {
     }
     if (!adapter.authorize) return this.exchange(ctx, attempt, built, emit, state, run);
     // Signing or fetching a token is part of the attempt: its failure is the target's failure.
-    return adapter.authorize(built, target).then(
+    return adapter.authorize(built, target, this.deps.transport.dispatcher).then(
       (authorized) => {
         if (state.cancelled) {
           record({ kind: 'neutral' });

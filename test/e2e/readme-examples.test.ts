@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { rootCertificates } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { parseConfigText } from '../../src/config/load-file.js';
@@ -89,8 +90,8 @@ function pointAtGateway(text: string): string {
 /**
  * Validates a YAML block the way a config file is validated: parsed against the schema, then resolved (routes,
  * fallbacks, rules and keys checked). `env:` references get a value, and `file:` references a file of the same
- * kind in a temporary directory, since the README's paths (/etc/tollgate/sa.json) do not exist here; an `env:` name
- * ending in `_URL` gets a URL.
+ * kind in a temporary directory, since the README's paths (/etc/tollgate/sa.json) do not exist here (as does a
+ * `ca_file:` path, with a real certificate); an `env:` name ending in `_URL` gets a URL.
  */
 function checkYaml(block: Block): void {
   const where = `README.md line ${block.line}`;
@@ -106,7 +107,13 @@ function checkYaml(block: Block): void {
     writeFileSync(file, path.endsWith('.json') ? JSON.stringify({ type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com', private_key: 'x', project_id: 'p' }) : 'secret-from-file');
     return `file:${file}`;
   });
-  const document = parseConfigText(text, where);
+  // A CA bundle path (settings.network.ca_file) gets a real PEM certificate in its place: one of Node's roots.
+  const withCa = text.replace(/ca_file: (\/\S+)/g, () => {
+    const file = join(secretsDir, `${block.line}-ca-${n++}.pem`);
+    writeFileSync(file, rootCertificates[0]!);
+    return `ca_file: ${file}`;
+  });
+  const document = parseConfigText(withCa, where);
   // Throws a ConfigError naming the field when the example would be rejected at start or on save.
   resolveRuntimeConfig({ api: {}, file: document }, env, 1);
 }

@@ -13,6 +13,7 @@ import type { GatewayEvents, RequestSummary } from '../../src/core/events.js';
 import { createLog } from '../../src/log.js';
 import { backoff, DeliveryQueue, signature } from '../../src/telemetry/alerts/delivery.js';
 import { AlertEngine, p95, type AlertNotification } from '../../src/telemetry/alerts/rules.js';
+import { OutboundNetwork } from '../../src/network/outbound-network.js';
 
 function runtime(document: ConfigInput, env: Record<string, string> = {}) {
   return resolveRuntimeConfig({ api: {}, file: configFileSchema.parse(document) }, env, 1);
@@ -195,7 +196,7 @@ describe('the delivery queue', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-alert-queue-'));
     const root = open({ path: join(dir, 'db'), maxDbs: 4 });
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    const q = new DeliveryQueue({ root, log: createLog('silent'), channel: () => channel(url, options.channel), maxQueue: () => options.maxQueue ?? 100, userAgent: 't' });
+    const q = new DeliveryQueue({ root, log: createLog('silent'), channel: () => channel(url, options.channel), maxQueue: () => options.maxQueue ?? 100, userAgent: 't', outbound: new OutboundNetwork() });
     try {
       await body(q, () => hits);
     } finally {

@@ -4,6 +4,7 @@ import type { McpServerRuntime, McpSettings } from '../../src/core/config.js';
 import { createLog } from '../../src/log.js';
 import { McpHubService, splitToolName } from '../../src/mcp/mcp-hub.js';
 import { until } from '../helpers/alert-receiver.js';
+import { OutboundNetwork } from '../../src/network/outbound-network.js';
 
 function settings(servers: McpServerRuntime[]): McpSettings {
   return { servers: new Map(servers.map((server) => [server.name, server])), callTimeoutMs: 1_000, maxResultBytes: 1_000, maxSteps: 5, timeBudgetMs: 10_000 };
@@ -19,7 +20,7 @@ describe('McpHubService', () => {
     const bus = new EventBus();
     const failures: string[] = [];
     bus.on('mcp.tool.failed', (event) => failures.push(event.error));
-    const hub = new McpHubService({ bus, log: createLog('silent'), clientInfo: { name: 'test', version: '0' }, backoff: { baseMs: 20, maxMs: 40 } });
+    const hub = new McpHubService({ bus, log: createLog('silent'), clientInfo: { name: 'test', version: '0' }, backoff: { baseMs: 20, maxMs: 40 }, outbound: new OutboundNetwork() });
     await hub.reconfigure(settings([
       { name: 'broken', type: 'stdio', command: '/nonexistent/mcp-server' },
       { name: 'off', type: 'stdio', command: '/nonexistent/other', disabled: true },

@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayError } from '../../src/core/errors.js';
 import { UpstreamTransport } from '../../src/providers/transport.js';
+import { OutboundNetwork } from '../../src/network/outbound-network.js';
 import { freePort } from '../helpers/net.js';
 
-const transport = new UpstreamTransport();
-afterAll(() => transport.close());
+const outbound = new OutboundNetwork();
+const transport = new UpstreamTransport(outbound);
+afterAll(() => outbound.close());
 
 function failureOf(url: string): Promise<GatewayError> {
   return new Promise((resolve, reject) => {

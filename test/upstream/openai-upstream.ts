@@ -2,6 +2,7 @@
 // baseline. Run directly (`tsx test/upstream/openai-upstream.ts --port 9100`) it serves until SIGTERM/SIGINT.
 import { realpathSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -31,7 +32,7 @@ export interface RecordedCall {
 }
 
 export interface ScriptedUpstream {
-  /** e.g. http://127.0.0.1:PORT; the OpenAI-style base URL is `${url}/v1`. */
+  /** e.g. http://127.0.0.1:PORT (https:// when started with `tls`); the OpenAI-style base URL is `${url}/v1`. */
   url: string;
   port: number;
   /** Every request received, in order (empty when record is off). */
@@ -56,6 +57,8 @@ export interface UpstreamOptions {
   chunkDelayMs?: number;
   /** Record calls (default true); benchmarks turn it off. */
   record?: boolean;
+  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP; the URL is then https://. */
+  tls?: { key: Buffer | string; cert: Buffer | string };
 }
 
 type CloseWaiter = (closedByClient: boolean) => void;
@@ -82,7 +85,8 @@ class OpenAIUpstream implements ScriptedUpstream {
   private readonly waiters = new Map<number, Set<CloseWaiter>>();
   private readonly live = new Set<LiveExchange>();
   private readonly rateLimits = new RateLimitWindow();
-  private readonly server: Server;
+  private readonly server: Server | TlsServer;
+  private readonly scheme: 'http' | 'https';
   private readonly apiKey: string | null;
   private readonly record: boolean;
   private readonly chunkDelayMs: number;
@@ -94,7 +98,11 @@ class OpenAIUpstream implements ScriptedUpstream {
     this.apiKey = options.apiKey ?? null;
     this.record = options.record ?? true;
     this.chunkDelayMs = options.chunkDelayMs ?? 0;
-    this.server = createServer({ keepAlive: true, noDelay: true }, (req, res) => this.handle(req, res));
+    const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
+    this.scheme = options.tls ? 'https' : 'http';
+    this.server = options.tls
+      ? createTlsServer({ keepAlive: true, noDelay: true, key: options.tls.key, cert: options.tls.cert }, handler)
+      : createServer({ keepAlive: true, noDelay: true }, handler);
     // Longer than client pools' idle timeouts so the client, not the server, retires idle connections.
     this.server.keepAliveTimeout = 65_000;
   }
@@ -109,7 +117,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     });
     this.port = (this.server.address() as AddressInfo).port;
     const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    this.url = `http://${reachable}:${this.port}`;
+    this.url = `${this.scheme}://${reachable}:${this.port}`;
   }
 
   setMode(mode: UpstreamMode): void {

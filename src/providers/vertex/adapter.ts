@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { anthropicError, completionOf, createAnthropicStreamDecoder, messagesBody } from '../anthropic/index.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
@@ -86,10 +87,10 @@ export const vertexAdapter: ProviderAdapter = {
     };
   },
 
-  async authorize(request: UpstreamRequest, target: Target): Promise<UpstreamRequest> {
+  async authorize(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest> {
     if (!target.apiKey) throw gatewayError('provider_key_missing', 'vertex: no service account configured.');
     const credential = vertexCredential(target.apiKey);
-    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, target.provider.options.tokenUrl);
+    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, target.provider.options.tokenUrl, dispatcher);
     return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };
   },
 

@@ -1,5 +1,5 @@
 import { importPKCS8, SignJWT } from 'jose';
-import { request } from 'undici';
+import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import type { GatewayError } from '../../core/errors.js';
 import type { ServiceAccount } from './credentials.js';
 import { gatewayError } from '../../core/errors.js';
@@ -41,11 +41,12 @@ async function assertion(account: ServiceAccount, audience: string): Promise<str
     .sign(key);
 }
 
-async function fetchToken(account: ServiceAccount, tokenUrl: string): Promise<CachedToken> {
+async function fetchToken(account: ServiceAccount, tokenUrl: string, dispatcher: Dispatcher): Promise<CachedToken> {
   const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: await assertion(account, tokenUrl) }).toString();
   let response;
   try {
     response = await request(tokenUrl, {
+      dispatcher,
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body,
@@ -75,14 +76,14 @@ async function fetchToken(account: ServiceAccount, tokenUrl: string): Promise<Ca
  * An access token for the service account: cached until shortly before it expires, and fetched once for all
  * requests that need it at the same moment.
  */
-export async function accessToken(account: ServiceAccount, tokenUrlOption: string | undefined): Promise<string> {
+export async function accessToken(account: ServiceAccount, tokenUrlOption: string | undefined, dispatcher: Dispatcher = getGlobalDispatcher()): Promise<string> {
   const tokenUrl = tokenUrlOption ?? account.token_uri ?? DEFAULT_TOKEN_URL;
   const cacheKey = `${account.client_email}\0${tokenUrl}`;
   const cached = tokens.get(cacheKey);
   if (cached && cached.expiresAt - RENEW_MARGIN_MS > Date.now()) return cached.token;
   let inFlight = pending.get(cacheKey);
   if (!inFlight) {
-    inFlight = fetchToken(account, tokenUrl).finally(() => pending.delete(cacheKey));
+    inFlight = fetchToken(account, tokenUrl, dispatcher).finally(() => pending.delete(cacheKey));
     pending.set(cacheKey, inFlight);
   }
   const fresh = await inFlight;

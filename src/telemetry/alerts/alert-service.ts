@@ -3,6 +3,7 @@ import type { RootDatabase } from 'lmdb';
 import type { EventBus } from '../../bus/bus.js';
 import type { AlertsRuntime } from '../../core/config.js';
 import type { Log } from '../../log.js';
+import type { Outbound } from '../../network/outbound-network.js';
 import { LmdbAlertState } from './alert-state.js';
 import { DeliveryQueue, type DeliveryRecord } from './delivery.js';
 import { AlertEngine, type AlertNotification, type BudgetUsage, type OpenAlert } from './rules.js';
@@ -21,6 +22,8 @@ export interface AlertServiceOptions {
   alerts: () => AlertsRuntime;
   budgetUsage: BudgetUsage;
   userAgent: string;
+  /** The gateway's way out: webhooks go through its dispatcher (proxy, CAs), email TLS trusts its CAs. */
+  outbound: Outbound;
   /** Evaluation period (tests shorten it). */
   evaluateEveryMs?: number;
 }
@@ -75,6 +78,7 @@ export class AlertService implements AlertsView {
       channel: (name) => options.alerts().channels.get(name),
       maxQueue: () => options.alerts().maxQueue,
       userAgent: options.userAgent,
+      outbound: options.outbound,
     });
     this.state = new LmdbAlertState(options.root, log);
     this.engine = new AlertEngine({

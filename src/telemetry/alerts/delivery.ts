@@ -1,6 +1,8 @@
 import type { Database, RootDatabase } from 'lmdb';
+import { fetch, type Response } from 'undici';
 import type { AlertChannelRuntime } from '../../core/config.js';
 import type { Log } from '../../log.js';
+import type { Outbound } from '../../network/outbound-network.js';
 import { discordMessage } from './channels/discord.js';
 import { emailMessage } from './channels/email.js';
 import { pagerDutyEvent } from './channels/pagerduty.js';
@@ -64,6 +66,8 @@ export interface DeliveryQueueOptions {
   channel: (name: string) => AlertChannelRuntime | undefined;
   maxQueue: () => number;
   userAgent: string;
+  /** Webhooks are posted through its dispatcher (proxy and CAs as configured); SMTP over TLS trusts its CAs. */
+  outbound: Outbound;
   now?: () => number;
 }
 
@@ -79,7 +83,7 @@ export class DeliveryQueue {
   private readonly inflight = new Map<number, AbortController>();
   /** Test attempts in flight (`test()`), cut off by `close()` like queued ones. */
   private readonly testing = new Set<AbortController>();
-  private readonly smtp = new SmtpSender();
+  private readonly smtp: SmtpSender;
   private readonly writes = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
@@ -91,6 +95,7 @@ export class DeliveryQueue {
 
   constructor(private readonly options: DeliveryQueueOptions) {
     this.now = options.now ?? Date.now;
+    this.smtp = new SmtpSender(() => options.outbound.ca);
     this.queue = options.root.openDB<QueuedDelivery, number>({ name: 'alert-queue' });
     this.deliveries = options.root.openDB<DeliveryRecord, [number, number]>({ name: 'alert-deliveries' });
     let last = 0;
@@ -291,7 +296,8 @@ export class DeliveryQueue {
     let retryAfterMs: number | null = null;
     const timeout = setTimeout(() => controller.abort(new Error(`no answer within ${channel.timeoutMs} ms`)), channel.timeoutMs);
     try {
-      const response = await fetch(request.url, { method: 'POST', headers, body: request.body, signal: controller.signal, redirect: 'manual' });
+      // undici's fetch with the gateway's dispatcher, not the global one: the proxy and CAs of settings.network apply.
+      const response = await fetch(request.url, { method: 'POST', headers, body: request.body, signal: controller.signal, redirect: 'manual', dispatcher: this.options.outbound.dispatcher });
       httpStatus = response.status;
       const answer = await readSome(response);
       if (httpStatus < 200 || httpStatus >= 300) {

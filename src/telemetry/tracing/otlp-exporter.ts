@@ -1,5 +1,5 @@
-import { Pool } from 'undici';
 import type { Log } from '../../log.js';
+import type { Outbound } from '../../network/outbound-network.js';
 
 /** Exports in flight at most; a batch beyond that is dropped (the collector is behind or down). */
 const MAX_IN_FLIGHT = 2;
@@ -7,12 +7,13 @@ const MAX_IN_FLIGHT = 2;
 const WARN_EVERY_MS = 60_000;
 
 /**
- * Posts encoded span batches to an OTLP/HTTP collector over a small keep-alive pool. An export that fails, times
- * out or finds MAX_IN_FLIGHT exports still running loses its batch and says so in the log (at most once a minute);
- * nothing is retried, so a collector that is down costs the gateway one failed POST per batch and never a backlog.
+ * Posts encoded span batches to an OTLP/HTTP collector over the gateway's outbound dispatcher (keep-alive pools,
+ * and the proxy and CAs of settings.network, like every outbound call). An export that fails, times out or finds
+ * MAX_IN_FLIGHT exports still running loses its batch and says so in the log (at most once a minute); nothing is
+ * retried, so a collector that is down costs the gateway one failed POST per batch and never a backlog.
  */
 export class OtlpSender {
-  private readonly pool: Pool;
+  private readonly origin: string;
   private readonly path: string;
   private inFlight = 0;
   private lost = 0;
@@ -24,11 +25,12 @@ export class OtlpSender {
     endpoint: string,
     private readonly headers: Readonly<Record<string, string>>,
     private readonly log: Log,
+    private readonly outbound: Outbound,
     private readonly timeoutMs = 10_000,
   ) {
     const url = new URL(endpoint);
+    this.origin = url.origin;
     this.path = `${url.pathname}${url.search}`;
-    this.pool = new Pool(url.origin, { connections: MAX_IN_FLIGHT, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   }
 
   /** Whether another export can start now (else the caller drops its batch before encoding the envelope). */
@@ -51,9 +53,12 @@ export class OtlpSender {
   }
 
   private async post(body: string | Buffer, contentType: string): Promise<void> {
-    const response = await this.pool.request({
+    const response = await this.outbound.dispatcher.request({
+      origin: this.origin,
       method: 'POST',
       path: this.path,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
       headers: { ...this.headers, 'content-type': contentType },
       body,
       signal: AbortSignal.timeout(this.timeoutMs),
@@ -79,7 +84,7 @@ export class OtlpSender {
 
   async shutdown(): Promise<void> {
     await this.settled();
+    // The dispatcher is the gateway's, closed with it; its idle connection to the collector times out by itself.
     this.stopped = true;
-    await this.pool.close().catch(() => undefined);
   }
 }

@@ -13,6 +13,7 @@ import {
   type UpstreamTraceMessage,
 } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
+import type { Outbound } from '../../network/outbound-network.js';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { hrTime, newSpanId, spanIdHex, spanIdWords, type ChildSpan } from './child-span.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
@@ -141,6 +142,8 @@ export class RequestTracer {
     private readonly bus: EventBus,
     private readonly log: Log,
     private readonly version: string,
+    /** The gateway's way out: spans go to the collector through the same proxy and CAs as every outbound call. */
+    private readonly outbound: Outbound,
   ) {}
 
   /** Applies tracing settings: starts, restarts (another endpoint or sampler) or stops the export. */
@@ -151,7 +154,7 @@ export class RequestTracer {
     // Turned off: the spans of requests still running end (and are exported) before the export stops.
     if (settings.endpoint === null && this.subscribed) this.unsubscribe();
     const previous = this.provider;
-    const created = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log);
+    const created = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log, this.outbound);
     this.provider = created?.provider ?? null;
     this.processor = created?.processor ?? null;
     this.tracer = this.provider?.getTracer('tollgate', this.version) ?? null;

@@ -3,6 +3,7 @@ import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBase
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { TracingSettings } from '../../core/config.js';
 import type { Log } from '../../log.js';
+import type { Outbound } from '../../network/outbound-network.js';
 import { EncodingSpanProcessor } from './encoding-processor.js';
 import { OtlpSender } from './otlp-exporter.js';
 import { JsonSpanBatch } from './otlp-json.js';
@@ -17,8 +18,8 @@ export const MAX_BATCH_SPANS = 512;
  * behind loses that batch only. The provider is not registered globally: tollgate's spans never mix with an
  * embedder's own OpenTelemetry setup.
  */
-export function createSpanExport(settings: TracingSettings & { endpoint: string }, version: string, log: Log): SpanExport {
-  const sender = new OtlpSender(settings.endpoint, settings.headers, log);
+export function createSpanExport(settings: TracingSettings & { endpoint: string }, version: string, log: Log, outbound: Outbound): SpanExport {
+  const sender = new OtlpSender(settings.endpoint, settings.headers, log, outbound);
   const batch = settings.protocol === 'http/json' ? new JsonSpanBatch() : new ProtoSpanBatch();
   const processor = new EncodingSpanProcessor(batch, sender, { maxBatchSpans: MAX_BATCH_SPANS, delayMs: 1_000 });
   const provider = new NodeTracerProvider({

@@ -1,5 +1,5 @@
 import { restoreExactNumbers } from '../../../exact-numbers.js';
-import { request as undiciRequest } from 'undici';
+import { request as undiciRequest, type Dispatcher } from 'undici';
 import type { RuntimeConfig } from '../../../core/config.js';
 import { canonicalModelName } from '../model-name.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
@@ -38,13 +38,14 @@ function unreachable(provider: string): GatewayError {
 }
 
 /** Anthropic's own count (`POST {base}/messages/count_tokens`) for the client's body, the model renamed to the upstream's. */
-async function upstreamCount(target: Target, body: MessagesRequest, beta: string | null): Promise<number> {
+async function upstreamCount(target: Target, body: MessagesRequest, beta: string | null, dispatcher: Dispatcher): Promise<number> {
   const { provider } = target;
   const url = `${provider.baseUrl.replace(/\/$/, '')}/messages/count_tokens`;
   const { fallbacks: _fallbacks, ...forwarded } = body;
   let response: Awaited<ReturnType<typeof undiciRequest>>;
   try {
     response = await undiciRequest(url, {
+      dispatcher,
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -84,6 +85,8 @@ export interface CountRequest {
   body: MessagesRequest;
   clientProviderKey: string | null;
   beta: string | null;
+  /** The gateway's outbound dispatcher: Anthropic's count goes out like every upstream call (proxy, CAs). */
+  dispatcher: Dispatcher;
 }
 
 /**
@@ -91,12 +94,12 @@ export interface CountRequest {
  * ESTIMATE from the gateway's tokenizer (o200k) on the translated request, as for budget reservations: other
  * vendors' tokenizers differ by some percent, and no common count endpoint exists across them.
  */
-export async function countInputTokens({ config, body, clientProviderKey, beta }: CountRequest): Promise<number> {
+export async function countInputTokens({ config, body, clientProviderKey, beta, dispatcher }: CountRequest): Promise<number> {
   const model = canonicalModelName(config, body.model);
   // Translating first refuses what the messages route would refuse, whichever way the count is made.
   const { request: canonical, untranslatable } = readCanonical({ ...body, stream: false }, model, { anthropicFields: true });
   const target = countingTarget(config, model, clientProviderKey);
-  if (target) return upstreamCount(target, body, beta);
+  if (target) return upstreamCount(target, body, beta, dispatcher);
   // What the canonical form cannot express only an Anthropic upstream takes: a direct name of another format is
   // refused as the messages route refuses it; a route (which may reach Anthropic) gets the estimate of the rest.
   if (untranslatable && !isRouteName(config.routes, model) && !directAnthropic(config, model)) throw untranslatable;

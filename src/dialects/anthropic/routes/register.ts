@@ -93,6 +93,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           body,
           clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
           beta: headerString(request, 'anthropic-beta'),
+          dispatcher: deps.outbound.dispatcher,
         });
         return reply.header('request-id', request.id).type('application/json; charset=utf-8').send(JSON.stringify({ input_tokens: inputTokens }));
       });

@@ -16,6 +16,8 @@ export interface SmtpResult {
 interface Cached {
   /** The channel's settings the transport was made for: a change makes a new transport. */
   key: string;
+  /** The CA list it trusts (compared by identity: the network settings make a new list when they change). */
+  ca: readonly string[] | undefined;
   transport: Transporter;
 }
 
@@ -26,6 +28,12 @@ interface Cached {
  */
 export class SmtpSender {
   private readonly transports = new Map<string, Cached>();
+
+  /**
+   * `trustedCa` gives the CA list of settings.network.ca_file (defaults included), or undefined for Node's
+   * defaults. SMTP is not proxied: HTTP proxies tunnel web ports, and mail relays sit inside the network.
+   */
+  constructor(private readonly trustedCa: () => readonly string[] | undefined) {}
 
   async send(channel: EmailChannelRuntime, message: EmailMessage, signal: AbortSignal): Promise<SmtpResult> {
     const transport = this.transportFor(channel);
@@ -69,11 +77,12 @@ export class SmtpSender {
       name: 'tollgate',
     };
     const key = JSON.stringify(options);
+    const ca = this.trustedCa();
     const cached = this.transports.get(channel.name);
-    if (cached?.key === key) return cached.transport;
+    if (cached?.key === key && cached.ca === ca) return cached.transport;
     cached?.transport.close();
-    const transport = createTransport(options);
-    this.transports.set(channel.name, { key, transport });
+    const transport = createTransport(ca ? { ...options, tls: { ...options.tls, ca: [...ca] } } : options);
+    this.transports.set(channel.name, { key, ca, transport });
     return transport;
   }
 }
