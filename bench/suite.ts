@@ -1,14 +1,15 @@
 // The performance suite (`npm run bench`): one run, side by side, interleaved slices, against the same scripted
 // upstream (20-piece answers; 20 content chunks when streamed):
 //   upstream direct (the floor), a bare undici pass-through proxy (the baseline), the Portkey gateway,
-//   tollgate as installed (anonymous, request log and metrics on), and tollgate with everything on
+//   tollgate as installed (anonymous, request log and metrics on), the same with a virtual key (rate limit and
+//   budget), and tollgate with everything on
 //   (virtual key with rate limit and budget, request log, metrics, every request traced to a live OTLP receiver,
 //   response cache with misses and, separately, hits, guardrail regex/PII/secret rules on both sides).
 // Non-streamed requests are driven by autocannon (latency to the whole answer); streams by a client that times the
 // first and the last byte. It prints one table per mode and a summary of tollgate's figures against the proxy's.
 //
 //   npm run bench -- [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10,50] [--modes json,stream]
-//                    [--targets upstream,proxy,portkey,tollgate,full-miss,full-hit] [--profile]
+//                    [--targets upstream,proxy,portkey,tollgate,tollgate-key,full-miss,full-hit] [--profile]
 import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +27,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '1,10,50' },
     modes: { type: 'string', default: 'json,stream' },
-    targets: { type: 'string', default: 'upstream,proxy,portkey,tollgate,full-miss,full-hit' },
+    targets: { type: 'string', default: 'upstream,proxy,portkey,tollgate,tollgate-key,full-miss,full-hit' },
     pieces: { type: 'string', default: '20' },
     // V8 CPU profiles of the tollgate processes, written to bench/profiles/suite-<name>/ when they exit.
     profile: { type: 'boolean', default: false },
@@ -87,7 +88,7 @@ async function virtualKey(gateway: ServerChild): Promise<string> {
   const response = await fetch(`${gateway.url}/api/keys`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench', budget: 1_000_000, budget_period: 'monthly', rate_limit: 10_000_000, tokens_per_minute: 1_000_000_000 }),
+    body: process.env.BENCH_KEY_BODY ?? JSON.stringify({ name: 'bench', budget: 1_000_000, budget_period: 'monthly', rate_limit: 10_000_000, tokens_per_minute: 1_000_000_000 }),
   });
   if (response.status !== 201) throw new Error(`creating the bench key: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { key: string }).key;
@@ -110,10 +111,12 @@ async function startTargets(): Promise<Target[]> {
     children.push(portkey);
     targets.push({ name: 'portkey', server: portkey, ...plain, headers: portkeyHeaders(upstream.url) });
   }
-  if (wanted.has('tollgate')) {
+  if (wanted.has('tollgate') || wanted.has('tollgate-key')) {
     const gateway = await spawnServer('tollgate', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url], profileFlags('tollgate'));
     children.push(gateway);
-    targets.push({ name: 'tollgate', server: gateway, model: 'openai/gpt-4o-mini', unique: false, headers: {} });
+    if (wanted.has('tollgate')) targets.push({ name: 'tollgate', server: gateway, model: 'openai/gpt-4o-mini', unique: false, headers: {} });
+    // The same gateway with a virtual key (rate limit and budget): what a key adds (auth, limits, the spend commit).
+    if (wanted.has('tollgate-key')) targets.push({ name: 'tollgate, virtual key', server: gateway, model: 'openai/gpt-4o-mini', unique: false, headers: { authorization: `Bearer ${await virtualKey(gateway)}` } });
   }
   if (wanted.has('full-miss') || wanted.has('full-hit')) {
     const receiver = await spawnServer('otlp', './serve-otlp.ts', ['--port', '0']);
