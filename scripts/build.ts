@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { newestMtime, relocateImportMetaUrl, ROOT, SRC, WORKER_SCRIPTS } from './bundle-sources.js';
+import { bundleWorkers, newestMtime, relocateImportMetaUrl, ROOT, SRC } from './bundle-sources.js';
 
 /**
  * `npm run build`: the gateway compiled to dist/, so it runs on plain node without a TypeScript loader.
@@ -65,18 +65,7 @@ async function bundle(outdir: string): Promise<void> {
     // Bundles sit at dist/'s top; a source file's own URL is where it would be in an unbundled dist/.
     plugins: [relocateImportMetaUrl((inCodeDir) => `new URL(${JSON.stringify(`./${inCodeDir}`)}, import.meta.url).href`)],
   });
-  await build({
-    entryPoints: WORKER_SCRIPTS.map((script) => join(SRC, script)),
-    outbase: SRC,
-    outdir,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    outExtension: { '.js': '.mjs' },
-    logLevel: 'warning',
-  });
+  await bundleWorkers(outdir);
   chmodSync(join(outdir, 'cli.js'), 0o755);
 }
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { readdirSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Plugin } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 /**
  * What the compiled build (scripts/build.ts) and the single binary (scripts/build-binary.ts) share: where the
@@ -52,4 +52,23 @@ export function newestMtime(paths: readonly string[]): number {
     }
   }
   return newest;
+}
+
+/**
+ * Bundles the worker scripts to `<codeDir>/cache/...` as ES modules with npm packages left as imports (resolved from
+ * the node_modules above them at run time); index-builder-worker.mjs takes its VectorIndex along.
+ */
+export async function bundleWorkers(codeDir: string): Promise<void> {
+  await build({
+    entryPoints: WORKER_SCRIPTS.map((script) => join(SRC, script)),
+    outbase: SRC,
+    outdir: codeDir,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    outExtension: { '.js': '.mjs' },
+    logLevel: 'warning',
+  });
 }
