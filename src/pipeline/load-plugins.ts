@@ -29,8 +29,11 @@ let typeScriptLoader: Promise<void> | null = null;
  * a config without one pays nothing for it. (tsx is one of tollgate's dependencies for this reason.)
  */
 function loadTypeScript(): Promise<void> {
-  typeScriptLoader ??= import('tsx/esm/api').then(({ register }) => {
-    register();
+  // Both of tsx's hooks, as `node --import tsx` has: a .ts file outside a `"type": "module"` package is CommonJS
+  // to Node, and its imports of other .ts files go through require.
+  typeScriptLoader ??= Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]).then(([esm, cjs]) => {
+    esm.register();
+    cjs.register();
   });
   return typeScriptLoader;
 }
