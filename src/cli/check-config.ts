@@ -27,7 +27,7 @@ function messageOf(err: unknown): string {
  * plugin, its options validate, its name is not a built-in stage's, and the placements fit together. (A plugin's
  * own `init` and `create` are not run: they would start its work, which a check must not do.)
  */
-async function checkPlugins(runtime: RuntimeConfig, baseDir: string, env: Env): Promise<string[]> {
+async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<string[]> {
   const errors: string[] = [];
   const placed: PlacedPlugin[] = [];
   const builtins = defaultPipeline.stages;
@@ -88,6 +88,6 @@ export async function checkConfigFile(file: string, env: Env): Promise<ConfigRep
     return report;
   }
   report.warnings.push(...runtime.warnings.map((warning) => `${warning.field}: ${warning.message}`));
-  report.errors.push(...(await checkPlugins(runtime, dirname(path), env)));
+  report.errors.push(...(await checkPlugins(runtime, dirname(path))));
   return report;
 }

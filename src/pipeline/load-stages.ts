@@ -1,7 +1,7 @@
 import type { PluginDefinition } from '../core/plugin.js';
 import type { PipelineDefinition } from './definition.js';
 import type { StageRegistry } from './runner.js';
-import { BUILT_IN_STAGES } from '../stages/built-in.js';
+import { BUILT_IN_STAGES } from './built-in-stages.js';
 
 const STAGE_NAME = /^[a-z][a-z0-9-]*$/;
 
@@ -12,7 +12,7 @@ function isPluginDefinition(value: unknown): value is PluginDefinition {
 
 /**
  * Finds each built-in stage a pipeline names: stage `foo` is the default export of `src/stages/foo.ts`, declared
- * with `definePlugin` like any user's plugin, and listed in src/stages/built-in.ts.
+ * with `definePlugin` like any user's plugin, and listed in src/pipeline/built-in-stages.ts.
  */
 export async function loadStageRegistry(definition: PipelineDefinition): Promise<StageRegistry> {
   const registry = new Map<string, PluginDefinition>();
@@ -20,7 +20,7 @@ export async function loadStageRegistry(definition: PipelineDefinition): Promise
     if (registry.has(name)) continue;
     if (!STAGE_NAME.test(name)) throw new Error(`pipeline "${definition.name}": invalid stage name "${name}"`);
     const load = Object.hasOwn(BUILT_IN_STAGES, name) ? BUILT_IN_STAGES[name] : undefined;
-    if (!load) throw new Error(`pipeline "${definition.name}": no built-in stage "${name}" (src/stages/built-in.ts lists ${Object.keys(BUILT_IN_STAGES).join(', ')})`);
+    if (!load) throw new Error(`pipeline "${definition.name}": no built-in stage "${name}" (src/pipeline/built-in-stages.ts lists ${Object.keys(BUILT_IN_STAGES).join(', ')})`);
     let module: { default?: unknown };
     try {
       module = await load();

@@ -4,12 +4,12 @@
  * every stage and carries it along; adding a stage is its file, its line here and its name in a pipeline.
  */
 export const BUILT_IN_STAGES: Readonly<Record<string, () => Promise<{ default?: unknown }>>> = {
-  auth: () => import('./auth.js'),
-  'rate-limit': () => import('./rate-limit.js'),
-  route: () => import('./route.js'),
-  mcp: () => import('./mcp.js'),
-  guardrails: () => import('./guardrails.js'),
-  cache: () => import('./cache.js'),
-  spend: () => import('./spend.js'),
-  call: () => import('./call.js'),
+  auth: () => import('../stages/auth.js'),
+  'rate-limit': () => import('../stages/rate-limit.js'),
+  route: () => import('../stages/route.js'),
+  mcp: () => import('../stages/mcp.js'),
+  guardrails: () => import('../stages/guardrails.js'),
+  cache: () => import('../stages/cache.js'),
+  spend: () => import('../stages/spend.js'),
+  call: () => import('../stages/call.js'),
 };
