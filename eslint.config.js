@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'coverage/**', 'dashboard/dist/**', 'test/browser/artifacts/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'dist-bin/**', 'dist.partial-*/**', 'coverage/**', 'dashboard/dist/**', 'test/browser/artifacts/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,7 +1,15 @@
 /**
- * tollgate's public API: what a plugin author imports (`import { definePlugin } from 'tollgate'`). Everything
- * else under src/ is internal and may move between releases; this file is the contract (see plugins/README.md).
+ * tollgate's public API: what a plugin author imports (`import { definePlugin } from 'tollgate'`), the in-process
+ * gateway (`createGateway`) and the management API's client (`AdminClient`, also `tollgate/admin`). Everything else
+ * under src/ is internal and may move between releases; this file is the contract (see plugins/README.md).
  */
+
+// The whole gateway in-process, configured with the config file's shape: `await (await createGateway({ config })).listen()`.
+export { createGateway } from './gateway.js';
+export type { Gateway, GatewayOptions } from './gateway.js';
+export type { ConfigInput } from './config/schema.js';
+// A typed client for /api (keys, teams, providers, routes, logs, usage, config).
+export { AdminApiError, AdminClient, type AdminClientOptions } from './admin-client/index.js';
 
 // The plugin contract.
 export { definePlugin, serviceKey } from './core/plugin.js';

@@ -13,17 +13,20 @@ export interface LoadedFile {
   config: ConfigFile;
 }
 
-/** Parses and validates config text (YAML is a superset of JSON, so one parser reads both). */
-export function parseConfigText(text: string, where: string): ConfigFile {
-  let raw: unknown;
+/** Parses config text into a document, not yet validated (YAML is a superset of JSON, so one parser reads both). */
+export function parseConfigSyntax(text: string, where: string): unknown {
   try {
-    raw = parseYaml(text);
+    return parseYaml(text) ?? {};
   } catch (err) {
     // The parser's message goes on to quote the offending line, which may hold a key: keep its first line (line and column).
     const first = ((err as Error).message.split('\n', 1)[0] ?? '').replace(/:\s*$/, '');
     throw new ConfigError(`${where}: not valid YAML/JSON: ${first}`);
   }
-  return parseConfigDocument(raw ?? {}, where);
+}
+
+/** Parses and validates config text. */
+export function parseConfigText(text: string, where: string): ConfigFile {
+  return parseConfigDocument(parseConfigSyntax(text, where), where);
 }
 
 /** Validates a config document, applying the schema's defaults. */

@@ -35,7 +35,20 @@ export interface GatewayErrorInit {
   upstreamStatus?: number;
 }
 
+/**
+ * Marks a GatewayError made by any copy of this module: a plugin importing `tollgate` may be bound to another copy
+ * than the gateway that runs it (the TypeScript sources loaded through tsx beside the compiled build, or a plugin
+ * package with its own install), and its errors must still render with their status rather than as a 500.
+ */
+const GATEWAY_ERROR_BRAND: unique symbol = Symbol.for('tollgate.GatewayError');
+
 export class GatewayError extends Error {
+  /** `instanceof` recognises GatewayErrors of every copy of tollgate loaded in the process (see the brand). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [GATEWAY_ERROR_BRAND]?: unknown })[GATEWAY_ERROR_BRAND] === true;
+  }
+
+  readonly [GATEWAY_ERROR_BRAND] = true;
   readonly status: number;
   readonly type: ErrorType;
   readonly code: string | null;

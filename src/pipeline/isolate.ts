@@ -118,6 +118,12 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
         try {
           answer = stage.run(ctx, guardedNext);
         } catch (err) {
+          // A GatewayError thrown is the plugin's answer (plugins/README.md), as one its Observable errors with.
+          if (err instanceof GatewayError) {
+            abandoned = true;
+            subscriber.error(err);
+            return undefined;
+          }
           fail('threw', err);
           return () => skip?.unsubscribe();
         }

@@ -14,6 +14,30 @@ export interface LoadedPluginModule {
 
 const INDEX_FILES = ['index.ts', 'index.mts', 'index.js', 'index.mjs'];
 
+const TYPESCRIPT_FILE = /\.[cm]?tsx?$/;
+
+/**
+ * Whether TypeScript imports already work here: the gateway itself running from its .ts sources (under tsx or
+ * vitest) has a loader for them; the compiled build (dist/, the single binary) has none until one is registered.
+ */
+const RUNNING_FROM_SOURCE = /\.ts$/.test(new URL(import.meta.url).pathname);
+
+let typeScriptLoader: Promise<void> | null = null;
+
+/**
+ * Registers tsx's loader the first time a TypeScript plugin is configured in a compiled gateway, and only then:
+ * a config without one pays nothing for it. (tsx is one of tollgate's dependencies for this reason.)
+ */
+function loadTypeScript(): Promise<void> {
+  // Both of tsx's hooks, as `node --import tsx` has: a .ts file outside a `"type": "module"` package is CommonJS
+  // to Node, and its imports of other .ts files go through require.
+  typeScriptLoader ??= Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]).then(([esm, cjs]) => {
+    esm.register();
+    cjs.register();
+  });
+  return typeScriptLoader;
+}
+
 /** A file, or a folder's index file, relative to `baseDir`. */
 function resolvePath(path: string, baseDir: string, field: string): string {
   const absolute = resolve(baseDir, path);
@@ -49,7 +73,8 @@ function definitionOf(module: Record<string, unknown>): unknown {
 
 /**
  * Imports the plugin a config entry names (`plugins.<index>`): `path` relative to `baseDir` (the config file's
- * folder), `package` from there or `cwd`. TypeScript works because the gateway runs under tsx. Every failure is a
+ * folder), `package` from there or `cwd`. TypeScript works from source (tsx) and compiled (tsx's loader registered
+ * on demand). Every failure is a
  * ConfigError naming the field, so a bad entry refuses the config change (400) or the start, never a request.
  */
 export async function loadPluginModule(entry: PluginEntryConfig, index: number, dirs: { baseDir: string; cwd: string }): Promise<LoadedPluginModule> {
@@ -63,6 +88,7 @@ export async function loadPluginModule(entry: PluginEntryConfig, index: number, 
   const url = pathToFileURL(file).href + (version !== null ? `?plugin-mtime=${version}` : '');
   let module: Record<string, unknown>;
   try {
+    if (!RUNNING_FROM_SOURCE && TYPESCRIPT_FILE.test(file)) await loadTypeScript();
     module = (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
   } catch (err) {
     throw new ConfigError(`${field}: cannot load plugin "${entry.name}" from ${file}: ${((err as Error).message ?? String(err)).split('\n', 1)[0]}`);

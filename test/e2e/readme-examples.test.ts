@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCommand } from '../../src/cli/args.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { parseConfigText } from '../../src/config/load-file.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { vendorById } from '../../src/providers/registry.js';
+import { BUILD_TIMEOUT_MS, ensureCompiled } from '../helpers/compiled.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -70,7 +72,9 @@ beforeAll(async () => {
     routes: { 'chat-cheap': { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }] } },
   });
   secretsDir = mkdtempSync(join(tmpdir(), 'tollgate-readme-'));
-});
+  // The SDK example imports 'tollgate' itself, which resolves to the compiled package (dist/).
+  await ensureCompiled();
+}, BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
   await tg?.stop();
@@ -143,6 +147,22 @@ function checkNpmCommands(text: string): number {
   return checked;
 }
 
+/**
+ * `tollgate ...` command lines (the CLI, `./tollgate` the single binary, `npx tollgate`) must be ones the CLI
+ * accepts: parsed with its own parser, so a renamed flag or command fails here.
+ */
+function checkTollgateCommands(text: string): number {
+  let checked = 0;
+  for (const line of text.split('\n')) {
+    const command = /^(?:.*&&\s*)?(?:npx\s+|\.\/|dist-bin\/)?tollgate\b([^#]*)/.exec(line.trim());
+    if (!command) continue;
+    const args = (command[1] ?? '').trim().split(/\s+/).filter(Boolean);
+    expect(() => parseCommand(args), `README: tollgate ${args.join(' ')}`).not.toThrow();
+    checked++;
+  }
+  return checked;
+}
+
 /** Runs a child to its end (asynchronously: the gateway answering it lives in this process), killed past the timeout. */
 function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
@@ -173,7 +193,7 @@ async function runCurl(block: Block): Promise<string> {
 async function checkShell(block: Block): Promise<void> {
   const syntax = spawnSync('bash', ['-n'], { input: block.text, encoding: 'utf8' });
   expect(syntax.status, syntax.stderr).toBe(0);
-  let checked = checkNpmCommands(block.text);
+  let checked = checkNpmCommands(block.text) + checkTollgateCommands(block.text);
   // The comments' claims about a zero-config start.
   if (/npm start\b.*0\.0\.0\.0:8080/.test(block.text)) {
     expect(`${DEFAULTS.host}:${DEFAULTS.port}`).toBe('0.0.0.0:8080');

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptionsWithStdioTuple } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -7,6 +7,8 @@ import { freePort } from './net.js';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 const mainScript = join(repoRoot, 'src/main.ts');
+/** The compiled gateway (`npm run build`; test/helpers/compiled.ts builds it when stale). */
+export const compiledCli = join(repoRoot, 'dist/cli.js');
 /** What `npm start` loads with `--import tsx`, by absolute URL so it resolves from any working directory. */
 const tsxLoader = pathToFileURL(join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
 
@@ -24,7 +26,7 @@ export function childEnv(env: Record<string, string>, cwd: string): Record<strin
 export interface MainProcess {
   /** The process spawned: the server itself (`node`), or npm when started `via: 'npm'`. */
   child: ChildProcess;
-  /** The pid of the process that serves (node running src/main.ts): the child itself, or npm's descendant. */
+  /** The pid of the process that serves (node running src/main.ts or dist/cli.js): the child itself, or npm's descendant. */
   serverPid: number;
   url: string;
   port: number;
@@ -36,23 +38,32 @@ export interface SpawnOptions {
   cwd: string;
   env?: Record<string, string>;
   port?: number;
-  /** `node` runs the server directly (as `npm start` does, without npm); `npm` runs `npm start` in `cwd`'s stead. */
-  via?: 'node' | 'npm';
+  /**
+   * `node` runs the TypeScript sources through tsx; `compiled` runs dist/cli.js (what `npm start` runs, without npm;
+   * build it first with ensureCompiled()); `npm` runs `npm start` in `cwd`'s stead.
+   */
+  via?: 'node' | 'compiled' | 'npm';
+  /** Command-line arguments for the gateway (`--config`, `--port`, ...). */
+  args?: string[];
   /** Extra `--import` modules for node (a fault to inject into the real server process). */
   imports?: string[];
   /** Own process group, so a test can signal the group as a terminal or a container runtime does. */
   detached?: boolean;
 }
 
-/** Starts src/main.ts as a real process and waits until /health answers and it logged its pid. */
+/** Starts the gateway as a real process and waits until /health answers and it logged its pid. */
 export async function spawnMain(options: SpawnOptions): Promise<MainProcess> {
   const port = options.port ?? (await freePort());
   const env = childEnv({ PORT: String(port), HOST: '127.0.0.1', TOLLGATE_DATA_DIR: join(options.cwd, 'data'), ...options.env }, options.cwd);
   const imports = (options.imports ?? []).flatMap((module) => ['--import', module]);
+  const args = options.args ?? [];
+  const spawnOptions: SpawnOptionsWithStdioTuple<'ignore', 'pipe', 'pipe'> = { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached };
   const child =
     options.via === 'npm'
-      ? spawn('npm', ['start', '--silent', '--prefix', repoRoot], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached })
-      : spawn(process.execPath, ['--import', tsxLoader, ...imports, mainScript], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached });
+      ? spawn('npm', ['start', '--silent', '--prefix', repoRoot, ...(args.length > 0 ? ['--', ...args] : [])], spawnOptions)
+      : options.via === 'compiled'
+        ? spawn(process.execPath, [...imports, compiledCli, ...args], spawnOptions)
+        : spawn(process.execPath, ['--import', tsxLoader, ...imports, mainScript, ...args], spawnOptions);
   let output = '';
   child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
   child.stderr?.on('data', (data: Buffer) => (output += data.toString()));
@@ -70,7 +81,7 @@ export async function spawnMain(options: SpawnOptions): Promise<MainProcess> {
   throw new Error(`gateway did not become healthy:\n${output}`);
 }
 
-/** The process running src/main.ts at or under `pid` (npm's child may be a shell's), from /proc. */
+/** The process running the gateway (src/main.ts or dist/cli.js) at or under `pid` (npm's child may be a shell's), from /proc. */
 function serverUnder(pid: number): number | null {
   let command = '';
   try {
@@ -78,7 +89,7 @@ function serverUnder(pid: number): number | null {
   } catch {
     return null;
   }
-  if (command.includes('src/main.ts')) return pid;
+  if (command.includes('src/main.ts') || command.includes('dist/cli.js')) return pid;
   let children: string[] = [];
   try {
     children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);

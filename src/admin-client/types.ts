@@ -1,0 +1,86 @@
+/**
+ * The shapes `/api` takes and answers, named for the admin client. Types only: they come from the modules that
+ * define them, so the client and the server cannot drift apart, and importing them loads no gateway code.
+ */
+import type { z } from 'zod';
+import type { ConfigWarning } from '../core/config.js';
+import type { TeamRecord } from '../core/identity.js';
+import type { ConfigInput, providerKeySchema, providerSchema, routeSchema } from '../config/schema.js';
+import type { keyCreateSchema, keyPatchSchema, teamCreateSchema, teamPatchSchema } from '../governance/governance-schemas.js';
+import type { RequestLogFilter } from '../governance/request-log-query.js';
+import type { RequestLogEntry, VirtualKeyView } from '../governance/types.js';
+import type { UsageCounts, UsageDimension, UsageInterval, UsageRow } from '../governance/usage-rollups.js';
+
+export type { ConfigWarning, RequestLogEntry, RequestLogFilter, TeamRecord, UsageCounts, UsageDimension, UsageInterval, UsageRow, VirtualKeyView };
+export type { EffectiveConfigView } from '../config/config-service.js';
+export type { ProviderKeyView, ProviderView, RouteView, AuditEntry } from '../config/views.js';
+
+/** A list answer: `{ object: 'list', data }`. */
+export interface ListOf<T> {
+  object: 'list';
+  data: T[];
+}
+
+/** `POST /api/keys` and `PATCH /api/keys/:id` bodies (unknown fields are refused with a 400). */
+export type KeyCreate = z.input<typeof keyCreateSchema>;
+export type KeyUpdate = z.input<typeof keyPatchSchema>;
+/** A key as created or rotated: the record plus the secret, shown this once. */
+export type KeyWithSecret = VirtualKeyView & { key: string };
+
+export type TeamCreate = z.input<typeof teamCreateSchema>;
+export type TeamUpdate = z.input<typeof teamPatchSchema>;
+
+/** `PUT /api/providers/:name` and `POST /api/providers/:name/keys` bodies. */
+export type ProviderInput = z.input<typeof providerSchema>;
+export type ProviderKeyInput = z.input<typeof providerKeySchema>;
+export interface ProviderKeyUpdate {
+  value?: string;
+  weight?: number;
+  models?: string[] | null;
+  disabled?: boolean;
+}
+/** `PUT /api/routes/:name` body. */
+export type RouteInput = z.input<typeof routeSchema>;
+/** A whole config document (`PUT /api/config`), the same shape as the config file. */
+export type ConfigDocumentInput = ConfigInput;
+
+/** `GET /api/logs` query: the filters, a page size and the cursor of the previous page. Times: epoch ms or ISO 8601. */
+export interface LogQuery extends Omit<RequestLogFilter, 'from' | 'to' | 'status' | 'status_class'> {
+  from?: number | string;
+  to?: number | string;
+  /** A status (429) or a class ('4xx'). */
+  status?: number | string;
+  limit?: number;
+  before?: string;
+}
+
+export interface LogPage {
+  object: 'list';
+  data: RequestLogEntry[];
+  /** Pass as `before` for the next (older) page; null on the last. */
+  next_before: string | null;
+}
+
+/** `GET /api/usage` query (defaults: group_by model, interval day, the last 30 days). */
+export interface UsageQueryInput {
+  group_by?: UsageDimension;
+  interval?: UsageInterval;
+  from?: number | string;
+  to?: number | string;
+}
+
+export interface UsageReport {
+  object: 'usage';
+  group_by: UsageDimension;
+  interval: UsageInterval;
+  from: string;
+  to: string;
+  data: UsageRow[];
+  totals: Array<UsageCounts & { group: string }>;
+}
+
+/** `POST /api/config/validate`: what a PUT of the same body would say, applying nothing. */
+export interface ConfigValidation {
+  valid: true;
+  warnings: ConfigWarning[];
+}

@@ -1,0 +1,113 @@
+import { writeSync } from 'node:fs';
+import { loadConfigFile } from '../config/load-file.js';
+import { ConfigError, type Env } from '../config/secret-ref.js';
+import { createGateway } from '../gateway.js';
+import type { Settings } from '../core/config.js';
+import { VERSION } from '../version.js';
+
+/**
+ * An error nothing caught leaves the process in an unknown state: it must end now, so a supervisor restarts it,
+ * rather than keep its port without answering. The line goes to stderr synchronously (a logger may buffer).
+ * The process kills itself with SIGKILL instead of `process.exit`: exit runs native clean-up hooks, and LMDB's,
+ * caught in the middle of a commit, waits forever for a thread that waits for this one (a deadlock seen in 3 of
+ * 4 crashes under load). Committed spend survives a kill -9 (test/e2e/spend-crash.test.ts); the request that
+ * was being committed is lost either way.
+ */
+function dieOnUncaught(kind: string, err: unknown): never {
+  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  try {
+    writeSync(2, `${JSON.stringify({ level: 60, time: Date.now(), service: 'tollgate', msg: `fatal: ${kind}; exiting`, err: detail })}\n`);
+  } finally {
+    process.kill(process.pid, 'SIGKILL');
+  }
+  throw err;
+}
+
+/** A start-up failure explained in one line, without a stack. */
+export class StartError extends Error {}
+
+/** Listens, turning a taken port into one line that names the setting to change. */
+async function listenOrExplain(listen: () => Promise<string>, host: string, port: number): Promise<string> {
+  try {
+    return await listen();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new StartError(`port ${port} on ${host} is already in use; set PORT to another port (e.g. PORT=${port + 1} npm start)`);
+    if (code === 'EACCES') throw new StartError(`not allowed to listen on port ${port} on ${host}; set PORT to a port above 1023`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new StartError(`cannot listen on host ${host}: no such local address; set HOST (e.g. HOST=0.0.0.0)`);
+    throw err;
+  }
+}
+
+/** The access mode in one line: who may call models without a virtual key, and who may use /api. */
+function accessLine(settings: Settings, adminKeyRequired: boolean): string {
+  const models = settings.requireVirtualKey
+    ? 'every model call needs a virtual key (require_virtual_key)'
+    : settings.anonymousAccess === 'any'
+      ? 'model calls without a virtual key are served to ANY client that reaches the port, on your provider keys (anonymous_access: any)'
+      : 'model calls without a virtual key are served to clients on this machine only; other machines need a virtual key (set anonymous_access: any or TOLLGATE_ANONYMOUS_ACCESS=any to open)';
+  const admin = adminKeyRequired
+    ? '/api needs the admin key'
+    : '/api answers clients on this machine only (set TOLLGATE_ADMIN_KEY to require a key and allow remote administration)';
+  return `access: ${models}; ${admin}`;
+}
+
+/**
+ * Runs the gateway as a server until SIGTERM/SIGINT: load the config file, open the store, listen, log the address
+ * and the access mode, and shut down gracefully. `env` is the process environment with the command line's flags
+ * applied (a flag wins over its variable). Any uncaught error from here on ends the process (see dieOnUncaught).
+ */
+export async function serve(env: Env): Promise<void> {
+  process.on('uncaughtException', (err) => dieOnUncaught('uncaught exception', err));
+  process.on('unhandledRejection', (err) => dieOnUncaught('unhandled promise rejection', err));
+  const file = loadConfigFile(env);
+  const gateway = await createGateway({ config: file.config, configPath: file.watchPath, env });
+  const { settings } = gateway.configService.current();
+  const configured = [...gateway.configService.current().providers.values()].filter((p) => p.keys.length > 0).map((p) => p.name);
+  let address: string;
+  try {
+    address = await listenOrExplain(() => gateway.listen(), settings.host, settings.port);
+  } catch (err) {
+    await gateway.close(0);
+    throw err;
+  }
+  gateway.log.info(
+    {
+      version: VERSION,
+      pid: process.pid,
+      address,
+      dataDir: gateway.store.path,
+      configFile: file.path,
+      providersWithKeys: configured,
+    },
+    `tollgate ${VERSION} listening on ${settings.host}:${settings.port}`,
+  );
+
+  gateway.log.info({ anonymousAccess: settings.requireVirtualKey ? 'none' : settings.anonymousAccess, adminApi: gateway.adminKeyRequired ? 'admin-key' : 'loopback' }, accessLine(settings, gateway.adminKeyRequired));
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    gateway.log.info({ signal, graceMs: settings.shutdownGraceMs }, 'shutting down: finishing in-flight requests');
+    gateway
+      .close()
+      .then(() => {
+        gateway.log.info('shutdown complete');
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        gateway.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** The one line a failed start prints (no stack for a configuration or start error, which say what to change). */
+export function describeStartFailure(err: unknown): string {
+  if (err instanceof ConfigError) return `tollgate: configuration error: ${err.message}`;
+  if (err instanceof StartError) return `tollgate: ${err.message}`;
+  return `tollgate: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
+}
