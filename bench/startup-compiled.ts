@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  * `npm start` runs) and the single binary (`dist-bin/tollgate`). Each run starts on zero config with an empty data
  * directory and is timed from spawn to the first 200 on /health; RSS is read from /proc once it answers.
  *
- *   npm run build && npm run build:binary && npm run bench:startup [-- --runs 7]
+ *   npm run build && npm run build:binary && npm run bench:startup-compiled [-- --runs 7]
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
