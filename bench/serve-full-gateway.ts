@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createGateway } from '../src/gateway.js';
-import { createLog } from '../src/log.js';
+import { loadGateway } from './gateway-module.js';
 import { readServeArgs } from './serve-args.js';
 import { serveControl } from './serve-control.js';
 
 const args = readServeArgs(true);
+const { createGateway, silentLog } = await loadGateway();
 const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-full-'));
 const gateway = await createGateway({
   config: {
@@ -33,7 +33,7 @@ const gateway = await createGateway({
     },
   },
   env: {},
-  log: createLog('silent'),
+  log: silentLog,
 });
 const url = await gateway.listen({ port: args.port, host: '127.0.0.1' });
 serveControl(url, async () => {

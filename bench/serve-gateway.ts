@@ -3,12 +3,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createGateway } from '../src/gateway.js';
-import { createLog } from '../src/log.js';
+import { loadGateway } from './gateway-module.js';
 import { readServeArgs } from './serve-args.js';
 import { serveControl } from './serve-control.js';
 
 const args = readServeArgs(true);
+const { createGateway, silentLog } = await loadGateway();
 // A fresh store per run, so earlier runs' data cannot change the cost of this one.
 const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
 const gateway = await createGateway({
@@ -21,7 +21,7 @@ const gateway = await createGateway({
     },
   },
   env: {},
-  log: createLog('silent'),
+  log: silentLog,
 });
 const url = await gateway.listen({ port: args.port, host: '127.0.0.1' });
 serveControl(url, async () => {
