@@ -19,5 +19,5 @@ if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r "$NODE_EXTRA_CA_CERTS" ]; then
   build_args+=(--volume "$NODE_EXTRA_CA_CERTS:/run/build-ca.crt:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/build-ca.crt)
 fi
 
-"${PODMAN[@]}" build "${RUN_FLAGS[@]}" --layers "${build_args[@]}" --tag "$IMAGE" --file Dockerfile .
+"${PODMAN[@]}" build "${RUN_FLAGS[@]}" --format docker --layers "${build_args[@]}" --tag "$IMAGE" --file Dockerfile .
 echo "container-build: $IMAGE built on $base"
