@@ -28,6 +28,8 @@ RUN npm run build:dashboard \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM ${BASE_IMAGE} AS runtime
+# HOST, PORT and TOLLGATE_DATA_DIR win over the config file's settings (README "Configuration"): the address, the
+# EXPOSEd port, the health check and the volume stay in agreement whatever file is mounted.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

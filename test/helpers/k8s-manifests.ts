@@ -15,8 +15,7 @@ import { resolveRuntimeConfig } from '../../src/config/runtime.js';
  * a test can also prove that a broken manifest is caught.
  */
 
-// Manifests are untyped YAML; the checks read them defensively.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// Manifests are untyped YAML; the checks read them defensively (test files may use `any`).
 export type K8sObject = Record<string, any>;
 
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
