@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const REQUIRED = process.env.TOLLGATE_CONTAINER_TESTS === '1';
-const COMMAND_TIMEOUT_MS = 60_000;
+const COMMAND_TIMEOUT_MS = 90_000;
 
 /** podman-env.sh's settings (storage, runtime, limits, image name): the same ones the build used. */
 function podmanSettings(): { podman: string[]; runFlags: string[]; image: string } | null {
@@ -53,6 +53,8 @@ describe.runIf(RUN)('the container image', { timeout: 120_000 }, () => {
       join(configDir, 'tollgate.yaml'),
       ['settings:', '  anonymous_access: any', 'routes:', '  chat-default:', '    targets: [{ model: openai/gpt-4o-mini, weight: 1 }]', ''].join('\n'),
     );
+    // mkdtemp makes the folder private to root; the gateway's user (10001) must be able to read the file.
+    chmodSync(configDir, 0o755);
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     const started = podman(
@@ -72,16 +74,18 @@ describe.runIf(RUN)('the container image', { timeout: 120_000 }, () => {
     for (;;) {
       const answer = await fetch(`${url}/health`).catch(() => null);
       if (answer?.ok) break;
+      if (podman('inspect', name, '--format', '{{.State.Running}}').stdout.trim() !== 'true') throw new Error(`the container exited:\n${podman('logs', name).stderr}`);
       if (Date.now() > deadline) throw new Error(`the container did not become healthy:\n${podman('logs', name).stderr}`);
       await new Promise((done) => setTimeout(done, 250));
     }
-  });
+    // vfs storage copies the whole image for a new container: creating one takes tens of seconds.
+  }, 150_000);
 
   afterAll(async () => {
     if (SETTINGS && RUN) podman('rm', '--force', '--volumes', name);
     await upstream?.close();
     if (configDir) rmSync(configDir, { recursive: true, force: true });
-  });
+  }, 90_000);
 
   it('answers /health and passes its own HEALTHCHECK (node fetch inside the image)', async () => {
     const health = (await (await fetch(`${url}/health`)).json()) as { status: string; version: string };
