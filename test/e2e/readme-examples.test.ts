@@ -11,6 +11,7 @@ import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { vendorById } from '../../src/providers/registry.js';
 import { BUILD_TIMEOUT_MS, ensureCompiled } from '../helpers/compiled.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { checkDeployCommands } from '../helpers/readme-deploy-commands.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -18,7 +19,8 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 // YAML blocks are whole config documents validated as the config file is (schema, then the full resolution that
 // rejects unknown routes and providers); TypeScript blocks run as programs against a real gateway; a JSON request
 // block is sent to it, and a JSON Schema block must be what it serves; shell blocks with curl run against it, and
-// npm commands are checked against package.json.
+// npm commands are checked against package.json, and deployment commands (docker, helm, kubectl, scripts/)
+// against the files they name.
 // A block of a language this test does not know fails, so a new example cannot go unchecked.
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -194,6 +196,9 @@ async function checkShell(block: Block): Promise<void> {
   const syntax = spawnSync('bash', ['-n'], { input: block.text, encoding: 'utf8' });
   expect(syntax.status, syntax.stderr).toBe(0);
   let checked = checkNpmCommands(block.text) + checkTollgateCommands(block.text);
+  const deploy = checkDeployCommands(block.text, ROOT);
+  expect(deploy.problems, `README.md line ${block.line}`).toEqual([]);
+  checked += deploy.checked;
   // The comments' claims about a zero-config start.
   if (/npm start\b.*0\.0\.0\.0:8080/.test(block.text)) {
     expect(`${DEFAULTS.host}:${DEFAULTS.port}`).toBe('0.0.0.0:8080');
