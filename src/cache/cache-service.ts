@@ -113,10 +113,8 @@ export class CacheService {
     this.indexPath = this.indexPathOf(describe.id);
   }
 
-  /** One index file per embedder: another model's vectors are another space. */
   private indexPathOf(embedderId: string): string {
-    const tag = createHash('sha256').update(embedderId).digest('hex').slice(0, 12);
-    return resolve(this.indexDir, `semantic-${tag}.hnsw`);
+    return semanticIndexPath(this.indexDir, embedderId);
   }
 
   /** Lets `<provider>/<model>` embedders call the provider through the gateway's pipeline. */
@@ -381,6 +379,17 @@ export class CacheService {
     return ids.length;
   }
 
+  /**
+   * What is still loading in the background (for /health): the semantic index (read from its file, or rebuilt) and
+   * the embedder's model. Lookups meanwhile answer from the exact tier and count the semantic tier as skipped.
+   */
+  loading(): string[] {
+    const loading: string[] = [];
+    if (this.indexState === 'loading') loading.push('cache_semantic_index');
+    if (this.embedderState === 'loading') loading.push('cache_embedder');
+    return loading;
+  }
+
   /** What GET /api/cache reports. */
   report(): Record<string, unknown> {
     const answered = this.stats.exactHits + this.stats.semanticHits;
@@ -492,6 +501,12 @@ export class CacheService {
     await this.embedder?.close();
     this.embedder = null;
   }
+}
+
+/** Where the semantic index of an embedder's vectors is saved: one file per embedder (another model's vectors are another space). */
+export function semanticIndexPath(indexDir: string, embedderId: string): string {
+  const tag = createHash('sha256').update(embedderId).digest('hex').slice(0, 12);
+  return resolve(indexDir, `semantic-${tag}.hnsw`);
 }
 
 /** The embedding took longer than a lookup may wait. */

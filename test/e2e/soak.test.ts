@@ -22,7 +22,7 @@ const LIMITS: SoakLimits = { rssGrowth: 0.1, retainedGrowth: 0.1, lagP99Ms: 50, 
 
 describe('soak (short form)', () => {
   it('serves a steady mixed load with config churn without leaking memory, fds or handles', async () => {
-    const result = await runSoak({ durationSec: 45, warmupSec: 12, sampleEverySec: 1.5, churnEverySec: 10, rate: 30, maxInFlight: 32 });
+    const result = await runSoak({ durationSec: 45, warmupSec: 12, sampleEverySec: 1.5, churnEverySec: 10, rate: 20, maxInFlight: 32 });
     const figures = soakFigures(result.samples);
     // The figures, for a failing run's log (and a passing one's, to see the margins).
     console.log(
