@@ -4,12 +4,14 @@
 import { existsSync } from 'node:fs';
 import fsPromises from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
+import process from 'node:process';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const release = process.env.TOLLGATE_TEST_RELEASE_INDEX;
 const readFile = fsPromises.readFile;
 fsPromises.readFile = async function heldReadFile(path, ...rest) {
   if (release && String(path).endsWith('.hnsw.meta.json')) {
-    while (!existsSync(release)) await new Promise((done) => setTimeout(done, 20));
+    while (!existsSync(release)) await sleep(20);
   }
   return readFile.call(this, path, ...rest);
 };
