@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { mb, soakFigures, soakProblems } from '../test/soak/leak-verdict.js';
 import type { ProcessSample } from '../test/soak/process-sampler.js';
 import { runSoak } from '../test/soak/run-soak.js';
+import type { TrafficReport } from '../test/soak/traffic.js';
 
 const { values } = parseArgs({
   options: {
@@ -30,10 +31,12 @@ const options = {
 
 const row = (cells: Array<string | number>): string => `| ${cells.join(' | ')} |`;
 console.log(`soak: ${options.durationSec} s after a ${options.warmupSec} s warm-up, ${options.rate} req/s offered, config change every ${options.churnEverySec} s\n`);
-console.log(row(['t s', 'RSS', 'anon RSS', 'heap used', 'lag p99 ms', 'fds', 'handles', 'resources']));
-console.log(row(['---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']));
-const printSample = (s: ProcessSample): void =>
-  console.log(row([s.atSec.toFixed(0), mb(s.rssBytes), mb(s.rssAnonBytes), mb(s.heapUsedBytes), s.lagP99Ms.toFixed(1), s.fds, s.handles, s.resources]));
+console.log(row(['t s', 'RSS', 'anon RSS', 'heap used', 'lag p99 ms', 'fds', 'handles', 'resources', 'requests sent', 'in flight', 'shed', 'unexpected']));
+console.log(row(['---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']));
+const printSample = (s: ProcessSample, traffic: TrafficReport): void => {
+  const sent = Object.values(traffic.byKind).reduce((n, k) => n + k.sent, 0);
+  console.log(row([s.atSec.toFixed(0), mb(s.rssBytes), mb(s.rssAnonBytes), mb(s.heapUsedBytes), s.lagP99Ms.toFixed(1), s.fds, s.handles, s.resources, sent, traffic.inFlight, traffic.shed, traffic.unexpectedTotal]));
+};
 
 const result = await runSoak({ ...options, onSample: printSample });
 const figures = soakFigures(result.samples);
@@ -50,6 +53,7 @@ console.log(`- retained at idle after a full GC: heap ${mb(result.idleBefore.hea
 console.log(`- event-loop lag p99 (per ${options.sampleEverySec} s interval, beyond the 10 ms sampling interval): median ${figures.lagP99MedianMs.toFixed(1)} ms, max ${figures.lagP99MaxMs.toFixed(1)} ms`);
 console.log(`- idle fds / handles: ${result.idleBefore.fds} / ${result.idleBefore.handles} after warm-up, ${result.idleAfter.fds} / ${result.idleAfter.handles} after the load`);
 console.log(`- config changes applied: ${result.churn.applied}, failed: ${result.churn.failures.length}`);
+for (const line of [...result.warmup.unexpected, ...result.load.unexpected].slice(0, 10)) console.log(`  - ${line}`);
 console.log(`- warm-up: ${result.warmup.unexpectedTotal} unexpected; load: ${result.load.unexpectedTotal} unexpected; sample failures: ${result.sampleFailures.length}`);
 const problems = soakProblems({
   samples: result.samples,

@@ -16,8 +16,8 @@ export interface SoakOptions {
   /** Requests per second offered, and the most in flight at once. */
   rate: number;
   maxInFlight: number;
-  /** Called with each sample as it is taken (the bench prints them). */
-  onSample?: (sample: ProcessSample) => void;
+  /** Called with each sample as it is taken, and the load's tally so far (the bench prints them). */
+  onSample?: (sample: ProcessSample, traffic: TrafficReport) => void;
 }
 
 export interface SoakResult {
@@ -82,7 +82,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       try {
         const sample = await sampleProcess(rig.gateway.serverPid, `${rig.gateway.url}/metrics`, startedAt);
         samples.push(sample);
-        options.onSample?.(sample);
+        options.onSample?.(sample, traffic.snapshot());
       } catch (err) {
         sampleFailures.push((err as Error).message);
       }

@@ -36,6 +36,8 @@ export interface TrafficReport {
   byKind: Record<TrafficKind, KindCounts>;
   /** Requests not sent because `maxInFlight` were still running (the gateway could not keep up). */
   shed: number;
+  /** Requests running when the report was made. */
+  inFlight: number;
   /** The first unexpected outcomes, described (status and body start, or the client's error). */
   unexpected: string[];
   unexpectedTotal: number;
@@ -166,6 +168,7 @@ export function startTraffic(options: TrafficOptions): Traffic {
   const snapshot = (): TrafficReport => ({
     byKind: structuredClone(byKind),
     shed,
+    inFlight,
     unexpected: [...unexpected],
     unexpectedTotal,
   });

@@ -35,7 +35,7 @@ describe('soak leak verdict', () => {
 
   it('fails a blocked event loop and unexpected answers', () => {
     const blocked = samples(() => 360).map((s) => ({ ...s, lagP99Ms: 120 }));
-    const traffic = [{ byKind: {} as never, shed: 0, unexpected: ['json: status 500'], unexpectedTotal: 1 }];
+    const traffic = [{ byKind: {} as never, shed: 0, inFlight: 0, unexpected: ['json: status 500'], unexpectedTotal: 1 }];
     const problems = soakProblems({ samples: blocked, idleBefore: idle, idleAfter: idle, ...clean, traffic });
     expect(problems.some((p) => p.includes('event-loop lag'))).toBe(true);
     expect(problems.some((p) => p.includes('unexpected answers'))).toBe(true);
