@@ -301,11 +301,14 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     contentType: GatewayMetrics.contentType,
     render: () => metricsNow?.render() ?? Promise.resolve(''),
   };
-  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, mcpCalls, limiter, outbound, dashboardDir: options.dashboardDir });
+  // Work on existing data that runs in the background after start, named in /health's `loading` until done.
+  let backfilling = true;
+  const loading = (): string[] => [...cache.loading(), ...(backfilling ? ['request_log_error_index'] : [])];
+  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, mcpCalls, limiter, outbound, loading, dashboardDir: options.dashboardDir });
 
   // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
   let closingStore = false;
-  const backfill = governance.backfillErrorIndex(() => closingStore).then(
+  const backfill = governance.backfillErrorIndex(() => closingStore).finally(() => (backfilling = false)).then(
     (indexed) => indexed > 0 && log.info({ indexed }, 'request log: error index built for earlier entries'),
     (err: unknown) => log.error({ err }, 'request log: could not build the error index'),
   );

@@ -113,10 +113,8 @@ export class CacheService {
     this.indexPath = this.indexPathOf(describe.id);
   }
 
-  /** One index file per embedder: another model's vectors are another space. */
   private indexPathOf(embedderId: string): string {
-    const tag = createHash('sha256').update(embedderId).digest('hex').slice(0, 12);
-    return resolve(this.indexDir, `semantic-${tag}.hnsw`);
+    return semanticIndexPath(this.indexDir, embedderId);
   }
 
   /** Lets `<provider>/<model>` embedders call the provider through the gateway's pipeline. */
@@ -175,13 +173,17 @@ export class CacheService {
     if (this.embedderState !== 'idle') return;
     this.embedderState = 'loading';
     const embedder = this.embedderInUse() as Embedder & { ready?: () => Promise<void> };
-    void (embedder.ready?.() ?? Promise.resolve()).then(
-      () => (this.embedderState = 'ready'),
-      (err: unknown) => {
-        this.embedderState = 'failed';
-        this.log.warn({ err }, 'cache: the embedder did not load');
-      },
-    );
+    void (embedder.ready?.() ?? Promise.resolve())
+      // One embedding too: the model's first inference compiles its kernels (a few hundred ms), which would
+      // otherwise be the first lookup's, past its embedding budget. A failure here is the first lookup's to report.
+      .then(() => embedder.embed(['tollgate warms up its embedder']).catch(() => undefined))
+      .then(
+        () => (this.embedderState = 'ready'),
+        (err: unknown) => {
+          this.embedderState = 'failed';
+          this.log.warn({ err }, 'cache: the embedder did not load');
+        },
+      );
   }
 
   private async loadIndex(): Promise<void> {
@@ -264,6 +266,11 @@ export class CacheService {
     if (exact && exact.expiresAt > now) return { hit: { tier: 'exact', entry: exact, similarity: 1 }, vector: null, semanticSkipped: null };
     if (!policy.semantic) return this.miss(null, 'semantic tier off');
     if (keys.conversation === null || keys.question === null) return this.miss(null, 'no text question');
+    // No index to search yet (loading since start, or failed): answer at once rather than wait for an embedding
+    // that could find nothing. The answer's vector is then made when it is stored, off the request's path.
+    if (!this.indexReady()) return this.miss(null, this.indexUnreadyReason());
+    // The same while the embedder's model is still loading and warming up (see warmUp).
+    if (this.embedderState === 'loading') return this.miss(null, 'embedder loading');
     let vector: Float32Array;
     try {
       vector = await this.embed(keys.conversation);
@@ -271,7 +278,8 @@ export class CacheService {
       const reason = err instanceof EmbedderBusy ? 'embedder busy' : err instanceof EmbedTimeout ? 'embedder slow' : `embedder failed: ${(err as Error).message}`;
       return this.miss(null, reason);
     }
-    if (this.indexState !== 'ready' || !this.index) return this.miss(vector, this.indexState === 'failed' ? 'index unavailable' : 'index loading');
+    // Swapped for another embedder's while this one embedded: no index of this vector's space to search.
+    if (!this.indexReady() || !this.index) return this.miss(vector, this.indexUnreadyReason());
     for (const match of this.index.search(vector, CANDIDATES)) {
       if (match.similarity < policy.threshold) break;
       const entry = this.store.get(match.label);
@@ -280,6 +288,14 @@ export class CacheService {
       return { hit: { tier: 'semantic', entry, similarity: match.similarity }, vector, semanticSkipped: null };
     }
     return { hit: null, vector, semanticSkipped: null };
+  }
+
+  private indexReady(): boolean {
+    return this.indexState === 'ready' && this.index !== null;
+  }
+
+  private indexUnreadyReason(): string {
+    return this.indexState === 'failed' ? 'index unavailable' : 'index loading';
   }
 
   private miss(vector: Float32Array | null, skipped: string | null): CacheLookup {
@@ -379,6 +395,17 @@ export class CacheService {
     if (ids.length > 0) this.indexDirty = true;
     if (this.index?.needsCompaction()) void this.compact();
     return ids.length;
+  }
+
+  /**
+   * What is still loading in the background (for /health): the semantic index (read from its file, or rebuilt) and
+   * the embedder's model. Lookups meanwhile answer from the exact tier and count the semantic tier as skipped.
+   */
+  loading(): string[] {
+    const loading: string[] = [];
+    if (this.indexState === 'loading') loading.push('cache_semantic_index');
+    if (this.embedderState === 'loading') loading.push('cache_embedder');
+    return loading;
   }
 
   /** What GET /api/cache reports. */
@@ -492,6 +519,12 @@ export class CacheService {
     await this.embedder?.close();
     this.embedder = null;
   }
+}
+
+/** Where the semantic index of an embedder's vectors is saved: one file per embedder (another model's vectors are another space). */
+export function semanticIndexPath(indexDir: string, embedderId: string): string {
+  const tag = createHash('sha256').update(embedderId).digest('hex').slice(0, 12);
+  return resolve(indexDir, `semantic-${tag}.hnsw`);
 }
 
 /** The embedding took longer than a lookup may wait. */

@@ -37,6 +37,8 @@ export interface HttpDeps {
   limiter: SlidingWindowLimiter;
   /** The Prometheus exposition behind GET /metrics (null: not served). */
   metrics: MetricsExposition | null;
+  /** Names of what is still loading in the background after start (the cache's index, ...); empty once all is loaded. */
+  loading?: () => readonly string[];
   /** The built web dashboard served at `/` (default: dashboard/dist of this package). */
   dashboardDir?: string;
 }

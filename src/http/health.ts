@@ -12,6 +12,12 @@ export interface HealthStatus {
    * The configured MCP servers' connections. A server that is not ready leaves `status` at `ok` (the gateway serves
    * on); `ready` and each server's `state` tell.
    */
+  /**
+   * What is still loading in the background since start: `cache_semantic_index`, `cache_embedder`,
+   * `request_log_error_index`. The gateway serves meanwhile (the cache answers from its exact tier, the semantic
+   * tier counts as skipped); empty once everything is loaded.
+   */
+  loading: string[];
   mcp: { ready: number; configured: number; servers: Array<{ name: string; type: 'stdio' | 'http'; state: string; tools: number; last_error: string | null }> };
 }
 
@@ -28,6 +34,7 @@ export function healthStatus(deps: HttpDeps): HealthStatus {
     uptime_seconds: Math.round((Date.now() - deps.startedAt) / 1000),
     config_version: deps.config.current().version,
     config_file_rejection: deps.config.fileRejection(),
+    loading: [...(deps.loading?.() ?? [])],
     mcp: mcpHealth(deps),
   };
 }

@@ -5,17 +5,13 @@
  * allow-lists and tool-call rate limit.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Settings } from '../core/config.js';
 import type { Identity } from '../core/context.js';
 import { gatewayError, toGatewayError } from '../core/errors.js';
 import { isRecord } from '../core/is-record.js';
-import type { McpCaller } from '../core/mcp.js';
 import { anonymousRule, checkVirtualKey, type AnonymousRule } from '../governance/key-check.js';
 import type { McpHubCallResult } from '../mcp/mcp-hub.js';
-import { takeToolCall, toolRefusal, toolsFor } from '../mcp/mcp-policy.js';
+import { callerOf, takeToolCall, toolRefusal } from '../mcp/mcp-policy.js';
 import { isRemoteClient } from './client-address.js';
 import type { HttpDeps } from './deps.js';
 import { bearerToken, headerString } from './request-headers.js';
@@ -40,10 +36,6 @@ function authenticate(deps: HttpDeps, request: FastifyRequest, rule: AnonymousRu
  */
 export function mcpAnonymousRule(settings: Pick<Settings, 'requireVirtualKey' | 'anonymousAccess'>): AnonymousRule {
   return !settings.requireVirtualKey && settings.anonymousAccess === 'any' ? 'allow' : 'refuse';
-}
-
-function callerOf(requestId: string, identity: Identity | null, via: McpCaller['via']): McpCaller {
-  return { requestId, keyId: identity?.key.id ?? null, teamId: identity?.team?.id ?? null, via };
 }
 
 /** An AbortSignal that fires when the client goes away before its answer was sent. */
@@ -86,29 +78,6 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
     .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
-/** One MCP server for one `/mcp` request, bound to its caller: the tools the key may use, called under its limits. */
-function serverFor(deps: HttpDeps, identity: Identity | null, requestId: string, signal: AbortSignal): Server {
-  const server = new Server({ name: 'tollgate', version: deps.version }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: toolsFor(deps.mcp, identity).map((tool): Tool => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema as Tool['inputSchema'] })),
-  }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name } = request.params;
-    const refusal = toolRefusal(deps.mcp, identity, name);
-    if (refusal) throw new McpError(ErrorCode.InvalidParams, refusal.message);
-    // Over the key's tool-call rate: a tool error the client (or its model) can read, with when to try again.
-    const limited = takeToolCall(deps.limiter, identity);
-    if (limited) return { content: [{ type: 'text', text: limited.message }], isError: true };
-    const result = await deps.mcp.callTool(name, request.params.arguments ?? {}, callerOf(requestId, identity, 'mcp'), { signal: AbortSignal.any([signal, extra.signal]) });
-    return {
-      content: result.content as CallToolResult['content'],
-      ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),
-      isError: result.isError,
-    };
-  });
-  return server;
-}
-
 export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps): void {
   app.post('/v1/mcp/tools/call', async (request, reply) => {
     const config = deps.config.current();
@@ -134,26 +103,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps): void {
       const error = toGatewayError(err);
       return jsonRpcError(reply, error.status, -32001, error.message, error.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
     }
-    const signal = clientGone(reply);
-    const server = serverFor(deps, identity, request.id, signal);
-    // Stateless: no session id, a server and a transport per request, closed with it; answers are plain JSON.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.hijack();
-    reply.raw.once('close', () => {
-      void transport.close().catch(() => undefined);
-      void server.close().catch(() => undefined);
-    });
-    try {
-      await server.connect(transport);
-      // The body was read (within max_body_bytes) and parsed by the app's JSON parser.
-      await transport.handleRequest(request.raw, reply.raw, request.body);
-    } catch (err) {
-      deps.log.error({ err, requestId: request.id }, 'mcp endpoint failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal gateway error.' }, id: null }));
-      }
-    }
+    // The MCP SDK's server side loads with the first `/mcp` request, not at start (most gateways never get one).
+    const { serveMcpRequest } = await import('./mcp-server.js');
+    await serveMcpRequest(deps, identity, request, reply, clientGone(reply));
   });
 
   // Stateless: there is no session to stream server messages on (GET) or to end (DELETE).

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerRuntime } from '../core/config.js';
 import { MCP_TOOL_SEPARATOR, type McpServerHealth, type McpServerState, type McpToolInfo } from '../core/mcp.js';
 import { isRecord } from '../core/is-record.js';
@@ -287,4 +287,12 @@ export class McpConnection {
     });
     return this.refreshing;
   }
+}
+
+/** What an SDK error says about a failed call: it timed out, the connection closed, another MCP error, or none (not an McpError). */
+export function mcpErrorKind(err: unknown): 'timeout' | 'closed' | 'other' | null {
+  if (!(err instanceof McpError)) return null;
+  if (err.code === ErrorCode.RequestTimeout) return 'timeout';
+  if (err.code === ErrorCode.ConnectionClosed) return 'closed';
+  return 'other';
 }

@@ -3,13 +3,12 @@
  * config changes, and the one way tools are called: by namespaced name, with a timeout, the result capped, the call
  * measured and reported on the bus (`mcp.tool.called`, and `mcp.tool.failed` when it failed), and never a throw.
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { EventBus } from '../bus/bus.js';
 import type { McpServerRuntime, McpSettings } from '../core/config.js';
 import { MCP_TOOL_SEPARATOR, type McpCaller, type McpCallResult, type McpHub, type McpServerHealth, type McpToolInfo } from '../core/mcp.js';
 import type { Log } from '../log.js';
 import type { Outbound } from '../network/outbound-network.js';
-import { DEFAULT_BACKOFF, McpConnection, type BackoffOptions } from './mcp-connection.js';
+import type { BackoffOptions, McpConnection } from './mcp-connection.js';
 import { capResult, jsonBytes } from './mcp-result.js';
 
 /** Why a call failed: it ran past `call_timeout_ms`, its caller gave up, its server was not there, or the server or its answer failed. */
@@ -85,6 +84,9 @@ export class McpHubService implements McpHubView {
       closing.push(connection.close());
     }
     await Promise.all(closing);
+    if (this.closed || wanted.size === 0) return;
+    // The MCP SDK's client side loads with the first configured server, not at start (most gateways have none).
+    const { DEFAULT_BACKOFF, McpConnection } = await import('./mcp-connection.js');
     if (this.closed) return;
     for (const [name, runtime] of wanted) {
       if (this.connections.has(name)) continue;
@@ -141,9 +143,12 @@ export class McpHubService implements McpHubView {
     } catch (err) {
       // The SDK rejects an aborted call with a RequestTimeout error too: the caller's signal tells them apart.
       if (options.signal?.aborted) return failed('cancelled', 'the tool call was cancelled');
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return failed('timeout', `the tool '${name}' did not answer within ${callTimeoutMs} ms`);
-      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return failed('unavailable', `the connection to MCP server '${server}' closed during the call`);
-      if (err instanceof McpError) return failed('failed', `MCP server '${server}' answered an error: ${err.message}`);
+      // A connection exists, so its module (and the SDK) is loaded: this import only looks it up.
+      const { mcpErrorKind } = await import('./mcp-connection.js');
+      const kind = mcpErrorKind(err);
+      if (kind === 'timeout') return failed('timeout', `the tool '${name}' did not answer within ${callTimeoutMs} ms`);
+      if (kind === 'closed') return failed('unavailable', `the connection to MCP server '${server}' closed during the call`);
+      if (kind === 'other') return failed('failed', `MCP server '${server}' answered an error: ${(err as Error).message}`);
       return failed(connection.health().state === 'ready' ? 'failed' : 'unavailable', errorMessage(err));
     }
   }

@@ -1,7 +1,7 @@
 import type { McpPolicyConfig } from '../core/config.js';
 import { gatewayError, type GatewayError } from '../core/errors.js';
 import type { Identity } from '../core/context.js';
-import { MCP_TOOL_SEPARATOR, type McpHub, type McpToolInfo } from '../core/mcp.js';
+import { MCP_TOOL_SEPARATOR, type McpCaller, type McpHub, type McpToolInfo } from '../core/mcp.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 
 /** Whether one allow-list (`server`, `server__tool`, `server__*`) lets `<server>__<tool>` through; absent: everything. */
@@ -61,4 +61,9 @@ export function toolRefusal(hub: McpHub, identity: Identity | null, name: string
   if (!tool) return gatewayError('mcp_tool_not_found', `No MCP tool named '${name}' on a connected server (names are <server>__<tool>).`, { param: 'name' });
   if (!mayUse(identity, tool)) return gatewayError('mcp_tool_not_allowed', `This key may not use the MCP tool '${name}'.`, { param: 'name' });
   return null;
+}
+
+/** Who calls a tool, as the hub reports it: the request, the key and team (null for an anonymous caller), the door. */
+export function callerOf(requestId: string, identity: Identity | null, via: McpCaller['via']): McpCaller {
+  return { requestId, keyId: identity?.key.id ?? null, teamId: identity?.team?.id ?? null, via };
 }

@@ -45,6 +45,8 @@ export interface ScriptedUpstream {
   reset(): void;
   /** Resolves true when that call's connection was closed by the client, false on timeout or a finished response. */
   waitForClose(callIndex: number, timeoutMs?: number): Promise<boolean>;
+  /** Drops keep-alive connections with no request in flight, so a client's pool is back to nothing (soak: fd counts). */
+  closeIdleConnections(): void;
   close(): Promise<void>;
 }
 
@@ -151,6 +153,10 @@ class OpenAIUpstream implements ScriptedUpstream {
       const timer = setTimeout(() => waiter(false), timeoutMs);
       set.add(waiter);
     });
+  }
+
+  closeIdleConnections(): void {
+    this.server.closeIdleConnections();
   }
 
   async close(): Promise<void> {

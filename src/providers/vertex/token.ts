@@ -1,4 +1,3 @@
-import { importPKCS8, SignJWT } from 'jose';
 import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import type { GatewayError } from '../../core/errors.js';
 import type { ServiceAccount } from './credentials.js';
@@ -24,6 +23,8 @@ function tokenError(message: string, refused: boolean): GatewayError {
 
 /** The OAuth 2.0 JWT-bearer assertion, signed locally with the service account's RSA key (RS256). */
 async function assertion(account: ServiceAccount, audience: string): Promise<string> {
+  // Loaded on the first Vertex token, not at start: most gateways never sign one, and jose is ~50 modules to load.
+  const { importPKCS8, SignJWT } = await import('jose');
   let key;
   try {
     key = await importPKCS8(account.private_key, 'RS256');

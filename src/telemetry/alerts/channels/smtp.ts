@@ -1,4 +1,4 @@
-import { createTransport, type NodemailerError, type SMTPTransportOptions, type Transporter } from 'nodemailer';
+import type { NodemailerError, SMTPTransportOptions, Transporter } from 'nodemailer';
 import type { EmailChannelRuntime } from '../../../core/config.js';
 import type { EmailMessage } from './email.js';
 
@@ -36,7 +36,7 @@ export class SmtpSender {
   constructor(private readonly trustedCa: () => readonly string[] | undefined) {}
 
   async send(channel: EmailChannelRuntime, message: EmailMessage, signal: AbortSignal): Promise<SmtpResult> {
-    const transport = this.transportFor(channel);
+    const transport = await this.transportFor(channel);
     const sending = transport.sendMail({ from: channel.from, to: [...channel.to], subject: message.subject, text: message.text, html: message.html });
     // nodemailer cannot cut a send short: an abort (shutdown) stops waiting for it, the socket timeout ends it.
     const aborted = new Promise<never>((_, reject) => {
@@ -61,7 +61,10 @@ export class SmtpSender {
     }
   }
 
-  private transportFor(channel: EmailChannelRuntime): Transporter {
+  private async transportFor(channel: EmailChannelRuntime): Promise<Transporter> {
+    // Loaded with the first email, not at start: nodemailer is some 40 modules most gateways never use. Awaited
+    // first, so what follows runs in one turn and two sends at once cannot both make a transport for a channel.
+    const { createTransport } = await import('nodemailer');
     const options: SMTPTransportOptions = {
       host: channel.host,
       port: channel.port,

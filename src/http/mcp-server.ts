@@ -1,0 +1,58 @@
+/**
+ * Tollgate as an MCP server for one `/mcp` POST (stateless: a server and a transport per request, closed with it),
+ * bound to its caller: the tools the key may use, called under its limits. Loaded by the `/mcp` route on first use,
+ * so the MCP SDK's server side costs nothing at start.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Identity } from '../core/context.js';
+import { callerOf, takeToolCall, toolRefusal, toolsFor } from '../mcp/mcp-policy.js';
+import type { HttpDeps } from './deps.js';
+
+/** One MCP server for one `/mcp` request, bound to its caller: the tools the key may use, called under its limits. */
+function serverFor(deps: HttpDeps, identity: Identity | null, requestId: string, signal: AbortSignal): Server {
+  const server = new Server({ name: 'tollgate', version: deps.version }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: toolsFor(deps.mcp, identity).map((tool): Tool => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema as Tool['inputSchema'] })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const refusal = toolRefusal(deps.mcp, identity, name);
+    if (refusal) throw new McpError(ErrorCode.InvalidParams, refusal.message);
+    // Over the key's tool-call rate: a tool error the client (or its model) can read, with when to try again.
+    const limited = takeToolCall(deps.limiter, identity);
+    if (limited) return { content: [{ type: 'text', text: limited.message }], isError: true };
+    const result = await deps.mcp.callTool(name, request.params.arguments ?? {}, callerOf(requestId, identity, 'mcp'), { signal: AbortSignal.any([signal, extra.signal]) });
+    return {
+      content: result.content as CallToolResult['content'],
+      ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),
+      isError: result.isError,
+    };
+  });
+  return server;
+}
+
+/** Answers one `/mcp` request (already authenticated) through a fresh SDK server and transport. */
+export async function serveMcpRequest(deps: HttpDeps, identity: Identity | null, request: FastifyRequest, reply: FastifyReply, signal: AbortSignal): Promise<void> {
+  const server = serverFor(deps, identity, request.id, signal);
+  // Stateless: no session id, a server and a transport per request, closed with it; answers are plain JSON.
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  reply.hijack();
+  reply.raw.once('close', () => {
+    void transport.close().catch(() => undefined);
+    void server.close().catch(() => undefined);
+  });
+  try {
+    await server.connect(transport);
+    // The body was read (within max_body_bytes) and parsed by the app's JSON parser.
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  } catch (err) {
+    deps.log.error({ err, requestId: request.id }, 'mcp endpoint failed');
+    if (!reply.raw.headersSent) {
+      reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal gateway error.' }, id: null }));
+    }
+  }
+}
