@@ -1,7 +1,9 @@
-// Spawns src/main.ts as `npm start` runs it (node with tsx's loader) with a config file and a data directory, for
-// the benches that time or weigh the whole process (start-up, memory). Nothing waits here: callers poll.
+// Spawns the gateway as `npm start` runs it (the compiled dist/cli.js, built first when stale) with a config file and
+// a data directory, for the benches that time or weigh the whole process (start-up, memory); TOLLGATE_BENCH_SOURCE=src
+// runs src/main.ts through tsx's loader instead. Nothing waits here: callers poll.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { buildGatewayIfStale } from '../scripts/build.js';
 import { childEnv, repoRoot } from '../test/helpers/main-process.js';
 
 export interface GatewayProcess {
@@ -15,11 +17,18 @@ export interface GatewayProcess {
 }
 
 const TSX_LOADER = import.meta.resolve('tsx');
+const FROM_SOURCE = process.env.TOLLGATE_BENCH_SOURCE === 'src';
+
+/** Builds dist/ when it is older than the sources (the compiled start only); call once before spawning. */
+export async function prepareGateway(): Promise<void> {
+  if (!FROM_SOURCE) await buildGatewayIfStale({ declarations: false });
+}
 
 export function spawnGateway(options: { cwd: string; port: number; dataDir: string; configPath: string }): GatewayProcess {
   const env = childEnv({ PORT: String(options.port), HOST: '127.0.0.1', TOLLGATE_DATA_DIR: options.dataDir, TOLLGATE_CONFIG: options.configPath, LOG_LEVEL: 'warn' }, options.cwd);
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(repoRoot, 'src/main.ts')], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = FROM_SOURCE ? ['--import', TSX_LOADER, join(repoRoot, 'src/main.ts')] : [join(repoRoot, 'dist/cli.js')];
+  const child = spawn(process.execPath, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
   child.stderr?.on('data', (data: Buffer) => (output += data.toString()));

@@ -11,13 +11,14 @@ import { Agent, request } from 'undici';
 import { statusBytes } from '../test/soak/process-sampler.js';
 import { freePort } from '../test/helpers/net.js';
 import { startOpenAIUpstream } from '../test/upstream/openai-upstream.js';
-import { pollUntil, spawnGateway, type GatewayProcess } from './gateway-process.js';
+import { pollUntil, prepareGateway, spawnGateway, type GatewayProcess } from './gateway-process.js';
 
 const { values } = parseArgs({ options: { streams: { type: 'string', default: '1000' } } });
 const streams = Number(values.streams);
 const MB = 1024 * 1024;
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
+await prepareGateway();
 const upstream = await startOpenAIUpstream({ apiKey: 'sk-memory', chunkDelayMs: 0, record: false });
 const work = mkdtempSync(join(tmpdir(), 'tollgate-memory-'));
 

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { freePort } from '../test/helpers/net.js';
 import { startOpenAIUpstream } from '../test/upstream/openai-upstream.js';
 import { fillCache } from './cache-fill.js';
-import { pollUntil, spawnGateway } from './gateway-process.js';
+import { pollUntil, prepareGateway, spawnGateway } from './gateway-process.js';
 import { fillRequestLog } from './request-log-fill.js';
 
 const { values } = parseArgs({
@@ -45,6 +45,7 @@ function cpuMs(pid: number): number {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
+await prepareGateway();
 const upstream = await startOpenAIUpstream({ apiKey: 'sk-startup', chunkDelayMs: 0, record: false });
 const work = mkdtempSync(join(tmpdir(), 'tollgate-startup-'));
 
