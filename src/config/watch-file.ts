@@ -13,9 +13,18 @@ function routeNamesOf(text: string): string[] {
 }
 
 /**
+ * A change in the config file's directory that may have changed the file: the file's own name, or Kubernetes'
+ * ConfigMap swap. A mounted ConfigMap's file is a symlink through `..data`, which the kubelet replaces by renaming a
+ * new `..data_tmp` symlink over it: the file's name never appears in those events.
+ */
+function mayChange(changed: string, name: string): boolean {
+  return changed === name || changed === '..data' || changed === '..data_tmp';
+}
+
+/**
  * Watches the config file and applies each saved version. The directory is watched rather than the file,
- * because editors save by writing a new file and renaming it over the old one. Bursts of events from one
- * save are coalesced.
+ * because editors save by writing a new file and renaming it over the old one (and Kubernetes swaps a symlink
+ * beside it). Bursts of events from one save are coalesced.
  */
 export function watchConfigFile(path: string, service: ConfigService, log: Log, debounceMs = 100): () => void {
   const name = basename(path);
@@ -23,7 +32,7 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
   let watcher: FSWatcher;
   try {
     watcher = watch(dirname(path), { persistent: false }, (_event, changed) => {
-      if (changed !== null && changed.toString() !== name) return;
+      if (changed !== null && !mayChange(changed.toString(), name)) return;
       if (timer) clearTimeout(timer);
       timer = setTimeout(() => {
         timer = null;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, renameSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -37,6 +37,29 @@ const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 
 function saveAtomically(path: string, text: string): void {
   writeFileSync(`${path}.tmp`, text);
   renameSync(`${path}.tmp`, path);
+}
+
+/**
+ * A Kubernetes ConfigMap volume as the kubelet lays it out and updates it: the file is a symlink through `..data` to
+ * a timestamped folder; an update writes a new folder and renames a new `..data_tmp` symlink over `..data`.
+ */
+function configMapVolume(dir: string, file: string, text: string): { path: string; update(text: string): void } {
+  let generation = 0;
+  const writeGeneration = (content: string): string => {
+    const folder = `..2026_11_25_00_00_0${generation++}`;
+    mkdirSync(join(dir, folder));
+    writeFileSync(join(dir, folder, file), content);
+    return folder;
+  };
+  symlinkSync(writeGeneration(text), join(dir, '..data'));
+  symlinkSync(join('..data', file), join(dir, file));
+  return {
+    path: join(dir, file),
+    update(content: string) {
+      symlinkSync(writeGeneration(content), join(dir, '..data_tmp'));
+      renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+    },
+  };
 }
 
 function labYaml(baseUrl: string): string {
@@ -89,6 +112,22 @@ describe('config file changes apply without a restart', () => {
     await tg.client.chat.completions.create({ model: 'lab/m', messages });
     expect(a.calls.length).toBe(before);
     expect(sent).toBeGreaterThan(10);
+  });
+
+  it('follows a Kubernetes ConfigMap update (the ..data symlink swapped, the file\'s name never in the events)', async () => {
+    const volume = configMapVolume(tempDir('tollgate-configmap-'), 'config.yaml', labYaml(a.url));
+    const { parseConfigText } = await import('../../src/config/load-file.js');
+    const mounted = await startGateway(parseConfigText(readFileSync(volume.path, 'utf8'), volume.path), {}, { configPath: volume.path });
+    try {
+      await mounted.client.chat.completions.create({ model: 'lab/m', messages });
+      expect(a.calls).toHaveLength(1);
+      volume.update(labYaml(b.url));
+      await until(() => mounted.gateway.configService.current().providers.get('lab')?.baseUrl === `${b.url}/v1`);
+      await mounted.client.chat.completions.create({ model: 'lab/m', messages });
+      expect(b.calls).toHaveLength(1);
+    } finally {
+      await mounted.stop();
+    }
   });
 
   it('keeps the running config when the file is broken, and applies the next good save', async () => {
