@@ -446,6 +446,7 @@ export class CacheService {
         this.indexDirty = true;
         if (expired.length < SWEEP_BATCH) break;
       }
+      this.store.recount();
       if (this.index?.needsCompaction()) await this.compact();
       await this.saveIndex();
     } catch (err) {
