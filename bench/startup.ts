@@ -7,7 +7,7 @@
 //
 // --big-data-dir reuses a data directory filled before (by an earlier run's fill) instead of filling a new one. A
 // gateway from before /health had `loading` is timed too: its last column then reads n/a.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,6 +15,7 @@ import { freePort } from '../test/helpers/net.js';
 import { startOpenAIUpstream } from '../test/upstream/openai-upstream.js';
 import { fillCache } from './cache-fill.js';
 import { pollUntil, prepareGateway, spawnGateway } from './gateway-process.js';
+import { processCpuMicros } from './proc-cpu.js';
 import { fillRequestLog } from './request-log-fill.js';
 
 const { values } = parseArgs({
@@ -37,12 +38,6 @@ interface Run {
   loadedMs: number;
 }
 
-/** utime + stime of a process from /proc/<pid>/stat, in ms (Linux reports clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 await prepareGateway();
@@ -58,7 +53,7 @@ async function startOnce(dataDir: string, n: number): Promise<Run> {
   const gateway = spawnGateway({ cwd: work, port: await freePort(), dataDir, configPath });
   try {
     const health = await pollUntil(async () => (await fetch(`${gateway.url}/health`)).status === 200, 60_000);
-    const healthCpuMs = cpuMs(gateway.child.pid as number);
+    const healthCpuMs = processCpuMicros(gateway.child.pid as number) / 1000;
     const chat = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
