@@ -1,7 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildGatewayIfStale } from '../scripts/build.js';
 import type { createGateway as CreateGateway } from '../src/gateway.js';
 import type { Log } from '../src/log.js';
+import type { ServeArgs } from './serve-args.js';
+import { serveControl } from './serve-control.js';
 
 /**
  * The gateway the bench servers run: the compiled build in dist/ (what `npm start` and the binary run; the bench
@@ -15,4 +20,36 @@ export async function loadGateway(): Promise<{ createGateway: typeof CreateGatew
   if (!fromSource) await buildGatewayIfStale({ declarations: false });
   const module = (await import(fromSource ? '../src/index.js' : '../dist/index.js')) as { createGateway: typeof CreateGateway };
   return { createGateway: module.createGateway, silentLog: pino({ level: 'silent' }) };
+}
+
+/**
+ * A bench server's whole life: tollgate with one `openai` provider pointed at the upstream, on a fresh data
+ * directory (so earlier runs' data cannot change the cost of this one), metrics as given, every span exported to
+ * `--otlp` when set, plus `sections` (cache, guardrails, ...); listening on the control channel, and the data
+ * directory removed when it stops.
+ */
+export async function serveBenchGateway(args: ServeArgs, options: { metrics: boolean; dataDirPrefix: string; sections?: Record<string, unknown> }): Promise<void> {
+  const { createGateway, silentLog } = await loadGateway();
+  const dataDir = mkdtempSync(join(tmpdir(), options.dataDirPrefix));
+  const gateway = await createGateway({
+    config: {
+      providers: { openai: { base_url: `${args.upstream}/v1`, api_key: 'sk-bench' } },
+      settings: {
+        data_dir: dataDir,
+        metrics: { enabled: options.metrics },
+        ...(args.otlp ? { tracing: { endpoint: args.otlp, sample_ratio: args.sample } } : {}),
+      },
+      ...options.sections,
+    },
+    env: {},
+    log: silentLog,
+  });
+  const url = await gateway.listen({ port: args.port, host: '127.0.0.1' });
+  serveControl(url, async () => {
+    try {
+      await gateway.close(1000);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 }
