@@ -2,7 +2,9 @@
 // tracing, one with metrics on and every request traced (100% sampled) to a live local OTLP receiver. Reports
 // the gateway's CPU per request (its own process) and latency for each, in interleaved slices.
 //
-//   npx tsx bench/observability.ts [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10] [--modes json,stream]
+//   npx tsx bench/observability.ts [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10] [--modes json,stream] [--profile]
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mergeSorted, percentile, runLoad } from './load.js';
 import { spawnServer, type ServerChild } from './spawn-server.js';
@@ -19,8 +21,18 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '0' },
     // The traced gateway's sample ratio (the issue's measure is 1: every request traced).
     sample: { type: 'string', default: '1' },
+    // V8 CPU profiles of the three gateways, written to bench/profiles/observability-<name>/ when they exit
+    // (compare them per request with bench/profile-diff.ts).
+    profile: { type: 'boolean', default: false },
   },
 });
+
+function profileFlags(name: string): string[] {
+  if (!values.profile) return [];
+  const dir = fileURLToPath(new URL(`./profiles/observability-${name}/`, import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  return ['--cpu-prof', '--cpu-prof-dir', dir];
+}
 const durationSec = Number(values.duration);
 const warmupSec = Number(values.warmup);
 const rounds = Number(values.rounds);
@@ -35,15 +47,17 @@ function body(mode: 'json' | 'stream'): string {
 }
 
 const children: ServerChild[] = [];
+/** Requests each gateway answered over the whole run, warm-up included (what its CPU profile covers). */
+const served = new Map<ServerChild, number>();
 
 async function main(): Promise<void> {
   const upstream = await spawnServer('upstream', './serve-upstream.ts', ['--port', '0']);
   const receiver = await spawnServer('otlp', './serve-otlp.ts', ['--port', '0']);
   children.push(upstream, receiver);
   const [off, metricsOnly, on] = await Promise.all([
-    spawnServer('off', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'off']),
-    spawnServer('metrics', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on']),
-    spawnServer('on', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on', '--otlp', `${receiver.url}/v1/traces`, '--sample', values.sample]),
+    spawnServer('off', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'off'], profileFlags('off')),
+    spawnServer('metrics', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on'], profileFlags('metrics')),
+    spawnServer('on', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on', '--otlp', `${receiver.url}/v1/traces`, '--sample', values.sample], profileFlags('on')),
   ]);
   children.push(off, metricsOnly, on);
   // The first is the baseline, the last the issue's measure (both on); metrics alone shows how the cost splits.
@@ -60,7 +74,11 @@ async function main(): Promise<void> {
   console.log('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |');
   for (const connections of connectionList) {
     for (const mode of modes) {
-      const load = (server: ServerChild, seconds: number) => runLoad({ url: `${server.url}/v1/chat/completions`, body: body(mode), connections, durationSec: seconds, ...(rate > 0 ? { rate } : {}) });
+      const load = async (server: ServerChild, seconds: number) => {
+        const result = await runLoad({ url: `${server.url}/v1/chat/completions`, body: body(mode), connections, durationSec: seconds, ...(rate > 0 ? { rate } : {}) });
+        served.set(server, (served.get(server) ?? 0) + result.latencies.length);
+        return result;
+      };
       if (warmupSec > 0) for (const [, server] of targets) await load(server, warmupSec);
       const tallies = new Map<string, { latencies: Float64Array[]; seconds: number; cpu: number; non2xx: number }>();
       for (let round = 0; round < rounds; round++) {
@@ -91,6 +109,9 @@ async function main(): Promise<void> {
       const full = cpu.at(-1) as number;
       console.log(`|  |  | CPU per request with both on | ${(((full - base) / base) * 100).toFixed(1)}% | | | | |`);
     }
+  }
+  if (values.profile) {
+    console.log(`\nrequests served, for bench/profile-diff.ts: ${targets.map(([name, server]) => `${name} ${served.get(server) ?? 0}`).join('; ')}`);
   }
   const scrape = await (await fetch(`${on.url}/metrics`)).text();
   const requests = /^tollgate_requests_total\{[^}]*status="200"\} (\d+)/m.exec(scrape)?.[1];

@@ -1,10 +1,9 @@
 // The tracer's own cost per request, in process and without the HTTP server around it: publishes what the runner
 // and the call stage publish for one request (the request, five stages, one upstream attempt, the terminal event)
-// with the real RequestTracer subscribed and exporting to a local receiver (draining, not decoding). Figures only.
+// with the real RequestTracer subscribed and exporting to a live OTLP receiver in its own process (so only the
+// tracer's side is counted: building, encoding and posting the spans). Figures only.
 //
 //   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1] [--protocol http/protobuf|http/json]
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { EventBus } from '../src/bus/bus.js';
 import { resolveRuntimeConfig } from '../src/config/runtime.js';
@@ -14,6 +13,7 @@ import { requestChannel, stageChannel, upstreamChannel, type StageTraceMessage, 
 import { createLog } from '../src/log.js';
 import { RequestTracer } from '../src/telemetry/tracing/request-tracer.js';
 import { OutboundNetwork } from '../src/network/outbound-network.js';
+import { spawnServer } from './spawn-server.js';
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '40000' }, sample: { type: 'string', default: '1' }, protocol: { type: 'string', default: 'http/protobuf' } },
@@ -21,13 +21,8 @@ const { values } = parseArgs({
 const total = Number(values.requests);
 const STAGES = ['auth', 'rate-limit', 'route', 'spend', 'call'];
 
-let bytes = 0;
-const receiver = createServer((req, res) => {
-  req.on('data', (part: Buffer) => (bytes += part.length));
-  req.on('end', () => res.end('{}'));
-});
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces`;
+const receiver = await spawnServer('otlp', './serve-otlp.ts', ['--port', '0']);
+const endpoint = `${receiver.url}/v1/traces`;
 
 const config = resolveRuntimeConfig({ api: {}, file: {} }, {}, 0);
 const bus = new EventBus();
@@ -73,7 +68,6 @@ async function run(label: string, traced: boolean): Promise<void> {
   });
   for (let i = 0; i < 2000; i++) oneRequest();
   await new Promise((resolve) => setTimeout(resolve, 1200));
-  bytes = 0;
   const started = process.cpuUsage();
   for (let i = 0; i < total; i++) {
     oneRequest();
@@ -82,7 +76,7 @@ async function run(label: string, traced: boolean): Promise<void> {
   }
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const used = process.cpuUsage(started);
-  console.log(`${label}: ${((used.user + used.system) / total).toFixed(1)} µs per request, ${(bytes / total).toFixed(0)} bytes exported per request`);
+  console.log(`${label}: ${((used.user + used.system) / total).toFixed(1)} µs per request`);
 }
 
 await run('no endpoint (baseline: context and publishes only)', false);
@@ -90,4 +84,4 @@ await run(`traced (sample ${values.sample})`, true);
 await run('no endpoint (baseline: context and publishes only)', false);
 await run(`traced (sample ${values.sample})`, true);
 await tracer.close();
-receiver.close();
+await receiver.stop();

@@ -1,9 +1,6 @@
-import type { Context } from '@opentelemetry/api';
-import { TraceFlags } from '@opentelemetry/api';
-import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { ChildSpan } from './child-span.js';
 import type { OtlpSender } from './otlp-exporter.js';
-import type { SpanBatch, SpanResource, SpanScope } from './span-batch.js';
+import type { SpanBatch } from './span-batch.js';
+import type { SpanRecord } from './span-record.js';
 
 export interface EncodingProcessorOptions {
   /** Spans per export (an export starts as soon as this many are waiting). */
@@ -17,9 +14,10 @@ export interface EncodingProcessorOptions {
  * holding span objects until the export: at 100% sampling a request's spans would otherwise outlive a young
  * generation collection and be promoted, which cost more than building them. The batch is bounded (it goes
  * out at `maxBatchSpans`), and a batch that cannot be sent (too many exports in flight) is dropped, counted and
- * logged: a collector that is down never grows memory.
+ * logged: a collector that is down never grows memory. (It does for tollgate's span records what the SDK's
+ * BatchSpanProcessor does for span objects: the same batch size, delay and drop-when-behind behaviour.)
  */
-export class EncodingSpanProcessor implements SpanProcessor {
+export class EncodingSpanProcessor {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -29,18 +27,10 @@ export class EncodingSpanProcessor implements SpanProcessor {
     private readonly options: EncodingProcessorOptions,
   ) {}
 
-  onStart(_span: Span, _parentContext: Context): void {}
-
-  onEnd(span: ReadableSpan): void {
-    if (this.stopped || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-    this.batch.add(span);
-    this.added();
-  }
-
-  /** A request's child span (sampled, since its request is): encoded now, `child` is not kept. */
-  onChildEnd(resource: SpanResource, scope: SpanScope, child: ChildSpan): void {
+  /** A finished span of a sampled request: encoded now, `span` is not kept. */
+  onEnd(span: SpanRecord): void {
     if (this.stopped) return;
-    this.batch.addChild(resource, scope, child);
+    this.batch.add(span);
     this.added();
   }
 

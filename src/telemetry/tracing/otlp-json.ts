@@ -1,11 +1,10 @@
-import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { spanIdHex, type ChildSpan } from './child-span.js';
-import { ScopeGroups, type SpanBatch, type SpanResource, type SpanScope } from './span-batch.js';
+import type { Attributes, AttributeValue } from '@opentelemetry/api';
+import type { SpanBatch, SpanSource } from './span-batch.js';
+import { spanIdHex, type SpanRecord } from './span-record.js';
 
 /**
- * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the SDK's
- * finished spans into one string. The OpenTelemetry transformer builds an object tree per span and then
+ * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the finished
+ * spans into one string. The OpenTelemetry transformer builds an object tree per span and then
  * stringifies it; at 100% sampling that cost about 20 µs per request of seven spans here, most of the tracing
  * budget, so the encoding is done in one pass instead. Output is what the OTLP spec defines: hex ids, nanosecond
  * times as decimal strings, span kinds and status codes as OTLP numbers, typed attribute values.
@@ -20,11 +19,6 @@ function otlpKind(kind: number): number {
 function nanosOf(performanceMs: number): string {
   const micros = Math.round((performance.timeOrigin + performanceMs) * 1000);
   return `${micros}000`;
-}
-
-function nanos(time: HrTime): string {
-  const [seconds, fraction] = time;
-  return seconds === 0 ? String(fraction) : `${seconds}${String(fraction).padStart(9, '0')}`;
 }
 
 /** Strings that need no escaping in JSON (the common case: names, ids, paths) are written without JSON.stringify. */
@@ -72,27 +66,9 @@ export function attributesJson(attributes: Attributes): string {
   return `[${out}]`;
 }
 
-function spanJson(span: ReadableSpan): string {
-  const context = span.spanContext();
-  const parent = span.parentSpanContext?.spanId;
-  let json = `{"traceId":"${context.traceId}","spanId":"${context.spanId}"`;
-  if (parent) json += `,"parentSpanId":"${parent}"`;
-  if (context.traceState) json += `,"traceState":${JSON.stringify(context.traceState.serialize())}`;
-  const start = nanos(span.startTime);
-  const end = nanos(span.endTime);
-  json += `,"name":${jsonString(span.name)},"kind":${otlpKind(span.kind)},"startTimeUnixNano":"${start}","endTimeUnixNano":"${end}"`;
-  json += `,"attributes":${attributesJson(span.attributes)}`;
-  if (span.droppedAttributesCount) json += `,"droppedAttributesCount":${span.droppedAttributesCount}`;
-  if (span.events.length > 0) {
-    json += `,"events":[${span.events.map((event) => `{"timeUnixNano":"${nanos(event.time)}","name":${JSON.stringify(event.name)},"attributes":${attributesJson(event.attributes ?? {})}}`).join(',')}]`;
-  }
-  const status = span.status;
-  json += status.code === 0 ? ',"status":{}' : `,"status":{"code":${status.code}${status.message ? `,"message":${JSON.stringify(status.message)}` : ''}}`;
-  return `${json}}`;
-}
-
-function childSpanJson(c: ChildSpan): string {
-  let json = `{"traceId":"${c.traceId}","spanId":"${spanIdHex(c.idHigh, c.idLow)}","parentSpanId":"${spanIdHex(c.parentHigh, c.parentLow)}"`;
+function spanJson(c: SpanRecord): string {
+  let json = `{"traceId":"${c.traceId}","spanId":"${spanIdHex(c.idHigh, c.idLow)}"`;
+  if (c.parentHigh !== 0 || c.parentLow !== 0) json += `,"parentSpanId":"${spanIdHex(c.parentHigh, c.parentLow)}"`;
   if (c.traceState) json += `,"traceState":${JSON.stringify(c.traceState)}`;
   json += `,"name":${jsonString(c.name)},"kind":${otlpKind(c.kind)},"startTimeUnixNano":"${nanosOf(c.startedAt)}","endTimeUnixNano":"${nanosOf(c.endedAt)}"`;
   json += `,"attributes":${c.attributes ? attributesJson(c.attributes) : '[]'}`;
@@ -100,46 +76,28 @@ function childSpanJson(c: ChildSpan): string {
   return `${json}}`;
 }
 
-interface JsonGroup {
-  scope: SpanScope | null;
-  /** The group's spans, already encoded, comma-separated. */
-  spans: string;
-}
-
 /** A batch being built as OTLP JSON: each span is encoded as it is added (see ProtoSpanBatch). */
 export class JsonSpanBatch implements SpanBatch {
   readonly contentType = 'application/json';
-  private readonly groups = new ScopeGroups<JsonGroup>(() => ({ scope: null, spans: '' }));
+  /** The batch's spans, already encoded, comma-separated. */
+  private spans = '';
   count = 0;
 
-  add(span: ReadableSpan): void {
-    this.append(this.groups.of(span.resource, span.instrumentationScope), spanJson(span));
-  }
+  constructor(private readonly source: SpanSource) {}
 
-  addChild(resource: SpanResource, scope: SpanScope, child: ChildSpan): void {
-    this.append(this.groups.of(resource, scope), childSpanJson(child));
-  }
-
-  private append(group: JsonGroup, json: string): void {
-    group.spans += group.spans ? `,${json}` : json;
+  add(span: SpanRecord): void {
+    const json = spanJson(span);
+    this.spans += this.count === 0 ? json : `,${json}`;
     this.count++;
   }
 
   take(): string {
-    let json = '{"resourceSpans":[';
-    let firstResource = true;
-    for (const { resource, scopes } of this.groups.take()) {
-      json += `${firstResource ? '' : ','}{"resource":{"attributes":${attributesJson(resource.attributes)}},"scopeSpans":[`;
-      firstResource = false;
-      let firstScope = true;
-      for (const { scope, spans } of scopes) {
-        const { name, version } = scope as SpanScope;
-        json += `${firstScope ? '' : ','}{"scope":{"name":${JSON.stringify(name)}${version ? `,"version":${JSON.stringify(version)}` : ''}},"spans":[${spans}]}`;
-        firstScope = false;
-      }
-      json += ']}';
-    }
+    const { resource, scope } = this.source;
+    const json =
+      `{"resourceSpans":[{"resource":{"attributes":${attributesJson(resource)}},"scopeSpans":[` +
+      `{"scope":{"name":${JSON.stringify(scope.name)}${scope.version ? `,"version":${JSON.stringify(scope.version)}` : ''}},"spans":[${this.spans}]}]}]}`;
+    this.spans = '';
     this.count = 0;
-    return `${json}]}`;
+    return json;
   }
 }

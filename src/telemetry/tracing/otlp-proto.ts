@@ -1,7 +1,6 @@
-import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { ChildSpan } from './child-span.js';
-import { ScopeGroups, type SpanBatch, type SpanResource, type SpanScope } from './span-batch.js';
+import type { Attributes, AttributeValue } from '@opentelemetry/api';
+import type { SpanBatch, SpanSource } from './span-batch.js';
+import type { SpanRecord } from './span-record.js';
 
 /**
  * OTLP/HTTP protobuf (ExportTraceServiceRequest, opentelemetry/proto/collector/trace/v1), the OTLP default,
@@ -191,12 +190,27 @@ function anyValue(w: ProtoWriter, field: number, value: AttributeValue): void {
   w.close(start, SMALL);
 }
 
+/** An attribute name's encoded `key` field, built once: the names repeat on every span. */
+const keyFields = new Map<string, Buffer>();
+
+function keyField(key: string): Buffer {
+  let field = keyFields.get(key);
+  if (field === undefined) {
+    const w = new ProtoWriter(key.length * 3 + 8);
+    w.string(1, key);
+    field = Buffer.from(w.buf.subarray(0, w.pos));
+    // Attribute names come from tollgate's code, not from clients; the bound is a safeguard.
+    if (keyFields.size < 1_000) keyFields.set(key, field);
+  }
+  return field;
+}
+
 function attributes(w: ProtoWriter, field: number, attrs: Attributes): void {
   for (const key in attrs) {
     const value = attrs[key];
     if (value === undefined || value === null) continue;
     const start = w.open(field, SMALL);
-    w.string(1, key);
+    w.bytes(keyField(key));
     anyValue(w, 2, value);
     w.close(start, SMALL);
   }
@@ -224,52 +238,12 @@ function timeField(w: ProtoWriter, field: number, performanceMs: number): void {
   w.fixed64(field, high, low);
 }
 
-function hrTimeField(w: ProtoWriter, field: number, time: HrTime): void {
-  const nanos = BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]);
-  w.fixed64(field, Number(nanos >> 32n), Number(nanos & 0xffffffffn));
-}
-
-function span(w: ProtoWriter, s: ReadableSpan): void {
-  const start = w.open(2, SPAN);
-  const context = s.spanContext();
-  w.hex(1, context.traceId);
-  w.hex(2, context.spanId);
-  if (context.traceState) w.string(3, context.traceState.serialize());
-  const parent = s.parentSpanContext?.spanId;
-  if (parent) w.hex(4, parent);
-  w.string(5, s.name);
-  w.tag(6, 0);
-  w.varint(s.kind + 1);
-  hrTimeField(w, 7, s.startTime);
-  hrTimeField(w, 8, s.endTime);
-  attributes(w, 9, s.attributes);
-  if (s.droppedAttributesCount) {
-    w.tag(10, 0);
-    w.varint(s.droppedAttributesCount);
-  }
-  for (const event of s.events) {
-    const e = w.open(11, SMALL);
-    hrTimeField(w, 1, event.time);
-    w.string(2, event.name);
-    attributes(w, 3, event.attributes ?? {});
-    w.close(e, SMALL);
-  }
-  if (s.status.code !== 0) {
-    const status = w.open(15, SMALL);
-    if (s.status.message) w.string(2, s.status.message.slice(0, 1_024));
-    w.tag(3, 0);
-    w.varint(s.status.code);
-    w.close(status, SMALL);
-  }
-  w.close(start, SPAN);
-}
-
-function childSpan(w: ProtoWriter, c: ChildSpan): void {
+function spanMessage(w: ProtoWriter, c: SpanRecord): void {
   const start = w.open(2, SPAN);
   w.hex(1, c.traceId);
   w.words(2, c.idHigh, c.idLow);
   if (c.traceState) w.string(3, c.traceState);
-  w.words(4, c.parentHigh, c.parentLow);
+  if (c.parentHigh !== 0 || c.parentLow !== 0) w.words(4, c.parentHigh, c.parentLow);
   w.string(5, c.name);
   w.tag(6, 0);
   w.varint(c.kind + 1);
@@ -286,57 +260,38 @@ function childSpan(w: ProtoWriter, c: ChildSpan): void {
   w.close(start, SPAN);
 }
 
-interface ProtoGroup {
-  scope: SpanScope | null;
-  /** The group's spans, each already encoded as a ScopeSpans.spans field. */
-  spans: ProtoWriter;
-}
-
 /**
- * A batch being built: each span is encoded the moment it is added (so the span object can be collected young
- * instead of waiting for the export), and `take` wraps the encoded spans in their resource and scope.
+ * A batch being built: each span is encoded the moment it is added (nothing of it is kept but its bytes), and
+ * `take` wraps the encoded spans in their resource and scope.
  */
 export class ProtoSpanBatch implements SpanBatch {
   readonly contentType = 'application/x-protobuf';
-  /** Writers of batches already sent, emptied for the next ones (a batch's writer grows to ~128 KiB; reused, not reallocated). */
-  private readonly spare: ProtoWriter[] = [];
-  private readonly groups = new ScopeGroups<ProtoGroup>(() => ({ scope: null, spans: this.spare.pop() ?? new ProtoWriter(64 * 1024) }));
+  /** The encoded spans of the batch being built (grows to ~128 KiB and is reused, not reallocated). */
+  private spans = new ProtoWriter(64 * 1024);
   count = 0;
 
-  add(s: ReadableSpan): void {
-    span(this.groups.of(s.resource, s.instrumentationScope).spans, s);
-    this.count++;
-  }
+  constructor(private readonly source: SpanSource) {}
 
-  addChild(resource: SpanResource, scope: SpanScope, child: ChildSpan): void {
-    childSpan(this.groups.of(resource, scope).spans, child);
+  add(span: SpanRecord): void {
+    spanMessage(this.spans, span);
     this.count++;
   }
 
   take(): Buffer {
-    const taken = this.groups.take();
-    let size = 64;
-    for (const { scopes } of taken) for (const group of scopes) size += group.spans.pos + 256;
-    const w = new ProtoWriter(size);
-    for (const { resource, scopes } of taken) {
-      const resourceSpans = w.open(1, GROUP);
-      const resourceMessage = w.open(1, SMALL);
-      attributes(w, 1, resource.attributes);
-      w.close(resourceMessage, SMALL);
-      for (const group of scopes) {
-        const scope = group.scope as SpanScope;
-        const scopeSpans = w.open(2, GROUP);
-        const scopeMessage = w.open(1, SMALL);
-        w.string(1, scope.name);
-        if (scope.version) w.string(2, scope.version);
-        w.close(scopeMessage, SMALL);
-        w.bytes(group.spans.buf.subarray(0, group.spans.pos));
-        w.close(scopeSpans, GROUP);
-        group.spans.pos = 0;
-        if (this.spare.length < 4) this.spare.push(group.spans);
-      }
-      w.close(resourceSpans, GROUP);
-    }
+    const w = new ProtoWriter(this.spans.pos + 1024);
+    const resourceSpans = w.open(1, GROUP);
+    const resourceMessage = w.open(1, SMALL);
+    attributes(w, 1, this.source.resource);
+    w.close(resourceMessage, SMALL);
+    const scopeSpans = w.open(2, GROUP);
+    const scopeMessage = w.open(1, SMALL);
+    w.string(1, this.source.scope.name);
+    if (this.source.scope.version) w.string(2, this.source.scope.version);
+    w.close(scopeMessage, SMALL);
+    w.bytes(this.spans.buf.subarray(0, this.spans.pos));
+    w.close(scopeSpans, GROUP);
+    w.close(resourceSpans, GROUP);
+    this.spans.pos = 0;
     this.count = 0;
     return w.buf.subarray(0, w.pos);
   }

@@ -1,6 +1,5 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import { isSpanContextValid, ROOT_CONTEXT, SamplingDecision, SpanKind, trace, type Attributes, type Context, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { EventBus } from '../../bus/bus.js';
 import type { TracingSettings } from '../../core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../core/events.js';
@@ -14,21 +13,15 @@ import {
 } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { hrTime, newSpanId, spanIdHex, spanIdWords, type ChildSpan } from './child-span.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
-import type { SpanResource, SpanScope } from './span-batch.js';
+import { newSpanId, newTraceId, spanIdHex, spanIdWords, type SpanRecord } from './span-record.js';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
   keys: (carrier: Record<string, string>) => Object.keys(carrier),
   get: (carrier: Record<string, string>, key: string) => carrier[key],
 };
-const headerSetter = {
-  set: (carrier: Record<string, string>, key: string, value: string) => {
-    carrier[key] = value;
-  },
-};
+const NO_LINKS: [] = [];
 
 const stageNames = new Map<string, string>();
 
@@ -54,20 +47,23 @@ function handlers(some: Partial<ChannelHandlers>): ChannelHandlers {
 }
 
 /**
- * One request's spans: the request span (the SDK's), and its stage spans open right now, outermost first, as
- * parallel arrays of numbers and names (no object per stage span; see ChildSpan).
+ * One request's spans: the request span itself, and its stage spans open right now, outermost first, as parallel
+ * arrays of numbers and names (no object per span; see SpanRecord).
  */
 interface RequestSpans {
-  span: Span;
-  /** Sampled: its children are recorded too (else only the trace context travels on). */
+  /** Sampled: its spans are recorded (else only the trace context travels on, as not sampled). */
   recording: boolean;
-  context: SpanContext;
+  traceId: string;
   traceState: string | undefined;
   /** The request span's id as two words (the parent of its outermost stage). */
   idHigh: number;
   idLow: number;
-  resource: SpanResource;
-  scope: SpanScope;
+  /** The client's span (from its `traceparent`) as two words; 0 and 0 when the request started the trace. */
+  parentHigh: number;
+  parentLow: number;
+  name: string;
+  /** The request span's attributes: those known at the start, the rest added at the end. */
+  attributes: Attributes;
   /** `performance.now()` at the request's arrival. */
   startedAt: number;
   stageNames: string[];
@@ -86,7 +82,7 @@ interface AttemptSpan {
   parentHigh: number;
   parentLow: number;
   startedAt: number;
-  attributes: ChildSpan['attributes'] & object;
+  attributes: Attributes;
 }
 
 /**
@@ -97,9 +93,7 @@ interface AttemptSpan {
  * cost) while no endpoint is set; a change of the tracing settings applies to requests that start after it.
  */
 export class RequestTracer {
-  private provider: NodeTracerProvider | null = null;
-  private processor: SpanExport['processor'] | null = null;
-  private tracer: Tracer | null = null;
+  private exporter: SpanExport | null = null;
   private settingsKey = '';
   private readonly requests = new Map<string, RequestSpans>();
   /**
@@ -108,8 +102,8 @@ export class RequestTracer {
    */
   private readonly announced = new Set<string>();
   private readonly attempts = new WeakMap<UpstreamTraceMessage, AttemptSpan>();
-  /** The record every child span is handed to the batch in (encoded at once, never kept). */
-  private readonly child: ChildSpan = {
+  /** The record every finished span is handed to the batch in (encoded at once, never kept). */
+  private readonly record: SpanRecord = {
     traceId: '',
     traceState: undefined,
     idHigh: 0,
@@ -153,15 +147,12 @@ export class RequestTracer {
     this.settingsKey = key;
     // Turned off: the spans of requests still running end (and are exported) before the export stops.
     if (settings.endpoint === null && this.subscribed) this.unsubscribe();
-    const previous = this.provider;
-    const created = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log, this.outbound);
-    this.provider = created?.provider ?? null;
-    this.processor = created?.processor ?? null;
-    this.tracer = this.provider?.getTracer('tollgate', this.version) ?? null;
-    if (previous) void previous.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans of the previous settings'));
-    if (this.provider && !this.subscribed) this.subscribe();
+    const previous = this.exporter;
+    this.exporter = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log, this.outbound);
+    if (previous) void previous.processor.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans of the previous settings'));
+    if (this.exporter && !this.subscribed) this.subscribe();
     // The collector's origin only: a token in the URL's path or query stays out of the log.
-    if (this.provider && settings.endpoint) this.log.info({ collector: new URL(settings.endpoint).origin, sampleRatio: settings.sampleRatio, protocol: settings.protocol }, 'tracing: exporting spans over OTLP/HTTP');
+    if (this.exporter && settings.endpoint) this.log.info({ collector: new URL(settings.endpoint).origin, sampleRatio: settings.sampleRatio, protocol: settings.protocol }, 'tracing: exporting spans over OTLP/HTTP');
   }
 
   /** Subscribes to these stages' channels (the running pipeline's; called again when a config change adds stages). */
@@ -176,14 +167,12 @@ export class RequestTracer {
   /** Ends the spans of requests still open, flushes the queue and stops the export. */
   async close(): Promise<void> {
     this.unsubscribe();
-    const provider = this.provider;
-    this.provider = null;
-    this.processor = null;
-    this.tracer = null;
-    if (!provider) return;
+    const exporter = this.exporter;
+    this.exporter = null;
+    if (!exporter) return;
     // A collector that is down must not hold the shutdown for the exporter's retries: the queue is given up after a while.
     let timer: NodeJS.Timeout | undefined;
-    const flushed = provider.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans at shutdown'));
+    const flushed = exporter.processor.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans at shutdown'));
     await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_FLUSH_MS)))]);
     clearTimeout(timer);
   }
@@ -208,10 +197,7 @@ export class RequestTracer {
     upstreamChannel.unsubscribe(this.onUpstream);
     for (const name of this.watchedStages) stageChannel(name).unsubscribe(this.onStage);
     for (const stop of this.stops.splice(0)) stop();
-    for (const spans of this.requests.values()) {
-      this.endOpenStages(spans);
-      spans.span.end();
-    }
+    for (const spans of this.requests.values()) this.endRequest(spans, performance.now(), null);
     this.requests.clear();
     this.announced.clear();
   }
@@ -226,47 +212,48 @@ export class RequestTracer {
   }
 
   private requestStarted({ requestId, ctx }: RequestTraceMessage): void {
-    if (!this.announced.delete(requestId) || !this.tracer) return;
-    let parent: Context = ROOT_CONTEXT;
+    const exporter = this.exporter;
+    if (!this.announced.delete(requestId) || !exporter) return;
+    let parentContext: Context = ROOT_CONTEXT;
+    let parent: SpanContext | undefined;
     if (ctx.hints.traceparent !== null) {
       const carrier: Record<string, string> = { traceparent: ctx.hints.traceparent };
       if (ctx.hints.tracestate !== null) carrier.tracestate = ctx.hints.tracestate;
-      parent = propagator.extract(ROOT_CONTEXT, carrier, headerGetter);
+      parentContext = propagator.extract(ROOT_CONTEXT, carrier, headerGetter);
+      parent = trace.getSpanContext(parentContext);
+      if (parent && !isSpanContextValid(parent)) parent = undefined;
     }
-    const span = this.tracer.startSpan(
-      `${ctx.operation} ${ctx.request.model}`,
-      {
-        kind: SpanKind.SERVER,
-        startTime: hrTime(ctx.startedAt),
-        attributes: {
-          'gen_ai.operation.name': ctx.operation,
-          'gen_ai.request.model': ctx.request.model,
-          'tollgate.dialect': ctx.dialect,
-          'tollgate.request_id': requestId,
-          'tollgate.stream': ctx.stream,
-          ...(ctx.path ? { 'url.path': ctx.path } : {}),
-        },
-      },
-      parent,
-    );
-    const sdkSpan = span as unknown as Pick<ReadableSpan, 'resource' | 'instrumentationScope'>;
-    const context = span.spanContext();
-    const [idHigh, idLow] = spanIdWords(context.spanId);
-    this.requests.set(requestId, {
-      span,
-      recording: span.isRecording(),
-      context,
-      traceState: context.traceState?.serialize() || undefined,
-      idHigh,
-      idLow,
-      resource: sdkSpan.resource,
-      scope: sdkSpan.instrumentationScope,
+    const traceId = parent?.traceId ?? newTraceId();
+    const name = `${ctx.operation} ${ctx.request.model}`;
+    const attributes: Attributes = {
+      'gen_ai.operation.name': ctx.operation,
+      'gen_ai.request.model': ctx.request.model,
+      'tollgate.dialect': ctx.dialect,
+      'tollgate.request_id': requestId,
+      'tollgate.stream': ctx.stream,
+    };
+    if (ctx.path) attributes['url.path'] = ctx.path;
+    // The SDK's sampler decides, as its tracer would: a sampled parent is followed, new traces at the ratio.
+    const sampling = exporter.sampler.shouldSample(parentContext, traceId, name, SpanKind.SERVER, attributes, NO_LINKS);
+    const [parentHigh, parentLow] = parent ? spanIdWords(parent.spanId) : [0, 0];
+    const spans: RequestSpans = {
+      recording: sampling.decision === SamplingDecision.RECORD_AND_SAMPLED,
+      traceId,
+      traceState: (sampling.traceState ?? parent?.traceState)?.serialize() || undefined,
+      idHigh: 0,
+      idLow: 0,
+      parentHigh,
+      parentLow,
+      name,
+      attributes,
       startedAt: ctx.startedAt,
       stageNames: [],
       stageStarts: [],
       stageIds: [],
       stageParents: [],
-    });
+    };
+    newSpanId(spans);
+    this.requests.set(requestId, spans);
   }
 
   private stageStarted(message: StageTraceMessage): void {
@@ -276,8 +263,8 @@ export class RequestTracer {
     // Its parent is the innermost open stage, else the request.
     if (ids.length > 0) spans.stageParents.push(ids[ids.length - 2] as number, ids[ids.length - 1] as number);
     else spans.stageParents.push(spans.idHigh, spans.idLow);
-    newSpanId(this.child);
-    ids.push(this.child.idHigh, this.child.idLow);
+    newSpanId(this.record);
+    ids.push(this.record.idHigh, this.record.idLow);
     spans.stageNames.push(message.stage);
     spans.stageStarts.push(performance.now());
   }
@@ -295,9 +282,9 @@ export class RequestTracer {
   }
 
   /** Hands the open stage at `index` to the batch as ended now, and forgets it. */
-  private endStage(spans: RequestSpans, index: number, attributes: ChildSpan['attributes'], error: string | null): void {
-    const child = this.child;
-    child.traceId = spans.context.traceId;
+  private endStage(spans: RequestSpans, index: number, attributes: Attributes | null, error: string | null): void {
+    const child = this.record;
+    child.traceId = spans.traceId;
     child.traceState = spans.traceState;
     child.idHigh = spans.stageIds[2 * index] as number;
     child.idLow = spans.stageIds[2 * index + 1] as number;
@@ -321,7 +308,7 @@ export class RequestTracer {
       spans.stageIds.splice(2 * index, 2);
       spans.stageParents.splice(2 * index, 2);
     }
-    this.processor?.onChildEnd(spans.resource, spans.scope, child);
+    this.exporter?.processor.onEnd(child);
   }
 
   /** Ends the stage spans still open (the request ended or tracing stopped before they did). */
@@ -333,8 +320,9 @@ export class RequestTracer {
     const spans = this.requests.get(message.requestId);
     if (!spans) return;
     if (!spans.recording) {
-      // Not sampled: the provider still joins the trace, as not sampled.
-      propagator.inject(trace.setSpan(ROOT_CONTEXT, spans.span), message.headers, headerSetter);
+      // Not sampled: the provider still joins the trace, as not sampled, under the request's span id.
+      message.headers.traceparent = `00-${spans.traceId}-${spanIdHex(spans.idHigh, spans.idLow)}-00`;
+      if (spans.traceState) message.headers.tracestate = spans.traceState;
       return;
     }
     const ids = spans.stageIds;
@@ -357,7 +345,7 @@ export class RequestTracer {
     newSpanId(attempt);
     this.attempts.set(message, attempt);
     // The provider's own spans (if it traces) join this trace under the attempt.
-    message.headers.traceparent = `00-${spans.context.traceId}-${spanIdHex(attempt.idHigh, attempt.idLow)}-01`;
+    message.headers.traceparent = `00-${spans.traceId}-${spanIdHex(attempt.idHigh, attempt.idLow)}-01`;
     if (spans.traceState) message.headers.tracestate = spans.traceState;
   }
 
@@ -367,13 +355,13 @@ export class RequestTracer {
     this.attempts.delete(message);
     const { attributes, request: spans } = attempt;
     if (message.status !== null && message.status !== undefined) attributes['http.response.status_code'] = message.status;
-    const child = this.child;
+    const child = this.record;
     child.error = null;
     if (!message.ok) {
       attributes['error.type'] = message.errorCode ?? (message.status ? String(message.status) : 'error');
       child.error = message.errorCode ?? 'attempt failed';
     }
-    child.traceId = spans.context.traceId;
+    child.traceId = spans.traceId;
     child.traceState = spans.traceState;
     child.idHigh = attempt.idHigh;
     child.idLow = attempt.idLow;
@@ -384,37 +372,55 @@ export class RequestTracer {
     child.startedAt = attempt.startedAt;
     child.endedAt = performance.now();
     child.attributes = attributes;
-    this.processor?.onChildEnd(spans.resource, spans.scope, child);
+    this.exporter?.processor.onEnd(child);
   }
 
   private requestEnded(event: RequestSummary | GatewayEvents['request.failed']): void {
-    const failure = 'type' in event ? event : null;
     const spans = this.requests.get(event.requestId);
     if (!spans) return;
     this.requests.delete(event.requestId);
-    this.endOpenStages(spans);
-    const { span } = spans;
-    span.setAttribute('http.response.status_code', event.status);
-    if (event.provider !== null) span.setAttribute('gen_ai.provider.name', event.provider);
-    if (event.upstreamModel !== null) span.setAttribute('gen_ai.response.model', event.upstreamModel);
+    if (!spans.recording) return;
+    const failure = 'type' in event ? event : null;
+    const attributes = spans.attributes;
+    attributes['http.response.status_code'] = event.status;
+    if (event.provider !== null) attributes['gen_ai.provider.name'] = event.provider;
+    if (event.upstreamModel !== null) attributes['gen_ai.response.model'] = event.upstreamModel;
     if (event.usage) {
-      span.setAttribute('gen_ai.usage.input_tokens', event.usage.input_tokens);
-      span.setAttribute('gen_ai.usage.output_tokens', event.usage.output_tokens);
+      attributes['gen_ai.usage.input_tokens'] = event.usage.input_tokens;
+      attributes['gen_ai.usage.output_tokens'] = event.usage.output_tokens;
     }
-    if (event.finishReasons.length > 0) span.setAttribute('gen_ai.response.finish_reasons', event.finishReasons);
-    if (event.route !== null) span.setAttribute('tollgate.route', event.route);
-    if (event.keyId !== null) span.setAttribute('tollgate.key', event.keyId);
-    if (event.teamId !== null) span.setAttribute('tollgate.team', event.teamId);
-    if (event.costUsd !== null) span.setAttribute('tollgate.cost_usd', event.costUsd);
-    span.setAttribute('tollgate.fallback', event.fallback);
-    span.setAttribute('tollgate.attempts', event.attempts);
-    if (event.firstTokenMs !== null && event.stream) span.setAttribute('tollgate.time_to_first_token_ms', event.firstTokenMs);
-    if (failure) {
-      span.setAttribute('error.type', failure.code ?? failure.type);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
-    } else if (event.status === 499) span.setAttribute('tollgate.cancelled', true);
+    if (event.finishReasons.length > 0) attributes['gen_ai.response.finish_reasons'] = event.finishReasons;
+    if (event.route !== null) attributes['tollgate.route'] = event.route;
+    if (event.keyId !== null) attributes['tollgate.key'] = event.keyId;
+    if (event.teamId !== null) attributes['tollgate.team'] = event.teamId;
+    if (event.costUsd !== null) attributes['tollgate.cost_usd'] = event.costUsd;
+    attributes['tollgate.fallback'] = event.fallback;
+    attributes['tollgate.attempts'] = event.attempts;
+    if (event.firstTokenMs !== null && event.stream) attributes['tollgate.time_to_first_token_ms'] = event.firstTokenMs;
+    if (failure) attributes['error.type'] = failure.code ?? failure.type;
+    else if (event.status === 499) attributes['tollgate.cancelled'] = true;
     // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
-    span.end(hrTime(spans.startedAt + event.durationMs));
+    this.endRequest(spans, spans.startedAt + event.durationMs, failure ? failure.message : null);
+  }
+
+  /** Ends a request's open stages, then its own span (at `endedAt`, failed with `error` when set). */
+  private endRequest(spans: RequestSpans, endedAt: number, error: string | null): void {
+    if (!spans.recording) return;
+    this.endOpenStages(spans);
+    const record = this.record;
+    record.traceId = spans.traceId;
+    record.traceState = spans.traceState;
+    record.idHigh = spans.idHigh;
+    record.idLow = spans.idLow;
+    record.parentHigh = spans.parentHigh;
+    record.parentLow = spans.parentLow;
+    record.name = spans.name;
+    record.kind = SpanKind.SERVER;
+    record.startedAt = spans.startedAt;
+    record.endedAt = endedAt;
+    record.attributes = spans.attributes;
+    record.error = error;
+    this.exporter?.processor.onEnd(record);
   }
 }
 

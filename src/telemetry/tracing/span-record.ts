@@ -1,0 +1,73 @@
+import { randomFillSync } from 'node:crypto';
+import type { Attributes, SpanKind } from '@opentelemetry/api';
+
+/** Random 32-bit words for trace and span ids, drawn from the OS in blocks (one syscall per 1,024 span ids). */
+const words = new Uint32Array(2 * 1024);
+let next = words.length;
+
+/** One random 32-bit word (half a span id, a quarter of a trace id). */
+export function randomWord(): number {
+  if (next === words.length) {
+    randomFillSync(words);
+    next = 0;
+  }
+  return words[next++] as number;
+}
+
+/** A span id as two words: `high` is its first four bytes; the all-zero id (invalid in W3C trace context) is redrawn. */
+export function newSpanId(into: { idHigh: number; idLow: number }): void {
+  do {
+    into.idHigh = randomWord();
+    into.idLow = randomWord();
+  } while (into.idHigh === 0 && into.idLow === 0);
+}
+
+/** The 8 hex digits of a 32-bit word. */
+function wordHex(word: number): string {
+  return (word >>> 0).toString(16).padStart(8, '0');
+}
+
+/** The 16 hex digits of a span id given as two words. */
+export function spanIdHex(high: number, low: number): string {
+  return wordHex(high) + wordHex(low);
+}
+
+/** A new random trace id, 32 hex digits (never all zero). */
+export function newTraceId(): string {
+  let id: string;
+  do id = wordHex(randomWord()) + wordHex(randomWord()) + wordHex(randomWord()) + wordHex(randomWord());
+  while (id === '00000000000000000000000000000000');
+  return id;
+}
+
+/** A span id's first and second words from its 16 hex digits. */
+export function spanIdWords(hex: string): [number, number] {
+  return [Number.parseInt(hex.slice(0, 8), 16), Number.parseInt(hex.slice(8, 16), 16)];
+}
+
+/**
+ * A finished span (a request, a stage, an upstream attempt), as the encoders read it. The tracer keeps a request's
+ * spans as numbers and strings in the request's own record and arrays, and hands each finished one to the batch in
+ * one reused record that is encoded at once: a traced request allocates no span object. (The SDK's span objects,
+ * built, filled through setAttribute, ended through its processor and then encoded, were most of tracing's cost
+ * at 100% sampling; the SDK's sampler, resource and propagator are still the ones used.)
+ */
+export interface SpanRecord {
+  /** The trace id, 32 hex digits. */
+  traceId: string;
+  /** The serialized W3C tracestate, if the trace has one. */
+  traceState: string | undefined;
+  idHigh: number;
+  idLow: number;
+  /** The parent's span id as two words; both 0 for a root span (no parent). */
+  parentHigh: number;
+  parentLow: number;
+  name: string;
+  kind: SpanKind;
+  /** `performance.now()` readings. */
+  startedAt: number;
+  endedAt: number;
+  attributes: Attributes | null;
+  /** Set when the span failed: its status is ERROR with this message (none when empty). */
+  error: string | null;
+}
