@@ -4,8 +4,10 @@
 // `npm run bench:observability -- --profile` against the metrics-only one).
 //
 //   npx tsx bench/profile-diff.ts <base.cpuprofile> <base requests> <variant.cpuprofile> <variant requests> [top] [--self]
-// (`--self`: each function's own time only, without what it calls.)
+// (`--self`: each function's own time only, without what it calls; `--skip-ms N`: leave out the first N ms of each
+// profile, the process's start-up, which would otherwise be spread over the requests.)
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 
 interface ProfileNode {
   id: number;
@@ -26,15 +28,18 @@ function label(node: ProfileNode): string {
 }
 
 /** Inclusive microseconds per function label, and the total sampled time. */
-function inclusive(file: string, selfOnly: boolean): { byLabel: Map<string, number>; total: number } {
+function inclusive(file: string, selfOnly: boolean, skipMs: number): { byLabel: Map<string, number>; total: number } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const selfUs = new Map<number, number>();
   let total = 0;
+  let elapsed = 0;
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0;
+    elapsed += delta;
+    if (elapsed < skipMs * 1000) return;
     selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
     total += delta;
   });
@@ -54,14 +59,16 @@ function inclusive(file: string, selfOnly: boolean): { byLabel: Map<string, numb
   return { byLabel, total };
 }
 
-const selfOnly = process.argv.includes('--self');
-const [baseFile, baseRequestsArg, variantFile, variantRequestsArg, topArg] = process.argv.slice(2).filter((arg) => arg !== '--self');
+const { values: flags, positionals } = parseArgs({ allowPositionals: true, options: { self: { type: 'boolean', default: false }, 'skip-ms': { type: 'string', default: '0' } } });
+const selfOnly = flags.self;
+const skipMs = Number(flags['skip-ms']);
+const [baseFile, baseRequestsArg, variantFile, variantRequestsArg, topArg] = positionals;
 if (!baseFile || !baseRequestsArg || !variantFile || !variantRequestsArg) {
-  throw new Error('usage: profile-diff.ts <base.cpuprofile> <base requests> <variant.cpuprofile> <variant requests> [top]');
+  throw new Error('usage: profile-diff.ts <base.cpuprofile> <base requests> <variant.cpuprofile> <variant requests> [top] [--self] [--skip-ms N]');
 }
 const top = Number(topArg ?? 40);
-const base = inclusive(baseFile, selfOnly);
-const variant = inclusive(variantFile, selfOnly);
+const base = inclusive(baseFile, selfOnly, skipMs);
+const variant = inclusive(variantFile, selfOnly, skipMs);
 const baseRequests = Number(baseRequestsArg);
 const variantRequests = Number(variantRequestsArg);
 const rows = new Set([...base.byLabel.keys(), ...variant.byLabel.keys()]);

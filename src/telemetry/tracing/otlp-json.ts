@@ -67,7 +67,7 @@ export function attributesJson(attributes: Attributes): string {
 }
 
 function spanJson(c: SpanRecord): string {
-  let json = `{"traceId":"${c.traceId}","spanId":"${spanIdHex(c.idHigh, c.idLow)}"`;
+  let json = `{"traceId":"${c.traceId.hex}","spanId":"${spanIdHex(c.idHigh, c.idLow)}"`;
   if (c.parentHigh !== 0 || c.parentLow !== 0) json += `,"parentSpanId":"${spanIdHex(c.parentHigh, c.parentLow)}"`;
   if (c.traceState) json += `,"traceState":${JSON.stringify(c.traceState)}`;
   json += `,"name":${jsonString(c.name)},"kind":${otlpKind(c.kind)},"startTimeUnixNano":"${nanosOf(c.startedAt)}","endTimeUnixNano":"${nanosOf(c.endedAt)}"`;

@@ -14,14 +14,6 @@ import type { SpanRecord } from './span-record.js';
 /** Longest string value kept in an attribute or status message (a span is a summary, not a log). */
 const MAX_STRING_BYTES = 4_096;
 
-/** Hex digit values by character code. */
-const HEX = new Uint8Array(128);
-for (let i = 0; i < 10; i++) HEX[48 + i] = i;
-for (let i = 0; i < 6; i++) {
-  HEX[97 + i] = 10 + i;
-  HEX[65 + i] = 10 + i;
-}
-
 class ProtoWriter {
   buf: Buffer;
   pos = 0;
@@ -51,16 +43,13 @@ class ProtoWriter {
     this.varint((field << 3) | wireType);
   }
 
-  /** A length-delimited field of raw hex bytes (trace and span ids: 8 or 16 bytes, decoded in JS). */
-  hex(field: number, hex: string): void {
-    const bytes = hex.length >>> 1;
-    this.tag(field, 2);
-    this.varint(bytes);
-    this.room(bytes);
-    const buf = this.buf;
-    let at = this.pos;
-    for (let i = 0; i < hex.length; i += 2) buf[at++] = (HEX[hex.charCodeAt(i)] as number) * 16 + (HEX[hex.charCodeAt(i + 1)] as number);
-    this.pos = at;
+  /** A length-delimited field of 16 bytes or fewer (a trace id). */
+  shortBytes(field: number, bytes: Uint8Array): void {
+    this.room(bytes.length + 2);
+    this.buf[this.pos++] = (field << 3) | 2;
+    this.buf[this.pos++] = bytes.length;
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
   }
 
   /** A length-delimited field of 8 bytes: a span id given as two 32-bit words, big-endian as its hex reads. */
@@ -150,6 +139,12 @@ class ProtoWriter {
     let length = this.pos - start;
     if (length >= 2 ** (7 * width)) throw new Error(`protobuf: a nested message of ${length} bytes does not fit in ${width} length bytes`);
     let at = start - width;
+    if (width === 2) {
+      // Most nested messages (attributes, values, statuses) are small: their two length bytes directly.
+      this.buf[at] = (length & 0x7f) | 0x80;
+      this.buf[at + 1] = length >>> 7;
+      return;
+    }
     for (let i = 0; i < width - 1; i++) {
       this.buf[at++] = (length & 0x7f) | 0x80;
       length = Math.floor(length / 128);
@@ -240,7 +235,7 @@ function timeField(w: ProtoWriter, field: number, performanceMs: number): void {
 
 function spanMessage(w: ProtoWriter, c: SpanRecord): void {
   const start = w.open(2, SPAN);
-  w.hex(1, c.traceId);
+  w.shortBytes(1, c.traceId.bytes);
   w.words(2, c.idHigh, c.idLow);
   if (c.traceState) w.string(3, c.traceState);
   if (c.parentHigh !== 0 || c.parentLow !== 0) w.words(4, c.parentHigh, c.parentLow);

@@ -14,7 +14,7 @@ import {
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
-import { newSpanId, newTraceId, spanIdHex, spanIdWords, type SpanRecord } from './span-record.js';
+import { newSpanId, newTraceId, spanIdHex, spanIdWords, traceIdOf, type SpanRecord, type TraceId } from './span-record.js';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
@@ -53,7 +53,7 @@ function handlers(some: Partial<ChannelHandlers>): ChannelHandlers {
 interface RequestSpans {
   /** Sampled: its spans are recorded (else only the trace context travels on, as not sampled). */
   recording: boolean;
-  traceId: string;
+  traceId: TraceId;
   traceState: string | undefined;
   /** The request span's id as two words (the parent of its outermost stage). */
   idHigh: number;
@@ -104,7 +104,7 @@ export class RequestTracer {
   private readonly attempts = new WeakMap<UpstreamTraceMessage, AttemptSpan>();
   /** The record every finished span is handed to the batch in (encoded at once, never kept). */
   private readonly record: SpanRecord = {
-    traceId: '',
+    traceId: { hex: '', bytes: Buffer.alloc(16) },
     traceState: undefined,
     idHigh: 0,
     idLow: 0,
@@ -223,7 +223,7 @@ export class RequestTracer {
       parent = trace.getSpanContext(parentContext);
       if (parent && !isSpanContextValid(parent)) parent = undefined;
     }
-    const traceId = parent?.traceId ?? newTraceId();
+    const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
     const name = `${ctx.operation} ${ctx.request.model}`;
     const attributes: Attributes = {
       'gen_ai.operation.name': ctx.operation,
@@ -234,7 +234,7 @@ export class RequestTracer {
     };
     if (ctx.path) attributes['url.path'] = ctx.path;
     // The SDK's sampler decides, as its tracer would: a sampled parent is followed, new traces at the ratio.
-    const sampling = exporter.sampler.shouldSample(parentContext, traceId, name, SpanKind.SERVER, attributes, NO_LINKS);
+    const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, attributes, NO_LINKS);
     const [parentHigh, parentLow] = parent ? spanIdWords(parent.spanId) : [0, 0];
     const spans: RequestSpans = {
       recording: sampling.decision === SamplingDecision.RECORD_AND_SAMPLED,
@@ -321,7 +321,7 @@ export class RequestTracer {
     if (!spans) return;
     if (!spans.recording) {
       // Not sampled: the provider still joins the trace, as not sampled, under the request's span id.
-      message.headers.traceparent = `00-${spans.traceId}-${spanIdHex(spans.idHigh, spans.idLow)}-00`;
+      message.headers.traceparent = `00-${spans.traceId.hex}-${spanIdHex(spans.idHigh, spans.idLow)}-00`;
       if (spans.traceState) message.headers.tracestate = spans.traceState;
       return;
     }
@@ -345,7 +345,7 @@ export class RequestTracer {
     newSpanId(attempt);
     this.attempts.set(message, attempt);
     // The provider's own spans (if it traces) join this trace under the attempt.
-    message.headers.traceparent = `00-${spans.traceId}-${spanIdHex(attempt.idHigh, attempt.idLow)}-01`;
+    message.headers.traceparent = `00-${spans.traceId.hex}-${spanIdHex(attempt.idHigh, attempt.idLow)}-01`;
     if (spans.traceState) message.headers.tracestate = spans.traceState;
   }
 

@@ -8,12 +8,17 @@ import { OtlpSender } from './otlp-exporter.js';
 import { JsonSpanBatch } from './otlp-json.js';
 import { ProtoSpanBatch } from './otlp-proto.js';
 
-/** Spans per export: with two exports in flight at most, about 1,000 spans wait at any time. */
-export const MAX_BATCH_SPANS = 512;
+/**
+ * Spans per export (about 430 KB of protobuf for tollgate's spans): with two exports in flight at most, about
+ * 6,000 spans wait at any time. An export has a fixed cost (a POST, its answer, waking up for it) of a few hundred
+ * µs here whatever its size: at the SDK's default of 512 spans, that was about 5 µs per traced request, at 2,048
+ * about 1.5 (bench/RESULTS.md, issue 16).
+ */
+export const MAX_BATCH_SPANS = 2048;
 
 /**
  * An export over OTLP/HTTP (protobuf or JSON) in batches: each span is encoded as it ends, a batch goes out every
- * second or 512 spans at a time, and an export that fails, times out or finds the collector behind loses that
+ * second or 2,048 spans at a time, and an export that fails, times out or finds the collector behind loses that
  * batch only. Nothing is registered globally: tollgate's spans never mix with an embedder's own OpenTelemetry
  * setup. The resource is the SDK's default (telemetry.sdk.*) with the service's name and version.
  */

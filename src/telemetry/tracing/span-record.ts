@@ -22,22 +22,37 @@ export function newSpanId(into: { idHigh: number; idLow: number }): void {
   } while (into.idHigh === 0 && into.idLow === 0);
 }
 
-/** The 8 hex digits of a 32-bit word. */
-function wordHex(word: number): string {
-  return (word >>> 0).toString(16).padStart(8, '0');
-}
+/** Scratch bytes for turning ids into hex in one native call. */
+const scratch = Buffer.alloc(8);
 
 /** The 16 hex digits of a span id given as two words. */
 export function spanIdHex(high: number, low: number): string {
-  return wordHex(high) + wordHex(low);
+  scratch.writeUInt32BE(high >>> 0, 0);
+  scratch.writeUInt32BE(low >>> 0, 4);
+  return scratch.toString('hex', 0, 8);
 }
 
-/** A new random trace id, 32 hex digits (never all zero). */
-export function newTraceId(): string {
-  let id: string;
-  do id = wordHex(randomWord()) + wordHex(randomWord()) + wordHex(randomWord()) + wordHex(randomWord());
-  while (id === '00000000000000000000000000000000');
-  return id;
+/** A trace id as its 32 hex digits and its 16 bytes (what the protobuf encoding copies into every span). */
+export interface TraceId {
+  hex: string;
+  bytes: Buffer;
+}
+
+/** A new random trace id (never all zero). */
+export function newTraceId(): TraceId {
+  const bytes = Buffer.allocUnsafe(16);
+  do {
+    bytes.writeUInt32BE(randomWord(), 0);
+    bytes.writeUInt32BE(randomWord(), 4);
+    bytes.writeUInt32BE(randomWord(), 8);
+    bytes.writeUInt32BE(randomWord(), 12);
+  } while (bytes.readUInt32BE(0) === 0 && bytes.readUInt32BE(4) === 0 && bytes.readUInt32BE(8) === 0 && bytes.readUInt32BE(12) === 0);
+  return { hex: bytes.toString('hex'), bytes };
+}
+
+/** A trace id given as 32 hex digits (a client's, from its `traceparent`). */
+export function traceIdOf(hex: string): TraceId {
+  return { hex, bytes: Buffer.from(hex, 'hex') };
 }
 
 /** A span id's first and second words from its 16 hex digits. */
@@ -53,8 +68,7 @@ export function spanIdWords(hex: string): [number, number] {
  * at 100% sampling; the SDK's sampler, resource and propagator are still the ones used.)
  */
 export interface SpanRecord {
-  /** The trace id, 32 hex digits. */
-  traceId: string;
+  traceId: TraceId;
   /** The serialized W3C tracestate, if the trace has one. */
   traceState: string | undefined;
   idHigh: number;
