@@ -137,14 +137,14 @@ class ProtoWriter {
   /** Closes a nested message opened with `open`, writing its length as a varint padded to `width` bytes. */
   close(start: number, width: number): void {
     let length = this.pos - start;
-    if (length >= 2 ** (7 * width)) throw new Error(`protobuf: a nested message of ${length} bytes does not fit in ${width} length bytes`);
     let at = start - width;
-    if (width === 2) {
+    if (width === 2 && length < 16_384) {
       // Most nested messages (attributes, values, statuses) are small: their two length bytes directly.
       this.buf[at] = (length & 0x7f) | 0x80;
       this.buf[at + 1] = length >>> 7;
       return;
     }
+    if (length >= 2 ** (7 * width)) throw new Error(`protobuf: a nested message of ${length} bytes does not fit in ${width} length bytes`);
     for (let i = 0; i < width - 1; i++) {
       this.buf[at++] = (length & 0x7f) | 0x80;
       length = Math.floor(length / 128);
