@@ -54,6 +54,7 @@ async function main(): Promise<void> {
   const upstream = await spawnServer('upstream', './serve-upstream.ts', ['--port', '0']);
   const receiver = await spawnServer('otlp', './serve-otlp.ts', ['--port', '0']);
   children.push(upstream, receiver);
+  const receiverCpuAtStart = await receiver.cpuMicros();
   const [off, metricsOnly, on] = await Promise.all([
     spawnServer('off', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'off'], profileFlags('off')),
     spawnServer('metrics', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on'], profileFlags('metrics')),
@@ -113,6 +114,9 @@ async function main(): Promise<void> {
   if (values.profile) {
     console.log(`\nrequests served, for bench/profile-diff.ts: ${targets.map(([name, server]) => `${name} ${served.get(server) ?? 0}`).join('; ')}`);
   }
+  // The collector's side, for the record: it runs on the same two cores as everything else.
+  const receiverCpu = (await receiver.cpuMicros()) - receiverCpuAtStart;
+  console.log(`\nthe OTLP receiver used ${(receiverCpu / Math.max(1, served.get(on) ?? 0)).toFixed(1)} µs of CPU per traced request`);
   const scrape = await (await fetch(`${on.url}/metrics`)).text();
   const requests = /^tollgate_requests_total\{[^}]*status="200"\} (\d+)/m.exec(scrape)?.[1];
   console.log(`\n/metrics of the traced gateway: tollgate_requests_total{status="200"} ${requests ?? 'missing'}`);
