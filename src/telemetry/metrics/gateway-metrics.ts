@@ -4,6 +4,7 @@ import type { RuntimeConfig } from '../../core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../core/events.js';
 import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { HealthRegistry } from '../../routing/health-registry.js';
+import { BufferedCounter } from './buffered-counter.js';
 import { LabelValues } from './label-values.js';
 import { processMetrics } from './process-metrics.js';
 
@@ -46,13 +47,13 @@ export class GatewayMetrics {
   /** Requests whose next attempt follows a fallback (so it is not counted as a retry). */
   private readonly afterFallback = new Set<string>();
 
-  private readonly requests = this.counter('tollgate_requests_total', 'Requests that reached the pipeline, by the HTTP status the client got (499: the client left).', ['provider', 'model', 'status']);
+  private readonly requests = new BufferedCounter(this.registry, 'tollgate_requests_total', 'Requests that reached the pipeline, by the HTTP status the client got (499: the client left).', ['provider', 'model', 'status']);
   private readonly duration = this.histogram('tollgate_request_duration_seconds', 'Time from arrival to the end of the answer.', LATENCY_BUCKETS);
   private readonly firstToken = this.histogram('tollgate_time_to_first_token_seconds', 'Streams: time from arrival to the first chunk sent to the client.', LATENCY_BUCKETS);
   private readonly overhead = this.histogram('tollgate_gateway_overhead_seconds', 'Time the gateway itself took: the total minus the time spent waiting on upstreams.', OVERHEAD_BUCKETS);
-  private readonly tokens = this.counter('tollgate_tokens_total', 'Tokens as charged, by direction (input, output).', ['provider', 'model', 'direction']);
-  private readonly cost = this.counter('tollgate_cost_usd_total', 'USD charged.', ['provider', 'model']);
-  private readonly attempts = this.counter('tollgate_upstream_attempts_total', 'Upstream attempts, retries and fallbacks included, by outcome (success, error).', ['provider', 'model', 'outcome']);
+  private readonly tokens = new BufferedCounter(this.registry, 'tollgate_tokens_total', 'Tokens as charged, by direction (input, output).', ['provider', 'model', 'direction']);
+  private readonly cost = new BufferedCounter(this.registry, 'tollgate_cost_usd_total', 'USD charged.', ['provider', 'model']);
+  private readonly attempts = new BufferedCounter(this.registry, 'tollgate_upstream_attempts_total', 'Upstream attempts, retries and fallbacks included, by outcome (success, error).', ['provider', 'model', 'outcome']);
   private readonly fallbacks = this.counter('tollgate_fallbacks_total', 'Moves from one target group to the next (a fallback used).', []);
   private readonly retries = this.counter('tollgate_retries_total', 'Attempts after the first that did not follow a fallback (the same group tried again).', []);
   private readonly rateLimited = this.counter('tollgate_ratelimit_rejections_total', 'Requests refused by a rate limit (429).', ['scope', 'unit']);
@@ -70,7 +71,13 @@ export class GatewayMetrics {
     ['rule', 'action', 'side'],
   );
   private readonly cacheSaved = this.counter('tollgate_cache_saved_usd_total', 'USD not spent because the cache answered (what each answer cost when it was bought).', []);
-  private readonly inflight = new Gauge({ name: 'tollgate_inflight_requests', help: 'Requests in the pipeline right now.', registers: [this.registry] });
+  /** Read from `running` when scraped, instead of a gauge update on every arrival and end. */
+  private readonly inflight: Gauge = new Gauge({
+    name: 'tollgate_inflight_requests',
+    help: 'Requests in the pipeline right now.',
+    registers: [this.registry],
+    collect: (): void => this.inflight.set(this.running.size),
+  });
 
   constructor(private readonly sources: MetricsSources) {
     const { bus } = sources;
@@ -78,7 +85,6 @@ export class GatewayMetrics {
     this.stops = [
       bus.on('request.received', (event: GatewayEvents['request.received']) => {
         this.running.add(event.requestId);
-        this.inflight.inc();
       }),
       bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.finished(event)),
       bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.finished(event)),
@@ -113,20 +119,20 @@ export class GatewayMetrics {
   }
 
   private finished(event: RequestSummary): void {
-    if (this.running.delete(event.requestId)) this.inflight.dec();
+    this.running.delete(event.requestId);
     this.afterFallback.delete(event.requestId);
     const provider = this.providers.of(event.provider ?? NONE);
     const model = this.models.of(event.upstreamModel ?? event.model);
-    this.requests.inc({ provider, model, status: this.statuses.of(String(event.status)) });
+    this.requests.add(1, provider, model, this.statuses.of(String(event.status)));
     const seconds = event.durationMs / 1000;
     this.duration.observe({ provider, model }, seconds);
     this.overhead.observe({ provider, model }, Math.max(0, event.durationMs - event.upstreamMs) / 1000);
     if (event.stream && event.firstTokenMs !== null) this.firstToken.observe({ provider, model }, event.firstTokenMs / 1000);
     if (event.usage) {
-      if (event.usage.input_tokens > 0) this.tokens.inc({ provider, model, direction: 'input' }, event.usage.input_tokens);
-      if (event.usage.output_tokens > 0) this.tokens.inc({ provider, model, direction: 'output' }, event.usage.output_tokens);
+      if (event.usage.input_tokens > 0) this.tokens.add(event.usage.input_tokens, provider, model, 'input');
+      if (event.usage.output_tokens > 0) this.tokens.add(event.usage.output_tokens, provider, model, 'output');
     }
-    if (event.costUsd !== null && event.costUsd > 0) this.cost.inc({ provider, model }, event.costUsd);
+    if (event.costUsd !== null && event.costUsd > 0) this.cost.add(event.costUsd, provider, model);
   }
 
   private guardrailActed(event: GatewayEvents['guardrail.blocked'], action: 'blocked' | 'redacted' | 'flagged'): void {
@@ -134,7 +140,7 @@ export class GatewayMetrics {
   }
 
   private attempted(event: GatewayEvents['provider.attempted']): void {
-    this.attempts.inc({ provider: this.providers.of(event.provider), model: this.models.of(event.model), outcome: event.ok ? 'success' : 'error' });
+    this.attempts.add(1, this.providers.of(event.provider), this.models.of(event.model), event.ok ? 'success' : 'error');
     if (event.attempt > 1 && !this.afterFallback.delete(event.requestId)) this.retries.inc();
   }
 
