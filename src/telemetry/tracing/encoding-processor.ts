@@ -15,7 +15,7 @@ export interface EncodingProcessorOptions {
  * generation collection and be promoted, which cost more than building them. The batch is bounded (it goes
  * out at `maxBatchSpans`), and a batch that cannot be sent (too many exports in flight) is dropped, counted and
  * logged: a collector that is down never grows memory. (It does for tollgate's span records what the SDK's
- * BatchSpanProcessor does for span objects: the same batch size, delay and drop-when-behind behaviour.)
+ * BatchSpanProcessor does for span objects: a bounded batch, a delay and dropping when behind.)
  */
 export class EncodingSpanProcessor {
   private timer: NodeJS.Timeout | null = null;

@@ -14,7 +14,7 @@ import {
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
-import { newSpanId, newTraceId, spanIdHex, spanIdWords, traceIdOf, type SpanRecord, type TraceId } from './span-record.js';
+import { newSpanId, newTraceId, spanIdHex, spanIdWords, traceIdOf, type SpanRecord } from './span-record.js';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
@@ -50,22 +50,13 @@ function handlers(some: Partial<ChannelHandlers>): ChannelHandlers {
  * One request's spans: the request span itself, and its stage spans open right now, outermost first, as parallel
  * arrays of numbers and names (no object per span; see SpanRecord).
  */
-interface RequestSpans {
+interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHigh' | 'idLow' | 'parentHigh' | 'parentLow' | 'name' | 'startedAt'> {
+  // The request span's own fields are a span record's: its id (the parent of its outermost stage), the client's
+  // span from `traceparent` as its parent (0 and 0 when the request started the trace), and its arrival time.
   /** Sampled: its spans are recorded (else only the trace context travels on, as not sampled). */
   recording: boolean;
-  traceId: TraceId;
-  traceState: string | undefined;
-  /** The request span's id as two words (the parent of its outermost stage). */
-  idHigh: number;
-  idLow: number;
-  /** The client's span (from its `traceparent`) as two words; 0 and 0 when the request started the trace. */
-  parentHigh: number;
-  parentLow: number;
-  name: string;
   /** The request span's attributes: those known at the start, the rest added at the end. */
   attributes: Attributes;
-  /** `performance.now()` at the request's arrival. */
-  startedAt: number;
   stageNames: string[];
   stageStarts: number[];
   /** Two words per open stage: its span id, then (in `stageParents`) its parent's. */
