@@ -81,14 +81,15 @@ async function main(): Promise<void> {
         return result;
       };
       if (warmupSec > 0) for (const [, server] of targets) await load(server, warmupSec);
-      const tallies = new Map<string, { latencies: Float64Array[]; seconds: number; cpu: number; non2xx: number }>();
+      const tallies = new Map<string, { latencies: Float64Array[]; seconds: number; cpu: number; non2xx: number; perRound: number[] }>();
       for (let round = 0; round < rounds; round++) {
         for (let i = 0; i < targets.length; i++) {
           const [name, server] = targets[(round + i) % targets.length] as [string, ServerChild];
           const before = await server.cpuMicros();
           const slice = await load(server, durationSec / rounds);
           const after = await server.cpuMicros();
-          const tally = tallies.get(name) ?? { latencies: [], seconds: 0, cpu: 0, non2xx: 0 };
+          const tally = tallies.get(name) ?? { latencies: [], seconds: 0, cpu: 0, non2xx: 0, perRound: [] };
+          tally.perRound.push((after - before) / Math.max(1, slice.latencies.length));
           tally.latencies.push(slice.latencies);
           tally.seconds += slice.durationSec;
           tally.cpu += after - before;
@@ -109,6 +110,15 @@ async function main(): Promise<void> {
       const base = cpu[0] as number;
       const full = cpu.at(-1) as number;
       console.log(`|  |  | CPU per request with both on | ${(((full - base) / base) * 100).toFixed(1)}% | | | | |`);
+      // The same rise round by round: the slices of one round run minutes closer together than the run's first and
+      // last, so a machine that drifts during the run moves the whole-run figure more than these.
+      const offRounds = tallies.get(targets[0]?.[0] ?? '')?.perRound ?? [];
+      const onRounds = tallies.get(targets.at(-1)?.[0] ?? '')?.perRound ?? [];
+      const rises = onRounds.map((value, round) => ((value - (offRounds[round] as number)) / (offRounds[round] as number)) * 100).sort((a, b) => a - b);
+      if (rises.length >= 4) {
+        const at = (q: number) => (rises[Math.min(rises.length - 1, Math.floor(q * (rises.length - 1) + 0.5))] as number).toFixed(1);
+        console.log(`|  |  | the same, round by round | median ${at(0.5)}%, middle half ${at(0.25)}% to ${at(0.75)}% (${rises.length} rounds) | | | | |`);
+      }
     }
   }
   if (values.profile) {

@@ -1,6 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { ChatCompletion } from '../core/canonical.js';
-import { commit } from '../store/commit.js';
+import { commitSoon } from '../store/commit.js';
 
 /** One cached answer, as LMDB keeps it. */
 export interface CacheEntry {
@@ -89,7 +89,7 @@ export class CacheStore {
   /** Stores an entry; an older entry of the same exact key is replaced. Resolves with the replaced entry's id. */
   async put(entry: CacheEntry): Promise<number | null> {
     let replaced: number | null = null;
-    await commit(this.root, () => {
+    await commitSoon(this.root, () => {
       const previous = this.exact.get(entry.exactKey);
       if (previous !== undefined && previous !== entry.id) {
         replaced = previous;
@@ -106,7 +106,7 @@ export class CacheStore {
 
   /** Records a hit (for LRU eviction and the stats); written in the background. */
   touch(entry: CacheEntry, at: number): void {
-    this.lastTouch = commit(this.root, () => {
+    this.lastTouch = commitSoon(this.root, () => {
       const current = this.entries.get(entry.id);
       // Deleted or replaced since the lookup read it: nothing to record.
       if (!current) return;

@@ -1,7 +1,7 @@
 import { ERROR_INDEX_COMPLETE, errorIndexValue, queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
 import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
-import { commit } from '../store/commit.js';
+import { commit, commitSoon } from '../store/commit.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
 import {
@@ -58,8 +58,9 @@ function defined<T extends object>(patch: T): Partial<T> {
  * behind `requestLog({ key_id })`).
  *
  * Every read-modify-write runs inside one `root.transaction` callback, so admin edits and the spend added by
- * `recordSpend` never lose each other's updates. The request path's writes (`recordSpend`, `recordRequest`) commit
- * through `commit` (store/commit.ts): synchronously when there is no fsync.
+ * `recordSpend` never lose each other's updates. The request path's writes commit through store/commit.ts,
+ * synchronously when there is no fsync: `recordSpend` at once, `recordRequest` with the other background writes
+ * of the next few milliseconds.
  * The lookups the request path needs (`findKeyBySecret`, `getKeyRecord`, `getTeamRecord`, `currentUsage`) are
  * synchronous lmdb reads.
  */
@@ -294,8 +295,8 @@ export class GovernanceStore {
    */
   async recordRequest(entry: RequestLogInput): Promise<void> {
     const id = entry.id || this.newRequestLogId();
-    // The entry and its index rows in one transaction.
-    await commit(this.root, () => {
+    // The entry and its index rows in one transaction, shared with the other background writes of the moment.
+    await commitSoon(this.root, () => {
       void this.log.put(id, { ...entry, id });
       if (entry.key_id) void this.logByKey.put([entry.key_id, id], null);
       if (entry.status >= 400) void this.logErrors.put(id, errorIndexValue(entry));

@@ -2,6 +2,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { AuditLog } from './audit-log.js';
+import { commitWaiting } from './commit.js';
 import { ConfigRepo } from './config-repo.js';
 
 export interface InstanceMeta {
@@ -14,8 +15,9 @@ export interface InstanceMeta {
 /**
  * The single LMDB environment under the data directory. Typed stores (config, keys, usage, logs, cache,
  * audit) are named sub-databases of it; lmdb-js batches the writes of one event-loop turn into one
- * transaction. A request's own writes (spend, log entry, cache entry) commit through `commit` (commit.ts):
- * synchronously into the page cache without fsync, never waiting for the disk on the event loop.
+ * transaction. A request's own writes commit through commit.ts: its spend at once (`commit`), its log entry and
+ * cache entry with the other background writes of the next few milliseconds (`commitSoon`); synchronously into the
+ * page cache without fsync, never waiting for the disk on the event loop.
  */
 export class Store {
   readonly root: RootDatabase;
@@ -62,6 +64,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    commitWaiting(this.root);
     await this.root.close();
   }
 }

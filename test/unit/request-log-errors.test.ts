@@ -79,7 +79,8 @@ describe('the request log error index', () => {
 
   it('a rare filter reads at most one page budget of index rows and answers with a cursor', async () => {
     const t = Date.now() - 100_000;
-    for (let i = 0; i < MAX_SCANNED_PER_PAGE + 10; i++) await store.recordRequest(entry(t + i, 500, 'common'));
+    // Handed over together, as the log subscriber hands them: they commit in batches, not one commit each.
+    await Promise.all(Array.from({ length: MAX_SCANNED_PER_PAGE + 10 }, (_, i) => store.recordRequest(entry(t + i, 500, 'common'))));
     const page = store.requestLogPage({ q: 'nowhere' });
     expect(page.data).toEqual([]);
     expect(page.next_before).not.toBeNull();

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { BATCH_WINDOW_MS, commit, commitSoon, commitWaiting } from '../../src/store/commit.js';
+import { Store } from '../../src/store/store.js';
+
+let dir: string;
+let root: RootDatabase;
+let db: Database<string, string>;
+let transactions: number;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-commit-'));
+  // As the gateway opens it by default: no fsync, so commits are synchronous.
+  root = open({ path: join(dir, 'test.lmdb'), maxDbs: 4, compression: false, noSync: true });
+  db = root.openDB<string, string>({ name: 'rows' });
+  transactions = 0;
+  const real = root.transactionSync.bind(root);
+  vi.spyOn(root, 'transactionSync').mockImplementation(((work: () => unknown) => {
+    transactions++;
+    return real(work);
+  }) as typeof root.transactionSync);
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await root.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('background writes (commitSoon)', () => {
+  it('wait for the window, then commit together in one transaction and resolve with their results', async () => {
+    const done = [1, 2, 3, 4, 5].map((n) => commitSoon(root, () => (db.put(`k${n}`, `v${n}`), n * 10)));
+    expect(db.get('k1')).toBeUndefined();
+    expect(transactions).toBe(0);
+    expect(await Promise.all(done)).toEqual([10, 20, 30, 40, 50]);
+    expect(transactions).toBe(1);
+    for (const n of [1, 2, 3, 4, 5]) expect(db.get(`k${n}`)).toBe(`v${n}`);
+  });
+
+  it('commit within the window', async () => {
+    const started = performance.now();
+    await commitSoon(root, () => db.put('k', 'v'));
+    const waited = performance.now() - started;
+    expect(db.get('k')).toBe('v');
+    expect(waited).toBeGreaterThanOrEqual(BATCH_WINDOW_MS - 1);
+    expect(waited).toBeLessThan(1_000);
+  });
+
+  it('fail alone when their work throws: the others still commit', async () => {
+    const first = commitSoon(root, () => db.put('a', '1'));
+    const broken = commitSoon(root, () => {
+      throw new Error('this write is refused');
+    });
+    const last = commitSoon(root, () => db.put('c', '3'));
+    await expect(broken).rejects.toThrow('this write is refused');
+    await Promise.all([first, last]);
+    expect(db.get('a')).toBe('1');
+    expect(db.get('c')).toBe('3');
+    expect(transactions).toBe(1);
+  });
+
+  it('commit at once when the batch is full, without waiting out the window', async () => {
+    const done: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 256; i++) done.push(commitSoon(root, () => db.put(`k${i}`, 'v')));
+    expect(transactions).toBe(1);
+    expect(db.get('k255')).toBe('v');
+    await Promise.all(done);
+  });
+
+  it('are not taken along by a write that commits at once (a spend): they keep waiting for their batch', async () => {
+    const background = commitSoon(root, () => db.put('log', 'entry'));
+    const spent = await commit(root, () => (db.put('spend', '1'), 'charged'));
+    expect(spent).toBe('charged');
+    expect(transactions).toBe(1);
+    expect(db.get('spend')).toBe('1');
+    expect(db.get('log')).toBeUndefined();
+    await background;
+    expect(transactions).toBe(2);
+    expect(db.get('log')).toBe('entry');
+  });
+
+  it('commit now on commitWaiting (before the environment closes)', async () => {
+    const background = commitSoon(root, () => db.put('k', 'v'));
+    commitWaiting(root);
+    expect(db.get('k')).toBe('v');
+    await background;
+  });
+});
+
+describe('Store.close', () => {
+  it('commits the background writes still waiting, so a clean shutdown loses none', async () => {
+    const storeDir = join(dir, 'store');
+    const store = await Store.open(storeDir, 'test');
+    const rows = store.root.openDB<string, string>({ name: 'rows' });
+    const written = commitSoon(store.root, () => rows.put('last', 'entry'));
+    await store.close();
+    await written;
+    const again = await Store.open(storeDir, 'test');
+    expect(again.root.openDB<string, string>({ name: 'rows' }).get('last')).toBe('entry');
+    await again.close();
+  });
+});
