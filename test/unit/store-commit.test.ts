@@ -29,7 +29,6 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('background writes (commitSoon)', () => {
   it('wait for the window, then commit together in one transaction and resolve with their results', async () => {
