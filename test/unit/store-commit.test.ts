@@ -29,7 +29,6 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-
 describe('background writes (commitSoon)', () => {
   it('wait for the window, then commit together in one transaction and resolve with their results', async () => {
     const done = [1, 2, 3, 4, 5].map((n) => commitSoon(root, () => (db.put(`k${n}`, `v${n}`), n * 10)));
