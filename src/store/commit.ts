@@ -9,38 +9,12 @@ import type { RootDatabase } from 'lmdb';
  * rollups already wait up to a second), never a spend, which commits before the answer ends.
  */
 export const BATCH_WINDOW_MS = 5;
-/** A batch this large commits at once instead of waiting out the window (bounds a commit under a burst). */
+/** A batch this large commits at once instead of waiting out its window (bounds a commit under a burst). */
 const BATCH_MAX = 256;
 
 interface Waiting {
   work: () => unknown;
   settle: (error: unknown, failed: boolean, result: unknown) => void;
-}
-
-/** The background writes waiting for one environment's next commit. */
-interface Batch {
-  waiting: Waiting[];
-  timer: NodeJS.Timeout | null;
-}
-
-const batches = new WeakMap<RootDatabase, Batch>();
-
-function noSync(root: RootDatabase): boolean {
-  return (root as RootDatabase & { noSync?: boolean }).noSync === true;
-}
-
-function batchOf(root: RootDatabase): Batch {
-  let batch = batches.get(root);
-  if (!batch) batches.set(root, (batch = { waiting: [], timer: null }));
-  return batch;
-}
-
-function waiting<T>(work: () => T): { entry: Waiting; done: Promise<T> } {
-  let entry!: Waiting;
-  const done = new Promise<T>((resolve, reject) => {
-    entry = { work, settle: (error, failed, result) => (failed ? reject(error) : resolve(result as T)) };
-  });
-  return { entry, done };
 }
 
 /**
@@ -69,18 +43,63 @@ function commitTogether(root: RootDatabase, works: Waiting[]): void {
   for (let i = 0; i < works.length; i++) (works[i] as Waiting).settle(errors[i], failed[i] as boolean, results[i]);
 }
 
-function takeWaiting(batch: Batch): Waiting[] {
-  if (batch.timer) clearTimeout(batch.timer);
-  batch.timer = null;
-  const works = batch.waiting;
-  batch.waiting = [];
-  return works;
+/** Writes waiting to commit together: at the end of this event-loop turn (`'turn'`) or within a window of ms. */
+class CommitQueue {
+  private waiting: Waiting[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
+
+  constructor(
+    private readonly root: RootDatabase,
+    private readonly wait: 'turn' | number,
+  ) {}
+
+  add<T>(work: () => T): Promise<T> {
+    let entry!: Waiting;
+    const done = new Promise<T>((resolve, reject) => {
+      entry = { work, settle: (error, failed, result) => (failed ? reject(error) : resolve(result as T)) };
+    });
+    this.waiting.push(entry);
+    if (this.waiting.length >= BATCH_MAX) this.commitNow();
+    else if (this.wait === 'turn') this.immediate ??= setImmediate(() => this.commitNow());
+    else this.timer ??= setTimeout(() => this.commitNow(), this.wait);
+    return done;
+  }
+
+  commitNow(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = null;
+    this.immediate = null;
+    const works = this.waiting;
+    this.waiting = [];
+    if (works.length > 0) commitTogether(this.root, works);
+  }
+}
+
+interface Queues {
+  turn: CommitQueue;
+  window: CommitQueue;
+}
+
+const queues = new WeakMap<RootDatabase, Queues>();
+
+function queuesOf(root: RootDatabase): Queues {
+  let found = queues.get(root);
+  if (!found) queues.set(root, (found = { turn: new CommitQueue(root, 'turn'), window: new CommitQueue(root, BATCH_WINDOW_MS) }));
+  return found;
+}
+
+function noSync(root: RootDatabase): boolean {
+  return (root as RootDatabase & { noSync?: boolean }).noSync === true;
 }
 
 /**
  * Commits a request's write that something waits for (its spend, which the answer waits for so the next request
- * sees it) and resolves once it is committed. It does not take the waiting background writes along: they would
- * then commit one request's worth at a time, where waiting out their window lets several requests share pages.
+ * sees it) at the end of this event-loop turn, with the others of the same turn (requests whose answers ended
+ * together), and resolves once it is committed. Nothing waits longer than the turn; under load several requests'
+ * spends share a commit. It does not take the background writes along: they would then commit one request's
+ * worth at a time, where waiting out their window lets several requests share pages.
  *
  * Without fsync (the default) the commit runs synchronously: it only copies a few pages into the OS page cache,
  * where lmdb-js's asynchronous transaction hands the work to its write thread and back (65-170 µs of wall time and
@@ -90,11 +109,7 @@ function takeWaiting(batch: Batch): Waiting[] {
  */
 export function commit<T>(root: RootDatabase, work: () => T): Promise<T> {
   if (!noSync(root)) return root.transaction(work);
-  try {
-    return Promise.resolve(root.transactionSync(work));
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  return queuesOf(root).turn.add(work);
 }
 
 /**
@@ -104,16 +119,12 @@ export function commit<T>(root: RootDatabase, work: () => T): Promise<T> {
  */
 export function commitSoon<T>(root: RootDatabase, work: () => T): Promise<T> {
   if (!noSync(root)) return root.transaction(work);
-  const batch = batchOf(root);
-  const own = waiting(work);
-  batch.waiting.push(own.entry);
-  if (batch.waiting.length >= BATCH_MAX) commitTogether(root, takeWaiting(batch));
-  else if (!batch.timer) batch.timer = setTimeout(() => commitTogether(root, takeWaiting(batch)), BATCH_WINDOW_MS);
-  return own.done;
+  return queuesOf(root).window.add(work);
 }
 
-/** Commits the background writes still waiting for their batch now (before the environment closes). */
+/** Commits the writes still waiting for their turn or window now (before the environment closes). */
 export function commitWaiting(root: RootDatabase): void {
-  const batch = batches.get(root);
-  if (batch && batch.waiting.length > 0) commitTogether(root, takeWaiting(batch));
+  const found = queues.get(root);
+  found?.turn.commitNow();
+  found?.window.commitNow();
 }

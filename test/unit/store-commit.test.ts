@@ -81,11 +81,38 @@ describe('background writes (commitSoon)', () => {
     expect(db.get('log')).toBe('entry');
   });
 
-  it('commit now on commitWaiting (before the environment closes)', async () => {
+  it('commit now on commitWaiting (before the environment closes), with the writes waiting for the turn', async () => {
     const background = commitSoon(root, () => db.put('k', 'v'));
+    const spend = commit(root, () => db.put('spend', '1'));
     commitWaiting(root);
     expect(db.get('k')).toBe('v');
+    expect(db.get('spend')).toBe('1');
+    await Promise.all([background, spend]);
+  });
+});
+
+describe('writes something waits for (commit)', () => {
+  it('commit at the end of the event-loop turn, together with the others of that turn', async () => {
+    const background = commitSoon(root, () => db.put('log', 'entry'));
+    const spends = [1, 2, 3].map((n) => commit(root, () => (db.put(`spend${n}`, String(n)), n)));
+    // Not yet: the turn has not ended.
+    expect(db.get('spend1')).toBeUndefined();
+    expect(await Promise.all(spends)).toEqual([1, 2, 3]);
+    expect(transactions).toBe(1);
+    // They did not wait for the background window (the earlier background write is still waiting).
+    expect(db.get('log')).toBeUndefined();
     await background;
+    expect(transactions).toBe(2);
+  });
+
+  it('fail alone: one refused write does not undo the others of its turn', async () => {
+    const kept = commit(root, () => db.put('kept', 'yes'));
+    const refused = commit(root, () => {
+      throw new Error('refused');
+    });
+    await expect(refused).rejects.toThrow('refused');
+    await kept;
+    expect(db.get('kept')).toBe('yes');
   });
 });
 
