@@ -116,6 +116,19 @@ describe('writes something waits for (commit)', () => {
   });
 });
 
+describe('with fsync (TOLLGATE_FSYNC=true)', () => {
+  it("both kinds use lmdb-js's asynchronous transaction, which waits for the disk off the event loop", async () => {
+    const synced = open({ path: join(dir, 'synced.lmdb'), maxDbs: 4, compression: false });
+    const rows = synced.openDB<string, string>({ name: 'rows' });
+    const sync = vi.spyOn(synced, 'transactionSync');
+    await Promise.all([commit(synced, () => rows.put('spend', '1')), commitSoon(synced, () => rows.put('log', 'entry'))]);
+    expect(rows.get('spend')).toBe('1');
+    expect(rows.get('log')).toBe('entry');
+    expect(sync).not.toHaveBeenCalled();
+    await synced.close();
+  });
+});
+
 describe('Store.close', () => {
   it('commits the background writes still waiting, so a clean shutdown loses none', async () => {
     const storeDir = join(dir, 'store');
