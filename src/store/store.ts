@@ -15,10 +15,10 @@ export interface InstanceMeta {
 /**
  * The single LMDB environment under the data directory. Typed stores (config, keys, usage, logs, cache,
  * audit) are named sub-databases of it; lmdb-js batches the writes of one event-loop turn into one
- * transaction. A request's own writes commit through commit.ts: its spend at the end of its event-loop turn, with the
- * other spends of that turn (`commit`), its log entry and
- * cache entry with the other background writes of the next few milliseconds (`commitSoon`); synchronously into the
- * page cache without fsync, never waiting for the disk on the event loop.
+ * transaction. A request's own writes commit through commit.ts: its spend at the end of its event-loop turn,
+ * with the other spends of that turn (`commit`); its log entry and cache entry with the other background writes
+ * of the next few milliseconds (`commitSoon`). Without fsync both commit synchronously into the page cache,
+ * never waiting for the disk on the event loop.
  */
 export class Store {
   readonly root: RootDatabase;
