@@ -10,6 +10,7 @@
 //
 //   npm run bench -- [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10,50] [--modes json,stream]
 //                    [--targets upstream,proxy,portkey,tollgate,tollgate-key,full-miss,full-hit] [--profile]
+//                    [--alloc-profile]
 import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,9 @@ const { values } = parseArgs({
     pieces: { type: 'string', default: '20' },
     // V8 CPU profiles of the tollgate processes, written to bench/profiles/suite-<name>/ when they exit.
     profile: { type: 'boolean', default: false },
+    // Allocation sampling profiles of the tollgate processes (bench/alloc-profile.mjs), written to
+    // bench/profiles/suite-alloc/ when they exit; read them with bench/alloc-summary.ts.
+    'alloc-profile': { type: 'boolean', default: false },
   },
 });
 const durationSec = Number(values.duration);
@@ -56,6 +60,12 @@ async function stopAll(): Promise<void> {
 process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
 
 function profileFlags(name: string): string[] {
+  if (values['alloc-profile'] && name !== 'proxy') {
+    const dir = fileURLToPath(new URL('./profiles/suite-alloc/', import.meta.url));
+    mkdirSync(dir, { recursive: true });
+    process.env.TOLLGATE_ALLOC_PROFILE_DIR = dir;
+    return ['--import', fileURLToPath(new URL('./alloc-profile.mjs', import.meta.url))];
+  }
   if (!values.profile) return [];
   const dir = fileURLToPath(new URL(`./profiles/suite-${name}/`, import.meta.url));
   mkdirSync(dir, { recursive: true });
