@@ -1,6 +1,21 @@
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayEvents, RequestSummary } from '../core/events.js';
-import { addCounts, bucketStart, emptyCounts, NO_GROUP, rollupKeys, type UsageCounts, type UsageQuery, type UsageRollups, type UsageRow, type UsageSample } from '../governance/usage-rollups.js';
+import {
+  addCounts,
+  bucketStart,
+  emptyCounts,
+  NO_GROUP,
+  USAGE_DIMENSIONS,
+  USAGE_INTERVALS,
+  type rollupKeys,
+  type UsageCounts,
+  type UsageDimension,
+  type UsageInterval,
+  type UsageQuery,
+  type UsageRollups,
+  type UsageRow,
+  type UsageSample,
+} from '../governance/usage-rollups.js';
 import type { Log } from '../log.js';
 
 /** How often pending deltas are written (one transaction for all of them). */
@@ -8,13 +23,29 @@ const FLUSH_EVERY_MS = 1_000;
 
 type RollupKey = ReturnType<typeof rollupKeys>[number];
 
+/** Every dimension under every interval: the rollups one request adds to. */
+const SLOTS: ReadonlyArray<{ dimension: UsageDimension; interval: UsageInterval }> = USAGE_INTERVALS.flatMap((interval) =>
+  USAGE_DIMENSIONS.map((dimension) => ({ dimension, interval })),
+);
+
+/**
+ * Deltas not written yet, per slot (as SLOTS orders them), by bucket start, then by group. Looking a request's ten
+ * rows up this way builds no key: a string key per row was most of what recording a request allocated.
+ */
+type Pending = Array<Map<number, Map<string, UsageCounts>>>;
+
+function emptyPending(): Pending {
+  return SLOTS.map(() => new Map());
+}
+
 /**
  * Keeps the usage rollups as requests finish: each terminal event adds to in-memory deltas (a few map updates),
  * written once a second in one transaction and at shutdown. Queries add the deltas not written yet, so
  * `GET /api/usage` is current to the last finished request without a write per request.
  */
 export class UsageRollupWriter {
-  private pending = new Map<string, { key: RollupKey; counts: UsageCounts }>();
+  private pending: Pending = emptyPending();
+  private pendingRows = 0;
   private readonly stops: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
@@ -48,19 +79,34 @@ export class UsageRollupWriter {
       input_tokens: event.usage?.input_tokens ?? 0,
       output_tokens: event.usage?.output_tokens ?? 0,
     };
-    for (const key of rollupKeys(sample)) {
-      const id = `${key[0]}\0${key[1]}\0${key[2]}\0${key[3]}`;
-      let entry = this.pending.get(id);
-      if (!entry) this.pending.set(id, (entry = { key, counts: emptyCounts() }));
-      addCounts(entry.counts, sample);
+    for (let slot = 0; slot < SLOTS.length; slot++) {
+      const { dimension, interval } = SLOTS[slot] as (typeof SLOTS)[number];
+      const start = bucketStart(sample.at, interval);
+      const byStart = this.pending[slot] as Map<number, Map<string, UsageCounts>>;
+      let byGroup = byStart.get(start);
+      if (!byGroup) byStart.set(start, (byGroup = new Map()));
+      const group = sample.groups[dimension];
+      let counts = byGroup.get(group);
+      if (!counts) {
+        byGroup.set(group, (counts = emptyCounts()));
+        this.pendingRows++;
+      }
+      addCounts(counts, sample);
     }
   }
 
   /** Writes the pending deltas; resolves when they (and any earlier flush) are stored. */
   flush(): Promise<void> {
-    const batch = this.pending;
-    if (batch.size === 0) return this.writing;
-    this.pending = new Map();
+    if (this.pendingRows === 0) return this.writing;
+    const batch = new Map<string, { key: RollupKey; counts: UsageCounts }>();
+    this.pending.forEach((byStart, slot) => {
+      const { dimension, interval } = SLOTS[slot] as (typeof SLOTS)[number];
+      for (const [start, byGroup] of byStart) {
+        for (const [group, counts] of byGroup) batch.set(`${dimension}\0${interval}\0${start}\0${group}`, { key: [dimension, interval, start, group], counts });
+      }
+    });
+    this.pending = emptyPending();
+    this.pendingRows = 0;
     this.writing = this.writing
       .then(() => this.rollups.add(batch))
       .catch((err: unknown) => this.log.error({ err, rows: batch.size }, 'could not write usage rollups'));
@@ -72,17 +118,19 @@ export class UsageRollupWriter {
     const rows = this.rollups.query(query);
     const from = bucketStart(query.from, query.interval);
     const byKey = new Map(rows.map((row) => [`${row.start}\0${row.group}`, row]));
-    for (const { key, counts } of this.pending.values()) {
-      const [dimension, interval, start, group] = key;
-      if (dimension !== query.group_by || interval !== query.interval || start >= query.to || start < from) continue;
-      const id = `${new Date(start).toISOString()}\0${group}`;
-      const row = byKey.get(id);
-      if (row) addCounts(row, counts);
-      else {
-        const added: UsageRow = { start: new Date(start).toISOString(), group, ...emptyCounts() };
-        addCounts(added, counts);
-        byKey.set(id, added);
-        rows.push(added);
+    const slot = SLOTS.findIndex(({ dimension, interval }) => dimension === query.group_by && interval === query.interval);
+    for (const [start, byGroup] of this.pending[slot] ?? []) {
+      if (start >= query.to || start < from) continue;
+      for (const [group, counts] of byGroup) {
+        const id = `${new Date(start).toISOString()}\0${group}`;
+        const row = byKey.get(id);
+        if (row) addCounts(row, counts);
+        else {
+          const added: UsageRow = { start: new Date(start).toISOString(), group, ...emptyCounts() };
+          addCounts(added, counts);
+          byKey.set(id, added);
+          rows.push(added);
+        }
       }
     }
     return rows.sort((a, b) => (a.start === b.start ? (a.group < b.group ? -1 : 1) : a.start < b.start ? -1 : 1));

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EventBus } from '../../src/bus/bus.js';
+import type { GatewayEvents } from '../../src/core/events.js';
+import { UsageRollups } from '../../src/governance/usage-rollups.js';
+import { UsageRollupWriter } from '../../src/telemetry/usage-rollup.js';
+
+const HOUR = 3_600_000;
+const T0 = Date.UTC(2026, 10, 27, 10, 59, 59, 500); // half a second before 11:00
+
+let dir: string;
+let root: RootDatabase;
+let bus: EventBus;
+let writer: UsageRollupWriter;
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(T0);
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-rollups-'));
+  root = open({ path: join(dir, 'db.lmdb'), maxDbs: 4, compression: false });
+  bus = new EventBus();
+  writer = new UsageRollupWriter(bus, new UsageRollups(root), pino({ level: 'silent' }));
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await writer.close();
+  await root.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function finished(keyId: string | null, provider: string, status: number, costUsd: number): void {
+  const event = { requestId: 'r', keyId, teamId: null, model: 'm', upstreamModel: 'gpt-x', provider, route: null, status, costUsd, usage: { input_tokens: 10, output_tokens: 5 } };
+  if (status < 400) bus.emit('request.completed', event as unknown as GatewayEvents['request.completed']);
+  else bus.emit('request.failed', event as unknown as GatewayEvents['request.failed']);
+}
+
+const query = (group_by: 'key' | 'provider', interval: 'hour' | 'day') => writer.query({ group_by, interval, from: T0 - 2 * HOUR, to: T0 + 2 * HOUR });
+const strip = (rows: ReturnType<typeof query>) => rows.map(({ start, group, requests, errors, spend_usd, input_tokens, output_tokens }) => ({ start, group, requests, errors, spend_usd: Math.round(spend_usd * 1e6) / 1e6, input_tokens, output_tokens }));
+
+describe('usage rollups as requests finish', () => {
+  it('answer the same before and after the deltas are written, per group and per hour across an hour boundary', async () => {
+    finished('k1', 'openai', 200, 0.5);
+    finished('k1', 'openai', 502, 0);
+    finished('k2', 'anthropic', 200, 0.25);
+    vi.setSystemTime(T0 + 1_000); // 11:00:00.500, the next hour
+    finished('k1', 'anthropic', 200, 0.125);
+
+    const pendingByKeyHour = strip(query('key', 'hour'));
+    expect(pendingByKeyHour).toEqual([
+      { start: '2026-11-27T10:00:00.000Z', group: 'k1', requests: 2, errors: 1, spend_usd: 0.5, input_tokens: 20, output_tokens: 10 },
+      { start: '2026-11-27T10:00:00.000Z', group: 'k2', requests: 1, errors: 0, spend_usd: 0.25, input_tokens: 10, output_tokens: 5 },
+      { start: '2026-11-27T11:00:00.000Z', group: 'k1', requests: 1, errors: 0, spend_usd: 0.125, input_tokens: 10, output_tokens: 5 },
+    ]);
+    const pendingByProviderDay = strip(query('provider', 'day'));
+    expect(pendingByProviderDay).toEqual([
+      { start: '2026-11-27T00:00:00.000Z', group: 'anthropic', requests: 2, errors: 0, spend_usd: 0.375, input_tokens: 20, output_tokens: 10 },
+      { start: '2026-11-27T00:00:00.000Z', group: 'openai', requests: 2, errors: 1, spend_usd: 0.5, input_tokens: 20, output_tokens: 10 },
+    ]);
+
+    await writer.flush();
+    expect(strip(query('key', 'hour'))).toEqual(pendingByKeyHour);
+    expect(strip(query('provider', 'day'))).toEqual(pendingByProviderDay);
+
+    // Written rows and new deltas add up.
+    finished('k2', 'anthropic', 200, 0.25);
+    const k2 = strip(query('key', 'hour')).filter((row) => row.group === 'k2');
+    expect(k2).toEqual([
+      { start: '2026-11-27T10:00:00.000Z', group: 'k2', requests: 1, errors: 0, spend_usd: 0.25, input_tokens: 10, output_tokens: 5 },
+      { start: '2026-11-27T11:00:00.000Z', group: 'k2', requests: 1, errors: 0, spend_usd: 0.25, input_tokens: 10, output_tokens: 5 },
+    ]);
+    await writer.flush();
+    expect(strip(query('key', 'hour')).filter((row) => row.group === 'k2')).toEqual(k2);
+  });
+});
