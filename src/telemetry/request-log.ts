@@ -54,8 +54,9 @@ function entryOf(event: RequestSummary, cancelled: boolean, error: Failure | nul
 /**
  * The request log as a bus subscriber: every request that reached the pipeline ends in exactly one terminal event
  * (`request.completed` or `request.failed`, refusals by auth, rate limit and budget included), and each becomes one
- * entry. Writes are plain lmdb puts, batched by lmdb within an event-loop turn, never awaited by a request; a
- * failed write is logged, and `flush` waits for those in flight at shutdown so nothing accepted is lost.
+ * entry. An entry commits with the other background writes of the next few milliseconds (`commitSoon`,
+ * store/commit.ts), never awaited by a request; a failed write is logged, and `flush` waits for those in flight at
+ * shutdown so nothing accepted is lost.
  */
 export class RequestLogWriter {
   private readonly writing = new Set<Promise<void>>();
