@@ -60,8 +60,7 @@ function defined<T extends object>(patch: T): Partial<T> {
  * Every read-modify-write runs inside one `root.transaction` callback, so admin edits and the spend added by
  * `recordSpend` never lose each other's updates. The request path's writes commit through store/commit.ts,
  * synchronously when there is no fsync: `recordSpend` at the end of its event-loop turn (before the answer ends),
- * `recordRequest` with the other background writes
- * of the next few milliseconds.
+ * `recordRequest` with the other background writes of the next few milliseconds.
  * The lookups the request path needs (`findKeyBySecret`, `getKeyRecord`, `getTeamRecord`, `currentUsage`) are
  * synchronous lmdb reads.
  */
