@@ -69,9 +69,11 @@ export interface NativeStreamEvent {
 /**
  * The upstream's own answer behind a canonical event, in native pass-through: the whole message (`body`) or the
  * stream events (`events`) decoded together with this chunk and the chunks after it that carry none, including
- * those without canonical meaning (pings, block stops, signatures). The dialect of the same `format` writes them
- * verbatim; every other reader ignores them. A stage that rewrites the canonical answer must drop `native` from
- * every event of that answer, so the client is served the translation of what the stage made.
+ * those without canonical meaning (pings, block stops, signatures); in OpenAI's format, where one event is one
+ * chunk, each chunk carries its own event. The dialect of the same `format` writes them verbatim (but for the
+ * model name); every other reader ignores them. A stage that rewrites the canonical answer must drop `native`
+ * from every event it changes (the built-in ones emit new events without it), so the client is served what the
+ * stage made rather than the upstream's bytes.
  */
 export interface NativeAnswer {
   format: string;

@@ -87,6 +87,14 @@ interface ContextBase {
    * an attempt on an upstream of that format sends it instead of translating `request`. Stages read `request`.
    */
   readonly native: NativeRequest | null;
+  /**
+   * The wire format the client reads its stream in when an upstream's own events can reach it as they came (the
+   * OpenAI-format routes: `openai`): an upstream of that format keeps each event's text beside its chunk
+   * (`native`), and the dialect writes those bytes instead of re-serialising the chunk. Null when every answer is
+   * rendered from the canonical one. (The Anthropic route's pass-through goes by `native`, which also carries the
+   * client's body.)
+   */
+  readonly verbatimFormat: string | null;
   /** Set by the auth stage when a virtual key was presented. */
   identity: Identity | null;
   /**
@@ -155,6 +163,7 @@ export type ContextInit = OperationInit & {
   clientHeaders?: Readonly<IncomingHttpHeaders>;
   exactNumbers?: boolean;
   native?: NativeRequest | null;
+  verbatimFormat?: string | null;
   id?: string;
 };
 
@@ -178,6 +187,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     clientHeaders: init.clientHeaders ?? NO_HEADERS,
     exactNumbers: init.exactNumbers ?? false,
     native: init.native ?? null,
+    verbatimFormat: init.verbatimFormat ?? null,
     identity: null,
     plan: null,
     upstream: null,

@@ -87,10 +87,16 @@ export interface StreamDecoder {
    */
   end(): { chunks: ChatCompletionChunk[]; complete: boolean; usage?: CompletionUsage | null };
   /**
-   * Native pass-through only (the decoder was created with the client's native request): the upstream's own
-   * events decoded since the last call, in order, those without a canonical chunk included.
+   * Native pass-through only (the decoder was created with the client's native request, or `verbatim`): the
+   * upstream's own events decoded since the last call, in order, those without a canonical chunk included
+   * (unless `nativePerChunk`).
    */
   takeNative?(): NativeStreamEvent[];
+  /**
+   * `takeNative` gives exactly one event per chunk decoded since the last call, in the chunks' order, each the
+   * event that chunk was parsed from (the OpenAI format: one event, one chunk), so each rides on its own chunk.
+   */
+  readonly nativePerChunk?: boolean;
 }
 
 export interface ProviderAdapter {
@@ -104,9 +110,10 @@ export interface ProviderAdapter {
   parseChatResponse(body: unknown, target: Target): ChatCompletion;
   /**
    * The request tells a decoder what the client asked for (e.g. `stream_options.include_usage`). With `native`
-   * (as for buildChatRequest) the decoder also keeps the upstream's own events for `takeNative`.
+   * (as for buildChatRequest) the decoder also keeps the upstream's own events for `takeNative`; with `verbatim`
+   * (the client reads this adapter's format: `RequestContext.verbatimFormat`) it keeps them too, one per chunk.
    */
-  createStreamDecoder(target: Target, request: ChatCompletionRequest, native?: NativeRequest | null): StreamDecoder;
+  createStreamDecoder(target: Target, request: ChatCompletionRequest, native?: NativeRequest | null, verbatim?: boolean): StreamDecoder;
   /** Maps an upstream error answer (status, headers, raw body) to a GatewayError with a retryable flag. */
   parseError(
     status: number,

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
-import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, ResponseEvent } from '../core/canonical.js';
+import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
 import type { Stage } from '../core/stage.js';
@@ -321,7 +321,7 @@ class CallStage implements Stage {
             buffered = [];
             // A body declared too large is refused before a byte of it is read.
             if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
-          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, ctx.request, nativeRequest(ctx, adapter));
+          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, ctx.request, nativeRequest(ctx, adapter), ctx.verbatimFormat === adapter.format);
         },
         onData(chunk) {
           if (buffered) {
@@ -338,7 +338,7 @@ class CallStage implements Stage {
           const native = nativeEvents(adapter, decoder);
           if (chunks.length > 0 || native !== null) pendingBytes = 0;
           else if ((pendingBytes += chunk.length) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');
-          relayChunks(ctx, chunks, emit, native);
+          relayChunks(ctx, chunks, emit, native, decoder?.nativePerChunk === true);
           // A slow client pauses the upstream read instead of piling chunks up in memory.
           const ready = ctx.clientReady();
           if (ready) {
@@ -356,7 +356,7 @@ class CallStage implements Stage {
             else if (decoder) {
               const tail = decoder.end();
               if (tail.usage) ctx.usage = tail.usage;
-              relayChunks(ctx, tail.chunks, emit, nativeEvents(adapter, decoder));
+              relayChunks(ctx, tail.chunks, emit, nativeEvents(adapter, decoder), decoder.nativePerChunk === true);
               if (!tail.complete) throw invalidUpstream(target.provider.name, 'the upstream stream ended before its end marker; the answer may be incomplete.');
             }
             succeed();
@@ -435,9 +435,11 @@ function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: 
 /**
  * Emits the chunks. The upstream's own events decoded with them (native pass-through) ride on the first, or on
  * a chunk without choices when they made none (a ping, a block's end), so they reach the client as they arrive
- * and a native answer's first chunk always carries its events.
+ * and a native answer's first chunk always carries its events. When each event is one chunk's own
+ * (`perChunk`), each rides on its chunk instead.
  */
-function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (event: ResponseEvent) => void, native: NativeAnswer | null = null): void {
+function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (event: ResponseEvent) => void, native: NativeAnswer | null = null, perChunk = false): void {
+  if (perChunk && native !== null && native.events?.length === chunks.length) return relayOwnEvents(ctx, chunks, emit, native.format, native.events);
   if (chunks.length === 0 && native !== null) emit({ kind: 'chunk', chunk: { id: '', object: 'chat.completion.chunk', model: ctx.responseModel, choices: [] }, native });
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i] as ChatCompletionChunk;
@@ -445,6 +447,16 @@ function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (
     if (chunk.usage) ctx.usage = chunk.usage;
     if (i === 0 && native !== null) emit({ kind: 'chunk', chunk, native });
     else emit({ kind: 'chunk', chunk });
+  }
+}
+
+/** Each chunk with the upstream event it was parsed from, for a dialect that writes that event as it came. */
+function relayOwnEvents(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (event: ResponseEvent) => void, format: string, events: NativeStreamEvent[]): void {
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i] as ChatCompletionChunk;
+    chunk.model = ctx.responseModel;
+    if (chunk.usage) ctx.usage = chunk.usage;
+    emit({ kind: 'chunk', chunk, native: { format, events: [events[i] as NativeStreamEvent] } });
   }
 }
 

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../core/errors.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
-import type { ProviderAdapter, Target, UpstreamRequest, VendorQuirks } from '../../core/provider.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
+import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest, VendorQuirks } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
@@ -43,8 +43,10 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     return body as ChatCompletion;
   },
 
-  createStreamDecoder(target: Target) {
-    return createSSEDecoder((event) => {
+  createStreamDecoder(target: Target, _request: ChatCompletionRequest, _native?: NativeRequest | null, verbatim = false) {
+    /** With `verbatim`, each event that became a chunk, as it came: the client's dialect may write it unchanged. */
+    let kept: NativeStreamEvent[] = [];
+    const decoder: StreamDecoder = createSSEDecoder((event) => {
       if (event.data === '[DONE]') return 'done';
       let parsed: unknown;
       try {
@@ -66,8 +68,19 @@ export const openAICompatibleAdapter: ProviderAdapter = {
         });
       }
       if (!Array.isArray(record.choices)) return null;
+      if (verbatim) kept.push({ event: event.event ?? '', data: event.data });
       return record as ChatCompletionChunk;
     });
+    if (!verbatim) return decoder;
+    return {
+      ...decoder,
+      nativePerChunk: true,
+      takeNative() {
+        const out = kept;
+        kept = [];
+        return out;
+      },
+    };
   },
 
   parseError(status, headers, bodyText, target) {

@@ -92,6 +92,8 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       id: request.id,
       clientHeaders: request.headers,
       exactNumbers: hasExactNumbers(request.body),
+      // An OpenAI-format upstream's stream events reach the client as they came (but for the model name).
+      verbatimFormat: 'openai',
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
     reply.hijack();

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
+import { openAINativeFrames } from '../native.js';
 import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../stream-usage.js';
 import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../../../core/canonical.js';
 import type { GatewayError} from '../../../core/errors.js';
@@ -55,6 +56,9 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         // Chunks flow only once an attempt has answered, so the upstream that serves the stream is known here.
         usage = usageShaperFor(ctx);
       }
+      // An OpenAI upstream's own bytes when no stage rewrote the chunk (a stage that does drops `native`).
+      const own = usage ? null : openAINativeFrames(event.native, ctx.responseModel);
+      if (own !== null) return write(own);
       const chunk = usage ? usage.shape(event.chunk) : event.chunk;
       if (chunk) write(sseEvent(chunk));
     },

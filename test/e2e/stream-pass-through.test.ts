@@ -1,0 +1,146 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayEvents } from '../../src/core/events.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+// An OpenAI client streaming from an OpenAI-format upstream gets the upstream's own event bytes, with only the
+// model name changed to the one the client sent: fields tollgate does not know, number spellings and escapes
+// arrive as the provider wrote them. A stage that changes chunks (a guardrail redaction) still changes every one.
+
+/**
+ * A stream as OpenAI writes it, with what a re-serialisation would change: `\u00e9` and `\/` escapes, a number
+ * written `-2.0` and one written `1.50e-5`, key order, fields tollgate does not read (system_fingerprint,
+ * service_tier, obfuscation, logprobs with bytes, usage details), and one event spread over two `data:` lines.
+ */
+const UPSTREAM_EVENTS = [
+  '{"id":"chatcmpl-raw1","object":"chat.completion.chunk","created":1732700000,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"obfuscation":"Xy3"}',
+  '{"id":"chatcmpl-raw1","object":"chat.completion.chunk","created":1732700000,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"content":"caf\\u00e9 \\/ \\"model\\":\\"x\\""},"logprobs":{"content":[{"token":"caf","logprob":-2.0,"bytes":[99,97,102],"top_logprobs":[]}],"refusal":null},"finish_reason":null}],"obfuscation":"a1"}',
+  '{"id":"chatcmpl-raw1","object":"chat.completion.chunk","created":1732700000,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{},"logprobs":{"content":[],"refusal":null},"finish_reason":"stop"}],"x_score":1.50e-5}',
+  '{"id":"chatcmpl-raw1","object":"chat.completion.chunk","created":1732700000,\n"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}',
+];
+
+function sseBody(events: readonly string[]): string {
+  return `${events.map((data) => `data: ${data.replaceAll('\n', '\ndata: ')}\n\n`).join('')}data: [DONE]\n\n`;
+}
+
+/** The `data:` payloads of an SSE body, multi-line data joined with \n as the SSE standard says. */
+function dataOf(body: string): string[] {
+  return body
+    .split('\n\n')
+    .filter((frame) => frame.length > 0)
+    .map((frame) =>
+      frame
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice('data: '.length))
+        .join('\n'),
+    );
+}
+
+async function streamRaw(tg: RunningGateway, model: string): Promise<string> {
+  const res = await fetch(`${tg.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+let upstream: ScriptedUpstream;
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream' });
+});
+afterAll(async () => {
+  await upstream?.close();
+});
+afterEach(() => upstream.reset());
+
+const providers = () => ({
+  openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' },
+  // The same upstream under a server type whose models are listed, so a client may send the bare dated name.
+  lab: { type: 'vllm', base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', models: ['gpt-4o-mini-2024-07-18'] },
+});
+
+describe('an OpenAI-format upstream stream', () => {
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    tg = await startGateway({ providers: providers() });
+  });
+  afterAll(() => tg?.stop());
+
+  it('reaches the client byte for byte, only the model name changed to the one the client sent', async () => {
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: sseBody(UPSTREAM_EVENTS) });
+    const completed: Array<GatewayEvents['request.completed']> = [];
+    const stop = tg.gateway.bus.on('request.completed', (event) => completed.push(event));
+    const body = await streamRaw(tg, 'openai/gpt-4o-mini');
+    stop();
+    const expected = UPSTREAM_EVENTS.map((data) => data.replace('"model":"gpt-4o-mini-2024-07-18"', '"model":"openai/gpt-4o-mini"'));
+    expect(dataOf(body)).toEqual([...expected, '[DONE]']);
+    // The event the upstream spread over two lines goes out over two lines again.
+    expect(body).toContain('"created":1732700000,\ndata: "model":"openai/gpt-4o-mini"');
+    // The usage the upstream reported is still what tollgate counted.
+    expect(completed).toHaveLength(1);
+    expect(completed[0]?.usage).toMatchObject({ input_tokens: 9, output_tokens: 3 });
+  });
+
+  it('is unchanged entirely when the client sent the upstream model name itself', async () => {
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: sseBody(UPSTREAM_EVENTS) });
+    const body = await streamRaw(tg, 'gpt-4o-mini-2024-07-18');
+    expect(body).toBe(sseBody(UPSTREAM_EVENTS));
+  });
+
+  it('is rendered from the parsed chunk when an event has no model to show the client’s name in', async () => {
+    const events = ['{"id":"c2","object":"chat.completion.chunk","created":1,"choices":[{"index":0,"delta":{"content":"caf\\u00e9"},"finish_reason":"stop"}]}'];
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: sseBody(events) });
+    const body = await streamRaw(tg, 'openai/gpt-4o-mini');
+    expect(dataOf(body)).toEqual(['{"id":"c2","object":"chat.completion.chunk","created":1,"choices":[{"index":0,"delta":{"content":"café"},"finish_reason":"stop"}],"model":"openai/gpt-4o-mini"}', '[DONE]']);
+  });
+
+  it('reaches an OpenAI SDK client whole, chunk for chunk', async () => {
+    upstream.enqueue({ kind: 'reply', pieces: Array.from({ length: 20 }, (_, i) => `w${i} `) });
+    const stream = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const texts: string[] = [];
+    for await (const chunk of stream) {
+      expect(chunk.model).toBe('openai/gpt-4o-mini');
+      const text = chunk.choices[0]?.delta.content;
+      if (text) texts.push(text);
+    }
+    expect(texts).toEqual(Array.from({ length: 20 }, (_, i) => `w${i} `));
+  });
+});
+
+describe('a stage that changes chunks', () => {
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    tg = await startGateway({ providers: providers(), guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'output' }] } });
+  });
+  afterAll(() => tg?.stop());
+
+  it('still sees and changes every chunk: a guardrail redaction leaves no address in any byte the client gets', async () => {
+    const pieces = Array.from({ length: 20 }, (_, i) => `mail user${i}@example.com, `);
+    upstream.enqueue({ kind: 'reply', pieces });
+    const body = await streamRaw(tg, 'openai/gpt-4o-mini');
+    expect(body).not.toMatch(/@example\.com/);
+    const text = dataOf(body)
+      .filter((data) => data !== '[DONE]')
+      .map((data) => JSON.parse(data) as { model: string; choices: Array<{ delta?: { content?: string } }> })
+      .map((chunk) => {
+        expect(chunk.model).toBe('openai/gpt-4o-mini');
+        return chunk.choices[0]?.delta?.content ?? '';
+      })
+      .join('');
+    expect(text).toBe(pieces.map(() => 'mail [REDACTED:email], ').join(''));
+  });
+
+  it('changes the raw upstream bytes too', async () => {
+    const events = [
+      '{"id":"c3","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"write to jane\\u002edoe@example.com"},"finish_reason":null}],"obfuscation":"q"}',
+      '{"id":"c3","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}',
+    ];
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: sseBody(events) });
+    const body = await streamRaw(tg, 'openai/gpt-4o-mini');
+    expect(body).not.toMatch(/doe@example|u002edoe/);
+    expect(body).toContain('[REDACTED:email]');
+  });
+});
