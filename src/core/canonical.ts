@@ -70,7 +70,7 @@ export interface NativeStreamEvent {
  * The upstream's own answer behind a canonical event, in native pass-through: the whole message (`body`) or the
  * stream events (`events`) decoded together with this chunk and the chunks after it that carry none, including
  * those without canonical meaning (pings, block stops, signatures); in OpenAI's format, where one event is one
- * chunk, each chunk carries its own event. The dialect of the same `format` writes them verbatim (but for the
+ * chunk, each chunk carries its own event's data as `text`. The dialect of the same `format` writes them verbatim (but for the
  * model name); every other reader ignores them. A stage that rewrites the canonical answer must drop `native`
  * from every event it changes (the built-in ones emit new events without it), so the client is served what the
  * stage made rather than the upstream's bytes.
@@ -78,6 +78,11 @@ export interface NativeStreamEvent {
 export interface NativeAnswer {
   format: string;
   body?: Record<string, unknown>;
+  /**
+   * The answer's text as the upstream wrote it, in OpenAI's format: the whole message, or in a stream this chunk's
+   * own event data (the dialect writes it with the model changed).
+   */
+  text?: string;
   events?: NativeStreamEvent[];
 }
 
@@ -88,7 +93,7 @@ export interface NativeAnswer {
 export type ResponseEvent =
   | { kind: 'completion'; completion: ChatCompletion; native?: NativeAnswer }
   | { kind: 'chunk'; chunk: ChatCompletionChunk; native?: NativeAnswer }
-  | { kind: 'embeddings'; response: EmbeddingsResponse };
+  | { kind: 'embeddings'; response: EmbeddingsResponse; native?: NativeAnswer };
 
 /**
  * What a request asks for. Each operation has its own canonical request shape (the request context is a union

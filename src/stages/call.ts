@@ -418,7 +418,8 @@ function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: 
   // Some compatible servers leave usage out: the cost stage then counts the input with its tokenizer.
   const usage = response.usage as EmbeddingsResponse['usage'] | undefined;
   ctx.usage = usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens } : null;
-  emit({ kind: 'embeddings', response });
+  if (ctx.verbatimFormat === adapter.format) emit({ kind: 'embeddings', response, native: { format: adapter.format, text } });
+  else emit({ kind: 'embeddings', response });
 }
 
 function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: Target, text: string, emit: (event: ResponseEvent) => void): void {
@@ -429,6 +430,7 @@ function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: 
   ctx.usage = completion.usage ?? null;
   // The adapter accepted the body as an answer, so a client of the same format may have it as it came.
   if (nativeRequest(ctx, adapter) !== null) emit({ kind: 'completion', completion, native: { format: adapter.format, body: body as Record<string, unknown> } });
+  else if (ctx.verbatimFormat === adapter.format) emit({ kind: 'completion', completion, native: { format: adapter.format, text } });
   else emit({ kind: 'completion', completion });
 }
 
@@ -456,7 +458,7 @@ function relayOwnEvents(ctx: RequestContext, chunks: ChatCompletionChunk[], emit
     const chunk = chunks[i] as ChatCompletionChunk;
     chunk.model = ctx.responseModel;
     if (chunk.usage) ctx.usage = chunk.usage;
-    emit({ kind: 'chunk', chunk, native: { format, events: [events[i] as NativeStreamEvent] } });
+    emit({ kind: 'chunk', chunk, native: { format, text: (events[i] as NativeStreamEvent).data } });
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openAINativeFrames, topLevelStringSpan } from '../../src/dialects/openai/native.js';
+import { openAINativeFramer, openAINativeJson, topLevelStringSpan } from '../../src/dialects/openai/native.js';
 
 const valueAt = (text: string, key: string): string | null => {
   const span = topLevelStringSpan(text, key);
@@ -27,24 +27,44 @@ describe('topLevelStringSpan', () => {
   });
 });
 
-describe('openAINativeFrames', () => {
-  const native = (...data: string[]) => ({ format: 'openai', events: data.map((d) => ({ event: '', data: d })) });
+describe('openAINativeFramer', () => {
+  const text = (data: string) => ({ format: 'openai', text: data });
 
-  it('writes the events as they came but for the model, which shows the client’s name', () => {
-    expect(openAINativeFrames(native('{"model":"gpt-4o-2024-08-06","x":1.50}'), 'openai/gpt-4o')).toBe('data: {"model":"openai/gpt-4o","x":1.50}\n\n');
-    expect(openAINativeFrames(native('{"model":"m","v":"\\u00e9"}'), 'm')).toBe('data: {"model":"m","v":"\\u00e9"}\n\n');
-    expect(openAINativeFrames(native('{"model":"m"}'), 'a"b')).toBe('data: {"model":"a\\"b"}\n\n');
+  it('writes each event as it came but for the model, which shows the client’s name', () => {
+    const frame = openAINativeFramer('openai/gpt-4o');
+    expect(frame(text('{"id":"a","model":"gpt-4o-2024-08-06","x":1.50}'))).toBe('data: {"id":"a","model":"openai/gpt-4o","x":1.50}\n\n');
+    // The next event with the same leading bytes, and then one whose leading bytes differ, are both right.
+    expect(frame(text('{"id":"a","model":"gpt-4o-2024-08-06","v":"\\u00e9"}'))).toBe('data: {"id":"a","model":"openai/gpt-4o","v":"\\u00e9"}\n\n');
+    expect(frame(text('{"id":"b","meta":{"model":"x"},"model":"other"}'))).toBe('data: {"id":"b","meta":{"model":"x"},"model":"openai/gpt-4o"}\n\n');
+    expect(frame(text('{"id":"a","model":"gpt-4o-2024-08-06-x"}'))).toBe('data: {"id":"a","model":"openai/gpt-4o"}\n\n');
+    expect(openAINativeFramer('a"b')(text('{"model":"m"}'))).toBe('data: {"model":"a\\"b"}\n\n');
   });
 
-  it('keeps an event name and spreads multi-line data over data: lines again', () => {
-    const answer = { format: 'openai', events: [{ event: 'chunk', data: '{"a":1,\n"model":"m"}' }] };
-    expect(openAINativeFrames(answer, 'm')).toBe('event: chunk\ndata: {"a":1,\ndata: "model":"m"}\n\n');
+  it('leaves the bytes alone when the model already is the client’s', () => {
+    const data = '{"model":"m","choices":[]}';
+    expect(openAINativeFramer('m')(text(data))).toBe(`data: ${data}\n\n`);
   });
 
-  it('is null for another format, for no events, and when an event has no model field', () => {
-    expect(openAINativeFrames({ format: 'anthropic', events: [{ event: 'ping', data: '{"model":"m"}' }] }, 'm')).toBeNull();
-    expect(openAINativeFrames(undefined, 'm')).toBeNull();
-    expect(openAINativeFrames({ format: 'openai' }, 'm')).toBeNull();
-    expect(openAINativeFrames(native('{"model":"m"}', '{"id":"x"}'), 'm')).toBeNull();
+  it('spreads multi-line data over data: lines again', () => {
+    expect(openAINativeFramer('m')(text('{"a":1,\n"model":"m"}'))).toBe('data: {"a":1,\ndata: "model":"m"}\n\n');
+  });
+
+  it('is null for another format, for no text, and for an event without a model field', () => {
+    const frame = openAINativeFramer('m');
+    expect(frame({ format: 'anthropic', text: '{"model":"m"}' })).toBeNull();
+    expect(frame(undefined)).toBeNull();
+    expect(frame({ format: 'openai' })).toBeNull();
+    expect(frame(text('{"model":"m"}'))).not.toBeNull();
+    expect(frame(text('{"id":"x"}'))).toBeNull();
+    expect(frame(text('{"id":"x","meta":{"model":"m"}}'))).toBeNull();
+  });
+});
+
+describe('openAINativeJson', () => {
+  it('writes a whole answer as it came but for the model, null without text or model', () => {
+    expect(openAINativeJson({ format: 'openai', text: '{ "model" : "x", "n": 1.0 }' }, 'p/x')).toBe('{ "model" : "p/x", "n": 1.0 }');
+    expect(openAINativeJson({ format: 'openai', text: '{"data":[]}' }, 'm')).toBeNull();
+    expect(openAINativeJson({ format: 'openai', body: {} }, 'm')).toBeNull();
+    expect(openAINativeJson(undefined, 'm')).toBeNull();
   });
 });

@@ -61,25 +61,48 @@ export function topLevelStringSpan(text: string, key: string): [number, number] 
   return null;
 }
 
+/** `text` with its top-level `model` string showing `model`; null when it has none. */
+function withModel(text: string, shown: string): string | null {
+  const span = topLevelStringSpan(text, 'model');
+  if (span === null) return null;
+  const [start, end] = span;
+  return end - start === shown.length && text.startsWith(shown, start) ? text : text.slice(0, start) + shown + text.slice(end);
+}
+
 /**
- * An OpenAI-format upstream's own stream events, in SSE framing, exactly as they came but for `model`, which shows
- * the name the client sent (as every answer does), whichever upstream model served it. Null when an event has no
- * top-level `model` string to show it in: the caller then writes the chunk rendered from the canonical one.
+ * An OpenAI-format upstream's whole answer (a completion, embeddings) exactly as it came but for `model`, which
+ * shows the name the client sent; null when there is none (or no such text): the caller then serialises its parse.
  */
-export function openAINativeFrames(native: NativeAnswer | undefined, model: string): string | null {
-  const events = native?.format === 'openai' ? native.events : undefined;
-  if (!events) return null;
+export function openAINativeJson(native: NativeAnswer | undefined, model: string): string | null {
+  const text = native?.format === 'openai' ? native.text : undefined;
+  return text === undefined ? null : withModel(text, JSON.stringify(model));
+}
+
+/**
+ * Writes an OpenAI-format upstream's own stream events (one per chunk, `NativeAnswer.text`) in SSE framing, exactly
+ * as they came but for `model`, which shows the name the client sent (as every answer does), whichever upstream
+ * model served it. A frame is null when the event has no top-level `model` string to show it in: the caller then
+ * writes the chunk rendered from the canonical one. One framer per stream: an upstream repeats the same leading
+ * fields (id, object, created, model) in every event, so once an event starts with the bytes the previous one had
+ * up to its model value, the model sits at the same place and the walk is not repeated.
+ */
+export function openAINativeFramer(model: string): (native: NativeAnswer | undefined) => string | null {
   const shown = JSON.stringify(model);
-  let out = '';
-  for (const item of events) {
-    const span = topLevelStringSpan(item.data, 'model');
-    if (span === null) return null;
-    const [start, end] = span;
-    const data = end - start === shown.length && item.data.startsWith(shown, start) ? item.data : item.data.slice(0, start) + shown + item.data.slice(end);
+  /** The last walked event up to the end of its model value, and that part as the client gets it. */
+  let head = '';
+  let shownHead = '';
+  return (native) => {
+    const text = native?.format === 'openai' ? native.text : undefined;
+    if (text === undefined) return null;
+    if (head === '' || !text.startsWith(head)) {
+      const span = topLevelStringSpan(text, 'model');
+      if (span === null) return null;
+      head = text.slice(0, span[1]);
+      shownHead = text.slice(0, span[0]) + shown;
+    }
+    const data = shownHead === head ? text : shownHead + text.slice(head.length);
     // Data the upstream spread over several `data:` lines was joined with \n (JSON whitespace there): it goes out
     // over as many lines again, else the second line would not be data at all.
-    const lines = data.includes('\n') ? data.replaceAll('\n', '\ndata: ') : data;
-    out += item.event && item.event !== 'message' ? `event: ${item.event}\ndata: ${lines}\n\n` : `data: ${lines}\n\n`;
-  }
-  return out;
+    return `data: ${data.includes('\n') ? data.replaceAll('\n', '\ndata: ') : data}\n\n`;
+  };
 }

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
-import { openAINativeFrames } from '../native.js';
+import { openAINativeFramer, openAINativeJson } from '../native.js';
 import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../stream-usage.js';
-import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, ResponseEvent } from '../../../core/canonical.js';
+import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, NativeAnswer, ResponseEvent } from '../../../core/canonical.js';
 import type { GatewayError} from '../../../core/errors.js';
 import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
@@ -41,13 +41,17 @@ function sseEvent(chunk: ChatCompletionChunk): string {
 export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log): Promise<void> {
   let started = false;
   let completion: ChatCompletion | EmbeddingsResponse | null = null;
+  /** The upstream's own text of that answer, when no stage replaced it (see openAINativeJson). */
+  let completionText: string | null = null;
   let usage: StreamUsageShaper | null = null;
+  let framer: ((native: NativeAnswer | undefined) => string | null) | null = null;
   const write = tickCorkedWriter(res);
   return serveAnswer(res, ctx, answer, log, {
     next(event) {
       if (event.kind !== 'chunk') {
         // Sent when the pipeline completes, after the response side (cost, logs) has settled.
         completion = event.kind === 'completion' ? event.completion : event.response;
+        completionText = openAINativeJson(event.native, ctx.responseModel);
         return;
       }
       if (!started) {
@@ -57,8 +61,11 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         usage = usageShaperFor(ctx);
       }
       // An OpenAI upstream's own bytes when no stage rewrote the chunk (a stage that does drops `native`).
-      const own = usage ? null : openAINativeFrames(event.native, ctx.responseModel);
-      if (own !== null) return write(own);
+      if (event.native) {
+        framer ??= openAINativeFramer(ctx.responseModel);
+        const own = usage ? null : framer(event.native);
+        if (own !== null) return write(own);
+      }
       const chunk = usage ? usage.shape(event.chunk) : event.chunk;
       if (chunk) write(sseEvent(chunk));
     },
@@ -71,7 +78,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
     complete() {
       if (completion) {
         res.writeHead(200, { ...baseHeaders(ctx), 'content-type': 'application/json; charset=utf-8' });
-        res.end(JSON.stringify(completion));
+        res.end(completionText ?? JSON.stringify(completion));
       } else if (!started) {
         writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
       } else {

@@ -3,9 +3,10 @@ import type { GatewayEvents } from '../../src/core/events.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
-// An OpenAI client streaming from an OpenAI-format upstream gets the upstream's own event bytes, with only the
-// model name changed to the one the client sent: fields tollgate does not know, number spellings and escapes
-// arrive as the provider wrote them. A stage that changes chunks (a guardrail redaction) still changes every one.
+// An OpenAI client of an OpenAI-format upstream gets the upstream's own bytes (its stream events, its whole
+// answer), with only the model name changed to the one the client sent: fields tollgate does not know, number
+// spellings and escapes arrive as the provider wrote them. A stage that changes chunks (a guardrail redaction)
+// still changes every one.
 
 /**
  * A stream as OpenAI writes it, with what a re-serialisation would change: `\u00e9` and `\/` escapes, a number
@@ -107,6 +108,34 @@ describe('an OpenAI-format upstream stream', () => {
       if (text) texts.push(text);
     }
     expect(texts).toEqual(Array.from({ length: 20 }, (_, i) => `w${i} `));
+  });
+});
+
+describe('an OpenAI-format upstream answer, not streamed', () => {
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    tg = await startGateway({ providers: providers() });
+  });
+  afterAll(() => tg?.stop());
+
+  const ANSWER =
+    '{\n  "id": "chatcmpl-raw2",\n  "object": "chat.completion",\n  "created": 1732700000,\n  "model": "gpt-4o-mini-2024-07-18",\n  "choices": [{"index": 0, "message": {"role": "assistant", "content": "caf\\u00e9 \\/ 1.50", "refusal": null, "annotations": []}, "logprobs": null, "finish_reason": "stop"}],\n  "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12, "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}},\n  "service_tier": "default",\n  "system_fingerprint": "fp_0ba0d124f1",\n  "x_score": -2.0\n}\n';
+
+  it('reaches the client byte for byte, only the model name changed', async () => {
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: ANSWER });
+    const res = await fetch(`${tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(ANSWER.replace('"model": "gpt-4o-mini-2024-07-18"', '"model": "openai/gpt-4o-mini"'));
+  });
+
+  it('reads the same through the SDK', async () => {
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: ANSWER });
+    const completion = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    expect(completion).toMatchObject({ model: 'openai/gpt-4o-mini', system_fingerprint: 'fp_0ba0d124f1', choices: [{ message: { content: 'café / 1.50' } }], usage: { total_tokens: 12 } });
   });
 });
 
