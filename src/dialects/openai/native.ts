@@ -44,7 +44,7 @@ export function topLevelStringSpan(text: string, key: string): [number, number] 
     else if (c === QUOTE) {
       const end = stringEnd(text, at);
       if (end === -1) return null;
-      if (depth === 1 && end - at - 1 === key.length && text.startsWith(key, at + 1)) {
+      if (depth === 1 && end - at - 1 === key.length && text.slice(at + 1, end) === key) {
         let next = end + 1;
         while (isSpace(text, next)) next++;
         if (text.charCodeAt(next) === COLON) {
@@ -66,7 +66,7 @@ function withModel(text: string, shown: string): string | null {
   const span = topLevelStringSpan(text, 'model');
   if (span === null) return null;
   const [start, end] = span;
-  return end - start === shown.length && text.startsWith(shown, start) ? text : text.slice(0, start) + shown + text.slice(end);
+  return text.slice(start, end) === shown ? text : text.slice(0, start) + shown + text.slice(end);
 }
 
 /**
@@ -94,7 +94,8 @@ export function openAINativeFramer(model: string): (native: NativeAnswer | undef
   return (native) => {
     const text = native?.format === 'openai' ? native.text : undefined;
     if (text === undefined) return null;
-    if (head === '' || !text.startsWith(head)) {
+    // A slice compared whole: String.prototype.startsWith measured several times slower here.
+    if (head === '' || text.slice(0, head.length) !== head) {
       const span = topLevelStringSpan(text, 'model');
       if (span === null) return null;
       head = text.slice(0, span[1]);
@@ -102,7 +103,8 @@ export function openAINativeFramer(model: string): (native: NativeAnswer | undef
     }
     const data = shownHead === head ? text : shownHead + text.slice(head.length);
     // Data the upstream spread over several `data:` lines was joined with \n (JSON whitespace there): it goes out
-    // over as many lines again, else the second line would not be data at all.
-    return `data: ${data.includes('\n') ? data.replaceAll('\n', '\ndata: ') : data}\n\n`;
+    // over as many lines again, else the second line would not be data at all. (Asked of the upstream's own flat
+    // text: the model name shown, JSON-encoded, holds no line break.)
+    return `data: ${text.includes('\n') ? data.replaceAll('\n', '\ndata: ') : data}\n\n`;
   };
 }
