@@ -1,13 +1,10 @@
 // What writing one streamed answer costs the OpenAI dialect, per stream of 20 chunks: re-serialising each parsed
-// chunk whole (`data: ${JSON.stringify(chunk)}`, what it did before), writing the upstream's own event text with
-// the model name changed (openAINativeFramer: an OpenAI-format upstream, no stage changed the chunks), and
-// serialising with the fields every chunk repeats made once (chunkSerialiser: chunks a stage rebuilt, or
-// translated from another format). The chunks are the scripted upstream's, as OpenAI writes them. Figures, not a
-// pass/fail test.
+// chunk (`data: ${JSON.stringify(chunk)}`, what it did before) against writing the upstream's own event text with
+// the model name changed (openAINativeFramer, what it does now). The chunks are the scripted upstream's, as
+// OpenAI writes them. Figures, not a pass/fail test.
 //
 //   npx tsx bench/stream-frames.ts [--streams 20000] [--rounds 5]
 import { parseArgs } from 'node:util';
-import { chunkSerialiser } from '../src/dialects/openai/chunk-json.js';
 import { openAINativeFramer } from '../src/dialects/openai/native.js';
 import { planCompletion, streamFrames } from '../test/upstream/openai-responses.js';
 import { parseChatRequest } from '../test/upstream/openai-request.js';
@@ -29,10 +26,6 @@ let sink = 0;
 function serialised(): void {
   for (const chunk of chunks) sink += `data: ${JSON.stringify(chunk)}\n\n`.length;
 }
-function shared(): void {
-  const serialise = chunkSerialiser();
-  for (const chunk of chunks) sink += `data: ${serialise(chunk as never)}\n\n`.length;
-}
 function framed(): void {
   const frame = openAINativeFramer('openai/gpt-4o-mini');
   for (const native of natives) sink += (frame(native) as string).length;
@@ -46,6 +39,6 @@ function time(work: () => void): number {
 
 console.log(`${events.length} events a stream, ${STREAMS} streams a round, ${ROUNDS} rounds taking turns (µs per stream)`);
 for (let round = 0; round < ROUNDS; round++) {
-  console.log(`round ${round + 1}: serialised whole ${time(serialised).toFixed(2)}  shared envelope ${time(shared).toFixed(2)}  upstream's bytes ${time(framed).toFixed(2)}`);
+  console.log(`round ${round + 1}: serialised ${time(serialised).toFixed(2)}  framed ${time(framed).toFixed(2)}`);
 }
 if (sink === 0) console.log('');

@@ -1,9 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
-import { chunkSerialiser } from '../chunk-json.js';
 import { openAINativeFramer, openAINativeJson } from '../native.js';
 import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../stream-usage.js';
-import type { ChatCompletion, EmbeddingsResponse, NativeAnswer, ResponseEvent } from '../../../core/canonical.js';
+import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, NativeAnswer, ResponseEvent } from '../../../core/canonical.js';
 import type { GatewayError} from '../../../core/errors.js';
 import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
@@ -30,6 +29,9 @@ function usageShaperFor(ctx: RequestContext): StreamUsageShaper | null {
   return createStreamUsageShaper(ctx.operation === 'chat' && ctx.request.stream_options?.include_usage === true);
 }
 
+function sseEvent(chunk: ChatCompletionChunk): string {
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
 
 /**
  * Writes a pipeline answer in OpenAI's format: JSON for a completion, SSE for a stream. Errors before the first
@@ -43,8 +45,6 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
   let completionText: string | null = null;
   let usage: StreamUsageShaper | null = null;
   let framer: ((native: NativeAnswer | undefined) => string | null) | null = null;
-  /** The chunks rendered from the canonical ones (no upstream bytes to send): the JSON they repeat made once. */
-  const serialise = chunkSerialiser();
   const write = tickCorkedWriter(res);
   return serveAnswer(res, ctx, answer, log, {
     next(event) {
@@ -67,7 +67,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         if (own !== null) return write(own);
       }
       const chunk = usage ? usage.shape(event.chunk) : event.chunk;
-      if (chunk) write(`data: ${serialise(chunk)}\n\n`);
+      if (chunk) write(sseEvent(chunk));
     },
     error(err: unknown) {
       const error = toGatewayError(err);
@@ -83,7 +83,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
       } else {
         const last = usage?.final(ctx.usage);
-        res.end(last ? `data: ${serialise(last)}\n\n` + 'data: [DONE]\n\n' : 'data: [DONE]\n\n');
+        res.end(last ? `${sseEvent(last)}data: [DONE]\n\n` : 'data: [DONE]\n\n');
       }
     },
   });
