@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { encode } from 'gpt-tokenizer';
+import { describe, expect, it } from 'vitest';
+import { CountCache } from '../../src/tokens/count-cache.js';
+import { COUNTED, countPromptTokens, TokenCounter } from '../../src/tokens/tokenizer.js';
+import type { ChatMessage } from '../../src/core/canonical.js';
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+describe('CountCache', () => {
+  it('keeps the most recently used texts within its character and entry bounds', () => {
+    const cache = new CountCache(10, 3, 8);
+    cache.set('aaaa', 1);
+    cache.set('bbbb', 2);
+    expect(cache.get('aaaa')).toBe(1); // now the most recent
+    cache.set('cccc', 3); // 12 characters: the least recently used (bbbb) goes
+    expect([cache.get('aaaa'), cache.get('bbbb'), cache.get('cccc')]).toEqual([1, undefined, 3]);
+    expect(cache.heldChars).toBe(8);
+    cache.set('d', 4);
+    cache.set('e', 5); // a fourth entry: the oldest (aaaa) goes
+    expect(cache.size).toBe(3);
+    expect(cache.get('aaaa')).toBeUndefined();
+    cache.set('x'.repeat(9), 9); // longer than a text may be: not kept
+    expect(cache.get('x'.repeat(9))).toBeUndefined();
+  });
+});
+
+describe('token counts of texts counted before', () => {
+  it('are the counts a fresh count gives, and only exact counts are kept', () => {
+    const text = `${README.slice(0, 5000)} ${Math.random()}`;
+    const fresh = new TokenCounter({ exactChars: Number.MAX_SAFE_INTEGER, budgetMs: 60_000 }).text(text);
+    expect(COUNTED.get(text)).toBe(fresh);
+    const again = new TokenCounter();
+    expect(again.text(text)).toBe(fresh);
+    expect(again.estimated).toBe(false);
+
+    const partly = `${README.slice(0, 9000)} ${Math.random()}`;
+    const counter = new TokenCounter({ exactChars: 4000, budgetMs: 60_000 });
+    counter.text(partly);
+    expect(counter.estimated).toBe(true);
+    expect(COUNTED.get(partly)).toBeUndefined();
+  });
+
+  it('let a conversation resent turn after turn be counted exactly within the same budget', () => {
+    const salt = Math.random();
+    const messages: ChatMessage[] = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${salt} ${i} ${README.slice(i * 2000, i * 2000 + 2000)}` }));
+    // OpenAI's count (3 a message, its role and content, 3 to prime the reply) with the tokenizer itself.
+    const exact = 3 + messages.reduce((sum, message) => sum + 3 + encode(message.role).length + encode(message.content as string).length, 0);
+    const tight = () => new TokenCounter({ exactChars: 20_000, budgetMs: 60_000 });
+    const counts: number[] = [];
+    const estimated: boolean[] = [];
+    for (let turn = 0; turn < 6; turn++) {
+      const counter = tight();
+      counts.push(countPromptTokens(messages, undefined, counter));
+      estimated.push(counter.estimated);
+    }
+    // About 80,000 characters at 20,000 a count: each turn counts the next 20,000 and finds the earlier ones known.
+    expect(estimated).toEqual([true, true, true, true, false, false]);
+    expect(counts.slice(4)).toEqual([exact, exact]);
+  });
+});
