@@ -1,58 +1,50 @@
+import { hash } from 'node:crypto';
+
+/** Texts shorter than a digest (roles, names) are their own key; a digest is 28 characters, so the two never meet. */
+const OWN_KEY_BELOW = 28;
+
 /**
  * Token counts of texts counted before, most recently used kept. A chat client sends the whole conversation with
  * every turn, so the same messages (and the same tool definitions) are counted again and again, at 0.1-0.3 µs a
- * character; looking a text up costs a hash of it (about a nanosecond a character). Only exact counts are kept: a
- * count depends on nothing but the text then. Bounded by the characters held, so a flood of distinct prompts
- * costs at most that much memory (about 12 MB with the gateway's bounds).
+ * character; finding a text's count costs a SHA-1 of it (about 1 µs a kilobyte). Only exact counts are kept: a
+ * count depends on nothing but the text then. The texts themselves are not kept (a prompt may hold what should
+ * not linger in memory), only their digests: about 150 bytes an entry.
  */
 export class CountCache {
   private readonly counts = new Map<string, number>();
-  private chars = 0;
 
-  /**
-   * @param maxChars characters held in all (the texts are the keys; about 2 bytes each at worst)
-   * @param maxEntries texts held (each entry costs some 100 bytes beside its text)
-   * @param maxTextChars longest text kept (a longer one would push out many shorter ones for one hit)
-   */
-  constructor(
-    private readonly maxChars: number,
-    private readonly maxEntries: number,
-    private readonly maxTextChars: number,
-  ) {}
+  constructor(private readonly maxEntries: number) {}
+
+  private key(text: string): string {
+    return text.length < OWN_KEY_BELOW ? text : hash('sha1', text, 'base64');
+  }
 
   get(text: string): number | undefined {
-    const tokens = this.counts.get(text);
+    const key = this.key(text);
+    const tokens = this.counts.get(key);
     if (tokens !== undefined) {
-      // Most recently used last: Map keeps insertion order, and eviction takes from the front.
-      this.counts.delete(text);
-      this.counts.set(text, tokens);
+      // Most recently used last: a Map keeps insertion order, and eviction takes from the front.
+      this.counts.delete(key);
+      this.counts.set(key, tokens);
     }
     return tokens;
   }
 
   set(text: string, tokens: number): void {
-    if (text.length > this.maxTextChars || this.counts.has(text)) return;
-    this.counts.set(text, tokens);
-    this.chars += text.length;
-    if (this.chars <= this.maxChars && this.counts.size <= this.maxEntries) return;
-    for (const oldest of this.counts.keys()) {
-      this.counts.delete(oldest);
-      this.chars -= oldest.length;
-      if (this.chars <= this.maxChars && this.counts.size <= this.maxEntries) break;
-    }
+    const key = this.key(text);
+    if (this.counts.has(key)) return;
+    this.counts.set(key, tokens);
+    if (this.counts.size <= this.maxEntries) return;
+    const oldest = this.counts.keys().next();
+    if (!oldest.done) this.counts.delete(oldest.value);
   }
 
   /** Forgets every count (benches compare with and without what was counted before). */
   clear(): void {
     this.counts.clear();
-    this.chars = 0;
   }
 
   get size(): number {
     return this.counts.size;
-  }
-
-  get heldChars(): number {
-    return this.chars;
   }
 }

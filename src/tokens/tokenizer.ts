@@ -41,8 +41,8 @@ export const BUDGET_MS = 5;
  */
 const MIN_SAMPLE = 2048;
 
-/** Exact counts kept for texts counted again (see count-cache.ts): 4 M characters in 50,000 texts of up to 256 K each. */
-export const COUNTED = new CountCache(4 * 1024 * 1024, 50_000, 256 * 1024);
+/** Exact counts kept for texts counted again (see count-cache.ts): 50,000 texts, about 7 MB. */
+export const COUNTED = new CountCache(50_000);
 
 export interface CountLimits {
   exactChars: number;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { encode } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
@@ -8,20 +9,26 @@ import type { ChatMessage } from '../../src/core/canonical.js';
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
 describe('CountCache', () => {
-  it('keeps the most recently used texts within its character and entry bounds', () => {
-    const cache = new CountCache(10, 3, 8);
-    cache.set('aaaa', 1);
-    cache.set('bbbb', 2);
-    expect(cache.get('aaaa')).toBe(1); // now the most recent
-    cache.set('cccc', 3); // 12 characters: the least recently used (bbbb) goes
-    expect([cache.get('aaaa'), cache.get('bbbb'), cache.get('cccc')]).toEqual([1, undefined, 3]);
-    expect(cache.heldChars).toBe(8);
-    cache.set('d', 4);
-    cache.set('e', 5); // a fourth entry: the oldest (aaaa) goes
+  it('keeps the most recently used texts within its bound, short and long alike', () => {
+    const long = (c: string) => c.repeat(100);
+    const cache = new CountCache(3);
+    cache.set('user', 1);
+    cache.set(long('b'), 2);
+    cache.set(long('c'), 3);
+    expect(cache.get('user')).toBe(1); // now the most recent
+    cache.set(long('d'), 4); // a fourth: the least recently used (b) goes
+    expect([cache.get('user'), cache.get(long('b')), cache.get(long('c')), cache.get(long('d'))]).toEqual([1, undefined, 3, 4]);
     expect(cache.size).toBe(3);
-    expect(cache.get('aaaa')).toBeUndefined();
-    cache.set('x'.repeat(9), 9); // longer than a text may be: not kept
-    expect(cache.get('x'.repeat(9))).toBeUndefined();
+  });
+
+  it('tells a short text from a digest that spells it', () => {
+    const cache = new CountCache(10);
+    const text = 'x'.repeat(100);
+    cache.set(text, 7);
+    const digest = createHash('sha1').update(text).digest('base64');
+    expect(digest).toHaveLength(28);
+    expect(cache.get(digest)).toBeUndefined();
+    expect(cache.get(text)).toBe(7);
   });
 });
 
