@@ -8,7 +8,7 @@ const OWN_KEY_BELOW = 28;
  * every turn, so the same messages (and the same tool definitions) are counted again and again, at 0.1-0.3 µs a
  * character; finding a text's count costs a SHA-1 of it (about 1 µs a kilobyte). Only exact counts are kept: a
  * count depends on nothing but the text then. The texts themselves are not kept (a prompt may hold what should
- * not linger in memory), only their digests: about 150 bytes an entry.
+ * not linger in memory), only their digests: about 85 bytes an entry.
  */
 export class CountCache {
   private readonly counts = new Map<string, number>();

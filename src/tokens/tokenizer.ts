@@ -41,7 +41,7 @@ export const BUDGET_MS = 5;
  */
 const MIN_SAMPLE = 2048;
 
-/** Exact counts kept for texts counted again (see count-cache.ts): 50,000 texts, about 7 MB. */
+/** Exact counts kept for texts counted again (see count-cache.ts): 50,000 texts, about 4 MB of heap. */
 export const COUNTED = new CountCache(50_000);
 
 export interface CountLimits {
