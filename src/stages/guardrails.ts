@@ -286,7 +286,11 @@ class GuardrailsStage implements Stage {
                   changed = true;
                   return { ...choice, finish_reason: 'content_filter' };
                 });
-                subscriber.next(changed ? { kind: 'chunk', chunk: { ...event.chunk, choices } } : event);
+                // A blocking rule may change a choice's last chunk after the rest went out, and an upstream's own
+                // events (native pass-through) cannot carry that change: every chunk goes without them, so the
+                // dialect writes the whole answer from the chunks, the change included.
+                if (changed) subscriber.next({ kind: 'chunk', chunk: { ...event.chunk, choices } });
+                else subscriber.next(rule.action === 'block' && event.native ? { kind: 'chunk', chunk: event.chunk } : event);
               } catch (err) {
                 subscriber.error(err);
               }

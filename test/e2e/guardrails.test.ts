@@ -7,6 +7,7 @@ import type { GatewayEvents } from '../../src/core/events.js';
 import { AdminClient } from '../helpers/admin.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 // Guardrails end to end, through the official SDKs: input rules refuse or redact before anything goes upstream;
@@ -422,5 +423,46 @@ describe('every detector, on input and on output, whole and streamed', () => {
     } finally {
       await guarded.stop();
     }
+  });
+});
+
+describe('the JSON schema rule on an upstream answer passed through as it came', () => {
+  // An Anthropic client of an Anthropic upstream gets the upstream's own events (native pass-through). A blocking
+  // JSON schema rule can only judge the answer when it finishes, after its text went out: the stream must still
+  // end as Anthropic's does (message_delta with the refusal, message_stop), not stop short.
+  let anthropicUpstream: AnthropicUpstream;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    anthropicUpstream = await startAnthropicUpstream({ apiKey: 'sk-ant' });
+    tg = await startGateway({
+      providers: { anthropic: { base_url: `${anthropicUpstream.url}/v1`, api_key: 'sk-ant' } },
+      guardrails: { rules: [{ name: 'json', kind: 'json_schema', action: 'block' }] },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await anthropicUpstream?.close();
+  });
+
+  it('ends an invalid streamed answer with the refusal and message_stop', async () => {
+    const res = await fetch(`${tg.url}/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({
+        model: 'anthropic/claude-sonnet-4-5',
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: 'user', content: 'json please' }],
+        output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] } } },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const events = (await res.text())
+      .split('\n\n')
+      .filter((frame) => frame.includes('data: '))
+      .map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as { type: string; delta?: { stop_reason?: string } });
+    expect(events[0]?.type).toBe('message_start');
+    expect(events.at(-1)?.type).toBe('message_stop');
+    expect(events.filter((event) => event.type === 'message_delta').map((event) => event.delta?.stop_reason)).toEqual(['refusal']);
   });
 });
