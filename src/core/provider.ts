@@ -103,6 +103,11 @@ export interface ProviderAdapter {
   /** Wire-format id, e.g. `openai`. */
   readonly format: string;
   /**
+   * The format its answers are written in, when that is another adapter's (Azure answers in OpenAI's): a client
+   * reading that format may have them as they came (`RequestContext.verbatimFormat`). Defaults to `format`.
+   */
+  readonly answerFormat?: string;
+  /**
    * `native`, given only when the client's dialect speaks this adapter's `format`: the client's own body, which
    * the adapter sends with only what tollgate must change (the model), so every field arrives as the client wrote it.
    */

@@ -321,7 +321,7 @@ class CallStage implements Stage {
             buffered = [];
             // A body declared too large is refused before a byte of it is read.
             if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
-          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, ctx.request, nativeRequest(ctx, adapter), ctx.verbatimFormat === adapter.format);
+          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, ctx.request, nativeRequest(ctx, adapter), verbatim(ctx, adapter));
         },
         onData(chunk) {
           if (buffered) {
@@ -389,10 +389,20 @@ function untranslatable(ctx: RequestContext, format: string): GatewayError | nul
   return native !== null && native.format !== format ? (native.untranslatable ?? null) : null;
 }
 
+/** The format this adapter's answers are written in (see ProviderAdapter.answerFormat). */
+function answerFormat(adapter: ProviderAdapter): string {
+  return adapter.answerFormat ?? adapter.format;
+}
+
+/** Whether the client reads the upstream's answer format, so its own bytes may reach the client. */
+function verbatim(ctx: RequestContext, adapter: ProviderAdapter): boolean {
+  return ctx.verbatimFormat !== null && ctx.verbatimFormat === answerFormat(adapter);
+}
+
 /** The upstream's own stream events the decoder kept since it was last asked, when native; null when none. */
 function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): NativeAnswer | null {
   const events = decoder?.takeNative?.();
-  return events && events.length > 0 ? { format: adapter.format, events } : null;
+  return events && events.length > 0 ? { format: answerFormat(adapter), events } : null;
 }
 
 /** The upstream request for this operation; a provider without an embeddings API cannot take embeddings. */
@@ -418,7 +428,7 @@ function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: 
   // Some compatible servers leave usage out: the cost stage then counts the input with its tokenizer.
   const usage = response.usage as EmbeddingsResponse['usage'] | undefined;
   ctx.usage = usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens } : null;
-  if (ctx.verbatimFormat === adapter.format) emit({ kind: 'embeddings', response, native: { format: adapter.format, text } });
+  if (verbatim(ctx, adapter)) emit({ kind: 'embeddings', response, native: { format: answerFormat(adapter), text } });
   else emit({ kind: 'embeddings', response });
 }
 
@@ -430,7 +440,7 @@ function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: 
   ctx.usage = completion.usage ?? null;
   // The adapter accepted the body as an answer, so a client of the same format may have it as it came.
   if (nativeRequest(ctx, adapter) !== null) emit({ kind: 'completion', completion, native: { format: adapter.format, body: body as Record<string, unknown> } });
-  else if (ctx.verbatimFormat === adapter.format) emit({ kind: 'completion', completion, native: { format: adapter.format, text } });
+  else if (verbatim(ctx, adapter)) emit({ kind: 'completion', completion, native: { format: answerFormat(adapter), text } });
   else emit({ kind: 'completion', completion });
 }
 

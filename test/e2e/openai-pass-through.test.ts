@@ -173,3 +173,28 @@ describe('a stage that changes chunks', () => {
     expect(body).toContain('[REDACTED:email]');
   });
 });
+
+describe('an Azure upstream stream (OpenAI format, Azure AI Foundry paths)', () => {
+  // Azure speaks OpenAI's format: its events pass through too. A keyless scripted OpenAI server stands in for the
+  // Foundry endpoint (`<base>/chat/completions?api-version=`), so the stream can be given byte by byte.
+  let foundry: ScriptedUpstream;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    foundry = await startOpenAIUpstream({ apiKey: null });
+    tg = await startGateway({ providers: { 'azure-ai': { base_url: `${foundry.url}/v1`, api_key: 'azure-key' } } });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await foundry?.close();
+  });
+
+  it('reaches the client as Azure wrote it, without the prompt-filter event, only the model name changed', async () => {
+    const filter = '{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{}}]}';
+    foundry.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: sseBody([filter, ...UPSTREAM_EVENTS]) });
+    const body = await streamRaw(tg, 'azure-ai/gpt-4o-mini');
+    expect(foundry.calls[0]?.path).toBe('/v1/chat/completions');
+    expect(foundry.calls[0]?.headers['api-key']).toBe('azure-key');
+    const expected = UPSTREAM_EVENTS.map((data) => data.replace('"model":"gpt-4o-mini-2024-07-18"', '"model":"azure-ai/gpt-4o-mini"'));
+    expect(dataOf(body)).toEqual([...expected, '[DONE]']);
+  });
+});

@@ -142,6 +142,29 @@ describe('azure stream decoder', () => {
     }
   });
 
+  it("keeps each kept chunk's own event for an OpenAI client, the prompt-filter event dropped with its chunk", () => {
+    expect(azureAdapter.answerFormat).toBe('openai');
+    const text = azureStream(true);
+    for (const size of [1, 7, 100_000]) {
+      const decoder = azureAdapter.createStreamDecoder(azure(), { model: 'azure/gpt-4o-prod', messages, stream: true }, null, true);
+      expect(decoder.nativePerChunk).toBe(true);
+      const bytes = Buffer.from(text, 'utf8');
+      const chunks: ChatCompletionChunk[] = [];
+      const events: string[] = [];
+      for (let at = 0; at < bytes.length; at += size) {
+        chunks.push(...decoder.push(bytes.subarray(at, at + size)));
+        events.push(...(decoder.takeNative?.() ?? []).map((event) => event.data));
+      }
+      chunks.push(...decoder.end().chunks);
+      events.push(...(decoder.takeNative?.() ?? []).map((event) => event.data));
+      expect(chunks).toHaveLength(5);
+      // Each event is the very text its chunk was parsed from.
+      expect(events).toEqual(chunks.map((chunk) => JSON.stringify(chunk)));
+      expect(events.some((data) => data.includes('prompt_filter_results'))).toBe(false);
+    }
+    expect(azureAdapter.createStreamDecoder(azure(), { model: 'azure/gpt-4o-prod', messages, stream: true }).takeNative).toBeUndefined();
+  });
+
   it('is incomplete without [DONE] and turns an error event into a retryable 502', () => {
     const text = azureStream(false);
     expect(decode(text.slice(0, text.indexOf('data: [DONE]')), 1000).complete).toBe(false);

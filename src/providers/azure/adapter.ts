@@ -1,4 +1,4 @@
-import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, NativeStreamEvent } from '../../core/canonical.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../../core/provider.js';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter.js';
 import { pathSegment } from '../../path-segment.js';
@@ -40,12 +40,44 @@ function isFilterOnly(chunk: ChatCompletionChunk): boolean {
   return chunk.choices.length === 0 && !chunk.usage;
 }
 
+/**
+ * The decoder without those chunks. When it keeps each chunk's own event (the client reads OpenAI's format), the
+ * events of the dropped chunks are dropped with them, so each kept event still belongs to its chunk.
+ */
 function withoutFilterChunks(decoder: StreamDecoder): StreamDecoder {
+  if (!decoder.nativePerChunk || !decoder.takeNative) {
+    return {
+      push: (bytes) => decoder.push(bytes).filter((chunk) => !isFilterOnly(chunk)),
+      end() {
+        const tail = decoder.end();
+        return { ...tail, chunks: tail.chunks.filter((chunk) => !isFilterOnly(chunk)) };
+      },
+    };
+  }
+  const takeInner = decoder.takeNative.bind(decoder);
+  let kept: NativeStreamEvent[] = [];
+  const keep = (chunks: ChatCompletionChunk[]): ChatCompletionChunk[] => {
+    const events = takeInner();
+    const out: ChatCompletionChunk[] = [];
+    chunks.forEach((chunk, i) => {
+      if (isFilterOnly(chunk)) return;
+      out.push(chunk);
+      const event = events[i];
+      if (event) kept.push(event);
+    });
+    return out;
+  };
   return {
-    push: (bytes) => decoder.push(bytes).filter((chunk) => !isFilterOnly(chunk)),
+    nativePerChunk: true,
+    push: (bytes) => keep(decoder.push(bytes)),
     end() {
       const tail = decoder.end();
-      return { ...tail, chunks: tail.chunks.filter((chunk) => !isFilterOnly(chunk)) };
+      return { ...tail, chunks: keep(tail.chunks) };
+    },
+    takeNative() {
+      const out = kept;
+      kept = [];
+      return out;
     },
   };
 }
@@ -59,6 +91,7 @@ function delegate<K extends 'buildEmbeddingsRequest' | 'parseEmbeddingsResponse'
 
 export const azureAdapter: ProviderAdapter = {
   format: 'azure',
+  answerFormat: 'openai',
 
   buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
     const url = azureUrl(target, 'chat/completions');
@@ -69,8 +102,8 @@ export const azureAdapter: ProviderAdapter = {
     return openAICompatibleAdapter.parseChatResponse(body, target);
   },
 
-  createStreamDecoder(target, request) {
-    return withoutFilterChunks(openAICompatibleAdapter.createStreamDecoder(target, request));
+  createStreamDecoder(target, request, _native, verbatim) {
+    return withoutFilterChunks(openAICompatibleAdapter.createStreamDecoder(target, request, null, verbatim));
   },
 
   parseError(status, headers, bodyText, target) {
