@@ -3,6 +3,11 @@ import { hash } from 'node:crypto';
 /** Texts shorter than a digest (roles, names) are their own key; a digest is 28 characters, so the two never meet. */
 const OWN_KEY_BELOW = 28;
 
+/** The key a text's count is kept under: the text itself when short, else its SHA-1. */
+export function countKey(text: string): string {
+  return text.length < OWN_KEY_BELOW ? text : hash('sha1', text, 'base64');
+}
+
 /**
  * Token counts of texts counted before, most recently used kept. A chat client sends the whole conversation with
  * every turn, so the same messages (and the same tool definitions) are counted again and again, at 0.1-0.3 µs a
@@ -15,12 +20,8 @@ export class CountCache {
 
   constructor(private readonly maxEntries: number) {}
 
-  private key(text: string): string {
-    return text.length < OWN_KEY_BELOW ? text : hash('sha1', text, 'base64');
-  }
-
-  get(text: string): number | undefined {
-    const key = this.key(text);
+  /** The count kept under `key` (see countKey), or undefined. */
+  get(key: string): number | undefined {
     const tokens = this.counts.get(key);
     if (tokens !== undefined) {
       // Most recently used last: a Map keeps insertion order, and eviction takes from the front.
@@ -30,8 +31,7 @@ export class CountCache {
     return tokens;
   }
 
-  set(text: string, tokens: number): void {
-    const key = this.key(text);
+  set(key: string, tokens: number): void {
     if (this.counts.has(key)) return;
     this.counts.set(key, tokens);
     if (this.counts.size <= this.maxEntries) return;

@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import type { ChatMessage } from '../core/canonical.js';
-import { CountCache } from './count-cache.js';
+import { CountCache, countKey } from './count-cache.js';
 
 /**
  * Token counting for budget reservations, count-tokens answers and charging streams that end without a usage
@@ -132,7 +132,9 @@ export class TokenCounter {
   text(text: string): number {
     const length = text.length;
     if (length === 0) return 0;
-    const known = COUNTED.get(text);
+    // The key (a digest of a long text) is made once, for the lookup and for keeping the count.
+    const key = countKey(text);
+    const known = COUNTED.get(key);
     if (known !== undefined) {
       // Counted exactly before: it informs this count's estimates as if counted now, and spends none of its budget.
       this.countedChars += length;
@@ -175,7 +177,7 @@ export class TokenCounter {
     if (counted < length) {
       this.estimated = true;
       tokens += this.estimate(text, length - counted, counted, tokens);
-    } else COUNTED.set(text, tokens);
+    } else COUNTED.set(key, tokens);
     return tokens;
   }
 
