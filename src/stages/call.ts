@@ -451,24 +451,15 @@ function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: 
  * (`perChunk`), each rides on its chunk instead.
  */
 function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (event: ResponseEvent) => void, native: NativeAnswer | null = null, perChunk = false): void {
-  if (perChunk && native !== null && native.events?.length === chunks.length) return relayOwnEvents(ctx, chunks, emit, native.format, native.events);
-  if (chunks.length === 0 && native !== null) emit({ kind: 'chunk', chunk: { id: '', object: 'chat.completion.chunk', model: ctx.responseModel, choices: [] }, native });
+  const own = perChunk && native !== null && native.events?.length === chunks.length ? native.events : null;
+  if (own === null && chunks.length === 0 && native !== null) emit({ kind: 'chunk', chunk: { id: '', object: 'chat.completion.chunk', model: ctx.responseModel, choices: [] }, native });
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i] as ChatCompletionChunk;
     chunk.model = ctx.responseModel;
     if (chunk.usage) ctx.usage = chunk.usage;
-    if (i === 0 && native !== null) emit({ kind: 'chunk', chunk, native });
+    const carried = own !== null && native !== null ? { format: native.format, text: (own[i] as NativeStreamEvent).data } : i === 0 ? native : null;
+    if (carried !== null) emit({ kind: 'chunk', chunk, native: carried });
     else emit({ kind: 'chunk', chunk });
-  }
-}
-
-/** Each chunk with the upstream event it was parsed from, for a dialect that writes that event as it came. */
-function relayOwnEvents(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (event: ResponseEvent) => void, format: string, events: NativeStreamEvent[]): void {
-  for (let i = 0; i < chunks.length; i++) {
-    const chunk = chunks[i] as ChatCompletionChunk;
-    chunk.model = ctx.responseModel;
-    if (chunk.usage) ctx.usage = chunk.usage;
-    emit({ kind: 'chunk', chunk, native: { format, text: (events[i] as NativeStreamEvent).data } });
   }
 }
 

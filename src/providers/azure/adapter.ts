@@ -45,19 +45,10 @@ function isFilterOnly(chunk: ChatCompletionChunk): boolean {
  * events of the dropped chunks are dropped with them, so each kept event still belongs to its chunk.
  */
 function withoutFilterChunks(decoder: StreamDecoder): StreamDecoder {
-  if (!decoder.nativePerChunk || !decoder.takeNative) {
-    return {
-      push: (bytes) => decoder.push(bytes).filter((chunk) => !isFilterOnly(chunk)),
-      end() {
-        const tail = decoder.end();
-        return { ...tail, chunks: tail.chunks.filter((chunk) => !isFilterOnly(chunk)) };
-      },
-    };
-  }
-  const takeInner = decoder.takeNative.bind(decoder);
+  const takeInner = decoder.nativePerChunk ? decoder.takeNative?.bind(decoder) : undefined;
   let kept: NativeStreamEvent[] = [];
   const keep = (chunks: ChatCompletionChunk[]): ChatCompletionChunk[] => {
-    const events = takeInner();
+    const events = takeInner ? takeInner() : [];
     const out: ChatCompletionChunk[] = [];
     chunks.forEach((chunk, i) => {
       if (isFilterOnly(chunk)) return;
@@ -67,13 +58,17 @@ function withoutFilterChunks(decoder: StreamDecoder): StreamDecoder {
     });
     return out;
   };
-  return {
-    nativePerChunk: true,
+  const filtered: StreamDecoder = {
     push: (bytes) => keep(decoder.push(bytes)),
     end() {
       const tail = decoder.end();
       return { ...tail, chunks: keep(tail.chunks) };
     },
+  };
+  if (!takeInner) return filtered;
+  return {
+    ...filtered,
+    nativePerChunk: true,
     takeNative() {
       const out = kept;
       kept = [];
