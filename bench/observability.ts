@@ -2,7 +2,12 @@
 // tracing, one with metrics on and every request traced (100% sampled) to a live local OTLP receiver. Reports
 // the gateway's CPU per request (its own process) and latency for each, in interleaved slices.
 //
-//   npx tsx bench/observability.ts [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10] [--modes json,stream] [--profile]
+//   npx tsx bench/observability.ts [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10] [--modes json,stream]
+//                                  [--rate 800] [--together] [--profile]
+//
+// By default the gateways take turns (one slice each per round). With --together they are loaded at the same time,
+// each at --rate: whatever else the machine does in a slice (another tenant of this VM, a CPU frequency change)
+// then falls on all three alike instead of on whichever had its turn.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,6 +26,8 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '0' },
     // The traced gateway's sample ratio (the issue's measure is 1: every request traced).
     sample: { type: 'string', default: '1' },
+    // All three gateways loaded at once in every slice (needs --rate), instead of one after another.
+    together: { type: 'boolean', default: false },
     // V8 CPU profiles of the three gateways, written to bench/profiles/observability-<name>/ when they exit
     // (compare them per request with bench/profile-diff.ts).
     profile: { type: 'boolean', default: false },
@@ -39,6 +46,8 @@ const rounds = Number(values.rounds);
 const connectionList = values.connections.split(',').map(Number);
 const modes = values.modes.split(',') as Array<'json' | 'stream'>;
 const rate = Number(values.rate);
+const together = values.together;
+if (together && !(rate > 0)) throw new Error('--together needs --rate: three closed loops at once would compete for the cores');
 
 function body(mode: 'json' | 'stream'): string {
   const payload: Record<string, unknown> = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello there, how are you today?' }] };
@@ -69,7 +78,7 @@ async function main(): Promise<void> {
   ];
   console.log(
     `observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; ` +
-      `${rate > 0 ? `${rate} req/s each` : 'closed loop (as fast as answered)'}; node ${process.version}`,
+      `${rate > 0 ? `${rate} req/s each` : 'closed loop (as fast as answered)'}${together ? ', all gateways loaded at the same time' : ''}; node ${process.version}`,
   );
   console.log('\n| mode | conns | gateway | RPS | p50 ms | p99 ms | CPU µs/req | non-2xx |');
   console.log('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |');
@@ -80,22 +89,27 @@ async function main(): Promise<void> {
         served.set(server, (served.get(server) ?? 0) + result.latencies.length);
         return result;
       };
-      if (warmupSec > 0) for (const [, server] of targets) await load(server, warmupSec);
+      if (warmupSec > 0) {
+        if (together) await Promise.all(targets.map(([, server]) => load(server, warmupSec)));
+        else for (const [, server] of targets) await load(server, warmupSec);
+      }
       const tallies = new Map<string, { latencies: Float64Array[]; seconds: number; cpu: number; non2xx: number; perRound: number[] }>();
+      /** One slice of load on one gateway, its CPU read before and after. */
+      const measure = async ([name, server]: [string, ServerChild]) => {
+        const before = await server.cpuMicros();
+        const slice = await load(server, durationSec / rounds);
+        const after = await server.cpuMicros();
+        const tally = tallies.get(name) ?? { latencies: [], seconds: 0, cpu: 0, non2xx: 0, perRound: [] };
+        tally.perRound.push((after - before) / Math.max(1, slice.latencies.length));
+        tally.latencies.push(slice.latencies);
+        tally.seconds += slice.durationSec;
+        tally.cpu += after - before;
+        tally.non2xx += slice.non2xx + slice.errors;
+        tallies.set(name, tally);
+      };
       for (let round = 0; round < rounds; round++) {
-        for (let i = 0; i < targets.length; i++) {
-          const [name, server] = targets[(round + i) % targets.length] as [string, ServerChild];
-          const before = await server.cpuMicros();
-          const slice = await load(server, durationSec / rounds);
-          const after = await server.cpuMicros();
-          const tally = tallies.get(name) ?? { latencies: [], seconds: 0, cpu: 0, non2xx: 0, perRound: [] };
-          tally.perRound.push((after - before) / Math.max(1, slice.latencies.length));
-          tally.latencies.push(slice.latencies);
-          tally.seconds += slice.durationSec;
-          tally.cpu += after - before;
-          tally.non2xx += slice.non2xx + slice.errors;
-          tallies.set(name, tally);
-        }
+        if (together) await Promise.all(targets.map(measure));
+        else for (let i = 0; i < targets.length; i++) await measure(targets[(round + i) % targets.length] as [string, ServerChild]);
       }
       const cpu: number[] = [];
       for (const [name] of targets) {

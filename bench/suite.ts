@@ -10,6 +10,8 @@
 //
 //   npm run bench -- [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10,50] [--modes json,stream]
 //                    [--targets upstream,proxy,portkey,tollgate,tollgate-key,full-miss,full-hit] [--profile]
+//                    (also `fastify`: a fastify + undici relay that parses the JSON both ways and does nothing else,
+//                    the floor of the stack tollgate is built on; not in the default set)
 //                    [--alloc-profile]
 import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -114,6 +116,11 @@ async function startTargets(): Promise<Target[]> {
     const proxy = await spawnServer('bare-proxy', './serve-proxy.ts', ['--port', '0', '--upstream', upstream.url], profileFlags('proxy'));
     children.push(proxy);
     targets.push({ name: 'bare proxy', server: proxy, ...plain });
+  }
+  if (wanted.has('fastify')) {
+    const relay = await spawnServer('fastify-relay', './serve-fastify-relay.ts', ['--port', '0', '--upstream', upstream.url], profileFlags('fastify'));
+    children.push(relay);
+    targets.push({ name: 'fastify relay', server: relay, ...plain });
   }
   if (wanted.has('portkey')) {
     const port = 20_000 + Math.floor(Math.random() * 20_000);

@@ -1,6 +1,6 @@
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import type { SpanBatch, SpanSource } from './span-batch.js';
-import { spanIdHex, type SpanRecord } from './span-record.js';
+import { spanIdHex, type AttributeList, type SpanRecord } from './span-record.js';
 
 /**
  * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the finished
@@ -66,12 +66,22 @@ export function attributesJson(attributes: Attributes): string {
   return `[${out}]`;
 }
 
+function attributeListJson(list: AttributeList): string {
+  let out = '';
+  for (let i = 0; i < list.length; i += 2) {
+    const value = list[i + 1];
+    if (value === undefined || value === null) continue;
+    out += `${out ? ',' : ''}${keyPrefix(list[i] as string)}${anyValue(value)}}`;
+  }
+  return `[${out}]`;
+}
+
 function spanJson(c: SpanRecord): string {
   let json = `{"traceId":"${c.traceId.hex}","spanId":"${spanIdHex(c.idHigh, c.idLow)}"`;
   if (c.parentHigh !== 0 || c.parentLow !== 0) json += `,"parentSpanId":"${spanIdHex(c.parentHigh, c.parentLow)}"`;
   if (c.traceState) json += `,"traceState":${JSON.stringify(c.traceState)}`;
   json += `,"name":${jsonString(c.name)},"kind":${otlpKind(c.kind)},"startTimeUnixNano":"${nanosOf(c.startedAt)}","endTimeUnixNano":"${nanosOf(c.endedAt)}"`;
-  json += `,"attributes":${c.attributes ? attributesJson(c.attributes) : '[]'}`;
+  json += `,"attributes":${c.attributes ? attributeListJson(c.attributes) : '[]'}`;
   json += c.error === null ? ',"status":{}' : `,"status":{"code":2${c.error ? `,"message":${JSON.stringify(c.error.slice(0, 1_024))}` : ''}}`;
   return `${json}}`;
 }

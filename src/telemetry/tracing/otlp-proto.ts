@@ -1,6 +1,6 @@
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import type { SpanBatch, SpanSource } from './span-batch.js';
-import type { SpanRecord } from './span-record.js';
+import type { AttributeList, SpanRecord } from './span-record.js';
 
 /**
  * OTLP/HTTP protobuf (ExportTraceServiceRequest, opentelemetry/proto/collector/trace/v1), the OTLP default,
@@ -229,6 +229,18 @@ function attributes(w: ProtoWriter, field: number, attrs: Attributes): void {
   }
 }
 
+/** A span's attributes, given as a flat list of names and values. */
+function attributeList(w: ProtoWriter, field: number, list: AttributeList): void {
+  for (let i = 0; i < list.length; i += 2) {
+    const value = list[i + 1];
+    if (value === undefined || value === null) continue;
+    const start = w.open(field, SMALL);
+    w.bytes(keyField(list[i] as string));
+    anyValue(w, 2, value);
+    w.close(start, SMALL);
+  }
+}
+
 const TWO_22 = 4_194_304;
 const TWO_32 = 4_294_967_296;
 
@@ -262,7 +274,7 @@ function spanMessage(w: ProtoWriter, c: SpanRecord): void {
   w.varint(c.kind + 1);
   timeField(w, 7, c.startedAt);
   timeField(w, 8, c.endedAt);
-  if (c.attributes) attributes(w, 9, c.attributes);
+  if (c.attributes) attributeList(w, 9, c.attributes);
   if (c.error !== null) {
     const status = w.open(15, SMALL);
     if (c.error) w.string(2, c.error.slice(0, 1_024));

@@ -14,7 +14,7 @@ import {
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
-import { newSpanId, newTraceId, spanIdHex, spanIdWords, traceIdOf, type SpanRecord } from './span-record.js';
+import { newSpanId, newTraceId, spanIdHex, spanIdWords, traceIdOf, type AttributeList, type SpanRecord } from './span-record.js';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
@@ -22,6 +22,12 @@ const headerGetter = {
   get: (carrier: Record<string, string>, key: string) => carrier[key],
 };
 const NO_LINKS: [] = [];
+/**
+ * What the sampler is shown of a new request span's attributes: nothing. The samplers tollgate builds (parent-based
+ * over always-on, always-off or a trace-id ratio) decide on the trace id and the parent alone, and the attributes
+ * are kept as a flat list (AttributeList), not the object a sampler reads.
+ */
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
 const stageNames = new Map<string, string>();
 
@@ -56,7 +62,7 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
   /** Sampled: its spans are recorded (else only the trace context travels on, as not sampled). */
   recording: boolean;
   /** The request span's attributes: those known at the start, the rest added at the end. */
-  attributes: Attributes;
+  attributes: AttributeList;
   stageNames: string[];
   stageStarts: number[];
   /** Two words per open stage: its span id, then (in `stageParents`) its parent's. */
@@ -73,7 +79,7 @@ interface AttemptSpan {
   parentHigh: number;
   parentLow: number;
   startedAt: number;
-  attributes: Attributes;
+  attributes: AttributeList;
 }
 
 /**
@@ -216,16 +222,16 @@ export class RequestTracer {
     }
     const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
     const name = `${ctx.operation} ${ctx.request.model}`;
-    const attributes: Attributes = {
-      'gen_ai.operation.name': ctx.operation,
-      'gen_ai.request.model': ctx.request.model,
-      'tollgate.dialect': ctx.dialect,
-      'tollgate.request_id': requestId,
-      'tollgate.stream': ctx.stream,
-    };
-    if (ctx.path) attributes['url.path'] = ctx.path;
+    const attributes: AttributeList = [
+      'gen_ai.operation.name', ctx.operation,
+      'gen_ai.request.model', ctx.request.model,
+      'tollgate.dialect', ctx.dialect,
+      'tollgate.request_id', requestId,
+      'tollgate.stream', ctx.stream,
+      'url.path', ctx.path || null,
+    ];
     // The SDK's sampler decides, as its tracer would: a sampled parent is followed, new traces at the ratio.
-    const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, attributes, NO_LINKS);
+    const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
     const [parentHigh, parentLow] = parent ? spanIdWords(parent.spanId) : [0, 0];
     const spans: RequestSpans = {
       recording: sampling.decision === SamplingDecision.RECORD_AND_SAMPLED,
@@ -269,11 +275,11 @@ export class RequestTracer {
     // A stage that passed the request on is the common case and says nothing; the one that answered, failed or
     // saw the client leave is marked (fewer bytes per span at 100% sampling).
     const outcome = message.cancelled ? 'cancelled' : (message.outcome ?? 'passed');
-    this.endStage(spans, index, outcome === 'passed' ? null : { 'tollgate.stage.outcome': outcome }, message.error === undefined ? null : errorMessage(message.error));
+    this.endStage(spans, index, outcome === 'passed' ? null : ['tollgate.stage.outcome', outcome], message.error === undefined ? null : errorMessage(message.error));
   }
 
   /** Hands the open stage at `index` to the batch as ended now, and forgets it. */
-  private endStage(spans: RequestSpans, index: number, attributes: Attributes | null, error: string | null): void {
+  private endStage(spans: RequestSpans, index: number, attributes: AttributeList | null, error: string | null): void {
     const child = this.record;
     child.traceId = spans.traceId;
     child.traceState = spans.traceState;
@@ -325,13 +331,13 @@ export class RequestTracer {
       parentHigh: open ? (ids[ids.length - 2] as number) : spans.idHigh,
       parentLow: open ? (ids[ids.length - 1] as number) : spans.idLow,
       startedAt: performance.now(),
-      attributes: {
-        'gen_ai.operation.name': message.ctx.operation,
-        'gen_ai.provider.name': message.provider,
-        'gen_ai.request.model': message.model,
-        'tollgate.attempt': message.attempt,
-        'tollgate.fallback': message.fallback,
-      },
+      attributes: [
+        'gen_ai.operation.name', message.ctx.operation,
+        'gen_ai.provider.name', message.provider,
+        'gen_ai.request.model', message.model,
+        'tollgate.attempt', message.attempt,
+        'tollgate.fallback', message.fallback,
+      ],
     };
     newSpanId(attempt);
     this.attempts.set(message, attempt);
@@ -345,11 +351,11 @@ export class RequestTracer {
     if (!attempt) return;
     this.attempts.delete(message);
     const { attributes, request: spans } = attempt;
-    if (message.status !== null && message.status !== undefined) attributes['http.response.status_code'] = message.status;
+    attributes.push('http.response.status_code', message.status);
     const child = this.record;
     child.error = null;
     if (!message.ok) {
-      attributes['error.type'] = message.errorCode ?? (message.status ? String(message.status) : 'error');
+      attributes.push('error.type', message.errorCode ?? (message.status ? String(message.status) : 'error'));
       child.error = message.errorCode ?? 'attempt failed';
     }
     child.traceId = spans.traceId;
@@ -372,24 +378,23 @@ export class RequestTracer {
     this.requests.delete(event.requestId);
     if (!spans.recording) return;
     const failure = 'type' in event ? event : null;
-    const attributes = spans.attributes;
-    attributes['http.response.status_code'] = event.status;
-    if (event.provider !== null) attributes['gen_ai.provider.name'] = event.provider;
-    if (event.upstreamModel !== null) attributes['gen_ai.response.model'] = event.upstreamModel;
-    if (event.usage) {
-      attributes['gen_ai.usage.input_tokens'] = event.usage.input_tokens;
-      attributes['gen_ai.usage.output_tokens'] = event.usage.output_tokens;
-    }
-    if (event.finishReasons.length > 0) attributes['gen_ai.response.finish_reasons'] = event.finishReasons;
-    if (event.route !== null) attributes['tollgate.route'] = event.route;
-    if (event.keyId !== null) attributes['tollgate.key'] = event.keyId;
-    if (event.teamId !== null) attributes['tollgate.team'] = event.teamId;
-    if (event.costUsd !== null) attributes['tollgate.cost_usd'] = event.costUsd;
-    attributes['tollgate.fallback'] = event.fallback;
-    attributes['tollgate.attempts'] = event.attempts;
-    if (event.firstTokenMs !== null && event.stream) attributes['tollgate.time_to_first_token_ms'] = event.firstTokenMs;
-    if (failure) attributes['error.type'] = failure.code ?? failure.type;
-    else if (event.status === 499) attributes['tollgate.cancelled'] = true;
+    // Values that are null (not known for this request) are left out of the export.
+    spans.attributes.push(
+      'http.response.status_code', event.status,
+      'gen_ai.provider.name', event.provider,
+      'gen_ai.response.model', event.upstreamModel,
+      'gen_ai.usage.input_tokens', event.usage?.input_tokens,
+      'gen_ai.usage.output_tokens', event.usage?.output_tokens,
+      'gen_ai.response.finish_reasons', event.finishReasons.length > 0 ? event.finishReasons : null,
+      'tollgate.route', event.route,
+      'tollgate.key', event.keyId,
+      'tollgate.team', event.teamId,
+      'tollgate.cost_usd', event.costUsd,
+      'tollgate.fallback', event.fallback,
+      'tollgate.attempts', event.attempts,
+      'tollgate.time_to_first_token_ms', event.stream ? event.firstTokenMs : null,
+      failure ? 'error.type' : 'tollgate.cancelled', failure ? (failure.code ?? failure.type) : event.status === 499 || null,
+    );
     // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
     this.endRequest(spans, spans.startedAt + event.durationMs, failure ? failure.message : null);
   }
