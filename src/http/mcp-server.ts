@@ -40,6 +40,8 @@ export async function serveMcpRequest(deps: HttpDeps, identity: Identity | null,
   // Stateless: no session id, a server and a transport per request, closed with it; answers are plain JSON.
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   reply.hijack();
+  // The MCP SDK writes the answer itself; a hijacked reply leaves out the reply headers (the request id among them).
+  reply.raw.setHeader('x-request-id', request.id);
   reply.raw.once('close', () => {
     void transport.close().catch(() => undefined);
     void server.close().catch(() => undefined);

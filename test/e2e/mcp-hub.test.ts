@@ -337,6 +337,18 @@ describe('/mcp: tollgate as an MCP server', () => {
     expect(await raw.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32001 } });
     expect((await fetch(`${tg.url}/mcp`)).status).toBe(405);
   });
+
+  it('answers with the request id, as every other route does', async () => {
+    const key = await createKey({});
+    const raw = await fetch(`${tg.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` },
+      body: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+    });
+    expect(raw.status).toBe(200);
+    expect(raw.headers.get('x-request-id')).toMatch(/^\d{15}-\d{6}$/);
+    expect(await raw.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: expect.any(Object) } });
+  });
 });
 
 describe('closing the gateway', () => {
