@@ -120,6 +120,8 @@ describe('OTLP/HTTP JSON when asked for', () => {
       const spans = await json.waitFor((all) => all.some((s) => s.kind === 2));
       expect(json.contentTypes[0]).toBe('application/json');
       const root = spans.find((s) => s.kind === 2) as ReceivedSpan;
+      // The resource's attributes go out in JSON too: the service's name (OTEL_SERVICE_NAME unset: tollgate).
+      expect(root.service).toBe('tollgate');
       expect(root.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.response.model': 'm', 'http.response.status_code': 200 });
       expect(spans.filter((s) => s.traceId === root.traceId).map((s) => s.name).sort()).toEqual(
         ['chat m', 'chat openai/m', 'stage auth', 'stage cache', 'stage call', 'stage guardrails', 'stage rate-limit', 'stage route', 'stage spend'].sort(),

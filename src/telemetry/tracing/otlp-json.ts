@@ -1,4 +1,4 @@
-import type { Attributes, AttributeValue } from '@opentelemetry/api';
+import type { AttributeValue } from '@opentelemetry/api';
 import type { SpanBatch, SpanSource } from './span-batch.js';
 import { spanIdHex, type AttributeList, type SpanRecord } from './span-record.js';
 
@@ -56,16 +56,6 @@ function anyValue(value: AttributeValue): string {
   }
 }
 
-export function attributesJson(attributes: Attributes): string {
-  let out = '';
-  for (const key in attributes) {
-    const value = attributes[key];
-    if (value === undefined || value === null) continue;
-    out += `${out ? ',' : ''}${keyPrefix(key)}${anyValue(value)}}`;
-  }
-  return `[${out}]`;
-}
-
 function attributeListJson(list: AttributeList): string {
   let out = '';
   for (let i = 0; i < list.length; i += 2) {
@@ -104,7 +94,7 @@ export class JsonSpanBatch implements SpanBatch {
   take(): string {
     const { resource, scope } = this.source;
     const json =
-      `{"resourceSpans":[{"resource":{"attributes":${attributesJson(resource)}},"scopeSpans":[` +
+      `{"resourceSpans":[{"resource":{"attributes":${attributeListJson(resource)}},"scopeSpans":[` +
       `{"scope":{"name":${JSON.stringify(scope.name)}${scope.version ? `,"version":${JSON.stringify(scope.version)}` : ''}},"spans":[${this.spans}]}]}]}`;
     this.spans = '';
     this.count = 0;

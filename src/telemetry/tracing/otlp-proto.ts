@@ -1,4 +1,4 @@
-import type { Attributes, AttributeValue } from '@opentelemetry/api';
+import type { AttributeValue } from '@opentelemetry/api';
 import type { SpanBatch, SpanSource } from './span-batch.js';
 import type { AttributeList, SpanRecord } from './span-record.js';
 
@@ -218,18 +218,7 @@ function keyField(key: string): Buffer {
   return field;
 }
 
-function attributes(w: ProtoWriter, field: number, attrs: Attributes): void {
-  for (const key in attrs) {
-    const value = attrs[key];
-    if (value === undefined || value === null) continue;
-    const start = w.open(field, SMALL);
-    w.bytes(keyField(key));
-    anyValue(w, 2, value);
-    w.close(start, SMALL);
-  }
-}
-
-/** A span's attributes, given as a flat list of names and values. */
+/** A span's (or the resource's) attributes, given as a flat list of names and values. */
 function attributeList(w: ProtoWriter, field: number, list: AttributeList): void {
   for (let i = 0; i < list.length; i += 2) {
     const value = list[i + 1];
@@ -306,7 +295,7 @@ export class ProtoSpanBatch implements SpanBatch {
     const w = new ProtoWriter(this.spans.pos + 1024);
     const resourceSpans = w.open(1, GROUP);
     const resourceMessage = w.open(1, SMALL);
-    attributes(w, 1, this.source.resource);
+    attributeList(w, 1, this.source.resource);
     w.close(resourceMessage, SMALL);
     const scopeSpans = w.open(2, GROUP);
     const scopeMessage = w.open(1, SMALL);

@@ -1,9 +1,9 @@
-import type { Attributes } from '@opentelemetry/api';
-import type { SpanRecord } from './span-record.js';
+import type { AttributeList, SpanRecord } from './span-record.js';
 
 /** Who made the spans: the resource's attributes (service name and version, the SDK's) and the instrumentation scope. */
 export interface SpanSource {
-  resource: Attributes;
+  /** The resource's attributes (service name and version, the SDK's), as a span's are given. */
+  resource: AttributeList;
   scope: { name: string; version: string };
 }
 

@@ -25,7 +25,7 @@ export const MAX_BATCH_SPANS = 2048;
 export function createSpanExport(settings: TracingSettings & { endpoint: string }, version: string, log: Log, outbound: Outbound): SpanExport {
   const sender = new OtlpSender(settings.endpoint, settings.headers, log, outbound);
   const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }));
-  const source = { resource: resource.attributes, scope: { name: 'tollgate', version } };
+  const source = { resource: Object.entries(resource.attributes).flat(), scope: { name: 'tollgate', version } };
   const batch = settings.protocol === 'http/json' ? new JsonSpanBatch(source) : new ProtoSpanBatch(source);
   const processor = new EncodingSpanProcessor(batch, sender, { maxBatchSpans: MAX_BATCH_SPANS, delayMs: 1_000 });
   // A sampled incoming traceparent is followed; new traces are sampled at the configured ratio.
