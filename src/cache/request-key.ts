@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ChatCompletionRequest, ChatMessage } from '../core/canonical.js';
 import type { CachePolicy } from '../core/config.js';
 
@@ -74,7 +74,8 @@ function textOf(content: unknown): string | null {
 }
 
 function digest(value: unknown): string {
-  return createHash('sha256').update(stableJson(value)).digest('base64url');
+  // One-shot `hash`: about half the cost of createHash().update().digest() for a short input (it runs per request).
+  return hash('sha256', stableJson(value), 'base64url');
 }
 
 /**

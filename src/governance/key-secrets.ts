@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { VIRTUAL_KEY_PREFIX } from './types.js';
 
 /** How many leading characters of a secret the record keeps, to recognise a key in lists (`tg-` + 7). */
@@ -11,7 +11,8 @@ export function newKeySecret(): string {
 
 /** sha256 (hex) of a secret: all the store ever keeps of it. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  // One-shot `hash` (strings are hashed as UTF-8): every keyed request hashes the secret it presents.
+  return hash('sha256', secret, 'hex');
 }
 
 export function secretPrefix(secret: string): string {
