@@ -1,7 +1,8 @@
 // The tracer's own cost per request, in process and without the HTTP server around it: publishes what the runner
-// and the call stage publish for one request (the request, five stages, one upstream attempt, the terminal event)
-// with the real RequestTracer subscribed and exporting to a live OTLP receiver in its own process (so only the
-// tracer's side is counted: building, encoding and posting the spans). Figures only.
+// and the call stage publish for one request (the request, one upstream attempt, the terminal event) and records
+// its five stages in the request's stage timeline as the runner does, with the real RequestTracer subscribed and
+// exporting to a live OTLP receiver in its own process (so only the tracer's side is counted: building, encoding
+// and posting the spans). Figures only.
 //
 //   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1] [--protocol http/protobuf|http/json]
 import { parseArgs } from 'node:util';
@@ -9,7 +10,7 @@ import { EventBus } from '../src/bus/bus.js';
 import { resolveRuntimeConfig } from '../src/config/runtime.js';
 import { createRequestContext } from '../src/core/context.js';
 import type { RequestSummary } from '../src/core/events.js';
-import { requestChannel, stageChannel, upstreamChannel, type StageTraceMessage, type UpstreamTraceMessage } from '../src/core/trace-channels.js';
+import { requestChannel, upstreamChannel, type UpstreamTraceMessage } from '../src/core/trace-channels.js';
 import { createLog } from '../src/log.js';
 import { RequestTracer } from '../src/telemetry/tracing/request-tracer.js';
 import { OutboundNetwork } from '../src/network/outbound-network.js';
@@ -27,28 +28,19 @@ const endpoint = `${receiver.url}/v1/traces`;
 const config = resolveRuntimeConfig({ api: {}, file: {} }, {}, 0);
 const bus = new EventBus();
 const tracer = new RequestTracer(bus, createLog('silent'), '0.0.0', new OutboundNetwork());
-tracer.watchStages(STAGES);
 
 function oneRequest(): void {
   const ctx = createRequestContext({ dialect: 'openai', path: '/v1/chat/completions', config, request: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
   bus.emit('request.received', { requestId: ctx.id, dialect: 'openai', model: ctx.request.model, stream: false, at: Date.now() });
   requestChannel.start.publish({ requestId: ctx.id, ctx });
-  const messages: StageTraceMessage[] = [];
-  for (const stage of STAGES) {
-    const message: StageTraceMessage = { requestId: ctx.id, stage, ctx };
-    stageChannel(stage).start.publish(message);
-    stageChannel(stage).end.publish(message);
-    messages.push(message);
-  }
+  // What the runner does for each stage of a request the tracer records: one entry in its stage timeline.
+  const timeline = ctx.timings.stages;
+  const runs = timeline ? STAGES.map((stage) => timeline.started(stage, performance.now())) : [];
   const attempt: UpstreamTraceMessage = { requestId: ctx.id, ctx, provider: 'openai', model: 'gpt-4o-mini', attempt: 1, fallback: false, headers: {} };
   upstreamChannel.start.publish(attempt);
   Object.assign(attempt, { ok: true, status: 200, errorCode: null });
   upstreamChannel.asyncEnd.publish(attempt);
-  for (const message of messages.reverse()) {
-    message.outcome = 'answered';
-    stageChannel(message.stage).asyncStart.publish(message);
-    stageChannel(message.stage).asyncEnd.publish(message);
-  }
+  for (const run of runs.reverse()) timeline?.ended(run, performance.now(), run === runs[0] ? 'answered' : 'passed');
   const summary: RequestSummary = {
     requestId: ctx.id, dialect: 'openai', path: ctx.path, operation: 'chat', model: ctx.request.model, route: null, provider: 'openai',
     upstreamModel: 'gpt-4o-mini', keyId: null, teamId: null, stream: false, status: 200, durationMs: 1, attempts: 1, fallback: false,

@@ -187,11 +187,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   /** Compiled pipelines not yet retired, with the plugin modules each holds. */
   const live = new Map<Pipeline, ReadonlySet<string>>();
   const NO_PLUGINS: ReadonlySet<string> = new Set();
-  // Traces: a subscriber to the pipeline's tracing channels, on while an OTLP endpoint is set.
+  // Traces: a subscriber to the pipeline's request and upstream tracing channels, on while an OTLP endpoint is set.
   const tracer = new RequestTracer(bus, log, VERSION, outbound);
   const build = (runtime: RuntimeConfig, compiled: Awaited<ReturnType<PluginHost['compile']>> | null): Pipeline => {
     const pipeline = new Pipeline(definition, registry, runtime, services, compiled?.plugins ?? null);
-    tracer.watchStages(pipeline.stageNames);
     pipelines.set(runtime, pipeline);
     live.set(pipeline, compiled?.keys ?? NO_PLUGINS);
     return pipeline;

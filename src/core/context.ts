@@ -5,6 +5,7 @@ import type { RuntimeConfig } from './config.js';
 import { Extensions } from './extensions.js';
 import { NO_HINTS, parseRequestHints, type RequestHints } from './hints.js';
 import type { Plan } from './plan.js';
+import type { StageTimeline } from './stage-timeline.js';
 import type { TeamRecord, VirtualKeyRecord } from './identity.js';
 import type { TokenUsage } from './usage.js';
 
@@ -30,6 +31,11 @@ export interface Timings {
   upstreamMs: number;
   /** `performance.now()` when the first answer event left the pipeline (a stream's first chunk); null before. */
   firstEventAt: number | null;
+  /**
+   * The stages' runs with their times and nesting, kept only when someone asked for them (a tracer recording the
+   * request sets it as the request starts); null otherwise, and then the runner records nothing.
+   */
+  stages: StageTimeline | null;
 }
 
 /** What a request was charged: tokens as billed (the upstream's counts within reason, else counted) and USD. */
@@ -193,7 +199,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     upstream: null,
     usage: null,
     spent: null,
-    timings: { upstreamMs: 0, firstEventAt: null },
+    timings: { upstreamMs: 0, firstEventAt: null, stages: null },
     pending: [],
     hints: init.clientHeaders ? parseRequestHints(init.clientHeaders) : NO_HINTS,
     responseHeaders: {},

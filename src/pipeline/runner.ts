@@ -16,6 +16,7 @@ import { gatewayError } from '../core/errors.js';
 import { BodyCapture } from './body-capture.js';
 import { requestChannel, stageChannel, type StageTraceMessage } from '../core/trace-channels.js';
 import { GUARDRAIL_ACTIONS } from '../core/guardrail-keys.js';
+import type { StageTimeline } from '../core/stage-timeline.js';
 
 /** The built-in stages by name, each declared with definePlugin like a user's plugin. */
 export type StageRegistry = ReadonlyMap<string, PluginDefinition>;
@@ -36,8 +37,8 @@ export interface PipelinePlugins {
 }
 
 /**
- * Wraps a stage so that the runner reports `stage.completed` for it and publishes its tracing channel; stages get
- * both for free.
+ * Wraps a stage so that the runner reports `stage.completed` for it, publishes its tracing channel and records
+ * it in the request's stage timeline; stages get all three for free.
  */
 function instrument(stage: Stage, bus: EventBus): Stage {
   const channel = stageChannel(stage.name);
@@ -49,13 +50,17 @@ function instrument(stage: Stage, bus: EventBus): Stage {
 }
 
 /**
- * One run of an instrumented stage on one request: it reports the stage's outcome once (`stage.completed`) and
- * publishes the tracing channel's events in order. One object per stage and request holds what a closure each
- * would otherwise hold (the onion runs every stage on every request, so this is paid six or more times a request).
+ * One run of an instrumented stage on one request: it reports the stage's outcome once (`stage.completed`),
+ * publishes the tracing channel's events in order, and records the run in the request's stage timeline when it
+ * has one. One object per stage and request holds what a closure each would otherwise hold (the onion runs every
+ * stage on every request, so this is paid six or more times a request).
  */
 class StageRun {
   private readonly started = performance.now();
   private readonly trace: StageTraceMessage | null;
+  private readonly timeline: StageTimeline | null;
+  /** This run's index in the timeline (-1 without one). */
+  private readonly slot: number;
   private reported = false;
   private flowing = false;
   private finished = false;
@@ -71,6 +76,8 @@ class StageRun {
     private readonly subscriber: Subscriber<ResponseEvent>,
   ) {
     this.trace = channel.hasSubscribers ? { requestId: ctx.id, stage: stage.name, ctx } : null;
+    this.timeline = ctx.timings.stages;
+    this.slot = this.timeline ? this.timeline.started(stage.name, this.started) : -1;
   }
 
   /** Runs the stage and relays its answer; returns the teardown for when the caller unsubscribes. */
@@ -121,10 +128,8 @@ class StageRun {
 
   private readonly teardown = (): void => {
     this.subscription?.unsubscribe();
-    if (this.trace && !this.finished) {
-      this.trace.cancelled = true;
-      this.finish(this.passedOn ? 'passed' : 'answered');
-    }
+    // Unsubscribed before its answer ended: the client left.
+    if (!this.finished) this.finish(this.passedOn ? 'passed' : 'answered', undefined, true);
   };
 
   private report(outcome: StageOutcome): void {
@@ -140,11 +145,14 @@ class StageRun {
     this.channel.asyncStart.publish(this.trace);
   }
 
-  private finish(outcome: StageOutcome, err?: unknown): void {
-    const trace = this.trace;
-    if (this.finished || !trace) return;
+  private finish(outcome: StageOutcome, err?: unknown, cancelled = false): void {
+    if (this.finished) return;
     this.finished = true;
+    this.timeline?.ended(this.slot, performance.now(), cancelled ? 'cancelled' : outcome, err);
+    const trace = this.trace;
+    if (!trace) return;
     trace.outcome = outcome;
+    if (cancelled) trace.cancelled = true;
     if (err !== undefined) {
       trace.error = err;
       this.channel.error.publish(trace);

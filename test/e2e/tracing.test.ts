@@ -68,6 +68,15 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     const stage = (name: string): ReceivedSpan => mine.find((s) => s.name === `stage ${name}`) as ReceivedSpan;
     expect(stage('auth').parentSpanId).toBe(root.spanId);
     expect(byId.get(stage('call').parentSpanId)?.name).toBe('stage spend');
+    // The stage that answered says so; the ones that passed the request on carry no outcome; each lies within its parent.
+    expect(stage('call').attributes['tollgate.stage.outcome']).toBe('answered');
+    expect(stage('auth').attributes).not.toHaveProperty('tollgate.stage.outcome');
+    for (const name of ['route', 'spend', 'call']) {
+      const child = stage(name);
+      const parent = byId.get(child.parentSpanId) as ReceivedSpan;
+      expect(child.startTimeUnixNano >= parent.startTimeUnixNano).toBe(true);
+      expect(child.endTimeUnixNano <= parent.endTimeUnixNano).toBe(true);
+    }
 
     // Two attempts under the call stage: the failed one on the primary, the answer from the fallback.
     const attempts = mine.filter((s) => s.kind === 3); // CLIENT
@@ -103,6 +112,34 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(root.status.code).toBe(2);
     expect(root.attributes['http.response.status_code']).toBe(400);
     expect(root.attributes['error.type']).toBeTruthy();
+    // The failure went out through every stage: each span of the trace's stages is an error, marked as failed.
+    const stages = spans.filter((s) => s.traceId === root.traceId && s.name.startsWith('stage '));
+    expect(stages.length).toBeGreaterThanOrEqual(5);
+    for (const span of stages) {
+      expect(span.status.code).toBe(2);
+      expect(span.attributes['tollgate.stage.outcome']).toBe('failed');
+    }
+  });
+
+  it('ends the spans of a stream the client abandoned, its stages marked cancelled', async () => {
+    const before = new Set(receiver.spans.map((s) => s.traceId));
+    upstream.enqueue({ kind: 'stall-after', chunks: 2 });
+    const controller = new AbortController();
+    const stream = await tg.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }], stream: true }, { signal: controller.signal });
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta?.content) break;
+    }
+    controller.abort();
+    const spans = await receiver.waitFor((all) => all.some((s) => s.kind === 2 && !before.has(s.traceId)));
+    const root = spans.find((s) => s.kind === 2 && !before.has(s.traceId)) as ReceivedSpan;
+    expect(root.attributes['http.response.status_code']).toBe(499);
+    expect(root.attributes['tollgate.cancelled']).toBe(true);
+    const stages = spans.filter((s) => s.traceId === root.traceId && s.name.startsWith('stage '));
+    expect(stages.map((s) => s.name)).toContain('stage call');
+    for (const span of stages) {
+      expect(span.attributes['tollgate.stage.outcome']).toBe('cancelled');
+      expect(span.endTimeUnixNano <= root.endTimeUnixNano + 1_000_000n).toBe(true);
+    }
   });
 });
 

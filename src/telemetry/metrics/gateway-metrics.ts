@@ -1,10 +1,11 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { EventBus } from '../../bus/bus.js';
 import type { RuntimeConfig } from '../../core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../core/events.js';
 import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { HealthRegistry } from '../../routing/health-registry.js';
 import { BufferedCounter } from './buffered-counter.js';
+import { BufferedHistogram } from './buffered-histogram.js';
 import { LabelValues } from './label-values.js';
 import { processMetrics } from './process-metrics.js';
 
@@ -48,9 +49,9 @@ export class GatewayMetrics {
   private readonly afterFallback = new Set<string>();
 
   private readonly requests = new BufferedCounter(this.registry, 'tollgate_requests_total', 'Requests that reached the pipeline, by the HTTP status the client got (499: the client left).', ['provider', 'model', 'status']);
-  private readonly duration = this.histogram('tollgate_request_duration_seconds', 'Time from arrival to the end of the answer.', LATENCY_BUCKETS);
-  private readonly firstToken = this.histogram('tollgate_time_to_first_token_seconds', 'Streams: time from arrival to the first chunk sent to the client.', LATENCY_BUCKETS);
-  private readonly overhead = this.histogram('tollgate_gateway_overhead_seconds', 'Time the gateway itself took: the total minus the time spent waiting on upstreams.', OVERHEAD_BUCKETS);
+  private readonly duration = new BufferedHistogram(this.registry, 'tollgate_request_duration_seconds', 'Time from arrival to the end of the answer.', LATENCY_BUCKETS);
+  private readonly firstToken = new BufferedHistogram(this.registry, 'tollgate_time_to_first_token_seconds', 'Streams: time from arrival to the first chunk sent to the client.', LATENCY_BUCKETS);
+  private readonly overhead = new BufferedHistogram(this.registry, 'tollgate_gateway_overhead_seconds', 'Time the gateway itself took: the total minus the time spent waiting on upstreams.', OVERHEAD_BUCKETS);
   private readonly tokens = new BufferedCounter(this.registry, 'tollgate_tokens_total', 'Tokens as charged, by direction (input, output).', ['provider', 'model', 'direction']);
   private readonly cost = new BufferedCounter(this.registry, 'tollgate_cost_usd_total', 'USD charged.', ['provider', 'model']);
   private readonly attempts = new BufferedCounter(this.registry, 'tollgate_upstream_attempts_total', 'Upstream attempts, retries and fallbacks included, by outcome (success, error).', ['provider', 'model', 'outcome']);
@@ -125,9 +126,9 @@ export class GatewayMetrics {
     const model = this.models.of(event.upstreamModel ?? event.model);
     this.requests.add(1, provider, model, this.statuses.of(String(event.status)));
     const seconds = event.durationMs / 1000;
-    this.duration.observe({ provider, model }, seconds);
-    this.overhead.observe({ provider, model }, Math.max(0, event.durationMs - event.upstreamMs) / 1000);
-    if (event.stream && event.firstTokenMs !== null) this.firstToken.observe({ provider, model }, event.firstTokenMs / 1000);
+    this.duration.observe(provider, model, seconds);
+    this.overhead.observe(provider, model, Math.max(0, event.durationMs - event.upstreamMs) / 1000);
+    if (event.stream && event.firstTokenMs !== null) this.firstToken.observe(provider, model, event.firstTokenMs / 1000);
     if (event.usage) {
       if (event.usage.input_tokens > 0) this.tokens.add(event.usage.input_tokens, provider, model, 'input');
       if (event.usage.output_tokens > 0) this.tokens.add(event.usage.output_tokens, provider, model, 'output');
@@ -212,9 +213,5 @@ export class GatewayMetrics {
 
   private counter(name: string, help: string, labelNames: string[]): Counter {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
-  }
-
-  private histogram(name: string, help: string, buckets: number[]): Histogram {
-    return new Histogram({ name, help, labelNames: ['provider', 'model'], buckets, registers: [this.registry] });
   }
 }

@@ -3,14 +3,8 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { EventBus } from '../../bus/bus.js';
 import type { TracingSettings } from '../../core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../core/events.js';
-import {
-  requestChannel,
-  stageChannel,
-  upstreamChannel,
-  type RequestTraceMessage,
-  type StageTraceMessage,
-  type UpstreamTraceMessage,
-} from '../../core/trace-channels.js';
+import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
+import { requestChannel, upstreamChannel, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
@@ -30,6 +24,8 @@ const NO_LINKS: [] = [];
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
 const stageNames = new Map<string, string>();
+/** The stage timeline of a request that is not recorded: never written (the runner is not given it). */
+const NO_STAGES = new StageTimeline();
 
 /** `stage <name>`, built once per stage name. */
 function stageSpanName(stage: string): string {
@@ -40,6 +36,17 @@ function stageSpanName(stage: string): string {
   }
   return name;
 }
+
+/**
+ * A stage span's attributes by how the stage ended: one that passed the request on is the common case and says
+ * nothing; the one that answered, failed or saw the client leave is marked (fewer bytes per span at 100% sampling).
+ */
+const STAGE_OUTCOME: Record<StageEnd, AttributeList | null> = {
+  passed: null,
+  answered: ['tollgate.stage.outcome', 'answered'],
+  failed: ['tollgate.stage.outcome', 'failed'],
+  cancelled: ['tollgate.stage.outcome', 'cancelled'],
+};
 
 /** How long shutdown waits for the last spans to be exported. */
 const SHUTDOWN_FLUSH_MS = 2_000;
@@ -53,8 +60,8 @@ function handlers(some: Partial<ChannelHandlers>): ChannelHandlers {
 }
 
 /**
- * One request's spans: the request span itself, and its stage spans open right now, outermost first, as parallel
- * arrays of numbers and names (no object per span; see SpanRecord).
+ * One request's spans: the request span itself, and its stages as the runner recorded them in the request's stage
+ * timeline (no object per span; see SpanRecord).
  */
 interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHigh' | 'idLow' | 'parentHigh' | 'parentLow' | 'name' | 'startedAt'> {
   // The request span's own fields are a span record's: its id (the parent of its outermost stage), the client's
@@ -63,11 +70,13 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
   recording: boolean;
   /** The request span's attributes: those known at the start, the rest added at the end. */
   attributes: AttributeList;
-  stageNames: string[];
-  stageStarts: number[];
-  /** Two words per open stage: its span id, then (in `stageParents`) its parent's. */
+  /** The request's stage runs, written by the runner; each becomes a span when the request ends. */
+  stages: StageTimeline;
+  /**
+   * The stage spans' ids, two words per run in the timeline's order, given out as they are first needed (an
+   * upstream attempt's parent is named while its stage still runs; the rest when the request ends).
+   */
   stageIds: number[];
-  stageParents: number[];
 }
 
 /** An upstream attempt's span while the call runs. */
@@ -85,9 +94,11 @@ interface AttemptSpan {
 /**
  * Traces as a subscriber: one span per request (under the client's `traceparent` when it sent one), a child per
  * stage (nested as the onion nests them), and a client span per upstream attempt whose context goes to the
- * provider as `traceparent`. Spans start from the tracing channels the pipeline publishes and end on the terminal
- * bus event, which carries what the request did (GenAI attributes, cost, fallback). Off (nothing subscribed, no
- * cost) while no endpoint is set; a change of the tracing settings applies to requests that start after it.
+ * provider as `traceparent`. A request's span starts on the request tracing channel, where a recorded request is
+ * given a stage timeline for the runner to write; attempts come from the upstream channel; the request's span and
+ * its stages' end on the terminal bus event, which carries what the request did (GenAI attributes, cost,
+ * fallback). Off (nothing subscribed, no cost) while no endpoint is set; a change of the tracing settings applies
+ * to requests that start after it.
  */
 export class RequestTracer {
   private exporter: SpanExport | null = null;
@@ -114,16 +125,11 @@ export class RequestTracer {
     attributes: null,
     error: null,
   };
-  private readonly watchedStages = new Set<string>();
   private readonly stops: Array<() => void> = [];
   private subscribed = false;
 
   // Only the events used are subscribed (Node skips the others), so the rest cost nothing when published.
   private readonly onRequest = handlers({ start: (message) => this.guard(this.requestStarted, message as RequestTraceMessage) });
-  private readonly onStage = handlers({
-    start: (message) => this.guard(this.stageStarted, message as StageTraceMessage),
-    asyncEnd: (message) => this.guard(this.stageEnded, message as StageTraceMessage),
-  });
   private readonly onUpstream = handlers({
     start: (message) => this.guard(this.attemptStarted, message as UpstreamTraceMessage),
     asyncEnd: (message) => this.guard(this.attemptEnded, message as UpstreamTraceMessage),
@@ -152,15 +158,6 @@ export class RequestTracer {
     if (this.exporter && settings.endpoint) this.log.info({ collector: new URL(settings.endpoint).origin, sampleRatio: settings.sampleRatio, protocol: settings.protocol }, 'tracing: exporting spans over OTLP/HTTP');
   }
 
-  /** Subscribes to these stages' channels (the running pipeline's; called again when a config change adds stages). */
-  watchStages(names: readonly string[]): void {
-    for (const name of names) {
-      if (this.watchedStages.has(name)) continue;
-      this.watchedStages.add(name);
-      if (this.subscribed) stageChannel(name).subscribe(this.onStage);
-    }
-  }
-
   /** Ends the spans of requests still open, flushes the queue and stops the export. */
   async close(): Promise<void> {
     this.unsubscribe();
@@ -178,7 +175,6 @@ export class RequestTracer {
     this.subscribed = true;
     requestChannel.subscribe(this.onRequest);
     upstreamChannel.subscribe(this.onUpstream);
-    for (const name of this.watchedStages) stageChannel(name).subscribe(this.onStage);
     this.stops.push(
       this.bus.on('request.received', (event: GatewayEvents['request.received']) => this.announced.add(event.requestId)),
       this.bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.guard(this.requestEnded, event)),
@@ -192,7 +188,6 @@ export class RequestTracer {
     this.subscribed = false;
     requestChannel.unsubscribe(this.onRequest);
     upstreamChannel.unsubscribe(this.onUpstream);
-    for (const name of this.watchedStages) stageChannel(name).unsubscribe(this.onStage);
     for (const stop of this.stops.splice(0)) stop();
     for (const spans of this.requests.values()) this.endRequest(spans, performance.now(), null);
     this.requests.clear();
@@ -233,8 +228,12 @@ export class RequestTracer {
     // The SDK's sampler decides, as its tracer would: a sampled parent is followed, new traces at the ratio.
     const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
     const [parentHigh, parentLow] = parent ? spanIdWords(parent.spanId) : [0, 0];
+    const recording = sampling.decision === SamplingDecision.RECORD_AND_SAMPLED;
+    // The runner records the stages of a request that is recorded (another gateway's tracer in this process may
+    // have asked already: one timeline serves both).
+    const stages = recording ? (ctx.timings.stages ??= new StageTimeline()) : NO_STAGES;
     const spans: RequestSpans = {
-      recording: sampling.decision === SamplingDecision.RECORD_AND_SAMPLED,
+      recording,
       traceId,
       traceState: (sampling.traceState ?? parent?.traceState)?.serialize() || undefined,
       idHigh: 0,
@@ -244,73 +243,46 @@ export class RequestTracer {
       name,
       attributes,
       startedAt: ctx.startedAt,
-      stageNames: [],
-      stageStarts: [],
+      stages,
       stageIds: [],
-      stageParents: [],
     };
     newSpanId(spans);
     this.requests.set(requestId, spans);
   }
 
-  private stageStarted(message: StageTraceMessage): void {
-    const spans = this.requests.get(message.requestId);
-    if (!spans?.recording) return;
+  /** Gives the stage runs up to `count` their span ids (once each). */
+  private stageIdsUpTo(spans: RequestSpans, count: number): void {
     const ids = spans.stageIds;
-    // Its parent is the innermost open stage, else the request.
-    if (ids.length > 0) spans.stageParents.push(ids[ids.length - 2] as number, ids[ids.length - 1] as number);
-    else spans.stageParents.push(spans.idHigh, spans.idLow);
-    newSpanId(this.record);
-    ids.push(this.record.idHigh, this.record.idLow);
-    spans.stageNames.push(message.stage);
-    spans.stageStarts.push(performance.now());
+    while (ids.length < 2 * count) {
+      newSpanId(this.record);
+      ids.push(this.record.idHigh, this.record.idLow);
+    }
   }
 
-  private stageEnded(message: StageTraceMessage): void {
-    const spans = this.requests.get(message.requestId);
-    if (!spans) return;
-    // The innermost open span of this stage's name is this stage's (a stage runs once per request).
-    const index = spans.stageNames.lastIndexOf(message.stage);
-    if (index === -1) return;
-    // A stage that passed the request on is the common case and says nothing; the one that answered, failed or
-    // saw the client leave is marked (fewer bytes per span at 100% sampling).
-    const outcome = message.cancelled ? 'cancelled' : (message.outcome ?? 'passed');
-    this.endStage(spans, index, outcome === 'passed' ? null : ['tollgate.stage.outcome', outcome], message.error === undefined ? null : errorMessage(message.error));
-  }
-
-  /** Hands the open stage at `index` to the batch as ended now, and forgets it. */
-  private endStage(spans: RequestSpans, index: number, attributes: AttributeList | null, error: string | null): void {
+  /** Hands every stage run of the request to the batch as a span; a run still going ends at `endedAt`. */
+  private endStages(spans: RequestSpans, endedAt: number): void {
+    const { stages, stageIds } = spans;
+    this.stageIdsUpTo(spans, stages.length);
     const child = this.record;
     child.traceId = spans.traceId;
     child.traceState = spans.traceState;
-    child.idHigh = spans.stageIds[2 * index] as number;
-    child.idLow = spans.stageIds[2 * index + 1] as number;
-    child.parentHigh = spans.stageParents[2 * index] as number;
-    child.parentLow = spans.stageParents[2 * index + 1] as number;
-    child.name = stageSpanName(spans.stageNames[index] as string);
     child.kind = SpanKind.INTERNAL;
-    child.startedAt = spans.stageStarts[index] as number;
-    child.endedAt = performance.now();
-    child.attributes = attributes;
-    child.error = error;
-    if (index === spans.stageNames.length - 1) {
-      // The onion ends its innermost stage first: the common case pops.
-      spans.stageNames.pop();
-      spans.stageStarts.pop();
-      spans.stageIds.length -= 2;
-      spans.stageParents.length -= 2;
-    } else {
-      spans.stageNames.splice(index, 1);
-      spans.stageStarts.splice(index, 1);
-      spans.stageIds.splice(2 * index, 2);
-      spans.stageParents.splice(2 * index, 2);
+    for (let index = 0; index < stages.length; index++) {
+      const parent = stages.parents[index] as number;
+      child.idHigh = stageIds[2 * index] as number;
+      child.idLow = stageIds[2 * index + 1] as number;
+      child.parentHigh = parent === -1 ? spans.idHigh : (stageIds[2 * parent] as number);
+      child.parentLow = parent === -1 ? spans.idLow : (stageIds[2 * parent + 1] as number);
+      child.name = stageSpanName(stages.names[index] as string);
+      child.startedAt = stages.starts[index] as number;
+      const ended = stages.ends[index] as number;
+      child.endedAt = Number.isNaN(ended) ? endedAt : ended;
+      const outcome = stages.outcomes[index];
+      child.attributes = outcome ? STAGE_OUTCOME[outcome] : null;
+      const error = stages.errors[index];
+      child.error = error === undefined ? null : errorMessage(error);
+      this.exporter?.processor.onEnd(child);
     }
-    this.exporter?.processor.onEnd(child);
-  }
-
-  /** Ends the stage spans still open (the request ended or tracing stopped before they did). */
-  private endOpenStages(spans: RequestSpans): void {
-    for (let index = spans.stageNames.length - 1; index >= 0; index--) this.endStage(spans, index, null, null);
   }
 
   private attemptStarted(message: UpstreamTraceMessage): void {
@@ -322,14 +294,15 @@ export class RequestTracer {
       if (spans.traceState) message.headers.tracestate = spans.traceState;
       return;
     }
-    const ids = spans.stageIds;
-    const open = ids.length > 0;
+    // Its parent is the innermost stage still running (the call stage), else the request.
+    const stage = spans.stages.innermostRunning();
+    if (stage !== -1) this.stageIdsUpTo(spans, stage + 1);
     const attempt: AttemptSpan = {
       request: spans,
       idHigh: 0,
       idLow: 0,
-      parentHigh: open ? (ids[ids.length - 2] as number) : spans.idHigh,
-      parentLow: open ? (ids[ids.length - 1] as number) : spans.idLow,
+      parentHigh: stage === -1 ? spans.idHigh : (spans.stageIds[2 * stage] as number),
+      parentLow: stage === -1 ? spans.idLow : (spans.stageIds[2 * stage + 1] as number),
       startedAt: performance.now(),
       attributes: [
         'gen_ai.operation.name', message.ctx.operation,
@@ -399,10 +372,10 @@ export class RequestTracer {
     this.endRequest(spans, spans.startedAt + event.durationMs, failure ? failure.message : null);
   }
 
-  /** Ends a request's open stages, then its own span (at `endedAt`, failed with `error` when set). */
+  /** Ends a request's stage spans, then its own (at `endedAt`, failed with `error` when set). */
   private endRequest(spans: RequestSpans, endedAt: number, error: string | null): void {
     if (!spans.recording) return;
-    this.endOpenStages(spans);
+    this.endStages(spans, endedAt);
     const record = this.record;
     record.traceId = spans.traceId;
     record.traceState = spans.traceState;

@@ -1,0 +1,55 @@
+import type { StageOutcome } from './events.js';
+
+/** How a stage run ended: its outcome, or `cancelled` when the client left before it did. */
+export type StageEnd = StageOutcome | 'cancelled';
+
+/**
+ * A request's stage runs in the order they started: each one's name, start and end (`performance.now()`), the run
+ * it ran inside (the onion's nesting) and how it ended. The runner writes it when the request carries one
+ * (`ctx.timings.stages`), which a tracer recording the request gives it as the request starts (on the request
+ * tracing channel): a handful of array pushes per stage, read once when the request ends, where two channel
+ * events per stage, each looked up by request id, cost several times that (bench/RESULTS.md, issue 16). The
+ * stage tracing channels are published all the same, for anyone else who listens.
+ *
+ * Kept as parallel arrays (one entry per run, by index) so a request's stages make no object per stage.
+ */
+export class StageTimeline {
+  readonly names: string[] = [];
+  readonly starts: number[] = [];
+  /** NaN while the run is still going. */
+  readonly ends: number[] = [];
+  /** The index of the run this one started inside (the innermost one still going then), or -1 for the outermost. */
+  readonly parents: number[] = [];
+  /** Null while the run is still going. */
+  readonly outcomes: Array<StageEnd | null> = [];
+  /** What a failed run failed with (undefined for the others). */
+  readonly errors: unknown[] = [];
+
+  get length(): number {
+    return this.names.length;
+  }
+
+  /** A run of `name` started at `at`; returns its index. */
+  started(name: string, at: number): number {
+    this.parents.push(this.innermostRunning());
+    this.names.push(name);
+    this.starts.push(at);
+    this.ends.push(Number.NaN);
+    this.outcomes.push(null);
+    this.errors.push(undefined);
+    return this.names.length - 1;
+  }
+
+  /** The run at `index` ended at `at`. */
+  ended(index: number, at: number, outcome: StageEnd, error?: unknown): void {
+    this.ends[index] = at;
+    this.outcomes[index] = outcome;
+    if (error !== undefined) this.errors[index] = error;
+  }
+
+  /** The innermost run still going (what starts now runs inside it), or -1. */
+  innermostRunning(): number {
+    for (let index = this.ends.length - 1; index >= 0; index--) if (Number.isNaN(this.ends[index])) return index;
+    return -1;
+  }
+}
