@@ -19,6 +19,12 @@ export async function loadGateway(): Promise<{ createGateway: typeof CreateGatew
   // Servers start side by side: the build takes a lock, so only one builds and the others wait for it.
   if (!fromSource) await buildGatewayIfStale({ declarations: false });
   const module = (await import(fromSource ? '../src/index.js' : '../dist/index.js')) as { createGateway: typeof CreateGateway };
+  // tsx (how the bench servers start) turns source maps on for the whole process, and `node dist/cli.js` runs with
+  // them off. On, the first error stack a server formats (undici makes one for every upstream call a client
+  // abandons, as the load generator does at the end of each slice) parses the source maps of every file on it:
+  // 100-150 ms of CPU charged to whichever server and slice it falls in, and every later stack costs more. Off, as
+  // in production.
+  process.setSourceMapsEnabled(false);
   return { createGateway: module.createGateway, silentLog: pino({ level: 'silent' }) };
 }
 

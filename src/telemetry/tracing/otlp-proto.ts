@@ -1,4 +1,4 @@
-import type { AttributeValue } from '@opentelemetry/api';
+import { SpanKind, type AttributeValue } from '@opentelemetry/api';
 import type { SpanBatch, SpanSource } from './span-batch.js';
 import type { AttributeList, SpanRecord } from './span-record.js';
 
@@ -140,8 +140,16 @@ class ProtoWriter {
   /** Raw bytes, already encoded. */
   bytes(bytes: Uint8Array): void {
     this.room(bytes.length);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.length;
+    if (bytes.length > 64) {
+      this.buf.set(bytes, this.pos);
+      this.pos += bytes.length;
+      return;
+    }
+    // A pre-encoded field (an attribute's name, a stage span's name): a copy loop is cheaper than a native call.
+    const buf = this.buf;
+    let at = this.pos;
+    for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i] as number;
+    this.pos = at;
   }
 
   /** Opens a nested message: reserves `width` bytes for its length; returns where its content starts. */
@@ -207,15 +215,23 @@ function anyValue(w: ProtoWriter, field: number, value: AttributeValue): void {
 const keyFields = new Map<string, Buffer>();
 
 function keyField(key: string): Buffer {
-  let field = keyFields.get(key);
-  if (field === undefined) {
-    const w = new ProtoWriter(key.length * 3 + 8);
-    w.string(1, key);
-    field = Buffer.from(w.buf.subarray(0, w.pos));
-    // Attribute names come from tollgate's code, not from clients; the bound is a safeguard.
-    if (keyFields.size < 1_000) keyFields.set(key, field);
+  return encodedField(keyFields, 1, key);
+}
+
+/** A span name's encoded `name` field, kept for the names that repeat on every request (the stages'). */
+const nameFields = new Map<string, Buffer>();
+
+/** `value` encoded as string field `field`, from `cache` (filled on first use, up to a bound). */
+function encodedField(cache: Map<string, Buffer>, field: number, value: string): Buffer {
+  let encoded = cache.get(value);
+  if (encoded === undefined) {
+    const w = new ProtoWriter(value.length * 3 + 8);
+    w.string(field, value);
+    encoded = Buffer.from(w.buf.subarray(0, w.pos));
+    // The names come from tollgate's code and its stage names, not from clients; the bound is a safeguard.
+    if (cache.size < 1_000) cache.set(value, encoded);
   }
-  return field;
+  return encoded;
 }
 
 /** A span's (or the resource's) attributes, given as a flat list of names and values. */
@@ -231,6 +247,8 @@ function attributeList(w: ProtoWriter, field: number, list: AttributeList): void
 }
 
 const TWO_22 = 4_194_304;
+/** The process's time origin (Unix ms): read once, it does not change (a getter call per timestamp otherwise). */
+const TIME_ORIGIN = performance.timeOrigin;
 const TWO_32 = 4_294_967_296;
 
 /**
@@ -239,7 +257,7 @@ const TWO_32 = 4_294_967_296;
  * micros * 1000 = (q * 1000) * 2^22 + r * 1000, every term below 2^53.
  */
 function timeField(w: ProtoWriter, field: number, performanceMs: number): void {
-  const micros = Math.round((performance.timeOrigin + performanceMs) * 1000);
+  const micros = Math.round((TIME_ORIGIN + performanceMs) * 1000);
   const q = Math.floor(micros / TWO_22);
   const r = micros - q * TWO_22;
   const m = q * 1000;
@@ -258,7 +276,8 @@ function spanMessage(w: ProtoWriter, c: SpanRecord): void {
   w.words(2, c.idHigh, c.idLow);
   if (c.traceState) w.string(3, c.traceState);
   if (c.parentHigh !== 0 || c.parentLow !== 0) w.words(4, c.parentHigh, c.parentLow);
-  w.string(5, c.name);
+  if (c.kind === SpanKind.INTERNAL) w.bytes(encodedField(nameFields, 5, c.name));
+  else w.string(5, c.name);
   w.tag(6, 0);
   w.varint(c.kind + 1);
   timeField(w, 7, c.startedAt);
