@@ -4,6 +4,7 @@
 // (how it was before). The messages are this repository's README in 1,500-character pieces. Figures, not a test.
 //
 //   npx tsx bench/token-count.ts [--turns 40] [--rounds 3]
+// Then short requests against a nearly empty and a full cache (what a long-running gateway holds).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../src/core/canonical.js';
@@ -51,4 +52,28 @@ for (let round = 0; round < Number(values.rounds); round++) {
     const mean = perTurn.reduce((a, b) => a + b, 0) / perTurn.length;
     console.log(`${(keep ? 'counts kept' : 'counted afresh (before)').padEnd(34)}${marks.map((turn) => at(perTurn, turn)).join('')} ${mean.toFixed(0).padStart(6)}  ${estimated}/${TURNS}`);
   }
+}
+
+// A gateway that has run a while holds a full cache; what a short request (a fixed system prompt, a new question)
+// costs then, against the same with the cache nearly empty. The roles and the system prompt are counted on every
+// request: a hot key in a full cache.
+function shortRequests(count: number): number {
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const prompt: ChatMessage[] = [
+      { role: 'system', content: 'You are a helpful assistant. Answer briefly and cite your sources.' },
+      { role: 'user', content: `Question ${i} ${Math.random()}: how are you today?` },
+    ];
+    countPromptTokens(prompt, undefined, new TokenCounter());
+  }
+  return ((performance.now() - started) * 1000) / count;
+}
+console.log('\nshort requests (a fixed system prompt, a new question each), µs a request:');
+for (let round = 0; round < Number(values.rounds); round++) {
+  COUNTED.clear();
+  const nearlyEmpty = shortRequests(5_000);
+  // Fill it: 60,000 new texts pass through a cache of 50,000, as they would over a day of traffic.
+  for (let i = 0; i < 60_000; i++) COUNTED.set(`filler ${i} ${round}`.padEnd(40, '.'), 1);
+  const full = shortRequests(5_000);
+  console.log(`  cache nearly empty ${nearlyEmpty.toFixed(1).padStart(7)}   cache full ${full.toFixed(1).padStart(7)}`);
 }
