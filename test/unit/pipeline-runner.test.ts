@@ -13,6 +13,7 @@ import type { Next, Stage } from '../../src/core/stage.js';
 import type { PluginDefinition } from '../../src/core/plugin.js';
 import type { ServiceRegistry } from '../../src/services.js';
 import { runnerServices } from '../helpers/pipeline-services.js';
+import { StageTimeline } from '../../src/core/stage-timeline.js';
 
 const config: RuntimeConfig = resolveRuntimeConfig({ api: {}, file: {} }, {}, 1);
 
@@ -351,5 +352,85 @@ describe('Pipeline', () => {
     await failureOf(failing.execute(context('b')));
     expect(events.of('request.completed').map((e) => [e.requestId, e.cancelled])).toEqual([['a', false]]);
     expect(events.of('request.failed').map((e) => e.requestId)).toEqual(['b']);
+  });
+});
+
+describe("a request's stage timeline", () => {
+  /** A context whose stages the runner records (as a tracer recording the request asks). */
+  function timed(id: string, stream = false): RequestContext {
+    const ctx = context(id, stream);
+    ctx.timings.stages = new StageTimeline();
+    return ctx;
+  }
+
+  it('records each stage run with its nesting, times and outcome, and nothing when not asked', async () => {
+    const log: string[] = [];
+    const pipeline = new Pipeline(definition('a', 'b', 'end'), registry(recorder('a', log), recorder('b', log), terminal('end', log)), config, deps);
+    const ctx = timed('req-timeline');
+    const before = performance.now();
+    await lastValueFrom(pipeline.execute(ctx));
+    const stages = ctx.timings.stages as StageTimeline;
+    expect(stages.names).toEqual(['a', 'b', 'end']);
+    // Each runs inside the one before; the innermost answered, the others passed the request on.
+    expect(stages.parents).toEqual([-1, 0, 1]);
+    expect(stages.outcomes).toEqual(['passed', 'passed', 'answered']);
+    for (let i = 0; i < 3; i++) {
+      expect(stages.starts[i]).toBeGreaterThanOrEqual(before);
+      expect(stages.ends[i]).toBeGreaterThanOrEqual(stages.starts[i] as number);
+    }
+    // A child starts after and ends before its parent.
+    expect(stages.starts[2]).toBeGreaterThanOrEqual(stages.starts[1] as number);
+    expect(stages.ends[2]).toBeLessThanOrEqual(stages.ends[1] as number);
+    expect(stages.innermostRunning()).toBe(-1);
+
+    const plain = context('req-untimed');
+    await lastValueFrom(pipeline.execute(plain));
+    expect(plain.timings.stages).toBeNull();
+  });
+
+  it('marks a stage that throws, and the ones it failed through, as failed with the error', async () => {
+    const boom = new Error('boom');
+    const pipeline = new Pipeline(
+      definition('a', 'thrower'),
+      registry(
+        recorder('a', []),
+        factory('thrower', () => {
+          throw boom;
+        }),
+      ),
+      config,
+      deps,
+    );
+    const ctx = timed('req-throws');
+    await failureOf(pipeline.execute(ctx));
+    const stages = ctx.timings.stages as StageTimeline;
+    expect(stages.names).toEqual(['a', 'thrower']);
+    expect(stages.outcomes).toEqual(['failed', 'failed']);
+    expect(stages.errors[1]).toBe(boom);
+  });
+
+  it('records a stage run twice when a stage passes the request on twice, and marks runs the client left as cancelled', async () => {
+    // A retrying plugin: calls next() again after the first answer failed.
+    let calls = 0;
+    const flaky = factory('flaky', () => (++calls === 1 ? throwError(() => gatewayError('upstream_error', 'first fails')) : of(answer('second'))));
+    const retry = factory('retry', (_ctx, next) => new Observable<ResponseEvent>((subscriber) => {
+      next().subscribe({ error: () => next().subscribe(subscriber), next: (e) => subscriber.next(e), complete: () => subscriber.complete() });
+    }));
+    const pipeline = new Pipeline(definition('retry', 'flaky'), registry(retry, flaky), config, deps);
+    const ctx = timed('req-twice');
+    await lastValueFrom(pipeline.execute(ctx));
+    const stages = ctx.timings.stages as StageTimeline;
+    expect(stages.names).toEqual(['retry', 'flaky', 'flaky']);
+    expect(stages.parents).toEqual([-1, 0, 0]);
+    expect(stages.outcomes).toEqual(['passed', 'failed', 'answered']);
+
+    // A stream the client leaves: every stage still running ends as cancelled.
+    const endless = new Subject<ResponseEvent>();
+    const streaming = new Pipeline(definition('a', 'source'), registry(recorder('a', []), factory('source', () => endless)), config, deps);
+    const left = timed('req-left', true);
+    const subscription = streaming.execute(left).subscribe();
+    expect((left.timings.stages as StageTimeline).innermostRunning()).toBe(1);
+    subscription.unsubscribe();
+    expect((left.timings.stages as StageTimeline).outcomes).toEqual(['cancelled', 'cancelled']);
   });
 });
