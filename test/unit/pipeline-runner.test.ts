@@ -412,7 +412,7 @@ describe("a request's stage timeline", () => {
   it('records a stage run twice when a stage passes the request on twice, and marks runs the client left as cancelled', async () => {
     // A retrying plugin: calls next() again after the first answer failed.
     let calls = 0;
-    const flaky = factory('flaky', () => (++calls === 1 ? throwError(() => gatewayError('upstream_error', 'first fails')) : of(answer('second'))));
+    const flaky = factory('flaky', () => (++calls === 1 ? throwError(() => gatewayError('upstream_unreachable', 'first fails')) : of(answer('second'))));
     const retry = factory('retry', (_ctx, next) => new Observable<ResponseEvent>((subscriber) => {
       next().subscribe({ error: () => next().subscribe(subscriber), next: (e) => subscriber.next(e), complete: () => subscriber.complete() });
     }));
