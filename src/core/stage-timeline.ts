@@ -7,9 +7,9 @@ export type StageEnd = StageOutcome | 'cancelled';
  * A request's stage runs in the order they started: each one's name, start and end (`performance.now()`), the run
  * it ran inside (the onion's nesting) and how it ended. The runner writes it when the request carries one
  * (`ctx.timings.stages`), which a tracer recording the request gives it as the request starts (on the request
- * tracing channel): a handful of array pushes per stage, read once when the request ends, where two channel
- * events per stage, each looked up by request id, cost several times that (bench/RESULTS.md, issue 16). The
- * stage tracing channels are published all the same, for anyone else who listens.
+ * tracing channel): a handful of array pushes per stage, read once when the request ends, instead of two channel
+ * events per stage, each handled by looking the request up by id (bench/RESULTS.md, issue 16). The stage tracing
+ * channels are published all the same, for anyone else who listens.
  *
  * Kept as parallel arrays (one entry per run, by index) so a request's stages make no object per stage.
  */

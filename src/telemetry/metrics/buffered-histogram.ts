@@ -18,8 +18,8 @@ interface Series {
 /**
  * A histogram by provider and model, observed per request through plain maps and arrays and read by prom-client's
  * registry like its own histograms (same series, same lines). prom-client's `observe` validates and hashes a labels
- * object and builds two closures on every call: with three histograms fed per request, that was most of what the
- * metrics cost a request (bench/RESULTS.md, issue 16).
+ * object and builds two closures on every call: with two or three histograms fed per request, that was a third to
+ * a half of what the metrics subscriber cost a request (bench/RESULTS.md, issue 16).
  */
 export class BufferedHistogram {
   readonly type = 'histogram';
