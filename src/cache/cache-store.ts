@@ -1,6 +1,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { ChatCompletion } from '../core/canonical.js';
 import { commitSoon } from '../store/commit.js';
+import { openRecords, recordCount } from '../store/records.js';
 
 /** One cached answer, as LMDB keeps it. */
 export interface CacheEntry {
@@ -64,7 +65,7 @@ export class CacheStore {
   private counted: number | null = null;
 
   constructor(private readonly root: RootDatabase) {
-    this.entries = root.openDB<CacheEntry, number>({ name: 'cache-entries' });
+    this.entries = openRecords<CacheEntry, number>(root, { name: 'cache-entries' });
     this.exact = root.openDB<number, string>({ name: 'cache-exact' });
     this.expiry = root.openDB<null, [number, number]>({ name: 'cache-expiry' });
     this.recency = root.openDB<null, [number, number]>({ name: 'cache-recency' });
@@ -187,7 +188,7 @@ export class CacheStore {
 
   /** From the database's statistics (getCount() would walk every key: ~2 ms at 100,000). */
   private statsCount(): number {
-    return (this.entries.getStats() as { entryCount: number }).entryCount;
+    return recordCount(this.entries);
   }
 
   /** Removes every entry at once. */

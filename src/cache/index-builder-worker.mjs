@@ -26,7 +26,8 @@ async function build() {
   // other writes is not safe; lmdb-js releases this thread's handle when the worker exits.
   const root = open({ path: lmdbPath, maxDbs: 32, compression: false, readOnly: true });
   {
-    const entries = root.openDB({ name: 'cache-entries' });
+    // The shapes key the gateway opens it with (src/store/records.ts): its entries keep their field names there.
+    const entries = root.openDB({ name: 'cache-entries', sharedStructuresKey: Symbol.for('structures') });
     const index = new VectorIndex(dimensions, { initialCapacity: Math.max(1024, entries.getCount()) });
     let upTo = 0;
     for (const { key, value } of entries.getRange()) {

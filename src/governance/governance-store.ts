@@ -18,6 +18,7 @@ import { periodEnded, periodHolding, periodStartingNow, roundUsd } from './perio
 import type { PeriodUsage, TeamRecord, VirtualKeyRecord } from '../core/identity.js';
 import type { RequestLogEntry, VirtualKeyView } from './types.js';
 import { gatewayError } from '../core/errors.js';
+import { openRecords, recordCount } from '../store/records.js';
 
 /** A request-log entry as handed to `recordRequest`: without an id (or with an empty one) the store assigns one. */
 export type RequestLogInput = Omit<RequestLogEntry, 'id'> & { id?: string };
@@ -82,10 +83,10 @@ export class GovernanceStore {
     // and team twice (auth, then the spend commit) and rewrites the key; decoding the record on each read was about a
     // fifth of a keyed request's extra CPU (msgpack records re-read their structure after each write). Records read
     // from these databases are shared objects: never mutate one, write a new one (as every method here does).
-    this.keys = root.openDB<VirtualKeyRecord, string>({ name: 'keys', cache: true });
+    this.keys = openRecords<VirtualKeyRecord, string>(root, { name: 'keys', cache: true });
     this.keyHashes = root.openDB<string, string>({ name: 'key-hashes', cache: true });
-    this.teams = root.openDB<TeamRecord, string>({ name: 'teams', cache: true });
-    this.log = root.openDB<RequestLogEntry, string>({ name: 'request-log' });
+    this.teams = openRecords<TeamRecord, string>(root, { name: 'teams', cache: true });
+    this.log = openRecords<RequestLogEntry, string>(root, { name: 'request-log' });
     this.logByKey = root.openDB<null, [string, string]>({ name: 'request-log-by-key' });
     this.logErrors = root.openDB<string, string>({ name: 'request-log-errors' });
   }
@@ -402,7 +403,7 @@ export class GovernanceStore {
       deleted += await this.deleteOldestLogEntries(Infinity, end, batch, stopped);
     }
     if (options.maxEntries !== null && !stopped()) {
-      const excess = (this.log.getStats() as { entryCount: number }).entryCount - options.maxEntries;
+      const excess = recordCount(this.log) - options.maxEntries;
       if (excess > 0) deleted += await this.deleteOldestLogEntries(excess, null, batch, stopped);
     }
     return deleted;

@@ -1,4 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
+import { openRecords } from '../store/records.js';
 
 export const USAGE_DIMENSIONS = ['key', 'team', 'model', 'provider', 'route'] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
@@ -68,7 +69,7 @@ export class UsageRollups {
   private readonly db: Database<UsageCounts, RollupKey>;
 
   constructor(root: RootDatabase) {
-    this.db = root.openDB<UsageCounts, RollupKey>({ name: 'usage-rollups' });
+    this.db = openRecords<UsageCounts, RollupKey>(root, { name: 'usage-rollups' });
   }
 
   /** Adds pending deltas (by rollup key) in one transaction. */

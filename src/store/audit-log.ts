@@ -1,5 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { AuditEntry } from '../config/views.js';
+import { openRecords } from './records.js';
 
 /**
  * Append-only audit log of configuration changes. Ids sort by time (zero-padded epoch ms plus a sequence),
@@ -10,7 +11,7 @@ export class AuditLog {
   private sequence = 0;
 
   constructor(root: RootDatabase) {
-    this.db = root.openDB<AuditEntry, string>({ name: 'audit' });
+    this.db = openRecords<AuditEntry, string>(root, { name: 'audit' });
   }
 
   async append(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<AuditEntry> {

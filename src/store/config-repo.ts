@@ -1,4 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
+import { openRecords } from './records.js';
 
 interface StoredLayer {
   document: unknown;
@@ -11,7 +12,7 @@ export class ConfigRepo {
   private readonly db: Database<StoredLayer, string>;
 
   constructor(root: RootDatabase) {
-    this.db = root.openDB<StoredLayer, string>({ name: 'config' });
+    this.db = openRecords<StoredLayer, string>(root, { name: 'config' });
   }
 
   load(): StoredLayer | undefined {

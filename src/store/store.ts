@@ -4,6 +4,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { AuditLog } from './audit-log.js';
 import { commitWaiting } from './commit.js';
 import { ConfigRepo } from './config-repo.js';
+import { openRecords } from './records.js';
 
 export interface InstanceMeta {
   firstStartedAt: string;
@@ -30,7 +31,7 @@ export class Store {
   private constructor(path: string, root: RootDatabase) {
     this.path = path;
     this.root = root;
-    this.meta = root.openDB<InstanceMeta, string>({ name: 'meta' });
+    this.meta = openRecords<InstanceMeta, string>(root, { name: 'meta' });
     this.config = new ConfigRepo(root);
     this.audit = new AuditLog(root);
   }

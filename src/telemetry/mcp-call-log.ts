@@ -2,6 +2,7 @@ import type { Database, RootDatabase } from 'lmdb';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayEvents, McpToolCall } from '../core/events.js';
 import type { Log } from '../log.js';
+import { openRecords } from '../store/records.js';
 
 /** One line of the MCP tool-call log: the call as the bus reported it, when, and why it failed; never the content. */
 export interface McpCallRecord extends McpToolCall {
@@ -30,7 +31,7 @@ export class McpCallLog {
     bus: EventBus,
     private readonly log: Log,
   ) {
-    this.db = root.openDB<McpCallRecord, [number, number]>({ name: 'mcp-calls' });
+    this.db = openRecords<McpCallRecord, [number, number]>(root, { name: 'mcp-calls' });
     this.stops = [
       bus.on('mcp.tool.failed', (event: GatewayEvents['mcp.tool.failed']) => {
         this.reasons.set(`${event.requestId}|${event.server}|${event.tool}`, event.error);

@@ -1,6 +1,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { Log } from '../../log.js';
 import type { AlertStateStore, StoredOpenAlert } from './rules.js';
+import { openRecords } from '../../store/records.js';
 
 type StateValue = { open: StoredOpenAlert } | { notifiedAt: number };
 
@@ -17,7 +18,7 @@ export class LmdbAlertState implements AlertStateStore {
     root: RootDatabase,
     private readonly log: Log,
   ) {
-    this.db = root.openDB<StateValue, string>({ name: 'alert-state' });
+    this.db = openRecords<StateValue, string>(root, { name: 'alert-state' });
   }
 
   load(): { open: StoredOpenAlert[]; notified: Array<[string, number]> } {

@@ -11,6 +11,7 @@ import { SmtpSender } from './channels/smtp.js';
 import { teamsMessage } from './channels/teams.js';
 import { webhookHeaders } from './channels/webhook.js';
 import type { AlertNotification } from './rules.js';
+import { openRecords } from '../../store/records.js';
 
 export { signature } from './channels/webhook.js';
 
@@ -96,8 +97,8 @@ export class DeliveryQueue {
   constructor(private readonly options: DeliveryQueueOptions) {
     this.now = options.now ?? Date.now;
     this.smtp = new SmtpSender(() => options.outbound.ca);
-    this.queue = options.root.openDB<QueuedDelivery, number>({ name: 'alert-queue' });
-    this.deliveries = options.root.openDB<DeliveryRecord, [number, number]>({ name: 'alert-deliveries' });
+    this.queue = openRecords<QueuedDelivery, number>(options.root, { name: 'alert-queue' });
+    this.deliveries = openRecords<DeliveryRecord, [number, number]>(options.root, { name: 'alert-deliveries' });
     let last = 0;
     const now = this.now();
     for (const { key, value } of this.queue.getRange()) {
