@@ -5,6 +5,7 @@ import { newRequestId } from '../src/core/request-id.js';
 import type { RequestLogEntry } from '../src/governance/types.js';
 import { ERROR_INDEX_COMPLETE, errorIndexValue } from '../src/governance/request-log-query.js';
 import { addCounts, emptyCounts, rollupKeys, UsageRollups, type UsageCounts, type UsageSample } from '../src/governance/usage-rollups.js';
+import { openRecords } from '../src/store/records.js';
 import { Store } from '../src/store/store.js';
 import { VERSION } from '../src/version.js';
 
@@ -65,7 +66,8 @@ function entryAt(at: number, id: string): RequestLogEntry {
 
 export async function fillRequestLog(dataDir: string, records: number, days: number): Promise<void> {
   const store = await Store.open(dataDir, VERSION);
-  const log = store.root.openDB<RequestLogEntry, string>({ name: 'request-log' });
+  // As the gateway opens it (src/governance/governance-store.ts): the records' shapes kept once.
+  const log = openRecords<RequestLogEntry, string>(store.root, { name: 'request-log' });
   const byKey = store.root.openDB<null, [string, string]>({ name: 'request-log-by-key' });
   const errors = store.root.openDB<string, string>({ name: 'request-log-errors' });
   const rollups = new UsageRollups(store.root);
