@@ -37,14 +37,18 @@ export function uncacheableReason(request: ChatCompletionRequest, policy: CacheP
 /**
  * The keys of a chat request under a scope (`team:<id>`, `key:<id>`, `global`) and a model or route name.
  * Objects are serialised with sorted keys, so the same request written in another field order has the same key.
+ * `semantic`: the request's policy uses the semantic tier (else only `exact` and `question` are made).
  */
-export function cacheKeysOf(request: ChatCompletionRequest, scope: string): CacheKeys {
+export function cacheKeysOf(request: ChatCompletionRequest, scope: string, semantic = true): CacheKeys {
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(request)) if (!DELIVERY_FIELDS.has(name)) fields[name] = value;
   const exact = digest(['exact', scope, fields]);
   const lastUser = lastUserIndex(request.messages);
   const question = lastUser === -1 ? null : textOf(request.messages[lastUser]?.content);
   if (lastUser === -1 || question === null) return { exact, semanticScope: '', conversation: null, question: null };
+  // Without the semantic tier the scope and the conversation are never read (an answer stored without a vector is
+  // never a semantic match, even once the tier is turned on): a second digest of the whole request saved per miss.
+  if (!semantic) return { exact, semanticScope: '', conversation: null, question };
   const messages = request.messages.map((message, i) => (i === lastUser ? { ...message, content: '\u0000question' } : message));
   const semanticScope = digest(['semantic', scope, { ...fields, messages }]);
   const earlier = request.messages

@@ -28,6 +28,12 @@ describe('cache keys', () => {
     expect(tools.semanticScope).not.toBe(keys.semanticScope);
   });
 
+  it('make only the exact key and the question when the semantic tier is off', () => {
+    const keys = cacheKeysOf(base, 'team:a');
+    const exactOnly = cacheKeysOf(base, 'team:a', false);
+    expect(exactOnly).toEqual({ exact: keys.exact, semanticScope: '', conversation: null, question: 'What is 2 + 2?' });
+  });
+
   it('embed a follow-up with the turns before it, and leave images to the exact tier', () => {
     const followUp = cacheKeysOf(
       { model: 'm', messages: [{ role: 'user', content: 'Capital of France?' }, { role: 'assistant', content: 'Paris.' }, { role: 'user', content: 'And its population?' }] },
