@@ -16,8 +16,8 @@ let dir: string;
 let path: string;
 const opened: RootDatabase[] = [];
 
-function openRoot(): RootDatabase {
-  const root = open({ path, maxDbs: 32, compression: false, noSync: true });
+function openRoot(fsync = false): RootDatabase {
+  const root = open({ path, maxDbs: 32, compression: false, noSync: !fsync });
   opened.push(root);
   return root;
 }
@@ -159,5 +159,22 @@ describe('record databases keep their records’ shapes once', () => {
     expect(cache.count).toBe(4);
     expect(JSON.stringify(cache.byExactKey('exact-3')?.answer.choices)).toContain('"content":"answer 3"');
     expect([...cache.ids()]).toEqual([1, 2, 3, 4]);
+  });
+
+  it('keeps shapes through asynchronous commits too (TOLLGATE_FSYNC=true)', async () => {
+    let root = openRoot(true);
+    let store = new GovernanceStore(root, new EventBus());
+    const { record } = await store.createKey({ name: 'durable', budget: 5, budget_period: 'monthly' });
+    for (let n = 0; n < 30; n++) {
+      await Promise.all([store.recordRequest(logEntry(n, { metadata: { turn: String(n) } })), store.recordSpend(record.id, null, 0.01)]);
+    }
+    await root.close();
+    opened.pop();
+    root = openRoot(true);
+    store = new GovernanceStore(root, new EventBus());
+    expect(store.getKeyRecord(record.id)?.requests).toBe(30);
+    const all = store.requestLog({ limit: 100 });
+    expect(all.map((entry) => entry.metadata?.turn)).toEqual(Array.from({ length: 30 }, (_, i) => String(29 - i)));
+    expect(root.openDB<unknown, Key>({ name: 'request-log', sharedStructuresKey: RECORD_SHAPES_KEY }).doesExist(RECORD_SHAPES_KEY)).toBe(true);
   });
 });
