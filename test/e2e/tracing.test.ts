@@ -62,6 +62,10 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(root.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
     expect(root.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
     expect(root.attributes['tollgate.cost_usd']).toBeGreaterThan(0);
+    expect(root.attributes['tollgate.attempts']).toBe(2);
+    // Nothing that did not happen: not cancelled, no error.
+    expect(root.attributes).not.toHaveProperty('tollgate.cancelled');
+    expect(root.attributes).not.toHaveProperty('error.type');
 
     // Stages nest as the onion does: auth under the request, each next stage under the one before.
     const byId = new Map(mine.map((s) => [s.spanId, s]));
@@ -86,6 +90,9 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     ]);
     for (const attempt of attempts) expect(attempt.parentSpanId).toBe(stage('call').spanId);
     expect(attempts[0]?.status.code).toBe(2); // ERROR
+    // The failed attempt names its error; the answered one has none.
+    expect(attempts[0]?.attributes['error.type']).toBeTruthy();
+    expect(attempts[1]?.attributes).not.toHaveProperty('error.type');
 
     // Protobuf by default (the OTLP default), with times in nanoseconds since 1970, children within their parent.
     expect(receiver.contentTypes[0]).toBe('application/x-protobuf');

@@ -48,6 +48,12 @@ const STAGE_OUTCOME: Record<StageEnd, AttributeList | null> = {
   cancelled: ['tollgate.stage.outcome', 'cancelled'],
 };
 
+/** Where a request span's attributes known only at its end start in its list (six pairs are known at its start). */
+const END_ATTRIBUTES = 12;
+
+/** Where an attempt span's attributes known at its end start in its list (after five pairs known at its start). */
+const ATTEMPT_END_ATTRIBUTES = 10;
+
 /** How long shutdown waits for the last spans to be exported. */
 const SHUTDOWN_FLUSH_MS = 2_000;
 
@@ -217,6 +223,8 @@ export class RequestTracer {
     }
     const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
     const name = `${ctx.operation} ${ctx.request.model}`;
+    // The attributes known now, then a slot for each one known at the end (filled by requestEnded): the list is
+    // made once at its final size instead of growing by a reallocation or two per traced request.
     const attributes: AttributeList = [
       'gen_ai.operation.name', ctx.operation,
       'gen_ai.request.model', ctx.request.model,
@@ -224,6 +232,20 @@ export class RequestTracer {
       'tollgate.request_id', requestId,
       'tollgate.stream', ctx.stream,
       'url.path', ctx.path || null,
+      'http.response.status_code', null,
+      'gen_ai.provider.name', null,
+      'gen_ai.response.model', null,
+      'gen_ai.usage.input_tokens', null,
+      'gen_ai.usage.output_tokens', null,
+      'gen_ai.response.finish_reasons', null,
+      'tollgate.route', null,
+      'tollgate.key', null,
+      'tollgate.team', null,
+      'tollgate.cost_usd', null,
+      'tollgate.fallback', null,
+      'tollgate.attempts', null,
+      'tollgate.time_to_first_token_ms', null,
+      'tollgate.cancelled', null,
     ];
     // The SDK's sampler decides, as its tracer would: a sampled parent is followed, new traces at the ratio.
     const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
@@ -310,6 +332,9 @@ export class RequestTracer {
         'gen_ai.request.model', message.model,
         'tollgate.attempt', message.attempt,
         'tollgate.fallback', message.fallback,
+        // Filled when the attempt ends (see attemptEnded).
+        'http.response.status_code', null,
+        'error.type', null,
       ],
     };
     newSpanId(attempt);
@@ -324,11 +349,11 @@ export class RequestTracer {
     if (!attempt) return;
     this.attempts.delete(message);
     const { attributes, request: spans } = attempt;
-    attributes.push('http.response.status_code', message.status);
+    attributes[ATTEMPT_END_ATTRIBUTES + 1] = message.status;
     const child = this.record;
     child.error = null;
     if (!message.ok) {
-      attributes.push('error.type', message.errorCode ?? (message.status ? String(message.status) : 'error'));
+      attributes[ATTEMPT_END_ATTRIBUTES + 3] = message.errorCode ?? (message.status ? String(message.status) : 'error');
       child.error = message.errorCode ?? 'attempt failed';
     }
     child.traceId = spans.traceId;
@@ -351,23 +376,25 @@ export class RequestTracer {
     this.requests.delete(event.requestId);
     if (!spans.recording) return;
     const failure = 'type' in event ? event : null;
-    // Values that are null (not known for this request) are left out of the export.
-    spans.attributes.push(
-      'http.response.status_code', event.status,
-      'gen_ai.provider.name', event.provider,
-      'gen_ai.response.model', event.upstreamModel,
-      'gen_ai.usage.input_tokens', event.usage?.input_tokens,
-      'gen_ai.usage.output_tokens', event.usage?.output_tokens,
-      'gen_ai.response.finish_reasons', event.finishReasons.length > 0 ? event.finishReasons : null,
-      'tollgate.route', event.route,
-      'tollgate.key', event.keyId,
-      'tollgate.team', event.teamId,
-      'tollgate.cost_usd', event.costUsd,
-      'tollgate.fallback', event.fallback,
-      'tollgate.attempts', event.attempts,
-      'tollgate.time_to_first_token_ms', event.stream ? event.firstTokenMs : null,
-      failure ? 'error.type' : 'tollgate.cancelled', failure ? (failure.code ?? failure.type) : event.status === 499 || null,
-    );
+    // The values of the slots requestStarted left, in their order; a null one (not known for this request) is left
+    // out of the export.
+    const list = spans.attributes;
+    let at = END_ATTRIBUTES + 1;
+    list[at] = event.status;
+    list[(at += 2)] = event.provider;
+    list[(at += 2)] = event.upstreamModel;
+    list[(at += 2)] = event.usage?.input_tokens;
+    list[(at += 2)] = event.usage?.output_tokens;
+    list[(at += 2)] = event.finishReasons.length > 0 ? event.finishReasons : null;
+    list[(at += 2)] = event.route;
+    list[(at += 2)] = event.keyId;
+    list[(at += 2)] = event.teamId;
+    list[(at += 2)] = event.costUsd;
+    list[(at += 2)] = event.fallback;
+    list[(at += 2)] = event.attempts;
+    list[(at += 2)] = event.stream ? event.firstTokenMs : null;
+    list[at + 1] = failure ? 'error.type' : 'tollgate.cancelled';
+    list[(at += 2)] = failure ? (failure.code ?? failure.type) : event.status === 499 || null;
     // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
     this.endRequest(spans, spans.startedAt + event.durationMs, failure ? failure.message : null);
   }
