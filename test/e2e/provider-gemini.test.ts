@@ -46,18 +46,18 @@ interface LogRow {
   model: string;
 }
 
-/** The request log is written after the response; wait for the row of the request just made. */
-async function lastLog(count: number): Promise<LogRow> {
+/**
+ * The request log is written after the response: wait for the row of the request with this id (the `x-request-id`
+ * its client got). Not "the newest row": an earlier test's request may be logged after this one was answered.
+ */
+async function logOf(id: string): Promise<LogRow> {
   for (let i = 0; i < 100; i++) {
-    const body = (await (await fetch(`${tg.url}/api/logs?limit=50`)).json()) as { data: LogRow[] };
-    if (body.data.length >= count) return body.data[0] as LogRow;
+    const response = await fetch(`${tg.url}/api/logs/${encodeURIComponent(id)}`);
+    if (response.status === 200) return (await response.json()) as LogRow;
+    await response.body?.cancel();
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error('the request was never logged');
-}
-
-async function logCount(): Promise<number> {
-  return ((await (await fetch(`${tg.url}/api/logs?limit=50`)).json()) as { data: unknown[] }).data.length;
+  throw new Error(`request ${id} was never logged`);
 }
 
 describe('gemini provider through the gateway', () => {
@@ -227,9 +227,10 @@ describe('gemini provider through the gateway', () => {
   });
 
   it('records the catalogue price for a request with cache reads and thinking', async () => {
-    const before = await logCount();
     upstream.setUsage({ cachedContentTokenCount: 4_000, thoughtsTokenCount: 120 });
-    const completion = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'price me' }] });
+    const { data: completion, response } = await tg.client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content: 'price me' }] })
+      .withResponse();
     const usage = completion.usage!;
     expect(usage.prompt_tokens_details?.cached_tokens).toBe(4_000);
     expect(usage.completion_tokens_details?.reasoning_tokens).toBe(120);
@@ -241,7 +242,7 @@ describe('gemini provider through the gateway', () => {
       { providerId: 'google' },
     )?.total_price;
     expect(expected).toBeGreaterThan(0);
-    const row = await lastLog(before + 1);
+    const row = await logOf(response.headers.get('x-request-id') ?? '');
     expect(row.status).toBe(200);
     expect(Math.abs(row.cost_usd - (expected ?? NaN))).toBeLessThanOrEqual(1.01e-9);
   });
