@@ -193,7 +193,16 @@ export class CacheStore {
 
   /** Removes every entry at once. */
   async clear(): Promise<void> {
-    await Promise.all([this.entries.clearAsync(), this.exact.clearAsync(), this.expiry.clearAsync(), this.recency.clearAsync()]);
-    this.counted = 0;
+    // In the same queue as the stores and hits, so everything queued before the clear is cleared and everything after
+    // it stays. Not lmdb-js's clearAsync: it forgets the entries' record shapes at once but empties the database later
+    // on its write thread, and an entry committed in between would be written with shapes the clear then erased (it
+    // could not be read after a restart).
+    await commitSoon(this.root, () => {
+      this.entries.clearSync();
+      this.exact.clearSync();
+      this.expiry.clearSync();
+      this.recency.clearSync();
+      this.counted = 0;
+    });
   }
 }

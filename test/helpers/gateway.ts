@@ -28,7 +28,7 @@ export async function startGateway(config: ConfigFile = {}, env: Record<string, 
     config: { ...config, settings: { data_dir: dataDir, ...config.settings } },
     configPath: options.configPath ?? null,
     env,
-    log: createLog('silent'),
+    log: createLog(process.env.TEST_LOG ?? 'silent'),
   });
   const url = await gateway.listen({ port: 0, host: '127.0.0.1' });
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });

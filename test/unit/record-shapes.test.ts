@@ -52,6 +52,35 @@ function logEntry(n: number, extra: Partial<RequestLogInput> = {}): RequestLogIn
   };
 }
 
+function cacheEntry(id: number, keyId: string | null = null): CacheEntry {
+  return {
+    id,
+    exactKey: `exact-${id}`,
+    semanticScope: '',
+    question: `question ${id}`,
+    vector: null,
+    embedder: null,
+    model: 'openai/gpt-4o-mini',
+    keyId,
+    teamId: null,
+    answer: {
+      id: `chatcmpl-${id}`,
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: `answer ${id}` }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    } as CacheEntry['answer'],
+    provider: 'openai',
+    upstreamModel: 'gpt-4o-mini',
+    costUsd: 0.001,
+    createdAt: 1,
+    expiresAt: Date.now() + 60_000,
+    usedAt: 1,
+    hits: 0,
+  };
+}
+
 /** Writes log entries as earlier versions did: a database opened without a shapes key. */
 async function writeOldStyle(count: number): Promise<void> {
   const root = openRoot();
@@ -118,33 +147,7 @@ describe('record databases keep their records’ shapes once', () => {
     const { record } = await governance.createKey({ name: 'shapes', budget: 10, budget_period: 'monthly' });
     for (let i = 0; i < 5; i++) await governance.recordSpend(record.id, null, 0.25);
     let cache = new CacheStore(root);
-    const entry = (id: number): CacheEntry => ({
-      id,
-      exactKey: `exact-${id}`,
-      semanticScope: '',
-      question: `question ${id}`,
-      vector: null,
-      embedder: null,
-      model: 'openai/gpt-4o-mini',
-      keyId: record.id,
-      teamId: null,
-      answer: {
-        id: `chatcmpl-${id}`,
-        object: 'chat.completion',
-        created: 1,
-        model: 'gpt-4o-mini',
-        choices: [{ index: 0, message: { role: 'assistant', content: `answer ${id}` }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-      } as CacheEntry['answer'],
-      provider: 'openai',
-      upstreamModel: 'gpt-4o-mini',
-      costUsd: 0.001,
-      createdAt: 1,
-      expiresAt: Date.now() + 60_000,
-      usedAt: 1,
-      hits: 0,
-    });
-    for (let i = 0; i < 4; i++) await cache.put(entry(cache.newId()));
+    for (let i = 0; i < 4; i++) await cache.put(cacheEntry(cache.newId(), record.id));
     expect(cache.count).toBe(4);
 
     await root.close();
@@ -176,5 +179,29 @@ describe('record databases keep their records’ shapes once', () => {
     const all = store.requestLog({ limit: 100 });
     expect(all.map((entry) => entry.metadata?.turn)).toEqual(Array.from({ length: 30 }, (_, i) => String(29 - i)));
     expect(root.openDB<unknown, Key>({ name: 'request-log', sharedStructuresKey: RECORD_SHAPES_KEY }).doesExist(RECORD_SHAPES_KEY)).toBe(true);
+  });
+
+  it('clears the cache in order with the writes around it, so what is stored after a clear reads after a restart', async () => {
+    let root = openRoot();
+    let cache = new CacheStore(root);
+    const kept: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const before = cache.newId();
+      const storing = cache.put(cacheEntry(before));
+      // Not awaited in between: an entry queued before the clear goes with it, one queued after it stays.
+      const clearing = cache.clear();
+      const after = cache.newId();
+      kept.push(after);
+      await Promise.all([storing, clearing, cache.put(cacheEntry(after))]);
+      if (round < 4) kept.pop();
+    }
+    expect(cache.count).toBe(1);
+    await root.close();
+    opened.pop();
+    root = openRoot();
+    cache = new CacheStore(root);
+    expect([...cache.ids()]).toEqual(kept);
+    expect(cache.count).toBe(1);
+    expect(cache.get(kept[0] as number)?.answer.model).toBe('gpt-4o-mini');
   });
 });
