@@ -380,19 +380,20 @@ export class RequestTracer {
     // out of the export.
     const list = spans.attributes;
     let at = END_ATTRIBUTES + 1;
-    list[at] = event.status;
-    list[(at += 2)] = event.provider;
-    list[(at += 2)] = event.upstreamModel;
-    list[(at += 2)] = event.usage?.input_tokens;
-    list[(at += 2)] = event.usage?.output_tokens;
-    list[(at += 2)] = event.finishReasons.length > 0 ? event.finishReasons : null;
-    list[(at += 2)] = event.route;
-    list[(at += 2)] = event.keyId;
-    list[(at += 2)] = event.teamId;
-    list[(at += 2)] = event.costUsd;
-    list[(at += 2)] = event.fallback;
-    list[(at += 2)] = event.attempts;
-    list[(at += 2)] = event.stream ? event.firstTokenMs : null;
+    list[at] = event.status; // http.response.status_code
+    list[(at += 2)] = event.provider; // gen_ai.provider.name
+    list[(at += 2)] = event.upstreamModel; // gen_ai.response.model
+    list[(at += 2)] = event.usage?.input_tokens; // gen_ai.usage.input_tokens
+    list[(at += 2)] = event.usage?.output_tokens; // gen_ai.usage.output_tokens
+    list[(at += 2)] = event.finishReasons.length > 0 ? event.finishReasons : null; // gen_ai.response.finish_reasons
+    list[(at += 2)] = event.route; // tollgate.route
+    list[(at += 2)] = event.keyId; // tollgate.key
+    list[(at += 2)] = event.teamId; // tollgate.team
+    list[(at += 2)] = event.costUsd; // tollgate.cost_usd
+    list[(at += 2)] = event.fallback; // tollgate.fallback
+    list[(at += 2)] = event.attempts; // tollgate.attempts
+    list[(at += 2)] = event.stream ? event.firstTokenMs : null; // tollgate.time_to_first_token_ms
+    // The last slot is the failure's type, or whether the client left.
     list[at + 1] = failure ? 'error.type' : 'tollgate.cancelled';
     list[(at += 2)] = failure ? (failure.code ?? failure.type) : event.status === 499 || null;
     // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
