@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import type { RequestLogEntry } from '../src/governance/types.js';
 import { RECORD_SHAPES_KEY } from '../src/store/records.js';
+import { entryAt } from './request-log-fill.js';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' } } });
 const total = Number(values.records);
@@ -24,22 +26,16 @@ const KEY = {
   created_at: '2026-11-27T00:00:00.000Z', updated_at: '2026-11-27T00:00:00.000Z',
 };
 
-/** A request-log entry with the fields the request-log subscriber writes for a keyed JSON request. */
-function logEntry(n: number): Record<string, unknown> {
-  return {
-    id: `${String(1_795_000_000_000 + n).padStart(15, '0')}-000001`, at: new Date(1_795_000_000_000 + n).toISOString(), dialect: 'openai',
-    path: '/v1/chat/completions', key_id: 'key_4f0c2a', team_id: null, route: null, model: 'openai/gpt-4o-mini', provider: 'openai',
-    upstream_model: 'gpt-4o-mini', attempts: [{ target: 'openai/gpt-4o-mini', status: 200, duration_ms: 1.2, error: null }], fallback: false,
-    status: 200, error_type: null, error_code: null, error_message: null, duration_ms: 2.1, upstream_ms: 1.2, first_token_ms: null,
-    overhead_ms: 0.9, prompt_tokens: 12, completion_tokens: 20, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0.00001, priced: true,
-    stream: false, cancelled: false, cache: 'miss', user: null, metadata: null,
-  };
+/** A request-log entry as the log-scale bench fills them (the fields the request-log subscriber writes). */
+function logEntry(n: number): RequestLogEntry {
+  const at = 1_795_000_000_000 + n;
+  return entryAt(at, `${String(at).padStart(15, '0')}-000001`);
 }
 
 interface Variant {
   label: string;
   root: RootDatabase;
-  log: Database<Record<string, unknown>, string>;
+  log: Database<RequestLogEntry, string>;
   keys: Database<Record<string, unknown>, string>;
   dir: string;
 }
@@ -74,7 +70,7 @@ for (let round = 0; round < rounds; round++) {
       for (let i = 0; i < total; i += 10) v.root.transactionSync(() => {
         for (let j = 0; j < 10; j++) {
           const entry = logEntry(base + i + j);
-          void v.log.put(entry.id as string, entry);
+          void v.log.put(entry.id, entry);
         }
       });
     });
@@ -83,11 +79,11 @@ for (let round = 0; round < rounds; round++) {
         for (let j = 0; j < 3; j++) void v.keys.put(KEY.id, { ...KEY, requests: i + j });
       });
     });
-    const ids = Array.from({ length: total }, (_, i) => logEntry(base + i).id as string);
+    const ids = Array.from({ length: total }, (_, i) => logEntry(base + i).id);
     const logGet = cpuMicros(() => {
       for (const id of ids) v.log.get(id);
     });
-    const bytes = v.log.getBinary(logEntry(base).id as string)?.length ?? 0;
+    const bytes = v.log.getBinary(logEntry(base).id)?.length ?? 0;
     const cells = rows.get(v.label) ?? [];
     cells.push(`${logPut.toFixed(2)} / ${keyPut.toFixed(2)} / ${logGet.toFixed(2)}`);
     rows.set(v.label, cells);

@@ -22,7 +22,8 @@ function random(): number {
   return seed / 2_147_483_648;
 }
 
-function entryAt(at: number, id: string): RequestLogEntry {
+/** A request-log entry as the gateway writes one: a random model, key and team, 3% of them failed. */
+export function entryAt(at: number, id: string): RequestLogEntry {
   const m = Math.floor(random() * MODELS.length);
   const k = Math.floor(random() * KEYS.length);
   const failed = random() < 0.03;

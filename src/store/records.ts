@@ -3,7 +3,7 @@ import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 /**
  * The key under which a database of records keeps its records' shapes (msgpackr's shared structures: the field
  * names of each kind of record, stored once). Without it every record carries its own field names: a request-log
- * entry took 556 bytes instead of 218, writing one cost about half as much again and reading one about three times
+ * entry took 583 bytes instead of 214, writing one cost about half as much again and reading one about three times
  * as much (bench/record-shapes.ts).
  * lmdb-js's iterations start above symbol keys, so no range or count walk ever sees this entry; the database's
  * statistics do (see recordCount). Records written before a database had it (inline shapes) still read.
