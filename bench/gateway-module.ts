@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { buildGatewayIfStale } from '../scripts/build.js';
 import type { createGateway as CreateGateway } from '../src/gateway.js';
@@ -16,9 +17,12 @@ import { serveControl } from './serve-control.js';
  */
 export async function loadGateway(): Promise<{ createGateway: typeof CreateGateway; silentLog: Log }> {
   const fromSource = process.env.TOLLGATE_BENCH_SOURCE === 'src';
+  // Another build's dist/ (an earlier commit's, built in a worktree), to compare two builds in one run.
+  const otherBuild = process.env.TOLLGATE_BENCH_DIST;
   // Servers start side by side: the build takes a lock, so only one builds and the others wait for it.
-  if (!fromSource) await buildGatewayIfStale({ declarations: false });
-  const module = (await import(fromSource ? '../src/index.js' : '../dist/index.js')) as { createGateway: typeof CreateGateway };
+  if (!fromSource && !otherBuild) await buildGatewayIfStale({ declarations: false });
+  const entry = otherBuild ? pathToFileURL(join(resolve(otherBuild), 'index.js')).href : fromSource ? '../src/index.js' : '../dist/index.js';
+  const module = (await import(entry)) as { createGateway: typeof CreateGateway };
   // tsx (how the bench servers start) turns source maps on for the whole process, and `node dist/cli.js` runs with
   // them off. On, the first error stack a server formats (undici makes one for every upstream call a client
   // abandons, as the load generator does at the end of each slice) parses the source maps of every file on it:

@@ -3,7 +3,7 @@
 // the gateway's CPU per request (its own process) and latency for each, in interleaved slices.
 //
 //   npx tsx bench/observability.ts [--duration 6] [--rounds 3] [--warmup 1] [--connections 1,10] [--modes json,stream]
-//                                  [--rate 800] [--together] [--profile]
+//                                  [--rate 800] [--together] [--profile] [--compare-dist ../wt-before/dist]
 //
 // By default the gateways take turns (one slice each per round). With --together they are loaded at the same time,
 // each at --rate: whatever else the machine does in a slice (another tenant of this VM, a CPU frequency change)
@@ -28,6 +28,9 @@ const { values } = parseArgs({
     sample: { type: 'string', default: '1' },
     // All three gateways loaded at once in every slice (needs --rate), instead of one after another.
     together: { type: 'boolean', default: false },
+    // Another build's dist/ directory (an earlier commit's, built in a git worktree): a fourth gateway, that build
+    // with metrics and traces on, loaded in the same slices, to compare two builds' cost in one run.
+    'compare-dist': { type: 'string' },
     // V8 CPU profiles of the three gateways, written to bench/profiles/observability-<name>/ when they exit
     // (compare them per request with bench/profile-diff.ts).
     profile: { type: 'boolean', default: false },
@@ -76,6 +79,13 @@ async function main(): Promise<void> {
     ['metrics on, no traces', metricsOnly],
     [`metrics on, traces ${Number(values.sample) * 100}%`, on],
   ];
+  const compareDist = values['compare-dist'];
+  if (compareDist) {
+    const otlp = ['--otlp', `${receiver.url}/v1/traces`, '--sample', values.sample];
+    const other = await spawnServer('other', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on', ...otlp], profileFlags('other'), { TOLLGATE_BENCH_DIST: compareDist });
+    children.push(other);
+    targets.splice(2, 0, [`${compareDist}, metrics on, traces ${Number(values.sample) * 100}%`, other]);
+  }
   console.log(
     `observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; ` +
       `${rate > 0 ? `${rate} req/s each` : 'closed loop (as fast as answered)'}${together ? ', all gateways loaded at the same time' : ''}; node ${process.version}`,

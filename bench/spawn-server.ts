@@ -19,14 +19,14 @@ const TSX_LOADER = import.meta.resolve('tsx');
 
 /**
  * Starts a bench/serve-*.ts script in its own Node process and waits for its `listening <url>` line.
- * `nodeFlags` go to that Node (e.g. `--cpu-prof`).
+ * `nodeFlags` go to that Node (e.g. `--cpu-prof`); `env` is added to this process's environment for it.
  */
-export function spawnServer(name: string, script: string, args: string[], nodeFlags: string[] = []): Promise<ServerChild> {
+export function spawnServer(name: string, script: string, args: string[], nodeFlags: string[] = [], env: Record<string, string> = {}): Promise<ServerChild> {
   const path = fileURLToPath(new URL(script, import.meta.url));
   const child: ChildProcessByStdio<Writable, Readable, null> = spawn(
     process.execPath,
     [...nodeFlags, '--import', TSX_LOADER, path, ...args],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
+    { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const cpuWaiters: Array<(micros: number) => void> = [];

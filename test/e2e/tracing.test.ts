@@ -147,6 +147,13 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       expect(span.attributes['tollgate.stage.outcome']).toBe('cancelled');
       expect(span.endTimeUnixNano <= root.endTimeUnixNano + 1_000_000n).toBe(true);
     }
+    // The upstream attempt, cut off with the request (whether it ended before the request's span or after it), is
+    // exported too, under the call stage.
+    const withAttempt = await receiver.waitFor((all) => all.some((s) => s.traceId === root.traceId && s.kind === 3));
+    const attempt = withAttempt.find((s) => s.traceId === root.traceId && s.kind === 3) as ReceivedSpan;
+    expect(attempt.parentSpanId).toBe(stages.find((s) => s.name === 'stage call')?.spanId);
+    expect(attempt.attributes['gen_ai.provider.name']).toBe('openai');
+    expect(withAttempt.filter((s) => s.traceId === root.traceId && s.kind === 3)).toHaveLength(1);
   });
 });
 

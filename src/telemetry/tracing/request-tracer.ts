@@ -83,6 +83,14 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
    * upstream attempt's parent is named while its stage still runs; the rest when the request ends).
    */
   stageIds: number[];
+  /**
+   * Its upstream attempts, in the order they started. One that has ended waits here to be encoded with the
+   * request's other spans when the request ends (at once, while the encoder is hot, instead of alone between
+   * requests, where it cost several times as much); one that ends after its request did is encoded as it ends.
+   */
+  attempts: AttemptSpan[];
+  /** The request's spans were handed to the batch (an attempt still running then goes on its own when it ends). */
+  ended: boolean;
 }
 
 /** An upstream attempt's span while the call runs. */
@@ -94,8 +102,16 @@ interface AttemptSpan {
   parentHigh: number;
   parentLow: number;
   startedAt: number;
+  /** NaN while the call runs. */
+  endedAt: number;
+  name: string;
   attributes: AttributeList;
+  /** Set when the attempt failed (see SpanRecord.error). */
+  error: string | null;
 }
+
+/** An upstream channel message with the attempt spans tracers keep on it between its start and end. */
+type TracedAttempt = UpstreamTraceMessage & Record<symbol, AttemptSpan | undefined>;
 
 /**
  * Traces as a subscriber: one span per request (under the client's `traceparent` when it sent one), a child per
@@ -115,10 +131,14 @@ export class RequestTracer {
    * process-wide, and another gateway in the same process (an embedder's, a test's) publishes on them too.
    */
   private readonly announced = new Set<string>();
-  private readonly attempts = new WeakMap<UpstreamTraceMessage, AttemptSpan>();
   /** The record every finished span is handed to the batch in (encoded at once, never kept). */
+  /**
+   * Where this tracer keeps an attempt's span on its channel message (a property of its own: another gateway's
+   * tracer in the process sees the same messages).
+   */
+  private readonly attemptSlot = Symbol('tollgate.attemptSpan');
   private readonly record: SpanRecord = {
-    traceId: { hex: '', bytes: Buffer.alloc(16) },
+    traceId: { hex: '', w0: 0, w1: 0, w2: 0, w3: 0 },
     traceState: undefined,
     idHigh: 0,
     idLow: 0,
@@ -138,7 +158,7 @@ export class RequestTracer {
   private readonly onRequest = handlers({ start: (message) => this.guard(this.requestStarted, message as RequestTraceMessage) });
   private readonly onUpstream = handlers({
     start: (message) => this.guard(this.attemptStarted, message as UpstreamTraceMessage),
-    asyncEnd: (message) => this.guard(this.attemptEnded, message as UpstreamTraceMessage),
+    asyncEnd: (message) => this.guard(this.attemptEnded, message as TracedAttempt),
   });
 
   constructor(
@@ -267,6 +287,8 @@ export class RequestTracer {
       startedAt: ctx.startedAt,
       stages,
       stageIds: [],
+      attempts: [],
+      ended: false,
     };
     newSpanId(spans);
     this.requests.set(requestId, spans);
@@ -326,6 +348,9 @@ export class RequestTracer {
       parentHigh: stage === -1 ? spans.idHigh : (spans.stageIds[2 * stage] as number),
       parentLow: stage === -1 ? spans.idLow : (spans.stageIds[2 * stage + 1] as number),
       startedAt: performance.now(),
+      endedAt: Number.NaN,
+      name: `${message.ctx.operation} ${message.model}`,
+      error: null,
       attributes: [
         'gen_ai.operation.name', message.ctx.operation,
         'gen_ai.provider.name', message.provider,
@@ -338,35 +363,44 @@ export class RequestTracer {
       ],
     };
     newSpanId(attempt);
-    this.attempts.set(message, attempt);
+    spans.attempts.push(attempt);
+    (message as TracedAttempt)[this.attemptSlot] = attempt;
     // The provider's own spans (if it traces) join this trace under the attempt.
     message.headers.traceparent = `00-${spans.traceId.hex}-${spanIdHex(attempt.idHigh, attempt.idLow)}-01`;
     if (spans.traceState) message.headers.tracestate = spans.traceState;
   }
 
-  private attemptEnded(message: UpstreamTraceMessage): void {
-    const attempt = this.attempts.get(message);
+  private attemptEnded(message: TracedAttempt): void {
+    const attempt = message[this.attemptSlot];
     if (!attempt) return;
-    this.attempts.delete(message);
-    const { attributes, request: spans } = attempt;
+    message[this.attemptSlot] = undefined;
+    attempt.endedAt = performance.now();
+    const { attributes } = attempt;
     attributes[ATTEMPT_END_ATTRIBUTES + 1] = message.status;
-    const child = this.record;
-    child.error = null;
     if (!message.ok) {
       attributes[ATTEMPT_END_ATTRIBUTES + 3] = message.errorCode ?? (message.status ? String(message.status) : 'error');
-      child.error = message.errorCode ?? 'attempt failed';
+      attempt.error = message.errorCode ?? 'attempt failed';
     }
+    // Encoded with its request's spans when the request ends; now if the request already has.
+    if (attempt.request.ended) this.endAttempt(attempt);
+  }
+
+  /** Hands a finished attempt to the batch as a client span. */
+  private endAttempt(attempt: AttemptSpan): void {
+    const spans = attempt.request;
+    const child = this.record;
     child.traceId = spans.traceId;
     child.traceState = spans.traceState;
     child.idHigh = attempt.idHigh;
     child.idLow = attempt.idLow;
     child.parentHigh = attempt.parentHigh;
     child.parentLow = attempt.parentLow;
-    child.name = `${message.ctx.operation} ${message.model}`;
+    child.name = attempt.name;
     child.kind = SpanKind.CLIENT;
     child.startedAt = attempt.startedAt;
-    child.endedAt = performance.now();
-    child.attributes = attributes;
+    child.endedAt = attempt.endedAt;
+    child.attributes = attempt.attributes;
+    child.error = attempt.error;
     this.exporter?.processor.onEnd(child);
   }
 
@@ -403,7 +437,9 @@ export class RequestTracer {
   /** Ends a request's stage spans, then its own (at `endedAt`, failed with `error` when set). */
   private endRequest(spans: RequestSpans, endedAt: number, error: string | null): void {
     if (!spans.recording) return;
+    spans.ended = true;
     this.endStages(spans, endedAt);
+    for (const attempt of spans.attempts) if (!Number.isNaN(attempt.endedAt)) this.endAttempt(attempt);
     const record = this.record;
     record.traceId = spans.traceId;
     record.traceState = spans.traceState;

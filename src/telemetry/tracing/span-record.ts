@@ -23,7 +23,7 @@ export function newSpanId(into: { idHigh: number; idLow: number }): void {
 }
 
 /** Scratch bytes for turning ids into hex in one native call. */
-const scratch = Buffer.alloc(8);
+const scratch = Buffer.alloc(16);
 
 /** The 16 hex digits of a span id given as two words. */
 export function spanIdHex(high: number, low: number): string {
@@ -32,27 +32,41 @@ export function spanIdHex(high: number, low: number): string {
   return scratch.toString('hex', 0, 8);
 }
 
-/** A trace id as its 32 hex digits and its 16 bytes (what the protobuf encoding copies into every span). */
+/**
+ * A trace id as its 32 hex digits (for `traceparent` and the sampler) and its four 32-bit words, first to last as
+ * the hex reads (what the protobuf encoding writes into every span: no Buffer per trace).
+ */
 export interface TraceId {
   hex: string;
-  bytes: Buffer;
+  w0: number;
+  w1: number;
+  w2: number;
+  w3: number;
 }
 
 /** A new random trace id (never all zero). */
 export function newTraceId(): TraceId {
-  const bytes = Buffer.allocUnsafe(16);
+  let w0: number;
+  let w1: number;
+  let w2: number;
+  let w3: number;
   do {
-    bytes.writeUInt32BE(randomWord(), 0);
-    bytes.writeUInt32BE(randomWord(), 4);
-    bytes.writeUInt32BE(randomWord(), 8);
-    bytes.writeUInt32BE(randomWord(), 12);
-  } while (bytes.readUInt32BE(0) === 0 && bytes.readUInt32BE(4) === 0 && bytes.readUInt32BE(8) === 0 && bytes.readUInt32BE(12) === 0);
-  return { hex: bytes.toString('hex'), bytes };
+    w0 = randomWord();
+    w1 = randomWord();
+    w2 = randomWord();
+    w3 = randomWord();
+  } while (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0);
+  scratch.writeUInt32BE(w0, 0);
+  scratch.writeUInt32BE(w1, 4);
+  scratch.writeUInt32BE(w2, 8);
+  scratch.writeUInt32BE(w3, 12);
+  return { hex: scratch.toString('hex', 0, 16), w0, w1, w2, w3 };
 }
 
-/** A trace id given as 32 hex digits (a client's, from its `traceparent`). */
+/** A trace id given as 32 hex digits (a client's, from its `traceparent`, already validated as hex). */
 export function traceIdOf(hex: string): TraceId {
-  return { hex, bytes: Buffer.from(hex, 'hex') };
+  const word = (at: number): number => Number.parseInt(hex.slice(at, at + 8), 16);
+  return { hex, w0: word(0), w1: word(8), w2: word(16), w3: word(24) };
 }
 
 /** A span id's first and second words from its 16 hex digits. */

@@ -1,0 +1,84 @@
+import { SpanKind } from '@opentelemetry/api';
+import { describe, expect, it } from 'vitest';
+import { JsonSpanBatch } from '../../src/telemetry/tracing/otlp-json.js';
+import { ProtoSpanBatch } from '../../src/telemetry/tracing/otlp-proto.js';
+import { newTraceId, type AttributeList, type SpanRecord } from '../../src/telemetry/tracing/span-record.js';
+import { decodeExport } from '../helpers/otlp-receiver.js';
+
+const source = { resource: ['service.name', 'test', 'service.version', '1.0.0'], scope: { name: 'tollgate', version: '1.0.0' } };
+
+/** The i-th span's attributes: some values repeat (kept encodings), some never do (a name given up on), some vary. */
+function attributesOf(i: number): AttributeList {
+  return [
+    'gen_ai.operation.name', 'chat',
+    'gen_ai.request.model', ['gpt-4o-mini', 'claude-sonnet-4', 'modèle-é'][i % 3],
+    'tollgate.request_id', `req-${i}`,
+    'tollgate.stream', i % 2 === 0,
+    'http.response.status_code', [200, 429, 502][i % 3],
+    'gen_ai.usage.input_tokens', i % 97,
+    'tollgate.cost_usd', 0.000001 * (i + 1),
+    'tollgate.negative', -(i + 1),
+    'gen_ai.response.finish_reasons', i % 4 === 0 ? ['stop'] : ['length', 'stop'],
+    'tollgate.key', i % 5 === 0 ? null : `key-${i % 7}`,
+    'tollgate.note', i === 7 ? 'x'.repeat(300) : undefined,
+  ];
+}
+
+function spanOf(i: number): SpanRecord {
+  return {
+    traceId: newTraceId(),
+    traceState: undefined,
+    idHigh: i + 1,
+    idLow: 7,
+    parentHigh: 0,
+    parentLow: 0,
+    name: `chat model-${i % 3}`,
+    kind: SpanKind.SERVER,
+    startedAt: 1_000 + i,
+    endedAt: 1_001 + i,
+    attributes: attributesOf(i),
+    error: null,
+  };
+}
+
+describe('OTLP protobuf encoding', () => {
+  it('writes every attribute as the JSON encoding does, whether its encoding was kept, reused or given up on', () => {
+    // Enough spans for the request ids to fill the kept values and pass the misses after which a name is given up.
+    const count = 1_200;
+    const proto = new ProtoSpanBatch(source);
+    const json = new JsonSpanBatch(source);
+    for (let i = 0; i < count; i++) {
+      const span = spanOf(i);
+      proto.add(span);
+      json.add(span);
+    }
+    const fromProto = decodeExport(proto.take(), proto.contentType);
+    const fromJson = decodeExport(Buffer.from(json.take()), json.contentType);
+    expect(fromProto).toHaveLength(count);
+    expect(fromProto).toEqual(fromJson);
+    // And the values are the ones given (spot checks across the phases).
+    for (const i of [0, 1, 7, 63, 64, 65, 400, 1_199]) {
+      const attributes = fromProto[i]?.attributes as Record<string, unknown>;
+      expect(attributes['tollgate.request_id']).toBe(`req-${i}`);
+      expect(attributes['gen_ai.request.model']).toBe(['gpt-4o-mini', 'claude-sonnet-4', 'modèle-é'][i % 3]);
+      expect(attributes['tollgate.stream']).toBe(i % 2 === 0);
+      expect(attributes['http.response.status_code']).toBe([200, 429, 502][i % 3]);
+      expect(attributes['gen_ai.usage.input_tokens']).toBe(i % 97);
+      expect(attributes['tollgate.negative']).toBe(-(i + 1));
+      expect(attributes['tollgate.cost_usd']).toBeCloseTo(0.000001 * (i + 1), 12);
+      expect(attributes['gen_ai.response.finish_reasons']).toEqual(i % 4 === 0 ? ['stop'] : ['length', 'stop']);
+      expect(attributes['tollgate.key']).toBe(i % 5 === 0 ? undefined : `key-${i % 7}`);
+      expect(attributes['tollgate.note']).toBe(i === 7 ? 'x'.repeat(300) : undefined);
+    }
+  });
+
+  it('starts each batch afresh and reuses kept encodings across batches', () => {
+    const proto = new ProtoSpanBatch(source);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 10; i++) proto.add(spanOf(i));
+      const spans = decodeExport(proto.take(), proto.contentType);
+      expect(spans.map((span) => span.attributes['tollgate.request_id'])).toEqual(Array.from({ length: 10 }, (_, i) => `req-${i}`));
+      expect(spans.every((span) => span.service === 'test')).toBe(true);
+    }
+  });
+});
