@@ -5,6 +5,7 @@
 // and posting the spans). Figures only.
 //
 //   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1] [--protocol http/protobuf|http/json]
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { EventBus } from '../src/bus/bus.js';
 import { resolveRuntimeConfig } from '../src/config/runtime.js';
@@ -60,6 +61,12 @@ async function run(label: string, traced: boolean): Promise<void> {
   });
   for (let i = 0; i < 2000; i++) oneRequest();
   await new Promise((resolve) => setTimeout(resolve, 1200));
+  // Young-generation collections during the run: what a request allocates shows as how often they come.
+  let scavenges = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) if ((entry.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+  });
+  gc.observe({ entryTypes: ['gc'] });
   const started = process.cpuUsage();
   for (let i = 0; i < total; i++) {
     oneRequest();
@@ -68,7 +75,8 @@ async function run(label: string, traced: boolean): Promise<void> {
   }
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const used = process.cpuUsage(started);
-  console.log(`${label}: ${((used.user + used.system) / total).toFixed(1)} µs per request`);
+  gc.disconnect();
+  console.log(`${label}: ${((used.user + used.system) / total).toFixed(1)} µs per request, ${((scavenges / total) * 10_000).toFixed(1)} scavenges per 10,000 requests`);
 }
 
 await run('no endpoint (baseline: context and publishes only)', false);
