@@ -5,7 +5,7 @@
 // and posting the spans). Figures only.
 //
 //   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1] [--protocol http/protobuf|http/json]
-import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { EventBus } from '../src/bus/bus.js';
 import { resolveRuntimeConfig } from '../src/config/runtime.js';
@@ -64,7 +64,7 @@ async function run(label: string, traced: boolean): Promise<void> {
   // Young-generation collections during the run: what a request allocates shows as how often they come.
   let scavenges = 0;
   const gc = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) if ((entry.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+    for (const entry of list.getEntries()) if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
   });
   gc.observe({ entryTypes: ['gc'] });
   const started = process.cpuUsage();
