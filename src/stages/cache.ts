@@ -111,7 +111,9 @@ class CacheStage implements Stage {
     if (!hit) {
       ctx.responseHeaders['x-tollgate-cache'] = 'miss';
       this.cache.recordResult('miss', 0);
-      this.bus.emit('cache.miss', { ...who, semanticSkipped: lookup.semanticSkipped });
+      // The events' own fields are assigned onto `who`, not spread after it: V8 (Node 20) builds `{ ...a, b }` on
+      // its slow path when `b` is a field `a` lacks.
+      this.bus.emit('cache.miss', Object.assign(who, { semanticSkipped: lookup.semanticSkipped }));
       return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
     }
     const { entry } = hit;
@@ -128,7 +130,7 @@ class CacheStage implements Stage {
         question: keys.question?.slice(0, 200) ?? null,
         matched: entry.question?.slice(0, 200) ?? null,
       });
-      this.bus.emit('cache.hit', { ...who, tier: hit.tier, similarity: hit.similarity, savedUsd: 0, served: false });
+      this.bus.emit('cache.hit', Object.assign(who, { tier: hit.tier, similarity: hit.similarity, savedUsd: 0, served: false }));
       return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
     }
     ctx.responseHeaders['x-tollgate-cache'] = hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic';
@@ -146,7 +148,7 @@ class CacheStage implements Stage {
     };
     this.cache.recordResult(hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic', entry.costUsd);
     this.cache.served(hit, Date.now());
-    this.bus.emit('cache.hit', { ...who, tier: hit.tier, similarity: hit.similarity, savedUsd: entry.costUsd, served: true });
+    this.bus.emit('cache.hit', Object.assign(who, { tier: hit.tier, similarity: hit.similarity, savedUsd: entry.costUsd, served: true }));
     if (!ctx.stream) return of({ kind: 'completion', completion: entry.answer });
     const includeUsage = ctx.request.stream_options?.include_usage === true;
     return of(...replayChunks(entry.answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk })));

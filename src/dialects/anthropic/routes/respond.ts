@@ -11,7 +11,7 @@ import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
 import { renderAnthropicError } from './errors.js';
-import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import { gatewayError } from '../../../core/errors.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
@@ -40,7 +40,7 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
   const sendText = (text: string): void => {
     if (text === '') return;
     if (!headersSent) {
-      res.writeHead(200, { ...baseHeaders(ctx), ...SSE_HEADERS });
+      res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
       headersSent = true;
     }
     write(text);
@@ -68,7 +68,7 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
     },
     complete() {
       if (completion && !ctx.stream) {
-        res.writeHead(200, { ...baseHeaders(ctx), 'content-type': 'application/json; charset=utf-8' });
+        res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
         res.end(nativeBody ? nativeMessageJson(nativeBody, reply) : JSON.stringify(anthropicMessage(completion, reply)));
         return;
       }

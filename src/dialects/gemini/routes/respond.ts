@@ -10,7 +10,7 @@ import type { GatewayError} from '../../../core/errors.js';
 import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
-import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import type { RenderedError } from '../../../http/render-error.js';
 import { gatewayError } from '../../../core/errors.js';
 
@@ -51,7 +51,7 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
   const send = (list: Json[]): void => {
     if (list.length === 0) return;
     if (!headersSent) {
-      res.writeHead(200, { ...baseHeaders(ctx), ...(arrayFraming ? { 'content-type': JSON_TYPE } : SSE_HEADERS) });
+      res.writeHead(200, Object.assign(baseHeaders(ctx), arrayFraming ? JSON_HEADERS : SSE_HEADERS));
       headersSent = true;
     }
     write(list.map(frame).join(''));
@@ -81,12 +81,12 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
           writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
           return;
         }
-        res.writeHead(200, { ...baseHeaders(ctx), 'content-type': JSON_TYPE });
+        res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
         res.end(JSON.stringify(geminiEmbeddingsResponse(embeddings, shape.batch)));
         return;
       }
       if (completion && !ctx.stream) {
-        res.writeHead(200, { ...baseHeaders(ctx), 'content-type': JSON_TYPE });
+        res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
         res.end(JSON.stringify(generateContentResponse(completion, shape.reply)));
         return;
       }

@@ -7,7 +7,7 @@ import type { GatewayError} from '../../../core/errors.js';
 import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
-import { serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import { openAIErrorBody, renderOpenAIError } from '../../../http/render-error.js';
 import { gatewayError } from '../../../core/errors.js';
 
@@ -55,7 +55,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         return;
       }
       if (!started) {
-        res.writeHead(200, { ...baseHeaders(ctx), ...SSE_HEADERS });
+        res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
         started = true;
         // Chunks flow only once an attempt has answered, so the upstream that serves the stream is known here.
         usage = usageShaperFor(ctx);
@@ -77,7 +77,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
     },
     complete() {
       if (completion) {
-        res.writeHead(200, { ...baseHeaders(ctx), 'content-type': 'application/json; charset=utf-8' });
+        res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
         res.end(completionText ?? JSON.stringify(completion));
       } else if (!started) {
         writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
