@@ -298,7 +298,7 @@ export class GovernanceStore {
     const id = entry.id || this.newRequestLogId();
     // The entry and its index rows in one transaction, shared with the other background writes of the moment.
     await commitSoon(this.root, () => {
-      void this.log.put(id, { ...entry, id });
+      void this.log.put(id, entry.id === id ? (entry as RequestLogEntry) : { ...entry, id });
       if (entry.key_id) void this.logByKey.put([entry.key_id, id], null);
       if (entry.status >= 400) void this.logErrors.put(id, errorIndexValue(entry));
     });

@@ -15,6 +15,7 @@ import { detectSecrets, SECRET_TYPES, SECRET_WINDOW } from './detectors/secret.j
 import { resolveOverlaps } from './resolve.js';
 import type { GuardrailRule } from './rules.js';
 import type { Detection, DetectorKind, Finding, GuardrailAction, GuardrailAppliesTo, GuardrailDirection } from './types.js';
+import { withFields } from '../core/with-fields.js';
 
 /** The stream guard's default look-behind never exceeds this many UTF-16 code units. */
 export const MAX_DEFAULT_LOOK_BEHIND = 256;
@@ -133,7 +134,7 @@ export function compileGuardrails(rules: readonly GuardrailRule[]): Scanner {
   const detect = (text: string, from = 0, direction?: GuardrailDirection): Finding[] => {
     const findings: Finding[] = [];
     for (const rule of forDirection.get(direction)!) {
-      for (const detection of rule.detect(text, from)) findings.push({ ...detection, rule: rule.name, action: rule.action });
+      for (const detection of rule.detect(text, from)) findings.push(withFields(detection, { rule: rule.name, action: rule.action }));
     }
     return findings;
   };

@@ -7,6 +7,7 @@ import { renderAnthropicError } from '../dialects/anthropic/routes/errors.js';
 import { renderGoogleError } from '../dialects/gemini/routes/respond.js';
 import { renderOpenAIError, type RenderedError } from './render-error.js';
 import { gatewayError } from '../core/errors.js';
+import { withFields } from '../core/with-fields.js';
 
 /** A GatewayError in the error shape of the route family `path` belongs to (OpenAI's for any other path). */
 export function renderErrorForPath(path: string | null, error: GatewayError, requestId: string): RenderedError {
@@ -16,7 +17,7 @@ export function renderErrorForPath(path: string | null, error: GatewayError, req
       : path !== null && (path === '/genai' || path.startsWith('/genai/'))
         ? renderGoogleError(error)
         : renderOpenAIError(error);
-  return { ...rendered, headers: { ...rendered.headers, 'x-request-id': requestId } };
+  return { ...rendered, headers: withFields(rendered.headers, { 'x-request-id': requestId }) };
 }
 
 interface ClientError extends Error {
@@ -81,7 +82,7 @@ export function clientErrorHandler(log: Log): (err: ClientError, socket: Socket)
     }
     const rendered = renderErrorForPath(pathOf(err, socket), errorFor(err), newRequestId());
     const body = Buffer.from(rendered.body);
-    const headers = { ...rendered.headers, 'content-length': String(body.length), connection: 'close' };
+    const headers = withFields(rendered.headers, { 'content-length': String(body.length), connection: 'close' });
     const head = `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status] ?? 'Error'}\r\n${Object.entries(headers)
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('')}\r\n`;

@@ -111,8 +111,7 @@ class CacheStage implements Stage {
     if (!hit) {
       ctx.responseHeaders['x-tollgate-cache'] = 'miss';
       this.cache.recordResult('miss', 0);
-      // The events' own fields are assigned onto `who`, not spread after it: V8 (Node 20) builds `{ ...a, b }` on
-      // its slow path when `b` is a field `a` lacks.
+      // The events' own fields are assigned onto `who`, not spread after it (see core/with-fields.ts).
       this.bus.emit('cache.miss', Object.assign(who, { semanticSkipped: lookup.semanticSkipped }));
       return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
     }

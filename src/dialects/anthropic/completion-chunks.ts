@@ -1,5 +1,6 @@
 import type { ChatCompletion, ChatCompletionChunk } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
+import { withFields } from '../../core/with-fields.js';
 
 /**
  * A whole completion as the chunks a stream of it would have had, for a streaming client whose answer came
@@ -14,7 +15,7 @@ export function chunksOfCompletion(completion: ChatCompletion): ChatCompletionCh
   const base = { id: completion.id, object: 'chat.completion.chunk' as const, model: completion.model };
   const { finish_reason: finishReason, stop_reason: stopReason, stop_sequence: stopSequence } = choice;
   return [
-    { ...base, choices: [{ index: 0, delta, finish_reason: finishReason ?? 'stop', stop_reason: stopReason, stop_sequence: stopSequence }] },
-    { ...base, choices: [], usage: completion.usage ?? null },
+    withFields(base, { choices: [{ index: 0, delta, finish_reason: finishReason ?? 'stop', stop_reason: stopReason, stop_sequence: stopSequence }] }),
+    withFields(base, { choices: [], usage: completion.usage ?? null }),
   ];
 }

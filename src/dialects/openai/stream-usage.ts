@@ -1,4 +1,5 @@
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
+import { withFields } from '../../core/with-fields.js';
 
 /**
  * OpenAI's usage rules for a streamed chat completion, applied to streams tollgate translated from another
@@ -49,7 +50,7 @@ export function createStreamUsageShaper(includeUsage: boolean): StreamUsageShape
       if (!includeUsage) return 'usage' in chunk ? withoutUsage(chunk) : chunk;
       if (chunk.usage === null) return chunk;
       if (chunk.usage) seen = chunk.usage;
-      return { ...chunk, usage: null };
+      return withFields(chunk, { usage: null });
     },
     final(known) {
       if (!includeUsage) return null;

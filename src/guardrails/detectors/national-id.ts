@@ -18,6 +18,7 @@
 import { forEachMatch } from '../match-loop.js';
 import type { Detection } from '../types.js';
 import { detectPatterns, type CompiledPattern } from './regex-list.js';
+import { withFields } from '../../core/with-fields.js';
 
 export type BuiltinNationalIdFormat = 'us_ssn' | 'uk_nino' | 'es_dni' | 'nl_bsn';
 export const BUILTIN_NATIONAL_ID_FORMATS: readonly BuiltinNationalIdFormat[] = ['us_ssn', 'uk_nino', 'es_dni', 'nl_bsn'];
@@ -78,6 +79,6 @@ export function detectNationalIds(
   if (formats.includes('uk_nino')) walk(found, NINO, text, from, 'uk_nino', (m) => !NINO_UNUSED_PREFIXES.has(m[1]!) && (m[0].length === 9 || m[0].length === 13));
   if (formats.includes('es_dni')) walk(found, DNI, text, from, 'es_dni', (m) => validDni(m[1]!, m[2]!, m[3]!));
   if (formats.includes('nl_bsn')) walk(found, BSN, text, from, 'nl_bsn', (m) => validBsn(m[1]! + m[3]! + m[4]!));
-  for (const detection of detectPatterns(text, from, custom)) found.push({ ...detection, kind: 'national_id' });
+  for (const detection of detectPatterns(text, from, custom)) found.push(withFields(detection, { kind: 'national_id' as const }));
   return found.sort((a, b) => a.start - b.start || b.end - a.end);
 }

@@ -24,6 +24,7 @@
  * `[^\n]{0,60}`).
  */
 import type { Detection } from '../types.js';
+import { withFields } from '../../core/with-fields.js';
 
 interface Signal {
   id: string;
@@ -91,5 +92,5 @@ export function detectPromptInjection(text: string, from = 0, threshold = DEFAUL
   }
   const score = Math.round((1 - miss) * 1000) / 1000;
   if (hits.length === 0 || score < threshold) return [];
-  return hits.map((hit) => ({ ...hit, score })).sort((a, b) => a.start - b.start);
+  return hits.map((hit) => withFields(hit, { score })).sort((a, b) => a.start - b.start);
 }

@@ -2,6 +2,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Target, UpstreamRequest } from '../../core/provider.js';
 import { bedrockCredential, type AwsKeyPair } from './credentials.js';
+import { withFields } from '../../core/with-fields.js';
 
 export const DEFAULT_REGION = 'us-east-1';
 
@@ -34,7 +35,7 @@ export async function signRequest(request: UpstreamRequest, credentials: AwsKeyP
       ...(url.port ? { port: Number(url.port) } : {}),
       path: url.pathname,
       query: queryOf(url),
-      headers: { ...request.headers, host: url.host },
+      headers: withFields(request.headers, { host: url.host }),
       body: request.body,
     },
     signingDate ? { signingDate } : {},
@@ -45,6 +46,6 @@ export async function signRequest(request: UpstreamRequest, credentials: AwsKeyP
 /** The adapter's `authorize` hook: SigV4-signs the request, or adds the Bedrock API key as a bearer token. */
 export async function authorizeBedrock(request: UpstreamRequest, target: Target): Promise<UpstreamRequest> {
   const credential = bedrockCredential(target.apiKey, target.provider.name);
-  if (credential.kind === 'bearer') return { ...request, headers: { ...request.headers, authorization: `Bearer ${credential.token}` } };
+  if (credential.kind === 'bearer') return { ...request, headers: withFields(request.headers, { authorization: `Bearer ${credential.token}` }) };
   return signRequest(request, credential.credentials, regionOf(target, new URL(request.url).hostname));
 }

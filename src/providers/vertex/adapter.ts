@@ -8,6 +8,7 @@ import { accessToken } from './token.js';
 import { jsonHeaders as headers } from '../upstream-request.js';
 import { pathSegment, unsafeModelName } from '../../path-segment.js';
 import { gatewayError } from '../../core/errors.js';
+import { withFields } from '../../core/with-fields.js';
 
 const DEFAULT_LOCATION = 'us-central1';
 /** The Messages API version Anthropic's models on Vertex take in the body (instead of a header). */
@@ -91,7 +92,7 @@ export const vertexAdapter: ProviderAdapter = {
     if (!target.apiKey) throw gatewayError('provider_key_missing', 'vertex: no service account configured.');
     const credential = vertexCredential(target.apiKey);
     const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, target.provider.options.tokenUrl, dispatcher);
-    return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };
+    return { ...request, headers: withFields(request.headers, { authorization: `Bearer ${token}` }) };
   },
 
   parseChatResponse(body, target) {
