@@ -155,26 +155,44 @@ export function createStreamGuard(scanner: Scanner, options: StreamGuardOptions 
     return { release: parts.join(''), findings, blocked };
   }
 
-  return {
-    push(delta: string) {
+  return new GuardHandle(
+    (delta) => {
       if (ended) throw new Error('stream guard: push after end()');
       if (blocked !== null || delta === '') return step(false);
       held += delta;
       return step(false);
     },
-    end() {
+    () => {
       if (ended) return nothing();
       const result = step(true);
       ended = true;
       return result;
     },
-    get held() {
-      return held.length;
-    },
-    get blocked() {
-      return blocked;
-    },
-  };
+    () => held.length,
+    () => blocked,
+  );
+}
+
+/**
+ * A stream guard's face, its state read through the closures of createStreamGuard. A class, not an object literal
+ * with getters: V8 turns each such literal into a dictionary-mode object of its own (`--log-maps` shows one
+ * normalisation per guard), and the guards are made per stream and read per chunk.
+ */
+class GuardHandle implements StreamGuard {
+  constructor(
+    readonly push: (delta: string) => StreamGuardResult,
+    readonly end: () => StreamGuardResult,
+    private readonly heldNow: () => number,
+    private readonly blockedNow: () => Finding | null,
+  ) {}
+
+  get held(): number {
+    return this.heldNow();
+  }
+
+  get blocked(): Finding | null {
+    return this.blockedNow();
+  }
 }
 
 /** The placeholder the scanner's `redact` would use for this finding. */
