@@ -131,12 +131,12 @@ export class RequestTracer {
    * process-wide, and another gateway in the same process (an embedder's, a test's) publishes on them too.
    */
   private readonly announced = new Set<string>();
-  /** The record every finished span is handed to the batch in (encoded at once, never kept). */
   /**
    * Where this tracer keeps an attempt's span on its channel message (a property of its own: another gateway's
    * tracer in the process sees the same messages).
    */
   private readonly attemptSlot = Symbol('tollgate.attemptSpan');
+  /** The record every finished span is handed to the batch in (encoded at once, never kept). */
   private readonly record: SpanRecord = {
     traceId: { hex: '', w0: 0, w1: 0, w2: 0, w3: 0 },
     traceState: undefined,

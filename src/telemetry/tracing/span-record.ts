@@ -65,8 +65,9 @@ export function newTraceId(): TraceId {
 
 /** A trace id given as 32 hex digits (a client's, from its `traceparent`, already validated as hex). */
 export function traceIdOf(hex: string): TraceId {
-  const word = (at: number): number => Number.parseInt(hex.slice(at, at + 8), 16);
-  return { hex, w0: word(0), w1: word(8), w2: word(16), w3: word(24) };
+  const [w0, w1] = spanIdWords(hex.slice(0, 16));
+  const [w2, w3] = spanIdWords(hex.slice(16, 32));
+  return { hex, w0, w1, w2, w3 };
 }
 
 /** A span id's first and second words from its 16 hex digits. */
