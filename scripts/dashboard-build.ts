@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -49,6 +49,30 @@ function viteBin(): string | null {
   }
 }
 
+/**
+ * Moves a finished build into dashboard/dist without ever leaving it empty. vite empties its output folder before
+ * it writes, so building straight into dist/ made a running gateway answer `/` with its "not built" 503 for the
+ * seconds a rebuild takes (the not-built page tells users to rebuild while it runs), and two builds at once (two
+ * browser test files) wrote into each other. Each build has a folder of its own; its bundles (content-hashed
+ * names) move in first, then index.html by a rename over the old one (a reader gets the old page or the new, never
+ * none), then the files of earlier builds go.
+ */
+function install(built: string): void {
+  const fresh = new Set<string>();
+  for (const file of filesUnder(built)) {
+    const path = relative(built, file);
+    if (path === 'index.html') continue;
+    fresh.add(path);
+    mkdirSync(dirname(join(DIST, path)), { recursive: true });
+    renameSync(file, join(DIST, path));
+  }
+  renameSync(join(built, 'index.html'), join(DIST, 'index.html'));
+  for (const file of filesUnder(DIST)) {
+    const path = relative(DIST, file);
+    if (path !== 'index.html' && file !== STAMP && !fresh.has(path)) rmSync(file, { force: true });
+  }
+}
+
 export type BuildOutcome = 'current' | 'built' | 'no-vite';
 
 /** Builds when needed; throws when the build itself fails (a broken source must not go unnoticed). */
@@ -57,9 +81,19 @@ export function buildDashboardIfStale(options: { force?: boolean; quiet?: boolea
   const vite = viteBin();
   if (!vite) return 'no-vite';
   const hash = dashboardSourceHash();
-  const result = spawnSync(process.execPath, [vite, 'build', DASHBOARD, '--logLevel', options.quiet ? 'error' : 'warn'], { cwd: ROOT, stdio: options.quiet ? 'pipe' : 'inherit', encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`The dashboard build failed (vite exited ${result.status}).${options.quiet ? `\n${result.stdout}\n${result.stderr}` : ''}`);
-  writeFileSync(STAMP, `${hash}\n`);
+  // Inside dashboard/ so that the moves into dist/ are renames on one file system.
+  const built = join(DASHBOARD, `.build-${process.pid}-${Date.now()}`);
+  try {
+    const result = spawnSync(process.execPath, [vite, 'build', DASHBOARD, '--outDir', built, '--emptyOutDir', '--logLevel', options.quiet ? 'error' : 'warn'], { cwd: ROOT, stdio: options.quiet ? 'pipe' : 'inherit', encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`The dashboard build failed (vite exited ${result.status}).${options.quiet ? `\n${result.stdout}\n${result.stderr}` : ''}`);
+    mkdirSync(DIST, { recursive: true });
+    install(built);
+  } finally {
+    rmSync(built, { recursive: true, force: true });
+  }
+  // Renamed into place too: a build running at the same time reads either stamp whole.
+  writeFileSync(`${built}.stamp`, `${hash}\n`);
+  renameSync(`${built}.stamp`, STAMP);
   return 'built';
 }
 

@@ -1,4 +1,7 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -40,6 +43,11 @@ let gemini: GeminiUpstream;
 let tg: RunningGateway;
 let pool: Pool;
 let virtualKey = '';
+/**
+ * A built dashboard of the test's own: the repository's dashboard/dist may be missing (then `/` answers its
+ * documented 503) or rebuilt by a browser test while this one runs, and `/` is among the paths fuzzed.
+ */
+let dashboardDir = '';
 const uncaught: unknown[] = [];
 const onUncaught = (err: unknown): void => {
   uncaught.push(err);
@@ -51,6 +59,10 @@ beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-fuzz-openai', record: false });
   anthropic = await startAnthropicUpstream({ apiKey: 'sk-ant-fuzz' });
   gemini = await startGeminiUpstream({ apiKey: 'gemini-fuzz-key' });
+  dashboardDir = mkdtempSync(join(tmpdir(), 'tollgate-fuzz-dashboard-'));
+  mkdirSync(join(dashboardDir, 'assets'));
+  writeFileSync(join(dashboardDir, 'index.html'), '<!doctype html><title>tollgate</title><script type="module" src="/assets/app-0123abcd.js"></script>\n');
+  writeFileSync(join(dashboardDir, 'assets', 'app-0123abcd.js'), 'console.log("dashboard");\n');
   tg = await startGateway(
     {
       providers: {
@@ -61,6 +73,7 @@ beforeAll(async () => {
       routes: { 'fuzz-route': { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }], fallbacks: ['anthropic/claude-3-5-haiku-latest'] } },
     },
     { TOLLGATE_ADMIN_KEY: ADMIN },
+    { dashboardDir },
   );
   pool = new Pool(tg.url, { connections: CONCURRENCY, pipelining: 1 });
   const created = await fetch(`${tg.url}/api/keys`, {
@@ -78,6 +91,7 @@ afterAll(async () => {
   await openai?.close();
   await anthropic?.close();
   await gemini?.close();
+  if (dashboardDir) rmSync(dashboardDir, { recursive: true, force: true });
   process.off('uncaughtException', onUncaught);
   process.off('unhandledRejection', onUncaught);
 });

@@ -19,6 +19,11 @@ export interface StartOptions {
   dataDir?: string;
   /** A config file to watch. */
   configPath?: string;
+  /**
+   * Where the dashboard is served from (else the repository's dashboard/dist, which a browser test may be
+   * rebuilding, or which may not be built at all on a developer's machine).
+   */
+  dashboardDir?: string;
 }
 
 /** Starts a real gateway on an ephemeral loopback port with its own temporary data directory. */
@@ -28,6 +33,7 @@ export async function startGateway(config: ConfigFile = {}, env: Record<string, 
     config: { ...config, settings: { data_dir: dataDir, ...config.settings } },
     configPath: options.configPath ?? null,
     env,
+    ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}),
     log: createLog(process.env.TEST_LOG ?? 'silent'),
   });
   const url = await gateway.listen({ port: 0, host: '127.0.0.1' });
