@@ -1,42 +1,17 @@
 import type { ResponseEvent } from '../core/canonical.js';
 import type { LogBodySettings } from '../core/config.js';
 import type { RequestContext } from '../core/context.js';
-
-/**
- * Secrets redacted from every kept body, whatever the operator configured: provider API keys by their well-known
- * shapes, tollgate virtual keys, bearer tokens and AWS access key ids.
- */
-const BUILT_IN_SECRETS = [
-  /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g,
-  /\btg-[A-Za-z0-9_-]{16,}/g,
-  /\bAIza[0-9A-Za-z_-]{30,}/g,
-  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
-  /\bgsk_[A-Za-z0-9]{20,}/g,
-  /\bxai-[A-Za-z0-9]{20,}/g,
-  /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{8,}/g,
-];
-export const REDACTED = '[REDACTED]';
+import { BUILT_IN_SECRETS, operatorPatterns, REDACTED } from '../core/redact-secrets.js';
 
 /** Redacts, then cuts to `maxBytes` of UTF-8 (redacting first, so a cut never leaves half a secret showing). */
-export function keptBody(text: string, settings: LogBodySettings, operatorPatterns: readonly RegExp[]): string {
+export function keptBody(text: string, settings: LogBodySettings, patterns: readonly RegExp[]): string {
   let out = text;
   for (const pattern of BUILT_IN_SECRETS) out = out.replace(pattern, REDACTED);
-  for (const pattern of operatorPatterns) out = out.replace(pattern, REDACTED);
+  for (const pattern of patterns) out = out.replace(pattern, REDACTED);
   const bytes = Buffer.from(out, 'utf8');
   if (bytes.length <= settings.maxBytes) return out;
   // Cut on a character boundary, and say that it was cut.
   return `${bytes.subarray(0, settings.maxBytes).toString('utf8').replace(/\uFFFD$/, '')}…[truncated ${bytes.length - settings.maxBytes} bytes]`;
-}
-
-const compiled = new WeakMap<readonly string[], RegExp[]>();
-
-function operatorPatterns(patterns: readonly string[]): RegExp[] {
-  let regexps = compiled.get(patterns);
-  if (!regexps) {
-    regexps = patterns.map((pattern) => new RegExp(pattern, 'g'));
-    compiled.set(patterns, regexps);
-  }
-  return regexps;
 }
 
 /**

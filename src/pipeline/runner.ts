@@ -14,6 +14,7 @@ import { isolate, type PluginGuard } from './isolate.js';
 import type { Next, Stage } from '../core/stage.js';
 import { gatewayError } from '../core/errors.js';
 import { BodyCapture } from './body-capture.js';
+import { redactSecrets } from '../core/redact-secrets.js';
 import { requestChannel, stageChannel, type StageTraceMessage } from '../core/trace-channels.js';
 import { GUARDRAIL_ACTIONS } from '../core/guardrail-keys.js';
 import type { StageTimeline } from '../core/stage-timeline.js';
@@ -267,7 +268,7 @@ export class Pipeline {
           // The client's answer goes out first; the subscribers (log, metrics, traces) hear of it after.
           subscriber.error(error);
           this.whenSettled(ctx, () =>
-            bus.emit('request.failed', Object.assign(summary(error.status, endedAt), { type: error.type, code: error.code, message: error.message })),
+            bus.emit('request.failed', Object.assign(summary(error.status, endedAt), { type: error.type, code: error.code, message: redactSecrets(error.message, ctx.config.settings.logBodies.redact) })),
           );
         },
         complete: () => {
@@ -310,14 +311,16 @@ function collectFinishReasons(event: ResponseEvent, into: string[]): void {
   }
 }
 
+const NO_PATTERNS: readonly string[] = [];
+
 /** The request's `metadata` tags with string values (the shape OpenAI defines), or null. */
-function metadataTags(value: unknown): Record<string, string> | null {
+function metadataTags(value: unknown, patterns: readonly string[]): Record<string, string> | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   const tags: Record<string, string> = {};
   let count = 0;
   for (const [name, tag] of Object.entries(value as Record<string, unknown>)) {
     if (typeof tag !== 'string' || ++count > 16) continue;
-    tags[name.slice(0, 64)] = tag.slice(0, 512);
+    tags[redactSecrets(name.slice(0, 64), patterns)] = redactSecrets(tag.slice(0, 512), patterns);
   }
   return count > 0 ? tags : null;
 }
@@ -330,15 +333,18 @@ function metadataTags(value: unknown): Record<string, string> | null {
 function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishReasons: string[], bodies: RequestSummary['bodies']): RequestSummary {
   const spent = ctx.spent;
   const request = ctx.request as { user?: unknown; metadata?: unknown };
+  // What the client wrote into these reaches the log, traces and alerts: secrets pasted into them are redacted.
+  const patterns = ctx.config.settings.logBodies.redact;
   return {
     requestId: ctx.id,
     dialect: ctx.dialect,
     path: ctx.path,
     operation: ctx.operation,
-    model: ctx.request.model,
+    // The operator's patterns are for people's text: a model name gets the built-in secret shapes only.
+    model: redactSecrets(ctx.request.model, NO_PATTERNS),
     route: ctx.plan?.route ?? null,
     provider: ctx.upstream?.provider ?? null,
-    upstreamModel: ctx.upstream?.upstreamModel ?? null,
+    upstreamModel: ctx.upstream ? redactSecrets(ctx.upstream.upstreamModel, NO_PATTERNS) : null,
     keyId: ctx.identity?.key.id ?? null,
     teamId: ctx.identity?.team?.id ?? null,
     stream: ctx.stream,
@@ -351,8 +357,8 @@ function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishR
     upstreamMs: ctx.timings.upstreamMs,
     firstTokenMs: ctx.timings.firstEventAt === null ? null : ctx.timings.firstEventAt - ctx.startedAt,
     finishReasons,
-    user: typeof request.user === 'string' ? request.user.slice(0, 256) : null,
-    metadata: metadataTags(request.metadata),
+    user: typeof request.user === 'string' ? redactSecrets(request.user.slice(0, 256), patterns) : null,
+    metadata: metadataTags(request.metadata, patterns),
     usage: spent?.usage ?? null,
     costUsd: spent ? spent.usd : null,
     priced: spent?.priced ?? true,

@@ -142,21 +142,38 @@ export function upstreamError(
   return boundedMessage(read(bodyText));
 }
 
-/** The error with its message cut to what a client needs (1,000 characters). */
-export function boundedMessage(error: GatewayError): GatewayError {
-  const max = UPSTREAM_MESSAGE_CHARS;
-  // The slack lets a message a reader already cut (with its "… (N characters)") through unchanged.
-  if (error.message.length <= max + 32) return error;
+/** The same error with another message. */
+function withMessage(error: GatewayError, message: string): GatewayError {
   return new GatewayError({
     status: error.status,
     type: error.type,
     code: error.code,
     param: error.param,
-    message: quoteInput(error.message, max),
+    message,
     retryable: error.retryable,
     headers: error.headers,
     ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
   });
+}
+
+/** The error with its message cut to what a client needs (1,000 characters). */
+export function boundedMessage(error: GatewayError): GatewayError {
+  const max = UPSTREAM_MESSAGE_CHARS;
+  // The slack lets a message a reader already cut (with its "… (N characters)") through unchanged.
+  if (error.message.length <= max + 32) return error;
+  return withMessage(error, quoteInput(error.message, max));
+}
+
+/** Credentials shorter than this are not looked for (a short one would match ordinary words). */
+const SHORTEST_CREDENTIAL = 8;
+
+/**
+ * The error without the credential the attempt sent: some upstreams quote the key they were given in an auth
+ * error, and the message reaches the client, the request log, traces and alerts. Every occurrence is replaced.
+ */
+export function withoutCredential(error: GatewayError, credential: string | null): GatewayError {
+  if (credential === null || credential.length < SHORTEST_CREDENTIAL || !error.message.includes(credential)) return error;
+  return withMessage(error, error.message.replaceAll(credential, '[REDACTED]'));
 }
 
 /**

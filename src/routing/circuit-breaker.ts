@@ -24,6 +24,8 @@ const BUCKETS = 20;
 export class CircuitBreaker {
   private current: BreakerState = 'closed';
   private openedAt = 0;
+  /** The cool-down of the policy (the route's) the breaker last opened under. */
+  private openedCooldownMs = 0;
   private consecutive = 0;
   private trials = 0;
   private readonly bucketStart = new Float64Array(BUCKETS).fill(-Infinity);
@@ -35,6 +37,15 @@ export class CircuitBreaker {
 
   state(now: number, policy: BreakerPolicy): BreakerState {
     if (this.current === 'open' && now - this.openedAt >= policy.cooldownMs) return 'half-open';
+    return this.current;
+  }
+
+  /**
+   * The state for a view that has no route's policy at hand (the metrics): an open breaker turns half-open after
+   * the cool-down of the policy it opened under, the route's own, not the global default.
+   */
+  stateNow(now: number): BreakerState {
+    if (this.current === 'open' && now - this.openedAt >= this.openedCooldownMs) return 'half-open';
     return this.current;
   }
 
@@ -83,17 +94,17 @@ export class CircuitBreaker {
     if (!policy.enabled) return null;
     if (this.current === 'half-open') {
       if (admission !== 'trial') return null;
-      this.open(now, 'a trial call failed');
+      this.open(now, policy, 'a trial call failed');
       return 'opened';
     }
     if (this.current === 'open') return null;
     if (this.consecutive >= policy.consecutiveFailures) {
-      this.open(now, `${this.consecutive} consecutive failures`);
+      this.open(now, policy, `${this.consecutive} consecutive failures`);
       return 'opened';
     }
     const rate = this.failureRate(now, policy);
     if (rate.calls >= policy.minRequests && rate.rate >= policy.failureRate) {
-      this.open(now, `${Math.round(rate.rate * 100)}% of ${rate.calls} calls failed in ${policy.windowMs} ms`);
+      this.open(now, policy, `${Math.round(rate.rate * 100)}% of ${rate.calls} calls failed in ${policy.windowMs} ms`);
       return 'opened';
     }
     return null;
@@ -123,9 +134,10 @@ export class CircuitBreaker {
     return { calls, rate: calls === 0 ? 0 : failed / calls };
   }
 
-  private open(now: number, reason: string): void {
+  private open(now: number, policy: BreakerPolicy, reason: string): void {
     this.current = 'open';
     this.openedAt = now;
+    this.openedCooldownMs = policy.cooldownMs;
     this.trials = 0;
     this.reason = reason;
   }

@@ -5,7 +5,8 @@ import { anonymousRule, checkVirtualKey } from '../governance/key-check.js';
 import { INTERNAL_CALL } from '../core/guardrail-keys.js';
 import { isRecord } from '../core/is-record.js';
 import type { Settings } from '../core/config.js';
-import type { RequestContext } from '../core/context.js';
+import type { Identity, RequestContext } from '../core/context.js';
+import type { VirtualKeyRecord } from '../core/identity.js';
 import type { Next, Stage } from '../core/stage.js';
 import { definePlugin } from '../core/plugin.js';
 import type { EventBus } from '../bus/bus.js';
@@ -35,11 +36,19 @@ class AuthStage implements Stage {
     const check = checkVirtualKey(governance, anonymous, ctx.credential, ctx.request.model, scope);
     if (!check.ok) {
       bus.emit('auth.rejected', { requestId: ctx.id, reason: check.reason, keyId: check.keyId });
+      // A known key refused (disabled, expired, a model it may not use) is named in the request's log entry and
+      // usage, as its other requests are; the request ends here, so nothing runs as that key.
+      const known = check.keyId === null ? undefined : governance.getKeyRecord(check.keyId);
+      if (known) ctx.identity = identityOf(governance, known);
       return throwError(() => check.error);
     }
-    if (check.key) ctx.identity = { key: check.key, team: check.key.team ? (governance.getTeamRecord(check.key.team) ?? null) : null };
+    if (check.key) ctx.identity = identityOf(governance, check.key);
     return next();
   }
+}
+
+function identityOf(governance: GovernanceStore, key: VirtualKeyRecord): Identity {
+  return { key, team: key.team ? (governance.getTeamRecord(key.team) ?? null) : null };
 }
 
 export default definePlugin({

@@ -15,7 +15,7 @@ import { adapterFor } from '../providers/registry.js';
 import { restoreExactNumbers } from '../exact-numbers.js';
 import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';
 import type { UpstreamCall } from '../providers/transport.js';
-import { upstreamError } from '../providers/upstream-error.js';
+import { upstreamError, withoutCredential } from '../providers/upstream-error.js';
 import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
@@ -303,7 +303,7 @@ class CallStage implements Stage {
         else if (error.retryable || state.started) record({ kind: 'failure', reason: error.code ?? `HTTP ${error.status}`, latencyMs: performance.now() - started });
         else record({ kind: 'neutral' });
         attempted(false, state.cancelled ? 'client_cancelled' : error.code);
-        reject(error);
+        reject(withoutCredential(error, target.apiKey));
       };
       const call = this.deps.transport.dispatch(built, target.provider.timeouts, target.provider.name, {
         onStart(status, responseHeaders) {

@@ -3,6 +3,9 @@ import type { GatewayEvents, RequestSummary } from '../core/events.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import type { RequestAttempt, RequestLogEntry } from '../governance/types.js';
 import type { Log } from '../log.js';
+import { redactSecrets } from '../core/redact-secrets.js';
+
+const NO_PATTERNS: readonly string[] = [];
 
 /** How long `flush` waits for writes in flight at shutdown. */
 const SETTLE_WAIT_MS = 2_000;
@@ -84,7 +87,8 @@ export class RequestLogWriter {
     if (list.length >= MAX_ATTEMPTS_KEPT) return;
     list.push({
       provider: event.provider,
-      model: event.model,
+      // A client may have pasted a key into the model name (`openai/<key>`): see core/redact-secrets.ts.
+      model: redactSecrets(event.model, NO_PATTERNS),
       status: event.status,
       ok: event.ok,
       duration_ms: Math.round(event.durationMs),

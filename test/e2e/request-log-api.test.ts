@@ -263,7 +263,9 @@ describe('calls refused before the pipeline', () => {
     expect(byId.get(anthropicId)).toMatchObject({ dialect: 'anthropic', path: '/anthropic/v1/messages', model: 'claude-x', status: 400, error_type: 'invalid_request_error' });
     // Counted in usage and metrics, without disturbing the in-flight gauge.
     const metrics = await (await fetch(`${tg.url}/metrics`)).text();
-    expect(metrics).toMatch(/^tollgate_requests_total\{provider="none",model="claude-x",status="400"\} 1$/m);
+    // Refused before any provider, under no route: the model label is `none`, never the name the client sent.
+    expect(metrics).toMatch(/^tollgate_requests_total\{provider="none",model="none",status="400"\} [1-9]\d*$/m);
+    expect(metrics).not.toContain('model="claude-x"');
     expect(metrics).toMatch(/^tollgate_inflight_requests 0$/m);
   });
 

@@ -58,7 +58,7 @@ export class GatewayMetrics {
   private readonly fallbacks = this.counter('tollgate_fallbacks_total', 'Moves from one target group to the next (a fallback used).', []);
   private readonly retries = this.counter('tollgate_retries_total', 'Attempts after the first that did not follow a fallback (the same group tried again).', []);
   private readonly rateLimited = this.counter('tollgate_ratelimit_rejections_total', 'Requests refused by a rate limit (429).', ['scope', 'unit']);
-  private readonly budgetRefused = this.counter('tollgate_budget_rejections_total', 'Requests refused because a budget was spent (402).', ['account']);
+  private readonly budgetRefused = this.counter('tollgate_budget_rejections_total', 'Requests refused because a budget was spent (429, code budget_exceeded).', ['account']);
   private readonly authRefused = this.counter('tollgate_auth_rejections_total', 'Requests refused by authentication or a key\'s model list.', ['reason']);
   private readonly cacheLookups = this.counter(
     'tollgate_cache_lookups_total',
@@ -123,7 +123,10 @@ export class GatewayMetrics {
     this.running.delete(event.requestId);
     this.afterFallback.delete(event.requestId);
     const provider = this.providers.of(event.provider ?? NONE);
-    const model = this.models.of(event.upstreamModel ?? event.model);
+    // A request no provider took (refused by auth, a limit, an unknown model) is labelled by its route, or
+    // `none`: the model name it sent is the client's to invent, and refusals cost no key, so they must not
+    // use up the model label's values before the real models are seen.
+    const model = this.models.of(event.upstreamModel ?? (event.provider === null ? this.refusedModel(event) : event.model));
     this.requests.add(1, provider, model, this.statuses.of(String(event.status)));
     const seconds = event.durationMs / 1000;
     this.duration.observe(provider, model, seconds);
@@ -134,6 +137,12 @@ export class GatewayMetrics {
       if (event.usage.output_tokens > 0) this.tokens.add(event.usage.output_tokens, provider, model, 'output');
     }
     if (event.costUsd !== null && event.costUsd > 0) this.cost.add(event.costUsd, provider, model);
+  }
+
+  /** The model label of a request no provider took: its route, the route it named, or `none`. */
+  private refusedModel(event: RequestSummary): string {
+    if (event.route !== null) return event.route;
+    return this.sources.config().routes.has(event.model) ? event.model : NONE;
   }
 
   private guardrailActed(event: GatewayEvents['guardrail.blocked'], action: 'blocked' | 'redacted' | 'flagged'): void {
@@ -159,13 +168,12 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         const now = Date.now();
-        const policy = config().settings.routing.breaker;
         const worst = new Map<string, { provider: string; model: string; value: number }>();
         for (const target of health.all()) {
           const label = targetLabel(target.label);
           const provider = providers.of(label.provider);
           const model = models.of(label.model);
-          const value = BREAKER_VALUE[target.breaker.state(now, policy)] ?? 0;
+          const value = BREAKER_VALUE[target.breaker.stateNow(now)] ?? 0;
           const key = `${provider}\0${model}`;
           const seen = worst.get(key);
           if (!seen || seen.value < value) worst.set(key, { provider, model, value });
@@ -181,11 +189,10 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         const now = Date.now();
-        const policy = config().settings.routing.breaker;
         const open = new Map<string, boolean>();
         for (const target of health.all()) {
           const { provider } = targetLabel(target.label);
-          const isOpen = target.breaker.state(now, policy) === 'open';
+          const isOpen = target.breaker.stateNow(now) === 'open';
           open.set(provider, (open.get(provider) ?? true) && isOpen);
         }
         for (const name of config().providers.keys()) this.set({ provider: providers.of(name) }, open.get(name) === true ? 0 : 1);
@@ -198,7 +205,17 @@ export class GatewayMetrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const key of governance.listKeys()) this.set({ key: keys.of(key.id), team: key.team ?? NONE }, key.spend);
+        // Keys past the label cap share the `other` series: their spends add up there instead of the last one
+        // read overwriting the rest.
+        const spends = new Map<string, { key: string; team: string; usd: number }>();
+        for (const key of governance.listKeys()) {
+          const labels = { key: keys.of(key.id), team: key.team ?? NONE };
+          const id = `${labels.key}\0${labels.team}`;
+          const seen = spends.get(id);
+          if (seen) seen.usd += key.spend;
+          else spends.set(id, { ...labels, usd: key.spend });
+        }
+        for (const { key, team, usd } of spends.values()) this.set({ key, team }, usd);
       },
     });
     new Gauge({

@@ -1,3 +1,7 @@
+import { redactSecrets } from '../../core/redact-secrets.js';
+
+const NO_PATTERNS: readonly string[] = [];
+
 /** The value every label value past the cap is folded into. */
 export const OTHER = 'other';
 
@@ -6,14 +10,17 @@ export const OTHER = 'other';
  * becomes `other`. A model name a client invents then costs at most one series more, however many it invents.
  */
 export class LabelValues {
-  private readonly seen = new Set<string>();
+  /** Each value seen, and its label: itself, or with a secret a client pasted into it redacted (looked at once). */
+  private readonly seen = new Map<string, string>();
 
   constructor(private readonly max: number) {}
 
   of(value: string): string {
-    if (this.seen.has(value)) return value;
+    const label = this.seen.get(value);
+    if (label !== undefined) return label;
     if (this.seen.size >= this.max) return OTHER;
-    this.seen.add(value);
-    return value;
+    const redacted = redactSecrets(value, NO_PATTERNS);
+    this.seen.set(value, redacted);
+    return redacted;
   }
 }

@@ -7,6 +7,7 @@ import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
 import { requestChannel, upstreamChannel, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
+import { redactSecrets } from '../../core/redact-secrets.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
 import { newSpanId, newTraceId, spanIdHex, spanIdWords, traceIdOf, type AttributeList, type SpanRecord } from './span-record.js';
 
@@ -16,6 +17,8 @@ const headerGetter = {
   get: (carrier: Record<string, string>, key: string) => carrier[key],
 };
 const NO_LINKS: [] = [];
+/** Model names go through redactSecrets with the built-in shapes only (a client may paste a key into one). */
+const NO_PATTERNS: readonly string[] = [];
 /**
  * What the sampler is shown of a new request span's attributes: nothing. The samplers tollgate builds (parent-based
  * over always-on, always-off or a trace-id ratio) decide on the trace id and the parent alone, and the attributes
@@ -242,12 +245,13 @@ export class RequestTracer {
       if (parent && !isSpanContextValid(parent)) parent = undefined;
     }
     const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
-    const name = `${ctx.operation} ${ctx.request.model}`;
+    const model = redactSecrets(ctx.request.model, NO_PATTERNS);
+    const name = `${ctx.operation} ${model}`;
     // The attributes known now, then a slot for each one known at the end (filled by requestEnded): the list is
     // made once at its final size instead of growing by a reallocation or two per traced request.
     const attributes: AttributeList = [
       'gen_ai.operation.name', ctx.operation,
-      'gen_ai.request.model', ctx.request.model,
+      'gen_ai.request.model', model,
       'tollgate.dialect', ctx.dialect,
       'tollgate.request_id', requestId,
       'tollgate.stream', ctx.stream,
@@ -349,12 +353,12 @@ export class RequestTracer {
       parentLow: stage === -1 ? spans.idLow : (spans.stageIds[2 * stage + 1] as number),
       startedAt: performance.now(),
       endedAt: Number.NaN,
-      name: `${message.ctx.operation} ${message.model}`,
+      name: `${message.ctx.operation} ${redactSecrets(message.model, NO_PATTERNS)}`,
       error: null,
       attributes: [
         'gen_ai.operation.name', message.ctx.operation,
         'gen_ai.provider.name', message.provider,
-        'gen_ai.request.model', message.model,
+        'gen_ai.request.model', redactSecrets(message.model, NO_PATTERNS),
         'tollgate.attempt', message.attempt,
         'tollgate.fallback', message.fallback,
         // Filled when the attempt ends (see attemptEnded).

@@ -1,0 +1,134 @@
+import type OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/**
+ * What reaches the request log, /metrics and the client from text a client or an upstream controls: a provider key
+ * an upstream echoes, a key pasted into `user`, `metadata` or the model name; a known key's refusals named in the
+ * log; refusals that cannot use up the model label; a route's breaker cool-down in the breaker gauge.
+ */
+const PROVIDER_KEY = 'sk-proj-UPSTREAMSECRET0123456789abcdef';
+let upstream: ScriptedUpstream;
+let tg: RunningGateway;
+let narrow: { id: string; key: string };
+let teamId = '';
+
+const { api, createKey, clientFor } = gatewayApi(() => tg.url);
+
+async function entryOf(requestId: string): Promise<any> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const res = await api('GET', `/api/logs/${requestId}`);
+    if (res.status === 200) return res.body;
+    if (Date.now() > deadline) throw new Error(`no log entry for ${requestId}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function refusal(call: Promise<unknown>): Promise<{ status: number; id: string; message: string }> {
+  try {
+    await call;
+  } catch (err) {
+    const error = err as InstanceType<typeof OpenAI.APIError>;
+    return { status: error.status as number, id: error.headers?.get('x-request-id') as string, message: error.message };
+  }
+  throw new Error('the call was answered');
+}
+
+async function metrics(): Promise<string> {
+  return (await fetch(`${tg.url}/metrics`)).text();
+}
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: PROVIDER_KEY, chunkDelayMs: 0 });
+  tg = await startGateway({
+    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: PROVIDER_KEY } },
+    routes: {
+      chat: { targets: [{ model: 'openai/m' }] },
+      // Opens after two failures and turns half-open after 300 ms; the global default cool-down is 30 s.
+      fragile: { targets: [{ model: 'openai/fragile' }], retry: { max_attempts: 1 }, breaker: { consecutive_failures: 2, cooldown_ms: 300 } },
+    },
+  });
+  teamId = (await api('POST', '/api/teams', { name: 'research' })).body.id;
+  narrow = await createKey({ name: 'narrow', team: teamId, models: ['openai/*'] });
+});
+
+afterAll(async () => {
+  await tg?.stop();
+  await upstream?.close();
+});
+
+describe('secrets in what clients and upstreams write', () => {
+  it('keeps a provider key an upstream echoes out of the answer, the log and the metrics', async () => {
+    upstream.enqueue({ kind: 'error', status: 401, type: 'invalid_request_error', code: 'invalid_api_key', message: `Incorrect API key provided: ${PROVIDER_KEY}.` });
+    const refused = await refusal(clientFor(narrow.key).chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(refused.message).toContain('Incorrect API key provided: [REDACTED].');
+    expect(refused.message).not.toContain(PROVIDER_KEY);
+    const entry = await entryOf(refused.id);
+    expect(entry.error_message).toBe('Incorrect API key provided: [REDACTED].');
+    expect(JSON.stringify(entry)).not.toContain(PROVIDER_KEY);
+    const exported = await (await fetch(`${tg.url}/api/logs/export?format=csv`)).text();
+    expect(exported).not.toContain(PROVIDER_KEY);
+    expect(await metrics()).not.toContain(PROVIDER_KEY);
+  });
+
+  it('redacts a key pasted into user, metadata or the model name in the log', async () => {
+    const answered = await clientFor(narrow.key)
+      .chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'hi' }], user: `me ${narrow.key}`, metadata: { token: PROVIDER_KEY, app: 'search' }, store: true })
+      .withResponse();
+    const entry = await entryOf(answered.response.headers.get('x-request-id') as string);
+    expect(entry.user).toBe('me [REDACTED]');
+    expect(entry.metadata).toEqual({ token: '[REDACTED]', app: 'search' });
+    const named = await clientFor(narrow.key).chat.completions.create({ model: `openai/${narrow.key}`, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const namedEntry = await entryOf(named.response.headers.get('x-request-id') as string);
+    expect(namedEntry).toMatchObject({ model: 'openai/[REDACTED]', upstream_model: '[REDACTED]' });
+    expect(JSON.stringify([entry, namedEntry])).not.toContain(narrow.key);
+    // Nor in a metric label (the attempt and breaker series carry the upstream model name).
+    expect(await metrics()).not.toContain(narrow.key);
+  });
+});
+
+describe('refusals in the log and the metrics', () => {
+  it("names a known key's refusals (a model it may not use, disabled) with its key and team", async () => {
+    const notAllowed = await refusal(clientFor(narrow.key).chat.completions.create({ model: 'other/m', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(notAllowed.status).toBe(403);
+    expect(await entryOf(notAllowed.id)).toMatchObject({ status: 403, key_id: narrow.id, team_id: teamId, error_code: 'model_not_allowed' });
+    const off = await createKey({ name: 'off', team: teamId });
+    expect((await api('PATCH', `/api/keys/${off.id}`, { disabled: true })).status).toBe(200);
+    const disabled = await refusal(clientFor(off.key).chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(disabled.status).toBe(401);
+    expect(await entryOf(disabled.id)).toMatchObject({ status: 401, key_id: off.id, team_id: teamId, error_code: 'key_disabled' });
+    const listed = await api('GET', `/api/logs?key_id=${off.id}`);
+    expect(listed.body.data.map((entry: { id: string }) => entry.id)).toEqual([disabled.id]);
+  });
+
+  it('labels refused requests by route or none, so invented model names cannot use up the model label', async () => {
+    const stranger = clientFor('tg-not-a-key-0000000000000000');
+    for (let i = 0; i < 250; i++) await refusal(stranger.chat.completions.create({ model: `invented-${i}`, messages: [{ role: 'user', content: 'hi' }] }));
+    await refusal(stranger.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }));
+    await clientFor(narrow.key).chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] });
+    const text = await metrics();
+    expect(text).not.toContain('invented-');
+    expect(text).toMatch(/^tollgate_requests_total\{provider="none",model="none",status="401"\} (\d+)$/m);
+    expect(Number(/^tollgate_requests_total\{provider="none",model="none",status="401"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(250);
+    expect(text).toMatch(/^tollgate_requests_total\{provider="none",model="chat",status="401"\} 1$/m);
+    // The real model keeps its own series.
+    expect(text).toMatch(/^tollgate_requests_total\{provider="openai",model="m",status="200"\} [1-9]/m);
+    expect(text).not.toContain('model="other"');
+  });
+
+  it("turns the breaker gauge half-open after the route's cool-down, not the global one", async () => {
+    const client = clientFor(narrow.key);
+    for (let i = 0; i < 2; i++) {
+      upstream.enqueue({ kind: 'error', status: 500 });
+      await refusal(client.chat.completions.create({ model: 'fragile', messages: [{ role: 'user', content: 'hi' }] }));
+    }
+    expect(await metrics()).toMatch(/^tollgate_breaker_state\{provider="openai",model="fragile"\} 2$/m);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await metrics()).toMatch(/^tollgate_breaker_state\{provider="openai",model="fragile"\} 1$/m);
+    const health = await api('GET', '/api/routes/fragile/health');
+    expect(JSON.stringify(health.body)).toContain('half-open');
+  });
+});
