@@ -56,6 +56,7 @@ async function run(label: string, traced: boolean): Promise<void> {
     endpoint: traced ? endpoint : null,
     headers: {},
     serviceName: 'bench',
+    resourceAttributes: {},
     sampleRatio: Number(values.sample),
     protocol: values.protocol === 'http/json' ? 'http/json' : 'http/protobuf',
   });

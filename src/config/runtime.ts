@@ -149,18 +149,58 @@ type TracingInput = NonNullable<NonNullable<ConfigDocument['settings']>['tracing
 
 /** Tracing: the API over the file over the standard OTEL_* variables; off without an endpoint. */
 function resolveTracing(api: TracingInput | undefined, file: TracingInput | undefined, env: Env): Settings['tracing'] {
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  const endpoint = api?.endpoint ?? file?.endpoint ?? (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : null));
+  const endpoint = api?.endpoint ?? file?.endpoint ?? endpointFromEnv(env);
   if (endpoint !== null && !/^https?:\/\//.test(endpoint)) throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: an http:// or https:// URL is expected');
-  const ratioFromEnv = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? undefined : Number(env.OTEL_TRACES_SAMPLER_ARG);
-  if (ratioFromEnv !== undefined && !(ratioFromEnv >= 0 && ratioFromEnv <= 1)) throw new ConfigError('OTEL_TRACES_SAMPLER_ARG: a number from 0 to 1 is expected');
+  const resourceAttributes = otlpPairsFromEnv(env, 'OTEL_RESOURCE_ATTRIBUTES');
   return {
     endpoint,
-    headers: api?.headers ?? file?.headers ?? otlpHeadersFromEnv(env.OTEL_EXPORTER_OTLP_HEADERS),
-    serviceName: api?.service_name ?? file?.service_name ?? (env.OTEL_SERVICE_NAME || 'tollgate'),
-    sampleRatio: api?.sample_ratio ?? file?.sample_ratio ?? ratioFromEnv ?? 1,
-    protocol: api?.protocol ?? file?.protocol ?? otlpProtocolFromEnv(env),
+    // The per-signal variable's headers over the general one's, as the OTel spec orders them.
+    headers: api?.headers ?? file?.headers ?? { ...otlpPairsFromEnv(env, 'OTEL_EXPORTER_OTLP_HEADERS'), ...otlpPairsFromEnv(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS') },
+    serviceName: api?.service_name ?? file?.service_name ?? (env.OTEL_SERVICE_NAME || resourceAttributes['service.name'] || 'tollgate'),
+    resourceAttributes,
+    sampleRatio: api?.sample_ratio ?? file?.sample_ratio ?? sampleRatioFromEnv(env) ?? 1,
+    // Read only when tracing is on: an environment shared with other services (OTEL_EXPORTER_OTLP_PROTOCOL=grpc
+    // for them) must not stop a gateway that exports nothing.
+    protocol: api?.protocol ?? file?.protocol ?? (endpoint === null ? 'http/protobuf' : otlpProtocolFromEnv(env)),
   };
+}
+
+/**
+ * The traces URL the OTel variables name: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else OTEL_EXPORTER_OTLP_ENDPOINT
+ * with `/v1/traces` added to its path (a query string stays after it). None when OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none.
+ */
+function endpointFromEnv(env: Env): string | null {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return null;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) return traces;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!base) return null;
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT: an http:// or https:// URL is expected');
+  }
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/traces`;
+  return url.href;
+}
+
+/**
+ * The root sampler's ratio from OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG: `always_on` 1, `always_off` 0,
+ * `traceidratio` the argument (1 without one); the `parentbased_` forms the same (tollgate always follows a sampled
+ * parent). Without OTEL_TRACES_SAMPLER the argument alone is read as the ratio.
+ */
+function sampleRatioFromEnv(env: Env): number | undefined {
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase().replace(/^parentbased_/, '');
+  if (sampler === 'always_on') return 1;
+  if (sampler === 'always_off') return 0;
+  if (sampler && sampler !== 'traceidratio') throw new ConfigError(`OTEL_TRACES_SAMPLER: '${sampler.slice(0, 40)}' is not supported; use always_on, always_off or traceidratio (or their parentbased_ forms)`);
+  const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  if (arg === undefined || arg === '') return undefined;
+  const ratio = Number(arg);
+  if (!(ratio >= 0 && ratio <= 1)) throw new ConfigError('OTEL_TRACES_SAMPLER_ARG: a number from 0 to 1 is expected');
+  return ratio;
 }
 
 /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL; the OTLP default is http/protobuf. */
@@ -172,19 +212,19 @@ function otlpProtocolFromEnv(env: Env): Settings['tracing']['protocol'] {
   throw new ConfigError(`${name}: '${value.slice(0, 40)}' is not supported; tollgate exports traces over http/protobuf or http/json`);
 }
 
-/** OTEL_EXPORTER_OTLP_HEADERS: `name=value` pairs separated by commas, values URL-encoded (the OTel spec's format). */
-function otlpHeadersFromEnv(raw: string | undefined): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const pair of (raw ?? '').split(',')) {
+/** An OTel list variable (headers, resource attributes): `name=value` pairs separated by commas, values URL-encoded. */
+function otlpPairsFromEnv(env: Env, name: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const pair of (env[name] ?? '').split(',')) {
     const at = pair.indexOf('=');
     if (at <= 0) continue;
     try {
-      headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+      pairs[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
     } catch {
-      throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS: a value is not valid URL encoding');
+      throw new ConfigError(`${name}: a value is not valid URL encoding`);
     }
   }
-  return headers;
+  return pairs;
 }
 
 /** Redaction patterns must compile; the one that does not is named. */

@@ -571,6 +571,8 @@ export interface TracingSettings {
   endpoint: string | null;
   headers: Readonly<Record<string, string>>;
   serviceName: string;
+  /** More resource attributes for the spans (OTEL_RESOURCE_ATTRIBUTES); `service.name` is serviceName's. */
+  resourceAttributes: Readonly<Record<string, string>>;
   /** Share of new root traces sampled, 0..1. */
   sampleRatio: number;
   /** OTLP/HTTP encoding. */

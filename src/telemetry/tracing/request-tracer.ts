@@ -174,7 +174,7 @@ export class RequestTracer {
 
   /** Applies tracing settings: starts, restarts (another endpoint or sampler) or stops the export. */
   configure(settings: TracingSettings): void {
-    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.sampleRatio, settings.protocol]);
+    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.resourceAttributes, settings.sampleRatio, settings.protocol]);
     if (key === this.settingsKey) return;
     this.settingsKey = key;
     // Turned off: the spans of requests still running end (and are exported) before the export stops.

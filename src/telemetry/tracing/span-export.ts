@@ -20,11 +20,12 @@ export const MAX_BATCH_SPANS = 2048;
  * An export over OTLP/HTTP (protobuf or JSON) in batches: each span is encoded as it ends, a batch goes out every
  * second or 2,048 spans at a time, and an export that fails, times out or finds the collector behind loses that
  * batch only. Nothing is registered globally: tollgate's spans never mix with an embedder's own OpenTelemetry
- * setup. The resource is the SDK's default (telemetry.sdk.*) with the service's name and version.
+ * setup. The resource is the SDK's default (telemetry.sdk.*) with OTEL_RESOURCE_ATTRIBUTES and the service's name and
+ * version.
  */
 export function createSpanExport(settings: TracingSettings & { endpoint: string }, version: string, log: Log, outbound: Outbound): SpanExport {
   const sender = new OtlpSender(settings.endpoint, settings.headers, log, outbound);
-  const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }));
+  const resource = defaultResource().merge(resourceFromAttributes({ ...settings.resourceAttributes, 'service.name': settings.serviceName, 'service.version': version }));
   const source = { resource: Object.entries(resource.attributes).flat(), scope: { name: 'tollgate', version } };
   const batch = settings.protocol === 'http/json' ? new JsonSpanBatch(source) : new ProtoSpanBatch(source);
   const processor = new EncodingSpanProcessor(batch, sender, { maxBatchSpans: MAX_BATCH_SPANS, delayMs: 1_000 });
