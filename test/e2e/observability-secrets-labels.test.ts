@@ -131,4 +131,19 @@ describe('refusals in the log and the metrics', () => {
     const health = await api('GET', '/api/routes/fragile/health');
     expect(JSON.stringify(health.body)).toContain('half-open');
   });
+
+  it('refuses a cursor that is not an entry id, and a time range that ends before it starts', async () => {
+    for (const path of ['/api/logs?before=garbage', '/api/logs?before=%00', '/api/audit?before=zzzz']) {
+      const res = await api('GET', path);
+      expect(res.status, path).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_query', param: 'before' });
+    }
+    const inverted = await api('GET', `/api/logs?from=${Date.now()}&to=${Date.now() - 100_000}`);
+    expect(inverted.status).toBe(400);
+    expect(inverted.body.error.param).toBe('from');
+    // A cursor the API handed out still pages on.
+    const first = await api('GET', '/api/logs?limit=1');
+    expect(first.body.next_before).toMatch(/^\d{15}-\d{6}$/);
+    expect((await api('GET', `/api/logs?limit=1&before=${first.body.next_before}`)).status).toBe(200);
+  });
 });

@@ -3,6 +3,7 @@ import type { AuditEntry } from '../../config/views.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseExportFormat, sendExport } from './export-stream.js';
 import { listPage, parsePageLimit } from './paging.js';
+import { parseCursor } from './log-filters.js';
 import { queryString } from './request-body.js';
 
 /** The service caps a page at this; clamping here too keeps `next_before` honest for larger requests. */
@@ -23,7 +24,7 @@ const AUDIT_COLUMNS: ReadonlyArray<{ header: string; value: (row: AuditEntry) =>
 export function registerAuditRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/audit', async (request) => {
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LIMIT);
-    const before = queryString(request, 'before') || undefined;
+    const before = parseCursor(request);
     return listPage(deps.configService.audit({ limit, ...(before ? { before } : {}) }), limit);
   });
 

@@ -12,6 +12,20 @@ export function parseTime(request: FastifyRequest, name: string): number | undef
   return ms;
 }
 
+/** The shape of a request log or audit entry id, which `next_before` hands out. */
+const ENTRY_ID = /^\d{15}-\d{6}$/;
+
+/**
+ * The `before` cursor of a page: an entry id as `next_before` gave it. Anything else is refused (it used to be read
+ * as no cursor, so a client with a mangled cursor got the first page again and looped).
+ */
+export function parseCursor(request: FastifyRequest): string | undefined {
+  const raw = queryString(request, 'before');
+  if (raw === undefined || raw === '') return undefined;
+  if (!ENTRY_ID.test(raw)) throw gatewayError('invalid_query', `before must be an entry id as next_before gives it, got '${raw.slice(0, 60)}'.`, { param: 'before' });
+  return raw;
+}
+
 function text(request: FastifyRequest, name: string): string | undefined {
   const raw = queryString(request, name);
   if (raw === undefined || raw === '') return undefined;
@@ -27,6 +41,7 @@ export function parseLogFilter(request: FastifyRequest): RequestLogFilter {
   const filter: RequestLogFilter = {};
   const from = parseTime(request, 'from');
   const to = parseTime(request, 'to');
+  if (from !== undefined && to !== undefined && from >= to) throw gatewayError('invalid_query', 'from must be before to.', { param: 'from' });
   if (from !== undefined) filter.from = from;
   if (to !== undefined) filter.to = to;
   for (const name of ['key_id', 'team_id', 'model', 'provider', 'route', 'q'] as const) {

@@ -4,7 +4,7 @@ import { MAX_LOG_LIMIT } from '../../governance/governance-store.js';
 import type { RequestLogEntry } from '../../governance/types.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseExportFormat, sendExport } from './export-stream.js';
-import { parseLogFilter } from './log-filters.js';
+import { parseCursor, parseLogFilter } from './log-filters.js';
 import { parsePageLimit } from './paging.js';
 import { queryString } from './request-body.js';
 import { gatewayError } from '../../core/errors.js';
@@ -49,7 +49,7 @@ const LOG_COLUMNS: ReadonlyArray<{ header: string; value: (row: RequestLogEntry)
 export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/logs', async (request) => {
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LOG_LIMIT);
-    const before = queryString(request, 'before') || undefined;
+    const before = parseCursor(request);
     const page = deps.governance.requestLogPage({ ...parseLogFilter(request), limit, ...(before ? { before } : {}) });
     return { object: 'list', data: page.data, next_before: page.next_before };
   });
