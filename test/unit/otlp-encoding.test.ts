@@ -72,6 +72,25 @@ describe('OTLP protobuf encoding', () => {
     }
   });
 
+  it('writes a cost and a time to first token as doubles even when they are whole', () => {
+    const span = { ...spanOf(0), attributes: ['tollgate.cost_usd', 0, 'tollgate.time_to_first_token_ms', 12, 'gen_ai.usage.input_tokens', 3] };
+    const json = new JsonSpanBatch(source);
+    json.add(span);
+    const text = Buffer.from(json.take()).toString('utf8');
+    expect(text).toContain('{"key":"tollgate.cost_usd","value":{"doubleValue":0}}');
+    expect(text).toContain('{"key":"tollgate.time_to_first_token_ms","value":{"doubleValue":12}}');
+    expect(text).toContain('{"key":"gen_ai.usage.input_tokens","value":{"intValue":"3"}}');
+    const proto = new ProtoSpanBatch(source);
+    proto.add(span);
+    const bytes = proto.take();
+    // AnyValue.double_value is field 4, wire type 1 (tag 0x21): 0.0 as eight zero bytes, in the value field (2, with its two length bytes) after the key.
+    const key = Buffer.from('tollgate.cost_usd');
+    const at = Buffer.from(bytes).indexOf(key);
+    expect(at).toBeGreaterThan(0);
+    expect(Buffer.from(bytes).subarray(at + key.length, at + key.length + 13).toString('hex')).toMatch(/^12[0-9a-f]{4}210{16}/);
+    expect(decodeExport(bytes, proto.contentType)[0]?.attributes).toMatchObject({ 'tollgate.cost_usd': 0, 'tollgate.time_to_first_token_ms': 12, 'gen_ai.usage.input_tokens': 3 });
+  });
+
   it('starts each batch afresh and reuses kept encodings across batches', () => {
     const proto = new ProtoSpanBatch(source);
     for (let round = 0; round < 3; round++) {

@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import type { SpanBatch, SpanSource } from './span-batch.js';
-import { spanIdHex, type AttributeList, type SpanRecord } from './span-record.js';
+import { DOUBLE_ATTRIBUTES, spanIdHex, type AttributeList, type SpanRecord } from './span-record.js';
 
 /**
  * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the finished
@@ -61,7 +61,9 @@ function attributeListJson(list: AttributeList): string {
   for (let i = 0; i < list.length; i += 2) {
     const value = list[i + 1];
     if (value === undefined || value === null) continue;
-    out += `${out ? ',' : ''}${keyPrefix(list[i] as string)}${anyValue(value)}}`;
+    const key = list[i] as string;
+    const encoded = typeof value === 'number' && DOUBLE_ATTRIBUTES.has(key) ? `{"doubleValue":${Number.isFinite(value) ? value : 0}}` : anyValue(value);
+    out += `${out ? ',' : ''}${keyPrefix(key)}${encoded}}`;
   }
   return `[${out}]`;
 }

@@ -1,6 +1,6 @@
 import { SpanKind, type AttributeValue } from '@opentelemetry/api';
 import type { SpanBatch, SpanSource } from './span-batch.js';
-import type { AttributeList, SpanRecord, TraceId } from './span-record.js';
+import { DOUBLE_ATTRIBUTES, type AttributeList, type SpanRecord, type TraceId } from './span-record.js';
 
 /**
  * OTLP/HTTP protobuf (ExportTraceServiceRequest, opentelemetry/proto/collector/trace/v1), the OTLP default,
@@ -245,7 +245,11 @@ function attributeList(w: ProtoWriter, field: number, list: AttributeList): void
     if (value === undefined || value === null) continue;
     const start = w.open(field, SMALL);
     w.bytes(keyField(list[i] as string));
-    anyValue(w, 2, value);
+    if (typeof value === 'number' && DOUBLE_ATTRIBUTES.has(list[i] as string)) {
+      const start = w.open(2, SMALL);
+      w.double(4, value);
+      w.close(start, SMALL);
+    } else anyValue(w, 2, value);
     w.close(start, SMALL);
   }
 }

@@ -108,3 +108,10 @@ export interface SpanRecord {
  * A value that is `null` or `undefined` is left out of the export.
  */
 export type AttributeList = Array<string | AttributeValue | null | undefined>;
+
+/**
+ * Attributes whose numbers are always exported as doubles: a cost or a latency that happens to be whole (a free
+ * request's 0) would otherwise go out as an int on some spans and a double on others, and a backend then sees two
+ * types for one attribute.
+ */
+export const DOUBLE_ATTRIBUTES: ReadonlySet<string> = new Set(['tollgate.cost_usd', 'tollgate.time_to_first_token_ms']);
