@@ -3,7 +3,7 @@ import { BehaviorSubject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
-import type { AuditLog } from '../store/audit-log.js';
+import type { AuditFilter, AuditLog } from '../store/audit-log.js';
 import type { ConfigRepo } from '../store/config-repo.js';
 import type { Log } from '../log.js';
 import { configJsonSchema, type PluginOptionsSchema } from './json-schema.js';
@@ -474,9 +474,10 @@ export class ConfigService {
 
   // ---- audit and file -------------------------------------------------------------------------------
 
-  audit(query: { limit?: number; before?: string }): AuditEntry[] {
+  audit(query: { limit?: number; before?: string } & AuditFilter): AuditEntry[] {
     const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50) || 50, 1), 500);
-    return this.deps.audit.list(limit, query.before);
+    const { limit: _limit, before, ...filter } = query;
+    return this.deps.audit.list(limit, before, filter);
   }
 
   /**

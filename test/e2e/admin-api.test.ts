@@ -462,6 +462,30 @@ describe('GET /api/audit', () => {
     expect(all.body.data).toHaveLength(4);
   });
 
+  it('filters by action, target and time, in the list and the export alike', async () => {
+    const mark = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await api.put('/api/routes/f1', { targets: [{ model: 'filed/m' }] })).status).toBe(201);
+    expect((await api.put('/api/routes/f2', { targets: [{ model: 'filed/m' }] })).status).toBe(201);
+    expect((await api.delete('/api/routes/f1')).status).toBe(204);
+    const created = await api.get(`/api/audit?action=route.created&from=${mark}`);
+    expect(created.body.data.map((e: any) => e.target)).toEqual(['routes.f2', 'routes.f1']);
+    const f1 = await api.get('/api/audit?target=routes.f1');
+    expect(f1.body.data.map((e: any) => e.action)).toEqual(['route.deleted', 'route.created']);
+    // `routes` takes in every route's entries; a time range ending before the mark none of them.
+    expect((await api.get(`/api/audit?target=routes&from=${mark}`)).body.data).toHaveLength(3);
+    expect((await api.get(`/api/audit?target=routes&to=${mark}`)).body.data.every((e: any) => e.id < created.body.data[1].id)).toBe(true);
+    // Paged one at a time, the filter still holds on every page.
+    const first = await api.get(`/api/audit?action=route.created&from=${mark}&limit=1`);
+    const second = await api.get(`/api/audit?action=route.created&from=${mark}&limit=1&before=${first.body.next_before}`);
+    expect([...first.body.data, ...second.body.data].map((e: any) => e.target)).toEqual(['routes.f2', 'routes.f1']);
+    const exported = await fetch(`${tg.url}/api/audit/export?format=jsonl&action=route.created&from=${mark}`);
+    const lines = (await exported.text()).trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.map((e) => e.target)).toEqual(['routes.f2', 'routes.f1']);
+    expectOpenAIError(await api.get(`/api/audit?from=${mark}&to=${mark - 1000}`), 400, { param: 'from' });
+    expectOpenAIError(await api.get('/api/audit?from=yesterday'), 400, { param: 'from' });
+  });
+
   it('refuses a bad limit', async () => {
     expectOpenAIError(await api.get('/api/audit?limit=abc'), 400, { param: 'limit' });
     expectOpenAIError(await api.get('/api/audit?limit=0'), 400, { param: 'limit' });

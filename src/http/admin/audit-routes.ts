@@ -1,9 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { gatewayError } from '../../core/errors.js';
+import type { AuditFilter } from '../../store/audit-log.js';
 import type { AuditEntry } from '../../config/views.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseExportFormat, sendExport } from './export-stream.js';
 import { listPage, parsePageLimit } from './paging.js';
-import { parseCursor } from './log-filters.js';
+import { parseCursor, parseTime } from './log-filters.js';
 import { queryString } from './request-body.js';
 
 /** The service caps a page at this; clamping here too keeps `next_before` honest for larger requests. */
@@ -20,20 +22,38 @@ const AUDIT_COLUMNS: ReadonlyArray<{ header: string; value: (row: AuditEntry) =>
   { header: 'after', value: (e) => e.after },
 ];
 
-/** The audit log, newest first, and its export (JSON lines carry every field; CSV the main ones). */
+/** The audit filters of `GET /api/audit` and its export: `from`, `to` (ISO 8601 or epoch ms), `action`, `target`. */
+function parseAuditFilter(request: FastifyRequest): AuditFilter {
+  const filter: AuditFilter = {};
+  const from = parseTime(request, 'from');
+  const to = parseTime(request, 'to');
+  if (from !== undefined && to !== undefined && from >= to) throw gatewayError('invalid_query', 'from must be before to.', { param: 'from' });
+  if (from !== undefined) filter.from = from;
+  if (to !== undefined) filter.to = to;
+  for (const name of ['action', 'target'] as const) {
+    const value = queryString(request, name);
+    if (value === undefined || value === '') continue;
+    if (value.length > 200) throw gatewayError('invalid_query', `${name} is longer than 200 characters.`, { param: name });
+    filter[name] = value;
+  }
+  return filter;
+}
+
+/** The audit log, newest first, and its export (JSON lines carry every field; CSV the main ones), with the same filters. */
 export function registerAuditRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/audit', async (request) => {
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LIMIT);
     const before = parseCursor(request);
-    return listPage(deps.configService.audit({ limit, ...(before ? { before } : {}) }), limit);
+    return listPage(deps.configService.audit({ ...parseAuditFilter(request), limit, ...(before ? { before } : {}) }), limit);
   });
 
   api.get('/audit/export', async (request, reply) => {
     const format = parseExportFormat(queryString(request, 'format'));
+    const filter = parseAuditFilter(request);
     return sendExport(reply, format, 'tollgate-audit', AUDIT_COLUMNS, function* () {
       let before: string | undefined;
       for (;;) {
-        const page = deps.configService.audit({ limit: MAX_LIMIT, ...(before ? { before } : {}) });
+        const page = deps.configService.audit({ ...filter, limit: MAX_LIMIT, ...(before ? { before } : {}) });
         yield page;
         if (page.length < MAX_LIMIT) return;
         before = page.at(-1)?.id;
