@@ -69,7 +69,7 @@ export class UsageRollupWriter {
       groups: {
         key: event.keyId ?? NO_GROUP,
         team: event.teamId ?? NO_GROUP,
-        model: event.upstreamModel ?? event.model,
+        model: modelGroup(event),
         provider: event.provider ?? NO_GROUP,
         route: event.route ?? NO_GROUP,
       },
@@ -141,4 +141,14 @@ export class UsageRollupWriter {
     clearInterval(this.timer);
     await this.flush();
   }
+}
+
+/**
+ * A request's model group: the provider and model that answered it (`openai/gpt-4o`, so a fallback's model is told
+ * apart from the primary's of the same name), else the route it went through, else none. A refused request's model
+ * name is the client's to invent and would grow the rollups without bound, as it would a metric label.
+ */
+function modelGroup(event: RequestSummary): string {
+  if (event.provider !== null && event.upstreamModel !== null) return `${event.provider}/${event.upstreamModel}`;
+  return event.route ?? NO_GROUP;
 }

@@ -185,6 +185,16 @@ describe('GET /api/usage', () => {
     expect(backupRow.output_tokens).toBeGreaterThan(0);
   });
 
+  it('per model: the provider and model that answered, a refusal under its route or none', async () => {
+    const res = await api('GET', '/api/usage?group_by=model');
+    const totals = new Map<string, any>(res.body.totals.map((row: any) => [row.group, row]));
+    // The fallback's answer (backup/m) is its own group, not merged with the primary's model of the same name.
+    expect(totals.get('backup/m')).toMatchObject({ requests: 1, errors: 0 });
+    expect(totals.get('openai/m').requests).toBeGreaterThanOrEqual(3);
+    // The names clients sent with refused requests never become groups.
+    expect([...totals.keys()].filter((group) => !['openai/m', 'backup/m', 'chat', 'none'].includes(group))).toEqual([]);
+  });
+
   it('refuses an unknown grouping', async () => {
     const res = await api('GET', '/api/usage?group_by=colour');
     expect(res.status).toBe(400);
