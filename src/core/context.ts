@@ -27,7 +27,10 @@ export interface UpstreamOutcome {
 
 /** Where a request's time went, for latency metrics, traces and the log (the runner and call stage fill it in). */
 export interface Timings {
-  /** Milliseconds spent on upstream exchanges (every attempt, from dispatch to the end of its answer). */
+  /**
+   * Milliseconds spent on upstream exchanges (every attempt, from dispatch to the end of its answer) and waiting
+   * between them (a retry's back-off): what the request's total less this leaves is the gateway's own overhead.
+   */
   upstreamMs: number;
   /** `performance.now()` when the first answer event left the pipeline (a stream's first chunk); null before. */
   firstEventAt: number | null;

@@ -144,7 +144,12 @@ class CallStage implements Stage {
         lastError ??= refused;
         continue;
       }
-      if (attempt.delayMs > 0) await sleep(attempt.delayMs, state);
+      if (attempt.delayMs > 0) {
+        // A retry's back-off is time the upstream cost the request, not the gateway's own (its overhead).
+        const waitFrom = performance.now();
+        await sleep(attempt.delayMs, state);
+        ctx.timings.upstreamMs += performance.now() - waitFrom;
+      }
       if (state.cancelled) {
         attempt.health.breaker.release(attempt.admission);
         throw CANCELLED;

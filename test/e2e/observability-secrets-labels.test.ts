@@ -48,6 +48,8 @@ beforeAll(async () => {
     routes: {
       chat: { targets: [{ model: 'openai/m' }] },
       // Opens after two failures and turns half-open after 300 ms; the global default cool-down is 30 s.
+      // Retries after a back-off of up to 500 ms (full jitter).
+      patient: { targets: [{ model: 'openai/patient' }], retry: { max_attempts: 2, initial_delay_ms: 500 } },
       fragile: { targets: [{ model: 'openai/fragile' }], retry: { max_attempts: 1 }, breaker: { consecutive_failures: 2, cooldown_ms: 300 } },
     },
   });
@@ -145,5 +147,21 @@ describe('refusals in the log and the metrics', () => {
     const first = await api('GET', '/api/logs?limit=1');
     expect(first.body.next_before).toMatch(/^\d{15}-\d{6}$/);
     expect((await api('GET', `/api/logs?limit=1&before=${first.body.next_before}`)).status).toBe(200);
+  });
+
+  it("counts a retry's back-off as upstream time, not as the gateway's overhead", async () => {
+    const entries: any[] = [];
+    for (let i = 0; i < 4; i++) {
+      upstream.enqueue({ kind: 'error', status: 500 });
+      const answered = await clientFor(narrow.key).chat.completions.create({ model: 'patient', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      entries.push(await entryOf(answered.response.headers.get('x-request-id') as string));
+    }
+    for (const entry of entries) {
+      expect(entry.attempts).toHaveLength(2);
+      expect(entry.overhead_ms).toBeLessThan(40);
+      expect(entry.upstream_ms).toBeGreaterThanOrEqual(entry.duration_ms - 41);
+    }
+    // The back-offs were long enough to tell (four uniform picks up to 500 ms all under 100 ms: 0.16%).
+    expect(Math.max(...entries.map((entry) => entry.duration_ms))).toBeGreaterThan(100);
   });
 });
