@@ -2,7 +2,7 @@
  * Tracing channels (node:diagnostics_channel) the pipeline publishes on, for tracers and profilers to subscribe
  * to. With no subscriber a publish costs one property read. Channel names are process-wide.
  */
-import { tracingChannel, type TracingChannel } from 'node:diagnostics_channel';
+import { channel, tracingChannel, type Channel, type TracingChannel } from 'node:diagnostics_channel';
 import type { RequestContext } from './context.js';
 import type { StageOutcome } from './events.js';
 
@@ -67,3 +67,16 @@ export interface RequestTraceMessage {
  * client's `traceparent`); the request's end is its terminal bus event (`request.completed` / `request.failed`).
  */
 export const requestChannel: TracingChannel<RequestTraceMessage> = tracingChannel<RequestTraceMessage>('tollgate:request');
+
+/**
+ * What the refusal channel (`tollgate:request:refused`) publishes for a model call refused before the pipeline took
+ * it (a body that is not JSON, too large, or not a valid request), just before its `request.failed`: the client's
+ * trace context, so a tracer can give the call its span under the client's trace.
+ */
+export interface RefusedRequestMessage {
+  requestId: string;
+  traceparent: string | null;
+  tracestate: string | null;
+}
+
+export const refusalChannel: Channel<RefusedRequestMessage> = channel('tollgate:request:refused') as Channel<RefusedRequestMessage>;

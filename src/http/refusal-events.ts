@@ -1,6 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EventBus } from '../bus/bus.js';
 import { fromFrameworkError } from './render-error.js';
+import { redactSecrets } from '../core/redact-secrets.js';
+import { refusalChannel } from '../core/trace-channels.js';
+
+const NO_PATTERNS: readonly string[] = [];
+
+/** A request header's one value, or null. */
+function headerValue(request: FastifyRequest, name: string): string | null {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : null;
+}
 
 /** The client format of a model route, by its mount. */
 function dialectOf(path: string): string {
@@ -45,12 +55,14 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
     if (!bus.hasListeners('request.failed')) return done();
     const path = request.url.split('?')[0] ?? '';
     const error = errors.get(request) ?? { type: 'invalid_request_error', code: null, message: `HTTP ${reply.statusCode}` };
+    // A tracer gives the call its span under the client's trace (see refusalChannel).
+    if (refusalChannel.hasSubscribers) refusalChannel.publish({ requestId: request.id, traceparent: headerValue(request, 'traceparent'), tracestate: headerValue(request, 'tracestate') });
     bus.emit('request.failed', {
       requestId: request.id,
       dialect: dialectOf(path),
       path,
       operation: /embed/i.test(path) ? 'embeddings' : 'chat',
-      model: requestedModel(request),
+      model: redactSecrets(requestedModel(request), NO_PATTERNS),
       route: null,
       provider: null,
       upstreamModel: null,
@@ -72,6 +84,7 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
       priced: true,
       estimated: false,
       ...error,
+      message: redactSecrets(error.message, NO_PATTERNS),
     });
     done();
   });

@@ -37,6 +37,27 @@ afterAll(async () => {
 });
 
 describe('OpenTelemetry traces over OTLP/HTTP', () => {
+  it("gives a call refused before the pipeline (a body that is not JSON, an invalid request) its one span, under the client's trace", async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const clientSpan = 'b7ad6b7169203331';
+    const headers = { 'content-type': 'application/json', traceparent: `00-${traceId}-${clientSpan}-01` };
+    const notJson = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers, body: '{"model": "chat", ' });
+    expect(notJson.status).toBe(400);
+    const invalid = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'chat', messages: 'not a list' }) });
+    expect(invalid.status).toBe(400);
+    const spans = await receiver.waitFor((all) => all.filter((s) => s.traceId === traceId).length >= 2);
+    const mine = spans.filter((s) => s.traceId === traceId);
+    expect(mine).toHaveLength(2);
+    for (const span of mine) {
+      expect(span).toMatchObject({ kind: 2, parentSpanId: clientSpan, status: { code: 2 } });
+      expect(span.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'tollgate.dialect': 'openai', 'http.response.status_code': 400, 'url.path': '/v1/chat/completions' });
+    }
+    const ids = [notJson.headers.get('x-request-id'), invalid.headers.get('x-request-id')];
+    expect(mine.map((span) => span.attributes['tollgate.request_id']).sort()).toEqual([...ids].sort());
+    expect(mine.find((span) => span.attributes['tollgate.request_id'] === ids[0])?.attributes['error.type']).toBe('invalid_json');
+    expect(mine.find((span) => span.attributes['tollgate.request_id'] === ids[1])?.attributes['gen_ai.request.model']).toBe('chat');
+  });
+
   it("makes the client's traceparent the parent, nests stage and attempt spans, and carries the GenAI attributes", async () => {
     const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` } });
     upstream.enqueue({ kind: 'error', status: 500 });

@@ -4,7 +4,7 @@ import type { EventBus } from '../../bus/bus.js';
 import type { TracingSettings } from '../../core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../core/events.js';
 import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
-import { requestChannel, upstreamChannel, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
+import { refusalChannel, requestChannel, upstreamChannel, type RefusedRequestMessage, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
 import { redactSecrets } from '../../core/redact-secrets.js';
@@ -156,6 +156,16 @@ export class RequestTracer {
   };
   private readonly stops: Array<() => void> = [];
   private subscribed = false;
+  /**
+   * The trace context of calls refused before the pipeline, from the refusal channel until their `request.failed`
+   * (published just before it). The channel is process-wide: another gateway's refusals are dropped past a bound.
+   */
+  private readonly refused = new Map<string, RefusedRequestMessage>();
+  private readonly onRefused = (message: unknown): void => {
+    if (this.refused.size >= 1_000) this.refused.clear();
+    const refused = message as RefusedRequestMessage;
+    this.refused.set(refused.requestId, refused);
+  };
 
   // Only the events used are subscribed (Node skips the others), so the rest cost nothing when published.
   private readonly onRequest = handlers({ start: (message) => this.guard(this.requestStarted, message as RequestTraceMessage) });
@@ -204,6 +214,7 @@ export class RequestTracer {
     this.subscribed = true;
     requestChannel.subscribe(this.onRequest);
     upstreamChannel.subscribe(this.onUpstream);
+    refusalChannel.subscribe(this.onRefused);
     this.stops.push(
       this.bus.on('request.received', (event: GatewayEvents['request.received']) => this.announced.add(event.requestId)),
       this.bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.guard(this.requestEnded, event)),
@@ -217,6 +228,8 @@ export class RequestTracer {
     this.subscribed = false;
     requestChannel.unsubscribe(this.onRequest);
     upstreamChannel.unsubscribe(this.onUpstream);
+    refusalChannel.unsubscribe(this.onRefused);
+    this.refused.clear();
     for (const stop of this.stops.splice(0)) stop();
     for (const spans of this.requests.values()) this.endRequest(spans, performance.now(), null);
     this.requests.clear();
@@ -410,7 +423,14 @@ export class RequestTracer {
 
   private requestEnded(event: RequestSummary | GatewayEvents['request.failed']): void {
     const spans = this.requests.get(event.requestId);
-    if (!spans) return;
+    if (!spans) {
+      const refused = this.refused.get(event.requestId);
+      if (refused && 'type' in event) {
+        this.refused.delete(event.requestId);
+        this.refusedSpan(refused, event);
+      }
+      return;
+    }
     this.requests.delete(event.requestId);
     if (!spans.recording) return;
     const failure = 'type' in event ? event : null;
@@ -436,6 +456,51 @@ export class RequestTracer {
     list[(at += 2)] = failure ? (failure.code ?? failure.type) : event.status === 499 || null;
     // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
     this.endRequest(spans, spans.startedAt + event.durationMs, failure ? failure.message : null);
+  }
+
+  /**
+   * The one span of a model call refused before the pipeline took it (no stage ran, no upstream was called): under
+   * the client's trace when it sent one, sampled as any request is.
+   */
+  private refusedSpan(refused: RefusedRequestMessage, event: GatewayEvents['request.failed']): void {
+    const exporter = this.exporter;
+    if (!exporter) return;
+    let parentContext: Context = ROOT_CONTEXT;
+    let parent: SpanContext | undefined;
+    if (refused.traceparent !== null) {
+      const carrier: Record<string, string> = { traceparent: refused.traceparent };
+      if (refused.tracestate !== null) carrier.tracestate = refused.tracestate;
+      parentContext = propagator.extract(ROOT_CONTEXT, carrier, headerGetter);
+      parent = trace.getSpanContext(parentContext);
+      if (parent && !isSpanContextValid(parent)) parent = undefined;
+    }
+    const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
+    const name = event.model ? `${event.operation} ${event.model}` : event.operation;
+    const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
+    if (sampling.decision !== SamplingDecision.RECORD_AND_SAMPLED) return;
+    const [parentHigh, parentLow] = parent ? spanIdWords(parent.spanId) : [0, 0];
+    const record = this.record;
+    newSpanId(record);
+    const endedAt = performance.now();
+    record.traceId = traceId;
+    record.traceState = (sampling.traceState ?? parent?.traceState)?.serialize() || undefined;
+    record.parentHigh = parentHigh;
+    record.parentLow = parentLow;
+    record.name = name;
+    record.kind = SpanKind.SERVER;
+    record.startedAt = endedAt - event.durationMs;
+    record.endedAt = endedAt;
+    record.attributes = [
+      'gen_ai.operation.name', event.operation,
+      'gen_ai.request.model', event.model || null,
+      'tollgate.dialect', event.dialect,
+      'tollgate.request_id', event.requestId,
+      'url.path', event.path || null,
+      'http.response.status_code', event.status,
+      'error.type', event.code ?? event.type,
+    ];
+    record.error = event.message;
+    exporter.processor.onEnd(record);
   }
 
   /** Ends a request's stage spans, then its own (at `endedAt`, failed with `error` when set). */
