@@ -39,9 +39,12 @@ export function uncacheableReason(request: ChatCompletionRequest, policy: CacheP
  * Objects are serialised with sorted keys, so the same request written in another field order has the same key.
  * `semantic`: the request's policy uses the semantic tier (else only `exact` and `question` are made).
  */
-export function cacheKeysOf(request: ChatCompletionRequest, scope: string, semantic = true): CacheKeys {
+export function cacheKeysOf(request: ChatCompletionRequest, scope: string, semantic = true, nativeBody: Record<string, unknown> | null = null): CacheKeys {
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(request)) if (!DELIVERY_FIELDS.has(name)) fields[name] = value;
+  // A client body that goes upstream as it is (native pass-through) may ask for more than its canonical form says
+  // (server tools, safety settings, top_k): its own fields are part of what it asks.
+  if (nativeBody !== null) fields[NATIVE_FIELD] = withoutDelivery(nativeBody, null);
   const exact = digest(['exact', scope, fields]);
   const lastUser = lastUserIndex(request.messages);
   const question = lastUser === -1 ? null : textOf(request.messages[lastUser]?.content);
@@ -50,6 +53,8 @@ export function cacheKeysOf(request: ChatCompletionRequest, scope: string, seman
   // never a semantic match, even once the tier is turned on): a second digest of the whole request saved per miss.
   if (!semantic) return { exact, semanticScope: '', conversation: null, question };
   const messages = request.messages.map((message, i) => (i === lastUser ? { ...message, content: '\u0000question' } : message));
+  // The native body's conversation is the canonical messages' (already in the scope, the question left out).
+  if (nativeBody !== null) fields[NATIVE_FIELD] = withoutDelivery(nativeBody, NATIVE_CONVERSATION_FIELDS);
   const semanticScope = digest(['semantic', scope, { ...fields, messages }]);
   const earlier = request.messages
     .slice(0, lastUser)
@@ -75,6 +80,18 @@ function textOf(content: unknown): string | null {
     texts.push(part.text);
   }
   return texts.join('\n');
+}
+
+/** Where a native body's fields go in the key's object (a name no canonical field has). */
+const NATIVE_FIELD = '\u0000native';
+
+/** The conversation fields of the native bodies (Anthropic's, Gemini's). */
+const NATIVE_CONVERSATION_FIELDS: ReadonlySet<string> = new Set(['messages', 'system', 'contents', 'systemInstruction', 'system_instruction']);
+
+function withoutDelivery(body: Record<string, unknown>, alsoLeftOut: ReadonlySet<string> | null): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(body)) if (!DELIVERY_FIELDS.has(name) && !alsoLeftOut?.has(name)) out[name] = value;
+  return out;
 }
 
 function digest(value: unknown): string {

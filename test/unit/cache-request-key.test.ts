@@ -16,6 +16,21 @@ describe('cache keys', () => {
     expect(cacheKeysOf(base, 'team:b').exact).not.toBe(keys.exact);
   });
 
+  it("take in a native body's own fields (what its canonical form leaves out), but not its delivery fields", () => {
+    const body = { model: 'claude-x', max_tokens: 100, messages: [{ role: 'user', content: 'What is 2 + 2?' }] };
+    const plain = cacheKeysOf(base, 'team:a', true, body);
+    // The same canonical request with a server tool only the native body carries asks something else.
+    const withTool = cacheKeysOf(base, 'team:a', true, { ...body, tools: [{ type: 'web_search_20250305', name: 'web_search' }] });
+    expect(withTool.exact).not.toBe(plain.exact);
+    expect(withTool.semanticScope).not.toBe(plain.semanticScope);
+    expect(cacheKeysOf(base, 'team:a', true, { ...body, top_k: 5 }).exact).not.toBe(plain.exact);
+    // Streaming and metadata are delivery, as in the canonical request.
+    expect(cacheKeysOf(base, 'team:a', true, { ...body, stream: true, metadata: { user_id: 'u' } }).exact).toBe(plain.exact);
+    // The native conversation is the canonical one: another question keeps the semantic scope.
+    const other = { ...base, messages: [base.messages[0], { role: 'user', content: 'And 3 + 3?' }] };
+    expect(cacheKeysOf(other, 'team:a', true, { ...body, messages: [{ role: 'user', content: 'And 3 + 3?' }] }).semanticScope).toBe(plain.semanticScope);
+  });
+
   it('give paraphrases of the last question the same semantic scope, and nothing else', () => {
     const keys = cacheKeysOf(base, 'team:a');
     const reworded = cacheKeysOf({ ...base, messages: [base.messages[0]!, { role: 'user', content: 'Tell me 2 plus 2' }] }, 'team:a');
