@@ -27,7 +27,7 @@ describe('cache keys', () => {
     // Streaming and metadata are delivery, as in the canonical request.
     expect(cacheKeysOf(base, 'team:a', true, { ...body, stream: true, metadata: { user_id: 'u' } }).exact).toBe(plain.exact);
     // The native conversation is the canonical one: another question keeps the semantic scope.
-    const other = { ...base, messages: [base.messages[0], { role: 'user', content: 'And 3 + 3?' }] };
+    const other = { ...base, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'And 3 + 3?' }] };
     expect(cacheKeysOf(other, 'team:a', true, { ...body, messages: [{ role: 'user', content: 'And 3 + 3?' }] }).semanticScope).toBe(plain.semanticScope);
   });
 
