@@ -125,15 +125,38 @@ export function guardRequest(request: ChatCompletionRequest | EmbeddingsRequest,
   return { blocked: null, findings, changed };
 }
 
-/** Keys of a native (Anthropic) body whose strings are not text a person wrote: ids, types, signatures, base64 data. */
-const NOT_TEXT = new Set(['type', 'role', 'id', 'tool_use_id', 'name', 'signature', 'data', 'media_type', 'url', 'file_id', 'cache_control', 'citations']);
+/** Where a native body's conversation is, which of its keys hold no text a person wrote, and which parts are thoughts. */
+interface NativeTextLayout {
+  fields: readonly string[];
+  notText: ReadonlySet<string>;
+  isThought: (value: Record<string, unknown>) => boolean;
+}
+
+const NATIVE_TEXT: Record<string, NativeTextLayout> = {
+  // Anthropic: ids, types, signatures, base64 data. Thinking blocks are left as they are: their signature covers
+  // their text, and they are the model's own words, not the client's.
+  anthropic: {
+    fields: ['messages', 'system'],
+    notText: new Set(['type', 'role', 'id', 'tool_use_id', 'name', 'signature', 'data', 'media_type', 'url', 'file_id', 'cache_control', 'citations']),
+    isThought: (value) => value.type === 'thinking' || value.type === 'redacted_thinking',
+  },
+  // Gemini: roles, names, ids, MIME types, base64 data, file URIs and thought signatures; thought parts are the
+  // model's own words.
+  gemini: {
+    fields: ['contents', 'systemInstruction', 'system_instruction'],
+    notText: new Set(['role', 'name', 'id', 'mimeType', 'mime_type', 'data', 'fileUri', 'file_uri', 'thoughtSignature', 'thought_signature']),
+    isThought: (value) => value.thought === true,
+  },
+};
 
 /**
- * The client's own body (native pass-through) redacted like the canonical request: every string under `messages`
- * and `system` that is text (not an id, a signature or base64 data). Thinking blocks are left as they are: their
- * signature covers their text, and they are the model's own words, not the client's.
+ * The client's own body (native pass-through) redacted like the canonical request: every string of its
+ * conversation (Anthropic's `messages` and `system`, Gemini's `contents` and `systemInstruction`) that is text, not
+ * an id, a signature or base64 data. A format without a known layout is returned as it is.
  */
-export function redactNativeBody(body: Record<string, unknown>, scanner: TextScanner): Record<string, unknown> {
+export function redactNativeBody(body: Record<string, unknown>, scanner: TextScanner, format = 'anthropic'): Record<string, unknown> {
+  const layout = NATIVE_TEXT[format];
+  if (!layout) return body;
   const walk = (value: unknown): unknown => {
     if (typeof value === 'string') {
       const found = scanner.scan(value).filter((finding) => finding.action === 'redact');
@@ -141,10 +164,12 @@ export function redactNativeBody(body: Record<string, unknown>, scanner: TextSca
     }
     if (Array.isArray(value)) return value.map(walk);
     if (!isRecord(value)) return value;
-    if (value.type === 'thinking' || value.type === 'redacted_thinking') return value;
+    if (layout.isThought(value)) return value;
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = NOT_TEXT.has(key) ? item : walk(item);
+    for (const [key, item] of Object.entries(value)) out[key] = layout.notText.has(key) ? item : walk(item);
     return out;
   };
-  return { ...body, ...('messages' in body ? { messages: walk(body.messages) } : {}), ...('system' in body ? { system: walk(body.system) } : {}) };
+  const out = { ...body };
+  for (const field of layout.fields) if (field in body) out[field] = walk(body[field]);
+  return out;
 }

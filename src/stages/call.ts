@@ -3,6 +3,7 @@ import { Observable } from 'rxjs';
 import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../core/errors.js';
 import type { RequestContext } from '../core/context.js';
+import type { CandidateGroup } from '../core/plan.js';
 import type { Stage } from '../core/stage.js';
 import { definePlugin } from '../core/plugin.js';
 import type { EventBus } from '../bus/bus.js';
@@ -128,22 +129,14 @@ class CallStage implements Stage {
   private async call(ctx: RequestContext, emit: (event: ResponseEvent) => void, state: CallState): Promise<void> {
     // The route stage plans; a pipeline without it is a wiring mistake, said plainly rather than guessed around.
     if (!ctx.plan) throw gatewayError('internal_error', 'The call stage needs a plan: the pipeline has no route stage before it.');
-    const { groups, policy } = ctx.plan;
+    const { policy } = ctx.plan;
     const { bus, health: registry } = this.deps;
-    const plan = new AttemptPlan(groups, policy, registry, Date.now());
+    const plan = new AttemptPlan(callableGroups(ctx), policy, registry, Date.now());
     let lastError: GatewayError | null = null;
     let previous: Attempt | null = null;
     for (;;) {
       const attempt = plan.next();
       if (!attempt) throw plannedFailure(plan, lastError, registry);
-      // A target that could only get an incomplete translation is passed over without a call (nor a wait), so a
-      // route mixing formats reaches its targets of the client's format; with none, the client gets the 400.
-      const refused = untranslatable(ctx, attempt.candidate.target.provider.vendor.format);
-      if (refused) {
-        attempt.health.breaker.release(attempt.admission);
-        lastError ??= refused;
-        continue;
-      }
       if (attempt.delayMs > 0) {
         // A retry's back-off is time the upstream cost the request, not the gateway's own (its overhead).
         const waitFrom = performance.now();
@@ -385,13 +378,23 @@ function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter): NativeReq
 }
 
 /**
- * Why an upstream of this format cannot take the request: the client's body holds what the canonical request
- * cannot express (the dialect recorded the 400 it would give), and only an upstream of the client's format gets
- * that body as it is. Null in the common case.
+ * The plan's candidate groups this request can be sent to. When the client's body holds what the canonical form
+ * cannot express (the dialect recorded the 400 it would give), only targets of the client's own format can take it
+ * (they get the body as it is): the others are left out of the plan before any attempt, so a route mixing formats
+ * reaches its targets of the client's format without spending attempts (or retries) on the others, and with none
+ * left the client gets that 400. Else the plan's groups as they are.
  */
-function untranslatable(ctx: RequestContext, format: string): GatewayError | null {
+function callableGroups(ctx: RequestContext): readonly CandidateGroup[] {
+  const groups = (ctx.plan as NonNullable<RequestContext['plan']>).groups;
   const native = ctx.native;
-  return native !== null && native.format !== format ? (native.untranslatable ?? null) : null;
+  if (native === null || !native.untranslatable) return groups;
+  const callable: CandidateGroup[] = [];
+  for (const group of groups) {
+    const candidates = group.candidates.filter((candidate) => candidate.target.provider.vendor.format === native.format);
+    if (candidates.length > 0) callable.push({ name: group.name, candidates });
+  }
+  if (callable.length === 0) throw native.untranslatable;
+  return callable;
 }
 
 /** The format this adapter's answers are written in (see ProviderAdapter.answerFormat). */

@@ -199,7 +199,7 @@ class GuardrailsStage implements Stage {
     if (verdict.findings.length > 0) this.report(ctx, 'input', verdict.findings);
     if (verdict.blocked) throw blockedError(verdict.blocked.finding, 'input', verdict.blocked.param);
     // The client's own body goes upstream as it is (native pass-through): it gets the same redactions.
-    if (verdict.changed && ctx.native) (ctx as { native: typeof ctx.native }).native = { ...ctx.native, body: redactNativeBody(ctx.native.body, scanner) };
+    if (verdict.changed && ctx.native) (ctx as { native: typeof ctx.native }).native = { ...ctx.native, body: redactNativeBody(ctx.native.body, scanner, ctx.native.format) };
   }
 
   private async moderateInput(ctx: RequestContext, policy: Policy): Promise<void> {

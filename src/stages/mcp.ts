@@ -37,12 +37,21 @@ function requestedServers(ctx: RequestContext, layers: ReadonlyArray<McpPolicyCo
   return [...named];
 }
 
-/** The MCP tools as OpenAI function tools, and as Anthropic tools for the client's own body (native pass-through). */
+/** The MCP tools as OpenAI function tools, and as Anthropic or Gemini tools for the client's own body (native pass-through). */
 function openAITool(tool: McpToolInfo): Record<string, unknown> {
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } };
 }
 function anthropicTool(tool: McpToolInfo): Record<string, unknown> {
   return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
+}
+
+/** An MCP tool as a Gemini function declaration (its JSON Schema as `parametersJsonSchema`; none when it takes nothing). */
+function geminiDeclaration(tool: McpToolInfo): Record<string, unknown> {
+  const declaration: Record<string, unknown> = { name: tool.name, description: tool.description };
+  const schema = tool.inputSchema as { type?: unknown; properties?: unknown } | undefined;
+  const empty = schema?.type === 'object' && !(isRecord(schema.properties) && Object.keys(schema.properties).length > 0);
+  if (schema && !empty) declaration.parametersJsonSchema = schema;
+  return declaration;
 }
 
 function toolNames(tools: unknown): Set<string> {
@@ -140,6 +149,10 @@ class McpStage implements Stage {
     if (native?.format === 'anthropic') {
       const body = native.body;
       (ctx as { native: typeof native }).native = { ...native, body: { ...body, tools: [...(Array.isArray(body.tools) ? body.tools : []), ...added.map(anthropicTool)] } };
+    } else if (native?.format === 'gemini') {
+      const body = native.body;
+      const declarations = { functionDeclarations: added.map(geminiDeclaration) };
+      (ctx as { native: typeof native }).native = { ...native, body: { ...body, tools: [...(Array.isArray(body.tools) ? body.tools : []), declarations] } };
     }
     return new Set(added.map((tool) => tool.name));
   }

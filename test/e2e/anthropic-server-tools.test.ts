@@ -139,12 +139,18 @@ describe('server tools to Anthropic', () => {
     expect(openai.calls).toHaveLength(0);
   });
 
-  it('does not fail over to a target that would have to translate: Anthropic\'s own error comes back', async () => {
+  it('leaves a target that would have to translate out of the plan: the Anthropic target is retried, the fallback never called', async () => {
     upstream.enqueue({ kind: 'error', status: 529 });
     const response = await post({ ...searchRequest(MODEL), fallbacks: [OPENAI_MODEL] });
-    expect(response.status).toBe(529);
-    expect(((await response.json()) as { error: { type: string } }).error.type).toBe('overloaded_error');
-    expect(upstream.calls).toHaveLength(1);
+    expect(response.status).toBe(200);
+    expect(upstream.calls).toHaveLength(2);
+    expect(openai.calls).toHaveLength(0);
+    // When it fails every time, Anthropic's own error comes back (not a failover, not the translation's 400).
+    upstream.reset();
+    upstream.enqueue({ kind: 'error', status: 529 }, { kind: 'error', status: 529 }, { kind: 'error', status: 529 });
+    const failed = await post({ ...searchRequest(MODEL), fallbacks: [OPENAI_MODEL] });
+    expect(failed.status).toBe(529);
+    expect(((await failed.json()) as { error: { type: string } }).error.type).toBe('overloaded_error');
     expect(openai.calls).toHaveLength(0);
   });
 });

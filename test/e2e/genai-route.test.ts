@@ -76,7 +76,8 @@ describe('@google/genai -> Gemini model', () => {
     expect(call?.headers['x-goog-api-key']).toBe('gemini-test-key');
     expect(call?.body).toEqual({
       contents: [{ role: 'user', parts: [{ text: 'hello gemini' }] }],
-      systemInstruction: { parts: [{ text: 'be terse' }] },
+      // Native pass-through: the Gemini upstream gets the SDK's own body (its systemInstruction carries a role).
+      systemInstruction: { parts: [{ text: 'be terse' }], role: 'user' },
       generationConfig: { maxOutputTokens: 100, temperature: 0.5, topP: 0.9, stopSequences: ['END'], seed: 7 },
     });
   });
@@ -91,8 +92,8 @@ describe('@google/genai -> Gemini model', () => {
     expect(response.candidates?.[0]?.content?.parts).toEqual([{ text: 'thinking...', thought: true }, { text: 'echo: think' }]);
     expect(response.text).toBe('echo: think');
     expect(response.usageMetadata).toMatchObject({ thoughtsTokenCount: 11, cachedContentTokenCount: 4, candidatesTokenCount: 3 });
-    // 2048 is a medium budget, which the outbound adapter asks for as 8192.
-    expect(gemini.calls[0]?.body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 8192, includeThoughts: true });
+    // The client's own budget reaches a Gemini upstream (a translation would round it to an effort level).
+    expect(gemini.calls[0]?.body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 2048, includeThoughts: true });
   });
 
   it('generateContentStream: streams SSE events, the last with finishReason and usage', async () => {
@@ -102,9 +103,11 @@ describe('@google/genai -> Gemini model', () => {
     const last = events.at(-1);
     expect(last?.candidates?.[0]?.finishReason).toBe('STOP');
     expect(last?.usageMetadata?.candidatesTokenCount).toBeGreaterThan(0);
+    // The upstream's own events: each carries its usageMetadata so far, as Gemini writes them.
     for (const event of events.slice(0, -1)) {
       expect(event.candidates?.[0]?.finishReason).toBeUndefined();
-      expect(event.usageMetadata).toBeUndefined();
+      expect(event.usageMetadata?.candidatesTokenCount).toBeUndefined();
+      expect(event.usageMetadata?.promptTokenCount).toBe(last?.usageMetadata?.promptTokenCount);
     }
     expect(gemini.calls[0]?.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent');
     expect(gemini.calls[0]?.query.get('alt')).toBe('sse');
@@ -120,9 +123,9 @@ describe('@google/genai -> Gemini model', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ name: 'lookup', args: { query: 'use the tool to find cats', limit: 3 } });
     expect(first.candidates?.[0]?.finishReason).toBe('STOP');
-    // Gemini-format tools made it upstream as Gemini schema again (nullable survives the JSON Schema detour).
+    // Gemini-format tools reach a Gemini upstream as the SDK wrote them (native pass-through).
     expect(gemini.calls[0]?.body.tools).toEqual([
-      { functionDeclarations: [{ name: 'lookup', description: 'Looks things up', parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer', nullable: true } }, required: ['query'] } }] },
+      { functionDeclarations: [{ name: 'lookup', description: 'Looks things up', parameters: { type: 'OBJECT', properties: { query: { type: 'STRING' }, limit: { type: 'INTEGER', nullable: true } }, required: ['query'] } }] },
     ]);
     expect(gemini.calls[0]?.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'AUTO' } });
 

@@ -10,6 +10,8 @@ import type { GatewayEvents } from '../../src/core/events.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { GoogleGenAI } from '@google/genai';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
 
 // MCP tools for models, through the official SDKs: the scripted upstream plays a model that calls the first tool it
 // is offered (arguments {"query": <the user's text>}) and, given a tool result, answers "echo: <the result>".
@@ -58,15 +60,17 @@ async function startKnowledgeBase(): Promise<{ url: string; calls: string[]; clo
 }
 
 let upstream: ScriptedUpstream;
+let gemini: GeminiUpstream;
 let kb: Awaited<ReturnType<typeof startKnowledgeBase>>;
 let tg: RunningGateway;
 const { createKey, clientFor } = gatewayApi(() => tg.url);
 
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream' });
+  gemini = await startGeminiUpstream({ apiKey: 'gemini-key' });
   kb = await startKnowledgeBase();
   tg = await startGateway({
-    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' }, gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' } },
     mcp: { servers: { kb: { type: 'http', url: kb.url } }, call_timeout_ms: 400 },
     routes: { researcher: { targets: [{ model: 'openai/gpt-4o-mini' }], mcp: { servers: ['kb'], mode: 'auto' } } },
   });
@@ -82,6 +86,7 @@ afterAll(async () => {
   await tg?.stop();
   await kb?.close();
   await upstream?.close();
+  await gemini?.close();
 });
 afterEach(() => {
   upstream.reset();
@@ -197,6 +202,19 @@ describe('MCP tools for models', () => {
     const message = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'venus' }] });
     expect(message.stop_reason).toBe('tool_use');
     expect(message.content).toContainEqual(expect.objectContaining({ type: 'tool_use', name: 'kb__lookup', input: { query: 'venus' } }));
+  });
+
+  it('adds MCP tools to a Gemini client\'s own body as function declarations (native pass-through)', async () => {
+    const ai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai`, headers: { 'x-tollgate-mcp': 'kb' } } });
+    const response = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'use the tool for venus', config: { tools: [{ googleSearch: {} }] } });
+    expect(response.functionCalls?.[0]?.name).toBe('kb__lookup');
+    const tools = gemini.calls[0]?.body.tools;
+    // The client's own built-in tool stays, and the MCP tools come as one more tool of declarations.
+    expect(tools[0]).toEqual({ googleSearch: {} });
+    const declarations = tools[1].functionDeclarations as Array<{ name: string; parametersJsonSchema?: { properties?: object } }>;
+    expect(declarations.map((declaration) => declaration.name)).toContain('kb__lookup');
+    expect(declarations.find((declaration) => declaration.name === 'kb__lookup')?.parametersJsonSchema?.properties).toHaveProperty('query');
+    gemini.reset();
   });
 
   it("keeps a key to its allow-list: a server outside it is refused, a listed tool alone is offered", async () => {

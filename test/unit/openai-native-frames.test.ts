@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openAINativeFramer, openAINativeJson, topLevelStringSpan } from '../../src/dialects/openai/native.js';
+import { openAINativeFramer, openAINativeJson } from '../../src/dialects/openai/native.js';
+import { topLevelStringSpan } from '../../src/wire/json-text.js';
 
 const valueAt = (text: string, key: string): string | null => {
   const span = topLevelStringSpan(text, key);

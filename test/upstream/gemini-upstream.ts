@@ -223,6 +223,27 @@ interface Plan {
   call: { name: string; args: Record<string, unknown> } | null;
   promptTokens: number;
   usage: UsageScript;
+  /**
+   * What the answer's candidate carries besides its content, as Gemini adds them: `groundingMetadata` when the
+   * request enabled the Google Search tool, `safetyRatings` for the categories of the request's safetySettings.
+   */
+  extras: Record<string, unknown>;
+}
+
+/** The candidate fields a grounded or safety-rated answer carries (see Plan.extras), for the question asked. */
+function candidateExtras(body: Record<string, any>, question: string): Record<string, unknown> {
+  const extras: Record<string, unknown> = {};
+  if ((body.tools ?? []).some((tool: any) => tool.googleSearch || tool.google_search)) {
+    extras.groundingMetadata = {
+      webSearchQueries: [question],
+      searchEntryPoint: { renderedContent: '<style>.container{}</style><div class="container">Search suggestions</div>' },
+      groundingChunks: [{ web: { uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9wXE', title: 'example.com' } }],
+      groundingSupports: [{ segment: { startIndex: 0, endIndex: 4, text: 'echo' }, groundingChunkIndices: [0], confidenceScores: [0.91] }],
+    };
+  }
+  const settings = body.safetySettings ?? body.safety_settings;
+  if (Array.isArray(settings) && settings.length > 0) extras.safetyRatings = settings.map((setting: any) => ({ category: setting.category, probability: 'NEGLIGIBLE' }));
+  return extras;
 }
 
 function planAnswer(body: Record<string, any>, usage: UsageScript): Plan {
@@ -233,17 +254,18 @@ function planAnswer(body: Record<string, any>, usage: UsageScript): Plan {
   const last = contents[contents.length - 1] as Record<string, any>;
   const lastParts = last.parts as Array<Record<string, any>>;
   const result = lastParts.find((part) => part.functionResponse);
-  if (result) return { text: `result: ${JSON.stringify(result.functionResponse.response)}`, call: null, promptTokens, usage };
+  if (result) return { text: `result: ${JSON.stringify(result.functionResponse.response)}`, call: null, promptTokens, usage, extras: {} };
   const userText = partsText(lastParts);
+  const extras = candidateExtras(body, userText);
   const declarations: Array<Record<string, any>> = (body.tools ?? []).flatMap((tool: any) => tool.functionDeclarations ?? []);
   const calling = (body.toolConfig ?? body.tool_config)?.functionCallingConfig;
   const forced = calling?.mode === 'ANY';
   if (declarations.length > 0 && calling?.mode !== 'NONE' && (forced || /use the tool/i.test(userText))) {
     const name = (calling?.allowedFunctionNames?.[0] as string | undefined) ?? (declarations[0]?.name as string);
-    return { text: null, call: { name, args: { query: userText, limit: 3 } }, promptTokens, usage };
+    return { text: null, call: { name, args: { query: userText, limit: 3 } }, promptTokens, usage, extras };
   }
   const media = lastParts.filter((part) => part.inlineData || part.fileData).map((part) => `[${(part.inlineData ?? part.fileData).mimeType}]`);
-  return { text: `echo: ${[userText, ...media].filter(Boolean).join(' ')}`, call: null, promptTokens, usage };
+  return { text: `echo: ${[userText, ...media].filter(Boolean).join(' ')}`, call: null, promptTokens, usage, extras };
 }
 
 function usageMetadata(plan: Plan, candidates: number): Record<string, unknown> {
@@ -275,7 +297,7 @@ function answerParts(plan: Plan): Record<string, unknown>[] {
 }
 
 function responseBody(plan: Plan, model: string, n: number, responseId: string): Record<string, unknown> {
-  const candidates = Array.from({ length: n }, (_, index) => ({ content: { parts: answerParts(plan), role: 'model' }, finishReason: 'STOP', index }));
+  const candidates = Array.from({ length: n }, (_, index) => ({ content: { parts: answerParts(plan), role: 'model' }, finishReason: 'STOP', index, ...plan.extras }));
   return { candidates, usageMetadata: usageMetadata(plan, n), modelVersion: model, responseId };
 }
 
@@ -293,7 +315,7 @@ function streamEvents(plan: Plan, model: string, responseId: string): Record<str
   return pieces.map((parts, i) => {
     const last = i === pieces.length - 1;
     const usage = last ? final : { promptTokenCount: plan.promptTokens, totalTokenCount: plan.promptTokens, promptTokensDetails: final.promptTokensDetails };
-    return { candidates: [{ content: { parts, role: 'model' }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }], usageMetadata: usage, modelVersion: model, responseId };
+    return { candidates: [{ content: { parts, role: 'model' }, index: 0, ...(last ? { finishReason: 'STOP', ...plan.extras } : {}) }], usageMetadata: usage, modelVersion: model, responseId };
   });
 }
 

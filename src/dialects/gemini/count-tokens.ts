@@ -15,7 +15,10 @@ export function estimateGeminiTokens(body: unknown): number {
   const request = isRecord(inner) ? inner : body;
   const contents = request.contents;
   if (!Array.isArray(contents) || contents.length === 0) throw invalidArgument('* CountTokensRequest.contents: contents is not specified', 'contents');
-  const messages = canonicalMessages(contents, field(request, 'systemInstruction'), { geminiFields: false });
-  const tools = canonicalTools(request.tools);
+  // Read leniently: what the canonical form cannot express (built-in tools, code execution parts) is left out of
+  // the estimate instead of refusing a request that a Gemini provider takes as it is.
+  const lenient = { geminiFields: false, untranslatable: [] };
+  const messages = canonicalMessages(contents, field(request, 'systemInstruction'), lenient);
+  const tools = canonicalTools(request.tools, lenient);
   return countPromptTokens(messages, tools.length > 0 ? tools : undefined);
 }

@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
+import type { GatewayError } from '../../core/errors.js';
 import { invalidArgument } from './errors.js';
 import { fromGeminiSchema } from '../../wire/gemini/schema.js';
 import { field, type Json } from '../../wire/gemini/shapes.js';
@@ -14,6 +15,11 @@ import { quoteInput } from '../../core/quote-input.js';
 export interface GeminiDialectOptions {
   /** Whether Gemini-only extras (thought signatures) may ride along: see keepsGeminiFields. */
   geminiFields: boolean;
+  /**
+   * Set by the lenient read (readGenerateCanonical): what the canonical form cannot express (built-in tools, part
+   * kinds it has no counterpart for, a cached-content reference) is recorded here and left out instead of refused.
+   */
+  untranslatable?: GatewayError[];
 }
 
 /** What the reply needs to know of the request. */
@@ -30,8 +36,15 @@ export function readGenerateRequest(body: unknown): Json {
   return body;
 }
 
-function unsupported(what: string, param: string): never {
-  throw invalidArgument(`* GenerateContentRequest.${param}: ${what} is not supported by this gateway's Gemini endpoint.`, param);
+function unsupportedError(what: string, param: string): GatewayError {
+  return invalidArgument(`* GenerateContentRequest.${param}: ${what} cannot be translated by the gateway for a provider of another format.`, param);
+}
+
+/** Refuses what the canonical form cannot express, or, in the lenient read, records it (the caller leaves it out). */
+function leaveOut(options: Pick<GeminiDialectOptions, 'untranslatable'>, what: string, param: string): void {
+  const error = unsupportedError(what, param);
+  if (!options.untranslatable) throw error;
+  options.untranslatable.push(error);
 }
 
 /** The base64 `inlineData` of a part as the matching OpenAI content part. */
@@ -101,7 +114,7 @@ class ContentsReader {
         calls.push(out);
         return;
       }
-      unsupported(`a model part other than text or functionCall (${Object.keys(part).join(', ')})`, where);
+      leaveOut(this.options, `a model part other than text or functionCall (${Object.keys(part).join(', ')})`, where);
     });
     this.pending = calls.map((call) => ({ id: call.id as string, name: (call.function as Json).name as string, answered: false }));
     if (text === '' && calls.length === 0) return;
@@ -135,7 +148,7 @@ class ContentsReader {
         content.push(filePart(file, where));
         return;
       }
-      unsupported(`a part other than text, inlineData, fileData or functionResponse (${Object.keys(part).join(', ')})`, where);
+      leaveOut(this.options, `a part other than text, inlineData, fileData or functionResponse (${Object.keys(part).join(', ')})`, where);
     });
     // Tool results must follow the assistant's calls directly in the canonical format, so they go first.
     this.messages.push(...results);
@@ -181,13 +194,13 @@ export function canonicalMessages(contents: unknown[], systemInstruction: unknow
 }
 
 /** `tools[].functionDeclarations` as OpenAI function tools. Gemini's built-in tools have no canonical counterpart. */
-export function canonicalTools(tools: unknown): Json[] {
+export function canonicalTools(tools: unknown, options: Pick<GeminiDialectOptions, 'untranslatable'> = {}): Json[] {
   if (tools === undefined || tools === null) return [];
   if (!Array.isArray(tools)) throw invalidArgument("Invalid value at 'tools'", 'tools');
   return tools.flatMap((tool, i) => {
     if (!isRecord(tool)) throw invalidArgument(`Invalid value at 'tools[${i}]'`, `tools[${i}]`);
     const others = Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations');
-    if (others.length > 0) unsupported(`the built-in tool '${quoteInput(others.join(', '))}'`, `tools[${i}]`);
+    if (others.length > 0) leaveOut(options, `the built-in tool '${quoteInput(others.join(', '))}'`, `tools[${i}]`);
     const declarations = field(tool, 'functionDeclarations');
     if (!Array.isArray(declarations)) return [];
     return declarations.map((declaration, j): Json => {
@@ -254,7 +267,7 @@ export function canonicalEffort(thinking: unknown, geminiFields: boolean): strin
 }
 
 /** `responseMimeType` with `responseSchema` / `responseJsonSchema` as response_format. */
-function responseFormat(config: Json): Json | undefined {
+function responseFormat(config: Json, options: GeminiDialectOptions): Json | undefined {
   const mime = field(config, 'responseMimeType');
   const jsonSchema = field(config, 'responseJsonSchema') ?? config._responseJsonSchema;
   const schema = field(config, 'responseSchema');
@@ -262,10 +275,12 @@ function responseFormat(config: Json): Json | undefined {
   if (isRecord(schema)) return { type: 'json_schema', json_schema: { name: 'response', schema: fromGeminiSchema(schema) } };
   if (mime === undefined || mime === null || mime === 'text/plain') return undefined;
   if (mime === 'application/json') return { type: 'json_object' };
-  return unsupported(`the response MIME type '${quoteInput(String(mime))}'`, 'generation_config.response_mime_type');
+  leaveOut(options, `the response MIME type '${quoteInput(String(mime))}'`, 'generation_config.response_mime_type');
+  return undefined;
 }
 
-function generationFields(config: unknown, geminiFields: boolean): { fields: Json; includeThoughts: boolean } {
+function generationFields(config: unknown, options: GeminiDialectOptions): { fields: Json; includeThoughts: boolean } {
+  const { geminiFields } = options;
   const fields: Json = {};
   if (config === undefined || config === null) return { fields, includeThoughts: false };
   if (!isRecord(config)) throw invalidArgument("Invalid value at 'generation_config'", 'generationConfig');
@@ -290,7 +305,7 @@ function generationFields(config: unknown, geminiFields: boolean): { fields: Jso
     if (stops.some((stop) => typeof stop !== 'string')) throw invalidArgument("Invalid value at 'generation_config.stop_sequences'", 'generationConfig.stopSequences');
     fields.stop = stops;
   }
-  const format = responseFormat(config);
+  const format = responseFormat(config, options);
   if (format) fields.response_format = format;
   const thinking = field(config, 'thinkingConfig');
   const effort = canonicalEffort(thinking, geminiFields);
@@ -300,8 +315,9 @@ function generationFields(config: unknown, geminiFields: boolean): { fields: Jso
 
 /**
  * A GenerateContentRequest as the canonical request for `model` (the name the pipeline routes on). Safety
- * settings have no canonical counterpart and are dropped; a cached-content reference cannot be honoured and is
- * refused. A stream always asks for usage, which Gemini's last event carries.
+ * settings have no canonical counterpart and are dropped; built-in tools, part kinds without a counterpart and a
+ * cached-content reference are refused (or, read leniently, left out). A stream always asks for usage, which
+ * Gemini's last event carries.
  */
 export function canonicalGenerateRequest(
   body: Json,
@@ -309,13 +325,14 @@ export function canonicalGenerateRequest(
   stream: boolean,
   options: GeminiDialectOptions,
 ): { request: ChatCompletionRequest; info: GeminiRequestInfo } {
-  if (field(body, 'cachedContent') !== undefined) unsupported('cachedContent', 'cached_content');
+  if (field(body, 'cachedContent') !== undefined) leaveOut(options, 'a cachedContent reference', 'cached_content');
   const messages = canonicalMessages(body.contents as unknown[], field(body, 'systemInstruction'), options);
-  if (messages.length === 0) throw invalidArgument('* GenerateContentRequest.contents: contents is not specified', 'contents');
+  // (A body whose every part was left out by the lenient read still goes to a Gemini upstream as it is.)
+  if (messages.length === 0 && !options.untranslatable?.length) throw invalidArgument('* GenerateContentRequest.contents: contents is not specified', 'contents');
   const request: ChatCompletionRequest = { model, messages };
-  const { fields, includeThoughts } = generationFields(field(body, 'generationConfig'), options.geminiFields);
+  const { fields, includeThoughts } = generationFields(field(body, 'generationConfig'), options);
   Object.assign(request, fields);
-  const declared = canonicalTools(body.tools);
+  const declared = canonicalTools(body.tools, options);
   // OpenAI refuses tool_choice without tools, so it travels only with them.
   if (declared.length > 0) {
     const { tool_choice: choice, tools } = canonicalToolChoice(field(body, 'toolConfig'), declared);
@@ -327,4 +344,35 @@ export function canonicalGenerateRequest(
     request.stream_options = { include_usage: true };
   }
   return { request, info: { includeThoughts } };
+}
+
+/** The canonical request for a GenerateContentRequest, and why it is incomplete when it is. */
+export interface GeminiCanonicalRead {
+  request: ChatCompletionRequest;
+  info: GeminiRequestInfo;
+  /**
+   * Null when the canonical request says everything the body does. Otherwise the 400 the strict translation gave:
+   * the request holds what could be translated (for token counts, budgets and routing), an attempt on a provider of
+   * another format fails with this error (the call stage), and a Gemini upstream takes the body as it is.
+   */
+  untranslatable: GatewayError | null;
+}
+
+/**
+ * Reads a GenerateContentRequest leniently: when the strict translation refuses something only because the
+ * canonical form cannot express it (Google Search and the other built-in tools, code execution parts sent back,
+ * a cachedContent reference, a response MIME type OpenAI has no counterpart for), it is read again leaving those
+ * out. Malformed input is still refused, by either read. The strict read runs first, so a request that translates
+ * whole costs nothing more.
+ */
+export function readGenerateCanonical(body: Json, model: string, stream: boolean, options: GeminiDialectOptions): GeminiCanonicalRead {
+  try {
+    return { ...canonicalGenerateRequest(body, model, stream, options), untranslatable: null };
+  } catch (err) {
+    const untranslatable: GatewayError[] = [];
+    // Throws the malformed input's own 400 when there is one; what is left out is only recorded.
+    const read = canonicalGenerateRequest(body, model, stream, { ...options, untranslatable });
+    if (untranslatable.length === 0) throw err;
+    return { ...read, untranslatable: untranslatable[0] as GatewayError };
+  }
 }

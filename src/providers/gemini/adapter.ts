@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
+import type { ChatCompletionRequest, EmbeddingsRequest, NativeRequest } from '../../core/canonical.js';
 import { jsonHeaders as upstreamHeaders } from '../upstream-request.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { batchEmbedContentsUrl, embeddingsFromGemini, toGeminiEmbedRequest } from './embeddings.js';
@@ -13,12 +13,16 @@ import { generateContentUrl } from './url.js';
 export const geminiAdapter: ProviderAdapter = {
   format: 'gemini',
 
-  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+  /**
+   * The client's own GenerateContentRequest when it came from tollgate's `/genai` route (native pass-through: the
+   * model is in the URL, so the body goes exactly as the client wrote it), else the canonical request translated.
+   */
+  buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     return {
       method: 'POST',
       url: generateContentUrl(target.provider.baseUrl, target.model, request.stream === true),
       headers: upstreamHeaders(target),
-      body: JSON.stringify(toGeminiRequest(request, target.model)),
+      body: JSON.stringify(native ? native.body : toGeminiRequest(request, target.model)),
     };
   },
 
@@ -26,8 +30,8 @@ export const geminiAdapter: ProviderAdapter = {
     return completionFromGemini(body, target.model, target.provider.name);
   },
 
-  createStreamDecoder(target, request) {
-    return createGeminiStreamDecoder(target.model, target.provider.name, request.stream_options?.include_usage === true);
+  createStreamDecoder(target, request, native) {
+    return createGeminiStreamDecoder(target.model, target.provider.name, request.stream_options?.include_usage === true, { keepEvents: native !== undefined && native !== null });
   },
 
   parseError(status, headers, bodyText, target) {

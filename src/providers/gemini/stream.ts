@@ -1,4 +1,4 @@
-import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
+import type { ChatCompletionChunk, CompletionUsage, NativeStreamEvent } from '../../core/canonical.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { geminiStreamError } from './errors.js';
@@ -21,7 +21,9 @@ interface CandidateState {
  * (the last event carries the totals) becomes the final usage chunk when the client asked for include_usage,
  * and is reported to the gateway for cost either way.
  */
-export function createGeminiStreamDecoder(model: string, provider: string, includeUsage = true): StreamDecoder {
+export function createGeminiStreamDecoder(model: string, provider: string, includeUsage = true, options: { keepEvents?: boolean } = {}): StreamDecoder {
+  /** Native pass-through: every event's data as it came, since `takeNative` was last called; null when not passing through. */
+  let kept: NativeStreamEvent[] | null = options.keepEvents === true ? [] : null;
   let id: string | null = null;
   const created = Math.floor(Date.now() / 1000);
   const candidates = new Map<number, CandidateState>();
@@ -76,6 +78,7 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
     const root = Array.isArray(body) ? body[0] : body;
     if (!isRecord(root)) return null;
     if (root.error) throw geminiStreamError(provider, root);
+    kept?.push({ event: event.event ?? '', data: event.data });
     id ??= completionId(root.responseId);
     const out: ChatCompletionChunk[] = [];
     const list = Array.isArray(root.candidates) ? root.candidates.filter(isRecord) : [];
@@ -89,7 +92,7 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
     return out;
   });
 
-  return {
+  const streamDecoder: StreamDecoder = {
     push: (bytes) => decoder.push(bytes),
     end() {
       const tail = decoder.end();
@@ -99,4 +102,12 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
       return { chunks, complete: finished, usage };
     },
   };
+  if (kept !== null) {
+    streamDecoder.takeNative = () => {
+      const out = kept ?? [];
+      kept = [];
+      return out;
+    };
+  }
+  return streamDecoder;
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { estimateGeminiTokens } from '../count-tokens.js';
 import { canonicalEmbeddingsRequest, readEmbedRequests } from '../embeddings.js';
 import { canonicalGeminiModel, keepsGeminiFields, parseModelPath } from '../model-name.js';
-import { canonicalGenerateRequest, readGenerateRequest } from '../request.js';
+import { readGenerateCanonical, readGenerateRequest } from '../request.js';
 import { isRecord } from '../../../core/is-record.js';
 import { takeRequestFallbacks } from '../../openai/parse-request.js';
 import type { ChatCompletionRequest } from '../../../core/canonical.js';
@@ -127,7 +127,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
         const requestFallbacks = fallbacksOf(request.body).map((name) => canonicalGeminiModel(config, name));
         const body = readGenerateRequest(request.body);
         const stream = parsed.method === 'streamGenerateContent';
-        const { request: chat, info } = canonicalGenerateRequest(body, model, stream, { geminiFields });
+        const { request: chat, info, untranslatable } = readGenerateCanonical(body, model, stream, { geminiFields });
         const ctx = createRequestContext({
           dialect: DIALECT,
           path: request.url,
@@ -141,6 +141,9 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           id: request.id,
           clientHeaders: request.headers,
           exactNumbers: hasExactNumbers(request.body),
+          // A Gemini upstream gets the client's own body (native pass-through); other formats the translation, or,
+          // when the body holds what the canonical form cannot express, the 400 saying so (the call stage).
+          native: { format: 'gemini', body, untranslatable },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();

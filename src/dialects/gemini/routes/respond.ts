@@ -5,7 +5,8 @@ import { googleErrorBody } from '../errors.js';
 import { generateContentResponse, type GeminiReplyContext } from '../response.js';
 import type { Json } from '../../../wire/gemini/shapes.js';
 import { errorEvent, GeminiStreamRenderer, sseFrame } from '../stream.js';
-import type { ChatCompletion, EmbeddingsResponse, ResponseEvent } from '../../../core/canonical.js';
+import { geminiNative, nativeEventsText, nativeResponseJson } from '../native.js';
+import type { ChatCompletion, EmbeddingsResponse, NativeStreamEvent, ResponseEvent } from '../../../core/canonical.js';
 import type { GatewayError} from '../../../core/errors.js';
 import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
@@ -42,19 +43,31 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
   let headersSent = false;
   let events = 0;
   let completion: ChatCompletion | null = null;
+  /** A Gemini upstream's own answer (native pass-through), sent instead of the rendered completion. */
+  let nativeBody: Record<string, unknown> | null = null;
+  /** Decided by the first chunk: whether the upstream's own events go to the client (else the rendered chunks). */
+  let passThrough: boolean | null = null;
   let embeddings: EmbeddingsResponse | null = null;
   const write = tickCorkedWriter(res);
   const frame = (event: Json): string => {
     if (!arrayFraming) return sseFrame(event);
     return `${events++ === 0 ? '[' : ',\r\n'}${JSON.stringify(event)}`;
   };
-  const send = (list: Json[]): void => {
-    if (list.length === 0) return;
+  const sendText = (text: string): void => {
+    if (text === '') return;
     if (!headersSent) {
       res.writeHead(200, Object.assign(baseHeaders(ctx), arrayFraming ? JSON_HEADERS : SSE_HEADERS));
       headersSent = true;
     }
-    write(list.map(frame).join(''));
+    write(text);
+  };
+  const send = (list: Json[]): void => {
+    if (list.length > 0) sendText(list.map(frame).join(''));
+  };
+  const sendNative = (native: readonly NativeStreamEvent[]): void => {
+    if (shape.kind !== 'generate' || native.length === 0) return;
+    sendText(nativeEventsText(native, shape.reply, arrayFraming ? 'array' : 'sse', events === 0));
+    events += native.length;
   };
   const finish = (): void => {
     res.end(arrayFraming ? (events === 0 ? '[]' : ']') : undefined);
@@ -62,9 +75,16 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
   return serveAnswer(res, ctx, answer, log, {
     next(event) {
       // Completions and embeddings are sent when the pipeline completes, after the response side (cost, logs) has settled.
-      if (event.kind === 'completion') completion = event.completion;
-      else if (event.kind === 'embeddings') embeddings = event.response;
-      else if (renderer) send(renderer.push(event.chunk));
+      if (event.kind === 'completion') {
+        completion = event.completion;
+        nativeBody = geminiNative(event.native)?.body ?? null;
+      } else if (event.kind === 'embeddings') embeddings = event.response;
+      else if (renderer) {
+        passThrough ??= geminiNative(event.native) !== null;
+        // Passing through, the chunks are for the stages (cost, usage); the client gets the upstream's events.
+        if (!passThrough) send(renderer.push(event.chunk));
+        else if (event.native?.events) sendNative(event.native.events);
+      }
     },
     error(err: unknown) {
       const error = toGatewayError(err);
@@ -87,7 +107,13 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
       }
       if (completion && !ctx.stream) {
         res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
-        res.end(JSON.stringify(generateContentResponse(completion, shape.reply)));
+        res.end(nativeBody ? nativeResponseJson(nativeBody, shape.reply) : JSON.stringify(generateContentResponse(completion, shape.reply)));
+        return;
+      }
+      if (passThrough === true) {
+        // Every upstream event went out as it came; the usage and finish they carried were in them.
+        if (headersSent) finish();
+        else writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
       // A streaming client whose answer came back whole (a stage answering from a store) gets it as one event.

@@ -1,0 +1,65 @@
+/**
+ * Reading a JSON text's structure without parsing it: where a top-level field's string value is written, so a
+ * dialect can pass an upstream's own bytes on with one value changed (the model name the client sent).
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/** Whether the character at `at` is JSON whitespace (space, tab, line feed, carriage return). */
+function isSpace(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+/** Where the string opening at `start` (its quote) ends: the index of its closing quote, or -1. */
+function stringEnd(text: string, start: number): number {
+  let at = start + 1;
+  for (;;) {
+    const quote = text.indexOf('"', at);
+    if (quote === -1) return -1;
+    // A quote preceded by an odd number of backslashes is escaped, part of the string.
+    let slashes = 0;
+    while (text.charCodeAt(quote - 1 - slashes) === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return quote;
+    at = quote + 1;
+  }
+}
+
+/**
+ * Where the top-level object's `key` holds a string in a JSON text: the start (its opening quote) and the end
+ * (just past its closing quote) of the value as written; null when that key is absent at the top level or holds
+ * something else. The text is one that JSON.parse accepted. Only the structure is walked: strings are skipped
+ * whole (a `"model":` inside a content string is part of that string), and keys of nested objects are at a
+ * deeper level, so neither is mistaken for the field.
+ */
+export function topLevelStringSpan(text: string, key: string): [number, number] | null {
+  let depth = 0;
+  for (let at = 0; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+    else if (c === QUOTE) {
+      const end = stringEnd(text, at);
+      if (end === -1) return null;
+      if (depth === 1 && end - at - 1 === key.length && text.slice(at + 1, end) === key) {
+        let next = end + 1;
+        while (isSpace(text, next)) next++;
+        if (text.charCodeAt(next) === COLON) {
+          next++;
+          while (isSpace(text, next)) next++;
+          if (text.charCodeAt(next) !== QUOTE) return null;
+          const valueEnd = stringEnd(text, next);
+          return valueEnd === -1 ? null : [next, valueEnd + 1];
+        }
+      }
+      at = end;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,162 @@
+import { GoogleGenAI, HarmBlockThreshold, HarmCategory, type GenerateContentResponse } from '@google/genai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/**
+ * Native pass-through on /genai: a Gemini client talking to a Gemini provider gets its own body to the upstream and
+ * the upstream's own answer back (what the canonical form cannot carry included: Google Search grounding, safety
+ * settings and ratings, the exact thinking budget), but for `modelVersion`; translation stays for other formats.
+ */
+let gemini: GeminiUpstream;
+let openai: ScriptedUpstream;
+let tg: RunningGateway;
+let guarded: RunningGateway;
+
+const KEY = 'gemini-native-key';
+const SEARCH = { tools: [{ googleSearch: {} }] };
+const SAFETY = { safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }] };
+
+function client(gateway: RunningGateway): GoogleGenAI {
+  return new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${gateway.url}/genai`, timeout: 15_000 } });
+}
+
+/** The same request straight to the scripted upstream: what Gemini itself answers. */
+async function direct(method: string, body: unknown, query = ''): Promise<string> {
+  const response = await fetch(`${gemini.url}/v1beta/models/gemini-2.5-flash:${method}${query}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-goog-api-key': KEY },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(200);
+  return response.text();
+}
+
+async function viaGateway(method: string, body: unknown, query = '', gateway: RunningGateway = tg): Promise<Response> {
+  return fetch(`${gateway.url}/genai/v1beta/models/gemini-2.5-flash:${method}${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/** Every `responseId` (a per-answer counter in the scripted upstream) replaced, to compare two answers. */
+function sameIds(text: string): string {
+  return text.replace(/"responseId":\s*"[^"]*"/g, '"responseId":"*"');
+}
+
+beforeAll(async () => {
+  gemini = await startGeminiUpstream({ apiKey: KEY });
+  openai = await startOpenAIUpstream({ apiKey: 'sk-openai' });
+  const providers = {
+    gemini: { base_url: `${gemini.url}/v1beta`, api_key: KEY },
+    openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai' },
+  };
+  tg = await startGateway({
+    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+    providers,
+    routes: { mixed: { targets: [{ model: 'openai/gpt-4o-mini' }], fallbacks: ['gemini/gemini-2.5-flash'] } },
+  });
+  guarded = await startGateway({ providers, guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact' }] } });
+});
+
+afterAll(async () => {
+  await tg?.stop();
+  await guarded?.stop();
+  await gemini?.close();
+  await openai?.close();
+});
+
+beforeEach(() => {
+  gemini.reset();
+  openai.reset();
+});
+
+describe('/genai to a Gemini provider: native pass-through', () => {
+  it('sends the client body as it is, built-in tools and safety settings included, and returns the answer whole', async () => {
+    const ai = client(tg);
+    const response = await ai.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: 'what is new with cats',
+      config: { ...SEARCH, safetySettings: [{ category: HarmCategory.HARM_CATEGORY_HARASSMENT, threshold: HarmBlockThreshold.BLOCK_ONLY_HIGH }], thinkingConfig: { thinkingBudget: 1234 } },
+    });
+    const sent = gemini.calls[0]?.body;
+    expect(sent.tools).toEqual([{ googleSearch: {} }]);
+    expect(sent.safetySettings).toEqual(SAFETY.safetySettings);
+    expect(sent.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 1234 });
+    const candidate = response.candidates?.[0];
+    expect(candidate?.groundingMetadata?.webSearchQueries).toEqual(['what is new with cats']);
+    expect(candidate?.groundingMetadata?.groundingChunks?.[0]?.web?.title).toBe('example.com');
+    expect(candidate?.groundingMetadata?.searchEntryPoint?.renderedContent).toContain('Search suggestions');
+    expect(candidate?.safetyRatings).toEqual([{ category: 'HARM_CATEGORY_HARASSMENT', probability: 'NEGLIGIBLE' }]);
+    expect(response.text).toBe('echo: what is new with cats');
+  });
+
+  it("answers exactly what Gemini answers, but for modelVersion (the name the client asked for)", async () => {
+    const body = { contents: [{ role: 'user', parts: [{ text: 'grounded please' }] }], ...SEARCH, ...SAFETY };
+    const expected = JSON.parse(sameIds(await direct('generateContent', body)));
+    const response = await viaGateway('generateContent', body);
+    expect(response.status).toBe(200);
+    expect(JSON.parse(sameIds(await response.text()))).toEqual({ ...expected, modelVersion: 'gemini-2.5-flash' });
+  });
+
+  it('streams the upstream events byte for byte in alt=sse, and as one JSON array without it', async () => {
+    const body = { contents: [{ role: 'user', parts: [{ text: 'stream the grounded answer' }] }], ...SEARCH, ...SAFETY };
+    const expected = sameIds(await direct('streamGenerateContent', body, '?alt=sse'));
+    const sse = await viaGateway('streamGenerateContent', body, '?alt=sse');
+    expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const streamed = sameIds(await sse.text());
+    // The scripted upstream names the model the gateway asked for, which is the client's here.
+    expect(streamed).toBe(expected);
+    const events = expected.split('\r\n\r\n').filter(Boolean).map((frame) => JSON.parse(frame.replace(/^data: /, '')));
+    expect(events.at(-1).candidates[0].groundingMetadata.webSearchQueries).toEqual(['stream the grounded answer']);
+
+    const array = await viaGateway('streamGenerateContent', body);
+    expect(array.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(JSON.parse(sameIds(await array.text()))).toEqual(events);
+  });
+
+  it('works with the SDK streaming: every event as Gemini sent it, usage counted', async () => {
+    const events: GenerateContentResponse[] = [];
+    for await (const event of await client(tg).models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'search cats', config: SEARCH })) events.push(event);
+    expect(events.map((event) => event.text ?? '').join('')).toBe('echo: search cats');
+    expect(events.at(-1)?.candidates?.[0]?.groundingMetadata?.webSearchQueries).toEqual(['search cats']);
+    expect(events.every((event) => event.modelVersion === 'gemini-2.5-flash')).toBe(true);
+  });
+
+  it('refuses a built-in tool for a provider of another format, and passes over such targets in a route', async () => {
+    const refused = await fetch(`${tg.url}/genai/v1beta/models/openai%2Fgpt-4o-mini:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], ...SEARCH }),
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/built-in tool 'googleSearch'/);
+    expect(openai.calls).toHaveLength(0);
+    // The route's OpenAI target cannot take it; its Gemini fallback can.
+    const routed = await fetch(`${tg.url}/genai/v1beta/models/mixed:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], ...SEARCH }),
+    });
+    expect(routed.status).toBe(200);
+    expect(openai.calls).toHaveLength(0);
+    expect(gemini.calls[0]?.body.tools).toEqual([{ googleSearch: {} }]);
+  });
+
+  it('a guardrail redaction changes the body sent upstream and every chunk of the answer', async () => {
+    const body = { contents: [{ role: 'user', parts: [{ text: 'mail jane@example.com now' }] }], ...SEARCH };
+    const response = await viaGateway('streamGenerateContent', body, '?alt=sse', guarded);
+    const text = await response.text();
+    expect(JSON.stringify(gemini.calls[0]?.body)).not.toContain('jane@example.com');
+    expect(gemini.calls[0]?.body.tools).toEqual([{ googleSearch: {} }]);
+    // The upstream echoed the (already redacted) text; the output rule rebuilds each chunk from the parse.
+    expect(text).not.toContain('jane@example.com');
+    const events = text.split('\r\n\r\n').filter(Boolean).map((frame) => JSON.parse(frame.replace(/^data: /, '')));
+    expect(events.map((event) => event.candidates?.[0]?.content?.parts?.map((part: { text?: string }) => part.text ?? '').join('') ?? '').join('')).toMatch(/^echo: mail \S+ now$/);
+  });
+
+  it('counts the tokens of a request with a built-in tool instead of refusing it', async () => {
+    // (The SDK sends tools with countTokens only to Vertex; the REST body carries a whole generateContentRequest.)
+    const counted = await viaGateway('countTokens', { generateContentRequest: { model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'what is new with cats' }] }], ...SEARCH } });
+    expect(counted.status).toBe(200);
+    expect(((await counted.json()) as { totalTokens: number }).totalTokens).toBeGreaterThan(0);
+  });
+});
