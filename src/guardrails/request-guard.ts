@@ -150,18 +150,16 @@ const NATIVE_TEXT: Record<string, NativeTextLayout> = {
 };
 
 /**
- * The client's own body (native pass-through) redacted like the canonical request: every string of its
- * conversation (Anthropic's `messages` and `system`, Gemini's `contents` and `systemInstruction`) that is text, not
- * an id, a signature or base64 data. A format without a known layout is returned as it is.
+ * The client's own body (native pass-through) with `visit` applied to every string of its conversation
+ * (Anthropic's `messages` and `system`, Gemini's `contents` and `systemInstruction`) that is text, not an id, a
+ * signature or base64 data; on copies, the client's parsed body stays as it came. A format without a known layout
+ * is returned as it is.
  */
-export function redactNativeBody(body: Record<string, unknown>, scanner: TextScanner, format = 'anthropic'): Record<string, unknown> {
+function mapNativeText(body: Record<string, unknown>, format: string, visit: (text: string) => string): Record<string, unknown> {
   const layout = NATIVE_TEXT[format];
   if (!layout) return body;
   const walk = (value: unknown): unknown => {
-    if (typeof value === 'string') {
-      const found = scanner.scan(value).filter((finding) => finding.action === 'redact');
-      return found.length > 0 ? scanner.redact(value, found) : value;
-    }
+    if (typeof value === 'string') return visit(value);
     if (Array.isArray(value)) return value.map(walk);
     if (!isRecord(value)) return value;
     if (layout.isThought(value)) return value;
@@ -172,4 +170,33 @@ export function redactNativeBody(body: Record<string, unknown>, scanner: TextSca
   const out = { ...body };
   for (const field of layout.fields) if (field in body) out[field] = walk(body[field]);
   return out;
+}
+
+/** The client's own body redacted like the canonical request (after the canonical check changed some text). */
+export function redactNativeBody(body: Record<string, unknown>, scanner: TextScanner, format = 'anthropic'): Record<string, unknown> {
+  return mapNativeText(body, format, (text) => {
+    const found = scanner.scan(text).filter((finding) => finding.action === 'redact');
+    return found.length > 0 ? scanner.redact(text, found) : text;
+  });
+}
+
+/**
+ * The client's own body checked whole, for a request whose canonical form left parts out (code execution parts,
+ * block kinds it has no counterpart for): those parts go to an upstream of the client's format as they are, so the
+ * rules must see their text too. Every finding is returned; the first `block` one stops the request; `redact` ones
+ * are replaced in the body returned.
+ */
+export function guardNativeBody(body: Record<string, unknown>, scanner: TextScanner, format: string): { blocked: Finding | null; findings: Finding[]; body: Record<string, unknown> } {
+  const findings: Finding[] = [];
+  let blocked: Finding | null = null;
+  const checked = mapNativeText(body, format, (text) => {
+    if (blocked) return text;
+    const found = scanner.scan(text);
+    if (found.length === 0) return text;
+    findings.push(...found);
+    blocked = found.find((finding) => finding.action === 'block') ?? null;
+    const redact = found.filter((finding) => finding.action === 'redact');
+    return redact.length > 0 ? scanner.redact(text, redact) : text;
+  });
+  return { blocked, findings, body: checked };
 }

@@ -11,7 +11,7 @@ import { libraryRules } from '../config/runtime.js';
 import { guardStream } from '../guardrails/answer-guard.js';
 import { requestedSchema, schemaProblem } from '../guardrails/json-output.js';
 import { moderate, verdictBlocks, type Classify, type ModerationRule, type ModerationVerdict } from '../guardrails/moderation.js';
-import { guardRequest, redactNativeBody, type TextScanner } from '../guardrails/request-guard.js';
+import { guardNativeBody, guardRequest, redactNativeBody, type TextScanner } from '../guardrails/request-guard.js';
 import { compileGuardrails, type Scanner } from '../guardrails/scanner.js';
 import { createStreamGuard } from '../guardrails/stream-guard.js';
 import type { Finding } from '../guardrails/types.js';
@@ -196,10 +196,17 @@ class GuardrailsStage implements Stage {
     const scanner = policy.inputText;
     if (!scanner) return;
     const verdict = guardRequest(ctx.request, ctx.operation, scanner);
-    if (verdict.findings.length > 0) this.report(ctx, 'input', verdict.findings);
+    const native = ctx.native;
+    // A body whose canonical form left parts out goes upstream with them (native pass-through): it is checked whole,
+    // and its findings (a superset of the canonical ones) are the ones reported.
+    const whole = native?.untranslatable ? guardNativeBody(native.body, scanner, native.format) : null;
+    const findings = whole ? whole.findings : verdict.findings;
+    if (findings.length > 0) this.report(ctx, 'input', findings);
     if (verdict.blocked) throw blockedError(verdict.blocked.finding, 'input', verdict.blocked.param);
-    // The client's own body goes upstream as it is (native pass-through): it gets the same redactions.
-    if (verdict.changed && ctx.native) (ctx as { native: typeof ctx.native }).native = { ...ctx.native, body: redactNativeBody(ctx.native.body, scanner, ctx.native.format) };
+    if (whole?.blocked) throw blockedError(whole.blocked, 'input', native?.format === 'gemini' ? 'contents' : 'messages');
+    // The client's own body goes upstream as it is: it gets the same redactions.
+    if (native && whole) (ctx as { native: typeof native }).native = { ...native, body: whole.body };
+    else if (native && verdict.changed) (ctx as { native: typeof native }).native = { ...native, body: redactNativeBody(native.body, scanner, native.format) };
   }
 
   private async moderateInput(ctx: RequestContext, policy: Policy): Promise<void> {

@@ -183,12 +183,16 @@ class McpStage implements Stage {
           subscriber.next(event);
         };
         current = next().subscribe({
-          next: (event) => {
-            if (event.kind === 'completion') {
-              completion = event.completion;
+          next: (received) => {
+            if (received.kind === 'completion') {
+              completion = received.completion;
               return;
             }
-            if (event.kind !== 'chunk') return emit(event);
+            if (received.kind !== 'chunk') return emit(received);
+            // An agent's answer may span turns (the later ones translated), and the tool calls it holds back are
+            // tollgate's: the client gets it rendered from the chunks, never as an upstream's own events (native
+            // pass-through), which would carry a held call out with the text of the same read.
+            const event: ResponseEvent = received.native ? { kind: 'chunk', chunk: received.chunk } : received;
             const chunk = event.chunk;
             if (chunk.usage) turnUsage = chunk.usage;
             const choice = chunk.choices[0];

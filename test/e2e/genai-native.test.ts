@@ -153,6 +153,23 @@ describe('/genai to a Gemini provider: native pass-through', () => {
     expect(events.map((event) => event.candidates?.[0]?.content?.parts?.map((part: { text?: string }) => part.text ?? '').join('') ?? '').join('')).toMatch(/^echo: mail \S+ now$/);
   });
 
+  it('checks the text of parts only a Gemini upstream takes (code execution) with the input rules too', async () => {
+    const body = {
+      contents: [
+        { role: 'user', parts: [{ text: 'run it' }] },
+        { role: 'model', parts: [{ executableCode: { language: 'PYTHON', code: 'print("jane@example.com")' } }] },
+        { role: 'user', parts: [{ text: 'thanks' }] },
+      ],
+      tools: [{ codeExecution: {} }],
+    };
+    const response = await viaGateway('generateContent', body, '', guarded);
+    expect(response.status).toBe(200);
+    const sent = gemini.calls[0]?.body;
+    expect(JSON.stringify(sent)).not.toContain('jane@example.com');
+    expect(sent.contents[1].parts[0].executableCode.language).toBe('PYTHON');
+    expect(sent.tools).toEqual([{ codeExecution: {} }]);
+  });
+
   it('counts the tokens of a request with a built-in tool instead of refusing it', async () => {
     // (The SDK sends tools with countTokens only to Vertex; the REST body carries a whole generateContentRequest.)
     const counted = await viaGateway('countTokens', { generateContentRequest: { model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'what is new with cats' }] }], ...SEARCH } });

@@ -217,6 +217,28 @@ describe('MCP tools for models', () => {
     gemini.reset();
   });
 
+  it('streams an agent run to a Gemini client: text before a tool call, then the final turn, no tool call shown', async () => {
+    // The first turn says something, then calls the MCP tool, in one read; the second turn answers from the result.
+    const event = (parts: unknown[], finish?: string): string =>
+      `data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts }, index: 0, ...(finish ? { finishReason: finish } : {}) }], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3, totalTokenCount: 8 }, modelVersion: 'gemini-2.5-flash' })}\r\n\r\n`;
+    gemini.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: event([{ text: 'Let me look. ' }]) + event([{ functionCall: { name: 'kb__lookup', args: { query: 'venus' } } }], 'STOP') });
+    const response = await fetch(`${tg.url}/genai/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'venus' }] }] }),
+    });
+    const text = await response.text();
+    expect(kb.calls).toEqual(['lookup:venus']);
+    expect(gemini.calls).toHaveLength(2);
+    const said = text.split('\r\n\r\n').filter(Boolean).map((frame) => JSON.parse(frame.replace(/^data: /, '')));
+    const words = said.map((frame) => frame.candidates?.[0]?.content?.parts?.map((part: { text?: string }) => part.text ?? '').join('') ?? '').join('');
+    // The tool's result came back through the scripted upstream's second turn.
+    expect(words).toContain('Let me look. ');
+    expect(words).toMatch(/^Let me look. result: .*found: VENUS/);
+    expect(text).not.toContain('kb__lookup');
+    gemini.reset();
+  });
+
   it("keeps a key to its allow-list: a server outside it is refused, a listed tool alone is offered", async () => {
     const outsider = await createKey({ name: 'outsider', mcp: { allow: ['other-server'] } });
     const refused = await clientFor(outsider.key)

@@ -216,6 +216,11 @@ describe('exports', () => {
     const text = await res.text();
     const rows = text.trim().split('\r\n');
     expect(rows[0]?.split(',').slice(0, 4)).toEqual(['id', 'at', 'dialect', 'path']);
+    // Every field an entry has in JSON lines has its column.
+    const header = new Set(rows[0]?.split(','));
+    const entries = (await (await fetch(`${tg.url}/api/logs/export?format=jsonl`)).text()).trim().split('\n').map((line) => JSON.parse(line));
+    const missing = new Set(entries.flatMap((entry) => Object.keys(entry)).filter((field) => !header.has(field)));
+    expect([...missing]).toEqual([]);
     expect(rows.length - 1).toBe((await logged('')).length);
     const formulaRow = rows.find((row) => row.startsWith(ids.formula as string)) as string;
     expect(formulaRow).toContain(`"'=HYPERLINK(""http://x"")"`);

@@ -73,7 +73,9 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(root.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
       'gen_ai.request.model': 'chat',
-      'gen_ai.provider.name': 'backup',
+      // The vendor as the GenAI conventions name it (`backup` is an OpenAI-type provider); the configured name beside it.
+      'gen_ai.provider.name': 'openai',
+      'tollgate.provider': 'backup',
       'gen_ai.response.model': 'm',
       'gen_ai.response.finish_reasons': ['stop'],
       'tollgate.route': 'chat',
@@ -105,9 +107,9 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
 
     // Two attempts under the call stage: the failed one on the primary, the answer from the fallback.
     const attempts = mine.filter((s) => s.kind === 3); // CLIENT
-    expect(attempts.map((s) => [s.attributes['gen_ai.provider.name'], s.attributes['http.response.status_code'], s.attributes['tollgate.fallback']])).toEqual([
-      ['openai', 500, false],
-      ['backup', 200, true],
+    expect(attempts.map((s) => [s.attributes['gen_ai.provider.name'], s.attributes['tollgate.provider'], s.attributes['http.response.status_code'], s.attributes['tollgate.fallback']])).toEqual([
+      ['openai', 'openai', 500, false],
+      ['openai', 'backup', 200, true],
     ]);
     for (const attempt of attempts) expect(attempt.parentSpanId).toBe(stage('call').spanId);
     expect(attempts[0]?.status.code).toBe(2); // ERROR

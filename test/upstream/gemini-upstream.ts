@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { LiveExchange, readBody } from './exchange.js';
 import { deliverJson, deliverStream, type UpstreamMode } from './modes.js';
+import { sendRaw } from './respond.js';
 
 export type GeminiMode =
   | Exclude<UpstreamMode, { kind: 'error' } | { kind: 'bad-json' }>
@@ -489,6 +490,8 @@ class Upstream implements GeminiUpstream {
     const mode = this.queue.shift() ?? this.mode;
     if (mode.kind === 'reset') return exchange.reset();
     if (mode.kind === 'error') return this.scriptedError(exchange, mode);
+    // A whole answer as given (a turn a test writes itself, event by event), after the request was recorded.
+    if (mode.kind === 'raw') return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
     if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
     if (parseError !== null) return this.send(exchange, 400, invalid(`Invalid JSON payload received. ${parseError}`));
     if (method === 'batchEmbedContents') {

@@ -293,9 +293,11 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
     ['frequencyPenalty', 'frequency_penalty'],
   ];
   for (const [gemini, openai] of numbers) {
-    const value = field(config, gemini);
-    if (value === undefined || value === null) continue;
-    if (typeof value !== 'number') throw invalidArgument(`Invalid value at 'generation_config.${gemini}', ${JSON.stringify(value)}`, `generationConfig.${gemini}`);
+    const raw = field(config, gemini);
+    if (raw === undefined || raw === null) continue;
+    // Google reads its numbers as protobuf JSON does: a number, or a string holding one (`"100"`).
+    const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidArgument(`Invalid value at 'generation_config.${gemini}', ${JSON.stringify(raw)}`, `generationConfig.${gemini}`);
     fields[openai] = value;
   }
   const candidates = field(config, 'candidateCount');

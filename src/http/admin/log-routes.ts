@@ -12,12 +12,13 @@ import { gatewayError } from '../../core/errors.js';
 /** The export's page size: one page in memory at a time. */
 const EXPORT_PAGE = 500;
 
-/** CSV columns of a log export (JSON lines carry every field). */
+/** CSV columns of a log export: every field of an entry (lists and objects as JSON), as JSON lines carry them. */
 const LOG_COLUMNS: ReadonlyArray<{ header: string; value: (row: RequestLogEntry) => unknown }> = [
   { header: 'id', value: (e) => e.id },
   { header: 'at', value: (e) => e.at },
   { header: 'dialect', value: (e) => e.dialect },
   { header: 'path', value: (e) => e.path },
+  { header: 'operation', value: (e) => e.operation },
   { header: 'key_id', value: (e) => e.key_id },
   { header: 'team_id', value: (e) => e.team_id },
   { header: 'route', value: (e) => e.route },
@@ -32,17 +33,25 @@ const LOG_COLUMNS: ReadonlyArray<{ header: string; value: (row: RequestLogEntry)
   { header: 'cancelled', value: (e) => e.cancelled },
   { header: 'fallback', value: (e) => e.fallback },
   { header: 'attempts', value: (e) => e.attempts?.length },
+  { header: 'attempt_list', value: (e) => e.attempts },
   { header: 'prompt_tokens', value: (e) => e.prompt_tokens },
   { header: 'completion_tokens', value: (e) => e.completion_tokens },
   { header: 'cached_tokens', value: (e) => e.cached_tokens },
+  { header: 'cache_write_tokens', value: (e) => e.cache_write_tokens },
   { header: 'reasoning_tokens', value: (e) => e.reasoning_tokens },
   { header: 'cost_usd', value: (e) => e.cost_usd },
+  { header: 'priced', value: (e) => e.priced },
+  { header: 'estimated', value: (e) => e.estimated },
+  { header: 'cache', value: (e) => e.cache },
+  { header: 'guardrails', value: (e) => e.guardrails },
   { header: 'duration_ms', value: (e) => e.duration_ms },
   { header: 'upstream_ms', value: (e) => e.upstream_ms },
   { header: 'first_token_ms', value: (e) => e.first_token_ms },
   { header: 'overhead_ms', value: (e) => e.overhead_ms },
   { header: 'user', value: (e) => e.user },
   { header: 'metadata', value: (e) => e.metadata },
+  { header: 'request_body', value: (e) => e.request_body },
+  { header: 'response_body', value: (e) => e.response_body },
 ];
 
 /** The request log: filtered pages newest first, one entry by id, and exports of a filter's whole result. */

@@ -1,13 +1,14 @@
 import { isSpanContextValid, ROOT_CONTEXT, SamplingDecision, SpanKind, trace, type Attributes, type Context, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { EventBus } from '../../bus/bus.js';
-import type { TracingSettings } from '../../core/config.js';
+import type { RuntimeConfig, TracingSettings } from '../../core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../core/events.js';
 import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
 import { refusalChannel, requestChannel, upstreamChannel, type RefusedRequestMessage, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
 import { redactSecrets } from '../../core/redact-secrets.js';
+import { genAIProviderName } from './genai-provider.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
 import { newSpanId, newTraceId, spanIdHex, spanIdWords, traceIdOf, type AttributeList, type SpanRecord } from './span-record.js';
 
@@ -54,8 +55,8 @@ const STAGE_OUTCOME: Record<StageEnd, AttributeList | null> = {
 /** Where a request span's attributes known only at its end start in its list (six pairs are known at its start). */
 const END_ATTRIBUTES = 12;
 
-/** Where an attempt span's attributes known at its end start in its list (after five pairs known at its start). */
-const ATTEMPT_END_ATTRIBUTES = 10;
+/** Where an attempt span's attributes known at its end start in its list (after six pairs known at its start). */
+const ATTEMPT_END_ATTRIBUTES = 12;
 
 /** How long shutdown waits for the last spans to be exported. */
 const SHUTDOWN_FLUSH_MS = 2_000;
@@ -94,6 +95,8 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
   attempts: AttemptSpan[];
   /** The request's spans were handed to the batch (an attempt still running then goes on its own when it ends). */
   ended: boolean;
+  /** The config the request runs under (its providers' vendors name `gen_ai.provider.name`). */
+  config: RuntimeConfig;
 }
 
 /** An upstream attempt's span while the call runs. */
@@ -271,6 +274,7 @@ export class RequestTracer {
       'url.path', ctx.path || null,
       'http.response.status_code', null,
       'gen_ai.provider.name', null,
+      'tollgate.provider', null,
       'gen_ai.response.model', null,
       'gen_ai.usage.input_tokens', null,
       'gen_ai.usage.output_tokens', null,
@@ -306,6 +310,7 @@ export class RequestTracer {
       stageIds: [],
       attempts: [],
       ended: false,
+      config: ctx.config,
     };
     newSpanId(spans);
     this.requests.set(requestId, spans);
@@ -370,7 +375,8 @@ export class RequestTracer {
       error: null,
       attributes: [
         'gen_ai.operation.name', message.ctx.operation,
-        'gen_ai.provider.name', message.provider,
+        'gen_ai.provider.name', semconvProvider(message.ctx.config, message.provider),
+        'tollgate.provider', message.provider,
         'gen_ai.request.model', redactSecrets(message.model, NO_PATTERNS),
         'tollgate.attempt', message.attempt,
         'tollgate.fallback', message.fallback,
@@ -439,7 +445,8 @@ export class RequestTracer {
     const list = spans.attributes;
     let at = END_ATTRIBUTES + 1;
     list[at] = event.status; // http.response.status_code
-    list[(at += 2)] = event.provider; // gen_ai.provider.name
+    list[(at += 2)] = event.provider === null ? null : semconvProvider(spans.config, event.provider); // gen_ai.provider.name
+    list[(at += 2)] = event.provider; // tollgate.provider
     list[(at += 2)] = event.upstreamModel; // gen_ai.response.model
     list[(at += 2)] = event.usage?.input_tokens; // gen_ai.usage.input_tokens
     list[(at += 2)] = event.usage?.output_tokens; // gen_ai.usage.output_tokens
@@ -524,6 +531,12 @@ export class RequestTracer {
     record.error = error;
     this.exporter?.processor.onEnd(record);
   }
+}
+
+/** `gen_ai.provider.name` of a configured provider: its vendor's name in the GenAI conventions (see genai-provider.ts). */
+function semconvProvider(config: RuntimeConfig, provider: string): string {
+  const vendor = config.providers.get(provider)?.vendor.id;
+  return vendor === undefined ? provider : genAIProviderName(vendor);
 }
 
 function errorMessage(error: unknown): string {
