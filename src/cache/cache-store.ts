@@ -1,9 +1,15 @@
 import type { Database, RootDatabase } from 'lmdb';
-import type { ChatCompletion } from '../core/canonical.js';
+import type { ChatCompletion, NativeStreamEvent } from '../core/canonical.js';
 import { commitSoon } from '../store/commit.js';
 import { openRecords, recordCount } from '../store/records.js';
 
 /** One cached answer, as LMDB keeps it. */
+export interface CachedNative {
+  format: string;
+  body?: Record<string, unknown>;
+  events?: NativeStreamEvent[];
+}
+
 export interface CacheEntry {
   id: number;
   exactKey: string;
@@ -20,6 +26,12 @@ export interface CacheEntry {
   keyId: string | null;
   teamId: string | null;
   answer: ChatCompletion;
+  /**
+   * The upstream's own answer when it came through native pass-through (an Anthropic or Gemini client of a provider of
+   * its format): the whole message, or the stream's events. A hit for a client of that format replays it, so what
+   * the canonical answer cannot carry (grounding metadata, thinking signatures) is not lost on a hit.
+   */
+  native?: CachedNative | null;
   provider: string;
   upstreamModel: string;
   /** What the answer cost when it was bought: each hit saves this much. */

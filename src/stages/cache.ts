@@ -3,7 +3,8 @@ import type { EventBus } from '../bus/bus.js';
 import type { CacheLookup, CacheService } from '../cache/cache-service.js';
 import { replayChunks, StreamAssembler } from '../cache/answer-codec.js';
 import { cacheKeysOf, uncacheableReason, type CacheKeys } from '../cache/request-key.js';
-import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
+import type { CachedNative } from '../cache/cache-store.js';
+import type { ChatCompletion, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
@@ -148,9 +149,19 @@ class CacheStage implements Stage {
     this.cache.recordResult(hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic', entry.costUsd);
     this.cache.served(hit, Date.now());
     this.bus.emit('cache.hit', Object.assign(who, { tier: hit.tier, similarity: hit.similarity, savedUsd: entry.costUsd, served: true }));
-    if (!ctx.stream) return of({ kind: 'completion', completion: entry.answer });
+    // A client of the format the upstream answered in gets that answer as it came (see CacheEntry.native).
+    const native = entry.native && entry.native.format === ctx.native?.format ? entry.native : null;
+    if (!ctx.stream) {
+      if (native?.body) return of({ kind: 'completion', completion: entry.answer, native: { format: native.format, body: native.body } });
+      return of({ kind: 'completion', completion: entry.answer });
+    }
     const includeUsage = ctx.request.stream_options?.include_usage === true;
-    return of(...replayChunks(entry.answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk })));
+    const chunks = replayChunks(entry.answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk }));
+    // The stream's own events ride on the first chunk, as the call stage relays a read's events (the dialect writes
+    // them all there and nothing for the chunks after).
+    const first = chunks[0];
+    if (native?.events && first?.kind === 'chunk') chunks[0] = { kind: 'chunk', chunk: first.chunk, native: { format: native.format, events: native.events } };
+    return of(...chunks);
   }
 
   /**
@@ -162,23 +173,25 @@ class CacheStage implements Stage {
     return new Observable<ResponseEvent>((subscriber) => {
       const assembler = new StreamAssembler();
       let completion: ChatCompletion | null = null;
+      const native = new NativeKeeper(ctx.native?.format ?? null);
       const subscription = next().subscribe({
         next: (event) => {
           if (event.kind === 'chunk') assembler.add(event.chunk);
           else if (event.kind === 'completion') completion = event.completion;
+          native.add(event);
           subscriber.next(event);
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
           subscriber.complete();
-          this.store(ctx, keys, completion ?? assembler.completion(), vector, ttl, semantic);
+          this.store(ctx, keys, completion ?? assembler.completion(), native.kept(), vector, ttl, semantic);
         },
       });
       return () => subscription.unsubscribe();
     });
   }
 
-  private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, vector: Float32Array | null, ttl: number, semantic: boolean): void {
+  private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, native: CachedNative | null, vector: Float32Array | null, ttl: number, semantic: boolean): void {
     if (!answer || !ctx.upstream || !storable(answer)) return;
     const upstream = ctx.upstream;
     // The cost is settled by the spend stage as the answer ends (perhaps after it): stored once it is known.
@@ -193,6 +206,7 @@ class CacheStage implements Stage {
           keyId: ctx.identity?.key.id ?? null,
           teamId: ctx.identity?.team?.id ?? null,
           answer,
+          native,
           provider: upstream.provider,
           upstreamModel: upstream.upstreamModel,
           costUsd: ctx.spent?.usd ?? 0,
@@ -228,3 +242,37 @@ export default definePlugin({
     return new CacheStage(cache, services.get(BUS), services.get(LOG));
   },
 });
+
+/**
+ * Keeps the upstream's own answer of a native pass-through (Anthropic's or Gemini's whole message, or their stream
+ * events) as it passes, for the cache entry. As the dialects decide, the first chunk tells: with events on it, the
+ * stream is the upstream's own (later chunks of a read carry none); without, a stage inside the cache (an MCP agent
+ * run) made the answer, and nothing is kept.
+ */
+class NativeKeeper {
+  private body: Record<string, unknown> | null = null;
+  private events: NativeStreamEvent[] | null = null;
+  private first = true;
+
+  constructor(private readonly format: string | null) {}
+
+  add(event: ResponseEvent): void {
+    if (this.format === null || event.kind === 'embeddings') return;
+    const native = event.native?.format === this.format ? event.native : null;
+    if (event.kind === 'completion') {
+      if (native?.body) this.body = native.body;
+      return;
+    }
+    if (this.first) {
+      this.first = false;
+      if (native?.events) this.events = [];
+    }
+    if (this.events && native?.events) this.events.push(...native.events);
+  }
+
+  kept(): CachedNative | null {
+    if (this.format === null) return null;
+    if (this.body !== null) return { format: this.format, body: this.body };
+    return this.events && this.events.length > 0 ? { format: this.format, events: this.events } : null;
+  }
+}

@@ -13,6 +13,7 @@ let gemini: GeminiUpstream;
 let openai: ScriptedUpstream;
 let tg: RunningGateway;
 let guarded: RunningGateway;
+let cached: RunningGateway;
 
 const KEY = 'gemini-native-key';
 const SEARCH = { tools: [{ googleSearch: {} }] };
@@ -55,11 +56,13 @@ beforeAll(async () => {
     routes: { mixed: { targets: [{ model: 'openai/gpt-4o-mini' }], fallbacks: ['gemini/gemini-2.5-flash'] } },
   });
   guarded = await startGateway({ providers, guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact' }] } });
+  cached = await startGateway({ providers, cache: { mode: 'on', semantic: { enabled: false } } });
 });
 
 afterAll(async () => {
   await tg?.stop();
   await guarded?.stop();
+  await cached?.stop();
   await gemini?.close();
   await openai?.close();
 });
@@ -168,6 +171,32 @@ describe('/genai to a Gemini provider: native pass-through', () => {
     expect(JSON.stringify(sent)).not.toContain('jane@example.com');
     expect(sent.contents[1].parts[0].executableCode.language).toBe('PYTHON');
     expect(sent.tools).toEqual([{ codeExecution: {} }]);
+  });
+
+  it('answers a cache hit with the upstream answer it stored, grounding included, whole and streamed', async () => {
+    /** The first answer (a miss), then the hit that replays the stored one: asked until it is a hit. */
+    const missThenHit = async (method: string, body: unknown, query = ''): Promise<[string, string]> => {
+      let stored = '';
+      const deadline = Date.now() + 5_000;
+      for (;;) {
+        const response = await viaGateway(method, body, query, cached);
+        const text = await response.text();
+        // An answer is stored just after it ended: until then a repeat is a miss too, and its answer is the one stored.
+        if (response.headers.get('x-tollgate-cache') === 'hit-exact') return [stored, text];
+        stored = text;
+        if (Date.now() > deadline) throw new Error('no cache hit');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const whole = { contents: [{ role: 'user', parts: [{ text: 'cache the grounded answer' }] }], ...SEARCH };
+    const [first, again] = await missThenHit('generateContent', whole);
+    expect(JSON.parse(again)).toEqual(JSON.parse(first));
+    expect(JSON.parse(again).candidates[0].groundingMetadata.webSearchQueries).toEqual(['cache the grounded answer']);
+
+    const streamed = { contents: [{ role: 'user', parts: [{ text: 'cache the grounded stream' }] }], ...SEARCH };
+    const [live, replayed] = await missThenHit('streamGenerateContent', streamed, '?alt=sse');
+    expect(replayed).toBe(live);
+    expect(replayed).toContain('groundingMetadata');
   });
 
   it('counts the tokens of a request with a built-in tool instead of refusing it', async () => {
