@@ -1,7 +1,8 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { ChatCompletionChunk, ChatCompletionRequest, NativeStreamEvent } from '../../core/canonical.js';
+import type { ChatCompletionChunk, ChatCompletionRequest } from '../../core/canonical.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
+import { KeptEvents } from '../kept-events.js';
 import { invalidUpstream, streamError } from './errors.js';
 import { finishReasonOf } from '../../wire/anthropic/stop-reasons.js';
 import { type AnthropicUsage } from '../../wire/anthropic/shapes.js';
@@ -28,8 +29,8 @@ export interface AnthropicDecoderOptions {
 
 export function createAnthropicStreamDecoder(provider: string, request?: ChatCompletionRequest, options: AnthropicDecoderOptions = {}): StreamDecoder {
   const created = Math.floor(Date.now() / 1000);
-  /** The events kept since `takeNative` was last called; null when not passing through. */
-  let kept: NativeStreamEvent[] | null = options.keepEvents === true ? [] : null;
+  /** The events kept for `takeNative`; null when not passing through. */
+  const kept = options.keepEvents === true ? new KeptEvents() : null;
   let id = '';
   let model = '';
   let usage: AnthropicUsage = {};
@@ -66,12 +67,12 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
     if (stopped) return null;
     const type = event.event ?? '';
     if (type === 'ping') {
-      kept?.push({ event: type, data: event.data });
+      kept?.push(type, event.data);
       return null;
     }
     if (type === 'error') throw streamError(provider, event.data);
     const data = parse(event.data);
-    kept?.push({ event: type !== '' ? type : String(data.type), data: event.data });
+    kept?.push(type !== '' ? type : String(data.type), event.data);
     switch (data.type ?? type) {
       case 'message_start': {
         const message = isRecord(data.message) ? data.message : {};
@@ -162,12 +163,6 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
       return { chunks: tail.chunks, complete: stopped };
     },
   };
-  if (kept !== null) {
-    decoder.takeNative = () => {
-      const out = kept ?? [];
-      kept = [];
-      return out;
-    };
-  }
+  if (kept !== null) decoder.takeNative = () => kept.take();
   return decoder;
 }

@@ -1,6 +1,7 @@
-import type { ChatCompletionChunk, CompletionUsage, NativeStreamEvent } from '../../core/canonical.js';
+import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
+import { KeptEvents } from '../kept-events.js';
 import { geminiStreamError } from './errors.js';
 import { finishReasonFromGemini } from '../../wire/gemini/finish-reasons.js';
 import { completionId } from './ids.js';
@@ -22,8 +23,8 @@ interface CandidateState {
  * and is reported to the gateway for cost either way.
  */
 export function createGeminiStreamDecoder(model: string, provider: string, includeUsage = true, options: { keepEvents?: boolean } = {}): StreamDecoder {
-  /** Native pass-through: every event's data as it came, since `takeNative` was last called; null when not passing through. */
-  let kept: NativeStreamEvent[] | null = options.keepEvents === true ? [] : null;
+  /** Native pass-through: every event as it came, for `takeNative`; null when not passing through. */
+  const kept = options.keepEvents === true ? new KeptEvents() : null;
   let id: string | null = null;
   const created = Math.floor(Date.now() / 1000);
   const candidates = new Map<number, CandidateState>();
@@ -78,7 +79,7 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
     const root = Array.isArray(body) ? body[0] : body;
     if (!isRecord(root)) return null;
     if (root.error) throw geminiStreamError(provider, root);
-    kept?.push({ event: event.event ?? '', data: event.data });
+    kept?.push(event.event ?? '', event.data);
     id ??= completionId(root.responseId);
     const out: ChatCompletionChunk[] = [];
     const list = Array.isArray(root.candidates) ? root.candidates.filter(isRecord) : [];
@@ -102,12 +103,6 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
       return { chunks, complete: finished, usage };
     },
   };
-  if (kept !== null) {
-    streamDecoder.takeNative = () => {
-      const out = kept ?? [];
-      kept = [];
-      return out;
-    };
-  }
+  if (kept !== null) streamDecoder.takeNative = () => kept.take();
   return streamDecoder;
 }
