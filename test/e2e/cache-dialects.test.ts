@@ -41,6 +41,18 @@ describe('cache hits on /anthropic, in Anthropic\'s own shape', () => {
     expect(message.stop_reason).toBe('end_turn');
     expect(rig.upstream.calls.length).toBe(calls);
   });
+
+  it("replays Anthropic's own answer on a hit: thinking blocks keep their signatures", async () => {
+    const thinking = { ...params, max_tokens: 2000, thinking: { type: 'enabled' as const, budget_tokens: 1024 }, messages: [{ role: 'user' as const, content: 'Think, then say which sea is saltiest.' }] };
+    const first = await rig.client.messages.create(thinking).withResponse();
+    const signed = first.data.content.find((block) => block.type === 'thinking');
+    expect(signed?.type === 'thinking' && signed.signature.length > 0).toBe(true);
+    await entries(rig.tg.url, 2);
+    const second = await rig.client.messages.create(thinking).withResponse();
+    expect(second.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    // The upstream's message as it came (a canonical replay would give the thinking block an empty signature).
+    expect(second.data).toEqual(first.data);
+  });
 });
 
 describe('cache hits on /genai, in Gemini\'s own shape', () => {
