@@ -183,6 +183,11 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         const chunk = event.chunk;
         last = chunk;
         try {
+          // A chunk with neither choices nor usage only carried an upstream's own events (native pass-through: a read
+          // that made no canonical chunk, such as a content block's start). The guard writes rebuilt chunks without
+          // those events, so it has nothing to pass on; and it is not the end of the text (taken for the usage
+          // chunk, it ended every choice, and the rest of an Anthropic stream was lost).
+          if (chunk.choices.length === 0 && !chunk.usage) return;
           if (chunk.choices.length === 0) {
             // The usage chunk: the text has ended, so what every open choice holds goes out before it.
             const flushed = flushAll(chunk);
