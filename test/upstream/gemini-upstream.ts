@@ -187,12 +187,22 @@ export function validateGeminiRequest(body: unknown): GoogleErrorBody | null {
     const schemaProblem = checkSchema(config.responseSchema, 'generation_config.response_schema');
     if (schemaProblem) return schemaProblem;
   }
+  // Gemini checks each safety setting: an object naming a harm category and a threshold.
+  const safety = body.safetySettings ?? body.safety_settings;
+  if (safety !== undefined) {
+    if (!Array.isArray(safety)) return invalid("Invalid value at 'safety_settings'");
+    for (const [i, setting] of (safety as unknown[]).entries()) {
+      if (!isRecord(setting) || typeof setting.category !== 'string' || typeof setting.threshold !== 'string') return invalid(`Invalid value at 'safety_settings[${i}]'`);
+    }
+  }
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return invalid("Invalid value at 'tools'");
     for (const [i, tool] of (body.tools as unknown[]).entries()) {
       if (!isRecord(tool)) return invalid(`Invalid value at 'tools[${i}]'`);
       for (const key of Object.keys(tool)) if (!['functionDeclarations', 'function_declarations', 'googleSearch', 'codeExecution'].includes(key)) return unknownField(key, `tools[${i}]`);
-      for (const [j, fn] of ((tool.functionDeclarations ?? []) as unknown[]).entries()) {
+      const declarations = tool.functionDeclarations ?? tool.function_declarations ?? [];
+      if (!Array.isArray(declarations)) return invalid(`Invalid value at 'tools[${i}].function_declarations'`);
+      for (const [j, fn] of (declarations as unknown[]).entries()) {
         if (!isRecord(fn) || typeof fn.name !== 'string') return invalid(`* GenerateContentRequest.tools[${i}].function_declarations[${j}].name: Name cannot be empty.\n`);
         for (const key of Object.keys(fn)) if (!['name', 'description', 'parameters', 'parametersJsonSchema', 'response'].includes(key)) return unknownField(key, `tools[${i}].function_declarations[${j}]`);
         const problem = checkSchema(fn.parameters, `tools[${i}].function_declarations[${j}].parameters`);
@@ -502,7 +512,15 @@ class Upstream implements GeminiUpstream {
       const delivery: UpstreamMode = mode.kind === 'blocked' || mode.kind === 'stream-error' ? { kind: 'ok' } : mode;
       return deliverJson(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, text, delivery);
     }
-    const problem = validateGeminiRequest(body);
+    // Gemini reads a body it cannot make sense of as a bad request: a shape this scripted validation has no rule for
+    // (a client's own body reaches it whole through native pass-through) gets the 400, never a crash here.
+    let problem: GoogleErrorBody | null;
+    try {
+      problem = validateGeminiRequest(body);
+      if (problem === null && isRecord(body) && method !== 'batchEmbedContents') planAnswer(body, this.usage);
+    } catch {
+      problem = invalid('Invalid JSON payload received. The request does not match GenerateContentRequest.');
+    }
     if (problem) return this.send(exchange, 400, problem);
 
     const request = body as Record<string, any>;
