@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { z } from 'zod';
+import { quoteInput } from '../core/quote-input.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
 import type { AuditFilter, AuditLog } from '../store/audit-log.js';
@@ -78,7 +79,7 @@ function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
   const result = schema.safeParse(body ?? {});
   if (result.success) return result.data;
   const first = result.error.issues[0];
-  const param = [prefix, ...(first?.path.map(String) ?? [])].filter(Boolean).join('.') || null;
+  const param = [prefix, ...(first?.path.map((segment) => quoteInput(String(segment), 100)) ?? [])].filter(Boolean).join('.') || null;
   throw gatewayError('invalid_config', `Invalid configuration: ${describeIssues(result.error).replace(/^/, prefix ? `${prefix}.` : '')}`, { param: param });
 }
 

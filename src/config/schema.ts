@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { quoteInput } from '../core/quote-input.js';
 import { z } from 'zod';
 import type { AlertsConfig, CacheConfig, CachePolicyConfig, PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
 import { NEVER_FORWARDED } from '../providers/forward-headers.js';
@@ -717,8 +718,10 @@ export function describeIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
     .map((issue) => {
-      const path = issue.path.map(String).join('.') || '(root)';
-      return `${path}: ${issue.message}`;
+      // A key of any size may come from an API body (a provider named with 100,000 characters): path and message
+      // are quoted bounded, so the error does not echo the input whole.
+      const path = issue.path.map((segment) => quoteInput(String(segment), 100)).join('.') || '(root)';
+      return `${path}: ${quoteInput(issue.message)}`;
     })
     .join('; ');
 }
