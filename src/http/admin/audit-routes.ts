@@ -5,7 +5,7 @@ import type { AuditEntry } from '../../config/views.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseExportFormat, sendExport } from './export-stream.js';
 import { listPage, parsePageLimit } from './paging.js';
-import { parseCursor, parseTime } from './log-filters.js';
+import { parseCursor, parseTimeRange } from './log-filters.js';
 import { queryString } from './request-body.js';
 
 /** The service caps a page at this; clamping here too keeps `next_before` honest for larger requests. */
@@ -24,12 +24,7 @@ const AUDIT_COLUMNS: ReadonlyArray<{ header: string; value: (row: AuditEntry) =>
 
 /** The audit filters of `GET /api/audit` and its export: `from`, `to` (ISO 8601 or epoch ms), `action`, `target`. */
 function parseAuditFilter(request: FastifyRequest): AuditFilter {
-  const filter: AuditFilter = {};
-  const from = parseTime(request, 'from');
-  const to = parseTime(request, 'to');
-  if (from !== undefined && to !== undefined && from >= to) throw gatewayError('invalid_query', 'from must be before to.', { param: 'from' });
-  if (from !== undefined) filter.from = from;
-  if (to !== undefined) filter.to = to;
+  const filter: AuditFilter = parseTimeRange(request);
   for (const name of ['action', 'target'] as const) {
     const value = queryString(request, name);
     if (value === undefined || value === '') continue;

@@ -33,17 +33,23 @@ function text(request: FastifyRequest, name: string): string | undefined {
   return raw;
 }
 
+/** `from` and `to` of a listing's query (a half-open range, so `from` must come first), each left out when absent. */
+export function parseTimeRange(request: FastifyRequest): { from?: number; to?: number } {
+  const range: { from?: number; to?: number } = {};
+  const from = parseTime(request, 'from');
+  const to = parseTime(request, 'to');
+  if (from !== undefined && to !== undefined && from >= to) throw gatewayError('invalid_query', 'from must be before to.', { param: 'from' });
+  if (from !== undefined) range.from = from;
+  if (to !== undefined) range.to = to;
+  return range;
+}
+
 /**
  * The request-log filters of `GET /api/logs` and its export: `from`, `to`, `key_id`, `team_id`, `model`, `provider`,
  * `route`, `status` (a code such as 429, or a class such as 4xx) and `q` (text in the error message).
  */
 export function parseLogFilter(request: FastifyRequest): RequestLogFilter {
-  const filter: RequestLogFilter = {};
-  const from = parseTime(request, 'from');
-  const to = parseTime(request, 'to');
-  if (from !== undefined && to !== undefined && from >= to) throw gatewayError('invalid_query', 'from must be before to.', { param: 'from' });
-  if (from !== undefined) filter.from = from;
-  if (to !== undefined) filter.to = to;
+  const filter: RequestLogFilter = parseTimeRange(request);
   for (const name of ['key_id', 'team_id', 'model', 'provider', 'route', 'q'] as const) {
     const value = text(request, name);
     if (value !== undefined) filter[name] = value;
