@@ -5,7 +5,7 @@ export const REDACTED = '[REDACTED]';
  * Secrets redacted from every kept body, whatever the operator configured: provider API keys by their well-known
  * shapes, tollgate virtual keys, bearer tokens and AWS access key ids.
  */
-export const BUILT_IN_SECRETS = [
+const BUILT_IN_SECRETS = [
   /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g,
   /\btg-[A-Za-z0-9_-]{16,}/g,
   /\bAIza[0-9A-Za-z_-]{30,}/g,
@@ -18,7 +18,7 @@ export const BUILT_IN_SECRETS = [
 const compiled = new WeakMap<readonly string[], RegExp[]>();
 
 /** The operator's redaction patterns (`settings.log_bodies.redact`), compiled once per config. */
-export function operatorPatterns(patterns: readonly string[]): RegExp[] {
+function operatorPatterns(patterns: readonly string[]): RegExp[] {
   let regexps = compiled.get(patterns);
   if (!regexps) {
     regexps = patterns.map((pattern) => new RegExp(pattern, 'g'));
@@ -26,6 +26,9 @@ export function operatorPatterns(patterns: readonly string[]): RegExp[] {
   }
   return regexps;
 }
+
+/** A model name or an upstream's message: the built-in shapes only (the operator's patterns are for people's text). */
+const NO_PATTERNS: readonly string[] = [];
 
 /** What every built-in secret pattern starts with. */
 const SECRET_PREFIXES = /sk-|tg-|AIza|AKIA|ASIA|gsk_|xai-|[Bb]earer/;
@@ -39,7 +42,7 @@ const SHORTEST_SECRET = 15;
  * `metadata` tags, the model name, an error message. A client that pastes a key into one of them (or an upstream
  * that echoes one in its error) must not put it in front of everyone who reads the log.
  */
-export function redactSecrets(text: string, patterns: readonly string[]): string {
+export function redactSecrets(text: string, patterns: readonly string[] = NO_PATTERNS): string {
   let out = text;
   // One test of the patterns' prefixes first: a model name or a tag almost never holds one.
   if (text.length >= SHORTEST_SECRET && SECRET_PREFIXES.test(text)) for (const pattern of BUILT_IN_SECRETS) out = out.replace(pattern, REDACTED);

@@ -173,7 +173,7 @@ function mapNativeText(body: Record<string, unknown>, format: string, visit: (te
 }
 
 /** The client's own body redacted like the canonical request (after the canonical check changed some text). */
-export function redactNativeBody(body: Record<string, unknown>, scanner: TextScanner, format = 'anthropic'): Record<string, unknown> {
+export function redactNativeBody(body: Record<string, unknown>, scanner: TextScanner, format: string): Record<string, unknown> {
   return mapNativeText(body, format, (text) => {
     const found = scanner.scan(text).filter((finding) => finding.action === 'redact');
     return found.length > 0 ? scanner.redact(text, found) : text;

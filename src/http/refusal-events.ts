@@ -4,8 +4,6 @@ import { fromFrameworkError } from './render-error.js';
 import { redactSecrets } from '../core/redact-secrets.js';
 import { refusalChannel } from '../core/trace-channels.js';
 
-const NO_PATTERNS: readonly string[] = [];
-
 /** A request header's one value, or null. */
 function headerValue(request: FastifyRequest, name: string): string | null {
   const value = request.headers[name];
@@ -62,7 +60,7 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
       dialect: dialectOf(path),
       path,
       operation: /embed/i.test(path) ? 'embeddings' : 'chat',
-      model: redactSecrets(requestedModel(request), NO_PATTERNS),
+      model: redactSecrets(requestedModel(request)),
       route: null,
       provider: null,
       upstreamModel: null,
@@ -84,7 +82,7 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
       priced: true,
       estimated: false,
       ...error,
-      message: redactSecrets(error.message, NO_PATTERNS),
+      message: redactSecrets(error.message),
     });
     done();
   });

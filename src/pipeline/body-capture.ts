@@ -1,13 +1,11 @@
 import type { ResponseEvent } from '../core/canonical.js';
 import type { LogBodySettings } from '../core/config.js';
 import type { RequestContext } from '../core/context.js';
-import { BUILT_IN_SECRETS, operatorPatterns, REDACTED } from '../core/redact-secrets.js';
+import { redactSecrets } from '../core/redact-secrets.js';
 
 /** Redacts, then cuts to `maxBytes` of UTF-8 (redacting first, so a cut never leaves half a secret showing). */
-export function keptBody(text: string, settings: LogBodySettings, patterns: readonly RegExp[]): string {
-  let out = text;
-  for (const pattern of BUILT_IN_SECRETS) out = out.replace(pattern, REDACTED);
-  for (const pattern of patterns) out = out.replace(pattern, REDACTED);
+export function keptBody(text: string, settings: LogBodySettings): string {
+  const out = redactSecrets(text, settings.redact);
   const bytes = Buffer.from(out, 'utf8');
   if (bytes.length <= settings.maxBytes) return out;
   // Cut on a character boundary, and say that it was cut.
@@ -52,7 +50,6 @@ export class BodyCapture {
 
   /** The request as the client sent it (its own body when native) and the answer, redacted and capped. */
   bodies(ctx: RequestContext): { request: string; response: string } {
-    const patterns = operatorPatterns(this.settings.redact);
     const request = JSON.stringify(ctx.native?.body ?? ctx.request);
     const response =
       this.whole !== null
@@ -62,6 +59,6 @@ export class BodyCapture {
             ...(this.tools.size > 0 ? { tool_calls: [...this.tools.values()] } : {}),
             finish_reason: this.finishReason,
           });
-    return { request: keptBody(request, this.settings, patterns), response: keptBody(response, this.settings, patterns) };
+    return { request: keptBody(request, this.settings), response: keptBody(response, this.settings) };
   }
 }

@@ -311,8 +311,6 @@ function collectFinishReasons(event: ResponseEvent, into: string[]): void {
   }
 }
 
-const NO_PATTERNS: readonly string[] = [];
-
 /** The request's `metadata` tags with string values (the shape OpenAI defines), or null. */
 function metadataTags(value: unknown, patterns: readonly string[]): Record<string, string> | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
@@ -341,10 +339,10 @@ function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishR
     path: ctx.path,
     operation: ctx.operation,
     // The operator's patterns are for people's text: a model name gets the built-in secret shapes only.
-    model: redactSecrets(ctx.request.model, NO_PATTERNS),
+    model: redactSecrets(ctx.request.model),
     route: ctx.plan?.route ?? null,
     provider: ctx.upstream?.provider ?? null,
-    upstreamModel: ctx.upstream ? redactSecrets(ctx.upstream.upstreamModel, NO_PATTERNS) : null,
+    upstreamModel: ctx.upstream ? redactSecrets(ctx.upstream.upstreamModel) : null,
     keyId: ctx.identity?.key.id ?? null,
     teamId: ctx.identity?.team?.id ?? null,
     stream: ctx.stream,

@@ -1,3 +1,4 @@
+import { REDACTED } from '../core/redact-secrets.js';
 import { GatewayError } from '../core/errors.js';
 import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../core/quote-input.js';
 import { gatewayError } from '../core/errors.js';
@@ -173,7 +174,7 @@ const SHORTEST_CREDENTIAL = 8;
  */
 export function withoutCredential(error: GatewayError, credential: string | null): GatewayError {
   if (credential === null || credential.length < SHORTEST_CREDENTIAL || !error.message.includes(credential)) return error;
-  return withMessage(error, error.message.replaceAll(credential, '[REDACTED]'));
+  return withMessage(error, error.message.replaceAll(credential, REDACTED));
 }
 
 /**

@@ -5,8 +5,6 @@ import type { RequestAttempt, RequestLogEntry } from '../governance/types.js';
 import type { Log } from '../log.js';
 import { redactSecrets } from '../core/redact-secrets.js';
 
-const NO_PATTERNS: readonly string[] = [];
-
 /** How long `flush` waits for writes in flight at shutdown. */
 const SETTLE_WAIT_MS = 2_000;
 /** Attempts kept per request (a route allows at most 20). */
@@ -88,7 +86,7 @@ export class RequestLogWriter {
     list.push({
       provider: event.provider,
       // A client may have pasted a key into the model name (`openai/<key>`): see core/redact-secrets.ts.
-      model: redactSecrets(event.model, NO_PATTERNS),
+      model: redactSecrets(event.model),
       status: event.status,
       ok: event.ok,
       duration_ms: Math.round(event.durationMs),

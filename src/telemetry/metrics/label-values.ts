@@ -1,7 +1,5 @@
 import { redactSecrets } from '../../core/redact-secrets.js';
 
-const NO_PATTERNS: readonly string[] = [];
-
 /** The value every label value past the cap is folded into. */
 export const OTHER = 'other';
 
@@ -19,7 +17,7 @@ export class LabelValues {
     const label = this.seen.get(value);
     if (label !== undefined) return label;
     if (this.seen.size >= this.max) return OTHER;
-    const redacted = redactSecrets(value, NO_PATTERNS);
+    const redacted = redactSecrets(value);
     this.seen.set(value, redacted);
     return redacted;
   }

@@ -18,8 +18,6 @@ const headerGetter = {
   get: (carrier: Record<string, string>, key: string) => carrier[key],
 };
 const NO_LINKS: [] = [];
-/** Model names go through redactSecrets with the built-in shapes only (a client may paste a key into one). */
-const NO_PATTERNS: readonly string[] = [];
 /**
  * What the sampler is shown of a new request span's attributes: nothing. The samplers tollgate builds (parent-based
  * over always-on, always-off or a trace-id ratio) decide on the trace id and the parent alone, and the attributes
@@ -251,17 +249,9 @@ export class RequestTracer {
   private requestStarted({ requestId, ctx }: RequestTraceMessage): void {
     const exporter = this.exporter;
     if (!this.announced.delete(requestId) || !exporter) return;
-    let parentContext: Context = ROOT_CONTEXT;
-    let parent: SpanContext | undefined;
-    if (ctx.hints.traceparent !== null) {
-      const carrier: Record<string, string> = { traceparent: ctx.hints.traceparent };
-      if (ctx.hints.tracestate !== null) carrier.tracestate = ctx.hints.tracestate;
-      parentContext = propagator.extract(ROOT_CONTEXT, carrier, headerGetter);
-      parent = trace.getSpanContext(parentContext);
-      if (parent && !isSpanContextValid(parent)) parent = undefined;
-    }
+    const { parentContext, parent } = clientParent(ctx.hints.traceparent, ctx.hints.tracestate);
     const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
-    const model = redactSecrets(ctx.request.model, NO_PATTERNS);
+    const model = redactSecrets(ctx.request.model);
     const name = `${ctx.operation} ${model}`;
     // The attributes known now, then a slot for each one known at the end (filled by requestEnded): the list is
     // made once at its final size instead of growing by a reallocation or two per traced request.
@@ -363,6 +353,7 @@ export class RequestTracer {
     // Its parent is the innermost stage still running (the call stage), else the request.
     const stage = spans.stages.innermostRunning();
     if (stage !== -1) this.stageIdsUpTo(spans, stage + 1);
+    const model = redactSecrets(message.model);
     const attempt: AttemptSpan = {
       request: spans,
       idHigh: 0,
@@ -371,13 +362,13 @@ export class RequestTracer {
       parentLow: stage === -1 ? spans.idLow : (spans.stageIds[2 * stage + 1] as number),
       startedAt: performance.now(),
       endedAt: Number.NaN,
-      name: `${message.ctx.operation} ${redactSecrets(message.model, NO_PATTERNS)}`,
+      name: `${message.ctx.operation} ${model}`,
       error: null,
       attributes: [
         'gen_ai.operation.name', message.ctx.operation,
         'gen_ai.provider.name', semconvProvider(message.ctx.config, message.provider),
         'tollgate.provider', message.provider,
-        'gen_ai.request.model', redactSecrets(message.model, NO_PATTERNS),
+        'gen_ai.request.model', model,
         'tollgate.attempt', message.attempt,
         'tollgate.fallback', message.fallback,
         // Filled when the attempt ends (see attemptEnded).
@@ -472,15 +463,7 @@ export class RequestTracer {
   private refusedSpan(refused: RefusedRequestMessage, event: GatewayEvents['request.failed']): void {
     const exporter = this.exporter;
     if (!exporter) return;
-    let parentContext: Context = ROOT_CONTEXT;
-    let parent: SpanContext | undefined;
-    if (refused.traceparent !== null) {
-      const carrier: Record<string, string> = { traceparent: refused.traceparent };
-      if (refused.tracestate !== null) carrier.tracestate = refused.tracestate;
-      parentContext = propagator.extract(ROOT_CONTEXT, carrier, headerGetter);
-      parent = trace.getSpanContext(parentContext);
-      if (parent && !isSpanContextValid(parent)) parent = undefined;
-    }
+    const { parentContext, parent } = clientParent(refused.traceparent, refused.tracestate);
     const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
     const name = event.model ? `${event.operation} ${event.model}` : event.operation;
     const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
@@ -531,6 +514,16 @@ export class RequestTracer {
     record.error = error;
     this.exporter?.processor.onEnd(record);
   }
+}
+
+/** The client's span from its `traceparent` (and `tracestate`), as the context the sampler reads; none when absent or invalid. */
+function clientParent(traceparent: string | null, tracestate: string | null): { parentContext: Context; parent: SpanContext | undefined } {
+  if (traceparent === null) return { parentContext: ROOT_CONTEXT, parent: undefined };
+  const carrier: Record<string, string> = { traceparent };
+  if (tracestate !== null) carrier.tracestate = tracestate;
+  const parentContext = propagator.extract(ROOT_CONTEXT, carrier, headerGetter);
+  const parent = trace.getSpanContext(parentContext);
+  return { parentContext, parent: parent && isSpanContextValid(parent) ? parent : undefined };
 }
 
 /** `gen_ai.provider.name` of a configured provider: its vendor's name in the GenAI conventions (see genai-provider.ts). */
