@@ -4,6 +4,7 @@ import type { CacheLookup, CacheService } from '../cache/cache-service.js';
 import { replayChunks, StreamAssembler } from '../cache/answer-codec.js';
 import { cacheKeysOf, uncacheableReason, type CacheKeys } from '../cache/request-key.js';
 import type { CachedNative } from '../cache/cache-store.js';
+import { nativeBodyOf, nativeEventsOf } from '../cache/native-reshape.js';
 import type { ChatCompletion, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext } from '../core/context.js';
@@ -152,7 +153,9 @@ class CacheStage implements Stage {
     // A client of the format the upstream answered in gets that answer as it came (see CacheEntry.native).
     const native = entry.native && entry.native.format === ctx.native?.format ? entry.native : null;
     if (!ctx.stream) {
-      if (native?.body) return of({ kind: 'completion', completion: entry.answer, native: { format: native.format, body: native.body } });
+      // Stored as a stream, it is served as the message those events make (and the other way round below).
+      const body = native ? nativeBodyOf(native) : null;
+      if (native && body) return of({ kind: 'completion', completion: entry.answer, native: { format: native.format, body } });
       return of({ kind: 'completion', completion: entry.answer });
     }
     const includeUsage = ctx.request.stream_options?.include_usage === true;
@@ -160,7 +163,8 @@ class CacheStage implements Stage {
     // The stream's own events ride on the first chunk, as the call stage relays a read's events (the dialect writes
     // them all there and nothing for the chunks after).
     const first = chunks[0];
-    if (native?.events && first?.kind === 'chunk') chunks[0] = { kind: 'chunk', chunk: first.chunk, native: { format: native.format, events: native.events } };
+    const events = native ? nativeEventsOf(native) : null;
+    if (native && events && first?.kind === 'chunk') chunks[0] = { kind: 'chunk', chunk: first.chunk, native: { format: native.format, events } };
     return of(...chunks);
   }
 

@@ -14,6 +14,12 @@ async function entries(url: string, count: number): Promise<void> {
   throw new Error(`the cache did not reach ${count} entries`);
 }
 
+/** A message the SDK accumulated from a stream, as it was on the wire: without the fields the SDK adds (`parsed_output`, undefined ones). */
+function onWire(message: object): object {
+  const { parsed_output: _parsed, ...fields } = JSON.parse(JSON.stringify(message)) as Record<string, unknown>;
+  return fields;
+}
+
 describe('cache hits on /anthropic, in Anthropic\'s own shape', () => {
   let rig: AnthropicRig;
   beforeAll(async () => {
@@ -52,6 +58,35 @@ describe('cache hits on /anthropic, in Anthropic\'s own shape', () => {
     expect(second.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
     // The upstream's message as it came (a canonical replay would give the thinking block an empty signature).
     expect(second.data).toEqual(first.data);
+  });
+
+  it('serves a stored message to a streaming client as the events of that message, signature and usage included', async () => {
+    const thinking = { ...params, max_tokens: 2000, thinking: { type: 'enabled' as const, budget_tokens: 1024 }, messages: [{ role: 'user' as const, content: 'Think, then name the deepest trench.' }] };
+    const first = await rig.client.messages.create(thinking);
+    await entries(rig.tg.url, 3);
+    const calls = rig.upstream.calls.length;
+    const stream = rig.client.messages.stream(thinking);
+    const types: string[] = [];
+    stream.on('streamEvent', (event) => types.push(event.type === 'content_block_delta' ? event.delta.type : event.type));
+    const message = await stream.finalMessage();
+    expect(rig.upstream.calls.length).toBe(calls);
+    // What the SDK makes of the events is the stored message itself, field for field.
+    expect(onWire(message)).toEqual(first);
+    expect(types).toContain('signature_delta');
+    expect(types.at(-1)).toBe('message_stop');
+  });
+
+  it('serves a stored stream to a client that does not stream as the message its events make', async () => {
+    const thinking = { ...params, max_tokens: 2000, thinking: { type: 'enabled' as const, budget_tokens: 1024 }, messages: [{ role: 'user' as const, content: 'Think, then name the longest river.' }] };
+    const live = await rig.client.messages.stream(thinking).finalMessage();
+    await entries(rig.tg.url, 4);
+    const calls = rig.upstream.calls.length;
+    const whole = await rig.client.messages.create(thinking).withResponse();
+    expect(whole.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect(rig.upstream.calls.length).toBe(calls);
+    expect(whole.data).toEqual(onWire(live));
+    const signed = whole.data.content.find((block) => block.type === 'thinking');
+    expect(signed?.type === 'thinking' && signed.signature.startsWith('sig_')).toBe(true);
   });
 });
 
@@ -93,5 +128,57 @@ describe('cache hits on /genai, in Gemini\'s own shape', () => {
       log = await api('GET', '/api/logs?limit=3');
     }
     expect(log.body.data.map((entry: { cache?: string }) => entry.cache)).toEqual(['hit-exact', 'hit-exact', 'miss']);
+  });
+
+  /** The answers of a thinking, grounded request: the whole one, and the stream's events merged by hand. */
+  const grounded = (question: string) => ({ model: 'gemini-2.5-flash', contents: question, config: { tools: [{ googleSearch: {} }] } });
+
+  it('serves a stored answer to a streaming client with what it carried: thoughts, grounding, usage', async () => {
+    gemini.setUsage({ thoughtText: 'Weighing the candidates.', thoughtsTokenCount: 7 });
+    try {
+      const ask = grounded('Which lake is the deepest?');
+      const first = await ai.models.generateContent(ask);
+      await entries(tg.url, 2);
+      const calls = gemini.calls.length;
+      const chunks: GenerateContentResponse[] = [];
+      for await (const chunk of await ai.models.generateContentStream(ask)) chunks.push(chunk);
+      expect(gemini.calls.length).toBe(calls);
+      const parts = chunks.flatMap((chunk) => chunk.candidates?.[0]?.content?.parts ?? []);
+      expect(parts).toEqual(first.candidates?.[0]?.content?.parts);
+      expect(parts[0]?.thought).toBe(true);
+      const last = chunks.at(-1);
+      expect(last?.candidates?.[0]?.groundingMetadata).toEqual(first.candidates?.[0]?.groundingMetadata);
+      expect(last?.candidates?.[0]?.groundingMetadata?.webSearchQueries).toEqual(['Which lake is the deepest?']);
+      expect(last?.usageMetadata).toEqual(first.usageMetadata);
+      expect(last?.usageMetadata?.thoughtsTokenCount).toBe(7);
+    } finally {
+      gemini.setUsage({});
+    }
+  });
+
+  it('serves a stored stream to a client that does not stream as one answer: parts joined, grounding and usage of the last event', async () => {
+    gemini.setUsage({ thoughtText: 'Comparing the lengths.', thoughtsTokenCount: 5 });
+    try {
+      const ask = grounded('Which mountain range is the longest?');
+      const chunks: GenerateContentResponse[] = [];
+      for await (const chunk of await ai.models.generateContentStream(ask)) chunks.push(chunk);
+      expect(chunks.length).toBeGreaterThan(2);
+      await entries(tg.url, 3);
+      const calls = gemini.calls.length;
+      const whole = await ai.models.generateContent(ask);
+      expect(gemini.calls.length).toBe(calls);
+      const candidate = whole.candidates?.[0];
+      // The thought, then the answer's three text pieces as one part (as Gemini answers a request that does not stream).
+      expect(candidate?.content?.parts).toEqual([
+        { text: 'Comparing the lengths.', thought: true },
+        { text: chunks.slice(1).map((chunk) => chunk.text ?? '').join('') },
+      ]);
+      expect(candidate?.finishReason).toBe('STOP');
+      expect(candidate?.groundingMetadata).toEqual(chunks.at(-1)?.candidates?.[0]?.groundingMetadata);
+      expect(whole.usageMetadata).toEqual(chunks.at(-1)?.usageMetadata);
+      expect(whole.responseId).toBe(chunks.at(-1)?.responseId);
+    } finally {
+      gemini.setUsage({});
+    }
   });
 });
