@@ -11,6 +11,8 @@ import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 import { mayUse, modeOf, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
 import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
+import { nativeNextTurn } from './mcp-native-turn.js';
+import { NativeKeeper } from './native-keeper.js';
 
 const SERVERS_HEADER = 'x-tollgate-mcp';
 const MODE_HEADER = 'x-tollgate-mcp-mode';
@@ -178,12 +180,15 @@ class McpStage implements Stage {
         let passing = false;
         let completion: ChatCompletion | null = null;
         let turnUsage: CompletionUsage | null = null;
+        // The upstream's own answer of this turn (native pass-through), for the next turn's body (see nativeNextTurn).
+        const kept = new NativeKeeper(ctx.native?.format ?? null);
         const emit = (event: ResponseEvent): void => {
           if (stopped) return;
           subscriber.next(event);
         };
         current = next().subscribe({
           next: (received) => {
+            kept.add(received);
             if (received.kind === 'completion') {
               completion = received.completion;
               return;
@@ -249,8 +254,13 @@ class McpStage implements Stage {
                 tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
               };
               ctx.request.messages = [...ctx.request.messages, assistant, ...results];
-              // The conversation is now tollgate's: later turns go upstream from the canonical request.
-              if (ctx.native) (ctx as { native: RequestContext['native'] }).native = null;
+              // A client's own body goes on with the upstream's own turn and the results in its format; when it
+              // cannot, the conversation is tollgate's and later turns go upstream from the canonical request.
+              if (ctx.native) {
+                const turns = toolCalls.map((call, i) => ({ name: call.name, result: typeof results[i]?.content === 'string' ? (results[i]?.content as string) : '' }));
+                const body = nativeNextTurn(ctx.native, kept.kept(), turns);
+                (ctx as { native: RequestContext['native'] }).native = body ? { ...ctx.native, body } : null;
+              }
               turn(step + 1);
             }, (err: unknown) => subscriber.error(err));
           },

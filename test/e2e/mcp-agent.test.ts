@@ -12,6 +12,7 @@ import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { GoogleGenAI } from '@google/genai';
 import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
 
 // MCP tools for models, through the official SDKs: the scripted upstream plays a model that calls the first tool it
 // is offered (arguments {"query": <the user's text>}) and, given a tool result, answers "echo: <the result>".
@@ -61,6 +62,7 @@ async function startKnowledgeBase(): Promise<{ url: string; calls: string[]; clo
 
 let upstream: ScriptedUpstream;
 let gemini: GeminiUpstream;
+let claude: AnthropicUpstream;
 let kb: Awaited<ReturnType<typeof startKnowledgeBase>>;
 let tg: RunningGateway;
 const { createKey, clientFor } = gatewayApi(() => tg.url);
@@ -68,9 +70,14 @@ const { createKey, clientFor } = gatewayApi(() => tg.url);
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream' });
   gemini = await startGeminiUpstream({ apiKey: 'gemini-key' });
+  claude = await startAnthropicUpstream({ apiKey: 'sk-ant-key' });
   kb = await startKnowledgeBase();
   tg = await startGateway({
-    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' }, gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' } },
+    providers: {
+      openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' },
+      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' },
+      anthropic: { base_url: `${claude.url}/v1`, api_key: 'sk-ant-key' },
+    },
     mcp: { servers: { kb: { type: 'http', url: kb.url } }, call_timeout_ms: 400 },
     routes: { researcher: { targets: [{ model: 'openai/gpt-4o-mini' }], mcp: { servers: ['kb'], mode: 'auto' } } },
   });
@@ -87,9 +94,11 @@ afterAll(async () => {
   await kb?.close();
   await upstream?.close();
   await gemini?.close();
+  await claude?.close();
 });
 afterEach(() => {
   upstream.reset();
+  claude.reset();
   kb.calls.length = 0;
 });
 
@@ -236,6 +245,55 @@ describe('MCP tools for models', () => {
     expect(words).toContain('Let me look. ');
     expect(words).toMatch(/^Let me look. result: .*found: VENUS/);
     expect(text).not.toContain('kb__lookup');
+    gemini.reset();
+  });
+
+  it('goes on in Anthropic\'s own format in agent mode: signed thinking handed back, server tools kept, the result as a tool_result', async () => {
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } });
+    const params = {
+      model: 'anthropic/claude-sonnet-4-5',
+      max_tokens: 2000,
+      thinking: { type: 'enabled' as const, budget_tokens: 1024 },
+      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }],
+      messages: [{ role: 'user' as const, content: 'use the tool for venus' }],
+    };
+    const check = (finalText: string): void => {
+      expect(kb.calls).toEqual(['lookup:use the tool for venus']);
+      expect(claude.calls).toHaveLength(2);
+      const second = claude.calls[1]?.body;
+      // The scripted upstream refuses a tool-use turn under thinking without its signed thinking block (as Anthropic does).
+      expect(second.thinking).toEqual(params.thinking);
+      expect(second.tools[0]).toEqual(params.tools[0]);
+      expect(second.messages[1].role).toBe('assistant');
+      expect(second.messages[1].content[0]).toMatchObject({ type: 'thinking', signature: expect.stringMatching(/^sig_/) });
+      expect(second.messages[1].content.at(-1)).toMatchObject({ type: 'tool_use', name: 'kb__lookup' });
+      expect(second.messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: second.messages[1].content.at(-1).id, content: 'found: USE THE TOOL FOR VENUS' }]);
+      expect(finalText).toBe('echo: tool said found: USE THE TOOL FOR VENUS');
+    };
+    const message = await anthropic.messages.create(params);
+    check(message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(''));
+    claude.reset();
+    kb.calls.length = 0;
+    const streamed = await anthropic.messages.stream(params).finalMessage();
+    check(streamed.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(''));
+  });
+
+  it('goes on in Gemini\'s own format in agent mode: built-in tools kept, the call\'s thought signature handed back', async () => {
+    const response = await fetch(`${tg.url}/genai/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'use the tool for venus' }] }], tools: [{ googleSearch: {} }], safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }] }),
+    });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { candidates: Array<{ content: { parts: Array<{ text?: string }> } }> };
+    expect(kb.calls).toEqual(['lookup:use the tool for venus']);
+    expect(gemini.calls).toHaveLength(2);
+    const second = gemini.calls[1]?.body;
+    expect(second.tools[0]).toEqual({ googleSearch: {} });
+    expect(second.safetySettings).toEqual([{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }]);
+    expect(second.contents[1]).toEqual({ role: 'model', parts: [{ functionCall: { name: 'kb__lookup', args: expect.any(Object) }, thoughtSignature: 'c2lnbmF0dXJlLW9mLXRoZS1jYWxs' }] });
+    expect(second.contents[2]).toEqual({ role: 'user', parts: [{ functionResponse: { name: 'kb__lookup', response: { result: 'found: USE THE TOOL FOR VENUS' } } }] });
+    expect(answer.candidates[0]?.content.parts.map((part) => part.text ?? '').join('')).toContain('found: USE THE TOOL FOR VENUS');
     gemini.reset();
   });
 

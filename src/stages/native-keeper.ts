@@ -1,0 +1,36 @@
+import type { NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
+import type { CachedNative } from '../cache/cache-store.js';
+
+/**
+ * Keeps the upstream's own answer of a native pass-through (Anthropic's or Gemini's whole message, or their stream
+ * events) as it passes, for the cache entry. As the dialects decide, the first chunk tells: with events on it, the
+ * stream is the upstream's own (later chunks of a read carry none); without, a stage inside the cache (an MCP agent
+ * run) made the answer, and nothing is kept.
+ */
+export class NativeKeeper {
+  private body: Record<string, unknown> | null = null;
+  private events: NativeStreamEvent[] | null = null;
+  private first = true;
+
+  constructor(private readonly format: string | null) {}
+
+  add(event: ResponseEvent): void {
+    if (this.format === null || event.kind === 'embeddings') return;
+    const native = event.native?.format === this.format ? event.native : null;
+    if (event.kind === 'completion') {
+      if (native?.body) this.body = native.body;
+      return;
+    }
+    if (this.first) {
+      this.first = false;
+      if (native?.events) this.events = [];
+    }
+    if (this.events && native?.events) this.events.push(...native.events);
+  }
+
+  kept(): CachedNative | null {
+    if (this.format === null) return null;
+    if (this.body !== null) return { format: this.format, body: this.body };
+    return this.events && this.events.length > 0 ? { format: this.format, events: this.events } : null;
+  }
+}
