@@ -29,21 +29,35 @@ export interface AnswerGuardOptions {
 type Choice = Record<string, unknown>;
 
 
-/** A whole answer checked: a block withholds that choice's text and tool calls (`content_filter`), redactions replace. */
+/**
+ * The text fields of a message or delta the rules check, besides tool call arguments: the answer, the model's
+ * reasoning (OpenAI-compatible `reasoning_content`, Anthropic's thinking) and a refusal. Each is a text stream of its own.
+ */
+const TEXT_FIELDS = ['content', 'reasoning_content', 'refusal'] as const;
+type TextField = (typeof TEXT_FIELDS)[number];
+
+/**
+ * A whole answer checked: a block withholds that choice's text and tool calls (`content_filter`), redactions replace.
+ * An answer nothing was found in is returned as it is (the same object), so its caller can keep the upstream's own
+ * form of it (native pass-through: thinking signatures, grounding) instead of re-rendering what did not change.
+ */
 export function guardCompletion(completion: ChatCompletion, options: AnswerGuardOptions): ChatCompletion {
   const { scanner } = options;
+  let changed = false;
   const choices = completion.choices.map((choice) => {
     if (!isRecord(choice) || !isRecord(choice.message)) return choice;
     const message = { ...choice.message };
     const found: Finding[] = [];
     let block: Finding | null = null;
-    if (typeof message.content === 'string') {
-      const findings = scanner.scan(message.content);
+    for (const field of TEXT_FIELDS) {
+      const text = message[field];
+      if (block || typeof text !== 'string') continue;
+      const findings = scanner.scan(text);
       found.push(...findings);
       block ??= findings.find((finding) => finding.action === 'block') ?? null;
-      if (!block && findings.some((finding) => finding.action === 'redact')) message.content = scanner.redact(message.content, findings);
+      if (!block && findings.some((finding) => finding.action === 'redact')) message[field] = scanner.redact(text, findings);
     }
-    if (Array.isArray(message.tool_calls)) {
+    if (!block && Array.isArray(message.tool_calls)) {
       message.tool_calls = message.tool_calls.map((call) => {
         if (block || !isRecord(call) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
         const args = call.function.arguments;
@@ -55,17 +69,23 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
       });
     }
     if (found.length > 0) options.report(block ? [block] : found);
-    if (!block) return found.length > 0 ? { ...choice, message } : choice;
+    if (!block) {
+      // Only a redaction changes the answer; a finding that is only flagged leaves it as it came.
+      if (!found.some((finding) => finding.action === 'redact')) return choice;
+      changed = true;
+      return { ...choice, message };
+    }
     if (options.blockError) throw options.blockError(block);
-    const { tool_calls: _withheld, ...rest } = message;
+    changed = true;
+    const { tool_calls: _withheld, reasoning_content: _reasoning, ...rest } = message;
     return { ...choice, message: { ...rest, content: '' }, finish_reason: 'content_filter' };
   });
-  return { ...completion, choices };
+  return changed ? { ...completion, choices } : completion;
 }
 
-/** Per choice: its content's guard, its tool calls' guards (by tool call index), and whether a block ended it. */
+/** Per choice: its text fields' guards, its tool calls' guards (by tool call index), and whether a block ended it. */
 interface ChoiceState {
-  text: TextStreamGuard | null;
+  texts: Map<TextField, TextStreamGuard>;
   tools: Map<number, TextStreamGuard>;
   ended: boolean;
 }
@@ -85,7 +105,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     const state = (index: number): ChoiceState => {
       let found = states.get(index);
       if (!found) {
-        found = { text: null, tools: new Map(), ended: false };
+        found = { texts: new Map(), tools: new Map(), ended: false };
         states.set(index, found);
       }
       return found;
@@ -107,10 +127,13 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       if (current.ended) return null;
       const delta: Record<string, unknown> = isRecord(choice.delta) ? { ...choice.delta } : {};
       let blocked: Finding | null = null;
-      if (typeof delta.content === 'string') {
-        current.text ??= options.newStreamGuard();
-        const step = current.text.push(delta.content);
-        delta.content = step.release;
+      for (const field of TEXT_FIELDS) {
+        const text = delta[field];
+        if (blocked || typeof text !== 'string') continue;
+        let guard = current.texts.get(field);
+        if (!guard) current.texts.set(field, (guard = options.newStreamGuard()));
+        const step = guard.push(text);
+        delta[field] = step.release;
         blocked = take(step);
       }
       if (!blocked && Array.isArray(delta.tool_calls)) {
@@ -132,6 +155,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       if (blocked) {
         current.ended = true;
         delete delta.tool_calls;
+        delete delta.reasoning_content;
         return { ...choice, delta, finish_reason: 'content_filter' };
       }
       if (finished) current.ended = true;
@@ -140,13 +164,13 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
 
     /** What a choice still holds, appended to `delta` (text to its content, arguments to their tool call). */
     const flushChoice = (current: ChoiceState, delta: Record<string, unknown>): Finding | null => {
-      if (current.text) {
-        const step = current.text.end();
-        current.text = null;
-        if (step.release) delta.content = `${typeof delta.content === 'string' ? delta.content : ''}${step.release}`;
+      for (const [field, guard] of current.texts) {
+        const step = guard.end();
+        if (step.release) delta[field] = `${typeof delta[field] === 'string' ? delta[field] : ''}${step.release}`;
         const blocked = take(step);
         if (blocked) return blocked;
       }
+      current.texts.clear();
       for (const [toolIndex, guard] of current.tools) {
         const step = guard.end();
         const blocked = take(step);
@@ -171,7 +195,9 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         if (event.kind !== 'chunk') {
           if (event.kind === 'completion') {
             try {
-              subscriber.next({ kind: 'completion', completion: guardCompletion(event.completion, options) });
+              const guarded = guardCompletion(event.completion, options);
+              // Nothing changed: the event goes on as it came, with the upstream's own answer (native) if it has one.
+              subscriber.next(guarded === event.completion ? event : { kind: 'completion', completion: guarded });
             } catch (err) {
               subscriber.error(err);
             }
@@ -222,12 +248,12 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     function flushAll(like: ChatCompletionChunk): ChatCompletionChunk | null {
       const choices: Choice[] = [];
       for (const [index, current] of states) {
-        if (current.ended || (!current.text && current.tools.size === 0)) continue;
+        if (current.ended || (current.texts.size === 0 && current.tools.size === 0)) continue;
         const delta: Record<string, unknown> = {};
         const blocked = flushChoice(current, delta);
         current.ended = true;
         if (blocked) choices.push({ index, delta: { content: typeof delta.content === 'string' ? delta.content : '' }, logprobs: null, finish_reason: 'content_filter' });
-        else if (delta.content || delta.tool_calls) choices.push({ index, delta, logprobs: null, finish_reason: null });
+        else if (delta.content || delta.reasoning_content || delta.refusal || delta.tool_calls) choices.push({ index, delta, logprobs: null, finish_reason: null });
       }
       if (choices.length === 0) return null;
       return { ...like, choices, ...('usage' in like ? { usage: null } : {}) };

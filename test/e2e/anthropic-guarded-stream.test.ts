@@ -31,3 +31,37 @@ describe('a guarded /anthropic stream', () => {
     expect(message.content.at(-1)).toMatchObject({ type: 'text', text: 'echo: nothing personal here' });
   });
 });
+
+describe('output rules on /anthropic answers with thinking', () => {
+  let out: AnthropicRig;
+  beforeAll(async () => {
+    // Output only: the prompt reaches the model whole, so its thinking and answer repeat the address.
+    out = await startAnthropicRig({ guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'output' }] } });
+  });
+  afterAll(async () => out.stop());
+  const thinking = { type: 'enabled' as const, budget_tokens: 1024 };
+
+  it('redacts the thinking too, whole and streamed', async () => {
+    const params = { model, max_tokens: 2000, thinking, messages: [{ role: 'user' as const, content: 'mail jane@example.com please' }] };
+    const whole = await out.client.messages.create(params);
+    expect(JSON.stringify(out.lastSent().message)).toContain('jane@example.com');
+    expect(whole.content).toEqual([
+      { type: 'thinking', thinking: 'thinking about: mail [REDACTED:email] please', signature: '' },
+      { type: 'text', text: 'echo: mail [REDACTED:email] please' },
+    ]);
+    const streamed = await out.client.messages.stream(params).finalMessage();
+    expect(streamed.content.map((block) => (block.type === 'thinking' ? block.thinking : block.type === 'text' ? block.text : ''))).toEqual([
+      'thinking about: mail [REDACTED:email] please',
+      'echo: mail [REDACTED:email] please',
+    ]);
+    expect(JSON.stringify(streamed)).not.toContain('jane@example.com');
+  });
+
+  it('leaves a whole answer nothing was found in as the upstream sent it: the thinking keeps its signature', async () => {
+    const whole = await out.client.messages.create({ model, max_tokens: 2000, thinking, messages: [{ role: 'user', content: 'nothing personal here' }] });
+    const sent = out.lastSent().message as { content: unknown[]; usage: unknown };
+    expect(whole.content).toEqual(sent.content);
+    expect(whole.content[0]).toMatchObject({ type: 'thinking', signature: expect.stringMatching(/^sig_/) });
+    expect(whole.usage).toEqual(sent.usage);
+  });
+});
