@@ -382,12 +382,30 @@ describe('errors in Anthropic shape', () => {
     expect(error.error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
   });
 
+  it('passes an event whose data spans several lines through as data lines, which the SDK reads', async () => {
+    const frame = (event: string, data: Record<string, unknown>, multiline = false): string =>
+      `event: ${event}\ndata: ${multiline ? JSON.stringify(data, null, 1).replaceAll('\n', '\ndata: ') : JSON.stringify(data)}\n\n`;
+    const body = [
+      frame('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } } }),
+      frame('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+      frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'over lines' } }, true),
+      frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
+      frame('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } }, true),
+      frame('message_stop', { type: 'message_stop' }),
+    ].join('');
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const message = await client.messages.stream({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+    expect(message.content).toEqual([{ type: 'text', text: 'over lines' }]);
+    expect(message.usage.output_tokens).toBe(2);
+  });
+
   it('ends a stream that fails midway with an error event and no message_stop', async () => {
     upstream.enqueue({ kind: 'stream-error', after: 4 });
     const { response, events } = await rawStream({ model: MODEL, max_tokens: 200, messages: [{ role: 'user', content: 'one two three four' }] });
     expect(response.status).toBe(200);
     expect(events[0]?.event).toBe('message_start');
-    expect(events.at(-1)).toMatchObject({ event: 'error', data: { type: 'error', error: { message: expect.stringContaining('Overloaded') } } });
+    // The upstream's own error type, as Anthropic documents the mid-stream error (not the api_error of a 502).
+    expect(events.at(-1)).toMatchObject({ event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('Overloaded') } } });
     expect(events.map((e) => e.event)).not.toContain('message_stop');
 
     upstream.enqueue({ kind: 'stream-error', after: 4 });

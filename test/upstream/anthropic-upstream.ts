@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { LiveExchange, readBody } from './exchange.js';
 import { deliverJson, deliverStream, OK_MODE, type UpstreamMode } from './modes.js';
 import { randomAlphanumeric } from './random-ids.js';
+import { sendRaw } from './respond.js';
 
 /** The shared modes, plus an `error` event sent inside an open stream after `after` frames. */
 export type AnthropicMode = UpstreamMode | { kind: 'stream-error'; after: number; type?: string; message?: string };
@@ -422,6 +423,8 @@ class Server implements AnthropicUpstream {
 
     const mode = this.queue.shift() ?? this.mode;
     if (mode.kind === 'reset') return exchange.reset();
+    // An answer written by the test as it is (framings Anthropic allows but this upstream does not write itself).
+    if (mode.kind === 'raw') return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': 'application/json' }, mode.body);
     if (mode.kind === 'error') {
       const [type, message] = DEFAULT_ERRORS[mode.status] ?? ['api_error', 'Internal server error'];
       const limited: Record<string, string> = mode.status === 429 ? { 'retry-after': '1', 'anthropic-ratelimit-requests-remaining': '0' } : {};

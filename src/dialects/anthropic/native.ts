@@ -31,6 +31,11 @@ function nativeData(item: NativeStreamEvent, reply: ReplyContext): string {
 /** An Anthropic upstream's stream events in SSE framing, verbatim but for message_start's model (see above). */
 export function nativeFrames(events: readonly NativeStreamEvent[], reply: ReplyContext): string {
   let out = '';
-  for (const item of events) out += `event: ${item.event}\ndata: ${nativeData(item, reply)}\n\n`;
+  for (const item of events) {
+    // Data the upstream spread over several `data:` lines was joined with \n (JSON whitespace there): it goes out
+    // over as many lines again, each a `data:` line (a bare line would be a field of its own to an SSE reader).
+    const data = nativeData(item, reply);
+    out += `event: ${item.event}\ndata: ${data.includes('\n') ? data.replaceAll('\n', '\ndata: ') : data}\n\n`;
+  }
   return out;
 }

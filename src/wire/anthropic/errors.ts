@@ -39,6 +39,11 @@ export function anthropicError(text: string): AnthropicError | null {
   return { type, message };
 }
 
+/** Whether a gateway error's code is an Anthropic error type (an Anthropic upstream's error keeps its type as the code). */
+export function isAnthropicErrorType(code: string | null | undefined): code is string {
+  return typeof code === 'string' && Object.hasOwn(TYPES, code);
+}
+
 /** The gateway's error type for an Anthropic upstream's error type (unknown ones pass through). */
 export function gatewayTypeOf(anthropicType: string): string {
   return TYPES[anthropicType] ?? anthropicType;
