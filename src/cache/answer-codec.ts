@@ -12,17 +12,29 @@ interface ToolCallDelta {
   function?: { name?: string; arguments?: string };
 }
 
+interface Logprobs {
+  content?: unknown[] | null;
+  refusal?: unknown[] | null;
+}
+
 interface ChoiceDelta {
   index?: number;
-  delta?: { role?: string; content?: string | null; refusal?: string | null; tool_calls?: ToolCallDelta[] };
+  delta?: { role?: string; content?: string | null; reasoning_content?: string | null; refusal?: string | null; tool_calls?: ToolCallDelta[]; annotations?: unknown[] };
+  logprobs?: Logprobs | null;
   finish_reason?: string | null;
 }
 
 interface AssembledChoice {
   role: string;
   content: string | null;
+  /** The reasoning of OpenAI-compatible servers, and thinking translated from other formats. */
+  reasoning: string | null;
   refusal: string | null;
   toolCalls: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  /** URL citations (web search), as the stream delivered them. */
+  annotations: unknown[] | null;
+  /** The token log probabilities the client asked for (`logprobs: true`), the pieces of every chunk joined. */
+  logprobs: { content: unknown[] | null; refusal: unknown[] | null } | null;
   finishReason: string | null;
 }
 
@@ -31,18 +43,28 @@ export class StreamAssembler {
   private readonly choices = new Map<number, AssembledChoice>();
   private first: ChatCompletionChunk | null = null;
   private usage: CompletionUsage | null = null;
+  private serviceTier: string | null = null;
 
   add(chunk: ChatCompletionChunk): void {
     this.first ??= chunk;
     if (chunk.usage) this.usage = chunk.usage;
+    const tier = (chunk as { service_tier?: unknown }).service_tier;
+    if (typeof tier === 'string') this.serviceTier = tier;
     for (const raw of chunk.choices as ChoiceDelta[]) {
       const index = raw.index ?? 0;
       let choice = this.choices.get(index);
-      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, refusal: null, toolCalls: [], finishReason: null }));
+      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, refusal: null, toolCalls: [], annotations: null, logprobs: null, finishReason: null }));
       const delta = raw.delta ?? {};
       if (typeof delta.role === 'string') choice.role = delta.role;
       if (typeof delta.content === 'string') choice.content = (choice.content ?? '') + delta.content;
+      if (typeof delta.reasoning_content === 'string') choice.reasoning = (choice.reasoning ?? '') + delta.reasoning_content;
       if (typeof delta.refusal === 'string') choice.refusal = (choice.refusal ?? '') + delta.refusal;
+      if (Array.isArray(delta.annotations)) choice.annotations = [...(choice.annotations ?? []), ...delta.annotations];
+      if (raw.logprobs) {
+        const kept = (choice.logprobs ??= { content: null, refusal: null });
+        if (Array.isArray(raw.logprobs.content)) kept.content = [...(kept.content ?? []), ...raw.logprobs.content];
+        if (Array.isArray(raw.logprobs.refusal)) kept.refusal = [...(kept.refusal ?? []), ...raw.logprobs.refusal];
+      }
       for (const call of delta.tool_calls ?? []) {
         const at = call.index ?? choice.toolCalls.length;
         const existing = choice.toolCalls[at] ?? { id: '', type: 'function', function: { name: '', arguments: '' } };
@@ -62,9 +84,12 @@ export class StreamAssembler {
     const choices: unknown[] = [];
     for (const [index, choice] of [...this.choices].sort(([a], [b]) => a - b)) {
       if (choice.finishReason === null) return null;
-      const message: Record<string, unknown> = { role: choice.role, content: choice.content, refusal: choice.refusal };
+      const message: Record<string, unknown> = { role: choice.role, content: choice.content };
+      if (choice.reasoning !== null) message.reasoning_content = choice.reasoning;
+      message.refusal = choice.refusal;
+      if (choice.annotations) message.annotations = choice.annotations;
       if (choice.toolCalls.length > 0) message.tool_calls = choice.toolCalls.filter(Boolean);
-      choices.push({ index, message, logprobs: null, finish_reason: choice.finishReason });
+      choices.push({ index, message, logprobs: choice.logprobs, finish_reason: choice.finishReason });
     }
     const { id, model, created, system_fingerprint: fingerprint } = this.first as ChatCompletionChunk & { created?: number; system_fingerprint?: string };
     return {
@@ -73,6 +98,7 @@ export class StreamAssembler {
       created: created ?? Math.floor(Date.now() / 1000),
       model,
       choices,
+      ...(this.serviceTier !== null ? { service_tier: this.serviceTier } : {}),
       ...(fingerprint ? { system_fingerprint: fingerprint } : {}),
       usage: this.usage,
     };
@@ -81,40 +107,77 @@ export class StreamAssembler {
 
 interface CompletionChoice {
   index?: number;
-  message?: { role?: string; content?: string | null; refusal?: string | null; tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }> };
+  message?: {
+    role?: string;
+    content?: string | null;
+    reasoning_content?: string | null;
+    refusal?: string | null;
+    annotations?: unknown[];
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  };
+  logprobs?: Logprobs | null;
   finish_reason?: string | null;
 }
 
 /** Most characters of text per replayed chunk: a hit streams in pieces like an answer would, not one blob. */
 const REPLAY_CHUNK_CHARS = 64;
 
+/** `text` in replay pieces. */
+function pieces(text: string): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < text.length; at += REPLAY_CHUNK_CHARS) out.push(text.slice(at, at + REPLAY_CHUNK_CHARS));
+  return out;
+}
+
 /**
- * The chunks of a stream that says what `completion` says, as OpenAI streams it: the role first, the text in
- * pieces, tool calls whole, then each choice's finish reason; with `includeUsage`, every chunk has `usage: null`
- * and a last chunk with no choices carries the usage; without it no chunk has a `usage` key.
+ * The content chunks of a choice with log probabilities: one chunk per token, as OpenAI streams them, when the
+ * tokens spell the content; else the text in pieces with every token's entry on the first.
+ */
+function contentWithLogprobs(text: string, logprobs: Logprobs): Array<{ content: string; logprobs: Logprobs }> {
+  const tokens = Array.isArray(logprobs.content) ? logprobs.content : [];
+  const spelled = tokens.map((entry) => (typeof entry === 'object' && entry !== null && typeof (entry as { token?: unknown }).token === 'string' ? (entry as { token: string }).token : null));
+  if (tokens.length > 0 && spelled.every((token) => token !== null) && spelled.join('') === text) {
+    return tokens.map((entry, i) => ({ content: spelled[i] as string, logprobs: { content: [entry], refusal: null } }));
+  }
+  const parts = text === '' ? [''] : pieces(text);
+  return parts.map((content, i) => ({ content, logprobs: i === 0 ? { content: tokens, refusal: logprobs.refusal ?? null } : { content: [], refusal: null } }));
+}
+
+/**
+ * The chunks of a stream that says what `completion` says, as OpenAI streams it: the role first, the reasoning and
+ * text in pieces (one chunk per token when the answer has log probabilities), the refusal, annotations and tool
+ * calls whole, then each choice's finish reason; with `includeUsage`, every chunk has `usage: null` and a last chunk
+ * with no choices carries the usage; without it no chunk has a `usage` key.
  */
 export function replayChunks(completion: ChatCompletion, includeUsage: boolean): ChatCompletionChunk[] {
   const base = { id: completion.id, object: 'chat.completion.chunk' as const, created: completion.created, model: completion.model };
-  const fingerprint = completion.system_fingerprint === undefined ? {} : { system_fingerprint: completion.system_fingerprint };
+  const tier = (completion as { service_tier?: unknown }).service_tier;
+  const extra = Object.assign(
+    typeof tier === 'string' ? { service_tier: tier } : {},
+    completion.system_fingerprint === undefined ? {} : { system_fingerprint: completion.system_fingerprint },
+  );
   const usageNull = includeUsage ? { usage: null } : {};
   // Assigned onto a fresh object, not spread (see core/with-fields.ts): a spread then `choices` took V8's slow path.
-  const chunk = (choices: unknown[]): ChatCompletionChunk => Object.assign({}, base, fingerprint, { choices }, usageNull);
+  const chunk = (choices: unknown[]): ChatCompletionChunk => Object.assign({}, base, extra, { choices }, usageNull);
   const chunks: ChatCompletionChunk[] = [];
   for (const raw of completion.choices as CompletionChoice[]) {
     const index = raw.index ?? 0;
     const message = raw.message ?? {};
-    chunks.push(chunk([{ index, delta: { role: message.role ?? 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
+    const delta = (value: Record<string, unknown>, logprobs: Logprobs | null = null): ChatCompletionChunk => chunk([{ index, delta: value, logprobs, finish_reason: null }]);
+    chunks.push(delta({ role: message.role ?? 'assistant', content: '', refusal: null }));
+    if (typeof message.reasoning_content === 'string') for (const piece of pieces(message.reasoning_content)) chunks.push(delta({ reasoning_content: piece }));
     const text = typeof message.content === 'string' ? message.content : '';
-    for (let at = 0; at < text.length; at += REPLAY_CHUNK_CHARS) {
-      chunks.push(chunk([{ index, delta: { content: text.slice(at, at + REPLAY_CHUNK_CHARS) }, logprobs: null, finish_reason: null }]));
-    }
-    if (typeof message.refusal === 'string' && message.refusal) chunks.push(chunk([{ index, delta: { refusal: message.refusal }, logprobs: null, finish_reason: null }]));
+    if (raw.logprobs && Array.isArray(raw.logprobs.content) && raw.logprobs.content.length > 0) {
+      for (const piece of contentWithLogprobs(text, raw.logprobs)) chunks.push(delta({ content: piece.content }, piece.logprobs));
+    } else for (const piece of pieces(text)) chunks.push(delta({ content: piece }));
+    if (typeof message.refusal === 'string' && message.refusal) chunks.push(delta({ refusal: message.refusal }));
+    if (Array.isArray(message.annotations) && message.annotations.length > 0) chunks.push(delta({ annotations: message.annotations }));
     if (message.tool_calls && message.tool_calls.length > 0) {
       const calls = message.tool_calls.map((call, i) => ({ index: i, id: call.id, type: call.type, function: call.function }));
-      chunks.push(chunk([{ index, delta: { tool_calls: calls }, logprobs: null, finish_reason: null }]));
+      chunks.push(delta({ tool_calls: calls }));
     }
     chunks.push(chunk([{ index, delta: {}, logprobs: null, finish_reason: raw.finish_reason ?? 'stop' }]));
   }
-  if (includeUsage && completion.usage) chunks.push(Object.assign({}, base, fingerprint, { choices: [], usage: completion.usage }));
+  if (includeUsage && completion.usage) chunks.push(Object.assign({}, base, extra, { choices: [], usage: completion.usage }));
   return chunks;
 }

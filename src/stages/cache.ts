@@ -8,7 +8,7 @@ import { nativeBodyOf, nativeEventsOf } from '../cache/native-reshape.js';
 import { NativeKeeper } from './native-keeper.js';
 import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
 import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
-import type { ChatContext, RequestContext } from '../core/context.js';
+import type { ChatContext, RequestContext, Spent } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
 import { ConfigError } from '../config/secret-ref.js';
 import { definePlugin } from '../core/plugin.js';
@@ -210,7 +210,9 @@ class CacheStage implements Stage {
           model: ctx.request.model,
           keyId: ctx.identity?.key.id ?? null,
           teamId: ctx.identity?.team?.id ?? null,
-          answer,
+          // A stream the client did not ask usage for has none from the upstream: the counts the spend stage made
+          // stand in, so a later hit answers with usage like any answer (the SDKs read `usage` on every one).
+          answer: answer.usage ? answer : { ...answer, usage: usageOf(ctx.spent) },
           native,
           provider: upstream.provider,
           upstreamModel: upstream.upstreamModel,
@@ -247,3 +249,10 @@ export default definePlugin({
     return new CacheStage(cache, services.get(BUS), services.get(LOG));
   },
 });
+
+/** A completion's usage from what the spend stage counted (null when it counted nothing). */
+function usageOf(spent: Spent | null): ChatCompletion['usage'] {
+  if (!spent) return null;
+  const { input_tokens: prompt, output_tokens: completion } = spent.usage;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}

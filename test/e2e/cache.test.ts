@@ -1,3 +1,4 @@
+import type OpenAI from 'openai';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,6 +171,40 @@ describe('response cache, on', () => {
     await stored(gateway, 10);
     const again = await call(gateway, ask('Streamed once: what is 2 + 2?'));
     expect(again).toMatchObject({ cache: 'hit-exact', text });
+  });
+
+  it('keeps what a streamed answer carried for a later hit: log probabilities, service tier, and usage the client did not ask for', async () => {
+    const { api } = gatewayApi(() => gateway.url);
+    const question = { ...ask('Streamed with logprobs: name a prime.'), logprobs: true, top_logprobs: 2 };
+    const before = (await api('GET', '/api/cache')).body.entries as number;
+    // The first answer streams without include_usage: the upstream reports no usage.
+    const { data: live, response } = await gateway.client.chat.completions.create({ ...question, stream: true }).withResponse();
+    lastRequest.set(gateway, response.headers.get('x-request-id') ?? '');
+    const liveChunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of live) liveChunks.push(chunk);
+    await stored(gateway, before + 1);
+    const tokens = liveChunks.flatMap((chunk) => chunk.choices[0]?.logprobs?.content ?? []);
+    const text = liveChunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    expect(tokens.length).toBeGreaterThan(1);
+    expect(liveChunks[0]?.service_tier).toBe('default');
+
+    const { data: whole, response: hit } = await gateway.client.chat.completions.create(question).withResponse();
+    expect(hit.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect(whole.choices[0]?.message.content).toBe(text);
+    expect(whole.choices[0]?.logprobs?.content).toEqual(tokens);
+    expect(whole.service_tier).toBe('default');
+    // Counted by the gateway when the upstream reported none (an SDK reads usage on every whole answer).
+    expect(whole.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
+    expect(whole.usage?.completion_tokens).toBeGreaterThan(0);
+
+    const replayed: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of await gateway.client.chat.completions.create({ ...question, stream: true, stream_options: { include_usage: true } })) replayed.push(chunk);
+    // One chunk per token, each with its own entry, as OpenAI streams them.
+    const withTokens = replayed.filter((chunk) => (chunk.choices[0]?.logprobs?.content?.length ?? 0) > 0);
+    expect(withTokens.map((chunk) => chunk.choices[0]?.delta.content)).toEqual(tokens.map((entry) => entry.token));
+    expect(withTokens.flatMap((chunk) => chunk.choices[0]?.logprobs?.content ?? [])).toEqual(tokens);
+    expect(replayed.every((chunk) => chunk.service_tier === 'default')).toBe(true);
+    expect(replayed.at(-1)?.usage).toEqual(whole.usage);
   });
 
   it('lets a request opt out, and skips requests that ask for varied answers', async () => {
