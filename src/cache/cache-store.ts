@@ -7,6 +7,8 @@ import { openRecords, recordCount } from '../store/records.js';
 export interface CachedNative {
   format: string;
   body?: Record<string, unknown>;
+  /** The whole message's text as the upstream wrote it (its numbers' own digits), when it came whole. */
+  text?: string;
   events?: NativeStreamEvent[];
 }
 

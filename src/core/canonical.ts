@@ -79,8 +79,9 @@ export interface NativeAnswer {
   format: string;
   body?: Record<string, unknown>;
   /**
-   * The answer's text as the upstream wrote it, in OpenAI's format: the whole message, or in a stream this chunk's
-   * own event data (the dialect writes it with the model changed).
+   * The answer's text as the upstream wrote it: in OpenAI's format the whole message, or in a stream this chunk's own
+   * event data; in Anthropic's and Gemini's, the whole message `body` was parsed from (the dialect writes it with the
+   * model changed, so numbers keep the digits the upstream wrote).
    */
   text?: string;
   events?: NativeStreamEvent[];

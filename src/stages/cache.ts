@@ -156,7 +156,10 @@ class CacheStage implements Stage {
     if (!ctx.stream) {
       // Stored as a stream, it is served as the message those events make (and the other way round below).
       const body = native ? nativeBodyOf(native) : null;
-      if (native && body) return of({ kind: 'completion', completion: entry.answer, native: { format: native.format, body } });
+      if (native && body) {
+        const text = body === native.body ? native.text : undefined;
+        return of({ kind: 'completion', completion: entry.answer, native: text === undefined ? { format: native.format, body } : { format: native.format, body, text } });
+      }
       return of({ kind: 'completion', completion: entry.answer });
     }
     const includeUsage = ctx.request.stream_options?.include_usage === true;

@@ -447,7 +447,8 @@ function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: 
   completion.model = ctx.responseModel;
   ctx.usage = completion.usage ?? null;
   // The adapter accepted the body as an answer, so a client of the same format may have it as it came.
-  if (nativeRequest(ctx, adapter) !== null) emit({ kind: 'completion', completion, native: { format: adapter.format, body: body as Record<string, unknown> } });
+  // The text goes along so the dialect writes the upstream's own digits (JSON.parse rounds integers past 2^53).
+  if (nativeRequest(ctx, adapter) !== null) emit({ kind: 'completion', completion, native: { format: adapter.format, body: body as Record<string, unknown>, text } });
   else if (verbatim(ctx, adapter)) emit({ kind: 'completion', completion, native: { format: answerFormat(adapter), text } });
   else emit({ kind: 'completion', completion });
 }

@@ -9,6 +9,7 @@ import type { CachedNative } from '../cache/cache-store.js';
  */
 export class NativeKeeper {
   private body: Record<string, unknown> | null = null;
+  private text: string | null = null;
   private events: NativeStreamEvent[] | null = null;
   private first = true;
 
@@ -18,7 +19,10 @@ export class NativeKeeper {
     if (this.format === null || event.kind === 'embeddings') return;
     const native = event.native?.format === this.format ? event.native : null;
     if (event.kind === 'completion') {
-      if (native?.body) this.body = native.body;
+      if (native?.body) {
+        this.body = native.body;
+        this.text = native.text ?? null;
+      }
       return;
     }
     if (this.first) {
@@ -30,7 +34,7 @@ export class NativeKeeper {
 
   kept(): CachedNative | null {
     if (this.format === null) return null;
-    if (this.body !== null) return { format: this.format, body: this.body };
+    if (this.body !== null) return this.text === null ? { format: this.format, body: this.body } : { format: this.format, body: this.body, text: this.text };
     return this.events && this.events.length > 0 ? { format: this.format, events: this.events } : null;
   }
 }

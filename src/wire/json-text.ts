@@ -63,3 +63,15 @@ export function topLevelStringSpan(text: string, key: string): [number, number] 
   }
   return null;
 }
+
+/**
+ * `text` (a JSON object) with its top-level string field `key` set to `value`, the rest as written; the text itself
+ * when it has no such field; null when the field is there but is not a string (the caller then re-serialises).
+ */
+export function withTopLevelString(text: string, key: string, value: string, present: boolean): string | null {
+  const span = topLevelStringSpan(text, key);
+  if (span === null) return present ? null : text;
+  const [start, end] = span;
+  const shown = JSON.stringify(value);
+  return text.slice(start, end) === shown ? text : text.slice(0, start) + shown + text.slice(end);
+}

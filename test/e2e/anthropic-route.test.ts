@@ -382,6 +382,19 @@ describe('errors in Anthropic shape', () => {
     expect(error.error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
   });
 
+  it("answers a whole message with the upstream's own digits: a tool input's integer past 2^53 is not rounded", async () => {
+    const body = `{"id":"msg_big","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"tool_use","id":"toolu_1","name":"find_order","input":{"order_id":12345678901234567890,"ratio":0.10000000000000000555}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":9}}`;
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body });
+    const response = await fetch(`${tg.url}/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'client-side-key', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'find it' }] }),
+    });
+    expect(response.status).toBe(200);
+    // Byte for byte, but for the model the client named.
+    expect(await response.text()).toBe(body.replace('"claude-sonnet-4-5-20250929"', JSON.stringify(MODEL)));
+  });
+
   it('passes an event whose data spans several lines through as data lines, which the SDK reads', async () => {
     const frame = (event: string, data: Record<string, unknown>, multiline = false): string =>
       `event: ${event}\ndata: ${multiline ? JSON.stringify(data, null, 1).replaceAll('\n', '\ndata: ') : JSON.stringify(data)}\n\n`;

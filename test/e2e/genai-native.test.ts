@@ -199,6 +199,32 @@ describe('/genai to a Gemini provider: native pass-through', () => {
     expect(replayed).toContain('groundingMetadata');
   });
 
+  it("answers with the upstream's own digits, live and from the cache: a function call's integer past 2^53 is not rounded", async () => {
+    const body = `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"find_order","args":{"order_id":12345678901234567890}}}],"role":"model"},"finishReason":"STOP","index":0,"avgLogprobs":-0.12345678901234567}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":3,"totalTokenCount":8},"modelVersion":"gemini-2.5-flash-001","responseId":"big-1"}`;
+    const expected = body.replace('"gemini-2.5-flash-001"', '"gemini-2.5-flash"');
+    const ask = { contents: [{ role: 'user', parts: [{ text: 'find the order with the big number' }] }] };
+    gemini.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body });
+    const live = await viaGateway('generateContent', ask);
+    expect(await live.text()).toBe(expected);
+
+    // Every call answers this (a repeat asked before the first answer is stored is a miss that stores its own).
+    gemini.setMode({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body });
+    const first = await viaGateway('generateContent', ask, '', cached);
+    expect(first.headers.get('x-tollgate-cache')).toBe('miss');
+    expect(await first.text()).toBe(expected);
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const again = await viaGateway('generateContent', ask, '', cached);
+      const text = await again.text();
+      if (again.headers.get('x-tollgate-cache') === 'hit-exact') {
+        expect(text).toBe(expected);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error('no cache hit');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  });
+
   it('counts the tokens of a request with a built-in tool instead of refusing it', async () => {
     // (The SDK sends tools with countTokens only to Vertex; the REST body carries a whole generateContentRequest.)
     const counted = await viaGateway('countTokens', { generateContentRequest: { model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'what is new with cats' }] }], ...SEARCH } });

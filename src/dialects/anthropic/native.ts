@@ -1,5 +1,6 @@
 import type { NativeAnswer, NativeStreamEvent } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
+import { withTopLevelString } from '../../wire/json-text.js';
 import type { ReplyContext } from './response.js';
 
 /** Whether an answer event carries an Anthropic upstream's own answer (native pass-through). */
@@ -8,11 +9,13 @@ export function anthropicNative(native: NativeAnswer | undefined): NativeAnswer 
 }
 
 /**
- * An Anthropic upstream's message as the client gets it: exactly as it came, but for `model`, which shows the
- * name the client sent (as translated answers do), whichever upstream model served it.
+ * An Anthropic upstream's message as the client gets it: exactly as it came (from its text when there is one, so a
+ * tool input's large integer keeps its digits), but for `model`, which shows the name the client sent (as translated
+ * answers do), whichever upstream model served it.
  */
-export function nativeMessageJson(body: Record<string, unknown>, reply: ReplyContext): string {
-  return JSON.stringify('model' in body ? { ...body, model: reply.model } : body);
+export function nativeMessageJson(body: Record<string, unknown>, reply: ReplyContext, text?: string): string {
+  const written = text === undefined ? null : withTopLevelString(text, 'model', reply.model, 'model' in body);
+  return written ?? JSON.stringify('model' in body ? { ...body, model: reply.model } : body);
 }
 
 /** message_start with the client's model name; any other event's data is not even parsed. */

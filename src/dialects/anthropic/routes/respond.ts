@@ -34,6 +34,8 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
   let completion: ChatCompletion | null = null;
   /** An Anthropic upstream's own message (native pass-through), sent instead of the rendered completion. */
   let nativeBody: Record<string, unknown> | null = null;
+  /** The upstream's own text of `nativeBody`, when it came as text (see NativeAnswer.text). */
+  let nativeText: string | undefined;
   /** Whether the stream passes an Anthropic upstream's events through; its first chunk decides (null before it). */
   let passThrough: boolean | null = null;
   const write = tickCorkedWriter(res);
@@ -54,6 +56,7 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
         // Sent when the pipeline completes, after the response side (cost, logs) has settled.
         completion = event.completion;
         nativeBody = anthropicNative(event.native)?.body ?? null;
+        nativeText = nativeBody ? anthropicNative(event.native)?.text : undefined;
       } else if (event.kind === 'chunk') {
         passThrough ??= anthropicNative(event.native) !== null;
         // Passing through, the chunks are for the stages (cost, usage); the client gets the upstream's events.
@@ -69,7 +72,7 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
     complete() {
       if (completion && !ctx.stream) {
         res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
-        res.end(nativeBody ? nativeMessageJson(nativeBody, reply) : JSON.stringify(anthropicMessage(completion, reply)));
+        res.end(nativeBody ? nativeMessageJson(nativeBody, reply, nativeText) : JSON.stringify(anthropicMessage(completion, reply)));
         return;
       }
       if (passThrough === true) {

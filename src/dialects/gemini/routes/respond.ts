@@ -45,6 +45,8 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
   let completion: ChatCompletion | null = null;
   /** A Gemini upstream's own answer (native pass-through), sent instead of the rendered completion. */
   let nativeBody: Record<string, unknown> | null = null;
+  /** The upstream's own text of `nativeBody`, when it came as text (see NativeAnswer.text). */
+  let nativeText: string | undefined;
   /** Decided by the first chunk: whether the upstream's own events go to the client (else the rendered chunks). */
   let passThrough: boolean | null = null;
   let embeddings: EmbeddingsResponse | null = null;
@@ -78,6 +80,7 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
       if (event.kind === 'completion') {
         completion = event.completion;
         nativeBody = geminiNative(event.native)?.body ?? null;
+        nativeText = nativeBody ? geminiNative(event.native)?.text : undefined;
       } else if (event.kind === 'embeddings') embeddings = event.response;
       else if (renderer) {
         passThrough ??= geminiNative(event.native) !== null;
@@ -107,7 +110,7 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
       }
       if (completion && !ctx.stream) {
         res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
-        res.end(nativeBody ? nativeResponseJson(nativeBody, shape.reply) : JSON.stringify(generateContentResponse(completion, shape.reply)));
+        res.end(nativeBody ? nativeResponseJson(nativeBody, shape.reply, nativeText) : JSON.stringify(generateContentResponse(completion, shape.reply)));
         return;
       }
       if (passThrough === true) {
