@@ -3,6 +3,7 @@ import type { ChatCompletion, ChatCompletionChunk, ResponseEvent } from '../core
 import type { TextScanner } from './request-guard.js';
 import type { Finding } from './types.js';
 import { isRecord } from '../core/is-record.js';
+import { AnthropicEventGuard } from './anthropic-event-guard.js';
 
 /** One step of a stream guard: the text safe to send now, what matched, and the block that stops the text, if any. */
 export interface StreamStep {
@@ -95,8 +96,9 @@ interface ChoiceState {
  * stream guard, which holds back only a bounded tail (so a match split across chunks is seen whole before any of
  * it is sent). A block ends that choice with a final chunk carrying the safe text before it and
  * `finish_reason: content_filter`; later deltas of that choice are dropped, while the stream itself runs to its end
- * (usage chunk, `[DONE]`), so every SDK sees a clean finish. Chunks are rebuilt without `native`: the client gets
- * the translation of what was checked, never the upstream's own bytes.
+ * (usage chunk, `[DONE]`), so every SDK sees a clean finish. Chunks are rebuilt without `native`, so the client gets
+ * the translation of what was checked; but an Anthropic stream passed through keeps its own events, guarded in
+ * place (AnthropicEventGuard), so its thinking signatures and other blocks are not lost to an output rule.
  */
 export function guardStream(source: Observable<ResponseEvent>, options: AnswerGuardOptions): Observable<ResponseEvent> {
   return new Observable<ResponseEvent>((subscriber) => {
@@ -190,6 +192,18 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       return null;
     };
 
+    /**
+     * An Anthropic stream passed through as the upstream sent it (its first chunk carried the upstream's events): its
+     * events are guarded in place, so the client keeps getting them (see AnthropicEventGuard); null for any other.
+     */
+    let events: AnthropicEventGuard | null | undefined;
+    /** Sends `chunk` with the guarded form of the events `event` carried, if the stream is passed through. */
+    const send = (chunk: ChatCompletionChunk, event: ResponseEvent | null): void => {
+      const native = event?.native;
+      if (events && native?.events) subscriber.next({ kind: 'chunk', chunk, native: { format: native.format, events: events.pass(native.events) } });
+      else subscriber.next({ kind: 'chunk', chunk });
+    };
+
     const subscription = source.subscribe({
       next(event) {
         if (event.kind !== 'chunk') {
@@ -208,23 +222,26 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         }
         const chunk = event.chunk;
         last = chunk;
+        events ??= event.native?.format === 'anthropic' && event.native.events ? new AnthropicEventGuard(options.newStreamGuard) : null;
         try {
           // A chunk with neither choices nor usage only carried an upstream's own events (native pass-through: a read
-          // that made no canonical chunk, such as a content block's start). The guard writes rebuilt chunks without
-          // those events, so it has nothing to pass on; and it is not the end of the text (taken for the usage
-          // chunk, it ended every choice, and the rest of an Anthropic stream was lost).
-          if (chunk.choices.length === 0 && !chunk.usage) return;
+          // that made no canonical chunk, such as a content block's start): they go on, guarded; it is not the end
+          // of the text (taken for the usage chunk, it ended every choice, and the rest of an Anthropic stream was lost).
+          if (chunk.choices.length === 0 && !chunk.usage) {
+            if (events && event.native?.events) send({ ...chunk }, event);
+            return;
+          }
           if (chunk.choices.length === 0) {
             // The usage chunk: the text has ended, so what every open choice holds goes out before it.
             const flushed = flushAll(chunk);
             if (flushed) subscriber.next({ kind: 'chunk', chunk: flushed });
-            subscriber.next({ kind: 'chunk', chunk: { ...chunk } });
+            send({ ...chunk }, event);
             return;
           }
           const choices = chunk.choices.map((choice) => (isRecord(choice) ? guardChoice(choice) : choice)).filter((choice) => choice !== null);
-          // Every choice of this chunk had ended (blocked): nothing to send unless it carries usage.
-          if (choices.length === 0 && !chunk.usage) return;
-          subscriber.next({ kind: 'chunk', chunk: { ...chunk, choices } });
+          // Every choice of this chunk had ended (blocked): nothing to send unless it carries usage (or events).
+          if (choices.length === 0 && !chunk.usage && !(events && event.native?.events)) return;
+          send({ ...chunk, choices }, event);
         } catch (err) {
           subscriber.error(err);
         }
@@ -236,7 +253,12 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         try {
           // A stream that ended without finish_reason or usage chunk: send what is held rather than lose it.
           const flushed = last ? flushAll(last) : null;
-          if (flushed) subscriber.next({ kind: 'chunk', chunk: flushed });
+          const rest = events?.end() ?? [];
+          if (flushed || rest.length > 0) {
+            const chunk = flushed ?? { ...(last as ChatCompletionChunk), choices: [] };
+            if (rest.length > 0) subscriber.next({ kind: 'chunk', chunk, native: { format: 'anthropic', events: rest } });
+            else subscriber.next({ kind: 'chunk', chunk });
+          }
           subscriber.complete();
         } catch (err) {
           subscriber.error(err);

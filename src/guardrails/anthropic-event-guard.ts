@@ -1,0 +1,115 @@
+import type { NativeStreamEvent } from '../core/canonical.js';
+import { isRecord } from '../core/is-record.js';
+import type { TextStreamGuard } from './answer-guard.js';
+
+/** The delta that carries a content block's text, by block type, and the field it is in. */
+interface BlockText {
+  delta: string;
+  field: string;
+}
+
+const BLOCK_TEXTS: Record<string, BlockText> = {
+  text: { delta: 'text_delta', field: 'text' },
+  thinking: { delta: 'thinking_delta', field: 'thinking' },
+  tool_use: { delta: 'input_json_delta', field: 'partial_json' },
+  server_tool_use: { delta: 'input_json_delta', field: 'partial_json' },
+  mcp_tool_use: { delta: 'input_json_delta', field: 'partial_json' },
+};
+
+function parsed(item: NativeStreamEvent): Record<string, unknown> | null {
+  try {
+    const data: unknown = JSON.parse(item.data);
+    return isRecord(data) ? data : null;
+  } catch {
+    return null;
+  }
+}
+
+function event(type: string, data: Record<string, unknown>): NativeStreamEvent {
+  return { event: type, data: JSON.stringify({ type, ...data }) };
+}
+
+/**
+ * Output rules on an Anthropic stream passed through as the upstream sent it: each content block's text (answer,
+ * thinking, tool input) goes through a stream guard of its own, and its deltas carry what the guard releases: held
+ * back while a match may still span the next delta, redacted where one was found, the rest just before the block's
+ * stop. Every other event (message_start, signatures, citations, pings, message_delta with its usage) goes out as it
+ * came, so a stream nothing was found in reaches the client byte for byte, thinking signatures included. A blocking
+ * finding ends the message there with `stop_reason: "refusal"`; later events are dropped. (The canonical chunks are
+ * guarded alongside for the stages and logs that read them; this guard reports nothing itself.)
+ */
+export class AnthropicEventGuard {
+  private readonly blocks = new Map<number, { text: BlockText; guard: TextStreamGuard }>();
+  private ended = false;
+
+  constructor(private readonly newGuard: () => TextStreamGuard) {}
+
+  /** The events the client may have of `events`, in order. */
+  pass(events: readonly NativeStreamEvent[]): NativeStreamEvent[] {
+    const out: NativeStreamEvent[] = [];
+    for (const item of events) {
+      if (this.ended) break;
+      if (item.event !== 'content_block_start' && item.event !== 'content_block_delta' && item.event !== 'content_block_stop') {
+        out.push(item);
+        continue;
+      }
+      const data = parsed(item);
+      const index = data && typeof data.index === 'number' ? data.index : -1;
+      if (!data || index < 0) {
+        out.push(item);
+        continue;
+      }
+      if (item.event === 'content_block_start') {
+        const type = isRecord(data.content_block) ? data.content_block.type : undefined;
+        const text = typeof type === 'string' && Object.hasOwn(BLOCK_TEXTS, type) ? BLOCK_TEXTS[type] : undefined;
+        if (text) this.blocks.set(index, { text, guard: this.newGuard() });
+        out.push(item);
+        continue;
+      }
+      const block = this.blocks.get(index);
+      if (item.event === 'content_block_stop') {
+        if (block) {
+          this.blocks.delete(index);
+          if (!this.release(index, block, block.guard.end(), out)) return out;
+        }
+        out.push(item);
+        continue;
+      }
+      const delta = isRecord(data.delta) ? data.delta : null;
+      const value = delta && block && delta.type === block.text.delta ? delta[block.text.field] : undefined;
+      if (block && typeof value !== 'string') {
+        // Another delta of the block (a thinking's signature, a citation) follows the text before it: what is held
+        // goes first, and the text after it starts a guard of its own.
+        if (!this.release(index, block, block.guard.end(), out)) return out;
+        block.guard = this.newGuard();
+      }
+      if (!block || typeof value !== 'string') {
+        out.push(item);
+        continue;
+      }
+      if (!this.release(index, block, block.guard.push(value), out)) return out;
+    }
+    return out;
+  }
+
+  /** What the blocks still hold, for a stream that ended without their stops (cut off). */
+  end(): NativeStreamEvent[] {
+    const out: NativeStreamEvent[] = [];
+    for (const [index, block] of this.blocks) {
+      if (this.ended || !this.release(index, block, block.guard.end(), out)) break;
+    }
+    this.blocks.clear();
+    return out;
+  }
+
+  /** Appends a delta with what the guard released (none when nothing); false when a block stopped the message. */
+  private release(index: number, block: { text: BlockText }, step: { release: string; blocked: unknown }, out: NativeStreamEvent[]): boolean {
+    if (step.release !== '') out.push(event('content_block_delta', { index, delta: { type: block.text.delta, [block.text.field]: step.release } }));
+    if (!step.blocked) return true;
+    this.ended = true;
+    out.push(event('content_block_stop', { index }));
+    out.push(event('message_delta', { delta: { stop_reason: 'refusal', stop_sequence: null }, usage: { output_tokens: 0 } }));
+    out.push(event('message_stop', {}));
+    return false;
+  }
+}
