@@ -1,9 +1,10 @@
 import { Observable } from 'rxjs';
-import type { ChatCompletion, ChatCompletionChunk, ResponseEvent } from '../core/canonical.js';
+import type { ChatCompletion, ChatCompletionChunk, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import type { TextScanner } from './request-guard.js';
 import type { Finding } from './types.js';
 import { isRecord } from '../core/is-record.js';
 import { AnthropicEventGuard } from './anthropic-event-guard.js';
+import { GeminiEventGuard } from './gemini-event-guard.js';
 
 /** One step of a stream guard: the text safe to send now, what matched, and the block that stops the text, if any. */
 export interface StreamStep {
@@ -84,6 +85,19 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
   return changed ? { ...completion, choices } : completion;
 }
 
+/** The guard of an upstream's own stream events (native pass-through), for the formats that have one. */
+interface EventGuard {
+  readonly format: string;
+  pass(events: readonly NativeStreamEvent[]): NativeStreamEvent[];
+  end(): NativeStreamEvent[];
+}
+
+function eventGuard(format: string, newGuard: () => TextStreamGuard): EventGuard | null {
+  if (format === 'anthropic') return Object.assign(new AnthropicEventGuard(newGuard), { format });
+  if (format === 'gemini') return Object.assign(new GeminiEventGuard(newGuard), { format });
+  return null;
+}
+
 /** Per choice: its text fields' guards, its tool calls' guards (by tool call index), and whether a block ended it. */
 interface ChoiceState {
   texts: Map<TextField, TextStreamGuard>;
@@ -97,8 +111,9 @@ interface ChoiceState {
  * it is sent). A block ends that choice with a final chunk carrying the safe text before it and
  * `finish_reason: content_filter`; later deltas of that choice are dropped, while the stream itself runs to its end
  * (usage chunk, `[DONE]`), so every SDK sees a clean finish. Chunks are rebuilt without `native`, so the client gets
- * the translation of what was checked; but an Anthropic stream passed through keeps its own events, guarded in
- * place (AnthropicEventGuard), so its thinking signatures and other blocks are not lost to an output rule.
+ * the translation of what was checked; but an Anthropic or Gemini stream passed through keeps its own events, guarded
+ * in place (AnthropicEventGuard, GeminiEventGuard), so its signatures, grounding and other fields are not lost to
+ * an output rule.
  */
 export function guardStream(source: Observable<ResponseEvent>, options: AnswerGuardOptions): Observable<ResponseEvent> {
   return new Observable<ResponseEvent>((subscriber) => {
@@ -193,10 +208,11 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     };
 
     /**
-     * An Anthropic stream passed through as the upstream sent it (its first chunk carried the upstream's events): its
-     * events are guarded in place, so the client keeps getting them (see AnthropicEventGuard); null for any other.
+     * An Anthropic or Gemini stream passed through as the upstream sent it (its first chunk carried the upstream's
+     * events): its events are guarded in place, so the client keeps getting them (see AnthropicEventGuard and
+     * GeminiEventGuard); null for any other.
      */
-    let events: AnthropicEventGuard | null | undefined;
+    let events: EventGuard | null | undefined;
     /** Sends `chunk` with the guarded form of the events `event` carried, if the stream is passed through. */
     const send = (chunk: ChatCompletionChunk, event: ResponseEvent | null): void => {
       const native = event?.native;
@@ -222,7 +238,8 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         }
         const chunk = event.chunk;
         last = chunk;
-        events ??= event.native?.format === 'anthropic' && event.native.events ? new AnthropicEventGuard(options.newStreamGuard) : null;
+        // The first chunk decides, as it does for the dialect (a stream is passed through whole or not at all).
+        if (events === undefined) events = event.native?.events ? eventGuard(event.native.format, options.newStreamGuard) : null;
         try {
           // A chunk with neither choices nor usage only carried an upstream's own events (native pass-through: a read
           // that made no canonical chunk, such as a content block's start): they go on, guarded; it is not the end
@@ -256,7 +273,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
           const rest = events?.end() ?? [];
           if (flushed || rest.length > 0) {
             const chunk = flushed ?? { ...(last as ChatCompletionChunk), choices: [] };
-            if (rest.length > 0) subscriber.next({ kind: 'chunk', chunk, native: { format: 'anthropic', events: rest } });
+            if (rest.length > 0 && events) subscriber.next({ kind: 'chunk', chunk, native: { format: events.format, events: rest } });
             else subscriber.next({ kind: 'chunk', chunk });
           }
           subscriber.complete();

@@ -150,10 +150,37 @@ describe('/genai to a Gemini provider: native pass-through', () => {
     const text = await response.text();
     expect(JSON.stringify(gemini.calls[0]?.body)).not.toContain('jane@example.com');
     expect(gemini.calls[0]?.body.tools).toEqual([{ googleSearch: {} }]);
-    // The upstream echoed the (already redacted) text; the output rule rebuilds each chunk from the parse.
+    // The upstream echoed the (already redacted) text; the output rule checks the upstream's own events in place.
     expect(text).not.toContain('jane@example.com');
     const events = text.split('\r\n\r\n').filter(Boolean).map((frame) => JSON.parse(frame.replace(/^data: /, '')));
     expect(events.map((event) => event.candidates?.[0]?.content?.parts?.map((part: { text?: string }) => part.text ?? '').join('') ?? '').join('')).toMatch(/^echo: mail \S+ now$/);
+    // What the canonical chunks cannot carry is kept under the output rule: grounding, usage details, the response id.
+    expect(events.at(-1)?.candidates?.[0]?.groundingMetadata?.webSearchQueries).toHaveLength(1);
+    expect(events.at(-1)?.usageMetadata?.promptTokensDetails).toBeDefined();
+    expect(events.every((event) => typeof event.responseId === 'string')).toBe(true);
+  });
+
+  it('redacts a match split across the upstream\'s events in those events, signatures and metadata kept', async () => {
+    const event = (parts: unknown[], extra: Record<string, unknown> = {}): string =>
+      `data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }], usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 }, modelVersion: 'gemini-2.5-flash', responseId: 'split-1' })}\r\n\r\n`;
+    const body = [
+      event([{ text: 'Thinking of jo', thought: true }]),
+      event([{ text: 'e@example.org.', thought: true, thoughtSignature: 'c2lnLTE=' }]),
+      event([{ text: 'Write to ja' }]),
+      event([{ text: 'ne@exam' }]),
+      event([{ text: 'ple.com or call.' }], { finishReason: 'STOP', safetyRatings: [{ category: 'HARM_CATEGORY_HARASSMENT', probability: 'NEGLIGIBLE' }] }),
+    ].join('');
+    gemini.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const response = await viaGateway('streamGenerateContent', { contents: [{ role: 'user', parts: [{ text: 'where to?' }] }] }, '?alt=sse', guarded);
+    const text = await response.text();
+    expect(text).not.toMatch(/example\.(org|com)/);
+    const events = text.split('\r\n\r\n').filter(Boolean).map((frame) => JSON.parse(frame.replace(/^data: /, '')));
+    const parts = events.flatMap((each) => each.candidates?.[0]?.content?.parts ?? []) as Array<{ text?: string; thought?: boolean; thoughtSignature?: string }>;
+    expect(parts.filter((part) => part.thought).map((part) => part.text).join('')).toBe('Thinking of [REDACTED:email].');
+    expect(parts.filter((part) => !part.thought).map((part) => part.text).join('')).toBe('Write to [REDACTED:email] or call.');
+    expect(parts.some((part) => part.thoughtSignature === 'c2lnLTE=')).toBe(true);
+    expect(events.at(-1)?.candidates?.[0]).toMatchObject({ finishReason: 'STOP', safetyRatings: [{ category: 'HARM_CATEGORY_HARASSMENT', probability: 'NEGLIGIBLE' }] });
+    expect(events.every((each) => each.responseId === 'split-1')).toBe(true);
   });
 
   it('checks the text of parts only a Gemini upstream takes (code execution) with the input rules too', async () => {

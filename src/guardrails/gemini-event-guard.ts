@@ -1,0 +1,155 @@
+import type { NativeStreamEvent } from '../core/canonical.js';
+import { isRecord } from '../core/is-record.js';
+import type { TextStreamGuard } from './answer-guard.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * Output rules on a Gemini stream passed through as the upstream sent it: each candidate's answer text and thought
+ * text go through a stream guard of their own, and each event's text parts carry what the guard releases (held back
+ * while a match may still span the next event, redacted where one was found); what is held goes out in the event
+ * with the candidate's finish reason. A function call arrives whole and is checked whole. An event whose text the
+ * guard left as it was goes out as it came, and every field of every event (grounding and citation metadata,
+ * safety ratings, thought signatures, usage) is kept. A blocking finding ends the candidate there with
+ * `finishReason: "SAFETY"`; later events are dropped. (The canonical chunks are guarded alongside for the stages
+ * and logs that read them; this guard reports nothing itself.)
+ */
+export class GeminiEventGuard {
+  private readonly texts = new Map<string, TextStreamGuard>();
+  private ended = false;
+
+  constructor(private readonly newGuard: () => TextStreamGuard) {}
+
+  pass(events: readonly NativeStreamEvent[]): NativeStreamEvent[] {
+    const out: NativeStreamEvent[] = [];
+    for (const item of events) {
+      if (this.ended) break;
+      let data: unknown;
+      try {
+        data = JSON.parse(item.data);
+      } catch {
+        out.push(item);
+        continue;
+      }
+      if (!isRecord(data) || !Array.isArray(data.candidates)) {
+        out.push(item);
+        continue;
+      }
+      let changed = false;
+      data.candidates.forEach((candidate: unknown, position: number) => {
+        if (isRecord(candidate) && this.candidate(candidate, typeof candidate.index === 'number' ? candidate.index : position)) changed = true;
+      });
+      out.push(changed ? { event: item.event, data: JSON.stringify(data) } : item);
+    }
+    return out;
+  }
+
+  /** What the candidates still hold, for a stream that ended without their finish reason (cut off). */
+  end(): NativeStreamEvent[] {
+    if (this.ended) return [];
+    const candidates = new Map<number, Json[]>();
+    for (const [key, guard] of this.texts) {
+      const [index, thought] = key.split(':');
+      const step = guard.end();
+      if (step.release === '') continue;
+      const parts = candidates.get(Number(index)) ?? [];
+      parts.push(thought === 't' ? { text: step.release, thought: true } : { text: step.release });
+      candidates.set(Number(index), parts);
+    }
+    this.texts.clear();
+    if (candidates.size === 0) return [];
+    const data = { candidates: [...candidates].map(([index, parts]) => ({ content: { parts, role: 'model' }, index })) };
+    return [{ event: '', data: JSON.stringify(data) }];
+  }
+
+  /**
+   * Sends what the candidate's guards other than `keep` hold (all of them when null) as parts into `parts`: thought
+   * text ends before the answer starts, and text before a call. True when what was held blocked the answer.
+   */
+  private flush(index: number, keep: string | null, parts: Json[]): boolean {
+    for (const kind of ['t', 'a']) {
+      if (kind === keep) continue;
+      const key = `${index}:${kind}`;
+      const guard = this.texts.get(key);
+      if (!guard) continue;
+      this.texts.delete(key);
+      const step = guard.end();
+      if (step.release !== '') parts.push(kind === 't' ? { text: step.release, thought: true } : { text: step.release });
+      if (step.blocked) return true;
+    }
+    return false;
+  }
+
+  /** Guards one candidate of an event in place; true when it changed. */
+  private candidate(candidate: Json, index: number): boolean {
+    const content = isRecord(candidate.content) ? candidate.content : null;
+    const parts = content && Array.isArray(content.parts) ? content.parts : [];
+    const out: Json[] = [];
+    let changed = false;
+    const block = (): true => {
+      if (content) content.parts = out;
+      else candidate.content = { parts: out, role: 'model' };
+      candidate.finishReason = 'SAFETY';
+      this.ended = true;
+      return true;
+    };
+    for (const part of parts) {
+      if (!isRecord(part)) {
+        out.push(part as Json);
+        continue;
+      }
+      const kind = typeof part.text === 'string' ? (part.thought === true ? 't' : 'a') : null;
+      const before = out.length;
+      if (this.flush(index, kind, out)) return block();
+      if (out.length !== before) changed = true;
+      if (kind !== null) {
+        const key = `${index}:${kind}`;
+        let guard = this.texts.get(key);
+        if (!guard) this.texts.set(key, (guard = this.newGuard()));
+        const step = guard.push(part.text as string);
+        if (step.release !== part.text) {
+          changed = true;
+          out.push({ ...part, text: step.release });
+        } else out.push(part);
+        if (step.blocked) return block();
+        continue;
+      }
+      if (isRecord(part.functionCall) && isRecord(part.functionCall.args)) {
+        // A call comes whole: its arguments are checked whole, as JSON text, and read back when a rule changed them.
+        const text = JSON.stringify(part.functionCall.args);
+        const guard = this.newGuard();
+        const first = guard.push(text);
+        const rest = guard.end();
+        const release = first.release + rest.release;
+        if (first.blocked || rest.blocked) return block();
+        if (release !== text) {
+          changed = true;
+          out.push({ ...part, functionCall: { ...part.functionCall, args: argumentsOf(release) } });
+          continue;
+        }
+      }
+      out.push(part);
+    }
+    if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
+      const before = out.length;
+      if (this.flush(index, null, out)) return block();
+      if (out.length !== before) changed = true;
+    }
+    if (changed) {
+      if (content) content.parts = out;
+      else candidate.content = { parts: out, role: 'model' };
+    }
+    return changed;
+  }
+}
+
+/** Redacted arguments read back; an object that no longer parses is replaced by one that says so (never the original). */
+function argumentsOf(text: string): Json {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isRecord(parsed)) return parsed;
+  } catch {
+    // fall through
+  }
+  return { redacted: text };
+}
