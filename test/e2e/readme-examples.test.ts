@@ -166,9 +166,9 @@ function checkTollgateCommands(text: string): number {
 }
 
 /** Runs a child to its end (asynchronously: the gateway answering it lives in this process), killed past the timeout. */
-function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(command, args, { cwd: ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -187,9 +187,15 @@ function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv
 /** Runs a shell block's curl commands against the gateway; each must get a 2xx (curl --fail-with-body). */
 async function runCurl(block: Block): Promise<string> {
   const script = `set -euo pipefail\n${pointAtGateway(block.text).replace(/\bcurl /g, "curl -sS --fail-with-body --noproxy '*' --max-time 10 ")}`;
-  const result = await run('bash', ['-c', script]);
-  expect(result.code, `curl block failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
-  return result.stdout;
+  // In a folder of its own: an example that saves a file (`curl -o requests.csv`) must not write into the repository.
+  const cwd = mkdtempSync(join(tmpdir(), 'tollgate-readme-curl-'));
+  try {
+    const result = await run('bash', ['-c', script], { cwd });
+    expect(result.code, `curl block failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+    return result.stdout;
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
 }
 
 async function checkShell(block: Block): Promise<void> {
