@@ -111,3 +111,40 @@ describe('alert rules over request outcomes', () => {
     expect(validNotification({ ...receiver.deliveries[0]?.json, extra: 1 })).toBe(false);
   });
 });
+
+describe('alert rules over a model requested without a route', () => {
+  let gateway: RunningGateway;
+  let hook: Receiver;
+  beforeAll(async () => {
+    hook = await startReceiver();
+    gateway = await startGateway({
+      providers: { primary: { type: 'openai' as const, base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 2, cooldown_ms: 60_000 } } },
+      alerts: {
+        channels: { ops: { type: 'webhook', url: hook.url, secret: 'whsec-model', retry: { initial_delay_ms: 50 } } },
+        rules: [
+          { name: 'dead-model', kind: 'fallbacks_exhausted', min_count: 3, window_ms: 60_000 },
+          { name: 'dead-5xx', kind: 'server_errors', threshold_pct: 50, min_requests: 3, window_ms: 60_000 },
+        ],
+      },
+    });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await hook?.close();
+  });
+
+  it('counts the requests its open breaker refused (no provider reached): both rules fire for the model', async () => {
+    const codes: Array<string | null> = [];
+    for (let i = 0; i < 5; i++) {
+      const error = await failure(gateway.client.chat.completions.create({ model: 'primary/error-500', messages: hi }));
+      codes.push(error?.code ?? error?.error?.code ?? null);
+    }
+    // Two upstream 500s open the breaker; the three after it never reach a provider.
+    expect(codes.slice(2)).toEqual(['all_targets_unavailable', 'all_targets_unavailable', 'all_targets_unavailable']);
+    const exhausted = await until('the exhausted alert', () => hook.deliveries.find((d) => d.json.rule === 'dead-model'), 4_000);
+    expect(exhausted.json).toMatchObject({ status: 'firing', subject: { route: 'primary/error-500' } });
+    const errors = await until('the 5xx alert', () => hook.deliveries.find((d) => d.json.rule === 'dead-5xx'), 4_000);
+    expect(errors.json).toMatchObject({ status: 'firing', subject: { route: 'primary/error-500' } });
+  });
+});

@@ -121,14 +121,22 @@ function watchesRoute(rule: { routes?: string[] | undefined }, route: string): b
   return !rule.routes || rule.routes.includes(route);
 }
 
-/** What a request is grouped under for route rules: its route, else the model it named (when it reached a provider). */
-function routeKeyOf(event: RequestSummary): string | null {
-  return event.route ?? (event.provider ? event.model : null);
+/** The codes of a request whose plan had targets and none could be tried (breakers open, all rate limited). */
+const NO_TARGET_LEFT = new Set(['all_targets_unavailable', 'all_targets_rate_limited']);
+
+/**
+ * What a request is grouped under for route rules: its route, else the model it named when it was routed to a
+ * provider: one that reached it, or one whose every target was passed over (its breakers open). A request that was
+ * refused before routing (an unknown model) is not grouped: a client could invent names without end.
+ */
+function routeKeyOf(event: RequestSummary & { code?: string | null }): string | null {
+  if (event.route !== null) return event.route;
+  return event.provider || (event.code != null && NO_TARGET_LEFT.has(event.code)) ? event.model : null;
 }
 
 /** The request failed after every target of its plan (primary and fallbacks) failed or could not be tried. */
 function exhaustedPlan(event: GatewayEvents['request.failed']): boolean {
-  if (event.code === 'all_targets_unavailable' || event.code === 'all_targets_rate_limited') return true;
+  if (event.code != null && NO_TARGET_LEFT.has(event.code)) return true;
   return event.status >= 500 && event.attempts > 0;
 }
 
