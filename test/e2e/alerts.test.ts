@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
-import { documentedVerify, startReceiver, until, type Receiver, type Verify } from '../helpers/alert-receiver.js';
+import { documentedVerify, startReceiver, until, type Behaviour, type Receiver, type Verify } from '../helpers/alert-receiver.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 // Alerts end to end: real requests through a gateway make the events, the rules turn them into notifications,
@@ -137,6 +137,48 @@ describe('delivery retries', () => {
     expect(tg.gateway.alerts.queued()).toBe(0);
     await new Promise((done) => setTimeout(done, 300));
     expect(receiver.deliveries).toHaveLength(3);
+  });
+});
+
+describe('delivery to a receiver that hangs or redirects', () => {
+  let hanging: Receiver;
+  let redirecting: Receiver;
+  let fast: Receiver;
+  let tg: RunningGateway;
+
+  beforeAll(async () => {
+    hanging = await startReceiver(Array<Behaviour>(20).fill('hang'));
+    redirecting = await startReceiver(Array<Behaviour>(20).fill('307'));
+    fast = await startReceiver();
+    const retry = { max_attempts: 3, initial_delay_ms: 50, max_delay_ms: 100 };
+    tg = await startGateway({
+      alerts: {
+        channels: {
+          hanging: { type: 'webhook', url: hanging.url, timeout_ms: 2_000, retry },
+          redirecting: { type: 'webhook', url: redirecting.url, retry },
+          fast: { type: 'webhook', url: fast.url },
+        },
+        rules: [{ name: 'breakers', kind: 'breaker_opened', channels: ['hanging', 'redirecting', 'fast'], cooldown_ms: 0 }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    for (const receiver of [hanging, redirecting, fast]) await receiver?.close();
+  });
+
+  it("does not let a hanging channel hold the others' notifications, and gives up on a redirect at once", async () => {
+    const started = Date.now();
+    for (let i = 0; i < 8; i++) tg.gateway.bus.emit('breaker.opened', { target: `openai/m${i}#0`, label: `openai/m${i}`, reason: 'test', cooldownMs: 60_000 } as never);
+    await until('eight deliveries to the fast channel', () => fast.deliveries.length >= 8, 5_000);
+    // All within a second, while the hanging channel holds its two slots for two seconds each.
+    expect(Date.now() - started).toBeLessThan(1_500);
+    await until('the redirects in the delivery log', () => tg.gateway.alerts.deliveries(500).filter((line) => line.channel === 'redirecting').length >= 8, 5_000);
+    const redirects = tg.gateway.alerts.deliveries(500).filter((line) => line.channel === 'redirecting');
+    // One attempt each, failed: a redirect is not followed and not retried.
+    expect(redirects.every((line) => line.outcome === 'failed' && line.attempt === 1 && line.httpStatus === 307)).toBe(true);
+    expect(redirects[0]?.error).toContain('redirects are not followed');
+    expect(redirecting.deliveries).toHaveLength(8);
   });
 });
 

@@ -11,7 +11,8 @@ import { ALERT_NOTIFICATION_SCHEMA } from '../../src/telemetry/alerts/notificati
 // A webhook receiver for alert tests (it records every delivery and answers as scripted), the README's signature
 // check loaded as written, and a polling wait.
 
-export type Behaviour = 'ok' | '500' | 'reset';
+/** How the receiver answers a delivery: 200, 500, a reset connection, never (`hang`), or a redirect (`307`). */
+export type Behaviour = 'ok' | '500' | 'reset' | 'hang' | '307';
 
 export interface Delivery {
   headers: IncomingHttpHeaders;
@@ -39,6 +40,8 @@ export async function startReceiver(script: Behaviour[] = []): Promise<Receiver>
       const answered = receiver.script.shift() ?? 'ok';
       deliveries.push({ headers: req.headers, body, json: JSON.parse(body), answered });
       if (answered === 'reset') return req.socket.resetAndDestroy();
+      if (answered === 'hang') return;
+      if (answered === '307') return void res.writeHead(307, { location: `${receiver.url}/elsewhere` }).end();
       res.writeHead(answered === '500' ? 500 : 200, { 'content-type': 'text/plain' }).end(answered === '500' ? 'receiver broke' : 'ok');
     });
   });

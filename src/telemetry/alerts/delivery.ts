@@ -55,7 +55,12 @@ export interface DeliveryRecord {
 }
 
 /** Deliveries attempted at once, all channels together. */
-const CONCURRENCY = 4;
+const CONCURRENCY = 8;
+/**
+ * Deliveries attempted at once to one channel: a receiver that hangs until its timeout holds at most this many of the
+ * slots, so the other channels' notifications (the pager's among them) keep going out.
+ */
+const PER_CHANNEL = 2;
 /** Delivery-log lines kept (the oldest are deleted past it). */
 const MAX_LOG = 10_000;
 /** Of a receiver's answer, this much is read (and a line of it kept in the log on failure). */
@@ -82,6 +87,8 @@ export class DeliveryQueue {
   private readonly deliveries: Database<DeliveryRecord, [number, number]>;
   private readonly pending = new Map<number, QueuedDelivery>();
   private readonly inflight = new Map<number, AbortController>();
+  /** Attempts in flight per channel (see PER_CHANNEL). */
+  private readonly busy = new Map<string, number>();
   /** Test attempts in flight (`test()`), cut off by `close()` like queued ones. */
   private readonly testing = new Set<AbortController>();
   private readonly smtp: SmtpSender;
@@ -201,11 +208,16 @@ export class DeliveryQueue {
     for (const key of this.deliveries.getKeys({ limit: excess })) this.write(this.deliveries.remove(key));
   }
 
-  /** Arms the timer for the earliest due notification not in flight (or runs the due ones now). */
+  /** Whether a notification may start now: not in flight, and its channel has a slot free (see PER_CHANNEL). */
+  private startable(entry: QueuedDelivery): boolean {
+    return !this.inflight.has(entry.seq) && (this.busy.get(entry.channel) ?? 0) < PER_CHANNEL;
+  }
+
+  /** Arms the timer for the earliest due notification that may start (or runs the due ones now). */
   private schedule(): void {
     if (this.closed) return;
     let earliest = Infinity;
-    for (const entry of this.pending.values()) if (!this.inflight.has(entry.seq) && entry.nextAt < earliest) earliest = entry.nextAt;
+    for (const entry of this.pending.values()) if (entry.nextAt < earliest && this.startable(entry)) earliest = entry.nextAt;
     if (earliest === Infinity || this.inflight.size >= CONCURRENCY) return;
     if (this.timer && this.timerAt <= earliest) return;
     if (this.timer) clearTimeout(this.timer);
@@ -224,10 +236,16 @@ export class DeliveryQueue {
     const due = [...this.pending.values()].filter((entry) => !this.inflight.has(entry.seq) && entry.nextAt <= now).sort((a, b) => a.nextAt - b.nextAt || a.seq - b.seq);
     for (const entry of due) {
       if (this.inflight.size >= CONCURRENCY) break;
+      if (!this.startable(entry)) continue;
       const controller = new AbortController();
       this.inflight.set(entry.seq, controller);
+      const channel = entry.channel;
+      this.busy.set(channel, (this.busy.get(channel) ?? 0) + 1);
       void this.attempt(entry, controller).finally(() => {
         this.inflight.delete(entry.seq);
+        const left = (this.busy.get(channel) ?? 1) - 1;
+        if (left > 0) this.busy.set(channel, left);
+        else this.busy.delete(channel);
         this.schedule();
       });
     }
@@ -310,8 +328,10 @@ export class DeliveryQueue {
     } finally {
       clearTimeout(timeout);
     }
-    // A receiver that refuses the notification itself (4xx but 408 and 429) will refuse it again.
-    const permanent = httpStatus !== null && httpStatus >= 400 && httpStatus < 500 && httpStatus !== 408 && httpStatus !== 429;
+    // A receiver that refuses the notification itself (4xx but 408 and 429) will refuse it again; one that sends it
+    // elsewhere (3xx) is not followed (a notification goes only to the address configured) and would redirect again.
+    if (httpStatus !== null && httpStatus >= 300 && httpStatus < 400) error = `HTTP ${httpStatus}: the receiver redirects; redirects are not followed (configure the final URL)`;
+    const permanent = httpStatus !== null && httpStatus >= 300 && httpStatus < 500 && httpStatus !== 408 && httpStatus !== 429;
     return { httpStatus, smtpStatus: null, error, permanent, retryAfterMs };
   }
 
