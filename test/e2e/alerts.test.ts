@@ -181,6 +181,33 @@ describe('delivery to a receiver that hangs or redirects', () => {
   });
 });
 
+describe('an alert whose rule is removed', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({ alerts: { channels: { ops: { type: 'webhook', url: receiver.url } }, rules: [] } });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('is resolved through the channels it fired on, so an incident it opened is closed', async () => {
+    const put = await fetch(`${tg.url}/api/alerts/rules/breakers`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'breaker_opened', severity: 'critical' }) });
+    expect(put.status).toBeLessThan(300);
+    // The engine sees the rule on its next evaluation; then a breaker opens.
+    await new Promise((done) => setTimeout(done, 1_200));
+    tg.gateway.bus.emit('breaker.opened', { target: 'openai/gone#0', label: 'openai/gone', reason: 'test', cooldownMs: 60_000 } as never);
+    const firing = await until('the firing notification', () => receiver.deliveries.find((d) => d.json.status === 'firing'), 4_000);
+    expect((await fetch(`${tg.url}/api/alerts/rules/breakers`, { method: 'DELETE' })).status).toBe(204);
+    const resolved = await until('the resolved notification', () => receiver.deliveries.find((d) => d.json.status === 'resolved'), 4_000);
+    expect(resolved.json).toMatchObject({ id: firing.json.id, rule: 'breakers', severity: 'critical', subject: firing.json.subject });
+    expect(resolved.json.summary).toContain('was removed');
+    expect(tg.gateway.alerts.open()).toEqual([]);
+  });
+});
+
 describe('failure alerts', () => {
   let receiver: Receiver;
   let tg: RunningGateway;

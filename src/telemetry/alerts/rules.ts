@@ -159,6 +159,8 @@ function round(value: number, digits = 2): number {
  */
 export class AlertEngine {
   private readonly open = new Map<string, Open>();
+  /** The rules as the last evaluation saw them, by name: how an alert whose rule was since removed is resolved. */
+  private readonly seen = new Map<string, AlertRuleRuntime>();
   /** When the rule and subject last sent a firing notification. */
   private readonly lastNotified = new Map<string, number>();
   /** When a latency rule's p95 first went over its threshold for a provider (still over since). */
@@ -260,8 +262,18 @@ export class AlertEngine {
     const rules = this.options.rules();
     const byName = new Map(rules.map((rule) => [rule.name, rule]));
     for (const [key, alert] of this.open) {
-      if (byName.get(alert.rule)?.kind !== alert.kind) this.forget(key);
+      const current = byName.get(alert.rule);
+      if (current?.kind === alert.kind) continue;
+      // Its rule was removed or now watches something else: the alert closes. One whose firing was sent is resolved
+      // through the channels of the rule as it was (a pager's incident must not stay open); after a restart that
+      // rule is not known any more and the alert is only dropped.
+      const previous = this.seen.get(alert.rule);
+      if (previous?.kind === alert.kind) {
+        this.resolve(previous, alert.subjectKey, alert.event, `${alert.summary} (closed: its rule "${alert.rule}" was ${current ? 'changed' : 'removed'})`, alert.details);
+      } else this.forget(key);
     }
+    this.seen.clear();
+    for (const rule of rules) this.seen.set(rule.name, rule);
     const longest = Math.max(0, ...rules.map(windowOf));
     for (const map of [this.attempts, this.modelAttempts, this.latencies, this.ttfts, this.routeRequests, this.exhausted]) {
       for (const samples of map.values()) samples.trim(now - longest);
