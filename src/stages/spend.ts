@@ -1,4 +1,5 @@
 import { Observable, throwError } from 'rxjs';
+import { thresholdsCrossed } from '../core/budget-thresholds.js';
 import type { ChatCompletion, ChatCompletionChunk, CompletionUsage, ResponseEvent } from '../core/canonical.js';
 import type { RequestContext, Spent } from '../core/context.js';
 import type { PeriodUsage } from '../core/identity.js';
@@ -17,8 +18,6 @@ import { TokenCounter } from '../tokens/tokenizer.js';
 import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../services.js';
 import type { Log } from '../log.js';
 import { gatewayError } from '../core/errors.js';
-
-const THRESHOLDS = [50, 80, 100] as const;
 
 interface Account {
   kind: 'key' | 'team';
@@ -252,9 +251,8 @@ class SpendStage implements Stage {
 
   private thresholds(account: 'key' | 'team', id: string, budget: number, before: PeriodUsage, added: number): void {
     const after = before.spend + added;
-    for (const threshold of THRESHOLDS) {
-      const line = (budget * threshold) / 100;
-      if (before.spend < line && after >= line) this.bus.emit('budget.threshold', { account, id, threshold, budget, spend: after });
+    for (const threshold of thresholdsCrossed({ spend: before.spend, budget }, { spend: after, budget })) {
+      this.bus.emit('budget.threshold', { account, id, threshold, budget, spend: after });
     }
   }
 }

@@ -101,6 +101,20 @@ describe('budget alerts to a signed webhook', () => {
       ['firing', 'delivered', 1],
     ]);
   });
+
+  it('fires when an operator lowers a budget below what was spent, as a charge crossing the line would', async () => {
+    const { id, key } = await createKey({ name: 'lowered', budget: 10, rate_limit: null, models: [] });
+    await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+    const before = receiver.deliveries.length;
+    // 2 spent of 10 is under half; of 3, over it.
+    expect((await api('PATCH', `/api/keys/${id}`, { budget: 3 })).status).toBe(200);
+    const firing = await until('the firing notification', () => receiver.deliveries.slice(before).find((d) => d.json.subject?.key === id));
+    expect(firing.json).toMatchObject({ rule: 'budget-half', status: 'firing', details: { account: 'key', id, threshold: 50, budget: 3, spend: 2 } });
+    // Raising it again past the spend resolves it.
+    expect((await api('PATCH', `/api/keys/${id}`, { budget: 50 })).status).toBe(200);
+    const resolved = await until('the resolved notification', () => receiver.deliveries.find((d) => d.json.id === firing.json.id && d.json.status === 'resolved'));
+    expect(resolved.json.details).toMatchObject({ budget: 50, spend: 2 });
+  });
 });
 
 describe('delivery retries', () => {

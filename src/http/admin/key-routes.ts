@@ -52,7 +52,11 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.patch<{ Params: IdParams }>('/keys/:id', async (request) => {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
-    return store.updateKey(request.params.id, body);
+    const before = store.getKey(request.params.id).budget ?? null;
+    const updated = await store.updateKey(request.params.id, body);
+    // A budget lowered below what was spent crosses its thresholds as a charge would (budget alerts).
+    if ((updated.budget ?? null) !== before) deps.alerts.budgetChanged('key', updated.id, before);
+    return updated;
   });
 
   api.delete<{ Params: IdParams }>('/keys/:id', async (request, reply) => {

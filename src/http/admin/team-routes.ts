@@ -25,7 +25,11 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
   api.patch<{ Params: IdParams }>('/teams/:id', async (request) => {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
-    return store.updateTeam(request.params.id, body);
+    const before = store.getTeam(request.params.id).budget ?? null;
+    const updated = await store.updateTeam(request.params.id, body);
+    // A budget lowered below what was spent crosses its thresholds as a charge would (budget alerts).
+    if ((updated.budget ?? null) !== before) deps.alerts.budgetChanged('team', updated.id, before);
+    return updated;
   });
 
   // 409 team_in_use while keys still name the team.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
 import type { EventBus } from '../../bus/bus.js';
+import { thresholdsCrossed } from '../../core/budget-thresholds.js';
 import type { AlertsRuntime } from '../../core/config.js';
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
@@ -41,6 +42,12 @@ export interface AlertsView {
    * `channel_not_found` when no channel has the name).
    */
   testChannel(name: string): Promise<DeliveryRecord>;
+  /**
+   * A key's or team's budget was changed (by an operator): the thresholds its current spend is now past and was not
+   * under the budget it had (`previous`, null when it had none) are announced as `budget.threshold`, as a charge
+   * crossing them would be, so lowering a budget below what was spent alerts too.
+   */
+  budgetChanged(account: 'key' | 'team', id: string, previous: number | null): void;
 }
 
 /** The notification `testChannel` sends: plainly a test, about nothing in particular. */
@@ -141,6 +148,14 @@ export class AlertService implements AlertsView {
 
   testChannel(name: string): Promise<DeliveryRecord> {
     return this.queue.test(name, testNotification(name));
+  }
+
+  budgetChanged(account: 'key' | 'team', id: string, previous: number | null): void {
+    const usage = this.options.budgetUsage(account, id);
+    if (!usage || !(usage.budget > 0)) return;
+    for (const threshold of thresholdsCrossed({ spend: usage.spend, budget: previous }, usage)) {
+      this.options.bus.emit('budget.threshold', { account, id, threshold, budget: usage.budget, spend: usage.spend });
+    }
   }
 
   /** Stops listening and evaluating; what is still queued stays in the store for the next start. */
