@@ -40,6 +40,36 @@ export function cutUtf8(text: string, maxBytes: number): string {
   return decoder.decode(bytes).replace(/\uFFFD+$/, '');
 }
 
+/** The bytes a character takes inside a JSON string as JSON.stringify writes it (escapes included). */
+function jsonCharBytes(code: number): number {
+  if (code === 0x22 || code === 0x5c) return 2; // \" and \\
+  if (code < 0x20) return code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 2 : 6;
+  if (code < 0x80) return 1;
+  if (code < 0x800) return 2;
+  if (code >= 0xd800 && code <= 0xdfff) return 6; // a lone surrogate, written \udxxx (pairs are handled by the caller)
+  return 3;
+}
+
+/**
+ * The longest prefix of `text` whose JSON string content (what goes between the quotes, escapes included) fits in
+ * `maxBytes`, never splitting a character: a result cut to fit `max_result_bytes` must still fit once written as
+ * JSON, where a quote or a control character takes two to six bytes.
+ */
+export function cutJsonString(text: string, maxBytes: number): string {
+  let used = 0;
+  let at = 0;
+  while (at < text.length) {
+    const code = text.charCodeAt(at);
+    const next = at + 1 < text.length ? text.charCodeAt(at + 1) : 0;
+    const pair = code >= 0xd800 && code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff;
+    const bytes = pair ? 4 : jsonCharBytes(code);
+    if (used + bytes > maxBytes) break;
+    used += bytes;
+    at += pair ? 2 : 1;
+  }
+  return text.slice(0, at);
+}
+
 /** What a model reads for one content block: its text, or a short description of what it is. */
 function blockText(block: unknown): string {
   if (!isRecord(block)) return '';
@@ -83,28 +113,33 @@ export function capResult(content: readonly unknown[], structuredContent: Record
   const { text, cut } = capText(fullText, resultBytes, maxBytes);
   if (resultBytes <= maxBytes) return { content: [...content], ...(structuredContent ? { structuredContent } : {}), text, resultBytes, truncated: cut };
 
-  let left = maxBytes;
+  const note = (dropped: number) => ({ type: 'text', text: `[truncated: ${dropped} content block(s) cut or left out; the result was ${resultBytes} bytes, over max_result_bytes ${maxBytes}]` });
+  // The content array as JSON within the cap: its brackets, a comma between blocks, and room kept for the note
+  // that says what was cut (when even the note does not fit, the blocks go without it).
+  const noteBytes = jsonBytes(note(content.length)) + 1;
+  const withNote = noteBytes + 2 <= maxBytes;
+  let left = maxBytes - 2 - (withNote ? noteBytes : 0);
   const kept: unknown[] = [];
   let dropped = 0;
   for (const block of content) {
-    const size = jsonBytes(block);
+    const size = jsonBytes(block) + (kept.length > 0 ? 1 : 0);
     if (size <= left) {
       kept.push(block);
       left -= size;
       continue;
     }
     if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') {
-      // The block's JSON without its text, plus the room for some text.
-      const overhead = jsonBytes({ ...block, text: '' });
+      // The block's JSON without its text, plus the room for some of its text (as JSON writes it, escapes included).
+      const overhead = jsonBytes({ ...block, text: '' }) + (kept.length > 0 ? 1 : 0);
       const room = left - overhead;
       if (room > 0) {
-        kept.push({ ...block, text: cutUtf8(block.text, room) });
+        kept.push({ ...block, text: cutJsonString(block.text, room) });
         left = 0;
       }
     }
     dropped++;
   }
-  if (dropped > 0) kept.push({ type: 'text', text: `[truncated: ${dropped} content block(s) cut or left out; the result was ${resultBytes} bytes, over max_result_bytes ${maxBytes}]` });
+  if (dropped > 0 && withNote) kept.push(note(dropped));
   const structured = structuredContent && jsonBytes(structuredContent) <= left ? { structuredContent } : {};
   return { content: kept, ...structured, text, resultBytes, truncated: true };
 }
