@@ -36,6 +36,27 @@ export function maskUrl(url: string): string {
   return `${parsed.protocol}//****@${parsed.host}${path}${parsed.search}${parsed.hash}`;
 }
 
+/**
+ * A webhook URL as the API shows it: its user and password (as maskUrl does) and every query value masked, the
+ * host and path left to read. Receivers often take their token in the query (`?token=...`); a value written
+ * back as read stands for the stored one (see unmask.ts).
+ */
+export function maskWebhookUrl(url: string): string {
+  const withoutUser = maskUrl(url);
+  const query = withoutUser.indexOf('?');
+  if (query === -1) return withoutUser;
+  const hash = withoutUser.indexOf('#', query);
+  const search = withoutUser.slice(query + 1, hash === -1 ? undefined : hash);
+  const masked = search
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      return equals === -1 || equals === pair.length - 1 ? pair : `${pair.slice(0, equals)}=****`;
+    })
+    .join('&');
+  return `${withoutUser.slice(0, query + 1)}${masked}${hash === -1 ? '' : withoutUser.slice(hash)}`;
+}
+
 export function providerView(provider: ProviderRuntime): ProviderView {
   return {
     name: provider.name,
@@ -232,9 +253,17 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
   const proxy = document.settings?.network?.proxy;
   // A proxy's `user:password@` is a credential too (the file's network section is never stored, only audited).
   const settings = settingsSecrets(proxy ? { ...document.settings, network: { ...document.settings?.network, proxy: maskUrl(proxy) } } : document.settings, maskSecret);
-  const alerts = alertSecrets(document.alerts, maskSecret);
+  const alerts = maskWebhookUrls(alertSecrets(document.alerts, maskSecret));
   const mcp = mcpSecrets(document.mcp, maskSecret);
   return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
+}
+
+/** The alerts section with its webhooks' URLs masked for display (see maskWebhookUrl). */
+function maskWebhookUrls(alerts: ConfigDocument['alerts']): ConfigDocument['alerts'] {
+  if (!alerts?.channels) return alerts;
+  const channels: NonNullable<NonNullable<ConfigDocument['alerts']>['channels']> = {};
+  for (const [name, channel] of Object.entries(alerts.channels)) channels[name] = channel.type === 'webhook' ? { ...channel, url: maskWebhookUrl(channel.url) } : channel;
+  return { ...alerts, channels };
 }
 
 /** Applies `transform` to every secret in a document (keys, credential headers) to seal or unseal it for storage. */

@@ -7,6 +7,8 @@ import { gatewayError } from '../core/errors.js';
 const MASKED = /^\*{4}/;
 /** A base URL whose userinfo was masked by `maskUrl`. */
 const MASKED_USERINFO = /^[a-z]+:\/\/\*{4}@/i;
+/** A webhook URL with a query value masked by `maskWebhookUrl`. */
+const MASKED_QUERY = /^[a-z]+:\/\/[^?#]*\?(?:[^#]*&)?[^=&#]+=\*{4}(?:[&#]|$)/i;
 
 function maskedValueError(where: string): GatewayError {
   return gatewayError('masked_secret', `${where} is a masked secret that matches no stored value; send the real value (or, for a key, its id and the masked value as read).`, { param: where });
@@ -105,7 +107,7 @@ function restoreNamedItems<T>(next: Record<string, T>, previous: Record<string, 
 function restoreLeaves(next: unknown, masked: unknown, stored: unknown, where: string): unknown {
   if (typeof next === 'string') {
     if (typeof masked === 'string' && typeof stored === 'string' && next === masked && masked !== stored) return stored;
-    if (MASKED.test(next) || MASKED_USERINFO.test(next)) throw maskedValueError(where);
+    if (MASKED.test(next) || MASKED_USERINFO.test(next) || MASKED_QUERY.test(next)) throw maskedValueError(where);
     return next;
   }
   if (Array.isArray(next)) return next.map((item, i) => restoreLeaves(item, Array.isArray(masked) ? masked[i] : undefined, Array.isArray(stored) ? stored[i] : undefined, `${where}.${i}`));

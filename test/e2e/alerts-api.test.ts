@@ -134,6 +134,24 @@ describe('/api/alerts', () => {
     expect(forged.body.error).toMatchObject({ code: 'masked_secret', param: 'alerts.channels.ops.secret' });
   });
 
+  it("masks a webhook URL's user, password and query values, and keeps them when the URL is written back as read", async () => {
+    const url = receiver.url.replace('http://', 'http://alice:pa55word-xyz@') + '?token=hook-token-123&team=ops';
+    expect((await admin.put('/api/alerts/channels/tokened', { type: 'webhook', url })).status).toBeLessThan(300);
+    const read = await admin.get('/api/alerts/channels/tokened');
+    expect(read.body.url).toBe(receiver.url.replace('http://', 'http://****@') + '?token=****&team=****');
+    for (const path of ['/api/alerts', '/api/config?layer=api', '/api/audit?limit=5']) {
+      const text = (await admin.get(path)).text;
+      expect(text).not.toContain('hook-token-123');
+      expect(text).not.toContain('pa55word-xyz');
+    }
+    expect((await admin.put('/api/alerts/channels/tokened', read.body)).status).toBe(200);
+    expect(tg.gateway.configService.current().alerts.channels.get('tokened')).toMatchObject({ url });
+    const forged = await admin.put('/api/alerts/channels/tokened', { ...read.body, url: `${receiver.url}?token=****` });
+    expect(forged.status).toBe(400);
+    expect(forged.body.error).toMatchObject({ code: 'masked_secret', param: 'alerts.channels.tokened.url' });
+    expect((await admin.delete('/api/alerts/channels/tokened')).status).toBe(204);
+  });
+
   it('validates rules, names what is wrong, and checks channels exist', async () => {
     const bad = await admin.put('/api/alerts/rules/too-much', { kind: 'error_rate', threshold_pct: 200 });
     expect(bad.status).toBe(400);
