@@ -5,7 +5,7 @@ import type { GatewayError } from '../core/errors.js';
 import type { Log } from '../log.js';
 import { renderAnthropicError } from '../dialects/anthropic/routes/errors.js';
 import { renderGoogleError } from '../dialects/gemini/routes/respond.js';
-import { renderOpenAIError, type RenderedError } from './render-error.js';
+import { renderJsonRpcError, renderOpenAIError, type RenderedError } from './render-error.js';
 import { gatewayError } from '../core/errors.js';
 import { withFields } from '../core/with-fields.js';
 
@@ -16,7 +16,9 @@ export function renderErrorForPath(path: string | null, error: GatewayError, req
       ? renderAnthropicError(error, requestId)
       : path !== null && (path === '/genai' || path.startsWith('/genai/'))
         ? renderGoogleError(error)
-        : renderOpenAIError(error);
+        : path === '/mcp'
+          ? renderJsonRpcError(error)
+          : renderOpenAIError(error);
   return { ...rendered, headers: withFields(rendered.headers, { 'x-request-id': requestId }) };
 }
 

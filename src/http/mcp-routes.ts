@@ -7,13 +7,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../core/config.js';
 import type { Identity } from '../core/context.js';
-import { gatewayError, toGatewayError } from '../core/errors.js';
+import { GatewayError, gatewayError, toGatewayError } from '../core/errors.js';
 import { isRecord } from '../core/is-record.js';
 import { anonymousRule, checkVirtualKey, type AnonymousRule } from '../governance/key-check.js';
 import type { McpHubCallResult } from '../mcp/mcp-hub.js';
 import { callerOf, takeToolCall, toolRefusal } from '../mcp/mcp-policy.js';
 import { isRemoteClient } from './client-address.js';
 import type { HttpDeps } from './deps.js';
+import { fromFrameworkError, renderJsonRpcError } from './render-error.js';
 import { bearerToken, headerString } from './request-headers.js';
 
 /** The virtual key a request presents (`Authorization: Bearer` or `x-api-key`), checked; null for an anonymous caller the rule lets in. */
@@ -95,22 +96,33 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps): void {
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(toolCallAnswer(name, result)));
   });
 
-  app.post('/mcp', async (request, reply) => {
-    let identity: Identity | null;
-    try {
-      identity = authenticate(deps, request, mcpAnonymousRule(deps.config.current().settings));
-    } catch (err) {
-      const error = toGatewayError(err);
-      return jsonRpcError(reply, error.status, -32001, error.message, error.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
-    }
-    // The MCP SDK's server side loads with the first `/mcp` request, not at start (most gateways never get one).
-    const { serveMcpRequest } = await import('./mcp-server.js');
-    await serveMcpRequest(deps, identity, request, reply, clientGone(reply));
-  });
+  // A scope of its own, so that what fastify refuses before the handler (a body that is not JSON, another content
+  // type, a body too large) is answered in JSON-RPC, as every answer of an MCP endpoint is.
+  app.register(async (scope) => {
+    scope.setErrorHandler((err, _request, reply) => {
+      const error = fromFrameworkError(err, deps.config.current().settings.maxBodyBytes);
+      if (error.status >= 500 && !(err instanceof GatewayError)) deps.log.error({ err }, 'unhandled error in the /mcp route');
+      const rendered = renderJsonRpcError(error);
+      return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+    });
 
-  // Stateless: there is no session to stream server messages on (GET) or to end (DELETE).
-  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
-    jsonRpcError(reply, 405, -32000, 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.', { allow: 'POST' });
-  app.get('/mcp', notAllowed);
-  app.delete('/mcp', notAllowed);
+    scope.post('/mcp', async (request, reply) => {
+      let identity: Identity | null;
+      try {
+        identity = authenticate(deps, request, mcpAnonymousRule(deps.config.current().settings));
+      } catch (err) {
+        const error = toGatewayError(err);
+        return jsonRpcError(reply, error.status, -32001, error.message, error.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+      }
+      // The MCP SDK's server side loads with the first `/mcp` request, not at start (most gateways never get one).
+      const { serveMcpRequest } = await import('./mcp-server.js');
+      await serveMcpRequest(deps, identity, request, reply, clientGone(reply));
+    });
+
+    // Stateless: there is no session to stream server messages on (GET) or to end (DELETE).
+    const notAllowed = async (_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
+      jsonRpcError(reply, 405, -32000, 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.', { allow: 'POST' });
+    scope.get('/mcp', notAllowed);
+    scope.delete('/mcp', notAllowed);
+  });
 }

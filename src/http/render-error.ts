@@ -22,6 +22,21 @@ export function renderOpenAIError(error: GatewayError): RenderedError {
   };
 }
 
+/**
+ * A JSON-RPC error (`{"jsonrpc":"2.0","error":{"code","message"},"id":null}`), the shape of every answer of `/mcp`,
+ * with the codes the MCP SDK's own streamable HTTP transport uses: -32700 for a body that is not JSON, -32603 for
+ * the gateway's own failure, -32000 for the rest (a wrong content type, a body too large).
+ */
+export function renderJsonRpcError(error: GatewayError): RenderedError {
+  const code = error.code === 'invalid_json' ? -32700 : error.status >= 500 ? -32603 : -32000;
+  const message = error.code === 'invalid_json' ? `Parse error: ${error.message}` : error.message;
+  return {
+    status: error.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
+    body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }),
+  };
+}
+
 interface FrameworkError {
   statusCode?: number;
   code?: string;

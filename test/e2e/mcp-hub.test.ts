@@ -338,6 +338,17 @@ describe('/mcp: tollgate as an MCP server', () => {
     expect((await fetch(`${tg.url}/mcp`)).status).toBe(405);
   });
 
+  it('answers a body it cannot read in JSON-RPC, as the MCP transport does: a parse error, a wrong content type', async () => {
+    const key = await createKey({});
+    const headers = { accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` };
+    const broken = await fetch(`${tg.url}/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0",' });
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error/) } });
+    const text = await fetch(`${tg.url}/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: 'hello' });
+    expect(text.status).toBe(415);
+    expect(await text.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+  });
+
   it('answers with the request id, as every other route does', async () => {
     const key = await createKey({});
     const raw = await fetch(`${tg.url}/mcp`, {
