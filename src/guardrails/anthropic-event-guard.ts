@@ -1,4 +1,5 @@
 import type { NativeStreamEvent } from '../core/canonical.js';
+import { eventData } from '../core/event-data.js';
 import { isRecord } from '../core/is-record.js';
 import type { TextStreamGuard } from './answer-guard.js';
 
@@ -15,15 +16,6 @@ const BLOCK_TEXTS: Record<string, BlockText> = {
   server_tool_use: { delta: 'input_json_delta', field: 'partial_json' },
   mcp_tool_use: { delta: 'input_json_delta', field: 'partial_json' },
 };
-
-function parsed(item: NativeStreamEvent): Record<string, unknown> | null {
-  try {
-    const data: unknown = JSON.parse(item.data);
-    return isRecord(data) ? data : null;
-  } catch {
-    return null;
-  }
-}
 
 function event(type: string, data: Record<string, unknown>): NativeStreamEvent {
   return { event: type, data: JSON.stringify({ type, ...data }) };
@@ -53,7 +45,7 @@ export class AnthropicEventGuard {
         out.push(item);
         continue;
       }
-      const data = parsed(item);
+      const data = eventData(item);
       const index = data && typeof data.index === 'number' ? data.index : -1;
       if (!data || index < 0) {
         out.push(item);

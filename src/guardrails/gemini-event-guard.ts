@@ -1,4 +1,5 @@
 import type { NativeStreamEvent } from '../core/canonical.js';
+import { eventData } from '../core/event-data.js';
 import { isRecord } from '../core/is-record.js';
 import type { TextStreamGuard } from './answer-guard.js';
 
@@ -24,14 +25,8 @@ export class GeminiEventGuard {
     const out: NativeStreamEvent[] = [];
     for (const item of events) {
       if (this.ended) break;
-      let data: unknown;
-      try {
-        data = JSON.parse(item.data);
-      } catch {
-        out.push(item);
-        continue;
-      }
-      if (!isRecord(data) || !Array.isArray(data.candidates)) {
+      const data = eventData(item);
+      if (data === null || !Array.isArray(data.candidates)) {
         out.push(item);
         continue;
       }

@@ -1,4 +1,5 @@
 import type { NativeStreamEvent } from '../../core/canonical.js';
+import { eventData } from '../../core/event-data.js';
 import { isRecord } from '../../core/is-record.js';
 import type { Json } from './shapes.js';
 
@@ -83,13 +84,8 @@ export function eventsMessage(events: readonly NativeStreamEvent[]): Json | null
   const inputJson = new Map<number, string>();
   let stopped = false;
   for (const item of events) {
-    let data: unknown;
-    try {
-      data = JSON.parse(item.data);
-    } catch {
-      return null;
-    }
-    if (!isRecord(data)) return null;
+    const data = eventData(item);
+    if (data === null) return null;
     const type = data.type;
     if (type === 'error') return null;
     if (type === 'message_start') {

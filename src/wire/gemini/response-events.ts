@@ -1,4 +1,5 @@
 import type { NativeStreamEvent } from '../../core/canonical.js';
+import { eventData } from '../../core/event-data.js';
 import { isRecord } from '../../core/is-record.js';
 import type { Json } from './shapes.js';
 
@@ -65,13 +66,8 @@ export function eventsResponse(events: readonly NativeStreamEvent[]): Json | nul
   const response: Json = {};
   const candidates: Json[] = [];
   for (const item of events) {
-    let data: unknown;
-    try {
-      data = JSON.parse(item.data);
-    } catch {
-      return null;
-    }
-    if (!isRecord(data)) return null;
+    const data = eventData(item);
+    if (data === null) return null;
     for (const key in data) {
       const value = data[key];
       if (key !== 'candidates') {
