@@ -33,6 +33,11 @@ export interface GatewayErrorInit {
   headers?: Record<string, string>;
   /** Upstream status when the error came from a provider; kept for logs and headers. */
   upstreamStatus?: number;
+  /**
+   * A Gemini upstream's own `error.details` (field violations, error info, retry info), shown to a client of the
+   * Gemini format as Google's API would show them; other formats have no place for them.
+   */
+  details?: readonly unknown[] | null;
 }
 
 /**
@@ -56,6 +61,7 @@ export class GatewayError extends Error {
   readonly retryable: boolean;
   readonly headers: Record<string, string>;
   readonly upstreamStatus: number | undefined;
+  readonly details: readonly unknown[] | null;
 
   constructor(init: GatewayErrorInit) {
     // The last line of defence against an error that echoes a huge input whole: each site quotes inputs with
@@ -69,6 +75,7 @@ export class GatewayError extends Error {
     this.retryable = init.retryable ?? false;
     this.headers = init.headers ?? {};
     this.upstreamStatus = init.upstreamStatus;
+    this.details = init.details ?? null;
   }
 
 }

@@ -154,6 +154,7 @@ function withMessage(error: GatewayError, message: string): GatewayError {
     retryable: error.retryable,
     headers: error.headers,
     ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
+    details: error.details,
   });
 }
 

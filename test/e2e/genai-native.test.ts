@@ -252,6 +252,21 @@ describe('/genai to a Gemini provider: native pass-through', () => {
     }
   });
 
+  it("passes a Gemini upstream's error details on, as Google's API shows them", async () => {
+    const response = await viaGateway('generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { temperature: 0.2, madeUpSetting: true } });
+    const direct = await fetch(`${gemini.url}/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': KEY },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { temperature: 0.2, madeUpSetting: true } }),
+    });
+    const expected = (await direct.json()) as { error: { details?: unknown[] } };
+    expect(expected.error.details?.length).toBeGreaterThan(0);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { status: string; details?: unknown[] } };
+    expect(body.error.status).toBe('INVALID_ARGUMENT');
+    expect(body.error.details).toEqual(expected.error.details);
+  });
+
   it('counts the tokens of a request with a built-in tool instead of refusing it', async () => {
     // (The SDK sends tools with countTokens only to Vertex; the REST body carries a whole generateContentRequest.)
     const counted = await viaGateway('countTokens', { generateContentRequest: { model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'what is new with cats' }] }], ...SEARCH } });

@@ -9,10 +9,13 @@ export function invalidArgument(message: string, param: string | null = null): G
 }
 
 export interface GoogleErrorBody {
-  error: { code: number; message: string; status: string };
+  error: { code: number; message: string; status: string; details?: unknown[] };
 }
 
 /** A GatewayError in Google's shape `{"error":{"code","message","status"}}`; the HTTP status stays the gateway's. */
 export function googleErrorBody(error: GatewayError): GoogleErrorBody {
-  return { error: { code: error.status, message: error.message, status: googleStatusName(error.status) } };
+  const body: GoogleErrorBody = { error: { code: error.status, message: error.message, status: googleStatusName(error.status) } };
+  // A Gemini upstream's own details (which field was wrong, why) reach the client as Google writes them.
+  if (error.details) body.error.details = [...error.details];
+  return body;
 }

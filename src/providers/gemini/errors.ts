@@ -43,7 +43,17 @@ export function geminiError(provider: string, status: number, headers: Headers, 
     retryable: isRetryableStatus(status),
     headers: passed,
     upstreamStatus: status,
+    details: keptDetails(error),
   });
+}
+
+/** Most bytes of details passed on (as JSON): they explain a refusal; a larger list is left out whole. */
+const MAX_DETAILS_BYTES = 8_192;
+
+/** The error's details for a Gemini client, when there are some and they are of a reasonable size. */
+function keptDetails(error: GoogleError): unknown[] | null {
+  if (error.details.length === 0) return null;
+  return JSON.stringify(error.details).length <= MAX_DETAILS_BYTES ? error.details : null;
 }
 
 /** An error event inside an open stream: the answer is cut, so it is a retryable 502 whatever Gemini's code. */
