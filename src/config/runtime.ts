@@ -8,6 +8,7 @@ import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';
 import { resolveNetwork } from './network.js';
 import { compileGuardrails } from '../guardrails/scanner.js';
+import { backtrackingRisk } from '../guardrails/detectors/regex-list.js';
 import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
@@ -228,6 +229,10 @@ function otlpPairsFromEnv(env: Env, name: string): Record<string, string> {
 }
 
 /** Redaction patterns must compile; the one that does not is named. */
+/**
+ * The operator's redaction patterns for kept bodies, checked as guardrail patterns are: they run over every kept body
+ * and every failed request's message, so one that can backtrack catastrophically is refused here.
+ */
 function checkedPatterns(patterns: readonly string[]): readonly string[] {
   patterns.forEach((pattern, index) => {
     try {
@@ -235,6 +240,8 @@ function checkedPatterns(patterns: readonly string[]): readonly string[] {
     } catch (err) {
       throw new ConfigError(`settings.log_bodies.redact[${index}]: not a valid regular expression (${(err as Error).message})`);
     }
+    const risk = backtrackingRisk(pattern);
+    if (risk !== null) throw new ConfigError(`settings.log_bodies.redact[${index}]: ${JSON.stringify(pattern.slice(0, 80))} refused: ${risk}`);
   });
   return patterns;
 }

@@ -1,3 +1,5 @@
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { configFileSchema } from '../../src/config/schema.js';
 import { describe, expect, it } from 'vitest';
 import {
   compileGuardrails,
@@ -219,6 +221,25 @@ describe('regex deny list', () => {
     expect(() => compilePattern('x', '(unclosed')).toThrow(/not a valid regular expression/);
     expect(() => compilePattern('x', 'a'.repeat(513))).toThrow(/longer than 512/);
     expect(() => compileGuardrails([{ name: 'r', kind: 'regex', action: 'block', patterns: ['ok', '(x*)*y'] }])).toThrow(/"\(x\*\)\*y"/);
+  });
+
+  it('refuses a repeated group whose alternatives can match the same text (exponential, which safe-regex2 lets through)', () => {
+    for (const pattern of ['(a|a)*b', '(a|ab)*c', '(\\w|\\d)+$', '(\\d|\\d\\d)+z', '(a|aa)+$', '(?:a|a)*$', '(a|a){2,40}b', '(a|)*b', '(x(a|ab))*y']) {
+      expect(() => compilePattern('x', pattern), pattern).toThrow(/alternatives that can match the same text/);
+    }
+    expect(() => compilePattern('x', '(?:Foo|foo)+', true)).toThrow(/alternatives/);
+    // Alternatives that cannot overlap, or that are not repeated, are fine.
+    for (const pattern of ['(?:foo|bar)+', '\\b(?:project zephyr|codename [a-z]+)\\b', '(cat|dog)s?', '(?:ab|cd){1,5}', '(?:Mr|Ms)\\.? [A-Z][a-z]+', '[(|)]+', '\\(a|a\\)+']) {
+      expect(compilePattern('x', pattern).re.source, pattern).toBe(pattern);
+    }
+    // The log's redaction patterns run over every kept body and failed request's message: checked the same way.
+    expect(() => resolveRuntimeConfig({ api: {}, file: configFileSchema.parse({ settings: { log_bodies: { enabled: true, redact: ['tok-[a-z]+', '(\\d|\\d\\d)+z'] } } }) }, {}, 1)).toThrow(
+      /settings\.log_bodies\.redact\[1\].*alternatives/,
+    );
+    expect(() => resolveRuntimeConfig({ api: {}, file: configFileSchema.parse({ settings: { log_bodies: { enabled: true, redact: ['(x+)+y'] } } }) }, {}, 1)).toThrow(/catastrophic/);
+    expect(resolveRuntimeConfig({ api: {}, file: configFileSchema.parse({ settings: { log_bodies: { enabled: true, redact: ['tok-[a-z]+'] } } }) }, {}, 1).settings.logBodies.redact).toEqual(['tok-[a-z]+']);
+    // What the refused (a|a)*b did: 26 characters ran for seconds; the guard never sees it now.
+    expect(() => compileGuardrails([{ name: 'r', kind: 'national_id', action: 'block', custom_formats: [{ name: 'f', pattern: '(\\d|\\d\\d)+z' }] }])).toThrow(/alternatives/);
   });
 });
 

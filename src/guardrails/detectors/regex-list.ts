@@ -1,8 +1,8 @@
 /**
  * The regex deny list: operator-supplied patterns, compiled once per config version. A pattern is refused at
- * compile time when it is longer than `MAX_PATTERN_LENGTH`, does not compile, or is flagged by `safe-regex2` (nested
+ * compile time when it is longer than `MAX_PATTERN_LENGTH`, does not compile, is flagged by `safe-regex2` (nested
  * quantifiers such as `(a+)+`, whose backtracking is exponential on a near-miss: one crafted prompt would stall the
- * gateway). safe-regex2 does not catch everything: a pattern like `\w+@` is accepted yet quadratic on one long word,
+ * gateway), or repeats a group whose alternatives can match the same text (`(a|ab)*`, see ambiguousRepetition). safe-regex2 does not catch everything: a pattern like `\w+@` is accepted yet quadratic on one long word,
  * so operators should bound their quantifiers (`\w{1,64}`) as the built-in detectors do. The stream guard rescans only
  * its bounded window, so there the cost stays bounded whatever the pattern.
  */
@@ -55,6 +55,88 @@ function withoutLookBehinds(source: string): string {
   return out;
 }
 
+/** A branch of an alternation that is a plain literal: letters, digits, spaces and escaped punctuation only. */
+const PLAIN_LITERAL = /^(?:[\p{L}\p{N} _\-,:;'"/@#%&=<>!~`]|\\[^A-Za-z0-9])+$/u;
+
+/** The first character a plain literal branch matches (an escape stands for the character it escapes). */
+function firstCharOf(branch: string, caseInsensitive: boolean): string {
+  const first = branch.startsWith('\\') ? branch.slice(1, 2) : (String.fromCodePoint(branch.codePointAt(0) ?? 0));
+  return caseInsensitive ? first.toLowerCase() : first;
+}
+
+/** Whether an alternation's branches cannot match the same start: plain literals, each starting differently. */
+function distinctBranches(branches: readonly string[], caseInsensitive: boolean): boolean {
+  const firsts = new Set<string>();
+  for (const branch of branches) {
+    if (!PLAIN_LITERAL.test(branch)) return false;
+    const first = firstCharOf(branch, caseInsensitive);
+    if (firsts.has(first)) return false;
+    firsts.add(first);
+  }
+  return true;
+}
+
+/** The length of the quantifier at `at` that lets what precedes it repeat (`*`, `+`, `{n,m}` past 1), else 0. */
+function repeatingQuantifier(source: string, at: number): number {
+  const char = source[at];
+  if (char === '*' || char === '+') return 1;
+  if (char !== '{') return 0;
+  const match = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(at, at + 24));
+  if (!match) return 0;
+  const max = match[2] === undefined ? Number(match[1]) : match[3] === '' ? Infinity : Number(match[3]);
+  return max > 1 ? match[0].length : 0;
+}
+
+/**
+ * A repeated group holding an alternation whose branches can match the same text (`(a|ab)*`, `(\d|\d\d)+`,
+ * `(\w|\d)+`): on a near-miss the engine tries every way of splitting the text among the branches, which is
+ * exponential (`(a|a)*b` on 30 characters ran for 90 s). safe-regex2 counts nested quantifiers only and lets these
+ * through. Conservative: a repeated group's alternations must be plain literals starting with different characters
+ * (`(?:foo|bar)+` passes; `(?:cat|car)+` must be written `ca[tr]`). Returns the offending group's source, or null.
+ */
+function ambiguousRepetition(source: string, caseInsensitive: boolean): string | null {
+  interface Group {
+    start: number;
+    branchStart: number;
+    branches: string[];
+    /** An alternation inside it (its own or a nested group's) whose branches may overlap. */
+    ambiguous: boolean;
+  }
+  const stack: Group[] = [{ start: -1, branchStart: 0, branches: [], ambiguous: false }];
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const char = source[i]!;
+    if (char === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (char === ']') inClass = false;
+      continue;
+    }
+    if (char === '[') inClass = true;
+    else if (char === '(') {
+      // The group's own text starts after its `(?:`, `(?<name>`, `(?=`... prefix.
+      const prefix = /^\((?:\?(?:[:=!]|<[=!]|<[A-Za-z_$][\w$]*>))?/.exec(source.slice(i, i + 40))?.[0].length ?? 1;
+      stack.push({ start: i, branchStart: i + prefix, branches: [], ambiguous: false });
+      i += prefix - 1;
+    } else if (char === '|') {
+      const group = stack.at(-1)!;
+      group.branches.push(source.slice(group.branchStart, i));
+      group.branchStart = i + 1;
+    } else if (char === ')' && stack.length > 1) {
+      const group = stack.pop()!;
+      if (group.branches.length > 0) {
+        group.branches.push(source.slice(group.branchStart, i));
+        if (!distinctBranches(group.branches, caseInsensitive)) group.ambiguous = true;
+      }
+      if (group.ambiguous && repeatingQuantifier(source, i + 1) > 0) return source.slice(group.start, i + 1);
+      if (group.ambiguous) stack.at(-1)!.ambiguous = true;
+    }
+  }
+  return null;
+}
+
 /**
  * Compiles one operator pattern (Unicode mode, global; case-insensitive when asked), or throws an
  * `UnsafePatternError` naming the pattern and the reason.
@@ -68,10 +150,20 @@ export function compilePattern(name: string, source: string, caseInsensitive = f
   } catch (error) {
     throw new UnsafePatternError(source, `not a valid regular expression (${(error as Error).message})`);
   }
-  if (!safeRegex(withoutLookBehinds(source))) {
-    throw new UnsafePatternError(source, 'catastrophic backtracking risk (nested or too many quantifiers, per safe-regex2); bound or flatten its repetitions');
-  }
+  const risk = backtrackingRisk(source, caseInsensitive);
+  if (risk !== null) throw new UnsafePatternError(source, risk);
   return { name, re };
+}
+
+/**
+ * Why a pattern could backtrack catastrophically (nested quantifiers, per safe-regex2, or a repeated group whose
+ * alternatives can match the same text), or null. For every operator pattern tollgate runs over traffic.
+ */
+export function backtrackingRisk(source: string, caseInsensitive = false): string | null {
+  if (!safeRegex(withoutLookBehinds(source))) return 'catastrophic backtracking risk (nested or too many quantifiers, per safe-regex2); bound or flatten its repetitions';
+  const ambiguous = ambiguousRepetition(source, caseInsensitive);
+  if (ambiguous === null) return null;
+  return `catastrophic backtracking risk: the repeated group ${ambiguous.slice(0, 60)} has alternatives that can match the same text; make them start differently (plain words) or use a character class`;
 }
 
 /** Every non-empty match of every pattern, sorted by start; each pattern's own matches do not overlap. */
