@@ -7,10 +7,15 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
-    // Keys that would reach an object's prototype are never copied.
-    if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
-    if (value === null) delete out[key];
-    else out[key] = applyMergePatch(out[key], value);
+    if (value === null) {
+      delete out[key];
+      continue;
+    }
+    // Defined as an own property, never assigned: `out['__proto__'] = ...` would set the object's prototype, and
+    // `out['constructor']` reads Object when absent. A name like these then reaches the schema, which refuses it
+    // with a 400 naming it, instead of the patch dropping it silently.
+    const current = Object.hasOwn(out, key) ? out[key] : undefined;
+    Object.defineProperty(out, key, { value: applyMergePatch(current, value), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -187,7 +187,19 @@ export const cacheSchema = z.strictObject({
     .optional(),
 });
 
-const mcpServerNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, 'letters, digits and `-` (no `_`: tool names are `<server>__<tool>`), at most 63');
+/**
+ * Whether a name can key a section of the config: not a member every plain object has (`constructor`, `toString`),
+ * which a lookup by name would find when the entry is absent, nor one a merge patch drops (`prototype`).
+ */
+function notObjectMember(name: string): boolean {
+  return !(name in Object.prototype) && name !== 'prototype';
+}
+const RESERVED_NAME = 'this name is reserved (every JavaScript object has a property of that name); choose another';
+
+const mcpServerNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, 'letters, digits and `-` (no `_`: tool names are `<server>__<tool>`), at most 63')
+  .refine(notObjectMember, RESERVED_NAME);
 
 export const mcpServerSchema = z.discriminatedUnion('type', [
   z.strictObject({
@@ -451,11 +463,13 @@ export const settingsSchema = z.strictObject({
 
 export const providerNameSchema = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'provider names are lower-case letters, digits, - and _');
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'provider names are lower-case letters, digits, - and _')
+  .refine(notObjectMember, RESERVED_NAME);
 
 export const routeNameSchema = z
   .string()
-  .regex(/^(?=[^*]*\*?[^*]*$)[A-Za-z0-9*][A-Za-z0-9._:/*-]{0,199}$/, 'route names are letters, digits, . _ : / - and at most one * (a pattern)');
+  .regex(/^(?=[^*]*\*?[^*]*$)[A-Za-z0-9*][A-Za-z0-9._:/*-]{0,199}$/, 'route names are letters, digits, . _ : / - and at most one * (a pattern)')
+  .refine(notObjectMember, RESERVED_NAME);
 
 /** A plugin's name: its stage name in the pipeline, used by placements and in errors. */
 export const pluginNameSchema = z
@@ -669,7 +683,7 @@ export const alertRuleSchema = z.discriminatedUnion('kind', [
 
 export const alertsSchema = z.strictObject({
   channels: z
-    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, `_` and `-`, at most 64'), alertChannelSchema)
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, `_` and `-`, at most 64').refine(notObjectMember, RESERVED_NAME), alertChannelSchema)
     .optional()
     .describe('Where notifications go, by name.'),
   rules: z

@@ -190,6 +190,23 @@ describe('validated at the door', () => {
     expect(() => parseConfigDocument({ providers: { bad: { type: 'openai', api_key: 'sk\r\n' } } }, 'file')).toThrow(/providers\.bad\.api_key/);
   });
 
+  it("refuses names every JavaScript object has (constructor, toString, prototype) with a 400, through every write", async () => {
+    const base_url = `${upstream.url}/v1`;
+    const put = await api.put('/api/providers/constructor', { type: 'openai', base_url });
+    expect(put.status).toBe(400);
+    expect(put.body.error.message).toMatch(/reserved/);
+    const version = (await api.get('/api/config')).body.version;
+    const patched = await api.patch('/api/config', { providers: { constructor: { type: 'openai', base_url, api_key: 'sk-ctor-key-123' } } });
+    expect(patched.status).toBe(400);
+    expect(JSON.stringify(patched.body)).toMatch(/constructor/);
+    expect((await api.get('/api/config')).body.version).toBe(version);
+    expect((await api.patch('/api/config', { routes: { toString: { targets: [{ model: 'openai/gpt-4o-mini' }] } } })).status).toBe(400);
+    expect((await api.patch('/api/config', { routes: { prototype: { targets: [{ model: 'openai/gpt-4o-mini' }] } } })).status).toBe(400);
+    // Names that merely look alike are fine.
+    expect((await api.put('/api/providers/tostring', { type: 'openai', base_url })).status).toBeLessThan(300);
+    expect((await api.delete('/api/providers/tostring')).status).toBe(204);
+  });
+
   it('bounds weights and durations so no sum overflows and no timer misfires', async () => {
     const huge = await api.put('/api/routes/overflow', { targets: [{ model: 'openai/a', weight: 1e308 }, { model: 'openai/b', weight: 1e308 }] });
     expect(huge.status).toBe(400);
