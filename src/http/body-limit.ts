@@ -2,6 +2,7 @@ import { Transform } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayError } from '../core/errors.js';
 import { gatewayError } from '../core/errors.js';
+import { quoteInput } from '../core/quote-input.js';
 
 /** The framework's own limit is only a ceiling; the live limit comes from the running config. */
 export const BODY_LIMIT_CEILING = 1024 * 1024 * 1024;
@@ -17,6 +18,13 @@ function tooLarge(limit: number): GatewayError {
 export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => number): void {
   // Callback style: an async hook would cost a promise on every request.
   app.addHook('preParsing', (request, _reply, payload, done) => {
+    // A compressed body is not inflated (a gzip bomb would cost nothing but must not cost memory either): it is
+    // refused by name instead of being read as JSON and quoted back as binary in an invalid_json error.
+    const encoding = request.headers['content-encoding'];
+    if (typeof encoding === 'string' && encoding.trim() !== '' && encoding.trim().toLowerCase() !== 'identity') {
+      done(gatewayError('unsupported_media_type', `Content-Encoding '${quoteInput(encoding, 40)}' is not supported: send the request body uncompressed.`, { param: 'content-encoding' }));
+      return;
+    }
     const limit = currentLimit();
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared)) {

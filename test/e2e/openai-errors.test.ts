@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { freePort } from '../helpers/net.js';
@@ -116,6 +117,21 @@ describe('request validation', () => {
     const { status, body } = await postRaw('hello', { 'content-type': 'text/plain' });
     expect(status).toBe(415);
     expectErrorShape(body);
+  });
+
+  it('refuses a compressed body by name with 415 (it is never inflated), in each route\'s own shape', async () => {
+    const gzipped = gzipSync(JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }));
+    const response = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipped });
+    expect(response.status).toBe(415);
+    const body = (await response.json()) as { error: Record<string, unknown> };
+    expectErrorShape(body);
+    expect(body.error).toMatchObject({ code: 'unsupported_media_type', param: 'content-encoding', message: expect.stringContaining("'gzip' is not supported") });
+    const anthropic = await fetch(`${tg.url}/anthropic/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'br', 'anthropic-version': '2023-06-01' }, body: gzipped });
+    expect(anthropic.status).toBe(415);
+    expect(await anthropic.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    // Identity is no encoding at all.
+    const plain = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(plain.status).toBe(200);
   });
 
   it('answers unknown paths with a 404 in the OpenAI error shape', async () => {
