@@ -6,18 +6,9 @@ import { isRecord } from '../core/is-record.js';
 import { AnthropicEventGuard } from './anthropic-event-guard.js';
 import { GeminiEventGuard } from './gemini-event-guard.js';
 
-/** One step of a stream guard: the text safe to send now, what matched, and the block that stops the text, if any. */
-export interface StreamStep {
-  release: string;
-  findings: Finding[];
-  blocked: Finding | null;
-}
+import type { StreamStep, TextStreamGuard } from './text-stream-guard.js';
 
-/** The guard of one text stream (a choice's content, or one tool call's arguments). */
-export interface TextStreamGuard {
-  push(delta: string): StreamStep;
-  end(): StreamStep;
-}
+export type { StreamStep, TextStreamGuard } from './text-stream-guard.js';
 
 export interface AnswerGuardOptions {
   scanner: TextScanner;

@@ -1,7 +1,7 @@
 import type { NativeStreamEvent } from '../core/canonical.js';
 import { eventData } from '../core/event-data.js';
 import { isRecord } from '../core/is-record.js';
-import type { TextStreamGuard } from './answer-guard.js';
+import type { TextStreamGuard } from './text-stream-guard.js';
 
 type Json = Record<string, unknown>;
 

@@ -5,7 +5,7 @@ import { replayChunks, StreamAssembler } from '../cache/answer-codec.js';
 import { cacheKeysOf, uncacheableReason, type CacheKeys } from '../cache/request-key.js';
 import type { CachedNative } from '../cache/cache-store.js';
 import { nativeBodyOf, nativeEventsOf } from '../cache/native-reshape.js';
-import { NativeKeeper } from './native-keeper.js';
+import { NativeKeeper } from '../cache/native-keeper.js';
 import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
 import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext, Spent } from '../core/context.js';

@@ -11,8 +11,8 @@ import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 import { mayUse, modeOf, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
 import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
-import { nativeNextTurn } from './mcp-native-turn.js';
-import { NativeKeeper } from './native-keeper.js';
+import { nativeNextTurn } from '../mcp/native-turn.js';
+import { NativeKeeper } from '../cache/native-keeper.js';
 
 const SERVERS_HEADER = 'x-tollgate-mcp';
 const MODE_HEADER = 'x-tollgate-mcp-mode';
