@@ -3,9 +3,9 @@ import type { CachedNative } from './cache-store.js';
 
 /**
  * Keeps the upstream's own answer of a native pass-through (Anthropic's or Gemini's whole message, or their stream
- * events) as it passes, for the cache entry (and an MCP agent run's next turn). As the dialects decide, the first chunk tells: with events on it, the
- * stream is the upstream's own (later chunks of a read carry none); without, a stage inside the cache (an MCP agent
- * run) made the answer, and nothing is kept.
+ * events) as it passes, for the cache entry and an MCP agent run's next turn. As the dialects decide, the first
+ * chunk tells: with events on it, the stream is the upstream's own (later chunks of a read carry none); without, a
+ * stage inside made the answer (an MCP agent run), and nothing is kept.
  */
 export class NativeKeeper {
   private body: Record<string, unknown> | null = null;
