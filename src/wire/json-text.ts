@@ -75,3 +75,12 @@ export function withTopLevelString(text: string, key: string, value: string, pre
   const shown = JSON.stringify(value);
   return text.slice(start, end) === shown ? text : text.slice(0, start) + shown + text.slice(end);
 }
+
+/**
+ * An upstream's whole body as the client gets it: its top-level string field `key` showing `value`, the rest as the
+ * upstream wrote it when its text is at hand (numbers keep their digits), else re-serialised from `body`.
+ */
+export function bodyShowing(body: Record<string, unknown>, key: string, value: string, text?: string): string {
+  const written = text === undefined ? null : withTopLevelString(text, key, value, key in body);
+  return written ?? JSON.stringify(key in body ? { ...body, [key]: value } : body);
+}

@@ -1,6 +1,6 @@
 import type { NativeAnswer, NativeStreamEvent } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
-import { withTopLevelString } from '../../wire/json-text.js';
+import { bodyShowing } from '../../wire/json-text.js';
 import type { ReplyContext } from './response.js';
 
 /** Whether an answer event carries an Anthropic upstream's own answer (native pass-through). */
@@ -14,8 +14,7 @@ export function anthropicNative(native: NativeAnswer | undefined): NativeAnswer 
  * answers do), whichever upstream model served it.
  */
 export function nativeMessageJson(body: Record<string, unknown>, reply: ReplyContext, text?: string): string {
-  const written = text === undefined ? null : withTopLevelString(text, 'model', reply.model, 'model' in body);
-  return written ?? JSON.stringify('model' in body ? { ...body, model: reply.model } : body);
+  return bodyShowing(body, 'model', reply.model, text);
 }
 
 /** message_start with the client's model name; any other event's data is not even parsed. */

@@ -1,5 +1,5 @@
 import type { NativeAnswer, NativeStreamEvent } from '../../core/canonical.js';
-import { topLevelStringSpan, withTopLevelString } from '../../wire/json-text.js';
+import { bodyShowing, topLevelStringSpan } from '../../wire/json-text.js';
 import type { GeminiReplyContext } from './response.js';
 
 /** Whether an answer event carries a Gemini upstream's own answer (native pass-through). */
@@ -14,8 +14,7 @@ export function geminiNative(native: NativeAnswer | undefined): NativeAnswer | n
  */
 export function nativeResponseJson(body: Record<string, unknown>, reply: GeminiReplyContext, text?: string): string {
   // From the upstream's text when there is one: a function call's large integer keeps its digits.
-  const written = text === undefined ? null : withTopLevelString(text, 'modelVersion', reply.model, 'modelVersion' in body);
-  return written ?? JSON.stringify('modelVersion' in body ? { ...body, modelVersion: reply.model } : body);
+  return bodyShowing(body, 'modelVersion', reply.model, text);
 }
 
 /** One stream event's data with its top-level `modelVersion` showing the client's model; the rest is not even parsed. */
