@@ -2,7 +2,9 @@
 export function formatResetDuration(ms: number): string {
   const clamped = Math.max(0, Math.ceil(ms));
   if (clamped < 1000) return `${clamped}ms`;
-  if (clamped < 60_000) return `${Number((clamped / 1000).toFixed(3))}s`;
+  // Whole milliseconds over 1000 print in at most three decimals as they are (`1.5`, `1.001`): what
+  // Number(x.toFixed(3)) gave, without a string round trip on every keyed request.
+  if (clamped < 60_000) return `${clamped / 1000}s`;
   const minutes = Math.floor(clamped / 60_000);
-  return `${minutes}m${Number(((clamped % 60_000) / 1000).toFixed(3))}s`;
+  return `${minutes}m${(clamped % 60_000) / 1000}s`;
 }
