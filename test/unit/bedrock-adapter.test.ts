@@ -389,6 +389,21 @@ describe('bedrockAdapter stream decoder (AWS event stream)', () => {
     bad.writeUInt8(bad.readUInt8(bad.length - 1) ^ 0xff, bad.length - 1);
     expect(() => bedrockAdapter.createStreamDecoder(target(), PLAIN_STREAM).push(bad)).toThrow(expect.objectContaining({ status: 502, code: 'invalid_upstream_response' }));
   });
+
+  it('gives a tool that takes no arguments "{}", as OpenAI streams it (a stop without an input delta left "")', () => {
+    const { chunks } = decodeAll([
+      event('messageStart', { role: 'assistant' }),
+      event('contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: 'tooluse_now', name: 'now' } } }),
+      event('contentBlockStop', { contentBlockIndex: 0 }),
+      event('contentBlockStart', { contentBlockIndex: 1, start: { toolUse: { toolUseId: 'tooluse_w', name: 'weather' } } }),
+      event('contentBlockDelta', { contentBlockIndex: 1, delta: { toolUse: { input: '{"city":"Oslo"}' } } }),
+      event('contentBlockStop', { contentBlockIndex: 1 }),
+      event('messageStop', { stopReason: 'tool_use' }),
+    ]);
+    const args = new Map<number, string>();
+    for (const delta of deltas(chunks)) for (const call of delta.tool_calls ?? []) args.set(call.index, (args.get(call.index) ?? '') + (call.function?.arguments ?? ''));
+    expect([...args.values()]).toEqual(['{}', '{"city":"Oslo"}']);
+  });
 });
 
 describe('bedrockAdapter.parseError', () => {

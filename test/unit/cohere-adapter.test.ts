@@ -363,7 +363,8 @@ describe('cohere parseError', () => {
   ])('maps %i to %s keeping the message', (status, type, retryable) => {
     const error = cohereAdapter.parseError(status, { 'retry-after': '3', 'x-debug-trace-id': 't' }, JSON.stringify({ id: 'e1', message: `boom ${status}` }), target);
     expect(error).toBeInstanceOf(GatewayError);
-    expect(error).toMatchObject({ status, type, retryable, upstreamStatus: status, message: `boom ${status}` });
+    // Cohere's 498 (invalid token) is answered as the 401 OpenAI clients recognise; the upstream's status stays on record.
+    expect(error).toMatchObject({ status: status === 498 ? 401 : status, type, retryable, upstreamStatus: status, message: `boom ${status}` });
     expect(error.headers).toEqual({ 'retry-after': '3' });
   });
 

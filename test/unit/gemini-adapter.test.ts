@@ -197,6 +197,18 @@ describe('buildChatRequest', () => {
     expect(buildBody({ messages }).contents[1].parts[0]).toEqual({ functionCall: { name: 'f', args: {} } });
   });
 
+  it('refuses a tool result with an image (a function response carries text) instead of dropping the image', () => {
+    const messages = [
+      { role: 'user', content: 'x' },
+      { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'shot', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c', content: [{ type: 'text', text: 'see image' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+    ];
+    expect(() => buildBody({ messages })).toThrow(expect.objectContaining({ status: 400, param: 'messages[2].content[1]', message: expect.stringContaining('text parts only') }));
+    // Text parts alone are joined, as before.
+    const text = buildBody({ messages: [...messages.slice(0, 2), { role: 'tool', tool_call_id: 'c', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }] });
+    expect(text.contents[2].parts[0].functionResponse.response).toEqual({ result: 'ab' });
+  });
+
   it('maps generation settings and response formats', () => {
     const body = buildBody({
       messages: [{ role: 'user', content: 'x' }],
@@ -412,6 +424,14 @@ describe('createStreamDecoder', () => {
     }
     expect(caught).toBeInstanceOf(GatewayError);
     expect(caught).toMatchObject({ status: 502, retryable: true, code: 'INTERNAL', message: 'An internal error has occurred.' });
+  });
+
+  it('keeps a rate limit inside the stream a 429 (RESOURCE_EXHAUSTED), as a client can back off from it', () => {
+    const decoder = geminiAdapter.createStreamDecoder(target, STREAMED);
+    decoder.push(sse(events[1]));
+    expect(() => decoder.push(sse({ error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } }))).toThrow(
+      expect.objectContaining({ status: 429, type: 'rate_limit_error', retryable: true, code: 'RESOURCE_EXHAUSTED' }),
+    );
   });
 });
 

@@ -38,6 +38,8 @@ export function createConverseStreamDecoder(provider: string, model: string, inc
   let usage: CompletionUsage | null = null;
   /** Converse content block index → OpenAI tool_calls index. */
   const toolIndexes = new Map<number, number>();
+  /** Tool-use blocks started and given no input yet: their arguments are `{}` when they stop so (as OpenAI sends them). */
+  const withoutInput = new Set<number>();
 
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk => ({
     id,
@@ -73,14 +75,20 @@ export function createConverseStreamDecoder(provider: string, model: string, inc
         if (!use) return;
         start(out);
         const call = { index: toolIndex(block), id: String(use.toolUseId ?? ''), type: 'function', function: { name: String(use.name ?? ''), arguments: '' } };
+        withoutInput.add(block);
         out.push(chunk({ tool_calls: [call] }));
         return;
       }
+      case 'contentBlockStop':
+        // A tool that takes no arguments stops without an input delta: `""` is not JSON, and clients parse it.
+        if (withoutInput.delete(block)) out.push(chunk({ tool_calls: [{ index: toolIndex(block), function: { arguments: '{}' } }] }));
+        return;
       case 'contentBlockDelta': {
         const delta = isRecord(event.delta) ? event.delta : {};
         start(out);
         if (typeof delta.text === 'string') out.push(chunk({ content: delta.text }));
         else if (isRecord(delta.toolUse) && typeof delta.toolUse.input === 'string') {
+          if (delta.toolUse.input !== '') withoutInput.delete(block);
           out.push(chunk({ tool_calls: [{ index: toolIndex(block), function: { arguments: delta.toolUse.input } }] }));
         } else if (isRecord(delta.reasoningContent) && typeof delta.reasoningContent.text === 'string') {
           out.push(chunk({ reasoning_content: delta.reasoningContent.text }));

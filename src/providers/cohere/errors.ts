@@ -18,7 +18,8 @@ export function cohereError(provider: string, status: number, headers: Headers, 
   const type = TYPES[status];
   if (!type) return base;
   return new GatewayError({
-    status: base.status,
+    // Cohere's 498 (invalid token) is not a status OpenAI clients know: they recognise an auth failure by 401.
+    status: status === 498 ? 401 : base.status,
     type,
     code: base.code,
     param: base.param,

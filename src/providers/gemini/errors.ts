@@ -56,12 +56,16 @@ function keptDetails(error: GoogleError): unknown[] | null {
   return JSON.stringify(error.details).length <= MAX_DETAILS_BYTES ? error.details : null;
 }
 
-/** An error event inside an open stream: the answer is cut, so it is a retryable 502 whatever Gemini's code. */
+/**
+ * An error event inside an open stream: the answer is cut, so it is a retryable 502, but a quota or rate limit
+ * (RESOURCE_EXHAUSTED) keeps its 429 meaning, as Bedrock's throttling does mid-stream.
+ */
 export function geminiStreamError(provider: string, body: unknown): GatewayError {
   const error = readGoogleError(body);
+  const limited = error?.status === 'RESOURCE_EXHAUSTED';
   return new GatewayError({
-    status: 502,
-    type: 'upstream_error',
+    status: limited ? 429 : 502,
+    type: limited ? 'rate_limit_error' : 'upstream_error',
     code: error?.status ?? 'upstream_stream_error',
     message: error?.message ?? `${provider} reported an error inside the stream.`,
     retryable: true,

@@ -132,6 +132,11 @@ function toolResultPart(message: ChatMessage, index: number, callNames: Map<stri
   const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : undefined;
   const name = (id !== undefined ? callNames.get(id) : undefined) ?? (typeof message.name === 'string' ? message.name : undefined);
   if (!name) throw bad(`no earlier assistant tool call has the id '${quoteInput(id ?? '')}', so the function name is unknown.`, `messages[${index}].tool_call_id`);
+  // A function response carries text (its JSON): an image or a file among the parts would be dropped without a word.
+  if (Array.isArray(message.content)) {
+    const other = message.content.findIndex((part) => !isRecord(part) || part.type !== 'text');
+    if (other !== -1) throw bad('a tool result sent to Gemini may hold text parts only; send an image or file in a user message instead.', `messages[${index}].content[${other}]`);
+  }
   return { functionResponse: { name, response: functionResult(message.content) } };
 }
 
