@@ -84,8 +84,8 @@ interface EventGuard {
 }
 
 function eventGuard(format: string, newGuard: () => TextStreamGuard): EventGuard | null {
-  if (format === 'anthropic') return Object.assign(new AnthropicEventGuard(newGuard), { format });
-  if (format === 'gemini') return Object.assign(new GeminiEventGuard(newGuard), { format });
+  if (format === 'anthropic') return new AnthropicEventGuard(newGuard);
+  if (format === 'gemini') return new GeminiEventGuard(newGuard);
   return null;
 }
 

@@ -31,6 +31,7 @@ function event(type: string, data: Record<string, unknown>): NativeStreamEvent {
  * guarded alongside for the stages and logs that read them; this guard reports nothing itself.)
  */
 export class AnthropicEventGuard {
+  readonly format = 'anthropic';
   private readonly blocks = new Map<number, { text: BlockText; guard: TextStreamGuard }>();
   private ended = false;
 

@@ -16,6 +16,7 @@ type Json = Record<string, unknown>;
  * and logs that read them; this guard reports nothing itself.)
  */
 export class GeminiEventGuard {
+  readonly format = 'gemini';
   private readonly texts = new Map<string, TextStreamGuard>();
   private ended = false;
 
@@ -42,19 +43,14 @@ export class GeminiEventGuard {
   /** What the candidates still hold, for a stream that ended without their finish reason (cut off). */
   end(): NativeStreamEvent[] {
     if (this.ended) return [];
-    const candidates = new Map<number, Json[]>();
-    for (const [key, guard] of this.texts) {
-      const [index, thought] = key.split(':');
-      const step = guard.end();
-      if (step.release === '') continue;
-      const parts = candidates.get(Number(index)) ?? [];
-      parts.push(thought === 't' ? { text: step.release, thought: true } : { text: step.release });
-      candidates.set(Number(index), parts);
+    const indexes = new Set([...this.texts.keys()].map((key) => Number(key.split(':')[0])));
+    const candidates: Json[] = [];
+    for (const index of indexes) {
+      const parts: Json[] = [];
+      this.flush(index, null, parts);
+      if (parts.length > 0) candidates.push({ content: { parts, role: 'model' }, index });
     }
-    this.texts.clear();
-    if (candidates.size === 0) return [];
-    const data = { candidates: [...candidates].map(([index, parts]) => ({ content: { parts, role: 'model' }, index })) };
-    return [{ event: '', data: JSON.stringify(data) }];
+    return candidates.length === 0 ? [] : [{ event: '', data: JSON.stringify({ candidates }) }];
   }
 
   /**
