@@ -14,7 +14,7 @@ import type { McpHubCallResult } from '../mcp/mcp-hub.js';
 import { callerOf, takeToolCall, toolRefusal } from '../mcp/mcp-policy.js';
 import { isRemoteClient } from './client-address.js';
 import type { HttpDeps } from './deps.js';
-import { fromFrameworkError, renderJsonRpcError } from './render-error.js';
+import { fromFrameworkError, jsonRpcErrorBody, renderJsonRpcError } from './render-error.js';
 import { bearerToken, headerString } from './request-headers.js';
 
 /** The virtual key a request presents (`Authorization: Bearer` or `x-api-key`), checked; null for an anonymous caller the rule lets in. */
@@ -76,7 +76,7 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
   return reply
     .code(status)
     .headers({ 'content-type': 'application/json; charset=utf-8', ...headers })
-    .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+    .send(jsonRpcErrorBody(code, message));
 }
 
 export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps): void {

@@ -30,11 +30,12 @@ export function renderOpenAIError(error: GatewayError): RenderedError {
 export function renderJsonRpcError(error: GatewayError): RenderedError {
   const code = error.code === 'invalid_json' ? -32700 : error.status >= 500 ? -32603 : -32000;
   const message = error.code === 'invalid_json' ? `Parse error: ${error.message}` : error.message;
-  return {
-    status: error.status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
-    body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }),
-  };
+  return { status: error.status, headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers }, body: jsonRpcErrorBody(code, message) };
+}
+
+/** A JSON-RPC error answer to a request whose id is not known (`id: null`). */
+export function jsonRpcErrorBody(code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
 interface FrameworkError {
