@@ -141,19 +141,14 @@ class ProtoWriter {
     this.pos += 8;
   }
 
-  /** Raw bytes, already encoded. */
+  /**
+   * Raw bytes, already encoded (an attribute's name, a stage span's name and kind, the batch's spans). One `set` even
+   * for a few bytes: measured cheaper than a copy loop at every length tried (bench/RESULTS.md, issue 16).
+   */
   bytes(bytes: Uint8Array): void {
     this.room(bytes.length);
-    if (bytes.length > 64) {
-      this.buf.set(bytes, this.pos);
-      this.pos += bytes.length;
-      return;
-    }
-    // A pre-encoded field (an attribute's name, a stage span's name): a copy loop is cheaper than a native call.
-    const buf = this.buf;
-    let at = this.pos;
-    for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i] as number;
-    this.pos = at;
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
   }
 
   /** Opens a nested message: reserves `width` bytes for its length; returns where its content starts. */
@@ -172,6 +167,13 @@ class ProtoWriter {
       // Most nested messages (attributes, values, statuses) are small: their two length bytes directly.
       this.buf[at] = (length & 0x7f) | 0x80;
       this.buf[at + 1] = length >>> 7;
+      return;
+    }
+    if (width === 3 && length < 2_097_152) {
+      // A span: three length bytes directly.
+      this.buf[at] = (length & 0x7f) | 0x80;
+      this.buf[at + 1] = ((length >>> 7) & 0x7f) | 0x80;
+      this.buf[at + 2] = length >>> 14;
       return;
     }
     if (length >= 2 ** (7 * width)) throw new Error(`protobuf: a nested message of ${length} bytes does not fit in ${width} length bytes`);
@@ -222,8 +224,25 @@ function keyField(key: string): Buffer {
   return encodedField(keyFields, 1, key);
 }
 
-/** A span name's encoded `name` field, kept for the names that repeat on every request (the stages'). */
-const nameFields = new Map<string, Buffer>();
+/**
+ * An internal span's encoded `name` and `kind` fields (fields 5 and 6, next to each other in a span), kept for the
+ * names that repeat on every request: the stages'.
+ */
+const internalNames = new Map<string, Buffer>();
+
+function internalNameAndKind(name: string): Buffer {
+  let encoded = internalNames.get(name);
+  if (encoded === undefined) {
+    const w = new ProtoWriter(name.length * 3 + 10);
+    w.string(5, name);
+    w.tag(6, 0);
+    w.varint(SpanKind.INTERNAL + 1);
+    encoded = Buffer.from(w.buf.subarray(0, w.pos));
+    // Stage names come from tollgate's pipeline (built-ins and plugins), not from clients; the bound is a safeguard.
+    if (internalNames.size < 1_000) internalNames.set(name, encoded);
+  }
+  return encoded;
+}
 
 /** `value` encoded as string field `field`, from `cache` (filled on first use, up to a bound). */
 function encodedField(cache: Map<string, Buffer>, field: number, value: string): Buffer {
@@ -275,7 +294,8 @@ function timeField(w: ProtoWriter, field: number, performanceMs: number): void {
     low -= TWO_32;
     high += 1;
   }
-  w.fixed64(field, high, low);
+  // Signed, so the halves travel as small integers (no heap number for a low half past 2^31); fixed64 reads bits.
+  w.fixed64(field, high | 0, low | 0);
 }
 
 function spanMessage(w: ProtoWriter, c: SpanRecord): void {
@@ -284,10 +304,12 @@ function spanMessage(w: ProtoWriter, c: SpanRecord): void {
   w.words(2, c.idHigh, c.idLow);
   if (c.traceState) w.string(3, c.traceState);
   if (c.parentHigh !== 0 || c.parentLow !== 0) w.words(4, c.parentHigh, c.parentLow);
-  if (c.kind === SpanKind.INTERNAL) w.bytes(encodedField(nameFields, 5, c.name));
-  else w.string(5, c.name);
-  w.tag(6, 0);
-  w.varint(c.kind + 1);
+  if (c.kind === SpanKind.INTERNAL) w.bytes(internalNameAndKind(c.name));
+  else {
+    w.string(5, c.name);
+    w.tag(6, 0);
+    w.varint(c.kind + 1);
+  }
   timeField(w, 7, c.startedAt);
   timeField(w, 8, c.endedAt);
   if (c.attributes) attributeList(w, 9, c.attributes);

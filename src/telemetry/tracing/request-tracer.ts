@@ -1,4 +1,4 @@
-import { isSpanContextValid, ROOT_CONTEXT, SamplingDecision, SpanKind, trace, type Attributes, type Context, type SpanContext } from '@opentelemetry/api';
+import { isSpanContextValid, ROOT_CONTEXT, SamplingDecision, SpanKind, trace, type Attributes, type Context, type SamplingResult, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { EventBus } from '../../bus/bus.js';
 import type { RuntimeConfig, TracingSettings } from '../../core/config.js';
@@ -10,7 +10,7 @@ import type { Outbound } from '../../network/outbound-network.js';
 import { redactSecrets } from '../../core/redact-secrets.js';
 import { genAIProviderName } from './genai-provider.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
-import { newSpanId, newTraceId, spanIdHex, spanIdWords, traceIdOf, type AttributeList, type SpanRecord } from './span-record.js';
+import { newSpanId, newTraceId, spanIdWords, traceIdHex, traceIdOf, traceparentOf, type AttributeList, type SpanRecord } from './span-record.js';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
@@ -24,6 +24,8 @@ const NO_LINKS: [] = [];
  * are kept as a flat list (AttributeList), not the object a sampler reads.
  */
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
+/** The decision for a new trace at a ratio of 1 (see SpanExport.samplesEveryNewTrace). */
+const SAMPLED: SamplingResult = Object.freeze({ decision: SamplingDecision.RECORD_AND_SAMPLED });
 
 const stageNames = new Map<string, string>();
 /** The stage timeline of a request that is not recorded: never written (the runner is not given it). */
@@ -279,7 +281,7 @@ export class RequestTracer {
       'tollgate.cancelled', null,
     ];
     // The SDK's sampler decides, as its tracer would: a sampled parent is followed, new traces at the ratio.
-    const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
+    const sampling = parent || !exporter.samplesEveryNewTrace ? exporter.sampler.shouldSample(parentContext, traceIdHex(traceId), name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS) : SAMPLED;
     const [parentHigh, parentLow] = parent ? spanIdWords(parent.spanId) : [0, 0];
     const recording = sampling.decision === SamplingDecision.RECORD_AND_SAMPLED;
     // The runner records the stages of a request that is recorded (another gateway's tracer in this process may
@@ -346,7 +348,7 @@ export class RequestTracer {
     if (!spans) return;
     if (!spans.recording) {
       // Not sampled: the provider still joins the trace, as not sampled, under the request's span id.
-      message.headers.traceparent = `00-${spans.traceId.hex}-${spanIdHex(spans.idHigh, spans.idLow)}-00`;
+      message.headers.traceparent = traceparentOf(spans.traceId, spans.idHigh, spans.idLow, false);
       if (spans.traceState) message.headers.tracestate = spans.traceState;
       return;
     }
@@ -380,7 +382,7 @@ export class RequestTracer {
     spans.attempts.push(attempt);
     (message as TracedAttempt)[this.attemptSlot] = attempt;
     // The provider's own spans (if it traces) join this trace under the attempt.
-    message.headers.traceparent = `00-${spans.traceId.hex}-${spanIdHex(attempt.idHigh, attempt.idLow)}-01`;
+    message.headers.traceparent = traceparentOf(spans.traceId, attempt.idHigh, attempt.idLow, true);
     if (spans.traceState) message.headers.tracestate = spans.traceState;
   }
 
@@ -466,7 +468,7 @@ export class RequestTracer {
     const { parentContext, parent } = clientParent(refused.traceparent, refused.tracestate);
     const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
     const name = event.model ? `${event.operation} ${event.model}` : event.operation;
-    const sampling = exporter.sampler.shouldSample(parentContext, traceId.hex, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
+    const sampling = exporter.sampler.shouldSample(parentContext, traceIdHex(traceId), name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
     if (sampling.decision !== SamplingDecision.RECORD_AND_SAMPLED) return;
     const [parentHigh, parentLow] = parent ? spanIdWords(parent.spanId) : [0, 0];
     const record = this.record;
@@ -516,9 +518,11 @@ export class RequestTracer {
   }
 }
 
+const NO_PARENT: { parentContext: Context; parent: undefined } = Object.freeze({ parentContext: ROOT_CONTEXT, parent: undefined });
+
 /** The client's span from its `traceparent` (and `tracestate`), as the context the sampler reads; none when absent or invalid. */
 function clientParent(traceparent: string | null, tracestate: string | null): { parentContext: Context; parent: SpanContext | undefined } {
-  if (traceparent === null) return { parentContext: ROOT_CONTEXT, parent: undefined };
+  if (traceparent === null) return NO_PARENT;
   const carrier: Record<string, string> = { traceparent };
   if (tracestate !== null) carrier.tracestate = tracestate;
   const parentContext = propagator.extract(ROOT_CONTEXT, carrier, headerGetter);

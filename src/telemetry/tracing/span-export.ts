@@ -31,7 +31,7 @@ export function createSpanExport(settings: TracingSettings & { endpoint: string 
   const processor = new EncodingSpanProcessor(batch, sender, { maxBatchSpans: MAX_BATCH_SPANS, delayMs: 1_000 });
   // A sampled incoming traceparent is followed; new traces are sampled at the configured ratio.
   const sampler = new ParentBasedSampler({ root: rootSampler(settings.sampleRatio) });
-  return { sampler, processor };
+  return { sampler, processor, samplesEveryNewTrace: settings.sampleRatio >= 1 };
 }
 
 /** The sampler of new traces: the ratio's, or the constant ones at 1 and 0 (no hashing of the trace id). */
@@ -44,5 +44,10 @@ function rootSampler(ratio: number): Sampler {
 /** Which requests are traced, and where their finished spans go. */
 export interface SpanExport {
   sampler: Sampler;
+  /**
+   * The ratio is 1: a trace the request starts is sampled without asking the sampler (what its always-on root
+   * would answer, with no trace state).
+   */
+  samplesEveryNewTrace: boolean;
   processor: EncodingSpanProcessor;
 }

@@ -1,11 +1,15 @@
 import { randomFillSync } from 'node:crypto';
 import type { AttributeValue, SpanKind } from '@opentelemetry/api';
 
-/** Random 32-bit words for trace and span ids, drawn from the OS in blocks (one syscall per 1,024 span ids). */
-const words = new Uint32Array(2 * 1024);
+/**
+ * Random 32-bit words for trace and span ids, drawn from the OS in blocks (one syscall per 1,024 span ids). Signed:
+ * every int32 is a small integer to V8, held in a field or passed to a function without a heap number, where half
+ * of all uint32 values would need one (the ids are only ever read bit by bit, so the sign changes nothing).
+ */
+const words = new Int32Array(2 * 1024);
 let next = words.length;
 
-/** One random 32-bit word (half a span id, a quarter of a trace id). */
+/** One random 32-bit word, signed (half a span id, a quarter of a trace id). */
 export function randomWord(): number {
   if (next === words.length) {
     randomFillSync(words);
@@ -22,22 +26,23 @@ export function newSpanId(into: { idHigh: number; idLow: number }): void {
   } while (into.idHigh === 0 && into.idLow === 0);
 }
 
-/** Scratch bytes for turning ids into hex in one native call. */
-const scratch = Buffer.alloc(16);
+/** Scratch bytes for turning ids into hex in one native call (a trace id and a span id). */
+const scratch = Buffer.alloc(24);
 
 /** The 16 hex digits of a span id given as two words. */
 export function spanIdHex(high: number, low: number): string {
-  scratch.writeUInt32BE(high >>> 0, 0);
-  scratch.writeUInt32BE(low >>> 0, 4);
+  scratch.writeInt32BE(high | 0, 0);
+  scratch.writeInt32BE(low | 0, 4);
   return scratch.toString('hex', 0, 8);
 }
 
 /**
- * A trace id as its 32 hex digits (for `traceparent` and the sampler) and its four 32-bit words, first to last as
- * the hex reads (what the protobuf encoding writes into every span: no Buffer per trace).
+ * A trace id as its four 32-bit words, first to last as the hex reads (what the protobuf encoding writes into every
+ * span: no Buffer per trace), and its 32 hex digits once something asked for them (traceIdHex): the upstream's
+ * `traceparent`, a ratio sampler, the JSON encoding.
  */
 export interface TraceId {
-  hex: string;
+  hex: string | null;
   w0: number;
   w1: number;
   w2: number;
@@ -56,11 +61,39 @@ export function newTraceId(): TraceId {
     w2 = randomWord();
     w3 = randomWord();
   } while (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0);
-  scratch.writeUInt32BE(w0, 0);
-  scratch.writeUInt32BE(w1, 4);
-  scratch.writeUInt32BE(w2, 8);
-  scratch.writeUInt32BE(w3, 12);
-  return { hex: scratch.toString('hex', 0, 16), w0, w1, w2, w3 };
+  return { hex: null, w0, w1, w2, w3 };
+}
+
+/** Writes a trace id's words into the scratch bytes from `at`. */
+function traceIdBytes(id: TraceId, at: number): void {
+  scratch.writeInt32BE(id.w0, at);
+  scratch.writeInt32BE(id.w1, at + 4);
+  scratch.writeInt32BE(id.w2, at + 8);
+  scratch.writeInt32BE(id.w3, at + 12);
+}
+
+/** A trace id's 32 hex digits (made once per trace). */
+export function traceIdHex(id: TraceId): string {
+  if (id.hex === null) {
+    traceIdBytes(id, 0);
+    id.hex = scratch.toString('hex', 0, 16);
+  }
+  return id.hex;
+}
+
+/**
+ * A W3C `traceparent` for the span given by its two words in the trace: the trace's and the span's hex digits from
+ * one conversion when the trace's are not known yet (the common case: a traced request's first upstream attempt).
+ */
+export function traceparentOf(id: TraceId, high: number, low: number, sampled: boolean): string {
+  const flags = sampled ? '-01' : '-00';
+  if (id.hex !== null) return `00-${id.hex}-${spanIdHex(high, low)}${flags}`;
+  traceIdBytes(id, 0);
+  scratch.writeInt32BE(high | 0, 16);
+  scratch.writeInt32BE(low | 0, 20);
+  const digits = scratch.toString('hex', 0, 24);
+  id.hex = digits.slice(0, 32);
+  return `00-${id.hex}-${digits.slice(32)}${flags}`;
 }
 
 /** A trace id given as 32 hex digits (a client's, from its `traceparent`, already validated as hex). */
@@ -70,9 +103,9 @@ export function traceIdOf(hex: string): TraceId {
   return { hex, w0, w1, w2, w3 };
 }
 
-/** A span id's first and second words from its 16 hex digits. */
+/** A span id's first and second words from its 16 hex digits (signed, as randomWord gives them). */
 export function spanIdWords(hex: string): [number, number] {
-  return [Number.parseInt(hex.slice(0, 8), 16), Number.parseInt(hex.slice(8, 16), 16)];
+  return [Number.parseInt(hex.slice(0, 8), 16) | 0, Number.parseInt(hex.slice(8, 16), 16) | 0];
 }
 
 /**
