@@ -76,7 +76,7 @@ function notAllowed(key: VirtualKeyRecord, refusal: ModelRefusal): GatewayError 
 
 const REMOTE_NEEDS_KEY =
   'A virtual key is required for clients on other machines: send it as Authorization: Bearer <key> or x-api-key. ' +
-  'Requests without one are served to clients on the gateway\'s own machine only, unless the operator sets ' +
+  'Requests without one are served only to clients on the gateway\'s own machine that address it as localhost or a loopback address, unless the operator sets ' +
   'settings.anonymous_access: any (or TOLLGATE_ANONYMOUS_ACCESS=any).';
 
 /**

@@ -1,4 +1,5 @@
-import type { Socket } from 'node:net';
+import { isIPv4, type Socket } from 'node:net';
+import { hostname } from 'node:os';
 import type { FastifyRequest } from 'fastify';
 import { isLoopbackAddress, normalizeAddress } from '../config/address.js';
 import type { Settings } from '../core/config.js';
@@ -36,11 +37,49 @@ function peerIsLoopback(socket: Socket): boolean {
   return loopback;
 }
 
-/** Whether the request comes from another machine (see `clientAddress`). */
+/** Whether the request comes from another machine (see `clientAddress`), or names this one by a foreign host. */
 export function isRemoteClient(request: FastifyRequest, settings: Settings): boolean {
   // Without trusted proxies the client is the peer, whatever the headers say.
-  if (settings.trustedProxies.size === 0) return !peerIsLoopback(request.socket);
-  return !isLoopbackAddress(clientAddress(request, settings.trustedProxies));
+  const local = settings.trustedProxies.size === 0 ? peerIsLoopback(request.socket) : isLoopbackAddress(clientAddress(request, settings.trustedProxies));
+  return !local || !namesThisMachine(request.headers.host);
+}
+
+/** This machine's own name (Debian maps it to 127.0.1.1, so a local client may use it). */
+const MACHINE_NAME = hostname().toLowerCase();
+
+/**
+ * Whether a request's Host names this machine: localhost (and `*.localhost`, which browsers resolve to loopback
+ * themselves), a loopback or unspecified address, or the machine's own name. A page on another site that rebinds its
+ * DNS name to 127.0.0.1 reaches this port from the user's own browser, as a loopback peer and "same-origin" to the
+ * browser; its requests still carry its own name as Host. So what is open to loopback clients (model calls without
+ * a virtual key, the management API without an admin key) also needs a Host that names this machine. A request
+ * without Host (HTTP/1.0) cannot come from a browser.
+ */
+export function namesThisMachine(host: string | undefined): boolean {
+  if (host === undefined) return true;
+  // A client sends the same Host on every request: the last answer is kept (this runs on every model call).
+  if (host === lastHost) return lastAnswer;
+  lastAnswer = hostIsThisMachine(host);
+  lastHost = host;
+  return lastAnswer;
+}
+
+let lastHost: string | undefined;
+let lastAnswer = false;
+
+function hostIsThisMachine(host: string): boolean {
+  let name = host.trim().toLowerCase();
+  if (name.startsWith('[')) {
+    // [IPv6]:port
+    const end = name.indexOf(']');
+    name = end === -1 ? name : name.slice(1, end);
+    return name === '::1' || name === '::' || isLoopbackAddress(name);
+  }
+  const colon = name.lastIndexOf(':');
+  if (colon !== -1) name = name.slice(0, colon);
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  if (name === 'localhost' || name.endsWith('.localhost') || name === MACHINE_NAME) return true;
+  return isIPv4(name) && (name.startsWith('127.') || name === '0.0.0.0');
 }
 
 /** Whether the request carries a header a reverse proxy adds: then its socket peer may not be the client. */

@@ -2,10 +2,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { isLoopbackAddress } from '../../config/address.js';
 import type { Actor } from '../../config/views.js';
-import { clientAddress, hasProxyHeader } from '../client-address.js';
+import { clientAddress, hasProxyHeader, namesThisMachine } from '../client-address.js';
 import type { GatewayError } from '../../core/errors.js';
 import type { AdminDeps } from './admin-deps.js';
 import { gatewayError } from '../../core/errors.js';
+import { quoteInput } from '../../core/quote-input.js';
 import { sessionToken, type AdminSessions } from './admin-sessions.js';
 
 /** Methods that change something: refused when a browser sends them from another site. */
@@ -110,7 +111,14 @@ export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'config
           'behind a reverse proxy on this host every client looks local. Set TOLLGATE_ADMIN_KEY, or name the proxy in settings.trusted_proxies',
       );
     }
-    if (isLoopbackAddress(remoteAddress(request, deps))) return;
+    if (isLoopbackAddress(remoteAddress(request, deps))) {
+      if (namesThisMachine(request.headers.host)) return;
+      // A loopback client that names another host: a page whose DNS name was rebound to 127.0.0.1 (see namesThisMachine).
+      throw gatewayError(
+        'admin_api_loopback_only',
+        `The management API is open without an admin key only to clients on this machine that address it as localhost or a loopback address; this request named the host '${quoteInput(request.headers.host ?? '')}'. Set TOLLGATE_ADMIN_KEY to use another name.`,
+      );
+    }
     throw gatewayError('admin_api_loopback_only', 'The management API answers only clients on this machine because no admin key is configured. Set TOLLGATE_ADMIN_KEY to use it from elsewhere.');
   };
 }
