@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { defer, from, Observable, of, switchMap } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
 import type { CacheLookup, CacheService } from '../cache/cache-service.js';
@@ -41,13 +42,41 @@ export function effectivePolicy(ctx: RequestContext): CachePolicy {
   return policy;
 }
 
-/** Whose answers a request may share: the scope's owner id (anonymous callers share among themselves). */
+/**
+ * Whose answers a request may share: the scope's owner id (anonymous callers share among themselves), narrowed to
+ * the provider key a client brought (an answer bought with one key is not served to a caller whose key the provider
+ * would refuse), and to the client headers that go to the provider with the request and may change its answer
+ * (OpenAI's and Anthropic's beta opt-ins, the operator's `forward_headers`).
+ */
 function scopeOf(ctx: RequestContext, policy: CachePolicy): string {
+  let scope = ownerOf(ctx, policy);
+  if (ctx.clientProviderKey !== null) scope += `\u0000byok:${createHash('sha256').update(ctx.clientProviderKey).digest('base64url')}`;
+  const forwarded = forwardedValues(ctx);
+  if (forwarded !== '') scope += `\u0000${forwarded}`;
+  return scope;
+}
+
+function ownerOf(ctx: RequestContext, policy: CachePolicy): string {
   if (policy.scope === 'global') return 'global';
   const key = ctx.identity?.key;
   if (!key) return 'anonymous';
   if (policy.scope === 'team' && key.team) return `team:${key.team}`;
   return `key:${key.id}`;
+}
+
+/** Client headers a provider reads that can change an answer (an idempotency key cannot: it is left out). */
+const ANSWER_HEADERS = ['openai-organization', 'openai-project', 'openai-beta', 'anthropic-beta', 'anthropic-version'];
+
+/** The names and values of the request's headers that are forwarded upstream and may change the answer, or ''. */
+function forwardedValues(ctx: RequestContext): string {
+  let out = '';
+  const add = (name: string): void => {
+    const value = ctx.clientHeaders[name];
+    if (value !== undefined) out += `${name}=${Array.isArray(value) ? value.join(', ') : value}\n`;
+  };
+  for (const name of ANSWER_HEADERS) add(name);
+  for (const name of ctx.config.settings.forwardHeaders) if (!ANSWER_HEADERS.includes(name)) add(name);
+  return out;
 }
 
 /** A positive whole number of seconds from a header, or null when absent; a bad value is the client's error. */
@@ -200,7 +229,8 @@ class CacheStage implements Stage {
   }
 
   private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, native: CachedNative | null, vector: Float32Array | null, ttl: number, semantic: boolean): void {
-    if (!answer || !ctx.upstream || !storable(answer)) return;
+    // An answer a fallback gave is not kept: it would be served as the model asked for, and after that model is back.
+    if (!answer || !ctx.upstream || ctx.upstream.fallback || !storable(answer)) return;
     const upstream = ctx.upstream;
     // The cost is settled by the spend stage as the answer ends (perhaps after it): stored once it is known.
     void Promise.allSettled(ctx.pending).then(async () => {
