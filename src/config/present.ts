@@ -19,10 +19,19 @@ export function maskHeaders(headers: Record<string, string> | undefined): Record
 }
 
 /**
- * A URL with its userinfo (`user:pass@`) masked as `****@`: credentials in a base URL are shown and logged
- * like any other secret. Anything that does not parse as a URL is returned as it is.
+ * A URL with its userinfo (`user:pass@`) masked as `****@`, and the values of query parameters named like
+ * credentials (`?api_key=`, `?token=`, `?sig=`): credentials in a base URL are shown and logged like any other
+ * secret, while the rest (`?api-version=`) stays readable. Anything that does not parse as a URL is returned as
+ * it is.
  */
 export function maskUrl(url: string): string {
+  return maskQuery(maskUserinfo(url), (name) => SENSITIVE_QUERY.test(name));
+}
+
+/** Query parameter names whose values may be credentials. */
+const SENSITIVE_QUERY = /key|token|secret|auth|password|sig|credential|code/i;
+
+function maskUserinfo(url: string): string {
   if (!url.includes('@')) return url;
   let parsed: URL;
   try {
@@ -36,25 +45,29 @@ export function maskUrl(url: string): string {
   return `${parsed.protocol}//****@${parsed.host}${path}${parsed.search}${parsed.hash}`;
 }
 
-/**
- * A webhook URL as the API shows it: its user and password (as maskUrl does) and every query value masked, the
- * host and path left to read. Receivers often take their token in the query (`?token=...`); a value written
- * back as read stands for the stored one (see unmask.ts).
- */
-export function maskWebhookUrl(url: string): string {
-  const withoutUser = maskUrl(url);
-  const query = withoutUser.indexOf('?');
-  if (query === -1) return withoutUser;
-  const hash = withoutUser.indexOf('#', query);
-  const search = withoutUser.slice(query + 1, hash === -1 ? undefined : hash);
-  const masked = search
+/** The URL with the values of the query parameters `masked` names replaced by `****`. */
+function maskQuery(url: string, masked: (name: string) => boolean): string {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  const hash = url.indexOf('#', query);
+  const search = url.slice(query + 1, hash === -1 ? undefined : hash);
+  const out = search
     .split('&')
     .map((pair) => {
       const equals = pair.indexOf('=');
-      return equals === -1 || equals === pair.length - 1 ? pair : `${pair.slice(0, equals)}=****`;
+      return equals === -1 || equals === pair.length - 1 || !masked(pair.slice(0, equals)) ? pair : `${pair.slice(0, equals)}=****`;
     })
     .join('&');
-  return `${withoutUser.slice(0, query + 1)}${masked}${hash === -1 ? '' : withoutUser.slice(hash)}`;
+  return `${url.slice(0, query + 1)}${out}${hash === -1 ? '' : url.slice(hash)}`;
+}
+
+/**
+ * A URL that is itself a credential's carrier (a webhook, an MCP server, a trace collector) as the API shows it:
+ * its user and password and every query value masked, the host and path left to read. Receivers often take their
+ * token in the query (`?token=...`); a value written back as read stands for the stored one (see unmask.ts).
+ */
+export function maskWebhookUrl(url: string): string {
+  return maskQuery(maskUserinfo(url), () => true);
 }
 
 export function providerView(provider: ProviderRuntime): ProviderView {
@@ -162,7 +175,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     // The token is never shown, only whether one is required.
     metrics: { enabled: settings.metrics.enabled, bearer_token_set: settings.metrics.bearerToken !== null },
     tracing: {
-      endpoint: settings.tracing.endpoint === null ? null : maskUrl(settings.tracing.endpoint),
+      endpoint: settings.tracing.endpoint === null ? null : maskWebhookUrl(settings.tracing.endpoint),
       headers: Object.fromEntries(Object.keys(settings.tracing.headers).map((name) => [name, '***'])),
       service_name: settings.tracing.serviceName,
       sample_ratio: settings.tracing.sampleRatio,
@@ -252,10 +265,21 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
   }
   const proxy = document.settings?.network?.proxy;
   // A proxy's `user:password@` is a credential too (the file's network section is never stored, only audited).
-  const settings = settingsSecrets(proxy ? { ...document.settings, network: { ...document.settings?.network, proxy: maskUrl(proxy) } } : document.settings, maskSecret);
+  const masked = settingsSecrets(proxy ? { ...document.settings, network: { ...document.settings?.network, proxy: maskUrl(proxy) } } : document.settings, maskSecret);
+  // A collector's URL may carry its credential (user:password, a token in the query).
+  const endpoint = masked?.tracing?.endpoint;
+  const settings = masked && endpoint ? { ...masked, tracing: { ...masked.tracing, endpoint: maskWebhookUrl(endpoint) } } : masked;
   const alerts = maskWebhookUrls(alertSecrets(document.alerts, maskSecret));
-  const mcp = mcpSecrets(document.mcp, maskSecret);
+  const mcp = maskMcpUrls(mcpSecrets(document.mcp, maskSecret));
   return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
+}
+
+/** The mcp section with its HTTP servers' URLs masked for display (see maskWebhookUrl). */
+function maskMcpUrls(mcp: ConfigDocument['mcp']): ConfigDocument['mcp'] {
+  if (!mcp?.servers) return mcp;
+  const servers: NonNullable<NonNullable<ConfigDocument['mcp']>['servers']> = {};
+  for (const [name, server] of Object.entries(mcp.servers)) servers[name] = server.type === 'http' ? { ...server, url: maskWebhookUrl(server.url) } : server;
+  return { ...mcp, servers };
 }
 
 /** The alerts section with its webhooks' URLs masked for display (see maskWebhookUrl). */

@@ -1,5 +1,5 @@
 import type { GatewayError } from '../core/errors.js';
-import { isSensitiveHeader, maskDocument, maskUrl } from './present.js';
+import { isSensitiveHeader, maskDocument, maskUrl, maskWebhookUrl } from './present.js';
 import type { ConfigDocument, ProviderConfig } from './schema.js';
 import { maskSecret } from './secret-box.js';
 import { gatewayError } from '../core/errors.js';
@@ -7,7 +7,7 @@ import { gatewayError } from '../core/errors.js';
 const MASKED = /^\*{4}/;
 /** A base URL whose userinfo was masked by `maskUrl`. */
 const MASKED_USERINFO = /^[a-z]+:\/\/\*{4}@/i;
-/** A webhook URL with a query value masked by `maskWebhookUrl`. */
+/** A URL with a query value masked by `maskWebhookUrl` or `maskUrl`. */
 const MASKED_QUERY = /^[a-z]+:\/\/[^?#]*\?(?:[^#]*&)?[^=&#]+=\*{4}(?:[&#]|$)/i;
 
 function maskedValueError(where: string): GatewayError {
@@ -35,7 +35,7 @@ function unmaskedBaseUrl(masked: string, stored: string): string | null {
 export function restoreMaskedProvider(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, fallbackBaseUrl?: string): ProviderConfig {
   if (next.api_key && MASKED.test(next.api_key)) throw maskedValueError(`providers.${name}.api_key`);
   let baseUrl = next.base_url;
-  if (baseUrl !== undefined && MASKED_USERINFO.test(baseUrl)) {
+  if (baseUrl !== undefined && (MASKED_USERINFO.test(baseUrl) || MASKED_QUERY.test(baseUrl))) {
     const masked = baseUrl;
     let restored: string | null = null;
     for (const candidate of [previous?.base_url, fallbackBaseUrl]) {
@@ -67,13 +67,24 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
 export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument, lower?: ConfigDocument): ConfigDocument {
   const alerts = next.alerts ? restoreMaskedAlerts(next.alerts, previous.alerts ?? lower?.alerts ?? {}) : undefined;
   const mcp = next.mcp ? restoreMaskedMcp(next.mcp, previous.mcp ?? lower?.mcp ?? {}) : undefined;
-  next = { ...next, ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
+  const endpoint = next.settings?.tracing?.endpoint;
+  const settings = typeof endpoint === 'string' && next.settings?.tracing ? { ...next.settings, tracing: { ...next.settings.tracing, endpoint: restoredEndpoint(endpoint, previous, lower) } } : undefined;
+  next = { ...next, ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}), ...(settings ? { settings } : {}) };
   if (!next.providers) return next;
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(next.providers)) {
     providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name], lower?.providers?.[name]?.base_url);
   }
   return { ...next, providers };
+}
+
+/** A trace collector's URL written back as read (masked) stands for the stored one of the API layer or the file. */
+function restoredEndpoint(endpoint: string, previous: ConfigDocument, lower: ConfigDocument | undefined): string {
+  if (!MASKED_USERINFO.test(endpoint) && !MASKED_QUERY.test(endpoint)) return endpoint;
+  for (const stored of [previous.settings?.tracing?.endpoint, lower?.settings?.tracing?.endpoint]) {
+    if (typeof stored === 'string' && maskWebhookUrl(stored) === endpoint) return stored;
+  }
+  throw maskedValueError('settings.tracing.endpoint');
 }
 
 /** The mcp section written back as read: masked server secrets (token, headers, env) stand for the stored ones. */

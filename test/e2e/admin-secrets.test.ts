@@ -139,6 +139,48 @@ describe('masked values sent back unchanged', () => {
   });
 });
 
+describe('credentials inside URLs', () => {
+  it("a trace collector's, an MCP server's and a base URL's user, password and token never come back, and a round trip keeps them", async () => {
+    const tg = await startGateway({}, {});
+    try {
+      const api = new AdminClient(tg.url);
+      const secrets = ['DISTINCTIVEuserpw1', 'DISTINCTIVEqtoken2', 'DISTINCTIVEmcppw3', 'DISTINCTIVEmcpq4', 'DISTINCTIVEbaseq5'];
+      const endpoint = `http://u:${secrets[0]}@127.0.0.1:9/v1/traces?token=${secrets[1]}`;
+      const mcpUrl = `http://u:${secrets[2]}@127.0.0.1:9/mcp?key=${secrets[3]}`;
+      const baseUrl = `${upstream.url}/v1?api_key=${secrets[4]}&api-version=2024-06-01`;
+      const patched = await api.patch('/api/config', {
+        settings: { tracing: { endpoint } },
+        mcp: { servers: { m1: { type: 'http', url: mcpUrl } } },
+        providers: { lab: { type: 'openai', base_url: baseUrl, api_key: 'sk-lab-1234567890' } },
+      });
+      expect(patched.status).toBe(200);
+      const answers = [
+        JSON.stringify(patched.body),
+        JSON.stringify((await api.get('/api/config')).body),
+        JSON.stringify((await api.get('/api/config?layer=api')).body),
+        JSON.stringify((await api.get('/api/audit')).body),
+        await (await fetch(`${tg.url}/api/audit/export?format=jsonl`)).text(),
+        await (await fetch(`${tg.url}/api/audit/export?format=csv`)).text(),
+        JSON.stringify((await api.get('/api/mcp')).body),
+        JSON.stringify((await api.get('/api/providers')).body),
+      ];
+      for (const answer of answers) for (const secret of secrets) expect(answer).not.toContain(secret);
+      // What is not a credential stays readable.
+      expect(JSON.stringify((await api.get('/api/config?layer=api')).body)).toContain('api-version=2024-06-01');
+      // Read and written back as read: the stored values stay.
+      const layer = (await api.get('/api/config?layer=api')).body;
+      expect((await api.put('/api/config', layer)).status).toBe(200);
+      const stored = tg.gateway.configService.current();
+      expect(stored.settings.tracing.endpoint).toBe(endpoint);
+      expect(stored.providers.get('lab')?.baseUrl).toBe(baseUrl);
+      const server = stored.mcp.servers.get('m1');
+      expect(server?.type === 'http' ? server.url : null).toBe(mcpUrl);
+    } finally {
+      await tg.stop();
+    }
+  });
+});
+
 describe('the API layer survives a restart', () => {
   it('keeps providers, keys, routes, settings and the audit log', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-admin-restart-'));

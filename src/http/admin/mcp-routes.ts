@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { McpServerConfig } from '../../core/config.js';
 import type { McpToolInfo } from '../../core/mcp.js';
-import { maskDocument, maskUrl } from '../../config/present.js';
+import { maskDocument, maskWebhookUrl } from '../../config/present.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parsePageLimit } from './paging.js';
 import { queryString } from './request-body.js';
@@ -15,7 +15,7 @@ function toolView(tool: McpToolInfo): Record<string, unknown> {
 function serverViews(deps: AdminDeps): Array<Record<string, unknown>> {
   const health = new Map(deps.mcp.health().map((entry) => [entry.name, entry]));
   const servers: Record<string, McpServerConfig> = {};
-  for (const { name: _name, ...server } of deps.mcp.servers()) servers[_name] = server.type === 'http' ? { ...server, url: maskUrl(server.url) } : server;
+  for (const { name: _name, ...server } of deps.mcp.servers()) servers[_name] = server.type === 'http' ? { ...server, url: maskWebhookUrl(server.url) } : server;
   const masked = maskDocument({ mcp: { servers } }).mcp?.servers ?? {};
   return Object.entries(masked).map(([name, config]) => {
     const entry = health.get(name);
