@@ -65,6 +65,15 @@ function defined<T extends object>(patch: T): Partial<T> {
  * The lookups the request path needs (`findKeyBySecret`, `getKeyRecord`, `getTeamRecord`, `currentUsage`) are
  * synchronous lmdb reads.
  */
+/**
+ * What one charge did to its key's and team's spend in the current period, read inside the transaction that made it
+ * (so charges committed together each see the one before them), with the budgets as they were then.
+ */
+export interface SpendCharged {
+  key: { before: number; after: number; budget: number | null } | null;
+  team: { before: number; after: number; budget: number | null } | null;
+}
+
 export class GovernanceStore {
   private readonly keys: Database<VirtualKeyRecord, string>;
   private readonly keyHashes: Database<string, string>;
@@ -308,28 +317,34 @@ export class GovernanceStore {
    * Charges one request to its key's and team's current budget period (and the key's lifetime totals) in one
    * transaction; the spend stage awaits it before the answer ends, so the next request sees the spend.
    */
-  async recordSpend(keyId: string, teamId: string | null, usd: number): Promise<void> {
+  async recordSpend(keyId: string, teamId: string | null, usd: number): Promise<SpendCharged> {
     const cost = Number.isFinite(usd) && usd > 0 ? usd : 0;
+    const charged: SpendCharged = { key: null, team: null };
     await commit(this.root, () => {
       const at = this.now();
       const key = this.keys.get(keyId);
       if (key) {
         const usage = this.usageAt(key, at);
+        const spend = roundUsd(usage.spend + cost);
         this.keys.put(key.id, {
           ...key,
           ...usage,
-          spend: roundUsd(usage.spend + cost),
+          spend,
           requests: usage.requests + 1,
           total_spend: roundUsd(key.total_spend + cost),
           total_requests: key.total_requests + 1,
         });
+        charged.key = { before: usage.spend, after: spend, budget: key.budget };
       }
       const team = (teamId ?? key?.team) ? this.teams.get((teamId ?? key?.team) as string) : undefined;
       if (team) {
         const usage = this.usageAt(team, at);
-        this.teams.put(team.id, { ...team, ...usage, spend: roundUsd(usage.spend + cost), requests: usage.requests + 1 });
+        const spend = roundUsd(usage.spend + cost);
+        this.teams.put(team.id, { ...team, ...usage, spend, requests: usage.requests + 1 });
+        charged.team = { before: usage.spend, after: spend, budget: team.budget };
       }
     });
+    return charged;
   }
 
   /** A request-log id that sorts by time: zero-padded epoch ms, a dash, a sequence (as the audit log does). */

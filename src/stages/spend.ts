@@ -144,12 +144,17 @@ class SpendStage implements Stage {
   private reserve(ctx: RequestContext): () => void {
     const identity = ctx.identity;
     if (!identity) return noop;
+    // The records as stored now, not as the auth stage read them: what was charged since (another request's spend
+    // while this one waited on a guardrail's classifier, the cache's embedding, a plugin, or this request's own
+    // earlier agent turns) counts, and so does a budget changed meanwhile.
+    const key = this.governance.getKeyRecord(identity.key.id) ?? identity.key;
+    const team = identity.team ? (this.governance.getTeamRecord(identity.team.id) ?? identity.team) : null;
     const accounts: Account[] = [];
-    if (identity.key.budget !== null) {
-      accounts.push({ kind: 'key', id: identity.key.id, name: identity.key.name, budget: identity.key.budget, usage: this.governance.currentUsage(identity.key) });
+    if (key.budget !== null) {
+      accounts.push({ kind: 'key', id: key.id, name: key.name, budget: key.budget, usage: this.governance.currentUsage(key) });
     }
-    if (identity.team && identity.team.budget !== null) {
-      accounts.push({ kind: 'team', id: identity.team.id, name: identity.team.name, budget: identity.team.budget, usage: this.governance.currentUsage(identity.team) });
+    if (team && team.budget !== null) {
+      accounts.push({ kind: 'team', id: team.id, name: team.name, budget: team.budget, usage: this.governance.currentUsage(team) });
     }
     if (accounts.length === 0) return noop;
 
@@ -209,12 +214,11 @@ class SpendStage implements Stage {
 
     const identity = ctx.identity;
     if (identity) {
-      const keyBefore = this.governance.currentUsage(identity.key);
-      const teamBefore = identity.team ? this.governance.currentUsage(identity.team) : null;
-      // Spend is committed before the answer ends, so the next request of this key sees it.
-      await this.governance.recordSpend(identity.key.id, identity.team?.id ?? null, cost.usd);
-      if (identity.key.budget) this.thresholds('key', identity.key.id, identity.key.budget, keyBefore, cost.usd);
-      if (identity.team && teamBefore && identity.team.budget) this.thresholds('team', identity.team.id, identity.team.budget, teamBefore, cost.usd);
+      // Spend is committed before the answer ends, so the next request of this key sees it. The lines a charge
+      // crosses are judged on the spend before and after it as committed (requests that overlap each cross their own).
+      const charged = await this.governance.recordSpend(identity.key.id, identity.team?.id ?? null, cost.usd);
+      if (charged.key?.budget) this.thresholds('key', identity.key.id, charged.key.budget, charged.key.before, charged.key.after);
+      if (identity.team && charged.team?.budget) this.thresholds('team', identity.team.id, charged.team.budget, charged.team.before, charged.team.after);
     }
     this.bus.emit('cost.recorded', {
       requestId: ctx.id,
@@ -249,9 +253,8 @@ class SpendStage implements Stage {
     this.bus.emit('usage.implausible', event);
   }
 
-  private thresholds(account: 'key' | 'team', id: string, budget: number, before: PeriodUsage, added: number): void {
-    const after = before.spend + added;
-    for (const threshold of thresholdsCrossed({ spend: before.spend, budget }, { spend: after, budget })) {
+  private thresholds(account: 'key' | 'team', id: string, budget: number, before: number, after: number): void {
+    for (const threshold of thresholdsCrossed({ spend: before, budget }, { spend: after, budget })) {
       this.bus.emit('budget.threshold', { account, id, threshold, budget, spend: after });
     }
   }
