@@ -14,3 +14,41 @@ export function promptTokensOf(ctx: RequestContext, counter?: TokenCounter): num
   if (texts.length > 0) total += (counter ?? new TokenCounter()).text(texts.join('\n'));
   return total;
 }
+
+/**
+ * Tokens to reserve for a chat's parts that are neither text nor an image (files, audio, video), which the
+ * tokenizer cannot count and the provider bills by their content: an inline part as a quarter of its data's
+ * characters (every tokenizer yields fewer tokens than a file has bytes, and base64 carries 3 bytes in 4
+ * characters), a part given by reference (a URL, a file id) as REFERENCED_MEDIA_TOKENS. Only the budget's
+ * reservation adds this: a charge without the upstream's usage counts what the tokenizer can.
+ */
+export function mediaReserveTokens(ctx: RequestContext): number {
+  if (ctx.operation !== 'chat') return 0;
+  let tokens = 0;
+  for (const message of ctx.request.messages) {
+    const content = (message as { content?: unknown }).content;
+    if (!Array.isArray(content)) continue;
+    for (const part of content as unknown[]) {
+      if (typeof part !== 'object' || part === null) continue;
+      const type = (part as { type?: unknown }).type;
+      if (type === 'text' || type === 'image_url' || type === 'image' || typeof (part as { text?: unknown }).text === 'string') continue;
+      const data = longestString(part, 0);
+      tokens += data > INLINE_DATA_CHARS ? Math.ceil(data / 4) : REFERENCED_MEDIA_TOKENS;
+    }
+  }
+  return tokens;
+}
+
+/** A part whose longest string is longer than this carries its data inline (else it names it: a URL, a file id). */
+const INLINE_DATA_CHARS = 2_048;
+/** A file, audio or video named by reference: about a 30-page PDF, or a few minutes of audio. */
+const REFERENCED_MEDIA_TOKENS = 50_000;
+
+/** The length of the longest string in a part (its base64 data), looked for a few levels down. */
+function longestString(value: unknown, depth: number): number {
+  if (typeof value === 'string') return value.length;
+  if (typeof value !== 'object' || value === null || depth > 4) return 0;
+  let longest = 0;
+  for (const item of Object.values(value)) longest = Math.max(longest, longestString(item, depth + 1));
+  return longest;
+}

@@ -13,7 +13,7 @@ import type { GovernanceStore } from '../governance/governance-store.js';
 import { plausibleUsage } from '../governance/plausible-usage.js';
 import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
 import type { Reservations } from '../governance/reservations.js';
-import { promptTokensOf } from '../governance/prompt-tokens.js';
+import { mediaReserveTokens, promptTokensOf } from '../governance/prompt-tokens.js';
 import { TokenCounter } from '../tokens/tokenizer.js';
 import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../services.js';
 import type { Log } from '../log.js';
@@ -159,7 +159,7 @@ class SpendStage implements Stage {
     if (accounts.length === 0) return noop;
 
     const prices = worstPrices(ctx);
-    const promptTokens = promptTokensOf(ctx);
+    const promptTokens = promptTokensOf(ctx) + mediaReserveTokens(ctx);
     const needed = (promptTokens * prices.input + requestedMaxOutput(ctx) * prices.output) / 1_000_000 + prices.perRequest;
     // Checked numbers and validated prices keep `needed` finite and at least zero; should it ever not be,
     // nothing can cover it (a NaN would otherwise pass every comparison below).

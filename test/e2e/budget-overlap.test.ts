@@ -76,4 +76,23 @@ describe('a budget and requests that overlap', () => {
     expect(view.body.spend).toBeGreaterThanOrEqual(80);
     expect(crossed.map((event) => event.threshold).sort()).toEqual([50, 80]);
   });
+
+  it('a file part is reserved by its size: concurrent requests with a PDF cannot overspend the budget', async () => {
+    await start();
+    const pdf = `data:application/pdf;base64,${'JVBERi0xLjQK'.repeat(2_000)}`;
+    const messages = [{ role: 'user', content: [{ type: 'text', text: 'summarise' }, { type: 'file', file: { filename: 'report.pdf', file_data: pdf } }] }];
+    for (const budget of [1_000, 7_000]) {
+      const key = await newKey({ name: `file-${budget}`, budget });
+      // The provider bills the file: 300 prompt tokens a request ($300).
+      for (let i = 0; i < 10; i++) upstream.enqueue({ kind: 'usage', usage: { prompt_tokens: 300, completion_tokens: 5, total_tokens: 305 } });
+      const answers = await Promise.all(Array.from({ length: 10 }, () => call('/v1/chat/completions', { model: 'openai/priced-model', messages, max_tokens: 5 }, { authorization: `Bearer ${key.key}` })));
+      const admitted = answers.filter((answer) => answer.status === 200).length;
+      expect(admitted).toBe(budget === 1_000 ? 0 : 1);
+      expect(answers.every((answer) => answer.status === 200 || answer.status === 429)).toBe(true);
+      const view = await call(`/api/keys/${key.id}`, undefined);
+      expect(view.body.spend).toBeLessThanOrEqual(budget);
+      upstream.reset();
+      upstream.setMode({ kind: 'reply', pieces: Array.from({ length: 40 }, (_, i) => ` w${i}`) });
+    }
+  });
 });
