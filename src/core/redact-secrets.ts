@@ -6,13 +6,15 @@ export const REDACTED = '[REDACTED]';
  * shapes, tollgate virtual keys, bearer tokens and AWS access key ids.
  */
 const BUILT_IN_SECRETS = [
-  /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g,
-  /\btg-[A-Za-z0-9_-]{16,}/g,
-  /\bAIza[0-9A-Za-z_-]{30,}/g,
-  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
-  /\bgsk_[A-Za-z0-9]{20,}/g,
-  /\bxai-[A-Za-z0-9]{20,}/g,
-  /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{8,}/g,
+  // Not \b: a key glued to a word by `_` (`my_sk-proj-...`) is still a key.
+  /(?<![A-Za-z0-9])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g,
+  /(?<![A-Za-z0-9])tg-[A-Za-z0-9_-]{16,}/g,
+  /(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{30,}/g,
+  /(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{20,}/g,
+  /(?<![A-Za-z0-9])xai-[A-Za-z0-9]{20,}/g,
+  // An authorization scheme's name is case-insensitive (`BEARER`, `bearer`).
+  /(?<![A-Za-z0-9])bearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
 ];
 
 const compiled = new WeakMap<readonly string[], RegExp[]>();
@@ -31,7 +33,7 @@ function operatorPatterns(patterns: readonly string[]): RegExp[] {
 const NO_PATTERNS: readonly string[] = [];
 
 /** What every built-in secret pattern starts with. */
-const SECRET_PREFIXES = /sk-|tg-|AIza|AKIA|ASIA|gsk_|xai-|[Bb]earer/;
+const SECRET_PREFIXES = /sk-|tg-|AIza|AKIA|ASIA|gsk_|xai-|bearer/i;
 
 /** The shortest text a built-in secret pattern can match (`Bearer ` and eight characters). */
 const SHORTEST_SECRET = 15;
@@ -50,3 +52,13 @@ export function redactSecrets(text: string, patterns: readonly string[] = NO_PAT
   return out;
 }
 
+
+/**
+ * `text` redacted, then cut to `max` characters: cut first, a secret that straddles the cut would no longer have
+ * its pattern's shape and would be kept in part (`sk-proj-abcdefgh`). Only a bounded stretch past `max` is read,
+ * enough for any secret that starts before the cut to keep its shape.
+ */
+export function redactedPrefix(text: string, max: number, patterns: readonly string[] = NO_PATTERNS): string {
+  if (text.length <= max) return redactSecrets(text, patterns);
+  return redactSecrets(text.slice(0, max + 512), patterns).slice(0, max);
+}

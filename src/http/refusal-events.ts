@@ -18,12 +18,18 @@ function dialectOf(path: string): string {
   return 'openai';
 }
 
-function requestedModel(request: FastifyRequest): string {
+function requestedModel(request: FastifyRequest, path: string): string {
   const body = request.body as { model?: unknown } | undefined;
-  if (body && typeof body.model === 'string') return body.model.slice(0, 256);
-  // Gemini names the model in the path: /genai/v1beta/models/<model>:<method>.
-  const inPath = /\/models\/([^/:]+)/.exec(request.url);
-  return inPath?.[1] ? decodeURIComponent(inPath[1]).slice(0, 256) : '';
+  if (body && typeof body.model === 'string') return body.model;
+  // Gemini names the model in the path (never the query): /genai/v1beta/models/<model>:<method>.
+  const inPath = /\/models\/([^/:]+)/.exec(path);
+  if (!inPath?.[1]) return '';
+  try {
+    return decodeURIComponent(inPath[1]);
+  } catch {
+    // A malformed escape (`%ZZ`): the name as sent.
+    return inPath[1];
+  }
 }
 
 /**
@@ -60,7 +66,7 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
       dialect: dialectOf(path),
       path,
       operation: /embed/i.test(path) ? 'embeddings' : 'chat',
-      model: redactSecrets(requestedModel(request)),
+      model: redactSecrets(requestedModel(request, path)).slice(0, 256),
       route: null,
       provider: null,
       upstreamModel: null,

@@ -14,7 +14,7 @@ import { isolate, type PluginGuard } from './isolate.js';
 import type { Next, Stage } from '../core/stage.js';
 import { gatewayError } from '../core/errors.js';
 import { BodyCapture } from './body-capture.js';
-import { redactSecrets } from '../core/redact-secrets.js';
+import { redactedPrefix, redactSecrets } from '../core/redact-secrets.js';
 import { requestChannel, stageChannel, type StageTraceMessage } from '../core/trace-channels.js';
 import { GUARDRAIL_ACTIONS } from '../core/guardrail-keys.js';
 import type { StageTimeline } from '../core/stage-timeline.js';
@@ -318,7 +318,7 @@ function metadataTags(value: unknown, patterns: readonly string[]): Record<strin
   let count = 0;
   for (const [name, tag] of Object.entries(value as Record<string, unknown>)) {
     if (typeof tag !== 'string' || ++count > 16) continue;
-    tags[redactSecrets(name.slice(0, 64), patterns)] = redactSecrets(tag.slice(0, 512), patterns);
+    tags[redactedPrefix(name, 64, patterns)] = redactedPrefix(tag, 512, patterns);
   }
   return count > 0 ? tags : null;
 }
@@ -355,7 +355,7 @@ function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishR
     upstreamMs: ctx.timings.upstreamMs,
     firstTokenMs: ctx.timings.firstEventAt === null ? null : ctx.timings.firstEventAt - ctx.startedAt,
     finishReasons,
-    user: typeof request.user === 'string' ? redactSecrets(request.user.slice(0, 256), patterns) : null,
+    user: typeof request.user === 'string' ? redactedPrefix(request.user, 256, patterns) : null,
     metadata: metadataTags(request.metadata, patterns),
     usage: spent?.usage ?? null,
     costUsd: spent ? spent.usd : null,

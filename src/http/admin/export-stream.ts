@@ -38,7 +38,7 @@ export function sendExport<T>(
     for (const page of pages()) {
       let chunk = '';
       for (const row of page) {
-        chunk += format === 'csv' ? `${columns.map((column) => csvField(column.value(row))).join(',')}\r\n` : `${JSON.stringify(row)}\n`;
+        chunk += format === 'csv' ? `${columns.map((column) => csvField(column.value(row))).join(',')}\r\n` : `${jsonLine(row)}\n`;
       }
       if (chunk) yield chunk;
       // Let requests in between pages of a long export.
@@ -49,4 +49,13 @@ export function sendExport<T>(
     .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
     .header('content-disposition', `attachment; filename="${name}.${format}"`)
     .send(Readable.from(lines()));
+}
+
+/**
+ * One JSONL record. JSON allows U+2028 and U+2029 raw in strings, but line readers (Python's `splitlines`, some
+ * log shippers) take them for line ends and cut the record in two: they are written escaped.
+ */
+function jsonLine(row: unknown): string {
+  const json = JSON.stringify(row);
+  return json.includes('\u2028') || json.includes('\u2029') ? json.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029') : json;
 }

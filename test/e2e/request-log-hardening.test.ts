@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdminClient } from '../helpers/admin.js';
+import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/** What clients send that the request log keeps: secrets redacted before anything is cut, records that stay one line, refusals logged whatever the query string. */
+
+let upstream: ScriptedUpstream;
+let tg: RunningGateway;
+let api: AdminClient;
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+  tg = await startGateway(openAIConfig(upstream.url));
+  api = new AdminClient(tg.url);
+});
+afterAll(async () => {
+  await tg.stop();
+  await upstream.close();
+});
+
+async function chat(body: Record<string, unknown>, query = ''): Promise<{ status: number; id: string }> {
+  const response = await fetch(`${tg.url}/v1/chat/completions${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  await response.text();
+  return { status: response.status, id: response.headers.get('x-request-id') ?? '' };
+}
+
+const messages = [{ role: 'user', content: 'hi' }];
+
+describe('the request log', () => {
+  it('redacts a secret in the user and metadata tags before cutting them to length, and bearer tokens in any case', async () => {
+    const key = 'sk-proj-abcdefghijklmnopqrstuvwxyz012345';
+    const { id } = await chat({
+      model: 'openai/gpt-4o-mini',
+      messages,
+      user: `${'x'.repeat(239)} ${key}`,
+      metadata: { note: `${'y'.repeat(499)} ${key}`, auth: 'Authorization: BEARER abcdefghijklmnop123', glued: `my_${key}` },
+    });
+    const entry = await api.logEntry(id);
+    const kept = JSON.stringify({ user: entry.user, metadata: entry.metadata });
+    expect(kept).not.toContain('sk-proj-abcdefgh');
+    expect(kept).not.toContain('abcdefghijklmnop123');
+    expect(entry.user).toBe(`${'x'.repeat(239)} [REDACTED]`);
+    expect(entry.metadata.glued).toBe('my_[REDACTED]');
+  });
+
+  it('writes a JSONL export record on one line even when a tag holds U+2028 or U+2029', async () => {
+    const { id } = await chat({ model: 'openai/gpt-4o-mini', messages, user: 'line\u2028separator\u2029paragraph' });
+    await api.logEntry(id);
+    const text = await (await fetch(`${tg.url}/api/logs/export?format=jsonl`)).text();
+    const lines = text.split(/\r\n|\n|\r|\u2028|\u2029/).filter((line) => line.length > 0);
+    const records = lines.map((line) => JSON.parse(line) as { id: string; user: string | null });
+    expect(records.find((record) => record.id === id)?.user).toBe('line\u2028separator\u2029paragraph');
+  });
+
+  it('logs a refused call whatever its query string says, with the model from the body only', async () => {
+    const broken = await fetch(`${tg.url}/v1/chat/completions?x=/models/%ZZ`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
+    await broken.text();
+    expect(broken.status).toBe(400);
+    const entry = await api.logEntry(broken.headers.get('x-request-id') ?? '');
+    expect(entry.status).toBe(400);
+    const named = await chat({ model: 'openai/gpt-4o-mini', messages: 'not a list' }, '?x=/models/fromquery');
+    expect(named.status).toBe(400);
+    expect((await api.logEntry(named.id)).model).toBe('openai/gpt-4o-mini');
+  });
+});
