@@ -149,6 +149,11 @@ export interface VendorQuirks {
   renameFields?: Record<string, string>;
   /** Request fields the vendor rejects, dropped before sending. */
   dropFields?: string[];
+  /**
+   * The vendor reports usage in every stream without being asked (Mistral and Perplexity, on the last chunk) and
+   * may refuse `stream_options`: tollgate does not ask it for usage (see the OpenAI adapter's buildChatRequest).
+   */
+  usageInStreams?: true;
 }
 
 /** A row of the vendor table: everything that distinguishes one vendor of a wire format from another. */

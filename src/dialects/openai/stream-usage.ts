@@ -31,7 +31,8 @@ export interface StreamUsageShaper {
   final(known: CompletionUsage | null): ChatCompletionChunk | null;
 }
 
-function withoutUsage(chunk: ChatCompletionChunk): ChatCompletionChunk {
+/** The chunk without its `usage` key (a copy). */
+export function withoutUsage(chunk: ChatCompletionChunk): ChatCompletionChunk {
   const { usage: _usage, ...rest } = chunk;
   return rest as ChatCompletionChunk;
 }

@@ -28,7 +28,13 @@ export const openAICompatibleAdapter: ProviderAdapter = {
 
   buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
     const body: Record<string, unknown> = { ...request, model: target.model };
-    applyQuirks(body, target.provider.vendor.quirks);
+    const quirks = target.provider.vendor.quirks;
+    // A stream is charged by the upstream's own count, reasoning tokens included: asked for whether or not the
+    // client did (the OpenAI route then leaves out of the client's stream what it did not ask for).
+    if (request.stream === true && request.stream_options?.include_usage !== true && !quirks?.usageInStreams) {
+      body.stream_options = { ...request.stream_options, include_usage: true };
+    }
+    applyQuirks(body, quirks);
     return {
       method: 'POST',
       url: joinUrl(target.provider.baseUrl, '/chat/completions'),

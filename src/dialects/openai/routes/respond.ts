@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
 import { openAINativeFramer, openAINativeJson } from '../native.js';
-import { createStreamUsageShaper, needsUsageShaping, type StreamUsageShaper } from '../stream-usage.js';
+import { createStreamUsageShaper, needsUsageShaping, withoutUsage, type StreamUsageShaper } from '../stream-usage.js';
 import type { ChatCompletion, ChatCompletionChunk, EmbeddingsResponse, NativeAnswer, ResponseEvent } from '../../../core/canonical.js';
 import type { GatewayError} from '../../../core/errors.js';
 import { toGatewayError } from '../../../core/errors.js';
@@ -45,6 +45,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
   let completionText: string | null = null;
   let usage: StreamUsageShaper | null = null;
   let framer: ((native: NativeAnswer | undefined) => string | null) | null = null;
+  const clientAskedUsage = ctx.operation === 'chat' && ctx.request.stream_options?.include_usage === true;
   const write = tickCorkedWriter(res);
   return serveAnswer(res, ctx, answer, log, {
     next(event) {
@@ -60,13 +61,21 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         // Chunks flow only once an attempt has answered, so the upstream that serves the stream is known here.
         usage = usageShaperFor(ctx);
       }
+      // The usage an OpenAI-format upstream was asked for by the gateway (to charge by its count), not by the client.
+      const hidden = usage === null && !clientAskedUsage;
+      if (hidden && event.chunk.choices.length === 0 && event.chunk.usage) return;
       // An OpenAI upstream's own bytes when no stage rewrote the chunk (a stage that does drops `native`).
       if (event.native) {
         framer ??= openAINativeFramer(ctx.responseModel);
         const own = usage ? null : framer(event.native);
-        if (own !== null) return write(own);
+        if (own !== null) {
+          if (!hidden || event.chunk.usage !== null) return write(own);
+          // `"usage":null` on every chunk comes with include_usage: left out, as without it.
+          const at = own.indexOf(',"usage":null');
+          if (at !== -1) return write(own.slice(0, at) + own.slice(at + 13));
+        }
       }
-      const chunk = usage ? usage.shape(event.chunk) : event.chunk;
+      const chunk = usage ? usage.shape(event.chunk) : hidden && event.chunk.usage === null ? withoutUsage(event.chunk) : event.chunk;
       if (chunk) write(sseEvent(chunk));
     },
     error(err: unknown) {
