@@ -49,6 +49,8 @@ export class UsageRollupWriter {
   private readonly stops: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
+  /** Deltas taken for a write that has not finished yet (see flush). */
+  private readonly inFlight: Array<ReturnType<typeof emptyPending>> = [];
 
   constructor(
     bus: EventBus,
@@ -105,11 +107,15 @@ export class UsageRollupWriter {
         for (const [group, counts] of byGroup) batch.set(`${dimension}\0${interval}\0${start}\0${group}`, { key: [dimension, interval, start, group], counts });
       }
     });
+    // Until the batch is stored, queries add it in from here (else a read between the two missed its requests).
+    const writing = this.pending;
+    this.inFlight.push(writing);
     this.pending = emptyPending();
     this.pendingRows = 0;
     this.writing = this.writing
       .then(() => this.rollups.add(batch))
-      .catch((err: unknown) => this.log.error({ err, rows: batch.size }, 'could not write usage rollups'));
+      .catch((err: unknown) => this.log.error({ err, rows: batch.size }, 'could not write usage rollups'))
+      .finally(() => this.inFlight.splice(this.inFlight.indexOf(writing), 1));
     return this.writing;
   }
 
@@ -119,17 +125,19 @@ export class UsageRollupWriter {
     const from = bucketStart(query.from, query.interval);
     const byKey = new Map(rows.map((row) => [`${row.start}\0${row.group}`, row]));
     const slot = SLOTS.findIndex(({ dimension, interval }) => dimension === query.group_by && interval === query.interval);
-    for (const [start, byGroup] of this.pending[slot] ?? []) {
-      if (start >= query.to || start < from) continue;
-      for (const [group, counts] of byGroup) {
-        const id = `${new Date(start).toISOString()}\0${group}`;
-        const row = byKey.get(id);
-        if (row) addCounts(row, counts);
-        else {
-          const added: UsageRow = { start: new Date(start).toISOString(), group, ...emptyCounts() };
-          addCounts(added, counts);
-          byKey.set(id, added);
-          rows.push(added);
+    for (const pending of [...this.inFlight, this.pending]) {
+      for (const [start, byGroup] of pending[slot] ?? []) {
+        if (start >= query.to || start < from) continue;
+        for (const [group, counts] of byGroup) {
+          const id = `${new Date(start).toISOString()}\0${group}`;
+          const row = byKey.get(id);
+          if (row) addCounts(row, counts);
+          else {
+            const added: UsageRow = { start: new Date(start).toISOString(), group, ...emptyCounts() };
+            addCounts(added, counts);
+            byKey.set(id, added);
+            rows.push(added);
+          }
         }
       }
     }
@@ -149,6 +157,7 @@ export class UsageRollupWriter {
  * name is the client's to invent and would grow the rollups without bound, as it would a metric label.
  */
 function modelGroup(event: RequestSummary): string {
-  if (event.provider !== null && event.upstreamModel !== null) return `${event.provider}/${event.upstreamModel}`;
+  // Only a model that answered: an upstream's refusal (404 for a name the client made up) names no real model.
+  if (event.provider !== null && event.upstreamModel !== null && event.status < 400) return `${event.provider}/${event.upstreamModel}`;
   return event.route ?? NO_GROUP;
 }

@@ -75,4 +75,24 @@ describe('usage rollups as requests finish', () => {
     await writer.flush();
     expect(strip(query('key', 'hour')).filter((row) => row.group === 'k2')).toEqual(k2);
   });
+
+  it('answer with a batch while it is being written (not only before and after)', async () => {
+    finished('k1', 'openai', 200, 0.5);
+    const before = strip(query('key', 'hour'));
+    const flushing = writer.flush();
+    // The write is under way: the batch is in neither the pending deltas nor the store yet.
+    expect(strip(query('key', 'hour'))).toEqual(before);
+    await flushing;
+    expect(strip(query('key', 'hour'))).toEqual(before);
+  });
+
+  it('group a request by model only when that model answered (a refusal of an invented name is not a model)', async () => {
+    finished('k1', 'openai', 200, 0.5);
+    for (let i = 0; i < 5; i++) {
+      const event = { requestId: `x${i}`, keyId: 'k1', teamId: null, model: `invented-${i}`, upstreamModel: `invented-${i}`, provider: 'openai', route: null, status: 404, costUsd: 0, usage: null };
+      bus.emit('request.failed', event as unknown as GatewayEvents['request.failed']);
+    }
+    const groups = writer.query({ group_by: 'model', interval: 'hour', from: T0 - 2 * HOUR, to: T0 + 2 * HOUR }).map((row) => [row.group, row.requests]);
+    expect(groups).toEqual([['none', 5], ['openai/gpt-x', 1]]);
+  });
 });
