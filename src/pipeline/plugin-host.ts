@@ -85,7 +85,7 @@ export class PluginHost {
           throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() must return a stage ({ name, run }) or null`);
         }
         if (stage) created.push(stage);
-        if (stage && entry.apply === 'listed') stage = listedOnly(stage);
+        if (stage && entry.apply === 'listed') stage = listedOnly(stage, entry.name);
         stages.set(entry.name, stage ? { stage, guard: { plugin: entry.name, optional: entry.optional ?? false, timeoutMs: entry.timeout_ms ?? null } } : null);
         placed.push({ name: entry.name, placement: entry.placement ?? definition.placement ?? {}, where: `plugins.${index}.placement` });
       }

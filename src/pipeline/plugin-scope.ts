@@ -14,11 +14,11 @@ export function listedFor(ctx: RequestContext, plugin: string): boolean {
  * and every other request passes straight to the next stage (one lookup, no Observable of its own). A key that
  * lists a plugin the config no longer has simply does not meet it.
  */
-export function listedOnly(stage: Stage): Stage {
-  const name = stage.name;
+export function listedOnly(stage: Stage, entryName: string): Stage {
+  // Routes, keys and teams list a plugin by its config entry's name, which need not be its stage's own name.
   return {
-    name,
-    run: (ctx, next) => (listedFor(ctx, name) ? stage.run(ctx, next) : next()),
+    name: stage.name,
+    run: (ctx, next) => (listedFor(ctx, entryName) ? stage.run(ctx, next) : next()),
     ...(stage.close ? { close: () => stage.close?.() } : {}),
   };
 }

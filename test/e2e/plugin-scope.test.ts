@@ -114,6 +114,27 @@ describe('a plugin applied where it is listed', () => {
   });
 });
 
+describe('a listed plugin under a config name of its own', () => {
+  it('runs where its entry name is listed (the name a route, key or team uses, not the stage name in its file)', async () => {
+    const own = await startGateway(
+      openAIConfig(upstream.url, {
+        plugins: [{ ...listedPrompt, name: 'support-prompt' }],
+        routes: { support: { targets: [{ model: 'openai/gpt-4o-mini' }], plugins: ['support-prompt'] } },
+      }),
+    );
+    try {
+      const client = new OpenAI({ baseURL: `${own.url}/v1`, apiKey: 'anonymous', maxRetries: 0 });
+      await client.chat.completions.create({ model: 'support', messages: hi });
+      const sent = upstream.calls.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> };
+      expect(sent.messages[0]).toEqual({ role: 'system', content: PROMPT });
+      await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi });
+      expect((upstream.calls.at(-1)?.body as { messages: Array<{ role: string }> }).messages[0]?.role).toBe('user');
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe('plugin options in the config JSON Schema', () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
 
