@@ -50,10 +50,23 @@ export function effectivePolicy(ctx: RequestContext): CachePolicy {
  */
 function scopeOf(ctx: RequestContext, policy: CachePolicy): string {
   let scope = ownerOf(ctx, policy);
+  // Plugins the request's route, key or team turn on may change its answer after this stage (a hit skips them):
+  // requests share answers only with requests that meet the same ones.
+  const listed = listedPlugins(ctx);
+  if (listed !== '') scope += `\u0000plugins:${listed}`;
   if (ctx.clientProviderKey !== null) scope += `\u0000byok:${createHash('sha256').update(ctx.clientProviderKey).digest('base64url')}`;
   const forwarded = forwardedValues(ctx);
   if (forwarded !== '') scope += `\u0000${forwarded}`;
   return scope;
+}
+
+/** The names of the `listed` plugins the request's route, key and team list, sorted and joined; '' for none. */
+function listedPlugins(ctx: RequestContext): string {
+  const route = ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.plugins : undefined;
+  const key = ctx.identity?.key.plugins;
+  const team = ctx.identity?.team?.plugins;
+  if (!route?.length && !key?.length && !team?.length) return '';
+  return [...new Set([...(route ?? []), ...(key ?? []), ...(team ?? [])])].sort().join(',');
 }
 
 function ownerOf(ctx: RequestContext, policy: CachePolicy): string {

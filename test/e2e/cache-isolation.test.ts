@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -88,5 +89,40 @@ describe('DELETE /api/cache', () => {
     const all = await jsonRequest(tg.url, 'DELETE', '/api/cache');
     expect(all.status).toBe(200);
     expect((all.body as { deleted: number }).deleted).toBeGreaterThan(0);
+  });
+});
+
+describe('a listed plugin', () => {
+  it('keeps its answers from keys that do not list it (a hit would skip it), and theirs from it', async () => {
+    const own = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream-test' } },
+      cache: { mode: 'on', semantic: { enabled: false } },
+      plugins: [{ name: 'redact-word', path: resolve(import.meta.dirname, '../../plugins/examples/redact-word.ts'), options: { words: ['password'] }, apply: 'listed' }],
+    });
+    try {
+      const storedHere = new Set<string>();
+      own.gateway.bus.on('cache.stored', (event) => storedHere.add(event.requestId));
+      const team = (await jsonRequest(own.url, 'POST', '/api/teams', { name: 'support' })).body as { id: string };
+      const listing = (await jsonRequest(own.url, 'POST', '/api/keys', { name: 'listing', team: team.id, plugins: ['redact-word'] })).body as { key: string };
+      const plain = (await jsonRequest(own.url, 'POST', '/api/keys', { name: 'plain', team: team.id })).body as { key: string };
+      const ask = async (key: string) => {
+        const response = await fetch(`${own.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'my password is swordfish' }] }),
+        });
+        const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+        return { cache: response.headers.get('x-tollgate-cache'), id: response.headers.get('x-request-id') ?? '', text: body.choices[0]?.message.content ?? '' };
+      };
+      const first = await ask(plain.key);
+      for (let i = 0; i < 60 && !storedHere.has(first.id); i++) await new Promise((done) => setTimeout(done, 25));
+      expect(storedHere.has(first.id)).toBe(true);
+      const redacted = await ask(listing.key);
+      expect(redacted.cache).toBe('miss');
+      expect(redacted.text).not.toContain('password');
+      expect((await ask(plain.key)).cache).toBe('hit-exact');
+    } finally {
+      await own.stop();
+    }
   });
 });
