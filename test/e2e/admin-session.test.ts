@@ -48,6 +48,23 @@ describe('dashboard sign-in with the admin key', () => {
     expect((await send(tg.url, 'GET', '/api/keys', { cookie })).status).toBe(401);
   });
 
+  it('marks the cookie Secure when a trusted TLS-terminating proxy says the browser came over https, and only then', async () => {
+    const proxied = await startGateway({ settings: { trusted_proxies: ['127.0.0.1'] } }, { TOLLGATE_ADMIN_KEY: ADMIN_KEY });
+    try {
+      const viaHttps = await send(proxied.url, 'POST', '/api/session', { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.7' }, { admin_key: ADMIN_KEY });
+      expect(viaHttps.headers.get('set-cookie')).toMatch(/; Secure$/);
+      const forwarded = await send(proxied.url, 'POST', '/api/session', { forwarded: 'for=203.0.113.7;proto=https' }, { admin_key: ADMIN_KEY });
+      expect(forwarded.headers.get('set-cookie')).toMatch(/; Secure$/);
+      const viaHttp = await send(proxied.url, 'POST', '/api/session', { 'x-forwarded-proto': 'http' }, { admin_key: ADMIN_KEY });
+      expect(viaHttp.headers.get('set-cookie')).not.toContain('Secure');
+    } finally {
+      await proxied.stop();
+    }
+    // The header from a peer that is not a trusted proxy says nothing.
+    const direct = await send(tg.url, 'POST', '/api/session', { 'x-forwarded-proto': 'https' }, { admin_key: ADMIN_KEY });
+    expect(direct.headers.get('set-cookie')).not.toContain('Secure');
+  });
+
   it('refuses state-changing calls a browser sends from another site, with or without a session', async () => {
     const signIn = await send(tg.url, 'POST', '/api/session', {}, { admin_key: ADMIN_KEY });
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;

@@ -1,14 +1,30 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { normalizeAddress } from '../../config/address.js';
 import { gatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { adminKeyMatches, expectedAdminKey, invalidAdminKey } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { SESSION_COOKIE, SESSION_TTL_MS, sessionToken, type AdminSessions } from './admin-sessions.js';
 
-/** The session cookie: httpOnly (no script reads it), SameSite=Strict (no other site sends it), /api only. */
-function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
-  const secure = request.protocol === 'https' ? '; Secure' : '';
+/**
+ * The session cookie: httpOnly (no script reads it), SameSite=Strict (no other site sends it), /api only, and Secure
+ * when the browser reached the gateway over https (a TLS-terminating proxy named in `trusted_proxies` says so in
+ * X-Forwarded-Proto or Forwarded), so it is never sent over plain http after that.
+ */
+function cookie(request: FastifyRequest, deps: Pick<AdminDeps, 'configService'>, value: string, maxAgeSeconds: number): string {
+  const secure = overHttps(request, deps.configService.current().settings.trustedProxies) ? '; Secure' : '';
   return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/api; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+/** Whether the client's connection is https: this socket's, or the one a trusted proxy terminated. */
+function overHttps(request: FastifyRequest, trustedProxies: ReadonlySet<string>): boolean {
+  if (request.protocol === 'https') return true;
+  if (!trustedProxies.has(normalizeAddress(request.socket.remoteAddress ?? ''))) return false;
+  const forwardedProto = request.headers['x-forwarded-proto'];
+  const proto = (Array.isArray(forwardedProto) ? forwardedProto[0] : forwardedProto)?.split(',')[0]?.trim().toLowerCase();
+  if (proto !== undefined) return proto === 'https';
+  const forwarded = request.headers.forwarded;
+  return typeof forwarded === 'string' && /(?:^|[;,\s])proto="?https"?(?:[;,\s]|$)/i.test(forwarded.split(',')[0] ?? '');
 }
 
 /**
@@ -37,14 +53,14 @@ export function registerSessionRoutes(api: FastifyInstance, deps: AdminDeps, ses
       throw invalidAdminKey('The admin key is not valid.');
     }
     const session = sessions.create();
-    reply.header('set-cookie', cookie(request, session.token, Math.floor(SESSION_TTL_MS / 1000)));
+    reply.header('set-cookie', cookie(request, deps, session.token, Math.floor(SESSION_TTL_MS / 1000)));
     return { signed_in: true, expires_at: new Date(session.expiresAt).toISOString() };
   });
 
   api.delete('/session', async (request, reply) => {
     const token = sessionToken(request.headers.cookie);
     if (token !== null) sessions.revoke(token);
-    reply.header('set-cookie', cookie(request, '', 0));
+    reply.header('set-cookie', cookie(request, deps, '', 0));
     return { signed_in: false };
   });
 }
