@@ -3,6 +3,7 @@ import type { ResponseEvent } from '../core/canonical.js';
 import type { GatewayError } from '../core/errors.js';
 import { formatResetDuration } from '../governance/durations.js';
 import type { SlidingWindowLimiter, WindowState } from '../governance/rate-limiter.js';
+import { resolveModelName } from '../routing/bare-model.js';
 import type { RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
 import type { EventBus } from '../bus/bus.js';
@@ -59,11 +60,12 @@ class RateLimitStage implements Stage {
     const { limiter, bus } = this;
     const { key, team } = identity;
     const scopes: Scope[] = [];
+    const modelLimit = modelRateLimit(key.model_rate_limits, ctx);
     if (key.rate_limit) {
       scopes.push({ scope: 'key', bucket: `rpm:key:${key.id}`, limit: key.rate_limit });
-      scopes.push({ scope: 'key_model', bucket: `rpm:key:${key.id}:${ctx.request.model}`, limit: key.model_rate_limits?.[ctx.request.model] ?? key.rate_limit });
-    } else if (key.model_rate_limits?.[ctx.request.model]) {
-      scopes.push({ scope: 'key_model', bucket: `rpm:key:${key.id}:${ctx.request.model}`, limit: key.model_rate_limits[ctx.request.model] as number });
+      scopes.push({ scope: 'key_model', bucket: `rpm:key:${key.id}:${ctx.request.model}`, limit: modelLimit ?? key.rate_limit });
+    } else if (modelLimit) {
+      scopes.push({ scope: 'key_model', bucket: `rpm:key:${key.id}:${ctx.request.model}`, limit: modelLimit });
     }
     if (team?.rate_limit) scopes.push({ scope: 'team', bucket: `rpm:team:${team.id}`, limit: team.rate_limit });
 
@@ -116,3 +118,15 @@ export default definePlugin({
   requires: [BUS, LIMITER],
   create: (_options, _config, services) => new RateLimitStage(services.get(BUS), services.get(LIMITER)),
 });
+
+/**
+ * A key's per-model limit for the request: by the name the request routes on, or by a name in the key's list that
+ * means the same model (`gpt-4o-mini` for `openai/gpt-4o-mini`, as a bare name in a request resolves).
+ */
+function modelRateLimit(limits: Readonly<Record<string, number>> | null | undefined, ctx: RequestContext): number | undefined {
+  if (!limits) return undefined;
+  const direct = limits[ctx.request.model];
+  if (direct !== undefined) return direct;
+  for (const name in limits) if (resolveModelName(ctx.config, name) === ctx.request.model) return limits[name];
+  return undefined;
+}

@@ -91,6 +91,15 @@ describe('rate limits', () => {
     expect(upstream.calls).toHaveLength(3);
   });
 
+  it('applies a per-model limit written with a bare name to requests that name the model either way', async () => {
+    const { key } = await createKey({ name: 'bare-limit', budget: null, rate_limit: null, models: [], model_rate_limits: { 'gpt-4o-mini': 2 } });
+    const client = clientFor(key);
+    const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hi }).withResponse();
+    expect(response.headers.get('x-ratelimit-limit-requests')).toBe('2');
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi });
+    await expect(client.chat.completions.create({ model: 'gpt-4o-mini', messages: hi })).rejects.toMatchObject({ status: 429 });
+  });
+
   it('applies the team limit across the team’s keys', async () => {
     const team = await api('POST', '/api/teams', { name: 'platform', budget: null, rate_limit: 2 });
     expect(team.status).toBe(201);
