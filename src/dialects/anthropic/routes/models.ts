@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { RuntimeConfig } from '../../../core/config.js';
 import { modelEntries } from '../../../catalog/model-list.js';
 import type { HttpDeps } from '../../../http/deps.js';
+import { modelListGuard } from '../../../http/key-check.js';
+import { presentedCredential } from './headers.js';
 import { gatewayError } from '../../../core/errors.js';
 
 interface AnthropicModel {
@@ -37,7 +39,8 @@ function limitOf(raw: unknown): number {
 /** `GET /v1/models` and `/v1/models/{id}` in Anthropic's list shape, cursor-paged by `after_id` / `before_id`. */
 export function registerAnthropicModelRoutes(scope: FastifyInstance, deps: HttpDeps): void {
   const createdAt = new Date(deps.startedAt).toISOString();
-  scope.get('/v1/models', async (request) => {
+  const listGuard = modelListGuard(deps, presentedCredential);
+  scope.get('/v1/models', { preHandler: listGuard }, async (request) => {
     const query = request.query as Record<string, unknown>;
     const limit = limitOf(query.limit);
     const all = anthropicModels(deps.config.current(), createdAt);
@@ -52,7 +55,7 @@ export function registerAnthropicModelRoutes(scope: FastifyInstance, deps: HttpD
     return { data, has_more: start + data.length < end, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
   });
 
-  scope.get('/v1/models/*', async (request) => {
+  scope.get('/v1/models/*', { preHandler: listGuard }, async (request) => {
     const id = (request.params as { '*': string })['*'];
     const found = anthropicModels(deps.config.current(), createdAt).find((model) => model.id === id);
     if (!found) throw gatewayError('model_not_found', `model: ${id}`);

@@ -1,4 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { GovernanceStore } from '../../../governance/governance-store.js';
+import { modelListGuard } from '../../../http/key-check.js';
 import type { RuntimeConfig } from '../../../core/config.js';
 import { modelEntries, type ModelEntry } from '../../../catalog/model-list.js';
 import { gatewayError } from '../../../core/errors.js';
@@ -34,8 +36,14 @@ function models(config: RuntimeConfig): Record<string, unknown>[] {
 }
 
 /** `GET /genai/{version}/models` (`models.list()`, paged by an opaque `pageToken`) and `GET .../models/{id}`. */
-export function registerGenAIModelRoutes(scope: FastifyInstance, deps: { config: { current(): RuntimeConfig } }, versions: RegExp): void {
-  scope.get('/:version/models', async (request) => {
+export function registerGenAIModelRoutes(
+  scope: FastifyInstance,
+  deps: { config: { current(): RuntimeConfig }; governance: GovernanceStore },
+  versions: RegExp,
+  credentialOf: (request: FastifyRequest) => string | null,
+): void {
+  const listGuard = modelListGuard(deps, credentialOf);
+  scope.get('/:version/models', { preHandler: listGuard }, async (request) => {
     const { version } = request.params as { version: string };
     if (!versions.test(version)) throw gatewayError('unknown_url', `Unknown API version '${version}'.`);
     const query = request.query as Record<string, unknown>;
@@ -46,7 +54,7 @@ export function registerGenAIModelRoutes(scope: FastifyInstance, deps: { config:
     return { models: page, ...(offset + size < all.length ? { nextPageToken: String(offset + size) } : {}) };
   });
 
-  scope.get('/:version/models/*', async (request) => {
+  scope.get('/:version/models/*', { preHandler: listGuard }, async (request) => {
     const id = (request.params as { '*': string })['*'];
     const found = models(deps.config.current()).find((model) => model.baseModelId === id || model.name === `models/${id}`);
     if (!found) throw gatewayError('model_not_found', `models/${id} is not found.`);

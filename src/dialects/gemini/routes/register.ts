@@ -81,7 +81,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
 
       scope.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => sendError(reply, unknownUrl(request)));
 
-      registerGenAIModelRoutes(scope, deps, API_VERSION);
+      registerGenAIModelRoutes(scope, deps, API_VERSION, presentedCredential);
 
       scope.post('/:version/models/*', async (request, reply) => {
         const { version } = request.params as { version: string };

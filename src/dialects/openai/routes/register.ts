@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { modelListGuard } from '../../../http/key-check.js';
 import { parseEmbeddingsRequest } from '../parse-embeddings.js';
 import { parseChatCompletionRequest, takeRequestFallbacks } from '../parse-request.js';
 import { createRequestContext } from '../../../core/context.js';
@@ -125,7 +126,8 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
   });
 
   // `?provider=` and `?search=` narrow the list (tollgate's addition; OpenAI's own list takes no filters).
-  app.get(`${prefix}/models`, async (request, reply) => {
+  const listGuard = modelListGuard(deps, presentedCredential);
+  app.get(`${prefix}/models`, { preHandler: listGuard }, async (request, reply) => {
     const config = deps.config.current();
     const created = Math.floor(deps.startedAt / 1000);
     const provider = queryParam(request.query, 'provider');
@@ -141,7 +143,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
   });
 
   // A wildcard, not a parameter: `<provider>/<model>` ids hold a slash, sent as it is or URL-encoded (`%2F`).
-  app.get(`${prefix}/models/*`, async (request, reply) => {
+  app.get(`${prefix}/models/*`, { preHandler: listGuard }, async (request, reply) => {
     const id = (request.params as { '*': string })['*'];
     const body = retrieveModel(mount, deps.config.current(), id, Math.floor(deps.startedAt / 1000));
     return reply.type('application/json; charset=utf-8').send(body);
