@@ -208,7 +208,9 @@ export class GatewayMetrics {
         // Keys past the label cap share the `other` series: their spends add up there instead of the last one
         // read overwriting the rest.
         const spends = new Map<string, { key: string; team: string; usd: number }>();
-        for (const key of governance.listKeys()) {
+        const live = governance.listKeys();
+        keys.retain(new Set(live.map((key) => key.id)));
+        for (const key of live) {
           const labels = { key: keys.of(key.id), team: key.team ?? NONE };
           const id = `${labels.key}\0${labels.team}`;
           const seen = spends.get(id);

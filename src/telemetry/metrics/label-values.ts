@@ -21,4 +21,12 @@ export class LabelValues {
     this.seen.set(value, redacted);
     return redacted;
   }
+
+  /**
+   * Forgets the values not in `live` (keys deleted since), so their slots go to values that exist: without it a
+   * gateway whose keys come and go would fold its few live keys into `other` once the cap's worth had been seen.
+   */
+  retain(live: ReadonlySet<string>): void {
+    for (const value of this.seen.keys()) if (!live.has(value)) this.seen.delete(value);
+  }
 }
