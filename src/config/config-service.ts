@@ -574,6 +574,14 @@ export class ConfigService {
     });
   }
 
+  /**
+   * A change made outside the config document (a virtual key or team created, changed, rotated or deleted) written
+   * to the same audit log, at the config's current version; `before` and `after` must hold no secret.
+   */
+  async auditChange(actor: Actor, action: string, target: string, before: unknown, after: unknown): Promise<void> {
+    await this.deps.audit.append({ actor, action, target, before, after, version: this.current().version });
+  }
+
   private async record(actor: Actor, action: string, target: string, before: unknown, after: unknown, version: number, source: 'api' | 'file'): Promise<void> {
     await this.deps.audit.append({ actor, action, target, before, after, version });
     this.deps.bus.emit('config.changed', { version, source, action, target, actor: actorLabel(actor) });

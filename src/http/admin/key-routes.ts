@@ -4,6 +4,8 @@ import { checkListedPlugins } from './plugin-names.js';
 import { gatewayError } from '../../core/errors.js';
 import { parsePageLimit } from './paging.js';
 import { jsonObjectBody, queryString } from './request-body.js';
+import { actorOf } from './admin-auth.js';
+import { settingsOf } from './governance-audit.js';
 
 /** The largest page of GET /api/keys. */
 const MAX_KEYS_PAGE = 1_000;
@@ -27,6 +29,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
     const { record, key } = await store.createKey(body);
+    await deps.configService.auditChange(actorOf(request, deps), 'key.created', `keys.${record.id}`, null, settingsOf(record));
     return reply.code(201).header('location', keyPath(record.id)).send({ ...record, key });
   });
 
@@ -52,21 +55,28 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.patch<{ Params: IdParams }>('/keys/:id', async (request) => {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
-    const before = store.getKey(request.params.id).budget ?? null;
+    const previous = store.getKey(request.params.id);
+    const before = previous.budget ?? null;
     const updated = await store.updateKey(request.params.id, body);
+    await deps.configService.auditChange(actorOf(request, deps), 'key.updated', `keys.${updated.id}`, settingsOf(previous), settingsOf(updated));
     // A budget lowered below what was spent crosses its thresholds as a charge would (budget alerts).
     if ((updated.budget ?? null) !== before) deps.alerts.budgetChanged('key', updated.id, before);
     return updated;
   });
 
   api.delete<{ Params: IdParams }>('/keys/:id', async (request, reply) => {
+    const previous = store.getKey(request.params.id);
     await store.deleteKey(request.params.id);
+    await deps.configService.auditChange(actorOf(request, deps), 'key.deleted', `keys.${previous.id}`, settingsOf(previous), null);
     return reply.code(204).send();
   });
 
   // A new secret; the old one stops working once this answers.
   api.post<{ Params: IdParams }>('/keys/:id/rotate', async (request) => {
+    const previous = store.getKey(request.params.id);
     const { record, key } = await store.rotateKey(request.params.id);
+    // The secrets are not recorded: the prefix shown before and after says that it changed.
+    await deps.configService.auditChange(actorOf(request, deps), 'key.rotated', `keys.${record.id}`, settingsOf(previous), settingsOf(record));
     return { ...record, key };
   });
 }

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
 import { jsonObjectBody } from './request-body.js';
+import { actorOf } from './admin-auth.js';
+import { settingsOf } from './governance-audit.js';
 
 interface IdParams {
   id: string;
@@ -15,6 +17,7 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
     const team = await store.createTeam(body);
+    await deps.configService.auditChange(actorOf(request, deps), 'team.created', `teams.${team.id}`, null, settingsOf(team));
     return reply.code(201).header('location', `/api/teams/${encodeURIComponent(team.id)}`).send(team);
   });
 
@@ -25,8 +28,10 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
   api.patch<{ Params: IdParams }>('/teams/:id', async (request) => {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
-    const before = store.getTeam(request.params.id).budget ?? null;
+    const previous = store.getTeam(request.params.id);
+    const before = previous.budget ?? null;
     const updated = await store.updateTeam(request.params.id, body);
+    await deps.configService.auditChange(actorOf(request, deps), 'team.updated', `teams.${updated.id}`, settingsOf(previous), settingsOf(updated));
     // A budget lowered below what was spent crosses its thresholds as a charge would (budget alerts).
     if ((updated.budget ?? null) !== before) deps.alerts.budgetChanged('team', updated.id, before);
     return updated;
@@ -34,7 +39,9 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
 
   // 409 team_in_use while keys still name the team.
   api.delete<{ Params: IdParams }>('/teams/:id', async (request, reply) => {
+    const previous = store.getTeam(request.params.id);
     await store.deleteTeam(request.params.id);
+    await deps.configService.auditChange(actorOf(request, deps), 'team.deleted', `teams.${previous.id}`, settingsOf(previous), null);
     return reply.code(204).send();
   });
 }
