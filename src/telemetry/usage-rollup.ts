@@ -67,7 +67,9 @@ export class UsageRollupWriter {
 
   private record(event: RequestSummary): void {
     const sample: UsageSample = {
-      at: Date.now(),
+      // Bucketed by arrival, as the request log's time filters select (a stream that crosses midnight counts on the
+      // day it started in both).
+      at: Date.now() - (Number.isFinite(event.durationMs) && event.durationMs > 0 ? event.durationMs : 0),
       groups: {
         key: event.keyId ?? NO_GROUP,
         team: event.teamId ?? NO_GROUP,

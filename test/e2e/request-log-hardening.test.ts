@@ -63,4 +63,13 @@ describe('the request log', () => {
     expect(named.status).toBe(400);
     expect((await api.logEntry(named.id)).model).toBe('openai/gpt-4o-mini');
   });
+
+  it('refuses a date that does not exist instead of reading it as another day', async () => {
+    for (const path of ['/api/logs?from=2026-02-30', '/api/usage?from=2026-02-30T00:00:00Z', '/api/logs?to=2026-13-01']) {
+      const answer = await api.get(path);
+      expect(answer.status, path).toBe(400);
+      expect(answer.body.error.code, path).toBe('invalid_query');
+    }
+    expect((await api.get('/api/logs?from=2028-02-29')).status).toBe(200);
+  });
 });

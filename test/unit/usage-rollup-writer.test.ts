@@ -95,4 +95,11 @@ describe('usage rollups as requests finish', () => {
     const groups = writer.query({ group_by: 'model', interval: 'hour', from: T0 - 2 * HOUR, to: T0 + 2 * HOUR }).map((row) => [row.group, row.requests]);
     expect(groups).toEqual([['none', 5], ['openai/gpt-x', 1]]);
   });
+
+  it('count a request in the hour it arrived in, as the request log filters by, not the one it ended in', () => {
+    vi.setSystemTime(T0 + 4_000); // 11:00:03.500
+    const event = { requestId: 's', keyId: 'k9', teamId: null, model: 'm', upstreamModel: 'gpt-x', provider: 'openai', route: null, status: 200, costUsd: 2, durationMs: 4_500, usage: { input_tokens: 1, output_tokens: 1 } };
+    bus.emit('request.completed', event as unknown as GatewayEvents['request.completed']);
+    expect(strip(query('key', 'hour')).filter((row) => row.group === 'k9').map((row) => row.start)).toEqual(['2026-11-27T10:00:00.000Z']);
+  });
 });

@@ -8,8 +8,20 @@ export function parseTime(request: FastifyRequest, name: string): number | undef
   const raw = queryString(request, name);
   if (raw === undefined || raw === '') return undefined;
   const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : Date.parse(raw);
-  if (!Number.isFinite(ms)) throw gatewayError('invalid_query', `${name} must be an ISO 8601 time or epoch milliseconds, got '${raw.slice(0, 60)}'.`, { param: name });
+  if (!Number.isFinite(ms) || !calendarDateHolds(raw)) throw gatewayError('invalid_query', `${name} must be an ISO 8601 time or epoch milliseconds, got '${raw.slice(0, 60)}'.`, { param: name });
   return ms;
+}
+
+/**
+ * Whether the date an ISO time names exists: `Date.parse` rolls `2026-02-30` over to March 2 instead of refusing it,
+ * so a typo would select another day.
+ */
+function calendarDateHolds(raw: string): boolean {
+  const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(raw);
+  if (!date) return true;
+  const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])];
+  const check = new Date(Date.UTC(year, month - 1, day));
+  return check.getUTCFullYear() === year && check.getUTCMonth() === month - 1 && check.getUTCDate() === day;
 }
 
 /** The shape of a request log or audit entry id, which `next_before` hands out. */
