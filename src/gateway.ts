@@ -17,7 +17,7 @@ import { PluginHost } from './pipeline/plugin-host.js';
 import { BUS, CACHE, GOVERNANCE, HEALTH, IN_PROCESS, LIMITER, LOG, MCP, RESERVATIONS, ServiceRegistry, TRANSPORT, type InProcessCalls } from './services.js';
 import { McpHubService, type McpHubView } from './mcp/mcp-hub.js';
 import type { ChatCompletion } from './core/canonical.js';
-import { INTERNAL_CALL } from './core/guardrail-keys.js';
+import { CHARGE_TO, INTERNAL_CALL } from './core/guardrail-keys.js';
 import { CacheService } from './cache/cache-service.js';
 import { createRequestContext } from './core/context.js';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -131,10 +131,11 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   });
   // Guardrail moderation calls a configured model through this same pipeline, as an internal caller.
   const inProcess: InProcessCalls = {
-    chat(request, { purpose, signal }) {
+    chat(request, { purpose, signal, chargeTo }) {
       const runtime = configService.current();
       const ctx = createRequestContext({ dialect: 'openai', config: runtime, request: { ...request, stream: false } });
       ctx.extensions.set(INTERNAL_CALL, purpose);
+      if (chargeTo) ctx.extensions.set(CHARGE_TO, chargeTo);
       return new Promise<ChatCompletion>((resolveAnswer, reject) => {
         let answer: ChatCompletion | null = null;
         let subscription: { unsubscribe(): void } | null = null;

@@ -16,7 +16,7 @@ export interface InProcessCalls {
    * A non-streamed chat completion as an internal caller; `purpose` marks the request (stages that must not see
    * their own calls, such as guardrails, let it through), `signal` abandons it.
    */
-  chat(request: ChatCompletionRequest, options: { purpose: string; signal?: AbortSignal }): Promise<ChatCompletion>;
+  chat(request: ChatCompletionRequest, options: { purpose: string; signal?: AbortSignal; chargeTo?: { keyId: string; teamId: string | null } | null }): Promise<ChatCompletion>;
 }
 
 /**

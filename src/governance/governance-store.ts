@@ -314,10 +314,12 @@ export class GovernanceStore {
   }
 
   /**
-   * Charges one request to its key's and team's current budget period (and the key's lifetime totals) in one
-   * transaction; the spend stage awaits it before the answer ends, so the next request sees the spend.
+   * Charges one request (or, with `countsRequest` false, a call made for one: a guardrail's classifier) to its
+   * key's and team's current budget period (and the key's lifetime totals) in one transaction; the spend stage
+   * awaits it before the answer ends, so the next request sees the spend.
    */
-  async recordSpend(keyId: string, teamId: string | null, usd: number): Promise<SpendCharged> {
+  async recordSpend(keyId: string, teamId: string | null, usd: number, countsRequest = true): Promise<SpendCharged> {
+    const added = countsRequest ? 1 : 0;
     const cost = Number.isFinite(usd) && usd > 0 ? usd : 0;
     const charged: SpendCharged = { key: null, team: null };
     await commit(this.root, () => {
@@ -330,9 +332,9 @@ export class GovernanceStore {
           ...key,
           ...usage,
           spend,
-          requests: usage.requests + 1,
+          requests: usage.requests + added,
           total_spend: roundUsd(key.total_spend + cost),
-          total_requests: key.total_requests + 1,
+          total_requests: key.total_requests + added,
         });
         charged.key = { before: usage.spend, after: spend, budget: key.budget };
       }
@@ -340,7 +342,7 @@ export class GovernanceStore {
       if (team) {
         const usage = this.usageAt(team, at);
         const spend = roundUsd(usage.spend + cost);
-        this.teams.put(team.id, { ...team, ...usage, spend, requests: usage.requests + 1 });
+        this.teams.put(team.id, { ...team, ...usage, spend, requests: usage.requests + added });
         charged.team = { before: usage.spend, after: spend, budget: team.budget };
       }
     });

@@ -137,15 +137,19 @@ class GuardrailsStage implements Stage {
   private readonly policies = new Map<string, Policy | null>();
   private readonly routeIds = new WeakMap<object, number>();
   private nextRouteId = 1;
-  private readonly classify: Classify;
 
   constructor(
     private readonly config: RuntimeConfig,
     private readonly bus: EventBus,
     private readonly log: Log,
-    calls: InProcessCalls,
+    private readonly calls: InProcessCalls,
   ) {
-    this.classify = (request, signal) => calls.chat(request, { purpose: 'guardrail-moderation', signal });
+  }
+
+  /** The classifier for one request's moderation, its cost charged to the request's key and team. */
+  private classifyFor(ctx: RequestContext): Classify {
+    const chargeTo = ctx.identity ? { keyId: ctx.identity.key.id, teamId: ctx.identity.team?.id ?? null } : null;
+    return (request, signal) => this.calls.chat(request, { purpose: 'guardrail-moderation', signal, chargeTo });
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
@@ -211,7 +215,8 @@ class GuardrailsStage implements Stage {
 
   private async moderateInput(ctx: RequestContext, policy: Policy): Promise<void> {
     const text = requestText(ctx);
-    const verdicts = await Promise.all(policy.moderationIn.map(async (rule) => ({ rule, verdict: await moderate(rule, text, this.classify) })));
+    const classify = this.classifyFor(ctx);
+    const verdicts = await Promise.all(policy.moderationIn.map(async (rule) => ({ rule, verdict: await moderate(rule, text, classify) })));
     for (const { rule, verdict } of verdicts) {
       if (!this.moderationActs(ctx, rule, verdict, 'input')) continue;
       if (rule.action === 'block') throw blockedError(moderationFinding(rule, verdict), 'input', 'messages');
@@ -354,8 +359,9 @@ class GuardrailsStage implements Stage {
       }
     }
     if (!text) return null;
+    const classify = this.classifyFor(ctx);
     for (const rule of policy.moderationOut) {
-      const verdict = await moderate(rule, text, this.classify);
+      const verdict = await moderate(rule, text, classify);
       if (this.moderationActs(ctx, rule, verdict, 'output') && rule.action === 'block') return moderationFinding(rule, verdict);
     }
     return null;

@@ -1,7 +1,8 @@
 import { Observable, throwError } from 'rxjs';
 import { thresholdsCrossed } from '../core/budget-thresholds.js';
 import type { ChatCompletion, ChatCompletionChunk, CompletionUsage, ResponseEvent } from '../core/canonical.js';
-import type { RequestContext, Spent } from '../core/context.js';
+import type { Identity, RequestContext, Spent } from '../core/context.js';
+import { CHARGE_TO } from '../core/guardrail-keys.js';
 import type { PeriodUsage } from '../core/identity.js';
 import { definePlugin } from '../core/plugin.js';
 import type { Next, Stage } from '../core/stage.js';
@@ -142,7 +143,7 @@ class SpendStage implements Stage {
 
   /** Reserves the request's upper-bound cost on its key's and team's budgets; returns how to release it. */
   private reserve(ctx: RequestContext): () => void {
-    const identity = ctx.identity;
+    const identity = this.payer(ctx);
     if (!identity) return noop;
     // The records as stored now, not as the auth stage read them: what was charged since (another request's spend
     // while this one waited on a guardrail's classifier, the cache's embedding, a plugin, or this request's own
@@ -182,6 +183,18 @@ class SpendStage implements Stage {
     );
   }
 
+  /**
+   * Whose budgets the request spends: its own key's and team's, or, for an internal call made for a client's request
+   * (a guardrail's classifier), that request's (see CHARGE_TO).
+   */
+  private payer(ctx: RequestContext): Identity | null {
+    if (ctx.identity) return ctx.identity;
+    const chargeTo = ctx.extensions.get(CHARGE_TO);
+    const key = chargeTo ? this.governance.getKeyRecord(chargeTo.keyId) : undefined;
+    if (!chargeTo || !key) return null;
+    return { key, team: chargeTo.teamId ? (this.governance.getTeamRecord(chargeTo.teamId) ?? null) : null };
+  }
+
   /** Charges what the request used, commits the spend, and tells the bus. Leaves the charge on `ctx.spent`. */
   private async settle(ctx: RequestContext, status: number, cancelled: boolean, text: string[]): Promise<void> {
     const upstream = ctx.upstream;
@@ -212,11 +225,11 @@ class SpendStage implements Stage {
     const spent: Spent = { usage: tokens, usd: cost.usd, priced: cost.priced, estimated };
     ctx.spent = spent;
 
-    const identity = ctx.identity;
+    const identity = this.payer(ctx);
     if (identity) {
       // Spend is committed before the answer ends, so the next request of this key sees it. The lines a charge
       // crosses are judged on the spend before and after it as committed (requests that overlap each cross their own).
-      const charged = await this.governance.recordSpend(identity.key.id, identity.team?.id ?? null, cost.usd);
+      const charged = await this.governance.recordSpend(identity.key.id, identity.team?.id ?? null, cost.usd, identity === ctx.identity);
       if (charged.key?.budget) this.thresholds('key', identity.key.id, charged.key.budget, charged.key.before, charged.key.after);
       if (identity.team && charged.team?.budget) this.thresholds('team', identity.team.id, charged.team.budget, charged.team.before, charged.team.after);
     }

@@ -9,7 +9,7 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
  * `priced-model` costs $1 a token, so dollars are tokens.
  */
 
-const PRICES = { 'priced-model': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } };
+const PRICES = { 'priced-model': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 }, 'mod-model': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } };
 let upstream: ScriptedUpstream;
 let tg: RunningGateway;
 
@@ -94,5 +94,31 @@ describe('a budget and requests that overlap', () => {
       upstream.reset();
       upstream.setMode({ kind: 'reply', pieces: Array.from({ length: 40 }, (_, i) => ` w${i}`) });
     }
+  });
+
+  it("charges a guardrail's classifier calls to the request's key, and makes none once its budget cannot cover them", async () => {
+    await start({ guardrails: { rules: [{ name: 'mod', kind: 'moderation', model: 'openai/mod-model', action: 'block', on_error: 'allow', applies_to: 'input' }] } });
+    const send = (key: string) => call('/v1/chat/completions', { model: 'openai/priced-model', messages: [{ role: 'user', content: 'hi there' }], max_tokens: 400 }, { authorization: `Bearer ${key}` });
+    // A budget that covers neither the classifier's call nor the request: nothing reaches the upstream.
+    const poor = await newKey({ name: 'poor', budget: 10 });
+    for (let i = 0; i < 3; i++) expect((await send(poor.key)).status).toBe(429);
+    expect(upstream.calls).toHaveLength(0);
+    // A budget that covers both: the key pays for the classifier's call too, counted as one request.
+    const rich = await newKey({ name: 'rich', budget: 100_000 });
+    expect((await send(rich.key)).status).toBe(200);
+    const models = upstream.calls.map((entry) => (entry.body as { model: string }).model).sort();
+    expect(models).toEqual(['mod-model', 'priced-model']);
+    const view = await call(`/api/keys/${rich.id}`, undefined);
+    expect(view.body.requests).toBe(1);
+    // The log entries (written just after the answers) say what each call cost.
+    let charged: Array<{ model: string; cost_usd: number; status: number }> = [];
+    for (let i = 0; i < 80 && charged.length < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const logs = (await call('/api/logs?limit=20', undefined)).body.data as Array<{ model: string; cost_usd: number; status: number }>;
+      charged = logs.filter((entry) => entry.status === 200 && (entry.model === 'openai/mod-model' || entry.model === 'openai/priced-model'));
+    }
+    expect(charged).toHaveLength(2);
+    const total = charged.reduce((sum, entry) => sum + entry.cost_usd, 0);
+    expect(view.body.spend).toBeCloseTo(total, 6);
   });
 });
