@@ -92,6 +92,8 @@ function budgetError(account: Account, needed: number, reserved: number): Gatewa
  */
 class SpendStage implements Stage {
   readonly name = 'spend';
+  /** Requests already counted once (see settle). */
+  private readonly counted = new WeakSet<RequestContext>();
 
   constructor(
     private readonly bus: EventBus,
@@ -229,7 +231,11 @@ class SpendStage implements Stage {
     if (identity) {
       // Spend is committed before the answer ends, so the next request of this key sees it. The lines a charge
       // crosses are judged on the spend before and after it as committed (requests that overlap each cross their own).
-      const charged = await this.governance.recordSpend(identity.key.id, identity.team?.id ?? null, cost.usd, identity === ctx.identity);
+      // One client request is one request however many upstream turns it took (an MCP agent's): its later turns
+      // and the calls made for it (a classifier's) add their cost only.
+      const countsRequest = identity === ctx.identity && !this.counted.has(ctx);
+      if (countsRequest) this.counted.add(ctx);
+      const charged = await this.governance.recordSpend(identity.key.id, identity.team?.id ?? null, cost.usd, countsRequest);
       if (charged.key?.budget) this.thresholds('key', identity.key.id, charged.key.budget, charged.key.before, charged.key.after);
       if (identity.team && charged.team?.budget) this.thresholds('team', identity.team.id, charged.team.budget, charged.team.before, charged.team.after);
     }

@@ -137,6 +137,16 @@ describe('MCP tools for models', () => {
     expect(called).toEqual([expect.objectContaining({ server: 'kb', tool: 'lookup', via: 'agent', status: 'ok' })]);
   });
 
+  it("counts an agent run as one request of its virtual key, however many turns it took", async () => {
+    const created = await fetch(`${tg.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'agent-key' }) });
+    const key = (await created.json()) as { id: string; key: string };
+    const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key.key, maxRetries: 0 });
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('pluto') }, { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } });
+    expect(upstream.calls).toHaveLength(2);
+    const view = (await (await fetch(`${tg.url}/api/keys/${key.id}`)).json()) as { requests: number; total_requests: number };
+    expect(view).toMatchObject({ requests: 1, total_requests: 1 });
+  });
+
   it('streams the final turn of an agent run, with no tool call chunks shown to the client', async () => {
     const stream = await tg.client.chat.completions.create({ model: 'researcher', messages: hi('mars'), stream: true, stream_options: { include_usage: true } });
     let text = '';
