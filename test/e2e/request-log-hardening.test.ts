@@ -72,4 +72,25 @@ describe('the request log', () => {
     }
     expect((await api.get('/api/logs?from=2028-02-29')).status).toBe(200);
   });
+
+  it('answers a HEAD of an export with its headers, without reading the log', async () => {
+    const governance = tg.gateway.governance;
+    const original = governance.requestLogPage.bind(governance);
+    let pagesRead = 0;
+    governance.requestLogPage = (query) => {
+      pagesRead++;
+      return original(query);
+    };
+    try {
+      const head = await fetch(`${tg.url}/api/logs/export?format=csv`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-type')).toContain('text/csv');
+      expect(await head.text()).toBe('');
+      expect(pagesRead).toBe(0);
+      await (await fetch(`${tg.url}/api/logs/export?format=csv`)).text();
+      expect(pagesRead).toBeGreaterThan(0);
+    } finally {
+      governance.requestLogPage = original;
+    }
+  });
 });

@@ -30,7 +30,9 @@ beforeAll(async () => {
       else waiter?.resolve(message.result);
     });
   });
-  tg = await startGateway({ providers: { openai: { base_url: `${upstreamUrl}/v1`, api_key: 'sk-upstream' } } });
+  // A vendor that reports stream usage unasked (Perplexity) is not sent stream_options: pointed at the scripted
+  // OpenAI upstream, which sends usage only when asked, its streams come without usage and the gateway counts them.
+  tg = await startGateway({ providers: { openai: { type: 'perplexity', base_url: `${upstreamUrl}/v1`, api_key: 'sk-upstream' } } });
   // One small request down each path first: the first request on a route compiles its code (tens of ms on
   // these machines), which is start-up cost, not what is measured here.
   await inWorker('warm-up');

@@ -45,10 +45,10 @@ export function sendExport<T>(
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
-  return reply
-    .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
-    .header('content-disposition', `attachment; filename="${name}.${format}"`)
-    .send(Readable.from(lines()));
+  reply.header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8').header('content-disposition', `attachment; filename="${name}.${format}"`);
+  // A HEAD (which fastify answers with the GET's handler) wants the headers only: the export is not read for it.
+  if (reply.request.method === 'HEAD') return reply.send();
+  return reply.send(Readable.from(lines()));
 }
 
 /**
