@@ -162,6 +162,7 @@ export const ERROR_CATALOGUE = {
   // Limits.
   rate_limit_exceeded: { status: 429, type: 'requests', retryable: false, types: ['requests', 'tokens'] },
   budget_exceeded: { status: 429, type: 'insufficient_quota', retryable: false },
+  too_many_admin_key_attempts: { status: 429, type: 'rate_limit_error', retryable: false },
   // The client left.
   client_cancelled: { status: 499, type: 'client_closed_request', retryable: false },
   // Upstreams: another attempt may do better, on this target after backoff or on another.

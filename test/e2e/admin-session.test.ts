@@ -65,6 +65,22 @@ describe('dashboard sign-in with the admin key', () => {
     expect(direct.headers.get('set-cookie')).not.toContain('Secure');
   });
 
+  it('refuses an address after thirty wrong admin keys in a minute, through sign-in and Bearer alike, even with the right key', async () => {
+    const guarded = await startGateway({}, { TOLLGATE_ADMIN_KEY: ADMIN_KEY });
+    try {
+      expect((await send(guarded.url, 'GET', '/api/keys', { authorization: `Bearer ${ADMIN_KEY}` })).status).toBe(200);
+      for (let i = 0; i < 15; i++) expect((await send(guarded.url, 'POST', '/api/session', {}, { admin_key: `wrong-${i}` })).status).toBe(401);
+      for (let i = 0; i < 15; i++) expect((await send(guarded.url, 'GET', '/api/keys', { authorization: `Bearer wrong-${i}` })).status).toBe(401);
+      const refused = await send(guarded.url, 'GET', '/api/keys', { authorization: `Bearer ${ADMIN_KEY}` });
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('too_many_admin_key_attempts');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await send(guarded.url, 'POST', '/api/session', {}, { admin_key: ADMIN_KEY })).status).toBe(429);
+    } finally {
+      await guarded.stop();
+    }
+  });
+
   it('refuses state-changing calls a browser sends from another site, with or without a session', async () => {
     const signIn = await send(tg.url, 'POST', '/api/session', {}, { admin_key: ADMIN_KEY });
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;

@@ -8,6 +8,7 @@ import type { AdminDeps } from './admin-deps.js';
 import { gatewayError } from '../../core/errors.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { sessionToken, type AdminSessions } from './admin-sessions.js';
+import type { AdminKeyThrottle } from './admin-key-throttle.js';
 
 /** Methods that change something: refused when a browser sends them from another site. */
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -45,7 +46,7 @@ const SESSION_PATH = '/api/session';
  * The client's address: the socket peer, or, behind a proxy named in `trusted_proxies`, the client it forwards
  * for. Never `request.ip`: a forwarded-for header from anyone else must not turn a remote client into a local one.
  */
-function remoteAddress(request: FastifyRequest, deps: Pick<AdminDeps, 'configService'>): string {
+export function remoteAddress(request: FastifyRequest, deps: Pick<AdminDeps, 'configService'>): string {
   return clientAddress(request, deps.configService.current().settings.trustedProxies) || 'unknown';
 }
 
@@ -76,12 +77,17 @@ export function invalidAdminKey(message: string): GatewayError {
   return gatewayError('invalid_admin_key', message, { headers: { 'www-authenticate': 'Bearer realm="tollgate-admin"' } });
 }
 
+/** The refusal of an address that sent too many wrong admin keys (see AdminKeyThrottle). */
+export function tooManyAttempts(seconds: number): GatewayError {
+  return gatewayError('too_many_admin_key_attempts', `Too many wrong admin keys from this address: try again in ${seconds} s.`, { headers: { 'retry-after': String(seconds) } });
+}
+
 /**
  * The `onRequest` hook guarding /api. It runs before the body is read, so unauthenticated clients cannot
  * make the gateway parse anything. Both sides are hashed first so the comparison takes the same time
  * whatever the length or content of the presented key.
  */
-export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'configService'>, sessions: AdminSessions): onRequestAsyncHookHandler {
+export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'configService'>, sessions: AdminSessions, throttle: AdminKeyThrottle): onRequestAsyncHookHandler {
   const expected = deps.adminKey ? sha256(deps.adminKey) : null;
   let proxyWarned = false;
   return async (request) => {
@@ -95,10 +101,15 @@ export function adminAuthHook(deps: Pick<AdminDeps, 'adminKey' | 'log' | 'config
         if (session !== null && sessions.valid(session)) return;
         throw invalidAdminKey('The management API requires the admin key: send Authorization: Bearer <TOLLGATE_ADMIN_KEY>, or sign in to the dashboard.');
       }
+      const remote = remoteAddress(request, deps);
+      const wait = throttle.blockedFor(remote);
+      if (wait !== null) throw tooManyAttempts(wait);
       if (!adminKeyMatches(token, expected)) {
-        deps.log.warn({ remote: remoteAddress(request, deps), url: request.url.split('?')[0] }, 'admin API request with a wrong admin key');
+        throttle.failed(remote);
+        deps.log.warn({ remote, url: request.url.split('?')[0] }, 'admin API request with a wrong admin key');
         throw invalidAdminKey('The admin key is not valid.');
       }
+      throttle.succeeded(remote);
       return;
     }
     const { trustedProxies } = deps.configService.current().settings;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sendUnknownUrl } from '../render-error.js';
 import { adminAuthHook } from './admin-auth.js';
+import { AdminKeyThrottle } from './admin-key-throttle.js';
 import { AdminSessions } from './admin-sessions.js';
 import { registerSessionRoutes } from './session-routes.js';
 import type { AdminDeps } from './admin-deps.js';
@@ -28,7 +29,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     async (api) => {
       // Dashboard sign-ins of this server (in memory: a restart signs everyone out).
       const sessions = new AdminSessions();
-      api.addHook('onRequest', adminAuthHook(deps, sessions));
+      const throttle = new AdminKeyThrottle();
+      api.addHook('onRequest', adminAuthHook(deps, sessions, throttle));
       // Responses describe live config (masked, but still operational detail): keep them out of caches.
       api.addHook('onSend', async (_request, reply, payload) => {
         reply.header('cache-control', 'no-store');
@@ -36,7 +38,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       });
       // Unknown /api paths get their 404 inside this plugin, after the auth hook, so they cannot be probed without the key.
       api.setNotFoundHandler(sendUnknownUrl);
-      registerSessionRoutes(api, deps, sessions);
+      registerSessionRoutes(api, deps, sessions, throttle);
       registerConfigRoutes(api, deps);
       registerProviderRoutes(api, deps);
       registerRouteRoutes(api, deps);

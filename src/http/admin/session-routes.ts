@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { normalizeAddress } from '../../config/address.js';
 import { gatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
-import { adminKeyMatches, expectedAdminKey, invalidAdminKey } from './admin-auth.js';
+import { adminKeyMatches, expectedAdminKey, invalidAdminKey, remoteAddress, tooManyAttempts } from './admin-auth.js';
+import type { AdminKeyThrottle } from './admin-key-throttle.js';
 import type { AdminDeps } from './admin-deps.js';
 import { SESSION_COOKIE, SESSION_TTL_MS, sessionToken, type AdminSessions } from './admin-sessions.js';
 
@@ -33,7 +34,7 @@ function overHttps(request: FastifyRequest, trustedProxies: ReadonlySet<string>)
  * required and whether this browser is signed in. Without an admin key the API follows its loopback rule and
  * there is nothing to sign in to.
  */
-export function registerSessionRoutes(api: FastifyInstance, deps: AdminDeps, sessions: AdminSessions): void {
+export function registerSessionRoutes(api: FastifyInstance, deps: AdminDeps, sessions: AdminSessions, throttle: AdminKeyThrottle): void {
   const expected = expectedAdminKey(deps.adminKey);
 
   api.get('/session', async (request) => {
@@ -48,10 +49,15 @@ export function registerSessionRoutes(api: FastifyInstance, deps: AdminDeps, ses
     const body = request.body;
     const presented = isRecord(body) && typeof body.admin_key === 'string' ? body.admin_key : null;
     if (presented === null) throw gatewayError('missing_required_parameter', "Missing required parameter: 'admin_key'.", { param: 'admin_key' });
+    const remote = remoteAddress(request, deps);
+    const wait = throttle.blockedFor(remote);
+    if (wait !== null) throw tooManyAttempts(wait);
     if (!adminKeyMatches(presented, expected)) {
-      deps.log.warn({ url: '/api/session' }, 'dashboard sign-in with a wrong admin key');
+      throttle.failed(remote);
+      deps.log.warn({ url: '/api/session', remote }, 'dashboard sign-in with a wrong admin key');
       throw invalidAdminKey('The admin key is not valid.');
     }
+    throttle.succeeded(remote);
     const session = sessions.create();
     reply.header('set-cookie', cookie(request, deps, session.token, Math.floor(SESSION_TTL_MS / 1000)));
     return { signed_in: true, expires_at: new Date(session.expiresAt).toISOString() };
