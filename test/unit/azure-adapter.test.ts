@@ -55,6 +55,16 @@ describe('azure buildChatRequest', () => {
     expect(azureAdapter.buildChatRequest({ model: 'azure/gpt-4o-prod', messages }, azure({ baseUrl })).url).toBe(url);
   });
 
+  it('asks a stream for usage on API versions that take stream_options, and not on older ones (which refuse it)', () => {
+    const streamed = { model: 'x', messages, stream: true };
+    const options = (apiVersion?: string) => JSON.parse(azureAdapter.buildChatRequest(streamed, azure(apiVersion ? { options: { apiVersion } } : {})).body as string).stream_options;
+    expect(options()).toEqual({ include_usage: true });
+    expect(options('2025-04-01-preview')).toEqual({ include_usage: true });
+    expect(options('2024-09-01-preview')).toEqual({ include_usage: true });
+    expect(options('2024-06-01')).toBeUndefined();
+    expect(options('2024-02-15-preview')).toBeUndefined();
+  });
+
   it('uses the configured api version and escapes the deployment name', () => {
     const upstream = azureAdapter.buildChatRequest({ model: 'x', messages }, azure({ model: 'my dep', options: { apiVersion: '2025-04-01-preview' } }));
     expect(upstream.url).toBe('https://contoso.openai.azure.com/openai/deployments/my%20dep/chat/completions?api-version=2025-04-01-preview');

@@ -84,13 +84,30 @@ function delegate<K extends 'buildEmbeddingsRequest' | 'parseEmbeddingsResponse'
   return fn.bind(openAICompatibleAdapter) as NonNullable<ProviderAdapter[K]>;
 }
 
+/**
+ * Whether the deployment's API version takes `stream_options` (Azure OpenAI from 2024-09-01-preview; the default
+ * version does): an older one refuses the request, so tollgate does not ask it for stream usage and counts the
+ * stream's tokens itself, as it did before it asked.
+ */
+function knowsStreamOptions(target: Target): boolean {
+  if (target.provider.vendor.id !== 'azure') return true;
+  const version = target.provider.options.apiVersion ?? DEFAULT_API_VERSION.azure ?? '';
+  return version.slice(0, 10) >= '2024-09-01';
+}
+
+/** The target as a vendor that is not asked for stream usage (see VendorQuirks.usageInStreams). */
+function withoutStreamOptions(target: Target): Target {
+  const vendor = target.provider.vendor;
+  return { ...target, provider: { ...target.provider, vendor: { ...vendor, quirks: { ...vendor.quirks, usageInStreams: true } } } };
+}
+
 export const azureAdapter: ProviderAdapter = {
   format: 'azure',
   answerFormat: 'openai',
 
   buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
     const url = azureUrl(target, 'chat/completions');
-    return { ...openAICompatibleAdapter.buildChatRequest(request, target), url };
+    return { ...openAICompatibleAdapter.buildChatRequest(request, knowsStreamOptions(target) ? target : withoutStreamOptions(target)), url };
   },
 
   parseChatResponse(body, target) {
