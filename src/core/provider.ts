@@ -150,10 +150,11 @@ export interface VendorQuirks {
   /** Request fields the vendor rejects, dropped before sending. */
   dropFields?: string[];
   /**
-   * The vendor reports usage in every stream without being asked (Mistral and Perplexity, on the last chunk) and
-   * may refuse `stream_options`: tollgate does not ask it for usage (see the OpenAI adapter's buildChatRequest).
+   * Streams are not asked for usage (`stream_options` is not added, see the OpenAI adapter's buildChatRequest): the
+   * vendor reports usage unasked and may refuse the option (Mistral and Perplexity, on the last chunk), or refuses
+   * it (Azure OpenAI API versions before 2024-09-01).
    */
-  usageInStreams?: true;
+  noStreamOptions?: true;
 }
 
 /** A row of the vendor table: everything that distinguishes one vendor of a wire format from another. */

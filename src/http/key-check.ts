@@ -7,9 +7,9 @@ import { isRemoteClient } from './client-address.js';
 /**
  * For endpoints that answer without the pipeline (token counting costs nothing, so no budget or rate limit):
  * the auth stage's key rules, throwing the refusal. A key allowed a route through its targets may count tokens
- * for it, as it may chat with it.
+ * for it, as it may chat with it; with no model (a list), the key alone is checked.
  */
-export function checkVirtualKey(governance: GovernanceStore, config: RuntimeConfig, fromRemote: boolean, credential: string | null, model: string): void {
+export function checkVirtualKey(governance: GovernanceStore, config: RuntimeConfig, fromRemote: boolean, credential: string | null, model: string | null): void {
   const result = check(governance, anonymousRule(config.settings, fromRemote), credential, model, { config, fallbacks: [], metadata: null });
   if (!result.ok) throw result.error;
 }
@@ -23,7 +23,6 @@ export function checkVirtualKey(governance: GovernanceStore, config: RuntimeConf
 export function modelListGuard(deps: { governance: GovernanceStore; config: { current(): RuntimeConfig } }, credentialOf: (request: FastifyRequest) => string | null): preHandlerAsyncHookHandler {
   return async (request) => {
     const config = deps.config.current();
-    const result = check(deps.governance, anonymousRule(config.settings, isRemoteClient(request, config.settings)), credentialOf(request), null);
-    if (!result.ok) throw result.error;
+    checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), credentialOf(request), null);
   };
 }

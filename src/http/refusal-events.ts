@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EventBus } from '../bus/bus.js';
 import { fromFrameworkError } from './render-error.js';
-import { redactSecrets } from '../core/redact-secrets.js';
+import { redactedPrefix, redactSecrets } from '../core/redact-secrets.js';
 import { refusalChannel } from '../core/trace-channels.js';
 
 /** A request header's one value, or null. */
@@ -66,7 +66,7 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
       dialect: dialectOf(path),
       path,
       operation: /embed/i.test(path) ? 'embeddings' : 'chat',
-      model: redactSecrets(requestedModel(request, path)).slice(0, 256),
+      model: redactedPrefix(requestedModel(request, path), 256),
       route: null,
       provider: null,
       upstreamModel: null,

@@ -12,6 +12,17 @@ const VENDOR_HEADERS: Record<string, { names: readonly string[]; dialects: reado
   anthropic: { names: ['anthropic-beta', 'anthropic-version'], dialects: ['anthropic'] },
 };
 
+/** Vendor headers that go upstream but cannot change an answer (a retry's idempotency key). */
+const NOT_ANSWER_SHAPING: ReadonlySet<string> = new Set(['idempotency-key']);
+
+/**
+ * The vendor headers forwarded upstream that can change an answer (beta opt-ins, organization, project, API
+ * version): what a response cache must key on besides the body.
+ */
+export const ANSWER_SHAPING_HEADERS: readonly string[] = [...new Set(Object.values(VENDOR_HEADERS).flatMap((vendor) => vendor.names))].filter(
+  (name) => !NOT_ANSWER_SHAPING.has(name),
+);
+
 /**
  * Headers that are never forwarded, whatever an operator lists: the client's credential for tollgate (a virtual
  * key must not reach a provider), the provider credentials tollgate sets, and what describes this hop only.

@@ -15,6 +15,7 @@ import { ConfigError } from '../config/secret-ref.js';
 import { definePlugin } from '../core/plugin.js';
 import type { Next, Stage } from '../core/stage.js';
 import { BUS, CACHE, LOG } from '../services.js';
+import { ANSWER_SHAPING_HEADERS } from '../providers/forward-headers.js';
 import type { Log } from '../log.js';
 
 /** The longest TTL a request may ask for (a year), like the config's. */
@@ -77,9 +78,6 @@ function ownerOf(ctx: RequestContext, policy: CachePolicy): string {
   return `key:${key.id}`;
 }
 
-/** Client headers a provider reads that can change an answer (an idempotency key cannot: it is left out). */
-const ANSWER_HEADERS = ['openai-organization', 'openai-project', 'openai-beta', 'anthropic-beta', 'anthropic-version'];
-
 /** The names and values of the request's headers that are forwarded upstream and may change the answer, or ''. */
 function forwardedValues(ctx: RequestContext): string {
   let out = '';
@@ -87,8 +85,8 @@ function forwardedValues(ctx: RequestContext): string {
     const value = ctx.clientHeaders[name];
     if (value !== undefined) out += `${name}=${Array.isArray(value) ? value.join(', ') : value}\n`;
   };
-  for (const name of ANSWER_HEADERS) add(name);
-  for (const name of ctx.config.settings.forwardHeaders) if (!ANSWER_HEADERS.includes(name)) add(name);
+  for (const name of ANSWER_SHAPING_HEADERS) add(name);
+  for (const name of ctx.config.settings.forwardHeaders) if (!ANSWER_SHAPING_HEADERS.includes(name)) add(name);
   return out;
 }
 

@@ -95,10 +95,10 @@ function knowsStreamOptions(target: Target): boolean {
   return version.slice(0, 10) >= '2024-09-01';
 }
 
-/** The target as a vendor that is not asked for stream usage (see VendorQuirks.usageInStreams). */
+/** The target as a vendor that is not asked for stream usage (see VendorQuirks.noStreamOptions). */
 function withoutStreamOptions(target: Target): Target {
   const vendor = target.provider.vendor;
-  return { ...target, provider: { ...target.provider, vendor: { ...vendor, quirks: { ...vendor.quirks, usageInStreams: true } } } };
+  return { ...target, provider: { ...target.provider, vendor: { ...vendor, quirks: { ...vendor.quirks, noStreamOptions: true } } } };
 }
 
 export const azureAdapter: ProviderAdapter = {

@@ -31,7 +31,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     const quirks = target.provider.vendor.quirks;
     // A stream is charged by the upstream's own count, reasoning tokens included: asked for whether or not the
     // client did (the OpenAI route then leaves out of the client's stream what it did not ask for).
-    if (request.stream === true && request.stream_options?.include_usage !== true && !quirks?.usageInStreams) {
+    if (request.stream === true && request.stream_options?.include_usage !== true && !quirks?.noStreamOptions) {
       body.stream_options = { ...request.stream_options, include_usage: true };
     }
     applyQuirks(body, quirks);

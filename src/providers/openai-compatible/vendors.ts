@@ -49,7 +49,7 @@ export const openAICompatibleVendors: VendorDefinition[] = [
     id: 'mistral', displayName: 'Mistral AI', format: 'openai', defaultBaseUrl: 'https://api.mistral.ai', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['MISTRAL_API_KEY'], baseUrlEnv: ['MISTRAL_BASE_URL'],
     // Mistral names the sampling seed `random_seed`.
-    quirks: { renameFields: { ...maxTokensOnly, seed: 'random_seed' }, usageInStreams: true },
+    quirks: { renameFields: { ...maxTokensOnly, seed: 'random_seed' }, noStreamOptions: true },
     docsUrl: 'https://docs.mistral.ai/api/#tag/chat',
   },
   {
@@ -67,7 +67,7 @@ export const openAICompatibleVendors: VendorDefinition[] = [
   {
     id: 'perplexity', displayName: 'Perplexity', format: 'openai', defaultBaseUrl: 'https://api.perplexity.ai', auth: bearer,
     keyRequired: true, keyEnv: ['PERPLEXITY_API_KEY', 'PPLX_API_KEY'], baseUrlEnv: ['PERPLEXITY_BASE_URL'],
-    quirks: { renameFields: maxTokensOnly, usageInStreams: true },
+    quirks: { renameFields: maxTokensOnly, noStreamOptions: true },
     docsUrl: 'https://docs.perplexity.ai/api-reference/chat-completions-post',
   },
   {

@@ -29,6 +29,9 @@ function usageShaperFor(ctx: RequestContext): StreamUsageShaper | null {
   return createStreamUsageShaper(ctx.operation === 'chat' && ctx.request.stream_options?.include_usage === true);
 }
 
+/** The field OpenAI writes on every chunk of a stream asked for usage, as its compact JSON spells it. */
+const NULL_USAGE = ',"usage":null';
+
 function sseEvent(chunk: ChatCompletionChunk): string {
   return `data: ${JSON.stringify(chunk)}\n\n`;
 }
@@ -71,8 +74,8 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         if (own !== null) {
           if (!hidden || event.chunk.usage !== null) return write(own);
           // `"usage":null` on every chunk comes with include_usage: left out, as without it.
-          const at = own.indexOf(',"usage":null');
-          if (at !== -1) return write(own.slice(0, at) + own.slice(at + 13));
+          const at = own.indexOf(NULL_USAGE);
+          if (at !== -1) return write(own.slice(0, at) + own.slice(at + NULL_USAGE.length));
         }
       }
       const chunk = usage ? usage.shape(event.chunk) : hidden && event.chunk.usage === null ? withoutUsage(event.chunk) : event.chunk;
