@@ -11,6 +11,8 @@ export const MAX_CHOICES = 128;
 
 /** The name a canonical field has in the client's own format, for the error's `param`. */
 function clientParam(ctx: RequestContext, field: 'max_tokens' | 'max_completion_tokens' | 'n'): string {
+  // The Anthropic route's max_tokens travels as max_completion_tokens.
+  if (ctx.dialect === 'anthropic' && field === 'max_completion_tokens') return 'max_tokens';
   if (ctx.dialect !== 'gemini') return field;
   return field === 'n' ? 'generationConfig.candidateCount' : 'generationConfig.maxOutputTokens';
 }

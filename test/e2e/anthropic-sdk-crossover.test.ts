@@ -89,9 +89,23 @@ describe('Anthropic SDK -> OpenAI model', () => {
         { role: 'system', content: 'be brief' },
         { role: 'user', content: 'hello gpt' },
       ],
-      max_tokens: 50,
+      max_completion_tokens: 50,
       reasoning_effort: 'high',
     });
+  });
+
+  it('reaches an OpenAI reasoning model: the required max_tokens travels as max_completion_tokens', async () => {
+    // OpenAI's o-series and gpt-5 refuse the deprecated max_tokens, and the thinking budget becomes a
+    // reasoning_effort only those models take: an Anthropic client's limit must arrive in the field they read.
+    const message = await client.messages.create({
+      model: 'openai/o4-mini',
+      max_tokens: 3000,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      messages: [{ role: 'user', content: 'think it over' }],
+    });
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: think it over' }]);
+    expect(lastOpenAIBody()).toMatchObject({ model: 'o4-mini', max_completion_tokens: 3000, reasoning_effort: 'medium' });
+    expect(lastOpenAIBody()).not.toHaveProperty('max_tokens');
   });
 
   it('maps a length cut to max_tokens', async () => {

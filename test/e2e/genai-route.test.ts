@@ -242,8 +242,16 @@ describe('@google/genai -> OpenAI model (crossover)', () => {
         { role: 'system', content: 'be brief' },
         { role: 'user', content: 'hello gpt' },
       ],
-      max_tokens: 50,
+      max_completion_tokens: 50,
     });
+  });
+
+  it('reaches an OpenAI reasoning model: maxOutputTokens travels as max_completion_tokens', async () => {
+    // OpenAI's o-series and gpt-5 refuse the deprecated max_tokens.
+    const response = await ai.models.generateContent({ model: 'openai/gpt-5-mini', contents: 'hello reasoner', config: { maxOutputTokens: 500 } });
+    expect(response.text).toBe('echo: hello reasoner');
+    expect(openai.calls.at(-1)?.body).toMatchObject({ model: 'gpt-5-mini', max_completion_tokens: 500 });
+    expect(openai.calls.at(-1)?.body).not.toHaveProperty('max_tokens');
   });
 
   it('maps a length cut to MAX_TOKENS', async () => {

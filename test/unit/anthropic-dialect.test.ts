@@ -93,7 +93,7 @@ describe('Anthropic request -> canonical request', () => {
     expect(chat).toEqual({
       model: 'anthropic/claude-x',
       messages: [{ role: 'user', content: 'hello' }],
-      max_tokens: 100,
+      max_completion_tokens: 100,
       temperature: 0.3,
       top_p: 0.9,
       stop: ['END', 'STOP'],

@@ -65,6 +65,14 @@ describe('azure buildChatRequest', () => {
     expect(options('2024-02-15-preview')).toBeUndefined();
   });
 
+  it('sends the output limit as max_tokens to API versions before max_completion_tokens existed', () => {
+    const body = (apiVersion?: string) => JSON.parse(azureAdapter.buildChatRequest({ model: 'x', messages, max_completion_tokens: 7 }, azure(apiVersion ? { options: { apiVersion } } : {})).body as string);
+    expect(body()).toMatchObject({ max_completion_tokens: 7 });
+    expect(body('2024-09-01-preview')).toMatchObject({ max_completion_tokens: 7 });
+    expect(body('2024-06-01')).toMatchObject({ max_tokens: 7 });
+    expect(body('2024-06-01')).not.toHaveProperty('max_completion_tokens');
+  });
+
   it('uses the configured api version and escapes the deployment name', () => {
     const upstream = azureAdapter.buildChatRequest({ model: 'x', messages }, azure({ model: 'my dep', options: { apiVersion: '2025-04-01-preview' } }));
     expect(upstream.url).toBe('https://contoso.openai.azure.com/openai/deployments/my%20dep/chat/completions?api-version=2025-04-01-preview');

@@ -97,7 +97,7 @@ describe('GenerateContentRequest -> canonical request', () => {
         { role: 'assistant', content: 'hello there' },
         { role: 'user', content: 'again' },
       ],
-      max_tokens: 64,
+      max_completion_tokens: 64,
       temperature: 0.2,
       top_p: 0.8,
       stop: ['X'],
@@ -121,7 +121,7 @@ describe('GenerateContentRequest -> canonical request', () => {
       { role: 'assistant', content: 'a' },
       { role: 'user', content: 'no role means user' },
     ]);
-    expect(request).toMatchObject({ max_tokens: 9, stop: ['S'] });
+    expect(request).toMatchObject({ max_completion_tokens: 9, stop: ['S'] });
   });
 
   it('maps inline data and file links to OpenAI content parts', () => {

@@ -67,6 +67,9 @@ export function countWords(text: string): number {
   return words;
 }
 
+/** OpenAI's reasoning models, which take max_completion_tokens only. */
+const REASONING_MODEL = /^(o\d|gpt-5)/;
+
 type IntField = { ok: true; value: number | null } | { ok: false; problem: RequestProblem };
 
 function optionalPositiveInt(body: Json, param: string): IntField {
@@ -150,6 +153,10 @@ export function parseChatRequest(body: unknown): ParseResult {
   if (!maxCompletion.ok) return maxCompletion;
   const maxTokens = optionalPositiveInt(body, 'max_tokens');
   if (!maxTokens.ok) return maxTokens;
+  // OpenAI's reasoning models (o-series, gpt-5) refuse the deprecated max_tokens, in these words.
+  if (maxTokens.value !== null && REASONING_MODEL.test(model)) {
+    return fail("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", 'max_tokens', 'unsupported_parameter');
+  }
 
   const topLogprobs = body.top_logprobs ?? 0;
   if (typeof topLogprobs !== 'number' || !Number.isInteger(topLogprobs) || topLogprobs < 0 || topLogprobs > 20) {

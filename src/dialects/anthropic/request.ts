@@ -24,7 +24,9 @@ function responseFormat(outputConfig: unknown): Record<string, unknown> | undefi
  */
 export function canonicalRequest(request: MessagesRequest, model: string, options: DialectOptions): ChatCompletionRequest {
   const out: ChatCompletionRequest = { model, messages: canonicalMessages(request.system, request.messages, options) };
-  if (typeof request.max_tokens === 'number') out.max_tokens = request.max_tokens;
+  // OpenAI's current name for the limit: its reasoning models (o-series, gpt-5), the ones a thinking budget is
+  // meant for, refuse the deprecated max_tokens; vendors that know only max_tokens get it renamed by their quirks.
+  if (typeof request.max_tokens === 'number') out.max_completion_tokens = request.max_tokens;
   if (typeof request.temperature === 'number') out.temperature = request.temperature;
   if (typeof request.top_p === 'number') out.top_p = request.top_p;
   const stops = request.stop_sequences;

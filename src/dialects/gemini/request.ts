@@ -285,7 +285,9 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
   if (config === undefined || config === null) return { fields, includeThoughts: false };
   if (!isRecord(config)) throw invalidArgument("Invalid value at 'generation_config'", 'generationConfig');
   const numbers: Array<[string, string]> = [
-    ['maxOutputTokens', 'max_tokens'],
+    // OpenAI's current name for the limit (its reasoning models refuse the deprecated max_tokens; vendors that
+    // know only max_tokens get it renamed by their quirks).
+    ['maxOutputTokens', 'max_completion_tokens'],
     ['temperature', 'temperature'],
     ['topP', 'top_p'],
     ['seed', 'seed'],

@@ -85,9 +85,9 @@ function delegate<K extends 'buildEmbeddingsRequest' | 'parseEmbeddingsResponse'
 }
 
 /**
- * Whether the deployment's API version takes `stream_options` (Azure OpenAI from 2024-09-01-preview; the default
- * version does): an older one refuses the request, so tollgate does not ask it for stream usage and counts the
- * stream's tokens itself, as it did before it asked.
+ * Whether the deployment's API version takes `stream_options` and `max_completion_tokens` (Azure OpenAI from
+ * 2024-09-01-preview; the default version does): an older one refuses the request, so tollgate does not ask it for
+ * stream usage (it counts the stream's tokens itself, as it did before it asked) and sends the limit as max_tokens.
  */
 function knowsStreamOptions(target: Target): boolean {
   if (target.provider.vendor.id !== 'azure') return true;
@@ -95,10 +95,14 @@ function knowsStreamOptions(target: Target): boolean {
   return version.slice(0, 10) >= '2024-09-01';
 }
 
-/** The target as a vendor that is not asked for stream usage (see VendorQuirks.noStreamOptions). */
+/**
+ * The target as a vendor of an API version before 2024-09-01: not asked for stream usage (see
+ * VendorQuirks.noStreamOptions), and given the limit as max_tokens (the translated dialects send max_completion_tokens).
+ */
 function withoutStreamOptions(target: Target): Target {
   const vendor = target.provider.vendor;
-  return { ...target, provider: { ...target.provider, vendor: { ...vendor, quirks: { ...vendor.quirks, noStreamOptions: true } } } };
+  const renameFields = { ...vendor.quirks?.renameFields, max_completion_tokens: 'max_tokens' };
+  return { ...target, provider: { ...target.provider, vendor: { ...vendor, quirks: { ...vendor.quirks, noStreamOptions: true, renameFields } } } };
 }
 
 export const azureAdapter: ProviderAdapter = {
