@@ -166,6 +166,34 @@ describe('Anthropic SDK -> OpenAI model', () => {
     ]);
   });
 
+  it('passes on a refusal the OpenAI model streams in its own field, as a whole answer does', async () => {
+    // OpenAI sends a structured-output refusal in `delta.refusal` (and `message.refusal`), not in content.
+    const refusal = "I'm sorry, I can't help with that.";
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-r1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`;
+    const body = [
+      chunk({ role: 'assistant', content: null, refusal: '' }),
+      chunk({ refusal: "I'm sorry, " }),
+      chunk({ refusal: "I can't help with that." }),
+      chunk({}, 'stop'),
+      `data: ${JSON.stringify({ id: 'chatcmpl-r1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [], usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 } })}\n\n`,
+      'data: [DONE]\n\n',
+    ].join('');
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const params = {
+      model: 'openai/gpt-4o-mini',
+      max_tokens: 100,
+      output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { plan: { type: 'string' } } } } },
+      messages: [{ role: 'user', content: 'plan something bad' }],
+    } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    const final = await client.messages.stream(params).finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: refusal }]);
+    // The same answer whole reads the same.
+    const whole = { id: 'chatcmpl-r2', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: null, refusal }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 } };
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(whole) });
+    expect((await client.messages.create(params)).content).toEqual(final.content);
+  });
+
   it('streams a tool call with its arguments in fragments', async () => {
     const stream = client.messages.stream({ model: 'openai/gpt-4o-mini', max_tokens: 100, tools: [lookup], messages: [{ role: 'user', content: 'find streams' }] });
     const fragments: string[] = [];

@@ -59,8 +59,10 @@ export class AnthropicStreamRenderer {
     if (typeof reasoning === 'string' && reasoning !== '') {
       out.push(...this.ensure('thinking'), this.delta({ type: 'thinking_delta', thinking: reasoning }));
     }
-    if (typeof delta.content === 'string' && delta.content !== '') {
-      out.push(...this.ensure('text'), this.delta({ type: 'text_delta', text: delta.content }));
+    // A refusal (OpenAI's structured outputs) streams in its own field; it is the answer's text, as anthropicMessage
+    // makes it of a whole answer's `message.refusal`.
+    for (const text of [delta.content, delta.refusal]) {
+      if (typeof text === 'string' && text !== '') out.push(...this.ensure('text'), this.delta({ type: 'text_delta', text }));
     }
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) out.push(...this.toolCall(call));
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
