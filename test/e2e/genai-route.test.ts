@@ -254,6 +254,23 @@ describe('@google/genai -> OpenAI model (crossover)', () => {
     expect(openai.calls.at(-1)?.body).not.toHaveProperty('max_tokens');
   });
 
+  it('passes on a structured-output refusal, whole and streamed, as the answer text', async () => {
+    // OpenAI answers a refused structured output in `message.refusal` / `delta.refusal`, with no content.
+    const refusal = "I'm sorry, I can't help with that.";
+    const config = { responseMimeType: 'application/json', responseSchema: { type: Type.OBJECT, properties: { plan: { type: Type.STRING } } } };
+    const whole = { id: 'chatcmpl-r1', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: null, refusal }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 } };
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(whole) });
+    const response = await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: 'plan something bad', config });
+    expect(response.text).toBe(refusal);
+
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-r2', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`;
+    const body = [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: "I'm sorry, " }), chunk({ refusal: "I can't help with that." }), chunk({}, 'stop'), 'data: [DONE]\n\n'].join('');
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const events = await collect(await ai.models.generateContentStream({ model: 'openai/gpt-4o-mini', contents: 'plan something bad', config }));
+    expect(events.map((event) => event.text ?? '').join('')).toBe(refusal);
+  });
+
   it('maps a length cut to MAX_TOKENS', async () => {
     const response = await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: 'one two three four', config: { maxOutputTokens: 2 } });
     expect(response.candidates?.[0]?.finishReason).toBe('MAX_TOKENS');

@@ -50,11 +50,12 @@ function messageParts(message: Json, reply: GeminiReplyContext): Json[] {
   const parts: Json[] = [];
   const reasoning = message.reasoning_content ?? message.reasoning;
   if (reply.includeThoughts && typeof reasoning === 'string' && reasoning !== '') parts.push({ text: reasoning, thought: true });
-  if (typeof message.content === 'string' && message.content !== '') parts.push({ text: message.content });
-  else if (Array.isArray(message.content)) {
-    const text = message.content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('');
-    if (text !== '') parts.push({ text });
-  }
+  const content = Array.isArray(message.content)
+    ? message.content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('')
+    : message.content;
+  // A refusal (OpenAI's structured outputs) comes instead of content; Gemini has no field for it, so it is the text.
+  const text = typeof content === 'string' && content !== '' ? content : message.refusal;
+  if (typeof text === 'string' && text !== '') parts.push({ text });
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {
       if (!isRecord(call)) continue;

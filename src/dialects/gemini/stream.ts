@@ -54,7 +54,8 @@ export class GeminiStreamRenderer {
       const parts: Json[] = [];
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (this.reply.includeThoughts && typeof reasoning === 'string' && reasoning !== '') parts.push({ text: reasoning, thought: true });
-      if (typeof delta.content === 'string' && delta.content !== '') parts.push({ text: delta.content });
+      // A refusal (OpenAI's structured outputs) streams in its own field: the answer's text, as in a whole answer.
+      for (const text of [delta.content, delta.refusal]) if (typeof text === 'string' && text !== '') parts.push({ text });
       if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.buffer(index, call);
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         const held = this.finished.get(index);
