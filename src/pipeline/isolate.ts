@@ -21,16 +21,35 @@ type FailureReason = GatewayEvents['plugin.failed']['reason'];
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
+/**
+ * Whether `choices` is what the stages outside a plugin walk: an array of objects whose `message` (or `delta`) is
+ * absent or an object, with `tool_calls` absent or a list of objects. Those stages (spend, cache, the request log)
+ * read the answer in their own subscribers, where a TypeError is not an error of the request but an uncaught
+ * exception of the process, so a malformed answer must be stopped here, at the plugin that emitted it.
+ */
+function isChoiceList(choices: unknown, part: 'message' | 'delta'): boolean {
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) {
+    if (!isObject(choice)) return false;
+    const content = choice[part];
+    if (content === undefined || content === null) continue;
+    if (!isObject(content)) return false;
+    const calls = content.tool_calls;
+    if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.every(isObject))) return false;
+  }
+  return true;
+}
+
 /** The shapes a stage may emit; anything else would break the dialect that renders it, far from its cause. */
 function isResponseEvent(value: unknown): value is ResponseEvent {
   if (!isObject(value)) return false;
   switch (value.kind) {
     case 'completion':
-      return isObject(value.completion);
+      return isObject(value.completion) && isChoiceList(value.completion.choices, 'message');
     case 'chunk':
-      return isObject(value.chunk);
+      return isObject(value.chunk) && isChoiceList(value.chunk.choices, 'delta');
     case 'embeddings':
-      return isObject(value.response);
+      return isObject(value.response) && Array.isArray(value.response.data);
     default:
       return false;
   }

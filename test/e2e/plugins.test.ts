@@ -48,6 +48,12 @@ const THROWS = `
 export const plugin = { name: 'boom', create: () => ({ name: 'boom', run() { throw new Error('kaboom'); } }) };
 `;
 
+/** Answers by itself with a completion whose choices are not objects: shaped like a ResponseEvent, but not one. */
+const MALFORMED = `
+import { of } from 'rxjs';
+export default { name: 'malformed', create: () => ({ name: 'malformed', run() { return of({ kind: 'completion', completion: { id: 'x', object: 'chat.completion', model: 'm', choices: [null] } }); } }) };
+`;
+
 const HANGS = `
 import { NEVER } from 'rxjs';
 export default { name: 'hang', create: () => ({ name: 'hang', run() { return NEVER; } }) };
@@ -85,6 +91,7 @@ beforeAll(async () => {
   write('plugins/system-note.mjs', SYSTEM_NOTE);
   write('plugins/boom.ts', THROWS);
   write('plugins/hang.mjs', HANGS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
+  write('plugins/malformed.mjs', MALFORMED.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   // A package in the config folder's node_modules, named by `package`.
   mkdirSync(join(dir, 'node_modules', 'tollgate-plugin-tag'), { recursive: true });
   write('node_modules/tollgate-plugin-tag/package.json', JSON.stringify({ name: 'tollgate-plugin-tag', version: '1.0.0', type: 'module', main: 'index.js' }));
@@ -247,6 +254,22 @@ describe('a plugin that breaks fails only its request', () => {
     await patchConfig({ plugins: [] });
     const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
     expect(completion.choices).toHaveLength(1);
+  });
+
+  it('answers 500 naming a plugin whose answer has malformed choices, before any stage outside it reads them', async () => {
+    // The stages outside the plugin (spend, cache, the request log) read the answer in their subscribers, where a
+    // TypeError on `choices: [null]` was an uncaught exception (the process's end under `tollgate serve`), and the
+    // client got 500 "The upstream answer was empty."
+    const { client } = await start([{ name: 'malformed', path: 'plugins/malformed.mjs' }]);
+    const failed: Array<GatewayEvents['plugin.failed']> = [];
+    running!.gateway.bus.on('plugin.failed', (event) => failed.push(event));
+    for (const stream of [false, true]) {
+      const err = await expectApiError(client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream }));
+      expect(err.status).toBe(500);
+      expect(err.code).toBe('plugin_failed');
+      expect(err.message).toContain("Plugin 'malformed'");
+    }
+    expect(failed).toEqual([expect.objectContaining({ plugin: 'malformed', reason: 'bad_event' }), expect.objectContaining({ plugin: 'malformed', reason: 'bad_event' })]);
   });
 
   it('answers 504 naming a plugin that hangs past its timeout_ms, within the time', async () => {
