@@ -166,6 +166,20 @@ describe('/api/alerts', () => {
     const unknownField = await admin.put('/api/alerts', { rules: [], channles: {} });
     expect(unknownField.status).toBe(400);
     expect(unknownField.body.error.message).toContain('channles');
+    // Channels written as the GET view lists them each need their own name: none was filed as "undefined", a
+    // repeated one replaced the first, and an item that is not an object was dropped, all answered 200.
+    const hook = { type: 'webhook', url: 'https://hooks.example.com/x' };
+    const before = (await admin.get('/api/alerts')).body;
+    const nameless = await admin.put('/api/alerts', { channels: [hook], rules: [] });
+    expect(nameless.status).toBe(400);
+    expect(nameless.body.error).toMatchObject({ code: 'invalid_config', param: 'alerts.channels.0.name' });
+    const twice = await admin.put('/api/alerts', { channels: [{ name: 'a', ...hook }, { name: 'a', ...hook, url: 'https://hooks.example.com/y' }], rules: [] });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error).toMatchObject({ code: 'invalid_config', param: 'alerts.channels.1.name' });
+    const stray = await admin.put('/api/alerts', { channels: [{ name: 'a', ...hook }, 'b'], rules: [] });
+    expect(stray.status).toBe(400);
+    expect(stray.body.error).toMatchObject({ code: 'invalid_config', param: 'alerts.channels.1' });
+    expect((await admin.get('/api/alerts')).body).toEqual(before);
     expect((await admin.get('/api/alerts/rules/nope')).body.error).toMatchObject({ code: 'alert_rule_not_found' });
     expect((await admin.delete('/api/alerts/rules/nope')).status).toBe(404);
   });

@@ -38,6 +38,23 @@ function withoutName(body: Record<string, unknown>, name: string, what: string):
 }
 
 /**
+ * The channels of a `PUT /api/alerts` given as the GET view lists them, by name. Every item must be an object with
+ * a name of its own: an item without one was filed under the name "undefined", a second of the same name silently
+ * replaced the first, and an item that was not an object was dropped, all with a 200.
+ */
+function namedChannels(channels: unknown[]): Record<string, Record<string, unknown>> {
+  const named: Record<string, Record<string, unknown>> = {};
+  channels.forEach((channel, index) => {
+    if (!isRecord(channel)) throw gatewayError('invalid_config', `alerts.channels.${index}: expected a channel object with its name.`, { param: `alerts.channels.${index}` });
+    const { name } = channel;
+    if (typeof name !== 'string' || name === '') throw gatewayError('invalid_config', `alerts.channels.${index}.name: a channel in a list needs its name (a non-empty string).`, { param: `alerts.channels.${index}.name` });
+    if (Object.hasOwn(named, name)) throw gatewayError('invalid_config', `alerts.channels.${index}.name: the channel '${name}' is listed twice.`, { param: `alerts.channels.${index}.name` });
+    named[name] = withoutName(channel, name, 'channel');
+  });
+  return named;
+}
+
+/**
  * `/api/alerts`: the alerts section (channels with secrets masked, rules), the open alerts, the delivery log, a
  * test delivery per channel, and the notification's JSON Schema. Writes go to the API layer like every other
  * config change (versioned, audited, applied at once); the API's section replaces the file's as a whole.
@@ -52,7 +69,7 @@ export function registerAlertRoutes(api: FastifyInstance, deps: AdminDeps): void
     // unknown field is refused rather than dropped.
     const { channels, source: _source, open: _open, queued: _queued, ...rest } = jsonObjectBody(request);
     // Channels may come as the GET view lists them (an array of named channels) or as the config file has them.
-    const named = Array.isArray(channels) ? Object.fromEntries(channels.filter(isRecord).map((channel) => [String(channel.name), withoutName(channel, String(channel.name), 'channel')])) : channels;
+    const named = Array.isArray(channels) ? namedChannels(channels) : channels;
     const section = { ...rest, ...(named !== undefined ? { channels: named } : {}) } as AlertsConfig;
     await service.changeAlerts(actorOf(request, deps), 'alerts.replaced', 'alerts', () => section, { whole: true });
     return alertsView(deps);
