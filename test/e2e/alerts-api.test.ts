@@ -160,6 +160,11 @@ describe('/api/alerts', () => {
     const noChannel = await admin.put('/api/alerts/rules/lost', { kind: 'breaker_opened', channels: ['pager'] });
     expect(noChannel.status).toBe(400);
     expect(noChannel.body.error.message).toContain('"pager" is not a channel');
+    // A rule body naming another rule than the URL is refused like a channel's, not stored under the URL's name.
+    const renamed = await admin.put('/api/alerts/rules/copy', { name: 'budget-half', kind: 'breaker_opened' });
+    expect(renamed.status).toBe(400);
+    expect(renamed.body.error).toMatchObject({ code: 'invalid_config', param: 'name' });
+    expect((await admin.get('/api/alerts/rules/copy')).status).toBe(404);
     const unknownKind = await admin.put('/api/alerts/rules/odd', { kind: 'moon_phase' });
     expect(unknownKind.status).toBe(400);
     // A whole-section write with a field the section does not have is refused, not silently dropped.

@@ -148,7 +148,8 @@ export function registerAlertRoutes(api: FastifyInstance, deps: AdminDeps): void
   // A new rule goes last; a rule replaced keeps its place.
   api.put<{ Params: NameParams }>('/alerts/rules/:name', async (request, reply) => {
     const { name } = request.params;
-    const rule = { ...jsonObjectBody(request), name } as Rule;
+    // A body naming another rule is refused, as for channels (it was stored under the URL's name without a word).
+    const rule = { ...withoutName(jsonObjectBody(request), name, 'rule'), name } as Rule;
     const created = !(service.alertsSection().section.rules ?? []).some((item) => item.name === name);
     await service.changeAlerts(actorOf(request, deps), created ? 'alert_rule.created' : 'alert_rule.replaced', `alerts.rules.${name}`, (section) => {
       const rules = [...(section.rules ?? [])];
