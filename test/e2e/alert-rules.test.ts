@@ -96,6 +96,21 @@ describe('alert rules over request outcomes', () => {
     expect(receiver.deliveries.filter((d) => d.json.rule === 'model-errors').map((d) => d.json.subject.model)).toEqual(['error-502']);
   });
 
+  it('resolves an open alert whose provider the rule stops watching, through the channel it fired on', async () => {
+    const rule = { kind: 'error_rate', threshold_pct: 50, min_requests: 2, window_ms: 60_000, cooldown_ms: 0 };
+    expect((await fetch(`${tg.url}/api/alerts/rules/watched`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...rule, providers: ['primary', 'backup'] }) })).status).toBe(201);
+    for (let i = 0; i < 2; i++) await failure(tg.client.chat.completions.create({ model: 'primary/error-502', messages: hi }));
+    const isPrimary = (d: { json: any }): boolean => d.json.rule === 'watched' && d.json.subject.provider === 'primary';
+    const firing = await until('the error-rate alert on primary', () => receiver.deliveries.find((d) => isPrimary(d) && d.json.status === 'firing'), 4_000);
+    // The rule is narrowed to the other provider: the alert on primary is over (it was never evaluated again, so it
+    // stayed open, and its incident with it).
+    expect((await fetch(`${tg.url}/api/alerts/rules/watched`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...rule, providers: ['backup'] }) })).status).toBe(200);
+    const resolved = await until('the resolved alert on primary', () => receiver.deliveries.find((d) => isPrimary(d) && d.json.status === 'resolved'), 4_000);
+    expect(resolved.json).toMatchObject({ id: firing.json.id, subject: { provider: 'primary' }, details: { watched: false } });
+    expect(resolved.json.summary).toContain('no longer watched');
+    expect(tg.gateway.alerts.open().filter((alert) => alert.rule === 'watched' && alert.subject.provider === 'primary')).toEqual([]);
+  });
+
   it('every notification delivered validates against the published JSON Schema, which the README carries verbatim', async () => {
     expect(receiver.deliveries.length).toBeGreaterThanOrEqual(5);
     for (const delivery of receiver.deliveries) {

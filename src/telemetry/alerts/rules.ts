@@ -304,7 +304,10 @@ export class AlertEngine {
     const map = perModel ? this.modelAttempts : this.attempts;
     for (const subjectKey of this.subjects(rule, map)) {
       const provider = perModel ? (subjectKey.split('/')[0] ?? '') : subjectKey;
-      if (!watches(rule, provider)) continue;
+      if (!watches(rule, provider)) {
+        this.unwatched(rule, subjectKey, 'provider.attempted', { provider });
+        continue;
+      }
       const window = map.get(subjectKey)?.since(now - windowOf(rule)) ?? [];
       const failed = window.reduce((sum, value) => sum + value, 0);
       const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
@@ -328,7 +331,11 @@ export class AlertEngine {
     const what = ttft ? 'p95 time to first token' : 'p95 latency';
     const map = ttft ? this.ttfts : this.latencies;
     for (const provider of this.subjects(rule, map)) {
-      if (!watches(rule, provider)) continue;
+      if (!watches(rule, provider)) {
+        this.breachSince.delete(`${rule.name}|${provider}`);
+        this.unwatched(rule, provider, 'request.completed', { provider });
+        continue;
+      }
       const window = map.get(provider)?.since(now - windowOf(rule)) ?? [];
       const value = window.length >= minRequests ? p95(window) : null;
       const breachKey = `${rule.name}|${provider}`;
@@ -352,7 +359,10 @@ export class AlertEngine {
   private serverErrors(rule: Extract<AlertRuleRuntime, { kind: 'server_errors' }>, now: number): void {
     const minRequests = rule.min_requests ?? 10;
     for (const route of this.subjects(rule, this.routeRequests)) {
-      if (!watchesRoute(rule, route)) continue;
+      if (!watchesRoute(rule, route)) {
+        this.unwatched(rule, route, 'request.failed', { route });
+        continue;
+      }
       const window = this.routeRequests.get(route)?.since(now - windowOf(rule)) ?? [];
       const failed = window.reduce((sum, value) => sum + value, 0);
       const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
@@ -371,7 +381,10 @@ export class AlertEngine {
   private fallbacksExhausted(rule: Extract<AlertRuleRuntime, { kind: 'fallbacks_exhausted' }>, now: number): void {
     const minCount = rule.min_count ?? 1;
     for (const route of this.subjects(rule, this.exhausted)) {
-      if (!watchesRoute(rule, route)) continue;
+      if (!watchesRoute(rule, route)) {
+        this.unwatched(rule, route, 'request.failed', { route });
+        continue;
+      }
       const count = this.exhausted.get(route)?.since(now - windowOf(rule)).length ?? 0;
       const details = { route, failures: count, minCount, windowMs: windowOf(rule) };
       if (count >= minCount) {
@@ -383,6 +396,15 @@ export class AlertEngine {
         this.resolve(rule, route, 'request.failed', `${route}: no request exhausted its targets in the last ${Math.round(windowOf(rule) / 1000)} s`, details);
       }
     }
+  }
+
+  /**
+   * A subject the rule no longer watches (its `providers` or `routes` were narrowed since it fired): its open alert is
+   * resolved, as one of a removed rule is. Skipped without it, the alert stayed open for good (never evaluated again,
+   * its incident never closed, and a later firing for the subject deduplicated into it).
+   */
+  private unwatched(rule: WindowRule, subjectKey: string, event: string, details: Record<string, unknown>): void {
+    this.resolve(rule, subjectKey, event, `${subjectKey}: no longer watched by the rule "${rule.name}"`, { ...details, watched: false });
   }
 
   /** A breaker alert from before a restart: the new process's breakers all start closed, so it is over. */
