@@ -222,6 +222,46 @@ describe('an alert whose rule is removed', () => {
   });
 });
 
+describe('an alert whose rule moves to another channel', () => {
+  let pager: Receiver;
+  let chat: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    pager = await startReceiver();
+    chat = await startReceiver();
+    tg = await startGateway({
+      alerts: {
+        channels: { pager: { type: 'webhook', url: pager.url }, chat: { type: 'webhook', url: chat.url } },
+        rules: [{ name: 'breakers', kind: 'breaker_opened', channels: ['pager'] }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await pager?.close();
+    await chat?.close();
+  });
+
+  it('is resolved through the channel it fired on, not the one the rule names now', async () => {
+    const target = { target: 'openai/moved#0', label: 'openai/moved' };
+    tg.gateway.bus.emit('breaker.opened', { ...target, reason: 'test', cooldownMs: 60_000 } as never);
+    const firing = await until('the firing notification', () => pager.deliveries.find((d) => d.json.status === 'firing'), 4_000);
+    const put = await fetch(`${tg.url}/api/alerts`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ channels: { pager: { type: 'webhook', url: pager.url }, chat: { type: 'webhook', url: chat.url } }, rules: [{ name: 'breakers', kind: 'breaker_opened', channels: ['chat'] }] }),
+    });
+    expect(put.status).toBe(200);
+    tg.gateway.bus.emit('breaker.closed', target as never);
+    // The pager opened an incident for the firing: only a resolve sent to it closes that incident. It went to the
+    // rule's new channel, which never saw the firing.
+    const resolved = await until('the resolved notification', () => pager.deliveries.find((d) => d.json.status === 'resolved'), 4_000);
+    expect(resolved.json).toMatchObject({ id: firing.json.id, rule: 'breakers', subject: firing.json.subject });
+    expect(chat.deliveries).toEqual([]);
+    expect(tg.gateway.alerts.open()).toEqual([]);
+  });
+});
+
 describe('failure alerts', () => {
   let receiver: Receiver;
   let tg: RunningGateway;

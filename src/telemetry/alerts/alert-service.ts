@@ -92,12 +92,13 @@ export class AlertService implements AlertsView {
       rules: () => options.alerts().rules,
       state: this.state,
       budgetUsage: options.budgetUsage,
-      publish: ({ alert, status, notification, rule }) => {
+      publish: ({ alert, status, notification, rule, channels }) => {
         if (status === 'firing') bus.emit('alert.fired', { id: alert.id, rule: alert.rule, kind: alert.kind, severity: rule.severity, subject: alert.subject, summary: alert.summary, notified: notification !== null });
         else bus.emit('alert.resolved', { id: alert.id, rule: alert.rule, kind: alert.kind, subject: alert.subject, summary: alert.summary, notified: notification !== null });
         if (!notification) return;
         log.info({ alert: alert.id, rule: alert.rule, status, subject: alert.subject }, `alert ${status}: ${alert.summary}`);
-        for (const channel of rule.channels) this.queue.enqueue(channel, notification);
+        // A resolution goes where its firing went, whatever the rule's channels are now.
+        for (const channel of channels) this.queue.enqueue(channel, notification);
       },
     });
     // Subscribed only to what some rule kind reads; the listeners are cheap whether or not a rule is configured.

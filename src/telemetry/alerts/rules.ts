@@ -41,6 +41,11 @@ export interface StoredOpenAlert extends OpenAlert {
   subjectKey: string;
   event: string;
   details: Record<string, unknown>;
+  /**
+   * The channels its firing went to, where its resolution goes too (the rule's channels may have changed since:
+   * a pager's incident is closed only by a resolve sent to it). Absent in alerts stored by earlier versions.
+   */
+  channels?: string[];
 }
 
 /** Where the engine keeps its open alerts and cooldowns across restarts (LMDB in the gateway; nothing in unit tests). */
@@ -54,7 +59,7 @@ export interface AlertEngineOptions {
   rules: () => readonly AlertRuleRuntime[];
   state?: AlertStateStore;
   /** Called for every firing or resolution, notified or not (`notification === null` inside a cooldown). */
-  publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRuntime }) => void;
+  publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRuntime; channels: readonly string[] }) => void;
   budgetUsage: BudgetUsage;
   now?: () => number;
 }
@@ -445,13 +450,14 @@ export class AlertEngine {
       this.options.state?.saveNotified(key, now);
     }
     if (this.lastNotified.size > 50_000) this.forgetOldest();
-    const alert: Open = { key, subjectKey, id: randomUUID(), rule: rule.name, kind: rule.kind, subject, summary: what.summary, since: new Date(now).toISOString(), notified, event, details: what.details };
+    const alert: Open = { key, subjectKey, id: randomUUID(), rule: rule.name, kind: rule.kind, subject, summary: what.summary, since: new Date(now).toISOString(), notified, event, details: what.details, channels: [...rule.channels] };
     this.open.set(key, alert);
     this.options.state?.saveOpen(key, alert);
     this.options.publish({
       alert: this.view(alert),
       status: 'firing',
       rule,
+      channels: rule.channels,
       notification: notified ? { id: alert.id, rule: rule.name, event, severity: rule.severity, status: 'firing', summary: what.summary, subject, details: what.details, at: alert.since } : null,
     });
   }
@@ -466,6 +472,7 @@ export class AlertEngine {
       alert: { ...this.view(alert), summary },
       status: 'resolved',
       rule,
+      channels: alert.channels ?? rule.channels,
       notification: alert.notified
         ? { id: alert.id, rule: rule.name, event, severity: rule.severity, status: 'resolved', summary, subject: alert.subject, details: { ...details, firedAt: alert.since }, at }
         : null,
