@@ -66,14 +66,20 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
       // Only a redaction changes the answer; a finding that is only flagged leaves it as it came.
       if (!found.some((finding) => finding.action === 'redact')) return choice;
       changed = true;
-      return { ...choice, message };
+      // The logprobs' tokens spell the text as the model wrote it, the redacted span included: they go too.
+      return { ...choice, message, ...withoutLogprobs(choice) };
     }
     if (options.blockError) throw options.blockError(block);
     changed = true;
     const { tool_calls: _withheld, reasoning_content: _reasoning, ...rest } = message;
-    return { ...choice, message: { ...rest, content: '' }, finish_reason: 'content_filter' };
+    return { ...choice, message: { ...rest, content: '' }, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
   });
   return changed ? { ...completion, choices } : completion;
+}
+
+/** `logprobs: null` for a choice that has them (their tokens would spell the text a rule changed); else nothing. */
+function withoutLogprobs(choice: Choice): { logprobs?: null } {
+  return choice.logprobs === undefined || choice.logprobs === null ? {} : { logprobs: null };
 }
 
 /** The guard of an upstream's own stream events (native pass-through), for the formats that have one. */
@@ -94,6 +100,37 @@ interface ChoiceState {
   texts: Map<TextField, TextStreamGuard>;
   tools: Map<number, TextStreamGuard>;
   ended: boolean;
+  /** Characters of each text field pushed into its guard so far (stream offsets, as findings give them). */
+  pushed: Map<TextField, number>;
+  /** The spans of each text field that a rule redacted (never sent as the model wrote them). */
+  changed: Map<TextField, Array<[number, number]>>;
+  /** Chunks' logprobs held until the text they describe is released, oldest first (see releaseLogprobs). */
+  logprobs: HeldLogprobs[];
+}
+
+/** One chunk's logprobs, and the span of each text field that chunk carried. */
+interface HeldLogprobs {
+  logprobs: Record<string, unknown>;
+  spans: Array<[TextField, number, number]>;
+}
+
+/**
+ * The logprobs of the held chunks whose text is out (`all`: the choice's text has ended), merged into one value,
+ * or null. A chunk's logprobs spell its text token by token, so they go out no sooner than that text (a match held
+ * back would otherwise be sent in them), and not at all when a rule redacted any of it.
+ */
+function releaseLogprobs(current: ChoiceState, all: boolean): Record<string, unknown> | null {
+  const merged: Record<string, unknown[]> = {};
+  while (current.logprobs.length > 0) {
+    const held = current.logprobs[0] as HeldLogprobs;
+    const out = all || held.spans.every(([field, , end]) => end <= (current.pushed.get(field) ?? 0) - (current.texts.get(field)?.held ?? 0));
+    if (!out) break;
+    current.logprobs.shift();
+    const redacted = held.spans.some(([field, start, end]) => (current.changed.get(field) ?? []).some(([from, to]) => from < end && to > start));
+    if (redacted) continue;
+    for (const [name, value] of Object.entries(held.logprobs)) if (Array.isArray(value)) (merged[name] ??= []).push(...(value as unknown[]));
+  }
+  return Object.keys(merged).length === 0 ? null : { content: null, refusal: null, ...merged };
 }
 
 /**
@@ -113,13 +150,14 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     const state = (index: number): ChoiceState => {
       let found = states.get(index);
       if (!found) {
-        found = { texts: new Map(), tools: new Map(), ended: false };
+        found = { texts: new Map(), tools: new Map(), ended: false, pushed: new Map(), changed: new Map(), logprobs: [] };
         states.set(index, found);
       }
       return found;
     };
     /** Applies one step; returns the block that ends the choice, if any. */
-    const take = (step: StreamStep): Finding | null => {
+    const take = (step: StreamStep, redactedIn?: Array<[number, number]>): Finding | null => {
+      if (redactedIn) for (const finding of step.findings) if (finding.action === 'redact') redactedIn.push([finding.start, finding.end]);
       if (step.blocked) {
         options.report([step.blocked]);
         if (options.blockError) throw options.blockError(step.blocked);
@@ -135,15 +173,21 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       if (current.ended) return null;
       const delta: Record<string, unknown> = isRecord(choice.delta) ? { ...choice.delta } : {};
       let blocked: Finding | null = null;
+      const spans: Array<[TextField, number, number]> = [];
       for (const field of TEXT_FIELDS) {
         const text = delta[field];
         if (blocked || typeof text !== 'string') continue;
         let guard = current.texts.get(field);
         if (!guard) current.texts.set(field, (guard = options.newStreamGuard()));
+        const start = current.pushed.get(field) ?? 0;
+        current.pushed.set(field, start + text.length);
+        spans.push([field, start, start + text.length]);
         const step = guard.push(text);
         delta[field] = step.release;
-        blocked = take(step);
+        blocked = take(step, changedSpans(current, field));
       }
+      // The chunk's logprobs wait for its text (they spell it); what is out by now goes with this chunk.
+      if (isRecord(choice.logprobs)) current.logprobs.push({ logprobs: choice.logprobs, spans });
       if (!blocked && Array.isArray(delta.tool_calls)) {
         delta.tool_calls = delta.tool_calls.map((call) => {
           if (blocked || !isRecord(call) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
@@ -162,12 +206,21 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       if (!blocked && finished) blocked = flushChoice(current, delta);
       if (blocked) {
         current.ended = true;
+        current.logprobs = [];
         delete delta.tool_calls;
         delete delta.reasoning_content;
-        return { ...choice, delta, finish_reason: 'content_filter' };
+        return { ...choice, delta, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
       }
       if (finished) current.ended = true;
-      return { ...choice, delta };
+      const logprobs = releaseLogprobs(current, finished);
+      return logprobs !== null || choice.logprobs !== undefined ? { ...choice, delta, logprobs } : { ...choice, delta };
+    };
+
+    /** Where the redacted spans of a choice's text field are kept (see releaseLogprobs). */
+    const changedSpans = (current: ChoiceState, field: TextField): Array<[number, number]> => {
+      let spans = current.changed.get(field);
+      if (!spans) current.changed.set(field, (spans = []));
+      return spans;
     };
 
     /** What a choice still holds, appended to `delta` (text to its content, arguments to their tool call). */
@@ -175,7 +228,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       for (const [field, guard] of current.texts) {
         const step = guard.end();
         if (step.release) delta[field] = `${typeof delta[field] === 'string' ? delta[field] : ''}${step.release}`;
-        const blocked = take(step);
+        const blocked = take(step, changedSpans(current, field));
         if (blocked) return blocked;
       }
       current.texts.clear();
@@ -282,8 +335,10 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         const delta: Record<string, unknown> = {};
         const blocked = flushChoice(current, delta);
         current.ended = true;
+        const logprobs = blocked ? null : releaseLogprobs(current, true);
+        current.logprobs = [];
         if (blocked) choices.push({ index, delta: { content: typeof delta.content === 'string' ? delta.content : '' }, logprobs: null, finish_reason: 'content_filter' });
-        else if (delta.content || delta.reasoning_content || delta.refusal || delta.tool_calls) choices.push({ index, delta, logprobs: null, finish_reason: null });
+        else if (delta.content || delta.reasoning_content || delta.refusal || delta.tool_calls || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
       }
       if (choices.length === 0) return null;
       return { ...like, choices, ...('usage' in like ? { usage: null } : {}) };

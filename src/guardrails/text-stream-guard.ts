@@ -11,4 +11,6 @@ export interface StreamStep {
 export interface TextStreamGuard {
   push(delta: string): StreamStep;
   end(): StreamStep;
+  /** Characters pushed and not yet released (nor dropped by a block). */
+  readonly held: number;
 }

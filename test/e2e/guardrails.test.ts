@@ -174,6 +174,41 @@ describe('output rules', () => {
     expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
   });
 
+  it('never sends what a rule redacted or blocked in the logprobs, whose tokens spell the text (whole and streamed)', async () => {
+    const tokens = (logprobs: { content?: Array<{ token: string }> | null } | null | undefined): string => (logprobs?.content ?? []).map((entry) => entry.token).join('');
+    upstream.enqueue({ kind: 'reply', pieces: ['Contact ', EMAIL, ' for help.'] });
+    const redacted = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('who?'), logprobs: true });
+    expect(redacted.choices[0]?.message.content).toBe('Contact [REDACTED:email] for help.');
+    expect(JSON.stringify(redacted)).not.toContain('jane');
+    upstream.enqueue({ kind: 'reply', pieces: [`Use ${CARD}.`] });
+    const blocked = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('card?'), logprobs: true });
+    expect(blocked.choices[0]).toMatchObject({ message: { content: '' }, finish_reason: 'content_filter' });
+    expect(JSON.stringify(blocked)).not.toContain('4111');
+
+    // A stream's logprobs go out with the text they describe, once it is released; those of redacted text never.
+    upstream.enqueue({ kind: 'reply', pieces: ['Write to jane', '.doe@exa', 'mple.com', ' soon.'] });
+    const stream = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('who?'), stream: true, logprobs: true });
+    let text = '';
+    let spelled = '';
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      spelled += tokens(chunk.choices[0]?.logprobs);
+    }
+    expect(text).toBe('Write to [REDACTED:email] soon.');
+    expect(spelled).toBe(' soon.');
+    upstream.enqueue({ kind: 'reply', pieces: ['Your card is 4111 11', '11 1111 ', '1111, keep it safe.'] });
+    const cut = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('card?'), stream: true, logprobs: true });
+    spelled = '';
+    for await (const chunk of cut) spelled += tokens(chunk.choices[0]?.logprobs);
+    expect(spelled).not.toContain('4111');
+    // Nothing matched: every logprob is sent, in order.
+    upstream.enqueue({ kind: 'reply', pieces: ['Nothing ', 'to hide ', 'here.'] });
+    const clean = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('ok?'), stream: true, logprobs: true });
+    spelled = '';
+    for await (const chunk of clean) spelled += tokens(chunk.choices[0]?.logprobs);
+    expect(spelled).toBe('Nothing to hide here.');
+  });
+
   it('withholds a whole answer with a card number: empty content, finish_reason content_filter', async () => {
     upstream.enqueue({ kind: 'reply', pieces: [`Use ${CARD}.`] });
     const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('card?') });
