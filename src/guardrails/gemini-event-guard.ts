@@ -77,6 +77,12 @@ export class GeminiEventGuard {
     const parts = content && Array.isArray(content.parts) ? content.parts : [];
     const out: Json[] = [];
     let changed = false;
+    // Logprobs spell the candidate's text token by token, the part a rule holds back, redacts or blocks included; a
+    // candidate whose text goes through the guards cannot keep them (the OpenAI form holds them with its text).
+    if (candidate.logprobsResult !== undefined && parts.some((part) => isRecord(part) && typeof part.text === 'string')) {
+      delete candidate.logprobsResult;
+      changed = true;
+    }
     const block = (): true => {
       if (content) content.parts = out;
       else candidate.content = { parts: out, role: 'model' };

@@ -55,6 +55,19 @@ describe('the Gemini event guard', () => {
     expect(data(out as NativeStreamEvent).candidates[0].content.parts).toEqual([{ functionCall: { name: 'send', args: { to: '[REDACTED:email]', n: 1 } }, thoughtSignature: 'c2ln' }]);
   });
 
+  it("drops a text candidate's logprobs, whose tokens would send what the guard holds back or redacts", () => {
+    const guard = new GeminiEventGuard(newGuard);
+    const logprobs = (token: string) => ({ logprobsResult: { chosenCandidates: [{ token, logProbability: -0.1 }], topCandidates: [] } });
+    const out = [
+      ...guard.pass([event([{ text: 'write to jane' }], logprobs('write to jane'))]),
+      ...guard.pass([event([{ text: '@example.com now' }], { finishReason: 'STOP', ...logprobs('@example.com now') })]),
+    ];
+    const sent = out.map((item) => item.data).join('');
+    expect(out.map((item) => data(item).candidates[0].content.parts.map((part: { text: string }) => part.text).join('')).join('')).toBe('write to [REDACTED:email] now');
+    expect(sent).not.toContain('jane');
+    expect(out.every((item) => data(item).candidates[0].logprobsResult === undefined)).toBe(true);
+  });
+
   it('leaves an event nothing was held from or found in as it came', () => {
     const guard = new GeminiEventGuard(newGuard);
     const call = event([{ functionCall: { name: 'lookup', args: { q: 'x' } } }], { finishReason: 'STOP', groundingMetadata: { webSearchQueries: ['x'] } });
