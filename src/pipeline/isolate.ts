@@ -6,6 +6,7 @@ import { GatewayError } from '../core/errors.js';
 import type { Log } from '../log.js';
 import type { Next, Stage } from '../core/stage.js';
 import { gatewayError } from '../core/errors.js';
+import { isChoiceList } from '../core/answer-shape.js';
 
 /** How a user plugin's stage is held to its contract (built-in stages are trusted and run unwrapped). */
 export interface PluginGuard {
@@ -20,25 +21,6 @@ export interface PluginGuard {
 type FailureReason = GatewayEvents['plugin.failed']['reason'];
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-
-/**
- * Whether `choices` is what the stages outside a plugin walk: an array of objects whose `message` (or `delta`) is
- * absent or an object, with `tool_calls` absent or a list of objects. Those stages (spend, cache, the request log)
- * read the answer in their own subscribers, where a TypeError is not an error of the request but an uncaught
- * exception of the process, so a malformed answer must be stopped here, at the plugin that emitted it.
- */
-function isChoiceList(choices: unknown, part: 'message' | 'delta'): boolean {
-  if (!Array.isArray(choices)) return false;
-  for (const choice of choices) {
-    if (!isObject(choice)) return false;
-    const content = choice[part];
-    if (content === undefined || content === null) continue;
-    if (!isObject(content)) return false;
-    const calls = content.tool_calls;
-    if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.every(isObject))) return false;
-  }
-  return true;
-}
 
 /** The shapes a stage may emit; anything else would break the dialect that renders it, far from its cause. */
 function isResponseEvent(value: unknown): value is ResponseEvent {

@@ -17,6 +17,7 @@ import type { Next, Stage } from '../core/stage.js';
 import { BUS, CACHE, LOG } from '../services.js';
 import { ANSWER_SHAPING_HEADERS } from '../providers/forward-headers.js';
 import type { Log } from '../log.js';
+import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
 /** The longest TTL a request may ask for (a year), like the config's. */
 const MAX_TTL_SECONDS = 31_536_000;
@@ -222,7 +223,7 @@ class CacheStage implements Stage {
       const assembler = new StreamAssembler();
       let completion: ChatCompletion | null = null;
       const native = new NativeKeeper(ctx.native?.format ?? null);
-      const subscription = next().subscribe({
+      const subscription = subscribeGuarded(next(), {
         next: (event) => {
           if (event.kind === 'chunk') assembler.add(event.chunk);
           else if (event.kind === 'completion') completion = event.completion;

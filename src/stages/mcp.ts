@@ -13,6 +13,7 @@ import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
+import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
 const SERVERS_HEADER = 'x-tollgate-mcp';
 const MODE_HEADER = 'x-tollgate-mcp-mode';
@@ -186,7 +187,7 @@ class McpStage implements Stage {
           if (stopped) return;
           subscriber.next(event);
         };
-        current = next().subscribe({
+        current = subscribeGuarded(next(), {
           next: (received) => {
             kept.add(received);
             if (received.kind === 'completion') {

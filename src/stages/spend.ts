@@ -19,6 +19,7 @@ import { TokenCounter } from '../tokens/tokenizer.js';
 import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../services.js';
 import type { Log } from '../log.js';
 import { gatewayError } from '../core/errors.js';
+import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
 interface Account {
   kind: 'key' | 'team';
@@ -120,7 +121,7 @@ class SpendStage implements Stage {
           .catch((err: unknown) => this.log.error({ err, requestId: ctx.id }, 'could not record the cost of a request'))
           .finally(release);
       };
-      const inner = next().subscribe({
+      const inner = subscribeGuarded(next(), {
         next(event) {
           if (event.kind === 'chunk') chunkText(event.chunk, text);
           else if (event.kind === 'completion') completionText(event.completion, text);

@@ -5,6 +5,7 @@ import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { withFields } from '../../core/with-fields.js';
+import { isChoiceList } from '../../core/answer-shape.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
   if (!quirks) return;
@@ -47,6 +48,11 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     if (!body || typeof body !== 'object' || !Array.isArray((body as ChatCompletion).choices)) {
       throw invalidUpstreamBody(target.provider.name, 'a chat completion without choices');
     }
+    // Every stage reads the choices (spend, the cache, guardrails, the log): a server that sends `[null]` or a
+    // `message` that is not an object has not answered, and the attempt fails as such (another target may answer).
+    if (!isChoiceList((body as ChatCompletion).choices, 'message')) {
+      throw invalidUpstreamBody(target.provider.name, 'a chat completion whose choices are not objects with a message object');
+    }
     return body as ChatCompletion;
   },
 
@@ -75,6 +81,9 @@ export const openAICompatibleAdapter: ProviderAdapter = {
         });
       }
       if (!Array.isArray(record.choices)) return null;
+      if (!isChoiceList(record.choices, 'delta')) {
+        throw invalidUpstreamBody(target.provider.name, 'a stream event whose choices are not objects with a delta object');
+      }
       if (verbatim) kept.push({ event: event.event ?? '', data: event.data });
       return record as ChatCompletionChunk;
     });
