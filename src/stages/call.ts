@@ -356,6 +356,11 @@ class CallStage implements Stage {
               if (tail.usage) ctx.usage = tail.usage;
               relayChunks(ctx, tail.chunks, emit, nativeEvents(adapter, decoder), decoder.nativePerChunk === true);
               if (!tail.complete) throw invalidUpstream(target.provider.name, 'the upstream stream ended before its end marker; the answer may be incomplete.');
+              // A stream that ended properly without one event (some servers answer a failed generation with a bare
+              // `data: [DONE]`) is a bad upstream answer, not an empty one: failing here lets the request move on to
+              // another target, and the client gets a 502 naming the provider rather than the dialect's 500.
+              // Attempts run only while nothing was emitted, so `started` still false means this one sent nothing.
+              if (!state.started) throw invalidUpstream(target.provider.name, 'the upstream stream ended without any answer event.');
             }
             succeed();
           } catch (err) {

@@ -340,6 +340,30 @@ describe('streaming under failure', () => {
     expect(healthy.calls).toHaveLength(0);
   });
 
+  it('treats a stream that ends at [DONE] without a single event as a failed attempt: fallback, else 502', async () => {
+    // Some OpenAI-compatible servers answer a failed generation with an empty stream: 200, then `data: [DONE]`.
+    const empty = { kind: 'raw' as const, status: 200, headers: { 'content-type': 'text/event-stream' }, body: 'data: [DONE]\n\n' };
+    failing.setMode(empty);
+    const gateway = await start({ routes: { hollow: { targets: [{ model: 'failing/m', weight: 1 }], fallbacks: ['healthy/m'] } } });
+    const stream = await gateway.client.chat.completions.create({ model: 'hollow', messages, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: hi');
+    expect(healthy.calls).toHaveLength(1);
+
+    // With nowhere else to go, the client gets the upstream's fault as a 502 in its own shape, not a 500 of tollgate's.
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'failing/m', messages, stream: true }),
+    });
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'invalid_upstream_response',
+      message: expect.stringMatching(/^failing: /),
+    });
+  });
+
   it('forwards tool-call argument deltas as they arrive, never buffered into a burst', async () => {
     const gateway = await start({ routes: { tools: { targets: [{ model: 'failing/m', weight: 1 }], fallbacks: ['healthy/m'] } } });
     healthy.enqueue({ kind: 'slow-chunks', delayMs: 80 });
