@@ -119,8 +119,13 @@ export class CircuitBreaker {
     return this.current === 'open' ? this.openedAt + policy.cooldownMs : null;
   }
 
+  /**
+   * The failure rate over the policy's window. A read: it counts the buckets as the calls recorded them (their
+   * width is the recording policy's), and never re-buckets; a health view read under another policy's window
+   * (the target's own name, another route sharing it) used to wipe the counts the breaker opens on.
+   */
   failureRate(now: number, policy: BreakerPolicy): { calls: number; rate: number } {
-    const width = this.widthFor(policy);
+    const width = this.bucketWidth > 0 ? this.bucketWidth : bucketWidthOf(policy);
     // A bucket counts while any part of it lies within the window.
     const oldest = now - policy.windowMs - width;
     let calls = 0;
@@ -167,11 +172,15 @@ export class CircuitBreaker {
 
   /** The bucket width for the policy's window; a changed window starts the counts afresh. */
   private widthFor(policy: BreakerPolicy): number {
-    const width = Math.max(1, Math.ceil(policy.windowMs / BUCKETS));
+    const width = bucketWidthOf(policy);
     if (width !== this.bucketWidth) {
       this.bucketWidth = width;
       this.bucketStart.fill(-Infinity);
     }
     return width;
   }
+}
+
+function bucketWidthOf(policy: BreakerPolicy): number {
+  return Math.max(1, Math.ceil(policy.windowMs / BUCKETS));
 }

@@ -167,6 +167,29 @@ describe('fault injection across five upstreams', () => {
     expect((await health(gateway, 'pair')).groups[0].targets[0].breaker.state).toBe('closed');
   }, 15_000);
 
+  it('opens on the failure rate of its window, and reading a health view does not reset that window', async () => {
+    // Only the failure rate can open this breaker: 4 calls in a 10 s window, half of them failed.
+    const gateway = await start({
+      routes: {
+        rated: {
+          targets: [{ model: 'failing/m', weight: 1 }],
+          retry: { max_attempts: 1 },
+          breaker: { consecutive_failures: 100, failure_rate: 0.5, min_requests: 4, window_ms: 10_000 },
+        },
+      },
+    });
+    const opened = collect(gateway, 'breaker.opened');
+    expect((await load(gateway, 'rated', 3, 1)).map((response) => response.status)).toEqual([500, 500, 500]);
+    // The same target seen through its own name, under the default policy (a 30 s window): a read, nothing more.
+    const direct = await health(gateway, 'failing/m');
+    expect(direct.groups[0].targets[0].breaker.window_calls).toBe(3);
+    expect((await health(gateway, 'rated')).groups[0].targets[0].breaker).toMatchObject({ state: 'closed', window_calls: 3, failure_rate: 1 });
+
+    expect((await load(gateway, 'rated', 1, 1))[0]?.status).toBe(500);
+    expect(opened.map((event) => event.label)).toEqual(['failing/m']);
+    expect((await health(gateway, 'rated')).groups[0].targets[0].breaker.state).toBe('open');
+  });
+
   it('answers 503 without an upstream call when every target of the request is open', async () => {
     const gateway = await start({
       routes: { doomed: { targets: [{ model: 'failing/m', weight: 1 }], retry: { max_attempts: 1 }, breaker: { consecutive_failures: 2 } } },
