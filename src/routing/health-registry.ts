@@ -15,7 +15,8 @@ const MAX_TARGETS = 10_000;
 /** How an attempt ended, as far as the target's health is concerned. */
 export type AttemptOutcome =
   | { kind: 'success'; latencyMs: number | null; headers: Record<string, string | string[] | undefined> }
-  | { kind: 'failure'; reason: string; latencyMs: number | null }
+  /** `retryAfterMs`: the wait the upstream's error asked for (a 503's retry-after), a pause like a 429's. */
+  | { kind: 'failure'; reason: string; latencyMs: number | null; retryAfterMs?: number | null }
   | { kind: 'rate-limited'; retryAfterMs: number | null; headers: Record<string, string | string[] | undefined> }
   /** Says nothing about the target: the client left, or the request itself was bad. */
   | { kind: 'neutral' };
@@ -90,7 +91,7 @@ export class HealthRegistry {
         transition = health.breaker.success(now, policy, admission);
         break;
       case 'failure':
-        health.failed(now, outcome.reason, outcome.latencyMs);
+        health.failed(now, outcome.reason, outcome.latencyMs, outcome.retryAfterMs ?? null);
         transition = health.breaker.failure(now, policy, admission);
         break;
       case 'rate-limited':

@@ -102,9 +102,13 @@ export class TargetHealth {
     this.remaining = remainingShare(headers);
   }
 
-  /** The target failed (server error, timeout, broken connection). */
-  failed(now: number, reason: string, latencyMs: number | null): void {
+  /**
+   * The target failed (server error, timeout, broken connection). A failure that asked for a wait (a 503 with
+   * retry-after) also pauses the target for it, as a 429 does: retries wait it out and other requests go elsewhere.
+   */
+  failed(now: number, reason: string, latencyMs: number | null, retryAfterMs: number | null = null): void {
     this.settle(now);
+    if (retryAfterMs !== null) this.rateLimitedUntil = Math.max(this.rateLimitedUntil, now + retryAfterMs);
     this.failures++;
     this.lastError = reason;
     this.successEwma += EWMA_ALPHA * (0 - this.successEwma);

@@ -298,7 +298,11 @@ class CallStage implements Stage {
         state.live = null;
         if (state.cancelled) record({ kind: 'neutral' });
         else if (error.upstreamStatus === 429) record({ kind: 'rate-limited', retryAfterMs: retryAfterMs(headers), headers });
-        else if (error.retryable || state.started) record({ kind: 'failure', reason: error.code ?? `HTTP ${error.status}`, latencyMs: performance.now() - started });
+        else if (error.retryable || state.started) {
+          // An upstream error answer may say when to come back (a 503's retry-after): the retry waits that long.
+          const wait = error.upstreamStatus !== undefined ? retryAfterMs(headers) : null;
+          record({ kind: 'failure', reason: error.code ?? `HTTP ${error.status}`, latencyMs: performance.now() - started, retryAfterMs: wait });
+        }
         else record({ kind: 'neutral' });
         attempted(false, state.cancelled ? 'client_cancelled' : error.code);
         reject(withoutCredential(error, target.apiKey));

@@ -239,6 +239,19 @@ describe('retries', () => {
     expect(limited.calls).toHaveLength(2);
   });
 
+  it('waits out the retry-after of a 503 too before calling the target again', async () => {
+    // HTTP defines retry-after for 503 (overloaded, in maintenance) as much as for 429.
+    const gateway = await start({ routes: { solo: { targets: [{ model: 'failing/m', weight: 1 }] } } });
+    failing.setMode({ kind: 'ok' });
+    failing.enqueue({ kind: 'error', status: 503, headers: { 'retry-after': '1' } });
+    const started = Date.now();
+    const { data, response } = await gateway.client.chat.completions.create({ model: 'solo', messages }).withResponse();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(data.choices[0]?.message.content).toBe('echo: hi');
+    expect(response.headers.get('x-tollgate-attempts')).toBe('2');
+    expect(failing.calls).toHaveLength(2);
+  });
+
   it('gives up at the deadline rather than wait out a long retry-after', async () => {
     const gateway = await start({ routes: { solo: { targets: [{ model: 'limited/m', weight: 1 }], retry: { deadline_ms: 2_000 } } } });
     const started = Date.now();
