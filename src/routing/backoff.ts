@@ -17,10 +17,22 @@ function first(headers: Headers, name: string): string | undefined {
 }
 
 /**
+ * The longest wait an upstream can impose (about 24.8 days, the longest timer Node keeps). A target paused
+ * longer is as good as paused for ever, and a pause past the last date JavaScript can write (an upstream saying
+ * `retry-after: 99999999999999`) broke every view that shows when it ends.
+ */
+const MAX_RETRY_AFTER_MS = 2_147_483_647;
+
+/**
  * How long the upstream asked us to wait, in ms: OpenAI's `retry-after-ms`, or `retry-after` as seconds or an
- * HTTP date. Null when it did not say (or said nonsense).
+ * HTTP date; at most MAX_RETRY_AFTER_MS. Null when it did not say (or said nonsense).
  */
 export function retryAfterMs(headers: Headers, now: number = Date.now()): number | null {
+  const asked = askedWaitMs(headers, now);
+  return asked === null ? null : Math.min(asked, MAX_RETRY_AFTER_MS);
+}
+
+function askedWaitMs(headers: Headers, now: number): number | null {
   const ms = first(headers, 'retry-after-ms');
   if (ms !== undefined && ms.trim() !== '') {
     const value = Number(ms);

@@ -252,6 +252,16 @@ describe('retries', () => {
     expect(failing.calls).toHaveLength(2);
   });
 
+  it('keeps the health view readable after an upstream asks for an absurd retry-after', async () => {
+    // 99999999999999 s: as a time, past the last date JavaScript can write (year 275760).
+    limited.setMode({ kind: 'error', status: 429, headers: { 'retry-after': '99999999999999' } });
+    const gateway = await start({ routes: { solo: { targets: [{ model: 'limited/m', weight: 1 }] } } });
+    const error = await gateway.client.chat.completions.create({ model: 'solo', messages }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    const target = (await health(gateway, 'solo')).groups[0].targets[0];
+    expect(Date.parse(target.health.rate_limited_until)).toBeGreaterThan(Date.now() + 24 * 3600_000);
+  });
+
   it('gives up at the deadline rather than wait out a long retry-after', async () => {
     const gateway = await start({ routes: { solo: { targets: [{ model: 'limited/m', weight: 1 }], retry: { deadline_ms: 2_000 } } } });
     const started = Date.now();
