@@ -205,6 +205,8 @@ class CallStage implements Stage {
     ctx.responseHeaders['x-tollgate-model'] = target.model;
     ctx.responseHeaders['x-tollgate-attempts'] = String(number);
     ctx.responseHeaders['x-tollgate-fallback'] = attempt.group > 0 ? 'true' : 'false';
+    // The upstream's id is this attempt's to set once it answers: an earlier attempt's would be quoted to the wrong provider.
+    delete ctx.responseHeaders['x-upstream-request-id'];
     if (attempt.group > 0) ctx.responseHeaders['x-tollgate-fallback-from'] = ctx.plan?.groups[0]?.name ?? ctx.request.model;
     else delete ctx.responseHeaders['x-tollgate-fallback-from'];
     const started = performance.now();
@@ -315,7 +317,6 @@ class CallStage implements Stage {
           // The provider's own id for this exchange, so a client can quote it to the provider's support.
           const upstreamId = upstreamRequestId(responseHeaders);
           if (upstreamId !== null) ctx.responseHeaders['x-upstream-request-id'] = upstreamId;
-          else delete ctx.responseHeaders['x-upstream-request-id'];
           if (status >= 400) {
             buffered = [];
             bufferLimit = Math.min(maxBytes, ERROR_BODY_BYTES);

@@ -306,6 +306,16 @@ describe('retries', () => {
     expect(apiError.headers?.get('x-tollgate-provider')).toBe('failing');
     expect(failing.calls).toHaveLength(4);
   });
+  it("names only the answering attempt's upstream id: none when the last target never answered", async () => {
+    const gateway = await start({ routes: { chain: { targets: [{ model: 'failing/m', weight: 1 }], fallbacks: ['resetting/m'], retry: { max_attempts: 2 } } } });
+    const error = await gateway.client.chat.completions.create({ model: 'chain', messages }).catch((err: unknown) => err);
+    const apiError = error as InstanceType<typeof OpenAI.APIError>;
+    expect(apiError.status).toBe(502);
+    expect(apiError.headers?.get('x-tollgate-provider')).toBe('resetting');
+    // failing's 500 carried its own request id; the connection resetting/m dropped carried none.
+    expect(failing.calls).toHaveLength(1);
+    expect(apiError.headers?.get('x-upstream-request-id')).toBeNull();
+  });
 });
 
 describe('request fallbacks', () => {
