@@ -337,7 +337,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         clearInterval(reaper);
         for (const stop of stoppers) stop();
         configSubscription.unsubscribe();
-        // In-flight requests are done or cut off by now: close every version's stages, then the plugins.
+        // In-flight requests are done or cut off by now: once they have unwound (and their cut-off streams are charged
+        // and logged), close every version's stages, then the plugins.
         await retireSuperseded(null, true);
         await plugins.closeAll();
         // MCP connections close after the stages that call tools: stdio servers' processes end here.

@@ -163,6 +163,9 @@ class StageRun {
   }
 }
 
+/** How long retirement waits for ended requests' after-work (their charge, then their terminal event). */
+const SETTLE_WAIT_MS = 2_000;
+
 const endOfPipeline: Next = () =>
   throwError(() => gatewayError('internal_error', 'The pipeline ended without a stage that answers the request.'));
 
@@ -177,6 +180,13 @@ export class Pipeline {
   private readonly created: Stage[] = [];
   /** Requests running on this pipeline: retirement waits for them. */
   private inFlight = 0;
+  /**
+   * Terminal events still waiting on their request's after-work (a cut-off stream's charge, see whenSettled):
+   * retirement waits for those too, so at shutdown they reach the request log before it flushes and the store closes.
+   */
+  private readonly settling = new Set<Promise<void>>();
+  /** At shutdown, ends the wait for requests still running (see retire). */
+  private shutdownWait: NodeJS.Timeout | undefined;
   private retiring: (() => void) | null = null;
   private retired: Promise<void> | null = null;
   private readonly bus: EventBus;
@@ -217,13 +227,18 @@ export class Pipeline {
   /**
    * Closes the stages of a config version that is no longer current, once no request runs on it any more
    * (requests keep the config, so the pipeline, they started with). Idempotent; resolves when all closed.
-   * A stage's close error is logged: the version is gone either way. `immediately` (shutdown) does not wait.
+   * A stage's close error is logged: the version is gone either way. `immediately` (shutdown) waits at most
+   * SETTLE_WAIT_MS for requests to end: those whose connections the shutdown cut end within a few ticks, and their
+   * after-work (the charge of what a cut-off stream used, then its terminal event for the request log) is waited for,
+   * so it is written before the store closes; a request that does not end is not waited for longer.
    */
   retire(immediately = false): Promise<void> {
     this.retired ??= new Promise<void>((resolve) => {
       this.retiring = resolve;
       if (this.inFlight === 0) resolve();
     }).then(async () => {
+      clearTimeout(this.shutdownWait);
+      await this.settled();
       for (const stage of this.created) {
         if (!stage.close) continue;
         try {
@@ -233,8 +248,8 @@ export class Pipeline {
         }
       }
     });
-    // At shutdown nothing waits for requests that never end.
-    if (immediately) this.retiring?.();
+    // At shutdown nothing waits long for requests that never end.
+    if (immediately && this.inFlight > 0) this.shutdownWait ??= setTimeout(() => this.retiring?.(), SETTLE_WAIT_MS);
     return this.retired;
   }
 
@@ -297,7 +312,20 @@ export class Pipeline {
       emit();
       return;
     }
-    void Promise.allSettled(ctx.pending).then(emit);
+    const done: Promise<void> = Promise.allSettled(ctx.pending)
+      .then(emit)
+      .finally(() => this.settling.delete(done));
+    this.settling.add(done);
+  }
+
+  /** Resolves when the terminal events of the requests that ended so far are out (bounded: after-work is short). */
+  private async settled(): Promise<void> {
+    const deadline = Date.now() + SETTLE_WAIT_MS;
+    while (this.settling.size > 0 && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.settling]), new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - Date.now())))]);
+      clearTimeout(timer);
+    }
   }
 }
 

@@ -1,4 +1,7 @@
 import { tracingChannel } from 'node:diagnostics_channel';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayEvents } from '../../src/core/events.js';
@@ -130,6 +133,48 @@ describe('every request reaches the request log, refused ones included', () => {
       expect(event?.costUsd).toBe(entry.cost_usd);
     } finally {
       stop();
+    }
+  });
+});
+
+describe('a stream cut off by the gateway shutting down', () => {
+  it('is logged as a 499 and charged before the store closes', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-shutdown-'));
+    const config = { providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES } } };
+    try {
+      const first = await startGateway(config, {}, { dataDir });
+      const created = (await (await fetch(`${first.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'cut-off' }) })).json()) as { id: string; key: string };
+      // Two chunks ("echo:" and more), then the upstream stalls: the stream outlives the shutdown's grace period.
+      upstream.enqueue({ kind: 'stall-after', chunks: 3 });
+      const response = await fetch(`${first.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${created.key}` },
+        body: JSON.stringify({ model: 'openai/priced-model', messages: hi, stream: true, max_tokens: 20 }),
+      });
+      const requestId = response.headers.get('x-request-id') as string;
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let received = '';
+      while (!received.includes('echo:')) received += new TextDecoder().decode((await reader.read()).value);
+      // The grace period ends with the stream still open: the gateway cuts its connection and closes the store.
+      await first.gateway.close(200);
+      await reader.cancel().catch(() => undefined);
+
+      const second = await startGateway(config, {}, { dataDir });
+      try {
+        const entry = await fetch(`${second.url}/api/logs/${encodeURIComponent(requestId)}`);
+        expect(entry.status).toBe(200);
+        const logged = (await entry.json()) as { status: number; cancelled: boolean; completion_tokens: number; cost_usd: number };
+        expect(logged).toMatchObject({ status: 499, cancelled: true });
+        expect(logged.completion_tokens).toBeGreaterThan(0);
+        const key = (await (await fetch(`${second.url}/api/keys/${created.id}`)).json()) as { spend: number; requests: number };
+        expect(key.requests).toBe(1);
+        expect(key.spend).toBe(logged.cost_usd);
+        expect(key.spend).toBeGreaterThan(0);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
