@@ -134,8 +134,8 @@ class CallStage implements Stage {
     const plan = new AttemptPlan(callableGroups(ctx), policy, registry, Date.now());
     let lastError: GatewayError | null = null;
     let previous: Attempt | null = null;
+    let attempt = plan.next();
     for (;;) {
-      const attempt = plan.next();
       if (!attempt) throw plannedFailure(plan, lastError, registry);
       if (attempt.delayMs > 0) {
         // A retry's back-off is time the upstream cost the request, not the gateway's own (its overhead).
@@ -155,21 +155,25 @@ class CallStage implements Stage {
           reason: lastError?.code ?? String(lastError?.status ?? 'error'),
         });
       }
+      const number = plan.attempts;
       try {
-        await this.attempt(ctx, attempt, plan.attempts, emit, state, policy.breaker);
+        await this.attempt(ctx, attempt, number, emit, state, policy.breaker);
         return;
       } catch (err) {
         const error = toGatewayError(err);
         lastError = error;
         const movesOn = error.retryable || (policy.fallbackOnClientErrors && isClientError(error));
-        const willRetry = !state.cancelled && !state.started && movesOn;
+        // The next attempt is planned before the failure is reported, so `willRetry` says whether one really follows
+        // (not after the last of max_attempts, nor past the deadline).
+        const next = !state.cancelled && !state.started && movesOn ? plan.next() : null;
+        const willRetry = next !== null;
         if (!state.cancelled && bus.hasListeners('provider.failed')) {
           bus.emit('provider.failed', {
             requestId: ctx.id,
             provider: attempt.candidate.target.provider.name,
             model: attempt.candidate.target.model,
             keyId: attempt.candidate.target.keyId,
-            attempt: plan.attempts,
+            attempt: number,
             status: error.status,
             code: error.code,
             message: error.message,
@@ -177,8 +181,10 @@ class CallStage implements Stage {
             willRetry,
           });
         }
-        if (!willRetry) throw error;
+        // Nothing (more) to try: the request ends with this error, the last upstream error as it came.
+        if (!next) throw error;
         previous = attempt;
+        attempt = next;
       }
     }
   }

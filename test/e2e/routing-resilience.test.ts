@@ -316,6 +316,17 @@ describe('retries', () => {
     expect(failing.calls).toHaveLength(1);
     expect(apiError.headers?.get('x-upstream-request-id')).toBeNull();
   });
+  it('says in provider.failed whether another attempt follows: not after the last one', async () => {
+    const gateway = await start({ routes: { twice: { targets: [{ model: 'failing/m', weight: 1 }], retry: { max_attempts: 2, initial_delay_ms: 10 } } } });
+    const failed = collect(gateway, 'provider.failed');
+    const error = await gateway.client.chat.completions.create({ model: 'twice', messages }).catch((err: unknown) => err);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(500);
+    expect(failing.calls).toHaveLength(2);
+    expect(failed.map((event) => [event.attempt, event.retryable, event.willRetry])).toEqual([
+      [1, true, true],
+      [2, true, false],
+    ]);
+  });
 });
 
 describe('request fallbacks', () => {
