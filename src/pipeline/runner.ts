@@ -18,6 +18,7 @@ import { redactedPrefix, redactSecrets } from '../core/redact-secrets.js';
 import { requestChannel, stageChannel, type StageTraceMessage } from '../core/trace-channels.js';
 import { GUARDRAIL_ACTIONS } from '../core/guardrail-keys.js';
 import type { StageTimeline } from '../core/stage-timeline.js';
+import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
 /** The built-in stages by name, each declared with definePlugin like a user's plugin. */
 export type StageRegistry = ReadonlyMap<string, PluginDefinition>;
@@ -268,7 +269,7 @@ export class Pipeline {
       // Only when the operator asked for bodies in the log (an opt-in with its own cost).
       const capture = ctx.config.settings.logBodies.enabled ? new BodyCapture(ctx.config.settings.logBodies) : null;
       const summary = (status: number, endedAt: number): RequestSummary => summaryOf(ctx, status, endedAt, finishReasons, capture?.bodies(ctx) ?? null);
-      const subscription = composed().subscribe({
+      const subscription = subscribeGuarded(composed(), {
         next: (event) => {
           ctx.timings.firstEventAt ??= performance.now();
           collectFinishReasons(event, finishReasons);
