@@ -58,6 +58,12 @@ export interface NativeRequest {
    * server tools): an attempt on an upstream of another format fails with this error instead of translating.
    */
   untranslatable?: GatewayError | null;
+  /**
+   * The canonical request as an attempt on an upstream of `format` is to get it, when the dialect left fields on it
+   * that only some formats read (Anthropic's `thinking` and `cache_control`, which Vertex AI's Claude reads and
+   * OpenAI's API refuses). Asked per attempt, so each target of a route or a fallback chain gets its own shape.
+   */
+  requestFor?: (request: ChatCompletionRequest, format: string) => ChatCompletionRequest;
 }
 
 /** One upstream stream event as it came: the SSE `event:` name and the `data:` text, unparsed. */

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
-import type { ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../core/errors.js';
-import type { RequestContext } from '../core/context.js';
+import type { ChatContext, RequestContext } from '../core/context.js';
 import type { CandidateGroup } from '../core/plan.js';
 import type { Stage } from '../core/stage.js';
 import { definePlugin } from '../core/plugin.js';
@@ -330,7 +330,7 @@ class CallStage implements Stage {
             buffered = [];
             // A body declared too large is refused before a byte of it is read.
             if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
-          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, ctx.request, nativeRequest(ctx, adapter), verbatim(ctx, adapter));
+          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, requestFor(ctx, adapter), nativeRequest(ctx, adapter), verbatim(ctx, adapter));
         },
         onData(chunk) {
           if (buffered) {
@@ -393,6 +393,11 @@ function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter): NativeReq
   return ctx.native !== null && ctx.native.format === adapter.format ? ctx.native : null;
 }
 
+/** The canonical request shaped for this attempt's upstream format, as the client's dialect says (see NativeRequest.requestFor). */
+function requestFor(ctx: ChatContext, adapter: ProviderAdapter): ChatCompletionRequest {
+  return ctx.native?.requestFor ? ctx.native.requestFor(ctx.request, adapter.format) : ctx.request;
+}
+
 /**
  * The plan's candidate groups this request can be sent to. When the client's body holds what the canonical form
  * cannot express (the dialect recorded the 400 it would give), only targets of the client's own format can take it
@@ -431,7 +436,7 @@ function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): 
 
 /** The upstream request for this operation; a provider without an embeddings API cannot take embeddings. */
 function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): UpstreamRequest {
-  if (ctx.operation === 'chat') return adapter.buildChatRequest(ctx.request, target, nativeRequest(ctx, adapter));
+  if (ctx.operation === 'chat') return adapter.buildChatRequest(requestFor(ctx, adapter), target, nativeRequest(ctx, adapter));
   if (!adapter.buildEmbeddingsRequest || !adapter.parseEmbeddingsResponse) {
     throw gatewayError('embeddings_not_supported', `Provider '${target.provider.name}' (${target.provider.vendor.displayName}) has no embeddings API in tollgate.`, { param: 'model' });
   }

@@ -18,8 +18,11 @@ let openai: ScriptedUpstream;
 let tg: RunningGateway;
 let client: Anthropic;
 
+/** A route whose Anthropic target falls back to an OpenAI reasoning model (one that takes reasoning_effort). */
+const ROUTE = 'claude-then-gpt';
+
 beforeAll(async () => {
-  rig = await startAnthropicRig();
+  rig = await startAnthropicRig({ routes: { [ROUTE]: { targets: [{ model: MODEL }], fallbacks: ['openai/gpt-5-mini'] } } });
   ({ upstream, openai, tg, client } = rig);
 });
 afterAll(() => rig?.stop());
@@ -228,4 +231,43 @@ describe('a failover to another wire format', () => {
     expect(message.type).toBe('message');
     expect(message.content.at(-1)?.type).toBe('text');
   });
+
+  // Each attempt of a route is shaped for its own target: the Anthropic one gets the client's body, markers and
+  // all; the OpenAI fallback gets what a direct openai/ request gets, or OpenAI would refuse it with a 400.
+  const marked = { type: 'ephemeral' } as const;
+  const request = {
+    model: ROUTE,
+    max_tokens: 2000,
+    thinking,
+    system: [{ type: 'text' as const, text: 'be brief', cache_control: marked }],
+    tools: [{ ...weather, cache_control: marked }],
+    tool_choice: { type: 'none' as const },
+    messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hello there', cache_control: marked }] }],
+  };
+
+  for (const [status, stream] of [[529, false], [500, true]] as const) {
+    it(`a route's OpenAI fallback gets no thinking or cache_control, its Anthropic target all of them (${status}, ${stream ? 'streamed' : 'whole'})`, async () => {
+      upstream.enqueue({ kind: 'error', status });
+      const message = stream ? await client.messages.stream(request).finalMessage() : await client.messages.create(request);
+      expect(upstream.calls).toHaveLength(1);
+      const tried = upstream.calls[0]?.body;
+      expect(tried?.thinking).toEqual(thinking);
+      expect(tried?.system).toEqual(request.system);
+      expect(tried?.tools).toEqual(request.tools);
+      expect(tried?.messages).toEqual(request.messages);
+      expect(openai.calls).toHaveLength(1);
+      const call = openai.calls[0]?.body;
+      expect(call.model).toBe('gpt-5-mini');
+      expect(call).not.toHaveProperty('thinking');
+      expect(JSON.stringify(call)).not.toContain('cache_control');
+      // As a direct openai/ request from /anthropic has it: the budget as an effort, plain text as strings.
+      expect(call.reasoning_effort).toBe('low');
+      expect(call.messages).toEqual([
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello there' },
+      ]);
+      expect(call.tools).toEqual([{ type: 'function', function: { name: 'weather', description: weather.description, parameters: weather.input_schema } }]);
+      expect(message.content).toMatchObject([{ type: 'text', text: 'echo: hello there' }]);
+    });
+  }
 });

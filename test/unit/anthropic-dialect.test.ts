@@ -3,7 +3,8 @@ import type { RuntimeConfig } from '../../src/core/config.js';
 import { chunksOfCompletion } from '../../src/dialects/anthropic/completion-chunks.js';
 import { anthropicErrorBody } from '../../src/dialects/anthropic/error-shape.js';
 import { anthropicErrorType } from '../../src/wire/anthropic/errors.js';
-import { canonicalModelName, keepsAnthropicFields } from '../../src/dialects/anthropic/model-name.js';
+import { canonicalModelName } from '../../src/dialects/anthropic/model-name.js';
+import { anthropicRequestFor } from '../../src/dialects/anthropic/markers.js';
 import { readMessagesRequest } from '../../src/dialects/anthropic/parse-request.js';
 import { canonicalRequest } from '../../src/dialects/anthropic/request.js';
 import { anthropicMessage } from '../../src/dialects/anthropic/response.js';
@@ -27,12 +28,10 @@ function config(routes: string[] = [], providers: Record<string, string> = {}): 
   } as unknown as RuntimeConfig;
 }
 
-const ANTHROPIC = { anthropicFields: true };
-const ELSEWHERE = { anthropicFields: false };
-
-function translate(body: Record<string, unknown>, options = ANTHROPIC) {
+/** The canonical request, as an attempt on an upstream of `format` gets it (the read keeps Anthropic's markers). */
+function translate(body: Record<string, unknown>, format = 'anthropic') {
   const request = readMessagesRequest({ model: 'claude-x', max_tokens: 100, ...body }, 'messages');
-  return canonicalRequest(request, 'anthropic/claude-x', options);
+  return anthropicRequestFor(canonicalRequest(request, 'anthropic/claude-x', {}), format);
 }
 
 function badRequest(run: () => unknown): GatewayError {
@@ -55,14 +54,6 @@ describe('model names', () => {
     expect(canonicalModelName(cfg, 'openai/gpt-4o-mini')).toBe('openai/gpt-4o-mini');
     expect(canonicalModelName(cfg, 'fast')).toBe('fast');
     expect(canonicalModelName(cfg, 'claude-haiku-cheap')).toBe('claude-haiku-cheap');
-  });
-
-  it('keeps Anthropic-only fields except for providers that forward unknown fields verbatim', () => {
-    expect(keepsAnthropicFields(cfg, 'anthropic/claude-x')).toBe(true);
-    expect(keepsAnthropicFields(cfg, 'vertex/claude-x')).toBe(true);
-    expect(keepsAnthropicFields(cfg, 'fast')).toBe(true);
-    expect(keepsAnthropicFields(cfg, 'openai/gpt-4o')).toBe(false);
-    expect(keepsAnthropicFields(cfg, 'gemini/gemini-2.5-flash')).toBe(false);
   });
 });
 
@@ -112,7 +103,7 @@ describe('Anthropic request -> canonical request', () => {
       role: 'system',
       content: [{ type: 'text', text: 'long context', cache_control: { type: 'ephemeral' } }],
     });
-    expect(translate({ system: cached, messages: [{ role: 'user', content: 'x' }] }, ELSEWHERE).messages[0]).toEqual({ role: 'system', content: 'long context' });
+    expect(translate({ system: cached, messages: [{ role: 'user', content: 'x' }] }, 'openai').messages[0]).toEqual({ role: 'system', content: 'long context' });
   });
 
   it('turns images and documents into image_url and file parts', () => {
@@ -213,10 +204,44 @@ describe('Anthropic request -> canonical request', () => {
     expect(none.tools).toBeUndefined();
   });
 
+  it('keeps thinking and cache_control for Anthropic and Vertex AI attempts only, joining text back for the others', () => {
+    const mark = { type: 'ephemeral' };
+    const body = {
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      system: [{ type: 'text', text: 'one', cache_control: mark }, { type: 'text', text: 'two' }],
+      tools: [{ name: 'f', input_schema: { type: 'object' }, cache_control: mark }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'hi', cache_control: mark }] },
+        { role: 'assistant', content: [{ type: 'text', text: '', cache_control: mark }, { type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }, { type: 'text', text: 'a' }, { type: 'text', text: 'b', cache_control: mark }] },
+      ],
+    };
+    const kept = translate(body);
+    expect(translate(body, 'vertex')).toEqual(kept);
+    expect(kept.thinking).toEqual(body.thinking);
+    expect(JSON.stringify(kept).match(/cache_control/g)).toHaveLength(5);
+    const before = structuredClone(kept);
+    const openai = anthropicRequestFor(kept, 'openai');
+    expect(kept).toEqual(before);
+    expect(openai).not.toHaveProperty('thinking');
+    expect(openai.reasoning_effort).toBe('low');
+    expect(openai.tools).toEqual([{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }]);
+    expect(openai.messages).toEqual([
+      { role: 'system', content: 'one\n\ntwo' },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 't1', content: 'ok' },
+      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+    ]);
+    // A request without markers goes out as it is, for every format.
+    const plain = translate({ messages: [{ role: 'user', content: 'x' }] });
+    expect(anthropicRequestFor(plain, 'gemini')).toBe(plain);
+  });
+
   it('passes thinking on and adds the matching reasoning_effort; only the effort for providers that refuse thinking', () => {
     const thinking = { type: 'enabled', budget_tokens: 2048 };
     expect(translate({ thinking, messages: [{ role: 'user', content: 'x' }] })).toMatchObject({ thinking, reasoning_effort: 'medium' });
-    const elsewhere = translate({ thinking, messages: [{ role: 'user', content: 'x' }] }, ELSEWHERE);
+    const elsewhere = translate({ thinking, messages: [{ role: 'user', content: 'x' }] }, 'openai');
     expect(elsewhere.reasoning_effort).toBe('medium');
     expect(elsewhere.thinking).toBeUndefined();
     expect([effortFor(1024), effortFor(2047), effortFor(2048), effortFor(4095), effortFor(4096), effortFor(32000)]).toEqual(['low', 'low', 'medium', 'medium', 'high', 'high']);
@@ -242,7 +267,7 @@ describe('Anthropic request -> canonical request', () => {
       thinking: { type: 'enabled', budget_tokens: 1024 },
       metadata: { user_id: 'u' },
     };
-    const chat = canonicalRequest(readMessagesRequest(structuredClone(original), 'messages'), 'anthropic/claude-x', ANTHROPIC);
+    const chat = canonicalRequest(readMessagesRequest(structuredClone(original), 'messages'), 'anthropic/claude-x', {});
     expect(messagesBody(chat, 'claude-x')).toEqual(original);
   });
 });

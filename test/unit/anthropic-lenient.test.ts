@@ -4,7 +4,7 @@ import type { MessagesRequest } from '../../src/dialects/anthropic/parse-request
 import type { GatewayError } from '../../src/core/errors.js';
 
 function read(body: Record<string, unknown>) {
-  return readCanonical({ model: 'm', max_tokens: 10, ...body } as MessagesRequest, 'm', { anthropicFields: true });
+  return readCanonical({ model: 'm', max_tokens: 10, ...body } as MessagesRequest, 'm', {});
 }
 
 describe('the lenient read of a Messages body', () => {

@@ -1,5 +1,6 @@
 // Validation of a chat completion request the way OpenAI does it, and reduction to the few facts the scripted
-// answer depends on. Unknown fields are accepted silently (OpenAI ignores most of them too).
+// answer depends on. Unknown fields are accepted silently (OpenAI ignores most of them too), but for Anthropic's
+// own markers, which OpenAI refuses in its own words: a gateway that lets them through gets the 400 it would get.
 import type { RequestProblem } from './openai-errors.js';
 
 export interface ChatRequest {
@@ -104,6 +105,25 @@ function chooseTool(body: Json, lastRole: string): string | null {
   return null;
 }
 
+/**
+ * Anthropic's request fields OpenAI refuses: `thinking` at the top level ("Unrecognized request argument"), and
+ * `cache_control` on a content part or a tool ("Unknown parameter"), with the words and params OpenAI uses.
+ */
+function anthropicMarker(body: Json): RequestProblem | null {
+  if (body.thinking !== undefined) return { message: 'Unrecognized request argument supplied: thinking', param: null, code: null };
+  const unknown = (param: string): RequestProblem => ({ message: `Unknown parameter: '${param}'.`, param, code: 'unknown_parameter' });
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  for (let i = 0; i < messages.length; i++) {
+    const content: unknown = isRecord(messages[i]) ? (messages[i] as Json).content : undefined;
+    if (!Array.isArray(content)) continue;
+    const at = content.findIndex((part) => isRecord(part) && part.cache_control !== undefined);
+    if (at !== -1) return unknown(`messages[${i}].content[${at}].cache_control`);
+  }
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const tool = tools.findIndex((entry) => isRecord(entry) && entry.cache_control !== undefined);
+  return tool === -1 ? null : unknown(`tools[${tool}].cache_control`);
+}
+
 function checkMessages(messages: unknown): RequestProblem | null {
   if (messages === undefined) return { message: "Missing required parameter: 'messages'.", param: 'messages', code: 'missing_required_parameter' };
   if (!Array.isArray(messages)) {
@@ -135,6 +155,8 @@ export function parseChatRequest(body: unknown): ParseResult {
   const messagesProblem = checkMessages(body.messages);
   if (messagesProblem) return { ok: false, problem: messagesProblem };
   const messages = body.messages as Json[];
+  const marker = anthropicMarker(body);
+  if (marker) return { ok: false, problem: marker };
 
   const stream = body.stream === true;
   if (body.stream_options !== undefined && body.stream_options !== null && !stream) {

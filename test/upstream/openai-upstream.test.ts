@@ -316,6 +316,19 @@ describe('validation, auth and routes', () => {
     expect(await errorOf(res)).toMatchObject({ param: 'stream_options' });
   });
 
+  it('refuses Anthropic’s thinking and cache_control in OpenAI’s words', async () => {
+    const thinking = await post(ask('x', { thinking: { type: 'enabled', budget_tokens: 1024 } }));
+    expect(thinking.status).toBe(400);
+    expect(await errorOf(thinking)).toEqual({ message: 'Unrecognized request argument supplied: thinking', type: 'invalid_request_error', param: null, code: null });
+    const part = { type: 'text', text: 'x', cache_control: { type: 'ephemeral' } };
+    const marked = await post({ model: 'gpt-4o', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: [part] }] });
+    expect(marked.status).toBe(400);
+    expect(await errorOf(marked)).toMatchObject({ message: "Unknown parameter: 'messages[1].content[0].cache_control'.", param: 'messages[1].content[0].cache_control', code: 'unknown_parameter' });
+    const tool = { type: 'function', function: { name: 'f', parameters: { type: 'object' } }, cache_control: { type: 'ephemeral' } };
+    const tools = await post(ask('x', { tools: [tool] }));
+    expect(await errorOf(tools)).toMatchObject({ param: 'tools[0].cache_control', code: 'unknown_parameter' });
+  });
+
   it('answers 401 invalid_api_key for a missing or wrong bearer token', async () => {
     for (const headers of [{ authorization: '' }, { authorization: 'Bearer sk-wrong-key-123456' }]) {
       const res = await post(ask('x'), { headers });

@@ -5,8 +5,6 @@ import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 
 export interface DialectOptions {
-  /** Whether Anthropic-only markers (`cache_control`, `thinking`) may stay on the canonical request. */
-  anthropicFields: boolean;
   /**
    * Set by the lenient read (see lenient.ts): what the canonical form cannot express is recorded here and left
    * out instead of refused. Malformed input is refused either way.
@@ -25,9 +23,12 @@ export function cannotTranslate(options: DialectOptions, error: GatewayError): n
   return null;
 }
 
-/** `cache_control` rides on the canonical part so the Anthropic adapter can put it back (prompt caching). */
-function withCacheControl(part: Json, block: Json, options: DialectOptions): Json {
-  return options.anthropicFields && block.cache_control !== undefined ? { ...part, cache_control: block.cache_control } : part;
+/**
+ * `cache_control` rides on the canonical part so an adapter that reads it (Vertex AI's Claude) can put it back
+ * (prompt caching); an attempt on any other format gets the part without it (markers.ts).
+ */
+function withCacheControl(part: Json, block: Json): Json {
+  return block.cache_control !== undefined ? { ...part, cache_control: block.cache_control } : part;
 }
 
 function textOf(block: Json, where: string): string {
@@ -98,14 +99,14 @@ export function toolCall(block: Json, where: string): Json {
 export function userPart(block: Json, where: string, options: DialectOptions): Json | null {
   switch (block.type) {
     case 'text':
-      return withCacheControl({ type: 'text', text: textOf(block, where) }, block, options);
+      return withCacheControl({ type: 'text', text: textOf(block, where) }, block);
     case 'image': {
       const part = imagePart(block, where, options);
-      return part && withCacheControl(part, block, options);
+      return part && withCacheControl(part, block);
     }
     case 'document': {
       const part = documentPart(block, where, options);
-      return part && withCacheControl(part, block, options);
+      return part && withCacheControl(part, block);
     }
     default:
       return cannotTranslate(options, unsupported(`${where}.type`, `A user content block of type '${quoteInput(String(block.type))}'`));
@@ -113,9 +114,9 @@ export function userPart(block: Json, where: string, options: DialectOptions): J
 }
 
 /** A text block as a canonical text part (for system prompts and assistant turns). */
-export function textPart(block: Json, where: string, options: DialectOptions): Json {
+export function textPart(block: Json, where: string): Json {
   if (block.type !== 'text') throw invalidRequest(`${where}.type`, `Expected a text block, got '${quoteInput(String(block.type))}'`);
-  return withCacheControl({ type: 'text', text: textOf(block, where) }, block, options);
+  return withCacheControl({ type: 'text', text: textOf(block, where) }, block);
 }
 
 /** Whether parts are only text without markers, so they can travel as a plain string every provider takes. */

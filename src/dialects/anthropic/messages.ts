@@ -15,17 +15,36 @@ function blocksOf(content: unknown, where: string): Json[] {
 }
 
 /** Anthropic's top-level `system` (a string or text blocks) as the canonical system message. */
-export function systemMessage(system: unknown, options: DialectOptions): ChatMessage | null {
+export function systemMessage(system: unknown): ChatMessage | null {
   if (system === undefined || system === null || system === '') return null;
   if (typeof system === 'string') return { role: 'system', content: system };
   if (!Array.isArray(system)) throw invalidRequest('system', 'Input should be a valid string or list');
   const parts = system.map((block: unknown, i) => {
     if (!isRecord(block)) throw invalidRequest(`system.${i}`, 'Input should be a valid dictionary');
-    return textPart(block, `system.${i}`, options);
+    return textPart(block, `system.${i}`);
   });
   if (parts.length === 0) return null;
-  // Separate blocks read as separate paragraphs, as the Anthropic adapter joins them on the way out.
-  return { role: 'system', content: plainText(parts) ? parts.map((part) => part.text as string).join('\n\n') : parts };
+  return { role: 'system', content: systemContent(parts) };
+}
+
+/**
+ * How a turn's text parts become canonical content: a plain string every provider takes, unless a marker
+ * (`cache_control`) keeps them apart. Separate system blocks read as paragraphs (as the Anthropic adapter joins
+ * them on the way out), a user turn's lone text part is its text, an assistant's text is joined, and an assistant
+ * turn with tool calls and no text has null content. markers.ts shapes a request again with these when it drops
+ * the markers, so a request loses them the same way whether that happens when it is read or per attempt.
+ */
+export function systemContent(parts: Json[]): string | Json[] {
+  return plainText(parts) ? parts.map((part) => part.text as string).join('\n\n') : parts;
+}
+
+export function userContent(parts: Json[]): string | Json[] {
+  return parts.length === 1 && plainText(parts) ? (parts[0]?.text as string) : parts;
+}
+
+export function assistantContent(parts: Json[], toolCalls: boolean): string | Json[] | null {
+  const text = plainText(parts) ? parts.map((part) => part.text as string).join('') : parts;
+  return text === '' && toolCalls ? null : text;
 }
 
 /**
@@ -44,8 +63,7 @@ function userMessages(content: unknown, where: string, options: DialectOptions):
     }
   });
   if (parts.length === 0) return tools;
-  const single = parts.length === 1 && plainText(parts);
-  return [...tools, { role: 'user', content: single ? (parts[0]?.text as string) : parts }];
+  return [...tools, { role: 'user', content: userContent(parts) }];
 }
 
 /**
@@ -58,15 +76,14 @@ function assistantMessage(content: unknown, where: string, options: DialectOptio
   const calls: Json[] = [];
   blocksOf(content, where).forEach((block, i) => {
     const at = `${where}.content.${i}`;
-    if (block.type === 'text') parts.push(textPart(block, at, options));
+    if (block.type === 'text') parts.push(textPart(block, at));
     else if (block.type === 'tool_use') calls.push(toolCall(block, at));
     else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
       // Server tool calls and their results (server_tool_use, web_search_tool_result, ...) have no canonical form.
       cannotTranslate(options, invalidRequest(`${at}.type`, `An assistant content block of type '${quoteInput(String(block.type))}' cannot be translated by the gateway.`));
     }
   });
-  const text = plainText(parts) ? parts.map((part) => part.text as string).join('') : parts;
-  const message: ChatMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  const message: ChatMessage = { role: 'assistant', content: assistantContent(parts, calls.length > 0) };
   if (calls.length > 0) message.tool_calls = calls;
   return message;
 }
@@ -74,7 +91,7 @@ function assistantMessage(content: unknown, where: string, options: DialectOptio
 /** Anthropic's system and alternating user/assistant turns as canonical chat messages. */
 export function canonicalMessages(system: unknown, messages: unknown[], options: DialectOptions): ChatMessage[] {
   const out: ChatMessage[] = [];
-  const head = systemMessage(system, options);
+  const head = systemMessage(system);
   if (head) out.push(head);
   messages.forEach((message, i) => {
     const where = `messages.${i}`;

@@ -9,13 +9,14 @@ export interface ThinkingFields {
 }
 
 /**
- * Anthropic's `thinking` config for the canonical request: kept as `thinking` (the Anthropic adapter passes it
- * on unchanged) when the target may be Anthropic, and as reasoning_effort when it is enabled with a budget.
+ * Anthropic's `thinking` config for the canonical request: kept as `thinking` for the adapters that read it
+ * (Vertex AI's Claude; an attempt on any other format gets the request without it, see markers.ts), and as
+ * reasoning_effort when it is enabled with a budget.
  */
-export function canonicalThinking(thinking: unknown, keepAnthropicField: boolean): ThinkingFields {
+export function canonicalThinking(thinking: unknown): ThinkingFields {
   if (thinking === undefined || thinking === null) return {};
   if (!isRecord(thinking) || typeof thinking.type !== 'string') throw invalidRequest('thinking', "Input should be a valid dictionary with a 'type'");
-  const out: ThinkingFields = keepAnthropicField ? { thinking } : {};
+  const out: ThinkingFields = { thinking };
   if (thinking.type === 'enabled') {
     const budget = thinking.budget_tokens;
     if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1) throw invalidRequest('thinking.budget_tokens', 'Input should be a positive integer');

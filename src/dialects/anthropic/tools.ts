@@ -25,7 +25,7 @@ export function canonicalTools(tools: unknown, options: DialectOptions): Json[] 
     fn.parameters = tool.input_schema;
     if (tool.strict === true) fn.strict = true;
     const canonical: Json = { type: 'function', function: fn };
-    if (options.anthropicFields && tool.cache_control !== undefined) canonical.cache_control = tool.cache_control;
+    if (tool.cache_control !== undefined) canonical.cache_control = tool.cache_control;
     out.push(canonical);
   });
   return out;

@@ -97,7 +97,7 @@ export interface CountRequest {
 export async function countInputTokens({ config, body, clientProviderKey, beta, dispatcher }: CountRequest): Promise<number> {
   const model = canonicalModelName(config, body.model);
   // Translating first refuses what the messages route would refuse, whichever way the count is made.
-  const { request: canonical, untranslatable } = readCanonical({ ...body, stream: false }, model, { anthropicFields: true });
+  const { request: canonical, untranslatable } = readCanonical({ ...body, stream: false }, model, {});
   const target = countingTarget(config, model, clientProviderKey);
   if (target) return upstreamCount(target, body, beta, dispatcher);
   // What the canonical form cannot express only an Anthropic upstream takes: a direct name of another format is

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalModelName, keepsAnthropicFields } from '../model-name.js';
+import { canonicalModelName } from '../model-name.js';
+import { anthropicRequestFor } from '../markers.js';
 import { readMessagesRequest } from '../parse-request.js';
 import { readCanonical } from '../lenient.js';
 import { takeRequestFallbacks } from '../../openai/parse-request.js';
@@ -58,7 +59,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         const body = readMessagesRequest(request.body, 'messages');
         const config = deps.config.current();
         const model = canonicalModelName(config, body.model);
-        const { request: chat, untranslatable } = readCanonical(body, model, { anthropicFields: keepsAnthropicFields(config, model, requestFallbacks) });
+        const { request: chat, untranslatable } = readCanonical(body, model, {});
         const ctx = createRequestContext({
           dialect: 'anthropic',
           path: request.url,
@@ -72,8 +73,9 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           clientHeaders: request.headers,
           exactNumbers: hasExactNumbers(request.body),
           // An Anthropic upstream gets the client's own body (native pass-through); other formats the translation,
-          // or, when the body holds what the canonical form cannot express, the 400 saying so (the call stage).
-          native: { format: 'anthropic', body, untranslatable },
+          // shaped per attempt for the target's format, or, when the body holds what the canonical form cannot
+          // express, the 400 saying so (the call stage).
+          native: { format: 'anthropic', body, untranslatable, requestFor: anthropicRequestFor },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();
