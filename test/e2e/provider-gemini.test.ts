@@ -276,6 +276,70 @@ async function logAfter(previous: EmbedLogRow | undefined, model: string): Promi
 /** The scripted upstream's own token count for a text (what it reports in usageMetadata). */
 const upstreamTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
 
+/** What Pydantic emits for a model with nested models: the nested ones in `$defs`, used through `$ref`. */
+const ADDRESS = { title: 'Address', type: 'object', properties: { city: { title: 'City', type: 'string' } }, required: ['city'], additionalProperties: false };
+const PERSON = {
+  $defs: { Address: ADDRESS },
+  title: 'Person',
+  type: 'object',
+  properties: {
+    name: { title: 'Name', type: 'string' },
+    home: { $ref: '#/$defs/Address', description: 'Where they live' },
+    past: { title: 'Past', type: 'array', items: { $ref: '#/$defs/Address' } },
+  },
+  required: ['name', 'home'],
+  additionalProperties: false,
+};
+/** The same in Gemini's subset: each reference replaced by the schema it names, JSON Schema-only keys left out. */
+const ADDRESS_SUBSET = { title: 'Address', type: 'object', properties: { city: { title: 'City', type: 'string' } }, required: ['city'] };
+const PERSON_SUBSET = {
+  title: 'Person',
+  type: 'object',
+  properties: { name: { title: 'Name', type: 'string' }, home: { ...ADDRESS_SUBSET, description: 'Where they live' }, past: { title: 'Past', type: 'array', items: ADDRESS_SUBSET } },
+  required: ['name', 'home'],
+};
+/** A recursive model (a tree): its reference cannot be inlined; the recursion is in a property that is not required. */
+const TREE = {
+  $defs: { Node: { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } }, required: ['label'] } },
+  $ref: '#/$defs/Node',
+};
+/** As Pydantic may write it, a description beside a reference, which Gemini's JSON Schema fields do not take. */
+const DESCRIBED_TREE = { ...TREE, description: 'A tree' };
+
+describe('JSON schemas with references ($defs / $ref) to Gemini', () => {
+  it('inlines the references of structured outputs and tool parameters into the subset', async () => {
+    await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'who?' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'Person', schema: PERSON } },
+    });
+    const config = upstream.calls.at(-1)?.body.generationConfig;
+    expect(config.responseSchema).toEqual(PERSON_SUBSET);
+    expect(config).not.toHaveProperty('responseJsonSchema');
+    await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'save them' }],
+      tools: [{ type: 'function', function: { name: 'save', parameters: PERSON } }],
+    });
+    expect(upstream.calls.at(-1)?.body.tools[0].functionDeclarations[0]).toEqual({ name: 'save', parameters: PERSON_SUBSET });
+  });
+
+  it('sends a recursive schema as JSON Schema in the fields that take references', async () => {
+    const answer = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'a tree' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'Tree', schema: DESCRIBED_TREE } },
+      tools: [{ type: 'function', function: { name: 'plant', parameters: TREE } }],
+      tool_choice: 'none',
+    });
+    expect(answer.choices[0]?.message.content).toBeTruthy();
+    const body = upstream.calls.at(-1)?.body;
+    expect(body.generationConfig).toMatchObject({ responseMimeType: 'application/json', responseJsonSchema: TREE });
+    expect(body.generationConfig).not.toHaveProperty('responseSchema');
+    expect(body.tools[0].functionDeclarations[0]).toEqual({ name: 'plant', parametersJsonSchema: TREE });
+  });
+});
+
 describe('gemini embeddings through the gateway', () => {
   const EMBED_MODEL = 'gemini/gemini-embedding-001';
 
@@ -388,5 +452,19 @@ describe('the scripted Gemini upstream validates like the real API', () => {
     expect(missing).toMatchObject({ status: 403, body: { error: { status: 'PERMISSION_DENIED' } } });
     const viaQuery = await post({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }, {}, '/v1beta/models/gemini-2.5-flash:generateContent?key=gemini-test-key');
     expect(viaQuery.status).toBe(200);
+  });
+
+  it('refuses references in the OpenAPI subset and checks them in the JSON Schema fields', async () => {
+    const contents = [{ role: 'user', parts: [{ text: 'x' }] }];
+    const json = { responseMimeType: 'application/json' };
+    const subset = await post({ contents, generationConfig: { ...json, responseSchema: { type: 'object', properties: { home: { $ref: '#/$defs/Address' } } } } });
+    expect(subset.body.error.message).toBe('Invalid JSON payload received. Unknown name "$ref" at \'generation_config.response_schema.properties[home].value\': Cannot find field.');
+    expect((await post({ contents, generationConfig: { ...json, responseJsonSchema: TREE } })).status).toBe(200);
+    expect((await post({ contents, generationConfig: { ...json, responseJsonSchema: DESCRIBED_TREE } })).body.error.message).toContain("a schema with $ref may not set 'description'");
+    expect((await post({ contents, generationConfig: { ...json, responseJsonSchema: TREE, responseSchema: { type: 'object' } } })).status).toBe(400);
+    expect((await post({ contents, generationConfig: { responseJsonSchema: TREE } })).status).toBe(400);
+    const requiredCycle = { ...TREE, $defs: { Node: { ...TREE.$defs.Node, required: ['label', 'children'] } } };
+    expect((await post({ contents, generationConfig: { ...json, responseJsonSchema: requiredCycle } })).body.error.message).toContain("cyclic reference '#/$defs/Node'");
+    expect((await post({ contents, generationConfig: { ...json, responseJsonSchema: { $ref: '#/$defs/Missing' } } })).body.error.message).toContain('cannot resolve');
   });
 });

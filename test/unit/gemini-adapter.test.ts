@@ -285,6 +285,18 @@ describe('toGeminiSchema', () => {
       properties: { list: { type: 'array', items: { type: 'object', properties: { k: { enum: ['v'] } } } }, choice: { anyOf: [{ type: 'string' }, { type: 'number' }] } },
     });
   });
+
+  it('inlines local references, the keys beside one on top, and gives null for one it cannot inline', () => {
+    const address = { type: 'object', properties: { city: { type: 'string' } } };
+    expect(toGeminiSchema({ $defs: { A: address }, type: 'object', properties: { a: { $ref: '#/$defs/A', description: 'home' }, b: { anyOf: [{ $ref: '#/$defs/A' }, { type: 'string' }] } } })).toEqual({
+      type: 'object',
+      properties: { a: { ...address, description: 'home' }, b: { anyOf: [address, { type: 'string' }] } },
+    });
+    expect(toGeminiSchema({ definitions: { 'a/b': address }, $ref: '#/definitions/a~1b' })).toEqual(address);
+    expect(toGeminiSchema({ type: 'object', properties: { next: { $ref: '#' } } })).toBeNull();
+    expect(toGeminiSchema({ $defs: { A: { type: 'object', properties: { b: { $ref: '#/$defs/B' } } }, B: { type: 'array', items: { $ref: '#/$defs/A' } } }, $ref: '#/$defs/A' })).toBeNull();
+    expect(toGeminiSchema({ type: 'object', properties: { x: { $ref: 'https://example.com/x.json' } } })).toBeNull();
+  });
 });
 
 describe('parseChatResponse', () => {

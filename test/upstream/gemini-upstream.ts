@@ -122,7 +122,53 @@ function checkSchema(schema: unknown, at: string): GoogleErrorBody | null {
       if (problem) return problem;
     }
   }
+  if (Array.isArray(schema.anyOf)) {
+    for (const [i, sub] of (schema.anyOf as unknown[]).entries()) {
+      const problem = checkSchema(sub, `${at}.any_of[${i}]`);
+      if (problem) return problem;
+    }
+  }
   return checkSchema(schema.items, `${at}.items`);
+}
+
+/**
+ * What Gemini documents for the JSON Schema fields (responseJsonSchema, parametersJsonSchema): references are
+ * resolved within the schema (`$defs`); a sub-schema with `$ref` may have no other keys but `$`-prefixed ones; a
+ * cyclic reference is unrolled a few levels, so it may only be used within properties that are not required.
+ * (The rules are Google's; the wording of these errors is the scripted upstream's own.)
+ */
+function checkJsonSchema(root: unknown, at: string): GoogleErrorBody | null {
+  if (!isRecord(root)) return invalid(`* GenerateContentRequest.${at}: must be a JSON object\n`);
+  const resolve = (ref: string): unknown => {
+    if (ref !== '#' && !ref.startsWith('#/')) return undefined;
+    let node: unknown = root;
+    for (const token of ref === '#' ? [] : ref.slice(2).split('/')) node = isRecord(node) ? node[token.replaceAll('~1', '/').replaceAll('~0', '~')] : undefined;
+    return node;
+  };
+  // `open` holds the references being followed, each with whether an optional property was passed since.
+  const walk = (node: unknown, open: ReadonlyMap<string, boolean>): GoogleErrorBody | null => {
+    if (!isRecord(node)) return null;
+    if (typeof node.$ref === 'string') {
+      const ref = node.$ref;
+      const extra = Object.keys(node).find((key) => !key.startsWith('$'));
+      if (extra !== undefined) return invalid(`* GenerateContentRequest.${at}: a schema with $ref may not set '${extra}'\n`);
+      if (open.has(ref)) return open.get(ref) ? null : invalid(`* GenerateContentRequest.${at}: the cyclic reference '${ref}' must be within a property that is not required\n`);
+      const target = resolve(ref);
+      if (!isRecord(target)) return invalid(`* GenerateContentRequest.${at}: cannot resolve the reference '${ref}'\n`);
+      return walk(target, new Map([...open, [ref, false]]));
+    }
+    const required = Array.isArray(node.required) ? (node.required as unknown[]) : [];
+    const subs: [unknown, boolean][] = [];
+    if (isRecord(node.properties)) for (const [name, sub] of Object.entries(node.properties)) subs.push([sub, !required.includes(name)]);
+    for (const key of ['items', 'additionalProperties']) subs.push([node[key], false]);
+    for (const key of ['anyOf', 'oneOf', 'prefixItems']) if (Array.isArray(node[key])) for (const sub of node[key] as unknown[]) subs.push([sub, false]);
+    for (const [sub, optional] of subs) {
+      const problem = walk(sub, optional ? new Map([...open].map(([ref]) => [ref, true])) : open);
+      if (problem) return problem;
+    }
+    return null;
+  };
+  return walk(root, new Map());
 }
 
 /** The request checks Gemini makes that an adapter could get wrong. Returns the error body to answer with. */
@@ -186,6 +232,13 @@ export function validateGeminiRequest(body: unknown): GoogleErrorBody | null {
     }
     const schemaProblem = checkSchema(config.responseSchema, 'generation_config.response_schema');
     if (schemaProblem) return schemaProblem;
+    if (config.responseJsonSchema !== undefined) {
+      // Documented: responseSchema must then be omitted, and responseMimeType is required.
+      if (config.responseSchema !== undefined) return invalid('* GenerateContentRequest.generation_config.response_json_schema: response_schema must be omitted when response_json_schema is set\n');
+      if (config.responseMimeType === undefined) return invalid('* GenerateContentRequest.generation_config.response_mime_type: response_mime_type is required when response_json_schema is set\n');
+      const jsonProblem = checkJsonSchema(config.responseJsonSchema, 'generation_config.response_json_schema');
+      if (jsonProblem) return jsonProblem;
+    }
   }
   // Gemini checks each safety setting: an object naming a harm category and a threshold.
   const safety = body.safetySettings ?? body.safety_settings;
@@ -207,6 +260,12 @@ export function validateGeminiRequest(body: unknown): GoogleErrorBody | null {
         for (const key of Object.keys(fn)) if (!['name', 'description', 'parameters', 'parametersJsonSchema', 'response'].includes(key)) return unknownField(key, `tools[${i}].function_declarations[${j}]`);
         const problem = checkSchema(fn.parameters, `tools[${i}].function_declarations[${j}].parameters`);
         if (problem) return problem;
+        if (fn.parametersJsonSchema !== undefined) {
+          // Documented: mutually exclusive with parameters.
+          if (fn.parameters !== undefined) return invalid(`* GenerateContentRequest.tools[${i}].function_declarations[${j}]: parameters and parameters_json_schema are mutually exclusive\n`);
+          const jsonProblem = checkJsonSchema(fn.parametersJsonSchema, `tools[${i}].function_declarations[${j}].parameters_json_schema`);
+          if (jsonProblem) return jsonProblem;
+        }
         if (isRecord(fn.parameters) && fn.parameters.type === 'object' && !(isRecord(fn.parameters.properties) && Object.keys(fn.parameters.properties).length > 0)) {
           return invalid(`* GenerateContentRequest.tools[${i}].function_declarations[${j}].parameters.properties: should be non-empty for OBJECT type\n`);
         }

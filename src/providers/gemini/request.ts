@@ -1,7 +1,7 @@
 import { isNumberValue } from '../../exact-numbers.js';
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
-import { toGeminiSchema } from '../../wire/gemini/schema.js';
+import { toGeminiJsonSchema, toGeminiSchema } from '../../wire/gemini/schema.js';
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
@@ -198,7 +198,12 @@ function functionDeclarations(tools: unknown): Record<string, unknown>[] {
     // A function without parameters must leave them out: Gemini rejects an object schema without properties.
     const params = fn.parameters;
     const empty = isRecord(params) && params.type === 'object' && !(isRecord(params.properties) && Object.keys(params.properties).length > 0);
-    if (isRecord(params) && !empty) declaration.parameters = toGeminiSchema(params);
+    if (isRecord(params) && !empty) {
+      const subset = toGeminiSchema(params);
+      // A recursive model cannot be inlined into the subset: its JSON Schema goes in the field that takes references.
+      if (subset === null) declaration.parametersJsonSchema = toGeminiJsonSchema(params);
+      else declaration.parameters = subset;
+    }
     return declaration;
   });
 }
@@ -240,7 +245,13 @@ function generationConfig(request: ChatCompletionRequest, model: string): Record
   if (isRecord(format) && (format.type === 'json_object' || format.type === 'json_schema')) {
     config.responseMimeType = 'application/json';
     const schema = isRecord(format.json_schema) ? format.json_schema.schema : undefined;
-    if (format.type === 'json_schema' && isRecord(schema)) config.responseSchema = toGeminiSchema(schema);
+    if (format.type === 'json_schema' && isRecord(schema)) {
+      const subset = toGeminiSchema(schema);
+      // responseSchema takes the OpenAPI subset (every model); a recursive model, which cannot be inlined into it,
+      // goes as JSON Schema in responseJsonSchema, which takes references (Gemini unrolls a cycle a few levels).
+      if (subset === null) config.responseJsonSchema = toGeminiJsonSchema(schema);
+      else config.responseSchema = subset;
+    }
   }
   const thinking = thinkingConfig(request.reasoning_effort, model);
   if (thinking) config.thinkingConfig = thinking;

@@ -16,8 +16,36 @@ const KEPT = new Set([
 /** The only string formats Gemini accepts; others are rejected rather than ignored. */
 const STRING_FORMATS = new Set(['enum', 'date-time']);
 
-export function toGeminiSchema(schema: unknown): unknown {
-  if (!isRecord(schema)) return schema;
+/** A `$ref` the subset cannot hold inlined: one back into a schema it is inside (recursion), or to no schema in it. */
+class NotInlinable extends Error {}
+
+/** The schema a local reference (`#`, `#/$defs/Address`, any JSON pointer into the root) points to. */
+function resolve(root: Record<string, unknown>, ref: string): Record<string, unknown> {
+  if (ref !== '#' && !ref.startsWith('#/')) throw new NotInlinable(ref);
+  let at: unknown = root;
+  for (const token of ref === '#' ? [] : ref.slice(2).split('/')) {
+    const key = decodeURIComponent(token).replaceAll('~1', '/').replaceAll('~0', '~');
+    at = isRecord(at) ? at[key] : Array.isArray(at) ? at[Number(key)] : undefined;
+  }
+  if (!isRecord(at)) throw new NotInlinable(ref);
+  return at;
+}
+
+/**
+ * One schema node in the subset. A `$ref` (what Pydantic emits for every nested model) is replaced by the schema it
+ * names, converted in turn, with the keys written beside it (a description) on top; `expanding` holds the
+ * references being inlined, so one that comes back to itself is found instead of inlined forever.
+ */
+function convert(node: unknown, root: Record<string, unknown>, expanding: readonly string[]): unknown {
+  if (!isRecord(node)) return node;
+  if (typeof node.$ref === 'string') {
+    const { $ref: ref, ...beside } = node;
+    if (expanding.includes(ref)) throw new NotInlinable(ref);
+    const target = convert(resolve(root, ref), root, [...expanding, ref]) as Record<string, unknown>;
+    // Keys beside the reference (a field's own description) describe this use of the schema, so they win.
+    return Object.keys(beside).length === 0 ? target : { ...target, ...(convert(beside, root, expanding) as Record<string, unknown>) };
+  }
+  const schema = node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (KEPT.has(key)) out[key] = value;
@@ -31,12 +59,38 @@ export function toGeminiSchema(schema: unknown): unknown {
   if (schema.const !== undefined && out.enum === undefined) out.enum = [schema.const];
   if (out.type === 'string' && typeof out.format === 'string' && !STRING_FORMATS.has(out.format)) delete out.format;
   if (isRecord(schema.properties)) {
-    out.properties = Object.fromEntries(Object.entries(schema.properties).map(([name, sub]) => [name, toGeminiSchema(sub)]));
+    out.properties = Object.fromEntries(Object.entries(schema.properties).map(([name, sub]) => [name, convert(sub, root, expanding)]));
   }
-  if (schema.items !== undefined) out.items = toGeminiSchema(Array.isArray(schema.items) ? schema.items[0] : schema.items);
+  if (schema.items !== undefined) out.items = convert(Array.isArray(schema.items) ? schema.items[0] : schema.items, root, expanding);
   const variants = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(variants)) out.anyOf = variants.map(toGeminiSchema);
+  if (Array.isArray(variants)) out.anyOf = variants.map((variant) => convert(variant, root, expanding));
   return out;
+}
+
+/**
+ * A JSON schema in Gemini's subset, its local references (`$ref` into `$defs`) inlined, since the subset has no
+ * references and a dropped one would leave the nested model's schema empty. Null when a reference cannot be
+ * inlined (a recursive model, or a reference outside the schema): the caller sends the JSON Schema as it is in
+ * the field that takes references instead (`responseJsonSchema`, `parametersJsonSchema`).
+ */
+export function toGeminiSchema(schema: unknown): unknown {
+  try {
+    return convert(schema, isRecord(schema) ? schema : {}, []);
+  } catch (err) {
+    if (err instanceof NotInlinable) return null;
+    throw err;
+  }
+}
+
+/**
+ * A JSON schema as Gemini's JSON Schema fields take it: as it is, but that a sub-schema with `$ref` keeps only its
+ * `$` keys, the one form Gemini documents there (Pydantic writes a field's description beside its reference).
+ */
+export function toGeminiJsonSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toGeminiJsonSchema);
+  if (!isRecord(schema)) return schema;
+  const entries = Object.entries(schema).filter(([key]) => typeof schema.$ref !== 'string' || key.startsWith('$'));
+  return Object.fromEntries(entries.map(([key, value]) => [key, toGeminiJsonSchema(value)]));
 }
 
 /**
