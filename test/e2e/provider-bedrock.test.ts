@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { calcPrice } from '@pydantic/genai-prices';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -182,6 +183,57 @@ describe('bedrock through the gateway', () => {
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error.message).toMatch(/data: URLs/);
     expect(upstream.calls).toHaveLength(1);
+  });
+});
+
+describe('reasoning to bedrock', () => {
+  /** A Claude model that thinks, through a cross-region inference profile as Bedrock serves the newer ones. */
+  const CLAUDE = 'bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+  const anthropic = (): Anthropic => new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+
+  it("passes an OpenAI client's reasoning_effort to Claude as thinking and returns its reasoning", async () => {
+    const completion = await tg.client.chat.completions.create({
+      model: CLAUDE,
+      max_completion_tokens: 3000,
+      reasoning_effort: 'medium',
+      messages: [{ role: 'user', content: 'ponder' }],
+    });
+    expect(upstream.calls.at(-1)?.body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 2048 } });
+    const message = completion.choices[0]?.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
+    expect(message.reasoning_content).toBe('thinking about: ponder');
+    expect(message.content).toBe('echo: ponder');
+  });
+
+  it("passes an Anthropic client's exact thinking budget, and streams the thinking back", async () => {
+    const request = { model: CLAUDE, max_tokens: 5000, thinking: { type: 'enabled' as const, budget_tokens: 3000 }, messages: [{ role: 'user' as const, content: 'ponder' }] };
+    const message = await anthropic().messages.create(request);
+    expect(upstream.calls.at(-1)?.body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 3000 } });
+    expect(message.content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: ponder' });
+    const streamed = await anthropic().messages.stream(request).finalMessage();
+    expect(upstream.calls.at(-1)?.action).toBe('converse-stream');
+    expect(streamed.content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: ponder' });
+    expect(streamed.content.at(-1)).toMatchObject({ type: 'text', text: 'echo: ponder' });
+  });
+
+  it('sends nothing to a family that takes no thinking field', async () => {
+    const completion = await tg.client.chat.completions.create({ model: 'bedrock/meta.llama3-70b-instruct-v1:0', reasoning_effort: 'high', messages: [{ role: 'user', content: 'hi' }] });
+    expect(upstream.calls.at(-1)?.body).not.toHaveProperty('additionalModelRequestFields');
+    expect(completion.choices[0]?.message.content).toBe('echo: hi');
+  });
+
+  it('is refused by the scripted upstream as Bedrock does: thinking for another family, a budget past maxTokens', async () => {
+    const llama = await fetch(`${upstream.url}/model/meta.llama3-70b-instruct-v1:0/converse`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+      body: JSON.stringify({ messages: [{ role: 'user', content: [{ text: 'hi' }] }], additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 2000 } } }),
+    });
+    expect(llama.status).toBe(400);
+    expect(((await llama.json()) as { message: string }).message).toContain('extraneous key [thinking] is not permitted');
+    const tooBig = await anthropic()
+      .messages.create({ model: CLAUDE, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 3000 }, messages: [{ role: 'user', content: 'x' }] })
+      .catch((err: unknown) => err);
+    expect(tooBig).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((tooBig as Error).message).toContain('`max_tokens` must be greater than `thinking.budget_tokens`');
   });
 });
 

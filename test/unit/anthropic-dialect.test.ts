@@ -233,6 +233,10 @@ describe('Anthropic request -> canonical request', () => {
       { role: 'tool', tool_call_id: 't1', content: 'ok' },
       { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
     ]);
+    // Bedrock's Claude reads the thinking budget, not cache_control.
+    const bedrock = anthropicRequestFor(kept, 'bedrock');
+    expect(bedrock.thinking).toEqual(body.thinking);
+    expect(bedrock.messages).toEqual(openai.messages);
     // A request without markers goes out as it is, for every format.
     const plain = translate({ messages: [{ role: 'user', content: 'x' }] });
     expect(anthropicRequestFor(plain, 'gemini')).toBe(plain);

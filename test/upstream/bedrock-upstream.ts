@@ -52,8 +52,6 @@ export interface BedrockUpstream {
   enqueue(...modes: BedrockMode[]): void;
   /** Cache tokens reported in later answers' usage (cacheReadInputTokens / cacheWriteInputTokens). */
   setCache(cache: { read: number; write: number }): void;
-  /** Reasoning text later answers carry as a reasoningContent block. */
-  setReasoning(text: string | null): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -74,6 +72,32 @@ function isRecord(value: unknown): value is Record<string, any> {
 
 function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new ValidationError(message);
+}
+
+/** Claude on Bedrock, by base model id or a cross-region inference profile (`us.anthropic.claude-…`). */
+function isClaude(modelId: string): boolean {
+  return /(^|[.:/])anthropic\.claude-/.test(modelId);
+}
+
+/**
+ * additionalModelRequestFields go to the model as its own request fields. Claude takes Anthropic's `thinking`
+ * ({type: enabled, budget_tokens} with budget_tokens at least 1,024 and below max_tokens, in Anthropic's words);
+ * the other scripted families take none, and refuse an unknown one as Bedrock relays it.
+ */
+function validateModelFields(modelId: string, body: Record<string, any>): void {
+  const fields = body.additionalModelRequestFields;
+  if (fields === undefined) return;
+  check(isRecord(fields), 'additionalModelRequestFields must be an object.');
+  for (const key of Object.keys(fields)) {
+    check(isClaude(modelId) && key === 'thinking', `Malformed input request: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
+  }
+  const thinking = fields.thinking;
+  if (thinking === undefined) return;
+  check(isRecord(thinking) && ['enabled', 'disabled'].includes(thinking.type), 'The model returned the following errors: thinking: Input tag does not match the expected tags: \'enabled\', \'disabled\'');
+  if (thinking.type !== 'enabled') return;
+  check(Number.isInteger(thinking.budget_tokens) && thinking.budget_tokens >= 1024, 'The model returned the following errors: thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+  const maxTokens = body.inferenceConfig?.maxTokens;
+  if (typeof maxTokens === 'number') check(maxTokens > thinking.budget_tokens, 'The model returned the following errors: `max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size');
 }
 
 /** Validates a Converse body the way the service does, with its wording for the common mistakes. */
@@ -137,7 +161,7 @@ function validateConverse(body: unknown): void {
 }
 
 interface Answer {
-  blocks: Array<{ text: string } | { toolUse: { toolUseId: string; name: string; input: Record<string, unknown> } } | { reasoningContent: { reasoningText: { text: string } } }>;
+  blocks: Array<{ text: string } | { toolUse: { toolUseId: string; name: string; input: Record<string, unknown> } } | { reasoningContent: { reasoningText: { text: string; signature: string } } }>;
   stopReason: string;
   usage: Record<string, number>;
 }
@@ -150,15 +174,21 @@ function estimateTokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
 
-/** Echoes the last user text; calls a tool when forced or asked to ("use the tool"); answers tool results. */
-function planAnswer(body: any, cache: { read: number; write: number }, reasoning: string | null): Answer {
+/**
+ * Echoes the last user text; calls a tool when forced or asked to ("use the tool"); answers tool results. With
+ * Claude's thinking enabled the answer starts with a reasoningContent block (text and signature), as Converse's.
+ */
+function planAnswer(body: any, cache: { read: number; write: number }): Answer {
   const last = body.messages[body.messages.length - 1];
   const lastText = last.role === 'user' ? textOfBlocks(last.content) : '';
   const results = last.role === 'user' ? last.content.filter((block: any) => block.toolResult) : [];
   const tools: any[] = body.toolConfig?.tools ?? [];
   const choice = body.toolConfig?.toolChoice;
   const blocks: Answer['blocks'] = [];
-  if (reasoning) blocks.push({ reasoningContent: { reasoningText: { text: reasoning } } });
+  if (body.additionalModelRequestFields?.thinking?.type === 'enabled') {
+    const text = `thinking about: ${lastText}`;
+    blocks.push({ reasoningContent: { reasoningText: { text, signature: `sig_${Buffer.from(text).toString('base64url')}` } } });
+  }
   let stopReason = 'end_turn';
   if (results.length > 0) {
     const said = results.map((block: any) => textOfBlocks(block.toolResult.content) || JSON.stringify(block.toolResult.content)).join(' ');
@@ -301,7 +331,9 @@ function streamEvents(answer: Answer): Uint8Array[] {
       events.push(eventFrame('contentBlockStart', { contentBlockIndex: index, start: { toolUse: { toolUseId, name } } }));
       for (const piece of pieces(JSON.stringify(input), 4)) events.push(eventFrame('contentBlockDelta', { contentBlockIndex: index, delta: { toolUse: { input: piece } } }));
     } else if ('reasoningContent' in block) {
-      for (const piece of pieces(block.reasoningContent.reasoningText.text, 2)) events.push(eventFrame('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { text: piece } } }));
+      const { text, signature } = block.reasoningContent.reasoningText;
+      for (const piece of pieces(text, 2)) events.push(eventFrame('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { text: piece } } }));
+      events.push(eventFrame('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { signature } } }));
     } else {
       for (const piece of pieces(block.text, 3)) events.push(eventFrame('contentBlockDelta', { contentBlockIndex: index, delta: { text: piece } }));
     }
@@ -335,7 +367,6 @@ function headerValue(req: IncomingMessage, name: string): string | undefined {
 
 class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implements BedrockUpstream {
   private cache = { read: 0, write: 0 };
-  private reasoning: string | null = null;
 
   constructor(private readonly options: BedrockUpstreamOptions) {
     super({ kind: 'ok' });
@@ -349,14 +380,9 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
     this.cache = cache;
   }
 
-  setReasoning(text: string | null): void {
-    this.reasoning = text;
-  }
-
   override reset(): void {
     super.reset();
     this.cache = { read: 0, write: 0 };
-    this.reasoning = null;
   }
 
   protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -380,11 +406,12 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
     if (route[2] === 'invoke') return this.invoke(res, decodeURIComponent(route[1] as string), body, req);
     try {
       validateConverse(body);
+      validateModelFields(decodeURIComponent(route[1] as string), body as Record<string, any>);
     } catch (err) {
       if (err instanceof ValidationError) return sendAwsError(res, 400, 'ValidationException', err.message);
       throw err;
     }
-    const answer = planAnswer(body, this.cache, this.reasoning);
+    const answer = planAnswer(body, this.cache);
     const requestId = randomUUID();
     if (route[2] === 'converse') {
       const json = JSON.stringify({ output: { message: { role: 'assistant', content: answer.blocks } }, stopReason: answer.stopReason, usage: answer.usage, metrics: { latencyMs: 12 } });

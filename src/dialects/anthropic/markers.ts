@@ -4,10 +4,12 @@ import { type Json } from '../../wire/anthropic/shapes.js';
 import { assistantContent, systemContent, userContent } from './messages.js';
 
 /**
- * Wire formats whose adapters read Anthropic's own request fields (`thinking`, `cache_control`) off the canonical
- * request: Anthropic's (when it is not sent the client's own body) and Vertex AI's (its Claude models).
+ * Wire formats whose adapters read Anthropic's own request fields off the canonical request: Anthropic's (when it
+ * is not sent the client's own body) and Vertex AI's (its Claude models) read `thinking` and `cache_control`;
+ * Bedrock's reads `thinking` (for its Claude models, so the client's exact budget reaches them).
  */
-const ANTHROPIC_AWARE = new Set(['anthropic', 'vertex']);
+const READS_THINKING = new Set(['anthropic', 'vertex', 'bedrock']);
+const READS_CACHE_CONTROL = new Set(['anthropic', 'vertex']);
 
 function marked(part: unknown): boolean {
   return isRecord(part) && part.cache_control !== undefined;
@@ -30,16 +32,20 @@ function unmarkedMessage(message: ChatMessage): ChatMessage {
 
 /**
  * The canonical request of an Anthropic client as an attempt on an upstream of `format` gets it. The dialect's
- * read keeps `thinking` and `cache_control` on it for the adapters that read them; any other format gets it
- * without them (OpenAI's API refuses both with a 400; the thinking budget travels as reasoning_effort), as a
- * direct request to that format always did. Asked per attempt, so a route or a fallback chain mixing formats
- * sends each target what it takes: the Anthropic attempt the client's body, the OpenAI fallback no markers.
+ * read keeps `thinking` and `cache_control` on it for the adapters that read them; a format that does not read
+ * one gets the request without it (OpenAI's API refuses both with a 400; the thinking budget travels as
+ * reasoning_effort), as a direct request to that format always did. Asked per attempt, so a route or a fallback
+ * chain mixing formats sends each target what it takes: the Anthropic attempt the client's body, the OpenAI
+ * fallback no markers.
  */
 export function anthropicRequestFor(request: ChatCompletionRequest, format: string): ChatCompletionRequest {
-  if (ANTHROPIC_AWARE.has(format)) return request;
-  const tools = Array.isArray(request.tools) && request.tools.some(marked) ? (request.tools as Json[]).map(unmarked) : request.tools;
-  const messages = request.messages.some((message) => Array.isArray(message.content) && message.content.some(marked)) ? request.messages.map(unmarkedMessage) : request.messages;
-  if (request.thinking === undefined && tools === request.tools && messages === request.messages) return request;
-  const { thinking: _, ...rest } = request;
-  return tools === undefined ? { ...rest, messages } : { ...rest, messages, tools };
+  const keepCache = READS_CACHE_CONTROL.has(format);
+  const tools = !keepCache && Array.isArray(request.tools) && request.tools.some(marked) ? (request.tools as Json[]).map(unmarked) : request.tools;
+  const messages = !keepCache && request.messages.some((message) => Array.isArray(message.content) && message.content.some(marked)) ? request.messages.map(unmarkedMessage) : request.messages;
+  const dropThinking = request.thinking !== undefined && !READS_THINKING.has(format);
+  if (!dropThinking && tools === request.tools && messages === request.messages) return request;
+  const out: ChatCompletionRequest = { ...request, messages };
+  if (dropThinking) delete out.thinking;
+  if (tools !== undefined) out.tools = tools;
+  return out;
 }

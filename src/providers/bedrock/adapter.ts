@@ -32,7 +32,7 @@ export const bedrockAdapter: ProviderAdapter = {
         ...target.provider.vendor.defaultHeaders,
         ...target.provider.headers,
       },
-      body: JSON.stringify(converseBody(request)),
+      body: JSON.stringify(converseBody(request, target.model)),
     };
   },
 

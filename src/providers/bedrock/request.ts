@@ -3,6 +3,7 @@ import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
+import { fitBudget, thinkingOf } from '../anthropic/thinking.js';
 
 /** A Converse content block (only the members tollgate sends). */
 export type ConverseBlock =
@@ -24,6 +25,7 @@ export interface ConverseRequest {
   inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
   toolConfig?: { tools: unknown[]; toolChoice?: unknown };
   outputConfig?: unknown;
+  additionalModelRequestFields?: Record<string, unknown>;
 }
 
 const IMAGE_FORMATS: Record<string, ImageFormat> = {
@@ -210,8 +212,26 @@ function outputConfig(format: unknown): unknown {
   };
 }
 
+/** Claude on Bedrock: a base model id, a cross-region inference profile (`us.anthropic.claude-…`) or an ARN naming one. */
+const CLAUDE = /(^|[.:/])anthropic\.claude-/;
+
+/**
+ * Reasoning for the model's own request fields. Converse has no reasoning field of its own: Claude takes
+ * Anthropic's `thinking` in additionalModelRequestFields, the budget an Anthropic client set or the one
+ * reasoning_effort maps to (fitted under maxTokens as on Anthropic's API). Other families are sent nothing: some
+ * take other fields or none, and an unknown field is a 400 (see README).
+ */
+function modelFields(request: ChatCompletionRequest, model: string, maxTokens: number | undefined): ConverseRequest['additionalModelRequestFields'] {
+  if (!CLAUDE.test(model)) return undefined;
+  let thinking = thinkingOf(request);
+  // Thinking off is Claude's default: nothing to send.
+  if (!thinking || thinking.type === 'disabled') return undefined;
+  if (maxTokens !== undefined) thinking = fitBudget(thinking, maxTokens, request.thinking !== undefined && request.thinking !== null);
+  return { thinking };
+}
+
 /** The Converse body for a canonical request; fields Converse cannot express are dropped (seed, user, ...). */
-export function converseBody(request: ChatCompletionRequest): ConverseRequest {
+export function converseBody(request: ChatCompletionRequest, model: string): ConverseRequest {
   if (typeof request.n === 'number' && request.n > 1) throw bad('n > 1 is not supported; Converse returns one answer per request.', 'n');
   const { turns, system, usesTools } = translateMessages(request.messages);
   if (turns.length === 0) throw bad('at least one user message is required.', 'messages');
@@ -223,5 +243,7 @@ export function converseBody(request: ChatCompletionRequest): ConverseRequest {
   if (tools) body.toolConfig = tools;
   const output = outputConfig(request.response_format);
   if (output) body.outputConfig = output;
+  const fields = modelFields(request, model, inference?.maxTokens);
+  if (fields) body.additionalModelRequestFields = fields;
   return body;
 }
