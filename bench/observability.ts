@@ -98,6 +98,14 @@ async function main(): Promise<void> {
     children.push(other);
     targets.splice(2, 0, [`${compareDist}, metrics on, traces ${Number(values.sample) * 100}%`, other]);
   }
+  // Metrics on means scraped: a Prometheus server reads /metrics every 15 s (a common interval), and the first scrape
+  // starts the process metrics' event-loop delay and GC observers, which then run for good. The gateway with metrics
+  // off has no /metrics to read.
+  const scraped = targets.slice(1).map(([, server]) => server);
+  const scrapeAll = () => Promise.all(scraped.map((server) => fetch(`${server.url}/metrics`).then((answer) => answer.text()))).catch(() => undefined);
+  await scrapeAll();
+  const scraper = setInterval(() => void scrapeAll(), 15_000);
+  scraper.unref();
   console.log(
     `observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; ` +
       `${rate > 0 ? `${rate} req/s each` : 'closed loop (as fast as answered)'}${together ? ', all gateways loaded at the same time' : ''}; node ${process.version}`,
@@ -158,6 +166,7 @@ async function main(): Promise<void> {
       }
     }
   }
+  clearInterval(scraper);
   if (values.profile) {
     console.log(`\nrequests served, for bench/profile-diff.ts: ${targets.map(([name, server]) => `${name} ${served.get(server) ?? 0}`).join('; ')}`);
   }
