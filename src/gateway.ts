@@ -52,6 +52,8 @@ export interface GatewayOptions {
   log?: Log;
   /** The built web dashboard to serve at `/` (default: this package's dashboard/dist); tests point it elsewhere. */
   dashboardDir?: string;
+  /** The clock rate-limit windows are measured on (default `Date.now`); tests move it past a window instead of waiting. */
+  clock?: () => number;
 }
 
 export interface Gateway {
@@ -162,7 +164,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       });
     },
   };
-  const limiter = new SlidingWindowLimiter();
+  const limiter = new SlidingWindowLimiter(60_000, options.clock);
   // MCP servers are connected once the pipeline compiled (below); stages that use tools find the hub as a service.
   const mcp = new McpHubService({ bus, log, clientInfo: { name: 'tollgate', version: VERSION }, outbound });
   // Built-in stages and plugins get these same instances, each only the ones it lists in `requires`.

@@ -2,12 +2,36 @@ import { embeddingInputs } from '../core/canonical.js';
 import type { RequestContext } from '../core/context.js';
 import { countPromptTokens, TokenCounter } from '../tokens/tokenizer.js';
 
+/** A request's prompt count, with what it was counted from: the count holds while the request still holds those. */
+interface Counted {
+  messages: unknown;
+  length: number;
+  tools: unknown;
+  tokens: number;
+}
+
+const counted = new WeakMap<RequestContext, Counted>();
+
 /**
  * The prompt tokens of a request, counted by the gateway's tokenizer, whatever it asks for: a chat's messages and
- * tools, or an embeddings request's texts (token arrays count their length). Budgets, routing rules and charging
- * without upstream usage read this one count.
+ * tools, or an embeddings request's texts (token arrays count their length). Token rate limits, routing rules,
+ * budgets and charging without upstream usage read this one count: it is counted once per request and kept while
+ * the request's messages, tools (or embeddings input) are the same arrays. Stages that change a prompt replace
+ * those arrays (guardrails' redaction copies the messages, MCP's agent turns append to a copy), and it is counted
+ * again.
  */
 export function promptTokensOf(ctx: RequestContext, counter?: TokenCounter): number {
+  const messages = ctx.operation === 'chat' ? ctx.request.messages : ctx.request.input;
+  const length = Array.isArray(messages) ? messages.length : -1;
+  const tools = ctx.operation === 'chat' ? ctx.request.tools : undefined;
+  const known = counted.get(ctx);
+  if (known && known.messages === messages && known.length === length && known.tools === tools) return known.tokens;
+  const tokens = countPrompt(ctx, counter);
+  counted.set(ctx, { messages, length, tools, tokens });
+  return tokens;
+}
+
+function countPrompt(ctx: RequestContext, counter?: TokenCounter): number {
   if (ctx.operation === 'chat') return countPromptTokens(ctx.request.messages, ctx.request.tools, counter);
   const { texts, tokens } = embeddingInputs(ctx.request);
   let total = tokens;

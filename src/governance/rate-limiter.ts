@@ -6,6 +6,10 @@
  * last take. So a key holds at most ~61 slots whatever its traffic (bounded memory), the limit is never
  * exceeded over any rolling window (a slot leaves late rather than early, by at most 1/60 of the window), and
  * takes made within one slot free up together. Keys idle for more than two windows are swept.
+ *
+ * A key may also hold amounts for work in flight (tokens a request may still use, see `tryHoldAll`): they count
+ * against the limit like used amounts, are not in the log (they do not leave with time), and are released when the
+ * work ends, which then records what it really used with `add`.
  */
 export interface WindowState {
   limit: number;
@@ -29,6 +33,8 @@ class KeyWindow {
   /** When the newest slot opened (takes within a slot's span coalesce into it). */
   newestOpened = -Infinity;
   used = 0;
+  /** Held for work in flight (not in the log: released, not aged out). */
+  held = 0;
   lastSeen = 0;
 
   prune(now: number, windowMs: number): void {
@@ -120,6 +126,36 @@ export class SlidingWindowLimiter {
     return { allowed, states, blocked };
   }
 
+  /**
+   * Holds each entry's `amount` under its limit, counted with what its window used, or holds nothing when any entry
+   * does not fit (`blocked` is the first that does not). What is held counts against the limit until `release`
+   * (idempotent), whatever the time: a request's estimated tokens, held while it runs, so that concurrent requests
+   * see each other's claims. `amount` is per entry, so one may be capped at its own limit.
+   */
+  tryHoldAll(entries: ReadonlyArray<{ key: string; limit: number; amount: number }>): { allowed: boolean; states: WindowState[]; blocked: number; release: () => void } {
+    const now = this.now();
+    this.tick();
+    const windows = entries.map((entry) => this.windowFor(entry.key, now));
+    const blocked = entries.findIndex((entry, i) => {
+      const window = windows[i] as KeyWindow;
+      return window.used + window.held + entry.amount > entry.limit;
+    });
+    const allowed = blocked === -1;
+    if (allowed) entries.forEach((entry, i) => ((windows[i] as KeyWindow).held += entry.amount));
+    const states = entries.map((entry, i) => this.describe(windows[i] as KeyWindow, entry.limit, now, allowed ? 1 : entry.amount));
+    let released = !allowed;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      entries.forEach((entry, i) => {
+        const window = windows[i] as KeyWindow;
+        window.held = Math.max(0, window.held - entry.amount);
+        window.lastSeen = this.now();
+      });
+    };
+    return { allowed, states, blocked, release };
+  }
+
   /** Records usage after the fact (tokens known only when the answer ends); may exceed the limit. */
   add(key: string, amount: number): void {
     if (!(amount > 0)) return;
@@ -140,7 +176,8 @@ export class SlidingWindowLimiter {
   sweep(): void {
     const now = this.now();
     for (const [key, window] of this.windows) {
-      if (now - window.lastSeen > 2 * this.windowMs) this.windows.delete(key);
+      // A window holding for work in flight (a long stream) stays, or its release would go nowhere.
+      if (now - window.lastSeen > 2 * this.windowMs && window.held === 0) this.windows.delete(key);
     }
   }
 
@@ -168,12 +205,18 @@ export class SlidingWindowLimiter {
     return window;
   }
 
-  /** `wanted`: the amount resetMs waits room for. */
+  /**
+   * `wanted`: the amount resetMs waits room for. What is held leaves when its work ends, not with time, so the
+   * wait is for the log to make room beside it; when even an empty log would not (the holds alone are too many),
+   * the best hint is when the window is empty again, or one window from now, as the holds will be used by then.
+   */
   private describe(window: KeyWindow, limit: number, now: number, wanted: number): WindowState {
-    const fullResetMs = window.fullResetMs(now, this.windowMs);
-    let resetMs = window.msUntilUsedAtMost(limit - wanted, now, this.windowMs);
+    // Holds are used when their work ends and leave a window after that: not whole again for a window at least.
+    const logResetMs = window.fullResetMs(now, this.windowMs);
+    const fullResetMs = window.held > 0 ? Math.max(logResetMs, this.windowMs) : logResetMs;
+    let resetMs = window.msUntilUsedAtMost(limit - window.held - wanted, now, this.windowMs);
     // More than the limit can ever hold: the best hint is when the window is empty again.
     if (resetMs === Infinity) resetMs = fullResetMs > 0 ? fullResetMs : this.windowMs;
-    return { limit, remaining: Math.max(0, Math.floor(limit - window.used)), resetMs, fullResetMs };
+    return { limit, remaining: Math.max(0, Math.floor(limit - window.used - window.held)), resetMs, fullResetMs };
   }
 }

@@ -10,6 +10,8 @@ import type { EventBus } from '../bus/bus.js';
 import { definePlugin } from '../core/plugin.js';
 import { BUS, LIMITER } from '../services.js';
 import { gatewayError } from '../core/errors.js';
+import { mediaReserveTokens, promptTokensOf } from '../governance/prompt-tokens.js';
+import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
 
 interface Scope {
   scope: 'key' | 'key_model' | 'team';
@@ -17,7 +19,7 @@ interface Scope {
   limit: number;
 }
 
-/** Limiter buckets for tokens per minute; each request's settled tokens are added to them on its way back. */
+/** Limiter buckets for tokens per minute: each admitted request holds its estimate there, then adds what it used. */
 function tokenBuckets(ctx: RequestContext): Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> {
   const out: Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> = [];
   const identity = ctx.identity;
@@ -25,6 +27,16 @@ function tokenBuckets(ctx: RequestContext): Array<{ bucket: string; limit: numbe
   if (identity.key.tokens_per_minute) out.push({ bucket: `tpm:key:${identity.key.id}`, limit: identity.key.tokens_per_minute, scope: 'key' });
   if (identity.team?.tokens_per_minute) out.push({ bucket: `tpm:team:${identity.team.id}`, limit: identity.team.tokens_per_minute, scope: 'team' });
   return out;
+}
+
+/**
+ * The tokens a request may use at most, as the budget's reservation counts them: its prompt (the same count the
+ * spend stage reads, see promptTokensOf) with its non-text media, plus its output limit (`max_completion_tokens` or
+ * `max_tokens`, 4096 when unset) times its choices.
+ */
+function estimatedTokens(ctx: RequestContext): number {
+  checkRequestNumbers(ctx);
+  return promptTokensOf(ctx) + mediaReserveTokens(ctx) + requestedMaxOutput(ctx);
 }
 
 function limitError(unit: 'requests' | 'tokens', scope: string, limit: number, state: WindowState): GatewayError {
@@ -42,9 +54,14 @@ function limitError(unit: 'requests' | 'tokens', scope: string, limit: number, s
 
 /**
  * Requests per minute per key, per key and model, and per team; tokens per minute per key and team. Either
- * every bucket has room and all take one, or the request is refused and none does. The tightest bucket's
- * state rides on every answer as OpenAI's `x-ratelimit-*` headers. On the way back, the tokens the request was
- * charged (settled by the spend stage, also for failed and cancelled requests) are added to the token buckets.
+ * every bucket has room and all take their share, or the request is refused and none does. The tightest bucket's
+ * state rides on every answer as OpenAI's `x-ratelimit-*` headers.
+ *
+ * Tokens are held at admission, as budgets are: a request holds its estimated tokens (see estimatedTokens) in
+ * the key's and team's token buckets while it runs, so a concurrent burst cannot pass a limit that counted only
+ * requests already finished. An estimate larger than a whole limit holds just the limit: such a request is
+ * admitted when nothing else is in the window, never refused for ever. When the request ends (completed, failed,
+ * cancelled), the hold is released and the tokens it was charged (settled by the spend stage) are added instead.
  */
 class RateLimitStage implements Stage {
   readonly name = 'rate-limit';
@@ -69,7 +86,6 @@ class RateLimitStage implements Stage {
     }
     if (team?.rate_limit) scopes.push({ scope: 'team', bucket: `rpm:team:${team.id}`, limit: team.rate_limit });
 
-    let tightest: { limit: number; state: WindowState } | null = null;
     for (const scope of scopes) {
       const state = limiter.state(scope.bucket, scope.limit);
       if (state.remaining < 1) {
@@ -77,40 +93,57 @@ class RateLimitStage implements Stage {
         return throwError(() => limitError('requests', scope.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, scope.limit, state));
       }
     }
-    for (const tokens of tokenBuckets(ctx)) {
-      const state = limiter.state(tokens.bucket, tokens.limit);
-      if (state.remaining < 1) {
-        bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: tokens.scope, unit: 'tokens', limit: tokens.limit });
-        return throwError(() => limitError('tokens', tokens.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, tokens.limit, state));
-      }
-      ctx.responseHeaders['x-ratelimit-limit-tokens'] = String(tokens.limit);
-      ctx.responseHeaders['x-ratelimit-remaining-tokens'] = String(state.remaining);
-      ctx.responseHeaders['x-ratelimit-reset-tokens'] = formatResetDuration(state.fullResetMs);
-    }
-    for (const scope of scopes) {
-      const { state } = limiter.tryTake(scope.bucket, scope.limit);
-      if (!tightest || state.remaining < tightest.state.remaining) tightest = { limit: scope.limit, state };
-    }
-    if (tightest) {
-      ctx.responseHeaders['x-ratelimit-limit-requests'] = String(tightest.limit);
-      ctx.responseHeaders['x-ratelimit-remaining-requests'] = String(tightest.state.remaining);
-      // OpenAI's reset header says when the window is whole again; retry-after (on a 429) when one more fits.
-      ctx.responseHeaders['x-ratelimit-reset-requests'] = formatResetDuration(tightest.state.fullResetMs);
-    }
     const buckets = tokenBuckets(ctx);
-    if (buckets.length === 0) return next();
-    return defer(() => next()).pipe(finalize(() => this.addTokens(ctx, buckets)));
+    let release: (() => void) | null = null;
+    if (buckets.length > 0) {
+      let estimate: number;
+      try {
+        estimate = estimatedTokens(ctx);
+      } catch (err) {
+        return throwError(() => err);
+      }
+      const held = limiter.tryHoldAll(buckets.map((tokens) => ({ key: tokens.bucket, limit: tokens.limit, amount: Math.min(estimate, tokens.limit) })));
+      if (!held.allowed) {
+        const tokens = buckets[held.blocked] as (typeof buckets)[number];
+        bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: tokens.scope, unit: 'tokens', limit: tokens.limit });
+        const scope = tokens.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`;
+        return throwError(() => limitError('tokens', scope, tokens.limit, held.states[held.blocked] as WindowState));
+      }
+      release = held.release;
+      setHeaders(ctx, 'tokens', held.states);
+    }
+    const taken: WindowState[] = [];
+    for (const scope of scopes) taken.push(limiter.tryTake(scope.bucket, scope.limit).state);
+    setHeaders(ctx, 'requests', taken);
+    if (!release) return next();
+    const releaseHold = release;
+    return defer(() => next()).pipe(finalize(() => this.settleTokens(ctx, buckets, releaseHold)));
   }
 
-  /** Adds the request's charged tokens once settled (a cancelled stream settles after the client left). */
-  private addTokens(ctx: RequestContext, buckets: Array<{ bucket: string }>): void {
-    const add = (): void => {
+  /**
+   * Once the request's charge is settled (a cancelled stream settles after the client left), replaces its hold with
+   * the tokens it was charged: none for a request that failed before any upstream used some.
+   */
+  private settleTokens(ctx: RequestContext, buckets: Array<{ bucket: string }>, release: () => void): void {
+    const settle = (): void => {
+      release();
       const used = ctx.spent ? ctx.spent.usage.input_tokens + ctx.spent.usage.output_tokens : 0;
       if (used > 0) for (const { bucket } of buckets) this.limiter.add(bucket, used);
     };
-    if (ctx.pending.length === 0) add();
-    else void Promise.allSettled(ctx.pending).then(add);
+    if (ctx.pending.length === 0) settle();
+    else void Promise.allSettled(ctx.pending).then(settle);
   }
+}
+
+/** The tightest bucket's state (least remaining) as OpenAI's `x-ratelimit-*-<unit>` headers. */
+function setHeaders(ctx: RequestContext, unit: 'requests' | 'tokens', states: readonly WindowState[]): void {
+  let tightest: WindowState | null = null;
+  for (const state of states) if (!tightest || state.remaining < tightest.remaining) tightest = state;
+  if (!tightest) return;
+  ctx.responseHeaders[`x-ratelimit-limit-${unit}`] = String(tightest.limit);
+  ctx.responseHeaders[`x-ratelimit-remaining-${unit}`] = String(tightest.remaining);
+  // OpenAI's reset header says when the window is whole again; retry-after (on a 429) when one more fits.
+  ctx.responseHeaders[`x-ratelimit-reset-${unit}`] = formatResetDuration(tightest.fullResetMs);
 }
 
 export default definePlugin({

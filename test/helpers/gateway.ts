@@ -24,6 +24,8 @@ export interface StartOptions {
    * rebuilding, or which may not be built at all on a developer's machine).
    */
   dashboardDir?: string;
+  /** The clock the gateway's rate-limit windows run on (see GatewayOptions.clock). */
+  clock?: () => number;
 }
 
 /** Starts a real gateway on an ephemeral loopback port with its own temporary data directory. */
@@ -34,6 +36,7 @@ export async function startGateway(config: ConfigFile = {}, env: Record<string, 
     configPath: options.configPath ?? null,
     env,
     ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
     log: createLog(process.env.TEST_LOG ?? 'silent'),
   });
   const url = await gateway.listen({ port: 0, host: '127.0.0.1' });

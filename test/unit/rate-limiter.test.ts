@@ -122,3 +122,44 @@ describe('SlidingWindowLimiter', () => {
     expect(limiter.size).toBe(1);
   });
 });
+
+describe('SlidingWindowLimiter holds', () => {
+  it('counts what is held against the limit until released, on every entry or none', () => {
+    const c = clock();
+    const limiter = new SlidingWindowLimiter(60_000, c.now);
+    const first = limiter.tryHoldAll([{ key: 'k', limit: 1000, amount: 600 }, { key: 't', limit: 5000, amount: 600 }]);
+    expect(first.allowed).toBe(true);
+    expect(first.states.map((state) => state.remaining)).toEqual([400, 4400]);
+    // What is held is used some time from now, and leaves a window after that.
+    expect(first.states[0]?.fullResetMs).toBe(60_000);
+    // The key's window cannot take another 600; the team's is left as it was.
+    const refused = limiter.tryHoldAll([{ key: 'k', limit: 1000, amount: 600 }, { key: 't', limit: 5000, amount: 600 }]);
+    expect(refused).toMatchObject({ allowed: false, blocked: 0 });
+    expect(limiter.state('t', 5000).remaining).toBe(4400);
+    // Holds do not age out: a minute later the first is still held.
+    c.advance(61_000);
+    expect(limiter.tryHoldAll([{ key: 'k', limit: 1000, amount: 600 }]).allowed).toBe(false);
+    // Released and replaced by what was used, the window ages that out as usual.
+    first.release();
+    first.release();
+    limiter.add('k', 700);
+    expect(limiter.state('k', 1000).remaining).toBe(300);
+    expect(limiter.state('t', 5000).remaining).toBe(5000);
+    const waiting = limiter.tryHoldAll([{ key: 'k', limit: 1000, amount: 600 }]);
+    expect(waiting.allowed).toBe(false);
+    expect(waiting.states[0]?.resetMs).toBe(60_000);
+    c.advance(60_000);
+    expect(limiter.tryHoldAll([{ key: 'k', limit: 1000, amount: 600 }]).allowed).toBe(true);
+  });
+
+  it('keeps a window that holds for work in flight through sweeps', () => {
+    const c = clock();
+    const limiter = new SlidingWindowLimiter(60_000, c.now);
+    const held = limiter.tryHoldAll([{ key: 'k', limit: 100, amount: 100 }]);
+    c.advance(10 * 60_000);
+    limiter.sweep();
+    expect(limiter.tryHoldAll([{ key: 'k', limit: 100, amount: 1 }]).allowed).toBe(false);
+    held.release();
+    expect(limiter.tryHoldAll([{ key: 'k', limit: 100, amount: 1 }]).allowed).toBe(true);
+  });
+});
