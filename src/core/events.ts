@@ -162,6 +162,7 @@ export interface GatewayEvents {
   'cache.miss': { requestId: string; model: string; keyId: string | null; teamId: string | null; semanticSkipped: string | null };
   /** An answer was stored after a miss (`semantic`: with an embedding, so paraphrases can find it). */
   'cache.stored': { requestId: string; model: string; entryId: number; semantic: boolean; expiresAt: string };
+  /** The next attempt moves on to a later target group (a fallback); another target of the same group is a retry. */
   'fallback.used': { requestId: string; from: string; to: string; reason: string };
   /** A `block` rule refused the request (400 `guardrail_blocked`) or withheld the answer (`content_filter`, or an error by setting). */
   'guardrail.blocked': GuardrailAction;

@@ -147,7 +147,10 @@ class CallStage implements Stage {
         attempt.health.breaker.release(attempt.admission);
         throw CANCELLED;
       }
-      if (previous && previous.candidate.label !== attempt.candidate.label) {
+      // A fallback is a move on to a later target group. Another target of the same group, or the route's own
+      // targets again on a retry pass, is a retry: counting those as fallbacks inflated tollgate_fallbacks_total
+      // and hid them from tollgate_retries_total.
+      if (previous && attempt.group > previous.group) {
         bus.emit('fallback.used', {
           requestId: ctx.id,
           from: previous.candidate.label,

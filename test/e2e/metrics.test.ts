@@ -196,3 +196,57 @@ describe('/metrics turned off', () => {
     }
   });
 });
+
+describe('tollgate_fallbacks_total and tollgate_retries_total', () => {
+  let a: ScriptedUpstream;
+  let b: ScriptedUpstream;
+  let gw: RunningGateway;
+  const fallbackEvents: Array<[string, string]> = [];
+
+  beforeAll(async () => {
+    a = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    b = await startOpenAIUpstream({ apiKey: 'sk-b', chunkDelayMs: 0 });
+    gw = await startGateway({
+      providers: { pa: { type: 'openai', base_url: `${a.url}/v1`, api_key: 'sk-a' }, pb: { type: 'openai', base_url: `${b.url}/v1`, api_key: 'sk-b' } },
+      routes: {
+        // One group of two targets: moving from one to the other is a retry within the route, not a fallback.
+        pair: { targets: [{ model: 'pa/m', weight: 1 }, { model: 'pb/m', weight: 1 }], retry: { max_attempts: 3, initial_delay_ms: 0 } },
+        // A route and its fallback: going back to the route's own target on the retry pass is no fallback either.
+        chain: { targets: [{ model: 'pa/m' }], fallbacks: ['pb/m'], retry: { max_attempts: 3, initial_delay_ms: 0 } },
+      },
+    });
+    gw.gateway.bus.on('fallback.used', (event) => fallbackEvents.push([event.from, event.to]));
+  });
+  afterAll(async () => {
+    await gw.stop();
+    await a.close();
+    await b.close();
+  });
+
+  async function counters(): Promise<{ fallbacks: number | undefined; retries: number | undefined }> {
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    return { fallbacks: value(text, 'tollgate_fallbacks_total'), retries: value(text, 'tollgate_retries_total') };
+  }
+
+  it('counts a move to the other target of the same group as a retry', async () => {
+    // Whichever target is picked first fails, then the other one fails, then the third attempt (a retry pass) answers.
+    a.enqueue({ kind: 'error', status: 500 });
+    b.enqueue({ kind: 'error', status: 500 });
+    const { response } = await gw.client.chat.completions.create({ model: 'pair', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(response.headers.get('x-tollgate-attempts')).toBe('3');
+    expect(response.headers.get('x-tollgate-fallback')).toBe('false');
+    expect(await counters()).toEqual({ fallbacks: 0, retries: 2 });
+    expect(fallbackEvents).toEqual([]);
+  });
+
+  it('counts the move to the fallback once, and the way back to the route on the retry pass as a retry', async () => {
+    // pa fails, pb (the fallback) fails, pa is retried and answers.
+    a.enqueue({ kind: 'error', status: 500 });
+    b.enqueue({ kind: 'error', status: 500 });
+    const { response } = await gw.client.chat.completions.create({ model: 'chain', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(response.headers.get('x-tollgate-attempts')).toBe('3');
+    expect(response.headers.get('x-tollgate-provider')).toBe('pa');
+    expect(await counters()).toEqual({ fallbacks: 1, retries: 3 });
+    expect(fallbackEvents).toEqual([['pa/m', 'pb/m']]);
+  });
+});
