@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { newRequestId } from './request-id.js';
 import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, NativeRequest } from './canonical.js';
+import type { GatewayError } from './errors.js';
 import type { RuntimeConfig } from './config.js';
 import { Extensions } from './extensions.js';
 import { NO_HINTS, parseRequestHints, type RequestHints } from './hints.js';
@@ -134,6 +135,12 @@ interface ContextBase {
    * read instead of piling chunks up in memory.
    */
   clientReady: () => Promise<void> | null;
+  /**
+   * Set by the party consuming the answer when writing it failed (a header value Node refuses, a rendering bug):
+   * the client got this error (or, once the answer had started, a cut connection) whatever the pipeline answered,
+   * so the request's terminal event reports it instead of a success or a client that left.
+   */
+  answerFailed: GatewayError | null;
 }
 
 /** A chat completion (every dialect's chat: OpenAI chat, Anthropic messages, Gemini generateContent). */
@@ -208,6 +215,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     responseHeaders: {},
     extensions: new Extensions(),
     clientReady: () => null,
+    answerFailed: null,
   };
   return Object.assign(base, operation) as RequestContext;
 }

@@ -73,6 +73,9 @@ function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: P
   let faulted = false;
   const fault = (err: unknown): void => {
     log.error({ err, requestId: ctx.id }, 'writing the answer failed; this request is ended');
+    // Before stop(): its unsubscribe ends the request, and the terminal event must say it failed here (500), not
+    // that the pipeline answered (200) or that the client left (499).
+    ctx.answerFailed ??= gatewayError('internal_error', INTERNAL_MESSAGE);
     stop();
     if (faulted || res.headersSent) {
       res.destroy();

@@ -269,6 +269,10 @@ export class Pipeline {
       // Only when the operator asked for bodies in the log (an opt-in with its own cost).
       const capture = ctx.config.settings.logBodies.enabled ? new BodyCapture(ctx.config.settings.logBodies) : null;
       const summary = (status: number, endedAt: number): RequestSummary => summaryOf(ctx, status, endedAt, finishReasons, capture?.bodies(ctx) ?? null);
+      const failed = (error: GatewayError, endedAt: number): void =>
+        this.whenSettled(ctx, () =>
+          bus.emit('request.failed', Object.assign(summary(error.status, endedAt), { type: error.type, code: error.code, message: redactSecrets(error.message, ctx.config.settings.logBodies.redact) })),
+        );
       const subscription = subscribeGuarded(composed(), {
         next: (event) => {
           ctx.timings.firstEventAt ??= performance.now();
@@ -283,22 +287,26 @@ export class Pipeline {
           if (!(err instanceof GatewayError)) this.log.error({ err, requestId: ctx.id }, 'unexpected pipeline error');
           // The client's answer goes out first; the subscribers (log, metrics, traces) hear of it after.
           subscriber.error(error);
-          this.whenSettled(ctx, () =>
-            bus.emit('request.failed', Object.assign(summary(error.status, endedAt), { type: error.type, code: error.code, message: redactSecrets(error.message, ctx.config.settings.logBodies.redact) })),
-          );
+          // Writing the error may itself have failed (ctx.answerFailed): the client got that one.
+          failed(ctx.answerFailed ?? error, endedAt);
         },
         complete: () => {
           settled = true;
           const endedAt = performance.now();
           subscriber.complete();
-          if (bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', Object.assign(summary(200, endedAt), { cancelled: false })));
+          // A whole answer is written as it completes: when that failed, the client got an error, not this answer.
+          if (ctx.answerFailed) failed(ctx.answerFailed, endedAt);
+          else if (bus.hasListeners('request.completed')) this.whenSettled(ctx, () => bus.emit('request.completed', Object.assign(summary(200, endedAt), { cancelled: false })));
         },
       });
       return () => {
         subscription.unsubscribe();
+        // Unsubscribed before the end because writing the answer failed: the request failed here, the client did
+        // not leave.
+        if (!settled && ctx.answerFailed) failed(ctx.answerFailed, performance.now());
         // Unsubscribed before the end: the client went away (499). What was used so far is still accounted,
         // and the event waits for that (the spend stage settles after the unsubscribe).
-        if (!settled && bus.hasListeners('request.completed')) {
+        else if (!settled && bus.hasListeners('request.completed')) {
           const endedAt = performance.now();
           this.whenSettled(ctx, () => bus.emit('request.completed', Object.assign(summary(499, endedAt), { cancelled: true })));
         }

@@ -1,5 +1,5 @@
 import { tracingChannel } from 'node:diagnostics_channel';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
@@ -176,6 +176,52 @@ describe('a stream cut off by the gateway shutting down', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('an answer the gateway fails to write', () => {
+  // A plugin that sets a response header Node refuses to send: the client gets the dialect's 500 internal_error.
+  const BAD_HEADER = `export default { name: 'bad-header', create: () => ({ name: 'bad-header', run(ctx, next) { ctx.responseHeaders['x-note'] = 'a\\r\\nb'; return next(); } }) };\n`;
+  let dir: string;
+  let faulty: RunningGateway;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tollgate-write-fault-'));
+    mkdirSync(join(dir, 'plugins'));
+    writeFileSync(join(dir, 'plugins', 'bad-header.mjs'), BAD_HEADER);
+    faulty = await startGateway(
+      { providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES } }, plugins: [{ name: 'bad-header', path: 'plugins/bad-header.mjs' }] },
+      {},
+      { configPath: join(dir, 'tollgate.yaml') },
+    );
+  });
+  afterAll(async () => {
+    await faulty.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([false, true])('is logged with the 500 the client got, not as answered or left (stream: %s)', async (stream) => {
+    const response = await fetch(`${faulty.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/priced-model', messages: hi, stream }),
+    });
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('internal_error');
+    const requestId = response.headers.get('x-request-id') as string;
+    const deadline = Date.now() + 5_000;
+    let entry: any;
+    for (;;) {
+      const found = await fetch(`${faulty.url}/api/logs/${encodeURIComponent(requestId)}`);
+      if (found.status === 200) {
+        entry = await found.json();
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`no log entry for ${requestId}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(entry).toMatchObject({ status: 500, cancelled: false, error_code: 'internal_error' });
+    const metrics = await (await fetch(`${faulty.url}/metrics`)).text();
+    expect(metrics).not.toMatch(/^tollgate_requests_total\{[^}]*status="(200|499)"\}/m);
   });
 });
 
