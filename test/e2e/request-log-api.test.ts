@@ -147,6 +147,27 @@ describe('GET /api/logs filters', () => {
     expect(older.every((e) => Date.parse(e.at) <= at)).toBe(true);
   });
 
+  it('reads a time without a zone as UTC (as it answers), whatever time zone the server runs in', async () => {
+    const zone = process.env.TZ;
+    // Node reads TZ when it changes: the gateway in this process now runs at UTC+5:30.
+    process.env.TZ = 'Asia/Kolkata';
+    try {
+      const newest = (await logged(''))[0];
+      const arrival = Number(newest.id.slice(0, 15));
+      // The UTC wall-clock time a second after and before the newest request arrived, written without a zone.
+      const zoneless = (ms: number): string => new Date(ms).toISOString().slice(0, -1);
+      expect((await logged(`&to=${zoneless(arrival + 1_000)}`))[0]?.id).toBe(newest.id);
+      expect((await logged(`&from=${zoneless(arrival - 1_000)}`)).map((e) => e.id)).toContain(newest.id);
+      // The same for usage, whose buckets are UTC: the hour the request arrived in, named without a zone.
+      const hour = Math.floor(arrival / 3_600_000) * 3_600_000;
+      const usage = await api('GET', `/api/usage?group_by=provider&interval=hour&from=${zoneless(hour)}&to=${zoneless(hour + 3_600_000)}`);
+      expect(usage.body.data.map((row: any) => row.start)).toContain(new Date(hour).toISOString());
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
   it('pages with a cursor', async () => {
     const first = await api('GET', '/api/logs?limit=3');
     expect(first.body.data).toHaveLength(3);

@@ -3,11 +3,18 @@ import { gatewayError } from '../../core/errors.js';
 import type { RequestLogFilter } from '../../governance/request-log-query.js';
 import { queryString } from './request-body.js';
 
-/** A time in the query: ISO 8601 or epoch milliseconds. */
+/** An ISO 8601 date and time without a zone designator (`2026-11-01T09:30`, seconds and fractions optional). */
+const ZONELESS_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/i;
+
+/**
+ * A time in the query: ISO 8601 or epoch milliseconds. A time without a zone is UTC, as a date alone is and as the
+ * API answers: `Date.parse` reads it in the server's time zone, so the same query selected other hours on a
+ * server whose TZ is not UTC.
+ */
 export function parseTime(request: FastifyRequest, name: string): number | undefined {
   const raw = queryString(request, name);
   if (raw === undefined || raw === '') return undefined;
-  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : Date.parse(raw);
+  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : Date.parse(ZONELESS_TIME.test(raw) ? `${raw.replace(' ', 'T')}Z` : raw);
   if (!Number.isFinite(ms) || !calendarDateHolds(raw)) throw gatewayError('invalid_query', `${name} must be an ISO 8601 time or epoch milliseconds, got '${raw.slice(0, 60)}'.`, { param: name });
   return ms;
 }
