@@ -62,3 +62,22 @@ export function redactedPrefix(text: string, max: number, patterns: readonly str
   if (text.length <= max) return redactSecrets(text, patterns);
   return redactSecrets(text.slice(0, max + 512), patterns).slice(0, max);
 }
+
+/**
+ * A request path with the built-in secrets redacted: the Gen AI clients name the model in the URL
+ * (`/genai/v1beta/models/openai%2F<model>:generateContent`), so a key pasted into the model name is in the path too.
+ * A percent-escape glued to it (`%2Fsk-...`) hides the key's shape from the patterns: a path with escapes is read
+ * decoded, and shown decoded only when a secret was found in it (else it stays as the client sent it).
+ */
+export function redactPath(path: string): string {
+  if (!path.includes('%')) return redactSecrets(path);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // A malformed escape: the path as sent.
+    return redactSecrets(path);
+  }
+  const redacted = redactSecrets(decoded);
+  return redacted === decoded ? path : redacted;
+}

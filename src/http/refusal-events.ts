@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EventBus } from '../bus/bus.js';
 import { fromFrameworkError } from './render-error.js';
-import { redactedPrefix, redactSecrets } from '../core/redact-secrets.js';
+import { redactedPrefix, redactPath, redactSecrets } from '../core/redact-secrets.js';
 import { refusalChannel } from '../core/trace-channels.js';
 
 /** A request header's one value, or null. */
@@ -64,7 +64,8 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
     bus.emit('request.failed', {
       requestId: request.id,
       dialect: dialectOf(path),
-      path,
+      // A /genai path names the model: a key pasted into it is redacted as from the model name.
+      path: redactPath(path),
       operation: /embed/i.test(path) ? 'embeddings' : 'chat',
       model: redactedPrefix(requestedModel(request, path), 256),
       route: null,

@@ -14,7 +14,7 @@ import { isolate, type PluginGuard } from './isolate.js';
 import type { Next, Stage } from '../core/stage.js';
 import { gatewayError } from '../core/errors.js';
 import { BodyCapture } from './body-capture.js';
-import { redactedPrefix, redactSecrets } from '../core/redact-secrets.js';
+import { redactedPrefix, redactPath, redactSecrets } from '../core/redact-secrets.js';
 import { requestChannel, stageChannel, type StageTraceMessage } from '../core/trace-channels.js';
 import { GUARDRAIL_ACTIONS } from '../core/guardrail-keys.js';
 import type { StageTimeline } from '../core/stage-timeline.js';
@@ -373,7 +373,8 @@ function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishR
   return {
     requestId: ctx.id,
     dialect: ctx.dialect,
-    path: ctx.path,
+    // A /genai path names the model, where a client may have pasted a key as into any model name.
+    path: redactPath(ctx.path),
     operation: ctx.operation,
     // The operator's patterns are for people's text: a model name gets the built-in secret shapes only.
     model: redactSecrets(ctx.request.model),

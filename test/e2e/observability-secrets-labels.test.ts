@@ -92,6 +92,27 @@ describe('secrets in what clients and upstreams write', () => {
   });
 });
 
+describe('a key pasted into the model name of a /genai URL', () => {
+  it('is redacted from the path in the log and its export, as from the model name', async () => {
+    // The Gen AI clients name the model in the URL, so the path carries what the model name carries.
+    const secret = narrow.key;
+    const path = `/genai/v1beta/models/openai%2F${secret}:generateContent`;
+    const headers = { 'content-type': 'application/json', 'x-goog-api-key': narrow.key };
+    const answered = await fetch(`${tg.url}${path}`, { method: 'POST', headers, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }) });
+    expect(answered.status).toBe(200);
+    // One refused before the pipeline (its body is not JSON) takes the other way to the log.
+    const refused = await fetch(`${tg.url}${path}`, { method: 'POST', headers, body: '{"contents":' });
+    expect(refused.status).toBe(400);
+    for (const response of [answered, refused]) {
+      const entry = await entryOf(response.headers.get('x-request-id') as string);
+      expect(entry.model).toBe('openai/[REDACTED]');
+      expect(entry.path).toMatch(/^\/genai\/v1beta\/models\/openai(\/|%2F)\[REDACTED\]:generateContent$/);
+      expect(JSON.stringify(entry)).not.toContain(secret);
+    }
+    for (const format of ['jsonl', 'csv']) expect(await (await fetch(`${tg.url}/api/logs/export?format=${format}`)).text()).not.toContain(secret);
+  });
+});
+
 describe('refusals in the log and the metrics', () => {
   it("names a known key's refusals (a model it may not use, disabled) with its key and team", async () => {
     const notAllowed = await refusal(clientFor(narrow.key).chat.completions.create({ model: 'other/m', messages: [{ role: 'user', content: 'hi' }] }));

@@ -7,7 +7,7 @@ import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
 import { refusalChannel, requestChannel, upstreamChannel, type RefusedRequestMessage, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
-import { redactSecrets } from '../../core/redact-secrets.js';
+import { redactPath, redactSecrets } from '../../core/redact-secrets.js';
 import { genAIProviderName } from './genai-provider.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
 import { newSpanId, newTraceId, spanIdWords, traceIdHex, traceIdOf, traceparentOf, type AttributeList, type SpanRecord } from './span-record.js';
@@ -263,7 +263,7 @@ export class RequestTracer {
       'tollgate.dialect', ctx.dialect,
       'tollgate.request_id', requestId,
       'tollgate.stream', ctx.stream,
-      'url.path', ctx.path || null,
+      'url.path', ctx.path ? redactPath(ctx.path) : null,
       'http.response.status_code', null,
       'gen_ai.provider.name', null,
       'tollgate.provider', null,
