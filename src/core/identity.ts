@@ -48,7 +48,7 @@ export interface VirtualKeyRecord extends LimitsFields, PeriodUsage {
   id: string;
   /** `<provider>/<model>` entries, `*` patterns allowed; empty means every model. */
   models: string[];
-  /** Requests per minute for one model (by the name the client asks for), beside the key's overall limit. */
+  /** Requests per minute for one model (every call to it, however reached) or one route, beside the key's overall limit. */
   model_rate_limits?: Record<string, number>;
   /** Team id, or null. */
   team: string | null;

@@ -34,7 +34,10 @@ const modelPatternSchema = z
     "must be '<provider>/<model>' ('*' patterns allowed) or a route name, e.g. 'openai/gpt-4o-mini', 'openai/*' or 'chat-default'",
   );
 
-/** Requests per minute per model, keyed by the model name the client asks for (a `<provider>/<model>` or a route name). */
+/**
+ * Requests per minute per model: a `<provider>/<model>` (or a bare name, as it resolves) limits every call to that
+ * model, however a request reaches it (see governance/model-limits.ts); a route name limits requests naming the route.
+ */
 const modelRateLimitsSchema = z.record(z.string().min(1, 'must name a model'), z.number().int('must be an integer').positive('must be > 0'));
 
 const teamRefSchema = z.string().min(1, 'must be a team id').nullable();

@@ -1,4 +1,6 @@
 import type { RoutingPolicy } from '../core/config.js';
+import type { GatewayError } from '../core/errors.js';
+import { contextKey } from '../core/extensions.js';
 import { backoffDelay } from './backoff.js';
 import type { CandidateGroup } from '../core/plan.js';
 import type { Admission } from './circuit-breaker.js';
@@ -16,6 +18,24 @@ export interface Attempt {
   delayMs: number;
 }
 
+/**
+ * A say over which candidates one request may call, beside breakers and 429 pauses: a virtual key's per-model rate
+ * limits (governance/model-limits.ts). `allows` only looks; `attempted` is told of each attempt the plan hands out
+ * (within the same synchronous step, so what `allows` saw still holds). A candidate the gate refuses is passed
+ * over as an open breaker is, without spending one of the request's attempts.
+ */
+export interface AttemptGate {
+  /** Whether an attempt on the candidate may be made now (no side effect). */
+  allows(candidate: Candidate): boolean;
+  /** The plan hands out an attempt on the candidate. */
+  attempted(candidate: Candidate): void;
+  /** The error for a request that ends without any attempt because the gate refused some candidate; else null. */
+  refusal(): GatewayError | null;
+}
+
+/** Where a stage before the call stage (rate-limit) leaves the request's gate, if it has one. */
+export const ATTEMPT_GATE = contextKey<AttemptGate>('tollgate.attempt-gate');
+
 /** Which targets paused by a 429 a pick may take: none, those whose pause ends before the deadline, or any. */
 type PausedPolicy = 'unpaused' | 'within-deadline' | 'any';
 
@@ -27,7 +47,7 @@ export type Exhausted = 'attempts' | 'deadline' | 'all-open' | 'no-candidate';
  * weighted (adaptively, when the policy says so) among the group's untried candidates; open breakers and
  * targets paused by a 429 are skipped. When the first pass is used up, later passes retry targets with
  * exponential backoff and full jitter, waiting at least as long as a target's retry-after. Bounded by the
- * policy's max attempts and its deadline.
+ * policy's max attempts and its deadline. An optional gate (see AttemptGate) rules candidates out as breakers do.
  */
 export class AttemptPlan {
   readonly maxAttempts: number;
@@ -46,6 +66,7 @@ export class AttemptPlan {
     private readonly registry: HealthRegistry,
     startedAt: number,
     private readonly random: () => number = Math.random,
+    private readonly gate: AttemptGate | null = null,
   ) {
     const total = groups.reduce((sum, group) => sum + group.candidates.length, 0);
     this.maxAttempts = policy.retry.maxAttempts ?? Math.max(3, total);
@@ -67,6 +88,7 @@ export class AttemptPlan {
           return this.stop('deadline');
         }
         this.attempts++;
+        if (this.gate) this.gate.attempted(attempt.candidate);
         return attempt;
       }
       // Nothing left in this pass: start a retry pass, unless nothing was ever callable.
@@ -111,6 +133,7 @@ export class AttemptPlan {
       if (this.tried.has(candidate)) continue;
       const health = this.registry.get(candidate);
       if (!health.breaker.available(now, this.policy.breaker)) continue;
+      if (this.gate && !this.gate.allows(candidate)) continue;
       const pausedUntil = health.pausedUntil(now);
       if (pausedUntil !== null && paused !== 'any') {
         if (paused === 'unpaused') continue;

@@ -17,7 +17,7 @@ import { restoreExactNumbers } from '../exact-numbers.js';
 import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';
 import type { UpstreamCall } from '../providers/transport.js';
 import { upstreamError, withoutCredential } from '../providers/upstream-error.js';
-import { AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
+import { ATTEMPT_GATE, AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
@@ -131,12 +131,14 @@ class CallStage implements Stage {
     if (!ctx.plan) throw gatewayError('internal_error', 'The call stage needs a plan: the pipeline has no route stage before it.');
     const { policy } = ctx.plan;
     const { bus, health: registry } = this.deps;
-    const plan = new AttemptPlan(callableGroups(ctx), policy, registry, Date.now());
+    // A key's per-model limits, when it has some (left by the rate-limit stage): targets over them are passed over.
+    const gate = ctx.extensions.get(ATTEMPT_GATE) ?? null;
+    const plan = new AttemptPlan(callableGroups(ctx), policy, registry, Date.now(), Math.random, gate);
     let lastError: GatewayError | null = null;
     let previous: Attempt | null = null;
     let attempt = plan.next();
     for (;;) {
-      if (!attempt) throw plannedFailure(plan, lastError, registry);
+      if (!attempt) throw (lastError === null ? gate?.refusal() : null) ?? plannedFailure(plan, lastError, registry);
       if (attempt.delayMs > 0) {
         // A retry's back-off is time the upstream cost the request, not the gateway's own (its overhead).
         const waitFrom = performance.now();

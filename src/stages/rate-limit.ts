@@ -1,7 +1,5 @@
 import { defer, finalize, type Observable, throwError } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
-import type { GatewayError } from '../core/errors.js';
-import { formatResetDuration } from '../governance/durations.js';
 import type { SlidingWindowLimiter, WindowState } from '../governance/rate-limiter.js';
 import { resolveModelName } from '../routing/bare-model.js';
 import type { RequestContext } from '../core/context.js';
@@ -9,7 +7,8 @@ import type { Next, Stage } from '../core/stage.js';
 import type { EventBus } from '../bus/bus.js';
 import { definePlugin } from '../core/plugin.js';
 import { BUS, LIMITER } from '../services.js';
-import { gatewayError } from '../core/errors.js';
+import { keyModelBucket, ModelLimitGate, modelLimitsOf, rateLimitError, writeLimitHeaders } from '../governance/model-limits.js';
+import { ATTEMPT_GATE } from '../routing/attempt-plan.js';
 import { mediaReserveTokens, promptTokensOf } from '../governance/prompt-tokens.js';
 import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
 
@@ -39,23 +38,12 @@ function estimatedTokens(ctx: RequestContext): number {
   return promptTokensOf(ctx) + mediaReserveTokens(ctx) + requestedMaxOutput(ctx);
 }
 
-function limitError(unit: 'requests' | 'tokens', scope: string, limit: number, state: WindowState): GatewayError {
-  const seconds = Math.max(1, Math.ceil(state.resetMs / 1000));
-  return gatewayError('rate_limit_exceeded', `Rate limit reached for ${scope}: limit ${limit} ${unit} per minute. Try again in ${formatResetDuration(state.resetMs)}.`, {
-    type: unit,
-    headers: {
-      'retry-after': String(seconds),
-      [`x-ratelimit-limit-${unit}`]: String(limit),
-      [`x-ratelimit-remaining-${unit}`]: '0',
-      [`x-ratelimit-reset-${unit}`]: formatResetDuration(state.resetMs),
-    },
-  });
-}
-
 /**
  * Requests per minute per key, per key and model, and per team; tokens per minute per key and team. Either
  * every bucket has room and all take their share, or the request is refused and none does. The tightest bucket's
- * state rides on every answer as OpenAI's `x-ratelimit-*` headers.
+ * state rides on every answer as OpenAI's `x-ratelimit-*` headers. A key's per-model limits (`model_rate_limits`)
+ * also hold for every model the request reaches: this stage leaves a ModelLimitGate on the request, which the call
+ * stage's plan consults per attempt (a target over its model's limit is passed over; none left: 429).
  *
  * Tokens are held at admission, as budgets are: a request holds its estimated tokens (see estimatedTokens) in
  * the key's and team's token buckets while it runs, so a concurrent burst cannot pass a limit that counted only
@@ -78,11 +66,15 @@ class RateLimitStage implements Stage {
     const { key, team } = identity;
     const scopes: Scope[] = [];
     const modelLimit = modelRateLimit(key.model_rate_limits, ctx);
-    if (key.rate_limit) {
-      scopes.push({ scope: 'key', bucket: `rpm:key:${key.id}`, limit: key.rate_limit });
-      scopes.push({ scope: 'key_model', bucket: `rpm:key:${key.id}:${ctx.request.model}`, limit: modelLimit ?? key.rate_limit });
-    } else if (modelLimit) {
-      scopes.push({ scope: 'key_model', bucket: `rpm:key:${key.id}:${ctx.request.model}`, limit: modelLimit });
+    // Per-model limits are also held per upstream attempt (ModelLimitGate): a route's targets, fallbacks and a routing
+    // rule's destination count as they are called. The model a request names is counted here, at once, as before,
+    // unless the request brings fallbacks of its own: then it is counted only if called, so a request whose model is
+    // over its limit goes on to its fallbacks.
+    const models = modelLimitsOf(ctx.config, key.model_rate_limits);
+    const perAttempt = models !== null && ctx.requestFallbacks.length > 0 && models.has(ctx.request.model);
+    if (key.rate_limit) scopes.push({ scope: 'key', bucket: `rpm:key:${key.id}`, limit: key.rate_limit });
+    if (!perAttempt && (key.rate_limit || modelLimit)) {
+      scopes.push({ scope: 'key_model', bucket: keyModelBucket(key.id, ctx.request.model), limit: modelLimit ?? (key.rate_limit as number) });
     }
     if (team?.rate_limit) scopes.push({ scope: 'team', bucket: `rpm:team:${team.id}`, limit: team.rate_limit });
 
@@ -90,7 +82,7 @@ class RateLimitStage implements Stage {
       const state = limiter.state(scope.bucket, scope.limit);
       if (state.remaining < 1) {
         bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: scope.scope, unit: 'requests', limit: scope.limit });
-        return throwError(() => limitError('requests', scope.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, scope.limit, state));
+        return throwError(() => rateLimitError('requests', scope.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, scope.limit, state));
       }
     }
     const buckets = tokenBuckets(ctx);
@@ -107,7 +99,7 @@ class RateLimitStage implements Stage {
         const tokens = buckets[held.blocked] as (typeof buckets)[number];
         bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: tokens.scope, unit: 'tokens', limit: tokens.limit });
         const scope = tokens.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`;
-        return throwError(() => limitError('tokens', scope, tokens.limit, held.states[held.blocked] as WindowState));
+        return throwError(() => rateLimitError('tokens', scope, tokens.limit, held.states[held.blocked] as WindowState));
       }
       release = held.release;
       setHeaders(ctx, 'tokens', held.states);
@@ -115,6 +107,12 @@ class RateLimitStage implements Stage {
     const taken: WindowState[] = [];
     for (const scope of scopes) taken.push(limiter.tryTake(scope.bucket, scope.limit).state);
     setHeaders(ctx, 'requests', taken);
+    if (models !== null) {
+      const counted = perAttempt || !(key.rate_limit || modelLimit) ? null : ctx.request.model;
+      const refused = (limit: number): void =>
+        bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: 'key_model', unit: 'requests', limit });
+      ctx.extensions.set(ATTEMPT_GATE, new ModelLimitGate(limiter, key, models, ctx.responseHeaders, refused, counted));
+    }
     if (!release) return next();
     const releaseHold = release;
     return defer(() => next()).pipe(finalize(() => this.settleTokens(ctx, buckets, releaseHold)));
@@ -140,11 +138,10 @@ function setHeaders(ctx: RequestContext, unit: 'requests' | 'tokens', states: re
   let tightest: WindowState | null = null;
   for (const state of states) if (!tightest || state.remaining < tightest.remaining) tightest = state;
   if (!tightest) return;
-  ctx.responseHeaders[`x-ratelimit-limit-${unit}`] = String(tightest.limit);
-  ctx.responseHeaders[`x-ratelimit-remaining-${unit}`] = String(tightest.remaining);
   // OpenAI's reset header says when the window is whole again; retry-after (on a 429) when one more fits.
-  ctx.responseHeaders[`x-ratelimit-reset-${unit}`] = formatResetDuration(tightest.fullResetMs);
+  writeLimitHeaders(ctx.responseHeaders, unit, tightest);
 }
+
 
 export default definePlugin({
   name: 'rate-limit',

@@ -1,0 +1,106 @@
+import type { RuntimeConfig } from '../core/config.js';
+import type { GatewayError } from '../core/errors.js';
+import type { Candidate } from '../core/plan.js';
+import { gatewayError } from '../core/errors.js';
+import type { AttemptGate } from '../routing/attempt-plan.js';
+import { resolveModelName } from '../routing/bare-model.js';
+import { formatResetDuration } from './durations.js';
+import type { SlidingWindowLimiter, WindowState } from './rate-limiter.js';
+
+/** The 429 for a request over a limit, with `retry-after` and OpenAI's `x-ratelimit-*-<unit>` headers of that window. */
+export function rateLimitError(unit: 'requests' | 'tokens', scope: string, limit: number, state: WindowState): GatewayError {
+  const seconds = Math.max(1, Math.ceil(state.resetMs / 1000));
+  return gatewayError('rate_limit_exceeded', `Rate limit reached for ${scope}: limit ${limit} ${unit} per minute. Try again in ${formatResetDuration(state.resetMs)}.`, {
+    type: unit,
+    headers: {
+      'retry-after': String(seconds),
+      [`x-ratelimit-limit-${unit}`]: String(limit),
+      [`x-ratelimit-remaining-${unit}`]: '0',
+      [`x-ratelimit-reset-${unit}`]: formatResetDuration(state.resetMs),
+    },
+  });
+}
+
+/** Writes a window's state as OpenAI's `x-ratelimit-*-<unit>` headers (the reset one says when it is whole again). */
+export function writeLimitHeaders(headers: Record<string, string>, unit: 'requests' | 'tokens', state: WindowState): void {
+  headers[`x-ratelimit-limit-${unit}`] = String(state.limit);
+  headers[`x-ratelimit-remaining-${unit}`] = String(state.remaining);
+  headers[`x-ratelimit-reset-${unit}`] = formatResetDuration(state.fullResetMs);
+}
+
+/** The limiter bucket of a key's requests to one model (or to a name it asked for): shared by admission and attempts. */
+export function keyModelBucket(keyId: string, name: string): string {
+  return `rpm:key:${keyId}:${name}`;
+}
+
+/**
+ * A key's per-model limits by the `<provider>/<model>` they apply to (a bare name as it resolves, as in a request;
+ * a name written as `<provider>/<model>` wins over a bare one meaning the same model). Entries naming a route are
+ * left out: they limit requests that name the route, at admission. Null when the key has none, so a key without
+ * per-model limits costs one loop over an empty object.
+ */
+export function modelLimitsOf(config: RuntimeConfig, limits: Readonly<Record<string, number>> | null | undefined): ReadonlyMap<string, number> | null {
+  if (!limits) return null;
+  let out: Map<string, number> | null = null;
+  for (const name in limits) {
+    if (config.routes.has(name)) continue;
+    const limit = limits[name] as number;
+    const model = resolveModelName(config, name);
+    out ??= new Map();
+    if (model === name || !out.has(model)) out.set(model, limit);
+  }
+  return out;
+}
+
+/**
+ * A key's per-model limits held per upstream attempt: a candidate whose model (`<provider>/<model>`, its label) has
+ * a limit is called only while that model's window has room, and counts there once per request, when the plan
+ * hands out the request's first attempt on it (a retry of it, or another provider key serving the same model,
+ * counts no more). A model the rate-limit stage already counted at admission (the model a direct call names) is
+ * not counted again. When the request ends without any attempt because of these limits, `refusal` is the 429 of
+ * the refused model whose window makes room soonest.
+ */
+export class ModelLimitGate implements AttemptGate {
+  private readonly counted = new Set<string>();
+  private refused: { model: string; limit: number; state: WindowState } | null = null;
+
+  constructor(
+    private readonly limiter: SlidingWindowLimiter,
+    private readonly key: { id: string; name: string },
+    private readonly limits: ReadonlyMap<string, number>,
+    /** The answer's headers: an attempt's window, when tighter than what they say, replaces it there. */
+    private readonly headers: Record<string, string>,
+    /** Told when the request is refused, with the limit (to emit `ratelimit.exceeded`). */
+    private readonly onRefused: (limit: number) => void,
+    countedAtAdmission: string | null,
+  ) {
+    if (countedAtAdmission !== null) this.counted.add(countedAtAdmission);
+  }
+
+  allows(candidate: Candidate): boolean {
+    const model = candidate.label;
+    const limit = this.limits.get(model);
+    if (limit === undefined || this.counted.has(model)) return true;
+    const state = this.limiter.state(keyModelBucket(this.key.id, model), limit);
+    if (state.remaining >= 1) return true;
+    if (!this.refused || state.resetMs < this.refused.state.resetMs) this.refused = { model, limit, state };
+    return false;
+  }
+
+  attempted(candidate: Candidate): void {
+    const model = candidate.label;
+    const limit = this.limits.get(model);
+    if (limit === undefined || this.counted.has(model)) return;
+    this.counted.add(model);
+    const { state } = this.limiter.tryTake(keyModelBucket(this.key.id, model), limit);
+    const shown = this.headers['x-ratelimit-remaining-requests'];
+    if (shown === undefined || state.remaining < Number(shown)) writeLimitHeaders(this.headers, 'requests', state);
+  }
+
+  refusal(): GatewayError | null {
+    const refused = this.refused;
+    if (!refused) return null;
+    this.onRefused(refused.limit);
+    return rateLimitError('requests', `key '${this.key.name}' on model '${refused.model}'`, refused.limit, refused.state);
+  }
+}
