@@ -120,6 +120,8 @@ export function routeView(route: RouteRuntime): RouteView {
     ...(route.plugins.length > 0 ? { plugins: [...route.plugins] } : {}),
     ...(route.cache ? { cache: structuredClone(route.cache) } : {}),
     ...(route.guardrails ? { guardrails: structuredClone(route.guardrails) } : {}),
+    // Shown like cache and guardrails: a route read and written back (PUT /api/routes, PUT /api/config) keeps its MCP tools.
+    ...(route.mcp ? { mcp: structuredClone(route.mcp) } : {}),
     ...structuredClone(route.policyConfig),
     source: route.source,
   };

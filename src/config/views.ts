@@ -1,5 +1,5 @@
 import type { ConfigSource } from '../core/config.js';
-import type { CachePolicyConfig, GuardrailsOverride, PriceConfig } from '../core/config.js';
+import type { CachePolicyConfig, GuardrailsOverride, McpPolicyConfig, PriceConfig } from '../core/config.js';
 import type { RouteConfig } from './schema.js';
 
 /**
@@ -57,6 +57,7 @@ export interface RouteView extends Pick<RouteConfig, 'retry' | 'breaker' | 'adap
   plugins?: string[];
   cache?: CachePolicyConfig;
   guardrails?: GuardrailsOverride;
+  mcp?: McpPolicyConfig;
   source: ConfigSource;
 }
 

@@ -66,6 +66,16 @@ describe('what a client reads it can write back', () => {
     expect(renamed.body.error.param).toBe('name');
   });
 
+  it("shows a route's mcp policy, so a route read and written back keeps its MCP tools", async () => {
+    const mcp = { allow: ['docs'], mode: 'auto' };
+    await api.put('/api/routes/agent', { targets: [{ model: 'openai/gpt-4o-mini' }], mcp });
+    const read = await api.get('/api/routes/agent');
+    expect(read.body.mcp).toEqual(mcp);
+    expect((await api.get('/api/config')).body.routes.find((route: { name: string }) => route.name === 'agent').mcp).toEqual(mcp);
+    expect((await api.put('/api/routes/agent', read.body)).status).toBe(200);
+    expect(tg.gateway.configService.current().routes.get('agent')?.mcp).toEqual(mcp);
+  });
+
   it('refuses a masked value that stands for no stored secret', async () => {
     const response = await api.put('/api/providers/lab-m', { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ value: '****abcd' }] });
     expect(response.status).toBe(400);
