@@ -20,8 +20,8 @@ export class PlacementError extends Error {
  * The request-order stage list with the plugins inserted: each goes right after its `after` stage, else right
  * before its `before` stage, else just before `call` (or last). Plugins may be placed relative to each other
  * in any listing order; two placed at the same spot keep their listing order. Names that are neither a stage
- * nor a plugin, a plugin placed relative to itself, a cycle, and an `after` that does not come before the
- * `before` are refused.
+ * nor a plugin, a plugin placed relative to itself, a cycle, an `after` that does not come before the `before`,
+ * and a place after `call` (no request reaches it) are refused.
  */
 export function placePlugins(stages: readonly string[], plugins: readonly PlacedPlugin[]): string[] {
   const order = [...stages];
@@ -50,6 +50,7 @@ export function placePlugins(stages: readonly string[], plugins: readonly Placed
         i++;
         continue;
       }
+      const call = order.indexOf('call');
       let at: number;
       if (after !== undefined) {
         at = order.indexOf(lastAfter.get(after) ?? after) + 1;
@@ -60,8 +61,12 @@ export function placePlugins(stages: readonly string[], plugins: readonly Placed
       } else if (ahead !== undefined) {
         at = order.indexOf(ahead);
       } else {
-        const call = order.indexOf('call');
         at = call === -1 ? order.length : call;
+      }
+      // `call` answers and never calls next(): a stage behind it would be accepted and then never run.
+      if (call !== -1 && at > call) {
+        const side = after !== undefined ? 'after' : 'before';
+        throw new PlacementError(`${plugin.where}.${side}`, `plugin "${plugin.name}" would run after "call", which answers and never calls the next stage; place it before "call"`);
       }
       order.splice(at, 0, plugin.name);
       waiting.splice(i, 1);

@@ -62,6 +62,13 @@ describe('placePlugins', () => {
     expect(() => placePlugins(BUILTINS, [at('a', { before: 'a' })])).toThrow(/itself/);
     expect(() => placePlugins(BUILTINS, [at('a', { after: 'route', before: 'auth' })])).toThrow(/does not come before/);
   });
+
+  it('refuses a plugin placed after call, where no request would ever reach it', () => {
+    expect(() => placePlugins(BUILTINS, [at('a', { after: 'call' })])).toThrow(expect.objectContaining({ field: 'plugins.a.placement.after', message: expect.stringMatching(/after "call"/) }));
+    // Also behind another plugin that is after call, whichever is listed first.
+    expect(() => placePlugins(BUILTINS, [at('b', { before: 'a' }), at('a', { after: 'call' })])).toThrow(/after "call"/);
+    expect(placePlugins(BUILTINS, [at('a', { before: 'call' })]).slice(-2)).toEqual(['a', 'call']);
+  });
 });
 
 describe('PluginHost.compile', () => {
