@@ -4,6 +4,8 @@ import type {
   ConfigValidation,
   EffectiveConfigView,
   KeyCreate,
+  KeyListQuery,
+  KeyPage,
   KeyUpdate,
   KeyWithSecret,
   ListOf,
@@ -100,7 +102,8 @@ export class AdminClient {
   /** Virtual keys: the secret (`key`) is in the answers to `create` and `rotate` only. */
   readonly keys = {
     create: (body: KeyCreate): Promise<KeyWithSecret> => this.request('POST', '/keys', body),
-    list: (): Promise<ListOf<VirtualKeyView>> => this.request('GET', '/keys'),
+    /** Oldest first: every key, or with `limit` one page; follow `next_after` with `after`. */
+    list: (query: KeyListQuery = {}): Promise<KeyPage> => this.request('GET', withQuery('/keys', query as Query)),
     get: (id: string): Promise<VirtualKeyView> => this.request('GET', `/keys/${segment(id)}`),
     update: (id: string, patch: KeyUpdate): Promise<VirtualKeyView> => this.request('PATCH', `/keys/${segment(id)}`, patch),
     delete: (id: string): Promise<void> => this.request('DELETE', `/keys/${segment(id)}`),

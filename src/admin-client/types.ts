@@ -24,6 +24,21 @@ export interface ListOf<T> {
 /** `POST /api/keys` and `PATCH /api/keys/:id` bodies (unknown fields are refused with a 400). */
 export type KeyCreate = z.input<typeof keyCreateSchema>;
 export type KeyUpdate = z.input<typeof keyPatchSchema>;
+/** `GET /api/keys` query: without `limit`, every key; with it, one page (up to 1,000) continuing `after` a key id. */
+export interface KeyListQuery {
+  limit?: number;
+  /** The previous page's `next_after`. */
+  after?: string;
+  /** Text in the name, id or key prefix (case-insensitive). */
+  q?: string;
+}
+
+/** A list of keys; `has_more` and `next_after` (null on the last page) come with a `limit`. */
+export interface KeyPage extends ListOf<VirtualKeyView> {
+  has_more?: boolean;
+  next_after?: string | null;
+}
+
 /** A key as created or rotated: the record plus the secret, shown this once. */
 export type KeyWithSecret = VirtualKeyView & { key: string };
 

@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdminClient } from '../../src/admin-client/index.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+
+/** The typed admin client (`tollgate/admin`) against a running gateway: what the README's Management API lists. */
+let tg: RunningGateway;
+let admin: AdminClient;
+
+beforeAll(async () => {
+  tg = await startGateway();
+  admin = new AdminClient({ baseUrl: tg.url });
+});
+afterAll(async () => {
+  await tg.stop();
+});
+
+describe('keys.list', () => {
+  it('pages with limit and next_after, and finds keys with q, as GET /api/keys?limit=&after=&q= does', async () => {
+    const made = [];
+    for (const name of ['page-alpha', 'page-beta', 'page-gamma']) made.push(await admin.keys.create({ name }));
+    const first = await admin.keys.list({ limit: 2 });
+    expect(first.data.map((key) => key.name)).toEqual(['page-alpha', 'page-beta']);
+    expect(first.has_more).toBe(true);
+    expect(first.next_after).toBe(made[1]!.id);
+    const second = await admin.keys.list({ limit: 2, after: first.next_after ?? undefined });
+    expect(second.data.map((key) => key.name)).toEqual(['page-gamma']);
+    expect(second.next_after).toBeNull();
+    expect((await admin.keys.list({ q: 'BETA' })).data.map((key) => key.id)).toEqual([made[1]!.id]);
+    // Without a limit, every key, as before.
+    expect((await admin.keys.list()).data).toHaveLength(3);
+  });
+});
