@@ -1,5 +1,6 @@
 import type {
-  AuditEntry,
+  AuditPage,
+  AuditQuery,
   ConfigDocumentInput,
   ConfigValidation,
   EffectiveConfigView,
@@ -169,8 +170,8 @@ export class AdminClient {
     schema: (): Promise<Record<string, unknown>> => this.request('GET', '/config/schema'),
   };
 
-  /** Who changed what, newest first. */
-  audit(query: { limit?: number } = {}): Promise<ListOf<AuditEntry>> {
-    return this.request('GET', withQuery('/audit', query));
+  /** Who changed what, newest first: filtered, one page at a time (follow `next_before` with `before`). */
+  audit(query: AuditQuery = {}): Promise<AuditPage> {
+    return this.request('GET', withQuery('/audit', query as Query));
   }
 }

@@ -10,6 +10,7 @@ import type { keyCreateSchema, keyPatchSchema, teamCreateSchema, teamPatchSchema
 import type { RequestLogFilter } from '../governance/request-log-query.js';
 import type { RequestLogEntry, VirtualKeyView } from '../governance/types.js';
 import type { UsageCounts, UsageDimension, UsageInterval, UsageRow } from '../governance/usage-rollups.js';
+import type { AuditEntry } from '../config/views.js';
 
 export type { ConfigWarning, RequestLogEntry, RequestLogFilter, TeamRecord, UsageCounts, UsageDimension, UsageInterval, UsageRow, VirtualKeyView };
 export type { EffectiveConfigView } from '../config/config-service.js';
@@ -72,6 +73,26 @@ export interface LogQuery extends Omit<RequestLogFilter, 'from' | 'to' | 'status
 export interface LogPage {
   object: 'list';
   data: RequestLogEntry[];
+  /** Pass as `before` for the next (older) page; null on the last. */
+  next_before: string | null;
+}
+
+/** `GET /api/audit` query: a page size (up to 500), the previous page's `next_before`, and the filters. */
+export interface AuditQuery {
+  limit?: number;
+  before?: string;
+  /** Epoch ms or ISO 8601 (a time without a zone is UTC). */
+  from?: number | string;
+  to?: number | string;
+  /** `route.created`, `key.rotated`, `config.patched`, ... */
+  action?: string;
+  /** `routes.chat`, or `routes` for every `routes.*` entry. */
+  target?: string;
+}
+
+export interface AuditPage {
+  object: 'list';
+  data: AuditEntry[];
   /** Pass as `before` for the next (older) page; null on the last. */
   next_before: string | null;
 }

@@ -30,3 +30,15 @@ describe('keys.list', () => {
     expect((await admin.keys.list()).data).toHaveLength(3);
   });
 });
+
+describe('audit', () => {
+  it('takes the filters and cursor of GET /api/audit and types next_before', async () => {
+    for (const name of ['audit-a', 'audit-b', 'audit-c']) await admin.routes.put(name, { targets: [{ model: 'openai/gpt-4o-mini' }] });
+    const first = await admin.audit({ limit: 2, action: 'route.created', target: 'routes' });
+    expect(first.data.map((entry) => entry.target)).toEqual(['routes.audit-c', 'routes.audit-b']);
+    expect(first.next_before).toBe(first.data[1]!.id);
+    const rest = await admin.audit({ limit: 2, action: 'route.created', before: first.next_before ?? undefined, from: Date.now() - 60_000 });
+    expect(rest.data.map((entry) => entry.target)).toEqual(['routes.audit-a']);
+    expect(rest.next_before).toBeNull();
+  });
+});
