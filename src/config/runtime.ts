@@ -11,7 +11,7 @@ import { compileGuardrails } from '../guardrails/scanner.js';
 import { backtrackingRisk } from '../guardrails/detectors/regex-list.js';
 import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
-import { hasIllegalHeaderChars, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
+import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
@@ -78,6 +78,17 @@ function anonymousAccessFromEnv(env: Env): 'loopback' | 'any' | undefined {
   throw new ConfigError(`TOLLGATE_ANONYMOUS_ACCESS: expected loopback or any, got "${env.TOLLGATE_ANONYMOUS_ACCESS}"`);
 }
 
+/**
+ * LOG_LEVEL, checked like settings.log_level: the logger refuses a level it does not know, which would otherwise
+ * end the start with a stack trace instead of a line naming the variable. Case does not matter (`DEBUG` is common).
+ */
+function logLevelFromEnv(env: Env): string | undefined {
+  const raw = env.LOG_LEVEL?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  if ((LOG_LEVELS as readonly string[]).includes(raw)) return raw;
+  throw new ConfigError(`LOG_LEVEL: expected one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+}
+
 function listFromEnv(env: Env, name: string): string[] | undefined {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return undefined;
@@ -114,7 +125,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
       api.request_timeout_ms ?? file.request_timeout_ms ?? positiveIntFromEnv(env, 'TOLLGATE_REQUEST_TIMEOUT_MS') ?? DEFAULTS.requestTimeoutMs,
     headersTimeoutMs:
       api.headers_timeout_ms ?? file.headers_timeout_ms ?? positiveIntFromEnv(env, 'TOLLGATE_HEADERS_TIMEOUT_MS') ?? DEFAULTS.headersTimeoutMs,
-    logLevel: api.log_level ?? file.log_level ?? (env.LOG_LEVEL || DEFAULTS.logLevel),
+    logLevel: api.log_level ?? file.log_level ?? logLevelFromEnv(env) ?? DEFAULTS.logLevel,
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
     logMaxEntries: api.log_max_entries ?? file.log_max_entries ?? null,
     maxResponseBytes:

@@ -371,6 +371,9 @@ const networkSchema = z.strictObject({
     ),
 });
 
+/** The operator log's levels (pino's), for `settings.log_level` and `LOG_LEVEL`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 export const settingsSchema = z.strictObject({
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
@@ -389,7 +392,7 @@ export const settingsSchema = z.strictObject({
     .positive()
     .optional()
     .describe('How long a client may take to send the request headers (at most `request_timeout_ms`); past it the answer is 408 and the connection closes. Applied at start only (default 30000).'),
-  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  log_level: z.enum(LOG_LEVELS).optional(),
   log_retention_days: z.number().int().positive().max(36_500).optional().describe('How long request-log entries are kept, in days (default 30); older ones are deleted by a sweep every few minutes. Spend totals are kept regardless.'),
   log_max_entries: z.number().int().positive().max(1_000_000_000).optional().describe('Most request-log entries kept; the oldest beyond it are deleted by the same sweep (default: no limit).'),
   require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import { freePort } from '../helpers/net.js';
 import { childEnv, repoRoot, spawnMain, tryConnect, waitUntilGone, type MainProcess, type SpawnOptions } from '../helpers/main-process.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -152,6 +153,21 @@ describe('signals reach the server through npm start', () => {
   }
 });
 
+/** Runs src/main.ts in a fresh directory with `env` (on a free port), for a start that is expected to fail. */
+async function failedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const cwd = mkdtempSync(join(tmpdir(), 'tollgate-nostart-'));
+  workDirs.push(cwd);
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts')], {
+    cwd: repoRoot,
+    env: childEnv({ PORT: String(await freePort()), HOST: '127.0.0.1', TOLLGATE_DATA_DIR: join(cwd, 'data'), ...env }, cwd),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+  const code = await new Promise<number | null>((done) => child.on('exit', done));
+  return { code, stderr };
+}
+
 describe('start-up and fatal errors', () => {
   it('a port already in use is one line naming PORT, exit 1, no stack', async () => {
     const first = await startMain({});
@@ -175,6 +191,12 @@ describe('start-up and fatal errors', () => {
       expect(await exitCode(first)).toBe(0);
     }
   }, 40_000);
+
+  it('a bad LOG_LEVEL is one line naming it, exit 1, no stack', async () => {
+    const { code, stderr } = await failedStart({ LOG_LEVEL: 'bogus' });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual(['tollgate: configuration error: LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "bogus"']);
+  }, 30_000);
 
   it('an uncaught error while spend is being committed under load ends the process at once, every time', async () => {
     const faultDir = mkdtempSync(join(tmpdir(), 'tollgate-fault-'));

@@ -77,6 +77,12 @@ describe('resolveRuntimeConfig: settings', () => {
     }
   });
 
+  it('checks LOG_LEVEL like settings.log_level, case aside', () => {
+    expect(runtime({}, { LOG_LEVEL: 'DEBUG' }).settings.logLevel).toBe('debug');
+    expect(runtime({}, { LOG_LEVEL: ' warn ' }).settings.logLevel).toBe('warn');
+    expect(configError(() => runtime({}, { LOG_LEVEL: 'bogus' })).message).toBe('LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "bogus"');
+  });
+
   it('lets a provider override the default timeouts', () => {
     const config = runtime({ providers: { groq: { timeouts: { total_ms: 1234 } } } });
     expect(provider(config, 'groq').timeouts).toEqual({ firstByteMs: 30_000, totalMs: 1234, idleMs: 300_000 });
