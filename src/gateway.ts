@@ -257,6 +257,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     // First, so the collector, MCP servers and the next requests below already go out the new way.
     if (outbound.apply(current.settings.network)) log.info({ proxy: current.settings.network.httpsProxy !== null, caFile: current.settings.network.caFile }, 'network settings applied');
     tracer.configure(current.settings.tracing);
+    // settings.log_level is live like the rest: a file save or an API change turns debug logging on or off without a
+    // restart. Only the gateway's own logger: an embedder's (options.log) keeps the level its owner gave it.
+    if (!options.log && log.level !== current.settings.logLevel) log.level = current.settings.logLevel;
     // MCP servers connect in the background (the current config at once: changes is a behaviour subject); a
     // change keeps unchanged servers' connections and replaces the rest.
     void mcp.reconfigure(current.mcp);

@@ -106,6 +106,33 @@ describe('npm start', () => {
     expect(Date.now() - sentAt).toBeLessThan(5000);
   }, 40_000);
 
+  it('applies a settings.log_level change without a restart', async () => {
+    const started = await startMain({});
+    try {
+      // No provider key: a 401 the gateway logs at debug (a client mistake).
+      const failing = () =>
+        fetch(`${started.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+      const debugLines = () => started.output().split('\n').filter((line) => line.startsWith('{"level":20,'));
+      expect((await failing()).status).toBe(401);
+      const patch = (logLevel: string) =>
+        fetch(`${started.url}/api/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ settings: { log_level: logLevel } }) });
+      expect((await patch('debug')).status).toBe(200);
+      expect((await failing()).status).toBe(401);
+      const deadline = Date.now() + 5000;
+      while (debugLines().length === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+      // Only the request after the change was logged at debug.
+      expect(debugLines()).toHaveLength(1);
+      expect(debugLines()[0]).toContain('"code":"provider_key_missing"');
+    } finally {
+      started.child.kill('SIGTERM');
+      expect(await exitCode(started)).toBe(0);
+    }
+  }, 40_000);
+
   it('refuses to start with a broken config file and says why', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'tollgate-badcfg-'));
     workDirs.push(cwd);
