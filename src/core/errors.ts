@@ -182,6 +182,8 @@ export const ERROR_CATALOGUE = {
   upstream_response_too_large: { status: 502, type: 'upstream_error', retryable: false },
   all_targets_unavailable: { status: 503, type: 'service_unavailable', retryable: false },
   all_targets_rate_limited: { status: 503, type: 'service_unavailable', retryable: false },
+  // A request that reached a draining gateway (SIGTERM): another instance, or this one restarted, can take it.
+  shutting_down: { status: 503, type: 'service_unavailable', retryable: true },
   // Faults.
   internal_error: { status: 500, type: 'server_error', retryable: false },
   plugin_failed: { status: 500, type: 'server_error', retryable: false },

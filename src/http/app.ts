@@ -18,6 +18,7 @@ import { registerLiteLLMRoutes } from '../dialects/litellm/routes/register.js';
 import { registerOpenAIRoutes } from '../dialects/openai/routes/register.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
 import { gatewayError } from '../core/errors.js';
+import { withFields } from '../core/with-fields.js';
 
 /**
  * Node checks the request clocks every `connectionsCheckingInterval` (30 s by default), so a timeout can run
@@ -41,7 +42,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
     logger: false,
     // Every answer carries the request's id (`x-request-id`, set below); the request log keeps it under the same id.
     genReqId: () => newRequestId(),
-    return503OnClosing: true,
+    // While draining, a new request on a connection still open is answered by the hook below, in its route family's
+    // error shape with its request id; fastify's own 503 is in neither.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 65_000,
     // Receiving a request is bounded (a client that trickles headers or a body cannot hold a connection for
@@ -72,6 +75,23 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
+  });
+
+  // Draining (SIGTERM, gateway.close()): the server accepts no connection, but a request can still arrive on one that
+  // is open (busy with a stream in flight, pipelined, or between two reaps of idle ones). It is not started: a 503 that
+  // clients and load balancers retry elsewhere, and the connection closes once the answers before it are written.
+  let draining = false;
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!draining) return done();
+    const error = gatewayError('shutting_down', 'The gateway is shutting down and takes no new requests; retry, another instance or the restarted one will answer.');
+    const rendered = renderErrorForPath(request.raw.url?.split('?')[0] ?? null, error, request.id);
+    reply.hijack();
+    reply.raw.writeHead(rendered.status, withFields(rendered.headers, { connection: 'close' }));
+    reply.raw.end(rendered.body);
   });
 
   const liveLimit = (): number => deps.config.current().settings.maxBodyBytes;

@@ -39,7 +39,7 @@ export function healthStatus(deps: HttpDeps): HealthStatus {
   };
 }
 
-/** Liveness: answers once the gateway serves; during shutdown fastify answers 503 for new requests. */
+/** Liveness: answers once the gateway serves; while it drains, a 503 `shutting_down` (src/http/app.ts). */
 export function registerHealthRoutes(app: FastifyInstance, deps: HttpDeps): void {
   app.get('/health', async () => healthStatus(deps));
 }
