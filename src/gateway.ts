@@ -83,6 +83,34 @@ export interface Gateway {
   close(graceMs?: number): Promise<void>;
 }
 
+/** Why a data directory could not be used, in words (the errno alone for the rest). */
+const DATA_DIR_PROBLEMS: Record<string, string> = {
+  EEXIST: 'it is a file, not a directory',
+  ENOTDIR: 'a part of its path is a file, not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+};
+
+/**
+ * Opens the store in the data directory, or says in one line which directory could not be used and why: a path that
+ * is a file or cannot be written is the operator's to fix (TOLLGATE_DATA_DIR, settings.data_dir), not a stack trace.
+ */
+async function openStore(dataDir: string, env: Env): Promise<Store> {
+  try {
+    return await Store.open(dataDir, VERSION, env.TOLLGATE_FSYNC === 'true');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const problem = (code !== undefined && DATA_DIR_PROBLEMS[code]) || oneLineMessage(err);
+    throw new ConfigError(`cannot use the data directory ${resolve(dataDir)}: ${problem}; set TOLLGATE_DATA_DIR (or settings.data_dir) to a directory tollgate can write`);
+  }
+}
+
+function oneLineMessage(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n', 1)[0] ?? '';
+}
+
 /** Wires the gateway: config, store, bus, pipeline, HTTP. Used by `main.ts`, tests and embedders alike. */
 export async function createGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const env = options.env ?? process.env;
@@ -94,7 +122,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const bus = new EventBus();
   const definition = options.pipeline ?? defaultPipeline;
   const registry = await loadStageRegistry(definition);
-  const store = await Store.open(boot.dataDir, VERSION, env.TOLLGATE_FSYNC === 'true');
+  const store = await openStore(boot.dataDir, env);
   let configService: ConfigService;
   try {
     configService = new ConfigService({

@@ -225,6 +225,23 @@ describe('start-up and fatal errors', () => {
     expect(stderr.trim().split('\n')).toEqual(['tollgate: configuration error: LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "bogus"']);
   }, 30_000);
 
+  it('a data directory that cannot be used is one line naming it and the setting, exit 1, no stack', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-datafile-'));
+    workDirs.push(dir);
+    const file = join(dir, 'data');
+    writeFileSync(file, 'not a directory');
+    const asFile = await failedStart({ TOLLGATE_DATA_DIR: file });
+    expect(asFile.code).toBe(1);
+    expect(asFile.stderr.trim().split('\n')).toEqual([
+      `tollgate: configuration error: cannot use the data directory ${file}: it is a file, not a directory; set TOLLGATE_DATA_DIR (or settings.data_dir) to a directory tollgate can write`,
+    ]);
+    const under = await failedStart({ TOLLGATE_DATA_DIR: join(file, 'sub') });
+    expect(under.code).toBe(1);
+    expect(under.stderr.trim().split('\n')).toEqual([
+      `tollgate: configuration error: cannot use the data directory ${join(file, 'sub')}: a part of its path is a file, not a directory; set TOLLGATE_DATA_DIR (or settings.data_dir) to a directory tollgate can write`,
+    ]);
+  }, 30_000);
+
   it('an uncaught error while spend is being committed under load ends the process at once, every time', async () => {
     const faultDir = mkdtempSync(join(tmpdir(), 'tollgate-fault-'));
     workDirs.push(faultDir);
