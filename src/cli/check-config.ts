@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseConfigSyntax } from '../config/load-file.js';
+import { parseConfigSyntax, readConfigText } from '../config/load-file.js';
 import { resolveRuntimeConfig } from '../config/runtime.js';
 import { configFileSchema } from '../config/schema.js';
 import { ConfigError, type Env } from '../config/secret-ref.js';
@@ -70,7 +70,7 @@ export async function checkConfigFile(file: string, env: Env): Promise<ConfigRep
   }
   let document: unknown;
   try {
-    document = parseConfigSyntax(readFileSync(path, 'utf8'), path);
+    document = parseConfigSyntax(readConfigText(path), path);
   } catch (err) {
     report.errors.push(messageOf(err));
     return report;

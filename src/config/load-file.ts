@@ -13,6 +13,26 @@ export interface LoadedFile {
   config: ConfigFile;
 }
 
+/** Why a config file could not be read, in words (the errno alone for the rest). */
+const READ_PROBLEMS: Record<string, string> = {
+  EISDIR: 'it is a directory, not a file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+};
+
+/**
+ * Reads a config file's text; a file that exists but cannot be read (a directory, no permission) is a ConfigError
+ * naming it, so the start and `check-config` say so in one line instead of a stack trace.
+ */
+export function readConfigText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(`${path}: cannot read the config file: ${(code !== undefined && READ_PROBLEMS[code]) || (err as Error).message}`);
+  }
+}
+
 /** Parses config text into a document, not yet validated (YAML is a superset of JSON, so one parser reads both). */
 export function parseConfigSyntax(text: string, where: string): unknown {
   try {
@@ -47,5 +67,5 @@ export function loadConfigFile(env: Env, cwd = process.cwd()): LoadedFile {
     if (explicit) throw new ConfigError(`TOLLGATE_CONFIG: file not found: ${path}`);
     return { path: null, watchPath: path, config: {} };
   }
-  return { path, watchPath: path, config: parseConfigText(readFileSync(path, 'utf8'), path) };
+  return { path, watchPath: path, config: parseConfigText(readConfigText(path), path) };
 }

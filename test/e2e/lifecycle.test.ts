@@ -180,11 +180,11 @@ describe('signals reach the server through npm start', () => {
   }
 });
 
-/** Runs src/main.ts in a fresh directory with `env` (on a free port), for a start that is expected to fail. */
-async function failedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+/** Runs src/main.ts (with `args`) in a fresh directory with `env` (on a free port), for a start or command that is expected to fail. */
+async function failedStart(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stderr: string }> {
   const cwd = mkdtempSync(join(tmpdir(), 'tollgate-nostart-'));
   workDirs.push(cwd);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts'), ...args], {
     cwd: repoRoot,
     env: childEnv({ PORT: String(await freePort()), HOST: '127.0.0.1', TOLLGATE_DATA_DIR: join(cwd, 'data'), ...env }, cwd),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -223,6 +223,17 @@ describe('start-up and fatal errors', () => {
     const { code, stderr } = await failedStart({ LOG_LEVEL: 'bogus' });
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toEqual(['tollgate: configuration error: LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "bogus"']);
+  }, 30_000);
+
+  it('a config path that is a directory is one line naming it, at start and from check-config, exit 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-cfgdir-'));
+    workDirs.push(dir);
+    const start = await failedStart({ TOLLGATE_CONFIG: dir });
+    expect(start.code).toBe(1);
+    expect(start.stderr.trim().split('\n')).toEqual([`tollgate: configuration error: ${dir}: cannot read the config file: it is a directory, not a file`]);
+    const check = await failedStart({}, ['check-config', dir]);
+    expect(check.code).toBe(1);
+    expect(check.stderr.trim().split('\n')).toEqual([`error: ${dir}: cannot read the config file: it is a directory, not a file`]);
   }, 30_000);
 
   it('a data directory that cannot be used is one line naming it and the setting, exit 1, no stack', async () => {

@@ -320,6 +320,13 @@ describe('loadConfigFile', () => {
     expect(loaded.config).toEqual({ providers: { groq: { api_key: 'g' } } });
   });
 
+  it('fails with a ConfigError naming a config path that is a directory', () => {
+    const cwd = mkdtempSync(join(tmp, 'dir-'));
+    mkdirSync(join(cwd, 'conf.yaml'));
+    const err = configError(() => loadConfigFile({ TOLLGATE_CONFIG: 'conf.yaml' }, cwd));
+    expect(err.message).toBe(`${join(cwd, 'conf.yaml')}: cannot read the config file: it is a directory, not a file`);
+  });
+
   it('reports an invalid file with its path and the field', () => {
     const cwd = mkdtempSync(join(tmp, 'invalid-'));
     writeFileSync(join(cwd, 'tollgate.config.yaml'), 'settings:\n  log_level: loud\n');
