@@ -4,12 +4,29 @@ import type { ConfigService } from './config-service.js';
 import { parse as parseYaml } from 'yaml';
 import { isRecord } from '../core/is-record.js';
 import { parseConfigText } from './load-file.js';
+import type { ConfigFile } from './schema.js';
+import { ConfigError } from './secret-ref.js';
 import type { Log } from '../log.js';
 
 /** The route names a file defines, read leniently (it may not validate): for an honest 404 when it is rejected. */
 function routeNamesOf(text: string): string[] {
   const raw: unknown = parseYaml(text);
   return isRecord(raw) && isRecord(raw.routes) ? Object.keys(raw.routes) : [];
+}
+
+/**
+ * A saved file's config. A file with no document in it (empty, or only comments and blank lines) is what an editor
+ * that truncates in place and then writes (or `cat > file`, a slow copy) leaves between the two: applying it as a
+ * zero config would drop every provider and route until the write lands. It is refused like a broken save; an
+ * operator who means "defaults only" writes `{}`. (At start an empty file is a valid zero config: nothing runs yet.)
+ */
+function parseSaved(text: string, path: string): ConfigFile {
+  const config = parseConfigText(text, path);
+  // Only a config with nothing in it can come from a document-less file (`{}` is a document: it stays valid).
+  if (Object.keys(config).length === 0 && parseYaml(text) === null) {
+    throw new ConfigError(`${path}: the file is empty (a save still being written?); write {} for a config of defaults only`);
+  }
+  return config;
 }
 
 /**
@@ -42,7 +59,7 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
         }
         let text: string | null = null;
         const read = (): string => (text ??= readFileSync(path, 'utf8'));
-        void service.reloadFile(() => parseConfigText(read(), path), () => routeNamesOf(read()));
+        void service.reloadFile(() => parseSaved(read(), path), () => routeNamesOf(read()));
       }, debounceMs);
     });
   } catch (err) {

@@ -147,6 +147,23 @@ describe('config file changes apply without a restart', () => {
     expect(audit[0]).toMatchObject({ action: 'file.reloaded', actor: { kind: 'file', id: path } });
   });
 
+  it('keeps the running config while a save is half done: the file truncated, its text written later', async () => {
+    const versions: number[] = [];
+    tg.gateway.bus.on('config.changed', (event) => versions.push(event.version));
+    // An editor or `cat > file` that truncates in place, then writes after a pause longer than the debounce.
+    writeFileSync(path, '');
+    await new Promise((done) => setTimeout(done, 400));
+    expect(versions).toEqual([]);
+    await tg.client.chat.completions.create({ model: 'lab/m', messages });
+    expect(a.calls).toHaveLength(1);
+    const health = (await (await fetch(`${tg.url}/health`)).json()) as { config_file_rejection: { reason: string } | null };
+    expect(health.config_file_rejection?.reason).toContain('empty');
+    writeFileSync(path, labYaml(b.url));
+    await until(() => tg.gateway.configService.current().providers.get('lab')?.baseUrl === `${b.url}/v1`);
+    expect(versions).toHaveLength(1);
+    expect(tg.gateway.configService.fileRejection()).toBeNull();
+  });
+
   it('lets a request in flight finish on the config it started with', async () => {
     a.enqueue({ kind: 'slow-chunks', delayMs: 100 });
     const stream = await tg.client.chat.completions.create({
