@@ -46,12 +46,17 @@ function baseUrlFromEnv(env: Env, names: string[], example: string): string | un
   return undefined;
 }
 
-function intFromEnv(env: Env, name: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
+/**
+ * An integer from the environment within [min, max]. The bounds are the config schema's for the same setting: a
+ * value the file would refuse must not slip in through a variable (TOLLGATE_MAX_BODY_BYTES=0 refused every body,
+ * even the PUT /api/config that could have fixed it).
+ */
+function intFromEnv(env: Env, name: string, max = Number.MAX_SAFE_INTEGER, min = 0): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw new ConfigError(`${name}: expected an integer from 0 to ${max}, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name}: expected an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
 }
@@ -109,16 +114,16 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     port: intFromEnv(env, 'PORT', 65535) ?? api.port ?? file.port ?? DEFAULTS.port,
     // The data directory holds the API layer itself, so the API cannot move it.
     dataDir: env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir,
-    maxBodyBytes: api.max_body_bytes ?? file.max_body_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_BODY_BYTES', MAX_TIMER_MS) ?? DEFAULTS.maxBodyBytes,
+    maxBodyBytes: api.max_body_bytes ?? file.max_body_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_BODY_BYTES', MAX_TIMER_MS, 1) ?? DEFAULTS.maxBodyBytes,
     upstreamTimeouts: {
       firstByteMs:
         api.upstream_timeouts?.first_byte_ms ??
         file.upstream_timeouts?.first_byte_ms ??
-        intFromEnv(env, 'TOLLGATE_FIRST_BYTE_TIMEOUT_MS', MAX_TIMER_MS) ??
+        positiveIntFromEnv(env, 'TOLLGATE_FIRST_BYTE_TIMEOUT_MS') ??
         DEFAULTS.firstByteTimeoutMs,
       totalMs:
-        api.upstream_timeouts?.total_ms ?? file.upstream_timeouts?.total_ms ?? intFromEnv(env, 'TOLLGATE_TIMEOUT_MS', MAX_TIMER_MS) ?? DEFAULTS.totalTimeoutMs,
-      idleMs: api.upstream_timeouts?.idle_ms ?? file.upstream_timeouts?.idle_ms ?? intFromEnv(env, 'TOLLGATE_IDLE_TIMEOUT_MS', MAX_TIMER_MS) ?? DEFAULTS.idleTimeoutMs,
+        api.upstream_timeouts?.total_ms ?? file.upstream_timeouts?.total_ms ?? positiveIntFromEnv(env, 'TOLLGATE_TIMEOUT_MS') ?? DEFAULTS.totalTimeoutMs,
+      idleMs: api.upstream_timeouts?.idle_ms ?? file.upstream_timeouts?.idle_ms ?? positiveIntFromEnv(env, 'TOLLGATE_IDLE_TIMEOUT_MS') ?? DEFAULTS.idleTimeoutMs,
     },
     shutdownGraceMs: api.shutdown_grace_ms ?? file.shutdown_grace_ms ?? intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS', MAX_TIMER_MS) ?? DEFAULTS.shutdownGraceMs,
     requestTimeoutMs:
@@ -129,7 +134,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
     logMaxEntries: api.log_max_entries ?? file.log_max_entries ?? null,
     maxResponseBytes:
-      api.max_response_bytes ?? file.max_response_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_RESPONSE_BYTES', 2_147_483_648) ?? DEFAULTS.maxResponseBytes,
+      api.max_response_bytes ?? file.max_response_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_RESPONSE_BYTES', 2_147_483_648, 1024) ?? DEFAULTS.maxResponseBytes,
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,
     anonymousAccess: api.anonymous_access ?? file.anonymous_access ?? anonymousAccessFromEnv(env) ?? 'loopback',
     trustedProxies: new Set((api.trusted_proxies ?? file.trusted_proxies ?? listFromEnv(env, 'TOLLGATE_TRUSTED_PROXIES') ?? []).map(normalizeAddress)),

@@ -77,6 +77,29 @@ describe('resolveRuntimeConfig: settings', () => {
     }
   });
 
+  it('refuses environment settings outside the bounds the config schema sets for the same setting', () => {
+    const cases: Array<[string, string, string]> = [
+      ['TOLLGATE_MAX_BODY_BYTES', '0', 'settings.max_body_bytes'],
+      ['TOLLGATE_MAX_RESPONSE_BYTES', '100', 'settings.max_response_bytes'],
+      ['TOLLGATE_FIRST_BYTE_TIMEOUT_MS', '0', 'settings.upstream_timeouts.first_byte_ms'],
+      ['TOLLGATE_TIMEOUT_MS', '0', 'settings.upstream_timeouts.total_ms'],
+      ['TOLLGATE_IDLE_TIMEOUT_MS', '0', 'settings.upstream_timeouts.idle_ms'],
+    ];
+    for (const [name, value, field] of cases) {
+      // The file refuses the value ...
+      const [section, ...rest] = field.replace('settings.', '').split('.');
+      const inFile = rest.length === 0 ? { [section!]: Number(value) } : { [section!]: { [rest[0]!]: Number(value) } };
+      expect(configFileSchema.safeParse({ settings: inFile }).success, field).toBe(false);
+      // ... and so does the environment, naming the variable.
+      expect(configError(() => runtime({}, { [name]: value })).message).toContain(name);
+    }
+    expect(runtime({}, { TOLLGATE_MAX_BODY_BYTES: '1', TOLLGATE_MAX_RESPONSE_BYTES: '1024', TOLLGATE_TIMEOUT_MS: '1' }).settings).toMatchObject({
+      maxBodyBytes: 1,
+      maxResponseBytes: 1024,
+      upstreamTimeouts: { totalMs: 1 },
+    });
+  });
+
   it('checks LOG_LEVEL like settings.log_level, case aside', () => {
     expect(runtime({}, { LOG_LEVEL: 'DEBUG' }).settings.logLevel).toBe('debug');
     expect(runtime({}, { LOG_LEVEL: ' warn ' }).settings.logLevel).toBe('warn');
