@@ -194,17 +194,20 @@ class CacheStage implements Stage {
     this.bus.emit('cache.hit', Object.assign(who, { tier: hit.tier, similarity: hit.similarity, savedUsd: entry.costUsd, served: true }));
     // A client of the format the upstream answered in gets that answer as it came (see CacheEntry.native).
     const native = entry.native && entry.native.format === ctx.native?.format ? entry.native : null;
+    // The name this client asked for, as a live answer shows it (the call stage sets it): the storing request may
+    // have named the same model otherwise (a bare `gpt-4o-mini`, another mount's spelling) and shares its key.
+    const answer = entry.answer.model === ctx.responseModel ? entry.answer : { ...entry.answer, model: ctx.responseModel };
     if (!ctx.stream) {
       // Stored as a stream, it is served as the message those events make (and the other way round below).
       const body = native ? nativeBodyOf(native) : null;
       if (native && body) {
         const text = body === native.body ? native.text : undefined;
-        return of({ kind: 'completion', completion: entry.answer, native: text === undefined ? { format: native.format, body } : { format: native.format, body, text } });
+        return of({ kind: 'completion', completion: answer, native: text === undefined ? { format: native.format, body } : { format: native.format, body, text } });
       }
-      return of({ kind: 'completion', completion: entry.answer });
+      return of({ kind: 'completion', completion: answer });
     }
     const includeUsage = ctx.request.stream_options?.include_usage === true;
-    const chunks = replayChunks(entry.answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk }));
+    const chunks = replayChunks(answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk }));
     // The stream's own events ride on the first chunk, as the call stage relays a read's events (the dialect writes
     // them all there and nothing for the chunks after).
     const first = chunks[0];
