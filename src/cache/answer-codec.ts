@@ -19,7 +19,15 @@ interface Logprobs {
 
 interface ChoiceDelta {
   index?: number;
-  delta?: { role?: string; content?: string | null; reasoning_content?: string | null; refusal?: string | null; tool_calls?: ToolCallDelta[]; annotations?: unknown[] };
+  delta?: {
+    role?: string;
+    content?: string | null;
+    reasoning_content?: string | null;
+    refusal?: string | null;
+    tool_calls?: ToolCallDelta[];
+    function_call?: { name?: string; arguments?: string };
+    annotations?: unknown[];
+  };
   logprobs?: Logprobs | null;
   finish_reason?: string | null;
 }
@@ -31,6 +39,8 @@ interface AssembledChoice {
   reasoning: string | null;
   refusal: string | null;
   toolCalls: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  /** The legacy `functions` parameter's call (finish_reason `function_call`), its pieces joined. */
+  functionCall: { name: string; arguments: string } | null;
   /** URL citations (web search), as the stream delivered them. */
   annotations: unknown[] | null;
   /** The token log probabilities the client asked for (`logprobs: true`), the pieces of every chunk joined. */
@@ -53,7 +63,7 @@ export class StreamAssembler {
     for (const raw of chunk.choices as ChoiceDelta[]) {
       const index = raw.index ?? 0;
       let choice = this.choices.get(index);
-      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, refusal: null, toolCalls: [], annotations: null, logprobs: null, finishReason: null }));
+      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, refusal: null, toolCalls: [], functionCall: null, annotations: null, logprobs: null, finishReason: null }));
       const delta = raw.delta ?? {};
       if (typeof delta.role === 'string') choice.role = delta.role;
       if (typeof delta.content === 'string') choice.content = (choice.content ?? '') + delta.content;
@@ -74,6 +84,11 @@ export class StreamAssembler {
         if (call.function?.name) existing.function.name += call.function.name;
         if (call.function?.arguments) existing.function.arguments += call.function.arguments;
       }
+      if (delta.function_call) {
+        const call = (choice.functionCall ??= { name: '', arguments: '' });
+        if (delta.function_call.name) call.name += delta.function_call.name;
+        if (delta.function_call.arguments) call.arguments += delta.function_call.arguments;
+      }
       if (raw.finish_reason) choice.finishReason = raw.finish_reason;
     }
   }
@@ -89,6 +104,7 @@ export class StreamAssembler {
       message.refusal = choice.refusal;
       if (choice.annotations) message.annotations = choice.annotations;
       if (choice.toolCalls.length > 0) message.tool_calls = choice.toolCalls.filter(Boolean);
+      if (choice.functionCall) message.function_call = choice.functionCall;
       choices.push({ index, message, logprobs: choice.logprobs, finish_reason: choice.finishReason });
     }
     const { id, model, created, system_fingerprint: fingerprint } = this.first as ChatCompletionChunk & { created?: number; system_fingerprint?: string };
@@ -114,6 +130,7 @@ interface CompletionChoice {
     refusal?: string | null;
     annotations?: unknown[];
     tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    function_call?: { name: string; arguments: string };
   };
   logprobs?: Logprobs | null;
   finish_reason?: string | null;
@@ -145,9 +162,9 @@ function contentWithLogprobs(text: string, logprobs: Logprobs): Array<{ content:
 
 /**
  * The chunks of a stream that says what `completion` says, as OpenAI streams it: the role first, the reasoning and
- * text in pieces (one chunk per token when the answer has log probabilities), the refusal, annotations and tool
- * calls whole, then each choice's finish reason; with `includeUsage`, every chunk has `usage: null` and a last chunk
- * with no choices carries the usage; without it no chunk has a `usage` key.
+ * text in pieces (one chunk per token when the answer has log probabilities), the refusal, annotations, tool
+ * calls and a legacy function call whole, then each choice's finish reason; with `includeUsage`, every chunk has
+ * `usage: null` and a last chunk with no choices carries the usage; without it no chunk has a `usage` key.
  */
 export function replayChunks(completion: ChatCompletion, includeUsage: boolean): ChatCompletionChunk[] {
   const base = { id: completion.id, object: 'chat.completion.chunk' as const, created: completion.created, model: completion.model };
@@ -176,6 +193,7 @@ export function replayChunks(completion: ChatCompletion, includeUsage: boolean):
       const calls = message.tool_calls.map((call, i) => ({ index: i, id: call.id, type: call.type, function: call.function }));
       chunks.push(delta({ tool_calls: calls }));
     }
+    if (message.function_call) chunks.push(delta({ function_call: message.function_call }));
     chunks.push(chunk([{ index, delta: {}, logprobs: null, finish_reason: raw.finish_reason ?? 'stop' }]));
   }
   if (includeUsage && completion.usage) chunks.push(Object.assign({}, base, extra, { choices: [], usage: completion.usage }));
