@@ -19,6 +19,12 @@ import { withFields } from '../core/with-fields.js';
 const SWEEP_BATCH = 5_000;
 /** Candidates the index returns per lookup: the best few, each then checked for scope, expiry and words. */
 const CANDIDATES = 8;
+/**
+ * The most candidates a lookup reads when the closest ones are all above the threshold but not its own (the same
+ * question asked by other teams or under other system prompts, expired answers not yet swept): the search widens
+ * eightfold up to this, so an answer of the request's own scope is not hidden behind closer ones it may not use.
+ */
+const MAX_CANDIDATES = 512;
 /** Longest a lookup waits for its embedding before answering without the semantic tier (never delay a request much). */
 const EMBED_BUDGET_MS = 300;
 /** How often expired entries are swept and the index saved when it changed. */
@@ -281,14 +287,22 @@ export class CacheService {
     }
     // Swapped for another embedder's while this one embedded: no index of this vector's space to search.
     if (!this.indexReady() || !this.index) return this.miss(vector, this.indexUnreadyReason());
-    for (const match of this.index.search(vector, CANDIDATES)) {
-      if (match.similarity < policy.threshold) break;
-      const entry = this.store.get(match.label);
-      if (!entry || entry.expiresAt <= now || entry.semanticScope !== keys.semanticScope || entry.question === null) continue;
-      if (!textsLexicallyCompatible(keys.question, entry.question)) continue;
-      return { hit: { tier: 'semantic', entry, similarity: match.similarity }, vector, semanticSkipped: null };
+    const checked = new Set<number>();
+    for (let wanted = CANDIDATES; ; wanted *= 8) {
+      const matches = this.index.search(vector, wanted);
+      for (const match of matches) {
+        if (match.similarity < policy.threshold) return { hit: null, vector, semanticSkipped: null };
+        // A wider search returns the closer ones again (perhaps in another order: HNSW is approximate).
+        if (checked.has(match.label)) continue;
+        checked.add(match.label);
+        const entry = this.store.get(match.label);
+        if (!entry || entry.expiresAt <= now || entry.semanticScope !== keys.semanticScope || entry.question === null) continue;
+        if (!textsLexicallyCompatible(keys.question, entry.question)) continue;
+        return { hit: { tier: 'semantic', entry, similarity: match.similarity }, vector, semanticSkipped: null };
+      }
+      // Every candidate was above the threshold and none could answer: look further, unless there is no further.
+      if (matches.length < wanted || wanted >= MAX_CANDIDATES) return { hit: null, vector, semanticSkipped: null };
     }
-    return { hit: null, vector, semanticSkipped: null };
   }
 
   private indexReady(): boolean {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 /** What a cache hit serves, against what the same request answered from the provider would be. */
@@ -77,5 +78,40 @@ describe('response cache, what a hit serves', () => {
       replayed.arguments += chunk.choices[0]?.delta.function_call?.arguments ?? '';
     }
     expect(replayed).toEqual({ name: 'get_weather', arguments: '{"city":"Paris"}' });
+  });
+});
+
+describe('response cache, semantic candidates', () => {
+  it('finds a paraphrase of its own scope behind closer matches of other scopes', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on' } }));
+    const stored = new Set<string>();
+    gateway.gateway.bus.on('cache.stored', (event) => stored.add(event.requestId));
+    const ask = async (messages: Array<{ role: 'system' | 'user'; content: string }>) => {
+      const { data, response } = await gateway.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).withResponse();
+      const id = response.headers.get('x-request-id') ?? '';
+      for (let i = 0; i < 200 && response.headers.get('x-tollgate-cache') === 'miss' && !stored.has(id); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      return { text: data.choices[0]?.message.content, cache: response.headers.get('x-tollgate-cache') };
+    };
+    try {
+      const { api } = gatewayApi(() => gateway.url);
+      for (let i = 0; i < 200; i++) {
+        const report = (await api('GET', '/api/cache')).body;
+        if (report.semantic_index.state === 'ready' && report.embedder.state === 'ready') break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const own = await ask([{ role: 'user', content: 'What is the capital of France?' }]);
+      expect(own.cache).toBe('miss');
+      // The paraphrase itself, asked under eight other system prompts: the same embedding as the question below
+      // (system prompts are not embedded), so the closest eight vectors belong to scopes it may not use.
+      for (let i = 1; i <= 8; i++) expect((await ask([{ role: 'system', content: `You are assistant number ${i}.` }, { role: 'user', content: "Tell me France's capital city" }])).cache).toBe('miss');
+      expect((await api('GET', '/api/cache')).body.semantic_index.vectors).toBe(9);
+
+      const paraphrase = await ask([{ role: 'user', content: "Tell me France's capital city" }]);
+      expect(paraphrase).toEqual({ text: own.text, cache: 'hit-semantic' });
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
   });
 });
