@@ -5,6 +5,13 @@ import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../co
  * assembled here from its chunks, and a hit on a streaming request is replayed from the completion as chunks.
  */
 
+/**
+ * The names OpenAI-compatible servers give a reasoning model's reasoning; an answer keeps and replays the one it
+ * came in (a client reads the name its server uses).
+ */
+const REASONING_FIELDS = ['reasoning_content', 'reasoning'] as const;
+type ReasoningField = (typeof REASONING_FIELDS)[number];
+
 interface ToolCallDelta {
   index?: number;
   id?: string;
@@ -23,6 +30,7 @@ interface ChoiceDelta {
     role?: string;
     content?: string | null;
     reasoning_content?: string | null;
+    reasoning?: string | null;
     refusal?: string | null;
     tool_calls?: ToolCallDelta[];
     function_call?: { name?: string; arguments?: string };
@@ -37,6 +45,8 @@ interface AssembledChoice {
   content: string | null;
   /** The reasoning of OpenAI-compatible servers, and thinking translated from other formats. */
   reasoning: string | null;
+  /** The field the reasoning came in: `reasoning_content` (DeepSeek, older vLLM) or `reasoning` (OpenRouter, Groq, vLLM). */
+  reasoningField: ReasoningField;
   refusal: string | null;
   toolCalls: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
   /** The legacy `functions` parameter's call (finish_reason `function_call`), its pieces joined. */
@@ -63,11 +73,16 @@ export class StreamAssembler {
     for (const raw of chunk.choices as ChoiceDelta[]) {
       const index = raw.index ?? 0;
       let choice = this.choices.get(index);
-      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, refusal: null, toolCalls: [], functionCall: null, annotations: null, logprobs: null, finishReason: null }));
+      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, reasoningField: 'reasoning_content', refusal: null, toolCalls: [], functionCall: null, annotations: null, logprobs: null, finishReason: null }));
       const delta = raw.delta ?? {};
       if (typeof delta.role === 'string') choice.role = delta.role;
       if (typeof delta.content === 'string') choice.content = (choice.content ?? '') + delta.content;
-      if (typeof delta.reasoning_content === 'string') choice.reasoning = (choice.reasoning ?? '') + delta.reasoning_content;
+      for (const field of REASONING_FIELDS) {
+        const piece = delta[field];
+        if (typeof piece !== 'string') continue;
+        choice.reasoning = (choice.reasoning ?? '') + piece;
+        choice.reasoningField = field;
+      }
       if (typeof delta.refusal === 'string') choice.refusal = (choice.refusal ?? '') + delta.refusal;
       if (Array.isArray(delta.annotations)) choice.annotations = [...(choice.annotations ?? []), ...delta.annotations];
       if (raw.logprobs) {
@@ -100,7 +115,7 @@ export class StreamAssembler {
     for (const [index, choice] of [...this.choices].sort(([a], [b]) => a - b)) {
       if (choice.finishReason === null) return null;
       const message: Record<string, unknown> = { role: choice.role, content: choice.content };
-      if (choice.reasoning !== null) message.reasoning_content = choice.reasoning;
+      if (choice.reasoning !== null) message[choice.reasoningField] = choice.reasoning;
       message.refusal = choice.refusal;
       if (choice.annotations) message.annotations = choice.annotations;
       if (choice.toolCalls.length > 0) message.tool_calls = choice.toolCalls.filter(Boolean);
@@ -127,6 +142,7 @@ interface CompletionChoice {
     role?: string;
     content?: string | null;
     reasoning_content?: string | null;
+    reasoning?: string | null;
     refusal?: string | null;
     annotations?: unknown[];
     tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
@@ -182,7 +198,10 @@ export function replayChunks(completion: ChatCompletion, includeUsage: boolean):
     const message = raw.message ?? {};
     const delta = (value: Record<string, unknown>, logprobs: Logprobs | null = null): ChatCompletionChunk => chunk([{ index, delta: value, logprobs, finish_reason: null }]);
     chunks.push(delta({ role: message.role ?? 'assistant', content: '', refusal: null }));
-    if (typeof message.reasoning_content === 'string') for (const piece of pieces(message.reasoning_content)) chunks.push(delta({ reasoning_content: piece }));
+    for (const field of REASONING_FIELDS) {
+      const reasoning = message[field];
+      if (typeof reasoning === 'string') for (const piece of pieces(reasoning)) chunks.push(delta({ [field]: piece }));
+    }
     const text = typeof message.content === 'string' ? message.content : '';
     if (raw.logprobs && Array.isArray(raw.logprobs.content) && raw.logprobs.content.length > 0) {
       for (const piece of contentWithLogprobs(text, raw.logprobs)) chunks.push(delta({ content: piece.content }, piece.logprobs));

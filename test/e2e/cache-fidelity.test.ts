@@ -81,6 +81,44 @@ describe('response cache, what a hit serves', () => {
   });
 });
 
+describe('response cache, reasoning under its other name', () => {
+  it("keeps a streamed answer's `reasoning` (OpenRouter's, vLLM's and Groq's name) for a later hit, whole or streamed", async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } } }));
+    const stored = new Set<string>();
+    gateway.gateway.bus.on('cache.stored', (event) => stored.add(event.requestId));
+    try {
+      const frame = (delta: Record<string, unknown>, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-mini', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+      upstream.enqueue({
+        kind: 'raw',
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        body: frame({ role: 'assistant', content: '' }) + frame({ reasoning: 'Six times seven ' }) + frame({ reasoning: 'is forty-two.' }) + frame({ content: '42' }) + frame({}, 'stop') + 'data: [DONE]\n\n',
+      });
+      const body = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'What is six times seven?' }] };
+      type ReasoningDelta = { reasoning?: string; content?: string | null };
+      const { data: live, response } = await gateway.client.chat.completions.create({ ...body, stream: true }).withResponse();
+      let reasoning = '';
+      for await (const chunk of live) reasoning += (chunk.choices[0]?.delta as ReasoningDelta | undefined)?.reasoning ?? '';
+      expect(reasoning).toBe('Six times seven is forty-two.');
+      const id = response.headers.get('x-request-id') ?? '';
+      for (let i = 0; i < 100 && !stored.has(id); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+
+      const hit = await gateway.client.chat.completions.create(body).withResponse();
+      expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+      expect(hit.data.choices[0]?.message).toMatchObject({ content: '42', reasoning: 'Six times seven is forty-two.' });
+
+      let replayed = '';
+      for await (const chunk of await gateway.client.chat.completions.create({ ...body, stream: true })) replayed += (chunk.choices[0]?.delta as ReasoningDelta | undefined)?.reasoning ?? '';
+      expect(replayed).toBe('Six times seven is forty-two.');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('response cache, semantic candidates', () => {
   it('finds a paraphrase of its own scope behind closer matches of other scopes', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
