@@ -34,10 +34,19 @@ interface ChoiceDelta {
     refusal?: string | null;
     tool_calls?: ToolCallDelta[];
     function_call?: { name?: string; arguments?: string };
+    audio?: AudioDelta | null;
     annotations?: unknown[];
   };
   logprobs?: Logprobs | null;
   finish_reason?: string | null;
+}
+
+/** A piece of a spoken answer (`modalities: ["audio"]`): its id first, transcript and base64 data in pieces, its expiry. */
+interface AudioDelta {
+  id?: string;
+  transcript?: string;
+  data?: string;
+  expires_at?: number;
 }
 
 interface AssembledChoice {
@@ -51,6 +60,8 @@ interface AssembledChoice {
   toolCalls: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
   /** The legacy `functions` parameter's call (finish_reason `function_call`), its pieces joined. */
   functionCall: { name: string; arguments: string } | null;
+  /** A spoken answer, as a whole answer's `message.audio` holds it (transcript and data joined). */
+  audio: { id: string; data: string; expires_at: number | null; transcript: string } | null;
   /** URL citations (web search), as the stream delivered them. */
   annotations: unknown[] | null;
   /** The token log probabilities the client asked for (`logprobs: true`), the pieces of every chunk joined. */
@@ -73,7 +84,7 @@ export class StreamAssembler {
     for (const raw of chunk.choices as ChoiceDelta[]) {
       const index = raw.index ?? 0;
       let choice = this.choices.get(index);
-      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, reasoningField: 'reasoning_content', refusal: null, toolCalls: [], functionCall: null, annotations: null, logprobs: null, finishReason: null }));
+      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, reasoningField: 'reasoning_content', refusal: null, toolCalls: [], functionCall: null, audio: null, annotations: null, logprobs: null, finishReason: null }));
       const delta = raw.delta ?? {};
       if (typeof delta.role === 'string') choice.role = delta.role;
       if (typeof delta.content === 'string') choice.content = (choice.content ?? '') + delta.content;
@@ -104,6 +115,13 @@ export class StreamAssembler {
         if (delta.function_call.name) call.name += delta.function_call.name;
         if (delta.function_call.arguments) call.arguments += delta.function_call.arguments;
       }
+      if (delta.audio) {
+        const audio = (choice.audio ??= { id: '', data: '', expires_at: null, transcript: '' });
+        if (delta.audio.id) audio.id = delta.audio.id;
+        if (typeof delta.audio.transcript === 'string') audio.transcript += delta.audio.transcript;
+        if (typeof delta.audio.data === 'string') audio.data += delta.audio.data;
+        if (typeof delta.audio.expires_at === 'number') audio.expires_at = delta.audio.expires_at;
+      }
       if (raw.finish_reason) choice.finishReason = raw.finish_reason;
     }
   }
@@ -120,6 +138,7 @@ export class StreamAssembler {
       if (choice.annotations) message.annotations = choice.annotations;
       if (choice.toolCalls.length > 0) message.tool_calls = choice.toolCalls.filter(Boolean);
       if (choice.functionCall) message.function_call = choice.functionCall;
+      if (choice.audio) message.audio = choice.audio;
       choices.push({ index, message, logprobs: choice.logprobs, finish_reason: choice.finishReason });
     }
     const { id, model, created, system_fingerprint: fingerprint } = this.first as ChatCompletionChunk & { created?: number; system_fingerprint?: string };
@@ -147,6 +166,7 @@ interface CompletionChoice {
     annotations?: unknown[];
     tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
     function_call?: { name: string; arguments: string };
+    audio?: AudioDelta | null;
   };
   logprobs?: Logprobs | null;
   finish_reason?: string | null;
@@ -179,7 +199,7 @@ function contentWithLogprobs(text: string, logprobs: Logprobs): Array<{ content:
 /**
  * The chunks of a stream that says what `completion` says, as OpenAI streams it: the role first, the reasoning and
  * text in pieces (one chunk per token when the answer has log probabilities), the refusal, annotations, tool
- * calls and a legacy function call whole, then each choice's finish reason; with `includeUsage`, every chunk has
+ * calls, a legacy function call and audio whole, then each choice's finish reason; with `includeUsage`, every chunk has
  * `usage: null` and a last chunk with no choices carries the usage; without it no chunk has a `usage` key.
  */
 export function replayChunks(completion: ChatCompletion, includeUsage: boolean): ChatCompletionChunk[] {
@@ -213,6 +233,7 @@ export function replayChunks(completion: ChatCompletion, includeUsage: boolean):
       chunks.push(delta({ tool_calls: calls }));
     }
     if (message.function_call) chunks.push(delta({ function_call: message.function_call }));
+    if (message.audio) chunks.push(delta({ audio: message.audio }));
     chunks.push(chunk([{ index, delta: {}, logprobs: null, finish_reason: raw.finish_reason ?? 'stop' }]));
   }
   if (includeUsage && completion.usage) chunks.push(Object.assign({}, base, extra, { choices: [], usage: completion.usage }));

@@ -119,6 +119,59 @@ describe('response cache, reasoning under its other name', () => {
   });
 });
 
+describe('response cache, audio answers', () => {
+  it("keeps a streamed answer's audio (modalities: audio) for a later hit, whole or streamed", async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } } }));
+    const stored = new Set<string>();
+    gateway.gateway.bus.on('cache.stored', (event) => stored.add(event.requestId));
+    try {
+      // As gpt-4o-audio-preview streams it: the audio's id, then transcript and data pieces, then its expiry.
+      const frame = (delta: Record<string, unknown>, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: 'chatcmpl-a', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-audio-preview', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+      upstream.enqueue({
+        kind: 'raw',
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        body:
+          frame({ role: 'assistant', content: null, refusal: null, audio: { id: 'audio_1', transcript: '' } }) +
+          frame({ audio: { transcript: 'Hello ' } }) +
+          frame({ audio: { transcript: 'there.' } }) +
+          frame({ audio: { data: 'UklGRg' } }) +
+          frame({ audio: { data: 'AAAA' } }) +
+          frame({ audio: { expires_at: 1_700_003_600 } }) +
+          frame({}, 'stop') +
+          'data: [DONE]\n\n',
+      });
+      const body = { model: 'openai/gpt-4o-audio-preview', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' }, messages: [{ role: 'user' as const, content: 'Say hello.' }] };
+      type AudioDelta = { audio?: { id?: string; transcript?: string; data?: string; expires_at?: number } };
+      const { data: live, response } = await gateway.client.chat.completions.create({ ...body, stream: true } as never).withResponse();
+      for await (const _chunk of live as unknown as AsyncIterable<unknown>) void _chunk;
+      const id = response.headers.get('x-request-id') ?? '';
+      for (let i = 0; i < 100 && !stored.has(id); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+
+      const audio = { id: 'audio_1', transcript: 'Hello there.', data: 'UklGRgAAAA', expires_at: 1_700_003_600 };
+      const hit = await gateway.client.chat.completions.create(body as never).withResponse();
+      expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+      expect((hit.data as { choices: Array<{ message: unknown }> }).choices[0]?.message).toMatchObject({ audio });
+
+      const replayed = { id: '', transcript: '', data: '', expires_at: 0 };
+      for await (const chunk of (await gateway.client.chat.completions.create({ ...body, stream: true } as never)) as unknown as AsyncIterable<{ choices: Array<{ delta: AudioDelta }> }>) {
+        const piece = chunk.choices[0]?.delta.audio;
+        if (!piece) continue;
+        replayed.id = piece.id ?? replayed.id;
+        replayed.transcript += piece.transcript ?? '';
+        replayed.data += piece.data ?? '';
+        replayed.expires_at = piece.expires_at ?? replayed.expires_at;
+      }
+      expect(replayed).toEqual(audio);
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('response cache, semantic candidates', () => {
   it('finds a paraphrase of its own scope behind closer matches of other scopes', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
