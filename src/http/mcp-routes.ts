@@ -11,7 +11,7 @@ import { GatewayError, gatewayError, toGatewayError } from '../core/errors.js';
 import { isRecord } from '../core/is-record.js';
 import { anonymousRule, checkVirtualKey, type AnonymousRule } from '../governance/key-check.js';
 import type { McpHubCallResult } from '../mcp/mcp-hub.js';
-import { callerOf, takeToolCall, toolRefusal } from '../mcp/mcp-policy.js';
+import { callerOf, findTool, takeToolCall, toolRefusal } from '../mcp/mcp-policy.js';
 import { isRemoteClient } from './client-address.js';
 import type { HttpDeps } from './deps.js';
 import { fromFrameworkError, jsonRpcErrorBody, renderJsonRpcError } from './render-error.js';
@@ -88,7 +88,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps): void {
     if (refusal) throw refusal;
     const limited = takeToolCall(deps.limiter, identity);
     if (limited) throw limited;
-    const result = await deps.mcp.callTool(name, args, callerOf(request.id, identity, 'api'), { signal: clientGone(reply) });
+    // A model in client mode names a tool as it saw it (see modelToolName): the hub calls it by its own name.
+    const tool = findTool(deps.mcp, name)?.name ?? name;
+    const result = await deps.mcp.callTool(tool, args, callerOf(request.id, identity, 'api'), { signal: clientGone(reply) });
     if (result.status === 'error') {
       const message = `MCP tool '${name}' failed: ${result.error ?? 'unknown error'}`;
       throw gatewayError(result.failure === 'timeout' ? 'mcp_tool_timeout' : 'mcp_tool_failed', message, { param: 'name' });

@@ -8,7 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Identity } from '../core/context.js';
-import { callerOf, takeToolCall, toolRefusal, toolsFor } from '../mcp/mcp-policy.js';
+import { callerOf, findTool, takeToolCall, toolRefusal, toolsFor } from '../mcp/mcp-policy.js';
 import type { HttpDeps } from './deps.js';
 
 /** One MCP server for one `/mcp` request, bound to its caller: the tools the key may use, called under its limits. */
@@ -24,7 +24,9 @@ function serverFor(deps: HttpDeps, identity: Identity | null, requestId: string,
     // Over the key's tool-call rate: a tool error the client (or its model) can read, with when to try again.
     const limited = takeToolCall(deps.limiter, identity);
     if (limited) return { content: [{ type: 'text', text: limited.message }], isError: true };
-    const result = await deps.mcp.callTool(name, request.params.arguments ?? {}, callerOf(requestId, identity, 'mcp'), { signal: AbortSignal.any([signal, extra.signal]) });
+    // Tools are listed by their own names; a name as a model saw it (see modelToolName) is taken too.
+    const tool = findTool(deps.mcp, name)?.name ?? name;
+    const result = await deps.mcp.callTool(tool, request.params.arguments ?? {}, callerOf(requestId, identity, 'mcp'), { signal: AbortSignal.any([signal, extra.signal]) });
     return {
       content: result.content as CallToolResult['content'],
       ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),

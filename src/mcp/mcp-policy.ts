@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { McpPolicyConfig } from '../core/config.js';
 import { gatewayError, type GatewayError } from '../core/errors.js';
 import type { Identity } from '../core/context.js';
@@ -55,9 +56,33 @@ export function takeToolCall(limiter: SlidingWindowLimiter, identity: Identity |
   });
 }
 
+/**
+ * The names every model API takes for a function: OpenAI's and Anthropic's characters (no `.` or `/`), Gemini's
+ * first character, 64 at most (OpenAI's and Gemini's limit).
+ */
+const MODEL_TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * The name a model sees a tool under. MCP tool names may hold `.` and `/` and run to 128 characters, which OpenAI
+ * and Anthropic refuse (a 400 for the whole request): such a name keeps its legal characters (others become `_`),
+ * cut to fit, and ends with a hash of the real name, so it stays distinct and always maps back to one tool.
+ */
+export function modelToolName(name: string): string {
+  if (MODEL_TOOL_NAME.test(name)) return name;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  const safe = name.replace(/[^A-Za-z0-9_-]/g, '_');
+  return `${/^[A-Za-z_]/.test(safe) ? '' : '_'}${safe}`.slice(0, 64 - 1 - hash.length) + `_${hash}`;
+}
+
+/** The tool of a ready server by its name, or by the name a model sees it under (see modelToolName). */
+export function findTool(hub: McpHub, name: string): McpToolInfo | undefined {
+  const tools = hub.tools();
+  return tools.find((candidate) => candidate.name === name) ?? tools.find((candidate) => modelToolName(candidate.name) === name);
+}
+
 /** The refusal of a tool the caller may not use, or that no ready server offers. */
 export function toolRefusal(hub: McpHub, identity: Identity | null, name: string): GatewayError | null {
-  const tool = hub.tools().find((candidate) => candidate.name === name);
+  const tool = findTool(hub, name);
   if (!tool) return gatewayError('mcp_tool_not_found', `No MCP tool named '${name}' on a connected server (names are <server>__<tool>).`, { param: 'name' });
   if (!mayUse(identity, tool)) return gatewayError('mcp_tool_not_allowed', `This key may not use the MCP tool '${name}'.`, { param: 'name' });
   return null;

@@ -8,7 +8,7 @@ import type { McpHub, McpToolInfo } from '../core/mcp.js';
 import { definePlugin } from '../core/plugin.js';
 import type { Next, Stage } from '../core/stage.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
-import { mayUse, modeOf, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
+import { mayUse, modeOf, modelToolName, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
 import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
@@ -40,17 +40,20 @@ function requestedServers(ctx: RequestContext, layers: ReadonlyArray<McpPolicyCo
   return [...named];
 }
 
-/** The MCP tools as OpenAI function tools, and as Anthropic or Gemini tools for the client's own body (native pass-through). */
-function openAITool(tool: McpToolInfo): Record<string, unknown> {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } };
+/**
+ * The MCP tools as OpenAI function tools, and as Anthropic or Gemini tools for the client's own body (native
+ * pass-through), each under the name the model sees (`name`, see modelToolName).
+ */
+function openAITool(name: string, tool: McpToolInfo): Record<string, unknown> {
+  return { type: 'function', function: { name, description: tool.description, parameters: tool.inputSchema } };
 }
-function anthropicTool(tool: McpToolInfo): Record<string, unknown> {
-  return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
+function anthropicTool(name: string, tool: McpToolInfo): Record<string, unknown> {
+  return { name, description: tool.description, input_schema: tool.inputSchema };
 }
 
 /** An MCP tool as a Gemini function declaration (its JSON Schema as `parametersJsonSchema`; none when it takes nothing). */
-function geminiDeclaration(tool: McpToolInfo): Record<string, unknown> {
-  const declaration: Record<string, unknown> = { name: tool.name, description: tool.description };
+function geminiDeclaration(name: string, tool: McpToolInfo): Record<string, unknown> {
+  const declaration: Record<string, unknown> = { name, description: tool.description };
   const schema = tool.inputSchema as { type?: unknown; properties?: unknown } | undefined;
   const empty = schema?.type === 'object' && !(isRecord(schema.properties) && Object.keys(schema.properties).length > 0);
   if (schema && !empty) declaration.parametersJsonSchema = schema;
@@ -141,28 +144,36 @@ class McpStage implements Stage {
     });
   }
 
-  /** Adds the tools to the request (and the client's own body, when it goes upstream as it is); returns their names. */
-  private addTools(ctx: ChatContext, tools: McpToolInfo[]): Set<string> {
+  /**
+   * Adds the tools to the request (and the client's own body, when it goes upstream as it is); returns them by the
+   * name the model sees them under.
+   */
+  private addTools(ctx: ChatContext, tools: McpToolInfo[]): Map<string, McpToolInfo> {
     // A client's own tool of the same name wins: it asked for that one.
     const taken = toolNames(ctx.request.tools);
-    const added = tools.filter((tool) => !taken.has(tool.name));
-    if (added.length === 0) return new Set();
-    ctx.request.tools = [...(Array.isArray(ctx.request.tools) ? ctx.request.tools : []), ...added.map(openAITool)];
+    const added = new Map<string, McpToolInfo>();
+    for (const tool of tools) {
+      const name = modelToolName(tool.name);
+      if (!taken.has(name)) added.set(name, tool);
+    }
+    if (added.size === 0) return added;
+    const each = <T>(render: (name: string, tool: McpToolInfo) => T): T[] => [...added].map(([name, tool]) => render(name, tool));
+    ctx.request.tools = [...(Array.isArray(ctx.request.tools) ? ctx.request.tools : []), ...each(openAITool)];
     const native = ctx.native;
     if (native?.format === 'anthropic') {
       const body = native.body;
-      (ctx as { native: typeof native }).native = { ...native, body: { ...body, tools: [...(Array.isArray(body.tools) ? body.tools : []), ...added.map(anthropicTool)] } };
+      (ctx as { native: typeof native }).native = { ...native, body: { ...body, tools: [...(Array.isArray(body.tools) ? body.tools : []), ...each(anthropicTool)] } };
     } else if (native?.format === 'gemini') {
       const body = native.body;
-      const declarations = { functionDeclarations: added.map(geminiDeclaration) };
+      const declarations = { functionDeclarations: each(geminiDeclaration) };
       (ctx as { native: typeof native }).native = { ...native, body: { ...body, tools: [...(Array.isArray(body.tools) ? body.tools : []), declarations] } };
     }
-    return new Set(added.map((tool) => tool.name));
+    return added;
   }
 
   // ---- agent mode -----------------------------------------------------------------------------------
 
-  private agent(ctx: ChatContext, next: Next, mcpTools: ReadonlySet<string>): Observable<ResponseEvent> {
+  private agent(ctx: ChatContext, next: Next, mcpTools: ReadonlyMap<string, McpToolInfo>): Observable<ResponseEvent> {
     const { maxSteps, timeBudgetMs } = ctx.config.mcp;
     const deadline = performance.now() + timeBudgetMs;
     return new Observable<ResponseEvent>((subscriber) => {
@@ -247,7 +258,7 @@ class McpStage implements Stage {
               return;
             }
             usage = addUsage(usage, done ? done.usage : turnUsage);
-            this.runTools(ctx, toolCalls, controller.signal).then((results) => {
+            this.runTools(ctx, toolCalls, mcpTools, controller.signal).then((results) => {
               if (stopped) return;
               const assistant: ChatMessage = {
                 role: 'assistant',
@@ -278,13 +289,14 @@ class McpStage implements Stage {
   }
 
   /** Runs a turn's tool calls (at once); each gives a tool message, an error one when it failed or was refused. */
-  private async runTools(ctx: ChatContext, calls: readonly ToolCall[], signal: AbortSignal): Promise<ChatMessage[]> {
+  private async runTools(ctx: ChatContext, calls: readonly ToolCall[], tools: ReadonlyMap<string, McpToolInfo>, signal: AbortSignal): Promise<ChatMessage[]> {
     const caller = { requestId: ctx.id, keyId: ctx.identity?.key.id ?? null, teamId: ctx.identity?.team?.id ?? null, via: 'agent' as const };
     return Promise.all(
       calls.map(async (call): Promise<ChatMessage> => {
         const message = (content: string): ChatMessage => ({ role: 'tool', tool_call_id: call.id, content });
-        const server = call.name.split('__')[0] ?? '';
-        if (!mayUse(ctx.identity, { server, name: call.name })) return message(`Error: this key may not use the tool '${call.name}'.`);
+        // Every call of a run is one of these (the turn is only run when they all are); the model used its name for it.
+        const tool = tools.get(call.name) as McpToolInfo;
+        if (!mayUse(ctx.identity, tool)) return message(`Error: this key may not use the tool '${call.name}'.`);
         const limited = takeToolCall(this.limiter, ctx.identity);
         if (limited) return message(`Error: ${limited.message}`);
         let args: unknown;
@@ -294,7 +306,7 @@ class McpStage implements Stage {
           return message(`Error: the arguments of '${call.name}' are not valid JSON.`);
         }
         if (!isRecord(args)) return message(`Error: the arguments of '${call.name}' must be a JSON object.`);
-        const result = await this.hub.callTool(call.name, args, caller, { signal });
+        const result = await this.hub.callTool(tool.name, args, caller, { signal });
         return message(result.text);
       }),
     );
