@@ -258,7 +258,18 @@ class McpStage implements Stage {
               return;
             }
             usage = addUsage(usage, done ? done.usage : turnUsage);
-            this.runTools(ctx, toolCalls, mcpTools, controller.signal).then((results) => {
+            // The time budget bounds the tools too, not only whether another turn starts: a tool slower than what is
+            // left of it (call_timeout_ms may be far longer) is given up, the model reads an error and answers.
+            const budget = new AbortController();
+            const abortTools = (): void => budget.abort(controller.signal.reason);
+            controller.signal.addEventListener('abort', abortTools, { once: true });
+            const timer = setTimeout(() => budget.abort(new Error('the agent time budget ran out')), Math.max(0, deadline - performance.now()));
+            const settled = (): void => {
+              clearTimeout(timer);
+              controller.signal.removeEventListener('abort', abortTools);
+            };
+            this.runTools(ctx, toolCalls, mcpTools, budget.signal).then((results) => {
+              settled();
               if (stopped) return;
               const assistant: ChatMessage = {
                 role: 'assistant',
@@ -274,7 +285,10 @@ class McpStage implements Stage {
                 (ctx as { native: RequestContext['native'] }).native = body ? { ...ctx.native, body } : null;
               }
               turn(step + 1);
-            }, (err: unknown) => subscriber.error(err));
+            }, (err: unknown) => {
+              settled();
+              subscriber.error(err);
+            });
           },
         });
       };
@@ -307,6 +321,8 @@ class McpStage implements Stage {
         }
         if (!isRecord(args)) return message(`Error: the arguments of '${call.name}' must be a JSON object.`);
         const result = await this.hub.callTool(tool.name, args, caller, { signal });
+        // Cut short by the time budget (a client that went away reads nothing): say so, not just "cancelled".
+        if (result.status === 'error' && signal.aborted) return message(`Error: the tool '${call.name}' did not answer within the request's time budget (mcp.agent.time_budget_ms).`);
         return message(result.text);
       }),
     );

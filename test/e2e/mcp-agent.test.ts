@@ -216,6 +216,30 @@ describe('MCP tools for models', () => {
     expect(JSON.stringify(calls)).not.toContain('anything');
   });
 
+  it('stops waiting for a tool when the agent time budget runs out, though the call timeout is longer', async () => {
+    // A tool that never answers, a call timeout far past the budget: the budget bounds the run, tools included.
+    const budgeted = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      mcp: { servers: { kb: { type: 'http', url: kb.url } }, call_timeout_ms: 60_000, agent: { time_budget_ms: 300 } },
+    });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !((await (await fetch(`${budgeted.url}/api/mcp`)).json()) as { tools: unknown[] }).tools.length) await new Promise((done) => setTimeout(done, 50));
+      const started = Date.now();
+      const answer = await budgeted.client.chat.completions.create(
+        { model: 'openai/gpt-4o-mini', messages: hi('anything'), tool_choice: { type: 'function', function: { name: 'kb__stall' } } },
+        { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' }, timeout: 20_000 },
+      );
+      expect(kb.calls).toEqual(['stall']);
+      expect(answer.choices[0]?.finish_reason).toBe('stop');
+      expect(answer.choices[0]?.message.content).toMatch(/^echo: Error: .*time budget/);
+      // Well under the 60 s call timeout (the budget is 0.3 s; the margin is for a busy machine).
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await budgeted.stop();
+    }
+  }, 30_000);
+
   it('shows MCP tools to Anthropic clients as Anthropic tools', async () => {
     const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: { 'x-tollgate-mcp': 'kb' } });
     const message = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'venus' }] });
