@@ -191,6 +191,7 @@ class McpStage implements Stage {
         let text = '';
         let passing = false;
         let completion: ChatCompletion | null = null;
+        let completionEvent: ResponseEvent | null = null;
         let turnUsage: CompletionUsage | null = null;
         // The upstream's own answer of this turn (native pass-through), for the next turn's body (see nativeNextTurn).
         const kept = new NativeKeeper(ctx.native?.format ?? null);
@@ -203,6 +204,7 @@ class McpStage implements Stage {
             kept.add(received);
             if (received.kind === 'completion') {
               completion = received.completion;
+              completionEvent = received;
               return;
             }
             if (received.kind !== 'chunk') return emit(received);
@@ -247,7 +249,11 @@ class McpStage implements Stage {
             if (!runnable || final) {
               ctx.spent = spent;
               if (done) {
-                emit({ kind: 'completion', completion: step > 1 ? { ...done, usage: addUsage(usage, done.usage) ?? done.usage ?? null } : done });
+                // One turn: the answer as it came, with the upstream's own body (native pass-through) that keeps what
+                // the canonical form cannot (Anthropic's thinking signatures, server tool blocks), which the client
+                // must hand back to go on. After more turns, it is rendered from the canonical form with their usage.
+                if (step > 1) emit({ kind: 'completion', completion: { ...done, usage: addUsage(usage, done.usage) ?? done.usage ?? null } });
+                else emit(completionEvent as ResponseEvent);
               } else {
                 for (const event of held) {
                   if (event.kind === 'chunk' && event.chunk.usage && step > 1) emit({ kind: 'chunk', chunk: { ...event.chunk, usage: addUsage(usage, event.chunk.usage) } });

@@ -312,6 +312,31 @@ describe('MCP tools for models', () => {
     check(streamed.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(''));
   });
 
+  it("gives an Anthropic client the upstream's own answer in agent mode when one turn ran: its signed thinking survives for the client's own tool call", async () => {
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } });
+    const params = {
+      model: 'anthropic/claude-sonnet-4-5',
+      max_tokens: 2000,
+      thinking: { type: 'enabled' as const, budget_tokens: 1024 },
+      // The client's own tool comes first: the model calls it, so the run ends at its first turn and the client runs it.
+      tools: [{ name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object' as const, properties: { query: { type: 'string' } } } }],
+      messages: [{ role: 'user' as const, content: 'use the tool for oslo' }],
+    };
+    const message = await anthropic.messages.create(params);
+    expect(message.stop_reason).toBe('tool_use');
+    expect(kb.calls).toEqual([]);
+    expect(message.content[0]).toMatchObject({ type: 'thinking', signature: expect.stringMatching(/^sig_/) });
+    const call = message.content.find((block) => block.type === 'tool_use') as Anthropic.ToolUseBlock;
+    expect(call.name).toBe('get_weather');
+    // Anthropic wants a tool-use turn's signed thinking back, unchanged, with the tool's result.
+    const followUp = await anthropic.messages.create({
+      ...params,
+      messages: [...params.messages, { role: 'assistant', content: message.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'sunny' }] }],
+    });
+    expect(followUp.stop_reason).toBe('end_turn');
+    claude.reset();
+  });
+
   it('goes on in Gemini\'s own format in agent mode: built-in tools kept, the call\'s thought signature handed back', async () => {
     const response = await fetch(`${tg.url}/genai/v1beta/models/gemini-2.5-flash:generateContent`, {
       method: 'POST',
