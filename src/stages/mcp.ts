@@ -195,6 +195,9 @@ class McpStage implements Stage {
         let turnUsage: CompletionUsage | null = null;
         // The upstream's own answer of this turn (native pass-through), for the next turn's body (see nativeNextTurn).
         const kept = new NativeKeeper(ctx.native?.format ?? null);
+        // The upstream's usage is the turn's own: the spend stage charges it when set, so one left from the turn
+        // before would be charged again for a turn that failed or was cut off before its upstream reported any.
+        ctx.usage = null;
         const emit = (event: ResponseEvent): void => {
           if (stopped) return;
           subscriber.next(event);

@@ -240,6 +240,43 @@ describe('MCP tools for models', () => {
     }
   }, 30_000);
 
+  describe('with prices ($1 a token, so each turn shows)', () => {
+    let priced: RunningGateway;
+    beforeAll(async () => {
+      priced = await startGateway({
+        providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: { 'priced-model': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } } } },
+        mcp: { servers: { kb: { type: 'http', url: kb.url } } },
+      });
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !((await (await fetch(`${priced.url}/api/mcp`)).json()) as { tools: unknown[] }).tools.length) await new Promise((done) => setTimeout(done, 50));
+    });
+    afterAll(async () => {
+      await priced?.stop();
+    });
+
+    const spendOf = async (id: string): Promise<number> => ((await (await fetch(`${priced.url}/api/keys/${id}`)).json()) as { spend: number }).spend;
+    const chat = (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> =>
+      fetch(`${priced.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-tollgate-mcp': 'kb', ...headers },
+        body: JSON.stringify({ model: 'openai/priced-model', ...body }),
+      });
+
+    it('charges a turn that failed nothing: not the tokens of the turn before it', async () => {
+      const created = (await (await fetch(`${priced.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'turns' }) })).json()) as { id: string; key: string };
+      // What the first turn costs alone: the same request in client mode (the model's tool call comes back).
+      expect((await chat(created.key, { messages: hi('mars') })).status).toBe(200);
+      const firstTurn = await spendOf(created.id);
+      expect(firstTurn).toBeGreaterThan(0);
+      // In agent mode the first turn calls kb__lookup and the second fails upstream (no tokens used).
+      upstream.enqueue({ kind: 'ok' }, { kind: 'error', status: 400, message: 'no more' });
+      expect((await chat(created.key, { messages: hi('mars') }, { 'x-tollgate-mcp-mode': 'auto' })).status).toBe(400);
+      expect(upstream.calls).toHaveLength(3);
+      expect(kb.calls).toEqual(['lookup:mars']);
+      expect((await spendOf(created.id)) - firstTurn).toBe(firstTurn);
+    });
+  });
+
   it('shows MCP tools to Anthropic clients as Anthropic tools', async () => {
     const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: { 'x-tollgate-mcp': 'kb' } });
     const message = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'venus' }] });
