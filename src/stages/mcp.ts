@@ -182,6 +182,14 @@ class McpStage implements Stage {
       let spent: Spent | null = null;
       let usage: CompletionUsage | null = null;
       let stopped = false;
+      let ended = false;
+      // A model turn is running (its charge not yet added to `spent`), not the tools between turns.
+      let turnOpen = false;
+      /**
+       * What the run cost so far, for the request log: the turns done and the one running (its charge is on
+       * ctx.spent once its spend stage settled it). The charges themselves went to the key turn by turn.
+       */
+      const total = (): Spent | null => (turnOpen ? addSpent(spent, ctx.spent) : spent);
 
       /** One model turn; `final` when no further turn may follow (the last step, or the budget spent). */
       const turn = (step: number): void => {
@@ -198,6 +206,10 @@ class McpStage implements Stage {
         // The upstream's usage is the turn's own: the spend stage charges it when set, so one left from the turn
         // before would be charged again for a turn that failed or was cut off before its upstream reported any.
         ctx.usage = null;
+        // Each turn's spend stage leaves its own charge here: a turn that ends uncharged (answered before the
+        // spend stage) must not count the turn before it again.
+        ctx.spent = null;
+        turnOpen = true;
         const emit = (event: ResponseEvent): void => {
           if (stopped) return;
           subscriber.next(event);
@@ -242,15 +254,23 @@ class McpStage implements Stage {
             if (passing && !carriesCalls && !chunk.usage) emit(event);
             else held.push(event);
           },
-          error: (err: unknown) => subscriber.error(err),
+          error: (err: unknown) => {
+            // A failed turn (its charge settled before the error came) ends the run: the log counts every turn.
+            ctx.spent = total();
+            turnOpen = false;
+            ended = true;
+            subscriber.error(err);
+          },
           complete: () => {
             if (stopped) return;
             spent = addSpent(spent, ctx.spent);
+            turnOpen = false;
             const done = completion as ChatCompletion | null;
             const toolCalls = done ? completionCalls(done) : [...calls.values()];
             const runnable = toolCalls.length > 0 && toolCalls.every((call) => mcpTools.has(call.name));
             if (!runnable || final) {
               ctx.spent = spent;
+              ended = true;
               if (done) {
                 // One turn: the answer as it came, with the upstream's own body (native pass-through) that keeps what
                 // the canonical form cannot (Anthropic's thinking signatures, server tool blocks), which the client
@@ -296,6 +316,8 @@ class McpStage implements Stage {
               turn(step + 1);
             }, (err: unknown) => {
               settled();
+              ctx.spent = total();
+              ended = true;
               subscriber.error(err);
             });
           },
@@ -307,6 +329,15 @@ class McpStage implements Stage {
         stopped = true;
         controller.abort(new Error('the client went away'));
         current?.unsubscribe();
+        if (ended) return;
+        // The client went away mid-run. The turn cut off settles its charge after the unsubscribe above (in
+        // ctx.pending, which the runner awaits before the request's terminal event): the log then gets every turn's.
+        const settling = [...ctx.pending];
+        ctx.pending.push(
+          Promise.allSettled(settling).then(() => {
+            ctx.spent = total();
+          }),
+        );
       };
     });
   }

@@ -275,6 +275,40 @@ describe('MCP tools for models', () => {
       expect(kb.calls).toEqual(['lookup:mars']);
       expect((await spendOf(created.id)) - firstTurn).toBe(firstTurn);
     });
+
+    /** The request's log entry (written just after the answer ends). */
+    const logEntry = async (requestId: string): Promise<{ status: number; cost_usd: number }> => {
+      const deadline = Date.now() + 5_000;
+      for (;;) {
+        const entry = await fetch(`${priced.url}/api/logs/${encodeURIComponent(requestId)}`);
+        if (entry.status === 200) return (await entry.json()) as { status: number; cost_usd: number };
+        if (Date.now() > deadline) throw new Error(`no log entry for ${requestId}`);
+        await new Promise((done) => setTimeout(done, 20));
+      }
+    };
+
+    it("logs an agent run that failed or was cancelled with every turn's cost, as its key was charged", async () => {
+      const created = (await (await fetch(`${priced.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'logged' }) })).json()) as { id: string; key: string };
+      // The second turn fails upstream: the error is logged with the first turn's cost, which the key paid.
+      upstream.enqueue({ kind: 'ok' }, { kind: 'error', status: 400, message: 'no more' });
+      const failing = await chat(created.key, { messages: hi('mars') }, { 'x-tollgate-mcp-mode': 'auto' });
+      expect(failing.status).toBe(400);
+      const afterFailed = await spendOf(created.id);
+      expect(afterFailed).toBeGreaterThan(0);
+      expect(await logEntry(failing.headers.get('x-request-id') as string)).toMatchObject({ status: 400, cost_usd: afterFailed });
+
+      // The second turn starts answering, then stalls: the client leaves in the middle of it.
+      upstream.enqueue({ kind: 'ok' }, { kind: 'stall-after', chunks: 3 });
+      const response = await chat(created.key, { messages: hi('pluto'), stream: true }, { 'x-tollgate-mcp-mode': 'auto' });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let received = '';
+      while (!received.includes('echo:')) received += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      const logged = await logEntry(response.headers.get('x-request-id') as string);
+      expect(kb.calls).toEqual(['lookup:mars', 'lookup:pluto']);
+      expect(logged.status).toBe(499);
+      expect(logged.cost_usd).toBe((await spendOf(created.id)) - afterFailed);
+    });
   });
 
   it('shows MCP tools to Anthropic clients as Anthropic tools', async () => {
