@@ -83,8 +83,15 @@ export function findTool(hub: McpHub, name: string): McpToolInfo | undefined {
 /** The refusal of a tool the caller may not use, or that no ready server offers. */
 export function toolRefusal(hub: McpHub, identity: Identity | null, name: string): GatewayError | null {
   const tool = findTool(hub, name);
-  if (!tool) return gatewayError('mcp_tool_not_found', `No MCP tool named '${name}' on a connected server (names are <server>__<tool>).`, { param: 'name' });
-  if (!mayUse(identity, tool)) return gatewayError('mcp_tool_not_allowed', `This key may not use the MCP tool '${name}'.`, { param: 'name' });
+  const notAllowed = (): GatewayError => gatewayError('mcp_tool_not_allowed', `This key may not use the MCP tool '${name}'.`, { param: 'name' });
+  if (!tool) {
+    // A name the caller's allow-lists refuse is refused the same whether a server offers it or not: a key limited to
+    // some servers or tools cannot probe which others exist (404 against 403 would tell it).
+    const separator = name.indexOf(MCP_TOOL_SEPARATOR);
+    if (!mayUse(identity, { server: separator > 0 ? name.slice(0, separator) : name, name })) return notAllowed();
+    return gatewayError('mcp_tool_not_found', `No MCP tool named '${name}' on a connected server (names are <server>__<tool>).`, { param: 'name' });
+  }
+  if (!mayUse(identity, tool)) return notAllowed();
   return null;
 }
 

@@ -165,6 +165,11 @@ describe('POST /v1/mcp/tools/call', () => {
     const unknown = await callTool(key, 'local__nope');
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toMatchObject({ code: 'mcp_tool_not_found' });
+    // A name outside the allow-list is a 403 whether or not a server offers it: the key cannot probe which tools exist.
+    const missingOutside = await callTool(key, 'remote__nope');
+    expect(missingOutside.status).toBe(403);
+    expect(missingOutside.body.error).toEqual({ ...secret.body.error, message: secret.body.error.message.replace('remote__secret', 'remote__nope') });
+    expect((await callTool(key, 'nowhere__tool')).status).toBe(403);
     const badKey = await callTool('tg-not-a-real-key', 'local__add', { a: 1, b: 1 });
     expect(badKey.status).toBe(401);
     expect(badKey.body.error.code).toBe('invalid_api_key');
@@ -293,9 +298,9 @@ describe('/mcp: tollgate as an MCP server', () => {
       expect(sum).toMatchObject({ content: [{ type: 'text', text: '42' }], isError: false });
       const lookup = await client.callTool({ name: 'remote__lookup', arguments: { key: 'k' } });
       expect(lookup.structuredContent).toEqual({ key: 'k', value: 'value-of-k' });
-      // Outside the allow-list: not listed, and refused.
+      // Outside the allow-list: not listed, and refused, whether a server offers the tool or not (no probing).
       await expect(client.callTool({ name: 'remote__secret', arguments: {} })).rejects.toThrow(/may not use/);
-      await expect(client.callTool({ name: 'local__nope', arguments: {} })).rejects.toThrow(/No MCP tool named/);
+      await expect(client.callTool({ name: 'local__nope', arguments: {} })).rejects.toThrow(/may not use/);
     } finally {
       await client.close();
     }
