@@ -68,6 +68,15 @@ describe('payment_card', () => {
     expect(texts(text, found)).toEqual(['4111 1111 1111 1111', '5500005555555559', '378282246310005']);
     expect(found.map((f) => f.subtype)).toEqual(['visa', 'mastercard', 'amex']);
   });
+  it('finds a card followed by its expiry date or CVC after a space', () => {
+    // The greedy candidate took the short group after the card too, failed Luhn, and the card went unreported.
+    for (const text of ['card 4242 4242 4242 4242 12/26 cvc 123', 'card 4242424242424242 12/26', 'Visa 4111111111111111 123', '4111-1111-1111-1111 09 27']) {
+      expect(texts(text, detectPaymentCards(text)), text).toEqual([text.match(/\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}/)![0]]);
+    }
+    // A prefix ends only before a separator: the Luhn-valid 4242424242424242 at the start of a longer run is not a card.
+    expect(luhnValid('424242424242424212')).toBe(false);
+    expect(detectPaymentCards('424242424242424212 3')).toEqual([]);
+  });
   it('ignores runs inside longer digit runs, placeholder runs, and (optionally) unknown issuers', () => {
     expect(detectPaymentCards('94111111111111111')).toEqual([]);
     expect(detectPaymentCards('0000 0000 0000 0000')).toEqual([]);

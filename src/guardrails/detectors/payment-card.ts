@@ -55,16 +55,44 @@ export function cardBrand(digits: string): string {
   return 'unknown';
 }
 
+/** The fewest digits a card number has. */
+const MIN_DIGITS = 13;
+
+/**
+ * The card number a candidate holds: the candidate itself, or else its longest prefix that ends before a separator
+ * and still has 13 digits. The pattern is greedy, so a card followed by a short group of digits (an expiry date or a
+ * CVC: `4242 4242 4242 4242 12/26`, `4111111111111111 123`) is matched with that group, fails Luhn, and, as no match
+ * may start inside a run, the card itself was never tried. A prefix never ends inside a run of digits, so a number
+ * inside a longer run is still not reported.
+ */
+function cardIn(candidate: string): string | null {
+  if (luhnValid(candidate)) return candidate;
+  let digits = 0;
+  for (let i = 0; i < candidate.length; i++) if (candidate.charCodeAt(i) !== 32 && candidate.charCodeAt(i) !== 45) digits++;
+  for (let i = candidate.length - 1; i > 0 && digits >= MIN_DIGITS; i--) {
+    const code = candidate.charCodeAt(i);
+    if (code !== 32 && code !== 45) {
+      digits--;
+      continue;
+    }
+    const prefix = candidate.slice(0, i);
+    if (digits >= MIN_DIGITS && luhnValid(prefix)) return prefix;
+  }
+  return null;
+}
+
 export function detectPaymentCards(text: string, from = 0, options: PaymentCardOptions = {}): Detection[] {
   const found: Detection[] = [];
   forEachMatch(CARD, text, from, (match) => {
-    // Luhn first, on the match as it is: most candidates in a hostile run fail it, and it allocates nothing.
-    if (!luhnValid(match[0])) return null;
-    const digits = match[0].replace(/[ -]/g, '');
+    // Luhn first, on the match as it is and then its prefixes that end at a separator: cheap, and most candidates
+    // in a hostile run fail it.
+    const card = cardIn(match[0]);
+    if (card === null) return null;
+    const digits = card.replace(/[ -]/g, '');
     if (/^(\d)\1*$/.test(digits)) return null;
     const brand = cardBrand(digits);
     if (options.requireKnownIin === true && brand === 'unknown') return null;
-    const end = match.index + match[0].length;
+    const end = match.index + card.length;
     found.push({ start: match.index, end, kind: 'payment_card', subtype: brand });
     return end;
   });
