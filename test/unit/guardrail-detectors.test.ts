@@ -53,6 +53,13 @@ describe('phone', () => {
     const text = 'Order 123456789012, ts 1700000000000, on 2024-01-15 or 15.01.2024 at 10:30:45 from 192.168.10.20, total 1 234 567, v1.2.3, ref 2023-1234, +12345.';
     expect(detectPhones(text)).toEqual([]);
   });
+  it('leaves a date followed by a time or a sequence number alone', () => {
+    // `2024-01-15 10` was taken as a 4-2-2-2 number: a log line's timestamp was redacted to `[REDACTED:phone]:30`.
+    const text = 'Deployed 2024-01-15 10:30:00, paid 15.01.2024 09:45, order 2024-01-15-001, due 01-31-2024 17:00.';
+    expect(texts(text, detectPhones(text))).toEqual([]);
+    // A number grouped like a date whose values are no date is still a phone number.
+    expect(texts('Call 0470 12 34 56 or 2012-13-45-67.', detectPhones('Call 0470 12 34 56 or 2012-13-45-67.'))).toEqual(['0470 12 34 56', '2012-13-45-67']);
+  });
   it('needs 7 to 15 digits', () => {
     expect(detectPhones('+1 23 45')).toEqual([]);
     expect(detectPhones('+1234567890123456')).toEqual([]);

@@ -9,7 +9,9 @@
  *   digits in all, groups after the first of 2 to 5 digits.
  *
  * National shapes that are usually something else are dropped: dates (`2024-01-15`, `15.01.2024`: groups of 4-2-2
- * or 2-2-4), US social security numbers (3-2-4: the national_id detector's), dotted quads (`192.168.10.20`), and numbers grouped in thousands (`1 234 567`, `12.345.678`).
+ * or 2-2-4; and a date followed by a time or a sequence number: `2024-01-15 10:30`, `2024-01-15-001`), US social
+ * security numbers (3-2-4: the national_id detector's), dotted quads (`192.168.10.20`), and numbers grouped in
+ * thousands (`1 234 567`, `12.345.678`).
  * It is a heuristic: a phone number written without separators is missed, and a reference number written like a
  * phone number is caught.
  *
@@ -46,6 +48,23 @@ function balancedParentheses(text: string): boolean {
   return depth === 0;
 }
 
+/**
+ * Whether a match starts with a date written with `-` or `.` (`2024-01-15`, `15.01.2024`, `01-15-2024`): the groups
+ * after it are then a time or a sequence number (`2024-01-15 10:30`, `2024-01-15-001`), not the rest of a phone number.
+ */
+function startsWithDate(match: string, groups: readonly string[]): boolean {
+  if (groups.length < 4) return false;
+  const [a = '', b = '', c = ''] = groups;
+  const first = match[a.length];
+  if ((first !== '-' && first !== '.') || match[a.length + b.length + 1] !== first) return false;
+  const day = (value: string) => Number(value) >= 1 && Number(value) <= 31;
+  const month = (value: string) => Number(value) >= 1 && Number(value) <= 12;
+  const year = (value: string) => value.length === 4 && Number(value) >= 1900 && Number(value) <= 2099;
+  if (year(a) && b.length === 2 && c.length === 2) return month(b) && day(c);
+  if (year(c) && a.length === 2 && b.length === 2) return (day(a) && month(b)) || (month(a) && day(b));
+  return false;
+}
+
 /** National shapes that are usually dates, addresses or grouped amounts, not phone numbers. */
 function looksLikeSomethingElse(match: string): boolean {
   if (match.startsWith('(')) return false;
@@ -53,6 +72,7 @@ function looksLikeSomethingElse(match: string): boolean {
   const lengths = groups.map((group) => group.length);
   const separators = new Set(match.replace(/\d/g, ''));
   if (groups.length === 3 && ['4,2,2', '2,2,4', '3,2,4'].includes(lengths.join())) return true;
+  if (startsWithDate(match, groups)) return true;
   if (groups.length === 4 && separators.size === 1 && separators.has('.') && lengths.every((n) => n <= 3)) return true;
   if (separators.size === 1 && !separators.has('-') && lengths[0]! <= 3 && lengths.slice(1).every((n) => n === 3)) return true;
   return false;
