@@ -555,7 +555,7 @@ export const webhookChannelSchema = z.strictObject({
   headers: z
     .record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue)
     .optional()
-    .describe('Extra headers sent with every delivery (an authorization header, say).'),
+    .describe('Extra headers sent with every delivery (an authorization header, say); `content-type`, `user-agent` and the `x-tollgate-*` headers are tollgate\'s own, in any spelling.'),
   timeout_ms: channelTimeout(),
   retry: alertRetrySchema.optional(),
 });

@@ -154,6 +154,43 @@ describe('delivery retries', () => {
   });
 });
 
+describe("a webhook channel's own headers", () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      alerts: {
+        channels: {
+          ops: {
+            type: 'webhook',
+            url: receiver.url,
+            secret: SECRET,
+            // Spelled as people write them: the ones tollgate sets itself differ from its own only by case.
+            headers: { Authorization: 'Bearer receiver-token', 'Content-Type': 'application/json; charset=utf-8', 'X-Tollgate-Timestamp': '0' },
+          },
+        },
+        rules: [],
+      },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it("are sent, but never beside tollgate's own: one content type, one timestamp, and the signature verifies", async () => {
+    expect((await tg.gateway.alerts.testChannel('ops')).outcome).toBe('delivered');
+    const [delivery] = receiver.deliveries;
+    expect(delivery?.headers.authorization).toBe('Bearer receiver-token');
+    // Both spellings went out and the receiver joined them: 'application/json; charset=utf-8, application/json'.
+    expect(delivery?.headers['content-type']).toBe('application/json');
+    expect(delivery?.headers['x-tollgate-timestamp']).toMatch(/^\d+$/);
+    expect(verify(SECRET, delivery!.headers, delivery!.body)).toBe(true);
+  });
+});
+
 describe('delivery to a receiver that hangs or redirects', () => {
   let hanging: Receiver;
   let redirecting: Receiver;

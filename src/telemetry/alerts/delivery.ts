@@ -309,7 +309,7 @@ export class DeliveryQueue {
       return { httpStatus: null, smtpStatus: result.smtpStatus, error: result.error, permanent: result.permanent, retryAfterMs: null };
     }
     const request = httpRequest(channel, body, attempt, this.now());
-    const headers = { ...request.headers, 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...request.tollgateHeaders };
+    const headers = withOwnHeaders(request.headers, { 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...request.tollgateHeaders });
     let httpStatus: number | null = null;
     let error: string | null = null;
     let retryAfterMs: number | null = null;
@@ -366,6 +366,18 @@ function httpRequest(channel: Exclude<AlertChannelRuntime, { type: 'email' }>, b
     case 'pagerduty':
       return { url: channel.url, body: JSON.stringify(pagerDutyEvent(JSON.parse(body) as AlertNotification, channel)), headers: {}, tollgateHeaders: {} };
   }
+}
+
+/**
+ * A channel's own headers with tollgate's (all lower case) over them. Header names are case-insensitive but object
+ * keys are not: a channel's `Content-Type` or `X-Tollgate-Timestamp` beside tollgate's own spelling went out as two
+ * headers, which the receiver joins (`application/json; charset=utf-8, application/json`, `0, 1767225600`), so its
+ * JSON parser or its signature check refused the delivery. A channel header tollgate sets itself is dropped.
+ */
+function withOwnHeaders(channel: Record<string, string>, own: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(channel)) if (!Object.hasOwn(own, name.toLowerCase())) headers[name] = value;
+  return Object.assign(headers, own);
 }
 
 /**
