@@ -342,6 +342,11 @@ describe('parseChatResponse', () => {
     ['BLOCKLIST', 'content_filter'],
     ['PROHIBITED_CONTENT', 'content_filter'],
     ['SPII', 'content_filter'],
+    // Vertex AI's Model Armor and the image filters of image-generating models block the answer too.
+    ['MODEL_ARMOR', 'content_filter'],
+    ['IMAGE_SAFETY', 'content_filter'],
+    ['IMAGE_PROHIBITED_CONTENT', 'content_filter'],
+    ['IMAGE_RECITATION', 'content_filter'],
     ['OTHER', 'stop'],
   ])('maps finishReason %s to %s', (reason, expected) => {
     const completion = geminiAdapter.parseChatResponse({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: reason }] }, target);

@@ -1,6 +1,10 @@
 /** Gemini's finishReason and OpenAI's finish_reason, both ways, side by side so each stays the other's inverse. */
 
-const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
+/**
+ * The finish reasons that mean a filter stopped the answer: Gemini's and Vertex AI's safety, recitation and
+ * blocklist filters, Vertex AI's Model Armor, and the image filters of the models that generate images.
+ */
+const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'MODEL_ARMOR', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
 
 /** Gemini's finishReason → OpenAI's; a candidate that called a function finished for tool_calls. */
 export function finishReasonFromGemini(reason: unknown, calledFunction: boolean): string {
