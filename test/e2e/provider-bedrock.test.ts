@@ -145,6 +145,25 @@ describe('bedrock through the gateway', () => {
     expect(sent.toolConfig.tools[0].toolSpec).toEqual({ name: 'get_weather', description: 'Weather for a city', inputSchema: { json: weather.function.parameters } });
   });
 
+  it('answers a turn after tool calls when the client offers no tools any more', async () => {
+    // An agent's last turn ("now summarise") often drops `tools` but keeps the tool history, which OpenAI accepts.
+    const call = { id: 'tooluse_history1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'use the tool for Paris' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: 'sunny, 21C' },
+      ],
+    });
+    expect(completion.choices[0]?.message.content).toBe('tool said: sunny, 21C');
+    expect(completion.choices[0]?.message.tool_calls).toBeUndefined();
+    const sent = upstream.calls[0]?.body;
+    // Converse refuses toolUse/toolResult blocks without a toolConfig; none of the client's tools is offered in it.
+    expect(sent.toolConfig.tools.map((tool: any) => tool.toolSpec.name)).not.toContain('get_weather');
+    expect(sent.toolConfig).not.toHaveProperty('toolChoice');
+  });
+
   it('streams a forced tool call with its arguments in several deltas', async () => {
     const stream = await tg.client.chat.completions.create({
       model: MODEL,

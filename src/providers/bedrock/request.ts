@@ -156,9 +156,27 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
   return { turns, system, usesTools };
 }
 
+/**
+ * The toolConfig of a request that offers no tools but whose history holds tool calls: Converse refuses such a
+ * history without a toolConfig ("The toolConfig field must be defined when using toolUse and toolResult content
+ * blocks"), while OpenAI takes it (an agent's last turn often drops `tools`). One tool that does nothing is
+ * declared rather than the history's own, so the model is not offered a tool the client did not offer.
+ */
+const HISTORY_ONLY_TOOLS: NonNullable<ConverseRequest['toolConfig']> = {
+  tools: [
+    {
+      toolSpec: {
+        name: 'no_tools_available',
+        description: 'No tools are available for this turn. Do not call this tool; answer in text.',
+        inputSchema: { json: { type: 'object', properties: {} } },
+      },
+    },
+  ],
+};
+
 function toolConfig(request: ChatCompletionRequest, historyUsesTools: boolean): ConverseRequest['toolConfig'] {
   const tools = Array.isArray(request.tools) ? (request.tools as unknown[]) : [];
-  if (tools.length === 0) return undefined;
+  if (tools.length === 0) return historyUsesTools ? HISTORY_ONLY_TOOLS : undefined;
   const choice = request.tool_choice;
   // Converse has no "none": leave the tools out, unless the history holds tool blocks, which Converse only
   // accepts with a toolConfig present.
