@@ -1,4 +1,4 @@
-import { calcPrice } from '@pydantic/genai-prices';
+import { calcPrice, extractUsage, findProvider } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
@@ -166,7 +166,7 @@ describe('cohere buildChatRequest', () => {
 });
 
 describe('cohere parseChatResponse', () => {
-  it('maps a text answer, its finish reason and usage from tokens', () => {
+  it('maps a text answer, its finish reason and its billed usage', () => {
     const completion = cohereAdapter.parseChatResponse(
       {
         id: 'abc',
@@ -181,7 +181,8 @@ describe('cohere parseChatResponse', () => {
       object: 'chat.completion',
       model: 'command-a-03-2025',
       choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there', refusal: null }, finish_reason: 'stop', logprobs: null }],
-      usage: { prompt_tokens: 71, completion_tokens: 2, total_tokens: 73 },
+      // Cohere bills billed_units; `tokens` also counts what Cohere adds itself, which it does not charge for.
+      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
     });
     expect(typeof completion.created).toBe('number');
   });
@@ -202,7 +203,6 @@ describe('cohere parseChatResponse', () => {
       finish_reason: 'tool_calls',
       logprobs: null,
     });
-    // No `tokens`: billed units are the fallback.
     expect(completion.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
   });
 
@@ -224,7 +224,7 @@ describe('cohere parseChatResponse', () => {
     }
   });
 
-  it('reports cache hits as cached prompt tokens', () => {
+  it('reports cache hits as cached prompt tokens, from the processed tokens when no billed units came', () => {
     const completion = cohereAdapter.parseChatResponse(
       { id: 'a', finish_reason: 'COMPLETE', message: { content: [{ type: 'text', text: 'x' }] }, usage: { tokens: { input_tokens: 1000, output_tokens: 10 }, cached_tokens: 600 } },
       target,
@@ -385,12 +385,12 @@ describe('cohere cost contract', () => {
     ]) {
       const completion = cohereAdapter.parseChatResponse({ id: 'x', finish_reason: 'COMPLETE', message: { content: [] }, usage: native }, target);
       const usage = completion.usage as CompletionUsage;
-      const tokens = (native as any).tokens ?? (native as any).billed_units;
-      const expected = calcPrice(
-        { input_tokens: tokens.input_tokens, output_tokens: tokens.output_tokens, cache_read_tokens: (native as any).cached_tokens ?? 0 },
-        model,
-        { providerId: 'cohere' },
-      );
+      // What genai-prices reads from Cohere's answer: billed_units (its default extractor), else the tokens.
+      const provider = findProvider({ providerId: 'cohere' });
+      if (!provider) throw new Error('no cohere prices');
+      const answer = { model, usage: native };
+      const { usage: read } = 'billed_units' in native ? extractUsage(provider, answer) : extractUsage(provider, answer, 'tokens');
+      const expected = calcPrice(read, model, { providerId: 'cohere' });
       expect(expected).not.toBeNull();
       const cost = costOf(runtime, model, tokenUsageFromOpenAI(usage));
       expect(cost.source).toBe('catalog');
@@ -469,9 +469,9 @@ describe('cohere embeddings', () => {
       model: 'cohere/embed-v4.0',
       usage: { prompt_tokens: 7, total_tokens: 7 },
     });
-    // Processed tokens win over billed units when Cohere reports both.
+    // Billed units win over processed tokens when Cohere reports both: they are what Cohere charges.
     const both = cohereAdapter.parseEmbeddingsResponse?.(answer([[1]], { billed_units: { input_tokens: 3 }, tokens: { input_tokens: 5 } }), embedTarget, { model: 'm', input: 'a' });
-    expect(both?.usage).toEqual({ prompt_tokens: 5, total_tokens: 5 });
+    expect(both?.usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });
     const none = cohereAdapter.parseEmbeddingsResponse?.(answer([[1]], { api_version: { version: '2' } }), embedTarget, { model: 'm', input: 'a' });
     expect(none?.usage).toEqual({ prompt_tokens: 0, total_tokens: 0 });
   });

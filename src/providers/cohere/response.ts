@@ -12,22 +12,24 @@ function num(value: unknown): number | undefined {
 }
 
 /**
- * Cohere reports `tokens` (what the model processed) and `billed_units`; tokens win, billed units are the
- * fallback. `cached_tokens` are prompt tokens that hit Cohere's cache, a part of the input (Cohere never
- * reports cache writes).
+ * Cohere reports `billed_units` (what it charges) and `tokens` (all it processed, including the tokens it adds
+ * itself, which "you are not charged for", docs.cohere.com "How Does Cohere's Pricing Work?"). Spend and budgets
+ * must match the bill, so billed units win and `tokens` is the fallback (genai-prices reads billed_units too).
+ * `cached_tokens` are prompt tokens that hit Cohere's cache, a part of the input (Cohere never reports cache
+ * writes); they are kept within the prompt they are a part of.
  */
 export function cohereUsage(usage: unknown): CompletionUsage | null {
   if (!isRecord(usage)) return null;
   const tokens = isRecord(usage.tokens) ? usage.tokens : {};
   const billed = isRecord(usage.billed_units) ? usage.billed_units : {};
-  const input = num(tokens.input_tokens) ?? num(billed.input_tokens);
-  const output = num(tokens.output_tokens) ?? num(billed.output_tokens);
+  const input = num(billed.input_tokens) ?? num(tokens.input_tokens);
+  const output = num(billed.output_tokens) ?? num(tokens.output_tokens);
   if (input === undefined && output === undefined) return null;
   const prompt = input ?? 0;
   const completion = output ?? 0;
   const result: CompletionUsage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   const cached = num(usage.cached_tokens);
-  if (cached !== undefined && cached > 0) result.prompt_tokens_details = { cached_tokens: cached };
+  if (cached !== undefined && cached > 0) result.prompt_tokens_details = { cached_tokens: Math.min(cached, prompt) };
   return result;
 }
 
