@@ -479,6 +479,11 @@ describe('bedrockAdapter embeddings (InvokeModel)', () => {
     expect(JSON.parse(build({ input: 'a', dimensions: 1024 }, 'cohere.embed-multilingual-v3').body as string)).toEqual({ texts: ['a'], input_type: 'search_document', embedding_types: ['float'] });
   });
 
+  it("passes a client's Cohere input_type on, as the cohere provider does (a query is not embedded as a document)", () => {
+    expect(JSON.parse(build({ input: 'where is Paris?', input_type: 'search_query' }, COHERE).body as string)).toEqual({ texts: ['where is Paris?'], input_type: 'search_query', embedding_types: ['float'] });
+    expect(refusal({ input: 'a', input_type: 7 }, COHERE)).toMatchObject({ status: 400, param: 'input_type' });
+  });
+
   it('refuses token arrays, several texts for Titan, more than 96 texts for Cohere, unsupported dimensions and non-embedding models', () => {
     for (const input of [[1, 2, 3], [[1, 2], [3]]]) {
       for (const model of [TITAN, COHERE]) {

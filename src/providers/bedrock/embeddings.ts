@@ -65,6 +65,18 @@ function cohereNativeSize(modelId: string): number | null {
   return id.includes('light') ? 384 : 1024;
 }
 
+/**
+ * Cohere's required input_type: the client's (an extra field, as on the cohere provider: `search_query` for a
+ * query, which Cohere embeds differently from the documents it is matched against), else `search_document`.
+ * Bedrock checks the value itself (search_document, search_query, classification, clustering).
+ */
+function cohereInputType(request: EmbeddingsRequest): string {
+  const inputType = request.input_type;
+  if (inputType === undefined || inputType === null) return 'search_document';
+  if (typeof inputType !== 'string' || inputType === '') throw bad('input_type must be a string such as search_document or search_query.', 'input_type');
+  return inputType;
+}
+
 /** The InvokeModel body for an embeddings request, chosen by the model id. */
 export function embeddingsBody(request: EmbeddingsRequest, modelId: string): Record<string, unknown> {
   const model = modelOf(modelId);
@@ -84,7 +96,7 @@ export function embeddingsBody(request: EmbeddingsRequest, modelId: string): Rec
     return { inputText: texts[0], ...(dimensions !== undefined ? { dimensions } : {}), normalize: true };
   }
   if (texts.length > COHERE_MAX_TEXTS) throw bad(`Cohere Embed on Bedrock takes at most ${COHERE_MAX_TEXTS} texts per request, got ${texts.length}.`, 'input');
-  const body: Record<string, unknown> = { texts, input_type: 'search_document', embedding_types: ['float'] };
+  const body: Record<string, unknown> = { texts, input_type: cohereInputType(request), embedding_types: ['float'] };
   if (dimensions !== undefined) {
     const native = cohereNativeSize(modelId);
     if (native === null) body.output_dimension = dimensions;
