@@ -3,6 +3,11 @@ import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gate
 import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
+/** One event of an OpenAI chat stream, as the provider writes it. */
+function chunkEvent(id: string, model: string, delta: Record<string, unknown>, finish: string | null = null): string {
+  return `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+}
+
 /** What a cache hit serves, against what the same request answered from the provider would be. */
 describe('response cache, what a hit serves', () => {
   let upstream: ScriptedUpstream;
@@ -44,17 +49,16 @@ describe('response cache, what a hit serves', () => {
 
   it('keeps a streamed legacy function call (functions / function_call) for a later hit', async () => {
     // An OpenAI model answering the deprecated `functions` parameter streams `delta.function_call` pieces.
-    const frame = (choice: Record<string, unknown>) =>
-      `data: ${JSON.stringify({ id: 'chatcmpl-fn', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-mini', choices: [{ index: 0, logprobs: null, ...choice }] })}\n\n`;
+    const frame = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent('chatcmpl-fn', 'gpt-4o-mini', delta, finish);
     upstream.enqueue({
       kind: 'raw',
       status: 200,
       headers: { 'content-type': 'text/event-stream' },
       body:
-        frame({ delta: { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '' } }, finish_reason: null }) +
-        frame({ delta: { function_call: { arguments: '{"city":' } }, finish_reason: null }) +
-        frame({ delta: { function_call: { arguments: '"Paris"}' } }, finish_reason: null }) +
-        frame({ delta: {}, finish_reason: 'function_call' }) +
+        frame({ role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '' } }) +
+        frame({ function_call: { arguments: '{"city":' } }) +
+        frame({ function_call: { arguments: '"Paris"}' } }) +
+        frame({}, 'function_call') +
         'data: [DONE]\n\n',
     });
     const body = {
@@ -79,96 +83,72 @@ describe('response cache, what a hit serves', () => {
     }
     expect(replayed).toEqual({ name: 'get_weather', arguments: '{"city":"Paris"}' });
   });
-});
 
-describe('response cache, reasoning under its other name', () => {
   it("keeps a streamed answer's `reasoning` (OpenRouter's, vLLM's and Groq's name) for a later hit, whole or streamed", async () => {
-    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
-    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } } }));
-    const stored = new Set<string>();
-    gateway.gateway.bus.on('cache.stored', (event) => stored.add(event.requestId));
-    try {
-      const frame = (delta: Record<string, unknown>, finish: string | null = null) =>
-        `data: ${JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-mini', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
-      upstream.enqueue({
-        kind: 'raw',
-        status: 200,
-        headers: { 'content-type': 'text/event-stream' },
-        body: frame({ role: 'assistant', content: '' }) + frame({ reasoning: 'Six times seven ' }) + frame({ reasoning: 'is forty-two.' }) + frame({ content: '42' }) + frame({}, 'stop') + 'data: [DONE]\n\n',
-      });
-      const body = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'What is six times seven?' }] };
-      type ReasoningDelta = { reasoning?: string; content?: string | null };
-      const { data: live, response } = await gateway.client.chat.completions.create({ ...body, stream: true }).withResponse();
-      let reasoning = '';
-      for await (const chunk of live) reasoning += (chunk.choices[0]?.delta as ReasoningDelta | undefined)?.reasoning ?? '';
-      expect(reasoning).toBe('Six times seven is forty-two.');
-      const id = response.headers.get('x-request-id') ?? '';
-      for (let i = 0; i < 100 && !stored.has(id); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const frame = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent('chatcmpl-r', 'gpt-4o-mini', delta, finish);
+    upstream.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: frame({ role: 'assistant', content: '' }) + frame({ reasoning: 'Six times seven ' }) + frame({ reasoning: 'is forty-two.' }) + frame({ content: '42' }) + frame({}, 'stop') + 'data: [DONE]\n\n',
+    });
+    const body = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'What is six times seven?' }] };
+    type ReasoningDelta = { reasoning?: string; content?: string | null };
+    const { data: live, response } = await gateway.client.chat.completions.create({ ...body, stream: true }).withResponse();
+    let reasoning = '';
+    for await (const chunk of live) reasoning += (chunk.choices[0]?.delta as ReasoningDelta | undefined)?.reasoning ?? '';
+    expect(reasoning).toBe('Six times seven is forty-two.');
+    const id = response.headers.get('x-request-id') ?? '';
+    await storedAnswerOf(id);
 
-      const hit = await gateway.client.chat.completions.create(body).withResponse();
-      expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
-      expect(hit.data.choices[0]?.message).toMatchObject({ content: '42', reasoning: 'Six times seven is forty-two.' });
+    const hit = await gateway.client.chat.completions.create(body).withResponse();
+    expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect(hit.data.choices[0]?.message).toMatchObject({ content: '42', reasoning: 'Six times seven is forty-two.' });
 
-      let replayed = '';
-      for await (const chunk of await gateway.client.chat.completions.create({ ...body, stream: true })) replayed += (chunk.choices[0]?.delta as ReasoningDelta | undefined)?.reasoning ?? '';
-      expect(replayed).toBe('Six times seven is forty-two.');
-    } finally {
-      await gateway.stop();
-      await upstream.close();
-    }
+    let replayed = '';
+    for await (const chunk of await gateway.client.chat.completions.create({ ...body, stream: true })) replayed += (chunk.choices[0]?.delta as ReasoningDelta | undefined)?.reasoning ?? '';
+    expect(replayed).toBe('Six times seven is forty-two.');
   });
-});
 
-describe('response cache, audio answers', () => {
   it("keeps a streamed answer's audio (modalities: audio) for a later hit, whole or streamed", async () => {
-    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
-    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } } }));
-    const stored = new Set<string>();
-    gateway.gateway.bus.on('cache.stored', (event) => stored.add(event.requestId));
-    try {
-      // As gpt-4o-audio-preview streams it: the audio's id, then transcript and data pieces, then its expiry.
-      const frame = (delta: Record<string, unknown>, finish: string | null = null) =>
-        `data: ${JSON.stringify({ id: 'chatcmpl-a', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-audio-preview', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
-      upstream.enqueue({
-        kind: 'raw',
-        status: 200,
-        headers: { 'content-type': 'text/event-stream' },
-        body:
-          frame({ role: 'assistant', content: null, refusal: null, audio: { id: 'audio_1', transcript: '' } }) +
-          frame({ audio: { transcript: 'Hello ' } }) +
-          frame({ audio: { transcript: 'there.' } }) +
-          frame({ audio: { data: 'UklGRg' } }) +
-          frame({ audio: { data: 'AAAA' } }) +
-          frame({ audio: { expires_at: 1_700_003_600 } }) +
-          frame({}, 'stop') +
-          'data: [DONE]\n\n',
-      });
-      const body = { model: 'openai/gpt-4o-audio-preview', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' }, messages: [{ role: 'user' as const, content: 'Say hello.' }] };
-      type AudioDelta = { audio?: { id?: string; transcript?: string; data?: string; expires_at?: number } };
-      const { data: live, response } = await gateway.client.chat.completions.create({ ...body, stream: true } as never).withResponse();
-      for await (const _chunk of live as unknown as AsyncIterable<unknown>) void _chunk;
-      const id = response.headers.get('x-request-id') ?? '';
-      for (let i = 0; i < 100 && !stored.has(id); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    // As gpt-4o-audio-preview streams it: the audio's id, then transcript and data pieces, then its expiry.
+    const frame = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent('chatcmpl-a', 'gpt-4o-audio-preview', delta, finish);
+    upstream.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body:
+        frame({ role: 'assistant', content: null, refusal: null, audio: { id: 'audio_1', transcript: '' } }) +
+        frame({ audio: { transcript: 'Hello ' } }) +
+        frame({ audio: { transcript: 'there.' } }) +
+        frame({ audio: { data: 'UklGRg' } }) +
+        frame({ audio: { data: 'AAAA' } }) +
+        frame({ audio: { expires_at: 1_700_003_600 } }) +
+        frame({}, 'stop') +
+        'data: [DONE]\n\n',
+    });
+    const body = { model: 'openai/gpt-4o-audio-preview', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' }, messages: [{ role: 'user' as const, content: 'Say hello.' }] };
+    type AudioDelta = { audio?: { id?: string; transcript?: string; data?: string; expires_at?: number } };
+    const { data: live, response } = await gateway.client.chat.completions.create({ ...body, stream: true } as never).withResponse();
+    for await (const _chunk of live as unknown as AsyncIterable<unknown>) void _chunk;
+    const id = response.headers.get('x-request-id') ?? '';
+    await storedAnswerOf(id);
 
-      const audio = { id: 'audio_1', transcript: 'Hello there.', data: 'UklGRgAAAA', expires_at: 1_700_003_600 };
-      const hit = await gateway.client.chat.completions.create(body as never).withResponse();
-      expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
-      expect((hit.data as { choices: Array<{ message: unknown }> }).choices[0]?.message).toMatchObject({ audio });
+    const audio = { id: 'audio_1', transcript: 'Hello there.', data: 'UklGRgAAAA', expires_at: 1_700_003_600 };
+    const hit = await gateway.client.chat.completions.create(body as never).withResponse();
+    expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect((hit.data as { choices: Array<{ message: unknown }> }).choices[0]?.message).toMatchObject({ audio });
 
-      const replayed = { id: '', transcript: '', data: '', expires_at: 0 };
-      for await (const chunk of (await gateway.client.chat.completions.create({ ...body, stream: true } as never)) as unknown as AsyncIterable<{ choices: Array<{ delta: AudioDelta }> }>) {
-        const piece = chunk.choices[0]?.delta.audio;
-        if (!piece) continue;
-        replayed.id = piece.id ?? replayed.id;
-        replayed.transcript += piece.transcript ?? '';
-        replayed.data += piece.data ?? '';
-        replayed.expires_at = piece.expires_at ?? replayed.expires_at;
-      }
-      expect(replayed).toEqual(audio);
-    } finally {
-      await gateway.stop();
-      await upstream.close();
+    const replayed = { id: '', transcript: '', data: '', expires_at: 0 };
+    for await (const chunk of (await gateway.client.chat.completions.create({ ...body, stream: true } as never)) as unknown as AsyncIterable<{ choices: Array<{ delta: AudioDelta }> }>) {
+      const piece = chunk.choices[0]?.delta.audio;
+      if (!piece) continue;
+      replayed.id = piece.id ?? replayed.id;
+      replayed.transcript += piece.transcript ?? '';
+      replayed.data += piece.data ?? '';
+      replayed.expires_at = piece.expires_at ?? replayed.expires_at;
     }
+    expect(replayed).toEqual(audio);
   });
 });
 

@@ -1,12 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { GatewayEvents } from '../../src/core/events.js';
+import { serveMcpOverHttp } from '../helpers/mcp-http.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -34,30 +32,7 @@ async function startKnowledgeBase(): Promise<{ url: string; calls: string[]; clo
     });
     return server;
   };
-  const http: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-      const server = build();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
-      void server.connect(transport).then(() => transport.handleRequest(req, res, body));
-    });
-  });
-  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    calls,
-    close: () =>
-      new Promise<void>((done) => {
-        http.closeAllConnections();
-        http.close(() => done());
-      }),
-  };
+  return { ...(await serveMcpOverHttp(build)), calls };
 }
 
 let upstream: ScriptedUpstream;

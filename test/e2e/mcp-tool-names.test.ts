@@ -1,10 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { serveMcpOverHttp } from '../helpers/mcp-http.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -28,25 +26,7 @@ async function startNotes(): Promise<{ url: string; calls: string[]; close(): Pr
     }
     return server;
   };
-  const http: Server = createServer((req, res) => {
-    const server = build();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    void server.connect(transport).then(() => transport.handleRequest(req, res));
-  });
-  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    calls,
-    close: () =>
-      new Promise<void>((done) => {
-        http.closeAllConnections();
-        http.close(() => done());
-      }),
-  };
+  return { ...(await serveMcpOverHttp(build)), calls };
 }
 
 let upstream: ScriptedUpstream;
