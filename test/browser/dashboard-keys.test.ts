@@ -64,3 +64,27 @@ describe('the keys page', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 });
+
+describe('a new key secret on the keys page', () => {
+  it('takes the focus once when it appears, and leaves it alone while the user works on the page', async () => {
+    await page.goto(`${tg.url}/#/keys`);
+    // A fresh page: the test before left a search typed and a rotated secret shown.
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Virtual keys' }).waitFor();
+    const form = page.getByRole('form', { name: 'Create a virtual key' });
+    await form.getByLabel('Name').fill('focus-keeper');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: 'Key “focus-keeper” created' }).waitFor();
+    // Screen-reader and keyboard users are taken to the secret at once.
+    expect(await page.evaluate('document.activeElement?.querySelector("[data-testid=new-key-secret]") !== null')).toBe(true);
+
+    // Typing a search while the secret is still shown: every keystroke re-renders the page, and each must land in the box.
+    const search = page.getByLabel('Find a key');
+    await search.click();
+    await search.pressSequentially('focus-keeper');
+    expect(await search.inputValue()).toBe('focus-keeper');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('keys-search-q');
+    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 1');
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+});

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api/client.js';
 import type { CreatedKey, KeyPage, List, Team, VirtualKey } from '../api/types.js';
 import { useApi } from '../api/use-api.js';
@@ -197,8 +197,12 @@ export function KeysPage() {
 }
 
 function NewSecret({ created, rotated, onDone }: { created: CreatedKey; rotated: boolean; onDone(): void }) {
+  const notice = useRef<HTMLDivElement>(null);
+  // Focus moves to each new secret once. (An inline ref callback ran again at every render of the page, so each
+  // keystroke in the search box or click on a row sent the focus, and the scroll, back up here.)
+  useEffect(() => notice.current?.focus(), [created.key]);
   return (
-    <div class="notice notice-success" role="status" tabIndex={-1} ref={(element) => element?.focus()}>
+    <div class="notice notice-success" role="status" tabIndex={-1} ref={notice}>
       <h2>
         Key “{created.name}” {rotated ? 'rotated' : 'created'}
       </h2>
