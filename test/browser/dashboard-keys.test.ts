@@ -88,3 +88,21 @@ describe('a new key secret on the keys page', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 });
+
+describe('a key past its expiry on the keys page', () => {
+  it('reads "expired", as the gateway refuses it, not "expires <a past date>"', async () => {
+    const { createKey, clientFor } = gatewayApi(() => tg.url);
+    const expired = await createKey({ name: 'past-expiry', expires_at: '2020-01-01T00:00:00Z' });
+    const later = await createKey({ name: 'future-expiry', expires_at: '2099-01-01T00:00:00Z' });
+    await expect(clientFor(expired.key).chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 401 });
+
+    await page.goto(`${tg.url}/#/keys`);
+    await page.reload();
+    await page.getByLabel('Find a key').fill('-expiry');
+    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 2');
+    const status = (id: string): Promise<string> => page.locator(`tr[data-key-id="${id}"] td`).nth(5).innerText();
+    expect(await status(expired.id)).toBe('expired');
+    expect(await status(later.id)).toMatch(/^expires /);
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+});

@@ -97,7 +97,7 @@ export function KeysPage() {
                     <td>{count(key.requests)}</td>
                     <td>{key.rate_limit ? `${key.rate_limit}/min` : '—'}</td>
                     <td>
-                      {key.disabled ? <span class="badge status-4xx">disabled</span> : key.expires_at ? `expires ${dateTime(key.expires_at)}` : 'active'}
+                      <KeyStatus disabled={key.disabled} expiresAt={key.expires_at} />
                       {key.guardrails ? (
                         <>
                           {' '}
@@ -194,6 +194,23 @@ export function KeysPage() {
       <TeamsSection teams={teams} onChange={() => keys.reload()} />
     </section>
   );
+}
+
+/**
+ * Whether the gateway takes the key now. A key past its `expires_at` is refused (401 key_expired) though nothing
+ * else about it changes, so the date alone must not read as if it were still to come.
+ */
+function KeyStatus({ disabled, expiresAt }: { disabled: boolean; expiresAt: string | null }) {
+  if (disabled) return <span class="badge status-4xx">disabled</span>;
+  if (!expiresAt) return <>active</>;
+  if (Date.parse(expiresAt) <= Date.now()) {
+    return (
+      <span class="badge status-4xx" title={`expired ${dateTime(expiresAt)}`}>
+        expired
+      </span>
+    );
+  }
+  return <>expires {dateTime(expiresAt)}</>;
 }
 
 function NewSecret({ created, rotated, onDone }: { created: CreatedKey; rotated: boolean; onDone(): void }) {
