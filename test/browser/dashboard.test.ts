@@ -177,6 +177,18 @@ describe('the dashboard in Chromium', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 
+  it('says why the logs page is empty when the API refuses the page cursor of a link', async () => {
+    // A shared link cut short, or edited by hand: the API refuses `before`, which no filter field stands for.
+    const other = await browser.newPage();
+    const otherErrors = collectPageErrors(other);
+    await other.goto(`${tg.url}/#/logs?before=not-a-cursor`);
+    await other.getByRole('heading', { level: 1, name: 'Request logs' }).waitFor();
+    await other.getByRole('alert').filter({ hasText: 'before must be an entry id' }).waitFor();
+    // The one console error is that 400, asked for.
+    expect(otherErrors).toEqual(['console: Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    await other.close();
+  }, TIMEOUT);
+
   it('fits a phone-sized screen: no page scrolls sideways', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const small = await phone.newPage();

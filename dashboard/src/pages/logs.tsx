@@ -71,7 +71,8 @@ export function LogsPage({ location }: { location: Location }) {
           <a href={href('/logs')}>Clear</a>
         </div>
       </form>
-      {logs.error && !logs.error.param ? <ErrorNotice error={logs.error} /> : null}
+      {/* A refusal about a filter shows under it; any other (a bad `before` cursor in a link, say) shows here, or nothing would. */}
+      {logs.error && !FILTERS.some((filter) => fieldError(logs.error, filter.name)) ? <ErrorNotice error={logs.error} /> : null}
       {logs.data ? (
         logs.data.data.length ? (
           <LogTable records={logs.data.data} />
