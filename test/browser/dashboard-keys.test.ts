@@ -106,3 +106,27 @@ describe('a key past its expiry on the keys page', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 });
+
+describe('deleting the only key of the last page', () => {
+  it('goes back a page, instead of saying that no key matches', async () => {
+    const { createKey } = gatewayApi(() => tg.url);
+    // 101 keys a search finds: the second page holds one.
+    for (let i = 0; i < 101; i++) await createKey({ name: `paged-${String(i).padStart(3, '0')}` });
+
+    await page.goto(`${tg.url}/#/keys`);
+    await page.reload();
+    await page.getByLabel('Find a key').fill('paged-');
+    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 100');
+    await page.getByRole('button', { name: 'Next 100' }).click();
+    const last = page.getByRole('row', { name: /paged-100/ });
+    await last.waitFor();
+    await last.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete key' }).click();
+
+    // The first page again, with its hundred keys, and nothing claims the search finds none.
+    await page.getByRole('row', { name: /paged-000/ }).waitFor();
+    expect(await page.locator('tr[data-key-id]').count()).toBe(100);
+    expect(await page.getByText('No key matches').count()).toBe(0);
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+});

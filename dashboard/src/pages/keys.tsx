@@ -33,6 +33,12 @@ export function KeysPage() {
   const [guarding, setGuarding] = useState<VirtualKey | null>(null);
   /** The key whose MCP policy is being edited. */
   const [mcpKey, setMcpKey] = useState<VirtualKey | null>(null);
+  // A page emptied by deletions (its last key deleted, say) steps back a page: left as it was, it read "No virtual
+  // keys yet" or "No key matches", with the keys one Previous click away.
+  const emptyLaterPage = !!keys.data && keys.data.data.length === 0 && cursors.length > 0;
+  useEffect(() => {
+    if (emptyLaterPage) setCursors((seen) => seen.slice(0, -1));
+  }, [emptyLaterPage, keys.data]);
   const teamName = (id: string | null): string => (id ? (teams.data?.data.find((team) => team.id === id)?.name ?? id) : '—');
 
   const act = async (change: () => Promise<unknown>): Promise<void> => {
