@@ -205,6 +205,33 @@ describe('Anthropic SDK -> OpenAI model', () => {
     expect(final.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'lookup', input: { query: 'find streams' } }]);
   });
 
+  it('names a streamed tool call whose name comes after its first fragment, as the whole answer does', async () => {
+    // Some OpenAI-compatible servers open a tool call with its id and an empty (or no) name and send the name in a
+    // later delta (vercel/ai#14722, jjang-ai/vmlx#244); OpenAI's SDK takes the name from whichever delta has it.
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-n1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`;
+    const body = [
+      chunk({ role: 'assistant', content: null }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_late', type: 'function', function: { name: '', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"query":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '"late names"}' } }] }),
+      chunk({}, 'tool_calls'),
+      `data: ${JSON.stringify({ id: 'chatcmpl-n1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [], usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 } })}\n\n`,
+      'data: [DONE]\n\n',
+    ].join('');
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const params = { model: 'openai/gpt-4o-mini', max_tokens: 100, tools: [lookup], messages: [{ role: 'user' as const, content: 'find late names' }] };
+    const final = await client.messages.stream(params).finalMessage();
+    expect(final.content).toEqual([{ type: 'tool_use', id: 'call_late', name: 'lookup', input: { query: 'late names' } }]);
+    const whole = {
+      id: 'chatcmpl-n2', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_late', type: 'function', function: { name: 'lookup', arguments: '{"query":"late names"}' } }] }, finish_reason: 'tool_calls', logprobs: null }],
+      usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 },
+    };
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(whole) });
+    expect((await client.messages.create(params)).content).toEqual(final.content);
+  });
+
   it('aborts the upstream call when the client hangs up mid-stream', async () => {
     openai.enqueue({ kind: 'slow-chunks', delayMs: 100 });
     const controller = new AbortController();

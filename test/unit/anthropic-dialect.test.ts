@@ -427,6 +427,21 @@ describe('canonical chunks -> Anthropic event stream', () => {
     expect(first?.data.content_block).toEqual({ type: 'thinking', thinking: '', signature: '' });
   });
 
+  it('opens a tool_use block when the call\'s name comes, with the arguments held until then; a call never named still ends with its arguments', () => {
+    const starts = (events: ReturnType<typeof render>) => events.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block);
+    const json = (events: ReturnType<typeof render>) => events.flatMap((e) => (e.event === 'content_block_delta' ? [(e.data.delta as { partial_json: string }).partial_json] : []));
+    const late = render([
+      chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { arguments: '{"a"' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: ':1}' } }] }),
+      chunk({}, 'tool_calls'),
+    ]);
+    expect(starts(late)).toEqual([{ type: 'tool_use', id: 'c1', name: 'f', input: {} }]);
+    expect(json(late)).toEqual(['{"a":1}']);
+    const nameless = render([chunk({ tool_calls: [{ index: 0, id: 'c2', function: { name: '', arguments: '{}' } }] }), chunk({}, 'tool_calls')]);
+    expect(starts(nameless)).toEqual([{ type: 'tool_use', id: 'c2', name: '', input: {} }]);
+    expect(json(nameless)).toEqual(['{}']);
+  });
+
   it('takes input tokens into message_start when the first chunk knows them, and ends with max_tokens on length', () => {
     const events = render([{ ...chunk({ content: 'a' }), usage: { prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 } }, chunk({}, 'length')]);
     expect((events[0]?.data.message as { usage: unknown }).usage).toEqual({ input_tokens: 5, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });

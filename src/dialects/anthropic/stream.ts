@@ -36,6 +36,12 @@ export class AnthropicStreamRenderer {
   private open: { kind: BlockKind; tool: number } | null = null;
   /** Canonical tool_calls indexes that already had their block. */
   private readonly toolsSeen = new Set<number>();
+  /**
+   * Tool calls begun without a name, by canonical index: some OpenAI-compatible servers send the name in a later
+   * delta than the call's id (OpenAI's SDK takes it from whichever delta has it). A tool_use block names its tool
+   * once, in content_block_start, so the block opens when the name comes, with the arguments held until then.
+   */
+  private readonly unnamed = new Map<number, { id: unknown; args: string }>();
   private finishReason: unknown = null;
   private stopSequence: string | null = null;
   private usage: CompletionUsage | null = null;
@@ -68,14 +74,14 @@ export class AnthropicStreamRenderer {
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
       this.finishReason = choice.finish_reason;
       this.stopSequence = matchedStopSequence(choice, this.reply.stopSequences);
-      out.push(...this.close());
+      out.push(...this.openUnnamed(), ...this.close());
     }
     return out;
   }
 
   /** The closing events once the canonical stream completed. */
   end(): AnthropicStreamEvent[] {
-    const out = this.close();
+    const out = [...this.openUnnamed(), ...this.close()];
     const stopReason = stopReasonOf(this.finishReason, this.stopSequence);
     // Anthropic's message_delta usage is cumulative; input counts ride along because message_start came too early to know them.
     const usage: Json = this.usage ? { ...anthropicUsage(this.usage) } : { output_tokens: 0 };
@@ -106,16 +112,32 @@ export class AnthropicStreamRenderer {
     if (!isRecord(call)) return [];
     const index = typeof call.index === 'number' ? call.index : 0;
     const fn = isRecord(call.function) ? call.function : {};
-    const out: AnthropicStreamEvent[] = [];
-    if (this.open?.kind !== 'tool_use' || this.open.tool !== index) {
-      // A fragment for a call whose block is already closed cannot be placed; providers stream calls one after another.
-      if (this.toolsSeen.has(index)) return [];
-      this.toolsSeen.add(index);
-      const id = typeof call.id === 'string' && call.id !== '' ? call.id : toolUseId();
-      const name = typeof fn.name === 'string' ? fn.name : '';
-      out.push(...this.openBlock('tool_use', index, { type: 'tool_use', id, name, input: {} }));
+    const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+    if (this.open?.kind === 'tool_use' && this.open.tool === index) return args !== '' ? [this.delta({ type: 'input_json_delta', partial_json: args })] : [];
+    // A fragment for a call whose block is already closed cannot be placed; providers stream calls one after another.
+    if (this.toolsSeen.has(index)) return [];
+    const held = this.unnamed.get(index);
+    const id = typeof held?.id === 'string' && held.id !== '' ? held.id : call.id;
+    if (typeof fn.name !== 'string' || fn.name === '') {
+      this.unnamed.set(index, { id, args: (held?.args ?? '') + args });
+      return [];
     }
-    if (typeof fn.arguments === 'string' && fn.arguments !== '') out.push(this.delta({ type: 'input_json_delta', partial_json: fn.arguments }));
+    this.unnamed.delete(index);
+    return this.openTool(index, id, fn.name, (held?.args ?? '') + args);
+  }
+
+  private openTool(index: number, id: unknown, name: string, args: string): AnthropicStreamEvent[] {
+    this.toolsSeen.add(index);
+    const out = this.openBlock('tool_use', index, { type: 'tool_use', id: typeof id === 'string' && id !== '' ? id : toolUseId(), name, input: {} });
+    if (args !== '') out.push(this.delta({ type: 'input_json_delta', partial_json: args }));
+    return out;
+  }
+
+  /** Calls whose name never came, at the end: their arguments still reach the client, as a whole answer's would. */
+  private openUnnamed(): AnthropicStreamEvent[] {
+    const out: AnthropicStreamEvent[] = [];
+    for (const [index, call] of [...this.unnamed].sort(([a], [b]) => a - b)) out.push(...this.openTool(index, call.id, '', call.args));
+    this.unnamed.clear();
     return out;
   }
 
