@@ -271,6 +271,31 @@ describe('@google/genai -> OpenAI model (crossover)', () => {
     expect(events.map((event) => event.text ?? '').join('')).toBe(refusal);
   });
 
+  it('names a streamed function call once when the provider repeats the name in every delta, as the whole answer does', async () => {
+    // Fireworks (Kimi) and NVIDIA NIM (MiniMax) send the whole function name again in each tool_calls delta
+    // (NousResearch/hermes-agent#8089, #8259); OpenAI's SDK takes the name as given, never appends it.
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-rn', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`;
+    const body = [
+      chunk({ role: 'assistant', content: null }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_rn', type: 'function', function: { name: 'lookup', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '{"query":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '"dogs"}' } }] }),
+      chunk({}, 'tool_calls'),
+      'data: [DONE]\n\n',
+    ].join('');
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const request = { model: 'openai/gpt-4o-mini', contents: 'find dogs', config: { tools: [{ functionDeclarations: [lookup] }] } };
+    const streamed = (await collect(await ai.models.generateContentStream(request))).flatMap((event) => event.functionCalls ?? []);
+    expect(streamed).toEqual([{ id: 'call_rn', name: 'lookup', args: { query: 'dogs' } }]);
+    const whole = {
+      id: 'chatcmpl-rn', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_rn', type: 'function', function: { name: 'lookup', arguments: '{"query":"dogs"}' } }] }, finish_reason: 'tool_calls', logprobs: null }],
+    };
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(whole) });
+    expect((await ai.models.generateContent(request)).functionCalls).toEqual(streamed);
+  });
+
   it('maps a length cut to MAX_TOKENS', async () => {
     const response = await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: 'one two three four', config: { maxOutputTokens: 2 } });
     expect(response.candidates?.[0]?.finishReason).toBe('MAX_TOKENS');

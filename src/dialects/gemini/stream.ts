@@ -93,7 +93,9 @@ export class GeminiStreamRenderer {
       buffered = { id: call.id, name: '', args: '', signature: undefined };
       calls.set(index, buffered);
     }
-    if (typeof fn.name === 'string') buffered.name += fn.name;
+    // A name is whole in whichever delta has it, never a piece to append: some providers (Fireworks, NVIDIA NIM)
+    // repeat it in every delta of the call. OpenAI's SDK takes it so too.
+    if (typeof fn.name === 'string' && fn.name !== '') buffered.name = fn.name;
     if (typeof fn.arguments === 'string') buffered.args += fn.arguments;
     buffered.signature ??= thoughtSignatureOf(call);
     buffered.id ??= call.id;
