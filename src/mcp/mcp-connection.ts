@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerRuntime } from '../core/config.js';
+import { REDACTED, redactSecrets } from '../core/redact-secrets.js';
 import { MCP_TOOL_SEPARATOR, type McpServerHealth, type McpServerState, type McpToolInfo } from '../core/mcp.js';
 import { isRecord } from '../core/is-record.js';
 import type { Log } from '../log.js';
@@ -54,6 +55,30 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** Configured values shorter than this are not looked for in error texts (a short one would match ordinary words). */
+const SHORTEST_SECRET = 6;
+
+/**
+ * The secrets of a server's config, which `GET /api/mcp` shows masked: a stdio server's `env` values, an HTTP
+ * server's token, header values, and the URL's user, password and query values. Longest first, so a secret that
+ * contains another is replaced whole.
+ */
+function configuredSecrets(runtime: McpServerRuntime): string[] {
+  const values: string[] = [];
+  if (runtime.type === 'stdio') values.push(...Object.values(runtime.env ?? {}));
+  else {
+    if (runtime.token) values.push(runtime.token);
+    values.push(...Object.values(runtime.headers ?? {}));
+    try {
+      const url = new URL(runtime.url);
+      values.push(decodeURIComponent(url.username), decodeURIComponent(url.password), ...url.searchParams.values());
+    } catch {
+      // A URL that does not parse never connects: nothing of it is sent anywhere.
+    }
+  }
+  return [...new Set(values.filter((value) => value.length >= SHORTEST_SECRET))].sort((a, b) => b.length - a.length);
+}
+
 export class McpConnection {
   private state: McpServerState = 'connecting';
   private client: Client | null = null;
@@ -69,11 +94,25 @@ export class McpConnection {
   private stderrTail = '';
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
+  private readonly secrets: readonly string[];
 
   constructor(
     readonly runtime: McpServerRuntime,
     private readonly deps: ConnectionDeps,
-  ) {}
+  ) {
+    this.secrets = configuredSecrets(runtime);
+  }
+
+  /**
+   * A text from the server's side (its stderr, a connection error) without the secrets it was given: a server that
+   * complains about its own token (`invalid token <value>`) must not put it in `last_error`, which unauthenticated
+   * `GET /health`, `GET /api/mcp` and a failed tool call's message show, nor in the log.
+   */
+  private redact(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+    return redactSecrets(out);
+  }
 
   get name(): string {
     return this.runtime.name;
@@ -161,7 +200,7 @@ export class McpConnection {
       transport.stderr?.on('data', (chunk: Buffer) => {
         const text = chunk.toString('utf8');
         this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
-        this.deps.log.debug({ server: this.name, stderr: text.trimEnd() }, 'mcp server stderr');
+        this.deps.log.debug({ server: this.name, stderr: this.redact(text.trimEnd()) }, 'mcp server stderr');
       });
       return transport;
     }
@@ -196,7 +235,7 @@ export class McpConnection {
       if (generation === this.generation) this.dropped(client, new Error(this.exitReason('the connection closed')));
     };
     client.onerror = (err) => {
-      if (generation === this.generation) this.deps.log.debug({ server: this.name, err }, 'mcp connection error');
+      if (generation === this.generation) this.deps.log.debug({ server: this.name, err: this.redact(message(err)) }, 'mcp connection error');
     };
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
@@ -228,7 +267,7 @@ export class McpConnection {
     this.transport = null;
     this.toolList = [];
     this.connectedAt = null;
-    this.lastError = message(err);
+    this.lastError = this.redact(message(err));
     this.state = 'failed';
     void client.close().catch(() => undefined);
     const delay = backoffDelay(Math.max(1, this.attempts), this.deps.backoff);

@@ -44,4 +44,21 @@ describe('McpHubService', () => {
     }
     expect(hub.health().map((entry) => entry.state)).toEqual(['closed', 'closed']);
   });
+
+  it('keeps the secrets a server was given out of last_error (shown by /health, /api/mcp and failed tool calls)', async () => {
+    const hub = new McpHubService({ bus: new EventBus(), log: createLog('silent'), clientInfo: { name: 'test', version: '0' }, backoff: { baseMs: 20, maxMs: 40 }, outbound: new OutboundNetwork() });
+    // A server that complains about its credential on stderr, quoting it, then exits.
+    const script = "process.stderr.write('login refused for ' + process.env.DB_PASSWORD + ' and ' + process.env.SHORT + '\\n'); process.exit(1)";
+    await hub.reconfigure(settings([{ name: 'leaky', type: 'stdio', command: process.execPath, args: ['-e', script], env: { DB_PASSWORD: 'hunter2-prod-db', SHORT: 'off' } }]));
+    try {
+      await until('a failed attempt', () => (hub.health()[0]?.lastError ?? '').includes('stderr'));
+      const lastError = hub.health()[0]!.lastError!;
+      expect(lastError).not.toContain('hunter2-prod-db');
+      expect(lastError).toContain('login refused for [REDACTED] and off');
+      const down = await hub.callTool('leaky__tool', {}, { requestId: 'r1', keyId: 'k1', teamId: null, via: 'api' as const });
+      expect(down.text).not.toContain('hunter2-prod-db');
+    } finally {
+      await hub.close();
+    }
+  });
 });
