@@ -24,12 +24,25 @@ npm run build:dashboard</pre>
 `;
 
 /**
+ * Headers of every dashboard answer. The dashboard drives the management API with the browser's standing (the
+ * session cookie, or a loopback browser's open access), so a page of another site must not frame it and trick a
+ * click on Delete, Rotate or Save (clickjacking): `frame-ancestors 'none'`, and X-Frame-Options for browsers that
+ * predate it. nosniff keeps a file from being run as anything but its declared type.
+ */
+const DASHBOARD_HEADERS = {
+  'content-security-policy': "frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+} as const;
+
+/**
  * Serves the built dashboard: `GET /` answers index.html and `/assets/*` the hashed bundles. The dashboard routes
  * in the browser (`/#/logs`), so no other path is claimed and `/v1`, `/api`, `/health`, ... and unknown URLs
  * keep their own answers. index.html is read on each request so a rebuild shows without a restart.
  */
 export function registerDashboardRoutes(app: FastifyInstance, dashboardDir: string): void {
   app.get('/', async (_request, reply) => {
+    reply.headers(DASHBOARD_HEADERS);
     let page: string;
     try {
       page = await readFile(join(dashboardDir, 'index.html'), 'utf8');
@@ -49,5 +62,8 @@ export function registerDashboardRoutes(app: FastifyInstance, dashboardDir: stri
     index: false,
     immutable: true,
     maxAge: '365d',
+    setHeaders: (reply) => {
+      reply.headers(DASHBOARD_HEADERS);
+    },
   });
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,5 +36,46 @@ describe('the dashboard route', () => {
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('unknown_url');
     const missingAsset = await fetch(`${url}/assets/nothing.js`);
     expect(missingAsset.status).toBe(404);
+  });
+});
+
+/**
+ * A built dashboard drives /api with the browser's standing (session cookie, or open loopback access): another site
+ * must not frame it and trick clicks on its buttons (clickjacking), and its files are served with nosniff.
+ */
+describe('the dashboard headers', () => {
+  let built: Gateway;
+  let builtUrl: string;
+  let builtDir: string;
+
+  beforeAll(async () => {
+    builtDir = mkdtempSync(join(tmpdir(), 'tollgate-dash-built-'));
+    mkdirSync(join(builtDir, 'dist', 'assets'), { recursive: true });
+    writeFileSync(join(builtDir, 'dist', 'index.html'), '<!doctype html><title>tollgate</title><script type="module" src="/assets/app-1.js"></script>');
+    writeFileSync(join(builtDir, 'dist', 'assets', 'app-1.js'), 'console.log(1);');
+    built = await createGateway({ config: { settings: { data_dir: builtDir } }, log: createLog('silent'), dashboardDir: join(builtDir, 'dist') });
+    builtUrl = await built.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await built.close(100);
+    rmSync(builtDir, { recursive: true, force: true });
+  });
+
+  it('forbids framing the page and its files by any site, and sniffing their type', async () => {
+    for (const path of ['/', '/assets/app-1.js']) {
+      const response = await fetch(`${builtUrl}${path}`);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'");
+      expect(response.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      await response.arrayBuffer();
+    }
+  });
+
+  it('sends the same headers with the page that says the dashboard is not built', async () => {
+    const response = await fetch(`${url}/`);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    await response.arrayBuffer();
   });
 });
