@@ -169,13 +169,46 @@ export function boundedMessage(error: GatewayError): GatewayError {
 /** Credentials shorter than this are not looked for (a short one would match ordinary words). */
 const SHORTEST_CREDENTIAL = 8;
 
+/** `value` with every string in it (a Gemini error's details: arrays and objects, keys too) scrubbed by `scrub`. */
+function scrubStrings(value: unknown, scrub: (text: string) => string): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (Array.isArray(value)) return value.map((item) => scrubStrings(item, scrub));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [scrub(key), scrubStrings(item, scrub)]));
+  }
+  return value;
+}
+
+/** Whether any string in `value` contains `needle`. */
+function holds(value: unknown, needle: string): boolean {
+  if (typeof value === 'string') return value.includes(needle);
+  if (Array.isArray(value)) return value.some((item) => holds(item, needle));
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([key, item]) => key.includes(needle) || holds(item, needle));
+  return false;
+}
+
 /**
  * The error without the credential the attempt sent: some upstreams quote the key they were given in an auth
- * error, and the message reaches the client, the request log, traces and alerts. Every occurrence is replaced.
+ * error, and what the error carries reaches the client, the request log, traces and alerts. Every occurrence is
+ * replaced, in the message and in every other field read from the upstream's body (its type, code and param, and
+ * a Gemini upstream's `details`, which a `/genai` client is shown as written).
  */
 export function withoutCredential(error: GatewayError, credential: string | null): GatewayError {
-  if (credential === null || credential.length < SHORTEST_CREDENTIAL || !error.message.includes(credential)) return error;
-  return withMessage(error, error.message.replaceAll(credential, REDACTED));
+  if (credential === null || credential.length < SHORTEST_CREDENTIAL) return error;
+  const inDetails = error.details !== null && holds(error.details, credential);
+  if (!inDetails && !holds([error.message, error.type, error.code, error.param], credential)) return error;
+  const scrub = (text: string): string => text.replaceAll(credential, REDACTED);
+  return new GatewayError({
+    status: error.status,
+    type: scrub(error.type),
+    code: error.code === null ? null : scrub(error.code),
+    param: error.param === null ? null : scrub(error.param),
+    message: scrub(error.message),
+    retryable: error.retryable,
+    headers: error.headers,
+    ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
+    details: inDetails ? (scrubStrings(error.details, scrub) as unknown[]) : error.details,
+  });
 }
 
 /**

@@ -1,4 +1,6 @@
 import type OpenAI from 'openai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
@@ -184,5 +186,44 @@ describe('refusals in the log and the metrics', () => {
     }
     // The back-offs were long enough to tell (four uniform picks up to 500 ms all under 100 ms: 0.16%).
     expect(Math.max(...entries.map((entry) => entry.duration_ms))).toBeGreaterThan(100);
+  });
+});
+
+describe('a provider key a Gemini upstream echoes in its error details', () => {
+  it('is redacted from the details a /genai client is shown, as from the message', async () => {
+    const geminiKey = 'AIzaSyECHOEDSECRET0123456789abcdefghijk';
+    // Google names the consumer in a PERMISSION_DENIED error; an upstream that quotes the key it was sent there.
+    const echoing = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        const sent = String(request.headers['x-goog-api-key']);
+        response.writeHead(403, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({
+          error: {
+            code: 403,
+            message: `Permission denied: consumer 'api_key:${sent}' has been suspended.`,
+            status: 'PERMISSION_DENIED',
+            details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'CONSUMER_SUSPENDED', metadata: { consumer: `api_key:${sent}`, service: 'generativelanguage.googleapis.com' } }],
+          },
+        }));
+      });
+    });
+    await new Promise<void>((resolve) => echoing.listen(0, '127.0.0.1', resolve));
+    const gemini = await startGateway({ providers: { gemini: { base_url: `http://127.0.0.1:${(echoing.address() as AddressInfo).port}/v1beta`, api_key: geminiKey } } });
+    try {
+      const response = await fetch(`${gemini.url}/genai/v1beta/models/gemini%2Fgemini-2.5-flash:generateContent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+      });
+      expect(response.status).toBe(403);
+      const body = (await response.json()) as { error: { message: string; details?: Array<{ metadata?: Record<string, string> }> } };
+      expect(body.error.message).toContain("consumer 'api_key:[REDACTED]'");
+      expect(body.error.details?.[0]?.metadata).toEqual({ consumer: 'api_key:[REDACTED]', service: 'generativelanguage.googleapis.com' });
+      expect(JSON.stringify(body)).not.toContain(geminiKey);
+    } finally {
+      await gemini.stop();
+      echoing.close();
+    }
   });
 });
