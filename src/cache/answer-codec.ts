@@ -107,12 +107,13 @@ export class StreamAssembler {
         choice.toolCalls[at] = existing;
         if (call.id) existing.id = call.id;
         if (call.type) existing.type = call.type;
-        if (call.function?.name) existing.function.name += call.function.name;
+        // A name is whole in whichever delta has it (some providers repeat it in every delta), as OpenAI's SDK reads it.
+        if (call.function?.name) existing.function.name = call.function.name;
         if (call.function?.arguments) existing.function.arguments += call.function.arguments;
       }
       if (delta.function_call) {
         const call = (choice.functionCall ??= { name: '', arguments: '' });
-        if (delta.function_call.name) call.name += delta.function_call.name;
+        if (delta.function_call.name) call.name = delta.function_call.name;
         if (delta.function_call.arguments) call.arguments += delta.function_call.arguments;
       }
       if (delta.audio) {

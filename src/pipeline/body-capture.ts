@@ -38,7 +38,8 @@ export class BodyCapture {
         }
         for (const call of delta.tool_calls ?? []) {
           const tool = this.tools.get(call.index ?? 0) ?? { name: '', arguments: '' };
-          tool.name += call.function?.name ?? '';
+          // Whole in whichever delta has it (some providers repeat it in every delta).
+          if (call.function?.name) tool.name = call.function.name;
           tool.arguments += call.function?.arguments ?? '';
           this.size += (call.function?.arguments ?? '').length;
           this.tools.set(call.index ?? 0, tool);

@@ -238,7 +238,8 @@ class McpStage implements Stage {
                 const call = calls.get(index) ?? { id: '', name: '', arguments: '' };
                 if (typeof part.id === 'string') call.id = part.id;
                 const fn = isRecord(part.function) ? part.function : {};
-                if (typeof fn.name === 'string') call.name += fn.name;
+                // Whole in whichever delta has it: some providers repeat it in every delta of a call (OpenAI's SDK replaces too).
+                if (typeof fn.name === 'string' && fn.name !== '') call.name = fn.name;
                 if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
                 calls.set(index, call);
               }

@@ -141,6 +141,17 @@ describe('MCP tools for models', () => {
     expect(kb.calls).toEqual(['lookup:mars']);
   });
 
+  it('runs a streamed tool call whose name the provider repeats in every delta (Fireworks, NVIDIA NIM) under that name once', async () => {
+    const delta = (args: string, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-rep', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_rep', type: 'function', function: { name: 'kb__lookup', arguments: args } }] }, finish_reason: finish }] })}\n\n`;
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: delta('{"query":') + delta('"ceres"}', 'tool_calls') + 'data: [DONE]\n\n' });
+    const stream = await tg.client.chat.completions.create({ model: 'researcher', messages: hi('ceres'), stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(kb.calls).toEqual(['lookup:ceres']);
+    expect(text).toBe('echo: found: CERES');
+  });
+
   it('streams the final turn live: its chunks reach the client as the upstream sends them, not all at the end', async () => {
     const slow = await startOpenAIUpstream({ apiKey: 'sk-upstream', chunkDelayMs: 60 });
     const paced = await startGateway({

@@ -89,6 +89,19 @@ describe('cached answers as streams', () => {
     expect(back?.usage).toEqual(completion.usage);
   });
 
+  it('assemble a tool call whose name the provider repeats in every delta under that name once', () => {
+    const assembler = new StreamAssembler();
+    const piece = (args: string, finish: string | null = null) => ({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      model: 'm',
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: args } }] }, finish_reason: finish }],
+    });
+    assembler.add(piece('{"q":'));
+    assembler.add(piece('"x"}', 'tool_calls'));
+    expect(assembler.completion()?.choices[0]).toMatchObject({ message: { tool_calls: [{ id: 'call_1', function: { name: 'lookup', arguments: '{"q":"x"}' } }] } });
+  });
+
   it('assemble nothing from a stream that did not finish', () => {
     const assembler = new StreamAssembler();
     assembler.add({ id: 'c', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta: { content: 'half' }, finish_reason: null }] });
