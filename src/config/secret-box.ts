@@ -10,17 +10,36 @@ const PREFIX = 'enc:v1:';
  * start and kept in the data directory (mode 0600), so a copied LMDB file alone does not reveal keys.
  */
 export class SecretBox {
-  private constructor(private readonly key: Buffer) {}
+  /**
+   * @param mismatch what a stored secret that does not open with this key means, naming the key actually used: the
+   * operator who moved a data directory without its secret.key must not be told about a variable they never set.
+   */
+  private constructor(
+    private readonly key: Buffer,
+    private readonly mismatch: string,
+  ) {}
 
   static fromEnvOrDataDir(env: Env, dataDir: string): SecretBox {
     const configured = env.TOLLGATE_SECRET_KEY;
-    // Any passphrase works: it is stretched to 32 bytes by hashing.
-    if (configured) return new SecretBox(createHash('sha256').update(configured).digest());
     const path = join(dataDir, 'secret.key');
-    if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+    // Any passphrase works: it is stretched to 32 bytes by hashing.
+    if (configured) {
+      return new SecretBox(
+        createHash('sha256').update(configured).digest(),
+        `TOLLGATE_SECRET_KEY is not the key they were stored with (an earlier TOLLGATE_SECRET_KEY, or ${path} if it was unset then); set the one they were stored with`,
+      );
+    }
+    const generated = !existsSync(path);
+    if (generated) writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
     const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
     if (key.length !== 32) throw new ConfigError(`${path}: expected a base64-encoded 32-byte key`);
-    return new SecretBox(key);
+    const restore = `restore the secret.key this data directory was written with, or set TOLLGATE_SECRET_KEY to the passphrase they were stored with`;
+    return new SecretBox(
+      key,
+      generated
+        ? `${path} was missing (a new key was generated there), and they were stored with another key; ${restore}`
+        : `TOLLGATE_SECRET_KEY is unset and ${path} is not the key they were stored with; ${restore}`,
+    );
   }
 
   encrypt(plain: string): string {
@@ -39,7 +58,7 @@ export class SecretBox {
       decipher.setAuthTag(Buffer.from(tag, 'base64'));
       return Buffer.concat([decipher.update(Buffer.from(data, 'base64')), decipher.final()]).toString('utf8');
     } catch {
-      throw new ConfigError('a stored secret cannot be decrypted: TOLLGATE_SECRET_KEY differs from the one it was stored with');
+      throw new ConfigError(`the secrets set through the API and stored in the data directory cannot be decrypted: ${this.mismatch}`);
     }
   }
 }
