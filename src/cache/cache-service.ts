@@ -85,6 +85,12 @@ export class CacheService {
   private index: VectorIndex | null = null;
   private indexState: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
   private indexDirty = false;
+  /**
+   * Entries stored while no index was loaded (before it, or while it loads or is rebuilt). Ids continue from the
+   * highest stored, so after a kill -9 one of them may be the id of an entry deleted since the index file was last
+   * saved; the file then holds that deleted entry's vector under the id, which reconcile must replace.
+   */
+  private storedWithoutIndex = new Set<number>();
   private embedder: Embedder | null = null;
   private embedderState: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
   private timer: NodeJS.Timeout | null = null;
@@ -241,13 +247,19 @@ export class CacheService {
   private reconcile(index: VectorIndex): { added: number; dropped: number } {
     const ids = new Set<number>();
     let added = 0;
+    const storedWithoutIndex = this.storedWithoutIndex;
+    this.storedWithoutIndex = new Set();
     for (const id of this.store.ids()) {
       ids.add(id);
-      if (index.has(id)) continue;
+      const reused = storedWithoutIndex.has(id);
+      if (index.has(id) && !reused) continue;
       const entry = this.store.get(id);
       if (entry?.vector && entry.embedder === this.embedderId) {
+        // add() replaces the vector a reused id may still have in the file.
         index.add(id, vectorOf(entry.vector));
         added++;
+      } else if (reused && index.has(id)) {
+        index.remove(id);
       }
     }
     let dropped = 0;
@@ -376,6 +388,8 @@ export class CacheService {
     if (vector && this.index) {
       this.index.add(stored.id, vector);
       this.indexDirty = true;
+    } else if (!this.index && this.indexState !== 'failed') {
+      this.storedWithoutIndex.add(stored.id);
     }
     this.stats.stored++;
     if (this.store.count > this.maxEntries) this.evictInBackground();
