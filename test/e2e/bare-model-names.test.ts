@@ -177,3 +177,17 @@ describe('bare model names on /anthropic (Anthropic SDK)', () => {
     expect(anthropic.calls).toHaveLength(0);
   });
 });
+
+describe('bare model names on /litellm that LiteLLM does not infer a provider for', () => {
+  it("resolve as on /v1: the key's models, the log and models.retrieve see the resolved name", async () => {
+    const created = await new AdminClient(tg.url).post('/api/keys', { name: 'litellm-lab-only', models: ['lab/llama-local'] });
+    expect(created.status).toBe(201);
+    const keyed = new OpenAI({ baseURL: `${tg.url}/litellm`, apiKey: created.body.key, maxRetries: 0, timeout: 15_000 });
+    const { data, response } = await keyed.chat.completions.create({ model: 'llama-local', messages }).withResponse();
+    expect(data.model).toBe('llama-local');
+    expect(lab.calls.map((call) => call.body.model)).toEqual(['llama-local']);
+    const entry = await new AdminClient(tg.url).logEntry(response.headers.get('x-request-id') ?? '');
+    expect(entry).toMatchObject({ model: 'lab/llama-local', provider: 'lab' });
+    expect(await keyed.models.retrieve('llama-local')).toMatchObject({ id: 'llama-local', object: 'model', owned_by: 'lab' });
+  });
+});

@@ -2,17 +2,20 @@ import type { FastifyInstance } from 'fastify';
 import type { RuntimeConfig } from '../../../core/config.js';
 import { liteLLMModelName } from '../model-names.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
+import { resolveModelName } from '../../../routing/bare-model.js';
 import type { HttpDeps } from '../../../http/deps.js';
 import { healthStatus } from '../../../http/health.js';
 import { registerOpenAIMount } from '../../openai/routes/register.js';
 
 /**
  * LiteLLM's names mapped to tollgate's. A name a configured route claims (exactly or by pattern) is left as
- * it is, so it routes exactly as it would under `/v1`.
+ * it is, so it routes exactly as it would under `/v1`. A bare name LiteLLM infers no provider for
+ * (`llama-local`) then resolves as on `/v1`, before the pipeline: key `models`, per-model limits, budgets and
+ * the log all read the `<provider>/<model>` that is routed, and `models.retrieve` finds it.
  */
 export function mapLiteLLMModel(model: string, config: RuntimeConfig): string {
-  if (config.routes.size === 0) return liteLLMModelName(model);
-  return liteLLMModelName(model, (name) => isRouteName(config.routes, name));
+  const name = config.routes.size === 0 ? liteLLMModelName(model) : liteLLMModelName(model, (candidate) => isRouteName(config.routes, candidate));
+  return resolveModelName(config, name);
 }
 
 /**
