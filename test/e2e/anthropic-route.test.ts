@@ -491,4 +491,19 @@ describe('models with the official Anthropic SDK', () => {
     const missing = await client.models.retrieve('no-such-model').catch((err: unknown) => err);
     expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
   });
+
+  it('pages backwards from before_id, has_more saying whether older pages remain, as the SDK iterates', async () => {
+    const ids: string[] = [];
+    for await (const model of client.models.list({ limit: 200 })) ids.push(model.id);
+    const cursor = ids[7] as string;
+    // The page just before the cursor, and has_more: true because models 0-1 come before it.
+    const page = await client.models.list({ before_id: cursor, limit: 5 });
+    expect(page.data.map((model) => model.id)).toEqual(ids.slice(2, 7));
+    expect(page.has_more).toBe(true);
+    expect(page.first_id).toBe(ids[2]);
+    // The SDK follows first_id backwards while has_more holds: every model before the cursor, once.
+    const before: string[] = [];
+    for await (const model of client.models.list({ before_id: cursor, limit: 5 })) before.push(model.id);
+    expect(before.sort()).toEqual(ids.slice(0, 7).sort());
+  });
 });

@@ -47,12 +47,16 @@ export function registerAnthropicModelRoutes(scope: FastifyInstance, deps: HttpD
     let start = 0;
     let end = all.length;
     if (typeof query.after_id === 'string') start = all.findIndex((model) => model.id === query.after_id) + 1;
-    if (typeof query.before_id === 'string') {
+    const backwards = typeof query.before_id === 'string';
+    if (backwards) {
       end = Math.max(0, all.findIndex((model) => model.id === query.before_id));
       start = Math.max(0, end - limit);
     }
     const data = all.slice(start, Math.min(end, start + limit));
-    return { data, has_more: start + data.length < end, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+    // `has_more` is about the direction paged in: paging back from `before_id`, whether models come before this
+    // page (the SDK then asks again with `before_id: first_id`, and stops at the first `false`).
+    const hasMore = backwards ? start > 0 : start + data.length < end;
+    return { data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
   });
 
   scope.get('/v1/models/*', { preHandler: listGuard }, async (request) => {
