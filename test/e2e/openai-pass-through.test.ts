@@ -139,6 +139,29 @@ describe('an OpenAI-format upstream answer, not streamed', () => {
   });
 });
 
+describe('an OpenAI-format upstream embeddings answer', () => {
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    tg = await startGateway({ providers: providers() });
+  });
+  afterAll(() => tg?.stop());
+
+  /** Float vectors as OpenAI writes them (`-0.0061`, `1.50e-5`, `0.0`), key order, fields tollgate does not read. */
+  const EMBEDDINGS =
+    '{\n  "object": "list",\n  "data": [\n    {\n      "object": "embedding",\n      "index": 0,\n      "embedding": [\n        -0.0061,\n        1.50e-5,\n        0.0\n      ]\n    }\n  ],\n  "model": "text-embedding-3-small",\n  "usage": {\n    "prompt_tokens": 2,\n    "total_tokens": 2\n  },\n  "x_served_by": "caf\\u00e9"\n}\n';
+
+  it.each(['/v1', '/litellm'])('reaches the client byte for byte on %s, only the model name changed', async (prefix) => {
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: EMBEDDINGS });
+    const res = await fetch(`${tg.url}${prefix}/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/text-embedding-3-small', input: 'hi', encoding_format: 'float' }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(EMBEDDINGS.replace('"model": "text-embedding-3-small"', '"model": "openai/text-embedding-3-small"'));
+  });
+});
+
 describe('a stage that changes chunks', () => {
   let tg: RunningGateway;
   beforeAll(async () => {

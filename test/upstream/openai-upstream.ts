@@ -248,11 +248,12 @@ class OpenAIUpstream implements ScriptedUpstream {
     return this.answerChat(exchange, mode, jsonOk ? body : undefined, jsonOk);
   }
 
-  /** Embeddings honour scripted error modes and resets; the other modes shape streams and do not apply. */
+  /** Embeddings honour scripted error modes, resets and raw bodies; the other modes shape streams and do not apply. */
   private answerEmbeddings(exchange: LiveExchange, body: unknown): void {
     const mode = this.queue.shift() ?? this.mode;
     if (mode.kind === 'error') return sendScriptedError(exchange, mode, 'text-embedding-3-small');
     if (mode.kind === 'reset') return exchange.reset();
+    if (mode.kind === 'raw') return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
     const result = answerEmbeddings(body);
     if (!result.ok) return sendError(exchange, 400, invalidRequest(result.problem));
     sendRaw(exchange, 200, { 'content-type': JSON_TYPE, ...this.rateLimits.consume(1) }, result.json);

@@ -120,6 +120,9 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       id: request.id,
       clientHeaders: request.headers,
       exactNumbers: hasExactNumbers(request.body),
+      // An OpenAI-format upstream's answer reaches the client as it came (but for the model name): its vectors'
+      // number spellings and the fields tollgate does not read, as for chat.
+      verbatimFormat: 'openai',
     });
     reply.hijack();
     await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log);
