@@ -405,4 +405,21 @@ describe('@google/genai models', () => {
     expect(missing).toBeInstanceOf(ApiError);
     expect((missing as ApiError).status).toBe(404);
   });
+
+  it('says which models embed: embedContent for them, generateContent for the others, as Gemini lists them', async () => {
+    // Clients pick embedding models from the list by `supportedGenerationMethods` (the SDK's `supportedActions`).
+    const embedding = await ai.models.get({ model: 'gemini-embedding-001' });
+    expect(embedding.supportedActions).toContain('embedContent');
+    expect(embedding.supportedActions).not.toContain('generateContent');
+    const chat = await ai.models.get({ model: 'gemini-2.5-flash' });
+    expect(chat.supportedActions).toContain('generateContent');
+    expect(chat.supportedActions).not.toContain('embedContent');
+    const embedders: string[] = [];
+    for await (const model of await ai.models.list({ config: { pageSize: 1000 } })) {
+      if (model.supportedActions?.includes('embedContent')) embedders.push(model.name ?? '');
+    }
+    expect(embedders).toContain('models/gemini-embedding-001');
+    expect(embedders).toContain('models/openai/text-embedding-3-small');
+    expect(embedders).not.toContain('models/gemini-2.5-flash');
+  });
 });

@@ -8,6 +8,15 @@ import { gatewayError } from '../../../core/errors.js';
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;
 
+/**
+ * What a model is called with, as Gemini's list says it: clients pick embedding models by `embedContent` in
+ * `supportedGenerationMethods` (the SDK's `supportedActions`), chat models by `generateContent`. The catalogue
+ * is a price list without a modality, but every embedding model in it says so in its id (`gemini-embedding-001`,
+ * `text-embedding-3-small`, `embed-v4.0`, `mistral-embed`, `amazon.titan-embed-text-v1`).
+ */
+const EMBEDDING_METHODS = ['embedContent', 'batchEmbedContents', 'countTokens'];
+const GENERATION_METHODS = ['generateContent', 'countTokens'];
+
 /** Gemini's Model resource. Gemini models by their bare names (as the route accepts them), others as `<provider>/<model>`. */
 function geminiModel(entry: ModelEntry): Record<string, unknown> {
   const id = entry.provider === 'gemini' ? entry.model : entry.id;
@@ -16,7 +25,7 @@ function geminiModel(entry: ModelEntry): Record<string, unknown> {
     baseModelId: id,
     displayName: entry.name ?? id,
     ...(entry.context_window ? { inputTokenLimit: entry.context_window } : {}),
-    supportedGenerationMethods: ['generateContent', 'countTokens'],
+    supportedGenerationMethods: /embed/i.test(entry.model) ? EMBEDDING_METHODS : GENERATION_METHODS,
   };
 }
 
