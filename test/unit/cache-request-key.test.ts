@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cacheKeysOf, uncacheableReason } from '../../src/cache/request-key.js';
 import { replayChunks, StreamAssembler } from '../../src/cache/answer-codec.js';
-import type { ChatCompletion } from '../../src/core/canonical.js';
+import type { ChatCompletion, ChatCompletionChunk } from '../../src/core/canonical.js';
 import type { CachePolicy } from '../../src/core/config.js';
 
 const base = { model: 'openai/gpt-4o-mini', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'What is 2 + 2?' }] };
@@ -91,7 +91,7 @@ describe('cached answers as streams', () => {
 
   it('assemble a tool call whose name the provider repeats in every delta under that name once', () => {
     const assembler = new StreamAssembler();
-    const piece = (args: string, finish: string | null = null) => ({
+    const piece = (args: string, finish: string | null = null): ChatCompletionChunk => ({
       id: 'c',
       object: 'chat.completion.chunk',
       model: 'm',
