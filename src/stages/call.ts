@@ -212,6 +212,9 @@ class CallStage implements Stage {
     }
     const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0, fallback: attempt.group > 0 };
     ctx.upstream = upstream;
+    // Usage is this attempt's to report: what an earlier attempt reported before it failed (a stream's usage, then no
+    // end) was not the answer's, and left here it would be charged for an answer whose upstream reports none.
+    ctx.usage = null;
     ctx.responseHeaders['x-tollgate-provider'] = target.provider.name;
     ctx.responseHeaders['x-tollgate-model'] = target.model;
     ctx.responseHeaders['x-tollgate-attempts'] = String(number);

@@ -1,0 +1,77 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { jsonRequest } from '../helpers/api.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+
+/**
+ * What one attempt's answer leaves behind: an attempt that failed before the client got anything is charged nothing
+ * and passes nothing on to the attempt that answers. Every model here costs $1 a token, so a charge in dollars is
+ * the tokens charged.
+ */
+
+const PRICE = { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 };
+const SSE = { 'content-type': 'text/event-stream' };
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
+
+let openai: ScriptedUpstream;
+let gemini: GeminiUpstream;
+let tg: RunningGateway;
+
+beforeAll(async () => {
+  [openai, gemini] = await Promise.all([startOpenAIUpstream({ apiKey: 'sk-upstream', chunkDelayMs: 0 }), startGeminiUpstream({ apiKey: 'gemini-key' })]);
+  tg = await startGateway({
+    settings: { routing: { breaker: { enabled: false } } },
+    providers: {
+      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream', prices: { m: PRICE } },
+      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key', prices: { 'gemini-x': PRICE } },
+    },
+    routes: { 'gemini-then-openai': { targets: [{ model: 'gemini/gemini-x', weight: 1 }], fallbacks: ['openai/m'] } },
+  });
+});
+afterAll(async () => {
+  await tg?.stop();
+  await Promise.all([openai?.close(), gemini?.close()]);
+});
+beforeEach(() => {
+  openai.reset();
+  gemini.reset();
+});
+
+async function newKey(name: string): Promise<{ id: string; client: OpenAI }> {
+  const key = (await jsonRequest(tg.url, 'POST', '/api/keys', { name })).body as { id: string; key: string };
+  return { id: key.id, client: new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key.key, maxRetries: 0 }) };
+}
+
+async function spendOf(keyId: string): Promise<number> {
+  return ((await jsonRequest(tg.url, 'GET', `/api/keys/${keyId}`)).body as { spend: number }).spend;
+}
+
+/** An OpenAI-format stream that reports no usage (a compatible server that ignores include_usage). */
+function openaiStreamWithoutUsage(text: string): string {
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return chunk({ role: 'assistant', content: text }, null) + chunk({}, 'stop') + 'data: [DONE]\n\n';
+}
+
+describe('usage of a failed attempt', () => {
+  it('is not charged to the request an attempt without usage answered', async () => {
+    const { id, client } = await newKey('carried-usage');
+    // Gemini counts 5000 prompt tokens in its first event, then the stream ends without a candidate or finishReason:
+    // the attempt fails before the client got a byte, and the fallback answers without reporting usage.
+    gemini.enqueue({ kind: 'raw', status: 200, headers: SSE, body: `data: ${JSON.stringify({ usageMetadata: { promptTokenCount: 5000, totalTokenCount: 5000 }, responseId: 'r1' })}\n\n` });
+    openai.enqueue({ kind: 'raw', status: 200, headers: SSE, body: openaiStreamWithoutUsage('hello') });
+    const before = await spendOf(id);
+    const stream = await client.chat.completions.create({ model: 'gemini-then-openai', messages, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('hello');
+    expect(gemini.calls).toHaveLength(1);
+    expect(openai.calls).toHaveLength(1);
+    // The answering attempt's tokens, as the gateway counted them (a few for "hi" and "hello"), not Gemini's 5000.
+    const charged = (await spendOf(id)) - before;
+    expect(charged).toBeGreaterThan(0);
+    expect(charged).toBeLessThan(100);
+  });
+});
