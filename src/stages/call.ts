@@ -373,8 +373,10 @@ class CallStage implements Stage {
             else if (decoder) {
               const tail = decoder.end();
               if (tail.usage) ctx.usage = tail.usage;
-              relayChunks(ctx, tail.chunks, emit, nativeEvents(adapter, decoder), decoder.nativePerChunk === true);
+              // Judged before the tail is relayed: a usage chunk made at the end of a stream that never finished (Gemini's
+              // usage with no candidate) would otherwise start the answer, and the attempt could no longer move on.
               if (!tail.complete) throw invalidUpstream(target.provider.name, 'the upstream stream ended before its end marker; the answer may be incomplete.');
+              relayChunks(ctx, tail.chunks, emit, nativeEvents(adapter, decoder), decoder.nativePerChunk === true);
               // A stream that ended properly without one event (some servers answer a failed generation with a bare
               // `data: [DONE]`) is a bad upstream answer, not an empty one: failing here lets the request move on to
               // another target, and the client gets a 502 naming the provider rather than the dialect's 500.

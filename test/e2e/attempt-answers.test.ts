@@ -4,6 +4,7 @@ import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
 
 /**
  * What one attempt's answer leaves behind: an attempt that failed before the client got anything is charged nothing
@@ -17,26 +18,37 @@ const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 
 
 let openai: ScriptedUpstream;
 let gemini: GeminiUpstream;
+let anthropic: AnthropicUpstream;
 let tg: RunningGateway;
 
 beforeAll(async () => {
-  [openai, gemini] = await Promise.all([startOpenAIUpstream({ apiKey: 'sk-upstream', chunkDelayMs: 0 }), startGeminiUpstream({ apiKey: 'gemini-key' })]);
+  [openai, gemini, anthropic] = await Promise.all([
+    startOpenAIUpstream({ apiKey: 'sk-upstream', chunkDelayMs: 0 }),
+    startGeminiUpstream({ apiKey: 'gemini-key' }),
+    startAnthropicUpstream({ apiKey: 'sk-ant-upstream' }),
+  ]);
   tg = await startGateway({
     settings: { routing: { breaker: { enabled: false } } },
     providers: {
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream', prices: { m: PRICE } },
       gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key', prices: { 'gemini-x': PRICE } },
+      anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-upstream' },
     },
-    routes: { 'gemini-then-openai': { targets: [{ model: 'gemini/gemini-x', weight: 1 }], fallbacks: ['openai/m'] } },
+    routes: {
+      'gemini-then-openai': { targets: [{ model: 'gemini/gemini-x', weight: 1 }], fallbacks: ['openai/m'] },
+      'anthropic-then-openai': { targets: [{ model: 'anthropic/claude-x', weight: 1 }], fallbacks: ['openai/m'] },
+      'gemini-only': { targets: [{ model: 'gemini/gemini-x', weight: 1 }], retry: { max_attempts: 1 } },
+    },
   });
 });
 afterAll(async () => {
   await tg?.stop();
-  await Promise.all([openai?.close(), gemini?.close()]);
+  await Promise.all([openai?.close(), gemini?.close(), anthropic?.close()]);
 });
 beforeEach(() => {
   openai.reset();
   gemini.reset();
+  anthropic.reset();
 });
 
 async function newKey(name: string): Promise<{ id: string; client: OpenAI }> {
@@ -73,5 +85,66 @@ describe('usage of a failed attempt', () => {
     const charged = (await spendOf(id)) - before;
     expect(charged).toBeGreaterThan(0);
     expect(charged).toBeLessThan(100);
+  });
+});
+
+/** Anthropic SSE frames: `event: <type>` and its data. */
+function anthropicStream(...events: Array<[string, Record<string, unknown>]>): string {
+  return events.map(([type, data]) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`).join('');
+}
+
+describe('an upstream stream without an answer', () => {
+  const hollow = [
+    ['ping then message_stop', anthropicStream(['ping', {}], ['message_stop', {}])],
+    ['a message_start whose message is null', anthropicStream(['message_start', { message: null }], ['message_stop', {}])],
+  ] as const;
+
+  it.each(hollow)('Anthropic, %s: a failed attempt, so the fallback answers', async (_name, body) => {
+    anthropic.enqueue({ kind: 'raw', status: 200, headers: SSE, body });
+    const stream = await tg.client.chat.completions.create({ model: 'anthropic-then-openai', messages, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: hi');
+    expect(anthropic.calls).toHaveLength(1);
+    expect(openai.calls).toHaveLength(1);
+  });
+
+  it.each(hollow)('Anthropic, %s: with nowhere else to go, a 502 naming the provider', async (_name, body) => {
+    anthropic.setMode({ kind: 'raw', status: 200, headers: SSE, body });
+    try {
+      const error = await tg.client.chat.completions.create({ model: 'anthropic/claude-x', messages, stream: true }).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('invalid_upstream_response');
+      expect((error as InstanceType<typeof OpenAI.APIError>).message).toMatch(/anthropic: /);
+    } finally {
+      anthropic.setMode({ kind: 'ok' });
+    }
+  });
+
+  it('Gemini, usage and no candidate, for a client that asked for usage: a 502, not a 200 stream that then fails', async () => {
+    gemini.enqueue({ kind: 'raw', status: 200, headers: SSE, body: `data: ${JSON.stringify({ usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 }, responseId: 'r2' })}\n\n` });
+    const error = await tg.client.chat.completions.create({ model: 'gemini-only', messages, stream: true, stream_options: { include_usage: true } }).then(
+      async (stream) => {
+        for await (const chunk of stream) void chunk;
+        return null;
+      },
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('invalid_upstream_response');
+  });
+
+  it('Gemini, an empty body: a failed attempt, so the fallback answers', async () => {
+    gemini.enqueue({ kind: 'raw', status: 200, headers: SSE, body: '' });
+    const stream = await tg.client.chat.completions.create({ model: 'gemini-then-openai', messages, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: hi');
+    expect(openai.calls).toHaveLength(1);
   });
 });

@@ -11,6 +11,9 @@ import { canonicalUsage } from '../../wire/anthropic/usage.js';
 
 type Delta = Record<string, unknown>;
 
+/** The events of an answer, all of which come after its message_start. */
+const ANSWER_EVENTS = new Set(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+
 /**
  * Decodes Anthropic's stream (message_start, content_block_start/delta/stop, message_delta, message_stop,
  * ping, error) into chat.completion.chunks as the events arrive: text deltas as content, thinking deltas as
@@ -36,6 +39,8 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
   let usage: AnthropicUsage = {};
   let finishReason: string | null = null;
   let stopped = false;
+  /** A valid message_start arrived: without one the stream holds no answer, however it ends. */
+  let begun = false;
   /** Anthropic block index → OpenAI tool_calls index, for tool_use blocks only. */
   const toolIndex = new Map<number, number>();
   /** Tool calls whose arguments have not had a single character yet. */
@@ -73,9 +78,16 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
     if (type === 'error') throw streamError(provider, event.data);
     const data = parse(event.data);
     kept?.push(type !== '' ? type : String(data.type), event.data);
-    switch (data.type ?? type) {
+    const kind = data.type ?? type;
+    // Every answer opens with its message_start: a stream that goes on (or ends) without one, or whose message is not
+    // an object, is a bad upstream answer (a failed attempt another target may take), never an empty answer.
+    if (!begun && ANSWER_EVENTS.has(kind as string) && !(kind === 'message_start' && isRecord(data.message))) {
+      throw invalidUpstream(provider, kind === 'message_start' ? 'a message_start event without its message' : `a stream whose ${String(kind)} came before any message_start`);
+    }
+    switch (kind) {
       case 'message_start': {
-        const message = isRecord(data.message) ? data.message : {};
+        begun = true;
+        const message = data.message as Record<string, unknown>;
         id = typeof message.id === 'string' ? message.id : id;
         model = typeof message.model === 'string' ? message.model : model;
         if (isRecord(message.usage)) usage = { ...message.usage };
