@@ -39,6 +39,8 @@ interface ChoiceDelta {
   };
   logprobs?: Logprobs | null;
   finish_reason?: string | null;
+  /** The upstream's own reason when the answer did not end as the model meant (see cache.ts, storable). */
+  native_finish_reason?: string;
 }
 
 /** A piece of a spoken answer (`modalities: ["audio"]`): its id first, transcript and base64 data in pieces, its expiry. */
@@ -67,6 +69,7 @@ interface AssembledChoice {
   /** The token log probabilities the client asked for (`logprobs: true`), the pieces of every chunk joined. */
   logprobs: { content: unknown[] | null; refusal: unknown[] | null } | null;
   finishReason: string | null;
+  nativeFinishReason: string | null;
 }
 
 /** Collects a stream's chunks into the completion it amounts to (text, tool calls, finish reasons, usage). */
@@ -84,7 +87,7 @@ export class StreamAssembler {
     for (const raw of chunk.choices as ChoiceDelta[]) {
       const index = raw.index ?? 0;
       let choice = this.choices.get(index);
-      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, reasoningField: 'reasoning_content', refusal: null, toolCalls: [], functionCall: null, audio: null, annotations: null, logprobs: null, finishReason: null }));
+      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, reasoningField: 'reasoning_content', refusal: null, toolCalls: [], functionCall: null, audio: null, annotations: null, logprobs: null, finishReason: null, nativeFinishReason: null }));
       const delta = raw.delta ?? {};
       if (typeof delta.role === 'string') choice.role = delta.role;
       if (typeof delta.content === 'string') choice.content = (choice.content ?? '') + delta.content;
@@ -124,6 +127,7 @@ export class StreamAssembler {
         if (typeof delta.audio.expires_at === 'number') audio.expires_at = delta.audio.expires_at;
       }
       if (raw.finish_reason) choice.finishReason = raw.finish_reason;
+      if (typeof raw.native_finish_reason === 'string') choice.nativeFinishReason = raw.native_finish_reason;
     }
   }
 
@@ -140,7 +144,9 @@ export class StreamAssembler {
       if (choice.toolCalls.length > 0) message.tool_calls = choice.toolCalls.filter(Boolean);
       if (choice.functionCall) message.function_call = choice.functionCall;
       if (choice.audio) message.audio = choice.audio;
-      choices.push({ index, message, logprobs: choice.logprobs, finish_reason: choice.finishReason });
+      const assembled: Record<string, unknown> = { index, message, logprobs: choice.logprobs, finish_reason: choice.finishReason };
+      if (choice.nativeFinishReason !== null) assembled.native_finish_reason = choice.nativeFinishReason;
+      choices.push(assembled);
     }
     const { id, model, created, system_fingerprint: fingerprint } = this.first as ChatCompletionChunk & { created?: number; system_fingerprint?: string };
     return {

@@ -276,10 +276,16 @@ class CacheStage implements Stage {
   }
 }
 
-/** Every choice finished as the model meant it to (not cut off by length, not filtered). */
+/**
+ * Every choice finished as the model meant it to (not cut off by length, not filtered). A choice with a
+ * `native_finish_reason` did not, whatever its finish_reason says: the adapter sets it when the upstream's reason has
+ * no OpenAI word (Gemini's MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, all `stop` to the client).
+ */
 function storable(answer: ChatCompletion): boolean {
   if (answer.choices.length === 0) return false;
-  return (answer.choices as Array<{ finish_reason?: string | null }>).every((choice) => COMPLETE_FINISH.has(choice.finish_reason ?? ''));
+  return (answer.choices as Array<{ finish_reason?: string | null; native_finish_reason?: unknown }>).every(
+    (choice) => COMPLETE_FINISH.has(choice.finish_reason ?? '') && choice.native_finish_reason === undefined,
+  );
 }
 
 export default definePlugin({

@@ -148,3 +148,66 @@ describe('an upstream stream without an answer', () => {
     expect(openai.calls).toHaveLength(1);
   });
 });
+
+describe("Gemini's failure finish reasons", () => {
+  let cached: RunningGateway;
+  beforeAll(async () => {
+    cached = await startGateway({
+      cache: { mode: 'on', semantic: { enabled: false } },
+      providers: { gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' } },
+    });
+  });
+  afterAll(async () => {
+    await cached?.stop();
+  });
+
+  /** A generateContent answer (or, streamed, its one event) that ended with `reason` and no parts. */
+  const answer = (reason: string) => ({
+    candidates: [{ content: { role: 'model', parts: reason === 'STOP' ? [{ text: 'fine' }] : [] }, finishReason: reason, index: 0 }],
+    usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 0, totalTokenCount: 3 },
+    responseId: `r-${reason}`,
+  });
+  const script = (reason: string, stream: boolean) =>
+    stream ? { kind: 'raw' as const, status: 200, headers: SSE, body: `data: ${JSON.stringify(answer(reason))}\n\n` } : { kind: 'raw' as const, status: 200, body: JSON.stringify(answer(reason)) };
+
+  /** The finish of one request's only choice, as the OpenAI SDK gives it, and the cache header. */
+  async function ask(content: string, stream: boolean): Promise<{ finish: unknown; native: unknown; cache: string | null }> {
+    const body = { model: 'gemini/gemini-2.5-flash', messages: [{ role: 'user' as const, content }] };
+    if (!stream) {
+      const { data, response } = await cached.client.chat.completions.create(body).withResponse();
+      const choice = data.choices[0] as OpenAI.ChatCompletion.Choice & { native_finish_reason?: string };
+      return { finish: choice.finish_reason, native: choice.native_finish_reason, cache: response.headers.get('x-tollgate-cache') };
+    }
+    const { data, response } = await cached.client.chat.completions.create({ ...body, stream: true }).withResponse();
+    let finish: unknown = null;
+    let native: unknown;
+    for await (const chunk of data) {
+      const choice = chunk.choices[0] as (OpenAI.ChatCompletionChunk.Choice & { native_finish_reason?: string }) | undefined;
+      if (choice?.finish_reason) ({ finish_reason: finish, native_finish_reason: native } = choice);
+    }
+    return { finish, native, cache: response.headers.get('x-tollgate-cache') };
+  }
+
+  for (const stream of [false, true]) {
+    it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'OTHER'])(`%s (stream: ${stream}) is not cached, and the client sees it`, async (reason) => {
+      const content = `${reason} ${stream}`;
+      gemini.enqueue(script(reason, stream), script(reason, stream));
+      const first = await ask(content, stream);
+      // OpenAI's finish reasons have no word for a failed call: `stop`, as LiteLLM says, and the reason beside it.
+      expect(first).toMatchObject({ finish: 'stop', native: reason });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = await ask(content, stream);
+      expect(second.cache).not.toMatch(/^hit/);
+      expect(gemini.calls).toHaveLength(2);
+    });
+  }
+
+  it('STOP is cached as before, without a native_finish_reason', async () => {
+    gemini.enqueue(script('STOP', false));
+    const first = await ask('plain stop', false);
+    expect(first).toMatchObject({ finish: 'stop', native: undefined });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await ask('plain stop', false)).cache).toBe('hit-exact');
+    expect(gemini.calls).toHaveLength(1);
+  });
+});

@@ -1,5 +1,5 @@
 import type { ChatCompletion } from '../../core/canonical.js';
-import { finishReasonFromGemini } from '../../wire/gemini/finish-reasons.js';
+import { finishReasonFromGemini, unmetFinishReason } from '../../wire/gemini/finish-reasons.js';
 import { completionId, toolCallId } from './ids.js';
 import { usageFromGemini } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
@@ -52,12 +52,15 @@ function choiceOf(candidate: Record<string, unknown>, position: number): Record<
   const message: Record<string, unknown> = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, refusal: null };
   if (thoughts !== '') message.reasoning_content = thoughts;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  return {
+  const choice: Record<string, unknown> = {
     index: typeof candidate.index === 'number' ? candidate.index : position,
     message,
     finish_reason: finishReasonFromGemini(candidate.finishReason, toolCalls.length > 0),
     logprobs: null,
   };
+  const unmet = unmetFinishReason(candidate.finishReason);
+  if (unmet !== null) choice.native_finish_reason = unmet;
+  return choice;
 }
 
 /** Whether Gemini refused the prompt itself (`promptFeedback.blockReason`), so no candidate was generated. */

@@ -3,7 +3,7 @@ import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { KeptEvents } from '../kept-events.js';
 import { geminiStreamError } from './errors.js';
-import { finishReasonFromGemini } from '../../wire/gemini/finish-reasons.js';
+import { finishReasonFromGemini, unmetFinishReason } from '../../wire/gemini/finish-reasons.js';
 import { completionId } from './ids.js';
 import { blockedPrompt, toolCallFromPart } from './response.js';
 import { usageFromGemini } from '../../wire/gemini/usage.js';
@@ -65,7 +65,10 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
     if (typeof candidate.finishReason === 'string' && candidate.finishReason !== 'FINISH_REASON_UNSPECIFIED') {
       state.finished = true;
       finished = true;
-      out.push(delta(index, {}, finishReasonFromGemini(candidate.finishReason, state.toolCalls > 0)));
+      const finish = delta(index, {}, finishReasonFromGemini(candidate.finishReason, state.toolCalls > 0));
+      const unmet = unmetFinishReason(candidate.finishReason);
+      if (unmet !== null) Object.assign(finish.choices[0] as object, { native_finish_reason: unmet });
+      out.push(finish);
     }
   };
 

@@ -15,6 +15,18 @@ export function finishReasonFromGemini(reason: unknown, calledFunction: boolean)
 }
 
 /**
+ * Gemini's finishReason when the candidate did not end as the model meant and OpenAI's finish reasons have no word
+ * for it (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, LANGUAGE, OTHER, ...), else null.
+ * finishReasonFromGemini says `stop` for those (as LiteLLM does; OpenAI's SDK types know no failure reason), so the
+ * adapter puts this beside it as the choice's `native_finish_reason` (as OpenRouter does): a client can tell a failed
+ * turn from a finished one, and the cache stores no answer that has one.
+ */
+export function unmetFinishReason(reason: unknown): string | null {
+  if (typeof reason !== 'string' || reason === 'STOP' || reason === 'MAX_TOKENS' || reason === 'FINISH_REASON_UNSPECIFIED' || FILTERED.has(reason)) return null;
+  return reason;
+}
+
+/**
  * OpenAI's finish_reason → Gemini's finishReason. Gemini ends a function-calling turn with STOP (the call is in
  * the parts), a length cut with MAX_TOKENS and a filtered answer with SAFETY. The inverse of finishReasonFromGemini.
  */
