@@ -186,11 +186,21 @@ describe('the delivery queue', () => {
   });
   const note = (id: string): AlertNotification => ({ id, rule: 'r', event: 'breaker.opened', severity: 'critical', status: 'firing', summary: 's', subject: { provider: 'p' }, details: {}, at: new Date().toISOString() });
 
-  async function withQueue(answer: (n: number) => number, options: { maxQueue?: number; channel?: Partial<WebhookChannelRuntime> }, body: (q: DeliveryQueue, hits: () => number) => Promise<void>): Promise<void> {
+  async function withQueue(
+    answer: (n: number) => number,
+    options: { maxQueue?: number; channel?: Partial<WebhookChannelRuntime> },
+    body: (q: DeliveryQueue, hits: () => number, received: Array<{ status: number; notification: AlertNotification }>) => Promise<void>,
+  ): Promise<void> {
     let hits = 0;
+    const received: Array<{ status: number; notification: AlertNotification }> = [];
     const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => res.writeHead(answer(++hits)).end());
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const status = answer(++hits);
+        received.push({ status, notification: JSON.parse(Buffer.concat(chunks).toString('utf8')) as AlertNotification });
+        res.writeHead(status).end();
+      });
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-alert-queue-'));
@@ -198,7 +208,7 @@ describe('the delivery queue', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     const q = new DeliveryQueue({ root, log: createLog('silent'), channel: () => channel(url, options.channel), maxQueue: () => options.maxQueue ?? 100, userAgent: 't', outbound: new OutboundNetwork() });
     try {
-      await body(q, () => hits);
+      await body(q, () => hits, received);
     } finally {
       await q.close();
       await root.close();
@@ -221,6 +231,22 @@ describe('the delivery queue', () => {
       ]);
       expect(hits()).toBe(4);
       expect(q.size()).toBe(0);
+    });
+  });
+
+  it("sends an alert's resolved notification only after its firing one left the queue, as PagerDuty needs", async () => {
+    // PagerDuty drops a resolve whose dedup_key has no open incident, and a trigger after it opens one that nothing
+    // resolves: the firing notification, still being retried, must reach a channel before its resolution does.
+    await withQueue((n) => (n === 1 ? 503 : 202), { channel: { maxAttempts: 3, initialDelayMs: 400, maxDelayMs: 400 } }, async (q, _hits, received) => {
+      q.enqueue('ops', note('a'));
+      await until(() => q.log().some((line) => line.outcome === 'retrying'));
+      q.enqueue('ops', { ...note('a'), status: 'resolved', event: 'breaker.closed' });
+      await until(() => q.size() === 0 && received.length >= 3);
+      expect(received.map((hit) => [hit.notification.status, hit.status])).toEqual([
+        ['firing', 503],
+        ['firing', 202],
+        ['resolved', 202],
+      ]);
     });
   });
 

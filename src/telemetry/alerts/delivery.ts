@@ -89,6 +89,12 @@ export class DeliveryQueue {
   private readonly inflight = new Map<number, AbortController>();
   /** Attempts in flight per channel (see PER_CHANNEL). */
   private readonly busy = new Map<string, number>();
+  /**
+   * The queued notifications of one alert to one channel, oldest first: only the first may be attempted. A resolve
+   * sent before its trigger (the trigger still being retried) is dropped by PagerDuty, which then opens an incident
+   * for the trigger that nothing resolves; chat channels would show RESOLVED above FIRING.
+   */
+  private readonly lines = new Map<string, number[]>();
   /** Test attempts in flight (`test()`), cut off by `close()` like queued ones. */
   private readonly testing = new Set<AbortController>();
   private readonly smtp: SmtpSender;
@@ -111,6 +117,7 @@ export class DeliveryQueue {
     for (const { key, value } of this.queue.getRange()) {
       // Waiting notifications from before a restart are due now: the receiver may well be back.
       this.pending.set(key, { ...value, nextAt: Math.min(value.nextAt, now) });
+      this.line(value).push(key);
       last = Math.max(last, key);
     }
     this.nextSeq = last + 1;
@@ -141,8 +148,17 @@ export class DeliveryQueue {
     }
     const entry: QueuedDelivery = { seq: this.nextSeq++, ...base, body: JSON.stringify(notification), attempts: 0, nextAt: this.now(), createdAt: new Date(this.now()).toISOString() };
     this.pending.set(entry.seq, entry);
+    this.line(entry).push(entry.seq);
     this.write(this.queue.put(entry.seq, entry));
     this.schedule();
+  }
+
+  /** The queued seqs of `entry`'s alert to its channel (see `lines`), made when missing. */
+  private line(entry: Pick<QueuedDelivery, 'channel' | 'alertId'>): number[] {
+    const key = lineKey(entry);
+    let line = this.lines.get(key);
+    if (!line) this.lines.set(key, (line = []));
+    return line;
   }
 
   /**
@@ -208,9 +224,12 @@ export class DeliveryQueue {
     for (const key of this.deliveries.getKeys({ limit: excess })) this.write(this.deliveries.remove(key));
   }
 
-  /** Whether a notification may start now: not in flight, and its channel has a slot free (see PER_CHANNEL). */
+  /**
+   * Whether a notification may start now: not in flight, the oldest of its alert's queued to its channel (see
+   * `lines`), and its channel has a slot free (see PER_CHANNEL).
+   */
   private startable(entry: QueuedDelivery): boolean {
-    return !this.inflight.has(entry.seq) && (this.busy.get(entry.channel) ?? 0) < PER_CHANNEL;
+    return !this.inflight.has(entry.seq) && this.lines.get(lineKey(entry))?.[0] === entry.seq && (this.busy.get(entry.channel) ?? 0) < PER_CHANNEL;
   }
 
   /** Arms the timer for the earliest due notification that may start (or runs the due ones now). */
@@ -337,8 +356,17 @@ export class DeliveryQueue {
 
   private finish(entry: QueuedDelivery): void {
     this.pending.delete(entry.seq);
+    const key = lineKey(entry);
+    const line = this.lines.get(key)?.filter((seq) => seq !== entry.seq) ?? [];
+    if (line.length > 0) this.lines.set(key, line);
+    else this.lines.delete(key);
     this.write(this.queue.remove(entry.seq));
   }
+}
+
+/** The key of an alert's notifications to one channel in `DeliveryQueue.lines`. */
+function lineKey(entry: Pick<QueuedDelivery, 'channel' | 'alertId'>): string {
+  return `${entry.channel}\n${entry.alertId}`;
 }
 
 interface SendResult {
