@@ -429,6 +429,41 @@ describe('email refusals and test notifications', () => {
   });
 });
 
+describe('an email to several recipients, one of them deferred', () => {
+  let tg: RunningGateway;
+  const { createKey, clientFor } = gatewayApi(() => tg.url);
+  /** Greylisted (451) the first time, like later@ above; ops@ takes every message. */
+  const DEFERRED = 'later@mixed.example.com';
+
+  beforeAll(async () => {
+    tg = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES } },
+      alerts: {
+        channels: { mixed: emailChannel(smtp, { to: ['ops@example.com', DEFERRED] }) },
+        rules: [{ name: 'budget-half', kind: 'budget', thresholds: [50] }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+  });
+
+  it('is retried to the deferred recipient only, so every recipient gets it once', async () => {
+    const mailsBefore = smtp.mails.length;
+    const { key } = await createKey({ name: 'mixed', budget: 4, rate_limit: null, models: [] });
+    await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+    await until('the deferred recipient got it', () => smtp.mails.slice(mailsBefore).some((m) => m.to.includes(DEFERRED)));
+    await until('the queue is empty', () => tg.gateway.alerts.queued() === 0);
+    expect(smtp.mails.slice(mailsBefore).map((m) => m.to)).toEqual([['ops@example.com'], [DEFERRED]]);
+    const log = tg.gateway.alerts.deliveries().reverse().filter((l) => l.channel === 'mixed');
+    expect(log.map((l) => [l.attempt, l.outcome, l.smtpStatus])).toEqual([
+      [1, 'retrying', 451],
+      [2, 'delivered', null],
+    ]);
+    expect(log[0]?.error).toMatch(/later@mixed\.example\.com/);
+  });
+});
+
 describe('channel secrets set through the API', () => {
   let tg: RunningGateway;
   let slack: Receiver;

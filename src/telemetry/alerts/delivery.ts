@@ -28,6 +28,11 @@ export interface QueuedDelivery {
   body: string;
   /** Attempts made so far. */
   attempts: number;
+  /**
+   * An email's recipients still to be sent it, once an attempt left some deferred (a 4xx reply to their RCPT TO)
+   * while the others took it; absent for every address of the channel's `to`.
+   */
+  recipients?: string[];
   /** When the next attempt is due (epoch ms). */
   nextAt: number;
   createdAt: string;
@@ -281,7 +286,7 @@ export class DeliveryQueue {
     }
     const attempt = entry.attempts + 1;
     const started = this.now();
-    const { httpStatus, smtpStatus, error, permanent, retryAfterMs } = await this.send(channel, entry.body, attempt, controller);
+    const { httpStatus, smtpStatus, error, permanent, retryAfterMs, recipients } = await this.send(channel, entry.body, attempt, controller, entry.recipients);
     const durationMs = this.now() - started;
     if (this.closed) {
       // Cut off by shutdown: not counted, the notification stays queued for the next start.
@@ -301,31 +306,32 @@ export class DeliveryQueue {
     }
     // A receiver that says when to come back (Retry-After, Discord's retry_after) is waited for, within max_delay_ms.
     const delay = Math.min(channel.maxDelayMs, Math.max(backoff(channel, attempt), retryAfterMs ?? 0));
-    const next: QueuedDelivery = { ...entry, attempts: attempt, nextAt: this.now() + delay };
+    const next: QueuedDelivery = { ...entry, attempts: attempt, nextAt: this.now() + delay, ...(recipients ? { recipients } : {}) };
     this.pending.set(entry.seq, next);
     this.write(this.queue.put(entry.seq, next));
     this.record({ ...base, attempt, outcome: 'retrying', ...result, nextAt: new Date(next.nextAt).toISOString() });
   }
 
   /** One attempt over the channel's own transport: an HTTP POST of its format, or an email. Never throws. */
-  private async send(channel: AlertChannelRuntime, body: string, attempt: number, controller: AbortController): Promise<SendResult> {
+  private async send(channel: AlertChannelRuntime, body: string, attempt: number, controller: AbortController, recipients?: string[]): Promise<SendResult> {
     try {
-      return await this.sendOver(channel, body, attempt, controller);
+      return await this.sendOver(channel, body, attempt, controller, recipients);
     } catch (err) {
       // The notification could not be put in the channel's format: no later attempt would do better.
       return { httpStatus: null, smtpStatus: null, error: `could not format the notification: ${describe(err)}`, permanent: true, retryAfterMs: null };
     }
   }
 
-  private async sendOver(channel: AlertChannelRuntime, body: string, attempt: number, controller: AbortController): Promise<SendResult> {
+  private async sendOver(channel: AlertChannelRuntime, body: string, attempt: number, controller: AbortController, recipients?: string[]): Promise<SendResult> {
     if (channel.type === 'email') {
       // Transports of channels that are gone or no longer email are closed.
       this.smtp.close((name) => this.options.channel(name)?.type === 'email');
       const notification = JSON.parse(body) as AlertNotification;
-      const result = await this.smtp.send(channel, emailMessage(notification, { subjectPrefix: channel.subjectPrefix }), controller.signal);
+      const result = await this.smtp.send(channel, emailMessage(notification, { subjectPrefix: channel.subjectPrefix }), controller.signal, recipients);
       if (result.rejected.length > 0) this.options.log.warn({ channel: channel.name, rejected: result.rejected }, 'alerts: the SMTP server refused some recipients of an alert email');
-      // 5xx is final; 4xx and connection errors are retried.
-      return { httpStatus: null, smtpStatus: result.smtpStatus, error: result.error, permanent: result.permanent, retryAfterMs: null };
+      // 5xx is final; 4xx and connection errors are retried, and recipients deferred while others took the message
+      // are the only ones the next attempt goes to.
+      return { httpStatus: null, smtpStatus: result.smtpStatus, error: result.error, permanent: result.permanent, retryAfterMs: null, recipients: result.deferred.length > 0 ? result.deferred : undefined };
     }
     const request = httpRequest(channel, body, attempt, this.now());
     const headers = withOwnHeaders(request.headers, { 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...request.tollgateHeaders });
@@ -377,6 +383,8 @@ interface SendResult {
   permanent: boolean;
   /** How long the receiver asked to be left alone, when it said. */
   retryAfterMs: number | null;
+  /** An email's recipients the next attempt goes to, when this one left some deferred (see QueuedDelivery). */
+  recipients?: string[] | undefined;
 }
 
 /** An HTTP channel's request: where, the body in its service's format, and its headers. */

@@ -9,8 +9,13 @@ export interface SmtpResult {
   error: string | null;
   /** The server refused the message for good (a 5xx reply): another attempt would be refused too. */
   permanent: boolean;
-  /** Recipients refused while others took the message. */
+  /** Recipients refused for good (a 5xx reply to RCPT TO) while others took the message. */
   rejected: string[];
+  /**
+   * Recipients refused for now (a 4xx reply to RCPT TO: greylisting, a full mailbox, too many recipients) while
+   * others took the message: the ones to send it again to. Empty unless the message went out.
+   */
+  deferred: string[];
 }
 
 interface Cached {
@@ -35,9 +40,10 @@ export class SmtpSender {
    */
   constructor(private readonly trustedCa: () => readonly string[] | undefined) {}
 
-  async send(channel: EmailChannelRuntime, message: EmailMessage, signal: AbortSignal): Promise<SmtpResult> {
+  /** Sends `message` to `to` (default: every address of the channel's `to`). */
+  async send(channel: EmailChannelRuntime, message: EmailMessage, signal: AbortSignal, to: readonly string[] = channel.to): Promise<SmtpResult> {
     const transport = await this.transportFor(channel);
-    const sending = transport.sendMail({ from: channel.from, to: [...channel.to], subject: message.subject, text: message.text, html: message.html });
+    const sending = transport.sendMail({ from: channel.from, to: [...to], subject: message.subject, text: message.text, html: message.html });
     // nodemailer cannot cut a send short: an abort (shutdown) stops waiting for it, the socket timeout ends it.
     const aborted = new Promise<never>((_, reject) => {
       if (signal.aborted) reject(signal.reason);
@@ -45,7 +51,7 @@ export class SmtpSender {
     });
     try {
       const info = await Promise.race([sending, aborted]);
-      return { smtpStatus: null, error: null, permanent: false, rejected: (info.rejected ?? []).map(String) };
+      return partialResult(info);
     } catch (err) {
       void sending.catch(() => undefined);
       return smtpFailure(err);
@@ -90,6 +96,26 @@ export class SmtpSender {
   }
 }
 
+/**
+ * A message the server took, for some recipients at least. One refused with a 4xx reply is not refused for good
+ * (RFC 5321: try again later), so it is reported as a failed attempt naming it, with its reply code: the queue
+ * sends the message again to it alone, and the recipients who have it do not get it twice.
+ */
+export function partialResult(info: { rejected?: unknown[]; rejectedErrors?: unknown[] }): SmtpResult {
+  const deferred: Array<{ recipient: string; responseCode: number; line: string }> = [];
+  for (const err of info.rejectedErrors ?? []) {
+    const e = (err ?? {}) as NodemailerError & { recipient?: unknown };
+    if (typeof e.recipient === 'string' && typeof e.responseCode === 'number' && e.responseCode >= 400 && e.responseCode < 500) {
+      deferred.push({ recipient: e.recipient, responseCode: e.responseCode, line: String(e.response ?? e.message).split('\n')[0] ?? '' });
+    }
+  }
+  const rejected = (info.rejected ?? []).map(String).filter((address) => !deferred.some((d) => d.recipient === address));
+  const first = deferred[0];
+  if (!first) return { smtpStatus: null, error: null, permanent: false, rejected, deferred: [] };
+  const error = `deferred for ${deferred.map((d) => d.recipient).join(', ')}: ${first.line}`.slice(0, 200);
+  return { smtpStatus: first.responseCode, error, permanent: false, rejected, deferred: deferred.map((d) => d.recipient) };
+}
+
 /** An error from nodemailer as a result: 5xx replies (but 503) are final; 4xx replies and connection errors are not. */
 export function smtpFailure(err: unknown): SmtpResult {
   const e = (err ?? {}) as NodemailerError;
@@ -98,5 +124,5 @@ export function smtpFailure(err: unknown): SmtpResult {
   const message = err instanceof Error ? err.message : String(err);
   const code = typeof e.code === 'string' ? e.code : null;
   const line = (message.split('\n')[0] ?? '').slice(0, 200) || 'SMTP error';
-  return { smtpStatus, error: code && !line.startsWith(code) ? `${code}: ${line}` : line, permanent, rejected: [] };
+  return { smtpStatus, error: code && !line.startsWith(code) ? `${code}: ${line}` : line, permanent, rejected: [], deferred: [] };
 }
