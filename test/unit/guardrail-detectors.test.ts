@@ -34,6 +34,19 @@ describe('email', () => {
       expect(detectEmails(bad), bad).toEqual([]);
     }
   });
+  it("takes an apostrophe inside the local part, but not a quote around the address", () => {
+    // `o'brien@example.com` matched from `brien`: redaction left `o'` in front of the placeholder.
+    const text = "Mail o'brien@example.com, d'angelo.rossi@example.it or 'quoted@example.com' (or \"x'@example.com\", 'y@example.com).";
+    expect(texts(text, detectEmails(text))).toEqual([
+      "o'brien@example.com",
+      "d'angelo.rossi@example.it",
+      'quoted@example.com',
+      'y@example.com',
+    ]);
+    const rules = compileGuardrails([{ name: 'mail', kind: 'email', action: 'redact' }]);
+    const line = "Reach o'brien@example.com.";
+    expect(rules.redact(line, rules.scan(line))).toBe('Reach [REDACTED:email].');
+  });
 });
 
 describe('phone', () => {
@@ -312,6 +325,7 @@ describe('linear time on hostile 1 MB inputs', () => {
     dashedDigits: fill('12-'),
     emails: fill('a@a.a@'),
     dottedWord: fill('a.'),
+    apostrophes: fill("a'"),
     plusOnes: fill('+1 '),
     begins: fill('-----BEGIN RSA PRIVATE KEY-----'),
     beginsNewlines: fill('-----BEGIN PRIVATE KEY-----\n'),

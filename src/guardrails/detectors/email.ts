@@ -1,8 +1,10 @@
 /**
- * Email addresses: an ASCII local part (letters, digits, `._%+-`, up to 64 characters as RFC 5321 allows), `@`, and a
- * domain of dot-separated labels ending in an alphabetic top-level domain of 2 to 24 letters. Catches plus tags
- * (`jane+news@example.com`) and addresses in angle brackets or quotes. Leaves out quoted local parts, IP-literal
- * domains and internationalised addresses: rare in prose, and each would cost precision.
+ * Email addresses: an ASCII local part (letters, digits, `._%+-`, and an apostrophe between two letters as in
+ * `o'brien`; up to 64 characters as RFC 5321 allows), `@`, and a domain of dot-separated labels ending in an
+ * alphabetic top-level domain of 2 to 24 letters. Catches plus tags (`jane+news@example.com`) and addresses in angle
+ * brackets or quotes (a quote is not between two letters, so `'user@example.com'` matches without its quotes). Leaves
+ * out quoted local parts, other apostrophes, IP-literal domains and internationalised addresses: rare in prose, and
+ * each would cost precision.
  *
  * Linear time: the local part must start where no local-part character precedes it (so inside one long word only
  * its first character is tried), and both parts are bounded; the domain is taken as one bounded run of
@@ -12,8 +14,12 @@ import { forEachMatch } from '../match-loop.js';
 import type { Detection } from '../types.js';
 
 const MAX_DOMAIN = 189;
-/** Local part, `@`, and the domain run (at most 189 characters keeps the whole address within 254). */
-const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,189}/g;
+/**
+ * Local part, `@`, and the domain run (at most 189 characters keeps the whole address within 254). An apostrophe
+ * counts as a local-part character only between two letters, both in the part and in the look-behind (so the `b`
+ * of `o'brien` cannot start a match either).
+ */
+const EMAIL = /(?<![A-Za-z0-9._%+-]|[A-Za-z]'(?=[A-Za-z]))(?:[A-Za-z0-9._%+-]|(?<=[A-Za-z])'(?=[A-Za-z])){1,64}@[A-Za-z0-9.-]{1,189}/g;
 const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 const TLD = /^[A-Za-z]{2,24}$/;
 const DOMAIN_CHAR = /[A-Za-z0-9.-]/;
