@@ -149,6 +149,38 @@ describe('an upstream stream without an answer', () => {
   });
 });
 
+describe('a Gemini answer (not streamed) without a candidate', () => {
+  /** No candidates, no promptFeedback.blockReason: usage and an id, nothing to answer with. */
+  const hollow = JSON.stringify({ usageMetadata: { promptTokenCount: 4, totalTokenCount: 4 }, responseId: 'r-hollow' });
+
+  it('is a failed attempt, so the fallback answers', async () => {
+    gemini.enqueue({ kind: 'raw', status: 200, body: hollow });
+    const completion = await tg.client.chat.completions.create({ model: 'gemini-then-openai', messages });
+    expect(completion.choices[0]?.message.content).toBe('echo: hi');
+    expect(gemini.calls).toHaveLength(1);
+    expect(openai.calls).toHaveLength(1);
+  });
+
+  it('with nowhere else to go, is a 502 naming the provider', async () => {
+    gemini.enqueue({ kind: 'raw', status: 200, body: hollow });
+    const error = await tg.client.chat.completions.create({ model: 'gemini-only', messages }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('invalid_upstream_response');
+    expect((error as InstanceType<typeof OpenAI.APIError>).message).toMatch(/gemini: /);
+  });
+
+  it('a prompt blocked by promptFeedback.blockReason is still an empty content_filter answer', async () => {
+    gemini.enqueue({ kind: 'raw', status: 200, body: JSON.stringify({ promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 4, totalTokenCount: 4 } }) });
+    const completion = await tg.client.chat.completions.create({ model: 'gemini-then-openai', messages });
+    expect(completion.choices[0]).toMatchObject({ finish_reason: 'content_filter', message: { content: '' } });
+    expect(openai.calls).toHaveLength(0);
+  });
+});
+
 describe("Gemini's failure finish reasons", () => {
   let cached: RunningGateway;
   beforeAll(async () => {

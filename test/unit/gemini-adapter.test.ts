@@ -359,6 +359,12 @@ describe('parseChatResponse', () => {
     expect(completion.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 0, total_tokens: 7 });
   });
 
+  it('fails an answer with neither a candidate nor a block reason as 502 invalid_upstream_response, retryable', () => {
+    for (const body of [{ usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 } }, { candidates: [] }, {}]) {
+      expect(() => geminiAdapter.parseChatResponse(body, target)).toThrow(expect.objectContaining({ status: 502, code: 'invalid_upstream_response', retryable: true }));
+    }
+  });
+
   it('maps several candidates to several choices', () => {
     const completion = geminiAdapter.parseChatResponse(
       { candidates: [0, 1].map((index) => ({ content: { parts: [{ text: `a${index}` }] }, finishReason: 'STOP', index })) },

@@ -99,6 +99,22 @@ describe('vertex: errors', () => {
   });
 });
 
+describe('vertex: a Gemini answer without a candidate', () => {
+  it('fails as 502 invalid_upstream_response (retryable) unless the prompt was blocked', () => {
+    const hollow = { usageMetadata: { promptTokenCount: 4, totalTokenCount: 4 }, responseId: 'r' };
+    let error: unknown = null;
+    try {
+      vertexAdapter.parseChatResponse(hollow, target('gemini-2.5-pro'));
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ status: 502, code: 'invalid_upstream_response', retryable: true });
+    const blocked = vertexAdapter.parseChatResponse({ ...hollow, promptFeedback: { blockReason: 'SAFETY' } }, target('gemini-2.5-pro'));
+    expect(blocked.choices[0]).toMatchObject({ finish_reason: 'content_filter', message: { content: '' } });
+  });
+});
+
 describe('vertex: cost contract', () => {
   it('prices Gemini from Google’s catalogue and Claude from Anthropic’s, cache tokens included, as calcPrice does', () => {
     const runtime = provider();

@@ -68,16 +68,24 @@ export function blockedPrompt(body: Record<string, unknown>): boolean {
   return isRecord(body.promptFeedback) && typeof body.promptFeedback.blockReason === 'string';
 }
 
-/** A GenerateContentResponse → an OpenAI chat.completion. A prompt blocked before generation is a filtered, empty answer. */
+/**
+ * A GenerateContentResponse → an OpenAI chat.completion. A prompt blocked before generation is a filtered, empty
+ * answer. A response with neither a candidate nor a block reason is no answer at all: it fails the attempt
+ * (502 invalid_upstream_response, retryable, so a fallback can answer), as a stream without an answer event does,
+ * instead of becoming an empty `stop` answer that the cache would keep.
+ */
 export function completionFromGemini(body: unknown, model: string, provider: string): ChatCompletion {
   if (!isRecord(body)) {
     throw gatewayError('invalid_upstream_response', `${provider}: upstream sent a response that is not an object`);
   }
   const candidates = Array.isArray(body.candidates) ? body.candidates.filter(isRecord) : [];
+  if (candidates.length === 0 && !blockedPrompt(body)) {
+    throw gatewayError('invalid_upstream_response', `${provider}: the upstream answered without any candidate and without a promptFeedback.blockReason.`);
+  }
   const choices =
     candidates.length > 0
       ? candidates.map(choiceOf)
-      : [{ index: 0, message: { role: 'assistant', content: '', refusal: null }, finish_reason: blockedPrompt(body) ? 'content_filter' : 'stop', logprobs: null }];
+      : [{ index: 0, message: { role: 'assistant', content: '', refusal: null }, finish_reason: 'content_filter', logprobs: null }];
   const completion: ChatCompletion = {
     id: completionId(body.responseId),
     object: 'chat.completion',
