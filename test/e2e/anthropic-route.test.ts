@@ -506,4 +506,15 @@ describe('models with the official Anthropic SDK', () => {
     for await (const model of client.models.list({ before_id: cursor, limit: 5 })) before.push(model.id);
     expect(before.sort()).toEqual(ids.slice(0, 7).sort());
   });
+
+  it('refuses a cursor naming no model with 400 invalid_request_error, instead of restarting or ending the list', async () => {
+    // An unknown after_id used to restart at the first model (a client paging on went round in circles), an
+    // unknown before_id to answer an empty page (a client took it for the start of the list).
+    for (const query of [{ after_id: 'no-such-model' }, { before_id: 'no-such-model' }]) {
+      const error = await failure(client.models.list({ ...query, limit: 5 }));
+      expect(error.status).toBe(400);
+      expect(error.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+      expect((error.error as { error: { message: string } }).error.message).toMatch(new RegExp(`^${Object.keys(query)[0]}: `));
+    }
+  });
 });

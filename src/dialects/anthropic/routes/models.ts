@@ -36,6 +36,18 @@ function limitOf(raw: unknown): number {
   return limit;
 }
 
+/**
+ * Where the model a cursor names sits in the list. A cursor naming no model (a typo, or a model the configuration
+ * no longer lists) is a 400 `invalid_request_error`: Anthropic documents no other answer for it, and restarting at
+ * the first model (`after_id`) or answering an empty page (`before_id`) would let a paging client go round in
+ * circles or take the list for ended.
+ */
+function cursorIndex(all: AnthropicModel[], param: 'after_id' | 'before_id', id: string): number {
+  const index = all.findIndex((model) => model.id === id);
+  if (index < 0) throw gatewayError('invalid_query', `${param}: no model has the id '${id}'`, { param });
+  return index;
+}
+
 /** `GET /v1/models` and `/v1/models/{id}` in Anthropic's list shape, cursor-paged by `after_id` / `before_id`. */
 export function registerAnthropicModelRoutes(scope: FastifyInstance, deps: HttpDeps): void {
   const createdAt = new Date(deps.startedAt).toISOString();
@@ -46,10 +58,10 @@ export function registerAnthropicModelRoutes(scope: FastifyInstance, deps: HttpD
     const all = anthropicModels(deps.config.current(), createdAt);
     let start = 0;
     let end = all.length;
-    if (typeof query.after_id === 'string') start = all.findIndex((model) => model.id === query.after_id) + 1;
+    if (typeof query.after_id === 'string') start = cursorIndex(all, 'after_id', query.after_id) + 1;
     const backwards = typeof query.before_id === 'string';
-    if (backwards) {
-      end = Math.max(0, all.findIndex((model) => model.id === query.before_id));
+    if (typeof query.before_id === 'string') {
+      end = cursorIndex(all, 'before_id', query.before_id);
       start = Math.max(0, end - limit);
     }
     const data = all.slice(start, Math.min(end, start + limit));
