@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import { GoogleGenAI } from '@google/genai';
 import { startVertexUpstream, type VertexUpstream } from '../upstream/vertex-upstream.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
@@ -112,5 +113,39 @@ describe('Vertex AI through tollgate with the official openai client', () => {
     vertex.anthropic.enqueue({ kind: 'error', status: 400, message: 'messages: bad thing' } as never);
     const bad = await tg.client.chat.completions.create({ model: 'vertex/claude-sonnet-4-5', messages }).catch((err: unknown) => err);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+  });
+});
+
+describe("Vertex AI's Gemini through /genai with the official @google/genai client", () => {
+  const SSE = { 'content-type': 'text/event-stream' };
+  const ai = (): GoogleGenAI => new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai`, timeout: 15_000 } });
+  /** A Gemini answer that ended with `reason` (no parts unless it is a plain STOP). */
+  const answer = (reason: string) => ({
+    candidates: [{ content: { role: 'model', parts: reason === 'STOP' ? [{ text: 'fine' }] : [] }, finishReason: reason, index: 0 }],
+    usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 0, totalTokenCount: 3 },
+    responseId: `r-${reason}`,
+  });
+
+  // Vertex answers are translated for a /genai client (Vertex is not Gemini's own API, so no native pass-through):
+  // a failed turn was rendered as STOP, and the client took it for a finished one.
+  it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'OTHER'])("passes the upstream's %s on, whole and streamed", async (reason) => {
+    vertex.gemini.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(answer(reason)) });
+    const whole = await ai().models.generateContent({ model: 'vertex/gemini-2.5-flash', contents: 'hi' });
+    expect(whole.candidates?.[0]?.finishReason).toBe(reason);
+
+    vertex.gemini.enqueue({ kind: 'raw', status: 200, headers: SSE, body: `data: ${JSON.stringify(answer(reason))}\n\n` });
+    let streamed: unknown;
+    for await (const event of await ai().models.generateContentStream({ model: 'vertex/gemini-2.5-flash', contents: 'hi' })) {
+      streamed = event.candidates?.[0]?.finishReason ?? streamed;
+    }
+    expect(streamed).toBe(reason);
+  });
+
+  it('keeps STOP, MAX_TOKENS and SAFETY as they were', async () => {
+    for (const reason of ['STOP', 'MAX_TOKENS', 'SAFETY']) {
+      vertex.gemini.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(answer(reason)) });
+      const whole = await ai().models.generateContent({ model: 'vertex/gemini-2.5-flash', contents: `hi ${reason}` });
+      expect(whole.candidates?.[0]?.finishReason).toBe(reason);
+    }
   });
 });

@@ -6,7 +6,7 @@ import { googleErrorBody } from '../../src/dialects/gemini/errors.js';
 import { googleStatusName } from '../../src/wire/gemini/errors.js';
 import { canonicalGeminiModel, keepsGeminiFields, parseModelPath } from '../../src/dialects/gemini/model-name.js';
 import { canonicalEffort, canonicalGenerateRequest, readGenerateRequest } from '../../src/dialects/gemini/request.js';
-import { generateContentResponse } from '../../src/dialects/gemini/response.js';
+import { generateContentResponse, type GeminiReplyContext } from '../../src/dialects/gemini/response.js';
 import { geminiFinishReason } from '../../src/wire/gemini/finish-reasons.js';
 import { geminiUsageMetadata } from '../../src/wire/gemini/usage.js';
 import { fromGeminiSchema } from '../../src/wire/gemini/schema.js';
@@ -363,6 +363,19 @@ describe('canonical completion -> GenerateContentResponse', () => {
       responseId: 'abc',
     };
     expect(generateContentResponse(completionFromGemini(gemini, 'gemini-2.5-flash', 'gemini'), REPLY)).toEqual(gemini);
+  });
+
+  it("gives a Gemini upstream's native_finish_reason back as it was, and ignores another format's", () => {
+    const failed = { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'MALFORMED_FUNCTION_CALL', index: 0 }], responseId: 'f' };
+    const completion = completionFromGemini(failed, 'gemini-2.5-flash', 'gemini');
+    const finish = (reply: GeminiReplyContext) => (generateContentResponse(completion, reply) as { candidates: Array<{ finishReason: string }> }).candidates[0]?.finishReason;
+    expect(finish({ ...REPLY, geminiUpstream: () => true })).toBe('MALFORMED_FUNCTION_CALL');
+    // Unknown provenance (no check given) or another format (OpenRouter's own native_finish_reason): the mapping.
+    expect(finish(REPLY)).toBe('STOP');
+    expect(finish({ ...REPLY, geminiUpstream: () => false })).toBe('STOP');
+    const renderer = new GeminiStreamRenderer({ ...REPLY, geminiUpstream: () => true });
+    renderer.push(chunk([{ index: 0, delta: {}, finish_reason: 'stop', native_finish_reason: 'OTHER' }]));
+    expect(renderer.end()[0]).toMatchObject({ candidates: [{ finishReason: 'OTHER' }] });
   });
 });
 

@@ -10,6 +10,24 @@ export interface GeminiReplyContext {
   model: string;
   /** Whether reasoning goes back as `thought: true` parts (`thinkingConfig.includeThoughts`). */
   includeThoughts: boolean;
+  /**
+   * Whether the answer came from a Gemini-format upstream (Gemini, Vertex AI's Gemini), asked when a choice
+   * finishes: only then is a choice's `native_finish_reason` a Gemini finishReason to give back as it is.
+   * Another format's (an OpenAI-compatible server relaying OpenRouter's `native_finish_reason: "end_turn"`) is not.
+   */
+  geminiUpstream?: () => boolean;
+}
+
+/**
+ * A canonical choice's finish as Gemini's finishReason: the upstream's own when a Gemini upstream ended the turn
+ * in a way OpenAI has no word for (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, ..., kept by the adapter
+ * as `native_finish_reason` beside `stop`), so a client can tell a failed turn from a finished one; else the
+ * inverse of the adapter's mapping.
+ */
+export function finishReasonOf(choice: Json, reply: GeminiReplyContext): string {
+  const native = choice.native_finish_reason;
+  if (typeof native === 'string' && native !== '' && reply.geminiUpstream?.() === true) return native;
+  return geminiFinishReason(choice.finish_reason);
 }
 
 /** The upstream's response id when the completion id wraps one (`chatcmpl-<responseId>`, as the Gemini adapter makes them). */
@@ -71,7 +89,7 @@ function messageParts(message: Json, reply: GeminiReplyContext): Json[] {
 export function generateContentResponse(completion: ChatCompletion, reply: GeminiReplyContext): Json {
   const candidates = completion.choices.filter(isRecord).map((choice, position) => ({
     content: { role: 'model', parts: messageParts(isRecord(choice.message) ? choice.message : {}, reply) },
-    finishReason: geminiFinishReason(choice.finish_reason),
+    finishReason: finishReasonOf(choice, reply),
     index: typeof choice.index === 'number' ? choice.index : position,
   }));
   const out: Json = { candidates };

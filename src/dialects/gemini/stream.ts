@@ -1,8 +1,7 @@
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { googleErrorBody } from './errors.js';
-import { functionCallPart, geminiResponseId, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
-import { geminiFinishReason } from '../../wire/gemini/finish-reasons.js';
+import { finishReasonOf, functionCallPart, geminiResponseId, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
 import { geminiUsageMetadata } from '../../wire/gemini/usage.js';
 import { type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
@@ -59,7 +58,7 @@ export class GeminiStreamRenderer {
       if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.buffer(index, call);
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         const held = this.finished.get(index);
-        this.finished.set(index, { parts: [...(held?.parts ?? []), ...parts, ...this.takeCalls(index)], finishReason: geminiFinishReason(choice.finish_reason) });
+        this.finished.set(index, { parts: [...(held?.parts ?? []), ...parts, ...this.takeCalls(index)], finishReason: finishReasonOf(choice, this.reply) });
       } else if (parts.length > 0) {
         candidates.push(this.candidate(index, { parts, finishReason: null }));
       }

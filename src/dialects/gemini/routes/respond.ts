@@ -30,6 +30,13 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
   writeRenderedError(res, baseHeaders(ctx), renderGoogleError(error));
 }
 
+/** Whether the upstream that answered speaks Gemini's format (Gemini's API, or Vertex AI, whose Gemini answers it is). */
+function answeredByGemini(ctx: RequestContext): boolean {
+  const provider = ctx.upstream === null ? undefined : ctx.config.providers.get(ctx.upstream.provider);
+  const format = provider?.vendor.format;
+  return format === 'gemini' || format === 'vertex';
+}
+
 /** How the answer is framed: one JSON body, Gemini's `alt=sse` events, or (without `alt=sse`) one JSON array written piecewise. */
 export type GeminiAnswerShape = { kind: 'generate'; reply: GeminiReplyContext; framing: 'json' | 'sse' | 'array' } | { kind: 'embed'; batch: boolean };
 
@@ -37,7 +44,8 @@ export type GeminiAnswerShape = { kind: 'generate'; reply: GeminiReplyContext; f
  * Writes a pipeline answer in Gemini's format (backpressure and hang-up as in answer-stream.ts). Errors before the
  * first byte get a status, errors after it a final event with Google's error object and then the end.
  */
-export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, shape: GeminiAnswerShape): Promise<void> {
+export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, given: GeminiAnswerShape): Promise<void> {
+  const shape: GeminiAnswerShape = given.kind === 'generate' ? { ...given, reply: { ...given.reply, geminiUpstream: () => answeredByGemini(ctx) } } : given;
   const renderer = shape.kind === 'generate' ? new GeminiStreamRenderer(shape.reply) : null;
   const arrayFraming = shape.kind === 'generate' && shape.framing === 'array';
   let headersSent = false;
