@@ -7,7 +7,7 @@ import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
 import { restoreMaskedDocument } from '../../src/config/unmask.js';
 import { testNotification } from '../../src/telemetry/alerts/alert-service.js';
-import { truncate } from '../../src/telemetry/alerts/channels/common.js';
+import { escapeWithin, truncate } from '../../src/telemetry/alerts/channels/common.js';
 import { DISCORD_COLORS, discordMessage } from '../../src/telemetry/alerts/channels/discord.js';
 import { emailMessage, escapeHtml } from '../../src/telemetry/alerts/channels/email.js';
 import { pagerDutyEvent } from '../../src/telemetry/alerts/channels/pagerduty.js';
@@ -56,6 +56,19 @@ describe('truncate', () => {
   });
 });
 
+describe('escapeWithin', () => {
+  it('cuts before escaping: the result fits the limit, ends in …, and never ends inside an escape or a surrogate pair', () => {
+    const escape = (text: string): string => text.replace(/&/g, '&amp;');
+    expect(escapeWithin('a&b', 7, escape)).toBe('a&amp;b');
+    for (let max = 1; max < 20; max++) {
+      const cut = escapeWithin(`${'&'.repeat(10)}😀😀`, max, escape);
+      expect(cut.length).toBeLessThanOrEqual(max);
+      expect(cut).toMatch(/^(?:&amp;)*…$/);
+    }
+    expect(escapeWithin('ab😀c', 4, (text) => text)).toBe('ab…');
+  });
+});
+
 describe('Slack', () => {
   it('sends text and Block Kit blocks: header, summary, facts as fields, a context line', () => {
     const message = slackMessage(budget);
@@ -86,6 +99,21 @@ describe('Slack', () => {
     const many = slackMessage({ ...budget, details: Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`d${i}`, i])) });
     for (const block of many.blocks.filter((b) => 'fields' in b) as Array<{ fields: unknown[] }>) expect(block.fields.length).toBeLessThanOrEqual(10);
     expect(many.blocks.length).toBeLessThanOrEqual(50);
+  });
+  it('cuts a long value before escaping it: no half entity at the end, and within the limit', () => {
+    for (const pad of [0, 1, 2, 3, 4]) {
+      const message = slackMessage({ ...firing, summary: `${'x'.repeat(pad)}${'&<>'.repeat(3_000)}`, details: { long: `${'y'.repeat(pad)}${'<&'.repeat(2_000)}` } });
+      const texts = [message.text, (message.blocks[1] as { text: { text: string } }).text.text, ...message.blocks.flatMap((b: any) => (b.fields ?? []).map((f: any) => f.text as string))];
+      expect(message.text.length).toBeLessThanOrEqual(3_000);
+      expect(message.text).toMatch(/…$/);
+      for (const text of texts) {
+        // Every & starts a whole entity.
+        expect(text.replace(/&(?:amp|lt|gt);/g, '')).not.toContain('&');
+      }
+      for (const block of message.blocks.filter((b) => 'fields' in b) as Array<{ fields: Array<{ text: string }> }>) for (const field of block.fields) expect(field.text.length).toBeLessThanOrEqual(2_000);
+      const long = message.blocks.flatMap((b: any) => (b.fields ?? []) as Array<{ text: string }>).find((f) => f.text.startsWith('*long*'));
+      expect(long?.text).toMatch(/…$/);
+    }
   });
 });
 

@@ -15,6 +15,29 @@ export function truncate(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
+/**
+ * `text` escaped with `escape` and cut so the result is at most `max` characters: the text is cut first (at a
+ * character, ending in `…` as `truncate` does) and only then escaped, so a cut never lands inside an escape (half
+ * an `&amp;`, a lone backslash). `escape` must work character by character (a longer text never escapes shorter).
+ */
+export function escapeWithin(text: string, max: number, escape: (text: string) => string): string {
+  const whole = escape(text);
+  if (whole.length <= max) return whole;
+  if (max < 1) return '';
+  // The longest prefix whose escaped form leaves room for the `…`.
+  let fits = 0;
+  let over = text.length;
+  while (over - fits > 1) {
+    const mid = (fits + over) >>> 1;
+    if (escape(text.slice(0, mid)).length <= max - 1) fits = mid;
+    else over = mid;
+  }
+  // Never leave half of a surrogate pair behind.
+  const last = text.charCodeAt(fits - 1);
+  if (fits > 0 && last >= 0xd800 && last <= 0xdbff) fits--;
+  return `${escape(text.slice(0, fits))}…`;
+}
+
 /** One line: line breaks and other control characters become spaces (subjects, titles, headers). */
 export function oneLine(text: string): string {
   // eslint-disable-next-line no-control-regex

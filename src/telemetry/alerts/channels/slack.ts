@@ -1,5 +1,5 @@
 import type { AlertNotification } from '../rules.js';
-import { allFacts, oneLine, statusWord, truncate } from './common.js';
+import { allFacts, escapeWithin, oneLine, statusWord, truncate } from './common.js';
 
 /**
  * Slack incoming webhooks: `text` (the notification and fallback line) and Block Kit `blocks` (a header, the
@@ -23,6 +23,8 @@ export function slackEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+const CONTEXT = 'tollgate · alert ';
+
 const EMOJI: Record<AlertNotification['severity'], string> = { critical: ':rotating_light:', warning: ':warning:', info: ':information_source:' };
 
 export function slackMessage(notification: AlertNotification): SlackMessage {
@@ -35,16 +37,20 @@ export function slackMessage(notification: AlertNotification): SlackMessage {
   for (let i = 0; i < facts.length && fieldSections.length < MAX_FIELD_SECTIONS; i += FIELDS_PER_SECTION) {
     fieldSections.push({
       type: 'section',
-      fields: facts.slice(i, i + FIELDS_PER_SECTION).map(([label, value]) => ({ type: 'mrkdwn', text: truncate(`*${slackEscape(label)}*\n${slackEscape(value)}`, FIELD_MAX) })),
+      fields: facts.slice(i, i + FIELDS_PER_SECTION).map(([label, value]) => {
+        const name = `*${slackEscape(truncate(label, 100))}*\n`;
+        return { type: 'mrkdwn', text: `${name}${escapeWithin(value, FIELD_MAX - name.length, slackEscape)}` };
+      }),
     });
   }
   return {
-    text: truncate(`${emoji} ${slackEscape(title)}: ${slackEscape(summary)}`, SECTION_MAX),
+    // Cut, then escaped: a cut never leaves half an entity (`&l…`).
+    text: `${emoji} ${escapeWithin(`${title}: ${summary}`, SECTION_MAX - emoji.length - 1, slackEscape)}`,
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: truncate(oneLine(title), HEADER_MAX), emoji: true } },
-      { type: 'section', text: { type: 'mrkdwn', text: truncate(`${emoji} ${slackEscape(summary)}`, SECTION_MAX) } },
+      { type: 'section', text: { type: 'mrkdwn', text: `${emoji} ${escapeWithin(summary, SECTION_MAX - emoji.length - 1, slackEscape)}` } },
       ...fieldSections,
-      { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(`tollgate · alert ${slackEscape(notification.id)}`, SECTION_MAX) }] },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `${CONTEXT}${escapeWithin(notification.id, SECTION_MAX - CONTEXT.length, slackEscape)}` }] },
     ],
   };
 }
