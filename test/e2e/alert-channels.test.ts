@@ -20,7 +20,10 @@ import { until } from '../helpers/alert-receiver.js';
 
 const hi = [{ role: 'user' as const, content: 'hi' }];
 /** A model name that puts HTML into the alert's summary and subject (model names are printable ASCII). */
-const HOSTILE_MODEL = '<script>alert(1)</script>';
+/** A model name a client makes up: HTML for the email, a Markdown link for Teams and Discord (phishing in the ops channel). */
+const HOSTILE_MODEL = '<script>alert(1)</script>[urgent: log in](https://evil.example)';
+/** Markdown shown as plain text: every ASCII punctuation character backslash-escaped. */
+const md = (text: string): string => text.replace(/[!-/:-@[-`{-~]/g, '\\$&');
 const SLACK_TOKEN = 'T0000/B0000/slacksecrettoken0123456789';
 const DISCORD_TOKEN = '1234567890/discord-secret-token-abcdefghij';
 const TEAMS_TOKEN = 'teams-secret-token-0123456789abcdef';
@@ -287,10 +290,12 @@ describe('a breaker alert to Slack, Teams, Discord, PagerDuty and email', () => 
     const [teamsFiring, teamsResolved] = teams.hits;
     expect(teamsFiring!.json).toMatchObject({ type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', content: { type: 'AdaptiveCard', version: '1.4' } }] });
     const card = teamsFiring!.json.attachments[0].content;
-    expect(card.body[0]).toMatchObject({ type: 'TextBlock', text: 'FIRING critical: breaker', color: 'attention' });
-    expect(card.body[1]).toMatchObject({ type: 'TextBlock', text: summary });
-    expect(card.body[2].facts).toEqual(expect.arrayContaining([{ title: 'Provider', value: 'openai' }, { title: 'Model', value: HOSTILE_MODEL }]));
-    expect(teamsResolved!.json.attachments[0].content.body[0]).toMatchObject({ text: 'RESOLVED critical: breaker', color: 'good' });
+    // Teams renders TextBlocks and facts as Markdown: the client's model name is escaped, plain text and no link.
+    expect(card.body[0]).toMatchObject({ type: 'TextBlock', text: 'FIRING critical\\: breaker', color: 'attention' });
+    expect(card.body[1]).toMatchObject({ type: 'TextBlock', text: md(summary) });
+    expect(card.body[2].facts).toEqual(expect.arrayContaining([{ title: 'Provider', value: 'openai' }, { title: 'Model', value: md(HOSTILE_MODEL) }]));
+    expect(teamsFiring!.body).not.toContain('[urgent: log in](');
+    expect(teamsResolved!.json.attachments[0].content.body[0]).toMatchObject({ text: 'RESOLVED critical\\: breaker', color: 'good' });
 
     // Discord: content + an embed coloured by severity, mentions off; the 429 waited out for retry_after.
     const [rateLimited, discordFiring, discordResolved] = discord.hits;
@@ -298,12 +303,16 @@ describe('a breaker alert to Slack, Teams, Discord, PagerDuty and email', () => 
     expect(discordFiring!.body).toBe(rateLimited!.body);
     expect(discordFiring!.at - rateLimited!.at).toBeGreaterThanOrEqual(RETRY_AFTER_S * 1000 - 20);
     expect(discordFiring!.json).toMatchObject({
-      content: '**FIRING** critical: breaker',
+      content: '**FIRING** critical\\: breaker',
       allowed_mentions: { parse: [] },
-      embeds: [{ title: 'FIRING critical: breaker', description: summary, color: 0xed4245, timestamp: open!.since, footer: { text: `tollgate · alert ${alertId}` } }],
+      embeds: [{ title: 'FIRING critical\\: breaker', description: md(summary), color: 0xed4245, timestamp: open!.since, footer: { text: `tollgate · alert ${alertId}` } }],
     });
     expect(discordFiring!.json.embeds[0].fields).toContainEqual({ name: 'Severity', value: 'critical', inline: true });
-    expect(discordResolved!.json.embeds[0]).toMatchObject({ title: 'RESOLVED critical: breaker', color: 0x57f287 });
+    // Discord's embed is Markdown too: the model name is escaped, no masked link and no URL to link or unfurl.
+    expect(discordFiring!.json.embeds[0].fields).toContainEqual({ name: 'Model', value: md(HOSTILE_MODEL), inline: true });
+    expect(discordFiring!.body).not.toContain('[urgent: log in](');
+    expect(discordFiring!.body).not.toContain('https://');
+    expect(discordResolved!.json.embeds[0]).toMatchObject({ title: 'RESOLVED critical\\: breaker', color: 0x57f287 });
     const discordLog = tg.gateway.alerts.deliveries().filter((line) => line.channel === 'discord').reverse();
     expect(discordLog.map((line) => [line.status, line.attempt, line.outcome, line.httpStatus, line.channelType])).toEqual([
       ['firing', 1, 'retrying', 429, 'discord'],
@@ -325,7 +334,7 @@ describe('a breaker alert to Slack, Teams, Discord, PagerDuty and email', () => 
         source: 'gw-e2e.example.com',
         severity: 'critical',
         timestamp: open!.since,
-        component: expect.stringMatching(/^openai\/<script>alert\(1\)<\/script>#/),
+        component: expect.stringMatching(/^openai\/<script>alert\(1\)<\/script>\[urgent: log in\]\(https:\/\/evil\.example\)#/),
         group: 'breaker',
         class: 'breaker.opened',
         custom_details: expect.objectContaining({ rule: 'breaker', event: 'breaker.opened', subject: expect.objectContaining({ provider: 'openai', model: HOSTILE_MODEL }) }),

@@ -7,7 +7,7 @@ import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema, type ConfigInput } from '../../src/config/schema.js';
 import { restoreMaskedDocument } from '../../src/config/unmask.js';
 import { testNotification } from '../../src/telemetry/alerts/alert-service.js';
-import { escapeWithin, truncate } from '../../src/telemetry/alerts/channels/common.js';
+import { escapeWithin, markdownEscape, truncate } from '../../src/telemetry/alerts/channels/common.js';
 import { DISCORD_COLORS, discordMessage } from '../../src/telemetry/alerts/channels/discord.js';
 import { emailMessage, escapeHtml } from '../../src/telemetry/alerts/channels/email.js';
 import { pagerDutyEvent } from '../../src/telemetry/alerts/channels/pagerduty.js';
@@ -40,6 +40,20 @@ const budget: AlertNotification = {
   details: { account: 'key', id: 'key_abc', threshold: 50, budget: 4, spend: 2 },
   at: '2026-01-02T03:04:05.000Z',
 };
+
+/** A model name a client makes up, shaped as a Markdown link (and a Slack link, a mention, emphasis, a list item). */
+const PHISH = '[urgent: log in](https://evil.example)';
+const phishing: AlertNotification = {
+  ...firing,
+  summary: `circuit breaker opened for openai/${PHISH} (failures); <https://evil.example|log in> **now** <@U1>`,
+  subject: { provider: 'openai', model: PHISH, target: `openai/${PHISH}#k1` },
+  details: { label: `openai/${PHISH}`, note: '- [x](https://evil.example)\n1. _two_ `code` ~~s~~ # h > q <t:1:R> {{DATE(2017-02-14T06:08:00Z)}}' },
+};
+/** Every ASCII punctuation character in Markdown text is backslash-escaped: nothing in it can form a link, emphasis, a list. */
+function plainMarkdown(text: string): boolean {
+  return /^(?:[^!-/:-@[-`{-~]|\\[!-/:-@[-`{-~])*$/.test(text.replace(/…$/, ''));
+}
+const unescapeMarkdown = (text: string): string => text.replace(/\\([!-/:-@[-`{-~])/g, '$1');
 
 describe('truncate', () => {
   it('keeps text within the limit, marks a cut, and never splits a surrogate pair', () => {
@@ -100,6 +114,14 @@ describe('Slack', () => {
     for (const block of many.blocks.filter((b) => 'fields' in b) as Array<{ fields: unknown[] }>) expect(block.fields.length).toBeLessThanOrEqual(10);
     expect(many.blocks.length).toBeLessThanOrEqual(50);
   });
+
+  it('escapes a client\'s Slack link (<url|text>) and mention: no < or > is left in any mrkdwn text', () => {
+    const message = slackMessage(phishing);
+    const texts = [message.text, ...message.blocks.flatMap((b: any) => [b.text?.type === 'mrkdwn' ? b.text.text : null, ...(b.fields ?? []).map((f: any) => f.text), ...(b.elements ?? []).map((e: any) => e.text)])].filter((t): t is string => typeof t === 'string');
+    for (const text of texts) expect(text).not.toMatch(/[<>]/);
+    expect(message.text).toContain('&lt;https://evil.example|log in&gt;');
+  });
+
   it('cuts a long value before escaping it: no half entity at the end, and within the limit', () => {
     for (const pad of [0, 1, 2, 3, 4]) {
       const message = slackMessage({ ...firing, summary: `${'x'.repeat(pad)}${'&<>'.repeat(3_000)}`, details: { long: `${'y'.repeat(pad)}${'<&'.repeat(2_000)}` } });
@@ -126,12 +148,27 @@ describe('Microsoft Teams', () => {
     expect(attachment?.contentType).toBe('application/vnd.microsoft.card.adaptive');
     const card = attachment?.content as { type: string; version: string; body: Array<Record<string, any>> };
     expect(card).toMatchObject({ type: 'AdaptiveCard', version: '1.4', $schema: 'http://adaptivecards.io/schemas/adaptive-card.json' });
-    expect(card.body[0]).toMatchObject({ type: 'TextBlock', text: 'FIRING critical: breaker', weight: 'bolder', color: 'attention', wrap: true });
-    expect(card.body[1]).toMatchObject({ type: 'TextBlock', text: firing.summary, wrap: true });
+    // Markdown: every text escaped (the summary and the facts carry a client's model name).
+    expect(card.body[0]).toMatchObject({ type: 'TextBlock', text: markdownEscape('FIRING critical: breaker'), weight: 'bolder', color: 'attention', wrap: true });
+    expect(card.body[1]).toMatchObject({ type: 'TextBlock', text: markdownEscape(firing.summary), wrap: true });
     expect(card.body[2]?.type).toBe('FactSet');
-    expect(card.body[2]?.facts).toEqual(expect.arrayContaining([{ title: 'Severity', value: 'critical' }, { title: 'Provider', value: 'openai' }, { title: 'cooldownMs', value: '30000' }, { title: 'nested', value: '{"a":1}' }]));
-    expect((teamsMessage(resolved).attachments[0]?.content as { body: Array<Record<string, unknown>> }).body[0]).toMatchObject({ text: 'RESOLVED critical: breaker', color: 'good' });
+    expect(card.body[2]?.facts).toEqual(expect.arrayContaining([{ title: 'Severity', value: 'critical' }, { title: 'Provider', value: 'openai' }, { title: 'cooldownMs', value: '30000' }, { title: 'nested', value: '\\{\\"a\\"\\:1\\}' }]));
+    expect((teamsMessage(resolved).attachments[0]?.content as { body: Array<Record<string, unknown>> }).body[0]).toMatchObject({ text: 'RESOLVED critical\\: breaker', color: 'good' });
     expect((teamsMessage(budget).attachments[0]?.content as { body: Array<Record<string, unknown>> }).body[0]).toMatchObject({ color: 'warning' });
+  });
+
+  it('escapes client text (a model named as a Markdown link) in every TextBlock and fact, so it renders as plain text', () => {
+    const card = teamsMessage(phishing).attachments[0]?.content as { body: Array<Record<string, any>> };
+    const texts: string[] = [card.body[0]!.text, card.body[1]!.text, ...card.body[2]!.facts.flatMap((f: { title: string; value: string }) => [f.title, f.value])];
+    for (const text of texts) expect(plainMarkdown(text)).toBe(true);
+    expect(unescapeMarkdown(card.body[1]!.text)).toBe(phishing.summary);
+    expect(card.body[2]!.facts).toContainEqual({ title: 'Model', value: '\\[urgent\\: log in\\]\\(https\\:\\/\\/evil\\.example\\)' });
+    expect(card.body[2]!.facts.map((f: { value: string }) => unescapeMarkdown(f.value))).toContain(phishing.details!.note);
+    // Escaping never pushes a text over its bound.
+    const long = teamsMessage({ ...phishing, summary: '['.repeat(5_000), details: { d: '*'.repeat(2_000) } }).attachments[0]?.content as { body: Array<Record<string, any>> };
+    expect(long.body[1]!.text.length).toBeLessThanOrEqual(2_000);
+    expect(plainMarkdown(long.body[1]!.text)).toBe(true);
+    for (const fact of long.body[2]!.facts) expect(fact.value.length).toBeLessThanOrEqual(500);
   });
 });
 
@@ -139,10 +176,10 @@ describe('Discord', () => {
   it('sends content and one embed coloured by severity, with no mentions allowed', () => {
     const message = discordMessage(firing);
     expect(message.allowed_mentions).toEqual({ parse: [] });
-    expect(message.content).toBe('**FIRING** critical: breaker');
+    expect(message.content).toBe('**FIRING** critical\\: breaker');
     const [embed] = message.embeds;
-    expect(embed).toMatchObject({ title: 'FIRING critical: breaker', description: firing.summary, color: DISCORD_COLORS.critical, timestamp: firing.at, footer: { text: `tollgate · alert ${firing.id}` } });
-    expect(embed?.fields).toEqual(expect.arrayContaining([{ name: 'Severity', value: 'critical', inline: true }, { name: 'Target', value: firing.subject.target, inline: true }]));
+    expect(embed).toMatchObject({ title: markdownEscape('FIRING critical: breaker'), description: markdownEscape(firing.summary), color: DISCORD_COLORS.critical, timestamp: firing.at, footer: { text: `tollgate · alert ${firing.id}` } });
+    expect(embed?.fields).toEqual(expect.arrayContaining([{ name: 'Severity', value: 'critical', inline: true }, { name: 'Target', value: markdownEscape(firing.subject.target!), inline: true }]));
     expect(discordMessage(budget).embeds[0]?.color).toBe(DISCORD_COLORS.warning);
     expect(discordMessage({ ...budget, severity: 'info' }).embeds[0]?.color).toBe(DISCORD_COLORS.info);
     expect(discordMessage(resolved).embeds[0]?.color).toBe(DISCORD_COLORS.resolved);
@@ -158,6 +195,24 @@ describe('Discord', () => {
     expect(huge.content.length).toBeLessThanOrEqual(2_000);
     // An empty value is refused by Discord: shown as "-".
     expect(discordMessage({ ...budget, details: { empty: '' } }).embeds[0]?.fields).toContainEqual({ name: 'empty', value: '-', inline: true });
+  });
+
+  it('escapes client text (a model named as a Markdown link) in the content, title, description and fields, and leaves no URL to link or embed', () => {
+    const message = discordMessage({ ...phishing, rule: 'see https://evil.example' });
+    const [embed] = message.embeds;
+    const texts = [message.content.replace(/^\*\*FIRING\*\* /, ''), embed!.title, embed!.description, ...embed!.fields.flatMap((f) => [f.name, f.value])];
+    for (const text of texts) {
+      expect(plainMarkdown(text)).toBe(true);
+      expect(text).not.toContain('https://');
+    }
+    expect(unescapeMarkdown(embed!.description)).toBe(phishing.summary);
+    expect(embed!.fields).toContainEqual({ name: 'Model', value: '\\[urgent\\: log in\\]\\(https\\:\\/\\/evil\\.example\\)', inline: true });
+    // The footer is not Markdown: kept as it is.
+    expect(embed!.footer.text).toBe(`tollgate · alert ${phishing.id}`);
+    const long = discordMessage({ ...phishing, summary: '_'.repeat(5_000), details: { d: '*'.repeat(2_000) } });
+    expect(long.embeds[0]!.description.length).toBeLessThanOrEqual(2_000);
+    expect(plainMarkdown(long.embeds[0]!.description)).toBe(true);
+    for (const field of long.embeds[0]!.fields) expect(field.value.length).toBeLessThanOrEqual(1_024);
   });
 });
 

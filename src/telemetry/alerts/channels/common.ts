@@ -38,6 +38,15 @@ export function escapeWithin(text: string, max: number, escape: (text: string) =
   return `${escape(text.slice(0, fits))}…`;
 }
 
+/**
+ * Markdown as plain text: every ASCII punctuation character backslash-escaped (CommonMark lets any of them be, and
+ * Discord's and Teams' renderers honour it), so a value a client made up (a model name) cannot form a link
+ * (`[text](url)`, `<url>`, a bare `https://` URL), emphasis, a list, a quote, a heading, a mention or a timestamp.
+ */
+export function markdownEscape(text: string): string {
+  return text.replace(/[!-/:-@[-`{-~]/g, '\\$&');
+}
+
 /** One line: line breaks and other control characters become spaces (subjects, titles, headers). */
 export function oneLine(text: string): string {
   // eslint-disable-next-line no-control-regex
