@@ -6,6 +6,7 @@ import { SignInPage } from './pages/sign-in.js';
 interface SessionState {
   /** The gateway has TOLLGATE_ADMIN_KEY set: the dashboard signs in with it. */
   adminKeyRequired: boolean;
+  /** Ends the session, then shows the sign-in form; rejects (an ApiError) when the session may still be valid. */
   signOut(): Promise<void>;
 }
 
@@ -41,8 +42,16 @@ export function SessionGate({ children }: { children: ComponentChildren }) {
     return () => window.removeEventListener(SIGNED_OUT_EVENT, onSignedOut);
   }, [refresh]);
 
+  // The sign-in form only once the session has ended: a failed DELETE (a proxy's error, the gateway unreachable)
+  // leaves the cookie valid, so a reload would sign straight back in. Unless the gateway then says this browser is
+  // signed out after all, the failure is the caller's to show.
   const signOut = useCallback(async () => {
-    await api.delete('/session').catch(() => undefined);
+    try {
+      await api.delete('/session');
+    } catch (err) {
+      const answer = await api.get<{ signed_in: boolean }>('/session').catch(() => null);
+      if (answer?.signed_in !== false) throw err instanceof ApiError ? err : new ApiError(0, String(err));
+    }
     setStatus((current) => (current ? { ...current, signedIn: false } : current));
   }, []);
 

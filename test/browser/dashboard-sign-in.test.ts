@@ -57,4 +57,36 @@ describe('signing in to the dashboard with the admin key', () => {
     // The one console error is the deliberate 401 of the wrong key.
     expect(errors.filter((text) => !text.includes('401'))).toEqual([]);
   }, TIMEOUT);
+
+  it('a sign-out the gateway did not take shows an error and stays signed in; the sign-in form comes once it did', async () => {
+    await page.getByLabel('Admin key').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const signedIn = page.getByRole('button', { name: 'Sign out' });
+    await signedIn.waitFor();
+
+    // The DELETE fails (a proxy's 502, then the gateway unreachable): the session cookie is still valid.
+    let deletes = 0;
+    await page.route('**/api/session', async (route) => {
+      if (route.request().method() !== 'DELETE') return route.fallback();
+      deletes++;
+      return deletes === 1 ? route.fulfill({ status: 502, contentType: 'text/plain', body: 'Bad Gateway' }) : route.abort('connectionrefused');
+    });
+    for (const expected of [/502/, /Cannot reach the gateway/]) {
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('alert').filter({ hasText: /sign out/i }).filter({ hasText: expected }).waitFor();
+      expect(await page.getByRole('heading', { level: 1, name: 'Sign in to tollgate' }).count()).toBe(0);
+      await signedIn.waitFor();
+    }
+    expect(deletes).toBe(2);
+    // It was not a sign-out: a reload still finds the session.
+    await page.reload();
+    await signedIn.waitFor();
+
+    // With the gateway answering again, signing out ends the session and shows the form, which a reload keeps.
+    await page.unroute('**/api/session');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Sign in to tollgate' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Sign in to tollgate' }).waitFor();
+  }, TIMEOUT);
 });

@@ -1,4 +1,6 @@
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiError } from '../api/client.js';
 import { useSession } from '../session.js';
 
 export interface NavItem {
@@ -9,6 +11,19 @@ export interface NavItem {
 /** The frame of every page: a skip link, the navigation (current page marked for screen readers) and the page. */
 export function Layout({ items, current, children }: { items: NavItem[]; current: string; children: ComponentChildren }) {
   const session = useSession();
+  const [signingOut, setSigningOut] = useState(false);
+  const [signOutError, setSignOutError] = useState<ApiError | null>(null);
+  const signOut = (): void => {
+    setSigningOut(true);
+    setSignOutError(null);
+    session.signOut().then(
+      () => setSigningOut(false),
+      (err: unknown) => {
+        setSigningOut(false);
+        setSignOutError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      },
+    );
+  };
   return (
     <>
       <a class="skip-link" href="#main" onClick={(event) => {
@@ -32,12 +47,18 @@ export function Layout({ items, current, children }: { items: NavItem[]; current
           </ul>
         </nav>
         {session.adminKeyRequired ? (
-          <button type="button" class="sign-out" onClick={() => void session.signOut()}>
+          <button type="button" class="sign-out" onClick={signOut} disabled={signingOut}>
             Sign out
           </button>
         ) : null}
       </header>
       <main id="main" tabIndex={-1}>
+        {signOutError ? (
+          <div class="notice notice-error" role="alert">
+            <strong>Could not sign out</strong>
+            {signOutError.status > 0 ? ` (${signOutError.status})` : ''}: {signOutError.message} You are still signed in; try again.
+          </div>
+        ) : null}
         {children}
       </main>
     </>
