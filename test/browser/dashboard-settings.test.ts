@@ -192,6 +192,34 @@ describe('the settings and audit pages in Chromium', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 
+  it('clears the error of a check that could not reach the gateway once a later check passes', async () => {
+    await page.goto(tg.url + '/#/settings');
+    await page.reload();
+    const editor = page.getByLabel('Configuration (YAML)');
+    await editor.waitFor();
+    const original = await editor.inputValue();
+
+    // The gateway briefly unreachable: the dry run fails, and the page says so above the text.
+    let checks = 0;
+    await page.route('**/api/config/validate', async (route) => {
+      checks++;
+      return checks === 1 ? route.abort('connectionrefused') : route.fallback();
+    });
+    await editor.fill(original.replace(/log_retention_days: \d+/, 'log_retention_days: 11'));
+    const unreachable = page.getByRole('alert').filter({ hasText: 'Cannot reach the gateway' });
+    await unreachable.waitFor();
+
+    // Reachable again: the next check passes, and the old error goes.
+    await editor.fill(original.replace(/log_retention_days: \d+/, 'log_retention_days: 12'));
+    await page.getByTestId('config-valid').waitFor();
+    await unreachable.waitFor({ state: 'detached' });
+    expect(checks).toBe(2);
+    await page.unroute('**/api/config/validate');
+    // The one refused connection, as the request and as the console reported it.
+    expect(errors.filter((error) => !/ERR_CONNECTION_REFUSED/.test(error))).toEqual([]);
+    errors.length = 0;
+  }, TIMEOUT);
+
   it('pages through the audit log with the API cursor', async () => {
     // Enough changes for two pages of 25.
     for (let days = 1; days <= 26; days++) {

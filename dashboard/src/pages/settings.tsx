@@ -63,6 +63,8 @@ export function SettingsPage() {
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState<Saved | null>(null);
   const [saveError, setSaveError] = useState<ApiError | null>(null);
+  /** A check the API refused or could not answer (not a refusal of the config): shown until a later check is answered. */
+  const [checkError, setCheckError] = useState<ApiError | null>(null);
   const editor = useRef<HTMLTextAreaElement>(null);
   const confirmDialog = useRef<HTMLDialogElement>(null);
   /** A save that would delete items set through the API, waiting for the operator to confirm it. */
@@ -95,15 +97,21 @@ export function SettingsPage() {
       }
       setCheck({ state: 'checking' });
       validateConfig(parsed.value, controller.signal)
-        .then((result) => setCheck({ state: 'ok', warnings: result.warnings }))
+        .then((result) => {
+          setCheck({ state: 'ok', warnings: result.warnings });
+          setCheckError(null);
+        })
         .catch((err: unknown) => {
           if (controller.signal.aborted) return;
           const error = asApiError(err);
-          // Only a refusal of the config belongs in the text; a refused or unreachable API shows above it.
-          if (error.status === 400) setCheck({ state: 'problem', problem: problemOf(error, text) });
-          else {
+          // Only a refusal of the config belongs in the text; a refused or unreachable API shows above it, until a
+          // later check gets an answer.
+          if (error.status === 400) {
+            setCheck({ state: 'problem', problem: problemOf(error, text) });
+            setCheckError(null);
+          } else {
             setCheck({ state: 'idle' });
-            setSaveError(error);
+            setCheckError(error);
           }
         });
     }, CHECK_DELAY_MS);
@@ -129,6 +137,7 @@ export function SettingsPage() {
     if (text === null || !view) return;
     setSaved(null);
     setSaveError(null);
+    setCheckError(null);
     const parsed = parseConfigYaml(text);
     if (!parsed.ok) {
       setCheck({ state: 'problem', problem: { message: parsed.message, field: null, line: parsed.line } });
@@ -165,7 +174,7 @@ export function SettingsPage() {
   return (
     <section aria-labelledby="settings-title">
       <h1 id="settings-title">Settings</h1>
-      <ErrorNotice error={loaded.error ?? saveError} />
+      <ErrorNotice error={loaded.error ?? saveError ?? checkError} />
       {view ? (
         <>
           <ConfigInfo view={view} />
