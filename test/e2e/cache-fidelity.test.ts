@@ -152,6 +152,45 @@ describe('response cache, what a hit serves', () => {
   });
 });
 
+describe('response cache, an OpenRouter answer', () => {
+  it('stores it though every choice carries OpenRouter’s own native_finish_reason', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway({
+      providers: { router: { type: 'openrouter', base_url: `${upstream.url}/v1`, api_key: 'sk-upstream-test' } },
+      cache: { mode: 'on', semantic: { enabled: false } },
+    });
+    const stored = new Set<string>();
+    gateway.gateway.bus.on('cache.stored', (event) => stored.add(event.requestId));
+    try {
+      // As OpenRouter answers: its upstream's own finish reason beside OpenAI's word, on every choice.
+      upstream.enqueue({
+        kind: 'raw',
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: 'gen-1',
+          object: 'chat.completion',
+          created: 1_700_000_000,
+          model: 'anthropic/claude-sonnet-4.5',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Paris.' }, finish_reason: 'stop', native_finish_reason: 'end_turn', logprobs: null }],
+          usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
+        }),
+      });
+      const body = { model: 'router/anthropic/claude-sonnet-4.5', messages: [{ role: 'user' as const, content: 'Capital of France?' }] };
+      const first = await gateway.client.chat.completions.create(body).withResponse();
+      const id = first.response.headers.get('x-request-id') ?? '';
+      for (let i = 0; i < 100 && !stored.has(id); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(stored.has(id)).toBe(true);
+      const hit = await gateway.client.chat.completions.create(body).withResponse();
+      expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+      expect(hit.data.choices[0]?.message.content).toBe('Paris.');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('response cache, semantic candidates', () => {
   it('finds a paraphrase of its own scope behind closer matches of other scopes', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });

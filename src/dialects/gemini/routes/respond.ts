@@ -14,6 +14,7 @@ import type { Log } from '../../../log.js';
 import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import type { RenderedError } from '../../../http/render-error.js';
 import { gatewayError } from '../../../core/errors.js';
+import { answeredByGemini } from '../../../core/answered-by.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -28,13 +29,6 @@ function baseHeaders(ctx: RequestContext): Record<string, string> {
 
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
   writeRenderedError(res, baseHeaders(ctx), renderGoogleError(error));
-}
-
-/** Whether the upstream that answered speaks Gemini's format (Gemini's API, or Vertex AI, whose Gemini answers it is). */
-function answeredByGemini(ctx: RequestContext): boolean {
-  const provider = ctx.upstream === null ? undefined : ctx.config.providers.get(ctx.upstream.provider);
-  const format = provider?.vendor.format;
-  return format === 'gemini' || format === 'vertex';
 }
 
 /** How the answer is framed: one JSON body, Gemini's `alt=sse` events, or (without `alt=sse`) one JSON array written piecewise. */
