@@ -91,10 +91,11 @@ export class StreamAssembler {
       const delta = raw.delta ?? {};
       if (typeof delta.role === 'string') choice.role = delta.role;
       if (typeof delta.content === 'string') choice.content = (choice.content ?? '') + delta.content;
-      for (const field of REASONING_FIELDS) {
-        const piece = delta[field];
-        if (typeof piece !== 'string') continue;
-        choice.reasoning = (choice.reasoning ?? '') + piece;
+      // One of the two names, as every other reader takes it: a server that sends both (vLLM's compatibility mode) sends
+      // the same text twice.
+      const field = REASONING_FIELDS.find((name) => typeof delta[name] === 'string');
+      if (field !== undefined) {
+        choice.reasoning = (choice.reasoning ?? '') + (delta[field] as string);
         choice.reasoningField = field;
       }
       if (typeof delta.refusal === 'string') choice.refusal = (choice.refusal ?? '') + delta.refusal;

@@ -102,6 +102,20 @@ describe('cached answers as streams', () => {
     expect(assembler.completion()?.choices[0]).toMatchObject({ message: { tool_calls: [{ id: 'call_1', function: { name: 'lookup', arguments: '{"q":"x"}' } }] } });
   });
 
+  it('assemble reasoning sent under both names (vLLM) once', () => {
+    const assembler = new StreamAssembler();
+    const piece = (text: string, finish: string | null = null): ChatCompletionChunk => ({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta: { reasoning_content: text, reasoning: text }, finish_reason: finish }],
+    });
+    assembler.add(piece('Six times seven '));
+    assembler.add(piece('is 42.', 'stop'));
+    expect(assembler.completion()?.choices[0]).toMatchObject({ message: { reasoning_content: 'Six times seven is 42.' } });
+  });
+
   it('assemble nothing from a stream that did not finish', () => {
     const assembler = new StreamAssembler();
     assembler.add({ id: 'c', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta: { content: 'half' }, finish_reason: null }] });
