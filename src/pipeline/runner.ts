@@ -190,6 +190,8 @@ export class Pipeline {
   private shutdownWait: NodeJS.Timeout | undefined;
   private retiring: (() => void) | null = null;
   private retired: Promise<void> | null = null;
+  /** At shutdown, when the wait for requests and their after-work ends (SETTLE_WAIT_MS after retire was called). */
+  private shutdownDeadline: number | null = null;
   private readonly bus: EventBus;
   private readonly log: Log;
 
@@ -249,7 +251,8 @@ export class Pipeline {
         }
       }
     });
-    // At shutdown nothing waits long for requests that never end.
+    // At shutdown nothing waits long for requests that never end: one deadline for their end and their after-work.
+    if (immediately) this.shutdownDeadline ??= Date.now() + SETTLE_WAIT_MS;
     if (immediately && this.inFlight > 0) this.shutdownWait ??= setTimeout(() => this.retiring?.(), SETTLE_WAIT_MS);
     return this.retired;
   }
@@ -329,7 +332,7 @@ export class Pipeline {
 
   /** Resolves when the terminal events of the requests that ended so far are out (bounded: after-work is short). */
   private async settled(): Promise<void> {
-    const deadline = Date.now() + SETTLE_WAIT_MS;
+    const deadline = this.shutdownDeadline ?? Date.now() + SETTLE_WAIT_MS;
     while (this.settling.size > 0 && Date.now() < deadline) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled([...this.settling]), new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - Date.now())))]);
