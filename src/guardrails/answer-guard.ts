@@ -120,6 +120,8 @@ interface HeldLogprobs {
  * back would otherwise be sent in them), and not at all when a rule redacted any of it.
  */
 function releaseLogprobs(current: ChoiceState, all: boolean): Record<string, unknown> | null {
+  // The usual stream asked for no logprobs: nothing is held, and nothing is built per chunk.
+  if (current.logprobs.length === 0) return null;
   const merged: Record<string, unknown[]> = {};
   while (current.logprobs.length > 0) {
     const held = current.logprobs[0] as HeldLogprobs;
