@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Settings } from '../core/config.js';
 import { GatewayError } from '../core/errors.js';
 import { clientErrorHandler, renderErrorForPath } from './client-error.js';
@@ -60,10 +60,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
         err.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? gatewayError('url_too_long', 'A part of the request URL is too long.')
           : gatewayError('invalid_url', 'The request URL is not validly encoded: percent-escapes must spell UTF-8.');
-      const rendered = renderErrorForPath(request.raw.url?.split('?')[0] ?? null, error, request.id);
-      reply.hijack();
-      reply.raw.writeHead(rendered.status, rendered.headers);
-      reply.raw.end(rendered.body);
+      answerWithError(request, reply, error);
     },
   });
 
@@ -72,26 +69,21 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   // themselves, put it in the headers they write. It is a reply header, not one set on the raw response: a header
   // set there ahead of `writeHead` sends every answer down Node's slow path (each header merged through
   // `setHeader`), a few KiB of garbage and some microseconds a request.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
-
+  //
   // Draining (SIGTERM, gateway.close()): the server accepts no connection, but a request can still arrive on one that
   // is open (busy with a stream in flight, pipelined, or between two reaps of idle ones). It is not started: a 503 that
   // clients and load balancers retry elsewhere, and the connection closes once the answers before it are written.
+  // (One hook for both: a hook is a call on every request.)
   let draining = false;
   app.addHook('preClose', (done) => {
     draining = true;
     done();
   });
   app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
     if (!draining) return done();
     const error = gatewayError('shutting_down', 'The gateway is shutting down and takes no new requests; retry, another instance or the restarted one will answer.');
-    const rendered = renderErrorForPath(request.raw.url?.split('?')[0] ?? null, error, request.id);
-    reply.hijack();
-    reply.raw.writeHead(rendered.status, withFields(rendered.headers, { connection: 'close' }));
-    reply.raw.end(rendered.body);
+    answerWithError(request, reply, error, { connection: 'close' });
   });
 
   const liveLimit = (): number => deps.config.current().settings.maxBodyBytes;
@@ -123,4 +115,12 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   registerAdminRoutes(app, { configService: deps.config, governance: deps.governance, adminKey: deps.adminKey, log: deps.log, health: deps.health, usage: deps.usage, cache: deps.cache, alerts: deps.alerts, mcp: deps.mcp, mcpCalls: deps.mcpCalls });
   registerDashboardRoutes(app, deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR);
   return app;
+}
+
+/** Answers `error` in the error shape of the request's route family, with its request id, outside fastify's reply. */
+function answerWithError(request: FastifyRequest, reply: FastifyReply, error: GatewayError, extraHeaders: Record<string, string> = {}): void {
+  const rendered = renderErrorForPath(request.raw.url?.split('?')[0] ?? null, error, request.id);
+  reply.hijack();
+  reply.raw.writeHead(rendered.status, withFields(rendered.headers, extraHeaders));
+  reply.raw.end(rendered.body);
 }
