@@ -200,7 +200,8 @@ export class McpConnection {
       transport.stderr?.on('data', (chunk: Buffer) => {
         const text = chunk.toString('utf8');
         this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
-        this.deps.log.debug({ server: this.name, stderr: this.redact(text.trimEnd()) }, 'mcp server stderr');
+        // Redacted only when the line is logged (a chatty server's stderr at the default level costs nothing more).
+        if (this.deps.log.level === 'debug' || this.deps.log.level === 'trace') this.deps.log.debug({ server: this.name, stderr: this.redact(text.trimEnd()) }, 'mcp server stderr');
       });
       return transport;
     }
