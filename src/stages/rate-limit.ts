@@ -1,7 +1,6 @@
 import { defer, finalize, type Observable, throwError } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
 import type { SlidingWindowLimiter, WindowState } from '../governance/rate-limiter.js';
-import { resolveModelName } from '../routing/bare-model.js';
 import type { RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
 import type { EventBus } from '../bus/bus.js';
@@ -65,12 +64,13 @@ class RateLimitStage implements Stage {
     const { limiter, bus } = this;
     const { key, team } = identity;
     const scopes: Scope[] = [];
-    const modelLimit = modelRateLimit(key.model_rate_limits, ctx);
     // Per-model limits are also held per upstream attempt (ModelLimitGate): a route's targets, fallbacks and a routing
     // rule's destination count as they are called. The model a request names is counted here, at once, as before,
     // unless the request brings fallbacks of its own: then it is counted only if called, so a request whose model is
     // over its limit goes on to its fallbacks.
     const models = modelLimitsOf(ctx.config, key.model_rate_limits);
+    // The name as written (a route's name too), else a bare name resolving to the requested model.
+    const modelLimit = key.model_rate_limits?.[ctx.request.model] ?? models?.get(ctx.request.model);
     const perAttempt = models !== null && ctx.requestFallbacks.length > 0 && models.has(ctx.request.model);
     if (key.rate_limit) scopes.push({ scope: 'key', bucket: `rpm:key:${key.id}`, limit: key.rate_limit });
     if (!perAttempt && (key.rate_limit || modelLimit)) {
@@ -149,14 +149,3 @@ export default definePlugin({
   create: (_options, _config, services) => new RateLimitStage(services.get(BUS), services.get(LIMITER)),
 });
 
-/**
- * A key's per-model limit for the request: by the name the request routes on, or by a name in the key's list that
- * means the same model (`gpt-4o-mini` for `openai/gpt-4o-mini`, as a bare name in a request resolves).
- */
-function modelRateLimit(limits: Readonly<Record<string, number>> | null | undefined, ctx: RequestContext): number | undefined {
-  if (!limits) return undefined;
-  const direct = limits[ctx.request.model];
-  if (direct !== undefined) return direct;
-  for (const name in limits) if (resolveModelName(ctx.config, name) === ctx.request.model) return limits[name];
-  return undefined;
-}
