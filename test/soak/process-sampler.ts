@@ -16,9 +16,8 @@ export interface ProcessSample {
   /** Entries in /proc/<pid>/fd: sockets, files, pipes, epoll and eventfds (worker threads share the table). */
   fds: number;
   /**
-   * Event-loop lag p99 since the previous scrape (prom-client resets its histogram at each collect), beyond the
-   * monitor's own 10 ms sampling interval: Node's monitorEventLoopDelay records the whole time between two of its
-   * timer ticks, so an idle process reads 10 ms in nodejs_eventloop_lag_p99_seconds; this subtracts it.
+   * Event-loop lag p99 since the previous scrape (the gateway's series read the delay beyond their sampling
+   * interval, src/telemetry/metrics/event-loop-delay.ts, and start a new window at each scrape).
    */
   lagP99Ms: number;
   /** nodejs_active_handles_total: libuv handles JavaScript holds (sockets, timers with refs, servers). */
@@ -27,9 +26,6 @@ export interface ProcessSample {
   resources: number;
   heapUsedBytes: number;
 }
-
-/** prom-client's default eventLoopMonitoringPrecision, which the gateway keeps (src/telemetry/metrics/process-metrics.ts). */
-const LAG_SAMPLING_INTERVAL_MS = 10;
 
 /** The value of an unlabelled series in Prometheus text, NaN when absent. */
 export function metricValue(text: string, name: string): number {
@@ -57,7 +53,7 @@ export async function sampleProcess(pid: number, metricsUrl: string, startedAt: 
     rssBytes: statusBytes(pid, 'VmRSS'),
     rssAnonBytes: statusBytes(pid, 'RssAnon'),
     fds: openFds(pid),
-    lagP99Ms: Math.max(0, metricValue(text, 'nodejs_eventloop_lag_p99_seconds') * 1000 - LAG_SAMPLING_INTERVAL_MS),
+    lagP99Ms: metricValue(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
     handles: metricValue(text, 'nodejs_active_handles_total'),
     resources: metricValue(text, 'nodejs_active_resources_total'),
     heapUsedBytes: metricValue(text, 'nodejs_heap_size_used_bytes'),
