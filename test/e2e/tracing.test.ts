@@ -22,6 +22,8 @@ beforeAll(async () => {
       providers: {
         openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-a', prices: { m: { input_per_mtok: 1, output_per_mtok: 2 } } },
         backup: { type: 'openai', base_url: `${backup.url}/v1`, api_key: 'sk-b', prices: { m: { input_per_mtok: 1, output_per_mtok: 2 } } },
+        // Nothing listens on port 1: every call fails as 502.
+        unreachable: { type: 'openai', base_url: 'http://127.0.0.1:1/v1', api_key: 'sk-c' },
       },
       routes: { chat: { targets: [{ model: 'openai/m' }], fallbacks: ['backup/m'], retry: { max_attempts: 2, initial_delay_ms: 0 } } },
     },
@@ -49,7 +51,8 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     const mine = spans.filter((s) => s.traceId === traceId);
     expect(mine).toHaveLength(2);
     for (const span of mine) {
-      expect(span).toMatchObject({ kind: 2, parentSpanId: clientSpan, status: { code: 2 } });
+      // A 4xx leaves a server span's status unset (the HTTP conventions); its type is in error.type.
+      expect(span).toMatchObject({ kind: 2, parentSpanId: clientSpan, status: {} });
       expect(span.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'tollgate.dialect': 'openai', 'http.response.status_code': 400, 'url.path': '/v1/chat/completions' });
     }
     const ids = [notJson.headers.get('x-request-id'), invalid.headers.get('x-request-id')];
@@ -139,7 +142,9 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     const spans = await receiver.waitFor((all) => all.some((s) => s.kind === 2 && !before.has(s.traceId)));
     const root = spans.find((s) => s.kind === 2 && !before.has(s.traceId)) as ReceivedSpan;
     expect(root.parentSpanId).toBe('');
-    expect(root.status.code).toBe(2);
+    // A 4xx: the server span's status is left unset (the HTTP conventions); the attempt, a client span, is an error.
+    expect(root.status).toEqual({});
+    expect(spans.find((s) => s.traceId === root.traceId && s.kind === 3)?.status.code).toBe(2);
     expect(root.attributes['http.response.status_code']).toBe(400);
     expect(root.attributes['error.type']).toBeTruthy();
     // The failure went out through every stage: each span of the trace's stages is an error, marked as failed.
@@ -149,6 +154,16 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       expect(span.status.code).toBe(2);
       expect(span.attributes['tollgate.stage.outcome']).toBe('failed');
     }
+  });
+
+  it('marks the server span of a request that failed as 5xx an error, with its message', async () => {
+    const before = new Set(receiver.spans.map((s) => s.traceId));
+    await expect(tg.client.chat.completions.create({ model: 'unreachable/m', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 502 });
+    const spans = await receiver.waitFor((all) => all.some((s) => s.kind === 2 && !before.has(s.traceId)));
+    const root = spans.find((s) => s.kind === 2 && !before.has(s.traceId)) as ReceivedSpan;
+    expect(root.attributes['http.response.status_code']).toBe(502);
+    expect(root.status.code).toBe(2);
+    expect(root.status.message).toBeTruthy();
   });
 
   it('ends the spans of a stream the client abandoned, its stages marked cancelled', async () => {

@@ -455,7 +455,7 @@ export class RequestTracer {
     list[at + 1] = failure ? 'error.type' : 'tollgate.cancelled';
     list[(at += 2)] = failure ? (failure.code ?? failure.type) : event.status === 499 || null;
     // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
-    this.endRequest(spans, spans.startedAt + event.durationMs, failure ? failure.message : null);
+    this.endRequest(spans, spans.startedAt + event.durationMs, failure ? serverSpanError(event.status, failure.message) : null);
   }
 
   /**
@@ -491,7 +491,7 @@ export class RequestTracer {
       'http.response.status_code', event.status,
       'error.type', event.code ?? event.type,
     ];
-    record.error = event.message;
+    record.error = serverSpanError(event.status, event.message);
     exporter.processor.onEnd(record);
   }
 
@@ -534,6 +534,15 @@ function clientParent(traceparent: string | null, tracestate: string | null): { 
 function semconvProvider(config: RuntimeConfig, provider: string): string {
   const vendor = config.providers.get(provider)?.vendor.id;
   return vendor === undefined ? provider : genAIProviderName(vendor);
+}
+
+/**
+ * A server span's error status: set for a 5xx only. The HTTP conventions leave a server span's status unset for a
+ * 4xx (the client's mistake, a refusal or a limit, not the server failing), so error-rate views over a trace
+ * store count the gateway's failures, not its 401s and 429s; the failure's type stays in `error.type`.
+ */
+function serverSpanError(status: number, message: string): string | null {
+  return status >= 500 ? message : null;
 }
 
 function errorMessage(error: unknown): string {
