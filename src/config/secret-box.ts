@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { ConfigError, type Env } from './secret-ref.js';
 
 const PREFIX = 'enc:v1:';
@@ -30,7 +30,7 @@ export class SecretBox {
       );
     }
     const generated = !existsSync(path);
-    if (generated) writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+    if (generated) createKeyFile(path);
     const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
     if (key.length !== 32) throw new ConfigError(`${path}: expected a base64-encoded 32-byte key`);
     const restore = `restore the secret.key this data directory was written with, or set TOLLGATE_SECRET_KEY to the passphrase they were stored with`;
@@ -60,6 +60,36 @@ export class SecretBox {
     } catch {
       throw new ConfigError(`the secrets set through the API and stored in the data directory cannot be decrypted: ${this.mismatch}`);
     }
+  }
+}
+
+/**
+ * Writes a new random key to `path` so that it is either absent or whole and on disk: every secret stored after it
+ * is encrypted with it, and LMDB syncs those to disk, so a key lost to a power cut (or half written) would make them
+ * all unreadable. Written to a file of its own, synced, then linked into place (a link fails if the name exists, so
+ * two processes starting on one data dir at once both end up with the first one's key), and the directory synced.
+ */
+function createKeyFile(path: string): void {
+  const temporary = `${path}.${process.pid}.tmp`;
+  const file = openSync(temporary, 'w', 0o600);
+  try {
+    writeSync(file, randomBytes(32).toString('base64'));
+    fsyncSync(file);
+  } finally {
+    closeSync(file);
+  }
+  try {
+    linkSync(temporary, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    unlinkSync(temporary);
+  }
+  const directory = openSync(dirname(path), 'r');
+  try {
+    fsyncSync(directory);
+  } finally {
+    closeSync(directory);
   }
 }
 
