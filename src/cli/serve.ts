@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { loadConfigFile } from '../config/load-file.js';
 import { ConfigError, type Env } from '../config/secret-ref.js';
 import { createGateway } from '../gateway.js';
@@ -52,8 +53,11 @@ function accessLine(settings: Settings, adminKeyRequired: boolean): string {
   return `access: ${models}; ${admin}`;
 }
 
+/** A second SIGTERM/SIGINT this long after the first forces the exit; one sooner is the first delivered twice. */
+const REPEATED_SIGNAL_MS = 1_000;
+
 /**
- * Runs the gateway as a server until SIGTERM/SIGINT: load the config file, open the store, listen, log the address
+ * Runs the gateway as a server until SIGTERM/SIGINT (a second one a moment later forces the exit): load the config file, open the store, listen, log the address
  * and the access mode, and shut down gracefully. `env` is the process environment with the command line's flags
  * applied (a flag wins over its variable). Any uncaught error from here on ends the process (see dieOnUncaught).
  */
@@ -85,10 +89,16 @@ export async function serve(env: Env): Promise<void> {
 
   gateway.log.info({ anonymousAccess: settings.requireVirtualKey ? 'none' : settings.anonymousAccess, adminApi: gateway.adminKeyRequired ? 'admin-key' : 'loopback' }, accessLine(settings, gateway.adminKeyRequired));
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
+  let stoppingSince = 0;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stoppingSince !== 0) {
+      // `npm start` in a terminal passes Ctrl-C on to the server, which the terminal signalled too: one signal
+      // arrives twice within moments. One that comes later is the operator asking to stop now.
+      if (performance.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
+      gateway.log.warn({ signal }, 'second signal: exiting now, without waiting for in-flight requests');
+      process.exit(128 + osConstants.signals[signal]);
+    }
+    stoppingSince = performance.now();
     gateway.log.info({ signal, graceMs: settings.shutdownGraceMs }, 'shutting down: finishing in-flight requests');
     gateway
       .close()

@@ -106,6 +106,32 @@ describe('npm start', () => {
     expect(Date.now() - sentAt).toBeLessThan(5000);
   }, 40_000);
 
+  it('exits at once on a second signal a moment after the first, without waiting for the stream in flight', async () => {
+    const started = await startMain({ OPENAI_API_KEY: 'sk-life', OPENAI_BASE_URL: `${upstream.url}/v1`, TOLLGATE_SHUTDOWN_GRACE_MS: '60000' });
+    const client = new OpenAI({ baseURL: `${started.url}/v1`, apiKey: 'x', maxRetries: 0 });
+    upstream.enqueue({ kind: 'stall-after', chunks: 1 });
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'a b c' }], stream: true });
+    const consumed = (async () => {
+      for await (const _chunk of stream) void _chunk;
+    })().then(
+      () => 'ended',
+      (err: unknown) => err,
+    );
+    started.child.kill('SIGINT');
+    // The same signal delivered twice at once (npm passes Ctrl-C on to the server) is one request to drain.
+    started.child.kill('SIGINT');
+    await new Promise((done) => setTimeout(done, 1_500));
+    expect(started.child.exitCode).toBeNull(); // still draining the stalled stream (grace 60 s)
+    const secondAt = Date.now();
+    started.child.kill('SIGINT');
+    expect(await exitCode(started)).toBe(130);
+    expect(Date.now() - secondAt).toBeLessThan(3_000);
+    expect(await waitUntilGone(started.child.pid ?? 0, started.port, 5000)).toEqual({ port: 'refused', alive: false });
+    expect(started.output()).toContain('second signal: exiting now');
+    // The stream was cut, not finished.
+    expect(await consumed).toBeInstanceOf(Error);
+  }, 40_000);
+
   it('applies a settings.log_level change without a restart', async () => {
     const started = await startMain({});
     try {
