@@ -27,12 +27,32 @@ npm run build:dashboard</pre>
  * Headers of every dashboard answer. The dashboard drives the management API with the browser's standing (the
  * session cookie, or a loopback browser's open access), so a page of another site must not frame it and trick a
  * click on Delete, Rotate or Save (clickjacking): `frame-ancestors 'none'`, and X-Frame-Options for browsers that
- * predate it. nosniff keeps a file from being run as anything but its declared type.
+ * predate it. It also shows what clients sent (model names, users, metadata, captured bodies): were an escape ever
+ * missed, the policy still lets only the dashboard's own bundles run and talk only to this gateway (no inline or
+ * injected script, no eval, no request elsewhere, no form posted away, no `<base>` moving relative URLs). nosniff
+ * keeps a file from being run as anything but its declared type.
  */
 const DASHBOARD_HEADERS = {
-  'content-security-policy': "frame-ancestors 'none'",
+  'content-security-policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    // The page's empty icon is a data: URL.
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; '),
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
+} as const;
+
+/** The page said when the dashboard is not built: its one inline style, and nothing else. */
+const NOT_BUILT_HEADERS = {
+  ...DASHBOARD_HEADERS,
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 } as const;
 
 /**
@@ -47,7 +67,7 @@ export function registerDashboardRoutes(app: FastifyInstance, dashboardDir: stri
     try {
       page = await readFile(join(dashboardDir, 'index.html'), 'utf8');
     } catch {
-      return reply.code(503).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(NOT_BUILT_PAGE);
+      return reply.code(503).headers(NOT_BUILT_HEADERS).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(NOT_BUILT_PAGE);
     }
     // index.html names the hashed bundles of the current build, so it must never be cached.
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
