@@ -608,13 +608,27 @@ export class ConfigService {
     return run;
   }
 
+  /**
+   * The stored API layer, opened before it is checked: a sealed secret is longer than the value it holds (about 4/3
+   * of it plus 49 characters), so checking the sealed form against the schema's length limits refused a secret the
+   * API had accepted (a 1000-character webhook secret, a long MCP token) and dropped the whole API layer at start.
+   */
   private unseal(document: unknown): ConfigDocument {
-    const parsed = configFileSchema.safeParse(document);
+    let opened: unknown = document;
+    if (isRecord(document)) {
+      try {
+        opened = mapSecrets(document as ConfigDocument, (value) => this.deps.box.decrypt(value));
+      } catch (err) {
+        // A key that does not open the secrets stops the start; a malformed document is the schema's to describe.
+        if (err instanceof ConfigError) throw err;
+      }
+    }
+    const parsed = configFileSchema.safeParse(opened);
     if (!parsed.success) {
       this.deps.log.error({ error: describeIssues(parsed.error) }, 'stored API configuration is invalid; starting without it');
       return {};
     }
-    return this.withoutStoredReferences(mapSecrets(parsed.data, (value) => this.deps.box.decrypt(value)));
+    return this.withoutStoredReferences(parsed.data);
   }
 
   /** References stored by an older version through the API are dropped (logged), never resolved. */

@@ -228,3 +228,31 @@ describe('the API layer survives a restart', () => {
     }
   });
 });
+
+describe('secrets as long as the schema allows survive a restart', () => {
+  it('keeps a 1000-character webhook secret and a 10,000-character MCP token, and the rest of the API layer with them', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-admin-long-secrets-'));
+    dirs.push(dataDir);
+    const first = await startGateway({}, {}, { dataDir });
+    try {
+      const api = new AdminClient(first.url);
+      expect((await api.put('/api/routes/kept', { targets: [{ model: 'openai/gpt-4o-mini' }] })).status).toBe(201);
+      // The longest values the schema takes: their sealed form is longer still.
+      expect((await api.put('/api/alerts/channels/hook', { type: 'webhook', url: 'https://example.com/hook', secret: `${'s'.repeat(996)}tail` })).status).toBe(201);
+      const mcp = await api.patch('/api/config', { mcp: { servers: { remote: { type: 'http', url: 'https://example.com/mcp', token: `${'t'.repeat(9_996)}tok1`, disabled: true } } } });
+      expect(mcp.status).toBe(200);
+    } finally {
+      await first.stop();
+    }
+
+    const second = await startGateway({}, {}, { dataDir });
+    try {
+      const api = new AdminClient(second.url);
+      expect((await api.get('/api/routes/kept')).body).toMatchObject({ name: 'kept', source: 'api' });
+      expect((await api.get('/api/alerts/channels/hook')).body).toMatchObject({ type: 'webhook', secret: '****tail' });
+      expect((await api.get('/api/config?layer=api')).body.mcp.servers.remote).toMatchObject({ type: 'http', token: '****tok1' });
+    } finally {
+      await second.stop();
+    }
+  });
+});
