@@ -377,6 +377,10 @@ export class ConfigService {
     const id = key.id ?? newKeyId();
     if (provider.keys.some((k) => k.id === id)) throw this.conflict(`Provider '${name}' already has a key with id '${id}'.`);
     await this.change(actor, 'provider_key.created', `providers.${name}.keys.${id}`, (api) => {
+      // Checked again in turn: two adds of the same id at once both passed the check above and both were stored.
+      const now = this.current().providers.get(name);
+      if (!now) throw this.notFound('provider', name);
+      if (now.keys.some((k) => k.id === id)) throw this.conflict(`Provider '${name}' already has a key with id '${id}'.`);
       const entry = api.providers?.[name] ?? {};
       return { ...api, providers: { ...api.providers, [name]: { ...entry, keys: [...(entry.keys ?? []), { ...key, id }] } } };
     });

@@ -313,3 +313,15 @@ describe('GET /api/config -> PUT /api/config round-trips', () => {
     }
   });
 });
+
+describe('concurrent writes', () => {
+  it('provider keys added at once with the same id: one is stored, the others are a 409', async () => {
+    expect((await api.put('/api/providers/race-lab', { type: 'openai', base_url: `${upstream.url}/v1` })).status).toBe(201);
+    const answers = await Promise.all(['aaaa1111', 'bbbb2222', 'cccc3333', 'dddd4444'].map((tail) => api.post('/api/providers/race-lab/keys', { id: 'same-id', value: `sk-race-${tail}` })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409, 409]);
+    const created = answers.find((answer) => answer.status === 201);
+    const keys = (await api.get('/api/providers/race-lab/keys')).body.data;
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatchObject({ id: 'same-id', value: created?.body.value });
+  });
+});
