@@ -29,6 +29,19 @@ describe('keys.list', () => {
     // Without a limit, every key, as before.
     expect((await admin.keys.list()).data).toHaveLength(3);
   });
+
+  it('continues a search after the last key of a page was renamed so that it no longer matches q', async () => {
+    const made = [];
+    for (const name of ['search-one', 'search-two', 'search-three']) made.push(await admin.keys.create({ name }));
+    const first = await admin.keys.list({ limit: 1, q: 'search-' });
+    expect(first.data.map((key) => key.name)).toEqual(['search-one']);
+    await admin.keys.update(made[0]!.id, { name: 'renamed' });
+    const second = await admin.keys.list({ limit: 1, q: 'search-', after: first.next_after ?? undefined });
+    expect(second.data.map((key) => key.name)).toEqual(['search-two']);
+    const third = await admin.keys.list({ limit: 1, q: 'search-', after: second.next_after ?? undefined });
+    expect(third.data.map((key) => key.name)).toEqual(['search-three']);
+    expect(third).toMatchObject({ has_more: false, next_after: null });
+  });
 });
 
 describe('audit', () => {

@@ -40,13 +40,17 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     const limit = rawLimit === undefined ? undefined : parsePageLimit(rawLimit, MAX_KEYS_PAGE);
     const after = queryString(request, 'after');
     const q = queryString(request, 'q')?.trim().toLowerCase().slice(0, 200) ?? '';
-    let keys = store.listKeys();
-    if (q) keys = keys.filter((key) => key.name.toLowerCase().includes(q) || key.id.toLowerCase().includes(q) || key.key_prefix.toLowerCase().includes(q));
-    if (limit === undefined) return { object: 'list', data: keys };
-    const start = after === undefined ? 0 : keys.findIndex((key) => key.id === after) + 1;
+    const matches = (key: { name: string; id: string; key_prefix: string }): boolean =>
+      !q || key.name.toLowerCase().includes(q) || key.id.toLowerCase().includes(q) || key.key_prefix.toLowerCase().includes(q);
+    const all = store.listKeys();
+    if (limit === undefined) return { object: 'list', data: all.filter(matches) };
+    // The cursor is found among all keys, then the search applies: a key renamed since the last page so that it no
+    // longer matches `q` still marks where the next page starts (it was an unknown cursor, and the listing stopped).
+    const start = after === undefined ? 0 : all.findIndex((key) => key.id === after) + 1;
     if (after !== undefined && start === 0) throw gatewayError('invalid_query', `Unknown cursor '${after.slice(0, 60)}': pass the id of the last key of the previous page.`, { param: 'after' });
-    const data = keys.slice(start, start + limit);
-    const hasMore = start + limit < keys.length;
+    const keys = all.slice(start).filter(matches);
+    const data = keys.slice(0, limit);
+    const hasMore = limit < keys.length;
     return { object: 'list', data, has_more: hasMore, next_after: hasMore ? (data.at(-1)?.id ?? null) : null };
   });
 
