@@ -159,7 +159,13 @@ export class UsageRollupWriter {
  * name is the client's to invent and would grow the rollups without bound, as it would a metric label.
  */
 function modelGroup(event: RequestSummary): string {
-  // Only a model that answered: an upstream's refusal (404 for a name the client made up) names no real model.
-  if (event.provider !== null && event.upstreamModel !== null && event.status < 400) return `${event.provider}/${event.upstreamModel}`;
+  // Only a model that answered: an upstream's refusal (404 for a name the client made up) names no real model. A
+  // stream its client left (499) after the answer began was answered by that model, and is charged as such.
+  if (event.provider !== null && event.upstreamModel !== null && (event.status < 400 || answeredBeforeLeft(event))) return `${event.provider}/${event.upstreamModel}`;
   return event.route ?? NO_GROUP;
+}
+
+/** A request whose client left after its answer began: the upstream had answered it (a cache hit names no provider). */
+function answeredBeforeLeft(event: RequestSummary): boolean {
+  return event.status === 499 && event.firstTokenMs !== null && event.cache?.startsWith('hit') !== true;
 }
