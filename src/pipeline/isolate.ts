@@ -22,6 +22,10 @@ type FailureReason = GatewayEvents['plugin.failed']['reason'];
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
+/** A Promise or any thenable: what an `async run` returns. */
+export const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+
 /** The shapes a stage may emit; anything else would break the dialect that renders it, far from its cause. */
 function isResponseEvent(value: unknown): value is ResponseEvent {
   if (!isObject(value)) return false;
@@ -129,7 +133,11 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           return () => skip?.unsubscribe();
         }
         if (!isObservable(answer)) {
-          fail('not_observable');
+          if (isThenable(answer)) {
+            // An `async run`: its rejection would otherwise be unhandled, which ends the process under `tollgate serve`.
+            answer.then(undefined, (err: unknown) => log.warn({ requestId: ctx.id, plugin, err }, `plugin "${plugin}": the Promise its stage returned rejected`));
+            fail('not_observable', 'its run returned a Promise (an async function?): run must return an Observable; wrap asynchronous work in defer() or from()');
+          } else fail('not_observable');
           return () => skip?.unsubscribe();
         }
         if (timeoutMs !== null && !progressed) timer = setTimeout(timedOut, timeoutMs);

@@ -9,6 +9,7 @@ import type { PipelinePlugins, PluginStage } from './runner.js';
 import type { ServiceRegistry } from '../services.js';
 import type { Stage } from '../core/stage.js';
 import { listedOnly } from './plugin-scope.js';
+import { isThenable } from './isolate.js';
 
 interface LoadedPlugin {
   definition: PluginDefinition;
@@ -80,6 +81,11 @@ export class PluginHost {
           stage = definition.create(options, config, services);
         } catch (err) {
           throw new ConfigError(`plugins.${index}: plugin "${entry.name}" failed to create its stage: ${firstLine(err)}`);
+        }
+        if (isThenable(stage)) {
+          // An `async create`: its rejection would otherwise be unhandled, which ends the process under `tollgate serve`.
+          stage.then(undefined, (err: unknown) => this.deps.log.warn({ err, plugin: entry.name }, `plugin "${entry.name}": the Promise its create() returned rejected`));
+          throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() returned a Promise; it must return a stage ({ name, run }) or null synchronously (do asynchronous set-up in init)`);
         }
         if (stage !== null && !isStage(stage)) {
           throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() must return a stage ({ name, run }) or null`);

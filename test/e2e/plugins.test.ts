@@ -54,6 +54,14 @@ import { of } from 'rxjs';
 export default { name: 'malformed', create: () => ({ name: 'malformed', run() { return of({ kind: 'completion', completion: { id: 'x', object: 'chat.completion', model: 'm', choices: [null] } }); } }) };
 `;
 
+/** An `async run` (a Promise, not an Observable) that rejects, and an `async create` that rejects. */
+const ASYNC_RUN = `
+export default { name: 'async-run', create: () => ({ name: 'async-run', async run() { throw new Error('async kaboom'); } }) };
+`;
+const ASYNC_CREATE = `
+export default { name: 'async-create', async create() { throw new Error('no stage today'); } };
+`;
+
 const HANGS = `
 import { NEVER } from 'rxjs';
 export default { name: 'hang', create: () => ({ name: 'hang', run() { return NEVER; } }) };
@@ -90,6 +98,8 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'plugins'));
   write('plugins/system-note.mjs', SYSTEM_NOTE);
   write('plugins/boom.ts', THROWS);
+  write('plugins/async-run.mjs', ASYNC_RUN);
+  write('plugins/async-create.mjs', ASYNC_CREATE);
   write('plugins/hang.mjs', HANGS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/malformed.mjs', MALFORMED.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   // A package in the config folder's node_modules, named by `package`.
@@ -254,6 +264,31 @@ describe('a plugin that breaks fails only its request', () => {
     await patchConfig({ plugins: [] });
     const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
     expect(completion.choices).toHaveLength(1);
+  });
+
+  it('answers 500 naming a plugin whose run is async, and its rejected Promise is no unhandled rejection', async () => {
+    // The rejection of the Promise an `async run` returned was left unhandled: under `tollgate serve` that ends the
+    // gateway process (dieOnUncaught), for every request in flight, not just the one that met the plugin.
+    const rejections: unknown[] = [];
+    const onRejection = (err: unknown): void => void rejections.push(err);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const { client } = await start([{ name: 'async-run', path: 'plugins/async-run.mjs' }]);
+      const failed: Array<GatewayEvents['plugin.failed']> = [];
+      running!.gateway.bus.on('plugin.failed', (event) => failed.push(event));
+      const err = await expectApiError(client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }));
+      expect(err.status).toBe(500);
+      expect(err.code).toBe('plugin_failed');
+      expect(failed).toEqual([expect.objectContaining({ plugin: 'async-run', reason: 'not_observable', message: expect.stringContaining('Promise') })]);
+      // An async create is refused with the config change, its rejection handled too.
+      const { status, json } = await patchConfig({ plugins: [{ name: 'async-create', path: 'plugins/async-create.mjs' }] });
+      expect(status).toBe(400);
+      expect(json.error.message).toMatch(/plugin "async-create": create\(\) returned a Promise/);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
   });
 
   it('answers 500 naming a plugin whose answer has malformed choices, before any stage outside it reads them', async () => {
