@@ -64,6 +64,12 @@ export interface NativeRequest {
    * OpenAI's API refuses). Asked per attempt, so each target of a route or a fallback chain gets its own shape.
    */
   requestFor?: (request: ChatCompletionRequest, format: string) => ChatCompletionRequest;
+  /**
+   * Set when a plugin changed the canonical request and left `body` as the client sent it (a plugin that knows
+   * only `ctx.request`): `body` no longer says what the request asks, so attempts translate the canonical request
+   * (the change reaches the upstream) and the cache keys the request alone.
+   */
+  outdated?: boolean;
 }
 
 /** One upstream stream event as it came: the SSE `event:` name and the `data:` text, unparsed. */

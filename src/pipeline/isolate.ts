@@ -5,6 +5,7 @@ import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError } from '../core/errors.js';
 import type { Log } from '../log.js';
 import type { Next, Stage } from '../core/stage.js';
+import type { RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
 import { isChoiceList } from '../core/answer-shape.js';
 
@@ -41,6 +42,51 @@ function isResponseEvent(value: unknown): value is ResponseEvent {
   }
 }
 
+/** A request as JSON text, or null when it cannot be written (a plugin put something unserialisable in it). */
+function jsonOf(value: unknown): string | null {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return null;
+  }
+}
+
+/** The request and the client's own body (ctx.native) as a plugin got them, on a route that keeps that body. */
+interface NativeSnapshot {
+  request: string | null;
+  body: string | null;
+}
+
+function nativeSnapshot(ctx: RequestContext): NativeSnapshot | null {
+  const native = ctx.native;
+  if (native === null || native.outdated === true) return null;
+  return { request: jsonOf(ctx.request), body: jsonOf(native.body) };
+}
+
+/**
+ * On the Anthropic and Gemini routes an upstream of the client's format gets the client's own body (ctx.native),
+ * not `ctx.request`. A plugin that changed the request without changing that body (it knows only `ctx.request`, as
+ * plugins/README.md says) would have its change silently dropped there: the body is marked outdated, so attempts
+ * translate the changed request. A plugin that changed the body too (team-system-prompt) kept the two in step
+ * itself. A body the canonical form cannot express whole (server tools) must go as it is: that is logged.
+ */
+function reconcileNative(ctx: RequestContext, before: NativeSnapshot, plugin: string, log: Log): void {
+  const native = ctx.native;
+  if (native === null || native.outdated === true) return;
+  const request = jsonOf(ctx.request);
+  if (request !== null && request === before.request) return;
+  const body = jsonOf(native.body);
+  if (body === null || body !== before.body) return;
+  if (native.untranslatable) {
+    log.warn(
+      { requestId: ctx.id, plugin },
+      `plugin "${plugin}" changed the request but not the client's own ${native.format} body, which holds what the canonical request cannot express: an upstream of that format gets the body without the change`,
+    );
+    return;
+  }
+  (ctx as { native: RequestContext['native'] }).native = { ...native, outdated: true };
+}
+
 const DESCRIBED: Record<FailureReason, string> = {
   threw: 'threw an error',
   not_observable: 'returned something that is not an Observable',
@@ -74,11 +120,14 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           if (timer) clearTimeout(timer);
           timer = null;
         };
+        // Only on a route that keeps the client's body (ctx.native): see reconcileNative.
+        const native = nativeSnapshot(ctx);
         const guardedNext: Next = () => {
           // A plugin that timed out or failed may still call next() later; the request has moved on without it.
           if (abandoned) return EMPTY;
           progressed = true;
           stopTimer();
+          if (native) reconcileNative(ctx, native, plugin, log);
           return new Observable<ResponseEvent>((inner) =>
             next().subscribe({
               next: (event) => inner.next(event),
@@ -95,7 +144,11 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           stopTimer();
           own?.unsubscribe();
           const skipped = optional && !progressed;
-          if (skipped) skip = next().subscribe(subscriber);
+          if (skipped) {
+            // What the plugin changed before it failed goes on with the request, to the upstream too.
+            if (native) reconcileNative(ctx, native, plugin, log);
+            skip = next().subscribe(subscriber);
+          }
           return skipped;
         };
         const fail = (reason: FailureReason, err?: unknown): void => {

@@ -397,10 +397,11 @@ class CallStage implements Stage {
 
 /**
  * The client's own body when this attempt's upstream speaks the client's dialect (native pass-through), else
- * null: the attempt then translates the canonical request, as on a failover to another format.
+ * null: the attempt then translates the canonical request, as on a failover to another format, or when a plugin
+ * changed the request and not the body (`outdated`).
  */
 function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter): NativeRequest | null {
-  return ctx.native !== null && ctx.native.format === adapter.format ? ctx.native : null;
+  return ctx.native !== null && ctx.native.outdated !== true && ctx.native.format === adapter.format ? ctx.native : null;
 }
 
 /** The canonical request shaped for this attempt's upstream format, as the client's dialect says (see NativeRequest.requestFor). */
