@@ -105,7 +105,9 @@ const DESCRIBED: Record<FailureReason, string> = {
 export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Log): Stage {
   const { plugin, optional, timeoutMs } = guard;
   return {
-    name: stage.name,
+    // The config entry's name: one plugin file may be listed twice under two names, and its stage's own name is the
+    // same in both; stage.completed, the tracing channel and the request's stage timeline go by this one.
+    name: plugin,
     run(ctx, next) {
       return new Observable<ResponseEvent>((subscriber) => {
         let abandoned = false;

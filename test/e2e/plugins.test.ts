@@ -138,6 +138,22 @@ describe('plugins from the config', () => {
     expect(probe.__pluginProbe.inits).toBe(1);
   });
 
+  it('names each entry of one plugin file listed twice by its config name in stage.completed', async () => {
+    // Both stages reported the name the file's stage gives itself ("system-note"), so the events, the tracing
+    // channel (tollgate:stage:<name>) and the request's stage timeline could not tell the two entries apart.
+    const { client, gateway } = await start([
+      { name: 'note-a', path: 'plugins/system-note.mjs', options: { text: 'a' } },
+      { name: 'note-b', path: 'plugins/system-note.mjs', options: { text: 'b' } },
+    ]);
+    const stages: string[] = [];
+    gateway.bus.on('stage.completed', (event) => stages.push(event.stage));
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(systemMessagesSent()).toEqual(['b', 'a']);
+    expect(stages).toContain('note-a');
+    expect(stages).toContain('note-b');
+    expect(stages).not.toContain('system-note');
+  });
+
   it('loads a plugin from an npm package', async () => {
     const { client } = await start([{ name: 'tag', package: 'tollgate-plugin-tag', options: { tag: 'x1' } }]);
     await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
