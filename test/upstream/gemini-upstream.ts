@@ -50,6 +50,8 @@ export interface GeminiUpstream {
   /** e.g. http://127.0.0.1:PORT; the Gemini base URL is `${url}/v1beta`. */
   url: string;
   calls: GeminiCall[];
+  /** The events of each streamed answer, in order, as planned (those a cut stream never sent included). */
+  streamed: Array<Record<string, any>[]>;
   setMode(mode: GeminiMode): void;
   enqueue(...modes: GeminiMode[]): void;
   setUsage(usage: UsageScript): void;
@@ -382,9 +384,22 @@ function streamEvents(plan: Plan, model: string, responseId: string): Record<str
     for (let i = 0; i < text.length; i += third) pieces.push([{ text: text.slice(i, i + third) }]);
   }
   const final = usageMetadata(plan, 1);
+  const thoughts = plan.usage.thoughtsTokenCount ?? 0;
   return pieces.map((parts, i) => {
     const last = i === pieces.length - 1;
-    const usage = last ? final : { promptTokenCount: plan.promptTokens, totalTokenCount: plan.promptTokens, promptTokensDetails: final.promptTokensDetails };
+    // Before the last event the counts are running totals, as Gemini sends them: the prompt (its cached part
+    // included) and the thoughts (done before any of the answer) from the first event on; the answer's own count
+    // comes with the last.
+    const thought = thoughts > 0;
+    const usage = last
+      ? final
+      : {
+          promptTokenCount: plan.promptTokens,
+          totalTokenCount: plan.promptTokens + (thought ? thoughts : 0),
+          ...(final.cachedContentTokenCount !== undefined ? { cachedContentTokenCount: final.cachedContentTokenCount, cacheTokensDetails: final.cacheTokensDetails } : {}),
+          promptTokensDetails: final.promptTokensDetails,
+          ...(thought ? { thoughtsTokenCount: thoughts } : {}),
+        };
     return { candidates: [{ content: { parts, role: 'model' }, index: 0, ...(last ? { finishReason: 'STOP', ...plan.extras } : {}) }], usageMetadata: usage, modelVersion: model, responseId };
   });
 }
@@ -482,6 +497,7 @@ let responseCounter = 0;
 
 class Upstream implements GeminiUpstream {
   readonly calls: GeminiCall[] = [];
+  readonly streamed: Array<Record<string, any>[]> = [];
   url = '';
   private mode: GeminiMode = OK_MODE;
   private queue: GeminiMode[] = [];
@@ -518,6 +534,7 @@ class Upstream implements GeminiUpstream {
 
   reset(): void {
     this.calls.length = 0;
+    this.streamed.length = 0;
     this.queue = [];
     this.mode = OK_MODE;
     this.usage = {};
@@ -594,6 +611,7 @@ class Upstream implements GeminiUpstream {
       return deliverJson(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, text, mode.kind === 'stream-error' ? { kind: 'ok' } : mode);
     }
     const events: unknown[] = streamEvents(plan, model, responseId);
+    this.streamed.push(events as Record<string, any>[]);
     if (mode.kind === 'stream-error') {
       events.splice(mode.chunks, events.length, googleError(500, DEFAULT_MESSAGES[500] as string));
       return this.sendEvents(exchange, events, { kind: 'ok' }, url);
