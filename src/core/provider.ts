@@ -87,6 +87,12 @@ export interface StreamDecoder {
    */
   end(): { chunks: ChatCompletionChunk[]; complete: boolean; usage?: CompletionUsage | null };
   /**
+   * What the upstream has counted so far, for a format whose stream reports usage before its end (Anthropic's
+   * message_start and message_delta, Gemini's running usageMetadata): the gateway charges it when the stream is
+   * cut before its final usage. Null until some came. Never made into a chunk: the client's stream is unchanged.
+   */
+  usageSoFar?(): CompletionUsage | null;
+  /**
    * Native pass-through only (the decoder was created with the client's native request, or `verbatim`): the
    * upstream's own events decoded since the last call, in order, those without a canonical chunk included
    * (unless `nativePerChunk`).

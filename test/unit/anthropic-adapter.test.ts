@@ -439,6 +439,19 @@ describe('stream decoder', () => {
     }
   });
 
+  it('keeps what was counted before message_stop as usageSoFar, in no chunk', () => {
+    const decoder = anthropicAdapter.createStreamDecoder(target, STREAMED);
+    expect(decoder.usageSoFar?.()).toBeNull();
+    const beforeDelta = TEXT_STREAM.slice(0, TEXT_STREAM.indexOf('event: message_delta'));
+    const chunks = decoder.push(Buffer.from(beforeDelta));
+    expect(chunks.every((chunk) => chunk.usage === undefined)).toBe(true);
+    // message_start's counts: the prompt with its cache reads and writes, and output so far.
+    expect(decoder.usageSoFar?.()).toEqual({ prompt_tokens: 2125, completion_tokens: 1, total_tokens: 2126, prompt_tokens_details: { cached_tokens: 2000, cache_write_tokens: 100 } });
+    decoder.push(Buffer.from(TEXT_STREAM.slice(beforeDelta.length, TEXT_STREAM.indexOf('event: message_stop'))));
+    // message_delta's output count is cumulative; the input counts stay message_start's.
+    expect(decoder.usageSoFar?.()).toMatchObject({ prompt_tokens: 2125, completion_tokens: 15 });
+  });
+
   it('streams tool input fragments as tool_call argument deltas as they arrive, and thinking as reasoning_content', () => {
     const { chunks, complete } = decode(TOOL_STREAM, 'bytes');
     expect(complete).toBe(true);

@@ -409,6 +409,16 @@ describe('createStreamDecoder', () => {
     });
   });
 
+  it("keeps each event's running usageMetadata as usageSoFar, in no chunk", () => {
+    const decoder = geminiAdapter.createStreamDecoder(target, { model: 'm', messages: [], stream: true, stream_options: { include_usage: true } });
+    expect(decoder.usageSoFar?.()).toBeNull();
+    const chunks = decoder.push(sse({ ...events[0], usageMetadata: { promptTokenCount: 12, cachedContentTokenCount: 10, thoughtsTokenCount: 4, totalTokenCount: 16 } }));
+    expect(chunks.every((chunk) => chunk.usage === undefined)).toBe(true);
+    expect(decoder.usageSoFar?.()).toMatchObject({ prompt_tokens: 12, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 10 }, completion_tokens_details: { reasoning_tokens: 4 } });
+    decoder.push(sse(events[2]));
+    expect(decoder.usageSoFar?.()).toMatchObject({ prompt_tokens: 12, completion_tokens: 10 });
+  });
+
   it('emits a function call as one tool_calls delta as soon as it arrives', () => {
     const decoder = geminiAdapter.createStreamDecoder(target, STREAMED);
     const first = decoder.push(

@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../../core/canonical.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from '../../core/canonical.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { KeptEvents } from '../kept-events.js';
@@ -23,7 +23,8 @@ const ANSWER_EVENTS = new Set(['message_start', 'content_block_start', 'content_
  * Usage: input and cache counts come from message_start, the output count from message_delta (cumulative).
  * When the request asked for include_usage it comes as OpenAI's last chunk with no choices. Otherwise, and
  * when the request is not at hand, the finish chunk carries it: the gateway still learns the real counts (for
- * cost and budgets), and a client that did not ask never meets a chunk without choices.
+ * cost and budgets), and a client that did not ask never meets a chunk without choices. What was counted before
+ * message_stop is `usageSoFar`, for charging a stream cut short; it makes no chunk.
  */
 export interface AnthropicDecoderOptions {
   /** Native pass-through: keep every event as it came (name and data text) for `takeNative`. */
@@ -37,6 +38,8 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
   let id = '';
   let model = '';
   let usage: AnthropicUsage = {};
+  /** `usage` in the canonical shape, as of the last event that reported some; null before any did. */
+  let reported: CompletionUsage | null = null;
   let finishReason: string | null = null;
   let stopped = false;
   /** A valid message_start arrived: without one the stream holds no answer, however it ends. */
@@ -90,7 +93,10 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
         const message = data.message as Record<string, unknown>;
         id = typeof message.id === 'string' ? message.id : id;
         model = typeof message.model === 'string' ? message.model : model;
-        if (isRecord(message.usage)) usage = { ...message.usage };
+        if (isRecord(message.usage)) {
+          usage = { ...message.usage };
+          reported = canonicalUsage(usage);
+        }
         return [chunk({ role: 'assistant', content: '' })];
       }
       case 'content_block_start':
@@ -104,6 +110,7 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
         if (isRecord(data.usage)) {
           // Counts here are cumulative; a field left out keeps message_start's value.
           for (const [key, value] of Object.entries(data.usage)) if (typeof value === 'number') usage[key] = value;
+          reported = canonicalUsage(usage);
         }
         if (delta.stop_reason !== undefined && delta.stop_reason !== null) finishReason = finishReasonOf(delta.stop_reason);
         if (typeof delta.stop_sequence === 'string') stopSequence = delta.stop_sequence;
@@ -174,6 +181,7 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
       const tail = sse.end();
       return { chunks: tail.chunks, complete: stopped };
     },
+    usageSoFar: () => reported,
   };
   if (kept !== null) decoder.takeNative = () => kept.take();
   return decoder;

@@ -20,7 +20,8 @@ interface CandidateState {
  * next parts; there is no terminator, so the stream counts as complete when a finishReason was seen before the
  * body ended. Function calls arrive whole and go out as one tool_calls delta at once. The latest usageMetadata
  * (the last event carries the totals) becomes the final usage chunk when the client asked for include_usage,
- * and is reported to the gateway for cost either way.
+ * and is reported to the gateway for cost either way. Before the end it is `usageSoFar` (each event's counts are
+ * running totals: the prompt and its cached part from the first event on), for charging a stream cut short.
  */
 export function createGeminiStreamDecoder(model: string, provider: string, includeUsage = true, options: { keepEvents?: boolean } = {}): StreamDecoder {
   /** Native pass-through: every event as it came, for `takeNative`; null when not passing through. */
@@ -105,6 +106,7 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
       if (usage && includeUsage) chunks.push({ ...chunk([]), usage });
       return { chunks, complete: finished, usage };
     },
+    usageSoFar: () => usage,
   };
   if (kept !== null) streamDecoder.takeNative = () => kept.take();
   return streamDecoder;
