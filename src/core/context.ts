@@ -48,7 +48,10 @@ export interface Spent {
   usd: number;
   /** False when no price was known for the model (then usd is 0). */
   priced: boolean;
-  /** True when the tokens were counted by the gateway because the upstream reported none. */
+  /**
+   * True when some of the tokens were counted by the gateway because the upstream had not reported them (no usage
+   * came, or a stream was cut before its final usage and the gateway counted what the upstream had not yet).
+   */
   estimated: boolean;
 }
 
@@ -115,6 +118,14 @@ interface ContextBase {
   upstream: UpstreamOutcome | null;
   /** The usage reported by the upstream (last value seen for streams), in the canonical wire shape. */
   usage: CompletionUsage | null;
+  /**
+   * What the answering attempt's upstream had counted while its stream ran, before its final usage (`usage`):
+   * Anthropic's message_start counts the prompt and its cache reads and writes, Gemini's events carry running
+   * totals. Set by the call stage from its stream decoder, this attempt's only (reset with `usage`); the spend
+   * stage charges it when the stream ends without `usage` (the client left, or the stream broke off). It is never
+   * shown to the client.
+   */
+  usageSoFar: CompletionUsage | null;
   /** What the request was charged, once the spend stage settled it (also when it failed or was cancelled). */
   spent: Spent | null;
   readonly timings: Timings;
@@ -208,6 +219,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     plan: null,
     upstream: null,
     usage: null,
+    usageSoFar: null,
     spent: null,
     timings: { upstreamMs: 0, firstEventAt: null, stages: null },
     pending: [],

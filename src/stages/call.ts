@@ -215,6 +215,7 @@ class CallStage implements Stage {
     // Usage is this attempt's to report: what an earlier attempt reported before it failed (a stream's usage, then no
     // end) was not the answer's, and left here it would be charged for an answer whose upstream reports none.
     ctx.usage = null;
+    ctx.usageSoFar = null;
     ctx.responseHeaders['x-tollgate-provider'] = target.provider.name;
     ctx.responseHeaders['x-tollgate-model'] = target.model;
     ctx.responseHeaders['x-tollgate-attempts'] = String(number);
@@ -352,6 +353,8 @@ class CallStage implements Stage {
             return;
           }
           const chunks = decoder ? decoder.push(chunk) : [];
+          // What the upstream counted so far, charged should the stream be cut before its final usage.
+          if (decoder?.usageSoFar) ctx.usageSoFar = decoder.usageSoFar();
           const native = nativeEvents(adapter, decoder);
           if (chunks.length > 0 || native !== null) pendingBytes = 0;
           else if ((pendingBytes += chunk.length) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');

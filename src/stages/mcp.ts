@@ -206,6 +206,7 @@ class McpStage implements Stage {
         // The upstream's usage is the turn's own: the spend stage charges it when set, so one left from the turn
         // before would be charged again for a turn that failed or was cut off before its upstream reported any.
         ctx.usage = null;
+        ctx.usageSoFar = null;
         // Each turn's spend stage leaves its own charge here: a turn that ends uncharged (answered before the
         // spend stage) must not count the turn before it again.
         ctx.spent = null;

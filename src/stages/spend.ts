@@ -202,7 +202,8 @@ class SpendStage implements Stage {
   private async settle(ctx: RequestContext, status: number, cancelled: boolean, text: string[]): Promise<void> {
     const upstream = ctx.upstream;
     const provider = upstream ? ctx.config.providers.get(upstream.provider) : undefined;
-    // Tokens: the upstream's own count when it sent one; otherwise counted here.
+    // Tokens: the upstream's own count when it sent one; otherwise what it had counted before its stream was cut,
+    // and counted here what it had not.
     let tokens: TokenUsage;
     let estimated = false;
     if (ctx.usage) {
@@ -210,15 +211,7 @@ class SpendStage implements Stage {
       tokens = checked.tokens;
       if (checked.implausible) this.flagUsage(ctx, ctx.usage, tokens, checked.implausible);
     } else if (upstream && upstream.status > 0 && upstream.status < 400) {
-      estimated = true;
-      // One count for both, so they share one time budget (see tokens/tokenizer.ts).
-      const counter = new TokenCounter();
-      tokens = {
-        input_tokens: promptTokensOf(ctx, counter),
-        output_tokens: text.length > 0 ? counter.text(text.join('')) : 0,
-        cache_read_tokens: 0,
-        cache_write_tokens: 0,
-      };
+      ({ tokens, estimated } = this.tokensWithoutUsage(ctx, text));
     } else tokens = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
 
     const cost = provider && upstream ? costOf(provider, upstream.upstreamModel, tokens, ctx.plan?.price ?? null) : { usd: 0, priced: true, source: 'none' as const };
@@ -254,6 +247,43 @@ class SpendStage implements Stage {
       status,
       cancelled,
     });
+  }
+
+  /**
+   * The tokens of an answer whose upstream sent no final usage (a stream the client left, or that broke off, or a
+   * server that reports none). What the upstream had counted before (`ctx.usageSoFar`: Anthropic's message_start
+   * counts the prompt with its cache reads and writes, Gemini's events carry running totals) is charged as reported,
+   * within reason (plausibleUsage); the gateway counts what it had not: the prompt when none was reported, and the
+   * output from the text the client received when that is more than the upstream's count so far (which may lag
+   * behind the text, or be none; reasoning tokens reported apart are added to it).
+   */
+  private tokensWithoutUsage(ctx: RequestContext, text: string[]): { tokens: TokenUsage; estimated: boolean } {
+    // One count for both, so they share one time budget (see tokens/tokenizer.ts).
+    const counter = new TokenCounter();
+    const reported = ctx.usageSoFar;
+    if (!reported) {
+      const input = promptTokensOf(ctx, counter);
+      const output = text.length > 0 ? counter.text(text.join('')) : 0;
+      return { tokens: { input_tokens: input, output_tokens: output, cache_read_tokens: 0, cache_write_tokens: 0 }, estimated: true };
+    }
+    const checked = plausibleUsage(ctx, reported, text);
+    const tokens = checked.tokens;
+    if (checked.implausible) this.flagUsage(ctx, reported, tokens, checked.implausible);
+    let estimated = false;
+    if (tokens.input_tokens === 0) {
+      // No prompt count came, so no part of it either (plausibleUsage keeps the parts within the total).
+      tokens.input_tokens = promptTokensOf(ctx, counter);
+      estimated = true;
+    }
+    // The text counted is the answer's, never its reasoning: it stands for the output besides the reasoning tokens
+    // the upstream reported apart (Gemini's thoughts, counted as they end, before the answer's own count).
+    const output = text.length > 0 ? counter.text(text.join('')) : 0;
+    const reasoning = tokens.output_reasoning_tokens ?? 0;
+    if (output > tokens.output_tokens - reasoning) {
+      tokens.output_tokens = reasoning + output;
+      estimated = true;
+    }
+    return { tokens, estimated };
   }
 
   /** Says that an upstream's usage was not charged as reported: a warning in the log and a `usage.implausible` event. */
