@@ -29,22 +29,46 @@ interface Account {
   usage: PeriodUsage;
 }
 
-/** Text the client received, for counting completion tokens when the upstream reports no usage. */
-function chunkText(chunk: ChatCompletionChunk, into: string[]): void {
-  for (const choice of chunk.choices as Array<{ delta?: { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
+/** What a delta or message may hold of a reasoning model's thinking (one of the names; some servers send both). */
+interface ReasoningFields {
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+}
+
+/** Its reasoning text: `reasoning_content` (DeepSeek, and Anthropic's and Gemini's thinking here), else `reasoning` (OpenRouter, Groq, vLLM). */
+function reasoningOf(fields: ReasoningFields): string | null {
+  if (typeof fields.reasoning_content === 'string') return fields.reasoning_content;
+  return typeof fields.reasoning === 'string' ? fields.reasoning : null;
+}
+
+/**
+ * Text the client received, for counting completion tokens when the upstream reports no usage: the answer's
+ * (content, tool arguments) and apart from it the reasoning's, which an upstream may report a count of its own for.
+ */
+interface ReceivedText {
+  answer: string[];
+  reasoning: string[];
+}
+
+function chunkText(chunk: ChatCompletionChunk, into: ReceivedText): void {
+  for (const choice of chunk.choices as Array<{ delta?: ReasoningFields & { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
     const delta = choice.delta;
     if (!delta) continue;
-    if (typeof delta.content === 'string') into.push(delta.content);
-    for (const call of delta.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.push(call.function.arguments);
+    if (typeof delta.content === 'string') into.answer.push(delta.content);
+    const reasoning = reasoningOf(delta);
+    if (reasoning !== null) into.reasoning.push(reasoning);
+    for (const call of delta.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.answer.push(call.function.arguments);
   }
 }
 
-function completionText(completion: ChatCompletion, into: string[]): void {
-  for (const choice of completion.choices as Array<{ message?: { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
+function completionText(completion: ChatCompletion, into: ReceivedText): void {
+  for (const choice of completion.choices as Array<{ message?: ReasoningFields & { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
     const message = choice.message;
     if (!message) continue;
-    if (typeof message.content === 'string') into.push(message.content);
-    for (const call of message.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.push(call.function.arguments);
+    if (typeof message.content === 'string') into.answer.push(message.content);
+    const reasoning = reasoningOf(message);
+    if (reasoning !== null) into.reasoning.push(reasoning);
+    for (const call of message.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.answer.push(call.function.arguments);
   }
 }
 
@@ -112,7 +136,7 @@ class SpendStage implements Stage {
       return throwError(() => err);
     }
     return new Observable<ResponseEvent>((subscriber) => {
-      const text: string[] = [];
+      const text: ReceivedText = { answer: [], reasoning: [] };
       let settled = false;
       const settle = (status: number, cancelled: boolean): Promise<void> => {
         if (settled) return Promise.resolve();
@@ -199,7 +223,7 @@ class SpendStage implements Stage {
   }
 
   /** Charges what the request used, commits the spend, and tells the bus. Leaves the charge on `ctx.spent`. */
-  private async settle(ctx: RequestContext, status: number, cancelled: boolean, text: string[]): Promise<void> {
+  private async settle(ctx: RequestContext, status: number, cancelled: boolean, text: ReceivedText): Promise<void> {
     const upstream = ctx.upstream;
     const provider = upstream ? ctx.config.providers.get(upstream.provider) : undefined;
     // Tokens: the upstream's own count when it sent one; otherwise what it had counted before its stream was cut,
@@ -207,7 +231,7 @@ class SpendStage implements Stage {
     let tokens: TokenUsage;
     let estimated = false;
     if (ctx.usage) {
-      const checked = plausibleUsage(ctx, ctx.usage, text);
+      const checked = plausibleUsage(ctx, ctx.usage, text.answer);
       tokens = checked.tokens;
       if (checked.implausible) this.flagUsage(ctx, ctx.usage, tokens, checked.implausible);
     } else if (upstream && upstream.status > 0 && upstream.status < 400) {
@@ -254,19 +278,22 @@ class SpendStage implements Stage {
    * server that reports none). What the upstream had counted before (`ctx.usageSoFar`: Anthropic's message_start
    * counts the prompt with its cache reads and writes, Gemini's events carry running totals) is charged as reported,
    * within reason (plausibleUsage); the gateway counts what it had not: the prompt when none was reported, and the
-   * output from the text the client received when that is more than the upstream's count so far (which may lag
-   * behind the text, or be none; reasoning tokens reported apart are added to it).
+   * output from the text the client received, reasoning included (a stream cut during a model's thinking had
+   * generated all of it), when that is more than the upstream's count so far. Reasoning the upstream counted apart
+   * (Gemini's thoughts) is taken at the larger of its count and the text's, never both.
    */
-  private tokensWithoutUsage(ctx: RequestContext, text: string[]): { tokens: TokenUsage; estimated: boolean } {
-    // One count for both, so they share one time budget (see tokens/tokenizer.ts).
+  private tokensWithoutUsage(ctx: RequestContext, text: ReceivedText): { tokens: TokenUsage; estimated: boolean } {
+    // One count for all, so they share one time budget (see tokens/tokenizer.ts).
     const counter = new TokenCounter();
+    const answer = text.answer.length > 0 ? counter.text(text.answer.join('')) : 0;
+    const reasoningText = text.reasoning.length > 0 ? counter.text(text.reasoning.join('')) : 0;
     const reported = ctx.usageSoFar;
     if (!reported) {
-      const input = promptTokensOf(ctx, counter);
-      const output = text.length > 0 ? counter.text(text.join('')) : 0;
-      return { tokens: { input_tokens: input, output_tokens: output, cache_read_tokens: 0, cache_write_tokens: 0 }, estimated: true };
+      const tokens: TokenUsage = { input_tokens: promptTokensOf(ctx, counter), output_tokens: answer + reasoningText, cache_read_tokens: 0, cache_write_tokens: 0 };
+      if (reasoningText > 0) tokens.output_reasoning_tokens = reasoningText;
+      return { tokens, estimated: true };
     }
-    const checked = plausibleUsage(ctx, reported, text);
+    const checked = plausibleUsage(ctx, reported, text.answer);
     const tokens = checked.tokens;
     if (checked.implausible) this.flagUsage(ctx, reported, tokens, checked.implausible);
     let estimated = false;
@@ -275,12 +302,10 @@ class SpendStage implements Stage {
       tokens.input_tokens = promptTokensOf(ctx, counter);
       estimated = true;
     }
-    // The text counted is the answer's, never its reasoning: it stands for the output besides the reasoning tokens
-    // the upstream reported apart (Gemini's thoughts, counted as they end, before the answer's own count).
-    const output = text.length > 0 ? counter.text(text.join('')) : 0;
-    const reasoning = tokens.output_reasoning_tokens ?? 0;
-    if (output > tokens.output_tokens - reasoning) {
-      tokens.output_tokens = reasoning + output;
+    const reasoning = Math.max(tokens.output_reasoning_tokens ?? 0, reasoningText);
+    if (answer + reasoning > tokens.output_tokens) {
+      tokens.output_tokens = answer + reasoning;
+      if (reasoning > 0) tokens.output_reasoning_tokens = reasoning;
       estimated = true;
     }
     return { tokens, estimated };

@@ -121,6 +121,34 @@ describe('a stream the client leaves after the first words', () => {
     });
   });
 
+  it('Anthropic SDK on /anthropic with thinking: the thinking streamed before the cut is charged as output', async () => {
+    const { id, key } = await newKey('anthropic-thinking');
+    anthropic.setCacheTokens(0, 0);
+    anthropic.enqueue({ kind: 'slow-chunks', delayMs: 300 });
+    const client = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: key, maxRetries: 0 });
+    const controller = new AbortController();
+    // The scripted model thinks about the whole prompt: about 400 tokens of thinking before the answer's first word.
+    const prompt = `please consider ${Array.from({ length: 400 }, (_, i) => `word${i}`).join(' ')}`;
+    const { data: stream, response } = await client.messages
+      .create({ model: 'anthropic/claude-priced', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 }, stream: true, messages: [{ role: 'user', content: prompt }] }, { signal: controller.signal })
+      .withResponse();
+    let thinking = '';
+    for await (const event of stream) {
+      if (event.type === 'content_block_delta' && event.delta.type === 'thinking_delta') thinking += event.delta.thinking;
+      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
+        controller.abort();
+        break;
+      }
+    }
+    expect(thinking.length).toBeGreaterThan(2_000);
+    const entry = await logOf(response.headers.get('x-request-id') ?? '');
+    expect(entry).toMatchObject({ status: 499, cancelled: true, estimated: true });
+    // message_start said 1 output token; the thinking the model had generated (and the client received) is counted.
+    expect(entry.completion_tokens).toBeGreaterThan(400);
+    expect(await spendOf(id)).toBeCloseTo(entry.cost_usd, 9);
+    expect(entry.cost_usd).toBeGreaterThan((entry.completion_tokens * PRICE.output_per_mtok) / 1e6);
+  });
+
   it('OpenAI SDK on /v1, Anthropic upstream: charged what message_start reported, and no usage reached the client', async () => {
     const { id, key } = await newKey('anthropic-translated');
     anthropic.setCacheTokens(CACHE_READ, CACHE_WRITE);
