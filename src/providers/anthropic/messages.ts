@@ -42,7 +42,8 @@ function turnOf(message: ChatMessage): AnthropicMessage {
     }
     case 'assistant': {
       const blocks = contentBlocks(message.content, false);
-      if (Array.isArray(message.tool_calls)) blocks.push(...message.tool_calls.map(toolUseBlock));
+      // A loop, not push(...): spread arguments live on the stack, and a client may send 200 000 tool calls.
+      if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls) blocks.push(toolUseBlock(call));
       // A plain text answer stays a string, as clients write it.
       if (typeof message.content === 'string' && blocks.length === 1) return { role: 'assistant', content: message.content };
       return { role: 'assistant', content: blocks };
@@ -71,16 +72,27 @@ export interface Conversation {
 export function conversationOf(input: ChatMessage[]): Conversation {
   const system: AnthropicBlock[] = [];
   const messages: AnthropicMessage[] = [];
+  // Block lists built here by merging, appended to in place: copying a turn's blocks at every merge made a run of
+  // same-role messages quadratic (40 000 user messages, a 1.2 MB body, held the event loop for 10 s). A turn's own
+  // list may be the client's content array, so it is copied once, at its first merge.
+  const merged = new Set<AnthropicBlock[]>();
   for (const message of input) {
     if (!isRecord(message)) throw invalid('every message must be an object.');
     if (message.role === 'system' || message.role === 'developer') {
-      system.push(...contentBlocks(message.content, false));
+      for (const block of contentBlocks(message.content, false)) system.push(block);
       continue;
     }
     const turn = turnOf(message);
     const previous = messages.at(-1);
-    if (previous && previous.role === turn.role) previous.content = [...asBlocks(previous.content), ...asBlocks(turn.content)];
-    else messages.push(turn);
+    if (previous && previous.role === turn.role) {
+      let blocks = previous.content;
+      if (typeof blocks === 'string' || !merged.has(blocks)) {
+        blocks = [...asBlocks(blocks)];
+        merged.add(blocks);
+        previous.content = blocks;
+      }
+      for (const block of asBlocks(turn.content)) blocks.push(block);
+    } else messages.push(turn);
   }
   const plain = system.every((block) => block.cache_control === undefined);
   return {

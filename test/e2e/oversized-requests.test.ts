@@ -1,0 +1,55 @@
+import type OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+// Requests well under the body limit whose size is in the count of their items, not their bytes: tens of thousands
+// of messages, parts, tool calls or guardrail findings. Each must be answered like a small one, without a 500
+// (a spread of that many arguments overflows the stack) and without holding the event loop (work quadratic in the
+// count), which would stall every other request on the gateway.
+
+/** Far above what these requests take when handled in linear time (under 1 s here), far below what quadratic work took (10-30 s). */
+const PROMPT_MS = 6_000;
+
+let openai: ScriptedUpstream;
+let anthropic: AnthropicUpstream;
+let gemini: GeminiUpstream;
+let tg: RunningGateway;
+
+beforeAll(async () => {
+  openai = await startOpenAIUpstream({ apiKey: 'sk-big-openai', record: false });
+  anthropic = await startAnthropicUpstream({ apiKey: 'sk-ant-big' });
+  gemini = await startGeminiUpstream({ apiKey: 'gemini-big-key' });
+  tg = await startGateway({
+    providers: {
+      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-big-openai' },
+      anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-big' },
+      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-big-key' },
+    },
+    guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'input' }] },
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await tg?.stop();
+  await openai?.close();
+  await anthropic?.close();
+  await gemini?.close();
+});
+
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await run();
+  return { value, ms: performance.now() - started };
+}
+
+describe('requests with very many items', () => {
+  it('a run of 60 000 user messages to an Anthropic provider is merged in linear time', async () => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = Array.from({ length: 60_000 }, () => ({ role: 'user', content: 'x' }));
+    const { value, ms } = await timed(() => tg.client.chat.completions.create({ model: 'anthropic/claude-3-5-haiku-latest', max_tokens: 1, messages }));
+    expect(value.choices[0]?.message.role).toBe('assistant');
+    expect(ms).toBeLessThan(PROMPT_MS);
+  }, 90_000);
+});
