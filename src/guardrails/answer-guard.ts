@@ -46,7 +46,7 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
       const text = message[field];
       if (block || typeof text !== 'string') continue;
       const findings = scanner.scan(text);
-      found.push(...findings);
+      for (const finding of findings) found.push(finding);
       block ??= findings.find((finding) => finding.action === 'block') ?? null;
       if (!block && findings.some((finding) => finding.action === 'redact')) message[field] = scanner.redact(text, findings);
     }
@@ -55,7 +55,7 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
         if (block || !isRecord(call) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
         const args = call.function.arguments;
         const findings = scanner.scan(args);
-        found.push(...findings);
+        for (const finding of findings) found.push(finding);
         block ??= findings.find((finding) => finding.action === 'block') ?? null;
         if (block || !findings.some((finding) => finding.action === 'redact')) return call;
         return { ...call, function: { ...call.function, arguments: scanner.redact(args, findings) } };
@@ -130,7 +130,10 @@ function releaseLogprobs(current: ChoiceState, all: boolean): Record<string, unk
     current.logprobs.shift();
     const redacted = held.spans.some(([field, start, end]) => (current.changed.get(field) ?? []).some(([from, to]) => from < end && to > start));
     if (redacted) continue;
-    for (const [name, value] of Object.entries(held.logprobs)) if (Array.isArray(value)) (merged[name] ??= []).push(...(value as unknown[]));
+    for (const [name, value] of Object.entries(held.logprobs)) if (Array.isArray(value)) {
+      const list = (merged[name] ??= []);
+      for (const item of value as unknown[]) list.push(item);
+    }
   }
   return Object.keys(merged).length === 0 ? null : { content: null, refusal: null, ...merged };
 }

@@ -116,7 +116,8 @@ export function guardRequest(request: ChatCompletionRequest | EmbeddingsRequest,
     if (found.length === 0) continue;
     const block = found.find((finding) => finding.action === 'block');
     if (block) return { blocked: { finding: block, param: slot.param }, findings: [...findings, block], changed };
-    findings.push(...found);
+    // A loop, not push(...): spread arguments live on the stack, and one text can hold 150 000 findings.
+    for (const finding of found) findings.push(finding);
     if (found.some((finding) => finding.action === 'redact')) {
       slot.set(scanner.redact(slot.text, found));
       changed = true;
@@ -193,7 +194,7 @@ export function guardNativeBody(body: Record<string, unknown>, scanner: TextScan
     if (blocked) return text;
     const found = scanner.scan(text);
     if (found.length === 0) return text;
-    findings.push(...found);
+    for (const finding of found) findings.push(finding);
     blocked = found.find((finding) => finding.action === 'block') ?? null;
     const redact = found.filter((finding) => finding.action === 'redact');
     return redact.length > 0 ? scanner.redact(text, redact) : text;

@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -17,6 +18,7 @@ let openai: ScriptedUpstream;
 let anthropic: AnthropicUpstream;
 let gemini: GeminiUpstream;
 let tg: RunningGateway;
+let claude: Anthropic;
 
 beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-big-openai', record: false });
@@ -30,6 +32,7 @@ beforeAll(async () => {
     },
     guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'input' }] },
   });
+  claude = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 60_000 });
 }, 30_000);
 
 afterAll(async () => {
@@ -51,5 +54,50 @@ describe('requests with very many items', () => {
     const { value, ms } = await timed(() => tg.client.chat.completions.create({ model: 'anthropic/claude-3-5-haiku-latest', max_tokens: 1, messages }));
     expect(value.choices[0]?.message.role).toBe('assistant');
     expect(ms).toBeLessThan(PROMPT_MS);
+  }, 90_000);
+
+  it('one text with 150 000 redacted findings is answered, not a 500', async () => {
+    const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', max_tokens: 1, messages: [{ role: 'user', content: 'a@b.co '.repeat(150_000) }] });
+    expect(answer.choices[0]?.message.role).toBe('assistant');
+    const embedded = await tg.client.embeddings.create({ model: 'openai/text-embedding-3-small', input: 'a@b.co '.repeat(150_000) });
+    expect(embedded.data).toHaveLength(1);
+    const native = await claude.messages.create({ model: 'claude-3-5-haiku-latest', max_tokens: 1, messages: [{ role: 'user', content: 'a@b.co '.repeat(150_000) }] });
+    expect(native.type).toBe('message');
+  }, 90_000);
+
+  it('an Anthropic user turn of 150 000 tool results reaches an OpenAI provider, not a 500', async () => {
+    const results: Anthropic.ToolResultBlockParam[] = Array.from({ length: 150_000 }, () => ({ type: 'tool_result', tool_use_id: 't', content: 'x' }));
+    const answer = await claude.messages.create({
+      model: 'openai/gpt-4o-mini',
+      max_tokens: 5,
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] },
+        { role: 'user', content: results },
+      ],
+    });
+    expect(answer.type).toBe('message');
+  }, 90_000);
+
+  it('150 000 content parts merged into a Gemini turn, and as many system parts for Anthropic, are not a 500', async () => {
+    const parts: OpenAI.ChatCompletionContentPartText[] = Array.from({ length: 150_000 }, () => ({ type: 'text', text: 'x' }));
+    const merged = await tg.client.chat.completions.create({
+      model: 'gemini/gemini-2.0-flash',
+      max_tokens: 1,
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'user', content: parts },
+      ],
+    });
+    expect(merged.choices[0]?.message.role).toBe('assistant');
+    const system = await tg.client.chat.completions.create({
+      model: 'anthropic/claude-3-5-haiku-latest',
+      max_tokens: 1,
+      messages: [
+        { role: 'system', content: parts },
+        { role: 'user', content: 'hi' },
+      ],
+    });
+    expect(system.choices[0]?.message.role).toBe('assistant');
   }, 90_000);
 });

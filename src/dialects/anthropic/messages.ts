@@ -96,7 +96,7 @@ export function canonicalMessages(system: unknown, messages: unknown[], options:
   messages.forEach((message, i) => {
     const where = `messages.${i}`;
     if (!isRecord(message)) throw invalidRequest(where, 'Input should be a valid dictionary');
-    if (message.role === 'user') out.push(...userMessages(message.content, where, options));
+    if (message.role === 'user') for (const turn of userMessages(message.content, where, options)) out.push(turn);
     else if (message.role === 'assistant') out.push(assistantMessage(message.content, where, options));
     else throw invalidRequest(`${where}.role`, "Input should be 'user' or 'assistant'");
   });

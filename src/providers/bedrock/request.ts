@@ -115,7 +115,7 @@ function assistantBlocks(message: ChatMessage, where: string): ConverseBlock[] {
 function pushTurn(turns: ConverseMessage[], role: 'user' | 'assistant', blocks: ConverseBlock[]): void {
   if (blocks.length === 0) return;
   const last = turns[turns.length - 1];
-  if (last && last.role === role) last.content.push(...blocks);
+  if (last && last.role === role) for (const block of blocks) last.content.push(block);
   else turns.push({ role, content: blocks });
 }
 

@@ -158,7 +158,7 @@ export function toGeminiContents(messages: ChatMessage[], model: string): Gemini
   const push = (role: GeminiContent['role'], parts: GeminiPart[]): void => {
     if (parts.length === 0) return;
     const last = contents[contents.length - 1];
-    if (last && last.role === role) last.parts.push(...parts);
+    if (last && last.role === role) for (const part of parts) last.parts.push(part);
     else contents.push({ role, parts });
   };
   messages.forEach((message, index) => {
