@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { FunctionCallingConfigMode, GoogleGenAI, type Content } from '@google/genai';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -19,6 +20,7 @@ let anthropic: AnthropicUpstream;
 let gemini: GeminiUpstream;
 let tg: RunningGateway;
 let claude: Anthropic;
+let genai: GoogleGenAI;
 
 beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-big-openai', record: false });
@@ -33,6 +35,7 @@ beforeAll(async () => {
     guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'input' }] },
   });
   claude = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 60_000 });
+  genai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai`, timeout: 60_000 } });
 }, 30_000);
 
 afterAll(async () => {
@@ -99,5 +102,34 @@ describe('requests with very many items', () => {
       ],
     });
     expect(system.choices[0]?.message.role).toBe('assistant');
+  }, 90_000);
+
+  it('a Gemini turn of 40 000 function calls and responses is matched in linear time', async () => {
+    const n = 40_000;
+    const contents: Content[] = [
+      { role: 'user', parts: [{ text: 'hi' }] },
+      { role: 'model', parts: Array.from({ length: n }, () => ({ functionCall: { name: 'f', args: {} } })) },
+      { role: 'user', parts: Array.from({ length: n }, () => ({ functionResponse: { name: 'g', response: {} } })) },
+    ];
+    const { value, ms } = await timed(() => genai.models.generateContent({ model: 'openai/gpt-4o-mini', contents, config: { maxOutputTokens: 1 } }));
+    expect(value.candidates?.length).toBe(1);
+    expect(ms).toBeLessThan(PROMPT_MS);
+  }, 90_000);
+
+  it('toolConfig ANY naming 120 000 functions among as many narrows the tools in linear time', async () => {
+    const n = 120_000;
+    const { value, ms } = await timed(() =>
+      genai.models.generateContent({
+        model: 'openai/gpt-4o-mini',
+        contents: 'hi',
+        config: {
+          maxOutputTokens: 1,
+          tools: [{ functionDeclarations: Array.from({ length: n }, (_, i) => ({ name: `f${i}` })) }],
+          toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY, allowedFunctionNames: Array.from({ length: n }, (_, i) => `g${i}`).concat('f1', 'f2') } },
+        },
+      }),
+    );
+    expect(value.candidates?.length).toBe(1);
+    expect(ms).toBeLessThan(PROMPT_MS);
   }, 90_000);
 });
