@@ -38,6 +38,8 @@ export interface GatewayErrorInit {
    * Gemini format as Google's API would show them; other formats have no place for them.
    */
   details?: readonly unknown[] | null;
+  /** The unexpected error an `internal_error` stands for (see toGatewayError): logged, never shown to a client. */
+  cause?: unknown;
 }
 
 /**
@@ -66,7 +68,7 @@ export class GatewayError extends Error {
   constructor(init: GatewayErrorInit) {
     // The last line of defence against an error that echoes a huge input whole: each site quotes inputs with
     // `quoteInput`, and no message, whatever it holds, grows past this.
-    super(init.message.length > MAX_ERROR_MESSAGE_CHARS ? quoteInput(init.message, MAX_ERROR_MESSAGE_CHARS) : init.message);
+    super(init.message.length > MAX_ERROR_MESSAGE_CHARS ? quoteInput(init.message, MAX_ERROR_MESSAGE_CHARS) : init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = 'GatewayError';
     this.status = init.status;
     this.type = init.type;
@@ -200,6 +202,8 @@ export interface ErrorExtras {
   upstreamStatus?: number;
   /** Only for a code that declares other `types` (rate limits: `requests` or `tokens`). */
   type?: string;
+  /** What an `internal_error` stands for: logged, never shown. */
+  cause?: unknown;
 }
 
 export function isErrorCode(code: string): code is ErrorCode {
@@ -223,13 +227,15 @@ export function gatewayError(code: ErrorCode, message: string, extras: ErrorExtr
     ...(extras.param !== undefined ? { param: extras.param } : {}),
     ...(extras.headers !== undefined ? { headers: extras.headers } : {}),
     ...(extras.upstreamStatus !== undefined ? { upstreamStatus: extras.upstreamStatus } : {}),
+    ...(extras.cause !== undefined ? { cause: extras.cause } : {}),
   });
 }
 
 /** Anything thrown that is not a GatewayError becomes a 500 without leaking its message or stack. */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  return gatewayError('internal_error', INTERNAL_MESSAGE);
+  // The client is told nothing of it; the error itself goes with it, so whoever logs the 500 can say what it was.
+  return gatewayError('internal_error', INTERNAL_MESSAGE, { cause: err });
 }
 
 /** What a 500 says when nothing more may be said. */

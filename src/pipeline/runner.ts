@@ -287,7 +287,9 @@ export class Pipeline {
           settled = true;
           const endedAt = performance.now();
           const error = toGatewayError(err);
-          if (!(err instanceof GatewayError)) this.log.error({ err, requestId: ctx.id }, 'unexpected pipeline error');
+          // An error no stage expected, or one a stage turned into a 500 on its way (the call stage's attempts do).
+          const unexpected = err instanceof GatewayError ? (err.code === 'internal_error' ? err.cause : undefined) : err;
+          if (unexpected !== undefined) this.log.error({ err: unexpected, requestId: ctx.id }, 'unexpected pipeline error');
           // The client's answer goes out first; the subscribers (log, metrics, traces) hear of it after.
           subscriber.error(error);
           // Writing the error may itself have failed (ctx.answerFailed): the client got that one.

@@ -5,13 +5,14 @@ import type { GatewayEvents } from '../../src/core/events.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { type RuntimeConfig } from '../../src/core/config.js';
 import type { ChatCompletion, ResponseEvent } from '../../src/core/canonical.js';
-import { GatewayError, gatewayError, INTERNAL_MESSAGE } from '../../src/core/errors.js';
+import { GatewayError, gatewayError, INTERNAL_MESSAGE, toGatewayError } from '../../src/core/errors.js';
+import { pino } from 'pino';
+import { BUS, LOG, ServiceRegistry } from '../../src/services.js';
 import { createRequestContext, type RequestContext } from '../../src/core/context.js';
 import type { PipelineDefinition } from '../../src/pipeline/definition.js';
 import { Pipeline, type StageRegistry } from '../../src/pipeline/runner.js';
 import type { Next, Stage } from '../../src/core/stage.js';
 import type { PluginDefinition } from '../../src/core/plugin.js';
-import type { ServiceRegistry } from '../../src/services.js';
 import { runnerServices } from '../helpers/pipeline-services.js';
 import { StageTimeline } from '../../src/core/stage-timeline.js';
 
@@ -352,6 +353,28 @@ describe('Pipeline', () => {
     await failureOf(failing.execute(context('b')));
     expect(events.of('request.completed').map((e) => [e.requestId, e.cancelled])).toEqual([['a', false]]);
     expect(events.of('request.failed').map((e) => e.requestId)).toEqual(['b']);
+  });
+});
+
+describe('an unexpected error', () => {
+  it('is logged with its stack when a stage turned it into a 500 on its way, and the client is told nothing of it', async () => {
+    const lines: string[] = [];
+    const logged = new ServiceRegistry().set(BUS, bus).set(LOG, pino({ level: 'info' }, { write: (line: string) => lines.push(line) }));
+    const broken = new TypeError("Cannot read properties of undefined (reading 'role')");
+    // What the call stage does with whatever an adapter throws while building its request.
+    const pipeline = new Pipeline(definition('end'), registry(factory('end', () => throwError(() => toGatewayError(broken)))), config, logged);
+    const failure = (await failureOf(pipeline.execute(context('req-broken')))) as GatewayError;
+    expect(failure).toMatchObject({ status: 500, code: 'internal_error', message: INTERNAL_MESSAGE });
+    const entries = lines.map((line) => JSON.parse(line) as { msg: string; requestId?: string; err?: { message: string; stack: string } });
+    const entry = entries.find((e) => e.msg === 'unexpected pipeline error');
+    expect(entry).toMatchObject({ requestId: 'req-broken', err: { message: broken.message } });
+    expect(entry?.err?.stack).toContain('TypeError');
+
+    // A 500 the gateway means (an empty answer, no stage answering) is not an unexpected error.
+    lines.length = 0;
+    const meant = new Pipeline(definition('end'), registry(factory('end', () => throwError(() => gatewayError('internal_error', 'The upstream answer was empty.')))), config, logged);
+    await failureOf(meant.execute(context('req-meant')));
+    expect(lines.filter((line) => line.includes('unexpected pipeline error'))).toEqual([]);
   });
 });
 
