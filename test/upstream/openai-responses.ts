@@ -207,7 +207,16 @@ export const DONE_FRAME = 'data: [DONE]\n\n';
  * one choice per chunk. With include_usage every chunk carries `usage: null` and one extra chunk with
  * `choices: []` carries the usage; without it, chunks have no usage field at all.
  */
-export function streamFrames(completion: Completion): string[] {
+/**
+ * Whose stream this is. `groq`: Groq's chat completion chunks have no `usage` field and its API takes no
+ * `stream_options` (its spec calls the field unused); the usage of the whole request rides on the final chunk, the
+ * one that finishes the answer, as `x_groq.usage` with Groq's timing fields beside the counts (ChatCompletionChunk.XGroq
+ * in groq-typescript's src/resources/chat/completions.ts).
+ */
+export type StreamFlavor = 'openai' | 'groq';
+
+export function streamFrames(completion: Completion, flavor: StreamFlavor = 'openai'): string[] {
+  if (flavor === 'groq') return groqStreamFrames(completion);
   const { request } = completion;
   const header = {
     id: completion.id,
@@ -234,6 +243,28 @@ export function streamFrames(completion: Completion): string[] {
   if (request.includeUsage) frames.push(`${prefix}[],"usage":${JSON.stringify(completion.usage)}}\n\n`);
   frames.push(DONE_FRAME);
   return frames;
+}
+
+function groqStreamFrames(completion: Completion): string[] {
+  const { request } = completion;
+  const header = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: request.model, system_fingerprint: SYSTEM_FINGERPRINT };
+  const requestId = `req_${randomAlphanumeric(26).toLowerCase()}`;
+  const perChoice = completion.answers.map((answer, index) => choiceDeltas(answer, index, request));
+  const steps = Math.max(...perChoice.map((deltas) => deltas.length));
+  const chunks: Record<string, unknown>[] = [];
+  for (let step = 0; step < steps; step++) {
+    for (const deltas of perChoice) {
+      const choice = deltas[step];
+      if (choice) chunks.push({ ...header, choices: [choice] });
+    }
+  }
+  const first = chunks[0];
+  if (first) first.x_groq = { id: requestId };
+  const last = chunks.at(-1);
+  const { prompt_tokens, completion_tokens, total_tokens } = completion.usage;
+  const timing = { queue_time: 0.012, prompt_time: 0.003, completion_time: 0.021, total_time: 0.024 };
+  if (last) last.x_groq = { id: requestId, usage: { ...timing, prompt_tokens, completion_tokens, total_tokens } };
+  return [...chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`), DONE_FRAME];
 }
 
 const MODEL_IDS = ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o3-mini', 'text-embedding-3-small'];

@@ -12,7 +12,7 @@ import { deliverHugeBody, deliverJson, deliverStream, modeFromModel, OK_MODE, ty
 import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, invalidUrl } from './openai-errors.js';
 import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
-import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames } from './openai-responses.js';
+import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
 
 export type { UpstreamMode } from './modes.js';
@@ -57,6 +57,8 @@ export interface UpstreamOptions {
   apiKey?: string | null;
   /** Delay between streamed chunks (default 0). */
   chunkDelayMs?: number;
+  /** Whose stream to send: OpenAI's (default), or Groq's (usage only in the final chunk's `x_groq.usage`). */
+  streamFlavor?: StreamFlavor;
   /** Record calls (default true); benchmarks turn it off. */
   record?: boolean;
   /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP; the URL is then https://. */
@@ -92,6 +94,7 @@ class OpenAIUpstream implements ScriptedUpstream {
   private readonly apiKey: string | null;
   private readonly record: boolean;
   private readonly chunkDelayMs: number;
+  private readonly streamFlavor: StreamFlavor;
   /** Bumped by reset() so late events of older calls never touch the new call list. */
   private generation = 0;
   private shuttingDown = false;
@@ -100,6 +103,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     this.apiKey = options.apiKey ?? null;
     this.record = options.record ?? true;
     this.chunkDelayMs = options.chunkDelayMs ?? 0;
+    this.streamFlavor = options.streamFlavor ?? 'openai';
     const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
     this.scheme = options.tls ? 'https' : 'http';
     this.server = options.tls
@@ -300,7 +304,7 @@ class OpenAIUpstream implements ScriptedUpstream {
       ...this.rateLimits.consume(completion.usage.total_tokens),
     };
     if (parsed.request.stream) {
-      return deliverStream(exchange, { ...SSE_HEADERS, ...headers }, streamFrames(completion), mode, this.chunkDelayMs);
+      return deliverStream(exchange, { ...SSE_HEADERS, ...headers }, streamFrames(completion, this.streamFlavor), mode, this.chunkDelayMs);
     }
     return deliverJson(exchange, { 'content-type': JSON_TYPE, ...headers }, completionJson(completion), mode);
   }

@@ -6,6 +6,7 @@ import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { withFields } from '../../core/with-fields.js';
 import { isChoiceList } from '../../core/answer-shape.js';
+import { isRecord } from '../../core/is-record.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
   if (!quirks) return;
@@ -18,6 +19,17 @@ function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undef
     }
   }
   if (quirks.dropFields) for (const field of quirks.dropFields) delete body[field];
+}
+
+/**
+ * Groq's chunks have no `usage`: the usage of a streamed request comes on its final chunk as `x_groq.usage`
+ * (ChatCompletionChunk.XGroq in Groq's API spec), and Groq does not use `stream_options`. It becomes the chunk's
+ * usage, so the gateway charges Groq's own count; the client's bytes, when passed through, stay as Groq sent them.
+ */
+function liftGroqUsage(record: Record<string, unknown>): void {
+  if (record.usage !== undefined && record.usage !== null) return;
+  const groq = record.x_groq;
+  if (isRecord(groq) && isRecord(groq.usage)) record.usage = groq.usage;
 }
 
 /**
@@ -85,6 +97,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
         throw invalidUpstreamBody(target.provider.name, 'a stream event whose choices are not objects with a delta object');
       }
       if (verbatim) kept.push({ event: event.event ?? '', data: event.data });
+      liftGroqUsage(record);
       return record as ChatCompletionChunk;
     });
     if (!verbatim) return decoder;
