@@ -16,6 +16,8 @@ beforeAll(async () => {
       // No /openai suffix: the adapter adds it.
       azure: { base_url: upstream.url, api_key: KEY, api_version: '2024-10-21' },
       'azure-ai': { base_url: `${upstream.url}/models`, api_key: KEY },
+      // The v1 API, as the OpenAI SDK's base URL; a dated version (as AZURE_OPENAI_API_VERSION may hold) is not for it.
+      'azure-v1': { type: 'azure', base_url: `${upstream.url}/openai/v1/`, api_key: KEY, api_version: '2024-06-01' },
     },
     settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
   });
@@ -50,6 +52,32 @@ describe('azure openai through the gateway', () => {
     expect(call?.apiVersion).toBe('2024-10-21');
     expect(call?.headers['api-key']).toBe(KEY);
     expect(call?.headers.authorization).toBeUndefined();
+  });
+
+  it('calls the v1 API at /openai/v1 with the deployment as the model and no dated api-version', async () => {
+    const completion = await tg.client.chat.completions.create({ model: 'azure-v1/gpt-4o-prod', messages: [{ role: 'user', content: 'hello v1' }], max_completion_tokens: 50 });
+    expect(completion.choices[0]?.message.content).toBe('echo: hello v1');
+    const call = upstream.calls[0];
+    expect(call?.path).toBe('/openai/v1/chat/completions');
+    expect(call?.apiVersion).toBeNull();
+    expect(call?.body.model).toBe('gpt-4o-prod');
+    // The v1 API takes today's fields whatever version a dated deployment URL would have needed.
+    expect(call?.body.max_completion_tokens).toBe(50);
+    expect(call?.headers['api-key']).toBe(KEY);
+
+    upstream.reset();
+    const stream = await tg.client.chat.completions.create({ model: 'azure-v1/gpt-4o-prod', messages: [{ role: 'user', content: 'stream v1' }], stream: true, stream_options: { include_usage: true } });
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('echo: stream v1');
+    expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
+    expect(upstream.calls[0]?.path).toBe('/openai/v1/chat/completions');
+
+    upstream.reset();
+    const embedded = await tg.client.embeddings.create({ model: 'azure-v1/embed-small', input: 'v1 embeddings' });
+    expect(embedded.data).toHaveLength(1);
+    expect(upstream.calls[0]?.path).toBe('/openai/v1/embeddings');
+    expect(upstream.calls[0]?.body.model).toBe('embed-small');
   });
 
   it('streams, without the prompt-filter chunk, with usage on include_usage', async () => {

@@ -115,13 +115,20 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     const apiVersion = url.searchParams.get('api-version');
     this.calls.push({ method: req.method ?? 'GET', path: url.pathname, apiVersion, headers: req.headers, body });
 
-    const route = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(url.pathname) ?? /^\/models\/(chat\/completions|embeddings)$/.exec(url.pathname);
-    const deployment = url.pathname.startsWith('/openai/') ? route?.[1] : undefined;
+    // The v1 API (`/openai/v1/...`): OpenAI's paths, the deployment named by the body's model, no dated api-version.
+    const v1 = /^\/openai\/v1\/(chat\/completions|embeddings)$/.exec(url.pathname);
+    const route = v1 ? null : (/^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(url.pathname) ?? /^\/models\/(chat\/completions|embeddings)$/.exec(url.pathname));
+    const v1Model = v1 && isRecord(body) && typeof body.model === 'string' ? body.model : undefined;
+    const deployment = v1 ? (v1Model !== undefined ? encodeURIComponent(v1Model) : undefined) : url.pathname.startsWith('/openai/') ? route?.[1] : undefined;
     const foundry = url.pathname.startsWith('/models/') && route !== null;
-    const embeddings = route?.[route.length - 1] === 'embeddings';
-    if (req.method !== 'POST' || (!deployment && !foundry)) return this.sendError(res, 404, { code: '404', message: 'Resource not found' });
+    const matched = v1 ?? route;
+    const embeddings = matched?.[matched.length - 1] === 'embeddings';
+    if (req.method !== 'POST' || (!v1 && !deployment && !foundry)) return this.sendError(res, 404, { code: '404', message: 'Resource not found' });
     if (req.headers['api-key'] !== (this.options.apiKey ?? 'azure-test-key')) return this.sendError(res, 401, {});
-    if (!apiVersion) return this.sendError(res, 404, { code: '404', message: 'Resource not found' });
+    if (v1) {
+      if (apiVersion !== null && apiVersion !== 'preview' && apiVersion !== 'latest') return this.sendError(res, 400, { code: 'BadRequest', message: `API version not supported` });
+      if (!deployment) return this.sendError(res, 400, { code: 'BadRequest', message: 'model is required.' });
+    } else if (!apiVersion) return this.sendError(res, 404, { code: '404', message: 'Resource not found' });
 
     let servedModel: string;
     if (deployment) {

@@ -26,10 +26,23 @@ function openAIRoot(base: string): string {
   return /\/openai$/i.test(base) ? base : `${base}/openai`;
 }
 
+/**
+ * Azure OpenAI's v1 API (`{endpoint}/openai/v1/`, as the OpenAI SDK's base URL): OpenAI's own paths, the deployment
+ * name as the body's `model`, and no dated `api-version` (only `preview` or `latest` may be named).
+ */
+function isV1(base: string): boolean {
+  return /\/openai\/v1$/i.test(base);
+}
+
 export function azureUrl(target: Target, operation: 'chat/completions' | 'embeddings'): string {
   const vendor = target.provider.vendor.id;
-  const version = encodeURIComponent(target.provider.options.apiVersion ?? DEFAULT_API_VERSION[vendor] ?? DEFAULT_API_VERSION.azure ?? '');
   const base = endpoint(target);
+  if (vendor === 'azure' && isV1(base)) {
+    const configured = target.provider.options.apiVersion;
+    const named = configured === 'preview' || configured === 'latest' ? `?api-version=${configured}` : '';
+    return `${base}/${operation}${named}`;
+  }
+  const version = encodeURIComponent(target.provider.options.apiVersion ?? DEFAULT_API_VERSION[vendor] ?? DEFAULT_API_VERSION.azure ?? '');
   if (vendor === 'azure-ai') return `${base}/${operation}?api-version=${version}`;
   // Azure OpenAI: the model part of `azure/<name>` is the deployment name.
   return `${openAIRoot(base)}/deployments/${pathSegment(target.model, 'Azure OpenAI')}/${operation}?api-version=${version}`;
@@ -90,7 +103,7 @@ function delegate<K extends 'buildEmbeddingsRequest' | 'parseEmbeddingsResponse'
  * stream usage (it counts the stream's tokens itself, as it did before it asked) and sends the limit as max_tokens.
  */
 function knowsStreamOptions(target: Target): boolean {
-  if (target.provider.vendor.id !== 'azure') return true;
+  if (target.provider.vendor.id !== 'azure' || isV1(target.provider.baseUrl.replace(/\/+$/, ''))) return true;
   const version = target.provider.options.apiVersion ?? DEFAULT_API_VERSION.azure ?? '';
   return version.slice(0, 10) >= '2024-09-01';
 }
