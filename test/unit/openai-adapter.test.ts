@@ -143,6 +143,11 @@ describe('openAICompatibleAdapter.buildChatRequest', () => {
       expect(body).not.toHaveProperty('seed');
     });
 
+    it('leaves out `user`, which Mistral refuses as an extra input (the Anthropic route sets it from metadata.user_id)', () => {
+      const { body } = build({ model: 'm', messages, user: 'user_abc' }, mistral());
+      expect(body).toEqual({ model: 'mistral-small-latest', messages });
+    });
+
     it('adds nothing when the renamed fields are absent', () => {
       const { body } = build({ model: 'm', messages }, mistral());
       expect(body).toEqual({ model: 'mistral-small-latest', messages });

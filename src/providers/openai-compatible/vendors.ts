@@ -48,8 +48,9 @@ export const openAICompatibleVendors: VendorDefinition[] = [
   {
     id: 'mistral', displayName: 'Mistral AI', format: 'openai', defaultBaseUrl: 'https://api.mistral.ai', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['MISTRAL_API_KEY'], baseUrlEnv: ['MISTRAL_BASE_URL'],
-    // Mistral names the sampling seed `random_seed`.
-    quirks: { renameFields: { ...maxTokensOnly, seed: 'random_seed' }, noStreamOptions: true },
+    // Mistral names the sampling seed `random_seed`, and refuses any field outside its schema (422 extra_forbidden):
+    // `user`, which the Anthropic route fills from metadata.user_id (Claude Code always sends one), is not in it.
+    quirks: { renameFields: { ...maxTokensOnly, seed: 'random_seed' }, dropFields: ['user'], noStreamOptions: true },
     docsUrl: 'https://docs.mistral.ai/api/#tag/chat',
   },
   {
