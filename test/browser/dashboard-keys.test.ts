@@ -130,3 +130,23 @@ describe('deleting the only key of the last page', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 });
+
+describe('creating a team', () => {
+  it('creates one team for a double click on "Create team", not two of the same name', async () => {
+    const { api } = gatewayApi(() => tg.url);
+    await page.goto(`${tg.url}/#/keys`);
+    await page.reload();
+    const form = page.getByRole('form', { name: 'Create a team' });
+    await form.getByLabel('Team name').fill('double-click');
+    await form.getByRole('button', { name: 'Create team' }).dblclick();
+    await page.getByRole('row', { name: /double-click/ }).waitFor();
+    // Both clicks' requests (if there were two) have been answered by the time the list is read again.
+    await page.waitForLoadState('networkidle');
+    const teams = (await api('GET', '/api/teams')).body as { data: { name: string }[] };
+    expect(teams.data.filter((team) => team.name === 'double-click')).toHaveLength(1);
+    expect(await page.getByRole('row', { name: /double-click/ }).count()).toBe(1);
+    // The form is ready for the next team.
+    expect(await form.getByLabel('Team name').inputValue()).toBe('');
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+});

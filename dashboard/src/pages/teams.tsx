@@ -14,6 +14,8 @@ import { GuardrailsOverrideEditor } from './guardrails-override.js';
 export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; onChange(): void }) {
   const [error, setError] = useState<ApiError | null>(null);
   const [formError, setFormError] = useState<ApiError | null>(null);
+  /** A create in flight: the button waits for it, so a double click does not make two teams of one name. */
+  const [creating, setCreating] = useState(false);
   /** The team whose guardrails are being edited. */
   const [guarding, setGuarding] = useState<Team | null>(null);
   const remove = async (team: Team): Promise<void> => {
@@ -31,6 +33,7 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
     const formElement = event.target as HTMLFormElement;
     const form = new FormData(formElement);
     setFormError(null);
+    setCreating(true);
     try {
       await api.post('/teams', {
         name: String(form.get('name') ?? '').trim(),
@@ -42,6 +45,8 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
       teams.reload();
     } catch (err) {
       setFormError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setCreating(false);
     }
   };
   return (
@@ -126,7 +131,9 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
             {(aria) => <input {...aria} name="rate_limit" type="number" min="1" step="1" inputMode="numeric" />}
           </FormField>
         </div>
-        <button type="submit">Create team</button>
+        <button type="submit" disabled={creating}>
+          {creating ? 'Creating…' : 'Create team'}
+        </button>
       </form>
     </section>
   );
