@@ -3,9 +3,12 @@
 export function usd(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
   if (value === 0) return '$0';
-  // Per-request costs are often fractions of a cent: keep enough digits to tell them apart.
-  if (Math.abs(value) < 0.01) return `$${value.toPrecision(2)}`;
-  return `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  const sign = value < 0 ? '-' : '';
+  const amount = Math.abs(value);
+  // Per-request costs are often fractions of a cent: keep two significant digits to tell them apart, written out
+  // in full (toPrecision wrote a cheap model's $0.00000008 as "$8.0e-8").
+  if (amount < 0.01) return `${sign}$${amount.toLocaleString('en-US', { maximumSignificantDigits: 2, maximumFractionDigits: 20 })}`;
+  return `${sign}$${amount.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 }
 
 export function count(value: number | null | undefined): string {

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectPageErrors, openBrowserPage, screenshot } from '../helpers/browser.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -13,7 +14,7 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
  * the official OpenAI client using that key, find the request in the logs and the spend on the spend page.
  */
 
-const PRICES = { m: { input_per_mtok: 10, output_per_mtok: 20 } };
+const PRICES = { m: { input_per_mtok: 10, output_per_mtok: 20 }, cheap: { input_per_mtok: 0.01, output_per_mtok: 0.02 } };
 const TIMEOUT = 60_000;
 
 let upstream: ScriptedUpstream;
@@ -221,5 +222,24 @@ describe('the dashboard in Chromium', () => {
     }
     expect(smallErrors).toEqual([]);
     await phone.close();
+  }, TIMEOUT);
+});
+
+describe('a request that cost a tiny fraction of a cent', () => {
+  it('shows its cost written out in dollars, not in exponent notation', async () => {
+    const { createKey, clientFor } = gatewayApi(() => tg.url);
+    const { key } = await createKey({ name: 'cheap-caller' });
+    await clientFor(key).chat.completions.create({ model: 'openai/cheap', messages: [{ role: 'user', content: 'hi' }] });
+
+    await page.goto(`${tg.url}/#/logs?model=openai%2Fcheap`);
+    const row = page.locator('tbody tr').first();
+    await row.getByRole('cell', { name: 'openai/cheap' }).waitFor();
+    // A few tokens at a cent per million: some hundred-millionths of a dollar (was "$8.0e-8").
+    const cost = await row.locator('td').nth(7).innerText();
+    expect(cost).toMatch(/^\$0\.0000000\d{1,2}$/);
+    await row.getByRole('link').click();
+    await page.getByRole('heading', { name: 'Tokens and cost' }).waitFor();
+    expect(await page.getByRole('definition').filter({ hasText: cost }).count()).toBe(1);
+    expect(errors).toEqual([]);
   }, TIMEOUT);
 });
