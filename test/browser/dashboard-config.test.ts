@@ -295,3 +295,19 @@ describe('providers and routes in the dashboard', () => {
     await phone.close();
   }, TIMEOUT);
 });
+
+describe('closing the route form', () => {
+  it('gives the focus back to "Create a route" (disabled while its form is open) after Escape', async () => {
+    await page.goto(`${tg.url}/#/routes`);
+    await page.reload();
+    const create = page.getByRole('button', { name: 'Create a route' });
+    await create.focus();
+    await page.keyboard.press('Enter');
+    const form = page.getByRole('form', { name: 'Create a route' });
+    await form.getByLabel('Route name').fill('never-saved');
+    await page.keyboard.press('Escape');
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Create a route');
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+});

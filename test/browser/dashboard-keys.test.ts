@@ -150,3 +150,35 @@ describe('creating a team', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 });
+
+describe('closing a key editor', () => {
+  it('gives the focus back to the button that opened it, whether closed with Escape or with Close', async () => {
+    const { createKey } = gatewayApi(() => tg.url);
+    await createKey({ name: 'focus-return' });
+    await page.goto(`${tg.url}/#/keys`);
+    await page.reload();
+    await page.getByLabel('Find a key').fill('focus-return');
+    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 1');
+    const row = page.getByRole('row', { name: /focus-return/ });
+
+    const guardrails = row.getByRole('button', { name: 'Guardrails of focus-return' });
+    await guardrails.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Guardrails of the key “focus-return”' }).waitFor();
+    expect(await page.evaluate('document.activeElement?.tagName')).toBe('H3');
+    await page.keyboard.press('Escape');
+    await page.getByRole('heading', { name: 'Guardrails of the key “focus-return”' }).waitFor({ state: 'detached' });
+    // A keyboard user goes on from where they were, not from the top of the page.
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Guardrails of focus-return');
+
+    const mcp = row.getByRole('button', { name: 'MCP of focus-return' });
+    await mcp.focus();
+    await page.keyboard.press('Enter');
+    const editor = page.getByRole('region', { name: 'MCP of the key “focus-return”' });
+    await editor.waitFor();
+    await editor.getByRole('button', { name: 'Close' }).click();
+    await editor.waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('MCP of focus-return');
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+});

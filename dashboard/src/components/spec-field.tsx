@@ -121,10 +121,26 @@ function PairsField({ spec, scope, error, stored }: { spec: FieldSpec; scope: st
   );
 }
 
-/** Focus the form's heading once when it opens (it is opened by a button elsewhere on the page). */
+/**
+ * Focus the form's heading once when it opens (it is opened by a button elsewhere on the page), and give the focus
+ * back to that button when it closes (saved, cancelled, Escape): the focused control went away with the form, and
+ * a keyboard user was left at the top of the page.
+ */
 export function useFocusOnOpen() {
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), []);
+  // Read at the first render, before the click that opened the form has re-rendered the page (an Add button is
+  // disabled while its form is open, and a disabled button loses the focus).
+  const [opener] = useState(() => (document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null));
+  useEffect(() => {
+    heading.current?.focus();
+    return () => {
+      // Once the form is gone from the page; unless the user has put the focus somewhere since.
+      setTimeout(() => {
+        const active = document.activeElement;
+        if (opener?.isConnected && (active === null || active === document.body)) opener.focus();
+      }, 0);
+    };
+  }, []);
   return heading;
 }
 
