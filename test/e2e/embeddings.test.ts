@@ -94,6 +94,10 @@ describe('POST /v1/embeddings', () => {
       const error = ((await response.json()) as { error: { param: string; type: string } }).error;
       expect(error).toMatchObject({ param, type: 'invalid_request_error' });
     }
+    // A model that is not a string is said to be of the wrong type, not to be missing (as on chat completions).
+    const wrongType = await fetch(`${tg.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 42, input: 'x' }) });
+    expect(wrongType.status).toBe(400);
+    expect(((await wrongType.json()) as { error: unknown }).error).toMatchObject({ code: 'invalid_type', param: 'model', message: "Invalid type for 'model': expected a string." });
     expect(primary.calls).toHaveLength(0);
   });
 

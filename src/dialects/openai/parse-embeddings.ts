@@ -12,9 +12,11 @@ const isTokenArray = (value: unknown): value is number[] => Array.isArray(value)
 export function parseEmbeddingsRequest(body: unknown): EmbeddingsRequest {
   if (!isRecord(body)) throw gatewayError('invalid_body', 'The request body must be a JSON object.');
   const { model, input } = body;
-  if (typeof model !== 'string' || model === '') {
-    throw gatewayError(model === undefined ? 'missing_required_parameter' : 'invalid_type', "Missing required parameter: 'model'.", { param: 'model' });
+  // As the chat route says it: a model that is missing, and one that is not a string, are different mistakes.
+  if (model === undefined || model === null || model === '') {
+    throw gatewayError('missing_required_parameter', "Missing required parameter: 'model'.", { param: 'model' });
   }
+  if (typeof model !== 'string') throw gatewayError('invalid_type', "Invalid type for 'model': expected a string.", { param: 'model' });
   const badName = modelNameError(model);
   if (badName !== null) throw gatewayError('invalid_model_name', badName, { param: 'model' });
   if (input === undefined || input === null) throw gatewayError('missing_required_parameter', "Missing required parameter: 'input'.", { param: 'input' });
