@@ -196,6 +196,8 @@ describe('malformed requests', () => {
   it('are still refused before any upstream call, server tools or not', async () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ model: MODEL, max_tokens: 10, tools: [webSearch] }, 'messages: Field required'],
+      [{ max_tokens: 10, tools: [webSearch], messages: [{ role: 'user', content: 'x' }] }, 'model: Field required'],
+      [{ model: 7, max_tokens: 10, tools: [webSearch], messages: [{ role: 'user', content: 'x' }] }, 'model: Input should be a valid string'],
       [{ model: MODEL, max_tokens: 10, tools: [webSearch], messages: [{ role: 'system', content: 'x' }] }, "messages.0.role: Input should be 'user' or 'assistant'"],
       [{ model: MODEL, max_tokens: 10, tools: [webSearch], messages: [{ role: 'user', content: 7 }] }, 'messages.0.content: Input should be a valid string or list'],
       [{ model: MODEL, max_tokens: 10, tools: [webSearch, { name: '' }], messages: [{ role: 'user', content: 'x' }] }, 'tools.1.name: Field required'],

@@ -17,7 +17,8 @@ export interface MessagesRequest extends Json {
  */
 export function readMessagesRequest(body: unknown, endpoint: 'messages' | 'count_tokens'): MessagesRequest {
   if (!isRecord(body)) throw invalidRequest('body', 'Input should be a valid dictionary');
-  if (typeof body.model !== 'string' || body.model.trim() === '') throw invalidRequest('model', 'Field required');
+  if (body.model === undefined || body.model === null || (typeof body.model === 'string' && body.model.trim() === '')) throw invalidRequest('model', 'Field required');
+  if (typeof body.model !== 'string') throw invalidRequest('model', 'Input should be a valid string');
   const badName = modelNameProblem(body.model);
   if (badName !== null) throw invalidRequest('model', `the model name ${quotedModelName(body.model)} ${badName}`);
   if (!Array.isArray(body.messages)) throw invalidRequest('messages', 'Field required');
