@@ -1,4 +1,5 @@
 import type { GatewayError } from './errors.js';
+import type { Target } from './provider.js';
 
 /**
  * The canonical shapes are OpenAI's chat-completions shapes. Only the fields the gateway reads are typed;
@@ -61,9 +62,10 @@ export interface NativeRequest {
   /**
    * The canonical request as an attempt on an upstream of `format` is to get it, when the dialect left fields on it
    * that only some formats read (Anthropic's `thinking` and `cache_control`, which Vertex AI's Claude reads and
-   * OpenAI's API refuses). Asked per attempt, so each target of a route or a fallback chain gets its own shape.
+   * OpenAI's API refuses). Asked per attempt, so each target of a route or a fallback chain gets its own shape;
+   * `target` lets it leave out what the dialect derived and the target's model refuses (see withDerivedEffort).
    */
-  requestFor?: (request: ChatCompletionRequest, format: string) => ChatCompletionRequest;
+  requestFor?: (request: ChatCompletionRequest, format: string, target: Target) => ChatCompletionRequest;
   /**
    * Set when a plugin changed the canonical request and left `body` as the client sent it (a plugin that knows
    * only `ctx.request`): `body` no longer says what the request asks, so attempts translate the canonical request

@@ -161,6 +161,13 @@ export interface VendorQuirks {
    * it (Azure OpenAI API versions before 2024-09-01).
    */
   noStreamOptions?: true;
+  /**
+   * The vendor's models that take `reasoning_effort` (model-name prefixes), each with the levels it takes, when
+   * the vendor's other models refuse the field (xAI). A reasoning_effort the gateway derived itself (an Anthropic
+   * thinking budget, a Gemini thinkingConfig) is left out on the other models, which reason by default, and set
+   * to the nearest level taken on these; a client's own reasoning_effort (the /v1 route) is sent as written.
+   */
+  reasoningEffortModels?: Record<string, readonly string[]>;
 }
 
 /** A row of the vendor table: everything that distinguishes one vendor of a wire format from another. */

@@ -339,7 +339,7 @@ class CallStage implements Stage {
             buffered = [];
             // A body declared too large is refused before a byte of it is read.
             if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
-          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, requestFor(ctx, adapter), nativeRequest(ctx, adapter), verbatim(ctx, adapter));
+          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, requestFor(ctx, adapter, target), nativeRequest(ctx, adapter), verbatim(ctx, adapter));
         },
         onData(chunk) {
           if (buffered) {
@@ -408,8 +408,8 @@ function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter): NativeReq
 }
 
 /** The canonical request shaped for this attempt's upstream format, as the client's dialect says (see NativeRequest.requestFor). */
-function requestFor(ctx: ChatContext, adapter: ProviderAdapter): ChatCompletionRequest {
-  return ctx.native?.requestFor ? ctx.native.requestFor(ctx.request, adapter.format) : ctx.request;
+function requestFor(ctx: ChatContext, adapter: ProviderAdapter, target: Target): ChatCompletionRequest {
+  return ctx.native?.requestFor ? ctx.native.requestFor(ctx.request, adapter.format, target) : ctx.request;
 }
 
 /**
@@ -450,7 +450,7 @@ function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): 
 
 /** The upstream request for this operation; a provider without an embeddings API cannot take embeddings. */
 function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): UpstreamRequest {
-  if (ctx.operation === 'chat') return adapter.buildChatRequest(requestFor(ctx, adapter), target, nativeRequest(ctx, adapter));
+  if (ctx.operation === 'chat') return adapter.buildChatRequest(requestFor(ctx, adapter, target), target, nativeRequest(ctx, adapter));
   if (!adapter.buildEmbeddingsRequest || !adapter.parseEmbeddingsResponse) {
     throw gatewayError('embeddings_not_supported', `Provider '${target.provider.name}' (${target.provider.vendor.displayName}) has no embeddings API in tollgate.`, { param: 'model' });
   }

@@ -13,6 +13,7 @@ import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, inval
 import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
+import { vendorRefusal, type Vendor } from './vendor-refusals.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
 
 export type { UpstreamMode } from './modes.js';
@@ -59,6 +60,8 @@ export interface UpstreamOptions {
   chunkDelayMs?: number;
   /** Whose stream to send: OpenAI's (default), or Groq's (usage only in the final chunk's `x_groq.usage`). */
   streamFlavor?: StreamFlavor;
+  /** Refuse, in the vendor's words, the chat requests that vendor refuses and OpenAI takes (vendor-refusals.ts). */
+  vendor?: Vendor;
   /** Record calls (default true); benchmarks turn it off. */
   record?: boolean;
   /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP; the URL is then https://. */
@@ -95,6 +98,7 @@ class OpenAIUpstream implements ScriptedUpstream {
   private readonly record: boolean;
   private readonly chunkDelayMs: number;
   private readonly streamFlavor: StreamFlavor;
+  private readonly vendor: Vendor | null;
   /** Bumped by reset() so late events of older calls never touch the new call list. */
   private generation = 0;
   private shuttingDown = false;
@@ -104,6 +108,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     this.record = options.record ?? true;
     this.chunkDelayMs = options.chunkDelayMs ?? 0;
     this.streamFlavor = options.streamFlavor ?? 'openai';
+    this.vendor = options.vendor ?? null;
     const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
     this.scheme = options.tls ? 'https' : 'http';
     this.server = options.tls
@@ -294,6 +299,8 @@ class OpenAIUpstream implements ScriptedUpstream {
     }
 
     if (!jsonOk) return sendError(exchange, 400, invalidRequest({ message: INVALID_JSON_MESSAGE, param: null, code: null }));
+    const refusal = this.vendor ? vendorRefusal(this.vendor, body) : null;
+    if (refusal) return sendRaw(exchange, refusal.status, { 'content-type': JSON_TYPE }, refusal.body);
     const parsed = parseChatRequest(body);
     if (!parsed.ok) return sendError(exchange, 400, invalidRequest(parsed.problem));
 

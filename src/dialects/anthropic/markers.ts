@@ -1,4 +1,6 @@
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
+import { withDerivedEffort } from '../../core/derived-effort.js';
+import type { Target } from '../../core/provider.js';
 import { isRecord } from '../../core/is-record.js';
 import { type Json } from '../../wire/anthropic/shapes.js';
 import { assistantContent, systemContent, userContent } from './messages.js';
@@ -36,9 +38,13 @@ function unmarkedMessage(message: ChatMessage): ChatMessage {
  * one gets the request without it (OpenAI's API refuses both with a 400; the thinking budget travels as
  * reasoning_effort), as a direct request to that format always did. Asked per attempt, so a route or a fallback
  * chain mixing formats sends each target what it takes: the Anthropic attempt the client's body, the OpenAI
- * fallback no markers.
+ * fallback no markers. The reasoning_effort the thinking budget became is sent as the target's model takes it.
  */
-export function anthropicRequestFor(request: ChatCompletionRequest, format: string): ChatCompletionRequest {
+export function anthropicRequestFor(request: ChatCompletionRequest, format: string, target?: Target): ChatCompletionRequest {
+  return withDerivedEffort(shapedFor(request, format), target);
+}
+
+function shapedFor(request: ChatCompletionRequest, format: string): ChatCompletionRequest {
   const keepCache = READS_CACHE_CONTROL.has(format);
   const tools = !keepCache && Array.isArray(request.tools) && request.tools.some(marked) ? (request.tools as Json[]).map(unmarked) : request.tools;
   const messages = !keepCache && request.messages.some((message) => Array.isArray(message.content) && message.content.some(marked)) ? request.messages.map(unmarkedMessage) : request.messages;

@@ -43,6 +43,11 @@ export const openAICompatibleVendors: VendorDefinition[] = [
   {
     id: 'xai', displayName: 'xAI', format: 'openai', defaultBaseUrl: 'https://api.x.ai/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['XAI_API_KEY'], baseUrlEnv: ['XAI_BASE_URL'], catalogId: 'x-ai',
+    // Most Grok models reason without a dial and answer 400 to `reasoning_effort` (grok-3, grok-4, grok-4-fast,
+    // grok-4-1-fast, grok-4.20, grok-code-fast); grok-3-mini takes low and high, grok-4.3 and grok-4.5 low to high
+    // (docs.x.ai/docs/guides/reasoning). grok-4.20-multi-agent reads the field as an agent count, not a thinking
+    // effort, so a thinking budget is not sent to it either.
+    quirks: { reasoningEffortModels: { 'grok-3-mini': ['low', 'high'], 'grok-4.3': ['low', 'medium', 'high'], 'grok-4.5': ['low', 'medium', 'high'] } },
     docsUrl: 'https://docs.x.ai/docs/api-reference',
   },
   {

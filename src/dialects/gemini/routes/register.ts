@@ -8,6 +8,7 @@ import { takeRequestFallbacks } from '../../openai/parse-request.js';
 import type { ChatCompletionRequest } from '../../../core/canonical.js';
 import { GatewayError } from '../../../core/errors.js';
 import { createRequestContext } from '../../../core/context.js';
+import { withDerivedEffort } from '../../../core/derived-effort.js';
 import { hasExactNumbers } from '../../../exact-numbers.js';
 import { checkVirtualKey } from '../../../http/key-check.js';
 import { isRemoteClient } from '../../../http/client-address.js';
@@ -142,8 +143,9 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           clientHeaders: request.headers,
           exactNumbers: hasExactNumbers(request.body),
           // A Gemini upstream gets the client's own body (native pass-through); other formats the translation, or,
-          // when the body holds what the canonical form cannot express, the 400 saying so (the call stage).
-          native: { format: 'gemini', body, untranslatable },
+          // when the body holds what the canonical form cannot express, the 400 saying so (the call stage). The
+          // reasoning_effort a thinkingConfig became goes as each target's model takes it.
+          native: { format: 'gemini', body, untranslatable, requestFor: (canonical, _format, target) => withDerivedEffort(canonical, target) },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();

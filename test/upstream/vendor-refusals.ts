@@ -1,0 +1,53 @@
+// What some OpenAI-compatible vendors refuse that OpenAI takes, in their own words, so a gateway that sends it
+// gets the vendor's 400. Used by the scripted OpenAI upstream when started with `vendor`.
+
+type Json = Record<string, unknown>;
+
+export type Vendor = 'xai';
+
+export interface Refusal {
+  status: number;
+  body: string;
+}
+
+/** Model-name prefixes of the Grok models that take `reasoning_effort` (docs.x.ai/docs/guides/reasoning). */
+const XAI_EFFORT_MODELS: Record<string, string[]> = {
+  'grok-3-mini': ['low', 'high'],
+  'grok-4.3': ['none', 'low', 'medium', 'high'],
+  'grok-4.5': ['low', 'medium', 'high'],
+};
+
+/** Grok models that reason: they refuse presence_penalty, frequency_penalty and stop. */
+function xaiReasons(model: string): boolean {
+  return model.startsWith('grok-3-mini') || (model.startsWith('grok-4') && !model.includes('non-reasoning'));
+}
+
+function xai(body: Json): Refusal | null {
+  const model = typeof body.model === 'string' ? body.model : '';
+  const refuse = (parameter: string): Refusal => ({
+    status: 400,
+    body: JSON.stringify({ code: 'Client specified an invalid argument', error: `Model ${model} does not support parameter ${parameter}.` }),
+  });
+  if (body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
+    const prefix = Object.keys(XAI_EFFORT_MODELS).find((p) => model.startsWith(p));
+    if (!prefix) return refuse('reasoningEffort');
+    if (!XAI_EFFORT_MODELS[prefix]?.includes(String(body.reasoning_effort))) {
+      return { status: 400, body: JSON.stringify({ code: 'Client specified an invalid argument', error: `Invalid reasoning effort ${JSON.stringify(body.reasoning_effort)} for model ${model}.` }) };
+    }
+  }
+  if (xaiReasons(model)) {
+    for (const [field, name] of [['presence_penalty', 'presencePenalty'], ['frequency_penalty', 'frequencyPenalty'], ['stop', 'stop']] as const) {
+      if (body[field] !== undefined && body[field] !== null) return refuse(name);
+    }
+  }
+  return null;
+}
+
+/** The vendor's 400 for this chat request, or null when it takes it. */
+export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  switch (vendor) {
+    case 'xai':
+      return xai(body as Json);
+  }
+}
