@@ -212,7 +212,23 @@ export function withoutCredential(error: GatewayError, credential: string | null
 }
 
 /**
- * Reads the error bodies providers actually send: OpenAI's `{"error":{message,type,param,code}}`, the bare
+ * OpenRouter's error for a failure of the provider it routed to says only "Provider returned error" and keeps
+ * that provider's own answer in `error.metadata.raw` (with `provider_name`): the message gets it, so the client
+ * reads why the request failed.
+ */
+function withProviderDetail(message: string | null, metadata: unknown): string | null {
+  if (metadata === null || typeof metadata !== 'object') return message;
+  const meta = metadata as Record<string, unknown>;
+  const raw = typeof meta.raw === 'string' ? meta.raw.trim() : meta.raw !== undefined && meta.raw !== null ? JSON.stringify(meta.raw) : '';
+  if (raw === '' || (message !== null && message.includes(raw))) return message;
+  const source = asString(meta.provider_name);
+  const detail = source === null ? raw : `${source}: ${raw}`;
+  return message === null ? detail : `${message} (${detail})`;
+}
+
+/**
+ * Reads the error bodies providers actually send: OpenAI's `{"error":{message,type,param,code}}` (OpenRouter's
+ * with the routed provider's own answer in `metadata.raw`, see withProviderDetail), the bare
  * `{"error":"..."}` of some vendors, `{"message": ...}`, FastAPI's `{"detail": ...}`, or plain text. The
  * upstream status and message are kept as the provider wrote them (the `x-tollgate-provider` header says who
  * said it). An HTML page is summarised (title or first heading) and a long message is cut.
@@ -231,7 +247,7 @@ export function upstreamErrorFromBody(provider: string, status: number, headers:
       const inner = record.error;
       if (inner && typeof inner === 'object') {
         const err = inner as Record<string, unknown>;
-        message = asString(err.message);
+        message = withProviderDetail(asString(err.message), err.metadata);
         type = asString(err.type);
         code = asString(err.code) ?? (typeof err.code === 'number' ? String(err.code) : null);
         param = asString(err.param);
