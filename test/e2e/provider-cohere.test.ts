@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { calcPrice } from '@pydantic/genai-prices';
 import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
@@ -197,6 +198,41 @@ describe('cohere through the gateway', () => {
     expect(log.completion_tokens).toBe(5);
     expect(Math.abs(log.cost_usd - (expected?.total_price ?? NaN))).toBeLessThanOrEqual(1.01e-9);
     expect(log.cost_usd).toBeGreaterThan(0);
+  });
+});
+
+describe('a Cohere reasoning model through the gateway', () => {
+  // Command A Reasoning thinks by default, in `thinking` content parts (docs.cohere.com/docs/reasoning).
+  const REASONING = 'cohere/command-a-reasoning-08-2025';
+
+  it('gives an OpenAI client its thinking as reasoning_content, apart from the answer', async () => {
+    const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'client-side-key', maxRetries: 0 });
+    const response = await client.chat.completions.create({ model: REASONING, messages: [{ role: 'user', content: 'why is the sky blue' }] });
+    const message = response.choices[0]?.message as unknown as { content: string; reasoning_content?: string };
+    expect(message.content).toBe('echo: why is the sky blue');
+    expect(message.reasoning_content).toBe('thinking about: why is the sky blue');
+
+    const stream = await client.chat.completions.create({ model: REASONING, stream: true, messages: [{ role: 'user', content: 'why is the sky blue' }] });
+    let text = '';
+    let reasoning = '';
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
+      text += delta?.content ?? '';
+      reasoning += delta?.reasoning_content ?? '';
+    }
+    expect(text).toBe('echo: why is the sky blue');
+    expect(reasoning).toBe('thinking about: why is the sky blue');
+  });
+
+  it('gives an Anthropic client its thinking as a thinking block, streamed or not', async () => {
+    const client = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+    const request = { model: REASONING, max_tokens: 2000, thinking: { type: 'enabled' as const, budget_tokens: 1024 }, messages: [{ role: 'user' as const, content: 'why is the sky blue' }] };
+    const message = await client.messages.create(request);
+    expect(message.content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: why is the sky blue' });
+    expect(message.content.at(-1)).toMatchObject({ type: 'text', text: 'echo: why is the sky blue' });
+    const streamed = await client.messages.stream(request).finalMessage();
+    expect(streamed.content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: why is the sky blue' });
+    expect(streamed.content.at(-1)).toMatchObject({ type: 'text', text: 'echo: why is the sky blue' });
   });
 });
 

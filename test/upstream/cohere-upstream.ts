@@ -1,7 +1,9 @@
 // A scripted upstream that speaks Cohere's Chat API v2 (`POST /v2/chat`): bearer auth, Cohere's request
 // validation (unknown fields are refused, so untranslated OpenAI fields show up as 400s), JSON answers and the
 // typed SSE stream (`event: <type>` + `data: {...}`, message-end, then `data: [DONE]`), and Cohere's error
-// bodies `{"id", "message"}`. The answer echoes the last user text, or calls the first tool.
+// bodies `{"id", "message"}`. The answer echoes the last user text, or calls the first tool. A reasoning model
+// (`command-a-reasoning-*`) thinks first unless `thinking: {type: "disabled"}`: a `thinking` content part before
+// the text (in a stream, its own content-start/-delta/-end block at index 0).
 // It also speaks the Embed API v2 (`POST /v2/embed`): Cohere's validation (required input_type, at most 96
 // texts, output_dimension only on embed-v4), deterministic vectors derived from each text's hash, and the
 // billed input tokens in `meta.billed_units`.
@@ -120,6 +122,9 @@ function validate(body: unknown): Json {
     throw new Invalid('invalid request: stop_sequences must be a list of strings');
   }
   if (body.max_tokens !== undefined && !(Number.isInteger(body.max_tokens) && body.max_tokens > 0)) throw new Invalid('invalid request: max_tokens must be a positive integer');
+  if (body.thinking !== undefined && !(isRecord(body.thinking) && ['enabled', 'disabled'].includes(body.thinking.type))) {
+    throw new Invalid('invalid request: thinking.type must be one of enabled, disabled');
+  }
   if (body.response_format !== undefined && !(isRecord(body.response_format) && ['text', 'json_object'].includes(body.response_format.type))) {
     throw new Invalid('invalid request: response_format.type must be one of text, json_object');
   }
@@ -219,6 +224,8 @@ function embedJson(body: Json): { json: string; tokens: number } {
 interface Plan {
   id: string;
   text: string[] | null;
+  /** The reasoning model's thinking, or null. */
+  thinking: string | null;
   tool: { id: string; name: string; plan: string; arguments: string } | null;
   finish: 'COMPLETE' | 'MAX_TOKENS' | 'STOP_SEQUENCE' | 'TOOL_CALL';
   usage: Json;
@@ -245,10 +252,13 @@ function plan(body: Json, cachedTokens: number): Plan {
     ...(cachedTokens > 0 ? { cached_tokens: cachedTokens } : {}),
   });
   const id = randomUUID();
+  const reasons = String(body.model).startsWith('command-a-reasoning') && !(isRecord(body.thinking) && body.thinking.type === 'disabled');
+  const thinking = reasons ? `thinking about: ${lastUser}` : null;
+  const thought = thinking === null ? 0 : countWords(thinking);
   if (wantsTool) {
     const name = String(body.tools[0].function.name);
     const args = JSON.stringify({ query: lastUser });
-    return { id, text: null, tool: { id: `${name}_${randomUUID().slice(0, 12)}`, name, plan: `I will use ${name}.`, arguments: args }, finish: 'TOOL_CALL', usage: usage(countWords(args)) };
+    return { id, text: null, thinking, tool: { id: `${name}_${randomUUID().slice(0, 12)}`, name, plan: `I will use ${name}.`, arguments: args }, finish: 'TOOL_CALL', usage: usage(countWords(args) + thought) };
   }
   const source = last.role === 'tool' ? textOf(last.content) : lastUser;
   let text = isRecord(body.response_format) && body.response_format.type === 'json_object' ? JSON.stringify({ echo: source }) : `echo: ${source}`;
@@ -265,15 +275,17 @@ function plan(body: Json, cachedTokens: number): Plan {
     tokens = tokens.slice(0, body.max_tokens);
     finish = 'MAX_TOKENS';
   }
-  return { id, text: tokens, tool: null, finish, usage: usage(tokens.length) };
+  return { id, text: tokens, thinking, tool: null, finish, usage: usage(tokens.length + thought) };
 }
 
 function responseJson(p: Plan): string {
   const message: Json = { role: 'assistant' };
+  const thinking = p.thinking === null ? [] : [{ type: 'thinking', thinking: p.thinking }];
   if (p.tool) {
     message.tool_plan = p.tool.plan;
     message.tool_calls = [{ id: p.tool.id, type: 'function', function: { name: p.tool.name, arguments: p.tool.arguments } }];
-  } else message.content = [{ type: 'text', text: (p.text ?? []).join('') }];
+    if (thinking.length > 0) message.content = thinking;
+  } else message.content = [...thinking, { type: 'text', text: (p.text ?? []).join('') }];
   return JSON.stringify({ id: p.id, message, finish_reason: p.finish, usage: p.usage });
 }
 
@@ -288,15 +300,21 @@ function fragments(text: string, parts: number): string[] {
 
 function streamFrames(p: Plan): string[] {
   const frames = [frame({ id: p.id, type: 'message-start', delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } })];
+  const textIndex = p.thinking === null ? 0 : 1;
+  if (p.thinking !== null) {
+    frames.push(frame({ type: 'content-start', index: 0, delta: { message: { content: { type: 'thinking', thinking: '' } } } }));
+    for (const token of splitTokens(p.thinking)) frames.push(frame({ type: 'content-delta', index: 0, delta: { message: { content: { thinking: token } } } }));
+    frames.push(frame({ type: 'content-end', index: 0 }));
+  }
   if (p.tool) {
     for (const word of splitTokens(p.tool.plan)) frames.push(frame({ type: 'tool-plan-delta', delta: { message: { tool_plan: word } } }));
     frames.push(frame({ type: 'tool-call-start', index: 0, delta: { message: { tool_calls: { id: p.tool.id, type: 'function', function: { name: p.tool.name, arguments: '' } } } } }));
     for (const piece of fragments(p.tool.arguments, 4)) frames.push(frame({ type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: piece } } } } }));
     frames.push(frame({ type: 'tool-call-end', index: 0 }));
   } else {
-    frames.push(frame({ type: 'content-start', index: 0, delta: { message: { content: { type: 'text', text: '' } } } }));
-    for (const token of p.text ?? []) frames.push(frame({ type: 'content-delta', index: 0, delta: { message: { content: { text: token } } } }));
-    frames.push(frame({ type: 'content-end', index: 0 }));
+    frames.push(frame({ type: 'content-start', index: textIndex, delta: { message: { content: { type: 'text', text: '' } } } }));
+    for (const token of p.text ?? []) frames.push(frame({ type: 'content-delta', index: textIndex, delta: { message: { content: { text: token } } } }));
+    frames.push(frame({ type: 'content-end', index: textIndex }));
   }
   frames.push(frame({ type: 'message-end', delta: { finish_reason: p.finish, usage: p.usage } }));
   frames.push('data: [DONE]\n\n');

@@ -57,12 +57,12 @@ function invalid(provider: string, what: string): GatewayError {
   return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
 
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
+/** The text of the content parts of `type`: `text`, or a reasoning model's `thinking` (each in the field of its type's name). */
+function contentText(content: unknown, type: 'text' | 'thinking' = 'text'): string {
+  if (typeof content === 'string') return type === 'text' ? content : '';
   if (!Array.isArray(content)) return '';
   let text = '';
-  // Thinking parts are the model's reasoning, not its answer.
-  for (const part of content) if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') text += part.text;
+  for (const part of content) if (isRecord(part) && part.type === type && typeof part[type] === 'string') text += part[type] as string;
   return text;
 }
 
@@ -82,6 +82,9 @@ export function cohereCompletion(body: unknown, provider: string, model: string)
   if (!isRecord(body) || !isRecord(body.message)) throw invalid(provider, 'a chat response without a message');
   const message = body.message;
   const text = contentText(message.content);
+  // A reasoning model's thinking parts (Command A Reasoning thinks by default) are its reasoning, not its answer:
+  // kept apart as `reasoning_content`, as the other adapters keep thinking, so a dialect can show them as such.
+  const reasoning = contentText(message.content, 'thinking');
   const calls = openAIToolCalls(message.tool_calls);
   // With tool calls Cohere puts its explanation in tool_plan; OpenAI clients expect it as content.
   const plan = typeof message.tool_plan === 'string' ? message.tool_plan : '';
@@ -95,7 +98,7 @@ export function cohereCompletion(body: unknown, provider: string, model: string)
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content, ...(calls.length > 0 ? { tool_calls: calls } : {}), refusal: null },
+        message: { role: 'assistant', content, ...(reasoning !== '' ? { reasoning_content: reasoning } : {}), ...(calls.length > 0 ? { tool_calls: calls } : {}), refusal: null },
         finish_reason: finishReason(provider, body.finish_reason),
         logprobs: null,
       },

@@ -10,6 +10,7 @@ import { gatewayError } from '../../core/errors.js';
 
 /**
  * Cohere's v2 stream (SSE, `event: <type>` plus `data: {"type": ...}`) -> OpenAI chat.completion.chunks.
+ * A reasoning model's thinking (content blocks of type `thinking`) goes out as `reasoning_content` deltas.
  * `message-end` carries the finish reason and usage and is the end marker; a `data: [DONE]` after it is
  * tolerated. Text, tool-plan text and tool-call arguments are relayed as they arrive, never buffered.
  * Usage comes as OpenAI's last chunk without choices when the client asked for include_usage; otherwise it is
@@ -57,6 +58,8 @@ export function createCohereStreamDecoder(provider: string, model: string, reque
       case 'content-start':
       case 'content-delta': {
         const content = isRecord(message.content) ? message.content : {};
+        // A reasoning model's thinking block comes as content with `thinking` in place of `text`.
+        if (typeof content.thinking === 'string') return content.thinking === '' ? opening() : [...opening(), delta({ reasoning_content: content.thinking })];
         return text(content.text);
       }
       case 'tool-plan-delta':
