@@ -336,6 +336,8 @@ describe('cohere stream decoder', () => {
     for (const [bad, message] of [
       ['data: {"message":"internal server error"}\n\n', /^internal server error$/],
       ['event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":"ERROR"}}\n\n', /^cohere: the generation ended with finish_reason ERROR/],
+      // Cohere's message-end carries the reason in `delta.error` (ChatMessageEndEvent in its API spec).
+      ['event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":"ERROR","error":"model overloaded, please retry"}}\n\n', /^cohere: the generation ended with finish_reason ERROR; the answer is incomplete: model overloaded, please retry$/],
     ] as const) {
       const decoder = cohereAdapter.createStreamDecoder(target, streamRequest(false));
       decoder.push(Buffer.from(textFrames[0] as string));

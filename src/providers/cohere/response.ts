@@ -2,6 +2,7 @@ import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
+import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../../core/quote-input.js';
 
 /** Cohere v2 answers -> OpenAI chat.completion: content, tool calls, finish reason and usage. */
 
@@ -42,13 +43,15 @@ const FINISH: Record<string, string> = {
 
 /**
  * OpenAI's finish reason for Cohere's. ERROR and TIMEOUT mean the generation broke off: that is a failed
- * upstream call, not an answer, so they become a retryable 502.
+ * upstream call, not an answer, so they become a retryable 502, with Cohere's own words when it sent them (a
+ * stream's message-end carries them as `delta.error`).
  */
-export function finishReason(provider: string, reason: unknown): string {
+export function finishReason(provider: string, reason: unknown, error?: unknown): string {
   if (typeof reason === 'string' && FINISH[reason]) return FINISH[reason];
   if (reason === 'ERROR' || reason === 'TIMEOUT') {
     // A generation that timed out upstream is still a 502 here: the upstream answered, with a broken answer.
-    throw gatewayError('upstream_generation_error', `${provider}: the generation ended with finish_reason ${reason}; the answer is incomplete.`);
+    const said = typeof error === 'string' && error.trim() !== '' ? `: ${quoteInput(error.trim(), UPSTREAM_MESSAGE_CHARS)}` : '';
+    throw gatewayError('upstream_generation_error', `${provider}: the generation ended with finish_reason ${reason}; the answer is incomplete${said === '' ? '.' : said}`);
   }
   return 'stop';
 }

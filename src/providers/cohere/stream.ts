@@ -83,7 +83,7 @@ export function createCohereStreamDecoder(provider: string, model: string, reque
       }
       case 'message-end': {
         const end = isRecord(event.delta) ? event.delta : {};
-        const finish = finishReason(provider, end.finish_reason);
+        const finish = finishReason(provider, end.finish_reason, end.error);
         ended = true;
         usage = cohereUsage(end.usage);
         const out = [...opening(), delta({}, finish)];
