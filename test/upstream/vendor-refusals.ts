@@ -3,7 +3,7 @@
 
 type Json = Record<string, unknown>;
 
-export type Vendor = 'xai';
+export type Vendor = 'xai' | 'openai';
 
 export interface Refusal {
   status: number;
@@ -43,11 +43,25 @@ function xai(body: Json): Refusal | null {
   return null;
 }
 
+/** OpenAI's chat models (not its reasoning models) refuse reasoning_effort. */
+const OPENAI_CHAT_MODELS = ['gpt-4', 'gpt-3.5', 'chatgpt', 'o1-mini', 'o1-preview', 'gpt-5-chat'];
+
+function openai(body: Json): Refusal | null {
+  const model = typeof body.model === 'string' ? body.model : '';
+  if (body.reasoning_effort === undefined || body.reasoning_effort === null || !OPENAI_CHAT_MODELS.some((prefix) => model.startsWith(prefix))) return null;
+  return {
+    status: 400,
+    body: JSON.stringify({ error: { message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.", type: 'invalid_request_error', param: 'reasoning_effort', code: 'unsupported_parameter' } }),
+  };
+}
+
 /** The vendor's 400 for this chat request, or null when it takes it. */
 export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
   switch (vendor) {
     case 'xai':
       return xai(body as Json);
+    case 'openai':
+      return openai(body as Json);
   }
 }

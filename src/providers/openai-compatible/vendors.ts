@@ -15,6 +15,19 @@ export const openAICompatibleVendors: VendorDefinition[] = [
   {
     id: 'openai', displayName: 'OpenAI', format: 'openai', defaultBaseUrl: 'https://api.openai.com/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['OPENAI_API_KEY'], baseUrlEnv: ['OPENAI_BASE_URL'],
+    // The reasoning models take `reasoning_effort`; the chat models refuse it with a 400 ("Unsupported parameter:
+    // 'reasoning_effort' is not supported with this model"): gpt-4o and gpt-4.1, gpt-3.5, chatgpt-4o, o1-mini and
+    // o1-preview, gpt-5-chat. Some take one level only (gpt-5-pro high; gpt-5.1/5.2-chat medium), gpt-5 also
+    // minimal (developers.openai.com/api/docs/guides/reasoning and the models' pages). By the longest prefix; the
+    // empty one is every other model (new reasoning models keep the effort, as before this table).
+    quirks: {
+      reasoningEffortModels: {
+        '': ['low', 'medium', 'high'],
+        'gpt-4': [], 'gpt-3.5': [], 'chatgpt': [], 'o1-mini': [], 'o1-preview': [], 'gpt-5-chat': [],
+        'gpt-5': ['minimal', 'low', 'medium', 'high'], 'gpt-5.': ['low', 'medium', 'high'], 'gpt-5-pro': ['high'],
+        'gpt-5.1-chat': ['medium'], 'gpt-5.2-chat': ['medium'],
+      },
+    },
     docsUrl: 'https://platform.openai.com/docs/api-reference/chat',
   },
   {
