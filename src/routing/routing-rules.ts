@@ -57,11 +57,15 @@ export function ruleMatches(rule: RoutingRuleConfig, facts: RuleFacts): boolean 
   return true;
 }
 
-/** The first rule whose conditions hold, with its position (rules without a name are known by it). */
+/**
+ * The first rule whose conditions hold, with its position (rules without a name are known by it). That rule decides,
+ * even when its `route_to` is the model the request named: the request then stays where it was (a rule that keeps a
+ * team on gpt-4o ahead of one that moves `openai/*` to gpt-4o-mini), rather than falling through to later rules.
+ */
 export function firstMatchingRule(rules: readonly RoutingRuleConfig[], facts: RuleFacts): { rule: RoutingRuleConfig; name: string } | null {
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as RoutingRuleConfig;
-    if (rule.route_to !== facts.model && ruleMatches(rule, facts)) return { rule, name: rule.name ?? `rule-${i}` };
+    if (ruleMatches(rule, facts)) return { rule, name: rule.name ?? `rule-${i}` };
   }
   return null;
 }

@@ -42,7 +42,8 @@ class RouteStage implements Stage {
       let model = ctx.request.model;
       if (this.config.routingRules.length > 0) {
         const applied = firstMatchingRule(this.config.routingRules, this.facts(ctx));
-        if (applied) {
+        // A rule that sends the request where it already goes decides too, but redirects nothing.
+        if (applied && applied.rule.route_to !== model) {
           this.deps.bus.emit('routing_rule.applied', { requestId: ctx.id, rule: applied.name, from: model, to: applied.rule.route_to });
           ctx.responseHeaders['x-tollgate-routing-rule'] = applied.name;
           model = applied.rule.route_to;

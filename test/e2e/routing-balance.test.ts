@@ -210,6 +210,26 @@ describe('usage-based routing rules', () => {
     expect(await providersOf(gateway, 'one/other', 1, 1, {}, { messages: long })).toEqual(['two/long-context']);
   });
 
+  it('lets the first rule whose conditions hold decide, even when it keeps the model the request named', async () => {
+    // Batch traffic on one/big stays there; every other one/* request goes to one/small.
+    const gateway = await start({
+      routing_rules: [
+        { name: 'keep-batch', when: { metadata: { tier: 'batch' } }, route_to: 'one/big' },
+        { name: 'downgrade', when: { model: 'one/*' }, route_to: 'one/small' },
+      ],
+    });
+    const applied: Array<GatewayEvents['routing_rule.applied']> = [];
+    gateway.gateway.bus.on('routing_rule.applied', (event) => applied.push(event));
+    const kept = await gateway.client.chat.completions.create({ model: 'one/big', messages, metadata: { tier: 'batch' } }).withResponse();
+    expect(kept.response.headers.get('x-tollgate-model')).toBe('big');
+    // Nothing was redirected, so no rule is named.
+    expect(kept.response.headers.get('x-tollgate-routing-rule')).toBeNull();
+    const moved = await gateway.client.chat.completions.create({ model: 'one/big', messages, metadata: { tier: 'live' } }).withResponse();
+    expect(moved.response.headers.get('x-tollgate-model')).toBe('small');
+    expect(moved.response.headers.get('x-tollgate-routing-rule')).toBe('downgrade');
+    expect(applied.map((event) => event.rule)).toEqual(['downgrade']);
+  });
+
   it('applies rules set through the API without a restart, and refuses a rule pointing nowhere', async () => {
     const gateway = await start({});
     expect(await providersOf(gateway, 'one/m', 1)).toEqual(['one/m']);

@@ -181,14 +181,11 @@ describe('firstMatchingRule', () => {
     expect(firstMatchingRule(rules, facts({ key: null }))).toEqual({ rule: rules[2], name: 'catch-all' });
   });
 
-  it('skips a rule that would route the model to itself', () => {
-    const rules = [rule({}, 'smart', 'loop'), rule({}, 'cheap', 'real')];
-    expect(firstMatchingRule(rules, facts())).toEqual({ rule: rules[1], name: 'real' });
-    // The skipped rule's conditions are not even evaluated.
-    const f = facts();
-    firstMatchingRule([rule({ estimated_tokens_gte: 1 }, 'smart')], f);
-    expect(f.estimatedTokens).not.toHaveBeenCalled();
-    expect(firstMatchingRule([rule({}, 'smart')], facts())).toBeNull();
+  it('a matching rule that routes the model to itself still decides: later rules are not consulted', () => {
+    const rules = [rule({}, 'smart', 'keep'), rule({}, 'cheap', 'real')];
+    expect(firstMatchingRule(rules, facts())).toEqual({ rule: rules[0], name: 'keep' });
+    // Its conditions still count: when they fail, the next rule is considered.
+    expect(firstMatchingRule([rule({ key: 'other' }, 'smart'), rules[1] as RoutingRuleConfig], facts())).toEqual({ rule: rules[1], name: 'real' });
   });
 
   it('stops evaluating rules after the first match', () => {
