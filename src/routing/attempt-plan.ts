@@ -175,9 +175,13 @@ export function effectiveWeights(group: CandidateGroup, policy: RoutingPolicy, r
   const healths = group.candidates.map((candidate) => registry.get(candidate));
   // As in choose(): only targets that can take a call set the pace.
   const fastest = fastestLatency(healths.filter((health) => health.breaker.available(now, policy.breaker)));
+  // As in next(): a target paused by a 429 (or a 503's retry-after) is passed over while a peer is not paused; only
+  // when every target is paused does the balancer choose among them.
+  const someUnpaused = healths.some((health) => health.breaker.available(now, policy.breaker) && health.pausedUntil(now) === null);
   return group.candidates.map((candidate, i) => {
     const health = healths[i] as TargetHealth;
     if (!health.breaker.available(now, policy.breaker)) return 0;
+    if (someUnpaused && health.pausedUntil(now) !== null) return 0;
     return policy.adaptive ? candidate.weight * health.factor(now, fastest) : candidate.weight;
   });
 }

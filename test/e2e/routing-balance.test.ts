@@ -161,6 +161,38 @@ describe('weighted balancing', () => {
   });
 });
 
+describe('the health view', () => {
+  it('gives a target paused by a 429 no share of new traffic while a peer can take it, as the balancer does', async () => {
+    const gateway = await start({
+      routes: {
+        fixed: { adaptive: false, targets: [{ model: 'one/m', weight: 1 }, { model: 'two/m', weight: 1 }] },
+        adaptive: { targets: [{ model: 'one/m', weight: 1 }, { model: 'two/m', weight: 1 }] },
+      },
+    });
+    first.setMode({ kind: 'error', status: 429, headers: { 'retry-after': '30' } });
+    // The first request that reaches one/m is paused there and answered by two/m.
+    await providersOf(gateway, 'fixed', 2);
+    expect((await api(gateway, 'GET', '/api/routes/one%2Fm/health')).body.groups[0].targets[0].health.rate_limited_until).not.toBeNull();
+    for (const route of ['fixed', 'adaptive']) {
+      const [paused, peer] = (await api(gateway, 'GET', `/api/routes/${route}/health`)).body.groups[0].targets;
+      expect(paused, route).toMatchObject({ target: 'one/m', configured_weight: 1, effective_weight: 0, share: 0 });
+      expect(peer, route).toMatchObject({ target: 'two/m', share: 1 });
+    }
+    // And that is what happens: new requests all go to the peer.
+    expect(await providersOf(gateway, 'fixed', 6)).toEqual(Array(6).fill('two/m'));
+  });
+
+  it('shows the shares of paused targets when every target is paused (the least paused is still called)', async () => {
+    const gateway = await start({ routes: { fixed: { adaptive: false, retry: { deadline_ms: 5_000 }, targets: [{ model: 'one/m', weight: 1 }, { model: 'two/m', weight: 3 }] } } });
+    first.setMode({ kind: 'error', status: 429, headers: { 'retry-after': '30' } });
+    second.setMode({ kind: 'error', status: 429, headers: { 'retry-after': '30' } });
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fixed', messages }) });
+    expect(response.status).toBe(429);
+    const [one, two] = (await api(gateway, 'GET', '/api/routes/fixed/health')).body.groups[0].targets;
+    expect([one.share, two.share]).toEqual([0.25, 0.75]);
+  });
+});
+
 describe('usage-based routing rules', () => {
   it('sends a key to the cheaper model once it has used 80% of its budget', async () => {
     const gateway = await start({
