@@ -266,9 +266,14 @@ function pickDefined<K extends string>(name: K, value: string | undefined): Part
   return value === undefined ? {} : ({ [name]: value } as Record<K, string>);
 }
 
-/** A stable id for a key defined without one: derived from where it is, never from the secret alone. */
-function derivedKeyId(provider: string, source: ConfigSource, index: number, raw: string): string {
-  const digest = createHash('sha256').update(`${provider}\0${source}\0${index}\0${raw}`).digest('hex').slice(0, 10);
+/**
+ * A stable id for a key defined without one: derived from its provider, its source and the key as written, never
+ * from the secret alone. `occurrence` tells apart the same value written twice (0 for its first). Not from its place
+ * in the list: an id is what the key's breaker and health are kept under, and taking another key out of the list
+ * (or adding one before it) must not hand this one a new id, resetting an open breaker on a key that still fails.
+ */
+function derivedKeyId(provider: string, source: ConfigSource, occurrence: number, raw: string): string {
+  const digest = createHash('sha256').update(`${provider}\0${source}\0${occurrence}\0${raw}`).digest('hex').slice(0, 10);
   return `${source}-${digest}`;
 }
 
@@ -297,15 +302,20 @@ function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | '
     ...(cfg.api_key ? [{ value: cfg.api_key, weight: 1, where: `providers.${name}.api_key` }] : []),
     ...(cfg.keys ?? []).map((key, index) => ({ ...key, where: `providers.${name}.keys.${index}.value` })),
   ];
-  return declared.map((key, index) => ({
-    id: key.id ?? derivedKeyId(name, source, index, key.value),
-    value: resolveKey(key.value, env, key.where, source, dataDir, vendorFormat),
-    raw: key.value,
-    weight: key.weight ?? 1,
-    models: key.models ?? null,
-    disabled: key.disabled ?? false,
-    source,
-  }));
+  const seen = new Map<string, number>();
+  return declared.map((key) => {
+    const occurrence = seen.get(key.value) ?? 0;
+    seen.set(key.value, occurrence + 1);
+    return {
+      id: key.id ?? derivedKeyId(name, source, occurrence, key.value),
+      value: resolveKey(key.value, env, key.where, source, dataDir, vendorFormat),
+      raw: key.value,
+      weight: key.weight ?? 1,
+      models: key.models ?? null,
+      disabled: key.disabled ?? false,
+      source,
+    };
+  });
 }
 
 function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings: Settings): ProviderRuntime {

@@ -187,6 +187,42 @@ describe('config file changes apply without a restart', () => {
   });
 });
 
+describe('provider keys in the file', () => {
+  it("keep their breakers when another key is taken out of the list: a key's breaker is its own", async () => {
+    const path = join(tempDir('tollgate-keys-'), 'tollgate.config.yaml');
+    const yaml = (keys: string[]) =>
+      [
+        'settings:',
+        '  routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1, cooldown_ms: 60000 } }',
+        'providers:',
+        '  lab:',
+        '    type: openai',
+        `    base_url: ${a.url}/v1`,
+        '    keys:',
+        ...keys.map((key) => `      - { value: ${key} }`),
+        '',
+      ].join('\n');
+    writeFileSync(path, yaml(['sk-one', 'sk-two']));
+    const { parseConfigText } = await import('../../src/config/load-file.js');
+    const tg = await startGateway(parseConfigText(readFileSync(path, 'utf8'), path), {}, { configPath: path });
+    try {
+      a.setMode({ kind: 'error', status: 500 });
+      // One failure opens a key's breaker: the first request opens one key's, the second the other's.
+      for (let i = 0; i < 2; i++) await expect(tg.client.chat.completions.create({ model: 'lab/m', messages })).rejects.toMatchObject({ status: 500 });
+      await expect(tg.client.chat.completions.create({ model: 'lab/m', messages })).rejects.toMatchObject({ status: 503 });
+      expect(a.calls).toHaveLength(2);
+
+      // The revoked sk-one leaves the file; sk-two is the same key, its breaker still open.
+      saveAtomically(path, yaml(['sk-two']));
+      await until(() => tg.gateway.configService.current().providers.get('lab')?.keys.length === 1);
+      await expect(tg.client.chat.completions.create({ model: 'lab/m', messages })).rejects.toMatchObject({ status: 503, code: 'all_targets_unavailable' });
+      expect(a.calls).toHaveLength(2);
+    } finally {
+      await tg.stop();
+    }
+  });
+});
+
 describe('routes', () => {
   it('spreads a route over its targets by weight and echoes the route name', async () => {
     const tg = await startGateway({
