@@ -28,10 +28,14 @@ export class CircuitBreaker {
   private openedCooldownMs = 0;
   private consecutive = 0;
   private trials = 0;
-  private readonly bucketStart = new Float64Array(BUCKETS).fill(-Infinity);
-  private readonly bucketOk = new Uint32Array(BUCKETS);
-  private readonly bucketFailed = new Uint32Array(BUCKETS);
-  private bucketWidth = 0;
+  /**
+   * One failure-rate window per window length the target is called under (a route's, the default for direct
+   * requests), each fed every call: one shared set of buckets, re-cut whenever a call came under another length,
+   * lost its counts to the target's other traffic, and a failure-rate breaker never opened.
+   */
+  private readonly windows = new Map<number, RateWindow>();
+  /** The window last recorded into, read for a policy that has none of its own yet. */
+  private lastWindow: RateWindow | null = null;
   /** Why the breaker last opened, for the health view. */
   reason: string | null = null;
 
@@ -120,23 +124,13 @@ export class CircuitBreaker {
   }
 
   /**
-   * The failure rate over the policy's window. A read: it counts the buckets as the calls recorded them (their
-   * width is the recording policy's), and never re-buckets; a health view read under another policy's window
-   * (the target's own name, another route sharing it) used to wipe the counts the breaker opens on.
+   * The failure rate over the policy's window. A read: it never re-buckets; a health view read under another
+   * policy's window (the target's own name, another route sharing it) used to wipe the counts the breaker opens on.
+   * A length no call was recorded under yet is read from the window last recorded into.
    */
   failureRate(now: number, policy: BreakerPolicy): { calls: number; rate: number } {
-    const width = this.bucketWidth > 0 ? this.bucketWidth : bucketWidthOf(policy);
-    // A bucket counts while any part of it lies within the window.
-    const oldest = now - policy.windowMs - width;
-    let calls = 0;
-    let failed = 0;
-    for (let i = 0; i < BUCKETS; i++) {
-      const start = this.bucketStart[i] as number;
-      if (start <= oldest || start > now) continue;
-      calls += (this.bucketOk[i] as number) + (this.bucketFailed[i] as number);
-      failed += this.bucketFailed[i] as number;
-    }
-    return { calls, rate: calls === 0 ? 0 : failed / calls };
+    const window = this.windows.get(bucketWidthOf(policy)) ?? this.lastWindow;
+    return window ? window.rate(now, policy.windowMs) : { calls: 0, rate: 0 };
   }
 
   private open(now: number, policy: BreakerPolicy, reason: string): void {
@@ -152,32 +146,79 @@ export class CircuitBreaker {
     this.consecutive = 0;
     this.trials = 0;
     // A healed target starts with a clean window, or old failures would trip it again at once.
-    this.bucketStart.fill(-Infinity);
+    for (const window of this.windows.values()) window.clear();
     this.reason = null;
   }
 
   private push(now: number, ok: boolean, policy: BreakerPolicy): void {
-    const width = this.widthFor(policy);
-    const index = Math.floor(now / width);
+    const width = bucketWidthOf(policy);
+    let own = this.windows.get(width);
+    if (!own) {
+      // A few lengths at most in practice; past the cap the oldest goes (a policy changed live many times).
+      if (this.windows.size >= MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value as number);
+      own = new RateWindow(width);
+      // The calls so far count in the new length too, as near as the old buckets tell when they came.
+      if (this.lastWindow) own.seedFrom(this.lastWindow);
+      this.windows.set(width, own);
+    }
+    for (const window of this.windows.values()) window.push(now, ok);
+    this.lastWindow = own;
+  }
+}
+
+/** Window lengths a breaker keeps counts for at once. */
+const MAX_WINDOWS = 4;
+
+/** Calls and failures over a sliding window, as BUCKETS buckets of one width. */
+class RateWindow {
+  private readonly bucketStart = new Float64Array(BUCKETS).fill(-Infinity);
+  private readonly bucketOk = new Uint32Array(BUCKETS);
+  private readonly bucketFailed = new Uint32Array(BUCKETS);
+
+  constructor(private readonly width: number) {}
+
+  push(now: number, ok: boolean): void {
+    this.add(now, ok ? 1 : 0, ok ? 0 : 1);
+  }
+
+  /** Takes another window's counts, each bucket's at the time its bucket started. */
+  seedFrom(other: RateWindow): void {
+    const order = [...other.bucketStart.keys()].filter((i) => (other.bucketStart[i] as number) > -Infinity);
+    order.sort((a, b) => (other.bucketStart[a] as number) - (other.bucketStart[b] as number));
+    for (const i of order) this.add(other.bucketStart[i] as number, other.bucketOk[i] as number, other.bucketFailed[i] as number);
+  }
+
+  private add(now: number, ok: number, failed: number): void {
+    const index = Math.floor(now / this.width);
     const slot = index % BUCKETS;
-    const start = index * width;
+    const start = index * this.width;
     if (this.bucketStart[slot] !== start) {
+      // An older bucket never overwrites a newer one in the same slot.
+      if ((this.bucketStart[slot] as number) > start) return;
       this.bucketStart[slot] = start;
       this.bucketOk[slot] = 0;
       this.bucketFailed[slot] = 0;
     }
-    if (ok) this.bucketOk[slot] = (this.bucketOk[slot] as number) + 1;
-    else this.bucketFailed[slot] = (this.bucketFailed[slot] as number) + 1;
+    this.bucketOk[slot] = (this.bucketOk[slot] as number) + ok;
+    this.bucketFailed[slot] = (this.bucketFailed[slot] as number) + failed;
   }
 
-  /** The bucket width for the policy's window; a changed window starts the counts afresh. */
-  private widthFor(policy: BreakerPolicy): number {
-    const width = bucketWidthOf(policy);
-    if (width !== this.bucketWidth) {
-      this.bucketWidth = width;
-      this.bucketStart.fill(-Infinity);
+  /** A read: the buckets any part of which lies within the last `windowMs`. */
+  rate(now: number, windowMs: number): { calls: number; rate: number } {
+    const oldest = now - windowMs - this.width;
+    let calls = 0;
+    let failed = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      const start = this.bucketStart[i] as number;
+      if (start <= oldest || start > now) continue;
+      calls += (this.bucketOk[i] as number) + (this.bucketFailed[i] as number);
+      failed += this.bucketFailed[i] as number;
     }
-    return width;
+    return { calls, rate: calls === 0 ? 0 : failed / calls };
+  }
+
+  clear(): void {
+    this.bucketStart.fill(-Infinity);
   }
 }
 

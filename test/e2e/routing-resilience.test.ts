@@ -190,6 +190,21 @@ describe('fault injection across five upstreams', () => {
     expect((await health(gateway, 'rated')).groups[0].targets[0].breaker.state).toBe('open');
   });
 
+  it("opens on the failure rate of a route's window while the same target also takes direct requests under another window", async () => {
+    const gateway = await start({
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 100 } } },
+      routes: { rated: { targets: [{ model: 'failing/m', weight: 1 }], breaker: { failure_rate: 0.5, min_requests: 4, window_ms: 10_000 } } },
+    });
+    // Route and direct requests take turns on failing/m: every one of them counts in the route's 10 s window.
+    const statuses: number[] = [];
+    for (const model of ['rated', 'failing/m', 'rated', 'failing/m', 'rated']) statuses.push(...(await load(gateway, model, 1, 1)).map((response) => response.status));
+    expect(statuses).toEqual([500, 500, 500, 500, 500]);
+    expect((await health(gateway, 'rated')).groups[0].targets[0].breaker).toMatchObject({ state: 'open', window_calls: 5, failure_rate: 1 });
+    const error = await gateway.client.chat.completions.create({ model: 'rated', messages }).catch((err: unknown) => err);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    expect(failing.calls).toHaveLength(5);
+  });
+
   it('answers 503 without an upstream call when every target of the request is open', async () => {
     const gateway = await start({
       routes: { doomed: { targets: [{ model: 'failing/m', weight: 1 }], retry: { max_attempts: 1 }, breaker: { consecutive_failures: 2 } } },

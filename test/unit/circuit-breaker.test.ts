@@ -24,6 +24,34 @@ function openedAt(at: number, p: BreakerPolicy): CircuitBreaker {
   return breaker;
 }
 
+describe('CircuitBreaker: one target under two policies', () => {
+  it('counts every call in each policy\'s window: a call under another window does not wipe the counts', () => {
+    // A target both a route (10 s window) and direct requests (the default 30 s) reach.
+    const route = policy({ consecutiveFailures: 100, minRequests: 4, failureRate: 0.5, windowMs: 10_000 });
+    const direct = policy({ consecutiveFailures: 100, minRequests: 10, failureRate: 0.5, windowMs: 30_000 });
+    const breaker = new CircuitBreaker();
+    for (let i = 0; i < 2; i++) {
+      expect(breaker.failure(i * 10, route, 'closed')).toBeNull();
+      expect(breaker.failure(i * 10 + 5, direct, 'closed')).toBeNull();
+    }
+    expect(breaker.failureRate(16, route)).toEqual({ calls: 4, rate: 1 });
+    expect(breaker.failureRate(16, direct)).toEqual({ calls: 4, rate: 1 });
+    expect(breaker.failure(20, route, 'closed')).toBe('opened');
+    expect(breaker.reason).toBe('100% of 5 calls failed in 10000 ms');
+  });
+
+  it('keeps each window to its own length', () => {
+    const short = policy({ windowMs: 1_000 });
+    const long = policy({ windowMs: 30_000 });
+    const breaker = new CircuitBreaker();
+    breaker.success(0, short, 'closed');
+    breaker.failure(10, long, 'closed');
+    expect(breaker.failureRate(20, short)).toEqual({ calls: 2, rate: 0.5 });
+    expect(breaker.failureRate(5_000, short)).toEqual({ calls: 0, rate: 0 });
+    expect(breaker.failureRate(5_000, long)).toEqual({ calls: 2, rate: 0.5 });
+  });
+});
+
 describe('CircuitBreaker: closed', () => {
   it('admits calls and counts nothing while healthy', () => {
     const p = policy();
