@@ -117,5 +117,38 @@ function computeCandidateGroups(
     groups.push(groupOfModel(config, model, clientKey));
   }
   fallbackGroups(config, requestFallbacks, '', clientKey, seen, groups);
-  return groups;
+  return clientKey === null ? groups : oneServiceForClientKey(groups);
+}
+
+/** The service a provider stands for: its vendor at its address (two `type: openai` providers may be two servers). */
+function serviceOf(candidate: Candidate): string {
+  const { provider } = candidate.target;
+  return `${provider.vendor.id} ${provider.baseUrl}`;
+}
+
+/**
+ * A key a client brings (`x-tollgate-provider-key`) is one vendor's key: it goes only to the service of the first
+ * candidate in the plan it would serve (the provider the request names, or its route's first keyless target).
+ * Other keyless providers of the plan (a fallback to another vendor, a route mixing vendors) are left out as if no
+ * key had come, rather than be sent the client's key: an OpenAI key must not reach Anthropic, nor an operator's
+ * other server. A group left empty is dropped, as a fallback that cannot be served is.
+ */
+function oneServiceForClientKey(groups: CandidateGroup[]): CandidateGroup[] {
+  let service: string | null = null;
+  for (const group of groups) {
+    for (const candidate of group.candidates) {
+      if (candidate.target.keySource === 'client') {
+        service = serviceOf(candidate);
+        break;
+      }
+    }
+    if (service !== null) break;
+  }
+  if (service === null) return groups;
+  const kept: CandidateGroup[] = [];
+  for (const group of groups) {
+    const candidates = group.candidates.filter((candidate) => candidate.target.keySource !== 'client' || serviceOf(candidate) === service);
+    if (candidates.length > 0) kept.push(candidates.length === group.candidates.length ? group : { ...group, candidates });
+  }
+  return kept;
 }

@@ -71,6 +71,26 @@ describe('provider keys and base URLs', () => {
     });
   });
 
+  it("sends a client's own key to one service only: a fallback to another keyless provider is left out", async () => {
+    const config = {
+      providers: {
+        first: { type: 'openai', base_url: `${keyed.url}/v1` },
+        // Another server, keyless too: the client's key is not for it.
+        second: { type: 'openai', base_url: `${open.url}/v1` },
+      },
+      routes: { chat: { targets: [{ model: 'first/m' }], fallbacks: ['second/m'], retry: { max_attempts: 2, initial_delay_ms: 0 } } },
+    };
+    await withGateway(config, {}, async (tg) => {
+      const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { 'x-tollgate-provider-key': 'sk-env-key' } });
+      keyed.enqueue({ kind: 'error', status: 500 });
+      const answer = await client.chat.completions.create({ model: 'chat', messages });
+      expect(answer.choices[0]?.finish_reason).toBe('stop');
+      // The second attempt went to the same service again, never to the fallback's server with the client's key.
+      expect(keyed.calls.map((call) => call.headers.authorization)).toEqual(['Bearer sk-env-key', 'Bearer sk-env-key']);
+      expect(open.calls).toHaveLength(0);
+    });
+  });
+
   it('prefers the configured key over a client-supplied one', async () => {
     await withGateway({}, { OPENAI_API_KEY: 'sk-env-key', OPENAI_BASE_URL: `${keyed.url}/v1` }, async (tg) => {
       const client = new OpenAI({
