@@ -56,6 +56,8 @@ export class AttemptPlan {
   private pass = 0;
   private retries = 0;
   private readonly tried = new Set<Candidate>();
+  /** Candidates this request must not call again (see exclude). */
+  private readonly excluded = new Set<Candidate>();
   private readonly deadlineAt: number;
   /** Some target was ruled out because its 429 pause outlasts the deadline. */
   private pausedPastDeadline = false;
@@ -99,6 +101,11 @@ export class AttemptPlan {
     return this.stop(this.emptyReason(now));
   }
 
+  /** Rules a candidate out for the rest of the request (its provider refused its key: no retry of it can succeed). */
+  exclude(candidate: Candidate): void {
+    this.excluded.add(candidate);
+  }
+
   private emptyReason(now: number): Exhausted {
     if (this.pausedPastDeadline) return 'deadline';
     return this.anyAvailable(now) ? 'no-candidate' : 'all-open';
@@ -130,7 +137,7 @@ export class AttemptPlan {
   private eligible(group: number, now: number, paused: PausedPolicy): Array<{ candidate: Candidate; health: TargetHealth; weight: number }> {
     const out = [];
     for (const candidate of (this.groups[group] as CandidateGroup).candidates) {
-      if (this.tried.has(candidate)) continue;
+      if (this.tried.has(candidate) || this.excluded.has(candidate)) continue;
       const health = this.registry.get(candidate);
       if (!health.breaker.available(now, this.policy.breaker)) continue;
       if (this.gate && !this.gate.allows(candidate)) continue;

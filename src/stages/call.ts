@@ -83,6 +83,15 @@ interface AttemptRun {
   attempted(ok: boolean, errorCode: string | null): void;
 }
 
+/**
+ * An upstream 401 or 403 to a key from the gateway's config (revoked, expired, not allowed the model or region):
+ * the operator's to fix, not the client's request. It counts against that key's breaker, and the request moves on
+ * to the provider's other keys and the fallbacks. With the client's own key it is the client's answer.
+ */
+function operatorKeyRefused(error: GatewayError, target: Target): boolean {
+  return (error.upstreamStatus === 401 || error.upstreamStatus === 403) && target.keySource !== 'client' && target.keySource !== 'none';
+}
+
 /** A client error the route may fail over on (`fallback_on_client_errors`); a client that left is not one. */
 function isClientError(error: GatewayError): boolean {
   return error.status >= 400 && error.status < 500 && error.status !== 499 && error.status !== 429;
@@ -167,7 +176,10 @@ class CallStage implements Stage {
       } catch (err) {
         const error = toGatewayError(err);
         lastError = error;
-        const movesOn = error.retryable || (policy.fallbackOnClientErrors && isClientError(error));
+        const keyRefused = operatorKeyRefused(error, attempt.candidate.target);
+        // The same key would be refused again: it is not retried in this request.
+        if (keyRefused) plan.exclude(attempt.candidate);
+        const movesOn = error.retryable || keyRefused || (policy.fallbackOnClientErrors && isClientError(error));
         // The next attempt is planned before the failure is reported, so `willRetry` says whether one really follows
         // (not after the last of max_attempts, nor past the deadline).
         const next = !state.cancelled && !state.started && movesOn ? plan.next() : null;
@@ -315,7 +327,7 @@ class CallStage implements Stage {
         state.live = null;
         if (state.cancelled) record({ kind: 'neutral' });
         else if (error.upstreamStatus === 429) record({ kind: 'rate-limited', retryAfterMs: retryAfterMs(headers), headers });
-        else if (error.retryable || state.started) {
+        else if (error.retryable || state.started || operatorKeyRefused(error, target)) {
           // An upstream error answer may say when to come back (a 503's retry-after): the retry waits that long.
           const wait = error.upstreamStatus !== undefined ? retryAfterMs(headers) : null;
           record({ kind: 'failure', reason: error.code ?? `HTTP ${error.status}`, latencyMs: performance.now() - started, retryAfterMs: wait });
