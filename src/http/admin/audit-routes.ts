@@ -22,7 +22,7 @@ const AUDIT_COLUMNS: ReadonlyArray<{ header: string; value: (row: AuditEntry) =>
   { header: 'after', value: (e) => e.after },
 ];
 
-/** The audit filters of `GET /api/audit` and its export: `from`, `to` (ISO 8601 or epoch ms), `action`, `target`. */
+/** The audit filters of `GET /api/audit` and its export: `from`, `to` (see parseTime), `action`, `target`. */
 function parseAuditFilter(request: FastifyRequest): AuditFilter {
   const filter: AuditFilter = parseTimeRange(request);
   for (const name of ['action', 'target'] as const) {
