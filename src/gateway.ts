@@ -52,7 +52,10 @@ export interface GatewayOptions {
   log?: Log;
   /** The built web dashboard to serve at `/` (default: this package's dashboard/dist); tests point it elsewhere. */
   dashboardDir?: string;
-  /** The clock rate-limit windows are measured on (default `Date.now`); tests move it past a window instead of waiting. */
+  /**
+   * The clock rate-limit windows are measured on and usage rollups count a request's arrival by (default `Date.now`);
+   * tests move it past a window instead of waiting, or set it to count requests in chosen hours.
+   */
   clock?: () => number;
 }
 
@@ -300,7 +303,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const stoppers = [logRequestFailures(bus, log)];
   if (options.configPath) stoppers.push(watchConfigFile(options.configPath, configService, log));
   // Usage per key, team, model, provider and route per hour and day, kept as requests finish (GET /api/usage).
-  const usage = new UsageRollupWriter(bus, new UsageRollups(store.root), log);
+  const usage = new UsageRollupWriter(bus, new UsageRollups(store.root), log, options.clock);
   // Prometheus series, fed by bus events and read from the gateway's state at scrape time; while
   // settings.metrics.enabled is false nothing is subscribed (turned on again, the counters start from zero).
   const metricsSources = { bus, health, governance, config: () => configService.current(), storeBytes: () => store.sizeBytes() };

@@ -103,12 +103,16 @@ export interface UsageQueryInput {
   interval?: UsageInterval;
   from?: number | string;
   to?: number | string;
+  /** An IANA time zone: days are its local days, and times without an offset are read in it (default UTC). */
+  tz?: string;
 }
 
 export interface UsageReport {
   object: 'usage';
   group_by: UsageDimension;
   interval: UsageInterval;
+  /** The zone the days are counted in (`UTC` when the query named none). */
+  tz: string;
   from: string;
   to: string;
   data: UsageRow[];

@@ -1,4 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
+import { isoInZone, startOfLocalDay, startOfNextLocalDay } from '../core/time-zones.js';
 import { openRecords } from '../store/records.js';
 
 export const USAGE_DIMENSIONS = ['key', 'team', 'model', 'provider', 'route'] as const;
@@ -21,7 +22,7 @@ export interface UsageCounts {
 }
 
 export interface UsageRow extends UsageCounts {
-  /** Start of the interval, ISO 8601 (UTC). */
+  /** Start of the interval, ISO 8601: UTC, or local time with its offset when the query named a time zone. */
   start: string;
   group: string;
 }
@@ -104,4 +105,45 @@ export function rollupKeys(sample: UsageSample): RollupKey[] {
     for (const dimension of USAGE_DIMENSIONS) keys.push([dimension, interval, start, sample.groups[dimension]]);
   }
   return keys;
+}
+
+/**
+ * The local days of a zone that a range touches, as their bounds: the start of the day `from` falls on, then each
+ * next day's start while it is before `to`, then the end of the last day (a day can be 23 or 25 hours long).
+ */
+export function localDayBounds(from: number, to: number, zone: string): number[] {
+  const bounds = [startOfLocalDay(from, zone)];
+  for (;;) {
+    const next = startOfNextLocalDay(bounds[bounds.length - 1] as number, zone);
+    bounds.push(next);
+    if (next >= to) return bounds;
+  }
+}
+
+/**
+ * Hourly rows summed into the local days `bounds` delimits (see localDayBounds), each named by its local start with
+ * the zone's offset. A UTC hour counts on the day it starts in: where a zone's days start on a UTC hour (every
+ * whole-hour offset) this is exact; where they start at :30 or :45 past one (India, Nepal, Newfoundland, South
+ * Australia), the first 30 or 45 minutes after local midnight count on the day before.
+ */
+export function rowsByLocalDay(hourRows: readonly UsageRow[], bounds: readonly number[], zone: string): UsageRow[] {
+  const days = new Map<string, UsageRow>();
+  let day = 0;
+  const ordered = hourRows.map((row) => ({ row, at: Date.parse(row.start) })).sort((a, b) => a.at - b.at);
+  for (const { row, at } of ordered) {
+    if (at < (bounds[0] as number)) continue;
+    while (day < bounds.length - 1 && at >= (bounds[day + 1] as number)) day++;
+    if (day >= bounds.length - 1) break;
+    const id = `${day}\0${row.group}`;
+    let into = days.get(id);
+    if (!into) days.set(id, (into = { start: isoInZone(bounds[day] as number, zone), group: row.group, ...emptyCounts() }));
+    addCounts(into, row);
+  }
+  return [...days.entries()]
+    .sort(([a], [b]) => {
+      const [dayA, groupA] = a.split('\0') as [string, string];
+      const [dayB, groupB] = b.split('\0') as [string, string];
+      return Number(dayA) - Number(dayB) || (groupA < groupB ? -1 : groupA > groupB ? 1 : 0);
+    })
+    .map(([, row]) => ({ ...row, spend_usd: Math.round(row.spend_usd * 1e10) / 1e10 }));
 }

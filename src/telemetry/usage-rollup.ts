@@ -56,6 +56,8 @@ export class UsageRollupWriter {
     bus: EventBus,
     private readonly rollups: UsageRollups,
     private readonly log: Log,
+    /** The clock a request's arrival is read on (tests set it to count requests in chosen hours). */
+    private readonly clock: () => number = Date.now,
   ) {
     this.stops = [
       bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.record(event)),
@@ -69,7 +71,7 @@ export class UsageRollupWriter {
     const sample: UsageSample = {
       // Bucketed by arrival, as the request log's time filters select (a stream that crosses midnight counts on the
       // day it started in both).
-      at: Date.now() - (Number.isFinite(event.durationMs) && event.durationMs > 0 ? event.durationMs : 0),
+      at: this.clock() - (Number.isFinite(event.durationMs) && event.durationMs > 0 ? event.durationMs : 0),
       groups: {
         key: event.keyId ?? NO_GROUP,
         team: event.teamId ?? NO_GROUP,
