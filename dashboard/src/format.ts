@@ -31,6 +31,11 @@ export function dateTime(iso: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
 }
 
+/** The browser's IANA time zone (`Europe/Berlin`): the API counts usage days and reads dates in it when sent as `tz`. */
+export function browserTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
 /** The value an `<input type="date">` shows for a moment, in the browser's time zone. */
 export function dateInput(date: Date): string {
   const pad = (n: number): string => String(n).padStart(2, '0');

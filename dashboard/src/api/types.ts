@@ -121,6 +121,8 @@ export interface Usage {
   object: 'usage';
   group_by: UsageGroupBy;
   interval: 'hour' | 'day';
+  /** The zone days are counted in (`UTC` unless the query named one); older gateways leave it out. */
+  tz?: string;
   from: string;
   to: string;
   data: (UsageNumbers & { start: string; group: string })[];

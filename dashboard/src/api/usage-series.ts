@@ -13,6 +13,7 @@ const DAY = 24 * HOUR;
  * point for each bucket, zero where nothing ran, so one busy day does not stretch across the whole axis.
  */
 export function usageBuckets(usage: Usage): { times: number[]; indexOf(start: string): number | undefined } {
+  if (usage.interval === 'day' && usage.tz !== undefined && usage.tz !== 'UTC') return localDays(usage);
   const step = usage.interval === 'hour' ? HOUR : DAY;
   const first = Math.floor(Date.parse(usage.from) / step) * step;
   const last = Math.floor(Date.parse(usage.to) / step) * step;
@@ -23,6 +24,23 @@ export function usageBuckets(usage: Usage): { times: number[]; indexOf(start: st
     times.push(t / 1000);
   }
   return { times, indexOf: (start) => index.get(Math.floor(Date.parse(start) / step) * step) };
+}
+
+/**
+ * The local days of an answer counted in a zone (the browser's, which the page sent): each from its local midnight,
+ * 23 or 25 hours long when the clocks change, a row's bucket found by its local date.
+ */
+function localDays(usage: Usage): { times: number[]; indexOf(start: string): number | undefined } {
+  const dayOf = (date: Date): string => `${date.getFullYear()}-${date.getMonth() + 1}-${date.getDate()}`;
+  const from = new Date(Date.parse(usage.from));
+  const end = Date.parse(usage.to);
+  const times: number[] = [];
+  const index = new Map<string, number>();
+  for (let day = new Date(from.getFullYear(), from.getMonth(), from.getDate()); day.getTime() < end; day = new Date(day.getFullYear(), day.getMonth(), day.getDate() + 1)) {
+    index.set(dayOf(day), times.length);
+    times.push(day.getTime() / 1000);
+  }
+  return { times, indexOf: (start) => index.get(dayOf(new Date(Date.parse(start)))) };
 }
 
 /** Sums `/api/usage` rows across groups into one series per number, with a point for every hour or day. */

@@ -6,7 +6,7 @@ import { usageOverTime, usageTotals } from '../api/usage-series.js';
 import { ErrorNotice } from '../components/error-notice.js';
 import { Empty, Loading } from '../components/states.js';
 import { TimeChart } from '../components/time-chart.js';
-import { count, ms, percent, percentile, usd } from '../format.js';
+import { browserTimeZone, count, ms, percent, percentile, usd } from '../format.js';
 import { ProviderHealth } from './provider-health.js';
 
 const POLL_MS = 10_000;
@@ -23,7 +23,7 @@ export function OverviewPage() {
     (signal) => {
       const to = new Date();
       const from = new Date(to.getTime() - range.hours * 3_600_000);
-      return api.get<Usage>('/usage', { group_by: 'provider', interval: range.interval, from: from.toISOString(), to: to.toISOString() }, signal);
+      return api.get<Usage>('/usage', { group_by: 'provider', interval: range.interval, from: from.toISOString(), to: to.toISOString(), tz: browserTimeZone() }, signal);
     },
     [rangeName],
     POLL_MS,

@@ -7,7 +7,7 @@ import { ErrorNotice, fieldError } from '../components/error-notice.js';
 import { Empty, Loading } from '../components/states.js';
 import { TimeChart } from '../components/time-chart.js';
 import { download, toCsv } from '../csv.js';
-import { count, dateInput, usd } from '../format.js';
+import { browserTimeZone, count, dateInput, usd } from '../format.js';
 import { navigate, type Location } from '../router.js';
 
 const GROUPS: UsageGroupBy[] = ['key', 'model', 'team', 'provider', 'route'];
@@ -15,11 +15,18 @@ const COLORS = ['#2563eb', '#059669', '#d97706', '#7c3aed', '#dc2626', '#0891b2'
 /** The chart draws the biggest spenders; the table and the CSV have every group. */
 const CHART_GROUPS = 5;
 
-/** Dates in the URL are the browser's local days; the API gets the range as instants from the first day's start to the last day's end. */
+/** Dates in the URL are the browser's local days (`YYYY-MM-DD`, as the date inputs give them). */
 function rangeOf(query: URLSearchParams): { from: string; to: string } {
   const today = new Date();
-  const monthAgo = new Date(today.getTime() - 29 * 86_400_000);
+  const monthAgo = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 29);
   return { from: query.get('from') ?? dateInput(monthAgo), to: query.get('to') ?? dateInput(today) };
+}
+
+/** The day after a `YYYY-MM-DD` date (the range's exclusive end), or the text as it is when it is not one (the API then names it). */
+function dayAfter(date: string): string {
+  const parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  if (!parts) return date;
+  return dateInput(new Date(Number(parts[1]), Number(parts[2]) - 1, Number(parts[3]) + 1));
 }
 
 export function SpendPage({ location }: { location: Location }) {
@@ -27,12 +34,8 @@ export function SpendPage({ location }: { location: Location }) {
   const interval = location.query.get('interval') === 'hour' ? 'hour' : 'day';
   const range = rangeOf(location.query);
   const usage = useApi(
-    (signal) => {
-      const from = new Date(`${range.from}T00:00:00`);
-      const to = new Date(`${range.to}T00:00:00`);
-      to.setDate(to.getDate() + 1);
-      return api.get<Usage>('/usage', { group_by: groupBy, interval, from: Number.isNaN(from.getTime()) ? range.from : from.toISOString(), to: Number.isNaN(to.getTime()) ? range.to : to.toISOString() }, signal);
-    },
+    // The API reads the dates as the start of those days in the browser's zone, and counts its local days.
+    (signal) => api.get<Usage>('/usage', { group_by: groupBy, interval, from: range.from, to: dayAfter(range.to), tz: browserTimeZone() }, signal),
     [groupBy, interval, range.from, range.to],
   );
   // Keys and teams are shown by name; the usage rows carry their ids.
