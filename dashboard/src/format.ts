@@ -36,6 +36,20 @@ export function browserTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
+const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+/** The value an `<input type="datetime-local">` shows for a moment, in the browser's time zone, to the second. */
+export function dateTimeInput(date: Date): string {
+  return `${dateInput(date)}T${pad2(date.getHours())}:${pad2(date.getMinutes())}:${pad2(date.getSeconds())}`;
+}
+
+/** A moment as ISO 8601 local time with the browser's offset (`2026-11-29T10:00:00+05:30`): what the API reads unambiguously. */
+export function isoWithOffset(date: Date): string {
+  const offset = -date.getTimezoneOffset();
+  const sign = offset < 0 ? '-' : '+';
+  return `${dateTimeInput(date)}${sign}${pad2(Math.floor(Math.abs(offset) / 60))}:${pad2(Math.abs(offset) % 60)}`;
+}
+
 /** The value an `<input type="date">` shows for a moment, in the browser's time zone. */
 export function dateInput(date: Date): string {
   const pad = (n: number): string => String(n).padStart(2, '0');

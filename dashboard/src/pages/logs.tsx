@@ -3,15 +3,15 @@ import type { List, LogRecord } from '../api/types.js';
 import { useApi } from '../api/use-api.js';
 import { ErrorNotice, fieldError } from '../components/error-notice.js';
 import { Empty, Loading } from '../components/states.js';
-import { count, dateTime, ms, usd } from '../format.js';
+import { count, dateTime, dateTimeInput, isoWithOffset, ms, usd } from '../format.js';
 import { href, navigate, type Location } from '../router.js';
 
 const PAGE_SIZE = 50;
 
 /** The filters of GET /api/logs the page offers; they live in the URL (`#/logs?status=5xx`), so views are links. */
 const FILTERS = [
-  { name: 'from', label: 'From (ISO time)', placeholder: '2026-11-01T00:00:00Z' },
-  { name: 'to', label: 'To (ISO time)', placeholder: '' },
+  { name: 'from', label: 'From (local time)', placeholder: '' },
+  { name: 'to', label: 'To (local time)', placeholder: '' },
   { name: 'status', label: 'Status', placeholder: '429 or 5xx' },
   { name: 'model', label: 'Model', placeholder: 'openai/gpt-4o-mini' },
   { name: 'provider', label: 'Provider', placeholder: 'openai' },
@@ -20,6 +20,22 @@ const FILTERS = [
   { name: 'team_id', label: 'Team id', placeholder: 'team_…' },
   { name: 'q', label: 'Error text', placeholder: '' },
 ] as const;
+
+/** The time filters: local date-time inputs in the page, ISO times with the browser's offset in the URL and the API call. */
+const TIME_FILTERS = new Set<string>(['from', 'to']);
+
+/** A `datetime-local` value (the browser's local time) as an ISO time with its offset; the text as it is when it is not one. */
+function timeForApi(local: string): string {
+  const date = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(local) ? new Date(local) : new Date(Number.NaN);
+  return Number.isNaN(date.getTime()) ? local : isoWithOffset(date);
+}
+
+/** What a time filter's input shows for the URL's value (an ISO time or epoch ms): the browser's local time, or nothing. */
+function timeForInput(value: string | undefined): string {
+  if (!value) return '';
+  const date = new Date(/^\d+$/.test(value) ? Number(value) : Date.parse(value));
+  return Number.isNaN(date.getTime()) ? '' : dateTimeInput(date);
+}
 
 function filtersOf(query: URLSearchParams): Record<string, string | undefined> {
   const filters: Record<string, string | undefined> = {};
@@ -39,7 +55,10 @@ export function LogsPage({ location }: { location: Location }) {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
     const next: Record<string, string | undefined> = {};
-    for (const filter of FILTERS) next[filter.name] = String(form.get(filter.name) ?? '').trim() || undefined;
+    for (const filter of FILTERS) {
+      const value = String(form.get(filter.name) ?? '').trim();
+      next[filter.name] = value === '' ? undefined : TIME_FILTERS.has(filter.name) ? timeForApi(value) : value;
+    }
     navigate('/logs', next);
   };
   const older = (cursor: string): void => navigate('/logs', { ...filters, before: cursor, trail: [...trail, before ?? ''].join(',') || ',' });
@@ -57,7 +76,11 @@ export function LogsPage({ location }: { location: Location }) {
           return (
             <label key={filter.name}>
               {filter.label}
-              <input name={filter.name} defaultValue={filters[filter.name] ?? ''} placeholder={filter.placeholder} aria-invalid={problem ? true : undefined} aria-describedby={problem ? `err-${filter.name}` : undefined} />
+              {TIME_FILTERS.has(filter.name) ? (
+                <input type="datetime-local" step={1} name={filter.name} defaultValue={timeForInput(filters[filter.name])} aria-invalid={problem ? true : undefined} aria-describedby={problem ? `err-${filter.name}` : undefined} />
+              ) : (
+                <input name={filter.name} defaultValue={filters[filter.name] ?? ''} placeholder={filter.placeholder} aria-invalid={problem ? true : undefined} aria-describedby={problem ? `err-${filter.name}` : undefined} />
+              )}
               {problem ? (
                 <span class="field-error" id={`err-${filter.name}`}>
                   {problem}
