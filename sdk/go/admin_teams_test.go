@@ -55,6 +55,22 @@ func TestTeams(t *testing.T) {
 		if total, ok := report.Total(team.ID); !ok || total.Requests != 1 {
 			return fmt.Errorf("team totals %+v", total)
 		}
+		// The same by the local days of a zone: buckets start at its midnight, with its offset.
+		local, err := admin.Usage.Get(ctx, tollgate.UsageQuery{GroupBy: tollgate.GroupByTeam, Interval: tollgate.IntervalDay, TimeZone: "Asia/Tokyo"})
+		if err != nil {
+			return err
+		}
+		if local.TimeZone != "Asia/Tokyo" {
+			return fmt.Errorf("report zone %q", local.TimeZone)
+		}
+		if total, ok := local.Total(team.ID); !ok || total.Requests != 1 {
+			return fmt.Errorf("team totals by Tokyo days %+v", total)
+		}
+		for _, row := range local.Data {
+			if _, offset := row.Start.Zone(); offset != 9*3600 || row.Start.Hour() != 0 {
+				return fmt.Errorf("bucket %v is not a Tokyo midnight", row.Start)
+			}
+		}
 		return nil
 	})
 	charged, err := admin.Teams.Get(ctx, team.ID)

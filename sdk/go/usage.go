@@ -32,6 +32,9 @@ type UsageQuery struct {
 	GroupBy  UsageGroup
 	Interval UsageInterval
 	From, To time.Time
+	// TimeZone is an IANA zone name (Europe/Berlin): with IntervalDay the buckets are that zone's local
+	// days (23 or 25 hours across a clock change). Empty: UTC days.
+	TimeZone string
 }
 
 // UsageCounts is what one group did.
@@ -46,7 +49,7 @@ type UsageCounts struct {
 
 // UsageRow is one group in one interval.
 type UsageRow struct {
-	// Start is the start of the interval (UTC).
+	// Start is the start of the interval: UTC, or local with its offset when the query named a TimeZone.
 	Start time.Time `json:"start"`
 	// Group is the key id, team id, model, provider or route; "none" for requests without one.
 	Group string `json:"group"`
@@ -65,7 +68,9 @@ type UsageReport struct {
 	Interval UsageInterval `json:"interval"`
 	From     time.Time     `json:"from"`
 	To       time.Time     `json:"to"`
-	Data     []UsageRow    `json:"data"`
+	// TimeZone is the query's zone, empty when it named none.
+	TimeZone string     `json:"tz,omitempty"`
+	Data     []UsageRow `json:"data"`
 	// Totals are per group over the range, highest spend first.
 	Totals []UsageTotal `json:"totals"`
 	Raw
@@ -99,6 +104,9 @@ func (s *UsageService) Get(ctx context.Context, q UsageQuery) (*UsageReport, err
 	}
 	if q.Interval != "" {
 		query.Set("interval", string(q.Interval))
+	}
+	if q.TimeZone != "" {
+		query.Set("tz", q.TimeZone)
 	}
 	setTime(query, "from", q.From)
 	setTime(query, "to", q.To)
