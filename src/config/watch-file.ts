@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ConfigService } from './config-service.js';
 import { parse as parseYaml } from 'yaml';
@@ -30,44 +30,94 @@ function parseSaved(text: string, path: string): ConfigFile {
 }
 
 /**
- * A change in the config file's directory that may have changed the file: the file's own name, or Kubernetes'
- * ConfigMap swap. A mounted ConfigMap's file is a symlink through `..data`, which the kubelet replaces by renaming a
- * new `..data_tmp` symlink over it: the file's name never appears in those events.
+ * The directories to watch and, in each, the names whose changes may have changed the file. The file's own
+ * directory, for its own name and Kubernetes' ConfigMap swap: a mounted ConfigMap's file is a symlink through
+ * `..data`, which the kubelet replaces by renaming a new `..data_tmp` symlink over it, so the file's name never
+ * appears in those events. And, when the file is a symlink to a file elsewhere (a dotfiles checkout, a config kept
+ * under /srv and linked into /etc), the directory of the file it leads to, for that file's name: saving the real
+ * file changes the config but raises no event beside the link.
  */
-function mayChange(changed: string, name: string): boolean {
-  return changed === name || changed === '..data' || changed === '..data_tmp';
+function watchedNames(path: string): Map<string, Set<string>> {
+  const names = new Map<string, Set<string>>([[dirname(path), new Set([basename(path), '..data', '..data_tmp'])]]);
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return names;
+  }
+  if (real !== path) {
+    const set = names.get(dirname(real)) ?? new Set<string>();
+    set.add(basename(real));
+    names.set(dirname(real), set);
+  }
+  return names;
 }
 
 /**
- * Watches the config file and applies each saved version. The directory is watched rather than the file,
+ * Watches the config file and applies each saved version. Directories are watched rather than the file,
  * because editors save by writing a new file and renaming it over the old one (and Kubernetes swaps a symlink
- * beside it). Bursts of events from one save are coalesced.
+ * beside it). Where a symlink leads is looked up again after every change, so retargeting the link moves the
+ * watch along. Bursts of events from one save are coalesced.
  */
 export function watchConfigFile(path: string, service: ConfigService, log: Log, debounceMs = 100): () => void {
-  const name = basename(path);
   let timer: NodeJS.Timeout | null = null;
-  let watcher: FSWatcher;
-  try {
-    watcher = watch(dirname(path), { persistent: false }, (_event, changed) => {
-      if (changed !== null && !mayChange(changed.toString(), name)) return;
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(() => {
-        timer = null;
-        if (!existsSync(path)) {
-          log.warn({ file: path }, 'config file removed; running config unchanged');
-          return;
-        }
-        let text: string | null = null;
-        const read = (): string => (text ??= readFileSync(path, 'utf8'));
-        void service.reloadFile(() => parseSaved(read(), path), () => routeNamesOf(read()));
-      }, debounceMs);
-    });
-  } catch (err) {
-    log.warn({ file: path, error: (err as Error).message }, 'cannot watch the config file; changes need the API or a restart');
-    return () => undefined;
-  }
-  return () => {
-    if (timer) clearTimeout(timer);
-    watcher.close();
+  let closed = false;
+  const watchers = new Map<string, { watcher: FSWatcher; names: Set<string> }>();
+
+  const reload = (): void => {
+    timer = null;
+    if (closed) return;
+    arm();
+    if (!existsSync(path)) {
+      log.warn({ file: path }, 'config file removed; running config unchanged');
+      return;
+    }
+    let text: string | null = null;
+    const read = (): string => (text ??= readFileSync(path, 'utf8'));
+    void service.reloadFile(() => parseSaved(read(), path), () => routeNamesOf(read()));
   };
+
+  const onEvent = (dir: string, changed: string | Buffer | null): void => {
+    const names = watchers.get(dir)?.names;
+    if (changed !== null && names !== undefined && !names.has(changed.toString())) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(reload, debounceMs);
+  };
+
+  /** Watches the directories `watchedNames` gives now, and stops watching those it no longer gives. */
+  function arm(): boolean {
+    const wanted = watchedNames(path);
+    for (const [dir, entry] of watchers) {
+      if (wanted.has(dir)) continue;
+      entry.watcher.close();
+      watchers.delete(dir);
+    }
+    let own = true;
+    for (const [dir, names] of wanted) {
+      const existing = watchers.get(dir);
+      if (existing) {
+        existing.names = names;
+        continue;
+      }
+      try {
+        const watcher = watch(dir, { persistent: false }, (_event, changed) => onEvent(dir, changed));
+        // A watcher's error (its directory gone on some platforms) must not end the process: it just goes quiet.
+        watcher.on('error', (err: Error) => log.warn({ file: path, dir, error: err.message }, 'config file watch failed; changes need the API or a restart'));
+        watchers.set(dir, { watcher, names });
+      } catch (err) {
+        if (dir === dirname(path)) own = false;
+        log.warn({ file: path, dir, error: (err as Error).message }, 'cannot watch the config file; changes need the API or a restart');
+      }
+    }
+    return own;
+  }
+
+  const stop = (): void => {
+    closed = true;
+    if (timer) clearTimeout(timer);
+    for (const { watcher } of watchers.values()) watcher.close();
+    watchers.clear();
+  };
+  if (!arm()) stop();
+  return stop;
 }

@@ -1,0 +1,85 @@
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawnMain, waitUntilGone, type MainProcess } from '../helpers/main-process.js';
+
+/**
+ * The config file and the command line, through real processes: `src/main.ts` run as `npm start` runs it, its
+ * subcommands, and the HTTP API of the gateway it starts.
+ */
+
+const dirs: string[] = [];
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Stops the gateway with SIGTERM and checks that the process is gone and its port closed. */
+async function stop(gateway: MainProcess): Promise<void> {
+  gateway.child.kill('SIGTERM');
+  const exited = await Promise.race([gateway.exit, new Promise<null>((done) => setTimeout(() => done(null), 15_000))]);
+  if (exited === null) gateway.child.kill('SIGKILL');
+  expect(await waitUntilGone(gateway.serverPid, gateway.port, 5_000)).toEqual({ port: 'refused', alive: false });
+}
+
+async function routeNames(gateway: MainProcess): Promise<string[]> {
+  const body = (await (await fetch(`${gateway.url}/api/routes`)).json()) as { data: Array<{ name: string }> };
+  return body.data.map((route) => route.name).sort();
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+function routesYaml(...names: string[]): string {
+  return ['routes:', ...names.flatMap((name) => [`  ${name}:`, '    targets: [{ model: openai/gpt-4o-mini }]'])].join('\n') + '\n';
+}
+
+describe('the config file, watched by a running gateway', () => {
+  it('applies saves of the file a symlink leads to in another directory, in place or by rename, and follows the link when it is retargeted', async () => {
+    const root = tempDir('tollgate-symlinked-');
+    mkdirSync(join(root, 'etc'));
+    mkdirSync(join(root, 'srv'));
+    const real = join(root, 'srv', 'prod.yaml');
+    writeFileSync(real, routesYaml('one'));
+    const link = join(root, 'etc', 'tollgate.yaml');
+    symlinkSync(real, link);
+    const gateway = await spawnMain({ cwd: root, env: { TOLLGATE_CONFIG: link } });
+    try {
+      expect(await routeNames(gateway)).toEqual(['one']);
+      // Saved in place.
+      writeFileSync(real, routesYaml('two'));
+      await until(async () => (await routeNames(gateway)).includes('two'));
+      // Saved as an editor does: a new file renamed over the old one.
+      writeFileSync(`${real}.tmp`, routesYaml('three'));
+      renameSync(`${real}.tmp`, real);
+      await until(async () => (await routeNames(gateway)).includes('three'));
+      // The link pointed at another file, in a third directory; saving that one applies too.
+      mkdirSync(join(root, 'next'));
+      const other = join(root, 'next', 'prod.yaml');
+      writeFileSync(other, routesYaml('four'));
+      rmSync(link);
+      symlinkSync(other, link);
+      await until(async () => (await routeNames(gateway)).includes('four'));
+      writeFileSync(other, routesYaml('five'));
+      await until(async () => (await routeNames(gateway)).includes('five'));
+      // The old target no longer counts.
+      writeFileSync(real, routesYaml('stale'));
+      await new Promise((done) => setTimeout(done, 500));
+      expect(await routeNames(gateway)).toEqual(['five']);
+    } finally {
+      await stop(gateway);
+    }
+  }, 60_000);
+});
