@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { didYouMean } from '../core/did-you-mean.js';
 
 /** What the command line asked for, parsed and checked; nothing has run yet. */
 export type Command =
@@ -27,6 +28,8 @@ A flag wins over its environment variable, which wins over the config file. Prov
 config file or the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...). Docs: README.md.
 `;
 
+const SUBCOMMANDS = ['init', 'check-config'];
+
 const OPTIONS = {
   config: { type: 'string', short: 'c' },
   port: { type: 'string', short: 'p' },
@@ -48,22 +51,45 @@ export function parseCommand(argv: readonly string[]): Command {
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    const unknown = /^Unknown option '(--?[^'=]+)/.exec((err as Error).message)?.[1];
+    if (unknown === undefined) throw new UsageError((err as Error).message);
+    const meant = unknown.startsWith('--') ? didYouMean(unknown.slice(2), Object.keys(OPTIONS)) : null;
+    throw new UsageError(`unknown option '${unknown}'${meant ? `; did you mean '--${meant}'?` : ''}`);
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [subcommand, ...rest] = positionals;
+  if (subcommand === 'init' || subcommand === 'check-config') {
+    // Flags that only running the gateway reads were silently dropped here (`init --port 9000` wrote a config
+    // without the port); said instead, like --force without init.
+    for (const flag of ['port', 'host'] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with running the gateway, not with ${subcommand}`);
+    }
+  }
   if (subcommand === 'init') {
     if (rest.length > 1) throw new UsageError('init takes at most one file');
-    return { kind: 'init', file: rest[0] ?? 'tollgate.config.yaml', force: values.force ?? false };
+    // `init --config my.yaml` wrote tollgate.config.yaml: the file named either way is the one written.
+    return { kind: 'init', file: oneFile('init', rest[0], values.config) ?? 'tollgate.config.yaml', force: values.force ?? false };
   }
   if (subcommand === 'check-config') {
-    const file = rest[0] ?? values.config;
+    if (values.force) throw new UsageError('--force goes with init');
+    const file = oneFile('check-config', rest[0], values.config);
     if (file === undefined || rest.length > 1) throw new UsageError('check-config takes one file: tollgate check-config <file>');
     return { kind: 'check-config', file };
   }
-  if (subcommand !== undefined) throw new UsageError(`unknown command '${subcommand}'`);
+  if (subcommand !== undefined) {
+    const meant = didYouMean(subcommand, SUBCOMMANDS);
+    throw new UsageError(`unknown command '${subcommand}'${meant ? `; did you mean '${meant}'?` : ''}`);
+  }
   if (values.force) throw new UsageError('--force goes with init');
   return { kind: 'serve', config: values.config, port: values.port === undefined ? undefined : checkPort(values.port), host: values.host };
+}
+
+/** The file a subcommand takes, as its argument or as --config; two different files are refused, not one of them picked. */
+function oneFile(subcommand: string, positional: string | undefined, flag: string | undefined): string | undefined {
+  if (positional !== undefined && flag !== undefined && positional !== flag) {
+    throw new UsageError(`${subcommand} takes one file, but was given '${positional}' and --config '${flag}'`);
+  }
+  return positional ?? flag;
 }

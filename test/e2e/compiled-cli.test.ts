@@ -61,7 +61,7 @@ describe('tollgate, compiled: the small commands', () => {
     for (const flag of ['--config <file>', '--port <n>', '--host <addr>', 'init [file]', 'check-config <file>']) expect(help.stdout).toContain(flag);
     const wrong = await cli(['--prot', '80']);
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toContain("Unknown option '--prot'");
+    expect(wrong.stderr).toContain("unknown option '--prot'; did you mean '--port'?");
     expect((await cli(['--port', 'eighty'])).code).toBe(2);
   });
 

@@ -1,14 +1,20 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnMain, waitUntilGone, type MainProcess } from '../helpers/main-process.js';
+import { childEnv, repoRoot, spawnMain, waitUntilGone, type MainProcess } from '../helpers/main-process.js';
 
 /**
  * The config file and the command line, through real processes: `src/main.ts` run as `npm start` runs it, its
  * subcommands, and the HTTP API of the gateway it starts.
  */
 
+const execFileAsync = promisify(execFile);
+const tsxLoader = pathToFileURL(join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
+const mainScript = join(repoRoot, 'src/main.ts');
 const dirs: string[] = [];
 
 function tempDir(prefix: string): string {
@@ -20,6 +26,17 @@ function tempDir(prefix: string): string {
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+/** Runs `tollgate <args>` from the sources and returns its exit code and output. */
+async function cli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await execFileAsync(process.execPath, ['--import', tsxLoader, mainScript, ...args], { cwd, env: childEnv({}, cwd), timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
 
 /** Stops the gateway with SIGTERM and checks that the process is gone and its port closed. */
 async function stop(gateway: MainProcess): Promise<void> {
@@ -82,4 +99,30 @@ describe('the config file, watched by a running gateway', () => {
       await stop(gateway);
     }
   }, 60_000);
+});
+
+describe('the command line', () => {
+  it('init writes the file named by --config, and a flag a subcommand does not read is refused, not ignored', async () => {
+    const cwd = tempDir('tollgate-cli-init-');
+    const init = await cli(['init', '--config', 'mine.yaml'], cwd);
+    expect(init.code).toBe(0);
+    expect(existsSync(join(cwd, 'mine.yaml'))).toBe(true);
+    expect(existsSync(join(cwd, 'tollgate.config.yaml'))).toBe(false);
+    expect(await cli(['init', 'a.yaml', '--config', 'b.yaml'], cwd)).toMatchObject({ code: 2, stderr: expect.stringContaining("init takes one file, but was given 'a.yaml' and --config 'b.yaml'") });
+    expect(await cli(['init', 'c.yaml', '--port', '9000'], cwd)).toMatchObject({ code: 2, stderr: expect.stringContaining('--port goes with running the gateway, not with init') });
+    expect(existsSync(join(cwd, 'c.yaml'))).toBe(false);
+    expect(await cli(['check-config', 'mine.yaml', '--host', '127.0.0.1'], cwd)).toMatchObject({ code: 2, stderr: expect.stringContaining('--host goes with running the gateway, not with check-config') });
+    expect(await cli(['check-config', 'mine.yaml', '--force'], cwd)).toMatchObject({ code: 2, stderr: expect.stringContaining('--force goes with init') });
+    expect((await cli(['check-config', '--config', 'mine.yaml'], cwd)).code).toBe(0);
+  }, 60_000);
+
+  it('a mistyped command or option is exit 2 with the one it most likely meant', async () => {
+    const cwd = tempDir('tollgate-cli-typo-');
+    expect(await cli(['chek-config', 'x.yaml'], cwd)).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown command 'chek-config'; did you mean 'check-config'?") });
+    expect(await cli(['--prot', '9000'], cwd)).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown option '--prot'; did you mean '--port'?") });
+    const far = await cli(['--bogus'], cwd);
+    expect(far.code).toBe(2);
+    expect(far.stderr.split('\n')[0]).toBe("tollgate: unknown option '--bogus'");
+  }, 60_000);
+
 });
