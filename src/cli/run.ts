@@ -51,7 +51,7 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     }
     case 'serve':
       try {
-        await serve(envWithFlags(command));
+        await serve(envWithFlags(command), command.config !== undefined ? '--config' : 'TOLLGATE_CONFIG');
       } catch (err) {
         process.stderr.write(`${describeStartFailure(err)}\n`);
         process.exit(1);

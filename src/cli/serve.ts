@@ -59,12 +59,13 @@ const REPEATED_SIGNAL_MS = 1_000;
 /**
  * Runs the gateway as a server until SIGTERM/SIGINT (a second one a moment later forces the exit): load the config file, open the store, listen, log the address
  * and the access mode, and shut down gracefully. `env` is the process environment with the command line's flags
- * applied (a flag wins over its variable). Any uncaught error from here on ends the process (see dieOnUncaught).
+ * applied (a flag wins over its variable); `configNamedBy` is how a missing config file was named (`--config` or the
+ * variable). Any uncaught error from here on ends the process (see dieOnUncaught).
  */
-export async function serve(env: Env): Promise<void> {
+export async function serve(env: Env, configNamedBy = 'TOLLGATE_CONFIG'): Promise<void> {
   process.on('uncaughtException', (err) => dieOnUncaught('uncaught exception', err));
   process.on('unhandledRejection', (err) => dieOnUncaught('unhandled promise rejection', err));
-  const file = loadConfigFile(env);
+  const file = loadConfigFile(env, process.cwd(), configNamedBy);
   const gateway = await createGateway({ config: file.config, configPath: file.watchPath, env });
   const { settings } = gateway.configService.current();
   const configured = [...gateway.configService.current().providers.values()].filter((p) => p.keys.length > 0).map((p) => p.name);

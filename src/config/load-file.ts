@@ -59,12 +59,13 @@ export function parseConfigDocument(raw: unknown, where: string): ConfigFile {
 /**
  * Finds the config file: `TOLLGATE_CONFIG` names one explicitly (and then it must exist); otherwise
  * `tollgate.config.yaml` in the working directory is used when present. No file is a valid, empty config.
+ * `namedBy` is what an error calls the explicit name: `--config` when the command line gave it.
  */
-export function loadConfigFile(env: Env, cwd = process.cwd()): LoadedFile {
+export function loadConfigFile(env: Env, cwd = process.cwd(), namedBy = 'TOLLGATE_CONFIG'): LoadedFile {
   const explicit = env.TOLLGATE_CONFIG;
   const path = resolve(cwd, explicit || DEFAULTS.configFile);
   if (!existsSync(path)) {
-    if (explicit) throw new ConfigError(`TOLLGATE_CONFIG: file not found: ${path}`);
+    if (explicit) throw new ConfigError(`${namedBy}: file not found: ${path}`);
     return { path: null, watchPath: path, config: {} };
   }
   return { path, watchPath: path, config: parseConfigText(readConfigText(path), path) };

@@ -125,4 +125,10 @@ describe('the command line', () => {
     expect(far.stderr.split('\n')[0]).toBe("tollgate: unknown option '--bogus'");
   }, 60_000);
 
+  it('a --config file that does not exist is named as --config, not as TOLLGATE_CONFIG', async () => {
+    const cwd = tempDir('tollgate-cli-missing-');
+    const flag = await cli(['--config', 'nope.yaml', '--port', '1'], cwd);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr.trim()).toBe(`tollgate: configuration error: --config: file not found: ${join(cwd, 'nope.yaml')}`);
+  }, 60_000);
 });
