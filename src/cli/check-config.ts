@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseConfigSyntax, readConfigText } from '../config/load-file.js';
 import { resolveRuntimeConfig } from '../config/runtime.js';
-import { configFileSchema } from '../config/schema.js';
+import { configFileSchema, issueMessage } from '../config/schema.js';
 import { ConfigError, type Env } from '../config/secret-ref.js';
 import type { RuntimeConfig } from '../core/config.js';
 import { loadPluginModule } from '../pipeline/load-plugins.js';
@@ -77,7 +77,7 @@ export async function checkConfigFile(file: string, env: Env): Promise<ConfigRep
   }
   const parsed = configFileSchema.safeParse(document);
   if (!parsed.success) {
-    report.errors.push(...parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`));
+    report.errors.push(...parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issueMessage(issue, configFileSchema)}`));
     return report;
   }
   let runtime: RuntimeConfig;

@@ -80,7 +80,7 @@ function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
   if (result.success) return result.data;
   const first = result.error.issues[0];
   const param = [prefix, ...(first?.path.map((segment) => quoteInput(String(segment), 100)) ?? [])].filter(Boolean).join('.') || null;
-  throw gatewayError('invalid_config', `Invalid configuration: ${describeIssues(result.error).replace(/^/, prefix ? `${prefix}.` : '')}`, { param: param });
+  throw gatewayError('invalid_config', `Invalid configuration: ${describeIssues(result.error, schema).replace(/^/, prefix ? `${prefix}.` : '')}`, { param: param });
 }
 
 function referenceRefused(where: string): GatewayError {

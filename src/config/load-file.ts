@@ -52,7 +52,7 @@ export function parseConfigText(text: string, where: string): ConfigFile {
 /** Validates a config document, applying the schema's defaults. */
 export function parseConfigDocument(raw: unknown, where: string): ConfigFile {
   const result = configFileSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(`${where}: ${describeIssues(result.error)}`);
+  if (!result.success) throw new ConfigError(`${where}: ${describeIssues(result.error, configFileSchema)}`);
   return result.data;
 }
 

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
 import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';
+import { didYouMean, didYouMeanHint } from '../core/did-you-mean.js';
 import { resolveNetwork } from './network.js';
 import { compileGuardrails } from '../guardrails/scanner.js';
 import { backtrackingRisk } from '../guardrails/detectors/regex-list.js';
@@ -323,7 +324,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   const file = layers.file.providers?.[name];
   const vendorId = api?.type ?? file?.type ?? name;
   const vendor = vendorById(vendorId);
-  if (!vendor) throw new ConfigError(`providers.${name}.type: unknown provider type "${vendorId}"`);
+  if (!vendor) throw new ConfigError(`providers.${name}.type: unknown provider type "${vendorId}"${didYouMeanHint(vendorId, allVendors().map((known) => known.id))}`);
   if (!adapterFor(vendor.format)) throw new ConfigError(`providers.${name}: no adapter for wire format "${vendor.format}"`);
   // A vendor's own environment variables belong to the provider of that name, not to custom instances of it.
   const ownEnv = name === vendor.id;
@@ -369,13 +370,15 @@ function resolveRoute(
 ): RouteRuntime {
   route.targets.forEach((target, i) => {
     const provider = target.model.slice(0, target.model.indexOf('/'));
-    if (!providers.has(provider)) throw new ConfigError(`routes.${name}.targets.${i}.model: unknown provider "${provider}"`);
+    if (!providers.has(provider)) throw new ConfigError(`routes.${name}.targets.${i}.model: unknown provider "${provider}"${didYouMeanHint(provider, providers.keys())}`);
   });
   route.fallbacks.forEach((fallback, i) => {
     if (routeNames.has(fallback)) return;
     const slash = fallback.indexOf('/');
     if (slash <= 0 || !providers.has(fallback.slice(0, slash))) {
-      throw new ConfigError(`routes.${name}.fallbacks.${i}: "${fallback}" is neither a route nor "<known provider>/<model>"`);
+      const meant = slash > 0 ? didYouMean(fallback.slice(0, slash), providers.keys()) : didYouMean(fallback, routeNames);
+      const hint = meant === null ? '' : slash > 0 ? ` (did you mean "${meant}${fallback.slice(slash)}"?)` : ` (did you mean "${meant}"?)`;
+      throw new ConfigError(`routes.${name}.fallbacks.${i}: "${fallback}" is neither a route nor "<known provider>/<model>"${hint}`);
     }
   });
   return {

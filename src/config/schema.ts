@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { quoteInput } from '../core/quote-input.js';
+import { didYouMean } from '../core/did-you-mean.js';
 import { z } from 'zod';
 import type { AlertsConfig, CacheConfig, CachePolicyConfig, PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
 import { NEVER_FORWARDED } from '../providers/forward-headers.js';
@@ -731,16 +732,75 @@ export type ProviderKeyConfig = z.infer<typeof providerKeySchema>;
 export type RouteConfig = z.infer<typeof routeSchema>;
 
 /** Renders the first schema violations as one readable line naming the fields. */
-export function describeIssues(error: z.ZodError): string {
+export function describeIssues(error: z.ZodError, schema?: z.ZodType): string {
   return error.issues
     .slice(0, 5)
     .map((issue) => {
       // A key of any size may come from an API body (a provider named with 100,000 characters): path and message
       // are quoted bounded, so the error does not echo the input whole.
       const path = issue.path.map((segment) => quoteInput(String(segment), 100)).join('.') || '(root)';
-      return `${path}: ${quoteInput(issue.message)}`;
+      return `${path}: ${quoteInput(issueMessage(issue, schema))}`;
     })
     .join('; ');
+}
+
+/**
+ * An issue's message, and for a key the schema does not know, the known key it most likely meant
+ * (`Unrecognized key: "tragets"; did you mean "targets"?`), looked up in `schema` at the issue's path.
+ */
+export function issueMessage(issue: z.core.$ZodIssue, schema?: z.ZodType): string {
+  if (issue.code !== 'unrecognized_keys' || schema === undefined) return issue.message;
+  const known = new Set(objectKeysAt(schema, issue.path, 0));
+  const hints = issue.keys.flatMap((key) => {
+    const meant = didYouMean(key, known);
+    return meant === null ? [] : [{ key, meant }];
+  });
+  if (hints.length === 0) return issue.message;
+  if (issue.keys.length === 1) return `${issue.message}; did you mean "${hints[0]?.meant}"?`;
+  return `${issue.message}; did you mean ${hints.map((hint) => `"${hint.meant}" for "${hint.key}"`).join(', ')}?`;
+}
+
+/** What a schema's internals look like to `objectKeysAt` (zod 4's definitions, the fields it reads). */
+interface WalkedDef {
+  type: string;
+  shape?: Record<string, z.core.$ZodType>;
+  catchall?: z.core.$ZodType;
+  valueType?: z.core.$ZodType;
+  element?: z.core.$ZodType;
+  innerType?: z.core.$ZodType;
+  in?: z.core.$ZodType;
+  out?: z.core.$ZodType;
+  left?: z.core.$ZodType;
+  right?: z.core.$ZodType;
+  options?: readonly z.core.$ZodType[];
+  getter?: () => z.core.$ZodType;
+}
+
+/** The keys of every object schema found at `path` (all of a union's options), for suggesting a mistyped key. */
+function objectKeysAt(schema: z.core.$ZodType, path: readonly PropertyKey[], depth: number): string[] {
+  if (depth > 64) return [];
+  const def = schema._zod.def as unknown as WalkedDef;
+  const [head, ...rest] = path;
+  const walk = (next: z.core.$ZodType | undefined, along: readonly PropertyKey[]): string[] => (next ? objectKeysAt(next, along, depth + 1) : []);
+  switch (def.type) {
+    case 'object':
+      if (head === undefined) return Object.keys(def.shape ?? {});
+      return walk(def.shape?.[String(head)] ?? def.catchall, rest);
+    case 'record':
+      return head === undefined ? [] : walk(def.valueType, rest);
+    case 'array':
+      return head === undefined ? [] : walk(def.element, rest);
+    case 'union':
+      return (def.options ?? []).flatMap((option) => walk(option, path));
+    case 'intersection':
+      return [...walk(def.left, path), ...walk(def.right, path)];
+    case 'pipe':
+      return [...walk(def.in, path), ...walk(def.out, path)];
+    case 'lazy':
+      return walk(def.getter?.(), path);
+    default:
+      return def.innerType ? walk(def.innerType, path) : [];
+  }
 }
 
 /**

@@ -132,3 +132,47 @@ describe('the command line', () => {
     expect(flag.stderr.trim()).toBe(`tollgate: configuration error: --config: file not found: ${join(cwd, 'nope.yaml')}`);
   }, 60_000);
 });
+
+describe('a mistyped name in the config', () => {
+  it('check-config says which key, provider or route it most likely meant, exit 1', async () => {
+    const cwd = tempDir('tollgate-check-typo-');
+    writeFileSync(join(cwd, 'keys.yaml'), 'setings: {}\nproviders:\n  openai: { api_kye: sk-x }\nroutes:\n  chat:\n    tragets: [{ model: openai/gpt-4o-mini }]\n');
+    const keys = await cli(['check-config', 'keys.yaml'], cwd);
+    expect(keys.code).toBe(1);
+    expect(keys.stderr.trim().split('\n')).toEqual([
+      'error: providers.openai: Unrecognized key: "api_kye"; did you mean "api_key"?',
+      'error: routes.chat.targets: Invalid input: expected array, received undefined',
+      'error: routes.chat: Unrecognized key: "tragets"; did you mean "targets"?',
+      'error: (root): Unrecognized key: "setings"; did you mean "settings"?',
+    ]);
+    writeFileSync(join(cwd, 'names.yaml'), 'providers:\n  lab: { type: opnai, base_url: "http://127.0.0.1:9/v1" }\nroutes:\n  chat:\n    targets: [{ model: lab/m }]\n');
+    expect(await cli(['check-config', 'names.yaml'], cwd)).toMatchObject({ code: 1, stderr: 'error: providers.lab.type: unknown provider type "opnai" (did you mean "openai"?)\n' });
+    writeFileSync(join(cwd, 'routes.yaml'), 'routes:\n  chat:\n    targets: [{ model: opnai/gpt-4o-mini }]\n');
+    expect(await cli(['check-config', 'routes.yaml'], cwd)).toMatchObject({ code: 1, stderr: 'error: routes.chat.targets.0.model: unknown provider "opnai" (did you mean "openai"?)\n' });
+    writeFileSync(join(cwd, 'fallbacks.yaml'), 'routes:\n  chat:\n    targets: [{ model: openai/gpt-4o-mini }]\n    fallbacks: [chta]\n');
+    expect(await cli(['check-config', 'fallbacks.yaml'], cwd)).toMatchObject({
+      code: 1,
+      stderr: 'error: routes.chat.fallbacks.0: "chta" is neither a route nor "<known provider>/<model>" (did you mean "chat"?)\n',
+    });
+  }, 60_000);
+
+  it('a running gateway refuses a save or a PATCH with a mistyped key in one line that names the key it meant, and keeps running as it was', async () => {
+    const cwd = tempDir('tollgate-live-typo-');
+    const path = join(cwd, 'tollgate.config.yaml');
+    writeFileSync(path, routesYaml('one'));
+    const gateway = await spawnMain({ cwd });
+    try {
+      writeFileSync(path, 'routes:\n  two:\n    tragets: [{ model: openai/gpt-4o-mini }]\n');
+      await until(async () => gateway.output().includes('config file change rejected'));
+      const rejected = gateway.output().split('\n').filter((line) => line.includes('config file change rejected'));
+      expect(rejected).toHaveLength(1);
+      expect(rejected[0]).toContain('routes.two: Unrecognized key: \\"tragets\\"; did you mean \\"targets\\"?');
+      expect(await routeNames(gateway)).toEqual(['one']);
+      const patch = await fetch(`${gateway.url}/api/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ setings: { log_level: 'debug' } }) });
+      expect(patch.status).toBe(400);
+      expect(((await patch.json()) as { error: { message: string } }).error.message).toContain('Unrecognized key: "setings"; did you mean "settings"?');
+    } finally {
+      await stop(gateway);
+    }
+  }, 60_000);
+});
