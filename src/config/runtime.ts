@@ -456,6 +456,11 @@ function routeWarnings(routes: ReadonlyMap<string, RouteRuntime>, providers: Rea
       if (reason) warnings.push({ field: `routes.${route.name}.targets.${i}.model`, message: `Target '${target.model}' of route '${route.name}': ${reason}.` });
     });
     route.fallbacks.forEach((fallback, i) => {
+      if (fallback === route.name) {
+        // A loop back to itself: cut at request time (a route is tried once per request), so it never runs.
+        warnings.push({ field: `routes.${route.name}.fallbacks.${i}`, message: `Fallback '${fallback}' of route '${route.name}' is the route itself; a route is tried once per request, so this fallback never runs.` });
+        return;
+      }
       if (routes.has(fallback)) return;
       const reason = unservedReason(providers, fallback);
       if (reason) warnings.push({ field: `routes.${route.name}.fallbacks.${i}`, message: `Fallback '${fallback}' of route '${route.name}': ${reason}.` });

@@ -176,3 +176,20 @@ describe('a mistyped name in the config', () => {
     }
   }, 60_000);
 });
+
+describe('a fallback loop', () => {
+  it('a route that falls back to itself passes check-config with a warning naming the field (cycles are cut at request time)', async () => {
+    const cwd = tempDir('tollgate-check-loop-');
+    writeFileSync(
+      join(cwd, 'loop.yaml'),
+      'providers:\n  openai: { api_key: sk-x }\nroutes:\n  a:\n    targets: [{ model: openai/gpt-4o-mini }]\n    fallbacks: [a, b]\n  b:\n    targets: [{ model: openai/gpt-4o }]\n    fallbacks: [a]\n',
+    );
+    const result = await cli(['check-config', 'loop.yaml'], cwd);
+    expect(result.code).toBe(0);
+    // a -> b -> a is a legitimate pair of mutual backups; only a route naming itself is pointless.
+    expect(result.stdout.trim().split('\n')).toEqual([
+      "warning: routes.a.fallbacks.0: Fallback 'a' of route 'a' is the route itself; a route is tried once per request, so this fallback never runs.",
+      `OK ${join(cwd, 'loop.yaml')}`,
+    ]);
+  }, 60_000);
+});
