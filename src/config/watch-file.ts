@@ -1,9 +1,9 @@
-import { existsSync, readFileSync, realpathSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, realpathSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ConfigService } from './config-service.js';
 import { parse as parseYaml } from 'yaml';
 import { isRecord } from '../core/is-record.js';
-import { parseConfigText } from './load-file.js';
+import { parseConfigText, readConfigText } from './load-file.js';
 import type { ConfigFile } from './schema.js';
 import { ConfigError } from './secret-ref.js';
 import type { Log } from '../log.js';
@@ -73,7 +73,8 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
       return;
     }
     let text: string | null = null;
-    const read = (): string => (text ??= readFileSync(path, 'utf8'));
+    // Read as at start, so a file that cannot be read (no permission, a directory now) is named in words, not by errno.
+    const read = (): string => (text ??= readConfigText(path));
     void service.reloadFile(() => parseSaved(read(), path), () => routeNamesOf(read()));
   };
 

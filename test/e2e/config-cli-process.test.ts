@@ -193,3 +193,26 @@ describe('a fallback loop', () => {
     ]);
   }, 60_000);
 });
+
+describe('a config file that cannot be read any more', () => {
+  it('is refused in one line saying why in words, the running config stays, and the next good save applies', async () => {
+    const cwd = tempDir('tollgate-unreadable-');
+    const path = join(cwd, 'tollgate.config.yaml');
+    writeFileSync(path, routesYaml('one'));
+    const gateway = await spawnMain({ cwd });
+    try {
+      rmSync(path);
+      mkdirSync(path);
+      await until(async () => gateway.output().includes('config file change rejected'));
+      const rejected = gateway.output().split('\n').filter((line) => line.includes('config file change rejected'));
+      expect(rejected).toHaveLength(1);
+      expect(rejected[0]).toContain(`${path}: cannot read the config file: it is a directory, not a file`);
+      expect(await routeNames(gateway)).toEqual(['one']);
+      rmSync(path, { recursive: true });
+      writeFileSync(path, routesYaml('two'));
+      await until(async () => (await routeNames(gateway)).includes('two'));
+    } finally {
+      await stop(gateway);
+    }
+  }, 60_000);
+});
