@@ -5,7 +5,8 @@ import { quoteInput } from '../core/quote-input.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
 import type { AuditFilter, AuditLog } from '../store/audit-log.js';
-import type { ConfigRepo } from '../store/config-repo.js';
+import type { ConfigRepo, StoredLayer } from '../store/config-repo.js';
+import { salvageLayer } from './salvage-layer.js';
 import type { Log } from '../log.js';
 import { configJsonSchema, type PluginOptionsSchema } from './json-schema.js';
 import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
@@ -172,7 +173,7 @@ export class ConfigService {
 
   constructor(private readonly deps: ConfigServiceDeps) {
     const stored = deps.repo.load();
-    const api = stored ? this.unseal(stored.document) : {};
+    const api = stored ? this.unseal(stored) : {};
     this.layers = { api, file: deps.file.document };
     this.filePath = deps.file.path;
     const initial: RuntimeConfig = { ...resolveRuntimeConfig(this.layers, deps.env, (stored?.version ?? 0) + 1), fileStatus: this.fileStatus };
@@ -617,7 +618,8 @@ export class ConfigService {
    * of it plus 49 characters), so checking the sealed form against the schema's length limits refused a secret the
    * API had accepted (a 1000-character webhook secret, a long MCP token) and dropped the whole API layer at start.
    */
-  private unseal(document: unknown): ConfigDocument {
+  private unseal(stored: StoredLayer): ConfigDocument {
+    const document = stored.document;
     let opened: unknown = document;
     if (isRecord(document)) {
       try {
@@ -628,11 +630,19 @@ export class ConfigService {
       }
     }
     const parsed = configFileSchema.safeParse(opened);
-    if (!parsed.success) {
-      this.deps.log.error({ error: describeIssues(parsed.error) }, 'stored API configuration is invalid; starting without it');
+    if (parsed.success) return this.withoutStoredReferences(parsed.data);
+    // Nothing set through the API is lost: the layer as stored is kept aside before the next change saves over it.
+    const keptAs = this.deps.repo.setAside(stored);
+    const salvaged = isRecord(opened) ? salvageLayer(opened) : null;
+    if (!salvaged) {
+      this.deps.log.error({ error: describeIssues(parsed.error), keptAs }, 'stored API configuration is invalid; starting without it');
       return {};
     }
-    return this.withoutStoredReferences(parsed.data);
+    this.deps.log.error(
+      { dropped: salvaged.dropped, keptAs },
+      `stored API configuration: ${salvaged.dropped.length} part(s) the configuration no longer accepts were left out (each named with why); the rest is in force`,
+    );
+    return this.withoutStoredReferences(salvaged.document);
   }
 
   /** References stored by an older version through the API are dropped (logged), never resolved. */

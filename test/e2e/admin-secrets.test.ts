@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { startGateway } from '../helpers/gateway.js';
 import { AdminClient } from '../helpers/admin.js';
+import { Store } from '../../src/store/store.js';
 
 let upstream: ScriptedUpstream;
 const dirs: string[] = [];
@@ -253,6 +254,55 @@ describe('secrets as long as the schema allows survive a restart', () => {
       expect((await api.get('/api/config?layer=api')).body.mcp.servers.remote).toMatchObject({ type: 'http', token: '****tok1' });
     } finally {
       await second.stop();
+    }
+  });
+});
+
+describe('a stored API layer the configuration no longer accepts whole', () => {
+  it('starts with every part it accepts, leaves out only the refused ones, and keeps the layer as stored aside', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-admin-salvage-'));
+    dirs.push(dataDir);
+    const secret = 'sk-DISTINCTIVE-salvage-secret-5d4c';
+    const first = await startGateway({}, {}, { dataDir });
+    try {
+      const api = new AdminClient(first.url);
+      await api.put('/api/providers/lab-a', { type: 'openai', base_url: `${upstream.url}/v1` });
+      expect((await api.post('/api/providers/lab-a/keys', { value: secret })).status).toBe(201);
+      await api.put('/api/routes/kept', { targets: [{ model: 'lab-a/persisted' }] });
+    } finally {
+      await first.stop();
+    }
+
+    // What an upgrade with a stricter check (or a hand edit) meets: one route it refuses, one setting it does not know.
+    const store = await Store.open(dataDir, 'test');
+    const stored = store.config.load();
+    const document = stored?.document as { routes: Record<string, unknown>; settings?: Record<string, unknown> };
+    document.routes.refused = { targets: 'not a list' };
+    document.settings = { ...document.settings, setting_from_the_future: true };
+    await store.config.save(document, stored?.version ?? 0);
+    await store.close();
+
+    const second = await startGateway({}, {}, { dataDir });
+    try {
+      const api = new AdminClient(second.url);
+      // The rest is in force: the provider with its key, the route that passed.
+      await second.client.chat.completions.create({ model: 'kept', messages });
+      expect(upstream.calls.at(-1)?.headers.authorization).toBe(`Bearer ${secret}`);
+      expect((await api.get('/api/routes/refused')).status).toBe(404);
+      // A change through the API saves the layer again; what was stored before is still kept aside.
+      expect((await api.put('/api/routes/after', { targets: [{ model: 'lab-a/later' }] })).status).toBe(201);
+    } finally {
+      await second.stop();
+    }
+    const reopened = await Store.open(dataDir, 'test');
+    try {
+      const aside = reopened.config.setAsideLayers();
+      expect(aside).toHaveLength(1);
+      expect(aside[0]?.layer.document).toMatchObject({ routes: { refused: { targets: 'not a list' }, kept: {} }, settings: { setting_from_the_future: true } });
+      // Kept as it was stored: its secrets sealed.
+      expect(JSON.stringify(aside[0]?.layer.document)).not.toContain(secret);
+    } finally {
+      await reopened.close();
     }
   });
 });
