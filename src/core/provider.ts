@@ -168,6 +168,13 @@ export interface VendorQuirks {
    * to the nearest level taken on these; a client's own reasoning_effort (the /v1 route) is sent as written.
    */
   reasoningEffortModels?: Record<string, readonly string[]>;
+  /**
+   * The vendor wants a thinking model's earlier reasoning back with the turns it led to: an assistant message with
+   * tool calls must carry its `reasoning_content` (DeepSeek's thinking mode answers 400 without it). A dialect
+   * whose clients send thinking in their own shape (Anthropic's thinking blocks) passes it on as reasoning_content
+   * to these vendors only; the others never get the field from a translation.
+   */
+  reasoningInHistory?: boolean;
 }
 
 /** A row of the vendor table: everything that distinguishes one vendor of a wire format from another. */

@@ -3,7 +3,7 @@
 
 type Json = Record<string, unknown>;
 
-export type Vendor = 'xai' | 'openai';
+export type Vendor = 'xai' | 'openai' | 'deepseek';
 
 export interface Refusal {
   status: number;
@@ -55,6 +55,28 @@ function openai(body: Json): Refusal | null {
   };
 }
 
+/**
+ * DeepSeek's thinking mode (its models' default): an assistant turn with tool calls must carry its
+ * reasoning_content in later requests (api-docs.deepseek.com/guides/thinking_mode#tool-calls).
+ */
+function deepseek(body: Json): Refusal | null {
+  const thinkingOff = (body.thinking as Json | undefined)?.type === 'disabled';
+  if (thinkingOff || !Array.isArray(body.messages)) return null;
+  const index = (body.messages as Json[]).findIndex((message) => message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0 && typeof message.reasoning_content !== 'string');
+  if (index === -1) return null;
+  return {
+    status: 400,
+    body: JSON.stringify({
+      error: {
+        message: `Missing reasoning_content field in the assistant message at message index ${index}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls`,
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    }),
+  };
+}
+
 /** The vendor's 400 for this chat request, or null when it takes it. */
 export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
@@ -63,5 +85,7 @@ export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
       return xai(body as Json);
     case 'openai':
       return openai(body as Json);
+    case 'deepseek':
+      return deepseek(body as Json);
   }
 }

@@ -41,7 +41,31 @@ function unmarkedMessage(message: ChatMessage): ChatMessage {
  * fallback no markers. The reasoning_effort the thinking budget became is sent as the target's model takes it.
  */
 export function anthropicRequestFor(request: ChatCompletionRequest, format: string, target?: Target): ChatCompletionRequest {
-  return withDerivedEffort(shapedFor(request, format), target);
+  return withReasoningHistory(withDerivedEffort(shapedFor(request, format), target), target);
+}
+
+function hasToolCalls(message: ChatMessage): boolean {
+  return Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+}
+
+/**
+ * The earlier turns' reasoning (their thinking blocks' text, see messages.ts) as the target takes it. A vendor that
+ * wants it back (reasoningInHistory: DeepSeek's thinking mode refuses a tool-call turn without it) gets it on every
+ * assistant turn that has it, and an empty one on a tool-call turn that had no thinking block; every other target
+ * gets no `reasoning_content` at all (OpenAI's API and stricter vendors refuse fields they do not know).
+ */
+function withReasoningHistory(request: ChatCompletionRequest, target: Target | undefined): ChatCompletionRequest {
+  const wanted = target?.provider.vendor.quirks?.reasoningInHistory === true;
+  const changes = (message: ChatMessage): boolean =>
+    message.role === 'assistant' && (wanted ? hasToolCalls(message) && typeof message.reasoning_content !== 'string' : message.reasoning_content !== undefined);
+  if (!request.messages.some(changes)) return request;
+  const messages = request.messages.map((message) => {
+    if (!changes(message)) return message;
+    if (wanted) return { ...message, reasoning_content: '' };
+    const { reasoning_content: _left, ...rest } = message;
+    return rest as ChatMessage;
+  });
+  return { ...request, messages };
 }
 
 function shapedFor(request: ChatCompletionRequest, format: string): ChatCompletionRequest {

@@ -67,23 +67,28 @@ function userMessages(content: unknown, where: string, options: DialectOptions):
 }
 
 /**
- * An assistant turn: text as content, tool_use blocks as tool_calls. Thinking blocks are left out: their
- * signature only means something to Anthropic, and the canonical request has no place to carry it.
+ * An assistant turn: text as content, tool_use blocks as tool_calls, the text of its thinking blocks as
+ * `reasoning_content` (which only vendors that want it back get: see markers.ts). Their signatures are left out:
+ * they only mean something to Anthropic, and the canonical request has no place to carry them.
  */
 function assistantMessage(content: unknown, where: string, options: DialectOptions): ChatMessage {
   if (typeof content === 'string') return { role: 'assistant', content };
   const parts: Json[] = [];
   const calls: Json[] = [];
+  let reasoning = '';
   blocksOf(content, where).forEach((block, i) => {
     const at = `${where}.content.${i}`;
     if (block.type === 'text') parts.push(textPart(block, at));
     else if (block.type === 'tool_use') calls.push(toolCall(block, at));
-    else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
+    else if (block.type === 'thinking') {
+      if (typeof block.thinking === 'string') reasoning += block.thinking;
+    } else if (block.type !== 'redacted_thinking') {
       // Server tool calls and their results (server_tool_use, web_search_tool_result, ...) have no canonical form.
       cannotTranslate(options, invalidRequest(`${at}.type`, `An assistant content block of type '${quoteInput(String(block.type))}' cannot be translated by the gateway.`));
     }
   });
   const message: ChatMessage = { role: 'assistant', content: assistantContent(parts, calls.length > 0) };
+  if (reasoning !== '') message.reasoning_content = reasoning;
   if (calls.length > 0) message.tool_calls = calls;
   return message;
 }

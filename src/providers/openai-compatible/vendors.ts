@@ -50,7 +50,10 @@ export const openAICompatibleVendors: VendorDefinition[] = [
     // DeepSeek serves its API at the root; `/v1` is an alias it documents (any path is used as written).
     id: 'deepseek', displayName: 'DeepSeek', format: 'openai', defaultBaseUrl: 'https://api.deepseek.com', auth: bearer,
     keyRequired: true, keyEnv: ['DEEPSEEK_API_KEY'], baseUrlEnv: ['DEEPSEEK_BASE_URL'],
-    quirks: { renameFields: maxTokensOnly },
+    // In thinking mode (the default of its current models) an assistant turn with tool calls must carry its
+    // reasoning_content in later requests, else 400 "Missing reasoning_content field in the assistant message at
+    // message index N" (api-docs.deepseek.com/guides/thinking_mode#tool-calls).
+    quirks: { renameFields: maxTokensOnly, reasoningInHistory: true },
     docsUrl: 'https://api-docs.deepseek.com/api/create-chat-completion',
   },
   {
