@@ -4,7 +4,7 @@ import { anthropicError, completionOf, createAnthropicStreamDecoder, messagesBod
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
 import { vertexCredential } from './credentials.js';
-import { accessToken } from './token.js';
+import { accessToken, DEFAULT_TOKEN_URL } from './token.js';
 import { jsonHeaders as headers } from '../upstream-request.js';
 import { pathSegment, unsafeModelName } from '../../path-segment.js';
 import { gatewayError } from '../../core/errors.js';
@@ -33,7 +33,7 @@ function baseUrl(target: Target): string {
 
 function project(target: Target): string {
   if (target.provider.options.project) return target.provider.options.project;
-  const credential = target.apiKey ? vertexCredential(target.apiKey) : null;
+  const credential = target.apiKey ? vertexCredential(target.apiKey, target.keySource === 'client') : null;
   const fromAccount = credential?.kind === 'service-account' ? credential.account.project_id : undefined;
   if (fromAccount) return fromAccount;
   throw gatewayError('provider_misconfigured', `vertex: no project configured; set providers.${target.provider.name}.project.`, { param: 'model' });
@@ -90,8 +90,13 @@ export const vertexAdapter: ProviderAdapter = {
 
   async authorize(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest> {
     if (!target.apiKey) throw gatewayError('provider_key_missing', 'vertex: no service account configured.');
-    const credential = vertexCredential(target.apiKey);
-    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, target.provider.options.tokenUrl, dispatcher);
+    const fromClient = target.keySource === 'client';
+    const credential = vertexCredential(target.apiKey, fromClient);
+    // A client's own service account is exchanged only at the configured or Google's token endpoint, never at the
+    // `token_uri` it names: that would let any client make the gateway POST to an address of its choice (an
+    // internal service, a metadata endpoint) and read the answer back in the error.
+    const tokenUrl = target.provider.options.tokenUrl ?? (fromClient ? DEFAULT_TOKEN_URL : undefined);
+    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, tokenUrl, dispatcher);
     return { ...request, headers: withFields(request.headers, { authorization: `Bearer ${token}` }) };
   },
 

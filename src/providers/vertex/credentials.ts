@@ -20,14 +20,17 @@ function invalid(message: string): GatewayError {
 }
 
 /**
- * Reads the configured credential: a service-account JSON, a path to one (what GOOGLE_APPLICATION_CREDENTIALS
- * holds; read once), or a ready access token. Parsed once per distinct value.
+ * Reads a credential: a service-account JSON, a path to one (what GOOGLE_APPLICATION_CREDENTIALS holds; read once),
+ * or a ready access token. Parsed once per distinct value. `fromClient` is set for a key a client sent
+ * (`x-tollgate-provider-key`): it is never read as a path, since that would let any client make the gateway read
+ * a file of its machine (an operator's service-account file included) and use or reveal what it holds.
  */
-export function vertexCredential(value: string): VertexCredential {
-  const cached = parsed.get(value);
+export function vertexCredential(value: string, fromClient = false): VertexCredential {
+  const cacheKey = fromClient ? `client\0${value}` : value;
+  const cached = parsed.get(cacheKey);
   if (cached) return cached;
   let text = value.trim();
-  if (!text.startsWith('{') && (text.startsWith('/') || text.endsWith('.json'))) {
+  if (!fromClient && !text.startsWith('{') && (text.startsWith('/') || text.endsWith('.json'))) {
     try {
       text = readFileSync(text, 'utf8');
     } catch {
@@ -50,6 +53,6 @@ export function vertexCredential(value: string): VertexCredential {
     credential = { kind: 'access-token', token: text };
   }
   if (parsed.size > 100) parsed.clear();
-  parsed.set(value, credential);
+  parsed.set(cacheKey, credential);
   return credential;
 }

@@ -4,7 +4,7 @@ import type { ServiceAccount } from './credentials.js';
 import { gatewayError } from '../../core/errors.js';
 
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
-const DEFAULT_TOKEN_URL = 'https://oauth2.googleapis.com/token';
+export const DEFAULT_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 /** Tokens are renewed this long before they expire, so none expires in flight. */
 const RENEW_MARGIN_MS = 5 * 60_000;
 
