@@ -13,6 +13,7 @@ import { BUS, HEALTH, TRANSPORT } from '../services.js';
 import type { BreakerPolicy } from '../core/config.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../core/provider.js';
 import { adapterFor } from '../providers/registry.js';
+import { reencodeEmbeddings } from '../providers/embedding-encoding.js';
 import { restoreExactNumbers } from '../exact-numbers.js';
 import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';
 import type { UpstreamCall } from '../providers/transport.js';
@@ -483,7 +484,9 @@ function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: 
   // Some compatible servers leave usage out: the cost stage then counts the input with its tokenizer.
   const usage = response.usage as EmbeddingsResponse['usage'] | undefined;
   ctx.usage = usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens } : null;
-  if (verbatim(ctx, adapter)) emit({ kind: 'embeddings', response, native: { format: answerFormat(adapter), text } });
+  // Vectors in the encoding the client asked for, whatever the upstream sent; re-encoded ones are written from the parse.
+  const reencoded = Array.isArray(response.data) && reencodeEmbeddings(response, request.encoding_format);
+  if (!reencoded && verbatim(ctx, adapter)) emit({ kind: 'embeddings', response, native: { format: answerFormat(adapter), text } });
   else emit({ kind: 'embeddings', response });
 }
 

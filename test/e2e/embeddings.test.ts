@@ -101,6 +101,24 @@ describe('POST /v1/embeddings', () => {
     expect(primary.calls).toHaveLength(0);
   });
 
+  it('gives the client the encoding it asked for when a compatible server ignores encoding_format', async () => {
+    // Ollama's /v1/embeddings answers float arrays to a base64 request (https://github.com/ollama/ollama/issues/6934).
+    const vector = [0.125, -0.5, 0.3, 1e-7];
+    const floats = JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: vector }], model: 'nomic-embed-text', usage: { prompt_tokens: 2, total_tokens: 2 } });
+    primary.enqueue({ kind: 'raw', status: 200, body: floats });
+    // The SDK asks for base64 by default and decodes it.
+    const decoded = await tg.client.embeddings.create({ model: 'openai/nomic-embed-text', input: 'hello there' });
+    expect(primary.calls[0]?.body).toMatchObject({ encoding_format: 'base64' });
+    expect(decoded.data[0]?.embedding).toEqual(Array.from(new Float32Array(vector)));
+    expect(decoded.usage.prompt_tokens).toBe(2);
+
+    // And the other way round: a base64 answer to a float request reaches the client as floats.
+    const base64 = Buffer.from(new Float32Array(vector).buffer).toString('base64');
+    primary.enqueue({ kind: 'raw', status: 200, body: floats.replace(JSON.stringify(vector), JSON.stringify(base64)) });
+    const floatsAsked = await tg.client.embeddings.create({ model: 'openai/nomic-embed-text', input: 'hello there', encoding_format: 'float' });
+    expect(floatsAsked.data[0]?.embedding).toEqual(Array.from(new Float32Array(vector)));
+  });
+
   it('keeps the upstream error status and message', async () => {
     primary.setMode({ kind: 'error', status: 400, message: 'This model does not support dimensions' });
     const error = await tg.client.embeddings.create({ model: 'openai/text-embedding-ada-002', input: 'x', dimensions: 3 }).catch((err: unknown) => err);
