@@ -173,6 +173,37 @@ describe('@google/genai -> Gemini model', () => {
     expect(call?.body.requests[0]).toMatchObject({ model: 'models/text-embedding-004', content: { parts: [{ text: 'first text' }] }, outputDimensionality: 16 });
   });
 
+  it('sends a document title along with RETRIEVAL_DOCUMENT, one per request of a batch', async () => {
+    // https://ai.google.dev/api/embeddings#EmbedContentRequest: "title ... Only applicable when TaskType is RETRIEVAL_DOCUMENT".
+    await ai.models.embedContent({ model: 'text-embedding-004', contents: ['doc one', 'doc two'], config: { taskType: 'RETRIEVAL_DOCUMENT', title: 'Shared title' } });
+    expect(gemini.calls[0]?.body.requests).toEqual([
+      { model: 'models/text-embedding-004', content: { parts: [{ text: 'doc one' }] }, taskType: 'RETRIEVAL_DOCUMENT', title: 'Shared title' },
+      { model: 'models/text-embedding-004', content: { parts: [{ text: 'doc two' }] }, taskType: 'RETRIEVAL_DOCUMENT', title: 'Shared title' },
+    ]);
+    const res = await fetch(`${tg.url}/genai/v1beta/models/text-embedding-004:batchEmbedContents?key=client-side-key`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        requests: [
+          { model: 'models/text-embedding-004', content: { parts: [{ text: 'first doc' }] }, taskType: 'RETRIEVAL_DOCUMENT', title: 'First' },
+          { model: 'models/text-embedding-004', content: { parts: [{ text: 'untitled doc' }] }, taskType: 'RETRIEVAL_DOCUMENT' },
+          { model: 'models/text-embedding-004', content: { parts: [{ text: 'second doc' }] }, taskType: 'RETRIEVAL_DOCUMENT', title: 'Second' },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(gemini.calls[1]?.body.requests.map((request: { title?: string }) => request.title)).toEqual(['First', undefined, 'Second']);
+    // A title Gemini would refuse is refused in Google's shape.
+    const bad = await fetch(`${tg.url}/genai/v1beta/models/text-embedding-004:embedContent?key=client-side-key`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: { parts: [{ text: 'x' }] }, title: 7 }),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { status: string } }).error.status).toBe('INVALID_ARGUMENT');
+    expect(gemini.calls).toHaveLength(2);
+  });
+
   it('serves the single embedContent method too', async () => {
     const res = await fetch(`${tg.url}/genai/v1beta/models/text-embedding-004:embedContent?key=client-side-key`, {
       method: 'POST',

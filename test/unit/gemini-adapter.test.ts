@@ -561,6 +561,9 @@ describe('embeddings', () => {
     expect(buildEmbeddings({ input: 'hello' }).body).toEqual({ requests: [{ model: 'models/gemini-embedding-001', content: { parts: [{ text: 'hello' }] } }] });
     expect(buildEmbeddings({ input: 'q', task_type: 'retrieval_query' }).body.requests[0].taskType).toBe('RETRIEVAL_QUERY');
     expect(() => buildEmbeddings({ task_type: 7 })).toThrow(GatewayError);
+    expect(buildEmbeddings({ input: ['a', 'b'], title: 'T' }).body.requests.map((r: { title?: string }) => r.title)).toEqual(['T', 'T']);
+    expect(buildEmbeddings({ input: ['a', 'b'], title: [null, 'B'] }).body.requests.map((r: { title?: string }) => r.title)).toEqual([undefined, 'B']);
+    expect(() => buildEmbeddings({ input: ['a', 'b'], title: ['only one'] })).toThrow(GatewayError);
   });
 
   it('refuses token-array inputs with a 400 on input', () => {

@@ -13,6 +13,8 @@ interface EmbedItem {
   text: string;
   dimensions: number | undefined;
   taskType: string | undefined;
+  /** The document's title (Gemini uses it with RETRIEVAL_DOCUMENT). */
+  title: string | undefined;
 }
 
 function embedItem(request: unknown, where: string): EmbedItem {
@@ -31,7 +33,16 @@ function embedItem(request: unknown, where: string): EmbedItem {
     throw invalidArgument(`Invalid value at '${where}.output_dimensionality' (TYPE_INT32), ${JSON.stringify(dims)}`, `${where}.outputDimensionality`);
   }
   const task = field(request, 'taskType');
-  return { text, dimensions: typeof dims === 'number' ? dims : undefined, taskType: typeof task === 'string' && task !== '' ? task : undefined };
+  const title = request.title;
+  if (title !== undefined && title !== null && typeof title !== 'string') {
+    throw invalidArgument(`Invalid value at '${where}.title' (TYPE_STRING), ${JSON.stringify(title)}`, `${where}.title`);
+  }
+  return {
+    text,
+    dimensions: typeof dims === 'number' ? dims : undefined,
+    taskType: typeof task === 'string' && task !== '' ? task : undefined,
+    title: typeof title === 'string' && title !== '' ? title : undefined,
+  };
 }
 
 /** The requests of an embedContent body (one) or a batchEmbedContents body (`requests`). */
@@ -51,8 +62,10 @@ function shared<T>(items: EmbedItem[], pick: (item: EmbedItem) => T | undefined,
 }
 
 /**
- * The canonical embeddings request for `model`. The task type goes along (as the `task_type` extra the Gemini
- * adapter reads) only to Gemini-format targets: other providers forward extras verbatim and would refuse it.
+ * The canonical embeddings request for `model`. The task type and the titles go along (as the `task_type` and
+ * `title` extras the Gemini adapter reads) only to Gemini-format targets: other providers forward extras verbatim
+ * and would refuse them. `title` is one string when every input has the same one (the SDK's `config.title`), else
+ * one entry per input (null for an input without one), as a batch may title each document.
  */
 export function canonicalEmbeddingsRequest(items: EmbedItem[], model: string, geminiFields: boolean): EmbeddingsRequest {
   const request: EmbeddingsRequest = { model, input: items.map((item) => item.text), encoding_format: 'float' };
@@ -60,6 +73,8 @@ export function canonicalEmbeddingsRequest(items: EmbedItem[], model: string, ge
   if (dimensions !== undefined) request.dimensions = dimensions;
   const task = shared(items, (item) => item.taskType, 'taskType');
   if (task !== undefined && geminiFields) request.task_type = task;
+  const titles = items.map((item) => item.title ?? null);
+  if (geminiFields && titles.some((title) => title !== null)) request.title = titles.every((title) => title === titles[0]) ? titles[0] : titles;
   return request;
 }
 

@@ -36,6 +36,20 @@ function taskType(request: EmbeddingsRequest): string | undefined {
   return value.toUpperCase();
 }
 
+/**
+ * Gemini's optional document titles (used with RETRIEVAL_DOCUMENT, https://ai.google.dev/api/embeddings#EmbedContentRequest),
+ * from the `title` extra: one string for every input, or one entry per input (a string, or null for none).
+ */
+function titles(request: EmbeddingsRequest, count: number): Array<string | null> {
+  const value = request.title;
+  if (value === undefined || value === null) return Array<string | null>(count).fill(null);
+  if (typeof value === 'string') return Array<string | null>(count).fill(value === '' ? null : value);
+  if (Array.isArray(value) && value.length === count && value.every((item) => item === null || typeof item === 'string')) {
+    return (value as Array<string | null>).map((item) => (item === '' ? null : item));
+  }
+  throw gatewayError('invalid_value', "Invalid 'title': expected a string, or one string (or null) per input.", { param: 'title' });
+}
+
 /** The batchEmbedContents body for an OpenAI embeddings request. `user` and `encoding_format` have no Gemini field. */
 export function toGeminiEmbedRequest(request: EmbeddingsRequest, model: string): { requests: Record<string, unknown>[] } {
   const texts = geminiEmbeddingTexts(request);
@@ -44,12 +58,14 @@ export function toGeminiEmbedRequest(request: EmbeddingsRequest, model: string):
   }
   const name = modelPath(model);
   const task = taskType(request);
+  const titled = titles(request, texts.length);
   return {
-    requests: texts.map((text) => ({
+    requests: texts.map((text, i) => ({
       model: name,
       content: { parts: [{ text }] },
       ...(request.dimensions !== undefined ? { outputDimensionality: request.dimensions } : {}),
       ...(task !== undefined ? { taskType: task } : {}),
+      ...(titled[i] !== null ? { title: titled[i] } : {}),
     })),
   };
 }
