@@ -1,4 +1,4 @@
-import { GoogleGenAI, HarmBlockThreshold, HarmCategory, type GenerateContentResponse } from '@google/genai';
+import { ApiError, GoogleGenAI, HarmBlockThreshold, HarmCategory, type GenerateContentResponse } from '@google/genai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
@@ -265,6 +265,17 @@ describe('/genai to a Gemini provider: native pass-through', () => {
     const body = (await response.json()) as { error: { status: string; details?: unknown[] } };
     expect(body.error.status).toBe('INVALID_ARGUMENT');
     expect(body.error.details).toEqual(expected.error.details);
+  });
+
+  it("keeps a Gemini upstream's own status name (FAILED_PRECONDITION), which the HTTP status alone does not tell", async () => {
+    // https://ai.google.dev/gemini-api/docs/troubleshooting: 400 is INVALID_ARGUMENT or FAILED_PRECONDITION (e.g. the
+    // free tier not being available in the caller's country); a client tells them apart by `status`.
+    const message = 'User location is not supported for the API use.';
+    gemini.enqueue({ kind: 'error', status: 400, googleStatus: 'FAILED_PRECONDITION', message });
+    const error = await client(tg).models.generateContent({ model: 'gemini-2.5-flash', contents: 'hi' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(400);
+    expect(JSON.parse((error as ApiError).message)).toEqual({ error: { code: 400, message, status: 'FAILED_PRECONDITION' } });
   });
 
   it('counts the tokens of a request with a built-in tool instead of refusing it', async () => {

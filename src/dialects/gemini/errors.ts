@@ -1,6 +1,6 @@
 import type { GatewayError } from '../../core/errors.js';
 import { gatewayError } from '../../core/errors.js';
-import { googleStatusName } from '../../wire/gemini/errors.js';
+import { googleStatusName, isGoogleStatusName } from '../../wire/gemini/errors.js';
 
 /** A 400 the Gemini API would also answer, in its wording style (`* GenerateContentRequest.<field>: ...`). */
 export function invalidArgument(message: string, param: string | null = null): GatewayError {
@@ -12,9 +12,19 @@ export interface GoogleErrorBody {
   error: { code: number; message: string; status: string; details?: unknown[] };
 }
 
+/**
+ * The `status` a Google client is shown: a Google upstream's own (kept as the error's code), so FAILED_PRECONDITION
+ * and the other names an HTTP status does not tell apart reach the client as Google wrote them, as long as the
+ * HTTP status is still the upstream's; else the name of the HTTP status.
+ */
+function statusNameOf(error: GatewayError): string {
+  if (isGoogleStatusName(error.code) && error.upstreamStatus === error.status) return error.code;
+  return googleStatusName(error.status);
+}
+
 /** A GatewayError in Google's shape `{"error":{"code","message","status"}}`; the HTTP status stays the gateway's. */
 export function googleErrorBody(error: GatewayError): GoogleErrorBody {
-  const body: GoogleErrorBody = { error: { code: error.status, message: error.message, status: googleStatusName(error.status) } };
+  const body: GoogleErrorBody = { error: { code: error.status, message: error.message, status: statusNameOf(error) } };
   // A Gemini upstream's own details (which field was wrong, why) reach the client as Google writes them.
   if (error.details) body.error.details = [...error.details];
   return body;

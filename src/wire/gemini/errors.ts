@@ -71,6 +71,17 @@ const STATUS_NAMES: Record<number, string> = {
   504: 'DEADLINE_EXCEEDED',
 };
 
+/** Every google.rpc.Code name (https://github.com/googleapis/googleapis/blob/master/google/rpc/code.proto). */
+const GOOGLE_STATUS_NAMES = new Set([
+  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
+]);
+
+/** Whether a string is a google.rpc.Code name (what a Google upstream's error `status` holds). */
+export function isGoogleStatusName(name: unknown): name is string {
+  return typeof name === 'string' && GOOGLE_STATUS_NAMES.has(name);
+}
+
 /** Google's status name for an HTTP status; unlisted ones fall back to INVALID_ARGUMENT (4xx) or INTERNAL (5xx). */
 export function googleStatusName(status: number): string {
   return STATUS_NAMES[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
