@@ -72,6 +72,12 @@ export interface NativeRequest {
    * (the change reaches the upstream) and the cache keys the request alone.
    */
   outdated?: boolean;
+  /**
+   * The API version the client addressed, when its format has several (Gemini's `v1beta`, `v1`, `v1alpha`, which
+   * take different fields): the body is written for that version, so an upstream whose base URL names a version
+   * is called on this one.
+   */
+  apiVersion?: string;
 }
 
 /** One upstream stream event as it came: the SSE `event:` name and the `data:` text, unparsed. */

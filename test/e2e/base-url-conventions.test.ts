@@ -125,7 +125,8 @@ describe('GOOGLE_GEMINI_BASE_URL as the Google Gen AI SDK takes it', () => {
   for (const suffix of ['', '/v1beta']) {
     it(`GOOGLE_GEMINI_BASE_URL=<upstream>${suffix} reaches /v1beta/models/...:generateContent`, async () => {
       await withGateway({ GEMINI_API_KEY: GEMINI_KEY, GOOGLE_GEMINI_BASE_URL: `${gemini.url}${suffix}` }, async (tg) => {
-        const ai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai`, timeout: 15_000 } });
+        // A client on v1beta (the SDK's default is v1, and a client's own body goes to the version it addressed).
+        const ai = new GoogleGenAI({ apiKey: 'client-side-key', apiVersion: 'v1beta', httpOptions: { baseUrl: `${tg.url}/genai`, timeout: 15_000 } });
         const response = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'hello' });
         expect(response.candidates?.length).toBe(1);
         expect(gemini.calls.map((call) => call.path)).toEqual(['/v1beta/models/gemini-2.5-flash:generateContent']);

@@ -38,6 +38,10 @@ async function viaGateway(method: string, body: unknown, query = '', gateway: Ru
   return fetch(`${gateway.url}/genai/v1beta/models/gemini-2.5-flash:${method}${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
+async function viaGatewayOn(version: string, method: string, body: unknown): Promise<Response> {
+  return fetch(`${tg.url}/genai/${version}/models/gemini-2.5-flash:${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
 /** Every `responseId` (a per-answer counter in the scripted upstream) replaced, to compare two answers. */
 function sameIds(text: string): string {
   return text.replace(/"responseId":\s*"[^"]*"/g, '"responseId":"*"');
@@ -265,6 +269,23 @@ describe('/genai to a Gemini provider: native pass-through', () => {
     const body = (await response.json()) as { error: { status: string; details?: unknown[] } };
     expect(body.error.status).toBe('INVALID_ARGUMENT');
     expect(body.error.details).toEqual(expected.error.details);
+  });
+
+  it('sends the body to the API version the client addressed (v1alpha, v1), as Google serves each', async () => {
+    // Google's versions take different fields: per-part mediaResolution was only in v1alpha
+    // (https://ai.google.dev/gemini-api/docs/media-resolution), so a v1alpha body must reach v1alpha.
+    const alpha = new GoogleGenAI({ apiKey: 'client-side-key', apiVersion: 'v1alpha', httpOptions: { baseUrl: `${tg.url}/genai`, timeout: 15_000 } });
+    const response = await alpha.models.generateContent({ model: 'gemini-2.5-flash', contents: 'which version?' });
+    expect(response.text).toBe('echo: which version?');
+    const events: GenerateContentResponse[] = [];
+    for await (const event of await alpha.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'stream it' })) events.push(event);
+    expect(events.map((event) => event.text ?? '').join('')).toBe('echo: stream it');
+    expect((await viaGatewayOn('v1', 'generateContent', { contents: [{ role: 'user', parts: [{ text: 'v1' }] }] })).status).toBe(200);
+    expect(gemini.calls.map((call) => call.path)).toEqual([
+      '/v1alpha/models/gemini-2.5-flash:generateContent',
+      '/v1alpha/models/gemini-2.5-flash:streamGenerateContent',
+      '/v1/models/gemini-2.5-flash:generateContent',
+    ]);
   });
 
   it("keeps a Gemini upstream's own status name (FAILED_PRECONDITION), which the HTTP status alone does not tell", async () => {

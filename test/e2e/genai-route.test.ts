@@ -72,7 +72,8 @@ describe('@google/genai -> Gemini model', () => {
     expect(usage?.candidatesTokenCount).toBe(5);
     expect(usage?.totalTokenCount).toBe((usage?.promptTokenCount ?? 0) + 5);
     const call = gemini.calls[0];
-    expect(call?.path).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
+    // On the API version the SDK addressed (its default for the Gemini API is v1), as Google would have been asked.
+    expect(call?.path).toBe('/v1/models/gemini-2.5-flash:generateContent');
     expect(call?.headers['x-goog-api-key']).toBe('gemini-test-key');
     expect(call?.body).toEqual({
       contents: [{ role: 'user', parts: [{ text: 'hello gemini' }] }],
@@ -109,7 +110,7 @@ describe('@google/genai -> Gemini model', () => {
       expect(event.usageMetadata?.candidatesTokenCount).toBeUndefined();
       expect(event.usageMetadata?.promptTokenCount).toBe(last?.usageMetadata?.promptTokenCount);
     }
-    expect(gemini.calls[0]?.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent');
+    expect(gemini.calls[0]?.path).toBe('/v1/models/gemini-2.5-flash:streamGenerateContent');
     expect(gemini.calls[0]?.query.get('alt')).toBe('sse');
   });
 

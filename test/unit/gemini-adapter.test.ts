@@ -69,6 +69,18 @@ describe('buildChatRequest', () => {
     expect(streamed.url).toBe('http://127.0.0.1:9/v1beta/tunedModels/abc:streamGenerateContent?alt=sse');
   });
 
+  it("calls a client's own body (native pass-through) on the API version it addressed, when the base URL names one", () => {
+    const request = { model: 'gemini/gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] } as ChatCompletionRequest;
+    const native = { format: 'gemini', body: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }, apiVersion: 'v1alpha' };
+    expect(geminiAdapter.buildChatRequest(request, target, native).url).toBe('https://generativelanguage.googleapis.com/v1alpha/models/gemini-2.5-flash:generateContent');
+    const v1 = makeTarget({ vendorId: 'gemini', model: 'gemini-2.5-flash', baseUrl: 'http://127.0.0.1:9/v1beta/' });
+    expect(geminiAdapter.buildChatRequest(request, v1, { ...native, apiVersion: 'v1' }).url).toBe('http://127.0.0.1:9/v1/models/gemini-2.5-flash:generateContent');
+    // A base URL naming no Gemini version (a proxy's own path) is kept; so is a translated request's version.
+    const proxy = makeTarget({ vendorId: 'gemini', model: 'gemini-2.5-flash', baseUrl: 'http://127.0.0.1:9/gemini-proxy' });
+    expect(geminiAdapter.buildChatRequest(request, proxy, native).url).toBe('http://127.0.0.1:9/gemini-proxy/models/gemini-2.5-flash:generateContent');
+    expect(geminiAdapter.buildChatRequest(request, target).url).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent');
+  });
+
   it('maps roles, the system prompt and drops fields Gemini has no use for', () => {
     const body = buildBody({
       messages: [

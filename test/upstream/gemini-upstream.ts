@@ -1,4 +1,4 @@
-// A scripted upstream that speaks the Gemini API (generativelanguage.googleapis.com v1beta): generateContent and
+// A scripted upstream that speaks the Gemini API (generativelanguage.googleapis.com v1beta, v1 and v1alpha): generateContent and
 // streamGenerateContent (`alt=sse`, or a JSON array without it), batchEmbedContents, Google's error bodies, and
 // its request checks.
 import { createHash } from 'node:crypto';
@@ -492,7 +492,8 @@ function embedAnswer(body: Record<string, any>, model: string, usage: UsageScrip
 // ---------------------------------------------------------------------------------------------------------
 // Server
 
-const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/;
+// Gemini serves its API under v1beta (the SDKs' default), v1 and v1alpha; `calls` records which was asked.
+const ROUTE = /^\/v1(?:alpha|beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/;
 let responseCounter = 0;
 
 class Upstream implements GeminiUpstream {

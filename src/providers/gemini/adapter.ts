@@ -6,7 +6,7 @@ import { geminiError } from './errors.js';
 import { toGeminiRequest } from './request.js';
 import { completionFromGemini } from './response.js';
 import { createGeminiStreamDecoder } from './stream.js';
-import { generateContentUrl } from './url.js';
+import { baseUrlForVersion, generateContentUrl } from './url.js';
 
 
 /** Google AI Studio's Gemini API: generateContent / streamGenerateContent and batchEmbedContents with an API key header. */
@@ -20,7 +20,7 @@ export const geminiAdapter: ProviderAdapter = {
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     return {
       method: 'POST',
-      url: generateContentUrl(target.provider.baseUrl, target.model, request.stream === true),
+      url: generateContentUrl(native ? baseUrlForVersion(target.provider.baseUrl, native.apiVersion) : target.provider.baseUrl, target.model, request.stream === true),
       headers: upstreamHeaders(target),
       body: JSON.stringify(native ? native.body : toGeminiRequest(request, target.model)),
     };

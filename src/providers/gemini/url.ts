@@ -39,3 +39,17 @@ export function generateContentUrl(baseUrl: string, model: string, stream: boole
   const base = baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl;
   return `${base}/${modelUrlPath(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`;
 }
+
+/** A Gemini API version as the last segment of a base URL (`.../v1beta`, `.../v1`, `.../v1alpha`). */
+const VERSION_SEGMENT = /\/v1(?:alpha|beta)?\/?$/;
+
+/**
+ * The base URL on the API version a client's own body was written for (native pass-through): Gemini's versions
+ * take different fields (per-part `mediaResolution` was only in v1alpha, https://ai.google.dev/gemini-api/docs/media-resolution),
+ * so the body goes to the version it was written for. A base URL that names no Gemini version (a proxy's own path)
+ * is kept as it is.
+ */
+export function baseUrlForVersion(baseUrl: string, version: string | undefined): string {
+  if (version === undefined || !/^v1(?:alpha|beta)?$/.test(version) || !VERSION_SEGMENT.test(baseUrl)) return baseUrl;
+  return baseUrl.replace(VERSION_SEGMENT, `/${version}`);
+}

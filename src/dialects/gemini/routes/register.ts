@@ -144,8 +144,9 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           exactNumbers: hasExactNumbers(request.body),
           // A Gemini upstream gets the client's own body (native pass-through); other formats the translation, or,
           // when the body holds what the canonical form cannot express, the 400 saying so (the call stage). The
-          // reasoning_effort a thinkingConfig became goes as each target's model takes it.
-          native: { format: 'gemini', body, untranslatable, requestFor: (canonical, _format, target) => withDerivedEffort(canonical, target) },
+          // reasoning_effort a thinkingConfig became goes as each target's model takes it. The body goes to the API
+          // version the client wrote it for.
+          native: { format: 'gemini', body, untranslatable, apiVersion: version, requestFor: (canonical, _format, target) => withDerivedEffort(canonical, target) },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();
