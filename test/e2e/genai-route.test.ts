@@ -278,6 +278,28 @@ describe('@google/genai -> OpenAI model (crossover)', () => {
     });
   });
 
+  it('refuses a fileData part OpenAI cannot open (a Gemini Files API upload, a Cloud Storage object, a PDF) instead of sending it as an image URL', async () => {
+    // A Files API URI (https://ai.google.dev/gemini-api/docs/files) is readable only with the uploader's Gemini key,
+    // gs:// only by Google, and OpenAI's image_url takes images alone.
+    const refused = [
+      { fileUri: 'https://generativelanguage.googleapis.com/v1beta/files/abc123', mimeType: 'image/png' },
+      { fileUri: 'gs://bucket/cat.jpg', mimeType: 'image/jpeg' },
+      { fileUri: 'https://example.com/report.pdf', mimeType: 'application/pdf' },
+      { fileUri: 'https://www.youtube.com/watch?v=9hE5-98ZeCg', mimeType: 'video/*' },
+    ];
+    for (const fileData of refused) {
+      const error = await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: [{ role: 'user', parts: [{ text: 'look' }, { fileData }] }] }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).status).toBe(400);
+      expect(JSON.parse((error as ApiError).message).error.message).toMatch(/contents\[0\]\.parts\[1\].*fileData.*cannot be translated/);
+    }
+    expect(openai.calls).toHaveLength(0);
+    // An image on the web is one OpenAI fetches itself.
+    const image = await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: [{ role: 'user', parts: [{ text: 'look' }, { fileData: { fileUri: 'https://example.com/cat.jpg', mimeType: 'image/jpeg' } }] }] });
+    expect(image.text).toBeDefined();
+    expect(openai.calls[0]?.body.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } });
+  });
+
   it('reaches an OpenAI reasoning model: maxOutputTokens travels as max_completion_tokens', async () => {
     // OpenAI's o-series and gpt-5 refuse the deprecated max_tokens.
     const response = await ai.models.generateContent({ model: 'openai/gpt-5-mini', contents: 'hello reasoner', config: { maxOutputTokens: 500 } });

@@ -60,11 +60,23 @@ function inlinePart(data: unknown, param: string): Json {
   return { type: 'file', file: { file_data: url } };
 }
 
-/** A `fileData` link as an image URL part (OpenAI's only URL-carrying part). */
-function filePart(data: unknown, param: string): Json {
+/** A Gemini Files API upload (`https://generativelanguage.googleapis.com/v1beta/files/<id>`), readable only with the uploader's key. */
+const FILES_API_URI = /^https:\/\/generativelanguage\.googleapis\.com\/[^/]+\/files\//i;
+
+/**
+ * A `fileData` link as an image URL part (OpenAI's only URL-carrying part), or why it cannot be one: a Gemini Files
+ * API upload (https://ai.google.dev/gemini-api/docs/files) only the Gemini API opens; for any target but a Gemini-format
+ * one (Vertex AI's adapter turns the URL back into fileData, and reads Cloud Storage itself) neither a `gs://`
+ * object nor a file that is not an image (a PDF, a video) is something an image URL can carry.
+ */
+function filePart(data: unknown, param: string, geminiFields: boolean): { part: Json } | { refused: string } {
   const uri = isRecord(data) ? field(data, 'fileUri') : undefined;
   if (typeof uri !== 'string' || uri === '') throw invalidArgument(`* GenerateContentRequest.${param}.file_data.file_uri: Required`, param);
-  return { type: 'image_url', image_url: { url: uri } };
+  const mime = isRecord(data) ? field(data, 'mimeType') : undefined;
+  if (FILES_API_URI.test(uri)) return { refused: 'a fileData part naming a Gemini Files API upload' };
+  if (!geminiFields && /^gs:\/\//i.test(uri)) return { refused: 'a fileData part naming a Cloud Storage object' };
+  if (!geminiFields && typeof mime === 'string' && !mime.toLowerCase().startsWith('image/')) return { refused: `a fileData part of type '${quoteInput(mime)}'` };
+  return { part: { type: 'image_url', image_url: { url: uri } } };
 }
 
 interface PendingCall {
@@ -187,7 +199,9 @@ class ContentsReader {
       }
       const file = field(part, 'fileData');
       if (file !== undefined) {
-        content.push(filePart(file, where));
+        const read = filePart(file, where, this.options.geminiFields);
+        if ('part' in read) content.push(read.part);
+        else leaveOut(this.options, read.refused, where);
         return;
       }
       leaveOut(this.options, `a part other than text, inlineData, fileData or functionResponse (${Object.keys(part).join(', ')})`, where);
