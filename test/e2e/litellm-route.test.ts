@@ -106,6 +106,13 @@ describe.each(['/litellm', '/litellm/v1'])('the official openai client at %s', (
     expect(openai.calls[0]?.body.model).toBe('gpt-4o-mini');
   });
 
+  it("sends a fine-tuned OpenAI model (ft:...) to OpenAI, as LiteLLM infers it", async () => {
+    const model = 'ft:gpt-4o-mini-2024-07-18:my-org::9abcDEF';
+    const completion = await client(base).chat.completions.create({ model, messages: [{ role: 'user', content: 'tuned' }] });
+    expect(completion.model).toBe(model);
+    expect(openai.calls[0]?.body.model).toBe(model);
+  });
+
   it('embeds with a bare OpenAI embedding model and with a LiteLLM prefix', async () => {
     const bare = await client(base).embeddings.create({ model: 'text-embedding-3-small', input: ['one', 'two'] });
     expect(bare.data).toHaveLength(2);

@@ -19,6 +19,8 @@ const PREFIXES: ReadonlyMap<string, string> = new Map(Object.entries({
   together_ai: 'together',
   fireworks_ai: 'fireworks',
   mistral: 'mistral',
+  // Codestral's models are served by Mistral's API too (codestral-latest on api.mistral.ai).
+  codestral: 'mistral',
   groq: 'groq',
   deepseek: 'deepseek',
   xai: 'xai',
@@ -45,9 +47,15 @@ const PREFIXES: ReadonlyMap<string, string> = new Map(Object.entries({
  */
 const BEDROCK_ROUTE = /^(?:converse|invoke)\//;
 
-/** Bare names the way LiteLLM infers their provider. */
+/**
+ * Bare names the way LiteLLM infers their provider (get_llm_provider in litellm_core_utils/get_llm_provider_logic.py,
+ * reading its model list): fine-tuned OpenAI models (`ft:gpt-4o-mini:org::id`) are OpenAI's; Google's text
+ * embedding models (`text-embedding-004`, `text-embedding-005`, `text-multilingual-embedding-002`) are Vertex AI's
+ * (`vertex_ai-embedding-models`), OpenAI's are `text-embedding-3-*` and `text-embedding-ada-002`.
+ */
 const INFERRED: ReadonlyArray<readonly [RegExp, string]> = [
-  [/^(?:gpt-|chatgpt-|text-embedding-|o[134](?:-|$))/, 'openai'],
+  [/^(?:text-embedding-00\d|text-multilingual-embedding-)/, 'vertex'],
+  [/^(?:gpt-|chatgpt-|ft:gpt-|text-embedding-|o[134](?:-|$))/, 'openai'],
   [/^claude-/, 'anthropic'],
   [/^gemini-/, 'gemini'],
   [/^(?:command|embed-)/, 'cohere'],
@@ -69,5 +77,17 @@ export function liteLLMModelName(model: string, isRoute: (name: string) => boole
   if (provider === undefined) return model;
   let rest = model.slice(slash + 1);
   if (provider === 'bedrock') rest = rest.replace(BEDROCK_ROUTE, '');
+  else if (provider === 'huggingface') rest = huggingFaceModel(rest);
   return rest === '' ? model : `${provider}/${rest}`;
+}
+
+/**
+ * LiteLLM names a Hugging Face Inference Provider before the repo id (`huggingface/together/deepseek-ai/DeepSeek-R1`,
+ * docs.litellm.ai/docs/providers/huggingface); the router's OpenAI-compatible API takes it after the id, as
+ * `deepseek-ai/DeepSeek-R1:together`. A repo id is `<owner>/<name>`, so a third segment can only be the provider.
+ */
+function huggingFaceModel(rest: string): string {
+  const [provider, owner, name, ...more] = rest.split('/');
+  if (!provider || !owner || !name || more.length > 0 || name.includes(':')) return rest;
+  return `${owner}/${name}:${provider}`;
 }
