@@ -4,6 +4,7 @@ import type { ChatCompletionRequest, CompletionUsage, EmbeddingsRequest, NativeR
 import type { GatewayError } from './errors.js';
 import type { RuntimeConfig } from './config.js';
 import { Extensions } from './extensions.js';
+import { isRecord } from './is-record.js';
 import { NO_HINTS, parseRequestHints, type RequestHints } from './hints.js';
 import type { Plan } from './plan.js';
 import type { StageTimeline } from './stage-timeline.js';
@@ -81,6 +82,12 @@ interface ContextBase {
   readonly clientProviderKey: string | null;
   /** Fallbacks the request itself named (its `fallbacks` field, taken off the upstream request). */
   readonly requestFallbacks: readonly string[];
+  /**
+   * The request's metadata when its dialect took it off the request because it is the gateway's alone and no
+   * upstream is to get it (LiteLLM's `metadata`, which the LiteLLM proxy reads and never forwards); null
+   * otherwise. Read through requestMetadata(), like a `metadata` left on the request.
+   */
+  readonly gatewayMetadata: Record<string, unknown> | null;
   /** The credential the client presented (Authorization bearer or x-api-key); never forwarded upstream. */
   readonly credential: string | null;
   /** Whether the client is on another machine (not loopback, after trusted proxies); in-process callers are not. */
@@ -185,6 +192,7 @@ export type ContextInit = OperationInit & {
   responseModel?: string;
   clientProviderKey?: string | null;
   requestFallbacks?: readonly string[];
+  gatewayMetadata?: Record<string, unknown> | null;
   credential?: string | null;
   fromRemote?: boolean;
   clientHeaders?: Readonly<IncomingHttpHeaders>;
@@ -209,6 +217,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     stream: operation.operation === 'chat' && operation.request.stream === true,
     clientProviderKey: init.clientProviderKey ?? null,
     requestFallbacks: init.requestFallbacks ?? [],
+    gatewayMetadata: init.gatewayMetadata ?? null,
     credential: init.credential ?? null,
     fromRemote: init.fromRemote ?? false,
     clientHeaders: init.clientHeaders ?? NO_HEADERS,
@@ -230,6 +239,15 @@ export function createRequestContext(init: ContextInit): RequestContext {
     answerFailed: null,
   };
   return Object.assign(base, operation) as RequestContext;
+}
+
+/**
+ * The request's metadata as the gateway reads it (routing rules' `when.metadata`, the request log's tags): its
+ * `metadata` object, or the metadata its dialect took off the request (gatewayMetadata); null when neither.
+ */
+export function requestMetadata(ctx: RequestContext): Record<string, unknown> | null {
+  const own: unknown = ctx.request.metadata;
+  return isRecord(own) ? own : ctx.gatewayMetadata;
 }
 
 function pathOnly(url: string): string {

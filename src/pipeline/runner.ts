@@ -8,7 +8,7 @@ import { BUS, LOG, type ServiceRegistry } from '../services.js';
 import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { GatewayError, toGatewayError } from '../core/errors.js';
-import type { RequestContext } from '../core/context.js';
+import { requestMetadata, type RequestContext } from '../core/context.js';
 import type { PipelineDefinition } from './definition.js';
 import { isolate, type PluginGuard } from './isolate.js';
 import type { Next, Stage } from '../core/stage.js';
@@ -372,7 +372,7 @@ function metadataTags(value: unknown, patterns: readonly string[]): Record<strin
  */
 function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishReasons: string[], bodies: RequestSummary['bodies']): RequestSummary {
   const spent = ctx.spent;
-  const request = ctx.request as { user?: unknown; metadata?: unknown };
+  const request = ctx.request as { user?: unknown };
   // What the client wrote into these reaches the log, traces and alerts: secrets pasted into them are redacted.
   const patterns = ctx.config.settings.logBodies.redact;
   return {
@@ -399,7 +399,7 @@ function summaryOf(ctx: RequestContext, status: number, endedAt: number, finishR
     firstTokenMs: ctx.timings.firstEventAt === null ? null : ctx.timings.firstEventAt - ctx.startedAt,
     finishReasons,
     user: typeof request.user === 'string' ? redactedPrefix(request.user, 256, patterns) : null,
-    metadata: metadataTags(request.metadata, patterns),
+    metadata: metadataTags(requestMetadata(ctx), patterns),
     usage: spent?.usage ?? null,
     costUsd: spent ? spent.usd : null,
     priced: spent?.priced ?? true,

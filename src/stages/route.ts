@@ -2,7 +2,7 @@ import { defer, type Observable } from 'rxjs';
 import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { promptTokensOf } from '../governance/prompt-tokens.js';
-import type { RequestContext } from '../core/context.js';
+import { requestMetadata, type RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
 import { definePlugin } from '../core/plugin.js';
 import type { EventBus } from '../bus/bus.js';
@@ -12,7 +12,6 @@ import { BUS, GOVERNANCE, HEALTH } from '../services.js';
 import { buildCandidateGroups, checkRequestFallbacks } from '../routing/candidate-groups.js';
 import { routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 import { firstMatchingRule, type RuleFacts } from '../routing/routing-rules.js';
-import { isRecord } from '../core/is-record.js';
 
 function usedPercent(spend: number, budget: number | null): number | null {
   if (budget === null) return null;
@@ -73,7 +72,7 @@ class RouteStage implements Stage {
       model: ctx.request.model,
       key: identity ? { id: identity.key.id, name: identity.key.name, metadata: identity.key.metadata } : null,
       team: identity?.team ? { id: identity.team.id, name: identity.team.name } : null,
-      metadata: isRecord(ctx.request.metadata) ? ctx.request.metadata : null,
+      metadata: requestMetadata(ctx),
       estimatedTokens: () => (tokens ??= promptTokensOf(ctx)),
       keyBudgetUsedPct: () => (identity ? usedPercent(governance.currentUsage(identity.key).spend, identity.key.budget) : null),
       teamBudgetUsedPct: () => (identity?.team ? usedPercent(governance.currentUsage(identity.team).spend, identity.team.budget) : null),

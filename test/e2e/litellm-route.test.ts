@@ -35,6 +35,8 @@ beforeAll(async () => {
     },
     // A route whose name LiteLLM would otherwise read as OpenAI's: the route wins.
     routes: { 'gpt-4o': { targets: [{ model: 'together/routed-model' }] } },
+    // LiteLLM's metadata is the gateway's to read, though no provider gets it.
+    routing_rules: [{ name: 'litellm-batch', when: { metadata: { tier: 'batch' } }, route_to: 'together/batch-model' }],
   });
 });
 afterAll(async () => {
@@ -171,6 +173,54 @@ describe('LiteLLM names for the native providers', () => {
     expect(completion.model).toBe(model);
     expect(bedrock.calls[0]?.modelId).toBe(BEDROCK_MODEL);
     expect(bedrock.calls[0]?.action).toBe('converse');
+  });
+});
+
+describe("LiteLLM's own request fields", () => {
+  it('sends none of them to the provider, reads their metadata, and merges extra_body', async () => {
+    const body = {
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: 'with extras' }],
+      user: 'end-user-1',
+      // LiteLLM metadata holds non-string values, which OpenAI's own `metadata` refuses.
+      metadata: { tier: 'batch', generation_name: 'nightly', trace_user_id: 7, tags: ['a'] },
+      tags: ['team-a'],
+      litellm_session_id: 'session-1',
+      litellm_trace_id: 'trace-1',
+      num_retries: 2,
+      caching: false,
+      cache: { 'no-cache': true },
+      guardrails: ['pii-mask'],
+      spend_logs_metadata: { project: 'x' },
+      extra_body: { top_k: 5, user: 'not-this-one' },
+    } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    const { data, response } = await client('/litellm').chat.completions.create(body).withResponse();
+    expect(data.choices[0]?.message.content).toBe('echo: with extras');
+    // The routing rule read the metadata: the request went to together, not openai.
+    expect(response.headers.get('x-tollgate-routing-rule')).toBe('litellm-batch');
+    expect(openai.calls).toHaveLength(0);
+    const sent = together.calls[0]?.body as Record<string, unknown>;
+    expect(sent).toMatchObject({ model: 'batch-model', user: 'end-user-1', top_k: 5 });
+    for (const field of ['metadata', 'tags', 'litellm_session_id', 'litellm_trace_id', 'num_retries', 'caching', 'cache', 'guardrails', 'spend_logs_metadata', 'extra_body']) {
+      expect(sent).not.toHaveProperty(field);
+    }
+  });
+
+  it('sends none of them with an embeddings request either', async () => {
+    const body = { model: 'text-embedding-3-small', input: 'x', metadata: { app: 'rag' }, tags: ['t'], fallbacks: ['openai/text-embedding-3-large'] } as unknown as OpenAI.EmbeddingCreateParams;
+    await client('/litellm').embeddings.create(body);
+    const sent = openai.calls[0]?.body as Record<string, unknown>;
+    expect(sent).toMatchObject({ model: 'text-embedding-3-small', input: 'x' });
+    for (const field of ['metadata', 'tags', 'fallbacks']) expect(sent).not.toHaveProperty(field);
+  });
+
+  it('refuses mock_response rather than calling (and charging for) the provider the client meant not to call', async () => {
+    const body = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], mock_response: 'canned' } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    const error = await failure(client('/litellm').chat.completions.create(body));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('unsupported_parameter');
+    expect(error.param).toBe('mock_response');
+    expect(openai.calls).toHaveLength(0);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { RuntimeConfig } from '../../../core/config.js';
 import { liteLLMModelName } from '../model-names.js';
+import { takeLiteLLMFields } from '../request-extras.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
 import { resolveModelName } from '../../../routing/bare-model.js';
 import type { HttpDeps } from '../../../http/deps.js';
@@ -20,9 +21,10 @@ export function mapLiteLLMModel(model: string, config: RuntimeConfig): string {
 
 /**
  * `/litellm`: for clients of the LiteLLM SDK (or any OpenAI client) whose base URL is `http://HOST:PORT/litellm`,
- * with or without `/v1` after it. The same OpenAI handlers and pipeline, with LiteLLM's model names.
+ * with or without `/v1` after it. The same OpenAI handlers and pipeline, with LiteLLM's model names, and LiteLLM's
+ * own request fields (`metadata`, `tags`, `extra_body`, ...) read as the LiteLLM proxy reads them (request-extras.ts).
  */
 export function registerLiteLLMRoutes(app: FastifyInstance, deps: HttpDeps): void {
-  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel });
+  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields });
   app.get('/litellm/health', async () => healthStatus(deps));
 }

@@ -61,6 +61,12 @@ export interface OpenAIMount {
   dialect: string;
   /** Translates model names before the pipeline sees them; answers still echo the client's name. Identity when absent. */
   mapModel?: ModelNameMapper;
+  /**
+   * Takes off the parsed body, in place, the fields this mount's clients write for the gateway alone (LiteLLM's
+   * `metadata`, `tags`, ...), before the fallbacks are read; returns the metadata the gateway is to read
+   * (requestMetadata) though no upstream gets it, or null. Nothing is taken when absent.
+   */
+  takeGatewayFields?: (body: Record<string, unknown>, operation: 'chat' | 'embeddings') => Record<string, unknown> | null;
 }
 
 function mapped(mount: OpenAIMount, model: string, config: RuntimeConfig): string {
@@ -76,6 +82,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
 
   app.post(`${prefix}/chat/completions`, async (request, reply) => {
     const chat = parseChatCompletionRequest(request.body);
+    const gatewayMetadata = mount.takeGatewayFields ? mount.takeGatewayFields(chat, 'chat') : null;
     const requestFallbacks = takeRequestFallbacks(chat);
     const config = deps.config.current();
     const clientModel = chat.model;
@@ -88,6 +95,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       responseModel: clientModel,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       requestFallbacks: mount.mapModel ? requestFallbacks.map((name) => mapped(mount, name, config)) : requestFallbacks,
+      gatewayMetadata,
       credential: presentedCredential(request),
       fromRemote: isRemoteClient(request, config.settings),
       id: request.id,
@@ -104,6 +112,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
   // Embeddings go through the same pipeline as chat: keys, limits, budgets, routing, retries, cost.
   app.post(`${prefix}/embeddings`, async (request, reply) => {
     const parsed = parseEmbeddingsRequest(request.body);
+    const gatewayMetadata = mount.takeGatewayFields ? mount.takeGatewayFields(parsed, 'embeddings') : null;
     const config = deps.config.current();
     const model = mapped(mount, parsed.model, config);
     const embeddings = model === parsed.model ? parsed : { ...parsed, model };
@@ -114,6 +123,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       operation: 'embeddings',
       request: embeddings,
       responseModel: parsed.model,
+      gatewayMetadata,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       credential: presentedCredential(request),
       fromRemote: isRemoteClient(request, config.settings),
