@@ -257,6 +257,25 @@ describe('one pipeline for every route', () => {
     expect(openai.calls).toHaveLength(0);
   });
 
+  it('knows the virtual key sent as x-litellm-api-key, before the Authorization header, as the LiteLLM proxy does', async () => {
+    const created = await api('POST', '/api/keys', { name: 'litellm-header', budget: 10, rate_limit: null, models: ['together/*'] });
+    expect(created.status).toBe(201);
+    const key = created.body.key as string;
+    for (const value of [key, `Bearer ${key}`]) {
+      // The SDK needs an api key of its own: a placeholder, which LiteLLM's header supersedes.
+      const litellm = new OpenAI({ baseURL: `${tg.url}/litellm`, apiKey: 'sk-placeholder', maxRetries: 0, defaultHeaders: { 'x-litellm-api-key': value } });
+      const completion = await litellm.chat.completions.create({ model: 'together_ai/priced-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+      expect(completion.choices[0]?.message.content).toBe('echo: hi');
+      const refused = await failure(litellm.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }));
+      expect(refused.code).toBe('model_not_allowed');
+    }
+    expect((await api('GET', `/api/keys/${created.body.id}`)).body).toMatchObject({ requests: 2, spend: 4 });
+    expect(JSON.stringify(together.calls.map((call) => call.headers))).not.toContain(key);
+    // The model list is the key's too.
+    const listed = await fetch(`${tg.url}/litellm/models`, { headers: { authorization: 'Bearer sk-placeholder', 'x-litellm-api-key': 'tg-not-a-key' } });
+    expect(listed.status).toBe(401);
+  });
+
   it('answers a raw fetch to /litellm/chat/completions', async () => {
     const response = await fetch(`${tg.url}/litellm/chat/completions`, {
       method: 'POST',

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RuntimeConfig } from '../../../core/config.js';
 import { liteLLMModelName } from '../model-names.js';
 import { takeLiteLLMFields } from '../request-extras.js';
@@ -6,7 +6,8 @@ import { isRouteName } from '../../../routing/route-patterns.js';
 import { resolveModelName } from '../../../routing/bare-model.js';
 import type { HttpDeps } from '../../../http/deps.js';
 import { healthStatus } from '../../../http/health.js';
-import { registerOpenAIMount } from '../../openai/routes/register.js';
+import { presentedCredential, registerOpenAIMount } from '../../openai/routes/register.js';
+import { headerString } from '../../../http/request-headers.js';
 
 /**
  * LiteLLM's names mapped to tollgate's. A name a configured route claims (exactly or by pattern) is left as
@@ -20,11 +21,23 @@ export function mapLiteLLMModel(model: string, config: RuntimeConfig): string {
 }
 
 /**
+ * The virtual key as the LiteLLM proxy finds it: `x-litellm-api-key` (bare or as `Bearer <key>`) before
+ * `Authorization: Bearer` (get_api_key in litellm/proxy/auth/user_api_key_auth.py: "X-LiteLLM-API-Key ...
+ * supersedes Authorization header"), so a client whose Authorization carries something else (an SDK's required
+ * placeholder) is still known by its key; then `Authorization` and `x-api-key`, as on `/v1`.
+ */
+export function liteLLMCredential(request: FastifyRequest): string | null {
+  const own = headerString(request, 'x-litellm-api-key');
+  if (own !== null) return /^Bearer\s+(.+)$/i.exec(own)?.[1]?.trim() || own;
+  return presentedCredential(request);
+}
+
+/**
  * `/litellm`: for clients of the LiteLLM SDK (or any OpenAI client) whose base URL is `http://HOST:PORT/litellm`,
  * with or without `/v1` after it. The same OpenAI handlers and pipeline, with LiteLLM's model names, and LiteLLM's
  * own request fields (`metadata`, `tags`, `extra_body`, ...) read as the LiteLLM proxy reads them (request-extras.ts).
  */
 export function registerLiteLLMRoutes(app: FastifyInstance, deps: HttpDeps): void {
-  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields });
+  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, credential: liteLLMCredential });
   app.get('/litellm/health', async () => healthStatus(deps));
 }

@@ -40,7 +40,7 @@ function retrieveModel(mount: OpenAIMount, config: RuntimeConfig, id: string, cr
 }
 
 /** The key a client presents: `Authorization: Bearer` (OpenAI SDKs) or `x-api-key` (Anthropic SDKs). */
-function presentedCredential(request: FastifyRequest): string | null {
+export function presentedCredential(request: FastifyRequest): string | null {
   return bearerToken(request) ?? headerString(request, 'x-api-key');
 }
 
@@ -67,6 +67,8 @@ export interface OpenAIMount {
    * (requestMetadata) though no upstream gets it, or null. Nothing is taken when absent.
    */
   takeGatewayFields?: (body: Record<string, unknown>, operation: 'chat' | 'embeddings') => Record<string, unknown> | null;
+  /** The virtual key a request presents, where this mount's clients send it elsewhere too; presentedCredential when absent. */
+  credential?: (request: FastifyRequest) => string | null;
 }
 
 function mapped(mount: OpenAIMount, model: string, config: RuntimeConfig): string {
@@ -79,6 +81,7 @@ function mapped(mount: OpenAIMount, model: string, config: RuntimeConfig): strin
  */
 export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount: OpenAIMount): void {
   const { prefix, dialect } = mount;
+  const credentialOf = mount.credential ?? presentedCredential;
 
   app.post(`${prefix}/chat/completions`, async (request, reply) => {
     const chat = parseChatCompletionRequest(request.body);
@@ -96,7 +99,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       requestFallbacks: mount.mapModel ? requestFallbacks.map((name) => mapped(mount, name, config)) : requestFallbacks,
       gatewayMetadata,
-      credential: presentedCredential(request),
+      credential: credentialOf(request),
       fromRemote: isRemoteClient(request, config.settings),
       id: request.id,
       clientHeaders: request.headers,
@@ -125,7 +128,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       responseModel: parsed.model,
       gatewayMetadata,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
-      credential: presentedCredential(request),
+      credential: credentialOf(request),
       fromRemote: isRemoteClient(request, config.settings),
       id: request.id,
       clientHeaders: request.headers,
@@ -139,7 +142,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
   });
 
   // `?provider=` and `?search=` narrow the list (tollgate's addition; OpenAI's own list takes no filters).
-  const listGuard = modelListGuard(deps, presentedCredential);
+  const listGuard = modelListGuard(deps, credentialOf);
   app.get(`${prefix}/models`, { preHandler: listGuard }, async (request, reply) => {
     const config = deps.config.current();
     const created = Math.floor(deps.startedAt / 1000);
