@@ -276,6 +276,29 @@ describe('one pipeline for every route', () => {
     expect(listed.status).toBe(401);
   });
 
+  it("answers with LiteLLM's x-litellm-call-id and x-litellm-response-cost headers", async () => {
+    const { data, response } = await client('/litellm')
+      .chat.completions.create({ model: 'together_ai/priced-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe('echo: hi');
+    expect(response.headers.get('x-litellm-call-id')).toBe(response.headers.get('x-request-id'));
+    // "echo: hi" is 2 output tokens at $1 each.
+    expect(Number(response.headers.get('x-litellm-response-cost'))).toBe(2);
+    const stream = await client('/litellm').chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], stream: true }).withResponse();
+    for await (const chunk of stream.data) void chunk;
+    expect(stream.response.headers.get('x-litellm-call-id')).toBe(stream.response.headers.get('x-request-id'));
+    const refused = await fetch(`${tg.url}/litellm/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sagemaker/my-endpoint', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('x-litellm-call-id')).toBe(refused.headers.get('x-request-id'));
+    // /v1 is OpenAI's API: no LiteLLM headers there.
+    const v1 = await client('/v1').chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+    expect(v1.response.headers.get('x-litellm-call-id')).toBeNull();
+  });
+
   it('answers a raw fetch to /litellm/chat/completions', async () => {
     const response = await fetch(`${tg.url}/litellm/chat/completions`, {
       method: 'POST',

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RuntimeConfig } from '../../../core/config.js';
+import type { RequestContext } from '../../../core/context.js';
 import { liteLLMModelName } from '../model-names.js';
 import { takeLiteLLMFields } from '../request-extras.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
@@ -33,11 +34,23 @@ export function liteLLMCredential(request: FastifyRequest): string | null {
 }
 
 /**
+ * The LiteLLM proxy's answer headers that its clients read (docs.litellm.ai/docs/proxy/response_headers):
+ * `x-litellm-call-id`, the request's id (tollgate's `x-request-id`, which its request log is kept under), and on a
+ * whole answer `x-litellm-response-cost`, what the request was charged in USD. A stream's headers go out before
+ * its cost is known, so it has none, as with LiteLLM.
+ */
+export function liteLLMAnswerHeaders(ctx: RequestContext, settled: boolean): Record<string, string> {
+  const headers: Record<string, string> = { 'x-litellm-call-id': ctx.id };
+  if (settled && ctx.spent) headers['x-litellm-response-cost'] = String(ctx.spent.usd);
+  return headers;
+}
+
+/**
  * `/litellm`: for clients of the LiteLLM SDK (or any OpenAI client) whose base URL is `http://HOST:PORT/litellm`,
  * with or without `/v1` after it. The same OpenAI handlers and pipeline, with LiteLLM's model names, and LiteLLM's
  * own request fields (`metadata`, `tags`, `extra_body`, ...) read as the LiteLLM proxy reads them (request-extras.ts).
  */
 export function registerLiteLLMRoutes(app: FastifyInstance, deps: HttpDeps): void {
-  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, credential: liteLLMCredential });
+  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, credential: liteLLMCredential, answerHeaders: liteLLMAnswerHeaders });
   app.get('/litellm/health', async () => healthStatus(deps));
 }

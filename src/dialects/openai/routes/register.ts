@@ -10,7 +10,7 @@ import { resolveModelName } from '../../../routing/bare-model.js';
 import { modelNameError, quotedModelName } from '../../model-name-check.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js';
-import { respondOpenAI } from './respond.js';
+import { respondOpenAI, type AnswerHeaders } from './respond.js';
 import { bearerToken, headerString } from '../../../http/request-headers.js';
 import { isRemoteClient } from '../../../http/client-address.js';
 import { gatewayError } from '../../../core/errors.js';
@@ -69,6 +69,8 @@ export interface OpenAIMount {
   takeGatewayFields?: (body: Record<string, unknown>, operation: 'chat' | 'embeddings') => Record<string, unknown> | null;
   /** The virtual key a request presents, where this mount's clients send it elsewhere too; presentedCredential when absent. */
   credential?: (request: FastifyRequest) => string | null;
+  /** Headers this mount's clients read on every answer (LiteLLM's `x-litellm-call-id`, ...); none when absent. */
+  answerHeaders?: AnswerHeaders;
 }
 
 function mapped(mount: OpenAIMount, model: string, config: RuntimeConfig): string {
@@ -109,7 +111,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
     });
     // The answer is written to the raw response so chunks go out as they arrive, without framework buffering.
     reply.hijack();
-    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log);
+    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, mount.answerHeaders);
   });
 
   // Embeddings go through the same pipeline as chat: keys, limits, budgets, routing, retries, cost.
@@ -138,7 +140,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       verbatimFormat: 'openai',
     });
     reply.hijack();
-    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log);
+    await respondOpenAI(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, mount.answerHeaders);
   });
 
   // `?provider=` and `?search=` narrow the list (tollgate's addition; OpenAI's own list takes no filters).

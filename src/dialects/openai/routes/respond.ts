@@ -11,12 +11,19 @@ import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRendered
 import { openAIErrorBody, renderOpenAIError } from '../../../http/render-error.js';
 import { gatewayError } from '../../../core/errors.js';
 
-function baseHeaders(ctx: RequestContext): Record<string, string> {
-  return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
+/**
+ * Headers a mount adds to its answers (LiteLLM's `x-litellm-*`): `settled` says whether the request's cost is
+ * known (a whole answer, sent after the spend stage settled it), not yet when a stream's headers go out.
+ */
+export type AnswerHeaders = (ctx: RequestContext, settled: boolean) => Record<string, string>;
+
+function baseHeaders(ctx: RequestContext, extra: AnswerHeaders | undefined, settled = false): Record<string, string> {
+  const headers = { 'x-request-id': ctx.id, ...ctx.responseHeaders };
+  return extra ? Object.assign(headers, extra(ctx, settled)) : headers;
 }
 
-function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
-  writeRenderedError(res, baseHeaders(ctx), renderOpenAIError(error));
+function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError, extra: AnswerHeaders | undefined): void {
+  writeRenderedError(res, baseHeaders(ctx, extra), renderOpenAIError(error));
 }
 
 /**
@@ -41,7 +48,7 @@ function sseEvent(chunk: ChatCompletionChunk): string {
  * byte get a proper status; errors after it become an SSE error event followed by a clean end, never a stream
  * that looks complete.
  */
-export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log): Promise<void> {
+export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, extra?: AnswerHeaders): Promise<void> {
   let started = false;
   let completion: ChatCompletion | EmbeddingsResponse | null = null;
   /** The upstream's own text of that answer, when no stage replaced it (see openAINativeJson). */
@@ -59,7 +66,7 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         return;
       }
       if (!started) {
-        res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
+        res.writeHead(200, Object.assign(baseHeaders(ctx, extra), SSE_HEADERS));
         started = true;
         // Chunks flow only once an attempt has answered, so the upstream that serves the stream is known here.
         usage = usageShaperFor(ctx);
@@ -83,16 +90,16 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
     },
     error(err: unknown) {
       const error = toGatewayError(err);
-      if (!started) writeError(res, ctx, error);
+      if (!started) writeError(res, ctx, error, extra);
       else if (ctx.stream) res.end(`data: ${JSON.stringify(openAIErrorBody(error))}\n\n`);
       else res.destroy();
     },
     complete() {
       if (completion) {
-        res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
+        res.writeHead(200, Object.assign(baseHeaders(ctx, extra, true), JSON_HEADERS));
         res.end(completionText ?? JSON.stringify(completion));
       } else if (!started) {
-        writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
+        writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'), extra);
       } else {
         const last = usage?.final(ctx.usage);
         res.end(last ? `${sseEvent(last)}data: [DONE]\n\n` : 'data: [DONE]\n\n');
