@@ -53,8 +53,9 @@ export interface GatewayOptions {
   /** The built web dashboard to serve at `/` (default: this package's dashboard/dist); tests point it elsewhere. */
   dashboardDir?: string;
   /**
-   * The clock rate-limit windows are measured on and usage rollups count a request's arrival by (default `Date.now`);
-   * tests move it past a window instead of waiting, or set it to count requests in chosen hours.
+   * The clock rate-limit windows are measured on, usage rollups count a request's arrival by, budget periods turn on and
+   * keys expire by (default `Date.now`); tests move it past a window, a period's end or a key's expiry instead of
+   * waiting, or set it to count requests in chosen hours.
    */
   clock?: () => number;
 }
@@ -145,7 +146,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   // settings.network changes swap it live (see the config subscription below).
   const outbound = new OutboundNetwork(configService.current().settings.network);
   const transport = new UpstreamTransport(outbound);
-  const governance = new GovernanceStore(store.root, bus);
+  const governance = new GovernanceStore(store.root, bus, options.clock ? () => new Date((options.clock as () => number)()) : undefined);
   const health = new HealthRegistry(bus);
   const reservations = new Reservations();
   const cache = new CacheService(store.root, resolve(store.path, 'tollgate.lmdb'), store.path, log);

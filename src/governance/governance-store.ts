@@ -100,6 +100,11 @@ export class GovernanceStore {
     this.logErrors = root.openDB<string, string>({ name: 'request-log-errors' });
   }
 
+  /** The time governance runs on (budget periods, key expiry): the gateway's clock. */
+  nowMs(): number {
+    return this.now().getTime();
+  }
+
   // ---- virtual keys ---------------------------------------------------------------------------------
 
   async createKey(input: unknown): Promise<{ record: VirtualKeyView; key: string }> {

@@ -103,7 +103,7 @@ export function checkVirtualKey(
   const key = governance.findKeyBySecret(credential);
   if (!key) return refuse('unknown_key', null, unauthorized('Incorrect API key provided: the virtual key is not known (it may have been rotated or deleted).', 'invalid_api_key'));
   if (key.disabled) return refuse('disabled_key', key.id, unauthorized(`The virtual key '${key.name}' is disabled.`, 'key_disabled'));
-  if (key.expires_at && Date.parse(key.expires_at) <= Date.now()) {
+  if (key.expires_at && Date.parse(key.expires_at) <= governance.nowMs()) {
     return refuse('expired_key', key.id, unauthorized(`The virtual key '${key.name}' expired at ${key.expires_at}.`, 'key_expired'));
   }
   if (key.models.length === 0 || model === null) return { ok: true, key };

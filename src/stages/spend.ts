@@ -95,10 +95,10 @@ function worstPrices(ctx: RequestContext): { input: number; output: number; perR
   return { input, output, perRequest };
 }
 
-function budgetError(account: Account, needed: number, reserved: number): GatewayError {
+function budgetError(account: Account, needed: number, reserved: number, now: number): GatewayError {
   const headers: Record<string, string> = {};
   if (account.usage.period_resets_at) {
-    headers['retry-after'] = String(Math.max(1, Math.ceil((Date.parse(account.usage.period_resets_at) - Date.now()) / 1000)));
+    headers['retry-after'] = String(Math.max(1, Math.ceil((Date.parse(account.usage.period_resets_at) - now) / 1000)));
   }
   const left = Math.max(0, account.budget - account.usage.spend - reserved);
   return gatewayError('budget_exceeded', `The budget of ${account.kind} '${account.name}' ($${account.budget}) cannot cover this request: $${left.toFixed(6)} left` +
@@ -194,14 +194,14 @@ class SpendStage implements Stage {
     const first = accounts[0] as Account;
     if (!Number.isFinite(needed) || needed < 0) {
       this.bus.emit('budget.exceeded', { requestId: ctx.id, account: first.kind, id: first.id, budget: first.budget, spend: first.usage.spend, reserved: 0, needed });
-      throw budgetError(first, Number.MAX_VALUE, 0);
+      throw budgetError(first, Number.MAX_VALUE, 0, this.governance.nowMs());
     }
     for (const account of accounts) {
       const reserved = this.reservations.reserved(`${account.kind}:${account.id}`);
       // A spent budget refuses even requests that cost nothing, so "exhausted" means what it says.
       if (account.usage.spend + reserved + needed > account.budget || account.usage.spend >= account.budget) {
         this.bus.emit('budget.exceeded', { requestId: ctx.id, account: account.kind, id: account.id, budget: account.budget, spend: account.usage.spend, reserved, needed });
-        throw budgetError(account, needed, reserved);
+        throw budgetError(account, needed, reserved, this.governance.nowMs());
       }
     }
     return this.reservations.reserve(

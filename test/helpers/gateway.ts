@@ -24,7 +24,7 @@ export interface StartOptions {
    * rebuilding, or which may not be built at all on a developer's machine).
    */
   dashboardDir?: string;
-  /** The clock the gateway's rate-limit windows and usage rollups run on (see GatewayOptions.clock). */
+  /** The clock the gateway's rate-limit windows, usage rollups, budget periods and key expiry run on (see GatewayOptions.clock). */
   clock?: () => number;
 }
 
