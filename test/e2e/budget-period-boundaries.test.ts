@@ -98,6 +98,22 @@ describe('budget periods on the gateway clock', () => {
     expect(await call(weekly.key, 1)).toBe(200);
   });
 
+  it('a request that straddles a period boundary is charged to the period it ends in', async () => {
+    now = Date.parse('2028-05-31T23:59:59.900Z');
+    const { id, key } = (await api('POST', '/api/keys', { name: 'straddle', budget: 1000, budget_period: 'monthly' })).body as { id: string; key: string };
+    upstream.setMode({ kind: 'slow-headers', delayMs: 300 });
+    const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key, maxRetries: 0, timeout: 15_000 });
+    const answer = client.chat.completions.create({ model: 'openai/priced-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    now = Date.parse('2028-06-01T00:00:00.100Z');
+    await answer;
+    const view = (await api('GET', `/api/keys/${id}`)).body as { spend: number; total_spend: number; requests: number; period_start: string };
+    expect(view.period_start).toBe('2028-06-01T00:00:00.000Z');
+    expect(view.spend).toBeGreaterThan(0);
+    expect(view.spend).toBe(view.total_spend);
+    expect(view.requests).toBe(1);
+  });
+
   it('a key expires exactly at expires_at', async () => {
     now = Date.parse('2028-04-01T00:00:00.000Z');
     const { key } = (await api('POST', '/api/keys', { name: 'expiring', expires_at: '2028-04-01T00:00:01.000Z' })).body as { key: string };
