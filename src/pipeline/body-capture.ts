@@ -5,11 +5,62 @@ import { redactSecrets } from '../core/redact-secrets.js';
 
 /** Redacts, then cuts to `maxBytes` of UTF-8 (redacting first, so a cut never leaves half a secret showing). */
 export function keptBody(text: string, settings: LogBodySettings): string {
-  const out = redactSecrets(text, settings.redact);
-  const bytes = Buffer.from(out, 'utf8');
-  if (bytes.length <= settings.maxBytes) return out;
-  // Cut on a character boundary, and say that it was cut.
-  return `${bytes.subarray(0, settings.maxBytes).toString('utf8').replace(/\uFFFD$/, '')}…[truncated ${bytes.length - settings.maxBytes} bytes]`;
+  return cutToBytes(redactSecrets(text, settings.redact), settings.maxBytes, null);
+}
+
+/** `text` cut to `maxBytes` of UTF-8 on a character boundary, saying that it was cut and by how much. */
+function cutToBytes(text: string, maxBytes: number, leftOut: number | null): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes && leftOut === null) return text;
+  const kept = bytes.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  const cut = bytes.length - Math.min(maxBytes, bytes.length);
+  return leftOut === null ? `${kept}…[truncated ${cut} bytes]` : `${kept}…[truncated over ${cut + leftOut} bytes]`;
+}
+
+/**
+ * Characters kept before the place where a body was first serialised in part: a secret that starts before the cut
+ * is read whole (a secret cut in two could lose its pattern's shape and be kept in part).
+ */
+const CUT_MARGIN = 1_024;
+/** Marks where serialising first left something out (a private-use character, never escaped by JSON). */
+const LEFT_OUT = '\uE000tollgate-left-out\uE000';
+
+/**
+ * `value` as JSON, redacted and cut as `keptBody` cuts `JSON.stringify(value)`, without serialising and scanning
+ * all of a large body: a request with a base64 image (up to `max_body_bytes`) or an answer of thousands of embedding
+ * vectors kept a few KiB but was serialised and scanned whole on the event loop as the request ended (50-100 ms for a
+ * 10 MiB image). Strings and arrays past a budget of characters are left out, and the first place where something
+ * was is marked; when redaction shortened the text before that mark so much that the cut would come too close to it,
+ * the whole body is serialised as before.
+ */
+export function keptJson(value: unknown, settings: LogBodySettings): string {
+  const budget = 2 * (settings.maxBytes + CUT_MARGIN);
+  let used = 0;
+  let leftOut = 0;
+  const text = JSON.stringify(value, (_key, item: unknown) => {
+    const room = Math.max(0, budget - used);
+    if (typeof item === 'string') {
+      used += item.length + 3;
+      if (item.length <= room) return item;
+      const kept = item.slice(0, room);
+      const first = leftOut === 0;
+      leftOut += Buffer.byteLength(item) - Buffer.byteLength(kept);
+      return first ? `${kept}${LEFT_OUT}` : kept;
+    }
+    used += 2;
+    if (!Array.isArray(item) || item.length <= room) return item;
+    const first = leftOut === 0;
+    // Each element left out would have taken two characters at least.
+    leftOut += 2 * (item.length - room);
+    return first ? [...item.slice(0, room), LEFT_OUT] : item.slice(0, room);
+  }) as string | undefined;
+  if (text === undefined) return '';
+  if (leftOut === 0) return keptBody(text, settings);
+  const redacted = redactSecrets(text, settings.redact);
+  const mark = redacted.indexOf(LEFT_OUT);
+  // The cut must fall well before the first place something was left out, else nothing can be kept without it.
+  if (mark < 0 || Buffer.byteLength(redacted.slice(0, Math.max(0, mark - CUT_MARGIN))) < settings.maxBytes) return keptBody(JSON.stringify(value) ?? '', settings);
+  return cutToBytes(redacted, settings.maxBytes, leftOut);
 }
 
 /**
@@ -51,15 +102,14 @@ export class BodyCapture {
 
   /** The request as the client sent it (its own body when native) and the answer, redacted and capped. */
   bodies(ctx: RequestContext): { request: string; response: string } {
-    const request = JSON.stringify(ctx.native?.body ?? ctx.request);
     const response =
       this.whole !== null
-        ? JSON.stringify(this.whole)
-        : JSON.stringify({
+        ? this.whole
+        : {
             content: this.parts.join(''),
             ...(this.tools.size > 0 ? { tool_calls: [...this.tools.values()] } : {}),
             finish_reason: this.finishReason,
-          });
-    return { request: keptBody(request, this.settings), response: keptBody(response, this.settings) };
+          };
+    return { request: keptJson(ctx.native?.body ?? ctx.request, this.settings), response: keptJson(response, this.settings) };
   }
 }
