@@ -54,12 +54,14 @@ beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
   counter = await startCountServer();
   tg = await startGateway({
-    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } }, forward_headers: ['x-trace-tag'] },
     providers: {
       // $1 per token in and out, so a key's spend is its token count.
       anthropic: { base_url: `${upstream.url}/v1`, api_key: 'sk-ant-upstream', prices: { [MODEL]: { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } } },
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
       counted: { type: 'anthropic', base_url: `${counter.url}/v1`, api_key: 'sk-ant-counter' },
+      // The operator pins a beta on this provider: theirs wins over the client's, on messages and counts alike.
+      pinned: { type: 'anthropic', base_url: `${counter.url}/v1`, api_key: 'sk-ant-counter', headers: { 'Anthropic-Beta': 'operator-beta' } },
     },
   });
   client = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
@@ -308,9 +310,23 @@ describe('count_tokens', () => {
     expect(counter.calls).toHaveLength(1);
     expect(counter.calls[0]).toMatchObject({
       path: '/v1/messages/count_tokens',
-      headers: { 'x-api-key': 'sk-ant-counter', 'anthropic-version': '2023-06-01' },
+      // The client's anthropic-version goes along, as on messages (see the next test).
+      headers: { 'x-api-key': 'sk-ant-counter', 'anthropic-version': expect.any(String) },
       body: { model: 'claude-x', system: 'sys', messages: [{ role: 'user', content: 'count me' }] },
     });
+  });
+
+  it('sends the count the headers a message would get: the client’s version and betas, the forward_headers, the operator’s own first', async () => {
+    const count = await client.beta.messages.countTokens(
+      { model: 'counted/claude-x', messages: [{ role: 'user', content: 'count me' }], betas: ['files-api-2025-04-14', 'context-1m-2025-08-07'] },
+      { headers: { 'anthropic-version': '2099-01-01', 'x-trace-tag': 'abc' } },
+    );
+    expect(count).toEqual({ input_tokens: 17 });
+    expect(counter.calls[0]?.headers).toMatchObject({ 'anthropic-version': '2099-01-01', 'anthropic-beta': 'files-api-2025-04-14,context-1m-2025-08-07,token-counting-2024-11-01', 'x-trace-tag': 'abc' });
+    await client.beta.messages.countTokens({ model: 'pinned/claude-x', messages: [{ role: 'user', content: 'count me' }], betas: ['files-api-2025-04-14'] });
+    // One spelling of the header, the operator's value (README: "a header the operator set on the provider wins over the client's").
+    expect(counter.calls[1]?.headers['anthropic-beta']).toBe('operator-beta');
+    expect(counter.calls[1]?.headers['x-api-key']).toBe('sk-ant-counter');
   });
 
   it('translates an upstream count error into Anthropic errors', async () => {

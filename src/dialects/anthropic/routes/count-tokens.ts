@@ -1,4 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { restoreExactNumbers } from '../../../exact-numbers.js';
+import { forwardClientHeaders } from '../../../providers/forward-headers.js';
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import type { RuntimeConfig } from '../../../core/config.js';
 import { canonicalModelName } from '../model-name.js';
@@ -37,23 +39,29 @@ function unreachable(provider: string): GatewayError {
   return gatewayError('upstream_unreachable', `${provider}: the upstream could not be reached to count tokens.`);
 }
 
-/** Anthropic's own count (`POST {base}/messages/count_tokens`) for the client's body, the model renamed to the upstream's. */
-async function upstreamCount(target: Target, body: MessagesRequest, beta: string | null, dispatcher: Dispatcher): Promise<number> {
+/**
+ * Anthropic's own count (`POST {base}/messages/count_tokens`) for the client's body, the model renamed to the
+ * upstream's, with the headers a message to that provider gets: the client's `anthropic-version` and
+ * `anthropic-beta` and the operator's `forward_headers` over the vendor's defaults, never over the operator's own
+ * provider headers or the credential (forwardClientHeaders, as the call stage does).
+ */
+async function upstreamCount(target: Target, body: MessagesRequest, request: CountRequest): Promise<number> {
   const { provider } = target;
   const url = `${provider.baseUrl.replace(/\/$/, '')}/messages/count_tokens`;
   const { fallbacks: _fallbacks, ...forwarded } = body;
+  const built = {
+    method: 'POST' as const,
+    url,
+    headers: { 'content-type': 'application/json', ...provider.vendor.defaultHeaders, ...provider.headers } as Record<string, string>,
+    body: undefined,
+  };
+  forwardClientHeaders(built, target, 'anthropic', request.clientHeaders, request.config.settings.forwardHeaders);
   let response: Awaited<ReturnType<typeof undiciRequest>>;
   try {
     response = await undiciRequest(url, {
-      dispatcher,
+      dispatcher: request.dispatcher,
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...provider.vendor.defaultHeaders,
-        ...provider.headers,
-        ...(beta ? { 'anthropic-beta': beta } : {}),
-        ...authHeaders(provider.vendor.auth, target.apiKey),
-      },
+      headers: { ...built.headers, ...authHeaders(provider.vendor.auth, target.apiKey) },
       // A number the client wrote beyond a double's precision goes out as written (see exact-numbers.ts).
       body: restoreExactNumbers(JSON.stringify({ ...forwarded, model: target.model })),
       headersTimeout: provider.timeouts.firstByteMs,
@@ -84,7 +92,8 @@ export interface CountRequest {
   config: RuntimeConfig;
   body: MessagesRequest;
   clientProviderKey: string | null;
-  beta: string | null;
+  /** The client's request headers: those meant for Anthropic (version, betas) and the operator's forward_headers go along. */
+  clientHeaders: Readonly<IncomingHttpHeaders>;
   /** The gateway's outbound dispatcher: Anthropic's count goes out like every upstream call (proxy, CAs). */
   dispatcher: Dispatcher;
 }
@@ -94,12 +103,13 @@ export interface CountRequest {
  * ESTIMATE from the gateway's tokenizer (o200k) on the translated request, as for budget reservations: other
  * vendors' tokenizers differ by some percent, and no common count endpoint exists across them.
  */
-export async function countInputTokens({ config, body, clientProviderKey, beta, dispatcher }: CountRequest): Promise<number> {
+export async function countInputTokens(request: CountRequest): Promise<number> {
+  const { config, body, clientProviderKey } = request;
   const model = canonicalModelName(config, body.model);
   // Translating first refuses what the messages route would refuse, whichever way the count is made.
   const { request: canonical, untranslatable } = readCanonical({ ...body, stream: false }, model, {});
   const target = countingTarget(config, model, clientProviderKey);
-  if (target) return upstreamCount(target, body, beta, dispatcher);
+  if (target) return upstreamCount(target, body, request);
   // What the canonical form cannot express only an Anthropic upstream takes: a direct name of another format is
   // refused as the messages route refuses it; a route (which may reach Anthropic) gets the estimate of the rest.
   if (untranslatable && !isRouteName(config.routes, model) && !directAnthropic(config, model)) throw untranslatable;

@@ -36,8 +36,8 @@ function fallbacksOf(body: unknown): string[] {
  * The request becomes a canonical one and runs through the same pipeline as `/v1` (keys, budgets, routing,
  * logs); an attempt on an Anthropic upstream sends the client's own body and its answer comes back as the
  * upstream wrote it (native pass-through), any other upstream's answer is rendered back from the canonical one.
- * The client's `anthropic-version` header is accepted and ignored; the upstream call carries the version the
- * Anthropic adapter speaks.
+ * The client's `anthropic-version` and `anthropic-beta` go to an Anthropic upstream (forward-headers.ts), on
+ * messages and count_tokens alike; other formats never see them.
  *
  * It is its own fastify scope so its errors, including framework errors and unknown URLs, are in Anthropic's shape.
  */
@@ -94,7 +94,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           config,
           body,
           clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
-          beta: headerString(request, 'anthropic-beta'),
+          clientHeaders: request.headers,
           dispatcher: deps.outbound.dispatcher,
         });
         return reply.header('request-id', request.id).type('application/json; charset=utf-8').send(JSON.stringify({ input_tokens: inputTokens }));
