@@ -2,16 +2,18 @@ import type { GovernanceStore } from '../governance/governance-store.js';
 import { anonymousRule, checkVirtualKey as check } from '../governance/key-check.js';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { RuntimeConfig } from '../core/config.js';
+import type { VirtualKeyRecord } from '../core/identity.js';
 import { isRemoteClient } from './client-address.js';
 
 /**
  * For endpoints that answer without the pipeline (token counting costs nothing, so no budget or rate limit):
- * the auth stage's key rules, throwing the refusal. A key allowed a route through its targets may count tokens
+ * the auth stage's key rules, throwing the refusal; the caller's key record (null for an anonymous call). A key allowed a route through its targets may count tokens
  * for it, as it may chat with it; with no model (a list), the key alone is checked.
  */
-export function checkVirtualKey(governance: GovernanceStore, config: RuntimeConfig, fromRemote: boolean, credential: string | null, model: string | null): void {
+export function checkVirtualKey(governance: GovernanceStore, config: RuntimeConfig, fromRemote: boolean, credential: string | null, model: string | null): VirtualKeyRecord | null {
   const result = check(governance, anonymousRule(config.settings, fromRemote), credential, model, { config, fallbacks: [], metadata: null });
   if (!result.ok) throw result.error;
+  return result.key;
 }
 
 /**

@@ -2,7 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { restoreExactNumbers } from '../../../exact-numbers.js';
 import { forwardClientHeaders } from '../../../providers/forward-headers.js';
 import { request as undiciRequest, type Dispatcher } from 'undici';
-import type { RuntimeConfig } from '../../../core/config.js';
+import type { GuardrailRuleConfig, RuntimeConfig } from '../../../core/config.js';
+import type { TeamRecord, VirtualKeyRecord } from '../../../core/identity.js';
 import { canonicalModelName } from '../model-name.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
 import type { MessagesRequest } from '../parse-request.js';
@@ -90,6 +91,11 @@ async function upstreamCount(target: Target, body: MessagesRequest, request: Cou
 
 export interface CountRequest {
   config: RuntimeConfig;
+  /**
+   * An input guardrail that blocks or redacts could act on this caller's request (see inputGuarded): the body is then
+   * never sent upstream to be counted (a blocked card number would leave through count_tokens); it is estimated.
+   */
+  inputGuarded: boolean;
   body: MessagesRequest;
   clientProviderKey: string | null;
   /** The client's request headers: those meant for Anthropic (version, betas) and the operator's forward_headers go along. */
@@ -103,12 +109,26 @@ export interface CountRequest {
  * ESTIMATE from the gateway's tokenizer (o200k) on the translated request, as for budget reservations: other
  * vendors' tokenizers differ by some percent, and no common count endpoint exists across them.
  */
+/** A rule that changes or stops what reaches the upstream from the client's side. */
+function actsOnInput(rule: GuardrailRuleConfig): boolean {
+  return rule.action !== 'flag' && rule.applies_to !== 'output';
+}
+
+/**
+ * Whether an input rule that blocks or redacts may apply to a count made with this key: one at the top level, or one
+ * the key or its team adds. (A direct `<provider>/<model>` name, the only kind counted upstream, has no route rules.)
+ * Rules a key skips are not subtracted: the count is estimated whenever such a rule exists at all.
+ */
+export function inputGuarded(config: RuntimeConfig, key: VirtualKeyRecord | null, team: TeamRecord | null): boolean {
+  return config.guardrails.rules.some(actsOnInput) || (key?.guardrails?.rules ?? []).some(actsOnInput) || (team?.guardrails?.rules ?? []).some(actsOnInput);
+}
+
 export async function countInputTokens(request: CountRequest): Promise<number> {
   const { config, body, clientProviderKey } = request;
   const model = canonicalModelName(config, body.model);
   // Translating first refuses what the messages route would refuse, whichever way the count is made.
   const { request: canonical, untranslatable } = readCanonical({ ...body, stream: false }, model, {});
-  const target = countingTarget(config, model, clientProviderKey);
+  const target = request.inputGuarded ? null : countingTarget(config, model, clientProviderKey);
   if (target) return upstreamCount(target, body, request);
   // What the canonical form cannot express only an Anthropic upstream takes: a direct name of another format is
   // refused as the messages route refuses it; a route (which may reach Anthropic) gets the estimate of the rest.

@@ -8,7 +8,7 @@ import type { ChatCompletionRequest } from '../../../core/canonical.js';
 import { GatewayError } from '../../../core/errors.js';
 import { createRequestContext } from '../../../core/context.js';
 import { hasExactNumbers } from '../../../exact-numbers.js';
-import { countInputTokens } from './count-tokens.js';
+import { countInputTokens, inputGuarded } from './count-tokens.js';
 import { renderAnthropicError } from './errors.js';
 import { registerAnthropicModelRoutes } from './models.js';
 import { presentedCredential } from './headers.js';
@@ -89,9 +89,11 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         fallbacksOf(request.body);
         const body = readMessagesRequest(request.body, 'count_tokens');
         const config = deps.config.current();
-        checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), presentedCredential(request), canonicalModelName(config, body.model));
+        const key = checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), presentedCredential(request), canonicalModelName(config, body.model));
+        const team = key?.team ? (deps.governance.getTeamRecord(key.team) ?? null) : null;
         const inputTokens = await countInputTokens({
           config,
+          inputGuarded: inputGuarded(config, key, team),
           body,
           clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
           clientHeaders: request.headers,
