@@ -9,6 +9,8 @@ type Json = Record<string, unknown>;
 export interface ToolTurn {
   name: string;
   result: string;
+  /** The call failed or was refused: Anthropic's `is_error`, Gemini's `error` key. */
+  isError?: boolean;
 }
 
 /**
@@ -33,12 +35,16 @@ function anthropicNextTurn(request: Json, message: Json, turns: readonly ToolTur
   if (!Array.isArray(request.messages) || !Array.isArray(message.content)) return null;
   const calls = message.content.filter((block): block is Json => isRecord(block) && block.type === 'tool_use');
   if (calls.length !== turns.length || calls.some((call, i) => call.name !== turns[i]?.name)) return null;
-  const results = calls.map((call, i) => ({ type: 'tool_result', tool_use_id: call.id, content: turns[i]?.result ?? '' }));
+  const results = calls.map((call, i) => ({ type: 'tool_result', tool_use_id: call.id, content: turns[i]?.result ?? '', ...(turns[i]?.isError ? { is_error: true } : {}) }));
   return { ...request, messages: [...request.messages, { role: 'assistant', content: message.content }, { role: 'user', content: results }] };
 }
 
-/** A function's result as Gemini's `functionResponse.response` takes it: a JSON object as it is, anything else under `result`. */
-function functionResponse(text: string): Json {
+/**
+ * A function's result as Gemini's `functionResponse.response` takes it: a JSON object as it is, anything else under
+ * `result`; a failed call's text under `error`, as Gemini reads errors.
+ */
+function functionResponse(text: string, isError = false): Json {
+  if (isError) return { error: text };
   try {
     const parsed: unknown = JSON.parse(text);
     return isRecord(parsed) ? parsed : { result: parsed };
@@ -53,6 +59,6 @@ function geminiNextTurn(request: Json, response: Json, turns: readonly ToolTurn[
   if (!Array.isArray(request.contents) || !isRecord(content) || !Array.isArray(content.parts)) return null;
   const calls = content.parts.flatMap((part) => (isRecord(part) && isRecord(part.functionCall) ? [part.functionCall] : []));
   if (calls.length !== turns.length || calls.some((call, i) => call.name !== turns[i]?.name)) return null;
-  const results = calls.map((call, i) => ({ functionResponse: { ...(typeof call.id === 'string' ? { id: call.id } : {}), name: call.name, response: functionResponse(turns[i]?.result ?? '') } }));
+  const results = calls.map((call, i) => ({ functionResponse: { ...(typeof call.id === 'string' ? { id: call.id } : {}), name: call.name, response: functionResponse(turns[i]?.result ?? '', turns[i]?.isError) } }));
   return { ...request, contents: [...request.contents, { ...content, role: 'model' }, { role: 'user', parts: results }] };
 }

@@ -311,7 +311,10 @@ class McpStage implements Stage {
               // A client's own body goes on with the upstream's own turn and the results in its format; when it
               // cannot, the conversation is tollgate's and later turns go upstream from the canonical request.
               if (ctx.native) {
-                const turns = toolCalls.map((call, i) => ({ name: call.name, result: typeof results[i]?.content === 'string' ? (results[i]?.content as string) : '' }));
+                const turns = toolCalls.map((call, i) => {
+                  const result = typeof results[i]?.content === 'string' ? (results[i]?.content as string) : '';
+                  return { name: call.name, result, isError: result.startsWith('Error:') };
+                });
                 const body = nativeNextTurn(ctx.native, kept.kept(), turns);
                 (ctx as { native: RequestContext['native'] }).native = body ? { ...ctx.native, body } : null;
               }
@@ -365,6 +368,9 @@ class McpStage implements Stage {
         const result = await this.hub.callTool(tool.name, args, caller, { signal });
         // Cut short by the time budget (a client that went away reads nothing): say so, not just "cancelled".
         if (result.status === 'error' && signal.aborted) return message(`Error: the tool '${call.name}' did not answer within the request's time budget (mcp.agent.time_budget_ms).`);
+        // A tool that reported its own failure (isError: arguments its schema refused, a failure of its own) is an
+        // error to the model too, so it can correct its call rather than take the text for an answer.
+        if (result.isError && !result.text.startsWith('Error:')) return message(`Error: ${result.text || `the tool '${call.name}' failed`}`);
         return message(result.text);
       }),
     );

@@ -1,0 +1,106 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { serveMcpOverHttp } from '../helpers/mcp-http.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+// The model's own mistakes in agent mode, and the shapes of tool results: a scripted upstream whose first turn is
+// given whole (`raw`), then answers "echo: <the tool results>".
+
+const hi = (content: string): OpenAI.ChatCompletionMessageParam[] => [{ role: 'user', content }];
+const AUTO = { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' };
+
+/** A first turn that ends with these tool calls (name, arguments as the model wrote them). */
+function toolTurn(calls: Array<[string, string]>): { kind: 'raw'; status: number; headers: Record<string, string>; body: string } {
+  const body = {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'gpt-4o-mini',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: null, tool_calls: calls.map(([name, args], i) => ({ id: `call_${i}`, type: 'function', function: { name, arguments: args } })) },
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 },
+  };
+  return { kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+let upstream: ScriptedUpstream;
+let kb: { url: string; calls: string[]; close(): Promise<void> };
+let tg: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream' });
+  const calls: string[] = [];
+  const build = (): McpServer => {
+    const server = new McpServer({ name: 'kb', version: '1.0.0' });
+    server.registerTool('lookup', { description: 'Looks a topic up', inputSchema: { query: z.string() } }, async ({ query }) => {
+      calls.push(`lookup:${query}`);
+      return { content: [{ type: 'text', text: `found: ${query}` }] };
+    });
+    server.registerTool('broken', { description: 'Reports its own failure', inputSchema: { query: z.string() } }, async () => {
+      calls.push('broken');
+      return { content: [{ type: 'text', text: 'the index is offline' }], isError: true };
+    });
+    server.registerTool('secret', { description: 'Not for everyone', inputSchema: { query: z.string() } }, async () => {
+      calls.push('secret');
+      return { content: [{ type: 'text', text: 'the secret' }] };
+    });
+    return server;
+  };
+  kb = { ...(await serveMcpOverHttp(build)), calls };
+  tg = await startGateway({
+    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+    mcp: { servers: { kb: { type: 'http', url: kb.url } }, call_timeout_ms: 2_000 },
+  });
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && ((await (await fetch(`${tg.url}/api/mcp`)).json()) as { tools: unknown[] }).tools.length < 3) await new Promise((done) => setTimeout(done, 50));
+});
+afterAll(async () => {
+  await tg?.stop();
+  await kb?.close();
+  await upstream?.close();
+});
+afterEach(() => {
+  upstream.reset();
+  kb.calls.length = 0;
+});
+
+/** The tool messages the model read on its second turn. */
+const toolMessages = (): Array<{ role: string; tool_call_id: string; content: string }> =>
+  (upstream.calls[1]?.body.messages as Array<{ role: string; tool_call_id: string; content: string }>).filter((message) => message.role === 'tool');
+
+describe('agent mode: what the model gets wrong, and what tools answer', () => {
+  it('feeds arguments that are not JSON, or break the input schema, back to the model as tool errors', async () => {
+    upstream.enqueue(toolTurn([['kb__lookup', '{"query": "pluto"'], ['kb__lookup', '{"query": 42}'], ['kb__lookup', '{"query": "mars"}']]));
+    const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: AUTO });
+    expect(answer.choices[0]?.finish_reason).toBe('stop');
+    const results = toolMessages();
+    expect(results.map((message) => message.tool_call_id)).toEqual(['call_0', 'call_1', 'call_2']);
+    expect(results[0]?.content).toMatch(/^Error: .*not valid JSON/);
+    expect(results[1]?.content).toMatch(/^Error: /);
+    expect(results[2]?.content).toBe('found: mars');
+    expect(kb.calls).toEqual(['lookup:mars']);
+  });
+
+  it("tells the model a tool reported its own failure", async () => {
+    upstream.enqueue(toolTurn([['kb__broken', '{"query": "x"}']]));
+    await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: AUTO });
+    expect(toolMessages()[0]?.content).toMatch(/^Error: .*the index is offline/);
+  });
+
+  it("still hands a turn with a tool call of the client's own back to the client", async () => {
+    const own: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } };
+    upstream.enqueue(toolTurn([['get_weather', '{}'], ['kb__lookup', '{"query": "venus"}']]));
+    const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x'), tools: [own] }, { headers: AUTO });
+    expect(answer.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(answer.choices[0]?.message.tool_calls?.map((call) => (call as OpenAI.ChatCompletionMessageFunctionToolCall).function.name)).toEqual(['get_weather', 'kb__lookup']);
+    expect(kb.calls).toEqual([]);
+  });
+});
