@@ -138,9 +138,10 @@ class McpStage implements Stage {
           throw gatewayError('mcp_tool_not_allowed', `This key may not use the MCP server '${name}'.`, { param: SERVERS_HEADER });
         }
       }
+      const own = toolNames(ctx.request.tools);
       const tools = this.addTools(ctx, toolsFor(this.hub, ctx.identity, servers));
       if (tools.size === 0 || modeOf(header(ctx, MODE_HEADER), layers) !== 'auto') return next();
-      return this.agent(ctx, next, tools);
+      return this.agent(ctx, next, tools, own);
     });
   }
 
@@ -173,7 +174,12 @@ class McpStage implements Stage {
 
   // ---- agent mode -----------------------------------------------------------------------------------
 
-  private agent(ctx: ChatContext, next: Next, mcpTools: ReadonlyMap<string, McpToolInfo>): Observable<ResponseEvent> {
+  /**
+   * `own` are the client's own tools: a turn calling one ends the run (the client runs it). Any other call is
+   * tollgate's: an MCP tool offered to the request is run, a name offered to nobody (the model made it up, or it
+   * names a tool outside the key's allow-list) is answered with a tool error the model can correct.
+   */
+  private agent(ctx: ChatContext, next: Next, mcpTools: ReadonlyMap<string, McpToolInfo>, own: ReadonlySet<string>): Observable<ResponseEvent> {
     const { maxSteps, timeBudgetMs } = ctx.config.mcp;
     const deadline = performance.now() + timeBudgetMs;
     return new Observable<ResponseEvent>((subscriber) => {
@@ -269,7 +275,7 @@ class McpStage implements Stage {
             turnOpen = false;
             const done = completion as ChatCompletion | null;
             const toolCalls = done ? completionCalls(done) : [...calls.values()];
-            const runnable = toolCalls.length > 0 && toolCalls.every((call) => mcpTools.has(call.name));
+            const runnable = toolCalls.length > 0 && toolCalls.every((call) => !own.has(call.name));
             if (!runnable || final) {
               ctx.spent = spent;
               ended = true;
@@ -353,8 +359,10 @@ class McpStage implements Stage {
     return Promise.all(
       calls.map(async (call): Promise<ChatMessage> => {
         const message = (content: string): ChatMessage => ({ role: 'tool', tool_call_id: call.id, content });
-        // Every call of a run is one of these (the turn is only run when they all are); the model used its name for it.
-        const tool = tools.get(call.name) as McpToolInfo;
+        // The model names a tool as it saw it. A name it was not offered is refused alike whether a server has such
+        // a tool outside the key's allow-list or none does (the key cannot probe which exist).
+        const tool = tools.get(call.name);
+        if (!tool) return message(`Error: there is no tool '${call.name}' available to you; use one of the tools you were given.`);
         if (!mayUse(ctx.identity, tool)) return message(`Error: this key may not use the tool '${call.name}'.`);
         const limited = takeToolCall(this.limiter, ctx.identity);
         if (limited) return message(`Error: ${limited.message}`);

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { serveMcpOverHttp } from '../helpers/mcp-http.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 // The model's own mistakes in agent mode, and the shapes of tool results: a scripted upstream whose first turn is
@@ -34,6 +35,7 @@ function toolTurn(calls: Array<[string, string]>): { kind: 'raw'; status: number
 let upstream: ScriptedUpstream;
 let kb: { url: string; calls: string[]; close(): Promise<void> };
 let tg: RunningGateway;
+const { createKey, clientFor } = gatewayApi(() => tg.url);
 
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream' });
@@ -93,6 +95,20 @@ describe('agent mode: what the model gets wrong, and what tools answer', () => {
     upstream.enqueue(toolTurn([['kb__broken', '{"query": "x"}']]));
     await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: AUTO });
     expect(toolMessages()[0]?.content).toMatch(/^Error: .*the index is offline/);
+  });
+
+  it("refuses a tool the model made up or the key may not use with a tool error, not handing it to a client that never offered it", async () => {
+    const narrow = await createKey({ name: 'narrow', mcp: { allow: ['kb__lookup'] } });
+    upstream.enqueue(toolTurn([['kb__secret', '{"query": "x"}'], ['kb__nothing', '{}'], ['kb__lookup', '{"query": "venus"}']]));
+    const answer = await clientFor(narrow.key).chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: AUTO });
+    expect(answer.choices[0]?.finish_reason).toBe('stop');
+    const results = toolMessages();
+    expect(results[0]?.content).toMatch(/^Error: /);
+    expect(results[1]?.content).toMatch(/^Error: /);
+    // Both refused alike: the key cannot tell a tool it may not use from one that does not exist.
+    expect(results[0]?.content.replace('kb__secret', 'X')).toBe(results[1]?.content.replace('kb__nothing', 'X'));
+    expect(results[2]?.content).toBe('found: venus');
+    expect(kb.calls).toEqual(['lookup:venus']);
   });
 
   it("still hands a turn with a tool call of the client's own back to the client", async () => {
