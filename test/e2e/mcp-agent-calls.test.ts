@@ -111,6 +111,25 @@ describe('agent mode: what the model gets wrong, and what tools answer', () => {
     expect(kb.calls).toEqual(['lookup:venus']);
   });
 
+  it('runs a streamed turn of parallel calls alike: a made-up one refused, the others run, the final turn streamed', async () => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null): string =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const call = (index: number, name: string, args: string) => chunk({ tool_calls: [{ index, id: `call_${index}`, type: 'function', function: { name, arguments: args } }] });
+    const body = chunk({ role: 'assistant', content: null }) + call(0, 'kb__made_up', '{}') + call(1, 'kb__lookup', '{"query": "io"}') + chunk({}, 'tool_calls') + 'data: [DONE]\n\n';
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const stream = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x'), stream: true }, { headers: AUTO });
+    let text = '';
+    let finish: string | null = null;
+    for await (const part of stream) {
+      text += part.choices[0]?.delta.content ?? '';
+      expect(part.choices[0]?.delta.tool_calls).toBeUndefined();
+      finish = part.choices[0]?.finish_reason ?? finish;
+    }
+    expect(finish).toBe('stop');
+    expect(text).toContain('found: io');
+    expect(toolMessages().map((message) => message.content)).toEqual([expect.stringMatching(/^Error: there is no tool 'kb__made_up'/), 'found: io']);
+  });
+
   it("still hands a turn with a tool call of the client's own back to the client", async () => {
     const own: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } };
     upstream.enqueue(toolTurn([['get_weather', '{}'], ['kb__lookup', '{"query": "venus"}']]));
