@@ -80,7 +80,7 @@ function compileRule(rule: GuardrailRule): Omit<CompiledRule, 'name' | 'action' 
       return { window: IBAN_WINDOW, detect: detectIbans };
     case 'national_id': {
       const formats = [...(rule.formats ?? DEFAULT_NATIONAL_ID_FORMATS)];
-      const custom = (rule.custom_formats ?? []).map((format) => compilePattern(format.name, format.pattern));
+      const custom = (rule.custom_formats ?? []).map((format) => compilePattern(format.name, format.pattern, false, MAX_DEFAULT_LOOK_BEHIND));
       const window = custom.length > 0 ? MAX_DEFAULT_LOOK_BEHIND : NATIONAL_ID_WINDOW;
       return { window, detect: (text, from) => detectNationalIds(text, from, formats, custom) };
     }
@@ -97,7 +97,8 @@ function compileRule(rule: GuardrailRule): Omit<CompiledRule, 'name' | 'action' 
       return { window: matcher?.window ?? 0, detect: (text, from) => detectKeywords(text, from, matcher) };
     }
     case 'regex': {
-      const patterns = rule.patterns.map((pattern, index) => compilePattern(`pattern_${index}`, pattern, rule.case_insensitive === true));
+      const maxRepeat = rule.max_match_length ?? MAX_DEFAULT_LOOK_BEHIND;
+      const patterns = rule.patterns.map((pattern, index) => compilePattern(`pattern_${index}`, pattern, rule.case_insensitive === true, maxRepeat));
       return { window: rule.max_match_length ?? MAX_DEFAULT_LOOK_BEHIND, detect: (text, from) => detectPatterns(text, from, patterns) };
     }
   }

@@ -2,15 +2,20 @@
  * The regex deny list: operator-supplied patterns, compiled once per config version. A pattern is refused at
  * compile time when it is longer than `MAX_PATTERN_LENGTH`, does not compile, is flagged by `safe-regex2` (nested
  * quantifiers such as `(a+)+`, whose backtracking is exponential on a near-miss: one crafted prompt would stall the
- * gateway), or repeats a group whose alternatives can match the same text (`(a|ab)*`, see ambiguousRepetition). safe-regex2 does not catch everything: a pattern like `\w+@` is accepted yet quadratic on one long word,
- * so operators should bound their quantifiers (`\w{1,64}`) as the built-in detectors do. The stream guard rescans only
- * its bounded window, so there the cost stays bounded whatever the pattern.
+ * gateway), or repeats a group whose alternatives can match the same text (`(a|ab)*`, see ambiguousRepetition).
+ * Those checks leave patterns like `[a-z]+-\d+` or `\w+@`, whose cost is quadratic in the length of one long run
+ * (each start position scans to its end: a 1 MB word held the event loop for minutes). So every unbounded
+ * repetition (`*`, `+`, `{n,}`) is compiled bounded to the rule's longest match (`max_match_length`, default 256):
+ * `[a-z]{1,256}-\d{1,256}`, as the built-in detectors bound theirs. A match never spans more than that anyway (the
+ * stream guard's look-behind assumes it), and each attempt then costs a bounded number of steps.
  */
 import safeRegex from 'safe-regex2';
 import type { Detection } from '../types.js';
 
 /** The longest pattern source accepted, in characters. */
 export const MAX_PATTERN_LENGTH = 512;
+/** The bound given to an operator pattern's unbounded repetitions when its rule sets no `max_match_length`. */
+export const DEFAULT_MAX_REPEAT = 256;
 
 export interface CompiledPattern {
   /** What findings report as their subtype: the operator's name for the pattern, or `pattern_<index>`. */
@@ -141,18 +146,56 @@ function ambiguousRepetition(source: string, caseInsensitive: boolean): string |
  * Compiles one operator pattern (Unicode mode, global; case-insensitive when asked), or throws an
  * `UnsafePatternError` naming the pattern and the reason.
  */
-export function compilePattern(name: string, source: string, caseInsensitive = false): CompiledPattern {
+export function compilePattern(name: string, source: string, caseInsensitive = false, maxRepeat = DEFAULT_MAX_REPEAT): CompiledPattern {
   if (source.length === 0) throw new UnsafePatternError(source, 'empty pattern');
   if (source.length > MAX_PATTERN_LENGTH) throw new UnsafePatternError(source, `longer than ${MAX_PATTERN_LENGTH} characters`);
-  let re: RegExp;
+  const flags = caseInsensitive ? 'giu' : 'gu';
   try {
-    re = new RegExp(source, caseInsensitive ? 'giu' : 'gu');
+    new RegExp(source, flags);
   } catch (error) {
     throw new UnsafePatternError(source, `not a valid regular expression (${(error as Error).message})`);
   }
   const risk = backtrackingRisk(source, caseInsensitive);
   if (risk !== null) throw new UnsafePatternError(source, risk);
-  return { name, re };
+  return { name, re: new RegExp(boundRepetitions(source, maxRepeat), flags) };
+}
+
+/**
+ * `source` (a valid Unicode-mode pattern) with each unbounded repetition bounded to at most `max` (and never below
+ * its own minimum): `*` becomes `{0,max}`, `+` `{1,max}`, `{n,}` `{n,max(n,max)}`; a lazy `?` after it stays.
+ * Escapes (`\u{…}`, `\p{…}`, `\k<…>` included) and character classes are copied as they are.
+ */
+export function boundRepetitions(source: string, max: number): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const char = source[i]!;
+    if (char === '\\') {
+      const next = source[i + 1] ?? '';
+      let end = i + 2;
+      if ((next === 'u' || next === 'p' || next === 'P') && source[i + 2] === '{') end = source.indexOf('}', i) + 1;
+      else if (next === 'k' && source[i + 2] === '<') end = source.indexOf('>', i) + 1;
+      if (end <= i) end = source.length;
+      out += source.slice(i, end);
+      i = end - 1;
+    } else if (inClass) {
+      if (char === ']') inClass = false;
+      out += char;
+    } else if (char === '[') {
+      inClass = true;
+      out += char;
+    } else if (char === '*') out += `{0,${max}}`;
+    else if (char === '+') out += `{1,${max}}`;
+    else if (char === '{') {
+      const match = /^\{(\d+),\}/.exec(source.slice(i, i + 24));
+      if (match) {
+        const min = Number(match[1]);
+        out += `{${min},${Math.max(min, max)}}`;
+        i += match[0].length - 1;
+      } else out += char;
+    } else out += char;
+  }
+  return out;
 }
 
 /**
