@@ -48,6 +48,21 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
       slots.push({ param: `${at}.content`, text: content, set: (value) => (replaceMessage(i).content = value) });
     } else if (Array.isArray(content)) {
       content.forEach((part, j) => {
+        // A plain-text file (an Anthropic document with a text source, a Gemini text/plain part) is text the model
+        // reads: checked like a text part, its base64 data decoded and re-encoded.
+        const file = isRecord(part) && part.type === 'file' && isRecord(part.file) ? part.file : null;
+        const fileText = file && typeof file.file_data === 'string' ? plainTextData(file.file_data) : null;
+        if (file && fileText !== null) {
+          slots.push({
+            param: `${at}.content[${j}].file.file_data`,
+            text: fileText,
+            set: (value) => {
+              const parts = [...(replaceMessage(i).content as unknown[])];
+              parts[j] = { ...(parts[j] as Record<string, unknown>), file: { ...file, file_data: `${PLAIN_TEXT_DATA}${Buffer.from(value, 'utf8').toString('base64')}` } };
+              request.messages[i] = { ...(request.messages[i] as ChatMessage), content: parts };
+            },
+          });
+        }
         if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') {
           slots.push({
             param: `${at}.content[${j}].text`,
@@ -80,6 +95,13 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
     }
   });
   return slots;
+}
+
+const PLAIN_TEXT_DATA = 'data:text/plain;base64,';
+
+/** The text of a `data:text/plain;base64,` URL, or null for any other. */
+function plainTextData(url: string): string | null {
+  return url.startsWith(PLAIN_TEXT_DATA) ? Buffer.from(url.slice(PLAIN_TEXT_DATA.length), 'base64').toString('utf8') : null;
 }
 
 function embeddingsSlots(request: EmbeddingsRequest): Slot[] {
@@ -131,6 +153,8 @@ interface NativeTextLayout {
   fields: readonly string[];
   notText: ReadonlySet<string>;
   isThought: (value: Record<string, unknown>) => boolean;
+  /** A plain-text document's text, held under a key `notText` skips (`data`), base64 or not; null for anything else. */
+  plainText: (value: Record<string, unknown>) => { key: string; data: string; decode: boolean } | null;
 }
 
 const NATIVE_TEXT: Record<string, NativeTextLayout> = {
@@ -140,6 +164,8 @@ const NATIVE_TEXT: Record<string, NativeTextLayout> = {
     fields: ['messages', 'system'],
     notText: new Set(['type', 'role', 'id', 'tool_use_id', 'name', 'signature', 'data', 'media_type', 'url', 'file_id', 'cache_control', 'citations']),
     isThought: (value) => value.type === 'thinking' || value.type === 'redacted_thinking',
+    // A document's text source: `{type: 'text', media_type: 'text/plain', data: '...'}`.
+    plainText: (value) => (value.type === 'text' && value.media_type === 'text/plain' && typeof value.data === 'string' ? { key: 'data', data: value.data, decode: false } : null),
   },
   // Gemini: roles, names, ids, MIME types, base64 data, file URIs and thought signatures; thought parts are the
   // model's own words.
@@ -147,6 +173,11 @@ const NATIVE_TEXT: Record<string, NativeTextLayout> = {
     fields: ['contents', 'systemInstruction', 'system_instruction'],
     notText: new Set(['role', 'name', 'id', 'mimeType', 'mime_type', 'data', 'fileUri', 'file_uri', 'thoughtSignature', 'thought_signature']),
     isThought: (value) => value.thought === true,
+    // An inline text/plain part: `{mimeType: 'text/plain', data: '<base64>'}`.
+    plainText: (value) => {
+      const mime = value.mimeType ?? value.mime_type;
+      return typeof mime === 'string' && mime.startsWith('text/plain') && typeof value.data === 'string' ? { key: 'data', data: value.data, decode: true } : null;
+    },
   },
 };
 
@@ -164,6 +195,13 @@ function mapNativeText(body: Record<string, unknown>, format: string, visit: (te
     if (Array.isArray(value)) return value.map(walk);
     if (!isRecord(value)) return value;
     if (layout.isThought(value)) return value;
+    const plain = layout.plainText(value);
+    if (plain) {
+      const text = plain.decode ? Buffer.from(plain.data, 'base64').toString('utf8') : plain.data;
+      const visited = visit(text);
+      if (visited !== text) return { ...value, [plain.key]: plain.decode ? Buffer.from(visited, 'utf8').toString('base64') : visited };
+      return value;
+    }
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) out[key] = layout.notText.has(key) ? item : walk(item);
     return out;
