@@ -137,7 +137,11 @@ export function guardRequest(request: ChatCompletionRequest | EmbeddingsRequest,
     const found = scanner.scan(slot.text);
     if (found.length === 0) continue;
     const block = found.find((finding) => finding.action === 'block');
-    if (block) return { blocked: { finding: block, param: slot.param }, findings: [...findings, block], changed };
+    if (block) {
+      // Nothing goes upstream, but the request log may keep the body: what the rules found is taken out of it too.
+      slot.set(scanner.redact(slot.text, asRedactions(found)));
+      return { blocked: { finding: block, param: slot.param }, findings: [...findings, block], changed: true };
+    }
     // A loop, not push(...): spread arguments live on the stack, and one text can hold 150 000 findings.
     for (const finding of found) findings.push(finding);
     if (found.some((finding) => finding.action === 'redact')) {
@@ -209,6 +213,22 @@ function mapNativeText(body: Record<string, unknown>, format: string, visit: (te
   const out = { ...body };
   for (const field of layout.fields) if (field in body) out[field] = walk(body[field]);
   return out;
+}
+
+/** Findings with `block` ones turned into redactions: a blocked request's text scrubbed before anything records it. */
+function asRedactions(findings: readonly Finding[]): Finding[] {
+  return findings.map((finding) => (finding.action === 'block' ? { ...finding, action: 'redact' } : finding));
+}
+
+/**
+ * The client's own body of a blocked request with every block and redact match replaced, so that the request log's
+ * copy of it (log_bodies) never keeps what the rules refused.
+ */
+export function scrubNativeBody(body: Record<string, unknown>, scanner: TextScanner, format: string): Record<string, unknown> {
+  return mapNativeText(body, format, (text) => {
+    const found = asRedactions(scanner.scan(text)).filter((finding) => finding.action === 'redact');
+    return found.length > 0 ? scanner.redact(text, found) : text;
+  });
 }
 
 /** The client's own body redacted like the canonical request (after the canonical check changed some text). */

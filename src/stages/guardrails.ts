@@ -11,7 +11,7 @@ import { libraryRules } from '../config/runtime.js';
 import { guardStream } from '../guardrails/answer-guard.js';
 import { requestedSchema, schemaProblem } from '../guardrails/json-output.js';
 import { moderate, verdictBlocks, type Classify, type ModerationRule, type ModerationVerdict } from '../guardrails/moderation.js';
-import { guardNativeBody, guardRequest, redactNativeBody, type TextScanner } from '../guardrails/request-guard.js';
+import { guardNativeBody, guardRequest, redactNativeBody, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
 import { compileGuardrails, type Scanner } from '../guardrails/scanner.js';
 import { createStreamGuard } from '../guardrails/stream-guard.js';
 import type { Finding } from '../guardrails/types.js';
@@ -206,6 +206,8 @@ class GuardrailsStage implements Stage {
     const whole = native?.untranslatable ? guardNativeBody(native.body, scanner, native.format) : null;
     const findings = whole ? whole.findings : verdict.findings;
     if (findings.length > 0) this.report(ctx, 'input', findings);
+    // A refused request goes nowhere, but the request log may keep its body: the client's own one is scrubbed too.
+    if (native && (verdict.blocked || whole?.blocked)) (ctx as { native: typeof native }).native = { ...native, body: scrubNativeBody(native.body, scanner, native.format) };
     if (verdict.blocked) throw blockedError(verdict.blocked.finding, 'input', verdict.blocked.param);
     if (whole?.blocked) throw blockedError(whole.blocked, 'input', native?.format === 'gemini' ? 'contents' : 'messages');
     // The client's own body goes upstream as it is: it gets the same redactions.

@@ -86,3 +86,34 @@ describe('plain-text documents on input', () => {
     expect(forwarded).not.toContain(b64(`Mail ${EMAIL}.`));
   });
 });
+
+describe('what the request log keeps of a refused request', () => {
+  it('never the text a rule blocked, in the captured body of an OpenAI or a native Anthropic request', async () => {
+    const { AdminClient } = await import('../helpers/admin.js');
+    const logged = await startGateway({
+      providers: { anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-upstream' }, openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream' } },
+      settings: { log_bodies: { enabled: true } },
+      guardrails: { rules: [{ name: 'cards', kind: 'payment_card', action: 'block' }, { name: 'emails', kind: 'email', action: 'redact' }] },
+    });
+    try {
+      const admin = new AdminClient(logged.url);
+      const openaiError = await logged.client.chat.completions
+        .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: `mail ${EMAIL}` }, { role: 'user', content: 'pay with 4111 1111 1111 1111 now' }] })
+        .then(() => null, (err: any) => err);
+      const anthropicClient = new Anthropic({ baseURL: `${logged.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+      const anthropicError = await anthropicClient.messages
+        .create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 50, system: `mail ${EMAIL}`, messages: [{ role: 'user', content: 'pay with 4111 1111 1111 1111 now' }] })
+        .then(() => null, (err: any) => err);
+      for (const error of [openaiError, anthropicError]) {
+        expect(error?.status).toBe(400);
+        const entry = JSON.stringify(await admin.logEntry(error.requestID ?? error.request_id));
+        expect(entry).toContain('guardrail_blocked');
+        expect(entry).toContain('pay with [REDACTED:payment_card] now');
+        expect(entry).not.toContain('4111');
+        expect(entry).not.toContain(EMAIL);
+      }
+    } finally {
+      await logged.stop();
+    }
+  });
+});
