@@ -334,6 +334,9 @@ export class DeliveryQueue {
       return { httpStatus: null, smtpStatus: result.smtpStatus, error: result.error, permanent: result.permanent, retryAfterMs: null, recipients: result.deferred.length > 0 ? result.deferred : undefined };
     }
     const request = httpRequest(channel, body, attempt, this.now());
+    // fetch refuses a URL holding a user and password (and its error quotes the URL): they go as Basic auth.
+    const target = withoutCredentials(request.url);
+    if (target.authorization !== null && !Object.keys(request.headers).some((name) => name.toLowerCase() === 'authorization')) request.headers.authorization = target.authorization;
     const headers = withOwnHeaders(request.headers, { 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...request.tollgateHeaders });
     let httpStatus: number | null = null;
     let error: string | null = null;
@@ -341,7 +344,7 @@ export class DeliveryQueue {
     const timeout = setTimeout(() => controller.abort(new Error(`no answer within ${channel.timeoutMs} ms`)), channel.timeoutMs);
     try {
       // undici's fetch with the gateway's dispatcher, not the global one: the proxy and CAs of settings.network apply.
-      const response = await fetch(request.url, { method: 'POST', headers, body: request.body, signal: controller.signal, redirect: 'manual', dispatcher: this.options.outbound.dispatcher });
+      const response = await fetch(target.url, { method: 'POST', headers, body: request.body, signal: controller.signal, redirect: 'manual', dispatcher: this.options.outbound.dispatcher });
       httpStatus = response.status;
       const answer = await readSome(response);
       if (httpStatus < 200 || httpStatus >= 300) {
@@ -349,7 +352,8 @@ export class DeliveryQueue {
         retryAfterMs = retryHint(response, answer, this.now());
       }
     } catch (err) {
-      error = describe(err);
+      // The URL is a credential (a chat webhook's token, a webhook's password or query token): never in the log.
+      error = withoutSecrets(describe(err), [request.url, target.url, ...target.secrets]);
     } finally {
       clearTimeout(timeout);
     }
@@ -402,6 +406,42 @@ function httpRequest(channel: Exclude<AlertChannelRuntime, { type: 'email' }>, b
     case 'pagerduty':
       return { url: channel.url, body: JSON.stringify(pagerDutyEvent(JSON.parse(body) as AlertNotification, channel)), headers: {}, tollgateHeaders: {} };
   }
+}
+
+/**
+ * A URL without its user and password, and those as a Basic authorization (as curl sends them): fetch refuses a URL
+ * that holds credentials, so a webhook configured as `https://user:password@host/...` was never delivered, and the
+ * refusal, which quotes the URL, put the password in the delivery log and the gateway's log at every attempt.
+ */
+export function withoutCredentials(url: string): { url: string; authorization: string | null; secrets: string[] } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, authorization: null, secrets: [] };
+  }
+  if (parsed.username === '' && parsed.password === '') return { url, authorization: null, secrets: [] };
+  const user = decodeOrKeep(parsed.username);
+  const password = decodeOrKeep(parsed.password);
+  const secrets = [parsed.username, parsed.password, user, password].filter((value) => value.length >= 4);
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.href, authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`, secrets };
+}
+
+function decodeOrKeep(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/** `text` with every one of `secrets` (a channel's URL, its credentials) replaced, longest first. */
+function withoutSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of [...new Set(secrets)].filter((value) => value !== '').sort((a, b) => b.length - a.length)) out = out.split(secret).join('****');
+  return out;
 }
 
 /**
