@@ -8,6 +8,7 @@ import { parseConfigDocument } from './config/load-file.js';
 import type { ConfigInput } from './config/schema.js';
 import { SecretBox } from './config/secret-box.js';
 import { ConfigError, type Env } from './config/secret-ref.js';
+import { gatewayError } from './core/errors.js';
 import { watchConfigFile } from './config/watch-file.js';
 import { buildHttpApp } from './http/app.js';
 import type { PipelineDefinition } from './pipeline/definition.js';
@@ -360,6 +361,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     closing ??= (async () => {
       const forced = setTimeout(() => {
         log.warn({ graceMs }, 'shutdown grace period over: closing remaining connections');
+        // The requests these connections carry are ended by the gateway: their terminal events, charges and log
+        // entries say so (a 503 shutting_down, cancelled), not that their clients left (499).
+        const cut = gatewayError('shutting_down', `The gateway shut down before the answer ended: the shutdown grace period (${graceMs} ms) was over and it closed the connection.`);
+        for (const pipeline of live.keys()) pipeline.cutOnShutdown(cut);
         app.server.closeAllConnections();
       }, graceMs);
       forced.unref();

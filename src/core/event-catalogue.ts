@@ -25,7 +25,7 @@ export const EVENT_FIELDS = {
   'stage.completed': ['requestId', 'stage', 'durationMs', 'outcome'],
   'provider.attempted': ['requestId', 'provider', 'model', 'attempt', 'ok', 'status', 'durationMs', 'errorCode'],
   'request.completed': [...REQUEST_SUMMARY_FIELDS, 'cancelled'],
-  'request.failed': [...REQUEST_SUMMARY_FIELDS, 'type', 'code', 'message'],
+  'request.failed': [...REQUEST_SUMMARY_FIELDS, 'type', 'code', 'message', 'cancelled'],
   'auth.rejected': ['requestId', 'reason', 'keyId'],
   'ratelimit.exceeded': ['requestId', 'keyId', 'teamId', 'scope', 'unit', 'limit'],
   'budget.exceeded': ['requestId', 'account', 'id', 'budget', 'spend', 'reserved', 'needed'],

@@ -224,6 +224,11 @@ export interface GatewayEvents {
     type: string;
     code: string | null;
     message: string;
+    /**
+     * The gateway ended the answer before its end: the shutdown's grace period was over and the gateway closed the
+     * connection (a 503 `shutting_down`; the client left nothing). False for every other failure.
+     */
+    cancelled: boolean;
   };
 }
 

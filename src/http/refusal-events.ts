@@ -90,6 +90,7 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
       estimated: false,
       ...error,
       message: redactSecrets(error.message),
+      cancelled: false,
     });
     done();
   });

@@ -192,6 +192,11 @@ export class Pipeline {
   private retired: Promise<void> | null = null;
   /** At shutdown, when the wait for requests and their after-work ends (SETTLE_WAIT_MS after retire was called). */
   private shutdownDeadline: number | null = null;
+  /**
+   * Set by the gateway when the shutdown grace period is over, just before it closes the connections still open:
+   * a request unsubscribed before its end from then on was cut by the gateway (this error), not left by its client.
+   */
+  private shutdownCut: GatewayError | null = null;
   private readonly bus: EventBus;
   private readonly log: Log;
 
@@ -257,6 +262,15 @@ export class Pipeline {
     return this.retired;
   }
 
+  /**
+   * The shutdown's grace period is over and the gateway is about to close the connections still open: the requests
+   * that end unfinished from now on are reported as cut by the gateway (`error`, a 503 `shutting_down`, with
+   * `cancelled`), not as clients that left (499).
+   */
+  cutOnShutdown(error: GatewayError): void {
+    this.shutdownCut ??= error;
+  }
+
   /** Runs one request. Lifecycle events are emitted here so every dialect and the SDK get them alike. */
   execute(ctx: RequestContext): Observable<ResponseEvent> {
     const { bus } = this;
@@ -272,9 +286,12 @@ export class Pipeline {
       // Only when the operator asked for bodies in the log (an opt-in with its own cost).
       const capture = ctx.config.settings.logBodies.enabled ? new BodyCapture(ctx.config.settings.logBodies) : null;
       const summary = (status: number, endedAt: number): RequestSummary => summaryOf(ctx, status, endedAt, finishReasons, capture?.bodies(ctx) ?? null);
-      const failed = (error: GatewayError, endedAt: number): void =>
+      const failed = (error: GatewayError, endedAt: number, cancelled = false): void =>
         this.whenSettled(ctx, () =>
-          bus.emit('request.failed', Object.assign(summary(error.status, endedAt), { type: error.type, code: error.code, message: redactSecrets(error.message, ctx.config.settings.logBodies.redact) })),
+          bus.emit(
+            'request.failed',
+            Object.assign(summary(error.status, endedAt), { type: error.type, code: error.code, message: redactSecrets(error.message, ctx.config.settings.logBodies.redact), cancelled }),
+          ),
         );
       const subscription = subscribeGuarded(composed(), {
         next: (event) => {
@@ -305,10 +322,14 @@ export class Pipeline {
         },
       });
       return () => {
+        // Unsubscribed before the end after the shutdown's grace period: the gateway closed the connection, the
+        // client did not leave. Set before the unsubscribe, so the spend stage's charge says so too.
+        const cut = !settled && ctx.answerFailed === null && this.shutdownCut !== null;
+        if (cut) ctx.answerFailed = this.shutdownCut;
         subscription.unsubscribe();
-        // Unsubscribed before the end because writing the answer failed: the request failed here, the client did
-        // not leave.
-        if (!settled && ctx.answerFailed) failed(ctx.answerFailed, performance.now());
+        // Unsubscribed before the end because writing the answer failed, or cut at shutdown: the request failed
+        // here, the client did not leave.
+        if (!settled && ctx.answerFailed) failed(ctx.answerFailed, performance.now(), cut);
         // Unsubscribed before the end: the client went away (499). What was used so far is still accounted,
         // and the event waits for that (the spend stage settles after the unsubscribe).
         else if (!settled && bus.hasListeners('request.completed')) {

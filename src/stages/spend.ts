@@ -163,7 +163,8 @@ class SpendStage implements Stage {
         inner.unsubscribe();
         // The client left before the end: charge what was generated so far. The runner waits for it before the
         // terminal event, so that event carries the cost.
-        if (!settled) ctx.pending.push(settle(499, true));
+        // Cut by the gateway (its shutdown) or by a failed write: the status the request ends with, not a 499.
+        if (!settled) ctx.pending.push(settle(ctx.answerFailed?.status ?? 499, true));
       };
     });
   }

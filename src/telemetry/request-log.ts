@@ -74,7 +74,7 @@ export class RequestLogWriter {
       bus.on('provider.attempted', (event: GatewayEvents['provider.attempted']) => this.attempted(event)),
       bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.write(entryOf(event, event.cancelled, null, this.takeAttempts(event.requestId)))),
       bus.on('request.failed', (event: GatewayEvents['request.failed']) =>
-        this.write(entryOf(event, false, { type: event.type, code: event.code, message: event.message }, this.takeAttempts(event.requestId))),
+        this.write(entryOf(event, event.cancelled, { type: event.type, code: event.code, message: event.message }, this.takeAttempts(event.requestId))),
       ),
     ];
   }

@@ -138,7 +138,7 @@ describe('every request reaches the request log, refused ones included', () => {
 });
 
 describe('a stream cut off by the gateway shutting down', () => {
-  it('is logged as a 499 and charged before the store closes', async () => {
+  it('is logged as cut by the gateway (503 shutting_down, cancelled) and charged before the store closes', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-shutdown-'));
     const config = { providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES } } };
     try {
@@ -164,7 +164,7 @@ describe('a stream cut off by the gateway shutting down', () => {
         const entry = await fetch(`${second.url}/api/logs/${encodeURIComponent(requestId)}`);
         expect(entry.status).toBe(200);
         const logged = (await entry.json()) as { status: number; cancelled: boolean; completion_tokens: number; cost_usd: number };
-        expect(logged).toMatchObject({ status: 499, cancelled: true });
+        expect(logged).toMatchObject({ status: 503, cancelled: true, error_code: 'shutting_down' });
         expect(logged.completion_tokens).toBeGreaterThan(0);
         const key = (await (await fetch(`${second.url}/api/keys/${created.id}`)).json()) as { spend: number; requests: number };
         expect(key.requests).toBe(1);
