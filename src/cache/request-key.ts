@@ -39,12 +39,20 @@ export function uncacheableReason(request: ChatCompletionRequest, policy: CacheP
  * Objects are serialised with sorted keys, so the same request written in another field order has the same key.
  * `semantic`: the request's policy uses the semantic tier (else only `exact` and `question` are made).
  */
-export function cacheKeysOf(request: ChatCompletionRequest, scope: string, semantic = true, nativeBody: Record<string, unknown> | null = null): CacheKeys {
+export function cacheKeysOf(
+  request: ChatCompletionRequest,
+  scope: string,
+  semantic = true,
+  nativeBody: Record<string, unknown> | null = null,
+  nativeVersion: string | null = null,
+): CacheKeys {
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(request)) if (!DELIVERY_FIELDS.has(name)) fields[name] = value;
   // A client body that goes upstream as it is (native pass-through) may ask for more than its canonical form says
-  // (server tools, safety settings, top_k): its own fields are part of what it asks.
+  // (server tools, safety settings, top_k): its own fields are part of what it asks. So is the API version it is
+  // sent to (Gemini's v1beta, v1, v1alpha take and answer different fields).
   if (nativeBody !== null) fields[NATIVE_FIELD] = withoutDelivery(nativeBody, null);
+  if (nativeBody !== null && nativeVersion !== null) fields[NATIVE_VERSION_FIELD] = nativeVersion;
   const exact = digest(['exact', scope, fields]);
   const lastUser = lastUserIndex(request.messages);
   const question = lastUser === -1 ? null : textOf(request.messages[lastUser]?.content);
@@ -84,6 +92,8 @@ function textOf(content: unknown): string | null {
 
 /** Where a native body's fields go in the key's object (a name no canonical field has). */
 const NATIVE_FIELD = '\u0000native';
+/** Where the API version a native body is sent to goes in the key's object. */
+const NATIVE_VERSION_FIELD = '\u0000nativeVersion';
 
 /** The conversation fields of the native bodies (Anthropic's, Gemini's). */
 const NATIVE_CONVERSATION_FIELDS: ReadonlySet<string> = new Set(['messages', 'system', 'contents', 'systemInstruction', 'system_instruction']);

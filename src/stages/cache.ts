@@ -139,7 +139,8 @@ class CacheStage implements Stage {
     }
     const ttl = headerSeconds(tollgate.get('cache-ttl'), 'x-tollgate-cache-ttl') ?? policy.ttlSeconds;
     const threshold = Math.max(policy.threshold, headerThreshold(tollgate.get('cache-threshold')) ?? 0);
-    const keys = cacheKeysOf(ctx.request, `${scopeOf(ctx, policy)}\u0000${ctx.plan?.route ?? ctx.request.model}`, policy.semantic, ctx.native && !ctx.native.outdated ? ctx.native.body : null);
+    const native = ctx.native && !ctx.native.outdated ? ctx.native : null;
+    const keys = cacheKeysOf(ctx.request, `${scopeOf(ctx, policy)}\u0000${ctx.plan?.route ?? ctx.request.model}`, policy.semantic, native?.body ?? null, native?.apiVersion ?? null);
     // `no-cache`: answer from the provider, but keep its answer for the next request.
     if (control.has('no-cache')) {
       ctx.responseHeaders['x-tollgate-cache'] = 'skip';

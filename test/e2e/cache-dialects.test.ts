@@ -181,4 +181,21 @@ describe('cache hits on /genai, in Gemini\'s own shape', () => {
       gemini.setUsage({});
     }
   });
+
+  it('keeps the API versions apart: the body went to the version its client wrote it for, whose answer may differ', async () => {
+    const client = (apiVersion: string) => new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai`, apiVersion, timeout: 15_000 } });
+    const [beta, v1] = [client('v1beta'), client('v1')];
+    const ask = { model: 'gemini-2.5-flash', contents: 'Which ocean is the deepest?' };
+    await beta.models.generateContent(ask);
+    await entries(tg.url, 4);
+    const calls = gemini.calls.length;
+    const other = await v1.models.generateContent(ask);
+    expect(other.sdkHttpResponse?.headers?.['x-tollgate-cache']).toBe('miss');
+    expect(gemini.calls.slice(calls).map((call) => call.path)).toEqual(['/v1/models/gemini-2.5-flash:generateContent']);
+    await entries(tg.url, 5);
+    // Each version's own answer is served to its own clients.
+    const again = await v1.models.generateContent(ask);
+    expect(again.sdkHttpResponse?.headers?.['x-tollgate-cache']).toBe('hit-exact');
+    expect(gemini.calls.length).toBe(calls + 1);
+  });
 });

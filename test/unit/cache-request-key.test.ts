@@ -24,6 +24,10 @@ describe('cache keys', () => {
     expect(withTool.exact).not.toBe(plain.exact);
     expect(withTool.semanticScope).not.toBe(plain.semanticScope);
     expect(cacheKeysOf(base, 'team:a', true, { ...body, top_k: 5 }).exact).not.toBe(plain.exact);
+    // The API version the body goes to (Gemini's v1beta, v1) is part of what it asks, in both tiers.
+    const v1 = cacheKeysOf(base, 'team:a', true, body, 'v1');
+    expect(v1.exact).not.toBe(cacheKeysOf(base, 'team:a', true, body, 'v1beta').exact);
+    expect(v1.semanticScope).not.toBe(cacheKeysOf(base, 'team:a', true, body, 'v1beta').semanticScope);
     // Streaming and metadata are delivery, as in the canonical request.
     expect(cacheKeysOf(base, 'team:a', true, { ...body, stream: true, metadata: { user_id: 'u' } }).exact).toBe(plain.exact);
     // The native conversation is the canonical one: another question keeps the semantic scope.
