@@ -315,6 +315,18 @@ describe('bedrock errors through the gateway', () => {
     expect(text.length).toBeGreaterThan(0);
   });
 
+  it('answers a validationException that opens the stream with a 400, not a retryable 502', async () => {
+    // ConverseStreamOutput: validationException is HTTP 400, serviceUnavailableException 503, internalServerException 500.
+    upstream.enqueue({ kind: 'stream-exception', exceptionType: 'validationException', message: 'Input is too long for requested model.', afterEvents: 0 });
+    const invalid = await failure(tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'too long' }], stream: true }));
+    expect(invalid.status).toBe(400);
+    expect(invalid).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(invalid.message).toContain('Input is too long for requested model.');
+    upstream.enqueue({ kind: 'stream-exception', exceptionType: 'serviceUnavailableException', message: 'Bedrock is unable to process your request.', afterEvents: 0 });
+    const unavailable = await failure(tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true }));
+    expect(unavailable.status).toBe(503);
+  });
+
   it('reports a stream cut before messageStop as failed', async () => {
     upstream.enqueue({ kind: 'truncate', afterEvents: 3 });
     const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'cut me off' }], stream: true });

@@ -73,17 +73,30 @@ export function bedrockError(provider: string, status: number, headers: Headers,
 }
 
 /**
- * An exception frame inside an open ConverseStream (`throttlingException`, `modelStreamErrorException`, ...).
- * The answer has begun, so it is a 502 the client may retry; throttling keeps its 429 meaning.
+ * The HTTP status ConverseStreamOutput documents for each exception it can send inside the stream (AWS Bedrock
+ * API reference, ConverseStreamOutput). modelStreamErrorException (424 there, "Retry your request") stays a 502.
+ */
+const STREAM_STATUSES: Record<string, number> = {
+  validationexception: 400,
+  throttlingexception: 429,
+  internalserverexception: 500,
+  serviceunavailableexception: 503,
+};
+
+/**
+ * An exception frame inside an open ConverseStream (`throttlingException`, `validationException`, ...): the
+ * status and type its name documents, so a request Bedrock refused is a 400 no attempt retries, while a stream
+ * error or an unknown exception is a 502 the client may retry.
  */
 export function streamException(provider: string, exceptionType: string, payload: string): GatewayError {
   const { message } = messageOf(payload);
-  const throttled = exceptionType.toLowerCase() === 'throttlingexception';
+  const status = STREAM_STATUSES[exceptionType.toLowerCase()] ?? 502;
+  const name = exceptionType.charAt(0).toUpperCase() + exceptionType.slice(1);
   return new GatewayError({
-    status: throttled ? 429 : 502,
-    type: throttled ? 'rate_limit_error' : 'upstream_error',
+    status,
+    type: status === 502 ? 'upstream_error' : (TYPES[name] ?? defaultTypeFor(status)),
     code: exceptionType,
     message: message ?? `${provider} reported ${exceptionType} inside the stream.`,
-    retryable: true,
+    retryable: isRetryableStatus(status),
   });
 }
