@@ -164,6 +164,26 @@ describe('bedrock through the gateway', () => {
     expect(sent.toolConfig).not.toHaveProperty('toolChoice');
   });
 
+  it('offers none of the client\'s tools on a tool_choice none turn whose history holds tool calls', async () => {
+    // Converse has no toolChoice "none" (ToolChoice: auto, any, tool), and its default with tools offered is auto:
+    // the real tools would let the model call one the client forbade.
+    const call = { id: 'tooluse_history2', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      tools: [weather],
+      tool_choice: 'none',
+      messages: [
+        { role: 'user', content: 'weather for Paris' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: 'sunny, 21C' },
+        { role: 'user', content: 'now use the tool for Rome' },
+      ],
+    });
+    const sent = upstream.calls[0]?.body;
+    expect(sent.toolConfig.tools.map((tool: any) => tool.toolSpec.name)).not.toContain('get_weather');
+    expect(completion.choices[0]?.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type)) ?? []).not.toContain('get_weather');
+  });
+
   it('streams a forced tool call with its arguments in several deltas', async () => {
     const stream = await tg.client.chat.completions.create({
       model: MODEL,

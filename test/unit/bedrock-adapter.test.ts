@@ -226,8 +226,9 @@ describe('bedrockAdapter.buildChatRequest: the Converse body', () => {
         ],
       },
     ]);
-    // tool_choice none cannot drop the tools here: Converse needs toolConfig next to toolUse blocks.
-    expect(out.toolConfig.tools).toHaveLength(2);
+    // tool_choice none cannot drop the toolConfig here (Converse needs one next to toolUse blocks), but offers
+    // only the do-nothing tool, none of the client's.
+    expect(out.toolConfig.tools.map((tool: any) => tool.toolSpec.name)).toEqual(['no_tools_available']);
     expect(out.toolConfig.toolChoice).toBeUndefined();
     expect(rejects({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }).status).toBe(400);
   });

@@ -178,9 +178,10 @@ function toolConfig(request: ChatCompletionRequest, historyUsesTools: boolean): 
   const tools = Array.isArray(request.tools) ? (request.tools as unknown[]) : [];
   if (tools.length === 0) return historyUsesTools ? HISTORY_ONLY_TOOLS : undefined;
   const choice = request.tool_choice;
-  // Converse has no "none": leave the tools out, unless the history holds tool blocks, which Converse only
-  // accepts with a toolConfig present.
-  if (choice === 'none' && !historyUsesTools) return undefined;
+  // Converse has no "none" (its default with tools offered is auto): leave the tools out, and when the history
+  // holds tool blocks, which Converse only accepts with a toolConfig present, declare the do-nothing tool instead
+  // of the client's, so the model is not offered a tool the client forbade.
+  if (choice === 'none') return historyUsesTools ? HISTORY_ONLY_TOOLS : undefined;
   const specs = tools.map((tool, i) => {
     const fn = isRecord(tool) && isRecord(tool.function) ? tool.function : null;
     if (!fn || typeof fn.name !== 'string') throw bad('only function tools with a name are supported.', `tools.${i}`);
