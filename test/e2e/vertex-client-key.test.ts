@@ -101,4 +101,16 @@ describe("a client's own Vertex key", () => {
     const missing = await chat(join(dir, 'missing.json'));
     expect(missing.text).not.toContain('cannot read the service-account file');
   });
+  it("never gets the token cached for another service account of the same client_email: the key must sign its own", async () => {
+    // The operator's provider has a token for its service account (client_email is no secret).
+    expect((await chat('ignored', 'operator/gemini-2.5-flash')).status).toBe(200);
+    const account = JSON.parse(vertex.serviceAccount) as Record<string, string>;
+    const { generateKeyPairSync } = await import('node:crypto');
+    account.private_key = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const before = vertex.tokenRequests;
+    const { status } = await chat(JSON.stringify(account), 'configured/gemini-2.5-flash');
+    // The forged key is exchanged (and refused) instead of riding on the operator's cached token.
+    expect(vertex.tokenRequests - before).toBe(1);
+    expect(status).toBe(401);
+  });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import type { GatewayError } from '../../core/errors.js';
 import type { ServiceAccount } from './credentials.js';
@@ -79,7 +80,10 @@ async function fetchToken(account: ServiceAccount, tokenUrl: string, dispatcher:
  */
 export async function accessToken(account: ServiceAccount, tokenUrlOption: string | undefined, dispatcher: Dispatcher = getGlobalDispatcher()): Promise<string> {
   const tokenUrl = tokenUrlOption ?? account.token_uri ?? DEFAULT_TOKEN_URL;
-  const cacheKey = `${account.client_email}\0${tokenUrl}`;
+  // Keyed on the private key too: client_email is public, so a key that names another account's email (a client's
+  // x-tollgate-provider-key) must sign its own assertion, never be handed the token cached for that account.
+  const keyHash = createHash('sha256').update(account.private_key).digest('base64url');
+  const cacheKey = `${account.client_email}\0${tokenUrl}\0${keyHash}`;
   const cached = tokens.get(cacheKey);
   if (cached && cached.expiresAt - RENEW_MARGIN_MS > Date.now()) return cached.token;
   let inFlight = pending.get(cacheKey);
