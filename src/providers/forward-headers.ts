@@ -7,9 +7,12 @@ import type { Target, UpstreamRequest } from '../core/provider.js';
  * Anthropic ones only come from `/anthropic`, where the body is in the version the client named; a request
  * translated from another dialect is built for the version the adapter speaks.
  */
-const VENDOR_HEADERS: Record<string, { names: readonly string[]; dialects: readonly string[] | null }> = {
+const VENDOR_HEADERS: Record<string, { names: readonly string[]; dialects: readonly string[] | null; models?: RegExp }> = {
   openai: { names: ['openai-organization', 'openai-project', 'openai-beta', 'idempotency-key'], dialects: null },
   anthropic: { names: ['anthropic-beta', 'anthropic-version'], dialects: ['anthropic'] },
+  // Claude on Vertex AI takes its beta opt-ins in the anthropic-beta header too; its version goes in the body
+  // (anthropic_version: vertex-2023-10-16), so a client's anthropic-version is not sent. Gemini models get neither.
+  vertex: { names: ['anthropic-beta'], dialects: ['anthropic'], models: /^claude/ },
 };
 
 /** Vendor headers that go upstream but cannot change an answer (a retry's idempotency key). */
@@ -73,7 +76,8 @@ export function forwardClientHeaders(
   allowList: readonly string[],
 ): void {
   const vendor = VENDOR_HEADERS[target.provider.vendor.id];
-  const names = vendor && (vendor.dialects === null || vendor.dialects.includes(dialect)) ? vendor.names : null;
+  const names =
+    vendor && (vendor.dialects === null || vendor.dialects.includes(dialect)) && (!vendor.models || vendor.models.test(target.model)) ? vendor.names : null;
   if (names) for (const name of names) copy(built, target, clientHeaders, name);
   for (const name of allowList) copy(built, target, clientHeaders, name);
 }

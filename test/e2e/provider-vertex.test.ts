@@ -81,6 +81,25 @@ describe('Vertex AI through tollgate with the official openai client', () => {
     expect(vertex.calls.at(-1)?.path).toMatch(/:streamRawPredict$/);
   });
 
+  it("sends an /anthropic client's anthropic-beta to Claude on Vertex as the header, and not to Gemini", async () => {
+    const post = (model: string) =>
+      fetch(`${tg.url}/anthropic/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-beta': 'context-1m-2025-08-07' },
+        body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    expect((await post('vertex/claude-sonnet-4-5')).status).toBe(200);
+    const call = vertex.calls.at(-1);
+    expect(call?.path).toMatch(/publishers\/anthropic\/models\/claude-sonnet-4-5:rawPredict$/);
+    expect(call?.headers['anthropic-beta']).toBe('context-1m-2025-08-07');
+    // Vertex takes the version in the body; the header is not sent.
+    expect(call?.headers['anthropic-version']).toBeUndefined();
+    expect(vertex.anthropic.calls.at(-1)?.headers['anthropic-beta']).toBe('context-1m-2025-08-07');
+
+    expect((await post('vertex/gemini-2.5-flash')).status).toBe(200);
+    expect(vertex.calls.at(-1)?.headers['anthropic-beta']).toBeUndefined();
+  });
+
   it('completes a tool-call round trip with Claude on Vertex', async () => {
     const ask: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'please use the tool' }];
     const first = await tg.client.chat.completions.create({ model: 'vertex/claude-sonnet-4-5', messages: ask, tools, tool_choice: 'required' });

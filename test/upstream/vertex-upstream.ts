@@ -132,7 +132,10 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     }
     const { anthropic_version: _version, ...rest } = body;
     const forwarded = JSON.stringify({ ...rest, model: name, ...(method === 'streamRawPredict' ? { stream: true } : {}) });
-    return forward(res, `${anthropic.url}/v1/messages`, { 'content-type': 'application/json', 'x-api-key': 'anthropic-behind-vertex', 'anthropic-version': '2023-06-01' }, forwarded);
+    // Vertex takes Anthropic's beta opt-ins in the anthropic-beta header, as the Messages API does.
+    const beta = req.headers['anthropic-beta'];
+    const betaHeader: Record<string, string> = typeof beta === 'string' ? { 'anthropic-beta': beta } : {};
+    return forward(res, `${anthropic.url}/v1/messages`, { 'content-type': 'application/json', 'x-api-key': 'anthropic-behind-vertex', 'anthropic-version': '2023-06-01', ...betaHeader }, forwarded);
   }
 
   const server = createServer((req, res) => {
