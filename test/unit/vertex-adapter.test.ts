@@ -60,6 +60,21 @@ describe('vertex: URLs', () => {
     expect(vertexAdapter.buildChatRequest({ ...request, stream: true }, target('claude-sonnet-4-5')).url).toMatch(/:streamRawPredict$/);
   });
 
+  it("refuses partner models it does not speak (Llama, Mistral, Jamba, DeepSeek, Qwen, gpt-oss) instead of asking publishers/google for them", () => {
+    for (const model of ['llama-3.3-70b-instruct-maas', 'llama-4-maverick-17b-128e-instruct-maas', 'mistral-large-2411', 'codestral-2501', 'jamba-1.5-large', 'deepseek-r1-0528-maas', 'qwen3-235b-a22b-instruct-2507-maas', 'gpt-oss-120b-maas']) {
+      let error: unknown;
+      try {
+        vertexAdapter.buildChatRequest(request, target(model));
+      } catch (err) {
+        error = err;
+      }
+      expect(error, model).toBeInstanceOf(GatewayError);
+      expect((error as GatewayError).code).toBe('unsupported_for_provider');
+      expect((error as GatewayError).message).toContain(model);
+    }
+    expect(vertexAdapter.buildChatRequest(request, target('gemini-2.5-flash')).url).toContain('/publishers/google/models/gemini-2.5-flash:');
+  });
+
   it('asks for a project when neither the config nor the credential names one', () => {
     const runtime = provider({ vertex: { api_key: 'ya29.plain-token' } });
     expect(() => vertexAdapter.buildChatRequest(request, target('gemini-2.5-pro', runtime))).toThrow(/no project configured/);

@@ -43,7 +43,21 @@ function project(target: Target): string {
  * `.../projects/P/locations/L/publishers/X/models/M:method`. The model is one segment (the publisher is chosen
  * from it), so a `/` in it is refused like `..`, `?` or `#`: none may reach another path with the service account's token.
  */
+/**
+ * Model Garden's partner and open models (Meta's Llama, Mistral AI, AI21's Jamba, DeepSeek, Qwen, OpenAI's gpt-oss)
+ * live under their own publishers and answer on rawPredict or the OpenAI-compatible `endpoints/openapi` endpoint in
+ * their own body formats; sent to publishers/google's generateContent they would only meet a 404.
+ */
+const PARTNER_MODEL = /^(?:llama|meta-|mistral|codestral|ministral|jamba|deepseek|qwen|gpt-oss|kimi|minimax)/i;
+
 function modelUrl(target: Target, method: string): string {
+  if (PARTNER_MODEL.test(target.model)) {
+    throw gatewayError(
+      'unsupported_for_provider',
+      `vertex: '${target.model}' is a Model Garden partner model; this provider serves Gemini (publishers/google) and Claude (publishers/anthropic) models only.`,
+      { param: 'model' },
+    );
+  }
   const publisher = isAnthropic(target.model) ? 'anthropic' : 'google';
   const model = pathSegment(target.model, 'Vertex AI');
   if (target.model.includes('/')) {
