@@ -165,7 +165,8 @@ describe('closing a key editor', () => {
     await guardrails.focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Guardrails of the key “focus-return”' }).waitFor();
-    expect(await page.evaluate('document.activeElement?.tagName')).toBe('H3');
+    // The editor moves the focus to its heading once it has rendered (an effect, a moment after the heading shows).
+    await expect.poll(() => page.evaluate('document.activeElement?.tagName')).toBe('H3');
     await page.keyboard.press('Escape');
     await page.getByRole('heading', { name: 'Guardrails of the key “focus-return”' }).waitFor({ state: 'detached' });
     // A keyboard user goes on from where they were, not from the top of the page.
