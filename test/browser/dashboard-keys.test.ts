@@ -27,6 +27,15 @@ afterAll(async () => {
   await upstream?.close();
 });
 
+/**
+ * Waits until the keys table shows `count` rows. Polled from the test through page.evaluate: Playwright's
+ * waitForFunction evaluates its predicate in the page with eval, which the dashboard's content security policy
+ * (script-src 'self', no unsafe-eval) refuses whenever the first check is not already true.
+ */
+async function keyRows(count: number): Promise<void> {
+  await expect.poll(() => page.evaluate('document.querySelectorAll("tr[data-key-id]").length'), { timeout: 15_000 }).toBe(count);
+}
+
 describe('the keys page', () => {
   it('pages 105 keys a hundred at a time, finds one by name, and rotates it (the old secret stops working)', async () => {
     const { api, createKey } = gatewayApi(() => tg.url);
@@ -46,7 +55,7 @@ describe('the keys page', () => {
 
     await page.getByLabel('Find a key').fill('rotate');
     await page.getByRole('row', { name: /rotate-me/ }).waitFor();
-    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 1');
+    await keyRows(1);
     await screenshot(page, 'keys-search');
 
     const row = page.getByRole('row', { name: /rotate-me/ });
@@ -84,7 +93,7 @@ describe('a new key secret on the keys page', () => {
     await search.pressSequentially('focus-keeper');
     expect(await search.inputValue()).toBe('focus-keeper');
     expect(await page.evaluate('document.activeElement?.id')).toBe('keys-search-q');
-    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 1');
+    await keyRows(1);
     expect(errors).toEqual([]);
   }, TIMEOUT);
 });
@@ -99,7 +108,7 @@ describe('a key past its expiry on the keys page', () => {
     await page.goto(`${tg.url}/#/keys`);
     await page.reload();
     await page.getByLabel('Find a key').fill('-expiry');
-    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 2');
+    await keyRows(2);
     const status = (id: string): Promise<string> => page.locator(`tr[data-key-id="${id}"] td`).nth(5).innerText();
     expect(await status(expired.id)).toBe('expired');
     expect(await status(later.id)).toMatch(/^expires /);
@@ -116,7 +125,7 @@ describe('deleting the only key of the last page', () => {
     await page.goto(`${tg.url}/#/keys`);
     await page.reload();
     await page.getByLabel('Find a key').fill('paged-');
-    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 100');
+    await keyRows(100);
     await page.getByRole('button', { name: 'Next 100' }).click();
     const last = page.getByRole('row', { name: /paged-100/ });
     await last.waitFor();
@@ -158,7 +167,7 @@ describe('closing a key editor', () => {
     await page.goto(`${tg.url}/#/keys`);
     await page.reload();
     await page.getByLabel('Find a key').fill('focus-return');
-    await page.waitForFunction('document.querySelectorAll("tr[data-key-id]").length === 1');
+    await keyRows(1);
     const row = page.getByRole('row', { name: /focus-return/ });
 
     const guardrails = row.getByRole('button', { name: 'Guardrails of focus-return' });
