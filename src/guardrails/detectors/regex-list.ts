@@ -39,23 +39,41 @@ export class UnsafePatternError extends Error {
  * still counted, so the check stays as strict. Escapes and character classes are skipped, not rewritten.
  */
 function withoutLookBehinds(source: string): string {
+  return rewriteSyntax(source, (at) => (source.startsWith('(?<=', at) || source.startsWith('(?<!', at) ? { text: '(?:', length: 4 } : null));
+}
+
+/**
+ * `source` walked outside its escapes (`\u{…}`, `\p{…}`, `\k<…>` included) and character classes, which are copied as
+ * they are: at every other position `rewrite` says what to write there and how many characters of the source that
+ * stands for, or null to copy the character.
+ */
+function rewriteSyntax(source: string, rewrite: (at: number) => { text: string; length: number } | null): string {
   let out = '';
   let inClass = false;
   for (let i = 0; i < source.length; i++) {
     const char = source[i]!;
     if (char === '\\') {
-      out += source.slice(i, i + 2);
-      i++;
+      const next = source[i + 1] ?? '';
+      let end = i + 2;
+      if ((next === 'u' || next === 'p' || next === 'P') && source[i + 2] === '{') end = source.indexOf('}', i) + 1;
+      else if (next === 'k' && source[i + 2] === '<') end = source.indexOf('>', i) + 1;
+      if (end <= i) end = source.length;
+      out += source.slice(i, end);
+      i = end - 1;
     } else if (inClass) {
       if (char === ']') inClass = false;
       out += char;
     } else if (char === '[') {
       inClass = true;
       out += char;
-    } else if (source.startsWith('(?<=', i) || source.startsWith('(?<!', i)) {
-      out += '(?:';
-      i += 3;
-    } else out += char;
+    } else {
+      const rewritten = rewrite(i);
+      if (rewritten === null) out += char;
+      else {
+        out += rewritten.text;
+        i += rewritten.length - 1;
+      }
+    }
   }
   return out;
 }
@@ -166,36 +184,16 @@ export function compilePattern(name: string, source: string, caseInsensitive = f
  * Escapes (`\u{…}`, `\p{…}`, `\k<…>` included) and character classes are copied as they are.
  */
 export function boundRepetitions(source: string, max: number): string {
-  let out = '';
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const char = source[i]!;
-    if (char === '\\') {
-      const next = source[i + 1] ?? '';
-      let end = i + 2;
-      if ((next === 'u' || next === 'p' || next === 'P') && source[i + 2] === '{') end = source.indexOf('}', i) + 1;
-      else if (next === 'k' && source[i + 2] === '<') end = source.indexOf('>', i) + 1;
-      if (end <= i) end = source.length;
-      out += source.slice(i, end);
-      i = end - 1;
-    } else if (inClass) {
-      if (char === ']') inClass = false;
-      out += char;
-    } else if (char === '[') {
-      inClass = true;
-      out += char;
-    } else if (char === '*') out += `{0,${max}}`;
-    else if (char === '+') out += `{1,${max}}`;
-    else if (char === '{') {
-      const match = /^\{(\d+),\}/.exec(source.slice(i, i + 24));
-      if (match) {
-        const min = Number(match[1]);
-        out += `{${min},${Math.max(min, max)}}`;
-        i += match[0].length - 1;
-      } else out += char;
-    } else out += char;
-  }
-  return out;
+  return rewriteSyntax(source, (at) => {
+    const char = source[at];
+    if (char === '*') return { text: `{0,${max}}`, length: 1 };
+    if (char === '+') return { text: `{1,${max}}`, length: 1 };
+    if (char !== '{') return null;
+    const match = /^\{(\d+),\}/.exec(source.slice(at, at + 24));
+    if (!match) return null;
+    const min = Number(match[1]);
+    return { text: `{${min},${Math.max(min, max)}}`, length: match[0].length };
+  });
 }
 
 /**
