@@ -78,6 +78,8 @@ function sleep(ms: number, state: CallState): Promise<void> {
 /** What one attempt's exchange reports to: the adapter, the upstream outcome, and the target's health. */
 interface AttemptRun {
   adapter: ProviderAdapter;
+  /** The chat request as this attempt's upstream gets it (shaped once, see requestFor); null for embeddings. */
+  chatRequest: ChatCompletionRequest | null;
   upstream: { status: number };
   started: number;
   record(outcome: AttemptOutcome): void;
@@ -261,10 +263,11 @@ class CallStage implements Stage {
       });
     };
 
-    const run: AttemptRun = { adapter, upstream, started, record, attempted };
+    const run: AttemptRun = { adapter, chatRequest: null, upstream, started, record, attempted };
     let built: UpstreamRequest;
     try {
-      built = buildRequest(ctx, adapter, target);
+      run.chatRequest = ctx.operation === 'chat' ? requestFor(ctx, adapter, target) : null;
+      built = buildRequest(ctx, adapter, target, run.chatRequest);
       if (ctx.exactNumbers && built.body !== undefined) built.body = restoreExactNumbers(built.body);
       // Before signing: a signature (SigV4) covers the headers that go out.
       forwardClientHeaders(built, target, ctx.dialect, ctx.clientHeaders, ctx.config.settings.forwardHeaders);
@@ -352,7 +355,7 @@ class CallStage implements Stage {
             buffered = [];
             // A body declared too large is refused before a byte of it is read.
             if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
-          } else if (ctx.operation === 'chat') decoder = adapter.createStreamDecoder(target, requestFor(ctx, adapter, target), nativeRequest(ctx, adapter), verbatim(ctx, adapter));
+          } else if (run.chatRequest !== null) decoder = adapter.createStreamDecoder(target, run.chatRequest, nativeRequest(ctx, adapter), verbatim(ctx, adapter));
         },
         onData(chunk) {
           if (buffered) {
@@ -461,9 +464,12 @@ function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): 
   return events && events.length > 0 ? { format: answerFormat(adapter), events } : null;
 }
 
-/** The upstream request for this operation; a provider without an embeddings API cannot take embeddings. */
-function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): UpstreamRequest {
-  if (ctx.operation === 'chat') return adapter.buildChatRequest(requestFor(ctx, adapter, target), target, nativeRequest(ctx, adapter));
+/**
+ * The upstream request for this operation (`chatRequest`: a chat's request as shaped for this attempt); a provider
+ * without an embeddings API cannot take embeddings.
+ */
+function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target, chatRequest: ChatCompletionRequest | null): UpstreamRequest {
+  if (ctx.operation === 'chat') return adapter.buildChatRequest(chatRequest ?? requestFor(ctx, adapter, target), target, nativeRequest(ctx, adapter));
   if (!adapter.buildEmbeddingsRequest || !adapter.parseEmbeddingsResponse) {
     throw gatewayError('embeddings_not_supported', `Provider '${target.provider.name}' (${target.provider.vendor.displayName}) has no embeddings API in tollgate.`, { param: 'model' });
   }
