@@ -106,6 +106,21 @@ export class AttemptPlan {
     this.excluded.add(candidate);
   }
 
+  /**
+   * Why a group none of whose candidates was called could not take the request's first attempt (the plan went
+   * straight past it to a later group): its first candidate's reason, as the `fallback.used` event's `reason`.
+   */
+  passedOver(group: number, now: number = Date.now()): string {
+    const candidate = this.groups[group]?.candidates[0];
+    if (!candidate) return 'unavailable';
+    if (this.excluded.has(candidate)) return 'key_refused';
+    const health = this.registry.get(candidate);
+    if (!health.breaker.available(now, this.policy.breaker)) return 'circuit_open';
+    if (this.gate && !this.gate.allows(candidate)) return 'model_rate_limited';
+    if (health.pausedUntil(now) !== null) return 'rate_limited';
+    return 'unavailable';
+  }
+
   private emptyReason(now: number): Exhausted {
     if (this.pausedPastDeadline) return 'deadline';
     return this.anyAvailable(now) ? 'no-candidate' : 'all-open';

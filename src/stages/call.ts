@@ -163,13 +163,14 @@ class CallStage implements Stage {
       }
       // A fallback is a move on to a later target group. Another target of the same group, or the route's own
       // targets again on a retry pass, is a retry: counting those as fallbacks inflated tollgate_fallbacks_total
-      // and hid them from tollgate_retries_total.
-      if (previous && attempt.group > previous.group) {
+      // and hid them from tollgate_retries_total. A first attempt on a later group is a fallback too: the route's
+      // own targets could not be called (breakers open, paused by a 429), and the answer says x-tollgate-fallback.
+      if (previous ? attempt.group > previous.group : attempt.group > 0) {
         bus.emit('fallback.used', {
           requestId: ctx.id,
-          from: previous.candidate.label,
+          from: previous ? previous.candidate.label : (plan.groups[0]?.name ?? ctx.request.model),
           to: attempt.candidate.label,
-          reason: lastError?.code ?? String(lastError?.status ?? 'error'),
+          reason: previous ? (lastError?.code ?? String(lastError?.status ?? 'error')) : plan.passedOver(0),
         });
       }
       const number = plan.attempts;

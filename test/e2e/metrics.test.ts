@@ -201,7 +201,7 @@ describe('tollgate_fallbacks_total and tollgate_retries_total', () => {
   let a: ScriptedUpstream;
   let b: ScriptedUpstream;
   let gw: RunningGateway;
-  const fallbackEvents: Array<[string, string]> = [];
+  const fallbackEvents: Array<[string, string, string]> = [];
 
   beforeAll(async () => {
     a = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
@@ -213,9 +213,11 @@ describe('tollgate_fallbacks_total and tollgate_retries_total', () => {
         pair: { targets: [{ model: 'pa/m', weight: 1 }, { model: 'pb/m', weight: 1 }], retry: { max_attempts: 3, initial_delay_ms: 0 } },
         // A route and its fallback: going back to the route's own target on the retry pass is no fallback either.
         chain: { targets: [{ model: 'pa/m' }], fallbacks: ['pb/m'], retry: { max_attempts: 3, initial_delay_ms: 0 } },
+        // Two failures open pa's breaker under this route: the next requests go straight to the fallback.
+        tripped: { targets: [{ model: 'pa/m' }], fallbacks: ['pb/m'], retry: { max_attempts: 2, initial_delay_ms: 0 }, breaker: { consecutive_failures: 2, cooldown_ms: 60_000 } },
       },
     });
-    gw.gateway.bus.on('fallback.used', (event) => fallbackEvents.push([event.from, event.to]));
+    gw.gateway.bus.on('fallback.used', (event) => fallbackEvents.push([event.from, event.to, event.reason]));
   });
   afterAll(async () => {
     await gw.stop();
@@ -247,6 +249,38 @@ describe('tollgate_fallbacks_total and tollgate_retries_total', () => {
     expect(response.headers.get('x-tollgate-attempts')).toBe('3');
     expect(response.headers.get('x-tollgate-provider')).toBe('pa');
     expect(await counters()).toEqual({ fallbacks: 1, retries: 3 });
-    expect(fallbackEvents).toEqual([['pa/m', 'pb/m']]);
+    expect(fallbackEvents).toEqual([['pa/m', 'pb/m', '500']]);
+  });
+
+  it("counts a request sent straight to the fallback because the route's breaker is open", async () => {
+    fallbackEvents.length = 0;
+    const before = await counters();
+    // pa fails twice, its breaker under this route opens; the fallback answers both requests (two fallbacks).
+    for (let i = 0; i < 2; i++) {
+      a.enqueue({ kind: 'error', status: 500 });
+      const first = await gw.client.chat.completions.create({ model: 'tripped', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      expect(first.response.headers.get('x-tollgate-provider')).toBe('pb');
+    }
+    // The next request never calls pa: it goes to the fallback at once, says so, and is counted as a fallback.
+    const callsToA = a.calls.length;
+    const second = await gw.client.chat.completions.create({ model: 'tripped', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(a.calls.length).toBe(callsToA);
+    expect(second.response.headers.get('x-tollgate-fallback')).toBe('true');
+    expect(second.response.headers.get('x-tollgate-attempts')).toBe('1');
+    const after = await counters();
+    expect((after.fallbacks ?? 0) - (before.fallbacks ?? 0)).toBe(3);
+    expect(fallbackEvents).toEqual([
+      ['pa/m', 'pb/m', '500'],
+      ['pa/m', 'pb/m', '500'],
+      ['tripped', 'pb/m', 'circuit_open'],
+    ]);
+    // Straight to the fallback, which fails once and answers the second call: one fallback, then one retry.
+    b.enqueue({ kind: 'error', status: 500 });
+    const third = await gw.client.chat.completions.create({ model: 'tripped', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(third.response.headers.get('x-tollgate-attempts')).toBe('2');
+    expect(a.calls.length).toBe(callsToA);
+    const last = await counters();
+    expect((last.fallbacks ?? 0) - (after.fallbacks ?? 0)).toBe(1);
+    expect((last.retries ?? 0) - (after.retries ?? 0)).toBe(1);
   });
 });

@@ -151,7 +151,10 @@ export class GatewayMetrics {
 
   private attempted(event: GatewayEvents['provider.attempted']): void {
     this.attempts.add(1, this.providers.of(event.provider), this.models.of(event.model), event.ok ? 'success' : 'error');
-    if (event.attempt > 1 && !this.afterFallback.delete(event.requestId)) this.retries.inc();
+    // The attempt right after a fallback is no retry; a request sent straight to a fallback (its route's targets
+    // could not be called) has its fallback before its first attempt, and its later attempts are retries.
+    if (event.attempt === 1) this.afterFallback.delete(event.requestId);
+    else if (!this.afterFallback.delete(event.requestId)) this.retries.inc();
   }
 
   /** Series read at scrape time from the state the gateway already keeps. */
