@@ -53,6 +53,19 @@ describe('the request log', () => {
     expect(records.find((record) => record.id === id)?.user).toBe('line\u2028separator\u2029paragraph');
   });
 
+  it('writes a JSONL export record on one line for every line end a line reader knows, U+0085 (NEL) included', async () => {
+    const { id } = await chat({ model: 'openai/gpt-4o-mini', messages, user: 'next\u0085line', metadata: { tag: 'a\u0085b\u2028c' } });
+    await api.logEntry(id);
+    const text = await (await fetch(`${tg.url}/api/logs/export?format=jsonl`)).text();
+    // Python's str.splitlines() ends a line at each of these; JSON.stringify escapes the control characters among them, not NEL.
+    const lineEnds = new RegExp(`\r\n|[${['\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\u0085', '\u2028', '\u2029'].join('')}]`);
+    const lines = text.split(lineEnds).filter((line) => line.length > 0);
+    const records = lines.map((line) => JSON.parse(line) as { id: string; user: string | null; metadata: Record<string, string> | null });
+    const record = records.find((entry) => entry.id === id);
+    expect(record?.user).toBe('next\u0085line');
+    expect(record?.metadata?.tag).toBe('a\u0085b\u2028c');
+  });
+
   it('logs a refused call whatever its query string says, with the model from the body only', async () => {
     const broken = await fetch(`${tg.url}/v1/chat/completions?x=/models/%ZZ`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
     await broken.text();

@@ -51,11 +51,14 @@ export function sendExport<T>(
   return reply.send(Readable.from(lines()));
 }
 
+/** Line ends JSON allows raw in a string: NEL (U+0085), LINE SEPARATOR and PARAGRAPH SEPARATOR. */
+const RAW_LINE_ENDS = /[\u0085\u2028\u2029]/g;
+
 /**
- * One JSONL record. JSON allows U+2028 and U+2029 raw in strings, but line readers (Python's `splitlines`, some
- * log shippers) take them for line ends and cut the record in two: they are written escaped.
+ * One JSONL record. JSON.stringify escapes the control characters, but NEL, U+2028 and U+2029 it writes raw, and
+ * line readers (Python's `splitlines`, some log shippers) take them for line ends and cut the record in two: they
+ * are written escaped.
  */
 function jsonLine(row: unknown): string {
-  const json = JSON.stringify(row);
-  return json.includes('\u2028') || json.includes('\u2029') ? json.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029') : json;
+  return JSON.stringify(row).replace(RAW_LINE_ENDS, (end) => `\\u${end.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
