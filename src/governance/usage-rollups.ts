@@ -53,6 +53,14 @@ export function emptyCounts(): UsageCounts {
   return { requests: 0, errors: 0, spend_usd: 0, input_tokens: 0, output_tokens: 0 };
 }
 
+/**
+ * Spend as the API shows it: sums of costs in binary floating point carry noise (three $0.10 requests add up to
+ * 0.30000000000000004), so every sum is rounded to 1e-10 USD, far below any price.
+ */
+export function roundSpend(usd: number): number {
+  return Math.round(usd * 1e10) / 1e10;
+}
+
 export function addCounts(into: UsageCounts, add: UsageCounts): void {
   into.requests += add.requests;
   into.errors += add.errors;
@@ -80,7 +88,7 @@ export class UsageRollups {
       for (const { key, counts } of deltas.values()) {
         const current = this.db.get(key) ?? emptyCounts();
         addCounts(current, counts);
-        current.spend_usd = Math.round(current.spend_usd * 1e10) / 1e10;
+        current.spend_usd = roundSpend(current.spend_usd);
         this.db.put(key, current);
       }
     });
@@ -145,5 +153,5 @@ export function rowsByLocalDay(hourRows: readonly UsageRow[], bounds: readonly n
       const [dayB, groupB] = b.split('\0') as [string, string];
       return Number(dayA) - Number(dayB) || (groupA < groupB ? -1 : groupA > groupB ? 1 : 0);
     })
-    .map(([, row]) => ({ ...row, spend_usd: Math.round(row.spend_usd * 1e10) / 1e10 }));
+    .map(([, row]) => ({ ...row, spend_usd: roundSpend(row.spend_usd) }));
 }

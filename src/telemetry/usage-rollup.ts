@@ -5,6 +5,7 @@ import {
   bucketStart,
   emptyCounts,
   NO_GROUP,
+  roundSpend,
   USAGE_DIMENSIONS,
   USAGE_INTERVALS,
   type rollupKeys,
@@ -145,6 +146,7 @@ export class UsageRollupWriter {
         }
       }
     }
+    for (const row of rows) row.spend_usd = roundSpend(row.spend_usd);
     return rows.sort((a, b) => (a.start === b.start ? (a.group < b.group ? -1 : 1) : a.start < b.start ? -1 : 1));
   }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { gatewayError } from '../../core/errors.js';
 import { isoInZone } from '../../core/time-zones.js';
-import { addCounts, emptyCounts, localDayBounds, rowsByLocalDay, USAGE_DIMENSIONS, USAGE_INTERVALS, type UsageCounts, type UsageDimension, type UsageInterval, type UsageRow } from '../../governance/usage-rollups.js';
+import { addCounts, emptyCounts, localDayBounds, roundSpend, rowsByLocalDay, USAGE_DIMENSIONS, USAGE_INTERVALS, type UsageCounts, type UsageDimension, type UsageInterval, type UsageRow } from '../../governance/usage-rollups.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseTime, parseTimeZone } from './log-filters.js';
 import { queryString } from './request-body.js';
@@ -60,7 +60,7 @@ export function registerUsageRoutes(api: FastifyInstance, deps: AdminDeps): void
       from: written(from),
       to: written(to),
       data,
-      totals: [...totals].map(([group, counts]) => ({ group, ...counts })).sort((a, b) => b.spend_usd - a.spend_usd || b.requests - a.requests),
+      totals: [...totals].map(([group, counts]) => ({ group, ...counts, spend_usd: roundSpend(counts.spend_usd) })).sort((a, b) => b.spend_usd - a.spend_usd || b.requests - a.requests),
     };
   });
 }
