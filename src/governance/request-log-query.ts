@@ -9,7 +9,7 @@ export interface RequestLogFilter {
   to?: number;
   key_id?: string;
   team_id?: string;
-  /** The model as requested or as the upstream served it. */
+  /** The model as requested, as the upstream served it, or as `<provider>/<upstream model>` (as /api/usage groups it). */
   model?: string;
   provider?: string;
   route?: string;
@@ -67,10 +67,27 @@ export function idAt(ms: number): string {
   return `${String(Math.max(0, Math.trunc(ms))).padStart(15, '0')}-`;
 }
 
+/**
+ * Whether the entry's provider and upstream model are `name` (`openai/gpt-4o`): the name /api/usage gives a model
+ * group, so a request that asked for a route (`chat`) is found by the model that answered it. Compared in place: no
+ * string is built per entry scanned.
+ */
+function servedAs(entry: RequestLogEntry, name: string): boolean {
+  const { provider, upstream_model: model } = entry;
+  return (
+    provider !== null &&
+    model !== null &&
+    name.length === provider.length + 1 + model.length &&
+    name.charCodeAt(provider.length) === 47 &&
+    name.startsWith(provider) &&
+    name.endsWith(model)
+  );
+}
+
 function matches(entry: RequestLogEntry, filter: RequestLogFilter, q: string | null): boolean {
   if (filter.team_id !== undefined && entry.team_id !== filter.team_id) return false;
   if (filter.key_id !== undefined && entry.key_id !== filter.key_id) return false;
-  if (filter.model !== undefined && entry.model !== filter.model && entry.upstream_model !== filter.model) return false;
+  if (filter.model !== undefined && entry.model !== filter.model && entry.upstream_model !== filter.model && !servedAs(entry, filter.model)) return false;
   if (filter.provider !== undefined && entry.provider !== filter.provider) return false;
   if (filter.route !== undefined && entry.route !== filter.route) return false;
   if (filter.status !== undefined && entry.status !== filter.status) return false;

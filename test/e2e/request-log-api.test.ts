@@ -216,6 +216,16 @@ describe('GET /api/usage', () => {
     expect([...totals.keys()].filter((group) => !['openai/m', 'backup/m', 'chat', 'none'].includes(group))).toEqual([]);
   });
 
+  it("per model: the log filtered by a group's name holds the answered requests that group counts", async () => {
+    const totals = new Map<string, any>((await api('GET', '/api/usage?group_by=model')).body.totals.map((row: any) => [row.group, row]));
+    for (const group of ['openai/m', 'backup/m']) {
+      const answered = await logged(`&model=${encodeURIComponent(group)}&status=2xx`);
+      expect(answered.length, group).toBe(totals.get(group).requests);
+      expect(answered.every((e) => `${e.provider}/${e.upstream_model}` === group), group).toBe(true);
+    }
+    expect((await logged('&model=backup/m')).map((e) => e.id)).toEqual([ids.fallback]);
+  });
+
   it('refuses an unknown grouping', async () => {
     const res = await api('GET', '/api/usage?group_by=colour');
     expect(res.status).toBe(400);
