@@ -37,15 +37,24 @@ function requestedModel(request: FastifyRequest, path: string): string {
  * request) still end in a `request.failed`, so the request log, metrics and usage count every refused call. Calls
  * the pipeline took (its `request.received`) are its to report, so nothing is reported twice. Only POSTs to a known model route count; the management API and unknown URLs do not.
  */
-export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyBytes: () => number): void {
+export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyBytes: () => number, maxTracked = 100_000): void {
   const errors = new WeakMap<FastifyRequest, { type: string; code: string | null; message: string }>();
   // Requests the pipeline took (its own terminal event reports them), by id, until their response ends.
   const inPipeline = new Set<string>();
   bus.on('request.received', (event) => {
-    // A bound against responses whose end never fires (a socket torn down mid-write): forget, never grow.
-    if (inPipeline.size >= 100_000) inPipeline.clear();
+    // A bound against responses whose end never fires (a socket torn down mid-write): the oldest is forgotten. Clearing
+    // them all forgot the calls still running too, and those that then failed were reported twice (their log entry
+    // overwritten by a bare one, their usage counted again).
+    if (inPipeline.size >= maxTracked) inPipeline.delete(inPipeline.values().next().value as string);
     inPipeline.add(event.requestId);
   });
+  // A response its client left (or the shutdown cut) never finishes, so no onResponse comes to forget its call: its
+  // terminal event does (a client that left 499s every stream it stops, and each stayed here).
+  const forget = (event: { requestId: string; cancelled: boolean }): void => {
+    if (event.cancelled) inPipeline.delete(event.requestId);
+  };
+  bus.on('request.completed', forget);
+  bus.on('request.failed', forget);
   app.addHook('onError', (request, _reply, err, done) => {
     const error = fromFrameworkError(err, maxBodyBytes());
     errors.set(request, { type: error.type, code: error.code, message: error.message });
