@@ -182,6 +182,29 @@ describe('GET /api/logs filters', () => {
     expect(res.body.error).toMatchObject({ code: 'invalid_query', param: 'status' });
     expect((await api('GET', '/api/logs?from=yesterday')).body.error.param).toBe('from');
   });
+
+  it('refuses a parameter it does not know, where a misspelt filter answered (and exported) the whole log', async () => {
+    for (const [path, param] of [
+      ['/api/logs?team=research', 'team'],
+      ['/api/logs/export?format=csv&key=vk_1', 'key'],
+      ['/api/usage?groupby=key', 'groupby'],
+      ['/api/usage?start=2026-11-01', 'start'],
+      ['/api/audit?actions=config.patched', 'actions'],
+      ['/api/audit/export?format=jsonl&since=2026-11-01', 'since'],
+    ] as const) {
+      const res = await api('GET', path);
+      expect(res.status, path).toBe(400);
+      expect(res.body.error, path).toMatchObject({ code: 'invalid_query', param });
+      expect(res.body.error.message, path).toContain(`'${param}'`);
+    }
+    // Every parameter each one documents is taken.
+    const all = 'from=2026-11-01&to=2026-12-01&tz=UTC';
+    expect((await api('GET', `/api/logs?${all}&key_id=k&team_id=t&model=m&provider=p&route=r&status=5xx&q=x&limit=5&before=001795928498167-169691`)).status).toBe(200);
+    expect((await fetch(`${tg.url}/api/logs/export?${all}&format=csv&key_id=k&team_id=t&model=m&provider=p&route=r&status=5xx&q=x`)).status).toBe(200);
+    expect((await api('GET', `/api/usage?${all}&group_by=key&interval=hour`)).status).toBe(200);
+    expect((await api('GET', `/api/audit?${all}&action=a&target=t&limit=5&before=001795928498167-169691`)).status).toBe(200);
+    expect((await fetch(`${tg.url}/api/audit/export?${all}&format=jsonl&action=a&target=t`)).status).toBe(200);
+  });
 });
 
 describe('GET /api/usage', () => {

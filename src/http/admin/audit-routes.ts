@@ -6,7 +6,7 @@ import type { AdminDeps } from './admin-deps.js';
 import { parseExportFormat, sendExport } from './export-stream.js';
 import { listPage, parsePageLimit } from './paging.js';
 import { parseCursor, parseTimeRange } from './log-filters.js';
-import { queryString } from './request-body.js';
+import { onlyQueryParams, queryString } from './request-body.js';
 
 /** The service caps a page at this; clamping here too keeps `next_before` honest for larger requests. */
 const MAX_LIMIT = 500;
@@ -21,6 +21,11 @@ const AUDIT_COLUMNS: ReadonlyArray<{ header: string; value: (row: AuditEntry) =>
   { header: 'before', value: (e) => e.before },
   { header: 'after', value: (e) => e.after },
 ];
+
+/** The query parameters of the audit filters, then what the list and the export take. */
+const AUDIT_FILTER_PARAMS = ['from', 'to', 'tz', 'action', 'target'];
+const LIST_PARAMS = new Set([...AUDIT_FILTER_PARAMS, 'limit', 'before']);
+const EXPORT_PARAMS = new Set([...AUDIT_FILTER_PARAMS, 'format']);
 
 /** The audit filters of `GET /api/audit` and its export: `from`, `to` (see parseTime), `action`, `target`. */
 function parseAuditFilter(request: FastifyRequest): AuditFilter {
@@ -37,12 +42,14 @@ function parseAuditFilter(request: FastifyRequest): AuditFilter {
 /** The audit log, newest first, and its export (JSON lines carry every field; CSV the main ones), with the same filters. */
 export function registerAuditRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/audit', async (request) => {
+    onlyQueryParams(request, LIST_PARAMS);
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LIMIT);
     const before = parseCursor(request);
     return listPage(deps.configService.audit({ ...parseAuditFilter(request), limit, ...(before ? { before } : {}) }), limit);
   });
 
   api.get('/audit/export', async (request, reply) => {
+    onlyQueryParams(request, EXPORT_PARAMS);
     const format = parseExportFormat(queryString(request, 'format'));
     const filter = parseAuditFilter(request);
     return sendExport(reply, format, 'tollgate-audit', AUDIT_COLUMNS, function* () {

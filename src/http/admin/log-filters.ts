@@ -105,6 +105,9 @@ export function parseTimeRange(request: FastifyRequest): { from?: number; to?: n
   return range;
 }
 
+/** The query parameters of the request-log filters (parseLogFilter). */
+export const LOG_FILTER_PARAMS = ['from', 'to', 'tz', 'key_id', 'team_id', 'model', 'provider', 'route', 'status', 'q'] as const;
+
 /**
  * The request-log filters of `GET /api/logs` and its export: `from`, `to`, `key_id`, `team_id`, `model`, `provider`,
  * `route`, `status` (a code such as 429, or a class such as 4xx) and `q` (text in the error message).

@@ -4,10 +4,14 @@ import { MAX_LOG_LIMIT } from '../../governance/governance-store.js';
 import type { RequestLogEntry } from '../../governance/types.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseExportFormat, sendExport } from './export-stream.js';
-import { parseCursor, parseLogFilter } from './log-filters.js';
+import { LOG_FILTER_PARAMS, parseCursor, parseLogFilter } from './log-filters.js';
 import { parsePageLimit } from './paging.js';
-import { queryString } from './request-body.js';
+import { onlyQueryParams, queryString } from './request-body.js';
 import { gatewayError } from '../../core/errors.js';
+
+/** What the list and the export take: the filters, and a page's size and cursor, or the export's format. */
+const LIST_PARAMS = new Set<string>([...LOG_FILTER_PARAMS, 'limit', 'before']);
+const EXPORT_PARAMS = new Set<string>([...LOG_FILTER_PARAMS, 'format']);
 
 /** The export's page size: one page in memory at a time. */
 const EXPORT_PAGE = 500;
@@ -57,6 +61,7 @@ const LOG_COLUMNS: ReadonlyArray<{ header: string; value: (row: RequestLogEntry)
 /** The request log: filtered pages newest first, one entry by id, and exports of a filter's whole result. */
 export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/logs', async (request) => {
+    onlyQueryParams(request, LIST_PARAMS);
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LOG_LIMIT);
     const before = parseCursor(request);
     const page = deps.governance.requestLogPage({ ...parseLogFilter(request), limit, ...(before ? { before } : {}) });
@@ -64,6 +69,7 @@ export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
   });
 
   api.get('/logs/export', async (request, reply) => {
+    onlyQueryParams(request, EXPORT_PARAMS);
     const format = parseExportFormat(queryString(request, 'format'));
     const filter = parseLogFilter(request);
     return sendExport(reply, format, 'tollgate-requests', LOG_COLUMNS, function* () {

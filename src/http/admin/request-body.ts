@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { gatewayError } from '../../core/errors.js';
+import { quoteInput } from '../../core/quote-input.js';
 
 /**
  * The body of a write. An absent body is refused rather than read as `{}`: a bare `PUT /api/config` would
@@ -20,4 +21,18 @@ export function queryString(request: FastifyRequest, name: string): string | und
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw gatewayError('invalid_query', `Query parameter '${name}' must be given once.`, { param: name });
   return value;
+}
+
+/**
+ * Refuses a query parameter the route does not take: a misspelt filter (`team` for `team_id`, `start` for `from`)
+ * was ignored, and the list, usage or export answered as if unfiltered.
+ */
+export function onlyQueryParams(request: FastifyRequest, names: ReadonlySet<string>): void {
+  const query = request.query as Record<string, unknown> | undefined;
+  if (!query) return;
+  for (const name of Object.keys(query)) {
+    if (names.has(name)) continue;
+    const shown = quoteInput(name, 60);
+    throw gatewayError('invalid_query', `Unknown query parameter '${shown}': this takes ${[...names].join(', ')}.`, { param: shown });
+  }
 }

@@ -4,7 +4,7 @@ import { isoInZone } from '../../core/time-zones.js';
 import { addCounts, emptyCounts, localDayBounds, roundSpend, rowsByLocalDay, USAGE_DIMENSIONS, USAGE_INTERVALS, type UsageCounts, type UsageDimension, type UsageInterval, type UsageRow } from '../../governance/usage-rollups.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseTime, parseTimeZone } from './log-filters.js';
-import { queryString } from './request-body.js';
+import { onlyQueryParams, queryString } from './request-body.js';
 
 const DAY_MS = 86_400_000;
 /** Widest range per interval: a year of hours, ten years of days. */
@@ -13,6 +13,8 @@ const MAX_RANGE_MS: Record<UsageInterval, number> = { hour: 366 * DAY_MS, day: 3
 const MAX_LOCAL_DAYS_MS = 367 * DAY_MS;
 /** Zones whose days are the UTC days the daily rollups keep. */
 const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'Etc/GMT', 'GMT', 'Etc/UCT', 'UCT', 'Etc/Universal', 'Universal', 'Etc/Zulu', 'Zulu', 'Etc/GMT0', 'Etc/GMT+0', 'Etc/GMT-0', 'GMT0', 'GMT+0', 'GMT-0', 'Etc/Greenwich', 'Greenwich']);
+
+const USAGE_PARAMS = new Set(['group_by', 'interval', 'from', 'to', 'tz']);
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
   if (raw === undefined || raw === '') return fallback;
@@ -28,6 +30,7 @@ function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[],
  */
 export function registerUsageRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/usage', async (request) => {
+    onlyQueryParams(request, USAGE_PARAMS);
     const groupBy = oneOf<UsageDimension>(queryString(request, 'group_by'), USAGE_DIMENSIONS, 'model', 'group_by');
     const interval = oneOf<UsageInterval>(queryString(request, 'interval'), USAGE_INTERVALS, 'day', 'interval');
     const zone = parseTimeZone(request);
