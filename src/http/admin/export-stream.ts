@@ -10,15 +10,25 @@ export function parseExportFormat(raw: string | undefined): ExportFormat {
   throw gatewayError('invalid_query', `format must be 'jsonl' or 'csv', got '${raw.slice(0, 40)}'.`, { param: 'format' });
 }
 
+/** What makes a spreadsheet read a cell as a formula, first in it (OWASP's list, and NUL as ASVS adds). */
+const FORMULA_START = /^[=+\-@\t\r\0]/;
+/**
+ * A ';' before a formula start (quotes between them or not): where the list separator is ';' (Excel in German,
+ * French and most European locales) a CSV is split at every ';', quoted or not, and the cell begins right there.
+ */
+const FORMULA_AFTER_SEMICOLON = /;(?="*[=+\-@\t\r\0])/g;
+
 /**
  * A CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A text cell that a spreadsheet would
- * run as a formula (=, +, -, @, tab, carriage return first) gets a leading apostrophe, so an exported log
- * cannot carry a formula a client put in a model name or message.
+ * run as a formula (=, +, -, @, tab, carriage return or NUL first) gets a leading apostrophe, and so does each
+ * piece of any text (JSON included) that a ';' would start as a cell, so an exported log cannot carry a formula a
+ * client put in a model name, tag or message, whichever separator the spreadsheet splits on.
  */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
   let text = typeof value === 'object' ? JSON.stringify(value) : String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  if (typeof value === 'string' && FORMULA_START.test(text)) text = `'${text}`;
+  if (text.includes(';')) text = text.replace(FORMULA_AFTER_SEMICOLON, ";'");
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
