@@ -1,7 +1,7 @@
 import { ERROR_INDEX_COMPLETE, errorIndexValue, queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
 import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
-import { commit, commitSoon } from '../store/commit.js';
+import { commit, commitSoon, commitWaiting } from '../store/commit.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
 import {
@@ -357,6 +357,17 @@ export class GovernanceStore {
   /** A request-log id that sorts by time: zero-padded epoch ms, a dash, a sequence (as the audit log does). */
   newRequestLogId(): string {
     return newRequestId(this.now().getTime());
+  }
+
+  /**
+   * Resolves once every log entry handed over so far is committed. An entry waits a few milliseconds for others to
+   * share its commit (commitSoon), and its answer has ended by then: a client that looked its `x-request-id` up at
+   * once was told there was no such request. Log reads call this first.
+   */
+  async logWritesSettled(): Promise<void> {
+    commitWaiting(this.root);
+    // With fsync the entries went to lmdb-js's own asynchronous batch.
+    await this.root.committed;
   }
 
   /** One request's log entry by its id (the `x-request-id` the client got), or null. */

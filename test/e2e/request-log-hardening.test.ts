@@ -88,6 +88,27 @@ describe('the request log', () => {
     expect(nulRow).toContain(`,"'\u0000=SUM(1,2)",`);
   });
 
+  it('finds a request under its x-request-id as soon as the client has its answer, in the entry, the list and the export', async () => {
+    for (let i = 0; i < 10; i++) {
+      const stream = i % 2 === 1;
+      const { request_id: id } = stream
+        ? await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse().then(async (answer) => {
+            for await (const _ of answer.data) void _;
+            return answer;
+          })
+        : await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      // No waiting, no retry: the answer is in, so is its record.
+      const entry = await api.get(`/api/logs/${id}`);
+      expect(entry.status, `${i}: ${entry.text}`).toBe(200);
+      expect(entry.body.stream).toBe(stream);
+      const { request_id: next } = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      expect((await api.get('/api/logs?limit=1')).body.data[0]?.id, `${i}`).toBe(next);
+      const { request_id: last } = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      const exported = (await (await fetch(`${tg.url}/api/logs/export?format=jsonl`)).text()).split('\n', 1)[0] as string;
+      expect(JSON.parse(exported).id, `${i}`).toBe(last);
+    }
+  });
+
   it('logs a refused call whatever its query string says, with the model from the body only', async () => {
     const broken = await fetch(`${tg.url}/v1/chat/completions?x=/models/%ZZ`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
     await broken.text();

@@ -62,6 +62,7 @@ const LOG_COLUMNS: ReadonlyArray<{ header: string; value: (row: RequestLogEntry)
 export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/logs', async (request) => {
     onlyQueryParams(request, LIST_PARAMS);
+    await deps.governance.logWritesSettled();
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LOG_LIMIT);
     const before = parseCursor(request);
     const page = deps.governance.requestLogPage({ ...parseLogFilter(request), limit, ...(before ? { before } : {}) });
@@ -72,6 +73,7 @@ export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
     onlyQueryParams(request, EXPORT_PARAMS);
     const format = parseExportFormat(queryString(request, 'format'));
     const filter = parseLogFilter(request);
+    if (request.method !== 'HEAD') await deps.governance.logWritesSettled();
     return sendExport(reply, format, 'tollgate-requests', LOG_COLUMNS, function* () {
       let before: string | undefined;
       for (;;) {
@@ -85,6 +87,7 @@ export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
 
   // The id is the `x-request-id` the client got with its answer.
   api.get<{ Params: { id: string } }>('/logs/:id', async (request) => {
+    await deps.governance.logWritesSettled();
     const entry = deps.governance.requestLogEntry(request.params.id);
     if (!entry) throw gatewayError('request_not_found', `No request with id '${quoteInput(request.params.id, 100)}' in the request log (it may be older than the log keeps).`);
     return entry;
