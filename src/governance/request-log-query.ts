@@ -78,7 +78,7 @@ function servedAs(entry: RequestLogEntry, name: string): boolean {
     provider !== null &&
     model !== null &&
     name.length === provider.length + 1 + model.length &&
-    name.charCodeAt(provider.length) === 47 &&
+    name[provider.length] === '/' &&
     name.startsWith(provider) &&
     name.endsWith(model)
   );
