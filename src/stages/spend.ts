@@ -96,7 +96,9 @@ function worstPrices(ctx: RequestContext): { input: number; output: number; perR
 }
 
 function budgetError(account: Account, needed: number, reserved: number, now: number): GatewayError {
-  const headers: Record<string, string> = {};
+  // The OpenAI and Anthropic SDKs retry a 429 and sleep whatever retry-after says (hours, until the budget resets):
+  // x-should-retry, which both obey, tells them a retry cannot succeed sooner, so the client gets the error now.
+  const headers: Record<string, string> = { 'x-should-retry': 'false' };
   if (account.usage.period_resets_at) {
     headers['retry-after'] = String(Math.max(1, Math.ceil((Date.parse(account.usage.period_resets_at) - now) / 1000)));
   }
