@@ -161,49 +161,63 @@ export class GovernanceStore {
   }
 
   async updateKey(id: string, patch: unknown): Promise<VirtualKeyView> {
+    return (await this.changeKey(id, patch)).after;
+  }
+
+  /**
+   * Applies a patch; returns the key as it was just before it (read in the same transaction, so concurrent changes
+   * each see the one before them, as the audit log must) and as it left it.
+   */
+  async changeKey(id: string, patch: unknown): Promise<{ before: VirtualKeyView; after: VirtualKeyView }> {
     const changes = defined(validateBody(keyPatchSchema, patch, KEY_READ_ONLY_FIELDS));
     if (!this.keys.get(id)) throw keyNotFound(id);
     if (typeof changes.team === 'string' && !this.teams.get(changes.team)) throw unknownTeam(changes.team);
-    const updated = await this.write(() => {
+    const { before, after } = await this.write(() => {
       const current = this.keys.get(id);
       if (!current) throw new Refused(keyNotFound(id));
       if (typeof changes.team === 'string' && !this.teams.get(changes.team)) throw new Refused(unknownTeam(changes.team));
-      if (Object.keys(changes).length === 0) return current;
+      if (Object.keys(changes).length === 0) return { before: current, after: current };
       const at = this.now();
       const next: VirtualKeyRecord = { ...current, ...this.usageAt(current, at), ...changes, updated_at: at.toISOString() };
       if (changes.budget_period !== undefined && changes.budget_period !== current.budget_period) {
         Object.assign(next, periodStartingNow(changes.budget_period, at));
       }
       this.keys.put(id, next);
-      return next;
+      return { before: current, after: next };
     });
-    return this.keyView(updated);
+    return { before: this.keyView(before), after: this.keyView(after) };
   }
 
-  async rotateKey(id: string): Promise<{ record: VirtualKeyView; key: string }> {
+  /** A new secret; `previous` is the key as it was just before (read in the same transaction). */
+  async rotateKey(id: string): Promise<{ record: VirtualKeyView; key: string; previous: VirtualKeyView }> {
     if (!this.keys.get(id)) throw keyNotFound(id);
     const secret = newKeySecret();
-    const rotated = await this.write(() => {
+    const { previous, rotated } = await this.write(() => {
       const current = this.keys.get(id);
       if (!current) throw new Refused(keyNotFound(id));
       const next: VirtualKeyRecord = { ...current, key_hash: hashSecret(secret), key_prefix: secretPrefix(secret), updated_at: this.now().toISOString() };
       this.keyHashes.remove(current.key_hash);
       this.keyHashes.put(next.key_hash, id);
       this.keys.put(id, next);
-      return next;
+      return { previous: current, rotated: next };
     });
-    return { record: this.keyView(rotated), key: secret };
+    return { record: this.keyView(rotated), key: secret, previous: this.keyView(previous) };
   }
 
-  /** Removes the key and its hash (the secret stops working once this resolves); its request-log rows stay. */
-  async deleteKey(id: string): Promise<void> {
+  /**
+   * Removes the key and its hash (the secret stops working once this resolves); its request-log rows stay. Resolves
+   * with the key as it was when removed.
+   */
+  async deleteKey(id: string): Promise<VirtualKeyView> {
     if (!this.keys.get(id)) throw keyNotFound(id);
-    await this.write(() => {
+    const removed = await this.write(() => {
       const current = this.keys.get(id);
       if (!current) throw new Refused(keyNotFound(id));
       this.keyHashes.remove(current.key_hash);
       this.keys.remove(id);
+      return current;
     });
+    return this.keyView(removed);
   }
 
   /** The stored record for a presented secret, or undefined. Synchronous: a hash and two lmdb reads. */
@@ -259,28 +273,34 @@ export class GovernanceStore {
   }
 
   async updateTeam(id: string, patch: unknown): Promise<TeamRecord> {
+    return (await this.changeTeam(id, patch)).after;
+  }
+
+  /** Applies a patch; returns the team just before it and after it, as changeKey does. */
+  async changeTeam(id: string, patch: unknown): Promise<{ before: TeamRecord; after: TeamRecord }> {
     const changes = defined(validateBody(teamPatchSchema, patch, TEAM_READ_ONLY_FIELDS));
     if (!this.teams.get(id)) throw teamNotFound(id);
-    const updated = await this.write(() => {
+    const { before, after } = await this.write(() => {
       const current = this.teams.get(id);
       if (!current) throw new Refused(teamNotFound(id));
-      if (Object.keys(changes).length === 0) return current;
+      if (Object.keys(changes).length === 0) return { before: current, after: current };
       const at = this.now();
       const next: TeamRecord = { ...current, ...this.usageAt(current, at), ...changes, updated_at: at.toISOString() };
       if (changes.budget_period !== undefined && changes.budget_period !== current.budget_period) {
         Object.assign(next, periodStartingNow(changes.budget_period, at));
       }
       this.teams.put(id, next);
-      return next;
+      return { before: current, after: next };
     });
-    return this.teamView(updated);
+    return { before: this.teamView(before), after: this.teamView(after) };
   }
 
-  /** 409 `team_in_use` while any key still names the team. */
-  async deleteTeam(id: string): Promise<void> {
+  /** 409 `team_in_use` while any key still names the team. Resolves with the team as it was when removed. */
+  async deleteTeam(id: string): Promise<TeamRecord> {
     if (!this.teams.get(id)) throw teamNotFound(id);
-    await this.write(() => {
-      if (!this.teams.get(id)) throw new Refused(teamNotFound(id));
+    const removed = await this.write(() => {
+      const current = this.teams.get(id);
+      if (!current) throw new Refused(teamNotFound(id));
       const members: string[] = [];
       for (const { value } of this.keys.getRange()) if (value.team === id) members.push(value.id);
       if (members.length > 0) {
@@ -290,7 +310,9 @@ export class GovernanceStore {
         );
       }
       this.teams.remove(id);
+      return current;
     });
+    return this.teamView(removed);
   }
 
   getTeamRecord(id: string): TeamRecord | undefined {

@@ -28,4 +28,33 @@ describe('the audit log', () => {
       await tg.stop();
     }
   });
+
+  it('audits each of concurrent changes to one key or team with the record as it was just before that change and as that change left it', async () => {
+    const tg = await startGateway({});
+    try {
+      const team = (await jsonRequest(tg.url, 'POST', '/api/teams', { name: 'platform' })).body as { id: string };
+      const key = (await jsonRequest(tg.url, 'POST', '/api/keys', { name: 'ci' })).body as { id: string };
+      // Sent together: each handler reads the record before the other's write has committed.
+      const keyChanges = [{ budget: 10 }, { rate_limit: 5 }, { name: 'renamed' }, { disabled: true }];
+      const teamChanges = [{ budget: 20 }, { tokens_per_minute: 1000 }, { name: 'platform-2' }];
+      const answers = await Promise.all([
+        ...keyChanges.map((change) => jsonRequest(tg.url, 'PATCH', `/api/keys/${key.id}`, change)),
+        ...teamChanges.map((change) => jsonRequest(tg.url, 'PATCH', `/api/teams/${team.id}`, change)),
+      ]);
+      expect(answers.map((answer) => answer.status)).toEqual(Array(7).fill(200));
+
+      const entries = ((await jsonRequest(tg.url, 'GET', '/api/audit')).body as { data: Array<{ action: string; before: Record<string, unknown>; after: Record<string, unknown> }> }).data.reverse();
+      /** The fields an entry says its change altered. */
+      const altered = (entry: { before: Record<string, unknown>; after: Record<string, unknown> }): string[] =>
+        Object.keys(entry.after).filter((field) => JSON.stringify(entry.before[field]) !== JSON.stringify(entry.after[field]));
+      for (const [action, changes] of [['key.updated', keyChanges], ['team.updated', teamChanges]] as const) {
+        const updates = entries.filter((entry) => entry.action === action);
+        expect(updates.map(altered).sort()).toEqual(changes.map((change) => Object.keys(change)).sort());
+        // One after another: each change starts from what the one before it left.
+        for (let i = 1; i < updates.length; i++) expect(updates[i]?.before).toEqual(updates[i - 1]?.after);
+      }
+    } finally {
+      await tg.stop();
+    }
+  });
 });

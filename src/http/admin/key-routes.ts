@@ -59,9 +59,9 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.patch<{ Params: IdParams }>('/keys/:id', async (request) => {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
-    const previous = store.getKey(request.params.id);
+    // The key as this change found it, read with the change: another change committed in between is not this one's.
+    const { before: previous, after: updated } = await store.changeKey(request.params.id, body);
     const before = previous.budget ?? null;
-    const updated = await store.updateKey(request.params.id, body);
     await deps.configService.auditChange(actorOf(request, deps), 'key.updated', `keys.${updated.id}`, settingsOf(previous), settingsOf(updated));
     // A budget lowered below what was spent crosses its thresholds as a charge would (budget alerts).
     if ((updated.budget ?? null) !== before) deps.alerts.budgetChanged('key', updated.id, before);
@@ -69,16 +69,14 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   });
 
   api.delete<{ Params: IdParams }>('/keys/:id', async (request, reply) => {
-    const previous = store.getKey(request.params.id);
-    await store.deleteKey(request.params.id);
+    const previous = await store.deleteKey(request.params.id);
     await deps.configService.auditChange(actorOf(request, deps), 'key.deleted', `keys.${previous.id}`, settingsOf(previous), null);
     return reply.code(204).send();
   });
 
   // A new secret; the old one stops working once this answers.
   api.post<{ Params: IdParams }>('/keys/:id/rotate', async (request) => {
-    const previous = store.getKey(request.params.id);
-    const { record, key } = await store.rotateKey(request.params.id);
+    const { record, key, previous } = await store.rotateKey(request.params.id);
     // The secrets are not recorded: the prefix shown before and after says that it changed.
     await deps.configService.auditChange(actorOf(request, deps), 'key.rotated', `keys.${record.id}`, settingsOf(previous), settingsOf(record));
     return { ...record, key };

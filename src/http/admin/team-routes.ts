@@ -28,9 +28,9 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
   api.patch<{ Params: IdParams }>('/teams/:id', async (request) => {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
-    const previous = store.getTeam(request.params.id);
+    // The team as this change found it, read with the change (as for keys).
+    const { before: previous, after: updated } = await store.changeTeam(request.params.id, body);
     const before = previous.budget ?? null;
-    const updated = await store.updateTeam(request.params.id, body);
     await deps.configService.auditChange(actorOf(request, deps), 'team.updated', `teams.${updated.id}`, settingsOf(previous), settingsOf(updated));
     // A budget lowered below what was spent crosses its thresholds as a charge would (budget alerts).
     if ((updated.budget ?? null) !== before) deps.alerts.budgetChanged('team', updated.id, before);
@@ -39,8 +39,7 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
 
   // 409 team_in_use while keys still name the team.
   api.delete<{ Params: IdParams }>('/teams/:id', async (request, reply) => {
-    const previous = store.getTeam(request.params.id);
-    await store.deleteTeam(request.params.id);
+    const previous = await store.deleteTeam(request.params.id);
     await deps.configService.auditChange(actorOf(request, deps), 'team.deleted', `teams.${previous.id}`, settingsOf(previous), null);
     return reply.code(204).send();
   });
