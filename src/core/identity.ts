@@ -63,5 +63,7 @@ export interface VirtualKeyRecord extends LimitsFields, PeriodUsage {
   /** Lifetime totals, across periods. */
   total_spend: number;
   total_requests: number;
+  /** When a request with the key was last let through (to the minute); null (or absent, in older records) when never. */
+  last_used_at?: string | null;
 }
 

@@ -158,6 +158,7 @@ export const KEY_READ_ONLY_FIELDS = [
   'period_resets_at',
   'total_spend',
   'total_requests',
+  'last_used_at',
   'created_at',
   'updated_at',
 ];

@@ -26,6 +26,9 @@ export type RequestLogInput = Omit<RequestLogEntry, 'id'> & { id?: string };
 export { MAX_LOG_LIMIT } from './request-log-query.js';
 export type { RequestLogQuery } from './request-log-query.js';
 
+/** `last_used_at` is kept to this: a key's use is written at most once per this many ms. */
+const LAST_USED_PRECISION_MS = 60_000;
+
 /** Thrown inside a transaction callback only before it wrote anything (lmdb does not roll back a throwing callback). */
 class Refused {
   constructor(readonly error: GatewayError) {}
@@ -82,6 +85,8 @@ export class GovernanceStore {
   private readonly logByKey: Database<null, [string, string]>;
   /** The failed requests of the log (status 400 and up), by log id: status and lower-cased error message. */
   private readonly logErrors: Database<string, string>;
+  /** When each key's last use was last written (epoch ms), so it is written at most once a minute (see keyUsed). */
+  private readonly lastUseWritten = new Map<string, number>();
 
   constructor(
     private readonly root: RootDatabase,
@@ -134,6 +139,7 @@ export class GovernanceStore {
       mcp: fields.mcp,
       total_spend: 0,
       total_requests: 0,
+      last_used_at: null,
       created_at: stamp,
       updated_at: stamp,
       key_hash: hashSecret(secret),
@@ -227,6 +233,25 @@ export class GovernanceStore {
     if (id === undefined) return undefined;
     const record = this.keys.get(id);
     return record && record.key_hash === hash ? record : undefined;
+  }
+
+  /**
+   * Notes that a request with the key was let through now. Written at most once a minute per key (`last_used_at` is
+   * to the minute), with the background writes, so a keyed request pays a map lookup; the record is read again in
+   * the write, so a change or a charge committed meanwhile is kept.
+   */
+  keyUsed(id: string): void {
+    const now = this.nowMs();
+    const written = this.lastUseWritten.get(id);
+    if (written !== undefined && now - written < LAST_USED_PRECISION_MS) return;
+    if (this.lastUseWritten.size >= 100_000) this.lastUseWritten.clear();
+    this.lastUseWritten.set(id, now);
+    const stamp = new Date(now).toISOString();
+    // A last-use time that could not be written is not worth failing (or even delaying) a request for.
+    commitSoon(this.root, () => {
+      const current = this.keys.get(id);
+      if (current) this.keys.put(id, { ...current, last_used_at: stamp });
+    }).catch(() => this.lastUseWritten.delete(id));
   }
 
   /** The stored record as is (counters of the period it was last written in: apply `currentUsage`). */
@@ -494,7 +519,7 @@ export class GovernanceStore {
 
   private keyView(record: VirtualKeyRecord): VirtualKeyView {
     const { key_hash: _hash, ...view } = record;
-    return { ...view, ...this.currentUsage(record) };
+    return { ...view, last_used_at: view.last_used_at ?? null, ...this.currentUsage(record) };
   }
 
   private teamView(record: TeamRecord): TeamRecord {

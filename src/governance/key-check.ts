@@ -106,8 +106,11 @@ export function checkVirtualKey(
   if (key.expires_at && Date.parse(key.expires_at) <= governance.nowMs()) {
     return refuse('expired_key', key.id, unauthorized(`The virtual key '${key.name}' expired at ${key.expires_at}.`, 'key_expired'));
   }
-  if (key.models.length === 0 || model === null) return { ok: true, key };
-  const refusal = scope ? refusedModel(scope.config, key.models, model, scope.fallbacks, ruleSubject(governance, key, scope)) : listRefusal(key.models, model);
-  if (refusal) return refuse('model_not_allowed', key.id, notAllowed(key, refusal));
+  if (key.models.length > 0 && model !== null) {
+    const refusal = scope ? refusedModel(scope.config, key.models, model, scope.fallbacks, ruleSubject(governance, key, scope)) : listRefusal(key.models, model);
+    if (refusal) return refuse('model_not_allowed', key.id, notAllowed(key, refusal));
+  }
+  // Let through: the key is in use (its last_used_at), whatever the request meets after this.
+  governance.keyUsed(key.id);
   return { ok: true, key };
 }

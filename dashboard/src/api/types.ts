@@ -86,6 +86,8 @@ export interface VirtualKey {
   mcp?: McpPolicy | null;
   total_spend: number;
   total_requests: number;
+  /** When a request with the key was last let through (within a minute); null when never. */
+  last_used_at?: string | null;
   created_at: string;
 }
 

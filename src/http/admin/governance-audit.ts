@@ -1,5 +1,5 @@
 /** What a key or team record says about who may do what: its counters (spend, requests, periods) left out. */
-const COUNTERS = new Set(['spend', 'requests', 'total_spend', 'total_requests', 'period_start', 'period_resets_at', 'updated_at']);
+const COUNTERS = new Set(['spend', 'requests', 'total_spend', 'total_requests', 'period_start', 'period_resets_at', 'updated_at', 'last_used_at']);
 
 /**
  * A virtual key's or team's view as the audit log keeps it: its settings (name, budget, limits, models, team,
