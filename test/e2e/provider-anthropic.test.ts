@@ -138,6 +138,32 @@ describe('anthropic through tollgate with the official openai client', () => {
     expect(sent[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '18C and sunny' }] });
   });
 
+  it('answers a turn after tool calls when the client offers no tools any more', async () => {
+    // An agent's last turn ("now summarise") often drops `tools` but keeps the tool history, which OpenAI accepts and
+    // Anthropic refuses ("Requests which include `tool_use` or `tool_result` blocks must define tools").
+    const call = { id: 'toolu_history1', type: 'function' as const, function: { name: 'weather', arguments: '{"query":"Paris"}' } };
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'Paris weather, use the tool' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: call.id, content: 'sunny, 21C' },
+    ];
+    const completion = await tg.client.chat.completions.create({ model: MODEL, messages });
+    expect(completion.choices[0]?.message.content).toBe('echo: tool said sunny, 21C');
+    expect(completion.choices[0]?.message.tool_calls).toBeUndefined();
+    const sent = lastCall().body;
+    // The history goes as it is; none of the client's tools is offered, and the model may call none.
+    expect(sent.messages[1].content).toEqual([{ type: 'tool_use', id: call.id, name: 'weather', input: { query: 'Paris' } }]);
+    expect(sent.tools.map((tool: { name: string }) => tool.name)).not.toContain('weather');
+    expect(sent.tool_choice).toEqual({ type: 'none' });
+
+    // Streamed, and with an empty tools list, alike.
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [...messages, { role: 'user', content: 'use the tool again' }], tools: [], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: tool said sunny, 21C use the tool again');
+    expect(lastCall().body.tool_choice).toEqual({ type: 'none' });
+  });
+
   it('streams a forced tool call with the arguments arriving in several deltas', async () => {
     const stream = await tg.client.chat.completions.create({
       model: MODEL,

@@ -2,7 +2,7 @@ import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { conversationOf } from './messages.js';
 import { isRecord } from '../../core/is-record.js';
 import { fitBudget, thinkingOf } from './thinking.js';
-import { toolChoiceOf, toolsOf } from './tools.js';
+import { historyOnlyTools, holdsToolBlocks, toolChoiceOf, toolsOf } from './tools.js';
 import { gatewayError } from '../../core/errors.js';
 
 /** Anthropic requires max_tokens; OpenAI clients often leave it out. */
@@ -58,6 +58,7 @@ export function messagesBody(request: ChatCompletionRequest, model: string): Rec
   if (stop && stop.length > 0) body.stop_sequences = stop;
   if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
   if (tools && tools.length > 0) body.tools = tools;
+  else if (holdsToolBlocks(messages)) Object.assign(body, historyOnlyTools());
   if (toolChoice) body.tool_choice = toolChoice;
   if (thinking) body.thinking = thinking;
   if (outputConfig) body.output_config = outputConfig;

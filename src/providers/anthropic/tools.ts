@@ -1,4 +1,5 @@
 import type { GatewayError } from '../../core/errors.js';
+import type { AnthropicMessage } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
@@ -41,4 +42,28 @@ export function toolChoiceOf(choice: unknown, parallel: unknown): Record<string,
   if (parallel !== false) return mapped;
   if (mapped?.type === 'none') return mapped;
   return { ...(mapped ?? { type: 'auto' }), disable_parallel_tool_use: true };
+}
+
+/** Whether a conversation holds tool_use or tool_result blocks. */
+export function holdsToolBlocks(messages: AnthropicMessage[]): boolean {
+  return messages.some((message) => Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_use' || block.type === 'tool_result'));
+}
+
+/**
+ * The tools of a request that offers none but whose history holds tool calls: Anthropic refuses such a history
+ * without tools ("Requests which include `tool_use` or `tool_result` blocks must define tools"), while OpenAI takes
+ * it (an agent's last turn often drops `tools`). One tool that does nothing is declared, with tool_choice `none`,
+ * rather than the history's own tools, so the model is offered no tool the client did not offer.
+ */
+export function historyOnlyTools(): { tools: Record<string, unknown>[]; tool_choice: Record<string, unknown> } {
+  return {
+    tools: [
+      {
+        name: 'no_tools_available',
+        description: 'No tools are available for this turn. Do not call this tool; answer in text.',
+        input_schema: { type: 'object', properties: {} },
+      },
+    ],
+    tool_choice: { type: 'none' },
+  };
 }
