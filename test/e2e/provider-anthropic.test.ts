@@ -164,6 +164,28 @@ describe('anthropic through tollgate with the official openai client', () => {
     expect(lastCall().body.tool_choice).toEqual({ type: 'none' });
   });
 
+  it("continues a history whose tool call ids another vendor wrote (Kimi's functions.name:index)", async () => {
+    // A conversation begun on Kimi (or an MCP client naming ids after dotted tools) goes on with Claude: Anthropic
+    // refuses a tool_use id outside [a-zA-Z0-9_-] with a 400 for the whole request.
+    const calls = ['functions.weather:0', 'functions.weather:1'].map((id, i) => ({ id, type: 'function' as const, function: { name: 'weather', arguments: JSON.stringify({ query: `city ${i}` }) } }));
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'Paris and Rome weather, use the tool' },
+      { role: 'assistant', content: null, tool_calls: calls },
+      { role: 'tool', tool_call_id: 'functions.weather:0', content: 'sunny' },
+      { role: 'tool', tool_call_id: 'functions.weather:1', content: 'rainy' },
+    ];
+    const completion = await tg.client.chat.completions.create({ model: MODEL, messages, tools: [weatherTool] });
+    expect(completion.choices[0]?.message.content).toBe('echo: tool said sunny tool said rainy');
+    const sent = lastCall().body.messages;
+    const uses = sent[1].content.map((block: { id: string }) => block.id);
+    const results = sent[2].content.map((block: { tool_use_id: string }) => block.tool_use_id);
+    // Each result names its own call, the two calls keep apart, and the same history gets the same ids next time.
+    expect(results).toEqual(uses);
+    expect(new Set(uses).size).toBe(2);
+    await tg.client.chat.completions.create({ model: MODEL, messages, tools: [weatherTool] });
+    expect(lastCall().body.messages[1].content.map((block: { id: string }) => block.id)).toEqual(uses);
+  });
+
   it('streams a forced tool call with the arguments arriving in several deltas', async () => {
     const stream = await tg.client.chat.completions.create({
       model: MODEL,

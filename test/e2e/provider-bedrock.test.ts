@@ -164,6 +164,27 @@ describe('bedrock through the gateway', () => {
     expect(sent.toolConfig).not.toHaveProperty('toolChoice');
   });
 
+  it("continues a history whose tool call ids another vendor wrote (Kimi's functions.name:index)", async () => {
+    // Converse takes a toolUseId of 1 to 64 characters of [a-zA-Z0-9_-] and refuses the whole request otherwise.
+    const long = `call_${'x'.repeat(80)}`;
+    const calls = ['functions.get_weather:0', long].map((id) => ({ id, type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }));
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      tools: [weather],
+      messages: [
+        { role: 'user', content: 'weather for Paris, twice' },
+        { role: 'assistant', content: null, tool_calls: calls },
+        { role: 'tool', tool_call_id: 'functions.get_weather:0', content: 'sunny' },
+        { role: 'tool', tool_call_id: long, content: 'still sunny' },
+      ],
+    });
+    expect(completion.choices[0]?.message.content).toBe('tool said: sunny still sunny');
+    const sent = upstream.calls[0]?.body;
+    const uses = sent.messages[1].content.map((block: any) => block.toolUse.toolUseId);
+    expect(sent.messages[2].content.map((block: any) => block.toolResult.toolUseId)).toEqual(uses);
+    expect(new Set(uses).size).toBe(2);
+  });
+
   it('offers none of the client\'s tools on a tool_choice none turn whose history holds tool calls', async () => {
     // Converse has no toolChoice "none" (ToolChoice: auto, any, tool), and its default with tools offered is auto:
     // the real tools would let the model call one the client forbade.

@@ -58,6 +58,8 @@ const TOP_LEVEL = new Set([
   'model', 'messages', 'max_tokens', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k',
   'tools', 'tool_choice', 'thinking', 'output_config', 'service_tier', 'container', 'mcp_servers',
 ]);
+/** The tool_use ids Anthropic takes (its 400 quotes this pattern). */
+const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 const BLOCK_TYPES = new Set(['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result']);
 /** Anthropic's documented prompt that makes a model with thinking enabled answer with a redacted_thinking block. */
@@ -126,6 +128,8 @@ function checkBlock(block: unknown, where: string): string | null {
   }
   if (block.type === 'tool_use' && (typeof block.id !== 'string' || typeof block.name !== 'string' || !isRecord(block.input))) return `${where}: tool_use blocks need id, name and an object input`;
   if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string') return `${where}.tool_use_id: Field required`;
+  if (block.type === 'tool_use' && !TOOL_USE_ID.test(block.id)) return `${where}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+  if (block.type === 'tool_result' && !TOOL_USE_ID.test(block.tool_use_id)) return `${where}.tool_result.tool_use_id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
   if (block.type === 'tool_result' && block.is_error !== undefined && typeof block.is_error !== 'boolean') return `${where}.is_error: Input should be a valid boolean`;
   if (block.type === 'tool_result' && Array.isArray(block.content)) {
     for (const [k, part] of block.content.entries()) {
@@ -141,6 +145,11 @@ function checkBlock(block: unknown, where: string): string | null {
   }
   if (block.type === 'redacted_thinking' && (typeof block.data !== 'string' || !block.data.startsWith('redacted_'))) return `${where}: Invalid \`data\` in \`redacted_thinking\` block`;
   return null;
+}
+
+/** The ids of a message's tool_use blocks. */
+function toolUseIdsOf(message: unknown): unknown[] {
+  return isRecord(message) && Array.isArray(message.content) ? message.content.filter((block: Json) => block?.type === 'tool_use').map((block: Json) => block.id) : [];
 }
 
 /** The first problem Anthropic would report for this body, or null. */
@@ -164,6 +173,9 @@ export function validate(body: unknown): string | null {
       if (block.type === 'tool_use' || block.type === 'tool_result') toolBlocks = true;
       if (block.type === 'tool_use' && message.role !== 'assistant') return `messages.${i}.content.${j}: tool_use blocks are only allowed in assistant messages`;
       if (block.type === 'tool_result' && message.role !== 'user') return `messages.${i}.content.${j}: tool_result blocks are only allowed in user messages`;
+      if (block.type === 'tool_result' && !toolUseIdsOf(body.messages[i - 1]).includes(block.tool_use_id)) {
+        return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${block.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+      }
     }
   }
   if (typeof body.temperature === 'number' && (body.temperature < 0 || body.temperature > 1)) return 'temperature: Input should be less than or equal to 1';

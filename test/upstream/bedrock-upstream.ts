@@ -100,6 +100,12 @@ function validateModelFields(modelId: string, body: Record<string, any>): void {
   if (typeof maxTokens === 'number') check(maxTokens > thinking.budget_tokens, 'The model returned the following errors: `max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size');
 }
 
+/** ToolUseBlock.toolUseId and ToolResultBlock.toolUseId: 1 to 64 characters of [a-zA-Z0-9_-] (AWS's wording for a constraint). */
+function checkToolUseId(id: unknown, at: string): void {
+  check(typeof id === 'string' && id.length >= 1 && id.length <= 64, `1 validation error detected: Value at '${at}' failed to satisfy constraint: Member must have length between 1 and 64`);
+  check(/^[a-zA-Z0-9_-]+$/.test(id as string), `1 validation error detected: Value '${String(id)}' at '${at}' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+`);
+}
+
 /** Validates a Converse body the way the service does, with its wording for the common mistakes. */
 function validateConverse(body: unknown): void {
   check(isRecord(body), 'Malformed input request, please reformat your input and try again.');
@@ -125,10 +131,12 @@ function validateConverse(body: unknown): void {
       if ('toolUse' in block) {
         check(message.role === 'assistant', `${where}: toolUse blocks belong to assistant messages.`);
         check(typeof block.toolUse.toolUseId === 'string' && typeof block.toolUse.name === 'string' && isRecord(block.toolUse.input), `${where}.toolUse needs toolUseId, name and an object input.`);
+        checkToolUseId(block.toolUse.toolUseId, `messages.${i}.member.content.${j}.member.toolUse.toolUseId`);
         toolUseIds.add(block.toolUse.toolUseId);
       }
       if ('toolResult' in block) {
         check(message.role === 'user', `${where}: toolResult blocks belong to user messages.`);
+        checkToolUseId(block.toolResult.toolUseId, `messages.${i}.member.content.${j}.member.toolResult.toolUseId`);
         check(toolUseIds.has(block.toolResult.toolUseId), `${where}.toolResult.toolUseId does not match any toolUse block.`);
         check(Array.isArray(block.toolResult.content), `${where}.toolResult.content must be a list.`);
       }

@@ -5,6 +5,7 @@ import { type AnthropicBlock, type AnthropicMessage } from '../../wire/anthropic
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
+import { upstreamToolCallId } from '../tool-call-ids.js';
 
 function invalid(message: string): GatewayError {
   return gatewayError('invalid_request', `anthropic: ${message}`, { param: 'messages' });
@@ -25,13 +26,13 @@ function toolUseBlock(call: unknown): AnthropicBlock {
     }
   } else if (isRecord(args)) input = args;
   if (!isRecord(input)) throw invalid(`the arguments of tool call ${call.id} must be a JSON object.`);
-  return { type: 'tool_use', id: call.id, name: call.function.name, input };
+  return { type: 'tool_use', id: upstreamToolCallId(call.id), name: call.function.name, input };
 }
 
 function toolResultBlock(message: ChatMessage): AnthropicBlock {
   if (typeof message.tool_call_id !== 'string') throw invalid('tool messages need a tool_call_id.');
   const content = typeof message.content === 'string' ? message.content : contentBlocks(message.content, true);
-  return { type: 'tool_result', tool_use_id: message.tool_call_id, content };
+  return { type: 'tool_result', tool_use_id: upstreamToolCallId(message.tool_call_id), content };
 }
 
 function turnOf(message: ChatMessage): AnthropicMessage {

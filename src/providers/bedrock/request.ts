@@ -4,6 +4,7 @@ import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 import { fitBudget, thinkingOf } from '../anthropic/thinking.js';
+import { upstreamToolCallId } from '../tool-call-ids.js';
 
 /** A Converse content block (only the members tollgate sends). */
 export type ConverseBlock =
@@ -102,7 +103,7 @@ function assistantBlocks(message: ChatMessage, where: string): ConverseBlock[] {
     const fn = isRecord(call) && isRecord(call.function) ? call.function : null;
     if (!isRecord(call) || !fn || typeof fn.name !== 'string') throw bad('tool calls need a function name.', `${where}.tool_calls.${i}`);
     blocks.push({
-      toolUse: { toolUseId: String(call.id ?? `call_${i}`), name: fn.name, input: parseArguments(fn.arguments, `${where}.tool_calls.${i}.function.arguments`) },
+      toolUse: { toolUseId: upstreamToolCallId(String(call.id ?? `call_${i}`)), name: fn.name, input: parseArguments(fn.arguments, `${where}.tool_calls.${i}.function.arguments`) },
     });
   });
   return blocks;
@@ -146,7 +147,7 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
         if (typeof message.tool_call_id !== 'string') throw bad('tool messages need a tool_call_id.', `${where}.tool_call_id`);
         // Text, not `json` or `status`: every Converse model takes text results; json and status are Claude-only.
         const text = textOf(message.content, `${where}.content`);
-        pushTurn(turns, 'user', [{ toolResult: { toolUseId: message.tool_call_id, content: [{ text }] } }]);
+        pushTurn(turns, 'user', [{ toolResult: { toolUseId: upstreamToolCallId(message.tool_call_id), content: [{ text }] } }]);
         break;
       }
       default:
