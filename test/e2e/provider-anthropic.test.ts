@@ -186,6 +186,29 @@ describe('anthropic through tollgate with the official openai client', () => {
     expect(lastCall().body.messages[1].content.map((block: { id: string }) => block.id)).toEqual(uses);
   });
 
+  it('continues a history holding an empty answer or a refusal', async () => {
+    // Claude may end a turn with no text, which the client gets (and keeps) as content ''; a structured-output
+    // refusal comes back as content null with the words in `refusal`. Anthropic refuses an empty message anywhere
+    // but last ("all messages must have non-empty content except for the optional final assistant message").
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: '' },
+        { role: 'user', content: 'second' },
+        { role: 'assistant', content: null, refusal: 'I cannot help with that.' } as OpenAI.ChatCompletionAssistantMessageParam,
+        { role: 'user', content: 'third' },
+      ],
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: third');
+    // The empty turn is left out (the questions around it become one turn); the refusal is what the assistant said.
+    expect(lastCall().body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'I cannot help with that.' }] },
+      { role: 'user', content: 'third' },
+    ]);
+  });
+
   it('streams a forced tool call with the arguments arriving in several deltas', async () => {
     const stream = await tg.client.chat.completions.create({
       model: MODEL,

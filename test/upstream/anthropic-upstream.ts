@@ -165,6 +165,10 @@ export function validate(body: unknown): string | null {
   for (const [i, message] of body.messages.entries()) {
     if (!isRecord(message)) return `messages.${i}: Input should be a valid dictionary`;
     if (message.role !== 'user' && message.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    const final = i === body.messages.length - 1 && message.role === 'assistant';
+    if ((message.content === '' || (Array.isArray(message.content) && message.content.length === 0)) && !final) {
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    }
     if (typeof message.content === 'string') continue;
     if (!Array.isArray(message.content)) return `messages.${i}.content: Input should be a valid list`;
     for (const [j, block] of message.content.entries()) {

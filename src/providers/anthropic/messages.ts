@@ -43,6 +43,8 @@ function turnOf(message: ChatMessage): AnthropicMessage {
     }
     case 'assistant': {
       const blocks = contentBlocks(message.content, false);
+      // A refusal (OpenAI's structured outputs answer one with content null) is what the assistant said.
+      if (blocks.length === 0 && typeof message.refusal === 'string' && message.refusal !== '') blocks.push({ type: 'text', text: message.refusal });
       // A loop, not push(...): spread arguments live on the stack, and a client may send 200 000 tool calls.
       if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls) blocks.push(toolUseBlock(call));
       // A plain text answer stays a string, as clients write it.
@@ -84,6 +86,9 @@ export function conversationOf(input: ChatMessage[]): Conversation {
       continue;
     }
     const turn = turnOf(message);
+    // An empty turn (an answer that was empty, a blank question) says nothing, and Anthropic refuses one anywhere but
+    // last ("all messages must have non-empty content"), which OpenAI takes: it is left out.
+    if (turn.content.length === 0) continue;
     const previous = messages.at(-1);
     if (previous && previous.role === turn.role) {
       let blocks = previous.content;
