@@ -209,6 +209,42 @@ describe('anthropic through tollgate with the official openai client', () => {
     ]);
   });
 
+  it("sends a structured-output schema with OpenAI's value limits in the subset Claude takes", async () => {
+    // What a Pydantic model with Field(ge=1, le=10) and friends becomes; OpenAI's structured outputs take it, Claude's
+    // refuse such keywords with a 400 for the whole request.
+    const schema = {
+      type: 'object',
+      properties: {
+        score: { type: 'integer', minimum: 1, maximum: 10, description: 'How good' },
+        summary: { type: 'string', maxLength: 280 },
+        tags: { type: 'array', items: { type: 'string', minLength: 2 }, minItems: 2 },
+      },
+      required: ['score', 'summary', 'tags'],
+      additionalProperties: false,
+    };
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'rate this' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'review', strict: true, schema } },
+      tools: [{ type: 'function', function: { name: 'rate', strict: true, parameters: { type: 'object', properties: { stars: { type: 'number', exclusiveMinimum: 0 } }, required: ['stars'], additionalProperties: false } } }],
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: rate this');
+    const sent = lastCall().body;
+    // The limits stay as words in the descriptions, where the model still reads them (as Anthropic's SDKs write them).
+    expect(sent.output_config.format.schema).toEqual({
+      type: 'object',
+      properties: {
+        score: { type: 'integer', description: 'How good\n\n{minimum: 1, maximum: 10}' },
+        summary: { type: 'string', description: '{maxLength: 280}' },
+        tags: { type: 'array', items: { type: 'string', description: '{minLength: 2}' }, description: '{minItems: 2}' },
+      },
+      additionalProperties: false,
+      required: ['score', 'summary', 'tags'],
+    });
+    expect(sent.tools[0].input_schema.properties.stars).toEqual({ type: 'number', description: '{exclusiveMinimum: 0}' });
+    expect(sent.tools[0].strict).toBe(true);
+  });
+
   it('streams a forced tool call with the arguments arriving in several deltas', async () => {
     const stream = await tg.client.chat.completions.create({
       model: MODEL,

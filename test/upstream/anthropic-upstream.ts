@@ -147,6 +147,42 @@ function checkBlock(block: unknown, where: string): string | null {
   return null;
 }
 
+/** Keywords Claude's structured outputs refuse, by type (platform.claude.com structured outputs, JSON Schema limitations). */
+const UNSUPPORTED_KEYWORDS: Record<string, string[]> = {
+  integer: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+  number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+  string: ['minLength', 'maxLength'],
+  array: ['maxItems'],
+};
+
+/** The first keyword of a structured-output schema that Claude refuses, in its words, or null. */
+function schemaProblem(node: unknown, at: string): string | null {
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const problem = schemaProblem(item, at);
+      if (problem) return problem;
+    }
+    return null;
+  }
+  if (!isRecord(node)) return null;
+  for (const type of Array.isArray(node.type) ? node.type : [node.type]) {
+    const refused = (UNSUPPORTED_KEYWORDS[type as string] ?? []).find((key) => node[key] !== undefined);
+    if (refused) return `${at}: For '${String(type)}' type, property '${refused}' is not supported`;
+    if (type === 'array' && node.minItems !== undefined && node.minItems !== 0 && node.minItems !== 1) return `${at}: For 'array' type, 'minItems' values other than 0 or 1 are not supported`;
+  }
+  for (const key of ['properties', '$defs', 'definitions']) {
+    if (isRecord(node[key])) {
+      const problem = schemaProblem(Object.values(node[key]), at);
+      if (problem) return problem;
+    }
+  }
+  for (const key of ['items', 'anyOf', 'allOf']) {
+    const problem = schemaProblem(node[key], at);
+    if (problem) return problem;
+  }
+  return null;
+}
+
 /** The ids of a message's tool_use blocks. */
 function toolUseIdsOf(message: unknown): unknown[] {
   return isRecord(message) && Array.isArray(message.content) ? message.content.filter((block: Json) => block?.type === 'tool_use').map((block: Json) => block.id) : [];
@@ -192,6 +228,8 @@ export function validate(body: unknown): string | null {
       if (tool.type === WEB_SEARCH_TOOL) continue;
       if (!isRecord(tool.input_schema) || tool.input_schema.type !== 'object') return `tools.${i}.input_schema: Field required`;
       if ('function' in tool || 'parameters' in tool) return `tools.${i}: Extra inputs are not permitted`;
+      const problem = tool.strict === true ? schemaProblem(tool.input_schema, `tools.${i}.custom.input_schema`) : null;
+      if (problem) return problem;
     }
   } else if (toolBlocks) return 'Requests which include `tool_use` or `tool_result` blocks must define tools.';
   if (body.tool_choice !== undefined && (!isRecord(body.tool_choice) || !['auto', 'any', 'tool', 'none'].includes(body.tool_choice.type))) {
@@ -208,6 +246,9 @@ export function validate(body: unknown): string | null {
       return `messages.${lastAssistant}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(turn.content[0]?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
     }
   }
+  const outputSchema = isRecord(body.output_config) && isRecord(body.output_config.format) ? body.output_config.format.schema : undefined;
+  const outputProblem = schemaProblem(outputSchema, 'output_config.format.schema');
+  if (outputProblem) return outputProblem;
   if (body.top_k !== undefined && (!Number.isInteger(body.top_k) || body.top_k < 0)) return 'top_k: Input should be a valid integer';
   if (body.service_tier !== undefined && body.service_tier !== 'auto' && body.service_tier !== 'standard_only') return "service_tier: Input should be 'auto' or 'standard_only'";
   return null;

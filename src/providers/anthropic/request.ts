@@ -4,6 +4,7 @@ import { isRecord } from '../../core/is-record.js';
 import { fitBudget, thinkingOf } from './thinking.js';
 import { historyOnlyTools, holdsToolBlocks, toolChoiceOf, toolsOf } from './tools.js';
 import { gatewayError } from '../../core/errors.js';
+import { claudeOutputSchema } from './output-schema.js';
 
 /** Anthropic requires max_tokens; OpenAI clients often leave it out. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -20,14 +21,14 @@ function stopSequences(stop: unknown): string[] | undefined {
 }
 
 /**
- * `json_schema` is Anthropic's structured output format. `json_object` has no Anthropic equivalent; OpenAI
+ * `json_schema` is Anthropic's structured output format (its schema in the subset Claude takes, see claudeOutputSchema). `json_object` has no Anthropic equivalent; OpenAI
  * requires such prompts to ask for JSON themselves, so leaving it out keeps the request's meaning.
  */
 function outputConfigOf(format: unknown): Record<string, unknown> | undefined {
   if (!isRecord(format) || format.type !== 'json_schema') return undefined;
   const spec = format.json_schema;
   if (!isRecord(spec) || !isRecord(spec.schema)) throw gatewayError('invalid_request', 'anthropic: response_format json_schema needs a schema.', { param: 'response_format' });
-  return { format: { type: 'json_schema', schema: spec.schema } };
+  return { format: { type: 'json_schema', schema: claudeOutputSchema(spec.schema) } };
 }
 
 /**

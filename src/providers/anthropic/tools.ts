@@ -2,6 +2,7 @@ import type { GatewayError } from '../../core/errors.js';
 import type { AnthropicMessage } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
+import { claudeOutputSchema } from './output-schema.js';
 
 function invalid(message: string, param: string): GatewayError {
   return gatewayError('invalid_request', `anthropic: ${message}`, { param: param });
@@ -19,8 +20,9 @@ export function toolsOf(tools: unknown): Record<string, unknown>[] | undefined {
     return {
       name: fn.name,
       ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
-      // A function without parameters takes none; Anthropic requires an object schema all the same.
-      input_schema: isRecord(fn.parameters) ? fn.parameters : { type: 'object', properties: {} },
+      // A function without parameters takes none; Anthropic requires an object schema all the same. A strict tool's
+      // schema is held to structured outputs' subset, as a response format's is.
+      input_schema: isRecord(fn.parameters) ? (fn.strict === true ? claudeOutputSchema(fn.parameters) : fn.parameters) : { type: 'object', properties: {} },
       ...(fn.strict === true ? { strict: true } : {}),
       ...(tool.cache_control !== undefined ? { cache_control: tool.cache_control } : {}),
     };
