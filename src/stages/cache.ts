@@ -18,7 +18,7 @@ import { BUS, CACHE, LOG } from '../services.js';
 import { ANSWER_SHAPING_HEADERS } from '../providers/forward-headers.js';
 import type { Log } from '../log.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
-import { answeredByGemini } from '../core/answered-by.js';
+import { marksUnmetFinish } from '../core/answered-by.js';
 
 /** The longest TTL a request may ask for (a year), like the config's. */
 const MAX_TTL_SECONDS = 31_536_000;
@@ -247,7 +247,7 @@ class CacheStage implements Stage {
 
   private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, native: CachedNative | null, vector: Float32Array | null, ttl: number, semantic: boolean): void {
     // An answer a fallback gave is not kept: it would be served as the model asked for, and after that model is back.
-    if (!answer || !ctx.upstream || ctx.upstream.fallback || !storable(answer, answeredByGemini(ctx))) return;
+    if (!answer || !ctx.upstream || ctx.upstream.fallback || !storable(answer, marksUnmetFinish(ctx))) return;
     const upstream = ctx.upstream;
     // The cost is settled by the spend stage as the answer ends (perhaps after it): stored once it is known.
     void Promise.allSettled(ctx.pending).then(async () => {
@@ -279,15 +279,16 @@ class CacheStage implements Stage {
 }
 
 /**
- * Every choice finished as the model meant it to (not cut off by length, not filtered). A Gemini-format answer's
- * choice with a `native_finish_reason` did not, whatever its finish_reason says: the adapter sets it when Gemini's
- * reason has no OpenAI word (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, all `stop` to the client). Other
- * upstreams' own `native_finish_reason` (OpenRouter puts one on every choice) says nothing of the kind.
+ * Every choice finished as the model meant it to (not cut off by length, not filtered). A Gemini- or Bedrock-format
+ * answer's choice with a `native_finish_reason` did not, whatever its finish_reason says: the adapter sets it when the
+ * vendor's reason has no OpenAI word (Gemini's MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, Converse's
+ * malformed_tool_use, all `stop` to the client). Other upstreams' own `native_finish_reason` (OpenRouter puts one on
+ * every choice) says nothing of the kind.
  */
-function storable(answer: ChatCompletion, gemini: boolean): boolean {
+function storable(answer: ChatCompletion, marked: boolean): boolean {
   if (answer.choices.length === 0) return false;
   return (answer.choices as Array<{ finish_reason?: string | null; native_finish_reason?: unknown }>).every(
-    (choice) => COMPLETE_FINISH.has(choice.finish_reason ?? '') && !(gemini && choice.native_finish_reason !== undefined),
+    (choice) => COMPLETE_FINISH.has(choice.finish_reason ?? '') && !(marked && choice.native_finish_reason !== undefined),
   );
 }
 

@@ -368,6 +368,52 @@ describe('bedrock errors through the gateway', () => {
     expect(unavailable.status).toBe(503);
   });
 
+  describe('a stop reason that says the answer failed', () => {
+    let cached: RunningGateway;
+    beforeAll(async () => {
+      cached = await startGateway({
+        cache: { mode: 'on', semantic: { enabled: false } },
+        providers: { bedrock: { base_url: upstream.url, api_key: API_KEY } },
+      });
+    });
+    afterAll(async () => {
+      await cached?.stop();
+    });
+
+    /** The finish of the only choice, as the OpenAI SDK gives it, and the cache header. */
+    async function ask(content: string, stream: boolean): Promise<{ finish: unknown; native: unknown; cache: string | null }> {
+      const body = { model: MODEL, messages: [{ role: 'user' as const, content }] };
+      if (!stream) {
+        const { data, response } = await cached.client.chat.completions.create(body).withResponse();
+        const choice = data.choices[0] as OpenAI.ChatCompletion.Choice & { native_finish_reason?: string };
+        return { finish: choice.finish_reason, native: choice.native_finish_reason, cache: response.headers.get('x-tollgate-cache') };
+      }
+      const { data, response } = await cached.client.chat.completions.create({ ...body, stream: true }).withResponse();
+      let finish: unknown = null;
+      let native: unknown;
+      for await (const chunk of data) {
+        const choice = chunk.choices[0] as (OpenAI.ChatCompletionChunk.Choice & { native_finish_reason?: string }) | undefined;
+        if (choice?.finish_reason) ({ finish_reason: finish, native_finish_reason: native } = choice);
+      }
+      return { finish, native, cache: response.headers.get('x-tollgate-cache') };
+    }
+
+    for (const stream of [false, true]) {
+      it.each(['malformed_tool_use', 'malformed_model_output'])(`%s (stream: ${stream}) is told to the client and not cached`, async (reason) => {
+        // Converse ends a turn whose output or tool call the model botched with these: no answer to keep or serve again.
+        const mode = { kind: 'stop-reason' as const, stopReason: reason };
+        upstream.enqueue(mode, mode);
+        const content = `${reason} ${stream}`;
+        const first = await ask(content, stream);
+        // OpenAI's finish reasons have no word for it: `stop`, with Converse's reason beside it (as for Gemini's).
+        expect(first).toMatchObject({ finish: 'stop', native: reason });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect((await ask(content, stream)).cache).not.toMatch(/^hit/);
+        expect(upstream.calls).toHaveLength(2);
+      });
+    }
+  });
+
   it('reports a stream cut before messageStop as failed', async () => {
     upstream.enqueue({ kind: 'truncate', afterEvents: 3 });
     const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'cut me off' }], stream: true });

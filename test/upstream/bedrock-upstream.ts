@@ -22,7 +22,9 @@ export type BedrockMode =
   /** Streams the answer cut into `bytes`-sized writes, so frames straddle network reads. */
   | { kind: 'split'; bytes: number }
   /** Streams `afterEvents` events, then ends the body without messageStop. */
-  | { kind: 'truncate'; afterEvents: number };
+  | { kind: 'truncate'; afterEvents: number }
+  /** Answers with no content and this stopReason (malformed_tool_use, malformed_model_output, ...), streamed or not. */
+  | { kind: 'stop-reason'; stopReason: string };
 
 export interface BedrockCall {
   method: string;
@@ -419,7 +421,8 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
       if (err instanceof ValidationError) return sendAwsError(res, 400, 'ValidationException', err.message);
       throw err;
     }
-    const answer = planAnswer(body, this.cache);
+    const planned = planAnswer(body, this.cache);
+    const answer = mode.kind === 'stop-reason' ? { ...planned, blocks: [], stopReason: mode.stopReason } : planned;
     const requestId = randomUUID();
     if (route[2] === 'converse') {
       const json = JSON.stringify({ output: { message: { role: 'assistant', content: answer.blocks } }, stopReason: answer.stopReason, usage: answer.usage, metrics: { latencyMs: 12 } });

@@ -29,6 +29,16 @@ export function finishReason(stopReason: unknown): string {
   return (typeof stopReason === 'string' && FINISH_REASONS[stopReason]) || 'stop';
 }
 
+/**
+ * Converse's stopReason when the turn did not end as the model meant and OpenAI's finish reasons have no word for it
+ * (malformed_model_output, malformed_tool_use: output or a tool call the model botched), else null. finishReason says
+ * `stop` for those, so the adapter puts this beside it as the choice's `native_finish_reason`, as it does for
+ * Gemini's MALFORMED_FUNCTION_CALL: the client can tell a failed turn from a finished one, and the cache keeps none.
+ */
+export function unmetStopReason(stopReason: unknown): string | null {
+  return typeof stopReason === 'string' && stopReason !== '' && !Object.hasOwn(FINISH_REASONS, stopReason) ? stopReason : null;
+}
+
 export function completionId(): string {
   return `chatcmpl-${randomUUID().replace(/-/g, '')}`;
 }
@@ -62,6 +72,7 @@ export function completionFromConverse(body: unknown, provider: string, model: s
     }
   }
   const usage = usageFromConverse(body.usage);
+  const unmet = unmetStopReason(body.stopReason);
   return {
     id: completionId(),
     object: 'chat.completion',
@@ -79,6 +90,7 @@ export function completionFromConverse(body: unknown, provider: string, model: s
         },
         finish_reason: finishReason(body.stopReason),
         logprobs: null,
+        ...(unmet !== null ? { native_finish_reason: unmet } : {}),
       },
     ],
     ...(usage ? { usage } : {}),

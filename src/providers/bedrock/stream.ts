@@ -4,7 +4,7 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import { GatewayError } from '../../core/errors.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { streamException } from './errors.js';
-import { completionId, finishReason, usageFromConverse } from './response.js';
+import { completionId, finishReason, unmetStopReason, usageFromConverse } from './response.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
@@ -99,6 +99,7 @@ export function createConverseStreamDecoder(provider: string, model: string, inc
         start(out);
         stopped = true;
         out.push(chunk({}, finishReason(event.stopReason)));
+        if (unmetStopReason(event.stopReason) !== null) Object.assign(out.at(-1)?.choices[0] as object, { native_finish_reason: event.stopReason });
         return;
       case 'metadata': {
         usage = usageFromConverse(event.usage);
