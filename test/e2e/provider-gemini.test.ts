@@ -340,6 +340,31 @@ describe('JSON schemas with references ($defs / $ref) to Gemini', () => {
   });
 });
 
+describe('JSON schemas with values the subset cannot hold', () => {
+  it('sends a schema with number or boolean enums as JSON Schema in the fields that take them', async () => {
+    // What Pydantic writes for Literal[4, 6, 8] (or an MCP tool for an integer option): the subset's enum holds
+    // strings only, and Gemini refuses the request ("Invalid value at '...enum[0]' (TYPE_STRING), 4").
+    const schema = {
+      type: 'object',
+      properties: { sides: { type: 'integer', enum: [4, 6, 8] }, fair: { const: true }, name: { type: 'string', enum: ['d4', 'd6'] } },
+      required: ['sides', 'fair', 'name'],
+      additionalProperties: false,
+    };
+    const answer = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'a die' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'Die', strict: true, schema } },
+      tools: [{ type: 'function', function: { name: 'roll', parameters: { type: 'object', properties: { times: { type: 'integer', enum: [1, 2, 3] } } } } }],
+      tool_choice: 'none',
+    });
+    expect(answer.choices[0]?.message.content).toBeTruthy();
+    const body = upstream.calls.at(-1)?.body;
+    expect(body.generationConfig).toMatchObject({ responseMimeType: 'application/json', responseJsonSchema: schema });
+    expect(body.generationConfig).not.toHaveProperty('responseSchema');
+    expect(body.tools[0].functionDeclarations[0]).toEqual({ name: 'roll', parametersJsonSchema: { type: 'object', properties: { times: { type: 'integer', enum: [1, 2, 3] } } } });
+  });
+});
+
 describe('gemini embeddings through the gateway', () => {
   const EMBED_MODEL = 'gemini/gemini-embedding-001';
 

@@ -308,6 +308,10 @@ describe('toGeminiSchema', () => {
     expect(toGeminiSchema({ type: 'object', properties: { next: { $ref: '#' } } })).toBeNull();
     expect(toGeminiSchema({ $defs: { A: { type: 'object', properties: { b: { $ref: '#/$defs/B' } } }, B: { type: 'array', items: { $ref: '#/$defs/A' } } }, $ref: '#/$defs/A' })).toBeNull();
     expect(toGeminiSchema({ type: 'object', properties: { x: { $ref: 'https://example.com/x.json' } } })).toBeNull();
+    // The subset's enum holds strings only: numbers and booleans (an enum or a const) go as JSON Schema.
+    expect(toGeminiSchema({ type: 'object', properties: { n: { type: 'integer', enum: [1, 2] } } })).toBeNull();
+    expect(toGeminiSchema({ type: 'object', properties: { on: { const: true } } })).toBeNull();
+    expect(toGeminiSchema({ type: 'string', enum: ['a', 'b'] })).toEqual({ type: 'string', enum: ['a', 'b'] });
   });
 });
 

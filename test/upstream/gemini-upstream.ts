@@ -118,6 +118,11 @@ const SCHEMA_FIELDS = new Set([
 function checkSchema(schema: unknown, at: string): GoogleErrorBody | null {
   if (!isRecord(schema)) return null;
   for (const key of Object.keys(schema)) if (!SCHEMA_FIELDS.has(key)) return unknownField(key, at);
+  // Schema.enum is a list of strings (proto JSON refuses any other value in it).
+  if (Array.isArray(schema.enum)) {
+    const i = (schema.enum as unknown[]).findIndex((value) => typeof value !== 'string');
+    if (i !== -1) return invalid(`Invalid value at '${at}.enum[${i}]' (TYPE_STRING), ${JSON.stringify(schema.enum[i])}`);
+  }
   if (isRecord(schema.properties)) {
     for (const [name, sub] of Object.entries(schema.properties)) {
       const problem = checkSchema(sub, `${at}.properties[${name}].value`);

@@ -16,7 +16,11 @@ const KEPT = new Set([
 /** The only string formats Gemini accepts; others are rejected rather than ignored. */
 const STRING_FORMATS = new Set(['enum', 'date-time']);
 
-/** A `$ref` the subset cannot hold inlined: one back into a schema it is inside (recursion), or to no schema in it. */
+/**
+ * What the subset cannot hold: a `$ref` that cannot be inlined (one back into a schema it is inside, recursion, or to
+ * no schema in it), or an enum of other values than strings (the subset's `enum` is a list of strings: Gemini refuses
+ * `Literal[4, 6, 8]`'s `[4, 6, 8]` with "Invalid value at '...enum[0]' (TYPE_STRING), 4").
+ */
 class NotInlinable extends Error {}
 
 /** The schema a local reference (`#`, `#/$defs/Address`, any JSON pointer into the root) points to. */
@@ -57,6 +61,7 @@ function convert(node: unknown, root: Record<string, unknown>, expanding: readon
     else delete out.type;
   }
   if (schema.const !== undefined && out.enum === undefined) out.enum = [schema.const];
+  if (Array.isArray(out.enum) && out.enum.some((value) => typeof value !== 'string')) throw new NotInlinable('enum');
   if (out.type === 'string' && typeof out.format === 'string' && !STRING_FORMATS.has(out.format)) delete out.format;
   if (isRecord(schema.properties)) {
     out.properties = Object.fromEntries(Object.entries(schema.properties).map(([name, sub]) => [name, convert(sub, root, expanding)]));
@@ -69,9 +74,9 @@ function convert(node: unknown, root: Record<string, unknown>, expanding: readon
 
 /**
  * A JSON schema in Gemini's subset, its local references (`$ref` into `$defs`) inlined, since the subset has no
- * references and a dropped one would leave the nested model's schema empty. Null when a reference cannot be
- * inlined (a recursive model, or a reference outside the schema): the caller sends the JSON Schema as it is in
- * the field that takes references instead (`responseJsonSchema`, `parametersJsonSchema`).
+ * references and a dropped one would leave the nested model's schema empty. Null when the subset cannot hold it (a
+ * recursive model, a reference outside the schema, an enum of numbers or booleans): the caller sends the JSON Schema
+ * as it is in the fields that take it instead (`responseJsonSchema`, `parametersJsonSchema`).
  */
 export function toGeminiSchema(schema: unknown): unknown {
   try {
