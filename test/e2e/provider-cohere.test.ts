@@ -70,6 +70,22 @@ describe('cohere through the gateway', () => {
     });
   });
 
+  it("sends OpenAI's sampling values in the ranges Cohere takes", async () => {
+    // top_p: 1 and the penalties at 0 are what OpenAI's playground writes in every code sample; Cohere takes p from
+    // 0.01 to 0.99 and penalties from 0 to 1, and refuses the whole request otherwise.
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hello there' }],
+      top_p: 1,
+      frequency_penalty: 0,
+      presence_penalty: -0.5,
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: hello there');
+    expect(upstream.calls[0]?.body).toMatchObject({ p: 0.99, frequency_penalty: 0, presence_penalty: 0 });
+    await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], top_p: 0, frequency_penalty: 2 });
+    expect(upstream.calls[1]?.body).toMatchObject({ p: 0.01, frequency_penalty: 1 });
+  });
+
   it('streams the answer and reports usage with include_usage', async () => {
     const stream = await tg.client.chat.completions.create({
       model: MODEL,

@@ -122,6 +122,12 @@ function validate(body: unknown): Json {
     throw new Invalid('invalid request: stop_sequences must be a list of strings');
   }
   if (body.max_tokens !== undefined && !(Number.isInteger(body.max_tokens) && body.max_tokens > 0)) throw new Invalid('invalid request: max_tokens must be a positive integer');
+  // The documented ranges (docs.cohere.com/v2/reference/chat: p "min value of 0.01, max value of 0.99", the penalties
+  // "min value of 0.0, max value of 1.0"); the wording of these errors is the scripted upstream's own.
+  for (const [field, min, max] of [['p', 0.01, 0.99], ['frequency_penalty', 0, 1], ['presence_penalty', 0, 1]] as const) {
+    const value = body[field];
+    if (value !== undefined && !(typeof value === 'number' && value >= min && value <= max)) throw new Invalid(`invalid request: ${field} must be between ${min} and ${max}`);
+  }
   if (body.thinking !== undefined && !(isRecord(body.thinking) && ['enabled', 'disabled'].includes(body.thinking.type))) {
     throw new Invalid('invalid request: thinking.type must be one of enabled, disabled');
   }

@@ -134,6 +134,15 @@ function stopSequences(stop: unknown): string[] | undefined {
   return undefined;
 }
 
+/**
+ * A sampling value in the range Cohere takes (docs.cohere.com/v2/reference/chat: `p` from 0.01 to 0.99, the penalties
+ * from 0 to 1); Cohere refuses the whole request for a value outside it. OpenAI's ranges are wider (`top_p` up to 1,
+ * which OpenAI's own code samples send, penalties from -2 to 2): the nearest value Cohere takes keeps the intent.
+ */
+function within(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
+
 export function cohereRequestBody(request: ChatCompletionRequest, model: string): Json {
   if (typeof request.n === 'number' && request.n > 1) throw unsupported('n > 1 is not supported; Cohere returns one answer per request', 'n');
   const body: Json = { model, messages: request.messages.map(message) };
@@ -147,9 +156,15 @@ export function cohereRequestBody(request: ChatCompletionRequest, model: string)
   if (typeof maxTokens === 'number') body.max_tokens = maxTokens;
   const stop = stopSequences(request.stop);
   if (stop && stop.length > 0) body.stop_sequences = stop;
-  if (typeof request.top_p === 'number') body.p = request.top_p;
-  for (const field of ['temperature', 'seed', 'frequency_penalty', 'presence_penalty'] as const) {
+  if (typeof request.top_p === 'number') body.p = within(request.top_p, 0.01, 0.99);
+  for (const field of ['temperature', 'seed'] as const) {
     if (isNumberValue(request[field])) body[field] = request[field];
+  }
+  for (const field of ['frequency_penalty', 'presence_penalty'] as const) {
+    const value = request[field];
+    // A number kept exact (too many digits for a double) goes as written, for Cohere to judge.
+    if (typeof value === 'number') body[field] = within(value, 0, 1);
+    else if (isNumberValue(value)) body[field] = value;
   }
   const format = responseFormat(request.response_format);
   if (format) body.response_format = format;
