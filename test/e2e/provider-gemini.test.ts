@@ -136,6 +136,29 @@ describe('gemini provider through the gateway', () => {
     expect(contents[2]).toEqual({ role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { found: 42 } } }] });
   });
 
+  it('sends an earlier refusal as what the model said', async () => {
+    // OpenAI's assistant content may hold refusal parts, and a structured-output refusal comes back as content null
+    // with the words in `refusal`; a client sends either back in its history.
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot do that.' }] },
+        { role: 'user', content: 'second' },
+        { role: 'assistant', content: null, refusal: 'Nor that.' } as OpenAI.ChatCompletionAssistantMessageParam,
+        { role: 'user', content: 'third' },
+      ],
+    });
+    expect(completion.choices[0]?.message.content).toBe('echo: third');
+    expect(upstream.calls.at(-1)?.body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'first' }] },
+      { role: 'model', parts: [{ text: 'I cannot do that.' }] },
+      { role: 'user', parts: [{ text: 'second' }] },
+      { role: 'model', parts: [{ text: 'Nor that.' }] },
+      { role: 'user', parts: [{ text: 'third' }] },
+    ]);
+  });
+
   it('streams a forced tool call as a tool_calls delta', async () => {
     const chunks = await collect(
       await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool], tool_choice: 'required', stream: true }),

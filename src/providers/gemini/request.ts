@@ -49,6 +49,9 @@ function contentPart(part: unknown, param: string): GeminiPart | null {
   switch (part.type) {
     case 'text':
       return typeof part.text === 'string' && part.text !== '' ? { text: part.text } : null;
+    case 'refusal':
+      // An assistant's refusal sent back in the history is what the model said.
+      return typeof part.refusal === 'string' && part.refusal !== '' ? { text: part.refusal } : null;
     case 'image_url': {
       const image = part.image_url;
       const url = typeof image === 'string' ? image : isRecord(image) ? image.url : undefined;
@@ -111,6 +114,8 @@ function functionResult(content: unknown): Record<string, unknown> {
 
 function assistantParts(message: ChatMessage, index: number, callNames: Map<string, string>, needsSignature: boolean): GeminiPart[] {
   const parts = contentParts(message.content, `messages[${index}].content`);
+  // A structured-output refusal comes back as content null with the words in `refusal`.
+  if (parts.length === 0 && typeof message.refusal === 'string' && message.refusal !== '') parts.push({ text: message.refusal });
   if (!Array.isArray(message.tool_calls)) return parts;
   message.tool_calls.forEach((call: unknown, i: number) => {
     const param = `messages[${index}].tool_calls[${i}]`;
