@@ -108,6 +108,33 @@ describe('Anthropic SDK -> OpenAI model', () => {
     expect(lastOpenAIBody()).not.toHaveProperty('max_tokens');
   });
 
+  it('gives an adaptive-thinking client’s output_config.effort to an OpenAI reasoning model as its reasoning_effort', async () => {
+    // Claude's current models take thinking as { type: 'adaptive' } with the depth in output_config.effort (no budget):
+    // that effort is the client's reasoning_effort for a model of another vendor; xhigh and max are OpenAI's high.
+    for (const [effort, expected] of [['low', 'low'], ['medium', 'medium'], ['max', 'high']] as const) {
+      const message = await client.messages.create({
+        model: 'openai/o4-mini',
+        max_tokens: 3000,
+        thinking: { type: 'adaptive' },
+        output_config: { effort },
+        messages: [{ role: 'user', content: 'think it over' }],
+      });
+      expect(message.content).toEqual([{ type: 'text', text: 'echo: think it over' }]);
+      expect(lastOpenAIBody()).toMatchObject({ model: 'o4-mini', reasoning_effort: expected });
+      expect(lastOpenAIBody()).not.toHaveProperty('output_config');
+      expect(lastOpenAIBody()).not.toHaveProperty('thinking');
+    }
+    // The explicit effort is the client's word on depth, over the level a budget would give.
+    await client.messages.create({
+      model: 'openai/o4-mini',
+      max_tokens: 8000,
+      thinking: { type: 'enabled', budget_tokens: 6000 },
+      output_config: { effort: 'low' },
+      messages: [{ role: 'user', content: 'think it over' }],
+    });
+    expect(lastOpenAIBody()).toMatchObject({ reasoning_effort: 'low' });
+  });
+
   it('maps a length cut to max_tokens', async () => {
     const message = await client.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 2, messages: [{ role: 'user', content: 'one two three four' }] });
     expect(message.stop_reason).toBe('max_tokens');
@@ -267,6 +294,26 @@ describe('Anthropic SDK -> Gemini model', () => {
     const call = gemini.calls.at(-1);
     expect(call?.path).toContain('gemini-2.5-flash:generateContent');
     expect(call?.body.systemInstruction).toEqual({ parts: [{ text: 'be brief' }] });
+  });
+
+  it('thinks at the effort an adaptive-thinking client asked for, and shows the thoughts as thinking blocks', async () => {
+    gemini.setUsage({ thoughtText: 'weighing it', thoughtsTokenCount: 5 });
+    try {
+      const message = await client.messages.create({
+        model: 'gemini/gemini-2.5-flash',
+        max_tokens: 3000,
+        thinking: { type: 'adaptive' },
+        output_config: { effort: 'high' },
+        messages: [{ role: 'user', content: 'think hard' }],
+      });
+      expect(message.content).toEqual([
+        { type: 'thinking', thinking: 'weighing it', signature: '' },
+        { type: 'text', text: 'echo: think hard' },
+      ]);
+      expect(gemini.calls.at(-1)?.body.generationConfig).toEqual({ maxOutputTokens: 3000, thinkingConfig: { thinkingBudget: 24576, includeThoughts: true } });
+    } finally {
+      gemini.setUsage({});
+    }
   });
 
   it('streams a message', async () => {

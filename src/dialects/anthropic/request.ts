@@ -38,7 +38,7 @@ export function canonicalRequest(request: MessagesRequest, model: string, option
   // checked whenever tools were sent, also when the lenient read left every one of them out (server tools).
   const choice = tools ? canonicalToolChoice(request.tool_choice) : {};
   if (tools && tools.length > 0) Object.assign(out, { tools }, choice);
-  Object.assign(out, canonicalThinking(request.thinking));
+  Object.assign(out, canonicalThinking(request.thinking, request.output_config));
   const format = responseFormat(request.output_config);
   if (format) out.response_format = format;
   if (request.stream === true) {

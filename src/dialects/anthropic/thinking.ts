@@ -1,7 +1,7 @@
 import { invalidRequest } from './errors.js';
 import { type Json } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
-import { effortFor } from '../../wire/anthropic/thinking-budgets.js';
+import { effortFor, effortOf } from '../../wire/anthropic/thinking-budgets.js';
 
 export interface ThinkingFields {
   thinking?: Json;
@@ -9,18 +9,23 @@ export interface ThinkingFields {
 }
 
 /**
- * Anthropic's `thinking` config for the canonical request: kept as `thinking` for the adapters that read it
- * (Vertex AI's Claude; an attempt on any other format gets the request without it, see markers.ts), and as
- * reasoning_effort when it is enabled with a budget.
+ * Anthropic's `thinking` config and `output_config.effort` for the canonical request: `thinking` is kept for the
+ * adapters that read it (Vertex AI's Claude; an attempt on any other format gets the request without it, see
+ * markers.ts), and the depth asked for becomes reasoning_effort. That depth is the effort when the client names one
+ * (with adaptive thinking, the only way Claude's current models take a depth), else the budget of enabled thinking.
  */
-export function canonicalThinking(thinking: unknown): ThinkingFields {
-  if (thinking === undefined || thinking === null) return {};
-  if (!isRecord(thinking) || typeof thinking.type !== 'string') throw invalidRequest('thinking', "Input should be a valid dictionary with a 'type'");
-  const out: ThinkingFields = { thinking };
-  if (thinking.type === 'enabled') {
-    const budget = thinking.budget_tokens;
-    if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1) throw invalidRequest('thinking.budget_tokens', 'Input should be a positive integer');
-    out.reasoning_effort = effortFor(budget);
+export function canonicalThinking(thinking: unknown, outputConfig: unknown): ThinkingFields {
+  const out: ThinkingFields = {};
+  if (thinking !== undefined && thinking !== null) {
+    if (!isRecord(thinking) || typeof thinking.type !== 'string') throw invalidRequest('thinking', "Input should be a valid dictionary with a 'type'");
+    out.thinking = thinking;
+    if (thinking.type === 'enabled') {
+      const budget = thinking.budget_tokens;
+      if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1) throw invalidRequest('thinking.budget_tokens', 'Input should be a positive integer');
+      out.reasoning_effort = effortFor(budget);
+    }
   }
+  const effort = isRecord(outputConfig) ? effortOf(outputConfig.effort) : undefined;
+  if (effort !== undefined) out.reasoning_effort = effort;
   return out;
 }

@@ -19,3 +19,22 @@ export function effortFor(budget: number): 'low' | 'medium' | 'high' {
   if (budget >= (EFFORT_BUDGETS.medium as number)) return 'medium';
   return 'low';
 }
+
+/**
+ * Anthropic's `output_config.effort` as OpenAI's reasoning_effort: low, medium and high are the same words; xhigh
+ * and max, above Anthropic's default (high), are OpenAI's highest level. Undefined for what is not an effort level
+ * (Anthropic judges such a body itself when it reaches Anthropic).
+ */
+export function effortOf(effort: unknown): 'low' | 'medium' | 'high' | undefined {
+  switch (effort) {
+    case 'low':
+    case 'medium':
+    case 'high':
+      return effort;
+    case 'xhigh':
+    case 'max':
+      return 'high';
+    default:
+      return undefined;
+  }
+}
