@@ -316,6 +316,13 @@ describe('Anthropic SDK -> Gemini model', () => {
     }
   });
 
+  it('samples with the client’s top_k (Gemini’s topK)', async () => {
+    const params = { model: 'gemini/gemini-2.5-flash', max_tokens: 50, temperature: 0.5, top_k: 3, messages: [{ role: 'user', content: 'few words' }] };
+    const message = await client.messages.create(params as Anthropic.MessageCreateParamsNonStreaming);
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: few words' }]);
+    expect(gemini.calls.at(-1)?.body.generationConfig).toEqual({ maxOutputTokens: 50, temperature: 0.5, topK: 3 });
+  });
+
   it('streams a message', async () => {
     const final = await client.messages.stream({ model: 'gemini/gemini-2.5-flash', max_tokens: 50, messages: [{ role: 'user', content: 'stream gemini' }] }).finalMessage();
     expect(final).toMatchObject({ content: [{ type: 'text', text: 'echo: stream gemini' }], stop_reason: 'end_turn' });
@@ -330,6 +337,13 @@ describe('Anthropic SDK -> Bedrock model', () => {
     expect(message).toMatchObject({ model: BEDROCK_MODEL, content: [{ type: 'text', text: 'echo: hi bedrock' }], stop_reason: 'end_turn' });
     expect(message.usage.input_tokens).toBeGreaterThan(0);
     expect(bedrock.calls.at(-1)?.action).toBe('converse');
+  });
+
+  it('gives Claude the client’s top_k as its own request field', async () => {
+    const params = { model: BEDROCK_MODEL, max_tokens: 50, top_k: 3, messages: [{ role: 'user', content: 'few words' }] };
+    const message = await client.messages.create(params as Anthropic.MessageCreateParamsNonStreaming);
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: few words' }]);
+    expect(bedrock.calls.at(-1)?.body.additionalModelRequestFields).toEqual({ top_k: 3 });
   });
 
   it('streams a message', async () => {

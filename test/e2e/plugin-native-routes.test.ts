@@ -95,13 +95,13 @@ describe('a plugin that changes ctx.request on a native pass-through route', () 
     await patchPlugins([{ name: 'team-system-prompt', path: `${examples}/team-system-prompt.ts`, options: { default: 'Be kind.' } }]);
     try {
       const client = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
-      // A field the canonical request does not carry (`top_k`) reaches the upstream only in the
+      // A field the canonical request does not carry (`service_tier`) reaches the upstream only in the
       // client's own body.
-      const params = { model: 'anthropic/claude-sonnet-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hello' }], top_k: 3 };
+      const params = { model: 'anthropic/claude-sonnet-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hello' }], service_tier: 'auto' };
       await client.messages.create(params as Anthropic.MessageCreateParamsNonStreaming);
-      const body = anthropic.calls.at(-1)!.body as { system?: unknown; top_k?: unknown };
+      const body = anthropic.calls.at(-1)!.body as { system?: unknown; service_tier?: unknown };
       expect(body.system).toBe('Be kind.');
-      expect(body.top_k).toBe(3);
+      expect(body.service_tier).toBe('auto');
     } finally {
       await patchPlugins([{ name: 'note', path: join(dir, 'note.mjs'), placement: { after: 'auth' } }]);
     }

@@ -70,7 +70,7 @@ describe('request checks', () => {
 });
 
 describe('Anthropic request -> canonical request', () => {
-  it('translates sampling fields, stop sequences, user and streaming (asking for usage); top_k is dropped', () => {
+  it('translates sampling fields (top_k kept for the formats that take it), stop sequences, user and streaming (asking for usage)', () => {
     const chat = translate({
       messages: [{ role: 'user', content: 'hello' }],
       temperature: 0.3,
@@ -87,6 +87,7 @@ describe('Anthropic request -> canonical request', () => {
       max_completion_tokens: 100,
       temperature: 0.3,
       top_p: 0.9,
+      top_k: 5,
       stop: ['END', 'STOP'],
       user: 'u-1',
       stream: true,

@@ -83,16 +83,18 @@ function isClaude(modelId: string): boolean {
 
 /**
  * additionalModelRequestFields go to the model as its own request fields. Claude takes Anthropic's `thinking`
- * ({type: enabled, budget_tokens} with budget_tokens at least 1,024 and below max_tokens, in Anthropic's words);
- * the other scripted families take none, and refuse an unknown one as Bedrock relays it.
+ * ({type: enabled, budget_tokens} with budget_tokens at least 1,024 and below max_tokens, in Anthropic's words)
+ * and `top_k` (a non-negative integer); the other scripted families take none, and refuse an unknown one as
+ * Bedrock relays it.
  */
 function validateModelFields(modelId: string, body: Record<string, any>): void {
   const fields = body.additionalModelRequestFields;
   if (fields === undefined) return;
   check(isRecord(fields), 'additionalModelRequestFields must be an object.');
   for (const key of Object.keys(fields)) {
-    check(isClaude(modelId) && key === 'thinking', `Malformed input request: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
+    check(isClaude(modelId) && (key === 'thinking' || key === 'top_k'), `Malformed input request: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
   }
+  if (fields.top_k !== undefined) check(Number.isInteger(fields.top_k) && fields.top_k >= 0, 'The model returned the following errors: top_k: Input should be a valid integer');
   const thinking = fields.thinking;
   if (thinking === undefined) return;
   check(isRecord(thinking) && ['enabled', 'disabled'].includes(thinking.type), 'The model returned the following errors: thinking: Input tag does not match the expected tags: \'enabled\', \'disabled\'');

@@ -12,6 +12,11 @@ import { assistantContent, systemContent, userContent } from './messages.js';
  */
 const READS_THINKING = new Set(['anthropic', 'vertex', 'bedrock']);
 const READS_CACHE_CONTROL = new Set(['anthropic', 'vertex']);
+/**
+ * Formats whose adapters send `top_k` on: Anthropic's and Vertex AI's Claude as top_k, Gemini's (and Vertex AI's)
+ * as generationConfig.topK, Bedrock's to Claude in additionalModelRequestFields. OpenAI's API refuses the field.
+ */
+const READS_TOP_K = new Set(['anthropic', 'vertex', 'gemini', 'bedrock']);
 
 function marked(part: unknown): boolean {
   return isRecord(part) && part.cache_control !== undefined;
@@ -34,7 +39,7 @@ function unmarkedMessage(message: ChatMessage): ChatMessage {
 
 /**
  * The canonical request of an Anthropic client as an attempt on an upstream of `format` gets it. The dialect's
- * read keeps `thinking` and `cache_control` on it for the adapters that read them; a format that does not read
+ * read keeps `thinking`, `cache_control` and `top_k` on it for the adapters that read them; a format that does not read
  * one gets the request without it (OpenAI's API refuses both with a 400; the thinking budget travels as
  * reasoning_effort), as a direct request to that format always did. Asked per attempt, so a route or a fallback
  * chain mixing formats sends each target what it takes: the Anthropic attempt the client's body, the OpenAI
@@ -73,9 +78,11 @@ function shapedFor(request: ChatCompletionRequest, format: string): ChatCompleti
   const tools = !keepCache && Array.isArray(request.tools) && request.tools.some(marked) ? (request.tools as Json[]).map(unmarked) : request.tools;
   const messages = !keepCache && request.messages.some((message) => Array.isArray(message.content) && message.content.some(marked)) ? request.messages.map(unmarkedMessage) : request.messages;
   const dropThinking = request.thinking !== undefined && !READS_THINKING.has(format);
-  if (!dropThinking && tools === request.tools && messages === request.messages) return request;
+  const dropTopK = request.top_k !== undefined && !READS_TOP_K.has(format);
+  if (!dropThinking && !dropTopK && tools === request.tools && messages === request.messages) return request;
   const out: ChatCompletionRequest = { ...request, messages };
   if (dropThinking) delete out.thinking;
+  if (dropTopK) delete out.top_k;
   if (tools !== undefined) out.tools = tools;
   return out;
 }

@@ -18,8 +18,9 @@ function responseFormat(outputConfig: unknown): Record<string, unknown> | undefi
 
 /**
  * An Anthropic Messages request as the canonical (OpenAI chat-completions) request for `model`, the name the
- * pipeline routes on. `top_k` has no OpenAI counterpart and is dropped; Anthropic-only fields that the request
- * may not carry to the target (service_tier, container, mcp_servers, context_management) are left out.
+ * pipeline routes on. `top_k` has no OpenAI counterpart: it rides on the request for the formats that take it and
+ * is left out for the others (markers.ts); Anthropic-only fields that the request may not carry to the target
+ * (service_tier, container, mcp_servers, context_management) are left out.
  * A stream always asks for usage, which the route needs for Anthropic's message_delta.
  */
 export function canonicalRequest(request: MessagesRequest, model: string, options: DialectOptions): ChatCompletionRequest {
@@ -29,6 +30,7 @@ export function canonicalRequest(request: MessagesRequest, model: string, option
   if (typeof request.max_tokens === 'number') out.max_completion_tokens = request.max_tokens;
   if (typeof request.temperature === 'number') out.temperature = request.temperature;
   if (typeof request.top_p === 'number') out.top_p = request.top_p;
+  if (typeof request.top_k === 'number') out.top_k = request.top_k;
   const stops = request.stop_sequences;
   if (Array.isArray(stops) && stops.length > 0) out.stop = stops;
   const metadata = request.metadata;

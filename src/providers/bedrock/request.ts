@@ -236,18 +236,22 @@ function outputConfig(format: unknown): unknown {
 const CLAUDE = /(^|[.:/])anthropic\.claude-/;
 
 /**
- * Reasoning for the model's own request fields. Converse has no reasoning field of its own: Claude takes
- * Anthropic's `thinking` in additionalModelRequestFields, the budget an Anthropic client set or the one
- * reasoning_effort maps to (fitted under maxTokens as on Anthropic's API). Other families are sent nothing: some
- * take other fields or none, and an unknown field is a 400 (see README).
+ * Claude's own request fields. Converse has no reasoning or top-k field of its own: Claude takes Anthropic's
+ * `thinking` in additionalModelRequestFields, the budget an Anthropic client set or the one reasoning_effort maps
+ * to (fitted under maxTokens as on Anthropic's API), and `top_k` (AWS's Converse example for Claude sends it there).
+ * Other families are sent nothing: some take other fields or none, and an unknown field is a 400 (see README).
  */
 function modelFields(request: ChatCompletionRequest, model: string, maxTokens: number | undefined): ConverseRequest['additionalModelRequestFields'] {
   if (!CLAUDE.test(model)) return undefined;
+  const fields: Record<string, unknown> = {};
   let thinking = thinkingOf(request);
   // Thinking off is Claude's default: nothing to send.
-  if (!thinking || thinking.type === 'disabled') return undefined;
-  if (maxTokens !== undefined) thinking = fitBudget(thinking, maxTokens, request.thinking !== undefined && request.thinking !== null);
-  return { thinking };
+  if (thinking && thinking.type !== 'disabled') {
+    if (maxTokens !== undefined) thinking = fitBudget(thinking, maxTokens, request.thinking !== undefined && request.thinking !== null);
+    fields.thinking = thinking;
+  }
+  if (typeof request.top_k === 'number') fields.top_k = request.top_k;
+  return Object.keys(fields).length > 0 ? fields : undefined;
 }
 
 /** The Converse body for a canonical request; fields Converse cannot express are dropped (seed, user, ...). */

@@ -240,6 +240,7 @@ function generationConfig(request: ChatCompletionRequest, model: string): Record
   if (typeof maxTokens === 'number') config.maxOutputTokens = maxTokens;
   if (typeof request.temperature === 'number') config.temperature = request.temperature;
   if (typeof request.top_p === 'number') config.topP = request.top_p;
+  if (typeof request.top_k === 'number') config.topK = request.top_k;
   if (typeof request.stop === 'string') config.stopSequences = [request.stop];
   else if (Array.isArray(request.stop) && request.stop.length > 0) config.stopSequences = request.stop;
   if (typeof request.n === 'number' && request.n !== 1) config.candidateCount = request.n;
