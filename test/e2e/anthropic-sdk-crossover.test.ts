@@ -232,6 +232,46 @@ describe('Anthropic SDK -> OpenAI model', () => {
     expect(final.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'lookup', input: { query: 'find streams' } }]);
   });
 
+  it('keeps parallel tool calls apart when the server numbers them all 0 or not at all', async () => {
+    // Ollama streams every call of a parallel batch with index 0 (ollama/ollama#15457), older builds and other
+    // servers with no index (ollama/ollama#7881); the calls still differ by id. Merged by index, both calls became
+    // one tool_use whose input was the two argument objects run together, which the SDK cannot parse.
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-p1', object: 'chat.completion.chunk', created: 1, model: 'qwen3', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const call = (id: string, name: string, args: string, index?: number) => ({ ...(index === undefined ? {} : { index }), id, type: 'function', function: { name, arguments: args } });
+    const more = (args: string, index?: number) => ({ ...(index === undefined ? {} : { index }), function: { arguments: args } });
+    const tools: Anthropic.Tool[] = [lookup, { name: 'weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const expected = [
+      { type: 'tool_use', id: 'call_a', name: 'lookup', input: { query: 'tollgate' } },
+      { type: 'tool_use', id: 'call_b', name: 'weather', input: { city: 'Oslo' } },
+    ];
+    for (const index of [0, undefined]) {
+      const body = [
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ tool_calls: [call('call_a', 'lookup', '{"query":', index)] }),
+        chunk({ tool_calls: [more('"tollgate"}', index)] }),
+        chunk({ tool_calls: [call('call_b', 'weather', '{"city":', index)] }),
+        chunk({ tool_calls: [more('"Oslo"}', index)] }),
+        chunk({}, 'tool_calls'),
+        `data: ${JSON.stringify({ id: 'chatcmpl-p1', object: 'chat.completion.chunk', created: 1, model: 'qwen3', choices: [], usage: { prompt_tokens: 9, completion_tokens: 20, total_tokens: 29 } })}\n\n`,
+        'data: [DONE]\n\n',
+      ].join('');
+      openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+      const final = await client.messages.stream({ model: 'openai/gpt-4o-mini', max_tokens: 100, tools, messages: [{ role: 'user', content: 'both' }] }).finalMessage();
+      expect(final.content).toEqual(expected);
+      expect(final.stop_reason).toBe('tool_use');
+    }
+    // Both calls whole in one delta, each numbered 0, as Ollama sends a batch.
+    const body = [
+      chunk({ role: 'assistant', content: '', tool_calls: [call('call_a', 'lookup', '{"query":"tollgate"}', 0), call('call_b', 'weather', '{"city":"Oslo"}', 0)] }),
+      chunk({}, 'tool_calls'),
+      'data: [DONE]\n\n',
+    ].join('');
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const final = await client.messages.stream({ model: 'openai/gpt-4o-mini', max_tokens: 100, tools, messages: [{ role: 'user', content: 'both' }] }).finalMessage();
+    expect(final.content).toEqual(expected);
+  });
+
   it('names a streamed tool call whose name comes after its first fragment, as the whole answer does', async () => {
     // Some OpenAI-compatible servers open a tool call with its id and an empty (or no) name and send the name in a
     // later delta (vercel/ai#14722, jjang-ai/vmlx#244); OpenAI's SDK takes the name from whichever delta has it.

@@ -7,6 +7,7 @@ import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js'
 import { withFields } from '../../core/with-fields.js';
 import { isChoiceList } from '../../core/answer-shape.js';
 import { isRecord } from '../../core/is-record.js';
+import { createToolCallNumbering } from './tool-call-indexes.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
   if (!quirks) return;
@@ -71,6 +72,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
   createStreamDecoder(target: Target, _request: ChatCompletionRequest, _native?: NativeRequest | null, verbatim = false) {
     /** With `verbatim`, each event that became a chunk, as it came: the client's dialect may write it unchanged. */
     let kept: NativeStreamEvent[] = [];
+    const numberToolCalls = createToolCallNumbering();
     const decoder: StreamDecoder = createSSEDecoder((event) => {
       if (event.data === '[DONE]') return 'done';
       let parsed: unknown;
@@ -98,6 +100,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
       }
       if (verbatim) kept.push({ event: event.event ?? '', data: event.data });
       liftGroqUsage(record);
+      numberToolCalls(record.choices);
       return record as ChatCompletionChunk;
     });
     if (!verbatim) return decoder;
