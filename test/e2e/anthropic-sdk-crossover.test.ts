@@ -135,6 +135,28 @@ describe('Anthropic SDK -> OpenAI model', () => {
     expect(lastOpenAIBody()).toMatchObject({ reasoning_effort: 'low' });
   });
 
+  it('gives an OpenAI model a plain-text document as text, Chat Completions taking only PDFs as files', async () => {
+    const messages: Anthropic.MessageParam[] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'document', title: 'notes.txt', source: { type: 'text', media_type: 'text/plain', data: 'The launch moved to May.' } },
+          { type: 'text', text: 'When is the launch?' },
+        ],
+      },
+    ];
+    const message = await client.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 50, messages });
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: The launch moved to May. When is the launch?' }]);
+    expect(lastOpenAIBody().messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'The launch moved to May.' }, { type: 'text', text: 'When is the launch?' }] },
+    ]);
+    // Converse takes no file part either; Gemini reads the document as the text/plain file it is.
+    await client.messages.create({ model: BEDROCK_MODEL, max_tokens: 50, messages });
+    expect(bedrock.calls.at(-1)?.body.messages).toEqual([{ role: 'user', content: [{ text: 'The launch moved to May.' }, { text: 'When is the launch?' }] }]);
+    await client.messages.create({ model: 'gemini/gemini-2.5-flash', max_tokens: 50, messages });
+    expect(gemini.calls.at(-1)?.body.contents[0].parts[0]).toEqual({ inlineData: { mimeType: 'text/plain', data: Buffer.from('The launch moved to May.').toString('base64') } });
+  });
+
   it('maps a length cut to max_tokens', async () => {
     const message = await client.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 2, messages: [{ role: 'user', content: 'one two three four' }] });
     expect(message.stop_reason).toBe('max_tokens');

@@ -53,8 +53,8 @@ describe('plain-text documents on input', () => {
 
     await client().messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 100, messages: document(`Write to ${EMAIL} today.`) });
     const translated = JSON.stringify(openai.calls.at(-1)?.body);
-    expect(translated).not.toContain(b64(EMAIL).slice(0, 12));
-    expect(translated).toContain(b64('Write to [REDACTED:email] today.'));
+    expect(translated).not.toContain(EMAIL);
+    expect(translated).toContain('Write to [REDACTED:email] today.');
   });
 
   it('refuses a blocked word in a text document', async () => {
@@ -77,10 +77,14 @@ describe('plain-text documents on input', () => {
     expect(sent).toContain(b64('Mail [REDACTED:email].'));
     expect(sent).not.toContain(b64(`Mail ${EMAIL}.`));
 
-    await tg.client.chat.completions.create({
-      model: 'openai/gpt-4o-mini',
-      messages: [{ role: 'user', content: [{ type: 'file', file: { filename: 'notes.txt', file_data: `data:text/plain;base64,${b64(`Mail ${EMAIL}.`)}` } }, { type: 'text', text: 'Summarize it.' }] }],
-    });
+    // OpenAI refuses a text file in Chat Completions (PDFs only), but what reached it was redacted.
+    const refused = await tg.client.chat.completions
+      .create({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: [{ type: 'file', file: { filename: 'notes.txt', file_data: `data:text/plain;base64,${b64(`Mail ${EMAIL}.`)}` } }, { type: 'text', text: 'Summarize it.' }] }],
+      })
+      .then(() => null, (err: { status?: number }) => err);
+    expect(refused?.status).toBe(400);
     const forwarded = JSON.stringify(openai.calls.at(-1)?.body);
     expect(forwarded).toContain(b64('Mail [REDACTED:email].'));
     expect(forwarded).not.toContain(b64(`Mail ${EMAIL}.`));

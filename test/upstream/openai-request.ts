@@ -124,6 +124,27 @@ function anthropicMarker(body: Json): RequestProblem | null {
   return tool === -1 ? null : unknown(`tools[${tool}].cache_control`);
 }
 
+/**
+ * A `file` part whose data is not a PDF: Chat Completions takes only PDFs as files (a text file's contents go as a
+ * text part, https://developers.openai.com/api/docs/guides/file-inputs), and refuses any other type in these words.
+ */
+function nonPdfFile(messages: Json[]): RequestProblem | null {
+  for (let i = 0; i < messages.length; i++) {
+    const content = messages[i]?.content;
+    if (!Array.isArray(content)) continue;
+    for (let j = 0; j < content.length; j++) {
+      const part: unknown = content[j];
+      if (!isRecord(part) || part.type !== 'file' || !isRecord(part.file) || typeof part.file.file_data !== 'string') continue;
+      const mime = /^data:([^;,]*)/.exec(part.file.file_data)?.[1] ?? '';
+      if (mime === 'application/pdf') continue;
+      const param = `messages[${i}].content[${j}].file.file_data`;
+      const message = `Invalid file data: '${param}'. Expected a base64-encoded data URL with an application/pdf MIME type (e.g. 'data:application/pdf;base64,SGVsbG8sIFdvcmxkIQ=='), but got unsupported MIME type '${mime}'.`;
+      return { message, param, code: 'invalid_value' };
+    }
+  }
+  return null;
+}
+
 function checkMessages(messages: unknown): RequestProblem | null {
   if (messages === undefined) return { message: "Missing required parameter: 'messages'.", param: 'messages', code: 'missing_required_parameter' };
   if (!Array.isArray(messages)) {
@@ -157,6 +178,8 @@ export function parseChatRequest(body: unknown): ParseResult {
   const messages = body.messages as Json[];
   const marker = anthropicMarker(body);
   if (marker) return { ok: false, problem: marker };
+  const file = nonPdfFile(messages);
+  if (file) return { ok: false, problem: file };
 
   const stream = body.stream === true;
   if (body.stream_options !== undefined && body.stream_options !== null && !stream) {

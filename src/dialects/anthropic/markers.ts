@@ -4,6 +4,7 @@ import type { Target } from '../../core/provider.js';
 import { isRecord } from '../../core/is-record.js';
 import { type Json } from '../../wire/anthropic/shapes.js';
 import { assistantContent, systemContent, userContent } from './messages.js';
+import { holdsTextDocument, textDocumentsAsText } from './text-documents.js';
 
 /**
  * Wire formats whose adapters read Anthropic's own request fields off the canonical request: Anthropic's (when it
@@ -17,6 +18,8 @@ const READS_CACHE_CONTROL = new Set(['anthropic', 'vertex']);
  * as generationConfig.topK, Bedrock's to Claude in additionalModelRequestFields. OpenAI's API refuses the field.
  */
 const READS_TOP_K = new Set(['anthropic', 'vertex', 'gemini', 'bedrock']);
+/** Formats whose adapters take a plain-text document as a file (a document block, an inline text/plain part). */
+const TAKES_TEXT_FILES = new Set(['anthropic', 'vertex', 'gemini']);
 
 function marked(part: unknown): boolean {
   return isRecord(part) && part.cache_control !== undefined;
@@ -76,7 +79,8 @@ function withReasoningHistory(request: ChatCompletionRequest, target: Target | u
 function shapedFor(request: ChatCompletionRequest, format: string): ChatCompletionRequest {
   const keepCache = READS_CACHE_CONTROL.has(format);
   const tools = !keepCache && Array.isArray(request.tools) && request.tools.some(marked) ? (request.tools as Json[]).map(unmarked) : request.tools;
-  const messages = !keepCache && request.messages.some((message) => Array.isArray(message.content) && message.content.some(marked)) ? request.messages.map(unmarkedMessage) : request.messages;
+  let messages = !keepCache && request.messages.some((message) => Array.isArray(message.content) && message.content.some(marked)) ? request.messages.map(unmarkedMessage) : request.messages;
+  if (!TAKES_TEXT_FILES.has(format) && messages.some(holdsTextDocument)) messages = messages.map(textDocumentsAsText);
   const dropThinking = request.thinking !== undefined && !READS_THINKING.has(format);
   const dropTopK = request.top_k !== undefined && !READS_TOP_K.has(format);
   if (!dropThinking && !dropTopK && tools === request.tools && messages === request.messages) return request;
