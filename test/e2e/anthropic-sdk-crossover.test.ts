@@ -157,6 +157,41 @@ describe('Anthropic SDK -> OpenAI model', () => {
     expect(gemini.calls.at(-1)?.body.contents[0].parts[0]).toEqual({ inlineData: { mimeType: 'text/plain', data: Buffer.from('The launch moved to May.').toString('base64') } });
   });
 
+  it('gives an OpenAI model the image a tool answered with, in a user message after the tool message', async () => {
+    // Claude Code's Read tool answers a screenshot as an image in the tool_result; a tool message takes only text in
+    // Chat Completions, so the image follows it in a user message, before the turn's own text.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'look at the screenshot' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { query: 'shot.png' } }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_1',
+            content: [
+              { type: 'text', text: 'shot.png' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+            ],
+          },
+          { type: 'text', text: 'what does it show?' },
+        ],
+      },
+    ];
+    await client.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 50, tools: [lookup], messages });
+    expect(lastOpenAIBody().messages.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'shot.png' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }, { type: 'text', text: 'what does it show?' }] },
+    ]);
+    // Gemini gets the image beside the function's response, in the same turn.
+    await client.messages.create({ model: 'gemini/gemini-2.5-flash', max_tokens: 50, tools: [lookup], messages });
+    expect(gemini.calls.at(-1)?.body.contents.at(-1)).toEqual({
+      role: 'user',
+      parts: [{ functionResponse: { name: 'lookup', response: { result: 'shot.png' } } }, { inlineData: { mimeType: 'image/png', data: png } }, { text: 'what does it show?' }],
+    });
+  });
+
   it('maps a length cut to max_tokens', async () => {
     const message = await client.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 2, messages: [{ role: 'user', content: 'one two three four' }] });
     expect(message.stop_reason).toBe('max_tokens');

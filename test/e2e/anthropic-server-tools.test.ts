@@ -1,5 +1,5 @@
 // Anthropic SDK -> tollgate /anthropic -> Anthropic: what the canonical (OpenAI-shaped) request cannot express
-// (server tools, their blocks sent back, images in tool results) still reaches an Anthropic upstream unchanged,
+// (server tools, their blocks sent back, images by file id in tool results) still reaches an Anthropic upstream unchanged,
 // and its answer reaches the client unchanged. Only an attempt that would have to translate fails, with the 400
 // naming what cannot be translated, and malformed requests are refused before any upstream call.
 import Anthropic from '@anthropic-ai/sdk';
@@ -36,8 +36,8 @@ function searchRequest(model: string): Anthropic.MessageCreateParamsNonStreaming
   return { model, max_tokens: 300, tools: [webSearch], messages: [{ role: 'user', content: 'search the web for tollgate' }] };
 }
 
-/** A tool round trip whose result holds an image, which only Anthropic's format can carry. */
-function imageResultRequest(model: string): Anthropic.MessageCreateParamsNonStreaming {
+/** A tool round trip whose result holds an image (by default one uploaded to Anthropic's Files API, which only Anthropic can read). */
+function imageResultRequest(model: string, source: Record<string, unknown> = { type: 'file', file_id: 'file_011CNha8iCJcU1wXNR6q4V8w' }): Anthropic.MessageCreateParamsNonStreaming {
   return {
     model,
     max_tokens: 300,
@@ -53,7 +53,7 @@ function imageResultRequest(model: string): Anthropic.MessageCreateParamsNonStre
             tool_use_id: 'toolu_1',
             content: [
               { type: 'text', text: 'radar map' },
-              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+              { type: 'image', source } as unknown as Anthropic.ImageBlockParam,
             ],
           },
         ],
@@ -122,7 +122,7 @@ describe('server tools to Anthropic', () => {
   });
 
   it('sends an image inside a tool result to Anthropic', async () => {
-    const params = imageResultRequest(MODEL);
+    const params = imageResultRequest(MODEL, { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' });
     const message = await client.messages.create(params);
     expect(lastCall().body).toEqual({ ...params, model: UPSTREAM_MODEL });
     expect(message.content).toEqual(lastSent().message.content);
@@ -164,8 +164,8 @@ describe('what another format cannot take', () => {
     expect(upstream.calls).toHaveLength(0);
   });
 
-  it('refuses an image in a tool result for an OpenAI model, streamed too', async () => {
-    const message = 'messages.2.content.0.content.1: A tool_result block other than text cannot be translated by the gateway.';
+  it('refuses an image by file id in a tool result for an OpenAI model, streamed too', async () => {
+    const message = "messages.2.content.0.content.1.source: An image source of type 'file' (only base64 and url are) cannot be translated by the gateway.";
     const error = await badRequest(client.messages.create(imageResultRequest(OPENAI_MODEL)));
     expect(error.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message } });
     const streamed = await post({ ...imageResultRequest(OPENAI_MODEL), stream: true });

@@ -20,7 +20,7 @@ describe('the lenient read of a Messages body', () => {
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'search_result', source: 'x' }] },
         { role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }, { type: 'text', text: 'found' }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'map' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'x' } }] }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'map' }, { type: 'image', source: { type: 'file', file_id: 'file_1' } }] }] },
       ],
     });
     expect(out.untranslatable?.param).toBe('messages.0.content.1.type');

@@ -69,24 +69,36 @@ function documentPart(block: Json, where: string, options: DialectOptions): Json
   return cannotTranslate(options, unsupported(`${where}.source`, 'A document that is not an inline base64 PDF or plain text'));
 }
 
-/** The text of a tool_result's content (a string or text blocks); tools answering with images have no canonical form. */
-function toolResultText(content: unknown, where: string, options: DialectOptions): string {
-  if (content === undefined || content === null) return '';
-  if (typeof content === 'string') return content;
+/**
+ * A tool_result's content (a string or blocks): its text, and its images and documents as canonical parts. A tool
+ * message carries text only (Chat Completions takes no image in one), so the parts go to the user message that
+ * follows the tool messages (messages.ts). Other blocks (search results, ...) have no canonical form.
+ */
+function toolResultContent(content: unknown, where: string, options: DialectOptions): { text: string; media: Json[] } {
+  if (content === undefined || content === null) return { text: '', media: [] };
+  if (typeof content === 'string') return { text: content, media: [] };
   if (!Array.isArray(content)) throw invalidRequest(`${where}.content`, 'Input should be a valid string or list');
   const texts: string[] = [];
+  const media: Json[] = [];
   content.forEach((block: unknown, i) => {
-    if (isRecord(block) && block.type === 'text') texts.push(textOf(block, `${where}.content.${i}`));
-    else cannotTranslate(options, unsupported(`${where}.content.${i}`, 'A tool_result block other than text'));
+    const at = `${where}.content.${i}`;
+    if (isRecord(block) && block.type === 'text') texts.push(textOf(block, at));
+    else if (isRecord(block) && (block.type === 'image' || block.type === 'document')) {
+      const part = block.type === 'image' ? imagePart(block, at, options) : documentPart(block, at, options);
+      if (part) media.push(part);
+    } else cannotTranslate(options, unsupported(at, 'A tool_result block other than text, an image or a document'));
   });
-  return texts.join('\n');
+  return { text: texts.join('\n'), media };
 }
 
-/** A `tool_result` block as a canonical `tool` message; an error result says so, since OpenAI's shape has no flag. */
-export function toolMessage(block: Json, where: string, options: DialectOptions): Json {
+/**
+ * A `tool_result` block as a canonical `tool` message (an error result says so, since OpenAI's shape has no flag),
+ * and the images and documents it answered with, for the user message after it.
+ */
+export function toolMessage(block: Json, where: string, options: DialectOptions): { message: Json; media: Json[] } {
   if (typeof block.tool_use_id !== 'string' || block.tool_use_id === '') throw invalidRequest(`${where}.tool_use_id`, 'Field required');
-  const text = toolResultText(block.content, where, options);
-  return { role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error === true ? `Error: ${text}` : text };
+  const { text, media } = toolResultContent(block.content, where, options);
+  return { message: { role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error === true ? `Error: ${text}` : text }, media };
 }
 
 /** A `tool_use` block as a canonical tool call: the input object becomes the JSON arguments string. */

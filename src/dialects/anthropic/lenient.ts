@@ -17,7 +17,7 @@ export interface CanonicalRead {
 
 /**
  * Reads a Messages body into the canonical form, leniently: when the strict translation refuses something only
- * because the canonical form cannot express it (server tools, their blocks sent back, images in tool results,
+ * because the canonical form cannot express it (server tools, their blocks sent back, images by file id,
  * documents by URL or file id, block types tollgate does not know), the body is read again leaving those out.
  * Malformed input is still refused, by either read. The strict read runs first, so a request that translates
  * whole costs nothing more.

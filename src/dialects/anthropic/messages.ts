@@ -49,21 +49,29 @@ export function assistantContent(parts: Json[], toolCalls: boolean): string | Js
 
 /**
  * A user turn: its tool_result blocks become `tool` messages, which must come first because OpenAI wants them
- * right after the assistant's tool calls (Anthropic also puts them first); any other blocks follow as one user message.
+ * right after the assistant's tool calls (Anthropic also puts them first); the images and documents the tools
+ * answered with, then the turn's other blocks, follow as one user message.
  */
 function userMessages(content: unknown, where: string, options: DialectOptions): ChatMessage[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
   const tools: ChatMessage[] = [];
+  const media: Json[] = [];
   const parts: Json[] = [];
   blocksOf(content, where).forEach((block, i) => {
-    if (block.type === 'tool_result') tools.push(toolMessage(block, `${where}.content.${i}`, options) as ChatMessage);
-    else {
+    if (block.type === 'tool_result') {
+      const result = toolMessage(block, `${where}.content.${i}`, options);
+      tools.push(result.message as ChatMessage);
+      for (const part of result.media) media.push(part);
+    } else {
       const part = userPart(block, `${where}.content.${i}`, options);
       if (part) parts.push(part);
     }
   });
-  if (parts.length === 0) return tools;
-  return [...tools, { role: 'user', content: userContent(parts) }];
+  // concat, not spread: a turn may hold more parts than a call's arguments can.
+  const all = media.length > 0 ? media.concat(parts) : parts;
+  if (all.length === 0) return tools;
+  tools.push({ role: 'user', content: userContent(all) });
+  return tools;
 }
 
 /**
