@@ -278,6 +278,18 @@ describe('@google/genai -> OpenAI model (crossover)', () => {
     });
   });
 
+  it('gives an OpenAI model a text/plain inline part as text, Chat Completions taking only PDFs as files', async () => {
+    const notes = Buffer.from('The launch moved to May.').toString('base64');
+    const response = await ai.models.generateContent({
+      model: 'openai/gpt-4o-mini',
+      contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'text/plain', data: notes } }, { text: 'When is the launch?' }] }],
+    });
+    expect(response.text).toBe('echo: The launch moved to May. When is the launch?');
+    expect(openai.calls.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'The launch moved to May.' }, { type: 'text', text: 'When is the launch?' }] },
+    ]);
+  });
+
   it('refuses a fileData part OpenAI cannot open (a Gemini Files API upload, a Cloud Storage object, a PDF) instead of sending it as an image URL', async () => {
     // A Files API URI (https://ai.google.dev/gemini-api/docs/files) is readable only with the uploader's Gemini key,
     // gs:// only by Google, and OpenAI's image_url takes images alone.

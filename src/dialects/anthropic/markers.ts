@@ -4,7 +4,7 @@ import type { Target } from '../../core/provider.js';
 import { isRecord } from '../../core/is-record.js';
 import { type Json } from '../../wire/anthropic/shapes.js';
 import { assistantContent, systemContent, userContent } from './messages.js';
-import { holdsTextDocument, textDocumentsAsText } from './text-documents.js';
+import { textDocumentsFor } from '../text-documents.js';
 
 /**
  * Wire formats whose adapters read Anthropic's own request fields off the canonical request: Anthropic's (when it
@@ -18,8 +18,6 @@ const READS_CACHE_CONTROL = new Set(['anthropic', 'vertex']);
  * as generationConfig.topK, Bedrock's to Claude in additionalModelRequestFields. OpenAI's API refuses the field.
  */
 const READS_TOP_K = new Set(['anthropic', 'vertex', 'gemini', 'bedrock']);
-/** Formats whose adapters take a plain-text document as a file (a document block, an inline text/plain part). */
-const TAKES_TEXT_FILES = new Set(['anthropic', 'vertex', 'gemini']);
 
 function marked(part: unknown): boolean {
   return isRecord(part) && part.cache_control !== undefined;
@@ -49,7 +47,7 @@ function unmarkedMessage(message: ChatMessage): ChatMessage {
  * fallback no markers. The reasoning_effort the thinking budget became is sent as the target's model takes it.
  */
 export function anthropicRequestFor(request: ChatCompletionRequest, format: string, target?: Target): ChatCompletionRequest {
-  return withReasoningHistory(withDerivedEffort(shapedFor(request, format), target), target);
+  return withReasoningHistory(withDerivedEffort(textDocumentsFor(shapedFor(request, format), format), target), target);
 }
 
 function hasToolCalls(message: ChatMessage): boolean {
@@ -79,8 +77,7 @@ function withReasoningHistory(request: ChatCompletionRequest, target: Target | u
 function shapedFor(request: ChatCompletionRequest, format: string): ChatCompletionRequest {
   const keepCache = READS_CACHE_CONTROL.has(format);
   const tools = !keepCache && Array.isArray(request.tools) && request.tools.some(marked) ? (request.tools as Json[]).map(unmarked) : request.tools;
-  let messages = !keepCache && request.messages.some((message) => Array.isArray(message.content) && message.content.some(marked)) ? request.messages.map(unmarkedMessage) : request.messages;
-  if (!TAKES_TEXT_FILES.has(format) && messages.some(holdsTextDocument)) messages = messages.map(textDocumentsAsText);
+  const messages = !keepCache && request.messages.some((message) => Array.isArray(message.content) && message.content.some(marked)) ? request.messages.map(unmarkedMessage) : request.messages;
   const dropThinking = request.thinking !== undefined && !READS_THINKING.has(format);
   const dropTopK = request.top_k !== undefined && !READS_TOP_K.has(format);
   if (!dropThinking && !dropTopK && tools === request.tools && messages === request.messages) return request;

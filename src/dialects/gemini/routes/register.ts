@@ -18,6 +18,7 @@ import { registerGenAIModelRoutes } from './models.js';
 import { fromFrameworkError } from '../../../http/render-error.js';
 import { bearerToken, headerString } from '../../../http/request-headers.js';
 import { gatewayError } from '../../../core/errors.js';
+import { textDocumentsFor } from '../../text-documents.js';
 
 const DIALECT = 'gemini';
 
@@ -146,7 +147,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           // when the body holds what the canonical form cannot express, the 400 saying so (the call stage). The
           // reasoning_effort a thinkingConfig became goes as each target's model takes it. The body goes to the API
           // version the client wrote it for.
-          native: { format: 'gemini', body, untranslatable, apiVersion: version, requestFor: (canonical, _format, target) => withDerivedEffort(canonical, target) },
+          native: { format: 'gemini', body, untranslatable, apiVersion: version, requestFor: (canonical, format, target) => withDerivedEffort(textDocumentsFor(canonical, format), target) },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();
