@@ -1,6 +1,6 @@
 import { embeddingInputs } from '../core/canonical.js';
 import type { RequestContext } from '../core/context.js';
-import { countPromptTokens, TokenCounter } from '../tokens/tokenizer.js';
+import { countPromptTokens, isPlainTextFile, TokenCounter } from '../tokens/tokenizer.js';
 
 /** A request's prompt count, with what it was counted from: the count holds while the request still holds those. */
 interface Counted {
@@ -40,7 +40,7 @@ function countPrompt(ctx: RequestContext, counter?: TokenCounter): number {
 }
 
 /**
- * Tokens to reserve for a chat's parts that are neither text nor an image (files, audio, video), which the
+ * Tokens to reserve for a chat's parts that are neither text nor an image (files other than plain text, audio, video), which the
  * tokenizer cannot count and the provider bills by their content: an inline part as a quarter of its data's
  * characters (every tokenizer yields fewer tokens than a file has bytes, and base64 carries 3 bytes in 4
  * characters), a part given by reference (a URL, a file id) as REFERENCED_MEDIA_TOKENS. Only the budget's
@@ -55,7 +55,8 @@ export function mediaReserveTokens(ctx: RequestContext): number {
     for (const part of content as unknown[]) {
       if (typeof part !== 'object' || part === null) continue;
       const type = (part as { type?: unknown }).type;
-      if (type === 'text' || type === 'image_url' || type === 'image' || typeof (part as { text?: unknown }).text === 'string') continue;
+      // Text, images and plain-text files are in the prompt count already.
+      if (type === 'text' || type === 'image_url' || type === 'image' || typeof (part as { text?: unknown }).text === 'string' || isPlainTextFile(part)) continue;
       const data = longestString(part, 0);
       tokens += data > INLINE_DATA_CHARS ? Math.ceil(data / 4) : REFERENCED_MEDIA_TOKENS;
     }

@@ -210,12 +210,34 @@ function contentTokens(counter: TokenCounter, content: unknown): number {
       continue;
     }
     if (typeof part !== 'object' || part === null) continue;
-    const { type, text, refusal } = part as { type?: unknown; text?: unknown; refusal?: unknown };
+    const { type, text, refusal, file } = part as { type?: unknown; text?: unknown; refusal?: unknown; file?: unknown };
     if (typeof text === 'string') tokens += counter.text(text);
     else if (typeof refusal === 'string') tokens += counter.text(refusal);
     else if (type === 'image_url' || type === 'image') tokens += IMAGE_TOKENS;
+    else if (type === 'file') tokens += plainTextFileTokens(counter, file);
   }
   return tokens;
+}
+
+const PLAIN_TEXT_DATA = 'data:text/plain;base64,';
+
+function plainTextData(file: unknown): string | null {
+  const data = typeof file === 'object' && file !== null ? (file as { file_data?: unknown }).file_data : undefined;
+  return typeof data === 'string' && data.startsWith(PLAIN_TEXT_DATA) ? data.slice(PLAIN_TEXT_DATA.length) : null;
+}
+
+/** Whether a content part is a plain-text file, whose text the prompt count reads (see plainTextFileTokens). */
+export function isPlainTextFile(part: unknown): boolean {
+  return typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'file' && plainTextData((part as { file?: unknown }).file) !== null;
+}
+
+/**
+ * A plain-text file part (an Anthropic document with a text source, a Gemini text/plain part) is text the model
+ * reads: its decoded text is counted. Other files (a PDF) have no count here.
+ */
+function plainTextFileTokens(counter: TokenCounter, file: unknown): number {
+  const data = plainTextData(file);
+  return data === null ? 0 : counter.text(Buffer.from(data, 'base64').toString('utf8'));
 }
 
 /** An assistant's tool calls: each function's name and its JSON arguments. */
@@ -232,7 +254,7 @@ function toolCallTokens(counter: TokenCounter, toolCalls: unknown): number {
 
 /**
  * Tokens a chat prompt uses, OpenAI's way (the cookbook's count for the chat models): per message 3 tokens of
- * overhead, plus the role, the content (a string, or parts: text counted, each image a flat 765), the name and
+ * overhead, plus the role, the content (a string, or parts: text and plain-text files counted, each image a flat 765), the name and
  * 1 more when there is one, and tool calls; 3 more prime the reply. Tool definitions count as their JSON.
  * The whole prompt is one count, bounded in time as a whole (see the top of this file); pass a counter to
  * share its budget with other texts.

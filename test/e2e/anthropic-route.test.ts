@@ -343,6 +343,19 @@ describe('count_tokens', () => {
     expect(counter.calls).toHaveLength(0);
   });
 
+  it('counts the text of a plain-text document, as the same text sent as a text block', async () => {
+    // A long document is most of such a prompt: counted as nothing, a key's token limits and budget hold saw none of it.
+    const text = 'The launch moved to May, and the budget was cut by a third. '.repeat(200);
+    const question = { type: 'text' as const, text: 'When is the launch?' };
+    const asDocument = await client.messages.countTokens({
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } }, question] }],
+    });
+    const asText = await client.messages.countTokens({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: [{ type: 'text', text }, question] }] });
+    expect(asText.input_tokens).toBeGreaterThan(2000);
+    expect(asDocument.input_tokens).toBe(asText.input_tokens);
+  });
+
   it('refuses unknown virtual keys and unknown providers', async () => {
     const stranger = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'tg-not-a-real-key', maxRetries: 0 });
     expect(await failure(stranger.messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }))).toBeInstanceOf(Anthropic.AuthenticationError);
