@@ -140,11 +140,15 @@ class CacheStage implements Stage {
     const ttl = headerSeconds(tollgate.get('cache-ttl'), 'x-tollgate-cache-ttl') ?? policy.ttlSeconds;
     const threshold = Math.max(policy.threshold, headerThreshold(tollgate.get('cache-threshold')) ?? 0);
     const native = ctx.native && !ctx.native.outdated ? ctx.native : null;
-    const keys = cacheKeysOf(ctx.request, `${scopeOf(ctx, policy)}\u0000${ctx.plan?.route ?? ctx.request.model}`, policy.semantic, native?.body ?? null, native?.apiVersion ?? null);
+    // A native body holding what its canonical form left out (a document by URL, a Files API upload, a server tool's
+    // blocks) has the exact tier only: the semantic tier compares the canonical conversation, in which two such
+    // bodies about different documents ask the same question.
+    const semantic = policy.semantic && !ctx.native?.untranslatable;
+    const keys = cacheKeysOf(ctx.request, `${scopeOf(ctx, policy)}\u0000${ctx.plan?.route ?? ctx.request.model}`, semantic, native?.body ?? null, native?.apiVersion ?? null);
     // `no-cache`: answer from the provider, but keep its answer for the next request.
     if (control.has('no-cache')) {
       ctx.responseHeaders['x-tollgate-cache'] = 'skip';
-      return this.fetchAndStore(ctx, next, keys, null, ttl, policy.semantic);
+      return this.fetchAndStore(ctx, next, keys, null, ttl, semantic);
     }
     return defer(() => from(this.cache.lookup(keys, { ...policy, threshold }, Date.now()))).pipe(
       switchMap((lookup) => this.answer(ctx, next, policy, keys, lookup, ttl)),

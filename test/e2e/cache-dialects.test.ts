@@ -199,3 +199,66 @@ describe('cache hits on /genai, in Gemini\'s own shape', () => {
     expect(gemini.calls.length).toBe(calls + 1);
   });
 });
+
+/** Until the semantic tier can answer: index loaded (or rebuilt) and the embedder's model loaded. */
+async function semanticReady(url: string): Promise<void> {
+  const { api } = gatewayApi(() => url);
+  for (let i = 0; i < 200; i++) {
+    const report = (await api('GET', '/api/cache')).body;
+    if (report.semantic_index.state === 'ready' && report.embedder.state === 'ready') return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the semantic tier did not become ready');
+}
+
+describe('the semantic tier and what a native body carries that its canonical form leaves out', () => {
+  let rig: AnthropicRig;
+  let gemini: GeminiUpstream;
+  let ai: GoogleGenAI;
+  beforeAll(async () => {
+    gemini = await startGeminiUpstream({ apiKey: 'gemini-test-key' });
+    rig = await startAnthropicRig({ cache: { mode: 'on' }, providers: { gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-test-key' } } });
+    ai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${rig.tg.url}/genai`, timeout: 15_000 } });
+    await semanticReady(rig.tg.url);
+  });
+  afterAll(async () => {
+    await rig.stop();
+    await gemini.close();
+  });
+
+  it('never answers a question about one document (by URL, passed through to Anthropic) with the answer about another', async () => {
+    const ask = (url: string) => ({
+      model: 'anthropic/claude-sonnet-4-5',
+      max_tokens: 100,
+      messages: [{ role: 'user' as const, content: [{ type: 'document' as const, source: { type: 'url' as const, url } }, { type: 'text' as const, text: 'Summarise this contract in one sentence.' }] }],
+    });
+    const first = await rig.client.messages.create(ask('https://example.com/contract-a.pdf')).withResponse();
+    expect(first.response.headers.get('x-tollgate-cache')).toBe('miss');
+    await entries(rig.tg.url, 1);
+    const calls = rig.upstream.calls.length;
+    const other = await rig.client.messages.create(ask('https://example.com/contract-b.pdf')).withResponse();
+    expect(other.response.headers.get('x-tollgate-cache')).toBe('miss');
+    expect(rig.upstream.calls.length).toBe(calls + 1);
+    expect(JSON.stringify(rig.lastCall().body)).toContain('contract-b.pdf');
+    // The same request again is still an exact hit.
+    await entries(rig.tg.url, 2);
+    const again = await rig.client.messages.create(ask('https://example.com/contract-b.pdf')).withResponse();
+    expect(again.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+  });
+
+  it('never answers a question about one uploaded file (passed through to Gemini) with the answer about another', async () => {
+    const ask = (id: string) => ({
+      model: 'gemini-2.5-flash',
+      contents: [{ role: 'user', parts: [{ fileData: { fileUri: `https://generativelanguage.googleapis.com/v1beta/files/${id}`, mimeType: 'application/pdf' } }, { text: 'Summarise this report in one sentence.' }] }],
+    });
+    const { api } = gatewayApi(() => rig.tg.url);
+    const before = (await api('GET', '/api/cache')).body.entries as number;
+    await ai.models.generateContent(ask('report-a'));
+    await entries(rig.tg.url, before + 1);
+    const calls = gemini.calls.length;
+    const other = await ai.models.generateContent(ask('report-b'));
+    expect(other.sdkHttpResponse?.headers?.['x-tollgate-cache']).toBe('miss');
+    expect(gemini.calls.length).toBe(calls + 1);
+    expect(JSON.stringify(gemini.calls.at(-1)?.body)).toContain('report-b');
+  });
+});
