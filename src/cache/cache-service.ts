@@ -277,12 +277,16 @@ export class CacheService {
     return this.embedder;
   }
 
-  /** Exact tier first; then, when the policy allows, the semantic tier (skipped rather than waited for). */
+  /**
+   * Exact tier first; then, when the policy allows, the semantic tier (skipped rather than waited for). An answer is
+   * served before its own expiry and while it is younger than the policy's TTL (which may have been lowered since).
+   */
   async lookup(keys: CacheKeys, policy: CachePolicy, now: number): Promise<CacheLookup> {
     this.ensureStarted();
     this.stats.lookups++;
+    const oldest = now - policy.ttlSeconds * 1000;
     const exact = this.store.byExactKey(keys.exact);
-    if (exact && exact.expiresAt > now) return { hit: { tier: 'exact', entry: exact, similarity: 1 }, vector: null, semanticSkipped: null };
+    if (exact && exact.expiresAt > now && exact.createdAt >= oldest) return { hit: { tier: 'exact', entry: exact, similarity: 1 }, vector: null, semanticSkipped: null };
     if (!policy.semantic) return this.miss(null, 'semantic tier off');
     if (keys.conversation === null || keys.question === null) return this.miss(null, 'no text question');
     // No index to search yet (loading since start, or failed): answer at once rather than wait for an embedding
@@ -308,7 +312,7 @@ export class CacheService {
         if (checked.has(match.label)) continue;
         checked.add(match.label);
         const entry = this.store.get(match.label);
-        if (!entry || entry.expiresAt <= now || entry.semanticScope !== keys.semanticScope || entry.question === null) continue;
+        if (!entry || entry.expiresAt <= now || entry.createdAt < oldest || entry.semanticScope !== keys.semanticScope || entry.question === null) continue;
         if (!textsLexicallyCompatible(keys.question, entry.question)) continue;
         return { hit: { tier: 'semantic', entry, similarity: match.similarity }, vector, semanticSkipped: null };
       }

@@ -101,6 +101,12 @@ function headerSeconds(value: string | undefined, name: string): number | null {
   return Math.min(Number(value), MAX_TTL_SECONDS);
 }
 
+/** `Cache-Control: max-age` in whole seconds, or null when absent or not a number (ignored, as HTTP caches do). */
+function maxAgeOf(control: ReadonlyMap<string, string | true>): number | null {
+  const value = control.get('max-age');
+  return typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : null;
+}
+
 /** A request's own threshold (it may raise the operator's, never lower it); null when absent. */
 function headerThreshold(value: string | undefined): number | null {
   if (value === undefined) return null;
@@ -137,7 +143,11 @@ class CacheStage implements Stage {
       ctx.responseHeaders['x-tollgate-cache'] = 'skip';
       return next();
     }
-    const ttl = headerSeconds(tollgate.get('cache-ttl'), 'x-tollgate-cache-ttl') ?? policy.ttlSeconds;
+    // A request may keep its answer for less than the policy's TTL, never for more (like the threshold below).
+    const ttl = Math.min(headerSeconds(tollgate.get('cache-ttl'), 'x-tollgate-cache-ttl') ?? policy.ttlSeconds, policy.ttlSeconds);
+    // The oldest answer it takes: one the current TTL allows (an operator who lowered it stops older answers at once,
+    // whatever expiry they were stored with) and, if the client said so, no older than its Cache-Control max-age.
+    const maxAge = Math.min(policy.ttlSeconds, maxAgeOf(control) ?? policy.ttlSeconds);
     const threshold = Math.max(policy.threshold, headerThreshold(tollgate.get('cache-threshold')) ?? 0);
     const native = ctx.native && !ctx.native.outdated ? ctx.native : null;
     // A native body holding what its canonical form left out (a document by URL, a Files API upload, a server tool's
@@ -150,7 +160,7 @@ class CacheStage implements Stage {
       ctx.responseHeaders['x-tollgate-cache'] = 'skip';
       return this.fetchAndStore(ctx, next, keys, null, ttl, semantic);
     }
-    return defer(() => from(this.cache.lookup(keys, { ...policy, threshold }, Date.now()))).pipe(
+    return defer(() => from(this.cache.lookup(keys, { ...policy, threshold, ttlSeconds: maxAge }, Date.now()))).pipe(
       switchMap((lookup) => this.answer(ctx, next, policy, keys, lookup, ttl)),
     );
   }

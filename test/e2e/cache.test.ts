@@ -395,3 +395,56 @@ describe('response cache, configured through the API', () => {
     }
   });
 });
+
+describe('response cache, how old an answer may be', () => {
+  let upstream: ScriptedUpstream;
+  let gateway: RunningGateway;
+  const expiries = new Map<string, number>();
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } } }));
+    gateway.gateway.bus.on('cache.stored', (event) => expiries.set(event.requestId, Date.parse(event.expiresAt)));
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await upstream.close();
+  });
+
+  it('stops serving answers older than a ttl_seconds the operator lowered, from the next request on', async () => {
+    const { api } = gatewayApi(() => gateway.url);
+    expect((await call(gateway, ask('Stored under an hour-long TTL?'))).cache).toBe('miss');
+    await stored(gateway, 1);
+    expect((await call(gateway, ask('Stored under an hour-long TTL?'))).cache).toBe('hit-exact');
+    expect((await api('PATCH', '/api/config', { cache: { ttl_seconds: 1 } })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const calls = upstream.calls.length;
+    expect((await call(gateway, ask('Stored under an hour-long TTL?'))).cache).toBe('miss');
+    expect(upstream.calls.length).toBe(calls + 1);
+  });
+
+  it("never keeps an answer longer than the policy's TTL for a request that asks for more in x-tollgate-cache-ttl", async () => {
+    const { api } = gatewayApi(() => gateway.url);
+    expect((await api('PATCH', '/api/config', { cache: { ttl_seconds: 1 } })).status).toBe(200);
+    const before = Date.now();
+    expect((await call(gateway, ask('Kept for a year, please?'), { 'x-tollgate-cache-ttl': '31536000' })).cache).toBe('miss');
+    await stored(gateway, 1);
+    expect(expiries.get(lastRequest.get(gateway) ?? '')).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect(expiries.get(lastRequest.get(gateway) ?? '')).toBeGreaterThanOrEqual(before + 1_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await call(gateway, ask('Kept for a year, please?'), { 'x-tollgate-cache-ttl': '31536000' })).cache).toBe('miss');
+  });
+
+  it("serves no answer older than the client's Cache-Control max-age, and stores the fresh one", async () => {
+    const { api } = gatewayApi(() => gateway.url);
+    expect((await api('PATCH', '/api/config', { cache: { ttl_seconds: 3600 } })).status).toBe(200);
+    expect((await call(gateway, ask('How fresh is this answer?'))).cache).toBe('miss');
+    await stored(gateway, 1);
+    expect((await call(gateway, ask('How fresh is this answer?'), { 'cache-control': 'max-age=3600' })).cache).toBe('hit-exact');
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await call(gateway, ask('How fresh is this answer?'), { 'cache-control': 'max-age=1' })).cache).toBe('miss');
+    await stored(gateway, 1);
+    // The fresh answer replaced the old one: served to a client that accepts a minute-old answer.
+    expect((await call(gateway, ask('How fresh is this answer?'), { 'cache-control': 'max-age=60' })).cache).toBe('hit-exact');
+    expect((await call(gateway, ask('How fresh is this answer?'), { 'cache-control': 'max-age=0' })).cache).toBe('miss');
+  });
+});
