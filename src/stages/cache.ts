@@ -19,6 +19,7 @@ import { ANSWER_SHAPING_HEADERS } from '../providers/forward-headers.js';
 import type { Log } from '../log.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 import { marksUnmetFinish } from '../core/answered-by.js';
+import { redactedPrefix, redactSecrets } from '../core/redact-secrets.js';
 
 /** The longest TTL a request may ask for (a year), like the config's. */
 const MAX_TTL_SECONDS = 31_536_000;
@@ -180,14 +181,17 @@ class CacheStage implements Stage {
     if (policy.mode === 'shadow') {
       ctx.responseHeaders['x-tollgate-cache'] = 'shadow-hit';
       this.cache.recordResult('shadow-hit', 0);
+      // GET /api/cache shows these to whoever reads the admin API, whether bodies are logged or not: a key pasted into
+      // a question is redacted, as are the operator's patterns for kept bodies.
+      const patterns = ctx.config.settings.logBodies.redact;
       this.cache.noteShadowHit({
         at: new Date().toISOString(),
         requestId: ctx.id,
         tier: hit.tier,
         similarity: hit.similarity,
-        model: ctx.request.model,
-        question: keys.question?.slice(0, 200) ?? null,
-        matched: entry.question?.slice(0, 200) ?? null,
+        model: redactSecrets(ctx.request.model),
+        question: keys.question === null ? null : redactedPrefix(keys.question, 200, patterns),
+        matched: entry.question === null ? null : redactedPrefix(entry.question, 200, patterns),
       });
       this.bus.emit('cache.hit', Object.assign(who, { tier: hit.tier, similarity: hit.similarity, savedUsd: 0, served: false }));
       return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);

@@ -358,6 +358,27 @@ describe('response cache, shadow mode', () => {
   });
 });
 
+describe('response cache, shadow mode report', () => {
+  it("shows the would-be hits' questions with secrets and the operator's redaction patterns taken out", async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'shadow', semantic: { enabled: false } }, settings: { log_bodies: { redact: ['\\d{4}-\\d{4}-\\d{4}-\\d{4}'] } } }));
+    try {
+      const question = 'My key sk-proj-Abcdefghijklmnop1234567890 and card 4111-1111-1111-1111 fail: why?';
+      await call(gateway, ask(question));
+      await stored(gateway, 1);
+      expect((await call(gateway, ask(question))).cache).toBe('shadow-hit');
+      const report = (await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body;
+      const text = JSON.stringify(report.shadow_hits);
+      expect(text).not.toContain('sk-proj-Abcdefghijklmnop1234567890');
+      expect(text).not.toContain('4111-1111-1111-1111');
+      expect(report.shadow_hits[0]).toMatchObject({ question: 'My key [REDACTED] and card [REDACTED] fail: why?', matched: 'My key [REDACTED] and card [REDACTED] fail: why?' });
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('response cache, off (the default)', () => {
   it('says nothing and stores nothing', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
