@@ -54,6 +54,11 @@ export interface Spent {
    * came, or a stream was cut before its final usage and the gateway counted what the upstream had not yet).
    */
   estimated: boolean;
+  /**
+   * True when the response cache answered: `usage` is the stored answer's, which no upstream processed this time, so
+   * it counts against no token rate limit (and costs nothing: usd is 0).
+   */
+  cached?: boolean;
 }
 
 /**

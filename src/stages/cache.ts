@@ -202,12 +202,13 @@ class CacheStage implements Stage {
     ctx.upstream = { provider: entry.provider, upstreamModel: entry.upstreamModel, attempts: 0, status: 200, fallback: false };
     const usage = entry.answer.usage ?? null;
     ctx.usage = usage;
-    // A hit is free: the tokens are recorded for the log, the charge is nothing.
+    // A hit is free: the tokens are recorded for the log, the charge is nothing, and no token rate limit counts them.
     ctx.spent = {
       usage: { input_tokens: usage?.prompt_tokens ?? 0, output_tokens: usage?.completion_tokens ?? 0, cache_read_tokens: 0, cache_write_tokens: 0 },
       usd: 0,
       priced: true,
       estimated: false,
+      cached: true,
     };
     this.cache.recordResult(hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic', entry.costUsd);
     this.cache.served(hit, Date.now());

@@ -125,7 +125,8 @@ class RateLimitStage implements Stage {
   private settleTokens(ctx: RequestContext, buckets: Array<{ bucket: string }>, release: () => void): void {
     const settle = (): void => {
       release();
-      const used = ctx.spent ? ctx.spent.usage.input_tokens + ctx.spent.usage.output_tokens : 0;
+      // An answer from the response cache used no upstream's tokens (its usage is the stored answer's).
+      const used = ctx.spent && !ctx.spent.cached ? ctx.spent.usage.input_tokens + ctx.spent.usage.output_tokens : 0;
       if (used > 0) for (const { bucket } of buckets) this.limiter.add(bucket, used);
     };
     if (ctx.pending.length === 0) settle();

@@ -358,6 +358,33 @@ describe('response cache, shadow mode', () => {
   });
 });
 
+describe('response cache and token rate limits', () => {
+  it("does not count a cached answer's tokens against the key's tokens_per_minute: no upstream processed them", async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } } }));
+    try {
+      const { createKey, clientFor } = gatewayApi(() => gateway.url);
+      const client = clientFor((await createKey({ name: 'tpm', tokens_per_minute: 300 })).key);
+      // Each answer reports 100 tokens; a request holds its prompt and its 20 max_tokens while it runs.
+      upstream.setMode({ kind: 'usage', usage: { prompt_tokens: 60, completion_tokens: 40, total_tokens: 100 } });
+      const question = ask('How many moons does Mars have?', { max_tokens: 20 });
+      expect((await call(gateway, question, {}, client)).cache).toBe('miss');
+      await stored(gateway, 1);
+      // The window holds the miss's 100 tokens; hits answer from the store and use none of the provider's.
+      for (let i = 0; i < 5; i++) {
+        const hit = await client.chat.completions.create(question).withResponse();
+        expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+        // The stored answer's usage is still what the client reads.
+        expect(hit.data.usage?.total_tokens).toBe(100);
+      }
+      expect(upstream.calls.length).toBe(1);
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('response cache, shadow mode report', () => {
   it("shows the would-be hits' questions with secrets and the operator's redaction patterns taken out", async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
