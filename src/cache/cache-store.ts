@@ -51,9 +51,13 @@ export interface CacheSelector {
   teamId?: string | undefined;
 }
 
+/**
+ * A model selects the answers asked for by that name and those that model gave (`<provider>/<model>`), whatever name
+ * they were asked for by: an operator removing a model's answers means those a route to it got too.
+ */
 export function selects(selector: CacheSelector, entry: CacheEntry): boolean {
   return (
-    (selector.model === undefined || entry.model === selector.model) &&
+    (selector.model === undefined || entry.model === selector.model || `${entry.provider}/${entry.upstreamModel}` === selector.model) &&
     (selector.keyId === undefined || entry.keyId === selector.keyId) &&
     (selector.teamId === undefined || entry.teamId === selector.teamId)
   );

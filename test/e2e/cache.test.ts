@@ -358,6 +358,36 @@ describe('response cache, shadow mode', () => {
   });
 });
 
+describe('response cache, DELETE by model', () => {
+  it('removes the answers a model gave, also those asked for through a route', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startCacheGateway(
+      openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } }, routes: { 'support-bot': { targets: [{ model: 'openai/gpt-4o-mini' }] } } }),
+    );
+    try {
+      const { api } = gatewayApi(() => gateway.url);
+      await call(gateway, { ...ask('Where is my parcel?'), model: 'support-bot' });
+      await stored(gateway, 1);
+      await call(gateway, ask('Where is my parcel?'));
+      await stored(gateway, 2);
+      await call(gateway, { ...ask('Where is my parcel?'), model: 'openai/gpt-4o' });
+      await stored(gateway, 3);
+      expect((await call(gateway, { ...ask('Where is my parcel?'), model: 'support-bot' })).cache).toBe('hit-exact');
+      // The operator found gpt-4o-mini's answers wrong and removes them: those asked through the route too.
+      expect((await api('DELETE', '/api/cache?model=openai/gpt-4o-mini')).body.deleted).toBe(2);
+      expect((await call(gateway, { ...ask('Where is my parcel?'), model: 'support-bot' })).cache).toBe('miss');
+      expect((await call(gateway, ask('Where is my parcel?'))).cache).toBe('miss');
+      expect((await call(gateway, { ...ask('Where is my parcel?'), model: 'openai/gpt-4o' })).cache).toBe('hit-exact');
+      // The name a request asked by still selects its answers (once the two misses above are stored again).
+      await storedSinceStart(gateway, 5);
+      expect((await api('DELETE', '/api/cache?model=support-bot')).body.deleted).toBe(1);
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('response cache and token rate limits', () => {
   it("does not count a cached answer's tokens against the key's tokens_per_minute: no upstream processed them", async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
