@@ -201,6 +201,11 @@ export type ContextInit = OperationInit & {
   credential?: string | null;
   fromRemote?: boolean;
   clientHeaders?: Readonly<IncomingHttpHeaders>;
+  /**
+   * The headers the request's hints are read from, when the body says some of what headers say (LiteLLM's cache
+   * controls); `clientHeaders` otherwise. Never forwarded anywhere.
+   */
+  hintHeaders?: Readonly<IncomingHttpHeaders> | null;
   exactNumbers?: boolean;
   native?: NativeRequest | null;
   verbatimFormat?: string | null;
@@ -237,7 +242,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     spent: null,
     timings: { upstreamMs: 0, firstEventAt: null, stages: null },
     pending: [],
-    hints: init.clientHeaders ? parseRequestHints(init.clientHeaders) : NO_HINTS,
+    hints: init.hintHeaders ? parseRequestHints(init.hintHeaders) : init.clientHeaders ? parseRequestHints(init.clientHeaders) : NO_HINTS,
     responseHeaders: {},
     extensions: new Extensions(),
     clientReady: () => null,

@@ -1,4 +1,4 @@
-import type OpenAI from 'openai';
+import OpenAI from 'openai';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -381,6 +381,50 @@ describe('response cache, DELETE by model', () => {
       // The name a request asked by still selects its answers (once the two misses above are stored again).
       await storedSinceStart(gateway, 5);
       expect((await api('DELETE', '/api/cache?model=support-bot')).body.deleted).toBe(1);
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
+describe("response cache, LiteLLM's per-request cache controls on /litellm", () => {
+  it('reads cache: {no-cache, no-store, s-maxage, ttl} and caching: false, in the body or in extra_body', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } } }));
+    const litellm = new OpenAI({ baseURL: `${gateway.url}/litellm`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
+    const expiries = new Map<string, number>();
+    gateway.gateway.bus.on('cache.stored', (event) => expiries.set(event.requestId, Date.parse(event.expiresAt)));
+    try {
+      const question = ask('Which is the tallest tree?');
+      const ask2 = (extra: Record<string, unknown>) => call(gateway, { ...question, ...extra }, {}, litellm);
+      expect((await ask2({})).cache).toBe('miss');
+      await stored(gateway, 1);
+      expect((await ask2({})).cache).toBe('hit-exact');
+      // no-cache: not served from the cache (LiteLLM calls the provider), the fresh answer stored.
+      const calls = upstream.calls.length;
+      expect((await ask2({ cache: { 'no-cache': true } })).cache).toBe('skip');
+      expect(upstream.calls.length).toBe(calls + 1);
+      await stored(gateway, 1);
+      expect((await ask2({ extra_body: { cache: { 'no-cache': true } } })).cache).toBe('skip');
+      await stored(gateway, 1);
+      // no-store and caching: false leave the cache alone.
+      expect((await ask2({ cache: { 'no-store': true } })).cache).toBe('skip');
+      expect((await ask2({ caching: false })).cache).toBe('skip');
+      // s-maxage: only an answer that young.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect((await ask2({ cache: { 's-maxage': 1 } })).cache).toBe('miss');
+      await stored(gateway, 1);
+      expect((await ask2({ cache: { 's-maxage': 60 } })).cache).toBe('hit-exact');
+      // ttl: how long the answer is kept.
+      const before = Date.now();
+      expect((await call(gateway, { ...ask('Which is the oldest tree?'), cache: { ttl: 120 } }, {}, litellm)).cache).toBe('miss');
+      await stored(gateway, 2);
+      const expiry = expiries.get(lastRequest.get(gateway) ?? '') ?? 0;
+      expect(expiry).toBeGreaterThanOrEqual(before + 120_000);
+      expect(expiry).toBeLessThanOrEqual(Date.now() + 120_000);
+      // A control of the wrong type is the client's error, in OpenAI's shape.
+      await expect(ask2({ cache: { ttl: 'soon' } })).rejects.toMatchObject({ status: 400, param: 'cache.ttl' });
     } finally {
       await gateway.stop();
       await upstream.close();

@@ -3,6 +3,7 @@ import type { RuntimeConfig } from '../../../core/config.js';
 import type { RequestContext } from '../../../core/context.js';
 import { liteLLMModelName } from '../model-names.js';
 import { takeLiteLLMFields } from '../request-extras.js';
+import { liteLLMCacheHeaders } from '../cache-controls.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
 import { resolveModelName } from '../../../routing/bare-model.js';
 import type { HttpDeps } from '../../../http/deps.js';
@@ -51,6 +52,6 @@ export function liteLLMAnswerHeaders(ctx: RequestContext, settled: boolean): Rec
  * own request fields (`metadata`, `tags`, `extra_body`, ...) read as the LiteLLM proxy reads them (request-extras.ts).
  */
 export function registerLiteLLMRoutes(app: FastifyInstance, deps: HttpDeps): void {
-  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, credential: liteLLMCredential, answerHeaders: liteLLMAnswerHeaders });
+  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, hintHeaders: liteLLMCacheHeaders, credential: liteLLMCredential, answerHeaders: liteLLMAnswerHeaders });
   app.get('/litellm/health', async () => healthStatus(deps));
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { modelListGuard } from '../../../http/key-check.js';
 import { parseEmbeddingsRequest } from '../parse-embeddings.js';
 import { parseChatCompletionRequest, takeRequestFallbacks } from '../parse-request.js';
@@ -67,6 +68,11 @@ export interface OpenAIMount {
    * (requestMetadata) though no upstream gets it, or null. Nothing is taken when absent.
    */
   takeGatewayFields?: (body: Record<string, unknown>, operation: 'chat' | 'embeddings') => Record<string, unknown> | null;
+  /**
+   * The headers the request's hints are to be read from when its body carries what headers would say (LiteLLM's
+   * cache controls), or null; read before takeGatewayFields takes the fields off. The client's headers when absent.
+   */
+  hintHeaders?: (body: Record<string, unknown>, headers: Readonly<IncomingHttpHeaders>) => IncomingHttpHeaders | null;
   /** The virtual key a request presents, where this mount's clients send it elsewhere too; presentedCredential when absent. */
   credential?: (request: FastifyRequest) => string | null;
   /** Headers this mount's clients read on every answer (LiteLLM's `x-litellm-call-id`, ...); none when absent. */
@@ -87,6 +93,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
 
   app.post(`${prefix}/chat/completions`, async (request, reply) => {
     const chat = parseChatCompletionRequest(request.body);
+    const hintHeaders = mount.hintHeaders ? mount.hintHeaders(chat, request.headers) : null;
     const gatewayMetadata = mount.takeGatewayFields ? mount.takeGatewayFields(chat, 'chat') : null;
     const requestFallbacks = takeRequestFallbacks(chat);
     const config = deps.config.current();
@@ -105,6 +112,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       fromRemote: isRemoteClient(request, config.settings),
       id: request.id,
       clientHeaders: request.headers,
+      hintHeaders,
       exactNumbers: hasExactNumbers(request.body),
       // An OpenAI-format upstream's stream events reach the client as they came (but for the model name).
       verbatimFormat: 'openai',
