@@ -87,10 +87,14 @@ const OPPOSITE_PARTICLE: Record<string, string> = { on: 'off', off: 'on', in: 'o
 const DIRECTIONS: Record<string, string> = { to: 'to:', into: 'to:', from: 'from:', than: 'than:', before: 'before:', after: 'after:' };
 
 /**
- * A token: letters and digits, with inner "-", ".", "+", "#" kept so that "gpt-4o", "3.11", "node.js", "c++" and
- * "c#" stay one word ("c++" must not become "c"). A trailing "." (end of sentence) is not part of it.
+ * A token: letters (with their combining marks) and digits of any script, with inner "-", ".", "+", "#" kept so that
+ * "gpt-4o", "3.11", "node.js", "c++" and "c#" stay one word ("c++" must not become "c"). A trailing "." (end of
+ * sentence) is not part of it. Every script's letters count: read as ASCII alone, "Как установить Python 3.12" and
+ * "Как удалить Python 3.12" (install, uninstall) were both just "python 3.12", and the English embedder barely sees
+ * Cyrillic or CJK either (0.98 and 1.0), so they were served each other's answers. A script written without spaces
+ * (Chinese, Japanese) makes long tokens, so a reworded question there misses: misses are cheap, false hits are not.
  */
-const TOKEN = /[a-z0-9]+(?:[-.+#][a-z0-9]+)*[+#]*/g;
+const TOKEN = /[\p{L}\p{M}\p{N}]+(?:[-.+#][\p{L}\p{M}\p{N}]+)*[+#]*/gu;
 const NUMBER = /^\d+(?:\.\d+)*(?:st|nd|rd|th)?$/;
 
 export function contentWords(text: string): ContentWords {

@@ -112,6 +112,20 @@ describe('response cache, on', () => {
     expect((await call(gateway, ask('How do I bake sourdough bread?'))).cache).toBe('miss');
   });
 
+  it('never serves a paraphrase-looking question in another script that asks something else', async () => {
+    // Russian: "How do I install Python 3.12 on Windows?", then "How do I uninstall ...": only the Latin names and
+    // the number look alike to the embedder.
+    const before = (await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.entries as number;
+    await semanticReady(gateway);
+    expect((await call(gateway, ask('Как установить Python 3.12 на Windows?'))).cache).toBe('miss');
+    await stored(gateway, before + 1);
+    const calls = upstream.calls.length;
+    const other = await call(gateway, ask('Как удалить Python 3.12 на Windows?'));
+    expect(other.cache).toBe('miss');
+    expect(other.text).toBe('echo: Как удалить Python 3.12 на Windows?');
+    expect(upstream.calls.length).toBe(calls + 1);
+  });
+
   it('never crosses a system prompt, a tool list or a model', async () => {
     await call(gateway, ask('Name a primary colour.'));
     await stored(gateway, 5);

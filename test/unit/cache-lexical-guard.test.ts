@@ -127,6 +127,18 @@ describe('lexicallyCompatible', () => {
     expect(compatible(france, history('What is the capital of France?', 'Paris.', 'And its area?'))).toBe(false);
   });
 
+  it('reads the words of every script, not only ASCII ones (a question in Russian or Japanese is not just its Latin names)', () => {
+    expect(compatible('Как установить Python 3.12 на Windows?', 'Как удалить Python 3.12 на Windows?')).toBe(false);
+    expect(compatible('Сколько стоит iPhone 15?', 'Когда вышел iPhone 15?')).toBe(false);
+    expect(compatible('iPhone 15 多少钱?', 'iPhone 15 什么时候发布?')).toBe(false);
+    expect(compatible('Windows 11でPythonをインストールする方法', 'Windows 11でPythonをアンインストールする方法')).toBe(false);
+    expect(compatible('Quelle est la capitale de la Côte d’Ivoire ?', 'Quelle est la capitale de la Côte-Nord ?')).toBe(false);
+    expect(compatible('नमस्ते दुनिया Python', 'अलविदा दुनिया Python')).toBe(false);
+    // The same words are still the same question, in any order.
+    expect(compatible('Как установить Python на Windows?', 'Python на Windows: как установить?')).toBe(true);
+    expect(compatible('Was kostet das Café?', 'Was kostet das Café')).toBe(true);
+  });
+
   it('works on precomputed content words', () => {
     const cached = contentWords('How do I delete a branch in git?');
     expect(lexicallyCompatible(cached, contentWords('How to delete a git branch'))).toBe(true);
