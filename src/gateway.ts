@@ -29,6 +29,7 @@ import { Reservations } from './governance/reservations.js';
 import { UpstreamTransport } from './providers/transport.js';
 import { OutboundNetwork } from './network/outbound-network.js';
 import { HealthRegistry } from './routing/health-registry.js';
+import { replacedKeys } from './routing/replaced-keys.js';
 import { Store } from './store/store.js';
 import { createLog, type Log } from './log.js';
 import { logRequestFailures } from './telemetry/request-events-log.js';
@@ -286,7 +287,12 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   // GET /api/config/schema folds in the options schemas of the plugins the running config loaded.
   configService.setPluginSchemas((config) => plugins.optionSchemas(config));
   tracer.configure(configService.current().settings.tracing);
+  let previousConfig = configService.current();
   const configSubscription = configService.changes.subscribe((current) => {
+    // Breakers and health outlive config versions, except a key's whose value was replaced under the same id: the
+    // renewed key is called at once, not held back by the breaker the refused one opened.
+    for (const { provider, keyId } of replacedKeys(previousConfig, current)) health.forgetKey(provider, keyId);
+    previousConfig = current;
     // First, so the collector, MCP servers and the next requests below already go out the new way.
     if (outbound.apply(current.settings.network)) log.info({ proxy: current.settings.network.httpsProxy !== null, caFile: current.settings.network.caFile }, 'network settings applied');
     tracer.configure(current.settings.tracing);

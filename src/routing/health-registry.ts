@@ -116,6 +116,21 @@ export class HealthRegistry {
     }
   }
 
+  /**
+   * Forgets what was learnt of a provider key's targets: its value was replaced (a renewed key under the same id),
+   * so the failures, pauses and open breaker the old value earned say nothing of the new one. An open breaker is
+   * reported closed, so an alert about it resolves.
+   */
+  forgetKey(provider: string, keyId: string, now: number = Date.now()): void {
+    const prefix = `${provider}/`;
+    const suffix = `#${keyId}`;
+    for (const [id, health] of this.targets) {
+      if (!id.startsWith(prefix) || !id.endsWith(suffix)) continue;
+      this.targets.delete(id);
+      if (health.breaker.stateNow(now) !== 'closed') this.bus.emit('breaker.closed', { target: id, label: health.label });
+    }
+  }
+
   private evictIdle(): void {
     const byAge = [...this.targets.values()].sort((a, b) => a.lastUsedAt - b.lastUsedAt);
     for (const health of byAge.slice(0, Math.ceil(MAX_TARGETS / 10))) this.targets.delete(health.id);

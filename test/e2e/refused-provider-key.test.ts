@@ -71,3 +71,39 @@ describe("a provider key the upstream refuses (401)", () => {
     expect(upstream.calls).toHaveLength(1);
   });
 });
+
+describe('a refused key replaced by a new value', () => {
+  it('is called with the new value at once: the breaker the old value opened does not hold the new one back', async () => {
+    const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0 });
+    const created = await jsonRequest(tg.url, 'PUT', '/api/providers/renewed', { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ id: 'main', value: 'sk-expired' }] });
+    expect(created.status).toBe(201);
+    const closed: string[] = [];
+    const stop = tg.gateway.bus.on('breaker.closed', (event) => closed.push(event.target));
+    try {
+      // Two refusals open the key's breaker (consecutive_failures: 2, cooldown_ms: 60 s); then nothing is called.
+      for (let i = 0; i < 3; i++) await expect(client.chat.completions.create({ model: 'renewed/m', messages })).rejects.toMatchObject({ status: i < 2 ? 401 : 503 });
+      expect(upstream.calls).toHaveLength(2);
+      // The operator puts the renewed key in under the same id: the next request goes out with it.
+      const patched = await jsonRequest(tg.url, 'PATCH', '/api/providers/renewed/keys/main', { value: 'sk-good' });
+      expect(patched.status).toBe(200);
+      const answer = await client.chat.completions.create({ model: 'renewed/m', messages });
+      expect(answer.choices[0]?.finish_reason).toBe('stop');
+      expect(upstream.calls.map((call) => call.headers.authorization)).toEqual(['Bearer sk-expired', 'Bearer sk-expired', 'Bearer sk-good']);
+      // An alert on the open breaker resolves: the breaker it was about is gone with the old value.
+      expect(closed).toEqual(['renewed/m#main']);
+      const view = await jsonRequest(tg.url, 'GET', '/api/routes/renewed/m/health');
+      expect(view.body.groups[0].targets[0]).toMatchObject({ key_id: 'main', breaker: { state: 'closed' }, health: { failures: 0 } });
+    } finally {
+      stop();
+    }
+  });
+
+  it('keeps the breaker of a key whose value stayed, when another field of it changed', async () => {
+    const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0 });
+    await jsonRequest(tg.url, 'PUT', '/api/providers/stale', { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ id: 'main', value: 'sk-stale' }] });
+    for (let i = 0; i < 2; i++) await expect(client.chat.completions.create({ model: 'stale/m', messages })).rejects.toMatchObject({ status: 401 });
+    expect((await jsonRequest(tg.url, 'PATCH', '/api/providers/stale/keys/main', { weight: 3 })).status).toBe(200);
+    await expect(client.chat.completions.create({ model: 'stale/m', messages })).rejects.toMatchObject({ status: 503 });
+    expect(upstream.calls).toHaveLength(2);
+  });
+});
