@@ -347,7 +347,7 @@ export class ConfigService {
     const parsed = validate(providerSchema, withoutReadOnlyFields(body, name, 'provider'), `providers.${name}`);
     refuseReferences(name, parsed, `providers.${name}`);
     const created = !this.current().providers.has(name);
-    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name], this.layers.file.providers?.[name]?.base_url));
+    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name], this.layers.file.providers?.[name]));
     await this.change(actor, created ? 'provider.created' : 'provider.replaced', `providers.${name}`, (api) => ({
       ...api,
       providers: { ...api.providers, [name]: entry },

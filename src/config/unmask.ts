@@ -30,9 +30,11 @@ function unmaskedBaseUrl(masked: string, stored: string): string | null {
 /**
  * A client that read config from the API and writes it back sends masked secrets (`****abcd`). Each is
  * swapped for the stored value it stands for: keys by id, credential headers by name. A masked value that
- * stands for nothing is refused rather than stored as if it were a key.
+ * stands for nothing is refused rather than stored as if it were a key. `lower` is the provider as the config
+ * file defines it: what the API shows of it (a credential header, a base URL) may come back too.
  */
-export function restoreMaskedProvider(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, fallbackBaseUrl?: string): ProviderConfig {
+export function restoreMaskedProvider(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, lower?: ProviderConfig): ProviderConfig {
+  const fallbackBaseUrl = lower?.base_url;
   if (next.api_key && MASKED.test(next.api_key)) throw maskedValueError(`providers.${name}.api_key`);
   let baseUrl = next.base_url;
   if (baseUrl !== undefined && (MASKED_USERINFO.test(baseUrl) || MASKED_QUERY.test(baseUrl))) {
@@ -56,8 +58,14 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
     for (const [header, value] of Object.entries(headers)) {
       if (!isSensitiveHeader(header) || !MASKED.test(value)) continue;
       const stored = previous?.headers?.[header];
-      if (stored === undefined || maskSecret(stored) !== value) throw maskedValueError(`providers.${name}.headers.${header}`);
-      headers[header] = stored;
+      if (stored !== undefined && maskSecret(stored) === value) {
+        headers[header] = stored;
+        continue;
+      }
+      // The file's header, shown masked: it stays the file's (a later save of the file changes it), not copied here.
+      const fromFile = lower?.headers?.[header];
+      if (fromFile === undefined || maskSecret(fromFile) !== value) throw maskedValueError(`providers.${name}.headers.${header}`);
+      delete headers[header];
     }
   }
   return { ...next, ...(baseUrl !== undefined ? { base_url: baseUrl } : {}), ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
@@ -73,7 +81,7 @@ export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocu
   if (!next.providers) return next;
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(next.providers)) {
-    providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name], lower?.providers?.[name]?.base_url);
+    providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name], lower?.providers?.[name]);
   }
   return { ...next, providers };
 }

@@ -111,3 +111,44 @@ describe('honest answers', () => {
     expect((await api.get('/api/config')).body.version).toBe(version);
   });
 });
+
+describe("a provider from the config file, with a credential header, read and written back", () => {
+  let fileGateway: RunningGateway;
+  let fileApi: AdminClient;
+
+  beforeAll(async () => {
+    fileGateway = await startGateway({
+      providers: {
+        'lab-f': { type: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-file-key-0005', headers: { 'x-api-key': 'hdr-file-secret-0004', 'x-team': 'blue' } },
+      },
+    });
+    fileApi = new AdminClient(fileGateway.url);
+  });
+  afterAll(() => fileGateway.stop());
+
+  it("is accepted as the dashboard's edit form sends it (GET's body, the base URL changed), keeping the file's header", async () => {
+    const read = await fileApi.get('/api/providers/lab-f');
+    expect(read.body.headers).toEqual({ 'x-api-key': '****0004', 'x-team': 'blue' });
+    const { name: _name, source: _source, ...rest } = read.body;
+    const written = await fileApi.put('/api/providers/lab-f', { ...rest, base_url: `${upstream.url}/v1` });
+    expect(written.status).toBe(200);
+    await fileGateway.client.chat.completions.create({ model: 'lab-f/m', messages });
+    expect(upstream.calls[0]?.headers['x-api-key']).toBe('hdr-file-secret-0004');
+    expect(upstream.calls[0]?.headers.authorization).toBe('Bearer sk-file-key-0005');
+    // The header stays the file's (a later save of the file changes it): the API layer holds no copy of it.
+    const layer = await fileApi.get('/api/config?layer=api');
+    expect(layer.body.providers['lab-f'].headers).toEqual({ 'x-team': 'blue' });
+  });
+
+  it('is accepted by PATCH /api/config with the masked header as read, the other header changed', async () => {
+    const patched = await fileApi.patch('/api/config', { providers: { 'lab-f': { headers: { 'x-api-key': '****0004', 'x-team': 'green' } } } });
+    expect(patched.status).toBe(200);
+    expect(fileGateway.gateway.configService.current().providers.get('lab-f')?.headers).toEqual({ 'x-api-key': 'hdr-file-secret-0004', 'x-team': 'green' });
+  });
+
+  it('still refuses a masked header that stands for no value', async () => {
+    const refused = await fileApi.put('/api/providers/lab-f', { type: 'openai', headers: { 'x-api-key': '****9999' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'masked_secret', param: 'providers.lab-f.headers.x-api-key' });
+  });
+});
