@@ -240,10 +240,14 @@ export class ConfigService {
 
   // ---- whole document -------------------------------------------------------------------------------
 
-  replaceApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
-    if (isEffectiveView(body)) return this.replaceFromView(body, actor);
+  /**
+   * `ifMatch`: the versions (If-Match entity tags) the caller read and edited; when given, the change applies only
+   * if the config is still at one of them, else a 412 (a concurrent change would otherwise be silently undone).
+   */
+  replaceApiLayer(body: unknown, actor: Actor, ifMatch: readonly number[] | null = null): Promise<EffectiveConfigView> {
+    if (isEffectiveView(body)) return this.replaceFromView(body, actor, ifMatch);
     const document = this.documentOrThrow(body);
-    return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file))).then(() =>
+    return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file)), ifMatch).then(() =>
       this.describe(),
     );
   }
@@ -273,12 +277,14 @@ export class ConfigService {
    * `PUT /api/config` with what `GET /api/config` answered: the API layer becomes what the view holds beyond
    * the file, environment and defaults. Sent back unchanged, nothing changes (no new version, no audit entry).
    */
-  private replaceFromView(view: Record<string, unknown>, actor: Actor): Promise<EffectiveConfigView> {
+  private replaceFromView(view: Record<string, unknown>, actor: Actor, ifMatch: readonly number[] | null): Promise<EffectiveConfigView> {
     return this.serialized(async () => {
+      this.checkVersion(ifMatch);
       const { api, next, running } = this.planFromView(view);
-      return effectiveFingerprint(next) === effectiveFingerprint(running) ? null : api;
-    }).then(async (api) => {
-      if (api) await this.change(actor, 'config.replaced', 'config', () => api);
+      return effectiveFingerprint(next) === effectiveFingerprint(running) ? null : { api, version: running.version };
+    }).then(async (plan) => {
+      // Planned against `version`: applied only if no other change came in between.
+      if (plan) await this.change(actor, 'config.replaced', 'config', () => plan.api, ifMatch === null ? null : [plan.version]);
       return this.describe();
     });
   }
@@ -319,7 +325,7 @@ export class ConfigService {
     }
   }
 
-  patchApiLayer(body: unknown, actor: Actor): Promise<EffectiveConfigView> {
+  patchApiLayer(body: unknown, actor: Actor, ifMatch: readonly number[] | null = null): Promise<EffectiveConfigView> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw gatewayError('invalid_config', 'A merge patch must be a JSON object.');
     }
@@ -327,7 +333,7 @@ export class ConfigService {
       const document = validate(configFileSchema, applyMergePatch(api, body), '');
       refuseDocumentReferences(document);
       return this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file));
-    }).then(() => this.describe());
+    }, ifMatch).then(() => this.describe());
   }
 
   // ---- providers ------------------------------------------------------------------------------------
@@ -537,8 +543,9 @@ export class ConfigService {
 
   // ---- internals ------------------------------------------------------------------------------------
 
-  private change(actor: Actor, action: string, target: string, mutate: (api: ConfigDocument) => ConfigDocument): Promise<void> {
+  private change(actor: Actor, action: string, target: string, mutate: (api: ConfigDocument) => ConfigDocument, ifMatch: readonly number[] | null = null): Promise<void> {
     return this.serialized(async () => {
+      this.checkVersion(ifMatch);
       const api = mutate(this.layers.api);
       const next = this.resolveChecked(api, this.current().version + 1);
       try {
@@ -553,6 +560,17 @@ export class ConfigService {
       this.publish(next);
       await this.record(actor, action, target, before, this.itemSnapshot(target), next.version, 'api');
     });
+  }
+
+  /** The 412 for a write conditioned (If-Match) on versions the config is no longer at. */
+  private checkVersion(ifMatch: readonly number[] | null): void {
+    const version = this.current().version;
+    if (ifMatch === null || ifMatch.includes(version)) return;
+    const read = ifMatch.length > 0 ? `version ${ifMatch.join(' or ')}` : 'the version If-Match names';
+    throw gatewayError(
+      'config_version_mismatch',
+      `The configuration is at version ${version}, not ${read}: it changed since it was read. Read it again (GET /api/config), make the change on what it shows and send it with If-Match: "${version}".`,
+    );
   }
 
   /** Makes `next` the running config, with the file's live status, and logs warnings it brings. */

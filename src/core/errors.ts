@@ -134,6 +134,7 @@ export const ERROR_CATALOGUE = {
   invalid_team: { status: 400, type: 'invalid_request_error', retryable: false },
   conflict: { status: 409, type: 'invalid_request_error', retryable: false },
   team_in_use: { status: 409, type: 'invalid_request_error', retryable: false },
+  config_version_mismatch: { status: 412, type: 'invalid_request_error', retryable: false },
   // Who is calling. OpenAI answers a bad key with type invalid_request_error, and so do we.
   missing_api_key: { status: 401, type: 'invalid_request_error', retryable: false },
   invalid_api_key: { status: 401, type: 'invalid_request_error', retryable: false },

@@ -220,6 +220,27 @@ describe('the settings and audit pages in Chromium', () => {
     errors.length = 0;
   }, TIMEOUT);
 
+  it('does not save over a change made through the API since the page read the config: it says so, and the change stays', async () => {
+    await page.goto(tg.url + '/#/settings');
+    await page.reload();
+    const editor = page.getByLabel('Configuration (YAML)');
+    await editor.waitFor();
+    const original = await editor.inputValue();
+    // Another administrator adds a route while this page is open.
+    expect((await fetch(`${tg.url}/api/routes/added-meanwhile`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ targets: [{ model: 'openai/m' }] }) })).status).toBe(201);
+    const versionBefore = (await config()).version as number;
+
+    await editor.fill(original.replace(/log_retention_days: \d+/, 'log_retention_days: 9'));
+    await page.getByTestId('config-valid').waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const refused = page.getByRole('alert').filter({ hasText: 'changed since it was read' });
+    await refused.waitFor();
+    expect((await fetch(`${tg.url}/api/routes/added-meanwhile`)).status).toBe(200);
+    expect((await config()).version).toBe(versionBefore);
+    expect(errors).toEqual(['console: Failed to load resource: the server responded with a status of 412 (Precondition Failed)']);
+    errors.length = 0;
+  }, TIMEOUT);
+
   it('pages through the audit log with the API cursor', async () => {
     // Enough changes for two pages of 25.
     for (let days = 1; days <= 26; days++) {

@@ -21,6 +21,8 @@ export interface AdminRequestOptions {
   raw?: string;
   /** Overrides the client's admin key for this request; null sends no Authorization header. */
   key?: string | null;
+  /** More request headers (`if-match`, say). */
+  headers?: Record<string, string>;
 }
 
 /** A small fetch-based client for /api, keeping every raw response so tests can check none leaks a secret. */
@@ -33,7 +35,7 @@ export class AdminClient {
   ) {}
 
   async request(method: string, path: string, body?: unknown, options: AdminRequestOptions = {}): Promise<AdminResponse> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.headers };
     const key = options.key === undefined ? this.key : options.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
     const payload = options.raw ?? (body === undefined ? undefined : JSON.stringify(body));

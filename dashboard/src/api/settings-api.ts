@@ -1,4 +1,4 @@
-import { api } from './client.js';
+import { api, apiUrl, request } from './client.js';
 
 /**
  * What the settings and audit pages read and write (README "Management API"): the effective config
@@ -50,7 +50,11 @@ export function validateConfig(document: unknown, signal?: AbortSignal): Promise
   return api.post<Validation>('/config/validate', document, signal);
 }
 
-/** `PUT /api/config`: replaces what the API set; answers the new effective view. */
-export function saveConfig(document: unknown): Promise<EffectiveConfig> {
-  return api.put<EffectiveConfig>('/config', document);
+/**
+ * `PUT /api/config`: replaces what the API set; answers the new effective view. Sent with If-Match on the version the
+ * text was read at: a change made since (another administrator, a file save) gets a 412 instead of being undone.
+ */
+export async function saveConfig(document: unknown, readAtVersion: number): Promise<EffectiveConfig> {
+  const response = await request('PUT', apiUrl('/config'), document, { headers: { 'if-match': `"${readAtVersion}"` } });
+  return (await response.json()) as EffectiveConfig;
 }

@@ -156,7 +156,7 @@ export function SettingsPage() {
     if (text === null || !view) return;
     setSaving(true);
     try {
-      const result = await saveConfig(document);
+      const result = await saveConfig(document, view.version);
       setSaved({ version: result.version, changed: result.version !== view.version });
       show(result);
     } catch (err) {

@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { withDepthLimit } from '../json-body.js';
 import { actorOf } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
-import { jsonObjectBody, queryString } from './request-body.js';
+import { ifMatchVersions, jsonObjectBody, queryString } from './request-body.js';
 import { gatewayError } from '../../core/errors.js';
 
 /** The whole config document: the effective view, the API layer, its schema, and whole-layer writes. */
@@ -12,11 +12,15 @@ export function registerConfigRoutes(api: FastifyInstance, deps: AdminDeps): voi
   // RFC 7396 clients label merge patches with their own media type; the content is plain JSON.
   api.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, withDepthLimit(api.getDefaultJsonParser('error', 'error')));
 
-  api.get('/config', async (request) => {
+  // The version is the ETag: a writer sends it back as If-Match, so a change made since it read is not undone.
+  const tagged = (reply: FastifyReply, version: number): void => void reply.header('etag', `"${version}"`);
+
+  api.get('/config', async (request, reply) => {
     const layer = queryString(request, 'layer') ?? 'effective';
-    if (layer === 'effective') return service.describe();
-    if (layer === 'api') return service.apiLayer();
-    throw gatewayError('invalid_query', `Unknown layer '${layer}': expected 'effective' or 'api'.`, { param: 'layer' });
+    if (layer !== 'effective' && layer !== 'api') throw gatewayError('invalid_query', `Unknown layer '${layer}': expected 'effective' or 'api'.`, { param: 'layer' });
+    const view = service.describe();
+    tagged(reply, view.version);
+    return layer === 'effective' ? view : service.apiLayer();
   });
 
   api.get('/config/schema', async (_request, reply) => {
@@ -24,9 +28,17 @@ export function registerConfigRoutes(api: FastifyInstance, deps: AdminDeps): voi
   });
 
   // PUT replaces everything set through the API; the file and environment layers are untouched.
-  api.put('/config', async (request) => service.replaceApiLayer(jsonObjectBody(request), actorOf(request, deps)));
+  api.put('/config', async (request, reply) => {
+    const view = await service.replaceApiLayer(jsonObjectBody(request), actorOf(request, deps), ifMatchVersions(request));
+    tagged(reply, view.version);
+    return view;
+  });
 
-  api.patch('/config', async (request) => service.patchApiLayer(jsonObjectBody(request), actorOf(request, deps)));
+  api.patch('/config', async (request, reply) => {
+    const view = await service.patchApiLayer(jsonObjectBody(request), actorOf(request, deps), ifMatchVersions(request));
+    tagged(reply, view.version);
+    return view;
+  });
 
   // A dry run of PUT: the same body and the same 400 naming the field, or the warnings of the config it would make.
   api.post('/config/validate', async (request) => service.validateApiLayer(jsonObjectBody(request)));

@@ -36,3 +36,19 @@ export function onlyQueryParams(request: FastifyRequest, names: ReadonlySet<stri
     throw gatewayError('invalid_query', `Unknown query parameter '${shown}': this takes ${[...names].join(', ')}.`, { param: shown });
   }
 }
+
+/**
+ * The config versions an `If-Match` header names (its entity tags, `"12"` or weak `W/"12"`, as `GET /api/config`
+ * answers them in `ETag`), or null when there is no condition (no header, or `*`). A tag that is no version is
+ * left out: it matches nothing, so the write gets its 412.
+ */
+export function ifMatchVersions(request: FastifyRequest): number[] | null {
+  const header = request.headers['if-match'];
+  if (header === undefined) return null;
+  const tags = (Array.isArray(header) ? header.join(',') : header).split(',').map((tag) => tag.trim()).filter(Boolean);
+  if (tags.includes('*')) return null;
+  return tags.flatMap((tag) => {
+    const version = /^(?:W\/)?"(\d{1,15})"$/.exec(tag)?.[1];
+    return version === undefined ? [] : [Number(version)];
+  });
+}
