@@ -7,6 +7,7 @@ import type { GatewayError } from '../core/errors.js';
 import type { AuditFilter, AuditLog } from '../store/audit-log.js';
 import type { ConfigRepo, StoredLayer } from '../store/config-repo.js';
 import { salvageLayer } from './salvage-layer.js';
+import { resolveAtStart } from './refit-layer.js';
 import type { Log } from '../log.js';
 import { configJsonSchema, type PluginOptionsSchema } from './json-schema.js';
 import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
@@ -173,10 +174,18 @@ export class ConfigService {
 
   constructor(private readonly deps: ConfigServiceDeps) {
     const stored = deps.repo.load();
-    const api = stored ? this.unseal(stored) : {};
-    this.layers = { api, file: deps.file.document };
+    const start = resolveAtStart({ api: stored ? this.unseal(stored) : {}, file: deps.file.document }, deps.env, (stored?.version ?? 0) + 1);
+    if (stored && start.dropped.length > 0) {
+      // Nothing set through the API is lost: the layer as stored is kept aside before the next change saves over it.
+      const keptAs = deps.repo.setAside(stored);
+      deps.log.error(
+        { dropped: start.dropped, keptAs },
+        `stored API configuration: ${start.dropped.length} part(s) no longer fit the config file and environment it starts with and were left out (each named with why); the rest is in force`,
+      );
+    }
+    this.layers = { api: start.api, file: deps.file.document };
     this.filePath = deps.file.path;
-    const initial: RuntimeConfig = { ...resolveRuntimeConfig(this.layers, deps.env, (stored?.version ?? 0) + 1), fileStatus: this.fileStatus };
+    const initial: RuntimeConfig = { ...start.config, fileStatus: this.fileStatus };
     this.subject = new BehaviorSubject(initial);
     this.logWarnings(initial, []);
   }

@@ -6,6 +6,7 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 import { startGateway } from '../helpers/gateway.js';
 import { AdminClient } from '../helpers/admin.js';
 import { Store } from '../../src/store/store.js';
+import { pino } from 'pino';
 
 let upstream: ScriptedUpstream;
 const dirs: string[] = [];
@@ -301,6 +302,48 @@ describe('a stored API layer the configuration no longer accepts whole', () => {
       expect(aside[0]?.layer.document).toMatchObject({ routes: { refused: { targets: 'not a list' }, kept: {} }, settings: { setting_from_the_future: true } });
       // Kept as it was stored: its secrets sealed.
       expect(JSON.stringify(aside[0]?.layer.document)).not.toContain(secret);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
+describe('a stored API layer that no longer fits the config file it starts with', () => {
+  it('starts without the parts that name what the file dropped (each named with why), the rest in force, the layer kept aside', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-admin-refit-'));
+    dirs.push(dataDir);
+    const withLab = { providers: { lab: { type: 'openai', base_url: `${upstream.url}/v1` }, other: { type: 'openai', base_url: `${upstream.url}/v1` } } };
+    const first = await startGateway(withLab, {}, { dataDir });
+    try {
+      const api = new AdminClient(first.url);
+      // Set through the API on the file's providers: a route and a routing rule on `lab`, a route on `other`.
+      expect((await api.put('/api/routes/on-lab', { targets: [{ model: 'lab/m' }] })).status).toBe(201);
+      expect((await api.put('/api/routes/on.other', { targets: [{ model: 'other/m' }] })).status).toBe(201);
+      expect((await api.patch('/api/config', { routing_rules: [{ when: { metadata: { tier: 'free' } }, route_to: 'lab/cheap' }] })).status).toBe(200);
+    } finally {
+      await first.stop();
+    }
+
+    // The operator takes `lab` out of the config file and restarts.
+    const logged: Array<{ dropped?: string[] }> = [];
+    const log = pino({ level: 'error' }, { write: (line: string) => logged.push(JSON.parse(line)) });
+    const second = await startGateway({ providers: { other: withLab.providers.other } }, {}, { dataDir, log });
+    try {
+      const api = new AdminClient(second.url);
+      expect((await api.get('/api/routes/on-lab')).status).toBe(404);
+      expect((await api.get('/api/config')).body.routing_rules).toEqual([]);
+      const answer = await second.client.chat.completions.create({ model: 'on.other', messages });
+      expect(answer.choices[0]?.finish_reason).toBe('stop');
+      const dropped = logged.flatMap((entry) => entry.dropped ?? []);
+      expect(dropped).toEqual([expect.stringMatching(/^routes\.on-lab: .*unknown provider "lab"/), expect.stringMatching(/^routing_rules: .*lab\/cheap/)]);
+    } finally {
+      await second.stop();
+    }
+    const reopened = await Store.open(dataDir, 'test');
+    try {
+      const aside = reopened.config.setAsideLayers();
+      expect(aside).toHaveLength(1);
+      expect(aside[0]?.layer.document).toMatchObject({ routes: { 'on-lab': {}, 'on.other': {} }, routing_rules: [{ route_to: 'lab/cheap' }] });
     } finally {
       await reopened.close();
     }

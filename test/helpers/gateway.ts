@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { ConfigInput as ConfigFile } from '../../src/config/schema.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { createLog } from '../../src/log.js';
+import { createLog, type Log } from '../../src/log.js';
 
 export interface RunningGateway {
   gateway: Gateway;
@@ -26,6 +26,8 @@ export interface StartOptions {
   dashboardDir?: string;
   /** The clock the gateway's rate-limit windows, usage rollups, budget periods and key expiry run on (see GatewayOptions.clock). */
   clock?: () => number;
+  /** The gateway's logger (else one at TEST_LOG's level, silent by default). */
+  log?: Log;
 }
 
 /** Starts a real gateway on an ephemeral loopback port with its own temporary data directory. */
@@ -37,7 +39,7 @@ export async function startGateway(config: ConfigFile = {}, env: Record<string, 
     env,
     ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
-    log: createLog(process.env.TEST_LOG ?? 'silent'),
+    log: options.log ?? createLog(process.env.TEST_LOG ?? 'silent'),
   });
   const url = await gateway.listen({ port: 0, host: '127.0.0.1' });
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
