@@ -29,7 +29,7 @@ import {
 } from './schema.js';
 import type { SecretBox } from './secret-box.js';
 import { restoreMaskedAlerts, restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
-import { ConfigError, isSecretReference, referenceRefusedMessage, type Env } from './secret-ref.js';
+import { ConfigError, isSecretReference, referencedFiles, referenceRefusedMessage, type Env } from './secret-ref.js';
 import type { Actor, AuditEntry, ProviderKeyView, ProviderView, RouteView } from './views.js';
 import type { ConfigSource } from '../core/config.js';
 import { isRecord } from '../core/is-record.js';
@@ -229,6 +229,11 @@ export class ConfigService {
   fileRejection(): { file: string; at: string; reason: string } | null {
     const rejection = this.fileStatus.rejection;
     return rejection ? { file: rejection.file, at: rejection.at, reason: rejection.reason } : null;
+  }
+
+  /** The files the config file's `file:` references read: a change to one is a change to the config. */
+  fileReferences(): string[] {
+    return referencedFiles(this.layers.file);
   }
 
   apiLayer(): ConfigDocument {

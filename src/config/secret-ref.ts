@@ -1,6 +1,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEFAULTS } from './defaults.js';
+import { isRecord } from '../core/is-record.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -74,4 +75,17 @@ export function resolveSecret(
     }
   }
   return value;
+}
+
+/** The paths the `file:` references of a config document read, wherever in it they sit (keys, tokens, channel secrets). */
+export function referencedFiles(document: unknown): string[] {
+  const paths = new Set<string>();
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      if (value.startsWith('file:') && value.length > 5) paths.add(value.slice(5));
+    } else if (Array.isArray(value)) value.forEach(walk);
+    else if (isRecord(value)) Object.values(value).forEach(walk);
+  };
+  walk(document);
+  return [...paths];
 }

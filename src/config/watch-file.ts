@@ -54,10 +54,27 @@ function watchedNames(path: string): Map<string, Set<string>> {
 }
 
 /**
+ * The directories and names of the config file and of the files its `file:` references read: a key in a mounted
+ * Secret is renewed by the kubelet (the same `..data` swap as a ConfigMap) without the config file changing.
+ */
+function allWatchedNames(path: string, references: readonly string[]): Map<string, Set<string>> {
+  const all = watchedNames(path);
+  for (const reference of references) {
+    for (const [dir, names] of watchedNames(reference)) {
+      const set = all.get(dir) ?? new Set<string>();
+      for (const name of names) set.add(name);
+      all.set(dir, set);
+    }
+  }
+  return all;
+}
+
+/**
  * Watches the config file and applies each saved version. Directories are watched rather than the file,
  * because editors save by writing a new file and renaming it over the old one (and Kubernetes swaps a symlink
  * beside it). Where a symlink leads is looked up again after every change, so retargeting the link moves the
- * watch along. Bursts of events from one save are coalesced.
+ * watch along. The files of `file:` references are watched the same way, and a change to one applies the config
+ * again, so a renewed key is read. Bursts of events from one save are coalesced.
  */
 export function watchConfigFile(path: string, service: ConfigService, log: Log, debounceMs = 100): () => void {
   let timer: NodeJS.Timeout | null = null;
@@ -75,7 +92,10 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
     let text: string | null = null;
     // Read as at start, so a file that cannot be read (no permission, a directory now) is named in words, not by errno.
     const read = (): string => (text ??= readConfigText(path));
-    void service.reloadFile(() => parseSaved(read(), path), () => routeNamesOf(read()));
+    // Armed again once applied: the save may name files (references) that were not watched yet.
+    void service.reloadFile(() => parseSaved(read(), path), () => routeNamesOf(read())).then(() => {
+      if (!closed) arm();
+    });
   };
 
   const onEvent = (dir: string, changed: string | Buffer | null): void => {
@@ -87,7 +107,7 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
 
   /** Watches the directories `watchedNames` gives now, and stops watching those it no longer gives. */
   function arm(): boolean {
-    const wanted = watchedNames(path);
+    const wanted = allWatchedNames(path, service.fileReferences());
     for (const [dir, entry] of watchers) {
       if (wanted.has(dir)) continue;
       entry.watcher.close();
@@ -106,8 +126,12 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
         watcher.on('error', (err: Error) => log.warn({ file: path, dir, error: err.message }, 'config file watch failed; changes need the API or a restart'));
         watchers.set(dir, { watcher, names });
       } catch (err) {
-        if (dir === dirname(path)) own = false;
-        log.warn({ file: path, dir, error: (err as Error).message }, 'cannot watch the config file; changes need the API or a restart');
+        if (dir === dirname(path)) {
+          own = false;
+          log.warn({ file: path, dir, error: (err as Error).message }, 'cannot watch the config file; changes need the API or a restart');
+        } else {
+          log.warn({ file: path, dir, error: (err as Error).message }, 'cannot watch a file the config reads (a file: reference, a symlink target); a change to it applies at the next save of the config file or a restart');
+        }
       }
     }
     return own;

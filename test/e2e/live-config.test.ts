@@ -130,6 +130,35 @@ describe('config file changes apply without a restart', () => {
     }
   });
 
+  it('reads a file: key again when its file changes (a Kubernetes Secret volume updated), the config file untouched', async () => {
+    const secret = configMapVolume(tempDir('tollgate-secret-'), 'lab-key', 'sk-first-0001\n');
+    const configPath = join(tempDir('tollgate-keyed-'), 'tollgate.config.yaml');
+    writeFileSync(configPath, `${labYaml(a.url)}    api_key: file:${secret.path}\n`);
+    const { parseConfigText } = await import('../../src/config/load-file.js');
+    const keyed = await startGateway(parseConfigText(readFileSync(configPath, 'utf8'), configPath), {}, { configPath });
+    try {
+      const versions: Array<GatewayEvents['config.changed']> = [];
+      keyed.gateway.bus.on('config.changed', (event) => versions.push(event));
+      await keyed.client.chat.completions.create({ model: 'lab/m', messages });
+      secret.update('sk-second-0002\n');
+      await until(() => keyed.gateway.configService.current().providers.get('lab')?.keys[0]?.value === 'sk-second-0002');
+      await keyed.client.chat.completions.create({ model: 'lab/m', messages });
+      expect(a.calls.map((call) => call.headers.authorization)).toEqual(['Bearer sk-first-0001', 'Bearer sk-second-0002']);
+      expect(versions).toHaveLength(1);
+      expect(versions[0]).toMatchObject({ source: 'file', action: 'file.reloaded' });
+    } finally {
+      await keyed.stop();
+    }
+  });
+
+  it('watches a file: key from the save that names it on', async () => {
+    const secret = configMapVolume(tempDir('tollgate-secret-'), 'lab-key', 'sk-named-later-0003\n');
+    saveAtomically(path, `${labYaml(a.url)}    api_key: file:${secret.path}\n`);
+    await until(() => tg.gateway.configService.current().providers.get('lab')?.keys[0]?.value === 'sk-named-later-0003');
+    secret.update('sk-renewed-0004\n');
+    await until(() => tg.gateway.configService.current().providers.get('lab')?.keys[0]?.value === 'sk-renewed-0004');
+  });
+
   it('keeps the running config when the file is broken, and applies the next good save', async () => {
     saveAtomically(path, 'providers:\n  lab:\n    type: openai\n    base_url: not a url\n');
     await new Promise((done) => setTimeout(done, 400));
