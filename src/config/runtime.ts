@@ -319,6 +319,25 @@ function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | '
   });
 }
 
+/**
+ * A key id names one key of its provider: the API addresses keys by id (`/api/providers/:name/keys/:id`), and the
+ * key's breaker and health are kept under it. Two keys under one id (in one list, or one set through the API under
+ * the id of one in the file) would share a breaker, and the second could never be addressed.
+ */
+function checkKeyIds(name: string, layers: Array<{ cfg: ProviderConfig | undefined; keys: ProviderKey[]; layer: string }>): void {
+  const seen = new Map<string, string>();
+  for (const { cfg, keys, layer } of layers) {
+    // keysOf lists the `api_key` shorthand first, then `keys`.
+    const shorthand = cfg?.api_key ? 1 : 0;
+    keys.forEach((key, at) => {
+      const field = at < shorthand ? `providers.${name}.api_key` : `providers.${name}.keys.${at - shorthand}.id`;
+      const earlier = seen.get(key.id);
+      if (earlier !== undefined) throw new ConfigError(`${field}: "${key.id}" is already the id of ${earlier}; each key of a provider needs its own id`);
+      seen.set(key.id, at < shorthand ? `the api_key ${layer}` : `key ${at - shorthand} ${layer}`);
+    });
+  }
+}
+
 function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings: Settings): ProviderRuntime {
   const api = layers.api.providers?.[name];
   const file = layers.file.providers?.[name];
@@ -331,7 +350,13 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   const envKey = ownEnv ? firstEnv(env, vendor.keyEnv) : undefined;
   const envBaseUrl = ownEnv ? baseUrlFromEnv(env, vendor.baseUrlEnv, vendor.defaultBaseUrl) : undefined;
   // Keys configured in the file and through the API serve together; the environment's key is the fallback.
-  let keys = [...keysOf(name, file, 'file', env, settings.dataDir, vendor.format), ...keysOf(name, api, 'api', env, settings.dataDir, vendor.format)];
+  const fileKeys = keysOf(name, file, 'file', env, settings.dataDir, vendor.format);
+  const apiKeys = keysOf(name, api, 'api', env, settings.dataDir, vendor.format);
+  checkKeyIds(name, [
+    { cfg: file, keys: fileKeys, layer: 'of the config file' },
+    { cfg: api, keys: apiKeys, layer: 'set through the API' },
+  ]);
+  let keys = [...fileKeys, ...apiKeys];
   if (keys.length === 0 && envKey) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, disabled: false, source: 'env' }];
   const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
   return {

@@ -301,6 +301,28 @@ describe('/api/providers/:provider/keys', () => {
   });
 });
 
+describe('provider key ids', () => {
+  it('are one key each: a PUT or PATCH giving two keys of a provider the same id is refused, naming the field', async () => {
+    const fileKeyId = (await api.get('/api/providers/filed')).body.keys[0].id as string;
+    const before = await version();
+    // Two keys of one body under one id.
+    expectOpenAIError(await putLabA(`${a.url}/v1`, { keys: [{ id: 'k1', value: 'sk-first-00000001' }, { id: 'k1', value: 'sk-second-0000002' }] }), 400, {
+      code: 'invalid_config',
+      param: 'providers.lab-a.keys.1.id',
+    });
+    // A key set through the API under the id of the file's key: the API could never address it (the file's key
+    // answers to the id), and the two would share one breaker.
+    const clash = await api.put('/api/providers/filed', { keys: [{ id: fileKeyId, value: 'sk-api-key-0000003' }] });
+    expectOpenAIError(clash, 400, { code: 'invalid_config', param: 'providers.filed.keys.0.id' });
+    expect(clash.body.error.message).toContain(fileKeyId);
+    expectOpenAIError(await api.patch('/api/config', { providers: { filed: { keys: [{ id: fileKeyId, value: 'sk-api-key-0000003' }] } } }), 400, {
+      param: 'providers.filed.keys.0.id',
+    });
+    expect(await version()).toBe(before);
+    expect((await api.get('/api/providers/filed')).body.keys).toHaveLength(1);
+  });
+});
+
 describe('/api/routes', () => {
   it('creates a weighted route, replaces it, and each version serves the next request', async () => {
     await putLabA();
