@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { quoteInput } from '../core/quote-input.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
-import type { AuditFilter, AuditLog } from '../store/audit-log.js';
+import type { AuditFilter, AuditLog, AuditPage } from '../store/audit-log.js';
 import type { ConfigRepo, StoredLayer } from '../store/config-repo.js';
 import { salvageLayer } from './salvage-layer.js';
 import { resolveAtStart } from './refit-layer.js';
@@ -143,6 +143,14 @@ function withoutReadOnlyFields(body: unknown, name: string, kind: 'provider' | '
 }
 
 /** The first line of an error, without a trailing colon: YAML errors go on to quote the file, which may hold secrets. */
+/** A query of the audit log: a page size (1-500, default 50), the cursor, and the filters. */
+type AuditQuery = { limit?: number; before?: string } & AuditFilter;
+
+function auditQuery(query: AuditQuery): { limit: number; before: string | undefined; filter: AuditFilter } {
+  const { limit, before, ...filter } = query;
+  return { limit: Math.min(Math.max(Math.trunc(limit ?? 50) || 50, 1), 500), before, filter };
+}
+
 function oneLine(message: string): string {
   const first = message.split('\n', 1)[0]?.trim() ?? '';
   return (first.endsWith(':') ? first.slice(0, -1) : first).slice(0, 500);
@@ -500,10 +508,15 @@ export class ConfigService {
 
   // ---- audit and file -------------------------------------------------------------------------------
 
-  audit(query: { limit?: number; before?: string } & AuditFilter): AuditEntry[] {
-    const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50) || 50, 1), 500);
-    const { limit: _limit, before, ...filter } = query;
+  audit(query: AuditQuery): AuditEntry[] {
+    const { limit, before, filter } = auditQuery(query);
     return this.deps.audit.list(limit, before, filter);
+  }
+
+  /** One page of `audit` with its cursor, reading a bounded part of the log (see AuditLog.page). */
+  auditPage(query: AuditQuery): AuditPage {
+    const { limit, before, filter } = auditQuery(query);
+    return this.deps.audit.page(limit, before, filter);
   }
 
   /**

@@ -29,21 +29,41 @@ export class AuditLog {
    * or lies under it (`routes` matches `routes.chat`).
    */
   list(limit: number, before?: string, filter: AuditFilter = {}): AuditEntry[] {
-    const out: AuditEntry[] = [];
+    return this.page(limit, before, filter, Infinity).data;
+  }
+
+  /**
+   * One page of `list`, reading at most `maxScanned` entries: a filter few entries match (a config change among a
+   * long history of key edits) answers a short, even empty, page with the cursor where it stopped instead of reading
+   * the whole log while requests wait. `next_before` is null once nothing older can match.
+   */
+  page(limit: number, before?: string, filter: AuditFilter = {}, maxScanned = MAX_AUDIT_SCANNED): AuditPage {
+    const data: AuditEntry[] = [];
     const until = filter.to === undefined ? undefined : idAt(filter.to);
     const since = filter.from === undefined ? undefined : idAt(filter.from);
     const start = before !== undefined && (until === undefined || before < until) ? before : until;
     const range = this.db.getRange({ reverse: true, ...(start ? { start } : {}) });
+    let scanned = 0;
     for (const { key, value } of range) {
       if (key === before || (until !== undefined && key >= until)) continue;
       if (since !== undefined && key < since) break;
-      if (filter.action !== undefined && value.action !== filter.action) continue;
-      if (filter.target !== undefined && value.target !== filter.target && !value.target.startsWith(`${filter.target}.`)) continue;
-      out.push(value);
-      if (out.length >= limit) break;
+      const matches =
+        (filter.action === undefined || value.action === filter.action) &&
+        (filter.target === undefined || value.target === filter.target || value.target.startsWith(`${filter.target}.`));
+      if (matches) data.push(value);
+      if (data.length >= limit || ++scanned >= maxScanned) return { data, next_before: key };
     }
-    return out;
+    return { data, next_before: null };
   }
+}
+
+/** Entries one page of the audit log reads at most (as the request log's MAX_SCANNED_PER_PAGE). */
+export const MAX_AUDIT_SCANNED = 10_000;
+
+/** A page of the audit log and the cursor of the next (older) one, null on the last. */
+export interface AuditPage {
+  data: AuditEntry[];
+  next_before: string | null;
 }
 
 /** What `GET /api/audit` and its export may narrow the log to. */

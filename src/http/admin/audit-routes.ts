@@ -4,11 +4,11 @@ import type { AuditFilter } from '../../store/audit-log.js';
 import type { AuditEntry } from '../../config/views.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseExportFormat, sendExport } from './export-stream.js';
-import { listPage, parsePageLimit } from './paging.js';
+import { parsePageLimit } from './paging.js';
 import { parseCursor, parseTimeRange } from './log-filters.js';
 import { onlyQueryParams, queryString } from './request-body.js';
 
-/** The service caps a page at this; clamping here too keeps `next_before` honest for larger requests. */
+/** The service caps a page at this; the export reads pages of it. */
 const MAX_LIMIT = 500;
 
 const AUDIT_COLUMNS: ReadonlyArray<{ header: string; value: (row: AuditEntry) => unknown }> = [
@@ -45,7 +45,8 @@ export function registerAuditRoutes(api: FastifyInstance, deps: AdminDeps): void
     onlyQueryParams(request, LIST_PARAMS);
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LIMIT);
     const before = parseCursor(request);
-    return listPage(deps.configService.audit({ ...parseAuditFilter(request), limit, ...(before ? { before } : {}) }), limit);
+    const page = deps.configService.auditPage({ ...parseAuditFilter(request), limit, ...(before ? { before } : {}) });
+    return { object: 'list', data: page.data, next_before: page.next_before };
   });
 
   api.get('/audit/export', async (request, reply) => {
@@ -55,10 +56,10 @@ export function registerAuditRoutes(api: FastifyInstance, deps: AdminDeps): void
     return sendExport(reply, format, 'tollgate-audit', AUDIT_COLUMNS, function* () {
       let before: string | undefined;
       for (;;) {
-        const page = deps.configService.audit({ ...filter, limit: MAX_LIMIT, ...(before ? { before } : {}) });
-        yield page;
-        if (page.length < MAX_LIMIT) return;
-        before = page.at(-1)?.id;
+        const page = deps.configService.auditPage({ ...filter, limit: MAX_LIMIT, ...(before ? { before } : {}) });
+        yield page.data;
+        if (page.next_before === null) return;
+        before = page.next_before;
       }
     });
   });
