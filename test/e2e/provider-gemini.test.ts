@@ -159,6 +159,39 @@ describe('gemini provider through the gateway', () => {
     ]);
   });
 
+  it('answers logprobs and top_logprobs with the log probabilities Gemini returns, streamed or not', async () => {
+    const completion = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'two words' }], logprobs: true, top_logprobs: 2 });
+    expect(upstream.calls.at(-1)?.body.generationConfig).toMatchObject({ responseLogprobs: true, logprobs: 2 });
+    const content = completion.choices[0]?.logprobs?.content ?? [];
+    // One entry per token of the answer ('echo: two words'), each with its top candidates, the chosen one first.
+    expect(content.map((entry) => entry.token).join('')).toBe(completion.choices[0]?.message.content);
+    expect(content[0]).toEqual({
+      token: 'echo: ',
+      logprob: -0.25,
+      bytes: [...Buffer.from('echo: ')],
+      top_logprobs: [
+        { token: 'echo: ', logprob: -0.25, bytes: [...Buffer.from('echo: ')] },
+        { token: 'alt1', logprob: -1.25, bytes: [...Buffer.from('alt1')] },
+      ],
+    });
+
+    const stream = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'two words' }], logprobs: true, stream: true });
+    let text = '';
+    const tokens: string[] = [];
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      for (const entry of chunk.choices[0]?.logprobs?.content ?? []) {
+        tokens.push(entry.token);
+        expect(entry.top_logprobs).toEqual([]);
+      }
+    }
+    expect(tokens.join('')).toBe(text);
+    // Without logprobs, none are asked for and none come back.
+    const plain = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] });
+    expect(upstream.calls.at(-1)?.body.generationConfig?.responseLogprobs).toBeUndefined();
+    expect(plain.choices[0]?.logprobs).toBeNull();
+  });
+
   it('streams a forced tool call as a tool_calls delta', async () => {
     const chunks = await collect(
       await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool], tool_choice: 'required', stream: true }),

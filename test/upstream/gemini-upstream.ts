@@ -409,6 +409,33 @@ function streamEvents(plan: Plan, model: string, responseId: string): Record<str
   });
 }
 
+/** How many top candidates a request asked log probabilities for (generationConfig.logprobs), or null when it asked for none (responseLogprobs). */
+function logprobsAsked(body: Record<string, any>): number | null {
+  const config = body.generationConfig ?? body.generation_config;
+  if (!isRecord(config) || config.responseLogprobs !== true) return null;
+  return typeof config.logprobs === 'number' ? config.logprobs : 0;
+}
+
+/**
+ * The response (or stream event) with each candidate's `logprobsResult`, as Gemini adds it when responseLogprobs is
+ * set: a decoding step per token of the candidate's text (words here), its chosen candidate, and `top` candidates
+ * per step (the chosen one first) when `logprobs` asked for some.
+ */
+function withLogprobs(response: Record<string, any>, top: number | null): Record<string, any> {
+  if (top === null || !Array.isArray(response.candidates)) return response;
+  const candidates = response.candidates.map((candidate: Record<string, any>) => {
+    const text = (candidate.content?.parts ?? []).filter((part: any) => typeof part.text === 'string' && part.thought !== true).map((part: any) => part.text).join('');
+    const tokens: string[] = text.match(/\S+\s*|\s+/g) ?? [];
+    const chosen = tokens.map((token, i) => ({ token, tokenId: 1000 + i, logProbability: -0.25 * (i + 1) }));
+    const topCandidates = chosen.map((pick) => ({
+      candidates: Array.from({ length: top }, (_, k) => (k === 0 ? pick : { token: `alt${k}`, tokenId: 9000 + k, logProbability: pick.logProbability - k })),
+    }));
+    const sum = chosen.reduce((total, pick) => total + pick.logProbability, 0);
+    return { ...candidate, logprobsResult: { topCandidates, chosenCandidates: chosen, logProbabilitySum: sum }, avgLogprobs: chosen.length === 0 ? 0 : sum / chosen.length };
+  });
+  return { ...response, candidates };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Embeddings (models.batchEmbedContents)
 
@@ -612,11 +639,12 @@ class Upstream implements GeminiUpstream {
       return method === 'generateContent' ? this.send(exchange, 200, blocked) : this.sendEvents(exchange, [blocked], { kind: 'ok' }, url);
     }
     const plan = planAnswer(request, this.usage);
+    const logprobs = logprobsAsked(request);
     if (method === 'generateContent') {
-      const text = JSON.stringify(responseBody(plan, model, candidateCount(request), responseId), null, 2);
+      const text = JSON.stringify(withLogprobs(responseBody(plan, model, candidateCount(request), responseId), logprobs), null, 2);
       return deliverJson(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, text, mode.kind === 'stream-error' ? { kind: 'ok' } : mode);
     }
-    const events: unknown[] = streamEvents(plan, model, responseId);
+    const events: unknown[] = streamEvents(plan, model, responseId).map((event) => withLogprobs(event, logprobs));
     this.streamed.push(events as Record<string, any>[]);
     if (mode.kind === 'stream-error') {
       events.splice(mode.chunks, events.length, googleError(500, DEFAULT_MESSAGES[500] as string));

@@ -245,6 +245,11 @@ function generationConfig(request: ChatCompletionRequest, model: string): Record
   else if (Array.isArray(request.stop) && request.stop.length > 0) config.stopSequences = request.stop;
   if (typeof request.n === 'number' && request.n !== 1) config.candidateCount = request.n;
   if (isNumberValue(request.seed)) config.seed = request.seed;
+  // OpenAI's logprobs / top_logprobs are Gemini's responseLogprobs / logprobs (the top candidates per step).
+  if (request.logprobs === true) {
+    config.responseLogprobs = true;
+    if (typeof request.top_logprobs === 'number') config.logprobs = request.top_logprobs;
+  }
   if (typeof request.presence_penalty === 'number') config.presencePenalty = request.presence_penalty;
   if (typeof request.frequency_penalty === 'number') config.frequencyPenalty = request.frequency_penalty;
   const format = request.response_format;

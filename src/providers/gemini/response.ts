@@ -1,6 +1,7 @@
 import type { ChatCompletion } from '../../core/canonical.js';
 import { finishReasonFromGemini, unmetFinishReason } from '../../wire/gemini/finish-reasons.js';
 import { completionId, toolCallId } from './ids.js';
+import { logprobsFromGemini } from './logprobs.js';
 import { usageFromGemini } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
@@ -56,7 +57,7 @@ function choiceOf(candidate: Record<string, unknown>, position: number): Record<
     index: typeof candidate.index === 'number' ? candidate.index : position,
     message,
     finish_reason: finishReasonFromGemini(candidate.finishReason, toolCalls.length > 0),
-    logprobs: null,
+    logprobs: logprobsFromGemini(candidate.logprobsResult),
   };
   const unmet = unmetFinishReason(candidate.finishReason);
   if (unmet !== null) choice.native_finish_reason = unmet;

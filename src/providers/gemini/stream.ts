@@ -5,6 +5,7 @@ import { KeptEvents } from '../kept-events.js';
 import { geminiStreamError } from './errors.js';
 import { finishReasonFromGemini, unmetFinishReason } from '../../wire/gemini/finish-reasons.js';
 import { completionId } from './ids.js';
+import { logprobsFromGemini } from './logprobs.js';
 import { blockedPrompt, toolCallFromPart } from './response.js';
 import { usageFromGemini } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
@@ -53,11 +54,17 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
     if (state.finished) return;
     const content = candidate.content;
     const parts = isRecord(content) && Array.isArray(content.parts) ? content.parts : [];
+    // The event's log probabilities (its tokens' only) go with its answer text, as OpenAI sends them with each chunk.
+    const logprobs = logprobsFromGemini(candidate.logprobsResult);
+    let answered = false;
     for (const part of parts) {
       if (!isRecord(part)) continue;
       if (typeof part.text === 'string') {
         if (part.text === '') continue;
-        out.push(delta(index, part.thought === true ? { reasoning_content: part.text } : { content: part.text }));
+        const answer = part.thought !== true;
+        out.push(delta(index, answer ? { content: part.text } : { reasoning_content: part.text }));
+        if (answer && logprobs !== null && !answered) Object.assign(out.at(-1)?.choices[0] as object, { logprobs });
+        answered ||= answer;
         continue;
       }
       const call = toolCallFromPart(part);
