@@ -6,7 +6,8 @@ import { usageBuckets } from '../api/usage-series.js';
 import { ErrorNotice, fieldError } from '../components/error-notice.js';
 import { Empty, Loading } from '../components/states.js';
 import { TimeChart } from '../components/time-chart.js';
-import { download, toCsv } from '../csv.js';
+import { toCsv } from '../csv.js';
+import { download } from '../download.js';
 import { browserTimeZone, count, dateInput, usd } from '../format.js';
 import { navigate, type Location } from '../router.js';
 
