@@ -74,6 +74,24 @@ function notAllowed(key: VirtualKeyRecord, refusal: ModelRefusal): GatewayError 
   return gatewayError('model_not_allowed', message, { param: refusal.param });
 }
 
+/**
+ * Why a known key may not be used now (disabled, or past its expiry), or null. Auth asks it of the key a request
+ * presents; the spend stage asks it again of the stored record before each further paid call a request makes (an
+ * agent run's next turn), so a key revoked meanwhile pays for nothing more.
+ */
+export function deadKey(governance: GovernanceStore, key: VirtualKeyRecord): { reason: 'disabled_key' | 'expired_key'; error: GatewayError } | null {
+  if (key.disabled) return { reason: 'disabled_key', error: unauthorized(`The virtual key '${key.name}' is disabled.`, 'key_disabled') };
+  if (key.expires_at && Date.parse(key.expires_at) <= governance.nowMs()) {
+    return { reason: 'expired_key', error: unauthorized(`The virtual key '${key.name}' expired at ${key.expires_at}.`, 'key_expired') };
+  }
+  return null;
+}
+
+/** The refusal of a call made for a request whose key was deleted after auth let the request through. */
+export function deletedKey(key: VirtualKeyRecord): GatewayError {
+  return unauthorized(`Incorrect API key provided: the virtual key '${key.name}' was deleted.`, 'invalid_api_key');
+}
+
 const REMOTE_NEEDS_KEY =
   'A virtual key is required for clients on other machines: send it as Authorization: Bearer <key> or x-api-key. ' +
   'Requests without one are served only to clients on the gateway\'s own machine that address it as localhost or a loopback address, unless the operator sets ' +
@@ -102,10 +120,8 @@ export function checkVirtualKey(
   }
   const key = governance.findKeyBySecret(credential);
   if (!key) return refuse('unknown_key', null, unauthorized('Incorrect API key provided: the virtual key is not known (it may have been rotated or deleted).', 'invalid_api_key'));
-  if (key.disabled) return refuse('disabled_key', key.id, unauthorized(`The virtual key '${key.name}' is disabled.`, 'key_disabled'));
-  if (key.expires_at && Date.parse(key.expires_at) <= governance.nowMs()) {
-    return refuse('expired_key', key.id, unauthorized(`The virtual key '${key.name}' expired at ${key.expires_at}.`, 'key_expired'));
-  }
+  const dead = deadKey(governance, key);
+  if (dead) return refuse(dead.reason, key.id, dead.error);
   if (key.models.length > 0 && model !== null) {
     const refusal = scope ? refusedModel(scope.config, key.models, model, scope.fallbacks, ruleSubject(governance, key, scope)) : listRefusal(key.models, model);
     if (refusal) return refuse('model_not_allowed', key.id, notAllowed(key, refusal));

@@ -3,7 +3,7 @@ import { thresholdsCrossed } from '../core/budget-thresholds.js';
 import type { ChatCompletion, ChatCompletionChunk, CompletionUsage, ResponseEvent } from '../core/canonical.js';
 import type { Identity, RequestContext, Spent } from '../core/context.js';
 import { CHARGE_TO } from '../core/guardrail-keys.js';
-import type { PeriodUsage } from '../core/identity.js';
+import type { PeriodUsage, VirtualKeyRecord } from '../core/identity.js';
 import { definePlugin } from '../core/plugin.js';
 import type { Next, Stage } from '../core/stage.js';
 import type { TokenUsage } from '../core/usage.js';
@@ -11,6 +11,7 @@ import type { EventBus } from '../bus/bus.js';
 import { costOf, unitPrices } from '../catalog/prices.js';
 import { GatewayError } from '../core/errors.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
+import { deadKey, deletedKey } from '../governance/key-check.js';
 import { plausibleUsage } from '../governance/plausible-usage.js';
 import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
 import type { Reservations } from '../governance/reservations.js';
@@ -178,7 +179,7 @@ class SpendStage implements Stage {
     // The records as stored now, not as the auth stage read them: what was charged since (another request's spend
     // while this one waited on a guardrail's classifier, the cache's embedding, a plugin, or this request's own
     // earlier agent turns) counts, and so does a budget changed meanwhile.
-    const key = this.governance.getKeyRecord(identity.key.id) ?? identity.key;
+    const key = this.liveKey(ctx, identity.key);
     const team = identity.team ? (this.governance.getTeamRecord(identity.team.id) ?? identity.team) : null;
     const accounts: Account[] = [];
     if (key.budget !== null) {
@@ -211,6 +212,19 @@ class SpendStage implements Stage {
       accounts.map((account) => `${account.kind}:${account.id}`),
       needed,
     );
+  }
+
+  /**
+   * The paying key as stored now. A key revoked since auth let the request through (disabled, expired or deleted
+   * while an agent run's tool ran, or a guardrail's classifier answered) pays for no further call, as it would pay for
+   * no new request: its 401 ends the request.
+   */
+  private liveKey(ctx: RequestContext, authed: VirtualKeyRecord): VirtualKeyRecord {
+    const key = this.governance.getKeyRecord(authed.id);
+    const refusal = key ? deadKey(this.governance, key) : { reason: 'unknown_key' as const, error: deletedKey(authed) };
+    if (!refusal) return key as VirtualKeyRecord;
+    this.bus.emit('auth.rejected', { requestId: ctx.id, reason: refusal.reason, keyId: authed.id });
+    throw refusal.error;
   }
 
   /**
