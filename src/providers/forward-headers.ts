@@ -49,6 +49,8 @@ export const NEVER_FORWARDED: ReadonlySet<string> = new Set([
   'upgrade',
   'expect',
   'x-tollgate-provider-key',
+  // The LiteLLM proxy's header for the virtual key (read by the /litellm mount).
+  'x-litellm-api-key',
 ]);
 
 function valueOf(headers: Readonly<IncomingHttpHeaders>, name: string): string | undefined {

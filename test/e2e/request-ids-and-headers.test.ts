@@ -214,12 +214,15 @@ describe('settings.forward_headers', () => {
   });
 
   it('refuses credentials and hop-by-hop headers in the list', async () => {
-    const res = await fetch(`${tg.url}/api/config`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ settings: { forward_headers: ['authorization'] } }),
-    });
-    expect(res.status).toBe(400);
-    expect(JSON.stringify(await res.json())).toContain('never forwarded');
+    // x-litellm-api-key carries a LiteLLM client's virtual key: it must never reach a provider either.
+    for (const header of ['authorization', 'x-litellm-api-key']) {
+      const res = await fetch(`${tg.url}/api/config`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ settings: { forward_headers: [header] } }),
+      });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(await res.json())).toContain('never forwarded');
+    }
   });
 });
