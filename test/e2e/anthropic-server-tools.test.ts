@@ -174,6 +174,24 @@ describe('what another format cannot take', () => {
     expect(openai.calls).toHaveLength(0);
   });
 
+  it('refuses the MCP connector (mcp_servers) for an OpenAI model instead of answering without its tools', async () => {
+    // Anthropic's API connects to these servers and runs their tools itself (its deprecated mcp-client-2025-04-04
+    // form has no tool entry for them): an OpenAI model answering without them would answer another question.
+    const mcp = { type: 'url', url: 'https://mcp.example.com/sse', name: 'tickets' };
+    const body = { model: OPENAI_MODEL, max_tokens: 100, mcp_servers: [mcp], messages: [{ role: 'user', content: 'list my open tickets' }] };
+    const response = await post(body);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'mcp_servers: The MCP connector (mcp_servers) runs inside Anthropic\'s API and cannot be translated by the gateway.' },
+    });
+    expect(openai.calls).toHaveLength(0);
+    // On a route mixing formats, the Anthropic target takes it as written.
+    for (let i = 0; i < 3; i++) expect((await post({ ...body, model: 'mixed' })).status).toBe(200);
+    expect(openai.calls).toHaveLength(0);
+    expect(lastCall().body.mcp_servers).toEqual([mcp]);
+  });
+
   it('refuses server tool blocks sent back to an OpenAI model', async () => {
     const response = await post({
       model: OPENAI_MODEL,

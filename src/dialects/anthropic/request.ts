@@ -1,5 +1,5 @@
 import type { ChatCompletionRequest } from '../../core/canonical.js';
-import type { DialectOptions } from './content.js';
+import { cannotTranslate, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
 import { canonicalMessages } from './messages.js';
 import type { MessagesRequest } from './parse-request.js';
@@ -20,7 +20,8 @@ function responseFormat(outputConfig: unknown): Record<string, unknown> | undefi
  * An Anthropic Messages request as the canonical (OpenAI chat-completions) request for `model`, the name the
  * pipeline routes on. `top_k` has no OpenAI counterpart: it rides on the request for the formats that take it and
  * is left out for the others (markers.ts); Anthropic-only fields that the request may not carry to the target
- * (service_tier, container, mcp_servers, context_management) are left out.
+ * (service_tier, container, context_management) are left out. The MCP connector (`mcp_servers`) gives the model
+ * tools Anthropic's API runs, so, like server tools, it cannot be translated.
  * A stream always asks for usage, which the route needs for Anthropic's message_delta.
  */
 export function canonicalRequest(request: MessagesRequest, model: string, options: DialectOptions): ChatCompletionRequest {
@@ -40,6 +41,9 @@ export function canonicalRequest(request: MessagesRequest, model: string, option
   // checked whenever tools were sent, also when the lenient read left every one of them out (server tools).
   const choice = tools ? canonicalToolChoice(request.tool_choice) : {};
   if (tools && tools.length > 0) Object.assign(out, { tools }, choice);
+  if (Array.isArray(request.mcp_servers) && request.mcp_servers.length > 0) {
+    cannotTranslate(options, invalidRequest('mcp_servers', "The MCP connector (mcp_servers) runs inside Anthropic's API and cannot be translated by the gateway."));
+  }
   Object.assign(out, canonicalThinking(request.thinking, request.output_config));
   const format = responseFormat(request.output_config);
   if (format) out.response_format = format;
