@@ -243,6 +243,16 @@ describe('Anthropic request -> canonical request', () => {
     expect(anthropicRequestFor(plain, 'gemini')).toBe(plain);
   });
 
+  it('takes the depth of thinking from output_config.effort, over a budget, but never with thinking disabled', () => {
+    const ask = (thinking: unknown, effort: string) => translate({ thinking, output_config: { effort }, messages: [{ role: 'user', content: 'x' }] }, 'openai').reasoning_effort;
+    expect(ask({ type: 'adaptive' }, 'low')).toBe('low');
+    expect(ask({ type: 'adaptive' }, 'xhigh')).toBe('high');
+    expect(ask(undefined, 'medium')).toBe('medium');
+    expect(ask({ type: 'enabled', budget_tokens: 8000 }, 'low')).toBe('low');
+    expect(ask({ type: 'disabled' }, 'low')).toBeUndefined();
+    expect(ask({ type: 'adaptive' }, 'extreme')).toBeUndefined();
+  });
+
   it('passes thinking on and adds the matching reasoning_effort; only the effort for providers that refuse thinking', () => {
     const thinking = { type: 'enabled', budget_tokens: 2048 };
     expect(translate({ thinking, messages: [{ role: 'user', content: 'x' }] })).toMatchObject({ thinking, reasoning_effort: 'medium' });

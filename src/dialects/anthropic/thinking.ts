@@ -12,7 +12,8 @@ export interface ThinkingFields {
  * Anthropic's `thinking` config and `output_config.effort` for the canonical request: `thinking` is kept for the
  * adapters that read it (Vertex AI's Claude; an attempt on any other format gets the request without it, see
  * markers.ts), and the depth asked for becomes reasoning_effort. That depth is the effort when the client names one
- * (with adaptive thinking, the only way Claude's current models take a depth), else the budget of enabled thinking.
+ * (with adaptive thinking, the only way Claude's current models take a depth), else the budget of enabled thinking;
+ * with thinking disabled there is none (a Gemini target would show its thoughts to a client that turned them off).
  */
 export function canonicalThinking(thinking: unknown, outputConfig: unknown): ThinkingFields {
   const out: ThinkingFields = {};
@@ -26,6 +27,6 @@ export function canonicalThinking(thinking: unknown, outputConfig: unknown): Thi
     }
   }
   const effort = isRecord(outputConfig) ? effortOf(outputConfig.effort) : undefined;
-  if (effort !== undefined) out.reasoning_effort = effort;
+  if (effort !== undefined && out.thinking?.type !== 'disabled') out.reasoning_effort = effort;
   return out;
 }
