@@ -65,6 +65,10 @@ describe('request checks', () => {
     expect(badRequest(() => readMessagesRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'messages')).param).toBe('max_tokens');
     expect(badRequest(() => readMessagesRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 5, stop_sequences: 'x' }, 'messages')).param).toBe('stop_sequences');
     expect(badRequest(() => readMessagesRequest([1], 'messages')).param).toBe('body');
+    // top_k reaches Gemini (an int32 topK) and Bedrock's Claude too: a fraction or a negative count is refused here, in Anthropic's words.
+    const topK = (value: unknown) => badRequest(() => readMessagesRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 5, top_k: value }, 'messages')).message;
+    expect(topK(3.5)).toBe('top_k: Input should be a valid integer, got a number with a fractional part');
+    expect(topK(-1)).toBe('top_k: Input should be greater than or equal to 0');
     expect(readMessagesRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'count_tokens').model).toBe('m');
   });
 });

@@ -33,6 +33,9 @@ export function readMessagesRequest(body: unknown, endpoint: 'messages' | 'count
   for (const field of ['temperature', 'top_p', 'top_k'] as const) {
     if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'number') throw invalidRequest(field, 'Input should be a valid number');
   }
+  // A count of tokens, as Anthropic takes it: it also goes to Gemini's int32 topK and Bedrock's Claude (markers.ts).
+  if (typeof body.top_k === 'number' && !Number.isInteger(body.top_k)) throw invalidRequest('top_k', 'Input should be a valid integer, got a number with a fractional part');
+  if (typeof body.top_k === 'number' && body.top_k < 0) throw invalidRequest('top_k', 'Input should be greater than or equal to 0');
   const stops = body.stop_sequences;
   if (stops !== undefined && stops !== null && (!Array.isArray(stops) || stops.some((stop) => typeof stop !== 'string'))) {
     throw invalidRequest('stop_sequences', 'Input should be a valid list of strings');
