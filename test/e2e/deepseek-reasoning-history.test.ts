@@ -76,3 +76,20 @@ describe('an Anthropic tool loop with thinking, on DeepSeek', () => {
     expect(assistant).toMatchObject({ tool_calls: [{ id: 'toolu_01' }] });
   });
 });
+
+describe("DeepSeek's context cache, on /anthropic", () => {
+  // DeepSeek reports its cache hits in usage.prompt_cache_hit_tokens and its misses in prompt_cache_miss_tokens,
+  // prompt_tokens being their sum (api-docs.deepseek.com, Create Chat Completion; guides/kv_cache), not in OpenAI's
+  // prompt_tokens_details.cached_tokens.
+  const usage = { prompt_tokens: 2006, completion_tokens: 3, total_tokens: 2009, prompt_cache_hit_tokens: 1920, prompt_cache_miss_tokens: 86 };
+
+  it('shows the cache hits as cache_read_input_tokens, whole and streamed, out of input_tokens', async () => {
+    deepseek.enqueue({ kind: 'usage', usage }, { kind: 'usage', usage });
+    const ask = { model: 'deepseek/deepseek-chat', max_tokens: 100, messages: [{ role: 'user' as const, content: 'hello again' }] };
+    const whole = await anthropic.messages.create(ask);
+    const streamed = await anthropic.messages.stream(ask).finalMessage();
+    for (const message of [whole, streamed]) {
+      expect(message.usage).toMatchObject({ input_tokens: 86, cache_read_input_tokens: 1920, cache_creation_input_tokens: 0, output_tokens: 3 });
+    }
+  });
+});
