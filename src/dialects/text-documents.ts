@@ -1,7 +1,10 @@
 import type { ChatCompletionRequest, ChatMessage } from '../core/canonical.js';
 import { isRecord } from '../core/is-record.js';
 
-/** How the dialects write a plain-text document's data in its canonical `file` part (an Anthropic document with a text source, a Gemini text/plain inline part). */
+/**
+ * How the dialects write a plain-text document's data in its canonical `file` part (an Anthropic document with a
+ * text source, a Gemini text/plain inline part).
+ */
 const PLAIN_TEXT_DATA = 'data:text/plain;base64,';
 
 function plainTextData(part: unknown): string | null {
@@ -18,8 +21,8 @@ function holdsTextDocument(message: ChatMessage): boolean {
 /**
  * The message with its plain-text documents as text parts, for formats that take no text file: OpenAI's Chat
  * Completions takes PDFs only as `file` parts and says to send a text file's contents as a text part
- * (https://developers.openai.com/api/docs/guides/file-inputs), other OpenAI-format servers take no files at all, and the
- * Bedrock and Cohere adapters refuse `file` parts. The model reads the same text either way.
+ * (https://developers.openai.com/api/docs/guides/file-inputs), other OpenAI-format servers take no files at all,
+ * and the Bedrock and Cohere adapters refuse `file` parts. The model reads the same text either way.
  */
 function textDocumentsAsText(message: ChatMessage): ChatMessage {
   if (!holdsTextDocument(message)) return message;

@@ -40,8 +40,8 @@ function countPrompt(ctx: RequestContext, counter?: TokenCounter): number {
 }
 
 /**
- * Tokens to reserve for a chat's parts that are neither text nor an image (files other than plain text, audio, video), which the
- * tokenizer cannot count and the provider bills by their content: an inline part as a quarter of its data's
+ * Tokens to reserve for a chat's parts that are neither text nor an image (files other than plain text, audio,
+ * video), which the tokenizer cannot count and the provider bills by their content: an inline part as a quarter of its data's
  * characters (every tokenizer yields fewer tokens than a file has bytes, and base64 carries 3 bytes in 4
  * characters), a part given by reference (a URL, a file id) as REFERENCED_MEDIA_TOKENS. Only the budget's
  * reservation adds this: a charge without the upstream's usage counts what the tokenizer can.
