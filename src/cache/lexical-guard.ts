@@ -25,6 +25,9 @@
  * 5. Particles must not flip: "turn on" / "turn off", "zoom in" / "zoom out", "scroll up" / "scroll down". These
  *    little words are usually noise ("a list in Python"), so they are not content words; the guard only refuses
  *    a pair where one side has a particle and the other has its opposite instead.
+ * 6. Operators and signs between the words must be the same, in the same order: "What is 7 * 8?" / "7 + 8?",
+ *    "Is 3 > 2?" / "3 < 2?", "x != null" / "x == null", "2x + 3 = 7" / "2x - 3 = 7" embed at 0.94 to 0.99 and
+ *    have the same words and numbers. An exclamation mark after a word ends a sentence and is not one.
  */
 
 export interface ContentWords {
@@ -35,6 +38,8 @@ export interface ContentWords {
   readonly negated: boolean;
   /** The particles of rule 5 that occur: on, off, in, out, up, down. */
   readonly particles: ReadonlySet<string>;
+  /** Rule 6's operators and signs outside the words, in order, space-separated ("* =", "!="); '' for none. */
+  readonly symbols: string;
 }
 
 /**
@@ -96,6 +101,10 @@ const DIRECTIONS: Record<string, string> = { to: 'to:', into: 'to:', from: 'from
  */
 const TOKEN = /[\p{L}\p{M}\p{N}]+(?:[-.+#][\p{L}\p{M}\p{N}]+)*[+#]*/gu;
 const NUMBER = /^\d+(?:\.\d+)*(?:st|nd|rd|th)?$/;
+/** Rule 6: a run of operator, bracket and sign characters (what is left of a text once its tokens are taken out). */
+const SYMBOLS = /[-+*/\\%=<>!^&|~()[\]{}$€£¥₹°]+/gu;
+/** An exclamation mark that ends a sentence (after a word, or a question mark), not a factorial or "!=". */
+const EXCLAMATION = /(?<=[\p{L}\p{M}?])!+(?=\s|$)/gu;
 
 export function contentWords(text: string): ContentWords {
   const normalised = text
@@ -157,13 +166,15 @@ export function contentWords(text: string): ContentWords {
       previousWasContent = !GENERIC_WORDS.has(word);
     }
   }
-  return { words, numbers, negated, particles };
+  const symbols = (normalised.replace(EXCLAMATION, '').replace(TOKEN, ' ').match(SYMBOLS) ?? []).join(' ');
+  return { words, numbers, negated, particles, symbols };
 }
 
 /** True when a cached answer for one text may be served for the other (the rules at the top of this file). */
 export function lexicallyCompatible(a: ContentWords, b: ContentWords): boolean {
   if (isEmpty(a) || isEmpty(b)) return false;
   if (a.negated !== b.negated) return false;
+  if (a.symbols !== b.symbols) return false;
   if (!sameSet(a.numbers, b.numbers)) return false;
   if (particleFlipped(a, b) || particleFlipped(b, a)) return false;
   return !hasMeaningfulWordMissingFrom(a.words, b.words) && !hasMeaningfulWordMissingFrom(b.words, a.words);

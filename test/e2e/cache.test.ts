@@ -126,6 +126,16 @@ describe('response cache, on', () => {
     expect(upstream.calls.length).toBe(calls + 1);
   });
 
+  it('never serves the answer to a sum for a product (questions that differ in an operator)', async () => {
+    const before = (await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.entries as number;
+    await semanticReady(gateway);
+    expect((await call(gateway, ask('What is 7 + 8?'))).cache).toBe('miss');
+    await stored(gateway, before + 1);
+    const product = await call(gateway, ask('What is 7 * 8?'));
+    expect(product.cache).toBe('miss');
+    expect(product.text).toBe('echo: What is 7 * 8?');
+  });
+
   it('never crosses a system prompt, a tool list or a model', async () => {
     await call(gateway, ask('Name a primary colour.'));
     await stored(gateway, 5);

@@ -139,6 +139,21 @@ describe('lexicallyCompatible', () => {
     expect(compatible('Was kostet das Café?', 'Was kostet das Café')).toBe(true);
   });
 
+  it('rejects math and code that differ in an operator or a sign', () => {
+    expect(compatible('What is 7 * 8?', 'What is 7 + 8?')).toBe(false);
+    expect(compatible('Is 3 > 2?', 'Is 3 < 2?')).toBe(false);
+    expect(compatible('Solve 2x + 3 = 7', 'Solve 2x - 3 = 7')).toBe(false);
+    expect(compatible('Simplify x^2 + 2x + 1', 'Simplify x^2 - 2x + 1')).toBe(false);
+    expect(compatible('Is x != null true when x is 0?', 'Is x == null true when x is 0?')).toBe(false);
+    expect(compatible('Is 0.1 + 0.2 == 0.3 in JavaScript?', 'Is 0.1 + 0.2 === 0.3 in JavaScript?')).toBe(false);
+    expect(compatible('What does the Python operator // do?', 'What does the Python operator % do?')).toBe(false);
+    expect(compatible('What is -5 squared?', 'What is 5 squared?')).toBe(false);
+    expect(compatible('What is 5! in math?', 'What is 5 in math?')).toBe(false);
+    // The same expression reworded is the same question; an exclamation mark is not an operator.
+    expect(compatible('What is 7 * 8?', 'Tell me 7 * 8')).toBe(true);
+    expect(compatible('How do I enable two-factor authentication on my account!', 'How do I enable two-factor authentication on my account?')).toBe(true);
+  });
+
   it('works on precomputed content words', () => {
     const cached = contentWords('How do I delete a branch in git?');
     expect(lexicallyCompatible(cached, contentWords('How to delete a git branch'))).toBe(true);
