@@ -27,7 +27,8 @@
  *    a pair where one side has a particle and the other has its opposite instead.
  * 6. Operators and signs between the words must be the same, in the same order: "What is 7 * 8?" / "7 + 8?",
  *    "Is 3 > 2?" / "3 < 2?", "x != null" / "x == null", "2x + 3 = 7" / "2x - 3 = 7" embed at 0.94 to 0.99 and
- *    have the same words and numbers. An exclamation mark after a word ends a sentence and is not one.
+ *    have the same words and numbers. So must the operands around them (numbers, one-letter and digit-bearing
+ *    names): "10 - 3" is not "3 - 10". An exclamation mark after a word ends a sentence and is not an operator.
  */
 
 export interface ContentWords {
@@ -38,8 +39,11 @@ export interface ContentWords {
   readonly negated: boolean;
   /** The particles of rule 5 that occur: on, off, in, out, up, down. */
   readonly particles: ReadonlySet<string>;
-  /** Rule 6's operators and signs outside the words, in order, space-separated ("* =", "!="); '' for none. */
-  readonly symbols: string;
+  /**
+   * Rule 6: the operators and signs outside the words with the operands among them, in order, space-separated
+   * ("7 * 8", "x != null" as "x !="); '' when the text has no operator.
+   */
+  readonly expression: string;
 }
 
 /**
@@ -105,6 +109,9 @@ const NUMBER = /^\d+(?:\.\d+)*(?:st|nd|rd|th)?$/;
 const SYMBOLS = /[-+*/\\%=<>!^&|~()[\]{}$€£¥₹°]+/gu;
 /** An exclamation mark that ends a sentence (after a word, or a question mark), not a factorial or "!=". */
 const EXCLAMATION = /(?<=[\p{L}\p{M}?])!+(?=\s|$)/gu;
+/** A token or a run of symbols, in the order they come (rule 6). */
+const EXPRESSION_PART = new RegExp(`${TOKEN.source}|${SYMBOLS.source}`, 'gu');
+const TOKEN_START = /^[\p{L}\p{M}\p{N}]/u;
 
 export function contentWords(text: string): ContentWords {
   const normalised = text
@@ -166,15 +173,27 @@ export function contentWords(text: string): ContentWords {
       previousWasContent = !GENERIC_WORDS.has(word);
     }
   }
-  const symbols = (normalised.replace(EXCLAMATION, '').replace(TOKEN, ' ').match(SYMBOLS) ?? []).join(' ');
-  return { words, numbers, negated, particles, symbols };
+  return { words, numbers, negated, particles, expression: expressionOf(normalised) };
+}
+
+/** Rule 6's operators with their operands (numbers, one-letter and digit-bearing tokens), or '' without an operator. */
+function expressionOf(normalised: string): string {
+  const parts: string[] = [];
+  let operators = false;
+  for (const part of normalised.replace(EXCLAMATION, '').match(EXPRESSION_PART) ?? []) {
+    if (!TOKEN_START.test(part)) {
+      parts.push(part);
+      operators = true;
+    } else if (part.length === 1 || /\d/.test(part)) parts.push(part);
+  }
+  return operators ? parts.join(' ') : '';
 }
 
 /** True when a cached answer for one text may be served for the other (the rules at the top of this file). */
 export function lexicallyCompatible(a: ContentWords, b: ContentWords): boolean {
   if (isEmpty(a) || isEmpty(b)) return false;
   if (a.negated !== b.negated) return false;
-  if (a.symbols !== b.symbols) return false;
+  if (a.expression !== b.expression) return false;
   if (!sameSet(a.numbers, b.numbers)) return false;
   if (particleFlipped(a, b) || particleFlipped(b, a)) return false;
   return !hasMeaningfulWordMissingFrom(a.words, b.words) && !hasMeaningfulWordMissingFrom(b.words, a.words);

@@ -149,6 +149,10 @@ describe('lexicallyCompatible', () => {
     expect(compatible('What does the Python operator // do?', 'What does the Python operator % do?')).toBe(false);
     expect(compatible('What is -5 squared?', 'What is 5 squared?')).toBe(false);
     expect(compatible('What is 5! in math?', 'What is 5 in math?')).toBe(false);
+    expect(compatible('What is 10 - 3?', 'What is 3 - 10?')).toBe(false);
+    expect(compatible('Is 3 > 2?', 'Is 2 > 3?')).toBe(false);
+    expect(compatible('Simplify x - y', 'Simplify y - x')).toBe(false);
+    expect(compatible('What is 15% of 200?', "What's 15% of 200?")).toBe(true);
     // The same expression reworded is the same question; an exclamation mark is not an operator.
     expect(compatible('What is 7 * 8?', 'Tell me 7 * 8')).toBe(true);
     expect(compatible('How do I enable two-factor authentication on my account!', 'How do I enable two-factor authentication on my account?')).toBe(true);
