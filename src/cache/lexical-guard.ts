@@ -29,6 +29,9 @@
  *    "Is 3 > 2?" / "3 < 2?", "x != null" / "x == null", "2x + 3 = 7" / "2x - 3 = 7" embed at 0.94 to 0.99 and
  *    have the same words and numbers. So must the operands around them (numbers, one-letter and digit-bearing
  *    names): "10 - 3" is not "3 - 10". An exclamation mark after a word ends a sentence and is not an operator.
+ * 7. The same question words among who, when, where and why: "Where was Einstein born?" / "When was Einstein
+ *    born?" (0.84), "How did Rome fall?" / "Why did Rome fall?" (0.93) have the same content words and want other
+ *    answers. What, which and how stay fillers: they word one question many ways ("which city is the capital").
  */
 
 export interface ContentWords {
@@ -39,6 +42,8 @@ export interface ContentWords {
   readonly negated: boolean;
   /** The particles of rule 5 that occur: on, off, in, out, up, down. */
   readonly particles: ReadonlySet<string>;
+  /** Rule 7's question words that occur: who (whom too), whose, when, where, why. */
+  readonly asks: ReadonlySet<string>;
   /**
    * Rule 6: the operators and signs outside the words with the operands among them, in order, space-separated
    * ("7 * 8", "x != null" as "x !="); '' when the text has no operator.
@@ -89,6 +94,9 @@ const NUMBER_WORDS: Record<string, string> = {
   first: '1st', second: '2nd', third: '3rd', fourth: '4th', fifth: '5th', last: 'last',
 };
 
+/** Rule 7's question words (stopwords all), as compared. */
+const QUESTION_WORDS: Record<string, string> = { who: 'who', whom: 'who', whose: 'whose', when: 'when', where: 'where', why: 'why' };
+
 /** Rule 5's particles and their opposites. */
 const OPPOSITE_PARTICLE: Record<string, string> = { on: 'off', off: 'on', in: 'out', out: 'in', up: 'down', down: 'up' };
 
@@ -130,6 +138,7 @@ export function contentWords(text: string): ContentWords {
   const words = new Set<string>();
   const numbers = new Set<string>();
   const particles = new Set<string>();
+  const asks = new Set<string>();
   let negated = false;
   let previousWasContent = false;
   let direction: string | undefined;
@@ -162,6 +171,8 @@ export function contentWords(text: string): ContentWords {
         continue;
       }
       if (STOPWORDS.has(token)) {
+        const asked = QUESTION_WORDS[token];
+        if (asked !== undefined) asks.add(asked);
         previousWasContent = false;
         continue;
       }
@@ -173,7 +184,7 @@ export function contentWords(text: string): ContentWords {
       previousWasContent = !GENERIC_WORDS.has(word);
     }
   }
-  return { words, numbers, negated, particles, expression: expressionOf(normalised) };
+  return { words, numbers, negated, particles, asks, expression: expressionOf(normalised) };
 }
 
 /** Rule 6's operators with their operands (numbers, one-letter and digit-bearing tokens), or '' without an operator. */
@@ -195,6 +206,7 @@ export function lexicallyCompatible(a: ContentWords, b: ContentWords): boolean {
   if (a.negated !== b.negated) return false;
   if (a.expression !== b.expression) return false;
   if (!sameSet(a.numbers, b.numbers)) return false;
+  if (!sameSet(a.asks, b.asks)) return false;
   if (particleFlipped(a, b) || particleFlipped(b, a)) return false;
   return !hasMeaningfulWordMissingFrom(a.words, b.words) && !hasMeaningfulWordMissingFrom(b.words, a.words);
 }

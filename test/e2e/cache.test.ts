@@ -136,6 +136,16 @@ describe('response cache, on', () => {
     expect(product.text).toBe('echo: What is 7 * 8?');
   });
 
+  it('never serves the answer to "when" for "where"', async () => {
+    const before = (await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.entries as number;
+    await semanticReady(gateway);
+    expect((await call(gateway, ask('When was Albert Einstein born?'))).cache).toBe('miss');
+    await stored(gateway, before + 1);
+    const where = await call(gateway, ask('Where was Albert Einstein born?'));
+    expect(where.cache).toBe('miss');
+    expect(where.text).toBe('echo: Where was Albert Einstein born?');
+  });
+
   it('never crosses a system prompt, a tool list or a model', async () => {
     await call(gateway, ask('Name a primary colour.'));
     await stored(gateway, 5);

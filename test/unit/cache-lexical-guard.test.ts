@@ -158,6 +158,17 @@ describe('lexicallyCompatible', () => {
     expect(compatible('How do I enable two-factor authentication on my account!', 'How do I enable two-factor authentication on my account?')).toBe(true);
   });
 
+  it('rejects a question asking who, when, where or why for one asking another of them', () => {
+    expect(compatible('Where was Albert Einstein born?', 'When was Albert Einstein born?')).toBe(false);
+    expect(compatible('When was the Eiffel Tower built?', 'Why was the Eiffel Tower built?')).toBe(false);
+    expect(compatible('How did the Roman Empire fall?', 'Why did the Roman Empire fall?')).toBe(false);
+    expect(compatible('Who invented the telephone?', 'When was the telephone invented?')).toBe(false);
+    // What, which and how word the same question many ways; whom is who.
+    expect(compatible('Where was Albert Einstein born?', 'Where was Albert Einstein actually born?')).toBe(true);
+    expect(compatible('Whom did Caesar appoint as consul?', 'Who did Caesar appoint as consul?')).toBe(true);
+    expect(compatible('What is the capital of France?', 'Which city is the capital of France?')).toBe(true);
+  });
+
   it('works on precomputed content words', () => {
     const cached = contentWords('How do I delete a branch in git?');
     expect(lexicallyCompatible(cached, contentWords('How to delete a git branch'))).toBe(true);
