@@ -33,6 +33,9 @@ const MAINTENANCE_MS = 30_000;
 const DELETE_SLICE = 2_000;
 /** Shadow-mode would-be hits kept for GET /api/cache. */
 const SHADOW_KEPT = 100;
+/** How long a delete is remembered, and how many, for the answers on their way while it ran (see `purges`). */
+const PURGES_KEPT_MS = 3_600_000;
+const PURGES_KEPT = 1_000;
 
 export type CacheTier = 'exact' | 'semantic';
 
@@ -97,6 +100,11 @@ export class CacheService {
   private maxEntries = Number.POSITIVE_INFINITY;
   private evicting = false;
   private compacting = false;
+  /**
+   * Recent deletes, oldest first: an answer asked for before one that selects it is not stored when it arrives after
+   * it (a model's bad answers purged while more of them were on their way came back as soon as they ended).
+   */
+  private purges: Array<{ at: number; selector: CacheSelector }> = [];
   private readonly stats: Stats = { lookups: 0, exactHits: 0, semanticHits: 0, misses: 0, semanticSkipped: 0, stored: 0, savedUsd: 0, shadowHits: 0 };
   private readonly shadow: ShadowHit[] = [];
 
@@ -370,8 +378,10 @@ export class CacheService {
   /**
    * Stores an answer after a miss; the semantic index learns its vector. Without one (the lookup skipped the
    * semantic tier) and with `conversation`, the vector is made now, off the request's path, with no time limit.
+   * `askedAt`: when its request arrived; resolves with null, storing nothing, when a delete selecting the answer ran
+   * since then.
    */
-  async put(entry: Omit<CacheEntry, 'id' | 'vector' | 'embedder' | 'hits' | 'usedAt'>, given: Float32Array | null, conversation: string | null): Promise<CacheEntry> {
+  async put(entry: Omit<CacheEntry, 'id' | 'vector' | 'embedder' | 'hits' | 'usedAt'>, given: Float32Array | null, conversation: string | null, askedAt = entry.createdAt): Promise<CacheEntry | null> {
     let vector = given;
     if (vector === null && conversation !== null) {
       try {
@@ -380,6 +390,7 @@ export class CacheService {
         vector = null;
       }
     }
+    if (this.purgedSince(askedAt, entry)) return null;
     const stored: CacheEntry = withFields(entry, {
       id: this.store.newId(),
       vector: vector ? new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength).slice() : null,
@@ -406,6 +417,9 @@ export class CacheService {
    * hold it for about half a second).
    */
   async delete(selector: CacheSelector): Promise<number> {
+    const now = Date.now();
+    this.purges = this.purges.filter((purge) => purge.at > now - PURGES_KEPT_MS).slice(-(PURGES_KEPT - 1));
+    this.purges.push({ at: now, selector });
     const all = selector.model === undefined && selector.keyId === undefined && selector.teamId === undefined;
     if (all) {
       const count = this.store.count;
@@ -427,6 +441,16 @@ export class CacheService {
     if (ids.length > 0) this.indexDirty = true;
     if (this.index?.needsCompaction()) void this.compact();
     return ids.length;
+  }
+
+  /** Whether a delete that selects `entry` ran at or after `askedAt`. */
+  private purgedSince(askedAt: number, entry: Omit<CacheEntry, 'id' | 'vector' | 'embedder' | 'hits' | 'usedAt'>): boolean {
+    for (let i = this.purges.length - 1; i >= 0; i--) {
+      const purge = this.purges[i] as { at: number; selector: CacheSelector };
+      if (purge.at < askedAt) return false;
+      if (selects(purge.selector, entry)) return true;
+    }
+    return false;
   }
 
   /**

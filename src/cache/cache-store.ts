@@ -55,7 +55,7 @@ export interface CacheSelector {
  * A model selects the answers asked for by that name and those that model gave (`<provider>/<model>`), whatever name
  * they were asked for by: an operator removing a model's answers means those a route to it got too.
  */
-export function selects(selector: CacheSelector, entry: CacheEntry): boolean {
+export function selects(selector: CacheSelector, entry: Pick<CacheEntry, 'model' | 'provider' | 'upstreamModel' | 'keyId' | 'teamId'>): boolean {
   return (
     (selector.model === undefined || entry.model === selector.model || `${entry.provider}/${entry.upstreamModel}` === selector.model) &&
     (selector.keyId === undefined || entry.keyId === selector.keyId) &&

@@ -244,6 +244,7 @@ class CacheStage implements Stage {
    */
   private fetchAndStore(ctx: ChatContext, next: Next, keys: CacheKeys, vector: Float32Array | null, ttl: number, semantic: boolean): Observable<ResponseEvent> {
     return new Observable<ResponseEvent>((subscriber) => {
+      const askedAt = Date.now();
       const assembler = new StreamAssembler();
       let completion: ChatCompletion | null = null;
       const native = new NativeKeeper(ctx.native?.format ?? null);
@@ -257,14 +258,14 @@ class CacheStage implements Stage {
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
           subscriber.complete();
-          this.store(ctx, keys, completion ?? assembler.completion(), native.kept(), vector, ttl, semantic);
+          this.store(ctx, keys, completion ?? assembler.completion(), native.kept(), vector, ttl, semantic, askedAt);
         },
       });
       return () => subscription.unsubscribe();
     });
   }
 
-  private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, native: CachedNative | null, vector: Float32Array | null, ttl: number, semantic: boolean): void {
+  private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, native: CachedNative | null, vector: Float32Array | null, ttl: number, semantic: boolean, askedAt: number): void {
     // An answer a fallback gave is not kept: it would be served as the model asked for, and after that model is back.
     if (!answer || !ctx.upstream || ctx.upstream.fallback || !storable(answer, marksUnmetFinish(ctx))) return;
     const upstream = ctx.upstream;
@@ -291,7 +292,10 @@ class CacheStage implements Stage {
         },
         vector,
         semantic && keys.question !== null ? keys.conversation : null,
+        askedAt,
       );
+      // A delete that selects it ran while it was on its way.
+      if (!entry) return;
       this.bus.emit('cache.stored', { requestId: ctx.id, model: ctx.request.model, entryId: entry.id, semantic: entry.vector !== null, expiresAt: new Date(entry.expiresAt).toISOString() });
     }).catch((err: unknown) => this.log.warn({ err, requestId: ctx.id }, 'cache: could not store an answer'));
   }

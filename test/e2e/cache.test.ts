@@ -466,6 +466,52 @@ describe("response cache, LiteLLM's per-request cache controls on /litellm", () 
   });
 });
 
+describe('response cache, DELETE while answers are on their way', () => {
+  it('does not store an answer the provider was still giving when the cache was emptied', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } } }));
+    try {
+      const { api } = gatewayApi(() => gateway.url);
+      // Until the upstream has received this many calls (the answers are then on their way).
+      const upstreamHas = async (count: number): Promise<void> => {
+        for (let i = 0; i < 200 && upstream.calls.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      };
+      upstream.setMode({ kind: 'slow-headers', delayMs: 600 });
+      const inFlight = call(gateway, ask('Asked just before the purge?'));
+      const byModel = call(gateway, { ...ask('Asked just before the purge?'), model: 'openai/gpt-4o' });
+      await upstreamHas(2);
+      expect((await api('DELETE', '/api/cache')).status).toBe(200);
+      await inFlight;
+      await byModel;
+      upstream.setMode({ kind: 'ok' });
+      // Asked after the purge: stored as usual.
+      await call(gateway, ask('Asked after the purge?'));
+      await storedSinceStart(gateway, 1);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await call(gateway, ask('Asked just before the purge?'))).cache).toBe('miss');
+      expect((await call(gateway, { ...ask('Asked just before the purge?'), model: 'openai/gpt-4o' })).cache).toBe('miss');
+      expect((await call(gateway, ask('Asked after the purge?'))).cache).toBe('hit-exact');
+
+      // A selective purge: only the answers it selects are kept out.
+      const calls = upstream.calls.length;
+      upstream.setMode({ kind: 'slow-headers', delayMs: 600 });
+      const selected = call(gateway, ask('Asked before a purge by model?'));
+      const other = call(gateway, { ...ask('Asked before a purge by model?'), model: 'openai/gpt-4o' });
+      await upstreamHas(calls + 2);
+      expect((await api('DELETE', '/api/cache?model=openai/gpt-4o-mini')).status).toBe(200);
+      await selected;
+      await other;
+      upstream.setMode({ kind: 'ok' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await call(gateway, ask('Asked before a purge by model?'))).cache).toBe('miss');
+      expect((await call(gateway, { ...ask('Asked before a purge by model?'), model: 'openai/gpt-4o' })).cache).toBe('hit-exact');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('response cache and token rate limits', () => {
   it("does not count a cached answer's tokens against the key's tokens_per_minute: no upstream processed them", async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });

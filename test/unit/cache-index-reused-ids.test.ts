@@ -52,6 +52,7 @@ async function store(cache: CacheService, question: string): Promise<number> {
     null,
     question,
   );
+  if (!entry) throw new Error('the answer was not stored');
   return entry.id;
 }
 
