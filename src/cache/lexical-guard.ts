@@ -122,15 +122,15 @@ const EXPRESSION_PART = new RegExp(`${TOKEN.source}|${SYMBOLS.source}`, 'gu');
 const TOKEN_START = /^[\p{L}\p{M}\p{N}]/u;
 
 export function contentWords(text: string): ContentWords {
+  // Lower-cased token by token (below), so that a name's capitals can still be seen.
   const normalised = text
-    .toLowerCase()
     .replace(/[\u2018\u2019\u02bc]/g, "'")
     // Negation first, before the apostrophe splits "don't" into "don" + "t".
-    .replace(/\bcan't\b/g, 'can not')
-    .replace(/\bwon't\b/g, 'will not')
-    .replace(/n't\b/g, ' not')
+    .replace(/\bcan't\b/gi, 'can not')
+    .replace(/\bwon't\b/gi, 'will not')
+    .replace(/n't\b/gi, ' not')
     // Possessives and contractions: "france's" -> "france", "what's" -> "what", "we're" -> "we".
-    .replace(/'(?:s|re|ve|ll|d|m)\b/g, '')
+    .replace(/'(?:s|re|ve|ll|d|m)\b/gi, '')
     .replace(/'/g, '')
     // Thousands separators: "1,000" is one number, not "1" and "000".
     .replace(/(\d),(?=\d{3}\b)/g, '$1');
@@ -143,8 +143,11 @@ export function contentWords(text: string): ContentWords {
   let previousWasContent = false;
   let direction: string | undefined;
 
-  for (const raw of normalised.match(TOKEN) ?? []) {
-    for (const token of splitHyphenatedWords(raw)) {
+  for (const match of normalised.matchAll(TOKEN)) {
+    const raw = match[0];
+    // A generic word capitalised inside a sentence is part of a name ("Mexico City", "Good Friday"), not a filler.
+    const named = titleCase(raw) && !startsSentence(normalised, match.index);
+    for (const token of splitHyphenatedWords(raw.toLowerCase())) {
       if (NEGATIONS.has(token)) {
         negated = true;
         previousWasContent = false;
@@ -176,15 +179,34 @@ export function contentWords(text: string): ContentWords {
         previousWasContent = false;
         continue;
       }
-      const word = stem(token);
+      const stemmed = stem(token);
+      const generic = GENERIC_WORDS.has(stemmed) && !named;
+      const word = GENERIC_WORDS.has(stemmed) && named ? `name:${stemmed}` : stemmed;
       words.add(word);
       if (direction) words.add(direction + word);
       direction = undefined;
       // "the best way to learn" has no direction: a generic word before "to" does not make one.
-      previousWasContent = !GENERIC_WORDS.has(word);
+      previousWasContent = !generic;
     }
   }
-  return { words, numbers, negated, particles, asks, expression: expressionOf(normalised) };
+  return { words, numbers, negated, particles, asks, expression: expressionOf(normalised.toLowerCase()) };
+}
+
+/** "City", not "city" or "CITY" (a shouted sentence names nothing). */
+function titleCase(token: string): boolean {
+  const first = token.charAt(0);
+  const rest = token.slice(1);
+  return first !== first.toLowerCase() && rest !== rest.toUpperCase();
+}
+
+/** Whether the token at `index` begins the text or a sentence (past spaces, quotes and brackets). */
+function startsSentence(text: string, index: number): boolean {
+  for (let i = index - 1; i >= 0; i--) {
+    const char = text.charAt(i);
+    if (/[\s"'([“«]/u.test(char)) continue;
+    return /[.?!:;]/.test(char);
+  }
+  return true;
 }
 
 /** Rule 6's operators with their operands (numbers, one-letter and digit-bearing tokens), or '' without an operator. */

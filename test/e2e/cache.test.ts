@@ -146,6 +146,16 @@ describe('response cache, on', () => {
     expect(where.text).toBe('echo: Where was Albert Einstein born?');
   });
 
+  it("never serves Mexico's population for Mexico City's", async () => {
+    const before = (await gatewayApi(() => gateway.url).api('GET', '/api/cache')).body.entries as number;
+    await semanticReady(gateway);
+    expect((await call(gateway, ask("What's the population of Mexico?"))).cache).toBe('miss');
+    await stored(gateway, before + 1);
+    const city = await call(gateway, ask("What's the population of Mexico City?"));
+    expect(city.cache).toBe('miss');
+    expect(city.text).toBe("echo: What's the population of Mexico City?");
+  });
+
   it('never crosses a system prompt, a tool list or a model', async () => {
     await call(gateway, ask('Name a primary colour.'));
     await stored(gateway, 5);

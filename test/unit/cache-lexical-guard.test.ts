@@ -169,6 +169,17 @@ describe('lexicallyCompatible', () => {
     expect(compatible('What is the capital of France?', 'Which city is the capital of France?')).toBe(true);
   });
 
+  it('reads a generic word written capitalised inside a sentence as part of a name (Mexico City, Good Friday)', () => {
+    expect(compatible("What's the population of Mexico City?", "What's the population of Mexico?")).toBe(false);
+    expect(compatible('Is the bank open on Good Friday?', 'Is the bank open on Friday?')).toBe(false);
+    expect(compatible('How big is New York City?', 'How big is New York?')).toBe(false);
+    // Lower-case, or first in a sentence, it is still a filler.
+    expect(compatible("Could you please tell me France's capital city?", 'What is the capital of France?')).toBe(true);
+    expect(compatible('Best way to learn SQL?', 'How to learn SQL?')).toBe(true);
+    expect(compatible('I want to learn SQL. Best way?', 'I want to learn SQL. Way?')).toBe(true);
+    expect(compatible('WHAT IS THE CAPITAL OF FRANCE?', 'What is the capital of France?')).toBe(true);
+  });
+
   it('works on precomputed content words', () => {
     const cached = contentWords('How do I delete a branch in git?');
     expect(lexicallyCompatible(cached, contentWords('How to delete a git branch'))).toBe(true);
