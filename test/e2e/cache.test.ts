@@ -542,6 +542,10 @@ describe('response cache and token rate limits', () => {
         expect(hit.data.usage?.total_tokens).toBe(100);
       }
       expect(upstream.calls.length).toBe(1);
+      // Nor as tokens charged on the metrics: the provider's counters show the one call it answered.
+      const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+      expect(metrics).toMatch(/^tollgate_tokens_total\{provider="openai",model="gpt-4o-mini",direction="input"\} 60$/m);
+      expect(metrics).toMatch(/^tollgate_tokens_total\{provider="openai",model="gpt-4o-mini",direction="output"\} 40$/m);
     } finally {
       await gateway.stop();
       await upstream.close();

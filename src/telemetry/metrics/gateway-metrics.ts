@@ -132,7 +132,10 @@ export class GatewayMetrics {
     this.duration.observe(provider, model, seconds);
     this.overhead.observe(provider, model, Math.max(0, event.durationMs - event.upstreamMs) / 1000);
     if (event.stream && event.firstTokenMs !== null) this.firstToken.observe(provider, model, event.firstTokenMs / 1000);
-    if (event.usage) {
+    // An answer from the response cache was charged no tokens (its usage is the stored answer's): they were counted
+    // when it was bought, and counting them again would show the provider more tokens than it billed.
+    const cached = event.cache === 'hit-exact' || event.cache === 'hit-semantic';
+    if (event.usage && !cached) {
       if (event.usage.input_tokens > 0) this.tokens.add(event.usage.input_tokens, provider, model, 'input');
       if (event.usage.output_tokens > 0) this.tokens.add(event.usage.output_tokens, provider, model, 'output');
     }
