@@ -118,6 +118,25 @@ function refuseDocumentReferences(document: ConfigDocument): void {
   for (const [name, provider] of Object.entries(document.providers ?? {})) refuseReferences(name, provider, `providers.${name}`);
 }
 
+/**
+ * The API layer keeps a provider's `api_key` as its first key (so that keys have ids). A merge patch that sets
+ * `api_key` sets the provider's one key, as the field reads: the keys stored before are replaced, not left in rotation
+ * beside it (a renewed key patched in would otherwise have its revoked predecessor still called). A patch that sets
+ * `keys` too gets both, as the config file does.
+ */
+function withoutKeysAnApiKeyReplaces(api: ConfigDocument, patch: Record<string, unknown>): ConfigDocument {
+  if (!isRecord(patch.providers) || !api.providers) return api;
+  const providers = { ...api.providers };
+  for (const [name, entry] of Object.entries(patch.providers)) {
+    const stored = providers[name];
+    if (stored?.keys && isRecord(entry) && typeof entry.api_key === 'string' && entry.keys === undefined) {
+      const { keys: _replaced, ...rest } = stored;
+      providers[name] = rest;
+    }
+  }
+  return { ...api, providers };
+}
+
 const START_ONLY_SETTINGS = ['host', 'port', 'data_dir'] as const;
 
 /**
@@ -348,11 +367,9 @@ export class ConfigService {
   }
 
   patchApiLayer(body: unknown, actor: Actor, ifMatch: readonly number[] | null = null): Promise<EffectiveConfigView> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw gatewayError('invalid_config', 'A merge patch must be a JSON object.');
-    }
+    if (!isRecord(body)) throw gatewayError('invalid_config', 'A merge patch must be a JSON object.');
     return this.change(actor, 'config.patched', 'config', (api) => {
-      const document = validate(configFileSchema, applyMergePatch(api, body), '');
+      const document = validate(configFileSchema, applyMergePatch(withoutKeysAnApiKeyReplaces(api, body), body), '');
       refuseDocumentReferences(document);
       return this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file));
     }, ifMatch).then(() => this.describe());

@@ -139,6 +139,19 @@ describe('PUT and PATCH /api/config', () => {
     expect((await api.get('/api/providers/lab-a')).body.source).toBe('api');
   });
 
+  it("replaces the provider's key when a PATCH sets its api_key: the old key is not left in rotation", async () => {
+    expect((await api.patch('/api/config', { providers: { 'lab-k': { type: 'openai', base_url: `${a.url}/v1`, api_key: 'sk-first-key-0001' } } })).status).toBe(200);
+    // The key renewed the way it was set.
+    expect((await api.patch('/api/config', { providers: { 'lab-k': { api_key: 'sk-second-key-0002' } } })).status).toBe(200);
+    const keys = (await api.get('/api/providers/lab-k/keys')).body.data as Array<{ value: string }>;
+    expect(keys.map((key) => key.value)).toEqual(['****0002']);
+    for (let i = 0; i < 3; i++) await chat('lab-k/m');
+    expect(a.calls.map((call) => call.headers.authorization)).toEqual(Array(3).fill('Bearer sk-second-key-0002'));
+    // A patch that sets keys too gets both, as in the config file.
+    expect((await api.patch('/api/config', { providers: { 'lab-k': { api_key: 'sk-third-key-0003', keys: [{ value: 'sk-fourth-key-0004' }] } } })).status).toBe(200);
+    expect(((await api.get('/api/providers/lab-k/keys')).body.data as Array<{ value: string }>).map((key) => key.value)).toEqual(['****0003', '****0004']);
+  });
+
   it('rejects an invalid document whole, naming the field, and keeps the running config', async () => {
     await putLabA();
     const before = await version();
