@@ -64,6 +64,11 @@ function withQuery(path: string, query: Query | undefined): string {
 
 const segment = encodeURIComponent;
 
+/** The If-Match header of a write conditioned on the config version it was read at (the ETag GET /api/config answers). */
+function ifMatch(version: number | undefined): Record<string, string> {
+  return version === undefined ? {} : { 'if-match': `"${version}"` };
+}
+
 /**
  * A typed client for tollgate's management API (`/api`): virtual keys, teams, providers and their keys, routes,
  * the request log, usage and the live config. Each method is one request; a refusal throws AdminApiError with the
@@ -84,8 +89,8 @@ export class AdminClient {
   }
 
   /** One request to `/api<path>`: the parsed JSON answer (undefined for 204), or AdminApiError. */
-  async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json', extraHeaders: Record<string, string> = {}): Promise<T> {
+    const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
     if (this.adminKey) headers.authorization = `Bearer ${this.adminKey}`;
     if (body !== undefined) headers['content-type'] = contentType;
     const response = await this.fetchImpl(`${this.base}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
@@ -161,10 +166,15 @@ export class AdminClient {
   /** The live config: the effective view, the API layer's changes, and a dry run. */
   readonly config = {
     get: (): Promise<EffectiveConfigView> => this.request('GET', '/config'),
-    /** Replaces the API layer with a whole document (the file's shape). */
-    put: (document: ConfigDocumentInput): Promise<EffectiveConfigView> => this.request('PUT', '/config', document),
-    /** A JSON merge patch (RFC 7396) of the API layer. */
-    patch: (patch: Record<string, unknown>): Promise<EffectiveConfigView> => this.request('PATCH', '/config', patch, 'application/merge-patch+json'),
+    /**
+     * Replaces the API layer with a whole document (the file's shape). With `ifVersion` (the `version` read), applied
+     * only while the config is still at that version, else AdminApiError 412 `config_version_mismatch`.
+     */
+    put: (document: ConfigDocumentInput, options: { ifVersion?: number } = {}): Promise<EffectiveConfigView> =>
+      this.request('PUT', '/config', document, 'application/json', ifMatch(options.ifVersion)),
+    /** A JSON merge patch (RFC 7396) of the API layer; `ifVersion` as for `put`. */
+    patch: (patch: Record<string, unknown>, options: { ifVersion?: number } = {}): Promise<EffectiveConfigView> =>
+      this.request('PATCH', '/config', patch, 'application/merge-patch+json', ifMatch(options.ifVersion)),
     validate: (document: ConfigDocumentInput): Promise<ConfigValidation> => this.request('POST', '/config/validate', document),
     /** The config document's JSON Schema, with the loaded plugins' options. */
     schema: (): Promise<Record<string, unknown>> => this.request('GET', '/config/schema'),

@@ -55,3 +55,13 @@ describe('audit', () => {
     expect(rest.next_before).toBeNull();
   });
 });
+
+describe('config.put and config.patch', () => {
+  it('apply with ifVersion only while the config is still at the version read, else 412 config_version_mismatch', async () => {
+    const read = await admin.config.get();
+    await admin.config.patch({ settings: { log_retention_days: 9 } }, { ifVersion: read.version });
+    await expect(admin.config.patch({ settings: { log_retention_days: 8 } }, { ifVersion: read.version })).rejects.toMatchObject({ status: 412, code: 'config_version_mismatch' });
+    await expect(admin.config.put({}, { ifVersion: read.version })).rejects.toMatchObject({ status: 412, code: 'config_version_mismatch' });
+    expect((await admin.config.get()).settings.log_retention_days).toBe(9);
+  });
+});
