@@ -155,6 +155,24 @@ describe('providers and routes in the dashboard', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 
+  it('changes a built-in provider’s base URL with the Connection form and leaves the rest of it to follow the config', async () => {
+    await page.goto(tg.url + '/#/providers/groq');
+    await page.getByRole('heading', { level: 1, name: 'Provider groq' }).waitFor();
+    const form = page.getByRole('form', { name: 'Connection' });
+    await form.getByLabel('Base URL').fill(`${upstreamB.url}/openai/v1`);
+    await form.getByRole('button', { name: 'Save connection' }).click();
+    await form.getByText('Saved: the next request uses it.').waitFor();
+    // Only the base URL is the API's: the timeouts, limits and headers shown beside it were not copied into the API
+    // layer, so a later change of the settings (or the file) still reaches this provider.
+    const layer = (await (await fetch(`${tg.url}/api/config?layer=api`)).json()) as { providers: Record<string, unknown> };
+    expect(layer.providers.groq).toEqual({ base_url: `${upstreamB.url}/openai/v1` });
+    const patched = await fetch(`${tg.url}/api/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ settings: { upstream_timeouts: { first_byte_ms: 12_345 } } }) });
+    expect(patched.status).toBe(200);
+    const groq = (await (await fetch(`${tg.url}/api/providers/groq`)).json()) as { base_url: string; timeouts: { first_byte_ms: number } };
+    expect(groq).toMatchObject({ base_url: `${upstreamB.url}/openai/v1`, timeouts: { first_byte_ms: 12_345 } });
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+
   it('shows the API’s 409 when deleting a built-in provider', async () => {
     await page.goto(tg.url + '/#/providers/openai');
     await page.getByRole('heading', { level: 1, name: 'Provider openai' }).waitFor();

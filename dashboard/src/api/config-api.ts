@@ -60,6 +60,15 @@ export function apiPut<T>(path: string, body: unknown): Promise<T> {
   return api.put<T>(path, body);
 }
 
+/**
+ * Sets some fields of a provider, leaving the rest where it comes from: a JSON merge patch of the API layer
+ * (`PATCH /api/config`), not a PUT of the whole provider, which would copy the values shown from the config file and
+ * the defaults (timeouts, limits, headers) into the API layer, where later changes of those no longer reached them.
+ */
+export async function patchProvider(name: string, fields: Record<string, unknown>): Promise<void> {
+  await request('PATCH', '/api/config', { providers: { [name]: fields } }, { headers: { 'content-type': 'application/merge-patch+json' } });
+}
+
 export const providerPath = (name: string): string => `/providers/${encodeURIComponent(name)}`;
 export const keyPath = (provider: string, id: string): string => `${providerPath(provider)}/keys/${encodeURIComponent(id)}`;
 /** Route names may hold `/`: always one encoded segment. */

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type ApiError } from '../api/client.js';
-import { apiPut, asApiError, keyPath, providerPath, type ProviderKeyView, type ProviderView } from '../api/config-api.js';
+import { asApiError, keyPath, patchProvider, providerPath, type ProviderKeyView, type ProviderView } from '../api/config-api.js';
 import { useApi } from '../api/use-api.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { ErrorNotice } from '../components/error-notice.js';
@@ -79,14 +79,15 @@ function EditProviderForm({ provider, onSaved }: { provider: ProviderView; onSav
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
-    // What GET answered goes back whole (masked secrets stand for the stored ones), with the two fields changed.
-    const { name: _name, source: _source, ...rest } = provider;
-    const body = { ...rest, type: String(form.get('type') ?? '').trim(), base_url: String(form.get('base_url') ?? '').trim() };
+    const type = String(form.get('type') ?? '').trim();
+    const baseUrl = String(form.get('base_url') ?? '').trim();
+    // Only the fields changed: the rest (timeouts, headers, keys) stays the file's, the defaults' or the API's as it was.
+    const changed = { ...(type !== provider.type ? { type } : {}), ...(baseUrl !== provider.base_url ? { base_url: baseUrl } : {}) };
     setBusy(true);
     setError(null);
     setSaved(false);
     try {
-      await apiPut(providerPath(provider.name), body);
+      if (Object.keys(changed).length > 0) await patchProvider(provider.name, changed);
       setSaved(true);
       onSaved();
     } catch (err) {
