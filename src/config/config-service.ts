@@ -7,7 +7,7 @@ import type { GatewayError } from '../core/errors.js';
 import type { AuditFilter, AuditLog, AuditPage } from '../store/audit-log.js';
 import type { ConfigRepo, StoredLayer } from '../store/config-repo.js';
 import { salvageLayer } from './salvage-layer.js';
-import { resolveAtStart } from './refit-layer.js';
+import { apiPartOf, resolveAtStart } from './refit-layer.js';
 import type { Log } from '../log.js';
 import { configJsonSchema, type PluginOptionsSchema } from './json-schema.js';
 import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
@@ -556,7 +556,10 @@ export class ConfigService {
         await this.prepare?.(next);
       } catch (err) {
         // One line: a YAML error goes on to quote the offending line of the file, which may hold a key.
-        const reason = oneLine((err as Error).message);
+        let reason = oneLine((err as Error).message);
+        // A save refused for what the API set (a route on a provider the file drops): the file alone cannot fix it.
+        const part = err instanceof ConfigError ? apiPartOf(err.message, this.layers.api) : null;
+        if (part) reason = `${reason}; ${part.filter(Boolean).join('.')} is set through the API (the file cannot change it): change or delete it there, or keep what it names in the file`;
         this.deps.log.error({ file: path, error: reason }, 'config file change rejected; running config unchanged');
         let routes: string[] = [];
         try {

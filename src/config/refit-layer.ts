@@ -12,7 +12,7 @@ function names(message: string, field: string): boolean {
 }
 
 /** The part of the API layer a resolution error is about, as a path (`['routes', 'chat']`), or null when it is not the API's. */
-function apiPartOf(message: string, api: ConfigDocument): [keyof ConfigDocument, string?] | null {
+export function apiPartOf(message: string, api: ConfigDocument): [keyof ConfigDocument, string?] | null {
   for (const section of ['routes', 'providers'] as const) {
     // Longest first: a route `a.b` is named by `routes.a.b...`, which `routes.a` would also seem to name.
     const items = Object.keys(api[section] ?? {}).sort((a, b) => b.length - a.length);

@@ -159,6 +159,18 @@ describe('config file changes apply without a restart', () => {
     await until(() => tg.gateway.configService.current().providers.get('lab')?.keys[0]?.value === 'sk-renewed-0004');
   });
 
+  it('says so when a save is refused for a part set through the API, which the file cannot change', async () => {
+    expect(tg.gateway.configService.current().providers.has('lab')).toBe(true);
+    const put = await fetch(`${tg.url}/api/routes/on-lab`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ targets: [{ model: 'lab/m' }] }) });
+    expect(put.status).toBe(201);
+    saveAtomically(path, '{}\n');
+    await until(() => tg.gateway.configService.fileRejection() !== null);
+    const reason = tg.gateway.configService.fileRejection()?.reason ?? '';
+    expect(reason).toContain('routes.on-lab.targets.0.model: unknown provider "lab"');
+    expect(reason).toContain('routes.on-lab is set through the API');
+    expect(tg.gateway.configService.current().providers.has('lab')).toBe(true);
+  });
+
   it('keeps the running config when the file is broken, and applies the next good save', async () => {
     saveAtomically(path, 'providers:\n  lab:\n    type: openai\n    base_url: not a url\n');
     await new Promise((done) => setTimeout(done, 400));
