@@ -28,7 +28,7 @@ import {
   type ProviderConfig,
 } from './schema.js';
 import type { SecretBox } from './secret-box.js';
-import { restoreMaskedAlerts, restoreMaskedDocument, restoreMaskedProvider } from './unmask.js';
+import { restoreMaskedAlerts, restoreMaskedDocument, restoreMaskedProvider, restoredKeyValue } from './unmask.js';
 import { ConfigError, isSecretReference, referencedFiles, referenceRefusedMessage, type Env } from './secret-ref.js';
 import type { Actor, AuditEntry, ProviderKeyView, ProviderView, RouteView } from './views.js';
 import type { ConfigSource } from '../core/config.js';
@@ -420,6 +420,7 @@ export class ConfigService {
     if (!provider) throw this.notFound('provider', name);
     const key = validate(providerKeySchema, body, `providers.${name}.keys`);
     if (isSecretReference(key.value)) throw referenceRefused(`providers.${name}.keys.value`);
+    restoredKeyValue(key.value, undefined, `providers.${name}.keys.value`);
     const id = key.id ?? newKeyId();
     if (provider.keys.some((k) => k.id === id)) throw this.conflict(`Provider '${name}' already has a key with id '${id}'.`);
     await this.change(actor, 'provider_key.created', `providers.${name}.keys.${id}`, (api) => {
@@ -440,7 +441,9 @@ export class ConfigService {
     await this.change(actor, 'provider_key.updated', `providers.${name}.keys.${id}`, (api) => this.mapApiKeys(api, name, (keys) =>
       keys.map((key) => {
         if (key.id !== id) return key;
-        const next = { ...key, ...(patch.value ? { value: patch.value } : {}), ...(patch.weight ? { weight: patch.weight } : {}) };
+        // A masked value sent back as read (with a new weight, say) stands for the stored key.
+        const value = patch.value === undefined ? key.value : restoredKeyValue(patch.value, key.value, `providers.${name}.keys.${id}.value`);
+        const next = { ...key, value, ...(patch.weight ? { weight: patch.weight } : {}) };
         if (patch.disabled === true) next.disabled = true;
         else if (patch.disabled === false) delete next.disabled;
         if (patch.models === null) delete next.models;

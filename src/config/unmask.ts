@@ -15,6 +15,17 @@ function maskedValueError(where: string): GatewayError {
 }
 
 /**
+ * A key value as a client sends it: the stored value when it is that value's masked form (`****abcd`, as read), the
+ * value itself when it is not masked; a masked value that stands for nothing (or for no stored key: a new key) is
+ * refused rather than stored as if it were the key.
+ */
+export function restoredKeyValue(value: string, stored: string | undefined, where: string): string {
+  if (!MASKED.test(value)) return value;
+  if (stored === undefined || maskSecret(stored) !== value) throw maskedValueError(where);
+  return stored;
+}
+
+/**
  * The stored base URL a masked one read from the API stands for. The view shows the URL requests go to, which may
  * be the stored one with the vendor's version path completed (`http://****@host` read as `http://****@host/v1`):
  * that extension is kept on the stored URL's own credentials.

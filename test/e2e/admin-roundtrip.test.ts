@@ -76,6 +76,25 @@ describe('what a client reads it can write back', () => {
     expect(tg.gateway.configService.current().routes.get('agent')?.mcp).toEqual(mcp);
   });
 
+  it("keeps a key's secret when a PATCH sends its masked value back as read, and refuses a masked value for a new key", async () => {
+    expect((await api.put('/api/providers/lab-p', { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ id: 'k1', value: 'sk-patched-secret-0007' }] })).status).toBe(201);
+    const { id: _id, source: _source, models: _models, ...read } = (await api.get('/api/providers/lab-p/keys/k1')).body;
+    expect(read).toEqual({ value: '****0007', weight: 1 });
+    const patched = await api.patch('/api/providers/lab-p/keys/k1', { ...read, weight: 2 });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ value: '****0007', weight: 2 });
+    await tg.client.chat.completions.create({ model: 'lab-p/m', messages });
+    expect(upstream.calls[0]?.headers.authorization).toBe('Bearer sk-patched-secret-0007');
+
+    const other = await api.patch('/api/providers/lab-p/keys/k1', { value: '****9999' });
+    expect(other.status).toBe(400);
+    expect(other.body.error).toMatchObject({ code: 'masked_secret', param: 'providers.lab-p.keys.k1.value' });
+    const added = await api.post('/api/providers/lab-p/keys', { value: '****0007' });
+    expect(added.status).toBe(400);
+    expect(added.body.error).toMatchObject({ code: 'masked_secret', param: 'providers.lab-p.keys.value' });
+    expect(tg.gateway.configService.current().providers.get('lab-p')?.keys.map((key) => key.value)).toEqual(['sk-patched-secret-0007']);
+  });
+
   it('refuses a masked value that stands for no stored secret', async () => {
     const response = await api.put('/api/providers/lab-m', { type: 'openai', base_url: `${upstream.url}/v1`, keys: [{ value: '****abcd' }] });
     expect(response.status).toBe(400);
