@@ -63,6 +63,12 @@ export function documentFromView(
 
   if (isRecord(view.settings)) {
     const settings: Record<string, unknown> = { ...view.settings };
+    if (isRecord(settings.metrics) && 'bearer_token_set' in settings.metrics) {
+      // Read-only: the view never shows the token. Set, it stands for the token in force (`***`, restored to the
+      // API's stored token, or left to the file or the environment that gives it).
+      const { bearer_token_set: set, ...metrics } = settings.metrics;
+      settings.metrics = set === true && metrics.bearer_token === undefined ? { ...metrics, bearer_token: '***' } : metrics;
+    }
     const runningView = settingsView(running.settings);
     for (const key of START_ONLY) if (isDeepStrictEqual(settings[key], runningView[key])) delete settings[key];
     const diff = leafDiff(settings, settingsView(baseline.settings));

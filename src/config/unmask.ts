@@ -86,8 +86,7 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
 export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument, lower?: ConfigDocument): ConfigDocument {
   const alerts = next.alerts ? restoreMaskedAlerts(next.alerts, previous.alerts ?? lower?.alerts ?? {}) : undefined;
   const mcp = next.mcp ? restoreMaskedMcp(next.mcp, previous.mcp ?? lower?.mcp ?? {}) : undefined;
-  const endpoint = next.settings?.tracing?.endpoint;
-  const settings = typeof endpoint === 'string' && next.settings?.tracing ? { ...next.settings, tracing: { ...next.settings.tracing, endpoint: restoredEndpoint(endpoint, previous, lower) } } : undefined;
+  const settings = restoredSettings(next.settings, previous, lower);
   next = { ...next, ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}), ...(settings ? { settings } : {}) };
   if (!next.providers) return next;
   const providers: NonNullable<ConfigDocument['providers']> = {};
@@ -95,6 +94,51 @@ export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocu
     providers[name] = restoreMaskedProvider(name, provider, previous.providers?.[name], lower?.providers?.[name]);
   }
   return { ...next, providers };
+}
+
+/** Whether `shown` is how a view showed `stored`: the API layer's mask (`****abcd`), or the effective view's `***`. */
+function showsStored(shown: string, stored: string): boolean {
+  return shown === '***' || maskSecret(stored) === shown;
+}
+
+/**
+ * The settings' secrets written back as read: the /metrics token and the trace collector's URL and headers, shown
+ * masked (`****abcd` in the API layer, `***` in the effective view), stand for the stored ones. A token shown from the
+ * file or the environment is left to them (the API's settings apply field by field); the collector's headers are
+ * replaced whole by the API's, so one shown from the file is copied.
+ */
+function restoredSettings(settings: ConfigDocument['settings'], previous: ConfigDocument, lower: ConfigDocument | undefined): ConfigDocument['settings'] {
+  if (!settings) return settings;
+  let out = settings;
+  const endpoint = settings.tracing?.endpoint;
+  if (typeof endpoint === 'string' && settings.tracing) out = { ...out, tracing: { ...settings.tracing, endpoint: restoredEndpoint(endpoint, previous, lower) } };
+  const token = settings.metrics?.bearer_token;
+  if (token !== undefined && (token === '***' || MASKED.test(token))) {
+    const { bearer_token: _masked, ...metrics } = out.metrics ?? {};
+    const stored = previous.settings?.metrics?.bearer_token;
+    const fromFile = lower?.settings?.metrics?.bearer_token;
+    if (stored !== undefined && showsStored(token, stored)) out = { ...out, metrics: { ...metrics, bearer_token: stored } };
+    // The view's `***` with no token of the API's stands for the one the file or the environment gives.
+    else if ((fromFile !== undefined && showsStored(token, fromFile)) || token === '***') {
+      const { metrics: _metrics, ...rest } = out;
+      out = Object.keys(metrics).length > 0 ? { ...rest, metrics } : rest;
+    } else throw maskedValueError('settings.metrics.bearer_token');
+  }
+  const headers = out.tracing?.headers;
+  if (headers && out.tracing) {
+    const restored: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) {
+      if (value !== '***' && !MASKED.test(value)) {
+        restored[name] = value;
+        continue;
+      }
+      const stored = previous.settings?.tracing?.headers?.[name] ?? lower?.settings?.tracing?.headers?.[name];
+      if (stored === undefined || !showsStored(value, stored)) throw maskedValueError(`settings.tracing.headers.${name}`);
+      restored[name] = stored;
+    }
+    out = { ...out, tracing: { ...out.tracing, headers: restored } };
+  }
+  return out;
 }
 
 /** A trace collector's URL written back as read (masked) stands for the stored one of the API layer or the file. */

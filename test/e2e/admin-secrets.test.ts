@@ -141,6 +141,63 @@ describe('masked values sent back unchanged', () => {
   });
 });
 
+describe("the /metrics token and a trace collector's headers set through the API", () => {
+  const token = 'metrics-DISTINCTIVE-token-0009';
+  const otlpAuth = 'Bearer otlp-DISTINCTIVE-secret-0010';
+
+  async function withSettingsSecrets(run: (api: AdminClient, tg: Awaited<ReturnType<typeof startGateway>>) => Promise<void>): Promise<void> {
+    const tg = await startGateway({}, {});
+    try {
+      const api = new AdminClient(tg.url);
+      const patched = await api.patch('/api/config', { settings: { metrics: { bearer_token: token }, tracing: { endpoint: 'http://127.0.0.1:9/v1/traces', headers: { authorization: otlpAuth } } } });
+      expect(patched.status).toBe(200);
+      await run(api, tg);
+      const settings = tg.gateway.configService.current().settings;
+      expect(settings.metrics.bearerToken).toBe(token);
+      expect(settings.tracing.headers).toEqual({ authorization: otlpAuth });
+      expect((await fetch(`${tg.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    } finally {
+      await tg.stop();
+    }
+  }
+
+  it('stay what they are when the API layer is read and written back (GET ?layer=api, then PUT)', async () => {
+    await withSettingsSecrets(async (api) => {
+      const layer = (await api.get('/api/config?layer=api')).body;
+      expect(JSON.stringify(layer)).not.toContain('DISTINCTIVE');
+      expect((await api.put('/api/config', layer)).status).toBe(200);
+    });
+  });
+
+  it("stay what they are when the effective view is written back with another setting changed (the dashboard's settings page)", async () => {
+    await withSettingsSecrets(async (api) => {
+      const view = (await api.get('/api/config')).body;
+      expect(JSON.stringify(view)).not.toContain('DISTINCTIVE');
+      const written = await api.put('/api/config', { ...view, settings: { ...view.settings, log_retention_days: 7 } });
+      expect(written.status).toBe(200);
+      expect(written.body.settings.log_retention_days).toBe(7);
+    });
+  });
+});
+
+describe('a /metrics token from the config file or the environment', () => {
+  it('stays theirs when the effective view is written back with another setting changed', async () => {
+    for (const [file, env] of [[{ settings: { metrics: { bearer_token: 'file-metrics-token-0011' } } }, {}], [{}, { TOLLGATE_METRICS_TOKEN: 'env-metrics-token-0012' }]] as const) {
+      const tg = await startGateway(file, env);
+      try {
+        const api = new AdminClient(tg.url);
+        const before = tg.gateway.configService.current().settings.metrics.bearerToken;
+        const view = (await api.get('/api/config')).body;
+        expect((await api.put('/api/config', { ...view, settings: { ...view.settings, log_retention_days: 7 } })).status).toBe(200);
+        expect(tg.gateway.configService.current().settings.metrics.bearerToken).toBe(before);
+        expect((await api.get('/api/config?layer=api')).body.settings).toEqual({ log_retention_days: 7 });
+      } finally {
+        await tg.stop();
+      }
+    }
+  });
+});
+
 describe('credentials inside URLs', () => {
   it("a trace collector's, an MCP server's and a base URL's user, password and token never come back, and a round trip keeps them", async () => {
     const tg = await startGateway({}, {});
