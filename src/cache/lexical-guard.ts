@@ -85,23 +85,31 @@ const GENERIC_WORDS = new Set(
 /** "not" and its relatives; "n't" is rewritten to " not" before tokenising. */
 const NEGATIONS = new Set(['not', 'no', 'never', 'without', 'none', 'nobody', 'nothing', 'neither', 'nor', 'cannot', 'nowhere']);
 
+/**
+ * A word table without a prototype: a question's words are looked up in these, and "constructor" or "toString" must
+ * find nothing (on a plain object literal they found Object's methods, read as a number or a particle).
+ */
+function wordTable(entries: Record<string, string>): Readonly<Record<string, string>> {
+  return Object.assign(Object.create(null) as Record<string, string>, entries);
+}
+
 /** Number words, so that "top five" and "top 5" agree (rule 1). */
-const NUMBER_WORDS: Record<string, string> = {
+const NUMBER_WORDS = wordTable({
   zero: '0', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
   // "one" is left out: far more often a pronoun ("which one") than a count.
   ten: '10', eleven: '11', twelve: '12', twenty: '20', thirty: '30', forty: '40', fifty: '50', hundred: '100',
   thousand: '1000', million: '1000000', billion: '1000000000',
   first: '1st', second: '2nd', third: '3rd', fourth: '4th', fifth: '5th', last: 'last',
-};
+});
 
 /** Rule 7's question words (stopwords all), as compared. */
-const QUESTION_WORDS: Record<string, string> = { who: 'who', whom: 'who', whose: 'whose', when: 'when', where: 'where', why: 'why' };
+const QUESTION_WORDS = wordTable({ who: 'who', whom: 'who', whose: 'whose', when: 'when', where: 'where', why: 'why' });
 
 /** Rule 5's particles and their opposites. */
-const OPPOSITE_PARTICLE: Record<string, string> = { on: 'off', off: 'on', in: 'out', out: 'in', up: 'down', down: 'up' };
+const OPPOSITE_PARTICLE = wordTable({ on: 'off', off: 'on', in: 'out', out: 'in', up: 'down', down: 'up' });
 
 /** Words that give the next content word a direction mark (rule 4), and the mark. */
-const DIRECTIONS: Record<string, string> = { to: 'to:', into: 'to:', from: 'from:', than: 'than:', before: 'before:', after: 'after:' };
+const DIRECTIONS = wordTable({ to: 'to:', into: 'to:', from: 'from:', than: 'than:', before: 'before:', after: 'after:' });
 
 /**
  * A token: letters (with their combining marks) and digits of any script, with inner "-", ".", "+", "#" kept so that

@@ -26,6 +26,14 @@ describe('contentWords', () => {
     );
   });
 
+  it("reads words that name Object's methods as words, not as number words or particles", () => {
+    const read = contentWords('constructor toString valueOf hasOwnProperty');
+    expect([...read.numbers]).toEqual([]);
+    expect([...read.particles]).toEqual([]);
+    expect(read.words.size).toBe(4);
+    expect(compatible('What does a constructor do in Java?', 'What does a destructor do in Java?')).toBe(false);
+  });
+
   it('collects numbers, written in digits or words', () => {
     expect([...contentWords('top five movies of 2020').numbers].sort()).toEqual(['2020', '5']);
     expect([...contentWords('Python 3.11, 1,000 rows').numbers].sort()).toEqual(['1000', '3.11']);
