@@ -14,6 +14,7 @@ import { registerHealthRoutes } from './health.js';
 import { registerMetricsRoute } from './metrics-route.js';
 import { registerMcpRoutes } from './mcp-routes.js';
 import { reportRefusedCalls } from './refusal-events.js';
+import { refusedCallKey } from './refused-call-key.js';
 import { registerLiteLLMRoutes } from '../dialects/litellm/routes/register.js';
 import { registerOpenAIRoutes } from '../dialects/openai/routes/register.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
@@ -103,7 +104,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
 
   app.setNotFoundHandler(sendUnknownUrl);
   // Model calls refused before the pipeline (bad JSON, too large, invalid) are reported like the pipeline's refusals.
-  reportRefusedCalls(app, deps.bus, liveLimit);
+  reportRefusedCalls(app, deps.bus, liveLimit, refusedCallKey(deps.governance));
 
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, deps);

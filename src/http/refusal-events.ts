@@ -37,7 +37,17 @@ function requestedModel(request: FastifyRequest, path: string): string {
  * request) still end in a `request.failed`, so the request log, metrics and usage count every refused call. Calls
  * the pipeline took (its `request.received`) are its to report, so nothing is reported twice. Only POSTs to a known model route count; the management API and unknown URLs do not.
  */
-export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyBytes: () => number, maxTracked = 100_000): void {
+export function reportRefusedCalls(
+  app: FastifyInstance,
+  bus: EventBus,
+  maxBodyBytes: () => number,
+  /**
+   * The virtual key (and its team) whose secret the call presents, as its route reads it; null for none or an unknown
+   * one. A known key's refused calls carry it, so the key's log and usage show them (a refusal costs nothing).
+   */
+  keyOf: (request: FastifyRequest, dialect: string) => { keyId: string; teamId: string | null } | null = () => null,
+  maxTracked = 100_000,
+): void {
   const errors = new WeakMap<FastifyRequest, { type: string; code: string | null; message: string }>();
   // Requests the pipeline took (its own terminal event reports them), by id, until their response ends.
   const inPipeline = new Set<string>();
@@ -67,12 +77,14 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
     if (reply.statusCode < 400 || request.method !== 'POST' || !route || route.startsWith('/api') || route === '/mcp' || route.startsWith('/v1/mcp/')) return done();
     if (!bus.hasListeners('request.failed')) return done();
     const path = request.url.split('?')[0] ?? '';
+    const dialect = dialectOf(path);
+    const key = keyOf(request, dialect);
     const error = errors.get(request) ?? { type: 'invalid_request_error', code: null, message: `HTTP ${reply.statusCode}` };
     // A tracer gives the call its span under the client's trace (see refusalChannel).
     if (refusalChannel.hasSubscribers) refusalChannel.publish({ requestId: request.id, traceparent: headerValue(request, 'traceparent'), tracestate: headerValue(request, 'tracestate') });
     bus.emit('request.failed', {
       requestId: request.id,
-      dialect: dialectOf(path),
+      dialect,
       // A /genai path names the model: a key pasted into it is redacted as from the model name.
       path: redactPath(path),
       operation: /embed/i.test(path) ? 'embeddings' : 'chat',
@@ -80,8 +92,8 @@ export function reportRefusedCalls(app: FastifyInstance, bus: EventBus, maxBodyB
       route: null,
       provider: null,
       upstreamModel: null,
-      keyId: null,
-      teamId: null,
+      keyId: key?.keyId ?? null,
+      teamId: key?.teamId ?? null,
       stream: false,
       status: reply.statusCode,
       durationMs: reply.elapsedTime,

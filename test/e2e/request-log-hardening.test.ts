@@ -120,6 +120,31 @@ describe('the request log', () => {
     expect((await api.logEntry(named.id)).model).toBe('openai/gpt-4o-mini');
   });
 
+  it("logs a known key's refused call (a body that is not JSON, an invalid request) under its key and team, on every mount", async () => {
+    const team = await api.request('POST', '/api/teams', { name: 'refused-team' });
+    const created = await api.request('POST', '/api/keys', { name: 'refused-key', team: team.body.id });
+    expect(created.status).toBe(201);
+    const secret = created.body.key as string;
+    const calls: Array<{ url: string; headers: Record<string, string>; body: string }> = [
+      { url: '/v1/chat/completions', headers: { authorization: `Bearer ${secret}` }, body: '{bad' },
+      { url: '/v1/chat/completions', headers: { authorization: `Bearer ${secret}` }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: 'not a list' }) },
+      { url: '/anthropic/v1/messages', headers: { 'x-api-key': secret }, body: '{bad' },
+      { url: '/genai/v1beta/models/gemini-2.0-flash:generateContent', headers: { 'x-goog-api-key': secret }, body: '{bad' },
+      { url: '/litellm/chat/completions', headers: { 'x-litellm-api-key': secret, authorization: 'Bearer placeholder' }, body: '{bad' },
+    ];
+    for (const call of calls) {
+      const response = await fetch(`${tg.url}${call.url}`, { method: 'POST', headers: { 'content-type': 'application/json', ...call.headers }, body: call.body });
+      await response.text();
+      expect(response.status, call.url).toBe(400);
+      const entry = await api.logEntry(response.headers.get('x-request-id') ?? '');
+      expect([entry.key_id, entry.team_id], call.url).toEqual([created.body.id, team.body.id]);
+    }
+    // A secret that names no key stays an anonymous refusal.
+    const unknown = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer tg-not-a-key' }, body: '{bad' });
+    await unknown.text();
+    expect((await api.logEntry(unknown.headers.get('x-request-id') ?? '')).key_id).toBeNull();
+  });
+
   it('refuses a date that does not exist instead of reading it as another day', async () => {
     for (const path of ['/api/logs?from=2026-02-30', '/api/usage?from=2026-02-30T00:00:00Z', '/api/logs?to=2026-13-01']) {
       const answer = await api.get(path);

@@ -28,7 +28,7 @@ beforeEach(async () => {
   bus = new EventBus();
   bus.on('request.failed', (event) => failed.push(event.requestId));
   app = Fastify();
-  reportRefusedCalls(app, bus, () => 1_000_000, TRACKED);
+  reportRefusedCalls(app, bus, () => 1_000_000, () => null, TRACKED);
   // A model route as a dialect runs it: the pipeline takes the call (request.received) and ends it in one terminal event.
   app.post('/v1/chat/completions', async (request, reply) => {
     bus.emit('request.received', { requestId: request.id, dialect: 'openai', model: 'm', stream: true, at: Date.now() });

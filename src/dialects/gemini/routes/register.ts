@@ -35,7 +35,7 @@ function queryString(request: FastifyRequest, name: string): string | null {
  * parameter (Google's REST examples), or, as on the other routes, `Authorization: Bearer` / `x-api-key`.
  * A copy of the `/v1` helper's idea, so the dialects' routes do not depend on each other.
  */
-function presentedCredential(request: FastifyRequest): string | null {
+export function genAICredential(request: FastifyRequest): string | null {
   const google = headerString(request, 'x-goog-api-key') ?? queryString(request, 'key');
   if (google) return google;
   return bearerToken(request) ?? headerString(request, 'x-api-key');
@@ -83,7 +83,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
 
       scope.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => sendError(reply, unknownUrl(request)));
 
-      registerGenAIModelRoutes(scope, deps, API_VERSION, presentedCredential);
+      registerGenAIModelRoutes(scope, deps, API_VERSION, genAICredential);
 
       scope.post('/:version/models/*', async (request, reply) => {
         const { version } = request.params as { version: string };
@@ -92,7 +92,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
         const config = deps.config.current();
         const model = canonicalGeminiModel(config, parsed.model);
         const geminiFields = keepsGeminiFields(config, model);
-        const credential = presentedCredential(request);
+        const credential = genAICredential(request);
         const fromRemote = isRemoteClient(request, config.settings);
         const clientProviderKey = headerString(request, CLIENT_PROVIDER_KEY_HEADER);
 
