@@ -15,6 +15,8 @@ import type { CacheKeys } from './request-key.js';
 import { VectorIndex } from './vector-index.js';
 import { withFields } from '../core/with-fields.js';
 
+/** Most stored answers between two readings of the store's size against max_bytes (see CacheService.overCap). */
+const MAX_STORES_BETWEEN_BYTE_CHECKS = 256;
 /** Expired entries removed per sweep step (the rest go in the next step). */
 const SWEEP_BATCH = 5_000;
 /** Candidates the index returns per lookup: the best few, each then checked for scope, expiry and words. */
@@ -98,6 +100,10 @@ export class CacheService {
   private embedderState: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
   private timer: NodeJS.Timeout | null = null;
   private maxEntries = Number.POSITIVE_INFINITY;
+  /** The byte cap (see CacheSettings.maxBytes). */
+  private maxBytes: number | null = null;
+  /** Answers to store before the store's size is read again (see overCap). */
+  private storesUntilByteCheck = 0;
   private evicting = false;
   private compacting = false;
   /**
@@ -150,7 +156,8 @@ export class CacheService {
    */
   configure(settings: CacheSettings): void {
     this.maxEntries = settings.maxEntries;
-    if (this.store.count > settings.maxEntries) this.evictInBackground();
+    this.maxBytes = settings.maxBytes;
+    if (this.overCap(true)) this.evictInBackground();
     if (settings.embedder === this.spec) return;
     const choice = chooseEmbedder(settings.embedder, settings.modelsDir, this.viaGateway);
     this.swapEmbedder(choice);
@@ -407,7 +414,7 @@ export class CacheService {
       this.storedWithoutIndex.add(stored.id);
     }
     this.stats.stored++;
-    if (this.store.count > this.maxEntries) this.evictInBackground();
+    if (this.overCap(--this.storesUntilByteCheck <= 0)) this.evictInBackground();
     return stored;
   }
 
@@ -471,6 +478,7 @@ export class CacheService {
       entries: this.store.count,
       size_bytes: this.store.sizeBytes(),
       max_entries: Number.isFinite(this.maxEntries) ? this.maxEntries : null,
+      max_bytes: this.maxBytes,
       semantic_index: { state: this.indexState, vectors: this.index?.size ?? 0, deleted: this.index?.deletedCount ?? 0 },
       embedder: { id: this.embedder?.id ?? null, state: this.embedderState },
       since_start: {
@@ -535,21 +543,52 @@ export class CacheService {
   }
 
   /**
-   * Over the cap: the least recently used entries go, 1% of the cap more than needed (rounded down: none for a cap
-   * under 100), so a large cache does not run eviction on every insert and a small one keeps what it may.
+   * Whether the cache holds more than a cap allows: more entries than max_entries, or (when `checkBytes`) more bytes
+   * than max_bytes. Reading the store's size costs four database statistics (about 40 µs), so it is read again only
+   * after as many answers as the room left would hold at the entries' average size (between 1 and
+   * MAX_STORES_BETWEEN_BYTE_CHECKS): rarely while the cache is small, after each answer at the cap.
    */
+  private overCap(checkBytes: boolean): boolean {
+    if (this.store.count > this.maxEntries) return true;
+    if (!checkBytes || this.maxBytes === null) return false;
+    const size = this.store.sizeBytes();
+    const count = this.store.count;
+    const room = this.maxBytes - size;
+    // An empty cache has no average yet: read again at the next answer.
+    const between = count === 0 || size === 0 || room <= 0 ? 1 : Math.floor(room / (size / count));
+    this.storesUntilByteCheck = Math.min(MAX_STORES_BETWEEN_BYTE_CHECKS, Math.max(1, between));
+    return room < 0;
+  }
+
+  /**
+   * How many of the least recently used entries go now: past max_entries, the excess and 1% of the cap more
+   * (rounded down: none for a cap under 100), so a large cache does not run eviction on every insert and a small one
+   * keeps what it may; past max_bytes, the share of the entries that the excess bytes are, and 1% more (answers
+   * differ in size: the check runs again after, until the store is under the cap).
+   */
+  private evictionCount(): number {
+    const count = this.store.count;
+    let wanted = count - this.maxEntries;
+    wanted = wanted > 0 ? wanted + Math.floor(this.maxEntries / 100) : 0;
+    if (this.maxBytes !== null && count > 0) {
+      const size = this.store.sizeBytes();
+      if (size > this.maxBytes) wanted = Math.max(wanted, Math.ceil((count * (size - this.maxBytes)) / size) + Math.floor(count / 100), 1);
+    }
+    return Math.min(count, wanted);
+  }
+
+  /** Over a cap: the least recently used entries go (see evictionCount), in the background. */
   private evictInBackground(): void {
-    if (this.evicting || !Number.isFinite(this.maxEntries)) return;
+    if (this.evicting || (!Number.isFinite(this.maxEntries) && this.maxBytes === null)) return;
     this.evicting = true;
     setImmediate(() => {
       void (async () => {
         try {
           // A hit recorded just before must count: its recency is committed first.
           await this.store.touchesSettled();
-          const count = this.store.count;
-          const excess = count - this.maxEntries;
-          if (excess <= 0) return;
-          const victims = this.store.leastRecentlyUsed(Math.min(count, excess + Math.floor(this.maxEntries / 100)));
+          const wanted = this.evictionCount();
+          if (wanted <= 0) return;
+          const victims = this.store.leastRecentlyUsed(wanted);
           await this.store.remove(victims);
           for (const id of victims) this.index?.remove(id);
           this.indexDirty = true;
@@ -559,8 +598,9 @@ export class CacheService {
         } finally {
           this.evicting = false;
         }
-        // Answers stored while this ran (their own eviction was skipped) may have passed the cap again.
-        if (this.store.count > this.maxEntries) this.evictInBackground();
+        // Answers stored while this ran (their own eviction was skipped) may have passed a cap again, and bytes freed
+        // by one round may not have been enough.
+        if (this.overCap(true)) this.evictInBackground();
       })();
     });
   }

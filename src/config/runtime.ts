@@ -678,6 +678,7 @@ function resolveCacheSettings(api: CacheConfig | undefined, file: CacheConfig | 
       threshold: api?.semantic?.threshold ?? file?.semantic?.threshold ?? DEFAULTS.cacheSemanticThreshold,
     },
     maxEntries: api?.max_entries ?? file?.max_entries ?? DEFAULTS.cacheMaxEntries,
+    maxBytes: api?.max_bytes ?? file?.max_bytes ?? null,
     embedder: api?.semantic?.embedder ?? file?.semantic?.embedder ?? 'use-lite',
     modelsDir: api?.semantic?.models_dir ?? file?.semantic?.models_dir ?? join(dataDir, 'models'),
   };

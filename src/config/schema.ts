@@ -172,6 +172,13 @@ export const cachePolicySchema = z.strictObject({
 export const cacheSchema = z.strictObject({
   ...cachePolicySchema.shape,
   max_entries: z.number().int().positive().max(10_000_000).optional().describe('Most answers kept; the least recently used go first (default 100000).'),
+  max_bytes: z
+    .number()
+    .int()
+    .min(1_048_576)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe('Most bytes the stored answers (and their indexes) may take in the data directory; the least recently used go first past it (default: no limit but max_entries; at least 1 MiB).'),
   semantic: z
     .strictObject({
       enabled: z.boolean().optional().describe('Look up paraphrases too, not only the exact same request (default true).'),

@@ -114,6 +114,8 @@ export interface CacheConfig {
   cache_sampled?: boolean | undefined;
   /** Most entries kept; the least recently used go first. */
   max_entries?: number | undefined;
+  /** Most bytes the entries may take in the store; the least recently used go first past it. */
+  max_bytes?: number | undefined;
   semantic?:
     | {
         enabled?: boolean | undefined;
@@ -430,6 +432,8 @@ export interface CacheSettings {
   /** The policy before any route, key or team override. */
   policy: CachePolicy;
   maxEntries: number;
+  /** Most bytes the entries may take in the store (their databases' pages); null: no limit but maxEntries. */
+  maxBytes: number | null;
   /** `use-lite`, `onnx:<model>` or `<provider>/<model>`. */
   embedder: string;
   /** Where `onnx:<model>` embedders are found (`<models_dir>/<model>/`). */

@@ -324,6 +324,34 @@ describe('response cache, on', () => {
 });
 
 describe('response cache, limits', () => {
+  it('keeps the store under max_bytes: the least recently used answers go, the recent ones stay', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const maxBytes = 1_048_576;
+    const gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'on', max_bytes: maxBytes, semantic: { enabled: false } } }));
+    try {
+      const { api } = gatewayApi(() => gateway.url);
+      expect((await api('GET', '/api/cache')).body.max_bytes).toBe(maxBytes);
+      // Forty answers of about 60 KB each (the scripted upstream echoes the 30 KB question): 2.4 MB unbounded.
+      const question = (i: number): string => `Question ${i}: ${'lorem ipsum dolor sit amet '.repeat(1_100)}`;
+      for (let i = 0; i < 40; i++) await call(gateway, ask(question(i)));
+      await storedSinceStart(gateway, 40);
+      let report = (await api('GET', '/api/cache')).body;
+      for (let i = 0; i < 100 && report.size_bytes > maxBytes; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        report = (await api('GET', '/api/cache')).body;
+      }
+      expect(report.size_bytes).toBeLessThanOrEqual(maxBytes);
+      expect(report.entries).toBeGreaterThan(0);
+      expect(report.entries).toBeLessThan(40);
+      // The newest answer is still served; the oldest went first.
+      expect((await call(gateway, ask(question(39)))).cache).toBe('hit-exact');
+      expect((await call(gateway, ask(question(0)))).cache).toBe('miss');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+
   it('expires an answer after its TTL, evicts the least recently used past max_entries, and charges nothing for a hit', async () => {
     const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
     const gateway = await startCacheGateway(openAIConfig(upstream.url, { cache: { mode: 'on', max_entries: 3, semantic: { enabled: false } } }));
