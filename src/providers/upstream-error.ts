@@ -2,6 +2,7 @@ import { REDACTED } from '../core/redact-secrets.js';
 import { GatewayError } from '../core/errors.js';
 import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../core/quote-input.js';
 import { gatewayError } from '../core/errors.js';
+import { isRecord } from '../core/is-record.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -226,10 +227,22 @@ function withProviderDetail(message: string | null, metadata: unknown): string |
   return message === null ? detail : `${message} (${detail})`;
 }
 
+/** An error code as a string: some vendors write it as a number (Perplexity's, vLLM's HTTP status). */
+function codeText(code: unknown): string | null {
+  return asString(code) ?? (typeof code === 'number' ? String(code) : null);
+}
+
+/** FastAPI's `{"detail": ...}` (a string, or pydantic's list of problems as JSON); null when `value` has none. */
+function detailText(value: unknown): string | null {
+  if (!isRecord(value) || value.detail === undefined || value.detail === null) return null;
+  return asString(value.detail) ?? JSON.stringify(value.detail);
+}
+
 /**
  * Reads the error bodies providers actually send: OpenAI's `{"error":{message,type,param,code}}` (OpenRouter's
  * with the routed provider's own answer in `metadata.raw`, see withProviderDetail), the bare
- * `{"error":"..."}` of some vendors, `{"message": ...}`, FastAPI's `{"detail": ...}`, or plain text. The
+ * `{"error":"..."}` of some vendors, OpenAI's fields at the top level (Mistral's `{"object":"error","message",...}`,
+ * whose message may itself be `{"detail": [...]}`), FastAPI's `{"detail": ...}`, or plain text. The
  * upstream status and message are kept as the provider wrote them (the `x-tollgate-provider` header says who
  * said it). An HTML page is summarised (title or first heading) and a long message is cut.
  */
@@ -249,11 +262,17 @@ export function upstreamErrorFromBody(provider: string, status: number, headers:
         const err = inner as Record<string, unknown>;
         message = withProviderDetail(asString(err.message), err.metadata);
         type = asString(err.type);
-        code = asString(err.code) ?? (typeof err.code === 'number' ? String(err.code) : null);
+        code = codeText(err.code);
         param = asString(err.param);
       } else {
-        message = asString(inner) ?? asString(record.message) ?? asString(record.detail);
-        if (!message && record.detail !== undefined) message = JSON.stringify(record.detail);
+        message = asString(inner) ?? asString(record.message) ?? detailText(record) ?? detailText(record.message);
+        // Mistral, vLLM and Cerebras write OpenAI's fields at the top level, beside the message (Mistral's 422 with
+        // pydantic's {"detail": [...]} as its message): their type, code and param are the error's too.
+        if (record.message !== undefined && record.message !== null) {
+          type = asString(record.type);
+          code = codeText(record.code);
+          param = asString(record.param);
+        }
       }
     }
   } catch {

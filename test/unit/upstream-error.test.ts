@@ -52,6 +52,17 @@ describe('upstreamErrorFromBody', () => {
     expect(err.status).toBe(422);
   });
 
+  it("reads OpenAI's fields at the top level, and Mistral's 422 whose message is pydantic's detail", () => {
+    const flat = upstreamErrorFromBody('mistral', 400, {}, '{"object":"error","message":"Invalid model: x","type":"invalid_model","param":null,"code":"1500"}');
+    expect([flat.message, flat.type, flat.code, flat.param]).toEqual(['Invalid model: x', 'invalid_model', '1500', null]);
+    const vllm = upstreamErrorFromBody('vllm', 400, {}, '{"object":"error","message":"too long","type":"BadRequestError","param":"messages","code":400}');
+    expect([vllm.type, vllm.code, vllm.param]).toEqual(['BadRequestError', '400', 'messages']);
+    const detail = [{ type: 'extra_forbidden', loc: ['body', 'store'], msg: 'Extra inputs are not permitted', input: true }];
+    const nested = upstreamErrorFromBody('mistral', 422, {}, JSON.stringify({ object: 'error', message: { detail }, type: 'invalid_request_error', param: null, code: null }));
+    expect(nested.message).toBe(JSON.stringify(detail));
+    expect([nested.status, nested.type, nested.code]).toEqual([422, 'invalid_request_error', null]);
+  });
+
   it('reads FastAPI {"detail": "..."} and structured detail', () => {
     expect(upstreamErrorFromBody('vllm', 404, {}, '{"detail":"Not Found"}').message).toBe('Not Found');
     const structured = upstreamErrorFromBody('vllm', 422, {}, JSON.stringify({ detail: [{ loc: ['body', 'messages'], msg: 'field required' }] }));

@@ -3,7 +3,7 @@
 
 type Json = Record<string, unknown>;
 
-export type Vendor = 'xai' | 'openai' | 'deepseek';
+export type Vendor = 'xai' | 'openai' | 'deepseek' | 'mistral';
 
 export interface Refusal {
   status: number;
@@ -77,6 +77,30 @@ function deepseek(body: Json): Refusal | null {
   };
 }
 
+/**
+ * The fields of Mistral's chat completion request (ChatCompletionRequest in mistralai/client-ts). Its API refuses
+ * any other with a 422 whose `message` is not a string but pydantic's `{"detail": [...]}` list, beside OpenAI's
+ * other fields at the top level: `{"object":"error","message":{"detail":[...]},"type":...,"param":null,"code":null}`.
+ */
+const MISTRAL_FIELDS = new Set([
+  'model', 'temperature', 'top_p', 'max_tokens', 'stream', 'stop', 'random_seed', 'metadata', 'messages', 'response_format', 'tools',
+  'tool_choice', 'presence_penalty', 'frequency_penalty', 'n', 'prediction', 'parallel_tool_calls', 'reasoning_effort', 'prompt_mode',
+  'guardrails', 'safe_prompt',
+]);
+
+function mistral(body: Json): Refusal | null {
+  const extra = Object.keys(body).filter((field) => !MISTRAL_FIELDS.has(field));
+  if (extra.length === 0) return null;
+  const detail = extra.map((field) => ({
+    type: 'extra_forbidden',
+    loc: ['body', field],
+    msg: 'Extra inputs are not permitted',
+    input: body[field],
+    url: 'https://errors.pydantic.dev/2.10/v/extra_forbidden',
+  }));
+  return { status: 422, body: JSON.stringify({ object: 'error', message: { detail }, type: 'invalid_request_error', param: null, code: null }) };
+}
+
 /** The vendor's 400 for this chat request, or null when it takes it. */
 export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
@@ -87,5 +111,7 @@ export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
       return openai(body as Json);
     case 'deepseek':
       return deepseek(body as Json);
+    case 'mistral':
+      return mistral(body as Json);
   }
 }
