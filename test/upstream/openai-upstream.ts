@@ -13,7 +13,7 @@ import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, inval
 import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
-import { vendorRefusal, type Vendor } from './vendor-refusals.js';
+import { vendorRefusal, vendorView, type Vendor } from './vendor-refusals.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
 
 export type { UpstreamMode } from './modes.js';
@@ -301,7 +301,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     if (!jsonOk) return sendError(exchange, 400, invalidRequest({ message: INVALID_JSON_MESSAGE, param: null, code: null }));
     const refusal = this.vendor ? vendorRefusal(this.vendor, body) : null;
     if (refusal) return sendRaw(exchange, refusal.status, { 'content-type': JSON_TYPE }, refusal.body);
-    const parsed = parseChatRequest(body);
+    const parsed = parseChatRequest(this.vendor ? vendorView(this.vendor, body) : body);
     if (!parsed.ok) return sendError(exchange, 400, invalidRequest(parsed.problem));
 
     const completion = planCompletion(parsed.request, mode.kind === 'reply' ? mode.pieces : null);

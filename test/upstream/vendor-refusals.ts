@@ -1,9 +1,10 @@
 // What some OpenAI-compatible vendors refuse that OpenAI takes, in their own words, so a gateway that sends it
-// gets the vendor's 400. Used by the scripted OpenAI upstream when started with `vendor`.
+// gets the vendor's 400, and what they do not read (vendorView). Used by the scripted OpenAI upstream when
+// started with `vendor`.
 
 type Json = Record<string, unknown>;
 
-export type Vendor = 'xai' | 'openai' | 'deepseek' | 'mistral';
+export type Vendor = 'xai' | 'openai' | 'deepseek' | 'mistral' | 'together';
 
 export interface Refusal {
   status: number;
@@ -113,5 +114,18 @@ export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
       return deepseek(body as Json);
     case 'mistral':
       return mistral(body as Json);
+    case 'together':
+      return null;
   }
+}
+
+/**
+ * The request as the vendor reads it. Together AI's chat API has no `max_completion_tokens` (CompletionCreateParams
+ * in togethercomputer/together-typescript names the limit `max_tokens` only): the field is not read, and the answer
+ * runs to the model's default limit.
+ */
+export function vendorView(vendor: Vendor, body: unknown): unknown {
+  if (vendor !== 'together' || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const { max_completion_tokens: _unread, ...read } = body as Json;
+  return read;
 }

@@ -39,6 +39,9 @@ export const openAICompatibleVendors: VendorDefinition[] = [
   {
     id: 'together', displayName: 'Together AI', format: 'openai', defaultBaseUrl: 'https://api.together.xyz/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['TOGETHER_API_KEY', 'TOGETHERAI_API_KEY'], baseUrlEnv: ['TOGETHER_BASE_URL'],
+    // Together's chat API names the output limit max_tokens only (its SDK's CompletionCreateParams): a
+    // max_completion_tokens is not read, and the answer runs to Together's default limit instead of the client's.
+    quirks: { renameFields: maxTokensOnly },
     docsUrl: 'https://docs.together.ai/docs/openai-api-compatibility',
   },
   {
