@@ -175,6 +175,12 @@ export interface VendorQuirks {
    * to these vendors only; the others never get the field from a translation.
    */
   reasoningInHistory?: boolean;
+  /**
+   * The reasoning_content a reasoningInHistory vendor gets on a tool-call turn that had no thinking (default: an
+   * empty string, which DeepSeek takes). Moonshot's kimi-k2.5 and kimi-k2.6 take an empty one as missing and answer
+   * the same 400; a single space passes.
+   */
+  emptyReasoning?: string;
 }
 
 /** A row of the vendor table: everything that distinguishes one vendor of a wire format from another. */

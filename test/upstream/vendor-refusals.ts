@@ -4,7 +4,7 @@
 
 type Json = Record<string, unknown>;
 
-export type Vendor = 'xai' | 'openai' | 'deepseek' | 'mistral' | 'together';
+export type Vendor = 'xai' | 'openai' | 'deepseek' | 'mistral' | 'together' | 'moonshot';
 
 export interface Refusal {
   status: number;
@@ -79,6 +79,29 @@ function deepseek(body: Json): Refusal | null {
 }
 
 /**
+ * Moonshot's Kimi models that think (kimi-k2.5 and kimi-k2.6 by default, kimi-k2-thinking always) want an assistant
+ * turn's reasoning back with its tool calls (platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model), and
+ * k2.5/k2.6 take an empty reasoning_content as missing: a single space passes (continuedev/continue#11600,
+ * theopenco/llmgateway#2093, earendil-works/pi#4178, all checked against api.moonshot.ai).
+ */
+function moonshot(body: Json): Refusal | null {
+  const model = typeof body.model === 'string' ? body.model : '';
+  const emptyIsMissing = model.startsWith('kimi-k2.5') || model.startsWith('kimi-k2.6');
+  const thinks = model.startsWith('kimi-k2-thinking') || (emptyIsMissing && (body.thinking as Json | undefined)?.type !== 'disabled');
+  if (!thinks || !Array.isArray(body.messages)) return null;
+  const index = (body.messages as Json[]).findIndex(
+    (message) =>
+      message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0 &&
+      (typeof message.reasoning_content !== 'string' || (emptyIsMissing && message.reasoning_content === '')),
+  );
+  if (index === -1) return null;
+  return {
+    status: 400,
+    body: JSON.stringify({ error: { message: `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${index}`, type: 'invalid_request_error' } }),
+  };
+}
+
+/**
  * The fields of Mistral's chat completion request (ChatCompletionRequest in mistralai/client-ts). Its API refuses
  * any other with a 422 whose `message` is not a string but pydantic's `{"detail": [...]}` list, beside OpenAI's
  * other fields at the top level: `{"object":"error","message":{"detail":[...]},"type":...,"param":null,"code":null}`.
@@ -114,6 +137,8 @@ export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
       return deepseek(body as Json);
     case 'mistral':
       return mistral(body as Json);
+    case 'moonshot':
+      return moonshot(body as Json);
     case 'together':
       return null;
   }

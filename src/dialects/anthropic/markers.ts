@@ -56,18 +56,24 @@ function hasToolCalls(message: ChatMessage): boolean {
 
 /**
  * The earlier turns' reasoning (their thinking blocks' text, see messages.ts) as the target takes it. A vendor that
- * wants it back (reasoningInHistory: DeepSeek's thinking mode refuses a tool-call turn without it) gets it on every
- * assistant turn that has it, and an empty one on a tool-call turn that had no thinking block; every other target
- * gets no `reasoning_content` at all (OpenAI's API and stricter vendors refuse fields they do not know).
+ * wants it back (reasoningInHistory: DeepSeek's and Kimi's thinking modes refuse a tool-call turn without it) gets it
+ * on every assistant turn that has it, and an empty one (the vendor's emptyReasoning) on a tool-call turn that had no
+ * thinking block; every other target gets no `reasoning_content` at all (OpenAI's API and stricter vendors refuse
+ * fields they do not know).
  */
 function withReasoningHistory(request: ChatCompletionRequest, target: Target | undefined): ChatCompletionRequest {
-  const wanted = target?.provider.vendor.quirks?.reasoningInHistory === true;
+  const quirks = target?.provider.vendor.quirks;
+  const wanted = quirks?.reasoningInHistory === true;
+  const empty = quirks?.emptyReasoning ?? '';
+  // An empty thinking block's text is no reasoning either, to a vendor that takes an empty one as missing.
+  const lacksReasoning = (message: ChatMessage): boolean =>
+    typeof message.reasoning_content !== 'string' || (message.reasoning_content === '' && empty !== '');
   const changes = (message: ChatMessage): boolean =>
-    message.role === 'assistant' && (wanted ? hasToolCalls(message) && typeof message.reasoning_content !== 'string' : message.reasoning_content !== undefined);
+    message.role === 'assistant' && (wanted ? hasToolCalls(message) && lacksReasoning(message) : message.reasoning_content !== undefined);
   if (!request.messages.some(changes)) return request;
   const messages = request.messages.map((message) => {
     if (!changes(message)) return message;
-    if (wanted) return { ...message, reasoning_content: '' };
+    if (wanted) return { ...message, reasoning_content: empty };
     const { reasoning_content: _left, ...rest } = message;
     return rest as ChatMessage;
   });

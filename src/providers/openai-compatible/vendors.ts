@@ -136,6 +136,10 @@ export const openAICompatibleVendors: VendorDefinition[] = [
   {
     id: 'moonshot', displayName: 'Moonshot AI', format: 'openai', defaultBaseUrl: 'https://api.moonshot.ai/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['MOONSHOT_API_KEY'], baseUrlEnv: ['MOONSHOT_BASE_URL'], catalogId: 'moonshotai',
+    // Kimi's thinking models (kimi-k2.5 and kimi-k2.6 think by default) answer 400 "thinking is enabled but
+    // reasoning_content is missing in assistant tool call message at index N" to a tool-call turn without its
+    // reasoning, and k2.5/k2.6 take an empty one as missing (platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model).
+    quirks: { reasoningInHistory: true, emptyReasoning: ' ' },
     docsUrl: 'https://platform.moonshot.ai/docs/api/chat',
   },
   {
