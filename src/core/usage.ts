@@ -45,6 +45,16 @@ function firstCount(...values: unknown[]): number {
 }
 
 /**
+ * Whether the reasoning tokens were counted beside completion_tokens instead of in it, as xAI counts them ("counted
+ * separately from completion_tokens, but ... in the total_tokens", docs.x.ai consumption and rate limits): its
+ * total_tokens is then exactly prompt + completion + reasoning. OpenAI's is prompt + completion, reasoning included,
+ * so with any reasoning the two never agree.
+ */
+function reasoningOutside(usage: CompletionUsage, reasoning: number): boolean {
+  return reasoning > 0 && usage.total_tokens === count(usage.prompt_tokens) + count(usage.completion_tokens) + reasoning;
+}
+
+/**
  * Maps OpenAI's usage shape onto genai-prices' keys, one to one, so nothing is counted twice:
  *
  * - `input_tokens`        = `prompt_tokens` (OpenAI's prompt total already includes the cached tokens)
@@ -56,8 +66,10 @@ function firstCount(...values: unknown[]): number {
  *                           `cache_creation_input_tokens` (Anthropic/LiteLLM's name); OpenAI itself reports none.
  *                           Native adapters that learn of cache writes put them in
  *                           `prompt_tokens_details.cache_write_tokens` AND count them in `prompt_tokens`.
- * - `output_tokens`       = `completion_tokens` (includes reasoning and audio tokens)
- * - `output_reasoning_tokens` = `completion_tokens_details.reasoning_tokens` (a part of completion_tokens)
+ * - `output_tokens`       = `completion_tokens` (includes reasoning and audio tokens), plus the reasoning when
+ *                           `total_tokens` shows it counted beside completion_tokens rather than in it (xAI:
+ *                           total_tokens = prompt + completion + reasoning, see reasoningOutside)
+ * - `output_reasoning_tokens` = `completion_tokens_details.reasoning_tokens` (a part of the output)
  * - `input_audio_tokens` / `input_image_tokens` = `prompt_tokens_details.audio_tokens` / `.image_tokens`
  * - `output_audio_tokens` / `output_image_tokens` = `completion_tokens_details.audio_tokens` / `.image_tokens`
  *
@@ -85,6 +97,7 @@ export function tokenUsageFromOpenAI(usage: CompletionUsage): TokenUsage {
   if (outputAudio) result.output_audio_tokens = outputAudio;
   if (outputImage) result.output_image_tokens = outputImage;
   if (reasoning) result.output_reasoning_tokens = reasoning;
+  if (reasoningOutside(usage, reasoning)) result.output_tokens += reasoning;
   result.output_tokens = Math.max(result.output_tokens, reasoning, outputAudio + outputImage);
   result.input_tokens = Math.max(result.input_tokens, inputAudio + inputImage);
   return result;

@@ -46,6 +46,14 @@ describe('tokenUsageFromOpenAI', () => {
     expect(mapped).toEqual({ input_tokens: 1000, output_tokens: 500, cache_read_tokens: 400, cache_write_tokens: 0, output_reasoning_tokens: 300 });
   });
 
+  it("adds reasoning counted beside completion_tokens (xAI's total is prompt + completion + reasoning)", () => {
+    const details = { completion_tokens_details: { reasoning_tokens: 2809 } };
+    expect(tokenUsageFromOpenAI({ prompt_tokens: 10120, completion_tokens: 1499, total_tokens: 14428, ...details }).output_tokens).toBe(4308);
+    // A total that leaves the reasoning inside the completion (OpenAI's), or no total, adds nothing.
+    expect(tokenUsageFromOpenAI({ prompt_tokens: 10120, completion_tokens: 4308, total_tokens: 14428, ...details }).output_tokens).toBe(4308);
+    expect(tokenUsageFromOpenAI({ prompt_tokens: 10120, completion_tokens: 4308, ...details } as never).output_tokens).toBe(4308);
+  });
+
   it('handles a bare usage, null details and cache writes reported by an adapter', () => {
     expect(tokenUsageFromOpenAI({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, prompt_tokens_details: null })).toEqual(usage(10, 2));
     expect(

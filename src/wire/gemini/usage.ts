@@ -1,6 +1,6 @@
 import type { CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
-import { tokenCount as count } from '../../core/usage.js';
+import { tokenCount as count, tokenUsageFromOpenAI } from '../../core/usage.js';
 import type { Json } from './shapes.js';
 
 /** Gemini's usageMetadata and the canonical usage, both ways. */
@@ -49,7 +49,8 @@ export function geminiUsageMetadata(usage: CompletionUsage | null | undefined): 
   const thoughts = count(details.reasoning_tokens);
   const cached = count(promptDetails.cached_tokens);
   const prompt = count(usage.prompt_tokens);
-  const completion = count(usage.completion_tokens);
+  // The output as tokenUsageFromOpenAI reads it: with the reasoning a vendor counted beside completion_tokens (xAI).
+  const completion = tokenUsageFromOpenAI(usage).output_tokens;
   const out: Json = { promptTokenCount: prompt, candidatesTokenCount: Math.max(0, completion - thoughts), totalTokenCount: count(usage.total_tokens) || prompt + completion };
   if (cached > 0) out.cachedContentTokenCount = cached;
   if (thoughts > 0) out.thoughtsTokenCount = thoughts;
