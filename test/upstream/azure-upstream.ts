@@ -11,6 +11,7 @@ import { deliverJson, deliverStream, OK_MODE, type UpstreamMode } from './modes.
 import { isRecord, parseChatRequest } from './openai-request.js';
 import { answerEmbeddings } from './openai-embeddings.js';
 import { completionJson, planCompletion, streamFrames } from './openai-responses.js';
+import { vendorRefusal } from './vendor-refusals.js';
 
 export interface AzureCall {
   method: string;
@@ -141,6 +142,13 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
       const model = isRecord(body) ? body.model : undefined;
       if (typeof model !== 'string' || !this.foundryModels.has(model)) return this.sendError(res, 400, { code: 'unknown_model', message: `Unknown model: ${String(model)}` });
       servedModel = model;
+    }
+
+    // A deployment answers for its model as OpenAI does: a chat model (gpt-4o, gpt-4.1) refuses reasoning_effort.
+    const refusal = deployment && !embeddings && isRecord(body) ? vendorRefusal('openai', { ...body, model: servedModel }) : null;
+    if (refusal) {
+      res.writeHead(refusal.status, { 'content-type': 'application/json', 'apim-request-id': randomUUID() });
+      return void res.end(refusal.body);
     }
 
     const mode = this.nextMode();

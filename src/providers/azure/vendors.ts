@@ -1,4 +1,5 @@
 import type { VendorDefinition } from '../../core/provider.js';
+import { openAIReasoningEffortModels } from '../openai-compatible/vendors.js';
 
 const apiKeyHeader = { kind: 'header', header: 'api-key' } as const;
 
@@ -13,6 +14,10 @@ export const azureVendors: VendorDefinition[] = [
     id: 'azure', displayName: 'Azure OpenAI', format: 'azure', defaultBaseUrl: 'https://{resource}.openai.azure.com', versionPath: '/openai',
     auth: apiKeyHeader, keyRequired: true, keyEnv: ['AZURE_OPENAI_API_KEY', 'AZURE_API_KEY'],
     baseUrlEnv: ['AZURE_OPENAI_ENDPOINT', 'AZURE_API_BASE'], apiVersionEnv: ['AZURE_OPENAI_API_VERSION', 'AZURE_API_VERSION'],
+    // Azure serves OpenAI's models, which take reasoning_effort or refuse it as on OpenAI. The model part of
+    // azure/<name> is the deployment: one named like its model (as the portal names it, and as pricing reads it)
+    // gets a derived effort as that model takes it; another gets it as before.
+    quirks: { reasoningEffortModels: openAIReasoningEffortModels },
     catalogId: 'azure', docsUrl: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/reference',
   },
   {

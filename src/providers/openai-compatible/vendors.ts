@@ -5,6 +5,21 @@ const bearer = { kind: 'bearer' } as const;
 const maxTokensOnly = { max_completion_tokens: 'max_tokens' };
 
 /**
+ * The levels of `reasoning_effort` OpenAI's models take, by the longest model-name prefix. The reasoning models take
+ * `reasoning_effort`; the chat models refuse it with a 400 ("Unsupported parameter: 'reasoning_effort' is not
+ * supported with this model"): gpt-4o and gpt-4.1, gpt-3.5, chatgpt-4o, o1-mini and o1-preview, gpt-5-chat. Some take
+ * one level only (gpt-5-pro high; gpt-5.1/5.2-chat medium), gpt-5 also minimal
+ * (developers.openai.com/api/docs/guides/reasoning and the models' pages). The empty prefix is every other model (new
+ * reasoning models keep the effort, as before this table).
+ */
+export const openAIReasoningEffortModels: Record<string, readonly string[]> = {
+  '': ['low', 'medium', 'high'],
+  'gpt-4': [], 'gpt-3.5': [], 'chatgpt': [], 'o1-mini': [], 'o1-preview': [], 'gpt-5-chat': [],
+  'gpt-5': ['minimal', 'low', 'medium', 'high'], 'gpt-5.': ['low', 'medium', 'high'], 'gpt-5-pro': ['high'],
+  'gpt-5.1-chat': ['medium'], 'gpt-5.2-chat': ['medium'],
+};
+
+/**
  * The OpenAI-compatible family: vendors whose chat API speaks OpenAI's wire format. Each is a row, not code;
  * `quirks` holds the few places a vendor deviates. Keys are read from the vendor's own environment variable
  * name first. `defaultBaseUrl` is written as the vendor's SDK (or, without one, its docs) writes it: with the
@@ -15,19 +30,7 @@ export const openAICompatibleVendors: VendorDefinition[] = [
   {
     id: 'openai', displayName: 'OpenAI', format: 'openai', defaultBaseUrl: 'https://api.openai.com/v1', versionPath: '/v1', auth: bearer,
     keyRequired: true, keyEnv: ['OPENAI_API_KEY'], baseUrlEnv: ['OPENAI_BASE_URL'],
-    // The reasoning models take `reasoning_effort`; the chat models refuse it with a 400 ("Unsupported parameter:
-    // 'reasoning_effort' is not supported with this model"): gpt-4o and gpt-4.1, gpt-3.5, chatgpt-4o, o1-mini and
-    // o1-preview, gpt-5-chat. Some take one level only (gpt-5-pro high; gpt-5.1/5.2-chat medium), gpt-5 also
-    // minimal (developers.openai.com/api/docs/guides/reasoning and the models' pages). By the longest prefix; the
-    // empty one is every other model (new reasoning models keep the effort, as before this table).
-    quirks: {
-      reasoningEffortModels: {
-        '': ['low', 'medium', 'high'],
-        'gpt-4': [], 'gpt-3.5': [], 'chatgpt': [], 'o1-mini': [], 'o1-preview': [], 'gpt-5-chat': [],
-        'gpt-5': ['minimal', 'low', 'medium', 'high'], 'gpt-5.': ['low', 'medium', 'high'], 'gpt-5-pro': ['high'],
-        'gpt-5.1-chat': ['medium'], 'gpt-5.2-chat': ['medium'],
-      },
-    },
+    quirks: { reasoningEffortModels: openAIReasoningEffortModels },
     docsUrl: 'https://platform.openai.com/docs/api-reference/chat',
   },
   {
