@@ -172,9 +172,10 @@ export interface VendorQuirks {
    * The vendor wants a thinking model's earlier reasoning back with the turns it led to: an assistant message with
    * tool calls must carry its `reasoning_content` (DeepSeek's thinking mode answers 400 without it). A dialect
    * whose clients send thinking in their own shape (Anthropic's thinking blocks) passes it on as reasoning_content
-   * to these vendors only; the others never get the field from a translation.
+   * to these vendors only; the others never get the field from a translation. True for every model of the vendor,
+   * or the model-name prefixes of those that want it (Moonshot's Kimi models, not its older moonshot-v1 ones).
    */
-  reasoningInHistory?: boolean;
+  reasoningInHistory?: boolean | readonly string[];
   /**
    * The reasoning_content a reasoningInHistory vendor gets on a tool-call turn that had no thinking (default: an
    * empty string, which DeepSeek takes). Moonshot's kimi-k2.5 and kimi-k2.6 take an empty one as missing and answer

@@ -65,4 +65,10 @@ describe('an Anthropic tool loop on Moonshot Kimi', () => {
     expect(streamed.stop_reason).toBe('end_turn');
     expect(typeof assistantSent()?.reasoning_content).toBe('string');
   });
+
+  it('sends no reasoning_content to the older moonshot-v1 models, which do not think', async () => {
+    const message = await anthropic.messages.create({ model: 'moonshot/moonshot-v1-8k', max_tokens: 2000, tools: [lookup], messages: continued('I should look the weather up.') });
+    expect(message.stop_reason).toBe('end_turn');
+    expect(assistantSent()).not.toHaveProperty('reasoning_content');
+  });
 });

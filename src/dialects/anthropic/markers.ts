@@ -63,7 +63,8 @@ function hasToolCalls(message: ChatMessage): boolean {
  */
 function withReasoningHistory(request: ChatCompletionRequest, target: Target | undefined): ChatCompletionRequest {
   const quirks = target?.provider.vendor.quirks;
-  const wanted = quirks?.reasoningInHistory === true;
+  const models = quirks?.reasoningInHistory;
+  const wanted = models === true || (Array.isArray(models) && target !== undefined && models.some((prefix: string) => target.model.startsWith(prefix)));
   const empty = quirks?.emptyReasoning ?? '';
   // An empty thinking block's text is no reasoning either, to a vendor that takes an empty one as missing.
   const lacksReasoning = (message: ChatMessage): boolean =>

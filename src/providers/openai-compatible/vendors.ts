@@ -142,7 +142,8 @@ export const openAICompatibleVendors: VendorDefinition[] = [
     // Kimi's thinking models (kimi-k2.5 and kimi-k2.6 think by default) answer 400 "thinking is enabled but
     // reasoning_content is missing in assistant tool call message at index N" to a tool-call turn without its
     // reasoning, and k2.5/k2.6 take an empty one as missing (platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model).
-    quirks: { reasoningInHistory: true, emptyReasoning: ' ' },
+    // The older moonshot-v1 models do not think and get no reasoning_content.
+    quirks: { reasoningInHistory: ['kimi-'], emptyReasoning: ' ' },
     docsUrl: 'https://platform.moonshot.ai/docs/api/chat',
   },
   {
