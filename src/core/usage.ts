@@ -60,7 +60,8 @@ function reasoningOutside(usage: CompletionUsage, reasoning: number): boolean {
  * - `input_tokens`        = `prompt_tokens` (OpenAI's prompt total already includes the cached tokens)
  * - `cache_read_tokens`   = `prompt_tokens_details.cached_tokens` (a part of prompt_tokens), else top-level
  *                           `cache_read_input_tokens`, else DeepSeek's `prompt_cache_hit_tokens` (its documented
- *                           field, a part of prompt_tokens too: prompt_tokens = hits + misses)
+ *                           field, a part of prompt_tokens too: prompt_tokens = hits + misses), else Moonshot's
+ *                           top-level `cached_tokens` (a part of prompt_tokens)
  * - `cache_write_tokens`  = `prompt_tokens_details.cache_write_tokens` (OpenRouter's name), else
  *                           `prompt_tokens_details.cache_creation_tokens`, else top-level
  *                           `cache_creation_input_tokens` (Anthropic/LiteLLM's name); OpenAI itself reports none.
@@ -79,7 +80,7 @@ function reasoningOutside(usage: CompletionUsage, reasoning: number): boolean {
 export function tokenUsageFromOpenAI(usage: CompletionUsage): TokenUsage {
   const prompt = record(usage.prompt_tokens_details);
   const completion = record(usage.completion_tokens_details);
-  const cacheRead = firstCount(prompt?.cached_tokens, usage.cache_read_input_tokens, usage.prompt_cache_hit_tokens);
+  const cacheRead = firstCount(prompt?.cached_tokens, usage.cache_read_input_tokens, usage.prompt_cache_hit_tokens, usage.cached_tokens);
   const cacheWrite = firstCount(prompt?.cache_write_tokens, prompt?.cache_creation_tokens, usage.cache_creation_input_tokens);
   const result: TokenUsage = {
     input_tokens: Math.max(count(usage.prompt_tokens), cacheRead + cacheWrite),

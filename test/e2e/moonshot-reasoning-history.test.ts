@@ -72,3 +72,19 @@ describe('an Anthropic tool loop on Moonshot Kimi', () => {
     expect(assistantSent()).not.toHaveProperty('reasoning_content');
   });
 });
+
+describe("Kimi's context cache", () => {
+  // Moonshot reports its cache hits as usage.cached_tokens, a part of prompt_tokens, at the top level of the usage
+  // (the Kimi K2 models may add OpenAI's prompt_tokens_details.cached_tokens; an answer without it is read the same).
+  const usage = { prompt_tokens: 2006, completion_tokens: 3, total_tokens: 2009, cached_tokens: 1920 };
+
+  it('shows the cache hits as cache_read_input_tokens, whole and streamed, out of input_tokens', async () => {
+    moonshot.enqueue({ kind: 'usage', usage }, { kind: 'usage', usage });
+    const ask = { model: 'moonshot/kimi-k2.6', max_tokens: 100, messages: [{ role: 'user' as const, content: 'hello again' }] };
+    const whole = await anthropic.messages.create(ask);
+    const streamed = await anthropic.messages.stream(ask).finalMessage();
+    for (const message of [whole, streamed]) {
+      expect(message.usage).toMatchObject({ input_tokens: 86, cache_read_input_tokens: 1920, cache_creation_input_tokens: 0, output_tokens: 3 });
+    }
+  });
+});

@@ -54,6 +54,12 @@ describe('tokenUsageFromOpenAI', () => {
     expect(tokenUsageFromOpenAI({ prompt_tokens: 10120, completion_tokens: 4308, ...details } as never).output_tokens).toBe(4308);
   });
 
+  it("reads Moonshot's top-level cached_tokens as cache reads, OpenAI's field first", () => {
+    expect(tokenUsageFromOpenAI({ prompt_tokens: 2006, completion_tokens: 3, total_tokens: 2009, cached_tokens: 1920 }).cache_read_tokens).toBe(1920);
+    const both = { prompt_tokens: 2006, completion_tokens: 3, total_tokens: 2009, cached_tokens: 1920, prompt_tokens_details: { cached_tokens: 1000 } };
+    expect(tokenUsageFromOpenAI(both).cache_read_tokens).toBe(1000);
+  });
+
   it('handles a bare usage, null details and cache writes reported by an adapter', () => {
     expect(tokenUsageFromOpenAI({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, prompt_tokens_details: null })).toEqual(usage(10, 2));
     expect(
