@@ -140,8 +140,18 @@ export function serveAnswer(res: ServerResponse, ctx: RequestContext, answer: Ob
       ctx.clientReady = NO_BACKPRESSURE;
       resolve();
     };
+    // An answer held back behind earlier ones on a pipelined connection has no socket yet (Node hands it the socket
+    // once those are written), and its own 'close' can only come after that: meanwhile the connection tells whether
+    // the client is still there. (Taking "no socket" for a client that left answered it never.)
+    const socket = res.socket ?? res.req.socket;
     // The client may already be gone by the time the pipeline is subscribed.
-    if (res.socket === null || res.socket.destroyed) hangUp();
-    else res.once('close', hangUp);
+    if (socket.destroyed) hangUp();
+    else {
+      res.once('close', hangUp);
+      if (res.socket === null) {
+        socket.once('close', hangUp);
+        res.once('socket', () => socket.off('close', hangUp));
+      }
+    }
   });
 }

@@ -228,6 +228,35 @@ describe('malformed framing', () => {
   });
 });
 
+describe('pipelined requests', () => {
+  it('answers every request sent before the previous answer arrived, in order, each one called upstream', async () => {
+    // HTTP/1.1 pipelining: Node holds an answer back until the ones before it on the connection are written.
+    const chat = (content: string, extra: string[] = []): string => {
+      const body = `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"${content}"}]}`;
+      return request('/v1/chat/completions', [`content-length: ${body.length}`, ...extra], body);
+    };
+    const streamed = '{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"third"}]}';
+    const answer = await rawExchange([chat('first') + chat('second') + request('/v1/chat/completions', [`content-length: ${streamed.length}`, 'connection: close'], streamed)], 5_000);
+    expect(answer.text.match(/^HTTP\/1\.1 \d{3}/gm)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
+    expect(answer.text).toContain('echo: first');
+    expect(answer.text).toContain('echo: second');
+    expect(answer.text).toContain('data: [DONE]');
+    expect(answer.closedByServer).toBe(true);
+    expect(upstream.calls).toHaveLength(3);
+  });
+
+  it('a client that leaves while an answer is held back behind another stops both upstream calls', async () => {
+    const slow = '{"model":"openai/slow-headers-3000","messages":[{"role":"user","content":"first"}]}';
+    const streamed = '{"model":"openai/slow-chunks-250","stream":true,"messages":[{"role":"user","content":"second"}]}';
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(request('/v1/chat/completions', [`content-length: ${slow.length}`], slow) + request('/v1/chat/completions', [`content-length: ${streamed.length}`], streamed));
+    await expect.poll(() => upstream.calls.length).toBe(2);
+    socket.destroy();
+    expect(await Promise.all([upstream.waitForClose(0, 2_000), upstream.waitForClose(1, 2_000)])).toEqual([true, true]);
+  });
+});
+
 describe('slow requests', () => {
   it('a body that trickles in past request_timeout_ms gets a 408 in the OpenAI shape and a closed socket', async () => {
     const head = request('/v1/chat/completions', [`content-length: ${CHAT_BODY.length}`], '');
