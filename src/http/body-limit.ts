@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayError } from '../core/errors.js';
@@ -16,8 +17,15 @@ function tooLarge(limit: number): GatewayError {
  * restart: a declared Content-Length over the limit is refused before reading; a chunked body is counted.
  */
 export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => number): void {
+  // `Expect: 100-continue` (curl sends it for bodies over 1 MiB) asks whether to send the body at all; Node says yes
+  // to every request unless told otherwise. A body declared over the limit gets no 100 Continue: the request goes on
+  // to be refused below, so the client learns it is too large before uploading it rather than after.
+  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (!(Number(request.headers['content-length']) > currentLimit())) response.writeContinue();
+    app.server.emit('request', request, response);
+  });
   // Callback style: an async hook would cost a promise on every request.
-  app.addHook('preParsing', (request, _reply, payload, done) => {
+  app.addHook('preParsing', (request, reply, payload, done) => {
     // A compressed body is not inflated (a gzip bomb would cost nothing but must not cost memory either): it is
     // refused by name instead of being read as JSON and quoted back as binary in an invalid_json error.
     const encoding = request.headers['content-encoding'];
@@ -28,7 +36,12 @@ export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => n
     const limit = currentLimit();
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared)) {
-      if (declared > limit) done(tooLarge(limit));
+      if (declared > limit) {
+        // The declared body is unread (or, after Expect: 100-continue, never sent): a connection kept open would
+        // read the rest of it as the next request, or read and drop all of it first.
+        reply.header('connection', 'close');
+        done(tooLarge(limit));
+      }
       else done(null, payload);
       return;
     }

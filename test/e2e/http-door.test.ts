@@ -228,6 +228,40 @@ describe('malformed framing', () => {
   });
 });
 
+describe('a body declared larger than max_body_bytes', () => {
+  // The default limit (20 MiB); nothing of the declared body is ever sent.
+  const declared = 'content-length: 50000000';
+
+  it('with Expect: 100-continue (curl sends it for bodies over 1 MiB) gets its 413 at once, no 100 Continue, and the connection closes', async () => {
+    const answer = await rawExchange([request('/v1/chat/completions', ['expect: 100-continue', declared], '')], 5_000);
+    expect(answer.text).not.toContain('100 Continue');
+    expectOpenAIError(answer, 413, 'request_too_large');
+    expect(answer.elapsedMs).toBeLessThan(2_000);
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('is refused in the route family\'s shape on /anthropic too', async () => {
+    const answer = await rawExchange([request('/anthropic/v1/messages', ['expect: 100-continue', declared], '')], 5_000);
+    expect(answer.text).not.toContain('100 Continue');
+    expect(answer.status).toBe(413);
+    expect(answer.closedByServer).toBe(true);
+    expect(JSON.parse(answer.body)).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
+  });
+
+  it('without Expect: 413, then the connection closes instead of reading the rest of the declared body', async () => {
+    const answer = await rawExchange([request('/v1/chat/completions', [declared], 'x'.repeat(10_000)), 200, 'x'.repeat(10_000)], 5_000);
+    expectOpenAIError(answer, 413, 'request_too_large');
+    expect(answer.elapsedMs).toBeLessThan(2_000);
+  });
+
+  it('a body within the limit with Expect: 100-continue gets 100 Continue, then its answer', async () => {
+    const head = request('/v1/chat/completions', ['expect: 100-continue', `content-length: ${CHAT_BODY.length}`, 'connection: close'], '');
+    const answer = await rawExchange([head, 300, CHAT_BODY], 5_000);
+    expect(answer.text.match(/^HTTP\/1\.1 \d{3}/gm)).toEqual(['HTTP/1.1 100', 'HTTP/1.1 200']);
+    expect(answer.text).toContain('echo: hi');
+  });
+});
+
 describe('pipelined requests', () => {
   it('answers every request sent before the previous answer arrived, in order, each one called upstream', async () => {
     // HTTP/1.1 pipelining: Node holds an answer back until the ones before it on the connection are written.
