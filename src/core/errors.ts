@@ -152,6 +152,7 @@ export const ERROR_CATALOGUE = {
   mcp_tool_not_allowed: { status: 403, type: 'permission_error', retryable: false },
   // What the request names does not exist.
   unknown_url: { status: 404, type: 'invalid_request_error', retryable: false },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', retryable: false },
   model_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   ambiguous_model: { status: 404, type: 'invalid_request_error', retryable: false },
   provider_not_found: { status: 404, type: 'invalid_request_error', retryable: false },

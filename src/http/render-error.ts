@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors.js';
 import { quoteInput } from '../core/quote-input.js';
 import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
+import { wrongMethod } from './wrong-method.js';
 
 export interface RenderedError {
   status: number;
@@ -96,11 +97,14 @@ export function wrongPathHint(path: string, base: string): string | null {
   return null;
 }
 
-/** The 404 for a URL no route serves, in the OpenAI shape, with a hint when the URL looks like a wrong turn. */
+/**
+ * The 404 for a URL no route serves, in the OpenAI shape, with a hint when the URL looks like a wrong turn; a 405 for
+ * one served with another method.
+ */
 export function sendUnknownUrl(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0] ?? '';
   const hint = wrongPathHint(path, `${request.protocol}://${quoteInput(request.host, 100)}`);
   const message = `Unknown request URL: ${request.method} ${quoteInput(path)}.${hint ? ` ${hint}` : ''}`;
-  const rendered = renderOpenAIError(gatewayError('unknown_url', message));
+  const rendered = renderOpenAIError((hint === null ? wrongMethod(request) : null) ?? gatewayError('unknown_url', message));
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }

@@ -533,7 +533,13 @@ describe('unknown /api paths', () => {
   it('answer 404 in the OpenAI shape', async () => {
     expectOpenAIError(await api.get('/api/nope'), 404, { code: 'unknown_url' });
     expectOpenAIError(await api.get('/api'), 404);
-    expectOpenAIError(await api.post('/api/providers', { x: 1 }), 404);
     expectOpenAIError(await api.get('/api/providers/lab-a/keys/x/y'), 404);
+  });
+
+  it('answer 405 naming the methods a served path takes, in the OpenAI shape', async () => {
+    const wrong = await api.post('/api/providers', { x: 1 });
+    expectOpenAIError(wrong, 405, { code: 'method_not_allowed' });
+    expect(wrong.body.error.message).toBe('Method POST is not allowed on /api/providers; it takes GET, HEAD.');
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
   });
 });

@@ -358,6 +358,48 @@ describe('slow requests', () => {
   });
 });
 
+describe('a served URL with the wrong method', () => {
+  async function call(method: string, path: string): Promise<{ status: number; allow: string | null; body: any }> {
+    const response = await fetch(`${tg.url}${path}`, { method });
+    return { status: response.status, allow: response.headers.get('allow'), body: await response.json() };
+  }
+
+  it('GET /v1/chat/completions (a URL opened in a browser, curl without -d) is a 405 naming POST, not an unknown URL', async () => {
+    const answer = await call('GET', '/v1/chat/completions');
+    expect(answer.status).toBe(405);
+    expect(answer.allow).toBe('POST');
+    expect(answer.body).toEqual({
+      error: { message: 'Method GET is not allowed on /v1/chat/completions; it takes POST.', type: 'invalid_request_error', param: null, code: 'method_not_allowed' },
+    });
+  });
+
+  it('through the official OpenAI client: an APIError with status 405', async () => {
+    const error = await tg.client.get('/chat/completions').catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(405);
+    expect((error as Error).message).toContain('it takes POST');
+  });
+
+  it('on /litellm and the model list alike', async () => {
+    expect(await call('GET', '/litellm/v1/chat/completions')).toMatchObject({ status: 405, allow: 'POST' });
+    expect(await call('DELETE', '/v1/models')).toMatchObject({ status: 405, allow: 'GET, HEAD', body: { error: { code: 'method_not_allowed' } } });
+  });
+
+  it("in Anthropic's shape on /anthropic and Google's on /genai", async () => {
+    const anthropic = await call('GET', '/anthropic/v1/messages');
+    expect(anthropic).toMatchObject({ status: 405, allow: 'POST' });
+    expect(anthropic.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'Method GET is not allowed on /anthropic/v1/messages; it takes POST.' } });
+    const genai = await call('DELETE', '/genai/v1beta/models/gemini-2.0-flash:generateContent');
+    expect(genai).toMatchObject({ status: 405, allow: 'GET, HEAD, POST' });
+    expect(genai.body).toEqual({ error: { code: 405, message: expect.stringContaining('it takes GET, HEAD, POST'), status: 'INVALID_ARGUMENT' } });
+  });
+
+  it('a URL no method serves is still a 404', async () => {
+    expect(await call('GET', '/v1/chat/completion')).toMatchObject({ status: 404, allow: null, body: { error: { code: 'unknown_url' } } });
+    expect(await call('GET', '/anthropic/v1/nothing')).toMatchObject({ status: 404, allow: null });
+  });
+});
+
 describe('wrong-path hints in the 404', () => {
   it('the Responses API through the official OpenAI client: NotFoundError naming chat completions', async () => {
     const error = await tg.client.responses.create({ model: 'openai/gpt-4o-mini', input: 'hi' }).catch((err: unknown) => err);

@@ -15,6 +15,7 @@ import { presentedCredential } from './headers.js';
 import { headerString } from '../../../http/request-headers.js';
 import { checkVirtualKey } from '../../../http/key-check.js';
 import { isRemoteClient } from '../../../http/client-address.js';
+import { wrongMethod } from '../../../http/wrong-method.js';
 import { respondAnthropic } from './respond.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js';
 import { fromFrameworkError } from '../../../http/render-error.js';
@@ -51,7 +52,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
       });
 
       scope.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
-        sendError(reply, gatewayError('unknown_url', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`)),
+        sendError(reply, wrongMethod(request) ?? gatewayError('unknown_url', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`)),
       );
 
       scope.post('/v1/messages', async (request, reply) => {

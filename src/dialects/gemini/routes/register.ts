@@ -12,6 +12,7 @@ import { withDerivedEffort } from '../../../core/derived-effort.js';
 import { hasExactNumbers } from '../../../exact-numbers.js';
 import { checkVirtualKey } from '../../../http/key-check.js';
 import { isRemoteClient } from '../../../http/client-address.js';
+import { wrongMethod } from '../../../http/wrong-method.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js';
 import { renderGoogleError, respondGemini } from './respond.js';
 import { registerGenAIModelRoutes } from './models.js';
@@ -47,7 +48,7 @@ function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
 }
 
 function unknownUrl(request: FastifyRequest): GatewayError {
-  return gatewayError('unknown_url', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`);
+  return wrongMethod(request) ?? gatewayError('unknown_url', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`);
 }
 
 /** tollgate's own `fallbacks` field works here as on `/v1`, and is taken off before translating. */
