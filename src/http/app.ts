@@ -4,6 +4,7 @@ import { GatewayError } from '../core/errors.js';
 import { clientErrorHandler, renderErrorForPath } from './client-error.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
 import { parseJsonBody } from './json-body.js';
+import { answerCrossOrigin } from './cors.js';
 import { newRequestId } from '../core/request-id.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
 import { registerAnthropicRoutes } from '../dialects/anthropic/routes/register.js';
@@ -82,6 +83,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // Browsers send Origin (server-side clients do not): CORS, and a preflight answered here.
+    if (request.headers.origin !== undefined && answerCrossOrigin(request, reply)) return;
     if (!draining) return done();
     const error = gatewayError('shutting_down', 'The gateway is shutting down and takes no new requests; retry, another instance or the restarted one will answer.');
     answerWithError(request, reply, error, { connection: 'close' });

@@ -37,11 +37,23 @@ function peerIsLoopback(socket: Socket): boolean {
   return loopback;
 }
 
-/** Whether the request comes from another machine (see `clientAddress`), or names this one by a foreign host. */
+/**
+ * Whether the request comes from another machine (see `clientAddress`), or names this one by a foreign host, or comes
+ * from a page of a site on another machine: the browser on this machine runs it, but it is not the operator's
+ * client, and the gateway answers such pages (src/http/cors.ts).
+ */
 export function isRemoteClient(request: FastifyRequest, settings: Settings): boolean {
   // Without trusted proxies the client is the peer, whatever the headers say.
   const local = settings.trustedProxies.size === 0 ? peerIsLoopback(request.socket) : isLoopbackAddress(clientAddress(request, settings.trustedProxies));
-  return !local || !namesThisMachine(request.headers.host);
+  return !local || !namesThisMachine(request.headers.host) || !originIsThisMachine(request.headers.origin);
+}
+
+/** Whether a request's Origin (absent from all but browsers) is a page served by this machine. */
+function originIsThisMachine(origin: string | undefined): boolean {
+  if (origin === undefined) return true;
+  // `null`: a sandboxed frame, a file, a redirect across sites: nothing that proves it local.
+  if (!URL.canParse(origin)) return false;
+  return hostIsThisMachine(new URL(origin).host);
 }
 
 /** This machine's own name (Debian maps it to 127.0.1.1, so a local client may use it). */

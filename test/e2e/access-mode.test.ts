@@ -80,6 +80,28 @@ describe('zero config: anonymous model calls from this machine only', () => {
     expect(completion.choices[0]?.message.content).toBe('echo: hi');
   });
 
+  it("counts a browser page of another site as no local client, whatever its peer: 401 in each route's shape; a page served from this machine is local", async () => {
+    // Browsers send Origin; the gateway answers cross-origin pages (CORS), so a page must not borrow the operator's access.
+    const calls = upstream.calls.length;
+    const foreign = { origin: 'https://app.example' };
+    const chat = await openai('127.0.0.1', running.port, 'unused', foreign).chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((err: unknown) => err);
+    expect(chat).toMatchObject({ status: 401, code: 'virtual_key_required' });
+    const list = await openai('127.0.0.1', running.port, 'unused', foreign).models.list().catch((err: unknown) => err);
+    expect(list).toMatchObject({ status: 401 });
+    const anthropic = new Anthropic({ baseURL: `http://127.0.0.1:${running.port}/anthropic`, apiKey: 'unused', maxRetries: 0, defaultHeaders: foreign });
+    const message = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 16, messages }).catch((err: unknown) => err);
+    expect(message).toBeInstanceOf(Anthropic.AuthenticationError);
+    for (const origin of ['null', 'not a url']) {
+      const refused = await openai('127.0.0.1', running.port, 'unused', { origin }).chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((err: unknown) => err);
+      expect(refused, origin).toMatchObject({ status: 401 });
+    }
+    expect(upstream.calls.length).toBe(calls);
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:3000', `http://127.0.0.1:${running.port}`]) {
+      const completion = await openai('127.0.0.1', running.port, 'unused', { origin }).chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+      expect(completion.choices[0]?.message.content, origin).toBe('echo: hi');
+    }
+  });
+
   it('refuses another machine without a key: 401 naming the setting, in each route shape, before any upstream call', async () => {
     upstream.reset();
     const error = await openai(external, running.port).chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((err: unknown) => err);
