@@ -87,7 +87,10 @@ export function tooDeep(limit: number = MAX_JSON_DEPTH): GatewayError {
  * patch) skips such keys. Bodies nested deeper than {@link MAX_JSON_DEPTH} are refused before any route sees them.
  */
 export function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
-  const text = typeof body === 'string' ? body : body.toString('utf8');
+  const raw = typeof body === 'string' ? body : body.toString('utf8');
+  // A leading byte order mark (Windows tools write one; RFC 8259 lets a parser ignore it, as Python's json.loads of
+  // the raw bytes does behind the vendors' APIs) is not part of the JSON text.
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
   if (text.length === 0) {
     done(gatewayError('invalid_json', 'The request body is empty; expected a JSON object.'));
     return;

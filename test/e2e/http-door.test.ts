@@ -35,6 +35,25 @@ async function post(path: string, body: string, contentType = 'application/json'
   return { status: response.status, body: await response.json() };
 }
 
+describe('a JSON body that starts with a byte order mark', () => {
+  // What Windows tools write (PowerShell's UTF8 encoding, .NET's StreamWriter), sent on by curl --data-binary @file.
+  // RFC 8259 lets a parser ignore it, and Python's json.loads of the raw bytes (the vendors' APIs) does.
+  it.each([
+    ['/v1/chat/completions', CHAT_BODY],
+    ['/anthropic/v1/messages', '{"model":"openai/gpt-4o-mini","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}'],
+  ])('is read without it on %s', async (path, body) => {
+    const response = await fetch(`${tg.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body)]) });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(upstream.calls).toHaveLength(1);
+  });
+
+  it('only at the start: one anywhere else is still invalid JSON', async () => {
+    const { status, body } = await post('/v1/chat/completions', ` \uFEFF${CHAT_BODY}`);
+    expect(status).toBe(400);
+    expect(body.error.code).toBe('invalid_json');
+  });
+});
+
 describe('JSON nested too deep', () => {
   const chat = (extra: string) => `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}],${extra}}`;
 
