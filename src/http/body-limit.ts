@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { GatewayError } from '../core/errors.js';
-import { gatewayError } from '../core/errors.js';
-import { quoteInput } from '../core/quote-input.js';
+import { GatewayError, gatewayError } from '../core/errors.js';
+import { contentCoding, decompressorFor, notValidCoding } from './request-encoding.js';
 
 /** The framework's own limit is only a ceiling; the live limit comes from the running config. */
 export const BODY_LIMIT_CEILING = 1024 * 1024 * 1024;
@@ -14,7 +13,8 @@ function tooLarge(limit: number): GatewayError {
 
 /**
  * Enforces `settings.max_body_bytes` as it is now, so a change applies to the next request without a
- * restart: a declared Content-Length over the limit is refused before reading; a chunked body is counted.
+ * restart: a declared Content-Length over the limit is refused before reading; a chunked body is counted, and a
+ * compressed one (Content-Encoding gzip, deflate, br) is inflated and counted as inflated.
  */
 export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => number): void {
   // `Expect: 100-continue` (curl sends it for bodies over 1 MiB) asks whether to send the body at all; Node says yes
@@ -26,34 +26,60 @@ export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => n
   });
   // Callback style: an async hook would cost a promise on every request.
   app.addHook('preParsing', (request, reply, payload, done) => {
-    // A compressed body is not inflated (a gzip bomb would cost nothing but must not cost memory either): it is
-    // refused by name instead of being read as JSON and quoted back as binary in an invalid_json error.
-    const encoding = request.headers['content-encoding'];
-    if (typeof encoding === 'string' && encoding.trim() !== '' && encoding.trim().toLowerCase() !== 'identity') {
-      done(gatewayError('unsupported_media_type', `Content-Encoding '${quoteInput(encoding, 40)}' is not supported: send the request body uncompressed.`, { param: 'content-encoding' }));
-      return;
-    }
+    const coding = contentCoding(request.headers['content-encoding']);
     const limit = currentLimit();
     const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared)) {
-      if (declared > limit) {
-        // The declared body is unread (or, after Expect: 100-continue, never sent): a connection kept open would
-        // read the rest of it as the next request, or read and drop all of it first.
-        reply.header('connection', 'close');
-        done(tooLarge(limit));
-      }
-      else done(null, payload);
+    if (declared > limit) {
+      // The declared body is unread (or, after Expect: 100-continue, never sent): a connection kept open would
+      // read the rest of it as the next request, or read and drop all of it first.
+      reply.header('connection', 'close');
+      done(tooLarge(limit));
       return;
     }
-    let received = 0;
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        received += chunk.length;
-        callback(received > limit ? tooLarge(limit) : null, chunk);
-      },
-    });
-    // Fastify reads this to check the Content-Length it did not get.
-    Object.defineProperty(counted, 'receivedEncodedLength', { get: () => received });
-    done(null, payload.pipe(counted));
+    if (coding === null) {
+      if (Number.isFinite(declared)) done(null, payload);
+      else done(null, countedUpTo(payload, limit, tooLarge));
+      return;
+    }
+    const decompressor = decompressorFor(coding, String(request.headers['content-encoding']));
+    if (decompressor instanceof GatewayError) {
+      done(decompressor);
+      return;
+    }
+    done(null, inflatedUpTo(payload, decompressor, coding, limit));
   });
+}
+
+/**
+ * The body as it comes, failing with `error` past `limit` bytes. `encodedLength` is what fastify checks the
+ * Content-Length against: by default the bytes counted here.
+ */
+function countedUpTo(payload: Readable, limit: number, error: (limit: number) => GatewayError, encodedLength?: () => number): Transform {
+  let received = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      received += chunk.length;
+      callback(received > limit ? error(limit) : null, chunk);
+    },
+  });
+  Object.defineProperty(counted, 'receivedEncodedLength', { get: encodedLength ?? (() => received) });
+  return payload.pipe(counted);
+}
+
+/**
+ * A compressed body, inflated as it arrives and held to the limit once inflated: a gzip bomb (gigabytes from a few
+ * kilobytes) fails at the limit, with no more than a chunk past it ever in memory, and its inflating stops there.
+ */
+function inflatedUpTo(payload: Readable, decompressor: NodeJS.ReadWriteStream & Readable, coding: string, limit: number): Transform {
+  let encoded = 0;
+  payload.on('data', (chunk: Buffer) => (encoded += chunk.length));
+  // Fastify checks the Content-Length against the bytes that came, not the ones they inflate to.
+  const inflated = countedUpTo(payload.pipe(decompressor), limit, tooLargeInflated, () => encoded);
+  decompressor.on('error', (err: Error) => inflated.destroy(notValidCoding(coding, err)));
+  inflated.on('error', () => decompressor.destroy());
+  return inflated;
+}
+
+function tooLargeInflated(limit: number): GatewayError {
+  return gatewayError('request_too_large', `The request body is larger than the limit of ${limit} bytes once decompressed.`);
 }

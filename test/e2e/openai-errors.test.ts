@@ -1,4 +1,4 @@
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { freePort } from '../helpers/net.js';
@@ -119,19 +119,64 @@ describe('request validation', () => {
     expectErrorShape(body);
   });
 
-  it('refuses a compressed body by name with 415 (it is never inflated), in each route\'s own shape', async () => {
-    const gzipped = gzipSync(JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }));
-    const response = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipped });
-    expect(response.status).toBe(415);
-    const body = (await response.json()) as { error: Record<string, unknown> };
-    expectErrorShape(body);
-    expect(body.error).toMatchObject({ code: 'unsupported_media_type', param: 'content-encoding', message: expect.stringContaining("'gzip' is not supported") });
-    const anthropic = await fetch(`${tg.url}/anthropic/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'br', 'anthropic-version': '2023-06-01' }, body: gzipped });
-    expect(anthropic.status).toBe(415);
-    expect(await anthropic.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
-    // Identity is no encoding at all.
-    const plain = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) });
-    expect(plain.status).toBe(200);
+  describe('a compressed body (Content-Encoding)', () => {
+    const chat = (content: string) => JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content }] });
+    const send = (path: string, encoding: string, body: Buffer, extra: Record<string, string> = {}) =>
+      fetch(`${tg.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding, ...extra }, body });
+
+    it.each([
+      ['gzip', gzipSync],
+      ['x-gzip', gzipSync],
+      ['deflate', deflateSync],
+      ['br', brotliCompressSync],
+    ] as const)('%s is inflated and served, the upstream getting the request as sent', async (encoding, compress) => {
+      const response = await send('/v1/chat/completions', encoding, compress(Buffer.from(chat(`packed with ${encoding}`))));
+      expect(response.status, await response.clone().text()).toBe(200);
+      expect(((await response.json()) as any).choices[0].message.content).toBe(`echo: packed with ${encoding}`);
+      expect(upstream.calls).toHaveLength(1);
+      expect(upstream.calls[0]?.headers['content-encoding']).toBeUndefined();
+    });
+
+    it('on /anthropic too, with the Anthropic shape for what is wrong in it', async () => {
+      const headers = { 'anthropic-version': '2023-06-01' };
+      const served = await send('/anthropic/v1/messages', 'gzip', gzipSync(JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })), headers);
+      expect(served.status).toBe(200);
+      const corrupt = await send('/anthropic/v1/messages', 'gzip', Buffer.from('not gzip at all'), headers);
+      expect(corrupt.status).toBe(400);
+      expect(await corrupt.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('not valid gzip') } });
+    });
+
+    it('is held to max_body_bytes once inflated: a 16 MB bomb of a few dozen bytes is a 413, without inflating it all', async () => {
+      const bomb = brotliCompressSync(Buffer.alloc(16 * 1024 * 1024, 0x20));
+      expect(bomb.length).toBeLessThan(4096);
+      const started = Date.now();
+      const response = await send('/v1/chat/completions', 'br', bomb);
+      expect(response.status).toBe(413);
+      expect(((await response.json()) as any).error).toMatchObject({ code: 'request_too_large', message: expect.stringContaining('once decompressed') });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(upstream.calls).toHaveLength(0);
+    });
+
+    it('a body that is not what its encoding says is a 400 naming the encoding', async () => {
+      const response = await send('/v1/chat/completions', 'deflate', gzipSync(chat('hi')).subarray(0, 20));
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: Record<string, unknown> };
+      expectErrorShape(body);
+      expect(body.error).toMatchObject({ code: 'invalid_body', param: 'content-encoding', message: expect.stringContaining('not valid deflate') });
+    });
+
+    it('an encoding not supported (or several) is refused by name with 415, naming the ones that are', async () => {
+      for (const encoding of ['compress', 'zstd', 'gzip, br']) {
+        const response = await send('/v1/chat/completions', encoding, Buffer.from(chat('hi')));
+        expect(response.status, encoding).toBe(415);
+        expect(response.headers.get('accept-encoding')).toBe('gzip, deflate, br');
+        const body = (await response.json()) as { error: Record<string, unknown> };
+        expectErrorShape(body);
+        expect(body.error).toMatchObject({ code: 'unsupported_media_type', param: 'content-encoding', message: expect.stringContaining(`'${encoding}' is not supported`) });
+      }
+      // Identity is no encoding at all.
+      expect((await send('/v1/chat/completions', 'identity', Buffer.from(chat('hi')))).status).toBe(200);
+    });
   });
 
   it('answers unknown paths with a 404 in the OpenAI error shape', async () => {
