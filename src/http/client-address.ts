@@ -6,16 +6,15 @@ import type { Settings } from '../core/config.js';
 
 /**
  * The client's address. The socket peer, unless the peer is a proxy the operator named in `trusted_proxies`:
- * then X-Forwarded-For is read from the right (each trusted proxy appends the address it saw) and the first
- * address that is not a trusted proxy is the client. Deliberately not fastify's `request.ip` with
- * `trustProxy`: a forwarded-for header must never turn a remote client into a "local" one unless the operator
- * said which proxy may speak for it.
+ * then the addresses it forwards are read from the right (each trusted proxy appends the address it saw) and the
+ * first that is not a trusted proxy is the client. Deliberately not fastify's `request.ip` with `trustProxy`: a
+ * forwarded-for header must never turn a remote client into a "local" one unless the operator said which proxy may
+ * speak for it.
  */
 export function clientAddress(request: FastifyRequest, trusted: ReadonlySet<string>): string {
   const peer = normalizeAddress(request.socket.remoteAddress ?? '');
   if (trusted.size === 0 || !trusted.has(peer)) return peer;
-  const header = request.headers['x-forwarded-for'];
-  const chain = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
+  const chain = forwardedChain(request.headers);
   for (let i = chain.length - 1; i >= 0; i--) {
     const hop = normalizeAddress(chain[i] ?? '');
     if (hop === '') continue;
@@ -23,6 +22,41 @@ export function clientAddress(request: FastifyRequest, trusted: ReadonlySet<stri
   }
   // Only trusted proxies in the chain (or none): the innermost proxy is the client.
   return peer;
+}
+
+/**
+ * The addresses a trusted proxy forwards, nearest last: X-Forwarded-For; else the `for=` of Forwarded (RFC 7239);
+ * else X-Real-IP (nginx's `proxy_set_header X-Real-IP $remote_addr`, often its only one). Without them the proxy
+ * would count as the client, and a proxy on this host makes every client local.
+ */
+function forwardedChain(headers: FastifyRequest['headers']): string[] {
+  const xff = headers['x-forwarded-for'];
+  if (xff !== undefined) return (Array.isArray(xff) ? xff.join(',') : xff).split(',');
+  const forwarded = headers.forwarded;
+  if (typeof forwarded === 'string') return forwardedFor(forwarded);
+  const realIp = headers['x-real-ip'];
+  return typeof realIp === 'string' ? [realIp] : [];
+}
+
+/** The `for=` nodes of a Forwarded header (`for=192.0.2.60;proto=http, for="[2001:db8::17]:4711"`), ports dropped. */
+function forwardedFor(value: string): string[] {
+  const nodes: string[] = [];
+  for (const element of value.split(',')) {
+    for (const pair of element.split(';')) {
+      const eq = pair.indexOf('=');
+      if (eq === -1 || pair.slice(0, eq).trim().toLowerCase() !== 'for') continue;
+      const node = pair.slice(eq + 1).trim().replace(/^"|"$/g, '');
+      if (node.startsWith('[')) {
+        const end = node.indexOf(']');
+        nodes.push(end === -1 ? node : node.slice(1, end));
+      } else {
+        // `192.0.2.60:80`; an obfuscated node (`_hidden`, `unknown`) stays as it is: no address, so not local.
+        const colon = node.indexOf(':');
+        nodes.push(colon === -1 ? node : node.slice(0, colon));
+      }
+    }
+  }
+  return nodes;
 }
 
 /** Loopback or not, per connection: a socket's peer does not change, so it is worked out once per connection. */

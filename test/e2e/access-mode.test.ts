@@ -199,6 +199,20 @@ describe('behind a trusted proxy', () => {
     expect(running.logs.some((line) => line.includes('came through a proxy'))).toBe(false);
   });
 
+  it('a proxy that names the client in X-Real-IP or Forwarded (RFC 7239) only, without X-Forwarded-For, is believed too', async () => {
+    // nginx's common `proxy_set_header X-Real-IP $remote_addr;` alone; Forwarded from proxies that speak the RFC.
+    for (const header of <Array<Record<string, string>>>[{ 'x-real-ip': '203.0.113.9' }, { forwarded: 'for=203.0.113.9;proto=https' }, { forwarded: 'for="[2001:db8:cafe::17]:4711"' }, { forwarded: 'for=127.0.0.1, for=198.51.100.7' }, { forwarded: 'for=unknown' }]) {
+      const chat = await openai('127.0.0.1', running.port, 'unused', header).chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((err: unknown) => err);
+      expect(chat, JSON.stringify(header)).toBeInstanceOf(OpenAI.AuthenticationError);
+      const admin = await fetch(`http://127.0.0.1:${running.port}/api/keys`, { headers: header });
+      expect(admin.status, JSON.stringify(header)).toBe(403);
+    }
+    for (const header of <Array<Record<string, string>>>[{ 'x-real-ip': '127.0.0.1' }, { forwarded: 'for=127.0.0.1;proto=http' }, { forwarded: 'For="[::1]:5000"' }]) {
+      const local = await openai('127.0.0.1', running.port, 'unused', header).chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+      expect(local.choices[0]?.message.content, JSON.stringify(header)).toBe('echo: hi');
+    }
+  });
+
   it('an invalid proxy address is refused with the field named', async () => {
     await expect(start({ trusted_proxies: ['not-an-ip'] })).rejects.toThrow(/trusted_proxies/);
   });
