@@ -120,6 +120,12 @@ export interface ProviderAdapter {
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest;
   parseChatResponse(body: unknown, target: Target): ChatCompletion;
   /**
+   * The output limit the adapter sends a request that sets none, when the target's API requires one (Anthropic's
+   * Messages requires `max_tokens`); null or absent when none is sent. A translated request is given the model's
+   * own limit instead when the catalogue knows it (see withOutputLimit).
+   */
+  defaultOutputLimit?(target: Target): number | null;
+  /**
    * The request tells a decoder what the client asked for (e.g. `stream_options.include_usage`). With `native`
    * (as for buildChatRequest) the decoder also keeps the upstream's own events for `takeNative`; with `verbatim`
    * (the client reads this adapter's format: `RequestContext.verbatimFormat`) it keeps them too, one per chunk.

@@ -24,6 +24,9 @@ import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
 import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
 import { upstreamChannel, type UpstreamTraceMessage } from '../core/trace-channels.js';
+import { withOutputLimit, type TargetLimits } from '../core/output-limit.js';
+import { modelLimits } from '../catalog/output-limits.js';
+import { promptTokensOf } from '../governance/prompt-tokens.js';
 
 function invalidUpstream(provider: string, what: string): GatewayError {
   return gatewayError('invalid_upstream_response', `${provider}: ${what}`);
@@ -157,6 +160,9 @@ class CallStage implements Stage {
         await sleep(attempt.delayMs, state);
         ctx.timings.upstreamMs += performance.now() - waitFrom;
       }
+      // Looked up before the cancel check below: loading a catalogue module is a wait. Only translated attempts wait.
+      const limits = limitsFor(ctx, attempt.candidate.target);
+      const outputLimits = limits === null ? null : await limits;
       if (state.cancelled) {
         attempt.health.breaker.release(attempt.admission);
         throw CANCELLED;
@@ -175,7 +181,7 @@ class CallStage implements Stage {
       }
       const number = plan.attempts;
       try {
-        await this.attempt(ctx, attempt, number, emit, state, policy.breaker);
+        await this.attempt(ctx, attempt, number, emit, state, policy.breaker, outputLimits);
         return;
       } catch (err) {
         const error = toGatewayError(err);
@@ -217,6 +223,7 @@ class CallStage implements Stage {
     emit: (event: ResponseEvent) => void,
     state: CallState,
     breakerPolicy: BreakerPolicy,
+    outputLimits: TargetLimits | null,
   ): Promise<void> {
     const { target } = attempt.candidate;
     const { health: registry, bus } = this.deps;
@@ -267,7 +274,7 @@ class CallStage implements Stage {
     const run: AttemptRun = { adapter, chatRequest: null, upstream, started, record, attempted };
     let built: UpstreamRequest;
     try {
-      run.chatRequest = ctx.operation === 'chat' ? requestFor(ctx, adapter, target) : null;
+      run.chatRequest = ctx.operation === 'chat' ? withOutputLimit(requestFor(ctx, adapter, target), outputLimits, adapter.defaultOutputLimit?.(target) ?? null, () => promptTokensOf(ctx)) : null;
       built = buildRequest(ctx, adapter, target, run.chatRequest);
       if (ctx.exactNumbers && built.body !== undefined) built.body = restoreExactNumbers(built.body);
       // Before signing: a signature (SigV4) covers the headers that go out.
@@ -422,6 +429,18 @@ class CallStage implements Stage {
  */
 function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter): NativeRequest | null {
   return ctx.native !== null && ctx.native.outdated !== true && ctx.native.format === adapter.format ? ctx.native : null;
+}
+
+/**
+ * The target model's limits by the catalogue when the attempt translates (its upstream speaks another format than
+ * the client: see withOutputLimit), else null at once: a client of the target's own format has its limit sent as written.
+ */
+function limitsFor(ctx: RequestContext, target: Target): Promise<TargetLimits | null> | null {
+  if (ctx.operation !== 'chat') return null;
+  const adapter = adapterFor(target.provider.vendor.format);
+  const clientFormat = ctx.native?.format ?? ctx.verbatimFormat ?? 'openai';
+  if (!adapter || answerFormat(adapter) === clientFormat) return null;
+  return modelLimits(target.provider.vendor.id, target.model).catch(() => null);
 }
 
 /** The canonical request shaped for this attempt's upstream format, as the client's dialect says (see NativeRequest.requestFor). */

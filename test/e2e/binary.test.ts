@@ -68,6 +68,14 @@ describe('the single binary', () => {
     const chunks: string[] = [];
     for await (const chunk of await client.chat.completions.create({ model: 'chat', stream: true, messages: [{ role: 'user', content: 'stream it' }] })) chunks.push(chunk.choices[0]?.delta.content ?? '');
     expect(chunks.join('')).toBe('echo: stream it');
+    // A translated request is fitted to its model's output limit from the catalogue, a module the binary carries.
+    const translated = await fetch(`http://127.0.0.1:${port}/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'unused' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 32000, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(translated.status).toBe(200);
+    expect(upstream.calls.at(-1)?.body.max_completion_tokens).toBe(16384);
     // The dashboard ships beside the binary and is served at /.
     expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toContain('<html');
     child.kill('SIGKILL');

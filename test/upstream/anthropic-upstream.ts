@@ -97,6 +97,9 @@ export function errorBody(type: string, message: string): string {
   return JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId() });
 }
 
+/** The context window of Claude's models (without the 1M beta). */
+const CONTEXT_WINDOW = 200_000;
+
 function countTokens(text: string): number {
   return text.split(/\s+/).filter(Boolean).length;
 }
@@ -251,6 +254,11 @@ export function validate(body: unknown): string | null {
   if (outputProblem) return outputProblem;
   if (body.top_k !== undefined && (!Number.isInteger(body.top_k) || body.top_k < 0)) return 'top_k: Input should be a valid integer';
   if (body.service_tier !== undefined && body.service_tier !== 'auto' && body.service_tier !== 'standard_only') return "service_tier: Input should be 'auto' or 'standard_only'";
+  // Claude's models refuse a prompt and max_tokens that add up to more than their context window (200K here).
+  const input = countTokens([textOf(body.system ?? ''), ...body.messages.map((m: Json) => textOf(m.content))].join(' '));
+  if (input + body.max_tokens > CONTEXT_WINDOW) {
+    return `input length and \`max_tokens\` exceed context limit: ${input} + ${body.max_tokens} > ${CONTEXT_WINDOW}, decrease input length or \`max_tokens\` and try again`;
+  }
   return null;
 }
 

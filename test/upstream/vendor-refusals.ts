@@ -47,8 +47,26 @@ function xai(body: Json): Refusal | null {
 /** OpenAI's chat models (not its reasoning models) refuse reasoning_effort. */
 const OPENAI_CHAT_MODELS = ['gpt-4', 'gpt-3.5', 'chatgpt', 'o1-mini', 'o1-preview', 'gpt-5-chat'];
 
+/** Output limits of some of OpenAI's chat models (platform.openai.com/docs/models), their dated snapshots alike. */
+const OPENAI_OUTPUT_LIMITS: Record<string, number> = { 'gpt-4o': 16384, 'gpt-4o-mini': 16384, 'gpt-4.1': 32768, 'gpt-4.1-mini': 32768, 'gpt-4-turbo': 4096 };
+
+/** OpenAI's 400 for a limit above the model's output limit, in its words. */
+function openaiTooLarge(body: Json, model: string): Refusal | null {
+  const limit = Object.entries(OPENAI_OUTPUT_LIMITS).find(([id]) => model === id || model.startsWith(`${id}-20`))?.[1];
+  if (limit === undefined) return null;
+  for (const param of ['max_completion_tokens', 'max_tokens']) {
+    const value = body[param];
+    if (typeof value !== 'number' || value <= limit) continue;
+    const message = `${param} is too large: ${value}. This model supports at most ${limit} completion tokens, whereas you provided ${value}.`;
+    return { status: 400, body: JSON.stringify({ error: { message, type: 'invalid_request_error', param, code: 'invalid_value' } }) };
+  }
+  return null;
+}
+
 function openai(body: Json): Refusal | null {
   const model = typeof body.model === 'string' ? body.model : '';
+  const tooLarge = openaiTooLarge(body, model);
+  if (tooLarge) return tooLarge;
   if (body.reasoning_effort === undefined || body.reasoning_effort === null || !OPENAI_CHAT_MODELS.some((prefix) => model.startsWith(prefix))) return null;
   return {
     status: 400,

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ChatCompletionRequest } from '../../core/canonical.js';
-import { anthropicError, completionOf, createAnthropicStreamDecoder, messagesBody } from '../anthropic/index.js';
+import { anthropicError, completionOf, createAnthropicStreamDecoder, DEFAULT_MAX_TOKENS, messagesBody } from '../anthropic/index.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
 import { vertexCredential } from './credentials.js';
@@ -113,6 +113,9 @@ export const vertexAdapter: ProviderAdapter = {
     const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, tokenUrl, dispatcher);
     return { ...request, headers: withFields(request.headers, { authorization: `Bearer ${token}` }) };
   },
+
+  // Claude's rawPredict takes Anthropic's Messages body, which requires max_tokens.
+  defaultOutputLimit: (target: Target) => (isAnthropic(target.model) ? DEFAULT_MAX_TOKENS : null),
 
   parseChatResponse(body, target) {
     return isAnthropic(target.model) ? completionOf(body, target.provider.name) : completionFromGemini(body, target.model, target.provider.name);
