@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 /**
@@ -17,6 +18,7 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 
 let openai: ScriptedUpstream;
 let claude: AnthropicUpstream;
+let bedrock: BedrockUpstream;
 let tg: RunningGateway;
 let anthropicClient: Anthropic;
 let openaiClient: OpenAI;
@@ -28,11 +30,13 @@ const HAIKU_3_5_LIMIT = anthropicModels.models['claude-3-5-haiku-20241022'].limi
 beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-upstream', vendor: 'openai' });
   claude = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
+  bedrock = await startBedrockUpstream({ region: 'us-east-1', accessKeyId: 'AKIDTESTLIMITS', secretAccessKey: 'limits-secret' });
   tg = await startGateway({
     settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
     providers: {
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream' },
       anthropic: { base_url: `${claude.url}/v1`, api_key: 'sk-ant-upstream' },
+      bedrock: { base_url: bedrock.url, api_key: 'AKIDTESTLIMITS:limits-secret', region: 'us-east-1' },
     },
   });
   anthropicClient = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
@@ -43,11 +47,13 @@ afterAll(async () => {
   await tg?.stop();
   await openai?.close();
   await claude?.close();
+  await bedrock?.close();
 });
 
 beforeEach(() => {
   openai.reset();
   claude.reset();
+  bedrock.reset();
 });
 
 describe('an Anthropic client (Claude Code) on gpt-4o', () => {
@@ -69,6 +75,22 @@ describe('an Anthropic client (Claude Code) on gpt-4o', () => {
   it("sends Anthropic's own models the client's max_tokens as written", async () => {
     await anthropicClient.messages.create({ model: 'anthropic/claude-3-5-haiku-20241022', max_tokens: 32000, messages: [{ role: 'user', content: 'hi' }] });
     expect(claude.calls[0]?.body.max_tokens).toBe(32000);
+  });
+});
+
+describe('an Anthropic client with extended thinking on Claude through Bedrock', () => {
+  it("has max_tokens lowered to the model's limit and its thinking budget under it", async () => {
+    // Claude Opus 4.1 answers at most 32,000 tokens; Claude refuses a budget that is not below max_tokens.
+    const message = await anthropicClient.messages.create({
+      model: 'bedrock/us.anthropic.claude-opus-4-1-20250805-v1:0',
+      max_tokens: 40000,
+      thinking: { type: 'enabled', budget_tokens: 35000 },
+      messages: [{ role: 'user', content: 'ponder this' }],
+    });
+    expect(message.content.some((block) => block.type === 'text')).toBe(true);
+    const body = bedrock.calls.at(-1)?.body as { inferenceConfig: { maxTokens: number }; additionalModelRequestFields: { thinking: { budget_tokens: number } } };
+    expect(body.inferenceConfig.maxTokens).toBe(32000);
+    expect(body.additionalModelRequestFields.thinking).toEqual({ type: 'enabled', budget_tokens: 31999 });
   });
 });
 
