@@ -120,11 +120,11 @@ export interface ProviderAdapter {
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest;
   parseChatResponse(body: unknown, target: Target): ChatCompletion;
   /**
-   * The output limit the adapter sends a request that sets none, when the target's API requires one (Anthropic's
+   * The output limit the adapter sends `request` when it sets none, when the target's API requires one (Anthropic's
    * Messages requires `max_tokens`); null or absent when none is sent. A translated request is given the model's
-   * own limit instead when the catalogue knows it (see withOutputLimit).
+   * own limit instead when the catalogue knows it and it is more (see withOutputLimit).
    */
-  defaultOutputLimit?(target: Target): number | null;
+  defaultOutputLimit?(target: Target, request: ChatCompletionRequest): number | null;
   /**
    * The request tells a decoder what the client asked for (e.g. `stream_options.include_usage`). With `native`
    * (as for buildChatRequest) the decoder also keeps the upstream's own events for `takeNative`; with `verbatim`

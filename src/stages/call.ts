@@ -274,7 +274,7 @@ class CallStage implements Stage {
     const run: AttemptRun = { adapter, chatRequest: null, upstream, started, record, attempted };
     let built: UpstreamRequest;
     try {
-      run.chatRequest = ctx.operation === 'chat' ? withOutputLimit(requestFor(ctx, adapter, target), outputLimits, adapter.defaultOutputLimit?.(target) ?? null, () => promptTokensOf(ctx)) : null;
+      run.chatRequest = ctx.operation === 'chat' ? shapedRequest(ctx, adapter, target, outputLimits) : null;
       built = buildRequest(ctx, adapter, target, run.chatRequest);
       if (ctx.exactNumbers && built.body !== undefined) built.body = restoreExactNumbers(built.body);
       // Before signing: a signature (SigV4) covers the headers that go out.
@@ -441,6 +441,12 @@ function limitsFor(ctx: RequestContext, target: Target): Promise<TargetLimits | 
   const clientFormat = ctx.native?.format ?? ctx.verbatimFormat ?? 'openai';
   if (!adapter || answerFormat(adapter) === clientFormat) return null;
   return modelLimits(target.provider.vendor.id, target.model).catch(() => null);
+}
+
+/** The chat request as this attempt's upstream is to get it: shaped for its format, its output limit fitted to its model's. */
+function shapedRequest(ctx: ChatContext, adapter: ProviderAdapter, target: Target, limits: TargetLimits | null): ChatCompletionRequest {
+  const request = requestFor(ctx, adapter, target);
+  return limits === null ? request : withOutputLimit(request, limits, adapter.defaultOutputLimit?.(target, request) ?? null, () => promptTokensOf(ctx));
 }
 
 /** The canonical request shaped for this attempt's upstream format, as the client's dialect says (see NativeRequest.requestFor). */

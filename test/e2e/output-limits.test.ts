@@ -128,6 +128,13 @@ describe('an OpenAI client', () => {
     expect(tight).toBe(4096);
   });
 
+  it('with reasoning_effort and a long prompt still gets the thinking budget and 4096 tokens of answer at least', async () => {
+    // 'high' is a 4,096-token budget: max_tokens is at least 4096 + 4096, as without the catalogue.
+    await openaiClient.chat.completions.create({ model: 'anthropic/claude-sonnet-4-20250514', reasoning_effort: 'high', messages: [{ role: 'user', content: 'the '.repeat(128_500) }] });
+    expect(claude.calls[0]?.body.thinking).toEqual({ type: 'enabled', budget_tokens: 4096 });
+    expect(claude.calls[0]?.body.max_tokens).toBe(8192);
+  });
+
   it("on Claude has a max_tokens above the model's limit lowered to it", async () => {
     await openaiClient.chat.completions.create({ model: 'anthropic/claude-3-5-haiku-20241022', max_tokens: 100_000, messages: [{ role: 'user', content: 'hi' }] });
     expect(claude.calls[0]?.body.max_tokens).toBe(HAIKU_3_5_LIMIT);

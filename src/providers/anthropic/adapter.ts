@@ -3,7 +3,7 @@ import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provid
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { errorFromResponse } from './errors.js';
 import { nativeMessagesBody } from './native.js';
-import { DEFAULT_MAX_TOKENS, messagesBody } from './request.js';
+import { defaultMaxTokens, messagesBody } from './request.js';
 import { completionOf } from './response.js';
 import { createAnthropicStreamDecoder } from './stream.js';
 
@@ -29,7 +29,7 @@ export const anthropicAdapter: ProviderAdapter = {
     return completionOf(body, target.provider.name);
   },
 
-  defaultOutputLimit: () => DEFAULT_MAX_TOKENS,
+  defaultOutputLimit: (_target: Target, request: ChatCompletionRequest) => defaultMaxTokens(request),
 
   createStreamDecoder(target: Target, request: ChatCompletionRequest, native?: NativeRequest | null) {
     return createAnthropicStreamDecoder(target.provider.name, request, { keepEvents: native !== undefined && native !== null });

@@ -8,7 +8,7 @@ export { anthropicVendors } from './vendors.js';
 /** The Anthropic Messages wire format and its vendors. */
 export const anthropicFamily: ProviderFamily = { adapter: anthropicAdapter, vendors: anthropicVendors };
 // The pure transforms, for adapters that speak Anthropic's body format elsewhere (Vertex AI).
-export { DEFAULT_MAX_TOKENS, messagesBody } from './request.js';
+export { defaultMaxTokens, messagesBody } from './request.js';
 export { completionOf } from './response.js';
 export { createAnthropicStreamDecoder } from './stream.js';
 export { errorFromResponse as anthropicError } from './errors.js';

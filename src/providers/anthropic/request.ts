@@ -9,6 +9,12 @@ import { claudeOutputSchema } from './output-schema.js';
 /** Anthropic requires max_tokens; OpenAI clients often leave it out. */
 export const DEFAULT_MAX_TOKENS = 4096;
 
+/** The max_tokens a request that sets none is sent: the answer's usual room on top of the thinking budget. */
+export function defaultMaxTokens(request: ChatCompletionRequest): number {
+  const thinking = thinkingOf(request);
+  return DEFAULT_MAX_TOKENS + (thinking?.type === 'enabled' && typeof thinking.budget_tokens === 'number' ? thinking.budget_tokens : 0);
+}
+
 function positiveInt(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }
@@ -42,9 +48,7 @@ export function messagesBody(request: ChatCompletionRequest, model: string): Rec
   const { system, messages } = conversationOf(request.messages);
   const asked = positiveInt(request.max_completion_tokens) ?? positiveInt(request.max_tokens);
   let thinking = thinkingOf(request);
-  const budget = thinking?.type === 'enabled' && typeof thinking.budget_tokens === 'number' ? thinking.budget_tokens : 0;
-  // Without a limit from the client, leave the answer its usual room on top of the thinking budget.
-  const maxTokens = asked ?? DEFAULT_MAX_TOKENS + budget;
+  const maxTokens = asked ?? defaultMaxTokens(request);
   if (thinking) thinking = fitBudget(thinking, maxTokens, request.thinking !== undefined && request.thinking !== null);
   const tools = toolsOf(request.tools);
   const toolChoice = tools && tools.length > 0 ? toolChoiceOf(request.tool_choice, request.parallel_tool_calls) : undefined;

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ChatCompletionRequest } from '../../core/canonical.js';
-import { anthropicError, completionOf, createAnthropicStreamDecoder, DEFAULT_MAX_TOKENS, messagesBody } from '../anthropic/index.js';
+import { anthropicError, completionOf, createAnthropicStreamDecoder, defaultMaxTokens, messagesBody } from '../anthropic/index.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
 import { vertexCredential } from './credentials.js';
@@ -115,7 +115,7 @@ export const vertexAdapter: ProviderAdapter = {
   },
 
   // Claude's rawPredict takes Anthropic's Messages body, which requires max_tokens.
-  defaultOutputLimit: (target: Target) => (isAnthropic(target.model) ? DEFAULT_MAX_TOKENS : null),
+  defaultOutputLimit: (target: Target, request: ChatCompletionRequest) => (isAnthropic(target.model) ? defaultMaxTokens(request) : null),
 
   parseChatResponse(body, target) {
     return isAnthropic(target.model) ? completionOf(body, target.provider.name) : completionFromGemini(body, target.model, target.provider.name);
