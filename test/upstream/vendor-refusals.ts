@@ -78,7 +78,15 @@ function openai(body: Json): Refusal | null {
  * DeepSeek's thinking mode (its models' default): an assistant turn with tool calls must carry its
  * reasoning_content in later requests (api-docs.deepseek.com/guides/thinking_mode#tool-calls).
  */
+/** Output limits of DeepSeek's models (api-docs.deepseek.com/quick_start/pricing): deepseek-chat answers at most 8K. */
+const DEEPSEEK_OUTPUT_LIMITS: Record<string, number> = { 'deepseek-chat': 8192 };
+
 function deepseek(body: Json): Refusal | null {
+  const limit = DEEPSEEK_OUTPUT_LIMITS[typeof body.model === 'string' ? body.model : ''];
+  if (limit !== undefined && typeof body.max_tokens === 'number' && body.max_tokens > limit) {
+    const message = `Invalid max_tokens value, the valid range of max_tokens is [1, ${limit}]`;
+    return { status: 400, body: JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } }) };
+  }
   const thinkingOff = (body.thinking as Json | undefined)?.type === 'disabled';
   if (thinkingOff || !Array.isArray(body.messages)) return null;
   const index = (body.messages as Json[]).findIndex((message) => message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0 && typeof message.reasoning_content !== 'string');
