@@ -96,6 +96,9 @@ function tableOf(provider: string, load: Loader): Promise<Table> {
  */
 const SNAPSHOT = /(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$/;
 
+/** A Gemini model's stable version (`gemini-2.0-flash-001`), which its alias (`gemini-2.0-flash`) names. */
+const GEMINI_VERSION = /-\d{3}$/;
+
 /** A Bedrock cross-region inference profile's prefix (`us.`, `eu.`, `apac.`, `global.`, `us-gov.`...) or an ARN's path. */
 const BEDROCK_PREFIX = /^(?:arn:aws[a-z-]*:bedrock:[^/]*:[^/]*:(?:foundation-model|inference-profile)\/)?(?:[a-z]{2,6}(?:-[a-z]{3,4})?\.(?=[a-z0-9-]+\.))?/;
 
@@ -127,7 +130,14 @@ export async function modelLimits(vendorId: string, model: string): Promise<Mode
   if (provider === undefined || load === undefined) return null;
   const limits = await tableOf(provider, load);
   const own = lookUp(limits, model);
-  if (own !== null || vendorId !== 'bedrock') return own;
-  const base = model.replace(BEDROCK_PREFIX, '');
+  if (own !== null) return own;
+  const base = baseId(provider, model);
   return base === model ? null : lookUp(limits, base);
+}
+
+/** The id the catalogue lists a model under when it is called by another: Bedrock's without its profile prefix or ARN, a Gemini version's alias. */
+function baseId(provider: string, model: string): string {
+  if (provider === 'amazon-bedrock') return model.replace(BEDROCK_PREFIX, '');
+  if (provider === 'google' || provider === 'google-vertex') return model.replace(GEMINI_VERSION, '');
+  return model;
 }

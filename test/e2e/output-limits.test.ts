@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
 import { startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 /**
@@ -21,6 +22,7 @@ let openai: ScriptedUpstream;
 let deepseek: ScriptedUpstream;
 let claude: AnthropicUpstream;
 let bedrock: BedrockUpstream;
+let gemini: GeminiUpstream;
 let tg: RunningGateway;
 let anthropicClient: Anthropic;
 let openaiClient: OpenAI;
@@ -33,6 +35,7 @@ beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-upstream', vendor: 'openai' });
   deepseek = await startOpenAIUpstream({ apiKey: 'sk-deepseek', vendor: 'deepseek' });
   claude = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
+  gemini = await startGeminiUpstream();
   bedrock = await startBedrockUpstream({ region: 'us-east-1', accessKeyId: 'AKIDTESTLIMITS', secretAccessKey: 'limits-secret' });
   tg = await startGateway({
     settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
@@ -40,6 +43,7 @@ beforeAll(async () => {
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream' },
       deepseek: { base_url: `${deepseek.url}/v1`, api_key: 'sk-deepseek' },
       anthropic: { base_url: `${claude.url}/v1`, api_key: 'sk-ant-upstream' },
+      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-test-key' },
       bedrock: { base_url: bedrock.url, api_key: 'AKIDTESTLIMITS:limits-secret', region: 'us-east-1' },
     },
   });
@@ -53,6 +57,7 @@ afterAll(async () => {
   await deepseek?.close();
   await claude?.close();
   await bedrock?.close();
+  await gemini?.close();
 });
 
 beforeEach(() => {
@@ -60,6 +65,7 @@ beforeEach(() => {
   deepseek.reset();
   claude.reset();
   bedrock.reset();
+  gemini.reset();
 });
 
 describe('an Anthropic client (Claude Code) on gpt-4o', () => {
@@ -103,6 +109,14 @@ describe('an Anthropic client with extended thinking on Claude through Bedrock',
     const body = bedrock.calls.at(-1)?.body as { inferenceConfig: { maxTokens: number }; additionalModelRequestFields: { thinking: { budget_tokens: number } } };
     expect(body.inferenceConfig.maxTokens).toBe(32000);
     expect(body.additionalModelRequestFields.thinking).toEqual({ type: 'enabled', budget_tokens: 31999 });
+  });
+});
+
+describe('an Anthropic client on Gemini', () => {
+  it("has max_tokens 32000 lowered to the model's maxOutputTokens limit, for a stable version (-001) too", async () => {
+    const message = await anthropicClient.messages.create({ model: 'gemini/gemini-2.0-flash-001', max_tokens: 32000, messages: [{ role: 'user', content: 'write at length' }] });
+    expect(message.content.some((block) => block.type === 'text')).toBe(true);
+    expect(gemini.calls[0]?.body.generationConfig.maxOutputTokens).toBe(8192);
   });
 });
 

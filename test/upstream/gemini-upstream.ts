@@ -179,6 +179,21 @@ function checkJsonSchema(root: unknown, at: string): GoogleErrorBody | null {
 }
 
 /** The request checks Gemini makes that an adapter could get wrong. Returns the error body to answer with. */
+/** Output limits of some Gemini models (ai.google.dev/gemini-api/docs/models), their stable versions (-001) alike. */
+const OUTPUT_LIMITS: [RegExp, number][] = [
+  [/^gemini-2\.0-flash(?:-lite)?(?:-\d{3})?$/, 8192],
+  [/^gemini-2\.5-(?:pro|flash)/, 65536],
+];
+
+/** Gemini's 400 for a maxOutputTokens above the model's limit, in its words; null when within it or the model is not listed. */
+export function outputLimitProblem(model: string, body: unknown): GoogleErrorBody | null {
+  const config = isRecord(body) && isRecord(body.generationConfig) ? body.generationConfig : null;
+  const asked = config?.maxOutputTokens;
+  const limit = OUTPUT_LIMITS.find(([pattern]) => pattern.test(model))?.[1];
+  if (typeof asked !== 'number' || limit === undefined || asked <= limit) return null;
+  return invalid(`Unable to submit request because it has a maxOutputTokens value of ${asked} but the supported range is from 1 (inclusive) to ${limit + 1} (exclusive). Update the value and try again.`);
+}
+
 export function validateGeminiRequest(body: unknown): GoogleErrorBody | null {
   if (!isRecord(body)) return invalid('Invalid JSON payload received. Expected an object.');
   for (const key of Object.keys(body)) if (!REQUEST_FIELDS.has(key)) return unknownField(key, null);
@@ -625,7 +640,7 @@ class Upstream implements GeminiUpstream {
     // (a client's own body reaches it whole through native pass-through) gets the 400, never a crash here.
     let problem: GoogleErrorBody | null;
     try {
-      problem = validateGeminiRequest(body);
+      problem = validateGeminiRequest(body) ?? outputLimitProblem(model, body);
       if (problem === null && isRecord(body) && method !== 'batchEmbedContents') planAnswer(body, this.usage);
     } catch {
       problem = invalid('Invalid JSON payload received. The request does not match GenerateContentRequest.');
