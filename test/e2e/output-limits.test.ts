@@ -38,7 +38,7 @@ beforeAll(async () => {
   gemini = await startGeminiUpstream();
   bedrock = await startBedrockUpstream({ region: 'us-east-1', accessKeyId: 'AKIDTESTLIMITS', secretAccessKey: 'limits-secret' });
   tg = await startGateway({
-    settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+    settings: { routing: { retry: { max_attempts: 2, initial_delay_ms: 1 }, breaker: { enabled: false } } },
     providers: {
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream' },
       deepseek: { base_url: `${deepseek.url}/v1`, api_key: 'sk-deepseek' },
@@ -88,6 +88,15 @@ describe('an Anthropic client (Claude Code) on gpt-4o', () => {
     await anthropicClient.messages.create({ model: 'openai/gpt-4o', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] });
     await anthropicClient.messages.create({ model: 'openai/my-fine-tune', max_tokens: 32000, messages: [{ role: 'user', content: 'hi' }] });
     expect(openai.calls.map((call) => call.body.max_completion_tokens)).toEqual([1000, 32000]);
+  });
+
+  it('in a fallback chain mixing formats, each target gets its own: Claude the client\'s 32000, gpt-4o its 16384', async () => {
+    claude.enqueue({ kind: 'error', status: 529 });
+    const body = { model: 'anthropic/claude-3-5-haiku-20241022', max_tokens: 32000, messages: [{ role: 'user' as const, content: 'hi' }], fallbacks: ['openai/gpt-4o'] };
+    const message = await anthropicClient.messages.create(body as Anthropic.MessageCreateParamsNonStreaming);
+    expect(message.content.some((block) => block.type === 'text')).toBe(true);
+    expect(claude.calls[0]?.body.max_tokens).toBe(32000);
+    expect(openai.calls[0]?.body.max_completion_tokens).toBe(GPT_4O_LIMIT);
   });
 
   it("sends Anthropic's own models the client's max_tokens as written", async () => {
