@@ -91,9 +91,11 @@ function referenceRefused(where: string): GatewayError {
 
 /**
  * `env:` and `file:` references read the gateway's environment and files: they belong to the operator's
- * config file, never to an API caller (who could otherwise send any file or variable upstream as a key).
+ * config file, never to an API caller (who could otherwise send any file or variable upstream as a key or a
+ * header). A header read back as the API shows it holds the file's own reference (`fromFile`), which is let
+ * through: it stays the file's (see restoreMaskedProvider).
  */
-function refuseReferences(name: string, provider: ProviderConfig, prefix: string): void {
+function refuseReferences(name: string, provider: ProviderConfig, prefix: string, fromFile: ProviderConfig | undefined): void {
   // The vertex adapter reads a key that looks like a path as a service-account file: a reference by another name.
   const readsPaths = vendorById(provider.type ?? name)?.format === 'vertex';
   const check = (value: string, where: string): void => {
@@ -104,6 +106,9 @@ function refuseReferences(name: string, provider: ProviderConfig, prefix: string
   };
   if (provider.api_key !== undefined) check(provider.api_key, `${prefix}.api_key`);
   provider.keys?.forEach((key, i) => check(key.value, `${prefix}.keys.${i}.value`));
+  for (const [header, value] of Object.entries(provider.headers ?? {})) {
+    if (isSecretReference(value) && fromFile?.headers?.[header] !== value) throw referenceRefused(`${prefix}.headers.${header}`);
+  }
 }
 
 /** Whether any string in the value is an `env:`/`file:` secret reference. */
@@ -114,8 +119,8 @@ function hasSecretReference(value: unknown): boolean {
   return false;
 }
 
-function refuseDocumentReferences(document: ConfigDocument): void {
-  for (const [name, provider] of Object.entries(document.providers ?? {})) refuseReferences(name, provider, `providers.${name}`);
+function refuseDocumentReferences(document: ConfigDocument, file: ConfigDocument): void {
+  for (const [name, provider] of Object.entries(document.providers ?? {})) refuseReferences(name, provider, `providers.${name}`, file.providers?.[name]);
 }
 
 /**
@@ -310,7 +315,7 @@ export class ConfigService {
   /** A whole config document as `PUT /api/config` takes it: validated, with no `env:`/`file:` references. */
   private documentOrThrow(body: unknown): ConfigDocument {
     const document = validate(configFileSchema, body, '');
-    refuseDocumentReferences(document);
+    refuseDocumentReferences(document, this.layers.file);
     return document;
   }
 
@@ -370,7 +375,7 @@ export class ConfigService {
     if (!isRecord(body)) throw gatewayError('invalid_config', 'A merge patch must be a JSON object.');
     return this.change(actor, 'config.patched', 'config', (api) => {
       const document = validate(configFileSchema, applyMergePatch(withoutKeysAnApiKeyReplaces(api, body), body), '');
-      refuseDocumentReferences(document);
+      refuseDocumentReferences(document, this.layers.file);
       return this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file));
     }, ifMatch).then(() => this.describe());
   }
@@ -390,7 +395,7 @@ export class ConfigService {
   async putProvider(name: string, body: unknown, actor: Actor): Promise<{ view: ProviderView; created: boolean }> {
     validate(providerNameSchema, name, 'name');
     const parsed = validate(providerSchema, withoutReadOnlyFields(body, name, 'provider'), `providers.${name}`);
-    refuseReferences(name, parsed, `providers.${name}`);
+    refuseReferences(name, parsed, `providers.${name}`, this.layers.file.providers?.[name]);
     const created = !this.current().providers.has(name);
     const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name], this.layers.file.providers?.[name]));
     await this.change(actor, created ? 'provider.created' : 'provider.replaced', `providers.${name}`, (api) => ({
@@ -724,9 +729,15 @@ export class ConfigService {
         dropped.push(`providers.${name}.keys.${i}.value`);
         return false;
       });
-      for (const where of dropped) this.deps.log.error({ field: where }, 'a key set through the API is an env:/file: reference; references are read only from the config file, so it is ignored');
+      // Header values were sent as written before references were read in them: one that reads as a reference now is left out.
+      const headers = provider.headers && Object.fromEntries(Object.entries(provider.headers).filter(([header, value]) => {
+        if (!isSecretReference(value)) return true;
+        dropped.push(`providers.${name}.headers.${header}`);
+        return false;
+      }));
+      for (const where of dropped) this.deps.log.error({ field: where }, 'a value set through the API is an env:/file: reference; references are read only from the config file, so it is ignored');
       const { api_key: apiKey, ...rest } = provider;
-      providers[name] = { ...rest, ...(apiKey !== undefined && !isSecretReference(apiKey) ? { api_key: apiKey } : {}), ...(keys ? { keys } : {}) };
+      providers[name] = { ...rest, ...(apiKey !== undefined && !isSecretReference(apiKey) ? { api_key: apiKey } : {}), ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
     }
     return { ...document, ...(document.providers ? { providers } : {}) };
   }

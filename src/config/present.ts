@@ -75,7 +75,8 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     name: provider.name,
     type: provider.vendor.id,
     base_url: maskUrl(provider.baseUrl),
-    headers: maskHeaders(provider.headers),
+    // As written: a header read from a reference shows the reference, never the value it gave.
+    headers: maskHeaders(provider.rawHeaders),
     timeouts: { first_byte_ms: provider.timeouts.firstByteMs, total_ms: provider.timeouts.totalMs, idle_ms: provider.timeouts.idleMs },
     max_response_bytes: provider.maxResponseBytes,
     models: provider.models,

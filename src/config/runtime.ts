@@ -297,6 +297,22 @@ function resolveKey(value: string, env: Env, where: string, source: 'api' | 'fil
   return resolved;
 }
 
+/**
+ * Header values, each read like a key: `env:NAME` and `file:/path` references (from the file only) give the value
+ * sent, which must fit in an HTTP header as a literal does. `where` is the headers' field (`providers.x.headers`).
+ */
+export function resolveHeaders(headers: Readonly<Record<string, string>> | undefined, env: Env, where: string, source: 'api' | 'file', dataDir: string): Record<string, string> {
+  const resolved: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const field = `${where}.${name}`;
+    const read = resolveSecret(value, env, field, { referencesAllowed: source === 'file', dataDir });
+    // Named, never quoted: the value is a credential.
+    if (hasIllegalHeaderChars(read)) throw new ConfigError(`${field}: the value read holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)`);
+    resolved[name] = read;
+  }
+  return resolved;
+}
+
 function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | 'file', env: Env, dataDir: string, vendorFormat: string): ProviderKey[] {
   if (!cfg) return [];
   const declared: Array<ProviderKeyConfig & { where: string }> = [
@@ -364,7 +380,8 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     vendor,
     // Completed once here, by the vendor's convention, so either form of a base URL works (see base-url.ts).
     baseUrl: apiRoot(api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl, vendor),
-    headers: { ...file?.headers, ...api?.headers },
+    headers: { ...resolveHeaders(file?.headers, env, `providers.${name}.headers`, 'file', settings.dataDir), ...resolveHeaders(api?.headers, env, `providers.${name}.headers`, 'api', settings.dataDir) },
+    rawHeaders: { ...file?.headers, ...api?.headers },
     timeouts: {
       firstByteMs: api?.timeouts?.first_byte_ms ?? file?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,
       totalMs: api?.timeouts?.total_ms ?? file?.timeouts?.total_ms ?? settings.upstreamTimeouts.totalMs,

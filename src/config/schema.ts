@@ -83,7 +83,7 @@ export const providerSchema = z.strictObject({
   headers: z
     .record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue)
     .optional()
-    .describe('Extra headers sent upstream on every request.'),
+    .describe('Extra headers sent upstream on every request; a value may be `env:NAME` or `file:/path` (in the config file only, not through the API).'),
   timeouts: timeoutsSchema.optional(),
   max_response_bytes: maxResponseBytes().describe('This provider\'s own `settings.max_response_bytes`.'),
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),

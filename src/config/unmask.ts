@@ -2,6 +2,7 @@ import type { GatewayError } from '../core/errors.js';
 import { isSensitiveHeader, maskDocument, maskUrl, maskWebhookUrl } from './present.js';
 import type { ConfigDocument, ProviderConfig } from './schema.js';
 import { maskSecret } from './secret-box.js';
+import { isSecretReference } from './secret-ref.js';
 import { gatewayError } from '../core/errors.js';
 
 const MASKED = /^\*{4}/;
@@ -67,6 +68,11 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
   if (headers) {
     headers = { ...headers };
     for (const [header, value] of Object.entries(headers)) {
+      // The file's reference, shown as it is written: it stays the file's (a change to what it reads is the file's too).
+      if (isSecretReference(value) && lower?.headers?.[header] === value) {
+        delete headers[header];
+        continue;
+      }
       if (!isSensitiveHeader(header) || !MASKED.test(value)) continue;
       const stored = previous?.headers?.[header];
       if (stored !== undefined && maskSecret(stored) === value) {

@@ -481,6 +481,8 @@ export interface ProviderKey {
 }
 
 export interface ProviderRuntime extends ResolvedProvider {
+  /** The headers as configured, `env:`/`file:` references unread: what the API shows (`headers` holds what is sent). */
+  rawHeaders: Readonly<Record<string, string>>;
   keys: ProviderKey[];
   /** Extra models to list beside the catalogue. */
   models: string[];

@@ -1,0 +1,141 @@
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import { startGateway } from '../helpers/gateway.js';
+import { AdminClient } from '../helpers/admin.js';
+import { parseConfigText } from '../../src/config/load-file.js';
+
+/** A credential header (Azure API Management's subscription key) read from the environment, and its value. */
+const APIM_HEADER = 'Ocp-Apim-Subscription-Key';
+const APIM_SECRET = 'apim-subscription-DISTINCTIVE-4c1d9e0001';
+const messages = [{ role: 'user' as const, content: 'hi' }];
+
+let upstream: ScriptedUpstream;
+const dirs: string[] = [];
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+function saveAtomically(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+}
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: null });
+});
+afterAll(async () => {
+  await upstream.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => upstream.reset());
+
+describe('header values written as env: and file: references', () => {
+  it('sends the environment value of an env: header, shows and keeps the reference through every read and write-back', async () => {
+    const tg = await startGateway(
+      { providers: { apim: { type: 'openai', base_url: `${upstream.url}/v1`, headers: { [APIM_HEADER]: 'env:APIM_KEY', 'x-team': 'research' } } } },
+      { APIM_KEY: APIM_SECRET },
+    );
+    const api = new AdminClient(tg.url);
+    try {
+      await tg.client.chat.completions.create({ model: 'apim/m', messages });
+      expect(upstream.calls[0]?.headers['ocp-apim-subscription-key']).toBe(APIM_SECRET);
+      expect(upstream.calls[0]?.headers['x-team']).toBe('research');
+
+      const view = await api.get('/api/config');
+      expect(view.status).toBe(200);
+      const shown = view.body.providers.find((provider: { name: string }) => provider.name === 'apim');
+      expect(shown.headers).toEqual({ [APIM_HEADER]: 'env:APIM_KEY', 'x-team': 'research' });
+      expect((await api.get('/api/providers/apim')).body.headers[APIM_HEADER]).toBe('env:APIM_KEY');
+
+      // The dashboard's save: the effective view written back, one field changed.
+      shown.timeouts = { ...shown.timeouts, first_byte_ms: 12_345 };
+      const saved = await api.put('/api/config', view.body);
+      expect(saved.status).toBe(200);
+      // A provider read and written back through its own endpoint.
+      const provider = (await api.get('/api/providers/apim')).body;
+      const replaced = await api.put('/api/providers/apim', { ...provider, models: ['m'] });
+      expect(replaced.status).toBe(200);
+      expect(replaced.body.headers[APIM_HEADER]).toBe('env:APIM_KEY');
+
+      const layer = (await api.get('/api/config?layer=api')).body;
+      // The header stays the file's: the API layer holds neither the reference nor the value.
+      expect(layer.providers.apim.headers?.[APIM_HEADER]).toBeUndefined();
+      expect(layer.providers.apim.timeouts.first_byte_ms).toBe(12_345);
+
+      upstream.reset();
+      await tg.client.chat.completions.create({ model: 'apim/m', messages });
+      expect(upstream.calls[0]?.headers['ocp-apim-subscription-key']).toBe(APIM_SECRET);
+
+      const audit = await api.get('/api/audit?limit=50');
+      expect(audit.status).toBe(200);
+      for (const seen of api.seen) expect(seen.text).not.toContain(APIM_SECRET);
+    } finally {
+      await tg.stop();
+    }
+  });
+
+  it('reads a file: header again at the next request after its file is rewritten', async () => {
+    const secretPath = join(tempDir('tollgate-hdr-secret-'), 'cf-aig-token');
+    writeFileSync(secretPath, 'cf-token-first-0001\n');
+    const configPath = join(tempDir('tollgate-hdr-config-'), 'tollgate.config.yaml');
+    const yaml = ['providers:', '  cf:', '    type: openai', `    base_url: ${upstream.url}/v1`, '    headers:', `      cf-aig-authorization: "file:${secretPath}"`, ''].join('\n');
+    writeFileSync(configPath, yaml);
+    const tg = await startGateway(parseConfigText(readFileSync(configPath, 'utf8'), configPath), {}, { configPath });
+    try {
+      await tg.client.chat.completions.create({ model: 'cf/m', messages });
+      saveAtomically(secretPath, 'cf-token-second-0002\n');
+      await until(() => tg.gateway.configService.current().providers.get('cf')?.headers['cf-aig-authorization'] === 'cf-token-second-0002');
+      await tg.client.chat.completions.create({ model: 'cf/m', messages });
+      expect(upstream.calls.map((call) => call.headers['cf-aig-authorization'])).toEqual(['cf-token-first-0001', 'cf-token-second-0002']);
+      const view = await new AdminClient(tg.url).get('/api/providers/cf');
+      expect(view.body.headers['cf-aig-authorization']).toBe(`file:${secretPath}`);
+      expect(view.text).not.toContain('cf-token-');
+      // A save naming a variable that is not set is refused, the header named; the running config stays.
+      saveAtomically(configPath, yaml.replace(`"file:${secretPath}"`, 'env:CF_AIG_TOKEN'));
+      await until(() => tg.gateway.configService.fileRejection() !== null);
+      expect(tg.gateway.configService.fileRejection()?.reason).toContain('providers.cf.headers.cf-aig-authorization: environment variable CF_AIG_TOKEN is not set');
+      await tg.client.chat.completions.create({ model: 'cf/m', messages });
+      expect(upstream.calls[2]?.headers['cf-aig-authorization']).toBe('cf-token-second-0002');
+    } finally {
+      await tg.stop();
+    }
+  });
+
+  it('refuses a reference it cannot read, naming the header, and one sent through the API with a 400', async () => {
+    const config = { providers: { apim: { type: 'openai', base_url: `${upstream.url}/v1`, headers: { [APIM_HEADER]: 'env:APIM_KEY' } } } };
+    await expect(startGateway(config, {})).rejects.toThrow(`providers.apim.headers.${APIM_HEADER}: environment variable APIM_KEY is not set`);
+    await expect(startGateway({ providers: { apim: { ...config.providers.apim, headers: { 'x-api-key': 'file:/nonexistent/tollgate-key' } } } }, {})).rejects.toThrow(
+      'providers.apim.headers.x-api-key: cannot read /nonexistent/tollgate-key: ENOENT',
+    );
+
+    const tg = await startGateway({}, { APIM_KEY: APIM_SECRET });
+    const api = new AdminClient(tg.url);
+    try {
+      const put = await api.put('/api/providers/thief', { type: 'openai', base_url: `${upstream.url}/v1`, headers: { 'x-leak': 'env:APIM_KEY' } });
+      expect(put.status).toBe(400);
+      expect(put.body.error.param).toBe('providers.thief.headers.x-leak');
+      expect(put.body.error.message).toMatch(/references are accepted only in the config file/);
+      const patch = await api.patch('/api/config', { providers: { thief: { type: 'openai', base_url: `${upstream.url}/v1`, headers: { [APIM_HEADER]: 'env:APIM_KEY' } } } });
+      expect(patch.status).toBe(400);
+      expect(patch.body.error.param).toBe(`providers.thief.headers.${APIM_HEADER}`);
+      expect((await api.get('/api/providers/thief')).status).toBe(404);
+      expect(upstream.calls).toHaveLength(0);
+    } finally {
+      await tg.stop();
+    }
+  });
+});
