@@ -145,7 +145,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
       enabled: api.metrics?.enabled ?? file.metrics?.enabled ?? boolFromEnv(env, 'TOLLGATE_METRICS') ?? true,
       bearerToken: metricsToken(api.metrics?.bearer_token, file.metrics?.bearer_token, env, env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir),
     },
-    tracing: resolveTracing(api.tracing, file.tracing, env),
+    tracing: resolveTracing(api.tracing, file.tracing, env, env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir),
     logBodies: {
       enabled: api.log_bodies?.enabled ?? file.log_bodies?.enabled ?? false,
       maxBytes: api.log_bodies?.max_bytes ?? file.log_bodies?.max_bytes ?? DEFAULTS.logBodyMaxBytes,
@@ -166,14 +166,18 @@ function metricsToken(api: string | undefined, file: string | undefined, env: En
 type TracingInput = NonNullable<NonNullable<ConfigDocument['settings']>['tracing']>;
 
 /** Tracing: the API over the file over the standard OTEL_* variables; off without an endpoint. */
-function resolveTracing(api: TracingInput | undefined, file: TracingInput | undefined, env: Env): Settings['tracing'] {
+function resolveTracing(api: TracingInput | undefined, file: TracingInput | undefined, env: Env, dataDir: string): Settings['tracing'] {
   const endpoint = api?.endpoint ?? file?.endpoint ?? endpointFromEnv(env);
   if (endpoint !== null && !/^https?:\/\//.test(endpoint)) throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: an http:// or https:// URL is expected');
   const resourceAttributes = otlpPairsFromEnv(env, 'OTEL_RESOURCE_ATTRIBUTES');
   return {
     endpoint,
     // The per-signal variable's headers over the general one's, as the OTel spec orders them.
-    headers: api?.headers ?? file?.headers ?? { ...otlpPairsFromEnv(env, 'OTEL_EXPORTER_OTLP_HEADERS'), ...otlpPairsFromEnv(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS') },
+    headers: api?.headers
+      ? resolveHeaders(api.headers, 'settings.tracing.headers', secretReader(env, 'api', dataDir))
+      : file?.headers
+        ? resolveHeaders(file.headers, 'settings.tracing.headers', secretReader(env, 'file', dataDir))
+        : { ...otlpPairsFromEnv(env, 'OTEL_EXPORTER_OTLP_HEADERS'), ...otlpPairsFromEnv(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS') },
     serviceName: api?.service_name ?? file?.service_name ?? (env.OTEL_SERVICE_NAME || resourceAttributes['service.name'] || 'tollgate'),
     resourceAttributes,
     sampleRatio: api?.sample_ratio ?? file?.sample_ratio ?? sampleRatioFromEnv(env) ?? 1,
@@ -298,19 +302,25 @@ function resolveKey(value: string, env: Env, where: string, source: 'api' | 'fil
 }
 
 /**
- * Header values, each read like a key: `env:NAME` and `file:/path` references (from the file only) give the value
- * sent, which must fit in an HTTP header as a literal does. `where` is the headers' field (`providers.x.headers`).
+ * Header values (a provider's, an MCP server's, a webhook's, the trace collector's), each read like a key through
+ * `read`: `env:NAME` and `file:/path` references (from the file only) give the value sent, which must fit in an HTTP
+ * header as a literal does. `where` is the headers' field (`providers.x.headers`).
  */
-export function resolveHeaders(headers: Readonly<Record<string, string>> | undefined, env: Env, where: string, source: 'api' | 'file', dataDir: string): Record<string, string> {
+function resolveHeaders(headers: Readonly<Record<string, string>> | undefined, where: string, read: (value: string, field: string) => string): Record<string, string> {
   const resolved: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     const field = `${where}.${name}`;
-    const read = resolveSecret(value, env, field, { referencesAllowed: source === 'file', dataDir });
+    const sent = read(value, field);
     // Named, never quoted: the value is a credential.
-    if (hasIllegalHeaderChars(read)) throw new ConfigError(`${field}: the value read holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)`);
-    resolved[name] = read;
+    if (hasIllegalHeaderChars(sent)) throw new ConfigError(`${field}: the value read holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)`);
+    resolved[name] = sent;
   }
   return resolved;
+}
+
+/** How a layer's secrets are read: references only from the file. */
+function secretReader(env: Env, source: 'api' | 'file', dataDir: string): (value: string, field: string) => string {
+  return (value, field) => resolveSecret(value, env, field, { referencesAllowed: source === 'file', dataDir });
 }
 
 function keysOf(name: string, cfg: ProviderConfig | undefined, source: 'api' | 'file', env: Env, dataDir: string, vendorFormat: string): ProviderKey[] {
@@ -380,7 +390,10 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     vendor,
     // Completed once here, by the vendor's convention, so either form of a base URL works (see base-url.ts).
     baseUrl: apiRoot(api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl, vendor),
-    headers: { ...resolveHeaders(file?.headers, env, `providers.${name}.headers`, 'file', settings.dataDir), ...resolveHeaders(api?.headers, env, `providers.${name}.headers`, 'api', settings.dataDir) },
+    headers: {
+      ...resolveHeaders(file?.headers, `providers.${name}.headers`, secretReader(env, 'file', settings.dataDir)),
+      ...resolveHeaders(api?.headers, `providers.${name}.headers`, secretReader(env, 'api', settings.dataDir)),
+    },
     rawHeaders: { ...file?.headers, ...api?.headers },
     timeouts: {
       firstByteMs: api?.timeouts?.first_byte_ms ?? file?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,
@@ -561,7 +574,12 @@ function resolveMcp(section: McpConfig, source: 'api' | 'file', env: Env, dataDi
       for (const [key, value] of Object.entries(server.env ?? {})) resolved[key] = resolveSecret(value, env, `${where}.env.${key}`, origin);
       servers.set(name, { ...server, name, ...(server.env ? { env: resolved } : {}) });
     } else {
-      servers.set(name, { ...server, name, ...(server.token !== undefined ? { token: resolveSecret(server.token, env, `${where}.token`, origin) } : {}) });
+      servers.set(name, {
+        ...server,
+        name,
+        ...(server.token !== undefined ? { token: resolveSecret(server.token, env, `${where}.token`, origin) } : {}),
+        ...(server.headers ? { headers: resolveHeaders(server.headers, `${where}.headers`, secretReader(env, source, dataDir)) } : {}),
+      });
     }
   }
   return {
@@ -635,7 +653,13 @@ function resolveChannel(
 ): AlertChannelRuntime {
   switch (channel.type) {
     case 'webhook':
-      return { ...policy, type: 'webhook', url: channel.url, secret: channel.secret === undefined ? null : secret(channel.secret, 'secret'), headers: { ...(channel.headers ?? {}) } };
+      return {
+        ...policy,
+        type: 'webhook',
+        url: channel.url,
+        secret: channel.secret === undefined ? null : secret(channel.secret, 'secret'),
+        headers: resolveHeaders(channel.headers, `${where}.headers`, (value, field) => secret(value, field.slice(where.length + 1))),
+      };
     case 'slack':
     case 'teams':
     case 'discord': {

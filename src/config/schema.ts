@@ -221,7 +221,10 @@ export const mcpServerSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('http'),
     url: z.url({ protocol: /^https?$/ }).describe('The server\'s streamable HTTP endpoint.'),
-    headers: z.record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue).optional(),
+    headers: z
+      .record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue)
+      .optional()
+      .describe('Sent with every request to the server; a value may be `env:NAME` or `file:/path` in the config file, masked in API answers.'),
     token: z.string().min(1).max(10_000).optional().describe('Sent as `Authorization: Bearer <token>`; `env:NAME` or `file:/path` in the config file, masked in API answers.'),
     disabled: z.boolean().optional(),
   }),
@@ -447,7 +450,7 @@ export const settingsSchema = z.strictObject({
         .url({ protocol: /^https?$/ })
         .optional()
         .describe('OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces). Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; tracing is off when none is set.'),
-      headers: z.record(z.string().min(1).max(100), z.string().max(4000)).optional().describe('Headers sent with every export (e.g. a collector token). Default: OTEL_EXPORTER_OTLP_HEADERS.'),
+      headers: z.record(z.string().min(1).max(100), z.string().max(4000)).optional().describe('Headers sent with every export (e.g. a collector token); a value may be `env:NAME` or `file:/path` in the config file. Default: OTEL_EXPORTER_OTLP_HEADERS.'),
       service_name: z.string().min(1).max(200).optional().describe('`service.name` of the spans (default OTEL_SERVICE_NAME, else tollgate).'),
       sample_ratio: z.number().min(0).max(1).optional().describe('Share of new traces sampled, 0 to 1 (default OTEL_TRACES_SAMPLER_ARG, else 1). A sampled incoming traceparent is always followed.'),
       protocol: z
@@ -563,7 +566,7 @@ export const webhookChannelSchema = z.strictObject({
   headers: z
     .record(z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'), headerValue)
     .optional()
-    .describe('Extra headers sent with every delivery (an authorization header, say); `content-type`, `user-agent` and the `x-tollgate-*` headers are tollgate\'s own, in any spelling.'),
+    .describe('Extra headers sent with every delivery (an authorization header, say; a value may be `env:NAME` or `file:/path` in the config file); `content-type`, `user-agent` and the `x-tollgate-*` headers are tollgate\'s own, in any spelling.'),
   timeout_ms: channelTimeout(),
   retry: alertRetrySchema.optional(),
 });

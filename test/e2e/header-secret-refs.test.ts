@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -134,6 +136,91 @@ describe('header values written as env: and file: references', () => {
       expect(patch.body.error.param).toBe(`providers.thief.headers.${APIM_HEADER}`);
       expect((await api.get('/api/providers/thief')).status).toBe(404);
       expect(upstream.calls).toHaveLength(0);
+    } finally {
+      await tg.stop();
+    }
+  });
+});
+
+/** A server that records the headers of every request and answers 200 with an empty JSON object. */
+async function headerRecorder(): Promise<{ url: string; seen: IncomingHttpHeaders[]; close(): Promise<void> }> {
+  const seen: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      seen.push(req.headers);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((done) => {
+      server.closeAllConnections();
+      server.close(() => done());
+    }),
+  };
+}
+
+describe('header references beyond providers: MCP servers, alert webhooks, the trace collector', () => {
+  it('sends what each reference reads, and refuses one it cannot read naming the header', async () => {
+    const tokenPath = join(tempDir('tollgate-hdr-mcp-'), 'mcp-gateway-key');
+    writeFileSync(tokenPath, 'mcp-gateway-key-DISTINCTIVE-0005\n');
+    const mcp = await headerRecorder();
+    const hook = await headerRecorder();
+    const collector = await headerRecorder();
+    const env = { HOOK_AUTH: 'Bearer hook-DISTINCTIVE-0006', OTLP_AUTH: 'Bearer otlp-DISTINCTIVE-0007' };
+    const config = {
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream-test' } },
+      mcp: { servers: { gated: { type: 'http' as const, url: `${mcp.url}/mcp`, headers: { 'x-api-key': `file:${tokenPath}` } } } },
+      alerts: { channels: { ops: { type: 'webhook' as const, url: `${hook.url}/hook`, headers: { authorization: 'env:HOOK_AUTH' } } } },
+      settings: { tracing: { endpoint: `${collector.url}/v1/traces`, headers: { authorization: 'env:OTLP_AUTH' }, protocol: 'http/json' as const } },
+    };
+    try {
+      const tg = await startGateway(config, env);
+      const api = new AdminClient(tg.url);
+      try {
+        await until(() => mcp.seen.length > 0);
+        expect(mcp.seen[0]?.['x-api-key']).toBe('mcp-gateway-key-DISTINCTIVE-0005');
+        expect((await api.post('/api/alerts/channels/ops/test')).status).toBe(200);
+        expect(hook.seen[0]?.authorization).toBe('Bearer hook-DISTINCTIVE-0006');
+        await tg.client.chat.completions.create({ model: 'openai/m', messages });
+        await until(() => collector.seen.length > 0, 10_000);
+        expect(collector.seen[0]?.authorization).toBe('Bearer otlp-DISTINCTIVE-0007');
+        for (const path of ['/api/config', '/api/config?layer=api', '/api/mcp', '/api/alerts', '/api/audit?limit=50']) await api.get(path);
+        for (const seen of api.seen) expect(seen.text).not.toMatch(/DISTINCTIVE/);
+      } finally {
+        await tg.stop();
+      }
+      const { HOOK_AUTH: _unset, ...withoutHook } = env;
+      await expect(startGateway(config, withoutHook)).rejects.toThrow('alerts.channels.ops.headers.authorization: environment variable HOOK_AUTH is not set');
+      const { OTLP_AUTH: _gone, ...withoutOtlp } = env;
+      await expect(startGateway(config, withoutOtlp)).rejects.toThrow('settings.tracing.headers.authorization: environment variable OTLP_AUTH is not set');
+      rmSync(tokenPath);
+      await expect(startGateway(config, env)).rejects.toThrow(`mcp.servers.gated.headers.x-api-key: cannot read ${tokenPath}: ENOENT`);
+    } finally {
+      await mcp.close();
+      await hook.close();
+      await collector.close();
+    }
+  });
+
+  it('refuses references in those headers through the API, naming the header', async () => {
+    const tg = await startGateway({}, { HOOK_AUTH: 'Bearer hook-DISTINCTIVE-0008' });
+    const api = new AdminClient(tg.url);
+    try {
+      const attempts: Array<[string, unknown, string]> = [
+        ['/api/config', { mcp: { servers: { thief: { type: 'http', url: 'http://127.0.0.1:1/mcp', headers: { 'x-leak': 'env:HOOK_AUTH' } } } } }, 'mcp.servers.thief.headers.x-leak'],
+        ['/api/config', { alerts: { channels: { thief: { type: 'webhook', url: 'http://127.0.0.1:1/hook', headers: { 'x-leak': 'env:HOOK_AUTH' } } } } }, 'alerts.channels.thief.headers.x-leak'],
+        ['/api/config', { settings: { tracing: { endpoint: 'http://127.0.0.1:1/v1/traces', headers: { 'x-leak': 'env:HOOK_AUTH' } } } }, 'settings.tracing.headers.x-leak'],
+      ];
+      for (const [path, body, param] of attempts) {
+        const response = await api.patch(path, body);
+        expect(response.status).toBe(400);
+        expect(response.body.error.param).toBe(param);
+        expect(response.body.error.message).toMatch(/references are accepted only in the config file/);
+      }
     } finally {
       await tg.stop();
     }
