@@ -32,6 +32,18 @@ function named(items: unknown): Array<Record<string, unknown> & { name: string }
   return items.filter((item): item is Record<string, unknown> & { name: string } => isRecord(item) && typeof item.name === 'string');
 }
 
+/**
+ * The API's collector headers replace the lower layers' as a whole, so headers that differ at all (one added, one
+ * removed) go whole: a leaf diff would keep only the added one and silently drop the file's (`***`, its credential).
+ */
+function withWholeTracingHeaders(diff: unknown, settings: Record<string, unknown>, baseView: Record<string, unknown>): unknown {
+  const headers = isRecord(settings.tracing) ? settings.tracing.headers : undefined;
+  const baseHeaders = isRecord(baseView.tracing) ? baseView.tracing.headers : undefined;
+  if (headers === undefined || isDeepStrictEqual(headers, baseHeaders)) return diff;
+  const out = isRecord(diff) ? diff : {};
+  return { ...out, tracing: { ...(isRecord(out.tracing) ? out.tracing : {}), headers } };
+}
+
 /** Names of providers a baseline must know for the view to resolve: those not built in and not in the file. */
 export function viewProviderStubs(view: Record<string, unknown>, file: ConfigDocument): NonNullable<ConfigDocument['providers']> {
   const stubs: NonNullable<ConfigDocument['providers']> = {};
@@ -71,7 +83,8 @@ export function documentFromView(
     }
     const runningView = settingsView(running.settings);
     for (const key of START_ONLY) if (isDeepStrictEqual(settings[key], runningView[key])) delete settings[key];
-    const diff = leafDiff(settings, settingsView(baseline.settings));
+    const baseView = settingsView(baseline.settings);
+    const diff = withWholeTracingHeaders(leafDiff(settings, baseView), settings, baseView);
     if (diff !== undefined) document.settings = diff;
     // Providers inherit settings (timeouts, say): compare them with defaults under the view's settings.
     baseline = baselineWith(diff);

@@ -140,6 +140,15 @@ function restoredSettings(settings: ConfigDocument['settings'], previous: Config
       }
       const stored = previous.settings?.tracing?.headers?.[name] ?? lower?.settings?.tracing?.headers?.[name];
       if (stored === undefined || !showsStored(value, stored)) throw maskedValueError(`settings.tracing.headers.${name}`);
+      // The API's headers replace the file's whole, and the API cannot hold the file's reference: say so, rather than
+      // refuse a reference the caller never sent.
+      if (isSecretReference(stored)) {
+        throw gatewayError(
+          'conflict',
+          `settings.tracing.headers.${name} is read from an env:/file: reference in the config file, which the API cannot hold, and headers set through the API replace the file's as a whole. Change the collector's headers in the file, or send every header's value.`,
+          { param: `settings.tracing.headers.${name}` },
+        );
+      }
       restored[name] = stored;
     }
     out = { ...out, tracing: { ...out.tracing, headers: restored } };

@@ -226,3 +226,42 @@ describe('header references beyond providers: MCP servers, alert webhooks, the t
     }
   });
 });
+
+describe("the trace collector's headers edited in the effective view", () => {
+  it("keeps the file's credential header when a header is added, and says why when that header is a reference", async () => {
+    const endpoint = 'http://127.0.0.1:1/v1/traces';
+    const tg = await startGateway({ settings: { tracing: { endpoint, headers: { authorization: 'Bearer literal-otlp-0009' } } } }, {});
+    const api = new AdminClient(tg.url);
+    try {
+      const view = (await api.get('/api/config')).body;
+      expect(view.settings.tracing.headers).toEqual({ authorization: '***' });
+      view.settings.tracing.headers['x-scope'] = 'tenant-a';
+      const put = await api.put('/api/config', view);
+      expect(put.status).toBe(200);
+      // The API's headers replace the file's whole: the file's authorization goes with them, not dropped.
+      expect(tg.gateway.configService.current().settings.tracing.headers).toEqual({ authorization: 'Bearer literal-otlp-0009', 'x-scope': 'tenant-a' });
+      // Taking a header out of the view takes it out of what is sent.
+      const again = (await api.get('/api/config')).body;
+      delete again.settings.tracing.headers['x-scope'];
+      expect((await api.put('/api/config', again)).status).toBe(200);
+      expect(tg.gateway.configService.current().settings.tracing.headers).toEqual({ authorization: 'Bearer literal-otlp-0009' });
+    } finally {
+      await tg.stop();
+    }
+
+    const referenced = await startGateway({ settings: { tracing: { endpoint, headers: { authorization: 'env:OTLP_AUTH' } } } }, { OTLP_AUTH: 'Bearer otlp-DISTINCTIVE-0010' });
+    const admin = new AdminClient(referenced.url);
+    try {
+      const view = (await admin.get('/api/config')).body;
+      view.settings.tracing.headers['x-scope'] = 'tenant-a';
+      const put = await admin.put('/api/config', view);
+      expect(put.status).toBe(409);
+      expect(put.body.error.param).toBe('settings.tracing.headers.authorization');
+      expect(put.body.error.message).toMatch(/reference in the config file, which the API cannot hold/);
+      expect(referenced.gateway.configService.current().settings.tracing.headers).toEqual({ authorization: 'Bearer otlp-DISTINCTIVE-0010' });
+      for (const seen of admin.seen) expect(seen.text).not.toMatch(/DISTINCTIVE/);
+    } finally {
+      await referenced.stop();
+    }
+  });
+});
