@@ -11,6 +11,19 @@ const MASKED_USERINFO = /^[a-z]+:\/\/\*{4}@/i;
 /** A URL with a query value masked by `maskWebhookUrl` or `maskUrl`. */
 const MASKED_QUERY = /^[a-z]+:\/\/[^?#]*\?(?:[^#]*&)?[^=&#]+=\*{4}(?:[&#]|$)/i;
 
+/**
+ * A value shown masked that stands for an `env:`/`file:` reference of the config file, sent back in a section the API
+ * replaces the file's with as a whole (the collector's headers, the MCP servers): the API cannot hold the reference,
+ * and saying so beats refusing a masked value, or a reference, the caller never chose.
+ */
+function referenceHeldByFile(where: string): GatewayError {
+  return gatewayError(
+    'conflict',
+    `${where} is read from an env:/file: reference in the config file, which the API cannot hold, and what the API sets here replaces the file's as a whole. Change it in the file, or send the value itself.`,
+    { param: where },
+  );
+}
+
 function maskedValueError(where: string): GatewayError {
   return gatewayError('masked_secret', `${where} is a masked secret that matches no stored value; send the real value (or, for a key, its id and the masked value as read).`, { param: where });
 }
@@ -140,15 +153,8 @@ function restoredSettings(settings: ConfigDocument['settings'], previous: Config
       }
       const stored = previous.settings?.tracing?.headers?.[name] ?? lower?.settings?.tracing?.headers?.[name];
       if (stored === undefined || !showsStored(value, stored)) throw maskedValueError(`settings.tracing.headers.${name}`);
-      // The API's headers replace the file's whole, and the API cannot hold the file's reference: say so, rather than
-      // refuse a reference the caller never sent.
-      if (isSecretReference(stored)) {
-        throw gatewayError(
-          'conflict',
-          `settings.tracing.headers.${name} is read from an env:/file: reference in the config file, which the API cannot hold, and headers set through the API replace the file's as a whole. Change the collector's headers in the file, or send every header's value.`,
-          { param: `settings.tracing.headers.${name}` },
-        );
-      }
+      // The API's headers replace the file's whole, and the API cannot hold the file's reference.
+      if (isSecretReference(stored)) throw referenceHeldByFile(`settings.tracing.headers.${name}`);
       restored[name] = stored;
     }
     out = { ...out, tracing: { ...out.tracing, headers: restored } };
@@ -196,7 +202,11 @@ function restoreNamedItems<T>(next: Record<string, T>, previous: Record<string, 
 function restoreLeaves(next: unknown, masked: unknown, stored: unknown, where: string): unknown {
   if (typeof next === 'string') {
     if (typeof masked === 'string' && typeof stored === 'string' && next === masked && masked !== stored) return stored;
-    if (MASKED.test(next) || MASKED_USERINFO.test(next) || MASKED_QUERY.test(next)) throw maskedValueError(where);
+    if (MASKED.test(next) || MASKED_USERINFO.test(next) || MASKED_QUERY.test(next)) {
+      // Shown masked as read (`GET /api/mcp` shows what the reference gave), stored as the file's reference.
+      if (typeof stored === 'string' && isSecretReference(stored)) throw referenceHeldByFile(where);
+      throw maskedValueError(where);
+    }
     return next;
   }
   if (Array.isArray(next)) return next.map((item, i) => restoreLeaves(item, Array.isArray(masked) ? masked[i] : undefined, Array.isArray(stored) ? stored[i] : undefined, `${where}.${i}`));

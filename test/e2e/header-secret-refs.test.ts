@@ -265,3 +265,24 @@ describe("the trace collector's headers edited in the effective view", () => {
     }
   });
 });
+
+describe("the config file's MCP servers copied through the API", () => {
+  it('says a header read from a reference cannot be carried into the API, rather than calling its mask unknown', async () => {
+    const tokenPath = join(tempDir('tollgate-hdr-mcp-copy-'), 'mcp-key');
+    writeFileSync(tokenPath, 'mcp-copy-DISTINCTIVE-0011\n');
+    const tg = await startGateway({ mcp: { servers: { gated: { type: 'http', url: 'http://127.0.0.1:1/mcp', headers: { 'x-api-key': `file:${tokenPath}` } } } } }, {});
+    const api = new AdminClient(tg.url);
+    try {
+      // The dashboard's add with the file's servers in force: those servers as /api/mcp shows them, plus the new one.
+      const shown = (await api.get('/api/mcp')).body.servers as Array<{ name: string; config: Record<string, unknown> }>;
+      const servers = Object.fromEntries(shown.map((server) => [server.name, server.config]));
+      const patch = await api.patch('/api/config', { mcp: { servers: { ...servers, extra: { type: 'http', url: 'http://127.0.0.1:1/other' } } } });
+      expect(patch.status).toBe(409);
+      expect(patch.body.error.param).toBe('mcp.servers.gated.headers.x-api-key');
+      expect(patch.body.error.message).toMatch(/reference in the config file, which the API cannot hold/);
+      for (const seen of api.seen) expect(seen.text).not.toMatch(/DISTINCTIVE/);
+    } finally {
+      await tg.stop();
+    }
+  });
+});
