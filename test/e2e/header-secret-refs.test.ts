@@ -163,6 +163,24 @@ async function headerRecorder(): Promise<{ url: string; seen: IncomingHttpHeader
   };
 }
 
+describe('a header stored through the API by a version that sent it as written', () => {
+  it('is left out at start when it reads as a reference, never resolved, and the provider stays', async () => {
+    const dataDir = tempDir('tollgate-hdr-stored-');
+    const first = await startGateway({}, {}, { dataDir });
+    await first.gateway.store.config.save({ providers: { legacy: { type: 'openai', base_url: `${upstream.url}/v1`, headers: { 'x-note': 'env:APIM_KEY', 'x-team': 'research' } } } }, 5);
+    await first.stop();
+    const tg = await startGateway({}, { APIM_KEY: APIM_SECRET }, { dataDir });
+    try {
+      await tg.client.chat.completions.create({ model: 'legacy/m', messages });
+      expect(upstream.calls[0]?.headers['x-team']).toBe('research');
+      expect(upstream.calls[0]?.headers['x-note']).toBeUndefined();
+      expect(JSON.stringify(upstream.calls[0]?.headers)).not.toContain(APIM_SECRET);
+    } finally {
+      await tg.stop();
+    }
+  });
+});
+
 describe('header references beyond providers: MCP servers, alert webhooks, the trace collector', () => {
   it('sends what each reference reads, and refuses one it cannot read naming the header', async () => {
     const tokenPath = join(tempDir('tollgate-hdr-mcp-'), 'mcp-gateway-key');
