@@ -159,6 +159,11 @@ interface NativeTextLayout {
   isThought: (value: Record<string, unknown>) => boolean;
   /** A plain-text document's text, held under a key `notText` skips (`data`), base64 or not; null for anything else. */
   plainText: (value: Record<string, unknown>) => { key: string; data: string; decode: boolean } | null;
+  /**
+   * Keys whose value is the client's own JSON (a tool's input, a function's arguments or result): every string in
+   * it is text, whatever its key is called (`data`, `url`, `name` and `id` are ordinary names for a tool's fields).
+   */
+  payload: ReadonlySet<string>;
 }
 
 const NATIVE_TEXT: Record<string, NativeTextLayout> = {
@@ -170,6 +175,8 @@ const NATIVE_TEXT: Record<string, NativeTextLayout> = {
     isThought: (value) => value.type === 'thinking' || value.type === 'redacted_thinking',
     // A document's text source: `{type: 'text', media_type: 'text/plain', data: '...'}`.
     plainText: (value) => (value.type === 'text' && value.media_type === 'text/plain' && typeof value.data === 'string' ? { key: 'data', data: value.data, decode: false } : null),
+    // tool_use, server_tool_use and mcp_tool_use blocks.
+    payload: new Set(['input']),
   },
   // Gemini: roles, names, ids, MIME types, base64 data, file URIs and thought signatures; thought parts are the
   // model's own words.
@@ -182,6 +189,8 @@ const NATIVE_TEXT: Record<string, NativeTextLayout> = {
       const mime = value.mimeType ?? value.mime_type;
       return typeof mime === 'string' && mime.startsWith('text/plain') && typeof value.data === 'string' ? { key: 'data', data: value.data, decode: true } : null;
     },
+    // functionCall.args and functionResponse.response.
+    payload: new Set(['args', 'response']),
   },
 };
 
@@ -194,6 +203,14 @@ const NATIVE_TEXT: Record<string, NativeTextLayout> = {
 function mapNativeText(body: Record<string, unknown>, format: string, visit: (text: string) => string): Record<string, unknown> {
   const layout = NATIVE_TEXT[format];
   if (!layout) return body;
+  const walkPayload = (value: unknown): unknown => {
+    if (typeof value === 'string') return visit(value);
+    if (Array.isArray(value)) return value.map(walkPayload);
+    if (!isRecord(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = walkPayload(item);
+    return out;
+  };
   const walk = (value: unknown): unknown => {
     if (typeof value === 'string') return visit(value);
     if (Array.isArray(value)) return value.map(walk);
@@ -207,7 +224,7 @@ function mapNativeText(body: Record<string, unknown>, format: string, visit: (te
       return value;
     }
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = layout.notText.has(key) ? item : walk(item);
+    for (const [key, item] of Object.entries(value)) out[key] = layout.payload.has(key) ? walkPayload(item) : layout.notText.has(key) ? item : walk(item);
     return out;
   };
   const out = { ...body };
