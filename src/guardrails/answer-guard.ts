@@ -77,6 +77,16 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
   return changed ? { ...completion, choices } : completion;
 }
 
+/** Whether a tool call's arguments so far are a whole JSON value (the call is over when the next text begins). */
+function wholeJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** `logprobs: null` for a choice that has them (their tokens would spell the text a rule changed); else nothing. */
 function withoutLogprobs(choice: Choice): { logprobs?: null } {
   return choice.logprobs === undefined || choice.logprobs === null ? {} : { logprobs: null };
@@ -106,6 +116,12 @@ interface ChoiceState {
   changed: Map<TextField, Array<[number, number]>>;
   /** Chunks' logprobs held until the text they describe is released, oldest first (see releaseLogprobs). */
   logprobs: HeldLogprobs[];
+  /** The text streaming now: a text field's name or `tool:<index>` (see guardChoice). */
+  channel: string | null;
+  /** The arguments the current tool call channel streamed since it began (see guardChoice), else ''. */
+  channelArgs: string;
+  /** Where each text field's current guard began, in the field's stream offsets (a field may begin again later). */
+  bases: Map<TextField, number>;
 }
 
 /** One chunk's logprobs, and the span of each text field that chunk carried. */
@@ -155,14 +171,14 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     const state = (index: number): ChoiceState => {
       let found = states.get(index);
       if (!found) {
-        found = { texts: new Map(), tools: new Map(), ended: false, pushed: new Map(), changed: new Map(), logprobs: [] };
+        found = { texts: new Map(), tools: new Map(), ended: false, pushed: new Map(), changed: new Map(), logprobs: [], channel: null, channelArgs: '', bases: new Map() };
         states.set(index, found);
       }
       return found;
     };
     /** Applies one step; returns the block that ends the choice, if any. */
-    const take = (step: StreamStep, redactedIn?: Array<[number, number]>): Finding | null => {
-      if (redactedIn) for (const finding of step.findings) if (finding.action === 'redact') redactedIn.push([finding.start, finding.end]);
+    const take = (step: StreamStep, redactedIn?: Array<[number, number]>, base = 0): Finding | null => {
+      if (redactedIn) for (const finding of step.findings) if (finding.action === 'redact') redactedIn.push([base + finding.start, base + finding.end]);
       if (step.blocked) {
         options.report([step.blocked]);
         if (options.blockError) throw options.blockError(step.blocked);
@@ -172,40 +188,85 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       return null;
     };
 
-    const guardChoice = (choice: Choice): Choice | null => {
+    /**
+     * One choice of a chunk, guarded. When the model moves on from one text to the next (its reasoning to its answer,
+     * its answer to a tool call, one tool call to the next), what the previous one holds goes out first: into
+     * `before` (a choice for a chunk sent ahead of this one) when the move comes with this chunk's first text, else
+     * into this delta ahead of the next text (a delta's texts are rendered in TEXT_FIELDS order, then tool calls).
+     * Held until the finish instead, the answer's tail reached an Anthropic client after the tool call it preceded,
+     * and the tool call's own held arguments after its block was closed (lost). A tool call whose arguments are not
+     * yet whole JSON is not over (an upstream interleaving parallel calls): it keeps its guard, and what it holds.
+     */
+    const guardChoice = (choice: Choice, before: Choice[]): Choice | null => {
       const index = typeof choice.index === 'number' ? choice.index : 0;
       const current = state(index);
       if (current.ended) return null;
       const delta: Record<string, unknown> = isRecord(choice.delta) ? { ...choice.delta } : {};
       let blocked: Finding | null = null;
+      let first = true;
+      /** Makes `channel` the text streaming now, ending the previous one; false when that ended the choice. */
+      const enter = (channel: string): boolean => {
+        const previous = current.channel;
+        const leading = first;
+        first = false;
+        if (previous === channel) return true;
+        const unfinished = previous?.startsWith('tool:') === true && !wholeJson(current.channelArgs);
+        current.channel = channel;
+        current.channelArgs = '';
+        if (previous === null || unfinished) return true;
+        if (!leading) {
+          blocked = endChannel(current, previous, delta);
+          return blocked === null;
+        }
+        const ahead: Record<string, unknown> = {};
+        const stop = endChannel(current, previous, ahead);
+        if (stop === null) {
+          if (Object.keys(ahead).length > 0) before.push({ index, delta: ahead, logprobs: null, finish_reason: null });
+          return true;
+        }
+        current.ended = true;
+        current.logprobs = [];
+        before.push({ index, delta: { content: typeof ahead.content === 'string' ? ahead.content : '' }, logprobs: null, finish_reason: 'content_filter' });
+        return false;
+      };
       const spans: Array<[TextField, number, number]> = [];
       for (const field of TEXT_FIELDS) {
         const text = delta[field];
-        if (blocked || typeof text !== 'string') continue;
+        if (blocked || current.ended || typeof text !== 'string') continue;
+        if (text !== '' && !enter(field)) continue;
         let guard = current.texts.get(field);
-        if (!guard) current.texts.set(field, (guard = options.newStreamGuard()));
         const start = current.pushed.get(field) ?? 0;
+        if (!guard) {
+          current.texts.set(field, (guard = options.newStreamGuard()));
+          current.bases.set(field, start);
+        }
         current.pushed.set(field, start + text.length);
         spans.push([field, start, start + text.length]);
         const step = guard.push(text);
         delta[field] = step.release;
-        blocked = take(step, changedSpans(current, field));
+        blocked = take(step, changedSpans(current, field), current.bases.get(field));
       }
+      // A block while ending the previous text, in the chunk sent ahead: that chunk ended the choice.
+      if (current.ended) return null;
       // The chunk's logprobs wait for its text (they spell it); what is out by now goes with this chunk.
       if (isRecord(choice.logprobs)) current.logprobs.push({ logprobs: choice.logprobs, spans });
       if (!blocked && Array.isArray(delta.tool_calls)) {
         delta.tool_calls = delta.tool_calls.map((call) => {
-          if (blocked || !isRecord(call) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
+          if (blocked || current.ended || !isRecord(call)) return call;
           const toolIndex = typeof call.index === 'number' ? call.index : 0;
+          // A call's first delta opens its block at the client, arguments or not: the text before it goes first.
+          if (!enter(`tool:${toolIndex}`) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
           let guard = current.tools.get(toolIndex);
           if (!guard) {
             guard = options.newStreamGuard();
             current.tools.set(toolIndex, guard);
           }
+          current.channelArgs += call.function.arguments;
           const step = guard.push(call.function.arguments);
           blocked = take(step);
           return { ...call, function: { ...call.function, arguments: step.release } };
         });
+        if (current.ended) return null;
       }
       const finished = choice.finish_reason !== null && choice.finish_reason !== undefined;
       if (!blocked && finished) blocked = flushChoice(current, delta);
@@ -228,31 +289,48 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       return spans;
     };
 
+    /** Ends one text of a choice (see ChoiceState.channel), appending what it held to `delta`; the block, if any. */
+    const endChannel = (current: ChoiceState, channel: string, delta: Record<string, unknown>): Finding | null =>
+      channel.startsWith('tool:') ? endTool(current, Number(channel.slice(5)), delta) : endText(current, channel as TextField, delta);
+
+    const endText = (current: ChoiceState, field: TextField, delta: Record<string, unknown>): Finding | null => {
+      const guard = current.texts.get(field);
+      if (!guard) return null;
+      current.texts.delete(field);
+      const step = guard.end();
+      if (step.release) delta[field] = `${typeof delta[field] === 'string' ? delta[field] : ''}${step.release}`;
+      return take(step, changedSpans(current, field), current.bases.get(field));
+    };
+
+    const endTool = (current: ChoiceState, toolIndex: number, delta: Record<string, unknown>): Finding | null => {
+      const guard = current.tools.get(toolIndex);
+      if (!guard) return null;
+      current.tools.delete(toolIndex);
+      const step = guard.end();
+      const blocked = take(step);
+      if (blocked || !step.release) return blocked;
+      const calls = Array.isArray(delta.tool_calls) ? [...(delta.tool_calls as Choice[])] : [];
+      const at = calls.findIndex((call) => call.index === toolIndex);
+      if (at === -1) calls.push({ index: toolIndex, function: { arguments: step.release } });
+      else {
+        const call = calls[at] as Choice;
+        const fn = isRecord(call.function) ? call.function : {};
+        calls[at] = { ...call, function: { ...fn, arguments: `${typeof fn.arguments === 'string' ? fn.arguments : ''}${step.release}` } };
+      }
+      delta.tool_calls = calls;
+      return null;
+    };
+
     /** What a choice still holds, appended to `delta` (text to its content, arguments to their tool call). */
     const flushChoice = (current: ChoiceState, delta: Record<string, unknown>): Finding | null => {
-      for (const [field, guard] of current.texts) {
-        const step = guard.end();
-        if (step.release) delta[field] = `${typeof delta[field] === 'string' ? delta[field] : ''}${step.release}`;
-        const blocked = take(step, changedSpans(current, field));
+      for (const field of [...current.texts.keys()]) {
+        const blocked = endText(current, field, delta);
         if (blocked) return blocked;
       }
-      current.texts.clear();
-      for (const [toolIndex, guard] of current.tools) {
-        const step = guard.end();
-        const blocked = take(step);
+      for (const toolIndex of [...current.tools.keys()]) {
+        const blocked = endTool(current, toolIndex, delta);
         if (blocked) return blocked;
-        if (!step.release) continue;
-        const calls = Array.isArray(delta.tool_calls) ? [...(delta.tool_calls as Choice[])] : [];
-        const at = calls.findIndex((call) => call.index === toolIndex);
-        if (at === -1) calls.push({ index: toolIndex, function: { arguments: step.release } });
-        else {
-          const call = calls[at] as Choice;
-          const fn = isRecord(call.function) ? call.function : {};
-          calls[at] = { ...call, function: { ...fn, arguments: `${typeof fn.arguments === 'string' ? fn.arguments : ''}${step.release}` } };
-        }
-        delta.tool_calls = calls;
       }
-      current.tools.clear();
       return null;
     };
 
@@ -304,7 +382,10 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
             send({ ...chunk }, event);
             return;
           }
-          const choices = chunk.choices.map((choice) => (isRecord(choice) ? guardChoice(choice) : choice)).filter((choice) => choice !== null);
+          const before: Choice[] = [];
+          const choices = chunk.choices.map((choice) => (isRecord(choice) ? guardChoice(choice, before) : choice)).filter((choice) => choice !== null);
+          // What the texts the model moved on from held goes out first, in a chunk of its own.
+          if (before.length > 0) subscriber.next({ kind: 'chunk', chunk: { ...chunk, choices: before, ...('usage' in chunk ? { usage: null } : {}) } });
           // Every choice of this chunk had ended (blocked): nothing to send unless it carries usage (or events).
           if (choices.length === 0 && !chunk.usage && !(events && event.native?.events)) return;
           send({ ...chunk, choices }, event);
