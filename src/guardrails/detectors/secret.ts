@@ -41,8 +41,12 @@ const TOKENS: ReadonlyArray<{ type: Exclude<SecretType, 'private_key'>; re: RegE
 
 const BEGIN = /-----BEGIN [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----/g;
 const END = /-----END [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----/g;
-/** Characters of a PEM body: base64, whitespace, and the `Proc-Type: 4,ENCRYPTED` / `DEK-Info:` header lines. */
-const PEM_BODY = /[^A-Za-z0-9+/=\s:,-]/g;
+/**
+ * Characters of a PEM body: base64, whitespace, the `Proc-Type: 4,ENCRYPTED` / `DEK-Info:` header lines, and
+ * backslashes, for a key written inside a JSON or code string, its line breaks escaped (`\n`): a model writing the
+ * key into a tool call's arguments, where a body that stopped at the first `\` left all of it unredacted.
+ */
+const PEM_BODY = /[^A-Za-z0-9+/=\s:,\\-]/g;
 /** How far after a BEGIN line its END line may be: an RSA-8192 key in PEM is about 6.4 KB. */
 const MAX_KEY_BLOCK = 16_384;
 
@@ -73,9 +77,10 @@ function detectPrivateKeys(text: string, from: number, found: Detection[]): void
         const stop = PEM_BODY.exec(text);
         bodyRunEnd = stop === null ? text.length : stop.index;
       }
-      // The body run ends at its last non-space character: the whitespace after a key is not part of it.
+      // The body run ends at its last non-space character: the whitespace after a key is not part of it, nor a
+      // backslash, which escapes what follows the run (`\"` closing a string): redacted, it would leave a bare quote.
       end = Math.min(bodyRunEnd, headerEnd + MAX_KEY_BLOCK);
-      while (end > headerEnd && /\s/.test(text[end - 1]!)) end--;
+      while (end > headerEnd && (/\s/.test(text[end - 1]!) || text[end - 1] === '\\')) end--;
     }
     found.push({ start: begin.index, end, kind: 'secret', subtype: 'private_key' });
     return end;
