@@ -53,3 +53,13 @@ describe('secrets in streamed tool call arguments', () => {
     expect(JSON.parse(args)).toEqual({ note: 'key: [REDACTED:secret]', quoted: '"[REDACTED:secret]\\"' });
   });
 });
+
+describe('AWS credentials in a prompt', () => {
+  it('redacts the secret access key, not only its key ID, before the prompt goes upstream', async () => {
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    const pasted = `Why does this fail?\n[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = ${secret}\nregion = eu-west-1`;
+    await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: pasted }] });
+    const sent = upstream.calls.at(-1)?.body as { messages: Array<{ content: string }> };
+    expect(sent.messages[0]!.content).toBe('Why does this fail?\n[default]\naws_access_key_id = [REDACTED:secret]\naws_secret_access_key = [REDACTED:secret]\nregion = eu-west-1');
+  });
+});

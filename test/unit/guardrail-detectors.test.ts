@@ -187,6 +187,24 @@ describe('secret', () => {
     const text = 'risk-assessment-of-the-whole-team-plan, sk-short, task_live_demo, AKIA123, xoxb-1, eyJhbGciOi.notapayload, -----BEGIN PUBLIC KEY-----';
     expect(detectSecrets(text)).toEqual([]);
   });
+  it('finds an AWS secret access key by its label or its key ID, reporting the key alone', () => {
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    for (const text of [
+      `[default]\naws_secret_access_key = ${secret}\n`,
+      `export AWS_SECRET_ACCESS_KEY="${secret}"`,
+      `{"AccessKeyId": "AKIA", "SecretAccessKey": "${secret}"}`,
+      JSON.stringify({ nested: `{"SecretAccessKey": "${secret}"}` }),
+      `new S3Client({ credentials: { secretAccessKey: '${secret}' } })`,
+      `Access key ID,Secret access key\nAKIAIOSFODNN7EXAMPLE,${secret}`,
+    ]) {
+      const found = detectSecrets(text, 0, ['aws_secret_access_key']);
+      expect(found.map((f) => [text.slice(f.start, f.end), f.subtype]), text).toEqual([[secret, 'aws_secret_access_key']]);
+    }
+    // Forty base64 characters alone are a commit hash as often as a key; a placeholder is not one either.
+    for (const text of ['commit 3f786850e387550fdab836ed7e6dc881de23001b', `aws_secret_access_key = ${'x'.repeat(40)}`, `aws_secret_access_key = ${secret}X`]) {
+      expect(detectSecrets(text), text).toEqual([]);
+    }
+  });
   it('treats a private key with no END line as running to the end of its body', () => {
     const text = 'oops: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234\nabcd+/==\n\nand then prose.';
     const [found] = detectSecrets(text);

@@ -77,7 +77,7 @@ export const ACTIONS: readonly GuardrailAction[] = ['block', 'redact', 'flag'];
 export const SIDES: readonly GuardrailSide[] = ['input', 'output', 'both'];
 export const OUTPUT_BLOCKS: readonly OutputBlock[] = ['content_filter', 'error'];
 const NATIONAL_ID_FORMATS = ['us_ssn', 'uk_nino', 'es_dni', 'nl_bsn'] as const;
-const SECRET_TYPES = ['anthropic', 'openai', 'aws_access_key_id', 'github', 'slack', 'google_api_key', 'stripe', 'jwt', 'private_key'] as const;
+const SECRET_TYPES = ['anthropic', 'openai', 'aws_access_key_id', 'aws_secret_access_key', 'github', 'slack', 'google_api_key', 'stripe', 'jwt', 'private_key'] as const;
 
 export interface GuardrailKind {
   label: string;

@@ -6,12 +6,17 @@
  * | `anthropic`         | `sk-ant-<kind>-` and 20+ of `[A-Za-z0-9_-]`                            |
  * | `openai`            | `sk-`, `sk-proj-`, `sk-svcacct-`, `sk-admin-` and 20+ of `[A-Za-z0-9_-]` holding a digit |
  * | `aws_access_key_id` | `AKIA` or `ASIA` and 16 of `[A-Z0-9]`                                  |
+ * | `aws_secret_access_key` | 40 of `[A-Za-z0-9/+]` right after its label (`aws_secret_access_key =`, `"SecretAccessKey": `) or its access key ID (`AKIA…,`) |
  * | `github`            | `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_` and 36 alphanumerics, `github_pat_` and 22+ |
  * | `slack`             | `xoxa-`/`xoxb-`/`xoxp-`/`xoxr-`/`xoxs-` and 10+ of `[A-Za-z0-9-]`      |
  * | `google_api_key`    | `AIza` and 35 of `[A-Za-z0-9_-]`                                       |
  * | `stripe`            | `sk_live_`/`rk_live_` and 16+ alphanumerics                            |
  * | `jwt`               | `eyJ…` `.` `eyJ…` and an optional `.signature` (base64url)              |
  * | `private_key`       | `-----BEGIN … PRIVATE KEY-----` through its `-----END … PRIVATE KEY-----` line |
+ *
+ * An AWS secret access key has no shape of its own (40 base64 characters, like a git commit hash), so it is found by
+ * what it is written next to, as credentials files, environment variables, the CLI's JSON and the console's CSV
+ * write it; only the key itself is reported, not its label.
  *
  * Every token must stand alone (no token character right before or after it). A JWT matches from its header and
  * payload alone, so a token cut mid-signature (or mid-stream) is still caught. A private key block with no END line
@@ -25,13 +30,28 @@
 import { forEachMatch } from '../match-loop.js';
 import type { Detection } from '../types.js';
 
-export type SecretType = 'anthropic' | 'openai' | 'aws_access_key_id' | 'github' | 'slack' | 'google_api_key' | 'stripe' | 'jwt' | 'private_key';
-export const SECRET_TYPES: readonly SecretType[] = ['anthropic', 'openai', 'aws_access_key_id', 'github', 'slack', 'google_api_key', 'stripe', 'jwt', 'private_key'];
+export type SecretType = 'anthropic' | 'openai' | 'aws_access_key_id' | 'aws_secret_access_key' | 'github' | 'slack' | 'google_api_key' | 'stripe' | 'jwt' | 'private_key';
+export const SECRET_TYPES: readonly SecretType[] = ['anthropic', 'openai', 'aws_access_key_id', 'aws_secret_access_key', 'github', 'slack', 'google_api_key', 'stripe', 'jwt', 'private_key'];
 
-const TOKENS: ReadonlyArray<{ type: Exclude<SecretType, 'private_key'>; re: RegExp; valid?: (token: string) => boolean }> = [
+/** The length of an AWS secret access key, which ends its pattern (the label before it is not reported). */
+const AWS_SECRET_LENGTH = 40;
+/** An optional quote around a label or a value, escaped when the text is itself inside a JSON string. */
+const QUOTE = String.raw`(?:\\?["'])?`;
+const AWS_SECRET_VALUE = String.raw`${QUOTE}[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])`;
+const AWS_SECRET = new RegExp(
+  [
+    String.raw`(?<![A-Za-z0-9])(?:aws[_.-]?secret(?:[_.-]?access)?[_.-]?key|secret[_.-]?access[_.-]?key)${QUOTE}\s{0,4}[:=>]{1,2}\s{0,4}${AWS_SECRET_VALUE}`,
+    String.raw`(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}${QUOTE}[\s,;:|=]{1,4}${AWS_SECRET_VALUE}`,
+  ].join('|'),
+  'gi',
+);
+
+const TOKENS: ReadonlyArray<{ type: Exclude<SecretType, 'private_key'>; re: RegExp; valid?: (token: string) => boolean; tail?: number }> = [
   { type: 'anthropic', re: /(?<![\w-])sk-ant-[a-z0-9]{2,12}-[A-Za-z0-9_-]{20,200}(?![\w-])/g },
   { type: 'openai', re: /(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,200}(?![\w-])/g, valid: (token) => /\d/.test(token) },
   { type: 'aws_access_key_id', re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g },
+  // A placeholder (40 x's, a run of letters) is not a key: a real one mixes letters with digits, `/` or `+`.
+  { type: 'aws_secret_access_key', re: AWS_SECRET, tail: AWS_SECRET_LENGTH, valid: (match) => /[A-Za-z]/.test(match.slice(-AWS_SECRET_LENGTH)) && /[0-9/+]/.test(match.slice(-AWS_SECRET_LENGTH)) },
   { type: 'github', re: /(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,120})(?![\w-])/g },
   { type: 'slack', re: /(?<![\w-])xox[abprs]-[A-Za-z0-9-]{10,200}(?![\w-])/g },
   { type: 'google_api_key', re: /(?<![\w-])AIza[A-Za-z0-9_-]{35}(?![\w-])/g },
@@ -89,12 +109,12 @@ function detectPrivateKeys(text: string, from: number, found: Detection[]): void
 
 export function detectSecrets(text: string, from = 0, types: readonly SecretType[] = SECRET_TYPES): Detection[] {
   const found: Detection[] = [];
-  for (const { type, re, valid } of TOKENS) {
+  for (const { type, re, valid, tail } of TOKENS) {
     if (!types.includes(type)) continue;
     forEachMatch(re, text, from, (match) => {
       if (valid !== undefined && !valid(match[0])) return null;
       const end = match.index + match[0].length;
-      found.push({ start: match.index, end, kind: 'secret', subtype: type });
+      found.push({ start: tail === undefined ? match.index : end - tail, end, kind: 'secret', subtype: type });
       return end;
     });
   }
