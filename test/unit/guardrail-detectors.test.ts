@@ -102,10 +102,20 @@ describe('payment_card', () => {
     expect(detectPaymentCards('94111111111111111')).toEqual([]);
     expect(detectPaymentCards('0000 0000 0000 0000')).toEqual([]);
     // 13 digits, Luhn-valid, no major brand's prefix.
-    const unknown = '1000000000009';
+    const unknown = '9000000000001';
     expect(luhnValid(unknown)).toBe(true);
     expect(detectPaymentCards(unknown)).toHaveLength(1);
     expect(detectPaymentCards(unknown, 0, { requireKnownIin: true })).toEqual([]);
+  });
+  it('ignores Luhn-valid timestamps and IDs in ranges no network issues cards from, not the cards there are', () => {
+    // Epoch milliseconds, nanoseconds, a Snowflake ID and a compact date-time, each passing Luhn.
+    for (const number of ['1732838471271', '1732838400123456789', '1311261233246469788', '20241129054413']) {
+      expect(luhnValid(number)).toBe(true);
+      expect(detectPaymentCards(`at ${number} ok`), number).toEqual([]);
+    }
+    // A UATP card (15 digits from 1) and a Mir card (2200) are still cards.
+    expect(texts('uatp 135410014004955', detectPaymentCards('uatp 135410014004955'))).toEqual(['135410014004955']);
+    expect(texts('mir 2200 0000 0000 0004', detectPaymentCards('mir 2200 0000 0000 0004'))).toEqual(['2200 0000 0000 0004']);
   });
 });
 

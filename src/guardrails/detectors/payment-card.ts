@@ -3,7 +3,11 @@
  * `4111-1111-1111-1111`), passing the Luhn check. The brand is looked up from the issuer prefix (IIN) and reported
  * as the subtype; with `requireKnownIin` a number whose prefix matches no major brand is not reported (fewer false
  * positives on long reference numbers, at the cost of missing smaller networks). A run of one repeated digit
- * (`0000 0000 0000 0000`) passes Luhn but is a placeholder, not a card: dropped.
+ * (`0000 0000 0000 0000`) passes Luhn but is a placeholder, not a card: dropped. So are numbers in ranges no network
+ * issues cards from, which machines write long numbers in: a number starting with `1` (only UATP issues there, with 15
+ * digits, and GPN from 1946) is an epoch timestamp in ms, µs or ns or a Snowflake ID (Discord, X), and one starting
+ * with `20` a compact date-time (`20241129054413`); one in ten of them passes Luhn, so a log pasted into a prompt was
+ * refused by a card rule nearly every time.
  *
  * Linear time: one digit per repetition, each optionally preceded by one separator, so a run parses one way; a
  * match starts only where no digit or dash precedes it.
@@ -55,6 +59,12 @@ export function cardBrand(digits: string): string {
   return 'unknown';
 }
 
+/** Whether no card network issues numbers like these (see the module comment). */
+function outsideEveryNetwork(digits: string): boolean {
+  if (digits.startsWith('20')) return true;
+  return digits.startsWith('1') && digits.length !== 15 && !digits.startsWith('1946');
+}
+
 /** The fewest digits a card number has. */
 const MIN_DIGITS = 13;
 
@@ -89,7 +99,7 @@ export function detectPaymentCards(text: string, from = 0, options: PaymentCardO
     const card = cardIn(match[0]);
     if (card === null) return null;
     const digits = card.replace(/[ -]/g, '');
-    if (/^(\d)\1*$/.test(digits)) return null;
+    if (/^(\d)\1*$/.test(digits) || outsideEveryNetwork(digits)) return null;
     const brand = cardBrand(digits);
     if (options.requireKnownIin === true && brand === 'unknown') return null;
     const end = match.index + card.length;
