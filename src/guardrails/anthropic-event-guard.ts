@@ -27,12 +27,19 @@ function event(type: string, data: Record<string, unknown>): NativeStreamEvent {
  * back while a match may still span the next delta, redacted where one was found, the rest just before the block's
  * stop. Every other event (message_start, signatures, citations, pings, message_delta with its usage) goes out as it
  * came, so a stream nothing was found in reaches the client byte for byte, thinking signatures included. A blocking
- * finding ends the message there with `stop_reason: "refusal"`; later events are dropped. (The canonical chunks are
- * guarded alongside for the stages and logs that read them; this guard reports nothing itself.)
+ * finding ends the blocks there: later content events are dropped, and the upstream's own message_delta closes the
+ * message with `stop_reason: "refusal"` and the usage it reports (what the model generated was paid for, and the
+ * client's SDK counts it; an upstream cut off before it gets one with no usage). (The canonical chunks are guarded
+ * alongside for the stages and logs that read them; this guard reports nothing itself.)
  */
 export class AnthropicEventGuard {
   readonly format = 'anthropic';
   private readonly blocks = new Map<number, { text: BlockText; guard: TextStreamGuard }>();
+  /** A rule blocked the answer: no more content goes out, and the message ends as a refusal. */
+  private refused = false;
+  /** The refusal's message_delta went out. */
+  private closed = false;
+  /** The message is over (its message_stop went out): nothing more goes out. */
   private ended = false;
 
   constructor(private readonly newGuard: () => TextStreamGuard) {}
@@ -42,6 +49,10 @@ export class AnthropicEventGuard {
     const out: NativeStreamEvent[] = [];
     for (const item of events) {
       if (this.ended) break;
+      if (this.refused) {
+        this.afterRefusal(item, out);
+        continue;
+      }
       if (item.event !== 'content_block_start' && item.event !== 'content_block_delta' && item.event !== 'content_block_stop') {
         out.push(item);
         continue;
@@ -63,7 +74,7 @@ export class AnthropicEventGuard {
       if (item.event === 'content_block_stop') {
         if (block) {
           this.blocks.delete(index);
-          if (!this.release(index, block, block.guard.end(), out)) return out;
+          if (!this.release(index, block, block.guard.end(), out)) continue;
         }
         out.push(item);
         continue;
@@ -73,14 +84,14 @@ export class AnthropicEventGuard {
       if (block && typeof value !== 'string') {
         // Another delta of the block (a thinking's signature, a citation) follows the text before it: what is held
         // goes first, and the text after it starts a guard of its own.
-        if (!this.release(index, block, block.guard.end(), out)) return out;
+        if (!this.release(index, block, block.guard.end(), out)) continue;
         block.guard = this.newGuard();
       }
       if (!block || typeof value !== 'string') {
         out.push(item);
         continue;
       }
-      if (!this.release(index, block, block.guard.push(value), out)) return out;
+      if (!this.release(index, block, block.guard.push(value), out)) continue;
     }
     return out;
   }
@@ -89,20 +100,50 @@ export class AnthropicEventGuard {
   end(): NativeStreamEvent[] {
     const out: NativeStreamEvent[] = [];
     for (const [index, block] of this.blocks) {
-      if (this.ended || !this.release(index, block, block.guard.end(), out)) break;
+      if (this.ended || this.refused || !this.release(index, block, block.guard.end(), out)) break;
     }
     this.blocks.clear();
+    // Refused, and the upstream stopped short of its message_stop: the message still ends, as a refusal.
+    if (this.refused && !this.ended) {
+      this.ended = true;
+      this.closeRefusal(out);
+      out.push(event('message_stop', {}));
+    }
     return out;
+  }
+
+  /** The refusal's message_delta, with no usage (the upstream reported none), unless one went out. */
+  private closeRefusal(out: NativeStreamEvent[]): void {
+    if (this.closed) return;
+    this.closed = true;
+    out.push(event('message_delta', { delta: { stop_reason: 'refusal', stop_sequence: null }, usage: { output_tokens: 0 } }));
+  }
+
+  /** An event after a block: content is dropped; the message's end goes out, its stop reason made `refusal`. */
+  private afterRefusal(item: NativeStreamEvent, out: NativeStreamEvent[]): void {
+    if (item.event === 'message_delta' && !this.closed) {
+      const data = eventData(item);
+      const delta = data && isRecord(data.delta) ? data.delta : {};
+      this.closed = true;
+      out.push(event('message_delta', { ...data, delta: { ...delta, stop_reason: 'refusal', stop_sequence: null } }));
+      return;
+    }
+    if (item.event === 'message_stop' || item.event === 'error') {
+      this.ended = true;
+      if (item.event === 'message_stop') this.closeRefusal(out);
+      out.push(item);
+      return;
+    }
+    if (item.event === 'ping') out.push(item);
   }
 
   /** Appends a delta with what the guard released (none when nothing); false when a block stopped the message. */
   private release(index: number, block: { text: BlockText }, step: { release: string; blocked: unknown }, out: NativeStreamEvent[]): boolean {
     if (step.release !== '') out.push(event('content_block_delta', { index, delta: { type: block.text.delta, [block.text.field]: step.release } }));
     if (!step.blocked) return true;
-    this.ended = true;
+    this.refused = true;
+    this.blocks.clear();
     out.push(event('content_block_stop', { index }));
-    out.push(event('message_delta', { delta: { stop_reason: 'refusal', stop_sequence: null }, usage: { output_tokens: 0 } }));
-    out.push(event('message_stop', {}));
     return false;
   }
 }

@@ -30,6 +30,24 @@ describe('the Anthropic event guard', () => {
     expect(guard.pass([frame({ type: 'ping' })])).toEqual([]);
   });
 
+  it("closes a refused message with the upstream's own message_delta, its usage kept", () => {
+    const guard = new AnthropicEventGuard(newGuard);
+    const usage = { input_tokens: 12, output_tokens: 34 };
+    const out = guard.pass([
+      start,
+      text('the word is blue'),
+      text('bird and more'),
+      frame({ type: 'content_block_stop', index: 0 }),
+      frame({ type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } }),
+      frame({ type: 'ping' }),
+      frame({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage }),
+      frame({ type: 'message_stop' }),
+    ]);
+    expect(out.map((item) => item.event)).toEqual(['content_block_start', 'content_block_delta', 'content_block_stop', 'ping', 'message_delta', 'message_stop']);
+    expect(data(out[4] as NativeStreamEvent)).toEqual({ type: 'message_delta', delta: { stop_reason: 'refusal', stop_sequence: null }, usage });
+    expect(guard.end()).toEqual([]);
+  });
+
   it('sends what a cut-off stream held at its end', () => {
     const guard = new AnthropicEventGuard(newGuard);
     const held = guard.pass([start, text('short')]);
