@@ -50,6 +50,13 @@ describe('email', () => {
   });
 });
 
+describe('email, not a git remote', () => {
+  it('leaves scp-style remotes and ssh targets alone, and still finds an address before a colon and a space', () => {
+    const text = 'git clone git@github.com:acme/app.git; scp x deploy@build.example.com:/srv/app; mail jane@example.com: today';
+    expect(texts(text, detectEmails(text))).toEqual(['jane@example.com']);
+  });
+});
+
 describe('phone', () => {
   it('finds international and formatted national numbers', () => {
     const text = 'Call +1 (415) 555-2671, +44 20 7946 0958, +33612345678, (415) 555-2671, 415-555-2671, 020 7946 0958 or 06 12 34 56 78.';

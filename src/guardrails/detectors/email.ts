@@ -4,7 +4,9 @@
  * alphabetic top-level domain of 2 to 24 letters. Catches plus tags (`jane+news@example.com`) and addresses in angle
  * brackets or quotes (a quote is not between two letters, so `'user@example.com'` matches without its quotes). Leaves
  * out quoted local parts, other apostrophes, IP-literal domains and internationalised addresses: rare in prose, and
- * each would cost precision.
+ * each would cost precision. An address followed right away by `:` and a path (`git@github.com:acme/app.git`,
+ * `deploy@build.example.com:/srv/app`) is an scp-style git remote or ssh target, not a mailbox: left alone, as
+ * redacting it broke every clone command and `git remote -v` a coding agent read or wrote.
  *
  * Linear time: the local part must start where no local-part character precedes it (so inside one long word only
  * its first character is tried), and both parts are bounded; the domain is taken as one bounded run of
@@ -23,6 +25,8 @@ const EMAIL = /(?<![A-Za-z0-9._%+-]|[A-Za-z]'(?=[A-Za-z]))(?:[A-Za-z0-9._%+-]|(?
 const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 const TLD = /^[A-Za-z]{2,24}$/;
 const DOMAIN_CHAR = /[A-Za-z0-9.-]/;
+/** What follows `user@host:` in an scp-style path: a path character, not a space or the end of a sentence. */
+const REMOTE_PATH_CHAR = /[\w~/.-]/;
 
 /** The longest address this detector matches (64 + 1 + 189): what the stream guard must hold back to see one whole. */
 export const EMAIL_WINDOW = 254;
@@ -44,6 +48,7 @@ export function detectEmails(text: string, from = 0): Detection[] {
     if (!TLD.test(labels[labels.length - 1]!)) return null;
     if (!labels.every((label) => LABEL.test(label))) return null;
     const matchEnd = match.index + at + 1 + domain.length;
+    if (text[matchEnd] === ':' && REMOTE_PATH_CHAR.test(text[matchEnd + 1] ?? '')) return null;
     found.push({ start: match.index, end: matchEnd, kind: 'email' });
     return matchEnd;
   });
