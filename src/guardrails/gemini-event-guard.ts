@@ -11,46 +11,81 @@ type Json = Record<string, unknown>;
  * while a match may still span the next event, redacted where one was found); what is held goes out in the event
  * with the candidate's finish reason. A function call arrives whole and is checked whole. An event whose text the
  * guard left as it was goes out as it came, and every field of every event (grounding and citation metadata,
- * safety ratings, thought signatures, usage) is kept. A blocking finding ends the candidate there with
- * `finishReason: "SAFETY"`; later events are dropped. (The canonical chunks are guarded alongside for the stages
- * and logs that read them; this guard reports nothing itself.)
+ * safety ratings, thought signatures, usage) is kept. A blocking finding ends the candidate's text there: its later
+ * content is dropped, and the event that finishes it goes out with `finishReason: "SAFETY"` and no content, its
+ * usage kept (Gemini counts the answer's tokens in the last event only: ended at the block, a client was told none
+ * were generated). (The canonical chunks are guarded alongside for the stages and logs that read them; this guard
+ * reports nothing itself.)
  */
 export class GeminiEventGuard {
   readonly format = 'gemini';
   private readonly texts = new Map<string, TextStreamGuard>();
-  private ended = false;
+  /** Candidates a rule blocked, whose finishing event has not come yet: their content is dropped until it does. */
+  private readonly refused = new Set<number>();
+  /** Candidates whose SAFETY finish went out: anything more of theirs is dropped. */
+  private readonly closed = new Set<number>();
 
   constructor(private readonly newGuard: () => TextStreamGuard) {}
 
   pass(events: readonly NativeStreamEvent[]): NativeStreamEvent[] {
     const out: NativeStreamEvent[] = [];
     for (const item of events) {
-      if (this.ended) break;
       const data = eventData(item);
       if (data === null || !Array.isArray(data.candidates)) {
         out.push(item);
         continue;
       }
       let changed = false;
+      const kept: unknown[] = [];
       data.candidates.forEach((candidate: unknown, position: number) => {
-        if (isRecord(candidate) && this.candidate(candidate, typeof candidate.index === 'number' ? candidate.index : position)) changed = true;
+        if (!isRecord(candidate)) return kept.push(candidate);
+        const index = typeof candidate.index === 'number' ? candidate.index : position;
+        if (this.closed.has(index) || (this.refused.has(index) && (candidate.finishReason === undefined || candidate.finishReason === null))) {
+          changed = true;
+          return;
+        }
+        if (this.refused.has(index)) {
+          changed = true;
+          this.refused.delete(index);
+          kept.push(this.refusal(candidate, index));
+          return;
+        }
+        if (this.candidate(candidate, index)) changed = true;
+        kept.push(candidate);
       });
-      out.push(changed ? { event: item.event, data: JSON.stringify(data) } : item);
+      if (!changed) out.push(item);
+      // Only a refused candidate's dropped content: the event goes too (its running usage is repeated by later ones).
+      else if (kept.length > 0) out.push({ event: item.event, data: JSON.stringify({ ...data, candidates: kept }) });
     }
     return out;
   }
 
+  /** A refused candidate's finishing event: no content, `finishReason: "SAFETY"`, its other fields kept. */
+  private refusal(candidate: Json, index: number): Json {
+    this.closed.add(index);
+    const { content: _dropped, logprobsResult: _spelled, finishMessage: _message, ...rest } = candidate;
+    return { ...rest, index, finishReason: 'SAFETY' };
+  }
+
   /** What the candidates still hold, for a stream that ended without their finish reason (cut off). */
   end(): NativeStreamEvent[] {
-    if (this.ended) return [];
     const indexes = new Set([...this.texts.keys()].map((key) => Number(key.split(':')[0])));
     const candidates: Json[] = [];
     for (const index of indexes) {
       const parts: Json[] = [];
-      this.flush(index, null, parts);
-      if (parts.length > 0) candidates.push({ content: { parts, role: 'model' }, index });
+      if (this.flush(index, null, parts)) this.refuse(index);
+      else if (parts.length > 0) candidates.push({ content: { parts, role: 'model' }, index });
     }
+    // Refused candidates the upstream never finished still end, as refusals.
+    for (const index of this.refused) candidates.push(this.refusal({}, index));
+    this.refused.clear();
     return candidates.length === 0 ? [] : [{ event: '', data: JSON.stringify({ candidates }) }];
+  }
+
+  /** Marks a candidate refused: what its guards still hold is dropped. */
+  private refuse(index: number): void {
+    this.refused.add(index);
+    for (const kind of ['t', 'a']) this.texts.delete(`${index}:${kind}`);
   }
 
   /**
@@ -83,11 +118,17 @@ export class GeminiEventGuard {
       delete candidate.logprobsResult;
       changed = true;
     }
+    // The safe text before the match goes out; the candidate ends as a refusal now if this event finishes it, else
+    // with the event that does (see pass).
     const block = (): true => {
       if (content) content.parts = out;
       else candidate.content = { parts: out, role: 'model' };
-      candidate.finishReason = 'SAFETY';
-      this.ended = true;
+      this.refuse(index);
+      if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
+        this.refused.delete(index);
+        this.closed.add(index);
+        candidate.finishReason = 'SAFETY';
+      }
       return true;
     };
     for (const part of parts) {

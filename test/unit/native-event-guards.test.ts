@@ -67,6 +67,28 @@ describe('the Gemini event guard', () => {
     expect(out.map((item) => data(item).candidates[0].content.parts.map((part: { text: string }) => part.text).join('')).join('')).toBe('the word is ');
   });
 
+  it('drops a refused candidate until the event that finishes it, which keeps its usage; another candidate goes on', () => {
+    const guard = new GeminiEventGuard(newGuard);
+    const two = (first: unknown[], second: unknown[], finish: Record<string, unknown> = {}, usage: Record<string, unknown> = { promptTokenCount: 3 }): NativeStreamEvent => ({
+      event: '',
+      data: JSON.stringify({ candidates: [{ content: { role: 'model', parts: first }, index: 0, ...finish }, { content: { role: 'model', parts: second }, index: 1, ...finish }], usageMetadata: usage }),
+    });
+    const out = guard.pass([
+      // Longer than what the guards hold back (an email's 262 characters): the block is known before the last event.
+      two([{ text: `the bluebird sings ${'over the hills '.repeat(20)}` }], [{ text: 'a quiet answer that goes on ' }]),
+      two([{ text: 'more words after the block' }], [{ text: 'and on and on ' }]),
+      two([{ text: 'the end' }], [{ text: 'the end' }], { finishReason: 'STOP' }, { promptTokenCount: 3, candidatesTokenCount: 40 }),
+    ]);
+    const events = out.map((item) => data(item));
+    const first = events.flatMap((event) => event.candidates.filter((candidate: { index: number }) => candidate.index === 0));
+    const second = events.flatMap((event) => event.candidates.filter((candidate: { index: number }) => candidate.index === 1));
+    expect(first.map((candidate) => (candidate.content?.parts ?? []).map((part: { text: string }) => part.text).join('')).join('')).toBe('the ');
+    expect(first.at(-1)).toEqual({ index: 0, finishReason: 'SAFETY' });
+    expect(second.map((candidate) => candidate.content.parts.map((part: { text: string }) => part.text).join('')).join('')).toBe('a quiet answer that goes on and on and on the end');
+    expect(events.at(-1)!.usageMetadata).toEqual({ promptTokenCount: 3, candidatesTokenCount: 40 });
+    expect(guard.end()).toEqual([]);
+  });
+
   it('checks a call whole and reads redacted arguments back', () => {
     const guard = new GeminiEventGuard(newGuard);
     const [out] = guard.pass([event([{ functionCall: { name: 'send', args: { to: 'jane@example.com', n: 1 } }, thoughtSignature: 'c2ln' }], { finishReason: 'STOP' })]);
