@@ -232,8 +232,12 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       const spans: Array<[TextField, number, number]> = [];
       for (const field of TEXT_FIELDS) {
         const text = delta[field];
-        if (blocked || current.ended || typeof text !== 'string') continue;
-        if (text !== '' && !enter(field)) continue;
+        if (typeof text !== 'string') continue;
+        // Once the choice is blocked, no text of this delta goes out unchecked.
+        if (blocked || current.ended || (text !== '' && !enter(field))) {
+          delete delta[field];
+          continue;
+        }
         let guard = current.texts.get(field);
         const start = current.pushed.get(field) ?? 0;
         if (!guard) {

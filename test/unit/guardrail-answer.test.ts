@@ -72,6 +72,20 @@ describe('guardStream', () => {
     for (const piece of [...args.values()]) expect(piece).not.toMatch(/jane|bob/);
   });
 
+  it('sends no unchecked text of a delta whose other text blocked the choice', async () => {
+    const card = '4111 1111 1111 1111';
+    // The reasoning blocks while the same delta carries answer text; then the answer, ended by a refusal in one delta.
+    for (const deltas of [
+      [{ reasoning_content: `use ${card}`, content: `here it is: ${card}` }],
+      [{ content: `the card ${card}` }, { refusal: `no, not ${card}` }],
+      [{ content: 'the card 4111 1111 ' }, { content: '1111 1111', refusal: `no, not ${card}` }],
+    ]) {
+      const { chunks, finishOf } = await run([...deltas.map((delta) => chunk([{ index: 0, delta, finish_reason: null }])), chunk([{ index: 0, delta: {}, finish_reason: 'stop' }])]);
+      expect(JSON.stringify(chunks), JSON.stringify(deltas)).not.toContain('1111');
+      expect(finishOf(0)).toEqual(['content_filter']);
+    }
+  });
+
   it('sends what is held when a stream ends without a finish reason or usage chunk, redacted', async () => {
     const { textOf } = await run([chunk([text(0, 'mail me at jane')]), chunk([text(0, '.doe@example.com')])]);
     expect(textOf(0)).toBe('mail me at [REDACTED:email]');
