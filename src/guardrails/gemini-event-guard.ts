@@ -73,8 +73,13 @@ export class GeminiEventGuard {
     const candidates: Json[] = [];
     for (const index of indexes) {
       const parts: Json[] = [];
-      if (this.flush(index, null, parts)) this.refuse(index);
-      else if (parts.length > 0) candidates.push({ content: { parts, role: 'model' }, index });
+      if (this.flush(index, null, parts)) {
+        // Blocked by what it held: the safe text before the match, and the refusal.
+        this.refuse(index);
+        this.refused.delete(index);
+        this.closed.add(index);
+        candidates.push({ ...(parts.length > 0 ? { content: { parts, role: 'model' } } : {}), index, finishReason: 'SAFETY' });
+      } else if (parts.length > 0) candidates.push({ content: { parts, role: 'model' }, index });
     }
     // Refused candidates the upstream never finished still end, as refusals.
     for (const index of this.refused) candidates.push(this.refusal({}, index));

@@ -89,6 +89,12 @@ describe('the Gemini event guard', () => {
     expect(guard.end()).toEqual([]);
   });
 
+  it('ends a cut-off candidate whose held text blocks with the safe text and SAFETY', () => {
+    const guard = new GeminiEventGuard(newGuard);
+    expect(guard.pass([event([{ text: 'the word is blue' }]), event([{ text: 'bird' }])]).map((item) => data(item).candidates[0].content.parts[0].text).join('')).toBe('');
+    expect(guard.end().map((item) => data(item).candidates)).toEqual([[{ content: { parts: [{ text: 'the word is ' }], role: 'model' }, index: 0, finishReason: 'SAFETY' }]]);
+  });
+
   it('checks a call whole and reads redacted arguments back', () => {
     const guard = new GeminiEventGuard(newGuard);
     const [out] = guard.pass([event([{ functionCall: { name: 'send', args: { to: 'jane@example.com', n: 1 } }, thoughtSignature: 'c2ln' }], { finishReason: 'STOP' })]);
