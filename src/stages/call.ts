@@ -11,7 +11,7 @@ import type { UpstreamTransport } from '../providers/transport.js';
 import type { HealthRegistry } from '../routing/health-registry.js';
 import { BUS, HEALTH, TRANSPORT } from '../services.js';
 import type { BreakerPolicy } from '../core/config.js';
-import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../core/provider.js';
+import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest, UpstreamTimeouts } from '../core/provider.js';
 import { adapterFor } from '../providers/registry.js';
 import { reencodeEmbeddings } from '../providers/embedding-encoding.js';
 import { restoreExactNumbers } from '../exact-numbers.js';
@@ -348,7 +348,8 @@ class CallStage implements Stage {
         attempted(false, state.cancelled ? 'client_cancelled' : error.code);
         reject(withoutCredential(error, target.apiKey));
       };
-      const call = this.deps.transport.dispatch(built, target.provider.timeouts, target.provider.name, {
+      const timeouts = ctx.stream || ctx.operation !== 'chat' ? target.provider.timeouts : wholeAnswerTimeouts(target.provider.timeouts);
+      const call = this.deps.transport.dispatch(built, timeouts, target.provider.name, {
         onStart(status, responseHeaders) {
           firstByteMs = performance.now() - started;
           upstream.status = status;
@@ -559,3 +560,16 @@ export default definePlugin({
   requires: [BUS, TRANSPORT, HEALTH],
   create: (_options, _config, services) => new CallStage({ bus: services.get(BUS), transport: services.get(TRANSPORT), health: services.get(HEALTH) }),
 });
+
+const wholeAnswers = new WeakMap<UpstreamTimeouts, UpstreamTimeouts>();
+
+/**
+ * The timeouts of a whole (non-streamed) chat answer: it arrives with its headers, so the wait for them is the whole
+ * generation (a reasoning model's minutes), bounded by total_ms; first_byte_ms bounds how long a stream takes to start,
+ * as LiteLLM's `stream_timeout` does (its `timeout` covers the rest). Made once per provider's timeouts.
+ */
+function wholeAnswerTimeouts(timeouts: UpstreamTimeouts): UpstreamTimeouts {
+  let whole = wholeAnswers.get(timeouts);
+  if (!whole) wholeAnswers.set(timeouts, (whole = { ...timeouts, firstByteMs: timeouts.totalMs }));
+  return whole;
+}

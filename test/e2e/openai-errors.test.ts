@@ -234,13 +234,29 @@ describe('upstream failures', () => {
     await expect(request).rejects.toMatchObject({ status: 502, code: 'invalid_upstream_response' });
   });
 
-  it('answers 504 when the upstream sends nothing before the first-byte timeout', async () => {
+  it('answers 504 when a stream sends nothing before the first-byte timeout', async () => {
     upstream.enqueue({ kind: 'slow-headers', delayMs: 2000 });
     const started = Date.now();
-    const request = tg.client.chat.completions.create({ model: 'hasty/gpt-4o-mini', messages });
+    const request = tg.client.chat.completions.create({ model: 'hasty/gpt-4o-mini', messages, stream: true });
     await expect(request).rejects.toBeInstanceOf(OpenAI.InternalServerError);
     await expect(request).rejects.toMatchObject({ status: 504, code: 'upstream_timeout' });
+    await expect(request).rejects.toThrow(/sent no response within 300 ms/);
     expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('waits for a whole answer as long as total_ms allows (it comes with its headers), not first_byte_ms', async () => {
+    // A non-streamed answer the upstream takes 800 ms to write (a reasoning model's minutes, scaled down): past the
+    // 300 ms first-byte timeout, within the 1,500 ms total.
+    upstream.enqueue({ kind: 'slow-headers', delayMs: 800 });
+    const answer = await tg.client.chat.completions.create({ model: 'hasty/gpt-4o-mini', messages });
+    expect(answer.choices[0]?.message.content).toBeTruthy();
+    // One that takes longer than total_ms is a 504 saying so.
+    upstream.enqueue({ kind: 'slow-headers', delayMs: 3000 });
+    const started = Date.now();
+    const request = tg.client.chat.completions.create({ model: 'hasty/gpt-4o-mini', messages });
+    await expect(request).rejects.toMatchObject({ status: 504, code: 'upstream_timeout' });
+    await expect(request).rejects.toThrow(/did not finish within 1500 ms/);
+    expect(Date.now() - started).toBeLessThan(2900);
   });
 
   it('ends a stream that outlives the total timeout with an SSE error the client raises', async () => {

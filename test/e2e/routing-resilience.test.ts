@@ -24,7 +24,8 @@ function providers() {
   return {
     failing: provider(failing),
     limited: provider(limited),
-    stalling: provider(stalling, { first_byte_ms: 300, idle_ms: 300 }),
+    // first_byte_ms bounds a stream's start; a whole answer's wait is bounded by total_ms.
+    stalling: provider(stalling, { first_byte_ms: 300, idle_ms: 300, total_ms: 1_000 }),
     resetting: provider(resetting),
     healthy: provider(healthy),
   };
