@@ -22,7 +22,8 @@ function holdsTextDocument(message: ChatMessage): boolean {
  * The message with its plain-text documents as text parts, for formats that take no text file: OpenAI's Chat
  * Completions takes PDFs only as `file` parts and says to send a text file's contents as a text part
  * (https://developers.openai.com/api/docs/guides/file-inputs), other OpenAI-format servers take no files at all,
- * and the Bedrock and Cohere adapters refuse `file` parts. The model reads the same text either way.
+ * and Cohere takes no file (Bedrock takes a txt document, but its text works for every Bedrock model family). The
+ * model reads the same text either way.
  */
 function textDocumentsAsText(message: ChatMessage): ChatMessage {
   if (!holdsTextDocument(message)) return message;

@@ -64,6 +64,9 @@ const ALLOWED_FIELDS = new Set([
 ]);
 const BLOCK_MEMBERS = ['text', 'image', 'document', 'video', 'toolUse', 'toolResult', 'guardContent', 'cachePoint', 'reasoningContent'];
 const IMAGE_FORMATS = new Set(['png', 'jpeg', 'gif', 'webp']);
+const DOCUMENT_FORMATS = new Set(['pdf', 'csv', 'doc', 'docx', 'xls', 'xlsx', 'html', 'txt', 'md']);
+/** DocumentBlock.name: alphanumerics, whitespace (never two in a row), hyphens, parentheses, square brackets. */
+const DOCUMENT_NAME = /^[A-Za-z0-9\s\-()[\]]{1,200}$/;
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
 class ValidationError extends Error {}
@@ -110,6 +113,22 @@ function checkToolUseId(id: unknown, at: string): void {
   check(/^[a-zA-Z0-9_-]+$/.test(id as string), `1 validation error detected: Value '${String(id)}' at '${at}' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+`);
 }
 
+/**
+ * A DocumentBlock as Message and DocumentBlock document it: user turns only, a known format, base64 bytes, a name
+ * of the allowed characters, unique in the request, and at most five documents in all.
+ */
+function checkDocument(document: any, message: any, where: string, names: Set<string>): void {
+  check(message.role === 'user', `${where}: You can only include images and documents if the role is user.`);
+  check(isRecord(document) && DOCUMENT_FORMATS.has(document.format), `${where}.document.format must be one of [pdf, csv, doc, docx, xls, xlsx, html, txt, md].`);
+  const bytes = document.source?.bytes;
+  check(isRecord(document.source) && Object.keys(document.source).length === 1 && typeof bytes === 'string' && bytes !== '' && Buffer.from(bytes, 'base64').toString('base64') === bytes, `${where}.document.source.bytes must be base64.`);
+  const name = document.name;
+  check(typeof name === 'string' && DOCUMENT_NAME.test(name) && !/\s\s/.test(name), `The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character.`);
+  check(!names.has(name.toLowerCase()), "Messages can't contain duplicate document names. Rename the document and retry your request.");
+  names.add(name.toLowerCase());
+  check(names.size <= 5, 'You can include up to five documents in a request.');
+}
+
 /** Validates a Converse body the way the service does, with its wording for the common mistakes. */
 function validateConverse(body: unknown): void {
   check(isRecord(body), 'Malformed input request, please reformat your input and try again.');
@@ -118,10 +137,14 @@ function validateConverse(body: unknown): void {
   check(Array.isArray(messages) && messages.length > 0, 'The messages field is required and must contain at least one message.');
   check(messages[0]?.role === 'user', 'A conversation must start with a user message. Try again with a conversation that starts with a user message.');
   const toolUseIds = new Set<string>();
+  const documentNames = new Set<string>();
   messages.forEach((message: any, i: number) => {
     check(message.role === 'user' || message.role === 'assistant', `messages.${i}.role must be one of [user, assistant].`);
     if (i > 0) check(messages[i - 1].role !== message.role, 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.');
     check(Array.isArray(message.content) && message.content.length > 0, `messages.${i}.content must contain at least one content block.`);
+    if (message.content.some((block: any) => isRecord(block) && 'document' in block)) {
+      check(message.content.some((block: any) => isRecord(block) && 'text' in block), 'If you include a document block in a message, you must also include a text block.');
+    }
     message.content.forEach((block: any, j: number) => {
       const where = `messages.${i}.content.${j}`;
       const members = isRecord(block) ? Object.keys(block).filter((key) => BLOCK_MEMBERS.includes(key)) : [];
@@ -132,6 +155,7 @@ function validateConverse(body: unknown): void {
         const bytes = block.image?.source?.bytes;
         check(typeof bytes === 'string' && bytes !== '' && Buffer.from(bytes, 'base64').toString('base64') === bytes, `${where}.image.source.bytes must be base64.`);
       }
+      if ('document' in block) checkDocument(block.document, message, where, documentNames);
       if ('toolUse' in block) {
         check(message.role === 'assistant', `${where}: toolUse blocks belong to assistant messages.`);
         check(typeof block.toolUse.toolUseId === 'string' && typeof block.toolUse.name === 'string' && isRecord(block.toolUse.input), `${where}.toolUse needs toolUseId, name and an object input.`);

@@ -5,11 +5,13 @@ import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 import { fitBudget, thinkingOf } from '../anthropic/thinking.js';
 import { upstreamToolCallId } from '../tool-call-ids.js';
+import { DocumentTranslator, documentsText, type DocumentBlock } from './documents.js';
 
 /** A Converse content block (only the members tollgate sends). */
 export type ConverseBlock =
   | { text: string }
   | { image: { format: ImageFormat; source: { bytes: string } } }
+  | DocumentBlock
   | { toolUse: { toolUseId: string; name: string; input: unknown } }
   | { toolResult: { toolUseId: string; content: Array<{ text: string }> } };
 
@@ -65,7 +67,7 @@ function textOf(content: unknown, where: string): string {
     .join('');
 }
 
-function userBlocks(content: unknown, where: string): ConverseBlock[] {
+function userBlocks(content: unknown, where: string, documents: DocumentTranslator): ConverseBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
   if (!Array.isArray(content)) throw bad('message content must be a string or an array of parts.', where);
   const blocks: ConverseBlock[] = [];
@@ -76,6 +78,8 @@ function userBlocks(content: unknown, where: string): ConverseBlock[] {
     } else if (part.type === 'image_url') {
       const image = part.image_url;
       blocks.push(imageBlock(isRecord(image) ? image.url : image, `${where}.${i}`));
+    } else if (part.type === 'file') {
+      blocks.push(documents.block(part, `${where}.${i}`));
     } else {
       throw bad(`content part type '${quoteInput(String(part.type))}' is not supported.`, `${where}.${i}`);
     }
@@ -124,6 +128,7 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
   const turns: ConverseMessage[] = [];
   const system: Array<{ text: string }> = [];
   let usesTools = false;
+  const documents = new DocumentTranslator();
   messages.forEach((message, i) => {
     const where = `messages.${i}`;
     switch (message.role) {
@@ -134,7 +139,7 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
         break;
       }
       case 'user':
-        pushTurn(turns, 'user', userBlocks(message.content, `${where}.content`));
+        pushTurn(turns, 'user', userBlocks(message.content, `${where}.content`, documents));
         break;
       case 'assistant': {
         const blocks = assistantBlocks(message, where);
@@ -154,6 +159,11 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
         throw bad(`message role '${quoteInput(String(message.role))}' is not supported.`, `${where}.role`);
     }
   });
+  // Checked once turns are merged: a document's text block may come from the next message of the same turn.
+  for (const turn of turns) {
+    const text = turn.role === 'user' ? documentsText(turn.content) : null;
+    if (text) turn.content.push(text);
+  }
   return { turns, system, usesTools };
 }
 
