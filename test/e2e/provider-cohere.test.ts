@@ -203,6 +203,24 @@ describe('cohere through the gateway', () => {
     expect(upstream.calls).toHaveLength(0);
   });
 
+  it("refuses a PDF with a 400 that says Cohere takes documents only as text, in the client's own shape", async () => {
+    const pdf = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+    const openai = await tg.client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file', file: { filename: 'a.pdf', file_data: `data:application/pdf;base64,${pdf}` } }] }] })
+      .catch((e: unknown) => e as APIError);
+    expect(openai).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((openai as APIError).message).toMatch(/file of type application\/pdf.*Cohere's Chat API takes documents only as text/);
+    expect(((openai as APIError).error as any)?.param).toBe('messages[0].content[1]');
+
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+    const refused = await anthropic.messages
+      .create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: 'summarise' }] }] })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/Cohere's Chat API takes documents only as text/);
+    expect(upstream.calls).toHaveLength(0);
+  });
+
   it('records the catalogue price of the reported usage, cache hits included', async () => {
     upstream.setCachedTokens(4);
     const completion = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'price this answer please' }] });

@@ -42,8 +42,21 @@ function userContent(content: unknown, param: string): unknown {
       if (typeof image.url !== 'string') throw unsupported('an image_url part needs image_url.url', `${param}[${i}]`);
       return { type: 'image_url', image_url: { url: image.url, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) } };
     }
+    if (isRecord(part) && part.type === 'file') throw unsupported(fileRefusal(part), `${param}[${i}]`);
     throw unsupported(`content parts of type '${quoteInput(String(isRecord(part) ? part.type : typeof part))}' are not supported`, `${param}[${i}]`);
   });
+}
+
+/**
+ * Why a file part cannot go: Cohere's v2 Chat API takes documents only as text fields (its `documents` field and
+ * `document` content, https://docs.cohere.com/docs/rag-quickstart), never a file's bytes, and
+ * reading a PDF's text is not the gateway's job.
+ */
+function fileRefusal(part: Json): string {
+  const data = isRecord(part.file) ? part.file.file_data : undefined;
+  const type = typeof data === 'string' ? /^data:([^;,]+)/.exec(data)?.[1] : undefined;
+  const what = type ? `a file of type ${quoteInput(type.toLowerCase())}` : 'a file';
+  return `${what} cannot be sent: Cohere's Chat API takes documents only as text, not files. Send the document's text as a text part, or use a provider that reads PDFs (Anthropic, OpenAI, Gemini, Vertex AI, Bedrock).`;
 }
 
 function toolCalls(calls: unknown, param: string): Json[] {
