@@ -145,6 +145,23 @@ describe('bedrock through the gateway', () => {
     expect(sent.toolConfig.tools[0].toolSpec).toEqual({ name: 'get_weather', description: 'Weather for a city', inputSchema: { json: weather.function.parameters } });
   });
 
+  it('sends a tool result with no output as a non-blank toolResult, which Converse requires', async () => {
+    const completion = await tg.client.chat.completions.create({
+      model: MODEL,
+      tools: [weather],
+      messages: [
+        { role: 'user', content: 'weather in Paris' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: '' },
+      ],
+    });
+    expect(completion.choices[0]?.message.content).toMatch(/^tool said: /);
+    const result = upstream.calls[0]?.body.messages[2].content[0].toolResult;
+    expect(result.toolUseId).toBe('call_1');
+    expect(result.content).toHaveLength(1);
+    expect(result.content[0].text.trim()).not.toBe('');
+  });
+
   it('answers a turn after tool calls when the client offers no tools any more', async () => {
     // An agent's last turn ("now summarise") often drops `tools` but keeps the tool history, which OpenAI accepts.
     const call = { id: 'tooluse_history1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };

@@ -167,6 +167,9 @@ function validateConverse(body: unknown): void {
         checkToolUseId(block.toolResult.toolUseId, `messages.${i}.member.content.${j}.member.toolResult.toolUseId`);
         check(toolUseIds.has(block.toolResult.toolUseId), `${where}.toolResult.toolUseId does not match any toolUse block.`);
         check(Array.isArray(block.toolResult.content), `${where}.toolResult.content must be a list.`);
+        block.toolResult.content.forEach((part: any, k: number) => {
+          if (isRecord(part) && 'text' in part) check(typeof part.text === 'string' && part.text.trim() !== '', `The text field in the ToolResultContentBlock object at ${where}.toolResult.content.${k} is blank. Add text to the text field, and try again.`);
+        });
       }
       if (('toolUse' in block || 'toolResult' in block) && !isRecord(body.toolConfig)) {
         throw new ValidationError('The toolConfig field must be defined when using toolUse and toolResult content blocks.');

@@ -124,6 +124,9 @@ function pushTurn(turns: ConverseMessage[], role: 'user' | 'assistant', blocks: 
   else turns.push({ role, content: blocks });
 }
 
+/** A tool result's text when the tool's answer held none. */
+const NO_TEXT_OUTPUT = '(no text output)';
+
 function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[]; system: Array<{ text: string }>; usesTools: boolean } {
   const turns: ConverseMessage[] = [];
   const system: Array<{ text: string }> = [];
@@ -151,8 +154,11 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
         usesTools = true;
         if (typeof message.tool_call_id !== 'string') throw bad('tool messages need a tool_call_id.', `${where}.tool_call_id`);
         // Text, not `json` or `status`: every Converse model takes text results; json and status are Claude-only.
+        // Converse refuses a blank text in a tool result as it does elsewhere; a tool that printed nothing, or
+        // answered only with a file (Claude Code's Read of a PDF, whose document follows in the user turn), says so.
         const text = textOf(message.content, `${where}.content`);
-        pushTurn(turns, 'user', [{ toolResult: { toolUseId: upstreamToolCallId(message.tool_call_id), content: [{ text }] } }]);
+        const content = [{ text: text.trim() === '' ? NO_TEXT_OUTPUT : text }];
+        pushTurn(turns, 'user', [{ toolResult: { toolUseId: upstreamToolCallId(message.tool_call_id), content } }]);
         break;
       }
       default:
