@@ -66,6 +66,19 @@ describe('documents to Bedrock', () => {
     ]);
   });
 
+  it('streams the answer about a document as Claude Code asks for it', async () => {
+    const message = await anthropic()
+      .messages.stream({
+        model: CLAUDE,
+        max_tokens: 200,
+        messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }, { type: 'text', text: 'what does it say?' }] }],
+      })
+      .finalMessage();
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'echo: what does it say?' });
+    expect(upstream.calls[0]?.action).toBe('converse-stream');
+    expect(upstream.calls[0]?.body.messages[0].content[0]).toEqual({ document: { format: 'pdf', name: 'document', source: { bytes: PDF } } });
+  });
+
   it("reads the PDF Claude Code's Read tool answered with: the turn gets the text block Converse requires", async () => {
     const message = await anthropic().messages.create({
       model: CLAUDE,

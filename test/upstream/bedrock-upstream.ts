@@ -126,7 +126,7 @@ function checkDocument(document: any, message: any, where: string, names: Set<st
   check(typeof name === 'string' && DOCUMENT_NAME.test(name) && !/\s\s/.test(name), `The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character.`);
   check(!names.has(name.toLowerCase()), "Messages can't contain duplicate document names. Rename the document and retry your request.");
   names.add(name.toLowerCase());
-  check(names.size <= 5, 'You can include up to five documents in a request.');
+  check(names.size <= 5, "You can't include more than 5 documents in a request.");
 }
 
 /** Validates a Converse body the way the service does, with its wording for the common mistakes. */
