@@ -129,6 +129,18 @@ describe('documents to Bedrock', () => {
     ]);
   });
 
+  it('leaves out a whitespace-only text part beside a file, which Converse would refuse as blank', async () => {
+    await tg.client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: [filePart('memo.pdf', 'application/pdf', PDF), { type: 'text', text: ' \n' }] }] });
+    const blocks = upstream.calls[0]?.body.messages[0].content;
+    expect(blocks[0]).toEqual({ document: { format: 'pdf', name: 'memo', source: { bytes: PDF } } });
+    expect(blocks.slice(1)).toEqual([{ text: 'Attached document: memo' }]);
+
+    upstream.reset();
+    await tg.client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'system', content: '\n' }, { role: 'user', content: [{ type: 'text', text: ' ' }, { type: 'text', text: 'hi' }] }] });
+    expect(upstream.calls[0]?.body.system).toBeUndefined();
+    expect(upstream.calls[0]?.body.messages[0].content).toEqual([{ text: 'hi' }]);
+  });
+
   it('sends a /genai inlineData PDF as a document block', async () => {
     const ai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai`, timeout: 15_000 } });
     const answer = await ai.models.generateContent({

@@ -177,6 +177,7 @@ function validateConverse(body: unknown): void {
     });
   });
   if (body.system !== undefined) check(Array.isArray(body.system) && body.system.every((s: any) => typeof s.text === 'string'), 'system must be a list of {text} blocks.');
+  if (body.system !== undefined) check(body.system.every((s: any) => s.text.trim() !== ''), 'The text field in the SystemContentBlock object is blank. Add text to the text field, and try again.');
   const inference = body.inferenceConfig;
   if (inference !== undefined) {
     check(isRecord(inference), 'inferenceConfig must be an object.');

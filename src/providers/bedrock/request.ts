@@ -67,14 +67,18 @@ function textOf(content: unknown, where: string): string {
     .join('');
 }
 
+/**
+ * A user message's blocks. Whitespace-only texts are left out: Converse refuses a text block that is blank ("text
+ * content blocks must contain non-whitespace text"), and whitespace says nothing to the model.
+ */
 function userBlocks(content: unknown, where: string, documents: DocumentTranslator): ConverseBlock[] {
-  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
+  if (typeof content === 'string') return content.trim() === '' ? [] : [{ text: content }];
   if (!Array.isArray(content)) throw bad('message content must be a string or an array of parts.', where);
   const blocks: ConverseBlock[] = [];
   content.forEach((part: unknown, i) => {
     if (!isRecord(part)) throw bad('content parts must be objects.', `${where}.${i}`);
     if (part.type === 'text') {
-      if (typeof part.text === 'string' && part.text !== '') blocks.push({ text: part.text });
+      if (typeof part.text === 'string' && part.text.trim() !== '') blocks.push({ text: part.text });
     } else if (part.type === 'image_url') {
       const image = part.image_url;
       blocks.push(imageBlock(isRecord(image) ? image.url : image, `${where}.${i}`));
@@ -138,7 +142,8 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
       case 'system':
       case 'developer': {
         const text = textOf(message.content, `${where}.content`);
-        if (text !== '') system.push({ text });
+        // A blank system text goes the way of a blank user text (see userBlocks).
+        if (text.trim() !== '') system.push({ text });
         break;
       }
       case 'user':
