@@ -11,6 +11,8 @@ export const DEFAULTS = {
   // Reasoning models can think for minutes between headers and the first token; silence longer than this is a stall.
   idleTimeoutMs: 300_000,
   shutdownGraceMs: 30_000,
+  // Well under the idle timeouts of common proxies and load balancers (nginx and AWS ALB 60 s, Cloudflare 100 s).
+  streamKeepaliveMs: 15_000,
   // Long enough for a large body on a slow link; the whole request (headers and body) must arrive within it.
   requestTimeoutMs: 60_000,
   headersTimeoutMs: 30_000,

@@ -164,6 +164,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
       idle_ms: settings.upstreamTimeouts.idleMs,
     },
     shutdown_grace_ms: settings.shutdownGraceMs,
+    stream_keepalive_ms: settings.streamKeepaliveMs,
     log_level: settings.logLevel,
     log_retention_days: settings.logRetentionDays,
     ...(settings.logMaxEntries !== null ? { log_max_entries: settings.logMaxEntries } : {}),

@@ -127,6 +127,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
       idleMs: api.upstream_timeouts?.idle_ms ?? file.upstream_timeouts?.idle_ms ?? positiveIntFromEnv(env, 'TOLLGATE_IDLE_TIMEOUT_MS') ?? DEFAULTS.idleTimeoutMs,
     },
     shutdownGraceMs: api.shutdown_grace_ms ?? file.shutdown_grace_ms ?? intFromEnv(env, 'TOLLGATE_SHUTDOWN_GRACE_MS', MAX_TIMER_MS) ?? DEFAULTS.shutdownGraceMs,
+    streamKeepaliveMs: api.stream_keepalive_ms ?? file.stream_keepalive_ms ?? DEFAULTS.streamKeepaliveMs,
     requestTimeoutMs:
       api.request_timeout_ms ?? file.request_timeout_ms ?? positiveIntFromEnv(env, 'TOLLGATE_REQUEST_TIMEOUT_MS') ?? DEFAULTS.requestTimeoutMs,
     headersTimeoutMs:

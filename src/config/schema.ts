@@ -395,6 +395,12 @@ export const settingsSchema = z.strictObject({
     'Largest upstream answer tollgate reads: a whole non-streamed body, or one event of a stream (default 33554432, 32 MiB). Past it the request fails with 502 and the upstream connection is closed.',
   ),
   shutdown_grace_ms: ms().nonnegative().optional().describe('How long in-flight requests may run after SIGTERM.'),
+  stream_keepalive_ms: ms()
+    .nonnegative()
+    .optional()
+    .describe(
+      'While a streamed answer is silent this long (a reasoning model thinking), a keep-alive goes to the client so reverse proxies and load balancers do not cut it as idle: `event: ping` on /anthropic, an SSE comment (`: keep-alive`) on the other routes. 0 turns it off (default 15000).',
+    ),
   request_timeout_ms: ms()
     .positive()
     .optional()

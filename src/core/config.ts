@@ -521,6 +521,8 @@ export interface Settings {
   maxBodyBytes: number;
   upstreamTimeouts: UpstreamTimeouts;
   shutdownGraceMs: number;
+  /** A streamed answer silent this long gets a keep-alive (its dialect's ping or an SSE comment); 0: never. */
+  streamKeepaliveMs: number;
   /** Receiving a whole request (headers and body) may take this long; applied when the server starts. */
   requestTimeoutMs: number;
   /** Receiving the request headers may take this long; applied when the server starts. */

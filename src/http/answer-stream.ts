@@ -5,6 +5,7 @@ import type { RequestContext } from '../core/context.js';
 import type { Log } from '../log.js';
 import type { RenderedError } from './render-error.js';
 import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
+import type { Touch } from './stream-keepalive.js';
 
 /**
  * Headers of every event-stream answer, whatever the dialect. The routes add them to the request's own headers (a
@@ -20,8 +21,11 @@ export const SSE_HEADERS = {
 /** Headers of a whole JSON answer (added as SSE_HEADERS are). */
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
-/** A writer whose writes within one tick (events decoded from one upstream read) go out in one write. */
-export function tickCorkedWriter(res: ServerResponse): (text: string) => void {
+/**
+ * A writer whose writes within one tick (events decoded from one upstream read) go out in one write; each write
+ * tells the stream's keep-alive (see stream-keepalive.ts), when it has one, that the answer is not silent.
+ */
+export function tickCorkedWriter(res: ServerResponse, touch: Touch | null = null): (text: string) => void {
   let corked = false;
   const uncork = (): void => {
     corked = false;
@@ -33,6 +37,7 @@ export function tickCorkedWriter(res: ServerResponse): (text: string) => void {
       res.cork();
       process.nextTick(uncork);
     }
+    touch?.();
     res.write(text);
   };
 }

@@ -8,6 +8,8 @@ export type UpstreamMode =
   | { kind: 'error'; status: number; type?: string; code?: string | null; message?: string; headers?: Record<string, string> }
   | { kind: 'slow-headers'; delayMs: number }
   | { kind: 'slow-chunks'; delayMs: number }
+  /** A stream's headers at once, then silence (a reasoning model thinking) before its first frame. */
+  | { kind: 'silent-start'; delayMs: number }
   | { kind: 'stall-after'; chunks: number }
   | { kind: 'reset' }
   | { kind: 'break-after'; chunks: number }
@@ -82,7 +84,8 @@ export async function deliverStream(ex: Exchange, headers: HeaderMap, frames: re
   const { res } = ex;
   res.writeHead(200, headers);
   // Headers normally travel with the first frame; flush them now when no frame follows right away.
-  if (limit === 0) res.flushHeaders();
+  if (limit === 0 || mode.kind === 'silent-start') res.flushHeaders();
+  if (mode.kind === 'silent-start' && !(await ex.sleep(mode.delayMs))) return;
   for (let i = 0; i < frames.length; i++) {
     if (i >= limit) return stopAt(ex, mode);
     if (i > 0 && delay > 0 && !(await ex.sleep(delay))) return;

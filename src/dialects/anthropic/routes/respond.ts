@@ -13,6 +13,7 @@ import type { Log } from '../../../log.js';
 import { renderAnthropicError } from './errors.js';
 import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import { gatewayError } from '../../../core/errors.js';
+import { ANTHROPIC_PING, streamKeepAlive } from '../../../http/stream-keepalive.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, 'request-id': ctx.id, ...ctx.responseHeaders };
@@ -38,13 +39,14 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
   let nativeText: string | undefined;
   /** Whether the stream passes an Anthropic upstream's events through; its first chunk decides (null before it). */
   let passThrough: boolean | null = null;
-  const write = tickCorkedWriter(res);
+  const open = (): void => {
+    res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
+    headersSent = true;
+  };
+  const write = tickCorkedWriter(res, streamKeepAlive(res, ctx, ANTHROPIC_PING, open));
   const sendText = (text: string): void => {
     if (text === '') return;
-    if (!headersSent) {
-      res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
-      headersSent = true;
-    }
+    if (!headersSent) open();
     write(text);
   };
   const send = (events: AnthropicStreamEvent[]): void => {

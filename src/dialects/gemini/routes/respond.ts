@@ -14,6 +14,7 @@ import type { Log } from '../../../log.js';
 import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import type { RenderedError } from '../../../http/render-error.js';
 import { gatewayError } from '../../../core/errors.js';
+import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
 import { answeredByGemini } from '../../../core/answered-by.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -52,17 +53,19 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
   /** Decided by the first chunk: whether the upstream's own events go to the client (else the rendered chunks). */
   let passThrough: boolean | null = null;
   let embeddings: EmbeddingsResponse | null = null;
-  const write = tickCorkedWriter(res);
+  const open = (): void => {
+    res.writeHead(200, Object.assign(baseHeaders(ctx), arrayFraming ? JSON_HEADERS : SSE_HEADERS));
+    headersSent = true;
+  };
+  // An SSE stream only: a JSON-array stream (no alt=sse) has no comment syntax its readers would skip.
+  const write = tickCorkedWriter(res, arrayFraming ? null : streamKeepAlive(res, ctx, SSE_COMMENT, open));
   const frame = (event: Json): string => {
     if (!arrayFraming) return sseFrame(event);
     return `${events++ === 0 ? '[' : ',\r\n'}${JSON.stringify(event)}`;
   };
   const sendText = (text: string): void => {
     if (text === '') return;
-    if (!headersSent) {
-      res.writeHead(200, Object.assign(baseHeaders(ctx), arrayFraming ? JSON_HEADERS : SSE_HEADERS));
-      headersSent = true;
-    }
+    if (!headersSent) open();
     write(text);
   };
   const send = (list: Json[]): void => {

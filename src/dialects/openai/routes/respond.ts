@@ -9,6 +9,7 @@ import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
 import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import { openAIErrorBody, renderOpenAIError } from '../../../http/render-error.js';
+import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
 import { gatewayError } from '../../../core/errors.js';
 
 /**
@@ -54,9 +55,14 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
   /** The upstream's own text of that answer, when no stage replaced it (see openAINativeJson). */
   let completionText: string | null = null;
   let usage: StreamUsageShaper | null = null;
+  let shaperChosen = false;
   let framer: ((native: NativeAnswer | undefined) => string | null) | null = null;
   const clientAskedUsage = ctx.operation === 'chat' && ctx.request.stream_options?.include_usage === true;
-  const write = tickCorkedWriter(res);
+  const open = (): void => {
+    res.writeHead(200, Object.assign(baseHeaders(ctx, extra), SSE_HEADERS));
+    started = true;
+  };
+  const write = tickCorkedWriter(res, streamKeepAlive(res, ctx, SSE_COMMENT, open));
   return serveAnswer(res, ctx, answer, log, {
     next(event) {
       if (event.kind !== 'chunk') {
@@ -65,10 +71,11 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         completionText = openAINativeJson(event.native, ctx.responseModel);
         return;
       }
-      if (!started) {
-        res.writeHead(200, Object.assign(baseHeaders(ctx, extra), SSE_HEADERS));
-        started = true;
-        // Chunks flow only once an attempt has answered, so the upstream that serves the stream is known here.
+      if (!started) open();
+      if (!shaperChosen) {
+        shaperChosen = true;
+        // Chunks flow only once an attempt has answered, so the upstream that serves the stream is known here (and
+        // not yet when a keep-alive opened the stream: a fallback may serve it).
         usage = usageShaperFor(ctx);
       }
       // The usage an OpenAI-format upstream was asked for by the gateway (to charge by its count), not by the client.

@@ -1,0 +1,74 @@
+import type { ServerResponse } from 'node:http';
+import type { RequestContext } from '../core/context.js';
+
+/** Anthropic's own keep-alive, byte for byte as its API sends it during long generations; its SDKs skip it. */
+export const ANTHROPIC_PING = 'event: ping\ndata: {"type": "ping"}\n\n';
+
+/**
+ * An SSE comment: every SSE parser skips it (the OpenAI SDK's decoder, the Google GenAI SDK's, which reads only
+ * `data:` events, EventSource), as OpenAI-compatible servers and proxies send it.
+ */
+export const SSE_COMMENT = ': keep-alive\n\n';
+
+/** Marks the answer as active now; the dialect calls it on each write of its own events. */
+export type Touch = () => void;
+
+/**
+ * Whether the attempt under way has its upstream's 2xx headers: the upstream took the request and is generating,
+ * so a failure from here on is one of a started stream, which the client would see in the stream anyway.
+ */
+function upstreamAnswering(ctx: RequestContext): boolean {
+  const status = ctx.upstream?.status ?? 0;
+  return status >= 200 && status < 300;
+}
+
+/**
+ * Keeps a streamed answer's connection alive while it is silent: a reasoning model may think for minutes before
+ * (and between) its events, and a reverse proxy's or load balancer's idle timeout (nginx and AWS ALB 60 s,
+ * Cloudflare 100 s) would cut the client off, which abandons the upstream call. After `settings.stream_keepalive_ms`
+ * of silence `frame` goes out, again after each further interval of silence.
+ *
+ * Before the answer's headers, `open` (the dialect writing its 200 and event-stream headers) is called only once the
+ * upstream has answered 2xx. Until then an attempt may still fail with a status the client's SDK acts on (a 429 or
+ * 5xx it retries, a 400) and its wait is bounded by first_byte_ms, under common idle timeouts. Once the upstream
+ * streams, only keep-alives, which no client counts as answer, precede its first event: the call stage may still
+ * move on to another target (it does until an event was emitted), and the fallback's events follow in the same
+ * response; a failure of every target then comes as the dialect's error event, as after any started stream.
+ *
+ * The frame is written straight to the socket, never through the pipeline: request logs, guardrails, the cache and
+ * token counts see only the upstream's events. A full socket buffer (a client not reading) gets no keep-alive.
+ * Returns the dialect's `Touch`, or null when there is nothing to keep alive (not a stream, or the setting is 0).
+ */
+export function streamKeepAlive(res: ServerResponse, ctx: RequestContext, frame: string, open: () => void): Touch | null {
+  // Read per request from its config snapshot, so a changed setting applies from the next request on.
+  const interval = ctx.config.settings.streamKeepaliveMs;
+  if (!ctx.stream || interval <= 0) return null;
+  let last = performance.now();
+  let timer: NodeJS.Timeout | null = null;
+  const arm = (ms: number): void => {
+    timer = setTimeout(beat, ms);
+    timer.unref();
+  };
+  function beat(): void {
+    timer = null;
+    if (res.writableEnded || res.destroyed) return;
+    const wait = interval - (performance.now() - last);
+    // Something was written since: wait out the rest of an interval from then (a timer may fire a millisecond early).
+    if (wait > 1) return arm(wait);
+    if (!res.headersSent && upstreamAnswering(ctx)) open();
+    if (res.headersSent) {
+      if (!res.writableNeedDrain) res.write(frame);
+      last = performance.now();
+    }
+    arm(interval);
+  }
+  arm(interval);
+  // 'close' comes after the end too: no timer outlives the answer, holding it.
+  res.once('close', () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  });
+  return () => {
+    last = performance.now();
+  };
+}
