@@ -154,7 +154,7 @@ describe('keep-alives while the upstream is silent', () => {
     await expect(client.messages.stream({ model: 'stalling/o3', max_tokens: 100, messages: hi }).finalMessage()).rejects.toThrow(/idle|timed out|timeout/i);
   });
 
-  it('keeps them out of the request log', async () => {
+  it('keeps them out of the request log and its time to first token', async () => {
     openai.enqueue(silent);
     const response = await fetch(`${tg.url}/v1/chat/completions`, {
       method: 'POST',
@@ -163,14 +163,16 @@ describe('keep-alives while the upstream is silent', () => {
     });
     const id = response.headers.get('x-request-id');
     expect(await response.text()).toContain(': keep-alive');
-    let entry: { response_body?: string } | null = null;
+    let entry: { response_body?: string; first_token_ms?: number } | null = null;
     for (let i = 0; i < 100 && !entry; i++) {
       const found = await jsonRequest(tg.url, 'GET', `/api/logs/${id}`);
-      if (found.status === 200) entry = found.body as { response_body?: string };
+      if (found.status === 200) entry = found.body as { response_body?: string; first_token_ms?: number };
       else await new Promise((done) => setTimeout(done, 50));
     }
     expect(entry?.response_body).toBeTruthy();
     expect(entry?.response_body).not.toContain('keep-alive');
+    // Nor are they the answer's first token.
+    expect(entry?.first_token_ms).toBeGreaterThanOrEqual(SILENCE - 50);
   });
 
   it('sends none when the upstream is quick, nor for a whole answer', async () => {
