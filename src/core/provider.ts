@@ -114,7 +114,13 @@ export interface ProviderAdapter {
    */
   readonly answerFormat?: string;
   /**
-   * `native`, given only when the client's dialect speaks this adapter's `format`: the client's own body, which
+   * The wire format of the bodies this adapter exchanges with `target`, when it depends on the model: Vertex AI
+   * speaks Anthropic's Messages API to its Claude models (rawPredict), so an Anthropic client of one is passed
+   * through (see buildChatRequest's `native`). Defaults to `format`.
+   */
+  nativeFormat?(target: Target): string;
+  /**
+   * `native`, given only when the client's dialect speaks this adapter's format for `target` (nativeFormat): the client's own body, which
    * the adapter sends with only what tollgate must change (the model), so every field arrives as the client wrote it.
    */
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest;

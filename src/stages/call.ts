@@ -364,7 +364,7 @@ class CallStage implements Stage {
             buffered = [];
             // A body declared too large is refused before a byte of it is read.
             if (declaredLength(responseHeaders) > maxBytes) throw answerTooLarge(target, `the upstream answer (content-length ${declaredLength(responseHeaders)})`);
-          } else if (run.chatRequest !== null) decoder = adapter.createStreamDecoder(target, run.chatRequest, nativeRequest(ctx, adapter), verbatim(ctx, adapter));
+          } else if (run.chatRequest !== null) decoder = adapter.createStreamDecoder(target, run.chatRequest, nativeRequest(ctx, adapter, target), verbatim(ctx, adapter));
         },
         onData(chunk) {
           if (buffered) {
@@ -380,7 +380,7 @@ class CallStage implements Stage {
           const chunks = decoder ? decoder.push(chunk) : [];
           // What the upstream counted so far, charged should the stream be cut before its final usage.
           if (decoder?.usageSoFar) ctx.usageSoFar = decoder.usageSoFar();
-          const native = nativeEvents(adapter, decoder);
+          const native = nativeEvents(ctx, adapter, target, decoder);
           if (chunks.length > 0 || native !== null) pendingBytes = 0;
           else if ((pendingBytes += chunk.length) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');
           relayChunks(ctx, chunks, emit, native, decoder?.nativePerChunk === true);
@@ -404,7 +404,7 @@ class CallStage implements Stage {
               // Judged before the tail is relayed: a usage chunk made at the end of a stream that never finished (Gemini's
               // usage with no candidate) would otherwise start the answer, and the attempt could no longer move on.
               if (!tail.complete) throw invalidUpstream(target.provider.name, 'the upstream stream ended before its end marker; the answer may be incomplete.');
-              relayChunks(ctx, tail.chunks, emit, nativeEvents(adapter, decoder), decoder.nativePerChunk === true);
+              relayChunks(ctx, tail.chunks, emit, nativeEvents(ctx, adapter, target, decoder), decoder.nativePerChunk === true);
               // A stream that ended properly without one event (some servers answer a failed generation with a bare
               // `data: [DONE]`) is a bad upstream answer, not an empty one: failing here lets the request move on to
               // another target, and the client gets a 502 naming the provider rather than the dialect's 500.
@@ -428,8 +428,13 @@ class CallStage implements Stage {
  * null: the attempt then translates the canonical request, as on a failover to another format, or when a plugin
  * changed the request and not the body (`outdated`).
  */
-function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter): NativeRequest | null {
-  return ctx.native !== null && ctx.native.outdated !== true && ctx.native.format === adapter.format ? ctx.native : null;
+function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): NativeRequest | null {
+  return ctx.native !== null && ctx.native.outdated !== true && ctx.native.format === nativeFormat(adapter, target) ? ctx.native : null;
+}
+
+/** The wire format this adapter speaks with this target (see ProviderAdapter.nativeFormat). */
+function nativeFormat(adapter: ProviderAdapter, target: Target): string {
+  return adapter.nativeFormat?.(target) ?? adapter.format;
 }
 
 /**
@@ -440,7 +445,7 @@ function limitsFor(ctx: RequestContext, target: Target): Promise<TargetLimits | 
   if (ctx.operation !== 'chat') return null;
   const adapter = adapterFor(target.provider.vendor.format);
   const clientFormat = ctx.native?.format ?? ctx.verbatimFormat ?? 'openai';
-  if (!adapter || answerFormat(adapter) === clientFormat) return null;
+  if (!adapter || answerFormat(adapter) === clientFormat || nativeFormat(adapter, target) === clientFormat) return null;
   return modelLimits(target.provider.vendor.id, target.model).catch(() => null);
 }
 
@@ -468,7 +473,10 @@ function callableGroups(ctx: RequestContext): readonly CandidateGroup[] {
   if (native === null || !native.untranslatable) return groups;
   const callable: CandidateGroup[] = [];
   for (const group of groups) {
-    const candidates = group.candidates.filter((candidate) => candidate.target.provider.vendor.format === native.format);
+    const candidates = group.candidates.filter((candidate) => {
+      const adapter = adapterFor(candidate.target.provider.vendor.format);
+      return adapter !== undefined && nativeFormat(adapter, candidate.target) === native.format;
+    });
     if (candidates.length > 0) callable.push({ name: group.name, candidates });
   }
   if (callable.length === 0) throw native.untranslatable;
@@ -485,10 +493,14 @@ function verbatim(ctx: RequestContext, adapter: ProviderAdapter): boolean {
   return ctx.verbatimFormat !== null && ctx.verbatimFormat === answerFormat(adapter);
 }
 
-/** The upstream's own stream events the decoder kept since it was last asked, when native; null when none. */
-function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): NativeAnswer | null {
+/**
+ * The upstream's own stream events the decoder kept since it was last asked, when native (in the client's format) or
+ * verbatim (in the adapter's answer format); null when none.
+ */
+function nativeEvents(ctx: RequestContext, adapter: ProviderAdapter, target: Target, decoder: StreamDecoder | null): NativeAnswer | null {
   const events = decoder?.takeNative?.();
-  return events && events.length > 0 ? { format: answerFormat(adapter), events } : null;
+  if (!events || events.length === 0) return null;
+  return { format: nativeRequest(ctx, adapter, target)?.format ?? answerFormat(adapter), events };
 }
 
 /**
@@ -496,7 +508,7 @@ function nativeEvents(adapter: ProviderAdapter, decoder: StreamDecoder | null): 
  * without an embeddings API cannot take embeddings.
  */
 function buildRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target, chatRequest: ChatCompletionRequest | null): UpstreamRequest {
-  if (ctx.operation === 'chat') return adapter.buildChatRequest(chatRequest ?? requestFor(ctx, adapter, target), target, nativeRequest(ctx, adapter));
+  if (ctx.operation === 'chat') return adapter.buildChatRequest(chatRequest ?? requestFor(ctx, adapter, target), target, nativeRequest(ctx, adapter, target));
   if (!adapter.buildEmbeddingsRequest || !adapter.parseEmbeddingsResponse) {
     throw gatewayError('embeddings_not_supported', `Provider '${target.provider.name}' (${target.provider.vendor.displayName}) has no embeddings API in tollgate.`, { param: 'model' });
   }
@@ -531,7 +543,8 @@ function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: 
   ctx.usage = completion.usage ?? null;
   // The adapter accepted the body as an answer, so a client of the same format may have it as it came.
   // The text goes along so the dialect writes the upstream's own digits (JSON.parse rounds integers past 2^53).
-  if (nativeRequest(ctx, adapter) !== null) emit({ kind: 'completion', completion, native: { format: adapter.format, body: body as Record<string, unknown>, text } });
+  const native = nativeRequest(ctx, adapter, target);
+  if (native !== null) emit({ kind: 'completion', completion, native: { format: native.format, body: body as Record<string, unknown>, text } });
   else if (verbatim(ctx, adapter)) emit({ kind: 'completion', completion, native: { format: answerFormat(adapter), text } });
   else emit({ kind: 'completion', completion });
 }

@@ -157,3 +157,25 @@ describe('vertex: cost contract', () => {
     expect(claudeCost.usd).toBeCloseTo(claudeReference!.total_price, 9);
   });
 });
+
+describe("vertex: an Anthropic client's own body for Claude (native pass-through)", () => {
+  const body = { model: 'vertex/claude-sonnet-4-5', max_tokens: 50, top_k: 5, stream: true, messages: [{ role: 'user', content: 'hi' }], future_field: { a: 1 } };
+  const native = { format: 'anthropic', body };
+
+  it('speaks Anthropic’s format to Claude models only', () => {
+    expect(vertexAdapter.nativeFormat?.(target('claude-sonnet-4-5'))).toBe('anthropic');
+    expect(vertexAdapter.nativeFormat?.(target('gemini-2.5-pro'))).toBe('vertex');
+  });
+
+  it('sends the body as written, without model, with the Vertex version, on streamRawPredict for a stream', () => {
+    const built = vertexAdapter.buildChatRequest({ ...request, stream: true }, target('claude-sonnet-4-5'), native);
+    expect(built.url).toMatch(/publishers\/anthropic\/models\/claude-sonnet-4-5:streamRawPredict$/);
+    const { model: _model, ...rest } = body;
+    expect(JSON.parse(built.body ?? '')).toEqual({ ...rest, anthropic_version: 'vertex-2023-10-16' });
+  });
+
+  it('keeps an anthropic_version the client wrote', () => {
+    const built = vertexAdapter.buildChatRequest(request, target('claude-sonnet-4-5'), { format: 'anthropic', body: { ...body, anthropic_version: 'vertex-2099-01-01' } });
+    expect(JSON.parse(built.body ?? '').anthropic_version).toBe('vertex-2099-01-01');
+  });
+});

@@ -125,9 +125,13 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
       return forward(res, `${gemini.url}/v1beta/models/${name}${suffix}`, { 'content-type': 'application/json', 'x-goog-api-key': 'gemini-behind-vertex' }, raw);
     }
     if (method !== 'rawPredict' && method !== 'streamRawPredict') return googleError(res, 400, 'FAILED_PRECONDITION', 'Claude models are served by rawPredict.');
-    if (body?.anthropic_version !== 'vertex-2023-10-16' || 'model' in body) {
+    // Claude on Vertex names the model in the URL and the API version in the body, refusing the other ways round.
+    const refusal = body?.anthropic_version === undefined ? 'anthropic_version: Field required'
+      : body.anthropic_version !== 'vertex-2023-10-16' ? `anthropic_version: Input should be 'vertex-2023-10-16'`
+        : 'model' in body ? 'model: Extra inputs are not permitted' : null;
+    if (refusal !== null) {
       res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'anthropic_version: vertex-2023-10-16 is required and model must not be in the body' } }));
+      res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: refusal } }));
       return;
     }
     const { anthropic_version: _version, ...rest } = body;

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { ChatCompletionRequest } from '../../core/canonical.js';
+import type { ChatCompletionRequest, NativeRequest } from '../../core/canonical.js';
 import { anthropicError, completionOf, createAnthropicStreamDecoder, defaultMaxTokens, messagesBody } from '../anthropic/index.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
@@ -9,10 +9,9 @@ import { jsonHeaders as headers } from '../upstream-request.js';
 import { pathSegment, unsafeModelName } from '../../path-segment.js';
 import { gatewayError } from '../../core/errors.js';
 import { withFields } from '../../core/with-fields.js';
+import { ANTHROPIC_VERTEX_VERSION, vertexMessagesBody } from './native.js';
 
 const DEFAULT_LOCATION = 'us-central1';
-/** The Messages API version Anthropic's models on Vertex take in the body (instead of a header). */
-const ANTHROPIC_VERTEX_VERSION = 'vertex-2023-10-16';
 
 /** Claude models live under the `anthropic` publisher; everything else is Google's. */
 function isAnthropic(model: string): boolean {
@@ -83,15 +82,24 @@ function isAnthropicErrorBody(bodyText: string): boolean {
 export const vertexAdapter: ProviderAdapter = {
   format: 'vertex',
 
-  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+  // Claude's rawPredict takes Anthropic's Messages body and answers in Anthropic's format: an Anthropic client's own
+  // body goes through (native pass-through), as to Anthropic's API.
+  nativeFormat: (target: Target) => (isAnthropic(target.model) ? 'anthropic' : 'vertex'),
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     const stream = request.stream === true;
     if (isAnthropic(target.model)) {
-      const { model: _model, ...body } = messagesBody(request, target.model);
+      let body: Record<string, unknown>;
+      if (native) body = vertexMessagesBody(native);
+      else {
+        const { model: _model, ...translated } = messagesBody(request, target.model);
+        body = { anthropic_version: ANTHROPIC_VERTEX_VERSION, ...translated };
+      }
       return {
         method: 'POST',
         url: modelUrl(target, stream ? 'streamRawPredict' : 'rawPredict'),
         headers: headers(target),
-        body: JSON.stringify({ anthropic_version: ANTHROPIC_VERTEX_VERSION, ...body }),
+        body: JSON.stringify(body),
       };
     }
     return {
@@ -121,9 +129,9 @@ export const vertexAdapter: ProviderAdapter = {
     return isAnthropic(target.model) ? completionOf(body, target.provider.name) : completionFromGemini(body, target.model, target.provider.name);
   },
 
-  createStreamDecoder(target, request) {
+  createStreamDecoder(target, request, native) {
     return isAnthropic(target.model)
-      ? createAnthropicStreamDecoder(target.provider.name, request)
+      ? createAnthropicStreamDecoder(target.provider.name, request, { keepEvents: native !== undefined && native !== null })
       : createGeminiStreamDecoder(target.model, target.provider.name, request.stream_options?.include_usage === true);
   },
 

@@ -35,7 +35,7 @@ function fallbacksOf(body: unknown): string[] {
 /**
  * Anthropic's Messages API under `/anthropic`, for Anthropic SDK clients (`baseURL: http://host/anthropic`).
  * The request becomes a canonical one and runs through the same pipeline as `/v1` (keys, budgets, routing,
- * logs); an attempt on an Anthropic upstream sends the client's own body and its answer comes back as the
+ * logs); an attempt on an Anthropic upstream (Claude on Vertex AI included) sends the client's own body and its answer comes back as the
  * upstream wrote it (native pass-through), any other upstream's answer is rendered back from the canonical one.
  * The client's `anthropic-version` and `anthropic-beta` go to an Anthropic upstream (forward-headers.ts), on
  * messages and count_tokens alike; other formats never see them.
