@@ -349,6 +349,7 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
     ['seed', 'seed'],
     ['presencePenalty', 'presence_penalty'],
     ['frequencyPenalty', 'frequency_penalty'],
+    ['candidateCount', 'n'],
   ];
   for (const [gemini, openai] of numbers) {
     const raw = field(config, gemini);
@@ -358,8 +359,8 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
     if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidArgument(`Invalid value at 'generation_config.${gemini}', ${JSON.stringify(raw)}`, `generationConfig.${gemini}`);
     fields[openai] = value;
   }
-  const candidates = field(config, 'candidateCount');
-  if (typeof candidates === 'number' && candidates !== 1) fields.n = candidates;
+  // One candidate is every vendor's default; n travels only when more are asked for.
+  if (fields.n === 1) delete fields.n;
   const stops = field(config, 'stopSequences');
   if (Array.isArray(stops) && stops.length > 0) {
     if (stops.some((stop) => typeof stop !== 'string')) throw invalidArgument("Invalid value at 'generation_config.stop_sequences'", 'generationConfig.stopSequences');
