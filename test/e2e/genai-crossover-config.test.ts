@@ -1,12 +1,14 @@
+import { GoogleGenAI } from '@google/genai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
-// Generation settings of a /genai request reaching a provider of another format (OpenAI), as the
-// @google/genai SDK and raw clients send them: what Google's API reads must not be silently dropped on the way.
+// Generation settings of a /genai request reaching a provider of another format (OpenAI), with the official
+// @google/genai SDK: what Google's API reads must not be silently dropped on the way.
 
 let openai: ScriptedUpstream;
 let tg: RunningGateway;
+let ai: GoogleGenAI;
 
 beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
@@ -14,6 +16,7 @@ beforeAll(async () => {
     settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
     providers: { openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' } },
   });
+  ai = new GoogleGenAI({ apiKey: 'client-side-key', httpOptions: { baseUrl: `${tg.url}/genai`, timeout: 15_000 } });
 });
 
 afterAll(async () => {
@@ -43,5 +46,47 @@ describe('/genai generation settings -> OpenAI model', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { status: string } }).error.status).toBe('INVALID_ARGUMENT');
     expect(openai.calls).toHaveLength(0);
+  });
+
+  it('asks for log probabilities (responseLogprobs, logprobs) and gives them back as logprobsResult and avgLogprobs', async () => {
+    const logprobs = {
+      content: [
+        { token: 'Hi', logprob: -0.5, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.5, bytes: [72, 105] }, { token: 'Hello', logprob: -1.5, bytes: [72, 101, 108, 108, 111] }] },
+        { token: '!', logprob: -0.25, bytes: [33], top_logprobs: [{ token: '!', logprob: -0.25, bytes: [33] }] },
+      ],
+      refusal: null,
+    };
+    const whole = { id: 'chatcmpl-lp', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop', logprobs }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } };
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(whole) });
+    const response = await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: 'greet', config: { responseLogprobs: true, logprobs: 2 } });
+    expect(openai.calls.at(-1)?.body).toMatchObject({ logprobs: true, top_logprobs: 2 });
+    const candidate = response.candidates?.[0];
+    expect(candidate?.avgLogprobs).toBeCloseTo(-0.375);
+    expect(candidate?.logprobsResult).toEqual({
+      chosenCandidates: [
+        { token: 'Hi', logProbability: -0.5 },
+        { token: '!', logProbability: -0.25 },
+      ],
+      topCandidates: [
+        { candidates: [{ token: 'Hi', logProbability: -0.5 }, { token: 'Hello', logProbability: -1.5 }] },
+        { candidates: [{ token: '!', logProbability: -0.25 }] },
+      ],
+      logProbabilitySum: -0.75,
+    });
+  });
+
+  it('gives streamed log probabilities back on each event, as Gemini streams them', async () => {
+    const step = (token: string, logprob: number) => ({ content: [{ token, logprob, bytes: [...Buffer.from(token)], top_logprobs: [{ token, logprob, bytes: [...Buffer.from(token)] }] }], refusal: null });
+    const event = (delta: object, logprobs: object | null, finish: string | null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-lps', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish, logprobs }] })}\n\n`;
+    const usage = `data: ${JSON.stringify({ id: 'chatcmpl-lps', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })}\n\n`;
+    const body = event({ role: 'assistant', content: 'Hi' }, step('Hi', -0.5), null) + event({ content: '!' }, step('!', -0.25), null) + event({}, null, 'stop') + usage + 'data: [DONE]\n\n';
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const events = [];
+    for await (const chunk of await ai.models.generateContentStream({ model: 'openai/gpt-4o-mini', contents: 'greet', config: { responseLogprobs: true, logprobs: 1 } })) events.push(chunk);
+    expect(openai.calls.at(-1)?.body).toMatchObject({ logprobs: true, top_logprobs: 1 });
+    const texts = events.filter((chunk) => chunk.candidates?.[0]?.content?.parts?.length);
+    expect(texts.map((chunk) => chunk.candidates?.[0]?.logprobsResult?.chosenCandidates)).toEqual([[{ token: 'Hi', logProbability: -0.5 }], [{ token: '!', logProbability: -0.25 }]]);
+    expect(texts[1]?.candidates?.[0]?.avgLogprobs).toBe(-0.25);
   });
 });

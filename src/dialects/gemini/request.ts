@@ -366,6 +366,16 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
     if (stops.some((stop) => typeof stop !== 'string')) throw invalidArgument("Invalid value at 'generation_config.stop_sequences'", 'generationConfig.stopSequences');
     fields.stop = stops;
   }
+  // Gemini's top candidates per step (`logprobs`) count only with responseLogprobs, as OpenAI's top_logprobs with logprobs.
+  if (field(config, 'responseLogprobs') === true) {
+    fields.logprobs = true;
+    const top = field(config, 'logprobs');
+    const count = typeof top === 'string' && top.trim() !== '' ? Number(top) : top;
+    if (count !== undefined && count !== null) {
+      if (typeof count !== 'number' || !Number.isInteger(count)) throw invalidArgument(`Invalid value at 'generation_config.logprobs', ${JSON.stringify(top)}`, 'generationConfig.logprobs');
+      fields.top_logprobs = count;
+    }
+  }
   const format = responseFormat(config, options);
   if (format) fields.response_format = format;
   const thinking = field(config, 'thinkingConfig');

@@ -3,6 +3,7 @@ import { type Json } from '../../wire/gemini/shapes.js';
 import { geminiFinishReason } from '../../wire/gemini/finish-reasons.js';
 import { geminiUsageMetadata } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
+import { geminiLogprobs } from './logprobs.js';
 
 /** What the reply needs besides the completion. */
 export interface GeminiReplyContext {
@@ -90,6 +91,8 @@ export function generateContentResponse(completion: ChatCompletion, reply: Gemin
   const candidates = completion.choices.filter(isRecord).map((choice, position) => ({
     content: { role: 'model', parts: messageParts(isRecord(choice.message) ? choice.message : {}, reply) },
     finishReason: finishReasonOf(choice, reply),
+    // Asked for by responseLogprobs: OpenAI's per-token logprobs as Gemini writes them.
+    ...geminiLogprobs(choice.logprobs),
     index: typeof choice.index === 'number' ? choice.index : position,
   }));
   const out: Json = { candidates };

@@ -5,6 +5,7 @@ import { finishReasonOf, functionCallPart, geminiResponseId, thoughtSignatureOf,
 import { geminiUsageMetadata } from '../../wire/gemini/usage.js';
 import { type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
+import { geminiLogprobs } from './logprobs.js';
 
 /** One event as Gemini's `alt=sse` framing writes it. */
 export function sseFrame(event: Json): string {
@@ -26,6 +27,8 @@ interface BufferedCall {
 interface Candidate {
   parts: Json[];
   finishReason: string | null;
+  /** The logprobs of this event's tokens (responseLogprobs), as Gemini's streamed candidates carry them. */
+  logprobs?: ReturnType<typeof geminiLogprobs>;
 }
 
 /**
@@ -58,9 +61,9 @@ export class GeminiStreamRenderer {
       if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.buffer(index, call);
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         const held = this.finished.get(index);
-        this.finished.set(index, { parts: [...(held?.parts ?? []), ...parts, ...this.takeCalls(index)], finishReason: finishReasonOf(choice, this.reply) });
+        this.finished.set(index, { parts: [...(held?.parts ?? []), ...parts, ...this.takeCalls(index)], finishReason: finishReasonOf(choice, this.reply), logprobs: geminiLogprobs(choice.logprobs) });
       } else if (parts.length > 0) {
-        candidates.push(this.candidate(index, { parts, finishReason: null }));
+        candidates.push(this.candidate(index, { parts, finishReason: null, logprobs: geminiLogprobs(choice.logprobs) }));
       }
     });
     return candidates.length > 0 ? [this.event(candidates)] : [];
@@ -115,6 +118,7 @@ export class GeminiStreamRenderer {
   private candidate(index: number, candidate: Candidate): Json {
     const out: Json = { content: { role: 'model', parts: candidate.parts }, index };
     if (candidate.finishReason !== null) out.finishReason = candidate.finishReason;
+    if (candidate.logprobs) Object.assign(out, candidate.logprobs);
     return out;
   }
 
