@@ -1,4 +1,4 @@
-import { GoogleGenAI } from '@google/genai';
+import { GoogleGenAI, Type } from '@google/genai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -88,5 +88,30 @@ describe('/genai generation settings -> OpenAI model', () => {
     const texts = events.filter((chunk) => chunk.candidates?.[0]?.content?.parts?.length);
     expect(texts.map((chunk) => chunk.candidates?.[0]?.logprobsResult?.chosenCandidates)).toEqual([[{ token: 'Hi', logProbability: -0.5 }], [{ token: '!', logProbability: -0.25 }]]);
     expect(texts[1]?.candidates?.[0]?.avgLogprobs).toBe(-0.25);
+  });
+
+  it('asks a model of another format for an answer whose responseSchema root is not an object (an array), and gives that back', async () => {
+    // Google's own structured-output example is a list of recipes; OpenAI takes only an object at the root, so the
+    // gateway asks for the list as an object's one property and takes it out again.
+    const responseSchema = { type: Type.ARRAY, items: { type: Type.OBJECT, properties: { recipeName: { type: Type.STRING } }, required: ['recipeName'] } };
+    const config = { responseMimeType: 'application/json', responseSchema };
+    const recipes = [{ recipeName: 'Chocolate chip cookies' }, { recipeName: 'Oatmeal cookies' }];
+    const wrapped = JSON.stringify({ value: recipes });
+    const whole = { id: 'chatcmpl-arr', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: wrapped }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } };
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(whole) });
+    const response = await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: 'list cookie recipes', config });
+    expect(openai.calls.at(-1)?.body.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'response', schema: { type: 'object', properties: { value: { type: 'array', items: { type: 'object', properties: { recipeName: { type: 'string' } }, required: ['recipeName'] } } }, required: ['value'], additionalProperties: false } },
+    });
+    expect(JSON.parse(response.text ?? '')).toEqual(recipes);
+
+    const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-arrs', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`;
+    const body = chunk({ role: 'assistant', content: wrapped.slice(0, 10) }, null) + chunk({ content: wrapped.slice(10) }, null) + chunk({}, 'stop') + 'data: [DONE]\n\n';
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body });
+    const events = [];
+    for await (const event of await ai.models.generateContentStream({ model: 'openai/gpt-4o-mini', contents: 'list cookie recipes', config })) events.push(event);
+    expect(JSON.parse(events.map((event) => event.text ?? '').join(''))).toEqual(recipes);
+    expect(events.at(-1)?.candidates?.[0]?.finishReason).toBe('STOP');
   });
 });

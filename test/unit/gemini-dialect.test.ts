@@ -244,7 +244,8 @@ describe('GenerateContentRequest -> canonical request', () => {
     expect(format({ responseMimeType: 'application/json' })).toEqual({ type: 'json_object' });
     expect(format({ responseMimeType: 'application/json', responseSchema: { type: 'ARRAY', items: { type: 'INTEGER' } } })).toEqual({
       type: 'json_schema',
-      json_schema: { name: 'response', schema: { type: 'array', items: { type: 'integer' } } },
+      // An array root goes as an object's one property: OpenAI and Anthropic take only objects at the root.
+      json_schema: { name: 'response', schema: { type: 'object', properties: { value: { type: 'array', items: { type: 'integer' } } }, required: ['value'], additionalProperties: false } },
     });
     expect(format({ responseMimeType: 'application/json', responseJsonSchema: { type: 'object', properties: { a: { const: 1 } } } })).toEqual({
       type: 'json_schema',

@@ -209,6 +209,12 @@ export function parseChatRequest(body: unknown): ParseResult {
   }
 
   const format = isRecord(body.response_format) ? body.response_format.type : undefined;
+  // Structured outputs take only an object at the root, as function parameters do, and OpenAI says so.
+  const jsonSchema = isRecord(body.response_format) && isRecord(body.response_format.json_schema) ? body.response_format.json_schema : null;
+  if (format === 'json_schema' && jsonSchema && isRecord(jsonSchema.schema) && jsonSchema.schema.type !== 'object') {
+    const name = typeof jsonSchema.name === 'string' ? jsonSchema.name : '';
+    return fail(`Invalid schema for response_format '${name}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(jsonSchema.schema.type)}"'.`, 'response_format', null);
+  }
   const last = messages[messages.length - 1] as Json;
   const lastRole = last.role as string;
   let lastUserText = '';

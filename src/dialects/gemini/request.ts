@@ -26,6 +26,26 @@ export interface GeminiDialectOptions {
 export interface GeminiRequestInfo {
   /** `thinkingConfig.includeThoughts`: reasoning goes back as `thought: true` parts only when asked for. */
   includeThoughts: boolean;
+  /** The response schema's root was not an object, so it was asked for as WRAPPED_ANSWER's property: see wrapRoot. */
+  wrappedAnswer: boolean;
+}
+
+/** The property a response schema whose root is not an object is asked for under (see wrapRoot). */
+export const WRAPPED_ANSWER = 'value';
+
+/**
+ * A response schema whose root is not an object (Google's own example is an array of recipes) as an object's one
+ * required property: OpenAI's structured outputs, like Anthropic's, refuse any other root ('schema must be a JSON
+ * Schema of type "object"'). The answer's text is unwrapped on the way back (unwrapAnswer in response.ts).
+ */
+function wrapRoot(schema: Json): { schema: Json; wrapped: boolean } {
+  if (schema.type === 'object' || (schema.type === undefined && isRecord(schema.properties))) return { schema, wrapped: false };
+  // Definitions stay at the root, where the schema's `#/$defs/...` references point.
+  const { $defs, definitions, ...inner } = schema;
+  const wrapper: Json = { type: 'object', properties: { [WRAPPED_ANSWER]: inner }, required: [WRAPPED_ANSWER], additionalProperties: false };
+  if ($defs !== undefined) wrapper.$defs = $defs;
+  if (definitions !== undefined) wrapper.definitions = definitions;
+  return { schema: wrapper, wrapped: true };
 }
 
 /** Checks what the gateway needs before translating, with Google's wording. */
@@ -322,23 +342,29 @@ export function canonicalEffort(thinking: unknown, geminiFields: boolean): strin
   return 'high';
 }
 
+function schemaFormat(schema: Json): { format: Json; wrapped: boolean } {
+  const root = wrapRoot(schema);
+  return { format: { type: 'json_schema', json_schema: { name: 'response', schema: root.schema } }, wrapped: root.wrapped };
+}
+
 /** `responseMimeType` with `responseSchema` / `responseJsonSchema` as response_format. */
-function responseFormat(config: Json, options: GeminiDialectOptions): Json | undefined {
+function responseFormat(config: Json, options: GeminiDialectOptions): { format: Json; wrapped: boolean } | undefined {
   const mime = field(config, 'responseMimeType');
   const jsonSchema = field(config, 'responseJsonSchema') ?? config._responseJsonSchema;
   const schema = field(config, 'responseSchema');
-  if (isRecord(jsonSchema)) return { type: 'json_schema', json_schema: { name: 'response', schema: jsonSchema } };
-  if (isRecord(schema)) return { type: 'json_schema', json_schema: { name: 'response', schema: fromGeminiSchema(schema) } };
+  if (isRecord(jsonSchema)) return schemaFormat(jsonSchema);
+  const converted = isRecord(schema) ? fromGeminiSchema(schema) : undefined;
+  if (isRecord(converted)) return schemaFormat(converted);
   if (mime === undefined || mime === null || mime === 'text/plain') return undefined;
-  if (mime === 'application/json') return { type: 'json_object' };
+  if (mime === 'application/json') return { format: { type: 'json_object' }, wrapped: false };
   leaveOut(options, `the response MIME type '${quoteInput(String(mime))}'`, 'generation_config.response_mime_type');
   return undefined;
 }
 
-function generationFields(config: unknown, options: GeminiDialectOptions): { fields: Json; includeThoughts: boolean } {
+function generationFields(config: unknown, options: GeminiDialectOptions): { fields: Json } & GeminiRequestInfo {
   const { geminiFields } = options;
   const fields: Json = {};
-  if (config === undefined || config === null) return { fields, includeThoughts: false };
+  if (config === undefined || config === null) return { fields, includeThoughts: false, wrappedAnswer: false };
   if (!isRecord(config)) throw invalidArgument("Invalid value at 'generation_config'", 'generationConfig');
   const numbers: Array<[string, string]> = [
     // OpenAI's current name for the limit (its reasoning models refuse the deprecated max_tokens; vendors that
@@ -377,11 +403,11 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
     }
   }
   const format = responseFormat(config, options);
-  if (format) fields.response_format = format;
+  if (format) fields.response_format = format.format;
   const thinking = field(config, 'thinkingConfig');
   const effort = canonicalEffort(thinking, geminiFields);
   if (effort) fields.reasoning_effort = effort;
-  return { fields, includeThoughts: isRecord(thinking) && field(thinking, 'includeThoughts') === true };
+  return { fields, includeThoughts: isRecord(thinking) && field(thinking, 'includeThoughts') === true, wrappedAnswer: format?.wrapped === true };
 }
 
 /**
@@ -401,7 +427,7 @@ export function canonicalGenerateRequest(
   // (A body whose every part was left out by the lenient read still goes to a Gemini upstream as it is.)
   if (messages.length === 0 && !options.untranslatable?.length) throw invalidArgument('* GenerateContentRequest.contents: contents is not specified', 'contents');
   const request: ChatCompletionRequest = { model, messages };
-  const { fields, includeThoughts } = generationFields(field(body, 'generationConfig'), options);
+  const { fields, includeThoughts, wrappedAnswer } = generationFields(field(body, 'generationConfig'), options);
   Object.assign(request, fields);
   const declared = canonicalTools(body.tools, options);
   // OpenAI refuses tool_choice without tools, so it travels only with them.
@@ -414,7 +440,7 @@ export function canonicalGenerateRequest(
     request.stream = true;
     request.stream_options = { include_usage: true };
   }
-  return { request, info: { includeThoughts } };
+  return { request, info: { includeThoughts, wrappedAnswer } };
 }
 
 /** The canonical request for a GenerateContentRequest, and why it is incomplete when it is. */

@@ -4,6 +4,7 @@ import { geminiFinishReason } from '../../wire/gemini/finish-reasons.js';
 import { geminiUsageMetadata } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
 import { geminiLogprobs } from './logprobs.js';
+import { WRAPPED_ANSWER } from './request.js';
 
 /** What the reply needs besides the completion. */
 export interface GeminiReplyContext {
@@ -17,6 +18,24 @@ export interface GeminiReplyContext {
    * Another format's (an OpenAI-compatible server relaying OpenRouter's `native_finish_reason: "end_turn"`) is not.
    */
   geminiUpstream?: () => boolean;
+  /** The response schema went wrapped in an object (GeminiRequestInfo.wrappedAnswer): the answer is unwrapped. */
+  wrappedAnswer?: boolean;
+}
+
+/**
+ * The answer to a wrapped response schema as the client's schema has it: the wrapper's one property, written as
+ * JSON. Text that is not such a wrapper (an answer stored from a Gemini upstream, which got the schema unwrapped,
+ * or a model that ignored the schema) is left as it is.
+ */
+export function unwrapAnswer(text: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (!isRecord(parsed) || Object.keys(parsed).length !== 1 || !(WRAPPED_ANSWER in parsed)) return text;
+  return JSON.stringify(parsed[WRAPPED_ANSWER]);
 }
 
 /**
@@ -73,8 +92,8 @@ function messageParts(message: Json, reply: GeminiReplyContext): Json[] {
     ? message.content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('')
     : message.content;
   // A refusal (OpenAI's structured outputs) comes instead of content; Gemini has no field for it, so it is the text.
-  const text = typeof content === 'string' && content !== '' ? content : message.refusal;
-  if (typeof text === 'string' && text !== '') parts.push({ text });
+  if (typeof content === 'string' && content !== '') parts.push({ text: reply.wrappedAnswer ? unwrapAnswer(content) : content });
+  else if (typeof message.refusal === 'string' && message.refusal !== '') parts.push({ text: message.refusal });
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {
       if (!isRecord(call)) continue;

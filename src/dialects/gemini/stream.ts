@@ -1,7 +1,7 @@
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { googleErrorBody } from './errors.js';
-import { finishReasonOf, functionCallPart, geminiResponseId, thoughtSignatureOf, type GeminiReplyContext } from './response.js';
+import { finishReasonOf, functionCallPart, geminiResponseId, thoughtSignatureOf, unwrapAnswer, type GeminiReplyContext } from './response.js';
 import { geminiUsageMetadata } from '../../wire/gemini/usage.js';
 import { type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
@@ -40,6 +40,8 @@ interface Candidate {
 export class GeminiStreamRenderer {
   private readonly calls = new Map<number, Map<number, BufferedCall>>();
   private readonly finished = new Map<number, Candidate>();
+  /** A wrapped answer's text (GeminiReplyContext.wrappedAnswer) by choice, unwrapped once the choice finishes. */
+  private readonly wrapped = new Map<number, string>();
   private usage: CompletionUsage | null = null;
   private responseId = '';
 
@@ -57,10 +59,13 @@ export class GeminiStreamRenderer {
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (this.reply.includeThoughts && typeof reasoning === 'string' && reasoning !== '') parts.push({ text: reasoning, thought: true });
       // A refusal (OpenAI's structured outputs) streams in its own field: the answer's text, as in a whole answer.
-      for (const text of [delta.content, delta.refusal]) if (typeof text === 'string' && text !== '') parts.push({ text });
+      if (this.reply.wrappedAnswer && typeof delta.content === 'string') this.wrapped.set(index, (this.wrapped.get(index) ?? '') + delta.content);
+      else if (typeof delta.content === 'string' && delta.content !== '') parts.push({ text: delta.content });
+      if (typeof delta.refusal === 'string' && delta.refusal !== '') parts.push({ text: delta.refusal });
       if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.buffer(index, call);
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         const held = this.finished.get(index);
+        parts.push(...this.takeWrapped(index));
         this.finished.set(index, { parts: [...(held?.parts ?? []), ...parts, ...this.takeCalls(index)], finishReason: finishReasonOf(choice, this.reply), logprobs: geminiLogprobs(choice.logprobs) });
       } else if (parts.length > 0) {
         candidates.push(this.candidate(index, { parts, finishReason: null, logprobs: geminiLogprobs(choice.logprobs) }));
@@ -71,6 +76,9 @@ export class GeminiStreamRenderer {
 
   /** The last event: the finished candidates (with any calls still buffered) and the usage. None when nothing is left to say. */
   end(): Json[] {
+    for (const index of this.wrapped.keys()) {
+      if (!this.finished.has(index)) this.finished.set(index, { parts: this.takeWrapped(index), finishReason: 'STOP' });
+    }
     for (const index of this.calls.keys()) {
       if (!this.finished.has(index)) this.finished.set(index, { parts: this.takeCalls(index), finishReason: 'STOP' });
     }
@@ -101,6 +109,13 @@ export class GeminiStreamRenderer {
     if (typeof fn.arguments === 'string') buffered.args += fn.arguments;
     buffered.signature ??= thoughtSignatureOf(call);
     buffered.id ??= call.id;
+  }
+
+  /** A wrapped answer whole, which can be unwrapped only once it is all there. */
+  private takeWrapped(choice: number): Json[] {
+    const text = this.wrapped.get(choice);
+    this.wrapped.delete(choice);
+    return text ? [{ text: unwrapAnswer(text) }] : [];
   }
 
   private takeCalls(choice: number): Json[] {

@@ -156,7 +156,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
         await respondGemini(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, {
           kind: 'generate',
           framing,
-          reply: { model: parsed.model, includeThoughts: info.includeThoughts },
+          reply: { model: parsed.model, includeThoughts: info.includeThoughts, wrappedAnswer: info.wrappedAnswer },
         });
       });
     },
