@@ -114,4 +114,13 @@ describe('/genai generation settings -> OpenAI model', () => {
     expect(JSON.parse(events.map((event) => event.text ?? '').join(''))).toEqual(recipes);
     expect(events.at(-1)?.candidates?.[0]?.finishReason).toBe('STOP');
   });
+
+  it('answers an enum request (text/x.enum with a responseSchema) from a model of another format with the bare value, as Gemini does', async () => {
+    const config = { responseMimeType: 'text/x.enum', responseSchema: { type: Type.STRING, enum: ['Percussion', 'String', 'Woodwind'] } };
+    const whole = { id: 'chatcmpl-enum', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: '{"value":"Woodwind"}' }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } };
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(whole) });
+    const response = await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: 'What type of instrument is an oboe?', config });
+    expect(openai.calls.at(-1)?.body.response_format.json_schema.schema).toEqual({ type: 'object', properties: { value: { type: 'string', enum: ['Percussion', 'String', 'Woodwind'] } }, required: ['value'], additionalProperties: false });
+    expect(response.text).toBe('Woodwind');
+  });
 });

@@ -26,12 +26,17 @@ export interface GeminiDialectOptions {
 export interface GeminiRequestInfo {
   /** `thinkingConfig.includeThoughts`: reasoning goes back as `thought: true` parts only when asked for. */
   includeThoughts: boolean;
-  /** The response schema's root was not an object, so it was asked for as WRAPPED_ANSWER's property: see wrapRoot. */
-  wrappedAnswer: boolean;
+  /**
+   * Set when the response schema's root was not an object, so it was asked for as WRAPPED_ANSWER's property (see
+   * wrapRoot): how the property is given back, as JSON, or as its bare text for `text/x.enum` (as Gemini answers).
+   */
+  wrappedAnswer: WrappedAnswer | null;
 }
 
 /** The property a response schema whose root is not an object is asked for under (see wrapRoot). */
 export const WRAPPED_ANSWER = 'value';
+
+export type WrappedAnswer = 'json' | 'text';
 
 /**
  * A response schema whose root is not an object (Google's own example is an array of recipes) as an object's one
@@ -342,21 +347,22 @@ export function canonicalEffort(thinking: unknown, geminiFields: boolean): strin
   return 'high';
 }
 
-function schemaFormat(schema: Json): { format: Json; wrapped: boolean } {
+function schemaFormat(schema: Json, mime: unknown): { format: Json; wrapped: WrappedAnswer | null } {
   const root = wrapRoot(schema);
-  return { format: { type: 'json_schema', json_schema: { name: 'response', schema: root.schema } }, wrapped: root.wrapped };
+  const wrapped = !root.wrapped ? null : mime === 'text/x.enum' ? 'text' : 'json';
+  return { format: { type: 'json_schema', json_schema: { name: 'response', schema: root.schema } }, wrapped };
 }
 
 /** `responseMimeType` with `responseSchema` / `responseJsonSchema` as response_format. */
-function responseFormat(config: Json, options: GeminiDialectOptions): { format: Json; wrapped: boolean } | undefined {
+function responseFormat(config: Json, options: GeminiDialectOptions): { format: Json; wrapped: WrappedAnswer | null } | undefined {
   const mime = field(config, 'responseMimeType');
   const jsonSchema = field(config, 'responseJsonSchema') ?? config._responseJsonSchema;
   const schema = field(config, 'responseSchema');
-  if (isRecord(jsonSchema)) return schemaFormat(jsonSchema);
+  if (isRecord(jsonSchema)) return schemaFormat(jsonSchema, mime);
   const converted = isRecord(schema) ? fromGeminiSchema(schema) : undefined;
-  if (isRecord(converted)) return schemaFormat(converted);
+  if (isRecord(converted)) return schemaFormat(converted, mime);
   if (mime === undefined || mime === null || mime === 'text/plain') return undefined;
-  if (mime === 'application/json') return { format: { type: 'json_object' }, wrapped: false };
+  if (mime === 'application/json') return { format: { type: 'json_object' }, wrapped: null };
   leaveOut(options, `the response MIME type '${quoteInput(String(mime))}'`, 'generation_config.response_mime_type');
   return undefined;
 }
@@ -364,7 +370,7 @@ function responseFormat(config: Json, options: GeminiDialectOptions): { format: 
 function generationFields(config: unknown, options: GeminiDialectOptions): { fields: Json } & GeminiRequestInfo {
   const { geminiFields } = options;
   const fields: Json = {};
-  if (config === undefined || config === null) return { fields, includeThoughts: false, wrappedAnswer: false };
+  if (config === undefined || config === null) return { fields, includeThoughts: false, wrappedAnswer: null };
   if (!isRecord(config)) throw invalidArgument("Invalid value at 'generation_config'", 'generationConfig');
   const numbers: Array<[string, string]> = [
     // OpenAI's current name for the limit (its reasoning models refuse the deprecated max_tokens; vendors that
@@ -407,7 +413,7 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
   const thinking = field(config, 'thinkingConfig');
   const effort = canonicalEffort(thinking, geminiFields);
   if (effort) fields.reasoning_effort = effort;
-  return { fields, includeThoughts: isRecord(thinking) && field(thinking, 'includeThoughts') === true, wrappedAnswer: format?.wrapped === true };
+  return { fields, includeThoughts: isRecord(thinking) && field(thinking, 'includeThoughts') === true, wrappedAnswer: format?.wrapped ?? null };
 }
 
 /**

@@ -4,7 +4,7 @@ import { geminiFinishReason } from '../../wire/gemini/finish-reasons.js';
 import { geminiUsageMetadata } from '../../wire/gemini/usage.js';
 import { isRecord } from '../../core/is-record.js';
 import { geminiLogprobs } from './logprobs.js';
-import { WRAPPED_ANSWER } from './request.js';
+import { WRAPPED_ANSWER, type WrappedAnswer } from './request.js';
 
 /** What the reply needs besides the completion. */
 export interface GeminiReplyContext {
@@ -18,16 +18,16 @@ export interface GeminiReplyContext {
    * Another format's (an OpenAI-compatible server relaying OpenRouter's `native_finish_reason: "end_turn"`) is not.
    */
   geminiUpstream?: () => boolean;
-  /** The response schema went wrapped in an object (GeminiRequestInfo.wrappedAnswer): the answer is unwrapped. */
-  wrappedAnswer?: boolean;
+  /** The response schema went wrapped in an object (GeminiRequestInfo.wrappedAnswer): the answer is unwrapped so. */
+  wrappedAnswer?: WrappedAnswer | null;
 }
 
 /**
  * The answer to a wrapped response schema as the client's schema has it: the wrapper's one property, written as
- * JSON. Text that is not such a wrapper (an answer stored from a Gemini upstream, which got the schema unwrapped,
+ * JSON, or for `text/x.enum` the bare string value (Gemini answers `Woodwind`, not `"Woodwind"`). Text that is not such a wrapper (an answer stored from a Gemini upstream, which got the schema unwrapped,
  * or a model that ignored the schema) is left as it is.
  */
-export function unwrapAnswer(text: string): string {
+export function unwrapAnswer(text: string, how: WrappedAnswer): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -35,7 +35,8 @@ export function unwrapAnswer(text: string): string {
     return text;
   }
   if (!isRecord(parsed) || Object.keys(parsed).length !== 1 || !(WRAPPED_ANSWER in parsed)) return text;
-  return JSON.stringify(parsed[WRAPPED_ANSWER]);
+  const value = parsed[WRAPPED_ANSWER];
+  return how === 'text' && typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /**
@@ -92,7 +93,7 @@ function messageParts(message: Json, reply: GeminiReplyContext): Json[] {
     ? message.content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('')
     : message.content;
   // A refusal (OpenAI's structured outputs) comes instead of content; Gemini has no field for it, so it is the text.
-  if (typeof content === 'string' && content !== '') parts.push({ text: reply.wrappedAnswer ? unwrapAnswer(content) : content });
+  if (typeof content === 'string' && content !== '') parts.push({ text: reply.wrappedAnswer ? unwrapAnswer(content, reply.wrappedAnswer) : content });
   else if (typeof message.refusal === 'string' && message.refusal !== '') parts.push({ text: message.refusal });
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {

@@ -115,7 +115,7 @@ export class GeminiStreamRenderer {
   private takeWrapped(choice: number): Json[] {
     const text = this.wrapped.get(choice);
     this.wrapped.delete(choice);
-    return text ? [{ text: unwrapAnswer(text) }] : [];
+    return text && this.reply.wrappedAnswer ? [{ text: unwrapAnswer(text, this.reply.wrappedAnswer) }] : [];
   }
 
   private takeCalls(choice: number): Json[] {
