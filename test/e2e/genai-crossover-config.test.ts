@@ -123,4 +123,19 @@ describe('/genai generation settings -> OpenAI model', () => {
     expect(openai.calls.at(-1)?.body.response_format.json_schema.schema).toEqual({ type: 'object', properties: { value: { type: 'string', enum: ['Percussion', 'String', 'Woodwind'] } }, required: ['value'], additionalProperties: false });
     expect(response.text).toBe('Woodwind');
   });
+
+  it("gives a model of another format the SDK's int64 schema bounds (minItems: '1', maxLength: '20') as the integers JSON Schema takes", async () => {
+    // @google/genai types Schema's minItems, maxItems, minLength, maxLength, minProperties and maxProperties as
+    // strings (int64 in protobuf JSON); JSON Schema, and so OpenAI and Anthropic, wants integers there.
+    const parameters = { type: Type.OBJECT, properties: { tags: { type: Type.ARRAY, items: { type: Type.STRING, maxLength: '20' }, minItems: '1', maxItems: '5' } }, minProperties: '1', required: ['tags'] };
+    const responseSchema = { type: Type.OBJECT, properties: { title: { type: Type.STRING, minLength: '3' } }, maxProperties: '2' };
+    await ai.models.generateContent({
+      model: 'openai/gpt-4o-mini',
+      contents: 'tag this',
+      config: { tools: [{ functionDeclarations: [{ name: 'tag', parameters }] }], responseMimeType: 'application/json', responseSchema },
+    });
+    const body = openai.calls.at(-1)?.body;
+    expect(body.tools[0].function.parameters).toEqual({ type: 'object', properties: { tags: { type: 'array', items: { type: 'string', maxLength: 20 }, minItems: 1, maxItems: 5 } }, minProperties: 1, required: ['tags'] });
+    expect(body.response_format.json_schema.schema).toEqual({ type: 'object', properties: { title: { type: 'string', minLength: 3 } }, maxProperties: 2 });
+  });
 });

@@ -101,8 +101,9 @@ export function toGeminiJsonSchema(schema: unknown): unknown {
 /**
  * A Gemini `Schema` (OpenAPI 3.0 subset with upper-case types: `{type: 'OBJECT', nullable: true}`) as the JSON
  * Schema OpenAI-format tools and response formats take: types lower-cased, `nullable` folded into the type as
- * `[type, 'null']`, Gemini's ordering hint dropped, everything else kept. The outbound Gemini adapter's
- * toGeminiSchema is its inverse, so a Gemini client's schema survives the round trip to a Gemini model.
+ * `[type, 'null']`, Gemini's ordering hint dropped, its int64 bounds (`minItems: '1'`) as integers, everything
+ * else kept. The outbound Gemini adapter's toGeminiSchema is its inverse, so a Gemini client's schema survives the
+ * round trip to a Gemini model.
  */
 export function fromGeminiSchema(schema: unknown): unknown {
   if (!isRecord(schema)) return schema;
@@ -123,6 +124,15 @@ export function fromGeminiSchema(schema: unknown): unknown {
         break;
       case 'nullable':
       case 'propertyOrdering':
+        break;
+      case 'minItems':
+      case 'maxItems':
+      case 'minLength':
+      case 'maxLength':
+      case 'minProperties':
+      case 'maxProperties':
+        // int64 in Google's protobuf JSON, so strings as @google/genai types them ('1'); JSON Schema takes integers.
+        out[key] = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
         break;
       default:
         out[key] = value;
