@@ -192,3 +192,24 @@ describe('closing a key editor', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 });
+
+describe('a budget the browser cannot read as a number', () => {
+  it('is refused next to the field, not dropped: a typo such as "5e" does not create a key without a budget', async () => {
+    const { api } = gatewayApi(() => tg.url);
+    await page.goto(`${tg.url}/#/keys`);
+    await page.reload();
+    const form = page.getByRole('form', { name: 'Create a virtual key' });
+    await form.getByLabel('Name').fill('typo-budget');
+    // A number input holding "5e" reports the value '' (badInput): read as empty, it meant "no budget".
+    await form.getByLabel('Budget (USD)').pressSequentially('5e');
+    expect(await form.getByLabel('Budget (USD)').evaluate((input) => (input as unknown as { validity: { badInput: boolean } }).validity.badInput)).toBe(true);
+    await form.getByRole('button', { name: 'Create key' }).click();
+
+    await expect.poll(() => form.getByLabel('Budget (USD)').getAttribute('aria-invalid')).toBe('true');
+    expect(await form.locator('.field-error').innerText()).toMatch(/number/);
+    expect(await page.getByTestId('new-key-secret').count()).toBe(0);
+    const keys = (await api('GET', '/api/keys?q=typo-budget')).body as { data: unknown[] };
+    expect(keys.data).toHaveLength(0);
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+});

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import type { ApiError } from '../api/client.js';
+import { ApiError } from '../api/client.js';
 import { FieldProblem, fieldError } from './error-notice.js';
 
 /**
@@ -29,4 +29,15 @@ export function FormField(props: { name: string; label: string; scope?: string; 
 export function optionalNumber(value: FormDataEntryValue | null): number | undefined {
   const text = String(value ?? '').trim();
   return text === '' ? undefined : Number(text);
+}
+
+/**
+ * The number typed in the form's `name` input, undefined when it is empty; an ApiError naming the field when the
+ * browser could not read it as a number. A number input holding text such as "5e" or "1-2" reports the value ''
+ * (validity.badInput), which read as empty and so sent no budget or limit at all: the key was created unlimited.
+ */
+export function numberField(form: HTMLFormElement, name: string): number | undefined {
+  const input = form.elements.namedItem(name);
+  if (input instanceof HTMLInputElement && input.validity.badInput) throw new ApiError(400, 'must be a number: the browser could not read what was typed here', name, 'invalid_number');
+  return optionalNumber(new FormData(form).get(name));
 }

@@ -6,7 +6,7 @@ import { BudgetBar } from '../components/budget-bar.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { CopyButton } from '../components/copy-button.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { FormField, optionalNumber } from '../components/form-field.js';
+import { FormField, numberField } from '../components/form-field.js';
 import { Empty, Loading } from '../components/states.js';
 import { count, dateTime } from '../format.js';
 import { GuardrailsOverrideEditor } from './guardrails-override.js';
@@ -248,17 +248,17 @@ function CreateKeyForm({ teams, onCreated }: { teams: Team[]; onCreated(key: Cre
     const formElement = event.target as HTMLFormElement;
     const form = new FormData(formElement);
     const models = String(form.get('models') ?? '').split(',').map((model) => model.trim()).filter(Boolean);
-    const body = {
-      name: String(form.get('name') ?? '').trim(),
-      team: String(form.get('team') ?? '') || undefined,
-      budget: optionalNumber(form.get('budget')),
-      budget_period: String(form.get('budget_period') ?? 'total'),
-      rate_limit: optionalNumber(form.get('rate_limit')),
-      models: models.length ? models : undefined,
-    };
     setBusy(true);
     setError(null);
     try {
+      const body = {
+        name: String(form.get('name') ?? '').trim(),
+        team: String(form.get('team') ?? '') || undefined,
+        budget: numberField(formElement, 'budget'),
+        budget_period: String(form.get('budget_period') ?? 'total'),
+        rate_limit: numberField(formElement, 'rate_limit'),
+        models: models.length ? models : undefined,
+      };
       onCreated(await api.post<CreatedKey>('/keys', body));
       formElement.reset();
     } catch (err) {

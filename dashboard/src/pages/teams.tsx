@@ -5,7 +5,7 @@ import type { Loaded } from '../api/use-api.js';
 import { BudgetBar } from '../components/budget-bar.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { FormField, optionalNumber } from '../components/form-field.js';
+import { FormField, numberField } from '../components/form-field.js';
 import { Empty, Loading } from '../components/states.js';
 import { count } from '../format.js';
 import { GuardrailsOverrideEditor } from './guardrails-override.js';
@@ -37,9 +37,9 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
     try {
       await api.post('/teams', {
         name: String(form.get('name') ?? '').trim(),
-        budget: optionalNumber(form.get('budget')),
+        budget: numberField(formElement, 'budget'),
         budget_period: String(form.get('budget_period') ?? 'total'),
-        rate_limit: optionalNumber(form.get('rate_limit')),
+        rate_limit: numberField(formElement, 'rate_limit'),
       });
       formElement.reset();
       teams.reload();
