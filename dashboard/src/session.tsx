@@ -24,6 +24,12 @@ export function useSession(): SessionState {
 export function SessionGate({ children }: { children: ComponentChildren }) {
   const [status, setStatus] = useState<{ adminKeyRequired: boolean; signedIn: boolean } | null>(null);
   const [problem, setProblem] = useState<ApiError | null>(null);
+  /**
+   * The session ended under an open page (a restart forgets sessions, a new admin key refuses them): the page stays
+   * mounted, hidden, behind the sign-in form, so what the operator was typing (a new key, the config text) is there
+   * to send again after signing in. Unmounted, it was lost. Signing out on purpose does not keep it.
+   */
+  const [kept, setKept] = useState(false);
 
   const refresh = useCallback(async () => {
     try {
@@ -37,7 +43,11 @@ export function SessionGate({ children }: { children: ComponentChildren }) {
 
   useEffect(() => {
     void refresh();
-    const onSignedOut = (): void => setStatus((current) => (current ? { ...current, signedIn: false } : current));
+    const onSignedOut = (): void =>
+      setStatus((current) => {
+        if (current?.signedIn) setKept(true);
+        return current ? { ...current, signedIn: false } : current;
+      });
     window.addEventListener(SIGNED_OUT_EVENT, onSignedOut);
     return () => window.removeEventListener(SIGNED_OUT_EVENT, onSignedOut);
   }, [refresh]);
@@ -52,6 +62,7 @@ export function SessionGate({ children }: { children: ComponentChildren }) {
       const answer = await api.get<{ signed_in: boolean }>('/session').catch(() => null);
       if (answer?.signed_in !== false) throw err instanceof ApiError ? err : new ApiError(0, String(err));
     }
+    setKept(false);
     setStatus((current) => (current ? { ...current, signedIn: false } : current));
   }, []);
 
@@ -68,6 +79,14 @@ export function SessionGate({ children }: { children: ComponentChildren }) {
     );
   }
   if (!status) return <p class="muted loading" aria-live="polite">Loading…</p>;
-  if (status.adminKeyRequired && !status.signedIn) return <SignInPage onSignedIn={() => void refresh()} />;
-  return <SessionContext.Provider value={{ adminKeyRequired: status.adminKeyRequired, signOut }}>{children}</SessionContext.Provider>;
+  const signingIn = status.adminKeyRequired && !status.signedIn;
+  if (signingIn && !kept) return <SignInPage onSignedIn={() => void refresh()} />;
+  return (
+    <>
+      {signingIn ? <SignInPage expired onSignedIn={() => void refresh()} /> : null}
+      <div hidden={signingIn}>
+        <SessionContext.Provider value={{ adminKeyRequired: status.adminKeyRequired, signOut }}>{children}</SessionContext.Provider>
+      </div>
+    </>
+  );
 }

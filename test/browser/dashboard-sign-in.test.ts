@@ -89,4 +89,30 @@ describe('signing in to the dashboard with the admin key', () => {
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Sign in to tollgate' }).waitFor();
   }, TIMEOUT);
+
+  it('a session that ends while a form is being filled (the gateway restarted) asks for the key and keeps what was typed', async () => {
+    await page.getByLabel('Admin key').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.goto(`${tg.url}/#/keys`);
+    const form = page.getByRole('form', { name: 'Create a virtual key' });
+    await form.getByLabel('Name').fill('typed-before-expiry');
+    await form.getByLabel('Budget (USD)').fill('25');
+    await form.getByLabel('Allowed models').fill('openai/*');
+
+    // The gateway no longer knows the session (a restart forgets sessions; so does a new admin key).
+    await page.context().clearCookies();
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Sign in to tollgate' }).waitFor();
+    await page.getByLabel('Admin key').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+
+    // Back where the operator was, with the form as they left it: one click sends it.
+    await form.waitFor();
+    expect(await form.getByLabel('Name').inputValue()).toBe('typed-before-expiry');
+    expect(await form.getByLabel('Budget (USD)').inputValue()).toBe('25');
+    expect(await form.getByLabel('Allowed models').inputValue()).toBe('openai/*');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: 'Key “typed-before-expiry” created' }).waitFor();
+  }, TIMEOUT);
 });

@@ -3,7 +3,7 @@ import { api, ApiError } from '../api/client.js';
 import { FormField } from '../components/form-field.js';
 
 /** The admin key, entered once: the gateway answers with an httpOnly session cookie and the key is dropped. */
-export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
+export function SignInPage({ onSignedIn, expired = false }: { onSignedIn: () => void; expired?: boolean }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
@@ -27,6 +27,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main class="sign-in" id="main">
       <h1>Sign in to tollgate</h1>
+      {expired ? (
+        <p class="notice" role="status">
+          The session ended (the gateway restarted, its admin key changed, or 12 hours passed). Sign in again: the page you were on keeps what you typed.
+        </p>
+      ) : null}
       <p class="muted">
         This gateway has an admin key (<code>TOLLGATE_ADMIN_KEY</code>). Enter it to manage the gateway; the browser then keeps a
         session for 12 hours, in a cookie scripts cannot read.
