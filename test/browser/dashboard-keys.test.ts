@@ -213,3 +213,46 @@ describe('a budget the browser cannot read as a number', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 });
+
+describe("a key's limits on the keys page", () => {
+  it('are edited in place (budget, period, rate limit, models), the API refusing a bad one next to its field, and cleared back to none', async () => {
+    const { api, createKey, clientFor } = gatewayApi(() => tg.url);
+    const key = await createKey({ name: 'limits-edit', budget: 0 });
+    const ask = { model: 'openai/m', messages: [{ role: 'user' as const, content: 'hi' }] };
+    // A budget of $0: the key is refused until its budget is raised.
+    await expect(clientFor(key.key).chat.completions.create(ask)).rejects.toMatchObject({ status: 429 });
+
+    await page.goto(`${tg.url}/#/keys`);
+    await page.reload();
+    await page.getByLabel('Find a key').fill('limits-edit');
+    await keyRows(1);
+    await page.getByRole('row', { name: /limits-edit/ }).getByRole('button', { name: 'Limits of limits-edit' }).click();
+    const editor = page.getByRole('form', { name: 'Limits of limits-edit' });
+    await editor.waitFor();
+    expect(await editor.getByLabel('Budget (USD)').inputValue()).toBe('0');
+
+    // The API's 400 shows under the field it names.
+    await editor.getByLabel('Allowed models').fill('not a model');
+    await editor.getByRole('button', { name: 'Save limits' }).click();
+    await expect.poll(() => editor.getByLabel('Allowed models').getAttribute('aria-invalid')).toBe('true');
+    expect(await editor.locator('.field-error').innerText()).toMatch(/provider/);
+
+    await editor.getByLabel('Allowed models').fill('openai/*');
+    await editor.getByLabel('Budget (USD)').fill('12.5');
+    await editor.getByLabel('Budget period').selectOption('monthly');
+    await editor.getByLabel('Requests per minute').fill('30');
+    await editor.getByRole('button', { name: 'Save limits' }).click();
+    await page.getByRole('row', { name: /limits-edit/ }).getByText('$0 of $12.50 monthly').waitFor();
+    expect((await api('GET', `/api/keys/${key.id}`)).body).toMatchObject({ budget: 12.5, budget_period: 'monthly', rate_limit: 30, models: ['openai/*'] });
+    expect((await clientFor(key.key).chat.completions.create(ask)).choices[0]?.message.content).toBeTruthy();
+
+    // Emptied fields mean none: no budget, no rate limit, every model.
+    await editor.getByLabel('Budget (USD)').fill('');
+    await editor.getByLabel('Requests per minute').fill('');
+    await editor.getByLabel('Allowed models').fill('');
+    await editor.getByRole('button', { name: 'Save limits' }).click();
+    await page.getByRole('row', { name: /limits-edit/ }).getByText('no budget').waitFor();
+    expect((await api('GET', `/api/keys/${key.id}`)).body).toMatchObject({ budget: null, rate_limit: null, models: [] });
+    expect(errors.filter((text) => !text.includes('400'))).toEqual([]);
+  }, TIMEOUT);
+});

@@ -10,6 +10,7 @@ import { FormField, numberField } from '../components/form-field.js';
 import { Empty, Loading } from '../components/states.js';
 import { count, dateTime } from '../format.js';
 import { GuardrailsOverrideEditor } from './guardrails-override.js';
+import { KeyLimitsEditor } from './key-limits-editor.js';
 import { McpKeyEditor } from './mcp-key-editor.js';
 import { TeamsSection } from './teams.js';
 
@@ -18,7 +19,7 @@ const PERIODS = ['total', 'daily', 'weekly', 'monthly'] as const;
 /** Keys per page: the server pages them, so the page stays fast with tens of thousands of keys. */
 const KEYS_PER_PAGE = 100;
 
-/** Virtual keys and their teams: spend against budget, create or rotate (secret shown once), disable, delete. */
+/** Virtual keys and their teams: spend against budget, create or rotate (secret shown once), edit limits, disable, delete. */
 export function KeysPage() {
   const [search, setSearch] = useState('');
   /** The `after` cursor of each page before the current one (empty: the first page). */
@@ -33,6 +34,8 @@ export function KeysPage() {
   const [guarding, setGuarding] = useState<VirtualKey | null>(null);
   /** The key whose MCP policy is being edited. */
   const [mcpKey, setMcpKey] = useState<VirtualKey | null>(null);
+  /** The key whose budget, rate limit and models are being edited. */
+  const [limitsKey, setLimitsKey] = useState<VirtualKey | null>(null);
   // A page emptied by deletions (its last key deleted, say) steps back a page: left as it was, it read "No virtual
   // keys yet" or "No key matches", with the keys one Previous click away.
   const emptyLaterPage = !!keys.data && keys.data.data.length === 0 && cursors.length > 0;
@@ -122,6 +125,9 @@ export function KeysPage() {
                       ) : null}
                     </td>
                     <td class="actions">
+                      <button type="button" onClick={() => setLimitsKey(key)} aria-expanded={limitsKey?.id === key.id}>
+                        Limits<span class="visually-hidden"> of {key.name}</span>
+                      </button>
                       <button type="button" onClick={() => setGuarding(key)} aria-expanded={guarding?.id === key.id}>
                         Guardrails<span class="visually-hidden"> of {key.name}</span>
                       </button>
@@ -160,6 +166,10 @@ export function KeysPage() {
         )
       ) : keys.loading ? (
         <Loading what="keys" />
+      ) : null}
+
+      {limitsKey ? (
+        <KeyLimitsEditor key={limitsKey.id} path={`/keys/${encodeURIComponent(limitsKey.id)}`} keyView={limitsKey} onSaved={() => keys.reload()} onClose={() => setLimitsKey(null)} />
       ) : null}
 
       {guarding ? (
