@@ -256,3 +256,32 @@ describe("a key's limits on the keys page", () => {
     expect(errors.filter((text) => !text.includes('400'))).toEqual([]);
   }, TIMEOUT);
 });
+
+describe("a team's limits on the keys page", () => {
+  it("are edited in place: a team's budget raised lets its keys through again", async () => {
+    const { api, createKey, clientFor } = gatewayApi(() => tg.url);
+    const team = (await api('POST', '/api/teams', { name: 'limits-team', budget: 0 })).body as { id: string };
+    const key = await createKey({ name: 'limits-team-key', team: team.id });
+    const ask = { model: 'openai/m', messages: [{ role: 'user' as const, content: 'hi' }] };
+    await expect(clientFor(key.key).chat.completions.create(ask)).rejects.toMatchObject({ status: 429 });
+
+    await page.goto(`${tg.url}/#/keys`);
+    await page.reload();
+    const row = page.getByRole('row', { name: /limits-team/ }).filter({ has: page.getByRole('button', { name: 'Limits of team limits-team' }) });
+    await row.getByRole('button', { name: 'Limits of team limits-team' }).click();
+    const editor = page.getByRole('form', { name: 'Limits of team limits-team' });
+    await editor.getByLabel('Budget (USD)').fill('7');
+    await editor.getByLabel('Requests per minute').fill('0');
+    await editor.getByRole('button', { name: 'Save limits' }).click();
+    // The API's 400 about the rate limit shows under it, and nothing is saved.
+    await expect.poll(() => editor.getByLabel('Requests per minute').getAttribute('aria-invalid')).toBe('true');
+    expect((await api('GET', `/api/teams/${team.id}`)).body).toMatchObject({ budget: 0 });
+
+    await editor.getByLabel('Requests per minute').fill('');
+    await editor.getByRole('button', { name: 'Save limits' }).click();
+    await row.getByText('$0 of $7.00').waitFor();
+    expect((await api('GET', `/api/teams/${team.id}`)).body).toMatchObject({ budget: 7, rate_limit: null });
+    expect((await clientFor(key.key).chat.completions.create(ask)).choices[0]?.message.content).toBeTruthy();
+    expect(errors.filter((text) => !text.includes('400'))).toEqual([]);
+  }, TIMEOUT);
+});

@@ -10,7 +10,7 @@ import { FormField, numberField } from '../components/form-field.js';
 import { Empty, Loading } from '../components/states.js';
 import { count, dateTime } from '../format.js';
 import { GuardrailsOverrideEditor } from './guardrails-override.js';
-import { KeyLimitsEditor } from './key-limits-editor.js';
+import { LimitsEditor } from './limits-editor.js';
 import { McpKeyEditor } from './mcp-key-editor.js';
 import { TeamsSection } from './teams.js';
 
@@ -169,7 +169,7 @@ export function KeysPage() {
       ) : null}
 
       {limitsKey ? (
-        <KeyLimitsEditor key={limitsKey.id} path={`/keys/${encodeURIComponent(limitsKey.id)}`} keyView={limitsKey} onSaved={() => keys.reload()} onClose={() => setLimitsKey(null)} />
+        <LimitsEditor key={limitsKey.id} what="key" path={`/keys/${encodeURIComponent(limitsKey.id)}`} name={limitsKey.name} current={limitsKey} onSaved={() => keys.reload()} onClose={() => setLimitsKey(null)} />
       ) : null}
 
       {guarding ? (

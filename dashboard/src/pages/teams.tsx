@@ -9,6 +9,7 @@ import { FormField, numberField } from '../components/form-field.js';
 import { Empty, Loading } from '../components/states.js';
 import { count } from '../format.js';
 import { GuardrailsOverrideEditor } from './guardrails-override.js';
+import { LimitsEditor } from './limits-editor.js';
 
 /** Teams: a budget and rate limit their keys share. Lives on the keys page, which loads the list once for both. */
 export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; onChange(): void }) {
@@ -18,6 +19,8 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
   const [creating, setCreating] = useState(false);
   /** The team whose guardrails are being edited. */
   const [guarding, setGuarding] = useState<Team | null>(null);
+  /** The team whose budget and rate limit are being edited. */
+  const [limited, setLimited] = useState<Team | null>(null);
   const remove = async (team: Team): Promise<void> => {
     setError(null);
     try {
@@ -77,6 +80,9 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
                     <td>{count(team.requests)}</td>
                     <td>{team.rate_limit ? `${team.rate_limit}/min` : '—'}</td>
                     <td class="actions">
+                      <button type="button" onClick={() => setLimited(team)} aria-expanded={limited?.id === team.id}>
+                        Limits<span class="visually-hidden"> of team {team.name}</span>
+                      </button>
                       <button type="button" onClick={() => setGuarding(team)} aria-expanded={guarding?.id === team.id}>
                         Guardrails<span class="visually-hidden"> of team {team.name}</span>
                       </button>
@@ -94,6 +100,20 @@ export function TeamsSection({ teams, onChange }: { teams: Loaded<List<Team>>; o
         )
       ) : teams.loading ? (
         <Loading what="teams" />
+      ) : null}
+      {limited ? (
+        <LimitsEditor
+          key={limited.id}
+          what="team"
+          path={`/teams/${encodeURIComponent(limited.id)}`}
+          name={limited.name}
+          current={{ budget: limited.budget, budget_period: limited.budget_period, rate_limit: limited.rate_limit }}
+          onSaved={() => {
+            teams.reload();
+            onChange();
+          }}
+          onClose={() => setLimited(null)}
+        />
       ) : null}
       {guarding ? (
         <GuardrailsOverrideEditor
