@@ -189,6 +189,21 @@ describe('the alerts page', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 
+  it('refuses a number the browser cannot read next to its field, instead of dropping the field to its default', async () => {
+    await page.locator('tr[data-rule="budget-half"]:not([data-alert])').getByRole('button', { name: 'Edit rule budget-half' }).click();
+    const ruleForm = page.getByRole('form', { name: 'Edit rule budget-half' });
+    const cooldown = ruleForm.getByLabel('Cooldown (ms)');
+    await cooldown.fill('');
+    // "6e" (a typo of 6e5) is no number: the input reports the value '', which read as empty, dropped cooldown_ms.
+    await cooldown.pressSequentially('6e');
+    await ruleForm.getByRole('button', { name: 'Save rule' }).click();
+    await expect.poll(() => cooldown.getAttribute('aria-invalid')).toBe('true');
+    expect(await ruleForm.locator('#edit-rule-cooldown_ms-error').textContent()).toMatch(/number/);
+    expect((await alertsJson()).rules).toEqual([{ name: 'budget-half', kind: 'budget', thresholds: [50, 80], severity: 'critical', cooldown_ms: 0, channels: ['ops'] }]);
+    await ruleForm.getByRole('button', { name: 'Cancel' }).click();
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
+
   it('deletes a rule only after confirming, then reverts to the file’s section', async () => {
     const row = page.locator('tr[data-rule="budget-half"]:not([data-alert])');
     await row.getByRole('button', { name: 'Delete' }).click();

@@ -65,6 +65,26 @@ export function fieldText(spec: FieldSpec, value: unknown): string {
   return String(value);
 }
 
+/**
+ * What a form's data holds for a number input the browser could not read ("6e", "1-2"): such an input reports the
+ * value '', which read as empty and so dropped the field to its default. See markUnreadableNumbers.
+ */
+export const UNREADABLE_NUMBER = '\u0000unreadable number';
+
+/** The refusal of a number field the browser could not read, named as the API names its fields. */
+export function unreadableNumber(name: string): ApiError {
+  return new ApiError(400, 'must be a number: the browser could not read what was typed here', name, 'invalid_number');
+}
+
+/** The form's data, with each number input the browser could not read marked as such instead of empty. */
+export function formDataOf(form: HTMLFormElement): FormData {
+  const data = new FormData(form);
+  for (const input of form.querySelectorAll('input[type="number"]')) {
+    if (input instanceof HTMLInputElement && input.name && input.validity.badInput) data.set(input.name, UNREADABLE_NUMBER);
+  }
+  return data;
+}
+
 /** What the user typed, as the API takes it; `''` is undefined (the API's default). The API judges the rest. */
 export function fieldValue(spec: FieldSpec, form: FormData): unknown {
   if (spec.kind === 'checks') {
@@ -83,6 +103,7 @@ export function fieldValue(spec: FieldSpec, form: FormData): unknown {
   if (text === '') return undefined;
   switch (spec.kind) {
     case 'number':
+      if (text === UNREADABLE_NUMBER) throw unreadableNumber(spec.name);
       return Number(text);
     case 'bool':
       return text === 'true';

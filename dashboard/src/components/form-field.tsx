@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import { ApiError } from '../api/client.js';
+import type { ApiError } from '../api/client.js';
+import { unreadableNumber } from '../api/fields.js';
 import { FieldProblem, fieldError } from './error-notice.js';
 
 /**
@@ -38,6 +39,6 @@ export function optionalNumber(value: FormDataEntryValue | null): number | undef
  */
 export function numberField(form: HTMLFormElement, name: string): number | undefined {
   const input = form.elements.namedItem(name);
-  if (input instanceof HTMLInputElement && input.validity.badInput) throw new ApiError(400, 'must be a number: the browser could not read what was typed here', name, 'invalid_number');
+  if (input instanceof HTMLInputElement && input.validity.badInput) throw unreadableNumber(name);
   return optionalNumber(new FormData(form).get(name));
 }

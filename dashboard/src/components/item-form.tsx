@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { ApiError } from '../api/client.js';
+import { formDataOf } from '../api/fields.js';
 import { ErrorNotice } from './error-notice.js';
 import { FormField } from './form-field.js';
 import { isGeneral } from './scoped-error.js';
@@ -47,7 +48,7 @@ export function ItemForm({
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        onSubmit(new FormData(event.target as HTMLFormElement));
+        onSubmit(formDataOf(event.target as HTMLFormElement));
       }}
       aria-labelledby={`${scope}-title`}
       onKeyDown={(event) => event.key === 'Escape' && onCancel()}
