@@ -219,6 +219,25 @@ describe('the MCP page', () => {
     expect(errors).toEqual([]);
   }, TIMEOUT);
 
+  it('refuses a tool-call limit the browser cannot read, instead of saving the key without a limit', async () => {
+    const id = ((await api('GET', '/api/keys?q=mcp-limited')).body.data as { id: string }[])[0]!.id;
+    await page.goto(tg.url + '/#/keys');
+    await page.getByRole('button', { name: 'MCP of mcp-limited' }).click();
+    const form = page.getByRole('form', { name: 'MCP policy of mcp-limited' });
+    const limit = form.getByLabel('Tool calls per minute');
+    // The form is drawn again once the MCP servers are loaded: type into that one.
+    await form.getByRole('checkbox', { name: 'remote__lookup' }).waitFor();
+    await limit.fill('');
+    // "3e" is no number: the input reports the value '', which read as empty, and the policy was saved unlimited.
+    await limit.pressSequentially('3e');
+    await form.getByRole('button', { name: 'Save MCP policy' }).click();
+    await expect.poll(() => limit.getAttribute('aria-invalid')).toBe('true');
+    expect((await api('GET', `/api/keys/${id}`)).body.mcp).toEqual({ allow: ['remote__lookup'], servers: ['local'], tool_calls_per_minute: 30 });
+    expect(errors).toEqual([]);
+    await page.goto(tg.url + '/#/mcp');
+    await page.locator('tr[data-server="local"]').waitFor();
+  }, TIMEOUT);
+
   it('removes the stdio server only after confirming: its process ends and its tools are gone', async () => {
     const pid = (await serverNamed('local'))?.pid;
     expect(pid).toEqual(expect.any(Number));

@@ -27,7 +27,7 @@ export function FormField(props: { name: string; label: string; scope?: string; 
 }
 
 /** `''` -> undefined (left to the API's default), otherwise the number typed (the API judges it). */
-export function optionalNumber(value: FormDataEntryValue | null): number | undefined {
+function optionalNumber(value: FormDataEntryValue | null): number | undefined {
   const text = String(value ?? '').trim();
   return text === '' ? undefined : Number(text);
 }

@@ -4,7 +4,7 @@ import { useApi } from '../api/use-api.js';
 import { ConfigSectionHead } from '../components/config-section-head.js';
 import { DataTable, Nothing } from '../components/data-table.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { FormField, optionalNumber } from '../components/form-field.js';
+import { FormField, numberField } from '../components/form-field.js';
 import { isGeneral, scopedError } from '../components/scoped-error.js';
 import { SourceBadge } from '../components/source-badge.js';
 import { Empty } from '../components/states.js';
@@ -78,9 +78,10 @@ function OutputSettings({ section, onSaved }: { section: GuardrailsSection; onSa
   const { error, busy, save } = useFormSave();
   const submit = (event: Event) => {
     event.preventDefault();
-    const form = new FormData(event.target as HTMLFormElement);
+    const formElement = event.target as HTMLFormElement;
+    const form = new FormData(formElement);
     return save(
-      () => ({ ...section, output_block: String(form.get('output_block') ?? '') || undefined, look_behind_chars: optionalNumber(form.get('look_behind_chars')) }),
+      () => ({ ...section, output_block: String(form.get('output_block') ?? '') || undefined, look_behind_chars: numberField(formElement, 'look_behind_chars') }),
       async (body) => {
         await saveGuardrails(body);
         onSaved('Guardrail settings saved: they apply at once.');

@@ -5,7 +5,7 @@ import { loadMcp, policyBody, type McpPolicy } from '../api/mcp-api.js';
 import { useApi } from '../api/use-api.js';
 import { EditorPanel } from '../components/editor-panel.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { FormField, optionalNumber } from '../components/form-field.js';
+import { FormField, numberField } from '../components/form-field.js';
 import { isGeneral, scopedError } from '../components/scoped-error.js';
 import { SuccessNotice } from '../components/use-actions.js';
 import './mcp.css';
@@ -36,22 +36,23 @@ export function McpKeyEditor({ path, name, current, onSaved, onClose }: { path: 
 
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
-    const form = new FormData(event.target as HTMLFormElement);
+    const formElement = event.target as HTMLFormElement;
+    const form = new FormData(formElement);
     const typed = String(form.get('patterns') ?? '')
       .split(/[\n,]/)
       .map((entry) => entry.trim())
       .filter(Boolean);
     const mode = String(form.get('mode') ?? '');
-    const next: McpPolicy = {
-      allow: [...new Set([...form.getAll('allow').map(String), ...typed])],
-      servers: form.getAll('servers').map(String),
-      mode: mode === 'client' || mode === 'auto' ? mode : undefined,
-      tool_calls_per_minute: optionalNumber(form.get('tool_calls_per_minute')),
-    };
     setError(null);
     setNotice(null);
     setBusy(true);
     try {
+      const next: McpPolicy = {
+        allow: [...new Set([...form.getAll('allow').map(String), ...typed])],
+        servers: form.getAll('servers').map(String),
+        mode: mode === 'client' || mode === 'auto' ? mode : undefined,
+        tool_calls_per_minute: numberField(formElement, 'tool_calls_per_minute'),
+      };
       const saved = await api.patch<{ mcp?: McpPolicy | null }>(path, { mcp: policyBody(next) });
       setPolicy(saved.mcp ?? {});
       setNotice(`Saved: the key's next tool call and request run under it.`);

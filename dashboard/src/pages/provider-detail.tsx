@@ -4,7 +4,7 @@ import { asApiError, keyPath, patchProvider, providerPath, type ProviderKeyView,
 import { useApi } from '../api/use-api.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { FormField, optionalNumber } from '../components/form-field.js';
+import { FormField, numberField } from '../components/form-field.js';
 import { isGeneral, scopedError } from '../components/scoped-error.js';
 import { SourceBadge } from '../components/source-badge.js';
 import { Empty, Loading } from '../components/states.js';
@@ -196,10 +196,10 @@ function WeightEditor({ provider, keyView, onSaved }: { provider: string; keyVie
   const id = `key-weight-${keyView.id}`;
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
-    const weight = optionalNumber(new FormData(event.target as HTMLFormElement).get('weight'));
     setBusy(true);
     setError(null);
     try {
+      const weight = numberField(event.target as HTMLFormElement, 'weight');
       await api.patch(keyPath(provider, keyView.id), { weight });
       onSaved();
     } catch (err) {
@@ -237,11 +237,11 @@ function AddKeyForm({ provider, onAdded }: { provider: string; onAdded(): void }
     const formElement = event.target as HTMLFormElement;
     const form = new FormData(formElement);
     const models = String(form.get('models') ?? '').split(',').map((model) => model.trim()).filter(Boolean);
-    const body = { value: String(form.get('value') ?? ''), weight: optionalNumber(form.get('weight')), models: models.length ? models : undefined };
     setBusy(true);
     setError(null);
     setAdded(null);
     try {
+      const body = { value: String(form.get('value') ?? ''), weight: numberField(formElement, 'weight'), models: models.length ? models : undefined };
       setAdded(await api.post<ProviderKeyView>(`${providerPath(provider)}/keys`, body));
       // The secret leaves the page: from now on it is only shown masked.
       formElement.reset();

@@ -4,7 +4,7 @@ import { apiPut, asApiError, providerPath, type ProviderView } from '../api/conf
 import type { List } from '../api/types.js';
 import { useApi } from '../api/use-api.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { FormField, optionalNumber } from '../components/form-field.js';
+import { FormField, numberField } from '../components/form-field.js';
 import { isGeneral, scopedError } from '../components/scoped-error.js';
 import { SourceBadge } from '../components/source-badge.js';
 import { Empty, Loading } from '../components/states.js';
@@ -110,14 +110,14 @@ function AddProviderForm({ existing, onAdded }: { existing: string[]; onAdded(na
     if (!name) return setError(new ApiError(400, 'Name the provider: it is the prefix of its models (`<name>/<model>`).', 'name'));
     if (existing.includes(name)) return setError(new ApiError(409, `A provider named '${name}' exists: open it to change it.`, 'name'));
     const secret = String(form.get('key') ?? '');
-    const body = {
-      type: String(form.get('type') ?? '').trim() || undefined,
-      base_url: String(form.get('base_url') ?? '').trim() || undefined,
-      keys: secret ? [{ value: secret, weight: optionalNumber(form.get('weight')) ?? 1 }] : undefined,
-    };
     setBusy(true);
     setError(null);
     try {
+      const body = {
+        type: String(form.get('type') ?? '').trim() || undefined,
+        base_url: String(form.get('base_url') ?? '').trim() || undefined,
+        keys: secret ? [{ value: secret, weight: numberField(formElement, 'weight') ?? 1 }] : undefined,
+      };
       await apiPut(providerPath(name), body);
       formElement.reset();
       onAdded(name);
