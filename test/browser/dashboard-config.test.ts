@@ -273,6 +273,13 @@ describe('providers and routes in the dashboard', () => {
     await form.locator('[id="new-route-targets.0.model-error"]').waitFor();
     expect(await form.getByLabel('Target 1 model').getAttribute('aria-invalid')).toBe('true');
     expectOnlyRefusals([400]);
+    // A weight the browser cannot read ("2e") is refused under it; read as empty it became the default weight, 1.
+    await form.getByLabel('Target 1 model').fill('up-a/m');
+    await form.getByLabel('Target 2 weight').fill('');
+    await form.getByLabel('Target 2 weight').pressSequentially('2e');
+    await form.getByRole('button', { name: 'Create route' }).click();
+    await form.locator('[id="new-route-targets.1.weight-error"]').waitFor();
+    expect((await fetch(`${tg.url}/api/routes/broken`)).status).toBe(404);
     await form.getByRole('button', { name: 'Cancel' }).click();
 
     const card = page.locator('article[data-route="mix"]');

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { apiPut, routePath, type RouteView } from '../api/config-api.js';
+import { UNREADABLE_NUMBER, unreadableNumber } from '../api/fields.js';
 import { fieldError } from '../components/error-notice.js';
 import { FormField } from '../components/form-field.js';
 import { ItemForm, submittedName } from '../components/item-form.js';
@@ -37,7 +38,11 @@ export function RouteForm({ route, existing, onSaved, onCancel }: { route: Route
         const { name: _name, source: _source, ...rest } = route ?? ({} as Partial<RouteView>);
         return {
           ...rest,
-          targets: targets.map((t) => ({ model: t.model.trim(), weight: t.weight.trim() === '' ? undefined : Number(t.weight) })),
+          targets: targets.map((t, index) => {
+            // A weight the browser could not read ("2e") reads '' here: refused, not sent as the default weight.
+            if (form.get(`targets.${index}.weight`) === UNREADABLE_NUMBER) throw unreadableNumber(`targets.${index}.weight`);
+            return { model: t.model.trim(), weight: t.weight.trim() === '' ? undefined : Number(t.weight) };
+          }),
           fallbacks,
           adaptive: form.get('adaptive') === '' ? undefined : form.get('adaptive') === 'true',
         };
@@ -70,7 +75,7 @@ export function RouteForm({ route, existing, onSaved, onCancel }: { route: Route
             </div>
             <div class="target-weight">
               <FormField name={`targets.${index}.weight`} label={`Target ${index + 1} weight`} scope={scope} error={error}>
-                {(aria) => <input {...aria} type="number" min="0" step="any" inputMode="decimal" value={target.weight} onInput={(event) => update(target.key, { weight: (event.target as HTMLInputElement).value })} />}
+                {(aria) => <input {...aria} name={`targets.${index}.weight`} type="number" min="0" step="any" inputMode="decimal" value={target.weight} onInput={(event) => update(target.key, { weight: (event.target as HTMLInputElement).value })} />}
               </FormField>
             </div>
             <button type="button" onClick={() => setTargets((rows) => rows.filter((r) => r.key !== target.key))} disabled={targets.length === 1}>
