@@ -168,6 +168,16 @@ describe('documents to Bedrock', () => {
     expect(zip.message).toMatch(/application\/zip/);
     expect(zip.message).toMatch(/pdf, csv, doc, docx, xls, xlsx, html, txt, md/);
 
+    // A media type naming one of Object's members is no format either (a plain table once found one).
+    const hostile = await failure(tg.client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, filePart('a.pdf', 'constructor', PDF)] }] }));
+    expect(hostile.status).toBe(400);
+    expect(hostile.message).toMatch(/constructor/);
+    const hostileImage = await failure(
+      tg.client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: `data:constructor;base64,${PDF}` } }] }] }),
+    );
+    expect(hostileImage.status).toBe(400);
+    expect(hostileImage.message).toMatch(/image type constructor is not supported/);
+
     const six = Array.from({ length: 6 }, (_, i) => filePart(`part ${i}.pdf`, 'application/pdf', PDF));
     const tooMany = await failure(tg.client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: [{ type: 'text', text: 'read all' }, ...six] }] }));
     expect(tooMany.status).toBe(400);

@@ -67,7 +67,8 @@ export class DocumentTranslator {
       throw bad(`the file part has no inline file_data (file ids and URLs are not supported); ${TAKES}.`, where);
     }
     const mediaType = (match[1] as string).toLowerCase();
-    const format = FORMATS[mediaType];
+    // Own keys only: a client's 'constructor' media type must find no format.
+    const format = Object.hasOwn(FORMATS, mediaType) ? FORMATS[mediaType] : undefined;
     if (!format) throw bad(`file type ${quoteInput(mediaType)} is not supported; ${TAKES}.`, where);
     if (this.names.size >= MAX_DOCUMENTS) throw bad(`a request may hold at most ${MAX_DOCUMENTS} documents.`, where);
     const name = this.unique(sanitisedName(file.filename) || `document-${this.names.size + 1}`);

@@ -49,7 +49,9 @@ function imageBlock(url: unknown, where: string): ConverseBlock {
     // Converse takes image bytes only; fetching a client's URL from the gateway is not ours to do.
     throw bad('images must be sent as base64 data: URLs; Bedrock cannot fetch http(s) image URLs.', where);
   }
-  const format = IMAGE_FORMATS[(match[1] as string).toLowerCase()];
+  const mediaType = (match[1] as string).toLowerCase();
+  // Own keys only: a client's 'constructor' media type must find no format.
+  const format = Object.hasOwn(IMAGE_FORMATS, mediaType) ? IMAGE_FORMATS[mediaType] : undefined;
   if (!format) throw bad(`image type ${match[1]} is not supported (png, jpeg, gif, webp).`, where);
   return { image: { format, source: { bytes: (match[2] as string).replace(/\s+/g, '') } } };
 }

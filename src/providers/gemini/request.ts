@@ -228,7 +228,7 @@ const THINKING_BUDGETS: Record<string, number> = { none: 0, minimal: 1024, low: 
 
 /** reasoning_effort → thinkingConfig: Gemini 3 takes a level, earlier models a token budget. */
 function thinkingConfig(effort: unknown, model: string): Record<string, unknown> | undefined {
-  if (typeof effort !== 'string' || !(effort in THINKING_BUDGETS)) return undefined;
+  if (typeof effort !== 'string' || !Object.hasOwn(THINKING_BUDGETS, effort)) return undefined;
   const includeThoughts = effort !== 'none';
   if (validatesSignatures(model)) return { thinkingLevel: effort === 'medium' || effort === 'high' ? 'high' : 'low', includeThoughts };
   return { thinkingBudget: THINKING_BUDGETS[effort], includeThoughts };
