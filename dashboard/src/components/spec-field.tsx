@@ -134,11 +134,16 @@ export function useFocusOnOpen() {
   useEffect(() => {
     heading.current?.focus();
     return () => {
-      // Once the form is gone from the page; unless the user has put the focus somewhere since.
-      setTimeout(() => {
+      // Once the form is gone from the page; unless the user has put the focus somewhere since. The opener may still
+      // be disabled for a moment (its page re-renders after the form is gone, more slowly on a busy machine), and a
+      // disabled button takes no focus: tried again for a few frames.
+      const restore = (tries: number): void => {
         const active = document.activeElement;
-        if (opener?.isConnected && (active === null || active === document.body)) opener.focus();
-      }, 0);
+        if (!opener?.isConnected || (active !== null && active !== document.body)) return;
+        opener.focus();
+        if (document.activeElement !== opener && tries > 0) setTimeout(() => restore(tries - 1), 16);
+      };
+      setTimeout(() => restore(30), 0);
     };
   }, []);
   return heading;
