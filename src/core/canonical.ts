@@ -78,6 +78,11 @@ export interface NativeRequest {
    * is called on this one.
    */
   apiVersion?: string;
+  /**
+   * The beta opt-ins the client named beside its body (Anthropic's `anthropic-beta` header), for an upstream that
+   * takes them in the body instead (Claude on Bedrock: `anthropic_beta`); those that read the header get it forwarded.
+   */
+  betas?: readonly string[];
 }
 
 /** One upstream stream event as it came: the SSE `event:` name and the `data:` text, unparsed. */

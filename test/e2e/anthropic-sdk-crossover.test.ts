@@ -9,7 +9,9 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 // An Anthropic-format client talking to models of other wire formats, translated both ways by the gateway.
 const ACCESS_KEY = 'AKIDTESTBEDROCK';
 const SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
-const BEDROCK_MODEL = 'bedrock/anthropic.claude-3-5-sonnet-20241022-v2:0';
+/** A Bedrock model other than Claude: an Anthropic client's request to Claude on Bedrock is passed through (bedrock-claude-native.test.ts). */
+const BEDROCK_MODEL = 'bedrock/us.amazon.nova-pro-v1:0';
+const BEDROCK_CLAUDE = 'bedrock/anthropic.claude-3-5-sonnet-20241022-v2:0';
 
 let openai: ScriptedUpstream;
 let gemini: GeminiUpstream;
@@ -436,11 +438,12 @@ describe('Anthropic SDK -> Bedrock model', () => {
     expect(bedrock.calls.at(-1)?.action).toBe('converse');
   });
 
-  it('gives Claude the client’s top_k as its own request field', async () => {
-    const params = { model: BEDROCK_MODEL, max_tokens: 50, top_k: 3, messages: [{ role: 'user', content: 'few words' }] };
+  it('gives Claude the client’s top_k as written, in its own Messages body (InvokeModel)', async () => {
+    const params = { model: BEDROCK_CLAUDE, max_tokens: 50, top_k: 3, messages: [{ role: 'user', content: 'few words' }] };
     const message = await client.messages.create(params as Anthropic.MessageCreateParamsNonStreaming);
     expect(message.content).toEqual([{ type: 'text', text: 'echo: few words' }]);
-    expect(bedrock.calls.at(-1)?.body.additionalModelRequestFields).toEqual({ top_k: 3 });
+    expect(bedrock.calls.at(-1)?.action).toBe('invoke');
+    expect(bedrock.calls.at(-1)?.body.top_k).toBe(3);
   });
 
   it('streams a message', async () => {

@@ -1,5 +1,5 @@
-// Documents (PDFs and other files) to Bedrock's Converse API: an Anthropic client's document block, an OpenAI
-// client's `file` part and a /genai inlineData PDF become Converse document blocks, which the scripted upstream
+// Documents (PDFs and other files) to Bedrock's Converse API: an Anthropic client's document block (for a model other
+// than Claude, which gets the client's own body), an OpenAI client's `file` part and a /genai inlineData PDF become Converse document blocks, which the scripted upstream
 // validates as AWS documents them (name characters, unique names, at most five, a text block beside them).
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
@@ -9,6 +9,8 @@ import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
 
 const CLAUDE = 'bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+/** Amazon Nova takes documents in Converse; an Anthropic client's request to Claude would be passed through instead. */
+const NOVA = 'bedrock/us.amazon.nova-pro-v1:0';
 const ACCESS_KEY = 'AKIDTESTBEDROCK';
 const SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n').toString('base64');
@@ -45,9 +47,9 @@ function filePart(filename: string | undefined, mediaType: string, data: string)
 }
 
 describe('documents to Bedrock', () => {
-  it("sends an Anthropic client's base64 PDF as a Converse document block named after its title", async () => {
+  it("sends an Anthropic client's base64 PDF as a Converse document block named after its title (to a model other than Claude)", async () => {
     const message = await anthropic().messages.create({
-      model: CLAUDE,
+      model: NOVA,
       max_tokens: 200,
       messages: [
         {
@@ -69,7 +71,7 @@ describe('documents to Bedrock', () => {
   it('streams the answer about a document as Claude Code asks for it', async () => {
     const message = await anthropic()
       .messages.stream({
-        model: CLAUDE,
+        model: NOVA,
         max_tokens: 200,
         messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }, { type: 'text', text: 'what does it say?' }] }],
       })
@@ -81,7 +83,7 @@ describe('documents to Bedrock', () => {
 
   it("reads the PDF Claude Code's Read tool answered with: the turn gets the text block Converse requires", async () => {
     const message = await anthropic().messages.create({
-      model: CLAUDE,
+      model: NOVA,
       max_tokens: 200,
       tools: [{ name: 'Read', description: 'Read a file', input_schema: { type: 'object', properties: { file_path: { type: 'string' } } } }],
       messages: [

@@ -106,18 +106,17 @@ describe('an Anthropic client (Claude Code) on gpt-4o', () => {
 });
 
 describe('an Anthropic client with extended thinking on Claude through Bedrock', () => {
-  it("has max_tokens lowered to the model's limit and its thinking budget under it", async () => {
-    // Claude Opus 4.1 answers at most 32,000 tokens; Claude refuses a budget that is not below max_tokens.
+  it("sends max_tokens and the thinking budget as written, in the client's own body (InvokeModel), as to Anthropic's own models", async () => {
     const message = await anthropicClient.messages.create({
       model: 'bedrock/us.anthropic.claude-opus-4-1-20250805-v1:0',
-      max_tokens: 40000,
-      thinking: { type: 'enabled', budget_tokens: 35000 },
+      max_tokens: 32000,
+      thinking: { type: 'enabled', budget_tokens: 31999 },
       messages: [{ role: 'user', content: 'ponder this' }],
     });
     expect(message.content.some((block) => block.type === 'text')).toBe(true);
-    const body = bedrock.calls.at(-1)?.body as { inferenceConfig: { maxTokens: number }; additionalModelRequestFields: { thinking: { budget_tokens: number } } };
-    expect(body.inferenceConfig.maxTokens).toBe(32000);
-    expect(body.additionalModelRequestFields.thinking).toEqual({ type: 'enabled', budget_tokens: 31999 });
+    const body = bedrock.calls.at(-1)?.body as { max_tokens: number; thinking: { budget_tokens: number } };
+    expect(body.max_tokens).toBe(32000);
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 31999 });
   });
 });
 

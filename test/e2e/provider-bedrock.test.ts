@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { countTextTokens } from '../../src/tokens/tokenizer.js';
 import { bedrockEmbeddingTokens, bedrockEmbeddingVector, startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
+import { thinkingSignature } from '../upstream/anthropic-upstream.js';
 
 const NATIVE_MODEL = 'anthropic.claude-3-5-sonnet-20241022-v2:0';
 const MODEL = `bedrock/${NATIVE_MODEL}`;
@@ -281,14 +282,14 @@ describe('reasoning to bedrock', () => {
     expect(message.content).toBe('echo: ponder');
   });
 
-  it("passes an Anthropic client's exact thinking budget, and streams the thinking back", async () => {
+  it("passes an Anthropic client's thinking to Claude as written (InvokeModel), and streams the thinking back with its signature", async () => {
     const request = { model: CLAUDE, max_tokens: 5000, thinking: { type: 'enabled' as const, budget_tokens: 3000 }, messages: [{ role: 'user' as const, content: 'ponder' }] };
     const message = await anthropic().messages.create(request);
-    expect(upstream.calls.at(-1)?.body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 3000 } });
-    expect(message.content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: ponder' });
+    expect(upstream.calls.at(-1)?.body.thinking).toEqual({ type: 'enabled', budget_tokens: 3000 });
+    expect(message.content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: ponder', signature: thinkingSignature('thinking about: ponder') });
     const streamed = await anthropic().messages.stream(request).finalMessage();
-    expect(upstream.calls.at(-1)?.action).toBe('converse-stream');
-    expect(streamed.content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: ponder' });
+    expect(upstream.calls.at(-1)?.action).toBe('invoke-with-response-stream');
+    expect(streamed.content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: ponder', signature: thinkingSignature('thinking about: ponder') });
     expect(streamed.content.at(-1)).toMatchObject({ type: 'text', text: 'echo: ponder' });
   });
 

@@ -641,3 +641,99 @@ describe('bedrock cost contract', () => {
     expectCatalogPrice(usage as CompletionUsage);
   });
 });
+
+describe("bedrockAdapter: an Anthropic client's own body for Claude (InvokeModel, native pass-through)", () => {
+  const client = { model: `bedrock/${MODEL}`, max_tokens: 50, top_k: 5, stream: true, messages: [{ role: 'user', content: 'hi' }], future_field: { a: 1 } };
+  const native = { format: 'anthropic', body: client };
+  const request = { model: `bedrock/${MODEL}`, messages: [{ role: 'user', content: 'hi' }] } as ChatCompletionRequest;
+
+  it("speaks Anthropic's format to Claude (base ids, inference profiles, ARNs naming it) and Converse to the others", () => {
+    for (const model of [MODEL, 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0']) {
+      expect(bedrockAdapter.nativeFormat?.(target({ model }))).toBe('anthropic');
+    }
+    for (const model of ['us.amazon.nova-pro-v1:0', 'meta.llama3-70b-instruct-v1:0', 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123']) {
+      expect(bedrockAdapter.nativeFormat?.(target({ model }))).toBe('bedrock');
+    }
+  });
+
+  it('sends the body as written, without model and stream, with the Bedrock version, on invoke-with-response-stream for a stream', () => {
+    const built = bedrockAdapter.buildChatRequest({ ...request, stream: true }, target({ baseUrl: 'https://bedrock-runtime.{region}.amazonaws.com' }), native);
+    expect(built.url).toBe(`https://bedrock-runtime.us-east-1.amazonaws.com/model/${encodeURIComponent(MODEL)}/invoke-with-response-stream`);
+    expect(built.headers['x-amzn-bedrock-accept']).toBe('application/json');
+    const { model: _model, stream: _stream, ...rest } = client;
+    expect(JSON.parse(built.body ?? '')).toEqual({ ...rest, anthropic_version: 'bedrock-2023-05-31' });
+    expect(bedrockAdapter.buildChatRequest(request, target(), native).url).toMatch(/\/invoke$/);
+  });
+
+  it("moves the client's betas into anthropic_beta, unless the body has its own; keeps an anthropic_version the client wrote", () => {
+    const betas = ['context-1m-2025-08-07', 'interleaved-thinking-2025-05-14'];
+    expect(JSON.parse(bedrockAdapter.buildChatRequest(request, target(), { ...native, betas }).body ?? '').anthropic_beta).toEqual(betas);
+    const own = { ...native, betas, body: { ...client, anthropic_beta: ['token-efficient-tools-2025-02-19'], anthropic_version: 'bedrock-2099-01-01' } };
+    const sent = JSON.parse(bedrockAdapter.buildChatRequest(request, target(), own).body ?? '');
+    expect(sent.anthropic_beta).toEqual(['token-efficient-tools-2025-02-19']);
+    expect(sent.anthropic_version).toBe('bedrock-2099-01-01');
+    expect(JSON.parse(bedrockAdapter.buildChatRequest(request, target(), { ...native, betas: [] }).body ?? '')).not.toHaveProperty('anthropic_beta');
+  });
+
+  it("reads Claude's InvokeModel answer (Anthropic's message) and a Converse answer for the same model", () => {
+    const message = { id: 'msg_bdrk_1', type: 'message', role: 'assistant', model: 'claude-3-5-sonnet-20241022', content: [{ type: 'text', text: 'hello' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 2 } };
+    const completion = bedrockAdapter.parseChatResponse(message, target());
+    expect(completion.choices[0]).toMatchObject({ message: { content: 'hello' }, finish_reason: 'stop' });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 2 });
+    const converse = bedrockAdapter.parseChatResponse({ output: { message: { role: 'assistant', content: [{ text: 'hi' }] } }, stopReason: 'end_turn', usage: { inputTokens: 3, outputTokens: 1 } }, target());
+    expect(converse.choices[0]).toMatchObject({ message: { content: 'hi' } });
+  });
+
+  /** One Anthropic stream event in a `chunk` frame, as InvokeModelWithResponseStream sends it. */
+  const chunk = (data: Record<string, unknown>): Buffer => event('chunk', { bytes: Buffer.from(JSON.stringify(data)).toString('base64'), p: 'abc' });
+  const claudeStream = (): Buffer[] => [
+    chunk({ type: 'message_start', message: { id: 'msg_bdrk_1', type: 'message', role: 'assistant', model: 'claude-3-5-sonnet-20241022', content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }),
+    chunk({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    chunk({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hel' } }),
+    chunk({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'lo' } }),
+    chunk({ type: 'content_block_stop', index: 0 }),
+    chunk({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } }),
+    chunk({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: 12, outputTokenCount: 4, invocationLatency: 40, firstByteLatency: 10 } }),
+  ];
+
+  it('decodes the chunk frames, split across reads anyhow, into the chunks and keeps each event as it came', () => {
+    const decoder = bedrockAdapter.createStreamDecoder(target(), { ...request, stream: true }, native);
+    const bytes = Buffer.concat(claudeStream());
+    const chunks: ChatCompletionChunk[] = [];
+    const events: Array<{ event: string; data: string }> = [];
+    for (let i = 0; i < bytes.length; i += 7) {
+      chunks.push(...decoder.push(bytes.subarray(i, i + 7)));
+      events.push(...(decoder.takeNative?.() ?? []));
+    }
+    const tail = decoder.end();
+    expect(tail.complete).toBe(true);
+    chunks.push(...tail.chunks);
+    expect(chunks.map((c) => (c.choices[0] as any)?.delta?.content ?? '').join('')).toBe('Hello');
+    expect(chunks.at(-1)?.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 4 });
+    expect(events.map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(JSON.parse(events.at(-1)?.data ?? '{}')['amazon-bedrock-invocationMetrics']).toMatchObject({ outputTokenCount: 4 });
+  });
+
+  it('fails a stream cut before message_stop, and one whose exception frame follows its events, after relaying them', () => {
+    const cut = bedrockAdapter.createStreamDecoder(target(), { ...request, stream: true }, native);
+    cut.push(Buffer.concat(claudeStream().slice(0, 4)));
+    expect(cut.end().complete).toBe(false);
+
+    const broken = bedrockAdapter.createStreamDecoder(target(), { ...request, stream: true }, native);
+    const relayed = broken.push(Buffer.concat([...claudeStream().slice(0, 3), exception('throttlingException', 'Too many tokens')]));
+    expect(relayed.length).toBeGreaterThan(0);
+    let error: unknown = null;
+    try {
+      broken.push(Buffer.alloc(0));
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ status: 429, message: 'Too many tokens' });
+  });
+
+  it('refuses a chunk without its bytes as a bad upstream answer', () => {
+    const decoder = bedrockAdapter.createStreamDecoder(target(), { ...request, stream: true }, native);
+    expect(() => decoder.push(event('chunk', { p: 'abc' }))).toThrow(/a chunk event without its bytes/);
+  });
+});

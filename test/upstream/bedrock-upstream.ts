@@ -2,7 +2,8 @@
 // signatures (recomputed server-side with @smithy/signature-v4) or a Bedrock API key, validates the request as
 // Converse does, and streams real binary event-stream frames encoded with @smithy/eventstream-codec.
 // InvokeModel (`/model/{id}/invoke`) answers embeddings in the native bodies of Titan Text Embeddings and
-// Cohere Embed, behind the same authentication.
+// Cohere Embed, behind the same authentication, and InvokeModel / InvokeModelWithResponseStream answer Claude's
+// models with Anthropic's Messages body (see bedrock-claude.ts; a scripted Anthropic upstream writes the answers).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
@@ -12,6 +13,8 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { LiveExchange, readBody } from './exchange.js';
 import { ScriptedServer } from './scripted-server.js';
 import { unitVectorOf } from './openai-embeddings.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from './anthropic-upstream.js';
+import { askClaude, claudeInvokeProblem, isClaudeModel } from './bedrock-claude.js';
 
 export type BedrockMode =
   | { kind: 'ok' }
@@ -54,6 +57,10 @@ export interface BedrockUpstream {
   enqueue(...modes: BedrockMode[]): void;
   /** Cache tokens reported in later answers' usage (cacheReadInputTokens / cacheWriteInputTokens). */
   setCache(cache: { read: number; write: number }): void;
+  /** The scripted Anthropic upstream that answers Claude's InvokeModel calls (its `sent` are Claude's answers). */
+  anthropic: AnthropicUpstream;
+  /** The JSON of each `chunk` event of the last InvokeModelWithResponseStream answer, as sent (base64-decoded). */
+  invokeEvents: string[];
   reset(): void;
   close(): Promise<void>;
 }
@@ -79,11 +86,6 @@ function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new ValidationError(message);
 }
 
-/** Claude on Bedrock, by base model id or a cross-region inference profile (`us.anthropic.claude-…`). */
-function isClaude(modelId: string): boolean {
-  return /(^|[.:/])anthropic\.claude-/.test(modelId);
-}
-
 /**
  * additionalModelRequestFields go to the model as its own request fields. Claude takes Anthropic's `thinking`
  * ({type: enabled, budget_tokens} with budget_tokens at least 1,024 and below max_tokens, in Anthropic's words)
@@ -95,7 +97,7 @@ function validateModelFields(modelId: string, body: Record<string, any>): void {
   if (fields === undefined) return;
   check(isRecord(fields), 'additionalModelRequestFields must be an object.');
   for (const key of Object.keys(fields)) {
-    check(isClaude(modelId) && (key === 'thinking' || key === 'top_k'), `Malformed input request: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
+    check(isClaudeModel(modelId) && (key === 'thinking' || key === 'top_k'), `Malformed input request: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
   }
   if (fields.top_k !== undefined) check(Number.isInteger(fields.top_k) && fields.top_k >= 0, 'The model returned the following errors: top_k: Input should be a valid integer');
   const thinking = fields.thinking;
@@ -405,11 +407,23 @@ function headerValue(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
+/** The key between the scripted Bedrock and the scripted Anthropic upstream behind it. */
+const CLAUDE_BEHIND = 'anthropic-behind-bedrock';
+
 class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implements BedrockUpstream {
   private cache = { read: 0, write: 0 };
+  invokeEvents: string[] = [];
 
-  constructor(private readonly options: BedrockUpstreamOptions) {
+  constructor(
+    private readonly options: BedrockUpstreamOptions,
+    readonly anthropic: AnthropicUpstream,
+  ) {
     super({ kind: 'ok' });
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    await this.anthropic.close();
   }
 
   protected internalError(res: ServerResponse): void {
@@ -422,6 +436,8 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
 
   override reset(): void {
     super.reset();
+    this.anthropic.reset();
+    this.invokeEvents = [];
     this.cache = { read: 0, write: 0 };
   }
 
@@ -429,7 +445,7 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
     const raw = await readBody(req);
     const rawUrl = req.url ?? '/';
     const path = rawUrl.split('?')[0] as string;
-    const route = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(path);
+    const route = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.exec(path);
     let body: unknown;
     try {
       body = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : undefined;
@@ -443,7 +459,11 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
 
     const mode = this.nextMode();
     if (mode.kind === 'error') return sendAwsError(res, mode.status, mode.errorType, mode.message, mode.headers);
-    if (route[2] === 'invoke') return this.invoke(res, decodeURIComponent(route[1] as string), body, req);
+    const modelId = decodeURIComponent(route[1] as string);
+    const action = route[2] as string;
+    if (action.startsWith('invoke') && isClaudeModel(modelId)) return this.invokeClaude(new LiveExchange(req, res, Date.now()), modelId, body, action !== 'invoke', mode);
+    if (action === 'invoke-with-response-stream') return sendAwsError(res, 400, 'ValidationException', 'The model does not support streaming inference in this test server.');
+    if (route[2] === 'invoke') return this.invoke(res, modelId, body, req);
     try {
       validateConverse(body);
       validateModelFields(decodeURIComponent(route[1] as string), body as Record<string, any>);
@@ -461,6 +481,35 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
       return;
     }
     await this.stream(new LiveExchange(req, res, Date.now()), streamEvents(answer), mode, requestId);
+  }
+
+  /**
+   * Claude's InvokeModel and InvokeModelWithResponseStream: the body judged as Bedrock does, Claude's answer as it
+   * wrote it, or its events each in a `chunk` frame (`{"bytes": base64 of the event's JSON}`), under the stream modes.
+   */
+  private async invokeClaude(exchange: LiveExchange, modelId: string, body: unknown, stream: boolean, mode: BedrockMode): Promise<void> {
+    const { req, res } = exchange;
+    if (headerValue(req, 'content-type') !== 'application/json') return sendAwsError(res, 415, 'UnsupportedMediaTypeException', 'Unsupported content type.');
+    const problem = claudeInvokeProblem(body);
+    if (problem !== null) return sendAwsError(res, 400, 'ValidationException', problem);
+    const answer = await askClaude(this.anthropic.url, CLAUDE_BEHIND, modelId, body as Record<string, any>, stream);
+    if (answer.kind === 'error') return sendAwsError(res, answer.status, answer.errorType, answer.message);
+    const requestId = randomUUID();
+    if (answer.kind === 'message') {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'x-amzn-requestid': requestId,
+        'x-amzn-bedrock-input-token-count': String(answer.usage.input_tokens),
+        'x-amzn-bedrock-output-token-count': String(answer.usage.output_tokens),
+        'x-amzn-bedrock-invocation-latency': '42',
+        'content-length': String(Buffer.byteLength(answer.json)),
+      });
+      res.end(answer.json);
+      return;
+    }
+    this.invokeEvents = answer.events;
+    const frames = answer.events.map((json) => eventFrame('chunk', { bytes: Buffer.from(json).toString('base64') }));
+    await this.stream(exchange, frames, mode, requestId);
   }
 
   /** InvokeModel for the embeddings models: the native answer with Bedrock's token-count and latency headers. */
@@ -555,7 +604,7 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
 }
 
 export async function startBedrockUpstream(options: BedrockUpstreamOptions = {}): Promise<BedrockUpstream> {
-  const upstream = new ScriptedBedrock(options);
+  const upstream = new ScriptedBedrock(options, await startAnthropicUpstream({ apiKey: CLAUDE_BEHIND }));
   await upstream.listen();
   return upstream;
 }

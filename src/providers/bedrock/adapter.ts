@@ -1,5 +1,9 @@
-import type { ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
+import type { ChatCompletionRequest, EmbeddingsRequest, NativeRequest } from '../../core/canonical.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
+import { isRecord } from '../../core/is-record.js';
+import { completionOf } from '../anthropic/index.js';
+import { invokeBody, isClaude } from './claude.js';
+import { createInvokeStreamDecoder } from './invoke-stream.js';
 import { embeddingsBody, embeddingsFromInvoke } from './embeddings.js';
 import { bedrockError } from './errors.js';
 import { converseBody } from './request.js';
@@ -15,14 +19,38 @@ export function bedrockBaseUrl(target: Target): string {
 }
 
 /**
+ * InvokeModel (or InvokeModelWithResponseStream) with an Anthropic client's own Messages body for Claude (see
+ * invokeBody). The body's MIME type is asked for in `accept` for a whole answer, in `x-amzn-bedrock-accept` for a
+ * stream (AWS API reference), whose framing is the event stream.
+ */
+function invokeRequest(native: NativeRequest, target: Target, stream: boolean): UpstreamRequest {
+  return {
+    method: 'POST',
+    url: `${bedrockBaseUrl(target)}/model/${pathSegment(target.model, 'Bedrock')}/${stream ? 'invoke-with-response-stream' : 'invoke'}`,
+    headers: {
+      'content-type': 'application/json',
+      ...(stream ? { 'x-amzn-bedrock-accept': 'application/json' } : { accept: 'application/json' }),
+      ...target.provider.vendor.defaultHeaders,
+      ...target.provider.headers,
+    },
+    body: JSON.stringify(invokeBody(native)),
+  };
+}
+
+/**
  * Amazon Bedrock's Converse / ConverseStream API: one request shape for every model Bedrock hosts (embeddings go
- * through InvokeModel, see `embeddings.ts`). The request is signed (or given its API key) in `authorize`, after
- * it is built, because SigV4 covers the body.
+ * through InvokeModel, see `embeddings.ts`). Claude's models also take Anthropic's Messages body through InvokeModel,
+ * so an Anthropic client's request to one is passed through there (native pass-through: signatures, redacted
+ * thinking and fields Converse does not know survive), its answer coming back as Claude wrote it. The request is
+ * signed (or given its API key) in `authorize`, after it is built, because SigV4 covers the body.
  */
 export const bedrockAdapter: ProviderAdapter = {
   format: 'bedrock',
 
-  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+  nativeFormat: (target: Target) => (isClaude(target.model) ? 'anthropic' : 'bedrock'),
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
+    if (native) return invokeRequest(native, target, request.stream === true);
     const action = request.stream ? 'converse-stream' : 'converse';
     return {
       method: 'POST',
@@ -61,10 +89,13 @@ export const bedrockAdapter: ProviderAdapter = {
   authorize: authorizeBedrock,
 
   parseChatResponse(body: unknown, target: Target) {
+    // Claude's InvokeModel answers with Anthropic's message; a Converse answer has its `output`.
+    if (isClaude(target.model) && isRecord(body) && !('output' in body)) return completionOf(body, target.provider.name);
     return completionFromConverse(body, target.provider.name, target.model);
   },
 
-  createStreamDecoder(target: Target, request: ChatCompletionRequest) {
+  createStreamDecoder(target: Target, request: ChatCompletionRequest, native?: NativeRequest | null) {
+    if (native) return createInvokeStreamDecoder(target.provider.name, request, true);
     return createConverseStreamDecoder(target.provider.name, target.model, request.stream_options?.include_usage === true);
   },
 

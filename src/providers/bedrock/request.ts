@@ -6,6 +6,7 @@ import { gatewayError } from '../../core/errors.js';
 import { fitBudget, thinkingOf } from '../anthropic/thinking.js';
 import { upstreamToolCallId } from '../tool-call-ids.js';
 import { DocumentTranslator, documentsText, type DocumentBlock } from './documents.js';
+import { isClaude } from './claude.js';
 
 /** A Converse content block (only the members tollgate sends). */
 export type ConverseBlock =
@@ -255,9 +256,6 @@ function outputConfig(format: unknown): unknown {
   };
 }
 
-/** Claude on Bedrock: a base model id, a cross-region inference profile (`us.anthropic.claude-…`) or an ARN naming one. */
-const CLAUDE = /(^|[.:/])anthropic\.claude-/;
-
 /**
  * Claude's own request fields. Converse has no reasoning or top-k field of its own: Claude takes Anthropic's
  * `thinking` in additionalModelRequestFields, the budget an Anthropic client set or the one reasoning_effort maps
@@ -265,7 +263,7 @@ const CLAUDE = /(^|[.:/])anthropic\.claude-/;
  * Other families are sent nothing: some take other fields or none, and an unknown field is a 400 (see README).
  */
 function modelFields(request: ChatCompletionRequest, model: string, maxTokens: number | undefined): ConverseRequest['additionalModelRequestFields'] {
-  if (!CLAUDE.test(model)) return undefined;
+  if (!isClaude(model)) return undefined;
   const fields: Record<string, unknown> = {};
   let thinking = thinkingOf(request);
   // Thinking off is Claude's default: nothing to send.

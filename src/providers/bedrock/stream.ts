@@ -1,26 +1,9 @@
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import { GatewayError } from '../../core/errors.js';
 import type { StreamDecoder } from '../../core/provider.js';
-import { streamException } from './errors.js';
+import { EventStreamReader, invalidStream } from './event-stream.js';
 import { completionId, finishReason, unmetStopReason, usageFromConverse } from './response.js';
 import { isRecord } from '../../core/is-record.js';
-import { gatewayError } from '../../core/errors.js';
-
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
-
-/** Prelude (total length, headers length, prelude CRC): the total length tells where a frame ends. */
-const PRELUDE_BYTES = 12;
-
-function headerString(headers: Record<string, { type: string; value: unknown }>, name: string): string | undefined {
-  const header = headers[name];
-  return header && header.type === 'string' ? (header.value as string) : undefined;
-}
-
-function invalidStream(provider: string, what: string): GatewayError {
-  return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
-}
 
 /**
  * Decodes ConverseStream's `application/vnd.amazon.eventstream` body: binary frames (CRC-checked by the codec),
@@ -31,7 +14,6 @@ function invalidStream(provider: string, what: string): GatewayError {
 export function createConverseStreamDecoder(provider: string, model: string, includeUsage: boolean): StreamDecoder {
   const id = completionId();
   const created = Math.floor(Date.now() / 1000);
-  let buffer: Buffer = Buffer.alloc(0);
   let started = false;
   let stopped = false;
   let failure: GatewayError | null = null;
@@ -111,22 +93,9 @@ export function createConverseStreamDecoder(provider: string, model: string, inc
     }
   }
 
-  function onFrame(frame: Buffer, out: ChatCompletionChunk[]): void {
-    let message;
-    try {
-      message = codec.decode(frame);
-    } catch {
-      throw invalidStream(provider, 'a corrupt event-stream frame');
-    }
-    const messageType = headerString(message.headers, ':message-type') ?? 'event';
-    const payload = toUtf8(message.body);
-    if (messageType === 'exception') throw streamException(provider, headerString(message.headers, ':exception-type') ?? 'exception', payload);
-    if (messageType === 'error') {
-      const code = headerString(message.headers, ':error-code') ?? 'error';
-      throw streamException(provider, code, JSON.stringify({ message: headerString(message.headers, ':error-message') ?? code }));
-    }
-    const type = headerString(message.headers, ':event-type');
-    if (!type) return;
+  /** The chunks of the frames read by the current push (or end). */
+  let out: ChatCompletionChunk[] = [];
+  const reader = new EventStreamReader(provider, (type, payload) => {
     let event: unknown;
     try {
       event = payload === '' ? {} : JSON.parse(payload);
@@ -134,19 +103,12 @@ export function createConverseStreamDecoder(provider: string, model: string, inc
       throw invalidStream(provider, 'an event that is not JSON');
     }
     if (isRecord(event)) onEvent(type, event, out);
-  }
+  });
 
-  function drain(): ChatCompletionChunk[] {
-    const out: ChatCompletionChunk[] = [];
+  function drain(bytes: Buffer): ChatCompletionChunk[] {
+    out = [];
     try {
-      while (buffer.length >= PRELUDE_BYTES) {
-        const total = buffer.readUInt32BE(0);
-        if (total < PRELUDE_BYTES + 4) throw invalidStream(provider, 'an event-stream frame with a bad length');
-        if (buffer.length < total) break;
-        const frame = buffer.subarray(0, total);
-        buffer = buffer.subarray(total);
-        onFrame(frame, out);
-      }
+      reader.push(bytes);
     } catch (err) {
       failure = err instanceof GatewayError ? err : invalidStream(provider, 'an unreadable event stream');
       // Whatever was decoded before the failure still reaches the client; the failure ends the stream next.
@@ -158,15 +120,14 @@ export function createConverseStreamDecoder(provider: string, model: string, inc
   return {
     push(bytes) {
       if (failure) throw failure;
-      buffer = buffer.length === 0 ? bytes : Buffer.concat([buffer, bytes]);
-      return drain();
+      return drain(bytes);
     },
     end() {
       if (failure) throw failure;
-      const chunks = drain();
+      const chunks = drain(Buffer.alloc(0));
       if (failure) throw failure;
       // messageStop is the answer's last event; metadata (usage) follows it but carries no answer.
-      return { chunks, complete: stopped && buffer.length === 0, usage };
+      return { chunks, complete: stopped && reader.pendingBytes === 0, usage };
     },
   };
 }

@@ -11,7 +11,7 @@ import { hasExactNumbers } from '../../../exact-numbers.js';
 import { countInputTokens, inputGuarded } from './count-tokens.js';
 import { renderAnthropicError } from './errors.js';
 import { registerAnthropicModelRoutes } from './models.js';
-import { presentedCredential } from './headers.js';
+import { anthropicBetas, presentedCredential } from './headers.js';
 import { headerString } from '../../../http/request-headers.js';
 import { checkVirtualKey } from '../../../http/key-check.js';
 import { isRemoteClient } from '../../../http/client-address.js';
@@ -35,7 +35,7 @@ function fallbacksOf(body: unknown): string[] {
 /**
  * Anthropic's Messages API under `/anthropic`, for Anthropic SDK clients (`baseURL: http://host/anthropic`).
  * The request becomes a canonical one and runs through the same pipeline as `/v1` (keys, budgets, routing,
- * logs); an attempt on an Anthropic upstream (Claude on Vertex AI included) sends the client's own body and its answer comes back as the
+ * logs); an attempt on an Anthropic upstream (Claude on Vertex AI and on Bedrock included) sends the client's own body and its answer comes back as the
  * upstream wrote it (native pass-through), any other upstream's answer is rendered back from the canonical one.
  * The client's `anthropic-version` and `anthropic-beta` go to an Anthropic upstream (forward-headers.ts), on
  * messages and count_tokens alike; other formats never see them.
@@ -76,7 +76,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           // An Anthropic upstream gets the client's own body (native pass-through); other formats the translation,
           // shaped per attempt for the target's format, or, when the body holds what the canonical form cannot
           // express, the 400 saying so (the call stage).
-          native: { format: 'anthropic', body, untranslatable, requestFor: anthropicRequestFor },
+          native: { format: 'anthropic', body, untranslatable, requestFor: anthropicRequestFor, betas: anthropicBetas(request) },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();

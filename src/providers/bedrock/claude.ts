@@ -1,0 +1,29 @@
+import type { NativeRequest } from '../../core/canonical.js';
+
+/** Claude on Bedrock: a base model id, a cross-region inference profile (`us.anthropic.claude-…`) or an ARN naming one. */
+const CLAUDE = /(^|[.:/])anthropic\.claude-/;
+
+export function isClaude(model: string): boolean {
+  return CLAUDE.test(model);
+}
+
+/** The Messages API version Claude on Bedrock takes in the body (instead of the anthropic-version header). */
+export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
+
+/**
+ * An Anthropic client's own Messages body for Claude's InvokeModel, as Anthropic's Bedrock SDK sends it: without
+ * `model` (the URL names it) and `stream` (the operation says it), both of which Bedrock refuses in the body; with
+ * `anthropic_version` (the client's own if it wrote one) and the client's beta opt-ins as `anthropic_beta`, as
+ * Bedrock takes no anthropic-beta header (unless the body has its own). Everything else (thinking blocks with their
+ * signatures, redacted thinking, top_k, metadata, cache_control, fields Anthropic adds later) goes as the client
+ * wrote it, so Bedrock judges the request, not tollgate.
+ */
+export function invokeBody(native: NativeRequest): Record<string, unknown> {
+  const { model: _model, stream: _stream, ...body } = native.body;
+  const betas = native.betas ?? [];
+  return {
+    ...body,
+    anthropic_version: body.anthropic_version ?? BEDROCK_ANTHROPIC_VERSION,
+    ...(betas.length > 0 && body.anthropic_beta === undefined ? { anthropic_beta: betas } : {}),
+  };
+}
