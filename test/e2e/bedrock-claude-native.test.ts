@@ -190,6 +190,15 @@ describe('Claude on Bedrock for an Anthropic client: native pass-through', () =>
     }
   });
 
+  it('count_tokens takes what the messages call passes through (a server tool), estimating it', async () => {
+    const body = { model: MODEL, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'search the web for tollgate' }] };
+    const sent = await client.messages.create({ ...body, max_tokens: 100 } as Anthropic.MessageCreateParamsNonStreaming).catch((err: unknown) => err);
+    // Bedrock judges the server tool itself (the scripted Claude behind runs it).
+    expect((sent as Anthropic.Message).content.map((block) => block.type)).toContain('web_search_tool_result');
+    const counted = await client.messages.countTokens(body as Anthropic.MessageCountTokensParams);
+    expect(counted.input_tokens).toBeGreaterThan(0);
+  });
+
   it('an OpenAI client of the same model still goes through Converse', async () => {
     const completion = await tg.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 });
     expect(completion.choices[0]?.message.content).toBe('echo: hi');

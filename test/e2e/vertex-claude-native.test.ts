@@ -138,6 +138,11 @@ describe('Claude on Vertex AI for an Anthropic client: native pass-through', () 
     expect(vertex.calls.at(-1)?.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
   });
 
+  it('count_tokens estimates a body with a server tool rather than refusing it, as its message goes through', async () => {
+    const counted = await client.messages.countTokens({ model: MODEL, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'search the web for tollgate' }] });
+    expect(counted.input_tokens).toBeGreaterThan(0);
+  });
+
   it('a cached answer replays the signatures, streamed after a whole one', async () => {
     const body = { model: MODEL, max_tokens: 2000, thinking, messages: [{ role: 'user' as const, content: 'ponder the cache' }] };
     const before = await settledEntries();

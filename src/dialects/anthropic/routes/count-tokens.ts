@@ -13,6 +13,7 @@ import { countPromptTokens } from '../../../tokens/tokenizer.js';
 import { authHeaders } from '../../../providers/auth-headers.js';
 import type { Target } from '../../../core/provider.js';
 import { anthropicError } from '../../../providers/anthropic/index.js';
+import { adapterFor } from '../../../providers/registry.js';
 import { resolveDirectTarget, splitModelName } from '../../../routing/resolve-target.js';
 import { gatewayError } from '../../../core/errors.js';
 
@@ -31,9 +32,23 @@ function countingTarget(config: RuntimeConfig, model: string, clientKey: string 
   return target.apiKey === null ? null : target;
 }
 
-function directAnthropic(config: RuntimeConfig, model: string): boolean {
+/**
+ * Whether a direct `<provider>/<model>` name is served in Anthropic's format, so a message to it passes the client's
+ * body through whatever it holds: an Anthropic provider, or Claude on Vertex AI or Bedrock (the adapter's nativeFormat).
+ * A name that cannot be resolved (no key) is not: its message fails before any upstream too.
+ */
+function directAnthropic(config: RuntimeConfig, model: string, clientKey: string | null): boolean {
   const parts = splitModelName(model);
-  return config.providers.get(parts?.provider ?? '')?.vendor.format === 'anthropic';
+  const provider = config.providers.get(parts?.provider ?? '');
+  if (!provider) return false;
+  if (provider.vendor.format === 'anthropic') return true;
+  const nativeFormat = adapterFor(provider.vendor.format)?.nativeFormat;
+  if (!nativeFormat) return false;
+  try {
+    return nativeFormat(resolveDirectTarget(config, model, clientKey)) === 'anthropic';
+  } catch {
+    return false;
+  }
 }
 
 function unreachable(provider: string): GatewayError {
@@ -132,6 +147,6 @@ export async function countInputTokens(request: CountRequest): Promise<number> {
   if (target) return upstreamCount(target, body, request);
   // What the canonical form cannot express only an Anthropic upstream takes: a direct name of another format is
   // refused as the messages route refuses it; a route (which may reach Anthropic) gets the estimate of the rest.
-  if (untranslatable && !isRouteName(config.routes, model) && !directAnthropic(config, model)) throw untranslatable;
+  if (untranslatable && !isRouteName(config.routes, model) && !directAnthropic(config, model, clientProviderKey)) throw untranslatable;
   return countPromptTokens(canonical.messages, canonical.tools);
 }
