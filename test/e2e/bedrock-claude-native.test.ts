@@ -229,6 +229,47 @@ describe("Claude on Bedrock's errors for an Anthropic client", () => {
     expect((streamed as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({ error: { type: 'rate_limit_error', message: 'Too many tokens, please wait before trying again.' } });
   });
 
+  it("a ModelErrorException (Bedrock's 424) is the upstream's failure: a 502 api_error, and a fallback takes the request", async () => {
+    bedrock.enqueue({ kind: 'error', status: 424, errorType: 'ModelErrorException', message: 'The model failed to process the request.' });
+    const error = await client.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.InternalServerError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+    expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { type: 'api_error', message: 'The model failed to process the request.' } });
+
+    // With room for another attempt, the request moves on to its fallback (Anthropic's API here) instead of failing.
+    const withFallback = await startGateway({
+      settings: { routing: { retry: { max_attempts: 2 }, breaker: { enabled: false } } },
+      providers: {
+        bedrock: { base_url: bedrock.url, api_key: `${ACCESS_KEY}:${SECRET}`, region: 'eu-west-1' },
+        claude: { type: 'anthropic', base_url: `${bedrock.anthropic.url}/v1`, api_key: 'anthropic-behind-bedrock' },
+      },
+    });
+    try {
+      bedrock.reset();
+      bedrock.setMode({ kind: 'error', status: 424, errorType: 'ModelErrorException', message: 'The model failed to process the request.' });
+      const fallbackClient = new Anthropic({ baseURL: `${withFallback.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+      const params = { model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'fall back' }], fallbacks: ['claude/claude-sonnet-4-5'] };
+      const { data, response } = await fallbackClient.messages.create(params as Anthropic.MessageCreateParamsNonStreaming).withResponse();
+      expect(data.content).toEqual([{ type: 'text', text: 'echo: fall back' }]);
+      expect(response.headers.get('x-tollgate-fallback')).toBe('true');
+      expect(bedrock.calls).toHaveLength(1);
+    } finally {
+      bedrock.setMode({ kind: 'ok' });
+      await withFallback.stop();
+    }
+  });
+
+  it("a ModelTimeoutException (Bedrock's 408), whole or inside the stream, is the gateway's 504 timeout_error", async () => {
+    bedrock.enqueue({ kind: 'error', status: 408, errorType: 'ModelTimeoutException', message: 'Model has timed out in processing the request.' });
+    const whole = await client.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+    expect((whole as InstanceType<typeof Anthropic.APIError>).status).toBe(504);
+    expect((whole as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { type: 'timeout_error', message: 'Model has timed out in processing the request.' } });
+    bedrock.enqueue({ kind: 'stream-exception', exceptionType: 'modelTimeoutException', message: 'Model has timed out in processing the request.', afterEvents: 0 });
+    const streamed = await client.messages.stream({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).finalMessage().catch((err: unknown) => err);
+    expect((streamed as InstanceType<typeof Anthropic.APIError>).status).toBe(504);
+    expect((streamed as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { type: 'timeout_error' } });
+  });
+
   it('an exception inside the open stream ends it with an Anthropic error event, never a message_stop', async () => {
     bedrock.enqueue({ kind: 'stream-exception', exceptionType: 'modelStreamErrorException', message: 'The model stream broke.', afterEvents: 3 });
     const raw = await rawStream({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'break it' }] });

@@ -55,12 +55,20 @@ function messageOf(bodyText: string): { message: string | null; type: string | n
   return { message: text === '' ? null : text, type: null };
 }
 
+/**
+ * Statuses Bedrock gives the model's own failures, which mean something else to a client: ModelErrorException's 424
+ * ("an error while processing the model") is the upstream failing, a 502 another target may answer (a 4xx would
+ * be taken for the client's mistake, neither retried nor failed over); ModelTimeoutException's 408 is the model
+ * running out of time, the gateway's 504 (a 408 tells a client its own request was too slow).
+ */
+const MODEL_FAILURES: Record<string, number> = { ModelErrorException: 502, ModelTimeoutException: 504 };
+
 /** An AWS REST-JSON error: `{"message": ...}` with the error name in the `x-amzn-errortype` header. */
 export function bedrockError(provider: string, status: number, headers: Headers, bodyText: string): GatewayError {
   const body = messageOf(bodyText);
   const type = bareType(header(headers, 'x-amzn-errortype')) ?? bareType(body.type ?? undefined);
   const credentials = type !== null && CREDENTIAL_ERRORS.has(type);
-  const finalStatus = credentials ? 401 : status;
+  const finalStatus = credentials ? 401 : ((type !== null && Object.hasOwn(MODEL_FAILURES, type) ? MODEL_FAILURES[type] : undefined) ?? status);
   return new GatewayError({
     status: finalStatus,
     type: credentials ? 'authentication_error' : ((type && TYPES[type]) ?? defaultTypeFor(status)),
@@ -73,14 +81,16 @@ export function bedrockError(provider: string, status: number, headers: Headers,
 }
 
 /**
- * The HTTP status ConverseStreamOutput documents for each exception it can send inside the stream (AWS Bedrock
- * API reference, ConverseStreamOutput). modelStreamErrorException (424 there, "Retry your request") stays a 502.
+ * The HTTP status ConverseStreamOutput and InvokeModelWithResponseStream's ResponseStream document for each exception
+ * they can send inside the stream (AWS Bedrock API reference). modelStreamErrorException (424 there, "Retry your
+ * request") stays a 502; modelTimeoutException (408 there) is the gateway's 504, as when it answers the call.
  */
 const STREAM_STATUSES: Record<string, number> = {
   validationexception: 400,
   throttlingexception: 429,
   internalserverexception: 500,
   serviceunavailableexception: 503,
+  modeltimeoutexception: 504,
 };
 
 /**
@@ -90,7 +100,8 @@ const STREAM_STATUSES: Record<string, number> = {
  */
 export function streamException(provider: string, exceptionType: string, payload: string): GatewayError {
   const { message } = messageOf(payload);
-  const status = STREAM_STATUSES[exceptionType.toLowerCase()] ?? 502;
+  const key = exceptionType.toLowerCase();
+  const status = (Object.hasOwn(STREAM_STATUSES, key) ? STREAM_STATUSES[key] : undefined) ?? 502;
   const name = exceptionType.charAt(0).toUpperCase() + exceptionType.slice(1);
   return new GatewayError({
     status,
