@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Target, UpstreamRequest } from '../core/provider.js';
+import { platformBetaHeader } from './platform-betas.js';
 
 /**
  * Headers a vendor's own SDK sends for the vendor to read, forwarded when the request goes to that vendor:
@@ -7,12 +8,21 @@ import type { Target, UpstreamRequest } from '../core/provider.js';
  * Anthropic ones only come from `/anthropic`, where the body is in the version the client named; a request
  * translated from another dialect is built for the version the adapter speaks.
  */
-const VENDOR_HEADERS: Record<string, { names: readonly string[]; dialects: readonly string[] | null; models?: RegExp }> = {
+interface VendorHeaders {
+  names: readonly string[];
+  dialects: readonly string[] | null;
+  models?: RegExp;
+  /** A header's value as the vendor takes it (undefined: not sent). */
+  rewrite?: (name: string, value: string) => string | undefined;
+}
+
+const VENDOR_HEADERS: Record<string, VendorHeaders> = {
   openai: { names: ['openai-organization', 'openai-project', 'openai-beta', 'idempotency-key'], dialects: null },
   anthropic: { names: ['anthropic-beta', 'anthropic-version'], dialects: ['anthropic'] },
   // Claude on Vertex AI takes its beta opt-ins in the anthropic-beta header too; its version goes in the body
   // (anthropic_version: vertex-2023-10-16), so a client's anthropic-version is not sent. Gemini models get neither.
-  vertex: { names: ['anthropic-beta'], dialects: ['anthropic'], models: /^claude/ },
+  // Only the flags Vertex serves go: one it does not know fails the whole request (platform-betas.ts).
+  vertex: { names: ['anthropic-beta'], dialects: ['anthropic'], models: /^claude/, rewrite: (_name, value) => platformBetaHeader('vertex', value) },
 };
 
 /** Vendor headers that go upstream but cannot change an answer (a retry's idempotency key). */
@@ -80,12 +90,13 @@ export function forwardClientHeaders(
   const vendor = VENDOR_HEADERS[target.provider.vendor.id];
   const names =
     vendor && (vendor.dialects === null || vendor.dialects.includes(dialect)) && (!vendor.models || vendor.models.test(target.model)) ? vendor.names : null;
-  if (names) for (const name of names) copy(built, target, clientHeaders, name);
-  for (const name of allowList) copy(built, target, clientHeaders, name);
+  if (names) for (const name of names) copy(built, target, clientHeaders, name, vendor?.rewrite);
+  for (const name of allowList) if (!names?.includes(name)) copy(built, target, clientHeaders, name);
 }
 
-function copy(built: UpstreamRequest, target: Target, clientHeaders: Readonly<IncomingHttpHeaders>, name: string): void {
-  const value = valueOf(clientHeaders, name);
+function copy(built: UpstreamRequest, target: Target, clientHeaders: Readonly<IncomingHttpHeaders>, name: string, rewrite?: VendorHeaders['rewrite']): void {
+  const sent = valueOf(clientHeaders, name);
+  const value = sent === undefined || !rewrite ? sent : rewrite(name, sent);
   if (value === undefined || NEVER_FORWARDED.has(name) || operatorSets(target, name)) return;
   // The built headers may spell a vendor default in another case; one spelling goes upstream.
   for (const key of Object.keys(built.headers)) if (key !== name && key.toLowerCase() === name) delete built.headers[key];

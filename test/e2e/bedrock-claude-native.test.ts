@@ -146,6 +146,26 @@ describe('Claude on Bedrock for an Anthropic client: native pass-through', () =>
     expect(bedrock.anthropic.calls.at(-1)?.headers['anthropic-beta']).toBe('context-1m-2025-08-07,interleaved-thinking-2025-05-14');
   });
 
+  it("leaves out the beta flags Bedrock does not serve (Claude Code's first-party ones), which would fail every turn", async () => {
+    // What Claude Code sends on a turn: Bedrock answers "invalid beta flag" to all but the interleaved thinking one,
+    // and serves Anthropic's advanced-tool-use under the name tool-search-tool.
+    const betas = 'claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,files-api-2025-04-14,mcp-servers-2025-12-04,advanced-tool-use-2025-11-20';
+    const message = await client.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'betas of a coding agent' }] }, { headers: { 'anthropic-beta': betas } });
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: betas of a coding agent' }]);
+    expect(bedrock.calls.at(-1)?.body.anthropic_beta).toEqual(['interleaved-thinking-2025-05-14', 'tool-search-tool-2025-10-19']);
+
+    // Only flags Bedrock does not serve: no anthropic_beta at all.
+    await client.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'no betas left' }] }, { headers: { 'anthropic-beta': 'claude-code-20250219' } });
+    expect(bedrock.calls.at(-1)?.body).not.toHaveProperty('anthropic_beta');
+
+    // A client that writes anthropic_beta in its body for Bedrock gets it as written (and Bedrock's verdict).
+    const refused = await client.messages
+      .create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'own betas' }], anthropic_beta: ['claude-code-20250219'] } as Anthropic.MessageCreateParamsNonStreaming)
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(String((refused as Error).message)).toContain('invalid beta flag');
+  });
+
   it('a base model id and an ARN naming Claude are passed through too', async () => {
     const arn = 'arn:aws:bedrock:eu-west-1::foundation-model/anthropic.claude-3-5-sonnet-20241022-v2:0';
     for (const id of ['anthropic.claude-3-5-sonnet-20241022-v2:0', arn]) {

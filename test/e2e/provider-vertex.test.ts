@@ -100,6 +100,21 @@ describe('Vertex AI through tollgate with the official openai client', () => {
     expect(vertex.calls.at(-1)?.headers['anthropic-beta']).toBeUndefined();
   });
 
+  it("sends Claude on Vertex only the beta flags Vertex serves (Claude Code's first-party ones would fail every turn)", async () => {
+    const post = (beta: string) =>
+      fetch(`${tg.url}/anthropic/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-beta': beta },
+        body: JSON.stringify({ model: 'vertex/claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    const answer = await post('claude-code-20250219, interleaved-thinking-2025-05-14, oauth-2025-04-20, fine-grained-tool-streaming-2025-05-14, advanced-tool-use-2025-11-20');
+    expect(answer.status).toBe(200);
+    expect(vertex.calls.at(-1)?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14,tool-search-tool-2025-10-19');
+
+    expect((await post('claude-code-20250219')).status).toBe(200);
+    expect(vertex.calls.at(-1)?.headers['anthropic-beta']).toBeUndefined();
+  });
+
   it('completes a tool-call round trip with Claude on Vertex', async () => {
     const ask: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'please use the tool' }];
     const first = await tg.client.chat.completions.create({ model: 'vertex/claude-sonnet-4-5', messages: ask, tools, tool_choice: 'required' });

@@ -17,6 +17,24 @@ function isRecord(value: unknown): value is Record<string, any> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Beta flags Bedrock serves for Claude (AWS user guide, Anthropic Claude Messages API: `anthropic_beta`); any other
+ * fails the whole request with "invalid beta flag", as Bedrock answers Claude Code's first-party flags.
+ */
+const BEDROCK_BETAS = new Set([
+  'computer-use-2024-10-22',
+  'computer-use-2025-01-24',
+  'token-efficient-tools-2025-02-19',
+  'interleaved-thinking-2025-05-14',
+  'output-128k-2025-02-19',
+  'dev-full-thinking-2025-05-14',
+  'context-1m-2025-08-07',
+  'context-management-2025-06-27',
+  'effort-2025-11-24',
+  'tool-search-tool-2025-10-19',
+  'tool-examples-2025-10-29',
+]);
+
 const malformed = (detail: string): string => `Malformed input request: ${detail}, please reformat your input and try again.`;
 
 /** What Bedrock refuses in an InvokeModel body for Claude before the model sees it (its wording), or null. */
@@ -28,6 +46,7 @@ export function claudeInvokeProblem(body: unknown): string | null {
   if (body.anthropic_version !== BEDROCK_ANTHROPIC_VERSION) return malformed(`#/anthropic_version: ${String(body.anthropic_version)} is not a valid enum value`);
   const betas = body.anthropic_beta;
   if (betas !== undefined && !(Array.isArray(betas) && betas.every((beta) => typeof beta === 'string'))) return malformed('#/anthropic_beta: expected type: JSONArray of strings');
+  if (Array.isArray(betas) && betas.some((beta) => !BEDROCK_BETAS.has(beta))) return 'invalid beta flag';
   return null;
 }
 

@@ -33,6 +33,17 @@ export interface VertexUpstream {
 }
 
 const CLIENT_EMAIL = 'tollgate-test@demo-project.iam.gserviceaccount.com';
+/**
+ * Beta flags Claude on Vertex AI serves (Google Cloud, Claude models: features); any other in `anthropic-beta` fails
+ * the whole request, as Vertex answers Claude Code's first-party flags.
+ */
+const VERTEX_BETAS = new Set(['computer-use-2025-01-24', 'interleaved-thinking-2025-05-14', 'context-1m-2025-08-07', 'context-management-2025-06-27', 'tool-search-tool-2025-10-19', 'web-search-2025-03-05']);
+
+function unservedBeta(header: string | string[] | undefined): boolean {
+  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
+  return text.split(',').map((beta) => beta.trim()).some((beta) => beta !== '' && !VERTEX_BETAS.has(beta));
+}
+
 const MODEL_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict)$/;
 
 function googleError(res: ServerResponse, status: number, statusName: string, message: string): void {
@@ -128,7 +139,8 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     // Claude on Vertex names the model in the URL and the API version in the body, refusing the other ways round.
     const refusal = body?.anthropic_version === undefined ? 'anthropic_version: Field required'
       : body.anthropic_version !== 'vertex-2023-10-16' ? `anthropic_version: Input should be 'vertex-2023-10-16'`
-        : 'model' in body ? 'model: Extra inputs are not permitted' : null;
+        : 'model' in body ? 'model: Extra inputs are not permitted'
+          : unservedBeta(req.headers['anthropic-beta']) ? 'invalid beta flag' : null;
     if (refusal !== null) {
       res.writeHead(400, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: refusal } }));
