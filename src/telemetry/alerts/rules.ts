@@ -126,6 +126,9 @@ function watchesRoute(rule: { routes?: string[] | undefined }, route: string): b
   return !rule.routes || rule.routes.includes(route);
 }
 
+/** The error code of an upstream attempt cut short because the client went away (see stages/call.ts). */
+const CLIENT_CANCELLED = 'client_cancelled';
+
 /** The codes of a request whose plan had targets and none could be tried (breakers open, all rate limited). */
 const NO_TARGET_LEFT = new Set(['all_targets_unavailable', 'all_targets_rate_limited']);
 
@@ -226,6 +229,9 @@ export class AlertEngine {
   }
 
   providerAttempted(event: GatewayEvents['provider.attempted']): void {
+    // A client that went away (a chat UI's "stop", a timeout of its own) says nothing of the provider: counted as a
+    // failure, a few users giving up on slow answers paged the on-call for a provider that was answering fine.
+    if (event.errorCode === CLIENT_CANCELLED) return;
     const now = this.now();
     this.samples(this.attempts, event.provider)?.push(now, event.ok ? 0 : 1);
     this.samples(this.modelAttempts, `${event.provider}/${event.model}`)?.push(now, event.ok ? 0 : 1);
