@@ -55,3 +55,52 @@ describe('error rate and clients that leave', () => {
     expect(firing.json).toMatchObject({ status: 'firing', subject: { provider: 'openai' }, details: { attempts: 4, failed: 3, errorRatePct: 75 } });
   });
 });
+
+describe('an alert that fires again inside its cooldown and stays', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1, cooldown_ms: 200 } } },
+      alerts: {
+        channels: { ops: { type: 'webhook', url: receiver.url } },
+        rules: [{ name: 'breaker', kind: 'breaker_opened', severity: 'critical', cooldown_ms: 2_500 }],
+      },
+    });
+  });
+  afterAll(async () => {
+    upstream.reset();
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('is sent once the cooldown is over, so the channel\'s last word is not "resolved" while the breaker is open', async () => {
+    const breaker = (): Array<{ status: string; id: string }> => receiver.deliveries.filter((d) => d.json.rule === 'breaker').map((d) => ({ status: d.json.status, id: d.json.id }));
+    upstream.setMode({ kind: 'error', status: 500 });
+    expect(await failure(tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi }))).toMatchObject({ status: 500 });
+    const first = await until('the first firing', () => breaker()[0]);
+    // Healed for a moment: the trial call succeeds, the breaker closes, "resolved" goes out.
+    upstream.setMode({ kind: 'ok' });
+    await pause(250);
+    await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi });
+    await until('the resolved notification', () => breaker()[1]);
+    // And down again, within the cooldown: not sent now (no flapping), but it stays down.
+    upstream.setMode({ kind: 'error', status: 500 });
+    expect(await failure(tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi }))).toMatchObject({ status: 500 });
+    await pause(500);
+    expect(breaker()).toEqual([{ status: 'firing', id: first.id }, { status: 'resolved', id: first.id }]);
+    const open = tg.gateway.alerts.open().find((alert) => alert.rule === 'breaker');
+    expect(open).toMatchObject({ notified: false });
+    // The cooldown passes with the breaker still open: the channel is told it is firing again.
+    const again = await until('the firing after the cooldown', () => breaker()[2], 5_000);
+    expect(again).toEqual({ status: 'firing', id: open!.id });
+    expect(tg.gateway.alerts.open().find((alert) => alert.rule === 'breaker')).toMatchObject({ id: open!.id, notified: true });
+    // And its resolution is sent too, under the same id.
+    upstream.setMode({ kind: 'ok' });
+    await pause(250);
+    await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi });
+    expect(await until('the second resolution', () => breaker()[3])).toEqual({ status: 'resolved', id: open!.id });
+  });
+});

@@ -92,9 +92,12 @@ export class AlertService implements AlertsView {
       rules: () => options.alerts().rules,
       state: this.state,
       budgetUsage: options.budgetUsage,
-      publish: ({ alert, status, notification, rule, channels }) => {
-        if (status === 'firing') bus.emit('alert.fired', { id: alert.id, rule: alert.rule, kind: alert.kind, severity: rule.severity, subject: alert.subject, summary: alert.summary, notified: notification !== null });
-        else bus.emit('alert.resolved', { id: alert.id, rule: alert.rule, kind: alert.kind, subject: alert.subject, summary: alert.summary, notified: notification !== null });
+      publish: ({ alert, status, notification, rule, channels, late }) => {
+        // A firing sent late (held back by its cooldown) was announced on the bus when it fired.
+        if (!late) {
+          if (status === 'firing') bus.emit('alert.fired', { id: alert.id, rule: alert.rule, kind: alert.kind, severity: rule.severity, subject: alert.subject, summary: alert.summary, notified: notification !== null });
+          else bus.emit('alert.resolved', { id: alert.id, rule: alert.rule, kind: alert.kind, subject: alert.subject, summary: alert.summary, notified: notification !== null });
+        }
         if (!notification) return;
         log.info({ alert: alert.id, rule: alert.rule, status, subject: alert.subject }, `alert ${status}: ${alert.summary}`);
         // A resolution goes where its firing went, whatever the rule's channels are now.

@@ -26,7 +26,10 @@ export interface OpenAlert {
   subject: AlertSubject;
   summary: string;
   since: string;
-  /** False when the firing fell inside the rule's cooldown and was not sent (its resolution is not sent either). */
+  /**
+   * False while the firing is held back by the rule's cooldown: it is sent once the cooldown is over, if the alert is
+   * still open; one that resolves before then is not sent, and neither is its resolution.
+   */
   notified: boolean;
 }
 
@@ -58,8 +61,11 @@ export interface AlertStateStore {
 export interface AlertEngineOptions {
   rules: () => readonly AlertRuleRuntime[];
   state?: AlertStateStore;
-  /** Called for every firing or resolution, notified or not (`notification === null` inside a cooldown). */
-  publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRuntime; channels: readonly string[] }) => void;
+  /**
+   * Called for every firing or resolution, notified or not (`notification === null` inside a cooldown), and again
+   * with `late: true` when a firing held back by the cooldown is sent after it.
+   */
+  publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRuntime; channels: readonly string[]; late?: boolean }) => void;
   budgetUsage: BudgetUsage;
   now?: () => number;
 }
@@ -297,6 +303,28 @@ export class AlertEngine {
       else if (rule.kind === 'breaker_opened') this.restoredBreakers(rule);
       else this.latency(rule, now);
     }
+    this.heldBack(byName, now);
+  }
+
+  /**
+   * Open alerts whose firing fell inside their rule's cooldown and still hold once it is over: their firing is sent
+   * now. Held back for good, a condition that cleared and came back within the cooldown left the channel's last word
+   * at "resolved" (and a pager's incident closed) for as long as it then lasted.
+   */
+  private heldBack(rules: ReadonlyMap<string, AlertRuleRuntime>, now: number): void {
+    for (const alert of this.open.values()) {
+      if (alert.notified) continue;
+      const rule = rules.get(alert.rule);
+      if (rule?.kind !== alert.kind) continue;
+      const last = this.lastNotified.get(alert.key);
+      if (last !== undefined && now - last < rule.cooldownMs) continue;
+      alert.notified = true;
+      alert.channels = [...rule.channels];
+      this.lastNotified.set(alert.key, now);
+      this.options.state?.saveNotified(alert.key, now);
+      this.options.state?.saveOpen(alert.key, alert);
+      this.options.publish({ alert: this.view(alert), status: 'firing', rule, channels: rule.channels, notification: this.firing(rule, alert), late: true });
+    }
   }
 
   /**
@@ -464,8 +492,13 @@ export class AlertEngine {
       status: 'firing',
       rule,
       channels: rule.channels,
-      notification: notified ? { id: alert.id, rule: rule.name, event, severity: rule.severity, status: 'firing', summary: what.summary, subject, details: what.details, at: alert.since } : null,
+      notification: notified ? this.firing(rule, alert) : null,
     });
+  }
+
+  /** The firing notification of an open alert. */
+  private firing(rule: AlertRuleRuntime, alert: Open): AlertNotification {
+    return { id: alert.id, rule: rule.name, event: alert.event, severity: rule.severity, status: 'firing', summary: alert.summary, subject: alert.subject, details: alert.details, at: alert.since };
   }
 
   private resolve(rule: AlertRuleRuntime, subjectKey: string, event: string, summary: string, details: Record<string, unknown>): void {
