@@ -104,3 +104,37 @@ describe('an alert that fires again inside its cooldown and stays', () => {
     expect(await until('the second resolution', () => breaker()[3])).toEqual({ status: 'resolved', id: open!.id });
   });
 });
+
+describe('route rules after many model names have come and gone', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      routes: { chat: { targets: [{ model: 'openai/error-503' }] } },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1_000 } } },
+      alerts: {
+        channels: { ops: { type: 'webhook', url: receiver.url } },
+        rules: [{ name: 'five-hundreds', kind: 'server_errors', threshold_pct: 50, min_requests: 2, window_ms: 1_500 }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('still watch a route first seen after a thousand others have left the window', async () => {
+    // Requests without a route are grouped by the model they name: a client that puts a counter in the name (or
+    // just months of uptime) makes a thousand subjects, all answered fine, all out of the window a moment later.
+    for (let batch = 0; batch < 50; batch++) {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => tg.client.chat.completions.create({ model: `openai/gpt-4o-mini-${batch * 20 + i}`, messages: hi, max_tokens: 1 })));
+    }
+    // A window and an evaluation later, none of them is in the window any more.
+    await pause(2_700);
+    for (let i = 0; i < 2; i++) expect(await failure(tg.client.chat.completions.create({ model: 'chat', messages: hi }))).toMatchObject({ status: 503 });
+    const firing = await until('the 5xx alert on the route', () => receiver.deliveries.find((d) => d.json.rule === 'five-hundreds'), 4_000);
+    expect(firing.json).toMatchObject({ status: 'firing', subject: { route: 'chat' }, details: { requests: 2, serverErrors: 2 } });
+  });
+});

@@ -95,6 +95,10 @@ class Samples {
     if (n > 0) this.drop(n);
   }
 
+  get size(): number {
+    return this.at.length;
+  }
+
   /** The values at or after `since`. */
   since(since: number): number[] {
     let i = this.at.length;
@@ -293,7 +297,13 @@ export class AlertEngine {
     for (const rule of rules) this.seen.set(rule.name, rule);
     const longest = Math.max(0, ...rules.map(windowOf));
     for (const map of [this.attempts, this.modelAttempts, this.latencies, this.ttfts, this.routeRequests, this.exhausted]) {
-      for (const samples of map.values()) samples.trim(now - longest);
+      for (const [subject, samples] of map) {
+        samples.trim(now - longest);
+        // A subject with nothing left in any window goes, so it stops counting against MAX_SUBJECTS: kept, a thousand
+        // model names seen once (months of uptime, a client numbering its models) left no room for a route seen
+        // after them, and its rules never fired. Its open alerts are still evaluated (see `subjects`).
+        if (samples.size === 0) map.delete(subject);
+      }
     }
     for (const rule of rules) {
       if (rule.kind === 'error_rate') this.errorRate(rule, now);
