@@ -108,7 +108,8 @@ export function registerAlertRoutes(api: FastifyInstance, deps: AdminDeps): void
   api.put<{ Params: NameParams }>('/alerts/channels/:name', async (request, reply) => {
     const { name } = request.params;
     const channel = withoutName(jsonObjectBody(request), name, 'channel');
-    const created = service.alertsSection().section.channels?.[name] === undefined;
+    if (reservedName(name)) throw gatewayError('invalid_config', `Invalid configuration: alerts.channels.${name}: this name is reserved (every JavaScript object has a property of that name); choose another`, { param: `alerts.channels.${name}` });
+    const created = !hasChannel(service.alertsSection().section, name);
     await service.changeAlerts(actorOf(request, deps), created ? 'alert_channel.created' : 'alert_channel.replaced', `alerts.channels.${name}`, (section) => ({
       ...section,
       channels: { ...section.channels, [name]: channel as never },
@@ -119,7 +120,7 @@ export function registerAlertRoutes(api: FastifyInstance, deps: AdminDeps): void
 
   api.delete<{ Params: NameParams }>('/alerts/channels/:name', async (request, reply) => {
     const { name } = request.params;
-    if (service.alertsSection().section.channels?.[name] === undefined) throw channelNotFound(name);
+    if (!hasChannel(service.alertsSection().section, name)) throw channelNotFound(name);
     await service.changeAlerts(actorOf(request, deps), 'alert_channel.deleted', `alerts.channels.${name}`, (section) => {
       const channels = { ...section.channels };
       delete channels[name];
@@ -171,6 +172,23 @@ export function registerAlertRoutes(api: FastifyInstance, deps: AdminDeps): void
     }));
     return reply.code(204).send();
   });
+}
+
+/**
+ * Whether the section in force has a channel of this name, its own: a lookup by index found Object's members, so a
+ * DELETE of `toString` answered 204 (and copied the file's section into the API layer, where it stops following the
+ * file) for a channel that never was.
+ */
+function hasChannel(section: AlertsConfig, name: string): boolean {
+  return section.channels !== undefined && Object.hasOwn(section.channels, name);
+}
+
+/**
+ * A channel name the config cannot hold: the schema refuses Object's member names, but a `__proto__` key is dropped
+ * before it is checked, so the PUT answered 200 with nothing stored.
+ */
+function reservedName(name: string): boolean {
+  return name in Object.prototype || name === 'prototype';
 }
 
 function channelNotFound(name: string) {
