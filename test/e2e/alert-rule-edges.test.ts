@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, until, type Receiver } from '../helpers/alert-receiver.js';
+import { startReceiver, until, validNotification, type Receiver } from '../helpers/alert-receiver.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -136,5 +139,41 @@ describe('route rules after many model names have come and gone', () => {
     for (let i = 0; i < 2; i++) expect(await failure(tg.client.chat.completions.create({ model: 'chat', messages: hi }))).toMatchObject({ status: 503 });
     const firing = await until('the 5xx alert on the route', () => receiver.deliveries.find((d) => d.json.rule === 'five-hundreds'), 4_000);
     expect(firing.json).toMatchObject({ status: 'firing', subject: { route: 'chat' }, details: { requests: 2, serverErrors: 2 } });
+  });
+});
+
+describe('an open alert whose rule is gone after a restart', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-rule-gone-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('is resolved through the channel it fired on, with its severity, so the incident it opened is closed', async () => {
+    const receiver = await startReceiver();
+    const providers = { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } };
+    const settings = { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1, cooldown_ms: 60_000 } } };
+    const channels = { pager: { type: 'webhook' as const, url: receiver.url } };
+    try {
+      const first = await startGateway({ providers, settings, alerts: { channels, rules: [{ name: 'budget', kind: 'budget' }, { name: 'breaker', kind: 'breaker_opened', severity: 'critical' }] } }, {}, { dataDir });
+      try {
+        expect(await failure(first.client.chat.completions.create({ model: 'openai/error-500', messages: hi }))).toMatchObject({ status: 500 });
+        await until('the firing', () => receiver.deliveries.find((d) => d.json.rule === 'breaker'));
+      } finally {
+        await first.stop();
+      }
+      const firing = receiver.deliveries[0]!.json;
+      expect(firing).toMatchObject({ rule: 'breaker', status: 'firing', severity: 'critical' });
+      // The rule is taken out of the config while the gateway is down (an edited file, a new deployment).
+      const second = await startGateway({ providers, settings, alerts: { channels, rules: [{ name: 'budget', kind: 'budget' }] } }, {}, { dataDir });
+      try {
+        const resolved = await until('the resolution after the restart', () => receiver.deliveries.find((d) => d.json.status === 'resolved'), 4_000);
+        expect(resolved.json).toMatchObject({ id: firing.id, rule: 'breaker', event: 'breaker.opened', severity: 'critical', status: 'resolved', subject: firing.subject });
+        expect(resolved.json.summary).toContain('was removed');
+        expect(validNotification(resolved.json), JSON.stringify(validNotification.errors)).toBe(true);
+        expect(second.gateway.alerts.open()).toEqual([]);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -49,7 +49,12 @@ export interface StoredOpenAlert extends OpenAlert {
    * a pager's incident is closed only by a resolve sent to it). Absent in alerts stored by earlier versions.
    */
   channels?: string[];
+  /** Its rule's severity when it fired: what its resolution carries should the rule be gone after a restart. */
+  severity?: AlertSeverity;
 }
+
+/** What a resolution needs of its rule: the rule itself, or (its rule gone after a restart) the alert's own record. */
+export type AlertRuleRef = Pick<AlertRuleRuntime, 'name' | 'severity' | 'channels'>;
 
 /** Where the engine keeps its open alerts and cooldowns across restarts (LMDB in the gateway; nothing in unit tests). */
 export interface AlertStateStore {
@@ -65,7 +70,7 @@ export interface AlertEngineOptions {
    * Called for every firing or resolution, notified or not (`notification === null` inside a cooldown), and again
    * with `late: true` when a firing held back by the cooldown is sent after it.
    */
-  publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRuntime; channels: readonly string[]; late?: boolean }) => void;
+  publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRef; channels: readonly string[]; late?: boolean }) => void;
   budgetUsage: BudgetUsage;
   now?: () => number;
 }
@@ -286,11 +291,14 @@ export class AlertEngine {
       const current = byName.get(alert.rule);
       if (current?.kind === alert.kind) continue;
       // Its rule was removed or now watches something else: the alert closes. One whose firing was sent is resolved
-      // through the channels of the rule as it was (a pager's incident must not stay open); after a restart that
-      // rule is not known any more and the alert is only dropped.
+      // through the channels it fired on (a pager's incident must not stay open). After a restart the rule as it was
+      // is not known, and the alert's own record stands for it: dropped without a word, an alert whose rule was taken
+      // out of the config while the gateway was down left its incident open for good.
       const previous = this.seen.get(alert.rule);
-      if (previous?.kind === alert.kind) {
-        this.resolve(previous, alert.subjectKey, alert.event, `${alert.summary} (closed: its rule "${alert.rule}" was ${current ? 'changed' : 'removed'})`, alert.details);
+      const asItWas: AlertRuleRef | null =
+        previous?.kind === alert.kind ? previous : alert.restored && alert.channels ? { name: alert.rule, severity: alert.severity ?? 'warning', channels: alert.channels } : null;
+      if (asItWas) {
+        this.resolve(asItWas, alert.subjectKey, alert.event, `${alert.summary} (closed: its rule "${alert.rule}" was ${current ? 'changed' : 'removed'})`, alert.details);
       } else this.forget(key);
     }
     this.seen.clear();
@@ -330,6 +338,7 @@ export class AlertEngine {
       if (last !== undefined && now - last < rule.cooldownMs) continue;
       alert.notified = true;
       alert.channels = [...rule.channels];
+      alert.severity = rule.severity;
       this.lastNotified.set(alert.key, now);
       this.options.state?.saveNotified(alert.key, now);
       this.options.state?.saveOpen(alert.key, alert);
@@ -494,7 +503,21 @@ export class AlertEngine {
       this.options.state?.saveNotified(key, now);
     }
     if (this.lastNotified.size > 50_000) this.forgetOldest();
-    const alert: Open = { key, subjectKey, id: randomUUID(), rule: rule.name, kind: rule.kind, subject, summary: what.summary, since: new Date(now).toISOString(), notified, event, details: what.details, channels: [...rule.channels] };
+    const alert: Open = {
+      key,
+      subjectKey,
+      id: randomUUID(),
+      rule: rule.name,
+      kind: rule.kind,
+      subject,
+      summary: what.summary,
+      since: new Date(now).toISOString(),
+      notified,
+      event,
+      details: what.details,
+      channels: [...rule.channels],
+      severity: rule.severity,
+    };
     this.open.set(key, alert);
     this.options.state?.saveOpen(key, alert);
     this.options.publish({
@@ -511,7 +534,7 @@ export class AlertEngine {
     return { id: alert.id, rule: rule.name, event: alert.event, severity: rule.severity, status: 'firing', summary: alert.summary, subject: alert.subject, details: alert.details, at: alert.since };
   }
 
-  private resolve(rule: AlertRuleRuntime, subjectKey: string, event: string, summary: string, details: Record<string, unknown>): void {
+  private resolve(rule: AlertRuleRef, subjectKey: string, event: string, summary: string, details: Record<string, unknown>): void {
     const key = `${rule.name}|${subjectKey}`;
     const alert = this.open.get(key);
     if (!alert) return;
