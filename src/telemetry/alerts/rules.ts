@@ -83,37 +83,47 @@ interface Open extends StoredOpenAlert {
 type WindowRule = Extract<AlertRuleRuntime, { kind: 'error_rate' | 'latency_p95' | 'ttft_p95' | 'fallbacks_exhausted' | 'server_errors' }>;
 type LatencyRule = Extract<AlertRuleRuntime, { kind: 'latency_p95' | 'ttft_p95' }>;
 
-/** Samples of one provider, oldest first, kept for the longest window any rule asks for. */
+/**
+ * Samples of one subject, oldest first, kept for the longest window any rule asks for. Pushed on the request path
+ * (events are emitted synchronously), so dropping the oldest only moves `head`; the lists are compacted once half of
+ * them is dropped. Dropping by moving the lists cost some 20 µs a list on every event once a busy provider had filled
+ * them, more than the rest of the gateway spends on a request.
+ */
 class Samples {
-  readonly at: number[] = [];
-  readonly value: number[] = [];
+  private at: number[] = [];
+  private value: number[] = [];
+  /** Index of the oldest sample kept. */
+  private head = 0;
 
   push(at: number, value: number): void {
     this.at.push(at);
     this.value.push(value);
-    if (this.at.length > MAX_SAMPLES) this.drop(this.at.length - MAX_SAMPLES);
+    if (this.size > MAX_SAMPLES) this.drop(this.size - MAX_SAMPLES);
   }
 
   trim(before: number): void {
-    let n = 0;
+    let n = this.head;
     while (n < this.at.length && (this.at[n] as number) < before) n++;
-    if (n > 0) this.drop(n);
+    if (n > this.head) this.drop(n - this.head);
   }
 
   get size(): number {
-    return this.at.length;
+    return this.at.length - this.head;
   }
 
   /** The values at or after `since`. */
   since(since: number): number[] {
     let i = this.at.length;
-    while (i > 0 && (this.at[i - 1] as number) >= since) i--;
+    while (i > this.head && (this.at[i - 1] as number) >= since) i--;
     return this.value.slice(i);
   }
 
   private drop(n: number): void {
-    this.at.splice(0, n);
-    this.value.splice(0, n);
+    this.head += n;
+    if (this.head < 1_024 || this.head * 2 < this.at.length) return;
+    this.at = this.at.slice(this.head);
+    this.value = this.value.slice(this.head);
+    this.head = 0;
   }
 }
 
