@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, until, validNotification, type Receiver } from '../helpers/alert-receiver.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 // Edges of the alert rules, driven by real requests through a gateway to a scripted upstream, notifications
@@ -175,5 +176,37 @@ describe('an open alert whose rule is gone after a restart', () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe('a budget alert on a threshold its rule stops watching', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  const { createKey, clientFor } = gatewayApi(() => tg.url);
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      // $1 per output token: "echo: hi" (2 tokens) costs $2.
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: { 'priced-model': { input_per_mtok: 0, output_per_mtok: 1_000_000 } } } },
+      alerts: { channels: { ops: { type: 'webhook', url: receiver.url } }, rules: [{ name: 'budget', kind: 'budget', thresholds: [50, 80] }] },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('is resolved when the rule no longer lists that threshold (or that account), not left open until the spend falls', async () => {
+    const { id, key } = await createKey({ name: 'watched', budget: 4, rate_limit: null, models: [] });
+    await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+    const firing = await until('the 50% alert', () => receiver.deliveries.find((d) => d.json.status === 'firing'));
+    expect(firing.json).toMatchObject({ rule: 'budget', subject: { key: id }, details: { threshold: 50 } });
+    // 50% is too noisy: the operator keeps 80% only. The spend stays where it is for the rest of the period.
+    const put = await fetch(`${tg.url}/api/alerts/rules/budget`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'budget', thresholds: [80] }) });
+    expect(put.status).toBe(200);
+    const resolved = await until('the resolution', () => receiver.deliveries.find((d) => d.json.status === 'resolved'), 4_000);
+    expect(resolved.json).toMatchObject({ id: firing.json.id, rule: 'budget', subject: { key: id }, details: { threshold: 50, watched: false } });
+    expect(resolved.json.summary).toContain('no longer watched');
+    expect(tg.gateway.alerts.open()).toEqual([]);
   });
 });

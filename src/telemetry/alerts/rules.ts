@@ -487,11 +487,22 @@ export class AlertEngine {
     }
   }
 
-  /** A budget alert resolves when the account's spend is under its threshold again (a new period, a raised budget). */
+  /**
+   * A budget alert resolves when the account's spend is under its threshold again (a new period, a raised budget), or
+   * when its rule no longer watches that threshold or account: left open, it stayed so (its incident with it) until
+   * the period ended, on a line the operator had just said not to alert on.
+   */
   private budgets(rule: Extract<AlertRuleRuntime, { kind: 'budget' }>): void {
     for (const alert of [...this.open.values()]) {
       if (alert.rule !== rule.name) continue;
       const { account, id, threshold } = alert.details as { account: 'key' | 'team'; id: string; threshold: number };
+      if ((rule.account && rule.account !== account) || (rule.thresholds && !(rule.thresholds as readonly number[]).includes(threshold))) {
+        this.resolve(rule, alert.subjectKey, 'budget.threshold', `${account} ${id} at ${threshold}% of its budget: no longer watched by the rule "${rule.name}"`, {
+          ...alert.details,
+          watched: false,
+        });
+        continue;
+      }
       const usage = this.options.budgetUsage(account, id);
       const pct = usage && usage.budget > 0 ? (usage.spend / usage.budget) * 100 : null;
       if (pct !== null && pct >= threshold) continue;
