@@ -210,3 +210,49 @@ describe('a budget alert on a threshold its rule stops watching', () => {
     expect(tg.gateway.alerts.open()).toEqual([]);
   });
 });
+
+describe('an open error-rate alert across a restart, the provider still failing', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-window-restart-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('stays open under its id: no "resolved" for an empty window, and no second page when it fails again', async () => {
+    const receiver = await startReceiver();
+    const config = {
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1_000 } } },
+      alerts: {
+        channels: { pager: { type: 'webhook' as const, url: receiver.url } },
+        rules: [{ name: 'errors', kind: 'error_rate' as const, threshold_pct: 50, min_requests: 2, window_ms: 6_000, cooldown_ms: 0 }],
+      },
+    };
+    const notifications = (): Array<{ status: string; id: string }> => receiver.deliveries.map((d) => ({ status: d.json.status, id: d.json.id }));
+    try {
+      const first = await startGateway(config, {}, { dataDir });
+      let id: string;
+      try {
+        for (let i = 0; i < 2; i++) await failure(first.client.chat.completions.create({ model: 'openai/error-502', messages: hi }));
+        id = (await until('the firing', () => notifications()[0], 4_000)).id;
+      } finally {
+        await first.stop();
+      }
+      const second = await startGateway(config, {}, { dataDir });
+      try {
+        // A few evaluations with nothing in the window yet: the alert is not over, it has no news.
+        await pause(2_200);
+        expect(notifications()).toEqual([{ status: 'firing', id }]);
+        expect(second.gateway.alerts.open()).toEqual([expect.objectContaining({ id, rule: 'errors' })]);
+        // Still failing: the same alert, not a new page.
+        for (let i = 0; i < 2; i++) await failure(second.client.chat.completions.create({ model: 'openai/error-502', messages: hi }));
+        await pause(1_200);
+        expect(notifications()).toEqual([{ status: 'firing', id }]);
+        // Healed: resolved under the id it fired with.
+        for (let i = 0; i < 6; i++) await second.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi });
+        expect(await until('the resolution', () => notifications()[1], 4_000)).toEqual({ status: 'resolved', id });
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await receiver.close();
+    }
+  });
+});

@@ -208,9 +208,12 @@ export class AlertEngine {
   private readonly routeRequests = new Map<string, Samples>();
   private readonly exhausted = new Map<string, Samples>();
   private readonly now: () => number;
+  /** When this engine started: the samples of alerts restored from the store are gone, and windows fill from here. */
+  private readonly startedAt: number;
 
   constructor(private readonly options: AlertEngineOptions) {
     this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
     const saved = options.state?.load();
     for (const alert of saved?.open ?? []) this.open.set(alert.key, { ...alert, restored: true });
     for (const [key, at] of saved?.notified ?? []) this.lastNotified.set(key, at);
@@ -366,6 +369,16 @@ export class AlertEngine {
     return [...subjects];
   }
 
+  /**
+   * Whether the open alert of a window rule on this subject came from before a restart and the rule has not had a
+   * whole window of samples since: too few samples then say nothing yet, and the alert stays open. Judged on the
+   * empty window, it resolved at the first evaluation after every restart, and a subject still failing fired again
+   * under a new id (a false "resolved", then a new page).
+   */
+  private refilling(rule: WindowRule, subjectKey: string, now: number): boolean {
+    return this.open.get(`${rule.name}|${subjectKey}`)?.restored === true && now - this.startedAt < windowOf(rule);
+  }
+
   private errorRate(rule: Extract<AlertRuleRuntime, { kind: 'error_rate' }>, now: number): void {
     const minRequests = rule.min_requests ?? 10;
     const perModel = rule.per === 'model';
@@ -377,6 +390,7 @@ export class AlertEngine {
         continue;
       }
       const window = map.get(subjectKey)?.since(now - windowOf(rule)) ?? [];
+      if (window.length < minRequests && this.refilling(rule, subjectKey, now)) continue;
       const failed = window.reduce((sum, value) => sum + value, 0);
       const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
       const subject: AlertSubject = perModel ? { provider, model: subjectKey.slice(provider.length + 1) } : { provider };
@@ -405,6 +419,7 @@ export class AlertEngine {
         continue;
       }
       const window = map.get(provider)?.since(now - windowOf(rule)) ?? [];
+      if (window.length < minRequests && this.refilling(rule, provider, now)) continue;
       const value = window.length >= minRequests ? p95(window) : null;
       const breachKey = `${rule.name}|${provider}`;
       const details = { provider, p95Ms: value === null ? null : round(value), thresholdMs: rule.threshold_ms, requests: window.length, windowMs: windowOf(rule), forMs };
@@ -432,6 +447,7 @@ export class AlertEngine {
         continue;
       }
       const window = this.routeRequests.get(route)?.since(now - windowOf(rule)) ?? [];
+      if (window.length < minRequests && this.refilling(rule, route, now)) continue;
       const failed = window.reduce((sum, value) => sum + value, 0);
       const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
       const details = { route, requests: window.length, serverErrors: failed, serverErrorPct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
@@ -454,6 +470,7 @@ export class AlertEngine {
         continue;
       }
       const count = this.exhausted.get(route)?.since(now - windowOf(rule)).length ?? 0;
+      if (count < minCount && this.refilling(rule, route, now)) continue;
       const details = { route, failures: count, minCount, windowMs: windowOf(rule) };
       if (count >= minCount) {
         this.fire(rule, route, { route }, 'request.failed', {
