@@ -256,3 +256,45 @@ describe('an open error-rate alert across a restart, the provider still failing'
     }
   });
 });
+
+describe('"fallbacks exhausted" and a stream that breaks after it started', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    const provider = { type: 'openai' as const, base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' };
+    tg = await startGateway({
+      providers: { primary: provider, backup: provider },
+      routes: {
+        chat: { targets: [{ model: 'primary/break-after-2' }], fallbacks: ['backup/gpt-4o-mini'] },
+        dead: { targets: [{ model: 'primary/error-500' }], fallbacks: ['backup/error-503'] },
+      },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1_000 } } },
+      alerts: {
+        channels: { ops: { type: 'webhook', url: receiver.url } },
+        rules: [{ name: 'route-down', kind: 'fallbacks_exhausted', routes: ['chat', 'dead'], window_ms: 60_000, severity: 'critical' }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('does not page "every target failed" when the primary broke mid-answer and the fallback was never tried', async () => {
+    const stream = await tg.client.chat.completions.create({ model: 'chat', messages: hi, stream: true });
+    const error = await (async () => {
+      for await (const _chunk of stream) void _chunk;
+    })().then(() => null, (err: unknown) => err);
+    expect(String(error)).toContain('primary');
+    expect(upstream.calls.filter((call) => call.body.model === 'gpt-4o-mini' && call.body.stream === true)).toEqual([]);
+    await pause(1_500);
+    expect(receiver.deliveries).toEqual([]);
+    // A route whose primary and fallback both failed does page.
+    expect((await failure(tg.client.chat.completions.create({ model: 'dead', messages: hi })))?.status).toBeGreaterThanOrEqual(500);
+    const firing = await until('the alert on the dead route', () => receiver.deliveries[0], 4_000);
+    expect(firing.json).toMatchObject({ rule: 'route-down', subject: { route: 'dead' }, details: { failures: 1 } });
+    await pause(1_200);
+    expect(receiver.deliveries.map((d) => d.json.subject.route)).toEqual(['dead']);
+  });
+});

@@ -167,10 +167,15 @@ function routeKeyOf(event: RequestSummary & { code?: string | null }): string | 
   return event.provider || (event.code != null && NO_TARGET_LEFT.has(event.code)) ? event.model : null;
 }
 
-/** The request failed after every target of its plan (primary and fallbacks) failed or could not be tried. */
+/**
+ * The request failed after every target of its plan (primary and fallbacks) failed or could not be tried. One that
+ * failed after its answer had begun (a stream broken mid-way) is not: no fallback can be tried once the client has
+ * part of an answer, so a single broken stream of a route whose fallbacks were healthy and never called paged
+ * "every target failed". It still counts as a 5xx (`server_errors`).
+ */
 function exhaustedPlan(event: GatewayEvents['request.failed']): boolean {
   if (event.code != null && NO_TARGET_LEFT.has(event.code)) return true;
-  return event.status >= 500 && event.attempts > 0;
+  return event.status >= 500 && event.attempts > 0 && event.firstTokenMs === null;
 }
 
 /** The 95th percentile (nearest rank) of unsorted values. */
