@@ -91,6 +91,22 @@ const completed = (provider: string, durationMs: number): GatewayEvents['request
   ({ provider, durationMs, status: 200, cancelled: false, attempts: 1 }) as RequestSummary & { cancelled: boolean };
 
 describe('the rule engine', () => {
+  it("a request cut by the gateway's own shutdown is no route failure (no 5xx, no exhausted plan)", () => {
+    const rules: AlertRuleRuntime[] = [
+      { ...base, name: 'five', kind: 'server_errors', threshold_pct: 10, min_requests: 1, cooldownMs: 0 },
+      { ...base, name: 'down', kind: 'fallbacks_exhausted', min_count: 1, cooldownMs: 0 },
+    ];
+    const { e, sent } = engine(rules);
+    const cut = { requestId: 'r', route: 'chat', model: 'chat', provider: 'openai', status: 503, attempts: 1, firstTokenMs: null, type: 'unavailable', code: 'shutting_down', message: 'cut' };
+    e.requestFailed(cut as unknown as GatewayEvents['request.failed']);
+    e.tick();
+    expect(sent).toEqual([]);
+    // The same failure from the upstream pages both.
+    e.requestFailed({ ...cut, code: 'upstream_error' } as unknown as GatewayEvents['request.failed']);
+    e.tick();
+    expect(sent.map((n) => n.rule).sort()).toEqual(['down', 'five']);
+  });
+
   it('budget: one open alert per subject and threshold, cooldown after a resolve, resolved when spend is under the line', () => {
     const { e, sent, fired, usage, advance } = engine([{ ...base, name: 'b', kind: 'budget', cooldownMs: 60_000 }], { spend: 5, budget: 10 });
     const crossing = { account: 'key' as const, id: 'k1', threshold: 50 as const, budget: 10, spend: 5 };

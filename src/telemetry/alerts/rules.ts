@@ -154,6 +154,9 @@ function watchesRoute(rule: { routes?: string[] | undefined }, route: string): b
 /** The error code of an upstream attempt cut short because the client went away (see stages/call.ts). */
 const CLIENT_CANCELLED = 'client_cancelled';
 
+/** The error code of a request the gateway cut when its shutdown grace period was over (see gateway.ts). */
+const SHUTTING_DOWN = 'shutting_down';
+
 /** The codes of a request whose plan had targets and none could be tried (breakers open, all rate limited). */
 const NO_TARGET_LEFT = new Set(['all_targets_unavailable', 'all_targets_rate_limited']);
 
@@ -281,6 +284,9 @@ export class AlertEngine {
   }
 
   requestFailed(event: GatewayEvents['request.failed']): void {
+    // Cut by this gateway's own shutdown (its grace period over): says nothing of the route or its providers, and a
+    // rolling restart that cut a few long streams paged "5xx" or "every target failed" for a healthy route.
+    if (event.code === SHUTTING_DOWN) return;
     const route = routeKeyOf(event);
     if (route === null) return;
     const now = this.now();
