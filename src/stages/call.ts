@@ -187,8 +187,9 @@ class CallStage implements Stage {
         const error = toGatewayError(err);
         lastError = error;
         const keyRefused = operatorKeyRefused(error, attempt.candidate.target);
-        // The same key would be refused again: it is not retried in this request.
-        if (keyRefused) plan.exclude(attempt.candidate);
+        // A failure another try cannot mend (a refused key, a bad request the route fails over on) would come back the
+        // same from this target: it is not called again in this request, only the other targets are.
+        if (!error.retryable) plan.exclude(attempt.candidate);
         const movesOn = error.retryable || keyRefused || (policy.fallbackOnClientErrors && isClientError(error));
         // The next attempt is planned before the failure is reported, so `willRetry` says whether one really follows
         // (not after the last of max_attempts, nor past the deadline).

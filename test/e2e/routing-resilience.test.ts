@@ -305,6 +305,25 @@ describe('retries', () => {
     expect(healthy.calls).toHaveLength(1);
   });
 
+  it('fails over on a client error but never sends the request to a target that refused it again', async () => {
+    // Both targets refuse the request as bad: the fallback is tried, but a 400 is the same on a retry.
+    failing.setMode({ kind: 'error', status: 400, message: 'bad field' });
+    healthy.setMode({ kind: 'error', status: 422, message: 'unprocessable field' });
+    const gateway = await start({
+      routes: { lenient: { targets: [{ model: 'failing/m', weight: 1 }], fallbacks: ['healthy/m'], fallback_on_client_errors: true, retry: { initial_delay_ms: 10 } } },
+    });
+    const failed = collect(gateway, 'provider.failed');
+    const error = await gateway.client.chat.completions.create({ model: 'lenient', messages }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.UnprocessableEntityError);
+    expect((error as Error).message).toContain('unprocessable field');
+    expect(failing.calls).toHaveLength(1);
+    expect(healthy.calls).toHaveLength(1);
+    expect(failed.map((event) => [event.provider, event.willRetry])).toEqual([
+      ['failing', true],
+      ['healthy', false],
+    ]);
+  });
+
   it('retries direct <provider>/<model> requests too, with backoff, and stops at max attempts', async () => {
     const gateway = await start({ settings: { routing: { retry: { max_attempts: 2, initial_delay_ms: 10 } } } });
     failing.setMode({ kind: 'ok' });
