@@ -55,9 +55,14 @@ export class AttemptPlan {
   exhausted: Exhausted | null = null;
   private pass = 0;
   private retries = 0;
-  private readonly tried = new Set<Candidate>();
-  /** Candidates this request must not call again (see exclude). */
-  private readonly excluded = new Set<Candidate>();
+  /**
+   * Targets (candidate ids) called in this pass. By id, not by candidate: a fallback naming one of the route's own
+   * targets (or a route sharing one) is the same target, and was called again at once in its turn as a fallback,
+   * without a backoff, while the next fallback never got the request.
+   */
+  private readonly tried = new Set<string>();
+  /** Targets (candidate ids) this request must not call again (see exclude). */
+  private readonly excluded = new Set<string>();
   private readonly deadlineAt: number;
   /** Some target was ruled out because its 429 pause outlasts the deadline. */
   private pausedPastDeadline = false;
@@ -103,7 +108,7 @@ export class AttemptPlan {
 
   /** Rules a candidate out for the rest of the request (its provider refused its key: no retry of it can succeed). */
   exclude(candidate: Candidate): void {
-    this.excluded.add(candidate);
+    this.excluded.add(candidate.id);
   }
 
   /**
@@ -113,7 +118,7 @@ export class AttemptPlan {
   passedOver(group: number, now: number = Date.now()): string {
     const candidate = this.groups[group]?.candidates[0];
     if (!candidate) return 'unavailable';
-    if (this.excluded.has(candidate)) return 'key_refused';
+    if (this.excluded.has(candidate.id)) return 'key_refused';
     const health = this.registry.get(candidate);
     if (!health.breaker.available(now, this.policy.breaker)) return 'circuit_open';
     if (this.gate && !this.gate.allows(candidate)) return 'model_rate_limited';
@@ -133,7 +138,7 @@ export class AttemptPlan {
       while (pool.length > 0) {
         const chosen = this.choose((this.groups[group] as CandidateGroup).name, pool, now);
         pool.splice(pool.indexOf(chosen), 1);
-        this.tried.add(chosen.candidate);
+        this.tried.add(chosen.candidate.id);
         const admission = chosen.health.breaker.admit(now, this.policy.breaker);
         if (admission === null) continue;
         let delayMs = 0;
@@ -152,7 +157,7 @@ export class AttemptPlan {
   private eligible(group: number, now: number, paused: PausedPolicy): Array<{ candidate: Candidate; health: TargetHealth; weight: number }> {
     const out = [];
     for (const candidate of (this.groups[group] as CandidateGroup).candidates) {
-      if (this.tried.has(candidate) || this.excluded.has(candidate)) continue;
+      if (this.tried.has(candidate.id) || this.excluded.has(candidate.id)) continue;
       const health = this.registry.get(candidate);
       if (!health.breaker.available(now, this.policy.breaker)) continue;
       if (this.gate && !this.gate.allows(candidate)) continue;

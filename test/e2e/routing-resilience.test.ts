@@ -305,6 +305,16 @@ describe('retries', () => {
     expect(healthy.calls).toHaveLength(1);
   });
 
+  it('counts a fallback naming one of the route’s own targets as that target: no second call at once, the next fallback gets its turn', async () => {
+    const gateway = await start({ routes: { again: { targets: [{ model: 'failing/m', weight: 1 }], fallbacks: ['failing/m', 'healthy/m'], retry: { max_attempts: 2 } } } });
+    const fallbacks = collect(gateway, 'fallback.used');
+    const { data, response } = await gateway.client.chat.completions.create({ model: 'again', messages }).withResponse();
+    expect(data.choices[0]?.message.content).toBe('echo: hi');
+    expect(response.headers.get('x-tollgate-provider')).toBe('healthy');
+    expect(failing.calls).toHaveLength(1);
+    expect(fallbacks.map((event) => [event.from, event.to])).toEqual([['failing/m', 'healthy/m']]);
+  });
+
   it('fails over on a client error but never sends the request to a target that refused it again', async () => {
     // Both targets refuse the request as bad: the fallback is tried, but a 400 is the same on a retry.
     failing.setMode({ kind: 'error', status: 400, message: 'bad field' });
