@@ -106,6 +106,15 @@ export class AttemptPlan {
     return this.stop(this.emptyReason(now));
   }
 
+  /**
+   * The candidate's adapter refused the request before calling it (see the call stage's refusals): it is ruled out, and
+   * the attempt it was handed is given back, as a candidate passed over for an open breaker spends none.
+   */
+  refused(candidate: Candidate): void {
+    this.exclude(candidate);
+    this.attempts = Math.max(0, this.attempts - 1);
+  }
+
   /** Rules a candidate out for the rest of the request (its provider refused its key: no retry of it can succeed). */
   exclude(candidate: Candidate): void {
     this.excluded.add(candidate.id);

@@ -98,6 +98,21 @@ function operatorKeyRefused(error: GatewayError, target: Target): boolean {
   return (error.upstreamStatus === 401 || error.upstreamStatus === 403) && target.keySource !== 'client' && target.keySource !== 'none';
 }
 
+/**
+ * Errors an adapter raised while building a target's request, before any call: that target cannot take this request
+ * (Gemini embeds 100 texts a call, Titan one; a field only other formats take), though another target of the plan may.
+ * The request moves on to the other targets without spending an attempt; with none left, the client gets the first
+ * such refusal (or the last upstream error, when some target was called).
+ */
+const refusals = new WeakSet<GatewayError>();
+
+/** The error of a request refused while being built for a target: a 4xx is that target's refusal (see refusals). */
+function refused(err: unknown): GatewayError {
+  const error = toGatewayError(err);
+  if (error.status >= 400 && error.status < 500) refusals.add(error);
+  return error;
+}
+
 /** A client error the route may fail over on (`fallback_on_client_errors`); a client that left is not one. */
 function isClientError(error: GatewayError): boolean {
   return error.status >= 400 && error.status < 500 && error.status !== 499 && error.status !== 429;
@@ -150,6 +165,9 @@ class CallStage implements Stage {
     const gate = ctx.extensions.get(ATTEMPT_GATE) ?? null;
     const plan = new AttemptPlan(callableGroups(ctx), policy, registry, Date.now(), Math.random, gate);
     let lastError: GatewayError | null = null;
+    /** The error of the last target really called, and the first refusal of a target that never was (see refusals). */
+    let calledError: GatewayError | null = null;
+    let firstRefusal: GatewayError | null = null;
     let previous: Attempt | null = null;
     let attempt = plan.next();
     for (;;) {
@@ -186,11 +204,16 @@ class CallStage implements Stage {
       } catch (err) {
         const error = toGatewayError(err);
         lastError = error;
+        const refusal = refusals.has(error);
+        if (refusal) {
+          plan.refused(attempt.candidate);
+          firstRefusal ??= error;
+        } else calledError = error;
         const keyRefused = operatorKeyRefused(error, attempt.candidate.target);
         // A failure another try cannot mend (a refused key, a bad request the route fails over on) would come back the
         // same from this target: it is not called again in this request, only the other targets are.
         if (!error.retryable) plan.exclude(attempt.candidate);
-        const movesOn = error.retryable || keyRefused || (policy.fallbackOnClientErrors && isClientError(error));
+        const movesOn = refusal || error.retryable || keyRefused || (policy.fallbackOnClientErrors && isClientError(error));
         // The next attempt is planned before the failure is reported, so `willRetry` says whether one really follows
         // (not after the last of max_attempts, nor past the deadline).
         const next = !state.cancelled && !state.started && movesOn ? plan.next() : null;
@@ -209,8 +232,9 @@ class CallStage implements Stage {
             willRetry,
           });
         }
-        // Nothing (more) to try: the request ends with this error, the last upstream error as it came.
-        if (!next) throw error;
+        // Nothing (more) to try: the request ends with this error, the last upstream error as it came (after a
+        // refusal, the error of the last target called, else the first refusal).
+        if (!next) throw refusal ? (calledError ?? firstRefusal ?? error) : error;
         previous = attempt;
         attempt = next;
       }
@@ -233,6 +257,25 @@ class CallStage implements Stage {
     if (!adapter) {
       record({ kind: 'neutral' });
       return Promise.reject(gatewayError('internal_error', `No adapter for wire format '${target.provider.vendor.format}'.`));
+    }
+    // Shaped and built before anything counts as a call: a target whose adapter refuses the request (a provider's
+    // limit such as Gemini's 100 embeddings a call, a field its format cannot take) was never called (see refused).
+    let chatRequest: ChatCompletionRequest | null;
+    let built: UpstreamRequest;
+    try {
+      chatRequest = ctx.operation === 'chat' ? shapedRequest(ctx, adapter, target, outputLimits) : null;
+      built = buildRequest(ctx, adapter, target, chatRequest);
+      if (ctx.exactNumbers && built.body !== undefined) built.body = restoreExactNumbers(built.body);
+      // Before signing: a signature (SigV4) covers the headers that go out.
+      forwardClientHeaders(built, target, ctx.dialect, ctx.clientHeaders, ctx.config.settings.forwardHeaders);
+    } catch (err) {
+      attempt.health.breaker.release(attempt.admission);
+      return Promise.reject(refused(err));
+    }
+    // W3C trace context passes through to the provider; a tracer subscribed below puts its own span there instead.
+    if (ctx.hints.traceparent !== null) {
+      built.headers.traceparent = ctx.hints.traceparent;
+      if (ctx.hints.tracestate !== null) built.headers.tracestate = ctx.hints.tracestate;
     }
     const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0, fallback: attempt.group > 0 };
     ctx.upstream = upstream;
@@ -271,27 +314,10 @@ class CallStage implements Stage {
         errorCode,
       });
     };
-
-    const run: AttemptRun = { adapter, chatRequest: null, upstream, started, record, attempted };
-    let built: UpstreamRequest;
-    try {
-      run.chatRequest = ctx.operation === 'chat' ? shapedRequest(ctx, adapter, target, outputLimits) : null;
-      built = buildRequest(ctx, adapter, target, run.chatRequest);
-      if (ctx.exactNumbers && built.body !== undefined) built.body = restoreExactNumbers(built.body);
-      // Before signing: a signature (SigV4) covers the headers that go out.
-      forwardClientHeaders(built, target, ctx.dialect, ctx.clientHeaders, ctx.config.settings.forwardHeaders);
-      // W3C trace context passes through to the provider; a tracer subscribed below puts its own span there instead.
-      if (ctx.hints.traceparent !== null) {
-        built.headers.traceparent = ctx.hints.traceparent;
-        if (ctx.hints.tracestate !== null) built.headers.tracestate = ctx.hints.tracestate;
-      }
-      if (upstreamChannel.hasSubscribers) {
-        trace = { requestId: ctx.id, ctx, provider: target.provider.name, model: target.model, attempt: number, fallback: attempt.group > 0, headers: built.headers };
-        upstreamChannel.start.publish(trace);
-      }
-    } catch (err) {
-      record({ kind: 'neutral' });
-      return Promise.reject(err);
+    const run: AttemptRun = { adapter, chatRequest, upstream, started, record, attempted };
+    if (upstreamChannel.hasSubscribers) {
+      trace = { requestId: ctx.id, ctx, provider: target.provider.name, model: target.model, attempt: number, fallback: attempt.group > 0, headers: built.headers };
+      upstreamChannel.start.publish(trace);
     }
     if (!adapter.authorize) return this.exchange(ctx, attempt, built, emit, state, run);
     // Signing or fetching a token is part of the attempt: its failure is the target's failure.
