@@ -204,20 +204,34 @@ export class AttemptPlan {
 }
 
 /**
- * Effective weights of a group's candidates as adaptive balancing sees them now (the configured weight when
- * adaptive balancing is off), for the health API.
+ * Whether some candidate of the plan could take a call now without waiting out a pause: then next() passes over
+ * every paused target, whichever group it is in (a paused primary's traffic goes to an unpaused fallback).
  */
-export function effectiveWeights(group: CandidateGroup, policy: RoutingPolicy, registry: HealthRegistry, now: number = Date.now()): number[] {
+export function someUnpaused(groups: readonly CandidateGroup[], policy: RoutingPolicy, registry: HealthRegistry, now: number = Date.now()): boolean {
+  return groups.some((group) =>
+    group.candidates.some((candidate) => {
+      const health = registry.get(candidate);
+      return health.breaker.available(now, policy.breaker) && health.pausedUntil(now) === null;
+    }),
+  );
+}
+
+/**
+ * Effective weights of a group's candidates as adaptive balancing sees them now (the configured weight when
+ * adaptive balancing is off), for the health API. `unpausedElsewhere`: some candidate of another group of the plan
+ * can take a call unpaused (see someUnpaused), so this group's paused targets get nothing.
+ */
+export function effectiveWeights(group: CandidateGroup, policy: RoutingPolicy, registry: HealthRegistry, now: number = Date.now(), unpausedElsewhere = false): number[] {
   const healths = group.candidates.map((candidate) => registry.get(candidate));
   // As in choose(): only targets that can take a call set the pace.
   const fastest = fastestLatency(healths.filter((health) => health.breaker.available(now, policy.breaker)));
-  // As in next(): a target paused by a 429 (or a 503's retry-after) is passed over while a peer is not paused; only
-  // when every target is paused does the balancer choose among them.
-  const someUnpaused = healths.some((health) => health.breaker.available(now, policy.breaker) && health.pausedUntil(now) === null);
+  // As in next(): a target paused by a 429 (or a 503's retry-after) is passed over while a peer, in this group or
+  // another, is not paused; only when every target is paused does the balancer choose among them.
+  const peerUnpaused = unpausedElsewhere || healths.some((health) => health.breaker.available(now, policy.breaker) && health.pausedUntil(now) === null);
   return group.candidates.map((candidate, i) => {
     const health = healths[i] as TargetHealth;
     if (!health.breaker.available(now, policy.breaker)) return 0;
-    if (someUnpaused && health.pausedUntil(now) !== null) return 0;
+    if (peerUnpaused && health.pausedUntil(now) !== null) return 0;
     return policy.adaptive ? candidate.weight * health.factor(now, fastest) : candidate.weight;
   });
 }

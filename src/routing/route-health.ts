@@ -1,6 +1,6 @@
 import { routingPolicyView } from '../config/present.js';
 import type { RuntimeConfig } from '../core/config.js';
-import { effectiveWeights } from './attempt-plan.js';
+import { effectiveWeights, someUnpaused } from './attempt-plan.js';
 import { buildCandidateGroups } from './candidate-groups.js';
 import { type CandidateGroup } from '../core/plan.js';
 import type { HealthRegistry } from './health-registry.js';
@@ -76,6 +76,8 @@ export function routeHealthView(config: RuntimeConfig, name: string, registry: H
     // Nothing of the primary choice can be served: `unavailable` says why.
     groups = [];
   }
+  // The plan passes over paused targets while any target of any group can take the call unpaused.
+  const unpaused = someUnpaused(groups, policy, registry, now);
   return {
     name,
     route: match?.route.name ?? null,
@@ -83,7 +85,7 @@ export function routeHealthView(config: RuntimeConfig, name: string, registry: H
     // Targets and fallbacks skipped because they cannot be served (a provider with no key, say).
     unavailable: unavailableTargets(config, name, match),
     groups: groups.map((group, index) => {
-      const weights = effectiveWeights(group, policy, registry, now);
+      const weights = effectiveWeights(group, policy, registry, now, unpaused);
       const total = weights.reduce((sum, weight) => sum + weight, 0);
       return {
         name: group.name,

@@ -182,6 +182,17 @@ describe('the health view', () => {
     expect(await providersOf(gateway, 'fixed', 6)).toEqual(Array(6).fill('two/m'));
   });
 
+  it('gives a paused primary no share while its fallback can take the traffic, as the balancer does', async () => {
+    const gateway = await start({ routes: { chain: { adaptive: false, targets: [{ model: 'one/m', weight: 1 }], fallbacks: ['two/m'] } } });
+    first.setMode({ kind: 'error', status: 429, headers: { 'retry-after': '30' } });
+    expect(await providersOf(gateway, 'chain', 1)).toEqual(['two/m']);
+    const [primary, fallback] = (await api(gateway, 'GET', '/api/routes/chain/health')).body.groups;
+    expect(primary.targets[0]).toMatchObject({ target: 'one/m', effective_weight: 0, share: 0 });
+    expect(fallback.targets[0]).toMatchObject({ target: 'two/m', effective_weight: 1, share: 1 });
+    // And that is what happens: new requests all go to the fallback, none is tried on the paused primary.
+    expect(await providersOf(gateway, 'chain', 4)).toEqual(Array(4).fill('two/m'));
+  });
+
   it('shows the shares of paused targets when every target is paused (the least paused is still called)', async () => {
     const gateway = await start({ routes: { fixed: { adaptive: false, retry: { deadline_ms: 5_000 }, targets: [{ model: 'one/m', weight: 1 }, { model: 'two/m', weight: 3 }] } } });
     first.setMode({ kind: 'error', status: 429, headers: { 'retry-after': '30' } });
