@@ -69,6 +69,24 @@ describe('POST /v1/embeddings', () => {
     expect(backup.calls).toHaveLength(1);
   });
 
+  it('takes the fallbacks a request names off the upstream request and falls back to them, as chat does', async () => {
+    primary.setMode({ kind: 'error', status: 503 });
+    const params = { model: 'openai/text-embedding-3-small', input: 'hello', fallbacks: ['spare/text-embedding-3-small'] };
+    const { data, response } = await tg.client.embeddings.create(params as OpenAI.EmbeddingCreateParams).withResponse();
+    expect(data.data).toHaveLength(1);
+    expect(response.headers.get('x-tollgate-provider')).toBe('spare');
+    expect(response.headers.get('x-tollgate-fallback')).toBe('true');
+    expect(primary.calls[0]?.body).not.toHaveProperty('fallbacks');
+    expect(backup.calls[0]?.body).toEqual({ model: 'text-embedding-3-small', input: 'hello', encoding_format: 'base64' });
+
+    // A fallback that names nothing is the client's 400, before any call.
+    primary.reset();
+    const bad = await tg.client.embeddings.create({ ...params, fallbacks: ['nowhere'] } as OpenAI.EmbeddingCreateParams).catch((err: unknown) => err);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((bad as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'invalid_fallback', param: 'fallbacks[0]' });
+    expect(primary.calls).toHaveLength(0);
+  });
+
   it('is governed by virtual keys like chat', async () => {
     const created = (await (
       await fetch(`${tg.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'embedder', models: ['openai/*'] }) })

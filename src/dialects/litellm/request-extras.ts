@@ -39,9 +39,9 @@ function metadataObject(value: unknown): Record<string, unknown> | null {
  * - LiteLLM's other own fields are dropped;
  * - `mock_response` (LiteLLM answers with it and calls no provider) is refused, since tollgate would call the
  *   provider, and charge for it, where the client expected no call at all.
- * `operation` says which route: an embeddings request has no `fallbacks` for tollgate to read, so it is dropped too.
+ * `fallbacks` is left for the route (chat and embeddings alike) to read, see takeRequestFallbacks.
  */
-export function takeLiteLLMFields(body: Record<string, unknown>, operation: 'chat' | 'embeddings'): Record<string, unknown> | null {
+export function takeLiteLLMFields(body: Record<string, unknown>): Record<string, unknown> | null {
   const extra = body.extra_body;
   if (extra !== undefined) {
     delete body.extra_body;
@@ -62,6 +62,5 @@ export function takeLiteLLMFields(body: Record<string, unknown>, operation: 'cha
   }
   metadata ??= metadataObject(body.litellm_metadata);
   for (const field of LITELLM_FIELDS) if (field in body) delete body[field];
-  if (operation === 'embeddings' && 'fallbacks' in body) delete body.fallbacks;
   return metadata;
 }

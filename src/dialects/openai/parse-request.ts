@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest } from '../../core/canonical.js';
+import type { ChatCompletionRequest, EmbeddingsRequest } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
 import { modelNameError } from '../model-name-check.js';
 import { gatewayError } from '../../core/errors.js';
@@ -57,10 +57,11 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
 const MAX_REQUEST_FALLBACKS = 10;
 
 /**
- * Takes tollgate's own `fallbacks` field (`["<provider>/<model>" or a route name, ...]`) off the request, so it
- * never reaches an upstream that would reject an unknown field, and returns it checked.
+ * Takes tollgate's own `fallbacks` field (`["<provider>/<model>" or a route name, ...]`) off the request (a chat
+ * completion's or an embeddings request's), so it never reaches an upstream that would reject an unknown field, and
+ * returns it checked.
  */
-export function takeRequestFallbacks(request: ChatCompletionRequest): string[] {
+export function takeRequestFallbacks(request: ChatCompletionRequest | EmbeddingsRequest): string[] {
   const raw = request.fallbacks;
   if (raw === undefined || raw === null) {
     // Deleting only what is there keeps the object's shape (and its fast property access) for everyone else.

@@ -67,7 +67,7 @@ export interface OpenAIMount {
    * `metadata`, `tags`, ...), before the fallbacks are read; returns the metadata the gateway is to read
    * (requestMetadata) though no upstream gets it, or null. Nothing is taken when absent.
    */
-  takeGatewayFields?: (body: Record<string, unknown>, operation: 'chat' | 'embeddings') => Record<string, unknown> | null;
+  takeGatewayFields?: (body: Record<string, unknown>) => Record<string, unknown> | null;
   /**
    * The headers the request's hints are to be read from when its body carries what headers would say (LiteLLM's
    * cache controls), or null; read before takeGatewayFields takes the fields off. The client's headers when absent.
@@ -94,7 +94,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
   app.post(`${prefix}/chat/completions`, async (request, reply) => {
     const chat = parseChatCompletionRequest(request.body);
     const hintHeaders = mount.hintHeaders ? mount.hintHeaders(chat, request.headers) : null;
-    const gatewayMetadata = mount.takeGatewayFields ? mount.takeGatewayFields(chat, 'chat') : null;
+    const gatewayMetadata = mount.takeGatewayFields ? mount.takeGatewayFields(chat) : null;
     const requestFallbacks = takeRequestFallbacks(chat);
     const config = deps.config.current();
     const clientModel = chat.model;
@@ -125,7 +125,9 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
   // Embeddings go through the same pipeline as chat: keys, limits, budgets, routing, retries, cost.
   app.post(`${prefix}/embeddings`, async (request, reply) => {
     const parsed = parseEmbeddingsRequest(request.body);
-    const gatewayMetadata = mount.takeGatewayFields ? mount.takeGatewayFields(parsed, 'embeddings') : null;
+    const gatewayMetadata = mount.takeGatewayFields ? mount.takeGatewayFields(parsed) : null;
+    // Embeddings are routed like chat, and so fall back to the models a request names as chat does.
+    const requestFallbacks = takeRequestFallbacks(parsed);
     const config = deps.config.current();
     const model = mapped(mount, parsed.model, config);
     const embeddings = model === parsed.model ? parsed : { ...parsed, model };
@@ -136,6 +138,7 @@ export function registerOpenAIMount(app: FastifyInstance, deps: HttpDeps, mount:
       operation: 'embeddings',
       request: embeddings,
       responseModel: parsed.model,
+      requestFallbacks: mount.mapModel ? requestFallbacks.map((name) => mapped(mount, name, config)) : requestFallbacks,
       gatewayMetadata,
       clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
       credential: credentialOf(request),
