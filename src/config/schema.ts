@@ -338,6 +338,10 @@ export const routingRuleSchema = z.strictObject({
   name: z.string().min(1).max(100).optional(),
   when: z
     .strictObject({
+      operation: z
+        .enum(['chat', 'embeddings'])
+        .optional()
+        .describe("The kind of request the rule is for: 'chat' (the default, so a rule without it leaves embeddings alone) or 'embeddings'."),
       model: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Requested model names; `*` patterns allowed.'),
       key: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Virtual key ids or names.'),
       team: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Team ids or names.'),

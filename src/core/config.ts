@@ -49,6 +49,7 @@ type OneOrMany = string | string[];
 export interface RoutingRuleConfig {
   name?: string | undefined;
   when: {
+    operation?: 'chat' | 'embeddings' | undefined;
     model?: OneOrMany | undefined;
     key?: OneOrMany | undefined;
     team?: OneOrMany | undefined;

@@ -33,6 +33,8 @@ export function anonymousRule(settings: { requireVirtualKey: boolean; anonymousA
 
 /** What the pipeline knows of a request beyond its model: the config it runs on, its fallbacks and metadata. */
 export interface RequestScope {
+  /** What the request asks for: a routing rule applies to one kind (see RuleFacts.operation). */
+  operation: 'chat' | 'embeddings';
   config: RuntimeConfig;
   fallbacks: readonly string[];
   metadata: Record<string, unknown> | null;
@@ -40,6 +42,7 @@ export interface RequestScope {
 
 function ruleSubject(governance: GovernanceStore, key: VirtualKeyRecord, scope: RequestScope): RuleSubject {
   return {
+    operation: scope.operation,
     key: { id: key.id, name: key.name, metadata: key.metadata },
     team: () => {
       const team = key.team ? governance.getTeamRecord(key.team) : undefined;

@@ -150,6 +150,7 @@ function dependsOnUsage(rule: RoutingRuleConfig): boolean {
 
 /** What auth knows of the request for routing rules: who asks, with which metadata. */
 export interface RuleSubject {
+  operation: 'chat' | 'embeddings';
   key: { id: string; name: string; metadata: Record<string, unknown> };
   team: () => { id: string; name: string } | null;
   metadata: Record<string, unknown> | null;
@@ -163,6 +164,7 @@ export interface RuleSubject {
 function mayApply(rule: RoutingRuleConfig, model: string, subject: RuleSubject): boolean {
   const team = rule.when.team !== undefined || rule.when.team_budget_used_pct_gte !== undefined ? subject.team() : null;
   const facts: RuleFacts = {
+    operation: subject.operation,
     model,
     key: subject.key,
     team,

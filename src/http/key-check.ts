@@ -11,7 +11,7 @@ import { isRemoteClient } from './client-address.js';
  * for it, as it may chat with it; with no model (a list), the key alone is checked.
  */
 export function checkVirtualKey(governance: GovernanceStore, config: RuntimeConfig, fromRemote: boolean, credential: string | null, model: string | null): VirtualKeyRecord | null {
-  const result = check(governance, anonymousRule(config.settings, fromRemote), credential, model, { config, fallbacks: [], metadata: null });
+  const result = check(governance, anonymousRule(config.settings, fromRemote), credential, model, { operation: 'chat', config, fallbacks: [], metadata: null });
   if (!result.ok) throw result.error;
   return result.key;
 }

@@ -3,6 +3,8 @@ import { modelAllowed } from './model-patterns.js';
 
 /** What a rule may look at. Expensive facts are functions, computed only when a rule asks. */
 export interface RuleFacts {
+  /** What the request asks for: a rule is for one kind (chat unless it says `operation: embeddings`). */
+  operation: 'chat' | 'embeddings';
   model: string;
   key: { id: string; name: string; metadata: Record<string, unknown> } | null;
   team: { id: string; name: string } | null;
@@ -33,6 +35,9 @@ function matchesMetadata(wanted: Record<string, string | number | boolean>, fact
 /** Whether every condition of a rule holds; conditions are checked cheapest first. */
 export function ruleMatches(rule: RoutingRuleConfig, facts: RuleFacts): boolean {
   const when = rule.when;
+  // A rule written for chat (`route_to` a chat model or route) must not send an embeddings request there, nor the
+  // reverse: an empty `when` or a key's metadata matched both, and an embeddings batch went to a chat model.
+  if ((when.operation ?? 'chat') !== facts.operation) return false;
   const models = list(when.model);
   if (models && !modelAllowed(models, facts.model)) return false;
   const keys = list(when.key);

@@ -28,7 +28,7 @@ class AuthStage implements Stage {
     const { bus, governance } = this.deps;
     // The scope lets a key's model list be read against all the request can reach (its route's targets and
     // fallbacks, its own fallbacks, routing rules' destinations), which the route stage decides after auth.
-    const scope = { config: ctx.config, fallbacks: ctx.requestFallbacks, metadata: requestMetadata(ctx) };
+    const scope = { operation: ctx.operation, config: ctx.config, fallbacks: ctx.requestFallbacks, metadata: requestMetadata(ctx) };
     // A request the gateway makes for itself (a guardrail's moderation call) is the operator's, not a client's: it is
     // let through as an in-process caller even where clients must present a virtual key.
     const anonymous = ctx.extensions.has(INTERNAL_CALL) && ctx.credential === null ? 'allow' : anonymousRule(this.settings, ctx.fromRemote);

@@ -69,6 +69,7 @@ class RouteStage implements Stage {
     const { governance, health } = this.deps;
     let tokens: number | null = null;
     return {
+      operation: ctx.operation,
       model: ctx.request.model,
       key: identity ? { id: identity.key.id, name: identity.key.name, metadata: identity.key.metadata } : null,
       team: identity?.team ? { id: identity.team.id, name: identity.team.name } : null,

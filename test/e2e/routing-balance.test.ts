@@ -273,6 +273,28 @@ describe('usage-based routing rules', () => {
     expect(applied.map((event) => event.rule)).toEqual(['downgrade']);
   });
 
+  it('leaves embeddings to the rules that name them: a chat rule never sends an embeddings request to a chat model', async () => {
+    const gateway = await start({
+      routing_rules: [
+        { name: 'batch', when: { key: 'batcher' }, route_to: 'two/chat-cheap' },
+        { name: 'cheap-embeddings', when: { operation: 'embeddings', key: 'batcher' }, route_to: 'one/embed-small' },
+      ],
+    });
+    const created = await api(gateway, 'POST', '/api/keys', { name: 'batcher' });
+    const { default: OpenAIClient } = await import('openai');
+    const batcher = new OpenAIClient({ baseURL: `${gateway.url}/v1`, apiKey: created.body.key, maxRetries: 0 });
+    const chat = await batcher.chat.completions.create({ model: 'one/m', messages }).withResponse();
+    expect(chat.response.headers.get('x-tollgate-model')).toBe('chat-cheap');
+    expect(chat.response.headers.get('x-tollgate-routing-rule')).toBe('batch');
+    const embedded = await batcher.embeddings.create({ model: 'one/embed-large', input: 'a document' }).withResponse();
+    expect(embedded.data.data).toHaveLength(1);
+    expect(embedded.response.headers.get('x-tollgate-model')).toBe('embed-small');
+    expect(embedded.response.headers.get('x-tollgate-routing-rule')).toBe('cheap-embeddings');
+    // A rule for embeddings is not one for chat: another key's chat and embeddings requests stay where they were sent.
+    const other = await gateway.client.embeddings.create({ model: 'one/embed-large', input: 'a document' }).withResponse();
+    expect(other.response.headers.get('x-tollgate-model')).toBe('embed-large');
+  });
+
   it('applies rules set through the API without a restart, and refuses a rule pointing nowhere', async () => {
     const gateway = await start({});
     expect(await providersOf(gateway, 'one/m', 1)).toEqual(['one/m']);

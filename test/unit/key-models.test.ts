@@ -27,7 +27,7 @@ const ROUTES = {
 const config = runtime({ providers: PROVIDERS, routes: ROUTES });
 
 function subject(overrides: Partial<RuleSubject> = {}): RuleSubject {
-  return { key: { id: 'vk_1', name: 'k', metadata: {} }, team: () => null, metadata: null, ...overrides };
+  return { operation: 'chat', key: { id: 'vk_1', name: 'k', metadata: {} }, team: () => null, metadata: null, ...overrides };
 }
 
 function check(patterns: string[], model: string, fallbacks: string[] = [], on: RuntimeConfig = config, who = subject()) {

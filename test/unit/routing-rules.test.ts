@@ -13,6 +13,7 @@ type FactOverrides = Partial<Omit<RuleFacts, 'estimatedTokens' | 'keyBudgetUsedP
 function facts(overrides: FactOverrides = {}) {
   const { tokens = 100, keyBudget = null, teamBudget = null, rps = {}, ...rest } = overrides;
   return {
+    operation: 'chat' as const,
     model: 'smart',
     key: { id: 'key-1', name: 'backend', metadata: {} },
     team: { id: 'team-1', name: 'search' },
@@ -30,8 +31,15 @@ function rule(when: RoutingRuleConfig['when'], route_to = 'cheap', name?: string
 }
 
 describe('ruleMatches: conditions', () => {
-  it('an empty `when` always matches', () => {
+  it('an empty `when` always matches a chat request', () => {
     expect(ruleMatches(rule({}), facts())).toBe(true);
+  });
+
+  it('operation: chat unless the rule names embeddings, and never the other kind', () => {
+    expect(ruleMatches(rule({}), facts({ operation: 'embeddings' }))).toBe(false);
+    expect(ruleMatches(rule({ operation: 'embeddings' }), facts({ operation: 'embeddings' }))).toBe(true);
+    expect(ruleMatches(rule({ operation: 'embeddings' }), facts())).toBe(false);
+    expect(ruleMatches(rule({ operation: 'chat' }), facts())).toBe(true);
   });
 
   it('model: exact names, lists and * patterns', () => {
