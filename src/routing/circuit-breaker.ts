@@ -82,6 +82,17 @@ export class CircuitBreaker {
     if (admission === 'trial' && this.current === 'half-open') this.trials = Math.max(0, this.trials - 1);
   }
 
+  /**
+   * A trial call began answering (a stream's first event): a half-open breaker closes now, as a trial success
+   * closes it, without counting the call yet (it is counted when it ends, as a call admitted while closed). True
+   * when it closed.
+   */
+  trialAnswered(): boolean {
+    if (this.current !== 'half-open') return false;
+    this.close();
+    return true;
+  }
+
   success(now: number, policy: BreakerPolicy, admission: Admission): BreakerTransition {
     this.consecutive = 0;
     this.push(now, true, policy);

@@ -117,6 +117,18 @@ export class HealthRegistry {
   }
 
   /**
+   * A call's answer has begun reaching the client (a stream's first event). For a half-open trial that is the
+   * proof the target serves again: its breaker closes now rather than when the stream ends, which for a long answer
+   * kept every other request refused (503, every breaker open) for minutes while the target was answering. Returns
+   * the admission the rest of the call counts under: a trial's is 'closed' from here on.
+   */
+  answered(health: TargetHealth, admission: Admission): Admission {
+    if (admission !== 'trial') return admission;
+    if (health.breaker.trialAnswered()) this.bus.emit('breaker.closed', { target: health.id, label: health.label });
+    return 'closed';
+  }
+
+  /**
    * Forgets what was learnt of a provider key's targets: its value was replaced (a renewed key under the same id),
    * so the failures, pauses and open breaker the old value earned say nothing of the new one. An open breaker is
    * reported closed, so an alert about it resolves.

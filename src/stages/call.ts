@@ -343,6 +343,7 @@ class CallStage implements Stage {
   private exchange(ctx: RequestContext, attempt: Attempt, built: UpstreamRequest, emit: (event: ResponseEvent) => void, state: CallState, run: AttemptRun): Promise<void> {
     const { target } = attempt.candidate;
     const { adapter, upstream, started, record, attempted } = run;
+    const registry = this.deps.health;
     let firstByteMs: number | null = null;
     const maxBytes = target.provider.maxResponseBytes;
     return new Promise<void>((resolve, reject) => {
@@ -411,6 +412,8 @@ class CallStage implements Stage {
           if (chunks.length > 0 || native !== null) pendingBytes = 0;
           else if ((pendingBytes += chunk.length) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');
           relayChunks(ctx, chunks, emit, native, decoder?.nativePerChunk === true);
+          // A half-open trial whose answer has begun closes its breaker now, not when the stream ends.
+          if (state.started && attempt.admission === 'trial') attempt.admission = registry.answered(attempt.health, attempt.admission);
           // A slow client pauses the upstream read instead of piling chunks up in memory.
           const ready = ctx.clientReady();
           if (ready) {

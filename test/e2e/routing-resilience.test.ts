@@ -168,6 +168,27 @@ describe('fault injection across five upstreams', () => {
     expect((await health(gateway, 'pair')).groups[0].targets[0].breaker.state).toBe('closed');
   }, 15_000);
 
+  it('closes a half-open breaker once a trial stream answers, not when its last chunk comes: other requests are served meanwhile', async () => {
+    const gateway = await start({ routes: { solo: { targets: [{ model: 'failing/m', weight: 1 }], breaker: { consecutive_failures: 1, cooldown_ms: 300 }, retry: { max_attempts: 1 } } } });
+    const closed = collect(gateway, 'breaker.closed');
+    expect((await load(gateway, 'solo', 1, 1))[0]?.status).toBe(500);
+    await sleep(350);
+    // The trial: a long answer, one chunk every 150 ms.
+    failing.setMode({ kind: 'ok' });
+    failing.enqueue({ kind: 'slow-chunks', delayMs: 150 });
+    const stream = await gateway.client.chat.completions.create({ model: 'solo', messages, stream: true });
+    const iterator = stream[Symbol.asyncIterator]();
+    await iterator.next();
+    expect(closed.map((event) => event.label)).toEqual(['failing/m']);
+    // While it still streams, the healed target takes other requests instead of a 503 'every breaker is open'.
+    const during = await load(gateway, 'solo', 3, 3);
+    expect(during.map((response) => response.status)).toEqual([200, 200, 200]);
+    let text = '';
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) text += next.value.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: hi');
+    expect((await health(gateway, 'solo')).groups[0].targets[0].breaker).toMatchObject({ state: 'closed', consecutive_failures: 0 });
+  });
+
   it('opens on the failure rate of its window, and reading a health view does not reset that window', async () => {
     // Only the failure rate can open this breaker: 4 calls in a 10 s window, half of them failed.
     const gateway = await start({

@@ -210,6 +210,21 @@ describe('CircuitBreaker: open and half-open', () => {
     expect(breaker.state(t + 30, p)).toBe('closed');
   });
 
+  it('a trial whose answer has begun closes it at once; the call is counted when it ends, as an ordinary one', () => {
+    const p = policy({ consecutiveFailures: 1 });
+    const breaker = openedAt(0, p);
+    const t = p.cooldownMs;
+    expect(breaker.admit(t, p)).toBe('trial');
+    expect(breaker.trialAnswered()).toBe(true);
+    expect(breaker.state(t, p)).toBe('closed');
+    expect(breaker.admit(t + 1, p)).toBe('closed');
+    // Only a half-open breaker closes this way.
+    expect(breaker.trialAnswered()).toBe(false);
+    // The stream then breaks: a failure like any other, which opens it again under consecutive_failures 1.
+    expect(breaker.failure(t + 10, p, 'closed')).toBe('opened');
+    expect(breaker.trialAnswered()).toBe(false);
+  });
+
   it('a trial failure opens it again for another cool-down', () => {
     const p = policy({ cooldownMs: 5_000 });
     const breaker = openedAt(0, p);
