@@ -323,3 +323,52 @@ describe('without an endpoint', () => {
     }
   });
 });
+
+describe('an answer from the response cache', () => {
+  it('says so in tollgate.cache and reports no model tokens, whole and streamed', async () => {
+    const cached = new OtlpReceiver();
+    await cached.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gateway = await startGateway(
+      { providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } }, cache: { mode: 'on', scope: 'global', semantic: { enabled: false } } },
+      { OTEL_EXPORTER_OTLP_ENDPOINT: cached.url },
+    );
+    // An answer is stored just after it was sent: the second request waits for it.
+    const stored = new Set<string>();
+    gateway.gateway.bus.on('cache.stored', (event) => stored.add(event.requestId));
+    try {
+      const ids: Array<[string, string | null]> = [];
+      for (const stream of [false, true]) {
+        for (let i = 0; i < 2; i++) {
+          const { response, data } = await gateway.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: `same question ${stream}` }], stream }).withResponse();
+          if (stream) for await (const _ of data as AsyncIterable<unknown>) void _;
+          const id = response.headers.get('x-request-id') as string;
+          ids.push([id, response.headers.get('x-tollgate-cache')]);
+          for (let wait = 0; i === 0 && !stored.has(id) && wait < 100; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+      expect(ids.map(([, cache]) => cache)).toEqual(['miss', 'hit-exact', 'miss', 'hit-exact']);
+      const spans = await cached.waitFor((all) => all.filter((s) => s.kind === 2).length >= 4);
+      const root = (id: string): ReceivedSpan => spans.find((s) => s.kind === 2 && s.attributes['tollgate.request_id'] === id) as ReceivedSpan;
+      for (const [id, cache] of ids) {
+        const span = root(id);
+        expect(span.attributes['tollgate.cache']).toBe(cache);
+        expect(span.attributes['gen_ai.provider.name']).toBe('openai');
+        if (cache === 'miss') {
+          expect(span.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+          expect(span.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+        } else {
+          // No model was called: the stored answer's tokens were used (and charged) when it was bought.
+          expect(span.attributes).not.toHaveProperty('gen_ai.usage.input_tokens');
+          expect(span.attributes).not.toHaveProperty('gen_ai.usage.output_tokens');
+          expect(span.attributes['tollgate.attempts']).toBe(0);
+          expect(spans.filter((s) => s.traceId === span.traceId && s.kind === 3)).toEqual([]);
+        }
+      }
+    } finally {
+      await gateway.stop();
+      await up.close();
+      await cached.close();
+    }
+  });
+});

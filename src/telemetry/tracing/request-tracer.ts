@@ -278,6 +278,7 @@ export class RequestTracer {
       'tollgate.fallback', null,
       'tollgate.attempts', null,
       'tollgate.time_to_first_token_ms', null,
+      'tollgate.cache', null,
       'tollgate.cancelled', null,
     ];
     // The SDK's sampler decides, as its tracer would: a sampled parent is followed, new traces at the ratio.
@@ -441,8 +442,11 @@ export class RequestTracer {
     list[(at += 2)] = event.provider === null ? null : semconvProvider(spans.config, event.provider); // gen_ai.provider.name
     list[(at += 2)] = event.provider; // tollgate.provider
     list[(at += 2)] = event.upstreamModel; // gen_ai.response.model
-    list[(at += 2)] = event.usage?.input_tokens; // gen_ai.usage.input_tokens
-    list[(at += 2)] = event.usage?.output_tokens; // gen_ai.usage.output_tokens
+    // An answer from the response cache used no model tokens (its usage is the stored answer's, charged when it was
+    // bought): reported here, every trace store summing gen_ai.usage would count them again, as the metrics do not.
+    const usage = event.cache === 'hit-exact' || event.cache === 'hit-semantic' ? null : event.usage;
+    list[(at += 2)] = usage?.input_tokens; // gen_ai.usage.input_tokens
+    list[(at += 2)] = usage?.output_tokens; // gen_ai.usage.output_tokens
     list[(at += 2)] = event.finishReasons.length > 0 ? event.finishReasons : null; // gen_ai.response.finish_reasons
     list[(at += 2)] = event.route; // tollgate.route
     list[(at += 2)] = event.keyId; // tollgate.key
@@ -451,6 +455,7 @@ export class RequestTracer {
     list[(at += 2)] = event.fallback; // tollgate.fallback
     list[(at += 2)] = event.attempts; // tollgate.attempts
     list[(at += 2)] = event.stream ? event.firstTokenMs : null; // tollgate.time_to_first_token_ms
+    list[(at += 2)] = event.cache; // tollgate.cache
     // The last slot is the failure's type, or whether the client left.
     list[at + 1] = failure ? 'error.type' : 'tollgate.cancelled';
     list[(at += 2)] = failure ? (failure.code ?? failure.type) : event.status === 499 || null;
