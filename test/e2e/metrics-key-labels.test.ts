@@ -10,6 +10,16 @@ describe('label values', () => {
     labels.retain(new Set(['b', 'c']));
     expect([labels.of('c'), labels.of('b'), labels.of('d')]).toEqual(['c', 'b', 'other']);
   });
+
+  it('keep the values of no pool past the cap, and cap each pool on its own', () => {
+    const labels = new LabelValues(2, (value, context) => (value.startsWith('known-') ? null : context));
+    expect([labels.of('known-1', 'p'), labels.of('a', 'p'), labels.of('b', 'p'), labels.of('c', 'p'), labels.of('known-2', 'p'), labels.of('x', 'q')]).toEqual(['known-1', 'a', 'b', 'other', 'known-2', 'x']);
+    // Forgetting a value of no pool frees no slot; forgetting a pool's value frees one of that pool.
+    labels.retain(new Set(['a', 'b', 'x']));
+    expect(labels.of('c', 'p')).toBe('other');
+    labels.retain(new Set(['a', 'x']));
+    expect([labels.of('c', 'p'), labels.of('d', 'p'), labels.of('known-1', 'p')]).toEqual(['c', 'other', 'known-1']);
+  });
 });
 
 describe('tollgate_key_spend_usd', () => {

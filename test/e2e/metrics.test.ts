@@ -157,7 +157,8 @@ describe('GET /metrics after scripted traffic', () => {
     );
     const after = await scrapeWhen((t) => (value(t, 'tollgate_inflight_requests') ?? 1) === 0 && /model="other"/.test(t));
     const models = new Set([...after.matchAll(/^tollgate_requests_total\{[^}]*model="([^"]*)"/gm)].map((m) => m[1]));
-    expect(models.size).toBeLessThanOrEqual(201);
+    // The configured model and route keep their labels beside at most 200 invented names.
+    expect([...models].filter((model) => model?.startsWith('invented-')).length).toBeLessThanOrEqual(200);
     expect(models.has('other')).toBe(true);
   });
 });
@@ -282,5 +283,43 @@ describe('tollgate_fallbacks_total and tollgate_retries_total', () => {
     const last = await counters();
     expect((last.fallbacks ?? 0) - (after.fallbacks ?? 0)).toBe(1);
     expect((last.retries ?? 0) - (after.retries ?? 0)).toBe(1);
+  });
+});
+
+describe('the model label cap', () => {
+  it('keeps the models the config and the catalogue name out of "other", however many names clients invented first', async () => {
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gw = await startGateway({
+      providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a', models: ['listed-model'], prices: { 'priced-model': { input_per_mtok: 1, output_per_mtok: 1 } } } },
+      routes: { fresh: { targets: [{ model: 'openai/routed-model' }], fallbacks: ['openai/fallback-model'] } },
+    });
+    try {
+      // Clients make up 230 model names of a configured provider: each costs them nothing (the provider answers 404).
+      for (let batch = 0; batch < 230; batch += 23) {
+        await Promise.all(
+          Array.from({ length: 23 }, (_, i) =>
+            gw.client.chat.completions.create({ model: `openai/typo-${batch + i}:error-404`, messages: [{ role: 'user', content: 'x' }] }).catch((err: { status?: number }) => err.status),
+          ),
+        );
+      }
+      // Then the models the operator routes to, lists, prices, and one the catalogue knows, are used for the first time.
+      up.enqueue({ kind: 'error', status: 500 });
+      await gw.client.chat.completions.create({ model: 'fresh', messages: [{ role: 'user', content: 'x' }] });
+      for (const model of ['openai/listed-model', 'openai/priced-model', 'openai/gpt-4o-mini']) await gw.client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] });
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      const typos = new Set([...text.matchAll(/^tollgate_requests_total\{[^}]*model="(typo-[^"]*)"/gm)].map((m) => m[1]));
+      expect(typos.size).toBeLessThanOrEqual(200);
+      expect(value(text, 'tollgate_requests_total', { provider: 'openai', model: 'other', status: '404' })).toBeGreaterThan(0);
+      expect(value(text, 'tollgate_requests_total', { provider: 'openai', model: 'fallback-model', status: '200' })).toBe(1);
+      expect(value(text, 'tollgate_upstream_attempts_total', { provider: 'openai', model: 'routed-model', outcome: 'error' })).toBe(1);
+      expect(value(text, 'tollgate_breaker_state', { provider: 'openai', model: 'routed-model' })).toBe(0);
+      for (const model of ['listed-model', 'priced-model', 'gpt-4o-mini']) {
+        expect(value(text, 'tollgate_requests_total', { provider: 'openai', model, status: '200' })).toBe(1);
+        expect(value(text, 'tollgate_tokens_total', { provider: 'openai', model, direction: 'input' })).toBeGreaterThan(0);
+      }
+    } finally {
+      await gw.stop();
+      await up.close();
+    }
   });
 });

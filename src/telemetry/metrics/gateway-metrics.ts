@@ -6,6 +6,7 @@ import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { HealthRegistry } from '../../routing/health-registry.js';
 import { BufferedCounter } from './buffered-counter.js';
 import { BufferedHistogram } from './buffered-histogram.js';
+import { modelPool } from './known-models.js';
 import { LabelValues } from './label-values.js';
 import { processMetrics } from './process-metrics.js';
 
@@ -40,7 +41,14 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly stops: Array<() => void>;
   private readonly providers = new LabelValues(100);
-  private readonly models = new LabelValues(200);
+  /**
+   * Models by provider (the context), capped per kind (see modelPool): the config's always keep their labels, the
+   * catalogue's and made-up names have 200 each. A refused request's model label (no provider) is a route's name or
+   * `none`, named by the config too.
+   */
+  private readonly models = new LabelValues(200, (model, provider) =>
+    provider === NONE ? (model === NONE || this.sources.config().routes.has(model) ? null : 'unknown') : modelPool(this.sources.config(), provider, model),
+  );
   private readonly statuses = new LabelValues(60);
   private readonly keys = new LabelValues(2_000);
   /** Requests in the pipeline (a refusal before it, reported by the HTTP layer, was never in flight). */
@@ -126,7 +134,7 @@ export class GatewayMetrics {
     // A request no provider took (refused by auth, a limit, an unknown model) is labelled by its route, or
     // `none`: the model name it sent is the client's to invent, and refusals cost no key, so they must not
     // use up the model label's values before the real models are seen.
-    const model = this.models.of(event.upstreamModel ?? (event.provider === null ? this.refusedModel(event) : event.model));
+    const model = this.models.of(event.upstreamModel ?? (event.provider === null ? this.refusedModel(event) : event.model), event.provider ?? NONE);
     this.requests.add(1, provider, model, this.statuses.of(String(event.status)));
     const seconds = event.durationMs / 1000;
     this.duration.observe(provider, model, seconds);
@@ -153,7 +161,7 @@ export class GatewayMetrics {
   }
 
   private attempted(event: GatewayEvents['provider.attempted']): void {
-    this.attempts.add(1, this.providers.of(event.provider), this.models.of(event.model), event.ok ? 'success' : 'error');
+    this.attempts.add(1, this.providers.of(event.provider), this.models.of(event.model, event.provider), event.ok ? 'success' : 'error');
     // The attempt right after a fallback is no retry; a request sent straight to a fallback (its route's targets
     // could not be called) has its fallback before its first attempt, and its later attempts are retries.
     if (event.attempt === 1) this.afterFallback.delete(event.requestId);
@@ -178,7 +186,7 @@ export class GatewayMetrics {
         for (const target of health.all()) {
           const label = targetLabel(target.label);
           const provider = providers.of(label.provider);
-          const model = models.of(label.model);
+          const model = models.of(label.model, label.provider);
           const value = BREAKER_VALUE[target.breaker.stateNow(now)] ?? 0;
           const key = `${provider}\0${model}`;
           const seen = worst.get(key);
