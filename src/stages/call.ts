@@ -555,6 +555,8 @@ function parseJson(target: Target, text: string): unknown {
 
 function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: Target, request: EmbeddingsRequest, text: string, emit: (event: ResponseEvent) => void): void {
   const response = (adapter.parseEmbeddingsResponse as NonNullable<ProviderAdapter['parseEmbeddingsResponse']>)(parseJson(target, text), target, request);
+  // Adapters whose upstream names no model in its vectors' answer (Gemini, Bedrock, Cohere) echo the request's.
+  if (response.model !== request.model) noteAnsweredModel(ctx, response.model);
   response.model = ctx.responseModel;
   // Some compatible servers leave usage out: the cost stage then counts the input with its tokenizer.
   const usage = response.usage as EmbeddingsResponse['usage'] | undefined;
@@ -565,10 +567,16 @@ function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: 
   else emit({ kind: 'embeddings', response });
 }
 
+/** Keeps the model the upstream's answer names (traces report it as gen_ai.response.model), once per attempt. */
+function noteAnsweredModel(ctx: RequestContext, model: unknown): void {
+  if (ctx.upstream !== null && ctx.upstream.answeredModel === undefined && typeof model === 'string' && model !== '') ctx.upstream.answeredModel = model;
+}
+
 function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: Target, text: string, emit: (event: ResponseEvent) => void): void {
   const body = parseJson(target, text);
   const completion = adapter.parseChatResponse(body, target);
   // Clients see the model name they asked for, whichever upstream model served it.
+  noteAnsweredModel(ctx, completion.model);
   completion.model = ctx.responseModel;
   ctx.usage = completion.usage ?? null;
   // The adapter accepted the body as an answer, so a client of the same format may have it as it came.
@@ -590,6 +598,7 @@ function relayChunks(ctx: RequestContext, chunks: ChatCompletionChunk[], emit: (
   if (own === null && chunks.length === 0 && native !== null) emit({ kind: 'chunk', chunk: { id: '', object: 'chat.completion.chunk', model: ctx.responseModel, choices: [] }, native });
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i] as ChatCompletionChunk;
+    noteAnsweredModel(ctx, chunk.model);
     chunk.model = ctx.responseModel;
     if (chunk.usage) ctx.usage = chunk.usage;
     const carried = own !== null && native !== null ? { format: native.format, text: (own[i] as NativeStreamEvent).data } : i === 0 ? native : null;

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { startGeminiUpstream } from '../upstream/gemini-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -369,6 +370,44 @@ describe('an answer from the response cache', () => {
       await gateway.stop();
       await up.close();
       await cached.close();
+    }
+  });
+});
+
+describe('gen_ai.response.model', () => {
+  it("is the model the provider's answer names (a dated snapshot), whole and streamed, while the client sees the name it asked for", async () => {
+    const named = new OtlpReceiver();
+    await named.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gemini = await startGeminiUpstream({ apiKey: 'gk' });
+    const gateway = await startGateway(
+      { providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' }, gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gk' } } },
+      { OTEL_EXPORTER_OTLP_ENDPOINT: named.url },
+    );
+    const snapshot = 'gpt-4o-2024-08-06';
+    const whole = { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: snapshot, choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
+    const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 1, model: snapshot, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    try {
+      up.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(whole) });
+      const answer = await gateway.client.chat.completions.create({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'x' }] });
+      expect(answer.model).toBe('openai/gpt-4o');
+      up.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: `${chunk({ role: 'assistant', content: 'hi' }, null)}${chunk({}, 'stop')}data: [DONE]\n\n` });
+      const stream = await gateway.client.chat.completions.create({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'x' }], stream: true });
+      for await (const part of stream) expect(part.model).toBe('openai/gpt-4o');
+      // Gemini's vectors name no model: the one asked for, not the client's name for it.
+      await gateway.client.embeddings.create({ model: 'gemini/gemini-embedding-001', input: 'x' });
+      const spans = await named.waitFor((all) => all.filter((s) => s.kind === 2).length >= 3);
+      const roots = spans.filter((s) => s.kind === 2);
+      expect(roots.map((s) => [s.attributes['tollgate.stream'], s.attributes['gen_ai.request.model'], s.attributes['gen_ai.response.model']])).toEqual([
+        [false, 'openai/gpt-4o', snapshot],
+        [true, 'openai/gpt-4o', snapshot],
+        [false, 'gemini/gemini-embedding-001', 'gemini-embedding-001'],
+      ]);
+    } finally {
+      await gateway.stop();
+      await up.close();
+      await gemini.close();
+      await named.close();
     }
   });
 });

@@ -2,6 +2,7 @@ import { isSpanContextValid, ROOT_CONTEXT, SamplingDecision, SpanKind, trace, ty
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { EventBus } from '../../bus/bus.js';
 import type { RuntimeConfig, TracingSettings } from '../../core/config.js';
+import type { RequestContext } from '../../core/context.js';
 import type { GatewayEvents, RequestSummary } from '../../core/events.js';
 import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
 import { refusalChannel, requestChannel, upstreamChannel, type RefusedRequestMessage, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
@@ -95,8 +96,8 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
   attempts: AttemptSpan[];
   /** The request's spans were handed to the batch (an attempt still running then goes on its own when it ends). */
   ended: boolean;
-  /** The config the request runs under (its providers' vendors name `gen_ai.provider.name`). */
-  config: RuntimeConfig;
+  /** The request's context: its config (whose providers' vendors name `gen_ai.provider.name`) and upstream outcome. */
+  ctx: RequestContext;
 }
 
 /** An upstream attempt's span while the call runs. */
@@ -303,7 +304,7 @@ export class RequestTracer {
       stageIds: [],
       attempts: [],
       ended: false,
-      config: ctx.config,
+      ctx,
     };
     newSpanId(spans);
     this.requests.set(requestId, spans);
@@ -439,9 +440,11 @@ export class RequestTracer {
     const list = spans.attributes;
     let at = END_ATTRIBUTES + 1;
     list[at] = event.status; // http.response.status_code
-    list[(at += 2)] = event.provider === null ? null : semconvProvider(spans.config, event.provider); // gen_ai.provider.name
+    list[(at += 2)] = event.provider === null ? null : semconvProvider(spans.ctx.config, event.provider); // gen_ai.provider.name
     list[(at += 2)] = event.provider; // tollgate.provider
-    list[(at += 2)] = event.upstreamModel; // gen_ai.response.model
+    // The model the answer named (a dated snapshot), else the one asked of the provider.
+    const answered = spans.ctx.upstream?.answeredModel;
+    list[(at += 2)] = answered === undefined ? event.upstreamModel : redactSecrets(answered); // gen_ai.response.model
     // An answer from the response cache used no model tokens (its usage is the stored answer's, charged when it was
     // bought): reported here, every trace store summing gen_ai.usage would count them again, as the metrics do not.
     const usage = event.cache === 'hit-exact' || event.cache === 'hit-semantic' ? null : event.usage;
