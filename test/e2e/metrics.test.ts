@@ -323,3 +323,32 @@ describe('the model label cap', () => {
     }
   });
 });
+
+describe('tollgate_upstream_attempts_total', () => {
+  it('counts an attempt its client left as cancelled, not as an upstream error', async () => {
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gw = await startGateway({ providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } });
+    try {
+      // A user stops a streamed answer midway, another gives up waiting for a whole one.
+      up.enqueue({ kind: 'stall-after', chunks: 2 });
+      const stopped = new AbortController();
+      const stream = await gw.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }], stream: true }, { signal: stopped.signal });
+      for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) break;
+      stopped.abort();
+      up.enqueue({ kind: 'slow-headers', delayMs: 2_000 });
+      await expect(gw.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] }, { signal: AbortSignal.timeout(200) })).rejects.toThrow();
+      // And one attempt really fails.
+      up.enqueue({ kind: 'error', status: 400 });
+      await expect(gw.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 400 });
+      const deadline = Date.now() + 5_000;
+      let text = '';
+      do text = await (await fetch(`${gw.url}/metrics`)).text();
+      while (value(text, 'tollgate_requests_total', { provider: 'openai', model: 'm', status: '499' }) !== 2 && Date.now() < deadline);
+      expect(value(text, 'tollgate_upstream_attempts_total', { provider: 'openai', model: 'm', outcome: 'cancelled' })).toBe(2);
+      expect(value(text, 'tollgate_upstream_attempts_total', { provider: 'openai', model: 'm', outcome: 'error' })).toBe(1);
+    } finally {
+      await gw.stop();
+      await up.close();
+    }
+  });
+});

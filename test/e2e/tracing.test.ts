@@ -193,6 +193,10 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(attempt.parentSpanId).toBe(stages.find((s) => s.name === 'stage call')?.spanId);
     expect(attempt.attributes['gen_ai.provider.name']).toBe('openai');
     expect(withAttempt.filter((s) => s.traceId === root.traceId && s.kind === 3)).toHaveLength(1);
+    // The client left: the attempt did not fail (no error status or type, as on the request span), it was cancelled.
+    expect(attempt.status).toEqual({});
+    expect(attempt.attributes).not.toHaveProperty('error.type');
+    expect(attempt.attributes['tollgate.cancelled']).toBe(true);
   });
 });
 

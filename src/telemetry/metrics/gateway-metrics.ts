@@ -17,6 +17,8 @@ const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0
 const BREAKER_VALUE: Record<string, number> = { closed: 0, 'half-open': 1, open: 2 };
 /** Label values used when no upstream was called (a refusal before routing). */
 const NONE = 'none';
+/** The error code of an attempt cut short because its client left. */
+const CANCELLED = 'client_cancelled';
 
 /** A target's `<provider>/<model>` label in its parts (provider names hold no slash; model names may). */
 function targetLabel(label: string): { provider: string; model: string } {
@@ -62,7 +64,7 @@ export class GatewayMetrics {
   private readonly overhead = new BufferedHistogram(this.registry, 'tollgate_gateway_overhead_seconds', 'Time the gateway itself took: the total minus the time spent waiting on upstreams.', OVERHEAD_BUCKETS);
   private readonly tokens = new BufferedCounter(this.registry, 'tollgate_tokens_total', 'Tokens as charged, by direction (input, output).', ['provider', 'model', 'direction']);
   private readonly cost = new BufferedCounter(this.registry, 'tollgate_cost_usd_total', 'USD charged.', ['provider', 'model']);
-  private readonly attempts = new BufferedCounter(this.registry, 'tollgate_upstream_attempts_total', 'Upstream attempts, retries and fallbacks included, by outcome (success, error).', ['provider', 'model', 'outcome']);
+  private readonly attempts = new BufferedCounter(this.registry, 'tollgate_upstream_attempts_total', 'Upstream attempts, retries and fallbacks included, by outcome (success, error, cancelled: the client left).', ['provider', 'model', 'outcome']);
   private readonly fallbacks = this.counter('tollgate_fallbacks_total', 'Moves from one target group to the next (a fallback used).', []);
   private readonly retries = this.counter('tollgate_retries_total', 'Attempts after the first that did not follow a fallback (the same group tried again).', []);
   private readonly rateLimited = this.counter('tollgate_ratelimit_rejections_total', 'Requests refused by a rate limit (429).', ['scope', 'unit']);
@@ -161,7 +163,10 @@ export class GatewayMetrics {
   }
 
   private attempted(event: GatewayEvents['provider.attempted']): void {
-    this.attempts.add(1, this.providers.of(event.provider), this.models.of(event.model, event.provider), event.ok ? 'success' : 'error');
+    // An attempt its client left did not fail (the breaker does not count it either): an upstream error rate must
+    // not rise each time a user stops an answer.
+    const outcome = event.ok ? 'success' : event.errorCode === CANCELLED ? 'cancelled' : 'error';
+    this.attempts.add(1, this.providers.of(event.provider), this.models.of(event.model, event.provider), outcome);
     // The attempt right after a fallback is no retry; a request sent straight to a fallback (its route's targets
     // could not be called) has its fallback before its first attempt, and its later attempts are retries.
     if (event.attempt === 1) this.afterFallback.delete(event.requestId);

@@ -395,7 +395,11 @@ export class RequestTracer {
     attempt.endedAt = performance.now();
     const { attributes } = attempt;
     attributes[ATTEMPT_END_ATTRIBUTES + 1] = message.status;
-    if (!message.ok) {
+    if (!message.ok && message.errorCode === 'client_cancelled') {
+      // The client left: the attempt was cut short, it did not fail (as its request span says).
+      attributes[ATTEMPT_END_ATTRIBUTES + 2] = 'tollgate.cancelled';
+      attributes[ATTEMPT_END_ATTRIBUTES + 3] = true;
+    } else if (!message.ok) {
       attributes[ATTEMPT_END_ATTRIBUTES + 3] = message.errorCode ?? (message.status ? String(message.status) : 'error');
       attempt.error = message.errorCode ?? 'attempt failed';
     }
