@@ -157,6 +157,19 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     }
   });
 
+  it("keeps a secret out of every span when the provider's error quotes one the client pasted into its model name", async () => {
+    const before = new Set(receiver.spans.map((s) => s.traceId));
+    const secret = 'sk-proj-Zq7vW3xK9mN2pL5tR8yB4cD6fG1hJ0aS';
+    upstream.enqueue({ kind: 'error', status: 404, code: 'model_not_found', message: `The model \`${secret}\` does not exist or you do not have access to it.` });
+    await expect(tg.client.chat.completions.create({ model: `openai/${secret}`, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 404 });
+    const spans = await receiver.waitFor((all) => all.some((s) => s.kind === 2 && !before.has(s.traceId)));
+    const trace = spans.filter((s) => s.traceId === spans.find((root) => root.kind === 2 && !before.has(root.traceId))?.traceId);
+    // The stages the failure went out through still say why, without the secret.
+    expect(trace.filter((s) => s.name.startsWith('stage ')).map((s) => s.status.message)).toContain('The model `[REDACTED]` does not exist or you do not have access to it.');
+    const exported = JSON.stringify(trace, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+    expect(exported).not.toContain(secret.slice(8));
+  });
+
   it('marks the server span of a request that failed as 5xx an error, with its message', async () => {
     const before = new Set(receiver.spans.map((s) => s.traceId));
     await expect(tg.client.chat.completions.create({ model: 'unreachable/m', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 502 });

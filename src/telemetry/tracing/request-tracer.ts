@@ -327,6 +327,9 @@ export class RequestTracer {
     child.traceId = spans.traceId;
     child.traceState = spans.traceState;
     child.kind = SpanKind.INTERNAL;
+    // A failure goes out through every stage: its message is redacted once, as the request's own is.
+    let failure: unknown;
+    let failureMessage: string | null = null;
     for (let index = 0; index < stages.length; index++) {
       const parent = stages.parents[index] as number;
       child.idHigh = stageIds[2 * index] as number;
@@ -340,7 +343,12 @@ export class RequestTracer {
       const outcome = stages.outcomes[index];
       child.attributes = outcome ? STAGE_OUTCOME[outcome] : null;
       const error = stages.errors[index];
-      child.error = error === undefined ? null : errorMessage(error);
+      if (error !== undefined && (failureMessage === null || error !== failure)) {
+        failure = error;
+        // An upstream's error may quote what the client sent (a key pasted into a model name).
+        failureMessage = redactSecrets(errorMessage(error), spans.ctx.config.settings.logBodies.redact);
+      }
+      child.error = error === undefined ? null : failureMessage;
       this.exporter?.processor.onEnd(child);
     }
   }
