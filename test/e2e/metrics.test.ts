@@ -150,6 +150,23 @@ describe('GET /metrics after scripted traffic', () => {
     expect([...queried].filter((name) => !served.has(name))).toEqual([]);
   });
 
+  it("names every tollgate series it serves in the README's table, with its type and labels", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const documented = new Map(
+      [...readme.matchAll(/^\| `(tollgate_[a-z_]+)` \| (counter|gauge|histogram) \|([a-z_, ]*)\|/gm)].map((m) => [m[1], { type: m[2], labels: (m[3] as string).split(',').map((l) => l.trim()).filter(Boolean).sort() }]),
+    );
+    const served = [...text.matchAll(/^# TYPE (tollgate_\S+) (\S+)$/gm)].map((m) => [m[1] as string, m[2] as string] as const);
+    expect(served.length).toBeGreaterThan(15);
+    for (const [name, type] of served) {
+      expect(documented.get(name)?.type, name).toBe(type);
+      // The labels of one of its series (a histogram's bucket lines add `le`), where it has one yet.
+      const sample = new RegExp(`^${name}(?:_bucket|_sum|_count)?(?:\\{([^}]*)\\})? `, 'm').exec(text);
+      if (!sample) continue;
+      const labels = [...(sample[1] ?? '').matchAll(/([a-z_]+)="/g)].map((m) => m[1]).filter((l) => l !== 'le').sort();
+      expect(labels, name).toEqual(documented.get(name)?.labels);
+    }
+  });
+
   it('folds invented model names into "other" past the cap', async () => {
     // A client may name any model of a configured provider: past 200 distinct names the label reads "other".
     await Promise.all(
