@@ -369,3 +369,56 @@ describe('tollgate_upstream_attempts_total', () => {
     }
   });
 });
+
+describe("the Grafana dashboard's error ratio", () => {
+  /** The series of `text` a PromQL selector's label matchers pick (dashboard variables read as "All"). */
+  function selected(text: string, selector: string): number {
+    const [, name, body] = /^([a-z_]+)\{(.*)\}$/.exec(selector) as RegExpExecArray;
+    const matchers = [...(body as string).matchAll(/([a-z_]+)\s*(=~|!~|!=|=)\s*"([^"]*)"/g)].map(([, label, op, raw]) => ({
+      label: label as string,
+      op: op as string,
+      pattern: new RegExp(`^(?:${(raw as string).replace(/\$[a-z_]+/g, '.*')})$`),
+    }));
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      const m = new RegExp(`^${name}\\{(.*)\\} (\\S+)$`).exec(line);
+      if (!m) continue;
+      const labels = Object.fromEntries([...(m[1] as string).matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)].map((pair) => [pair[1], pair[2]]));
+      const picked = matchers.every(({ label, op, pattern }) => {
+        const value = (labels[label] as string | undefined) ?? '';
+        const matches = pattern.test(value);
+        return op === '=' || op === '=~' ? matches : !matches;
+      });
+      if (picked) sum += Number(m[2]);
+    }
+    return sum;
+  }
+
+  it('counts a stream its client left (499) as no error, and a failed answer as one', async () => {
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gw = await startGateway({ providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } });
+    try {
+      await gw.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+      up.enqueue({ kind: 'stall-after', chunks: 2 });
+      const stopped = new AbortController();
+      const stream = await gw.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }], stream: true }, { signal: stopped.signal });
+      for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) break;
+      stopped.abort();
+      up.enqueue({ kind: 'error', status: 500 }, { kind: 'error', status: 500 }, { kind: 'error', status: 500 });
+      await expect(gw.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 500 });
+      const deadline = Date.now() + 5_000;
+      let text = '';
+      do text = await (await fetch(`${gw.url}/metrics`)).text();
+      while (value(text, 'tollgate_requests_total', { provider: 'openai', model: 'm', status: '499' }) !== 1 && Date.now() < deadline);
+      const dashboard = JSON.parse(readFileSync(new URL('../../dashboard/grafana/tollgate.json', import.meta.url), 'utf8')) as { panels: Array<{ title: string; targets?: Array<{ expr: string }> }> };
+      const expr = dashboard.panels.find((panel) => panel.title === 'Error ratio')?.targets?.[0]?.expr as string;
+      const [errors, all] = [...expr.matchAll(/rate\((tollgate_requests_total\{[^}]*\})\[5m\]\)/g)].map((m) => selected(text, m[1] as string));
+      // Three requests: one answered, one its client left, one failed.
+      expect(all).toBe(3);
+      expect(errors).toBe(1);
+    } finally {
+      await gw.stop();
+      await up.close();
+    }
+  });
+});
