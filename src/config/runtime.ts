@@ -182,6 +182,8 @@ function resolveTracing(api: TracingInput | undefined, file: TracingInput | unde
     serviceName: api?.service_name ?? file?.service_name ?? (env.OTEL_SERVICE_NAME || resourceAttributes['service.name'] || 'tollgate'),
     resourceAttributes,
     sampleRatio: api?.sample_ratio ?? file?.sample_ratio ?? sampleRatioFromEnv(env) ?? 1,
+    // The config's ratio is for new traces, under a parent that decides; the environment's sampler says for itself.
+    followParent: api?.sample_ratio !== undefined || file?.sample_ratio !== undefined || samplerFollowsParent(env),
     // Read only when tracing is on: an environment shared with other services (OTEL_EXPORTER_OTLP_PROTOCOL=grpc
     // for them) must not stop a gateway that exports nothing.
     protocol: api?.protocol ?? file?.protocol ?? (endpoint === null ? 'http/protobuf' : otlpProtocolFromEnv(env)),
@@ -210,9 +212,9 @@ function endpointFromEnv(env: Env): string | null {
 }
 
 /**
- * The root sampler's ratio from OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG: `always_on` 1, `always_off` 0,
- * `traceidratio` the argument (1 without one); the `parentbased_` forms the same (tollgate always follows a sampled
- * parent). Without OTEL_TRACES_SAMPLER the argument alone is read as the ratio.
+ * The sampler's ratio from OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG: `always_on` 1, `always_off` 0,
+ * `traceidratio` the argument (1 without one); the `parentbased_` forms the same for new traces (see
+ * samplerFollowsParent). Without OTEL_TRACES_SAMPLER the argument alone is read as the ratio.
  */
 function sampleRatioFromEnv(env: Env): number | undefined {
   const sampler = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase().replace(/^parentbased_/, '');
@@ -224,6 +226,16 @@ function sampleRatioFromEnv(env: Env): number | undefined {
   const ratio = Number(arg);
   if (!(ratio >= 0 && ratio <= 1)) throw new ConfigError('OTEL_TRACES_SAMPLER_ARG: a number from 0 to 1 is expected');
   return ratio;
+}
+
+/**
+ * Whether OTEL_TRACES_SAMPLER names a parent-based sampler: its `parentbased_` forms, and the default
+ * (parentbased_always_on). `always_on`, `always_off` and `traceidratio` decide on every trace alone, a sampled parent's
+ * included, as the OpenTelemetry specification defines them: `always_off` records nothing.
+ */
+function samplerFollowsParent(env: Env): boolean {
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
+  return !sampler || sampler.startsWith('parentbased_');
 }
 
 /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL; the OTLP default is http/protobuf. */

@@ -584,6 +584,12 @@ export interface TracingSettings {
   resourceAttributes: Readonly<Record<string, string>>;
   /** Share of new root traces sampled, 0..1. */
   sampleRatio: number;
+  /**
+   * Whether a request's parent in its `traceparent` decides for it (OTEL_TRACES_SAMPLER's `parentbased_` forms, the
+   * default; the ratio is then for new traces only). False for `always_on`, `always_off` and `traceidratio`
+   * themselves, which decide on every trace alone. Absent: true.
+   */
+  followParent?: boolean;
   /** OTLP/HTTP encoding. */
   protocol: 'http/protobuf' | 'http/json';
 }

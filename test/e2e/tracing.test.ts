@@ -277,6 +277,39 @@ describe('sampling', () => {
   });
 });
 
+describe('OTEL_TRACES_SAMPLER without parentbased_', () => {
+  it('decides alone, as the specification says: always_off records nothing even under a sampled parent, parentbased_always_off follows it', async () => {
+    const sampled = new OtlpReceiver();
+    await sampled.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const start = (sampler: string) =>
+      startGateway({ providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } }, { OTEL_EXPORTER_OTLP_ENDPOINT: sampled.url, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: '0' });
+    const ask = (gateway: RunningGateway, traceId: string) =>
+      new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { traceparent: `00-${traceId}-${CLIENT_SPAN}-01` } }).chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+    const off = await start('always_off');
+    const ratio = await start('traceidratio');
+    const following = await start('parentbased_always_off');
+    try {
+      const [offTrace, ratioTrace, followedTrace] = ['1'.repeat(32), '2'.repeat(32), '3'.repeat(32)];
+      await ask(off, offTrace);
+      // Not recorded: the provider still joins the client's trace, as not sampled.
+      expect(up.calls.at(-1)?.headers.traceparent).toMatch(new RegExp(`^00-${offTrace}-[0-9a-f]{16}-00$`));
+      await ask(ratio, ratioTrace);
+      expect(up.calls.at(-1)?.headers.traceparent).toMatch(new RegExp(`^00-${ratioTrace}-[0-9a-f]{16}-00$`));
+      await ask(following, followedTrace);
+      expect(up.calls.at(-1)?.headers.traceparent).toMatch(new RegExp(`^00-${followedTrace}-[0-9a-f]{16}-01$`));
+      await sampled.waitFor((all) => all.some((s) => s.traceId === followedTrace && s.kind === 2));
+      // The exports of the three gateways have all gone out by now (each flushes within a second).
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(new Set(sampled.spans.map((s) => s.traceId))).toEqual(new Set([followedTrace]));
+    } finally {
+      await Promise.all([off.stop(), ratio.stop(), following.stop()]);
+      await up.close();
+      await sampled.close();
+    }
+  });
+});
+
 describe('live configuration', () => {
   it('starts and stops exporting when settings.tracing changes, without a restart', async () => {
     const live = new OtlpReceiver();

@@ -35,6 +35,15 @@ describe('tracing settings from the OTEL_* environment', () => {
     expect(() => tracing({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toThrow(/OTEL_TRACES_SAMPLER/);
   });
 
+  it('follows the parent with the parentbased_ forms and by default, and not with always_on, always_off or traceidratio', () => {
+    for (const sampler of ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio', undefined]) {
+      expect(tracing(sampler ? { OTEL_TRACES_SAMPLER: sampler } : {}).followParent, sampler).not.toBe(false);
+    }
+    for (const sampler of ['always_on', 'always_off', 'traceidratio', 'TraceIdRatio']) expect(tracing({ OTEL_TRACES_SAMPLER: sampler }).followParent, sampler).toBe(false);
+    // The config's ratio is for new traces: a sampled parent is followed, whatever the environment says.
+    expect(resolveRuntimeConfig({ api: {}, file: { settings: { tracing: { sample_ratio: 0.5 } } } }, { OTEL_TRACES_SAMPLER: 'always_off' }, 1).settings.tracing).toMatchObject({ sampleRatio: 0.5, followParent: true });
+  });
+
   it('takes resource attributes, with OTEL_SERVICE_NAME over their service.name', () => {
     expect(tracing({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-ra,deployment.environment=prod' })).toMatchObject({
       serviceName: 'from-ra',

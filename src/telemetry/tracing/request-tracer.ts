@@ -188,7 +188,7 @@ export class RequestTracer {
 
   /** Applies tracing settings: starts, restarts (another endpoint or sampler) or stops the export. */
   configure(settings: TracingSettings): void {
-    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.resourceAttributes, settings.sampleRatio, settings.protocol]);
+    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.resourceAttributes, settings.sampleRatio, settings.followParent, settings.protocol]);
     if (key === this.settingsKey) return;
     this.settingsKey = key;
     // Turned off: the spans of requests still running end (and are exported) before the export stops.

@@ -29,8 +29,10 @@ export function createSpanExport(settings: TracingSettings & { endpoint: string 
   const source = { resource: Object.entries(resource.attributes).flat(), scope: { name: 'tollgate', version } };
   const batch = settings.protocol === 'http/json' ? new JsonSpanBatch(source) : new ProtoSpanBatch(source);
   const processor = new EncodingSpanProcessor(batch, sender, { maxBatchSpans: MAX_BATCH_SPANS, delayMs: 1_000 });
-  // A sampled incoming traceparent is followed; new traces are sampled at the configured ratio.
-  const sampler = new ParentBasedSampler({ root: rootSampler(settings.sampleRatio) });
+  // Parent-based (the default): an incoming traceparent's decision is followed, new traces are sampled at the ratio.
+  // Otherwise (OTEL_TRACES_SAMPLER=always_off, traceidratio, ...) the ratio decides for every trace.
+  const root = rootSampler(settings.sampleRatio);
+  const sampler = settings.followParent === false ? root : new ParentBasedSampler({ root });
   return { sampler, processor, samplesEveryNewTrace: settings.sampleRatio >= 1 };
 }
 
