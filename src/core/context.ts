@@ -29,7 +29,7 @@ export interface UpstreamOutcome {
    * The model the upstream's answer names (often a dated snapshot of `upstreamModel`, `gpt-4o-2024-08-06`), before
    * the client is given the name it asked for; unset until an answer named one.
    */
-  answeredModel?: string;
+  answeredModel?: string | undefined;
 }
 
 /** Where a request's time went, for latency metrics, traces and the log (the runner and call stage fill it in). */

@@ -199,7 +199,7 @@ class CacheStage implements Stage {
     ctx.responseHeaders['x-tollgate-cache'] = hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic';
     ctx.responseHeaders['x-tollgate-provider'] = entry.provider;
     ctx.responseHeaders['x-tollgate-model'] = entry.upstreamModel;
-    ctx.upstream = { provider: entry.provider, upstreamModel: entry.upstreamModel, attempts: 0, status: 200, fallback: false };
+    ctx.upstream = { provider: entry.provider, upstreamModel: entry.upstreamModel, attempts: 0, status: 200, fallback: false, answeredModel: undefined };
     const usage = entry.answer.usage ?? null;
     ctx.usage = usage;
     // A hit is free: the tokens are recorded for the log, the charge is nothing, and no token rate limit counts them.

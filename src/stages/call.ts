@@ -277,7 +277,8 @@ class CallStage implements Stage {
       built.headers.traceparent = ctx.hints.traceparent;
       if (ctx.hints.tracestate !== null) built.headers.tracestate = ctx.hints.tracestate;
     }
-    const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0, fallback: attempt.group > 0 };
+    // answeredModel is in the literal so every outcome has one shape (set later only when the answer names a model).
+    const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0, fallback: attempt.group > 0, answeredModel: undefined };
     ctx.upstream = upstream;
     // Usage is this attempt's to report: what an earlier attempt reported before it failed (a stream's usage, then no
     // end) was not the answer's, and left here it would be charged for an answer whose upstream reports none.
