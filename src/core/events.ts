@@ -191,11 +191,13 @@ export interface GatewayEvents {
    * A plugin stage broke its contract on one request: it threw, returned something that is not an Observable,
    * emitted something that is not a ResponseEvent, or failed with an error that is not a GatewayError.
    * `skipped`: the plugin is optional and the request went on without it; otherwise the request failed (500).
+   * `teardown`: a teardown of its answer (a `finalize`) threw as the answer ended or the client left; the request
+   * had its answer by then, and keeps it.
    */
   'plugin.failed': {
     requestId: string;
     plugin: string;
-    reason: 'threw' | 'not_observable' | 'bad_event' | 'errored';
+    reason: 'threw' | 'not_observable' | 'bad_event' | 'errored' | 'teardown';
     message: string;
     optional: boolean;
     skipped: boolean;

@@ -8,6 +8,7 @@ import type { Next, Stage } from '../core/stage.js';
 import type { RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
 import { isChoiceList } from '../core/answer-shape.js';
+import { ContainedSubscriber } from './contained-subscriber.js';
 
 /** How a user plugin's stage is held to its contract (built-in stages are trusted and run unwrapped). */
 export interface PluginGuard {
@@ -92,7 +93,15 @@ const DESCRIBED: Record<FailureReason, string> = {
   not_observable: 'returned something that is not an Observable',
   bad_event: 'emitted something that is not a ResponseEvent',
   errored: 'failed with an error that is not a GatewayError',
+  teardown: 'threw while its answer was torn down',
 };
+
+/** What a throwing teardown threw: rxjs gathers the errors of a subscription's teardowns into an UnsubscriptionError. */
+function teardownDetail(err: unknown): string {
+  const errors = (err as { errors?: unknown }).errors;
+  const first: unknown = Array.isArray(errors) && errors.length > 0 ? errors[0] : err;
+  return first instanceof Error ? first.message : String(first);
+}
 
 /**
  * Wraps a plugin's stage so that its faults stay inside the request that met them: a throw, a non-Observable,
@@ -196,7 +205,13 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           return () => skip?.unsubscribe();
         }
         if (timeoutMs !== null && !progressed) timer = setTimeout(timedOut, timeoutMs);
-        own = (answer as Observable<unknown>).subscribe({
+        // Its teardowns run as its answer ends or the client leaves, when the request has its answer (or is gone):
+        // one that throws is reported, and fails nothing.
+        const teardownFailed = (err: unknown): void => {
+          log.warn({ requestId: ctx.id, plugin, err }, `plugin "${plugin}" ${DESCRIBED.teardown}`);
+          bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason: 'teardown', message: teardownDetail(err).slice(0, 500) || DESCRIBED.teardown, optional, skipped: false });
+        };
+        own = (answer as Observable<unknown>).subscribe(new ContainedSubscriber<unknown>({
           next(event) {
             if (abandoned) return;
             if (!isResponseEvent(event)) {
@@ -218,7 +233,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
             stopTimer();
             subscriber.complete();
           },
-        });
+        }, teardownFailed));
         // A fault during the synchronous subscribe happened before `own` was assigned.
         if (abandoned) own.unsubscribe();
         return () => {

@@ -67,6 +67,12 @@ import { NEVER } from 'rxjs';
 export default { name: 'hang', create: () => ({ name: 'hang', run() { return NEVER; } }) };
 `;
 
+/** Cleans up after each answer with a `finalize` whose clean-up throws: a teardown fault, after the answer is out. */
+const TEARDOWN_THROWS = `
+import { finalize } from 'rxjs';
+export default { name: 'teardown', create: () => ({ name: 'teardown', run(ctx, next) { return next().pipe(finalize(() => { throw new Error('release failed'); })); } }) };
+`;
+
 function write(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
@@ -102,6 +108,7 @@ beforeAll(async () => {
   write('plugins/async-create.mjs', ASYNC_CREATE);
   write('plugins/hang.mjs', HANGS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/malformed.mjs', MALFORMED.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
+  write('plugins/teardown.mjs', TEARDOWN_THROWS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   // A package in the config folder's node_modules, named by `package`.
   mkdirSync(join(dir, 'node_modules', 'tollgate-plugin-tag'), { recursive: true });
   write('node_modules/tollgate-plugin-tag/package.json', JSON.stringify({ name: 'tollgate-plugin-tag', version: '1.0.0', type: 'module', main: 'index.js' }));
@@ -321,6 +328,38 @@ describe('a plugin that breaks fails only its request', () => {
       expect(err.message).toContain("Plugin 'malformed'");
     }
     expect(failed).toEqual([expect.objectContaining({ plugin: 'malformed', reason: 'bad_event' }), expect.objectContaining({ plugin: 'malformed', reason: 'bad_event' })]);
+  });
+
+  it('reports a plugin whose teardown throws, whole, streamed and when the client leaves, and the process lives on', async () => {
+    // rxjs throws a teardown's error (UnsubscriptionError) from unsubscribe(), which it calls as the answer ends and
+    // when the client leaves; nothing caught it, so it reached the process as an uncaught exception, which ends
+    // `tollgate serve` (dieOnUncaught) with every request in flight, after this request had been answered.
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown): void => void uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const { client, gateway } = await start([{ name: 'teardown', path: 'plugins/teardown.mjs' }]);
+      const failed: Array<GatewayEvents['plugin.failed']> = [];
+      gateway.bus.on('plugin.failed', (event) => failed.push(event));
+      const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+      expect(completion.choices[0]?.message.content).toBe('echo: hi');
+      const stream = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      expect(text).toBe('echo: hi');
+      // A client that leaves after the first chunk of a long answer.
+      const long: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'word '.repeat(2_000) }];
+      const left = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: long, stream: true });
+      for await (const _chunk of left) break;
+      await expect.poll(() => failed.length).toBe(3);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(uncaught).toEqual([]);
+      expect(failed).toEqual(Array(3).fill(expect.objectContaining({ plugin: 'teardown', reason: 'teardown', message: 'release failed', skipped: false })));
+      const logged = (await (await fetch(`${running!.url}/api/logs?limit=3`)).json()) as { data: Array<{ status: number }> };
+      expect(logged.data.map((entry) => entry.status).sort()).toEqual([200, 200, 499]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
   });
 
   it('answers 504 naming a plugin that hangs past its timeout_ms, within the time', async () => {
