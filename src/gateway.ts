@@ -15,7 +15,7 @@ import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginHost } from './pipeline/plugin-host.js';
-import { BUS, CACHE, GOVERNANCE, HEALTH, IN_PROCESS, LIMITER, LOG, MCP, RESERVATIONS, ServiceRegistry, TRANSPORT, type InProcessCalls } from './services.js';
+import { BUS, CACHE, GATEWAY_SERVICE_IDS, GOVERNANCE, HEALTH, IN_PROCESS, LIMITER, LOG, MCP, RESERVATIONS, ServiceRegistry, TRANSPORT, type InProcessCalls } from './services.js';
 import { McpHubService, type McpHubView } from './mcp/mcp-hub.js';
 import type { ChatCompletion } from './core/canonical.js';
 import { CHARGE_TO, INTERNAL_CALL } from './core/guardrail-keys.js';
@@ -213,6 +213,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     .set(CACHE, cache)
     .set(IN_PROCESS, inProcess)
     .set(MCP, mcp);
+  // check-config holds plugins' `requires` to this list: it must say what the gateway really offers.
+  if (services.ids().sort().join() !== [...GATEWAY_SERVICE_IDS].sort().join()) throw new Error('GATEWAY_SERVICE_IDS must list the services the gateway registers');
   const plugins = new PluginHost({
     services,
     builtins: definition.stages,

@@ -36,6 +36,12 @@ export const IN_PROCESS = serviceKey<InProcessCalls>('in-process');
 export const MCP = serviceKey<McpHub>('mcp');
 
 /**
+ * The ids of the services the gateway registers (gateway.ts sets each of them, and checks that it did): what
+ * `tollgate check-config` holds a plugin's `requires` to without starting a gateway.
+ */
+export const GATEWAY_SERVICE_IDS: ReadonlySet<string> = new Set([BUS, LOG, TRANSPORT, GOVERNANCE, LIMITER, RESERVATIONS, HEALTH, CACHE, IN_PROCESS, MCP].map((key) => key.id));
+
+/**
  * Every service the gateway holds, by key id. Keys are compared by id, not identity, so a plugin package built
  * against its own copy of tollgate's keys still finds the services.
  */
@@ -49,6 +55,11 @@ export class ServiceRegistry {
 
   has(key: ServiceKey<unknown>): boolean {
     return this.services.has(key.id);
+  }
+
+  /** The ids of the services registered. */
+  ids(): string[] {
+    return [...this.services.keys()];
   }
 
   /** The view one plugin gets: only the keys it listed in `requires`, so what it uses is declared up front. */

@@ -7,6 +7,8 @@ import { ConfigError, type Env } from '../config/secret-ref.js';
 import type { RuntimeConfig } from '../core/config.js';
 import { loadPluginModule } from '../pipeline/load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from '../pipeline/placement.js';
+import { checkListedPlacement, checkRequires } from '../pipeline/plugin-checks.js';
+import { GATEWAY_SERVICE_IDS } from '../services.js';
 import defaultPipeline from '../../pipelines/default.js';
 
 export interface ConfigReport {
@@ -24,8 +26,9 @@ function messageOf(err: unknown): string {
 
 /**
  * The plugins a config names, checked as the gateway checks them before it starts: each module loads and exports a
- * plugin, its options validate, its name is not a built-in stage's, and the placements fit together. (A plugin's
- * own `init` and `create` are not run: they would start its work, which a check must not do.)
+ * plugin, the services it requires are the gateway's, its options validate, its name is not a built-in stage's, and
+ * the placements fit together (a `listed` plugin after `route`). (A plugin's own `init` and `create` are not run:
+ * they would start its work, which a check must not do.)
  */
 async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<string[]> {
   const errors: string[] = [];
@@ -38,6 +41,7 @@ async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<st
     }
     try {
       const { definition } = await loadPluginModule(entry, index, { baseDir, cwd: process.cwd() });
+      checkRequires(definition, entry.name, index, (key) => GATEWAY_SERVICE_IDS.has(key.id));
       const options = definition.options?.safeParse(entry.options ?? {});
       for (const issue of options && !options.success ? options.error.issues : []) {
         errors.push(`${[`plugins.${index}.options`, ...issue.path.map(String)].join('.')}: ${issue.message}`);
@@ -48,10 +52,10 @@ async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<st
     }
   }
   try {
-    if (errors.length === 0) placePlugins(builtins, placed);
+    if (errors.length === 0) checkListedPlacement(runtime.plugins, placePlugins(builtins, placed));
   } catch (err) {
-    if (!(err instanceof PlacementError)) throw err;
-    errors.push(`${err.field}: ${err.message}`);
+    if (!(err instanceof PlacementError)) errors.push(messageOf(err));
+    else errors.push(`${err.field}: ${err.message}`);
   }
   return errors;
 }

@@ -4,7 +4,8 @@ import { optionsJsonSchema, type PluginOptionsSchema } from '../config/json-sche
 import type { Log } from '../log.js';
 import { loadPluginModule } from './load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from './placement.js';
-import type { PluginDefinition, ServiceKey } from '../core/plugin.js';
+import type { PluginDefinition } from '../core/plugin.js';
+import { checkListedPlacement, checkRequires } from './plugin-checks.js';
 import type { PipelinePlugins, PluginStage } from './runner.js';
 import type { ServiceRegistry } from '../services.js';
 import type { Stage } from '../core/stage.js';
@@ -102,7 +103,7 @@ export class PluginHost {
         if (err instanceof PlacementError) throw new ConfigError(`${err.field}: ${err.message}`);
         throw err;
       }
-      this.checkListedPlacement(config, order);
+      checkListedPlacement(config.plugins, order);
       this.definitions.set(config, definitions);
       return { plugins: { order, stages }, keys };
     } catch (err) {
@@ -165,7 +166,7 @@ export class PluginHost {
       }
       return known.definition;
     }
-    this.checkRequires(definition, entry.name, index);
+    checkRequires(definition, entry.name, index, (key) => this.deps.services.has(key));
     try {
       await definition.init?.(this.deps.services.scoped(entry.name, definition.requires ?? []));
     } catch (err) {
@@ -176,15 +177,6 @@ export class PluginHost {
     return definition;
   }
 
-  private checkRequires(definition: PluginDefinition, name: string, index: number): void {
-    for (const key of (definition.requires ?? []) as readonly Partial<ServiceKey<unknown>>[]) {
-      if (typeof key?.id !== 'string') throw new ConfigError(`plugins.${index}: plugin "${name}" lists something that is not a service key in requires`);
-      if (!this.deps.services.has(key as ServiceKey<unknown>)) {
-        throw new ConfigError(`plugins.${index}: plugin "${name}" requires service "${key.id}", which this gateway does not provide`);
-      }
-    }
-  }
-
   private parseOptions(definition: PluginDefinition, options: unknown, index: number): unknown {
     if (!definition.options) return options;
     const result = definition.options.safeParse(options ?? {});
@@ -192,21 +184,6 @@ export class PluginHost {
     const issue = result.error.issues[0];
     const path = [`plugins.${index}.options`, ...(issue?.path.map(String) ?? [])].join('.');
     throw new ConfigError(`${path}: ${issue?.message ?? 'invalid options'}`);
-  }
-
-  /**
-   * A `listed` plugin runs where a route, key or team turns it on: it must come after the `route` stage, by which
-   * time the route is planned and the caller known (`auth` runs before `route`).
-   */
-  private checkListedPlacement(config: RuntimeConfig, order: readonly string[]): void {
-    const route = order.indexOf('route');
-    if (route === -1) return;
-    config.plugins.forEach((entry, index) => {
-      if (entry.apply !== 'listed' || order.indexOf(entry.name) > route) return;
-      throw new ConfigError(
-        `plugins.${index}.placement: plugin "${entry.name}" applies where a route, key or team lists it, so it must be placed after "route" (it is before it)`,
-      );
-    });
   }
 
   private async closeStage(stage: Stage): Promise<void> {

@@ -177,6 +177,29 @@ describe('a mistyped name in the config', () => {
   }, 60_000);
 });
 
+describe('plugins the gateway refuses at start', () => {
+  it('check-config refuses them with the start\'s own message, exit 1: a service the gateway does not have, a listed plugin before route', async () => {
+    // check-config said OK of both, and the gateway then refused to start on the file it had passed.
+    const cwd = tempDir('tollgate-check-plugins-');
+    writeFileSync(join(cwd, 'wants.mjs'), "export default { name: 'wants', requires: [{ id: 'bus' }, { id: 'vector-db' }], create: () => null };\n");
+    writeFileSync(join(cwd, 'listed.mjs'), "export default { name: 'listed', requires: [{ id: 'bus' }], create: () => null };\n");
+    writeFileSync(join(cwd, 'service.yaml'), 'plugins:\n  - { name: wants, path: wants.mjs }\n');
+    writeFileSync(join(cwd, 'listed.yaml'), 'plugins:\n  - { name: listed, path: listed.mjs, apply: listed, placement: { after: auth } }\n');
+    writeFileSync(join(cwd, 'fine.yaml'), 'plugins:\n  - { name: listed, path: listed.mjs, apply: listed, placement: { after: route } }\n');
+    const expected = {
+      'service.yaml': 'plugins.0: plugin "wants" requires service "vector-db", which this gateway does not provide',
+      'listed.yaml': 'plugins.0.placement: plugin "listed" applies where a route, key or team lists it, so it must be placed after "route" (it is before it)',
+    };
+    for (const [file, message] of Object.entries(expected)) {
+      const check = await cli(['check-config', file], cwd);
+      expect({ file, code: check.code, stderr: check.stderr.trim() }).toEqual({ file, code: 1, stderr: `error: ${message}` });
+      const start = await cli(['--config', file, '--port', '1', '--host', '127.0.0.1'], cwd);
+      expect({ file, code: start.code, stderr: start.stderr.trim() }).toEqual({ file, code: 1, stderr: `tollgate: configuration error: cannot start: ${message}` });
+    }
+    expect(await cli(['check-config', 'fine.yaml'], cwd)).toMatchObject({ code: 0, stdout: `OK ${join(cwd, 'fine.yaml')}\n` });
+  }, 120_000);
+});
+
 describe('a fallback loop', () => {
   it('a route that falls back to itself passes check-config with a warning naming the field (cycles are cut at request time)', async () => {
     const cwd = tempDir('tollgate-check-loop-');
