@@ -537,6 +537,13 @@ export const pluginEntrySchema = z
       .max(MAX_TIMER_MS)
       .optional()
       .describe('The longest the plugin may take before it calls the next stage or answers; none by default.'),
+    init_timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_TIMER_MS)
+      .optional()
+      .describe('The longest loading the plugin and its init may take before the config change (or the start) naming it is refused (default 30000).'),
   })
   .refine((entry) => (entry.path === undefined) !== (entry.package === undefined), { message: 'give exactly one of path and package' });
 

@@ -78,6 +78,8 @@ export interface PluginEntryConfig {
   placement?: PluginPlacementConfig | undefined;
   optional?: boolean | undefined;
   timeout_ms?: number | undefined;
+  /** How long importing the plugin and its `init` may take (default 30000 ms). */
+  init_timeout_ms?: number | undefined;
   /** `all` (default) runs for every request; `listed` only where a route, key or team lists the plugin. */
   apply?: 'all' | 'listed' | undefined;
 }

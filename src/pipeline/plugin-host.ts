@@ -41,6 +41,20 @@ function isStage(value: unknown): value is Stage {
   return typeof candidate === 'object' && candidate !== null && typeof candidate.run === 'function';
 }
 
+/** How long a plugin's import and `init` may take together unless its entry says (init_timeout_ms). */
+export const DEFAULT_INIT_TIMEOUT_MS = 30_000;
+
+/** `work`, or `tooSlow()` thrown at `deadline` (the work goes on: nothing cancels a Promise; its late failure is ignored here). */
+async function within<T>(work: Promise<T>, deadline: number, tooSlow: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(tooSlow()), Math.max(0, deadline - Date.now()))))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function firstLine(err: unknown): string {
   return ((err instanceof Error ? err.message : String(err)).split('\n', 1)[0] ?? '').slice(0, 300);
 }
@@ -135,11 +149,7 @@ export class PluginHost {
       const plugin = this.loaded.get(key);
       if (!plugin || --plugin.users > 0) continue;
       this.loaded.delete(key);
-      try {
-        await plugin.definition.close?.();
-      } catch (err) {
-        this.deps.log.error({ err, plugin: plugin.definition.name }, 'a plugin failed to close');
-      }
+      await this.closePlugin(plugin.definition);
     }
   }
 
@@ -147,17 +157,30 @@ export class PluginHost {
   async closeAll(): Promise<void> {
     const all = [...this.loaded.entries()];
     this.loaded.clear();
-    for (const [, plugin] of all) {
-      try {
-        await plugin.definition.close?.();
-      } catch (err) {
-        this.deps.log.error({ err, plugin: plugin.definition.name }, 'a plugin failed to close');
-      }
+    for (const [, plugin] of all) await this.closePlugin(plugin.definition);
+  }
+
+  private async closePlugin(definition: PluginDefinition): Promise<void> {
+    try {
+      await definition.close?.();
+    } catch (err) {
+      this.deps.log.error({ err, plugin: definition.name }, 'a plugin failed to close');
     }
   }
 
   private async acquire(entry: RuntimeConfig['plugins'][number], index: number, keys: Set<string>): Promise<PluginDefinition> {
-    const { key, definition } = await loadPluginModule(entry, index, this.deps);
+    // Config changes are applied one at a time: an import or an init that never settles (a top-level await or a
+    // connection that hangs) held every later change, the one removing the plugin too, until a restart, and held a
+    // start without a word. Both get init_timeout_ms together; neither can be cancelled, so what settles late is
+    // let go (below).
+    const limit = entry.init_timeout_ms ?? DEFAULT_INIT_TIMEOUT_MS;
+    const deadline = Date.now() + limit;
+    let timedOut = false;
+    const tooSlow = (): ConfigError => {
+      timedOut = true;
+      return new ConfigError(`plugins.${index}: plugin "${entry.name}" was not loaded and initialised within ${limit} ms (init_timeout_ms); the change is refused`);
+    };
+    const { key, definition } = await within(loadPluginModule(entry, index, this.deps), deadline, tooSlow);
     const known = this.loaded.get(key);
     if (known) {
       if (!keys.has(key)) {
@@ -167,9 +190,18 @@ export class PluginHost {
       return known.definition;
     }
     checkRequires(definition, entry.name, index, (key) => this.deps.services.has(key));
+    const init = Promise.resolve().then(() => definition.init?.(this.deps.services.scoped(entry.name, definition.requires ?? [])));
     try {
-      await definition.init?.(this.deps.services.scoped(entry.name, definition.requires ?? []));
+      await within(init, deadline, tooSlow);
     } catch (err) {
+      if (timedOut) {
+        // It may still finish: what it opened is closed then, unless a later change has loaded the plugin since.
+        init.then(
+          () => (this.loaded.has(key) ? undefined : this.closePlugin(definition)),
+          (late: unknown) => this.deps.log.warn({ err: late, plugin: entry.name }, `plugin "${entry.name}": its init failed after its init_timeout_ms`),
+        );
+        throw err;
+      }
       throw new ConfigError(`plugins.${index}: plugin "${entry.name}" failed to initialise: ${firstLine(err)}`);
     }
     this.loaded.set(key, { definition, users: 1 });

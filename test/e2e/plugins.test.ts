@@ -73,6 +73,16 @@ import { finalize } from 'rxjs';
 export default { name: 'teardown', create: () => ({ name: 'teardown', run(ctx, next) { return next().pipe(finalize(() => { throw new Error('release failed'); })); } }) };
 `;
 
+/** An init that waits until the test lets it go (globalThis.__releaseInit), then is closed if not wanted any more. */
+const SLOW_INIT = `
+export default {
+  name: 'slow-init',
+  init() { return new Promise((resolve) => { globalThis.__releaseInit = resolve; }); },
+  create: () => ({ name: 'slow-init', run: (ctx, next) => next() }),
+  close() { globalThis.__pluginProbe.closedPlugins.push('slow-init'); },
+};
+`;
+
 function write(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
@@ -108,6 +118,7 @@ beforeAll(async () => {
   write('plugins/async-create.mjs', ASYNC_CREATE);
   write('plugins/hang.mjs', HANGS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/malformed.mjs', MALFORMED.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
+  write('plugins/slow-init.mjs', SLOW_INIT);
   write('plugins/teardown.mjs', TEARDOWN_THROWS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   // A package in the config folder's node_modules, named by `package`.
   mkdirSync(join(dir, 'node_modules', 'tollgate-plugin-tag'), { recursive: true });
@@ -247,6 +258,32 @@ describe('changing plugins without a restart', () => {
     // The first module's plugin was closed once no config version named it; the new one was initialised.
     await expect.poll(() => probe.__pluginProbe.closedPlugins).toEqual(['system-note']);
     expect(probe.__pluginProbe.inits).toBe(2);
+  });
+
+  it('refuses a plugin whose init does not finish within init_timeout_ms, and the next change applies', async () => {
+    // Config changes apply one at a time, and this one waited on the init for ever: the PATCH never answered, nor
+    // did any later change, the one removing the plugin too, until a restart.
+    const { client, gateway } = await start([]);
+    const version = gateway.configService.current().version;
+    const started = performance.now();
+    const slow = await patchConfig({ plugins: [{ name: 'slow-init', path: 'plugins/slow-init.mjs', init_timeout_ms: 300 }] });
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(slow.status).toBe(400);
+    expect(slow.json.error.message).toBe('Invalid configuration: plugins.0: plugin "slow-init" was not loaded and initialised within 300 ms (init_timeout_ms); the change is refused');
+    expect(gateway.configService.current().version).toBe(version);
+
+    const note = { name: 'note', path: 'plugins/system-note.mjs', options: { text: 'after' } };
+    expect((await patchConfig({ plugins: [note] })).status).toBe(200);
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(systemMessagesSent()).toEqual(['after']);
+    // The refused plugin's init finishes late: what it opened is closed, as nothing runs it.
+    (globalThis as unknown as { __releaseInit: () => void }).__releaseInit();
+    await expect.poll(() => probe.__pluginProbe.closedPlugins).toEqual(['slow-init']);
+    // A start on it is refused the same way, instead of never listening.
+    await running!.stop();
+    running = null;
+    await expect(start([{ name: 'slow-init', path: 'plugins/slow-init.mjs', init_timeout_ms: 300 }])).rejects.toThrow(/plugins\.0: plugin "slow-init" was not loaded and initialised within 300 ms/);
+    running = null;
   });
 
   it('refuses bad options, unknown placements and missing files whole, with a 400 naming the field', async () => {
