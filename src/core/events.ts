@@ -189,7 +189,9 @@ export interface GatewayEvents {
   'routing_rule.applied': { requestId: string; rule: string; from: string; to: string };
   /**
    * A plugin stage broke its contract on one request: it threw, returned something that is not an Observable,
-   * emitted something that is not a ResponseEvent, or failed with an error that is not a GatewayError.
+   * emitted something that is not a ResponseEvent (or, answering itself, one of a kind the request does not take: a
+   * completion for a stream), completed without answering or calling the next stage (`no_answer`), or failed with an
+   * error that is not a GatewayError.
    * `skipped`: the plugin is optional and the request went on without it; otherwise the request failed (500).
    * `teardown`: a teardown of its answer (a `finalize`) threw as the answer ended or the client left; the request
    * had its answer by then, and keeps it.
@@ -197,7 +199,7 @@ export interface GatewayEvents {
   'plugin.failed': {
     requestId: string;
     plugin: string;
-    reason: 'threw' | 'not_observable' | 'bad_event' | 'errored' | 'teardown';
+    reason: 'threw' | 'not_observable' | 'bad_event' | 'errored' | 'no_answer' | 'teardown';
     message: string;
     optional: boolean;
     skipped: boolean;

@@ -88,11 +88,24 @@ function reconcileNative(ctx: RequestContext, before: NativeSnapshot, plugin: st
   (ctx as { native: RequestContext['native'] }).native = { ...native, outdated: true };
 }
 
+/**
+ * Why an answer a plugin gave itself (without calling `next()`) cannot be this request's, or null when it can. The
+ * dialects render by the event's kind: a completion for a streamed request went out as one JSON body to a client
+ * reading SSE (the OpenAI SDK then read an empty stream), chunks for a whole one as SSE to a client expecting JSON.
+ */
+function misfit(ctx: RequestContext, event: ResponseEvent): string | null {
+  const expected = ctx.operation === 'embeddings' ? 'embeddings' : ctx.stream ? 'chunk' : 'completion';
+  if (event.kind === expected) return null;
+  const request = ctx.operation === 'embeddings' ? 'an embeddings request' : ctx.stream ? 'a streamed chat request' : 'a chat request without stream';
+  return `answered ${request} with a '${event.kind}' event, where it takes '${expected}' events`;
+}
+
 const DESCRIBED: Record<FailureReason, string> = {
   threw: 'threw an error',
   not_observable: 'returned something that is not an Observable',
   bad_event: 'emitted something that is not a ResponseEvent',
   errored: 'failed with an error that is not a GatewayError',
+  no_answer: 'completed without answering or calling the next stage',
   teardown: 'threw while its answer was torn down',
 };
 
@@ -121,6 +134,8 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
       return new Observable<ResponseEvent>((subscriber) => {
         let abandoned = false;
         let progressed = false;
+        // Whether it called next(): until then, what it emits is its own answer, held to the request's shape.
+        let passedOn = false;
         let timer: NodeJS.Timeout | null = null;
         let own: Subscription | null = null;
         let skip: Subscription | null = null;
@@ -137,6 +152,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           // A plugin that timed out or failed may still call next() later; the request has moved on without it.
           if (abandoned) return EMPTY;
           progressed = true;
+          passedOn = true;
           stopTimer();
           if (native) reconcileNative(ctx, native, plugin, log);
           return new Observable<ResponseEvent>((inner) =>
@@ -162,14 +178,14 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           }
           return skipped;
         };
-        const fail = (reason: FailureReason, err?: unknown): void => {
+        const fail = (reason: FailureReason, err?: unknown, said: string = DESCRIBED[reason]): void => {
           const skipped = abandon();
           const detail = err instanceof Error ? err.message : err === undefined ? '' : String(err);
-          log.warn({ requestId: ctx.id, plugin, reason, err, skipped }, `plugin "${plugin}" ${DESCRIBED[reason]}${skipped ? '; skipped (optional)' : ''}`);
-          bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason, message: detail.slice(0, 500) || DESCRIBED[reason], optional, skipped });
+          log.warn({ requestId: ctx.id, plugin, reason, err, skipped }, `plugin "${plugin}" ${said}${skipped ? '; skipped (optional)' : ''}`);
+          bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason, message: detail.slice(0, 500) || said, optional, skipped });
           if (skipped) return;
           subscriber.error(
-            gatewayError('plugin_failed', `Plugin '${plugin}' ${DESCRIBED[reason]}; the request was not completed (details in the gateway log under request id ${ctx.id}).`),
+            gatewayError('plugin_failed', `Plugin '${plugin}' ${said}; the request was not completed (details in the gateway log under request id ${ctx.id}).`),
           );
         };
         const timedOut = (): void => {
@@ -218,6 +234,11 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
               fail('bad_event');
               return;
             }
+            const wrong = passedOn ? null : misfit(ctx, event);
+            if (wrong !== null) {
+              fail('bad_event', wrong, wrong);
+              return;
+            }
             progressed = true;
             stopTimer();
             subscriber.next(event);
@@ -231,6 +252,12 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           complete() {
             if (abandoned) return;
             stopTimer();
+            // Nothing answered and nothing passed on: the client got 500 'The upstream answer was empty.', which
+            // blamed a provider that was never called.
+            if (!progressed) {
+              fail('no_answer');
+              return;
+            }
             subscriber.complete();
           },
         }, teardownFailed));

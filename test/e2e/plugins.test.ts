@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayEvents } from '../../src/core/events.js';
@@ -83,6 +84,21 @@ export default {
 };
 `;
 
+/**
+ * Answers by itself without looking at ctx.stream: a whole completion (or, asked with 'chunks', one chunk), and
+ * nothing at all when asked with 'nothing'.
+ */
+const IGNORES_STREAM = `
+import { EMPTY, of } from 'rxjs';
+export default { name: 'one-shape', create: () => ({ name: 'one-shape', run(ctx) {
+  const text = JSON.stringify(ctx.request.messages);
+  if (text.includes('nothing')) return EMPTY;
+  const choice = { index: 0, finish_reason: 'stop' };
+  if (text.includes('chunks')) return of({ kind: 'chunk', chunk: { id: 'c', object: 'chat.completion.chunk', created: 1, model: ctx.responseModel, choices: [{ ...choice, delta: { content: 'canned' } }] } });
+  return of({ kind: 'completion', completion: { id: 'c', object: 'chat.completion', created: 1, model: ctx.responseModel, choices: [{ ...choice, message: { role: 'assistant', content: 'canned' } }] } });
+} }) };
+`;
+
 function write(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
@@ -119,6 +135,7 @@ beforeAll(async () => {
   write('plugins/hang.mjs', HANGS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/malformed.mjs', MALFORMED.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/slow-init.mjs', SLOW_INIT);
+  write('plugins/one-shape.mjs', IGNORES_STREAM.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/teardown.mjs', TEARDOWN_THROWS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   // A package in the config folder's node_modules, named by `package`.
   mkdirSync(join(dir, 'node_modules', 'tollgate-plugin-tag'), { recursive: true });
@@ -397,6 +414,43 @@ describe('a plugin that breaks fails only its request', () => {
     } finally {
       process.off('uncaughtException', onUncaught);
     }
+  });
+
+  it('answers 500 naming a plugin whose own answer is not of the kind the request takes, or is nothing', async () => {
+    // The dialects render by the event's kind: a completion for a streamed request went out as a JSON body, which the
+    // OpenAI SDK read as an empty stream without an error; chunks went to a client expecting JSON as SSE; an answer of
+    // nothing was a 500 'The upstream answer was empty.' though no upstream was called.
+    const { client, gateway } = await start([{ name: 'one-shape', path: 'plugins/one-shape.mjs' }]);
+    const failed: Array<GatewayEvents['plugin.failed']> = [];
+    gateway.bus.on('plugin.failed', (event) => failed.push(event));
+    const ask = async (content: string, stream: boolean): Promise<string> => {
+      const err = await expectApiError(
+        (async () => {
+          const answer = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content }], stream });
+          if (stream) for await (const _chunk of answer as AsyncIterable<unknown>) void _chunk;
+          return answer;
+        })(),
+      );
+      expect(err.status).toBe(500);
+      expect(err.code).toBe('plugin_failed');
+      return err.message;
+    };
+    expect(await ask('a completion', true)).toContain("Plugin 'one-shape' answered a streamed chat request with a 'completion' event, where it takes 'chunk' events");
+    expect(await ask('chunks', false)).toContain("Plugin 'one-shape' answered a chat request without stream with a 'chunk' event, where it takes 'completion' events");
+    expect(await ask('nothing', false)).toContain("Plugin 'one-shape' completed without answering or calling the next stage");
+    expect(failed.map((event) => event.reason)).toEqual(['bad_event', 'bad_event', 'no_answer']);
+    // The Anthropic SDK gets the same in Anthropic's shape.
+    const anthropic = new Anthropic({ baseURL: `${running!.url}/anthropic`, apiKey: 'unused', maxRetries: 0 });
+    const refused = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'nothing' }] }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(Anthropic.InternalServerError);
+    expect((refused as InstanceType<typeof Anthropic.InternalServerError>).error).toMatchObject({ type: 'error', error: { type: 'api_error', message: expect.stringContaining("Plugin 'one-shape'") } });
+    // A completion for a whole answer is one it takes.
+    const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'a completion' }] });
+    expect(completion.choices[0]?.message.content).toBe('canned');
+    expect(upstream.calls).toHaveLength(0);
   });
 
   it('answers 504 naming a plugin that hangs past its timeout_ms, within the time', async () => {
