@@ -57,6 +57,19 @@ function resolvePackage(name: string, dirs: { baseDir: string; cwd: string }, fi
   }
 }
 
+/**
+ * Why an import failed, in one line. Its message's first line, unless that only announces what follows: a TypeScript
+ * plugin's syntax error is esbuild's 'Transform failed with 1 error:', and the next line says where and what
+ * (`/srv/plugins/x.ts:3:14: ERROR: Expected ")" but found "}"`). A JavaScript syntax error is named as one, since
+ * Node's message alone ('Unexpected token') does not say what kind of fault it is.
+ */
+function importFailure(err: unknown): string {
+  const lines = (err instanceof Error ? err.message : String(err)).split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const said = lines[0]?.endsWith(':') ? lines.slice(0, 4).join(' ') : (lines[0] ?? '');
+  const text = err instanceof Error && err.name === 'SyntaxError' ? `SyntaxError: ${said}` : said;
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
 function isPluginDefinition(value: unknown): value is PluginDefinition {
   const candidate = value as Partial<PluginDefinition> | null;
   return typeof candidate === 'object' && candidate !== null && typeof candidate.name === 'string' && typeof candidate.create === 'function';
@@ -91,7 +104,7 @@ export async function loadPluginModule(entry: PluginEntryConfig, index: number, 
     if (!RUNNING_FROM_SOURCE && TYPESCRIPT_FILE.test(file)) await loadTypeScript();
     module = (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
   } catch (err) {
-    throw new ConfigError(`${field}: cannot load plugin "${entry.name}" from ${file}: ${((err as Error).message ?? String(err)).split('\n', 1)[0]}`);
+    throw new ConfigError(`${field}: cannot load plugin "${entry.name}" from ${file}: ${importFailure(err)}`);
   }
   const definition = definitionOf(module);
   if (!isPluginDefinition(definition)) {

@@ -200,6 +200,26 @@ describe('plugins the gateway refuses at start', () => {
   }, 120_000);
 });
 
+describe('a plugin that does not compile', () => {
+  it('check-config and the start say where and what its syntax error is', async () => {
+    // A TypeScript plugin's syntax error was reported as 'Transform failed with 1 error:' and nothing else (the first
+    // line of esbuild's message; the next one says where and what), a JavaScript one as a bare 'Unexpected token'.
+    const cwd = tempDir('tollgate-check-syntax-');
+    writeFileSync(join(cwd, 'broken.ts'), "export default { name: 'broken', create() { return { name: 'broken', run(ctx: unknown, next: () => unknown) { return next( } }; } };\n");
+    writeFileSync(join(cwd, 'broken.mjs'), "export default { name: 'broken', create() { return { name: 'broken', run(ctx, next) { return next( } }; } };\n");
+    writeFileSync(join(cwd, 'broken.yaml'), 'plugins:\n  - { name: ts, path: broken.ts }\n  - { name: js, path: broken.mjs }\n');
+    const check = await cli(['check-config', 'broken.yaml'], cwd);
+    expect(check.code).toBe(1);
+    expect(check.stderr.trim().split('\n')).toEqual([
+      `error: plugins.0.path: cannot load plugin "ts" from ${join(cwd, 'broken.ts')}: Transform failed with 1 error: ${join(cwd, 'broken.ts')}:1:123: ERROR: Unexpected "}"`,
+      `error: plugins.1.path: cannot load plugin "js" from ${join(cwd, 'broken.mjs')}: SyntaxError: Unexpected token '}'`,
+    ]);
+    const start = await cli(['--config', 'broken.yaml', '--port', '1', '--host', '127.0.0.1'], cwd);
+    expect(start.code).toBe(1);
+    expect(start.stderr.trim()).toBe(`tollgate: configuration error: cannot start: ${check.stderr.split('\n')[0]!.slice('error: '.length)}`);
+  }, 120_000);
+});
+
 describe('a fallback loop', () => {
   it('a route that falls back to itself passes check-config with a warning naming the field (cycles are cut at request time)', async () => {
     const cwd = tempDir('tollgate-check-loop-');
