@@ -6,6 +6,7 @@ import { loadPluginModule } from './load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from './placement.js';
 import type { PluginDefinition } from '../core/plugin.js';
 import { checkListedPlacement, checkRequires } from './plugin-checks.js';
+import { closeWithin } from './bounded-close.js';
 import type { PipelinePlugins, PluginStage } from './runner.js';
 import type { ServiceRegistry } from '../services.js';
 import type { Stage } from '../core/stage.js';
@@ -161,11 +162,7 @@ export class PluginHost {
   }
 
   private async closePlugin(definition: PluginDefinition): Promise<void> {
-    try {
-      await definition.close?.();
-    } catch (err) {
-      this.deps.log.error({ err, plugin: definition.name }, 'a plugin failed to close');
-    }
+    if (definition.close) await closeWithin(() => definition.close?.(), this.deps.log, { plugin: definition.name }, `plugin "${definition.name}"`);
   }
 
   private async acquire(entry: RuntimeConfig['plugins'][number], index: number, keys: Set<string>): Promise<PluginDefinition> {
@@ -219,10 +216,6 @@ export class PluginHost {
   }
 
   private async closeStage(stage: Stage): Promise<void> {
-    try {
-      await stage.close?.();
-    } catch (err) {
-      this.deps.log.error({ err, stage: stage.name }, 'a stage failed to close');
-    }
+    if (stage.close) await closeWithin(() => stage.close?.(), this.deps.log, { stage: stage.name }, `stage "${stage.name}"`);
   }
 }

@@ -11,6 +11,7 @@ import { GatewayError, toGatewayError } from '../core/errors.js';
 import { requestMetadata, type RequestContext } from '../core/context.js';
 import type { PipelineDefinition } from './definition.js';
 import { isolate, type PluginGuard } from './isolate.js';
+import { closeWithin } from './bounded-close.js';
 import type { Next, Stage } from '../core/stage.js';
 import { gatewayError } from '../core/errors.js';
 import { BodyCapture } from './body-capture.js';
@@ -248,12 +249,7 @@ export class Pipeline {
       clearTimeout(this.shutdownWait);
       await this.settled();
       for (const stage of this.created) {
-        if (!stage.close) continue;
-        try {
-          await stage.close();
-        } catch (err) {
-          this.log.error({ err, stage: stage.name }, 'a stage failed to close');
-        }
+        if (stage.close) await closeWithin(() => stage.close?.(), this.log, { stage: stage.name }, `stage "${stage.name}"`);
       }
     });
     // At shutdown nothing waits long for requests that never end: one deadline for their end and their after-work.

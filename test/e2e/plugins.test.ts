@@ -99,6 +99,15 @@ export default { name: 'one-shape', create: () => ({ name: 'one-shape', run(ctx)
 } }) };
 `;
 
+/** A stage and a plugin whose close() never settles. */
+const STUCK_CLOSE = `
+export default {
+  name: 'stuck-close',
+  create: () => ({ name: 'stuck-close', run: (ctx, next) => next(), close: () => new Promise(() => {}) }),
+  close: () => new Promise(() => {}),
+};
+`;
+
 function write(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
@@ -135,6 +144,7 @@ beforeAll(async () => {
   write('plugins/hang.mjs', HANGS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/malformed.mjs', MALFORMED.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/slow-init.mjs', SLOW_INIT);
+  write('plugins/stuck-close.mjs', STUCK_CLOSE);
   write('plugins/one-shape.mjs', IGNORES_STREAM.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/teardown.mjs', TEARDOWN_THROWS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   // A package in the config folder's node_modules, named by `package`.
@@ -487,6 +497,28 @@ describe('a plugin that breaks fails only its request', () => {
 });
 
 describe('lifecycle', () => {
+  it('shuts down when a plugin\'s close() never settles, with the last requests logged', async () => {
+    // The shutdown waited for every stage's and plugin's close() before it flushed the request log and closed the
+    // store: it never ended (tollgate serve ignored SIGTERM until killed, losing the last log entries).
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-plugins-data-'));
+    try {
+      const config = openAIConfig(upstream.url, { plugins: [{ name: 'stuck-close', path: 'plugins/stuck-close.mjs' }] } as never);
+      const first = await startGateway(config, {}, { configPath: join(dir, 'tollgate.yaml'), dataDir });
+      const { _request_id: requestId } = await first.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+      const started = performance.now();
+      await first.stop();
+      expect(performance.now() - started).toBeLessThan(15_000);
+      running = await startGateway(openAIConfig(upstream.url), {}, { dataDir });
+      const logged = await fetch(`${running.url}/api/logs/${requestId}`);
+      expect(logged.status).toBe(200);
+      expect(await logged.json()).toMatchObject({ status: 200 });
+    } finally {
+      await running?.stop();
+      running = null;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
   it('closes the stages and the plugin when the gateway closes', async () => {
     await start([{ name: 'note', path: 'plugins/system-note.mjs', options: { text: 'bye' } }]);
     await running!.stop();
