@@ -7,7 +7,8 @@ import { ConfigError, type Env } from '../config/secret-ref.js';
 import type { RuntimeConfig } from '../core/config.js';
 import { loadPluginModule } from '../pipeline/load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from '../pipeline/placement.js';
-import { checkListedPlacement, checkRequires } from '../pipeline/plugin-checks.js';
+import { checkListedPlacement, checkRequires, DEFAULT_INIT_TIMEOUT_MS, tooSlowToLoad } from '../pipeline/plugin-checks.js';
+import { within } from '../pipeline/within.js';
 import { GATEWAY_SERVICE_IDS } from '../services.js';
 import defaultPipeline from '../../pipelines/default.js';
 
@@ -40,7 +41,10 @@ async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<st
       continue;
     }
     try {
-      const { definition } = await loadPluginModule(entry, index, { baseDir, cwd: process.cwd() });
+      // An import that never settles (a top-level await) is refused as the gateway refuses it; without a timer
+      // the process ran out of work and exited 0 without a word, which a deploy script took for a pass.
+      const limit = entry.init_timeout_ms ?? DEFAULT_INIT_TIMEOUT_MS;
+      const { definition } = await within(loadPluginModule(entry, index, { baseDir, cwd: process.cwd() }), Date.now() + limit, () => tooSlowToLoad(entry.name, index, limit));
       checkRequires(definition, entry.name, index, (key) => GATEWAY_SERVICE_IDS.has(key.id));
       const options = definition.options?.safeParse(entry.options ?? {});
       for (const issue of options && !options.success ? options.error.issues : []) {

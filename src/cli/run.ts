@@ -42,6 +42,8 @@ export async function runCli(argv: readonly string[]): Promise<void> {
       return;
     }
     case 'check-config': {
+      // Failed until the check says otherwise: a process that ends with the check unfinished is no pass.
+      process.exitCode = 1;
       const report = await checkConfigFile(command.file, process.env);
       for (const warning of report.warnings) process.stdout.write(`warning: ${warning}\n`);
       if (report.errors.length === 0) process.stdout.write(`OK ${report.file}\n`);

@@ -7,6 +7,14 @@ import { ConfigError } from '../config/secret-ref.js';
  * goes live (PluginHost) and `tollgate check-config` makes the same ones, so a file it passes also starts.
  */
 
+/** How long a plugin's import and `init` may take together unless its entry says (init_timeout_ms). */
+export const DEFAULT_INIT_TIMEOUT_MS = 30_000;
+
+/** A plugin whose import (and init) did not settle within its entry's init_timeout_ms (`limit`). */
+export function tooSlowToLoad(name: string, index: number, limit: number): ConfigError {
+  return new ConfigError(`plugins.${index}: plugin "${name}" was not loaded and initialised within ${limit} ms (init_timeout_ms)`);
+}
+
 /** Every key a plugin `requires` is a service key the gateway has (`has`), else a ConfigError naming the entry. */
 export function checkRequires(definition: PluginDefinition, name: string, index: number, has: (key: ServiceKey<unknown>) => boolean): void {
   for (const key of (definition.requires ?? []) as readonly Partial<ServiceKey<unknown>>[]) {

@@ -5,7 +5,8 @@ import type { Log } from '../log.js';
 import { loadPluginModule } from './load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from './placement.js';
 import type { PluginDefinition } from '../core/plugin.js';
-import { checkListedPlacement, checkRequires } from './plugin-checks.js';
+import { checkListedPlacement, checkRequires, DEFAULT_INIT_TIMEOUT_MS, tooSlowToLoad } from './plugin-checks.js';
+import { within } from './within.js';
 import { closeWithin } from './bounded-close.js';
 import type { PipelinePlugins, PluginStage } from './runner.js';
 import type { ServiceRegistry } from '../services.js';
@@ -40,20 +41,6 @@ export interface PluginHostDeps {
 function isStage(value: unknown): value is Stage {
   const candidate = value as Partial<Stage> | null;
   return typeof candidate === 'object' && candidate !== null && typeof candidate.run === 'function';
-}
-
-/** How long a plugin's import and `init` may take together unless its entry says (init_timeout_ms). */
-export const DEFAULT_INIT_TIMEOUT_MS = 30_000;
-
-/** `work`, or `tooSlow()` thrown at `deadline` (the work goes on: nothing cancels a Promise; its late failure is ignored here). */
-async function within<T>(work: Promise<T>, deadline: number, tooSlow: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  work.catch(() => undefined);
-  try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(tooSlow()), Math.max(0, deadline - Date.now()))))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function firstLine(err: unknown): string {
@@ -175,7 +162,7 @@ export class PluginHost {
     let timedOut = false;
     const tooSlow = (): ConfigError => {
       timedOut = true;
-      return new ConfigError(`plugins.${index}: plugin "${entry.name}" was not loaded and initialised within ${limit} ms (init_timeout_ms); the change is refused`);
+      return tooSlowToLoad(entry.name, index, limit);
     };
     const { key, definition } = await within(loadPluginModule(entry, index, this.deps), deadline, tooSlow);
     const known = this.loaded.get(key);

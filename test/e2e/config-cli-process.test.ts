@@ -200,6 +200,19 @@ describe('plugins the gateway refuses at start', () => {
   }, 120_000);
 });
 
+describe('a plugin whose import never settles', () => {
+  it('check-config refuses it after its init_timeout_ms, exit 1, as the start does', async () => {
+    // The check ran out of work waiting on the import and the process ended with exit code 0 and no output: a
+    // deploy script's `tollgate check-config && ...` went on.
+    const cwd = tempDir('tollgate-check-hang-');
+    writeFileSync(join(cwd, 'hang.mjs'), "await new Promise(() => {});\nexport default { name: 'hang', create: () => null };\n");
+    writeFileSync(join(cwd, 'hang.yaml'), 'plugins:\n  - { name: hang, path: hang.mjs, init_timeout_ms: 500 }\n');
+    const message = 'plugins.0: plugin "hang" was not loaded and initialised within 500 ms (init_timeout_ms)';
+    expect(await cli(['check-config', 'hang.yaml'], cwd)).toMatchObject({ code: 1, stdout: '', stderr: `error: ${message}\n` });
+    expect(await cli(['--config', 'hang.yaml', '--port', '1', '--host', '127.0.0.1'], cwd)).toMatchObject({ code: 1, stderr: `tollgate: configuration error: cannot start: ${message}\n` });
+  }, 120_000);
+});
+
 describe('a plugin that does not compile', () => {
   it('check-config and the start say where and what its syntax error is', async () => {
     // A TypeScript plugin's syntax error was reported as 'Transform failed with 1 error:' and nothing else (the first
