@@ -100,6 +100,18 @@ function misfit(ctx: RequestContext, event: ResponseEvent): string | null {
   return `answered ${request} with a '${event.kind}' event, where it takes '${expected}' events`;
 }
 
+/**
+ * Why a GatewayError the plugin made cannot be the request's answer, or null when it can: its status must be an HTTP
+ * error status. One without (a JavaScript plugin's `new GatewayError({ type, code, message })`) or with another was
+ * written as it was: a 500 'Internal gateway error.' naming no plugin, a 302 or a bodiless 204 the client took for an
+ * answer, a 101 that cut the connection.
+ */
+function badStatus(err: GatewayError): string | null {
+  const status: unknown = err.status;
+  if (typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599) return null;
+  return `failed with a GatewayError whose status (${JSON.stringify(status) ?? 'none'}) is not an HTTP error status (400 to 599)`;
+}
+
 const DESCRIBED: Record<FailureReason, string> = {
   threw: 'threw an error',
   not_observable: 'returned something that is not an Observable',
@@ -204,12 +216,13 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           answer = stage.run(ctx, guardedNext);
         } catch (err) {
           // A GatewayError thrown is the plugin's answer (plugins/README.md), as one its Observable errors with.
-          if (err instanceof GatewayError) {
+          const bad = err instanceof GatewayError ? badStatus(err) : null;
+          if (err instanceof GatewayError && bad === null) {
             abandoned = true;
             subscriber.error(err);
             return undefined;
           }
-          fail('threw', err);
+          fail('threw', err, bad ?? DESCRIBED.threw);
           return () => skip?.unsubscribe();
         }
         if (!isObservable(answer)) {
@@ -246,8 +259,10 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           error(err: unknown) {
             if (abandoned) return;
             stopTimer();
-            if (err instanceof GatewayError || (isObject(err) && downstreamErrors.has(err))) subscriber.error(err);
-            else fail('errored', err);
+            if (isObject(err) && downstreamErrors.has(err)) return subscriber.error(err);
+            const bad = err instanceof GatewayError ? badStatus(err) : DESCRIBED.errored;
+            if (bad === null) subscriber.error(err);
+            else fail('errored', err, bad);
           },
           complete() {
             if (abandoned) return;

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -108,6 +109,18 @@ export default {
 };
 `;
 
+/** Refuses with a GatewayError whose status the message names ('none' leaves it out), thrown or as its Observable's error. */
+const REFUSES = `
+import { throwError } from 'rxjs';
+import { GatewayError } from 'GATEWAY_ERROR';
+export default { name: 'refuses', create: () => ({ name: 'refuses', run(ctx) {
+  const [, status, how] = /status=(\\w+) (\\w+)/.exec(JSON.stringify(ctx.request.messages));
+  const error = new GatewayError({ ...(status === 'none' ? {} : { status: Number(status) }), type: 'invalid_request_error', code: 'refused_by_policy', message: 'refused' });
+  if (how === 'thrown') throw error;
+  return throwError(() => error);
+} }) };
+`;
+
 function write(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
@@ -145,6 +158,7 @@ beforeAll(async () => {
   write('plugins/malformed.mjs', MALFORMED.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/slow-init.mjs', SLOW_INIT);
   write('plugins/stuck-close.mjs', STUCK_CLOSE);
+  write('plugins/refuses.mjs', REFUSES.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))).replace("'GATEWAY_ERROR'", JSON.stringify(pathToFileURL(join(import.meta.dirname, '../../src/index.ts')).href)));
   write('plugins/one-shape.mjs', IGNORES_STREAM.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/teardown.mjs', TEARDOWN_THROWS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   // A package in the config folder's node_modules, named by `package`.
@@ -460,6 +474,25 @@ describe('a plugin that breaks fails only its request', () => {
     // A completion for a whole answer is one it takes.
     const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'a completion' }] });
     expect(completion.choices[0]?.message.content).toBe('canned');
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('answers a GatewayError a plugin refuses with by its status, and one without an HTTP error status as plugin_failed', async () => {
+    // A GatewayError's status went to the client as it was: a JavaScript plugin's error without one was a 500
+    // 'Internal gateway error.' naming no plugin, a 204 an empty answer, a 302 a redirect, a 101 a cut connection.
+    const { client } = await start([{ name: 'refuses', path: 'plugins/refuses.mjs' }]);
+    const ask = (content: string) => expectApiError(client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content }] }));
+    for (const how of ['thrown', 'errored']) {
+      const refused = await ask(`status=403 ${how}`);
+      expect(refused.status).toBe(403);
+      expect(refused.code).toBe('refused_by_policy');
+      for (const [status, said] of [['none', 'none'], ['204', '204'], ['302', '302'], ['101', '101']]) {
+        const err = await ask(`status=${status} ${how}`);
+        expect(err.status).toBe(500);
+        expect(err.code).toBe('plugin_failed');
+        expect(err.message).toContain(`Plugin 'refuses' failed with a GatewayError whose status (${said}) is not an HTTP error status (400 to 599)`);
+      }
+    }
     expect(upstream.calls).toHaveLength(0);
   });
 
