@@ -1,10 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PluginEntryConfig } from '../core/config.js';
 import { ConfigError } from '../config/secret-ref.js';
 import type { PluginDefinition } from '../core/plugin.js';
+import { resolvePackageEntry } from './resolve-package.js';
 
 /** A plugin module found and imported: `key` identifies it (one `init`, one `close`) across config versions. */
 export interface LoadedPluginModule {
@@ -48,10 +48,10 @@ function resolvePath(path: string, baseDir: string, field: string): string {
   return index;
 }
 
-/** An npm package resolved the way `require` would, from the config file's folder, then the working directory. */
+/** An npm package resolved the way `import` would, from the config file's folder, then the working directory. */
 function resolvePackage(name: string, dirs: { baseDir: string; cwd: string }, field: string): string {
   try {
-    return createRequire(join(dirs.cwd, 'tollgate-plugins.js')).resolve(name, { paths: [...new Set([dirs.baseDir, dirs.cwd])] });
+    return resolvePackageEntry(name, [...new Set([dirs.baseDir, dirs.cwd])]);
   } catch (err) {
     throw new ConfigError(`${field}: cannot find package "${name}" from ${dirs.baseDir} (${(err as Error).message.split('\n', 1)[0]})`);
   }

@@ -169,6 +169,15 @@ beforeAll(async () => {
     `export default { name: 'tag', create: (options) => ({ name: 'tag', run(ctx, next) { ctx.request.messages = [{ role: 'system', content: 'tag:' + options.tag }, ...ctx.request.messages]; return next(); } }) };\n`,
   );
 });
+/** A package in the config folder's node_modules whose plugin adds the system message `tag:<text>`. */
+function writeTagPackage(name: string, manifest: Record<string, unknown>, files: Record<string, string>): void {
+  mkdirSync(join(dir, 'node_modules', name, 'dist'), { recursive: true });
+  write(`node_modules/${name}/package.json`, JSON.stringify({ name, version: '1.0.0', ...manifest }));
+  for (const [file, text] of Object.entries(files)) write(`node_modules/${name}/${file}`, `${text}\n`);
+}
+const tagPlugin = (text: string) =>
+  `{ name: 'tag', create: () => ({ name: 'tag', run(ctx, next) { ctx.request.messages = [{ role: 'system', content: 'tag:${text}' }, ...ctx.request.messages]; return next(); } }) }`;
+
 afterAll(async () => {
   await upstream.close();
   rmSync(dir, { recursive: true, force: true });
@@ -217,6 +226,30 @@ describe('plugins from the config', () => {
     const { client } = await start([{ name: 'tag', package: 'tollgate-plugin-tag', options: { tag: 'x1' } }]);
     await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
     expect(systemMessagesSent()).toEqual(['tag:x1']);
+  });
+
+  it('loads an ESM-only package, and the ESM build of a dual package, as import() resolves them', async () => {
+    // Packages were resolved as require() resolves them: one whose "exports" map only "import" was 'cannot find
+    // package' (No "exports" main defined), and a dual package's CommonJS build was loaded.
+    writeTagPackage('tollgate-plugin-esm-only', { type: 'module', exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } } }, {
+      'dist/index.js': `export default ${tagPlugin('esm-only')};`,
+    });
+    writeTagPackage('tollgate-plugin-dual', { exports: { '.': { require: './dist/index.cjs', import: './dist/index.mjs' } } }, {
+      'dist/index.cjs': `module.exports = ${tagPlugin('cjs')};`,
+      'dist/index.mjs': `export default ${tagPlugin('esm')};`,
+    });
+    const { client } = await start([{ name: 'esm-only', package: 'tollgate-plugin-esm-only' }]);
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(systemMessagesSent()).toEqual(['tag:esm-only']);
+    expect((await patchConfig({ plugins: [{ name: 'dual', package: 'tollgate-plugin-dual' }] })).status).toBe(200);
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(systemMessagesSent()).toEqual(['tag:esm']);
+    // One that exports nothing import() can load is refused, saying so.
+    writeTagPackage('tollgate-plugin-require-only', { exports: { require: './dist/index.cjs' } }, { 'dist/index.cjs': `module.exports = ${tagPlugin('cjs')};` });
+    const refused = await patchConfig({ plugins: [{ name: 'req', package: 'tollgate-plugin-require-only' }] });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.message).toContain('plugins.0.package: cannot find package "tollgate-plugin-require-only"');
+    expect(refused.json.error.message).toContain('"exports" give no entry for import');
   });
 
   it('refuses to start on a bad plugin entry, naming the field', async () => {
