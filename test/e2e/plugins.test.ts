@@ -448,8 +448,11 @@ describe('a plugin that breaks fails only its request', () => {
     const uncaught: unknown[] = [];
     const onUncaught = (err: unknown): void => void uncaught.push(err);
     process.on('uncaughtException', onUncaught);
+    // Chunks 20 ms apart, so the client that leaves does leave before the answer ends.
+    const slow = await startOpenAIUpstream({ apiKey: null, chunkDelayMs: 20 });
     try {
-      const { client, gateway } = await start([{ name: 'teardown', path: 'plugins/teardown.mjs' }]);
+      running = await startGateway(openAIConfig(slow.url, { plugins: [{ name: 'teardown', path: 'plugins/teardown.mjs' }] } as never), {}, { configPath: join(dir, 'tollgate.yaml') });
+      const { client, gateway } = running;
       const failed: Array<GatewayEvents['plugin.failed']> = [];
       gateway.bus.on('plugin.failed', (event) => failed.push(event));
       const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
@@ -466,10 +469,12 @@ describe('a plugin that breaks fails only its request', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(uncaught).toEqual([]);
       expect(failed).toEqual(Array(3).fill(expect.objectContaining({ plugin: 'teardown', reason: 'teardown', message: 'release failed', skipped: false })));
-      const logged = (await (await fetch(`${running!.url}/api/logs?limit=3`)).json()) as { data: Array<{ status: number }> };
-      expect(logged.data.map((entry) => entry.status).sort()).toEqual([200, 200, 499]);
+      const statuses = async (): Promise<number[]> =>
+        ((await (await fetch(`${running!.url}/api/logs?limit=3`)).json()) as { data: Array<{ status: number }> }).data.map((entry) => entry.status).sort();
+      await expect.poll(statuses).toEqual([200, 200, 499]);
     } finally {
       process.off('uncaughtException', onUncaught);
+      await slow.close();
     }
   });
 
