@@ -121,6 +121,14 @@ export default { name: 'refuses', create: () => ({ name: 'refuses', run(ctx) {
 } }) };
 `;
 
+/** Passes an upstream-like set of headers on to the client through ctx.responseHeaders, framing headers among them. */
+const COPIES_HEADERS = `
+export default { name: 'copies-headers', create: () => ({ name: 'copies-headers', run(ctx, next) {
+  Object.assign(ctx.responseHeaders, { 'x-upstream-region': 'eu-1', 'content-length': '3', 'Transfer-Encoding': 'gzip', 'content-encoding': 'br', connection: 'close' });
+  return next();
+} }) };
+`;
+
 function write(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
@@ -158,6 +166,7 @@ beforeAll(async () => {
   write('plugins/malformed.mjs', MALFORMED.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/slow-init.mjs', SLOW_INIT);
   write('plugins/stuck-close.mjs', STUCK_CLOSE);
+  write('plugins/copies-headers.mjs', COPIES_HEADERS);
   write('plugins/refuses.mjs', REFUSES.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))).replace("'GATEWAY_ERROR'", JSON.stringify(pathToFileURL(join(import.meta.dirname, '../../src/index.ts')).href)));
   write('plugins/one-shape.mjs', IGNORES_STREAM.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
   write('plugins/teardown.mjs', TEARDOWN_THROWS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
@@ -532,6 +541,31 @@ describe('a plugin that breaks fails only its request', () => {
       }
     }
     expect(upstream.calls).toHaveLength(0);
+  });
+
+  it('keeps the headers a plugin sets for the client, but not those that frame the answer', async () => {
+    // ctx.responseHeaders went out as they were: the content-length a plugin copied from an upstream cut the answer to
+    // 3 bytes under a 200, whole and streamed, and a transfer-encoding or content-encoding made it unreadable.
+    const { client } = await start([{ name: 'copies-headers', path: 'plugins/copies-headers.mjs' }]);
+    const { data, response } = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).withResponse();
+    expect(data.choices[0]?.message.content).toBe('echo: hi');
+    expect(response.headers.get('x-upstream-region')).toBe('eu-1');
+    expect(response.headers.get('content-encoding')).toBeNull();
+    let text = '';
+    for await (const chunk of await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true })) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: hi');
+    const anthropic = new Anthropic({ baseURL: `${running!.url}/anthropic`, apiKey: 'unused', maxRetries: 0 });
+    const message = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: hi' }]);
+    const streamed = await anthropic.messages.stream({ model: 'openai/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    expect(streamed.content).toEqual([{ type: 'text', text: 'echo: hi' }]);
+    const gemini = await fetch(`${running!.url}/genai/v1beta/models/openai/gpt-4o-mini:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': 'unused' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+    });
+    expect(gemini.status).toBe(200);
+    expect(((await gemini.json()) as { candidates: Array<{ content: { parts: Array<{ text: string }> } }> }).candidates[0]?.content.parts[0]?.text).toBe('echo: hi');
   });
 
   it('answers 504 naming a plugin that hangs past its timeout_ms, within the time', async () => {

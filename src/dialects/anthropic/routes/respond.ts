@@ -12,11 +12,12 @@ import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
 import { renderAnthropicError } from './errors.js';
 import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { answerHeaders } from '../../../http/answer-headers.js';
 import { gatewayError } from '../../../core/errors.js';
 import { ANTHROPIC_PING, streamKeepAlive } from '../../../http/stream-keepalive.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
-  return { 'x-request-id': ctx.id, 'request-id': ctx.id, ...ctx.responseHeaders };
+  return answerHeaders(ctx, ['x-request-id', 'request-id']);
 }
 
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {

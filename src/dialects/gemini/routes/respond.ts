@@ -12,6 +12,7 @@ import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
 import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { answerHeaders } from '../../../http/answer-headers.js';
 import type { RenderedError } from '../../../http/render-error.js';
 import { gatewayError } from '../../../core/errors.js';
 import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
@@ -25,7 +26,7 @@ export function renderGoogleError(error: GatewayError): RenderedError {
 }
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
-  return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
+  return answerHeaders(ctx);
 }
 
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {

@@ -8,6 +8,7 @@ import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
 import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { answerHeaders } from '../../../http/answer-headers.js';
 import { openAIErrorBody, renderOpenAIError } from '../../../http/render-error.js';
 import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
 import { gatewayError } from '../../../core/errors.js';
@@ -19,7 +20,7 @@ import { gatewayError } from '../../../core/errors.js';
 export type AnswerHeaders = (ctx: RequestContext, settled: boolean) => Record<string, string>;
 
 function baseHeaders(ctx: RequestContext, extra: AnswerHeaders | undefined, settled = false): Record<string, string> {
-  const headers = { 'x-request-id': ctx.id, ...ctx.responseHeaders };
+  const headers = answerHeaders(ctx);
   return extra ? Object.assign(headers, extra(ctx, settled)) : headers;
 }
 
