@@ -12,6 +12,7 @@ import { mayUse, modeOf, modelToolName, takeToolCall, toolsFor } from '../mcp/mc
 import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
+import { modelToolSchema } from '../mcp/model-schema.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
@@ -42,19 +43,20 @@ function requestedServers(ctx: RequestContext, layers: ReadonlyArray<McpPolicyCo
 
 /**
  * The MCP tools as OpenAI function tools, and as Anthropic or Gemini tools for the client's own body (native
- * pass-through), each under the name the model sees (`name`, see modelToolName).
+ * pass-through), each under the name the model sees (`name`, see modelToolName) and with a schema model APIs take
+ * (see modelToolSchema).
  */
 function openAITool(name: string, tool: McpToolInfo): Record<string, unknown> {
-  return { type: 'function', function: { name, description: tool.description, parameters: tool.inputSchema } };
+  return { type: 'function', function: { name, description: tool.description, parameters: modelToolSchema(tool.inputSchema) } };
 }
 function anthropicTool(name: string, tool: McpToolInfo): Record<string, unknown> {
-  return { name, description: tool.description, input_schema: tool.inputSchema };
+  return { name, description: tool.description, input_schema: modelToolSchema(tool.inputSchema) };
 }
 
 /** An MCP tool as a Gemini function declaration (its JSON Schema as `parametersJsonSchema`; none when it takes nothing). */
 function geminiDeclaration(name: string, tool: McpToolInfo): Record<string, unknown> {
   const declaration: Record<string, unknown> = { name, description: tool.description };
-  const schema = tool.inputSchema as { type?: unknown; properties?: unknown } | undefined;
+  const schema = modelToolSchema(tool.inputSchema) as { type?: unknown; properties?: unknown } | undefined;
   const empty = schema?.type === 'object' && !(isRecord(schema.properties) && Object.keys(schema.properties).length > 0);
   if (schema && !empty) declaration.parametersJsonSchema = schema;
   return declaration;

@@ -231,6 +231,8 @@ export function validate(body: unknown): string | null {
       if (tool.type === WEB_SEARCH_TOOL) continue;
       if (!isRecord(tool.input_schema) || tool.input_schema.type !== 'object') return `tools.${i}.input_schema: Field required`;
       if ('function' in tool || 'parameters' in tool) return `tools.${i}: Extra inputs are not permitted`;
+      // Refused for every custom tool, strict or not (the words of Anthropic's 400).
+      if (['oneOf', 'allOf', 'anyOf'].some((key) => tool.input_schema[key] !== undefined)) return `tools.${i}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level`;
       const problem = tool.strict === true ? schemaProblem(tool.input_schema, `tools.${i}.custom.input_schema`) : null;
       if (problem) return problem;
     }

@@ -105,6 +105,23 @@ function chooseTool(body: Json, lastRole: string): string | null {
   return null;
 }
 
+/** A function tool whose parameters OpenAI refuses at the top level, in OpenAI's words (a 400 for the whole request). */
+function functionParametersProblem(tools: unknown): RequestProblem | null {
+  if (!Array.isArray(tools)) return null;
+  for (let i = 0; i < tools.length; i++) {
+    const fn: unknown = isRecord(tools[i]) ? (tools[i] as Json).function : undefined;
+    if (!isRecord(fn) || !isRecord(fn.parameters)) continue;
+    const parameters = fn.parameters;
+    if ((parameters.type === undefined || parameters.type === 'object') && !['oneOf', 'anyOf', 'allOf', 'enum', 'not'].some((key) => parameters[key] !== undefined)) continue;
+    return {
+      message: `Invalid schema for function '${String(fn.name)}': schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level.`,
+      param: `tools[${i}].function.parameters`,
+      code: 'invalid_function_parameters',
+    };
+  }
+  return null;
+}
+
 /**
  * Anthropic's request fields OpenAI refuses: `thinking` at the top level ("Unrecognized request argument"), and
  * `cache_control` on a content part or a tool ("Unknown parameter"), with the words and params OpenAI uses.
@@ -215,6 +232,8 @@ export function parseChatRequest(body: unknown): ParseResult {
     const name = typeof jsonSchema.name === 'string' ? jsonSchema.name : '';
     return fail(`Invalid schema for response_format '${name}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(jsonSchema.schema.type)}"'.`, 'response_format', null);
   }
+  const parameters = functionParametersProblem(body.tools);
+  if (parameters) return { ok: false, problem: parameters };
   const last = messages[messages.length - 1] as Json;
   const lastRole = last.role as string;
   let lastUserText = '';
