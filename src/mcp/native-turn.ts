@@ -2,6 +2,7 @@ import type { CachedNative } from '../cache/cache-store.js';
 import { nativeBodyOf } from '../cache/native-reshape.js';
 import type { NativeRequest } from '../core/canonical.js';
 import { isRecord } from '../core/is-record.js';
+import { unforcedAnthropicToolChoice, unforcedGeminiToolConfig } from './tool-choice.js';
 
 type Json = Record<string, unknown>;
 
@@ -18,7 +19,8 @@ export interface ToolTurn {
  * model's turn as the upstream gave it (Anthropic's content blocks with their thinking signatures, Gemini's parts
  * with their thought signatures) and the tools' results in the format's own shape. What only the client's format
  * carries (server and built-in tools, thinking, safety settings) thus stays for every turn; Anthropic refuses a
- * tool-use turn under thinking whose signed thinking is not handed back, and a translated turn drops it.
+ * tool-use turn under thinking whose signed thinking is not handed back, and a translated turn drops it. A tool
+ * choice that forced the turn before no longer forces (see tool-choice.ts).
  *
  * Null when the turn cannot be continued natively (its answer was not the upstream's own, or its tool calls do not
  * match the ones run): the run then goes on from the canonical request, as for any other format.
@@ -36,7 +38,7 @@ function anthropicNextTurn(request: Json, message: Json, turns: readonly ToolTur
   const calls = message.content.filter((block): block is Json => isRecord(block) && block.type === 'tool_use');
   if (calls.length !== turns.length || calls.some((call, i) => call.name !== turns[i]?.name)) return null;
   const results = calls.map((call, i) => ({ type: 'tool_result', tool_use_id: call.id, content: turns[i]?.result ?? '', ...(turns[i]?.isError ? { is_error: true } : {}) }));
-  return { ...request, messages: [...request.messages, { role: 'assistant', content: message.content }, { role: 'user', content: results }] };
+  return { ...request, ...unforcedAnthropicToolChoice(request.tool_choice), messages: [...request.messages, { role: 'assistant', content: message.content }, { role: 'user', content: results }] };
 }
 
 /**
@@ -60,5 +62,5 @@ function geminiNextTurn(request: Json, response: Json, turns: readonly ToolTurn[
   const calls = content.parts.flatMap((part) => (isRecord(part) && isRecord(part.functionCall) ? [part.functionCall] : []));
   if (calls.length !== turns.length || calls.some((call, i) => call.name !== turns[i]?.name)) return null;
   const results = calls.map((call, i) => ({ functionResponse: { ...(typeof call.id === 'string' ? { id: call.id } : {}), name: call.name, response: functionResponse(turns[i]?.result ?? '', turns[i]?.isError) } }));
-  return { ...request, contents: [...request.contents, { ...content, role: 'model' }, { role: 'user', parts: results }] };
+  return { ...request, ...unforcedGeminiToolConfig(request), contents: [...request.contents, { ...content, role: 'model' }, { role: 'user', parts: results }] };
 }

@@ -13,6 +13,7 @@ import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
 import { modelToolSchema } from '../mcp/model-schema.js';
+import { unforcedToolChoice } from '../mcp/tool-choice.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
@@ -316,6 +317,8 @@ class McpStage implements Stage {
                 tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
               };
               ctx.request.messages = [...ctx.request.messages, assistant, ...results];
+              // A forced tool choice forced this turn only: the model answers from the results or calls again.
+              Object.assign(ctx.request, unforcedToolChoice(ctx.request.tool_choice));
               // A client's own body goes on with the upstream's own turn and the results in its format; when it
               // cannot, the conversation is tollgate's and later turns go upstream from the canonical request.
               if (ctx.native) {

@@ -112,6 +112,41 @@ describe('MCP tools for models', () => {
     expect(called).toEqual([expect.objectContaining({ server: 'kb', tool: 'lookup', via: 'agent', status: 'ok' })]);
   });
 
+  it('forces a tool call on the first turn only, when the client forces one, so the model can answer from the result', async () => {
+    // Forced again on every turn, the model would call a tool each time until max_steps, and the client would get
+    // a call to a tool it never offered; agent loops (the OpenAI Agents SDK's reset_tool_choice) let it choose after.
+    const headers = { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' };
+    for (const choice of ['required', { type: 'function', function: { name: 'kb__lookup' } }] as const) {
+      const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('pluto'), tool_choice: choice }, { headers });
+      expect(answer.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'echo: found: PLUTO' } });
+      expect(kb.calls).toEqual(['lookup:pluto']);
+      expect(upstream.calls.map((call) => call.body.tool_choice)).toEqual([choice, 'auto']);
+      upstream.reset();
+      kb.calls.length = 0;
+    }
+
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: headers });
+    const anyTool = { type: 'any' as const, disable_parallel_tool_use: true };
+    const message = await anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 200, tool_choice: anyTool, messages: [{ role: 'user', content: 'venus' }] });
+    expect(message.stop_reason).toBe('end_turn');
+    expect(kb.calls).toEqual(['lookup:venus']);
+    expect(claude.calls.map((call) => call.body.tool_choice)).toEqual([anyTool, { type: 'auto', disable_parallel_tool_use: true }]);
+    claude.reset();
+    kb.calls.length = 0;
+
+    const response = await fetch(`${tg.url}/genai/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'venus' }] }], toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['kb__lookup'] } } }),
+    });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { candidates: Array<{ content: { parts: Array<{ text?: string; functionCall?: unknown }> } }> };
+    expect(answer.candidates[0]?.content.parts.some((part) => part.functionCall)).toBe(false);
+    expect(kb.calls).toEqual(['lookup:venus']);
+    expect(gemini.calls.map((call) => call.body.toolConfig)).toEqual([{ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['kb__lookup'] } }, { functionCallingConfig: { mode: 'AUTO' } }]);
+    gemini.reset();
+  });
+
   it("counts an agent run as one request of its virtual key, however many turns it took", async () => {
     const created = await fetch(`${tg.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'agent-key' }) });
     const key = (await created.json()) as { id: string; key: string };

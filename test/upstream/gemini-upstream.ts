@@ -346,12 +346,13 @@ function planAnswer(body: Record<string, any>, usage: UsageScript): Plan {
   const last = contents[contents.length - 1] as Record<string, any>;
   const lastParts = last.parts as Array<Record<string, any>>;
   const result = lastParts.find((part) => part.functionResponse);
-  if (result) return { text: `result: ${JSON.stringify(result.functionResponse.response)}`, call: null, promptTokens, usage, extras: {} };
-  const userText = partsText(lastParts);
-  const extras = candidateExtras(body, userText);
   const declarations: Array<Record<string, any>> = (body.tools ?? []).flatMap((tool: any) => tool.functionDeclarations ?? []);
   const calling = (body.toolConfig ?? body.tool_config)?.functionCallingConfig;
+  // Mode ANY: "the model is constrained to always predict a function call", a function's response read or not.
   const forced = calling?.mode === 'ANY';
+  if (result && !(forced && declarations.length > 0)) return { text: `result: ${JSON.stringify(result.functionResponse.response)}`, call: null, promptTokens, usage, extras: {} };
+  const userText = partsText(lastParts);
+  const extras = candidateExtras(body, userText);
   if (declarations.length > 0 && calling?.mode !== 'NONE' && (forced || /use the tool/i.test(userText))) {
     const name = (calling?.allowedFunctionNames?.[0] as string | undefined) ?? (declarations[0]?.name as string);
     return { text: null, call: { name, args: { query: userText, limit: 3 } }, promptTokens, usage, extras };

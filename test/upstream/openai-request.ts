@@ -93,11 +93,15 @@ function parseStop(stop: unknown): readonly string[] | null {
   return null;
 }
 
-/** Which function the model "decides" to call, or null for a text answer. */
+/**
+ * Which function the model "decides" to call, or null for a text answer: after a user message, or whenever
+ * tool_choice forces a call (`required`, a named function), as OpenAI does, tool results read or not.
+ */
 function chooseTool(body: Json, lastRole: string): string | null {
   const tools = body.tools;
-  if (!Array.isArray(tools) || tools.length === 0 || lastRole !== 'user') return null;
   const choice = body.tool_choice;
+  const forced = choice === 'required' || (isRecord(choice) && isRecord(choice.function));
+  if (!Array.isArray(tools) || tools.length === 0 || (lastRole !== 'user' && !forced)) return null;
   if (choice === 'none') return null;
   if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') return choice.function.name;
   const first: unknown = tools[0];
