@@ -90,15 +90,25 @@ function completionText(completion: ChatCompletion): string | null {
   return isRecord(choice) && isRecord(choice.message) && typeof choice.message.content === 'string' ? choice.message.content : null;
 }
 
+/**
+ * Two usages' counts added, field by field and into the details (`prompt_tokens_details.cached_tokens`,
+ * `completion_tokens_details.reasoning_tokens`, a provider's own counts): the parts must add up with the totals, or
+ * an Anthropic client reads the turns' cache reads but the last's as uncached input. Other values are the later's.
+ */
+function addCounts(total: Record<string, unknown>, usage: Record<string, unknown>): Record<string, unknown> {
+  const sum: Record<string, unknown> = { ...total, ...usage };
+  for (const [field, value] of Object.entries(usage)) {
+    const before = total[field];
+    if (typeof value === 'number' && typeof before === 'number') sum[field] = before + value;
+    else if (isRecord(value) && isRecord(before)) sum[field] = addCounts(before, value);
+  }
+  return sum;
+}
+
 function addUsage(total: CompletionUsage | null, usage: CompletionUsage | null | undefined): CompletionUsage | null {
   if (!usage) return total;
   if (!total) return { ...usage };
-  return {
-    ...usage,
-    prompt_tokens: total.prompt_tokens + usage.prompt_tokens,
-    completion_tokens: total.completion_tokens + usage.completion_tokens,
-    total_tokens: total.total_tokens + usage.total_tokens,
-  };
+  return addCounts(total, usage) as CompletionUsage;
 }
 
 function addSpent(total: Spent | null, spent: Spent | null): Spent | null {

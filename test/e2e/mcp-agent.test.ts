@@ -404,6 +404,25 @@ describe('MCP tools for models', () => {
     check(streamed.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(''));
   });
 
+  it("adds every turn's cache reads and writes up in the usage an agent run's Anthropic client gets, not the last turn's alone", async () => {
+    // Every later turn of an agent run reads the growing prompt from the cache: the cached part is most of its input.
+    claude.setCacheTokens(100, 20);
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } });
+    const params = { model: 'anthropic/claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user' as const, content: 'use the tool for venus' }] };
+    const expected = (): Record<string, number> => {
+      const turns = claude.sent.map((answer) => answer.message.usage as Record<string, number>);
+      expect(turns).toHaveLength(2);
+      const sum = (field: string): number => turns.reduce((total, usage) => total + (usage[field] ?? 0), 0);
+      return { input_tokens: sum('input_tokens'), output_tokens: sum('output_tokens'), cache_read_input_tokens: 200, cache_creation_input_tokens: 40 };
+    };
+    const message = await anthropic.messages.create(params);
+    expect(message.usage).toMatchObject(expected());
+    claude.sent.length = 0;
+    const streamed = await anthropic.messages.stream(params).finalMessage();
+    expect(streamed.usage).toMatchObject(expected());
+    claude.reset();
+  });
+
   it("gives an Anthropic client the upstream's own answer in agent mode when one turn ran: its signed thinking survives for the client's own tool call", async () => {
     const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } });
     const params = {
