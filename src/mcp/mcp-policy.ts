@@ -21,6 +21,16 @@ export function mayUse(identity: Identity | null, tool: Pick<McpToolInfo, 'serve
   return allowLists(identity).every((allow) => allows(allow, tool));
 }
 
+/**
+ * Whether the caller may ask for a server's tools at all: each of its allow-lists names the server, its pattern or
+ * one of its tools. Read from the lists alone, not from the tools the server offers now: a server that is down or
+ * reconnecting offers none, and a key allowed one of its tools is no more refused then than a key allowed all.
+ */
+export function mayAskFor(identity: Identity | null, server: string): boolean {
+  const prefix = `${server}${MCP_TOOL_SEPARATOR}`;
+  return allowLists(identity).every((allow) => !allow || allow.some((entry) => entry === server || entry.startsWith(prefix)));
+}
+
 /** Every tool of the ready servers the caller may use (of these servers only, when named). */
 export function toolsFor(hub: McpHub, identity: Identity | null, servers?: readonly string[]): McpToolInfo[] {
   return hub.tools(servers).filter((tool) => mayUse(identity, tool));

@@ -8,7 +8,7 @@ import type { McpHub, McpToolInfo } from '../core/mcp.js';
 import { definePlugin } from '../core/plugin.js';
 import type { Next, Stage } from '../core/stage.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
-import { mayUse, modeOf, modelToolName, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
+import { mayAskFor, mayUse, modeOf, modelToolName, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
 import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
@@ -147,7 +147,7 @@ class McpStage implements Stage {
     return defer(() => {
       for (const name of servers) {
         if (!ctx.config.mcp.servers.has(name)) throw gatewayError('invalid_value', `Unknown MCP server '${name}' in ${SERVERS_HEADER} or the MCP config.`, { param: SERVERS_HEADER });
-        if (!mayUse(ctx.identity, { server: name, name: `${name}__*` }) && toolsFor(this.hub, ctx.identity, [name]).length === 0) {
+        if (!mayAskFor(ctx.identity, name)) {
           throw gatewayError('mcp_tool_not_allowed', `This key may not use the MCP server '${name}'.`, { param: SERVERS_HEADER });
         }
       }

@@ -1,4 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -479,5 +481,36 @@ describe('MCP tools for models', () => {
     expect((upstream.calls[0]?.body.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(['kb__lookup']);
     const unknown = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: { 'x-tollgate-mcp': 'nowhere' } }).catch((err: unknown) => err);
     expect(unknown).toMatchObject({ status: 400, param: 'x-tollgate-mcp' });
+  });
+
+  it('lets a key allowed one tool of a server through while that server is down, as a key allowed the whole server is', async () => {
+    // A port nothing listens on: the server is configured, its connection fails and is retried.
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((done) => closed.close(() => done()));
+    const down = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      mcp: { servers: { notes: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } } },
+    });
+    try {
+      const chat = async (allow: string[]): Promise<Response> => {
+        const created = await fetch(`${down.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: `allow-${allow.join('-')}`, mcp: { allow } }) });
+        const { key } = (await created.json()) as { key: string };
+        return fetch(`${down.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-tollgate-mcp': 'notes' },
+          body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hi('x') }),
+        });
+      };
+      expect((await chat(['notes'])).status).toBe(200);
+      const oneTool = await chat(['notes__search']);
+      expect(oneTool.status).toBe(200);
+      const other = await chat(['kb']);
+      expect(other.status).toBe(403);
+      expect(((await other.json()) as { error: { code: string } }).error.code).toBe('mcp_tool_not_allowed');
+    } finally {
+      await down.stop();
+    }
   });
 });
