@@ -2,6 +2,7 @@ import type { RoutingPolicy } from '../core/config.js';
 import type { ConfigDocument } from './schema.js';
 import type { CacheSettings, GuardrailsSettings, ProviderRuntime, RouteRuntime, Settings } from '../core/config.js';
 import { maskSecret } from './secret-box.js';
+import { maskArgs } from '../core/mcp-arg-secrets.js';
 import type { ProviderView, RouteView } from './views.js';
 
 const SENSITIVE_HEADER = /key|token|secret|auth|password|cookie/i;
@@ -278,11 +279,18 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
   return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
 }
 
-/** The mcp section with its HTTP servers' URLs masked for display (see maskWebhookUrl). */
+/**
+ * The mcp section with its HTTP servers' URLs masked for display (see maskWebhookUrl), and the credentials in its
+ * stdio servers' arguments (a database URL's password, `--api-key <value>`: see mcp-arg-secrets.ts). Written back
+ * as read, they stand for the stored ones (see unmask.ts, which masks the stored item to compare).
+ */
 function maskMcpUrls(mcp: ConfigDocument['mcp']): ConfigDocument['mcp'] {
   if (!mcp?.servers) return mcp;
   const servers: NonNullable<NonNullable<ConfigDocument['mcp']>['servers']> = {};
-  for (const [name, server] of Object.entries(mcp.servers)) servers[name] = server.type === 'http' ? { ...server, url: maskWebhookUrl(server.url) } : server;
+  for (const [name, server] of Object.entries(mcp.servers)) {
+    if (server.type === 'http') servers[name] = { ...server, url: maskWebhookUrl(server.url) };
+    else servers[name] = server.args ? { ...server, args: maskArgs(server.args, maskWebhookUrl) } : server;
+  }
   return { ...mcp, servers };
 }
 

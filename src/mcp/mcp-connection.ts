@@ -12,6 +12,7 @@ import type { McpServerRuntime } from '../core/config.js';
 import { REDACTED, redactSecrets } from '../core/redact-secrets.js';
 import { MCP_TOOL_SEPARATOR, type McpServerHealth, type McpServerState, type McpToolInfo } from '../core/mcp.js';
 import { isRecord } from '../core/is-record.js';
+import { argSecrets } from '../core/mcp-arg-secrets.js';
 import type { Log } from '../log.js';
 import type { Outbound } from '../network/outbound-network.js';
 import { fetch as undiciFetch } from 'undici';
@@ -59,13 +60,13 @@ function message(err: unknown): string {
 const SHORTEST_SECRET = 6;
 
 /**
- * The secrets of a server's config, which `GET /api/mcp` shows masked: a stdio server's `env` values, an HTTP
- * server's token, header values, and the URL's user, password and query values. Longest first, so a secret that
- * contains another is replaced whole.
+ * The secrets of a server's config, which `GET /api/mcp` shows masked: a stdio server's `env` values and the
+ * credentials in its arguments (see mcp-arg-secrets.ts), an HTTP server's token, header values, and the URL's user,
+ * password and query values. Longest first, so a secret that contains another is replaced whole.
  */
 function configuredSecrets(runtime: McpServerRuntime): string[] {
   const values: string[] = [];
-  if (runtime.type === 'stdio') values.push(...Object.values(runtime.env ?? {}));
+  if (runtime.type === 'stdio') values.push(...Object.values(runtime.env ?? {}), ...argSecrets(runtime.args ?? []));
   else {
     if (runtime.token) values.push(runtime.token);
     values.push(...Object.values(runtime.headers ?? {}));
