@@ -43,3 +43,23 @@ export function unforcedGeminiToolConfig(request: Json): Json {
   }
   return {};
 }
+
+/**
+ * The tool choice of a run's last turn, after tollgate ran tools (the step limit or the time budget reached): no
+ * tool, so the model answers from what it has. A call it made then would go to the client, which never offered
+ * an MCP tool and cannot run it. Each returns the fields to set on the request.
+ */
+export function noToolChoice(): Json {
+  return { tool_choice: 'none' };
+}
+
+export function noAnthropicToolChoice(): Json {
+  return { tool_choice: { type: 'none' } };
+}
+
+export function noGeminiToolCall(request: Json): Json {
+  const key = isRecord(request.tool_config) && !isRecord(request.toolConfig) ? 'tool_config' : 'toolConfig';
+  const config = isRecord(request[key]) ? (request[key] as Json) : {};
+  const { functionCallingConfig: _camel, function_calling_config: _snake, ...rest } = config;
+  return { [key]: { ...rest, functionCallingConfig: { mode: 'NONE' } } };
+}

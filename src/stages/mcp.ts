@@ -13,7 +13,7 @@ import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
 import { modelToolSchema } from '../mcp/model-schema.js';
-import { unforcedToolChoice } from '../mcp/tool-choice.js';
+import { noAnthropicToolChoice, noGeminiToolCall, noToolChoice, unforcedToolChoice } from '../mcp/tool-choice.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
@@ -121,6 +121,14 @@ function addSpent(total: Spent | null, spent: Spent | null): Spent | null {
   return { usage, usd: total.usd + spent.usd, priced: total.priced && spent.priced, estimated: total.estimated || spent.estimated };
 }
 
+/** The request of a run's last turn, in the canonical form and the client's own body: no tool may be called. */
+function withoutToolCalls(ctx: ChatContext): void {
+  Object.assign(ctx.request, noToolChoice());
+  const native = ctx.native;
+  if (native?.format === 'anthropic') (ctx as { native: typeof native }).native = { ...native, body: { ...native.body, ...noAnthropicToolChoice() } };
+  else if (native?.format === 'gemini') (ctx as { native: typeof native }).native = { ...native, body: { ...native.body, ...noGeminiToolCall(native.body) } };
+}
+
 /**
  * MCP tools for models. A request opts in with `x-tollgate-mcp: <server>[,<server>]`, or its route, team or key
  * attaches servers; the tools the caller may use are added to the request's `tools` as `<server>__<tool>`.
@@ -213,6 +221,8 @@ class McpStage implements Stage {
       /** One model turn; `final` when no further turn may follow (the last step, or the budget spent). */
       const turn = (step: number): void => {
         const final = step >= maxSteps || performance.now() >= deadline;
+        // The last turn after tools ran answers: a call it made would go to a client that never offered the tool.
+        if (final && step > 1) withoutToolCalls(ctx);
         const held: ResponseEvent[] = [];
         const calls = new Map<number, ToolCall>();
         let text = '';

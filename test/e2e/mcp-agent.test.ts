@@ -263,6 +263,65 @@ describe('MCP tools for models', () => {
     }
   }, 30_000);
 
+  it('lets the last turn a run may take answer, not call an MCP tool the client would get and never offered', async () => {
+    // A paged search: each page asks to be called again, and the model would go on for ever.
+    let pages = 0;
+    const pager = await serveMcpOverHttp(() => {
+      const server = new McpServer({ name: 'pager', version: '1.0.0' });
+      server.registerTool('next', { description: 'The next page of results', inputSchema: { query: z.string() } }, async () => ({ content: [{ type: 'text', text: `page ${++pages}; call me again for more` }] }));
+      return server;
+    });
+    const bounded = await startGateway({
+      providers: {
+        openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' },
+        anthropic: { base_url: `${claude.url}/v1`, api_key: 'sk-ant-key' },
+        gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' },
+      },
+      mcp: { servers: { pager: { type: 'http', url: pager.url } }, agent: { max_steps: 3 } },
+    });
+    const headers = { 'x-tollgate-mcp': 'pager', 'x-tollgate-mcp-mode': 'auto' };
+    try {
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !((await (await fetch(`${bounded.url}/api/mcp`)).json()) as { tools: unknown[] }).tools.length) await new Promise((done) => setTimeout(done, 50));
+      const answer = await bounded.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('mars') }, { headers });
+      expect(upstream.calls).toHaveLength(3);
+      expect(pages).toBe(2);
+      expect(answer.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'echo: page 2; call me again for more' } });
+      expect(upstream.calls.map((call) => call.body.tool_choice)).toEqual([undefined, undefined, 'none']);
+
+      pages = 0;
+      const anthropic = new Anthropic({ baseURL: `${bounded.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, defaultHeaders: headers });
+      const message = await anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: 'use the tool for mars' }] });
+      expect(claude.calls).toHaveLength(3);
+      expect(pages).toBe(2);
+      expect(message.stop_reason).toBe('end_turn');
+      expect(message.content).toEqual([expect.objectContaining({ type: 'text' })]);
+      expect(claude.calls.map((call) => call.body.tool_choice)).toEqual([undefined, undefined, { type: 'none' }]);
+
+      pages = 0;
+      const response = await fetch(`${bounded.url}/genai/v1beta/models/gemini-2.5-flash:generateContent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'use the tool for mars' }] }], toolConfig: { retrievalConfig: { languageCode: 'en' } } }),
+      });
+      expect(response.status).toBe(200);
+      const candidate = ((await response.json()) as { candidates: Array<{ content: { parts: Array<{ text?: string; functionCall?: unknown }> } }> }).candidates[0];
+      expect(gemini.calls).toHaveLength(3);
+      expect(pages).toBe(2);
+      expect(candidate?.content.parts.some((part) => part.functionCall)).toBe(false);
+      expect(gemini.calls.map((call) => call.body.toolConfig)).toEqual([
+        { retrievalConfig: { languageCode: 'en' } },
+        { retrievalConfig: { languageCode: 'en' } },
+        { retrievalConfig: { languageCode: 'en' }, functionCallingConfig: { mode: 'NONE' } },
+      ]);
+    } finally {
+      await bounded.stop();
+      await pager.close();
+      claude.reset();
+      gemini.reset();
+    }
+  });
+
   describe('with prices ($1 a token, so each turn shows)', () => {
     let priced: RunningGateway;
     beforeAll(async () => {

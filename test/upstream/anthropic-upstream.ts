@@ -281,7 +281,7 @@ function plan(body: Json, cache: CacheTokens): Plan {
   const forced = choice?.type === 'any' || choice?.type === 'tool';
   const clientTools = tools.filter((tool) => tool.type !== WEB_SEARCH_TOOL);
   const webSearch = tools.some((tool) => tool.type === WEB_SEARCH_TOOL) && /search the web/i.test(lastText);
-  const callTool = clientTools.length > 0 && choice?.type !== 'none' && (forced || (/use the tool/i.test(lastText) && !/^tool (said|failed)/.test(textOf(last.content))));
+  const callTool = clientTools.length > 0 && choice?.type !== 'none' && (forced || /call me again/i.test(textOf(last.content)) || (/use the tool/i.test(lastText) && !/^tool (said|failed)/.test(textOf(last.content))));
   const content: Json[] = [];
   if (body.thinking?.type === 'enabled') {
     if (lastText.includes(REDACTED_THINKING_TRIGGER)) content.push({ type: 'redacted_thinking', data: `redacted_${randomAlphanumeric(32)}` });

@@ -350,10 +350,12 @@ function planAnswer(body: Record<string, any>, usage: UsageScript): Plan {
   const calling = (body.toolConfig ?? body.tool_config)?.functionCallingConfig;
   // Mode ANY: "the model is constrained to always predict a function call", a function's response read or not.
   const forced = calling?.mode === 'ANY';
-  if (result && !(forced && declarations.length > 0)) return { text: `result: ${JSON.stringify(result.functionResponse.response)}`, call: null, promptTokens, usage, extras: {} };
+  // A function's response that asks to be called again ("call me again": a paged search) is called again.
+  const again = result !== undefined && calling?.mode !== 'NONE' && /call me again/i.test(JSON.stringify(result.functionResponse.response));
+  if (result && !((forced || again) && declarations.length > 0)) return { text: `result: ${JSON.stringify(result.functionResponse.response)}`, call: null, promptTokens, usage, extras: {} };
   const userText = partsText(lastParts);
   const extras = candidateExtras(body, userText);
-  if (declarations.length > 0 && calling?.mode !== 'NONE' && (forced || /use the tool/i.test(userText))) {
+  if (declarations.length > 0 && calling?.mode !== 'NONE' && (forced || again || /use the tool/i.test(userText))) {
     const name = (calling?.allowedFunctionNames?.[0] as string | undefined) ?? (declarations[0]?.name as string);
     return { text: null, call: { name, args: { query: userText, limit: 3 } }, promptTokens, usage, extras };
   }

@@ -94,14 +94,16 @@ function parseStop(stop: unknown): readonly string[] | null {
 }
 
 /**
- * Which function the model "decides" to call, or null for a text answer: after a user message, or whenever
- * tool_choice forces a call (`required`, a named function), as OpenAI does, tool results read or not.
+ * Which function the model "decides" to call, or null for a text answer: after a user message, after a tool result
+ * that asks to be called again ("call me again": a paged search), or whenever tool_choice forces a call
+ * (`required`, a named function), as OpenAI does, tool results read or not.
  */
-function chooseTool(body: Json, lastRole: string): string | null {
+function chooseTool(body: Json, last: Json): string | null {
   const tools = body.tools;
   const choice = body.tool_choice;
   const forced = choice === 'required' || (isRecord(choice) && isRecord(choice.function));
-  if (!Array.isArray(tools) || tools.length === 0 || (lastRole !== 'user' && !forced)) return null;
+  const again = last.role === 'tool' && /call me again/i.test(contentText(last.content));
+  if (!Array.isArray(tools) || tools.length === 0 || (last.role !== 'user' && !forced && !again)) return null;
   if (choice === 'none') return null;
   if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') return choice.function.name;
   const first: unknown = tools[0];
@@ -260,7 +262,7 @@ export function parseChatRequest(body: unknown): ParseResult {
       logprobs: body.logprobs === true,
       topLogprobs,
       jsonOutput: format === 'json_object' || format === 'json_schema',
-      toolName: chooseTool(body, lastRole),
+      toolName: chooseTool(body, last),
       echoSource: lastRole === 'tool' ? contentText(last.content) : lastUserText,
       promptTokens,
     },
