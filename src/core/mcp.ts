@@ -16,6 +16,12 @@ export interface McpToolInfo {
   description: string;
   /** The tool's JSON Schema for its arguments, as the server gave it. */
   inputSchema: Record<string, unknown>;
+  /** The tool's display name, when the server gave one (passed on to MCP clients, as the two below). */
+  title?: string;
+  /** Hints (`readOnlyHint`, `destructiveHint`): MCP clients ask before running a tool that may change things. */
+  annotations?: Record<string, unknown>;
+  /** The JSON Schema of the tool's structured result. */
+  outputSchema?: Record<string, unknown>;
 }
 
 /** What a tool call gave: the server's content blocks, their text for a model, and how it went. */

@@ -15,7 +15,16 @@ import type { HttpDeps } from './deps.js';
 function serverFor(deps: HttpDeps, identity: Identity | null, requestId: string, signal: AbortSignal): Server {
   const server = new Server({ name: 'tollgate', version: deps.version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: toolsFor(deps.mcp, identity).map((tool): Tool => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema as Tool['inputSchema'] })),
+    tools: toolsFor(deps.mcp, identity).map(
+      (tool): Tool => ({
+        name: tool.name,
+        ...(tool.title !== undefined ? { title: tool.title } : {}),
+        description: tool.description,
+        inputSchema: tool.inputSchema as Tool['inputSchema'],
+        ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Tool['outputSchema'] } : {}),
+        ...(tool.annotations ? { annotations: tool.annotations as Tool['annotations'] } : {}),
+      }),
+    ),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
@@ -27,6 +36,11 @@ function serverFor(deps: HttpDeps, identity: Identity | null, requestId: string,
     // Tools are listed by their own names; a name as a model saw it (see modelToolName) is taken too.
     const tool = findTool(deps.mcp, name)?.name ?? name;
     const result = await deps.mcp.callTool(tool, request.params.arguments ?? {}, callerOf(requestId, identity, 'mcp'), { signal: AbortSignal.any([signal, extra.signal]) });
+    // A tool listed with an output schema must give its structured result (the SDK client refuses an answer without):
+    // one cut at max_result_bytes that lost it is an error the client can read, with the text that was kept.
+    if (!result.isError && !result.structuredContent && findTool(deps.mcp, name)?.outputSchema) {
+      return { content: [{ type: 'text', text: `The structured result of '${name}' did not fit in max_result_bytes.\n${result.text}` }], isError: true };
+    }
     return {
       content: result.content as CallToolResult['content'],
       ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),

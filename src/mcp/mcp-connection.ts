@@ -296,6 +296,9 @@ export class McpConnection {
           name: `${this.name}${MCP_TOOL_SEPARATOR}${tool.name}`,
           description: tool.description ?? tool.title ?? '',
           inputSchema: tool.inputSchema as Record<string, unknown>,
+          ...(tool.title !== undefined ? { title: tool.title } : {}),
+          ...(isRecord(tool.annotations) ? { annotations: tool.annotations } : {}),
+          ...(isRecord(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
         });
       }
       cursor = answer.nextCursor;

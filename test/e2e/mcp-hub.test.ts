@@ -294,6 +294,9 @@ describe('/mcp: tollgate as an MCP server', () => {
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name).sort()).toEqual(['local__add', 'remote__lookup']);
       expect(tools.find((tool) => tool.name === 'local__add')).toMatchObject({ description: 'Adds two numbers.', inputSchema: { type: 'object' } });
+      // What the server says of its tool reaches the client: its title and its hints (a client asks before running a
+      // tool that is not read-only).
+      expect(tools.find((tool) => tool.name === 'remote__lookup')).toMatchObject({ title: 'Key lookup', description: 'Looks a key up.', annotations: { readOnlyHint: true, openWorldHint: false } });
       const sum = await client.callTool({ name: 'local__add', arguments: { a: 20, b: 22 } });
       expect(sum).toMatchObject({ content: [{ type: 'text', text: '42' }], isError: false });
       const lookup = await client.callTool({ name: 'remote__lookup', arguments: { key: 'k' } });
@@ -305,6 +308,23 @@ describe('/mcp: tollgate as an MCP server', () => {
       await client.close();
     }
     expect(called.at(-1)).toMatchObject({ via: 'mcp', tool: 'lookup', server: 'remote' });
+  });
+
+  it("lists a tool's output schema, and gives its structured result, or an error result when max_result_bytes cut it", async () => {
+    const key = await createKey({ mcp: { allow: ['local'] } });
+    const client = await mcpClient(key);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.find((tool) => tool.name === 'local__report')?.outputSchema).toMatchObject({ type: 'object', properties: { body: { type: 'string' } } });
+      // The SDK client checks the structured result against the schema.
+      expect((await client.callTool({ name: 'local__report', arguments: { bytes: 10 } })).structuredContent).toEqual({ body: 'r'.repeat(10) });
+      // Past max_result_bytes the structured result is left out: an answer without it would fail the SDK client.
+      const cut = await client.callTool({ name: 'local__report', arguments: { bytes: MAX_RESULT_BYTES * 2 } });
+      expect(cut.isError).toBe(true);
+      expect((cut.content as Array<{ text: string }>)[0]?.text).toMatch(/did not fit in max_result_bytes/);
+    } finally {
+      await client.close();
+    }
   });
 
   it('passes a tool\'s isError through, and a hub failure as an error result', async () => {
