@@ -94,6 +94,11 @@ export class McpConnection {
   private generation = 0;
   private stderrTail = '';
   private refreshing: Promise<void> | null = null;
+  /** The connection attempt under way or last made: calls whose session expired wait for the new one. */
+  private attempt: Promise<void> = Promise.resolve();
+  /** Calls under way per client: a client whose session expired is closed once its last call settled. */
+  private readonly calls = new Map<Client, number>();
+  private readonly retired = new WeakSet<Client>();
   private refreshAgain = false;
   private readonly secrets: readonly string[];
 
@@ -121,7 +126,7 @@ export class McpConnection {
 
   /** Starts connecting (in the background: state and health tell how it goes). */
   start(): void {
-    void this.connect();
+    void this.reconnect();
   }
 
   tools(): McpToolInfo[] {
@@ -145,14 +150,20 @@ export class McpConnection {
     };
   }
 
-  /** Calls one of this server's tools by its own name; throws what the SDK throws (timeout, abort, closed). */
-  async callTool(tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ToolAnswer> {
+  /**
+   * Calls one of this server's tools by its own name; throws what the SDK throws (timeout, abort, closed). A call an
+   * HTTP server refused because it no longer knows the session (404) is made again, once, on a new session.
+   */
+  async callTool(tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal }, retried = false): Promise<ToolAnswer> {
+    const started = performance.now();
     const client = this.client;
+    const transport = this.transport;
     if (!client || this.state !== 'ready') throw new Error(`MCP server '${this.name}' is not connected (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`);
     // A signal of the call's own, so the SDK's abort listener goes with the call, not onto the caller's signal.
     const controller = new AbortController();
     const forward = (): void => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', forward, { once: true });
+    this.calls.set(client, (this.calls.get(client) ?? 0) + 1);
     try {
       const result = await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
         timeout: options.timeoutMs,
@@ -163,6 +174,18 @@ export class McpConnection {
       const structured = isRecord(result.structuredContent) ? result.structuredContent : undefined;
       return { content, ...(structured ? { structuredContent: structured } : {}), isError: result.isError === true };
     } catch (err) {
+      // The server forgot the session (restarted, or it idled out): the MCP spec has the client start a new one, and
+      // the call, which the server refused without running it, goes again on it (calls refused at once share it).
+      const expired = err instanceof StreamableHTTPError && err.code === 404 && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined;
+      if (expired && !retried && !controller.signal.aborted) {
+        if (client === this.client) this.dropped(client, err, true);
+        // Waited for within what is left of the call's time (a server that hangs on initialize takes 15 s to fail).
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([this.attempt, new Promise<void>((done) => (timer = setTimeout(done, Math.max(0, options.timeoutMs - (performance.now() - started)))))]);
+        clearTimeout(timer);
+        const left = options.timeoutMs - (performance.now() - started);
+        if (this.state === 'ready' && left > 0 && !options.signal?.aborted) return this.callTool(tool, args, { ...options, timeoutMs: left }, true);
+      }
       // An HTTP server a call could not reach (or that lost the session) is reconnected; a stdio server's exit
       // closes the transport by itself.
       const unreachable = err instanceof TypeError || err instanceof StreamableHTTPError;
@@ -170,6 +193,12 @@ export class McpConnection {
       throw err;
     } finally {
       options.signal?.removeEventListener('abort', forward);
+      const left = (this.calls.get(client) ?? 1) - 1;
+      if (left > 0) this.calls.set(client, left);
+      else {
+        this.calls.delete(client);
+        if (this.retired.has(client)) void client.close().catch(() => undefined);
+      }
     }
   }
 
@@ -183,7 +212,9 @@ export class McpConnection {
     this.client = null;
     this.transport = null;
     this.toolList = [];
-    await client?.close().catch(() => undefined);
+    // Clients of expired sessions still waiting for a call's answer go too.
+    const retired = [...this.calls.keys()].filter((other) => this.retired.has(other));
+    await Promise.all([client, ...retired].map((other) => other?.close().catch(() => undefined)));
   }
 
   private transportFor(): Transport {
@@ -219,6 +250,12 @@ export class McpConnection {
       // The optional server-to-client SSE stream (tools/list_changed) is resumed a few times, then left.
       reconnectionOptions: { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 2, maxRetries: 5 },
     });
+  }
+
+  /** Starts a connection attempt, kept as the one under way. */
+  private reconnect(): Promise<void> {
+    this.attempt = this.connect();
+    return this.attempt;
   }
 
   private async connect(): Promise<void> {
@@ -261,8 +298,11 @@ export class McpConnection {
     return last ? `${reason} (stderr: ${last.slice(0, 500)})` : reason;
   }
 
-  /** The current client failed or closed: close it (ending a stdio child) and try again after the backoff. */
-  private dropped(client: Client, err: unknown): void {
+  /**
+   * The current client failed or closed: close it (ending a stdio child) and try again after the backoff, or at
+   * once (`now`: the server is there and only forgot the session).
+   */
+  private dropped(client: Client, err: unknown, now = false): void {
     if (this.closed || client !== this.client) return;
     this.generation++;
     this.client = null;
@@ -271,12 +311,20 @@ export class McpConnection {
     this.connectedAt = null;
     this.lastError = this.redact(message(err));
     this.state = 'failed';
+    if (now) {
+      // Calls still under way on the old session get their own 404 and go again on the new one: it closes after them.
+      if (this.calls.has(client)) this.retired.add(client);
+      else void client.close().catch(() => undefined);
+      this.deps.log.info({ server: this.name, err: this.lastError }, 'mcp session expired; starting a new one');
+      void this.reconnect();
+      return;
+    }
     void client.close().catch(() => undefined);
     const delay = backoffDelay(Math.max(1, this.attempts), this.deps.backoff);
     this.deps.log.warn({ server: this.name, err: this.lastError, retryInMs: delay, attempts: this.attempts }, 'mcp server unavailable; reconnecting');
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.connect();
+      void this.reconnect();
     }, delay);
     this.timer.unref();
   }
