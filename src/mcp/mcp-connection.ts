@@ -3,6 +3,7 @@
  * HTTP, its tool list (every page, refreshed on `notifications/tools/list_changed`), and reconnection with capped,
  * jittered exponential backoff whenever the connection closes or an attempt fails.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -32,6 +33,15 @@ const CONNECT_TIMEOUT_MS = 15_000;
 const MAX_TOOL_PAGES = 100;
 /** The last stderr output of a stdio server kept for `lastError` when it exits. */
 const STDERR_TAIL_CHARS = 2_000;
+
+/**
+ * The signal that ends the HTTP request of the tool call being sent (see transportFor). A stateless HTTP server
+ * serves each request on its own POST: the `notifications/cancelled` for a call given up on reaches another server
+ * there, and only the end of the call's own request tells the server to stop (and frees the connection).
+ */
+const callRequest = new AsyncLocalStorage<AbortSignal>();
+/** The body of a tools/call request as the SDK writes it (JSON.stringify, no spaces). */
+const TOOLS_CALL = '"method":"tools/call"';
 
 /** The delay before reconnect attempt `attempt` (1-based): exponential, capped, with jitter in [half, full]. */
 export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
@@ -164,16 +174,21 @@ export class McpConnection {
     const forward = (): void => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', forward, { once: true });
     this.calls.set(client, (this.calls.get(client) ?? 0) + 1);
+    // Ends the call's HTTP request when the call fails (timed out, cancelled): after it, nobody reads its answer.
+    const request = new AbortController();
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
-        timeout: options.timeoutMs,
-        maxTotalTimeout: options.timeoutMs,
-        signal: controller.signal,
-      });
+      const result = await callRequest.run(request.signal, () =>
+        client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
+          timeout: options.timeoutMs,
+          maxTotalTimeout: options.timeoutMs,
+          signal: controller.signal,
+        }),
+      );
       const content = Array.isArray(result.content) ? (result.content as unknown[]) : [];
       const structured = isRecord(result.structuredContent) ? result.structuredContent : undefined;
       return { content, ...(structured ? { structuredContent: structured } : {}), isError: result.isError === true };
     } catch (err) {
+      request.abort(err);
       // The server forgot the session (restarted, or it idled out): the MCP spec has the client start a new one, and
       // the call, which the server refused without running it, goes again on it (calls refused at once share it).
       const expired = err instanceof StreamableHTTPError && err.code === 404 && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined;
@@ -242,8 +257,13 @@ export class McpConnection {
     const outbound = this.deps.outbound;
     // undici's fetch over the gateway's dispatcher (read per request: a network change applies to the next one).
     // Its Request and Response are the WHATWG ones the SDK expects; only the type declarations are undici's own.
-    const fetchOutbound = ((url: string | URL, init?: RequestInit) =>
-      undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: outbound.dispatcher })) as unknown as FetchLike;
+    // A tools/call request also ends with its call (see callRequest); others (the cancellation notice) do not.
+    const fetchOutbound = ((url: string | URL, init?: RequestInit) => {
+      const call = callRequest.getStore();
+      const ends = call && typeof init?.body === 'string' && init.body.includes(TOOLS_CALL);
+      const signal = ends ? (init?.signal ? AbortSignal.any([init.signal, call]) : call) : init?.signal;
+      return undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), ...(signal ? { signal } : {}), dispatcher: outbound.dispatcher });
+    }) as unknown as FetchLike;
     return new StreamableHTTPClientTransport(new URL(runtime.url), {
       fetch: fetchOutbound,
       requestInit: { headers },
