@@ -31,6 +31,8 @@ export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 500, maxMs: 30_000 };
 const CONNECT_TIMEOUT_MS = 15_000;
 /** Most tool list pages read from one server (a server that pages for ever is cut off there). */
 const MAX_TOOL_PAGES = 100;
+/** Longest a closing connection waits for an HTTP server to end its session. */
+const SESSION_END_MS = 2_000;
 /** The last stderr output of a stdio server kept for `lastError` when it exits. */
 const STDERR_TAIL_CHARS = 2_000;
 
@@ -224,9 +226,17 @@ export class McpConnection {
     this.timer = null;
     this.state = 'closed';
     const client = this.client;
+    const transport = this.transport;
     this.client = null;
     this.transport = null;
     this.toolList = [];
+    // A stateful HTTP server's session is ended (DELETE), as the spec asks of a client done with one: it may hold what
+    // the server keeps for it (a browser, a transaction) until it times out. Not waited for long: closing goes on.
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([transport.terminateSession().catch(() => undefined), new Promise<void>((done) => (timer = setTimeout(done, SESSION_END_MS)))]);
+      clearTimeout(timer);
+    }
     // Clients of expired sessions still waiting for a call's answer go too.
     const retired = [...this.calls.keys()].filter((other) => this.retired.has(other));
     await Promise.all([client, ...retired].map((other) => other?.close().catch(() => undefined)));

@@ -17,6 +17,8 @@ interface StatefulServer {
   calls: string[];
   /** Sessions opened so far. */
   sessions(): number;
+  /** Sessions their client ended (DELETE). */
+  ended: string[];
   /** Forgets every session (a restart, an idle timeout). */
   expire(): Promise<void>;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ function readBody(req: IncomingMessage): Promise<unknown> {
 async function startStatefulServer(): Promise<StatefulServer> {
   const live = new Map<string, StreamableHTTPServerTransport>();
   const calls: string[] = [];
+  const ended: string[] = [];
   let opened = 0;
   const http: Server = createServer((req, res) => {
     void (async () => {
@@ -58,6 +61,10 @@ async function startStatefulServer(): Promise<StatefulServer> {
           opened++;
           live.set(session, transport);
         },
+        onsessionclosed: (session) => {
+          ended.push(session);
+          live.delete(session);
+        },
       });
       await server.connect(transport);
       await transport.handleRequest(req, res, body);
@@ -67,6 +74,7 @@ async function startStatefulServer(): Promise<StatefulServer> {
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     calls,
+    ended,
     sessions: () => opened,
     expire: async () => {
       const transports = [...live.values()];
@@ -121,5 +129,18 @@ describe('a stateful HTTP MCP server that forgot its session', () => {
     expect(stateful.calls).toEqual(['one', 'two', 'three']);
     expect(stateful.sessions()).toBe(2);
     expect(await mcpState()).toBe('ready');
+  });
+
+  it('ends its session when the server is closed (config change, shutdown), as the spec asks of a client done with one', async () => {
+    // A session may hold what the server keeps for it (a browser, a transaction) until it is ended or times out.
+    const opened = stateful.sessions();
+    const other = await startGateway({ mcp: { servers: { notes: { type: 'http', url: stateful.url } } } });
+    const deadline = Date.now() + 10_000;
+    while (stateful.sessions() === opened) {
+      if (Date.now() > deadline) throw new Error('no session opened');
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    await other.stop();
+    expect(stateful.ended).toHaveLength(1);
   });
 });
