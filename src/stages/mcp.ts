@@ -153,6 +153,7 @@ class McpStage implements Stage {
     const servers = requestedServers(ctx, layers);
     if (servers.length === 0) return next();
     return defer(() => {
+      const mode = this.modeHeader(ctx);
       for (const name of servers) {
         if (!ctx.config.mcp.servers.has(name)) throw gatewayError('invalid_value', `Unknown MCP server '${name}' in ${SERVERS_HEADER} or the MCP config.`, { param: SERVERS_HEADER });
         if (!mayAskFor(ctx.identity, name)) {
@@ -161,9 +162,21 @@ class McpStage implements Stage {
       }
       const own = toolNames(ctx.request.tools);
       const tools = this.addTools(ctx, toolsFor(this.hub, ctx.identity, servers));
-      if (tools.size === 0 || modeOf(header(ctx, MODE_HEADER), layers) !== 'auto') return next();
+      if (tools.size === 0 || modeOf(mode, layers) !== 'auto') return next();
       return this.agent(ctx, next, tools, own);
     });
+  }
+
+  /**
+   * The mode the request's header asks for (`auto` or `client`, in any case), if it has one. Another value is a 400: a
+   * client that wrote `agent` or `on` asked for tollgate to run the tools, and in client mode would get the calls.
+   */
+  private modeHeader(ctx: RequestContext): string | undefined {
+    const value = header(ctx, MODE_HEADER);
+    if (value === undefined || value === '') return undefined;
+    const mode = value.toLowerCase();
+    if (mode === 'auto' || mode === 'client') return mode;
+    throw gatewayError('invalid_value', `Invalid ${MODE_HEADER}: expected 'auto' (tollgate runs the MCP tool calls) or 'client'.`, { param: MODE_HEADER });
   }
 
   /**

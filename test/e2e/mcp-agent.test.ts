@@ -149,6 +149,20 @@ describe('MCP tools for models', () => {
     gemini.reset();
   });
 
+  it('refuses an x-tollgate-mcp-mode it does not know with a 400 naming it, rather than running in client mode', async () => {
+    for (const mode of ['agent', 'on']) {
+      const refused = await tg.client.chat.completions
+        .create({ model: 'openai/gpt-4o-mini', messages: hi('pluto') }, { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': mode } })
+        .catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(refused).toMatchObject({ status: 400, param: 'x-tollgate-mcp-mode' });
+    }
+    expect(upstream.calls).toHaveLength(0);
+    // Header values are read as written, in any case.
+    const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('pluto') }, { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'Auto' } });
+    expect(answer.choices[0]?.message.content).toBe('echo: found: PLUTO');
+  });
+
   it("counts an agent run as one request of its virtual key, however many turns it took", async () => {
     const created = await fetch(`${tg.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'agent-key' }) });
     const key = (await created.json()) as { id: string; key: string };
