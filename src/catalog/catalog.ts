@@ -29,6 +29,15 @@ function capabilitiesOf(model: ModelInfo): string[] {
  * The models the bundled price catalogue (@pydantic/genai-prices, offline data) knows for a vendor, deprecated
  * ones left out. Looked up once per vendor and kept.
  */
+const idSets = new Map<string, ReadonlySet<string>>();
+
+/** Whether the catalogue lists the model for the vendor (its ids, without building prices: cheap on any path). */
+export function inCatalog(vendor: VendorDefinition, model: string): boolean {
+  let ids = idSets.get(vendor.id);
+  if (!ids) idSets.set(vendor.id, (ids = new Set(catalogModels(vendor).map((entry) => entry.id))));
+  return ids.has(model);
+}
+
 export function catalogModels(vendor: VendorDefinition): CatalogModel[] {
   const cached = cache.get(vendor.id);
   if (cached) return cached;
