@@ -105,6 +105,7 @@ function refuseReferences(name: string, provider: ProviderConfig, prefix: string
     }
   };
   if (provider.api_key !== undefined) check(provider.api_key, `${prefix}.api_key`);
+  if (provider.auth?.client_secret !== undefined) check(provider.auth.client_secret, `${prefix}.auth.client_secret`);
   provider.keys?.forEach((key, i) => check(key.value, `${prefix}.keys.${i}.value`));
   for (const [header, value] of Object.entries(provider.headers ?? {})) {
     if (isSecretReference(value) && fromFile?.headers?.[header] !== value) throw referenceRefused(`${prefix}.headers.${header}`);
@@ -724,6 +725,8 @@ export class ConfigService {
     for (const [name, provider] of Object.entries(document.providers ?? {})) {
       const dropped: string[] = [];
       if (provider.api_key !== undefined && isSecretReference(provider.api_key)) dropped.push(`providers.${name}.api_key`);
+      const authReference = provider.auth?.client_secret !== undefined && isSecretReference(provider.auth.client_secret);
+      if (authReference) dropped.push(`providers.${name}.auth`);
       const keys = provider.keys?.filter((key, i) => {
         if (!isSecretReference(key.value)) return true;
         dropped.push(`providers.${name}.keys.${i}.value`);
@@ -736,8 +739,8 @@ export class ConfigService {
         return false;
       }));
       for (const where of dropped) this.deps.log.error({ field: where }, 'a value set through the API is an env:/file: reference; references are read only from the config file, so it is ignored');
-      const { api_key: apiKey, ...rest } = provider;
-      providers[name] = { ...rest, ...(apiKey !== undefined && !isSecretReference(apiKey) ? { api_key: apiKey } : {}), ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
+      const { api_key: apiKey, auth, ...rest } = provider;
+      providers[name] = { ...rest, ...(auth && !authReference ? { auth } : {}), ...(apiKey !== undefined && !isSecretReference(apiKey) ? { api_key: apiKey } : {}), ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
     }
     return { ...document, ...(document.providers ? { providers } : {}) };
   }

@@ -71,6 +71,11 @@ export function maskWebhookUrl(url: string): string {
   return maskQuery(maskUserinfo(url), () => true);
 }
 
+/** A provider's `auth` with its client secret masked as a key is (a reference shown as written). */
+function maskedAuth<T extends { client_secret?: string }>(auth: T): T {
+  return auth.client_secret === undefined ? { ...auth } : { ...auth, client_secret: maskSecret(auth.client_secret) };
+}
+
 export function providerView(provider: ProviderRuntime): ProviderView {
   return {
     name: provider.name,
@@ -85,6 +90,7 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     ...(provider.options.project ? { project: provider.options.project } : {}),
     ...(provider.options.apiVersion ? { api_version: provider.options.apiVersion } : {}),
     ...(provider.options.tokenUrl ? { token_url: provider.options.tokenUrl } : {}),
+    ...(provider.rawAuth ? { auth: maskedAuth(provider.rawAuth) } : {}),
     ...(provider.prices.size > 0 ? { prices: Object.fromEntries([...provider.prices].map(([model, price]) => [model, { ...price }])) } : {}),
     keys: provider.keys.map((key) => ({ id: key.id, value: maskSecret(key.raw), weight: key.weight, models: key.models, ...(key.disabled ? { disabled: true } : {}), source: key.source })),
     source: provider.source,
@@ -264,6 +270,7 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
       ...provider,
       ...(provider.base_url ? { base_url: maskUrl(provider.base_url) } : {}),
       ...(provider.api_key ? { api_key: maskSecret(provider.api_key) } : {}),
+      ...(provider.auth ? { auth: maskedAuth(provider.auth) } : {}),
       ...(provider.keys ? { keys: provider.keys.map((key) => ({ ...key, value: maskSecret(key.value) })) } : {}),
       ...(provider.headers ? { headers: maskHeaders(provider.headers) } : {}),
     };
@@ -311,6 +318,7 @@ export function mapSecrets(document: ConfigDocument, transform: (value: string) 
     providers[name] = {
       ...provider,
       ...(provider.api_key ? { api_key: transform(provider.api_key) } : {}),
+      ...(provider.auth?.client_secret !== undefined ? { auth: { ...provider.auth, client_secret: transform(provider.auth.client_secret) } } : {}),
       ...(provider.keys ? { keys: provider.keys.map((key) => ({ ...key, value: transform(key.value) })) } : {}),
       ...(provider.headers ? { headers } : {}),
     };

@@ -14,6 +14,8 @@ import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
+import { checkEntraFields, resolveEntraAuth } from './entra-auth.js';
+import type { EntraCredential } from '../core/provider.js';
 import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
@@ -377,6 +379,22 @@ function checkKeyIds(name: string, layers: Array<{ cfg: ProviderConfig | undefin
   }
 }
 
+/** The provider's Entra identity, when its `auth` names one: only Azure's format takes it, and never beside keys. */
+function entraOption(
+  name: string,
+  format: string,
+  configured: { auth: NonNullable<ProviderConfig['auth']>; layer: 'api' | 'file' } | null,
+  keyCount: number,
+  env: Env,
+  dataDir: string,
+): EntraCredential | undefined {
+  if (!configured) return undefined;
+  if (format !== 'azure') throw new ConfigError(`providers.${name}.auth: Microsoft Entra ID is for the azure and azure-ai provider types only`);
+  if (keyCount > 0) throw new ConfigError(`providers.${name}.auth: an Entra identity replaces API keys; remove api_key and keys, or auth`);
+  checkEntraFields(name, configured.auth);
+  return resolveEntraAuth(name, configured.auth, configured.layer, env, dataDir);
+}
+
 function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings: Settings): ProviderRuntime {
   const api = layers.api.providers?.[name];
   const file = layers.file.providers?.[name];
@@ -396,7 +414,9 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     { cfg: api, keys: apiKeys, layer: 'set through the API' },
   ]);
   let keys = [...fileKeys, ...apiKeys];
-  if (keys.length === 0 && envKey) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, disabled: false, source: 'env' }];
+  const entra = entraOption(name, vendor.format, api?.auth ? { auth: api.auth, layer: 'api' } : file?.auth ? { auth: file.auth, layer: 'file' } : null, keys.length, env, settings.dataDir);
+  // An Entra identity stands instead of keys: the environment's key (AZURE_OPENAI_API_KEY) is not sent beside it.
+  if (keys.length === 0 && envKey && !entra) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, disabled: false, source: 'env' }];
   const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
   return {
     name,
@@ -408,6 +428,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
       ...resolveHeaders(api?.headers, `providers.${name}.headers`, secretReader(env, 'api', settings.dataDir)),
     },
     rawHeaders: { ...file?.headers, ...api?.headers },
+    rawAuth: entra ? { ...(api?.auth ?? file?.auth) } : null,
     timeouts: {
       firstByteMs: api?.timeouts?.first_byte_ms ?? file?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,
       totalMs: api?.timeouts?.total_ms ?? file?.timeouts?.total_ms ?? settings.upstreamTimeouts.totalMs,
@@ -419,11 +440,12 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
       ...pickDefined('project', api?.project ?? file?.project),
       ...pickDefined('apiVersion', api?.api_version ?? file?.api_version ?? (ownEnv ? firstEnv(env, vendor.apiVersionEnv ?? []) : undefined)),
       ...pickDefined('tokenUrl', api?.token_url ?? file?.token_url),
+      ...(entra ? { entra } : {}),
     },
     keys,
     models: [...new Set([...(file?.models ?? []), ...(api?.models ?? [])])],
     source,
-    keyRequired: vendor.keyRequired && ownEnv,
+    keyRequired: vendor.keyRequired && ownEnv && !entra,
     prices: new Map(Object.entries({ ...file?.prices, ...api?.prices })),
   };
 }

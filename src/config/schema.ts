@@ -75,6 +75,30 @@ export const priceSchema = z.strictObject({
   cache_write_per_mtok: z.number().nonnegative().max(1_000_000).optional().describe('Cache writes; defaults to the input price.'),
 });
 
+/** An https URL, or http on a loopback host (a local stand-in for tests and development). */
+const secureUrl = () =>
+  z.url({ protocol: /^https?$/ }).refine((value) => new URL(value).protocol === 'https:' || isLoopbackHost(new URL(value).hostname), {
+    message: 'must be an https URL (http only for a loopback host)',
+  });
+
+/**
+ * Microsoft Entra ID for Azure OpenAI and Azure AI Foundry: the method is named, never guessed from the environment.
+ * Fields left out are read from the variables Azure's own SDKs read (AZURE_TENANT_ID, AZURE_CLIENT_ID, ...).
+ */
+export const entraAuthSchema = z
+  .strictObject({
+    type: z.literal('entra'),
+    credential: z
+      .enum(['client_secret', 'workload_identity', 'managed_identity'])
+      .describe('`client_secret`: an app registration\'s secret; `workload_identity`: AKS workload identity (a federated token file); `managed_identity`: the host\'s managed identity (IMDS, or App Service\'s IDENTITY_ENDPOINT).'),
+    tenant_id: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id (GUID) or domain').optional().describe('Directory (tenant) id; default AZURE_TENANT_ID.'),
+    client_id: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'an application (client) id').optional().describe('Application (client) id; default AZURE_CLIENT_ID. For managed_identity: a user-assigned identity (else the system-assigned one).'),
+    client_secret: keyValue.optional().describe('For client_secret: the secret, or `env:NAME` / `file:/path` (in the config file only); default AZURE_CLIENT_SECRET. Masked like api_key.'),
+    federated_token_file: z.string().min(1).max(1000).optional().describe('For workload_identity: the projected token file, re-read at each token fetch; default AZURE_FEDERATED_TOKEN_FILE.'),
+    authority_host: secureUrl().optional().describe('The Entra authority for a sovereign cloud (e.g. https://login.microsoftonline.us); default AZURE_AUTHORITY_HOST, else https://login.microsoftonline.com.'),
+    scope: z.string().min(1).max(300).optional().describe('The token scope (default https://cognitiveservices.azure.com/.default).'),
+  });
+
 export const providerSchema = z.strictObject({
   type: z.string().min(1).optional().describe('Vendor / wire format, e.g. `openai`, `groq`; defaults to the provider name.'),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
@@ -90,13 +114,10 @@ export const providerSchema = z.strictObject({
   region: z.string().min(1).optional().describe('Cloud region: AWS region for `bedrock`, location for `vertex` (e.g. `us-central1`).'),
   project: z.string().min(1).optional().describe('Google Cloud project for `vertex`; defaults to the service account\'s.'),
   api_version: z.string().min(1).optional().describe('API version for `azure` (the `api-version` query parameter).'),
-  token_url: z
-    .url({ protocol: /^https?$/ })
-    .refine((value) => new URL(value).protocol === 'https:' || isLoopbackHost(new URL(value).hostname), {
-      message: 'must be an https URL (http only for a loopback host)',
-    })
+  token_url: secureUrl()
     .optional()
     .describe('OAuth token endpoint for `vertex` (https; http only on a loopback host); defaults to the service account\'s `token_uri`.'),
+  auth: entraAuthSchema.optional().describe('Microsoft Entra ID instead of an API key, for `azure` and `azure-ai`: `{type: entra, credential: client_secret | workload_identity | managed_identity, ...}`.'),
   prices: z
     .record(z.string().min(1), priceSchema)
     .optional()

@@ -61,6 +61,7 @@ function unmaskedBaseUrl(masked: string, stored: string): string | null {
 export function restoreMaskedProvider(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, lower?: ProviderConfig): ProviderConfig {
   const fallbackBaseUrl = lower?.base_url;
   if (next.api_key && MASKED.test(next.api_key)) throw maskedValueError(`providers.${name}.api_key`);
+  const auth = restoredAuth(name, next, previous, lower);
   let baseUrl = next.base_url;
   if (baseUrl !== undefined && (MASKED_USERINFO.test(baseUrl) || MASKED_QUERY.test(baseUrl))) {
     const masked = baseUrl;
@@ -98,7 +99,23 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
       delete headers[header];
     }
   }
-  return { ...next, ...(baseUrl !== undefined ? { base_url: baseUrl } : {}), ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
+  const { auth: _written, ...rest } = next;
+  return { ...rest, ...(auth ? { auth } : {}), ...(baseUrl !== undefined ? { base_url: baseUrl } : {}), ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
+}
+
+/**
+ * `auth` written back as read: its client secret, shown masked, stands for the stored one (the API layer's, else the
+ * file's). One that shows the file's own reference is the file's `auth` read back: left to the file (undefined).
+ */
+function restoredAuth(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, lower?: ProviderConfig): ProviderConfig['auth'] {
+  const secret = next.auth?.client_secret;
+  if (!next.auth || secret === undefined) return next.auth;
+  if (isSecretReference(secret) && lower?.auth?.client_secret === secret) return undefined;
+  if (!MASKED.test(secret)) return next.auth;
+  for (const stored of [previous?.auth?.client_secret, lower?.auth?.client_secret]) {
+    if (stored !== undefined && !isSecretReference(stored) && maskSecret(stored) === secret) return { ...next.auth, client_secret: stored };
+  }
+  throw maskedValueError(`providers.${name}.auth.client_secret`);
 }
 
 /** `lower` is the file layer: a masked base URL read from the effective view may stand for the file's. */

@@ -37,6 +37,8 @@ export interface ProviderView {
   project?: string;
   api_version?: string;
   token_url?: string;
+  /** The Entra identity (`auth`), its client secret masked. */
+  auth?: Record<string, string>;
   /** Operator prices by model name (`*` for any model the catalogue does not know). */
   prices?: Record<string, PriceConfig>;
   keys: ProviderKeyView[];

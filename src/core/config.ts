@@ -486,6 +486,8 @@ export interface ProviderKey {
 export interface ProviderRuntime extends ResolvedProvider {
   /** The headers as configured, `env:`/`file:` references unread: what the API shows (`headers` holds what is sent). */
   rawHeaders: Readonly<Record<string, string>>;
+  /** `auth` as configured (the client secret as written, a reference unread): what the API shows, masked. */
+  rawAuth: Readonly<Record<string, string>> | null;
   keys: ProviderKey[];
   /** Extra models to list beside the catalogue. */
   models: string[];

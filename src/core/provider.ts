@@ -45,7 +45,19 @@ export interface ProviderOptions {
   apiVersion?: string;
   /** OAuth token endpoint (`vertex`: defaults to the service account's `token_uri`). */
   tokenUrl?: string;
+  /** Microsoft Entra ID instead of an `api-key` (`azure`, `azure-ai`): the identity whose tokens authorise calls. */
+  entra?: EntraCredential;
 }
+
+/**
+ * A Microsoft Entra ID identity, resolved from `providers.<name>.auth` (secrets read): an app registration's client
+ * secret, an AKS workload identity's federated token file, or the host's managed identity (IMDS, or App Service's
+ * IDENTITY_ENDPOINT). `scope` is what the token is for (`https://cognitiveservices.azure.com/.default`).
+ */
+export type EntraCredential =
+  | { kind: 'client_secret'; scope: string; authorityHost: string; tenantId: string; clientId: string; clientSecret: string }
+  | { kind: 'workload_identity'; scope: string; authorityHost: string; tenantId: string; clientId: string; tokenFile: string }
+  | { kind: 'managed_identity'; scope: string; clientId: string | null; identityEndpoint: string | null; identityHeader: string | null };
 
 export interface UpstreamTimeouts {
   /** Time allowed until the upstream's response headers arrive. */
@@ -156,6 +168,11 @@ export interface ProviderAdapter {
    * (the call stage always gives it; without it, as in adapter unit tests, undici's global dispatcher is used).
    */
   authorize?(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest>;
+  /**
+   * The upstream answered 401 to `request` as `authorize` left it: drops the cached token it carried (a token revoked
+   * or rotated before its expiry) and says whether one was dropped, so the call is authorized afresh and made once more.
+   */
+  forgetCredential?(request: UpstreamRequest, target: Target): boolean;
 }
 
 /** How a provider expects its credential. */

@@ -75,7 +75,8 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
     });
   }
   const only = (target: Target): Candidate[] => [{ target, weight, label, id: targetId(target) }];
-  if (clientKey) return only({ provider, model: parts.model, apiKey: clientKey, keySource: 'client', keyId: null });
+  // A configured Entra identity wins over a client's key, as a configured key does.
+  if (clientKey && !provider.options.entra) return only({ provider, model: parts.model, apiKey: clientKey, keySource: 'client', keyId: null });
   if (!provider.keyRequired) return only({ provider, model: parts.model, apiKey: null, keySource: 'none', keyId: null });
   throw missingKey(provider);
 }

@@ -95,7 +95,9 @@ interface AttemptRun {
  * to the provider's other keys and the fallbacks. With the client's own key it is the client's answer.
  */
 function operatorKeyRefused(error: GatewayError, target: Target): boolean {
-  return (error.upstreamStatus === 401 || error.upstreamStatus === 403) && target.keySource !== 'client' && target.keySource !== 'none';
+  if (error.upstreamStatus !== 401 && error.upstreamStatus !== 403) return false;
+  // A Microsoft Entra identity of the config is the operator's credential too, though the target has no key.
+  return target.keySource === 'none' ? target.provider.options.entra !== undefined : target.keySource !== 'client';
 }
 
 /**
@@ -320,28 +322,41 @@ class CallStage implements Stage {
       trace = { requestId: ctx.id, ctx, provider: target.provider.name, model: target.model, attempt: number, fallback: attempt.group > 0, headers: built.headers };
       upstreamChannel.start.publish(trace);
     }
-    if (!adapter.authorize) return this.exchange(ctx, attempt, built, emit, state, run);
+    const authorize = adapter.authorize?.bind(adapter);
+    if (!authorize) return this.exchange(ctx, attempt, built, emit, state, run, null);
     // Signing or fetching a token is part of the attempt: its failure is the target's failure.
-    return adapter.authorize(built, target, this.deps.transport.dispatcher).then(
-      (authorized) => {
-        if (state.cancelled) {
-          record({ kind: 'neutral' });
-          attempted(false, 'client_cancelled');
-          throw CANCELLED;
-        }
-        return this.exchange(ctx, attempt, authorized, emit, state, run);
-      },
-      (err: unknown) => {
-        const error = toGatewayError(err);
-        record(error.retryable ? { kind: 'failure', reason: error.code ?? 'authorization failed', latencyMs: null } : { kind: 'neutral' });
-        attempted(false, error.code);
-        throw error;
-      },
-    );
+    const authorizeAndExchange = (retried: boolean): Promise<void> =>
+      authorize(built, target, this.deps.transport.dispatcher).then(
+        (authorized) => {
+          if (state.cancelled) {
+            record({ kind: 'neutral' });
+            attempted(false, 'client_cancelled');
+            throw CANCELLED;
+          }
+          // A 401 to a cached token (revoked or rotated before its expiry): dropped, and the call made once more with a fresh one.
+          const again = retried ? null : (): Promise<void> | null => (adapter.forgetCredential?.(authorized, target) ? authorizeAndExchange(true) : null);
+          return this.exchange(ctx, attempt, authorized, emit, state, run, again);
+        },
+        (err: unknown) => {
+          const error = toGatewayError(err);
+          record(error.retryable ? { kind: 'failure', reason: error.code ?? 'authorization failed', latencyMs: null } : { kind: 'neutral' });
+          attempted(false, error.code);
+          throw error;
+        },
+      );
+    return authorizeAndExchange(false);
   }
 
   /** One upstream exchange: dispatch, relay the answer, record the outcome on the target's health. */
-  private exchange(ctx: RequestContext, attempt: Attempt, built: UpstreamRequest, emit: (event: ResponseEvent) => void, state: CallState, run: AttemptRun): Promise<void> {
+  private exchange(
+    ctx: RequestContext,
+    attempt: Attempt,
+    built: UpstreamRequest,
+    emit: (event: ResponseEvent) => void,
+    state: CallState,
+    run: AttemptRun,
+    againOn401: (() => Promise<void> | null) | null,
+  ): Promise<void> {
     const { target } = attempt.candidate;
     const { adapter, upstream, started, record, attempted } = run;
     const registry = this.deps.health;
@@ -366,6 +381,8 @@ class CallStage implements Stage {
       };
       const fail = (error: GatewayError): void => {
         state.live = null;
+        const again = error.upstreamStatus === 401 && !state.cancelled && !state.started && againOn401 ? againOn401() : null;
+        if (again) return void again.then(resolve, reject);
         if (state.cancelled) record({ kind: 'neutral' });
         else if (error.upstreamStatus === 429) record({ kind: 'rate-limited', retryAfterMs: retryAfterMs(headers), headers });
         else if (error.retryable || state.started || operatorKeyRefused(error, target)) {

@@ -35,6 +35,11 @@ export interface AzureUpstream {
 
 export interface AzureUpstreamOptions {
   apiKey?: string;
+  /**
+   * Microsoft Entra ID: the resource takes only `Authorization: Bearer <token>` (key auth disabled, as tenants'
+   * `disableLocalAuth` policy does), each token judged here; an `api-key` is refused.
+   */
+  acceptsBearer?: (token: string) => boolean;
   /** Azure OpenAI deployments: deployment name -> the model it serves. */
   deployments?: Record<string, string>;
   /** Models Azure AI Foundry serves by name. */
@@ -125,7 +130,13 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     const matched = v1 ?? route;
     const embeddings = matched?.[matched.length - 1] === 'embeddings';
     if (req.method !== 'POST' || (!v1 && !deployment && !foundry)) return this.sendError(res, 404, { code: '404', message: 'Resource not found' });
-    if (req.headers['api-key'] !== (this.options.apiKey ?? 'azure-test-key')) return this.sendError(res, 401, {});
+    if (this.options.acceptsBearer) {
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (req.headers['api-key'] !== undefined) return this.sendError(res, 401, { code: 'AuthenticationTypeDisabled', message: 'Key based authentication is disabled for this resource.' });
+      if (bearer === undefined || !this.options.acceptsBearer(bearer)) {
+        return this.sendError(res, 401, { code: 'PermissionDenied', message: 'Access token is missing, invalid, audience is incorrect (https://cognitiveservices.azure.com), or have expired.' });
+      }
+    } else if (req.headers['api-key'] !== (this.options.apiKey ?? 'azure-test-key')) return this.sendError(res, 401, {});
     if (v1) {
       if (apiVersion !== null && apiVersion !== 'preview' && apiVersion !== 'latest') return this.sendError(res, 400, { code: 'BadRequest', message: `API version not supported` });
       if (!deployment) return this.sendError(res, 400, { code: 'BadRequest', message: 'model is required.' });

@@ -1,14 +1,24 @@
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, NativeStreamEvent } from '../../core/canonical.js';
+import type { Dispatcher } from 'undici';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../../core/provider.js';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter.js';
 import { pathSegment } from '../../path-segment.js';
 import { gatewayError } from '../../core/errors.js';
+import { entraToken, forgetEntraToken } from './entra-token.js';
 
 /**
  * Azure OpenAI and Azure AI Foundry speak OpenAI's body, answers, stream and errors; only the URL differs
- * (deployment path and `api-version` query) and the key goes in `api-key`. Everything else is delegated to
- * the OpenAI adapter.
+ * (deployment path and `api-version` query) and the key goes in `api-key`, or a Microsoft Entra ID token in
+ * `Authorization` (see authorize). Everything else is delegated to the OpenAI adapter.
  */
+
+/** Longest wait for an Entra token: the provider's own first-byte bound when shorter. */
+const TOKEN_TIMEOUT_MS = 10_000;
+
+/** The Entra identity that authorises calls to `target`; none for key auth, or when a client sent its own key. */
+function entraOf(target: Target) {
+  return target.keySource === 'client' ? undefined : target.provider.options.entra;
+}
 
 const DEFAULT_API_VERSION: Record<string, string> = { azure: '2024-10-21', 'azure-ai': '2024-05-01-preview' };
 
@@ -146,5 +156,22 @@ export const azureAdapter: ProviderAdapter = {
 
   parseEmbeddingsResponse(body, target, request) {
     return delegate('parseEmbeddingsResponse')(body, target, request);
+  },
+
+  async authorize(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest> {
+    const entra = entraOf(target);
+    if (!entra) return request;
+    const token = await entraToken(entra, target.provider.name, dispatcher, Math.min(TOKEN_TIMEOUT_MS, target.provider.timeouts.firstByteMs));
+    // No api-key goes with the token: a resource with key auth disabled takes only the bearer.
+    const { 'api-key': _key, ...headers } = request.headers;
+    return { ...request, headers: { ...headers, authorization: `Bearer ${token}` } };
+  },
+
+  forgetCredential(request: UpstreamRequest, target: Target): boolean {
+    const entra = entraOf(target);
+    const token = request.headers.authorization?.replace(/^Bearer /, '');
+    if (!entra || !token) return false;
+    forgetEntraToken(entra, token);
+    return true;
   },
 };

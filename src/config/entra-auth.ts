@@ -1,0 +1,49 @@
+import type { EntraCredential } from '../core/provider.js';
+import type { ProviderConfig } from './schema.js';
+import { ConfigError, resolveSecret, type Env } from './secret-ref.js';
+
+export const PUBLIC_AUTHORITY_HOST = 'https://login.microsoftonline.com';
+export const COGNITIVE_SERVICES_SCOPE = 'https://cognitiveservices.azure.com/.default';
+
+type EntraAuthConfig = NonNullable<ProviderConfig['auth']>;
+
+/**
+ * The Entra identity a provider's `auth` names, with what it leaves out read from the variables Azure's SDKs read
+ * (the AKS workload-identity webhook sets AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE and
+ * AZURE_AUTHORITY_HOST; App Service sets IDENTITY_ENDPOINT and IDENTITY_HEADER). The client secret is read like a
+ * key: `env:`/`file:` references only from the config file.
+ */
+export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'api' | 'file', env: Env, dataDir: string): EntraCredential {
+  const where = `providers.${name}.auth`;
+  const need = (value: string | undefined, field: string, variable: string): string => {
+    const found = value ?? (env[variable] || undefined);
+    if (found === undefined) throw new ConfigError(`${where}.${field}: required for credential ${auth.credential} (or set ${variable})`);
+    return found;
+  };
+  const scope = auth.scope ?? COGNITIVE_SERVICES_SCOPE;
+  const authorityHost = auth.authority_host ?? (env.AZURE_AUTHORITY_HOST || PUBLIC_AUTHORITY_HOST);
+  if (auth.credential === 'managed_identity') {
+    const identityEndpoint = env.IDENTITY_ENDPOINT || null;
+    return { kind: 'managed_identity', scope, clientId: auth.client_id ?? (env.AZURE_CLIENT_ID || null), identityEndpoint, identityHeader: identityEndpoint ? env.IDENTITY_HEADER || null : null };
+  }
+  const tenantId = need(auth.tenant_id, 'tenant_id', 'AZURE_TENANT_ID');
+  const clientId = need(auth.client_id, 'client_id', 'AZURE_CLIENT_ID');
+  if (auth.credential === 'workload_identity') {
+    return { kind: 'workload_identity', scope, authorityHost, tenantId, clientId, tokenFile: need(auth.federated_token_file, 'federated_token_file', 'AZURE_FEDERATED_TOKEN_FILE') };
+  }
+  const raw = need(auth.client_secret, 'client_secret', 'AZURE_CLIENT_SECRET');
+  const clientSecret = auth.client_secret === undefined ? raw : resolveSecret(raw, env, `${where}.client_secret`, { referencesAllowed: source === 'file', dataDir });
+  return { kind: 'client_secret', scope, authorityHost, tenantId, clientId, clientSecret };
+}
+
+/** Fields that belong to another credential: written by mistake, they would be silently unused. */
+export function checkEntraFields(name: string, auth: EntraAuthConfig): void {
+  const foreign: Record<EntraAuthConfig['credential'], Array<keyof EntraAuthConfig>> = {
+    client_secret: ['federated_token_file'],
+    workload_identity: ['client_secret'],
+    managed_identity: ['client_secret', 'federated_token_file', 'tenant_id', 'authority_host'],
+  };
+  for (const field of foreign[auth.credential]) {
+    if (auth[field] !== undefined) throw new ConfigError(`providers.${name}.auth.${field}: not used by credential ${auth.credential}`);
+  }
+}

@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
+import type { EntraCredential } from '../../core/provider.js';
+import { gatewayError, type GatewayError } from '../../core/errors.js';
+import { quoteInput } from '../../core/quote-input.js';
+
+/** Azure's instance metadata service: the managed identity of a VM, a scale set or an AKS node. */
+export const IMDS_TOKEN_URL = 'http://169.254.169.254/metadata/identity/oauth2/token';
+/** A token is renewed this long before it expires (or at half its life when that is sooner), so none expires in flight. */
+const RENEW_MARGIN_MS = 5 * 60_000;
+/** Assumed when the token endpoint says nothing of the lifetime (Entra's tokens live 60 to 90 minutes). */
+const DEFAULT_LIFETIME_MS = 3_600_000;
+
+interface CachedToken {
+  token: string;
+  /** When it is renewed: before its expiry by the margin above, or when Entra's `refresh_in` says. */
+  renewAt: number;
+}
+
+const tokens = new Map<string, CachedToken>();
+const pending = new Map<string, Promise<CachedToken>>();
+const cacheKeys = new WeakMap<EntraCredential, string>();
+
+/** The identity a token belongs to: a credential object lives as long as its config version, so this is computed once. */
+function cacheKey(credential: EntraCredential): string {
+  let key = cacheKeys.get(credential);
+  if (key === undefined) {
+    const parts: string[] = [credential.kind, credential.scope];
+    if (credential.kind === 'managed_identity') parts.push(credential.clientId ?? '', credential.identityEndpoint ?? IMDS_TOKEN_URL);
+    else parts.push(credential.authorityHost, credential.tenantId, credential.clientId);
+    // The secret itself is never a map key (a heap dump would show it); its digest tells two secrets apart.
+    if (credential.kind === 'client_secret') parts.push(createHash('sha256').update(credential.clientSecret).digest('base64url'));
+    if (credential.kind === 'workload_identity') parts.push(credential.tokenFile);
+    key = parts.join('\0');
+    cacheKeys.set(credential, key);
+  }
+  return key;
+}
+
+/** Who is asking, for error messages: the method and the client id, never a secret. */
+function describe(credential: EntraCredential): string {
+  const method = credential.kind.replace('_', ' ');
+  return credential.clientId ? `${method} of client ${credential.clientId}` : method;
+}
+
+export interface TokenRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** The resource a managed-identity token is asked for: the scope without `/.default`. */
+function resourceOf(scope: string): string {
+  return scope.replace(/\/\.default$/, '');
+}
+
+/**
+ * The request that gets a token for the credential. The workload identity's assertion is read from its file each
+ * time: the kubelet rotates it (hourly), and a read one may have expired.
+ */
+export async function tokenRequest(credential: EntraCredential, fail: (message: string) => GatewayError): Promise<TokenRequest> {
+  if (credential.kind === 'managed_identity') {
+    const query = new URLSearchParams({ resource: resourceOf(credential.scope), ...(credential.clientId ? { client_id: credential.clientId } : {}) });
+    if (credential.identityEndpoint !== null) {
+      // App Service and Functions: their own endpoint and header, under their API version.
+      query.set('api-version', '2019-08-01');
+      return { method: 'GET', url: `${credential.identityEndpoint}?${query}`, headers: { 'x-identity-header': credential.identityHeader ?? '' } };
+    }
+    query.set('api-version', '2018-02-01');
+    return { method: 'GET', url: `${IMDS_TOKEN_URL}?${query}`, headers: { metadata: 'true' } };
+  }
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: credential.clientId, scope: credential.scope });
+  if (credential.kind === 'client_secret') form.set('client_secret', credential.clientSecret);
+  else {
+    let assertion: string;
+    try {
+      assertion = (await readFile(credential.tokenFile, 'utf8')).trim();
+    } catch (err) {
+      throw fail(`cannot read the federated token file ${credential.tokenFile} (${(err as { code?: string }).code ?? 'read failed'}).`);
+    }
+    if (assertion === '') throw fail(`the federated token file ${credential.tokenFile} is empty.`);
+    form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+    form.set('client_assertion', assertion);
+  }
+  const url = `${credential.authorityHost.replace(/\/+$/, '')}/${encodeURIComponent(credential.tenantId)}/oauth2/v2.0/token`;
+  return { method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() };
+}
+
+/** A number the endpoint may send as a JSON number or a numeric string (IMDS and App Service send strings). */
+function seconds(value: unknown): number | null {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : null;
+}
+
+/** When to renew a token the endpoint answered with: Entra's `expires_in`, or `expires_on` (managed identity), or `refresh_in`. */
+function renewAt(json: Record<string, unknown>, now: number): number {
+  const expiresIn = seconds(json.expires_in);
+  const expiresOn = seconds(json.expires_on);
+  const lifetime = expiresIn !== null ? expiresIn * 1000 : expiresOn !== null ? expiresOn * 1000 - now : DEFAULT_LIFETIME_MS;
+  const refreshIn = seconds(json.refresh_in);
+  const renew = lifetime - Math.min(RENEW_MARGIN_MS, lifetime / 2);
+  return now + (refreshIn !== null ? Math.min(refreshIn * 1000, renew) : renew);
+}
+
+async function fetchToken(credential: EntraCredential, provider: string, dispatcher: Dispatcher, timeoutMs: number): Promise<CachedToken> {
+  const who = describe(credential);
+  const fail = (message: string): GatewayError => gatewayError('provider_token_failed', `${provider}: Microsoft Entra ID token (${who}): ${message}`);
+  const secret = credential.kind === 'client_secret' ? credential.clientSecret : null;
+  // Nothing the endpoint says is quoted with the secret in it (some echo the request in their errors).
+  const clean = (text: string): string => (secret && secret.length >= 4 ? text.replaceAll(secret, '[REDACTED]') : text);
+  const call = await tokenRequest(credential, fail);
+  const endpoint = call.url.replace(/\?.*$/, '');
+  let response;
+  try {
+    response = await request(call.url, {
+      dispatcher,
+      method: call.method,
+      headers: call.headers,
+      ...(call.body !== undefined ? { body: call.body } : {}),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    const name = (err as { name?: string }).name;
+    if (name === 'TimeoutError' || name === 'AbortError') throw fail(`the token endpoint ${endpoint} did not answer within ${timeoutMs} ms.`);
+    throw fail(`the token endpoint ${endpoint} could not be reached (${(err as { code?: string }).code ?? 'connection failed'}).`);
+  }
+  let text: string;
+  try {
+    text = await response.body.text();
+  } catch {
+    throw fail(`the token endpoint ${endpoint} did not finish its answer within ${timeoutMs} ms.`);
+  }
+  let json: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object') json = parsed as Record<string, unknown>;
+  } catch {
+    // Reported below with the status.
+  }
+  if (response.statusCode !== 200 || typeof json.access_token !== 'string' || json.access_token === '') {
+    const said = typeof json.error_description === 'string' ? json.error_description : typeof json.error === 'string' ? json.error : typeof json.message === 'string' ? json.message : null;
+    const detail = said === null ? `HTTP ${response.statusCode}` : `HTTP ${response.statusCode}: ${quoteInput(clean(said), 300)}`;
+    throw fail(`the token endpoint ${endpoint} gave no token (${detail}).`);
+  }
+  return { token: json.access_token, renewAt: renewAt(json, Date.now()) };
+}
+
+/**
+ * A bearer token for the identity: cached until shortly before it expires, and fetched once for all requests that
+ * need it at the same moment. Fetched over `dispatcher`, the gateway's outbound network (proxy and CAs).
+ */
+export async function entraToken(credential: EntraCredential, provider: string, dispatcher: Dispatcher = getGlobalDispatcher(), timeoutMs = 10_000): Promise<string> {
+  const key = cacheKey(credential);
+  const cached = tokens.get(key);
+  if (cached && cached.renewAt > Date.now()) return cached.token;
+  let inFlight = pending.get(key);
+  if (!inFlight) {
+    inFlight = fetchToken(credential, provider, dispatcher, timeoutMs)
+      .then((fresh) => {
+        tokens.set(key, fresh);
+        return fresh;
+      })
+      .finally(() => pending.delete(key));
+    pending.set(key, inFlight);
+  }
+  return (await inFlight).token;
+}
+
+/** Drops the identity's cached token if it is still `token` (Azure refused it); a newer one fetched since is kept. */
+export function forgetEntraToken(credential: EntraCredential, token: string): void {
+  const key = cacheKey(credential);
+  if (tokens.get(key)?.token === token) tokens.delete(key);
+}

@@ -1,0 +1,327 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI, { APIError } from 'openai';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { startConnectProxy, type ConnectProxy } from '../helpers/connect-proxy.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+import { startAzureUpstream, type AzureUpstream } from '../upstream/azure-upstream.js';
+import { startEntraEndpoint, type ScriptedEntra } from '../upstream/entra-token-endpoint.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+// Azure OpenAI resources whose tenant disabled key auth (disableLocalAuth) take only Microsoft Entra ID tokens. The
+// gateway gets them itself, from a scripted Entra token endpoint (client secret, workload identity, App Service
+// managed identity), and a scripted Azure resource takes only tokens that endpoint issued. The official OpenAI SDK
+// is the client.
+
+const SECRET = 'entra-client-secret-value-xyz';
+const cleanups: Array<() => unknown> = [];
+const logged: string[] = [];
+/** The resource's role assignment is gone: it refuses every token, fresh ones too. */
+let refusingEveryToken = false;
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-entra-'));
+
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function entraEndpoint(options: Parameters<typeof startEntraEndpoint>[0] = {}): Promise<ScriptedEntra> {
+  const started = await startEntraEndpoint(options);
+  cleanups.push(() => started.close());
+  return started;
+}
+
+/** An Azure OpenAI resource with key auth disabled, taking the tokens `entra` issued. */
+async function azureResource(entra: ScriptedEntra): Promise<AzureUpstream> {
+  const started = await startAzureUpstream({ acceptsBearer: (token) => !refusingEveryToken && entra.accepts(token) });
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function gateway(config: ConfigInput, env: Record<string, string> = {}, dataDir?: string): Promise<RunningGateway> {
+  const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(line) });
+  const tg = await startGateway(
+    { ...config, settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } }, ...config.settings } },
+    env,
+    { log, ...(dataDir ? { dataDir } : {}) },
+  );
+  cleanups.push(() => tg.stop());
+  return tg;
+}
+
+/** A provider authorised by an app registration's client secret at `entra`. */
+function clientSecretProvider(azure: AzureUpstream, entra: ScriptedEntra, extra: Record<string, unknown> = {}) {
+  return {
+    type: 'azure',
+    base_url: azure.url,
+    api_version: '2024-10-21',
+    auth: { type: 'entra' as const, credential: 'client_secret' as const, tenant_id: 'tenant-1', client_id: 'client-1', client_secret: SECRET, authority_host: entra.url },
+    ...extra,
+  };
+}
+
+const ask = (client: OpenAI, model: string, content = 'hello entra') => client.chat.completions.create({ model, messages: [{ role: 'user', content }] });
+
+function tokenCalls(entra: ScriptedEntra): number {
+  return entra.calls.length;
+}
+
+describe('Azure OpenAI with a Microsoft Entra ID client secret', () => {
+  let entra: ScriptedEntra;
+  let azure: AzureUpstream;
+  let tg: RunningGateway;
+
+  beforeAll(async () => {
+    entra = await entraEndpoint();
+    azure = await azureResource(entra);
+    tg = await gateway({ providers: { azure: clientSecretProvider(azure, entra) } }, { AZURE_OPENAI_API_KEY: 'env-key-not-for-entra' });
+  });
+
+  it('fetches one token with the client-credentials grant and reuses it across requests, streams included', async () => {
+    const first = await ask(tg.client, 'azure/gpt-4o-prod');
+    expect(first.choices[0]?.message.content).toBe('echo: hello entra');
+    const stream = await tg.client.chat.completions.create({ model: 'azure/gpt-4o-prod', messages: [{ role: 'user', content: 'streamed' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: streamed');
+    await ask(tg.client, 'azure/gpt-4o-prod');
+
+    expect(tokenCalls(entra)).toBe(1);
+    const call = entra.calls[0]!;
+    expect(call.method).toBe('POST');
+    expect(call.path).toBe('/tenant-1/oauth2/v2.0/token');
+    expect(call.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(call.form).toEqual({ grant_type: 'client_credentials', client_id: 'client-1', client_secret: SECRET, scope: 'https://cognitiveservices.azure.com/.default' });
+    expect(azure.calls).toHaveLength(3);
+    for (const upstreamCall of azure.calls) {
+      expect(upstreamCall.headers.authorization).toMatch(/^Bearer eyJ/);
+      // Neither the environment's key nor any other goes beside the token.
+      expect(upstreamCall.headers['api-key']).toBeUndefined();
+    }
+  });
+
+  it('takes a 401 from Azure as a revoked token: drops it, fetches a new one and calls again, once', async () => {
+    await ask(tg.client, 'azure/gpt-4o-prod');
+    const before = tokenCalls(entra);
+    azure.reset();
+    entra.revokeAll();
+    const answer = await ask(tg.client, 'azure/gpt-4o-prod', 'after revocation');
+    expect(answer.choices[0]?.message.content).toBe('echo: after revocation');
+    expect(tokenCalls(entra)).toBe(before + 1);
+    expect(azure.calls).toHaveLength(2);
+    expect(azure.calls[1]?.headers.authorization).not.toBe(azure.calls[0]?.headers.authorization);
+
+    // A token refused again is not fetched over and over: the request fails with Azure's 401 after one retry.
+    azure.reset();
+    refusingEveryToken = true;
+    try {
+      const tokensBefore = tokenCalls(entra);
+      const error = await ask(tg.client, 'azure/gpt-4o-prod').catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(APIError);
+      expect((error as APIError).status).toBe(401);
+      expect(azure.calls).toHaveLength(2);
+      expect(tokenCalls(entra) - tokensBefore).toBe(1);
+    } finally {
+      refusingEveryToken = false;
+    }
+  });
+
+  it("uses the identity over a client's own x-tollgate-provider-key, as a configured key is", async () => {
+    azure.reset();
+    const byo = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { 'x-tollgate-provider-key': 'client-azure-key-1234' } });
+    expect((await ask(byo, 'azure/gpt-4o-prod')).choices[0]?.message.content).toBe('echo: hello entra');
+    expect(azure.calls[0]?.headers['api-key']).toBeUndefined();
+    expect(azure.calls[0]?.headers.authorization).toMatch(/^Bearer eyJ/);
+  });
+
+  it('never shows the client secret: /api/config masks it, errors and logs do not hold it', async () => {
+    const config = await (await fetch(`${tg.url}/api/config`)).text();
+    expect(config).not.toContain(SECRET);
+    const view = JSON.parse(config) as any;
+    const provider = (view.providers ?? view.config?.providers)?.azure ?? view.providers?.find?.((p: any) => p.name === 'azure');
+    expect(JSON.stringify(provider)).toContain('****-xyz');
+    const providers = await (await fetch(`${tg.url}/api/providers`)).text();
+    expect(providers).not.toContain(SECRET);
+    const logs = await (await fetch(`${tg.url}/api/logs?limit=50`)).text();
+    expect(logs).not.toContain(SECRET);
+    expect(logged.join('\n')).not.toContain(SECRET);
+  });
+});
+
+describe('an Entra identity set through the API', () => {
+  it('is used, shown with its secret masked everywhere, refuses references and survives a masked write-back', async () => {
+    const apiSecret = 'api-set-entra-secret-DISTINCT-9f3e';
+    const entra = await entraEndpoint({ clientSecret: apiSecret });
+    const azure = await azureResource(entra);
+    const dataDir = mkdtempSync(join(dir, 'data-'));
+    const tg = await gateway({}, {}, dataDir);
+    const { api } = gatewayApi(() => tg.url);
+    const auth = { type: 'entra', credential: 'client_secret', tenant_id: 'tenant-1', client_id: 'client-1', client_secret: apiSecret, authority_host: entra.url };
+    const put = await api('PUT', '/api/providers/aoai', { type: 'azure', base_url: azure.url, api_version: '2024-10-21', auth });
+    expect(put.status).toBe(201);
+    expect(put.body.auth.client_secret).toBe('****9f3e');
+    expect((await ask(tg.client, 'aoai/gpt-4o-prod')).choices[0]?.message.content).toBe('echo: hello entra');
+    expect(entra.calls[0]?.form.client_secret).toBe(apiSecret);
+
+    const referenced = await api('PUT', '/api/providers/aoai', { type: 'azure', base_url: azure.url, auth: { ...auth, client_secret: 'env:HOME' } });
+    expect(referenced.status).toBe(400);
+    expect(JSON.stringify(referenced.body)).toContain('auth.client_secret');
+
+    // What the API showed, written back as it was read: the mask stands for the stored secret.
+    const shown = (await api('GET', '/api/providers/aoai')).body;
+    const { name: _name, source: _source, keys: _keys, ...writable } = shown;
+    const back = await api('PUT', '/api/providers/aoai', writable);
+    expect(back.status).toBe(200);
+    entra.revokeAll();
+    expect((await ask(tg.client, 'aoai/gpt-4o-prod')).choices[0]?.message.content).toBe('echo: hello entra');
+    expect(entra.calls.at(-1)?.form.client_secret).toBe(apiSecret);
+
+    for (const path of ['/api/config', '/api/config?layer=api', '/api/providers', '/api/providers/aoai', '/api/audit?limit=100']) {
+      const read = await api('GET', path);
+      expect(read.status).toBe(200);
+      expect(JSON.stringify(read.body)).not.toContain(apiSecret.slice(0, -4));
+    }
+    expect(logged.join('\n')).not.toContain(apiSecret.slice(0, -4));
+    // Stored sealed, as keys are: the data directory never holds it in the clear.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const file of readdirSync(dataDir, { recursive: true, withFileTypes: true })) {
+      if (file.isFile()) expect(readFileSync(join(file.parentPath, file.name)).includes(apiSecret)).toBe(false);
+    }
+  });
+});
+
+describe('token lifetime and concurrency', () => {
+  it('fetches once for concurrent first requests, and renews a token before it expires', async () => {
+    const entra = await entraEndpoint();
+    entra.setMode({ kind: 'ok', expiresIn: 2 });
+    const azure = await azureResource(entra);
+    const tg = await gateway({ providers: { azure: clientSecretProvider(azure, entra) } });
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => ask(tg.client, 'azure/gpt-4o-prod', `concurrent ${i}`)));
+    expect(answers.map((a) => a.choices[0]?.message.content)).toEqual(Array.from({ length: 8 }, (_, i) => `echo: concurrent ${i}`));
+    expect(tokenCalls(entra)).toBe(1);
+    await ask(tg.client, 'azure/gpt-4o-prod');
+    expect(tokenCalls(entra)).toBe(1);
+    // Two seconds of life: renewed at half of it, before Azure would refuse it.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await ask(tg.client, 'azure/gpt-4o-prod');
+    expect(tokenCalls(entra)).toBe(2);
+    const tokens = new Set(azure.calls.map((c) => c.headers.authorization));
+    expect(tokens.size).toBe(2);
+  });
+});
+
+describe('workload identity and managed identity', () => {
+  it('presents the federated token file as the client assertion, re-read when it rotates', async () => {
+    const file = join(dir, 'azure-identity-token');
+    let current = 'eyJ.federated-1.sig';
+    writeFileSync(file, `${current}\n`);
+    const entra = await entraEndpoint({ clientId: 'wi-client', tenantId: 'wi-tenant', assertion: () => current });
+    entra.setMode({ kind: 'ok', expiresIn: 1 });
+    const azure = await azureResource(entra);
+    // As the AKS webhook sets them: the provider names the method, the environment the identity.
+    const tg = await gateway(
+      { providers: { azure: { base_url: azure.url, api_version: '2024-10-21', auth: { type: 'entra', credential: 'workload_identity' } } } },
+      { AZURE_CLIENT_ID: 'wi-client', AZURE_TENANT_ID: 'wi-tenant', AZURE_FEDERATED_TOKEN_FILE: file, AZURE_AUTHORITY_HOST: entra.url },
+    );
+    await ask(tg.client, 'azure/gpt-4o-prod');
+    expect(entra.calls[0]?.form).toMatchObject({
+      grant_type: 'client_credentials',
+      client_id: 'wi-client',
+      scope: 'https://cognitiveservices.azure.com/.default',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: 'eyJ.federated-1.sig',
+    });
+    current = 'eyJ.federated-2.sig';
+    writeFileSync(file, current);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const answer = await ask(tg.client, 'azure/gpt-4o-prod', 'rotated');
+    expect(answer.choices[0]?.message.content).toBe('echo: rotated');
+    expect(entra.calls.at(-1)?.form.client_assertion).toBe('eyJ.federated-2.sig');
+  });
+
+  it("gets an App Service managed identity's token from IDENTITY_ENDPOINT with its header", async () => {
+    const entra = await entraEndpoint({ identityHeader: 'app-service-header' });
+    const azure = await azureResource(entra);
+    const tg = await gateway(
+      {
+        providers: {
+          azure: { base_url: azure.url, api_version: '2024-10-21', auth: { type: 'entra', credential: 'managed_identity', client_id: 'user-assigned-1' } },
+          // Azure AI Foundry's model inference takes the same identity's tokens.
+          'azure-ai': { base_url: `${azure.url}/models`, auth: { type: 'entra', credential: 'managed_identity', client_id: 'user-assigned-1' } },
+        },
+      },
+      { IDENTITY_ENDPOINT: `${entra.url}/msi/token`, IDENTITY_HEADER: 'app-service-header' },
+    );
+    await ask(tg.client, 'azure/gpt-4o-prod');
+    await ask(tg.client, 'azure/gpt-4o-prod');
+    expect((await ask(tg.client, 'azure-ai/Phi-4', 'foundry')).choices[0]?.message.content).toBe('echo: foundry');
+    // One identity, one token, whichever provider uses it.
+    expect(entra.calls).toHaveLength(1);
+    expect(azure.calls.at(-1)?.path).toBe('/models/chat/completions');
+    expect(azure.calls.at(-1)?.headers.authorization).toBe(azure.calls[0]?.headers.authorization);
+    expect(entra.calls[0]).toMatchObject({ method: 'GET', path: '/msi/token', query: { 'api-version': '2019-08-01', resource: 'https://cognitiveservices.azure.com', client_id: 'user-assigned-1' } });
+    expect(entra.calls[0]?.headers['x-identity-header']).toBe('app-service-header');
+  });
+});
+
+describe('a token endpoint that fails', () => {
+  let openai: ScriptedUpstream;
+
+  beforeAll(async () => {
+    openai = await startOpenAIUpstream({ apiKey: 'sk-upstream-test' });
+    cleanups.push(() => openai.close());
+  });
+
+  it('answers a clear 502 naming the provider and Entra, without the secret, and a fallback takes the request', async () => {
+    const entra = await entraEndpoint({ clientSecret: 'the-right-secret-value' });
+    const azure = await azureResource(entra);
+    const tg = await gateway({
+      providers: { azure: clientSecretProvider(azure, entra), openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream-test' } },
+      routes: { chat: { targets: [{ model: 'azure/gpt-4o-prod' }], fallbacks: ['openai/gpt-4o-mini'] } },
+      settings: { routing: { retry: { max_attempts: 2 } } },
+    });
+    const error = await ask(tg.client, 'azure/gpt-4o-prod').catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(APIError);
+    const apiError = error as APIError;
+    expect(apiError.status).toBe(502);
+    expect(apiError.message).toContain('azure: Microsoft Entra ID token (client secret of client client-1)');
+    expect(apiError.message).toContain('AADSTS7000215');
+    expect(apiError.message).not.toContain(SECRET);
+    expect(azure.calls).toHaveLength(0);
+
+    const viaRoute = await tg.client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'route' }] }).withResponse();
+    expect(viaRoute.data.choices[0]?.message.content).toBe('echo: route');
+    expect(viaRoute.response.headers.get('x-tollgate-provider')).toBe('openai');
+    expect(viaRoute.response.headers.get('x-tollgate-fallback')).toBe('true');
+  });
+
+  it('bounds a slow token endpoint by the provider first-byte timeout', async () => {
+    const entra = await entraEndpoint();
+    entra.setMode({ kind: 'slow', delayMs: 3000 });
+    const azure = await azureResource(entra);
+    const tg = await gateway({ providers: { azure: clientSecretProvider(azure, entra, { timeouts: { first_byte_ms: 300 } }) } });
+    const started = Date.now();
+    const error = (await ask(tg.client, 'azure/gpt-4o-prod').catch((err: unknown) => err)) as APIError;
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(error.status).toBe(502);
+    expect(error.message).toMatch(/azure: Microsoft Entra ID token .*did not answer within 300 ms/);
+  });
+
+  it('fetches the token through the outbound network (the configured proxy)', async () => {
+    const proxy: ConnectProxy = await startConnectProxy();
+    cleanups.push(() => proxy.close());
+    const entra = await entraEndpoint();
+    const azure = await azureResource(entra);
+    const tg = await gateway({ providers: { azure: clientSecretProvider(azure, entra) }, settings: { network: { proxy: proxy.url } } });
+    const answer = await ask(tg.client, 'azure/gpt-4o-prod', 'through the proxy');
+    expect(answer.choices[0]?.message.content).toBe('echo: through the proxy');
+    // The token request tunnelled through the proxy before the call it authorised.
+    const host = (url: string) => new URL(url).host;
+    expect(proxy.tunnels).toEqual([host(entra.url), host(azure.url)]);
+    expect(entra.calls).toHaveLength(1);
+  });
+});

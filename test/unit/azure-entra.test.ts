@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { resolveRuntimeConfig } from '../../src/config/runtime.js';
+import { configFileSchema } from '../../src/config/schema.js';
+import type { Env } from '../../src/config/secret-ref.js';
+import { tokenRequest } from '../../src/providers/azure/entra-token.js';
+import { gatewayError } from '../../src/core/errors.js';
+
+function entraOf(provider: Record<string, unknown>, env: Env = {}) {
+  const config = resolveRuntimeConfig({ api: {}, file: configFileSchema.parse({ providers: { azure: { base_url: 'https://r.openai.azure.com', ...provider } } }) }, env, 1);
+  return config.providers.get('azure');
+}
+
+const fail = (message: string) => gatewayError('provider_token_failed', message);
+
+describe('providers.<name>.auth (Microsoft Entra ID)', () => {
+  it('asks IMDS for a managed identity token for Cognitive Services, with Metadata: true', async () => {
+    const azure = entraOf({ auth: { type: 'entra', credential: 'managed_identity' } });
+    expect(azure?.keyRequired).toBe(false);
+    const entra = azure?.options.entra;
+    expect(entra).toEqual({ kind: 'managed_identity', scope: 'https://cognitiveservices.azure.com/.default', clientId: null, identityEndpoint: null, identityHeader: null });
+    const call = await tokenRequest(entra!, fail);
+    expect(call.method).toBe('GET');
+    expect(call.url).toBe('http://169.254.169.254/metadata/identity/oauth2/token?resource=https%3A%2F%2Fcognitiveservices.azure.com&api-version=2018-02-01');
+    expect(call.headers).toEqual({ metadata: 'true' });
+  });
+
+  it('reads the client secret from an env: reference and the authority from AZURE_AUTHORITY_HOST (a sovereign cloud)', async () => {
+    const azure = entraOf(
+      { auth: { type: 'entra', credential: 'client_secret', tenant_id: 't', client_id: 'c', client_secret: 'env:MY_SECRET' } },
+      { MY_SECRET: 's3cret-value', AZURE_AUTHORITY_HOST: 'https://login.microsoftonline.us', AZURE_OPENAI_API_KEY: 'not-used' },
+    );
+    expect(azure?.keys).toEqual([]);
+    expect(azure?.rawAuth?.client_secret).toBe('env:MY_SECRET');
+    const call = await tokenRequest(azure!.options.entra!, fail);
+    expect(call.url).toBe('https://login.microsoftonline.us/t/oauth2/v2.0/token');
+    expect(new URLSearchParams(call.body).get('client_secret')).toBe('s3cret-value');
+  });
+
+  it('refuses auth beside keys, on a provider that is not Azure, without its identity, or with another method\'s fields', () => {
+    const auth = { type: 'entra', credential: 'client_secret', tenant_id: 't', client_id: 'c', client_secret: 'secret-value' };
+    expect(() => entraOf({ api_key: 'k', auth })).toThrow(/replaces API keys/);
+    expect(() => resolveRuntimeConfig({ api: {}, file: configFileSchema.parse({ providers: { openai: { auth } } }) }, {}, 1)).toThrow(/azure and azure-ai provider types only/);
+    expect(() => entraOf({ auth: { type: 'entra', credential: 'client_secret', client_id: 'c', client_secret: 'x' } })).toThrow(/tenant_id: required .*AZURE_TENANT_ID/);
+    expect(() => entraOf({ auth: { type: 'entra', credential: 'managed_identity', client_secret: 'x' } })).toThrow(/client_secret: not used by credential managed_identity/);
+    expect(() => configFileSchema.parse({ providers: { azure: { auth: { ...auth, authority_host: 'http://login.example.com' } } } })).toThrow(/https/);
+  });
+});

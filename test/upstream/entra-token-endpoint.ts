@@ -1,0 +1,116 @@
+// A scripted Microsoft Entra ID token endpoint: the v2.0 client-credentials grant
+// (`POST /{tenant}/oauth2/v2.0/token`, form-encoded, with a client secret or a federated client assertion) and
+// App Service's managed-identity endpoint (`GET /msi/token?api-version=2019-08-01&resource=` with
+// `X-IDENTITY-HEADER`). It answers as Entra does (`{token_type, expires_in, access_token}`, or
+// `{error, error_description, error_codes}`), issues numbered tokens, and says which are still valid.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody } from './exchange.js';
+import { ScriptedServer } from './scripted-server.js';
+
+export type EntraMode =
+  | { kind: 'ok'; expiresIn?: number }
+  | { kind: 'error'; status: number; error?: string; description?: string }
+  | { kind: 'slow'; delayMs: number };
+
+export interface EntraCall {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string | string[] | undefined>;
+  form: Record<string, string>;
+}
+
+export interface EntraEndpointOptions {
+  tenantId?: string;
+  clientId?: string;
+  clientSecret?: string;
+  /** The federated assertion the workload identity must present now (re-read: it rotates). */
+  assertion?: () => string;
+  /** App Service's IDENTITY_HEADER. */
+  identityHeader?: string;
+}
+
+const SCOPE = 'https://cognitiveservices.azure.com/.default';
+const RESOURCE = 'https://cognitiveservices.azure.com';
+
+export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
+  private issued = 0;
+  private readonly valid = new Set<string>();
+  private readonly opts: Required<Omit<EntraEndpointOptions, 'assertion'>> & Pick<EntraEndpointOptions, 'assertion'>;
+
+  constructor(options: EntraEndpointOptions) {
+    super({ kind: 'ok' });
+    this.opts = { tenantId: 'tenant-1', clientId: 'client-1', clientSecret: 'entra-client-secret-value-xyz', identityHeader: 'identity-header-1', ...options };
+  }
+
+  /** Whether Azure should take this token: issued here and not revoked. */
+  accepts(token: string): boolean {
+    return this.valid.has(token);
+  }
+
+  /** Every token issued so far stops working (a rotated or revoked credential). */
+  revokeAll(): void {
+    this.valid.clear();
+  }
+
+  protected internalError(res: ServerResponse): void {
+    this.send(res, 500, { error: 'server_error', error_description: 'AADSTS90033: A transient error has occurred. Please try again.' });
+  }
+
+  private send(res: ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)) });
+    res.end(text);
+  }
+
+  private refuse(res: ServerResponse, status: number, error: string, description: string): void {
+    const code = Number(/AADSTS(\d+)/.exec(description)?.[1] ?? 0);
+    this.send(res, status, { error, error_description: description, error_codes: [code], timestamp: new Date().toISOString(), trace_id: 'trace', correlation_id: 'corr' });
+  }
+
+  private issue(): string {
+    const token = `eyJ0eXAiOiJKV1QifQ.entra-token-${++this.issued}.sig`;
+    this.valid.add(token);
+    return token;
+  }
+
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = (await readBody(req)).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://entra');
+    const form = Object.fromEntries(new URLSearchParams(raw));
+    this.calls.push({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, form });
+    const mode = this.nextMode();
+    if (mode.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, mode.delayMs));
+    if (res.destroyed) return;
+    if (mode.kind === 'error') return this.refuse(res, mode.status, mode.error ?? 'server_error', mode.description ?? 'AADSTS50000: There was an error issuing a token.');
+    const expiresIn = mode.kind === 'ok' ? (mode.expiresIn ?? 3599) : 3599;
+
+    if (url.pathname === '/msi/token') {
+      if (req.method !== 'GET' || req.headers['x-identity-header'] !== this.opts.identityHeader) return this.send(res, 401, { statusCode: 401, message: 'Unauthorized' });
+      if (url.searchParams.get('api-version') !== '2019-08-01' || url.searchParams.get('resource') !== RESOURCE) return this.send(res, 400, { statusCode: 400, message: 'bad request' });
+      const expiresOn = Math.floor(Date.now() / 1000) + expiresIn;
+      return this.send(res, 200, { access_token: this.issue(), expires_on: String(expiresOn), resource: RESOURCE, token_type: 'Bearer', client_id: url.searchParams.get('client_id') ?? 'system' });
+    }
+
+    if (req.method !== 'POST' || url.pathname !== `/${this.opts.tenantId}/oauth2/v2.0/token`) {
+      return this.refuse(res, 400, 'invalid_tenant', `AADSTS90002: Tenant '${url.pathname.split('/')[1]}' not found.`);
+    }
+    if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return this.refuse(res, 400, 'invalid_request', 'AADSTS900144: The request body must contain the following parameter: grant_type.');
+    if (form.grant_type !== 'client_credentials') return this.refuse(res, 400, 'unsupported_grant_type', 'AADSTS70003: The app requested an unsupported grant type.');
+    if (form.scope !== SCOPE) return this.refuse(res, 400, 'invalid_scope', `AADSTS1002012: The provided value for scope ${form.scope ?? ''} is not valid.`);
+    if (form.client_id !== this.opts.clientId) return this.refuse(res, 400, 'unauthorized_client', `AADSTS700016: Application with identifier '${form.client_id ?? ''}' was not found in the directory.`);
+    if (form.client_assertion !== undefined) {
+      const ok = form.client_assertion_type === 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' && form.client_assertion === this.opts.assertion?.();
+      if (!ok) return this.refuse(res, 401, 'invalid_client', 'AADSTS700024: Client assertion is not within its valid time range.');
+    } else if (form.client_secret !== this.opts.clientSecret) {
+      return this.refuse(res, 401, 'invalid_client', 'AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.');
+    }
+    return this.send(res, 200, { token_type: 'Bearer', expires_in: expiresIn, ext_expires_in: expiresIn, access_token: this.issue() });
+  }
+}
+
+export async function startEntraEndpoint(options: EntraEndpointOptions = {}): Promise<ScriptedEntra> {
+  const endpoint = new ScriptedEntra(options);
+  await endpoint.listen();
+  return endpoint;
+}
