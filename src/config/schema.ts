@@ -113,7 +113,11 @@ export const providerSchema = z.strictObject({
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
   region: z.string().min(1).optional().describe('Cloud region: AWS region for `bedrock`, location for `vertex` (e.g. `us-central1`).'),
   project: z.string().min(1).optional().describe('Google Cloud project for `vertex`; defaults to the service account\'s.'),
-  api_version: z.string().min(1).optional().describe('API version for `azure` (the `api-version` query parameter).'),
+  api_version: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('API version (the `api-version` query parameter) for `azure`, kept as written; none calls Azure OpenAI\'s v1 API (`/openai/v1/`). For `azure-ai`, default `2024-05-01-preview`.'),
   token_url: secureUrl()
     .optional()
     .describe('OAuth token endpoint for `vertex` (https; http only on a loopback host); defaults to the service account\'s `token_uri`.'),

@@ -139,8 +139,9 @@ describe('azure openai through the gateway', () => {
       const denied = await wrong.client.chat.completions.create({ model: 'azure/gpt-4o-prod', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
       expect((denied as APIError).message).toMatch(/^401 Access denied/);
-      // The default api-version applies when none is configured.
-      expect(upstream.calls[upstream.calls.length - 1]?.apiVersion).toBe('2024-10-21');
+      // With no api_version configured the v1 API is called, with no api-version at all.
+      expect(upstream.calls[upstream.calls.length - 1]?.path).toBe('/openai/v1/chat/completions');
+      expect(upstream.calls[upstream.calls.length - 1]?.apiVersion).toBeNull();
     } finally {
       await wrong.stop();
     }

@@ -51,8 +51,20 @@ describe('azure buildChatRequest', () => {
     ['https://contoso.openai.azure.com/', 'https://contoso.openai.azure.com/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21'],
     ['https://contoso.cognitiveservices.azure.com/openai/', 'https://contoso.cognitiveservices.azure.com/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21'],
     ['http://127.0.0.1:9', 'http://127.0.0.1:9/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21'],
-  ])('Azure OpenAI: %s -> %s', (baseUrl, url) => {
-    expect(azureAdapter.buildChatRequest({ model: 'azure/gpt-4o-prod', messages }, azure({ baseUrl })).url).toBe(url);
+  ])('Azure OpenAI with a dated api_version: %s -> %s', (baseUrl, url) => {
+    expect(azureAdapter.buildChatRequest({ model: 'azure/gpt-4o-prod', messages }, azure({ baseUrl, options: { apiVersion: '2024-10-21' } })).url).toBe(url);
+  });
+
+  it.each([
+    ['https://contoso.openai.azure.com/openai', 'https://contoso.openai.azure.com/openai/v1/chat/completions'],
+    ['https://contoso.openai.azure.com', 'https://contoso.openai.azure.com/openai/v1/chat/completions'],
+    ['https://contoso.cognitiveservices.azure.com/openai/', 'https://contoso.cognitiveservices.azure.com/openai/v1/chat/completions'],
+    ['https://contoso.openai.azure.com/openai/v1', 'https://contoso.openai.azure.com/openai/v1/chat/completions'],
+  ])('Azure OpenAI without an api_version calls the v1 API: %s -> %s', (baseUrl, url) => {
+    const upstream = azureAdapter.buildChatRequest({ model: 'azure/gpt-4o-prod', messages }, azure({ baseUrl }));
+    expect(upstream.url).toBe(url);
+    // The v1 API names the deployment in the body.
+    expect(JSON.parse(upstream.body as string).model).toBe('gpt-4o-prod');
   });
 
   it('asks a stream for usage on API versions that take stream_options, and not on older ones (which refuse it)', () => {
@@ -101,8 +113,9 @@ describe('azure buildChatRequest', () => {
 
   it('sends embeddings to the deployment (Azure OpenAI) or the models endpoint (Foundry)', () => {
     const request = { model: 'azure/embed', input: ['a', 'b'], dimensions: 8 };
-    const openai = azureAdapter.buildEmbeddingsRequest?.(request, azure({ model: 'embed', baseUrl: 'https://contoso.openai.azure.com' }));
+    const openai = azureAdapter.buildEmbeddingsRequest?.(request, azure({ model: 'embed', baseUrl: 'https://contoso.openai.azure.com', options: { apiVersion: '2024-10-21' } }));
     expect(openai?.url).toBe('https://contoso.openai.azure.com/openai/deployments/embed/embeddings?api-version=2024-10-21');
+    expect(azureAdapter.buildEmbeddingsRequest?.(request, azure({ model: 'embed', baseUrl: 'https://contoso.openai.azure.com' }))?.url).toBe('https://contoso.openai.azure.com/openai/v1/embeddings');
     expect(openai?.headers['api-key']).toBe('az-key');
     expect(JSON.parse(openai?.body as string)).toEqual({ ...request, model: 'embed' });
     const ai = azureAdapter.buildEmbeddingsRequest?.(request, foundry({ model: 'Cohere-embed-v3-english' }));

@@ -141,6 +141,10 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
       if (apiVersion !== null && apiVersion !== 'preview' && apiVersion !== 'latest') return this.sendError(res, 400, { code: 'BadRequest', message: `API version not supported` });
       if (!deployment) return this.sendError(res, 400, { code: 'BadRequest', message: 'model is required.' });
     } else if (!apiVersion) return this.sendError(res, 404, { code: '404', message: 'Resource not found' });
+    // A dated API version takes the fields of its own spec only: reasoning_effort arrived in 2024-12-01-preview.
+    if (!v1 && deployment && isRecord(body) && body.reasoning_effort !== undefined && apiVersion !== null && apiVersion.slice(0, 10) < '2024-12-01') {
+      return this.sendError(res, 400, { code: null, message: 'Unrecognized request argument supplied: reasoning_effort' });
+    }
 
     let servedModel: string;
     if (deployment) {

@@ -20,7 +20,12 @@ function entraOf(target: Target) {
   return target.keySource === 'client' ? undefined : target.provider.options.entra;
 }
 
-const DEFAULT_API_VERSION: Record<string, string> = { azure: '2024-10-21', 'azure-ai': '2024-05-01-preview' };
+/**
+ * The model inference API's version when the operator names none. Azure OpenAI has none: without an api_version it
+ * is called at its v1 API (see usesV1), which Azure documents as the one to use (GA since August 2025) and which takes
+ * today's fields; the last dated GA version (2024-10-21) refuses reasoning_effort, which o-series and gpt-5 need.
+ */
+const FOUNDRY_API_VERSION = '2024-05-01-preview';
 
 function endpoint(target: Target): string {
   const base = target.provider.baseUrl.replace(/\/+$/, '');
@@ -44,15 +49,22 @@ function isV1(base: string): boolean {
   return /\/openai\/v1$/i.test(base);
 }
 
+/** Azure OpenAI at its v1 API: a base URL that names it, or no dated api_version (config or environment) to keep. */
+function usesV1(target: Target, base: string): boolean {
+  if (target.provider.vendor.id !== 'azure') return false;
+  const configured = target.provider.options.apiVersion;
+  return isV1(base) || configured === undefined || configured === 'preview' || configured === 'latest';
+}
+
 export function azureUrl(target: Target, operation: 'chat/completions' | 'embeddings'): string {
   const vendor = target.provider.vendor.id;
   const base = endpoint(target);
-  if (vendor === 'azure' && isV1(base)) {
+  if (usesV1(target, base)) {
     const configured = target.provider.options.apiVersion;
     const named = configured === 'preview' || configured === 'latest' ? `?api-version=${configured}` : '';
-    return `${base}/${operation}${named}`;
+    return `${isV1(base) ? base : `${openAIRoot(base)}/v1`}/${operation}${named}`;
   }
-  const version = encodeURIComponent(target.provider.options.apiVersion ?? DEFAULT_API_VERSION[vendor] ?? DEFAULT_API_VERSION.azure ?? '');
+  const version = encodeURIComponent(target.provider.options.apiVersion ?? FOUNDRY_API_VERSION);
   if (vendor === 'azure-ai') return `${base}/${operation}?api-version=${version}`;
   // Azure OpenAI: the model part of `azure/<name>` is the deployment name.
   return `${openAIRoot(base)}/deployments/${pathSegment(target.model, 'Azure OpenAI')}/${operation}?api-version=${version}`;
@@ -109,12 +121,12 @@ function delegate<K extends 'buildEmbeddingsRequest' | 'parseEmbeddingsResponse'
 
 /**
  * Whether the deployment's API version takes `stream_options` and `max_completion_tokens` (Azure OpenAI from
- * 2024-09-01-preview; the default version does): an older one refuses the request, so tollgate does not ask it for
+ * 2024-09-01-preview; the v1 API, the default, does too): an older one refuses the request, so tollgate does not ask it for
  * stream usage (it counts the stream's tokens itself, as it did before it asked) and sends the limit as max_tokens.
  */
 function knowsStreamOptions(target: Target): boolean {
-  if (target.provider.vendor.id !== 'azure' || isV1(target.provider.baseUrl.replace(/\/+$/, ''))) return true;
-  const version = target.provider.options.apiVersion ?? DEFAULT_API_VERSION.azure ?? '';
+  const version = target.provider.options.apiVersion;
+  if (target.provider.vendor.id !== 'azure' || version === undefined || usesV1(target, target.provider.baseUrl.replace(/\/+$/, ''))) return true;
   return version.slice(0, 10) >= '2024-09-01';
 }
 
