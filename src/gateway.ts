@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { dirname, resolve } from 'node:path';
 import { EventBus } from './bus/bus.js';
+import { warmModelPrices } from './catalog/warm-prices.js';
 import { ConfigService } from './config/config-service.js';
 import { resolveRuntimeConfig } from './config/runtime.js';
 import { type RuntimeConfig } from './core/config.js';
@@ -358,6 +359,16 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     (indexed) => indexed > 0 && log.info({ indexed }, 'request log: error index built for earlier entries'),
     (err: unknown) => log.error({ err }, 'request log: could not build the error index'),
   );
+  // The model list's prices, computed between requests after start and after a change adds providers (warm-prices.ts):
+  // built on the first GET /v1/models instead, they held every request for a quarter of a second.
+  let stopWarming = false;
+  const priceWarmer = configService.changes.subscribe((current) => {
+    void warmModelPrices(current, () => stopWarming).catch((err: unknown) => log.warn({ err }, 'catalogue: could not price the model list ahead'));
+  });
+  stoppers.push(() => {
+    stopWarming = true;
+    priceWarmer.unsubscribe();
+  });
   // The request log is kept within settings.log_retention_days / log_max_entries (a sweep at start, then every few minutes).
   const logSweeper = startLogSweeper(governance, () => {
     const { logRetentionDays, logMaxEntries } = configService.current().settings;
