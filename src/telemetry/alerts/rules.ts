@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AlertRuleRuntime, AlertSeverity } from '../../core/config.js';
 import type { AlertSubject, GatewayEvents, RequestSummary } from '../../core/events.js';
+import { CountWindow } from './bucket-ring.js';
+import { LatencyWindow } from './latency-window.js';
+import { SubjectWindows } from './subject-windows.js';
 
 /** One notification: what every channel is given (the webhook channel sends it as it is, as JSON). */
 export interface AlertNotification {
@@ -84,56 +87,13 @@ type WindowRule = Extract<AlertRuleRuntime, { kind: 'error_rate' | 'latency_p95'
 type LatencyRule = Extract<AlertRuleRuntime, { kind: 'latency_p95' | 'ttft_p95' }>;
 
 /**
- * Samples of one subject, oldest first, kept for the longest window any rule asks for. Pushed on the request path
- * (events are emitted synchronously), so dropping the oldest only moves `head`; the lists are compacted once half of
- * them is dropped. Dropping by moving the lists cost some 20 µs a list on every event once a busy provider had filled
- * them, more than the rest of the gateway spends on a request.
- */
-class Samples {
-  private at: number[] = [];
-  private value: number[] = [];
-  /** Index of the oldest sample kept. */
-  private head = 0;
-
-  push(at: number, value: number): void {
-    this.at.push(at);
-    this.value.push(value);
-    if (this.size > MAX_SAMPLES) this.drop(this.size - MAX_SAMPLES);
-  }
-
-  trim(before: number): void {
-    let n = this.head;
-    while (n < this.at.length && (this.at[n] as number) < before) n++;
-    if (n > this.head) this.drop(n - this.head);
-  }
-
-  get size(): number {
-    return this.at.length - this.head;
-  }
-
-  /** The values at or after `since`. */
-  since(since: number): number[] {
-    let i = this.at.length;
-    while (i > this.head && (this.at[i - 1] as number) >= since) i--;
-    return this.value.slice(i);
-  }
-
-  private drop(n: number): void {
-    this.head += n;
-    if (this.head < 1_024 || this.head * 2 < this.at.length) return;
-    this.at = this.at.slice(this.head);
-    this.value = this.value.slice(this.head);
-    this.head = 0;
-  }
-}
-
-/** Per subject, at most this many samples of each kind are kept (the oldest go first). */
-const MAX_SAMPLES = 20_000;
-/**
  * At most this many subjects (providers, models, routes) are watched per kind. They come from the config, but a
  * client can name a model of a configured provider that does not exist, so this bounds what it can make us keep.
  */
 const MAX_SUBJECTS = 1_000;
+
+const countWindows = (): SubjectWindows<CountWindow> => new SubjectWindows((windowMs) => new CountWindow(windowMs), MAX_SUBJECTS);
+const latencyWindows = (): SubjectWindows<LatencyWindow> => new SubjectWindows((windowMs) => new LatencyWindow(windowMs), MAX_SUBJECTS);
 
 function isWindowRule(rule: AlertRuleRuntime): rule is WindowRule {
   return rule.kind !== 'budget' && rule.kind !== 'breaker_opened';
@@ -181,7 +141,7 @@ function exhaustedPlan(event: GatewayEvents['request.failed']): boolean {
   return event.status >= 500 && event.attempts > 0 && event.firstTokenMs === null;
 }
 
-/** The 95th percentile (nearest rank) of unsorted values. */
+/** The exact 95th percentile (nearest rank) of unsorted values: what a window's p95 estimates (see latency-window.ts). */
 export function p95(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil(sorted.length * 0.95) - 1)] ?? 0;
@@ -195,7 +155,7 @@ function round(value: number, digits = 2): number {
 /**
  * Turns gateway events into alerts: one open alert per rule and subject (a repeat while it is open is
  * deduplicated), a firing notification unless the same rule and subject notified within its cooldown, and a
- * resolved notification when the condition clears. Event handlers only record (a few array pushes); windows
+ * resolved notification when the condition clears. Event handlers only record (a count or two per window); windows
  * are evaluated by `tick()`, which the service runs once a second off the request path.
  */
 export class AlertEngine {
@@ -206,15 +166,17 @@ export class AlertEngine {
   private readonly lastNotified = new Map<string, number>();
   /** When a latency rule's p95 first went over its threshold for a provider (still over since). */
   private readonly breachSince = new Map<string, number>();
-  /** Upstream attempts (1 failed, 0 succeeded) by provider and by `<provider>/<model>`. */
-  private readonly attempts = new Map<string, Samples>();
-  private readonly modelAttempts = new Map<string, Samples>();
+  /** Upstream attempts (and how many failed) by provider and by `<provider>/<model>`. */
+  private readonly attempts = countWindows();
+  private readonly modelAttempts = countWindows();
   /** Durations of answered requests, and first-token times of streamed ones, by provider. */
-  private readonly latencies = new Map<string, Samples>();
-  private readonly ttfts = new Map<string, Samples>();
-  /** Requests by route (1 ended 5xx, 0 did not), and failures that exhausted their plan (always 1), by route. */
-  private readonly routeRequests = new Map<string, Samples>();
-  private readonly exhausted = new Map<string, Samples>();
+  private readonly latencies = latencyWindows();
+  private readonly ttfts = latencyWindows();
+  /** Requests by route (and how many ended 5xx), and failures that exhausted their plan, by route. */
+  private readonly routeRequests = countWindows();
+  private readonly exhausted = countWindows();
+  /** The rules the windows were last sized for (a new config's rules are a new array). */
+  private sizedFor: readonly AlertRuleRuntime[] | null = null;
   private readonly now: () => number;
   /** When this engine started: the samples of alerts restored from the store are gone, and windows fill from here. */
   private readonly startedAt: number;
@@ -222,6 +184,7 @@ export class AlertEngine {
   constructor(private readonly options: AlertEngineOptions) {
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
+    this.sizeWindows(options.rules(), this.startedAt);
     const saved = options.state?.load();
     for (const alert of saved?.open ?? []) this.open.set(alert.key, { ...alert, restored: true });
     for (const [key, at] of saved?.notified ?? []) this.lastNotified.set(key, at);
@@ -268,19 +231,20 @@ export class AlertEngine {
     // A client that went away (a chat UI's "stop", a timeout of its own) says nothing of the provider: counted as a
     // failure, a few users giving up on slow answers paged the on-call for a provider that was answering fine.
     if (event.errorCode === CLIENT_CANCELLED) return;
-    const now = this.now();
-    this.samples(this.attempts, event.provider)?.push(now, event.ok ? 0 : 1);
-    this.samples(this.modelAttempts, `${event.provider}/${event.model}`)?.push(now, event.ok ? 0 : 1);
+    const now = this.recording();
+    for (const window of this.attempts.windowsOf(event.provider)) window.add(now, !event.ok);
+    for (const window of this.modelAttempts.windowsOf(`${event.provider}/${event.model}`)) window.add(now, !event.ok);
   }
 
   requestCompleted(event: GatewayEvents['request.completed']): void {
-    const now = this.now();
+    const now = this.recording();
     const route = routeKeyOf(event);
-    if (route !== null) this.samples(this.routeRequests, route)?.push(now, 0);
+    if (route !== null) for (const window of this.routeRequests.windowsOf(route)) window.add(now, false);
     // Answers served by an upstream only: a cache hit or a client that left says nothing of the provider's speed.
     if (event.cancelled || event.status !== 200 || !event.provider || event.attempts === 0) return;
-    this.samples(this.latencies, event.provider)?.push(now, event.durationMs);
-    if (event.stream && event.firstTokenMs !== null) this.samples(this.ttfts, event.provider)?.push(now, event.firstTokenMs);
+    for (const window of this.latencies.windowsOf(event.provider)) window.add(now, event.durationMs);
+    const firstTokenMs = event.firstTokenMs;
+    if (event.stream && firstTokenMs !== null) for (const window of this.ttfts.windowsOf(event.provider)) window.add(now, firstTokenMs);
   }
 
   requestFailed(event: GatewayEvents['request.failed']): void {
@@ -289,19 +253,44 @@ export class AlertEngine {
     if (event.code === SHUTTING_DOWN) return;
     const route = routeKeyOf(event);
     if (route === null) return;
-    const now = this.now();
-    this.samples(this.routeRequests, route)?.push(now, event.status >= 500 ? 1 : 0);
-    if (exhaustedPlan(event)) this.samples(this.exhausted, route)?.push(now, 1);
+    const now = this.recording();
+    for (const window of this.routeRequests.windowsOf(route)) window.add(now, event.status >= 500);
+    if (exhaustedPlan(event)) for (const window of this.exhausted.windowsOf(route)) window.add(now, true);
   }
 
-  private samples(map: Map<string, Samples>, subject: string): Samples | null {
-    let samples = map.get(subject);
-    if (!samples) {
-      if (map.size >= MAX_SUBJECTS) return null;
-      samples = new Samples();
-      map.set(subject, samples);
+  /** The time of a sample being recorded, the windows first sized for a config that changed since the last one. */
+  private recording(): number {
+    const now = this.now();
+    const rules = this.options.rules();
+    if (rules !== this.sizedFor) this.sizeWindows(rules, now);
+    return now;
+  }
+
+  /** Keeps a window of each length the rules ask for, for each kind of sample (none for a kind no rule reads). */
+  private sizeWindows(rules: readonly AlertRuleRuntime[], now: number): void {
+    this.sizedFor = rules;
+    const lengths = (kinds: (rule: WindowRule) => boolean): number[] => rules.filter((rule) => isWindowRule(rule) && kinds(rule)).map(windowOf);
+    this.attempts.use(lengths((rule) => rule.kind === 'error_rate' && rule.per !== 'model'), now);
+    this.modelAttempts.use(lengths((rule) => rule.kind === 'error_rate' && rule.per === 'model'), now);
+    this.latencies.use(lengths((rule) => rule.kind === 'latency_p95'), now);
+    this.ttfts.use(lengths((rule) => rule.kind === 'ttft_p95'), now);
+    this.routeRequests.use(lengths((rule) => rule.kind === 'server_errors'), now);
+    this.exhausted.use(lengths((rule) => rule.kind === 'fallbacks_exhausted'), now);
+  }
+
+  /** What the windows hold: subjects, buckets (bounded by the rules' windows, not the traffic) and histograms. */
+  footprint(): { subjects: number; buckets: number; histograms: number } {
+    let subjects = 0;
+    let buckets = 0;
+    let histograms = 0;
+    for (const map of [this.attempts, this.modelAttempts, this.routeRequests, this.exhausted, this.latencies, this.ttfts]) {
+      subjects += [...map.keys()].length;
+      for (const window of map.all()) {
+        buckets += window.bucketCount();
+        if (window instanceof LatencyWindow) histograms += window.histogramCount();
+      }
     }
-    return samples;
+    return { subjects, buckets, histograms };
   }
 
   // ---- evaluation ----------------------------------------------------------------------------------------
@@ -327,16 +316,9 @@ export class AlertEngine {
     }
     this.seen.clear();
     for (const rule of rules) this.seen.set(rule.name, rule);
-    const longest = Math.max(0, ...rules.map(windowOf));
-    for (const map of [this.attempts, this.modelAttempts, this.latencies, this.ttfts, this.routeRequests, this.exhausted]) {
-      for (const [subject, samples] of map) {
-        samples.trim(now - longest);
-        // A subject with nothing left in any window goes, so it stops counting against MAX_SUBJECTS: kept, a thousand
-        // model names seen once (months of uptime, a client numbering its models) left no room for a route seen
-        // after them, and its rules never fired. Its open alerts are still evaluated (see `subjects`).
-        if (samples.size === 0) map.delete(subject);
-      }
-    }
+    this.sizeWindows(rules, now);
+    // A subject with nothing left in any window goes (its open alerts are still evaluated: see `subjects`).
+    for (const map of [this.attempts, this.modelAttempts, this.latencies, this.ttfts, this.routeRequests, this.exhausted]) map.prune(now);
     for (const rule of rules) {
       if (rule.kind === 'error_rate') this.errorRate(rule, now);
       else if (rule.kind === 'server_errors') this.serverErrors(rule, now);
@@ -374,20 +356,24 @@ export class AlertEngine {
    * The subjects a window rule looks at: those with samples, and those of its open alerts (after a restart an
    * alert has no samples left, and must still resolve).
    */
-  private subjects(rule: WindowRule, samples: Map<string, Samples>): string[] {
+  private subjects(rule: WindowRule, samples: SubjectWindows<CountWindow | LatencyWindow>): string[] {
     const subjects = new Set(samples.keys());
     for (const alert of this.open.values()) if (alert.rule === rule.name) subjects.add(alert.subjectKey);
     return [...subjects];
   }
 
   /**
-   * Whether the open alert of a window rule on this subject came from before a restart and the rule has not had a
-   * whole window of samples since: too few samples then say nothing yet, and the alert stays open. Judged on the
-   * empty window, it resolved at the first evaluation after every restart, and a subject still failing fired again
-   * under a new id (a false "resolved", then a new page).
+   * Whether the open alert of a window rule on this subject fired on samples its window does not hold, and the window
+   * has not been kept for a whole window's length since: too few samples then say nothing yet, and the alert stays
+   * open. That is an alert from before a restart (judged on the empty window, it resolved at the first evaluation
+   * after every restart, and a subject still failing fired again under a new id: a false "resolved", then a new
+   * page), or one whose rule's window_ms changed since it fired (a window of the new length starts empty).
    */
-  private refilling(rule: WindowRule, subjectKey: string, now: number): boolean {
-    return this.open.get(`${rule.name}|${subjectKey}`)?.restored === true && now - this.startedAt < windowOf(rule);
+  private refilling(rule: WindowRule, windows: SubjectWindows<CountWindow | LatencyWindow>, subjectKey: string, now: number): boolean {
+    const alert = this.open.get(`${rule.name}|${subjectKey}`);
+    if (!alert) return false;
+    const kept = windows.since(windowOf(rule)) ?? this.startedAt;
+    return (alert.restored === true || Date.parse(alert.since) < kept) && now - kept < windowOf(rule);
   }
 
   private errorRate(rule: Extract<AlertRuleRuntime, { kind: 'error_rate' }>, now: number): void {
@@ -400,19 +386,18 @@ export class AlertEngine {
         this.unwatched(rule, subjectKey, 'provider.attempted', { provider });
         continue;
       }
-      const window = map.get(subjectKey)?.since(now - windowOf(rule)) ?? [];
-      if (window.length < minRequests && this.refilling(rule, subjectKey, now)) continue;
-      const failed = window.reduce((sum, value) => sum + value, 0);
-      const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
+      const { count, failed } = map.window(subjectKey, windowOf(rule))?.read(now) ?? { count: 0, failed: 0 };
+      if (count < minRequests && this.refilling(rule, map, subjectKey, now)) continue;
+      const pct = count === 0 ? 0 : (failed / count) * 100;
       const subject: AlertSubject = perModel ? { provider, model: subjectKey.slice(provider.length + 1) } : { provider };
-      const details = { ...subject, attempts: window.length, failed, errorRatePct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
-      if (window.length >= minRequests && pct > rule.threshold_pct) {
+      const details = { ...subject, attempts: count, failed, errorRatePct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
+      if (count >= minRequests && pct > rule.threshold_pct) {
         this.fire(rule, subjectKey, subject, 'provider.attempted', {
-          summary: `${subjectKey}: ${round(pct, 1)}% of ${window.length} upstream attempts failed in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
+          summary: `${subjectKey}: ${round(pct, 1)}% of ${count} upstream attempts failed in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
           details,
         });
       } else {
-        this.resolve(rule, subjectKey, 'provider.attempted', `${subjectKey}: error rate back to ${round(pct, 1)}% (${window.length} attempts in the window)`, details);
+        this.resolve(rule, subjectKey, 'provider.attempted', `${subjectKey}: error rate back to ${round(pct, 1)}% (${count} attempts in the window)`, details);
       }
     }
   }
@@ -429,11 +414,12 @@ export class AlertEngine {
         this.unwatched(rule, provider, 'request.completed', { provider });
         continue;
       }
-      const window = map.get(provider)?.since(now - windowOf(rule)) ?? [];
-      if (window.length < minRequests && this.refilling(rule, provider, now)) continue;
-      const value = window.length >= minRequests ? p95(window) : null;
+      const window = map.window(provider, windowOf(rule));
+      const count = window?.count(now) ?? 0;
+      if (count < minRequests && this.refilling(rule, map, provider, now)) continue;
+      const value = count >= minRequests ? (window?.p95(now) ?? null) : null;
       const breachKey = `${rule.name}|${provider}`;
-      const details = { provider, p95Ms: value === null ? null : round(value), thresholdMs: rule.threshold_ms, requests: window.length, windowMs: windowOf(rule), forMs };
+      const details = { provider, p95Ms: value === null ? null : round(value), thresholdMs: rule.threshold_ms, requests: count, windowMs: windowOf(rule), forMs };
       if (value !== null && value > rule.threshold_ms) {
         const since = this.breachSince.get(breachKey) ?? now;
         this.breachSince.set(breachKey, since);
@@ -457,18 +443,17 @@ export class AlertEngine {
         this.unwatched(rule, route, 'request.failed', { route });
         continue;
       }
-      const window = this.routeRequests.get(route)?.since(now - windowOf(rule)) ?? [];
-      if (window.length < minRequests && this.refilling(rule, route, now)) continue;
-      const failed = window.reduce((sum, value) => sum + value, 0);
-      const pct = window.length === 0 ? 0 : (failed / window.length) * 100;
-      const details = { route, requests: window.length, serverErrors: failed, serverErrorPct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
-      if (window.length >= minRequests && pct > rule.threshold_pct) {
+      const { count, failed } = this.routeRequests.window(route, windowOf(rule))?.read(now) ?? { count: 0, failed: 0 };
+      if (count < minRequests && this.refilling(rule, this.routeRequests, route, now)) continue;
+      const pct = count === 0 ? 0 : (failed / count) * 100;
+      const details = { route, requests: count, serverErrors: failed, serverErrorPct: round(pct), thresholdPct: rule.threshold_pct, windowMs: windowOf(rule) };
+      if (count >= minRequests && pct > rule.threshold_pct) {
         this.fire(rule, route, { route }, 'request.failed', {
-          summary: `${route}: ${round(pct, 1)}% of ${window.length} requests ended with a 5xx status in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
+          summary: `${route}: ${round(pct, 1)}% of ${count} requests ended with a 5xx status in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
           details,
         });
       } else {
-        this.resolve(rule, route, 'request.failed', `${route}: 5xx rate back to ${round(pct, 1)}% (${window.length} requests in the window)`, details);
+        this.resolve(rule, route, 'request.failed', `${route}: 5xx rate back to ${round(pct, 1)}% (${count} requests in the window)`, details);
       }
     }
   }
@@ -480,8 +465,8 @@ export class AlertEngine {
         this.unwatched(rule, route, 'request.failed', { route });
         continue;
       }
-      const count = this.exhausted.get(route)?.since(now - windowOf(rule)).length ?? 0;
-      if (count < minCount && this.refilling(rule, route, now)) continue;
+      const count = this.exhausted.window(route, windowOf(rule))?.count(now) ?? 0;
+      if (count < minCount && this.refilling(rule, this.exhausted, route, now)) continue;
       const details = { route, failures: count, minCount, windowMs: windowOf(rule) };
       if (count >= minCount) {
         this.fire(rule, route, { route }, 'request.failed', {
