@@ -132,11 +132,19 @@ export interface ProviderAdapter {
    */
   nativeFormat?(target: Target): string;
   /**
+   * Whether the adapter also sends a client's own body of `format` to `target` as it came (native pass-through),
+   * besides its nativeFormat: OpenAI's own API serves its Responses API (`openai-responses`) beside chat completions,
+   * which the vendors of OpenAI's chat format do not. buildChatRequest, parseChatResponse and createStreamDecoder then
+   * get that body as `native` and exchange that format's bodies.
+   */
+  takesNative?(target: Target, format: string): boolean;
+  /**
    * `native`, given only when the client's dialect speaks this adapter's format for `target` (nativeFormat): the client's own body, which
    * the adapter sends with only what tollgate must change (the model), so every field arrives as the client wrote it.
    */
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest;
-  parseChatResponse(body: unknown, target: Target): ChatCompletion;
+  /** `native` as for buildChatRequest: the answer is in that format (see takesNative). */
+  parseChatResponse(body: unknown, target: Target, native?: NativeRequest | null): ChatCompletion;
   /**
    * The output limit the adapter sends `request` when it sets none, when the target's API requires one (Anthropic's
    * Messages requires `max_tokens`); null or absent when none is sent. A translated request is given the model's

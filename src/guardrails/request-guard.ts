@@ -167,6 +167,16 @@ interface NativeTextLayout {
 }
 
 const NATIVE_TEXT: Record<string, NativeTextLayout> = {
+  // OpenAI's Responses API: `input` (a string or items) and `instructions`. Ids, call ids, names, statuses, file and
+  // image references and base64 data are not text; reasoning items are the model's own, their content encrypted.
+  // A function call's arguments and a tool's output are strings, checked like any text.
+  'openai-responses': {
+    fields: ['input', 'instructions'],
+    notText: new Set(['type', 'role', 'id', 'call_id', 'name', 'status', 'image_url', 'file_id', 'file_data', 'file_url', 'filename', 'detail', 'format']),
+    isThought: (value) => value.type === 'reasoning',
+    plainText: () => null,
+    payload: new Set(),
+  },
   // Anthropic: ids, types, signatures, base64 data. Thinking blocks are left as they are: their signature covers
   // their text, and they are the model's own words, not the client's.
   anthropic: {

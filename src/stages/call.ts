@@ -477,7 +477,12 @@ class CallStage implements Stage {
  * changed the request and not the body (`outdated`).
  */
 function nativeRequest(ctx: RequestContext, adapter: ProviderAdapter, target: Target): NativeRequest | null {
-  return ctx.native !== null && ctx.native.outdated !== true && ctx.native.format === nativeFormat(adapter, target) ? ctx.native : null;
+  return ctx.native !== null && ctx.native.outdated !== true && speaksNative(adapter, target, ctx.native.format) ? ctx.native : null;
+}
+
+/** Whether this adapter sends a client's own body of `format` to this target (nativeFormat, or takesNative). */
+function speaksNative(adapter: ProviderAdapter, target: Target, format: string): boolean {
+  return nativeFormat(adapter, target) === format || adapter.takesNative?.(target, format) === true;
 }
 
 /** The wire format this adapter speaks with this target (see ProviderAdapter.nativeFormat). */
@@ -493,7 +498,7 @@ function limitsFor(ctx: RequestContext, target: Target): Promise<TargetLimits | 
   if (ctx.operation !== 'chat') return null;
   const adapter = adapterFor(target.provider.vendor.format);
   const clientFormat = ctx.native?.format ?? ctx.verbatimFormat ?? 'openai';
-  if (!adapter || answerFormat(adapter) === clientFormat || nativeFormat(adapter, target) === clientFormat) return null;
+  if (!adapter || answerFormat(adapter) === clientFormat || speaksNative(adapter, target, clientFormat)) return null;
   return modelLimits(target.provider.vendor.id, target.model).catch(() => null);
 }
 
@@ -523,7 +528,7 @@ function callableGroups(ctx: RequestContext): readonly CandidateGroup[] {
   for (const group of groups) {
     const candidates = group.candidates.filter((candidate) => {
       const adapter = adapterFor(candidate.target.provider.vendor.format);
-      return adapter !== undefined && nativeFormat(adapter, candidate.target) === native.format;
+      return adapter !== undefined && speaksNative(adapter, candidate.target, native.format);
     });
     if (candidates.length > 0) callable.push({ name: group.name, candidates });
   }
@@ -592,14 +597,14 @@ function noteAnsweredModel(ctx: RequestContext, model: unknown): void {
 
 function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: Target, text: string, emit: (event: ResponseEvent) => void): void {
   const body = parseJson(target, text);
-  const completion = adapter.parseChatResponse(body, target);
+  const native = nativeRequest(ctx, adapter, target);
+  const completion = adapter.parseChatResponse(body, target, native);
   // Clients see the model name they asked for, whichever upstream model served it.
   noteAnsweredModel(ctx, completion.model);
   completion.model = ctx.responseModel;
   ctx.usage = completion.usage ?? null;
   // The adapter accepted the body as an answer, so a client of the same format may have it as it came.
   // The text goes along so the dialect writes the upstream's own digits (JSON.parse rounds integers past 2^53).
-  const native = nativeRequest(ctx, adapter, target);
   if (native !== null) emit({ kind: 'completion', completion, native: { format: native.format, body: body as Record<string, unknown>, text } });
   else if (verbatim(ctx, adapter)) emit({ kind: 'completion', completion, native: { format: answerFormat(adapter), text } });
   else emit({ kind: 'completion', completion });

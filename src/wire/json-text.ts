@@ -84,3 +84,52 @@ export function bodyShowing(body: Record<string, unknown>, key: string, value: s
   const written = text === undefined ? null : withTopLevelString(text, key, value, key in body);
   return written ?? JSON.stringify(key in body ? { ...body, [key]: value } : body);
 }
+
+/** Where the object or array opening at `start` ends (just past its closing bracket), or -1. */
+function containerEnd(text: string, start: number): number {
+  let depth = 0;
+  for (let at = start; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      if (--depth === 0) return at + 1;
+    } else if (c === QUOTE) {
+      const end = stringEnd(text, at);
+      if (end === -1) return -1;
+      at = end;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Where the top-level object's `key` holds an object in a JSON text: its start (the brace) and end (just past the
+ * closing brace); null when that key is absent at the top level or holds something else. Walked as
+ * topLevelStringSpan walks, so an event's nested object (a Responses stream event's `response`) can have one of its
+ * own fields changed in place.
+ */
+export function topLevelObjectSpan(text: string, key: string): [number, number] | null {
+  let depth = 0;
+  for (let at = 0; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+    else if (c === QUOTE) {
+      const end = stringEnd(text, at);
+      if (end === -1) return null;
+      if (depth === 1 && end - at - 1 === key.length && text.slice(at + 1, end) === key) {
+        let next = end + 1;
+        while (isSpace(text, next)) next++;
+        if (text.charCodeAt(next) === COLON) {
+          next++;
+          while (isSpace(text, next)) next++;
+          if (text.charCodeAt(next) !== OPEN_BRACE) return null;
+          const close = containerEnd(text, next);
+          return close === -1 ? null : [next, close];
+        }
+      }
+      at = end;
+    }
+  }
+  return null;
+}

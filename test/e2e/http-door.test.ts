@@ -420,12 +420,12 @@ describe('a served URL with the wrong method', () => {
 });
 
 describe('wrong-path hints in the 404', () => {
-  it('the Responses API through the official OpenAI client: NotFoundError naming chat completions', async () => {
-    const error = await tg.client.responses.create({ model: 'openai/gpt-4o-mini', input: 'hi' }).catch((err: unknown) => err);
+  it('a stored response through the official OpenAI client: NotFoundError saying tollgate keeps none', async () => {
+    const error = await tg.client.responses.retrieve('resp_123').catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     const message = (error as InstanceType<typeof OpenAI.NotFoundError>).message;
-    expect(message).toContain('Unknown request URL: POST /v1/responses.');
-    expect(message).toContain('The Responses API is not served; use /v1/chat/completions.');
+    expect(message).toContain('Unknown request URL: GET /v1/responses/resp_123.');
+    expect(message).toContain('tollgate serves POST /v1/responses but keeps no responses');
     expect(upstream.calls).toHaveLength(0);
   });
 
@@ -455,7 +455,7 @@ describe('wrong-path hints in the 404', () => {
   it.each([
     ['/v1/messages/count_tokens', 'use the /anthropic base URL'],
     ['/v1/models/gemini-2.0-flash:streamGenerateContent', 'use the /genai base URL'],
-    ['/litellm/v1/responses', 'The Responses API is not served; use /litellm/v1/chat/completions.'],
+    ['/litellm/v1/responses', 'The Responses API is served at http'],
     ['/litellm/messages', 'use the /anthropic base URL'],
   ])('POST %s gets a hint', async (path, hint) => {
     const response = await fetch(`${tg.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });

@@ -14,6 +14,7 @@ import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers
 import { isRecord, parseChatRequest } from './openai-request.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
 import { vendorRefusal, vendorView, type Vendor } from './vendor-refusals.js';
+import { checkResponsesRequest, planResponse, responseFrames } from './openai-responses-api.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
 
 export type { UpstreamMode } from './modes.js';
@@ -38,6 +39,8 @@ export interface ScriptedUpstream {
   port: number;
   /** Every request received, in order (empty when record is off). */
   calls: RecordedCall[];
+  /** What the Responses API answered, in order: the Response, and for a stream the SSE frames as written. */
+  responses: Array<{ response: Record<string, any>; frames: string[] | null }>;
   /** Default mode for later requests. */
   setMode(mode: UpstreamMode): void;
   /** One-shot modes used by the next chat completion requests, FIFO, before the model-name and default modes. */
@@ -85,6 +88,7 @@ function bearerToken(header: string | undefined): string | null {
 
 class OpenAIUpstream implements ScriptedUpstream {
   readonly calls: RecordedCall[] = [];
+  readonly responses: ScriptedUpstream['responses'] = [];
   url = '';
   port = 0;
   private mode: UpstreamMode = OK_MODE;
@@ -141,6 +145,7 @@ class OpenAIUpstream implements ScriptedUpstream {
 
   reset(): void {
     this.calls.length = 0;
+    this.responses.length = 0;
     this.queue = [];
     this.mode = OK_MODE;
     this.generation++;
@@ -247,10 +252,12 @@ class OpenAIUpstream implements ScriptedUpstream {
     const chat = path === '/v1/chat/completions' && method === 'POST';
     const models = path === '/v1/models' && method === 'GET';
     const embeddings = path === '/v1/embeddings' && method === 'POST';
-    if (!chat && !models && !embeddings) return sendError(exchange, 404, invalidUrl(method, path));
+    const responses = path === '/v1/responses' && method === 'POST';
+    if (!chat && !models && !embeddings && !responses) return sendError(exchange, 404, invalidUrl(method, path));
     if (!this.authorized(exchange)) return;
     if (models) return sendJson(exchange, 200, MODELS_JSON);
     if (embeddings) return this.answerEmbeddings(exchange, jsonOk ? body : undefined);
+    if (responses) return this.answerResponses(exchange, jsonOk ? body : undefined);
 
     const model = isRecord(body) ? body.model : undefined;
     const mode = this.queue.shift() ?? modeFromModel(model) ?? this.mode;
@@ -266,6 +273,24 @@ class OpenAIUpstream implements ScriptedUpstream {
     const result = answerEmbeddings(body);
     if (!result.ok) return sendError(exchange, 400, invalidRequest(result.problem));
     sendRaw(exchange, 200, { 'content-type': JSON_TYPE, ...this.rateLimits.consume(1) }, result.json);
+  }
+
+  /** The Responses API (openai-responses-api.ts): the scripted error modes, resets and raw bodies apply as for chat. */
+  private answerResponses(exchange: LiveExchange, body: unknown): Promise<void> | void {
+    const model = isRecord(body) ? body.model : undefined;
+    const mode = this.queue.shift() ?? modeFromModel(model) ?? this.mode;
+    if (mode.kind === 'error') return sendScriptedError(exchange, mode, typeof model === 'string' ? model : 'gpt-5');
+    if (mode.kind === 'reset') return exchange.reset();
+    if (mode.kind === 'raw') return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
+    const problem = checkResponsesRequest(body);
+    if (problem) return sendError(exchange, 400, invalidRequest(problem));
+    const plan = planResponse(body as Record<string, any>);
+    const headers = { ...standardHeaders(newRequestId(), exchange.startedAt), ...this.rateLimits.consume(plan.response.usage.total_tokens) };
+    const stream = (body as Record<string, unknown>).stream === true;
+    const frames = stream ? responseFrames(plan) : null;
+    if (this.record) this.responses.push({ response: plan.response, frames });
+    if (frames) return deliverStream(exchange, { ...SSE_HEADERS, ...headers }, frames, mode, this.chunkDelayMs);
+    return deliverJson(exchange, { 'content-type': JSON_TYPE, ...headers }, JSON.stringify(plan.response), mode);
   }
 
   private authorized(exchange: LiveExchange): boolean {

@@ -8,6 +8,7 @@ import { withFields } from '../../core/with-fields.js';
 import { isChoiceList } from '../../core/answer-shape.js';
 import { isRecord } from '../../core/is-record.js';
 import { createToolCallNumbering } from './tool-call-indexes.js';
+import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
   if (!quirks) return;
@@ -40,7 +41,11 @@ function liftGroqUsage(record: Record<string, unknown>): void {
 export const openAICompatibleAdapter: ProviderAdapter = {
   format: 'openai',
 
-  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+  // OpenAI's own API also serves the Responses API: a Responses client's body goes there as it came.
+  takesNative: servesResponses,
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
+    if (native?.format === RESPONSES_FORMAT) return responsesRequest(native, target);
     const body: Record<string, unknown> = { ...request, model: target.model };
     const quirks = target.provider.vendor.quirks;
     // A stream is charged by the upstream's own count, reasoning tokens included: asked for whether or not the
@@ -57,7 +62,8 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     };
   },
 
-  parseChatResponse(body: unknown, target: Target): ChatCompletion {
+  parseChatResponse(body: unknown, target: Target, native?: NativeRequest | null): ChatCompletion {
+    if (native?.format === RESPONSES_FORMAT) return responseCompletion(body, target);
     if (!body || typeof body !== 'object' || !Array.isArray((body as ChatCompletion).choices)) {
       throw invalidUpstreamBody(target.provider.name, 'a chat completion without choices');
     }
@@ -69,7 +75,8 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     return body as ChatCompletion;
   },
 
-  createStreamDecoder(target: Target, _request: ChatCompletionRequest, _native?: NativeRequest | null, verbatim = false) {
+  createStreamDecoder(target: Target, _request: ChatCompletionRequest, native?: NativeRequest | null, verbatim = false) {
+    if (native?.format === RESPONSES_FORMAT) return createResponsesDecoder(target);
     /** With `verbatim`, each event that became a chunk, as it came: the client's dialect may write it unchanged. */
     let kept: NativeStreamEvent[] = [];
     const numberToolCalls = createToolCallNumbering();

@@ -1,0 +1,40 @@
+import type { NativeAnswer, NativeStreamEvent } from '../../core/canonical.js';
+import { bodyShowing, topLevelObjectSpan, withTopLevelString } from '../../wire/json-text.js';
+import { RESPONSES_FORMAT } from '../../wire/openai-responses/format.js';
+
+/** Whether an answer event carries an upstream's own Responses answer (native pass-through). */
+export function responsesNative(native: NativeAnswer | undefined): NativeAnswer | null {
+  return native?.format === RESPONSES_FORMAT ? native : null;
+}
+
+/**
+ * An upstream's Response as the client gets it: exactly as it came (from its text, so numbers keep their digits),
+ * but for `model`, which shows the name the client sent, whichever upstream model served it.
+ */
+export function nativeResponseJson(body: Record<string, unknown>, model: string, text?: string): string {
+  return bodyShowing(body, 'model', model, text);
+}
+
+/**
+ * An event's data with the model of the Response it carries (response.created, .in_progress, .completed, ...)
+ * showing the client's name, changed in place in the upstream's text; any other event's data as it came.
+ */
+function eventData(data: string, model: string): string {
+  const span = topLevelObjectSpan(data, 'response');
+  if (span === null) return data;
+  const [start, end] = span;
+  const shown = withTopLevelString(data.slice(start, end), 'model', model, false);
+  return shown === null ? data : data.slice(0, start) + shown + data.slice(end);
+}
+
+/** An upstream's own Responses stream events in SSE framing, verbatim but for the model name (see above). */
+export function nativeFrames(events: readonly NativeStreamEvent[], model: string): string {
+  let out = '';
+  for (const item of events) {
+    const data = eventData(item.data, model);
+    // Data the upstream spread over several `data:` lines was joined with \n: it goes out over as many lines again.
+    const lines = data.includes('\n') ? data.replaceAll('\n', '\ndata: ') : data;
+    out += item.event === '' ? `data: ${lines}\n\n` : `event: ${item.event}\ndata: ${lines}\n\n`;
+  }
+  return out;
+}

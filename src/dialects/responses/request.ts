@@ -1,0 +1,92 @@
+import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
+import type { GatewayError } from '../../core/errors.js';
+import { isRecord } from '../../core/is-record.js';
+import { messagesOf, stateful, type Untranslatable } from './input.js';
+import type { ResponsesRequest } from './parse-request.js';
+
+type Json = Record<string, unknown>;
+
+/** A Responses function tool (flat: name, parameters, strict) as a chat completions one (nested under `function`). */
+function toolsOf(tools: unknown, untranslatable: Untranslatable): Json[] | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  const out: Json[] = [];
+  tools.forEach((tool: unknown, i) => {
+    if (!isRecord(tool)) return;
+    if (tool.type !== 'function') {
+      // web_search, file_search, computer_use, code_interpreter, mcp, ...: the provider runs them.
+      stateful(untranslatable, `tools[${i}]`, `The built-in tool '${String(tool.type)}'`);
+      return;
+    }
+    const fn: Json = { name: tool.name };
+    if (tool.description !== undefined && tool.description !== null) fn.description = tool.description;
+    if (tool.parameters !== undefined && tool.parameters !== null) fn.parameters = tool.parameters;
+    if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
+    out.push({ type: 'function', function: fn });
+  });
+  return out.length > 0 ? out : undefined;
+}
+
+/** `tool_choice`: the modes as they are, a function by name nested as chat completions nests it. */
+function toolChoiceOf(choice: unknown, untranslatable: Untranslatable): unknown {
+  if (choice === undefined || choice === null || typeof choice === 'string') return choice ?? undefined;
+  if (isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
+  stateful(untranslatable, 'tool_choice', `A tool_choice of type '${isRecord(choice) ? String(choice.type) : typeof choice}'`);
+  return undefined;
+}
+
+/** `text.format` as chat completions' `response_format` (a json_schema's fields nested under `json_schema`). */
+function responseFormatOf(text: unknown): Json | undefined {
+  const format = isRecord(text) && isRecord(text.format) ? text.format : null;
+  if (!format) return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  if (format.type !== 'json_schema') return undefined;
+  const schema: Json = { name: format.name, schema: format.schema };
+  if (format.description !== undefined) schema.description = format.description;
+  if (typeof format.strict === 'boolean') schema.strict = format.strict;
+  return { type: 'json_schema', json_schema: schema };
+}
+
+/** The canonical request for a Responses body, and why it is incomplete when it is. */
+export interface CanonicalRead {
+  request: ChatCompletionRequest;
+  /**
+   * Null when the canonical request says everything the body asks. Otherwise the 400 an attempt that must translate
+   * gives (state kept by the provider, built-in tools): only a provider serving the Responses API takes the body.
+   */
+  untranslatable: GatewayError | null;
+}
+
+/**
+ * A Responses body as the canonical (chat completions) request: `instructions` as a leading system message, `input`
+ * as messages (see messagesOf), function tools, tool_choice, `text.format` as response_format, `max_output_tokens`
+ * as max_completion_tokens, `reasoning.effort` as reasoning_effort, and temperature, top_p, parallel_tool_calls,
+ * metadata, user and stream as they are (a stream asks for usage, which the Response reports). Fields that only
+ * steer OpenAI's own service (store, include, truncation, service_tier, prompt_cache_key) are left out.
+ */
+export function canonicalRequest(body: ResponsesRequest, model: string): CanonicalRead {
+  const untranslatable: Untranslatable = [];
+  if (typeof body.previous_response_id === 'string') stateful(untranslatable, 'previous_response_id', 'previous_response_id (a conversation the provider stored)');
+  if (body.conversation !== undefined && body.conversation !== null) stateful(untranslatable, 'conversation', 'A conversation (kept by the provider)');
+  if (body.prompt !== undefined && body.prompt !== null) stateful(untranslatable, 'prompt', 'A prompt template (kept by the provider)');
+  const messages: ChatMessage[] = [];
+  if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
+  messages.push(...messagesOf(body.input, untranslatable));
+  const request: ChatCompletionRequest = { model, messages };
+  if (body.stream === true) {
+    request.stream = true;
+    request.stream_options = { include_usage: true };
+  }
+  const tools = toolsOf(body.tools, untranslatable);
+  if (tools) request.tools = tools;
+  const toolChoice = toolChoiceOf(body.tool_choice, untranslatable);
+  if (toolChoice !== undefined && tools) request.tool_choice = toolChoice;
+  if (typeof body.parallel_tool_calls === 'boolean' && tools) request.parallel_tool_calls = body.parallel_tool_calls;
+  const responseFormat = responseFormatOf(body.text);
+  if (responseFormat) request.response_format = responseFormat;
+  if (typeof body.max_output_tokens === 'number') request.max_completion_tokens = body.max_output_tokens;
+  for (const field of ['temperature', 'top_p'] as const) if (typeof body[field] === 'number') request[field] = body[field];
+  if (isRecord(body.reasoning) && typeof body.reasoning.effort === 'string') request.reasoning_effort = body.reasoning.effort;
+  if (isRecord(body.metadata)) request.metadata = body.metadata;
+  if (typeof body.user === 'string') request.user = body.user;
+  return { request, untranslatable: untranslatable[0] ?? null };
+}

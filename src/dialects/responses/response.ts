@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
+import { isRecord } from '../../core/is-record.js';
+import { responseUsageOf } from '../../wire/openai-responses/usage.js';
+import type { ResponsesRequest } from './parse-request.js';
+
+type Json = Record<string, unknown>;
+
+/** What the reply needs from the request: the model name the client sent, and the fields a Response echoes. */
+export interface ReplyContext {
+  model: string;
+  body: ResponsesRequest;
+}
+
+/** An id with OpenAI's prefix for its kind (`resp`, `msg`, `fc`, `call`). */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(16).toString('hex')}`;
+}
+
+/**
+ * A Response with no output yet (`in_progress`): the request's settings echoed as OpenAI's Response echoes them,
+ * their defaults where the request left them out. `store` is false: the provider that answered keeps nothing a
+ * later previous_response_id could name.
+ */
+export function responseShell(reply: ReplyContext, id: string, createdAt: number): Json {
+  const { body } = reply;
+  const reasoning = isRecord(body.reasoning) ? body.reasoning : {};
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status: 'in_progress',
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    model: reply.model,
+    output: [],
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: null,
+    reasoning: { effort: reasoning.effort ?? null, summary: reasoning.summary ?? null },
+    store: false,
+    temperature: body.temperature ?? 1,
+    text: body.text ?? { format: { type: 'text' } },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    top_p: body.top_p ?? 1,
+    truncation: body.truncation ?? 'disabled',
+    usage: null,
+    user: body.user ?? null,
+    metadata: body.metadata ?? {},
+  };
+}
+
+/** The Response status a chat finish reason stands for, and why it is incomplete when it is. */
+export function finishedStatus(finishReason: unknown): { status: 'completed' | 'incomplete'; incomplete_details: Json | null } {
+  if (finishReason === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (finishReason === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+  return { status: 'completed', incomplete_details: null };
+}
+
+/** A Response finished: its status, output and usage set on a copy of the shell. */
+export function finishedResponse(shell: Json, output: Json[], finishReason: unknown, usage: CompletionUsage | null): Json {
+  return { ...shell, ...finishedStatus(finishReason), completed_at: Math.floor(Date.now() / 1000), output, usage: usage ? responseUsageOf(usage) : null };
+}
+
+/** An assistant message item holding one output_text part. */
+export function messageItem(id: string, text: string, status: string): Json {
+  return { id, type: 'message', status, role: 'assistant', content: [outputText(text)] };
+}
+
+export function outputText(text: string): Json {
+  return { type: 'output_text', annotations: [], logprobs: [], text };
+}
+
+export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Json {
+  return { id, type: 'function_call', status, arguments: args, call_id: callId, name };
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: unknown) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+/**
+ * A canonical completion as a Response (for an answer translated from another format, or made by a stage): the
+ * message's text as a message item with an output_text part, each tool call as a function_call item with its
+ * call_id, the finish reason as the status (a length stop is `incomplete`, max_output_tokens), and the usage.
+ */
+export function responseOf(completion: ChatCompletion, reply: ReplyContext): Json {
+  const choice = isRecord(completion.choices[0]) ? completion.choices[0] : {};
+  const message = isRecord(choice.message) ? choice.message : {};
+  const output: Json[] = [];
+  const text = contentText(message.content);
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];
+  if (text !== '' || calls.length === 0) output.push(messageItem(newId('msg'), text, 'completed'));
+  for (const call of calls) {
+    const fn = isRecord(call.function) ? call.function : {};
+    const callId = typeof call.id === 'string' && call.id !== '' ? call.id : newId('call');
+    output.push(functionCallItem(newId('fc'), callId, String(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '', 'completed'));
+  }
+  const shell = responseShell(reply, newId('resp'), typeof completion.created === 'number' ? completion.created : Math.floor(Date.now() / 1000));
+  return finishedResponse(shell, output, choice.finish_reason, completion.usage ?? null);
+}

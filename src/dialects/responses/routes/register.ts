@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import { createRequestContext } from '../../../core/context.js';
+import { hasExactNumbers } from '../../../exact-numbers.js';
+import { resolveModelName } from '../../../routing/bare-model.js';
+import { takeRequestFallbacks } from '../../openai/parse-request.js';
+import { presentedCredential } from '../../openai/routes/register.js';
+import type { ChatCompletionRequest } from '../../../core/canonical.js';
+import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js';
+import { headerString } from '../../../http/request-headers.js';
+import { isRemoteClient } from '../../../http/client-address.js';
+import { RESPONSES_FORMAT } from '../../../wire/openai-responses/format.js';
+import { readResponsesRequest } from '../parse-request.js';
+import { canonicalRequest } from '../request.js';
+import { respondResponses } from './respond.js';
+
+/**
+ * OpenAI's Responses API (`POST /v1/responses`, and `/responses` for a base URL without `/v1`), for the `openai`
+ * SDK's `client.responses.create()`, the Agents SDK, Codex and the Vercel AI SDK. The request becomes a canonical
+ * one and runs through the same pipeline as chat (keys, budgets, limits, guardrails, cache, routing, logs); an
+ * attempt on a provider that serves the Responses API itself (OpenAI) sends the client's own body and its answer
+ * comes back as the upstream wrote it (native pass-through), any other provider gets the translation, and its
+ * answer is rendered back as a Response. Errors are in OpenAI's shape (the app's error handler).
+ */
+export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): void {
+  for (const prefix of ['/v1', '']) {
+    app.post(`${prefix}/responses`, async (request, reply) => {
+      const body = readResponsesRequest(request.body);
+      // tollgate's own `fallbacks` works here as on chat, and is taken off before anything reaches an upstream.
+      const requestFallbacks = takeRequestFallbacks(body as ChatCompletionRequest);
+      const config = deps.config.current();
+      const model = resolveModelName(config, body.model);
+      const { request: chat, untranslatable } = canonicalRequest(body, model);
+      const ctx = createRequestContext({
+        dialect: 'openai-responses',
+        path: request.url,
+        config,
+        request: chat,
+        responseModel: body.model,
+        clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
+        requestFallbacks: requestFallbacks.map((name) => resolveModelName(config, name)),
+        credential: presentedCredential(request),
+        fromRemote: isRemoteClient(request, config.settings),
+        id: request.id,
+        clientHeaders: request.headers,
+        exactNumbers: hasExactNumbers(request.body),
+        // A provider serving the Responses API gets the client's own body; others the translation, or, when the body
+        // holds what chat completions cannot say (state kept by the provider, built-in tools), the 400 saying so.
+        native: { format: RESPONSES_FORMAT, body, untranslatable },
+      });
+      // The answer is written to the raw response so events go out as they arrive, without framework buffering.
+      reply.hijack();
+      await respondResponses(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, { model: body.model, body });
+    });
+  }
+}

@@ -1,0 +1,93 @@
+import type { ServerResponse } from 'node:http';
+import type { Observable } from 'rxjs';
+import type { ChatCompletion, ResponseEvent } from '../../../core/canonical.js';
+import type { GatewayError } from '../../../core/errors.js';
+import { gatewayError, toGatewayError } from '../../../core/errors.js';
+import type { RequestContext } from '../../../core/context.js';
+import type { Log } from '../../../log.js';
+import { chunksOfCompletion } from '../../anthropic/completion-chunks.js';
+import { nativeFrames, nativeResponseJson, responsesNative } from '../native.js';
+import { responseOf, type ReplyContext } from '../response.js';
+import { ResponsesStreamRenderer, sseFrame } from '../stream.js';
+import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { renderOpenAIError } from '../../../http/render-error.js';
+import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
+
+function baseHeaders(ctx: RequestContext): Record<string, string> {
+  return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
+}
+
+function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
+  writeRenderedError(res, baseHeaders(ctx), renderOpenAIError(error));
+}
+
+/**
+ * Writes a pipeline answer as the Responses API's: a Response as JSON, or its event stream; an upstream's own
+ * Response or events when they came along (native pass-through, an upstream serving the Responses API), else
+ * rendered from the canonical answer. Errors before the first byte get a status and OpenAI's error shape; errors
+ * after it an `error` and a `response.failed` event, so no client mistakes a broken answer for a whole one.
+ */
+export function respondResponses(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, reply: ReplyContext): Promise<void> {
+  const renderer = new ResponsesStreamRenderer(reply);
+  let headersSent = false;
+  let completion: ChatCompletion | null = null;
+  /** The upstream's own Response (native pass-through) and its text, sent instead of the rendered completion. */
+  let nativeBody: Record<string, unknown> | null = null;
+  let nativeText: string | undefined;
+  /** Whether the stream passes an upstream's own events through; its first chunk decides (null before it). */
+  let passThrough: boolean | null = null;
+  const open = (): void => {
+    res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
+    headersSent = true;
+  };
+  const write = tickCorkedWriter(res, streamKeepAlive(res, ctx, SSE_COMMENT, open));
+  const sendText = (text: string): void => {
+    if (text === '') return;
+    if (!headersSent) open();
+    write(text);
+  };
+  const send = (events: Array<Record<string, unknown>>): void => {
+    if (events.length > 0) sendText(events.map(sseFrame).join(''));
+  };
+  return serveAnswer(res, ctx, answer, log, {
+    next(event) {
+      if (event.kind === 'completion') {
+        // Sent when the pipeline completes, after the response side (cost, logs) has settled.
+        completion = event.completion;
+        const native = responsesNative(event.native);
+        nativeBody = native?.body ?? null;
+        nativeText = nativeBody ? native?.text : undefined;
+      } else if (event.kind === 'chunk') {
+        passThrough ??= responsesNative(event.native)?.events !== undefined;
+        // Passing through, the chunks are for the stages (cost, usage); the client gets the upstream's events.
+        if (!passThrough) send(renderer.push(event.chunk));
+        else if (event.native?.events) sendText(nativeFrames(event.native.events, reply.model));
+      }
+    },
+    error(err: unknown) {
+      const error = toGatewayError(err);
+      if (!headersSent) writeError(res, ctx, error);
+      else res.end(renderer.fail(error).map(sseFrame).join(''));
+    },
+    complete() {
+      if (completion && !ctx.stream) {
+        res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
+        res.end(nativeBody ? nativeResponseJson(nativeBody, reply.model, nativeText) : JSON.stringify(responseOf(completion, reply)));
+        return;
+      }
+      if (passThrough === true) {
+        // The upstream's response.completed went out with its events (the call fails on a stream that lacks it).
+        if (headersSent) res.end();
+        else writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
+        return;
+      }
+      // A whole answer for a streaming client (a cache hit, a stage's own answer): streamed from its chunks.
+      if (completion) for (const chunk of chunksOfCompletion(completion)) send(renderer.push(chunk));
+      if (!headersSent) {
+        writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
+        return;
+      }
+      res.end(renderer.end(ctx.usage).map(sseFrame).join(''));
+    },
+  });
+}

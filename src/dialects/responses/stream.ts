@@ -1,0 +1,135 @@
+import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
+import type { GatewayError } from '../../core/errors.js';
+import { isRecord } from '../../core/is-record.js';
+import { finishedResponse, functionCallItem, messageItem, newId, outputText, responseShell, type ReplyContext } from './response.js';
+
+type Json = Record<string, unknown>;
+
+/** An open output item: a message whose text is streaming, or a function call whose arguments are. */
+type OpenItem = { kind: 'text'; index: number; id: string; text: string } | { kind: 'tool'; index: number; id: string; callId: string; name: string; args: string };
+
+/** One event in SSE framing, named by its type as OpenAI names its events. */
+export function sseFrame(event: Json): string {
+  return `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * Renders canonical chunks as the Responses API's event stream, in the documented order: response.created and
+ * response.in_progress first; per output item output_item.added, then for a message content_part.added, its
+ * output_text deltas, output_text.done and content_part.done, for a function call its arguments' deltas and
+ * function_call_arguments.done, then output_item.done; response.completed (or response.incomplete) last, with the
+ * whole Response and its usage. Every event has its sequence_number. One item is open at a time: text after a tool
+ * call, or a new tool call, closes the item before it.
+ */
+export class ResponsesStreamRenderer {
+  private sequence = 0;
+  private started = false;
+  private readonly shell: Json;
+  private readonly output: Json[] = [];
+  private open: OpenItem | null = null;
+  /** Output index of each canonical tool call index. */
+  private readonly tools = new Map<number, number>();
+  private finishReason: unknown = null;
+  private usage: CompletionUsage | null = null;
+
+  constructor(reply: ReplyContext) {
+    this.shell = responseShell(reply, newId('resp'), Math.floor(Date.now() / 1000));
+  }
+
+  private event(type: string, fields: Json): Json {
+    return { type, sequence_number: this.sequence++, ...fields };
+  }
+
+  private start(out: Json[]): void {
+    if (this.started) return;
+    this.started = true;
+    out.push(this.event('response.created', { response: this.shell }), this.event('response.in_progress', { response: this.shell }));
+  }
+
+  push(chunk: ChatCompletionChunk): Json[] {
+    const out: Json[] = [];
+    this.start(out);
+    if (chunk.usage) this.usage = chunk.usage;
+    const choice = chunk.choices.find((item) => isRecord(item) && (item.index ?? 0) === 0);
+    if (!isRecord(choice)) return out;
+    const delta = isRecord(choice.delta) ? choice.delta : {};
+    if (typeof delta.content === 'string' && delta.content !== '') this.text(delta.content, out);
+    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) if (isRecord(call)) this.toolCall(call, out);
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finishReason = choice.finish_reason;
+    return out;
+  }
+
+  private text(delta: string, out: Json[]): void {
+    if (this.open?.kind !== 'text') {
+      this.close(out);
+      const item = { kind: 'text' as const, index: this.output.length, id: newId('msg'), text: '' };
+      this.output.push(messageItem(item.id, '', 'in_progress'));
+      this.open = item;
+      out.push(this.event('response.output_item.added', { output_index: item.index, item: { ...messageItem(item.id, '', 'in_progress'), content: [] } }));
+      out.push(this.event('response.content_part.added', { item_id: item.id, output_index: item.index, content_index: 0, part: outputText('') }));
+    }
+    const open = this.open as Extract<OpenItem, { kind: 'text' }>;
+    open.text += delta;
+    out.push(this.event('response.output_text.delta', { item_id: open.id, output_index: open.index, content_index: 0, delta, logprobs: [] }));
+  }
+
+  private toolCall(call: Json, out: Json[]): void {
+    const toolIndex = typeof call.index === 'number' ? call.index : 0;
+    const fn = isRecord(call.function) ? call.function : {};
+    if (!this.tools.has(toolIndex)) {
+      this.close(out);
+      const item = { kind: 'tool' as const, index: this.output.length, id: newId('fc'), callId: typeof call.id === 'string' && call.id !== '' ? call.id : newId('call'), name: String(fn.name ?? ''), args: '' };
+      this.tools.set(toolIndex, item.index);
+      this.output.push(functionCallItem(item.id, item.callId, item.name, '', 'in_progress'));
+      this.open = item;
+      out.push(this.event('response.output_item.added', { output_index: item.index, item: functionCallItem(item.id, item.callId, item.name, '', 'in_progress') }));
+    }
+    const open = this.open;
+    // Arguments of a call that is no longer the open one (a provider interleaving calls) cannot be streamed in order.
+    if (open?.kind !== 'tool' || open.index !== this.tools.get(toolIndex) || typeof fn.arguments !== 'string' || fn.arguments === '') return;
+    open.args += fn.arguments;
+    out.push(this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fn.arguments }));
+  }
+
+  /** Closes the open item: its done events, and its finished form in the output. */
+  private close(out: Json[]): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = null;
+    if (open.kind === 'text') {
+      const item = messageItem(open.id, open.text, 'completed');
+      this.output[open.index] = item;
+      out.push(this.event('response.output_text.done', { item_id: open.id, output_index: open.index, content_index: 0, text: open.text, logprobs: [] }));
+      out.push(this.event('response.content_part.done', { item_id: open.id, output_index: open.index, content_index: 0, part: outputText(open.text) }));
+      out.push(this.event('response.output_item.done', { output_index: open.index, item }));
+      return;
+    }
+    const item = functionCallItem(open.id, open.callId, open.name, open.args, 'completed');
+    this.output[open.index] = item;
+    out.push(this.event('response.function_call_arguments.done', { item_id: open.id, output_index: open.index, name: open.name, arguments: open.args }));
+    out.push(this.event('response.output_item.done', { output_index: open.index, item }));
+  }
+
+  /** The stream's end: the open item closed, then response.completed (or .incomplete) with the whole Response. */
+  end(usage: CompletionUsage | null): Json[] {
+    const out: Json[] = [];
+    this.start(out);
+    this.close(out);
+    const response = finishedResponse(this.shell, this.output, this.finishReason, this.usage ?? usage);
+    out.push(this.event(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response }));
+    return out;
+  }
+
+  /**
+   * A failure after the stream began: the documented `error` event, then response.failed with the Response so far,
+   * so neither a reader of events nor the SDK's final Response mistakes it for a whole answer.
+   */
+  fail(error: GatewayError): Json[] {
+    const out: Json[] = [];
+    this.start(out);
+    const code = error.code ?? error.type;
+    out.push(this.event('error', { code, message: error.message, param: error.param ?? null }));
+    out.push(this.event('response.failed', { response: { ...this.shell, status: 'failed', error: { code, message: error.message }, output: this.output } }));
+    return out;
+  }
+}

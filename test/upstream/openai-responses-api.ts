@@ -1,0 +1,185 @@
+// OpenAI's Responses API (POST /v1/responses) for the scripted OpenAI upstream: a request checked as OpenAI checks
+// it (unknown top-level parameters, input items, reasoning items sent back with the encrypted content this upstream
+// gave), and the answer as a Response object or the documented event stream (response.created ... response.completed,
+// each event with its sequence_number), shaped like OpenAI's API reference: reasoning items with encrypted_content
+// when `include` asks for it, usage with input_tokens_details.cached_tokens and output_tokens_details.reasoning_tokens,
+// and fields tollgate does not read (billing, service_tier, prompt_cache_key, safety_identifier, top_logprobs). The
+// answer is deterministic and derived from the request, so tests can assert what went through.
+import { createHash } from 'node:crypto';
+import { randomHex } from './random-ids.js';
+
+type Json = Record<string, any>;
+
+/** The request parameters OpenAI's Responses API takes (CreateResponse); anything else is its "Unknown parameter". */
+const PARAMETERS = new Set([
+  'model', 'input', 'instructions', 'tools', 'tool_choice', 'text', 'max_output_tokens', 'max_tool_calls', 'temperature', 'top_p',
+  'top_logprobs', 'parallel_tool_calls', 'reasoning', 'metadata', 'user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention',
+  'stream', 'stream_options', 'store', 'include', 'previous_response_id', 'conversation', 'background', 'truncation', 'service_tier', 'prompt',
+]);
+
+export interface Problem {
+  message: string;
+  param: string | null;
+  code: string | null;
+}
+
+/** The encrypted content this upstream gives a reasoning item: a keyed hash, so one changed or forged is refused. */
+export function encryptedReasoning(id: string): string {
+  return `gAAAAA${createHash('sha256').update(`scripted-responses:${id}`).digest('base64url')}`;
+}
+
+function words(text: string): number {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The text of an input item's content (string or parts). */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: Json) => (typeof part?.text === 'string' ? part.text : '')).filter(Boolean).join(' ');
+}
+
+/** A problem with the request in OpenAI's words, or null. */
+export function checkResponsesRequest(body: unknown): Problem | null {
+  if (!isRecord(body)) return { message: 'Invalid body: expected an object.', param: null, code: null };
+  for (const key of Object.keys(body)) if (!PARAMETERS.has(key)) return { message: `Unknown parameter: '${key}'.`, param: key, code: 'unknown_parameter' };
+  if (typeof body.model !== 'string') return { message: "Missing required parameter: 'model'.", param: 'model', code: 'missing_required_parameter' };
+  if (body.input === undefined && body.previous_response_id === undefined) return { message: "Missing required parameter: 'input'.", param: 'input', code: 'missing_required_parameter' };
+  if (Array.isArray(body.input)) {
+    for (const [i, item] of (body.input as unknown[]).entries()) {
+      if (!isRecord(item)) return { message: `Invalid type for 'input[${i}]'.`, param: `input[${i}]`, code: 'invalid_type' };
+      if (item.type === 'reasoning' && item.encrypted_content !== undefined && item.encrypted_content !== encryptedReasoning(String(item.id))) {
+        return { message: `The encrypted content for item ${String(item.id)} could not be verified.`, param: `input[${i}].encrypted_content`, code: 'invalid_encrypted_content' };
+      }
+    }
+  }
+  return null;
+}
+
+interface Plan {
+  response: Json;
+  /** The function call's arguments in the pieces they stream in. */
+  argumentPieces: string[];
+  /** The message text in the pieces it streams in. */
+  textPieces: string[];
+}
+
+/** What the model answers: a function call when asked to use the tool, else an echo of the last user text (or the tool's output). */
+export function planResponse(body: Json): Plan {
+  const items: Json[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  const last = items.at(-1) ?? {};
+  const lastUser = [...items].reverse().find((item) => (item.type ?? 'message') === 'message' && item.role === 'user');
+  const userText = textOf(lastUser?.content);
+  const tools = Array.isArray(body.tools) ? body.tools.filter((tool: Json) => tool.type === 'function') : [];
+  const callTool = tools.length > 0 && body.tool_choice !== 'none' && last.type !== 'function_call_output' && /use the tool/i.test(userText);
+  const output: Json[] = [];
+  let reasoningTokens = 0;
+  if (isRecord(body.reasoning) && body.reasoning.effort !== 'none') {
+    const id = `rs_${randomHex(24)}`;
+    const encrypted = Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
+    output.push({ id, type: 'reasoning', summary: [], ...(encrypted ? { encrypted_content: encryptedReasoning(id) } : {}) });
+    reasoningTokens = 64;
+  }
+  let textPieces: string[] = [];
+  let argumentPieces: string[] = [];
+  let status = 'completed';
+  let incomplete: Json | null = null;
+  if (callTool) {
+    const args = JSON.stringify({ query: userText, units: 'metric' });
+    argumentPieces = [args.slice(0, 6), args.slice(6, 15), args.slice(15)];
+    output.push({ id: `fc_${randomHex(24)}`, type: 'function_call', status: 'completed', arguments: args, call_id: `call_${randomHex(12)}`, name: tools[0].name });
+  } else {
+    let text = last.type === 'function_call_output' ? `tool said ${typeof last.output === 'string' ? last.output : textOf(last.output)}` : `echo: ${userText}`;
+    const all = text.split(' ');
+    if (typeof body.max_output_tokens === 'number' && all.length > body.max_output_tokens) {
+      text = all.slice(0, body.max_output_tokens).join(' ');
+      status = 'incomplete';
+      incomplete = { reason: 'max_output_tokens' };
+    }
+    textPieces = text.split(/(?<= )/);
+    output.push({ id: `msg_${randomHex(24)}`, type: 'message', status: status === 'completed' ? 'completed' : 'incomplete', content: [{ type: 'output_text', annotations: [], logprobs: [], text }], role: 'assistant' });
+  }
+  const prompt = [body.instructions ?? '', ...items.map((item) => textOf(item.content) || (typeof item.output === 'string' ? item.output : '') || (item.arguments ?? ''))].join(' ');
+  const inputTokens = Math.max(1, words(prompt)) + 10;
+  const outputTokens = Math.max(1, words(textPieces.join('') || argumentPieces.join(''))) + reasoningTokens;
+  const now = Math.floor(Date.now() / 1000);
+  const response: Json = {
+    id: `resp_${randomHex(24)}`,
+    object: 'response',
+    created_at: now,
+    status,
+    background: false,
+    billing: { payer: 'developer' },
+    completed_at: status === 'completed' ? now : null,
+    error: null,
+    incomplete_details: incomplete,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    max_tool_calls: null,
+    model: `${body.model}-2025-08-07`,
+    output,
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: body.previous_response_id ?? null,
+    prompt_cache_key: body.prompt_cache_key ?? null,
+    prompt_cache_retention: null,
+    reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+    safety_identifier: body.safety_identifier ?? null,
+    service_tier: 'default',
+    store: body.store ?? true,
+    temperature: body.temperature ?? 1,
+    text: body.text ?? { format: { type: 'text' }, verbosity: 'medium' },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    top_logprobs: 0,
+    top_p: body.top_p ?? 1,
+    truncation: body.truncation ?? 'disabled',
+    usage: {
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: Math.floor(inputTokens / 2) },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: reasoningTokens },
+      total_tokens: inputTokens + outputTokens,
+    },
+    user: body.user ?? null,
+    metadata: body.metadata ?? {},
+  };
+  return { response, argumentPieces, textPieces };
+}
+
+/** The documented event stream of a planned Response: each event as an SSE frame, with its sequence_number. */
+export function responseFrames({ response, argumentPieces, textPieces }: Plan): string[] {
+  const frames: string[] = [];
+  let sequence = 0;
+  const emit = (type: string, fields: Json): void => {
+    frames.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`);
+  };
+  const open = { ...response, status: 'in_progress', completed_at: null, output: [], usage: null, incomplete_details: null };
+  emit('response.created', { response: open });
+  emit('response.in_progress', { response: open });
+  (response.output as Json[]).forEach((item, index) => {
+    if (item.type === 'reasoning') {
+      const { encrypted_content: _later, ...started } = item;
+      emit('response.output_item.added', { output_index: index, item: started });
+      emit('response.output_item.done', { output_index: index, item });
+    } else if (item.type === 'function_call') {
+      emit('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
+      for (const delta of argumentPieces) emit('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta, obfuscation: randomHex(4) });
+      emit('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
+      emit('response.output_item.done', { output_index: index, item });
+    } else {
+      const part = item.content[0];
+      emit('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
+      emit('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { ...part, text: '' } });
+      for (const delta of textPieces) emit('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta, logprobs: [], obfuscation: randomHex(4) });
+      emit('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] });
+      emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
+      emit('response.output_item.done', { output_index: index, item });
+    }
+  });
+  emit(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+  return frames;
+}
