@@ -65,9 +65,22 @@ describe.each([
 });
 
 describe('Vercel AI SDK (ai + @ai-sdk/openai)', () => {
-  // `openai(model)` defaults to the Responses API in @ai-sdk/openai v4, which tollgate does not serve;
-  // `openai.chat(model)` selects Chat Completions, the API the gateway speaks.
+  // `openai(model)` is the Responses API in @ai-sdk/openai v4 (its default); `openai.chat(model)` selects Chat
+  // Completions. tollgate serves both.
   const provider = () => createOpenAI({ baseURL: `${tg.url}/v1`, apiKey: API_KEY });
+
+  it('generateText and streamText with the default provider (the Responses API)', async () => {
+    const result = await generateText({ model: provider()(MODEL), prompt: 'hello responses', maxRetries: 0 });
+    expect(result.text).toBe('echo: hello responses');
+    expect(result.usage.inputTokens).toBeGreaterThan(0);
+    expect(result.response.modelId).toBe(MODEL);
+    expect(lastCall()).toMatchObject({ path: '/v1/responses', body: { model: 'gpt-4o-mini' } });
+    const streamed = streamText({ model: provider()(MODEL), prompt: 'stream responses', maxRetries: 0 });
+    let text = '';
+    for await (const delta of streamed.textStream) text += delta;
+    expect(text).toBe('echo: stream responses');
+    expect(lastCall().body.stream).toBe(true);
+  });
 
   it('generateText', async () => {
     const result = await generateText({ model: provider().chat(MODEL), prompt: 'hello vercel', maxRetries: 0 });

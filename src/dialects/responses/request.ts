@@ -1,5 +1,5 @@
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
-import type { GatewayError } from '../../core/errors.js';
+import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { messagesOf, stateful, type Untranslatable } from './input.js';
 import type { ResponsesRequest } from './parse-request.js';
@@ -71,6 +71,10 @@ export function canonicalRequest(body: ResponsesRequest, model: string): Canonic
   const messages: ChatMessage[] = [];
   if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
   messages.push(...messagesOf(body.input, untranslatable));
+  // Without input the provider's stored state would be the whole conversation (previous_response_id, a prompt).
+  if (messages.every((message) => message.role === 'system') && untranslatable.length === 0) {
+    untranslatable.push(gatewayError('missing_required_parameter', "Missing required parameter: 'input'.", { param: 'input' }));
+  }
   const request: ChatCompletionRequest = { model, messages };
   if (body.stream === true) {
     request.stream = true;

@@ -1,0 +1,232 @@
+// The official OpenAI SDK's Responses API against providers that do not serve it: tollgate translates the request
+// into each provider's own format (through the canonical chat request) and renders the answer back as a Response,
+// or as the documented event stream, which the SDK's own stream parser checks (it raises on a malformed sequence).
+// What needs the provider's own state (previous_response_id, built-in tools) is refused with a 400 before any call.
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+const CLAUDE = 'anthropic/claude-sonnet-4-5';
+const GEMINI = 'gemini/gemini-2.5-flash';
+
+let anthropic: AnthropicUpstream;
+let gemini: GeminiUpstream;
+let openai: ScriptedUpstream;
+let tg: RunningGateway;
+let client: OpenAI;
+
+beforeAll(async () => {
+  anthropic = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
+  gemini = await startGeminiUpstream({ apiKey: 'gemini-key' });
+  openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
+  tg = await startGateway({
+    settings: { routing: { retry: { max_attempts: 2, initial_delay_ms: 1 }, breaker: { enabled: false } } },
+    providers: {
+      anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-upstream' },
+      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' },
+      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
+      // A vendor of OpenAI's chat format that does not serve the Responses API: it gets chat completions.
+      deepseek: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
+    },
+    routes: { 'gpt-then-claude': { targets: [{ model: 'openai/error-503' }], fallbacks: [CLAUDE] } },
+  });
+  client = tg.client;
+});
+afterAll(async () => {
+  await tg?.stop();
+  await anthropic?.close();
+  await gemini?.close();
+  await openai?.close();
+});
+beforeEach(() => {
+  anthropic.reset();
+  gemini.reset();
+  openai.reset();
+});
+
+const weather: OpenAI.Responses.FunctionTool = {
+  type: 'function',
+  name: 'weather',
+  description: 'Weather for a city',
+  parameters: { type: 'object', properties: { query: { type: 'string' }, units: { type: 'string' } }, required: ['query'] },
+  strict: false,
+};
+
+/** The request log entry of one request, once written. */
+async function logOf(id: string): Promise<Record<string, any>> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const response = await fetch(`${tg.url}/api/logs/${id}`);
+    if (response.status === 200) return (await response.json()) as Record<string, any>;
+    if (Date.now() > deadline) throw new Error(`no log entry for ${id}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A stream read through the SDK's own parser: its events' types in order, and the final Response. */
+async function streamed(params: OpenAI.Responses.ResponseCreateParamsStreaming): Promise<{ types: string[]; final: OpenAI.Responses.Response; events: any[] }> {
+  const stream = client.responses.stream(params);
+  const events: any[] = [];
+  for await (const event of stream) events.push(event);
+  const final = await stream.finalResponse();
+  const sequence = events.map((event) => event.sequence_number);
+  expect(sequence).toEqual(sequence.map((_, i) => i));
+  return { types: events.map((event) => event.type), final, events };
+}
+
+/** The second turn of a function-calling loop: the first turn's output and the tool's result. */
+function nextTurn(first: OpenAI.Responses.Response, question: string, result: string): OpenAI.Responses.ResponseInput {
+  const call = first.output.find((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === 'function_call');
+  if (!call) throw new Error('no function call in the first turn');
+  // Another model's reasoning item goes back too, as the Agents SDK sends every item: it is dropped, not translated.
+  const reasoning: OpenAI.Responses.ResponseReasoningItem = { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAAAopaque' };
+  return [{ role: 'user', content: question }, reasoning, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: call.call_id, output: result }];
+}
+
+describe.each([
+  ['Anthropic', CLAUDE, () => anthropic.calls.at(-1), '/v1/messages'],
+  ['Gemini', GEMINI, () => gemini.calls.at(-1), ':generateContent'],
+])('to %s', (_name, model, lastCall, path) => {
+  it('a function-calling loop, whole: the call with its call_id, then the answer to its result', async () => {
+    const question = 'use the tool for Paris';
+    const first = await client.responses.create({ model, instructions: 'Be brief.', input: question, tools: [weather], max_output_tokens: 400 });
+    expect(first).toMatchObject({ object: 'response', model, status: 'completed', instructions: 'Be brief.', error: null, incomplete_details: null });
+    expect(first.id).toMatch(/^resp_/);
+    const call = first.output.find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(call).toMatchObject({ type: 'function_call', status: 'completed', name: 'weather' });
+    expect(call.call_id).toBeTruthy();
+    expect(JSON.parse(call.arguments)).toMatchObject({ query: question });
+    expect(String(lastCall()?.path)).toContain(path);
+    expect(first.usage?.input_tokens).toBeGreaterThan(0);
+    expect(first.usage?.output_tokens).toBeGreaterThan(0);
+    const log = await logOf(first._request_id ?? '');
+    expect(log).toMatchObject({ prompt_tokens: first.usage?.input_tokens, completion_tokens: first.usage?.output_tokens });
+
+    const second = await client.responses.create({ model, input: nextTurn(first, question, '21C and sunny'), tools: [weather] });
+    expect(second.status).toBe('completed');
+    expect(second.output_text).toContain('21C and sunny');
+    expect(second.output.map((item) => item.type)).toEqual(['message']);
+  });
+
+  it('a function-calling loop, streamed through the SDK’s parser, in the documented event order', async () => {
+    const question = 'use the tool for Oslo';
+    const first = await streamed({ model, input: question, tools: [weather], stream: true });
+    expect(first.types.slice(0, 2)).toEqual(['response.created', 'response.in_progress']);
+    expect(first.types.at(-1)).toBe('response.completed');
+    expect(first.types).toContain('response.function_call_arguments.delta');
+    expect(first.types.filter((type) => type.endsWith('.done')).slice(-2)).toEqual(['response.function_call_arguments.done', 'response.output_item.done']);
+    const call = first.final.output.find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(JSON.parse(call.arguments)).toMatchObject({ query: question });
+    expect(first.final.usage?.output_tokens).toBeGreaterThan(0);
+
+    const second = await streamed({ model, input: nextTurn(first.final, question, '3C and snow'), tools: [weather], stream: true });
+    expect(second.types).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      ...second.types.filter((type) => type === 'response.output_text.delta'),
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(second.final.output_text).toContain('3C and snow');
+    const done = second.events.find((event) => event.type === 'response.output_text.done');
+    expect(done.text).toBe(second.final.output_text);
+    expect(second.final.usage?.input_tokens).toBeGreaterThan(0);
+  });
+
+  it('previous_response_id is refused with a 400 before any upstream call', async () => {
+    const error = await client.responses.create({ model, input: 'hi', previous_response_id: 'resp_123' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('previous_response_id');
+    expect((error as Error).message).toContain('previous_response_id');
+    expect(lastCall()).toBeUndefined();
+  });
+});
+
+describe('what cannot be translated', () => {
+  it('a built-in tool is refused with a 400 naming it', async () => {
+    const error = await client.responses.create({ model: CLAUDE, input: 'find it', tools: [{ type: 'web_search' }] }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as Error).message).toContain("'web_search'");
+    expect(anthropic.calls).toHaveLength(0);
+  });
+
+  it('a route mixing formats sends what only the Responses API can take to its OpenAI target alone', async () => {
+    const response = await client.responses.create({ model: 'gpt-then-claude', input: 'hi', previous_response_id: 'resp_1' }).catch((err: unknown) => err);
+    // The OpenAI target fails (503) and the Anthropic fallback cannot take previous_response_id: the upstream's failure.
+    expect(response).toBeInstanceOf(OpenAI.APIError);
+    expect(anthropic.calls).toHaveLength(0);
+  });
+});
+
+describe('other answers', () => {
+  it('a length stop is an incomplete Response (max_output_tokens)', async () => {
+    const response = await client.responses.create({ model: CLAUDE, input: 'one two three four five six', max_output_tokens: 2 });
+    expect(response.status).toBe('incomplete');
+    expect(response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(anthropic.calls.at(-1)?.body.max_tokens).toBe(2);
+  });
+
+  it('a length stop streamed ends with response.incomplete', async () => {
+    const { types, final } = await streamed({ model: CLAUDE, input: 'one two three four five six', max_output_tokens: 2, stream: true });
+    expect(types.at(-1)).toBe('response.incomplete');
+    expect(final.status).toBe('incomplete');
+  });
+
+  it('the route’s fallback to another format answers when the OpenAI target fails, whole and streamed', async () => {
+    const whole = await client.responses.create({ model: 'gpt-then-claude', input: 'hello fallback' });
+    expect(whole.model).toBe('gpt-then-claude');
+    expect(whole.output_text).toBe('echo: hello fallback');
+    expect(openai.calls.every((call) => call.path === '/v1/responses')).toBe(true);
+    const { final } = await streamed({ model: 'gpt-then-claude', input: 'hello stream', stream: true });
+    expect(final.output_text).toBe('echo: hello stream');
+    expect(anthropic.calls).toHaveLength(2);
+  });
+
+  it('an upstream refusal before the answer is an OpenAI-shaped error with the upstream’s message', async () => {
+    anthropic.enqueue({ kind: 'error', status: 400, message: 'messages: something the upstream refused' });
+    const error = await client.responses.create({ model: CLAUDE, input: 'hi' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as Error).message).toContain('something the upstream refused');
+  });
+
+  it('a failure after the stream began ends it with an error event and response.failed, never response.completed', async () => {
+    anthropic.enqueue({ kind: 'stream-error', after: 4, type: 'overloaded_error', message: 'Overloaded' });
+    const response = await fetch(`${tg.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: CLAUDE, input: 'a b c d e f g h', stream: true }) });
+    const events = (await response.text()).split('\n\n').filter(Boolean).map((frame) => JSON.parse(frame.split('\ndata: ')[1] ?? '{}'));
+    expect(events.slice(-2)).toMatchObject([
+      { type: 'error', code: 'overloaded_error', message: expect.stringContaining('Overloaded') },
+      { type: 'response.failed', response: { status: 'failed', error: { code: 'overloaded_error' } } },
+    ]);
+    expect(events.map((event) => event.type)).not.toContain('response.completed');
+    // The SDK's stream rejects with the error event: no client mistakes the broken answer for a whole one.
+    anthropic.enqueue({ kind: 'stream-error', after: 4, type: 'overloaded_error', message: 'Overloaded' });
+    const failure = await streamed({ model: CLAUDE, input: 'a b c d e f g h', stream: true }).catch((err: unknown) => err);
+    expect(failure).toMatchObject({ type: 'error', code: 'overloaded_error', message: expect.stringContaining('Overloaded') });
+  });
+
+  it('a chat-completions-only vendor of OpenAI’s format gets chat completions, text.format and all', async () => {
+    const response = await client.responses.create({
+      model: 'deepseek/deepseek-chat',
+      input: [{ role: 'developer', content: 'Answer in JSON.' }, { role: 'user', content: [{ type: 'input_text', text: 'hi there' }] }],
+      text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: true } },
+      temperature: 0.5,
+      metadata: { run: '7' },
+    });
+    expect(JSON.parse(response.output_text)).toEqual({ echo: 'hi there' });
+    const call = openai.calls.at(-1);
+    expect(call?.path).toBe('/v1/chat/completions');
+    expect(call?.body).toMatchObject({
+      model: 'deepseek-chat',
+      messages: [{ role: 'developer', content: 'Answer in JSON.' }, { role: 'user', content: [{ type: 'text', text: 'hi there' }] }],
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', strict: true } },
+      temperature: 0.5,
+    });
+  });
+});
