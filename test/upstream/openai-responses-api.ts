@@ -49,6 +49,9 @@ export function checkResponsesRequest(body: unknown): Problem | null {
   for (const key of Object.keys(body)) if (!PARAMETERS.has(key)) return { message: `Unknown parameter: '${key}'.`, param: key, code: 'unknown_parameter' };
   if (typeof body.model !== 'string') return { message: "Missing required parameter: 'model'.", param: 'model', code: 'missing_required_parameter' };
   if (body.input === undefined && body.previous_response_id === undefined) return { message: "Missing required parameter: 'input'.", param: 'input', code: 'missing_required_parameter' };
+  if (body.tools !== undefined && (!Array.isArray(body.tools) || body.tools.some((tool: unknown) => !isRecord(tool)))) {
+    return { message: "Invalid type for 'tools': expected an array of objects.", param: 'tools', code: 'invalid_type' };
+  }
   if (Array.isArray(body.input)) {
     for (const [i, item] of (body.input as unknown[]).entries()) {
       if (!isRecord(item)) return { message: `Invalid type for 'input[${i}]'.`, param: `input[${i}]`, code: 'invalid_type' };

@@ -19,7 +19,7 @@ export function stateful(untranslatable: Untranslatable, param: string, what: st
  * What tollgate cannot read (a malformed item, a type it does not know): a provider serving the Responses API gets
  * the body as it is and judges it (a type OpenAI added since passes through); any other gets this 400.
  */
-function unreadable(untranslatable: Untranslatable, param: string, message: string): void {
+export function unreadable(untranslatable: Untranslatable, param: string, message: string): void {
   untranslatable.push(gatewayError('invalid_value', `Invalid '${param}': ${message}`, { param }));
 }
 
@@ -33,13 +33,15 @@ function partOf(part: Json, param: string, untranslatable: Untranslatable): Json
       return { type: 'text', text: typeof part.refusal === 'string' ? part.refusal : '' };
     case 'input_image':
       if (typeof part.image_url !== 'string') {
-        stateful(untranslatable, param, 'An image by file_id (a Files API upload)');
+        if (typeof part.file_id === 'string') stateful(untranslatable, param, 'An image by file_id (a Files API upload)');
+        else unreadable(untranslatable, param, "an input_image needs an 'image_url' (a URL or a data URL) or a 'file_id'.");
         return null;
       }
       return { type: 'image_url', image_url: { url: part.image_url, ...(typeof part.detail === 'string' ? { detail: part.detail } : {}) } };
     case 'input_file':
       if (typeof part.file_data !== 'string') {
-        stateful(untranslatable, param, 'A file by file_id or file_url');
+        if (typeof part.file_id === 'string' || typeof part.file_url === 'string') stateful(untranslatable, param, 'A file by file_id or file_url');
+        else unreadable(untranslatable, param, "an input_file needs 'file_data', a 'file_id' or a 'file_url'.");
         return null;
       }
       return { type: 'file', file: { file_data: part.file_data, ...(typeof part.filename === 'string' ? { filename: part.filename } : {}) } };

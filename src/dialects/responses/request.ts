@@ -1,7 +1,7 @@
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
-import { messagesOf, stateful, type Untranslatable } from './input.js';
+import { messagesOf, stateful, unreadable, type Untranslatable } from './input.js';
 import type { ResponsesRequest } from './parse-request.js';
 
 type Json = Record<string, unknown>;
@@ -30,7 +30,9 @@ function toolsOf(tools: unknown, untranslatable: Untranslatable): Json[] | undef
 function toolChoiceOf(choice: unknown, untranslatable: Untranslatable): unknown {
   if (choice === undefined || choice === null || typeof choice === 'string') return choice ?? undefined;
   if (isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
-  stateful(untranslatable, 'tool_choice', `A tool_choice of type '${isRecord(choice) ? String(choice.type) : typeof choice}'`);
+  // allowed_tools, a built-in tool, an MCP server's or a custom tool: what only the Responses API can choose.
+  if (isRecord(choice) && typeof choice.type === 'string' && choice.type !== 'function') stateful(untranslatable, 'tool_choice', `A tool_choice of type '${choice.type}'`);
+  else unreadable(untranslatable, 'tool_choice', "expected 'none', 'auto', 'required' or {\"type\":\"function\",\"name\":\"...\"}.");
   return undefined;
 }
 
