@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startAzureUpstream, type AzureUpstream } from '../upstream/azure-upstream.js';
 import { encryptedReasoning } from '../upstream/openai-responses-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -16,14 +17,21 @@ const UPSTREAM_MODEL = 'gpt-5';
 const PRICES = { 'gpt-5': { input_per_mtok: 1_000_000, cached_input_per_mtok: 100_000, output_per_mtok: 1_000_000 } };
 
 let upstream: ScriptedUpstream;
+let azure: AzureUpstream;
 let tg: RunningGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream' });
+  azure = await startAzureUpstream({ apiKey: 'azure-key', deployments: { 'gpt-5-prod': 'gpt-5' } });
   tg = await startGateway({
     settings: { routing: { retry: { max_attempts: 2, initial_delay_ms: 1 }, breaker: { enabled: false } } },
-    providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES } },
+    providers: {
+      openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES },
+      // Azure OpenAI's v1 API serves the Responses API as OpenAI does; its dated API is translated to chat completions.
+      'azure-v1': { type: 'azure', base_url: `${azure.url}/openai/v1/`, api_key: 'azure-key' },
+      'azure-dated': { type: 'azure', base_url: azure.url, api_key: 'azure-key' },
+    },
     routes: { 'broken-then-gpt': { targets: [{ model: 'openai/error-503' }], fallbacks: [MODEL] } },
     guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'input' }] },
   });
@@ -32,8 +40,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await tg?.stop();
   await upstream?.close();
+  await azure?.close();
 });
-beforeEach(() => upstream.reset());
+beforeEach(() => {
+  upstream.reset();
+  azure.reset();
+});
 
 function lastCall(): (typeof upstream.calls)[number] {
   const call = upstream.calls.at(-1);
@@ -205,6 +217,28 @@ describe('a streamed answer', () => {
     // The SDK adds its parse of a strict tool's arguments; the rest is the upstream's output as it was sent.
     expect(final.output.map(({ parsed_arguments: _parsed, ...item }: any) => item)).toEqual(lastSent().response.output);
     expect(final.usage).toEqual(lastSent().response.usage);
+  });
+});
+
+describe('Azure OpenAI', () => {
+  it('its v1 API gets the client’s body at /openai/v1/responses, the deployment as the model, whole and streamed', async () => {
+    const body = { model: 'azure-v1/gpt-5-prod', input: 'hello azure', reasoning: { effort: 'low' }, include: ['reasoning.encrypted_content'], store: false };
+    const response = await client.responses.create(body as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+    expect(response.model).toBe('azure-v1/gpt-5-prod');
+    expect(response.output_text).toBe('echo: hello azure');
+    expect(response.output[0]).toMatchObject({ type: 'reasoning', encrypted_content: expect.stringMatching(/^gAAAAA/) });
+    const call = azure.calls.at(-1);
+    expect(call).toMatchObject({ path: '/openai/v1/responses', apiVersion: null, body: { ...body, model: 'gpt-5-prod' } });
+    const stream = client.responses.stream({ model: 'azure-v1/gpt-5-prod', input: 'stream azure' });
+    for await (const _event of stream) void _event;
+    expect((await stream.finalResponse()).output_text).toBe('echo: stream azure');
+    expect(azure.calls.at(-1)?.path).toBe('/openai/v1/responses');
+  });
+
+  it('its dated API gets chat completions on the deployment', async () => {
+    const response = await client.responses.create({ model: 'azure-dated/gpt-5-prod', input: 'hello dated' });
+    expect(response.output_text).toBe('echo: hello dated');
+    expect(azure.calls.at(-1)?.path).toBe('/openai/deployments/gpt-5-prod/chat/completions');
   });
 });
 

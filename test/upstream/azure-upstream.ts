@@ -12,6 +12,7 @@ import { isRecord, parseChatRequest } from './openai-request.js';
 import { answerEmbeddings } from './openai-embeddings.js';
 import { completionJson, planCompletion, streamFrames } from './openai-responses.js';
 import { vendorRefusal } from './vendor-refusals.js';
+import { checkResponsesRequest, planResponse, responseFrames } from './openai-responses-api.js';
 
 export interface AzureCall {
   method: string;
@@ -122,7 +123,7 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     this.calls.push({ method: req.method ?? 'GET', path: url.pathname, apiVersion, headers: req.headers, body });
 
     // The v1 API (`/openai/v1/...`): OpenAI's paths, the deployment named by the body's model, no dated api-version.
-    const v1 = /^\/openai\/v1\/(chat\/completions|embeddings)$/.exec(url.pathname);
+    const v1 = /^\/openai\/v1\/(chat\/completions|embeddings|responses)$/.exec(url.pathname);
     const route = v1 ? null : (/^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(url.pathname) ?? /^\/models\/(chat\/completions|embeddings)$/.exec(url.pathname));
     const v1Model = v1 && isRecord(body) && typeof body.model === 'string' ? body.model : undefined;
     const deployment = v1 ? (v1Model !== undefined ? encodeURIComponent(v1Model) : undefined) : url.pathname.startsWith('/openai/') ? route?.[1] : undefined;
@@ -174,6 +175,15 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     if (mode.kind === 'reset') return exchange.reset();
     if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
     if (body === undefined) return this.sendError(res, 400, { code: 'BadRequest', message: 'Request body must be valid JSON.' });
+    if (matched?.[1] === 'responses') {
+      // The Responses API on the v1 API: OpenAI's request, answer and stream (openai-responses-api.ts).
+      const problem = checkResponsesRequest(body);
+      if (problem) return this.sendError(res, 400, { code: problem.code ?? 'BadRequest', message: problem.message });
+      const plan = planResponse(body as Record<string, any>);
+      const headers = { 'apim-request-id': randomUUID(), 'x-ms-region': 'Sweden Central' };
+      if ((body as Record<string, unknown>).stream === true) return deliverStream(exchange, { 'content-type': 'text/event-stream; charset=utf-8', ...headers }, responseFrames(plan), mode, 0);
+      return deliverJson(exchange, { 'content-type': 'application/json', ...headers }, JSON.stringify(plan.response), mode);
+    }
     if (embeddings) {
       const answer = answerEmbeddings(body);
       if (!answer.ok) return this.sendError(res, 400, { code: 'BadRequest', message: answer.problem.message });

@@ -1,10 +1,11 @@
-import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, NativeStreamEvent } from '../../core/canonical.js';
+import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
 import type { Dispatcher } from 'undici';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../../core/provider.js';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter.js';
 import { pathSegment } from '../../path-segment.js';
 import { gatewayError } from '../../core/errors.js';
 import { entraToken, forgetEntraToken } from './entra-token.js';
+import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest } from '../openai-compatible/responses.js';
 
 /**
  * Azure OpenAI and Azure AI Foundry speak OpenAI's body, answers, stream and errors; only the URL differs
@@ -56,7 +57,7 @@ function usesV1(target: Target, base: string): boolean {
   return isV1(base) || configured === undefined || configured === 'preview' || configured === 'latest';
 }
 
-export function azureUrl(target: Target, operation: 'chat/completions' | 'embeddings'): string {
+export function azureUrl(target: Target, operation: 'chat/completions' | 'embeddings' | 'responses'): string {
   const vendor = target.provider.vendor.id;
   const base = endpoint(target);
   if (usesV1(target, base)) {
@@ -140,20 +141,34 @@ function withoutStreamOptions(target: Target): Target {
   return { ...target, provider: { ...target.provider, vendor: { ...vendor, quirks: { ...vendor.quirks, noStreamOptions: true, renameFields } } } };
 }
 
+/**
+ * Whether the target serves OpenAI's Responses API as OpenAI does: Azure OpenAI's v1 API (`/openai/v1/responses`, the
+ * deployment as the model). The dated API has it only from preview versions, at another path: its clients get the
+ * translation to chat completions.
+ */
+function servesResponses(target: Target, format: string): boolean {
+  return format === RESPONSES_FORMAT && usesV1(target, target.provider.baseUrl.replace(/\/+$/, ''));
+}
+
 export const azureAdapter: ProviderAdapter = {
   format: 'azure',
   answerFormat: 'openai',
 
-  buildChatRequest(request: ChatCompletionRequest, target: Target): UpstreamRequest {
+  takesNative: servesResponses,
+
+  buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
+    if (native?.format === RESPONSES_FORMAT) return { ...responsesRequest(native, target), url: azureUrl(target, 'responses') };
     const url = azureUrl(target, 'chat/completions');
     return { ...openAICompatibleAdapter.buildChatRequest(request, knowsStreamOptions(target) ? target : withoutStreamOptions(target)), url };
   },
 
-  parseChatResponse(body, target) {
+  parseChatResponse(body, target, native) {
+    if (native?.format === RESPONSES_FORMAT) return responseCompletion(body, target);
     return openAICompatibleAdapter.parseChatResponse(body, target);
   },
 
-  createStreamDecoder(target, request, _native, verbatim) {
+  createStreamDecoder(target, request, native, verbatim) {
+    if (native?.format === RESPONSES_FORMAT) return createResponsesDecoder(target);
     return withoutFilterChunks(openAICompatibleAdapter.createStreamDecoder(target, request, null, verbatim));
   },
 
