@@ -53,6 +53,10 @@ function openAITool(name: string, tool: McpToolInfo): Record<string, unknown> {
 function anthropicTool(name: string, tool: McpToolInfo): Record<string, unknown> {
   return { name, description: tool.description, input_schema: modelToolSchema(tool.inputSchema) };
 }
+/** An MCP tool as a Responses API function tool (flat, for a Responses client's own body to OpenAI). */
+function responsesTool(name: string, tool: McpToolInfo): Record<string, unknown> {
+  return { type: 'function', name, description: tool.description, parameters: tool.inputSchema, strict: false };
+}
 
 /** An MCP tool as a Gemini function declaration (its JSON Schema as `parametersJsonSchema`; none when it takes nothing). */
 function geminiDeclaration(name: string, tool: McpToolInfo): Record<string, unknown> {
@@ -202,6 +206,9 @@ class McpStage implements Stage {
       const body = native.body;
       const declarations = { functionDeclarations: each(geminiDeclaration) };
       (ctx as { native: typeof native }).native = { ...native, body: { ...body, tools: [...(Array.isArray(body.tools) ? body.tools : []), declarations] } };
+    } else if (native?.format === 'openai-responses') {
+      const body = native.body;
+      (ctx as { native: typeof native }).native = { ...native, body: { ...body, tools: [...(Array.isArray(body.tools) ? body.tools : []), ...each(responsesTool)] } };
     }
     return added;
   }
