@@ -201,6 +201,19 @@ describe('a streamed answer', () => {
     expect(log).toMatchObject({ prompt_tokens: lastSent().response.usage.input_tokens, completion_tokens: lastSent().response.usage.output_tokens, reasoning_tokens: 64 });
   });
 
+  it('cut off by the upstream after it began, it ends with error and response.failed in the upstream’s own numbering', async () => {
+    upstream.enqueue({ kind: 'break-after', chunks: 4 });
+    const response = await post({ model: MODEL, input: 'one two three four five six seven', stream: true });
+    expect(response.status).toBe(200);
+    const events = (await response.text()).split('\n\n').filter(Boolean).map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)));
+    const sent = lastSent().response;
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.slice(0, 4)).toEqual((lastSent().frames ?? []).slice(0, 4).map((frame) => JSON.parse(shownFrames([frame])[0]?.slice(frame.indexOf('data: ') + 6) ?? '')));
+    expect(events.slice(4).map((event) => event.type)).toEqual(['error', 'response.failed']);
+    expect(events[5]).toMatchObject({ response: { id: sent.id, model: MODEL, status: 'failed', error: { code: 'upstream_connection_error' } } });
+    expect(upstream.calls).toHaveLength(1);
+  });
+
   it('through client.responses.stream: the SDK’s own parser takes it, a function call included', async () => {
     const stream = client.responses.stream({ model: MODEL, input: 'use the tool for Oslo', tools: [weather] });
     const types: string[] = [];

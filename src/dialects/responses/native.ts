@@ -38,3 +38,31 @@ export function nativeFrames(events: readonly NativeStreamEvent[], model: string
   }
   return out;
 }
+
+/**
+ * Where an upstream's own stream stands, for ending it in its own terms when it fails after it began: the Response
+ * its response.created carried (shown with the client's model) and the sequence number of its last event. Only
+ * response.created is parsed; other events are searched for their number.
+ */
+export class NativeStreamPosition {
+  created: Record<string, unknown> | null = null;
+  lastSequence = -1;
+
+  constructor(private readonly model: string) {}
+
+  saw(events: readonly NativeStreamEvent[]): void {
+    for (const item of events) {
+      if (this.created === null && item.event === 'response.created') {
+        try {
+          const data = JSON.parse(item.data) as { response?: unknown };
+          if (typeof data.response === 'object' && data.response !== null) this.created = { ...(data.response as Record<string, unknown>), model: this.model };
+        } catch {
+          // Not JSON: the decoder would have refused it; nothing to keep.
+        }
+      }
+    }
+    const last = events.at(-1);
+    const found = last ? /"sequence_number"\s*:\s*(\d+)/.exec(last.data) : null;
+    if (found) this.lastSequence = Number(found[1]);
+  }
+}

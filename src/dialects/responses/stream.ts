@@ -127,9 +127,20 @@ export class ResponsesStreamRenderer {
   fail(error: GatewayError): Json[] {
     const out: Json[] = [];
     this.start(out);
-    const code = error.code ?? error.type;
-    out.push(this.event('error', { code, message: error.message, param: error.param ?? null }));
-    out.push(this.event('response.failed', { response: { ...this.shell, status: 'failed', error: { code, message: error.message }, output: this.output } }));
-    return out;
+    const failed = failureEvents(error, this.shell, this.sequence, this.output);
+    this.sequence += failed.length;
+    return [...out, ...failed];
   }
+}
+
+/**
+ * The end of a stream that failed after it began: the documented `error` event, then response.failed with the
+ * Response so far (`shell`, its output), numbered from `sequence` on.
+ */
+export function failureEvents(error: GatewayError, shell: Json, sequence: number, output: unknown): Json[] {
+  const code = error.code ?? error.type;
+  return [
+    { type: 'error', sequence_number: sequence, code, message: error.message, param: error.param ?? null },
+    { type: 'response.failed', sequence_number: sequence + 1, response: { ...shell, status: 'failed', error: { code, message: error.message }, output } },
+  ];
 }

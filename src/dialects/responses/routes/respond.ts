@@ -6,9 +6,9 @@ import { gatewayError, toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
 import { chunksOfCompletion } from '../../anthropic/completion-chunks.js';
-import { nativeFrames, nativeResponseJson, responsesNative } from '../native.js';
+import { nativeFrames, nativeResponseJson, NativeStreamPosition, responsesNative } from '../native.js';
 import { responseOf, type ReplyContext } from '../response.js';
-import { ResponsesStreamRenderer, sseFrame } from '../stream.js';
+import { failureEvents, ResponsesStreamRenderer, sseFrame } from '../stream.js';
 import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import { renderOpenAIError } from '../../../http/render-error.js';
 import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
@@ -36,6 +36,8 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
   let nativeText: string | undefined;
   /** Whether the stream passes an upstream's own events through; its first chunk decides (null before it). */
   let passThrough: boolean | null = null;
+  /** Where a passed-through stream stands, should it fail after it began. */
+  const position = new NativeStreamPosition(reply.model);
   const open = (): void => {
     res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
     headersSent = true;
@@ -61,12 +63,17 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
         passThrough ??= responsesNative(event.native)?.events !== undefined;
         // Passing through, the chunks are for the stages (cost, usage); the client gets the upstream's events.
         if (!passThrough) send(renderer.push(event.chunk));
-        else if (event.native?.events) sendText(nativeFrames(event.native.events, reply.model));
+        else if (event.native?.events) {
+          position.saw(event.native.events);
+          sendText(nativeFrames(event.native.events, reply.model));
+        }
       }
     },
     error(err: unknown) {
       const error = toGatewayError(err);
       if (!headersSent) writeError(res, ctx, error);
+      // A passed-through stream ends in the upstream's terms: its Response, its numbering.
+      else if (passThrough === true && position.created) res.end(failureEvents(error, position.created, position.lastSequence + 1, []).map(sseFrame).join(''));
       else res.end(renderer.fail(error).map(sseFrame).join(''));
     },
     complete() {
