@@ -13,6 +13,8 @@ export const MAX_CHOICES = 128;
 function clientParam(ctx: RequestContext, field: 'max_tokens' | 'max_completion_tokens' | 'n'): string {
   // The Anthropic route's max_tokens travels as max_completion_tokens.
   if (ctx.dialect === 'anthropic' && field === 'max_completion_tokens') return 'max_tokens';
+  // The Responses route's max_output_tokens travels as max_completion_tokens too.
+  if (ctx.dialect === 'openai-responses' && field === 'max_completion_tokens') return 'max_output_tokens';
   if (ctx.dialect !== 'gemini') return field;
   return field === 'n' ? 'generationConfig.candidateCount' : 'generationConfig.maxOutputTokens';
 }

@@ -15,6 +15,7 @@ function dialectOf(path: string): string {
   if (path.startsWith('/anthropic')) return 'anthropic';
   if (path.startsWith('/genai')) return 'gemini';
   if (path.startsWith('/litellm')) return 'litellm';
+  if (/^(?:\/v1)?\/responses$/.test(path)) return 'openai-responses';
   return 'openai';
 }
 

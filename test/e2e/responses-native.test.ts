@@ -180,6 +180,17 @@ describe('a whole answer', () => {
     expect(lastCall().body).not.toHaveProperty('fallbacks');
   });
 
+  it('an absurd max_output_tokens is a 400 naming max_output_tokens, and a body that is not JSON is logged as a Responses call', async () => {
+    const error = await client.responses.create({ model: MODEL, input: 'hi', max_output_tokens: 1e12 }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('max_output_tokens');
+    const refused = await fetch(`${tg.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":' });
+    expect(refused.status).toBe(400);
+    const log = await logOf(refused.headers.get('x-request-id') ?? '');
+    expect(log.dialect).toBe('openai-responses');
+    expect(upstream.calls).toHaveLength(0);
+  });
+
   it('`background: true` is refused with a 400 before any upstream call', async () => {
     const error = await client.responses.create({ model: MODEL, input: 'hi', background: true }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
