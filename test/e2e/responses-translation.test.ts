@@ -211,6 +211,27 @@ describe('other answers', () => {
     expect(failure).toMatchObject({ type: 'error', code: 'overloaded_error', message: expect.stringContaining('Overloaded') });
   });
 
+  it('Claude’s thinking is a reasoning item’s summary, whole and streamed, and sent back it is dropped', async () => {
+    const whole = await client.responses.create({ model: CLAUDE, input: 'ponder this', reasoning: { effort: 'low' }, max_output_tokens: 4000 });
+    expect(anthropic.calls.at(-1)?.body.thinking).toMatchObject({ type: 'enabled' });
+    expect(whole.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    expect(whole.output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'thinking about: ponder this' }] });
+    const { types, final } = await streamed({ model: CLAUDE, input: 'ponder that', reasoning: { effort: 'low' }, max_output_tokens: 4000, stream: true });
+    expect(types.slice(0, 5)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+    ]);
+    expect(types).toContain('response.reasoning_summary_text.done');
+    expect(final.output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'thinking about: ponder that' }] });
+    expect(final.output_text).toBe('echo: ponder that');
+    // The next turn sends the reasoning item back, as clients do: Anthropic never sees it.
+    await client.responses.create({ model: CLAUDE, input: [{ role: 'user', content: 'ponder that' }, ...(final.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'and more' }] });
+    expect(JSON.stringify(anthropic.calls.at(-1)?.body.messages)).not.toContain('thinking about');
+  });
+
   it('a chat-completions-only vendor of OpenAI’s format gets chat completions, text.format and all', async () => {
     const response = await client.responses.create({
       model: 'deepseek/deepseek-chat',

@@ -123,6 +123,30 @@ describe('answers', () => {
     });
   });
 
+  it('reasoning as a reasoning item’s summary, streamed with the reasoning_summary events, before the text', () => {
+    const renderer = new ResponsesStreamRenderer(reply);
+    const chunk = (delta: Record<string, unknown>) => ({ id: 'c', object: 'chat.completion.chunk' as const, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] });
+    const events = [...renderer.push(chunk({ reasoning_content: 'hmm' })), ...renderer.push(chunk({ content: 'ok' })), ...renderer.end(null)];
+    expect(events.map((event) => event.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect((events.at(-1)?.response as Record<string, any>).output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'hmm' }] });
+  });
+
   it('chunks as the documented event sequence, numbered, one item open at a time', () => {
     const renderer = new ResponsesStreamRenderer(reply);
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk' as const, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });

@@ -74,6 +74,18 @@ export function outputText(text: string): Json {
   return { type: 'output_text', annotations: [], logprobs: [], text };
 }
 
+/**
+ * A reasoning item showing the model's reasoning (Anthropic's thinking, Gemini's thoughts) as its summary text, as
+ * OpenAI shows a reasoning summary; it has no encrypted_content, and sent back it is dropped (see messagesOf).
+ */
+export function reasoningItem(id: string, text: string | null): Json {
+  return { id, type: 'reasoning', summary: text === null ? [] : [summaryText(text)] };
+}
+
+export function summaryText(text: string): Json {
+  return { type: 'summary_text', text };
+}
+
 export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Json {
   return { id, type: 'function_call', status, arguments: args, call_id: callId, name };
 }
@@ -86,13 +98,15 @@ function contentText(content: unknown): string {
 
 /**
  * A canonical completion as a Response (for an answer translated from another format, or made by a stage): the
- * message's text as a message item with an output_text part, each tool call as a function_call item with its
+ * model's reasoning as a reasoning item's summary, the message's text as a message item with an output_text part, each tool call as a function_call item with its
  * call_id, the finish reason as the status (a length stop is `incomplete`, max_output_tokens), and the usage.
  */
 export function responseOf(completion: ChatCompletion, reply: ReplyContext): Json {
   const choice = isRecord(completion.choices[0]) ? completion.choices[0] : {};
   const message = isRecord(choice.message) ? choice.message : {};
   const output: Json[] = [];
+  const reasoning = message.reasoning_content ?? message.reasoning;
+  if (typeof reasoning === 'string' && reasoning !== '') output.push(reasoningItem(newId('rs'), reasoning));
   const text = contentText(message.content);
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];
   if (text !== '' || calls.length === 0) output.push(messageItem(newId('msg'), text, 'completed'));

@@ -1,12 +1,15 @@
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
-import { finishedResponse, functionCallItem, messageItem, newId, outputText, responseShell, type ReplyContext } from './response.js';
+import { finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, responseShell, summaryText, type ReplyContext } from './response.js';
 
 type Json = Record<string, unknown>;
 
-/** An open output item: a message whose text is streaming, or a function call whose arguments are. */
-type OpenItem = { kind: 'text'; index: number; id: string; text: string } | { kind: 'tool'; index: number; id: string; callId: string; name: string; args: string };
+/** An open output item: reasoning or a message whose text is streaming, or a function call whose arguments are. */
+type OpenItem =
+  | { kind: 'reasoning'; index: number; id: string; text: string }
+  | { kind: 'text'; index: number; id: string; text: string }
+  | { kind: 'tool'; index: number; id: string; callId: string; name: string; args: string };
 
 /** One event in SSE framing, named by its type as OpenAI names its events. */
 export function sseFrame(event: Json): string {
@@ -53,10 +56,27 @@ export class ResponsesStreamRenderer {
     const choice = chunk.choices.find((item) => isRecord(item) && (item.index ?? 0) === 0);
     if (!isRecord(choice)) return out;
     const delta = isRecord(choice.delta) ? choice.delta : {};
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === 'string' && reasoning !== '') this.reasoning(reasoning, out);
     if (typeof delta.content === 'string' && delta.content !== '') this.text(delta.content, out);
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) if (isRecord(call)) this.toolCall(call, out);
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finishReason = choice.finish_reason;
     return out;
+  }
+
+  /** The model's reasoning as a reasoning item's summary text (response.reasoning_summary_* events). */
+  private reasoning(delta: string, out: Json[]): void {
+    if (this.open?.kind !== 'reasoning') {
+      this.close(out);
+      const item = { kind: 'reasoning' as const, index: this.output.length, id: newId('rs'), text: '' };
+      this.output.push(reasoningItem(item.id, null));
+      this.open = item;
+      out.push(this.event('response.output_item.added', { output_index: item.index, item: reasoningItem(item.id, null) }));
+      out.push(this.event('response.reasoning_summary_part.added', { item_id: item.id, output_index: item.index, summary_index: 0, part: summaryText('') }));
+    }
+    const open = this.open as Extract<OpenItem, { kind: 'reasoning' }>;
+    open.text += delta;
+    out.push(this.event('response.reasoning_summary_text.delta', { item_id: open.id, output_index: open.index, summary_index: 0, delta }));
   }
 
   private text(delta: string, out: Json[]): void {
@@ -96,6 +116,14 @@ export class ResponsesStreamRenderer {
     const open = this.open;
     if (!open) return;
     this.open = null;
+    if (open.kind === 'reasoning') {
+      const item = reasoningItem(open.id, open.text);
+      this.output[open.index] = item;
+      out.push(this.event('response.reasoning_summary_text.done', { item_id: open.id, output_index: open.index, summary_index: 0, text: open.text }));
+      out.push(this.event('response.reasoning_summary_part.done', { item_id: open.id, output_index: open.index, summary_index: 0, part: summaryText(open.text) }));
+      out.push(this.event('response.output_item.done', { output_index: open.index, item }));
+      return;
+    }
     if (open.kind === 'text') {
       const item = messageItem(open.id, open.text, 'completed');
       this.output[open.index] = item;
