@@ -6,14 +6,20 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startBedrockUpstream, type BedrockUpstream } from '../upstream/bedrock-upstream.js';
+import { startCohereUpstream, type CohereUpstream } from '../upstream/cohere-upstream.js';
 import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 const CLAUDE = 'anthropic/claude-sonnet-4-5';
 const GEMINI = 'gemini/gemini-2.5-flash';
+const BEDROCK = 'bedrock/anthropic.claude-3-5-sonnet-20241022-v2:0';
+const COHERE = 'cohere/command-a-03-2025';
 
 let anthropic: AnthropicUpstream;
 let gemini: GeminiUpstream;
+let bedrock: BedrockUpstream;
+let cohere: CohereUpstream;
 let openai: ScriptedUpstream;
 let tg: RunningGateway;
 let client: OpenAI;
@@ -21,12 +27,16 @@ let client: OpenAI;
 beforeAll(async () => {
   anthropic = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
   gemini = await startGeminiUpstream({ apiKey: 'gemini-key' });
+  bedrock = await startBedrockUpstream({ region: 'eu-west-1', apiKey: 'ABSKQmVkcm9ja0FQSUtleS10ZXN0' });
+  cohere = await startCohereUpstream({ apiKey: 'co-key' });
   openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
   tg = await startGateway({
     settings: { routing: { retry: { max_attempts: 2, initial_delay_ms: 1 }, breaker: { enabled: false } } },
     providers: {
       anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-upstream' },
       gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' },
+      bedrock: { base_url: bedrock.url, api_key: 'ABSKQmVkcm9ja0FQSUtleS10ZXN0', region: 'eu-west-1' },
+      cohere: { base_url: `${cohere.url}/v2`, api_key: 'co-key' },
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
       // A vendor of OpenAI's chat format that does not serve the Responses API: it gets chat completions.
       deepseek: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
@@ -39,11 +49,15 @@ afterAll(async () => {
   await tg?.stop();
   await anthropic?.close();
   await gemini?.close();
+  await bedrock?.close();
+  await cohere?.close();
   await openai?.close();
 });
 beforeEach(() => {
   anthropic.reset();
   gemini.reset();
+  bedrock.reset();
+  cohere.reset();
   openai.reset();
 });
 
@@ -89,6 +103,8 @@ function nextTurn(first: OpenAI.Responses.Response, question: string, result: st
 describe.each([
   ['Anthropic', CLAUDE, () => anthropic.calls.at(-1), '/v1/messages'],
   ['Gemini', GEMINI, () => gemini.calls.at(-1), ':generateContent'],
+  ['Bedrock', BEDROCK, () => bedrock.calls.at(-1), '/converse'],
+  ['Cohere', COHERE, () => cohere.calls.at(-1), '/v2/chat'],
 ])('to %s', (_name, model, lastCall, path) => {
   it('a function-calling loop, whole: the call with its call_id, then the answer to its result', async () => {
     const question = 'use the tool for Paris';
