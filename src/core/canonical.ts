@@ -123,7 +123,8 @@ export type ResponseEvent =
 
 /**
  * What a request asks for. Each operation has its own canonical request shape (the request context is a union
- * discriminated by it); `responses`, images, audio and rerank are the ones to come.
+ * discriminated by it); images, audio and rerank are the ones to come. OpenAI's Responses API is a chat: its route
+ * reads the body into the chat request and keeps the body itself for providers that serve that API (NativeRequest).
  */
 export type Operation = 'chat' | 'embeddings';
 

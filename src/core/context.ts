@@ -73,7 +73,7 @@ export interface Spent {
 interface ContextBase {
   /** The request's id: the client sees it as `x-request-id`, and the request log keeps the request under it. */
   readonly id: string;
-  /** The client dialect the request arrived in (`openai`, `anthropic`, `gemini`, `litellm`). */
+  /** The client dialect the request arrived in (`openai`, `openai-responses`, `anthropic`, `gemini`, `litellm`). */
   readonly dialect: string;
   /** The HTTP path the request came in on (without the query), or `''` for an in-process call. */
   readonly path: string;
@@ -171,7 +171,7 @@ interface ContextBase {
   answerFailed: GatewayError | null;
 }
 
-/** A chat completion (every dialect's chat: OpenAI chat, Anthropic messages, Gemini generateContent). */
+/** A chat completion (every dialect's chat: OpenAI chat and responses, Anthropic messages, Gemini generateContent). */
 export interface ChatContext extends ContextBase {
   readonly operation: 'chat';
   readonly request: ChatCompletionRequest;
@@ -186,7 +186,7 @@ export interface EmbeddingsContext extends ContextBase {
 /**
  * One request's context, discriminated by what it asks for: `if (ctx.operation === 'chat')` narrows `ctx.request`
  * to the chat shape. Fields every operation has (`request.model`) read without narrowing. Later operations
- * (`responses`, images, audio, rerank) join this union with their own canonical request.
+ * (images, audio, rerank) join this union with their own canonical request.
  */
 export type RequestContext = ChatContext | EmbeddingsContext;
 
