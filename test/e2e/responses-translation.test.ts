@@ -2,6 +2,8 @@
 // into each provider's own format (through the canonical chat request) and renders the answer back as a Response,
 // or as the documented event stream, which the SDK's own stream parser checks (it raises on a malformed sequence).
 // What needs the provider's own state (previous_response_id, built-in tools) is refused with a 400 before any call.
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -246,6 +248,21 @@ describe('other answers', () => {
     // The next turn sends the reasoning item back, as clients do: Anthropic never sees it.
     await client.responses.create({ model: CLAUDE, input: [{ role: 'user', content: 'ponder that' }, ...(final.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'and more' }] });
     expect(JSON.stringify(anthropic.calls.at(-1)?.body.messages)).not.toContain('thinking about');
+  });
+
+  it('the Vercel AI SDK’s default provider holds a conversation with store: false; its item_reference for stored items is a 400 naming it', async () => {
+    const provider = createOpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'client-side-key' });
+    const options = { openai: { store: false } };
+    const first = await generateText({ model: provider(CLAUDE), prompt: 'hello', maxRetries: 0, providerOptions: options });
+    const messages = [{ role: 'user' as const, content: 'hello' }, ...first.response.messages, { role: 'user' as const, content: 'again' }];
+    const second = await generateText({ model: provider(CLAUDE), messages, maxRetries: 0, providerOptions: options });
+    expect(second.text).toBe('echo: again');
+    expect(anthropic.calls.at(-1)?.body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
+    // With the SDK's default (store: true) it names the earlier answer by id, which only OpenAI could have kept.
+    const calls = anthropic.calls.length;
+    const refused = await generateText({ model: provider(CLAUDE), messages, maxRetries: 0 }).catch((err: unknown) => err);
+    expect((refused as Error).message).toContain('item_reference');
+    expect(anthropic.calls).toHaveLength(calls);
   });
 
   it('a chat-completions-only vendor of OpenAI’s format gets chat completions, text.format and all', async () => {
