@@ -262,6 +262,7 @@ describe('other answers', () => {
     const calls = anthropic.calls.length;
     const refused = await generateText({ model: provider(CLAUDE), messages, maxRetries: 0 }).catch((err: unknown) => err);
     expect((refused as Error).message).toContain('item_reference');
+    expect((refused as Error).message).toContain('store: false');
     expect(anthropic.calls).toHaveLength(calls);
   });
 

@@ -114,7 +114,7 @@ export function messagesOf(input: unknown, untranslatable: Untranslatable): Chat
     } else if (type === 'reasoning') {
       // Another model's (or another provider's) reasoning: nothing another provider can read.
     } else if (type === 'item_reference') {
-      stateful(untranslatable, param, 'An item_reference (an item the provider stored)');
+      stateful(untranslatable, param, 'An item_reference (an item the provider stored; send the item itself instead, as the Vercel AI SDK does with providerOptions.openai.store: false)');
     } else if (typeof type === 'string' && BUILT_IN_ITEMS.test(type)) {
       stateful(untranslatable, param, `A '${type}' item (a built-in tool's call or result)`);
     } else {
