@@ -266,6 +266,29 @@ describe('other answers', () => {
     expect(anthropic.calls).toHaveLength(calls);
   });
 
+  it('a refusal from a chat-completions vendor is a refusal part, whole and streamed', async () => {
+    const base = { id: 'chatcmpl-1', created: 1, model: 'deepseek-chat', system_fingerprint: null };
+    openai.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 } }),
+    });
+    const whole = await client.responses.create({ model: 'deepseek/deepseek-chat', input: 'something bad' });
+    expect(whole.output).toMatchObject([{ type: 'message', content: [{ type: 'refusal', refusal: 'I cannot help with that.' }] }]);
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`;
+    openai.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: chunk({ role: 'assistant', refusal: 'I cannot ' }) + chunk({ refusal: 'help.' }) + chunk({}, 'stop') + 'data: [DONE]\n\n',
+    });
+    const { types, final } = await streamed({ model: 'deepseek/deepseek-chat', input: 'something bad', stream: true });
+    expect(types).toContain('response.refusal.delta');
+    expect(types).toContain('response.refusal.done');
+    expect(final.output).toMatchObject([{ type: 'message', content: [{ type: 'refusal', refusal: 'I cannot help.' }] }]);
+  });
+
   it('a chat-completions-only vendor of OpenAI’s format gets chat completions, text.format and all', async () => {
     const response = await client.responses.create({
       model: 'deepseek/deepseek-chat',

@@ -65,9 +65,14 @@ export function finishedResponse(shell: Json, output: Json[], finishReason: unkn
   return { ...shell, ...finishedStatus(finishReason), completed_at: Math.floor(Date.now() / 1000), output, usage: usage ? responseUsageOf(usage) : null };
 }
 
-/** An assistant message item holding one output_text part. */
-export function messageItem(id: string, text: string, status: string): Json {
-  return { id, type: 'message', status, role: 'assistant', content: [outputText(text)] };
+/** An assistant message item holding one output_text part, or the parts given. */
+export function messageItem(id: string, text: string, status: string, content: Json[] = [outputText(text)]): Json {
+  return { id, type: 'message', status, role: 'assistant', content };
+}
+
+/** A refusal content part: the model declined, in its own words (OpenAI's `refusal`). */
+export function refusalPart(refusal: string): Json {
+  return { type: 'refusal', refusal };
 }
 
 export function outputText(text: string): Json {
@@ -98,7 +103,7 @@ function contentText(content: unknown): string {
 
 /**
  * A canonical completion as a Response (for an answer translated from another format, or made by a stage): the
- * model's reasoning as a reasoning item's summary, the message's text as a message item with an output_text part, each tool call as a function_call item with its
+ * model's reasoning as a reasoning item's summary, the message's text (and refusal) as a message item's parts, each tool call as a function_call item with its
  * call_id, the finish reason as the status (a length stop is `incomplete`, max_output_tokens), and the usage.
  */
 export function responseOf(completion: ChatCompletion, reply: ReplyContext): Json {
@@ -108,8 +113,10 @@ export function responseOf(completion: ChatCompletion, reply: ReplyContext): Jso
   const reasoning = message.reasoning_content ?? message.reasoning;
   if (typeof reasoning === 'string' && reasoning !== '') output.push(reasoningItem(newId('rs'), reasoning));
   const text = contentText(message.content);
+  const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : null;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];
-  if (text !== '' || calls.length === 0) output.push(messageItem(newId('msg'), text, 'completed'));
+  const parts = [...(text !== '' || (refusal === null && calls.length === 0) ? [outputText(text)] : []), ...(refusal === null ? [] : [refusalPart(refusal)])];
+  if (parts.length > 0) output.push(messageItem(newId('msg'), text, 'completed', parts));
   for (const call of calls) {
     const fn = isRecord(call.function) ? call.function : {};
     const callId = typeof call.id === 'string' && call.id !== '' ? call.id : newId('call');

@@ -1,7 +1,7 @@
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
-import { finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, responseShell, summaryText, type ReplyContext } from './response.js';
+import { finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, summaryText, type ReplyContext } from './response.js';
 
 type Json = Record<string, unknown>;
 
@@ -9,6 +9,7 @@ type Json = Record<string, unknown>;
 type OpenItem =
   | { kind: 'reasoning'; index: number; id: string; text: string }
   | { kind: 'text'; index: number; id: string; text: string }
+  | { kind: 'refusal'; index: number; id: string; text: string }
   | { kind: 'tool'; index: number; id: string; callId: string; name: string; args: string };
 
 /** One event in SSE framing, named by its type as OpenAI names its events. */
@@ -59,6 +60,7 @@ export class ResponsesStreamRenderer {
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (typeof reasoning === 'string' && reasoning !== '') this.reasoning(reasoning, out);
     if (typeof delta.content === 'string' && delta.content !== '') this.text(delta.content, out);
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') this.refusal(delta.refusal, out);
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) if (isRecord(call)) this.toolCall(call, out);
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finishReason = choice.finish_reason;
     return out;
@@ -93,6 +95,21 @@ export class ResponsesStreamRenderer {
     out.push(this.event('response.output_text.delta', { item_id: open.id, output_index: open.index, content_index: 0, delta, logprobs: [] }));
   }
 
+  /** A refusal as a message item of its own holding a refusal part (response.refusal.* events). */
+  private refusal(delta: string, out: Json[]): void {
+    if (this.open?.kind !== 'refusal') {
+      this.close(out);
+      const item = { kind: 'refusal' as const, index: this.output.length, id: newId('msg'), text: '' };
+      this.output.push(messageItem(item.id, '', 'in_progress', [refusalPart('')]));
+      this.open = item;
+      out.push(this.event('response.output_item.added', { output_index: item.index, item: messageItem(item.id, '', 'in_progress', []) }));
+      out.push(this.event('response.content_part.added', { item_id: item.id, output_index: item.index, content_index: 0, part: refusalPart('') }));
+    }
+    const open = this.open as Extract<OpenItem, { kind: 'refusal' }>;
+    open.text += delta;
+    out.push(this.event('response.refusal.delta', { item_id: open.id, output_index: open.index, content_index: 0, delta }));
+  }
+
   private toolCall(call: Json, out: Json[]): void {
     const toolIndex = typeof call.index === 'number' ? call.index : 0;
     const fn = isRecord(call.function) ? call.function : {};
@@ -121,6 +138,14 @@ export class ResponsesStreamRenderer {
       this.output[open.index] = item;
       out.push(this.event('response.reasoning_summary_text.done', { item_id: open.id, output_index: open.index, summary_index: 0, text: open.text }));
       out.push(this.event('response.reasoning_summary_part.done', { item_id: open.id, output_index: open.index, summary_index: 0, part: summaryText(open.text) }));
+      out.push(this.event('response.output_item.done', { output_index: open.index, item }));
+      return;
+    }
+    if (open.kind === 'refusal') {
+      const item = messageItem(open.id, '', 'completed', [refusalPart(open.text)]);
+      this.output[open.index] = item;
+      out.push(this.event('response.refusal.done', { item_id: open.id, output_index: open.index, content_index: 0, refusal: open.text }));
+      out.push(this.event('response.content_part.done', { item_id: open.id, output_index: open.index, content_index: 0, part: refusalPart(open.text) }));
       out.push(this.event('response.output_item.done', { output_index: open.index, item }));
       return;
     }
