@@ -5,6 +5,8 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText } from 'ai';
 import OpenAI from 'openai';
+import { zodTextFormat } from 'openai/helpers/zod';
+import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
@@ -264,6 +266,13 @@ describe('other answers', () => {
     expect((refused as Error).message).toContain('item_reference');
     expect((refused as Error).message).toContain('store: false');
     expect(anthropic.calls).toHaveLength(calls);
+  });
+
+  it('client.responses.parse with a zod text format: the schema travels as response_format, the answer comes back parsed', async () => {
+    const Answer = z.object({ echo: z.string() });
+    const parsed = await client.responses.parse({ model: 'deepseek/deepseek-chat', input: 'structured please', text: { format: zodTextFormat(Answer, 'answer') } });
+    expect(parsed.output_parsed).toEqual({ echo: 'structured please' });
+    expect(openai.calls.at(-1)?.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'answer', strict: true, schema: { properties: { echo: { type: 'string' } } } } });
   });
 
   it('a refusal from a chat-completions vendor is a refusal part, whole and streamed', async () => {
