@@ -208,8 +208,8 @@ class GuardrailsStage implements Stage {
     if (findings.length > 0) this.report(ctx, 'input', findings);
     // A refused request goes nowhere, but the request log may keep its body: the client's own one is scrubbed too.
     if (native && (verdict.blocked || whole?.blocked)) (ctx as { native: typeof native }).native = { ...native, body: scrubNativeBody(native.body, scanner, native.format) };
-    if (verdict.blocked) throw blockedError(verdict.blocked.finding, 'input', verdict.blocked.param);
-    if (whole?.blocked) throw blockedError(whole.blocked, 'input', native?.format === 'gemini' ? 'contents' : 'messages');
+    if (verdict.blocked) throw blockedError(verdict.blocked.finding, 'input', inputParam(ctx, verdict.blocked.param));
+    if (whole?.blocked) throw blockedError(whole.blocked, 'input', inputParam(ctx, native?.format === 'gemini' ? 'contents' : 'messages'));
     // The client's own body goes upstream as it is: it gets the same redactions.
     if (native && whole) (ctx as { native: typeof native }).native = { ...native, body: whole.body };
     else if (native && verdict.changed) (ctx as { native: typeof native }).native = { ...native, body: redactNativeBody(native.body, scanner, native.format) };
@@ -221,7 +221,7 @@ class GuardrailsStage implements Stage {
     const verdicts = await Promise.all(policy.moderationIn.map(async (rule) => ({ rule, verdict: await moderate(rule, text, classify) })));
     for (const { rule, verdict } of verdicts) {
       if (!this.moderationActs(ctx, rule, verdict, 'input')) continue;
-      if (rule.action === 'block') throw blockedError(moderationFinding(rule, verdict), 'input', 'messages');
+      if (rule.action === 'block') throw blockedError(moderationFinding(rule, verdict), 'input', inputParam(ctx, 'messages'));
     }
   }
 
@@ -399,6 +399,14 @@ function moderationFinding(rule: ModerationRule, verdict: ModerationVerdict): Ac
 }
 
 /** The 400 of a blocked request (or, with `output_block: error`, answer): names the rule and what it found, never the text. */
+/**
+ * Where a blocked input is, as the client's format names it: a Responses API request has no `messages` (its
+ * `instructions` and `input` items become them, not one for one), so it is told `input`.
+ */
+function inputParam(ctx: RequestContext, param: string | null): string | null {
+  return ctx.dialect === 'openai-responses' && param !== null ? 'input' : param;
+}
+
 function blockedError(finding: Acted | Finding, side: 'input' | 'output', param: string | null) {
   const what = WHAT[finding.kind] ?? `text the '${finding.kind}' check refuses`;
   const detail = finding.kind === 'moderation' && finding.subtype ? (finding.subtype === 'check_failed' ? ' (the check failed and the rule fails closed)' : ` (${finding.subtype})`) : '';

@@ -33,7 +33,12 @@ beforeAll(async () => {
       'azure-dated': { type: 'azure', base_url: azure.url, api_key: 'azure-key' },
     },
     routes: { 'broken-then-gpt': { targets: [{ model: 'openai/error-503' }], fallbacks: [MODEL] } },
-    guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'input' }] },
+    guardrails: {
+      rules: [
+        { name: 'emails', kind: 'email', action: 'redact', applies_to: 'input' },
+        { name: 'cards', kind: 'payment_card', action: 'block', applies_to: 'input' },
+      ],
+    },
   });
   client = tg.client;
 });
@@ -281,6 +286,13 @@ describe('guardrails', () => {
     const sent = lastCall().raw ?? '';
     expect(sent).not.toMatch(/example\.com/);
     expect(lastCall().body.input[1]).toMatchObject({ type: 'function_call', call_id: 'call_1', name: 'lookup' });
+  });
+
+  it('an input block is a 400 naming `input`, the client’s own field, before any upstream call', async () => {
+    const error = await client.responses.create({ model: MODEL, instructions: 'be brief', input: [{ role: 'user', content: 'my card is 4111 1111 1111 1111' }] }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({ code: 'guardrail_blocked', param: 'input' });
+    expect(upstream.calls).toHaveLength(0);
   });
 });
 
