@@ -192,6 +192,16 @@ describe('an upstream’s own Responses answer', () => {
     expect(frames).toBe(`event: response.created\ndata: ${created.replace('gpt-5-2025-08-07', 'openai/gpt-5')}\n\nevent: response.output_text.delta\ndata: ${delta}\n\n`);
   });
 
+  it('only the Response’s own model changes: not a nested one, nor one inside a string with braces and quotes', () => {
+    const data = '{"type":"response.completed","note":"{\\"response\\":{\\"model\\":\\"x\\"}}","response":{"output":[{"model":"inner","text":"} \\" {"}],"model":"gpt-5"},"sequence_number":9}';
+    const frame = nativeFrames([{ event: 'response.completed', data }], 'openai/gpt-5');
+    const shown = JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as Record<string, any>;
+    expect(shown.response.model).toBe('openai/gpt-5');
+    expect(shown.response.output[0].model).toBe('inner');
+    expect(shown.note).toBe('{"response":{"model":"x"}}');
+    expect(frame.replace('"openai/gpt-5"', '"gpt-5"')).toBe(`event: response.completed\ndata: ${data}\n\n`);
+  });
+
   it('reads into the canonical completion and chunks the stages use', () => {
     const response = {
       id: 'resp_1',
