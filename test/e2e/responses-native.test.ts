@@ -159,6 +159,13 @@ describe('a whole answer', () => {
     expect(second.usage?.output_tokens_details.reasoning_tokens).toBe(64);
   });
 
+  it('is served at /responses too, for a base URL without /v1', async () => {
+    const bare = new OpenAI({ baseURL: tg.url, apiKey: 'client-side-key', maxRetries: 0 });
+    const response = await bare.responses.create({ model: MODEL, input: 'no v1 here' });
+    expect(response.output_text).toBe('echo: no v1 here');
+    expect(lastCall().path).toBe('/v1/responses');
+  });
+
   it('a length stop comes back as the upstream’s incomplete Response', async () => {
     const response = await client.responses.create({ model: MODEL, input: 'one two three four five', max_output_tokens: 2 });
     expect(response.status).toBe('incomplete');
