@@ -1,6 +1,8 @@
 import type { NativeStreamEvent } from '../core/canonical.js';
 import { eventsMessage, messageEvents } from '../wire/anthropic/message-events.js';
 import { eventsResponse, responseEvents } from '../wire/gemini/response-events.js';
+import { eventsResponse as responsesApiResponse } from '../wire/openai-responses/events-response.js';
+import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
 import type { CachedNative } from './cache-store.js';
 
 /**
@@ -14,6 +16,7 @@ export function nativeBodyOf(native: CachedNative): Record<string, unknown> | nu
   if (!native.events) return null;
   if (native.format === 'anthropic') return eventsMessage(native.events);
   if (native.format === 'gemini') return eventsResponse(native.events);
+  if (native.format === RESPONSES_FORMAT) return responsesApiResponse(native.events);
   return null;
 }
 

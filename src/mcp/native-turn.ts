@@ -2,7 +2,8 @@ import type { CachedNative } from '../cache/cache-store.js';
 import { nativeBodyOf } from '../cache/native-reshape.js';
 import type { NativeRequest } from '../core/canonical.js';
 import { isRecord } from '../core/is-record.js';
-import { unforcedAnthropicToolChoice, unforcedGeminiToolConfig } from './tool-choice.js';
+import { unforcedAnthropicToolChoice, unforcedGeminiToolConfig, unforcedToolChoice } from './tool-choice.js';
+import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
 
 type Json = Record<string, unknown>;
 
@@ -30,6 +31,7 @@ export function nativeNextTurn(native: NativeRequest, answer: CachedNative | nul
   if (!body) return null;
   if (native.format === 'anthropic') return anthropicNextTurn(native.body, body, turns);
   if (native.format === 'gemini') return geminiNextTurn(native.body, body, turns);
+  if (native.format === RESPONSES_FORMAT) return responsesNextTurn(native.body, body, turns);
   return null;
 }
 
@@ -63,4 +65,26 @@ function geminiNextTurn(request: Json, response: Json, turns: readonly ToolTurn[
   if (calls.length !== turns.length || calls.some((call, i) => call.name !== turns[i]?.name)) return null;
   const results = calls.map((call, i) => ({ functionResponse: { ...(typeof call.id === 'string' ? { id: call.id } : {}), name: call.name, response: functionResponse(turns[i]?.result ?? '', turns[i]?.isError) } }));
   return { ...request, ...unforcedGeminiToolConfig(request), contents: [...request.contents, { ...content, role: 'model' }, { role: 'user', parts: results }] };
+}
+
+/**
+ * A Responses API body's next turn: the tools' results as function_call_output items. Where the provider keeps the
+ * conversation (store is not false), the turn names the answer by previous_response_id (or, with a `conversation`,
+ * that conversation already holds it), so what it kept (previous_response_id's own history, reasoning) stays; with
+ * store: false the answer's items go back in the input, reasoning only with its encrypted content (the provider has
+ * nothing to look an id up in).
+ */
+function responsesNextTurn(request: Json, response: Json, turns: readonly ToolTurn[]): Json | null {
+  if (!Array.isArray(response.output) || typeof response.id !== 'string') return null;
+  const output = response.output.filter(isRecord);
+  const calls = output.filter((item) => item.type === 'function_call');
+  if (calls.length !== turns.length || calls.some((call, i) => call.name !== turns[i]?.name)) return null;
+  const results = calls.map((call, i) => ({ type: 'function_call_output', call_id: call.call_id, output: turns[i]?.result ?? '' }));
+  // A forced choice held for the client's turn only (see tool-choice.ts).
+  request = { ...request, ...unforcedToolChoice(request.tool_choice) };
+  if (request.conversation !== undefined && request.conversation !== null) return { ...request, input: results };
+  if (request.store !== false) return { ...request, previous_response_id: response.id, input: results };
+  const input = typeof request.input === 'string' ? [{ role: 'user', content: request.input }] : Array.isArray(request.input) ? request.input : [];
+  const answer = output.filter((item) => item.type !== 'reasoning' || typeof item.encrypted_content === 'string');
+  return { ...request, input: [...input, ...answer, ...results] };
 }

@@ -55,11 +55,34 @@ describe('MCP tools and the Responses API on OpenAI', () => {
     expect(kb.calls).toEqual([]);
   });
 
-  it('in agent mode, tollgate runs the call and the client gets the final answer as a Response', async () => {
-    const response = await tg.client.responses.create({ model: 'openai/gpt-5', input: 'use the tool for pluto' }, { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } });
+  it('in agent mode, tollgate runs the call and the next turn goes on natively, naming the answer by previous_response_id', async () => {
+    const response = await tg.client.responses.create(
+      { model: 'openai/gpt-5', input: 'use the tool for pluto', previous_response_id: 'resp_earlier' },
+      { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } },
+    );
     expect(kb.calls).toEqual(['lookup:use the tool for pluto']);
+    expect(upstream.calls.map((call) => call.path)).toEqual(['/v1/responses', '/v1/responses']);
+    const first = upstream.responses[0]?.response;
+    const call = first?.output.find((item: { type: string }) => item.type === 'function_call');
+    // The conversation OpenAI keeps goes on: the first answer by its id, the tool's result as the input.
+    expect(upstream.calls[1]?.body).toMatchObject({ previous_response_id: first?.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'found: USE THE TOOL FOR PLUTO' }] });
     expect(response.object).toBe('response');
-    expect(response.output_text).toContain('found: USE THE TOOL FOR PLUTO');
-    expect(response.output.map((item) => item.type)).toEqual(['message']);
+    expect(response.output_text).toBe('tool said found: USE THE TOOL FOR PLUTO');
+  });
+
+  it('in agent mode with store: false and a stream, the next turn carries the answer’s items back itself', async () => {
+    const stream = tg.client.responses.stream(
+      { model: 'openai/gpt-5', input: 'use the tool for mars', store: false, reasoning: { effort: 'low' }, include: ['reasoning.encrypted_content'] },
+      { headers: { 'x-tollgate-mcp': 'kb', 'x-tollgate-mcp-mode': 'auto' } },
+    );
+    for await (const _event of stream) void _event;
+    const final = await stream.finalResponse();
+    expect(final.output_text).toBe('tool said found: USE THE TOOL FOR MARS');
+    const first = upstream.responses[0]?.response;
+    const second = upstream.calls[1]?.body;
+    expect(second.previous_response_id).toBeUndefined();
+    // The user's turn, the first answer's reasoning (with its encrypted content, which the upstream checks) and call, the result.
+    expect(second.input.map((item: { type?: string; role?: string }) => item.type ?? item.role)).toEqual(['user', 'reasoning', 'function_call', 'function_call_output']);
+    expect(second.input.slice(1, 3)).toEqual(first?.output);
   });
 });
