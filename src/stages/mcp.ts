@@ -14,6 +14,7 @@ import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
 import { modelToolSchema } from '../mcp/model-schema.js';
 import { noAnthropicToolChoice, noGeminiToolCall, noToolChoice, unforcedToolChoice } from '../mcp/tool-choice.js';
+import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
@@ -131,6 +132,8 @@ function withoutToolCalls(ctx: ChatContext): void {
   const native = ctx.native;
   if (native?.format === 'anthropic') (ctx as { native: typeof native }).native = { ...native, body: { ...native.body, ...noAnthropicToolChoice() } };
   else if (native?.format === 'gemini') (ctx as { native: typeof native }).native = { ...native, body: { ...native.body, ...noGeminiToolCall(native.body) } };
+  // The Responses API takes OpenAI's own `tool_choice: "none"`.
+  else if (native?.format === RESPONSES_FORMAT) (ctx as { native: typeof native }).native = { ...native, body: { ...native.body, ...noToolChoice() } };
 }
 
 /**
