@@ -15,11 +15,16 @@ export function nativeResponseJson(body: Record<string, unknown>, model: string,
   return bodyShowing(body, 'model', model, text);
 }
 
+/** The events that carry the whole Response (and so its model); the others (deltas, items, parts) are left unread. */
+const RESPONSE_EVENTS: ReadonlySet<string> = new Set(['response.created', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed', 'response.queued']);
+
 /**
  * An event's data with the model of the Response it carries (response.created, .in_progress, .completed, ...)
- * showing the client's name, changed in place in the upstream's text; any other event's data as it came.
+ * showing the client's name, changed in place in the upstream's text; any other event's data as it came (an event
+ * without a name is looked into, as it may be any).
  */
-function eventData(data: string, model: string): string {
+function eventData(event: string, data: string, model: string): string {
+  if (event !== '' && !RESPONSE_EVENTS.has(event)) return data;
   const span = topLevelObjectSpan(data, 'response');
   if (span === null) return data;
   const [start, end] = span;
@@ -31,7 +36,7 @@ function eventData(data: string, model: string): string {
 export function nativeFrames(events: readonly NativeStreamEvent[], model: string): string {
   let out = '';
   for (const item of events) {
-    const data = eventData(item.data, model);
+    const data = eventData(item.event, item.data, model);
     // Data the upstream spread over several `data:` lines was joined with \n: it goes out over as many lines again.
     const lines = data.includes('\n') ? data.replaceAll('\n', '\ndata: ') : data;
     out += item.event === '' ? `data: ${lines}\n\n` : `event: ${item.event}\ndata: ${lines}\n\n`;
