@@ -252,6 +252,18 @@ describe('other answers', () => {
     expect(JSON.stringify(anthropic.calls.at(-1)?.body.messages)).not.toContain('thinking about');
   });
 
+  it('a function-calling loop with reasoning.effort to Claude: the turn after the call answers, its thinking off', async () => {
+    const question = 'use the tool for Rome';
+    const first = await client.responses.create({ model: CLAUDE, input: question, tools: [weather], reasoning: { effort: 'low' }, max_output_tokens: 4000 });
+    expect(anthropic.calls.at(-1)?.body.thinking).toMatchObject({ type: 'enabled' });
+    expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'function_call']);
+    // Claude's signed thinking cannot travel in a Responses reasoning item: with thinking on, Anthropic refuses a
+    // tool-use turn continued without it (the scripted upstream as Anthropic does), so this turn goes without thinking.
+    const second = await client.responses.create({ model: CLAUDE, input: nextTurn(first, question, '18C'), tools: [weather], reasoning: { effort: 'low' }, max_output_tokens: 4000 });
+    expect(second.output_text).toContain('18C');
+    expect(anthropic.calls.at(-1)?.body.thinking).toBeUndefined();
+  });
+
   it('the Vercel AI SDK’s default provider holds a conversation with store: false; its item_reference for stored items is a 400 naming it', async () => {
     const provider = createOpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'client-side-key' });
     const options = { openai: { store: false } };

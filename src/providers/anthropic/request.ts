@@ -1,7 +1,7 @@
 import type { ChatCompletionRequest } from '../../core/canonical.js';
 import { conversationOf } from './messages.js';
 import { isRecord } from '../../core/is-record.js';
-import { fitBudget, thinkingOf } from './thinking.js';
+import { continuesUnthoughtToolTurn, fitBudget, thinkingOf } from './thinking.js';
 import { historyOnlyTools, holdsToolBlocks, toolChoiceOf, toolsOf } from './tools.js';
 import { gatewayError } from '../../core/errors.js';
 import { claudeOutputSchema } from './output-schema.js';
@@ -47,9 +47,13 @@ export function messagesBody(request: ChatCompletionRequest, model: string): Rec
   }
   const { system, messages } = conversationOf(request.messages);
   const asked = positiveInt(request.max_completion_tokens) ?? positiveInt(request.max_tokens);
+  const explicit = request.thinking !== undefined && request.thinking !== null;
   let thinking = thinkingOf(request);
   const maxTokens = asked ?? defaultMaxTokens(request);
-  if (thinking) thinking = fitBudget(thinking, maxTokens, request.thinking !== undefined && request.thinking !== null);
+  if (thinking) thinking = fitBudget(thinking, maxTokens, explicit);
+  // Thinking asked for by reasoning_effort is left off for the turn after a tool call that carries none (see
+  // continuesUnthoughtToolTurn): Anthropic would refuse the request; thinking set explicitly is Anthropic's to judge.
+  if (thinking?.type === 'enabled' && !explicit && continuesUnthoughtToolTurn(messages)) thinking = undefined;
   const tools = toolsOf(request.tools);
   const toolChoice = tools && tools.length > 0 ? toolChoiceOf(request.tool_choice, request.parallel_tool_calls) : undefined;
   const outputConfig = outputConfigOf(request.response_format);

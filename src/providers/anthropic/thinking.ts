@@ -36,3 +36,21 @@ export function fitBudget(thinking: Record<string, unknown>, maxTokens: number, 
   }
   return { ...thinking, budget_tokens: budget };
 }
+
+/**
+ * Whether the conversation continues a tool-use turn that carries no thinking: its last assistant message holds
+ * tool_use blocks but does not start with a thinking block. With thinking enabled Anthropic refuses that ("a final
+ * `assistant` message must start with a thinking block ... To avoid this requirement, disable `thinking`"), and a
+ * translated conversation never has Claude's signed thinking to hand back (OpenAI's formats have no place for it).
+ */
+export function continuesUnthoughtToolTurn(messages: ReadonlyArray<{ role: string; content: unknown }>): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as { role: string; content: unknown };
+    if (message.role !== 'assistant') continue;
+    const content: unknown[] = Array.isArray(message.content) ? message.content : [];
+    const first = content[0];
+    const thought = isRecord(first) && (first.type === 'thinking' || first.type === 'redacted_thinking');
+    return !thought && content.some((block) => isRecord(block) && block.type === 'tool_use');
+  }
+  return false;
+}
