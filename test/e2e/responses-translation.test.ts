@@ -264,6 +264,21 @@ describe('other answers', () => {
     expect(anthropic.calls.at(-1)?.body.thinking).toBeUndefined();
   });
 
+  it('the same loop on /v1 chat completions with reasoning_effort answers too', async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'weather', parameters: weather.parameters ?? {} } }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'use the tool for Oslo' }];
+    const first = await client.chat.completions.create({ model: CLAUDE, messages, tools, reasoning_effort: 'low', max_completion_tokens: 4000 });
+    const call = first.choices[0]?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    const second = await client.chat.completions.create({
+      model: CLAUDE,
+      messages: [...messages, first.choices[0]?.message as OpenAI.ChatCompletionMessageParam, { role: 'tool', tool_call_id: call.id, content: '2C' }],
+      tools,
+      reasoning_effort: 'low',
+      max_completion_tokens: 4000,
+    });
+    expect(second.choices[0]?.message.content).toContain('2C');
+  });
+
   it('the Vercel AI SDK’s default provider holds a conversation with store: false; its item_reference for stored items is a 400 naming it', async () => {
     const provider = createOpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'client-side-key' });
     const options = { openai: { store: false } };
