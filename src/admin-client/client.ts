@@ -12,6 +12,8 @@ import type {
   ListOf,
   LogPage,
   LogQuery,
+  WrittenLogPage,
+  WrittenLogQuery,
   ProviderInput,
   ProviderKeyInput,
   ProviderKeyUpdate,
@@ -156,6 +158,8 @@ export class AdminClient {
     list: (query: LogQuery = {}): Promise<LogPage> => this.request('GET', withQuery('/logs', query as Query)),
     /** One request by the `x-request-id` its answer carried. */
     get: (requestId: string): Promise<RequestLogEntry> => this.request('GET', `/logs/${segment(requestId)}`),
+    /** The records written after a cursor, oldest write first: every record once, for a log shipper (README "Shipping the log"). */
+    written: (query: WrittenLogQuery): Promise<WrittenLogPage> => this.request('GET', withQuery('/logs', query as unknown as Query)),
   };
 
   /** Spend, tokens, requests and errors per group and interval. */

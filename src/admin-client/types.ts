@@ -77,6 +77,27 @@ export interface LogPage {
   next_before: string | null;
 }
 
+/**
+ * `GET /api/logs?written_after=` query (what a log shipper polls): the records written after a `write_seq`, oldest
+ * write first, with the filters but the arrival range and its cursor.
+ */
+export interface WrittenLogQuery extends Omit<LogQuery, 'from' | 'to' | 'before'> {
+  /** The `next_written_after` of the previous call (0 for the start of the log). */
+  written_after: number;
+  /** Take what is still kept when retention deleted records after the cursor before they were read (else 410 log_cursor_trimmed). */
+  allow_gaps?: boolean;
+}
+
+export interface WrittenLogPage {
+  object: 'list';
+  data: RequestLogEntry[];
+  next_before: null;
+  /** Pass as `written_after` next time (also past records the filters skipped). */
+  next_written_after: number;
+  /** More records were written after this page: ask again at once. */
+  has_more: boolean;
+}
+
 /** `GET /api/audit` query: a page size (up to 500), the previous page's `next_before`, and the filters. */
 export interface AuditQuery {
   limit?: number;

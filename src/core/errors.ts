@@ -160,6 +160,7 @@ export const ERROR_CATALOGUE = {
   key_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   team_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   request_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
+  log_cursor_trimmed: { status: 410, type: 'invalid_request_error', retryable: false },
   alert_channel_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   alert_rule_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   mcp_tool_not_found: { status: 404, type: 'invalid_request_error', retryable: false },

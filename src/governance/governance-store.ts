@@ -19,6 +19,7 @@ import type { PeriodUsage, TeamRecord, VirtualKeyRecord } from '../core/identity
 import type { RequestLogEntry, VirtualKeyView } from './types.js';
 import { gatewayError } from '../core/errors.js';
 import { openRecords, recordCount } from '../store/records.js';
+import { RequestLogWrites, type WrittenAfterPage, type WrittenAfterQuery } from './request-log-writes.js';
 
 /** A request-log entry as handed to `recordRequest`: without an id (or with an empty one) the store assigns one. */
 export type RequestLogInput = Omit<RequestLogEntry, 'id'> & { id?: string };
@@ -85,6 +86,8 @@ export class GovernanceStore {
   private readonly logByKey: Database<null, [string, string]>;
   /** The failed requests of the log (status 400 and up), by log id: status and lower-cased error message. */
   private readonly logErrors: Database<string, string>;
+  /** The log in write order: each entry's write_seq -> its id (what a log shipper resumes from). */
+  private readonly logWrites: RequestLogWrites;
   /** When each key's last use was last written (epoch ms), so it is written at most once a minute (see keyUsed). */
   private readonly lastUseWritten = new Map<string, number>();
 
@@ -103,6 +106,7 @@ export class GovernanceStore {
     this.log = openRecords<RequestLogEntry, string>(root, { name: 'request-log' });
     this.logByKey = root.openDB<null, [string, string]>({ name: 'request-log-by-key' });
     this.logErrors = root.openDB<string, string>({ name: 'request-log-errors' });
+    this.logWrites = new RequestLogWrites(root);
   }
 
   /** The time governance runs on (budget periods, key expiry): the gateway's clock. */
@@ -359,7 +363,10 @@ export class GovernanceStore {
     const id = entry.id || this.newRequestLogId();
     // The entry and its index rows in one transaction, shared with the other background writes of the moment.
     await commitSoon(this.root, () => {
-      void this.log.put(id, entry.id === id ? (entry as RequestLogEntry) : { ...entry, id });
+      // Numbered here, in the transaction, so write_seqs commit in their order.
+      const seq = this.logWrites.next();
+      void this.log.put(id, { ...entry, id, write_seq: seq });
+      this.logWrites.written(seq, id);
       if (entry.key_id) void this.logByKey.put([entry.key_id, id], null);
       if (entry.status >= 400) void this.logErrors.put(id, errorIndexValue(entry));
     });
@@ -459,6 +466,11 @@ export class GovernanceStore {
     return indexed;
   }
 
+  /** Entries written after a write_seq, in write order (see RequestLogWrites.page): what a log shipper polls. */
+  requestLogWrittenAfter(query: WrittenAfterQuery): WrittenAfterPage {
+    return this.logWrites.page(this.log, query);
+  }
+
   /** One page of the request log with the cursor of the next (see queryRequestLog). */
   requestLogPage(query: RequestLogQuery = {}): RequestLogPage {
     return queryRequestLog({ log: this.log, byKey: this.logByKey, errors: this.logErrors }, query);
@@ -493,8 +505,8 @@ export class GovernanceStore {
     let deleted = 0;
     while (deleted < max && !stopped()) {
       const take = Math.min(batch, max - deleted);
-      const doomed: Array<{ id: string; keyId: string | null; failed: boolean }> = [];
-      for (const { key, value } of this.log.getRange({ ...(end === null ? {} : { end }), limit: take })) doomed.push({ id: key, keyId: value.key_id, failed: value.status >= 400 });
+      const doomed: Array<{ id: string; keyId: string | null; failed: boolean; seq: number | undefined }> = [];
+      for (const { key, value } of this.log.getRange({ ...(end === null ? {} : { end }), limit: take })) doomed.push({ id: key, keyId: value.key_id, failed: value.status >= 400, seq: value.write_seq });
       if (doomed.length === 0) break;
       await this.root.transaction(() => {
         for (const { id, keyId, failed } of doomed) {
@@ -502,6 +514,7 @@ export class GovernanceStore {
           if (keyId) this.logByKey.remove([keyId, id]);
           if (failed) this.logErrors.remove(id);
         }
+        this.logWrites.trimmed(doomed.flatMap(({ seq }) => (seq === undefined ? [] : [seq])));
       });
       deleted += doomed.length;
       if (doomed.length < take) break;

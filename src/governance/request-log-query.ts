@@ -84,7 +84,8 @@ function servedAs(entry: RequestLogEntry, name: string): boolean {
   );
 }
 
-function matches(entry: RequestLogEntry, filter: RequestLogFilter, q: string | null): boolean {
+/** Whether an entry passes the filters (`q` lower-cased, or null); the arrival range is the caller's key range. */
+export function matchesLogFilter(entry: RequestLogEntry, filter: Omit<RequestLogFilter, 'from' | 'to'>, q: string | null): boolean {
   if (filter.team_id !== undefined && entry.team_id !== filter.team_id) return false;
   if (filter.key_id !== undefined && entry.key_id !== filter.key_id) return false;
   if (filter.model !== undefined && entry.model !== filter.model && entry.upstream_model !== filter.model && !servedAs(entry, filter.model)) return false;
@@ -113,7 +114,7 @@ export function queryRequestLog({ log, byKey, errors }: RequestLogDbs, query: Re
   const take = (id: string, entry: RequestLogEntry | undefined): boolean => {
     scanned++;
     last = id;
-    if (entry && matches(entry, query, q)) data.push(entry);
+    if (entry && matchesLogFilter(entry, query, q)) data.push(entry);
     return data.length < limit && scanned < MAX_SCANNED_PER_PAGE;
   };
   let exhausted = true;

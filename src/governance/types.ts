@@ -60,6 +60,8 @@ export interface RequestLogEntry {
   /** Kept only with `settings.log_bodies.enabled`: size-capped, secrets redacted. */
   request_body?: string;
   response_body?: string;
+  /** The entry's place in the order entries were written (request-log-writes.ts); absent on entries written before it. */
+  write_seq?: number;
 }
 
 /** One upstream attempt of a request, as the request log keeps it. */

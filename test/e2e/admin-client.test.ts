@@ -56,6 +56,22 @@ describe('audit', () => {
   });
 });
 
+describe('logs.written', () => {
+  it('pages the log in write order with written_after, next_written_after and has_more, as GET /api/logs?written_after= does', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"openai/m","messages":[]}' });
+      ids.push(res.headers.get('x-request-id') as string);
+    }
+    const first = await admin.logs.written({ written_after: 0, limit: 2 });
+    expect(first.has_more).toBe(true);
+    const rest = await admin.logs.written({ written_after: first.next_written_after, allow_gaps: false });
+    expect(rest.has_more).toBe(false);
+    expect([...first.data, ...rest.data].map((entry) => entry.id)).toEqual(ids);
+    expect(rest.data.at(-1)?.write_seq).toBe(rest.next_written_after);
+  });
+});
+
 describe('config.put and config.patch', () => {
   it('apply with ifVersion only while the config is still at the version read, else 412 config_version_mismatch', async () => {
     const read = await admin.config.get();

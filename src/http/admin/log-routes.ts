@@ -6,12 +6,16 @@ import type { AdminDeps } from './admin-deps.js';
 import { parseExportFormat, sendExport } from './export-stream.js';
 import { LOG_FILTER_PARAMS, parseCursor, parseLogFilter } from './log-filters.js';
 import { parsePageLimit } from './paging.js';
+import { MAX_SHIPPING_EXPORT, parseWrittenAfter, SHIPPING_PARAMS } from './log-shipping.js';
 import { onlyQueryParams, queryString } from './request-body.js';
 import { gatewayError } from '../../core/errors.js';
 
 /** What the list and the export take: the filters, and a page's size and cursor, or the export's format. */
-const LIST_PARAMS = new Set<string>([...LOG_FILTER_PARAMS, 'limit', 'before']);
-const EXPORT_PARAMS = new Set<string>([...LOG_FILTER_PARAMS, 'format']);
+const LIST_PARAMS = new Set<string>([...LOG_FILTER_PARAMS, ...SHIPPING_PARAMS, 'limit', 'before']);
+const EXPORT_PARAMS = new Set<string>([...LOG_FILTER_PARAMS, ...SHIPPING_PARAMS, 'format', 'limit']);
+
+/** A list page's size when the query names none. */
+const DEFAULT_LIST_LIMIT = 50;
 
 /** The export's page size: one page in memory at a time. */
 const EXPORT_PAGE = 500;
@@ -56,13 +60,19 @@ const LOG_COLUMNS: ReadonlyArray<{ header: string; value: (row: RequestLogEntry)
   { header: 'metadata', value: (e) => e.metadata },
   { header: 'request_body', value: (e) => e.request_body },
   { header: 'response_body', value: (e) => e.response_body },
+  { header: 'write_seq', value: (e) => e.write_seq },
 ];
 
 /** The request log: filtered pages newest first, one entry by id, and exports of a filter's whole result. */
 export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/logs', async (request) => {
     onlyQueryParams(request, LIST_PARAMS);
+    const shipping = parseWrittenAfter(request, DEFAULT_LIST_LIMIT, MAX_LOG_LIMIT);
     await deps.governance.logWritesSettled();
+    if (shipping) {
+      const page = deps.governance.requestLogWrittenAfter(shipping);
+      return { object: 'list', data: page.data, next_before: null, next_written_after: page.next_written_after, has_more: page.has_more };
+    }
     const limit = parsePageLimit(queryString(request, 'limit'), MAX_LOG_LIMIT);
     const before = parseCursor(request);
     const page = deps.governance.requestLogPage({ ...parseLogFilter(request), limit, ...(before ? { before } : {}) });
@@ -72,6 +82,17 @@ export function registerLogRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/logs/export', async (request, reply) => {
     onlyQueryParams(request, EXPORT_PARAMS);
     const format = parseExportFormat(queryString(request, 'format'));
+    const shipping = parseWrittenAfter(request, MAX_SHIPPING_EXPORT, MAX_SHIPPING_EXPORT);
+    if (shipping) {
+      if (request.method !== 'HEAD') await deps.governance.logWritesSettled();
+      // The page is read before the headers go, so the cursor they carry is that of the records in the body.
+      const page = deps.governance.requestLogWrittenAfter(shipping);
+      reply.header('x-tollgate-next-written-after', String(page.next_written_after)).header('x-tollgate-has-more', String(page.has_more));
+      return sendExport(reply, format, 'tollgate-requests', LOG_COLUMNS, function* () {
+        for (let at = 0; at < page.data.length; at += EXPORT_PAGE) yield page.data.slice(at, at + EXPORT_PAGE);
+      });
+    }
+    if (queryString(request, 'limit') !== undefined) throw gatewayError('invalid_query', 'limit goes with written_after: without it the export answers the whole result.', { param: 'limit' });
     const filter = parseLogFilter(request);
     if (request.method !== 'HEAD') await deps.governance.logWritesSettled();
     return sendExport(reply, format, 'tollgate-requests', LOG_COLUMNS, function* () {

@@ -1,0 +1,143 @@
+// A log shipper (a cron job feeding Splunk, Datadog, ClickHouse or S3) polls the export with the cursor of its
+// last call (`written_after`) and must get every record exactly once: records are written when a request ENDS,
+// so one that arrived before a poll and ended after it (a long stream) is still shipped by the next poll; the
+// cursor survives a restart; retention trimming what was shipped changes nothing, and trimming what was not yet
+// shipped is said (410 log_cursor_trimmed), never skipped in silence.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+let upstream: ScriptedUpstream;
+let tg: RunningGateway | null = null;
+let dataDir: string;
+
+const config = (url: string) => ({ providers: { openai: { base_url: `${url}/v1`, api_key: 'sk-up' } } });
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-up' });
+  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-shipping-e2e-'));
+});
+afterAll(async () => {
+  await tg?.stop();
+  await upstream.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function client(): OpenAI {
+  return new OpenAI({ baseURL: `${tg!.url}/v1`, apiKey: 'anonymous', maxRetries: 0 });
+}
+
+/** A quick request; resolves with the x-request-id the client got. */
+async function quick(): Promise<string> {
+  const { response } = await client().chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+  return response.headers.get('x-request-id') as string;
+}
+
+/** A stream of several seconds: resolves with its id once its first chunk came, and `done` once it ended. */
+async function longStream(): Promise<{ id: string; done: Promise<void> }> {
+  const { data: stream, response } = await client()
+    .chat.completions.create({ model: 'openai/slow-chunks-250', stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight' }] })
+    .withResponse();
+  const iterator = stream[Symbol.asyncIterator]();
+  await iterator.next();
+  const done = (async () => {
+    for (;;) if ((await iterator.next()).done) return;
+  })();
+  return { id: response.headers.get('x-request-id') as string, done };
+}
+
+/** The shipper: only the documented interface. Pages of 2 until the gateway says there is no more; resumes from `cursor`. */
+const shipped: string[] = [];
+let cursor = '0';
+async function poll(extra = ''): Promise<{ status: number; body?: any }> {
+  for (;;) {
+    const res = await fetch(`${tg!.url}/api/logs/export?format=jsonl&limit=2&written_after=${cursor}${extra}`);
+    if (res.status !== 200) return { status: res.status, body: await res.json() };
+    const text = await res.text();
+    for (const line of text.split('\n').filter(Boolean)) shipped.push((JSON.parse(line) as { id: string }).id);
+    cursor = res.headers.get('x-tollgate-next-written-after') as string;
+    expect(cursor).toMatch(/^\d+$/);
+    if (res.headers.get('x-tollgate-has-more') !== 'true') return { status: 200 };
+  }
+}
+
+const waitLogged = async (ids: string[]): Promise<void> => {
+  for (const id of ids) {
+    const deadline = Date.now() + 5_000;
+    while ((await fetch(`${tg!.url}/api/logs/${id}`)).status !== 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('shipping the request log with written_after', () => {
+  it('ships every record exactly once across long streams, a restart and retention', async () => {
+    tg = await startGateway(config(upstream.url), {}, { dataDir });
+    const sent: string[] = [];
+    // A long stream arrives first, then quick requests end before it.
+    const long1 = await longStream();
+    sent.push(long1.id, await quick(), await quick());
+    expect((await poll()).status).toBe(200);
+    // The stream was not over at that poll: not shipped yet, the quick ones were.
+    expect(shipped).not.toContain(long1.id);
+    expect(shipped).toEqual(sent.slice(1));
+    await long1.done;
+    sent.push(await quick());
+    await waitLogged([long1.id]);
+    expect((await poll()).status).toBe(200);
+    expect(shipped).toContain(long1.id);
+
+    // The list answers the same, in write order, with the cursor to go on from.
+    const list = (await (await fetch(`${tg.url}/api/logs?written_after=0&limit=500`)).json()) as any;
+    expect(list.data.map((entry: { id: string }) => entry.id)).toEqual(shipped);
+    expect(String(list.next_written_after)).toBe(cursor);
+    expect(list.has_more).toBe(false);
+    expect(list.data.map((entry: { write_seq: number }) => entry.write_seq)).toEqual([...list.data.map((entry: { write_seq: number }) => entry.write_seq)].sort((a, b) => a - b));
+
+    // A stream running across a restart's poll, and a restart: the cursor goes on.
+    const long2 = await longStream();
+    sent.push(long2.id);
+    await long2.done;
+    await tg.stop();
+    tg = await startGateway(config(upstream.url), {}, { dataDir });
+    sent.push(await quick());
+    await waitLogged(sent);
+    expect((await poll()).status).toBe(200);
+
+    // Retention trims records already shipped: nothing to say, the next ones come as before.
+    await tg.gateway.governance.trimRequestLog({ olderThan: null, maxEntries: 2 });
+    sent.push(await quick());
+    await waitLogged(sent.slice(-1));
+    expect((await poll()).status).toBe(200);
+    expect([...shipped].sort()).toEqual([...sent].sort());
+    expect(new Set(shipped).size).toBe(shipped.length);
+
+    // Retention trims a record written after the shipper's cursor before it was shipped: said, not skipped.
+    const lost = await quick();
+    const kept = await quick();
+    await waitLogged([lost, kept]);
+    // The oldest by arrival goes first: with two kept, `lost` goes.
+    await tg.gateway.governance.trimRequestLog({ olderThan: null, maxEntries: 1 });
+    const refused = await poll();
+    expect(refused.status).toBe(410);
+    expect(refused.body.error).toMatchObject({ code: 'log_cursor_trimmed', param: 'written_after' });
+    expect(shipped).not.toContain(kept);
+    // The shipper that accepts the gap takes what is left.
+    expect((await poll('&allow_gaps=true')).status).toBe(200);
+    expect(shipped.slice(-1)).toEqual([kept]);
+    expect(new Set(shipped).size).toBe(shipped.length);
+  }, 60_000);
+
+  it('refuses a cursor the log never reached and mixing write order with arrival times', async () => {
+    const ahead = await fetch(`${tg!.url}/api/logs/export?written_after=99999999`);
+    expect(ahead.status).toBe(400);
+    expect(((await ahead.json()) as any).error).toMatchObject({ code: 'invalid_query', param: 'written_after' });
+    const mixed = await fetch(`${tg!.url}/api/logs?written_after=0&from=2026-01-01`);
+    expect(mixed.status).toBe(400);
+    expect(((await mixed.json()) as any).error).toMatchObject({ code: 'invalid_query', param: 'from' });
+    const bad = await fetch(`${tg!.url}/api/logs?written_after=abc`);
+    expect(bad.status).toBe(400);
+  });
+});
