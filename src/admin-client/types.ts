@@ -126,6 +126,8 @@ export interface UsageQueryInput {
   to?: number | string;
   /** An IANA time zone: days are its local days, and times without an offset are read in it (default UTC). */
   tz?: string;
+  /** Groups the answer holds at most, the top ones by spend (default and most: 1,000); the rest are summed in `others`. */
+  limit?: number;
 }
 
 export interface UsageReport {
@@ -138,6 +140,11 @@ export interface UsageReport {
   to: string;
   data: UsageRow[];
   totals: Array<UsageCounts & { group: string }>;
+  /** Groups with usage in the range, kept or not. */
+  groups: number;
+  /** More groups than `limit`: `data` and `totals` hold the top ones by spend, `others` the rest summed. */
+  truncated: boolean;
+  others?: { groups: number; totals: UsageCounts; data: Array<UsageCounts & { start: string }> };
 }
 
 /** `POST /api/config/validate`: what a PUT of the same body would say, applying nothing. */

@@ -124,6 +124,26 @@ export class UsageRollupWriter {
     return this.writing;
   }
 
+  /**
+   * Visits the stored rows, then the deltas not written yet (a (start, group) may come twice: visitors add), taken
+   * when the scan starts, as its read snapshot is.
+   */
+  scan(query: UsageQuery, visit: (start: number, group: string, counts: UsageCounts) => void): Promise<void> {
+    const from = bucketStart(query.from, query.interval);
+    const slot = SLOTS.findIndex(({ dimension, interval }) => dimension === query.group_by && interval === query.interval);
+    const unwritten: Array<[number, string, UsageCounts]> = [];
+    for (const pending of [...this.inFlight, this.pending]) {
+      for (const [start, byGroup] of pending[slot] ?? []) {
+        if (start >= query.to || start < from) continue;
+        for (const [group, counts] of byGroup) unwritten.push([start, group, { ...counts }]);
+      }
+    }
+    const stored = this.rollups.scan(query, visit);
+    return stored.then(() => {
+      for (const [start, group, counts] of unwritten) visit(start, group, counts);
+    });
+  }
+
   /** The stored rows with the deltas not yet written added in. */
   query(query: UsageQuery): UsageRow[] {
     const rows = this.rollups.query(query);

@@ -72,6 +72,24 @@ describe('logs.written', () => {
   });
 });
 
+describe('usage', () => {
+  it('takes limit and types groups, truncated and others', async () => {
+    for (const name of ['usage-a', 'usage-b']) {
+      const { key } = await admin.keys.create({ name });
+      await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: '{"model":"openai/m","messages":[]}' });
+    }
+    const all = await admin.usage({ group_by: 'key', interval: 'hour' });
+    expect(all.truncated).toBe(false);
+    expect(all.groups).toBeGreaterThanOrEqual(2);
+    const one = await admin.usage({ group_by: 'key', interval: 'hour', limit: 1 });
+    expect(one.groups).toBe(all.groups);
+    expect(one.totals).toHaveLength(1);
+    expect(one.truncated).toBe(true);
+    expect(one.others?.groups).toBe(all.groups - 1);
+    expect((one.others?.totals.requests ?? 0) + one.totals[0]!.requests).toBe(all.totals.reduce((sum, total) => sum + total.requests, 0));
+  });
+});
+
 describe('config.put and config.patch', () => {
   it('apply with ifVersion only while the config is still at the version read, else 412 config_version_mismatch', async () => {
     const read = await admin.config.get();

@@ -129,6 +129,9 @@ export interface Usage {
   to: string;
   data: (UsageNumbers & { start: string; group: string })[];
   totals: (UsageNumbers & { group: string })[];
+  /** More groups than the answer holds (1,000): the rest summed; older gateways leave it out. */
+  truncated?: boolean;
+  others?: { groups: number; totals: UsageNumbers; data: (UsageNumbers & { start: string })[] };
 }
 
 export interface Route {

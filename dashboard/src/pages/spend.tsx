@@ -143,6 +143,19 @@ export function SpendPage({ location }: { location: Location }) {
                     </td>
                   </tr>
                 ))}
+                {usage.data.others ? (
+                  <tr>
+                    <th scope="row">
+                      {count(usage.data.others.groups)} more, summed (the answer holds the top {count(totals.length)} by spend)
+                    </th>
+                    <td>{usd(usage.data.others.totals.spend_usd)}</td>
+                    <td>{count(usage.data.others.totals.requests)}</td>
+                    <td>{count(usage.data.others.totals.errors)}</td>
+                    <td>
+                      {count(usage.data.others.totals.input_tokens)} / {count(usage.data.others.totals.output_tokens)}
+                    </td>
+                  </tr>
+                ) : null}
               </tbody>
             </table>
           </div>

@@ -2,7 +2,7 @@ import type { ConfigService } from '../../config/config-service.js';
 import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { HealthRegistry } from '../../routing/health-registry.js';
 import type { Log } from '../../log.js';
-import type { UsageQuery, UsageRow } from '../../governance/usage-rollups.js';
+import type { UsageSource } from '../../governance/usage-report.js';
 import type { CacheSelector } from '../../cache/cache-store.js';
 import type { AlertsView } from '../../telemetry/alerts/alert-service.js';
 import type { McpHubView } from '../../mcp/mcp-hub.js';
@@ -19,7 +19,7 @@ export interface AdminDeps {
   /** Target health, adaptive weights and breakers, for the route health view. */
   health: HealthRegistry;
   /** Usage rollups per group and interval (GET /api/usage). */
-  usage: { query(query: UsageQuery): UsageRow[] };
+  usage: UsageSource;
   /** The response cache (GET and DELETE /api/cache). */
   cache: { report(): Record<string, unknown>; delete(selector: CacheSelector): Promise<number> };
   /** Open alerts, the delivery log, test deliveries (/api/alerts). */

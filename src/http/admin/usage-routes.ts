@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { gatewayError } from '../../core/errors.js';
 import { isoInZone } from '../../core/time-zones.js';
-import { addCounts, emptyCounts, localDayBounds, roundSpend, rowsByLocalDay, USAGE_DIMENSIONS, USAGE_INTERVALS, type UsageCounts, type UsageDimension, type UsageInterval, type UsageRow } from '../../governance/usage-rollups.js';
+import { localDayBounds, USAGE_DIMENSIONS, USAGE_INTERVALS, type UsageDimension, type UsageInterval } from '../../governance/usage-rollups.js';
+import { usageReport, type LocalDays } from '../../governance/usage-report.js';
+import { parsePageLimit } from './paging.js';
 import type { AdminDeps } from './admin-deps.js';
 import { parseTime, parseTimeZone } from './log-filters.js';
 import { onlyQueryParams, queryString } from './request-body.js';
@@ -14,7 +16,9 @@ const MAX_LOCAL_DAYS_MS = 367 * DAY_MS;
 /** Zones whose days are the UTC days the daily rollups keep. */
 const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'Etc/GMT', 'GMT', 'Etc/UCT', 'UCT', 'Etc/Universal', 'Universal', 'Etc/Zulu', 'Zulu', 'Etc/GMT0', 'Etc/GMT+0', 'Etc/GMT-0', 'GMT0', 'GMT+0', 'GMT-0', 'Etc/Greenwich', 'Greenwich']);
 
-const USAGE_PARAMS = new Set(['group_by', 'interval', 'from', 'to', 'tz']);
+const USAGE_PARAMS = new Set(['group_by', 'interval', 'from', 'to', 'tz', 'limit']);
+/** Groups an answer holds at most (the top ones by spend; the rest are summed in `others`). */
+const MAX_GROUPS = 1_000;
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
   if (raw === undefined || raw === '') return fallback;
@@ -38,21 +42,22 @@ export function registerUsageRoutes(api: FastifyInstance, deps: AdminDeps): void
     const from = parseTime(request, 'from') ?? to - 30 * DAY_MS;
     if (from >= to) throw gatewayError('invalid_query', 'from must be before to.', { param: 'from' });
     if (to - from > MAX_RANGE_MS[interval]) throw gatewayError('invalid_query', `The range is too wide for interval=${interval}; use interval=day or a shorter range.`, { param: 'from' });
-    let data: UsageRow[];
+    const limit = queryString(request, 'limit') === undefined ? MAX_GROUPS : parsePageLimit(queryString(request, 'limit'), MAX_GROUPS);
+    let days: LocalDays | null = null;
     if (zone !== undefined && interval === 'day' && !UTC_ZONES.has(zone)) {
       if (to - from > MAX_LOCAL_DAYS_MS) throw gatewayError('invalid_query', `The range is too wide for local days in ${zone} (at most 366 days, summed from hourly rollups); use a shorter range, or tz=UTC.`, { param: 'from' });
-      const bounds = localDayBounds(from, to, zone);
-      const hours = deps.usage.query({ group_by: groupBy, interval: 'hour', from: bounds[0] as number, to: bounds[bounds.length - 1] as number });
-      data = rowsByLocalDay(hours, bounds, zone);
-    } else {
-      data = deps.usage.query({ group_by: groupBy, interval, from, to });
-      if (zone !== undefined) data = data.map((row) => ({ ...row, start: isoInZone(Date.parse(row.start), zone) }));
+      days = { bounds: localDayBounds(from, to, zone), zone };
     }
-    const totals = new Map<string, UsageCounts>();
-    for (const row of data) {
-      let total = totals.get(row.group);
-      if (!total) totals.set(row.group, (total = emptyCounts()));
-      addCounts(total, row);
+    const scanned = days ? { group_by: groupBy, interval: 'hour' as const, from: days.bounds[0] as number, to: days.bounds[days.bounds.length - 1] as number } : { group_by: groupBy, interval, from, to };
+    const report = await usageReport(deps.usage, scanned, limit, days);
+    // Days of a zone that are UTC days: named by their start in the zone.
+    if (zone !== undefined && !days) {
+      const names = new Map<string, string>();
+      for (const row of [...report.data, ...(report.others?.data ?? [])]) {
+        let name = names.get(row.start);
+        if (name === undefined) names.set(row.start, (name = isoInZone(Date.parse(row.start), zone)));
+        row.start = name;
+      }
     }
     const written = (at: number): string => (zone === undefined ? new Date(at).toISOString() : isoInZone(at, zone));
     return {
@@ -62,8 +67,11 @@ export function registerUsageRoutes(api: FastifyInstance, deps: AdminDeps): void
       tz: zone ?? 'UTC',
       from: written(from),
       to: written(to),
-      data,
-      totals: [...totals].map(([group, counts]) => ({ group, ...counts, spend_usd: roundSpend(counts.spend_usd) })).sort((a, b) => b.spend_usd - a.spend_usd || b.requests - a.requests),
+      data: report.data,
+      totals: report.totals,
+      groups: report.groups,
+      truncated: report.truncated,
+      ...(report.others ? { others: report.others } : {}),
     };
   });
 }

@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emptyCounts, UsageRollups } from '../../src/governance/usage-rollups.js';
+import { Store } from '../../src/store/store.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/**
+ * GET /api/usage holds at most `limit` groups (1,000 unless the query says fewer): the top ones by spend, the rest
+ * summed per interval in `others`, so a chart of the whole still adds up. 20,000 keys over 30 days answered 600,000
+ * rows at once (85 MB, 400 MB of heap, the event loop held for seconds; 18 s with a time zone).
+ */
+
+const DAY = 86_400_000;
+const KEYS = 20_000;
+const DAYS = 30;
+let upstream: ScriptedUpstream;
+let tg: RunningGateway;
+let dataDir: string;
+const today = Math.floor(Date.now() / DAY) * DAY;
+const { api, createKey, clientFor } = gatewayApi(() => tg.url);
+
+beforeAll(async () => {
+  // A gateway whose 20,000 keys each made 3 requests a day for 30 days (daily and hourly rollups).
+  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-usage-bounded-'));
+  const store = await Store.open(dataDir, 'test');
+  const rollups = new UsageRollups(store.root);
+  for (let d = 1; d <= DAYS; d++) {
+    const deltas = new Map<string, { key: ['key', 'day' | 'hour', number, string]; counts: ReturnType<typeof emptyCounts> }>();
+    for (let k = 0; k < KEYS; k++) {
+      const group = `vk_bulk_${String(k).padStart(5, '0')}`;
+      const counts = { ...emptyCounts(), requests: 3, spend_usd: k / 1_000_000, input_tokens: 30, output_tokens: 3 };
+      deltas.set(`d${k}`, { key: ['key', 'day', today - d * DAY, group], counts });
+      deltas.set(`h${k}`, { key: ['key', 'hour', today - d * DAY + (k % 24) * 3_600_000, group], counts });
+    }
+    await rollups.add(deltas);
+  }
+  await store.close();
+  upstream = await startOpenAIUpstream({ apiKey: 'sk-up' });
+  // The scripted upstream counts 4 prompt tokens for 'hi': $0.10 a request at this price.
+  tg = await startGateway({ providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-up', prices: { dime: { input_per_mtok: 25_000, output_per_mtok: 0 } } } } }, {}, { dataDir });
+}, 120_000);
+afterAll(async () => {
+  await tg.stop();
+  await upstream.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The longest the gateway's event loop was held while `work` ran (the gateway runs in this process). */
+async function maxLag<T>(work: () => Promise<T>): Promise<{ result: T; lagMs: number }> {
+  let lagMs = 0;
+  let last = performance.now();
+  const probe = setInterval(() => {
+    const now = performance.now();
+    lagMs = Math.max(lagMs, now - last - 10);
+    last = now;
+  }, 10);
+  try {
+    return { result: await work(), lagMs };
+  } finally {
+    clearInterval(probe);
+  }
+}
+
+const sum = (rows: Array<{ requests: number }>): number => rows.reduce((total, row) => total + row.requests, 0);
+
+describe('GET /api/usage with many groups', () => {
+  it('answers the top 1,000 groups by spend, sums the rest in others, and never holds the event loop for long', async () => {
+    for (const query of ['group_by=key', 'group_by=key&tz=Europe/Berlin']) {
+      const { result: res, lagMs } = await maxLag(async () => {
+        const response = await fetch(`${tg.url}/api/usage?${query}`);
+        return { status: response.status, text: await response.text() };
+      });
+      expect(res.status, query).toBe(200);
+      const usage = JSON.parse(res.text);
+      expect(usage.groups).toBe(KEYS);
+      expect(usage.truncated).toBe(true);
+      expect(usage.totals).toHaveLength(1_000);
+      // The top spenders, most first.
+      expect(usage.totals[0].group).toBe(`vk_bulk_${KEYS - 1}`);
+      expect(usage.totals[999].group).toBe(`vk_bulk_${KEYS - 1_000}`);
+      expect(new Set(usage.data.map((row: { group: string }) => row.group)).size).toBe(1_000);
+      expect(usage.others.groups).toBe(KEYS - 1_000);
+      // Every request is counted once, in a group kept or in others.
+      expect(sum(usage.totals) + usage.others.totals.requests).toBe(KEYS * DAYS * 3);
+      expect(sum(usage.data) + sum(usage.others.data)).toBe(KEYS * DAYS * 3);
+      expect(res.text.length, query).toBeLessThan(10_000_000);
+      expect(lagMs, query).toBeLessThan(1_000);
+    }
+  }, 120_000);
+
+  it('takes a smaller limit, and answers a range with few groups as before (nothing in others)', async () => {
+    const keys = [await createKey({ name: 'one' }), await createKey({ name: 'two' }), await createKey({ name: 'three' })];
+    for (const [index, key] of keys.entries()) {
+      for (let i = 0; i <= index; i++) await clientFor(key.key).chat.completions.create({ model: 'openai/dime', messages: [{ role: 'user', content: 'hi' }] });
+    }
+    const from = new Date(today).toISOString();
+    const all = (await api('GET', `/api/usage?group_by=key&interval=hour&from=${from}`)).body;
+    expect(all.groups).toBe(3);
+    expect(all.truncated).toBe(false);
+    expect(all.others).toBeUndefined();
+    expect(all.totals.map((total: { group: string; spend_usd: number }) => [total.group, total.spend_usd])).toEqual([
+      [keys[2]!.id, 0.3],
+      [keys[1]!.id, 0.2],
+      [keys[0]!.id, 0.1],
+    ]);
+    const top = (await api('GET', `/api/usage?group_by=key&interval=hour&from=${from}&limit=2`)).body;
+    expect(top.truncated).toBe(true);
+    expect(top.totals).toEqual(all.totals.slice(0, 2));
+    expect(top.others).toMatchObject({ groups: 1, totals: { requests: 1, spend_usd: 0.1 } });
+    expect(top.data).toEqual(all.data.filter((row: { group: string }) => row.group !== keys[0]!.id));
+    expect((await api('GET', '/api/usage?limit=0')).body.error).toMatchObject({ code: 'invalid_query', param: 'limit' });
+  });
+});
