@@ -10,9 +10,9 @@ import type { RequestLogEntry } from './types.js';
  * writes it (transactions commit one after another, so a reader never sees a number before the smaller ones), and
  * this database maps write_seq -> log id; a shipper resumes with `written_after=<the last write_seq it took>`.
  *
- * Key 0 holds the highest write_seq retention ever deleted. A cursor below it has missed at least that record
+ * Numbers only grow, with gaps (a restart jumps ahead). Key 0 holds the highest write_seq retention ever deleted. A cursor below it has missed at least that record
  * (retention deletes by arrival, not in write order), which is said (410) instead of skipped; and the numbering
- * goes on above it after a restart even when retention emptied the log.
+ * goes on above it after a restart even when retention emptied the log (and the clock went back).
  */
 const TRIMMED_THROUGH = 0;
 
@@ -41,9 +41,12 @@ export class RequestLogWrites {
   /** The last write_seq given out (committed or about to be). */
   private last: number;
 
-  constructor(root: RootDatabase) {
+  constructor(root: RootDatabase, startedAt: number = Date.now()) {
     this.db = root.openDB<string | number, number>({ name: 'request-log-writes' });
-    this.last = this.lastCommitted();
+    // Each start numbers on from its start time (a thousand numbers a millisecond), not from the last number
+    // stored: a data directory wiped (an emptyDir) or restored from a backup would otherwise hand out again numbers
+    // a shipper already took, and its cursor would skip the new records in silence. Numbers stay below 2^53.
+    this.last = Math.max(this.lastCommitted(), Math.trunc(startedAt) * 1_000);
   }
 
   /** The next write_seq: call inside the transaction that writes the entry, and put it there with `written`. */
@@ -82,13 +85,12 @@ export class RequestLogWrites {
    * Entries written after `query.after`, oldest write first, at most `limit` of them and at most
    * MAX_SCANNED_PER_PAGE looked at (a rare filter answers a short page with `has_more`). Read synchronously, so the
    * page and the retention check see one committed state. A cursor past the last write_seq (a cursor from another
-   * data directory) is a 400; one retention has overtaken is a 410 unless `allowGaps`.
+   * gateway) is a 400; one retention has overtaken is a 410 unless `allowGaps`.
    */
   page(log: Database<RequestLogEntry, string>, query: WrittenAfterQuery): WrittenAfterPage {
     const trimmed = this.trimmedThrough();
-    const newest = this.lastCommitted();
-    if (query.after > newest) {
-      throw gatewayError('invalid_query', `written_after ${query.after} is past the last record this log has written (${newest}): is it a cursor of another data directory?`, { param: 'written_after' });
+    if (query.after > this.last) {
+      throw gatewayError('invalid_query', `written_after ${query.after} is past every write_seq this log has given (${this.last}): is it a cursor of another gateway?`, { param: 'written_after' });
     }
     if (query.after < trimmed && query.allowGaps !== true) {
       throw gatewayError(

@@ -3,7 +3,7 @@
 // so one that arrived before a poll and ended after it (a long stream) is still shipped by the next poll; the
 // cursor survives a restart; retention trimming what was shipped changes nothing, and trimming what was not yet
 // shipped is said (410 log_cursor_trimmed), never skipped in silence.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -131,7 +131,7 @@ describe('shipping the request log with written_after', () => {
   }, 60_000);
 
   it('refuses a cursor the log never reached and mixing write order with arrival times', async () => {
-    const ahead = await fetch(`${tg!.url}/api/logs/export?written_after=99999999`);
+    const ahead = await fetch(`${tg!.url}/api/logs/export?written_after=9000000000000000`);
     expect(ahead.status).toBe(400);
     expect(((await ahead.json()) as any).error).toMatchObject({ code: 'invalid_query', param: 'written_after' });
     const mixed = await fetch(`${tg!.url}/api/logs?written_after=0&from=2026-01-01`);
@@ -140,4 +140,37 @@ describe('shipping the request log with written_after', () => {
     const bad = await fetch(`${tg!.url}/api/logs?written_after=abc`);
     expect(bad.status).toBe(400);
   });
+
+  it('goes on when the data directory is restored from a backup or wiped, instead of skipping what its new numbers reuse', async () => {
+    await tg!.stop();
+    const backup = mkdtempSync(join(tmpdir(), 'tollgate-shipping-backup-'));
+    cpSync(dataDir, backup, { recursive: true });
+    tg = await startGateway(config(upstream.url), {}, { dataDir });
+    const afterBackup = await quick();
+    await waitLogged([afterBackup]);
+    expect((await poll()).status).toBe(200);
+    expect(shipped.at(-1)).toBe(afterBackup);
+
+    // Restored from the backup: what it writes now is shipped, though the log has fewer records than before.
+    await tg.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    cpSync(backup, dataDir, { recursive: true });
+    rmSync(backup, { recursive: true, force: true });
+    tg = await startGateway(config(upstream.url), {}, { dataDir });
+    const afterRestore = await quick();
+    await waitLogged([afterRestore]);
+    expect((await poll()).status).toBe(200);
+    expect(shipped.at(-1)).toBe(afterRestore);
+
+    // Wiped (an emptyDir lost with its pod): the new log's records are shipped from its first.
+    await tg.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    dataDir = mkdtempSync(join(tmpdir(), 'tollgate-shipping-e2e-'));
+    tg = await startGateway(config(upstream.url), {}, { dataDir });
+    const fresh = [await quick(), await quick()];
+    await waitLogged(fresh);
+    expect((await poll()).status).toBe(200);
+    expect(shipped.slice(-2)).toEqual(fresh);
+    expect(new Set(shipped).size).toBe(shipped.length);
+  }, 60_000);
 });

@@ -25,7 +25,7 @@ export function parseWrittenAfter(request: FastifyRequest, defaultLimit: number,
     if (allowGaps !== undefined) throw gatewayError('invalid_query', 'allow_gaps goes with written_after.', { param: 'allow_gaps' });
     return undefined;
   }
-  if (!/^\d{1,15}$/.test(raw)) throw gatewayError('invalid_query', `written_after must be a write_seq (0 for the start of the log), got '${raw.slice(0, 40)}'.`, { param: 'written_after' });
+  if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw gatewayError('invalid_query', `written_after must be a write_seq (0 for the start of the log), got '${raw.slice(0, 40)}'.`, { param: 'written_after' });
   if (allowGaps !== undefined && allowGaps !== 'true' && allowGaps !== 'false') {
     throw gatewayError('invalid_query', `allow_gaps must be true or false, got '${allowGaps.slice(0, 20)}'.`, { param: 'allow_gaps' });
   }
