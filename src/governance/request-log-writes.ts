@@ -15,6 +15,11 @@ import type { RequestLogEntry } from './types.js';
  * goes on above it after a restart even when retention emptied the log (and the clock went back).
  */
 const TRIMMED_THROUGH = 0;
+/**
+ * Body characters a page takes before it stops (it ends with the entry that passes this): with
+ * `log_bodies.max_bytes` at its 1 MiB most, 1,000 entries were 2 GB read into memory for one call.
+ */
+const MAX_PAGE_BODY_CHARS = 8 * 1_048_576;
 
 /** Names the filters of a written_after query: the arrival range does not apply (write order is its own order). */
 export type WrittenAfterFilter = Omit<RequestLogFilter, 'from' | 'to'>;
@@ -82,8 +87,8 @@ export class RequestLogWrites {
   }
 
   /**
-   * Entries written after `query.after`, oldest write first, at most `limit` of them and at most
-   * MAX_SCANNED_PER_PAGE looked at (a rare filter answers a short page with `has_more`). Read synchronously, so the
+   * Entries written after `query.after`, oldest write first, at most `limit` of them, at most MAX_SCANNED_PER_PAGE
+   * looked at (a rare filter answers a short page with `has_more`) and about MAX_PAGE_BODY_CHARS of bodies. Read synchronously, so the
    * page and the retention check see one committed state. A cursor past the last write_seq (a cursor from another
    * gateway) is a 400; one retention has overtaken is a 410 unless `allowGaps`.
    */
@@ -104,8 +109,9 @@ export class RequestLogWrites {
     let last = query.after;
     let scanned = 0;
     let more = false;
+    let bodyChars = 0;
     for (const { key, value } of this.db.getRange({ start: query.after + 1 })) {
-      if (data.length >= query.limit || scanned >= MAX_SCANNED_PER_PAGE) {
+      if (data.length >= query.limit || scanned >= MAX_SCANNED_PER_PAGE || bodyChars >= MAX_PAGE_BODY_CHARS) {
         more = true;
         break;
       }
@@ -113,7 +119,10 @@ export class RequestLogWrites {
       last = key;
       const entry = typeof value === 'string' ? log.get(value) : undefined;
       // An id written again later (a reused request id) is taken at its last write only.
-      if (entry && entry.write_seq === key && matchesLogFilter(entry, query, q)) data.push(entry);
+      if (entry && entry.write_seq === key && matchesLogFilter(entry, query, q)) {
+        data.push(entry);
+        bodyChars += (entry.request_body?.length ?? 0) + (entry.response_body?.length ?? 0);
+      }
     }
     return { data, next_written_after: last, has_more: more };
   }

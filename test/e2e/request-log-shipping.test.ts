@@ -173,4 +173,33 @@ describe('shipping the request log with written_after', () => {
     expect(shipped.slice(-2)).toEqual(fresh);
     expect(new Set(shipped).size).toBe(shipped.length);
   }, 60_000);
+
+  it('answers a call a bounded amount of bodies: records with 1 MiB bodies come a few at a time, each once', async () => {
+    await tg?.stop();
+    tg = await startGateway({ ...config(upstream.url), settings: { log_bodies: { enabled: true, max_bytes: 1_048_576 } } }, {}, { dataDir });
+    const start = (await (await fetch(`${tg.url}/api/logs?written_after=0&allow_gaps=true&limit=500`)).json()) as any;
+    let at = String(start.next_written_after);
+    const big = 'x '.repeat(600_000);
+    const sent: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const { response } = await client().chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: big }] }).withResponse();
+      sent.push(response.headers.get('x-request-id') as string);
+    }
+    await waitLogged(sent);
+    const got: string[] = [];
+    let calls = 0;
+    for (;;) {
+      const res = await fetch(`${tg.url}/api/logs/export?format=jsonl&written_after=${at}`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      calls++;
+      // 1 MiB of request body each (the echoed answer too): no call holds more than some 16 MiB of them.
+      expect(text.length).toBeLessThan(20_000_000);
+      for (const line of text.split('\n').filter(Boolean)) got.push((JSON.parse(line) as { id: string }).id);
+      at = res.headers.get('x-tollgate-next-written-after') as string;
+      if (res.headers.get('x-tollgate-has-more') !== 'true') break;
+    }
+    expect(got).toEqual(sent);
+    expect(calls).toBeGreaterThan(1);
+  }, 60_000);
 });
