@@ -39,6 +39,11 @@ export const MAX_LOG_LIMIT = 500;
  * instead of scanning the whole log, so a page costs a bounded time however large the log is.
  */
 export const MAX_SCANNED_PER_PAGE = 10_000;
+/**
+ * Body characters (`log_bodies`) a page takes before it stops, ending with the entry that passes this: with
+ * `log_bodies.max_bytes` at its 1 MiB most an entry carries up to 2 MiB of them, and a page of 500 was 1 GB in memory.
+ */
+export const MAX_PAGE_BODY_CHARS = 8 * 1_048_576;
 /** Sorts after every log id (ids are digits and a dash). */
 const AFTER_ALL_IDS = '\uffff';
 
@@ -111,11 +116,15 @@ export function queryRequestLog({ log, byKey, errors }: RequestLogDbs, query: Re
   const data: RequestLogEntry[] = [];
   let scanned = 0;
   let last: string | null = null;
+  let bodyChars = 0;
   const take = (id: string, entry: RequestLogEntry | undefined): boolean => {
     scanned++;
     last = id;
-    if (entry && matchesLogFilter(entry, query, q)) data.push(entry);
-    return data.length < limit && scanned < MAX_SCANNED_PER_PAGE;
+    if (entry && matchesLogFilter(entry, query, q)) {
+      data.push(entry);
+      bodyChars += (entry.request_body?.length ?? 0) + (entry.response_body?.length ?? 0);
+    }
+    return data.length < limit && scanned < MAX_SCANNED_PER_PAGE && bodyChars < MAX_PAGE_BODY_CHARS;
   };
   let exhausted = true;
   if (query.key_id === undefined && failuresOnly(query)) {

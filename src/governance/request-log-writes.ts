@@ -1,6 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { gatewayError } from '../core/errors.js';
-import { matchesLogFilter, MAX_SCANNED_PER_PAGE, type RequestLogFilter } from './request-log-query.js';
+import { matchesLogFilter, MAX_PAGE_BODY_CHARS, MAX_SCANNED_PER_PAGE, type RequestLogFilter } from './request-log-query.js';
 import type { RequestLogEntry } from './types.js';
 
 /**
@@ -10,16 +10,12 @@ import type { RequestLogEntry } from './types.js';
  * writes it (transactions commit one after another, so a reader never sees a number before the smaller ones), and
  * this database maps write_seq -> log id; a shipper resumes with `written_after=<the last write_seq it took>`.
  *
- * Numbers only grow, with gaps (a restart jumps ahead). Key 0 holds the highest write_seq retention ever deleted. A cursor below it has missed at least that record
- * (retention deletes by arrival, not in write order), which is said (410) instead of skipped; and the numbering
- * goes on above it after a restart even when retention emptied the log (and the clock went back).
+ * Numbers only grow, with gaps (a restart jumps ahead). Key 0 holds the highest write_seq retention ever deleted:
+ * a cursor below it has missed at least that record (retention deletes by arrival, not in write order), which is
+ * said (410) instead of skipped; and the numbering goes on above it after a restart even when retention emptied the
+ * log (and the clock went back).
  */
 const TRIMMED_THROUGH = 0;
-/**
- * Body characters a page takes before it stops (it ends with the entry that passes this): with
- * `log_bodies.max_bytes` at its 1 MiB most, 1,000 entries were 2 GB read into memory for one call.
- */
-const MAX_PAGE_BODY_CHARS = 8 * 1_048_576;
 
 /** Names the filters of a written_after query: the arrival range does not apply (write order is its own order). */
 export type WrittenAfterFilter = Omit<RequestLogFilter, 'from' | 'to'>;

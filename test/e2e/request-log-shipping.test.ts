@@ -174,7 +174,7 @@ describe('shipping the request log with written_after', () => {
     expect(new Set(shipped).size).toBe(shipped.length);
   }, 60_000);
 
-  it('answers a call a bounded amount of bodies: records with 1 MiB bodies come a few at a time, each once', async () => {
+  it('answers a call a bounded amount of bodies: records with 1 MiB bodies come a few at a time, each once, in the list too', async () => {
     await tg?.stop();
     tg = await startGateway({ ...config(upstream.url), settings: { log_bodies: { enabled: true, max_bytes: 1_048_576 } } }, {}, { dataDir });
     const start = (await (await fetch(`${tg.url}/api/logs?written_after=0&allow_gaps=true&limit=500`)).json()) as any;
@@ -201,5 +201,21 @@ describe('shipping the request log with written_after', () => {
     }
     expect(got).toEqual(sent);
     expect(calls).toBeGreaterThan(1);
+
+    // The newest-first list (and so each page of the whole export) is bounded the same way.
+    const listed: string[] = [];
+    let before = '';
+    for (;;) {
+      const res = await fetch(`${tg.url}/api/logs?limit=500${before ? `&before=${before}` : ''}`);
+      const text = await res.text();
+      expect(text.length).toBeLessThan(20_000_000);
+      const page = JSON.parse(text) as { data: Array<{ id: string }>; next_before: string | null };
+      listed.push(...page.data.map((entry) => entry.id));
+      if (page.next_before === null) break;
+      before = page.next_before;
+    }
+    expect(listed.slice(0, 12)).toEqual([...sent].reverse());
+    const exported = (await (await fetch(`${tg.url}/api/logs/export?format=jsonl`)).text()).split('\n').filter(Boolean);
+    expect(exported.map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(listed);
   }, 60_000);
 });
