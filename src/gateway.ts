@@ -289,6 +289,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   configService.setPreparer(prepare);
   // GET /api/config/schema folds in the options schemas of the plugins the running config loaded.
   configService.setPluginSchemas((config) => plugins.optionSchemas(config));
+  // The options plugins declare secret are masked wherever the config is shown and sealed where it is stored.
+  configService.setPluginSecrets((name) => plugins.secretOptions(name));
   tracer.configure(configService.current().settings.tracing);
   let previousConfig = configService.current();
   const configSubscription = configService.changes.subscribe((current) => {

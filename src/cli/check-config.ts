@@ -46,7 +46,7 @@ async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<st
       const limit = entry.init_timeout_ms ?? DEFAULT_INIT_TIMEOUT_MS;
       const { definition } = await within(loadPluginModule(entry, index, { baseDir, cwd: process.cwd() }), Date.now() + limit, () => tooSlowToLoad(entry.name, index, limit));
       checkRequires(definition, entry.name, index, (key) => GATEWAY_SERVICE_IDS.has(key.id));
-      const options = definition.options?.safeParse(entry.options ?? {});
+      const options = definition.options?.safeParse(runtime.pluginOptions.get(entry.name) ?? {});
       for (const issue of options && !options.success ? options.error.issues : []) {
         errors.push(`${[`plugins.${index}.options`, ...issue.path.map(String)].join('.')}: ${issue.message}`);
       }

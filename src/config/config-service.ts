@@ -14,7 +14,7 @@ import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderSt
 import { applyMergePatch } from './merge-patch.js';
 import { cacheView, guardrailsView, mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
 import { resolveRuntimeConfig, type ConfigLayers } from './runtime.js';
-import { type AlertsConfig, type ConfigFileStatus, type ConfigWarning, type RuntimeConfig } from '../core/config.js';
+import { type AlertsConfig, type ConfigFileStatus, type ConfigWarning, type PluginEntryConfig, type RuntimeConfig } from '../core/config.js';
 import {
   configFileSchema,
   describeIssues,
@@ -27,8 +27,9 @@ import {
   type ConfigDocument,
   type ProviderConfig,
 } from './schema.js';
-import type { SecretBox } from './secret-box.js';
-import { restoreMaskedAlerts, restoreMaskedDocument, restoreMaskedProvider, restoredKeyValue } from './unmask.js';
+import { isSealed, type SecretBox } from './secret-box.js';
+import { referenceHeldByFile, restoreMaskedAlerts, restoreMaskedDocument, restoreMaskedProvider, restoredKeyValue } from './unmask.js';
+import { isSecretOption, mapOptionStrings, maskPluginEntries, NO_PLUGIN_SECRETS, optionAt, type PluginSecrets } from './plugin-secrets.js';
 import { ConfigError, isSecretReference, referencedFiles, referenceRefusedMessage, type Env } from './secret-ref.js';
 import type { Actor, AuditEntry, ProviderKeyView, ProviderView, RouteView } from './views.js';
 import type { ConfigSource } from '../core/config.js';
@@ -122,6 +123,21 @@ function hasSecretReference(value: unknown): boolean {
 
 function refuseDocumentReferences(document: ConfigDocument, file: ConfigDocument): void {
   for (const [name, provider] of Object.entries(document.providers ?? {})) refuseReferences(name, provider, `providers.${name}`, file.providers?.[name]);
+  document.plugins?.forEach((entry, index) => refusePluginReferences(entry, index, file));
+}
+
+/**
+ * A plugin option sent through the API may not be a reference either. One that is the file's own reference at the same
+ * place (the file's plugin list read back with a change) cannot be kept: the API's list replaces the file's whole.
+ */
+function refusePluginReferences(entry: PluginEntryConfig, index: number, file: ConfigDocument): void {
+  const fromFile = file.plugins?.find((candidate) => candidate.name === entry.name)?.options;
+  mapOptionStrings(entry.options, (value, path) => {
+    if (!isSecretReference(value)) return value;
+    const where = ['plugins', index, 'options', ...path].join('.');
+    if (optionAt(fromFile, path) === value) throw referenceHeldByFile(where);
+    throw referenceRefused(where);
+  });
 }
 
 /**
@@ -250,7 +266,7 @@ export class ConfigService {
       providers: [...config.providers.values()].map(providerView),
       routes: [...config.routes.values()].map(routeView),
       routing_rules: structuredClone([...config.routingRules]),
-      plugins: structuredClone([...config.plugins]),
+      plugins: structuredClone(maskPluginEntries(config.plugins, this.pluginSecrets)),
       cache: cacheView(config.cache),
       guardrails: guardrailsView(config.guardrails),
       warnings: config.warnings.map((warning) => ({ ...warning })),
@@ -270,7 +286,7 @@ export class ConfigService {
   }
 
   apiLayer(): ConfigDocument {
-    return maskDocument(this.layers.api);
+    return maskDocument(this.layers.api, this.pluginSecrets);
   }
 
   /** The JSON Schema of the config document, with the options schemas of the plugins the running config loaded. */
@@ -285,6 +301,13 @@ export class ConfigService {
 
   private pluginSchemas: (config: RuntimeConfig) => readonly PluginOptionsSchema[] = () => [];
 
+  /** Where the secret options of loaded plugins come from (the gateway's plugin host): masked when shown, sealed when stored. */
+  setPluginSecrets(source: PluginSecrets): void {
+    this.pluginSecrets = source;
+  }
+
+  private pluginSecrets: PluginSecrets = NO_PLUGIN_SECRETS;
+
   // ---- whole document -------------------------------------------------------------------------------
 
   /**
@@ -294,7 +317,7 @@ export class ConfigService {
   replaceApiLayer(body: unknown, actor: Actor, ifMatch: readonly number[] | null = null): Promise<EffectiveConfigView> {
     if (isEffectiveView(body)) return this.replaceFromView(body, actor, ifMatch);
     const document = this.documentOrThrow(body);
-    return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file)), ifMatch).then(() =>
+    return this.change(actor, 'config.replaced', 'config', (api) => this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file, this.pluginSecrets)), ifMatch).then(() =>
       this.describe(),
     );
   }
@@ -308,7 +331,7 @@ export class ConfigService {
     return this.serialized(async () => {
       const next = isEffectiveView(body)
         ? this.planFromView(body).next
-        : this.resolveChecked(this.withKeyIds(restoreMaskedDocument(this.documentOrThrow(body), this.layers.api, this.layers.file)), this.current().version + 1);
+        : this.resolveChecked(this.withKeyIds(restoreMaskedDocument(this.documentOrThrow(body), this.layers.api, this.layers.file, this.pluginSecrets)), this.current().version + 1);
       return { valid: true as const, warnings: next.warnings.map((warning) => ({ ...warning })) };
     });
   }
@@ -349,8 +372,8 @@ export class ConfigService {
         throw err;
       }
     };
-    const document = this.documentOrThrow(documentFromView(view, baselineWith, running));
-    const api = this.withKeyIds(restoreMaskedDocument(document, this.layers.api, this.layers.file));
+    const document = this.documentOrThrow(documentFromView(view, baselineWith, running, (entries) => maskPluginEntries(entries, this.pluginSecrets)));
+    const api = this.withKeyIds(restoreMaskedDocument(document, this.layers.api, this.layers.file, this.pluginSecrets));
     return { api, next: this.resolveChecked(api, running.version), running };
   }
 
@@ -377,7 +400,7 @@ export class ConfigService {
     return this.change(actor, 'config.patched', 'config', (api) => {
       const document = validate(configFileSchema, applyMergePatch(withoutKeysAnApiKeyReplaces(api, body), body), '');
       refuseDocumentReferences(document, this.layers.file);
-      return this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file));
+      return this.withKeyIds(restoreMaskedDocument(document, api, this.layers.file, this.pluginSecrets));
     }, ifMatch).then(() => this.describe());
   }
 
@@ -586,10 +609,10 @@ export class ConfigService {
       ] as const) {
         if (changed) this.deps.log.warn({ file: path, setting }, `settings.${setting} changed in the file; it takes effect at the next start`);
       }
-      const before = maskDocument(this.layers.file);
+      const before = maskDocument(this.layers.file, this.pluginSecrets);
       this.layers = { ...this.layers, file: document };
       const actor: Actor = { kind: 'file', id: path };
-      await this.record(actor, 'file.reloaded', 'file', before, maskDocument(document), next.version, 'file');
+      await this.record(actor, 'file.reloaded', 'file', before, maskDocument(document, this.pluginSecrets), next.version, 'file');
       this.fileStatus.rejection = null;
       this.publish(next);
       this.deps.log.info({ file: path, version: next.version }, 'config file change applied');
@@ -611,7 +634,10 @@ export class ConfigService {
         throw err;
       }
       const before = this.itemSnapshot(target);
-      await this.deps.repo.save(mapSecrets(api, (value) => this.deps.box.encrypt(value)), next.version);
+      // A plugin's secret options are sealed too, and any option that reads as sealed, so that unsealing (which
+      // opens every sealed-looking option: plugins are not loaded yet at start) gives it back as it was.
+      const sealedOption = (name: string, path: readonly string[], value: string): boolean => isSecretOption(this.pluginSecrets(name), path) || isSealed(value);
+      await this.deps.repo.save(mapSecrets(api, (value) => this.deps.box.encrypt(value), sealedOption), next.version);
       this.layers = { ...this.layers, api };
       this.publish(next);
       await this.record(actor, action, target, before, this.itemSnapshot(target), next.version, 'api');
@@ -678,7 +704,7 @@ export class ConfigService {
       const route = config.routes.get(target.slice('routes.'.length));
       return route ? routeView(route) : null;
     }
-    return maskDocument(this.layers.api);
+    return maskDocument(this.layers.api, this.pluginSecrets);
   }
 
   private serialized<T>(work: () => Promise<T>): Promise<T> {
@@ -697,7 +723,7 @@ export class ConfigService {
     let opened: unknown = document;
     if (isRecord(document)) {
       try {
-        opened = mapSecrets(document as ConfigDocument, (value) => this.deps.box.decrypt(value));
+        opened = mapSecrets(document as ConfigDocument, (value) => this.deps.box.decrypt(value), (_name, _path, value) => isSealed(value));
       } catch (err) {
         // A key that does not open the secrets stops the start; a malformed document is the schema's to describe.
         if (err instanceof ConfigError) throw err;

@@ -66,6 +66,7 @@ export function documentFromView(
   view: Record<string, unknown>,
   baselineWith: (settings: unknown) => RuntimeConfig,
   running: RuntimeConfig,
+  pluginsShown: (entries: RuntimeConfig['plugins']) => unknown = (entries) => entries,
 ): Record<string, unknown> {
   let baseline = baselineWith(undefined);
   const document: Record<string, unknown> = {};
@@ -141,7 +142,8 @@ export function documentFromView(
   }
 
   // The API's plugin list replaces the file's whole: only a list that differs from the baseline's is the API's.
-  if (view.plugins !== undefined && !isDeepStrictEqual(view.plugins, JSON.parse(JSON.stringify(baseline.plugins)))) {
+  // Compared as the view shows them (secret options masked): the file's list read back unchanged stays the file's.
+  if (view.plugins !== undefined && !isDeepStrictEqual(view.plugins, JSON.parse(JSON.stringify(pluginsShown(baseline.plugins))))) {
     document.plugins = view.plugins;
   }
   return document;

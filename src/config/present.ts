@@ -3,6 +3,7 @@ import type { ConfigDocument } from './schema.js';
 import type { CacheSettings, GuardrailsSettings, ProviderRuntime, RouteRuntime, Settings } from '../core/config.js';
 import { maskSecret } from './secret-box.js';
 import { maskArgs } from '../core/mcp-arg-secrets.js';
+import { mapPluginSecrets, maskPluginEntries, NO_PLUGIN_SECRETS, type PluginSecrets } from './plugin-secrets.js';
 import type { ProviderView, RouteView } from './views.js';
 
 const SENSITIVE_HEADER = /key|token|secret|auth|password|cookie/i;
@@ -262,8 +263,11 @@ function mcpSecrets(mcp: ConfigDocument['mcp'], transform: (value: string) => st
   return { ...mcp, servers };
 }
 
-/** A config document with every secret masked, for the audit log and the API. */
-export function maskDocument(document: ConfigDocument): ConfigDocument {
+/**
+ * A config document with every secret masked, for the audit log and the API. `pluginSecrets` says which plugin
+ * options are secret (the plugins declare them; see plugin-secrets.ts).
+ */
+export function maskDocument(document: ConfigDocument, pluginSecrets: PluginSecrets = NO_PLUGIN_SECRETS): ConfigDocument {
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(document.providers ?? {})) {
     providers[name] = {
@@ -283,7 +287,15 @@ export function maskDocument(document: ConfigDocument): ConfigDocument {
   const settings = masked && endpoint ? { ...masked, tracing: { ...masked.tracing, endpoint: maskWebhookUrl(endpoint) } } : masked;
   const alerts = maskWebhookUrls(alertSecrets(document.alerts, maskSecret));
   const mcp = maskMcpUrls(mcpSecrets(document.mcp, maskSecret));
-  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
+  const plugins = document.plugins ? maskPluginEntries(document.plugins, pluginSecrets) : undefined;
+  return {
+    ...document,
+    ...(document.providers ? { providers } : {}),
+    ...(settings ? { settings } : {}),
+    ...(alerts ? { alerts } : {}),
+    ...(mcp ? { mcp } : {}),
+    ...(plugins ? { plugins } : {}),
+  };
 }
 
 /**
@@ -309,8 +321,15 @@ function maskWebhookUrls(alerts: ConfigDocument['alerts']): ConfigDocument['aler
   return { ...alerts, channels };
 }
 
-/** Applies `transform` to every secret in a document (keys, credential headers) to seal or unseal it for storage. */
-export function mapSecrets(document: ConfigDocument, transform: (value: string) => string): ConfigDocument {
+/**
+ * Applies `transform` to every secret in a document (keys, credential headers, plugins' secret options) to seal or
+ * unseal it for storage. `pluginSecret` says which plugin option strings are secret; none without it.
+ */
+export function mapSecrets(
+  document: ConfigDocument,
+  transform: (value: string) => string,
+  pluginSecret: (name: string, path: readonly string[], value: string) => boolean = () => false,
+): ConfigDocument {
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(document.providers ?? {})) {
     const headers: Record<string, string> = {};
@@ -326,5 +345,13 @@ export function mapSecrets(document: ConfigDocument, transform: (value: string) 
   const settings = settingsSecrets(document.settings, transform);
   const alerts = alertSecrets(document.alerts, transform);
   const mcp = mcpSecrets(document.mcp, transform);
-  return { ...document, ...(document.providers ? { providers } : {}), ...(settings ? { settings } : {}), ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}) };
+  const plugins = document.plugins ? mapPluginSecrets(document.plugins, pluginSecret, transform) : undefined;
+  return {
+    ...document,
+    ...(document.providers ? { providers } : {}),
+    ...(settings ? { settings } : {}),
+    ...(alerts ? { alerts } : {}),
+    ...(mcp ? { mcp } : {}),
+    ...(plugins ? { plugins } : {}),
+  };
 }

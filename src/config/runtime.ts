@@ -15,6 +15,7 @@ import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.j
 import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import { checkEntraFields, resolveEntraAuth } from './entra-auth.js';
+import { resolvePluginOptions } from './plugin-options.js';
 import type { EntraCredential } from '../core/provider.js';
 import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
@@ -582,6 +583,7 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   checkRoutingRules(routingRules, providers, routeNames);
   const plugins = layers.api.plugins ?? layers.file.plugins ?? [];
   checkRoutePlugins(routes, plugins);
+  const pluginOptions = resolvePluginOptions(plugins, layers.api.plugins ? 'api' : 'file', env, settings.dataDir);
   const cache = resolveCacheSettings(layers.api.cache, layers.file.cache, settings.dataDir);
   // An alerts section set through the API replaces the file's as a whole (its secrets are literals there).
   const alerts = layers.api.alerts
@@ -595,7 +597,7 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
     lookBehind: guardrailsSection.look_behind_chars ?? null,
   };
   const mcp = resolveMcp(layers.api.mcp ?? layers.file.mcp ?? {}, layers.api.mcp ? 'api' : 'file', env, settings.dataDir);
-  return { version, settings, providers, routes, routingRules, plugins, cache, guardrails, mcp, alerts, warnings: routeWarnings(routes, providers) };
+  return { version, settings, providers, routes, routingRules, plugins, pluginOptions, cache, guardrails, mcp, alerts, warnings: routeWarnings(routes, providers) };
 }
 
 /** The mcp section: secrets (an HTTP server's token, header values, stdio env values) read, defaults filled in. */

@@ -93,6 +93,11 @@ function createKeyFile(path: string): void {
   }
 }
 
+/** Whether a stored value is one `SecretBox.encrypt` sealed. */
+export function isSealed(value: string): boolean {
+  return value.startsWith(PREFIX);
+}
+
 /** Shows a secret as its last four characters; references (env:, file:) name no secret and are shown whole. */
 export function maskSecret(raw: string): string {
   if (raw.startsWith('env:') || raw.startsWith('file:')) return raw;

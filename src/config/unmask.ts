@@ -3,6 +3,7 @@ import { isSensitiveHeader, maskDocument, maskUrl, maskWebhookUrl } from './pres
 import type { ConfigDocument, ProviderConfig } from './schema.js';
 import { maskSecret } from './secret-box.js';
 import { isSecretReference } from './secret-ref.js';
+import { NO_PLUGIN_SECRETS, restoreMaskedPluginEntries, type PluginSecrets } from './plugin-secrets.js';
 import { gatewayError } from '../core/errors.js';
 
 const MASKED = /^\*{4}/;
@@ -16,7 +17,7 @@ const MASKED_QUERY = /^[a-z]+:\/\/[^?#]*\?(?:[^#]*&)?[^=&#]+=\*{4}(?:[&#]|$)/i;
  * replaces the file's with as a whole (the collector's headers, the MCP servers): the API cannot hold the reference,
  * and saying so beats refusing a masked value, or a reference, the caller never chose.
  */
-function referenceHeldByFile(where: string): GatewayError {
+export function referenceHeldByFile(where: string): GatewayError {
   return gatewayError(
     'conflict',
     `${where} is read from an env:/file: reference in the config file, which the API cannot hold, and what the API sets here replaces the file's as a whole. Change it in the file, or send the value itself.`,
@@ -118,12 +119,21 @@ function restoredAuth(name: string, next: ProviderConfig, previous: ProviderConf
   throw maskedValueError(`providers.${name}.auth.client_secret`);
 }
 
-/** `lower` is the file layer: a masked base URL read from the effective view may stand for the file's. */
-export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument, lower?: ConfigDocument): ConfigDocument {
+/**
+ * `lower` is the file layer: a masked base URL read from the effective view may stand for the file's. A plugin's
+ * secret options (which `pluginSecrets` names) shown masked stand for the stored entry's of the same name: the API's
+ * list, else the file's (the API's list replaces the file's whole, so one read from the file is copied).
+ */
+export function restoreMaskedDocument(next: ConfigDocument, previous: ConfigDocument, lower?: ConfigDocument, pluginSecrets: PluginSecrets = NO_PLUGIN_SECRETS): ConfigDocument {
   const alerts = next.alerts ? restoreMaskedAlerts(next.alerts, previous.alerts ?? lower?.alerts ?? {}) : undefined;
   const mcp = next.mcp ? restoreMaskedMcp(next.mcp, previous.mcp ?? lower?.mcp ?? {}) : undefined;
   const settings = restoredSettings(next.settings, previous, lower);
-  next = { ...next, ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}), ...(settings ? { settings } : {}) };
+  const plugins = next.plugins
+    ? restoreMaskedPluginEntries(next.plugins, previous.plugins ?? lower?.plugins ?? [], pluginSecrets, (value) => MASKED.test(value), (where, stored) =>
+        typeof stored === 'string' && isSecretReference(stored) ? referenceHeldByFile(where) : maskedValueError(where),
+      )
+    : undefined;
+  next = { ...next, ...(alerts ? { alerts } : {}), ...(mcp ? { mcp } : {}), ...(settings ? { settings } : {}), ...(plugins ? { plugins } : {}) };
   if (!next.providers) return next;
   const providers: NonNullable<ConfigDocument['providers']> = {};
   for (const [name, provider] of Object.entries(next.providers)) {

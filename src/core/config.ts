@@ -644,6 +644,11 @@ export interface RuntimeConfig {
    * compiled into the pipeline by the gateway before this version becomes current.
    */
   plugins: readonly PluginEntryConfig[];
+  /**
+   * Each plugin entry's options (by its name) with their `env:`/`file:` references read: what the plugin is given.
+   * `plugins` keeps them as written, which is what is shown.
+   */
+  pluginOptions: ReadonlyMap<string, unknown>;
   /** The response cache: its top-level policy and limits. */
   cache: CacheSettings;
   /** Guardrails every request gets (routes, keys and teams add and skip rules). */

@@ -36,6 +36,13 @@ export interface PluginDefinition<Options = unknown> {
   readonly name: string;
   /** Validates (and defaults) the options the config gives the plugin; its JSON Schema is published with the config's. */
   readonly options?: z.ZodType<Options>;
+  /**
+   * The options that are credentials, as dotted paths into the options as written (`'api_key'`, `'auth.token'`;
+   * a path covers everything under it, `*` stands for any one key or index: `'endpoints.*.token'`). Their literal
+   * values are masked (`****abcd`) wherever the config is shown (the API, the audit log, the dashboard) and sealed
+   * where the API layer is stored; a masked value written back stands for the stored one.
+   */
+  readonly secretOptions?: readonly string[];
   /** The services `init` and `create` may `get`; a missing one refuses the config that names the plugin. */
   readonly requires?: readonly ServiceKey<unknown>[];
   /** The default place in the pipeline; the config may override it. */

@@ -56,6 +56,8 @@ export class PluginHost {
   private readonly loaded = new Map<string, LoadedPlugin>();
   /** Each compiled config version's plugin definitions by entry name, for the published options schemas. */
   private readonly definitions = new WeakMap<RuntimeConfig, ReadonlyMap<string, PluginDefinition>>();
+  /** The secret option paths plugins declared, by entry name (see secretOptions). */
+  private readonly secrets = new Map<string, Set<string>>();
 
   constructor(private readonly deps: PluginHostDeps) {}
 
@@ -77,7 +79,10 @@ export class PluginHost {
         }
         const definition = await this.acquire(entry, index, keys);
         definitions.set(entry.name, definition);
-        const options = this.parseOptions(definition, entry.options, index);
+        this.noteSecretOptions(entry.name, definition, index);
+        // The options with their env:/file: references read (config.plugins keeps them as written, for showing).
+        const written = config.pluginOptions.has(entry.name) ? config.pluginOptions.get(entry.name) : entry.options;
+        const options = this.parseOptions(definition, written, index);
         const services = this.deps.services.scoped(entry.name, definition.requires ?? []);
         let stage: Stage | null;
         try {
@@ -114,6 +119,26 @@ export class PluginHost {
       await this.release(keys);
       throw err;
     }
+  }
+
+  /**
+   * The options the plugins configured under `name` declare secret (`secretOptions`), for masking and sealing them.
+   * Every plugin ever loaded under the name counts, so that a config shown after the plugin changed (the audit
+   * log's before and after) masks what either version held secret.
+   */
+  secretOptions(name: string): readonly string[] {
+    return [...(this.secrets.get(name) ?? [])];
+  }
+
+  private noteSecretOptions(name: string, definition: PluginDefinition, index: number): void {
+    const declared: unknown = definition.secretOptions;
+    if (declared === undefined) return;
+    if (!Array.isArray(declared) || !declared.every((path) => typeof path === 'string' && path !== '' && !path.split('.').includes(''))) {
+      throw new ConfigError(`plugins.${index}: plugin "${name}": secretOptions must be a list of option paths such as 'api_key' or 'auth.token'`);
+    }
+    const known = this.secrets.get(name) ?? new Set<string>();
+    for (const path of declared as string[]) known.add(path);
+    this.secrets.set(name, known);
   }
 
   /** The options schemas of a compiled config version's plugins, matched to their entries by name. */

@@ -1,0 +1,91 @@
+import type { PluginEntryConfig } from '../core/config.js';
+import { isRecord } from '../core/is-record.js';
+import { maskSecret } from './secret-box.js';
+
+/**
+ * The options a plugin declares secret (`definePlugin({ secretOptions: ['api_key', 'auth.token'] })`), by the name of
+ * its config entry: the gateway's plugin host knows them once it has loaded the plugin. Empty for one it has not.
+ */
+export type PluginSecrets = (name: string) => readonly string[];
+
+export const NO_PLUGIN_SECRETS: PluginSecrets = () => [];
+
+/**
+ * Whether the option at `path` (its keys and array indexes) is secret: a declared path names an option and everything
+ * under it (`headers` covers every header), and `*` stands for any one key or index (`endpoints.*.token`).
+ */
+export function isSecretOption(declared: readonly string[], path: readonly string[]): boolean {
+  return declared.some((pattern) => {
+    const parts = pattern.split('.');
+    return parts.length <= path.length && parts.every((part, i) => part === '*' || part === path[i]);
+  });
+}
+
+/** `options` with each string leaf `change(value, path)` says to change changed; the rest as it is. */
+export function mapOptionStrings(options: unknown, change: (value: string, path: readonly string[]) => string, path: readonly string[] = []): unknown {
+  if (typeof options === 'string') return change(options, path);
+  if (Array.isArray(options)) return options.map((item, i) => mapOptionStrings(item, change, [...path, String(i)]));
+  if (isRecord(options)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(options)) out[key] = mapOptionStrings(value, change, [...path, key]);
+    return out;
+  }
+  return options;
+}
+
+/** The value at `path` of options as stored, or undefined. */
+export function optionAt(options: unknown, path: readonly string[]): unknown {
+  let value = options;
+  for (const key of path) {
+    if (Array.isArray(value)) value = value[Number(key)];
+    else if (isRecord(value)) value = value[key];
+    else return undefined;
+  }
+  return value;
+}
+
+/**
+ * Plugin entries with their secret options passed through `transform` (`secret` says which string leaves are: the
+ * declared ones to mask or seal, every sealed one to unseal).
+ */
+export function mapPluginSecrets(
+  entries: readonly PluginEntryConfig[],
+  secret: (name: string, path: readonly string[], value: string) => boolean,
+  transform: (value: string) => string,
+): PluginEntryConfig[] {
+  return entries.map((entry) =>
+    entry.options === undefined ? entry : { ...entry, options: mapOptionStrings(entry.options, (value, path) => (secret(entry.name, path, value) ? transform(value) : value)) },
+  );
+}
+
+/** Plugin entries as the API, the audit log and the dashboard show them: declared secrets masked (`****abcd`), references whole. */
+export function maskPluginEntries(entries: readonly PluginEntryConfig[], secrets: PluginSecrets): PluginEntryConfig[] {
+  return mapPluginSecrets(entries, (name, path) => isSecretOption(secrets(name), path), maskSecret);
+}
+
+/**
+ * Plugin entries a client read (secrets masked) and writes back: a secret option that shows the masked form of the
+ * stored entry's (of the same name, at the same place) is the stored value again. `refuse(where, stored)` says what
+ * to do with a masked value that stands for nothing stored (a reference of the file's stored there, or nothing).
+ */
+export function restoreMaskedPluginEntries(
+  next: readonly PluginEntryConfig[],
+  stored: readonly PluginEntryConfig[],
+  secrets: PluginSecrets,
+  isMasked: (value: string) => boolean,
+  refuse: (where: string, stored: unknown) => Error,
+): PluginEntryConfig[] {
+  return next.map((entry, index) => {
+    if (entry.options === undefined) return entry;
+    const declared = secrets(entry.name);
+    const before = stored.find((candidate) => candidate.name === entry.name)?.options;
+    const options = mapOptionStrings(entry.options, (value, path) => {
+      if (!isSecretOption(declared, path)) return value;
+      const storedValue = optionAt(before, path);
+      if (typeof storedValue === 'string' && storedValue !== value && maskSecret(storedValue) === value) return storedValue;
+      if (isMasked(value)) throw refuse(['plugins', index, 'options', ...path].join('.'), storedValue);
+      return value;
+    });
+    return { ...entry, options };
+  });
+}

@@ -1,0 +1,235 @@
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load-file.js';
+import { AdminClient } from '../helpers/admin.js';
+import { openAIConfig, startGateway } from '../helpers/gateway.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+/**
+ * Secrets in plugin options: `env:`/`file:` references read for the plugin and shown as written, and the options a
+ * plugin declares secret (`secretOptions`) masked wherever the config is shown, sealed where it is stored, and kept
+ * when written back masked. Through a real plugin loaded by a running gateway and the management API.
+ */
+
+const ENV_KEY = 'mod-key-from-env-DISTINCTIVE-7e41';
+const FILE_KEY_1 = 'mod-key-from-file-DISTINCTIVE-0001';
+const FILE_KEY_2 = 'mod-key-from-file-DISTINCTIVE-0002';
+const TOKEN = 'webhook-token-literal-DISTINCTIVE-9c2a';
+const API_KEY = 'mod-key-set-through-api-DISTINCTIVE-5b3f';
+const SECRETS = [ENV_KEY, FILE_KEY_1, FILE_KEY_2, TOKEN, API_KEY];
+
+/**
+ * A moderation-style plugin with an API key and a webhook token, declared secret. Its schema checks the key's form,
+ * so a reference reaching it unread would be refused. It tells the client the last 4 characters of the key it has.
+ */
+const MODERATION = `
+import { z } from ${JSON.stringify(import.meta.resolve('zod'))};
+const probe = () => (globalThis.__pluginSecretsProbe ??= { created: [] });
+export default {
+  name: 'moderation',
+  secretOptions: ['api_key', 'auth.token'],
+  options: z.strictObject({
+    api_key: z.string().startsWith('mod-key-'),
+    auth: z.strictObject({ token: z.string() }).optional(),
+    mask: z.string().default('****'),
+    note: z.string().optional(),
+  }),
+  create(options) {
+    probe().created.push(options);
+    return { name: 'moderation', run(ctx, next) { ctx.responseHeaders['x-moderation-key-tail'] = options.api_key.slice(-4); return next(); } };
+  },
+};
+`;
+
+const probe = globalThis as unknown as { __pluginSecretsProbe: { created: Array<{ api_key: string; auth?: { token: string }; mask: string; note?: string }> } };
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
+
+let upstream: ScriptedUpstream;
+let dir: string;
+let pluginPath: string;
+
+function lastCreated() {
+  return probe.__pluginSecretsProbe.created.at(-1);
+}
+
+async function keyTail(client: OpenAI): Promise<string | null> {
+  const { response } = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).withResponse();
+  return response.headers.get('x-moderation-key-tail');
+}
+
+function expectNoSecret(api: AdminClient): void {
+  for (const seen of api.seen) for (const secret of SECRETS) expect(seen.text).not.toContain(secret);
+}
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+/** Every file of the data directory's LMDB store, as text: what a copied data directory gives away. */
+function storeText(dataDir: string): string {
+  const files = readdirSync(dataDir).filter((name) => name.startsWith('tollgate.lmdb'));
+  return files.map((name) => readFileSync(join(dataDir, name)).toString('latin1')).join('\n');
+}
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ apiKey: null });
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-secrets-'));
+  pluginPath = join(dir, 'moderation.mjs');
+  writeFileSync(pluginPath, MODERATION);
+});
+afterAll(async () => {
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  upstream.reset();
+  probe.__pluginSecretsProbe = { created: [] };
+});
+
+describe('secrets in plugin options', () => {
+  it('reads env: references for the plugin and shows the reference; masks a declared literal secret in every answer and the audit log', async () => {
+    const tg = await startGateway(
+      openAIConfig(upstream.url, { plugins: [{ name: 'moderation', path: pluginPath, options: { api_key: 'env:MOD_KEY', auth: { token: TOKEN }, note: 'first' } }] }),
+      { MOD_KEY: ENV_KEY },
+    );
+    const api = new AdminClient(tg.url);
+    try {
+      expect(lastCreated()).toMatchObject({ api_key: ENV_KEY, auth: { token: TOKEN }, mask: '****' });
+      expect(await keyTail(tg.client)).toBe(ENV_KEY.slice(-4));
+
+      const view = await api.get('/api/config');
+      expect(view.status).toBe(200);
+      expect(view.body.plugins[0].options).toEqual({ api_key: 'env:MOD_KEY', auth: { token: `****${TOKEN.slice(-4)}` }, note: 'first' });
+
+      // The dashboard's save of something else: the file's plugin list read back unchanged stays the file's.
+      const saved = await api.put('/api/config', { ...view.body, settings: { ...view.body.settings, log_retention_days: 9 } });
+      expect(saved.status).toBe(200);
+      expect((await api.get('/api/config?layer=api')).body.plugins).toBeUndefined();
+      expect(lastCreated()).toMatchObject({ api_key: ENV_KEY, auth: { token: TOKEN } });
+
+      // A change to the plugin through the API would make the whole list the API's, which cannot hold the file's reference.
+      const changed = structuredClone(view.body);
+      changed.plugins[0].options.note = 'second';
+      const refused = await api.put('/api/config', changed);
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.param).toBe('plugins.0.options.api_key');
+      expect(refused.body.error.message).toContain('env:/file: reference in the config file');
+
+      await api.get('/api/audit?limit=100');
+      expectNoSecret(api);
+    } finally {
+      await tg.stop();
+    }
+  });
+
+  it('keeps a literal secret set through the API: masked when read, restored when written back masked, sealed in the store', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-secrets-data-'));
+    const tg = await startGateway(openAIConfig(upstream.url), {}, { dataDir });
+    const api = new AdminClient(tg.url);
+    try {
+      const entry = { name: 'moderation', path: pluginPath, options: { api_key: API_KEY, auth: { token: TOKEN }, mask: '****', note: 'first' } };
+      const patched = await api.patch('/api/config', { plugins: [entry] });
+      expect(patched.status).toBe(200);
+      expect(lastCreated()).toMatchObject({ api_key: API_KEY, auth: { token: TOKEN } });
+      // Masked in the answer to the write itself; a non-secret option that looks masked is shown as it is.
+      expect(patched.body.plugins[0].options).toEqual({ api_key: `****${API_KEY.slice(-4)}`, auth: { token: `****${TOKEN.slice(-4)}` }, mask: '****', note: 'first' });
+      expect((await api.get('/api/config?layer=api')).body.plugins[0].options.api_key).toBe(`****${API_KEY.slice(-4)}`);
+
+      // Read, change one option, write back: the masked secrets stand for the stored ones.
+      const view = (await api.get('/api/config')).body;
+      view.plugins[0].options.note = 'second';
+      const put = await api.put('/api/config', view);
+      expect(put.status).toBe(200);
+      expect(lastCreated()).toMatchObject({ api_key: API_KEY, auth: { token: TOKEN }, mask: '****', note: 'second' });
+      expect(await keyTail(tg.client)).toBe(API_KEY.slice(-4));
+      // The API layer read and written back whole (PUT of the layer, PATCH of the list) keeps them too.
+      const layer = (await api.get('/api/config?layer=api')).body;
+      expect((await api.put('/api/config', { ...layer, plugins: [{ ...layer.plugins[0], options: { ...layer.plugins[0].options, note: 'third' } }] })).status).toBe(200);
+      expect(lastCreated()).toMatchObject({ api_key: API_KEY, auth: { token: TOKEN }, note: 'third' });
+
+      // A masked value that stands for nothing stored, and a reference, are refused naming the option.
+      const unknown = await api.patch('/api/config', { plugins: [{ ...entry, options: { ...entry.options, api_key: '****zzzz' } }] });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error.param).toBe('plugins.0.options.api_key');
+      const reference = await api.patch('/api/config', { plugins: [{ ...entry, options: { ...entry.options, api_key: 'env:HOME' } }] });
+      expect(reference.status).toBe(400);
+      expect(reference.body.error.param).toBe('plugins.0.options.api_key');
+      expect(reference.body.error.message).toContain('references are accepted only in the config file');
+      expect(lastCreated()?.note).toBe('third');
+
+      await api.get('/api/audit?limit=100');
+      expectNoSecret(api);
+    } finally {
+      await tg.stop();
+    }
+    try {
+      const stored = storeText(dataDir);
+      expect(stored).toContain('third');
+      for (const secret of [API_KEY, TOKEN]) expect(stored).not.toContain(secret);
+      // Unsealed at the next start, before the plugin is loaded.
+      probe.__pluginSecretsProbe = { created: [] };
+      const again = await startGateway(openAIConfig(upstream.url), {}, { dataDir });
+      try {
+        expect(lastCreated()).toMatchObject({ api_key: API_KEY, auth: { token: TOKEN }, mask: '****', note: 'third' });
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to start on a reference it cannot read, naming the option', async () => {
+    const started = startGateway(openAIConfig(upstream.url, { plugins: [{ name: 'moderation', path: pluginPath, options: { api_key: 'env:MOD_KEY' } }] }), {});
+    await expect(started).rejects.toThrow('plugins.0.options.api_key: environment variable MOD_KEY is not set');
+    const missing = join(dir, 'no-such-secret');
+    const fromFile = startGateway(openAIConfig(upstream.url, { plugins: [{ name: 'moderation', path: pluginPath, options: { api_key: `file:${missing}` } }] }), {});
+    await expect(fromFile).rejects.toThrow(`plugins.0.options.api_key: cannot read ${missing}: ENOENT`);
+  });
+
+  it('gives the plugin a file: secret read again when its file is rewritten (a rotated Kubernetes Secret)', async () => {
+    const secretPath = join(mkdtempSync(join(tmpdir(), 'tollgate-plugin-secret-file-')), 'moderation-key');
+    writeFileSync(secretPath, `${FILE_KEY_1}\n`);
+    const configPath = join(dir, 'tollgate.config.yaml');
+    const yaml = [
+      'providers:',
+      '  openai:',
+      `    base_url: ${upstream.url}/v1`,
+      '    api_key: sk-upstream-test',
+      'plugins:',
+      '  - name: moderation',
+      `    path: ${pluginPath}`,
+      '    options:',
+      `      api_key: "file:${secretPath}"`,
+      `      auth: { token: ${TOKEN} }`,
+      '',
+    ].join('\n');
+    writeFileSync(configPath, yaml);
+    const tg = await startGateway(parseConfigText(readFileSync(configPath, 'utf8'), configPath), {}, { configPath });
+    const api = new AdminClient(tg.url);
+    try {
+      expect(lastCreated()?.api_key).toBe(FILE_KEY_1);
+      expect(await keyTail(tg.client)).toBe(FILE_KEY_1.slice(-4));
+      writeFileSync(`${secretPath}.tmp`, `${FILE_KEY_2}\n`);
+      renameSync(`${secretPath}.tmp`, secretPath);
+      await until(() => lastCreated()?.api_key === FILE_KEY_2);
+      expect(await keyTail(tg.client)).toBe(FILE_KEY_2.slice(-4));
+      expect((await api.get('/api/config')).body.plugins[0].options).toEqual({ api_key: `file:${secretPath}`, auth: { token: `****${TOKEN.slice(-4)}` } });
+      // The reload is audited with the file's config before and after, its literal secret masked.
+      const audit = await api.get('/api/audit?limit=100');
+      const reloaded = audit.body.data.find((item: { action: string }) => item.action === 'file.reloaded');
+      expect(reloaded.after.plugins[0].options.auth.token).toBe(`****${TOKEN.slice(-4)}`);
+      expectNoSecret(api);
+    } finally {
+      await tg.stop();
+      rmSync(configPath, { force: true });
+    }
+  });
+});
