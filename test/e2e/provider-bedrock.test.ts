@@ -282,6 +282,21 @@ describe('reasoning to bedrock', () => {
     expect(message.content).toBe('echo: ponder');
   });
 
+  it("carries an OpenAI client's tool loop with reasoning_effort to Claude: the turn after the tool call goes without thinking, which Claude would refuse there", async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'What is the weather in Oslo?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny, 21 C' },
+    ];
+    const completion = await tg.client.chat.completions.create({ model: CLAUDE, max_completion_tokens: 3000, reasoning_effort: 'medium', tools, messages });
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    expect(upstream.calls.at(-1)?.body.additionalModelRequestFields).toBeUndefined();
+    // A fresh question in the same conversation thinks again.
+    await tg.client.chat.completions.create({ model: CLAUDE, max_completion_tokens: 3000, reasoning_effort: 'medium', tools, messages: [...messages, { role: 'assistant', content: 'It is sunny.' }, { role: 'user', content: 'ponder more' }] });
+    expect(upstream.calls.at(-1)?.body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 2048 } });
+  });
+
   it("passes an Anthropic client's thinking to Claude as written (InvokeModel), and streams the thinking back with its signature", async () => {
     const request = { model: CLAUDE, max_tokens: 5000, thinking: { type: 'enabled' as const, budget_tokens: 3000 }, messages: [{ role: 'user' as const, content: 'ponder' }] };
     const message = await anthropic().messages.create(request);

@@ -105,6 +105,16 @@ function validateModelFields(modelId: string, body: Record<string, any>): void {
   check(isRecord(thinking) && ['enabled', 'disabled'].includes(thinking.type), 'The model returned the following errors: thinking: Input tag does not match the expected tags: \'enabled\', \'disabled\'');
   if (thinking.type !== 'enabled') return;
   check(Number.isInteger(thinking.budget_tokens) && thinking.budget_tokens >= 1024, 'The model returned the following errors: thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+  // Claude's rule for a conversation that continues a tool-use turn (Anthropic's words, relayed by Bedrock): with
+  // thinking enabled, the last assistant message must start with its thinking (reasoningContent in Converse).
+  const messages: unknown[] = Array.isArray(body.messages) ? body.messages : [];
+  const lastAssistant = messages.map((message, i) => [message, i] as const).filter(([message]) => isRecord(message) && message.role === 'assistant').at(-1);
+  if (lastAssistant) {
+    const content: unknown[] = Array.isArray((lastAssistant[0] as Record<string, any>).content) ? (lastAssistant[0] as Record<string, any>).content : [];
+    const usesTool = content.some((block) => isRecord(block) && 'toolUse' in block);
+    const thought = isRecord(content[0]) && 'reasoningContent' in content[0];
+    check(!usesTool || thought, `The model returned the following errors: messages.${lastAssistant[1]}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`text\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`);
+  }
   const maxTokens = body.inferenceConfig?.maxTokens;
   if (typeof maxTokens === 'number') check(maxTokens > thinking.budget_tokens, 'The model returned the following errors: `max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size');
 }

@@ -262,17 +262,31 @@ function outputConfig(format: unknown): unknown {
  * to (fitted under maxTokens as on Anthropic's API), and `top_k` (AWS's Converse example for Claude sends it there).
  * Other families are sent nothing: some take other fields or none, and an unknown field is a 400 (see README).
  */
-function modelFields(request: ChatCompletionRequest, model: string, maxTokens: number | undefined): ConverseRequest['additionalModelRequestFields'] {
+function modelFields(request: ChatCompletionRequest, model: string, maxTokens: number | undefined, turns: readonly ConverseMessage[]): ConverseRequest['additionalModelRequestFields'] {
   if (!isClaude(model)) return undefined;
   const fields: Record<string, unknown> = {};
   let thinking = thinkingOf(request);
-  // Thinking off is Claude's default: nothing to send.
-  if (thinking && thinking.type !== 'disabled') {
-    if (maxTokens !== undefined) thinking = fitBudget(thinking, maxTokens, request.thinking !== undefined && request.thinking !== null);
+  const explicit = request.thinking !== undefined && request.thinking !== null;
+  // Thinking off is Claude's default: nothing to send. Thinking asked for by reasoning_effort is left off for the turn
+  // after a tool call that carries none (OpenAI's formats cannot hand Claude's signed thinking back): Claude refuses
+  // it ("a final assistant message must start with a thinking block"); thinking set explicitly is Claude's to judge.
+  if (thinking && thinking.type !== 'disabled' && (explicit || !continuesUnthoughtToolTurn(turns))) {
+    if (maxTokens !== undefined) thinking = fitBudget(thinking, maxTokens, explicit);
     fields.thinking = thinking;
   }
   if (typeof request.top_k === 'number') fields.top_k = request.top_k;
   return Object.keys(fields).length > 0 ? fields : undefined;
+}
+
+/** Whether the last assistant turn calls a tool without starting with its reasoning (see modelFields). */
+function continuesUnthoughtToolTurn(turns: readonly ConverseMessage[]): boolean {
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i] as ConverseMessage;
+    if (turn.role !== 'assistant') continue;
+    const first = turn.content[0];
+    return !(first !== undefined && 'reasoningContent' in first) && turn.content.some((block) => 'toolUse' in block);
+  }
+  return false;
 }
 
 /** The Converse body for a canonical request; fields Converse cannot express are dropped (seed, user, ...). */
@@ -288,7 +302,7 @@ export function converseBody(request: ChatCompletionRequest, model: string): Con
   if (tools) body.toolConfig = tools;
   const output = outputConfig(request.response_format);
   if (output) body.outputConfig = output;
-  const fields = modelFields(request, model, inference?.maxTokens);
+  const fields = modelFields(request, model, inference?.maxTokens, turns);
   if (fields) body.additionalModelRequestFields = fields;
   return body;
 }
