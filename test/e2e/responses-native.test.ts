@@ -30,7 +30,9 @@ beforeAll(async () => {
       openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', prices: PRICES },
       // Azure OpenAI's v1 API serves the Responses API as OpenAI does; its dated API is translated to chat completions.
       'azure-v1': { type: 'azure', base_url: `${azure.url}/openai/v1/`, api_key: 'azure-key' },
-      'azure-dated': { type: 'azure', base_url: azure.url, api_key: 'azure-key' },
+      'azure-dated': { type: 'azure', base_url: azure.url, api_key: 'azure-key', api_version: '2024-10-21' },
+      // No api_version: Azure's v1 API, which serves the Responses API too.
+      'azure-default': { type: 'azure', base_url: azure.url, api_key: 'azure-key' },
     },
     routes: { 'broken-then-gpt': { targets: [{ model: 'openai/error-503' }], fallbacks: [MODEL] } },
     guardrails: {
@@ -268,6 +270,12 @@ describe('Azure OpenAI', () => {
     const stream = client.responses.stream({ model: 'azure-v1/gpt-5-prod', input: 'stream azure' });
     for await (const _event of stream) void _event;
     expect((await stream.finalResponse()).output_text).toBe('echo: stream azure');
+    expect(azure.calls.at(-1)?.path).toBe('/openai/v1/responses');
+  });
+
+  it('a resource without a dated api_version is called at its v1 API, Responses passed through', async () => {
+    const response = await client.responses.create({ model: 'azure-default/gpt-5-prod', input: 'hello default' });
+    expect(response.output_text).toBe('echo: hello default');
     expect(azure.calls.at(-1)?.path).toBe('/openai/v1/responses');
   });
 
