@@ -1,5 +1,5 @@
 import { defer, Observable } from 'rxjs';
-import type { ChatCompletion, ChatMessage, CompletionUsage, ResponseEvent } from '../core/canonical.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatMessage, CompletionUsage, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import type { McpPolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext, Spent } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
@@ -12,6 +12,8 @@ import { mayAskFor, mayUse, modeOf, modelToolName, takeToolCall, toolsFor } from
 import { LIMITER, MCP } from '../services.js';
 import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
+import { NativeRunStream } from '../mcp/native-run-stream.js';
+import { addCounts, nativeTurnUsage, withEarlierUsage } from '../mcp/run-usage.js';
 import { modelToolSchema } from '../mcp/model-schema.js';
 import { noAnthropicToolChoice, noGeminiToolCall, noToolChoice, unforcedToolChoice } from '../mcp/tool-choice.js';
 import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
@@ -19,6 +21,8 @@ import { NativeKeeper } from '../cache/native-keeper.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
 const SERVERS_HEADER = 'x-tollgate-mcp';
+/** What a turn's native events ride on before it had a chunk of its own. */
+const EMPTY_CHUNK: ChatCompletionChunk = { id: '', object: 'chat.completion.chunk', model: '', choices: [] };
 const MODE_HEADER = 'x-tollgate-mcp-mode';
 
 /** One tool call a turn ended with, assembled from its deltas (streams) or read from the message. */
@@ -95,25 +99,10 @@ function completionText(completion: ChatCompletion): string | null {
   return isRecord(choice) && isRecord(choice.message) && typeof choice.message.content === 'string' ? choice.message.content : null;
 }
 
-/**
- * Two usages' counts added, field by field and into the details (`prompt_tokens_details.cached_tokens`,
- * `completion_tokens_details.reasoning_tokens`, a provider's own counts): the parts must add up with the totals, or
- * an Anthropic client reads the turns' cache reads but the last's as uncached input. Other values are the later's.
- */
-function addCounts(total: Record<string, unknown>, usage: Record<string, unknown>): Record<string, unknown> {
-  const sum: Record<string, unknown> = { ...total, ...usage };
-  for (const [field, value] of Object.entries(usage)) {
-    const before = total[field];
-    if (typeof value === 'number' && typeof before === 'number') sum[field] = before + value;
-    else if (isRecord(value) && isRecord(before)) sum[field] = addCounts(before, value);
-  }
-  return sum;
-}
-
 function addUsage(total: CompletionUsage | null, usage: CompletionUsage | null | undefined): CompletionUsage | null {
   if (!usage) return total;
   if (!total) return { ...usage };
-  return addCounts(total, usage) as CompletionUsage;
+  return addCounts(total as Record<string, unknown>, usage as Record<string, unknown>) as CompletionUsage;
 }
 
 function addSpent(total: Spent | null, spent: Spent | null): Spent | null {
@@ -235,6 +224,12 @@ class McpStage implements Stage {
       let ended = false;
       // A model turn is running (its charge not yet added to `spent`), not the tools between turns.
       let turnOpen = false;
+      // The client's own format, when its body goes upstream as it is (native pass-through): the answering turn then
+      // reaches it as the upstream wrote it, with the usage of every turn in that format's shape (see run-usage.ts).
+      const format = ctx.native?.format === 'anthropic' || ctx.native?.format === 'gemini' ? ctx.native.format : null;
+      const nativeStream = ctx.stream && format ? new NativeRunStream(format) : null;
+      /** The earlier turns' usage as their upstream gave it; null once a turn was not the upstream's own. */
+      let nativeUsage: Record<string, unknown> | null = {};
       /**
        * What the run cost so far, for the request log: the turns done and the one running (its charge is on
        * ctx.spent once its spend stage settled it). The charges themselves went to the key turn by turn.
@@ -255,6 +250,11 @@ class McpStage implements Stage {
         let turnUsage: CompletionUsage | null = null;
         // The upstream's own answer of this turn (native pass-through), for the next turn's body (see nativeNextTurn).
         const kept = new NativeKeeper(ctx.native?.format ?? null);
+        // Whether this turn streams the upstream's own events (its first chunk tells, as for the dialects).
+        let nativeTurn: boolean | null = null;
+        let lastChunk: ChatCompletionChunk = EMPTY_CHUNK;
+        const earlierUsage = step > 1 ? nativeUsage : null;
+        nativeStream?.startTurn(earlierUsage, final);
         // The upstream's usage is the turn's own: the spend stage charges it when set, so one left from the turn
         // before would be charged again for a turn that failed or was cut off before its upstream reported any.
         ctx.usage = null;
@@ -267,6 +267,9 @@ class McpStage implements Stage {
           if (stopped) return;
           subscriber.next(event);
         };
+        const emitNative = (chunk: ChatCompletionChunk, events: NativeStreamEvent[]): void => {
+          if (events.length > 0 && nativeStream) emit({ kind: 'chunk', chunk: { id: chunk.id, object: 'chat.completion.chunk', model: chunk.model, choices: [] }, native: { format: nativeStream.format, events } });
+        };
         current = subscribeGuarded(next(), {
           next: (received) => {
             kept.add(received);
@@ -276,9 +279,20 @@ class McpStage implements Stage {
               return;
             }
             if (received.kind !== 'chunk') return emit(received);
-            // An agent's answer may span turns (the later ones translated), and the tool calls it holds back are
-            // tollgate's: the client gets it rendered from the chunks, never as an upstream's own events (native
-            // pass-through), which would carry a held call out with the text of the same read.
+            const native = received.native;
+            lastChunk = received.chunk;
+            if (nativeTurn === null) {
+              nativeTurn = nativeStream !== null && (step === 1 || nativeUsage !== null) && native?.format === nativeStream.format && Array.isArray(native.events);
+              // A turn another format's provider answered (a fallback) cannot go on in the upstream's own stream the
+              // client has: say so rather than end it short.
+              if (!nativeTurn && nativeStream?.begun) {
+                throw gatewayError('upstream_stream_error', 'A later turn of this MCP agent run was answered in another format than the one already streamed to the client; it cannot continue that stream.');
+              }
+            }
+            // The upstream's events go to the client on chunks of their own, those of a tool call tollgate runs never.
+            if (nativeTurn && nativeStream && native?.events) emitNative(received.chunk, nativeStream.push(native.events));
+            // The chunks themselves go on without the upstream's events (which would carry a held call out with the
+            // text of the same read): rendered for a client of another format, read by the stages for a native one.
             const event: ResponseEvent = received.native ? { kind: 'chunk', chunk: received.chunk } : received;
             const chunk = event.chunk;
             if (chunk.usage) turnUsage = chunk.usage;
@@ -326,12 +340,18 @@ class McpStage implements Stage {
               ctx.spent = spent;
               ended = true;
               if (done) {
-                // One turn: the answer as it came, with the upstream's own body (native pass-through) that keeps what
-                // the canonical form cannot (Anthropic's thinking signatures, server tool blocks), which the client
-                // must hand back to go on. After more turns, it is rendered from the canonical form with their usage.
-                if (step > 1) emit({ kind: 'completion', completion: { ...done, usage: addUsage(usage, done.usage) ?? done.usage ?? null } });
-                else emit(completionEvent as ResponseEvent);
+                // The answer as it came, with the upstream's own body (native pass-through) that keeps what the
+                // canonical form cannot (Anthropic's thinking signatures, server tool blocks, Gemini's thought
+                // signatures), which the client must hand back to go on; after more turns, with their usage added.
+                const event = completionEvent as ResponseEvent;
+                if (step === 1) emit(event);
+                else {
+                  const own = event.native?.format === format && event.native?.body && nativeUsage ? event.native : null;
+                  const completion = { ...done, usage: addUsage(usage, done.usage) ?? done.usage ?? null };
+                  emit({ kind: 'completion', completion, ...(own?.body ? { native: { format: own.format, body: withEarlierUsage(own.format, own.body, nativeUsage) } } : {}) });
+                }
               } else {
+                if (nativeTurn && nativeStream) emitNative(lastChunk, nativeStream.finish(true));
                 for (const event of held) {
                   if (event.kind === 'chunk' && event.chunk.usage && step > 1) emit({ kind: 'chunk', chunk: { ...event.chunk, usage: addUsage(usage, event.chunk.usage) } });
                   else emit(event);
@@ -341,6 +361,9 @@ class McpStage implements Stage {
               return;
             }
             usage = addUsage(usage, done ? done.usage : turnUsage);
+            nativeStream?.finish(false);
+            const turnNative = kept.kept();
+            nativeUsage = nativeUsage && turnNative ? addCounts(nativeUsage, nativeTurnUsage(turnNative) ?? {}) : null;
             // The time budget bounds the tools too, not only whether another turn starts: a tool slower than what is
             // left of it (call_timeout_ms may be far longer) is given up, the model reads an error and answers.
             const budget = new AbortController();

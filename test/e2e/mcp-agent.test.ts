@@ -530,7 +530,13 @@ describe('MCP tools for models', () => {
       body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'use the tool for venus' }] }], tools: [{ googleSearch: {} }], safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }] }),
     });
     expect(response.status).toBe(200);
-    const answer = (await response.json()) as { candidates: Array<{ content: { parts: Array<{ text?: string }> } }> };
+    const answer = (await response.json()) as { candidates: Array<{ content: { parts: Array<{ text?: string }> } }>; usageMetadata: Record<string, any> };
+    // The last turn's answer is Gemini's own (its counts by modality, which the canonical form drops, kept), with
+    // the usage of both turns added up, the details with the totals.
+    const usage = answer.usageMetadata;
+    expect(usage.promptTokensDetails).toEqual([{ modality: 'TEXT', tokenCount: usage.promptTokenCount }]);
+    expect(usage.totalTokenCount).toBe(usage.promptTokenCount + usage.candidatesTokenCount);
+    expect(usage.candidatesTokenCount).toBeGreaterThan(8);
     expect(kb.calls).toEqual(['lookup:use the tool for venus']);
     expect(gemini.calls).toHaveLength(2);
     const second = gemini.calls[1]?.body;

@@ -281,7 +281,9 @@ function plan(body: Json, cache: CacheTokens): Plan {
   const forced = choice?.type === 'any' || choice?.type === 'tool';
   const clientTools = tools.filter((tool) => tool.type !== WEB_SEARCH_TOOL);
   const webSearch = tools.some((tool) => tool.type === WEB_SEARCH_TOOL) && /search the web/i.test(lastText);
-  const callTool = clientTools.length > 0 && choice?.type !== 'none' && (forced || /call me again/i.test(textOf(last.content)) || (/use the tool/i.test(lastText) && !/^tool (said|failed)/.test(textOf(last.content))));
+  // A message (the user's, or a tool's result) that says to call a tool by name ("now call get_weather") has it called.
+  const named = clientTools.find((tool) => typeof tool.name === 'string' && textOf(last.content).includes(`call ${tool.name}`));
+  const callTool = clientTools.length > 0 && choice?.type !== 'none' && (forced || named !== undefined || /call me again/i.test(textOf(last.content)) || (/use the tool/i.test(lastText) && !/^tool (said|failed)/.test(textOf(last.content))));
   const content: Json[] = [];
   if (body.thinking?.type === 'enabled') {
     if (lastText.includes(REDACTED_THINKING_TRIGGER)) content.push({ type: 'redacted_thinking', data: `redacted_${randomAlphanumeric(32)}` });
@@ -302,7 +304,7 @@ function plan(body: Json, cache: CacheTokens): Plan {
   let stopSequence: string | null = null;
   let toolFragments: string[] = [];
   if (callTool) {
-    const name = choice?.type === 'tool' ? choice.name : clientTools[0]?.name;
+    const name = choice?.type === 'tool' ? choice.name : (named?.name ?? clientTools[0]?.name);
     const input = { query: lastText, units: 'metric' };
     const json = JSON.stringify(input);
     toolFragments = [json.slice(0, 5), json.slice(5, 17), json.slice(17)];
