@@ -17,6 +17,7 @@ import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secr
 import { checkEntraFields, resolveEntraAuth } from './entra-auth.js';
 import { resolvePluginOptions } from './plugin-options.js';
 import type { EntraCredential } from '../core/provider.js';
+import { DEFAULT_MCP_MAX_ANSWER_BYTES } from '../core/mcp.js';
 import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
@@ -623,6 +624,7 @@ function resolveMcp(section: McpConfig, source: 'api' | 'file', env: Env, dataDi
     servers,
     callTimeoutMs: section.call_timeout_ms ?? 30_000,
     maxResultBytes: section.max_result_bytes ?? 65_536,
+    maxAnswerBytes: section.max_answer_bytes ?? DEFAULT_MCP_MAX_ANSWER_BYTES,
     maxSteps: section.agent?.max_steps ?? 5,
     timeBudgetMs: section.agent?.time_budget_ms ?? 120_000,
   };

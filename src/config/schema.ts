@@ -234,6 +234,14 @@ const mcpServerNameSchema = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, 'letters, digits and `-` (no `_`: tool names are `<server>__<tool>`), at most 63')
   .refine(notObjectMember, RESERVED_NAME);
 
+const maxAnswerBytes = z
+  .number()
+  .int()
+  .min(1024)
+  .max(1_073_741_824)
+  .optional()
+  .describe('The most of one answer of the server tollgate reads; a tool call answered with more fails with a tool error, the rest unread (default mcp.max_answer_bytes).');
+
 export const mcpServerSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('stdio'),
@@ -242,6 +250,7 @@ export const mcpServerSchema = z.discriminatedUnion('type', [
     env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).optional().describe('Extra environment variables; values may be `env:NAME` or `file:/path` in the config file.'),
     cwd: z.string().min(1).max(1000).optional(),
     disabled: z.boolean().optional(),
+    max_answer_bytes: maxAnswerBytes,
   }),
   z.strictObject({
     type: z.literal('http'),
@@ -252,6 +261,7 @@ export const mcpServerSchema = z.discriminatedUnion('type', [
       .describe('Sent with every request to the server; a value may be `env:NAME` or `file:/path` in the config file, masked in API answers.'),
     token: z.string().min(1).max(10_000).optional().describe('Sent as `Authorization: Bearer <token>`; `env:NAME` or `file:/path` in the config file, masked in API answers.'),
     disabled: z.boolean().optional(),
+    max_answer_bytes: maxAnswerBytes,
   }),
 ]);
 
@@ -271,6 +281,7 @@ export const mcpSchema = z.strictObject({
   servers: z.record(mcpServerNameSchema, mcpServerSchema).optional().describe('MCP servers by name.'),
   call_timeout_ms: ms().positive().optional().describe('Longest a tool call may take; past it the model gets a tool error (default 30000).'),
   max_result_bytes: z.number().int().positive().max(16_777_216).optional().describe('A tool result is cut to this many bytes (default 65536).'),
+  max_answer_bytes: maxAnswerBytes.describe('The most of one answer of an MCP server tollgate reads, for servers without their own (default 10485760); a tool call answered with more fails.'),
   agent: z
     .strictObject({
       max_steps: z.number().int().positive().max(50).optional().describe('Most model turns in agent mode (default 5).'),

@@ -146,8 +146,8 @@ export interface GuardrailRuleConfig {
 
 /** One MCP server as configured: a command tollgate starts (stdio), or a streamable HTTP endpoint. */
 export type McpServerConfig =
-  | { type: 'stdio'; command: string; args?: string[] | undefined; env?: Record<string, string> | undefined; cwd?: string | undefined; disabled?: boolean | undefined }
-  | { type: 'http'; url: string; headers?: Record<string, string> | undefined; token?: string | undefined; disabled?: boolean | undefined };
+  | { type: 'stdio'; command: string; args?: string[] | undefined; env?: Record<string, string> | undefined; cwd?: string | undefined; disabled?: boolean | undefined; max_answer_bytes?: number | undefined }
+  | { type: 'http'; url: string; headers?: Record<string, string> | undefined; token?: string | undefined; disabled?: boolean | undefined; max_answer_bytes?: number | undefined };
 
 /** The top-level `mcp` section as written. */
 export interface McpConfig {
@@ -156,6 +156,8 @@ export interface McpConfig {
   call_timeout_ms?: number | undefined;
   /** A tool result is cut to this many bytes (default 65536). */
   max_result_bytes?: number | undefined;
+  /** The most of one server's answer tollgate reads; a tool call answered with more fails (default 10 MiB). */
+  max_answer_bytes?: number | undefined;
   /** Agent mode's bounds: model turns and total time. */
   agent?: { max_steps?: number | undefined; time_budget_ms?: number | undefined } | undefined;
 }
@@ -180,6 +182,7 @@ export interface McpSettings {
   servers: ReadonlyMap<string, McpServerRuntime>;
   callTimeoutMs: number;
   maxResultBytes: number;
+  maxAnswerBytes: number;
   maxSteps: number;
   timeBudgetMs: number;
 }

@@ -75,3 +75,6 @@ export interface McpHub {
   callTool(name: string, args: Record<string, unknown>, caller: McpCaller, options?: { signal?: AbortSignal }): Promise<McpCallResult>;
   health(): McpServerHealth[];
 }
+
+/** The default `mcp.max_answer_bytes`: the MCP SDK's own limit on a stdio server's message (10 MiB). */
+export const DEFAULT_MCP_MAX_ANSWER_BYTES = 10 * 1024 * 1024;

@@ -17,6 +17,7 @@ import { argSecrets } from '../core/mcp-arg-secrets.js';
 import type { Log } from '../log.js';
 import type { Outbound } from '../network/outbound-network.js';
 import { fetch as undiciFetch } from 'undici';
+import { DEFAULT_MAX_ANSWER_BYTES, limitAnswer, McpAnswerTooLarge } from './answer-limit.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /** How long to wait before reconnecting: `baseMs` doubled per failed attempt up to `maxMs`, each with jitter. */
@@ -41,7 +42,7 @@ const STDERR_TAIL_CHARS = 2_000;
  * serves each request on its own POST: the `notifications/cancelled` for a call given up on reaches another server
  * there, and only the end of the call's own request tells the server to stop (and frees the connection).
  */
-const callRequest = new AsyncLocalStorage<AbortSignal>();
+const callRequest = new AsyncLocalStorage<{ signal: AbortSignal; fail(err: Error): void }>();
 /** The body of a tools/call request as the SDK writes it (JSON.stringify, no spaces). */
 const TOOLS_CALL = '"method":"tools/call"';
 
@@ -62,6 +63,8 @@ export interface ConnectionDeps {
   clientInfo: { name: string; version: string };
   backoff: BackoffOptions;
   outbound: Outbound;
+  /** The config's `mcp.max_answer_bytes`, for a server without its own (read per call: a change applies at once). */
+  maxAnswerBytes?: () => number;
 }
 
 function message(err: unknown): string {
@@ -113,6 +116,8 @@ export class McpConnection {
   private readonly retired = new WeakSet<Client>();
   private refreshAgain = false;
   private readonly secrets: readonly string[];
+  /** The stdio transport closed because a message was past max_answer_bytes (the SDK's buffer limit). */
+  private overflowed = false;
 
   constructor(
     readonly runtime: McpServerRuntime,
@@ -130,6 +135,11 @@ export class McpConnection {
     let out = text;
     for (const secret of this.secrets) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
     return redactSecrets(out);
+  }
+
+  /** The most of one answer of this server tollgate reads: its own `max_answer_bytes`, else the config's. */
+  maxAnswerBytes(): number {
+    return this.runtime.max_answer_bytes ?? this.deps.maxAnswerBytes?.() ?? DEFAULT_MAX_ANSWER_BYTES;
   }
 
   get name(): string {
@@ -179,7 +189,9 @@ export class McpConnection {
     // Ends the call's HTTP request when the call fails (timed out, cancelled): after it, nobody reads its answer.
     const request = new AbortController();
     try {
-      const result = await callRequest.run(request.signal, () =>
+      // An answer past max_answer_bytes fails the call at once (the SDK would wait for one it never parses).
+      const fail = (err: Error): void => controller.abort(err);
+      const result = await callRequest.run({ signal: request.signal, fail }, () =>
         client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
           timeout: options.timeoutMs,
           maxTotalTimeout: options.timeoutMs,
@@ -189,8 +201,13 @@ export class McpConnection {
       const content = Array.isArray(result.content) ? (result.content as unknown[]) : [];
       const structured = isRecord(result.structuredContent) ? result.structuredContent : undefined;
       return { content, ...(structured ? { structuredContent: structured } : {}), isError: result.isError === true };
-    } catch (err) {
-      request.abort(err);
+    } catch (caught) {
+      request.abort(caught);
+      // An answer past max_answer_bytes: the SDK reports the abort as a timeout, and a stdio server whose answer
+      // overflowed its buffer as a closed connection (it closed the server).
+      const reason: unknown = controller.signal.reason;
+      const overflowed = this.overflowed && caught instanceof McpError && caught.code === ErrorCode.ConnectionClosed;
+      const err = reason instanceof McpAnswerTooLarge ? reason : overflowed ? new McpAnswerTooLarge(this.name, this.maxAnswerBytes()) : caught;
       // The server forgot the session (restarted, or it idled out): the MCP spec has the client start a new one, and
       // the call, which the server refused without running it, goes again on it (calls refused at once share it).
       const expired = err instanceof StreamableHTTPError && err.code === 404 && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined;
@@ -242,7 +259,8 @@ export class McpConnection {
     await Promise.all([client, ...retired].map((other) => other?.close().catch(() => undefined)));
   }
 
-  private transportFor(): Transport {
+  /** The transport of `client` (its answers past the limit end it, see fetchOutbound). */
+  private transportFor(client: Client): Transport {
     const runtime = this.runtime;
     if (runtime.type === 'stdio') {
       this.stderrTail = '';
@@ -253,6 +271,8 @@ export class McpConnection {
         env: { ...getDefaultEnvironment(), ...runtime.env },
         ...(runtime.cwd ? { cwd: runtime.cwd } : {}),
         stderr: 'pipe',
+        // A message past it closes the transport (a line cannot be skipped): the server restarts, the call fails.
+        maxBufferSize: this.maxAnswerBytes(),
       });
       transport.stderr?.on('data', (chunk: Buffer) => {
         const text = chunk.toString('utf8');
@@ -271,8 +291,16 @@ export class McpConnection {
     const fetchOutbound = ((url: string | URL, init?: RequestInit) => {
       const call = callRequest.getStore();
       const ends = call && typeof init?.body === 'string' && init.body.includes(TOOLS_CALL);
-      const signal = ends ? (init?.signal ? AbortSignal.any([init.signal, call]) : call) : init?.signal;
-      return undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), ...(signal ? { signal } : {}), dispatcher: outbound.dispatcher });
+      const signal = ends ? (init?.signal ? AbortSignal.any([init.signal, call.signal]) : call.signal) : init?.signal;
+      const answer = undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), ...(signal ? { signal } : {}), dispatcher: outbound.dispatcher });
+      // Every answer is read within max_answer_bytes; a tools/call past it fails the call (the connection stays). Any
+      // other (the handshake, the tool list, the server's own stream) past it is the server's fault, and nothing
+      // would answer what it was for: the connection is dropped and made again after the backoff.
+      const exceeded = (err: McpAnswerTooLarge): void => {
+        if (ends) call.fail(err);
+        else this.dropped(client, err);
+      };
+      return answer.then((response) => limitAnswer(response as unknown as Response, this.maxAnswerBytes(), this.name, exceeded));
     }) as unknown as FetchLike;
     return new StreamableHTTPClientTransport(new URL(runtime.url), {
       fetch: fetchOutbound,
@@ -294,7 +322,7 @@ export class McpConnection {
     this.attempts++;
     if (this.state !== 'connecting') this.state = 'reconnecting';
     const client = new Client(this.deps.clientInfo, { capabilities: {} });
-    const transport = this.transportFor();
+    const transport = this.transportFor(client);
     this.client = client;
     this.transport = transport;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -304,7 +332,9 @@ export class McpConnection {
       if (generation === this.generation) this.dropped(client, new Error(this.exitReason('the connection closed')));
     };
     client.onerror = (err) => {
-      if (generation === this.generation) this.deps.log.debug({ server: this.name, err: this.redact(message(err)) }, 'mcp connection error');
+      if (generation !== this.generation) return;
+      if (message(err).startsWith('ReadBuffer exceeded maximum size')) this.overflowed = true;
+      this.deps.log.debug({ server: this.name, err: this.redact(message(err)) }, 'mcp connection error');
     };
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
@@ -312,6 +342,7 @@ export class McpConnection {
       if (generation !== this.generation) return;
       this.toolList = tools;
       this.state = 'ready';
+      this.overflowed = false;
       this.attempts = 0;
       this.lastError = null;
       this.connectedAt = new Date().toISOString();

@@ -10,6 +10,7 @@ import type { Log } from '../log.js';
 import type { Outbound } from '../network/outbound-network.js';
 import type { BackoffOptions, McpConnection } from './mcp-connection.js';
 import { capResult, jsonBytes } from './mcp-result.js';
+import { DEFAULT_MAX_ANSWER_BYTES, McpAnswerTooLarge } from './answer-limit.js';
 
 /** Why a call failed: it ran past `call_timeout_ms`, its caller gave up, its server was not there, or the server or its answer failed. */
 export type McpFailure = 'timeout' | 'cancelled' | 'unavailable' | 'failed';
@@ -39,7 +40,7 @@ export interface McpHubOptions {
   backoff?: BackoffOptions;
 }
 
-const NOT_CONFIGURED: Pick<McpSettings, 'callTimeoutMs' | 'maxResultBytes'> = { callTimeoutMs: 30_000, maxResultBytes: 65_536 };
+const NOT_CONFIGURED: Pick<McpSettings, 'callTimeoutMs' | 'maxResultBytes' | 'maxAnswerBytes'> = { callTimeoutMs: 30_000, maxResultBytes: 65_536, maxAnswerBytes: DEFAULT_MAX_ANSWER_BYTES };
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -73,7 +74,7 @@ export class McpHubService implements McpHubView {
 
   private async apply(settings: McpSettings): Promise<void> {
     if (this.closed) return;
-    this.limits = { callTimeoutMs: settings.callTimeoutMs, maxResultBytes: settings.maxResultBytes };
+    this.limits = { callTimeoutMs: settings.callTimeoutMs, maxResultBytes: settings.maxResultBytes, maxAnswerBytes: settings.maxAnswerBytes };
     this.configured = [...settings.servers.values()];
     const wanted = new Map([...settings.servers].filter(([, server]) => server.disabled !== true));
     const closing: Promise<void>[] = [];
@@ -90,7 +91,7 @@ export class McpHubService implements McpHubView {
     if (this.closed) return;
     for (const [name, runtime] of wanted) {
       if (this.connections.has(name)) continue;
-      const connection = new McpConnection(runtime, { log: this.options.log, clientInfo: this.options.clientInfo, backoff: this.options.backoff ?? DEFAULT_BACKOFF, outbound: this.options.outbound });
+      const connection = new McpConnection(runtime, { log: this.options.log, clientInfo: this.options.clientInfo, backoff: this.options.backoff ?? DEFAULT_BACKOFF, outbound: this.options.outbound, maxAnswerBytes: () => this.limits.maxAnswerBytes });
       this.connections.set(name, connection);
       connection.start();
     }
@@ -143,6 +144,7 @@ export class McpHubService implements McpHubView {
     } catch (err) {
       // The SDK rejects an aborted call with a RequestTimeout error too: the caller's signal tells them apart.
       if (options.signal?.aborted) return failed('cancelled', 'the tool call was cancelled');
+      if (err instanceof McpAnswerTooLarge) return failed('failed', `the tool '${name}' answered more than ${err.maxBytes} bytes (max_answer_bytes); its answer was not read`);
       // A connection exists, so its module (and the SDK) is loaded: this import only looks it up.
       const { mcpErrorKind } = await import('./mcp-connection.js');
       const kind = mcpErrorKind(err);

@@ -7,7 +7,7 @@ import { until } from '../helpers/alert-receiver.js';
 import { OutboundNetwork } from '../../src/network/outbound-network.js';
 
 function settings(servers: McpServerRuntime[]): McpSettings {
-  return { servers: new Map(servers.map((server) => [server.name, server])), callTimeoutMs: 1_000, maxResultBytes: 1_000, maxSteps: 5, timeBudgetMs: 10_000 };
+  return { servers: new Map(servers.map((server) => [server.name, server])), callTimeoutMs: 1_000, maxResultBytes: 1_000, maxAnswerBytes: 10_485_760, maxSteps: 5, timeBudgetMs: 10_000 };
 }
 
 describe('McpHubService', () => {

@@ -85,7 +85,7 @@ export function McpPage() {
       {state?.source === 'file' ? (
         <div class="notice notice-info" role="note" data-testid="mcp-file-note">
           These servers come from the config file. A change here writes the servers shown into the API's <code>mcp</code> section, which then
-          replaces the file's as a whole (the file's <code>call_timeout_ms</code>, <code>max_result_bytes</code> and <code>agent</code> settings
+          replaces the file's as a whole (the file's <code>call_timeout_ms</code>, <code>max_result_bytes</code>, <code>max_answer_bytes</code> and <code>agent</code> settings
           fall back to their defaults unless set through the API); "Revert to file" goes back.
         </div>
       ) : null}
