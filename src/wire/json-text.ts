@@ -39,6 +39,18 @@ function stringEnd(text: string, start: number): number {
  * deeper level, so neither is mistaken for the field.
  */
 export function topLevelStringSpan(text: string, key: string): [number, number] | null {
+  const start = topLevelValueAt(text, key);
+  if (start === -1 || text.charCodeAt(start) !== QUOTE) return null;
+  const end = stringEnd(text, start);
+  return end === -1 ? null : [start, end + 1];
+}
+
+/**
+ * Where the value of the top-level object's `key` starts in a JSON text (past the colon and any spaces); -1 when
+ * the key is not at the top level. Strings are skipped whole and nested objects' keys are deeper, so neither is
+ * mistaken for the key.
+ */
+function topLevelValueAt(text: string, key: string): number {
   let depth = 0;
   for (let at = 0; at < text.length; at++) {
     const c = text.charCodeAt(at);
@@ -46,22 +58,20 @@ export function topLevelStringSpan(text: string, key: string): [number, number] 
     else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
     else if (c === QUOTE) {
       const end = stringEnd(text, at);
-      if (end === -1) return null;
+      if (end === -1) return -1;
       if (depth === 1 && end - at - 1 === key.length && text.slice(at + 1, end) === key) {
         let next = end + 1;
         while (isSpace(text, next)) next++;
         if (text.charCodeAt(next) === COLON) {
           next++;
           while (isSpace(text, next)) next++;
-          if (text.charCodeAt(next) !== QUOTE) return null;
-          const valueEnd = stringEnd(text, next);
-          return valueEnd === -1 ? null : [next, valueEnd + 1];
+          return next;
         }
       }
       at = end;
     }
   }
-  return null;
+  return -1;
 }
 
 /**
@@ -109,27 +119,8 @@ function containerEnd(text: string, start: number): number {
  * own fields changed in place.
  */
 export function topLevelObjectSpan(text: string, key: string): [number, number] | null {
-  let depth = 0;
-  for (let at = 0; at < text.length; at++) {
-    const c = text.charCodeAt(at);
-    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
-    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
-    else if (c === QUOTE) {
-      const end = stringEnd(text, at);
-      if (end === -1) return null;
-      if (depth === 1 && end - at - 1 === key.length && text.slice(at + 1, end) === key) {
-        let next = end + 1;
-        while (isSpace(text, next)) next++;
-        if (text.charCodeAt(next) === COLON) {
-          next++;
-          while (isSpace(text, next)) next++;
-          if (text.charCodeAt(next) !== OPEN_BRACE) return null;
-          const close = containerEnd(text, next);
-          return close === -1 ? null : [next, close];
-        }
-      }
-      at = end;
-    }
-  }
-  return null;
+  const start = topLevelValueAt(text, key);
+  if (start === -1 || text.charCodeAt(start) !== OPEN_BRACE) return null;
+  const close = containerEnd(text, start);
+  return close === -1 ? null : [start, close];
 }
