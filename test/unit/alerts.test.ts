@@ -175,6 +175,25 @@ describe('the rule engine', () => {
     expect(sent.at(-1)).toMatchObject({ status: 'resolved', details: { p95Ms: 100 } });
   });
 
+  it('latency_p95: a rule removed mid-breach and put back waits its for_ms again', () => {
+    const slow: AlertRuleRuntime = { ...base, name: 'slow', kind: 'latency_p95', threshold_ms: 1_000, window_ms: 600_000, for_ms: 60_000, min_requests: 5, cooldownMs: 0 };
+    const rules: AlertRuleRuntime[] = [slow];
+    const { e, sent, advance } = engine(rules);
+    for (let i = 0; i < 10; i++) e.requestCompleted(completed('openai', 2_000));
+    e.tick(); // the breach starts
+    rules.length = 0;
+    e.tick(); // the rule is taken out
+    advance(120_000);
+    rules.push(slow);
+    e.tick(); // back: its window starts empty
+    for (let i = 0; i < 10; i++) e.requestCompleted(completed('openai', 2_000));
+    e.tick(); // back and breached again: timed from now, not from before the rule was removed
+    expect(sent).toEqual([]);
+    advance(60_000);
+    e.tick();
+    expect(sent).toEqual([expect.objectContaining({ status: 'firing' })]);
+  });
+
   it('breaker_opened: deduplicates a breaker that re-opens, resolves on close, filters providers', () => {
     const { e, sent } = engine([{ ...base, name: 'br', kind: 'breaker_opened', providers: ['openai'], cooldownMs: 0 }]);
     const opened = { target: 'openai/gpt-4o#k1', label: 'openai/gpt-4o', reason: 'failures', cooldownMs: 30_000 };

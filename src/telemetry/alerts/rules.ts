@@ -316,6 +316,12 @@ export class AlertEngine {
     }
     this.seen.clear();
     for (const rule of rules) this.seen.set(rule.name, rule);
+    // A latency breach's start belongs to its rule as it is: one removed (or made another kind) mid-breach and put
+    // back later must wait its for_ms again, not fire at once on a breach timed from before.
+    if (this.breachSince.size > 0) {
+      const latencyRules = rules.filter((rule) => rule.kind === 'latency_p95' || rule.kind === 'ttft_p95').map((rule) => `${rule.name}|`);
+      for (const key of this.breachSince.keys()) if (!latencyRules.some((prefix) => key.startsWith(prefix))) this.breachSince.delete(key);
+    }
     this.sizeWindows(rules, now);
     // A subject with nothing left in any window goes (its open alerts are still evaluated: see `subjects`).
     for (const map of [this.attempts, this.modelAttempts, this.latencies, this.ttfts, this.routeRequests, this.exhausted]) map.prune(now);
