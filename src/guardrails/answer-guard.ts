@@ -5,6 +5,8 @@ import type { Finding } from './types.js';
 import { isRecord } from '../core/is-record.js';
 import { AnthropicEventGuard } from './anthropic-event-guard.js';
 import { GeminiEventGuard } from './gemini-event-guard.js';
+import { guardResponseBody } from './responses-answer-guard.js';
+import { ResponsesEventGuard } from './responses-event-guard.js';
 
 import type { StreamStep, TextStreamGuard } from './text-stream-guard.js';
 
@@ -102,7 +104,22 @@ interface EventGuard {
 function eventGuard(format: string, newGuard: () => TextStreamGuard): EventGuard | null {
   if (format === 'anthropic') return new AnthropicEventGuard(newGuard);
   if (format === 'gemini') return new GeminiEventGuard(newGuard);
+  if (format === 'openai-responses') return new ResponsesEventGuard(newGuard);
   return null;
+}
+
+/**
+ * A whole Responses API answer passed through (OpenAI, Azure's v1 API): the upstream's own Response is guarded in
+ * place (see guardResponseBody), so its reasoning, built-in tools' items and unknown fields are kept; the canonical
+ * completion the stages and logs read gets the same rules. Unchanged, the event goes on as it came.
+ */
+function guardResponse(event: Extract<ResponseEvent, { kind: 'completion' }>, body: Record<string, unknown>, options: AnswerGuardOptions): ResponseEvent {
+  const guarded = guardResponseBody(body, options.scanner);
+  if (guarded.findings.length > 0) options.report(guarded.findings);
+  if (guarded.blocked && options.blockError) throw options.blockError(guarded.blocked);
+  if (guarded.body === body) return event;
+  const completion = guardCompletion(event.completion, { ...options, report: () => {}, blockError: null });
+  return { kind: 'completion', completion, native: { format: 'openai-responses', body: guarded.body } };
 }
 
 /** Per choice: its text fields' guards, its tool calls' guards (by tool call index), and whether a block ended it. */
@@ -160,9 +177,9 @@ function releaseLogprobs(current: ChoiceState, all: boolean): Record<string, unk
  * it is sent). A block ends that choice with a final chunk carrying the safe text before it and
  * `finish_reason: content_filter`; later deltas of that choice are dropped, while the stream itself runs to its end
  * (usage chunk, `[DONE]`), so every SDK sees a clean finish. Chunks are rebuilt without `native`, so the client gets
- * the translation of what was checked; but an Anthropic or Gemini stream passed through keeps its own events, guarded
- * in place (AnthropicEventGuard, GeminiEventGuard), so its signatures, grounding and other fields are not lost to
- * an output rule.
+ * the translation of what was checked; but an Anthropic, Gemini or OpenAI Responses stream passed through keeps its
+ * own events, guarded in place (AnthropicEventGuard, GeminiEventGuard, ResponsesEventGuard), so its signatures,
+ * grounding, encrypted reasoning and other fields are not lost to an output rule.
  */
 export function guardStream(source: Observable<ResponseEvent>, options: AnswerGuardOptions): Observable<ResponseEvent> {
   return new Observable<ResponseEvent>((subscriber) => {
@@ -356,6 +373,8 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         if (event.kind !== 'chunk') {
           if (event.kind === 'completion') {
             try {
+              const native = event.native;
+              if (native?.format === 'openai-responses' && native.body) return subscriber.next(guardResponse(event, native.body, options));
               const guarded = guardCompletion(event.completion, options);
               // Nothing changed: the event goes on as it came, with the upstream's own answer (native) if it has one.
               subscriber.next(guarded === event.completion ? event : { kind: 'completion', completion: guarded });

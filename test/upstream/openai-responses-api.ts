@@ -71,13 +71,21 @@ interface Plan {
   textPieces: string[];
 }
 
-/** What the model answers: a function call when asked to use the tool, else an echo of the last user text (or the tool's output). */
-export function planResponse(body: Json): Plan {
+/** The source a web search (the built-in `web_search` tool) finds, cited by the answer. */
+export const SEARCH_SOURCE = { url: 'https://example.org/weather', title: 'Weather today' };
+
+/**
+ * What the model answers: a function call when asked to use the tool, else an echo of the last user text (or the
+ * tool's output), or the text of `pieces` (a scripted reply) in those pieces. With the built-in web_search tool it
+ * searches first (a web_search_call item) and its text cites what it found (a url_citation annotation).
+ */
+export function planResponse(body: Json, pieces: string[] | null = null): Plan {
   const items: Json[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
   const last = items.at(-1) ?? {};
   const lastUser = [...items].reverse().find((item) => (item.type ?? 'message') === 'message' && item.role === 'user');
   const userText = textOf(lastUser?.content);
   const tools = Array.isArray(body.tools) ? body.tools.filter((tool: Json) => tool.type === 'function') : [];
+  const searches = Array.isArray(body.tools) && body.tools.some((tool: Json) => tool.type === 'web_search');
   const callTool = tools.length > 0 && body.tool_choice !== 'none' && last.type !== 'function_call_output' && /use the tool/i.test(userText);
   const output: Json[] = [];
   let reasoningTokens = 0;
@@ -87,6 +95,7 @@ export function planResponse(body: Json): Plan {
     output.push({ id, type: 'reasoning', summary: [], ...(encrypted ? { encrypted_content: encryptedReasoning(id) } : {}) });
     reasoningTokens = 64;
   }
+  if (searches) output.push({ id: `ws_${randomHex(24)}`, type: 'web_search_call', status: 'completed', action: { type: 'search', query: userText, sources: [{ type: 'url', url: SEARCH_SOURCE.url }] } });
   let textPieces: string[] = [];
   let argumentPieces: string[] = [];
   let status = 'completed';
@@ -96,15 +105,16 @@ export function planResponse(body: Json): Plan {
     argumentPieces = [args.slice(0, 6), args.slice(6, 15), args.slice(15)];
     output.push({ id: `fc_${randomHex(24)}`, type: 'function_call', status: 'completed', arguments: args, call_id: `call_${randomHex(12)}`, name: tools[0].name });
   } else {
-    let text = last.type === 'function_call_output' ? `tool said ${typeof last.output === 'string' ? last.output : textOf(last.output)}` : `echo: ${userText}`;
+    let text = pieces ? pieces.join('') : last.type === 'function_call_output' ? `tool said ${typeof last.output === 'string' ? last.output : textOf(last.output)}` : `echo: ${userText}`;
     const all = text.split(' ');
     if (typeof body.max_output_tokens === 'number' && all.length > body.max_output_tokens) {
       text = all.slice(0, body.max_output_tokens).join(' ');
       status = 'incomplete';
       incomplete = { reason: 'max_output_tokens' };
     }
-    textPieces = text.split(/(?<= )/);
-    output.push({ id: `msg_${randomHex(24)}`, type: 'message', status: status === 'completed' ? 'completed' : 'incomplete', content: [{ type: 'output_text', annotations: [], logprobs: [], text }], role: 'assistant' });
+    textPieces = pieces && status === 'completed' ? pieces : text.split(/(?<= )/);
+    const annotations = searches ? [{ type: 'url_citation', start_index: 0, end_index: Math.min(5, text.length), ...SEARCH_SOURCE }] : [];
+    output.push({ id: `msg_${randomHex(24)}`, type: 'message', status: status === 'completed' ? 'completed' : 'incomplete', content: [{ type: 'output_text', annotations, logprobs: [], text }], role: 'assistant' });
   }
   const prompt = [body.instructions ?? '', ...items.map((item) => textOf(item.content) || (typeof item.output === 'string' ? item.output : '') || (item.arguments ?? ''))].join(' ');
   const inputTokens = Math.max(1, words(prompt)) + 10;
@@ -173,11 +183,19 @@ export function responseFrames({ response, argumentPieces, textPieces }: Plan): 
       for (const delta of argumentPieces) emit('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta, obfuscation: randomHex(4) });
       emit('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
       emit('response.output_item.done', { output_index: index, item });
+    } else if (item.type === 'web_search_call') {
+      emit('response.output_item.added', { output_index: index, item: { id: item.id, type: item.type, status: 'in_progress' } });
+      for (const step of ['in_progress', 'searching', 'completed']) emit(`response.web_search_call.${step}`, { output_index: index, item_id: item.id });
+      emit('response.output_item.done', { output_index: index, item });
     } else {
       const part = item.content[0];
       emit('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
-      emit('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { ...part, text: '' } });
-      for (const delta of textPieces) emit('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta, logprobs: [], obfuscation: randomHex(4) });
+      emit('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { ...part, annotations: [], text: '' } });
+      textPieces.forEach((delta, at) => {
+        emit('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta, logprobs: [], obfuscation: randomHex(4) });
+        // The citation is announced once the text it points into has streamed, as OpenAI's streams do.
+        if (at === 0) part.annotations.forEach((annotation: Json, annotationIndex: number) => emit('response.output_text.annotation.added', { item_id: item.id, output_index: index, content_index: 0, annotation_index: annotationIndex, annotation }));
+      });
       emit('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] });
       emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
       emit('response.output_item.done', { output_index: index, item });

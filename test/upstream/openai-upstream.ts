@@ -284,7 +284,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     if (mode.kind === 'raw') return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
     const problem = checkResponsesRequest(body);
     if (problem) return sendError(exchange, 400, invalidRequest(problem));
-    const plan = planResponse(body as Record<string, any>);
+    const plan = planResponse(body as Record<string, any>, mode.kind === 'reply' ? mode.pieces : null);
     const headers = { ...standardHeaders(newRequestId(), exchange.startedAt), ...this.rateLimits.consume(plan.response.usage.total_tokens) };
     const stream = (body as Record<string, unknown>).stream === true;
     const frames = stream ? responseFrames(plan) : null;
