@@ -40,3 +40,13 @@ export function guardResponseBody(body: Json, scanner: TextScanner): GuardedResp
   }
   return { body: changed ? { ...body, output: kept } : body, findings, blocked: null };
 }
+
+/**
+ * A whole Response a rule judged after the fact (a JSON schema block): `incomplete` with `content_filter`, as OpenAI
+ * ends an answer its filter stopped, its messages (the text judged) withheld; reasoning, tools' items and usage kept.
+ */
+export function contentFilteredResponse(body: Json): Json {
+  const output: unknown[] = Array.isArray(body.output) ? body.output : [];
+  const kept = output.filter((item) => !(typeof item === 'object' && item !== null && (item as Json).type === 'message'));
+  return { ...body, status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: kept };
+}

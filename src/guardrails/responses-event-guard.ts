@@ -338,3 +338,18 @@ export class ResponsesEventGuard {
     this.shift++;
   }
 }
+
+/**
+ * A stream's events with its end made a content filter's (a JSON schema block, judged once the text went out): its
+ * `response.completed` becomes `response.incomplete` with `incomplete_details.reason: "content_filter"`, its output
+ * and usage as they were; every other event is kept.
+ */
+export function contentFilteredEvents(events: readonly NativeStreamEvent[]): NativeStreamEvent[] {
+  return events.map((item) => {
+    if (typeOf(item) !== 'response.completed') return item;
+    const data = eventData(item);
+    if (!data || !isRecord(data.response)) return item;
+    const response = { ...data.response, status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+    return { event: 'response.incomplete', data: JSON.stringify({ ...data, type: 'response.incomplete', response }) };
+  });
+}

@@ -14,6 +14,9 @@ import { moderate, verdictBlocks, type Classify, type ModerationRule, type Moder
 import { guardNativeBody, guardRequest, redactNativeBody, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
 import { compileGuardrails, type Scanner } from '../guardrails/scanner.js';
 import { createStreamGuard } from '../guardrails/stream-guard.js';
+import { contentFilteredResponse } from '../guardrails/responses-answer-guard.js';
+import { contentFilteredEvents } from '../guardrails/responses-event-guard.js';
+import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
 import type { Finding } from '../guardrails/types.js';
 import type { Log } from '../log.js';
 import { BUS, IN_PROCESS, LOG, type InProcessCalls } from '../services.js';
@@ -267,20 +270,28 @@ class GuardrailsStage implements Stage {
     return (source) =>
       defer(() => {
         const texts = new Map<number, string>();
+        /** A choice was blocked: a passed-through Responses stream's end is made a content filter's. */
+        let filtered = false;
         return new Observable<ResponseEvent>((subscriber) =>
           source.subscribe({
             next: (event) => {
               try {
                 if (event.kind === 'completion') {
+                  let withheld = false;
                   const choices = event.completion.choices.map((choice) => {
                     if (!isRecord(choice) || !isRecord(choice.message) || typeof choice.message.content !== 'string' || choice.finish_reason === 'content_filter') return choice;
                     if (schemaProblem(schema, choice.message.content) === null) return choice;
                     this.report(ctx, 'output', [finding]);
                     if (rule.action === 'flag') return choice;
                     if (blockError) throw blockError(finding);
+                    withheld = true;
                     return { ...choice, message: { ...choice.message, content: '' }, finish_reason: 'content_filter' };
                   });
-                  subscriber.next({ kind: 'completion', completion: { ...event.completion, choices } });
+                  // Valid (or only flagged): the answer goes on as it came, the upstream's own form with it.
+                  if (!withheld) return subscriber.next(event);
+                  const responses = event.native?.format === RESPONSES_FORMAT && event.native.body ? event.native.body : null;
+                  const native = responses ? { native: { format: RESPONSES_FORMAT, body: contentFilteredResponse(responses) } } : {};
+                  subscriber.next({ kind: 'completion', completion: { ...event.completion, choices }, ...native });
                   return;
                 }
                 if (event.kind !== 'chunk') return subscriber.next(event);
@@ -303,7 +314,11 @@ class GuardrailsStage implements Stage {
                 // A blocking rule may change a choice's last chunk after the rest went out, and an upstream's own
                 // events (native pass-through) cannot carry that change: every chunk goes without them, so the
                 // dialect writes the whole answer from the chunks, the change included.
-                if (changed) subscriber.next({ kind: 'chunk', chunk: { ...event.chunk, choices } });
+                // A Responses stream passed through can say it in its own terms: its end becomes a content filter's.
+                const responses = event.native?.format === RESPONSES_FORMAT && event.native.events ? event.native.events : null;
+                filtered ||= changed;
+                if (responses) subscriber.next(filtered ? { kind: 'chunk', chunk: changed ? { ...event.chunk, choices } : event.chunk, native: { format: RESPONSES_FORMAT, events: contentFilteredEvents(responses) } } : event);
+                else if (changed) subscriber.next({ kind: 'chunk', chunk: { ...event.chunk, choices } });
                 else subscriber.next(rule.action === 'block' && event.native ? { kind: 'chunk', chunk: event.chunk } : event);
               } catch (err) {
                 subscriber.error(err);

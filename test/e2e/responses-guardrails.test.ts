@@ -179,3 +179,48 @@ describe('a whole answer with an output rule on', () => {
     expect(await response.text()).toBe(JSON.stringify({ ...lastSent().response, model: MODEL }));
   });
 });
+
+describe('a JSON schema rule on a Responses answer with a json_schema text format', () => {
+  let json: RunningGateway;
+  beforeAll(async () => {
+    json = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      guardrails: { rules: [{ name: 'json', kind: 'json_schema', action: 'block' }] },
+    });
+  });
+  afterAll(async () => json?.stop());
+
+  const structured = {
+    ...searching,
+    tools: undefined,
+    text: { format: { type: 'json_schema' as const, name: 'city', strict: true, schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } },
+  };
+  const post = (body: Record<string, unknown>) =>
+    fetch(`${json.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer any' }, body: JSON.stringify(body) });
+  const shown = (text: string) => text.replaceAll(`"model":"${UPSTREAM_MODEL}-2025-08-07"`, `"model":"${MODEL}"`);
+
+  it('passes valid JSON through as the upstream wrote it, whole and streamed, encrypted reasoning included', async () => {
+    upstream.enqueue({ kind: 'reply', pieces: ['{"city":', '"Paris"}'] });
+    const whole = await post(structured);
+    expect(await whole.text()).toBe(JSON.stringify({ ...lastSent().response, model: MODEL }));
+    upstream.enqueue({ kind: 'reply', pieces: ['{"city":', '"Paris"}'] });
+    const streamed = await post({ ...structured, stream: true });
+    expect(await streamed.text()).toBe(shown((lastSent().frames as string[]).join('')));
+  });
+
+  it('ends JSON the schema refuses as OpenAI’s content filter does, the reasoning kept', async () => {
+    upstream.enqueue({ kind: 'reply', pieces: ['not ', 'json'] });
+    const whole = await json.client.responses.create(structured);
+    const sent = lastSent().response;
+    expect(whole).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
+    expect(whole.output).toEqual([sent.output[0]]);
+    upstream.enqueue({ kind: 'reply', pieces: ['not ', 'json'] });
+    const events: Array<{ type: string }> = [];
+    const stream = json.client.responses.stream(structured);
+    stream.on('event', (event) => events.push(event));
+    const final = await stream.finalResponse();
+    expect(events.at(-1)?.type).toBe('response.incomplete');
+    expect(final).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
+    expect(final.output[0]).toEqual(lastSent().response.output[0]);
+  });
+});
