@@ -101,11 +101,19 @@ interface EventGuard {
   end(): NativeStreamEvent[];
 }
 
-function eventGuard(format: string, newGuard: () => TextStreamGuard): EventGuard | null {
-  if (format === 'anthropic') return new AnthropicEventGuard(newGuard);
-  if (format === 'gemini') return new GeminiEventGuard(newGuard);
-  if (format === 'openai-responses') return new ResponsesEventGuard(newGuard);
+function eventGuard(format: string, options: AnswerGuardOptions): EventGuard | null {
+  if (format === 'anthropic') return new AnthropicEventGuard(options.newStreamGuard);
+  if (format === 'gemini') return new GeminiEventGuard(options.newStreamGuard);
+  if (format === 'openai-responses') return new ResponsesEventGuard(options.newStreamGuard, (step) => reportStep(step, options));
   return null;
+}
+
+/** Reports what a guard found in a text only it sees; a block fails the answer when output_block says so. */
+function reportStep(step: StreamStep, options: AnswerGuardOptions): void {
+  if (step.blocked) {
+    options.report([step.blocked]);
+    if (options.blockError) throw options.blockError(step.blocked);
+  } else if (step.findings.length > 0) options.report(step.findings);
 }
 
 /**
@@ -389,7 +397,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         const chunk = event.chunk;
         last = chunk;
         // The first chunk decides, as it does for the dialect (a stream is passed through whole or not at all).
-        if (events === undefined) events = event.native?.events ? eventGuard(event.native.format, options.newStreamGuard) : null;
+        if (events === undefined) events = event.native?.events ? eventGuard(event.native.format, options) : null;
         try {
           // A chunk with neither choices nor usage only carried an upstream's own events (native pass-through: a read
           // that made no canonical chunk, such as a content block's start): they go on, guarded; it is not the end

@@ -2,7 +2,7 @@ import type { NativeStreamEvent } from '../core/canonical.js';
 import { eventData } from '../core/event-data.js';
 import { isRecord } from '../core/is-record.js';
 import { itemShowing, partField, textKey, withoutLogprobs } from './responses-texts.js';
-import type { TextStreamGuard } from './text-stream-guard.js';
+import type { StreamStep, TextStreamGuard } from './text-stream-guard.js';
 
 type Json = Record<string, unknown>;
 
@@ -10,8 +10,10 @@ type Json = Record<string, unknown>;
 interface TextKind {
   delta: string;
   done: string;
-  field: 'text' | 'refusal' | 'arguments';
+  field: 'text' | 'refusal' | 'arguments' | 'input';
   where: 'c' | 's' | 'a';
+  /** The canonical chunks do not carry it (a custom tool's input): this guard reports what it finds. */
+  own?: true;
 }
 
 const KINDS: TextKind[] = [
@@ -19,6 +21,7 @@ const KINDS: TextKind[] = [
   { delta: 'response.refusal.delta', done: 'response.refusal.done', field: 'refusal', where: 'c' },
   { delta: 'response.function_call_arguments.delta', done: 'response.function_call_arguments.done', field: 'arguments', where: 'a' },
   { delta: 'response.reasoning_summary_text.delta', done: 'response.reasoning_summary_text.done', field: 'text', where: 's' },
+  { delta: 'response.custom_tool_call_input.delta', done: 'response.custom_tool_call_input.done', field: 'input', where: 'a', own: true },
 ];
 const BY_DELTA = new Map(KINDS.map((kind) => [kind.delta, kind]));
 const BY_DONE = new Map(KINDS.map((kind) => [kind.done, kind]));
@@ -58,7 +61,8 @@ function typeOf(item: NativeStreamEvent): string {
 
 /**
  * Output rules on an OpenAI Responses API stream passed through as the upstream sent it (OpenAI, Azure's v1 API):
- * each text (a message's output_text or refusal, a function call's arguments, a reasoning summary) goes through a
+ * each text (a message's output_text or refusal, a function or custom tool call's arguments or input, a reasoning
+ * summary) goes through a
  * stream guard of its own, and its delta events carry what the guard releases: held back while a match may still
  * span the next delta, redacted where one was found. A text's last delta is held until the next one comes, so the
  * guard's tail goes out in it and the stream keeps the upstream's events and sequence numbers; a delta is added
@@ -90,7 +94,11 @@ export class ResponsesEventGuard {
   private refused: string | null = null;
   private ended = false;
 
-  constructor(private readonly newGuard: () => TextStreamGuard) {}
+  /** `report` takes the steps of the texts only this guard sees (it may throw to fail the answer, output_block: error). */
+  constructor(
+    private readonly newGuard: () => TextStreamGuard,
+    private readonly report: (step: StreamStep) => void = () => {},
+  ) {}
 
   pass(events: readonly NativeStreamEvent[]): NativeStreamEvent[] {
     const out: NativeStreamEvent[] = [];
@@ -160,12 +168,17 @@ export class ResponsesEventGuard {
     // A delta after its text's `.done` (not in OpenAI's streams) starts the text afresh rather than pass unchecked.
     if (this.texts.get(key)?.ended) this.texts.delete(key);
     const text = this.text(key, kind);
-    const step = text.guard.push(data.delta);
+    const step = this.step(kind, text.guard.push(data.delta));
     text.sent += step.release;
     text.last = data;
     this.flush(out);
     this.pending = { key, item, data, release: step.release };
     if (step.blocked) this.block(key, out);
+  }
+
+  private step(kind: TextKind, step: StreamStep): StreamStep {
+    if (kind.own) this.report(step);
+    return step;
   }
 
   /** Sends the held delta (with what its text released) and the events held behind it. */
@@ -186,7 +199,7 @@ export class ResponsesEventGuard {
   private endText(key: string, text: Text, out: NativeStreamEvent[], deltas: boolean): boolean {
     if (text.ended) return true;
     text.ended = true;
-    const step = text.guard.end();
+    const step = this.step(text.kind, text.guard.end());
     text.sent += step.release;
     if (this.pending?.key === key) {
       this.pending.release += step.release;
@@ -211,7 +224,7 @@ export class ResponsesEventGuard {
     if (!text) {
       // No deltas came (an upstream that sends the text whole): the `.done` is checked whole.
       text = this.text(key, kind);
-      const step = text.guard.push(whole);
+      const step = this.step(kind, text.guard.push(whole));
       text.sent = step.release;
       if (step.blocked) return this.block(key, out);
     }
@@ -308,6 +321,7 @@ export class ResponsesEventGuard {
   private itemSoFar(index: number, begun: Json): Json {
     const sent = (key: string): string => this.texts.get(key)?.sent ?? '';
     if (begun.type === 'function_call') return { ...begun, status: 'incomplete', arguments: sent(textKey(index, 'a')) };
+    if (begun.type === 'custom_tool_call') return { ...begun, status: 'incomplete', input: sent(textKey(index, 'a')) };
     const where = begun.type === 'reasoning' ? 's' : 'c';
     const parts: Json[] = [];
     for (let at = 0; this.parts.has(textKey(index, where, at)); at++) {

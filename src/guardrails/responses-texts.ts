@@ -4,7 +4,7 @@ type Json = Record<string, unknown>;
 
 /**
  * Where a Responses API answer keeps the texts output rules read: a message's content parts (`output_text` text, a
- * `refusal`), a function call's `arguments`, a reasoning item's summary parts. Each is a text of its own, named by
+ * `refusal`), a function call's `arguments`, a custom tool call's `input`, a reasoning item's summary parts. Each is a text of its own, named by
  * its item's output index and its part: `3/c0` (content part 0), `3/s1` (summary part 1), `3/a` (arguments). Other
  * items (built-in tools' calls, reasoning's encrypted content) hold nothing the rules read and are never touched.
  */
@@ -31,6 +31,8 @@ export function itemTexts(item: unknown, outputIndex: number): Array<[string, st
     });
   } else if (item.type === 'function_call' && typeof item.arguments === 'string') {
     out.push([textKey(outputIndex, 'a'), item.arguments]);
+  } else if (item.type === 'custom_tool_call' && typeof item.input === 'string') {
+    out.push([textKey(outputIndex, 'a'), item.input]);
   } else if (item.type === 'reasoning' && Array.isArray(item.summary)) {
     item.summary.forEach((part: unknown, index) => {
       if (isRecord(part) && typeof part.text === 'string') out.push([textKey(outputIndex, 's', index), part.text]);
@@ -60,6 +62,10 @@ export function itemShowing(item: unknown, outputIndex: number, shown: (key: str
   if (item.type === 'function_call' && typeof item.arguments === 'string') {
     const text = shown(textKey(outputIndex, 'a'));
     return text === undefined || text === item.arguments ? null : { ...item, arguments: text };
+  }
+  if (item.type === 'custom_tool_call' && typeof item.input === 'string') {
+    const text = shown(textKey(outputIndex, 'a'));
+    return text === undefined || text === item.input ? null : { ...item, input: text };
   }
   if (item.type === 'reasoning' && Array.isArray(item.summary)) {
     let changed = false;

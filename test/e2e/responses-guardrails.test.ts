@@ -42,6 +42,17 @@ function lastSent(): (typeof upstream.responses)[number] {
   return sent;
 }
 
+/** The request log entry of one request, once written. */
+async function logOf(id: string): Promise<Record<string, any>> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const response = await fetch(`${tg.url}/api/logs/${id}`);
+    if (response.status === 200) return (await response.json()) as Record<string, any>;
+    if (Date.now() > deadline) throw new Error(`no log entry for ${id}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** A turn that reasons (its encrypted content asked for) and searches the web before it answers. */
 const searching = {
   model: MODEL,
@@ -123,6 +134,22 @@ describe('a streamed answer with an output rule on', () => {
     const call = final.output.find((item) => item.type === 'function_call');
     expect(JSON.parse(call?.type === 'function_call' ? call.arguments : '{}')).toEqual({ query: 'use the tool to mail [REDACTED:email]', units: 'metric' });
     expect(JSON.stringify(final)).not.toContain('jane.doe');
+  });
+
+  it('checks a custom tool’s input (Codex’s apply_patch), which only the Responses API carries, and reports it', async () => {
+    const patch: OpenAI.Responses.CustomTool = { type: 'custom', name: 'apply_patch' };
+    const input = 'use the tool: mail jane.doe@example.com and card 4111 1111 1111 1111 done';
+    const redacting = await client.responses.stream({ model: MODEL, input: input.replace(/ and card.*/, ''), tools: [patch] }).finalResponse();
+    expect(redacting.output[0]).toMatchObject({ type: 'custom_tool_call', input: 'use the tool: mail [REDACTED:email]' });
+    const whole = await client.responses.create({ model: MODEL, input: input.replace(/ and card.*/, ''), tools: [patch] });
+    expect(whole.output[0]).toMatchObject({ type: 'custom_tool_call', input: 'use the tool: mail [REDACTED:email]' });
+    const { data: stream, response } = await client.responses.create({ model: MODEL, input, tools: [patch], stream: true }).withResponse();
+    const events: Array<{ type: string; response?: OpenAI.Responses.Response }> = [];
+    for await (const event of stream) events.push(event);
+    expect(events.at(-1)?.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
+    expect(JSON.stringify(events)).not.toMatch(/4111|jane\.doe/);
+    // What only this guard sees is reported like the rest: the request log names the rules that acted.
+    expect(await logOf(response.headers.get('x-request-id') ?? '')).toMatchObject({ guardrails: ['output:cards:blocked'] });
   });
 
   it('a blocking rule ends the stream as OpenAI’s content filter does, nothing of the match sent', async () => {

@@ -84,7 +84,8 @@ export function planResponse(body: Json, pieces: string[] | null = null): Plan {
   const last = items.at(-1) ?? {};
   const lastUser = [...items].reverse().find((item) => (item.type ?? 'message') === 'message' && item.role === 'user');
   const userText = textOf(lastUser?.content);
-  const tools = Array.isArray(body.tools) ? body.tools.filter((tool: Json) => tool.type === 'function') : [];
+  // A custom tool (freeform input, as Codex's apply_patch) is called like a function, its input the user's text.
+  const tools = Array.isArray(body.tools) ? body.tools.filter((tool: Json) => tool.type === 'function' || tool.type === 'custom') : [];
   const searches = Array.isArray(body.tools) && body.tools.some((tool: Json) => tool.type === 'web_search');
   const callTool = tools.length > 0 && body.tool_choice !== 'none' && last.type !== 'function_call_output' && /use the tool/i.test(userText);
   const output: Json[] = [];
@@ -100,7 +101,10 @@ export function planResponse(body: Json, pieces: string[] | null = null): Plan {
   let argumentPieces: string[] = [];
   let status = 'completed';
   let incomplete: Json | null = null;
-  if (callTool) {
+  if (callTool && tools[0].type === 'custom') {
+    argumentPieces = [userText.slice(0, 12), userText.slice(12, 24), userText.slice(24)];
+    output.push({ id: `ctc_${randomHex(24)}`, type: 'custom_tool_call', status: 'completed', call_id: `call_${randomHex(12)}`, input: userText, name: tools[0].name });
+  } else if (callTool) {
     const args = JSON.stringify({ query: userText, units: 'metric' });
     argumentPieces = [args.slice(0, 6), args.slice(6, 15), args.slice(15)];
     output.push({ id: `fc_${randomHex(24)}`, type: 'function_call', status: 'completed', arguments: args, call_id: `call_${randomHex(12)}`, name: tools[0].name });
@@ -182,6 +186,11 @@ export function responseFrames({ response, argumentPieces, textPieces }: Plan): 
       emit('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
       for (const delta of argumentPieces) emit('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta, obfuscation: randomHex(4) });
       emit('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
+      emit('response.output_item.done', { output_index: index, item });
+    } else if (item.type === 'custom_tool_call') {
+      emit('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', input: '' } });
+      for (const delta of argumentPieces) emit('response.custom_tool_call_input.delta', { item_id: item.id, output_index: index, delta, obfuscation: randomHex(4) });
+      emit('response.custom_tool_call_input.done', { item_id: item.id, output_index: index, input: item.input });
       emit('response.output_item.done', { output_index: index, item });
     } else if (item.type === 'web_search_call') {
       emit('response.output_item.added', { output_index: index, item: { id: item.id, type: item.type, status: 'in_progress' } });
