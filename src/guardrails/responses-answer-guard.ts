@@ -42,11 +42,12 @@ export function guardResponseBody(body: Json, scanner: TextScanner): GuardedResp
 }
 
 /**
- * A whole Response a rule judged after the fact (a JSON schema block): `incomplete` with `content_filter`, as OpenAI
- * ends an answer its filter stopped, its messages (the text judged) withheld; reasoning, tools' items and usage kept.
+ * A whole Response a rule judged after the fact (a JSON schema block, a moderation model's): `incomplete` with
+ * `content_filter`, as OpenAI ends an answer its filter stopped, the items of the types `withheld` left out (the
+ * messages, whose text was judged, and for moderation the calls, as on chat); reasoning, other items and usage kept.
  */
-export function contentFilteredResponse(body: Json): Json {
+export function contentFilteredResponse(body: Json, withheld: readonly string[] = ['message']): Json {
   const output: unknown[] = Array.isArray(body.output) ? body.output : [];
-  const kept = output.filter((item) => !(typeof item === 'object' && item !== null && (item as Json).type === 'message'));
+  const kept = output.filter((item) => !(typeof item === 'object' && item !== null && withheld.includes((item as Json).type as string)));
   return { ...body, status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: kept };
 }

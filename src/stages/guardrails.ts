@@ -440,7 +440,10 @@ function withheld(held: readonly ResponseEvent[]): ResponseEvent[] {
         const { tool_calls: _withheld, ...message } = choice.message;
         return { ...choice, message: { ...message, content: '' }, finish_reason: 'content_filter' };
       });
-      out.push({ kind: 'completion', completion: { ...event.completion, choices } });
+      // A Responses answer passed through keeps its own Response (its id, reasoning), its text and calls withheld.
+      const body = event.native?.format === RESPONSES_FORMAT ? event.native.body : undefined;
+      const native = body ? { native: { format: RESPONSES_FORMAT, body: contentFilteredResponse(body, ['message', 'function_call', 'custom_tool_call']) } } : {};
+      out.push({ kind: 'completion', completion: { ...event.completion, choices }, ...native });
     }
   }
   if (first) {

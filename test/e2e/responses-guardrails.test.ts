@@ -251,3 +251,22 @@ describe('a JSON schema rule on a Responses answer with a json_schema text forma
     expect(final.output[0]).toEqual(lastSent().response.output[0]);
   });
 });
+
+describe('an output moderation rule on a whole Responses answer', () => {
+  it('withholds an answer the classifier calls unsafe in the upstream’s own Response: its id and reasoning kept', async () => {
+    const moderated = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      guardrails: { rules: [{ name: 'moderated', kind: 'moderation', action: 'block', model: 'openai/moderator', applies_to: 'output', on_error: 'allow', timeout_ms: 3_000 }] },
+    });
+    try {
+      upstream.enqueue({ kind: 'reply', pieces: ['something ', 'violent'] }, { kind: 'reply', pieces: ['UNSAFE: violence'] });
+      const answer = await moderated.client.responses.create({ ...searching, tools: undefined });
+      const sent = upstream.responses[0]?.response as Record<string, any>;
+      expect(answer).toMatchObject({ id: sent.id, status: 'incomplete', incomplete_details: { reason: 'content_filter' }, usage: sent.usage });
+      expect(answer.output).toEqual([sent.output[0]]);
+      expect(answer.output[0]).toMatchObject({ type: 'reasoning', encrypted_content: expect.stringMatching(/^gAAAAA/) });
+    } finally {
+      await moderated.stop();
+    }
+  });
+});
