@@ -186,8 +186,11 @@ export class ResponsesEventGuard {
     const pending = this.pending;
     this.pending = null;
     if (pending) {
-      if (pending.release === pending.data.delta) this.emit(out, pending.item);
-      else this.emit(out, pending.item, withoutLogprobs({ ...pending.data, delta: pending.release }));
+      // A delta's logprobs spell its own text, which the guard may still hold (what it releases is older text): they
+      // never go out with it. The text's .done and the final Response carry them whole when the text went unchanged.
+      const bare = withoutLogprobs(pending.data);
+      if (pending.release === pending.data.delta && bare === pending.data) this.emit(out, pending.item);
+      else this.emit(out, pending.item, { ...bare, delta: pending.release });
     }
     for (const item of this.queue.splice(0)) this.emit(out, item);
   }

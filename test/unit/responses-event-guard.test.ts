@@ -78,6 +78,20 @@ describe('the Responses event guard', () => {
     expect(JSON.stringify(out)).not.toContain('x@y.io');
   });
 
+  it('never sends a delta’s logprobs, which may spell text still held; an unchanged text’s .done keeps them', () => {
+    const guard = new ResponsesEventGuard(newGuard);
+    // The first delta fills the look-behind; the second releases the first's leading 'zq', the same text as its own
+    // 'zq', which is held: the start of an address its logprobs would spell before the rule redacts it.
+    const first = `zq ${'w'.repeat(rules.lookBehind('output') - 4)} `;
+    const events = stream(delta(first, { logprobs: [{ token: 'w' }] }), delta('zq', { logprobs: [{ token: 'zq' }] }), delta('@x.io', { logprobs: [{ token: '@x.io' }] }), { type: 'response.output_text.done', ...at, text: `${first}zq@x.io`, logprobs: [{ token: 'zq' }] });
+    const out = guard.pass(events).map(data);
+    expect(out.slice(0, 3).map((event) => event.logprobs)).toEqual([[], [], []]);
+    expect(out.map((event) => event.delta ?? event.text).join('|')).toBe(`|zq|${first.slice(2)}[REDACTED:email]|${first}[REDACTED:email]`);
+    expect(JSON.stringify(out)).not.toContain('x.io');
+    const clean = new ResponsesEventGuard(newGuard).pass(stream(delta('hello'), { type: 'response.output_text.done', ...at, text: 'hello', logprobs: [{ token: 'hello' }] }));
+    expect(data(clean[1] as NativeStreamEvent).logprobs).toEqual([{ token: 'hello' }]);
+  });
+
   it('closes a blocked stream the upstream cut off with response.incomplete from the Response it began', () => {
     const guard = new ResponsesEventGuard(newGuard);
     const created = { id: 'resp_1', object: 'response', status: 'in_progress', output: [], usage: null };
