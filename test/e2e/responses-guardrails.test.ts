@@ -7,6 +7,7 @@
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startAzureUpstream } from '../upstream/azure-upstream.js';
 import { encryptedReasoning, SEARCH_SOURCE } from '../upstream/openai-responses-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -267,6 +268,29 @@ describe('an output moderation rule on a whole Responses answer', () => {
       expect(answer.output[0]).toMatchObject({ type: 'reasoning', encrypted_content: expect.stringMatching(/^gAAAAA/) });
     } finally {
       await moderated.stop();
+    }
+  });
+});
+
+describe('Azure OpenAI’s v1 API (the Responses API passed through) with an output rule on', () => {
+  it('redacts in its own events and Response, the encrypted reasoning kept', async () => {
+    const azure = await startAzureUpstream({ apiKey: 'azure-key', deployments: { 'gpt-5-prod': 'gpt-5' } });
+    const guarded = await startGateway({
+      providers: { 'azure-v1': { type: 'azure', base_url: `${azure.url}/openai/v1/`, api_key: 'azure-key' } },
+      guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'output' }] },
+    });
+    try {
+      const body = { model: 'azure-v1/gpt-5-prod', input: 'mail jane.doe@example.com', reasoning: { effort: 'low' as const }, include: ['reasoning.encrypted_content' as const], store: false };
+      const whole = await guarded.client.responses.create(body);
+      const streamed = await guarded.client.responses.stream(body).finalResponse();
+      for (const answer of [whole, streamed]) {
+        expect(answer.output_text).toBe('echo: mail [REDACTED:email]');
+        expect(answer.output[0]).toMatchObject({ type: 'reasoning', encrypted_content: expect.stringMatching(/^gAAAAA/) });
+      }
+      expect(azure.calls.at(-1)?.path).toBe('/openai/v1/responses');
+    } finally {
+      await guarded.stop();
+      await azure.close();
     }
   });
 });
