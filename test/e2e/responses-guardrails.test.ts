@@ -294,3 +294,30 @@ describe('Azure OpenAI’s v1 API (the Responses API passed through) with an out
     }
   });
 });
+
+describe('output_block: error on a Responses stream passed through', () => {
+  it('ends the stream with error and response.failed in the upstream’s numbering, nothing of the match sent', async () => {
+    const failing = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      guardrails: { rules: [{ name: 'cards', kind: 'payment_card', action: 'block', applies_to: 'output' }], output_block: 'error' },
+    });
+    try {
+      upstream.enqueue({ kind: 'reply', pieces: CARD_PIECES });
+      const response = await fetch(`${failing.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer any' },
+        body: JSON.stringify({ ...searching, stream: true }),
+      });
+      const frames = framesOf(await response.text());
+      expect(frames.slice(-2).map(([name]) => name)).toEqual(['error', 'response.failed']);
+      expect(frames.map(([, data]) => JSON.parse(data).sequence_number)).toEqual(frames.map((_, index) => index));
+      expect(frames.map(([, data]) => data).join('')).not.toMatch(/4111|1111/);
+      expect(JSON.parse(frames.at(-2)?.[1] ?? '{}')).toMatchObject({ code: 'guardrail_blocked' });
+      // The SDK takes it as the failure it is.
+      upstream.enqueue({ kind: 'reply', pieces: CARD_PIECES });
+      await expect(failing.client.responses.stream(searching).finalResponse()).rejects.toThrow(/guardrail 'cards'/);
+    } finally {
+      await failing.stop();
+    }
+  });
+});
