@@ -21,6 +21,8 @@ const KINDS: TextKind[] = [
   { delta: 'response.refusal.delta', done: 'response.refusal.done', field: 'refusal', where: 'c' },
   { delta: 'response.function_call_arguments.delta', done: 'response.function_call_arguments.done', field: 'arguments', where: 'a' },
   { delta: 'response.reasoning_summary_text.delta', done: 'response.reasoning_summary_text.done', field: 'text', where: 's' },
+  // Raw reasoning (an open-weight model's reasoning_text parts): the canonical chunks do not carry it either.
+  { delta: 'response.reasoning_text.delta', done: 'response.reasoning_text.done', field: 'text', where: 'c', own: true },
   { delta: 'response.custom_tool_call_input.delta', done: 'response.custom_tool_call_input.done', field: 'input', where: 'a', own: true },
 ];
 const BY_DELTA = new Map(KINDS.map((kind) => [kind.delta, kind]));
@@ -325,16 +327,19 @@ export class ResponsesEventGuard {
     const sent = (key: string): string => this.texts.get(key)?.sent ?? '';
     if (begun.type === 'function_call') return { ...begun, status: 'incomplete', arguments: sent(textKey(index, 'a')) };
     if (begun.type === 'custom_tool_call') return { ...begun, status: 'incomplete', input: sent(textKey(index, 'a')) };
-    const where = begun.type === 'reasoning' ? 's' : 'c';
-    const parts: Json[] = [];
-    for (let at = 0; this.parts.has(textKey(index, where, at)); at++) {
-      const key = textKey(index, where, at);
-      const part = this.parts.get(key) as Json;
-      const field = where === 's' ? 'text' : partField(part);
-      parts.push(field && this.texts.has(key) ? withoutLogprobs({ ...part, [field]: sent(key) }) : part);
-    }
-    if (begun.type === 'reasoning') return { ...begun, summary: parts };
-    return { ...begun, status: 'incomplete', content: parts };
+    const partsOf = (where: 's' | 'c'): Json[] => {
+      const parts: Json[] = [];
+      for (let at = 0; this.parts.has(textKey(index, where, at)); at++) {
+        const key = textKey(index, where, at);
+        const part = this.parts.get(key) as Json;
+        const field = where === 's' ? 'text' : partField(part);
+        parts.push(field && this.texts.has(key) ? withoutLogprobs({ ...part, [field]: sent(key) }) : part);
+      }
+      return parts;
+    };
+    const content = partsOf('c');
+    if (begun.type === 'reasoning') return { ...begun, summary: partsOf('s'), ...(content.length > 0 ? { content } : {}) };
+    return { ...begun, status: 'incomplete', content };
   }
 
   /** Sends an upstream event: as it came (renumbered when the gateway added events before it), or as rewritten (`data`). */

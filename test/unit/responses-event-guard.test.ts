@@ -114,6 +114,31 @@ describe('the Responses event guard', () => {
   });
 });
 
+describe('raw reasoning (reasoning_text), which only this guard sees', () => {
+  it('is redacted in its deltas, its .done and its item, and reported', () => {
+    const steps: unknown[] = [];
+    const guard = new ResponsesEventGuard(newGuard, (step) => steps.push(...step.findings));
+    const where = { item_id: 'rs_1', output_index: 0, content_index: 0 };
+    const item = { id: 'rs_1', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'mail a@b.co' }] };
+    const out = guard
+      .pass(
+        stream(
+          { type: 'response.reasoning_text.delta', ...where, delta: 'mail a@' },
+          { type: 'response.reasoning_text.delta', ...where, delta: 'b.co' },
+          { type: 'response.reasoning_text.done', ...where, text: 'mail a@b.co' },
+          { type: 'response.content_part.done', ...where, part: item.content[0] },
+          { type: 'response.output_item.done', output_index: 0, item },
+        ),
+      )
+      .map(data);
+    expect(out.slice(0, 2).map((event) => event.delta).join('')).toBe('mail [REDACTED:email]');
+    expect(out[2]?.text).toBe('mail [REDACTED:email]');
+    expect(out[3]?.part.text).toBe('mail [REDACTED:email]');
+    expect(out[4]?.item.content[0].text).toBe('mail [REDACTED:email]');
+    expect(steps).toHaveLength(1);
+  });
+});
+
 describe('a whole Responses answer', () => {
   it('is the same object when nothing was found, and redacts in place otherwise', () => {
     const scanner = { scan: (text: string) => rules.scan(text, 'output'), redact: (text: string, findings: Parameters<typeof rules.redact>[1]) => rules.redact(text, findings) };
