@@ -27,6 +27,8 @@ export interface ProviderView {
   keys: ProviderKeyView[];
   source: ConfigSource;
   models: string[];
+  /** A Microsoft Entra identity instead of keys (`azure`, `azure-ai`), its client secret masked. */
+  auth?: Record<string, string>;
   [field: string]: unknown;
 }
 

@@ -9,6 +9,7 @@ import { isGeneral, scopedError } from '../components/scoped-error.js';
 import { SourceBadge } from '../components/source-badge.js';
 import { Empty, Loading } from '../components/states.js';
 import { href, navigate } from '../router.js';
+import { AuthMethodField, authLabel, ENTRA_TYPES, EntraFields, entraAuthChanged, entraAuthFromForm, entraAuthOf, entraScopedError, isCredential, type EntraCredential } from './entra-auth.js';
 import { ProviderTest } from './provider-test.js';
 import './config-pages.css';
 
@@ -49,7 +50,8 @@ export function ProviderDetailPage({ name }: { name: string }) {
       ) : null}
       {view ? (
         <>
-          <EditProviderForm provider={view} onSaved={() => provider.reload()} />
+          {/* Keyed by the provider: opening another one from this page starts its form afresh, not with this one's fields. */}
+          <EditProviderForm key={view.name} provider={view} onSaved={() => provider.reload()} />
           <KeysSection provider={view} onChange={() => provider.reload()} />
           <ProviderTest provider={view.name} models={view.models} />
           <div class="panel">
@@ -70,19 +72,27 @@ export function ProviderDetailPage({ name }: { name: string }) {
   );
 }
 
-const EDIT_FIELDS = ['type', 'base_url'];
+const EDIT_FIELDS = ['type', 'base_url', 'auth'];
 
 function EditProviderForm({ provider, onSaved }: { provider: ProviderView; onSaved(): void }) {
   const [error, setError] = useState<ApiError | null>(null);
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
+  const current = entraAuthOf(provider);
+  const [type, setType] = useState(provider.type);
+  const [credential, setCredential] = useState<EntraCredential | ''>(current?.credential && isCredential(current.credential) ? current.credential : '');
+  const entraType = ENTRA_TYPES.includes(type.trim()) || current !== null;
+  const entra = entraType && credential ? credential : null;
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
     const type = String(form.get('type') ?? '').trim();
     const baseUrl = String(form.get('base_url') ?? '').trim();
+    // `auth` is written only when it changes: a save of the URL must not copy the file's identity into the API layer.
+    const auth = entra ? entraAuthFromForm(form, entra, current, true) : null;
+    const authChange = auth ? (entraAuthChanged(auth, current) ? { auth } : {}) : current ? { auth: null } : {};
     // Only the fields changed: the rest (timeouts, headers, keys) stays the file's, the defaults' or the API's as it was.
-    const changed = { ...(type !== provider.type ? { type } : {}), ...(baseUrl !== provider.base_url ? { base_url: baseUrl } : {}) };
+    const changed = { ...(type !== provider.type ? { type } : {}), ...(baseUrl !== provider.base_url ? { base_url: baseUrl } : {}), ...authChange };
     setBusy(true);
     setError(null);
     setSaved(false);
@@ -91,7 +101,7 @@ function EditProviderForm({ provider, onSaved }: { provider: ProviderView; onSav
       setSaved(true);
       onSaved();
     } catch (err) {
-      setError(scopedError(asApiError(err), `providers.${provider.name}`));
+      setError(entraScopedError(scopedError(asApiError(err), `providers.${provider.name}`)));
     } finally {
       setBusy(false);
     }
@@ -102,11 +112,13 @@ function EditProviderForm({ provider, onSaved }: { provider: ProviderView; onSav
       {isGeneral(error, EDIT_FIELDS) ? <ErrorNotice error={error} /> : null}
       <div class="form-grid">
         <FormField name="type" label="Type" scope="edit-provider" error={error}>
-          {(aria) => <input {...aria} name="type" defaultValue={provider.type} autoComplete="off" />}
+          {(aria) => <input {...aria} name="type" defaultValue={provider.type} autoComplete="off" onInput={(event) => setType((event.target as HTMLInputElement).value)} />}
         </FormField>
         <FormField name="base_url" label="Base URL" scope="edit-provider" error={error} hint="the completed URL requests go to">
           {(aria) => <input {...aria} name="base_url" type="url" defaultValue={provider.base_url} autoComplete="off" />}
         </FormField>
+        {entraType ? <AuthMethodField value={credential} onChange={setCredential} scope="edit-provider" error={error} keysLabel="API keys (below)" /> : null}
+        {entra ? <EntraFields credential={entra} current={current} scope="edit-provider" error={error} /> : null}
       </div>
       <button type="submit" disabled={busy}>
         {busy ? 'Saving…' : 'Save connection'}
@@ -182,10 +194,12 @@ function KeysSection({ provider, onChange }: { provider: ProviderView; onChange(
             </tbody>
           </table>
         </div>
+      ) : authLabel(provider) ? (
+        <Empty>No key: the provider authenticates with {authLabel(provider)}, which replaces its keys.</Empty>
       ) : (
         <Empty>No key. Add one below{provider.type === 'ollama' || provider.type === 'vllm' || provider.type === 'lmstudio' ? ' if the server needs one' : ''}.</Empty>
       )}
-      <AddKeyForm provider={provider.name} onAdded={onChange} />
+      {authLabel(provider) ? null : <AddKeyForm provider={provider.name} onAdded={onChange} />}
     </div>
   );
 }

@@ -9,6 +9,7 @@ import { isGeneral, scopedError } from '../components/scoped-error.js';
 import { SourceBadge } from '../components/source-badge.js';
 import { Empty, Loading } from '../components/states.js';
 import { href, navigate } from '../router.js';
+import { AuthMethodField, authLabel, ENTRA_TYPES, EntraFields, entraAuthFromForm, entraScopedError, type EntraCredential } from './entra-auth.js';
 import './config-pages.css';
 
 /** Providers and their keys (masked): the list, and a form to add one. One provider's page manages its keys. */
@@ -44,7 +45,7 @@ export function ProvidersPage() {
                   <th scope="col">Name</th>
                   <th scope="col">Type</th>
                   <th scope="col">Base URL</th>
-                  <th scope="col">Keys</th>
+                  <th scope="col">Credentials</th>
                   <th scope="col">Source</th>
                 </tr>
               </thead>
@@ -59,7 +60,9 @@ export function ProvidersPage() {
                       <code>{provider.base_url}</code>
                     </td>
                     <td>
-                      {provider.keys.length ? (
+                      {authLabel(provider) ? (
+                        <span class="key-chip">{authLabel(provider)}</span>
+                      ) : provider.keys.length ? (
                         provider.keys.map((key) => (
                           <span key={key.id} class="key-chip">
                             <code>{key.value}</code>
@@ -91,17 +94,22 @@ export function ProvidersPage() {
 
 function rank(provider: ProviderView): number {
   if (provider.source === 'api') return 0;
-  if (provider.keys.length) return 1;
+  if (provider.keys.length || authLabel(provider)) return 1;
   if (provider.source !== 'builtin') return 2;
   return 3;
 }
 
 const TYPES = ['openai', 'anthropic', 'gemini', 'vertex', 'bedrock', 'azure', 'azure-ai', 'cohere', 'groq', 'together', 'fireworks', 'deepseek', 'xai', 'mistral', 'openrouter', 'cerebras', 'perplexity', 'deepinfra', 'ollama', 'vllm', 'lmstudio'];
-const FIELDS = ['name', 'type', 'base_url', 'keys.0.value', 'keys.0.weight'];
+const FIELDS = ['name', 'type', 'base_url', 'keys.0.value', 'keys.0.weight', 'auth'];
 
 function AddProviderForm({ existing, onAdded }: { existing: string[]; onAdded(name: string): void }) {
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
+  // The type decides whether an Entra identity can stand for the keys (an empty type is the name's).
+  const [typed, setTyped] = useState({ name: '', type: '' });
+  const [credential, setCredential] = useState<EntraCredential | ''>('');
+  const entraType = ENTRA_TYPES.includes(typed.type.trim() || typed.name.trim());
+  const entra = entraType && credential ? credential : null;
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
     const formElement = event.target as HTMLFormElement;
@@ -116,19 +124,26 @@ function AddProviderForm({ existing, onAdded }: { existing: string[]; onAdded(na
       const body = {
         type: String(form.get('type') ?? '').trim() || undefined,
         base_url: String(form.get('base_url') ?? '').trim() || undefined,
-        keys: secret ? [{ value: secret, weight: numberField(formElement, 'weight') ?? 1 }] : undefined,
+        keys: secret && !entra ? [{ value: secret, weight: numberField(formElement, 'weight') ?? 1 }] : undefined,
+        auth: entra ? entraAuthFromForm(form, entra, null, false) : undefined,
       };
       await apiPut(providerPath(name), body);
       formElement.reset();
+      setTyped({ name: '', type: '' });
+      setCredential('');
       onAdded(name);
     } catch (err) {
-      setError(scopedError(asApiError(err), `providers.${name}`));
+      setError(entraScopedError(scopedError(asApiError(err), `providers.${name}`)));
     } finally {
       setBusy(false);
     }
   };
+  const onInput = (event: Event): void => {
+    const target = event.target as HTMLInputElement;
+    if (target.name === 'name' || target.name === 'type') setTyped((now) => ({ ...now, [target.name]: target.value }));
+  };
   return (
-    <form class="panel" noValidate onSubmit={(event) => void submit(event)} aria-labelledby="add-provider-title">
+    <form class="panel" noValidate onSubmit={(event) => void submit(event)} onInput={onInput} aria-labelledby="add-provider-title">
       <h2 id="add-provider-title">Add a provider</h2>
       {isGeneral(error, FIELDS) ? <ErrorNotice error={error} /> : null}
       <div class="form-grid">
@@ -150,12 +165,19 @@ function AddProviderForm({ existing, onAdded }: { existing: string[]; onAdded(na
         <FormField name="base_url" label="Base URL" scope="add-provider" error={error} hint="empty: the vendor's default">
           {(aria) => <input {...aria} name="base_url" type="url" autoComplete="off" placeholder="https://…" />}
         </FormField>
-        <FormField name="keys.0.value" label="API key" scope="add-provider" error={error} hint="optional; shown masked from then on">
-          {(aria) => <input {...aria} name="key" type="password" autoComplete="new-password" />}
-        </FormField>
-        <FormField name="keys.0.weight" label="Key weight" scope="add-provider" error={error} hint="share among this provider's keys">
-          {(aria) => <input {...aria} name="weight" type="number" min="0" step="any" inputMode="decimal" placeholder="1" />}
-        </FormField>
+        {entraType ? <AuthMethodField value={credential} onChange={setCredential} scope="add-provider" error={error} keysLabel="API key" /> : null}
+        {entra ? (
+          <EntraFields credential={entra} current={null} scope="add-provider" error={error} />
+        ) : (
+          <>
+            <FormField name="keys.0.value" label="API key" scope="add-provider" error={error} hint="optional; shown masked from then on">
+              {(aria) => <input {...aria} name="key" type="password" autoComplete="new-password" />}
+            </FormField>
+            <FormField name="keys.0.weight" label="Key weight" scope="add-provider" error={error} hint="share among this provider's keys">
+              {(aria) => <input {...aria} name="weight" type="number" min="0" step="any" inputMode="decimal" placeholder="1" />}
+            </FormField>
+          </>
+        )}
       </div>
       <button type="submit" disabled={busy}>
         {busy ? 'Adding…' : 'Add provider'}
