@@ -43,12 +43,15 @@ function localDays(usage: Usage): { times: number[]; indexOf(start: string): num
   return { times, indexOf: (start) => index.get(dayOf(new Date(Date.parse(start)))) };
 }
 
-/** Sums `/api/usage` rows across groups into one series per number, with a point for every hour or day. */
+/**
+ * Sums `/api/usage` rows across groups into one series per number, with a point for every hour or day. An answer cut
+ * to its top groups sums the rest in `others`, apart from `data`: it is added once, so the whole is counted.
+ */
 export function usageOverTime(usage: Usage): UsageSeries {
   const { times, indexOf } = usageBuckets(usage);
   const series: UsageSeries = { times, requests: [], errors: [], spend_usd: [], input_tokens: [], output_tokens: [] };
   for (const name of ['requests', 'errors', 'spend_usd', 'input_tokens', 'output_tokens'] as const) series[name] = times.map(() => 0);
-  for (const row of usage.data) {
+  for (const row of [...usage.data, ...(usage.others?.data ?? [])]) {
     const at = indexOf(row.start);
     if (at === undefined) continue;
     for (const name of ['requests', 'errors', 'spend_usd', 'input_tokens', 'output_tokens'] as const) series[name][at]! += row[name];
@@ -56,8 +59,9 @@ export function usageOverTime(usage: Usage): UsageSeries {
   return series;
 }
 
+/** Every group's numbers added up, the rest an answer summed in `others` once. */
 export function usageTotals(usage: Usage): UsageNumbers {
   const sum: UsageNumbers = { requests: 0, errors: 0, spend_usd: 0, input_tokens: 0, output_tokens: 0 };
-  for (const row of usage.totals) for (const name of Object.keys(sum) as (keyof UsageNumbers)[]) sum[name] += row[name];
+  for (const row of [...usage.totals, ...(usage.others ? [usage.others.totals] : [])]) for (const name of Object.keys(sum) as (keyof UsageNumbers)[]) sum[name] += row[name];
   return sum;
 }

@@ -13,7 +13,7 @@ import { navigate, type Location } from '../router.js';
 
 const GROUPS: UsageGroupBy[] = ['key', 'model', 'team', 'provider', 'route'];
 const COLORS = ['#2563eb', '#059669', '#d97706', '#7c3aed', '#dc2626', '#0891b2'];
-/** The chart draws the biggest spenders; the table and the CSV have every group. */
+/** The chart draws the biggest spenders; the table and the CSV have every group the answer holds, and the rest summed. */
 const CHART_GROUPS = 5;
 
 /** Dates in the URL are the browser's local days (`YYYY-MM-DD`, as the date inputs give them). */
@@ -75,6 +75,9 @@ export function SpendPage({ location }: { location: Location }) {
   const csv = (): void => {
     if (!usage.data) return;
     const rows = usage.data.data.map((row) => [row.start, row.group, groupBy === 'key' || groupBy === 'team' ? (names.data?.get(row.group) ?? '') : '', row.requests, row.errors, row.spend_usd, row.input_tokens, row.output_tokens]);
+    // The groups past the answer's top ones, summed per interval: no group of their own, named by how many they are.
+    const others = usage.data.others;
+    if (others) rows.push(...others.data.map((row) => [row.start, '', `${others.groups} more, summed`, row.requests, row.errors, row.spend_usd, row.input_tokens, row.output_tokens]));
     download(`tollgate-spend-by-${groupBy}-${range.from}-to-${range.to}.csv`, toCsv(['start', groupBy, 'name', 'requests', 'errors', 'spend_usd', 'input_tokens', 'output_tokens'], rows));
   };
 
