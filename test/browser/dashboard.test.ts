@@ -155,6 +155,10 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Attempts' }).waitFor();
     await page.getByRole('cell', { name: 'openai', exact: true }).waitFor();
     expect(await page.getByText('Prompt', { exact: true }).count()).toBe(1);
+    // Its place in write order, the cursor a log shipper resumes from, as the API gives it.
+    const logged = (await (await fetch(`${tg.url}/api/logs?key_id=${keyId}`)).json()) as { data: { write_seq: number }[] };
+    const writeSeq = page.getByRole('definition').filter({ has: page.locator('code[title*="written_after"]') });
+    expect(await writeSeq.textContent()).toBe(String(logged.data[0]!.write_seq));
     await screenshot(page, 'log-detail');
 
     // Spend by key names the key; the rollups are written about once a second.

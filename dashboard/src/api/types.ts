@@ -62,6 +62,8 @@ export interface LogRecord {
   metadata: Record<string, string> | null;
   /** What guardrail rules did, `side:rule:action` (`input:cards:blocked`); absent when none acted. */
   guardrails?: string[] | null;
+  /** Its place in write order, the `written_after` cursor log shippers keep; absent on older gateways. */
+  write_seq?: number;
 }
 
 export type BudgetPeriod = 'daily' | 'weekly' | 'monthly' | 'total';

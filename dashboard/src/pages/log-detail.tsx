@@ -50,6 +50,11 @@ export function LogDetailPage({ id }: { id: string }) {
             <Field label="Key / team">
               {r.key_id ?? 'none'} / {r.team_id ?? 'none'}
             </Field>
+            {typeof r.write_seq === 'number' ? (
+              <Field label="Write sequence">
+                <code title="Its place in the order records were written: a log shipper's written_after cursor">{r.write_seq}</code>
+              </Field>
+            ) : null}
             {r.guardrails?.length ? (
               <Field label="Guardrails">
                 <ul class="plain" data-testid="log-guardrails">
