@@ -32,7 +32,8 @@ export function ProviderDetailPage({ name }: { name: string }) {
     provider.reload();
   };
 
-  const view = provider.data;
+  // The data of the provider opened before stays while this one loads: never shown (or saved) under this one's name.
+  const view = provider.data?.name === name ? provider.data : undefined;
   return (
     <section aria-labelledby="provider-title">
       <p>
