@@ -32,8 +32,10 @@ beforeAll(async () => {
     settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
     providers: {
       'az-file': { type: 'azure', base_url: azure.url, auth: { type: 'entra', credential: 'client_secret', tenant_id: 'tenant-1', client_id: 'client-1', client_secret: SECRET, authority_host: entra.url } },
+      'az-ref': { type: 'azure', base_url: azure.url, auth: { type: 'entra', credential: 'client_secret', tenant_id: 'tenant-1', client_id: 'client-1', client_secret: 'env:AZ_SECRET', authority_host: entra.url } },
+      'az-keys': { type: 'azure', base_url: azure.url, api_key: 'azure-api-key-1234' },
     },
-  });
+  }, { AZ_SECRET: SECRET });
   ({ browser, page, errors } = await openBrowserPage());
 }, TIMEOUT);
 
@@ -128,5 +130,27 @@ describe('Entra ID providers in the dashboard', () => {
     const layer = (await (await fetch(`${tg.url}/api/config?layer=api`)).json()) as { providers: Record<string, unknown> };
     expect(layer.providers['az-file']).toEqual({ base_url: `${azure.url}/` });
     expect((await ask('az-file/gpt-4o-prod')).choices[0]?.message.content).toBeTruthy();
+  }, TIMEOUT);
+
+  it('says under the field why an identity cannot be changed here, instead of saving nothing', async () => {
+    // The file's secret is a reference the API cannot take: given back, the change would be left to the file unsaid.
+    await page.goto(`${tg.url}/#/providers/az-ref`);
+    const form = page.getByRole('form', { name: 'Connection' });
+    await form.getByText('stored: env:AZ_SECRET; empty keeps it').waitFor();
+    await form.getByLabel('Client id').fill('client-9');
+    await form.getByRole('button', { name: 'Save connection' }).click();
+    await form.getByText("The client secret is the config file's env:AZ_SECRET, which the API cannot take: enter the secret itself, or change this identity in the file.").waitFor();
+    expect(await form.getByLabel('Client secret').getAttribute('aria-invalid')).toBe('true');
+    expect((await providerAuth('az-ref'))?.client_id).toBe('client-1');
+
+    // Keys and an identity do not go together: the API's reason is shown under the choice.
+    await page.goto(`${tg.url}/#/providers/az-keys`);
+    const keyed = page.getByRole('form', { name: 'Connection' });
+    await keyed.getByLabel('Authentication').selectOption('managed_identity');
+    await keyed.getByRole('button', { name: 'Save connection' }).click();
+    await keyed.getByText(/an Entra identity replaces API keys/).waitFor();
+    expect(await keyed.getByLabel('Authentication').getAttribute('aria-invalid')).toBe('true');
+    expect(await providerAuth('az-keys')).toBeUndefined();
+    expect(errors.filter((error) => !/status of (400|502)/.test(error))).toEqual([]);
   }, TIMEOUT);
 });

@@ -77,6 +77,17 @@ export function entraAuthFromForm(form: FormData, credential: EntraCredential, c
   return auth;
 }
 
+/**
+ * The message for a changed identity whose secret field was left empty while the stored secret is the config file's
+ * reference (`env:NAME`, shown as written): the API takes no references, and given back it would leave the whole
+ * identity to the file, so the change would be dropped without a word.
+ */
+export function fileSecretProblem(next: Record<string, string | null>): ApiError | null {
+  const secret = next.client_secret;
+  if (typeof secret !== 'string' || !/^(env|file):/.test(secret)) return null;
+  return new ApiError(400, `The client secret is the config file's ${secret}, which the API cannot take: enter the secret itself, or change this identity in the file.`, 'auth.client_secret');
+}
+
 /** True when the form's `auth` differs from the provider's (so a save of other fields does not copy the file's `auth`). */
 export function entraAuthChanged(next: Record<string, string | null>, current: EntraAuthView | null): boolean {
   if (!current) return true;

@@ -9,7 +9,7 @@ import { isGeneral, scopedError } from '../components/scoped-error.js';
 import { SourceBadge } from '../components/source-badge.js';
 import { Empty, Loading } from '../components/states.js';
 import { href, navigate } from '../router.js';
-import { AuthMethodField, authLabel, ENTRA_TYPES, EntraFields, entraAuthChanged, entraAuthFromForm, entraAuthOf, entraScopedError, isCredential, type EntraCredential } from './entra-auth.js';
+import { AuthMethodField, authLabel, ENTRA_TYPES, EntraFields, entraAuthChanged, entraAuthFromForm, entraAuthOf, entraScopedError, fileSecretProblem, isCredential, type EntraCredential } from './entra-auth.js';
 import { ProviderTest } from './provider-test.js';
 import './config-pages.css';
 
@@ -92,6 +92,8 @@ function EditProviderForm({ provider, onSaved }: { provider: ProviderView; onSav
     // `auth` is written only when it changes: a save of the URL must not copy the file's identity into the API layer.
     const auth = entra ? entraAuthFromForm(form, entra, current, true) : null;
     const authChange = auth ? (entraAuthChanged(auth, current) ? { auth } : {}) : current ? { auth: null } : {};
+    const refused = authChange.auth ? fileSecretProblem(authChange.auth) : null;
+    if (refused) return setError(refused);
     // Only the fields changed: the rest (timeouts, headers, keys) stays the file's, the defaults' or the API's as it was.
     const changed = { ...(type !== provider.type ? { type } : {}), ...(baseUrl !== provider.base_url ? { base_url: baseUrl } : {}), ...authChange };
     setBusy(true);
