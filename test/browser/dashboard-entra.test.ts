@@ -143,6 +143,13 @@ describe('Entra ID providers in the dashboard', () => {
     expect(await form.getByLabel('Client secret').getAttribute('aria-invalid')).toBe('true');
     expect((await providerAuth('az-ref'))?.client_id).toBe('client-1');
 
+    // Nor can the API take the file's identity away: API keys chosen, the page says where it is, not Saved.
+    await form.getByLabel('Authentication').selectOption('');
+    await form.getByRole('button', { name: 'Save connection' }).click();
+    await form.getByText('The Entra identity is the config file’s: remove its auth there to use API keys.').waitFor();
+    expect(await form.getByText('Saved: the next request uses it.').count()).toBe(0);
+    expect((await providerAuth('az-ref'))?.credential).toBe('client_secret');
+
     // Keys and an identity do not go together: the API's reason is shown under the choice.
     await page.goto(`${tg.url}/#/providers/az-keys`);
     const keyed = page.getByRole('form', { name: 'Connection' });

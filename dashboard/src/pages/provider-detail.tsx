@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, type ApiError } from '../api/client.js';
+import { api, ApiError } from '../api/client.js';
 import { asApiError, keyPath, patchProvider, providerPath, type ProviderKeyView, type ProviderView } from '../api/config-api.js';
 import { useApi } from '../api/use-api.js';
 import { ConfirmButton } from '../components/confirm-button.js';
@@ -101,6 +101,12 @@ function EditProviderForm({ provider, onSaved }: { provider: ProviderView; onSav
     setSaved(false);
     try {
       if (Object.keys(changed).length > 0) await patchProvider(provider.name, changed);
+      // Removing what the API set leaves the config file's identity in place: say so rather than "Saved".
+      if (authChange.auth === null && entraAuthOf(await api.get<ProviderView>(providerPath(provider.name))) !== null) {
+        setError(new ApiError(409, 'The Entra identity is the config file’s: remove its auth there to use API keys.', 'auth.credential'));
+        onSaved();
+        return;
+      }
       setSaved(true);
       onSaved();
     } catch (err) {
