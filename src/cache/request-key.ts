@@ -53,6 +53,9 @@ export function cacheKeysOf(
   // sent to (Gemini's v1beta, v1, v1alpha take and answer different fields).
   if (nativeBody !== null) fields[NATIVE_FIELD] = withoutDelivery(nativeBody, null);
   if (nativeBody !== null && nativeVersion !== null) fields[NATIVE_VERSION_FIELD] = nativeVersion;
+  // Whether the provider keeps the answer for a later turn to name (OpenAI's Responses API: previous_response_id, item
+  // ids) is part of a native body's answer: one it did not keep (store: false) would fail that turn.
+  if (nativeBody !== null && nativeBody.store !== undefined) fields[NATIVE_STORE_FIELD] = nativeBody.store;
   const exact = digest(['exact', scope, fields]);
   const lastUser = lastUserIndex(request.messages);
   const question = lastUser === -1 ? null : textOf(request.messages[lastUser]?.content);
@@ -92,6 +95,8 @@ function textOf(content: unknown): string | null {
 
 /** Where a native body's fields go in the key's object (a name no canonical field has). */
 const NATIVE_FIELD = '\u0000native';
+/** Where a native body's `store` goes in the key's object. */
+const NATIVE_STORE_FIELD = '\u0000nativeStore';
 /** Where the API version a native body is sent to goes in the key's object. */
 const NATIVE_VERSION_FIELD = '\u0000nativeVersion';
 

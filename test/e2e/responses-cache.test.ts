@@ -53,4 +53,22 @@ describe('the response cache', () => {
     expect(await again.text()).toBe(first);
     expect(upstream.calls).toHaveLength(1);
   });
+
+  it('never answers a request OpenAI is to keep (store) with an answer it did not keep, which a next turn could not name', async () => {
+    // Codex and other stateless clients send store: false; the SDKs' default keeps the Response for previous_response_id.
+    const kept = stored();
+    const unstored = (await (await post({ model: 'openai/gpt-5', input: 'remember the colour blue', store: false })).json()) as { id: string };
+    await kept;
+    const first = await post({ model: 'openai/gpt-5', input: 'remember the colour blue' });
+    expect(first.headers.get('x-tollgate-cache')).toBe('miss');
+    const response = (await first.json()) as { id: string; store: boolean };
+    expect(response.id).not.toBe(unstored.id);
+    expect(response.store).toBe(true);
+    const next = await post({ model: 'openai/gpt-5', previous_response_id: response.id, input: 'which colour?' });
+    expect(next.status).toBe(200);
+    // And the other way round: an answer OpenAI kept is not served to a client that asked it not to keep it.
+    const again = await post({ model: 'openai/gpt-5', input: 'remember the colour blue', store: false });
+    expect(again.headers.get('x-tollgate-cache')).toMatch(/^hit/);
+    expect(((await again.json()) as { id: string }).id).toBe(unstored.id);
+  });
 });

@@ -43,14 +43,25 @@ function textOf(content: unknown): string {
   return content.map((part: Json) => (typeof part?.text === 'string' ? part.text : '')).filter(Boolean).join(' ');
 }
 
-/** A problem with the request in OpenAI's words, or null. */
-export function checkResponsesRequest(body: unknown): Problem | null {
+/** An id this upstream gives a Response (others, such as a test's 'resp_abc', are taken as given elsewhere). */
+const OWN_RESPONSE_ID = /^resp_[0-9a-f]{48}$/;
+
+/**
+ * A problem with the request in OpenAI's words, or null. `stored`: the ids of the Responses this upstream kept (those
+ * answered without store: false); a previous_response_id of its own making that is not among them is refused as
+ * OpenAI refuses one it did not keep.
+ */
+export function checkResponsesRequest(body: unknown, stored: ReadonlySet<string> = new Set()): Problem | null {
   if (!isRecord(body)) return { message: 'Invalid body: expected an object.', param: null, code: null };
   for (const key of Object.keys(body)) if (!PARAMETERS.has(key)) return { message: `Unknown parameter: '${key}'.`, param: key, code: 'unknown_parameter' };
   if (typeof body.model !== 'string') return { message: "Missing required parameter: 'model'.", param: 'model', code: 'missing_required_parameter' };
   if (body.input === undefined && body.previous_response_id === undefined) return { message: "Missing required parameter: 'input'.", param: 'input', code: 'missing_required_parameter' };
   if (body.tools !== undefined && (!Array.isArray(body.tools) || body.tools.some((tool: unknown) => !isRecord(tool)))) {
     return { message: "Invalid type for 'tools': expected an array of objects.", param: 'tools', code: 'invalid_type' };
+  }
+  const previous = body.previous_response_id;
+  if (typeof previous === 'string' && OWN_RESPONSE_ID.test(previous) && !stored.has(previous)) {
+    return { message: `Previous response with id '${previous}' not found.`, param: 'previous_response_id', code: 'previous_response_not_found' };
   }
   if (Array.isArray(body.input)) {
     for (const [i, item] of (body.input as unknown[]).entries()) {

@@ -89,6 +89,8 @@ function bearerToken(header: string | undefined): string | null {
 class OpenAIUpstream implements ScriptedUpstream {
   readonly calls: RecordedCall[] = [];
   readonly responses: ScriptedUpstream['responses'] = [];
+  /** The ids of the Responses kept (answered without store: false), which a later previous_response_id may name. */
+  private readonly storedResponses = new Set<string>();
   url = '';
   port = 0;
   private mode: UpstreamMode = OK_MODE;
@@ -282,9 +284,10 @@ class OpenAIUpstream implements ScriptedUpstream {
     if (mode.kind === 'error') return sendScriptedError(exchange, mode, typeof model === 'string' ? model : 'gpt-5');
     if (mode.kind === 'reset') return exchange.reset();
     if (mode.kind === 'raw') return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
-    const problem = checkResponsesRequest(body);
+    const problem = checkResponsesRequest(body, this.storedResponses);
     if (problem) return sendError(exchange, 400, invalidRequest(problem));
     const plan = planResponse(body as Record<string, any>, mode.kind === 'reply' ? mode.pieces : null);
+    if ((body as Record<string, unknown>).store !== false) this.storedResponses.add(plan.response.id as string);
     const headers = { ...standardHeaders(newRequestId(), exchange.startedAt), ...this.rateLimits.consume(plan.response.usage.total_tokens) };
     const stream = (body as Record<string, unknown>).stream === true;
     const frames = stream ? responseFrames(plan) : null;
