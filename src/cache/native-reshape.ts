@@ -3,6 +3,7 @@ import { eventsMessage, messageEvents } from '../wire/anthropic/message-events.j
 import { eventsResponse, responseEvents } from '../wire/gemini/response-events.js';
 import { eventsResponse as responsesApiResponse } from '../wire/openai-responses/events-response.js';
 import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
+import { responseEvents as responsesApiEvents } from '../wire/openai-responses/response-events.js';
 import type { CachedNative } from './cache-store.js';
 
 /**
@@ -25,5 +26,6 @@ export function nativeEventsOf(native: CachedNative): NativeStreamEvent[] | null
   if (!native.body) return null;
   if (native.format === 'anthropic') return messageEvents(native.body);
   if (native.format === 'gemini') return responseEvents(native.body);
+  if (native.format === RESPONSES_FORMAT) return responsesApiEvents(native.body);
   return null;
 }

@@ -71,4 +71,26 @@ describe('the response cache', () => {
     expect(again.headers.get('x-tollgate-cache')).toMatch(/^hit/);
     expect(((await again.json()) as { id: string }).id).toBe(unstored.id);
   });
+
+  it('streams a Response a whole request stored as OpenAI wrote it, encrypted reasoning and all, through the SDK’s parser', async () => {
+    // Codex's way: stateless (store: false), the reasoning handed back next turn by its encrypted content.
+    const request = { model: 'openai/gpt-5', input: 'cache me whole', reasoning: { effort: 'low' as const }, include: ['reasoning.encrypted_content' as const], store: false };
+    const kept = stored();
+    const whole = await tg.client.responses.create(request);
+    await kept;
+    expect(whole.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    const stream = tg.client.responses.stream(request);
+    const events: Array<{ type: string; sequence_number: number; delta?: string }> = [];
+    for await (const event of stream) events.push(event);
+    const final = await stream.finalResponse();
+    expect(upstream.calls).toHaveLength(1);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.at(0)?.type).toBe('response.created');
+    expect(events.at(-1)?.type).toBe('response.completed');
+    expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe(whole.output_text);
+    const { _request_id: _id, ...sent } = whole;
+    expect({ ...final, _request_id: undefined }).toMatchObject({ ...sent, output_text: whole.output_text });
+    expect(final.id).toBe(whole.id);
+    expect(final.output[0]).toEqual(whole.output[0]);
+  });
 });
