@@ -325,6 +325,23 @@ describe('other answers', () => {
     expect(final.output).toMatchObject([{ type: 'message', content: [{ type: 'refusal', refusal: 'I cannot help.' }] }]);
   });
 
+  it.each([
+    ['Gemini', GEMINI],
+    ['a chat-completions vendor', 'deepseek/deepseek-chat'],
+  ])('log probabilities asked for (include message.output_text.logprobs, top_logprobs) come back on the output_text from %s, whole and streamed', async (_name, model) => {
+    const params = { model, input: 'rate this answer', include: ['message.output_text.logprobs' as const], top_logprobs: 2 };
+    const whole = await client.responses.create(params);
+    const part = (whole.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+    expect(part.logprobs?.map((logprob) => logprob.token).join('')).toBe(part.text);
+    expect(part.logprobs?.[0]).toMatchObject({ token: expect.any(String), logprob: expect.any(Number), top_logprobs: [expect.anything(), expect.anything()] });
+    const { events, final } = await streamed({ ...params, stream: true });
+    const deltas = events.filter((event) => event.type === 'response.output_text.delta');
+    expect(deltas.flatMap((event) => event.logprobs).map((logprob: { token: string }) => logprob.token).join('')).toBe(final.output_text);
+    const streamedPart = (final.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+    expect(streamedPart.logprobs).toEqual(deltas.flatMap((event) => event.logprobs));
+    expect(events.find((event) => event.type === 'response.output_text.done').logprobs).toEqual(streamedPart.logprobs);
+  });
+
   it('a chat-completions-only vendor of OpenAI’s format gets chat completions, text.format and all', async () => {
     const response = await client.responses.create({
       model: 'deepseek/deepseek-chat',

@@ -61,7 +61,8 @@ export interface CanonicalRead {
 /**
  * A Responses body as the canonical (chat completions) request: `instructions` as a leading system message, `input`
  * as messages (see messagesOf), function tools, tool_choice, `text.format` as response_format, `max_output_tokens`
- * as max_completion_tokens, `reasoning.effort` as reasoning_effort, and temperature, top_p, parallel_tool_calls,
+ * as max_completion_tokens, `reasoning.effort` as reasoning_effort, logprobs (include's message.output_text.logprobs,
+ * top_logprobs) as logprobs and top_logprobs, and temperature, top_p, parallel_tool_calls,
  * metadata, user and stream as they are (a stream asks for usage, which the Response reports). Fields that only
  * steer OpenAI's own service (store, include, truncation, service_tier, prompt_cache_key) are left out.
  */
@@ -90,6 +91,13 @@ export function canonicalRequest(body: ResponsesRequest, model: string): Canonic
   const responseFormat = responseFormatOf(body.text);
   if (responseFormat) request.response_format = responseFormat;
   if (typeof body.max_output_tokens === 'number') request.max_completion_tokens = body.max_output_tokens;
+  // Log probabilities: asked for by include (and top_logprobs for the alternatives), read back onto the output_text.
+  const include = Array.isArray(body.include) ? body.include : [];
+  const topLogprobs = typeof body.top_logprobs === 'number' ? body.top_logprobs : null;
+  if (include.includes('message.output_text.logprobs') || (topLogprobs !== null && topLogprobs > 0)) {
+    request.logprobs = true;
+    if (topLogprobs !== null) request.top_logprobs = topLogprobs;
+  }
   for (const field of ['temperature', 'top_p'] as const) if (typeof body[field] === 'number') request[field] = body[field];
   if (isRecord(body.reasoning) && typeof body.reasoning.effort === 'string') request.reasoning_effort = body.reasoning.effort;
   if (isRecord(body.metadata)) request.metadata = body.metadata;

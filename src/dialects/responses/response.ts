@@ -75,8 +75,14 @@ export function refusalPart(refusal: string): Json {
   return { type: 'refusal', refusal };
 }
 
-export function outputText(text: string): Json {
-  return { type: 'output_text', annotations: [], logprobs: [], text };
+/** An output_text part; `logprobs` as chat completions gives them per token (the Responses API's LogProb shape). */
+export function outputText(text: string, logprobs: unknown[] = []): Json {
+  return { type: 'output_text', annotations: [], logprobs, text };
+}
+
+/** The per-token log probabilities of a chat choice or chunk choice's content (asked for with logprobs), else none. */
+export function contentLogprobs(choice: Json): unknown[] {
+  return isRecord(choice.logprobs) && Array.isArray(choice.logprobs.content) ? choice.logprobs.content : [];
 }
 
 /**
@@ -115,7 +121,7 @@ export function responseOf(completion: ChatCompletion, reply: ReplyContext): Jso
   const text = contentText(message.content);
   const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : null;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];
-  const parts = [...(text !== '' || (refusal === null && calls.length === 0) ? [outputText(text)] : []), ...(refusal === null ? [] : [refusalPart(refusal)])];
+  const parts = [...(text !== '' || (refusal === null && calls.length === 0) ? [outputText(text, contentLogprobs(choice))] : []), ...(refusal === null ? [] : [refusalPart(refusal)])];
   if (parts.length > 0) output.push(messageItem(newId('msg'), text, 'completed', parts));
   for (const call of calls) {
     const fn = isRecord(call.function) ? call.function : {};

@@ -1,14 +1,14 @@
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
-import { finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, summaryText, type ReplyContext } from './response.js';
+import { contentLogprobs, finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, summaryText, type ReplyContext } from './response.js';
 
 type Json = Record<string, unknown>;
 
 /** An open output item: reasoning or a message whose text is streaming, or a function call whose arguments are. */
 type OpenItem =
   | { kind: 'reasoning'; index: number; id: string; text: string }
-  | { kind: 'text'; index: number; id: string; text: string }
+  | { kind: 'text'; index: number; id: string; text: string; logprobs: unknown[] }
   | { kind: 'refusal'; index: number; id: string; text: string }
   | { kind: 'tool'; index: number; id: string; callId: string; name: string; args: string };
 
@@ -59,7 +59,7 @@ export class ResponsesStreamRenderer {
     const delta = isRecord(choice.delta) ? choice.delta : {};
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (typeof reasoning === 'string' && reasoning !== '') this.reasoning(reasoning, out);
-    if (typeof delta.content === 'string' && delta.content !== '') this.text(delta.content, out);
+    if (typeof delta.content === 'string' && delta.content !== '') this.text(delta.content, contentLogprobs(choice), out);
     if (typeof delta.refusal === 'string' && delta.refusal !== '') this.refusal(delta.refusal, out);
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) if (isRecord(call)) this.toolCall(call, out);
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finishReason = choice.finish_reason;
@@ -81,10 +81,10 @@ export class ResponsesStreamRenderer {
     out.push(this.event('response.reasoning_summary_text.delta', { item_id: open.id, output_index: open.index, summary_index: 0, delta }));
   }
 
-  private text(delta: string, out: Json[]): void {
+  private text(delta: string, logprobs: unknown[], out: Json[]): void {
     if (this.open?.kind !== 'text') {
       this.close(out);
-      const item = { kind: 'text' as const, index: this.output.length, id: newId('msg'), text: '' };
+      const item = { kind: 'text' as const, index: this.output.length, id: newId('msg'), text: '', logprobs: [] as unknown[] };
       this.output.push(messageItem(item.id, '', 'in_progress'));
       this.open = item;
       out.push(this.event('response.output_item.added', { output_index: item.index, item: { ...messageItem(item.id, '', 'in_progress'), content: [] } }));
@@ -92,7 +92,8 @@ export class ResponsesStreamRenderer {
     }
     const open = this.open as Extract<OpenItem, { kind: 'text' }>;
     open.text += delta;
-    out.push(this.event('response.output_text.delta', { item_id: open.id, output_index: open.index, content_index: 0, delta, logprobs: [] }));
+    for (const logprob of logprobs) open.logprobs.push(logprob);
+    out.push(this.event('response.output_text.delta', { item_id: open.id, output_index: open.index, content_index: 0, delta, logprobs }));
   }
 
   /** A refusal as a message item of its own holding a refusal part (response.refusal.* events). */
@@ -150,10 +151,11 @@ export class ResponsesStreamRenderer {
       return;
     }
     if (open.kind === 'text') {
-      const item = messageItem(open.id, open.text, 'completed');
+      const part = outputText(open.text, open.logprobs);
+      const item = messageItem(open.id, open.text, 'completed', [part]);
       this.output[open.index] = item;
-      out.push(this.event('response.output_text.done', { item_id: open.id, output_index: open.index, content_index: 0, text: open.text, logprobs: [] }));
-      out.push(this.event('response.content_part.done', { item_id: open.id, output_index: open.index, content_index: 0, part: outputText(open.text) }));
+      out.push(this.event('response.output_text.done', { item_id: open.id, output_index: open.index, content_index: 0, text: open.text, logprobs: open.logprobs }));
+      out.push(this.event('response.content_part.done', { item_id: open.id, output_index: open.index, content_index: 0, part }));
       out.push(this.event('response.output_item.done', { output_index: open.index, item }));
       return;
     }
