@@ -100,8 +100,8 @@ const NATIVE_STORE_FIELD = '\u0000nativeStore';
 /** Where the API version a native body is sent to goes in the key's object. */
 const NATIVE_VERSION_FIELD = '\u0000nativeVersion';
 
-/** The conversation fields of the native bodies (Anthropic's, Gemini's). */
-const NATIVE_CONVERSATION_FIELDS: ReadonlySet<string> = new Set(['messages', 'system', 'contents', 'systemInstruction', 'system_instruction']);
+/** The conversation fields of the native bodies (Anthropic's, Gemini's, the Responses API's input and instructions). */
+const NATIVE_CONVERSATION_FIELDS: ReadonlySet<string> = new Set(['messages', 'system', 'contents', 'systemInstruction', 'system_instruction', 'input', 'instructions']);
 
 function withoutDelivery(body: Record<string, unknown>, alsoLeftOut: ReadonlySet<string> | null): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -93,4 +93,23 @@ describe('the response cache', () => {
     expect(final.id).toBe(whole.id);
     expect(final.output[0]).toEqual(whole.output[0]);
   });
+
+  it('answers a paraphrase from the semantic tier, under the same instructions only', async () => {
+    for (let i = 0; i < 200; i++) {
+      const report = (await (await fetch(`${tg.url}/api/cache`)).json()) as { semantic_index: { state: string }; embedder: { state: string } };
+      if (report.semantic_index.state === 'ready' && report.embedder.state === 'ready') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const kept = stored();
+    const first = await post({ model: 'openai/gpt-5', instructions: 'Answer in one word.', input: 'What is the capital of France?' });
+    expect(first.headers.get('x-tollgate-cache')).toBe('miss');
+    const answer = (await first.json()) as { id: string };
+    await kept;
+    const paraphrase = await post({ model: 'openai/gpt-5', instructions: 'Answer in one word.', input: "Tell me France's capital city" });
+    expect(paraphrase.headers.get('x-tollgate-cache')).toBe('hit-semantic');
+    expect(((await paraphrase.json()) as { id: string }).id).toBe(answer.id);
+    const otherInstructions = await post({ model: 'openai/gpt-5', instructions: 'Answer at length.', input: "Tell me France's capital city" });
+    expect(otherInstructions.headers.get('x-tollgate-cache')).toBe('miss');
+    expect(upstream.calls).toHaveLength(2);
+  });
 });
