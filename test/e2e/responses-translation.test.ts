@@ -302,6 +302,29 @@ describe('other answers', () => {
     expect(openai.calls.at(-1)?.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'answer', strict: true, schema: { properties: { echo: { type: 'string' } } } } });
   });
 
+  it.each([
+    ['announced together, then each one’s arguments', [[0, 'call_a', '{"query":'], [1, 'call_b', ''], [0, null, '"Paris"}'], [1, null, '{"query":"Oslo"}']]],
+    ['with their arguments taking turns', [[0, 'call_a', ''], [1, 'call_b', ''], [0, null, '{"query":'], [1, null, '{"query":'], [0, null, '"Paris"}'], [1, null, '"Oslo"}']]],
+    ['one after the other', [[0, 'call_a', '{"query":'], [0, null, '"Paris"}'], [1, 'call_b', ''], [1, null, '{"query":"Oslo"}']]],
+  ] as const)('parallel tool calls a chat-completions vendor streams %s keep every argument', async (_name, pieces) => {
+    const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'deepseek-chat' };
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`;
+    const calls = pieces.map(([index, id, args]) => chunk({ tool_calls: [{ index, ...(id ? { id, type: 'function', function: { name: 'weather', arguments: args } } : { function: { arguments: args } }) }] }));
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: calls.join('') + chunk({}, 'tool_calls') + 'data: [DONE]\n\n' });
+    const { events, final } = await streamed({ model: 'deepseek/deepseek-chat', input: 'weather in Paris and Oslo', tools: [weather], stream: true });
+    const expected = [
+      { type: 'function_call', call_id: 'call_a', name: 'weather', arguments: '{"query":"Paris"}' },
+      { type: 'function_call', call_id: 'call_b', name: 'weather', arguments: '{"query":"Oslo"}' },
+    ];
+    expect(final.output).toMatchObject(expected);
+    expect(events.filter((event) => event.type === 'response.output_item.done').map((event) => event.item)).toMatchObject(expected);
+    for (const [i, call] of expected.entries()) {
+      const deltas = events.filter((event) => event.type === 'response.function_call_arguments.delta' && event.output_index === i);
+      expect(deltas.map((event) => event.delta).join('')).toBe(call.arguments);
+      expect(new Set(deltas.map((event) => event.item_id))).toEqual(new Set([final.output[i]?.id]));
+    }
+  });
+
   it('a refusal from a chat-completions vendor is a refusal part, whole and streamed', async () => {
     const base = { id: 'chatcmpl-1', created: 1, model: 'deepseek-chat', system_fingerprint: null };
     openai.enqueue({

@@ -10,7 +10,28 @@ type OpenItem =
   | { kind: 'reasoning'; index: number; id: string; text: string }
   | { kind: 'text'; index: number; id: string; text: string; logprobs: unknown[] }
   | { kind: 'refusal'; index: number; id: string; text: string }
-  | { kind: 'tool'; index: number; id: string; callId: string; name: string; args: string };
+  | ToolCall;
+
+/** A function call: its output index is -1 until its output_item.added goes out. */
+interface ToolCall {
+  kind: 'tool';
+  index: number;
+  id: string;
+  callId: string;
+  name: string;
+  args: string;
+}
+
+/** Whether a call's arguments so far are a whole JSON value (nothing more can follow them). */
+function wholeJson(args: string): boolean {
+  if (args.trim() === '') return false;
+  try {
+    JSON.parse(args);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** One event in SSE framing, named by its type as OpenAI names its events. */
 export function sseFrame(event: Json): string {
@@ -23,7 +44,9 @@ export function sseFrame(event: Json): string {
  * output_text deltas, output_text.done and content_part.done, for a function call its arguments' deltas and
  * function_call_arguments.done, then output_item.done; response.completed (or response.incomplete) last, with the
  * whole Response and its usage. Every event has its sequence_number. One item is open at a time: text after a tool
- * call, or a new tool call, closes the item before it.
+ * call closes the item before it. Parallel tool calls are items one after the other, while a provider may announce
+ * them together and send their arguments taking turns: a call's arguments are held until it is its turn (the calls
+ * before it announced, and the open one's arguments whole JSON), the rest go out at the end.
  */
 export class ResponsesStreamRenderer {
   private sequence = 0;
@@ -31,8 +54,10 @@ export class ResponsesStreamRenderer {
   private readonly shell: Json;
   private readonly output: Json[] = [];
   private open: OpenItem | null = null;
-  /** Output index of each canonical tool call index. */
-  private readonly tools = new Map<number, number>();
+  /** Each canonical tool call index's call. */
+  private readonly tools = new Map<number, ToolCall>();
+  /** The calls announced and not yet added to the output, in the order they came. */
+  private readonly waiting: ToolCall[] = [];
   private finishReason: unknown = null;
   private usage: CompletionUsage | null = null;
 
@@ -69,7 +94,7 @@ export class ResponsesStreamRenderer {
   /** The model's reasoning as a reasoning item's summary text (response.reasoning_summary_* events). */
   private reasoning(delta: string, out: Json[]): void {
     if (this.open?.kind !== 'reasoning') {
-      this.close(out);
+      this.closeAll(out);
       const item = { kind: 'reasoning' as const, index: this.output.length, id: newId('rs'), text: '' };
       this.output.push(reasoningItem(item.id, null));
       this.open = item;
@@ -83,7 +108,7 @@ export class ResponsesStreamRenderer {
 
   private text(delta: string, logprobs: unknown[], out: Json[]): void {
     if (this.open?.kind !== 'text') {
-      this.close(out);
+      this.closeAll(out);
       const item = { kind: 'text' as const, index: this.output.length, id: newId('msg'), text: '', logprobs: [] as unknown[] };
       this.output.push(messageItem(item.id, '', 'in_progress'));
       this.open = item;
@@ -99,7 +124,7 @@ export class ResponsesStreamRenderer {
   /** A refusal as a message item of its own holding a refusal part (response.refusal.* events). */
   private refusal(delta: string, out: Json[]): void {
     if (this.open?.kind !== 'refusal') {
-      this.close(out);
+      this.closeAll(out);
       const item = { kind: 'refusal' as const, index: this.output.length, id: newId('msg'), text: '' };
       this.output.push(messageItem(item.id, '', 'in_progress', [refusalPart('')]));
       this.open = item;
@@ -114,19 +139,44 @@ export class ResponsesStreamRenderer {
   private toolCall(call: Json, out: Json[]): void {
     const toolIndex = typeof call.index === 'number' ? call.index : 0;
     const fn = isRecord(call.function) ? call.function : {};
-    if (!this.tools.has(toolIndex)) {
-      this.close(out);
-      const item = { kind: 'tool' as const, index: this.output.length, id: newId('fc'), callId: typeof call.id === 'string' && call.id !== '' ? call.id : newId('call'), name: String(fn.name ?? ''), args: '' };
-      this.tools.set(toolIndex, item.index);
-      this.output.push(functionCallItem(item.id, item.callId, item.name, '', 'in_progress'));
-      this.open = item;
-      out.push(this.event('response.output_item.added', { output_index: item.index, item: functionCallItem(item.id, item.callId, item.name, '', 'in_progress') }));
+    const delta = typeof fn.arguments === 'string' ? fn.arguments : '';
+    let tool = this.tools.get(toolIndex);
+    if (!tool) {
+      tool = { kind: 'tool', index: -1, id: newId('fc'), callId: typeof call.id === 'string' && call.id !== '' ? call.id : newId('call'), name: String(fn.name ?? ''), args: '' };
+      this.tools.set(toolIndex, tool);
+      this.waiting.push(tool);
     }
+    if (this.open === tool) {
+      if (delta === '') return;
+      tool.args += delta;
+      out.push(this.event('response.function_call_arguments.delta', { item_id: tool.id, output_index: tool.index, delta }));
+      return;
+    }
+    tool.args += delta;
+    // Its turn comes once the calls announced before it went out and the open one can take no more arguments.
     const open = this.open;
-    // Arguments of a call that is no longer the open one (a provider interleaving calls) cannot be streamed in order.
-    if (open?.kind !== 'tool' || open.index !== this.tools.get(toolIndex) || typeof fn.arguments !== 'string' || fn.arguments === '') return;
-    open.args += fn.arguments;
-    out.push(this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fn.arguments }));
+    if (this.waiting[0] !== tool || (open?.kind === 'tool' && !wholeJson(open.args))) return;
+    this.close(out);
+    this.add(tool, out);
+  }
+
+  /** A waiting call added to the output as the open item, the arguments it was given so far in one delta. */
+  private add(tool: ToolCall, out: Json[]): void {
+    this.waiting.shift();
+    tool.index = this.output.length;
+    this.output.push(functionCallItem(tool.id, tool.callId, tool.name, '', 'in_progress'));
+    this.open = tool;
+    out.push(this.event('response.output_item.added', { output_index: tool.index, item: functionCallItem(tool.id, tool.callId, tool.name, '', 'in_progress') }));
+    if (tool.args !== '') out.push(this.event('response.function_call_arguments.delta', { item_id: tool.id, output_index: tool.index, delta: tool.args }));
+  }
+
+  /** Closes the open item, then adds and closes every call still waiting, in order. */
+  private closeAll(out: Json[]): void {
+    this.close(out);
+    for (let tool = this.waiting[0]; tool; tool = this.waiting[0]) {
+      this.add(tool, out);
+      this.close(out);
+    }
   }
 
   /** Closes the open item: its done events, and its finished form in the output. */
@@ -165,11 +215,11 @@ export class ResponsesStreamRenderer {
     out.push(this.event('response.output_item.done', { output_index: open.index, item }));
   }
 
-  /** The stream's end: the open item closed, then response.completed (or .incomplete) with the whole Response. */
+  /** The stream's end: the open item closed (and calls still waiting), then response.completed (or .incomplete). */
   end(usage: CompletionUsage | null): Json[] {
     const out: Json[] = [];
     this.start(out);
-    this.close(out);
+    this.closeAll(out);
     const response = finishedResponse(this.shell, this.output, this.finishReason, this.usage ?? usage);
     out.push(this.event(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response }));
     return out;
