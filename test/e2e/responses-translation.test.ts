@@ -177,6 +177,16 @@ describe('what cannot be translated', () => {
     expect(anthropic.calls).toHaveLength(0);
   });
 
+  it('a text.format the translation cannot read is a 400 naming its field, never an answer in another format', async () => {
+    const misspelt = await client.responses.create({ model: CLAUDE, input: 'hi', text: { format: { type: 'json_schem' } as never } }).catch((err: unknown) => err);
+    expect(misspelt).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((misspelt as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('text.format.type');
+    const unnamed = await client.responses.create({ model: CLAUDE, input: 'hi', text: { format: { type: 'json_schema', schema: { type: 'object' } } as never } }).catch((err: unknown) => err);
+    expect(unnamed).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((unnamed as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('text.format.name');
+    expect(anthropic.calls).toHaveLength(0);
+  });
+
   it('a route mixing formats sends what only the Responses API can take to its OpenAI target alone', async () => {
     const response = await client.responses.create({ model: 'gpt-then-claude', input: 'hi', previous_response_id: 'resp_1' }).catch((err: unknown) => err);
     // The OpenAI target fails (503) and the Anthropic fallback cannot take previous_response_id: the upstream's failure.

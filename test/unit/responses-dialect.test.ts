@@ -88,6 +88,10 @@ describe('a Responses request as the canonical one', () => {
     [{ input: [{ type: 'mystery' }] }, 'input[0].type'],
     [{ input: 'x', tool_choice: 5 }, 'tool_choice'],
     [{ input: [] }, 'input'],
+    [{ input: 'x', text: { format: { type: 'json_schem', name: 'a', schema: { type: 'object' } } } }, 'text.format.type'],
+    [{ input: 'x', text: { format: { type: 'json_schema', schema: { type: 'object' } } } }, 'text.format.name'],
+    [{ input: 'x', text: { format: { type: 'json_schema', name: 'a' } } }, 'text.format.schema'],
+    [{ input: 'x', text: { format: 'json' } }, 'text.format'],
   ])('records what it cannot read as a 400 naming the field, for a provider of another format: %j', (body, param) => {
     const { untranslatable } = read(body);
     expect(untranslatable).toMatchObject({ status: 400, param });

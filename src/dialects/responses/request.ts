@@ -36,12 +36,21 @@ function toolChoiceOf(choice: unknown, untranslatable: Untranslatable): unknown 
   return undefined;
 }
 
-/** `text.format` as chat completions' `response_format` (a json_schema's fields nested under `json_schema`). */
-function responseFormatOf(text: unknown): Json | undefined {
-  const format = isRecord(text) && isRecord(text.format) ? text.format : null;
-  if (!format) return undefined;
+/**
+ * `text.format` as chat completions' `response_format` (a json_schema's fields nested under `json_schema`). What it
+ * cannot read (a type it does not know, a json_schema without its name or schema) is the 400 OpenAI gives, naming the
+ * field: left out, the answer would come as plain text in a format the client did not ask for.
+ */
+function responseFormatOf(text: unknown, untranslatable: Untranslatable): Json | undefined {
+  if (!isRecord(text) || text.format === undefined || text.format === null) return undefined;
+  const format = text.format;
+  const refuse = (param: string, message: string): undefined => void unreadable(untranslatable, param, message);
+  if (!isRecord(format)) return refuse('text.format', "expected an object such as {\"type\":\"json_schema\",\"name\":\"...\",\"schema\":{...}}.");
+  if (format.type === 'text') return undefined;
   if (format.type === 'json_object') return { type: 'json_object' };
-  if (format.type !== 'json_schema') return undefined;
+  if (format.type !== 'json_schema') return refuse('text.format.type', "expected 'text', 'json_schema' or 'json_object'.");
+  if (typeof format.name !== 'string' || format.name === '') return refuse('text.format.name', 'a json_schema format needs a name.');
+  if (!isRecord(format.schema)) return refuse('text.format.schema', 'a json_schema format needs a schema (a JSON Schema object).');
   const schema: Json = { name: format.name, schema: format.schema };
   if (format.description !== undefined) schema.description = format.description;
   if (typeof format.strict === 'boolean') schema.strict = format.strict;
@@ -88,7 +97,7 @@ export function canonicalRequest(body: ResponsesRequest, model: string): Canonic
   const toolChoice = toolChoiceOf(body.tool_choice, untranslatable);
   if (toolChoice !== undefined && tools) request.tool_choice = toolChoice;
   if (typeof body.parallel_tool_calls === 'boolean' && tools) request.parallel_tool_calls = body.parallel_tool_calls;
-  const responseFormat = responseFormatOf(body.text);
+  const responseFormat = responseFormatOf(body.text, untranslatable);
   if (responseFormat) request.response_format = responseFormat;
   if (typeof body.max_output_tokens === 'number') request.max_completion_tokens = body.max_output_tokens;
   // Log probabilities: asked for by include (and top_logprobs for the alternatives), read back onto the output_text.
