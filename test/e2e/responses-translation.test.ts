@@ -187,6 +187,24 @@ describe('what cannot be translated', () => {
     expect(anthropic.calls).toHaveLength(0);
   });
 
+  it('a request the translation refuses is told so in the Responses API’s own field names', async () => {
+    // Claude's thinking budget needs room for an answer: the limit is the client's max_output_tokens.
+    const small = await client.responses.create({ model: CLAUDE, input: 'hi', reasoning: { effort: 'low' }, max_output_tokens: 400 }).catch((err: unknown) => err);
+    expect(small).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(small).toMatchObject({ param: 'max_output_tokens', message: expect.stringContaining('max_output_tokens') });
+    expect((small as Error).message).not.toContain('max_completion_tokens');
+    // A function_call item whose arguments are not JSON: Anthropic takes a tool call's input as an object.
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'hi' }, { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{not json' }, { type: 'function_call_output', call_id: 'call_1', output: 'x' }];
+    const garbled = await client.responses.create({ model: CLAUDE, input, tools: [weather] }).catch((err: unknown) => err);
+    expect(garbled).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((garbled as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input');
+    expect(anthropic.calls).toHaveLength(0);
+    // The upstream's own refusal keeps its words and param.
+    anthropic.enqueue({ kind: 'error', status: 400, message: 'max_tokens: something the upstream refused' });
+    const upstream = await client.responses.create({ model: CLAUDE, input: 'hi' }).catch((err: unknown) => err);
+    expect((upstream as Error).message).toContain('max_tokens: something the upstream refused');
+  });
+
   it('a route mixing formats sends what only the Responses API can take to its OpenAI target alone', async () => {
     const response = await client.responses.create({ model: 'gpt-then-claude', input: 'hi', previous_response_id: 'resp_1' }).catch((err: unknown) => err);
     // The OpenAI target fails (503) and the Anthropic fallback cannot take previous_response_id: the upstream's failure.

@@ -6,6 +6,7 @@ import { gatewayError, toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
 import { chunksOfCompletion } from '../../anthropic/completion-chunks.js';
+import { inClientNames } from '../client-names.js';
 import { nativeFrames, nativeResponseJson, NativeStreamPosition, responsesNative } from '../native.js';
 import { responseOf, type ReplyContext } from '../response.js';
 import { failureEvents, ResponsesStreamRenderer, sseFrame } from '../stream.js';
@@ -70,7 +71,7 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
       }
     },
     error(err: unknown) {
-      const error = toGatewayError(err);
+      const error = inClientNames(toGatewayError(err));
       if (!headersSent) writeError(res, ctx, error);
       // A passed-through stream ends in the upstream's terms: its Response, its numbering.
       else if (passThrough === true && position.created) res.end(failureEvents(error, position.created, position.lastSequence + 1, []).map(sseFrame).join(''));
