@@ -92,6 +92,9 @@ describe('a Responses request as the canonical one', () => {
     [{ input: 'x', text: { format: { type: 'json_schema', schema: { type: 'object' } } } }, 'text.format.name'],
     [{ input: 'x', text: { format: { type: 'json_schema', name: 'a' } } }, 'text.format.schema'],
     [{ input: 'x', text: { format: 'json' } }, 'text.format'],
+    [{ input: [{ role: 'user', content: [{ type: 'input_text', text: 5 }] }] }, 'input[0].content[0].text'],
+    [{ input: [{ role: 'assistant', content: [{ type: 'output_text' }] }, { role: 'user', content: 'q' }] }, 'input[0].content[0].text'],
+    [{ input: [{ role: 'assistant', content: [{ type: 'refusal', refusal: null }] }, { role: 'user', content: 'q' }] }, 'input[0].content[0].refusal'],
   ])('records what it cannot read as a 400 naming the field, for a provider of another format: %j', (body, param) => {
     const { untranslatable } = read(body);
     expect(untranslatable).toMatchObject({ status: 400, param });

@@ -28,9 +28,14 @@ function partOf(part: Json, param: string, untranslatable: Untranslatable): Json
   switch (part.type) {
     case 'input_text':
     case 'output_text':
-      return { type: 'text', text: typeof part.text === 'string' ? part.text : '' };
-    case 'refusal':
-      return { type: 'text', text: typeof part.refusal === 'string' ? part.refusal : '' };
+    case 'refusal': {
+      // Text that is missing or not a string is refused: sent as '' the model would answer a question never asked.
+      const field = part.type === 'refusal' ? 'refusal' : 'text';
+      const text = part[field];
+      if (typeof text === 'string') return { type: 'text', text };
+      unreadable(untranslatable, `${param}.${field}`, 'expected a string.');
+      return null;
+    }
     case 'input_image':
       if (typeof part.image_url !== 'string') {
         if (typeof part.file_id === 'string') stateful(untranslatable, param, 'An image by file_id (a Files API upload)');
