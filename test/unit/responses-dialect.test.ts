@@ -95,6 +95,8 @@ describe('a Responses request as the canonical one', () => {
     [{ input: [{ role: 'user', content: [{ type: 'input_text', text: 5 }] }] }, 'input[0].content[0].text'],
     [{ input: [{ role: 'assistant', content: [{ type: 'output_text' }] }, { role: 'user', content: 'q' }] }, 'input[0].content[0].text'],
     [{ input: [{ role: 'assistant', content: [{ type: 'refusal', refusal: null }] }, { role: 'user', content: 'q' }] }, 'input[0].content[0].refusal'],
+    [{ input: [{ role: 'user', content: 'q' }, { type: 'function_call', call_id: 'c', name: 'f', arguments: { city: 'Oslo' } }] }, 'input[1].arguments'],
+    [{ input: [{ role: 'user', content: 'q' }, { type: 'function_call_output', call_id: 'c' }] }, 'input[1].output'],
   ])('records what it cannot read as a 400 naming the field, for a provider of another format: %j', (body, param) => {
     const { untranslatable } = read(body);
     expect(untranslatable).toMatchObject({ status: 400, param });

@@ -79,7 +79,7 @@ function contentOf(content: unknown, role: string, param: string, untranslatable
 /** A function_call_output's output: a string as it is; parts as canonical parts, or their text when all are text. */
 function toolOutputOf(output: unknown, param: string, untranslatable: Untranslatable): unknown {
   if (typeof output === 'string') return output;
-  const parts = contentOf(output ?? '', 'tool', param, untranslatable) as Json[] | string;
+  const parts = contentOf(output, 'tool', param, untranslatable) as Json[] | string;
   if (typeof parts === 'string') return parts;
   return parts.every((part) => part.type === 'text') ? parts.map((part) => part.text).join('') : parts;
 }
@@ -109,12 +109,15 @@ export function messagesOf(input: unknown, untranslatable: Untranslatable): Chat
       messages.push({ role, content: contentOf(item.content, role, `${param}.content`, untranslatable) });
     } else if (type === 'function_call') {
       if (typeof item.call_id !== 'string' || typeof item.name !== 'string') return unreadable(untranslatable, param, "a function_call item needs a string 'call_id' and 'name'.");
-      const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '' } };
+      // Arguments not written as a JSON string would reach the model as a call without them.
+      if (typeof item.arguments !== 'string') return unreadable(untranslatable, `${param}.arguments`, 'expected a string (the arguments as JSON text).');
+      const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
       const last = messages.at(-1);
       if (last?.role === 'assistant') last.tool_calls = [...((last.tool_calls as unknown[] | undefined) ?? []), call];
       else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
     } else if (type === 'function_call_output') {
       if (typeof item.call_id !== 'string') return unreadable(untranslatable, param, "a function_call_output item needs a string 'call_id'.");
+      if (item.output === undefined || item.output === null) return unreadable(untranslatable, `${param}.output`, 'expected a string or an array of content parts (the tool\'s result).');
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutputOf(item.output, `${param}.output`, untranslatable) });
     } else if (type === 'reasoning') {
       // Another model's (or another provider's) reasoning: nothing another provider can read.
