@@ -280,6 +280,17 @@ describe('other answers', () => {
     expect(JSON.stringify(anthropic.calls.at(-1)?.body.messages)).not.toContain('thinking about');
   });
 
+  it('a conversation Claude began with reasoning goes on with OpenAI: the reasoning item tollgate made is not sent to OpenAI', async () => {
+    // A route's fallback answered one turn, or the user switched models: the client sends every item back.
+    const first = await client.responses.create({ model: CLAUDE, input: 'ponder this', reasoning: { effort: 'low' }, max_output_tokens: 4000 });
+    expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'ponder this' }, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'and more' }];
+    const second = await client.responses.create({ model: 'openai/gpt-5', input, store: false });
+    expect(second.output_text).toBe('echo: and more');
+    const sent = openai.calls.at(-1)?.body.input as Array<{ type?: string }>;
+    expect(sent.map((item) => item.type ?? 'message')).toEqual(['message', 'message', 'message']);
+  });
+
   it('a function-calling loop with reasoning.effort to Claude: the turn after the call answers, its thinking off', async () => {
     const question = 'use the tool for Rome';
     const first = await client.responses.create({ model: CLAUDE, input: question, tools: [weather], reasoning: { effort: 'low' }, max_output_tokens: 4000 });

@@ -47,9 +47,9 @@ function textOf(content: unknown): string {
 const OWN_RESPONSE_ID = /^resp_[0-9a-f]{48}$/;
 
 /**
- * A problem with the request in OpenAI's words, or null. `stored`: the ids of the Responses this upstream kept (those
- * answered without store: false); a previous_response_id of its own making that is not among them is refused as
- * OpenAI refuses one it did not keep.
+ * A problem with the request in OpenAI's words, or null. `stored`: the ids of the Responses (and their reasoning items)
+ * this upstream kept (those answered without store: false); a previous_response_id of its own making, or a reasoning
+ * item without its encrypted content, that is not among them is refused as OpenAI refuses one it did not keep.
  */
 export function checkResponsesRequest(body: unknown, stored: ReadonlySet<string> = new Set()): Problem | null {
   if (!isRecord(body)) return { message: 'Invalid body: expected an object.', param: null, code: null };
@@ -66,6 +66,10 @@ export function checkResponsesRequest(body: unknown, stored: ReadonlySet<string>
   if (Array.isArray(body.input)) {
     for (const [i, item] of (body.input as unknown[]).entries()) {
       if (!isRecord(item)) return { message: `Invalid type for 'input[${i}]'.`, param: `input[${i}]`, code: 'invalid_type' };
+      // A reasoning item without its encrypted content names one OpenAI kept (a Response answered without store: false).
+      if (item.type === 'reasoning' && item.encrypted_content === undefined && !stored.has(String(item.id))) {
+        return { message: `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`, param: 'input', code: null };
+      }
       if (item.type === 'reasoning' && item.encrypted_content !== undefined && item.encrypted_content !== encryptedReasoning(String(item.id))) {
         return { message: `The encrypted content for item ${String(item.id)} could not be verified.`, param: `input[${i}].encrypted_content`, code: 'invalid_encrypted_content' };
       }

@@ -89,7 +89,7 @@ function bearerToken(header: string | undefined): string | null {
 class OpenAIUpstream implements ScriptedUpstream {
   readonly calls: RecordedCall[] = [];
   readonly responses: ScriptedUpstream['responses'] = [];
-  /** The ids of the Responses kept (answered without store: false), which a later previous_response_id may name. */
+  /** The ids of the Responses kept (answered without store: false) and of their reasoning items, which a later request may name. */
   private readonly storedResponses = new Set<string>();
   url = '';
   port = 0;
@@ -287,7 +287,10 @@ class OpenAIUpstream implements ScriptedUpstream {
     const problem = checkResponsesRequest(body, this.storedResponses);
     if (problem) return sendError(exchange, 400, invalidRequest(problem));
     const plan = planResponse(body as Record<string, any>, mode.kind === 'reply' ? mode.pieces : null);
-    if ((body as Record<string, unknown>).store !== false) this.storedResponses.add(plan.response.id as string);
+    if ((body as Record<string, unknown>).store !== false) {
+      this.storedResponses.add(plan.response.id as string);
+      for (const item of plan.response.output as Array<Record<string, unknown>>) if (item.type === 'reasoning') this.storedResponses.add(String(item.id));
+    }
     const headers = { ...standardHeaders(newRequestId(), exchange.startedAt), ...this.rateLimits.consume(plan.response.usage.total_tokens) };
     const stream = (body as Record<string, unknown>).stream === true;
     const frames = stream ? responseFrames(plan) : null;

@@ -3,6 +3,7 @@ import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
 import { responseUsageOf } from '../../wire/openai-responses/usage.js';
 import type { ResponsesRequest } from './parse-request.js';
+import { TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
 
 type Json = Record<string, unknown>;
 
@@ -87,7 +88,8 @@ export function contentLogprobs(choice: Json): unknown[] {
 
 /**
  * A reasoning item showing the model's reasoning (Anthropic's thinking, Gemini's thoughts) as its summary text, as
- * OpenAI shows a reasoning summary; it has no encrypted_content, and sent back it is dropped (see messagesOf).
+ * OpenAI shows a reasoning summary; it has no encrypted_content, and sent back it is dropped (see messagesOf), to OpenAI
+ * too (its id's prefix says tollgate wrote it, see withoutTranslatedReasoning).
  */
 export function reasoningItem(id: string, text: string | null): Json {
   return { id, type: 'reasoning', summary: text === null ? [] : [summaryText(text)] };
@@ -117,7 +119,7 @@ export function responseOf(completion: ChatCompletion, reply: ReplyContext): Jso
   const message = isRecord(choice.message) ? choice.message : {};
   const output: Json[] = [];
   const reasoning = message.reasoning_content ?? message.reasoning;
-  if (typeof reasoning === 'string' && reasoning !== '') output.push(reasoningItem(newId('rs'), reasoning));
+  if (typeof reasoning === 'string' && reasoning !== '') output.push(reasoningItem(newId(TRANSLATED_REASONING_PREFIX), reasoning));
   const text = contentText(message.content);
   const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : null;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];

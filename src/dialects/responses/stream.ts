@@ -2,6 +2,7 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { contentLogprobs, finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, summaryText, type ReplyContext } from './response.js';
+import { TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
 
 type Json = Record<string, unknown>;
 
@@ -95,7 +96,7 @@ export class ResponsesStreamRenderer {
   private reasoning(delta: string, out: Json[]): void {
     if (this.open?.kind !== 'reasoning') {
       this.closeAll(out);
-      const item = { kind: 'reasoning' as const, index: this.output.length, id: newId('rs'), text: '' };
+      const item = { kind: 'reasoning' as const, index: this.output.length, id: newId(TRANSLATED_REASONING_PREFIX), text: '' };
       this.output.push(reasoningItem(item.id, null));
       this.open = item;
       out.push(this.event('response.output_item.added', { output_index: item.index, item: reasoningItem(item.id, null) }));

@@ -4,6 +4,7 @@ import { isRecord } from '../../core/is-record.js';
 import type { StreamDecoder, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionOfResponse } from '../../wire/openai-responses/to-completion.js';
 import { ResponsesChunker } from '../../wire/openai-responses/event-chunks.js';
+import { withoutTranslatedReasoning } from '../../wire/openai-responses/translated-reasoning.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
 import { jsonHeaders, joinUrl } from '../upstream-request.js';
@@ -21,12 +22,13 @@ export function servesResponses(target: Target, format: string): boolean {
 }
 
 /**
- * The client's own Responses body for the upstream: only `model` changes, to the target's upstream name. Everything
+ * The client's own Responses body for the upstream: only `model` changes, to the target's upstream name (and the
+ * reasoning items tollgate wrote for another provider's answer are left out, see withoutTranslatedReasoning). Everything
  * else (previous_response_id, store, include, reasoning items with their encrypted content, built-in tools, fields
  * OpenAI adds later) goes as the client wrote it, so OpenAI judges the request, not tollgate.
  */
 export function responsesRequest(native: NativeRequest, target: Target): UpstreamRequest {
-  return { method: 'POST', url: joinUrl(target.provider.baseUrl, '/responses'), headers: jsonHeaders(target), body: JSON.stringify({ ...native.body, model: target.model }) };
+  return { method: 'POST', url: joinUrl(target.provider.baseUrl, '/responses'), headers: jsonHeaders(target), body: JSON.stringify({ ...withoutTranslatedReasoning(native.body), model: target.model }) };
 }
 
 /** A Responses API answer (a Response object) as the canonical completion the stages read. */
