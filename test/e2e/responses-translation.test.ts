@@ -177,6 +177,19 @@ describe('what cannot be translated', () => {
     expect(anthropic.calls).toHaveLength(0);
   });
 
+  it('a tool_choice of allowed_tools offers the model those tools alone, in its mode', async () => {
+    const clock: OpenAI.Responses.FunctionTool = { type: 'function', name: 'clock', parameters: { type: 'object', properties: {} }, strict: false };
+    const tool_choice: OpenAI.Responses.ToolChoiceAllowed = { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'weather' }] };
+    const response = await client.responses.create({ model: CLAUDE, input: 'use the tool for Rome', tools: [clock, weather], tool_choice });
+    expect(response.output.map((item) => item.type)).toEqual(['function_call']);
+    expect(anthropic.calls.at(-1)?.body).toMatchObject({ tools: [{ name: 'weather' }], tool_choice: { type: 'any' } });
+    expect(anthropic.calls.at(-1)?.body.tools).toHaveLength(1);
+    const auto = await client.responses.create({ model: GEMINI, input: 'hello', tools: [clock, weather], tool_choice: { ...tool_choice, mode: 'auto', tools: [{ type: 'function', name: 'clock' }] } });
+    expect(auto.status).toBe('completed');
+    expect(gemini.calls.at(-1)?.body.tools).toMatchObject([{ functionDeclarations: [{ name: 'clock' }] }]);
+    expect(gemini.calls.at(-1)?.body.tools[0].functionDeclarations).toHaveLength(1);
+  });
+
   it('a text.format the translation cannot read is a 400 naming its field, never an answer in another format', async () => {
     const misspelt = await client.responses.create({ model: CLAUDE, input: 'hi', text: { format: { type: 'json_schem' } as never } }).catch((err: unknown) => err);
     expect(misspelt).toBeInstanceOf(OpenAI.BadRequestError);

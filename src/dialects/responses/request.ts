@@ -26,11 +26,39 @@ function toolsOf(tools: unknown, untranslatable: Untranslatable): Json[] | undef
   return out.length > 0 ? out : undefined;
 }
 
-/** `tool_choice`: the modes as they are, a function by name nested as chat completions nests it. */
-function toolChoiceOf(choice: unknown, untranslatable: Untranslatable): unknown {
+/**
+ * The function names an allowed_tools choice lists, when it lists functions only and has a mode chat completions
+ * knows; null when it names something else (a built-in tool, an MCP server's), which only the Responses API can choose.
+ */
+function allowedFunctions(choice: Json): Set<string> | null {
+  if (choice.mode !== 'auto' && choice.mode !== 'required') return null;
+  const listed: unknown[] = Array.isArray(choice.tools) ? choice.tools : [];
+  const names = new Set<string>();
+  for (const tool of listed) {
+    if (!isRecord(tool) || tool.type !== 'function' || typeof tool.name !== 'string') return null;
+    names.add(tool.name);
+  }
+  return names;
+}
+
+/**
+ * `tool_choice`: the modes as they are, a function by name nested as chat completions nests it, allowed_tools as its
+ * mode over the tools it lists (the others are left out of `tools`, so the model is offered those alone).
+ */
+function toolChoiceOf(choice: unknown, request: ChatCompletionRequest, untranslatable: Untranslatable): unknown {
   if (choice === undefined || choice === null || typeof choice === 'string') return choice ?? undefined;
   if (isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
-  // allowed_tools, a built-in tool, an MCP server's or a custom tool: what only the Responses API can choose.
+  const allowed = isRecord(choice) && choice.type === 'allowed_tools' ? allowedFunctions(choice) : null;
+  if (allowed && Array.isArray(request.tools)) {
+    const tools = request.tools.filter((tool: unknown) => isRecord(tool) && isRecord(tool.function) && allowed.has(String(tool.function.name)));
+    if (tools.length === 0) {
+      unreadable(untranslatable, 'tool_choice.tools', 'names no function of tools.');
+      return undefined;
+    }
+    request.tools = tools;
+    return (choice as Json).mode;
+  }
+  // allowed_tools naming other tools, a built-in tool, an MCP server's or a custom tool: what only the Responses API can choose.
   if (isRecord(choice) && typeof choice.type === 'string' && choice.type !== 'function') stateful(untranslatable, 'tool_choice', `A tool_choice of type '${choice.type}'`);
   else unreadable(untranslatable, 'tool_choice', "expected 'none', 'auto', 'required' or {\"type\":\"function\",\"name\":\"...\"}.");
   return undefined;
@@ -94,9 +122,9 @@ export function canonicalRequest(body: ResponsesRequest, model: string): Canonic
   }
   const tools = toolsOf(body.tools, untranslatable);
   if (tools) request.tools = tools;
-  const toolChoice = toolChoiceOf(body.tool_choice, untranslatable);
-  if (toolChoice !== undefined && tools) request.tool_choice = toolChoice;
-  if (typeof body.parallel_tool_calls === 'boolean' && tools) request.parallel_tool_calls = body.parallel_tool_calls;
+  const toolChoice = toolChoiceOf(body.tool_choice, request, untranslatable);
+  if (toolChoice !== undefined && request.tools) request.tool_choice = toolChoice;
+  if (typeof body.parallel_tool_calls === 'boolean' && request.tools) request.parallel_tool_calls = body.parallel_tool_calls;
   const responseFormat = responseFormatOf(body.text, untranslatable);
   if (responseFormat) request.response_format = responseFormat;
   if (typeof body.max_output_tokens === 'number') request.max_completion_tokens = body.max_output_tokens;
