@@ -2,7 +2,6 @@ import { isSpanContextValid, ROOT_CONTEXT, SamplingDecision, SpanKind, trace, ty
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { EventBus } from '../../bus/bus.js';
 import type { RuntimeConfig, TracingSettings } from '../../core/config.js';
-import type { RequestContext } from '../../core/context.js';
 import type { GatewayEvents, RequestSummary } from '../../core/events.js';
 import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
 import { refusalChannel, requestChannel, upstreamChannel, type RefusedRequestMessage, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
@@ -96,8 +95,14 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
   attempts: AttemptSpan[];
   /** The request's spans were handed to the batch (an attempt still running then goes on its own when it ends). */
   ended: boolean;
-  /** The request's context: its config (whose providers' vendors name `gen_ai.provider.name`) and upstream outcome. */
-  ctx: RequestContext;
+  /** The config the request runs under (its providers' vendors name `gen_ai.provider.name`). */
+  config: RuntimeConfig;
+  /**
+   * The model the last ended attempt's answer named (a dated snapshot), read when the attempt ends; undefined when
+   * none did. Kept as a string, not the request's context: a span list holding every request's context (body,
+   * answer) until its end doubled the scavenger's work at ten connections.
+   */
+  answeredModel: string | undefined;
 }
 
 /** An upstream attempt's span while the call runs. */
@@ -304,7 +309,8 @@ export class RequestTracer {
       stageIds: [],
       attempts: [],
       ended: false,
-      ctx,
+      config: ctx.config,
+      answeredModel: undefined,
     };
     newSpanId(spans);
     this.requests.set(requestId, spans);
@@ -346,7 +352,7 @@ export class RequestTracer {
       if (error !== undefined && (failureMessage === null || error !== failure)) {
         failure = error;
         // An upstream's error may quote what the client sent (a key pasted into a model name).
-        failureMessage = redactSecrets(errorMessage(error), spans.ctx.config.settings.logBodies.redact);
+        failureMessage = redactSecrets(errorMessage(error), spans.config.settings.logBodies.redact);
       }
       child.error = error === undefined ? null : failureMessage;
       this.exporter?.processor.onEnd(child);
@@ -401,6 +407,8 @@ export class RequestTracer {
     if (!attempt) return;
     message[this.attemptSlot] = undefined;
     attempt.endedAt = performance.now();
+    const answered = message.ctx.upstream?.answeredModel;
+    if (answered !== undefined) attempt.request.answeredModel = answered;
     const { attributes } = attempt;
     attributes[ATTEMPT_END_ATTRIBUTES + 1] = message.status;
     if (!message.ok && message.errorCode === 'client_cancelled') {
@@ -452,10 +460,10 @@ export class RequestTracer {
     const list = spans.attributes;
     let at = END_ATTRIBUTES + 1;
     list[at] = event.status; // http.response.status_code
-    list[(at += 2)] = event.provider === null ? null : semconvProvider(spans.ctx.config, event.provider); // gen_ai.provider.name
+    list[(at += 2)] = event.provider === null ? null : semconvProvider(spans.config, event.provider); // gen_ai.provider.name
     list[(at += 2)] = event.provider; // tollgate.provider
     // The model the answer named (a dated snapshot), else the one asked of the provider.
-    const answered = spans.ctx.upstream?.answeredModel;
+    const answered = spans.answeredModel;
     list[(at += 2)] = answered === undefined ? event.upstreamModel : redactSecrets(answered); // gen_ai.response.model
     // An answer from the response cache used no model tokens (its usage is the stored answer's, charged when it was
     // bought): reported here, every trace store summing gen_ai.usage would count them again, as the metrics do not.
