@@ -82,6 +82,12 @@ describe('a Responses request as the canonical one', () => {
     expect(untranslatable).toMatchObject({ status: 400, code: 'unsupported_for_provider', param });
   });
 
+  it("names a custom tool as the client's own, not as a built-in tool", () => {
+    const { untranslatable } = read({ input: 'x', tools: [{ type: 'custom', name: 'apply_patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: "x"' } }] });
+    expect(untranslatable).toMatchObject({ status: 400, code: 'unsupported_for_provider', param: 'tools[0]' });
+    expect((untranslatable as unknown as Error).message).toMatch(/^The custom tool 'apply_patch' \(free-form input\)/);
+  });
+
   it.each([
     [{ input: [{ role: 'robot', content: 'x' }] }, 'input[0].role'],
     [{ input: [{ role: 'user', content: 5 }] }, 'input[0].content'],

@@ -13,8 +13,10 @@ function toolsOf(tools: unknown, untranslatable: Untranslatable): Json[] | undef
   tools.forEach((tool: unknown, i) => {
     if (!isRecord(tool)) return;
     if (tool.type !== 'function') {
-      // web_search, file_search, computer_use, code_interpreter, mcp, ...: the provider runs them.
-      stateful(untranslatable, `tools[${i}]`, `The built-in tool '${String(tool.type)}'`);
+      // web_search, file_search, computer_use, code_interpreter, mcp, ...: the provider runs them. A custom tool (free-form
+      // input, Codex's apply_patch with its grammar) is the client's own, but chat completions has no such tool.
+      const what = tool.type === 'custom' ? `The custom tool '${String(tool.name)}' (free-form input)` : `The built-in tool '${String(tool.type)}'`;
+      stateful(untranslatable, `tools[${i}]`, what);
       return;
     }
     const fn: Json = { name: tool.name };
