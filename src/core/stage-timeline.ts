@@ -24,20 +24,26 @@ export class StageTimeline {
   readonly outcomes: Array<StageEnd | null> = [];
   /** What a failed run failed with (undefined for the others). */
   readonly errors: unknown[] = [];
+  /**
+   * Runs recorded. The arrays may hold more entries, from a request that used this timeline before (see `reset`):
+   * they are overwritten, never shrunk, so a reused timeline allocates nothing.
+   */
+  private count = 0;
 
   get length(): number {
-    return this.names.length;
+    return this.count;
   }
 
   /** A run of `name` started at `at`; returns its index. */
   started(name: string, at: number): number {
-    this.parents.push(this.innermostRunning());
-    this.names.push(name);
-    this.starts.push(at);
-    this.ends.push(Number.NaN);
-    this.outcomes.push(null);
-    this.errors.push(undefined);
-    return this.names.length - 1;
+    const index = this.count++;
+    this.parents[index] = this.innermostRunning(index);
+    this.names[index] = name;
+    this.starts[index] = at;
+    this.ends[index] = Number.NaN;
+    this.outcomes[index] = null;
+    this.errors[index] = undefined;
+    return index;
   }
 
   /** The run at `index` ended at `at`. */
@@ -47,9 +53,23 @@ export class StageTimeline {
     if (error !== undefined) this.errors[index] = error;
   }
 
-  /** The innermost run still going (what starts now runs inside it), or -1. */
-  innermostRunning(): number {
-    for (let index = this.ends.length - 1; index >= 0; index--) if (Number.isNaN(this.ends[index])) return index;
+  /** The innermost run still going (what starts now runs inside it), or -1; `below` leaves out the runs from it on. */
+  innermostRunning(below = this.count): number {
+    for (let index = below - 1; index >= 0; index--) if (Number.isNaN(this.ends[index])) return index;
     return -1;
+  }
+
+  /** Every run recorded has ended (no stage will write to the timeline again). */
+  allEnded(): boolean {
+    return this.innermostRunning() === -1;
+  }
+
+  /**
+   * Empties the timeline for another request, keeping its arrays' room. Only for a timeline no stage run will write
+   * to again (every run ended), and no failure kept (the errors of the last request are let go).
+   */
+  reset(): void {
+    for (let index = 0; index < this.count; index++) this.errors[index] = undefined;
+    this.count = 0;
   }
 }

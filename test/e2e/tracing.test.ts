@@ -157,6 +157,73 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     }
   });
 
+  it('gives each request spans of its own when one follows another that failed over and failed in every stage', async () => {
+    // The tracer reuses an ended request's span record (its stage timeline, ids and attempts): nothing of the
+    // request before may show in the next one's spans.
+    const first = '1af7651916cd43dd8448eb211c80319c';
+    const second = '2af7651916cd43dd8448eb211c80319c';
+    const traced = (traceId: string) => new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { traceparent: `00-${traceId}-${CLIENT_SPAN}-01` } });
+    upstream.enqueue({ kind: 'error', status: 500 });
+    backup.enqueue({ kind: 'error', status: 400, code: 'bad', message: 'no' });
+    await expect(traced(first).chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 400 });
+    await traced(second).chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'y' }] });
+    const spans = await receiver.waitFor((all) => [first, second].every((traceId) => all.some((s) => s.traceId === traceId && s.kind === 2)));
+    const of = (traceId: string) => spans.filter((s) => s.traceId === traceId);
+    const [before, after] = [of(first), of(second)];
+    expect(before.filter((s) => s.kind === 3)).toHaveLength(2);
+    expect(after.filter((s) => s.kind === 3)).toHaveLength(1);
+    const stagesBefore = before.filter((s) => s.name.startsWith('stage ')).map((s) => s.name);
+    const stagesAfter = after.filter((s) => s.name.startsWith('stage '));
+    expect(stagesAfter.map((s) => s.name)).toEqual(stagesBefore);
+    // Fresh ids, every parent within the request's own trace, and none of the failure's marks.
+    const afterIds = new Set(after.map((s) => s.spanId));
+    expect(afterIds.size).toBe(after.length);
+    for (const span of before) expect(afterIds.has(span.spanId)).toBe(false);
+    for (const span of after) if (span.kind !== 2) expect(afterIds.has(span.parentSpanId)).toBe(true);
+    for (const span of stagesAfter) {
+      expect(span.status).toEqual({});
+      expect(span.attributes).not.toHaveProperty('tollgate.stage.outcome', 'failed');
+    }
+    const root = after.find((s) => s.kind === 2) as ReceivedSpan;
+    expect(root.attributes).toMatchObject({ 'gen_ai.request.model': 'openai/m', 'http.response.status_code': 200, 'tollgate.attempts': 1, 'tollgate.fallback': false });
+    expect(root.attributes).not.toHaveProperty('error.type');
+    expect(after.find((s) => s.kind === 3)?.attributes).toMatchObject({ 'tollgate.provider': 'openai', 'tollgate.attempt': 1, 'http.response.status_code': 200 });
+  });
+
+  it("traces only its own gateway's requests when two traced gateways share the process and serve at the same time", async () => {
+    const otherReceiver = new OtlpReceiver();
+    await otherReceiver.start();
+    const other = await startGateway({ providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-a' } } }, { OTEL_EXPORTER_OTLP_ENDPOINT: otherReceiver.url });
+    try {
+      const ask = async (gateway: RunningGateway) => {
+        const { response } = await gateway.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+        return response.headers.get('x-request-id') as string;
+      };
+      const asked = await Promise.all(Array.from({ length: 12 }, (_, index) => ask(index % 2 === 0 ? tg : other)));
+      const [mine, theirs] = [asked.filter((_, index) => index % 2 === 0), asked.filter((_, index) => index % 2 === 1)];
+      const servedBy = (spans: ReceivedSpan[]) => new Set(spans.filter((s) => s.kind === 2).map((s) => s.attributes['tollgate.request_id'] as string));
+      const ownSpans = await receiver.waitFor((all) => mine.every((id) => servedBy(all).has(id)));
+      const otherSpans = await otherReceiver.waitFor((all) => theirs.every((id) => servedBy(all).has(id)));
+      for (const id of theirs) expect(servedBy(ownSpans).has(id)).toBe(false);
+      for (const id of mine) expect(servedBy(otherSpans).has(id)).toBe(false);
+      // Each request's stage spans went with it: one `stage auth` per request in each receiver's traces.
+      const authSpans = (spans: ReceivedSpan[], ids: string[]) => {
+        const traces = new Set(spans.filter((s) => s.kind === 2 && ids.includes(s.attributes['tollgate.request_id'] as string)).map((s) => s.traceId));
+        return spans.filter((s) => s.name === 'stage auth' && traces.has(s.traceId)).length;
+      };
+      expect(authSpans(ownSpans, mine)).toBe(mine.length);
+      expect(authSpans(otherSpans, theirs)).toBe(theirs.length);
+      // The provider joined each request's own trace: the other gateway's tracer did not take over its traceparent.
+      const sentTraces = new Set(upstream.calls.map((call) => String(call.headers.traceparent).split('-')[1]));
+      for (const spans of [ownSpans, otherSpans]) {
+        for (const span of spans.filter((s) => s.kind === 2 && asked.includes(s.attributes['tollgate.request_id'] as string))) expect(sentTraces.has(span.traceId)).toBe(true);
+      }
+    } finally {
+      await other.stop();
+      await otherReceiver.close();
+    }
+  });
+
   it("keeps a secret out of every span when the provider's error quotes one the client pasted into its model name", async () => {
     const before = new Set(receiver.spans.map((s) => s.traceId));
     const secret = 'sk-proj-Zq7vW3xK9mN2pL5tR8yB4cD6fG1hJ0aS';

@@ -10,7 +10,7 @@ import type { Outbound } from '../../network/outbound-network.js';
 import { redactPath, redactSecrets } from '../../core/redact-secrets.js';
 import { genAIProviderName } from './genai-provider.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
-import { newSpanId, newTraceId, spanIdWords, traceIdHex, traceIdOf, traceparentOf, type AttributeList, type SpanRecord } from './span-record.js';
+import { newSpanId, newTraceId, spanIdWords, traceIdHex, traceIdOf, traceparentOf, type AttributeList, type SpanRecord, type TraceId } from './span-record.js';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
@@ -52,11 +52,46 @@ const STAGE_OUTCOME: Record<StageEnd, AttributeList | null> = {
   cancelled: ['tollgate.stage.outcome', 'cancelled'],
 };
 
-/** Where a request span's attributes known only at its end start in its list (six pairs are known at its start). */
-const END_ATTRIBUTES = 12;
+/**
+ * A request span's attribute names, each followed by a slot for its value (written when the request ends, see
+ * requestAttributes); a null value is left out of the export. The last name is `error.type` or `tollgate.cancelled`.
+ */
+const REQUEST_ATTRIBUTES: AttributeList = [
+  'gen_ai.operation.name', null,
+  'gen_ai.request.model', null,
+  'tollgate.dialect', null,
+  'tollgate.request_id', null,
+  'tollgate.stream', null,
+  'url.path', null,
+  'http.response.status_code', null,
+  'gen_ai.provider.name', null,
+  'tollgate.provider', null,
+  'gen_ai.response.model', null,
+  'gen_ai.usage.input_tokens', null,
+  'gen_ai.usage.output_tokens', null,
+  'gen_ai.response.finish_reasons', null,
+  'tollgate.route', null,
+  'tollgate.key', null,
+  'tollgate.team', null,
+  'tollgate.cost_usd', null,
+  'tollgate.fallback', null,
+  'tollgate.attempts', null,
+  'tollgate.time_to_first_token_ms', null,
+  'tollgate.cache', null,
+  'tollgate.cancelled', null,
+];
 
-/** Where an attempt span's attributes known at its end start in its list (after six pairs known at its start). */
-const ATTEMPT_END_ATTRIBUTES = 12;
+/** An upstream attempt span's attribute names and value slots (see attemptAttributes). */
+const ATTEMPT_ATTRIBUTES: AttributeList = [
+  'gen_ai.operation.name', null,
+  'gen_ai.provider.name', null,
+  'tollgate.provider', null,
+  'gen_ai.request.model', null,
+  'tollgate.attempt', null,
+  'tollgate.fallback', null,
+  'http.response.status_code', null,
+  'error.type', null,
+];
 
 /** How long shutdown waits for the last spans to be exported. */
 const SHUTDOWN_FLUSH_MS = 2_000;
@@ -73,13 +108,22 @@ function handlers(some: Partial<ChannelHandlers>): ChannelHandlers {
  * One request's spans: the request span itself, and its stages as the runner recorded them in the request's stage
  * timeline (no object per span; see SpanRecord).
  */
-interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHigh' | 'idLow' | 'parentHigh' | 'parentLow' | 'name' | 'startedAt'> {
+interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHigh' | 'idLow' | 'parentHigh' | 'parentLow' | 'startedAt'> {
   // The request span's own fields are a span record's: its id (the parent of its outermost stage), the client's
   // span from `traceparent` as its parent (0 and 0 when the request started the trace), and its arrival time.
   /** Sampled: its spans are recorded (else only the trace context travels on, as not sampled). */
   recording: boolean;
-  /** The request span's attributes: those known at the start, the rest added at the end. */
-  attributes: AttributeList;
+  // What the request span's attributes take from the request's start. The attribute list itself is made when the
+  // request ends, in a list the tracer reuses: made at the start, it lived as long as the request and was copied
+  // by every young-generation collection that found it in flight (bench/RESULTS.md, issue 16).
+  operation: string;
+  /** The requested model, secrets redacted. */
+  model: string;
+  dialect: string;
+  requestId: string;
+  stream: boolean;
+  /** The request's path, redacted; null when it has none. */
+  path: string | null;
   /** The request's stage runs, written by the runner; each becomes a span when the request ends. */
   stages: StageTimeline;
   /**
@@ -87,16 +131,22 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
    * upstream attempt's parent is named while its stage still runs; the rest when the request ends).
    */
   stageIds: number[];
+  /** How many of `stageIds` are this request's (the list is reused: see RequestTracer.spare). */
+  stageIdCount: number;
   /**
    * Its upstream attempts, in the order they started. One that has ended waits here to be encoded with the
    * request's other spans when the request ends (at once, while the encoder is hot, instead of alone between
    * requests, where it cost several times as much); one that ends after its request did is encoded as it ends.
    */
-  attempts: AttemptSpan[];
+  attempts: Array<AttemptSpan | null>;
+  /** How many of `attempts` are this request's. */
+  attemptCount: number;
+  /** Its stage timeline is its own, made by this tracer, so the record can be reused once the request ended. */
+  reusable: boolean;
   /** The request's spans were handed to the batch (an attempt still running then goes on its own when it ends). */
   ended: boolean;
   /** The config the request runs under (its providers' vendors name `gen_ai.provider.name`). */
-  config: RuntimeConfig;
+  config: RuntimeConfig | null;
   /**
    * The model the last ended attempt's answer named (a dated snapshot), read when the attempt ends; undefined when
    * none did. Kept as a string, not the request's context: a span list holding every request's context (body,
@@ -116,8 +166,21 @@ interface AttemptSpan {
   startedAt: number;
   /** NaN while the call runs. */
   endedAt: number;
-  name: string;
-  attributes: AttributeList;
+  // Its attributes' values (made into a list only when it is encoded, as a request span's are).
+  operation: string;
+  /** `gen_ai.provider.name`: the provider's vendor in the GenAI conventions. */
+  genAIProvider: string;
+  provider: string;
+  /** The model asked of the provider, secrets redacted. */
+  model: string;
+  attempt: number;
+  fallback: boolean;
+  /** The upstream's HTTP status; null while the call runs or when none came. */
+  status: number | null;
+  /** `error.type` of a failed attempt. */
+  errorType: string | null;
+  /** The client left while the call ran. */
+  cancelled: boolean;
   /** Set when the attempt failed (see SpanRecord.error). */
   error: string | null;
 }
@@ -139,10 +202,12 @@ export class RequestTracer {
   private settingsKey = '';
   private readonly requests = new Map<string, RequestSpans>();
   /**
-   * Requests this gateway's bus announced and whose span has not started yet: the tracing channels are
-   * process-wide, and another gateway in the same process (an embedder's, a test's) publishes on them too.
+   * The request this gateway's bus announced last, whose span starts next: the tracing channels are process-wide,
+   * and another gateway in the same process (an embedder's, a test's) publishes on them too. The runner announces
+   * a request and publishes its start together, so one slot is enough (a set of ids grew and shrank its table
+   * with every request).
    */
-  private readonly announced = new Set<string>();
+  private announced: string | null = null;
   /**
    * Where this tracer keeps an attempt's span on its channel message (a property of its own: another gateway's
    * tracer in the process sees the same messages).
@@ -163,6 +228,11 @@ export class RequestTracer {
     attributes: null,
     error: null,
   };
+  /** The attribute lists of the request span and the attempt span being encoded (filled, encoded at once, reused). */
+  private readonly requestList: AttributeList = [...REQUEST_ATTRIBUTES];
+  private readonly attemptList: AttributeList = [...ATTEMPT_ATTRIBUTES];
+  /** Span records of ended requests, for new requests to reuse (see release). */
+  private readonly spare: RequestSpans[] = [];
   private readonly stops: Array<() => void> = [];
   private subscribed = false;
   /**
@@ -225,7 +295,7 @@ export class RequestTracer {
     upstreamChannel.subscribe(this.onUpstream);
     refusalChannel.subscribe(this.onRefused);
     this.stops.push(
-      this.bus.on('request.received', (event: GatewayEvents['request.received']) => this.announced.add(event.requestId)),
+      this.bus.on('request.received', (event: GatewayEvents['request.received']) => (this.announced = event.requestId)),
       this.bus.on('request.completed', (event: GatewayEvents['request.completed']) => this.guard(this.requestEnded, event)),
       this.bus.on('request.failed', (event: GatewayEvents['request.failed']) => this.guard(this.requestEnded, event)),
     );
@@ -240,9 +310,9 @@ export class RequestTracer {
     refusalChannel.unsubscribe(this.onRefused);
     this.refused.clear();
     for (const stop of this.stops.splice(0)) stop();
-    for (const spans of this.requests.values()) this.endRequest(spans, performance.now(), null);
+    for (const spans of this.requests.values()) this.endRequest(spans, performance.now(), null, null);
     this.requests.clear();
-    this.announced.clear();
+    this.announced = null;
   }
 
   /** A subscriber error would surface as an uncaught exception from the publisher: never let one escape. */
@@ -256,62 +326,40 @@ export class RequestTracer {
 
   private requestStarted({ requestId, ctx }: RequestTraceMessage): void {
     const exporter = this.exporter;
-    if (!this.announced.delete(requestId) || !exporter) return;
+    if (requestId !== this.announced || !exporter) return;
+    this.announced = null;
     const { parentContext, parent } = clientParent(ctx.hints.traceparent, ctx.hints.tracestate);
     const traceId = parent ? traceIdOf(parent.traceId) : newTraceId();
     const model = redactSecrets(ctx.request.model);
-    const name = `${ctx.operation} ${model}`;
-    // The attributes known now, then a slot for each one known at the end (filled by requestEnded): the list is
-    // made once at its final size instead of growing by a reallocation or two per traced request.
-    const attributes: AttributeList = [
-      'gen_ai.operation.name', ctx.operation,
-      'gen_ai.request.model', model,
-      'tollgate.dialect', ctx.dialect,
-      'tollgate.request_id', requestId,
-      'tollgate.stream', ctx.stream,
-      'url.path', ctx.path ? redactPath(ctx.path) : null,
-      'http.response.status_code', null,
-      'gen_ai.provider.name', null,
-      'tollgate.provider', null,
-      'gen_ai.response.model', null,
-      'gen_ai.usage.input_tokens', null,
-      'gen_ai.usage.output_tokens', null,
-      'gen_ai.response.finish_reasons', null,
-      'tollgate.route', null,
-      'tollgate.key', null,
-      'tollgate.team', null,
-      'tollgate.cost_usd', null,
-      'tollgate.fallback', null,
-      'tollgate.attempts', null,
-      'tollgate.time_to_first_token_ms', null,
-      'tollgate.cache', null,
-      'tollgate.cancelled', null,
-    ];
     // The SDK's sampler decides, as its tracer would: a sampled parent is followed, new traces at the ratio.
-    const sampling = parent || !exporter.samplesEveryNewTrace ? exporter.sampler.shouldSample(parentContext, traceIdHex(traceId), name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS) : SAMPLED;
+    const sampling =
+      parent || !exporter.samplesEveryNewTrace ? exporter.sampler.shouldSample(parentContext, traceIdHex(traceId), `${ctx.operation} ${model}`, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS) : SAMPLED;
     const [parentHigh, parentLow] = parent ? spanIdWords(parent.spanId) : [0, 0];
     const recording = sampling.decision === SamplingDecision.RECORD_AND_SAMPLED;
-    // The runner records the stages of a request that is recorded (another gateway's tracer in this process may
-    // have asked already: one timeline serves both).
-    const stages = recording ? (ctx.timings.stages ??= new StageTimeline()) : NO_STAGES;
-    const spans: RequestSpans = {
-      recording,
-      traceId,
-      traceState: (sampling.traceState ?? parent?.traceState)?.serialize() || undefined,
-      idHigh: 0,
-      idLow: 0,
-      parentHigh,
-      parentLow,
-      name,
-      attributes,
-      startedAt: ctx.startedAt,
-      stages,
-      stageIds: [],
-      attempts: [],
-      ended: false,
-      config: ctx.config,
-      answeredModel: undefined,
-    };
+    // The runner records the stages of a request that is recorded, in the timeline of a record this tracer reuses
+    // (another gateway's tracer in this process may have given the request one already: it serves both then).
+    let spans: RequestSpans;
+    if (!recording) spans = blankSpans(NO_STAGES);
+    else if (ctx.timings.stages) spans = blankSpans(ctx.timings.stages);
+    else {
+      spans = this.spare.pop() ?? blankSpans(new StageTimeline());
+      spans.reusable = true;
+      ctx.timings.stages = spans.stages;
+    }
+    spans.recording = recording;
+    spans.traceId = traceId;
+    spans.traceState = (sampling.traceState ?? parent?.traceState)?.serialize() || undefined;
+    spans.parentHigh = parentHigh;
+    spans.parentLow = parentLow;
+    spans.operation = ctx.operation;
+    spans.model = model;
+    spans.dialect = ctx.dialect;
+    spans.requestId = requestId;
+    spans.stream = ctx.stream;
+    spans.path = ctx.path ? redactPath(ctx.path) : null;
+    spans.startedAt = ctx.startedAt;
+    spans.ended = false;
+    spans.config = ctx.config;
     newSpanId(spans);
     this.requests.set(requestId, spans);
   }
@@ -319,9 +367,10 @@ export class RequestTracer {
   /** Gives the stage runs up to `count` their span ids (once each). */
   private stageIdsUpTo(spans: RequestSpans, count: number): void {
     const ids = spans.stageIds;
-    while (ids.length < 2 * count) {
+    while (spans.stageIdCount < 2 * count) {
       newSpanId(this.record);
-      ids.push(this.record.idHigh, this.record.idLow);
+      ids[spans.stageIdCount++] = this.record.idHigh;
+      ids[spans.stageIdCount++] = this.record.idLow;
     }
   }
 
@@ -352,7 +401,7 @@ export class RequestTracer {
       if (error !== undefined && (failureMessage === null || error !== failure)) {
         failure = error;
         // An upstream's error may quote what the client sent (a key pasted into a model name).
-        failureMessage = redactSecrets(errorMessage(error), spans.config.settings.logBodies.redact);
+        failureMessage = redactSecrets(errorMessage(error), (spans.config as RuntimeConfig).settings.logBodies.redact);
       }
       child.error = error === undefined ? null : failureMessage;
       this.exporter?.processor.onEnd(child);
@@ -380,22 +429,19 @@ export class RequestTracer {
       parentLow: stage === -1 ? spans.idLow : (spans.stageIds[2 * stage + 1] as number),
       startedAt: performance.now(),
       endedAt: Number.NaN,
-      name: `${message.ctx.operation} ${model}`,
+      operation: message.ctx.operation,
+      genAIProvider: semconvProvider(message.ctx.config, message.provider),
+      provider: message.provider,
+      model,
+      attempt: message.attempt,
+      fallback: message.fallback,
+      status: null,
+      errorType: null,
+      cancelled: false,
       error: null,
-      attributes: [
-        'gen_ai.operation.name', message.ctx.operation,
-        'gen_ai.provider.name', semconvProvider(message.ctx.config, message.provider),
-        'tollgate.provider', message.provider,
-        'gen_ai.request.model', model,
-        'tollgate.attempt', message.attempt,
-        'tollgate.fallback', message.fallback,
-        // Filled when the attempt ends (see attemptEnded).
-        'http.response.status_code', null,
-        'error.type', null,
-      ],
     };
     newSpanId(attempt);
-    spans.attempts.push(attempt);
+    spans.attempts[spans.attemptCount++] = attempt;
     (message as TracedAttempt)[this.attemptSlot] = attempt;
     // The provider's own spans (if it traces) join this trace under the attempt.
     message.headers.traceparent = traceparentOf(spans.traceId, attempt.idHigh, attempt.idLow, true);
@@ -409,14 +455,12 @@ export class RequestTracer {
     attempt.endedAt = performance.now();
     const answered = message.ctx.upstream?.answeredModel;
     if (answered !== undefined) attempt.request.answeredModel = answered;
-    const { attributes } = attempt;
-    attributes[ATTEMPT_END_ATTRIBUTES + 1] = message.status;
+    attempt.status = message.status ?? null;
     if (!message.ok && message.errorCode === 'client_cancelled') {
       // The client left: the attempt was cut short, it did not fail (as its request span says).
-      attributes[ATTEMPT_END_ATTRIBUTES + 2] = 'tollgate.cancelled';
-      attributes[ATTEMPT_END_ATTRIBUTES + 3] = true;
+      attempt.cancelled = true;
     } else if (!message.ok) {
-      attributes[ATTEMPT_END_ATTRIBUTES + 3] = message.errorCode ?? (message.status ? String(message.status) : 'error');
+      attempt.errorType = message.errorCode ?? (message.status ? String(message.status) : 'error');
       attempt.error = message.errorCode ?? 'attempt failed';
     }
     // Encoded with its request's spans when the request ends; now if the request already has.
@@ -433,11 +477,22 @@ export class RequestTracer {
     child.idLow = attempt.idLow;
     child.parentHigh = attempt.parentHigh;
     child.parentLow = attempt.parentLow;
-    child.name = attempt.name;
+    child.name = `${attempt.operation} ${attempt.model}`;
     child.kind = SpanKind.CLIENT;
     child.startedAt = attempt.startedAt;
     child.endedAt = attempt.endedAt;
-    child.attributes = attempt.attributes;
+    const list = this.attemptList;
+    list[1] = attempt.operation;
+    list[3] = attempt.genAIProvider;
+    list[5] = attempt.provider;
+    list[7] = attempt.model;
+    list[9] = attempt.attempt;
+    list[11] = attempt.fallback;
+    list[13] = attempt.status;
+    // The last slot is the failure's type, or whether the client left.
+    list[14] = attempt.cancelled ? 'tollgate.cancelled' : 'error.type';
+    list[15] = attempt.cancelled || attempt.errorType;
+    child.attributes = list;
     child.error = attempt.error;
     this.exporter?.processor.onEnd(child);
   }
@@ -455,12 +510,31 @@ export class RequestTracer {
     this.requests.delete(event.requestId);
     if (!spans.recording) return;
     const failure = 'type' in event ? event : null;
-    // The values of the slots requestStarted left, in their order; a null one (not known for this request) is left
-    // out of the export.
-    const list = spans.attributes;
-    let at = END_ATTRIBUTES + 1;
+    // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
+    this.endRequest(spans, spans.startedAt + event.durationMs, failure ? serverSpanError(event.status, failure.message) : null, event);
+  }
+
+  /**
+   * The request span's attributes, in the tracer's reused list: what its start gave, then what its terminal event
+   * says (none when the request's span ends without one, at an unsubscribe). A null value is left out of the export.
+   */
+  private requestAttributes(spans: RequestSpans, event: RequestSummary | GatewayEvents['request.failed'] | null): AttributeList {
+    const list = this.requestList;
+    list[1] = spans.operation; // gen_ai.operation.name
+    list[3] = spans.model; // gen_ai.request.model
+    list[5] = spans.dialect; // tollgate.dialect
+    list[7] = spans.requestId; // tollgate.request_id
+    list[9] = spans.stream; // tollgate.stream
+    list[11] = spans.path; // url.path
+    if (event === null) {
+      for (let at = 13; at < list.length; at += 2) list[at] = null;
+      list[list.length - 2] = 'tollgate.cancelled';
+      return list;
+    }
+    const failure = 'type' in event ? event : null;
+    let at = 13;
     list[at] = event.status; // http.response.status_code
-    list[(at += 2)] = event.provider === null ? null : semconvProvider(spans.config, event.provider); // gen_ai.provider.name
+    list[(at += 2)] = event.provider === null ? null : semconvProvider(spans.config as RuntimeConfig, event.provider); // gen_ai.provider.name
     list[(at += 2)] = event.provider; // tollgate.provider
     // The model the answer named (a dated snapshot), else the one asked of the provider.
     const answered = spans.answeredModel;
@@ -482,8 +556,7 @@ export class RequestTracer {
     // The last slot is the failure's type, or whether the client left.
     list[at + 1] = failure ? 'error.type' : 'tollgate.cancelled';
     list[(at += 2)] = failure ? (failure.code ?? failure.type) : event.status === 499 || null;
-    // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
-    this.endRequest(spans, spans.startedAt + event.durationMs, failure ? serverSpanError(event.status, failure.message) : null);
+    return list;
   }
 
   /**
@@ -524,11 +597,16 @@ export class RequestTracer {
   }
 
   /** Ends a request's stage spans, then its own (at `endedAt`, failed with `error` when set). */
-  private endRequest(spans: RequestSpans, endedAt: number, error: string | null): void {
+  private endRequest(spans: RequestSpans, endedAt: number, error: string | null, event: RequestSummary | GatewayEvents['request.failed'] | null): void {
     if (!spans.recording) return;
     spans.ended = true;
     this.endStages(spans, endedAt);
-    for (const attempt of spans.attempts) if (!Number.isNaN(attempt.endedAt)) this.endAttempt(attempt);
+    let running = false;
+    for (let index = 0; index < spans.attemptCount; index++) {
+      const attempt = spans.attempts[index] as AttemptSpan;
+      if (Number.isNaN(attempt.endedAt)) running = true;
+      else this.endAttempt(attempt);
+    }
     const record = this.record;
     record.traceId = spans.traceId;
     record.traceState = spans.traceState;
@@ -536,14 +614,68 @@ export class RequestTracer {
     record.idLow = spans.idLow;
     record.parentHigh = spans.parentHigh;
     record.parentLow = spans.parentLow;
-    record.name = spans.name;
+    record.name = `${spans.operation} ${spans.model}`;
     record.kind = SpanKind.SERVER;
     record.startedAt = spans.startedAt;
     record.endedAt = endedAt;
-    record.attributes = spans.attributes;
+    record.attributes = this.requestAttributes(spans, event);
     record.error = error;
     this.exporter?.processor.onEnd(record);
+    // Kept for another request when nothing will write to it again: no stage run and no upstream attempt still going.
+    if (spans.reusable && !running && spans.stages.allEnded() && this.spare.length < MAX_SPARE) this.release(spans);
   }
+
+  /**
+   * Empties a recorded request's span record into the spares. A request's record and its stage timeline lived as long
+   * as the request, so young-generation collections that found them in flight copied them (half of what tracing
+   * made survive a collection was these): reused, they are made once.
+   */
+  private release(spans: RequestSpans): void {
+    spans.stages.reset();
+    spans.stageIdCount = 0;
+    spans.attempts.fill(null, 0, spans.attemptCount);
+    spans.attemptCount = 0;
+    spans.traceId = NO_TRACE;
+    spans.requestId = '';
+    spans.model = '';
+    spans.path = null;
+    spans.answeredModel = undefined;
+    spans.config = null;
+    this.spare.push(spans);
+  }
+}
+
+/** Recorded requests' span records kept for reuse at most (enough for the requests in flight at a steady load). */
+const MAX_SPARE = 256;
+const NO_TRACE: TraceId = Object.freeze({ hex: null, w0: 0, w1: 0, w2: 0, w3: 0 }) as TraceId;
+
+/** A request's span record, empty, with `stages` as its timeline (its fields are set as the request starts). */
+function blankSpans(stages: StageTimeline): RequestSpans {
+  return {
+    recording: false,
+    traceId: NO_TRACE,
+    traceState: undefined,
+    idHigh: 0,
+    idLow: 0,
+    parentHigh: 0,
+    parentLow: 0,
+    operation: '',
+    model: '',
+    dialect: '',
+    requestId: '',
+    stream: false,
+    path: null,
+    startedAt: 0,
+    stages,
+    stageIds: [],
+    stageIdCount: 0,
+    attempts: [],
+    attemptCount: 0,
+    reusable: false,
+    ended: false,
+    config: null,
+    answeredModel: undefined,
+  };
 }
 
 const NO_PARENT: { parentContext: Context; parent: undefined } = Object.freeze({ parentContext: ROOT_CONTEXT, parent: undefined });
