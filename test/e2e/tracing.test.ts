@@ -187,7 +187,10 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     const root = after.find((s) => s.kind === 2) as ReceivedSpan;
     expect(root.attributes).toMatchObject({ 'gen_ai.request.model': 'openai/m', 'http.response.status_code': 200, 'tollgate.attempts': 1, 'tollgate.fallback': false });
     expect(root.attributes).not.toHaveProperty('error.type');
-    expect(after.find((s) => s.kind === 3)?.attributes).toMatchObject({ 'tollgate.provider': 'openai', 'tollgate.attempt': 1, 'http.response.status_code': 200 });
+    const attempt = after.find((s) => s.kind === 3) as ReceivedSpan;
+    expect(attempt.attributes).toMatchObject({ 'tollgate.provider': 'openai', 'tollgate.attempt': 1, 'http.response.status_code': 200, 'tollgate.fallback': false });
+    expect(attempt.attributes).not.toHaveProperty('error.type');
+    expect(attempt.status).toEqual({});
   });
 
   it("traces only its own gateway's requests when two traced gateways share the process and serve at the same time", async () => {

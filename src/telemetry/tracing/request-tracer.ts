@@ -138,7 +138,7 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
    * request's other spans when the request ends (at once, while the encoder is hot, instead of alone between
    * requests, where it cost several times as much); one that ends after its request did is encoded as it ends.
    */
-  attempts: Array<AttemptSpan | null>;
+  attempts: AttemptSpan[];
   /** How many of `attempts` are this request's. */
   attemptCount: number;
   /** Its stage timeline is its own, made by this tracer, so the record can be reused once the request ended. */
@@ -421,27 +421,24 @@ export class RequestTracer {
     const stage = spans.stages.innermostRunning();
     if (stage !== -1) this.stageIdsUpTo(spans, stage + 1);
     const model = redactSecrets(message.model);
-    const attempt: AttemptSpan = {
-      request: spans,
-      idHigh: 0,
-      idLow: 0,
-      parentHigh: stage === -1 ? spans.idHigh : (spans.stageIds[2 * stage] as number),
-      parentLow: stage === -1 ? spans.idLow : (spans.stageIds[2 * stage + 1] as number),
-      startedAt: performance.now(),
-      endedAt: Number.NaN,
-      operation: message.ctx.operation,
-      genAIProvider: semconvProvider(message.ctx.config, message.provider),
-      provider: message.provider,
-      model,
-      attempt: message.attempt,
-      fallback: message.fallback,
-      status: null,
-      errorType: null,
-      cancelled: false,
-      error: null,
-    };
+    // A reused request record brings the attempt records of the request before (all ended: see endRequest).
+    const attempt = (spans.attempts[spans.attemptCount] ??= blankAttempt(spans));
+    spans.attemptCount++;
+    attempt.parentHigh = stage === -1 ? spans.idHigh : (spans.stageIds[2 * stage] as number);
+    attempt.parentLow = stage === -1 ? spans.idLow : (spans.stageIds[2 * stage + 1] as number);
+    attempt.startedAt = performance.now();
+    attempt.endedAt = Number.NaN;
+    attempt.operation = message.ctx.operation;
+    attempt.genAIProvider = semconvProvider(message.ctx.config, message.provider);
+    attempt.provider = message.provider;
+    attempt.model = model;
+    attempt.attempt = message.attempt;
+    attempt.fallback = message.fallback;
+    attempt.status = null;
+    attempt.errorType = null;
+    attempt.cancelled = false;
+    attempt.error = null;
     newSpanId(attempt);
-    spans.attempts[spans.attemptCount++] = attempt;
     (message as TracedAttempt)[this.attemptSlot] = attempt;
     // The provider's own spans (if it traces) join this trace under the attempt.
     message.headers.traceparent = traceparentOf(spans.traceId, attempt.idHigh, attempt.idLow, true);
@@ -633,7 +630,7 @@ export class RequestTracer {
   private release(spans: RequestSpans): void {
     spans.stages.reset();
     spans.stageIdCount = 0;
-    spans.attempts.fill(null, 0, spans.attemptCount);
+    // The attempt records stay, for the next request's attempts (every field is set again when one starts).
     spans.attemptCount = 0;
     spans.traceId = NO_TRACE;
     spans.requestId = '';
@@ -648,6 +645,29 @@ export class RequestTracer {
 /** Recorded requests' span records kept for reuse at most (enough for the requests in flight at a steady load). */
 const MAX_SPARE = 256;
 const NO_TRACE: TraceId = Object.freeze({ hex: null, w0: 0, w1: 0, w2: 0, w3: 0 }) as TraceId;
+
+/** An upstream attempt's span record, empty, of `request` (its fields are set as the attempt starts). */
+function blankAttempt(request: RequestSpans): AttemptSpan {
+  return {
+    request,
+    idHigh: 0,
+    idLow: 0,
+    parentHigh: 0,
+    parentLow: 0,
+    startedAt: 0,
+    endedAt: Number.NaN,
+    operation: '',
+    genAIProvider: '',
+    provider: '',
+    model: '',
+    attempt: 0,
+    fallback: false,
+    status: null,
+    errorType: null,
+    cancelled: false,
+    error: null,
+  };
+}
 
 /** A request's span record, empty, with `stages` as its timeline (its fields are set as the request starts). */
 function blankSpans(stages: StageTimeline): RequestSpans {
