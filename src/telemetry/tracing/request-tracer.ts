@@ -313,6 +313,8 @@ export class RequestTracer {
     for (const spans of this.requests.values()) this.endRequest(spans, performance.now(), null, null);
     this.requests.clear();
     this.announced = null;
+    // Tracing is off: the records kept for reuse are let go (made again if it is turned back on).
+    this.spare.length = 0;
   }
 
   /** A subscriber error would surface as an uncaught exception from the publisher: never let one escape. */
