@@ -279,6 +279,37 @@ describe("Claude on Bedrock's errors for an Anthropic client", () => {
     }
   });
 
+  it("a ServiceQuotaExceededException (Bedrock's 400 for a spent quota) is a 429 rate_limit_error, and a fallback takes the request", async () => {
+    // Bedrock answers an account's spent daily token quota with a 400 (AWS API reference, InvokeModel: "You can
+    // resubmit your request later"): not the client's mistake, and another target or account can answer meanwhile.
+    const spent = { kind: 'error', status: 400, errorType: 'ServiceQuotaExceededException', message: 'Too many tokens per day, please wait before trying again.' } as const;
+    bedrock.enqueue(spent);
+    const error = await client.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { type: 'rate_limit_error', message: 'Too many tokens per day, please wait before trying again.' } });
+
+    const withFallback = await startGateway({
+      settings: { routing: { retry: { max_attempts: 2 }, breaker: { enabled: false } } },
+      providers: {
+        bedrock: { base_url: bedrock.url, api_key: `${ACCESS_KEY}:${SECRET}`, region: 'eu-west-1' },
+        claude: { type: 'anthropic', base_url: `${bedrock.anthropic.url}/v1`, api_key: 'anthropic-behind-bedrock' },
+      },
+    });
+    try {
+      bedrock.reset();
+      bedrock.setMode(spent);
+      const fallbackClient = new Anthropic({ baseURL: `${withFallback.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+      const params = { model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'fall back' }], fallbacks: ['claude/claude-sonnet-4-5'] };
+      const { data, response } = await fallbackClient.messages.create(params as Anthropic.MessageCreateParamsNonStreaming).withResponse();
+      expect(data.content).toEqual([{ type: 'text', text: 'echo: fall back' }]);
+      expect(response.headers.get('x-tollgate-fallback')).toBe('true');
+      expect(bedrock.calls).toHaveLength(1);
+    } finally {
+      bedrock.setMode({ kind: 'ok' });
+      await withFallback.stop();
+    }
+  });
+
   it("a ModelTimeoutException (Bedrock's 408), whole or inside the stream, is the gateway's 504 timeout_error", async () => {
     bedrock.enqueue({ kind: 'error', status: 408, errorType: 'ModelTimeoutException', message: 'Model has timed out in processing the request.' });
     const whole = await client.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);

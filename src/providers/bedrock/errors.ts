@@ -56,19 +56,21 @@ function messageOf(bodyText: string): { message: string | null; type: string | n
 }
 
 /**
- * Statuses Bedrock gives the model's own failures, which mean something else to a client: ModelErrorException's 424
+ * Statuses Bedrock gives failures that are not the client's, which mean something else to a client: ModelErrorException's 424
  * ("an error while processing the model") is the upstream failing, a 502 another target may answer (a 4xx would
  * be taken for the client's mistake, neither retried nor failed over); ModelTimeoutException's 408 is the model
- * running out of time, the gateway's 504 (a 408 tells a client its own request was too slow).
+ * running out of time, the gateway's 504 (a 408 tells a client its own request was too slow);
+ * ServiceQuotaExceededException's 400 is the account's quota spent (a daily token quota: "You can resubmit your
+ * request later"), a 429 another target or account may answer meanwhile and a client may retry later.
  */
-const MODEL_FAILURES: Record<string, number> = { ModelErrorException: 502, ModelTimeoutException: 504 };
+const REMAPPED_STATUSES: Record<string, number> = { ModelErrorException: 502, ModelTimeoutException: 504, ServiceQuotaExceededException: 429 };
 
 /** An AWS REST-JSON error: `{"message": ...}` with the error name in the `x-amzn-errortype` header. */
 export function bedrockError(provider: string, status: number, headers: Headers, bodyText: string): GatewayError {
   const body = messageOf(bodyText);
   const type = bareType(header(headers, 'x-amzn-errortype')) ?? bareType(body.type ?? undefined);
   const credentials = type !== null && CREDENTIAL_ERRORS.has(type);
-  const finalStatus = credentials ? 401 : ((type !== null && Object.hasOwn(MODEL_FAILURES, type) ? MODEL_FAILURES[type] : undefined) ?? status);
+  const finalStatus = credentials ? 401 : ((type !== null && Object.hasOwn(REMAPPED_STATUSES, type) ? REMAPPED_STATUSES[type] : undefined) ?? status);
   return new GatewayError({
     status: finalStatus,
     type: credentials ? 'authentication_error' : ((type && TYPES[type]) ?? defaultTypeFor(status)),
