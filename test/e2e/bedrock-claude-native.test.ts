@@ -50,6 +50,17 @@ async function logOf(id: string): Promise<{ prompt_tokens: number; completion_to
   }
 }
 
+/** A gateway's request log entry of one request, whole, once written. */
+async function logOfIn(gateway: RunningGateway, id: string): Promise<unknown> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const response = await fetch(`${gateway.url}/api/logs/${id}`);
+    if (response.status === 200) return response.json();
+    if (Date.now() > deadline) throw new Error(`no log entry for ${id}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** The next turn of a tool loop: the assistant's answer as it came, then the tool's result. */
 function nextTurn(ask: Anthropic.MessageParam[], first: Anthropic.Message): Anthropic.MessageParam[] {
   const use = first.content.find((block): block is Anthropic.ToolUseBlock => block.type === 'tool_use');
@@ -330,6 +341,33 @@ describe("Claude on Bedrock's errors for an Anthropic client", () => {
     expect(frames.at(-1)?.event).toBe('error');
     expect(JSON.parse(frames.at(-1)?.data ?? '{}')).toMatchObject({ type: 'error', error: { message: 'The model stream broke.' } });
     expect(frames.map((frame) => frame.event)).not.toContain('message_stop');
+  });
+
+  it("a signature Bedrock refuses is a 401 whose message quotes none of the signed headers (the session token, the operator's headers)", async () => {
+    // A wrong or rotated secret: Bedrock's InvalidSignatureException quotes the canonical request it computed, every
+    // signed header with its value, x-amz-security-token's included.
+    const session = 'IQoJb3JpZ2luX2VjEJr-session-token-of-a-role';
+    const signed = await startBedrockUpstream({ region: 'eu-west-1', accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, sessionToken: session });
+    const gateway = await startGateway({
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+      providers: { bedrock: { base_url: signed.url, api_key: `${ACCESS_KEY}:rotated-secret-key:${session}`, region: 'eu-west-1', headers: { 'x-proxy-token': 'operator-proxy-secret' } } },
+    });
+    try {
+      const wrong = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+      const error = await wrong.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(Anthropic.AuthenticationError);
+      const rendered = JSON.stringify((error as InstanceType<typeof Anthropic.APIError>).error);
+      expect(rendered).toContain('The request signature we calculated does not match the signature you provided.');
+      expect(rendered).not.toContain(session);
+      expect(rendered).not.toContain('operator-proxy-secret');
+      const log = JSON.stringify(await logOfIn(gateway, (error as InstanceType<typeof Anthropic.APIError>).requestID ?? ''));
+      expect(log).toContain('InvalidSignatureException');
+      expect(log).not.toContain(session);
+      expect(log).not.toContain('operator-proxy-secret');
+    } finally {
+      await gateway.stop();
+      await signed.close();
+    }
   });
 
   it('the scripted Bedrock refuses a body with model or stream, or without anthropic_version, as Bedrock does', async () => {

@@ -4,7 +4,7 @@
 // InvokeModel (`/model/{id}/invoke`) answers embeddings in the native bodies of Titan Text Embeddings and
 // Cohere Embed, behind the same authentication, and InvokeModel / InvokeModelWithResponseStream answer Claude's
 // models with Anthropic's Messages body (see bedrock-claude.ts; a scripted Anthropic upstream writes the answers).
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
@@ -417,6 +417,17 @@ function headerValue(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
+function sha256Hex(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** SigV4's canonical request (path segments encoded once more, as for every service but S3), as AWS quotes it. */
+function canonicalRequest(method: string, path: string, signedHeaders: string[], valueOf: (name: string) => string, body: Buffer): string {
+  const escape = (segment: string): string => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const headers = signedHeaders.map((name) => `${name}:${valueOf(name).trim().replace(/\s+/g, ' ')}\n`).join('');
+  return [method, path.split('/').map(escape).join('/'), '', headers, signedHeaders.join(';'), valueOf('x-amz-content-sha256') || sha256Hex(body)].join('\n');
+}
+
 /** The key between the scripted Bedrock and the scripted Anthropic upstream behind it. */
 const CLAUDE_BEHIND = 'anthropic-behind-bedrock';
 
@@ -606,9 +617,14 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
       { signingDate: date },
     );
     if (expected.headers.authorization === authorization) return null;
+    // AWS quotes the canonical request and string to sign it computed, every signed header with its value.
+    const canonical = canonicalRequest(req.method ?? 'POST', url.pathname, (signedHeaders as string).split(';'), (name) => headerValue(req, name) ?? '', raw);
+    const stringToSign = ['AWS4-HMAC-SHA256', headerValue(req, 'x-amz-date'), `${parsed[2]}/${region}/${service}/aws4_request`, sha256Hex(canonical)].join('\n');
     return {
       type: 'InvalidSignatureException',
-      message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',
+      message:
+        'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.' +
+        `\n\nThe Canonical String for this request should have been\n'${canonical}'\n\nThe String-to-Sign should have been\n'${stringToSign}'\n`,
     };
   }
 }

@@ -65,9 +65,24 @@ function messageOf(bodyText: string): { message: string | null; type: string | n
  */
 const REMAPPED_STATUSES: Record<string, number> = { ModelErrorException: 502, ModelTimeoutException: 504, ServiceQuotaExceededException: 429 };
 
+/**
+ * Where a signature error's diagnosis starts: AWS quotes the canonical request and string to sign it computed, which
+ * hold every signed header with its value: the session token (x-amz-security-token), the operator's provider headers,
+ * forwarded client headers. They are for the signer (tollgate), never for a client or a log: the message stops there.
+ */
+const SIGNING_DIAGNOSIS = /\s*The (?:Canonical String for this request|String-to-Sign) should have been/;
+
+function withoutSigningDiagnosis(message: string | null): string | null {
+  if (message === null) return null;
+  const at = message.search(SIGNING_DIAGNOSIS);
+  if (at < 0) return message;
+  return at === 0 ? null : message.slice(0, at);
+}
+
 /** An AWS REST-JSON error: `{"message": ...}` with the error name in the `x-amzn-errortype` header. */
 export function bedrockError(provider: string, status: number, headers: Headers, bodyText: string): GatewayError {
-  const body = messageOf(bodyText);
+  const parsed = messageOf(bodyText);
+  const body = { ...parsed, message: withoutSigningDiagnosis(parsed.message) };
   const type = bareType(header(headers, 'x-amzn-errortype')) ?? bareType(body.type ?? undefined);
   const credentials = type !== null && CREDENTIAL_ERRORS.has(type);
   const finalStatus = credentials ? 401 : ((type !== null && Object.hasOwn(REMAPPED_STATUSES, type) ? REMAPPED_STATUSES[type] : undefined) ?? status);
