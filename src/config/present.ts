@@ -89,6 +89,7 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     models: provider.models,
     ...(provider.options.region ? { region: provider.options.region } : {}),
     ...(provider.options.project ? { project: provider.options.project } : {}),
+    ...(provider.options.claudeModels ? { claude_models: [...provider.options.claudeModels] } : {}),
     ...(provider.options.apiVersion ? { api_version: provider.options.apiVersion } : {}),
     ...(provider.options.tokenUrl ? { token_url: provider.options.tokenUrl } : {}),
     ...(provider.rawAuth ? { auth: maskedAuth(provider.rawAuth) } : {}),

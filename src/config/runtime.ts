@@ -420,6 +420,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   // An Entra identity stands instead of keys: the environment's key (AZURE_OPENAI_API_KEY) is not sent beside it.
   if (keys.length === 0 && envKey && !entra) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, disabled: false, source: 'env' }];
   const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
+  const claudeModels = api?.claude_models ?? file?.claude_models;
   return {
     name,
     vendor,
@@ -440,6 +441,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     options: {
       ...pickDefined('region', api?.region ?? file?.region ?? (ownEnv ? firstEnv(env, vendor.regionEnv ?? []) : undefined)),
       ...pickDefined('project', api?.project ?? file?.project),
+      ...(claudeModels ? { claudeModels } : {}),
       ...pickDefined('apiVersion', api?.api_version ?? file?.api_version ?? (ownEnv ? firstEnv(env, vendor.apiVersionEnv ?? []) : undefined)),
       ...pickDefined('tokenUrl', api?.token_url ?? file?.token_url),
       ...(entra ? { entra } : {}),

@@ -113,6 +113,12 @@ export const providerSchema = z.strictObject({
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
   region: z.string().min(1).optional().describe('Cloud region: AWS region for `bedrock`, location for `vertex` (e.g. `us-central1`).'),
   project: z.string().min(1).optional().describe('Google Cloud project for `vertex`; defaults to the service account\'s.'),
+  claude_models: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      'For `bedrock`: model ids or ARNs that serve Claude without naming it (application inference profiles, provisioned throughput), called as Claude as `anthropic.claude-…` ids are: an Anthropic client\'s own body through InvokeModel, Claude\'s reasoning settings through Converse.',
+    ),
   api_version: z
     .string()
     .min(1)

@@ -35,6 +35,7 @@ export interface ProviderView {
   models: string[];
   region?: string;
   project?: string;
+  claude_models?: string[];
   api_version?: string;
   token_url?: string;
   /** The Entra identity (`auth`), its client secret masked. */

@@ -41,6 +41,11 @@ export interface ProviderOptions {
   region?: string;
   /** Cloud project (`vertex`: the Google Cloud project id; defaults to the service account's). */
   project?: string;
+  /**
+   * `bedrock`: model ids or ARNs that serve Claude though they do not name it (an application inference profile, a
+   * provisioned model), as the operator declares them: they are called as Claude's own ids are.
+   */
+  claudeModels?: readonly string[];
   /** API version (`azure`: the `api-version` query parameter). */
   apiVersion?: string;
   /** OAuth token endpoint (`vertex`: defaults to the service account's `token_uri`). */

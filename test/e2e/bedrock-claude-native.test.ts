@@ -187,6 +187,37 @@ describe('Claude on Bedrock for an Anthropic client: native pass-through', () =>
     }
   });
 
+  it('Claude behind an application inference profile the operator declares (claude_models) is passed through too', async () => {
+    // The profile's ARN does not name its model (AWS tags it for cost allocation); Bedrock calls the Claude behind it.
+    const profile = 'arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/a1b2c3d4e5f6';
+    const behind = await startBedrockUpstream({ region: 'eu-west-1', accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, profiles: { [profile]: MODEL_ID } });
+    const gateway = await startGateway({
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } } },
+      providers: { bedrock: { base_url: behind.url, api_key: `${ACCESS_KEY}:${SECRET}`, region: 'eu-west-1', claude_models: [profile] } },
+    });
+    try {
+      const claudeCode = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+      const ask: Anthropic.MessageParam[] = [{ role: 'user', content: [{ type: 'text', text: 'please use the tool for Quito', cache_control: { type: 'ephemeral' } }] }];
+      const first = await claudeCode.messages.create({ model: `bedrock/${profile}`, max_tokens: 2000, thinking, tools: [weather], messages: ask });
+      expect(behind.calls.at(-1)?.action).toBe('invoke');
+      expect(behind.calls.at(-1)?.modelId).toBe(profile);
+      // The client's body as it wrote it: thinking, and the cache breakpoint that makes a long session affordable.
+      expect(behind.calls.at(-1)?.body).toEqual({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 2000, thinking, tools: [weather], messages: ask });
+      expect(first.content[0]).toEqual({ type: 'thinking', thinking: 'thinking about: please use the tool for Quito', signature: thinkingSignature('thinking about: please use the tool for Quito') });
+      const second = await claudeCode.messages.stream({ model: `bedrock/${profile}`, max_tokens: 2000, thinking, tools: [weather], messages: nextTurn(ask, first) }).finalMessage();
+      expect(second.stop_reason).toBe('end_turn');
+      expect(behind.calls.at(-1)?.action).toBe('invoke-with-response-stream');
+
+      // An OpenAI client of the profile still goes through Converse, with Claude's reasoning settings.
+      await gateway.client.chat.completions.create({ model: `bedrock/${profile}`, messages: [{ role: 'user', content: 'hi' }], max_tokens: 3000, reasoning_effort: 'low' });
+      expect(behind.calls.at(-1)?.action).toBe('converse');
+      expect(behind.calls.at(-1)?.body.additionalModelRequestFields?.thinking).toMatchObject({ type: 'enabled' });
+    } finally {
+      await gateway.stop();
+      await behind.close();
+    }
+  });
+
   it('a cached answer replays the signatures, streamed after a whole one', async () => {
     const body = { model: MODEL, max_tokens: 2000, thinking, messages: [{ role: 'user' as const, content: 'ponder the cache' }] };
     const first = await client.messages.create(body);

@@ -48,6 +48,11 @@ export interface BedrockUpstreamOptions {
   sessionToken?: string;
   /** A Bedrock API key accepted as `Authorization: Bearer <key>`. */
   apiKey?: string;
+  /**
+   * Application inference profiles (or provisioned models) by ARN, each with the model id it serves: Bedrock calls
+   * that model for a request naming the ARN, whose id says nothing of it.
+   */
+  profiles?: Record<string, string>;
 }
 
 export interface BedrockUpstream {
@@ -447,6 +452,12 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
     await this.anthropic.close();
   }
 
+  /** The model a request's id names: a profile's own model, else the id itself. */
+  private modelBehind(id: string): string {
+    const profiles = this.options.profiles ?? {};
+    return Object.hasOwn(profiles, id) ? (profiles[id] as string) : id;
+  }
+
   protected internalError(res: ServerResponse): void {
     sendAwsError(res, 500, 'InternalServerException', 'The server encountered an internal error.');
   }
@@ -480,14 +491,14 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
 
     const mode = this.nextMode();
     if (mode.kind === 'error') return sendAwsError(res, mode.status, mode.errorType, mode.message, mode.headers);
-    const modelId = decodeURIComponent(route[1] as string);
+    const modelId = this.modelBehind(decodeURIComponent(route[1] as string));
     const action = route[2] as string;
     if (action.startsWith('invoke') && isClaudeModel(modelId)) return this.invokeClaude(new LiveExchange(req, res, Date.now()), modelId, body, action !== 'invoke', mode);
     if (action === 'invoke-with-response-stream') return sendAwsError(res, 400, 'ValidationException', 'The model does not support streaming inference in this test server.');
     if (route[2] === 'invoke') return this.invoke(res, modelId, body, req);
     try {
       validateConverse(body);
-      validateModelFields(decodeURIComponent(route[1] as string), body as Record<string, any>);
+      validateModelFields(modelId, body as Record<string, any>);
     } catch (err) {
       if (err instanceof ValidationError) return sendAwsError(res, 400, 'ValidationException', err.message);
       throw err;

@@ -2,7 +2,7 @@ import type { ChatCompletionRequest, EmbeddingsRequest, NativeRequest } from '..
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { isRecord } from '../../core/is-record.js';
 import { completionOf } from '../anthropic/index.js';
-import { invokeBody, isClaude } from './claude.js';
+import { invokeBody, isClaudeTarget } from './claude.js';
 import { createInvokeStreamDecoder } from './invoke-stream.js';
 import { embeddingsBody, embeddingsFromInvoke } from './embeddings.js';
 import { bedrockError } from './errors.js';
@@ -47,7 +47,7 @@ function invokeRequest(native: NativeRequest, target: Target, stream: boolean): 
 export const bedrockAdapter: ProviderAdapter = {
   format: 'bedrock',
 
-  nativeFormat: (target: Target) => (isClaude(target.model) ? 'anthropic' : 'bedrock'),
+  nativeFormat: (target: Target) => (isClaudeTarget(target) ? 'anthropic' : 'bedrock'),
 
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     if (native) return invokeRequest(native, target, request.stream === true);
@@ -60,7 +60,7 @@ export const bedrockAdapter: ProviderAdapter = {
         ...target.provider.vendor.defaultHeaders,
         ...target.provider.headers,
       },
-      body: JSON.stringify(converseBody(request, target.model)),
+      body: JSON.stringify(converseBody(request, isClaudeTarget(target))),
     };
   },
 
@@ -90,7 +90,7 @@ export const bedrockAdapter: ProviderAdapter = {
 
   parseChatResponse(body: unknown, target: Target) {
     // Claude's InvokeModel answers with Anthropic's message; a Converse answer has its `output`.
-    if (isClaude(target.model) && isRecord(body) && !('output' in body)) return completionOf(body, target.provider.name);
+    if (isClaudeTarget(target) && isRecord(body) && !('output' in body)) return completionOf(body, target.provider.name);
     return completionFromConverse(body, target.provider.name, target.model);
   },
 

@@ -1,4 +1,5 @@
 import type { NativeRequest } from '../../core/canonical.js';
+import type { Target } from '../../core/provider.js';
 import { platformBetas } from '../platform-betas.js';
 
 /** Claude on Bedrock: a base model id, a cross-region inference profile (`us.anthropic.claude-…`) or an ARN naming one. */
@@ -6,6 +7,14 @@ const CLAUDE = /(^|[.:/])anthropic\.claude-/;
 
 export function isClaude(model: string): boolean {
   return CLAUDE.test(model);
+}
+
+/**
+ * Whether the target's model is Claude: its id names it, or the operator declared it (`claude_models`), as an
+ * application inference profile's or a provisioned model's ARN never names the model behind it.
+ */
+export function isClaudeTarget(target: Target): boolean {
+  return isClaude(target.model) || target.provider.options.claudeModels?.includes(target.model) === true;
 }
 
 /** The Messages API version Claude on Bedrock takes in the body (instead of the anthropic-version header). */

@@ -6,7 +6,6 @@ import { gatewayError } from '../../core/errors.js';
 import { fitBudget, thinkingOf } from '../anthropic/thinking.js';
 import { upstreamToolCallId } from '../tool-call-ids.js';
 import { DocumentTranslator, documentsText, type DocumentBlock } from './documents.js';
-import { isClaude } from './claude.js';
 
 /** A Converse content block (only the members tollgate sends). */
 export type ConverseBlock =
@@ -262,8 +261,8 @@ function outputConfig(format: unknown): unknown {
  * to (fitted under maxTokens as on Anthropic's API), and `top_k` (AWS's Converse example for Claude sends it there).
  * Other families are sent nothing: some take other fields or none, and an unknown field is a 400 (see README).
  */
-function modelFields(request: ChatCompletionRequest, model: string, maxTokens: number | undefined, turns: readonly ConverseMessage[]): ConverseRequest['additionalModelRequestFields'] {
-  if (!isClaude(model)) return undefined;
+function modelFields(request: ChatCompletionRequest, claude: boolean, maxTokens: number | undefined, turns: readonly ConverseMessage[]): ConverseRequest['additionalModelRequestFields'] {
+  if (!claude) return undefined;
   const fields: Record<string, unknown> = {};
   let thinking = thinkingOf(request);
   const explicit = request.thinking !== undefined && request.thinking !== null;
@@ -289,8 +288,11 @@ function continuesUnthoughtToolTurn(turns: readonly ConverseMessage[]): boolean 
   return false;
 }
 
-/** The Converse body for a canonical request; fields Converse cannot express are dropped (seed, user, ...). */
-export function converseBody(request: ChatCompletionRequest, model: string): ConverseRequest {
+/**
+ * The Converse body for a canonical request; fields Converse cannot express are dropped (seed, user, ...). `claude`:
+ * the model is Claude, which takes Anthropic's own fields (see modelFields).
+ */
+export function converseBody(request: ChatCompletionRequest, claude: boolean): ConverseRequest {
   if (typeof request.n === 'number' && request.n > 1) throw bad('n > 1 is not supported; Converse returns one answer per request.', 'n');
   const { turns, system, usesTools } = translateMessages(request.messages);
   if (turns.length === 0) throw bad('at least one user message is required.', 'messages');
@@ -302,7 +304,7 @@ export function converseBody(request: ChatCompletionRequest, model: string): Con
   if (tools) body.toolConfig = tools;
   const output = outputConfig(request.response_format);
   if (output) body.outputConfig = output;
-  const fields = modelFields(request, model, inference?.maxTokens, turns);
+  const fields = modelFields(request, claude, inference?.maxTokens, turns);
   if (fields) body.additionalModelRequestFields = fields;
   return body;
 }
