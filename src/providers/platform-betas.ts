@@ -75,6 +75,11 @@ export function platformBetas(platform: ClaudePlatform, betas: readonly string[]
   return out;
 }
 
+/** Whether the platform serves this beta (under its own name or another). */
+export function platformServes(platform: ClaudePlatform, beta: string): boolean {
+  return TABLES[platform].has(beta);
+}
+
 /** An `anthropic-beta` header's value (comma-separated flags) for the platform; undefined when no flag is left. */
 export function platformBetaHeader(platform: ClaudePlatform, value: string): string | undefined {
   const betas = platformBetas(platform, value.split(','));

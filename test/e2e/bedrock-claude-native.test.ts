@@ -177,6 +177,27 @@ describe('Claude on Bedrock for an Anthropic client: native pass-through', () =>
     expect(String((refused as Error).message)).toContain('invalid beta flag');
   });
 
+  it("Claude Code's scoped cache breakpoints reach Claude without their scope, as Bedrock does not serve the beta that allows it", async () => {
+    // Claude Code marks its system prompt and tools cacheable across sessions (cache_control.scope, with the
+    // prompt-caching-scope beta). Bedrock refuses the beta, and Claude refuses the scope without it: every turn failed.
+    const scoped = { type: 'ephemeral', scope: 'global' } as unknown as Anthropic.CacheControlEphemeral;
+    const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: 'You are a coding agent.', cache_control: scoped }];
+    const tools: Anthropic.Tool[] = [{ ...weather, cache_control: scoped }];
+    const messages: Anthropic.MessageParam[] = [{ role: 'user', content: [{ type: 'text', text: 'cache the prefix', cache_control: { type: 'ephemeral' } }] }];
+    const betas = 'claude-code-20250219,prompt-caching-scope-2026-01-05,interleaved-thinking-2025-05-14';
+    const request = { model: MODEL, max_tokens: 100, system, tools, messages };
+    const whole = await client.messages.create(request, { headers: { 'anthropic-beta': betas } });
+    expect(whole.content).toEqual([{ type: 'text', text: 'echo: cache the prefix' }]);
+    const call = bedrock.calls.at(-1);
+    expect(call?.body.system).toEqual([{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }]);
+    expect(call?.body.tools).toEqual([{ ...weather, cache_control: { type: 'ephemeral' } }]);
+    expect(call?.body.messages).toEqual(messages);
+    expect(call?.body.anthropic_beta).toEqual(['interleaved-thinking-2025-05-14']);
+
+    const streamed = await client.messages.stream({ ...request, messages: [{ role: 'user', content: 'streamed too' }] }, { headers: { 'anthropic-beta': betas } }).finalMessage();
+    expect(streamed.content).toEqual([{ type: 'text', text: 'echo: streamed too' }]);
+  });
+
   it('a base model id and an ARN naming Claude are passed through too', async () => {
     const arn = 'arn:aws:bedrock:eu-west-1::foundation-model/anthropic.claude-3-5-sonnet-20241022-v2:0';
     for (const id of ['anthropic.claude-3-5-sonnet-20241022-v2:0', arn]) {

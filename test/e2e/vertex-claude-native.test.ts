@@ -143,6 +143,26 @@ describe('Claude on Vertex AI for an Anthropic client: native pass-through', () 
     expect(counted.input_tokens).toBeGreaterThan(0);
   });
 
+  it("Claude Code's scoped cache breakpoints reach Claude without their scope, as Vertex does not serve the beta that allows it", async () => {
+    // Claude Code marks its system prompt cacheable across sessions (cache_control.scope, with the prompt-caching-scope
+    // beta). Vertex refuses the beta, and Claude refuses the scope without it: every turn failed.
+    const scoped = { type: 'ephemeral', scope: 'global' } as unknown as Anthropic.CacheControlEphemeral;
+    const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: 'You are a coding agent.', cache_control: scoped }];
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'please use the tool for Oslo' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01', name: 'weather', input: { query: 'Oslo' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: [{ type: 'text', text: 'snow', cache_control: scoped }] }] },
+    ];
+    const message = await client.messages.create(
+      { model: MODEL, max_tokens: 100, system, tools: [weather], messages },
+      { headers: { 'anthropic-beta': 'claude-code-20250219,prompt-caching-scope-2026-01-05' } },
+    );
+    expect(message.stop_reason).toBe('end_turn');
+    const sent = vertex.anthropic.calls.at(-1)?.body as { system: unknown; messages: Anthropic.MessageParam[] };
+    expect(sent.system).toEqual([{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }]);
+    expect(sent.messages[2]?.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_01', content: [{ type: 'text', text: 'snow', cache_control: { type: 'ephemeral' } }] }]);
+  });
+
   it('a cached answer replays the signatures, streamed after a whole one', async () => {
     const body = { model: MODEL, max_tokens: 2000, thinking, messages: [{ role: 'user' as const, content: 'ponder the cache' }] };
     const before = await settledEntries();

@@ -191,6 +191,37 @@ function toolUseIdsOf(message: unknown): unknown[] {
   return isRecord(message) && Array.isArray(message.content) ? message.content.filter((block: Json) => block?.type === 'tool_use').map((block: Json) => block.id) : [];
 }
 
+/** The beta that lets a cache breakpoint name its scope (`cache_control.scope`, which Claude Code writes). */
+const CACHE_SCOPE_BETA = 'prompt-caching-scope-2026-01-05';
+
+/** Where a block's cache_control names a scope: system blocks, tools, message blocks and a tool result's blocks. */
+function scopedCacheControl(body: Json): string | null {
+  const scoped = (block: unknown): boolean => isRecord(block) && isRecord(block.cache_control) && block.cache_control.scope !== undefined;
+  const inList = (list: unknown, at: string): string | null => {
+    if (!Array.isArray(list)) return null;
+    for (const [i, block] of list.entries()) {
+      if (scoped(block)) return `${at}.${i}`;
+      const inner = isRecord(block) && block.type === 'tool_result' ? inList(block.content, `${at}.${i}.content`) : null;
+      if (inner) return inner;
+    }
+    return null;
+  };
+  const messages: unknown[] = Array.isArray(body.messages) ? body.messages : [];
+  for (const [i, message] of messages.entries()) {
+    const found = isRecord(message) ? inList(message.content, `messages.${i}.content`) : null;
+    if (found) return found;
+  }
+  return inList(body.system, 'system') ?? inList(body.tools, 'tools');
+}
+
+/** Anthropic's refusal of a cache breakpoint's scope without its beta, or null. */
+function unoptedScope(body: Json, betaHeader: string | string[] | undefined): string | null {
+  const betas = (Array.isArray(betaHeader) ? betaHeader.join(',') : (betaHeader ?? '')).split(',').map((beta) => beta.trim());
+  if (betas.includes(CACHE_SCOPE_BETA)) return null;
+  const at = scopedCacheControl(body);
+  return at === null ? null : `${at}.cache_control.ephemeral.scope: Extra inputs are not permitted`;
+}
+
 /** The first problem Anthropic would report for this body, or null. */
 export function validate(body: unknown): string | null {
   if (!isRecord(body)) return 'Input should be a valid dictionary';
@@ -501,7 +532,7 @@ class Server implements AnthropicUpstream {
     }
     if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
     if (body === undefined) return this.send(exchange, 400, errorBody('invalid_request_error', 'There was an issue with the format of your request: the body is not valid JSON'));
-    const problem = validate(body);
+    const problem = validate(body) ?? unoptedScope(body as Json, req.headers['anthropic-beta']);
     if (problem) return this.send(exchange, 400, errorBody('invalid_request_error', problem));
 
     const answer = plan(body as Json, this.cache);

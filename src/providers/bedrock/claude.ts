@@ -1,6 +1,7 @@
 import type { NativeRequest } from '../../core/canonical.js';
 import type { Target } from '../../core/provider.js';
 import { platformBetas } from '../platform-betas.js';
+import { withoutUnservedBetaFields } from '../beta-fields.js';
 
 /** Claude on Bedrock: a base model id, a cross-region inference profile (`us.anthropic.claude-…`) or an ARN naming one. */
 const CLAUDE = /(^|[.:/])anthropic\.claude-/;
@@ -27,10 +28,11 @@ export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
  * Bedrock takes no anthropic-beta header (unless the body has its own): those Bedrock serves, as it names them,
  * since one it does not know fails the whole request (platform-betas.ts). Everything else (thinking blocks with their
  * signatures, redacted thinking, top_k, metadata, cache_control, fields Anthropic adds later) goes as the client
- * wrote it, so Bedrock judges the request, not tollgate.
+ * wrote it, so Bedrock judges the request, not tollgate, but for what only a beta Bedrock does not serve allows
+ * (beta-fields.ts).
  */
 export function invokeBody(native: NativeRequest): Record<string, unknown> {
-  const { model: _model, stream: _stream, ...body } = native.body;
+  const { model: _model, stream: _stream, ...body } = withoutUnservedBetaFields('bedrock', native.body);
   const betas = platformBetas('bedrock', native.betas ?? []);
   return {
     ...body,
