@@ -595,6 +595,33 @@ describe('bedrockAdapter.authorize', () => {
     expect(other.headers.authorization).not.toBe(auth);
   });
 
+  it("signs a conversation of megabytes (a long Claude Code session) without holding the event loop, and correctly", async () => {
+    // SigV4 hashes the whole body. A SHA-256 written in JavaScript held the event loop 40-80 ms a megabyte, on every
+    // attempt: every other request on the gateway waited meanwhile. Node's own hash takes a few.
+    const t = target({ options: { region: 'eu-central-1' } });
+    const long = 'a long conversation about the codebase '.repeat(200_000);
+    const built = bedrockAdapter.buildChatRequest({ model: 'x', messages: [{ role: 'user', content: long }] }, t);
+    expect(built.body?.length).toBeGreaterThan(7_000_000);
+    await bedrockAdapter.authorize!(built, t); // the first call compiles the signer's code
+    let longest = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
+    try {
+      last = performance.now();
+      const signed = await bedrockAdapter.authorize!(built, t);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(signed.headers['x-amz-content-sha256']).toBe(createHash('sha256').update(built.body ?? '').digest('hex'));
+      expect((signed.headers.authorization as string).split('Signature=')[1]).toBe(expectedSignature(signed, 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', 'eu-central-1'));
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(longest).toBeLessThan(150);
+  });
+
   it('sends a Bedrock API key as a bearer token', async () => {
     const signed = await bedrockAdapter.authorize!(request(), target({ apiKey: 'ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl' }));
     expect(signed.headers.authorization).toBe('Bearer ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl');

@@ -1,4 +1,4 @@
-import { Sha256 } from '@aws-crypto/sha256-js';
+import { NodeSha256 } from './node-sha256.js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Target, UpstreamRequest } from '../../core/provider.js';
 import { bedrockCredential, type AwsKeyPair } from './credentials.js';
@@ -26,7 +26,7 @@ function queryOf(url: URL): Record<string, string | string[]> {
  */
 export async function signRequest(request: UpstreamRequest, credentials: AwsKeyPair, region: string, signingDate?: Date): Promise<UpstreamRequest> {
   const url = new URL(request.url);
-  const signer = new SignatureV4({ service: 'bedrock', region, credentials, sha256: Sha256 });
+  const signer = new SignatureV4({ service: 'bedrock', region, credentials, sha256: NodeSha256 });
   const signed = await signer.sign(
     {
       method: request.method,
