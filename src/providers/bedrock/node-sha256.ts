@@ -25,7 +25,7 @@ export class NodeSha256 {
     return this.secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(this.secret));
   }
 
-  update(data: Uint8Array): void {
+  update(data: SourceData): void {
     this.hash.update(bytesOf(data));
   }
 
