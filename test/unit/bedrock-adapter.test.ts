@@ -581,6 +581,16 @@ describe('bedrockAdapter.authorize', () => {
     expect(signed.headers.authorization).toContain('x-amz-security-token');
   });
 
+  it("takes the region from a PrivateLink endpoint's host (vpce-….bedrock-runtime.<region>.vpce.amazonaws.com) when none is configured", async () => {
+    // Signed for us-east-1 instead, every call through a VPC endpoint in another region was refused by AWS (credential scope).
+    const t = target({ baseUrl: 'https://vpce-0a1b2c3d4e5f67890-abcdefgh.bedrock-runtime.eu-west-1.vpce.amazonaws.com' });
+    const built = bedrockAdapter.buildChatRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, t);
+    expect(built.url.startsWith('https://vpce-0a1b2c3d4e5f67890-abcdefgh.bedrock-runtime.eu-west-1.vpce.amazonaws.com/model/')).toBe(true);
+    const signed = await bedrockAdapter.authorize!(built, t);
+    expect(signed.headers.authorization).toContain('/eu-west-1/bedrock/aws4_request');
+    expect((signed.headers.authorization as string).split('Signature=')[1]).toBe(expectedSignature(signed, 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', 'eu-west-1'));
+  });
+
   it('signs an embeddings InvokeModel request over its path and body', async () => {
     const t = target({ model: 'amazon.titan-embed-text-v2:0', options: { region: 'eu-central-1' } });
     const built = bedrockAdapter.buildEmbeddingsRequest!({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'sign me' }, t);

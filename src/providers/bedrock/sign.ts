@@ -6,9 +6,12 @@ import { withFields } from '../../core/with-fields.js';
 
 export const DEFAULT_REGION = 'us-east-1';
 
-/** The region requests are signed for: the configured one, else the one in a `bedrock-runtime.<region>.` host. */
+/**
+ * The region requests are signed for: the configured one, else the one in a `bedrock-runtime.<region>.` host, AWS's own
+ * (`bedrock-runtime.eu-west-1.amazonaws.com`) or a PrivateLink endpoint's (`vpce-….bedrock-runtime.eu-west-1.vpce.amazonaws.com`).
+ */
 export function regionOf(target: Target, hostname: string): string {
-  return target.provider.options.region ?? /^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\./.exec(hostname)?.[1] ?? DEFAULT_REGION;
+  return target.provider.options.region ?? /(?:^|\.)bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\./.exec(hostname)?.[1] ?? DEFAULT_REGION;
 }
 
 function queryOf(url: URL): Record<string, string | string[]> {
