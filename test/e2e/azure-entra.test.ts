@@ -214,6 +214,52 @@ describe('token lifetime and concurrency', () => {
   });
 });
 
+describe('a renewal that fails while the token is still valid', () => {
+  it('keeps answering with the token in hand, renews it in the background, and tries again only after a pause', async () => {
+    const entra = await entraEndpoint();
+    // A token good for an hour that Entra says to renew after one second (as it says refresh_in of long-lived tokens).
+    entra.setMode({ kind: 'ok', expiresIn: 3600, refreshIn: 1 });
+    const azure = await azureResource(entra);
+    const tg = await gateway({ providers: { azure: clientSecretProvider(azure, entra) } });
+    await ask(tg.client, 'azure/gpt-4o-prod');
+    expect(tokenCalls(entra)).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+
+    // Entra is down at renewal time: the token it issued is valid for the rest of the hour, so requests go on with it.
+    entra.setMode({ kind: 'error', status: 503, error: 'temporarily_unavailable', description: 'AADSTS90033: A transient error has occurred. Please try again.' });
+    for (const i of [1, 2, 3]) expect((await ask(tg.client, 'azure/gpt-4o-prod', `during the outage ${i}`)).choices[0]?.message.content).toBe(`echo: during the outage ${i}`);
+    // One renewal was tried, not one per request.
+    expect(tokenCalls(entra)).toBe(2);
+    expect(new Set(azure.calls.map((c) => c.headers.authorization)).size).toBe(1);
+
+    // A slow endpoint does not hold requests either, and once Entra is back (after the pause) the token is renewed.
+    entra.setMode({ kind: 'slow', delayMs: 1500 });
+    await new Promise((resolve) => setTimeout(resolve, 3100));
+    const started = Date.now();
+    await ask(tg.client, 'azure/gpt-4o-prod', 'while renewing');
+    expect(Date.now() - started).toBeLessThan(1000);
+    await new Promise((resolve) => setTimeout(resolve, 1700));
+    entra.setMode({ kind: 'ok' });
+    await ask(tg.client, 'azure/gpt-4o-prod', 'renewed');
+    expect(tokenCalls(entra)).toBe(3);
+    expect(azure.calls.at(-1)?.headers.authorization).not.toBe(azure.calls[0]?.headers.authorization);
+  });
+
+  it('fetches a new token before answering once the one in hand has expired', async () => {
+    const entra = await entraEndpoint();
+    entra.setMode({ kind: 'ok', expiresIn: 1 });
+    const azure = await azureResource(entra);
+    const tg = await gateway({ providers: { azure: clientSecretProvider(azure, entra) } });
+    await ask(tg.client, 'azure/gpt-4o-prod');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    entra.setMode({ kind: 'error', status: 503, error: 'temporarily_unavailable', description: 'AADSTS90033: A transient error has occurred.' });
+    const error = (await ask(tg.client, 'azure/gpt-4o-prod').catch((err: unknown) => err)) as APIError;
+    expect(error.status).toBe(502);
+    expect(error.message).toContain('AADSTS90033');
+    expect(azure.calls).toHaveLength(1);
+  });
+});
+
 describe('workload identity and managed identity', () => {
   it('presents the federated token file as the client assertion, re-read when it rotates', async () => {
     const file = join(dir, 'azure-identity-token');

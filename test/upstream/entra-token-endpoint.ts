@@ -8,7 +8,7 @@ import { readBody } from './exchange.js';
 import { ScriptedServer } from './scripted-server.js';
 
 export type EntraMode =
-  | { kind: 'ok'; expiresIn?: number }
+  | { kind: 'ok'; expiresIn?: number; refreshIn?: number }
   | { kind: 'error'; status: number; error?: string; description?: string }
   | { kind: 'slow'; delayMs: number };
 
@@ -84,6 +84,8 @@ export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
     if (res.destroyed) return;
     if (mode.kind === 'error') return this.refuse(res, mode.status, mode.error ?? 'server_error', mode.description ?? 'AADSTS50000: There was an error issuing a token.');
     const expiresIn = mode.kind === 'ok' ? (mode.expiresIn ?? 3599) : 3599;
+    // Entra adds refresh_in (seconds) to a long-lived token: when to renew it, well before it expires.
+    const refreshIn = mode.kind === 'ok' && mode.refreshIn !== undefined ? { refresh_in: mode.refreshIn } : {};
 
     if (url.pathname === '/msi/token') {
       if (req.method !== 'GET' || req.headers['x-identity-header'] !== this.opts.identityHeader) return this.send(res, 401, { statusCode: 401, message: 'Unauthorized' });
@@ -105,7 +107,7 @@ export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
     } else if (form.client_secret !== this.opts.clientSecret) {
       return this.refuse(res, 401, 'invalid_client', 'AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.');
     }
-    return this.send(res, 200, { token_type: 'Bearer', expires_in: expiresIn, ext_expires_in: expiresIn, access_token: this.issue() });
+    return this.send(res, 200, { token_type: 'Bearer', expires_in: expiresIn, ext_expires_in: expiresIn, ...refreshIn, access_token: this.issue() });
   }
 }
 

@@ -12,10 +12,22 @@ const RENEW_MARGIN_MS = 5 * 60_000;
 /** Assumed when the token endpoint says nothing of the lifetime (Entra's tokens live 60 to 90 minutes). */
 const DEFAULT_LIFETIME_MS = 3_600_000;
 
+/**
+ * A token in hand is still sent while its renewal is under way or has failed, up to this long before it expires (Azure
+ * checks expiry with clock skew in mind, and a request takes time to reach it).
+ */
+const USABLE_MARGIN_MS = 60_000;
+/** After a renewal failed, the next one is tried no sooner than this (Azure's own SDKs wait 3 s), not once per request. */
+const RENEW_RETRY_MS = 3_000;
+
 interface CachedToken {
   token: string;
   /** When it is renewed: before its expiry by the margin above, or when Entra's `refresh_in` says. */
   renewAt: number;
+  /** When it can no longer be sent (its expiry less USABLE_MARGIN_MS). */
+  usableUntil: number;
+  /** No renewal starts before this (set when one failed). */
+  retryAt: number;
 }
 
 const tokens = new Map<string, CachedToken>();
@@ -94,14 +106,14 @@ function seconds(value: unknown): number | null {
   return Number.isFinite(n) && n > 0 ? n : null;
 }
 
-/** When to renew a token the endpoint answered with: Entra's `expires_in`, or `expires_on` (managed identity), or `refresh_in`. */
-function renewAt(json: Record<string, unknown>, now: number): number {
+/** A token the endpoint answered with, timed by Entra's `expires_in`, or `expires_on` (managed identity), and `refresh_in`. */
+function cachedToken(token: string, json: Record<string, unknown>, now: number): CachedToken {
   const expiresIn = seconds(json.expires_in);
   const expiresOn = seconds(json.expires_on);
   const lifetime = expiresIn !== null ? expiresIn * 1000 : expiresOn !== null ? expiresOn * 1000 - now : DEFAULT_LIFETIME_MS;
   const refreshIn = seconds(json.refresh_in);
   const renew = lifetime - Math.min(RENEW_MARGIN_MS, lifetime / 2);
-  return now + (refreshIn !== null ? Math.min(refreshIn * 1000, renew) : renew);
+  return { token, renewAt: now + (refreshIn !== null ? Math.min(refreshIn * 1000, renew) : renew), usableUntil: now + lifetime - USABLE_MARGIN_MS, retryAt: 0 };
 }
 
 async function fetchToken(credential: EntraCredential, provider: string, dispatcher: Dispatcher, timeoutMs: number): Promise<CachedToken> {
@@ -144,17 +156,11 @@ async function fetchToken(credential: EntraCredential, provider: string, dispatc
     const detail = said === null ? `HTTP ${response.statusCode}` : `HTTP ${response.statusCode}: ${quoteInput(clean(said), 300)}`;
     throw fail(`the token endpoint ${endpoint} gave no token (${detail}).`);
   }
-  return { token: json.access_token, renewAt: renewAt(json, Date.now()) };
+  return cachedToken(json.access_token, json, Date.now());
 }
 
-/**
- * A bearer token for the identity: cached until shortly before it expires, and fetched once for all requests that
- * need it at the same moment. Fetched over `dispatcher`, the gateway's outbound network (proxy and CAs).
- */
-export async function entraToken(credential: EntraCredential, provider: string, dispatcher: Dispatcher = getGlobalDispatcher(), timeoutMs = 10_000): Promise<string> {
-  const key = cacheKey(credential);
-  const cached = tokens.get(key);
-  if (cached && cached.renewAt > Date.now()) return cached.token;
+/** The identity's one token fetch in flight, started if there is none. */
+function fetchOnce(key: string, credential: EntraCredential, provider: string, dispatcher: Dispatcher, timeoutMs: number): Promise<CachedToken> {
   let inFlight = pending.get(key);
   if (!inFlight) {
     inFlight = fetchToken(credential, provider, dispatcher, timeoutMs)
@@ -165,7 +171,32 @@ export async function entraToken(credential: EntraCredential, provider: string, 
       .finally(() => pending.delete(key));
     pending.set(key, inFlight);
   }
-  return (await inFlight).token;
+  return inFlight;
+}
+
+/**
+ * A bearer token for the identity: cached until shortly before it expires, and fetched once for all requests that
+ * need it at the same moment. Fetched over `dispatcher`, the gateway's outbound network (proxy and CAs).
+ *
+ * A token due for renewal but not yet expired is still sent while it is renewed in the background, as Azure's SDKs
+ * do: a token endpoint that is down or slow at renewal time (for up to the five minutes left, or the hours a
+ * `refresh_in` leaves) fails no request, and a failed renewal is tried again after RENEW_RETRY_MS.
+ */
+export async function entraToken(credential: EntraCredential, provider: string, dispatcher: Dispatcher = getGlobalDispatcher(), timeoutMs = 10_000): Promise<string> {
+  const key = cacheKey(credential);
+  const cached = tokens.get(key);
+  const now = Date.now();
+  if (cached && cached.renewAt > now) return cached.token;
+  if (cached && cached.usableUntil > now) {
+    if (cached.retryAt <= now && !pending.has(key)) {
+      fetchOnce(key, credential, provider, dispatcher, timeoutMs).catch(() => {
+        // The token in hand goes on being sent; the next request after the pause tries again.
+        if (tokens.get(key) === cached) cached.retryAt = Date.now() + RENEW_RETRY_MS;
+      });
+    }
+    return cached.token;
+  }
+  return (await fetchOnce(key, credential, provider, dispatcher, timeoutMs)).token;
 }
 
 /** Drops the identity's cached token if it is still `token` (Azure refused it); a newer one fetched since is kept. */
