@@ -314,6 +314,25 @@ describe('workload identity and managed identity', () => {
   });
 });
 
+describe('a managed identity behind a company proxy', () => {
+  it('asks the managed-identity endpoint directly, as Microsoft requires, while Azure is called through the proxy', async () => {
+    const entra = await entraEndpoint({ identityHeader: 'app-service-header' });
+    const azure = await azureResource(entra);
+    const host = (url: string) => new URL(url).host;
+    // The proxy cannot reach the host's own identity endpoint (IMDS's 169.254.169.254, App Service's loopback one).
+    const proxy = await startConnectProxy({ unreachable: [host(entra.url)] });
+    cleanups.push(() => proxy.close());
+    const tg = await gateway(
+      { providers: { azure: { base_url: azure.url, api_version: '2024-10-21', auth: { type: 'entra', credential: 'managed_identity' } } }, settings: { network: { proxy: proxy.url } } },
+      { IDENTITY_ENDPOINT: `${entra.url}/msi/token`, IDENTITY_HEADER: 'app-service-header' },
+    );
+    const answer = await ask(tg.client, 'azure/gpt-4o-prod', 'behind the proxy');
+    expect(answer.choices[0]?.message.content).toBe('echo: behind the proxy');
+    expect(entra.calls).toHaveLength(1);
+    expect(proxy.tunnels).toEqual([host(azure.url)]);
+  });
+});
+
 describe('a token endpoint that fails', () => {
   let openai: ScriptedUpstream;
 

@@ -16,9 +16,10 @@ export interface ConnectProxy {
 
 /**
  * Starts a CONNECT proxy on 127.0.0.1. With `refuse`, every CONNECT is answered with that status (407: the
- * proxy wants credentials) and no tunnel is opened.
+ * proxy wants credentials) and no tunnel is opened. `unreachable` names the `host:port`s it cannot reach (a company
+ * proxy asked for a machine's link-local or loopback address): those get a 502.
  */
-export async function startConnectProxy(options: { refuse?: number } = {}): Promise<ConnectProxy> {
+export async function startConnectProxy(options: { refuse?: number; unreachable?: string[] } = {}): Promise<ConnectProxy> {
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -36,6 +37,10 @@ export async function startConnectProxy(options: { refuse?: number } = {}): Prom
     proxy.authorizations.push(req.headers['proxy-authorization']);
     if (options.refuse) {
       client.end(`HTTP/1.1 ${options.refuse} Refused\r\ncontent-length: 0\r\n\r\n`);
+      return;
+    }
+    if (options.unreachable?.includes(target)) {
+      client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n');
       return;
     }
     const at = target.lastIndexOf(':');

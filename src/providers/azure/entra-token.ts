@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
+import { Agent, getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import type { EntraCredential } from '../../core/provider.js';
 import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { quoteInput } from '../../core/quote-input.js';
@@ -19,6 +19,18 @@ const DEFAULT_LIFETIME_MS = 3_600_000;
 const USABLE_MARGIN_MS = 60_000;
 /** After a renewal failed, the next one is tried no sooner than this (Azure's own SDKs wait 3 s), not once per request. */
 const RENEW_RETRY_MS = 3_000;
+
+/**
+ * How a managed-identity token is asked for: straight to the endpoint, never through the gateway's proxy. Microsoft
+ * requires IMDS (a link-local address only the VM itself reaches) to be called without a proxy, and App Service's
+ * IDENTITY_ENDPOINT is on the host's loopback; a company proxy reaches neither. Connecting is bounded short, so a host
+ * without IMDS fails at once instead of holding requests for the whole token timeout.
+ */
+let managedIdentityAgent: Agent | null = null;
+function directToHost(): Agent {
+  managedIdentityAgent ??= new Agent({ connect: { timeout: 2_000 } });
+  return managedIdentityAgent;
+}
 
 interface CachedToken {
   token: string;
@@ -127,7 +139,7 @@ async function fetchToken(credential: EntraCredential, provider: string, dispatc
   let response;
   try {
     response = await request(call.url, {
-      dispatcher,
+      dispatcher: credential.kind === 'managed_identity' ? directToHost() : dispatcher,
       method: call.method,
       headers: call.headers,
       ...(call.body !== undefined ? { body: call.body } : {}),
