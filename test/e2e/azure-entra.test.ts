@@ -376,6 +376,21 @@ describe('a token endpoint that fails', () => {
     expect(error.message).toMatch(/azure: Microsoft Entra ID token .*did not answer within 300 ms/);
   });
 
+  it('says the proxy refused the tunnel to the authority host, rather than that the endpoint did not answer', async () => {
+    const entra = await entraEndpoint();
+    const azure = await azureResource(entra);
+    const proxy: ConnectProxy = await startConnectProxy({ unreachable: [new URL(entra.url).host] });
+    cleanups.push(() => proxy.close());
+    const tg = await gateway({ providers: { azure: clientSecretProvider(azure, entra) }, settings: { network: { proxy: proxy.url } } });
+    const started = Date.now();
+    const error = (await ask(tg.client, 'azure/gpt-4o-prod').catch((err: unknown) => err)) as APIError;
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(error.status).toBe(502);
+    expect(error.message).toContain(`azure: Microsoft Entra ID token (client secret of client client-1): the proxy refused the tunnel to ${entra.url}/tenant-1/oauth2/v2.0/token (Proxy response (502)`);
+    expect(error.message).toContain('check settings.network');
+    expect(error.message).not.toContain('did not answer');
+  });
+
   it('fetches the token through the outbound network (the configured proxy)', async () => {
     const proxy: ConnectProxy = await startConnectProxy();
     cleanups.push(() => proxy.close());

@@ -128,6 +128,19 @@ function cachedToken(token: string, json: Record<string, unknown>, now: number):
   return { token, renewAt: now + (refreshIn !== null ? Math.min(refreshIn * 1000, renew) : renew), usableUntil: now + lifetime - USABLE_MARGIN_MS, retryAt: 0 };
 }
 
+/**
+ * Why no answer came. Told by the request's own timer, not the error's name: undici names a proxy's refusal of the
+ * tunnel (a 407, or a 502 for a host it cannot reach) an AbortError too, which is no timeout.
+ */
+function unreached(err: unknown, timedOut: boolean, endpoint: string, timeoutMs: number): string {
+  if (timedOut) return `the token endpoint ${endpoint} did not answer within ${timeoutMs} ms.`;
+  const message = err instanceof Error ? err.message : '';
+  if (message.startsWith('Proxy response')) return `the proxy refused the tunnel to ${endpoint} (${quoteInput(message, 200)}); check settings.network (or HTTPS_PROXY, HTTP_PROXY, NO_PROXY).`;
+  const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  const detail = code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect timeout' : (code ?? (message !== '' ? quoteInput(message, 200) : 'connection failed'));
+  return `the token endpoint ${endpoint} could not be reached (${detail}).`;
+}
+
 async function fetchToken(credential: EntraCredential, provider: string, dispatcher: Dispatcher, timeoutMs: number): Promise<CachedToken> {
   const who = describe(credential);
   const fail = (message: string): GatewayError => gatewayError('provider_token_failed', `${provider}: Microsoft Entra ID token (${who}): ${message}`);
@@ -137,18 +150,17 @@ async function fetchToken(credential: EntraCredential, provider: string, dispatc
   const call = await tokenRequest(credential, fail);
   const endpoint = call.url.replace(/\?.*$/, '');
   let response;
+  const signal = AbortSignal.timeout(timeoutMs);
   try {
     response = await request(call.url, {
       dispatcher: credential.kind === 'managed_identity' ? directToHost() : dispatcher,
       method: call.method,
       headers: call.headers,
       ...(call.body !== undefined ? { body: call.body } : {}),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal,
     });
   } catch (err) {
-    const name = (err as { name?: string }).name;
-    if (name === 'TimeoutError' || name === 'AbortError') throw fail(`the token endpoint ${endpoint} did not answer within ${timeoutMs} ms.`);
-    throw fail(`the token endpoint ${endpoint} could not be reached (${(err as { code?: string }).code ?? 'connection failed'}).`);
+    throw fail(unreached(err, signal.aborted, endpoint, timeoutMs));
   }
   let text: string;
   try {
