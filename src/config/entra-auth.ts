@@ -5,6 +5,24 @@ import { ConfigError, resolveSecret, type Env } from './secret-ref.js';
 export const PUBLIC_AUTHORITY_HOST = 'https://login.microsoftonline.com';
 export const COGNITIVE_SERVICES_SCOPE = 'https://cognitiveservices.azure.com/.default';
 
+/**
+ * Azure's national clouds, each with its own Entra authority and its own audience for Azure OpenAI and AI Foundry
+ * (Azure's SDKs name them so: AzureOpenAIAudience, KnownFormRecognizerAudience). A token for the public cloud's
+ * audience is refused there, so the cloud a resource's endpoint (or the authority) names picks the defaults.
+ */
+const NATIONAL_CLOUDS = [
+  { domain: '.azure.us', authorities: ['login.microsoftonline.us'], authorityHost: 'https://login.microsoftonline.us', scope: 'https://cognitiveservices.azure.us/.default' },
+  { domain: '.azure.cn', authorities: ['login.chinacloudapi.cn', 'login.partner.microsoftonline.cn'], authorityHost: 'https://login.chinacloudapi.cn', scope: 'https://cognitiveservices.azure.cn/.default' },
+];
+
+function hostOf(url: string | undefined): string {
+  try {
+    return url ? new URL(url).hostname.toLowerCase() : '';
+  } catch {
+    return '';
+  }
+}
+
 type EntraAuthConfig = NonNullable<ProviderConfig['auth']>;
 
 /**
@@ -13,15 +31,18 @@ type EntraAuthConfig = NonNullable<ProviderConfig['auth']>;
  * AZURE_AUTHORITY_HOST; App Service sets IDENTITY_ENDPOINT and IDENTITY_HEADER). The client secret is read like a
  * key: `env:`/`file:` references only from the config file.
  */
-export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'api' | 'file', env: Env, dataDir: string): EntraCredential {
+export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'api' | 'file', env: Env, dataDir: string, baseUrl?: string): EntraCredential {
   const where = `providers.${name}.auth`;
   const need = (value: string | undefined, field: string, variable: string): string => {
     const found = value ?? (env[variable] || undefined);
     if (found === undefined) throw new ConfigError(`${where}.${field}: required for credential ${auth.credential} (or set ${variable})`);
     return found;
   };
-  const scope = auth.scope ?? COGNITIVE_SERVICES_SCOPE;
-  const authorityHost = auth.authority_host ?? (env.AZURE_AUTHORITY_HOST || PUBLIC_AUTHORITY_HOST);
+  // The resource's endpoint says which cloud it is in; a private endpoint (API Management) leaves it to the authority.
+  const endpointCloud = NATIONAL_CLOUDS.find((cloud) => hostOf(baseUrl).endsWith(cloud.domain));
+  const authorityHost = auth.authority_host ?? (env.AZURE_AUTHORITY_HOST || endpointCloud?.authorityHost || PUBLIC_AUTHORITY_HOST);
+  const cloud = endpointCloud ?? NATIONAL_CLOUDS.find((known) => known.authorities.includes(hostOf(authorityHost)));
+  const scope = auth.scope ?? cloud?.scope ?? COGNITIVE_SERVICES_SCOPE;
   if (auth.credential === 'managed_identity') {
     const identityEndpoint = env.IDENTITY_ENDPOINT || null;
     return { kind: 'managed_identity', scope, clientId: auth.client_id ?? (env.AZURE_CLIENT_ID || null), identityEndpoint, identityHeader: identityEndpoint ? env.IDENTITY_HEADER || null : null };

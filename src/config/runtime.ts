@@ -389,12 +389,13 @@ function entraOption(
   keyCount: number,
   env: Env,
   dataDir: string,
+  baseUrl: string,
 ): EntraCredential | undefined {
   if (!configured) return undefined;
   if (format !== 'azure') throw new ConfigError(`providers.${name}.auth: Microsoft Entra ID is for the azure and azure-ai provider types only`);
   if (keyCount > 0) throw new ConfigError(`providers.${name}.auth: an Entra identity replaces API keys; remove api_key and keys, or auth`);
   checkEntraFields(name, configured.auth);
-  return resolveEntraAuth(name, configured.auth, configured.layer, env, dataDir);
+  return resolveEntraAuth(name, configured.auth, configured.layer, env, dataDir, baseUrl);
 }
 
 function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings: Settings): ProviderRuntime {
@@ -416,7 +417,9 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     { cfg: api, keys: apiKeys, layer: 'set through the API' },
   ]);
   let keys = [...fileKeys, ...apiKeys];
-  const entra = entraOption(name, vendor.format, api?.auth ? { auth: api.auth, layer: 'api' } : file?.auth ? { auth: file.auth, layer: 'file' } : null, keys.length, env, settings.dataDir);
+  // Completed once here, by the vendor's convention, so either form of a base URL works (see base-url.ts).
+  const baseUrl = apiRoot(api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl, vendor);
+  const entra = entraOption(name, vendor.format, api?.auth ? { auth: api.auth, layer: 'api' } : file?.auth ? { auth: file.auth, layer: 'file' } : null, keys.length, env, settings.dataDir, baseUrl);
   // An Entra identity stands instead of keys: the environment's key (AZURE_OPENAI_API_KEY) is not sent beside it.
   if (keys.length === 0 && envKey && !entra) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, disabled: false, source: 'env' }];
   const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
@@ -424,8 +427,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   return {
     name,
     vendor,
-    // Completed once here, by the vendor's convention, so either form of a base URL works (see base-url.ts).
-    baseUrl: apiRoot(api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl, vendor),
+    baseUrl,
     headers: {
       ...resolveHeaders(file?.headers, `providers.${name}.headers`, secretReader(env, 'file', settings.dataDir)),
       ...resolveHeaders(api?.headers, `providers.${name}.headers`, secretReader(env, 'api', settings.dataDir)),

@@ -95,8 +95,8 @@ export const entraAuthSchema = z
     client_id: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'an application (client) id').optional().describe('Application (client) id; default AZURE_CLIENT_ID. For managed_identity: a user-assigned identity (else the system-assigned one).'),
     client_secret: keyValue.optional().describe('For client_secret: the secret, or `env:NAME` / `file:/path` (in the config file only); default AZURE_CLIENT_SECRET. Masked like api_key.'),
     federated_token_file: z.string().min(1).max(1000).optional().describe('For workload_identity: the projected token file, re-read at each token fetch; default AZURE_FEDERATED_TOKEN_FILE.'),
-    authority_host: secureUrl().optional().describe('The Entra authority for a sovereign cloud (e.g. https://login.microsoftonline.us); default AZURE_AUTHORITY_HOST, else https://login.microsoftonline.com.'),
-    scope: z.string().min(1).max(300).optional().describe('The token scope (default https://cognitiveservices.azure.com/.default).'),
+    authority_host: secureUrl().optional().describe('The Entra authority for a sovereign cloud (e.g. https://login.microsoftonline.us); default AZURE_AUTHORITY_HOST, else the cloud of a base_url on .azure.us (https://login.microsoftonline.us) or .azure.cn (https://login.chinacloudapi.cn), else https://login.microsoftonline.com.'),
+    scope: z.string().min(1).max(300).optional().describe('The token scope; default that cloud\'s: https://cognitiveservices.azure.us/.default for a base_url or authority in Azure Government, .azure.cn in Azure China, else https://cognitiveservices.azure.com/.default.'),
   });
 
 export const providerSchema = z.strictObject({

@@ -333,6 +333,37 @@ describe('a managed identity behind a company proxy', () => {
   });
 });
 
+describe('a sovereign cloud', () => {
+  /** An Azure Government resource (`<name>.openai.azure.us`), reached through a proxy that knows its name. */
+  async function govResource(entra: ScriptedEntra) {
+    const azure = await azureResource(entra);
+    const port = new URL(azure.url).port;
+    const proxy = await startConnectProxy({ resolve: { [`aoai-gov.openai.azure.us:${port}`]: `127.0.0.1:${port}` } });
+    cleanups.push(() => proxy.close());
+    return { azure, proxy, baseUrl: `http://aoai-gov.openai.azure.us:${port}` };
+  }
+
+  it("asks for a token for Azure Government's Azure OpenAI when the resource is there, by managed identity or client secret", async () => {
+    const entra = await entraEndpoint({ identityHeader: 'gov-header', resource: 'https://cognitiveservices.azure.us' });
+    const { azure, proxy, baseUrl } = await govResource(entra);
+    const tg = await gateway(
+      {
+        providers: {
+          azure: { base_url: baseUrl, auth: { type: 'entra', credential: 'managed_identity' } },
+          aoai: { type: 'azure', base_url: baseUrl, auth: { type: 'entra', credential: 'client_secret', tenant_id: 'tenant-1', client_id: 'client-1', client_secret: SECRET, authority_host: entra.url } },
+        },
+        settings: { network: { proxy: proxy.url, no_proxy: ['127.0.0.1'] } },
+      },
+      { IDENTITY_ENDPOINT: `${entra.url}/msi/token`, IDENTITY_HEADER: 'gov-header' },
+    );
+    expect((await ask(tg.client, 'azure/gpt-4o-prod', 'usgovvirginia')).choices[0]?.message.content).toBe('echo: usgovvirginia');
+    expect(entra.calls[0]?.query.resource).toBe('https://cognitiveservices.azure.us');
+    expect((await ask(tg.client, 'aoai/gpt-4o-prod', 'by secret')).choices[0]?.message.content).toBe('echo: by secret');
+    expect(entra.calls[1]?.form.scope).toBe('https://cognitiveservices.azure.us/.default');
+    expect(azure.calls.map((c) => c.path)).toEqual(['/openai/v1/chat/completions', '/openai/v1/chat/completions']);
+  });
+});
+
 describe('a token endpoint that fails', () => {
   let openai: ScriptedUpstream;
 

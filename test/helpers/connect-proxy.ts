@@ -17,9 +17,10 @@ export interface ConnectProxy {
 /**
  * Starts a CONNECT proxy on 127.0.0.1. With `refuse`, every CONNECT is answered with that status (407: the
  * proxy wants credentials) and no tunnel is opened. `unreachable` names the `host:port`s it cannot reach (a company
- * proxy asked for a machine's link-local or loopback address): those get a 502.
+ * proxy asked for a machine's link-local or loopback address): those get a 502. `resolve` maps a `host:port` asked
+ * for to the one tunnelled to, so a test can name a cloud's host (`res.openai.azure.us`) served on loopback.
  */
-export async function startConnectProxy(options: { refuse?: number; unreachable?: string[] } = {}): Promise<ConnectProxy> {
+export async function startConnectProxy(options: { refuse?: number; unreachable?: string[]; resolve?: Record<string, string> } = {}): Promise<ConnectProxy> {
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -43,8 +44,9 @@ export async function startConnectProxy(options: { refuse?: number; unreachable?
       client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n');
       return;
     }
-    const at = target.lastIndexOf(':');
-    const upstream = connect(Number(target.slice(at + 1)), target.slice(0, at).replace(/^\[|\]$/g, ''));
+    const to = options.resolve?.[target] ?? target;
+    const at = to.lastIndexOf(':');
+    const upstream = connect(Number(to.slice(at + 1)), to.slice(0, at).replace(/^\[|\]$/g, ''));
     track(upstream);
     upstream.once('connect', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');

@@ -36,6 +36,23 @@ describe('providers.<name>.auth (Microsoft Entra ID)', () => {
     expect(new URLSearchParams(call.body).get('client_secret')).toBe('s3cret-value');
   });
 
+  it("takes a national cloud's authority and audience from the resource's endpoint, or from the authority named", async () => {
+    const auth = { type: 'entra', credential: 'client_secret', tenant_id: 't', client_id: 'c', client_secret: 'secret-value' };
+    const gov = entraOf({ base_url: 'https://r.openai.azure.us', auth })!.options.entra!;
+    expect(gov.scope).toBe('https://cognitiveservices.azure.us/.default');
+    expect((await tokenRequest(gov, fail)).url).toBe('https://login.microsoftonline.us/t/oauth2/v2.0/token');
+    const china = entraOf({ base_url: 'https://r.openai.azure.cn/openai/v1', auth: { type: 'entra', credential: 'managed_identity' } })!.options.entra!;
+    expect((await tokenRequest(china, fail)).url).toContain('resource=https%3A%2F%2Fcognitiveservices.azure.cn&');
+    // A private endpoint (API Management) in front of a Government resource: the authority says which cloud.
+    const behindApim = entraOf({ base_url: 'https://apim.example.com/aoai', auth }, { AZURE_AUTHORITY_HOST: 'https://login.microsoftonline.us/' })!.options.entra!;
+    expect(behindApim.scope).toBe('https://cognitiveservices.azure.us/.default');
+    // What the operator names wins; the public cloud stays the default.
+    expect(entraOf({ base_url: 'https://r.openai.azure.us', auth: { ...auth, scope: 'https://ai.azure.com/.default' } })!.options.entra!.scope).toBe('https://ai.azure.com/.default');
+    const pub = entraOf({ auth })!.options.entra!;
+    expect(pub.scope).toBe('https://cognitiveservices.azure.com/.default');
+    expect((await tokenRequest(pub, fail)).url).toBe('https://login.microsoftonline.com/t/oauth2/v2.0/token');
+  });
+
   it('refuses auth beside keys, on a provider that is not Azure, without its identity, or with another method\'s fields', () => {
     const auth = { type: 'entra', credential: 'client_secret', tenant_id: 't', client_id: 'c', client_secret: 'secret-value' };
     expect(() => entraOf({ api_key: 'k', auth })).toThrow(/replaces API keys/);

@@ -28,10 +28,10 @@ export interface EntraEndpointOptions {
   assertion?: () => string;
   /** App Service's IDENTITY_HEADER. */
   identityHeader?: string;
+  /** The resource the cloud's Azure OpenAI tokens are for: Azure Government's and China's are their own. */
+  resource?: string;
 }
 
-const SCOPE = 'https://cognitiveservices.azure.com/.default';
-const RESOURCE = 'https://cognitiveservices.azure.com';
 
 export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
   private issued = 0;
@@ -40,7 +40,7 @@ export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
 
   constructor(options: EntraEndpointOptions) {
     super({ kind: 'ok' });
-    this.opts = { tenantId: 'tenant-1', clientId: 'client-1', clientSecret: 'entra-client-secret-value-xyz', identityHeader: 'identity-header-1', ...options };
+    this.opts = { tenantId: 'tenant-1', clientId: 'client-1', clientSecret: 'entra-client-secret-value-xyz', identityHeader: 'identity-header-1', resource: 'https://cognitiveservices.azure.com', ...options };
   }
 
   /** Whether Azure should take this token: issued here and not revoked. */
@@ -87,11 +87,12 @@ export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
     // Entra adds refresh_in (seconds) to a long-lived token: when to renew it, well before it expires.
     const refreshIn = mode.kind === 'ok' && mode.refreshIn !== undefined ? { refresh_in: mode.refreshIn } : {};
 
+    const resource = this.opts.resource;
     if (url.pathname === '/msi/token') {
       if (req.method !== 'GET' || req.headers['x-identity-header'] !== this.opts.identityHeader) return this.send(res, 401, { statusCode: 401, message: 'Unauthorized' });
-      if (url.searchParams.get('api-version') !== '2019-08-01' || url.searchParams.get('resource') !== RESOURCE) return this.send(res, 400, { statusCode: 400, message: 'bad request' });
+      if (url.searchParams.get('api-version') !== '2019-08-01' || url.searchParams.get('resource') !== resource) return this.send(res, 400, { statusCode: 400, message: 'bad request' });
       const expiresOn = Math.floor(Date.now() / 1000) + expiresIn;
-      return this.send(res, 200, { access_token: this.issue(), expires_on: String(expiresOn), resource: RESOURCE, token_type: 'Bearer', client_id: url.searchParams.get('client_id') ?? 'system' });
+      return this.send(res, 200, { access_token: this.issue(), expires_on: String(expiresOn), resource, token_type: 'Bearer', client_id: url.searchParams.get('client_id') ?? 'system' });
     }
 
     if (req.method !== 'POST' || url.pathname !== `/${this.opts.tenantId}/oauth2/v2.0/token`) {
@@ -99,7 +100,7 @@ export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
     }
     if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return this.refuse(res, 400, 'invalid_request', 'AADSTS900144: The request body must contain the following parameter: grant_type.');
     if (form.grant_type !== 'client_credentials') return this.refuse(res, 400, 'unsupported_grant_type', 'AADSTS70003: The app requested an unsupported grant type.');
-    if (form.scope !== SCOPE) return this.refuse(res, 400, 'invalid_scope', `AADSTS1002012: The provided value for scope ${form.scope ?? ''} is not valid.`);
+    if (form.scope !== `${resource}/.default`) return this.refuse(res, 400, 'invalid_resource', `AADSTS500011: The resource principal named ${form.scope?.replace(/\/\.default$/, '') ?? ''} was not found in the tenant named tenant-1.`);
     if (form.client_id !== this.opts.clientId) return this.refuse(res, 400, 'unauthorized_client', `AADSTS700016: Application with identifier '${form.client_id ?? ''}' was not found in the directory.`);
     if (form.client_assertion !== undefined) {
       const ok = form.client_assertion_type === 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' && form.client_assertion === this.opts.assertion?.();

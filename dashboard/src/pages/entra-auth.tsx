@@ -33,8 +33,8 @@ const LABELS: Record<EntraField, { label: string; hint: string }> = {
   client_id: { label: 'Client id', hint: 'application (client) id; empty: AZURE_CLIENT_ID' },
   client_secret: { label: 'Client secret', hint: 'entered once, then shown masked; empty: AZURE_CLIENT_SECRET' },
   federated_token_file: { label: 'Federated token file', hint: 'empty: AZURE_FEDERATED_TOKEN_FILE' },
-  authority_host: { label: 'Authority host', hint: 'a sovereign cloud’s; empty: login.microsoftonline.com' },
-  scope: { label: 'Scope', hint: 'empty: https://cognitiveservices.azure.com/.default' },
+  authority_host: { label: 'Authority host', hint: 'a sovereign cloud’s; empty: the endpoint’s cloud (login.microsoftonline.us for .azure.us), else login.microsoftonline.com' },
+  scope: { label: 'Scope', hint: 'empty: the cloud’s, https://cognitiveservices.azure.com/.default (.azure.us or .azure.cn for a Government or China endpoint)' },
 };
 
 export type EntraAuthView = Partial<Record<EntraField, string>> & { type?: string; credential?: string };
