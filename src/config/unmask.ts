@@ -104,17 +104,31 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
   return { ...rest, ...(auth ? { auth } : {}), ...(baseUrl !== undefined ? { base_url: baseUrl } : {}), ...(keys ? { keys } : {}), ...(headers ? { headers } : {}) };
 }
 
+/** Whether two `auth`s name the same identity in the same way, their client secrets aside. */
+function sameIdentity(a: NonNullable<ProviderConfig['auth']>, b: NonNullable<ProviderConfig['auth']>): boolean {
+  const rest = (auth: NonNullable<ProviderConfig['auth']>): string => {
+    const { client_secret: _secret, ...fields } = auth;
+    return JSON.stringify(Object.entries(fields).sort(([x], [y]) => x.localeCompare(y)));
+  };
+  return rest(a) === rest(b);
+}
+
 /**
  * `auth` written back as read: its client secret, shown masked, stands for the stored one (the API layer's, else the
- * file's). One that shows the file's own reference is the file's `auth` read back: left to the file (undefined).
+ * file's). The file's own `auth` read back unchanged (its reference, or its secret masked) is left to the file
+ * (undefined), as a file's header is: copied into the API layer, which wins over the file, it would outlive the
+ * file's next save, so a secret rotated there would never be used. Changed, it is the API's, the file's secret copied.
  */
 function restoredAuth(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, lower?: ProviderConfig): ProviderConfig['auth'] {
   const secret = next.auth?.client_secret;
   if (!next.auth || secret === undefined) return next.auth;
   if (isSecretReference(secret) && lower?.auth?.client_secret === secret) return undefined;
   if (!MASKED.test(secret)) return next.auth;
-  for (const stored of [previous?.auth?.client_secret, lower?.auth?.client_secret]) {
-    if (stored !== undefined && !isSecretReference(stored) && maskSecret(stored) === secret) return { ...next.auth, client_secret: stored };
+  const own = previous?.auth?.client_secret;
+  if (own !== undefined && !isSecretReference(own) && maskSecret(own) === secret) return { ...next.auth, client_secret: own };
+  const fromFile = lower?.auth;
+  if (fromFile?.client_secret !== undefined && !isSecretReference(fromFile.client_secret) && maskSecret(fromFile.client_secret) === secret) {
+    return sameIdentity(next.auth, fromFile) ? undefined : { ...next.auth, client_secret: fromFile.client_secret };
   }
   throw maskedValueError(`providers.${name}.auth.client_secret`);
 }

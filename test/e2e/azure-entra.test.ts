@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { APIError } from 'openai';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load-file.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startConnectProxy, type ConnectProxy } from '../helpers/connect-proxy.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -191,6 +192,40 @@ describe('an Entra identity set through the API', () => {
     for (const file of readdirSync(dataDir, { recursive: true, withFileTypes: true })) {
       if (file.isFile()) expect(readFileSync(join(file.parentPath, file.name)).includes(apiSecret)).toBe(false);
     }
+  });
+});
+
+describe("an Entra identity of the config file, read and written back through the API", () => {
+  it('stays the file\'s: a secret rotated in the file afterwards is the one used', async () => {
+    const oldSecret = 'file-entra-secret-retired-OLD1';
+    const newSecret = 'file-entra-secret-rotated-NEW2';
+    // Entra takes only the new secret: the old one was rotated out of the app registration.
+    const entra = await entraEndpoint({ clientSecret: newSecret });
+    const azure = await azureResource(entra);
+    const configPath = join(mkdtempSync(join(dir, 'file-')), 'tollgate.config.json');
+    const document = (secret: string) => JSON.stringify({ providers: { azure: { ...clientSecretProvider(azure, entra), auth: { ...clientSecretProvider(azure, entra).auth, client_secret: secret } } } });
+    writeFileSync(configPath, document(oldSecret));
+    const tg = await startGateway(parseConfigText(readFileSync(configPath, 'utf8'), configPath), {}, { configPath });
+    cleanups.push(() => tg.stop());
+    const { api } = gatewayApi(() => tg.url);
+
+    // An operator's script changes the timeouts: it reads the provider and writes it back, the identity as shown.
+    const shown = (await api('GET', '/api/providers/azure')).body;
+    expect(shown.auth.client_secret).toBe('****OLD1');
+    const { name: _name, source: _source, keys: _keys, ...writable } = shown;
+    expect((await api('PUT', '/api/providers/azure', { ...writable, timeouts: { first_byte_ms: 20_000 } })).status).toBe(200);
+    expect(JSON.stringify((await api('GET', '/api/config?layer=api')).body)).not.toContain('****OLD1');
+
+    writeFileSync(`${configPath}.tmp`, document(newSecret));
+    renameSync(`${configPath}.tmp`, configPath);
+    const deadline = Date.now() + 5000;
+    while ((await api('GET', '/api/providers/azure')).body.auth.client_secret !== '****NEW2') {
+      if (Date.now() > deadline) throw new Error('the rotated secret was never in force');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await ask(tg.client, 'azure/gpt-4o-prod', 'rotated in the file')).choices[0]?.message.content).toBe('echo: rotated in the file');
+    expect(entra.calls.at(-1)?.form.client_secret).toBe(newSecret);
+    expect(tg.gateway.configService.current().providers.get('azure')?.timeouts.firstByteMs).toBe(20_000);
   });
 });
 
