@@ -45,7 +45,13 @@ export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'a
   const scope = auth.scope ?? cloud?.scope ?? COGNITIVE_SERVICES_SCOPE;
   if (auth.credential === 'managed_identity') {
     const identityEndpoint = env.IDENTITY_ENDPOINT || null;
-    return { kind: 'managed_identity', scope, clientId: auth.client_id ?? (env.AZURE_CLIENT_ID || null), identityEndpoint, identityHeader: identityEndpoint ? env.IDENTITY_HEADER || null : null };
+    const identityHeader = identityEndpoint ? env.IDENTITY_HEADER || null : null;
+    // One way to name a user-assigned identity: IMDS refuses a request naming it twice.
+    const named = (['client_id', 'resource_id', 'object_id'] as const).filter((field) => auth[field] !== undefined);
+    if (named.length > 1) throw new ConfigError(`${where}: ${named.join(' and ')} both name a user-assigned identity; keep one`);
+    if (auth.resource_id !== undefined) return { kind: 'managed_identity', scope, clientId: null, userAssigned: { by: 'resource_id', id: auth.resource_id }, identityEndpoint, identityHeader };
+    if (auth.object_id !== undefined) return { kind: 'managed_identity', scope, clientId: null, userAssigned: { by: 'object_id', id: auth.object_id }, identityEndpoint, identityHeader };
+    return { kind: 'managed_identity', scope, clientId: auth.client_id ?? (env.AZURE_CLIENT_ID || null), identityEndpoint, identityHeader };
   }
   const tenantId = need(auth.tenant_id, 'tenant_id', 'AZURE_TENANT_ID');
   const clientId = need(auth.client_id, 'client_id', 'AZURE_CLIENT_ID');
@@ -60,8 +66,8 @@ export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'a
 /** Fields that belong to another credential: written by mistake, they would be silently unused. */
 export function checkEntraFields(name: string, auth: EntraAuthConfig): void {
   const foreign: Record<EntraAuthConfig['credential'], Array<keyof EntraAuthConfig>> = {
-    client_secret: ['federated_token_file'],
-    workload_identity: ['client_secret'],
+    client_secret: ['federated_token_file', 'resource_id', 'object_id'],
+    workload_identity: ['client_secret', 'resource_id', 'object_id'],
     managed_identity: ['client_secret', 'federated_token_file', 'tenant_id', 'authority_host'],
   };
   for (const field of foreign[auth.credential]) {

@@ -93,6 +93,12 @@ export const entraAuthSchema = z
       .describe('`client_secret`: an app registration\'s secret; `workload_identity`: AKS workload identity (a federated token file); `managed_identity`: the host\'s managed identity (IMDS, or App Service\'s IDENTITY_ENDPOINT).'),
     tenant_id: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id (GUID) or domain').optional().describe('Directory (tenant) id; default AZURE_TENANT_ID.'),
     client_id: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'an application (client) id').optional().describe('Application (client) id; default AZURE_CLIENT_ID. For managed_identity: a user-assigned identity (else the system-assigned one).'),
+    resource_id: z
+      .string()
+      .regex(/^\/subscriptions\/[^/?#\s]+\/resourcegroups\/[^/?#\s]+\/providers\/microsoft\.managedidentity\/userassignedidentities\/[^/?#\s]+$/i, 'a user-assigned identity\'s resource id (/subscriptions/.../providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>)')
+      .optional()
+      .describe('For managed_identity: a user-assigned identity named by its Azure resource id, instead of client_id.'),
+    object_id: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'an object (principal) id').optional().describe('For managed_identity: a user-assigned identity named by its object (principal) id, instead of client_id.'),
     client_secret: keyValue.optional().describe('For client_secret: the secret, or `env:NAME` / `file:/path` (in the config file only); default AZURE_CLIENT_SECRET. Masked like api_key.'),
     federated_token_file: z.string().min(1).max(1000).optional().describe('For workload_identity: the projected token file, re-read at each token fetch; default AZURE_FEDERATED_TOKEN_FILE.'),
     authority_host: secureUrl().optional().describe('The Entra authority for a sovereign cloud (e.g. https://login.microsoftonline.us); default AZURE_AUTHORITY_HOST, else the cloud of a base_url on .azure.us (https://login.microsoftonline.us) or .azure.cn (https://login.chinacloudapi.cn), else https://login.microsoftonline.com.'),

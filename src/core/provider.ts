@@ -62,7 +62,15 @@ export interface ProviderOptions {
 export type EntraCredential =
   | { kind: 'client_secret'; scope: string; authorityHost: string; tenantId: string; clientId: string; clientSecret: string }
   | { kind: 'workload_identity'; scope: string; authorityHost: string; tenantId: string; clientId: string; tokenFile: string }
-  | { kind: 'managed_identity'; scope: string; clientId: string | null; identityEndpoint: string | null; identityHeader: string | null };
+  | {
+      kind: 'managed_identity';
+      scope: string;
+      clientId: string | null;
+      /** A user-assigned identity named otherwise than by client id: its Azure resource id, or its object id. */
+      userAssigned?: { by: 'resource_id' | 'object_id'; id: string };
+      identityEndpoint: string | null;
+      identityHeader: string | null;
+    };
 
 export interface UpstreamTimeouts {
   /** Time allowed until the upstream's response headers arrive. */

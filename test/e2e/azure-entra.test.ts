@@ -349,6 +349,34 @@ describe('workload identity and managed identity', () => {
   });
 });
 
+describe('a user-assigned managed identity named by its resource id or object id', () => {
+  it('asks App Service for that identity, each its own token, and the config refuses two names for one', async () => {
+    const entra = await entraEndpoint({ identityHeader: 'app-service-header' });
+    const azure = await azureResource(entra);
+    const resourceId = '/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg-ai/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-gateway';
+    const tg = await gateway(
+      {
+        providers: {
+          azure: { base_url: azure.url, auth: { type: 'entra', credential: 'managed_identity', resource_id: resourceId } },
+          byobject: { type: 'azure', base_url: azure.url, auth: { type: 'entra', credential: 'managed_identity', object_id: '5e0c3a9d-0000-4000-8000-000000000002' } },
+        },
+      },
+      // The variable a workload identity would read is not taken for an identity named otherwise.
+      { IDENTITY_ENDPOINT: `${entra.url}/msi/token`, IDENTITY_HEADER: 'app-service-header', AZURE_CLIENT_ID: 'not-this-identity' },
+    );
+    expect((await ask(tg.client, 'azure/gpt-4o-prod', 'by resource id')).choices[0]?.message.content).toBe('echo: by resource id');
+    expect((await ask(tg.client, 'byobject/gpt-4o-prod', 'by object id')).choices[0]?.message.content).toBe('echo: by object id');
+    expect(entra.calls.map((call) => call.query)).toEqual([
+      { 'api-version': '2019-08-01', resource: 'https://cognitiveservices.azure.com', mi_res_id: resourceId },
+      { 'api-version': '2019-08-01', resource: 'https://cognitiveservices.azure.com', object_id: '5e0c3a9d-0000-4000-8000-000000000002' },
+    ]);
+    const { api } = gatewayApi(() => tg.url);
+    const both = await api('PUT', '/api/providers/twice', { type: 'azure', base_url: azure.url, auth: { type: 'entra', credential: 'managed_identity', client_id: 'c-1', resource_id: resourceId } });
+    expect(both.status).toBe(400);
+    expect(both.body.error.message).toContain('client_id and resource_id both name a user-assigned identity');
+  });
+});
+
 describe('a managed identity behind a company proxy', () => {
   it('asks the managed-identity endpoint directly, as Microsoft requires, while Azure is called through the proxy', async () => {
     const entra = await entraEndpoint({ identityHeader: 'app-service-header' });

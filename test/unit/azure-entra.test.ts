@@ -24,6 +24,17 @@ describe('providers.<name>.auth (Microsoft Entra ID)', () => {
     expect(call.headers).toEqual({ metadata: 'true' });
   });
 
+  it('names a user-assigned identity to IMDS by msi_res_id or object_id, and refuses those fields elsewhere', async () => {
+    const resourceId = '/subscriptions/s/resourcegroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-1';
+    const byResource = entraOf({ auth: { type: 'entra', credential: 'managed_identity', resource_id: resourceId } }, { AZURE_CLIENT_ID: 'ignored' })!.options.entra!;
+    expect((await tokenRequest(byResource, fail)).url).toBe(`http://169.254.169.254/metadata/identity/oauth2/token?resource=https%3A%2F%2Fcognitiveservices.azure.com&msi_res_id=${encodeURIComponent(resourceId)}&api-version=2018-02-01`);
+    const byObject = entraOf({ auth: { type: 'entra', credential: 'managed_identity', object_id: 'obj-1' } })!.options.entra!;
+    expect((await tokenRequest(byObject, fail)).url).toContain('&object_id=obj-1&');
+    expect(() => entraOf({ auth: { type: 'entra', credential: 'client_secret', tenant_id: 't', client_id: 'c', client_secret: 'x', resource_id: resourceId } })).toThrow(/resource_id: not used by credential client_secret/);
+    expect(() => entraOf({ auth: { type: 'entra', credential: 'managed_identity', object_id: 'o', resource_id: resourceId } })).toThrow(/resource_id and object_id both name/);
+    expect(() => configFileSchema.parse({ providers: { azure: { auth: { type: 'entra', credential: 'managed_identity', resource_id: 'id-1' } } } })).toThrow(/resource id/);
+  });
+
   it('reads the client secret from an env: reference and the authority from AZURE_AUTHORITY_HOST (a sovereign cloud)', async () => {
     const azure = entraOf(
       { auth: { type: 'entra', credential: 'client_secret', tenant_id: 't', client_id: 'c', client_secret: 'env:MY_SECRET' } },

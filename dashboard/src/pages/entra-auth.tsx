@@ -9,7 +9,7 @@ import { FormField } from '../components/form-field.js';
  */
 
 export type EntraCredential = 'client_secret' | 'workload_identity' | 'managed_identity';
-type EntraField = 'tenant_id' | 'client_id' | 'client_secret' | 'federated_token_file' | 'authority_host' | 'scope';
+type EntraField = 'tenant_id' | 'client_id' | 'resource_id' | 'object_id' | 'client_secret' | 'federated_token_file' | 'authority_host' | 'scope';
 
 /** The provider types that take an Entra identity. */
 export const ENTRA_TYPES = ['azure', 'azure-ai'];
@@ -24,13 +24,16 @@ const CREDENTIALS: Record<EntraCredential, string> = {
 const FIELDS_OF: Record<EntraCredential, EntraField[]> = {
   client_secret: ['tenant_id', 'client_id', 'client_secret', 'authority_host', 'scope'],
   workload_identity: ['tenant_id', 'client_id', 'federated_token_file', 'authority_host', 'scope'],
-  managed_identity: ['client_id', 'scope'],
+  // A user-assigned identity is named one way: by client id, resource id or object id (the API refuses two).
+  managed_identity: ['client_id', 'resource_id', 'object_id', 'scope'],
 };
-const ALL_FIELDS: EntraField[] = ['tenant_id', 'client_id', 'client_secret', 'federated_token_file', 'authority_host', 'scope'];
+const ALL_FIELDS: EntraField[] = ['tenant_id', 'client_id', 'resource_id', 'object_id', 'client_secret', 'federated_token_file', 'authority_host', 'scope'];
 
 const LABELS: Record<EntraField, { label: string; hint: string }> = {
   tenant_id: { label: 'Tenant id', hint: 'directory (tenant) id or domain; empty: AZURE_TENANT_ID' },
   client_id: { label: 'Client id', hint: 'application (client) id; empty: AZURE_CLIENT_ID' },
+  resource_id: { label: 'Resource id', hint: 'a user-assigned identity by its resource id (/subscriptions/…/userAssignedIdentities/<name>), instead of its client id' },
+  object_id: { label: 'Object id', hint: 'a user-assigned identity by its object (principal) id, instead of its client id' },
   client_secret: { label: 'Client secret', hint: 'entered once, then shown masked; empty: AZURE_CLIENT_SECRET' },
   federated_token_file: { label: 'Federated token file', hint: 'empty: AZURE_FEDERATED_TOKEN_FILE' },
   authority_host: { label: 'Authority host', hint: 'a sovereign cloud’s; empty: the endpoint’s cloud (login.microsoftonline.us for .azure.us), else login.microsoftonline.com' },

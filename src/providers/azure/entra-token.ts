@@ -51,7 +51,9 @@ function cacheKey(credential: EntraCredential): string {
   let key = cacheKeys.get(credential);
   if (key === undefined) {
     const parts: string[] = [credential.kind, credential.scope];
-    if (credential.kind === 'managed_identity') parts.push(credential.clientId ?? '', credential.identityEndpoint ?? IMDS_TOKEN_URL);
+    if (credential.kind === 'managed_identity') {
+      parts.push(credential.clientId ?? '', credential.userAssigned?.by ?? '', credential.userAssigned?.id ?? '', credential.identityEndpoint ?? IMDS_TOKEN_URL);
+    }
     else parts.push(credential.authorityHost, credential.tenantId, credential.clientId);
     // The secret itself is never a map key (a heap dump would show it); its digest tells two secrets apart.
     if (credential.kind === 'client_secret') parts.push(createHash('sha256').update(credential.clientSecret).digest('base64url'));
@@ -62,10 +64,21 @@ function cacheKey(credential: EntraCredential): string {
   return key;
 }
 
-/** Who is asking, for error messages: the method and the client id, never a secret. */
+/** Who is asking, for error messages: the method and the identity's id, never a secret. */
 function describe(credential: EntraCredential): string {
   const method = credential.kind.replace('_', ' ');
+  if (credential.kind === 'managed_identity' && credential.userAssigned) return `${method} of ${credential.userAssigned.by.replace('_', ' ')} ${credential.userAssigned.id}`;
   return credential.clientId ? `${method} of client ${credential.clientId}` : method;
+}
+
+/**
+ * The query parameter naming a user-assigned identity: client_id, object_id, or the resource id, which IMDS
+ * documents as msi_res_id and App Service (2019-08-01) as mi_res_id (as Microsoft's MSAL sends them).
+ */
+function userAssignedParam(credential: Extract<EntraCredential, { kind: 'managed_identity' }>, imds: boolean): Record<string, string> {
+  if (credential.userAssigned?.by === 'resource_id') return { [imds ? 'msi_res_id' : 'mi_res_id']: credential.userAssigned.id };
+  if (credential.userAssigned?.by === 'object_id') return { object_id: credential.userAssigned.id };
+  return credential.clientId ? { client_id: credential.clientId } : {};
 }
 
 export interface TokenRequest {
@@ -86,7 +99,7 @@ function resourceOf(scope: string): string {
  */
 export async function tokenRequest(credential: EntraCredential, fail: (message: string) => GatewayError): Promise<TokenRequest> {
   if (credential.kind === 'managed_identity') {
-    const query = new URLSearchParams({ resource: resourceOf(credential.scope), ...(credential.clientId ? { client_id: credential.clientId } : {}) });
+    const query = new URLSearchParams({ resource: resourceOf(credential.scope), ...userAssignedParam(credential, credential.identityEndpoint === null) });
     if (credential.identityEndpoint !== null) {
       // App Service and Functions: their own endpoint and header, under their API version.
       query.set('api-version', '2019-08-01');
