@@ -55,6 +55,9 @@ export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'a
   }
   const tenantId = need(auth.tenant_id, 'tenant_id', 'AZURE_TENANT_ID');
   const clientId = need(auth.client_id, 'client_id', 'AZURE_CLIENT_ID');
+  if (auth.credential === 'client_certificate') {
+    return { kind: 'client_certificate', scope, authorityHost, tenantId, clientId, certificateFile: need(auth.certificate_file, 'certificate_file', 'AZURE_CLIENT_CERTIFICATE_PATH') };
+  }
   if (auth.credential === 'workload_identity') {
     return { kind: 'workload_identity', scope, authorityHost, tenantId, clientId, tokenFile: need(auth.federated_token_file, 'federated_token_file', 'AZURE_FEDERATED_TOKEN_FILE') };
   }
@@ -66,9 +69,10 @@ export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'a
 /** Fields that belong to another credential: written by mistake, they would be silently unused. */
 export function checkEntraFields(name: string, auth: EntraAuthConfig): void {
   const foreign: Record<EntraAuthConfig['credential'], Array<keyof EntraAuthConfig>> = {
-    client_secret: ['federated_token_file', 'resource_id', 'object_id'],
-    workload_identity: ['client_secret', 'resource_id', 'object_id'],
-    managed_identity: ['client_secret', 'federated_token_file', 'tenant_id', 'authority_host'],
+    client_secret: ['federated_token_file', 'certificate_file', 'resource_id', 'object_id'],
+    client_certificate: ['client_secret', 'federated_token_file', 'resource_id', 'object_id'],
+    workload_identity: ['client_secret', 'certificate_file', 'resource_id', 'object_id'],
+    managed_identity: ['client_secret', 'certificate_file', 'federated_token_file', 'tenant_id', 'authority_host'],
   };
   for (const field of foreign[auth.credential]) {
     if (auth[field] !== undefined) throw new ConfigError(`providers.${name}.auth.${field}: not used by credential ${auth.credential}`);

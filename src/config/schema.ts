@@ -89,8 +89,8 @@ export const entraAuthSchema = z
   .strictObject({
     type: z.literal('entra'),
     credential: z
-      .enum(['client_secret', 'workload_identity', 'managed_identity'])
-      .describe('`client_secret`: an app registration\'s secret; `workload_identity`: AKS workload identity (a federated token file); `managed_identity`: the host\'s managed identity (IMDS, or App Service\'s IDENTITY_ENDPOINT).'),
+      .enum(['client_secret', 'client_certificate', 'workload_identity', 'managed_identity'])
+      .describe('`client_secret`: an app registration\'s secret; `client_certificate`: its certificate (a PEM file with the key); `workload_identity`: AKS workload identity (a federated token file); `managed_identity`: the host\'s managed identity (IMDS, or App Service\'s IDENTITY_ENDPOINT).'),
     tenant_id: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id (GUID) or domain').optional().describe('Directory (tenant) id; default AZURE_TENANT_ID.'),
     client_id: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'an application (client) id').optional().describe('Application (client) id; default AZURE_CLIENT_ID. For managed_identity: a user-assigned identity (else the system-assigned one).'),
     resource_id: z
@@ -100,6 +100,7 @@ export const entraAuthSchema = z
       .describe('For managed_identity: a user-assigned identity named by its Azure resource id, instead of client_id.'),
     object_id: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'an object (principal) id').optional().describe('For managed_identity: a user-assigned identity named by its object (principal) id, instead of client_id.'),
     client_secret: keyValue.optional().describe('For client_secret: the secret, or `env:NAME` / `file:/path` (in the config file only); default AZURE_CLIENT_SECRET. Masked like api_key.'),
+    certificate_file: z.string().min(1).max(1000).optional().describe('For client_certificate: a PEM file holding the RSA private key and its certificate, read at each token fetch (so a renewed one is used); default AZURE_CLIENT_CERTIFICATE_PATH.'),
     federated_token_file: z.string().min(1).max(1000).optional().describe('For workload_identity: the projected token file, re-read at each token fetch; default AZURE_FEDERATED_TOKEN_FILE.'),
     authority_host: secureUrl().optional().describe('The Entra authority for a sovereign cloud (e.g. https://login.microsoftonline.us); default AZURE_AUTHORITY_HOST, else the cloud of a base_url on .azure.us (https://login.microsoftonline.us) or .azure.cn (https://login.chinacloudapi.cn), else https://login.microsoftonline.com.'),
     scope: z.string().min(1).max(300).optional().describe('The token scope; default that cloud\'s: https://cognitiveservices.azure.us/.default for a base_url or authority in Azure Government, .azure.cn in Azure China, else https://cognitiveservices.azure.com/.default.'),
@@ -133,7 +134,7 @@ export const providerSchema = z.strictObject({
   token_url: secureUrl()
     .optional()
     .describe('OAuth token endpoint for `vertex` (https; http only on a loopback host); defaults to the service account\'s `token_uri`.'),
-  auth: entraAuthSchema.optional().describe('Microsoft Entra ID instead of an API key, for `azure` and `azure-ai`: `{type: entra, credential: client_secret | workload_identity | managed_identity, ...}`.'),
+  auth: entraAuthSchema.optional().describe('Microsoft Entra ID instead of an API key, for `azure` and `azure-ai`: `{type: entra, credential: client_secret | client_certificate | workload_identity | managed_identity, ...}`.'),
   prices: z
     .record(z.string().min(1), priceSchema)
     .optional()

@@ -56,12 +56,13 @@ export interface ProviderOptions {
 
 /**
  * A Microsoft Entra ID identity, resolved from `providers.<name>.auth` (secrets read): an app registration's client
- * secret, an AKS workload identity's federated token file, or the host's managed identity (IMDS, or App Service's
+ * secret or certificate (a PEM file, read at each fetch), an AKS workload identity's federated token file, or the host's managed identity (IMDS, or App Service's
  * IDENTITY_ENDPOINT). `scope` is what the token is for (`https://cognitiveservices.azure.com/.default`).
  */
 export type EntraCredential =
   | { kind: 'client_secret'; scope: string; authorityHost: string; tenantId: string; clientId: string; clientSecret: string }
   | { kind: 'workload_identity'; scope: string; authorityHost: string; tenantId: string; clientId: string; tokenFile: string }
+  | { kind: 'client_certificate'; scope: string; authorityHost: string; tenantId: string; clientId: string; certificateFile: string }
   | {
       kind: 'managed_identity';
       scope: string;

@@ -1,5 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import OpenAI, { APIError } from 'openai';
 import pino from 'pino';
@@ -322,6 +323,38 @@ describe('workload identity and managed identity', () => {
     const answer = await ask(tg.client, 'azure/gpt-4o-prod', 'rotated');
     expect(answer.choices[0]?.message.content).toBe('echo: rotated');
     expect(entra.calls.at(-1)?.form.client_assertion).toBe('eyJ.federated-2.sig');
+  });
+
+  it("signs a client assertion with the app registration's certificate, read again when the file is renewed", async () => {
+    // As Key Vault or the portal issues one: an RSA key and its certificate in one PEM file.
+    const pem = (name: string): string => {
+      const keyFile = join(dir, `${name}.key`);
+      const certFile = join(dir, `${name}.crt`);
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', `/CN=${name}`], { stdio: 'ignore' });
+      return `${readFileSync(keyFile, 'utf8')}${readFileSync(certFile, 'utf8')}`;
+    };
+    const first = pem('tollgate-app-1');
+    const certFile = join(dir, 'app-cert.pem');
+    writeFileSync(certFile, first);
+    const entra = await entraEndpoint({ clientId: 'cert-client', tenantId: 'cert-tenant', certificate: first.slice(first.indexOf('-----BEGIN CERTIFICATE-----')) });
+    entra.setMode({ kind: 'ok', expiresIn: 1 });
+    const azure = await azureResource(entra);
+    const tg = await gateway(
+      { providers: { azure: { base_url: azure.url, auth: { type: 'entra', credential: 'client_certificate', tenant_id: 'cert-tenant', client_id: 'cert-client', authority_host: entra.url } } } },
+      // As Azure's SDKs read it (EnvironmentCredential).
+      { AZURE_CLIENT_CERTIFICATE_PATH: certFile },
+    );
+    expect((await ask(tg.client, 'azure/gpt-4o-prod', 'by certificate')).choices[0]?.message.content).toBe('echo: by certificate');
+    expect(entra.calls[0]?.form).toMatchObject({ grant_type: 'client_credentials', client_id: 'cert-client', scope: 'https://cognitiveservices.azure.com/.default', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' });
+    expect(entra.calls[0]?.form.client_secret).toBeUndefined();
+
+    // The file renewed with a certificate Entra does not know: the next token is asked for with it, and refused.
+    writeFileSync(certFile, pem('tollgate-app-2'));
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const error = (await ask(tg.client, 'azure/gpt-4o-prod').catch((err: unknown) => err)) as APIError;
+    expect(error.status).toBe(502);
+    expect(error.message).toContain('AADSTS700027');
+    expect(error.message).not.toContain('PRIVATE KEY');
   });
 
   it("gets an App Service managed identity's token from IDENTITY_ENDPOINT with its header", async () => {

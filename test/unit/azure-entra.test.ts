@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 import { configFileSchema } from '../../src/config/schema.js';
@@ -62,6 +66,37 @@ describe('providers.<name>.auth (Microsoft Entra ID)', () => {
     const pub = entraOf({ auth })!.options.entra!;
     expect(pub.scope).toBe('https://cognitiveservices.azure.com/.default');
     expect((await tokenRequest(pub, fail)).url).toBe('https://login.microsoftonline.com/t/oauth2/v2.0/token');
+  });
+
+  it('says why a certificate file cannot sign, without quoting it: missing, encrypted, not RSA, no certificate, another key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-entra-cert-'));
+    try {
+      const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+      const file = (name: string) => join(dir, name);
+      openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('a.key'), '-out', file('a.crt'), '-days', '1', '-subj', '/CN=a');
+      openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('b.key'), '-out', file('b.crt'), '-days', '1', '-subj', '/CN=b');
+      openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', file('ec.key'), '-out', file('ec.crt'), '-days', '1', '-subj', '/CN=ec');
+      openssl('pkey', '-in', file('a.key'), '-aes256', '-passout', 'pass:pw', '-out', file('enc.key'));
+      const read = (name: string) => readFileSync(file(name), 'utf8');
+      const cases: Array<[string, string, RegExp]> = [
+        ['missing.pem', '', /cannot read the certificate file .*missing\.pem \(ENOENT\)/],
+        ['encrypted.pem', read('enc.key') + read('a.crt'), /private key is encrypted/],
+        ['ec.pem', read('ec.key') + read('ec.crt'), /private key is ec; Entra takes RSA/],
+        ['keyonly.pem', read('a.key'), /no certificate in PEM beside the key/],
+        ['mixed.pem', read('a.key') + read('b.crt'), /not the private key's/],
+      ];
+      for (const [name, content, message] of cases) {
+        if (content) writeFileSync(file(name), content);
+        const entra = entraOf({ auth: { type: 'entra', credential: 'client_certificate', tenant_id: 't', client_id: 'c', certificate_file: file(name) } })!.options.entra!;
+        const error = await tokenRequest(entra, fail).catch((err: unknown) => err as Error);
+        expect((error as Error).message).toMatch(message);
+        expect((error as Error).message).not.toContain('-----');
+      }
+      expect(() => entraOf({ auth: { type: 'entra', credential: 'client_certificate', tenant_id: 't', client_id: 'c' } })).toThrow(/certificate_file: required .*AZURE_CLIENT_CERTIFICATE_PATH/);
+      expect(() => entraOf({ auth: { type: 'entra', credential: 'client_certificate', tenant_id: 't', client_id: 'c', certificate_file: '/x', client_secret: 's' } })).toThrow(/client_secret: not used by credential client_certificate/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses auth beside keys, on a provider that is not Azure, without its identity, or with another method\'s fields', () => {

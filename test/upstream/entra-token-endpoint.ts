@@ -3,6 +3,7 @@
 // App Service's managed-identity endpoint (`GET /msi/token?api-version=2019-08-01&resource=` with
 // `X-IDENTITY-HEADER`). It answers as Entra does (`{token_type, expires_in, access_token}`, or
 // `{error, error_description, error_codes}`), issues numbered tokens, and says which are still valid.
+import { createHash, constants, verify, X509Certificate } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from './exchange.js';
 import { ScriptedServer } from './scripted-server.js';
@@ -30,13 +31,15 @@ export interface EntraEndpointOptions {
   identityHeader?: string;
   /** The resource the cloud's Azure OpenAI tokens are for: Azure Government's and China's are their own. */
   resource?: string;
+  /** The certificate (PEM) registered on the app: a client assertion signed with its key is taken, as Entra checks it. */
+  certificate?: string;
 }
 
 
 export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
   private issued = 0;
   private readonly valid = new Set<string>();
-  private readonly opts: Required<Omit<EntraEndpointOptions, 'assertion'>> & Pick<EntraEndpointOptions, 'assertion'>;
+  private readonly opts: Required<Omit<EntraEndpointOptions, 'assertion' | 'certificate'>> & Pick<EntraEndpointOptions, 'assertion' | 'certificate'>;
 
   constructor(options: EntraEndpointOptions) {
     super({ kind: 'ok' });
@@ -74,6 +77,26 @@ export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
     return token;
   }
 
+  /**
+   * Whether `assertion` is the app's certificate credential as Microsoft documents it: a JWT with alg PS256 and the
+   * certificate's SHA-256 thumbprint (x5t#S256), for this token endpoint (aud), issued by and about the client
+   * (iss, sub), with a jti, not expired, and signed with the certificate's key (RSA-PSS).
+   */
+  private signedByCertificate(assertion: string, audience: string): boolean {
+    if (!this.opts.certificate) return false;
+    const [header, claims, signature] = assertion.split('.');
+    if (!header || !claims || !signature) return false;
+    const cert = new X509Certificate(this.opts.certificate);
+    const head = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const body = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const thumbprint = createHash('sha256').update(cert.raw).digest('base64url');
+    const now = Date.now() / 1000;
+    const fields = head.alg === 'PS256' && head.typ === 'JWT' && head['x5t#S256'] === thumbprint && body.aud === audience && body.iss === this.opts.clientId && body.sub === this.opts.clientId;
+    const timely = typeof body.exp === 'number' && body.exp > now && typeof body.nbf === 'number' && body.nbf <= now + 60 && typeof body.jti === 'string' && body.jti !== '';
+    const signed = verify('sha256', Buffer.from(`${header}.${claims}`), { key: cert.publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, Buffer.from(signature, 'base64url'));
+    return fields && timely && signed;
+  }
+
   protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = (await readBody(req)).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://entra');
@@ -103,8 +126,9 @@ export class ScriptedEntra extends ScriptedServer<EntraMode, EntraCall> {
     if (form.scope !== `${resource}/.default`) return this.refuse(res, 400, 'invalid_resource', `AADSTS500011: The resource principal named ${form.scope?.replace(/\/\.default$/, '') ?? ''} was not found in the tenant named tenant-1.`);
     if (form.client_id !== this.opts.clientId) return this.refuse(res, 400, 'unauthorized_client', `AADSTS700016: Application with identifier '${form.client_id ?? ''}' was not found in the directory.`);
     if (form.client_assertion !== undefined) {
-      const ok = form.client_assertion_type === 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' && form.client_assertion === this.opts.assertion?.();
-      if (!ok) return this.refuse(res, 401, 'invalid_client', 'AADSTS700024: Client assertion is not within its valid time range.');
+      const jwtBearer = form.client_assertion_type === 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+      const ok = jwtBearer && (form.client_assertion === this.opts.assertion?.() || this.signedByCertificate(form.client_assertion, `${this.url}${url.pathname}`));
+      if (!ok) return this.refuse(res, 401, 'invalid_client', 'AADSTS700027: The certificate with identifier used to sign the client assertion is not registered on application.');
     } else if (form.client_secret !== this.opts.clientSecret) {
       return this.refuse(res, 401, 'invalid_client', 'AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.');
     }

@@ -8,14 +8,15 @@ import { FormField } from '../components/form-field.js';
  * only ever shown masked by the API; it is written like an API key: typed once, and an empty field keeps it.
  */
 
-export type EntraCredential = 'client_secret' | 'workload_identity' | 'managed_identity';
-type EntraField = 'tenant_id' | 'client_id' | 'resource_id' | 'object_id' | 'client_secret' | 'federated_token_file' | 'authority_host' | 'scope';
+export type EntraCredential = 'client_secret' | 'client_certificate' | 'workload_identity' | 'managed_identity';
+type EntraField = 'tenant_id' | 'client_id' | 'resource_id' | 'object_id' | 'client_secret' | 'certificate_file' | 'federated_token_file' | 'authority_host' | 'scope';
 
 /** The provider types that take an Entra identity. */
 export const ENTRA_TYPES = ['azure', 'azure-ai'];
 
 const CREDENTIALS: Record<EntraCredential, string> = {
   client_secret: 'client secret',
+  client_certificate: 'client certificate',
   workload_identity: 'workload identity',
   managed_identity: 'managed identity',
 };
@@ -23,11 +24,12 @@ const CREDENTIALS: Record<EntraCredential, string> = {
 /** The fields each credential reads; the others are refused by the API, so they are not shown (and are removed). */
 const FIELDS_OF: Record<EntraCredential, EntraField[]> = {
   client_secret: ['tenant_id', 'client_id', 'client_secret', 'authority_host', 'scope'],
+  client_certificate: ['tenant_id', 'client_id', 'certificate_file', 'authority_host', 'scope'],
   workload_identity: ['tenant_id', 'client_id', 'federated_token_file', 'authority_host', 'scope'],
   // A user-assigned identity is named one way: by client id, resource id or object id (the API refuses two).
   managed_identity: ['client_id', 'resource_id', 'object_id', 'scope'],
 };
-const ALL_FIELDS: EntraField[] = ['tenant_id', 'client_id', 'resource_id', 'object_id', 'client_secret', 'federated_token_file', 'authority_host', 'scope'];
+const ALL_FIELDS: EntraField[] = ['tenant_id', 'client_id', 'resource_id', 'object_id', 'client_secret', 'certificate_file', 'federated_token_file', 'authority_host', 'scope'];
 
 const LABELS: Record<EntraField, { label: string; hint: string }> = {
   tenant_id: { label: 'Tenant id', hint: 'directory (tenant) id or domain; empty: AZURE_TENANT_ID' },
@@ -35,6 +37,7 @@ const LABELS: Record<EntraField, { label: string; hint: string }> = {
   resource_id: { label: 'Resource id', hint: 'a user-assigned identity by its resource id (/subscriptions/…/userAssignedIdentities/<name>), instead of its client id' },
   object_id: { label: 'Object id', hint: 'a user-assigned identity by its object (principal) id, instead of its client id' },
   client_secret: { label: 'Client secret', hint: 'entered once, then shown masked; empty: AZURE_CLIENT_SECRET' },
+  certificate_file: { label: 'Certificate file', hint: 'a PEM file on the gateway with the RSA key and its certificate, read at each token fetch; empty: AZURE_CLIENT_CERTIFICATE_PATH' },
   federated_token_file: { label: 'Federated token file', hint: 'empty: AZURE_FEDERATED_TOKEN_FILE' },
   authority_host: { label: 'Authority host', hint: 'a sovereign cloud’s; empty: the endpoint’s cloud (login.microsoftonline.us for .azure.us), else login.microsoftonline.com' },
   scope: { label: 'Scope', hint: 'empty: the cloud’s, https://cognitiveservices.azure.com/.default (.azure.us or .azure.cn for a Government or China endpoint)' },

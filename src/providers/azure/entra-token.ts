@@ -4,6 +4,7 @@ import { Agent, getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import type { EntraCredential } from '../../core/provider.js';
 import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { quoteInput } from '../../core/quote-input.js';
+import { certificateAssertion, readCertificateCredential } from './client-assertion.js';
 
 /** Azure's instance metadata service: the managed identity of a VM, a scale set or an AKS node. */
 export const IMDS_TOKEN_URL = 'http://169.254.169.254/metadata/identity/oauth2/token';
@@ -58,6 +59,7 @@ function cacheKey(credential: EntraCredential): string {
     // The secret itself is never a map key (a heap dump would show it); its digest tells two secrets apart.
     if (credential.kind === 'client_secret') parts.push(createHash('sha256').update(credential.clientSecret).digest('base64url'));
     if (credential.kind === 'workload_identity') parts.push(credential.tokenFile);
+    if (credential.kind === 'client_certificate') parts.push(credential.certificateFile);
     key = parts.join('\0');
     cacheKeys.set(credential, key);
   }
@@ -93,9 +95,36 @@ function resourceOf(scope: string): string {
   return scope.replace(/\/\.default$/, '');
 }
 
+/** The AKS workload identity's federated token, from its file. */
+async function federatedAssertion(credential: Extract<EntraCredential, { kind: 'workload_identity' }>, fail: (message: string) => GatewayError): Promise<string> {
+  let assertion: string;
+  try {
+    assertion = (await readFile(credential.tokenFile, 'utf8')).trim();
+  } catch (err) {
+    throw fail(`cannot read the federated token file ${credential.tokenFile} (${(err as { code?: string }).code ?? 'read failed'}).`);
+  }
+  if (assertion === '') throw fail(`the federated token file ${credential.tokenFile} is empty.`);
+  return assertion;
+}
+
+/** An assertion signed with the app's certificate, its PEM file read now (a certificate renewed in place is used). */
+async function signedAssertion(credential: Extract<EntraCredential, { kind: 'client_certificate' }>, tokenUrl: string, fail: (message: string) => GatewayError): Promise<string> {
+  let pem: string;
+  try {
+    pem = await readFile(credential.certificateFile, 'utf8');
+  } catch (err) {
+    throw fail(`cannot read the certificate file ${credential.certificateFile} (${(err as { code?: string }).code ?? 'read failed'}).`);
+  }
+  try {
+    return certificateAssertion(readCertificateCredential(pem), credential.clientId, tokenUrl);
+  } catch (err) {
+    throw fail(`the certificate file ${credential.certificateFile} cannot sign: ${(err as Error).message}.`);
+  }
+}
+
 /**
- * The request that gets a token for the credential. The workload identity's assertion is read from its file each
- * time: the kubelet rotates it (hourly), and a read one may have expired.
+ * The request that gets a token for the credential. The workload identity's assertion and the certificate are read
+ * from their files each time: the kubelet rotates the one (hourly), a renewal replaces the other.
  */
 export async function tokenRequest(credential: EntraCredential, fail: (message: string) => GatewayError): Promise<TokenRequest> {
   if (credential.kind === 'managed_identity') {
@@ -109,19 +138,12 @@ export async function tokenRequest(credential: EntraCredential, fail: (message: 
     return { method: 'GET', url: `${IMDS_TOKEN_URL}?${query}`, headers: { metadata: 'true' } };
   }
   const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: credential.clientId, scope: credential.scope });
+  const url = `${credential.authorityHost.replace(/\/+$/, '')}/${encodeURIComponent(credential.tenantId)}/oauth2/v2.0/token`;
   if (credential.kind === 'client_secret') form.set('client_secret', credential.clientSecret);
   else {
-    let assertion: string;
-    try {
-      assertion = (await readFile(credential.tokenFile, 'utf8')).trim();
-    } catch (err) {
-      throw fail(`cannot read the federated token file ${credential.tokenFile} (${(err as { code?: string }).code ?? 'read failed'}).`);
-    }
-    if (assertion === '') throw fail(`the federated token file ${credential.tokenFile} is empty.`);
     form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
-    form.set('client_assertion', assertion);
+    form.set('client_assertion', credential.kind === 'client_certificate' ? await signedAssertion(credential, url, fail) : await federatedAssertion(credential, fail));
   }
-  const url = `${credential.authorityHost.replace(/\/+$/, '')}/${encodeURIComponent(credential.tenantId)}/oauth2/v2.0/token`;
   return { method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() };
 }
 
