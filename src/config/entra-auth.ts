@@ -33,6 +33,13 @@ type EntraAuthConfig = NonNullable<ProviderConfig['auth']>;
  */
 export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'api' | 'file', env: Env, dataDir: string, baseUrl?: string): EntraCredential {
   const where = `providers.${name}.auth`;
+  // A path names a file on the gateway's machine, whose content would be sent to the authority host the same call
+  // names: the operator's, as references are (the environment's AZURE_* paths still apply to an identity of the API).
+  for (const field of ['federated_token_file', 'certificate_file'] as const) {
+    if (source === 'api' && auth[field] !== undefined) {
+      throw new ConfigError(`${where}.${field}: a path on the gateway's machine is accepted only in the config file and the environment, not through the API`);
+    }
+  }
   const need = (value: string | undefined, field: string, variable: string): string => {
     const found = value ?? (env[variable] || undefined);
     if (found === undefined) throw new ConfigError(`${where}.${field}: required for credential ${auth.credential} (or set ${variable})`);

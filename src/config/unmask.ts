@@ -113,23 +113,29 @@ function sameIdentity(a: NonNullable<ProviderConfig['auth']>, b: NonNullable<Pro
   return rest(a) === rest(b);
 }
 
+/** Whether a client secret written back is how `stored` was shown: as written (a reference), or masked. */
+function showsSecret(shown: string | undefined, stored: string | undefined): boolean {
+  if (shown === stored) return true;
+  return shown !== undefined && stored !== undefined && MASKED.test(shown) && !isSecretReference(stored) && maskSecret(stored) === shown;
+}
+
 /**
  * `auth` written back as read: its client secret, shown masked, stands for the stored one (the API layer's, else the
- * file's). The file's own `auth` read back unchanged (its reference, or its secret masked) is left to the file
- * (undefined), as a file's header is: copied into the API layer, which wins over the file, it would outlive the
- * file's next save, so a secret rotated there would never be used. Changed, it is the API's, the file's secret copied.
+ * file's). The file's own `auth` read back unchanged (its reference, its secret masked, its token or certificate
+ * file) is left to the file (undefined), as a file's header is: copied into the API layer, which wins over the file,
+ * it would outlive the file's next save (a secret rotated there would never be used), and the API takes no paths.
+ * Changed, it is the API's, the file's secret copied.
  */
 function restoredAuth(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, lower?: ProviderConfig): ProviderConfig['auth'] {
-  const secret = next.auth?.client_secret;
-  if (!next.auth || secret === undefined) return next.auth;
-  if (isSecretReference(secret) && lower?.auth?.client_secret === secret) return undefined;
-  if (!MASKED.test(secret)) return next.auth;
+  const auth = next.auth;
+  if (!auth) return auth;
+  const secret = auth.client_secret;
   const own = previous?.auth?.client_secret;
-  if (own !== undefined && !isSecretReference(own) && maskSecret(own) === secret) return { ...next.auth, client_secret: own };
+  if (secret !== undefined && MASKED.test(secret) && own !== undefined && !isSecretReference(own) && maskSecret(own) === secret) return { ...auth, client_secret: own };
   const fromFile = lower?.auth;
-  if (fromFile?.client_secret !== undefined && !isSecretReference(fromFile.client_secret) && maskSecret(fromFile.client_secret) === secret) {
-    return sameIdentity(next.auth, fromFile) ? undefined : { ...next.auth, client_secret: fromFile.client_secret };
-  }
+  if (fromFile && sameIdentity(auth, fromFile) && showsSecret(secret, fromFile.client_secret)) return undefined;
+  if (secret === undefined || !MASKED.test(secret)) return auth;
+  if (fromFile?.client_secret !== undefined && showsSecret(secret, fromFile.client_secret)) return { ...auth, client_secret: fromFile.client_secret };
   throw maskedValueError(`providers.${name}.auth.client_secret`);
 }
 

@@ -196,6 +196,44 @@ describe('an Entra identity set through the API', () => {
   });
 });
 
+describe('a path on the gateway machine through the API', () => {
+  it('is refused for a federated token file or a certificate file, so the API cannot have a file read and sent out', async () => {
+    // Whatever file the path names would be sent as the client assertion to the authority host the same call names.
+    const entra = await entraEndpoint({ clientId: 'wi-client', tenantId: 'wi-tenant', assertion: () => 'eyJ.federated-api.sig' });
+    const azure = await azureResource(entra);
+    const hostFile = join(dir, 'host-only-secret.txt');
+    writeFileSync(hostFile, 'HOST-ONLY-CONTENT-7d1f');
+    const tokenFile = join(dir, 'wi-token');
+    writeFileSync(tokenFile, 'eyJ.federated-api.sig');
+    const tg = await gateway(
+      { providers: { wi: { type: 'azure', base_url: azure.url, auth: { type: 'entra', credential: 'workload_identity', tenant_id: 'wi-tenant', client_id: 'wi-client', federated_token_file: tokenFile, authority_host: entra.url } } } },
+      { AZURE_FEDERATED_TOKEN_FILE: tokenFile },
+    );
+    const { api } = gatewayApi(() => tg.url);
+    const common = { type: 'entra', tenant_id: 'wi-tenant', client_id: 'wi-client', authority_host: entra.url };
+    for (const [field, auth] of [
+      ['federated_token_file', { ...common, credential: 'workload_identity', federated_token_file: hostFile }],
+      ['certificate_file', { ...common, credential: 'client_certificate', certificate_file: hostFile }],
+    ] as const) {
+      const put = await api('PUT', '/api/providers/probe', { type: 'azure', base_url: azure.url, auth });
+      expect(put.status).toBe(400);
+      expect(put.body.error.param).toBe(`providers.probe.auth.${field}`);
+      expect(put.body.error.message).toContain('accepted only in the config file and the environment');
+    }
+    await ask(tg.client, 'probe/gpt-4o-prod').catch(() => undefined);
+    expect(entra.calls.map((call) => call.form.client_assertion)).not.toContain('HOST-ONLY-CONTENT-7d1f');
+
+    // Without the path, the environment's file is the one read; the file's own identity read and written back stays.
+    expect((await api('PUT', '/api/providers/probe', { type: 'azure', base_url: azure.url, auth: { ...common, credential: 'workload_identity' } })).status).toBe(201);
+    const shown = (await api('GET', '/api/providers/wi')).body;
+    const { name: _name, source: _source, keys: _keys, ...writable } = shown;
+    expect((await api('PUT', '/api/providers/wi', { ...writable, timeouts: { first_byte_ms: 20_000 } })).status).toBe(200);
+    expect((await ask(tg.client, 'wi/gpt-4o-prod', 'still the file')).choices[0]?.message.content).toBe('echo: still the file');
+    expect((await ask(tg.client, 'probe/gpt-4o-prod', 'env file')).choices[0]?.message.content).toBe('echo: env file');
+    expect(entra.calls.every((call) => call.form.client_assertion === 'eyJ.federated-api.sig')).toBe(true);
+  });
+});
+
 describe("an Entra identity of the config file, read and written back through the API", () => {
   it('stays the file\'s: a secret rotated in the file afterwards is the one used', async () => {
     const oldSecret = 'file-entra-secret-retired-OLD1';

@@ -37,8 +37,8 @@ const LABELS: Record<EntraField, { label: string; hint: string }> = {
   resource_id: { label: 'Resource id', hint: 'a user-assigned identity by its resource id (/subscriptions/…/userAssignedIdentities/<name>), instead of its client id' },
   object_id: { label: 'Object id', hint: 'a user-assigned identity by its object (principal) id, instead of its client id' },
   client_secret: { label: 'Client secret', hint: 'entered once, then shown masked; empty: AZURE_CLIENT_SECRET' },
-  certificate_file: { label: 'Certificate file', hint: 'a PEM file on the gateway with the RSA key and its certificate, read at each token fetch; empty: AZURE_CLIENT_CERTIFICATE_PATH' },
-  federated_token_file: { label: 'Federated token file', hint: 'empty: AZURE_FEDERATED_TOKEN_FILE' },
+  certificate_file: { label: 'Certificate file', hint: 'a PEM file with the RSA key and its certificate; a path is taken from the config file only: empty here, AZURE_CLIENT_CERTIFICATE_PATH' },
+  federated_token_file: { label: 'Federated token file', hint: 'a path is taken from the config file only: empty here, AZURE_FEDERATED_TOKEN_FILE' },
   authority_host: { label: 'Authority host', hint: 'a sovereign cloud’s; empty: the endpoint’s cloud (login.microsoftonline.us for .azure.us), else login.microsoftonline.com' },
   scope: { label: 'Scope', hint: 'empty: the cloud’s, https://cognitiveservices.azure.com/.default (.azure.us or .azure.cn for a Government or China endpoint)' },
 };
