@@ -52,6 +52,10 @@ export function resolveEntraAuth(name: string, auth: EntraAuthConfig, source: 'a
   const scope = auth.scope ?? cloud?.scope ?? COGNITIVE_SERVICES_SCOPE;
   if (auth.credential === 'managed_identity') {
     const identityEndpoint = env.IDENTITY_ENDPOINT || null;
+    // IDENTITY_ENDPOINT is also set where the token endpoint speaks another protocol than App Service's (Azure Arc's
+    // challenge with a key file, Service Fabric's TLS pinning): said at once rather than failing every request.
+    const elsewhere = identityEndpoint === null ? null : env.IMDS_ENDPOINT ? 'Azure Arc (IMDS_ENDPOINT is set)' : env.IDENTITY_SERVER_THUMBPRINT ? 'Service Fabric (IDENTITY_SERVER_THUMBPRINT is set)' : null;
+    if (elsewhere) throw new ConfigError(`${where}: the managed identity of ${elsewhere} is not supported; use credential client_certificate or client_secret`);
     const identityHeader = identityEndpoint ? env.IDENTITY_HEADER || null : null;
     // One way to name a user-assigned identity: IMDS refuses a request naming it twice.
     const named = (['client_id', 'resource_id', 'object_id'] as const).filter((field) => auth[field] !== undefined);

@@ -39,6 +39,16 @@ describe('providers.<name>.auth (Microsoft Entra ID)', () => {
     expect(() => configFileSchema.parse({ providers: { azure: { auth: { type: 'entra', credential: 'managed_identity', resource_id: 'id-1' } } } })).toThrow(/resource id/);
   });
 
+  it("refuses a managed identity on Azure Arc or Service Fabric, whose endpoints speak another protocol, instead of failing every request", () => {
+    const auth = { type: 'entra', credential: 'managed_identity' };
+    expect(() => entraOf({ auth }, { IDENTITY_ENDPOINT: 'http://localhost:40342/metadata/identity/oauth2/token', IMDS_ENDPOINT: 'http://localhost:40342' })).toThrow(
+      /providers\.azure\.auth: the managed identity of Azure Arc .* is not supported/,
+    );
+    expect(() => entraOf({ auth }, { IDENTITY_ENDPOINT: 'https://10.0.0.4:2377/metadata/identity/oauth2/token', IDENTITY_HEADER: 'h', IDENTITY_SERVER_THUMBPRINT: 'ab12' })).toThrow(/Service Fabric/);
+    // App Service and Container Apps: IDENTITY_ENDPOINT and IDENTITY_HEADER only.
+    expect(entraOf({ auth }, { IDENTITY_ENDPOINT: 'http://127.0.0.1:41000/msi/token', IDENTITY_HEADER: 'h' })?.options.entra).toMatchObject({ identityEndpoint: 'http://127.0.0.1:41000/msi/token' });
+  });
+
   it('reads the client secret from an env: reference and the authority from AZURE_AUTHORITY_HOST (a sovereign cloud)', async () => {
     const azure = entraOf(
       { auth: { type: 'entra', credential: 'client_secret', tenant_id: 't', client_id: 'c', client_secret: 'env:MY_SECRET' } },
