@@ -132,6 +132,18 @@ describe('Azure OpenAI with a Microsoft Entra ID client secret', () => {
     }
   });
 
+  it("authorises the v1 API's Responses pass-through with the token too", async () => {
+    const v1 = await gateway({ providers: { azure: { ...clientSecretProvider(azure, entra), api_version: undefined } } });
+    azure.reset();
+    const response = await v1.client.responses.create({ model: 'azure/gpt-4o-prod', input: 'responses with entra' });
+    expect(response.output_text).toContain('responses with entra');
+    expect(azure.calls.map((call) => call.path)).toEqual(['/openai/v1/responses']);
+    for (const call of azure.calls) {
+      expect(call.headers.authorization).toMatch(/^Bearer eyJ/);
+      expect(call.headers['api-key']).toBeUndefined();
+    }
+  });
+
   it("uses the identity over a client's own x-tollgate-provider-key, as a configured key is", async () => {
     azure.reset();
     const byo = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { 'x-tollgate-provider-key': 'client-azure-key-1234' } });
