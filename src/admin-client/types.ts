@@ -126,7 +126,7 @@ export interface UsageQueryInput {
   to?: number | string;
   /** An IANA time zone: days are its local days, and times without an offset are read in it (default UTC). */
   tz?: string;
-  /** Groups the answer holds at most, the top ones by spend (default and most: 1,000); the rest are summed in `others`. */
+  /** Groups the answer holds at most, the top ones by spend (default and most: 1,000; fewer when their rows pass 50,000); the rest are summed in `others`. */
   limit?: number;
 }
 
@@ -142,7 +142,7 @@ export interface UsageReport {
   totals: Array<UsageCounts & { group: string }>;
   /** Groups with usage in the range, kept or not. */
   groups: number;
-  /** More groups than `limit`: `data` and `totals` hold the top ones by spend, `others` the rest summed. */
+  /** More groups than fit (`limit`, and 50,000 rows): `data` and `totals` hold the top ones by spend, `others` the rest summed. */
   truncated: boolean;
   others?: { groups: number; totals: UsageCounts; data: Array<UsageCounts & { start: string }> };
 }

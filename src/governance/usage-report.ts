@@ -19,12 +19,22 @@ export interface UsageReport {
   totals: Array<UsageCounts & { group: string }>;
   /** Groups with usage in the range, kept or not. */
   groups: number;
-  /** More groups than the limit: `data` and `totals` hold the top ones by spend, `others` the rest summed. */
+  /** More groups than fit (`limit`, MAX_ROWS): `data` and `totals` hold the top ones by spend, `others` the rest summed. */
   truncated: boolean;
   others?: { groups: number; totals: UsageCounts; data: Array<UsageCounts & { start: string }> };
 }
 
 type Total = UsageCounts & { group: string };
+
+/**
+ * Rows an answer holds at most (the kept groups' intervals with usage): `limit` bounds groups, not rows, and by hour
+ * 1,000 groups busy for 30 days were 720,000 rows (a 99 MB answer, the event loop held for 2.3 s building and
+ * writing it). 50,000 rows are about 7 MB; groups past them are summed in `others` like those past `limit`.
+ */
+export const MAX_ROWS = 50_000;
+
+/** A group's totals as the first scan sums them, with how many rows (buckets with usage) it would add to the answer. */
+type Ranked = Total & { rows: number; lastBucket: number };
 
 function bySpend(a: Total, b: Total): number {
   return b.spend_usd - a.spend_usd || b.requests - a.requests;
@@ -44,20 +54,47 @@ function dayOf(bounds: readonly number[], at: number): number {
 }
 
 /**
- * GET /api/usage's answer with at most `limit` groups: 20,000 keys over 30 days was 600,000 rows built at once (400
- * MB of heap, an 85 MB answer, the event loop held for 2.5 s; 18 s summing local days). A first scan sums each
- * group's totals and keeps the top `limit` by spend; a second builds their rows and sums the other groups per
- * interval into `others`, so charts of the whole still add up. Below the limit the answer is what it always was.
+ * The groups an answer keeps: the top ones by spend, at most `limit` of them and at most MAX_ROWS rows together (a
+ * prefix of the ranking, so the groups kept are always the biggest); null when every group fits.
+ */
+function keptGroups(ranked: Map<string, Ranked>, limit: number): Set<string> | null {
+  let rows = 0;
+  for (const total of ranked.values()) rows += total.rows;
+  if (ranked.size <= limit && rows <= MAX_ROWS) return null;
+  const kept = new Set<string>();
+  rows = 0;
+  for (const total of [...ranked.values()].sort(bySpend)) {
+    if (kept.size >= limit || rows + total.rows > MAX_ROWS) break;
+    kept.add(total.group);
+    rows += total.rows;
+  }
+  return kept;
+}
+
+/**
+ * GET /api/usage's answer with at most `limit` groups and MAX_ROWS rows: 20,000 keys over 30 days was 600,000 rows
+ * built at once (400 MB of heap, an 85 MB answer, the event loop held for 2.5 s; 18 s summing local days). A first
+ * scan sums each group's totals and counts its rows, and keeps the top groups by spend that fit; a second builds
+ * their rows and sums the other groups per interval into `others`, so charts of the whole still add up. Below both
+ * bounds the answer is what it always was.
  */
 export async function usageReport(source: UsageSource, query: UsageQuery, limit: number, days: LocalDays | null): Promise<UsageReport> {
-  const ranked = new Map<string, Total>();
-  await source.scan(query, (_start, group, counts) => {
+  const ranked = new Map<string, Ranked>();
+  await source.scan(query, (start, group, counts) => {
+    const bucket = days ? dayOf(days.bounds, start) : start;
+    if (bucket === -1) return;
     let total = ranked.get(group);
-    if (!total) ranked.set(group, (total = { group, ...emptyCounts() }));
+    if (!total) ranked.set(group, (total = { group, ...emptyCounts(), rows: 0, lastBucket: -1 }));
     addCounts(total, counts);
+    // Rows come oldest first (a group's hours of one local day one after another), so a new bucket is a new row; the
+    // deltas not written yet come last and may count a bucket twice, which only keeps a group fewer.
+    if (total.lastBucket !== bucket) {
+      total.rows++;
+      total.lastBucket = bucket;
+    }
   });
-  const truncated = ranked.size > limit;
-  const kept = truncated ? new Set([...ranked.values()].sort(bySpend).slice(0, limit).map((total) => total.group)) : null;
+  const kept = keptGroups(ranked, limit);
+  const truncated = kept !== null;
 
   // Rows by bucket (an interval's start, or a local day's index) and group; the other groups by bucket.
   const rows = new Map<number, Map<string, UsageCounts>>();
@@ -104,13 +141,13 @@ export async function usageReport(source: UsageSource, query: UsageQuery, limit:
     groups: ranked.size,
     truncated,
   };
-  if (truncated) {
+  if (kept) {
     const sum = emptyCounts();
     const otherRows = [...others].sort(([a], [b]) => a - b).map(([bucket, counts]) => {
       addCounts(sum, counts);
       return { start: startOf(bucket), ...counts, spend_usd: roundSpend(counts.spend_usd) };
     });
-    report.others = { groups: ranked.size - limit, totals: { ...sum, spend_usd: roundSpend(sum.spend_usd) }, data: otherRows };
+    report.others = { groups: ranked.size - kept.size, totals: { ...sum, spend_usd: roundSpend(sum.spend_usd) }, data: otherRows };
   }
   return report;
 }

@@ -15,7 +15,12 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
  */
 
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 const KEYS = 20_000;
+/** Teams busy every hour of 30 days: hourly rows are 720 per group, so 1,000 groups are 720,000 rows. */
+const TEAMS = 1_000;
+const HOURS = 720;
+const thisHour = Math.floor(Date.now() / HOUR) * HOUR;
 const DAYS = 30;
 let upstream: ScriptedUpstream;
 let tg: RunningGateway;
@@ -35,6 +40,14 @@ beforeAll(async () => {
       const counts = { ...emptyCounts(), requests: 3, spend_usd: k / 1_000_000, input_tokens: 30, output_tokens: 3 };
       deltas.set(`d${k}`, { key: ['key', 'day', today - d * DAY, group], counts });
       deltas.set(`h${k}`, { key: ['key', 'hour', today - d * DAY + (k % 24) * 3_600_000, group], counts });
+    }
+    await rollups.add(deltas);
+  }
+  for (let h = 1; h <= HOURS; h++) {
+    const deltas = new Map<string, { key: ['team', 'hour', number, string]; counts: ReturnType<typeof emptyCounts> }>();
+    for (let t = 0; t < TEAMS; t++) {
+      const counts = { ...emptyCounts(), requests: 2, spend_usd: (t + 1) / 1_000_000, input_tokens: 20, output_tokens: 2 };
+      deltas.set(`t${t}`, { key: ['team', 'hour', thisHour - h * HOUR, `team_bulk_${String(t).padStart(4, '0')}`], counts });
     }
     await rollups.add(deltas);
   }
@@ -90,6 +103,38 @@ describe('GET /api/usage with many groups', () => {
       expect(res.text.length, query).toBeLessThan(10_000_000);
       expect(lagMs, query).toBeLessThan(1_000);
     }
+  }, 120_000);
+
+  it('holds a bounded number of rows however many intervals each group has: 1,000 teams busy every hour of 30 days', async () => {
+    // 1,000 groups are within the limit, but by hour they were 720,000 rows: a 99 MB answer, the event loop held for 2.3 s.
+    for (const query of [`group_by=team&interval=hour&from=${thisHour - HOURS * HOUR}&to=${thisHour}`, `group_by=team&interval=hour&tz=Europe/Berlin&from=${thisHour - HOURS * HOUR}&to=${thisHour}`]) {
+      const { result: res, lagMs } = await maxLag(async () => {
+        const response = await fetch(`${tg.url}/api/usage?${query}`);
+        return { status: response.status, text: await response.text() };
+      });
+      expect(res.status, query).toBe(200);
+      const usage = JSON.parse(res.text);
+      expect(usage.groups).toBe(TEAMS);
+      expect(usage.truncated).toBe(true);
+      expect(usage.data.length).toBeLessThanOrEqual(50_000);
+      const kept = usage.totals.length;
+      expect(kept).toBeGreaterThan(10);
+      expect(usage.data.length).toBe(kept * HOURS);
+      // The top spenders, most first, and the rest summed, every request once.
+      expect(usage.totals[0].group).toBe(`team_bulk_${String(TEAMS - 1).padStart(4, '0')}`);
+      expect(usage.totals[kept - 1].group).toBe(`team_bulk_${String(TEAMS - kept).padStart(4, '0')}`);
+      expect(usage.others.groups).toBe(TEAMS - kept);
+      expect(usage.others.data).toHaveLength(HOURS);
+      expect(sum(usage.totals) + usage.others.totals.requests).toBe(TEAMS * HOURS * 2);
+      expect(sum(usage.data) + sum(usage.others.data)).toBe(TEAMS * HOURS * 2);
+      expect(res.text.length, query).toBeLessThan(10_000_000);
+      expect(lagMs, query).toBeLessThan(1_000);
+    }
+    // By (local) day the same range is 31 rows a group: the 1,000 fit.
+    const daily = (await api('GET', `/api/usage?group_by=team&interval=day&tz=Europe/Berlin&from=${thisHour - HOURS * HOUR}&to=${thisHour}`)).body;
+    expect(daily.truncated).toBe(false);
+    expect(daily.totals).toHaveLength(TEAMS);
+    expect(sum(daily.data)).toBe(TEAMS * HOURS * 2);
   }, 120_000);
 
   it('takes a smaller limit, and answers a range with few groups as before (nothing in others)', async () => {

@@ -131,7 +131,7 @@ export interface Usage {
   to: string;
   data: (UsageNumbers & { start: string; group: string })[];
   totals: (UsageNumbers & { group: string })[];
-  /** More groups than the answer holds (1,000): the rest summed; older gateways leave it out. */
+  /** More groups than the answer holds (1,000, fewer when their rows pass 50,000): the rest summed; older gateways leave it out. */
   truncated?: boolean;
   others?: { groups: number; totals: UsageNumbers; data: (UsageNumbers & { start: string })[] };
 }

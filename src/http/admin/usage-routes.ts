@@ -17,7 +17,7 @@ const MAX_LOCAL_DAYS_MS = 367 * DAY_MS;
 const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'Etc/GMT', 'GMT', 'Etc/UCT', 'UCT', 'Etc/Universal', 'Universal', 'Etc/Zulu', 'Zulu', 'Etc/GMT0', 'Etc/GMT+0', 'Etc/GMT-0', 'GMT0', 'GMT+0', 'GMT-0', 'Etc/Greenwich', 'Greenwich']);
 
 const USAGE_PARAMS = new Set(['group_by', 'interval', 'from', 'to', 'tz', 'limit']);
-/** Groups an answer holds at most (the top ones by spend; the rest are summed in `others`). */
+/** Groups an answer holds at most (the top ones by spend, within usage-report's MAX_ROWS; the rest are summed in `others`). */
 const MAX_GROUPS = 1_000;
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
