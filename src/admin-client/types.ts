@@ -128,6 +128,10 @@ export interface UsageQueryInput {
   tz?: string;
   /** Groups the answer holds at most, the top ones by spend (default and most: 1,000; fewer when their rows pass 50,000); the rest are summed in `others`. */
   limit?: number;
+  /** `spend` (default): the top groups by spend. `group`: every group in name order, `limit` a page; follow `next_after` with `after`. */
+  order?: 'spend' | 'group';
+  /** With `order: 'group'`: the previous page's `next_after`. */
+  after?: string;
 }
 
 export interface UsageReport {
@@ -145,6 +149,8 @@ export interface UsageReport {
   /** More groups than fit (`limit`, and 50,000 rows): `data` and `totals` hold the top ones by spend, `others` the rest summed. */
   truncated: boolean;
   others?: { groups: number; totals: UsageCounts; data: Array<UsageCounts & { start: string }> };
+  /** With `order: 'group'`: pass as `after` for the next page; null on the last. */
+  next_after?: string | null;
 }
 
 /** `POST /api/config/validate`: what a PUT of the same body would say, applying nothing. */

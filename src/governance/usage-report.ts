@@ -15,14 +15,22 @@ export interface LocalDays {
 export interface UsageReport {
   /** Rows of the groups kept, oldest first, then by group. */
   data: UsageRow[];
-  /** Per group kept, most spend first. */
+  /** Per group kept, most spend first (in name order with `order: group`). */
   totals: Array<UsageCounts & { group: string }>;
   /** Groups with usage in the range, kept or not. */
   groups: number;
   /** More groups than fit (`limit`, MAX_ROWS): `data` and `totals` hold the top ones by spend, `others` the rest summed. */
   truncated: boolean;
   others?: { groups: number; totals: UsageCounts; data: Array<UsageCounts & { start: string }> };
+  /** With `order: group`: the last group of this page when more come after it (ask again with it as `after`), else null. */
+  next_after?: string | null;
 }
+
+/**
+ * Which groups an answer holds: the top ones by spend (a dashboard's view), or a page of them in name order after
+ * `after` (a script that needs every key's usage: the top 1,000 leave the other 19,000 of 20,000 keys in one sum).
+ */
+export type UsageOrder = { by: 'spend' } | { by: 'group'; after: string | null };
 
 type Total = UsageCounts & { group: string };
 
@@ -40,6 +48,10 @@ function bySpend(a: Total, b: Total): number {
   return b.spend_usd - a.spend_usd || b.requests - a.requests;
 }
 
+function byGroup(a: Total, b: Total): number {
+  return a.group < b.group ? -1 : a.group > b.group ? 1 : 0;
+}
+
 /** The index of the local day `at` falls in, or -1 outside them. */
 function dayOf(bounds: readonly number[], at: number): number {
   if (at < (bounds[0] as number) || at >= (bounds[bounds.length - 1] as number)) return -1;
@@ -54,21 +66,25 @@ function dayOf(bounds: readonly number[], at: number): number {
 }
 
 /**
- * The groups an answer keeps: the top ones by spend, at most `limit` of them and at most MAX_ROWS rows together (a
- * prefix of the ranking, so the groups kept are always the biggest); null when every group fits.
+ * The groups an answer keeps, at most `limit` of them and at most MAX_ROWS rows together: the top ones by spend (a
+ * prefix of the ranking, so the groups kept are always the biggest), or the first in name order after `after`; null
+ * when every group fits. `next` is the last group kept when groups after it were left out (order by group only).
  */
-function keptGroups(ranked: Map<string, Ranked>, limit: number): Set<string> | null {
+function keptGroups(ranked: Map<string, Ranked>, limit: number, order: UsageOrder): { kept: Set<string> | null; next: string | null } {
   let rows = 0;
   for (const total of ranked.values()) rows += total.rows;
-  if (ranked.size <= limit && rows <= MAX_ROWS) return null;
+  const after = order.by === 'group' ? order.after : null;
+  if (after === null && ranked.size <= limit && rows <= MAX_ROWS) return { kept: null, next: null };
+  const candidates = order.by === 'spend' ? [...ranked.values()].sort(bySpend) : [...ranked.values()].filter((total) => after === null || total.group > after).sort(byGroup);
   const kept = new Set<string>();
   rows = 0;
-  for (const total of [...ranked.values()].sort(bySpend)) {
+  for (const total of candidates) {
     if (kept.size >= limit || rows + total.rows > MAX_ROWS) break;
     kept.add(total.group);
     rows += total.rows;
   }
-  return kept;
+  const next = order.by === 'group' && kept.size < candidates.length ? (candidates[kept.size - 1]?.group ?? null) : null;
+  return { kept, next };
 }
 
 /**
@@ -78,7 +94,7 @@ function keptGroups(ranked: Map<string, Ranked>, limit: number): Set<string> | n
  * their rows and sums the other groups per interval into `others`, so charts of the whole still add up. Below both
  * bounds the answer is what it always was.
  */
-export async function usageReport(source: UsageSource, query: UsageQuery, limit: number, days: LocalDays | null): Promise<UsageReport> {
+export async function usageReport(source: UsageSource, query: UsageQuery, limit: number, days: LocalDays | null, order: UsageOrder = { by: 'spend' }): Promise<UsageReport> {
   const ranked = new Map<string, Ranked>();
   await source.scan(query, (start, group, counts) => {
     const bucket = days ? dayOf(days.bounds, start) : start;
@@ -93,8 +109,8 @@ export async function usageReport(source: UsageSource, query: UsageQuery, limit:
       total.lastBucket = bucket;
     }
   });
-  const kept = keptGroups(ranked, limit);
-  const truncated = kept !== null;
+  const { kept, next } = keptGroups(ranked, limit, order);
+  const truncated = kept !== null && kept.size < ranked.size;
 
   // Rows by bucket (an interval's start, or a local day's index) and group; the other groups by bucket.
   const rows = new Map<number, Map<string, UsageCounts>>();
@@ -137,11 +153,12 @@ export async function usageReport(source: UsageSource, query: UsageQuery, limit:
   }
   const report: UsageReport = {
     data,
-    totals: [...totals].map(([group, counts]) => ({ group, ...counts, spend_usd: roundSpend(counts.spend_usd) })).sort(bySpend),
+    totals: [...totals].map(([group, counts]) => ({ group, ...counts, spend_usd: roundSpend(counts.spend_usd) })).sort(order.by === 'spend' ? bySpend : byGroup),
     groups: ranked.size,
     truncated,
+    ...(order.by === 'group' ? { next_after: next } : {}),
   };
-  if (kept) {
+  if (kept && truncated) {
     const sum = emptyCounts();
     const otherRows = [...others].sort(([a], [b]) => a - b).map(([bucket, counts]) => {
       addCounts(sum, counts);

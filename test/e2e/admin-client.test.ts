@@ -88,6 +88,19 @@ describe('usage', () => {
     expect(one.others?.groups).toBe(all.groups - 1);
     expect((one.others?.totals.requests ?? 0) + one.totals[0]!.requests).toBe(all.totals.reduce((sum, total) => sum + total.requests, 0));
   });
+
+  it('pages through every group in name order with order group and next_after', async () => {
+    const all = await admin.usage({ group_by: 'key', interval: 'hour' });
+    const names: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await admin.usage({ group_by: 'key', interval: 'hour', order: 'group', limit: 1, ...(after === undefined ? {} : { after }) });
+      names.push(...page.totals.map((total) => total.group));
+      if (page.next_after === null || page.next_after === undefined) break;
+      after = page.next_after;
+    }
+    expect(names).toEqual(all.totals.map((total) => total.group).sort());
+  });
 });
 
 describe('config.put and config.patch', () => {

@@ -137,6 +137,40 @@ describe('GET /api/usage with many groups', () => {
     expect(sum(daily.data)).toBe(TEAMS * HOURS * 2);
   }, 120_000);
 
+  it('pages through every group in name order (order=group, after=next_after), each page adding up to the whole', async () => {
+    // A chargeback script needs every key's spend, not the top 1,000 and a sum: 19,000 keys were out of reach.
+    const range = `from=${today - 2 * DAY}&to=${today - DAY}`;
+    const seen = new Map<string, { requests: number; spend_usd: number }>();
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = `/api/usage?group_by=key&order=group&limit=1000&${range}${after === null ? '' : `&after=${encodeURIComponent(after)}`}`;
+      const { status, body } = await api('GET', query);
+      expect(status, JSON.stringify(body).slice(0, 300)).toBe(200);
+      pages++;
+      expect(body.groups).toBe(KEYS);
+      expect(body.totals.length).toBeLessThanOrEqual(1_000);
+      const names = body.totals.map((total: { group: string }) => total.group);
+      // Name order, each page after the one before.
+      expect(names).toEqual([...names].sort());
+      if (after !== null) expect(names[0] > after).toBe(true);
+      for (const total of body.totals) {
+        expect(seen.has(total.group)).toBe(false);
+        seen.set(total.group, { requests: total.requests, spend_usd: total.spend_usd });
+      }
+      // What the page does not hold is summed in others: the whole range every time.
+      expect(sum(body.totals) + (body.others?.totals.requests ?? 0)).toBe(KEYS * 3);
+      after = body.next_after;
+      if (after !== null) expect(after).toBe(names.at(-1));
+    } while (after !== null && pages < 30);
+    expect(pages).toBe(KEYS / 1_000);
+    expect(seen.size).toBe(KEYS);
+    expect(seen.get('vk_bulk_00123')).toEqual({ requests: 3, spend_usd: 0.000123 });
+    // after belongs to order=group.
+    expect((await api('GET', `/api/usage?group_by=key&after=vk_bulk_00001&${range}`)).body.error).toMatchObject({ code: 'invalid_query', param: 'after' });
+    expect((await api('GET', `/api/usage?group_by=key&order=name&${range}`)).body.error).toMatchObject({ code: 'invalid_query', param: 'order' });
+  }, 120_000);
+
   it('takes a smaller limit, and answers a range with few groups as before (nothing in others)', async () => {
     const keys = [await createKey({ name: 'one' }), await createKey({ name: 'two' }), await createKey({ name: 'three' })];
     for (const [index, key] of keys.entries()) {
