@@ -120,6 +120,10 @@ export class RequestLogWrites {
         bodyChars += (entry.request_body?.length ?? 0) + (entry.response_body?.length ?? 0);
       }
     }
-    return { data, next_written_after: last, has_more: more };
+    // A page that read to the end has seen every record kept after the cursor: the numbers retention deleted up to
+    // `trimmed` are passed too, or a cursor left below them (a gap taken with allow_gaps over a log retention emptied)
+    // was refused with a 410 again at every poll until a new record came. Every number below `trimmed` was committed
+    // before it (numbers are given in commit order), so none can still appear.
+    return { data, next_written_after: more ? last : Math.max(last, trimmed), has_more: more };
   }
 }

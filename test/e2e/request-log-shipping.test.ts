@@ -218,4 +218,36 @@ describe('shipping the request log with written_after', () => {
     const exported = (await (await fetch(`${tg.url}/api/logs/export?format=jsonl`)).text()).split('\n').filter(Boolean);
     expect(exported.map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(listed);
   }, 60_000);
+
+  it('moves the cursor past a gap it was told to take, though retention left nothing after it: the next poll is not refused again', async () => {
+    // A gateway idle longer than its retention while its shipper was down: every record it had is deleted unread.
+    await tg?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    dataDir = mkdtempSync(join(tmpdir(), 'tollgate-shipping-e2e-'));
+    tg = await startGateway(config(upstream.url), {}, { dataDir });
+    const gone = [await quick(), await quick()];
+    await waitLogged(gone);
+    await tg.gateway.governance.trimRequestLog({ olderThan: null, maxEntries: 0 });
+    const exportAt = (at: string, extra = ''): Promise<Response> => fetch(`${tg!.url}/api/logs/export?format=jsonl&written_after=${at}${extra}`);
+    expect((await exportAt('0')).status).toBe(410);
+    // The operator takes the gap, as the 410 says: nothing is left to ship.
+    const gap = await exportAt('0', '&allow_gaps=true');
+    expect(gap.status).toBe(200);
+    expect(await gap.text()).toBe('');
+    expect(gap.headers.get('x-tollgate-has-more')).toBe('false');
+    const at = gap.headers.get('x-tollgate-next-written-after') as string;
+    // The cron job's next run, without allow_gaps: nothing new, and no 410 again.
+    const next = await exportAt(at);
+    expect(next.status).toBe(200);
+    expect(await next.text()).toBe('');
+    // The list says the same.
+    const listed = (await (await fetch(`${tg.url}/api/logs?written_after=0&allow_gaps=true`)).json()) as any;
+    expect(String(listed.next_written_after)).toBe(at);
+    // A record written since is shipped from there.
+    const fresh = await quick();
+    await waitLogged([fresh]);
+    const after = await exportAt(at);
+    expect(after.status).toBe(200);
+    expect((await after.text()).split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { id: string }).id)).toEqual([fresh]);
+  }, 60_000);
 });
