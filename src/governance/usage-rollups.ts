@@ -76,15 +76,26 @@ export function addCounts(into: UsageCounts, add: UsageCounts): void {
  * so `GET /api/usage` reads a few rows per group and interval instead of scanning the request log. Rows are keyed
  * `[dimension, interval, bucket start, group]`: a query is one range read. The log's retention does not touch them.
  */
+/** The key of the number of the last batch of deltas written (see `UsageRollups.add`). */
+const LAST_BATCH = 'last-batch';
+
 export class UsageRollups {
   private readonly db: Database<UsageCounts, RollupKey>;
+  /** The number of the last batch written, in the transaction that wrote it: which batches a read snapshot holds. */
+  private readonly batches: Database<number, string>;
 
-  constructor(root: RootDatabase) {
+  constructor(private readonly root: RootDatabase) {
     this.db = openRecords<UsageCounts, RollupKey>(root, { name: 'usage-rollups' });
+    this.batches = root.openDB<number, string>({ name: 'usage-rollups-batches' });
   }
 
-  /** Adds pending deltas (by rollup key) in one transaction. */
-  async add(deltas: ReadonlyMap<string, { key: RollupKey; counts: UsageCounts }>): Promise<void> {
+  /** The number of the last batch written (0 before the first). */
+  lastBatch(): number {
+    return this.batches.get(LAST_BATCH) ?? 0;
+  }
+
+  /** Adds pending deltas (by rollup key) in one transaction, noting there that batch number `batch` is written. */
+  async add(deltas: ReadonlyMap<string, { key: RollupKey; counts: UsageCounts }>, batch?: number): Promise<void> {
     if (deltas.size === 0) return;
     await this.db.transaction(() => {
       for (const { key, counts } of deltas.values()) {
@@ -93,33 +104,47 @@ export class UsageRollups {
         current.spend_usd = roundSpend(current.spend_usd);
         this.db.put(key, current);
       }
+      if (batch !== undefined) this.batches.put(LAST_BATCH, batch);
     });
   }
 
   /**
    * Visits the rows of the range, oldest first, then by group, in chunks with the event loop let in between (a range
    * of 20,000 keys over 30 days is 600,000 rows, some seconds of decoding). One iterator over one read snapshot, so
-   * a write committed meanwhile is not half seen.
+   * a write committed meanwhile is not half seen. `snapshotHolds` is called first with the number of the last batch
+   * that snapshot holds, so the caller adds only the deltas it does not.
    */
-  async scan(query: UsageQuery, visit: (start: number, group: string, counts: UsageCounts) => void): Promise<void> {
+  async scan(query: UsageQuery, visit: (start: number, group: string, counts: UsageCounts) => void, snapshotHolds?: (batch: number) => void): Promise<void> {
     const from = bucketStart(query.from, query.interval);
-    let inChunk = 0;
-    for (const { key, value } of this.db.getRange({ start: [query.group_by, query.interval, from], end: [query.group_by, query.interval, query.to], snapshot: true })) {
-      visit(key[2], key[3], value);
-      if (++inChunk < SCAN_CHUNK) continue;
-      inChunk = 0;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+    const txn = this.root.useReadTransaction();
+    try {
+      snapshotHolds?.(this.batches.get(LAST_BATCH, { transaction: txn }) ?? 0);
+      let inChunk = 0;
+      for (const { key, value } of this.db.getRange({ start: [query.group_by, query.interval, from], end: [query.group_by, query.interval, query.to], transaction: txn })) {
+        visit(key[2], key[3], value);
+        if (++inChunk < SCAN_CHUNK) continue;
+        inChunk = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      txn.done();
     }
   }
 
-  /** Rows of the range, oldest first, then by group. */
-  query(query: UsageQuery): UsageRow[] {
+  /** Rows of the range, oldest first, then by group, and the number of the last batch they hold (one read snapshot). */
+  query(query: UsageQuery): { rows: UsageRow[]; batch: number } {
     const from = bucketStart(query.from, query.interval);
     const rows: UsageRow[] = [];
-    for (const { key, value } of this.db.getRange({ start: [query.group_by, query.interval, from], end: [query.group_by, query.interval, query.to] })) {
-      rows.push({ start: new Date(key[2]).toISOString(), group: key[3], ...value });
+    const txn = this.root.useReadTransaction();
+    try {
+      const batch = this.batches.get(LAST_BATCH, { transaction: txn }) ?? 0;
+      for (const { key, value } of this.db.getRange({ start: [query.group_by, query.interval, from], end: [query.group_by, query.interval, query.to], transaction: txn })) {
+        rows.push({ start: new Date(key[2]).toISOString(), group: key[3], ...value });
+      }
+      return { rows, batch };
+    } finally {
+      txn.done();
     }
-    return rows;
   }
 }
 

@@ -50,8 +50,10 @@ export class UsageRollupWriter {
   private readonly stops: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
-  /** Deltas taken for a write that has not finished yet (see flush). */
-  private readonly inFlight: Array<ReturnType<typeof emptyPending>> = [];
+  /** Deltas taken for a write that has not finished yet (see flush), with their batch numbers. */
+  private readonly inFlight: Array<{ batch: number; pending: Pending }> = [];
+  /** The number of the last batch handed to the store (numbers go on from the store's across restarts). */
+  private batches: number;
 
   constructor(
     bus: EventBus,
@@ -66,6 +68,7 @@ export class UsageRollupWriter {
     ];
     this.timer = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
     this.timer.unref();
+    this.batches = rollups.lastBatch();
   }
 
   private record(event: RequestSummary): void {
@@ -112,45 +115,53 @@ export class UsageRollupWriter {
         for (const [group, counts] of byGroup) batch.set(`${dimension}\0${interval}\0${start}\0${group}`, { key: [dimension, interval, start, group], counts });
       }
     });
-    // Until the batch is stored, queries add it in from here (else a read between the two missed its requests).
-    const writing = this.pending;
+    // Until the batch is stored, queries add it in from here (else a read between the two missed its requests), when
+    // their read snapshot does not hold it yet: lmdb-js commits on its write thread and reads take a fresh snapshot each
+    // event-loop turn, so a query may see the batch stored before the write resolves (and counted it twice).
+    const writing = { batch: ++this.batches, pending: this.pending };
     this.inFlight.push(writing);
     this.pending = emptyPending();
     this.pendingRows = 0;
     this.writing = this.writing
-      .then(() => this.rollups.add(batch))
+      .then(() => this.rollups.add(batch, writing.batch))
       .catch((err: unknown) => this.log.error({ err, rows: batch.size }, 'could not write usage rollups'))
       .finally(() => this.inFlight.splice(this.inFlight.indexOf(writing), 1));
     return this.writing;
   }
 
+  /** The deltas a read snapshot holding batches up to `stored` lacks: those being written after it, and the pending. */
+  private unwrittenAfter(stored: number): Pending[] {
+    return [...this.inFlight.filter(({ batch }) => batch > stored).map(({ pending }) => pending), this.pending];
+  }
+
   /**
-   * Visits the stored rows, then the deltas not written yet (a (start, group) may come twice: visitors add), taken
-   * when the scan starts, as its read snapshot is.
+   * Visits the stored rows, then the deltas their read snapshot does not hold (a (start, group) may come twice:
+   * visitors add), taken when the scan starts, as its read snapshot is.
    */
   scan(query: UsageQuery, visit: (start: number, group: string, counts: UsageCounts) => void): Promise<void> {
     const from = bucketStart(query.from, query.interval);
     const slot = SLOTS.findIndex(({ dimension, interval }) => dimension === query.group_by && interval === query.interval);
     const unwritten: Array<[number, string, UsageCounts]> = [];
-    for (const pending of [...this.inFlight, this.pending]) {
-      for (const [start, byGroup] of pending[slot] ?? []) {
-        if (start >= query.to || start < from) continue;
-        for (const [group, counts] of byGroup) unwritten.push([start, group, { ...counts }]);
+    const stored = this.rollups.scan(query, visit, (batch) => {
+      for (const pending of this.unwrittenAfter(batch)) {
+        for (const [start, byGroup] of pending[slot] ?? []) {
+          if (start >= query.to || start < from) continue;
+          for (const [group, counts] of byGroup) unwritten.push([start, group, { ...counts }]);
+        }
       }
-    }
-    const stored = this.rollups.scan(query, visit);
+    });
     return stored.then(() => {
       for (const [start, group, counts] of unwritten) visit(start, group, counts);
     });
   }
 
-  /** The stored rows with the deltas not yet written added in. */
+  /** The stored rows with the deltas they do not hold added in. */
   query(query: UsageQuery): UsageRow[] {
-    const rows = this.rollups.query(query);
+    const { rows, batch } = this.rollups.query(query);
     const from = bucketStart(query.from, query.interval);
     const byKey = new Map(rows.map((row) => [`${row.start}\0${row.group}`, row]));
     const slot = SLOTS.findIndex(({ dimension, interval }) => dimension === query.group_by && interval === query.interval);
-    for (const pending of [...this.inFlight, this.pending]) {
+    for (const pending of this.unwrittenAfter(batch)) {
       for (const [start, byGroup] of pending[slot] ?? []) {
         if (start >= query.to || start < from) continue;
         for (const [group, counts] of byGroup) {

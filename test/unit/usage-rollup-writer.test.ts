@@ -86,6 +86,37 @@ describe('usage rollups as requests finish', () => {
     expect(strip(query('key', 'hour'))).toEqual(before);
   });
 
+  it('count a batch once when a query comes after it is committed but before its write has resolved', async () => {
+    // lmdb-js commits on its write thread and takes a fresh read snapshot each event-loop turn: a query in between saw
+    // the batch in the store and again among the batches being written, so the usage of a second of requests doubled.
+    const stored = new UsageRollups(root);
+    const range = { group_by: 'key' as const, interval: 'hour' as const, from: T0 - 2 * HOUR, to: T0 + 2 * HOUR };
+    const total = (rows: Array<{ requests: number }>): number => rows.reduce((sum, row) => sum + row.requests, 0);
+    let caught = 0;
+    for (let round = 0; round < 50 && caught < 3; round++) {
+      finished('k1', 'openai', 200, 0.5);
+      finished('k2', 'openai', 200, 0.5);
+      const expected = total(query('key', 'hour'));
+      let resolved = false;
+      const flushing = writer.flush().then(() => (resolved = true));
+      while (!resolved) {
+        if (total(stored.query(range).rows) === expected) {
+          // Committed, and the write has not resolved yet.
+          caught++;
+          expect(total(query('key', 'hour'))).toBe(expected);
+          let scanned = 0;
+          await writer.scan(range, (_start, _group, counts) => (scanned += counts.requests));
+          expect(scanned).toBe(expected);
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      await flushing;
+      expect(total(query('key', 'hour'))).toBe(expected);
+    }
+    expect(caught).toBeGreaterThan(0);
+  });
+
   it('group a request by model only when that model answered (a refusal of an invented name is not a model)', async () => {
     finished('k1', 'openai', 200, 0.5);
     for (let i = 0; i < 5; i++) {
