@@ -1,6 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { gatewayError } from '../core/errors.js';
-import { matchesLogFilter, MAX_PAGE_BODY_CHARS, MAX_SCANNED_PER_PAGE, type RequestLogFilter } from './request-log-query.js';
+import { bodyChars, matchesLogFilter, MAX_PAGE_BODY_CHARS, MAX_SCANNED_BODY_CHARS, MAX_SCANNED_PER_PAGE, type RequestLogFilter } from './request-log-query.js';
 import type { RequestLogEntry } from './types.js';
 
 /**
@@ -84,7 +84,8 @@ export class RequestLogWrites {
 
   /**
    * Entries written after `query.after`, oldest write first, at most `limit` of them, at most MAX_SCANNED_PER_PAGE
-   * looked at (a rare filter answers a short page with `has_more`) and about MAX_PAGE_BODY_CHARS of bodies. Read synchronously, so the
+   * looked at (a rare filter answers a short page with `has_more`), about MAX_PAGE_BODY_CHARS of bodies taken and
+   * MAX_SCANNED_BODY_CHARS read. Read synchronously, so the
    * page and the retention check see one committed state. A cursor past the last write_seq (a cursor from another
    * gateway) is a 400; one retention has overtaken is a 410 unless `allowGaps`.
    */
@@ -105,19 +106,22 @@ export class RequestLogWrites {
     let last = query.after;
     let scanned = 0;
     let more = false;
-    let bodyChars = 0;
+    let kept = 0;
+    let read = 0;
     for (const { key, value } of this.db.getRange({ start: query.after + 1 })) {
-      if (data.length >= query.limit || scanned >= MAX_SCANNED_PER_PAGE || bodyChars >= MAX_PAGE_BODY_CHARS) {
+      if (data.length >= query.limit || scanned >= MAX_SCANNED_PER_PAGE || kept >= MAX_PAGE_BODY_CHARS || read >= MAX_SCANNED_BODY_CHARS) {
         more = true;
         break;
       }
       scanned++;
       last = key;
       const entry = typeof value === 'string' ? log.get(value) : undefined;
+      const chars = entry ? bodyChars(entry) : 0;
+      read += chars;
       // An id written again later (a reused request id) is taken at its last write only.
       if (entry && entry.write_seq === key && matchesLogFilter(entry, query, q)) {
         data.push(entry);
-        bodyChars += (entry.request_body?.length ?? 0) + (entry.response_body?.length ?? 0);
+        kept += chars;
       }
     }
     // A page that read to the end has seen every record kept after the cursor: the numbers retention deleted up to
