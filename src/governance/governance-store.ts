@@ -1,4 +1,4 @@
-import { ERROR_INDEX_COMPLETE, errorIndexValue, queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
+import { bodyChars, ERROR_INDEX_COMPLETE, errorIndexValue, MAX_SCANNED_BODY_CHARS, queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
 import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
 import { commit, commitSoon, commitWaiting } from '../store/commit.js';
@@ -510,7 +510,14 @@ export class GovernanceStore {
     while (deleted < max && !stopped()) {
       const take = Math.min(batch, max - deleted);
       const doomed: Array<{ id: string; keyId: string | null; failed: boolean; seq: number | undefined }> = [];
-      for (const { key, value } of this.log.getRange({ ...(end === null ? {} : { end }), limit: take })) doomed.push({ id: key, keyId: value.key_id, failed: value.status >= 400, seq: value.write_seq });
+      // Reading an entry decodes its logged bodies too: a batch also ends once it has read MAX_SCANNED_BODY_CHARS of
+      // them (1,000 entries with 1 MiB bodies held the event loop for seconds).
+      let read = 0;
+      for (const { key, value } of this.log.getRange({ ...(end === null ? {} : { end }), limit: take })) {
+        doomed.push({ id: key, keyId: value.key_id, failed: value.status >= 400, seq: value.write_seq });
+        read += bodyChars(value);
+        if (read >= MAX_SCANNED_BODY_CHARS) break;
+      }
       if (doomed.length === 0) break;
       await this.root.transaction(() => {
         for (const { id, keyId, failed } of doomed) {
@@ -521,7 +528,7 @@ export class GovernanceStore {
         this.logWrites.trimmed(doomed.flatMap(({ seq }) => (seq === undefined ? [] : [seq])));
       });
       deleted += doomed.length;
-      if (doomed.length < take) break;
+      if (doomed.length < take && read < MAX_SCANNED_BODY_CHARS) break;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return deleted;

@@ -2,7 +2,8 @@
 // or not it matches the filter. A page looked at up to 10,000 records: a log shipper or a dashboard filtering for
 // something rare over records with large bodies held the event loop for seconds (10-14 s with 256 KiB bodies), and
 // every request through the gateway waited. A page now also ends once it has read about 16 MiB of bodies, with its
-// cursor, so the filter takes more, short calls (16 MiB, about 90 ms here).
+// cursor, so the filter takes more, short calls (16 MiB, about 90 ms here). Retention, which read such records 1,000 at
+// a time to delete them, takes as few at a time.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -81,5 +82,23 @@ describe('a filtered page over records with large logged bodies', () => {
     expect(listed.ids).toEqual([]);
     expect(listed.calls).toBeGreaterThan(1);
     expect(listed.lagMs).toBeLessThan(300);
+  }, 120_000);
+
+  it('has retention delete such records without holding the event loop (it read 1,000 whole records a batch)', async () => {
+    let last = performance.now();
+    let lagMs = 0;
+    const probe = setInterval(() => {
+      const now = performance.now();
+      lagMs = Math.max(lagMs, now - last - 5);
+      last = now;
+    }, 5);
+    const deleted = await tg.gateway.governance.trimRequestLog({ olderThan: null, maxEntries: 1 });
+    clearInterval(probe);
+    expect(deleted).toBeGreaterThanOrEqual(BIG);
+    expect(lagMs).toBeLessThan(300);
+    // The newest record is the one kept; a shipper from the start is told of the gap.
+    const left = (await (await fetch(`${tg.url}/api/logs?limit=500`)).json()) as { data: Array<{ id: string }> };
+    expect(left.data.map((entry) => entry.id)).toEqual([needle]);
+    expect((await fetch(`${tg.url}/api/logs?written_after=${start}`)).status).toBe(410);
   }, 120_000);
 });
