@@ -7,6 +7,12 @@ import { count, dateTime, dateTimeInput, isoWithOffset, ms, usd } from '../forma
 import { href, navigate, type Location } from '../router.js';
 
 const PAGE_SIZE = 50;
+/**
+ * Calls one view makes at most while the API answers empty pages with a cursor: a page looks at a bounded number of
+ * records and of their logged bodies, so a filter that matches rarely may come back empty though older records
+ * match. Followed, the match further back shows instead of "no requests match".
+ */
+const MAX_CALLS = 25;
 
 /** The filters of GET /api/logs the page offers; they live in the URL (`#/logs?status=5xx`), so views are links. */
 const FILTERS = [
@@ -49,7 +55,13 @@ export function LogsPage({ location }: { location: Location }) {
   // Cursors of the pages already seen, so "Newer" can go back (the API pages one way: older).
   const trail = (location.query.get('trail') ?? '').split(',').filter(Boolean);
   const key = JSON.stringify([filters, before]);
-  const logs = useApi((signal) => api.get<List<LogRecord>>('/logs', { ...filters, before, limit: PAGE_SIZE }, signal), [key]);
+  const logs = useApi(async (signal) => {
+    let page = await api.get<List<LogRecord>>('/logs', { ...filters, before, limit: PAGE_SIZE }, signal);
+    for (let calls = 1; page.data.length === 0 && page.next_before && calls < MAX_CALLS; calls++) {
+      page = await api.get<List<LogRecord>>('/logs', { ...filters, before: page.next_before, limit: PAGE_SIZE }, signal);
+    }
+    return page;
+  }, [key]);
 
   const apply = (event: Event): void => {
     event.preventDefault();
@@ -99,6 +111,8 @@ export function LogsPage({ location }: { location: Location }) {
       {logs.data ? (
         logs.data.data.length ? (
           <LogTable records={logs.data.data} />
+        ) : logs.data.next_before ? (
+          <Empty>None of the records looked at so far match these filters: Older → looks further back.</Empty>
         ) : (
           <Empty>No requests match{Object.values(filters).some(Boolean) ? ' these filters' : ' yet: send one to /v1 and it shows here'}.</Empty>
         )
