@@ -4,6 +4,7 @@ import { parseConfigSyntax, readConfigText } from '../config/load-file.js';
 import { resolveRuntimeConfig } from '../config/runtime.js';
 import { configFileSchema, issueMessage } from '../config/schema.js';
 import { ConfigError, type Env } from '../config/secret-ref.js';
+import { maskValuesIn, secretOptionValues } from '../config/plugin-secrets.js';
 import type { RuntimeConfig } from '../core/config.js';
 import { loadPluginModule } from '../pipeline/load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from '../pipeline/placement.js';
@@ -46,9 +47,12 @@ async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<st
       const limit = entry.init_timeout_ms ?? DEFAULT_INIT_TIMEOUT_MS;
       const { definition } = await within(loadPluginModule(entry, index, { baseDir, cwd: process.cwd() }), Date.now() + limit, () => tooSlowToLoad(entry.name, index, limit));
       checkRequires(definition, entry.name, index, (key) => GATEWAY_SERVICE_IDS.has(key.id));
-      const options = definition.options?.safeParse(runtime.pluginOptions.get(entry.name) ?? {});
+      const resolved = runtime.pluginOptions.get(entry.name);
+      const options = definition.options?.safeParse(resolved ?? {});
+      // A refinement's message may quote the value it refused: a CI log must not get a secret (see plugin-host.ts).
+      const secrets = secretOptionValues(entry.options, resolved, Array.isArray(definition.secretOptions) ? definition.secretOptions : []);
       for (const issue of options && !options.success ? options.error.issues : []) {
-        errors.push(`${[`plugins.${index}.options`, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+        errors.push(`${[`plugins.${index}.options`, ...issue.path.map(String)].join('.')}: ${maskValuesIn(issue.message, secrets)}`);
       }
       placed.push({ name: entry.name, placement: entry.placement ?? definition.placement ?? {}, where: `plugins.${index}.placement` });
     } catch (err) {

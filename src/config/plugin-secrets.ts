@@ -89,3 +89,36 @@ export function restoreMaskedPluginEntries(
     return { ...entry, options };
   });
 }
+
+/** Secret values shorter than this are left in text: masking them would hide ordinary words and numbers. */
+const SHORTEST_MASKED_VALUE = 4;
+
+/**
+ * The secret values in one plugin's options: those at the paths it declares secret, and those read from an
+ * `env:`/`file:` reference (the operator kept them out of the config, whatever the plugin declares). `written` is
+ * the options as the config holds them, `resolved` with their references read.
+ */
+export function secretOptionValues(written: unknown, resolved: unknown, declared: readonly string[]): string[] {
+  const values = new Set<string>();
+  const walk = (value: unknown, path: readonly string[]): void => {
+    if (typeof value === 'string' || typeof value === 'number') {
+      const asWritten = optionAt(written, path);
+      const fromReference = typeof asWritten === 'string' && asWritten !== value && (asWritten.startsWith('env:') || asWritten.startsWith('file:'));
+      const text = String(value);
+      if ((fromReference || isSecretOption(declared, path)) && text.length >= SHORTEST_MASKED_VALUE) values.add(text);
+    } else if (Array.isArray(value)) value.forEach((item, i) => walk(item, [...path, String(i)]));
+    else if (isRecord(value)) for (const [key, item] of Object.entries(value)) walk(item, [...path, key]);
+  };
+  walk(resolved, []);
+  return [...values];
+}
+
+/**
+ * `text` (a plugin's error message) with each of `values` shown as the config shows a secret (`****abcd`): a plugin
+ * that quotes its credential when it refuses it must not put it in the log, /health or an API answer.
+ */
+export function maskValuesIn(text: string, values: readonly string[]): string {
+  let out = text;
+  for (const value of [...values].sort((a, b) => b.length - a.length)) if (out.includes(value)) out = out.split(value).join(maskSecret(value));
+  return out;
+}

@@ -1,5 +1,6 @@
 import type { RuntimeConfig } from '../core/config.js';
 import { ConfigError } from '../config/secret-ref.js';
+import { maskValuesIn, secretOptionValues } from '../config/plugin-secrets.js';
 import { optionsJsonSchema, type PluginOptionsSchema } from '../config/json-schema.js';
 import type { Log } from '../log.js';
 import { loadPluginModule } from './load-plugins.js';
@@ -82,17 +83,21 @@ export class PluginHost {
         this.noteSecretOptions(entry.name, definition, index);
         // The options with their env:/file: references read (config.plugins keeps them as written, for showing).
         const written = config.pluginOptions.has(entry.name) ? config.pluginOptions.get(entry.name) : entry.options;
-        const options = this.parseOptions(definition, written, index);
+        // What the plugin says when it refuses its options may quote a credential: such a message goes to the
+        // log, an API answer and, for a file save, the public /health, so its secret values are masked in it.
+        const secrets = secretOptionValues(entry.options, written, this.secretOptions(entry.name));
+        const said = (err: unknown): string => maskValuesIn(firstLine(err), secrets);
+        const options = this.parseOptions(definition, written, index, secrets);
         const services = this.deps.services.scoped(entry.name, definition.requires ?? []);
         let stage: Stage | null;
         try {
           stage = definition.create(options, config, services);
         } catch (err) {
-          throw new ConfigError(`plugins.${index}: plugin "${entry.name}" failed to create its stage: ${firstLine(err)}`);
+          throw new ConfigError(`plugins.${index}: plugin "${entry.name}" failed to create its stage: ${said(err)}`);
         }
         if (isThenable(stage)) {
           // An `async create`: its rejection would otherwise be unhandled, which ends the process under `tollgate serve`.
-          stage.then(undefined, (err: unknown) => this.deps.log.warn({ err, plugin: entry.name }, `plugin "${entry.name}": the Promise its create() returned rejected`));
+          stage.then(undefined, (err: unknown) => this.deps.log.warn({ plugin: entry.name, error: said(err) }, `plugin "${entry.name}": the Promise its create() returned rejected`));
           throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() returned a Promise; it must return a stage ({ name, run }) or null synchronously (do asynchronous set-up in init)`);
         }
         if (stage !== null && !isStage(stage)) {
@@ -218,13 +223,14 @@ export class PluginHost {
     return definition;
   }
 
-  private parseOptions(definition: PluginDefinition, options: unknown, index: number): unknown {
+  private parseOptions(definition: PluginDefinition, options: unknown, index: number, secrets: readonly string[]): unknown {
     if (!definition.options) return options;
     const result = definition.options.safeParse(options ?? {});
     if (result.success) return result.data;
     const issue = result.error.issues[0];
     const path = [`plugins.${index}.options`, ...(issue?.path.map(String) ?? [])].join('.');
-    throw new ConfigError(`${path}: ${issue?.message ?? 'invalid options'}`);
+    // A refinement's message is the plugin's own words, and may quote the value it refused.
+    throw new ConfigError(`${path}: ${maskValuesIn(issue?.message ?? 'invalid options', secrets)}`);
   }
 
   private async closeStage(stage: Stage): Promise<void> {

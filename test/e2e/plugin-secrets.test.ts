@@ -2,9 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
+import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load-file.js';
-import { AdminClient } from '../helpers/admin.js';
+import { AdminClient, type AdminResponse } from '../helpers/admin.js';
 import { openAIConfig, startGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -192,6 +193,90 @@ describe('secrets in plugin options', () => {
     const missing = join(dir, 'no-such-secret');
     const fromFile = startGateway(openAIConfig(upstream.url, { plugins: [{ name: 'moderation', path: pluginPath, options: { api_key: `file:${missing}` } }] }), {});
     await expect(fromFile).rejects.toThrow(`plugins.0.options.api_key: cannot read ${missing}: ENOENT`);
+  });
+
+  it("keeps its secrets out of the error a plugin's create throws quoting them: at start, in a rejected file save (/health, GET /api/config, the log), through the API", async () => {
+    // A plugin that checks its credentials when it makes its stage and says which one it refuses, quoting it (as
+    // plugins, and the client libraries they build there, do): api_key is declared secret, region_token is not
+    // but comes from a reference, which the operator wrote to keep the value out of the config.
+    const strictPath = join(dir, 'strict-moderation.mjs');
+    writeFileSync(
+      strictPath,
+      `export default {
+        name: 'strict-moderation',
+        secretOptions: ['api_key'],
+        create(options) {
+          if (options.api_key.endsWith('-BAD')) throw new Error('the service refused api_key ' + options.api_key + ' (region token ' + options.region_token + ')');
+          return null;
+        },
+      };`,
+    );
+    const GOOD = 'strict-key-DISTINCTIVE-good-1111';
+    const BAD = 'strict-key-DISTINCTIVE-refused-BAD';
+    const REGION = 'region-token-DISTINCTIVE-3141';
+    const entry = (options: Record<string, string>) => ({ name: 'strict-moderation', path: strictPath, options });
+
+    // At start: the error names the plugin and the option's place, never the values.
+    const started = startGateway(openAIConfig(upstream.url, { plugins: [entry({ api_key: 'env:STRICT_KEY', region_token: 'env:REGION' })] }), { STRICT_KEY: BAD, REGION });
+    const refusal = await started.then(
+      async (tg) => {
+        await tg.stop();
+        return null;
+      },
+      (err: Error) => err.message,
+    );
+    expect(refusal).toContain('plugins.0: plugin "strict-moderation" failed to create its stage: the service refused api_key ****-BAD');
+    expect(refusal).not.toContain(BAD);
+    expect(refusal).not.toContain(REGION);
+
+    // A saved file whose secret file now holds a key the plugin refuses: the rejection is public on /health.
+    const secretDir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-secret-refused-'));
+    const secretPath = join(secretDir, 'strict-key');
+    writeFileSync(secretPath, `${GOOD}\n`);
+    const configPath = join(secretDir, 'tollgate.config.yaml');
+    writeFileSync(
+      configPath,
+      [
+        'providers:',
+        '  openai:',
+        `    base_url: ${upstream.url}/v1`,
+        '    api_key: sk-upstream-test',
+        'plugins:',
+        '  - name: strict-moderation',
+        `    path: ${strictPath}`,
+        '    options:',
+        `      api_key: "file:${secretPath}"`,
+        '      region_token: "env:REGION"',
+        '',
+      ].join('\n'),
+    );
+    const logged: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(line) });
+    const tg = await startGateway(parseConfigText(readFileSync(configPath, 'utf8'), configPath), { REGION }, { configPath, log });
+    const api = new AdminClient(tg.url);
+    try {
+      writeFileSync(`${secretPath}.tmp`, `${BAD}\n`);
+      renameSync(`${secretPath}.tmp`, secretPath);
+      let health: AdminResponse | null = null;
+      for (const deadline = Date.now() + 5000; Date.now() < deadline; await new Promise((done) => setTimeout(done, 20))) {
+        health = await api.get('/health');
+        if (health.body.config_file_rejection !== null) break;
+      }
+      expect(health?.body.config_file_rejection?.reason).toContain('plugins.0: plugin "strict-moderation" failed to create its stage: the service refused api_key ****-BAD');
+      const view = await api.get('/api/config');
+      expect(view.body.file_rejection.reason).toContain('****-BAD');
+
+      // Through the API: the caller's own literal key is not echoed to it or logged either.
+      const patched = await api.patch('/api/config', { plugins: [entry({ api_key: BAD, region_token: 'plain-region' })] });
+      expect(patched.status).toBe(400);
+      expect(patched.body.error.message).toContain('failed to create its stage: the service refused api_key ****-BAD (region token plain-region)');
+
+      for (const seen of api.seen) for (const secret of [BAD, REGION]) expect(seen.text).not.toContain(secret);
+      for (const line of logged) for (const secret of [BAD, REGION]) expect(line).not.toContain(secret);
+    } finally {
+      await tg.stop();
+      rmSync(secretDir, { recursive: true, force: true });
+    }
   });
 
   it('gives the plugin a file: secret read again when its file is rewritten (a rotated Kubernetes Secret)', async () => {

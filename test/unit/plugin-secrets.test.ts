@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolvedOptions } from '../../src/config/plugin-options.js';
-import { isSecretOption, mapPluginSecrets, maskPluginEntries, restoreMaskedPluginEntries } from '../../src/config/plugin-secrets.js';
+import { isSecretOption, mapPluginSecrets, maskPluginEntries, maskValuesIn, restoreMaskedPluginEntries, secretOptionValues } from '../../src/config/plugin-secrets.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 
 const entry = (options: unknown) => ({ name: 'dlp', path: 'dlp.mjs', options });
@@ -50,5 +50,15 @@ describe('plugin option secrets', () => {
     const plugins = [entry({ api_key: 'env:DLP_KEY' })];
     expect(resolveRuntimeConfig({ api: {}, file: { plugins } }, { DLP_KEY: 'from-env' }, 1).pluginOptions.get('dlp')).toEqual({ api_key: 'from-env' });
     expect(resolveRuntimeConfig({ api: { plugins }, file: {} }, { DLP_KEY: 'from-env' }, 1).pluginOptions.get('dlp')).toEqual({ api_key: 'env:DLP_KEY' });
+  });
+
+  it("finds the secret values of a plugin's options (declared, or read from a reference) and masks them in a message", () => {
+    const written = { api_key: 'literal-declared-key-0001', pin: 482913, region: 'env:REGION', plain: 'plain-value-0002', list: ['file:/run/a'], short: 'env:S' };
+    const resolved = { ...written, region: 'region-from-env-0003', list: ['token-from-file-0004'], short: 'abc' };
+    const values = secretOptionValues(written, resolved, ['api_key', 'pin']);
+    expect(values.sort()).toEqual(['482913', 'literal-declared-key-0001', 'region-from-env-0003', 'token-from-file-0004']);
+    expect(maskValuesIn('refused literal-declared-key-0001 and 482913 in region-from-env-0003, not plain-value-0002', values)).toBe(
+      'refused ****0001 and **** in ****0003, not plain-value-0002',
+    );
   });
 });
