@@ -21,13 +21,21 @@ export function isSecretOption(declared: readonly string[], path: readonly strin
   });
 }
 
-/** `options` with each string leaf `change(value, path)` says to change changed; the rest as it is. */
-export function mapOptionStrings(options: unknown, change: (value: string, path: readonly string[]) => string, path: readonly string[] = []): unknown {
-  if (typeof options === 'string') return change(options, path);
-  if (Array.isArray(options)) return options.map((item, i) => mapOptionStrings(item, change, [...path, String(i)]));
+/**
+ * `options` with each string leaf `change(value, path, shape)` says to change changed; the rest as it is. `shape` is
+ * the path with its array indexes as `*`: the place of a leaf whatever its list's order.
+ */
+export function mapOptionStrings(
+  options: unknown,
+  change: (value: string, path: readonly string[], shape: readonly string[]) => string,
+  path: readonly string[] = [],
+  shape: readonly string[] = [],
+): unknown {
+  if (typeof options === 'string') return change(options, path, shape);
+  if (Array.isArray(options)) return options.map((item, i) => mapOptionStrings(item, change, [...path, String(i)], [...shape, '*']));
   if (isRecord(options)) {
     const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(options)) out[key] = mapOptionStrings(value, change, [...path, key]);
+    for (const [key, value] of Object.entries(options)) out[key] = mapOptionStrings(value, change, [...path, key], [...shape, key]);
     return out;
   }
   return options;
@@ -65,8 +73,10 @@ export function maskPluginEntries(entries: readonly PluginEntryConfig[], secrets
 
 /**
  * Plugin entries a client read (secrets masked) and writes back: a secret option that shows the masked form of the
- * stored entry's (of the same name, at the same place) is the stored value again. `refuse(where, stored)` says what
- * to do with a masked value that stands for nothing stored (a reference of the file's stored there, or nothing).
+ * stored entry's (of the same name, at the same place) is the stored value again; one moved within a list (an item
+ * before it removed, the list reordered: `endpoints.*.token`) is the one stored value of that list whose masked form
+ * it shows. `refuse(where, stored)` says what to do with a masked value that stands for nothing stored (a reference
+ * of the file's stored there, or nothing).
  */
 export function restoreMaskedPluginEntries(
   next: readonly PluginEntryConfig[],
@@ -79,12 +89,23 @@ export function restoreMaskedPluginEntries(
     if (entry.options === undefined) return entry;
     const declared = secrets(entry.name);
     const before = stored.find((candidate) => candidate.name === entry.name)?.options;
-    const options = mapOptionStrings(entry.options, (value, path) => {
+    // The stored strings by their place in lists whatever their index: written back with an item before them
+    // removed, a masked secret read at endpoints.1.token is sent at endpoints.0.token.
+    const byShape = new Map<string, string[]>();
+    mapOptionStrings(before, (value, _path, shape) => {
+      const key = shape.join('\u0000');
+      byShape.set(key, [...(byShape.get(key) ?? []), value]);
+      return value;
+    });
+    const options = mapOptionStrings(entry.options, (value, path, shape) => {
       if (!isSecretOption(declared, path)) return value;
       const storedValue = optionAt(before, path);
       if (typeof storedValue === 'string' && storedValue !== value && maskSecret(storedValue) === value) return storedValue;
-      if (isMasked(value)) throw refuse(['plugins', index, 'options', ...path].join('.'), storedValue);
-      return value;
+      if (!isMasked(value)) return value;
+      const moved = new Set((byShape.get(shape.join('\u0000')) ?? []).filter((candidate) => candidate !== value && maskSecret(candidate) === value));
+      // Two stored values with the same masked form (the same last four characters): which one it stands for is unknown.
+      if (moved.size === 1) return [...moved][0] as string;
+      throw refuse(['plugins', index, 'options', ...path].join('.'), storedValue);
     });
     return { ...entry, options };
   });

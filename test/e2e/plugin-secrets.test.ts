@@ -187,6 +187,64 @@ describe('secrets in plugin options', () => {
     }
   });
 
+  it('keeps the masked secrets of a list written back with an item removed or moved (endpoints.*.token)', async () => {
+    const fanoutPath = join(dir, 'fanout.mjs');
+    writeFileSync(
+      fanoutPath,
+      `const probe = () => (globalThis.__pluginSecretsProbe ??= { created: [] });
+      export default {
+        name: 'fanout',
+        secretOptions: ['endpoints.*.token', 'signing_keys'],
+        create(options) { probe().created.push(options); return null; },
+      };`,
+    );
+    const A = 'endpoint-token-DISTINCTIVE-aaaa';
+    const B = 'endpoint-token-DISTINCTIVE-bbbb';
+    const C = 'endpoint-token-DISTINCTIVE-cccc';
+    const OLD = 'signing-key-DISTINCTIVE-old-0001';
+    const NEW = 'signing-key-DISTINCTIVE-new-0002';
+    const tg = await startGateway(openAIConfig(upstream.url));
+    const api = new AdminClient(tg.url);
+    try {
+      const options = {
+        endpoints: [
+          { url: 'https://a.example', token: A },
+          { url: 'https://b.example', token: B },
+          { url: 'https://c.example', token: C },
+        ],
+        signing_keys: [OLD, NEW],
+      };
+      expect((await api.patch('/api/config', { plugins: [{ name: 'fanout', path: fanoutPath, options }] })).status).toBe(200);
+
+      // The dashboard's editor: the first endpoint and the old signing key removed (a key rotation finished), the rest
+      // moved up a place, everything else sent back as read.
+      const view = (await api.get('/api/config')).body;
+      expect(view.plugins[0].options.signing_keys).toEqual([`****${OLD.slice(-4)}`, `****${NEW.slice(-4)}`]);
+      view.plugins[0].options.endpoints.shift();
+      view.plugins[0].options.signing_keys.shift();
+      const removed = await api.put('/api/config', view);
+      expect(removed.status).toBe(200);
+      expect(lastCreated()).toEqual({ endpoints: [{ url: 'https://b.example', token: B }, { url: 'https://c.example', token: C }], signing_keys: [NEW] });
+
+      // Swapped: each masked token still stands for its own endpoint's.
+      const again = (await api.get('/api/config')).body;
+      again.plugins[0].options.endpoints.reverse();
+      expect((await api.put('/api/config', again)).status).toBe(200);
+      expect((lastCreated() as unknown as { endpoints: unknown }).endpoints).toEqual([{ url: 'https://c.example', token: C }, { url: 'https://b.example', token: B }]);
+
+      // A masked value that stands for no stored value in the list is still refused, naming its place.
+      const unknown = (await api.get('/api/config')).body;
+      unknown.plugins[0].options.endpoints[1].token = '****zzzz';
+      const refused = await api.put('/api/config', unknown);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.param).toBe('plugins.0.options.endpoints.1.token');
+      expectNoSecret(api);
+      for (const seen of api.seen) for (const secret of [A, B, C, OLD, NEW]) expect(seen.text).not.toContain(secret);
+    } finally {
+      await tg.stop();
+    }
+  });
+
   it('refuses to start on a reference it cannot read, naming the option', async () => {
     const started = startGateway(openAIConfig(upstream.url, { plugins: [{ name: 'moderation', path: pluginPath, options: { api_key: 'env:MOD_KEY' } }] }), {});
     await expect(started).rejects.toThrow('plugins.0.options.api_key: environment variable MOD_KEY is not set');
