@@ -8,6 +8,7 @@ import type { Next, Stage } from '../core/stage.js';
 import type { RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
 import { isChoiceList } from '../core/answer-shape.js';
+import { maskedError, maskedMessage } from './masked-error.js';
 import { ContainedSubscriber } from './contained-subscriber.js';
 
 /** How a user plugin's stage is held to its contract (built-in stages are trusted and run unwrapped). */
@@ -18,6 +19,8 @@ export interface PluginGuard {
   optional: boolean;
   /** How long the plugin may take before it calls `next()` or answers; null for no limit (and no timer). */
   timeoutMs: number | null;
+  /** The values of its secret options (see plugin-secrets.ts), masked in what is logged of its errors. */
+  secrets?: readonly string[];
 }
 
 type FailureReason = GatewayEvents['plugin.failed']['reason'];
@@ -138,6 +141,7 @@ function teardownDetail(err: unknown): string {
  */
 export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Log): Stage {
   const { plugin, optional, timeoutMs } = guard;
+  const secrets = guard.secrets ?? [];
   return {
     // The config entry's name: one plugin file may be listed twice under two names, and its stage's own name is the
     // same in both; stage.completed, the tracing channel and the request's stage timeline go by this one.
@@ -192,8 +196,8 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
         };
         const fail = (reason: FailureReason, err?: unknown, said: string = DESCRIBED[reason]): void => {
           const skipped = abandon();
-          const detail = err instanceof Error ? err.message : err === undefined ? '' : String(err);
-          log.warn({ requestId: ctx.id, plugin, reason, err, skipped }, `plugin "${plugin}" ${said}${skipped ? '; skipped (optional)' : ''}`);
+          const detail = maskedMessage(err instanceof Error ? err.message : err === undefined ? '' : String(err), secrets);
+          log.warn({ requestId: ctx.id, plugin, reason, err: maskedError(err, secrets), skipped }, `plugin "${plugin}" ${said}${skipped ? '; skipped (optional)' : ''}`);
           bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason, message: detail.slice(0, 500) || said, optional, skipped });
           if (skipped) return;
           subscriber.error(
@@ -228,7 +232,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
         if (!isObservable(answer)) {
           if (isThenable(answer)) {
             // An `async run`: its rejection would otherwise be unhandled, which ends the process under `tollgate serve`.
-            answer.then(undefined, (err: unknown) => log.warn({ requestId: ctx.id, plugin, err }, `plugin "${plugin}": the Promise its stage returned rejected`));
+            answer.then(undefined, (err: unknown) => log.warn({ requestId: ctx.id, plugin, err: maskedError(err, secrets) }, `plugin "${plugin}": the Promise its stage returned rejected`));
             fail('not_observable', 'its run returned a Promise (an async function?): run must return an Observable; wrap asynchronous work in defer() or from()');
           } else fail('not_observable');
           return () => skip?.unsubscribe();
@@ -237,8 +241,8 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
         // Its teardowns run as its answer ends or the client leaves, when the request has its answer (or is gone):
         // one that throws is reported, and fails nothing.
         const teardownFailed = (err: unknown): void => {
-          log.warn({ requestId: ctx.id, plugin, err }, `plugin "${plugin}" ${DESCRIBED.teardown}`);
-          bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason: 'teardown', message: teardownDetail(err).slice(0, 500) || DESCRIBED.teardown, optional, skipped: false });
+          log.warn({ requestId: ctx.id, plugin, err: maskedError(err, secrets) }, `plugin "${plugin}" ${DESCRIBED.teardown}`);
+          bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason: 'teardown', message: maskedMessage(teardownDetail(err), secrets).slice(0, 500) || DESCRIBED.teardown, optional, skipped: false });
         };
         own = (answer as Observable<unknown>).subscribe(new ContainedSubscriber<unknown>({
           next(event) {

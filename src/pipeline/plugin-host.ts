@@ -105,7 +105,7 @@ export class PluginHost {
         }
         if (stage) created.push(stage);
         if (stage && entry.apply === 'listed') stage = listedOnly(stage, entry.name);
-        stages.set(entry.name, stage ? { stage, guard: { plugin: entry.name, optional: entry.optional ?? false, timeoutMs: entry.timeout_ms ?? null } } : null);
+        stages.set(entry.name, stage ? { stage, guard: { plugin: entry.name, optional: entry.optional ?? false, timeoutMs: entry.timeout_ms ?? null, secrets } } : null);
         placed.push({ name: entry.name, placement: entry.placement ?? definition.placement ?? {}, where: `plugins.${index}.placement` });
       }
       let order: string[];

@@ -187,6 +187,57 @@ describe('secrets in plugin options', () => {
     }
   });
 
+  it("keeps its secrets out of the gateway log when a plugin's request fails with an error quoting them", async () => {
+    // A moderation call whose key travels in the URL (Perspective's ?key=) or in a header its HTTP client keeps on
+    // the error it throws (axios' error.config.headers), as the plugin's run fails with it.
+    const callerPath = join(dir, 'caller.mjs');
+    writeFileSync(
+      callerPath,
+      `import { throwError, defer } from ${JSON.stringify(import.meta.resolve('rxjs'))};
+      export default {
+        name: 'caller',
+        secretOptions: ['api_key'],
+        create(options) {
+          return {
+            name: 'caller',
+            run(ctx, next) {
+              const model = ctx.request.model;
+              if (model.endsWith('thrown')) throw new Error('POST https://moderation.example/check?key=' + options.api_key + ' failed: 403');
+              if (model.endsWith('rejected')) return defer(async () => { throw new Error('rejected for key ' + options.api_key); });
+              const err = Object.assign(new Error('Request failed with status code 401'), { config: { headers: { authorization: 'Bearer ' + options.api_key, region: options.region } } });
+              return throwError(() => err);
+            },
+          };
+        },
+      };`,
+    );
+    const KEY = 'caller-key-DISTINCTIVE-4242';
+    const REGION = 'caller-region-DISTINCTIVE-7373';
+    const logged: string[] = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(line) });
+    const tg = await startGateway(
+      openAIConfig(upstream.url, { plugins: [{ name: 'caller', path: callerPath, options: { api_key: 'env:CALLER_KEY', region: 'env:CALLER_REGION' } }] }),
+      { CALLER_KEY: KEY, CALLER_REGION: REGION },
+      { log },
+    );
+    try {
+      for (const model of ['openai/thrown', 'openai/rejected', 'openai/errored']) {
+        const failed = await tg.client.chat.completions.create({ model, messages }).then(
+          () => null,
+          (err: { status?: number }) => err.status,
+        );
+        expect(failed).toBe(500);
+      }
+      const said = logged.filter((line) => line.includes('"plugin":"caller"'));
+      expect(said.some((line) => line.includes('key=****4242 failed'))).toBe(true);
+      expect(said.some((line) => line.includes('rejected for key ****4242'))).toBe(true);
+      expect(said.some((line) => line.includes('Bearer ****4242'))).toBe(true);
+      for (const line of logged) for (const secret of [KEY, REGION]) expect(line).not.toContain(secret);
+    } finally {
+      await tg.stop();
+    }
+  });
+
   it('keeps the masked secrets of a list written back with an item removed or moved (endpoints.*.token)', async () => {
     const fanoutPath = join(dir, 'fanout.mjs');
     writeFileSync(
