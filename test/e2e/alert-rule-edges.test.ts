@@ -298,3 +298,48 @@ describe('"fallbacks exhausted" and a stream that breaks after it started', () =
     expect(receiver.deliveries.map((d) => d.json.subject.route)).toEqual(['dead']);
   });
 });
+
+describe('a latency alert while the answers thin out', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      settings: { routing: { retry: { max_attempts: 1 } } },
+      alerts: {
+        channels: { ops: { type: 'webhook', url: receiver.url } },
+        rules: [{ name: 'slow', kind: 'latency_p95', threshold_ms: 150, window_ms: 3_000, for_ms: 0, min_requests: 3, cooldown_ms: 0 }],
+      },
+    });
+  });
+  afterAll(async () => {
+    upstream.reset();
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('stays open while the fewer answers there are stay slow, and resolves "back under" only when they are fast again', async () => {
+    const slow = (): Array<{ status: string; summary: string; details: Record<string, unknown> }> =>
+      receiver.deliveries.filter((d) => d.json.rule === 'slow').map((d) => ({ status: d.json.status, summary: d.json.summary, details: d.json.details }));
+    upstream.setMode({ kind: 'slow-headers', delayMs: 300 });
+    await Promise.all([1, 2, 3].map(() => tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi })));
+    await until('the latency alert', () => slow()[0], 4_000);
+    // Most clients give up (or the provider times out for them): one answer in 1.6 s gets through, as slow as
+    // before, so the window holds fewer than min_requests answers, every one over the threshold.
+    for (let i = 0; i < 4; i++) {
+      await pause(1_300);
+      await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi });
+    }
+    expect(slow().map((d) => d.status)).toEqual(['firing']);
+    // Fast again: the alert resolves once the slow answers have left the window, saying so with the figure.
+    upstream.setMode({ kind: 'ok' });
+    for (const end = Date.now() + 8_000; !slow()[1] && Date.now() < end; await pause(200)) {
+      await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi });
+    }
+    const resolved = slow()[1];
+    expect(resolved?.status).toBe('resolved');
+    expect(resolved?.summary).toBe('openai: p95 latency back under 150 ms');
+    expect(resolved?.details.p95Ms).toBeLessThan(150);
+  });
+});

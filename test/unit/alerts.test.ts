@@ -175,6 +175,26 @@ describe('the rule engine', () => {
     expect(sent.at(-1)).toMatchObject({ status: 'resolved', details: { p95Ms: 100 } });
   });
 
+  it('latency_p95: an open alert is judged on fewer answers than min_requests, and one with none left resolves saying so', () => {
+    const { e, sent, advance } = engine([{ ...base, name: 'slow', kind: 'latency_p95', threshold_ms: 1_000, window_ms: 60_000, for_ms: 0, min_requests: 5, cooldownMs: 0 }]);
+    // Two slow answers alone page nobody.
+    for (let i = 0; i < 2; i++) e.requestCompleted(completed('openai', 2_000));
+    e.tick();
+    expect(sent).toEqual([]);
+    for (let i = 0; i < 3; i++) e.requestCompleted(completed('openai', 2_000));
+    e.tick();
+    expect(sent).toEqual([expect.objectContaining({ status: 'firing' })]);
+    // The window then holds two answers, both slow: still firing, not "back under".
+    advance(61_000);
+    for (let i = 0; i < 2; i++) e.requestCompleted(completed('openai', 3_000));
+    e.tick();
+    expect(sent).toHaveLength(1);
+    // None left: resolved, saying there is nothing to measure (p95 null), not that it is fast.
+    advance(61_000);
+    e.tick();
+    expect(sent.at(-1)).toMatchObject({ status: 'resolved', summary: 'openai: no answered request left in the last 60 s to measure the p95 latency by', details: { p95Ms: null, requests: 0 } });
+  });
+
   it('latency_p95: a rule removed mid-breach and put back waits its for_ms again', () => {
     const slow: AlertRuleRuntime = { ...base, name: 'slow', kind: 'latency_p95', threshold_ms: 1_000, window_ms: 600_000, for_ms: 60_000, min_requests: 5, cooldownMs: 0 };
     const rules: AlertRuleRuntime[] = [slow];

@@ -423,8 +423,12 @@ export class AlertEngine {
       const window = map.window(provider, windowOf(rule));
       const count = window?.count(now) ?? 0;
       if (count < minRequests && this.refilling(rule, map, provider, now)) continue;
-      const value = count >= minRequests ? (window?.p95(now) ?? null) : null;
       const breachKey = `${rule.name}|${provider}`;
+      // min_requests keeps a few slow answers from paging; an open alert is judged on the answers there are. Fewer
+      // answers (clients giving up, the provider timing out, the night) do not make a provider fast: resolved on
+      // too few, the alert said "back under" while every answer left was still slow, and paged again later.
+      const judged = count >= minRequests || (count > 0 && this.open.has(breachKey));
+      const value = judged ? (window?.p95(now) ?? null) : null;
       const details = { provider, p95Ms: value === null ? null : round(value), thresholdMs: rule.threshold_ms, requests: count, windowMs: windowOf(rule), forMs };
       if (value !== null && value > rule.threshold_ms) {
         const since = this.breachSince.get(breachKey) ?? now;
@@ -437,7 +441,11 @@ export class AlertEngine {
         }
       } else {
         this.breachSince.delete(breachKey);
-        this.resolve(rule, provider, 'request.completed', `${provider}: ${what} back under ${rule.threshold_ms} ms`, details);
+        const summary =
+          value === null
+            ? `${provider}: no answered request left in the last ${Math.round(windowOf(rule) / 1000)} s to measure the ${what} by`
+            : `${provider}: ${what} back under ${rule.threshold_ms} ms`;
+        this.resolve(rule, provider, 'request.completed', summary, details);
       }
     }
   }
