@@ -21,24 +21,32 @@ export function isSecretOption(declared: readonly string[], path: readonly strin
   });
 }
 
+/** A value a secret option may hold: a string, or a number (a PIN, an account number). */
+type Leaf = string | number;
+
 /**
- * `options` with each string leaf `change(value, path, shape)` says to change changed; the rest as it is. `shape` is
- * the path with its array indexes as `*`: the place of a leaf whatever its list's order.
+ * `options` with each string and number leaf `change(value, path, shape)` says to change changed; the rest as it is.
+ * `shape` is the path with its array indexes as `*`: the place of a leaf whatever its list's order.
  */
-export function mapOptionStrings(
+function mapOptionLeaves(
   options: unknown,
-  change: (value: string, path: readonly string[], shape: readonly string[]) => string,
+  change: (value: Leaf, path: readonly string[], shape: readonly string[]) => unknown,
   path: readonly string[] = [],
   shape: readonly string[] = [],
 ): unknown {
-  if (typeof options === 'string') return change(options, path, shape);
-  if (Array.isArray(options)) return options.map((item, i) => mapOptionStrings(item, change, [...path, String(i)], [...shape, '*']));
+  if (typeof options === 'string' || typeof options === 'number') return change(options, path, shape);
+  if (Array.isArray(options)) return options.map((item, i) => mapOptionLeaves(item, change, [...path, String(i)], [...shape, '*']));
   if (isRecord(options)) {
     const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(options)) out[key] = mapOptionStrings(value, change, [...path, key], [...shape, key]);
+    for (const [key, value] of Object.entries(options)) out[key] = mapOptionLeaves(value, change, [...path, key], [...shape, key]);
     return out;
   }
   return options;
+}
+
+/** `options` with each string leaf `change(value, path)` says to change changed; the rest as it is. */
+export function mapOptionStrings(options: unknown, change: (value: string, path: readonly string[]) => string): unknown {
+  return mapOptionLeaves(options, (value, path) => (typeof value === 'string' ? change(value, path) : value));
 }
 
 /** The value at `path` of options as stored, or undefined. */
@@ -53,22 +61,39 @@ export function optionAt(options: unknown, path: readonly string[]): unknown {
 }
 
 /**
- * Plugin entries with their secret options passed through `transform` (`secret` says which string leaves are: the
- * declared ones to mask or seal, every sealed one to unseal).
+ * What a secret number is sealed as, marked so that it opens as the number it was (a plugin's schema may take only a
+ * number there). No string written in a config holds a NUL.
+ */
+const SEALED_NUMBER = '\u0000number:';
+
+/**
+ * Plugin entries with their secret options sealed or unsealed by `transform` (`secret` says which leaves are: the
+ * declared ones to seal, every sealed one to unseal). A number is sealed with its type, and unsealed a number again.
  */
 export function mapPluginSecrets(
   entries: readonly PluginEntryConfig[],
   secret: (name: string, path: readonly string[], value: string) => boolean,
   transform: (value: string) => string,
 ): PluginEntryConfig[] {
-  return entries.map((entry) =>
-    entry.options === undefined ? entry : { ...entry, options: mapOptionStrings(entry.options, (value, path) => (secret(entry.name, path, value) ? transform(value) : value)) },
-  );
+  const change = (name: string, value: Leaf, path: readonly string[]): unknown => {
+    if (!secret(name, path, String(value))) return value;
+    if (typeof value === 'number') return transform(`${SEALED_NUMBER}${value}`);
+    const out = transform(value);
+    return out.startsWith(SEALED_NUMBER) ? Number(out.slice(SEALED_NUMBER.length)) : out;
+  };
+  return entries.map((entry) => (entry.options === undefined ? entry : { ...entry, options: mapOptionLeaves(entry.options, (value, path) => change(entry.name, value, path)) }));
 }
 
-/** Plugin entries as the API, the audit log and the dashboard show them: declared secrets masked (`****abcd`), references whole. */
+/**
+ * Plugin entries as the API, the audit log and the dashboard show them: declared secrets masked (`****abcd`; a number
+ * as its digits are), references whole.
+ */
 export function maskPluginEntries(entries: readonly PluginEntryConfig[], secrets: PluginSecrets): PluginEntryConfig[] {
-  return mapPluginSecrets(entries, (name, path) => isSecretOption(secrets(name), path), maskSecret);
+  return entries.map((entry) => {
+    if (entry.options === undefined) return entry;
+    const declared = secrets(entry.name);
+    return { ...entry, options: mapOptionLeaves(entry.options, (value, path) => (isSecretOption(declared, path) ? maskSecret(String(value)) : value)) };
+  });
 }
 
 /**
@@ -89,22 +114,26 @@ export function restoreMaskedPluginEntries(
     if (entry.options === undefined) return entry;
     const declared = secrets(entry.name);
     const before = stored.find((candidate) => candidate.name === entry.name)?.options;
-    // The stored strings by their place in lists whatever their index: written back with an item before them
+    // The stored values by their place in lists whatever their index: written back with an item before them
     // removed, a masked secret read at endpoints.1.token is sent at endpoints.0.token.
-    const byShape = new Map<string, string[]>();
-    mapOptionStrings(before, (value, _path, shape) => {
+    const byShape = new Map<string, Leaf[]>();
+    mapOptionLeaves(before, (value, _path, shape) => {
       const key = shape.join('\u0000');
       byShape.set(key, [...(byShape.get(key) ?? []), value]);
       return value;
     });
-    const options = mapOptionStrings(entry.options, (value, path, shape) => {
-      if (!isSecretOption(declared, path)) return value;
+    // A stored value (a number too) the masked one written back shows.
+    const standsFor = (stored: unknown, value: string): stored is Leaf =>
+      (typeof stored === 'string' || typeof stored === 'number') && String(stored) !== value && maskSecret(String(stored)) === value;
+    const options = mapOptionLeaves(entry.options, (value, path, shape) => {
+      // A number written back is a number the client chose: only strings show a masked value.
+      if (typeof value !== 'string' || !isSecretOption(declared, path)) return value;
       const storedValue = optionAt(before, path);
-      if (typeof storedValue === 'string' && storedValue !== value && maskSecret(storedValue) === value) return storedValue;
+      if (standsFor(storedValue, value)) return storedValue;
       if (!isMasked(value)) return value;
-      const moved = new Set((byShape.get(shape.join('\u0000')) ?? []).filter((candidate) => candidate !== value && maskSecret(candidate) === value));
+      const moved = new Set((byShape.get(shape.join('\u0000')) ?? []).filter((candidate) => standsFor(candidate, value)));
       // Two stored values with the same masked form (the same last four characters): which one it stands for is unknown.
-      if (moved.size === 1) return [...moved][0] as string;
+      if (moved.size === 1) return [...moved][0];
       throw refuse(['plugins', index, 'options', ...path].join('.'), storedValue);
     });
     return { ...entry, options };

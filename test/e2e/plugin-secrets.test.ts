@@ -296,6 +296,53 @@ describe('secrets in plugin options', () => {
     }
   });
 
+  it('masks, seals and restores a secret option that is a number (a PIN, an account number) and keeps it a number', async () => {
+    const pagerPath = join(dir, 'pager.mjs');
+    writeFileSync(
+      pagerPath,
+      `const probe = () => (globalThis.__pluginSecretsProbe ??= { created: [] });
+      export default {
+        name: 'pager',
+        secretOptions: ['pin', 'account'],
+        create(options) { probe().created.push(options); return null; },
+      };`,
+    );
+    const PIN = 73914628;
+    const ACCOUNT = 918273645546;
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-secrets-numbers-'));
+    const options = { pin: PIN, account: { holder: 'ops-team-holder', number: ACCOUNT, active: true }, retries: 3 };
+    try {
+      const tg = await startGateway(openAIConfig(upstream.url), {}, { dataDir });
+      const api = new AdminClient(tg.url);
+      try {
+        expect((await api.patch('/api/config', { plugins: [{ name: 'pager', path: pagerPath, options }] })).status).toBe(200);
+        expect(lastCreated()).toEqual(options);
+        const view = (await api.get('/api/config')).body;
+        expect(view.plugins[0].options).toEqual({ pin: '****', account: { holder: '****lder', number: '****5546', active: true }, retries: 3 });
+        // Written back as read with another option changed: the masked numbers stand for the stored ones, numbers still.
+        view.plugins[0].options.retries = 4;
+        expect((await api.put('/api/config', view)).status).toBe(200);
+        expect(lastCreated()).toEqual({ ...options, retries: 4 });
+        await api.get('/api/audit?limit=100');
+        await api.get('/api/config?layer=api');
+        for (const seen of api.seen) for (const secret of [String(PIN), String(ACCOUNT)]) expect(seen.text).not.toContain(secret);
+      } finally {
+        await tg.stop();
+      }
+      const stored = storeText(dataDir);
+      for (const secret of [String(PIN), String(ACCOUNT)]) expect(stored).not.toContain(secret);
+      probe.__pluginSecretsProbe = { created: [] };
+      const again = await startGateway(openAIConfig(upstream.url), {}, { dataDir });
+      try {
+        expect(lastCreated()).toEqual({ ...options, retries: 4 });
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start on a reference it cannot read, naming the option', async () => {
     const started = startGateway(openAIConfig(upstream.url, { plugins: [{ name: 'moderation', path: pluginPath, options: { api_key: 'env:MOD_KEY' } }] }), {});
     await expect(started).rejects.toThrow('plugins.0.options.api_key: environment variable MOD_KEY is not set');
