@@ -341,6 +341,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       if (!record || record.budget === null || record.budget === undefined) return null;
       return { spend: governance.currentUsage(record).spend, budget: record.budget };
     },
+    isRoute: (name) => configService.current().routes.has(name),
     userAgent: `tollgate/${VERSION}`,
     outbound,
   });

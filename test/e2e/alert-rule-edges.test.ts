@@ -343,3 +343,40 @@ describe('a latency alert while the answers thin out', () => {
     expect(resolved?.details.p95Ms).toBeLessThan(150);
   });
 });
+
+describe('route rules while a thousand model names are in the window', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      routes: { chat: { targets: [{ model: 'openai/error-503' }] } },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1_000 } } },
+      alerts: {
+        channels: { ops: { type: 'webhook', url: receiver.url } },
+        rules: [
+          { name: 'five-hundreds', kind: 'server_errors', threshold_pct: 50, min_requests: 2, window_ms: 60_000 },
+          { name: 'chat-down', kind: 'fallbacks_exhausted', routes: ['chat'], window_ms: 60_000 },
+        ],
+      },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('still watch a configured route: client-made model names cannot crowd it out of the subjects kept', async () => {
+    // A client numbering its model names (or a gateway serving hundreds of models by name, without routes) fills
+    // the thousand subjects kept for names that are not routes, all still in the window.
+    for (let batch = 0; batch < 55; batch++) {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => tg.client.chat.completions.create({ model: `openai/gpt-4o-mini-${batch * 20 + i}`, messages: hi, max_tokens: 1 })));
+    }
+    for (let i = 0; i < 2; i++) expect(await failure(tg.client.chat.completions.create({ model: 'chat', messages: hi }))).toMatchObject({ status: 503 });
+    const five = await until('the 5xx alert on the route', () => receiver.deliveries.find((d) => d.json.rule === 'five-hundreds'), 4_000);
+    expect(five.json).toMatchObject({ status: 'firing', subject: { route: 'chat' }, details: { requests: 2, serverErrors: 2 } });
+    const down = await until('the route-down alert', () => receiver.deliveries.find((d) => d.json.rule === 'chat-down'), 4_000);
+    expect(down.json).toMatchObject({ status: 'firing', subject: { route: 'chat' }, details: { failures: 2 } });
+  });
+});

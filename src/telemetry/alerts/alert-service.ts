@@ -22,6 +22,8 @@ export interface AlertServiceOptions {
   /** The current config's alerts section (read on every use, so a config change applies at once). */
   alerts: () => AlertsRuntime;
   budgetUsage: BudgetUsage;
+  /** Whether the running config names this route (route rules always watch those). */
+  isRoute?: (name: string) => boolean;
   userAgent: string;
   /** The gateway's way out: webhooks go through its dispatcher (proxy, CAs), email TLS trusts its CAs. */
   outbound: Outbound;
@@ -92,6 +94,7 @@ export class AlertService implements AlertsView {
       rules: () => options.alerts().rules,
       state: this.state,
       budgetUsage: options.budgetUsage,
+      ...(options.isRoute ? { isRoute: options.isRoute } : {}),
       publish: ({ alert, status, notification, rule, channels, late }) => {
         // A firing sent late (held back by its cooldown) was announced on the bus when it fired.
         if (!late) {

@@ -75,6 +75,8 @@ export interface AlertEngineOptions {
    */
   publish: (change: { alert: OpenAlert; status: 'firing' | 'resolved'; notification: AlertNotification | null; rule: AlertRuleRef; channels: readonly string[]; late?: boolean }) => void;
   budgetUsage: BudgetUsage;
+  /** Whether the config names this route: a route is always watched, whatever else is (see MAX_SUBJECTS). */
+  isRoute?: (name: string) => boolean;
   now?: () => number;
 }
 
@@ -89,10 +91,14 @@ type LatencyRule = Extract<AlertRuleRuntime, { kind: 'latency_p95' | 'ttft_p95' 
 /**
  * At most this many subjects (providers, models, routes) are watched per kind. They come from the config, but a
  * client can name a model of a configured provider that does not exist, so this bounds what it can make us keep.
+ * A configured route is watched beyond it: a thousand model names asked for without a route (a client numbering
+ * them, a gateway serving hundreds of models by name) otherwise left no room for a route that then failed, and its
+ * server_errors and fallbacks_exhausted rules never fired.
  */
 const MAX_SUBJECTS = 1_000;
 
-const countWindows = (): SubjectWindows<CountWindow> => new SubjectWindows((windowMs) => new CountWindow(windowMs), MAX_SUBJECTS);
+const countWindows = (configured?: (subject: string) => boolean): SubjectWindows<CountWindow> =>
+  new SubjectWindows((windowMs) => new CountWindow(windowMs), MAX_SUBJECTS, configured);
 const latencyWindows = (): SubjectWindows<LatencyWindow> => new SubjectWindows((windowMs) => new LatencyWindow(windowMs), MAX_SUBJECTS);
 
 function isWindowRule(rule: AlertRuleRuntime): rule is WindowRule {
@@ -173,8 +179,8 @@ export class AlertEngine {
   private readonly latencies = latencyWindows();
   private readonly ttfts = latencyWindows();
   /** Requests by route (and how many ended 5xx), and failures that exhausted their plan, by route. */
-  private readonly routeRequests = countWindows();
-  private readonly exhausted = countWindows();
+  private readonly routeRequests = countWindows((subject) => this.options.isRoute?.(subject) ?? false);
+  private readonly exhausted = countWindows((subject) => this.options.isRoute?.(subject) ?? false);
   /** The rules the windows were last sized for (a new config's rules are a new array). */
   private sizedFor: readonly AlertRuleRuntime[] | null = null;
   private readonly now: () => number;

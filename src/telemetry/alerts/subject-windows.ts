@@ -3,7 +3,9 @@ import type { BucketRing } from './bucket-ring.js';
 /**
  * One kind of sample (upstream attempts by provider, requests by route, ...) by subject, in one window per window
  * length its rules ask for: a bucket is a 300th of its own window, so two rules reading the same samples over one
- * minute and one hour each get a window of their own. At most `maxSubjects` subjects are kept.
+ * minute and one hour each get a window of their own. At most `maxSubjects` subjects are kept, not counting those
+ * `configured` says the config names (a route): clients' own names (a model asked for without a route) cannot
+ * crowd those out, and the config bounds them.
  */
 export class SubjectWindows<W extends BucketRing> {
   private readonly subjects = new Map<string, Map<number, W>>();
@@ -13,6 +15,7 @@ export class SubjectWindows<W extends BucketRing> {
   constructor(
     private readonly make: (windowMs: number) => W,
     private readonly maxSubjects: number,
+    private readonly configured: (subject: string) => boolean = () => false,
   ) {}
 
   /** The window lengths the rules ask for now; the windows of a length no longer asked for are dropped. */
@@ -35,7 +38,7 @@ export class SubjectWindows<W extends BucketRing> {
     if (this.lengths.size === 0) return [];
     let windows = this.subjects.get(subject);
     if (!windows) {
-      if (this.subjects.size >= this.maxSubjects) return [];
+      if (this.subjects.size >= this.maxSubjects && !this.configured(subject)) return [];
       windows = new Map();
       this.subjects.set(subject, windows);
     }
