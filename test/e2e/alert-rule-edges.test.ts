@@ -380,3 +380,54 @@ describe('route rules while a thousand model names are in the window', () => {
     expect(down.json).toMatchObject({ status: 'firing', subject: { route: 'chat' }, details: { failures: 2 } });
   });
 });
+
+describe('error-rate and 5xx alerts while the traffic thins out', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+      routes: { chat: { targets: [{ model: 'openai/gpt-4o-mini' }] } },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1_000 } } },
+      alerts: {
+        channels: { ops: { type: 'webhook', url: receiver.url } },
+        rules: [
+          { name: 'errors', kind: 'error_rate', threshold_pct: 50, min_requests: 4, window_ms: 3_000, cooldown_ms: 0 },
+          { name: 'five', kind: 'server_errors', threshold_pct: 50, min_requests: 4, window_ms: 3_000, cooldown_ms: 0 },
+        ],
+      },
+    });
+  });
+  afterAll(async () => {
+    upstream.reset();
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('stay open while the fewer requests there are still fail, and resolve "back to" only when they succeed again', async () => {
+    const of = (rule: string): Array<{ status: string; summary: string; details: Record<string, number> }> =>
+      receiver.deliveries.filter((d) => d.json.rule === rule).map((d) => ({ status: d.json.status, summary: d.json.summary, details: d.json.details }));
+    upstream.setMode({ kind: 'error', status: 502 });
+    for (let i = 0; i < 4; i++) await failure(tg.client.chat.completions.create({ model: 'chat', messages: hi }));
+    await until('both firings', () => of('errors')[0] && of('five')[0], 4_000);
+    // Clients back off (retry-after, their own breakers): one request in 1.6 s, every one still failing, so the
+    // window holds fewer than min_requests.
+    for (let i = 0; i < 4; i++) {
+      await pause(1_300);
+      await failure(tg.client.chat.completions.create({ model: 'chat', messages: hi }));
+    }
+    expect(of('errors').map((d) => d.status)).toEqual(['firing']);
+    expect(of('five').map((d) => d.status)).toEqual(['firing']);
+    // Healthy again: both resolve once the failures have left the window, at a rate under the threshold.
+    upstream.setMode({ kind: 'ok' });
+    for (const end = Date.now() + 8_000; !(of('errors')[1] && of('five')[1]) && Date.now() < end; await pause(200)) {
+      await tg.client.chat.completions.create({ model: 'chat', messages: hi });
+    }
+    const [errors, five] = [of('errors')[1], of('five')[1]];
+    expect(errors).toMatchObject({ status: 'resolved', summary: expect.stringMatching(/^openai: error rate back to [\d.]+% \(\d+ attempts in the window\)$/) });
+    expect(errors?.details.errorRatePct).toBeLessThanOrEqual(50);
+    expect(five).toMatchObject({ status: 'resolved', summary: expect.stringMatching(/^chat: 5xx rate back to [\d.]+% \(\d+ requests in the window\)$/) });
+    expect(five?.details.serverErrorPct).toBeLessThanOrEqual(50);
+  });
+});

@@ -155,7 +155,7 @@ describe('the rule engine', () => {
     expect(sent).toHaveLength(1);
     advance(11_000);
     e.tick();
-    expect(sent.at(-1)).toMatchObject({ status: 'resolved', id: sent[0]?.id });
+    expect(sent.at(-1)).toMatchObject({ status: 'resolved', id: sent[0]?.id, summary: 'openai: no upstream attempt left in the last 10 s to judge the error rate by' });
   });
 
   it('latency_p95: fires only after the p95 stayed over the threshold for for_ms, resolves when it drops', () => {

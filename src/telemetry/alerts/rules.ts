@@ -408,8 +408,12 @@ export class AlertEngine {
           summary: `${subjectKey}: ${round(pct, 1)}% of ${count} upstream attempts failed in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
           details,
         });
-      } else {
-        this.resolve(rule, subjectKey, 'provider.attempted', `${subjectKey}: error rate back to ${round(pct, 1)}% (${count} attempts in the window)`, details);
+      } else if (!this.stillOver(rule, subjectKey, count, pct > rule.threshold_pct)) {
+        const summary =
+          count === 0
+            ? `${subjectKey}: no upstream attempt left in the last ${Math.round(windowOf(rule) / 1000)} s to judge the error rate by`
+            : `${subjectKey}: error rate back to ${round(pct, 1)}% (${count} attempts in the window)`;
+        this.resolve(rule, subjectKey, 'provider.attempted', summary, details);
       }
     }
   }
@@ -456,6 +460,17 @@ export class AlertEngine {
     }
   }
 
+  /**
+   * Whether the open alert of a rate rule on this subject holds on fewer samples than min_requests: min_requests keeps
+   * a few failures from paging, but fewer requests (clients backing off, a breaker sending them elsewhere) do not
+   * make a provider or a route well. Resolved on too few, the alert said 'error rate back to 100%' and paged again
+   * when traffic came back; it is judged on the samples there are, and resolves once they are under the threshold or
+   * none is left.
+   */
+  private stillOver(rule: WindowRule, subjectKey: string, count: number, over: boolean): boolean {
+    return over && count > 0 && this.open.has(`${rule.name}|${subjectKey}`);
+  }
+
   private serverErrors(rule: Extract<AlertRuleRuntime, { kind: 'server_errors' }>, now: number): void {
     const minRequests = rule.min_requests ?? 10;
     for (const route of this.subjects(rule, this.routeRequests)) {
@@ -472,8 +487,12 @@ export class AlertEngine {
           summary: `${route}: ${round(pct, 1)}% of ${count} requests ended with a 5xx status in the last ${Math.round(windowOf(rule) / 1000)} s (over ${rule.threshold_pct}%)`,
           details,
         });
-      } else {
-        this.resolve(rule, route, 'request.failed', `${route}: 5xx rate back to ${round(pct, 1)}% (${count} requests in the window)`, details);
+      } else if (!this.stillOver(rule, route, count, pct > rule.threshold_pct)) {
+        const summary =
+          count === 0
+            ? `${route}: no request left in the last ${Math.round(windowOf(rule) / 1000)} s to judge the 5xx rate by`
+            : `${route}: 5xx rate back to ${round(pct, 1)}% (${count} requests in the window)`;
+        this.resolve(rule, route, 'request.failed', summary, details);
       }
     }
   }
