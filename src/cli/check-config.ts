@@ -8,7 +8,7 @@ import { maskValuesIn, secretOptionValues } from '../config/plugin-secrets.js';
 import type { RuntimeConfig } from '../core/config.js';
 import { loadPluginModule } from '../pipeline/load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from '../pipeline/placement.js';
-import { checkListedPlacement, checkRequires, DEFAULT_INIT_TIMEOUT_MS, tooSlowToLoad } from '../pipeline/plugin-checks.js';
+import { checkListedPlacement, checkMaskedSecrets, checkRequires, DEFAULT_INIT_TIMEOUT_MS, tooSlowToLoad } from '../pipeline/plugin-checks.js';
 import { within } from '../pipeline/within.js';
 import { GATEWAY_SERVICE_IDS } from '../services.js';
 import defaultPipeline from '../../pipelines/default.js';
@@ -47,10 +47,12 @@ async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<st
       const limit = entry.init_timeout_ms ?? DEFAULT_INIT_TIMEOUT_MS;
       const { definition } = await within(loadPluginModule(entry, index, { baseDir, cwd: process.cwd() }), Date.now() + limit, () => tooSlowToLoad(entry.name, index, limit));
       checkRequires(definition, entry.name, index, (key) => GATEWAY_SERVICE_IDS.has(key.id));
+      const declared = Array.isArray(definition.secretOptions) ? definition.secretOptions : [];
+      checkMaskedSecrets(entry, index, declared);
       const resolved = runtime.pluginOptions.get(entry.name);
       const options = definition.options?.safeParse(resolved ?? {});
       // A refinement's message may quote the value it refused: a CI log must not get a secret (see plugin-host.ts).
-      const secrets = secretOptionValues(entry.options, resolved, Array.isArray(definition.secretOptions) ? definition.secretOptions : []);
+      const secrets = secretOptionValues(entry.options, resolved, declared);
       for (const issue of options && !options.success ? options.error.issues : []) {
         errors.push(`${[`plugins.${index}.options`, ...issue.path.map(String)].join('.')}: ${maskValuesIn(issue.message, secrets)}`);
       }

@@ -140,6 +140,25 @@ export function restoreMaskedPluginEntries(
   });
 }
 
+/** How a masked secret reads (`****`, then up to four characters): what GET /api/config shows, never a value. */
+const MASKED = /^\*{4}/;
+
+/**
+ * The path of a declared secret option that holds a masked value (`****abcd`), or null. Masked values written back
+ * stand for the stored ones and are restored before a config is checked; one still there stands for nothing (an
+ * entry renamed in the dashboard's editor, copied from another gateway's GET /api/config or pasted into the file).
+ */
+export function maskedSecretAt(options: unknown, declared: readonly string[]): readonly string[] | null {
+  let found: readonly string[] | null = null;
+  if (declared.length > 0) {
+    mapOptionStrings(options, (value, path) => {
+      if (found === null && MASKED.test(value) && isSecretOption(declared, path)) found = path;
+      return value;
+    });
+  }
+  return found;
+}
+
 /** Secret values shorter than this are left in text: masking them would hide ordinary words and numbers. */
 const SHORTEST_MASKED_VALUE = 4;
 

@@ -1,6 +1,7 @@
 import type { PluginEntryConfig } from '../core/config.js';
 import type { PluginDefinition, ServiceKey } from '../core/plugin.js';
 import { ConfigError } from '../config/secret-ref.js';
+import { maskedSecretAt } from '../config/plugin-secrets.js';
 
 /**
  * The checks of a config's plugins that need no plugin code run: the gateway makes them before a config version
@@ -36,4 +37,18 @@ export function checkListedPlacement(entries: readonly PluginEntryConfig[], orde
     if (entry.apply !== 'listed' || order.indexOf(entry.name) > route) return;
     throw new ConfigError(`plugins.${index}.placement: plugin "${entry.name}" applies where a route, key or team lists it, so it must be placed after "route" (it is before it)`);
   });
+}
+
+/**
+ * No declared secret option (`secretOptions`, which only the loaded plugin tells) holds a masked value (`****abcd`):
+ * one left after the stored values were restored stands for nothing (an entry renamed in the dashboard's editor,
+ * copied from another gateway's GET /api/config or pasted into the file), and the plugin was created with it as
+ * its credential.
+ */
+export function checkMaskedSecrets(entry: PluginEntryConfig, index: number, declared: readonly string[]): void {
+  const masked = maskedSecretAt(entry.options, declared);
+  if (!masked) return;
+  throw new ConfigError(
+    `${['plugins', index, 'options', ...masked].join('.')}: plugin "${entry.name}": a masked secret (as GET /api/config shows one) stands for no stored value under this plugin name; write or send the value itself`,
+  );
 }

@@ -6,7 +6,7 @@ import type { Log } from '../log.js';
 import { loadPluginModule } from './load-plugins.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from './placement.js';
 import type { PluginDefinition } from '../core/plugin.js';
-import { checkListedPlacement, checkRequires, DEFAULT_INIT_TIMEOUT_MS, tooSlowToLoad } from './plugin-checks.js';
+import { checkListedPlacement, checkMaskedSecrets, checkRequires, DEFAULT_INIT_TIMEOUT_MS, tooSlowToLoad } from './plugin-checks.js';
 import { within } from './within.js';
 import { closeWithin } from './bounded-close.js';
 import type { PipelinePlugins, PluginStage } from './runner.js';
@@ -83,6 +83,8 @@ export class PluginHost {
         this.noteSecretOptions(entry.name, definition, index);
         // The options with their env:/file: references read (config.plugins keeps them as written, for showing).
         const written = config.pluginOptions.has(entry.name) ? config.pluginOptions.get(entry.name) : entry.options;
+        // Known only now that the plugin is loaded: a masked value in a secret option is no credential to create with.
+        checkMaskedSecrets(entry, index, this.secretOptions(entry.name));
         // What the plugin says when it refuses its options may quote a credential: such a message goes to the
         // log, an API answer and, for a file save, the public /health, so its secret values are masked in it.
         const secrets = secretOptionValues(entry.options, written, this.secretOptions(entry.name));

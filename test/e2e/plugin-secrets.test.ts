@@ -343,6 +343,44 @@ describe('secrets in plugin options', () => {
     }
   });
 
+  it('refuses a masked value in a secret option of an entry no plugin was loaded under (a renamed entry, one copied from another gateway)', async () => {
+    const relayPath = join(dir, 'relay.mjs');
+    writeFileSync(
+      relayPath,
+      `const probe = () => (globalThis.__pluginSecretsProbe ??= { created: [] });
+      export default { name: 'relay', secretOptions: ['token'], create(options) { probe().created.push(options); return null; } };`,
+    );
+    const RELAY = 'relay-token-DISTINCTIVE-6161';
+    const tg = await startGateway(openAIConfig(upstream.url));
+    const api = new AdminClient(tg.url);
+    try {
+      // Copied from another gateway's GET /api/config: the masked value is no token.
+      const copied = await api.patch('/api/config', { plugins: [{ name: 'relay', path: relayPath, options: { token: '****6161', url: 'https://relay.example' } }] });
+      expect(copied.status).toBe(400);
+      expect(copied.body.error).toMatchObject({ code: 'invalid_config', param: 'plugins.0.options.token' });
+      expect(copied.body.error.message).toContain('a masked secret (as GET /api/config shows one) stands for no stored value');
+      expect(probe.__pluginSecretsProbe.created).toEqual([]);
+      expect((await api.get('/api/config')).body.plugins).toEqual([]);
+
+      expect((await api.patch('/api/config', { plugins: [{ name: 'relay', path: relayPath, options: { token: RELAY, url: 'https://relay.example' } }] })).status).toBe(200);
+      // Renamed in the dashboard's editor: the masked token stood for the entry of the old name, not this one.
+      const view = (await api.get('/api/config')).body;
+      view.plugins[0].name = 'relay-eu';
+      const renamed = await api.put('/api/config', view);
+      expect(renamed.status).toBe(400);
+      expect(renamed.body.error).toMatchObject({ code: 'invalid_config', param: 'plugins.0.options.token' });
+      expect(lastCreated()).toEqual({ token: RELAY, url: 'https://relay.example' });
+      expect((await api.get('/api/config')).body.plugins.map((entry: { name: string }) => entry.name)).toEqual(['relay']);
+      // With the token itself, the rename is taken.
+      view.plugins[0].options.token = RELAY;
+      expect((await api.put('/api/config', view)).status).toBe(200);
+      expect(lastCreated()).toEqual({ token: RELAY, url: 'https://relay.example' });
+      for (const seen of api.seen) expect(seen.text).not.toContain(RELAY);
+    } finally {
+      await tg.stop();
+    }
+  });
+
   it('refuses to start on a reference it cannot read, naming the option', async () => {
     const started = startGateway(openAIConfig(upstream.url, { plugins: [{ name: 'moderation', path: pluginPath, options: { api_key: 'env:MOD_KEY' } }] }), {});
     await expect(started).rejects.toThrow('plugins.0.options.api_key: environment variable MOD_KEY is not set');
