@@ -56,9 +56,9 @@ export interface GatewayOptions {
   /** The built web dashboard to serve at `/` (default: this package's dashboard/dist); tests point it elsewhere. */
   dashboardDir?: string;
   /**
-   * The clock rate-limit windows are measured on, usage rollups count a request's arrival by, budget periods turn on and
-   * keys expire by (default `Date.now`); tests move it past a window, a period's end or a key's expiry instead of
-   * waiting, or set it to count requests in chosen hours.
+   * The clock rate-limit windows are measured on, usage rollups count a request's arrival by, budget periods turn on,
+   * keys expire by and alerts are timed by (default `Date.now`); tests move it past a window, a period's end or a key's
+   * expiry instead of waiting, or set it to count requests in chosen hours.
    */
   clock?: () => number;
 }
@@ -342,6 +342,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       return { spend: governance.currentUsage(record).spend, budget: record.budget };
     },
     isRoute: (name) => configService.current().routes.has(name),
+    ...(options.clock ? { now: options.clock } : {}),
     userAgent: `tollgate/${VERSION}`,
     outbound,
   });

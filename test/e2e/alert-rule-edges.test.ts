@@ -431,3 +431,47 @@ describe('error-rate and 5xx alerts while the traffic thins out', () => {
     expect(five?.details.serverErrorPct).toBeLessThanOrEqual(50);
   });
 });
+
+describe('window rules across a step of the wall clock', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  /** How far the gateway's wall clock is from the real time: NTP steps it. */
+  let offset = 0;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway(
+      {
+        providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
+        settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1_000 } } },
+        alerts: {
+          channels: { ops: { type: 'webhook', url: receiver.url } },
+          rules: [{ name: 'errors', kind: 'error_rate', threshold_pct: 50, min_requests: 3, window_ms: 60_000, cooldown_ms: 0 }],
+        },
+      },
+      {},
+      { clock: () => Date.now() + offset },
+    );
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('keep the samples of the last window_ms of real time when NTP steps the clock forward or back', async () => {
+    const statuses = (): string[] => receiver.deliveries.filter((d) => d.json.rule === 'errors').map((d) => d.json.status);
+    for (let i = 0; i < 3; i++) await failure(tg.client.chat.completions.create({ model: 'openai/error-502', messages: hi }));
+    const firing = await until('the error-rate alert', () => receiver.deliveries.find((d) => d.json.rule === 'errors'), 4_000);
+    // The clock was 10 minutes slow and is stepped: the failures of a moment ago are not 10 minutes old.
+    offset = 600_000;
+    await pause(2_500);
+    expect(statuses()).toEqual(['firing']);
+    // And an hour back (a clock that ran fast): they are not an hour in the future, and new attempts still count.
+    offset = -3_600_000;
+    await failure(tg.client.chat.completions.create({ model: 'openai/error-502', messages: hi }));
+    await pause(2_500);
+    expect(statuses()).toEqual(['firing']);
+    expect(tg.gateway.alerts.open()).toEqual([expect.objectContaining({ id: firing.json.id, rule: 'errors' })]);
+    // The notifications still carry the wall clock's time.
+    expect(Math.abs(Date.parse(firing.json.at) - Date.now())).toBeLessThan(30_000);
+  });
+});

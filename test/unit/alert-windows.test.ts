@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AlertRuleRuntime } from '../../src/core/config.js';
 import type { GatewayEvents, RequestSummary } from '../../src/core/events.js';
+import { CountWindow } from '../../src/telemetry/alerts/bucket-ring.js';
 import { P95_RELATIVE_ERROR } from '../../src/telemetry/alerts/latency-window.js';
 import { AlertEngine, p95, type AlertNotification } from '../../src/telemetry/alerts/rules.js';
 
@@ -13,6 +14,7 @@ function engine(initial: AlertRuleRuntime[]) {
     rules: () => rules.current,
     budgetUsage: () => null,
     now: () => now,
+    windowNow: () => now,
     publish: ({ notification }) => {
       if (notification) sent.push(notification);
     },
@@ -176,5 +178,13 @@ describe('alert windows at a high rate', () => {
     for (let i = 0; i < 2; i++) e.providerAttempted(attempt(true));
     e.tick();
     expect(sent).toEqual([]);
+  });
+
+  it('count from times near 0 (a monotonic clock early in the process) as from any other', () => {
+    const window = new CountWindow(60_000);
+    window.add(1_500, true);
+    window.add(2_000, false);
+    expect(window.read(2_500)).toEqual({ count: 2, failed: 1 });
+    expect(window.read(63_000)).toEqual({ count: 0, failed: 0 });
   });
 });

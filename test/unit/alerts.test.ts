@@ -77,6 +77,7 @@ function engine(rules: AlertRuleRuntime[], budget: { spend: number; budget: numb
     rules: () => rules,
     budgetUsage: () => usage.current,
     now: () => now,
+    windowNow: () => now,
     publish: ({ alert, status, notification }) => {
       fired.push({ rule: alert.rule, status, notified: notification !== null });
       if (notification) sent.push(notification);

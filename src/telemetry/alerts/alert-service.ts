@@ -27,6 +27,8 @@ export interface AlertServiceOptions {
   userAgent: string;
   /** The gateway's way out: webhooks go through its dispatcher (proxy, CAs), email TLS trusts its CAs. */
   outbound: Outbound;
+  /** The wall clock alerts are timed by (their times, cooldowns); `Date.now` by default. Windows keep their own. */
+  now?: () => number;
   /** Evaluation period (tests shorten it). */
   evaluateEveryMs?: number;
 }
@@ -95,6 +97,7 @@ export class AlertService implements AlertsView {
       state: this.state,
       budgetUsage: options.budgetUsage,
       ...(options.isRoute ? { isRoute: options.isRoute } : {}),
+      ...(options.now ? { now: options.now } : {}),
       publish: ({ alert, status, notification, rule, channels, late }) => {
         // A firing sent late (held back by its cooldown) was announced on the bus when it fired.
         if (!late) {

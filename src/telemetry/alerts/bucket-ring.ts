@@ -45,7 +45,7 @@ export abstract class BucketRing {
     // The clock stepped back further than the window (a wall-clock correction): what the ring holds is from a time
     // that has not come yet, and would stay in the window until then.
     else if (bucket <= this.head - this.slots) this.restart(bucket);
-    const slot = bucket % this.slots;
+    const slot = this.slotOf(bucket);
     (this.counts[slot] as number)++;
     this.total++;
     return slot;
@@ -66,10 +66,18 @@ export abstract class BucketRing {
   private moveTo(bucket: number): void {
     const passed = Math.min(bucket - this.head, this.slots);
     for (let k = bucket - passed + 1; k <= bucket; k++) {
-      const slot = k % this.slots;
+      const slot = this.slotOf(k);
       if (this.counts[slot] !== 0) this.clear(slot);
     }
     this.head = bucket;
+  }
+
+  /**
+   * The slot of bucket `k`, for any `k`: times near 0 (a monotonic clock's, early in the process) make the first
+   * buckets the ring clears negative, and `%` keeps their sign (a slot of -3 read as undefined made the count NaN).
+   */
+  private slotOf(k: number): number {
+    return ((k % this.slots) + this.slots) % this.slots;
   }
 
   private restart(bucket: number): void {

@@ -77,7 +77,14 @@ export interface AlertEngineOptions {
   budgetUsage: BudgetUsage;
   /** Whether the config names this route: a route is always watched, whatever else is (see MAX_SUBJECTS). */
   isRoute?: (name: string) => boolean;
+  /** The wall clock: alerts' times and cooldowns (which are kept across restarts). `Date.now` by default. */
   now?: () => number;
+  /**
+   * The clock windows, `for_ms` and refilling are measured on: monotonic by default (`performance.now`), so a step of
+   * the wall clock neither empties the windows (NTP moving a slow clock forward: a false "resolved", then a new page)
+   * nor keeps their samples for as long as the step (moved back). Unit tests give both clocks one hand-moved time.
+   */
+  windowNow?: () => number;
 }
 
 interface Open extends StoredOpenAlert {
@@ -184,12 +191,17 @@ export class AlertEngine {
   /** The rules the windows were last sized for (a new config's rules are a new array). */
   private sizedFor: readonly AlertRuleRuntime[] | null = null;
   private readonly now: () => number;
-  /** When this engine started: the samples of alerts restored from the store are gone, and windows fill from here. */
+  private readonly windowNow: () => number;
+  /** When this engine started (window time): the samples of alerts restored from the store are gone, and windows fill from here. */
   private readonly startedAt: number;
+  /** When each open alert of this process fired, in window time (see `refilling`). */
+  private readonly firedAt = new Map<string, number>();
 
   constructor(private readonly options: AlertEngineOptions) {
     this.now = options.now ?? Date.now;
-    this.startedAt = this.now();
+    // Monotonic, counted from the process's start in epoch milliseconds (so it reads like the wall clock did then).
+    this.windowNow = options.windowNow ?? (() => performance.timeOrigin + performance.now());
+    this.startedAt = this.windowNow();
     this.sizeWindows(options.rules(), this.startedAt);
     const saved = options.state?.load();
     for (const alert of saved?.open ?? []) this.open.set(alert.key, { ...alert, restored: true });
@@ -264,9 +276,9 @@ export class AlertEngine {
     if (exhaustedPlan(event)) for (const window of this.exhausted.windowsOf(route)) window.add(now, true);
   }
 
-  /** The time of a sample being recorded, the windows first sized for a config that changed since the last one. */
+  /** The (window) time of a sample being recorded, the windows first sized for a config that changed since the last one. */
   private recording(): number {
-    const now = this.now();
+    const now = this.windowNow();
     const rules = this.options.rules();
     if (rules !== this.sizedFor) this.sizeWindows(rules, now);
     return now;
@@ -304,6 +316,7 @@ export class AlertEngine {
   /** Evaluates the window rules and the open budget alerts; drops the alerts of rules no longer configured. */
   tick(): void {
     const now = this.now();
+    const at = this.windowNow();
     const rules = this.options.rules();
     const byName = new Map(rules.map((rule) => [rule.name, rule]));
     for (const [key, alert] of this.open) {
@@ -328,16 +341,16 @@ export class AlertEngine {
       const latencyRules = rules.filter((rule) => rule.kind === 'latency_p95' || rule.kind === 'ttft_p95').map((rule) => `${rule.name}|`);
       for (const key of this.breachSince.keys()) if (!latencyRules.some((prefix) => key.startsWith(prefix))) this.breachSince.delete(key);
     }
-    this.sizeWindows(rules, now);
+    this.sizeWindows(rules, at);
     // A subject with nothing left in any window goes (its open alerts are still evaluated: see `subjects`).
-    for (const map of [this.attempts, this.modelAttempts, this.latencies, this.ttfts, this.routeRequests, this.exhausted]) map.prune(now);
+    for (const map of [this.attempts, this.modelAttempts, this.latencies, this.ttfts, this.routeRequests, this.exhausted]) map.prune(at);
     for (const rule of rules) {
-      if (rule.kind === 'error_rate') this.errorRate(rule, now);
-      else if (rule.kind === 'server_errors') this.serverErrors(rule, now);
-      else if (rule.kind === 'fallbacks_exhausted') this.fallbacksExhausted(rule, now);
+      if (rule.kind === 'error_rate') this.errorRate(rule, at);
+      else if (rule.kind === 'server_errors') this.serverErrors(rule, at);
+      else if (rule.kind === 'fallbacks_exhausted') this.fallbacksExhausted(rule, at);
       else if (rule.kind === 'budget') this.budgets(rule);
       else if (rule.kind === 'breaker_opened') this.restoredBreakers(rule);
-      else this.latency(rule, now);
+      else this.latency(rule, at);
     }
     this.heldBack(byName, now);
   }
@@ -385,7 +398,7 @@ export class AlertEngine {
     const alert = this.open.get(`${rule.name}|${subjectKey}`);
     if (!alert) return false;
     const kept = windows.since(windowOf(rule)) ?? this.startedAt;
-    return (alert.restored === true || Date.parse(alert.since) < kept) && now - kept < windowOf(rule);
+    return (alert.restored === true || (this.firedAt.get(alert.key) ?? Infinity) < kept) && now - kept < windowOf(rule);
   }
 
   private errorRate(rule: Extract<AlertRuleRuntime, { kind: 'error_rate' }>, now: number): void {
@@ -592,6 +605,7 @@ export class AlertEngine {
       severity: rule.severity,
     };
     this.open.set(key, alert);
+    this.firedAt.set(key, this.windowNow());
     this.options.state?.saveOpen(key, alert);
     this.options.publish({
       alert: this.view(alert),
@@ -627,6 +641,7 @@ export class AlertEngine {
   /** Closes an open alert without a notification (its rule was removed or changed kind), or after resolving it. */
   private forget(key: string): void {
     this.open.delete(key);
+    this.firedAt.delete(key);
     this.options.state?.saveOpen(key, null);
   }
 
