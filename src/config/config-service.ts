@@ -36,6 +36,7 @@ import type { ConfigSource } from '../core/config.js';
 import { isRecord } from '../core/is-record.js';
 import { vendorById } from '../providers/registry.js';
 import { gatewayError } from '../core/errors.js';
+import { authClientSecret } from './entra-auth.js';
 
 export interface EffectiveConfigView {
   version: number;
@@ -106,7 +107,8 @@ function refuseReferences(name: string, provider: ProviderConfig, prefix: string
     }
   };
   if (provider.api_key !== undefined) check(provider.api_key, `${prefix}.api_key`);
-  if (provider.auth?.client_secret !== undefined) check(provider.auth.client_secret, `${prefix}.auth.client_secret`);
+  const authSecret = authClientSecret(provider.auth);
+  if (authSecret !== undefined) check(authSecret, `${prefix}.auth.client_secret`);
   provider.keys?.forEach((key, i) => check(key.value, `${prefix}.keys.${i}.value`));
   for (const [header, value] of Object.entries(provider.headers ?? {})) {
     if (isSecretReference(value) && fromFile?.headers?.[header] !== value) throw referenceRefused(`${prefix}.headers.${header}`);
@@ -751,7 +753,8 @@ export class ConfigService {
     for (const [name, provider] of Object.entries(document.providers ?? {})) {
       const dropped: string[] = [];
       if (provider.api_key !== undefined && isSecretReference(provider.api_key)) dropped.push(`providers.${name}.api_key`);
-      const authReference = provider.auth?.client_secret !== undefined && isSecretReference(provider.auth.client_secret);
+      const authSecret = authClientSecret(provider.auth);
+      const authReference = authSecret !== undefined && isSecretReference(authSecret);
       if (authReference) dropped.push(`providers.${name}.auth`);
       const keys = provider.keys?.filter((key, i) => {
         if (!isSecretReference(key.value)) return true;

@@ -23,7 +23,12 @@ function hostOf(url: string | undefined): string {
   }
 }
 
-type EntraAuthConfig = NonNullable<ProviderConfig['auth']>;
+type EntraAuthConfig = Extract<NonNullable<ProviderConfig['auth']>, { type: 'entra' }>;
+
+/** The client secret an `auth` holds: only an Entra client_secret identity has one (AWS's chain has none). */
+export function authClientSecret(auth: ProviderConfig['auth']): string | undefined {
+  return auth?.type === 'entra' ? auth.client_secret : undefined;
+}
 
 /**
  * The Entra identity a provider's `auth` names, with what it leaves out read from the variables Azure's SDKs read

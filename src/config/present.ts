@@ -72,9 +72,10 @@ export function maskWebhookUrl(url: string): string {
   return maskQuery(maskUserinfo(url), () => true);
 }
 
-/** A provider's `auth` with its client secret masked as a key is (a reference shown as written). */
-function maskedAuth<T extends { client_secret?: string }>(auth: T): T {
-  return auth.client_secret === undefined ? { ...auth } : { ...auth, client_secret: maskSecret(auth.client_secret) };
+/** A provider's `auth` with its client secret masked as a key is (a reference shown as written); AWS's chain holds none. */
+function maskedAuth<T extends object>(auth: T): T {
+  const secret = (auth as { client_secret?: unknown }).client_secret;
+  return typeof secret === 'string' ? { ...auth, client_secret: maskSecret(secret) } : { ...auth };
 }
 
 export function providerView(provider: ProviderRuntime): ProviderView {
@@ -338,7 +339,7 @@ export function mapSecrets(
     providers[name] = {
       ...provider,
       ...(provider.api_key ? { api_key: transform(provider.api_key) } : {}),
-      ...(provider.auth?.client_secret !== undefined ? { auth: { ...provider.auth, client_secret: transform(provider.auth.client_secret) } } : {}),
+      ...(provider.auth?.type === 'entra' && provider.auth.client_secret !== undefined ? { auth: { ...provider.auth, client_secret: transform(provider.auth.client_secret) } } : {}),
       ...(provider.keys ? { keys: provider.keys.map((key) => ({ ...key, value: transform(key.value) })) } : {}),
       ...(provider.headers ? { headers } : {}),
     };

@@ -16,7 +16,7 @@ import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, t
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import { checkEntraFields, resolveEntraAuth } from './entra-auth.js';
 import { resolvePluginOptions } from './plugin-options.js';
-import type { EntraCredential } from '../core/provider.js';
+import type { AwsChainSettings, EntraCredential } from '../core/provider.js';
 import { DEFAULT_MCP_MAX_ANSWER_BYTES } from '../core/mcp.js';
 import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
@@ -391,11 +391,28 @@ function entraOption(
   dataDir: string,
   baseUrl: string,
 ): EntraCredential | undefined {
-  if (!configured) return undefined;
+  if (!configured || configured.auth.type !== 'entra') return undefined;
   if (format !== 'azure') throw new ConfigError(`providers.${name}.auth: Microsoft Entra ID is for the azure and azure-ai provider types only`);
   if (keyCount > 0) throw new ConfigError(`providers.${name}.auth: an Entra identity replaces API keys; remove api_key and keys, or auth`);
   checkEntraFields(name, configured.auth);
   return resolveEntraAuth(name, configured.auth, configured.layer, env, dataDir, baseUrl);
+}
+
+/**
+ * Where a Bedrock provider's AWS credentials come from when they are not a key: AWS's default credential chain, when
+ * `auth: {type: aws}` asks for it, or when nothing else would sign its calls (no key configured, none in the
+ * environment the adapter reads: AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY, or AWS_BEARER_TOKEN_BEDROCK). Only
+ * settings here: the chain is looked at on the first call, never at start-up (a gateway off AWS must not wait on IMDS).
+ */
+function awsOption(name: string, format: string, auth: ProviderConfig['auth'], keyCount: number, env: Env): AwsChainSettings | undefined {
+  if (auth?.type === 'aws') {
+    if (format !== 'bedrock') throw new ConfigError(`providers.${name}.auth: AWS credentials are for the bedrock provider type only`);
+    if (keyCount > 0) throw new ConfigError(`providers.${name}.auth: AWS's credential chain replaces keys; remove api_key and keys, or auth`);
+    return { profile: auth.profile ?? null, configured: true };
+  }
+  if (format !== 'bedrock' || auth !== undefined || keyCount > 0) return undefined;
+  if ((env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) || env.AWS_BEARER_TOKEN_BEDROCK) return undefined;
+  return { profile: null, configured: false };
 }
 
 function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings: Settings): ProviderRuntime {
@@ -419,9 +436,12 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   let keys = [...fileKeys, ...apiKeys];
   // Completed once here, by the vendor's convention, so either form of a base URL works (see base-url.ts).
   const baseUrl = apiRoot(api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl, vendor);
+  const auth = api?.auth ?? file?.auth;
   const entra = entraOption(name, vendor.format, api?.auth ? { auth: api.auth, layer: 'api' } : file?.auth ? { auth: file.auth, layer: 'file' } : null, keys.length, env, settings.dataDir, baseUrl);
-  // An Entra identity stands instead of keys: the environment's key (AZURE_OPENAI_API_KEY) is not sent beside it.
-  if (keys.length === 0 && envKey && !entra) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, disabled: false, source: 'env' }];
+  const awsChain = auth?.type === 'aws' ? awsOption(name, vendor.format, auth, keys.length, env) : undefined;
+  // An identity stands instead of keys: the environment's key (AZURE_OPENAI_API_KEY, AWS_BEARER_TOKEN_BEDROCK) is not sent beside it.
+  if (keys.length === 0 && envKey && !entra && !awsChain) keys = [{ id: 'env', value: envKey, raw: `env:${vendor.keyEnv.find((n) => env[n]) ?? ''}`, weight: 1, models: null, disabled: false, source: 'env' }];
+  const aws = awsChain ?? awsOption(name, vendor.format, auth, keys.length, env);
   const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
   const claudeModels = api?.claude_models ?? file?.claude_models;
   return {
@@ -433,7 +453,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
       ...resolveHeaders(api?.headers, `providers.${name}.headers`, secretReader(env, 'api', settings.dataDir)),
     },
     rawHeaders: { ...file?.headers, ...api?.headers },
-    rawAuth: entra ? { ...(api?.auth ?? file?.auth) } : null,
+    rawAuth: (entra || aws?.configured) && auth ? { ...auth } : null,
     timeouts: {
       firstByteMs: api?.timeouts?.first_byte_ms ?? file?.timeouts?.first_byte_ms ?? settings.upstreamTimeouts.firstByteMs,
       totalMs: api?.timeouts?.total_ms ?? file?.timeouts?.total_ms ?? settings.upstreamTimeouts.totalMs,
@@ -447,6 +467,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
       ...pickDefined('apiVersion', api?.api_version ?? file?.api_version ?? (ownEnv ? firstEnv(env, vendor.apiVersionEnv ?? []) : undefined)),
       ...pickDefined('tokenUrl', api?.token_url ?? file?.token_url),
       ...(entra ? { entra } : {}),
+      ...(aws ? { aws } : {}),
     },
     keys,
     models: [...new Set([...(file?.models ?? []), ...(api?.models ?? [])])],

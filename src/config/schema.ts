@@ -106,6 +106,20 @@ export const entraAuthSchema = z
     scope: z.string().min(1).max(300).optional().describe('The token scope; default that cloud\'s: https://cognitiveservices.azure.us/.default for a base_url or authority in Azure Government, .azure.cn in Azure China, else https://cognitiveservices.azure.com/.default.'),
   });
 
+/**
+ * AWS's default credential chain for Bedrock, asked for by name (a Bedrock provider without any key uses it anyway):
+ * environment, SSO, ~/.aws config and credentials, credential_process, web identity (IRSA), container endpoint (ECS,
+ * EKS Pod Identity), EC2 instance metadata. A profile is a name, never a secret.
+ */
+export const awsAuthSchema = z.strictObject({
+  type: z.literal('aws'),
+  profile: z
+    .string()
+    .regex(/^[^\s[\]#;]{1,128}$/, 'a profile name of ~/.aws/config (no spaces, brackets, # or ;)')
+    .optional()
+    .describe('A profile of ~/.aws/config (SSO, credential_process, role_arn with source_profile or credential_source); default AWS_PROFILE, else the chain without a profile.'),
+});
+
 export const providerSchema = z.strictObject({
   type: z.string().min(1).optional().describe('Vendor / wire format, e.g. `openai`, `groq`; defaults to the provider name.'),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
@@ -134,7 +148,12 @@ export const providerSchema = z.strictObject({
   token_url: secureUrl()
     .optional()
     .describe('OAuth token endpoint for `vertex` (https; http only on a loopback host); defaults to the service account\'s `token_uri`.'),
-  auth: entraAuthSchema.optional().describe('Microsoft Entra ID instead of an API key, for `azure` and `azure-ai`: `{type: entra, credential: client_secret | client_certificate | workload_identity | managed_identity, ...}`.'),
+  auth: z
+    .discriminatedUnion('type', [entraAuthSchema, awsAuthSchema])
+    .optional()
+    .describe(
+      'Instead of an API key. For `azure` and `azure-ai`, Microsoft Entra ID: `{type: entra, credential: client_secret | client_certificate | workload_identity | managed_identity, ...}`. For `bedrock`, AWS\'s default credential chain (an IAM role): `{type: aws, profile?: name}`.',
+    ),
   prices: z
     .record(z.string().min(1), priceSchema)
     .optional()

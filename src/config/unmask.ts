@@ -5,6 +5,7 @@ import { maskSecret } from './secret-box.js';
 import { isSecretReference } from './secret-ref.js';
 import { NO_PLUGIN_SECRETS, restoreMaskedPluginEntries, type PluginSecrets } from './plugin-secrets.js';
 import { gatewayError } from '../core/errors.js';
+import { authClientSecret } from './entra-auth.js';
 
 const MASKED = /^\*{4}/;
 /** A base URL whose userinfo was masked by `maskUrl`. */
@@ -105,8 +106,10 @@ export function restoreMaskedProvider(name: string, next: ProviderConfig, previo
 }
 
 /** Whether two `auth`s name the same identity in the same way, their client secrets aside. */
-function sameIdentity(a: NonNullable<ProviderConfig['auth']>, b: NonNullable<ProviderConfig['auth']>): boolean {
-  const rest = (auth: NonNullable<ProviderConfig['auth']>): string => {
+type EntraAuth = Extract<NonNullable<ProviderConfig['auth']>, { type: 'entra' }>;
+
+function sameIdentity(a: EntraAuth, b: EntraAuth): boolean {
+  const rest = (auth: EntraAuth): string => {
     const { client_secret: _secret, ...fields } = auth;
     return JSON.stringify(Object.entries(fields).sort(([x], [y]) => x.localeCompare(y)));
   };
@@ -128,11 +131,11 @@ function showsSecret(shown: string | undefined, stored: string | undefined): boo
  */
 function restoredAuth(name: string, next: ProviderConfig, previous: ProviderConfig | undefined, lower?: ProviderConfig): ProviderConfig['auth'] {
   const auth = next.auth;
-  if (!auth) return auth;
+  if (!auth || auth.type !== 'entra') return auth;
   const secret = auth.client_secret;
-  const own = previous?.auth?.client_secret;
+  const own = authClientSecret(previous?.auth);
   if (secret !== undefined && MASKED.test(secret) && own !== undefined && !isSecretReference(own) && maskSecret(own) === secret) return { ...auth, client_secret: own };
-  const fromFile = lower?.auth;
+  const fromFile = lower?.auth?.type === 'entra' ? lower.auth : undefined;
   if (fromFile && sameIdentity(auth, fromFile) && showsSecret(secret, fromFile.client_secret)) return undefined;
   if (secret === undefined || !MASKED.test(secret)) return auth;
   if (fromFile?.client_secret !== undefined && showsSecret(secret, fromFile.client_secret)) return { ...auth, client_secret: fromFile.client_secret };

@@ -52,6 +52,21 @@ export interface ProviderOptions {
   tokenUrl?: string;
   /** Microsoft Entra ID instead of an `api-key` (`azure`, `azure-ai`): the identity whose tokens authorise calls. */
   entra?: EntraCredential;
+  /**
+   * `bedrock` signed with credentials from AWS's default credential chain (an IAM role: IRSA, EKS Pod Identity, an ECS
+   * task role, an EC2 instance profile, or a profile of ~/.aws/config), resolved at the first call.
+   */
+  aws?: AwsChainSettings;
+}
+
+/**
+ * Where a `bedrock` provider's AWS credentials come from when it has no key: the default chain, with a named profile
+ * of ~/.aws/config or without one. `configured` says the operator asked for it (`auth: {type: aws}`), which wins over a
+ * client's own key as a configured key does; without it the chain is the fallback of a provider with no key at all.
+ */
+export interface AwsChainSettings {
+  profile: string | null;
+  configured: boolean;
 }
 
 /**

@@ -75,8 +75,8 @@ export function resolveCandidates(config: RuntimeConfig, modelName: string, clie
     });
   }
   const only = (target: Target): Candidate[] => [{ target, weight, label, id: targetId(target) }];
-  // A configured Entra identity wins over a client's key, as a configured key does.
-  if (clientKey && !provider.options.entra) return only({ provider, model: parts.model, apiKey: clientKey, keySource: 'client', keyId: null });
+  // A configured Entra identity or AWS credential chain wins over a client's key, as a configured key does.
+  if (clientKey && !provider.options.entra && !provider.options.aws?.configured) return only({ provider, model: parts.model, apiKey: clientKey, keySource: 'client', keyId: null });
   if (!provider.keyRequired) return only({ provider, model: parts.model, apiKey: null, keySource: 'none', keyId: null });
   throw missingKey(provider);
 }

@@ -96,8 +96,8 @@ interface AttemptRun {
  */
 function operatorKeyRefused(error: GatewayError, target: Target): boolean {
   if (error.upstreamStatus !== 401 && error.upstreamStatus !== 403) return false;
-  // A Microsoft Entra identity of the config is the operator's credential too, though the target has no key.
-  return target.keySource === 'none' ? target.provider.options.entra !== undefined : target.keySource !== 'client';
+  // A Microsoft Entra identity or AWS credentials of the config (an IAM role) are the operator's credential too, though the target has no key.
+  return target.keySource === 'none' ? target.provider.options.entra !== undefined || target.provider.options.aws !== undefined : target.keySource !== 'client';
 }
 
 /**

@@ -29,6 +29,12 @@ export type BedrockMode =
   /** Answers with no content and this stopReason (malformed_tool_use, malformed_model_output, ...), streamed or not. */
   | { kind: 'stop-reason'; stopReason: string };
 
+export interface IssuedCredentials {
+  secretAccessKey: string;
+  sessionToken: string;
+  expiration: Date;
+}
+
 export interface BedrockCall {
   method: string;
   /** The raw path as received (model id still percent-encoded). */
@@ -48,6 +54,11 @@ export interface BedrockUpstreamOptions {
   sessionToken?: string;
   /** A Bedrock API key accepted as `Authorization: Bearer <key>`. */
   apiKey?: string;
+  /**
+   * Temporary credentials AWS issued (an IAM role's, from STS or a credentials endpoint), by access key id: each is
+   * accepted only with its own session token, signed, and only until it expires.
+   */
+  issued?: (accessKeyId: string) => IssuedCredentials | undefined;
   /**
    * Application inference profiles (or provisioned models) by ARN, each with the model id it serves: Bedrock calls
    * that model for a request naming the ARN, whose id says nothing of it.
@@ -598,14 +609,22 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
     const parsed = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(authorization);
     if (!parsed) return { type: 'IncompleteSignatureException', message: 'Authorization header requires Credential, SignedHeaders and Signature.' };
     const [, accessKeyId, , region, service, signedHeaders] = parsed as unknown as string[];
-    if (accessKeyId !== this.options.accessKeyId) return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+    const issued = this.options.issued?.(accessKeyId as string);
+    if (accessKeyId !== this.options.accessKeyId && !issued) return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+    const secretAccessKey = issued ? issued.secretAccessKey : (this.options.secretAccessKey ?? '');
+    const sessionToken = issued ? issued.sessionToken : this.options.sessionToken;
+    if (issued && issued.expiration.getTime() <= Date.now()) return { type: 'ExpiredTokenException', message: 'The security token included in the request is expired' };
     const date = amzDate(headerValue(req, 'x-amz-date') ?? '');
     const expectedRegion = this.options.region ?? 'us-east-1';
     if (!date || region !== expectedRegion || service !== 'bedrock') {
       return { type: 'InvalidSignatureException', message: `Credential should be scoped to a valid region and service: ${expectedRegion}/bedrock.` };
     }
-    if (this.options.sessionToken && headerValue(req, 'x-amz-security-token') !== this.options.sessionToken) {
+    if (sessionToken && headerValue(req, 'x-amz-security-token') !== sessionToken) {
       return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+    }
+    // A session token is part of what is signed: one sent beside the signature could be swapped in transit.
+    if (sessionToken && !(signedHeaders as string).split(';').includes('x-amz-security-token')) {
+      return { type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided: x-amz-security-token is not among the signed headers.' };
     }
     const headers: Record<string, string> = {};
     for (const name of (signedHeaders as string).split(';')) {
@@ -620,7 +639,7 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
     const signer = new SignatureV4({
       service: 'bedrock',
       region: expectedRegion,
-      credentials: { accessKeyId: accessKeyId as string, secretAccessKey: this.options.secretAccessKey ?? '', ...(this.options.sessionToken ? { sessionToken: this.options.sessionToken } : {}) },
+      credentials: { accessKeyId: accessKeyId as string, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
       sha256: Sha256,
     });
     const expected = await signer.sign(

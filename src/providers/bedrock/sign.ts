@@ -2,6 +2,7 @@ import { NodeSha256 } from './node-sha256.js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Target, UpstreamRequest } from '../../core/provider.js';
 import { bedrockCredential, type AwsKeyPair } from './credentials.js';
+import { CHAIN_TIMEOUT_MS, chainCredentials } from './aws-chain.js';
 import { withFields } from '../../core/with-fields.js';
 
 export const DEFAULT_REGION = 'us-east-1';
@@ -46,8 +47,17 @@ export async function signRequest(request: UpstreamRequest, credentials: AwsKeyP
   return { ...request, headers: signed.headers };
 }
 
-/** The adapter's `authorize` hook: SigV4-signs the request, or adds the Bedrock API key as a bearer token. */
+/**
+ * The adapter's `authorize` hook: SigV4-signs the request, or adds the Bedrock API key as a bearer token. A provider
+ * without a key whose config chose AWS's default credential chain signs with what the chain finds (see aws-chain.ts);
+ * a key (the client's own included, unless the chain was configured by name) is used as it always was.
+ */
 export async function authorizeBedrock(request: UpstreamRequest, target: Target): Promise<UpstreamRequest> {
+  const chain = target.provider.options.aws;
+  if (chain && !target.apiKey) {
+    const credentials = await chainCredentials(chain, target.provider.name, Math.min(CHAIN_TIMEOUT_MS, target.provider.timeouts.firstByteMs));
+    return signRequest(request, credentials, regionOf(target, new URL(request.url).hostname));
+  }
   const credential = bedrockCredential(target.apiKey, target.provider.name);
   if (credential.kind === 'bearer') return { ...request, headers: withFields(request.headers, { authorization: `Bearer ${credential.token}` }) };
   return signRequest(request, credential.credentials, regionOf(target, new URL(request.url).hostname));

@@ -5,7 +5,8 @@ import type { VendorDefinition } from '../../core/provider.js';
  * (`ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]`, signed with SigV4) or a Bedrock API key (no colon, sent as
  * a bearer token); the adapter's `authorize` hook applies either, so the row's own auth is `none`. Keys are
  * optional here because the adapter falls back to the standard AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
- * variables, which come as a pair and so cannot be a single `keyEnv` entry.
+ * variables, which come as a pair and so cannot be a single `keyEnv` entry, and without any of them to AWS's default
+ * credential chain (an IAM role, see aws-chain.ts).
  */
 export const bedrockVendors: VendorDefinition[] = [
   {

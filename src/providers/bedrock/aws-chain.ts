@@ -1,0 +1,130 @@
+import type { AwsChainSettings } from '../../core/provider.js';
+import { gatewayError, type GatewayError } from '../../core/errors.js';
+import { quoteInput } from '../../core/quote-input.js';
+import type { AwsKeyPair } from './credentials.js';
+
+/**
+ * AWS credentials from AWS's own default chain (@aws-sdk/credential-provider-node): environment, SSO, ~/.aws config and
+ * credentials, credential_process, web identity (EKS IRSA), the container endpoint (ECS task role, EKS Pod Identity),
+ * EC2 instance metadata. The SDK's provider caches what it found, refreshes temporary credentials five minutes before
+ * they expire (in the background while they still work), and runs one lookup at a time for all callers.
+ */
+
+/** Longest a request waits for the chain: the provider's own first-byte bound when shorter. */
+export const CHAIN_TIMEOUT_MS = 10_000;
+/**
+ * A failed lookup is the answer for this long: a request's retries (and the next requests) fail at once rather than
+ * each waiting on an instance metadata service that is not there; after it, the chain is asked again.
+ */
+const FAILURE_HOLD_MS = 1_000;
+
+type Provider = () => Promise<AwsKeyPair & { expiration?: Date }>;
+
+interface Chain {
+  provider: Promise<Provider> | null;
+  failed: { message: string; until: number } | null;
+}
+
+/** One chain per provider name and profile, made on its first call: what it found survives config changes. */
+const chains = new Map<string, Chain>();
+
+/**
+ * The SDK is loaded only when a call needs it, so a gateway that never calls Bedrock this way neither loads it nor
+ * touches the network. Its own requests are bounded: 1 s per container or instance-metadata request, one attempt, and
+ * STS (web identity, assumed roles) 5 s a request, two attempts.
+ */
+async function makeProvider(profile: string | null): Promise<Provider> {
+  const { defaultProvider } = await import('@aws-sdk/credential-provider-node');
+  return defaultProvider({
+    ...(profile !== null ? { profile } : {}),
+    timeout: 1_000,
+    maxRetries: 0,
+    clientConfig: { maxAttempts: 2, requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 } },
+  });
+}
+
+/** A URL as a message may show it: no user, password or query. */
+function shown(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return 'an invalid URL';
+  }
+}
+
+/** The source the environment points the chain at (names and URLs only, never a value that authenticates). */
+function sourceNamed(profile: string | null, env: NodeJS.ProcessEnv): string | null {
+  const named = profile ?? env.AWS_PROFILE;
+  if (named) return `profile '${named}' of the AWS config files`;
+  if (env.AWS_WEB_IDENTITY_TOKEN_FILE && env.AWS_ROLE_ARN) return `web identity (role ${env.AWS_ROLE_ARN}, token file ${env.AWS_WEB_IDENTITY_TOKEN_FILE})`;
+  if (env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI) return `the ECS container credentials endpoint ${shown(`http://169.254.170.2${env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI}`)}`;
+  if (env.AWS_CONTAINER_CREDENTIALS_FULL_URI) return `the container credentials endpoint ${shown(env.AWS_CONTAINER_CREDENTIALS_FULL_URI)} (AWS_CONTAINER_CREDENTIALS_FULL_URI)`;
+  if (env.AWS_EC2_METADATA_DISABLED && env.AWS_EC2_METADATA_DISABLED !== 'false') return null;
+  return 'the EC2 instance metadata service';
+}
+
+/**
+ * What the SDK said, fit to show: its first line (a failed credential_process quotes its command and output after
+ * it), without any value the environment holds to authenticate, and short.
+ */
+function sdkSaid(err: unknown, env: NodeJS.ProcessEnv): string {
+  let text = String((err as { message?: unknown })?.message ?? err).split('\n')[0] ?? '';
+  if (/^Command failed/i.test(text)) text = 'the credential_process command failed';
+  for (const name of ['AWS_CONTAINER_AUTHORIZATION_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_BEARER_TOKEN_BEDROCK']) {
+    const secret = env[name];
+    if (secret && secret.length >= 4) text = text.replaceAll(secret, '[REDACTED]');
+  }
+  return quoteInput(text, 300);
+}
+
+/** Why the chain gave nothing, naming the provider and where it looked. */
+function failureMessage(provider: string, profile: string | null, err: unknown, env: NodeJS.ProcessEnv): string {
+  const source = sourceNamed(profile, env);
+  const said = sdkSaid(err, env);
+  // The chain's last word when every source passed (one that failed to answer included): nothing more to quote.
+  const nothing = /Could not load credentials from any providers/.test(said);
+  return (
+    `${provider}: no AWS credentials: AWS's default credential chain found none` +
+    (source ? ` (it looked last at ${source}${nothing ? '' : `: ${said}`})` : nothing ? '' : ` (${said})`) +
+    '. Give tollgate an IAM role (EKS IRSA or Pod Identity, an ECS task role, an EC2 instance profile) or an AWS profile, or configure an access key pair or a Bedrock API key.'
+  );
+}
+
+function failed(message: string): GatewayError {
+  return gatewayError('provider_token_failed', message);
+}
+
+/**
+ * The credentials to sign a call to `provider` with, from the default chain. A chain that finds none, or a
+ * credentials endpoint that fails or does not answer within `timeoutMs`, fails this call with a 502 naming the provider
+ * (retryable: the breaker counts it against the target and a fallback may take the request).
+ */
+export async function chainCredentials(settings: AwsChainSettings, provider: string, timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<AwsKeyPair> {
+  const key = `${provider}\0${settings.profile ?? ''}`;
+  let chain = chains.get(key);
+  if (!chain) {
+    chain = { provider: null, failed: null };
+    chains.set(key, chain);
+  }
+  if (chain.failed && chain.failed.until > Date.now()) throw failed(chain.failed.message);
+  chain.provider ??= makeProvider(settings.profile);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const source = sourceNamed(settings.profile, env);
+      reject(new Error(`${provider}: no AWS credentials: AWS's default credential chain did not answer within ${timeoutMs} ms${source ? ` (it was looking at ${source})` : ''}.`));
+    }, timeoutMs);
+  });
+  try {
+    const found = await Promise.race([chain.provider.then((get) => get()), timeout]);
+    chain.failed = null;
+    return { accessKeyId: found.accessKeyId, secretAccessKey: found.secretAccessKey, ...(found.sessionToken ? { sessionToken: found.sessionToken } : {}) };
+  } catch (err) {
+    const message = err instanceof Error && err.message.startsWith(`${provider}: `) ? err.message : failureMessage(provider, settings.profile, err, env);
+    chain.failed = { message, until: Date.now() + FAILURE_HOLD_MS };
+    throw failed(message);
+  } finally {
+    clearTimeout(timer);
+  }
+}

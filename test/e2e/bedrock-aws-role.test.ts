@@ -1,0 +1,320 @@
+// Amazon Bedrock behind an IAM role: tollgate on EKS (IRSA, Pod Identity), ECS (a task role) or EC2 (an instance
+// profile) signs its Bedrock calls with the role's temporary credentials, found by AWS's own default credential chain,
+// with no access key configured. The credentials come from scripted loopback stand-ins of the container credentials
+// endpoint and of STS; the scripted Bedrock upstream takes only signatures made with credentials they issued, with
+// their session token signed, until they expire. The official OpenAI and Anthropic SDKs are the clients.
+//
+// The chain reads the process environment itself (as every AWS SDK does), not the gateway's `env` option: each part
+// sets the variables it needs in process.env and puts back what was there.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI, { APIError } from 'openai';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { startConnectProxy } from '../helpers/connect-proxy.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startAwsCredentialsEndpoint, type ScriptedAwsCredentials } from '../upstream/aws-credentials-endpoint.js';
+import { startBedrockUpstream, type BedrockUpstream, type IssuedCredentials } from '../upstream/bedrock-upstream.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+const MODEL_ID = 'anthropic.claude-3-5-sonnet-20241022-v2:0';
+const CONTAINER_TOKEN = 'pod-identity-authorization-token-5d1e';
+const ROLE_ARN = 'arn:aws:iam::123456789012:role/tollgate';
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-awsrole-'));
+const logged: string[] = [];
+const cleanups: Array<() => unknown> = [];
+
+/** Every variable the chain reads, cleared for the test: no credentials of the machine running it are found. */
+const CHAIN_VARIABLES = [
+  'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_BEARER_TOKEN_BEDROCK',
+  'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN', 'AWS_ROLE_SESSION_NAME', 'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_AUTHORIZATION_TOKEN', 'AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE',
+  'AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_STS', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE',
+  'AWS_EC2_METADATA_DISABLED', 'AWS_SDK_LOAD_CONFIG',
+];
+const saved = Object.fromEntries(CHAIN_VARIABLES.map((name) => [name, process.env[name]]));
+
+/** Sets the chain's environment to exactly `vars` (config files that do not exist, IMDS off, unless given). */
+function chainEnv(vars: Record<string, string>): void {
+  for (const name of CHAIN_VARIABLES) delete process.env[name];
+  Object.assign(process.env, {
+    AWS_CONFIG_FILE: join(dir, 'no-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'),
+    AWS_EC2_METADATA_DISABLED: 'true',
+    ...vars,
+  });
+}
+
+afterAll(async () => {
+  for (const name of CHAIN_VARIABLES) {
+    if (saved[name] === undefined) delete process.env[name];
+    else process.env[name] = saved[name];
+  }
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Issued by any of the scripted credential sources: what the Bedrock upstream takes. */
+const sources: Array<(id: string) => IssuedCredentials | undefined> = [];
+let bedrock: BedrockUpstream;
+let openai: ScriptedUpstream;
+
+beforeAll(async () => {
+  bedrock = await startBedrockUpstream({ region: 'eu-west-1', issued: (id) => sources.map((issued) => issued(id)).find(Boolean) });
+  openai = await startOpenAIUpstream({ apiKey: 'sk-upstream-test' });
+  cleanups.push(() => bedrock.close(), () => openai.close());
+});
+
+async function credentialsEndpoint(options: Parameters<typeof startAwsCredentialsEndpoint>[0] = {}): Promise<ScriptedAwsCredentials> {
+  const started = await startAwsCredentialsEndpoint(options);
+  sources.push(started.issued);
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function gateway(config: ConfigInput, env: Record<string, string> = {}): Promise<RunningGateway> {
+  const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(line) });
+  const tg = await startGateway({ ...config, settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } }, ...config.settings } }, env, { log });
+  cleanups.push(() => tg.stop());
+  return tg;
+}
+
+/** A Bedrock provider with no key at all: the default chain signs its calls. */
+const roleProvider = (extra: Record<string, unknown> = {}) => ({ type: 'bedrock', base_url: bedrock.url, region: 'eu-west-1', ...extra });
+
+const ask = (client: OpenAI, model: string, content = 'hello role') => client.chat.completions.create({ model, messages: [{ role: 'user', content }] });
+
+/** The access key id a Bedrock call was signed with. */
+function signedWith(call: { headers: Record<string, string | string[] | undefined> } | undefined): string | undefined {
+  return /Credential=([^/]+)\//.exec(String(call?.headers.authorization))?.[1];
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('an ECS task role or EKS Pod Identity (the container credentials endpoint)', () => {
+  let creds: ScriptedAwsCredentials;
+  let tg: RunningGateway;
+
+  beforeAll(async () => {
+    creds = await credentialsEndpoint({ authorizationToken: CONTAINER_TOKEN });
+    chainEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: `${creds.url}/creds`, AWS_CONTAINER_AUTHORIZATION_TOKEN: CONTAINER_TOKEN });
+    tg = await gateway({ providers: { bedrock: roleProvider() } });
+  });
+
+  it('touches no credential source before a call needs one', async () => {
+    expect((await fetch(`${tg.url}/health`)).status).toBe(200);
+    expect((await fetch(`${tg.url}/v1/models`)).status).toBe(200);
+    expect(creds.calls).toHaveLength(0);
+  });
+
+  it("signs with the role's credentials, fetched once for concurrent first requests, the session token signed", async () => {
+    bedrock.reset();
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => ask(tg.client, `bedrock/${MODEL_ID}`, `concurrent ${i}`)));
+    expect(answers.map((a) => a.choices[0]?.message.content)).toEqual(Array.from({ length: 6 }, (_, i) => `echo: concurrent ${i}`));
+    // A stream, and Claude's own body from an Anthropic client (InvokeModel), with the same credentials.
+    const stream = await tg.client.chat.completions.create({ model: `bedrock/${MODEL_ID}`, messages: [{ role: 'user', content: 'streamed' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: streamed');
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+    const message = await anthropic.messages.create({ model: `bedrock/${MODEL_ID}`, max_tokens: 100, messages: [{ role: 'user', content: 'hello claude' }] });
+    expect(message.content[0]?.type).toBe('text');
+
+    expect(creds.calls).toHaveLength(1);
+    expect(creds.calls[0]).toMatchObject({ method: 'GET', path: '/creds' });
+    expect(creds.calls[0]?.headers.authorization).toBe(CONTAINER_TOKEN);
+    const [keyId] = creds.keyIds();
+    const issued = creds.issued(keyId!)!;
+    expect(bedrock.calls).toHaveLength(8);
+    expect(bedrock.calls.map((call) => call.action)).toContain('invoke');
+    for (const call of bedrock.calls) {
+      expect(signedWith(call)).toBe(keyId);
+      expect(call.headers['x-amz-security-token']).toBe(issued.sessionToken);
+      expect(String(call.headers.authorization)).toMatch(/SignedHeaders=[^,]*x-amz-security-token/);
+    }
+  });
+
+  it('fetches new credentials once the ones it has expire, and the call signed with them is taken', async () => {
+    const tg2 = await gateway({ providers: { 'bedrock-short': roleProvider() } });
+    creds.setMode({ kind: 'ok', expiresInMs: 1_000 });
+    try {
+      const before = creds.calls.length;
+      bedrock.reset();
+      await ask(tg2.client, `bedrock-short/${MODEL_ID}`, 'first');
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      // Bedrock refuses the first set now (ExpiredTokenException): the answer shows the call was signed with a new one.
+      expect((await ask(tg2.client, `bedrock-short/${MODEL_ID}`, 'after expiry')).choices[0]?.message.content).toBe('echo: after expiry');
+      expect(creds.calls.length - before).toBe(2);
+      const [first, second] = bedrock.calls.map(signedWith);
+      expect(first).not.toBe(second);
+      expect(creds.issued(second!)?.expiration.getTime()).toBeGreaterThan(Date.now());
+    } finally {
+      creds.setMode({ kind: 'ok' });
+    }
+  });
+
+  it("gets credentials directly, not through settings.network's proxy, which the Bedrock call goes through", async () => {
+    const proxy = await startConnectProxy();
+    cleanups.push(() => proxy.close());
+    const proxied = await gateway({ providers: { 'bedrock-proxied': roleProvider() }, settings: { network: { proxy: proxy.url } } });
+    const before = creds.calls.length;
+    expect((await ask(proxied.client, `bedrock-proxied/${MODEL_ID}`, 'through the proxy')).choices[0]?.message.content).toBe('echo: through the proxy');
+    expect(creds.calls.length - before).toBe(1);
+    expect(proxy.tunnels).toEqual([new URL(bedrock.url).host]);
+  });
+
+  it('never shows the credentials: not in /api/config, /api/providers, the request logs, the log lines', async () => {
+    const secrets = [...creds.secrets(), CONTAINER_TOKEN];
+    expect(secrets.length).toBeGreaterThan(2);
+    const shown = await Promise.all(['/api/config', '/api/providers', '/api/logs?limit=50'].map(async (path) => (await fetch(`${tg.url}${path}`)).text()));
+    for (const text of [...shown, logged.join('\n')]) {
+      for (const secret of secrets) expect(text).not.toContain(secret);
+    }
+  });
+});
+
+describe('a credentials endpoint that fails', () => {
+  let creds: ScriptedAwsCredentials;
+
+  beforeAll(async () => {
+    creds = await credentialsEndpoint({ authorizationToken: CONTAINER_TOKEN });
+  });
+  afterEach(() => creds.reset());
+
+  it('answers a clear 502 naming the provider and the endpoint, and a fallback takes the request', async () => {
+    const down = `http://127.0.0.1:${await closedPort()}/v1/credentials`;
+    chainEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: down, AWS_CONTAINER_AUTHORIZATION_TOKEN: CONTAINER_TOKEN });
+    const tg = await gateway({
+      providers: { 'bedrock-down': roleProvider(), openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream-test' } },
+      routes: { chat: { targets: [{ model: `bedrock-down/${MODEL_ID}` }], fallbacks: ['openai/gpt-4o-mini'] } },
+      settings: { routing: { retry: { max_attempts: 2 }, breaker: { enabled: false } } },
+    });
+    bedrock.reset();
+    const started = Date.now();
+    const error = (await ask(tg.client, `bedrock-down/${MODEL_ID}`).catch((err: unknown) => err)) as APIError;
+    expect(error).toBeInstanceOf(APIError);
+    expect(error.status).toBe(502);
+    expect(error.message).toContain("bedrock-down: no AWS credentials: AWS's default credential chain found none");
+    expect(error.message).toContain(`the container credentials endpoint ${down}`);
+    expect(error.message).not.toContain(CONTAINER_TOKEN);
+    expect(Date.now() - started).toBeLessThan(5_000);
+
+    // The same through Anthropic's format: its error shape, the same words.
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+    const refused = (await anthropic.messages.create({ model: `bedrock-down/${MODEL_ID}`, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((err: unknown) => err)) as InstanceType<typeof Anthropic.APIError>;
+    expect(refused).toBeInstanceOf(Anthropic.APIError);
+    expect(refused.status).toBe(502);
+    expect((refused.error as { type?: string }).type).toBe('error');
+    expect(refused.message).toContain('bedrock-down: no AWS credentials');
+
+    const viaRoute = await tg.client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'route' }] }).withResponse();
+    expect(viaRoute.data.choices[0]?.message.content).toBe('echo: route');
+    expect(viaRoute.response.headers.get('x-tollgate-provider')).toBe('openai');
+    expect(viaRoute.response.headers.get('x-tollgate-fallback')).toBe('true');
+    expect(bedrock.calls).toHaveLength(0);
+
+    // The endpoint back (the agent restarted): the next call after a second gets credentials and is answered.
+    chainEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: `${creds.url}/creds`, AWS_CONTAINER_AUTHORIZATION_TOKEN: CONTAINER_TOKEN });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await ask(tg.client, `bedrock-down/${MODEL_ID}`, 'back')).choices[0]?.message.content).toBe('echo: back');
+  });
+
+  it('bounds a credentials endpoint that does not answer by the provider first-byte timeout', async () => {
+    chainEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: `${creds.url}/creds`, AWS_CONTAINER_AUTHORIZATION_TOKEN: CONTAINER_TOKEN });
+    creds.setMode({ kind: 'slow', delayMs: 4_000 });
+    const tg = await gateway({ providers: { 'bedrock-slow': roleProvider({ timeouts: { first_byte_ms: 400 } }) } });
+    const started = Date.now();
+    const error = (await ask(tg.client, `bedrock-slow/${MODEL_ID}`).catch((err: unknown) => err)) as APIError;
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(error.status).toBe(502);
+    expect(error.message).toMatch(/bedrock-slow: no AWS credentials: AWS's default credential chain did not answer within 400 ms \(it was looking at the container credentials endpoint/);
+    // The gateway is not held meanwhile.
+    expect((await fetch(`${tg.url}/health`)).status).toBe(200);
+  });
+
+  it('refuses a wrong authorization token as the endpoint does, without quoting the token', async () => {
+    chainEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: `${creds.url}/creds`, AWS_CONTAINER_AUTHORIZATION_TOKEN: 'not-the-token-0000' });
+    const tg = await gateway({ providers: { 'bedrock-badtoken': roleProvider() } });
+    const error = (await ask(tg.client, `bedrock-badtoken/${MODEL_ID}`).catch((err: unknown) => err)) as APIError;
+    expect(error.status).toBe(502);
+    expect(error.message).toContain('bedrock-badtoken: no AWS credentials');
+    expect(error.message).not.toContain('not-the-token-0000');
+    expect(creds.calls.at(-1)?.headers.authorization).toBe('not-the-token-0000');
+  });
+});
+
+describe('EKS IAM roles for service accounts (web identity through STS)', () => {
+  it('exchanges the projected token with STS (AWS_ENDPOINT_URL_STS) and signs with the role it gets', async () => {
+    const tokenFile = join(dir, 'eks-token');
+    let current = 'eyJhbGciOiJSUzI1NiJ9.projected-1.sig';
+    writeFileSync(tokenFile, current);
+    const sts = await credentialsEndpoint({ roleArn: ROLE_ARN, webIdentityToken: () => current });
+    // As the EKS pod identity webhook sets them.
+    chainEnv({ AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile, AWS_ROLE_ARN: ROLE_ARN, AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_STS: sts.url });
+    const tg = await gateway({ providers: { 'bedrock-irsa': roleProvider() } });
+    bedrock.reset();
+    expect((await ask(tg.client, `bedrock-irsa/${MODEL_ID}`, 'irsa')).choices[0]?.message.content).toBe('echo: irsa');
+    expect(sts.calls).toHaveLength(1);
+    expect(sts.calls[0]).toMatchObject({ method: 'POST', path: '/' });
+    expect(sts.calls[0]?.form).toMatchObject({ Action: 'AssumeRoleWithWebIdentity', Version: '2011-06-15', RoleArn: ROLE_ARN, WebIdentityToken: current });
+    expect(signedWith(bedrock.calls[0])).toBe(sts.keyIds()[0]);
+    expect(bedrock.calls[0]?.headers['x-amz-security-token']).toBe(sts.issued(sts.keyIds()[0]!)?.sessionToken);
+    for (const text of [await (await fetch(`${tg.url}/api/logs?limit=10`)).text(), logged.join('\n')]) {
+      expect(text).not.toContain(current);
+      for (const secret of sts.secrets()) expect(text).not.toContain(secret);
+    }
+    current = 'rotated';
+  });
+});
+
+describe('a profile named in the config (auth: {type: aws, profile})', () => {
+  const PROCESS_KEY = { accessKeyId: 'ASIAPROCESS000000001', secretAccessKey: 'process-secret-7c1d', sessionToken: 'process-session-token-2b9e' };
+
+  it("signs with the profile's credential_process credentials, over a client's own key, and shows the profile, not a secret", async () => {
+    const expiration = new Date(Date.now() + 3_600_000);
+    sources.push((id) => (id === PROCESS_KEY.accessKeyId ? { ...PROCESS_KEY, expiration } : undefined));
+    const script = join(dir, 'print-creds.mjs');
+    const out = { Version: 1, AccessKeyId: PROCESS_KEY.accessKeyId, SecretAccessKey: PROCESS_KEY.secretAccessKey, SessionToken: PROCESS_KEY.sessionToken, Expiration: expiration.toISOString() };
+    writeFileSync(script, `process.stdout.write(${JSON.stringify(JSON.stringify(out))});\n`);
+    const failing = join(dir, 'fail-creds.mjs');
+    writeFileSync(failing, "process.stderr.write('sso login needed, password=hunter2-do-not-show'); process.exit(1);\n");
+    const config = join(dir, 'aws-config');
+    writeFileSync(config, `[profile tollgate]\ncredential_process = ${process.execPath} ${script}\n\n[profile broken]\ncredential_process = ${process.execPath} ${failing}\n`);
+    // The environment's keys are not the profile's: a named profile is used instead of them.
+    chainEnv({ AWS_CONFIG_FILE: config, AWS_ACCESS_KEY_ID: 'AKIDENVNOTUSED', AWS_SECRET_ACCESS_KEY: 'env-secret-not-used' });
+    const tg = await gateway({
+      providers: {
+        'bedrock-profile': roleProvider({ auth: { type: 'aws', profile: 'tollgate' } }),
+        'bedrock-broken': roleProvider({ auth: { type: 'aws', profile: 'broken' } }),
+      },
+    });
+    bedrock.reset();
+    const byo = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'x', maxRetries: 0, defaultHeaders: { 'x-tollgate-provider-key': 'AKIDCLIENT:client-secret' } });
+    expect((await ask(byo, `bedrock-profile/${MODEL_ID}`, 'profile')).choices[0]?.message.content).toBe('echo: profile');
+    expect(signedWith(bedrock.calls[0])).toBe(PROCESS_KEY.accessKeyId);
+    expect(bedrock.calls[0]?.headers['x-amz-security-token']).toBe(PROCESS_KEY.sessionToken);
+
+    const view = (await (await fetch(`${tg.url}/api/providers/bedrock-profile`)).json()) as { auth?: unknown };
+    expect(view.auth).toEqual({ type: 'aws', profile: 'tollgate' });
+
+    const error = (await ask(tg.client, `bedrock-broken/${MODEL_ID}`).catch((err: unknown) => err)) as APIError;
+    expect(error.status).toBe(502);
+    expect(error.message).toContain("bedrock-broken: no AWS credentials: AWS's default credential chain found none (it looked last at profile 'broken' of the AWS config files");
+    for (const text of [error.message, await (await fetch(`${tg.url}/api/logs?limit=10`)).text(), logged.join('\n')]) {
+      expect(text).not.toContain('hunter2');
+      expect(text).not.toContain(PROCESS_KEY.secretAccessKey);
+      expect(text).not.toContain(PROCESS_KEY.sessionToken);
+    }
+  });
+});

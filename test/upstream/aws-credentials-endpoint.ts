@@ -1,0 +1,133 @@
+// Where an IAM role's temporary credentials come from, scripted on loopback: the container credentials endpoint
+// (ECS task roles, EKS Pod Identity: `GET` with the `Authorization` token, answering
+// `{AccessKeyId, SecretAccessKey, Token, Expiration}`) and STS's AssumeRoleWithWebIdentity (EKS IRSA: a form-encoded
+// AWS Query `POST`, answering XML). Each set it issues is numbered and kept, so the scripted Bedrock upstream takes a
+// signature made with it (with its session token, until it expires) and nothing else.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IssuedCredentials } from './bedrock-upstream.js';
+import { readBody } from './exchange.js';
+import { ScriptedServer } from './scripted-server.js';
+
+export type CredentialsMode =
+  | { kind: 'ok'; expiresInMs?: number }
+  | { kind: 'error'; status: number }
+  /** Answers after `delayMs` (or never, when the client gives up first). */
+  | { kind: 'slow'; delayMs: number }
+  /** Closes the connection without an answer, as an agent that crashed mid-request. */
+  | { kind: 'drop' };
+
+export interface CredentialsCall {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  form: Record<string, string>;
+}
+
+export interface CredentialsEndpointOptions {
+  /** The container endpoint's authorization token (AWS_CONTAINER_AUTHORIZATION_TOKEN). */
+  authorizationToken?: string;
+  /** The web identity token STS takes now (the projected service-account token, which rotates). */
+  webIdentityToken?: () => string;
+  roleArn?: string;
+}
+
+/** Numbered across endpoints: two sources never issue the same access key id. */
+let issuedCount = 0;
+
+export class ScriptedAwsCredentials extends ScriptedServer<CredentialsMode, CredentialsCall> {
+  private readonly issuedByKey = new Map<string, IssuedCredentials & { accessKeyId: string }>();
+
+  constructor(private readonly opts: CredentialsEndpointOptions) {
+    super({ kind: 'ok' });
+  }
+
+  /** What the endpoint issued under this access key id, for the Bedrock upstream to check a signature against. */
+  readonly issued = (accessKeyId: string): IssuedCredentials | undefined => this.issuedByKey.get(accessKeyId);
+
+  /** Every value it issued that authenticates (secrets and session tokens), to check none leaks. */
+  secrets(): string[] {
+    return [...this.issuedByKey.values()].flatMap((c) => [c.secretAccessKey, c.sessionToken]);
+  }
+
+  /** The access key ids issued, in order. */
+  keyIds(): string[] {
+    return [...this.issuedByKey.keys()];
+  }
+
+  protected internalError(res: ServerResponse): void {
+    res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end('internal error');
+  }
+
+  private issue(expiresInMs: number): IssuedCredentials & { accessKeyId: string } {
+    const n = ++issuedCount;
+    const issued = {
+      accessKeyId: `ASIAROLE${String(n).padStart(12, '0')}`,
+      secretAccessKey: `role-secret-${n}-${randomUUID()}`,
+      sessionToken: `IQoJb3JpZ2luX2VjE-session-${n}-${randomUUID()}`,
+      expiration: new Date(Date.now() + expiresInMs),
+    };
+    this.issuedByKey.set(issued.accessKeyId, issued);
+    return issued;
+  }
+
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = (await readBody(req)).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://creds');
+    const form = Object.fromEntries(new URLSearchParams(raw));
+    this.calls.push({ method: req.method ?? 'GET', path: url.pathname, headers: req.headers, form });
+    const mode = this.nextMode();
+    if (mode.kind === 'drop') return void req.socket.destroy();
+    if (mode.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, mode.delayMs));
+    if (res.destroyed) return;
+    if (mode.kind === 'error') {
+      res.writeHead(mode.status, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ Code: 'ServiceUnavailable', Message: 'the agent is not ready' }));
+    }
+    const expiresInMs = mode.kind === 'ok' ? (mode.expiresInMs ?? 3_600_000) : 3_600_000;
+    if (req.method === 'GET' && url.pathname === '/creds') return this.container(req, res, expiresInMs);
+    if (req.method === 'POST' && url.pathname === '/') return this.sts(res, form, expiresInMs);
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('not found');
+  }
+
+  private container(req: IncomingMessage, res: ServerResponse, expiresInMs: number): void {
+    if (this.opts.authorizationToken !== undefined && req.headers.authorization !== this.opts.authorizationToken) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ Code: 'AccessDenied', Message: 'Invalid authorization token' }));
+    }
+    const c = this.issue(expiresInMs);
+    const body = JSON.stringify({ AccessKeyId: c.accessKeyId, SecretAccessKey: c.secretAccessKey, Token: c.sessionToken, Expiration: c.expiration.toISOString(), RoleArn: 'arn:aws:iam::123456789012:role/tollgate' });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  }
+
+  /** STS AssumeRoleWithWebIdentity, AWS Query protocol: the form in, XML out (AWS's STS API reference). */
+  private sts(res: ServerResponse, form: Record<string, string>, expiresInMs: number): void {
+    const refuse = (code: string, message: string): void => {
+      res.writeHead(400, { 'content-type': 'text/xml' });
+      res.end(`<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`);
+    };
+    if (form.Action !== 'AssumeRoleWithWebIdentity' || form.Version !== '2011-06-15') return refuse('InvalidAction', 'Could not find operation');
+    if (form.RoleArn !== this.opts.roleArn) return refuse('AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
+    if (!form.RoleSessionName) return refuse('ValidationError', 'RoleSessionName is required');
+    if (form.WebIdentityToken !== this.opts.webIdentityToken?.()) return refuse('InvalidIdentityToken', 'Couldn\'t retrieve verification key from your identity provider');
+    const c = this.issue(expiresInMs);
+    const xml =
+      '<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleWithWebIdentityResult>' +
+      `<SubjectFromWebIdentityToken>system:serviceaccount:ai:tollgate</SubjectFromWebIdentityToken><Audience>sts.amazonaws.com</Audience>` +
+      `<AssumedRoleUser><Arn>arn:aws:sts::123456789012:assumed-role/tollgate/${form.RoleSessionName}</Arn><AssumedRoleId>AROAEXAMPLE:${form.RoleSessionName}</AssumedRoleId></AssumedRoleUser>` +
+      `<Credentials><SessionToken>${c.sessionToken}</SessionToken><SecretAccessKey>${c.secretAccessKey}</SecretAccessKey><Expiration>${c.expiration.toISOString()}</Expiration><AccessKeyId>${c.accessKeyId}</AccessKeyId></Credentials>` +
+      `<Provider>arn:aws:iam::123456789012:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLE</Provider>` +
+      `</AssumeRoleWithWebIdentityResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleWithWebIdentityResponse>`;
+    res.writeHead(200, { 'content-type': 'text/xml', 'content-length': String(Buffer.byteLength(xml)) });
+    res.end(xml);
+  }
+}
+
+export async function startAwsCredentialsEndpoint(options: CredentialsEndpointOptions = {}): Promise<ScriptedAwsCredentials> {
+  const endpoint = new ScriptedAwsCredentials(options);
+  await endpoint.listen();
+  return endpoint;
+}
