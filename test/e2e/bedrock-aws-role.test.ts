@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startConnectProxy } from '../helpers/connect-proxy.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
 import { startAwsCredentialsEndpoint, type ScriptedAwsCredentials } from '../upstream/aws-credentials-endpoint.js';
 import { startBedrockUpstream, type BedrockUpstream, type IssuedCredentials } from '../upstream/bedrock-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -147,12 +148,12 @@ describe('an ECS task role or EKS Pod Identity (the container credentials endpoi
 
   it('fetches new credentials once the ones it has expire, and the call signed with them is taken', async () => {
     const tg2 = await gateway({ providers: { 'bedrock-short': roleProvider() } });
-    creds.setMode({ kind: 'ok', expiresInMs: 1_000 });
+    creds.setMode({ kind: 'ok', expiresInMs: 2_000 });
     try {
       const before = creds.calls.length;
       bedrock.reset();
       await ask(tg2.client, `bedrock-short/${MODEL_ID}`, 'first');
-      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      await new Promise((resolve) => setTimeout(resolve, 2_200));
       // Bedrock refuses the first set now (ExpiredTokenException): the answer shows the call was signed with a new one.
       expect((await ask(tg2.client, `bedrock-short/${MODEL_ID}`, 'after expiry')).choices[0]?.message.content).toBe('echo: after expiry');
       expect(creds.calls.length - before).toBe(2);
@@ -162,6 +163,21 @@ describe('an ECS task role or EKS Pod Identity (the container credentials endpoi
     } finally {
       creds.setMode({ kind: 'ok' });
     }
+  });
+
+  it('takes auth {type: aws} set through the API, shows it back and writes it back as read', async () => {
+    const { api } = gatewayApi(() => tg.url);
+    const put = await api('PUT', '/api/providers/bedrock-api', { type: 'bedrock', base_url: bedrock.url, region: 'eu-west-1', auth: { type: 'aws' } });
+    expect(put.status).toBe(201);
+    expect(put.body.auth).toEqual({ type: 'aws' });
+    const { name: _name, source: _source, keys: _keys, ...writable } = (await api('GET', '/api/providers/bedrock-api')).body;
+    expect((await api('PUT', '/api/providers/bedrock-api', writable)).status).toBe(200);
+    bedrock.reset();
+    expect((await ask(tg.client, `bedrock-api/${MODEL_ID}`, 'via the api')).choices[0]?.message.content).toBe('echo: via the api');
+    expect(signedWith(bedrock.calls[0])).toMatch(/^ASIAROLE/);
+    const refused = await api('PUT', '/api/providers/bedrock-api', { type: 'bedrock', base_url: bedrock.url, api_key: 'AKID:SECRET', auth: { type: 'aws' } });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain("AWS's credential chain replaces keys");
   });
 
   it("gets credentials directly, not through settings.network's proxy, which the Bedrock call goes through", async () => {
