@@ -91,6 +91,9 @@ function failureMessage(provider: string, profile: string | null, err: unknown, 
   );
 }
 
+/** The chain did not answer in time: its message is already the one to show. */
+class ChainTimeout extends Error {}
+
 function failed(message: string): GatewayError {
   return gatewayError('provider_token_failed', message);
 }
@@ -113,7 +116,7 @@ export async function chainCredentials(settings: AwsChainSettings, provider: str
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       const source = sourceNamed(settings.profile, env);
-      reject(new Error(`${provider}: no AWS credentials: AWS's default credential chain did not answer within ${timeoutMs} ms${source ? ` (it was looking at ${source})` : ''}.`));
+      reject(new ChainTimeout(`${provider}: no AWS credentials: AWS's default credential chain did not answer within ${timeoutMs} ms${source ? ` (it was looking at ${source})` : ''}.`));
     }, timeoutMs);
   });
   try {
@@ -121,7 +124,7 @@ export async function chainCredentials(settings: AwsChainSettings, provider: str
     chain.failed = null;
     return { accessKeyId: found.accessKeyId, secretAccessKey: found.secretAccessKey, ...(found.sessionToken ? { sessionToken: found.sessionToken } : {}) };
   } catch (err) {
-    const message = err instanceof Error && err.message.startsWith(`${provider}: `) ? err.message : failureMessage(provider, settings.profile, err, env);
+    const message = err instanceof ChainTimeout ? err.message : failureMessage(provider, settings.profile, err, env);
     chain.failed = { message, until: Date.now() + FAILURE_HOLD_MS };
     throw failed(message);
   } finally {
