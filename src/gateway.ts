@@ -12,6 +12,8 @@ import { ConfigError, type Env } from './config/secret-ref.js';
 import { gatewayError } from './core/errors.js';
 import { watchConfigFile } from './config/watch-file.js';
 import { buildHttpApp } from './http/app.js';
+import { ResponseStore } from './store/response-store.js';
+import { startResponseSweeper } from './store/response-sweeper.js';
 import type { PipelineDefinition } from './pipeline/definition.js';
 import { loadStageRegistry } from './pipeline/load-stages.js';
 import { Pipeline } from './pipeline/runner.js';
@@ -70,6 +72,8 @@ export interface Gateway {
   /** Virtual keys, teams, spend and the request log. */
   readonly governance: GovernanceStore;
   readonly store: Store;
+  /** The Responses API answers tollgate keeps (previous_response_id, GET/DELETE /v1/responses/{id}). */
+  readonly responses: ResponseStore;
   readonly log: Log;
   /** Whether /api requires the admin key (TOLLGATE_ADMIN_KEY) rather than a loopback client. */
   readonly adminKeyRequired: boolean;
@@ -355,7 +359,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   // Work on existing data that runs in the background after start, named in /health's `loading` until done.
   let backfilling = true;
   const loading = (): string[] => [...cache.loading(), ...(backfilling ? ['request_log_error_index'] : [])];
-  const app = buildHttpApp({ config: configService, bus, governance, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, mcpCalls, limiter, outbound, loading, dashboardDir: options.dashboardDir });
+  // Responses API answers kept for previous_response_id and GET /v1/responses/{id}, on the gateway's clock.
+  const responses = new ResponseStore(store.root, options.clock);
+  const app = buildHttpApp({ config: configService, bus, governance, responses, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, mcpCalls, limiter, outbound, loading, dashboardDir: options.dashboardDir });
 
   // Stores from before the error index get it built in the background (failed-request filters of /api/logs use it).
   let closingStore = false;
@@ -374,6 +380,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     priceWarmer.unsubscribe();
   });
   // The request log is kept within settings.log_retention_days / log_max_entries (a sweep at start, then every few minutes).
+  // Stored Responses are kept within their expiry and settings.response_max_entries the same way.
+  const responseSweeper = startResponseSweeper(responses, () => configService.current().settings.responseMaxEntries, log);
   const logSweeper = startLogSweeper(governance, () => {
     const { logRetentionDays, logMaxEntries } = configService.current().settings;
     return { days: logRetentionDays, maxEntries: logMaxEntries };
@@ -421,6 +429,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         // Notifications not delivered yet stay queued in the store and go out after the next start.
         await alerts.close();
         await logSweeper.stop();
+        await responseSweeper.stop();
         closingStore = true;
         await backfill;
         // Upstream pools, and those of network settings replaced while calls ran on them.
@@ -439,6 +448,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     configService,
     governance,
     store,
+    responses,
     log,
     adminKeyRequired: adminKey !== null,
     reservations,

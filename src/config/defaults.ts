@@ -18,6 +18,9 @@ export const DEFAULTS = {
   headersTimeoutMs: 30_000,
   logLevel: 'info',
   logRetentionDays: 30,
+  // As OpenAI keeps a stored Response (store: true) for 30 days.
+  responseRetentionDays: 30,
+  responseMaxEntries: 100_000,
   // Far above any real completion or embeddings answer; bounds what one upstream can make tollgate hold.
   maxResponseBytes: 32 * 1024 * 1024,
   // Enough for most chat bodies' gist; kept bodies are size-capped so the log stays small.

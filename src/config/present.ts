@@ -178,6 +178,8 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     log_level: settings.logLevel,
     log_retention_days: settings.logRetentionDays,
     ...(settings.logMaxEntries !== null ? { log_max_entries: settings.logMaxEntries } : {}),
+    response_retention_days: settings.responseRetentionDays,
+    response_max_entries: settings.responseMaxEntries,
     max_response_bytes: settings.maxResponseBytes,
     request_timeout_ms: settings.requestTimeoutMs,
     headers_timeout_ms: settings.headersTimeoutMs,

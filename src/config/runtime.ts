@@ -139,6 +139,8 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     logLevel: api.log_level ?? file.log_level ?? logLevelFromEnv(env) ?? DEFAULTS.logLevel,
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
     logMaxEntries: api.log_max_entries ?? file.log_max_entries ?? null,
+    responseRetentionDays: api.response_retention_days ?? file.response_retention_days ?? DEFAULTS.responseRetentionDays,
+    responseMaxEntries: api.response_max_entries ?? file.response_max_entries ?? DEFAULTS.responseMaxEntries,
     maxResponseBytes:
       api.max_response_bytes ?? file.max_response_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_RESPONSE_BYTES', 2_147_483_648, 1024) ?? DEFAULTS.maxResponseBytes,
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,

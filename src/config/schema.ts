@@ -484,6 +484,8 @@ export const settingsSchema = z.strictObject({
   log_level: z.enum(LOG_LEVELS).optional(),
   log_retention_days: z.number().int().positive().max(36_500).optional().describe('How long request-log entries are kept, in days (default 30); older ones are deleted by a sweep every few minutes. Spend totals are kept regardless.'),
   log_max_entries: z.number().int().positive().max(1_000_000_000).optional().describe('Most request-log entries kept; the oldest beyond it are deleted by the same sweep (default: no limit).'),
+  response_retention_days: z.number().int().positive().max(36_500).optional().describe('How long the Responses API answers tollgate keeps (store not false, for previous_response_id and GET /v1/responses/{id}) are kept, in days (default 30, as OpenAI keeps them); a sweep every few minutes deletes older ones.'),
+  response_max_entries: z.number().int().positive().max(1_000_000_000).optional().describe('Most Responses API answers kept (default 100000); those closest to expiry beyond it are deleted by the same sweep.'),
   require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),
   anonymous_access: z
     .enum(['loopback', 'any'])

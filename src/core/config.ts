@@ -539,6 +539,10 @@ export interface Settings {
   logRetentionDays: number;
   /** Most request-log entries kept; null for no limit. */
   logMaxEntries: number | null;
+  /** Days a stored Responses API answer is kept (previous_response_id, GET /v1/responses/{id}). */
+  responseRetentionDays: number;
+  /** Most stored Responses API answers kept. */
+  responseMaxEntries: number;
   /** Largest upstream body (non-streamed) or stream event read; providers may set their own. */
   maxResponseBytes: number;
   /** Requests without a virtual key are refused (401). */

@@ -21,6 +21,8 @@ export interface Identity {
 export interface UpstreamOutcome {
   provider: string;
   upstreamModel: string;
+  /** The configured provider key's id (never the key) the answering attempt used; null for a client's key or none. */
+  keyId?: string | null;
   attempts: number;
   status: number;
   /** The answering (or last tried) target is a fallback, not one of the primary choice's. */

@@ -112,6 +112,8 @@ export const ERROR_CATALOGUE = {
   too_many_fallbacks: { status: 400, type: 'invalid_request_error', retryable: false },
   unsupported_parameter: { status: 400, type: 'invalid_request_error', retryable: false },
   unsupported_for_provider: { status: 400, type: 'invalid_request_error', retryable: false },
+  // OpenAI's own code for a previous_response_id it does not have.
+  previous_response_not_found: { status: 400, type: 'invalid_request_error', retryable: false },
   embeddings_not_supported: { status: 400, type: 'invalid_request_error', retryable: false },
   provider_endpoint_missing: { status: 400, type: 'invalid_request_error', retryable: false },
   invalid_query: { status: 400, type: 'invalid_request_error', retryable: false },
@@ -160,6 +162,7 @@ export const ERROR_CATALOGUE = {
   key_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   team_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   request_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
+  response_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   log_cursor_trimmed: { status: 410, type: 'invalid_request_error', retryable: false },
   alert_channel_not_found: { status: 404, type: 'invalid_request_error', retryable: false },
   alert_rule_not_found: { status: 404, type: 'invalid_request_error', retryable: false },

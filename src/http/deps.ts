@@ -9,6 +9,7 @@ import type { AdminDeps } from './admin/admin-deps.js';
 import type { McpHubView } from '../mcp/mcp-hub.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 import type { Outbound } from '../network/outbound-network.js';
+import type { ResponseStore } from '../store/response-store.js';
 
 /** What the HTTP layer needs from the gateway; routes parse and render, the pipeline decides. */
 export interface HttpDeps {
@@ -16,6 +17,8 @@ export interface HttpDeps {
   /** The event bus: model calls refused before the pipeline are reported on it like the pipeline's refusals. */
   bus: EventBus;
   governance: GovernanceStore;
+  /** The Responses API answers tollgate keeps (previous_response_id, GET/DELETE /v1/responses/{id}). */
+  responses: ResponseStore;
   pipelineFor(config: RuntimeConfig): Pipeline;
   log: Log;
   version: string;

@@ -76,6 +76,8 @@ export function reportRefusedCalls(
     const route = request.routeOptions.url;
     // MCP tool calls are no model calls: their outcomes are `mcp.tool.*` events, their refusals `auth.rejected` or the answer.
     if (reply.statusCode < 400 || request.method !== 'POST' || !route || route.startsWith('/api') || route === '/mcp' || route.startsWith('/v1/mcp/')) return done();
+    // Calls on a stored Response (cancel) report themselves, with the key that made them (see responses/routes/stored.ts).
+    if (/\/responses\/:id/.test(route)) return done();
     if (!bus.hasListeners('request.failed')) return done();
     const path = request.url.split('?')[0] ?? '';
     const dialect = dialectOf(path);

@@ -92,8 +92,6 @@ export function wrongPathHint(path: string, base: string): string | null {
   if (/^\/messages(?:\/count_tokens)?$/.test(api)) {
     return `Anthropic's Messages API is served under /anthropic: use the /anthropic base URL (${base}/anthropic) for Anthropic clients.`;
   }
-  // POST /v1/responses is served; what would need a response kept by the gateway (retrieve, cancel, input_items) is not.
-  if (/^\/responses\/./.test(api)) return 'tollgate serves POST /v1/responses but keeps no responses: one cannot be retrieved, cancelled or listed later (send the conversation as input, or previous_response_id to an OpenAI model).';
   if (mount !== '' && api === '/responses') return `The Responses API is served at ${base}/v1/responses.`;
   if (api === '/completions') return `The legacy Completions API is not served; use ${openAI}/chat/completions.`;
   return null;

@@ -280,7 +280,7 @@ class CallStage implements Stage {
       if (ctx.hints.tracestate !== null) built.headers.tracestate = ctx.hints.tracestate;
     }
     // answeredModel is in the literal so every outcome has one shape (set later only when the answer names a model).
-    const upstream = { provider: target.provider.name, upstreamModel: target.model, attempts: number, status: 0, fallback: attempt.group > 0, answeredModel: undefined };
+    const upstream = { provider: target.provider.name, upstreamModel: target.model, keyId: target.keyId, attempts: number, status: 0, fallback: attempt.group > 0, answeredModel: undefined };
     ctx.upstream = upstream;
     // Usage is this attempt's to report: what an earlier attempt reported before it failed (a stream's usage, then no
     // end) was not the answer's, and left here it would be charged for an answer whose upstream reports none.

@@ -52,7 +52,7 @@ export class Store {
     mkdirSync(path, { recursive: true });
     // Without fsync per commit a committed transaction still survives the process being killed (the OS holds
     // it); TOLLGATE_FSYNC=true also makes it survive power loss, at a cost on every write.
-    const root = open({ path: resolve(path, 'tollgate.lmdb'), maxDbs: 32, compression: false, noSync: !fsync });
+    const root = open({ path: resolve(path, 'tollgate.lmdb'), maxDbs: 48, compression: false, noSync: !fsync });
     const store = new Store(path, root);
     const now = new Date().toISOString();
     const previous = store.meta.get('instance');

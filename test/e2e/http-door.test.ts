@@ -420,12 +420,11 @@ describe('a served URL with the wrong method', () => {
 });
 
 describe('wrong-path hints in the 404', () => {
-  it('a stored response through the official OpenAI client: NotFoundError saying tollgate keeps none', async () => {
+  it('a stored response tollgate does not have through the official OpenAI client: OpenAI\'s NotFoundError', async () => {
     const error = await tg.client.responses.retrieve('resp_123').catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     const message = (error as InstanceType<typeof OpenAI.NotFoundError>).message;
-    expect(message).toContain('Unknown request URL: GET /v1/responses/resp_123.');
-    expect(message).toContain('tollgate serves POST /v1/responses but keeps no responses');
+    expect(message).toContain("Response with id 'resp_123' not found.");
     expect(upstream.calls).toHaveLength(0);
   });
 

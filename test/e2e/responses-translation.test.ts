@@ -1,7 +1,7 @@
 // The official OpenAI SDK's Responses API against providers that do not serve it: tollgate translates the request
 // into each provider's own format (through the canonical chat request) and renders the answer back as a Response,
 // or as the documented event stream, which the SDK's own stream parser checks (it raises on a malformed sequence).
-// What needs the provider's own state (previous_response_id, built-in tools) is refused with a 400 before any call.
+// What needs the provider's own state (built-in tools, a previous_response_id tollgate did not keep) is refused with a 400 before any call.
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText } from 'ai';
 import OpenAI from 'openai';
@@ -160,11 +160,12 @@ describe.each([
     expect(second.final.usage?.input_tokens).toBeGreaterThan(0);
   });
 
-  it('previous_response_id is refused with a 400 before any upstream call', async () => {
+  it('a previous_response_id tollgate did not keep is OpenAI\'s 400 previous_response_not_found before any upstream call', async () => {
     const error = await client.responses.create({ model, input: 'hi', previous_response_id: 'resp_123' }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('previous_response_id');
-    expect((error as Error).message).toContain('previous_response_id');
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('previous_response_not_found');
+    expect((error as Error).message).toContain("Previous response with id 'resp_123' not found.");
     expect(lastCall()).toBeUndefined();
   });
 });

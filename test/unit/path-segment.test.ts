@@ -62,7 +62,7 @@ describe('wrongPathHint', () => {
     ['/v1/messages', 'use the /anthropic base URL (http://gw:8080/anthropic)'],
     ['/messages/count_tokens', 'use the /anthropic base URL'],
     ['/v1/responses', null],
-    ['/v1/responses/resp_1/cancel', 'tollgate serves POST /v1/responses but keeps no responses'],
+    ['/v1/responses/resp_1/unknown', null],
     ['/v1/completions', 'The legacy Completions API is not served; use /v1/chat/completions.'],
     ['/v1beta/models/gemini-2.5-flash:generateContent', 'use the /genai base URL (http://gw:8080/genai)'],
     ['/v1beta/tunedModels/x:generateContent', 'use the /genai base URL'],

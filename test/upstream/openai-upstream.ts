@@ -91,6 +91,8 @@ class OpenAIUpstream implements ScriptedUpstream {
   readonly responses: ScriptedUpstream['responses'] = [];
   /** The ids of the Responses kept (answered without store: false) and of their reasoning items, which a later request may name. */
   private readonly storedResponses = new Set<string>();
+  /** The Responses kept, by id, as GET /v1/responses/{id} answers them (DELETE forgets one). */
+  private readonly keptResponses = new Map<string, Record<string, unknown>>();
   url = '';
   port = 0;
   private mode: UpstreamMode = OK_MODE;
@@ -255,6 +257,17 @@ class OpenAIUpstream implements ScriptedUpstream {
     const models = path === '/v1/models' && method === 'GET';
     const embeddings = path === '/v1/embeddings' && method === 'POST';
     const responses = path === '/v1/responses' && method === 'POST';
+    const kept = /^\/v1\/responses\/([^/]+)$/.exec(path);
+    if (kept && (method === 'GET' || method === 'DELETE')) {
+      if (!this.authorized(exchange)) return;
+      const id = kept[1] as string;
+      const response = this.keptResponses.get(id);
+      if (!response) return sendError(exchange, 404, { message: `Response with id '${id}' not found.`, type: 'invalid_request_error', param: null, code: null });
+      if (method === 'GET') return sendJson(exchange, 200, JSON.stringify(response));
+      this.keptResponses.delete(id);
+      this.storedResponses.delete(id);
+      return sendJson(exchange, 200, JSON.stringify({ id, object: 'response', deleted: true }));
+    }
     if (!chat && !models && !embeddings && !responses) return sendError(exchange, 404, invalidUrl(method, path));
     if (!this.authorized(exchange)) return;
     if (models) return sendJson(exchange, 200, MODELS_JSON);
@@ -289,6 +302,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     const plan = planResponse(body as Record<string, any>, mode.kind === 'reply' ? mode.pieces : null);
     if ((body as Record<string, unknown>).store !== false) {
       this.storedResponses.add(plan.response.id as string);
+      this.keptResponses.set(plan.response.id as string, plan.response);
       for (const item of plan.response.output as Array<Record<string, unknown>>) if (item.type === 'reasoning') this.storedResponses.add(String(item.id));
     }
     const headers = { ...standardHeaders(newRequestId(), exchange.startedAt), ...this.rateLimits.consume(plan.response.usage.total_tokens) };

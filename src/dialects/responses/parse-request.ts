@@ -16,8 +16,8 @@ function invalidType(param: string, expected: string): never {
 
 /**
  * Checks what the gateway needs before translating (OpenAI's messages and params), leaving the rest to the
- * provider's own validation. `background: true` is refused whatever the target: a background response is fetched
- * later from GET /v1/responses/{id}, which tollgate does not serve (it keeps no responses).
+ * provider's own validation. `background: true` is refused whatever the target: tollgate runs no response in the
+ * background (a client would poll GET /v1/responses/{id} for one that never started).
  */
 export function readResponsesRequest(body: unknown): ResponsesRequest {
   if (!isRecord(body)) throw gatewayError('invalid_body', 'The request body must be a JSON object.');
@@ -41,7 +41,7 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
     throw gatewayError('invalid_value', "Invalid 'max_output_tokens': expected an integer greater than or equal to 1.", { param: 'max_output_tokens' });
   }
   if (body.background === true) {
-    throw gatewayError('unsupported_parameter', "Unsupported parameter: 'background'. tollgate keeps no responses to retrieve later; send the request without background (stream it for a long task).", { param: 'background' });
+    throw gatewayError('unsupported_parameter', "Unsupported parameter: 'background'. tollgate runs no response in the background; send the request without background (stream it for a long task).", { param: 'background' });
   }
   return body as ResponsesRequest;
 }

@@ -105,9 +105,14 @@ export interface CanonicalRead {
  * metadata, user and stream as they are (a stream asks for usage, which the Response reports). Fields that only
  * steer OpenAI's own service (store, include, truncation, service_tier, prompt_cache_key) are left out.
  */
-export function canonicalRequest(body: ResponsesRequest, model: string): CanonicalRead {
+export function canonicalRequest(body: ResponsesRequest, model: string, previous: GatewayError | null = null): CanonicalRead {
   const untranslatable: Untranslatable = [];
-  if (typeof body.previous_response_id === 'string') stateful(untranslatable, 'previous_response_id', 'previous_response_id (a conversation the provider stored)');
+  // A previous_response_id tollgate kept is expanded before this (see continuedRequest); one still here is the
+  // provider's to find (`previous`: why a translation cannot, such as OpenAI's not found).
+  if (typeof body.previous_response_id === 'string') {
+    if (previous) untranslatable.push(previous);
+    else stateful(untranslatable, 'previous_response_id', 'previous_response_id (a conversation the provider stored)');
+  }
   if (body.conversation !== undefined && body.conversation !== null) stateful(untranslatable, 'conversation', 'A conversation (kept by the provider)');
   if (body.prompt !== undefined && body.prompt !== null) stateful(untranslatable, 'prompt', 'A prompt template (kept by the provider)');
   const messages: ChatMessage[] = [];

@@ -11,6 +11,10 @@ type Json = Record<string, unknown>;
 export interface ReplyContext {
   model: string;
   body: ResponsesRequest;
+  /** tollgate keeps the Response (store not false, see ResponseStore): it says store: true. */
+  stored?: boolean;
+  /** The stored Response this turn continued (its body then holds the whole conversation instead of the id). */
+  previousResponseId?: string | null;
 }
 
 /** An id with OpenAI's prefix for its kind (`resp`, `msg`, `fc`, `call`). */
@@ -20,8 +24,8 @@ export function newId(prefix: string): string {
 
 /**
  * A Response with no output yet (`in_progress`): the request's settings echoed as OpenAI's Response echoes them,
- * their defaults where the request left them out. `store` is false: the provider that answered keeps nothing a
- * later previous_response_id could name.
+ * their defaults where the request left them out. `store` says whether tollgate keeps it for a later
+ * previous_response_id (the provider that answered keeps nothing).
  */
 export function responseShell(reply: ReplyContext, id: string, createdAt: number): Json {
   const { body } = reply;
@@ -39,9 +43,9 @@ export function responseShell(reply: ReplyContext, id: string, createdAt: number
     model: reply.model,
     output: [],
     parallel_tool_calls: body.parallel_tool_calls ?? true,
-    previous_response_id: null,
+    previous_response_id: reply.previousResponseId ?? null,
     reasoning: { effort: reasoning.effort ?? null, summary: reasoning.summary ?? null },
-    store: false,
+    store: reply.stored === true,
     temperature: body.temperature ?? 1,
     text: body.text ?? { format: { type: 'text' } },
     tool_choice: body.tool_choice ?? 'auto',

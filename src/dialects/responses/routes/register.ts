@@ -12,6 +12,9 @@ import { RESPONSES_FORMAT } from '../../../wire/openai-responses/format.js';
 import { readResponsesRequest } from '../parse-request.js';
 import { canonicalRequest } from '../request.js';
 import { respondResponses } from './respond.js';
+import { responseKeeper } from './keeper.js';
+import { startTurn } from './previous.js';
+import { registerStoredResponseRoutes } from './stored.js';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`, and `/responses` for a base URL without `/v1`), for the `openai`
@@ -22,14 +25,16 @@ import { respondResponses } from './respond.js';
  * answer is rendered back as a Response. Errors are in OpenAI's shape (the app's error handler).
  */
 export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): void {
+  registerStoredResponseRoutes(app, deps);
   for (const prefix of ['/v1', '']) {
     app.post(`${prefix}/responses`, async (request, reply) => {
-      const body = readResponsesRequest(request.body);
+      const config = deps.config.current();
+      const turn = startTurn(deps, request, readResponsesRequest(request.body), config);
+      const body = turn.body;
       // tollgate's own `fallbacks` works here as on chat, and is taken off before anything reaches an upstream.
       const requestFallbacks = takeRequestFallbacks(body as ChatCompletionRequest);
-      const config = deps.config.current();
       const model = resolveModelName(config, body.model);
-      const { request: chat, untranslatable } = canonicalRequest(body, model);
+      const { request: chat, untranslatable } = canonicalRequest(body, model, turn.previousError);
       const ctx = createRequestContext({
         dialect: 'openai-responses',
         path: request.url,
@@ -49,7 +54,11 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
       });
       // The answer is written to the raw response so events go out as they arrive, without framework buffering.
       reply.hijack();
-      await respondResponses(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, { model: body.model, body });
+      // OpenAI keeps a Response unless told not to (store defaults to true); tollgate keeps those it answers the same way.
+      const stored = body.store !== false;
+      const keeper = stored ? responseKeeper(deps.responses, ctx, turn.inputItems, deps.log) : null;
+      const replyContext = { model: body.model, body, stored, previousResponseId: turn.previousResponseId };
+      await respondResponses(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, replyContext, keeper);
     });
   }
 }

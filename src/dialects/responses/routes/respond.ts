@@ -28,7 +28,19 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
  * rendered from the canonical answer. Errors before the first byte get a status and OpenAI's error shape; errors
  * after it an `error` and a `response.failed` event, so no client mistakes a broken answer for a whole one.
  */
-export function respondResponses(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, reply: ReplyContext): Promise<void> {
+/** What keeps a Response once it is whole (see keeper.ts): one tollgate rendered, or the id of one an upstream kept. */
+export interface ResponseKeeper {
+  rendered(response: Record<string, unknown>): void;
+  native(id: string): void;
+}
+
+/** The Response a stream's last events carry (response.completed or .incomplete), if they carry one. */
+function finalResponse(events: ReadonlyArray<Record<string, unknown>>): Record<string, unknown> | null {
+  const last = events.at(-1);
+  return last && (last.type === 'response.completed' || last.type === 'response.incomplete') && typeof last.response === 'object' ? (last.response as Record<string, unknown>) : null;
+}
+
+export function respondResponses(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, reply: ReplyContext, keeper: ResponseKeeper | null = null): Promise<void> {
   const renderer = new ResponsesStreamRenderer(reply);
   let headersSent = false;
   let completion: ChatCompletion | null = null;
@@ -80,11 +92,19 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
     complete() {
       if (completion && !ctx.stream) {
         res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
-        res.end(nativeBody ? nativeResponseJson(nativeBody, reply.model, nativeText) : JSON.stringify(responseOf(completion, reply)));
+        if (nativeBody) {
+          if (typeof nativeBody.id === 'string') keeper?.native(nativeBody.id);
+          res.end(nativeResponseJson(nativeBody, reply.model, nativeText));
+          return;
+        }
+        const response = responseOf(completion, reply);
+        keeper?.rendered(response);
+        res.end(JSON.stringify(response));
         return;
       }
       if (passThrough === true) {
         // The upstream's response.completed went out with its events (the call fails on a stream that lacks it).
+        if (headersSent && typeof position.created?.id === 'string') keeper?.native(position.created.id);
         if (headersSent) res.end();
         else writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
@@ -95,7 +115,10 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
         writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
-      res.end(renderer.end(ctx.usage).map(sseFrame).join(''));
+      const last = renderer.end(ctx.usage);
+      const response = finalResponse(last);
+      if (response) keeper?.rendered(response);
+      res.end(last.map(sseFrame).join(''));
     },
   });
 }

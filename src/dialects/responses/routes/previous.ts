@@ -1,0 +1,45 @@
+import type { FastifyRequest } from 'fastify';
+import type { RuntimeConfig } from '../../../core/config.js';
+import { gatewayError, type GatewayError } from '../../../core/errors.js';
+import { quoteInput } from '../../../core/quote-input.js';
+import type { HttpDeps } from '../../../http/deps.js';
+import { isRemoteClient } from '../../../http/client-address.js';
+import { checkVirtualKey } from '../../../http/key-check.js';
+import { presentedCredential } from '../../openai/routes/register.js';
+import { continuedRequest, inputItemsOf, previousResponseNotFound } from '../conversation.js';
+import type { ResponsesRequest } from '../parse-request.js';
+import { scopeOf } from './keeper.js';
+
+/** A turn as it starts: the body to send, the input items its Response keeps, and the turn it continues. */
+export interface Turn {
+  body: ResponsesRequest;
+  inputItems: Array<Record<string, unknown>>;
+  previousResponseId: string | null;
+  /** Why a translation cannot take the previous_response_id left in `body` (one tollgate did not expand). */
+  previousError: GatewayError | null;
+}
+
+/**
+ * The turn a Responses request starts. A previous_response_id tollgate kept for the caller (same virtual key, or
+ * anonymous) becomes the whole conversation in the body (continuedRequest), for any provider; one kept for another
+ * caller is OpenAI's 400 previous_response_not_found, whatever the model (a key never continues another's). One an
+ * upstream kept (OpenAI's own), or one tollgate never saw, goes on to a provider serving the Responses API as it is;
+ * a translation refuses it (not found, or where it is kept).
+ */
+export function startTurn(deps: HttpDeps, request: FastifyRequest, body: ResponsesRequest, config: RuntimeConfig): Turn {
+  const id = body.previous_response_id;
+  const own: Turn = { body, inputItems: inputItemsOf(body.input), previousResponseId: null, previousError: null };
+  if (typeof id !== 'string') return own;
+  // Whose conversation it may be: the key rules as the auth stage applies them (which refuses the same way later).
+  const key = checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), presentedCredential(request), null);
+  const found = deps.responses.find(id);
+  if (found && found.scope !== scopeOf(key?.id)) throw previousResponseNotFound(id);
+  if (found?.response) {
+    const continued = continuedRequest(body, { input_items: found.input_items, response: found.response });
+    return { body: continued.body, inputItems: continued.inputItems, previousResponseId: id, previousError: null };
+  }
+  const kept = found
+    ? gatewayError('unsupported_for_provider', `previous_response_id '${quoteInput(id, 100)}' names a response the provider '${found.provider ?? 'openai'}' keeps itself; continue it with a model of that provider, or send the conversation as input.`, { param: 'previous_response_id' })
+    : previousResponseNotFound(id);
+  return { ...own, previousResponseId: id, previousError: kept };
+}

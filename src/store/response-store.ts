@@ -1,0 +1,130 @@
+import type { Database, RootDatabase } from 'lmdb';
+import { commitSoon } from './commit.js';
+import { openRecords, recordCount } from './records.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * A Responses API answer tollgate keeps for a later `previous_response_id`, GET /v1/responses/{id} and its input items.
+ * `scope` is whose it is (`key:<virtual key id>`, or `anonymous` for calls without a key): nobody else sees it.
+ */
+export interface StoredResponse {
+  scope: string;
+  /** Epoch ms after which it is gone (read as not found, deleted by the sweep). */
+  expires_at: number;
+  /**
+   * The Response as the client got it, for an answer tollgate rendered (a provider without the Responses API); null
+   * for one a provider serving the Responses API kept itself (OpenAI): tollgate then keeps only whose it is and where.
+   */
+  response: Json | null;
+  /** Every input item of the conversation up to this turn (earlier turns' input and output, then this turn's input). */
+  input_items: Json[];
+  /** The provider that keeps a native answer (`response` null), whose key reads and deletes it there. */
+  provider?: string;
+  /** The upstream model and the configured key (its id, never the key) that made a native answer. */
+  upstream_model?: string;
+  provider_key_id?: string | null;
+}
+
+/**
+ * Stored Responses in the gateway's LMDB environment: `responses` (response id -> record) and `responses-by-expiry`
+ * ([expires_at, id] -> null, which the sweep walks oldest first). A write is read back at once (the next turn may
+ * name it before its background commit: `pending` holds it until then) and commits with the other background writes.
+ */
+export class ResponseStore {
+  private readonly db: Database<StoredResponse, string>;
+  private readonly byExpiry: Database<null, [number, string]>;
+  private readonly pending = new Map<string, StoredResponse | null>();
+
+  constructor(
+    private readonly root: RootDatabase,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.db = openRecords<StoredResponse, string>(root, { name: 'responses' });
+    this.byExpiry = root.openDB<null, [number, string]>({ name: 'responses-by-expiry' });
+  }
+
+  /** The time records expire by (the gateway's clock). */
+  nowMs(): number {
+    return this.now();
+  }
+
+  /** The record of `id` when it is `scope`'s and not expired; null otherwise (unknown, another's, expired, deleted). */
+  get(id: string, scope: string): StoredResponse | null {
+    const record = this.find(id);
+    return record && record.scope === scope ? record : null;
+  }
+
+  /** The record of `id` whoever's it is, when not expired (to tell a foreign id from one tollgate never kept). */
+  find(id: string): StoredResponse | null {
+    const record = this.pending.has(id) ? this.pending.get(id) : this.db.get(id);
+    if (!record || record.expires_at <= this.now()) return null;
+    return record;
+  }
+
+  /** Keeps a record; resolves once it is committed (it is read back before that). */
+  async put(id: string, record: StoredResponse): Promise<void> {
+    this.pending.set(id, record);
+    try {
+      await commitSoon(this.root, () => {
+        const before = this.db.get(id);
+        if (before) this.byExpiry.remove([before.expires_at, id]);
+        this.db.put(id, record);
+        this.byExpiry.put([record.expires_at, id], null);
+      });
+    } finally {
+      if (this.pending.get(id) === record) this.pending.delete(id);
+    }
+  }
+
+  /** Deletes `id` when it is `scope`'s (and not expired); false when there was no such response. */
+  async delete(id: string, scope: string): Promise<boolean> {
+    const record = this.get(id, scope);
+    if (!record) return false;
+    this.pending.set(id, null);
+    try {
+      await commitSoon(this.root, () => {
+        this.db.remove(id);
+        this.byExpiry.remove([record.expires_at, id]);
+      });
+    } finally {
+      if (this.pending.get(id) === null) this.pending.delete(id);
+    }
+    return true;
+  }
+
+  /**
+   * Deletes what expired, then the soonest to expire beyond `maxEntries`, in batches of `batch` with the event loop
+   * free between them (requests never wait for a sweep); resolves with the number deleted.
+   */
+  async sweep(options: { maxEntries: number | null; batch?: number; stopped?: () => boolean }): Promise<number> {
+    const batch = Math.max(1, options.batch ?? 1_000);
+    const stopped = options.stopped ?? (() => false);
+    let deleted = await this.deleteSoonest(Infinity, [this.now(), '\uffff'], batch, stopped);
+    if (options.maxEntries !== null && !stopped()) {
+      const excess = recordCount(this.db) - options.maxEntries;
+      if (excess > 0) deleted += await this.deleteSoonest(excess, null, batch, stopped);
+    }
+    return deleted;
+  }
+
+  private async deleteSoonest(max: number, end: [number, string] | null, batch: number, stopped: () => boolean): Promise<number> {
+    let deleted = 0;
+    while (deleted < max && !stopped()) {
+      const take = Math.min(batch, max - deleted);
+      const doomed = [...this.byExpiry.getKeys({ ...(end === null ? {} : { end }), limit: take })];
+      if (doomed.length === 0) break;
+      await this.root.transaction(() => {
+        for (const key of doomed) {
+          this.byExpiry.remove(key);
+          const record = this.db.get(key[1]);
+          if (record?.expires_at === key[0]) this.db.remove(key[1]);
+        }
+      });
+      deleted += doomed.length;
+      if (doomed.length < take) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return deleted;
+  }
+}

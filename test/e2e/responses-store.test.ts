@@ -1,0 +1,245 @@
+// Stored Responses for providers without the Responses API: through the official OpenAI SDK against a running
+// gateway, a conversation by previous_response_id to Claude (and on to Gemini) reaches the upstream whole; the stored
+// Response can be retrieved, its input items listed, deleted; another key can neither read nor continue it; it
+// expires, and it survives a restart.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+const CLAUDE = 'anthropic/claude-sonnet-4-5';
+const GEMINI = 'gemini/gemini-2.5-flash';
+const DAY = 24 * 60 * 60_000;
+
+let anthropic: AnthropicUpstream;
+let gemini: GeminiUpstream;
+let openai: ScriptedUpstream;
+let tg: RunningGateway;
+let dataDir: string;
+let now = Date.parse('2030-01-01T00:00:00Z');
+let alice: OpenAI;
+let bob: OpenAI;
+
+function config() {
+  return {
+    providers: {
+      anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-upstream' },
+      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' },
+      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
+    },
+  };
+}
+
+async function keyClient(name: string): Promise<OpenAI> {
+  const created = await fetch(`${tg.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  const { key } = (await created.json()) as { key: string };
+  return new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: key, maxRetries: 0 });
+}
+
+beforeAll(async () => {
+  anthropic = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
+  gemini = await startGeminiUpstream({ apiKey: 'gemini-key' });
+  openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
+  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-respstore-'));
+  tg = await startGateway(config(), {}, { dataDir, clock: () => now });
+  alice = await keyClient('alice');
+  bob = await keyClient('bob');
+});
+afterAll(async () => {
+  await tg?.stop();
+  await anthropic?.close();
+  await gemini?.close();
+  await openai?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  anthropic.reset();
+  gemini.reset();
+});
+
+/** The error a call ends in. */
+async function failure(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const error = await call.then(() => null, (err: unknown) => err);
+  expect(error).toBeInstanceOf(OpenAI.APIError);
+  return error as InstanceType<typeof OpenAI.APIError>;
+}
+
+describe('previous_response_id to a provider without the Responses API', () => {
+  it('a three-turn conversation to Claude reaches the upstream whole, and goes on with Gemini', async () => {
+    const first = await alice.responses.create({ model: CLAUDE, instructions: 'Be brief.', input: 'my name is Ada' });
+    expect(first).toMatchObject({ store: true, previous_response_id: null, status: 'completed' });
+    const second = await alice.responses.create({ model: CLAUDE, input: 'what is my name?', previous_response_id: first.id });
+    expect(second.previous_response_id).toBe(first.id);
+    const third = await alice.responses.create({ model: CLAUDE, input: [{ role: 'user', content: 'and again?' }], previous_response_id: second.id });
+    const sent = anthropic.calls.at(-1)?.body;
+    expect(sent.messages).toEqual([
+      { role: 'user', content: 'my name is Ada' },
+      { role: 'assistant', content: first.output_text },
+      { role: 'user', content: 'what is my name?' },
+      { role: 'assistant', content: second.output_text },
+      { role: 'user', content: 'and again?' },
+    ]);
+    // Instructions are not carried over (as OpenAI does not): the first turn's system prompt was its own.
+    expect(anthropic.calls[0]?.body.system).toBe('Be brief.');
+    expect(sent.system).toBeUndefined();
+
+    // Another vendor continues the same conversation.
+    await alice.responses.create({ model: GEMINI, input: 'last one', previous_response_id: third.id });
+    const contents = gemini.calls.at(-1)?.body.contents as Array<{ role: string; parts: Array<{ text: string }> }>;
+    expect(contents.map((content) => [content.role, content.parts[0]?.text])).toEqual([
+      ['user', 'my name is Ada'],
+      ['model', first.output_text],
+      ['user', 'what is my name?'],
+      ['model', second.output_text],
+      ['user', 'and again?'],
+      ['model', third.output_text],
+      ['user', 'last one'],
+    ]);
+  });
+
+  it('a streamed turn is kept and continued like a whole one', async () => {
+    const stream = alice.responses.stream({ model: CLAUDE, input: 'stream me' });
+    for await (const _event of stream) void _event;
+    const first = await stream.finalResponse();
+    expect((first as any).store).toBe(true);
+    await alice.responses.create({ model: CLAUDE, input: 'next', previous_response_id: first.id });
+    expect(anthropic.calls.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: 'stream me' },
+      { role: 'assistant', content: first.output_text },
+      { role: 'user', content: 'next' },
+    ]);
+  });
+
+  it('an unknown id is OpenAI\'s 400 previous_response_not_found, before any upstream call', async () => {
+    const error = await failure(alice.responses.create({ model: CLAUDE, input: 'hi', previous_response_id: 'resp_unknown' }));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('previous_response_not_found');
+    expect(error.param).toBe('previous_response_id');
+    expect(error.message).toContain("Previous response with id 'resp_unknown' not found.");
+    expect(anthropic.calls).toHaveLength(0);
+  });
+
+  it('store: false keeps nothing', async () => {
+    const response = await alice.responses.create({ model: CLAUDE, input: 'forget me', store: false });
+    expect((response as any).store).toBe(false);
+    expect((await failure(alice.responses.retrieve(response.id))).status).toBe(404);
+    expect((await failure(alice.responses.create({ model: CLAUDE, input: 'hi', previous_response_id: response.id }))).code).toBe('previous_response_not_found');
+  });
+});
+
+describe('the stored Response API', () => {
+  it('retrieve, input items (paged), cancel refused, delete, then 404', async () => {
+    const first = await alice.responses.create({ model: CLAUDE, input: 'one' });
+    const second = await alice.responses.create({ model: CLAUDE, input: [{ role: 'user', content: 'two' }, { role: 'user', content: 'three' }], previous_response_id: first.id });
+
+    const retrieved = await alice.responses.retrieve(second.id);
+    expect(retrieved).toEqual(JSON.parse(JSON.stringify(second)));
+
+    const all = await alice.responses.inputItems.list(second.id, { order: 'asc' });
+    const texts = all.data.map((item: any) => (item.type === 'message' ? item.content[0].text : item.type));
+    expect(texts).toEqual(['one', first.output_text, 'two', 'three']);
+    expect(all.data.every((item: any) => typeof item.id === 'string')).toBe(true);
+    // Newest first by default, in pages the SDK follows by `after`.
+    const page = await alice.responses.inputItems.list(second.id, { limit: 3 });
+    expect(page.data.map((item: any) => item.content[0].text)).toEqual(['three', 'two', first.output_text]);
+    expect(page.hasNextPage()).toBe(true);
+    const next = await page.getNextPage();
+    expect(next.data.map((item: any) => item.content[0].text)).toEqual(['one']);
+    expect(next.hasNextPage()).toBe(false);
+
+    const cancel = await failure(alice.responses.cancel(second.id));
+    expect(cancel.status).toBe(400);
+    expect(cancel.message).toContain('background');
+
+    const deleted = await alice.responses.delete(second.id);
+    expect(deleted as unknown).toEqual({ id: second.id, object: 'response', deleted: true });
+    const gone = await failure(alice.responses.retrieve(second.id));
+    expect(gone.status).toBe(404);
+    expect(gone.message).toContain(`Response with id '${second.id}' not found.`);
+    expect((await failure(alice.responses.delete(second.id))).status).toBe(404);
+    expect((await failure(alice.responses.create({ model: CLAUDE, input: 'hi', previous_response_id: second.id }))).code).toBe('previous_response_not_found');
+    // The earlier turn is its own Response and stays.
+    expect((await alice.responses.retrieve(first.id)).id).toBe(first.id);
+  });
+
+  it('another key can neither read, list, delete nor continue a key\'s Response', async () => {
+    const mine = await alice.responses.create({ model: CLAUDE, input: 'secret plans' });
+    expect((await failure(bob.responses.retrieve(mine.id))).status).toBe(404);
+    expect((await failure(bob.responses.inputItems.list(mine.id))).status).toBe(404);
+    expect((await failure(bob.responses.delete(mine.id))).status).toBe(404);
+    expect((await failure(bob.responses.cancel(mine.id))).status).toBe(404);
+    const continued = await failure(bob.responses.create({ model: CLAUDE, input: 'tell me', previous_response_id: mine.id }));
+    expect(continued.code).toBe('previous_response_not_found');
+    expect(anthropic.calls).toHaveLength(1);
+    // Nor can a call without a key (anonymous), nor an unknown key.
+    expect((await failure(tg.client.responses.retrieve(mine.id))).status).toBe(404);
+    const stranger = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'tg-unknown', maxRetries: 0 });
+    expect((await failure(stranger.responses.retrieve(mine.id))).status).toBe(401);
+    expect((await alice.responses.retrieve(mine.id)).id).toBe(mine.id);
+  });
+
+  it('the calls are in the request log with their key', async () => {
+    const mine = await alice.responses.create({ model: CLAUDE, input: 'log me' });
+    await alice.responses.retrieve(mine.id);
+    await failure(bob.responses.retrieve(mine.id));
+    const deadline = Date.now() + 3000;
+    let entries: any[] = [];
+    while (Date.now() < deadline) {
+      entries = ((await (await fetch(`${tg.url}/api/logs?limit=50`)).json()) as { data: any[] }).data.filter((entry) => entry.operation === 'responses.retrieve' && entry.path.includes(mine.id));
+      if (entries.length >= 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(entries.map((entry) => entry.status).sort()).toEqual([200, 404]);
+    const keys = (await (await fetch(`${tg.url}/api/keys`)).json()) as { data?: any[] } | any[];
+    const list = Array.isArray(keys) ? keys : (keys.data ?? []);
+    const ids = Object.fromEntries(list.map((key: any) => [key.name, key.id]));
+    expect(entries.find((entry) => entry.status === 200)?.key_id).toBe(ids.alice);
+    expect(entries.find((entry) => entry.status === 404)?.key_id).toBe(ids.bob);
+  });
+
+  it('expires after response_retention_days, and is kept across a restart until then', async () => {
+    const mine = await alice.responses.create({ model: CLAUDE, input: 'keep me' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await tg.stop();
+    tg = await startGateway(config(), {}, { dataDir, clock: () => now });
+    alice = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: alice.apiKey, maxRetries: 0 });
+    bob = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: bob.apiKey, maxRetries: 0 });
+    expect((await alice.responses.retrieve(mine.id)).output_text).toBe(mine.output_text);
+    await alice.responses.create({ model: CLAUDE, input: 'again', previous_response_id: mine.id });
+    expect(anthropic.calls.at(-1)?.body.messages).toHaveLength(3);
+
+    now += 29 * DAY;
+    expect((await alice.responses.retrieve(mine.id)).id).toBe(mine.id);
+    now += 2 * DAY;
+    expect((await failure(alice.responses.retrieve(mine.id))).status).toBe(404);
+    expect((await failure(alice.responses.create({ model: CLAUDE, input: 'hi', previous_response_id: mine.id }))).code).toBe('previous_response_not_found');
+    // The sweep deletes what expired.
+    const before = tg.gateway.responses.find(mine.id);
+    expect(before).toBeNull();
+  });
+});
+
+describe('a Response OpenAI kept (native pass-through)', () => {
+  it('is read and deleted at OpenAI with the provider key, by its own key only', async () => {
+    const mine = await alice.responses.create({ model: 'openai/gpt-5', input: 'kept by openai' });
+    expect((await alice.responses.retrieve(mine.id)).id).toBe(mine.id);
+    const asked = openai.calls.at(-1);
+    expect([asked?.method, asked?.path, asked?.headers.authorization]).toEqual(['GET', `/v1/responses/${mine.id}`, 'Bearer sk-openai-upstream']);
+    const calls = openai.calls.length;
+    expect((await failure(bob.responses.retrieve(mine.id))).status).toBe(404);
+    expect((await failure(bob.responses.create({ model: 'openai/gpt-5', input: 'x', previous_response_id: mine.id }))).code).toBe('previous_response_not_found');
+    expect(openai.calls).toHaveLength(calls);
+    // To another provider, it says where it is kept.
+    const elsewhere = await failure(alice.responses.create({ model: CLAUDE, input: 'x', previous_response_id: mine.id }));
+    expect([elsewhere.status, elsewhere.param]).toEqual([400, 'previous_response_id']);
+    expect(elsewhere.message).toContain("the provider 'openai' keeps itself");
+    expect(await alice.responses.delete(mine.id)).toEqual({ id: mine.id, object: 'response', deleted: true });
+    expect(openai.calls.at(-1)?.method).toBe('DELETE');
+    expect((await failure(alice.responses.retrieve(mine.id))).status).toBe(404);
+  });
+});

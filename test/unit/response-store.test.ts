@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ResponseStore } from '../../src/store/response-store.js';
+
+let dir: string;
+let root: RootDatabase;
+let now = 1_000_000;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'response-store-'));
+  root = open({ path: join(dir, 'test.lmdb'), maxDbs: 4, compression: false, noSync: true });
+});
+afterEach(async () => {
+  await root.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const record = (scope: string, expires: number) => ({ scope, expires_at: expires, response: { id: 'x' }, input_items: [] });
+
+describe('ResponseStore', () => {
+  it('reads a write back before it commits, only for its scope, and not once expired', async () => {
+    const store = new ResponseStore(root, () => now);
+    const put = store.put('resp_1', record('key:a', now + 100));
+    expect(store.get('resp_1', 'key:a')).not.toBeNull();
+    expect(store.get('resp_1', 'key:b')).toBeNull();
+    await put;
+    expect(store.get('resp_1', 'key:a')?.scope).toBe('key:a');
+    now += 100;
+    expect(store.get('resp_1', 'key:a')).toBeNull();
+    now -= 100;
+  });
+
+  it('the sweep deletes what expired, then the soonest to expire beyond the limit, in batches', async () => {
+    const store = new ResponseStore(root, () => now);
+    for (let i = 0; i < 10; i++) await store.put(`resp_${i}`, record('anonymous', now + (i - 3) * 1000));
+    expect(await store.sweep({ maxEntries: null, batch: 2 })).toBe(4);
+    expect(store.find('resp_4')).not.toBeNull();
+    expect(await store.sweep({ maxEntries: 3, batch: 2 })).toBe(3);
+    expect(['resp_4', 'resp_5', 'resp_6'].map((id) => store.find(id))).toEqual([null, null, null]);
+    expect(['resp_7', 'resp_8', 'resp_9'].every((id) => store.find(id) !== null)).toBe(true);
+  });
+
+  it('a delete is its scope\'s only', async () => {
+    const store = new ResponseStore(root, () => now);
+    await store.put('resp_1', record('key:a', now + 1000));
+    expect(await store.delete('resp_1', 'key:b')).toBe(false);
+    expect(await store.delete('resp_1', 'key:a')).toBe(true);
+    expect(store.find('resp_1')).toBeNull();
+  });
+});
