@@ -102,6 +102,20 @@ describe('previous_response_id to a provider without the Responses API', () => {
     ]);
   });
 
+  it('OpenAI continues a conversation Claude began: the whole history in the input, no previous_response_id', async () => {
+    const first = await alice.responses.create({ model: CLAUDE, input: 'begin with claude' });
+    const next = await alice.responses.create({ model: 'openai/gpt-5', input: 'go on', previous_response_id: first.id });
+    expect(next.status).toBe('completed');
+    const sent = openai.calls.at(-1)?.body;
+    expect(sent.previous_response_id).toBeUndefined();
+    expect(sent.input.map((item: any) => [item.role, typeof item.content === 'string' ? item.content : item.content[0].text])).toEqual([
+      ['user', 'begin with claude'],
+      ['assistant', first.output_text],
+      ['user', 'go on'],
+    ]);
+    expect(sent.input.some((item: any) => item.id !== undefined)).toBe(false);
+  });
+
   it('a streamed turn is kept and continued like a whole one', async () => {
     const stream = alice.responses.stream({ model: CLAUDE, input: 'stream me' });
     for await (const _event of stream) void _event;
