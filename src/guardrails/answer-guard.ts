@@ -64,6 +64,12 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
       });
     }
     if (found.length > 0) options.report(block ? [block] : found);
+    // Claude's signed thinking repeats the reasoning's text: withheld whole when a rule would change or block it there.
+    if (!block && touchesThinking(message.thinking_blocks, scanner)) {
+      delete message.thinking_blocks;
+      changed = true;
+      if (!found.some((finding) => finding.action === 'redact')) return { ...choice, message };
+    }
     if (!block) {
       // Only a redaction changes the answer; a finding that is only flagged leaves it as it came.
       if (!found.some((finding) => finding.action === 'redact')) return choice;
@@ -73,10 +79,19 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
     }
     if (options.blockError) throw options.blockError(block);
     changed = true;
-    const { tool_calls: _withheld, reasoning_content: _reasoning, ...rest } = message;
+    const { tool_calls: _withheld, reasoning_content: _reasoning, thinking_blocks: _thinking, ...rest } = message;
     return { ...choice, message: { ...rest, content: '' }, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
   });
   return changed ? { ...completion, choices } : completion;
+}
+
+/**
+ * Whether a rule would redact or block the text of Claude's signed thinking blocks (`thinking_blocks`): a redacted
+ * thinking cannot keep its signature, so the blocks are withheld rather than let the text the rule caught through.
+ */
+function touchesThinking(blocks: unknown, scanner: TextScanner): boolean {
+  if (!Array.isArray(blocks)) return false;
+  return blocks.some((block) => isRecord(block) && typeof block.thinking === 'string' && scanner.scan(block.thinking).some((finding) => finding.action !== 'flag'));
 }
 
 /** Whether a tool call's arguments so far are a whole JSON value (the call is over when the next text begins). */
@@ -227,6 +242,8 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       const current = state(index);
       if (current.ended) return null;
       const delta: Record<string, unknown> = isRecord(choice.delta) ? { ...choice.delta } : {};
+      // The signed copy of a thinking block (its text was guarded as reasoning_content) is withheld when a rule acts on it.
+      if (touchesThinking(delta.thinking_blocks, options.scanner)) delete delta.thinking_blocks;
       let blocked: Finding | null = null;
       let first = true;
       /** Makes `channel` the text streaming now, ending the previous one; false when that ended the choice. */

@@ -31,6 +31,7 @@ function config() {
       anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-upstream' },
       gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-key' },
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
+      deepseek: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream' },
     },
   };
 }
@@ -60,6 +61,7 @@ afterAll(async () => {
 beforeEach(() => {
   anthropic.reset();
   gemini.reset();
+  openai.reset();
 });
 
 /** The error a call ends in. */
@@ -143,6 +145,43 @@ describe('previous_response_id to a provider without the Responses API', () => {
     expect((response as any).store).toBe(false);
     expect((await failure(alice.responses.retrieve(response.id))).status).toBe(404);
     expect((await failure(alice.responses.create({ model: CLAUDE, input: 'hi', previous_response_id: response.id }))).code).toBe('previous_response_not_found');
+  });
+});
+
+describe("Claude's signed thinking", () => {
+  const weather: OpenAI.Responses.FunctionTool = { type: 'function', name: 'weather', parameters: { type: 'object', properties: { query: { type: 'string' } } }, strict: false };
+
+  it.each([false, true])('goes back to Claude unchanged when a tool-use turn with thinking is continued by previous_response_id (stream: %s)', async (stream) => {
+    const ask = { model: CLAUDE, input: 'use the tool for Paris', tools: [weather], reasoning: { effort: 'low' as const }, max_output_tokens: 4000 };
+    let first: OpenAI.Responses.Response;
+    if (stream) {
+      const events = alice.responses.stream(ask);
+      for await (const _event of events) void _event;
+      first = await events.finalResponse();
+    } else first = await alice.responses.create(ask);
+    const reasoning = first.output.find((item) => item.type === 'reasoning') as OpenAI.Responses.ResponseReasoningItem;
+    expect(reasoning.encrypted_content).toMatch(/^tg_anthropic_thinking\./);
+    const call = first.output.find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    const second = await alice.responses.create({ ...ask, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }], previous_response_id: first.id });
+    expect(second.status).toBe('completed');
+    // The upstream checks the signature (a changed or missing thinking block is its 400), and got the block first.
+    const sent = anthropic.calls.at(-1)?.body;
+    expect(sent.thinking?.type).toBe('enabled');
+    const turn = sent.messages[1];
+    expect(turn.role).toBe('assistant');
+    expect(turn.content[0]).toEqual(anthropic.sent[0]?.message.content.find((block: any) => block.type === 'thinking'));
+    expect(turn.content.at(-1)).toMatchObject({ type: 'tool_use', id: call.call_id });
+  });
+
+  it('is never sent to another provider', async () => {
+    const first = await alice.responses.create({ model: CLAUDE, input: 'think', reasoning: { effort: 'low' }, max_output_tokens: 4000 });
+    expect(first.output.some((item) => item.type === 'reasoning' && item.encrypted_content)).toBe(true);
+    await alice.responses.create({ model: 'openai/gpt-5', input: 'next', previous_response_id: first.id });
+    const sent = openai.calls.at(-1)?.body;
+    expect(sent.input.some((item: any) => item.type === 'reasoning')).toBe(false);
+    await alice.responses.create({ model: 'deepseek/deepseek-chat', input: 'next', previous_response_id: first.id });
+    const chat = openai.calls.at(-1)?.body;
+    expect(chat.messages.some((message: any) => message.thinking_blocks !== undefined)).toBe(false);
   });
 });
 

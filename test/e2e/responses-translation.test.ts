@@ -273,7 +273,7 @@ describe('other answers', () => {
     expect(failure).toMatchObject({ type: 'error', code: 'overloaded_error', message: expect.stringContaining('Overloaded') });
   });
 
-  it('Claude’s thinking is a reasoning item’s summary, whole and streamed, and sent back it is dropped', async () => {
+  it('Claude’s thinking is a reasoning item’s summary, whole and streamed, and sent back it reaches Claude as its signed block', async () => {
     const whole = await client.responses.create({ model: CLAUDE, input: 'ponder this', reasoning: { effort: 'low' }, max_output_tokens: 4000 });
     expect(anthropic.calls.at(-1)?.body.thinking).toMatchObject({ type: 'enabled' });
     expect(whole.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
@@ -289,9 +289,13 @@ describe('other answers', () => {
     expect(types).toContain('response.reasoning_summary_text.done');
     expect(final.output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'thinking about: ponder that' }] });
     expect(final.output_text).toBe('echo: ponder that');
-    // The next turn sends the reasoning item back, as clients do: Anthropic never sees it.
+    // The next turn sends the reasoning item back, as clients do: Claude gets its own signed block back (its
+    // encrypted_content), never the summary as text.
+    expect(final.output[0]).toMatchObject({ encrypted_content: expect.stringMatching(/^tg_anthropic_thinking\./) });
     await client.responses.create({ model: CLAUDE, input: [{ role: 'user', content: 'ponder that' }, ...(final.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'and more' }] });
-    expect(JSON.stringify(anthropic.calls.at(-1)?.body.messages)).not.toContain('thinking about');
+    const turn = anthropic.calls.at(-1)?.body.messages[1];
+    expect(turn.content[0]).toEqual({ type: 'thinking', thinking: 'thinking about: ponder that', signature: expect.any(String) });
+    expect(turn.content.slice(1)).toEqual([{ type: 'text', text: 'echo: ponder that' }]);
   });
 
   it('a conversation Claude began with reasoning goes on with OpenAI: the reasoning item tollgate made is not sent to OpenAI', async () => {
@@ -305,16 +309,17 @@ describe('other answers', () => {
     expect(sent.map((item) => item.type ?? 'message')).toEqual(['message', 'message', 'message']);
   });
 
-  it('a function-calling loop with reasoning.effort to Claude: the turn after the call answers, its thinking off', async () => {
+  it('a function-calling loop with reasoning.effort to Claude: the turn after the call hands the signed thinking back, thinking on', async () => {
     const question = 'use the tool for Rome';
     const first = await client.responses.create({ model: CLAUDE, input: question, tools: [weather], reasoning: { effort: 'low' }, max_output_tokens: 4000 });
     expect(anthropic.calls.at(-1)?.body.thinking).toMatchObject({ type: 'enabled' });
     expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'function_call']);
-    // Claude's signed thinking cannot travel in a Responses reasoning item: with thinking on, Anthropic refuses a
-    // tool-use turn continued without it (the scripted upstream as Anthropic does), so this turn goes without thinking.
+    // Claude's signed thinking travels in tollgate's reasoning item (encrypted_content): with thinking on, Anthropic
+    // requires it first in a tool-use turn continued (the scripted upstream checks the signature as Anthropic does).
     const second = await client.responses.create({ model: CLAUDE, input: nextTurn(first, question, '18C'), tools: [weather], reasoning: { effort: 'low' }, max_output_tokens: 4000 });
     expect(second.output_text).toContain('18C');
-    expect(anthropic.calls.at(-1)?.body.thinking).toBeUndefined();
+    expect(anthropic.calls.at(-1)?.body.thinking).toMatchObject({ type: 'enabled' });
+    expect(anthropic.calls.at(-1)?.body.messages[1].content[0]).toMatchObject({ type: 'thinking', thinking: 'thinking about: use the tool for Rome' });
   });
 
   it('the same loop on /v1 chat completions with reasoning_effort answers too', async () => {

@@ -452,7 +452,7 @@ describe('stream decoder', () => {
     expect(decoder.usageSoFar?.()).toMatchObject({ prompt_tokens: 2125, completion_tokens: 15 });
   });
 
-  it('streams tool input fragments as tool_call argument deltas as they arrive, and thinking as reasoning_content', () => {
+  it('streams tool input fragments as tool_call argument deltas as they arrive, thinking as reasoning_content, and the signed block whole at its end', () => {
     const { chunks, complete } = decode(TOOL_STREAM, 'bytes');
     expect(complete).toBe(true);
     const all = deltas(chunks);
@@ -467,7 +467,11 @@ describe('stream decoder', () => {
       { index: 1, function: { arguments: '{}' } },
     ]);
     expect((chunks.at(-1)?.choices[0] as any).finish_reason).toBe('tool_calls');
-    expect(JSON.stringify(chunks)).not.toContain('EqQBCgIYAhIM');
+    // The signature rides only on the block's own thinking_blocks delta (LiteLLM's field), with the whole text.
+    const signed = all.filter((d) => d.thinking_blocks);
+    expect(signed).toHaveLength(1);
+    expect(signed[0].thinking_blocks).toEqual([{ type: 'thinking', thinking: 'Need the weather.', signature: expect.stringContaining('EqQBCgIYAhIM') }]);
+    expect(JSON.stringify(all.filter((d) => !d.thinking_blocks))).not.toContain('EqQBCgIYAhIM');
   });
 
   it('gives a tool called without input the arguments {}', () => {

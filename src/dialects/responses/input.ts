@@ -2,6 +2,7 @@ import type { ChatMessage } from '../../core/canonical.js';
 import type { GatewayError } from '../../core/errors.js';
 import { gatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
+import { thinkingBlocksIn } from '../../wire/openai-responses/translated-reasoning.js';
 
 type Json = Record<string, unknown>;
 
@@ -98,6 +99,13 @@ export function messagesOf(input: unknown, untranslatable: Untranslatable): Chat
   if (input === undefined || input === null) return [];
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const messages: ChatMessage[] = [];
+  /** Claude's signed thinking from reasoning items tollgate wrote, for the assistant turn they lead (see attach). */
+  let thinking: Json[] = [];
+  const attach = (message: ChatMessage): void => {
+    if (thinking.length === 0) return;
+    message.thinking_blocks = [...((message.thinking_blocks as Json[] | undefined) ?? []), ...thinking];
+    thinking = [];
+  };
   (input as Json[]).forEach((item, i) => {
     const param = `input[${i}]`;
     const type = item.type ?? 'message';
@@ -106,21 +114,32 @@ export function messagesOf(input: unknown, untranslatable: Untranslatable): Chat
       if (role !== 'user' && role !== 'assistant' && role !== 'system' && role !== 'developer') {
         return unreadable(untranslatable, `${param}.role`, "expected one of 'user', 'assistant', 'system' or 'developer'.");
       }
-      messages.push({ role, content: contentOf(item.content, role, `${param}.content`, untranslatable) });
+      const message: ChatMessage = { role, content: contentOf(item.content, role, `${param}.content`, untranslatable) };
+      if (role === 'assistant') attach(message);
+      else thinking = [];
+      messages.push(message);
     } else if (type === 'function_call') {
       if (typeof item.call_id !== 'string' || typeof item.name !== 'string') return unreadable(untranslatable, param, "a function_call item needs a string 'call_id' and 'name'.");
       // Arguments not written as a JSON string would reach the model as a call without them.
       if (typeof item.arguments !== 'string') return unreadable(untranslatable, `${param}.arguments`, 'expected a string (the arguments as JSON text).');
       const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
       const last = messages.at(-1);
-      if (last?.role === 'assistant') last.tool_calls = [...((last.tool_calls as unknown[] | undefined) ?? []), call];
-      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+      if (last?.role === 'assistant') {
+        last.tool_calls = [...((last.tool_calls as unknown[] | undefined) ?? []), call];
+        attach(last);
+      } else {
+        const message: ChatMessage = { role: 'assistant', content: null, tool_calls: [call] };
+        attach(message);
+        messages.push(message);
+      }
     } else if (type === 'function_call_output') {
       if (typeof item.call_id !== 'string') return unreadable(untranslatable, param, "a function_call_output item needs a string 'call_id'.");
       if (item.output === undefined || item.output === null) return unreadable(untranslatable, `${param}.output`, 'expected a string or an array of content parts (the tool\'s result).');
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutputOf(item.output, `${param}.output`, untranslatable) });
     } else if (type === 'reasoning') {
-      // Another model's (or another provider's) reasoning: nothing another provider can read.
+      // Claude's signed thinking that tollgate carried in encrypted_content goes back with the turn it led (only an
+      // Anthropic-format provider reads it: others never get thinking_blocks); any other reasoning is another model's.
+      thinking.push(...(thinkingBlocksIn(item.encrypted_content) ?? []));
     } else if (type === 'item_reference') {
       stateful(untranslatable, param, 'An item_reference (an item the provider stored; send the item itself instead, as the Vercel AI SDK does with providerOptions.openai.store: false)');
     } else if (typeof type === 'string' && BUILT_IN_ITEMS.test(type)) {

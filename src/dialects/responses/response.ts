@@ -3,7 +3,7 @@ import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
 import { responseUsageOf } from '../../wire/openai-responses/usage.js';
 import type { ResponsesRequest } from './parse-request.js';
-import { TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
+import { encryptedThinking, TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
 
 type Json = Record<string, unknown>;
 
@@ -92,11 +92,12 @@ export function contentLogprobs(choice: Json): unknown[] {
 
 /**
  * A reasoning item showing the model's reasoning (Anthropic's thinking, Gemini's thoughts) as its summary text, as
- * OpenAI shows a reasoning summary; it has no encrypted_content, and sent back it is dropped (see messagesOf), to OpenAI
- * too (its id's prefix says tollgate wrote it, see withoutTranslatedReasoning).
+ * OpenAI shows a reasoning summary. Claude's signed thinking rides in its encrypted_content (see encryptedThinking),
+ * which goes back to Claude on a later turn (see messagesOf); any other provider, OpenAI too, never gets the item (its
+ * id's prefix says tollgate wrote it, see withoutTranslatedReasoning).
  */
-export function reasoningItem(id: string, text: string | null): Json {
-  return { id, type: 'reasoning', summary: text === null ? [] : [summaryText(text)] };
+export function reasoningItem(id: string, text: string | null, encrypted?: string): Json {
+  return { id, type: 'reasoning', summary: text === null ? [] : [summaryText(text)], ...(encrypted === undefined ? {} : { encrypted_content: encrypted }) };
 }
 
 export function summaryText(text: string): Json {
@@ -123,7 +124,10 @@ export function responseOf(completion: ChatCompletion, reply: ReplyContext): Jso
   const message = isRecord(choice.message) ? choice.message : {};
   const output: Json[] = [];
   const reasoning = message.reasoning_content ?? message.reasoning;
-  if (typeof reasoning === 'string' && reasoning !== '') output.push(reasoningItem(newId(TRANSLATED_REASONING_PREFIX), reasoning));
+  const signed = encryptedThinking(Array.isArray(message.thinking_blocks) ? message.thinking_blocks : []);
+  if ((typeof reasoning === 'string' && reasoning !== '') || signed !== undefined) {
+    output.push(reasoningItem(newId(TRANSLATED_REASONING_PREFIX), typeof reasoning === 'string' ? reasoning : '', signed));
+  }
   const text = contentText(message.content);
   const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : null;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];

@@ -2,13 +2,13 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { contentLogprobs, finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, summaryText, type ReplyContext } from './response.js';
-import { TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
+import { encryptedThinking, TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
 
 type Json = Record<string, unknown>;
 
 /** An open output item: reasoning or a message whose text is streaming, or a function call whose arguments are. */
 type OpenItem =
-  | { kind: 'reasoning'; index: number; id: string; text: string }
+  | { kind: 'reasoning'; index: number; id: string; text: string; blocks: unknown[] }
   | { kind: 'text'; index: number; id: string; text: string; logprobs: unknown[] }
   | { kind: 'refusal'; index: number; id: string; text: string }
   | ToolCall;
@@ -85,6 +85,8 @@ export class ResponsesStreamRenderer {
     const delta = isRecord(choice.delta) ? choice.delta : {};
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (typeof reasoning === 'string' && reasoning !== '') this.reasoning(reasoning, out);
+    // Claude's signed thinking, whole at its block's end: the reasoning item's encrypted_content (see encryptedThinking).
+    if (Array.isArray(delta.thinking_blocks)) this.reasoning('', out).blocks.push(...delta.thinking_blocks);
     if (typeof delta.content === 'string' && delta.content !== '') this.text(delta.content, contentLogprobs(choice), out);
     if (typeof delta.refusal === 'string' && delta.refusal !== '') this.refusal(delta.refusal, out);
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) if (isRecord(call)) this.toolCall(call, out);
@@ -93,18 +95,20 @@ export class ResponsesStreamRenderer {
   }
 
   /** The model's reasoning as a reasoning item's summary text (response.reasoning_summary_* events). */
-  private reasoning(delta: string, out: Json[]): void {
+  private reasoning(delta: string, out: Json[]): Extract<OpenItem, { kind: 'reasoning' }> {
     if (this.open?.kind !== 'reasoning') {
       this.closeAll(out);
-      const item = { kind: 'reasoning' as const, index: this.output.length, id: newId(TRANSLATED_REASONING_PREFIX), text: '' };
+      const item = { kind: 'reasoning' as const, index: this.output.length, id: newId(TRANSLATED_REASONING_PREFIX), text: '', blocks: [] };
       this.output.push(reasoningItem(item.id, null));
       this.open = item;
       out.push(this.event('response.output_item.added', { output_index: item.index, item: reasoningItem(item.id, null) }));
       out.push(this.event('response.reasoning_summary_part.added', { item_id: item.id, output_index: item.index, summary_index: 0, part: summaryText('') }));
     }
     const open = this.open as Extract<OpenItem, { kind: 'reasoning' }>;
+    if (delta === '') return open;
     open.text += delta;
     out.push(this.event('response.reasoning_summary_text.delta', { item_id: open.id, output_index: open.index, summary_index: 0, delta }));
+    return open;
   }
 
   private text(delta: string, logprobs: unknown[], out: Json[]): void {
@@ -186,7 +190,7 @@ export class ResponsesStreamRenderer {
     if (!open) return;
     this.open = null;
     if (open.kind === 'reasoning') {
-      const item = reasoningItem(open.id, open.text);
+      const item = reasoningItem(open.id, open.text, encryptedThinking(open.blocks));
       this.output[open.index] = item;
       out.push(this.event('response.reasoning_summary_text.done', { item_id: open.id, output_index: open.index, summary_index: 0, text: open.text }));
       out.push(this.event('response.reasoning_summary_part.done', { item_id: open.id, output_index: open.index, summary_index: 0, part: summaryText(open.text) }));

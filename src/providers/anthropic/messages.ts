@@ -42,13 +42,14 @@ function turnOf(message: ChatMessage): AnthropicMessage {
       return { role: 'user', content: contentBlocks(message.content, true) };
     }
     case 'assistant': {
-      const blocks = contentBlocks(message.content, false);
+      // Claude's own signed thinking handed back (thinking_blocks, see response.ts) leads the turn, as Claude wrote it.
+      const blocks = [...thinkingBlocksOf(message.thinking_blocks), ...contentBlocks(message.content, false)];
       // A refusal (OpenAI's structured outputs answer one with content null) is what the assistant said.
       if (blocks.length === 0 && typeof message.refusal === 'string' && message.refusal !== '') blocks.push({ type: 'text', text: message.refusal });
       // A loop, not push(...): spread arguments live on the stack, and a client may send 200 000 tool calls.
       if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls) blocks.push(toolUseBlock(call));
       // A plain text answer stays a string, as clients write it.
-      if (typeof message.content === 'string' && blocks.length === 1) return { role: 'assistant', content: message.content };
+      if (typeof message.content === 'string' && blocks.length === 1 && blocks[0]?.type === 'text') return { role: 'assistant', content: message.content };
       return { role: 'assistant', content: blocks };
     }
     case 'tool':
@@ -56,6 +57,21 @@ function turnOf(message: ChatMessage): AnthropicMessage {
     default:
       throw invalid(`messages with role '${quoteInput(String(message.role))}' are not supported.`);
   }
+}
+
+/**
+ * The thinking blocks an assistant message carries back (`thinking_blocks`, LiteLLM's field): signed thinking and
+ * redacted thinking as they came from Claude; anything else in the list is left out (only Claude's own blocks count).
+ */
+function thinkingBlocksOf(value: unknown): AnthropicBlock[] {
+  if (!Array.isArray(value)) return [];
+  const blocks: AnthropicBlock[] = [];
+  for (const block of value) {
+    if (!isRecord(block)) continue;
+    if (block.type === 'thinking' && typeof block.thinking === 'string' && typeof block.signature === 'string') blocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature } as AnthropicBlock);
+    else if (block.type === 'redacted_thinking' && typeof block.data === 'string') blocks.push({ type: 'redacted_thinking', data: block.data } as AnthropicBlock);
+  }
+  return blocks;
 }
 
 function asBlocks(content: string | AnthropicBlock[]): AnthropicBlock[] {

@@ -46,6 +46,8 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
   let begun = false;
   /** Anthropic block index → OpenAI tool_calls index, for tool_use blocks only. */
   const toolIndex = new Map<number, number>();
+  /** Thinking blocks open by index: their text and signature, so each goes out whole (thinking_blocks) at its stop. */
+  const thinking = new Map<number, { thinking: string; signature: string }>();
   /** Tool calls whose arguments have not had a single character yet. */
   const noArguments = new Set<number>();
   const usageChunk = request?.stream_options?.include_usage === true;
@@ -137,6 +139,9 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
       return [chunk({ tool_calls: [{ index: position, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] })];
     }
     if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') return [chunk({ content: block.text })];
+    if (block.type === 'thinking') thinking.set(index, { thinking: typeof block.thinking === 'string' ? block.thinking : '', signature: '' });
+    // Redacted thinking has no text to stream: the block goes out whole (see thinking_blocks in response.ts).
+    if (block.type === 'redacted_thinking' && typeof block.data === 'string') return [chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: block.data }] })];
     return null;
   };
 
@@ -145,8 +150,17 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
     switch (delta.type) {
       case 'text_delta':
         return typeof delta.text === 'string' && delta.text !== '' ? [chunk({ content: delta.text })] : null;
-      case 'thinking_delta':
-        return typeof delta.thinking === 'string' && delta.thinking !== '' ? [chunk({ reasoning_content: delta.thinking })] : null;
+      case 'thinking_delta': {
+        if (typeof delta.thinking !== 'string' || delta.thinking === '') return null;
+        const open = thinking.get(typeof data.index === 'number' ? data.index : -1);
+        if (open) open.thinking += delta.thinking;
+        return [chunk({ reasoning_content: delta.thinking })];
+      }
+      case 'signature_delta': {
+        const open = thinking.get(typeof data.index === 'number' ? data.index : -1);
+        if (open && typeof delta.signature === 'string') open.signature += delta.signature;
+        return null;
+      }
       case 'input_json_delta': {
         const position = toolIndex.get(typeof data.index === 'number' ? data.index : -1);
         if (position === undefined || typeof delta.partial_json !== 'string' || delta.partial_json === '') return null;
@@ -154,13 +168,19 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
         return [chunk({ tool_calls: [{ index: position, function: { arguments: delta.partial_json } }] })];
       }
       default:
-        // signature_delta and citations carry nothing the canonical stream can hold.
+        // Citations carry nothing the canonical stream can hold.
         return null;
     }
   };
 
   /** A tool called without input streams no JSON at all; clients parse the arguments, so they get `{}`. */
   const blockStop = (data: Record<string, unknown>): ChatCompletionChunk[] | null => {
+    // A signed thinking block goes out whole once its signature is in (the text already went as reasoning_content).
+    const thought = thinking.get(typeof data.index === 'number' ? data.index : -1);
+    if (thought) {
+      thinking.delete(data.index as number);
+      return thought.signature === '' ? null : [chunk({ thinking_blocks: [{ type: 'thinking', thinking: thought.thinking, signature: thought.signature }] })];
+    }
     const position = toolIndex.get(typeof data.index === 'number' ? data.index : -1);
     if (position === undefined || !noArguments.delete(position)) return null;
     return [chunk({ tool_calls: [{ index: position, function: { arguments: '{}' } }] })];

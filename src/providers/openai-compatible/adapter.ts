@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/errors.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest, VendorQuirks } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
@@ -47,6 +47,9 @@ export const openAICompatibleAdapter: ProviderAdapter = {
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     if (native?.format === RESPONSES_FORMAT) return responsesRequest(native, target);
     const body: Record<string, unknown> = { ...request, model: target.model };
+    // Claude's signed thinking (thinking_blocks, handed back after a Claude turn) means nothing here, and a vendor
+    // may refuse a field it does not know.
+    if (request.messages.some((message) => message.thinking_blocks !== undefined)) body.messages = request.messages.map(withoutThinkingBlocks);
     const quirks = target.provider.vendor.quirks;
     // A stream is charged by the upstream's own count, reasoning tokens included: asked for whether or not the
     // client did (the OpenAI route then leaves out of the client's stream what it did not ask for).
@@ -146,3 +149,9 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     return { method: 'GET', url: joinUrl(target.provider.baseUrl, '/models'), headers: upstreamHeaders(target), body: undefined };
   },
 };
+
+function withoutThinkingBlocks(message: ChatMessage): ChatMessage {
+  if (message.thinking_blocks === undefined) return message;
+  const { thinking_blocks: _blocks, ...rest } = message;
+  return rest as ChatMessage;
+}
