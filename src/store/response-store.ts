@@ -27,14 +27,18 @@ export interface StoredResponse {
 }
 
 /**
- * Stored Responses in the gateway's LMDB environment: `responses` (response id -> record) and `responses-by-expiry`
- * ([expires_at, id] -> null, which the sweep walks oldest first). A write is read back at once (the next turn may
- * name it before its background commit: `pending` holds it until then) and commits with the other background writes.
+ * Stored Responses in the gateway's LMDB environment: `responses` (response id -> record), `responses-by-expiry`
+ * ([expires_at, id] -> null, which the sweep walks oldest first) and `response-items` (output item id -> response id).
+ * A write is read back at once (the next turn may name it before its background commit: `pending` holds it until
+ * then) and commits with the other background writes.
  */
 export class ResponseStore {
   private readonly db: Database<StoredResponse, string>;
   private readonly byExpiry: Database<null, [number, string]>;
+  /** The items of the Responses tollgate rendered: item id -> response id (an input's item_reference names one). */
+  private readonly items: Database<string, string>;
   private readonly pending = new Map<string, StoredResponse | null>();
+  private readonly pendingItems = new Map<string, string>();
 
   constructor(
     private readonly root: RootDatabase,
@@ -42,6 +46,18 @@ export class ResponseStore {
   ) {
     this.db = openRecords<StoredResponse, string>(root, { name: 'responses' });
     this.byExpiry = root.openDB<null, [number, string]>({ name: 'responses-by-expiry' });
+    this.items = root.openDB<string, string>({ name: 'response-items' });
+  }
+
+  /**
+   * The output item `itemId` of a Response that is `scope`'s and not expired, as it was kept; null when there is none.
+   */
+  findItem(itemId: string, scope: string): Record<string, unknown> | null {
+    const responseId = this.pendingItems.get(itemId) ?? this.items.get(itemId);
+    const record = responseId === undefined ? null : this.get(responseId, scope);
+    if (!record?.response) return null;
+    const output = Array.isArray(record.response.output) ? (record.response.output as Json[]) : [];
+    return output.find((item) => item.id === itemId) ?? null;
   }
 
   /** The time records expire by (the gateway's clock). */
@@ -65,16 +81,27 @@ export class ResponseStore {
   /** Keeps a record; resolves once it is committed (it is read back before that). */
   async put(id: string, record: StoredResponse): Promise<void> {
     this.pending.set(id, record);
+    const itemIds = outputIds(record);
+    for (const itemId of itemIds) this.pendingItems.set(itemId, id);
     try {
       await commitSoon(this.root, () => {
         const before = this.db.get(id);
         if (before) this.byExpiry.remove([before.expires_at, id]);
         this.db.put(id, record);
         this.byExpiry.put([record.expires_at, id], null);
+        for (const itemId of itemIds) this.items.put(itemId, id);
       });
     } finally {
       if (this.pending.get(id) === record) this.pending.delete(id);
+      for (const itemId of itemIds) if (this.pendingItems.get(itemId) === id) this.pendingItems.delete(itemId);
     }
+  }
+
+  /** Removes a record and its items' index entries (inside a transaction). */
+  private removeRecord(id: string, record: StoredResponse): void {
+    this.db.remove(id);
+    this.byExpiry.remove([record.expires_at, id]);
+    for (const itemId of outputIds(record)) if (this.items.get(itemId) === id) this.items.remove(itemId);
   }
 
   /** Deletes `id` when it is `scope`'s (and not expired); false when there was no such response. */
@@ -83,10 +110,7 @@ export class ResponseStore {
     if (!record) return false;
     this.pending.set(id, null);
     try {
-      await commitSoon(this.root, () => {
-        this.db.remove(id);
-        this.byExpiry.remove([record.expires_at, id]);
-      });
+      await commitSoon(this.root, () => this.removeRecord(id, record));
     } finally {
       if (this.pending.get(id) === null) this.pending.delete(id);
     }
@@ -118,7 +142,7 @@ export class ResponseStore {
         for (const key of doomed) {
           this.byExpiry.remove(key);
           const record = this.db.get(key[1]);
-          if (record?.expires_at === key[0]) this.db.remove(key[1]);
+          if (record?.expires_at === key[0]) this.removeRecord(key[1], record);
         }
       });
       deleted += doomed.length;
@@ -127,4 +151,10 @@ export class ResponseStore {
     }
     return deleted;
   }
+}
+
+/** The ids of a rendered Response's output items (what a later input may name by item_reference). */
+function outputIds(record: StoredResponse): string[] {
+  const output = record.response && Array.isArray(record.response.output) ? (record.response.output as unknown[]) : [];
+  return output.flatMap((item) => (typeof item === 'object' && item !== null && typeof (item as Json).id === 'string' ? [(item as Json).id as string] : []));
 }

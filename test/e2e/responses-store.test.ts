@@ -5,6 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -129,6 +131,28 @@ describe('previous_response_id to a provider without the Responses API', () => {
       { role: 'assistant', content: first.output_text },
       { role: 'user', content: 'next' },
     ]);
+  });
+
+  it('the Vercel AI SDK with its default store: true names earlier answers by item_reference, resolved for its own key only', async () => {
+    const provider = createOpenAI({ baseURL: `${tg.url}/v1`, apiKey: alice.apiKey as string });
+    const first = await generateText({ model: provider(CLAUDE), prompt: 'hello', maxRetries: 0 });
+    const messages = [{ role: 'user' as const, content: 'hello' }, ...first.response.messages, { role: 'user' as const, content: 'again' }];
+    const second = await generateText({ model: provider(CLAUDE), messages, maxRetries: 0 });
+    expect(second.text).toBe('echo: again');
+    // The SDK sent the answer by reference; Claude got it as the text it was.
+    expect(JSON.stringify(anthropic.calls.at(-1)?.body)).not.toContain('item_reference');
+    const text = (content: any): string => (typeof content === 'string' ? content : content.map((block: any) => block.text).join(''));
+    expect(anthropic.calls.at(-1)?.body.messages.map((message: any) => [message.role, text(message.content)])).toEqual([
+      ['user', 'hello'],
+      ['assistant', first.text],
+      ['user', 'again'],
+    ]);
+    // Another key's reference is not resolved: the translation refuses it before any call.
+    const calls = anthropic.calls.length;
+    const stranger = createOpenAI({ baseURL: `${tg.url}/v1`, apiKey: bob.apiKey as string });
+    const refused = await generateText({ model: stranger(CLAUDE), messages, maxRetries: 0 }).catch((err: unknown) => err);
+    expect((refused as Error).message).toContain('item_reference');
+    expect(anthropic.calls).toHaveLength(calls);
   });
 
   it('an unknown id is OpenAI\'s 400 previous_response_not_found, before any upstream call', async () => {

@@ -345,7 +345,8 @@ describe('other answers', () => {
     const second = await generateText({ model: provider(CLAUDE), messages, maxRetries: 0, providerOptions: options });
     expect(second.text).toBe('echo: again');
     expect(anthropic.calls.at(-1)?.body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
-    // With the SDK's default (store: true) it names the earlier answer by id, which only OpenAI could have kept.
+    // With the SDK's default (store: true) it names the earlier answer by id: one answered with store: false was not
+    // kept (by tollgate either), so only OpenAI could have it.
     const calls = anthropic.calls.length;
     const refused = await generateText({ model: provider(CLAUDE), messages, maxRetries: 0 }).catch((err: unknown) => err);
     expect((refused as Error).message).toContain('item_reference');

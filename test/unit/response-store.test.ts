@@ -50,4 +50,22 @@ describe('ResponseStore', () => {
     expect(await store.delete('resp_1', 'key:a')).toBe(true);
     expect(store.find('resp_1')).toBeNull();
   });
+
+  it('finds an output item by its id for its scope, until its Response is deleted or swept', async () => {
+    const store = new ResponseStore(root, () => now);
+    const withItems = (id: string, expires: number) => ({ scope: 'key:a', expires_at: expires, response: { id, output: [{ id: `msg_${id}`, type: 'message' }] }, input_items: [{ id: `in_${id}`, type: 'message' }] });
+    const put = store.put('resp_1', withItems('resp_1', now + 1000));
+    expect(store.findItem('msg_resp_1', 'key:a')).toEqual({ id: 'msg_resp_1', type: 'message' });
+    await put;
+    expect(store.findItem('in_resp_1', 'key:a')).toBeNull();
+    expect(store.findItem('msg_resp_1', 'key:b')).toBeNull();
+    await store.delete('resp_1', 'key:a');
+    expect(store.findItem('msg_resp_1', 'key:a')).toBeNull();
+    await store.put('resp_2', withItems('resp_2', now + 10));
+    now += 20;
+    expect(await store.sweep({ maxEntries: null })).toBe(1);
+    now -= 20;
+    expect(store.findItem('msg_resp_2', 'key:a')).toBeNull();
+    expect([...root.openDB<string, string>({ name: 'response-items' }).getKeys()]).toEqual([]);
+  });
 });

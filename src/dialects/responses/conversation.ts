@@ -49,7 +49,7 @@ export function listedItem(item: Json): Json {
  * the Responses API would look for a stored item of that id). Reasoning items keep theirs: it says who wrote them
  * (see withoutTranslatedReasoning), and OpenAI requires it.
  */
-function sentBack(item: Json): Json {
+export function sentBack(item: Json): Json {
   if (item.type === 'reasoning' || item.id === undefined) return item;
   const { id: _id, ...rest } = item;
   return rest;

@@ -6,7 +6,8 @@ import type { HttpDeps } from '../../../http/deps.js';
 import { isRemoteClient } from '../../../http/client-address.js';
 import { checkVirtualKey } from '../../../http/key-check.js';
 import { presentedCredential } from '../../openai/routes/register.js';
-import { continuedRequest, inputItemsOf, previousResponseNotFound } from '../conversation.js';
+import { isRecord } from '../../../core/is-record.js';
+import { continuedRequest, inputItemsOf, previousResponseNotFound, sentBack } from '../conversation.js';
 import type { ResponsesRequest } from '../parse-request.js';
 import { scopeOf } from './keeper.js';
 
@@ -20,20 +21,25 @@ export interface Turn {
 }
 
 /**
- * The turn a Responses request starts. A previous_response_id tollgate kept for the caller (same virtual key, or
+ * The turn a Responses request starts. Its item_reference items naming items tollgate kept for the caller become those
+ * items (withReferencedItems). A previous_response_id tollgate kept for the caller (same virtual key, or
  * anonymous) becomes the whole conversation in the body (continuedRequest), for any provider; one kept for another
  * caller is OpenAI's 400 previous_response_not_found, whatever the model (a key never continues another's). One an
  * upstream kept (OpenAI's own), or one tollgate never saw, goes on to a provider serving the Responses API as it is;
  * a translation refuses it (not found, or where it is kept).
  */
-export function startTurn(deps: HttpDeps, request: FastifyRequest, body: ResponsesRequest, config: RuntimeConfig): Turn {
-  const id = body.previous_response_id;
-  const own: Turn = { body, inputItems: inputItemsOf(body.input), previousResponseId: null, previousError: null };
-  if (typeof id !== 'string') return own;
+export function startTurn(deps: HttpDeps, request: FastifyRequest, read: ResponsesRequest, config: RuntimeConfig): Turn {
+  const id = read.previous_response_id;
+  const references = Array.isArray(read.input) && read.input.some(isItemReference);
+  if (typeof id !== 'string' && !references) return { body: read, inputItems: inputItemsOf(read.input), previousResponseId: null, previousError: null };
   // Whose conversation it may be: the key rules as the auth stage applies them (which refuses the same way later).
   const key = checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), presentedCredential(request), null);
+  const scope = scopeOf(key?.id);
+  const body = references ? withReferencedItems(deps, read, scope) : read;
+  const own: Turn = { body, inputItems: inputItemsOf(body.input), previousResponseId: null, previousError: null };
+  if (typeof id !== 'string') return own;
   const found = deps.responses.find(id);
-  if (found && found.scope !== scopeOf(key?.id)) throw previousResponseNotFound(id);
+  if (found && found.scope !== scope) throw previousResponseNotFound(id);
   if (found?.response) {
     const continued = continuedRequest(body, { input_items: found.input_items, response: found.response });
     return { body: continued.body, inputItems: continued.inputItems, previousResponseId: id, previousError: null };
@@ -42,4 +48,22 @@ export function startTurn(deps: HttpDeps, request: FastifyRequest, body: Respons
     ? gatewayError('unsupported_for_provider', `previous_response_id '${quoteInput(id, 100)}' names a response the provider '${found.provider ?? 'openai'}' keeps itself; continue it with a model of that provider, or send the conversation as input.`, { param: 'previous_response_id' })
     : previousResponseNotFound(id);
   return { ...own, previousResponseId: id, previousError: kept };
+}
+
+function isItemReference(item: unknown): boolean {
+  return isRecord(item) && item.type === 'item_reference' && typeof item.id === 'string';
+}
+
+/**
+ * The input with each item_reference that names an item of a Response tollgate kept for the caller replaced by that
+ * item (without the id tollgate gave it, see sentBack), as the Vercel AI SDK names earlier answers when store is on.
+ * One tollgate did not keep stays: OpenAI may have it; a translation refuses it.
+ */
+function withReferencedItems(deps: HttpDeps, body: ResponsesRequest, scope: string): ResponsesRequest {
+  const input = (body.input as unknown[]).map((item) => {
+    if (!isItemReference(item)) return item;
+    const found = deps.responses.findItem((item as { id: string }).id, scope);
+    return found ? sentBack(found) : item;
+  });
+  return { ...body, input };
 }
