@@ -29,6 +29,9 @@ export function responseKeeper(store: ResponseStore, ctx: RequestContext, inputI
       store.put(response.id, { scope: scope(), expires_at: expiresAt(), response, input_items: inputItems }).catch(failed);
     },
     native(id) {
+      // The same id again is one answer served twice (a shared cache hit): it stays whose it was first.
+      const before = store.find(id);
+      if (before && before.scope !== scope()) return;
       const upstream = ctx.upstream;
       const where = upstream ? { provider: upstream.provider, upstream_model: upstream.upstreamModel, provider_key_id: upstream.keyId ?? null } : {};
       store.put(id, { scope: scope(), expires_at: expiresAt(), response: null, input_items: [], ...where }).catch(failed);
