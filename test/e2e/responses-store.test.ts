@@ -229,6 +229,15 @@ describe('the stored Response API', () => {
     expect(next.data.map((item: any) => item.content[0].text)).toEqual(['one']);
     expect(next.hasNextPage()).toBe(false);
 
+    // Bad paging is a 400 naming the parameter, in OpenAI's shape.
+    const badLimit = await failure(alice.responses.inputItems.list(second.id, { limit: 500 }));
+    expect([badLimit.status, badLimit.param]).toEqual([400, 'limit']);
+    const badAfter = await failure(alice.responses.inputItems.list(second.id, { after: 'msg_nope' }));
+    expect([badAfter.status, badAfter.param]).toEqual([400, 'after']);
+    const badOrder = await fetch(`${tg.url}/v1/responses/${second.id}/input_items?order=sideways`, { headers: { authorization: `Bearer ${alice.apiKey}` } });
+    expect(badOrder.status).toBe(400);
+    expect(((await badOrder.json()) as any).error).toMatchObject({ param: 'order', type: 'invalid_request_error' });
+
     const cancel = await failure(alice.responses.cancel(second.id));
     expect(cancel.status).toBe(400);
     expect(cancel.message).toContain('background');
@@ -242,6 +251,16 @@ describe('the stored Response API', () => {
     expect((await failure(alice.responses.create({ model: CLAUDE, input: 'hi', previous_response_id: second.id }))).code).toBe('previous_response_not_found');
     // The earlier turn is its own Response and stays.
     expect((await alice.responses.retrieve(first.id)).id).toBe(first.id);
+  });
+
+  it('retrieve with stream: true replays the stored Response as its event stream', async () => {
+    const mine = await alice.responses.create({ model: CLAUDE, input: 'replay me' });
+    const stream = await alice.responses.retrieve(mine.id, { stream: true });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    expect(events[0].type).toBe('response.created');
+    expect(events.at(-1)).toMatchObject({ type: 'response.completed', response: { id: mine.id, output: mine.output } });
+    expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe(mine.output_text);
   });
 
   it('another key can neither read, list, delete nor continue a key\'s Response', async () => {
