@@ -83,6 +83,11 @@ export interface NativeRequest {
    * takes them in the body instead (Claude on Bedrock: `anthropic_beta`); those that read the header get it forwarded.
    */
   betas?: readonly string[];
+  /**
+   * The provider (and its configured key, by id) that keeps state the body names (a previous_response_id OpenAI
+   * kept): only that provider's targets can take the request, and of its keys that one while it is configured.
+   */
+  pinned?: { provider: string; keyId: string | null } | null;
 }
 
 /** One upstream stream event as it came: the SSE `event:` name and the `data:` text, unparsed. */

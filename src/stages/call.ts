@@ -533,7 +533,23 @@ function callableGroups(ctx: RequestContext): readonly CandidateGroup[] {
     if (candidates.length > 0) callable.push({ name: group.name, candidates });
   }
   if (callable.length === 0) throw native.untranslatable;
-  return callable;
+  return native.pinned ? pinnedGroups(callable, native.pinned, native.untranslatable) : callable;
+}
+
+/**
+ * The groups' candidates of the provider that keeps the state the body names, and of its keys the one that made it
+ * when it is still among them (any other key of that provider's account would not find it); the 400 when none is left.
+ */
+function pinnedGroups(groups: readonly CandidateGroup[], pinned: NonNullable<NativeRequest['pinned']>, refusal: GatewayError): CandidateGroup[] {
+  const ofProvider = (candidate: CandidateGroup['candidates'][number]): boolean => candidate.target.provider.name === pinned.provider;
+  const keyed = pinned.keyId !== null && groups.some((group) => group.candidates.some((candidate) => ofProvider(candidate) && candidate.target.keyId === pinned.keyId));
+  const pinnedGroups: CandidateGroup[] = [];
+  for (const group of groups) {
+    const candidates = group.candidates.filter((candidate) => ofProvider(candidate) && (!keyed || candidate.target.keyId === pinned.keyId));
+    if (candidates.length > 0) pinnedGroups.push({ name: group.name, candidates });
+  }
+  if (pinnedGroups.length === 0) throw refusal;
+  return pinnedGroups;
 }
 
 /** The format this adapter's answers are written in (see ProviderAdapter.answerFormat). */

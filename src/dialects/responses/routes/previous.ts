@@ -18,6 +18,8 @@ export interface Turn {
   previousResponseId: string | null;
   /** Why a translation cannot take the previous_response_id left in `body` (one tollgate did not expand). */
   previousError: GatewayError | null;
+  /** The provider and key that keep the previous Response, when an upstream kept it (see NativeRequest.pinned). */
+  pinned?: { provider: string; keyId: string | null } | null;
 }
 
 /**
@@ -44,10 +46,11 @@ export function startTurn(deps: HttpDeps, request: FastifyRequest, read: Respons
     const continued = continuedRequest(body, { input_items: found.input_items, response: found.response });
     return { body: continued.body, inputItems: continued.inputItems, previousResponseId: id, previousError: null };
   }
-  const kept = found
-    ? gatewayError('unsupported_for_provider', `previous_response_id '${quoteInput(id, 100)}' names a response the provider '${found.provider ?? 'openai'}' keeps itself; continue it with a model of that provider, or send the conversation as input.`, { param: 'previous_response_id' })
-    : previousResponseNotFound(id);
-  return { ...own, previousResponseId: id, previousError: kept };
+  if (!found) return { ...own, previousResponseId: id, previousError: previousResponseNotFound(id) };
+  const provider = found.provider ?? 'openai';
+  const kept = gatewayError('unsupported_for_provider', `previous_response_id '${quoteInput(id, 100)}' names a response the provider '${provider}' keeps itself; continue it with a model of that provider, or send the conversation as input.`, { param: 'previous_response_id' });
+  // It goes to that provider, with the key that made it: another account would not find it.
+  return { ...own, previousResponseId: id, previousError: kept, pinned: { provider, keyId: found.provider_key_id ?? null } };
 }
 
 function isItemReference(item: unknown): boolean {

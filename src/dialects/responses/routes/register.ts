@@ -50,7 +50,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
         exactNumbers: hasExactNumbers(request.body),
         // A provider serving the Responses API gets the client's own body; others the translation, or, when the body
         // holds what chat completions cannot say (state kept by the provider, built-in tools), the 400 saying so.
-        native: { format: RESPONSES_FORMAT, body, untranslatable },
+        native: { format: RESPONSES_FORMAT, body, untranslatable, pinned: turn.pinned ?? null },
       });
       // The answer is written to the raw response so events go out as they arrive, without framework buffering.
       reply.hijack();
