@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { gatewayError, toGatewayError, type GatewayError } from '../../../core/errors.js';
+import { GatewayError, gatewayError, toGatewayError } from '../../../core/errors.js';
 import type { HttpDeps } from '../../../http/deps.js';
 import { isRemoteClient } from '../../../http/client-address.js';
 import { checkVirtualKey } from '../../../http/key-check.js';
@@ -97,6 +97,8 @@ function storedRoute(deps: HttpDeps, operation: string, handler: Handler) {
       return answer;
     } catch (err) {
       const error = toGatewayError(err);
+      // A fault of tollgate's own (not a refusal, not an upstream's answer) is logged, as the app's handler would.
+      if (error.status >= 500 && error.upstreamStatus === undefined && !(err instanceof GatewayError)) deps.log.error({ err, requestId: request.id }, 'stored response call failed');
       report(deps, request, reply.elapsedTime, operation, error.status, who, model, error);
       throw error;
     }
