@@ -164,6 +164,14 @@ describe('previous_response_id to a provider without the Responses API', () => {
     expect(anthropic.calls).toHaveLength(0);
   });
 
+  it('a previous_response_id that is not a string is a 400 naming it, not a turn without its history', async () => {
+    for (const bad of [123, { id: 'resp_1' }, ['resp_1']]) {
+      const error = await failure(alice.responses.create({ model: CLAUDE, input: 'hi', previous_response_id: bad as unknown as string }));
+      expect([error.status, error.param]).toEqual([400, 'previous_response_id']);
+    }
+    expect(anthropic.calls).toHaveLength(0);
+  });
+
   it('store: false keeps nothing', async () => {
     const response = await alice.responses.create({ model: CLAUDE, input: 'forget me', store: false });
     expect((response as any).store).toBe(false);

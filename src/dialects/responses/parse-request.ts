@@ -34,6 +34,8 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   }
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') invalidType('stream', 'a boolean');
   if (body.instructions !== undefined && body.instructions !== null && typeof body.instructions !== 'string') invalidType('instructions', 'a string');
+  // Read by tollgate itself (a stored conversation): another type would be a turn without its history.
+  if (body.previous_response_id !== undefined && body.previous_response_id !== null && typeof body.previous_response_id !== 'string') invalidType('previous_response_id', 'a string');
   if (body.tools !== undefined && body.tools !== null && !Array.isArray(body.tools)) invalidType('tools', 'an array');
   if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) invalidType('metadata', 'an object');
   const limit = body.max_output_tokens;
