@@ -5,6 +5,16 @@ import { openRecords, recordCount } from './records.js';
 type Json = Record<string, unknown>;
 
 /**
+ * The longest id (in UTF-8 bytes) looked up or kept: far above OpenAI's and tollgate's own (about 50 characters), and
+ * under LMDB's key limit (1978 bytes), which throws on a longer key. A client's longer id is one nobody kept.
+ */
+const MAX_ID_BYTES = 1024;
+
+function keyable(id: string): boolean {
+  return id.length <= MAX_ID_BYTES && Buffer.byteLength(id) <= MAX_ID_BYTES;
+}
+
+/**
  * A Responses API answer tollgate keeps for a later `previous_response_id`, GET /v1/responses/{id} and its input items.
  * `scope` is whose it is (`key:<virtual key id>`, or `anonymous` for calls without a key): nobody else sees it.
  */
@@ -53,6 +63,7 @@ export class ResponseStore {
    * The output item `itemId` of a Response that is `scope`'s and not expired, as it was kept; null when there is none.
    */
   findItem(itemId: string, scope: string): Record<string, unknown> | null {
+    if (!keyable(itemId)) return null;
     const responseId = this.pendingItems.get(itemId) ?? this.items.get(itemId);
     const record = responseId === undefined ? null : this.get(responseId, scope);
     if (!record?.response) return null;
@@ -73,6 +84,7 @@ export class ResponseStore {
 
   /** The record of `id` whoever's it is, when not expired (to tell a foreign id from one tollgate never kept). */
   find(id: string): StoredResponse | null {
+    if (!keyable(id)) return null;
     const record = this.pending.has(id) ? this.pending.get(id) : this.db.get(id);
     if (!record || record.expires_at <= this.now()) return null;
     return record;
@@ -80,8 +92,9 @@ export class ResponseStore {
 
   /** Keeps a record; resolves once it is committed (it is read back before that). */
   async put(id: string, record: StoredResponse): Promise<void> {
+    if (!keyable(id)) throw new RangeError('a response id longer than any kept');
     this.pending.set(id, record);
-    const itemIds = outputIds(record);
+    const itemIds = outputIds(record).filter(keyable);
     for (const itemId of itemIds) this.pendingItems.set(itemId, id);
     try {
       await commitSoon(this.root, () => {
@@ -101,7 +114,7 @@ export class ResponseStore {
   private removeRecord(id: string, record: StoredResponse): void {
     this.db.remove(id);
     this.byExpiry.remove([record.expires_at, id]);
-    for (const itemId of outputIds(record)) if (this.items.get(itemId) === id) this.items.remove(itemId);
+    for (const itemId of outputIds(record).filter(keyable)) if (this.items.get(itemId) === id) this.items.remove(itemId);
   }
 
   /** Deletes `id` when it is `scope`'s (and not expired); false when there was no such response. */

@@ -172,6 +172,19 @@ describe('previous_response_id to a provider without the Responses API', () => {
     expect(anthropic.calls).toHaveLength(0);
   });
 
+  it('an id longer than any tollgate makes is not found, on every call, never a 500', async () => {
+    const long = `resp_${'x'.repeat(5000)}`;
+    expect((await failure(alice.responses.create({ model: CLAUDE, input: 'hi', previous_response_id: long }))).code).toBe('previous_response_not_found');
+    // In a URL it is past the router's limit for a path parameter: 414, in OpenAI's shape like every refusal.
+    for (const call of [alice.responses.retrieve(long), alice.responses.delete(long), alice.responses.retrieve(`resp_${'x'.repeat(90)}`)]) {
+      const error = await failure(call);
+      expect([404, 414]).toContain(error.status);
+      expect(error.type).toBe('invalid_request_error');
+    }
+    expect((await failure(alice.responses.create({ model: CLAUDE, input: [{ type: 'item_reference', id: long }] }))).status).toBe(400);
+    expect(anthropic.calls).toHaveLength(0);
+  });
+
   it('store: false keeps nothing', async () => {
     const response = await alice.responses.create({ model: CLAUDE, input: 'forget me', store: false });
     expect((response as any).store).toBe(false);
