@@ -11,6 +11,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startAzureUpstream } from '../upstream/azure-upstream.js';
+import { startEntraEndpoint } from '../upstream/entra-token-endpoint.js';
 import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -358,5 +360,39 @@ describe('a Response OpenAI kept (native pass-through)', () => {
     expect(await alice.responses.delete(mine.id)).toEqual({ id: mine.id, object: 'response', deleted: true });
     expect(openai.calls.at(-1)?.method).toBe('DELETE');
     expect((await failure(alice.responses.retrieve(mine.id))).status).toBe(404);
+  });
+});
+
+describe("a Response Azure OpenAI's v1 API kept", () => {
+  it('is read and deleted on the resource, at its v1 path with its key', async () => {
+    const azure = await startAzureUpstream({ apiKey: 'azure-key', deployments: { 'gpt-5-prod': 'gpt-5' } });
+    const gateway = await startGateway({ providers: { 'azure-v1': { type: 'azure', base_url: `${azure.url}/openai/v1/`, api_key: 'azure-key' } } });
+    try {
+      const mine = await gateway.client.responses.create({ model: 'azure-v1/gpt-5-prod', input: 'kept by azure' });
+      expect((await gateway.client.responses.retrieve(mine.id)).id).toBe(mine.id);
+      expect([azure.calls.at(-1)?.method, azure.calls.at(-1)?.path, azure.calls.at(-1)?.headers['api-key']]).toEqual(['GET', `/openai/v1/responses/${mine.id}`, 'azure-key']);
+      expect(await gateway.client.responses.delete(mine.id)).toEqual({ id: mine.id, object: 'response', deleted: true });
+      const gone = await gateway.client.responses.retrieve(mine.id).then(() => null, (err: unknown) => err as InstanceType<typeof OpenAI.APIError>);
+      expect(gone?.status).toBe(404);
+    } finally {
+      await gateway.stop();
+      await azure.close();
+    }
+  });
+
+  it('with a Microsoft Entra ID identity, read with its token', async () => {
+    const entra = await startEntraEndpoint();
+    const azure = await startAzureUpstream({ acceptsBearer: (token) => entra.accepts(token), deployments: { 'gpt-5-prod': 'gpt-5' } });
+    const auth = { type: 'entra' as const, credential: 'client_secret' as const, tenant_id: 'tenant-1', client_id: 'client-1', client_secret: 'entra-client-secret-value-xyz', authority_host: entra.url };
+    const gateway = await startGateway({ providers: { 'azure-v1': { type: 'azure', base_url: `${azure.url}/openai/v1/`, auth } } });
+    try {
+      const mine = await gateway.client.responses.create({ model: 'azure-v1/gpt-5-prod', input: 'kept by azure' });
+      expect((await gateway.client.responses.retrieve(mine.id)).id).toBe(mine.id);
+      expect(azure.calls.at(-1)?.headers.authorization).toMatch(/^Bearer /);
+    } finally {
+      await gateway.stop();
+      await azure.close();
+      await entra.close();
+    }
   });
 });

@@ -82,6 +82,8 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
   private cachedTokens = 0;
   private readonly deployments: Record<string, string>;
   private readonly foundryModels: Set<string>;
+  /** The Responses kept on the v1 API (answered without store: false), by id, as GET .../responses/{id} answers them. */
+  private readonly keptResponses = new Map<string, Record<string, unknown>>();
 
   constructor(private readonly options: AzureUpstreamOptions) {
     super(OK_MODE);
@@ -122,6 +124,19 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     const apiVersion = url.searchParams.get('api-version');
     this.calls.push({ method: req.method ?? 'GET', path: url.pathname, apiVersion, headers: req.headers, body });
 
+    // A Response the v1 API kept: read or deleted by id (with the resource's key), as OpenAI's API does.
+    const kept = /^\/openai\/v1\/responses\/([^/]+)$/.exec(url.pathname);
+    if (kept && (req.method === 'GET' || req.method === 'DELETE')) {
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const allowed = this.options.acceptsBearer ? bearer !== undefined && this.options.acceptsBearer(bearer) : req.headers['api-key'] === (this.options.apiKey ?? 'azure-test-key');
+      if (!allowed) return this.sendError(res, 401, {});
+      const id = decodeURIComponent(kept[1] as string);
+      const response = this.keptResponses.get(id);
+      if (!response) return this.sendError(res, 404, { code: null, message: `Response with id '${id}' not found.` });
+      if (req.method === 'DELETE') this.keptResponses.delete(id);
+      res.writeHead(200, { 'content-type': 'application/json', 'apim-request-id': randomUUID() });
+      return void res.end(JSON.stringify(req.method === 'GET' ? response : { id, object: 'response', deleted: true }));
+    }
     // The v1 API (`/openai/v1/...`): OpenAI's paths, the deployment named by the body's model, no dated api-version.
     const v1 = /^\/openai\/v1\/(chat\/completions|embeddings|responses)$/.exec(url.pathname);
     const route = v1 ? null : (/^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(url.pathname) ?? /^\/models\/(chat\/completions|embeddings)$/.exec(url.pathname));
@@ -180,6 +195,7 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
       const problem = checkResponsesRequest(body);
       if (problem) return this.sendError(res, 400, { code: problem.code ?? 'BadRequest', message: problem.message });
       const plan = planResponse(body as Record<string, any>);
+      if ((body as Record<string, unknown>).store !== false) this.keptResponses.set(plan.response.id as string, plan.response);
       const headers = { 'apim-request-id': randomUUID(), 'x-ms-region': 'Sweden Central' };
       if ((body as Record<string, unknown>).stream === true) return deliverStream(exchange, { 'content-type': 'text/event-stream; charset=utf-8', ...headers }, responseFrames(plan), mode, 0);
       return deliverJson(exchange, { 'content-type': 'application/json', ...headers }, JSON.stringify(plan.response), mode);

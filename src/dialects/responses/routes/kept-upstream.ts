@@ -3,7 +3,8 @@ import { request as undiciRequest } from 'undici';
 import { gatewayError } from '../../../core/errors.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js';
 import { headerString } from '../../../http/request-headers.js';
-import { jsonHeaders, joinUrl } from '../../../providers/upstream-request.js';
+import { adapterFor } from '../../../providers/registry.js';
+import { RESPONSES_FORMAT } from '../../../wire/openai-responses/format.js';
 import { upstreamErrorFromBody } from '../../../providers/upstream-error.js';
 import { resolveCandidates } from '../../../routing/resolve-target.js';
 import type { StoredResponse } from '../../../store/response-store.js';
@@ -21,15 +22,24 @@ export async function forwardToProvider(deps: HttpDeps, found: { id: string; sco
   const candidates = resolveCandidates(config, `${name}/${found.record.upstream_model ?? 'responses'}`, headerString(request, CLIENT_PROVIDER_KEY_HEADER));
   const target = (candidates.find((candidate) => candidate.target.keyId === (found.record.provider_key_id ?? null)) ?? candidates[0])?.target;
   if (!target) throw gatewayError('provider_key_missing', `No key of provider '${name}' can reach response '${found.id}'.`);
-  const path = (request.url.split('?')[0] ?? '').replace(/^(?:\/v1)?\/responses\//, '/responses/');
-  const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
   const { provider } = target;
+  const adapter = adapterFor(provider.vendor.format);
+  if (!adapter) throw gatewayError('provider_not_found', `The provider '${name}' that keeps response '${found.id}' is no longer configured.`);
+  // Where and how this provider takes a new Response (its URL, API version and headers, Entra's token on Azure): the
+  // kept one is under it, at /{id} and the path's rest, with the client's query beside the provider's own.
+  const built = adapter.buildChatRequest({ model: target.model, messages: [] }, target, { format: RESPONSES_FORMAT, body: {} });
+  const authorized = adapter.authorize ? await adapter.authorize(built, target, deps.outbound.dispatcher) : built;
+  const url = new URL(authorized.url);
+  const rest = (request.url.split('?')[0] ?? '').replace(/^(?:\/v1)?\/responses\/[^/]+/, '');
+  url.pathname = `${url.pathname.replace(/\/$/, '')}/${encodeURIComponent(found.id)}${rest}`;
+  const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
+  for (const [key, value] of query) url.searchParams.append(key, value);
   let answer: Awaited<ReturnType<typeof undiciRequest>>;
   try {
-    answer = await undiciRequest(joinUrl(provider.baseUrl, path) + query, {
+    answer = await undiciRequest(url, {
       dispatcher: deps.outbound.dispatcher,
       method: request.method as 'GET' | 'DELETE' | 'POST',
-      headers: jsonHeaders(target),
+      headers: authorized.headers,
       ...(request.method === 'POST' ? { body: '{}' } : {}),
       headersTimeout: provider.timeouts.firstByteMs,
       bodyTimeout: provider.timeouts.idleMs,
