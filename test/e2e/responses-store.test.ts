@@ -299,6 +299,13 @@ describe('the stored Response API', () => {
     expect((await failure(tg.client.responses.retrieve(mine.id))).status).toBe(404);
     const stranger = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: 'tg-unknown', maxRetries: 0 });
     expect((await failure(stranger.responses.retrieve(mine.id))).status).toBe(401);
+    // A new turn from an unknown key is the auth stage's 401 (reported as auth.rejected), never a look at the store.
+    const rejected: string[] = [];
+    const stop = tg.gateway.bus.on('auth.rejected', (event) => rejected.push(event.reason));
+    const refused = await failure(stranger.responses.create({ model: CLAUDE, input: 'x', previous_response_id: mine.id }));
+    stop();
+    expect(refused.status).toBe(401);
+    expect(rejected).toEqual(['unknown_key']);
     expect((await alice.responses.retrieve(mine.id)).id).toBe(mine.id);
   });
 

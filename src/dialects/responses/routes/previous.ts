@@ -34,9 +34,14 @@ export function startTurn(deps: HttpDeps, request: FastifyRequest, read: Respons
   const id = read.previous_response_id;
   const references = Array.isArray(read.input) && read.input.some(isItemReference);
   if (typeof id !== 'string' && !references) return { body: read, inputItems: inputItemsOf(read.input), previousResponseId: null, previousError: null };
-  // Whose conversation it may be: the key rules as the auth stage applies them (which refuses the same way later).
-  const key = checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), presentedCredential(request), null);
-  const scope = scopeOf(key?.id);
+  // Whose conversation it may be: the key rules as the auth stage applies them. A caller they refuse gets nothing of
+  // the store, and the auth stage's own refusal (reported as every refusal of it is).
+  let scope: string;
+  try {
+    scope = scopeOf(checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), presentedCredential(request), null)?.id);
+  } catch {
+    return { body: read, inputItems: [], previousResponseId: null, previousError: typeof id === 'string' ? previousResponseNotFound(id) : null };
+  }
   const body = references ? withReferencedItems(deps, read, scope) : read;
   const own: Turn = { body, inputItems: inputItemsOf(body.input), previousResponseId: null, previousError: null };
   if (typeof id !== 'string') return own;
