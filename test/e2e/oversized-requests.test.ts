@@ -104,6 +104,15 @@ describe('requests with very many items', () => {
     expect(system.choices[0]?.message.role).toBe('assistant');
   }, 90_000);
 
+  it('a Responses input of 150 000 items is answered by a translated provider and passed through to OpenAI, not a 500', async () => {
+    const input: OpenAI.Responses.ResponseInputItem[] = Array.from({ length: 150_000 }, () => ({ role: 'user', content: 'x' }));
+    for (const model of ['anthropic/claude-3-5-haiku-latest', 'openai/gpt-4o-mini']) {
+      const { value, ms } = await timed(() => tg.client.responses.create({ model, max_output_tokens: 16, input }));
+      expect(value.object).toBe('response');
+      expect(ms).toBeLessThan(PROMPT_MS);
+    }
+  }, 90_000);
+
   it('a Gemini turn of 40 000 function calls and responses is matched in linear time', async () => {
     const n = 40_000;
     const contents: Content[] = [

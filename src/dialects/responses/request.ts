@@ -117,7 +117,8 @@ export function canonicalRequest(body: ResponsesRequest, model: string, previous
   if (body.prompt !== undefined && body.prompt !== null) stateful(untranslatable, 'prompt', 'A prompt template (kept by the provider)');
   const messages: ChatMessage[] = [];
   if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
-  messages.push(...messagesOf(body.input, untranslatable));
+  // A loop, not push(...): spread arguments live on the stack, and an input may hold 200 000 items.
+  for (const message of messagesOf(body.input, untranslatable)) messages.push(message);
   // Without input the provider's stored state would be the whole conversation (previous_response_id, a prompt).
   if (messages.every((message) => message.role === 'system') && untranslatable.length === 0) {
     untranslatable.push(gatewayError('missing_required_parameter', "Missing required parameter: 'input'.", { param: 'input' }));
