@@ -12,14 +12,18 @@ export interface DialectOptions {
   untranslatable?: GatewayError[];
 }
 
-function unsupported(where: string, what: string): GatewayError {
-  return invalidRequest(where, `${what} cannot be translated by the gateway.`);
+function unsupported(where: string, what: string): () => GatewayError {
+  return () => invalidRequest(where, `${what} cannot be translated by the gateway.`);
 }
 
-/** Refuses what the canonical form cannot express, or, in the lenient read, records it and returns null (left out). */
-export function cannotTranslate(options: DialectOptions, error: GatewayError): null {
-  if (!options.untranslatable) throw error;
-  options.untranslatable.push(error);
+/**
+ * Refuses what the canonical form cannot express, or, in the lenient read, records it and returns null (left out).
+ * The error is built only when it is thrown or is the first recorded (the one the read reports): a body of a million
+ * blocks left out must not build, and hold, a million errors with their stack traces.
+ */
+export function cannotTranslate(options: DialectOptions, error: () => GatewayError): null {
+  if (!options.untranslatable) throw error();
+  if (options.untranslatable.length === 0) options.untranslatable.push(error());
   return null;
 }
 

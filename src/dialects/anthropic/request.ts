@@ -42,7 +42,7 @@ export function canonicalRequest(request: MessagesRequest, model: string, option
   const choice = tools ? canonicalToolChoice(request.tool_choice) : {};
   if (tools && tools.length > 0) Object.assign(out, { tools }, choice);
   if (Array.isArray(request.mcp_servers) && request.mcp_servers.length > 0) {
-    cannotTranslate(options, invalidRequest('mcp_servers', "The MCP connector (mcp_servers) runs inside Anthropic's API and cannot be translated by the gateway."));
+    cannotTranslate(options, () => invalidRequest('mcp_servers', "The MCP connector (mcp_servers) runs inside Anthropic's API and cannot be translated by the gateway."));
   }
   Object.assign(out, canonicalThinking(request.thinking, request.output_config));
   const format = responseFormat(request.output_config);

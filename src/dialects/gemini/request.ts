@@ -67,9 +67,9 @@ function unsupportedError(what: string, param: string): GatewayError {
 
 /** Refuses what the canonical form cannot express, or, in the lenient read, records it (the caller leaves it out). */
 function leaveOut(options: Pick<GeminiDialectOptions, 'untranslatable'>, what: string, param: string): void {
-  const error = unsupportedError(what, param);
-  if (!options.untranslatable) throw error;
-  options.untranslatable.push(error);
+  if (!options.untranslatable) throw unsupportedError(what, param);
+  // Only the first is the 400 given: a million parts left out must not build (and hold) a million errors.
+  if (options.untranslatable.length === 0) options.untranslatable.push(unsupportedError(what, param));
 }
 
 /** The base64 `inlineData` of a part as the matching OpenAI content part. */

@@ -6,11 +6,15 @@ import { thinkingBlocksIn } from '../../wire/openai-responses/translated-reasoni
 
 type Json = Record<string, unknown>;
 
-/** Where a translation records what the canonical request cannot say (the first one is the 400 it gives). */
+/**
+ * Where a translation records what the canonical request cannot say: the first thing, the 400 it gives. Only that one
+ * is kept (an error costs a stack trace, and an input of a million unknown items would hold a million of them).
+ */
 export type Untranslatable = GatewayError[];
 
 /** What only a provider serving the Responses API can take: the attempt on any other fails with this 400. */
 export function stateful(untranslatable: Untranslatable, param: string, what: string): void {
+  if (untranslatable.length > 0) return;
   untranslatable.push(
     gatewayError('unsupported_for_provider', `${what} needs a provider that serves the Responses API itself (such as openai/...); this model's provider gets the request translated to chat completions, which cannot carry it.`, { param }),
   );
@@ -21,6 +25,7 @@ export function stateful(untranslatable: Untranslatable, param: string, what: st
  * the body as it is and judges it (a type OpenAI added since passes through); any other gets this 400.
  */
 export function unreadable(untranslatable: Untranslatable, param: string, message: string): void {
+  if (untranslatable.length > 0) return;
   untranslatable.push(gatewayError('invalid_value', `Invalid '${param}': ${message}`, { param }));
 }
 
