@@ -20,3 +20,19 @@ export function quoteInput(value: string, max = QUOTED_INPUT_CHARS): string {
   if (last >= 0xd800 && last <= 0xdbff) end -= 1;
   return `${value.slice(0, end)}… (${value.length} characters)`;
 }
+
+/**
+ * Any JSON value as text, for a message or a comparison: a string as it is, anything else as its JSON (`5`, `null`,
+ * `{"a":1}`). Not `String(value)`: a parsed object whose own `toString` and `valueOf` are not functions (valid JSON,
+ * `{"type":{"toString":"x"}}`) makes String and template literals throw, which turned a request's 400 into a 500.
+ * JSON.stringify calls no method of a parsed value (a `toJSON` that is not a function is an ordinary key).
+ */
+export function valueText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** {@link valueText}, bounded as {@link quoteInput} bounds it. */
+export function quoteValue(value: unknown, max = QUOTED_INPUT_CHARS): string {
+  return quoteInput(valueText(value), max);
+}

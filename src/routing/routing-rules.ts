@@ -1,5 +1,6 @@
 import type { RoutingRuleConfig } from '../core/config.js';
 import { modelAllowed } from './model-patterns.js';
+import { valueText } from '../core/quote-input.js';
 
 /** What a rule may look at. Expensive facts are functions, computed only when a rule asks. */
 export interface RuleFacts {
@@ -27,7 +28,7 @@ function matchesMetadata(wanted: Record<string, string | number | boolean>, fact
   for (const [name, value] of Object.entries(wanted)) {
     const own = facts.metadata?.[name] ?? facts.key?.metadata[name];
     // Metadata arrives as JSON: "1" and 1 are the same wish.
-    if (own === undefined || String(own) !== String(value)) return false;
+    if (own === undefined || valueText(own) !== valueText(value)) return false;
   }
   return true;
 }

@@ -2,7 +2,7 @@ import type { GatewayError } from '../../core/errors.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteValue } from '../../core/quote-input.js';
 
 export interface DialectOptions {
   /**
@@ -52,7 +52,7 @@ function imagePart(block: Json, where: string, options: DialectOptions): Json | 
     if (typeof source.url !== 'string') throw invalidRequest(`${where}.source.url`, 'Field required');
     return { type: 'image_url', image_url: { url: source.url } };
   }
-  return cannotTranslate(options, unsupported(`${where}.source`, `An image source of type '${quoteInput(String(source.type))}' (only base64 and url are)`));
+  return cannotTranslate(options, unsupported(`${where}.source`, `An image source of type '${quoteValue(source.type)}' (only base64 and url are)`));
 }
 
 /**
@@ -125,13 +125,13 @@ export function userPart(block: Json, where: string, options: DialectOptions): J
       return part && withCacheControl(part, block);
     }
     default:
-      return cannotTranslate(options, unsupported(`${where}.type`, `A user content block of type '${quoteInput(String(block.type))}'`));
+      return cannotTranslate(options, unsupported(`${where}.type`, `A user content block of type '${quoteValue(block.type)}'`));
   }
 }
 
 /** A text block as a canonical text part (for system prompts and assistant turns). */
 export function textPart(block: Json, where: string): Json {
-  if (block.type !== 'text') throw invalidRequest(`${where}.type`, `Expected a text block, got '${quoteInput(String(block.type))}'`);
+  if (block.type !== 'text') throw invalidRequest(`${where}.type`, `Expected a text block, got '${quoteValue(block.type)}'`);
   return withCacheControl({ type: 'text', text: textOf(block, where) }, block);
 }
 

@@ -3,7 +3,7 @@ import { cannotTranslate, plainText, textPart, toolCall, toolMessage, userPart, 
 import { invalidRequest } from './errors.js';
 import { type Json } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteValue } from '../../core/quote-input.js';
 
 function blocksOf(content: unknown, where: string): Json[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
@@ -92,7 +92,7 @@ function assistantMessage(content: unknown, where: string, options: DialectOptio
       if (typeof block.thinking === 'string') reasoning += block.thinking;
     } else if (block.type !== 'redacted_thinking') {
       // Server tool calls and their results (server_tool_use, web_search_tool_result, ...) have no canonical form.
-      cannotTranslate(options, () => invalidRequest(`${at}.type`, `An assistant content block of type '${quoteInput(String(block.type))}' cannot be translated by the gateway.`));
+      cannotTranslate(options, () => invalidRequest(`${at}.type`, `An assistant content block of type '${quoteValue(block.type)}' cannot be translated by the gateway.`));
     }
   });
   const message: ChatMessage = { role: 'assistant', content: assistantContent(parts, calls.length > 0) };

@@ -2,7 +2,7 @@ import { cannotTranslate, type DialectOptions } from './content.js';
 import { invalidRequest } from './errors.js';
 import { type Json } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteValue } from '../../core/quote-input.js';
 
 /**
  * Anthropic's client tools as OpenAI function tools. Server tools (web search, code execution, ...) run inside
@@ -16,7 +16,7 @@ export function canonicalTools(tools: unknown, options: DialectOptions): Json[] 
   tools.forEach((tool: unknown, i) => {
     if (!isRecord(tool) || typeof tool.name !== 'string' || tool.name === '') throw invalidRequest(`tools.${i}.name`, 'Field required');
     if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      cannotTranslate(options, () => invalidRequest(`tools.${i}.type`, `The server tool '${quoteInput(String(tool.type))}' cannot be translated by the gateway; only client tools are supported.`));
+      cannotTranslate(options, () => invalidRequest(`tools.${i}.type`, `The server tool '${quoteValue(tool.type)}' cannot be translated by the gateway; only client tools are supported.`));
       return;
     }
     if (!isRecord(tool.input_schema)) throw invalidRequest(`tools.${i}.input_schema`, 'Field required');

@@ -4,7 +4,7 @@ import { invalidArgument } from './errors.js';
 import { fromGeminiSchema } from '../../wire/gemini/schema.js';
 import { field, type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteInput, quoteValue } from '../../core/quote-input.js';
 
 /**
  * Gemini's GenerateContentRequest → the canonical (OpenAI chat-completions) request. The inverse of the
@@ -323,7 +323,7 @@ export function canonicalToolChoice(toolConfig: unknown, tools: Json[]): { tool_
     case 'MODE_UNSPECIFIED':
       return { tools };
     default:
-      throw invalidArgument(`Invalid value at 'tool_config.function_calling_config.mode', "${quoteInput(String(calling.mode))}"`, 'toolConfig');
+      throw invalidArgument(`Invalid value at 'tool_config.function_calling_config.mode', "${quoteValue(calling.mode)}"`, 'toolConfig');
   }
 }
 
@@ -363,7 +363,7 @@ function responseFormat(config: Json, options: GeminiDialectOptions): { format: 
   if (isRecord(converted)) return schemaFormat(converted, mime);
   if (mime === undefined || mime === null || mime === 'text/plain') return undefined;
   if (mime === 'application/json') return { format: { type: 'json_object' }, wrapped: null };
-  leaveOut(options, `the response MIME type '${quoteInput(String(mime))}'`, 'generation_config.response_mime_type');
+  leaveOut(options, `the response MIME type '${quoteValue(mime)}'`, 'generation_config.response_mime_type');
   return undefined;
 }
 

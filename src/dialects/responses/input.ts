@@ -2,6 +2,7 @@ import type { ChatMessage } from '../../core/canonical.js';
 import type { GatewayError } from '../../core/errors.js';
 import { gatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
+import { quoteValue } from '../../core/quote-input.js';
 import { thinkingBlocksIn } from '../../wire/openai-responses/translated-reasoning.js';
 
 type Json = Record<string, unknown>;
@@ -59,7 +60,7 @@ function partOf(part: Json, param: string, untranslatable: Untranslatable): Json
     case 'input_audio':
       return { type: 'input_audio', input_audio: part.input_audio };
     default:
-      unreadable(untranslatable, `${param}.type`, `'${String(part.type)}' is not a content part type tollgate can translate.`);
+      unreadable(untranslatable, `${param}.type`, `'${quoteValue(part.type)}' is not a content part type tollgate can translate.`);
       return null;
   }
 }
@@ -150,7 +151,7 @@ export function messagesOf(input: unknown, untranslatable: Untranslatable): Chat
     } else if (typeof type === 'string' && BUILT_IN_ITEMS.test(type)) {
       stateful(untranslatable, param, `A '${type}' item (a built-in tool's call or result)`);
     } else {
-      unreadable(untranslatable, `${param}.type`, `'${String(type)}' is not an input item type tollgate can translate.`);
+      unreadable(untranslatable, `${param}.type`, `'${quoteValue(type)}' is not an input item type tollgate can translate.`);
     }
   });
   return messages;

@@ -3,6 +3,7 @@ import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { messagesOf, stateful, unreadable, type Untranslatable } from './input.js';
 import type { ResponsesRequest } from './parse-request.js';
+import { quoteValue, valueText } from '../../core/quote-input.js';
 
 type Json = Record<string, unknown>;
 
@@ -15,7 +16,7 @@ function toolsOf(tools: unknown, untranslatable: Untranslatable): Json[] | undef
     if (tool.type !== 'function') {
       // web_search, file_search, computer_use, code_interpreter, mcp, ...: the provider runs them. A custom tool (free-form
       // input, Codex's apply_patch with its grammar) is the client's own, but chat completions has no such tool.
-      const what = tool.type === 'custom' ? `The custom tool '${String(tool.name)}' (free-form input)` : `The built-in tool '${String(tool.type)}'`;
+      const what = tool.type === 'custom' ? `The custom tool '${quoteValue(tool.name)}' (free-form input)` : `The built-in tool '${quoteValue(tool.type)}'`;
       stateful(untranslatable, `tools[${i}]`, what);
       return;
     }
@@ -52,7 +53,7 @@ function toolChoiceOf(choice: unknown, request: ChatCompletionRequest, untransla
   if (isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
   const allowed = isRecord(choice) && choice.type === 'allowed_tools' ? allowedFunctions(choice) : null;
   if (allowed && Array.isArray(request.tools)) {
-    const tools = request.tools.filter((tool: unknown) => isRecord(tool) && isRecord(tool.function) && allowed.has(String(tool.function.name)));
+    const tools = request.tools.filter((tool: unknown) => isRecord(tool) && isRecord(tool.function) && allowed.has(valueText(tool.function.name)));
     if (tools.length === 0) {
       unreadable(untranslatable, 'tool_choice.tools', 'names no function of tools.');
       return undefined;

@@ -1,7 +1,7 @@
 import type { GatewayError } from '../../core/errors.js';
 import { type AnthropicBlock } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteValue } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
@@ -58,7 +58,7 @@ export function contentBlocks(content: unknown, allowMedia: boolean): AnthropicB
       if (text !== '') blocks.push(withCacheControl({ type: 'text', text }, part));
     } else if (allowMedia && type === 'image_url') blocks.push(withCacheControl(imageBlock(part), part));
     else if (allowMedia && type === 'file') blocks.push(withCacheControl(documentBlock(part), part));
-    else throw unsupported(`content parts of type '${quoteInput(String(type))}' are not supported here.`);
+    else throw unsupported(`content parts of type '${quoteValue(type)}' are not supported here.`);
   }
   return blocks;
 }

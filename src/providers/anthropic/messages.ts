@@ -3,7 +3,7 @@ import type { GatewayError } from '../../core/errors.js';
 import { contentBlocks } from './content.js';
 import { type AnthropicBlock, type AnthropicMessage } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteValue } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 import { upstreamToolCallId } from '../tool-call-ids.js';
 
@@ -55,7 +55,7 @@ function turnOf(message: ChatMessage): AnthropicMessage {
     case 'tool':
       return { role: 'user', content: [toolResultBlock(message)] };
     default:
-      throw invalid(`messages with role '${quoteInput(String(message.role))}' are not supported.`);
+      throw invalid(`messages with role '${quoteValue(message.role)}' are not supported.`);
   }
 }
 

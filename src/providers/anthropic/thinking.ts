@@ -1,5 +1,5 @@
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteValue } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 import { budgetFor, MIN_BUDGET } from '../../wire/anthropic/thinking-budgets.js';
 
@@ -18,7 +18,7 @@ export function thinkingOf(request: Record<string, unknown>): Record<string, unk
   if (effort === undefined || effort === null) return undefined;
   if (effort === 'none') return { type: 'disabled' };
   const budget = budgetFor(effort);
-  if (budget === undefined) throw gatewayError('invalid_request', `anthropic: unknown reasoning_effort '${quoteInput(String(effort))}'.`, { param: 'reasoning_effort' });
+  if (budget === undefined) throw gatewayError('invalid_request', `anthropic: unknown reasoning_effort '${quoteValue(effort)}'.`, { param: 'reasoning_effort' });
   return { type: 'enabled', budget_tokens: budget };
 }
 

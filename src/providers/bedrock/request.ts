@@ -1,7 +1,7 @@
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteValue, valueText } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 import { fitBudget, thinkingOf } from '../anthropic/thinking.js';
 import { upstreamToolCallId } from '../tool-call-ids.js';
@@ -63,8 +63,8 @@ function textOf(content: unknown, where: string): string {
   if (!Array.isArray(content)) throw bad('message content must be a string or an array of parts.', where);
   return content
     .map((part: unknown) => {
-      if (isRecord(part) && (part.type === 'text' || part.type === 'refusal')) return String(part.text ?? part.refusal ?? '');
-      throw bad(`only text parts are allowed here, got '${quoteInput(isRecord(part) ? String(part.type) : typeof part)}'.`, where);
+      if (isRecord(part) && (part.type === 'text' || part.type === 'refusal')) return valueText(part.text ?? part.refusal ?? '');
+      throw bad(`only text parts are allowed here, got '${isRecord(part) ? quoteValue(part.type) : typeof part}'.`, where);
     })
     .join('');
 }
@@ -87,7 +87,7 @@ function userBlocks(content: unknown, where: string, documents: DocumentTranslat
     } else if (part.type === 'file') {
       blocks.push(documents.block(part, `${where}.${i}`));
     } else {
-      throw bad(`content part type '${quoteInput(String(part.type))}' is not supported.`, `${where}.${i}`);
+      throw bad(`content part type '${quoteValue(part.type)}' is not supported.`, `${where}.${i}`);
     }
   });
   return blocks;
@@ -113,7 +113,7 @@ function assistantBlocks(message: ChatMessage, where: string): ConverseBlock[] {
     const fn = isRecord(call) && isRecord(call.function) ? call.function : null;
     if (!isRecord(call) || !fn || typeof fn.name !== 'string') throw bad('tool calls need a function name.', `${where}.tool_calls.${i}`);
     blocks.push({
-      toolUse: { toolUseId: upstreamToolCallId(String(call.id ?? `call_${i}`)), name: fn.name, input: parseArguments(fn.arguments, `${where}.tool_calls.${i}.function.arguments`) },
+      toolUse: { toolUseId: upstreamToolCallId(valueText(call.id ?? `call_${i}`)), name: fn.name, input: parseArguments(fn.arguments, `${where}.tool_calls.${i}.function.arguments`) },
     });
   });
   return blocks;
@@ -169,7 +169,7 @@ function translateMessages(messages: ChatMessage[]): { turns: ConverseMessage[];
         break;
       }
       default:
-        throw bad(`message role '${quoteInput(String(message.role))}' is not supported.`, `${where}.role`);
+        throw bad(`message role '${quoteValue(message.role)}' is not supported.`, `${where}.role`);
     }
   });
   // Checked once turns are merged: a document's text block may come from the next message of the same turn.

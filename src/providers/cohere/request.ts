@@ -2,7 +2,7 @@ import { isNumberValue } from '../../exact-numbers.js';
 import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteInput, quoteValue } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 
 /**
@@ -27,7 +27,7 @@ function textOf(content: unknown, param: string): string {
     if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
     // A refusal the client echoes back is the assistant's text as far as the next turn is concerned.
     else if (isRecord(part) && part.type === 'refusal' && typeof part.refusal === 'string') texts.push(part.refusal);
-    else throw unsupported(`only text parts are supported here (got ${quoteInput(String(isRecord(part) ? part.type : typeof part))})`, `${param}[${i}]`);
+    else throw unsupported(`only text parts are supported here (got ${isRecord(part) ? quoteValue(part.type) : typeof part})`, `${param}[${i}]`);
   });
   return texts.join('');
 }
@@ -43,7 +43,7 @@ function userContent(content: unknown, param: string): unknown {
       return { type: 'image_url', image_url: { url: image.url, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) } };
     }
     if (isRecord(part) && part.type === 'file') throw unsupported(fileRefusal(part), `${param}[${i}]`);
-    throw unsupported(`content parts of type '${quoteInput(String(isRecord(part) ? part.type : typeof part))}' are not supported`, `${param}[${i}]`);
+    throw unsupported(`content parts of type '${isRecord(part) ? quoteValue(part.type) : typeof part}' are not supported`, `${param}[${i}]`);
   });
 }
 
@@ -138,7 +138,7 @@ function responseFormat(format: unknown): Json | undefined {
     const schema = isRecord(format.json_schema) ? format.json_schema.schema : undefined;
     return schema === undefined ? { type: 'json_object' } : { type: 'json_object', json_schema: schema };
   }
-  throw unsupported(`response_format type '${quoteInput(String(format.type))}' is not supported`, 'response_format');
+  throw unsupported(`response_format type '${quoteValue(format.type)}' is not supported`, 'response_format');
 }
 
 function stopSequences(stop: unknown): string[] | undefined {

@@ -3,7 +3,7 @@ import type { GatewayError } from '../../core/errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js';
 import { toGeminiJsonSchema, toGeminiSchema } from '../../wire/gemini/schema.js';
 import { isRecord } from '../../core/is-record.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { quoteInput, quoteValue } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 
 /** One Gemini `Part`; exactly one data field is set (text, inlineData, fileData, functionCall, functionResponse). */
@@ -69,7 +69,7 @@ function contentPart(part: unknown, param: string): GeminiPart | null {
       return mediaPart(file.file_data, param);
     }
     default:
-      throw bad(`content parts of type '${quoteInput(String(part.type))}' are not supported.`, param);
+      throw bad(`content parts of type '${quoteValue(part.type)}' are not supported.`, param);
   }
 }
 
@@ -185,7 +185,7 @@ export function toGeminiContents(messages: ChatMessage[], model: string): Gemini
         push('user', [toolResultPart(message, index, callNames)]);
         break;
       default:
-        throw bad(`messages with role '${quoteInput(String(message.role))}' are not supported.`, `messages[${index}].role`);
+        throw bad(`messages with role '${quoteValue(message.role)}' are not supported.`, `messages[${index}].role`);
     }
   });
   return system.length > 0 ? { contents, systemInstruction: { parts: system } } : { contents };
