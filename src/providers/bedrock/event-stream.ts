@@ -25,7 +25,13 @@ export function invalidStream(provider: string, what: string): GatewayError {
  * or an error frame throws the GatewayError its name documents (see streamException).
  */
 export class EventStreamReader {
-  private buffer: Buffer = Buffer.alloc(0);
+  /**
+   * The reads not yet framed, in order. A frame cut across reads is joined once its last byte has come, not at each
+   * read: joining the buffer to every read (64 KiB each) copied a 30 MB frame some 500 times, seconds of a stalled
+   * event loop for one upstream's answer.
+   */
+  private reads: Buffer[] = [];
+  private buffered = 0;
 
   constructor(
     private readonly provider: string,
@@ -34,20 +40,39 @@ export class EventStreamReader {
 
   /** Bytes of a frame not complete yet: none once the stream ended properly. */
   get pendingBytes(): number {
-    return this.buffer.length;
+    return this.buffered;
   }
 
   /** Reads every whole frame the bytes complete; a frame cut across reads waits for the rest. */
   push(bytes: Buffer): void {
-    this.buffer = this.buffer.length === 0 ? bytes : Buffer.concat([this.buffer, bytes]);
-    while (this.buffer.length >= PRELUDE_BYTES) {
-      const total = this.buffer.readUInt32BE(0);
-      if (total < PRELUDE_BYTES + 4) throw invalidStream(this.provider, 'an event-stream frame with a bad length');
-      if (this.buffer.length < total) break;
-      const frame = this.buffer.subarray(0, total);
-      this.buffer = this.buffer.subarray(total);
-      this.onFrame(frame);
+    if (bytes.length > 0) {
+      this.reads.push(bytes);
+      this.buffered += bytes.length;
     }
+    while (this.buffered >= PRELUDE_BYTES) {
+      const total = this.head().readUInt32BE(0);
+      if (total < PRELUDE_BYTES + 4) throw invalidStream(this.provider, 'an event-stream frame with a bad length');
+      if (this.buffered < total) break;
+      const all = this.joined();
+      const rest = all.subarray(total);
+      this.reads = rest.length > 0 ? [rest] : [];
+      this.buffered = rest.length;
+      this.onFrame(all.subarray(0, total));
+    }
+  }
+
+  /** The first read, or all of them joined when it is too short to hold a prelude's length. */
+  private head(): Buffer {
+    const first = this.reads[0] as Buffer;
+    return first.length >= 4 ? first : this.joined();
+  }
+
+  /** The pending reads as one buffer (kept as the only read). */
+  private joined(): Buffer {
+    if (this.reads.length === 1) return this.reads[0] as Buffer;
+    const all = Buffer.concat(this.reads, this.buffered);
+    this.reads = [all];
+    return all;
   }
 
   private onFrame(frame: Buffer): void {
