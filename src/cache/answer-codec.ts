@@ -72,6 +72,11 @@ interface AssembledChoice {
   nativeFinishReason: string | null;
 }
 
+/** Appends `items` to `into` in place (a loop, not push(...): one chunk may carry more items than the stack takes). */
+function appendTo(into: unknown[], items: readonly unknown[]): void {
+  for (const item of items) into.push(item);
+}
+
 /** Collects a stream's chunks into the completion it amounts to (text, tool calls, finish reasons, usage). */
 export class StreamAssembler {
   private readonly choices = new Map<number, AssembledChoice>();
@@ -99,11 +104,12 @@ export class StreamAssembler {
         choice.reasoningField = field;
       }
       if (typeof delta.refusal === 'string') choice.refusal = (choice.refusal ?? '') + delta.refusal;
-      if (Array.isArray(delta.annotations)) choice.annotations = [...(choice.annotations ?? []), ...delta.annotations];
+      // Appended in place: copying what was kept at each chunk made a long stream with logprobs quadratic.
+      if (Array.isArray(delta.annotations)) appendTo((choice.annotations ??= []), delta.annotations);
       if (raw.logprobs) {
         const kept = (choice.logprobs ??= { content: null, refusal: null });
-        if (Array.isArray(raw.logprobs.content)) kept.content = [...(kept.content ?? []), ...raw.logprobs.content];
-        if (Array.isArray(raw.logprobs.refusal)) kept.refusal = [...(kept.refusal ?? []), ...raw.logprobs.refusal];
+        if (Array.isArray(raw.logprobs.content)) appendTo((kept.content ??= []), raw.logprobs.content);
+        if (Array.isArray(raw.logprobs.refusal)) appendTo((kept.refusal ??= []), raw.logprobs.refusal);
       }
       for (const call of delta.tool_calls ?? []) {
         const at = call.index ?? choice.toolCalls.length;
