@@ -119,12 +119,13 @@ export class StreamAssembler {
         if (call.type) existing.type = call.type;
         // A name is whole in whichever delta has it (some providers repeat it in every delta), as OpenAI's SDK reads it.
         if (call.function?.name) existing.function.name = call.function.name;
-        if (call.function?.arguments) existing.function.arguments += call.function.arguments;
+        // Only text joins: an upstream's arguments of another type (an object) would throw, or join as '[object Object]'.
+        if (typeof call.function?.arguments === 'string') existing.function.arguments += call.function.arguments;
       }
       if (delta.function_call) {
         const call = (choice.functionCall ??= { name: '', arguments: '' });
         if (delta.function_call.name) call.name = delta.function_call.name;
-        if (delta.function_call.arguments) call.arguments += delta.function_call.arguments;
+        if (typeof delta.function_call.arguments === 'string') call.arguments += delta.function_call.arguments;
       }
       if (delta.audio) {
         const audio = (choice.audio ??= { id: '', data: '', expires_at: null, transcript: '' });

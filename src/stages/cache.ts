@@ -204,7 +204,7 @@ class CacheStage implements Stage {
     ctx.usage = usage;
     // A hit is free: the tokens are recorded for the log, the charge is nothing, and no token rate limit counts them.
     ctx.spent = {
-      usage: { input_tokens: usage?.prompt_tokens ?? 0, output_tokens: usage?.completion_tokens ?? 0, cache_read_tokens: 0, cache_write_tokens: 0 },
+      usage: { input_tokens: storedCount(usage?.prompt_tokens), output_tokens: storedCount(usage?.completion_tokens), cache_read_tokens: 0, cache_write_tokens: 0 },
       usd: 0,
       priced: true,
       estimated: false,
@@ -313,6 +313,15 @@ function storable(answer: ChatCompletion, marked: boolean): boolean {
   return (answer.choices as Array<{ finish_reason?: string | null; native_finish_reason?: unknown }>).every(
     (choice) => COMPLETE_FINISH.has(choice.finish_reason ?? '') && !(marked && choice.native_finish_reason !== undefined),
   );
+}
+
+/**
+ * A token count of a stored answer's usage as the upstream wrote it: a count that is not a non-negative number (a
+ * string, an object) is 0, as the spend stage would not have charged it either; the request log and the usage rollups
+ * add these up.
+ */
+function storedCount(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
 export default definePlugin({

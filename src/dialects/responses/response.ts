@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
+import { valueText } from '../../core/quote-input.js';
 import { responseUsageOf } from '../../wire/openai-responses/usage.js';
 import type { ResponsesRequest } from './parse-request.js';
 import { encryptedThinking, TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
@@ -136,7 +137,7 @@ export function responseOf(completion: ChatCompletion, reply: ReplyContext): Jso
   for (const call of calls) {
     const fn = isRecord(call.function) ? call.function : {};
     const callId = typeof call.id === 'string' && call.id !== '' ? call.id : newId('call');
-    output.push(functionCallItem(newId('fc'), callId, String(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '', 'completed'));
+    output.push(functionCallItem(newId('fc'), callId, valueText(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '', 'completed'));
   }
   const shell = responseShell(reply, newId('resp'), typeof completion.created === 'number' ? completion.created : Math.floor(Date.now() / 1000));
   return finishedResponse(shell, output, choice.finish_reason, completion.usage ?? null);

@@ -1,6 +1,7 @@
 import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.js';
 import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
+import { valueText } from '../../core/quote-input.js';
 import { contentLogprobs, finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, summaryText, type ReplyContext } from './response.js';
 import { encryptedThinking, TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
 
@@ -147,7 +148,7 @@ export class ResponsesStreamRenderer {
     const delta = typeof fn.arguments === 'string' ? fn.arguments : '';
     let tool = this.tools.get(toolIndex);
     if (!tool) {
-      tool = { kind: 'tool', index: -1, id: newId('fc'), callId: typeof call.id === 'string' && call.id !== '' ? call.id : newId('call'), name: String(fn.name ?? ''), args: '' };
+      tool = { kind: 'tool', index: -1, id: newId('fc'), callId: typeof call.id === 'string' && call.id !== '' ? call.id : newId('call'), name: valueText(fn.name ?? ''), args: '' };
       this.tools.set(toolIndex, tool);
       this.waiting.push(tool);
     }

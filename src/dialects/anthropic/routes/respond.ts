@@ -74,8 +74,10 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
     },
     complete() {
       if (completion && !ctx.stream) {
+        // Rendered before the head goes: a rendering that throws is then the dialect's 500, not a connection cut without an answer.
+        const body = nativeBody ? nativeMessageJson(nativeBody, reply, nativeText) : JSON.stringify(anthropicMessage(completion, reply));
         res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
-        res.end(nativeBody ? nativeMessageJson(nativeBody, reply, nativeText) : JSON.stringify(anthropicMessage(completion, reply)));
+        res.end(body);
         return;
       }
       if (passThrough === true) {

@@ -110,13 +110,16 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
           writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
           return;
         }
+        const body = JSON.stringify(geminiEmbeddingsResponse(embeddings, shape.batch));
         res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
-        res.end(JSON.stringify(geminiEmbeddingsResponse(embeddings, shape.batch)));
+        res.end(body);
         return;
       }
       if (completion && !ctx.stream) {
+        // Rendered before the head goes: a rendering that throws is then the dialect's 500, not a connection cut without an answer.
+        const body = nativeBody ? nativeResponseJson(nativeBody, shape.reply, nativeText) : JSON.stringify(generateContentResponse(completion, shape.reply));
         res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
-        res.end(nativeBody ? nativeResponseJson(nativeBody, shape.reply, nativeText) : JSON.stringify(generateContentResponse(completion, shape.reply)));
+        res.end(body);
         return;
       }
       if (passThrough === true) {

@@ -91,15 +91,14 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
     },
     complete() {
       if (completion && !ctx.stream) {
+        // Rendered before the head goes: a rendering that throws is then the dialect's 500, not a connection cut without an answer.
+        const response = nativeBody ? null : responseOf(completion, reply);
+        const body = nativeBody ? nativeResponseJson(nativeBody, reply.model, nativeText) : JSON.stringify(response);
         res.writeHead(200, Object.assign(baseHeaders(ctx), JSON_HEADERS));
         if (nativeBody) {
           if (typeof nativeBody.id === 'string') keeper?.native(nativeBody.id);
-          res.end(nativeResponseJson(nativeBody, reply.model, nativeText));
-          return;
-        }
-        const response = responseOf(completion, reply);
-        keeper?.rendered(response);
-        res.end(JSON.stringify(response));
+        } else if (response) keeper?.rendered(response);
+        res.end(body);
         return;
       }
       if (passThrough === true) {
