@@ -384,6 +384,30 @@ describe('other answers', () => {
     }
   });
 
+  it('parallel tool calls whose long arguments take turns stream promptly, every argument kept', async () => {
+    // Each delta of the waiting call once had the open call's arguments parsed whole again: 500 KB each took 10 s.
+    const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'deepseek-chat' };
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`;
+    const args = [JSON.stringify({ query: 'a'.repeat(500_000) }), JSON.stringify({ query: 'b'.repeat(500_000) })];
+    const frames = [chunk({ tool_calls: [0, 1].map((index) => ({ index, id: `call_${index}`, type: 'function', function: { name: 'weather', arguments: '' } })) })];
+    for (let at = 0; at < (args[0] as string).length; at += 20) {
+      for (const index of [0, 1]) frames.push(chunk({ tool_calls: [{ index, function: { arguments: (args[index] as string).slice(at, at + 20) } }] }));
+    }
+    openai.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: frames.join('') + chunk({}, 'tool_calls') + 'data: [DONE]\n\n' });
+    const started = performance.now();
+    const response = await fetch(`${tg.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'deepseek/deepseek-chat', input: 'two long calls', tools: [weather], stream: true }),
+    });
+    const events = (await response.text()).split('\n\n').filter(Boolean).map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)));
+    const ms = performance.now() - started;
+    const done = events.filter((event) => event.type === 'response.output_item.done').map((event) => event.item.arguments);
+    expect(done).toEqual(args);
+    expect(events.at(-1).type).toBe('response.completed');
+    expect(ms).toBeLessThan(4_000);
+  }, 60_000);
+
   it('a refusal from a chat-completions vendor is a refusal part, whole and streamed', async () => {
     const base = { id: 'chatcmpl-1', created: 1, model: 'deepseek-chat', system_fingerprint: null };
     openai.enqueue({

@@ -22,6 +22,8 @@ interface ToolCall {
   callId: string;
   name: string;
   args: string;
+  /** Its arguments read as they came, to tell when they are whole. */
+  scan: ArgumentsScan;
 }
 
 /** Whether a call's arguments so far are a whole JSON value (nothing more can follow them). */
@@ -32,6 +34,42 @@ function wholeJson(args: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * A call's arguments read as they stream, each character once, for whether they are whole JSON: an object or array is
+ * parsed only once its brackets close. Parsing all of them at each delta of another call (a provider sending two
+ * calls' arguments taking turns) was quadratic: seconds of a stalled event loop for arguments of a few hundred KB.
+ */
+class ArgumentsScan {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private container = false;
+  /** JSON.parse's verdict on the arguments as they were when last asked (null: changed since). */
+  private verdict: boolean | null = null;
+
+  add(delta: string): void {
+    this.verdict = null;
+    for (let i = 0; i < delta.length; i++) {
+      const c = delta.charCodeAt(i);
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === 0x5c /* \ */) this.escaped = true;
+        else if (c === 0x22 /* " */) this.inString = false;
+      } else if (c === 0x22) this.inString = true;
+      else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+        this.depth++;
+        this.container = true;
+      } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) this.depth--;
+    }
+  }
+
+  whole(args: string): boolean {
+    // Brackets still open (or a string): more must follow. Otherwise (closed, or a bare value) JSON.parse says.
+    if (this.container && (this.depth > 0 || this.inString)) return false;
+    return (this.verdict ??= wholeJson(args));
   }
 }
 
@@ -148,20 +186,22 @@ export class ResponsesStreamRenderer {
     const delta = typeof fn.arguments === 'string' ? fn.arguments : '';
     let tool = this.tools.get(toolIndex);
     if (!tool) {
-      tool = { kind: 'tool', index: -1, id: newId('fc'), callId: typeof call.id === 'string' && call.id !== '' ? call.id : newId('call'), name: valueText(fn.name ?? ''), args: '' };
+      tool = { kind: 'tool', index: -1, id: newId('fc'), callId: typeof call.id === 'string' && call.id !== '' ? call.id : newId('call'), name: valueText(fn.name ?? ''), args: '', scan: new ArgumentsScan() };
       this.tools.set(toolIndex, tool);
       this.waiting.push(tool);
     }
     if (this.open === tool) {
       if (delta === '') return;
       tool.args += delta;
+      tool.scan.add(delta);
       out.push(this.event('response.function_call_arguments.delta', { item_id: tool.id, output_index: tool.index, delta }));
       return;
     }
     tool.args += delta;
+    tool.scan.add(delta);
     // Its turn comes once the calls announced before it went out and the open one can take no more arguments.
     const open = this.open;
-    if (this.waiting[0] !== tool || (open?.kind === 'tool' && !wholeJson(open.args))) return;
+    if (this.waiting[0] !== tool || (open?.kind === 'tool' && !open.scan.whole(open.args))) return;
     this.close(out);
     this.add(tool, out);
   }
