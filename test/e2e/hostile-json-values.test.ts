@@ -116,6 +116,9 @@ describe('a value with its own toString and valueOf keys where tollgate reads a 
       expect(status, model).toBe(400);
       expect(error.param, model).toMatch(/^messages/);
     }
+    // Bedrock's stop sequences are written as text: such a value goes as its JSON, for Bedrock to judge.
+    const stop = await tg.client.chat.completions.create({ model: 'bedrock/amazon.nova-pro-v1:0', max_tokens: 5, stop: [EVIL], messages: [{ role: 'user', content: 'hi' }] });
+    expect(stop.choices[0]?.message.role).toBe('assistant');
     const effort = await refusal(tg.client.chat.completions.create({ model: 'anthropic/claude-3-5-haiku-latest', max_tokens: 5, reasoning_effort: EVIL as 'low', messages: [{ role: 'user', content: 'hi' }] }));
     expect(effort.status).toBe(400);
     expect(effort.error.param).toBe('reasoning_effort');

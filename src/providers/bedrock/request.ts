@@ -232,7 +232,7 @@ function inferenceConfig(request: ChatCompletionRequest): ConverseRequest['infer
   if (typeof request.top_p === 'number') config.topP = request.top_p;
   const stop = request.stop;
   if (typeof stop === 'string') config.stopSequences = [stop];
-  else if (Array.isArray(stop) && stop.length > 0) config.stopSequences = stop.map(String);
+  else if (Array.isArray(stop) && stop.length > 0) config.stopSequences = stop.map((sequence: unknown) => valueText(sequence));
   return Object.keys(config).length > 0 ? config : undefined;
 }
 
