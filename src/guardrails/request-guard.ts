@@ -30,15 +30,24 @@ interface Slot {
  */
 function chatSlots(request: ChatCompletionRequest): Slot[] {
   const slots: Slot[] = [];
-  // Writes go to copies (the message array once, each message changed): the client's parsed body stays as it came.
+  // Writes go to copies, each made once (the message array, a message changed with its parts and tool calls): the
+  // client's parsed body stays as it came. Copying a message's parts or calls at each write was quadratic: 20 000
+  // tool calls each holding an email to redact held the event loop for seconds.
   let copied = false;
+  const owned = new Map<number, ChatMessage>();
   const replaceMessage = (i: number): ChatMessage => {
+    let copy = owned.get(i);
+    if (copy) return copy;
     if (!copied) {
       request.messages = [...request.messages];
       copied = true;
     }
-    const copy = { ...(request.messages[i] as ChatMessage) };
+    const original = request.messages[i] as ChatMessage;
+    copy = { ...original };
+    if (Array.isArray(original.content)) copy.content = [...(original.content as unknown[])];
+    if (Array.isArray(original.tool_calls)) copy.tool_calls = [...(original.tool_calls as unknown[])];
     request.messages[i] = copy;
+    owned.set(i, copy);
     return copy;
   };
   request.messages.forEach((message, i) => {
@@ -57,9 +66,8 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
             param: `${at}.content[${j}].file.file_data`,
             text: fileText,
             set: (value) => {
-              const parts = [...(replaceMessage(i).content as unknown[])];
+              const parts = replaceMessage(i).content as unknown[];
               parts[j] = { ...(parts[j] as Record<string, unknown>), file: { ...file, file_data: `${PLAIN_TEXT_DATA}${Buffer.from(value, 'utf8').toString('base64')}` } };
-              request.messages[i] = { ...(request.messages[i] as ChatMessage), content: parts };
             },
           });
         }
@@ -68,9 +76,8 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
             param: `${at}.content[${j}].text`,
             text: part.text,
             set: (value) => {
-              const parts = [...(replaceMessage(i).content as unknown[])];
+              const parts = replaceMessage(i).content as unknown[];
               parts[j] = { ...(parts[j] as Record<string, unknown>), text: value };
-              request.messages[i] = { ...(request.messages[i] as ChatMessage), content: parts };
             },
           });
         }
@@ -85,10 +92,9 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
           param: `${at}.tool_calls[${j}].function.arguments`,
           text: fn.arguments,
           set: (value) => {
-            const list = [...(replaceMessage(i).tool_calls as unknown[])];
+            const list = replaceMessage(i).tool_calls as unknown[];
             const old = list[j] as Record<string, unknown>;
             list[j] = { ...old, function: { ...(old.function as Record<string, unknown>), arguments: value } };
-            request.messages[i] = { ...(request.messages[i] as ChatMessage), tool_calls: list };
           },
         });
       });
@@ -109,13 +115,15 @@ function embeddingsSlots(request: EmbeddingsRequest): Slot[] {
   if (typeof input === 'string') return [{ param: 'input', text: input, set: (value) => (request.input = value) }];
   if (!Array.isArray(input)) return [];
   const slots: Slot[] = [];
+  // The input list is copied once, at the first write (the client's parsed body stays as it came), not at each.
+  let copy: string[] | null = null;
   (input as unknown[]).forEach((item, i) => {
     if (typeof item !== 'string') return;
     slots.push({
       param: `input[${i}]`,
       text: item,
       set: (value) => {
-        const copy = [...(request.input as string[])];
+        copy ??= [...(request.input as string[])];
         copy[i] = value;
         request.input = copy;
       },

@@ -125,6 +125,22 @@ describe('requests with very many items', () => {
     }
   }, 120_000);
 
+  it('60 000 tool calls each with an email the input rule redacts are redacted in linear time, on chat and on Responses', async () => {
+    const n = 60_000;
+    const calls = Array.from({ length: n }, (_, i) => ({ id: `c${i}`, type: 'function' as const, function: { name: 'send', arguments: `{"to":"a${i}@b.co"}` } }));
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'mail them' }, { role: 'assistant', content: null, tool_calls: calls }];
+    for (const call of calls) messages.push({ role: 'tool', tool_call_id: call.id, content: 'sent' });
+    const chat = await timed(() => tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', max_tokens: 1, messages }));
+    expect(chat.value.choices[0]?.message.role).toBe('assistant');
+    expect(chat.ms).toBeLessThan(PROMPT_MS);
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'mail them' }];
+    for (const call of calls) input.push({ type: 'function_call', call_id: call.id, name: 'send', arguments: call.function.arguments });
+    for (const call of calls) input.push({ type: 'function_call_output', call_id: call.id, output: 'sent' });
+    const responses = await timed(() => tg.client.responses.create({ model: 'gemini/gemini-2.0-flash', max_output_tokens: 16, input }));
+    expect(responses.value.object).toBe('response');
+    expect(responses.ms).toBeLessThan(PROMPT_MS);
+  }, 120_000);
+
   it('a million items tollgate cannot translate are refused promptly on /v1/responses, /anthropic and /genai, naming the first', async () => {
     // Each once built (and held) an error with its stack trace per item: 1 GB and 15-20 s of a stalled event loop for
     // a 14 MB body, and a body of 6 million such items under the default limit took the gateway down (heap out of memory).
