@@ -1,6 +1,7 @@
 import type { PluginEntryConfig } from '../core/config.js';
 import { isRecord } from '../core/is-record.js';
 import { resolveSecret, type Env } from './secret-ref.js';
+import { setOwn } from '../core/own-entry.js';
 
 /**
  * A plugin's options with their `env:NAME` and `file:/path` references read (strings at any depth), as a provider's
@@ -13,7 +14,7 @@ export function resolvedOptions(options: unknown, where: string, read: (value: s
   if (Array.isArray(options)) return options.map((item, i) => resolvedOptions(item, `${where}.${i}`, read));
   if (isRecord(options)) {
     const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(options)) out[key] = resolvedOptions(value, `${where}.${key}`, read);
+    for (const [key, value] of Object.entries(options)) setOwn(out, key, resolvedOptions(value, `${where}.${key}`, read));
     return out;
   }
   return options;

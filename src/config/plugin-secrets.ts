@@ -1,6 +1,7 @@
 import type { PluginEntryConfig } from '../core/config.js';
 import { isRecord } from '../core/is-record.js';
 import { maskSecret } from './secret-box.js';
+import { setOwn } from '../core/own-entry.js';
 
 /**
  * The options a plugin declares secret (`definePlugin({ secretOptions: ['api_key', 'auth.token'] })`), by the name of
@@ -38,7 +39,7 @@ function mapOptionLeaves(
   if (Array.isArray(options)) return options.map((item, i) => mapOptionLeaves(item, change, [...path, String(i)], [...shape, '*']));
   if (isRecord(options)) {
     const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(options)) out[key] = mapOptionLeaves(value, change, [...path, key], [...shape, key]);
+    for (const [key, value] of Object.entries(options)) setOwn(out, key, mapOptionLeaves(value, change, [...path, key], [...shape, key]));
     return out;
   }
   return options;

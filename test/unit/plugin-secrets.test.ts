@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolvedOptions } from '../../src/config/plugin-options.js';
-import { isSecretOption, mapPluginSecrets, maskPluginEntries, maskValuesIn, restoreMaskedPluginEntries, secretOptionValues } from '../../src/config/plugin-secrets.js';
+import { isSecretOption, mapOptionStrings, mapPluginSecrets, maskPluginEntries, maskValuesIn, restoreMaskedPluginEntries, secretOptionValues } from '../../src/config/plugin-secrets.js';
 import { resolveRuntimeConfig } from '../../src/config/runtime.js';
 
 const entry = (options: unknown) => ({ name: 'dlp', path: 'dlp.mjs', options });
@@ -60,5 +60,21 @@ describe('plugin option secrets', () => {
     expect(maskValuesIn('refused literal-declared-key-0001 and 482913 in region-from-env-0003, not plain-value-0002', values)).toBe(
       'refused ****0001 and **** in ****0003, not plain-value-0002',
     );
+  });
+});
+
+describe('plugin options with a __proto__ key', () => {
+  it('keep it as an option of their own when references are read and secrets mapped, never as the copy\'s prototype', () => {
+    const options = JSON.parse('{"__proto__": {"admin": true}, "nested": {"__proto__": {"admin": true}}, "token": "env:TOKEN"}') as Record<string, unknown>;
+    const resolved = resolvedOptions(options, 'plugins.p.options', (value) => (value === 'env:TOKEN' ? 'secret' : value)) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(resolved)).toBe(Object.prototype);
+    expect(resolved.admin).toBeUndefined();
+    expect(Object.keys(resolved)).toEqual(['__proto__', 'nested', 'token']);
+    expect(Object.getOwnPropertyDescriptor(resolved, '__proto__')?.value).toEqual({ admin: true });
+    expect((resolved.nested as Record<string, unknown>).admin).toBeUndefined();
+    expect(resolved.token).toBe('secret');
+    const mapped = mapOptionStrings(options, (value) => value.toUpperCase()) as Record<string, unknown>;
+    expect(mapped.admin).toBeUndefined();
+    expect(Object.keys(mapped)).toContain('__proto__');
   });
 });
