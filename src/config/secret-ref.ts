@@ -45,7 +45,8 @@ export function isDataDirSecretKey(path: string, dataDir: string): boolean {
 
 /**
  * Resolves a secret value that may be a reference: `env:NAME` reads an environment variable, `file:/path`
- * reads a file (trimmed, as mounted secrets usually end in a newline). Anything else is the literal value.
+ * reads a file (trimmed, as mounted secrets usually end in a newline; an empty one is refused, as an unset variable
+ * is). Anything else is the literal value.
  * References are honoured only where `origin` allows them, and a reference to the data directory's
  * `secret.key` (by real path, so links do not get around it) is refused everywhere.
  * Runs once per config version, never per request.
@@ -68,11 +69,16 @@ export function resolveSecret(
     if (isDataDirSecretKey(path, origin.dataDir)) {
       throw new ConfigError(`${where}: ${path} is tollgate's own secret.key, which is never used as a provider key`);
     }
+    let text: string;
     try {
-      return readFileSync(path, 'utf8').trim();
+      text = readFileSync(path, 'utf8').trim();
     } catch (err) {
       throw new ConfigError(`${where}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
+    // As an unset variable is: an empty secret is never meant. A file caught between a writer's truncation and its
+    // write (a rotation that is not atomic) is refused, so a running config keeps the secret it has.
+    if (text === '') throw new ConfigError(`${where}: ${path} is empty`);
+    return text;
   }
   return value;
 }

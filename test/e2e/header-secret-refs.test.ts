@@ -117,6 +117,31 @@ describe('header values written as env: and file: references', () => {
     }
   });
 
+  it('keeps the key it has while a file: secret is empty (a rotation caught between truncating and writing), and refuses an empty one at start', async () => {
+    const secretPath = join(tempDir('tollgate-key-empty-'), 'api-key');
+    writeFileSync(secretPath, 'cf-token-first-0001\n');
+    const configPath = join(tempDir('tollgate-key-empty-config-'), 'tollgate.config.yaml');
+    const yaml = ['providers:', '  cf:', '    type: openai', `    base_url: ${upstream.url}/v1`, '    headers:', `      cf-aig-authorization: "file:${secretPath}"`, ''].join('\n');
+    writeFileSync(configPath, yaml);
+    const tg = await startGateway(parseConfigText(readFileSync(configPath, 'utf8'), configPath), {}, { configPath });
+    try {
+      const before = upstream.calls.length;
+      // A writer that truncates the file before writing the new secret (echo > file, a non-atomic copy).
+      writeFileSync(secretPath, '');
+      await until(() => tg.gateway.configService.fileRejection() !== null);
+      expect(tg.gateway.configService.fileRejection()?.reason).toContain(`providers.cf.headers.cf-aig-authorization: ${secretPath} is empty`);
+      await tg.client.chat.completions.create({ model: 'cf/m', messages });
+      expect(upstream.calls[before]?.headers['cf-aig-authorization']).toBe('cf-token-first-0001');
+      writeFileSync(secretPath, 'cf-token-second-0002\n');
+      await until(() => tg.gateway.configService.current().providers.get('cf')?.headers['cf-aig-authorization'] === 'cf-token-second-0002');
+    } finally {
+      await tg.stop();
+    }
+    await (await startGateway({ providers: { cf: { type: 'openai', base_url: `${upstream.url}/v1`, api_key: `file:${secretPath}` } } }, {})).stop();
+    writeFileSync(secretPath, '\n');
+    await expect(startGateway({ providers: { cf: { type: 'openai', base_url: `${upstream.url}/v1`, api_key: `file:${secretPath}` } } }, {})).rejects.toThrow(`${secretPath} is empty`);
+  });
+
   it('refuses a reference it cannot read, naming the header, and one sent through the API with a 400', async () => {
     const config = { providers: { apim: { type: 'openai', base_url: `${upstream.url}/v1`, headers: { [APIM_HEADER]: 'env:APIM_KEY' } } } };
     await expect(startGateway(config, {})).rejects.toThrow(`providers.apim.headers.${APIM_HEADER}: environment variable APIM_KEY is not set`);
