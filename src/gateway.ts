@@ -39,6 +39,7 @@ import { logRequestFailures } from './telemetry/request-events-log.js';
 import { RequestLogWriter } from './telemetry/request-log.js';
 import { McpCallLog } from './telemetry/mcp-call-log.js';
 import { GatewayMetrics } from './telemetry/metrics/gateway-metrics.js';
+import { modelPool } from './telemetry/metrics/known-models.js';
 import { UsageRollupWriter } from './telemetry/usage-rollup.js';
 import { UsageRollups } from './governance/usage-rollups.js';
 import { RequestTracer } from './telemetry/tracing/request-tracer.js';
@@ -346,6 +347,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       return { spend: governance.currentUsage(record).spend, budget: record.budget };
     },
     isRoute: (name) => configService.current().routes.has(name),
+    isKnownModel: (subject) => {
+      const slash = subject.indexOf('/');
+      return slash > 0 && modelPool(configService.current(), subject.slice(0, slash), subject.slice(slash + 1)) !== 'unknown';
+    },
     ...(options.clock ? { now: options.clock } : {}),
     userAgent: `tollgate/${VERSION}`,
     outbound,

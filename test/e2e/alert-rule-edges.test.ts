@@ -381,6 +381,37 @@ describe('route rules while a thousand model names are in the window', () => {
   });
 });
 
+describe('per-model error-rate rules while a thousand model names are in the window', () => {
+  let receiver: Receiver;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    tg = await startGateway({
+      // error-503 is a model the config names (its `models`), as an operator lists a deployment the catalogue lacks.
+      providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream', models: ['error-503'] } },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { consecutive_failures: 1_000 } } },
+      alerts: {
+        channels: { ops: { type: 'webhook', url: receiver.url } },
+        rules: [{ name: 'model-errors', kind: 'error_rate', per: 'model', threshold_pct: 50, min_requests: 2, window_ms: 60_000 }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await receiver?.close();
+  });
+
+  it('still watch a model the config names: client-made model names cannot crowd it out', async () => {
+    for (let batch = 0; batch < 55; batch++) {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => tg.client.chat.completions.create({ model: `openai/made-up-${batch * 20 + i}`, messages: hi, max_tokens: 1 })));
+    }
+    for (let i = 0; i < 2; i++) expect(await failure(tg.client.chat.completions.create({ model: 'openai/error-503', messages: hi }))).toMatchObject({ status: 503 });
+    const fired = await until('the per-model alert', () => receiver.deliveries.find((d) => d.json.rule === 'model-errors'), 4_000);
+    expect(fired.json).toMatchObject({ status: 'firing' });
+    expect(JSON.stringify(fired.json.subject)).toContain('error-503');
+  });
+});
+
 describe('error-rate and 5xx alerts while the traffic thins out', () => {
   let receiver: Receiver;
   let tg: RunningGateway;

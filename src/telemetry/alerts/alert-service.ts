@@ -24,6 +24,8 @@ export interface AlertServiceOptions {
   budgetUsage: BudgetUsage;
   /** Whether the running config names this route (route rules always watch those). */
   isRoute?: (name: string) => boolean;
+  /** Whether `<provider>/<model>` is a model the running config names or the catalogue knows (per-model rules always watch those). */
+  isKnownModel?: (subject: string) => boolean;
   userAgent: string;
   /** The gateway's way out: webhooks go through its dispatcher (proxy, CAs), email TLS trusts its CAs. */
   outbound: Outbound;
@@ -97,6 +99,7 @@ export class AlertService implements AlertsView {
       state: this.state,
       budgetUsage: options.budgetUsage,
       ...(options.isRoute ? { isRoute: options.isRoute } : {}),
+      ...(options.isKnownModel ? { isKnownModel: options.isKnownModel } : {}),
       ...(options.now ? { now: options.now } : {}),
       publish: ({ alert, status, notification, rule, channels, late }) => {
         // A firing sent late (held back by its cooldown) was announced on the bus when it fired.

@@ -77,6 +77,11 @@ export interface AlertEngineOptions {
   budgetUsage: BudgetUsage;
   /** Whether the config names this route: a route is always watched, whatever else is (see MAX_SUBJECTS). */
   isRoute?: (name: string) => boolean;
+  /**
+   * Whether `<provider>/<model>` is a model the config names or the catalogue knows: per-model rules watch those
+   * beyond MAX_SUBJECTS, as route rules watch configured routes.
+   */
+  isKnownModel?: (subject: string) => boolean;
   /** The wall clock: alerts' times and cooldowns (which are kept across restarts). `Date.now` by default. */
   now?: () => number;
   /**
@@ -100,7 +105,8 @@ type LatencyRule = Extract<AlertRuleRuntime, { kind: 'latency_p95' | 'ttft_p95' 
  * client can name a model of a configured provider that does not exist, so this bounds what it can make us keep.
  * A configured route is watched beyond it: a thousand model names asked for without a route (a client numbering
  * them, a gateway serving hundreds of models by name) otherwise left no room for a route that then failed, and its
- * server_errors and fallbacks_exhausted rules never fired.
+ * server_errors and fallbacks_exhausted rules never fired. A model the config names or the catalogue knows is watched
+ * beyond it by per-model rules for the same reason (both are bounded: by the config and by the catalogue).
  */
 const MAX_SUBJECTS = 1_000;
 
@@ -181,7 +187,7 @@ export class AlertEngine {
   private readonly breachSince = new Map<string, number>();
   /** Upstream attempts (and how many failed) by provider and by `<provider>/<model>`. */
   private readonly attempts = countWindows();
-  private readonly modelAttempts = countWindows();
+  private readonly modelAttempts = countWindows((subject) => this.options.isKnownModel?.(subject) ?? false);
   /** Durations of answered requests, and first-token times of streamed ones, by provider. */
   private readonly latencies = latencyWindows();
   private readonly ttfts = latencyWindows();
