@@ -206,10 +206,12 @@ export interface ProviderAdapter {
    */
   authorize?(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest>;
   /**
-   * The upstream answered 401 to `request` as `authorize` left it: drops the cached token it carried (a token revoked
-   * or rotated before its expiry) and says whether one was dropped, so the call is authorized afresh and made once more.
+   * The upstream answered 401 or 403 (`error`) to `request` as `authorize` left it: when the answer says the
+   * credential it carried is no longer good (a token revoked, role credentials rotated before their expiry), drops
+   * what is cached for that identity and says so (true), so the call is authorized afresh and made once more. A
+   * credential that cannot be fetched again (a static key) is never forgotten: false, and the refusal is the answer.
    */
-  forgetCredential?(request: UpstreamRequest, target: Target): boolean;
+  forgetCredential?(request: UpstreamRequest, target: Target, error: GatewayError): boolean;
 }
 
 /** How a provider expects its credential. */

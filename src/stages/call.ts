@@ -101,6 +101,25 @@ function operatorKeyRefused(error: GatewayError, target: Target): boolean {
 }
 
 /**
+ * The refusal of credentials fetched afresh after a first refusal: the provider named, and that a fresh fetch did
+ * not help (the identity itself lost access, or the upstream is misconfigured), so an operator looks there.
+ */
+function refusedAfresh(err: unknown, target: Target): unknown {
+  if (!(err instanceof GatewayError) || (err.upstreamStatus !== 401 && err.upstreamStatus !== 403)) return err;
+  return new GatewayError({
+    status: err.status,
+    type: err.type,
+    code: err.code,
+    param: err.param,
+    message: `${target.provider.name} refused freshly fetched credentials too: ${err.message}`,
+    retryable: err.retryable,
+    headers: err.headers,
+    upstreamStatus: err.upstreamStatus,
+    details: err.details,
+  });
+}
+
+/**
  * Errors an adapter raised while building a target's request, before any call: that target cannot take this request
  * (Gemini embeds 100 texts a call, Titan one; a field only other formats take), though another target of the plan may.
  * The request moves on to the other targets without spending an attempt; with none left, the client gets the first
@@ -333,8 +352,12 @@ class CallStage implements Stage {
             attempted(false, 'client_cancelled');
             throw CANCELLED;
           }
-          // A 401 to a cached token (revoked or rotated before its expiry): dropped, and the call made once more with a fresh one.
-          const again = retried ? null : (): Promise<void> | null => (adapter.forgetCredential?.(authorized, target) ? authorizeAndExchange(true) : null);
+          // A cached credential refused before its expiry (a token revoked, role credentials rotated): dropped, and the
+          // call made once more with fresh ones. Once only: a second refusal is the answer, said to follow a fresh fetch.
+          const again = retried
+            ? null
+            : (error: GatewayError): Promise<void> | null =>
+                adapter.forgetCredential?.(authorized, target, error) ? authorizeAndExchange(true).catch((err: unknown) => Promise.reject(refusedAfresh(err, target))) : null;
           return this.exchange(ctx, attempt, authorized, emit, state, run, again);
         },
         (err: unknown) => {
@@ -355,7 +378,7 @@ class CallStage implements Stage {
     emit: (event: ResponseEvent) => void,
     state: CallState,
     run: AttemptRun,
-    againOn401: (() => Promise<void> | null) | null,
+    againOnRefusal: ((error: GatewayError) => Promise<void> | null) | null,
   ): Promise<void> {
     const { target } = attempt.candidate;
     const { adapter, upstream, started, record, attempted } = run;
@@ -381,7 +404,8 @@ class CallStage implements Stage {
       };
       const fail = (error: GatewayError): void => {
         state.live = null;
-        const again = error.upstreamStatus === 401 && !state.cancelled && !state.started && againOn401 ? againOn401() : null;
+        const refused = error.upstreamStatus === 401 || error.upstreamStatus === 403;
+        const again = refused && !state.cancelled && !state.started && againOnRefusal ? againOnRefusal(error) : null;
         if (again) return void again.then(resolve, reject);
         if (state.cancelled) record({ kind: 'neutral' });
         else if (error.upstreamStatus === 429) record({ kind: 'rate-limited', retryAfterMs: retryAfterMs(headers), headers });

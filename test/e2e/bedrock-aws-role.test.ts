@@ -270,6 +270,88 @@ describe('a credentials endpoint that fails', () => {
   });
 });
 
+describe('role credentials AWS stops taking before they expire (sessions revoked, credentials rotated)', () => {
+  let creds: ScriptedAwsCredentials;
+  let tg: RunningGateway;
+
+  beforeAll(async () => {
+    creds = await credentialsEndpoint({ authorizationToken: CONTAINER_TOKEN });
+    chainEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: `${creds.url}/creds`, AWS_CONTAINER_AUTHORIZATION_TOKEN: CONTAINER_TOKEN });
+    tg = await gateway({
+      providers: {
+        'bedrock-revoked': roleProvider(),
+        'bedrock-static': roleProvider({ api_key: 'AKIDSTATICNOTKNOWN01:static-secret-9f3e' }),
+        openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream-test' },
+      },
+      routes: { 'revoked-chat': { targets: [{ model: `bedrock-revoked/${MODEL_ID}` }], fallbacks: ['openai/gpt-4o-mini'] } },
+    });
+  });
+
+  it("drops them on Bedrock's refusal and signs the call again with fresh ones, fetched once for concurrent requests", async () => {
+    chainEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: `${creds.url}/creds`, AWS_CONTAINER_AUTHORIZATION_TOKEN: CONTAINER_TOKEN });
+    expect((await ask(tg.client, `bedrock-revoked/${MODEL_ID}`, 'first')).choices[0]?.message.content).toBe('echo: first');
+    const first = creds.keyIds().at(-1)!;
+    const fetched = creds.calls.length;
+    bedrock.reset();
+    creds.revoke(first);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => tg.client.chat.completions.create({ model: 'revoked-chat', messages: [{ role: 'user', content: `after revocation ${i}` }] }).withResponse()),
+    );
+    expect(answers.map((a) => a.data.choices[0]?.message.content)).toEqual(Array.from({ length: 4 }, (_, i) => `echo: after revocation ${i}`));
+    // Bedrock answered each, with the role's new credentials: no fallback took a request.
+    for (const { response } of answers) {
+      expect(response.headers.get('x-tollgate-provider')).toBe('bedrock-revoked');
+      expect(response.headers.get('x-tollgate-fallback')).toBe('false');
+    }
+    expect(creds.calls.length - fetched).toBe(1);
+    const second = creds.keyIds().at(-1)!;
+    expect(second).not.toBe(first);
+    // Each request refused with the revoked set (those that came after the new one arrived were not) was signed again once.
+    const signed = bedrock.calls.map(signedWith);
+    expect(signed.filter((id) => id === second)).toHaveLength(4);
+    expect(signed.filter((id) => id === first).length).toBeGreaterThanOrEqual(1);
+    expect(signed.every((id) => id === first || id === second)).toBe(true);
+
+    // Bedrock taking them as expired ahead of the expiry they came with (ExpiredTokenException): the same.
+    bedrock.reset();
+    creds.expireNow(second);
+    expect((await ask(tg.client, `bedrock-revoked/${MODEL_ID}`, 'after early expiry')).choices[0]?.message.content).toBe('echo: after early expiry');
+    expect(creds.calls.length - fetched).toBe(2);
+    expect(bedrock.calls.map(signedWith)).toEqual([second, creds.keyIds().at(-1)]);
+  });
+
+  it('fails a request whose fresh credentials are refused too after one new fetch, naming the provider and no secret', async () => {
+    chainEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: `${creds.url}/creds`, AWS_CONTAINER_AUTHORIZATION_TOKEN: CONTAINER_TOKEN });
+    await ask(tg.client, `bedrock-revoked/${MODEL_ID}`, 'warm');
+    const fetched = creds.calls.length;
+    bedrock.reset();
+    const refusal = { kind: 'error', status: 403, errorType: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' } as const;
+    bedrock.enqueue(refusal, refusal);
+    const error = (await ask(tg.client, `bedrock-revoked/${MODEL_ID}`).catch((err: unknown) => err)) as APIError;
+    expect(error).toBeInstanceOf(APIError);
+    expect(error.status).toBe(401);
+    expect(error.message).toContain('bedrock-revoked');
+    expect(error.message).toContain('The security token included in the request is invalid.');
+    expect(bedrock.calls).toHaveLength(2);
+    expect(creds.calls.length - fetched).toBe(1);
+    const logs = await (await fetch(`${tg.url}/api/logs?limit=50`)).text();
+    for (const text of [error.message, logs, logged.join('\n')]) {
+      for (const secret of [...creds.secrets(), CONTAINER_TOKEN]) expect(text).not.toContain(secret);
+    }
+  });
+
+  it('does not refresh a static access key pair: its refusal is the answer, after one call', async () => {
+    const fetched = creds.calls.length;
+    bedrock.reset();
+    const error = (await ask(tg.client, `bedrock-static/${MODEL_ID}`).catch((err: unknown) => err)) as APIError;
+    expect(error).toBeInstanceOf(APIError);
+    expect(error.status).toBe(401);
+    expect(error.message).not.toContain('static-secret-9f3e');
+    expect(bedrock.calls).toHaveLength(1);
+    expect(creds.calls.length).toBe(fetched);
+  });
+});
+
 describe('EKS IAM roles for service accounts (web identity through STS)', () => {
   it('exchanges the projected token with STS (AWS_ENDPOINT_URL_STS) and signs with the role it gets', async () => {
     const tokenFile = join(dir, 'eks-token');

@@ -37,13 +37,26 @@ let issuedCount = 0;
 
 export class ScriptedAwsCredentials extends ScriptedServer<CredentialsMode, CredentialsCall> {
   private readonly issuedByKey = new Map<string, IssuedCredentials & { accessKeyId: string }>();
+  /** Sets AWS no longer takes though they have not expired (the role's sessions revoked, the role deleted). */
+  private readonly revoked = new Set<string>();
 
   constructor(private readonly opts: CredentialsEndpointOptions) {
     super({ kind: 'ok' });
   }
 
   /** What the endpoint issued under this access key id, for the Bedrock upstream to check a signature against. */
-  readonly issued = (accessKeyId: string): IssuedCredentials | undefined => this.issuedByKey.get(accessKeyId);
+  readonly issued = (accessKeyId: string): IssuedCredentials | undefined => (this.revoked.has(accessKeyId) ? undefined : this.issuedByKey.get(accessKeyId));
+
+  /** AWS stops taking this set (Bedrock: UnrecognizedClientException), while the expiry it was issued with is still ahead. */
+  revoke(accessKeyId: string): void {
+    this.revoked.add(accessKeyId);
+  }
+
+  /** AWS takes this set as expired now (Bedrock: ExpiredTokenException), though the expiry it was issued with is ahead. */
+  expireNow(accessKeyId: string): void {
+    const issued = this.issuedByKey.get(accessKeyId);
+    if (issued) issued.expiration = new Date(Date.now() - 1);
+  }
 
   /** Every value it issued that authenticates (secrets and session tokens), to check none leaks. */
   secrets(): string[] {

@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest } from '../../core/provider.js';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter.js';
 import { pathSegment } from '../../path-segment.js';
-import { gatewayError } from '../../core/errors.js';
+import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { entraToken, forgetEntraToken } from './entra-token.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest } from '../openai-compatible/responses.js';
 
@@ -194,7 +194,9 @@ export const azureAdapter: ProviderAdapter = {
     return { ...request, headers: { ...headers, authorization: `Bearer ${token}` } };
   },
 
-  forgetCredential(request: UpstreamRequest, target: Target): boolean {
+  forgetCredential(request: UpstreamRequest, target: Target, error: GatewayError): boolean {
+    // Azure answers a token it no longer takes with 401; its 403 is a permission the identity lacks, which a new token keeps lacking.
+    if (error.upstreamStatus !== 401) return false;
     const entra = entraOf(target);
     const token = request.headers.authorization?.replace(/^Bearer /, '');
     if (!entra || !token) return false;

@@ -8,7 +8,7 @@ import { embeddingsBody, embeddingsFromInvoke } from './embeddings.js';
 import { bedrockError } from './errors.js';
 import { converseBody } from './request.js';
 import { completionFromConverse } from './response.js';
-import { authorizeBedrock, DEFAULT_REGION } from './sign.js';
+import { authorizeBedrock, DEFAULT_REGION, forgetBedrockCredential } from './sign.js';
 import { createConverseStreamDecoder } from './stream.js';
 import { pathSegment } from '../../path-segment.js';
 
@@ -87,6 +87,8 @@ export const bedrockAdapter: ProviderAdapter = {
   },
 
   authorize: authorizeBedrock,
+
+  forgetCredential: forgetBedrockCredential,
 
   parseChatResponse(body: unknown, target: Target) {
     // Claude's InvokeModel answers with Anthropic's message; a Converse answer has its `output`.

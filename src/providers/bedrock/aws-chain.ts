@@ -18,11 +18,17 @@ export const CHAIN_TIMEOUT_MS = 10_000;
  */
 const FAILURE_HOLD_MS = 1_000;
 
-type Provider = () => Promise<AwsKeyPair & { expiration?: Date }>;
+type Provider = (options?: { forceRefresh?: boolean }) => Promise<AwsKeyPair & { expiration?: Date }>;
 
 interface Chain {
   provider: Promise<Provider> | null;
   failed: { message: string; until: number } | null;
+  /** The access key id of the set last handed out, to tell a refusal of it from one of a set already replaced. */
+  current: string | null;
+  /** AWS refused the current set: the next lookup asks the chain's source again instead of its cache. */
+  stale: boolean;
+  /** That lookup while it runs: every request refused meanwhile waits for it rather than starting its own. */
+  refreshing: Promise<AwsKeyPair & { expiration?: Date }> | null;
 }
 
 /** One chain per provider name and profile, made on its first call: what it found survives config changes. */
@@ -99,6 +105,33 @@ function failed(message: string): GatewayError {
 }
 
 /**
+ * The chain's cached set, or, once AWS refused it, a new one from the source: the SDK's forced refresh, one for all
+ * callers, whose result the SDK caches as its own from then on.
+ */
+function lookup(chain: Chain, provider: Promise<Provider>): Promise<AwsKeyPair & { expiration?: Date }> {
+  if (chain.stale && !chain.refreshing) {
+    chain.stale = false;
+    const refreshing = provider.then((get) => get({ forceRefresh: true }));
+    chain.refreshing = refreshing;
+    const done = (): void => {
+      if (chain.refreshing === refreshing) chain.refreshing = null;
+    };
+    refreshing.then(done, done);
+  }
+  return chain.refreshing ?? provider.then((get) => get());
+}
+
+/**
+ * AWS refused the set with this access key id (revoked or rotated before the expiry it came with, which the SDK's own
+ * refresh waits for): the next lookup fetches a new one. A refusal of a set already replaced, or arriving while the
+ * new one is being fetched, changes nothing, so requests refused together cause one fetch.
+ */
+export function forgetChainCredentials(settings: AwsChainSettings, provider: string, accessKeyId: string): void {
+  const chain = chains.get(`${provider}\0${settings.profile ?? ''}`);
+  if (chain && chain.current === accessKeyId && !chain.refreshing) chain.stale = true;
+}
+
+/**
  * The credentials to sign a call to `provider` with, from the default chain. A chain that finds none, or a
  * credentials endpoint that fails or does not answer within `timeoutMs`, fails this call with a 502 naming the provider
  * (retryable: the breaker counts it against the target and a fallback may take the request).
@@ -107,7 +140,7 @@ export async function chainCredentials(settings: AwsChainSettings, provider: str
   const key = `${provider}\0${settings.profile ?? ''}`;
   let chain = chains.get(key);
   if (!chain) {
-    chain = { provider: null, failed: null };
+    chain = { provider: null, failed: null, current: null, stale: false, refreshing: null };
     chains.set(key, chain);
   }
   if (chain.failed && chain.failed.until > Date.now()) throw failed(chain.failed.message);
@@ -120,8 +153,9 @@ export async function chainCredentials(settings: AwsChainSettings, provider: str
     }, timeoutMs);
   });
   try {
-    const found = await Promise.race([chain.provider.then((get) => get()), timeout]);
+    const found = await Promise.race([lookup(chain, chain.provider), timeout]);
     chain.failed = null;
+    chain.current = found.accessKeyId;
     return { accessKeyId: found.accessKeyId, secretAccessKey: found.secretAccessKey, ...(found.sessionToken ? { sessionToken: found.sessionToken } : {}) };
   } catch (err) {
     const message = err instanceof ChainTimeout ? err.message : failureMessage(provider, settings.profile, err, env);

@@ -2,7 +2,8 @@ import { NodeSha256 } from './node-sha256.js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Target, UpstreamRequest } from '../../core/provider.js';
 import { bedrockCredential, type AwsKeyPair } from './credentials.js';
-import { CHAIN_TIMEOUT_MS, chainCredentials } from './aws-chain.js';
+import { CHAIN_TIMEOUT_MS, chainCredentials, forgetChainCredentials } from './aws-chain.js';
+import type { GatewayError } from '../../core/errors.js';
 import { withFields } from '../../core/with-fields.js';
 
 export const DEFAULT_REGION = 'us-east-1';
@@ -61,4 +62,26 @@ export async function authorizeBedrock(request: UpstreamRequest, target: Target)
   const credential = bedrockCredential(target.apiKey, target.provider.name);
   if (credential.kind === 'bearer') return { ...request, headers: withFields(request.headers, { authorization: `Bearer ${credential.token}` }) };
   return signRequest(request, credential.credentials, regionOf(target, new URL(request.url).hostname));
+}
+
+/**
+ * AWS's answers (403, its common errors) that the signing credentials are not, or no longer, good: expired, or not
+ * on its records (a role's sessions revoked, the set rotated). A new set may be taken. Signature errors and
+ * AccessDeniedException are not among them: a new set signs the same way and has the same role's permissions.
+ */
+const STALE_CREDENTIALS = new Set(['ExpiredTokenException', 'UnrecognizedClientException', 'InvalidClientTokenId']);
+const STALE_MESSAGE = /security token included in the request is (?:expired|invalid)/i;
+
+/**
+ * The adapter's `forgetCredential` hook: Bedrock refused credentials of AWS's default chain (an IAM role's) as stale, so
+ * the chain fetches a new set for the call made again. A key of the config or the client is not fetched: false.
+ */
+export function forgetBedrockCredential(request: UpstreamRequest, target: Target, error: GatewayError): boolean {
+  const chain = target.provider.options.aws;
+  if (!chain || target.apiKey) return false;
+  const stale = error.upstreamStatus === 401 || (error.upstreamStatus === 403 && (STALE_CREDENTIALS.has(error.code ?? '') || (error.code === null && STALE_MESSAGE.test(error.message))));
+  const accessKeyId = /Credential=([^/]+)\//.exec(request.headers.authorization ?? '')?.[1];
+  if (!stale || accessKeyId === undefined) return false;
+  forgetChainCredentials(chain, target.provider.name, accessKeyId);
+  return true;
 }
