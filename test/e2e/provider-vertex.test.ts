@@ -29,6 +29,8 @@ beforeAll(async () => {
     providers: {
       vertex: { base_url: vertex.url, api_key: `file:${keyFile}`, region: 'europe-west4' },
       // Same service account, a token endpoint that refuses it.
+      // A ready access token: nothing to fetch again when Vertex refuses it.
+      vertexstatic: { type: 'vertex', base_url: vertex.url, api_key: 'ya29.static-token-not-issued-4b7d', project: 'demo-project' },
       vertexbad: { type: 'vertex', base_url: vertex.url, api_key: vertex.serviceAccount.replace(vertex.tokenUrl, `${vertex.tokenUrl}-nope`), token_url: `${vertex.tokenUrl.replace('/token', '/missing')}` },
     },
   });
@@ -138,6 +140,49 @@ describe('Vertex AI through tollgate with the official openai client', () => {
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((error as Error).message).toContain('vertex: the token endpoint');
     expect(vertex.calls.length).toBe(calls);
+  });
+
+  it("takes Vertex's 401 to a cached token as revoked: fetches a new one once for concurrent requests and calls again", async () => {
+    await tg.client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages });
+    const tokens = vertex.tokenRequests;
+    const calls = vertex.calls.length;
+    vertex.revokeTokens();
+    const answers = await Promise.all(Array.from({ length: 3 }, () => tg.client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages })));
+    expect(answers.map((a) => a.choices[0]?.message.content)).toEqual(Array(3).fill('echo: hi from vertex'));
+    expect(vertex.tokenRequests - tokens).toBe(1);
+    const sent = vertex.calls.slice(calls).map((call) => call.headers.authorization);
+    expect(new Set(sent).size).toBe(2);
+    // Claude too, with the token fetched then.
+    const claude = await tg.client.chat.completions.create({ model: 'vertex/claude-sonnet-4-5', messages });
+    expect(claude.choices[0]?.message.content).toContain('hi from vertex');
+    expect(vertex.tokenRequests - tokens).toBe(1);
+  });
+
+  it('fails with the 401 after one new token when Vertex refuses that too, naming the provider and no token', async () => {
+    await tg.client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages });
+    const tokens = vertex.tokenRequests;
+    const calls = vertex.calls.length;
+    vertex.refusingEveryToken = true;
+    try {
+      const error = await tg.client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect((error as Error).message).toContain('vertex refused freshly fetched credentials too: Request had invalid authentication credentials.');
+      expect((error as Error).message).not.toMatch(/ya29\./);
+      expect(vertex.tokenRequests - tokens).toBe(1);
+      expect(vertex.calls.length - calls).toBe(2);
+    } finally {
+      vertex.refusingEveryToken = false;
+    }
+  });
+
+  it('does not fetch anything for a ready access token Vertex refuses: its 401 is the answer, after one call', async () => {
+    const tokens = vertex.tokenRequests;
+    const calls = vertex.calls.length;
+    const error = await tg.client.chat.completions.create({ model: 'vertexstatic/gemini-2.5-flash', messages }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((error as Error).message).not.toContain('ya29.static-token-not-issued-4b7d');
+    expect(vertex.tokenRequests).toBe(tokens);
+    expect(vertex.calls.length - calls).toBe(1);
   });
 
   it('keeps Google error bodies for Gemini and Anthropic ones for Claude', async () => {

@@ -29,6 +29,10 @@ export interface VertexUpstream {
   received: string[];
   gemini: GeminiUpstream;
   anthropic: AnthropicUpstream;
+  /** Every token issued so far stops being taken (revoked, the key that got it deleted), though none has expired. */
+  revokeTokens(): void;
+  /** While set, no token is taken, a newly issued one included (the account lost access). */
+  refusingEveryToken: boolean;
   close(): Promise<void>;
 }
 
@@ -68,6 +72,10 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     received: [] as string[],
     gemini,
     anthropic,
+    revokeTokens() {
+      issued.clear();
+    },
+    refusingEveryToken: false,
     async close() {
       for (const server of servers) {
         await new Promise<void>((resolve) => {
@@ -123,7 +131,7 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     }
     state.calls.push({ path, headers: req.headers, body });
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    if (!bearer || !issued.has(bearer)) {
+    if (!bearer || !issued.has(bearer) || state.refusingEveryToken) {
       return googleError(res, 401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
     }
     const [, , , publisher, name, method] = MODEL_PATH.exec(path) as RegExpExecArray;

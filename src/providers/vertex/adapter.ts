@@ -4,10 +4,10 @@ import { anthropicError, completionOf, createAnthropicStreamDecoder, defaultMaxT
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
 import { vertexCredential } from './credentials.js';
-import { accessToken, DEFAULT_TOKEN_URL } from './token.js';
+import { accessToken, DEFAULT_TOKEN_URL, forgetAccessToken } from './token.js';
 import { jsonHeaders as headers } from '../upstream-request.js';
 import { pathSegment, unsafeModelName } from '../../path-segment.js';
-import { gatewayError } from '../../core/errors.js';
+import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { withFields } from '../../core/with-fields.js';
 import { ANTHROPIC_VERTEX_VERSION, vertexMessagesBody } from './native.js';
 
@@ -76,6 +76,15 @@ function isAnthropicErrorBody(bodyText: string): boolean {
 }
 
 /**
+ * The token endpoint a target's service account is exchanged at. A client's own service account is exchanged only at
+ * the configured or Google's token endpoint, never at the `token_uri` it names: that would let any client make the
+ * gateway POST to an address of its choice (an internal service, a metadata endpoint) and read the answer back in the error.
+ */
+function tokenUrlOf(target: Target): string | undefined {
+  return target.provider.options.tokenUrl ?? (target.keySource === 'client' ? DEFAULT_TOKEN_URL : undefined);
+}
+
+/**
  * Vertex AI: Gemini bodies (generateContent / streamGenerateContent?alt=sse) and Anthropic Messages bodies
  * (rawPredict / streamRawPredict) on Google Cloud URLs, authorised with an OAuth token from the service account.
  */
@@ -112,14 +121,23 @@ export const vertexAdapter: ProviderAdapter = {
 
   async authorize(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest> {
     if (!target.apiKey) throw gatewayError('provider_key_missing', 'vertex: no service account configured.');
-    const fromClient = target.keySource === 'client';
-    const credential = vertexCredential(target.apiKey, fromClient);
-    // A client's own service account is exchanged only at the configured or Google's token endpoint, never at the
-    // `token_uri` it names: that would let any client make the gateway POST to an address of its choice (an
-    // internal service, a metadata endpoint) and read the answer back in the error.
-    const tokenUrl = target.provider.options.tokenUrl ?? (fromClient ? DEFAULT_TOKEN_URL : undefined);
-    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, tokenUrl, dispatcher);
+    const credential = vertexCredential(target.apiKey, target.keySource === 'client');
+    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, tokenUrlOf(target), dispatcher);
     return { ...request, headers: withFields(request.headers, { authorization: `Bearer ${token}` }) };
+  },
+
+  /**
+   * Vertex's 401 (UNAUTHENTICATED) to a service account's cached token: revoked, or its key deleted, before it expired.
+   * The token is dropped and one fetched anew. A 403 (PERMISSION_DENIED) is the account's permissions, which a new
+   * token keeps; a ready access token has nothing to fetch again.
+   */
+  forgetCredential(request: UpstreamRequest, target: Target, error: GatewayError): boolean {
+    if (error.upstreamStatus !== 401 || !target.apiKey) return false;
+    const credential = vertexCredential(target.apiKey, target.keySource === 'client');
+    const token = request.headers.authorization?.replace(/^Bearer /, '');
+    if (credential.kind !== 'service-account' || !token) return false;
+    forgetAccessToken(credential.account, tokenUrlOf(target), token);
+    return true;
   },
 
   // Claude's rawPredict takes Anthropic's Messages body, which requires max_tokens.

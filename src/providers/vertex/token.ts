@@ -75,15 +75,21 @@ async function fetchToken(account: ServiceAccount, tokenUrl: string, dispatcher:
 }
 
 /**
+ * Keyed on the private key too: client_email is public, so a key that names another account's email (a client's
+ * x-tollgate-provider-key) must sign its own assertion, never be handed the token cached for that account.
+ */
+function cacheKeyOf(account: ServiceAccount, tokenUrl: string): string {
+  const keyHash = createHash('sha256').update(account.private_key).digest('base64url');
+  return `${account.client_email}\0${tokenUrl}\0${keyHash}`;
+}
+
+/**
  * An access token for the service account: cached until shortly before it expires, and fetched once for all
  * requests that need it at the same moment.
  */
 export async function accessToken(account: ServiceAccount, tokenUrlOption: string | undefined, dispatcher: Dispatcher = getGlobalDispatcher()): Promise<string> {
   const tokenUrl = tokenUrlOption ?? account.token_uri ?? DEFAULT_TOKEN_URL;
-  // Keyed on the private key too: client_email is public, so a key that names another account's email (a client's
-  // x-tollgate-provider-key) must sign its own assertion, never be handed the token cached for that account.
-  const keyHash = createHash('sha256').update(account.private_key).digest('base64url');
-  const cacheKey = `${account.client_email}\0${tokenUrl}\0${keyHash}`;
+  const cacheKey = cacheKeyOf(account, tokenUrl);
   const cached = tokens.get(cacheKey);
   if (cached && cached.expiresAt - RENEW_MARGIN_MS > Date.now()) return cached.token;
   let inFlight = pending.get(cacheKey);
@@ -94,4 +100,13 @@ export async function accessToken(account: ServiceAccount, tokenUrlOption: strin
   const fresh = await inFlight;
   tokens.set(cacheKey, fresh);
   return fresh.token;
+}
+
+/**
+ * Drops the account's cached token if it is still `token` (Vertex refused it: revoked, or the key that got it
+ * deleted, before its expiry). A token fetched since is kept, so requests refused together cause one fetch.
+ */
+export function forgetAccessToken(account: ServiceAccount, tokenUrlOption: string | undefined, token: string): void {
+  const cacheKey = cacheKeyOf(account, tokenUrlOption ?? account.token_uri ?? DEFAULT_TOKEN_URL);
+  if (tokens.get(cacheKey)?.token === token) tokens.delete(cacheKey);
 }
