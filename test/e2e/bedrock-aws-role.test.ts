@@ -349,6 +349,15 @@ describe('role credentials AWS stops taking before they expire (sessions revoked
     expect(error.message).not.toContain('static-secret-9f3e');
     expect(bedrock.calls).toHaveLength(1);
     expect(creds.calls.length).toBe(fetched);
+
+    // Nor a long-term key pair the chain found (the environment's): only temporary credentials are fetched anew.
+    chainEnv({ AWS_ACCESS_KEY_ID: 'AKIDENVSTATICUNKNOWN', AWS_SECRET_ACCESS_KEY: 'env-static-secret-31c8' });
+    const envKeys = await gateway({ providers: { 'bedrock-env-static': roleProvider() } });
+    bedrock.reset();
+    const refused = (await ask(envKeys.client, `bedrock-env-static/${MODEL_ID}`).catch((err: unknown) => err)) as APIError;
+    expect(refused.status).toBe(401);
+    expect(refused.message).not.toContain('env-static-secret-31c8');
+    expect(bedrock.calls.map(signedWith)).toEqual(['AKIDENVSTATICUNKNOWN']);
   });
 });
 

@@ -25,6 +25,8 @@ interface Chain {
   failed: { message: string; until: number } | null;
   /** The access key id of the set last handed out, to tell a refusal of it from one of a set already replaced. */
   current: string | null;
+  /** Whether that set is temporary (it came with an expiry: a role's), so that a new one may be fetched. */
+  temporary: boolean;
   /** AWS refused the current set: the next lookup asks the chain's source again instead of its cache. */
   stale: boolean;
   /** That lookup while it runs: every request refused meanwhile waits for it rather than starting its own. */
@@ -124,11 +126,17 @@ function lookup(chain: Chain, provider: Promise<Provider>): Promise<AwsKeyPair &
 /**
  * AWS refused the set with this access key id (revoked or rotated before the expiry it came with, which the SDK's own
  * refresh waits for): the next lookup fetches a new one. A refusal of a set already replaced, or arriving while the
- * new one is being fetched, changes nothing, so requests refused together cause one fetch.
+ * new one is being fetched, changes nothing more, so requests refused together cause one fetch. Says whether a call
+ * made again may be signed with other credentials: false for a long-term key pair the chain found (the environment's,
+ * a credentials file's), which no fetch renews.
  */
-export function forgetChainCredentials(settings: AwsChainSettings, provider: string, accessKeyId: string): void {
+export function forgetChainCredentials(settings: AwsChainSettings, provider: string, accessKeyId: string): boolean {
   const chain = chains.get(`${provider}\0${settings.profile ?? ''}`);
-  if (chain && chain.current === accessKeyId && !chain.refreshing) chain.stale = true;
+  if (!chain || chain.current === null) return false;
+  if (chain.current !== accessKeyId || chain.refreshing) return true;
+  if (!chain.temporary) return false;
+  chain.stale = true;
+  return true;
 }
 
 /**
@@ -140,7 +148,7 @@ export async function chainCredentials(settings: AwsChainSettings, provider: str
   const key = `${provider}\0${settings.profile ?? ''}`;
   let chain = chains.get(key);
   if (!chain) {
-    chain = { provider: null, failed: null, current: null, stale: false, refreshing: null };
+    chain = { provider: null, failed: null, current: null, temporary: false, stale: false, refreshing: null };
     chains.set(key, chain);
   }
   if (chain.failed && chain.failed.until > Date.now()) throw failed(chain.failed.message);
@@ -156,6 +164,7 @@ export async function chainCredentials(settings: AwsChainSettings, provider: str
     const found = await Promise.race([lookup(chain, chain.provider), timeout]);
     chain.failed = null;
     chain.current = found.accessKeyId;
+    chain.temporary = found.expiration !== undefined;
     return { accessKeyId: found.accessKeyId, secretAccessKey: found.secretAccessKey, ...(found.sessionToken ? { sessionToken: found.sessionToken } : {}) };
   } catch (err) {
     const message = err instanceof ChainTimeout ? err.message : failureMessage(provider, settings.profile, err, env);

@@ -74,14 +74,13 @@ const STALE_MESSAGE = /security token included in the request is (?:expired|inva
 
 /**
  * The adapter's `forgetCredential` hook: Bedrock refused credentials of AWS's default chain (an IAM role's) as stale, so
- * the chain fetches a new set for the call made again. A key of the config or the client is not fetched: false.
+ * the chain fetches a new set for the call made again. A key of the config or the client, or a long-term key pair the
+ * chain found, is not fetched again: false.
  */
 export function forgetBedrockCredential(request: UpstreamRequest, target: Target, error: GatewayError): boolean {
   const chain = target.provider.options.aws;
   if (!chain || target.apiKey) return false;
   const stale = error.upstreamStatus === 401 || (error.upstreamStatus === 403 && (STALE_CREDENTIALS.has(error.code ?? '') || (error.code === null && STALE_MESSAGE.test(error.message))));
   const accessKeyId = /Credential=([^/]+)\//.exec(request.headers.authorization ?? '')?.[1];
-  if (!stale || accessKeyId === undefined) return false;
-  forgetChainCredentials(chain, target.provider.name, accessKeyId);
-  return true;
+  return stale && accessKeyId !== undefined && forgetChainCredentials(chain, target.provider.name, accessKeyId);
 }
