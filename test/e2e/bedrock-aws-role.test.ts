@@ -318,6 +318,18 @@ describe('role credentials AWS stops taking before they expire (sessions revoked
     expect((await ask(tg.client, `bedrock-revoked/${MODEL_ID}`, 'after early expiry')).choices[0]?.message.content).toBe('echo: after early expiry');
     expect(creds.calls.length - fetched).toBe(2);
     expect(bedrock.calls.map(signedWith)).toEqual([second, creds.keyIds().at(-1)]);
+
+    // A stream, and an Anthropic client's own body (InvokeModel), refused the same way: answered whole.
+    creds.revoke(creds.keyIds().at(-1)!);
+    const stream = await tg.client.chat.completions.create({ model: `bedrock-revoked/${MODEL_ID}`, messages: [{ role: 'user', content: 'streamed after revocation' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: streamed after revocation');
+    creds.revoke(creds.keyIds().at(-1)!);
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0 });
+    const message = await anthropic.messages.create({ model: `bedrock-revoked/${MODEL_ID}`, max_tokens: 100, messages: [{ role: 'user', content: 'claude after revocation' }] });
+    expect(message.content[0]?.type).toBe('text');
+    expect(creds.calls.length - fetched).toBe(4);
   });
 
   it('fails a request whose fresh credentials are refused too after one new fetch, naming the provider and no secret', async () => {
