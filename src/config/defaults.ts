@@ -21,6 +21,8 @@ export const DEFAULTS = {
   // As OpenAI keeps a stored Response (store: true) for 30 days.
   responseRetentionDays: 30,
   responseMaxEntries: 100_000,
+  // A long agent loop's turns with big tool outputs add up; this bounds the disk they take.
+  responseMaxBytes: 1024 * 1024 * 1024,
   // Far above any real completion or embeddings answer; bounds what one upstream can make tollgate hold.
   maxResponseBytes: 32 * 1024 * 1024,
   // Enough for most chat bodies' gist; kept bodies are size-capped so the log stays small.

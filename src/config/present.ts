@@ -180,6 +180,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     ...(settings.logMaxEntries !== null ? { log_max_entries: settings.logMaxEntries } : {}),
     response_retention_days: settings.responseRetentionDays,
     response_max_entries: settings.responseMaxEntries,
+    response_max_bytes: settings.responseMaxBytes,
     max_response_bytes: settings.maxResponseBytes,
     request_timeout_ms: settings.requestTimeoutMs,
     headers_timeout_ms: settings.headersTimeoutMs,

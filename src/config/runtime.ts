@@ -141,6 +141,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
     logMaxEntries: api.log_max_entries ?? file.log_max_entries ?? null,
     responseRetentionDays: api.response_retention_days ?? file.response_retention_days ?? DEFAULTS.responseRetentionDays,
     responseMaxEntries: api.response_max_entries ?? file.response_max_entries ?? DEFAULTS.responseMaxEntries,
+    responseMaxBytes: api.response_max_bytes ?? file.response_max_bytes ?? DEFAULTS.responseMaxBytes,
     maxResponseBytes:
       api.max_response_bytes ?? file.max_response_bytes ?? intFromEnv(env, 'TOLLGATE_MAX_RESPONSE_BYTES', 2_147_483_648, 1024) ?? DEFAULTS.maxResponseBytes,
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,

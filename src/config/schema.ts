@@ -486,6 +486,7 @@ export const settingsSchema = z.strictObject({
   log_max_entries: z.number().int().positive().max(1_000_000_000).optional().describe('Most request-log entries kept; the oldest beyond it are deleted by the same sweep (default: no limit).'),
   response_retention_days: z.number().int().positive().max(36_500).optional().describe('How long the Responses API answers tollgate keeps (store not false, for previous_response_id and GET /v1/responses/{id}) are kept, in days (default 30, as OpenAI keeps them); a sweep every few minutes deletes older ones.'),
   response_max_entries: z.number().int().positive().max(1_000_000_000).optional().describe('Most Responses API answers kept (default 100000); those closest to expiry beyond it are deleted by the same sweep.'),
+  response_max_bytes: z.number().int().min(1_048_576, 'at least 1048576 bytes (1 MiB)').max(Number.MAX_SAFE_INTEGER).optional().describe('Most bytes the stored Responses API answers take in the store (default 1073741824, 1 GiB); once they take more, a sweep in the background deletes the oldest (those closest to expiry) until they fit.'),
   require_virtual_key: z.boolean().optional().describe('Refuse requests without a virtual key (401).'),
   anonymous_access: z
     .enum(['loopback', 'any'])

@@ -543,6 +543,8 @@ export interface Settings {
   responseRetentionDays: number;
   /** Most stored Responses API answers kept. */
   responseMaxEntries: number;
+  /** Most bytes the stored Responses API answers take (their records in the store). */
+  responseMaxBytes: number;
   /** Largest upstream body (non-streamed) or stream event read; providers may set their own. */
   maxResponseBytes: number;
   /** Requests without a virtual key are refused (401). */

@@ -40,7 +40,8 @@ export interface StoredResponse {
  * Stored Responses in the gateway's LMDB environment: `responses` (response id -> record), `responses-by-expiry`
  * ([expires_at, id] -> null, which the sweep walks oldest first) and `response-items` (output item id -> response id).
  * A write is read back at once (the next turn may name it before its background commit: `pending` holds it until
- * then) and commits with the other background writes.
+ * then) and commits with the other background writes. The bytes the records take are counted as they are written and
+ * removed (see bytes), so the sweep can keep them within `settings.response_max_bytes`.
  */
 export class ResponseStore {
   private readonly db: Database<StoredResponse, string>;
@@ -49,6 +50,9 @@ export class ResponseStore {
   private readonly items: Database<string, string>;
   private readonly pending = new Map<string, StoredResponse | null>();
   private readonly pendingItems = new Map<string, string>();
+  /** The bytes the committed records take (their encoded values), counted once at open then kept as they change. */
+  private total = 0;
+  private readonly written = new Set<() => void>();
 
   constructor(
     private readonly root: RootDatabase,
@@ -57,6 +61,24 @@ export class ResponseStore {
     this.db = openRecords<StoredResponse, string>(root, { name: 'responses' });
     this.byExpiry = root.openDB<null, [number, string]>({ name: 'responses-by-expiry' });
     this.items = root.openDB<string, string>({ name: 'response-items' });
+    // Once at open (a walk over the keys, reading each value's length in place), before any request.
+    for (const id of this.db.getKeys()) this.total += this.sizeOf(id);
+  }
+
+  /** The bytes the kept records take in the store (their values as encoded). */
+  bytes(): number {
+    return this.total;
+  }
+
+  /** Calls `listener` after each write commits (the sweeper checks the byte bound); returns how to stop. */
+  onWritten(listener: () => void): () => void {
+    this.written.add(listener);
+    return () => this.written.delete(listener);
+  }
+
+  /** The encoded size of `id`'s committed record (0 when there is none), read in place without decoding it. */
+  private sizeOf(id: string): number {
+    return this.db.getBinaryFast(id)?.length ?? 0;
   }
 
   /**
@@ -100,10 +122,13 @@ export class ResponseStore {
       await commitSoon(this.root, () => {
         const before = this.db.get(id);
         if (before) this.byExpiry.remove([before.expires_at, id]);
+        const sizeBefore = this.sizeOf(id);
         this.db.put(id, record);
+        this.total += this.sizeOf(id) - sizeBefore;
         this.byExpiry.put([record.expires_at, id], null);
         for (const itemId of itemIds) this.items.put(itemId, id);
       });
+      for (const listener of this.written) listener();
     } finally {
       if (this.pending.get(id) === record) this.pending.delete(id);
       for (const itemId of itemIds) if (this.pendingItems.get(itemId) === id) this.pendingItems.delete(itemId);
@@ -112,6 +137,7 @@ export class ResponseStore {
 
   /** Removes a record and its items' index entries (inside a transaction). */
   private removeRecord(id: string, record: StoredResponse): void {
+    this.total -= this.sizeOf(id);
     this.db.remove(id);
     this.byExpiry.remove([record.expires_at, id]);
     for (const itemId of outputIds(record).filter(keyable)) if (this.items.get(itemId) === id) this.items.remove(itemId);
@@ -131,35 +157,40 @@ export class ResponseStore {
   }
 
   /**
-   * Deletes what expired, then the soonest to expire beyond `maxEntries`, in batches of `batch` with the event loop
-   * free between them (requests never wait for a sweep); resolves with the number deleted.
+   * Deletes what expired, then the soonest to expire (the oldest, at one retention) beyond `maxEntries`, then beyond
+   * `maxBytes`, in batches of `batch` with the event loop free between them (requests never wait for a sweep);
+   * resolves with the number deleted.
    */
-  async sweep(options: { maxEntries: number | null; batch?: number; stopped?: () => boolean }): Promise<number> {
+  async sweep(options: { maxEntries: number | null; maxBytes?: number | null; batch?: number; stopped?: () => boolean }): Promise<number> {
     const batch = Math.max(1, options.batch ?? 1_000);
     const stopped = options.stopped ?? (() => false);
-    let deleted = await this.deleteSoonest(Infinity, [this.now(), '\uffff'], batch, stopped);
+    let deleted = await this.deleteSoonest(() => false, [this.now(), '\uffff'], batch, stopped);
     if (options.maxEntries !== null && !stopped()) {
       const excess = recordCount(this.db) - options.maxEntries;
-      if (excess > 0) deleted += await this.deleteSoonest(excess, null, batch, stopped);
+      if (excess > 0) deleted += await this.deleteSoonest((done) => done >= excess, null, batch, stopped);
     }
+    const maxBytes = options.maxBytes ?? null;
+    if (maxBytes !== null && !stopped() && this.total > maxBytes) deleted += await this.deleteSoonest(() => this.total <= maxBytes, null, batch, stopped);
     return deleted;
   }
 
-  private async deleteSoonest(max: number, end: [number, string] | null, batch: number, stopped: () => boolean): Promise<number> {
+  /** Deletes the soonest to expire (up to `end`) until `enough` says so, at most `batch` a transaction. */
+  private async deleteSoonest(enough: (deleted: number) => boolean, end: [number, string] | null, batch: number, stopped: () => boolean): Promise<number> {
     let deleted = 0;
-    while (deleted < max && !stopped()) {
-      const take = Math.min(batch, max - deleted);
-      const doomed = [...this.byExpiry.getKeys({ ...(end === null ? {} : { end }), limit: take })];
+    while (!enough(deleted) && !stopped()) {
+      const doomed = [...this.byExpiry.getKeys({ ...(end === null ? {} : { end }), limit: batch })];
       if (doomed.length === 0) break;
       await this.root.transaction(() => {
         for (const key of doomed) {
+          // Checked again here: the byte count falls with each record, and the next may not need to go.
+          if (enough(deleted)) return;
           this.byExpiry.remove(key);
           const record = this.db.get(key[1]);
           if (record?.expires_at === key[0]) this.removeRecord(key[1], record);
+          deleted += 1;
         }
       });
-      deleted += doomed.length;
-      if (doomed.length < take) break;
+      if (doomed.length < batch) break;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return deleted;
