@@ -15,6 +15,16 @@ function keyable(id: string): boolean {
 }
 
 /**
+ * The longest conversation resolved from its turns' links (turns, and bytes of their records): a walk reads and
+ * decodes each turn on the event loop, so this bounds what one request can make it do. Far above a long agent loop
+ * (hundreds of turns), and above what any model's context takes.
+ */
+export const CONVERSATION_LIMITS = { turns: 10_000, bytes: 128 * 1024 * 1024 };
+
+/** A conversation's input items, or which of CONVERSATION_LIMITS it is past. */
+export type Conversation = { items: Json[] } | { tooLong: 'turns' | 'bytes'; limit: number };
+
+/**
  * A Responses API answer tollgate keeps for a later `previous_response_id`, GET /v1/responses/{id} and its input items.
  * `scope` is whose it is (`key:<virtual key id>`, or `anonymous` for calls without a key): nobody else sees it.
  */
@@ -27,8 +37,18 @@ export interface StoredResponse {
    * for one a provider serving the Responses API kept itself (OpenAI): tollgate then keeps only whose it is and where.
    */
   response: Json | null;
-  /** Every input item of the conversation up to this turn (earlier turns' input and output, then this turn's input). */
+  /**
+   * This turn's own input items when it continues `previous`; without `previous` (a first turn, or one kept before
+   * turns were linked) every input item of the conversation up to this turn. See conversation() for the whole list.
+   */
   input_items: Json[];
+  /** The Response this turn continues (its previous_response_id, kept here): its conversation comes before this turn's. */
+  previous?: string;
+  /**
+   * Deleted, expired or evicted, but kept while later turns continue it (their conversations hold its items): it
+   * reads as not found, and goes once the last of them goes.
+   */
+  hidden?: true;
   /** The provider that keeps a native answer (`response` null), whose key reads and deletes it there. */
   provider?: string;
   /** The upstream model and the configured key (its id, never the key) that made a native answer. */
@@ -46,6 +66,8 @@ export interface StoredResponse {
 export class ResponseStore {
   private readonly db: Database<StoredResponse, string>;
   private readonly byExpiry: Database<null, [number, string]>;
+  /** How many kept turns continue a Response (response id -> count): one they continue is hidden, not removed. */
+  private readonly links: Database<number, string>;
   /** The items of the Responses tollgate rendered: item id -> response id (an input's item_reference names one). */
   private readonly items: Database<string, string>;
   private readonly pending = new Map<string, StoredResponse | null>();
@@ -57,10 +79,12 @@ export class ResponseStore {
   constructor(
     private readonly root: RootDatabase,
     private readonly now: () => number = Date.now,
+    private readonly limits: { turns: number; bytes: number } = CONVERSATION_LIMITS,
   ) {
     this.db = openRecords<StoredResponse, string>(root, { name: 'responses' });
     this.byExpiry = root.openDB<null, [number, string]>({ name: 'responses-by-expiry' });
     this.items = root.openDB<string, string>({ name: 'response-items' });
+    this.links = root.openDB<number, string>({ name: 'response-links' });
     // Once at open (a walk over the keys, reading each value's length in place), before any request.
     for (const id of this.db.getKeys()) this.total += this.sizeOf(id);
   }
@@ -108,23 +132,59 @@ export class ResponseStore {
   find(id: string): StoredResponse | null {
     if (!keyable(id)) return null;
     const record = this.pending.has(id) ? this.pending.get(id) : this.db.get(id);
-    if (!record || record.expires_at <= this.now()) return null;
+    if (!record || record.hidden || record.expires_at <= this.now()) return null;
     return record;
   }
 
-  /** Keeps a record; resolves once it is committed (it is read back before that). */
-  async put(id: string, record: StoredResponse): Promise<void> {
+  /** A turn as kept, hidden or expired too (a later turn's conversation still holds it); null when gone. */
+  private kept(id: string): StoredResponse | null {
+    return this.pending.get(id) ?? this.db.get(id) ?? null;
+  }
+
+  /**
+   * Every input item of `record`'s conversation up to its own input (what its input_items list), earlier turns' input
+   * and output first: its turns are walked back by their links, within `limits` (CONVERSATION_LIMITS).
+   */
+  conversation(record: StoredResponse): Conversation {
+    const parts: Json[][] = [record.input_items];
+    let turns = 1;
+    let bytes = 0;
+    for (let turn = record; turn.previous !== undefined; ) {
+      const previous = this.kept(turn.previous);
+      if (!previous) break;
+      if (++turns > this.limits.turns) return { tooLong: 'turns', limit: this.limits.turns };
+      bytes += this.sizeOf(turn.previous);
+      if (bytes > this.limits.bytes) return { tooLong: 'bytes', limit: this.limits.bytes };
+      const output = previous.response && Array.isArray(previous.response.output) ? (previous.response.output as Json[]) : [];
+      parts.push(output, previous.input_items);
+      turn = previous;
+    }
+    return { items: parts.reverse().flat() };
+  }
+
+  /**
+   * Keeps a record; resolves once it is committed (it is read back before that). A turn linked to the one it continues
+   * (`previous`) also brings its whole conversation (`whole`, what conversation() gave for it with this turn's input):
+   * should that turn have gone meanwhile (deleted or swept before this commit), the record keeps `whole` instead.
+   */
+  async put(id: string, record: StoredResponse, whole?: Json[]): Promise<void> {
     if (!keyable(id)) throw new RangeError('a response id longer than any kept');
     this.pending.set(id, record);
     const itemIds = outputIds(record).filter(keyable);
     for (const itemId of itemIds) this.pendingItems.set(itemId, id);
     try {
       await commitSoon(this.root, () => {
+        let kept = record;
+        if (record.previous !== undefined && !this.db.doesExist(record.previous)) {
+          const { previous: _gone, ...alone } = record;
+          kept = { ...alone, input_items: whole ?? record.input_items };
+        }
         const before = this.db.get(id);
         if (before) this.byExpiry.remove([before.expires_at, id]);
-        const sizeBefore = this.sizeOf(id);
-        this.db.put(id, record);
-        this.total += this.sizeOf(id) - sizeBefore;
+        // Linked before the old link goes: the same turn kept again must not free the one it continues.
+        if (kept.previous !== undefined) this.links.put(kept.previous, (this.links.get(kept.previous) ?? 0) + 1);
+        if (before?.previous !== undefined) this.unlink(before.previous);
+        this.write(id, kept);
         this.byExpiry.put([record.expires_at, id], null);
         for (const itemId of itemIds) this.items.put(itemId, id);
       });
@@ -135,12 +195,58 @@ export class ResponseStore {
     }
   }
 
-  /** Removes a record and its items' index entries (inside a transaction). */
+  /** Writes a record, counting its bytes (inside a transaction). */
+  private write(id: string, record: StoredResponse): void {
+    const before = this.sizeOf(id);
+    this.db.put(id, record);
+    this.total += this.sizeOf(id) - before;
+  }
+
+  /**
+   * Takes a Response out of sight (deleted, expired, evicted; inside a transaction): removed, or hidden while later
+   * turns continue it, so their conversations stay whole (see conversation).
+   */
+  private retire(id: string, record: StoredResponse): void {
+    if ((this.links.get(id) ?? 0) === 0) {
+      this.removeRecord(id, record);
+      return;
+    }
+    this.byExpiry.remove([record.expires_at, id]);
+    this.removeItems(id, record);
+    if (!record.hidden) this.write(id, { ...record, hidden: true });
+  }
+
+  /** Removes a record and its items' index entries, then a hidden turn it continued nobody else does (inside a transaction). */
   private removeRecord(id: string, record: StoredResponse): void {
+    this.drop(id, record);
+    if (record.previous !== undefined) this.unlink(record.previous);
+  }
+
+  private drop(id: string, record: StoredResponse): void {
     this.total -= this.sizeOf(id);
     this.db.remove(id);
     this.byExpiry.remove([record.expires_at, id]);
+    this.removeItems(id, record);
+  }
+
+  private removeItems(id: string, record: StoredResponse): void {
     for (const itemId of outputIds(record).filter(keyable)) if (this.items.get(itemId) === id) this.items.remove(itemId);
+  }
+
+  /** One turn fewer continues `id`; a hidden one nothing continues any more goes (and so on up its chain, in a loop). */
+  private unlink(id: string): void {
+    for (let next: string | undefined = id; next !== undefined; ) {
+      const count = (this.links.get(next) ?? 0) - 1;
+      if (count > 0) {
+        this.links.put(next, count);
+        return;
+      }
+      this.links.remove(next);
+      const record = this.db.get(next);
+      if (!record?.hidden) return;
+      this.drop(next, record);
+      next = record.previous;
+    }
   }
 
   /** Deletes `id` when it is `scope`'s (and not expired); false when there was no such response. */
@@ -149,7 +255,7 @@ export class ResponseStore {
     if (!record) return false;
     this.pending.set(id, null);
     try {
-      await commitSoon(this.root, () => this.removeRecord(id, record));
+      await commitSoon(this.root, () => this.retire(id, record));
     } finally {
       if (this.pending.get(id) === null) this.pending.delete(id);
     }
@@ -186,7 +292,7 @@ export class ResponseStore {
           if (enough(deleted)) return;
           this.byExpiry.remove(key);
           const record = this.db.get(key[1]);
-          if (record?.expires_at === key[0]) this.removeRecord(key[1], record);
+          if (record?.expires_at === key[0]) this.retire(key[1], record);
           deleted += 1;
         }
       });

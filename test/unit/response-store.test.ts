@@ -11,7 +11,7 @@ let now = 1_000_000;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'response-store-'));
-  root = open({ path: join(dir, 'test.lmdb'), maxDbs: 4, compression: false, noSync: true });
+  root = open({ path: join(dir, 'test.lmdb'), maxDbs: 8, compression: false, noSync: true });
 });
 afterEach(async () => {
   await root.close();
@@ -67,5 +67,74 @@ describe('ResponseStore', () => {
     now -= 20;
     expect(store.findItem('msg_resp_2', 'key:a')).toBeNull();
     expect([...root.openDB<string, string>({ name: 'response-items' }).getKeys()]).toEqual([]);
+  });
+
+  describe('turns linked to the turn they continue', () => {
+    const turn = (id: string, text: string, previous?: string, expires = now + 1000) => ({
+      scope: 'key:a',
+      expires_at: expires,
+      response: { id, output: [{ id: `out_${id}`, type: 'message', content: `re ${text}` }] },
+      input_items: [{ id: `in_${id}`, type: 'message', content: text }],
+      ...(previous ? { previous } : {}),
+    });
+    const texts = (store: ResponseStore, id: string) => {
+      const found = store.conversation(store.find(id) as never);
+      return 'items' in found ? found.items.map((item) => item.content) : found;
+    };
+
+    it('list the whole conversation, within limits of turns and bytes', async () => {
+      const store = new ResponseStore(root, () => now, { turns: 3, bytes: 1_000_000 });
+      await store.put('r1', turn('r1', 'a'));
+      await store.put('r2', turn('r2', 'b', 'r1'));
+      await store.put('r3', turn('r3', 'c', 'r2'));
+      expect(texts(store, 'r3')).toEqual(['a', 're a', 'b', 're b', 'c']);
+      await store.put('r4', turn('r4', 'd', 'r3'));
+      expect(texts(store, 'r4')).toEqual({ tooLong: 'turns', limit: 3 });
+      const small = new ResponseStore(root, () => now, { turns: 100, bytes: 150 });
+      expect(texts(small, 'r4')).toMatchObject({ tooLong: 'bytes' });
+    });
+
+    it('a turn expired or deleted is hidden while a later one continues it, and goes with the last of them', async () => {
+      const store = new ResponseStore(root, () => now);
+      await store.put('r1', turn('r1', 'a', undefined, now + 10));
+      await store.put('r2', turn('r2', 'b', 'r1', now + 100));
+      await store.put('r3', turn('r3', 'c', 'r2', now + 1000));
+      await store.delete('r2', 'key:a');
+      now += 20;
+      expect(await store.sweep({ maxEntries: null })).toBe(1);
+      expect([store.find('r1'), store.find('r2')]).toEqual([null, null]);
+      expect(store.findItem('out_r1', 'key:a')).toBeNull();
+      expect(texts(store, 'r3')).toEqual(['a', 're a', 'b', 're b', 'c']);
+      now += 1000;
+      expect(await store.sweep({ maxEntries: null })).toBe(1);
+      now -= 1020;
+      for (const name of ['responses', 'responses-by-expiry', 'response-items', 'response-links']) expect([...root.openDB({ name }).getKeys()]).toEqual([]);
+      expect(store.bytes()).toBe(0);
+    });
+
+    it('a turn whose previous one went before it committed keeps the whole conversation', async () => {
+      const store = new ResponseStore(root, () => now);
+      await store.put('r1', turn('r1', 'a'));
+      await store.delete('r1', 'key:a');
+      await store.put('r2', turn('r2', 'b', 'r1'), [{ content: 'a' }, { content: 're a' }, { content: 'b' }]);
+      expect(texts(store, 'r2')).toEqual(['a', 're a', 'b']);
+      expect(store.find('r2')?.previous).toBeUndefined();
+      expect([...root.openDB({ name: 'response-links' }).getKeys()]).toEqual([]);
+    });
+
+    it('the byte sweep evicts the oldest until the records fit, a chain with its last turn', async () => {
+      const store = new ResponseStore(root, () => now);
+      const big = (id: string, previous?: string) => ({ ...turn(id, 'x'.repeat(10_000), previous), expires_at: now + Number(id.slice(1)) });
+      await store.put('r1', big('r1'));
+      await store.put('r2', big('r2', 'r1'));
+      await store.put('r3', big('r3'));
+      const bytes = store.bytes();
+      expect(bytes).toBeGreaterThan(30_000);
+      // r1 goes first but is hidden (r2 continues it), r2 then takes it along.
+      expect(await store.sweep({ maxEntries: null, maxBytes: bytes - 5_000 })).toBe(2);
+      expect(store.bytes()).toBeLessThan(bytes / 2);
+      expect(store.find('r3')).not.toBeNull();
+      expect([...root.openDB({ name: 'responses' }).getKeys()]).toEqual(['r3']);
+    });
   });
 });

@@ -11,6 +11,15 @@ export function previousResponseNotFound(id: string): GatewayError {
   return gatewayError('previous_response_not_found', `Previous response with id '${quoteInput(id, 100)}' not found.`, { param: 'previous_response_id' });
 }
 
+/**
+ * A previous_response_id whose conversation is past what tollgate resolves from its turns (CONVERSATION_LIMITS): a
+ * 400 naming it, as a request too long to send, never a turn without its history.
+ */
+export function conversationTooLong(id: string, tooLong: { tooLong: 'turns' | 'bytes'; limit: number }): GatewayError {
+  const what = tooLong.tooLong === 'turns' ? `${tooLong.limit} turns` : `${tooLong.limit} bytes`;
+  return gatewayError('invalid_request', `The conversation of response '${quoteInput(id, 100)}' is longer than ${what}, more than tollgate continues by previous_response_id; send the conversation as input instead.`, { param: 'previous_response_id' });
+}
+
 /** OpenAI's 404 for a response id it does not have (GET, DELETE, input_items, cancel). */
 export function responseNotFound(id: string): GatewayError {
   return gatewayError('response_not_found', `Response with id '${quoteInput(id, 100)}' not found.`);
@@ -60,6 +69,8 @@ export interface Continued {
   body: ResponsesRequest;
   /** The conversation up to this turn's input, with ids, as its input_items. */
   inputItems: Json[];
+  /** This turn's own input items (the end of inputItems): what the store keeps of it, linked to the previous turn. */
+  ownItems: Json[];
 }
 
 /**
@@ -72,5 +83,6 @@ export function continuedRequest(body: ResponsesRequest, previous: { input_items
   const earlier = [...previous.input_items, ...output];
   const own = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? (body.input as Json[]) : [];
   const { previous_response_id: _previous, ...rest } = body;
-  return { body: { ...rest, input: [...earlier.map(sentBack), ...own] } as ResponsesRequest, inputItems: [...earlier, ...inputItemsOf(body.input)] };
+  const ownItems = inputItemsOf(body.input);
+  return { body: { ...rest, input: [...earlier.map(sentBack), ...own] } as ResponsesRequest, inputItems: [...earlier, ...ownItems], ownItems };
 }

@@ -7,15 +7,20 @@ import { isRemoteClient } from '../../../http/client-address.js';
 import { checkVirtualKey } from '../../../http/key-check.js';
 import { presentedCredential } from '../../openai/routes/register.js';
 import { isRecord } from '../../../core/is-record.js';
-import { continuedRequest, inputItemsOf, previousResponseNotFound, sentBack } from '../conversation.js';
+import { continuedRequest, conversationTooLong, inputItemsOf, previousResponseNotFound, sentBack } from '../conversation.js';
 import type { ResponsesRequest } from '../parse-request.js';
 import { scopeOf } from './keeper.js';
 
 /** A turn as it starts: the body to send, the input items its Response keeps, and the turn it continues. */
 export interface Turn {
   body: ResponsesRequest;
+  /** This turn's own input items, as its Response keeps them (after those of `continues`' conversation). */
   inputItems: Array<Record<string, unknown>>;
   previousResponseId: string | null;
+  /** The Response tollgate kept that this turn continues (its conversation comes first), null for none. */
+  continues?: string | null;
+  /** The whole conversation up to this turn's input (kept instead of the link should `continues` go before it commits). */
+  conversationItems?: Array<Record<string, unknown>>;
   /** Why a translation cannot take the previous_response_id left in `body` (one tollgate did not expand). */
   previousError: GatewayError | null;
   /** The provider and key that keep the previous Response, when an upstream kept it (see NativeRequest.pinned). */
@@ -48,8 +53,10 @@ export function startTurn(deps: HttpDeps, request: FastifyRequest, read: Respons
   const found = deps.responses.find(id);
   if (found && found.scope !== scope) throw previousResponseNotFound(id);
   if (found?.response) {
-    const continued = continuedRequest(body, { input_items: found.input_items, response: found.response });
-    return { body: continued.body, inputItems: continued.inputItems, previousResponseId: id, previousError: null };
+    const conversation = deps.responses.conversation(found);
+    if ('tooLong' in conversation) throw conversationTooLong(id, conversation);
+    const continued = continuedRequest(body, { input_items: conversation.items, response: found.response });
+    return { body: continued.body, inputItems: continued.ownItems, conversationItems: continued.inputItems, previousResponseId: id, continues: id, previousError: null };
   }
   if (!found) return { ...own, previousResponseId: id, previousError: previousResponseNotFound(id) };
   const provider = found.provider ?? 'openai';

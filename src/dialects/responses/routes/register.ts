@@ -56,7 +56,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
       reply.hijack();
       // OpenAI keeps a Response unless told not to (store defaults to true); tollgate keeps those it answers the same way.
       const stored = body.store !== false;
-      const keeper = stored ? responseKeeper(deps.responses, ctx, turn.inputItems, deps.log) : null;
+      const keeper = stored ? responseKeeper(deps.responses, ctx, turn, deps.log) : null;
       const replyContext = { model: body.model, body, stored, previousResponseId: turn.previousResponseId };
       await respondResponses(reply.raw, ctx, deps.pipelineFor(config).execute(ctx), deps.log, replyContext, keeper);
     });

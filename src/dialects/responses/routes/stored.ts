@@ -7,7 +7,7 @@ import { SSE_HEADERS } from '../../../http/answer-stream.js';
 import type { StoredResponse } from '../../../store/response-store.js';
 import { responseEvents } from '../../../wire/openai-responses/response-events.js';
 import { presentedCredential } from '../../openai/routes/register.js';
-import { responseNotFound } from '../conversation.js';
+import { conversationTooLong, responseNotFound } from '../conversation.js';
 import { listPage } from '../input-item-list.js';
 import { scopeOf } from './keeper.js';
 import { forwardToProvider } from './kept-upstream.js';
@@ -133,7 +133,12 @@ export function registerStoredResponseRoutes(app: FastifyInstance, deps: HttpDep
     );
     app.get<{ Params: Params; Querystring: Json }>(
       `${prefix}/responses/:id/input_items`,
-      storedRoute(deps, 'responses.input_items', async ({ record }, request, reply) => reply.send(listPage(record.input_items, request.query))),
+      storedRoute(deps, 'responses.input_items', async ({ id, record }, request, reply) => {
+        // The whole conversation's items, as OpenAI lists them, walked back from this turn by its links.
+        const conversation = deps.responses.conversation(record);
+        if ('tooLong' in conversation) throw conversationTooLong(id, conversation);
+        return reply.send(listPage(conversation.items, request.query));
+      }),
     );
     app.post<{ Params: Params; Querystring: Json }>(
       `${prefix}/responses/:id/cancel`,
