@@ -1,3 +1,4 @@
+import { startSweeps, type Sweeper } from '../core/background-sweeps.js';
 import type { Log } from '../log.js';
 import type { GovernanceStore } from './governance-store.js';
 
@@ -12,12 +13,8 @@ export interface LogRetention {
   maxEntries: number | null;
 }
 
-export interface LogSweeper {
-  /** Trims now (also what the timer runs); resolves with the number of entries deleted. */
-  sweep(): Promise<number>;
-  /** Stops the timer and any sweep in progress (between batches); resolves once nothing runs any more. */
-  stop(): Promise<void>;
-}
+/** Trims the request log on a timer (see startSweeps). */
+export type LogSweeper = Sweeper;
 
 /**
  * Keeps the request log within `settings.log_retention_days` and `settings.log_max_entries`: one sweep shortly
@@ -31,36 +28,16 @@ export function startLogSweeper(
   intervalMs = LOG_SWEEP_INTERVAL_MS,
   now: () => number = Date.now,
 ): LogSweeper {
-  let stopped = false;
-  let running: Promise<number> | null = null;
-  const sweep = (): Promise<number> => {
-    if (stopped) return Promise.resolve(0);
-    running ??= (async () => {
-      try {
+  return startSweeps(
+    {
+      async run(stopped) {
         const { days, maxEntries } = retention();
-        const deleted = await governance.trimRequestLog({ olderThan: new Date(now() - days * DAY_MS), maxEntries, stopped: () => stopped });
+        const deleted = await governance.trimRequestLog({ olderThan: new Date(now() - days * DAY_MS), maxEntries, stopped });
         if (deleted > 0) log.info({ deleted, retentionDays: days, maxEntries }, 'request log trimmed');
         return deleted;
-      } catch (err) {
-        if (!stopped) log.error({ err }, 'could not trim the request log');
-        return 0;
-      } finally {
-        running = null;
-      }
-    })();
-    return running;
-  };
-  const first = setTimeout(() => void sweep(), 1_000);
-  const timer = setInterval(() => void sweep(), intervalMs);
-  first.unref();
-  timer.unref();
-  return {
-    sweep,
-    async stop() {
-      stopped = true;
-      clearTimeout(first);
-      clearInterval(timer);
-      await running;
+      },
+      failed: (err) => log.error({ err }, 'could not trim the request log'),
     },
-  };
+    intervalMs,
+  );
 }
