@@ -72,9 +72,24 @@ interface AssembledChoice {
   nativeFinishReason: string | null;
 }
 
-/** Appends `items` to `into` in place (a loop, not push(...): one chunk may carry more items than the stack takes). */
-function appendTo(into: unknown[], items: readonly unknown[]): void {
-  for (const item of items) into.push(item);
+/**
+ * What one kept log probability or annotation (a small object of a few fields) is counted as in `StreamAssembler.size`:
+ * about what it takes in memory, without measuring it.
+ */
+const ITEM_SIZE = 128;
+
+/**
+ * Appends `items` to `into` in place (a loop, not push(...): one chunk may carry more items than the stack takes), and
+ * returns what they count for in `StreamAssembler.size` (a log probability's alternatives count too).
+ */
+function appendCounted(into: unknown[], items: readonly unknown[]): number {
+  let size = 0;
+  for (const item of items) {
+    into.push(item);
+    const alternatives = (item as { top_logprobs?: unknown } | null)?.top_logprobs;
+    size += ITEM_SIZE * (1 + (Array.isArray(alternatives) ? alternatives.length : 0));
+  }
+  return size;
 }
 
 /** Collects a stream's chunks into the completion it amounts to (text, tool calls, finish reasons, usage). */
@@ -83,6 +98,12 @@ export class StreamAssembler {
   private first: ChatCompletionChunk | null = null;
   private usage: CompletionUsage | null = null;
   private serviceTier: string | null = null;
+  /**
+   * About how much is kept so far: the characters of the text, reasoning, arguments and audio joined, and ITEM_SIZE
+   * per log probability or annotation. Counted as it is kept, so a caller can stop keeping a stream that grows too
+   * large without measuring anything again.
+   */
+  size = 0;
 
   add(chunk: ChatCompletionChunk): void {
     this.first ??= chunk;
@@ -95,21 +116,28 @@ export class StreamAssembler {
       if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, reasoningField: 'reasoning_content', refusal: null, toolCalls: [], functionCall: null, audio: null, annotations: null, logprobs: null, finishReason: null, nativeFinishReason: null }));
       const delta = raw.delta ?? {};
       if (typeof delta.role === 'string') choice.role = delta.role;
-      if (typeof delta.content === 'string') choice.content = (choice.content ?? '') + delta.content;
+      if (typeof delta.content === 'string') {
+        choice.content = (choice.content ?? '') + delta.content;
+        this.size += delta.content.length;
+      }
       // One of the two names, as every other reader takes it: a server that sends both (vLLM's compatibility mode) sends
       // the same text twice.
       const field = REASONING_FIELDS.find((name) => typeof delta[name] === 'string');
       if (field !== undefined) {
         choice.reasoning = (choice.reasoning ?? '') + (delta[field] as string);
         choice.reasoningField = field;
+        this.size += (delta[field] as string).length;
       }
-      if (typeof delta.refusal === 'string') choice.refusal = (choice.refusal ?? '') + delta.refusal;
+      if (typeof delta.refusal === 'string') {
+        choice.refusal = (choice.refusal ?? '') + delta.refusal;
+        this.size += delta.refusal.length;
+      }
       // Appended in place: copying what was kept at each chunk made a long stream with logprobs quadratic.
-      if (Array.isArray(delta.annotations)) appendTo((choice.annotations ??= []), delta.annotations);
+      if (Array.isArray(delta.annotations)) this.size += appendCounted((choice.annotations ??= []), delta.annotations);
       if (raw.logprobs) {
         const kept = (choice.logprobs ??= { content: null, refusal: null });
-        if (Array.isArray(raw.logprobs.content)) appendTo((kept.content ??= []), raw.logprobs.content);
-        if (Array.isArray(raw.logprobs.refusal)) appendTo((kept.refusal ??= []), raw.logprobs.refusal);
+        if (Array.isArray(raw.logprobs.content)) this.size += appendCounted((kept.content ??= []), raw.logprobs.content);
+        if (Array.isArray(raw.logprobs.refusal)) this.size += appendCounted((kept.refusal ??= []), raw.logprobs.refusal);
       }
       for (const call of delta.tool_calls ?? []) {
         const at = call.index ?? choice.toolCalls.length;
@@ -120,18 +148,30 @@ export class StreamAssembler {
         // A name is whole in whichever delta has it (some providers repeat it in every delta), as OpenAI's SDK reads it.
         if (call.function?.name) existing.function.name = call.function.name;
         // Only text joins: an upstream's arguments of another type (an object) would throw, or join as '[object Object]'.
-        if (typeof call.function?.arguments === 'string') existing.function.arguments += call.function.arguments;
+        if (typeof call.function?.arguments === 'string') {
+          existing.function.arguments += call.function.arguments;
+          this.size += call.function.arguments.length;
+        }
       }
       if (delta.function_call) {
         const call = (choice.functionCall ??= { name: '', arguments: '' });
         if (delta.function_call.name) call.name = delta.function_call.name;
-        if (typeof delta.function_call.arguments === 'string') call.arguments += delta.function_call.arguments;
+        if (typeof delta.function_call.arguments === 'string') {
+          call.arguments += delta.function_call.arguments;
+          this.size += delta.function_call.arguments.length;
+        }
       }
       if (delta.audio) {
         const audio = (choice.audio ??= { id: '', data: '', expires_at: null, transcript: '' });
         if (delta.audio.id) audio.id = delta.audio.id;
-        if (typeof delta.audio.transcript === 'string') audio.transcript += delta.audio.transcript;
-        if (typeof delta.audio.data === 'string') audio.data += delta.audio.data;
+        if (typeof delta.audio.transcript === 'string') {
+          audio.transcript += delta.audio.transcript;
+          this.size += delta.audio.transcript.length;
+        }
+        if (typeof delta.audio.data === 'string') {
+          audio.data += delta.audio.data;
+          this.size += delta.audio.data.length;
+        }
         if (typeof delta.audio.expires_at === 'number') audio.expires_at = delta.audio.expires_at;
       }
       if (raw.finish_reason) choice.finishReason = raw.finish_reason;

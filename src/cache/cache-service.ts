@@ -75,6 +75,8 @@ interface Stats {
   misses: number;
   semanticSkipped: number;
   stored: number;
+  /** Streamed answers let go by unkept as they grew past the bound (see CacheService.noteTooLarge). */
+  tooLarge: number;
   savedUsd: number;
   shadowHits: number;
 }
@@ -111,7 +113,7 @@ export class CacheService {
    * it (a model's bad answers purged while more of them were on their way came back as soon as they ended).
    */
   private purges: Array<{ at: number; selector: CacheSelector }> = [];
-  private readonly stats: Stats = { lookups: 0, exactHits: 0, semanticHits: 0, misses: 0, semanticSkipped: 0, stored: 0, savedUsd: 0, shadowHits: 0 };
+  private readonly stats: Stats = { lookups: 0, exactHits: 0, semanticHits: 0, misses: 0, semanticSkipped: 0, stored: 0, tooLarge: 0, savedUsd: 0, shadowHits: 0 };
   private readonly shadow: ShadowHit[] = [];
 
   /** The embedder every vector of this cache comes from (made on first use: its model loads in a worker). */
@@ -372,6 +374,11 @@ export class CacheService {
     this.stats.savedUsd += savedUsd;
   }
 
+  /** Counts a streamed answer not stored because what it made grew past `max_response_bytes` (see the cache stage). */
+  noteTooLarge(): void {
+    this.stats.tooLarge++;
+  }
+
   /** Records a hit served (recency for eviction, the entry's hit count). */
   served(hit: CacheHit, now: number): void {
     this.store.touch(hit.entry, now);
@@ -492,6 +499,7 @@ export class CacheService {
         },
         semantic_skipped: this.stats.semanticSkipped,
         stored: this.stats.stored,
+        not_stored: { too_large: this.stats.tooLarge },
         saved_usd: this.stats.savedUsd,
         shadow_hits: this.stats.shadowHits,
       },

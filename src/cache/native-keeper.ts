@@ -12,6 +12,8 @@ export class NativeKeeper {
   private text: string | null = null;
   private events: NativeStreamEvent[] | null = null;
   private first = true;
+  /** The characters of the stream events' data kept so far (see StreamAssembler.size). */
+  size = 0;
 
   constructor(private readonly format: string | null) {}
 
@@ -29,7 +31,12 @@ export class NativeKeeper {
       this.first = false;
       if (native?.events) this.events = [];
     }
-    if (this.events && native?.events) this.events.push(...native.events);
+    if (this.events && native?.events) {
+      for (const kept of native.events) {
+        this.events.push(kept);
+        this.size += kept.data.length;
+      }
+    }
   }
 
   kept(): CachedNative | null {

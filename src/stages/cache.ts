@@ -241,24 +241,37 @@ class CacheStage implements Stage {
    * Calls the rest of the pipeline and stores its answer if it ended normally (never one that failed or was cut off).
    * `semantic`: the request's policy uses the semantic tier, so an answer stored without the lookup's vector gets one
    * made in the background; with the tier off no embedding is ever made (a model run per miss for nothing).
+   *
+   * A stream is kept as it passes, to be stored once it ends; one that grows past `max_response_bytes` (the most of a
+   * whole answer tollgate reads) is let go by unkept from there on, so a model looping or an endless upstream cannot
+   * grow the gateway's memory for every other request. Its chunks reach the client as before.
    */
   private fetchAndStore(ctx: ChatContext, next: Next, keys: CacheKeys, vector: Float32Array | null, ttl: number, semantic: boolean): Observable<ResponseEvent> {
     return new Observable<ResponseEvent>((subscriber) => {
       const askedAt = Date.now();
-      const assembler = new StreamAssembler();
+      // Null once the stream grew too large to keep: what they held is then garbage.
+      let assembler: StreamAssembler | null = new StreamAssembler();
+      let native: NativeKeeper | null = new NativeKeeper(ctx.native?.format ?? null);
       let completion: ChatCompletion | null = null;
-      const native = new NativeKeeper(ctx.native?.format ?? null);
       const subscription = subscribeGuarded(next(), {
         next: (event) => {
-          if (event.kind === 'chunk') assembler.add(event.chunk);
-          else if (event.kind === 'completion') completion = event.completion;
-          native.add(event);
+          if (assembler !== null && native !== null) {
+            if (event.kind === 'chunk') assembler.add(event.chunk);
+            else if (event.kind === 'completion') completion = event.completion;
+            native.add(event);
+            if (event.kind === 'chunk' && assembler.size + native.size > keptBound(ctx)) {
+              assembler = null;
+              native = null;
+              this.cache.noteTooLarge();
+              this.log.info({ requestId: ctx.id, maxResponseBytes: keptBound(ctx) }, 'cache: a streamed answer grew past max_response_bytes; it is not stored');
+            }
+          }
           subscriber.next(event);
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
           subscriber.complete();
-          this.store(ctx, keys, completion ?? assembler.completion(), native.kept(), vector, ttl, semantic, askedAt);
+          if (assembler !== null && native !== null) this.store(ctx, keys, completion ?? assembler.completion(), native.kept(), vector, ttl, semantic, askedAt);
         },
       });
       return () => subscription.unsubscribe();
@@ -299,6 +312,15 @@ class CacheStage implements Stage {
       this.bus.emit('cache.stored', { requestId: ctx.id, model: ctx.request.model, entryId: entry.id, semantic: entry.vector !== null, expiresAt: new Date(entry.expiresAt).toISOString() });
     }).catch((err: unknown) => this.log.warn({ err, requestId: ctx.id }, 'cache: could not store an answer'));
   }
+}
+
+/**
+ * The most of a streamed answer the cache keeps: the `max_response_bytes` of the provider answering (what it would read
+ * of the same answer whole), or the settings' when no provider has answered yet (a stage inside made the stream).
+ */
+function keptBound(ctx: RequestContext): number {
+  const provider = ctx.upstream ? ctx.config.providers.get(ctx.upstream.provider) : undefined;
+  return provider?.maxResponseBytes ?? ctx.config.settings.maxResponseBytes;
 }
 
 /**

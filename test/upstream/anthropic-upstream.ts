@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LiveExchange, readBody } from './exchange.js';
-import { deliverJson, deliverStream, OK_MODE, type UpstreamMode } from './modes.js';
+import { deliverJson, deliverRepeated, deliverStream, OK_MODE, type UpstreamMode } from './modes.js';
 import { randomAlphanumeric } from './random-ids.js';
 import { sendRaw } from './respond.js';
 
@@ -531,6 +531,7 @@ class Server implements AnthropicUpstream {
       return this.send(exchange, mode.status, errorBody(mode.type ?? type, mode.message ?? message), { ...limited, ...mode.headers });
     }
     if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
+    if (mode.kind === 'long-stream') return deliverLongMessage(exchange, mode);
     if (body === undefined) return this.send(exchange, 400, errorBody('invalid_request_error', 'There was an issue with the format of your request: the body is not valid JSON'));
     const problem = validate(body) ?? unoptedScope(body as Json, req.headers['anthropic-beta']);
     if (problem) return this.send(exchange, 400, errorBody('invalid_request_error', problem));
@@ -551,6 +552,17 @@ class Server implements AnthropicUpstream {
     }
     return deliverStream(exchange, headers, frames, mode, 0);
   }
+}
+
+/** `long-stream` in Anthropic's format: one text block of `chunks` deltas of `chunkBytes` letters, then `end_turn`. */
+function deliverLongMessage(exchange: LiveExchange, mode: Extract<UpstreamMode, { kind: 'long-stream' }>): Promise<void> {
+  const event = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const head =
+    event('message_start', { message: { id: 'msg_long', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }) +
+    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+  const frame = event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'a'.repeat(mode.chunkBytes) } });
+  const tail = event('content_block_stop', { index: 0 }) + event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 100 } }) + event('message_stop', {});
+  return deliverRepeated(exchange, head, frame, mode.chunks, tail);
 }
 
 export async function startAnthropicUpstream(options: AnthropicUpstreamOptions = {}): Promise<AnthropicUpstream> {

@@ -19,6 +19,12 @@ export type UpstreamMode =
    * `data:` line without a newline), written as fast as the reader takes it; `declare` sends a content-length.
    */
   | { kind: 'huge-body'; bytes: number; declare?: boolean }
+  /**
+   * A well-formed chat stream of `chunks` frames, each a content delta of `chunkBytes` letters (with `logprobs` log
+   * probabilities when given), then `stop` and `[DONE]`; `Infinity` chunks for one that never ends (a model looping).
+   * Written as fast as the reader takes it.
+   */
+  | { kind: 'long-stream'; chunkBytes: number; chunks: number; logprobs?: number }
   /** A whole answer as given: status, headers and body (an HTML error page, a long error message). */
   | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string }
   /** Answers normally but reports this usage instead of the real one (implausible counts, for the cost stage's checks). */
@@ -146,6 +152,25 @@ async function writeRepeated(ex: Exchange, unit: Buffer, total: number): Promise
 }
 
 const HUGE_UNIT = Buffer.alloc(64 * 1024, 'a');
+
+/** `long-stream` in OpenAI's format: SSE chunks of `chunkBytes` letters each (one frame written again and again), then the end. */
+export async function deliverLongStream(ex: Exchange, mode: Extract<UpstreamMode, { kind: 'long-stream' }>): Promise<void> {
+  const chunk = (delta: string, finish: string | null, extra = '') =>
+    `data: {"id":"chatcmpl-long","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":${delta}${extra},"finish_reason":${finish === null ? 'null' : `"${finish}"`}}]}\n\n`;
+  const logprob = '{"token":"a","logprob":-0.1,"bytes":[97],"top_logprobs":[]}';
+  const logprobs = mode.logprobs ? `,"logprobs":{"content":[${Array<string>(mode.logprobs).fill(logprob).join(',')}]}` : '';
+  const frame = chunk(`{"content":"${'a'.repeat(mode.chunkBytes)}"}`, null, logprobs);
+  return deliverRepeated(ex, chunk('{"role":"assistant","content":""}', null), frame, mode.chunks, `${chunk('{}', 'stop')}data: [DONE]\n\n`);
+}
+
+/** An SSE stream: `head`, then `frame` `count` times (Infinity: until the reader leaves), then `tail`. */
+export async function deliverRepeated(ex: Exchange, head: string, frame: string, count: number, tail: string): Promise<void> {
+  const unit = Buffer.from(frame);
+  ex.res.writeHead(200, { 'content-type': 'text/event-stream' });
+  ex.res.write(head);
+  if (!(await writeRepeated(ex, unit, count * unit.length))) return;
+  ex.res.end(tail);
+}
 
 /**
  * `huge-body`: the head of an answer, then `bytes` of filler that never completes it (no closing quote, no

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LiveExchange, readBody } from './exchange.js';
 import { answerEmbeddings } from './openai-embeddings.js';
-import { deliverHugeBody, deliverJson, deliverStream, modeFromModel, OK_MODE, type UpstreamMode } from './modes.js';
+import { deliverHugeBody, deliverLongStream, deliverJson, deliverStream, modeFromModel, OK_MODE, type UpstreamMode } from './modes.js';
 import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, invalidUrl } from './openai-errors.js';
 import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
@@ -330,6 +330,8 @@ class OpenAIUpstream implements ScriptedUpstream {
         return sendScriptedError(exchange, mode, model);
       case 'huge-body':
         return deliverHugeBody(exchange, isRecord(body) && body.stream === true, mode);
+      case 'long-stream':
+        return deliverLongStream(exchange, mode);
       case 'raw':
         return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
       case 'bad-json': {
