@@ -234,7 +234,8 @@ class CacheStage implements Stage {
     const first = chunks[0];
     const events = native ? nativeEventsOf(native) : null;
     if (native && events && first?.kind === 'chunk') chunks[0] = { kind: 'chunk', chunk: first.chunk, native: { format: native.format, events } };
-    return of(...chunks);
+    // from(), not of(...chunks): a long answer is hundreds of thousands of chunks, more arguments than a call takes.
+    return from(chunks);
   }
 
   /**

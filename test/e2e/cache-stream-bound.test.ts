@@ -161,3 +161,35 @@ describe('a streamed answer far past max_response_bytes, cache on', () => {
     for await (const event of again.data) void event;
   }, 120_000);
 });
+
+describe('a long answer within the default bound, stored from a stream', () => {
+  let big: RunningGateway;
+  beforeAll(async () => {
+    big = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } }, providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-up' } } }));
+  });
+  afterAll(async () => {
+    await big?.stop();
+  });
+
+  it('is replayed whole to a streaming client on a hit', async () => {
+    // 16 MiB of text, under the default 32 MiB: replayed in 64-character pieces, over 260 000 chunks.
+    upstream.enqueue({ kind: 'long-stream', chunkBytes: CHUNK, chunks: 256 });
+    const body = ask('a long story');
+    let received = 0;
+    for await (const chunk of await big.client.chat.completions.create(body)) received += chunk.choices[0]?.delta.content?.length ?? 0;
+    expect(received).toBe(256 * CHUNK);
+    const { api } = gatewayApi(() => big.url);
+    for (let i = 0; i < 200 && (await api('GET', '/api/cache')).body.entries < 1; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const hit = await big.client.chat.completions.create(body).withResponse();
+    expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    let replayed = 0;
+    let finish: string | null = null;
+    for await (const chunk of hit.data) {
+      replayed += chunk.choices[0]?.delta.content?.length ?? 0;
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(replayed).toBe(256 * CHUNK);
+    expect(finish).toBe('stop');
+  }, 120_000);
+});
