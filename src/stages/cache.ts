@@ -7,6 +7,7 @@ import { cacheKeysOf, uncacheableReason, type CacheKeys } from '../cache/request
 import type { CachedNative } from '../cache/cache-store.js';
 import { nativeBodyOf, nativeEventsOf } from '../cache/native-reshape.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
+import { pacedReplay } from '../cache/paced-replay.js';
 import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
 import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext, Spent } from '../core/context.js';
@@ -234,8 +235,8 @@ class CacheStage implements Stage {
     const first = chunks[0];
     const events = native ? nativeEventsOf(native) : null;
     if (native && events && first?.kind === 'chunk') chunks[0] = { kind: 'chunk', chunk: first.chunk, native: { format: native.format, events } };
-    // from(), not of(...chunks): a long answer is hundreds of thousands of chunks, more arguments than a call takes.
-    return from(chunks);
+    // Not of(...chunks): a long answer is hundreds of thousands of chunks, more arguments than a call takes.
+    return pacedReplay(ctx, chunks);
   }
 
   /**
