@@ -110,8 +110,14 @@ export class AdminClient {
   /** Virtual keys: the secret (`key`) is in the answers to `create` and `rotate` only. */
   readonly keys = {
     create: (body: KeyCreate): Promise<KeyWithSecret> => this.request('POST', '/keys', body),
-    /** Oldest first: every key, or with `limit` one page; follow `next_after` with `after`. */
-    list: (query: KeyListQuery = {}): Promise<KeyPage> => this.request('GET', withQuery('/keys', query as Query)),
+    /**
+     * Oldest first: every key, or with `limit` one page; follow `next_after` with `after`. With `ids`, just those keys;
+     * with `fields`, only those fields of each (the rest of the answer's keys are then absent, whatever the type says).
+     */
+    list: (query: KeyListQuery = {}): Promise<KeyPage> => {
+      const { ids, fields, ...rest } = query;
+      return this.request('GET', withQuery('/keys', { ...rest, ids: ids?.join(','), fields: fields?.join(',') }));
+    },
     get: (id: string): Promise<VirtualKeyView> => this.request('GET', `/keys/${segment(id)}`),
     update: (id: string, patch: KeyUpdate): Promise<VirtualKeyView> => this.request('PATCH', `/keys/${segment(id)}`, patch),
     delete: (id: string): Promise<void> => this.request('DELETE', `/keys/${segment(id)}`),

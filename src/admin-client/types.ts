@@ -25,13 +25,20 @@ export interface ListOf<T> {
 /** `POST /api/keys` and `PATCH /api/keys/:id` bodies (unknown fields are refused with a 400). */
 export type KeyCreate = z.input<typeof keyCreateSchema>;
 export type KeyUpdate = z.input<typeof keyPatchSchema>;
-/** `GET /api/keys` query: without `limit`, every key; with it, one page (up to 1,000) continuing `after` a key id. */
+/**
+ * `GET /api/keys` query: without `limit`, every key; with it, one page (up to 1,000) continuing `after` a key id; with
+ * `ids`, just those keys (up to 500; not with `limit`, `after` or `q`). `fields` keeps only those fields (and `id`).
+ */
 export interface KeyListQuery {
   limit?: number;
   /** The previous page's `next_after`. */
   after?: string;
   /** Text in the name, id or key prefix (case-insensitive). */
   q?: string;
+  /** The keys to answer, in this order (an id that names no key is left out). */
+  ids?: readonly string[];
+  /** The fields each key keeps (`id` always): `['name', 'team']`. */
+  fields?: ReadonlyArray<keyof VirtualKeyView>;
 }
 
 /** A list of keys; `has_more` and `next_after` (null on the last page) come with a `limit`. */

@@ -27,6 +27,9 @@ export type RequestLogInput = Omit<RequestLogEntry, 'id'> & { id?: string };
 export { MAX_LOG_LIMIT } from './request-log-query.js';
 export type { RequestLogQuery } from './request-log-query.js';
 
+/** Index entries a key listing reads between two turns of the event loop. */
+const KEY_SCAN_CHUNK = 1_000;
+
 /** `last_used_at` is kept to this: a key's use is written at most once per this many ms. */
 const LAST_USED_PRECISION_MS = 60_000;
 
@@ -49,6 +52,18 @@ function unknownTeam(id: string): GatewayError {
 
 function byCreation<T extends { created_at: string; id: string }>(a: T, b: T): number {
   return a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * Fills the creation-order index of the keys when it does not hold them all: on the first start after an upgrade
+ * from a version without it (its keys and the index are otherwise written together).
+ */
+function indexKeysByCreation(root: RootDatabase, keys: Database<VirtualKeyRecord, string>, index: Database<null, [string, string]>): void {
+  if (recordCount(index) === recordCount(keys)) return;
+  index.clearSync();
+  root.transactionSync(() => {
+    for (const { value } of keys.getRange()) void index.put([value.created_at, value.id], null);
+  });
 }
 
 /** Drops keys whose value is undefined, so a patch never overwrites a field with undefined. */
@@ -81,6 +96,8 @@ export interface SpendCharged {
 export class GovernanceStore {
   private readonly keys: Database<VirtualKeyRecord, string>;
   private readonly keyHashes: Database<string, string>;
+  /** [created_at, id] -> null for every key: the listing's order, so a page reads only its own keys (ids are random). */
+  private readonly keysByCreation: Database<null, [string, string]>;
   private readonly teams: Database<TeamRecord, string>;
   private readonly log: Database<RequestLogEntry, string>;
   private readonly logByKey: Database<null, [string, string]>;
@@ -102,6 +119,8 @@ export class GovernanceStore {
     // from these databases are shared objects: never mutate one, write a new one (as every method here does).
     this.keys = openRecords<VirtualKeyRecord, string>(root, { name: 'keys', cache: true });
     this.keyHashes = root.openDB<string, string>({ name: 'key-hashes', cache: true });
+    this.keysByCreation = root.openDB<null, [string, string]>({ name: 'keys-by-creation' });
+    indexKeysByCreation(root, this.keys, this.keysByCreation);
     this.teams = openRecords<TeamRecord, string>(root, { name: 'teams', cache: true });
     this.log = openRecords<RequestLogEntry, string>(root, { name: 'request-log' });
     this.logByKey = root.openDB<null, [string, string]>({ name: 'request-log-by-key' });
@@ -153,15 +172,60 @@ export class GovernanceStore {
       if (record.team !== null && !this.teams.get(record.team)) throw new Refused(unknownTeam(record.team));
       this.keys.put(record.id, record);
       this.keyHashes.put(record.key_hash, record.id);
+      this.keysByCreation.put([record.created_at, record.id], null);
     });
     this.bus.emit('key.created', { keyId: record.id, name: record.name, team: record.team });
     return { record: this.keyView(record), key: secret };
   }
 
+  /** Every key, oldest first (then by id). */
   listKeys(): VirtualKeyView[] {
     const out: VirtualKeyView[] = [];
-    for (const { value } of this.keys.getRange()) out.push(this.keyView(value));
-    return out.sort(byCreation);
+    for (const [, id] of this.keysByCreation.getKeys()) {
+      const record = this.keys.get(id);
+      if (record) out.push(this.keyView(record));
+    }
+    return out;
+  }
+
+  /**
+   * One page of the keys in listing order (oldest first), starting just after the key `after` and keeping those
+   * `matches` accepts; undefined when `after` names no key. Reads the index a chunk at a time, letting other work
+   * run between chunks, and stops once the page (and one more key, for `hasMore`) is found: a page costs what it
+   * holds, not every key (a search that matches little still reads them all, but never in one go).
+   */
+  async keyPage(limit: number, after: string | undefined, matches: (key: VirtualKeyRecord) => boolean): Promise<{ data: VirtualKeyView[]; hasMore: boolean } | undefined> {
+    let from: [string, string] | undefined;
+    if (after !== undefined) {
+      const cursor = this.keys.get(after);
+      if (!cursor) return undefined;
+      from = [cursor.created_at, cursor.id];
+    }
+    const data: VirtualKeyView[] = [];
+    for (;;) {
+      const chunk = [...this.keysByCreation.getKeys({ ...(from ? { start: from } : {}), limit: KEY_SCAN_CHUNK + 1 })];
+      // The range starts at the cursor itself: skip it.
+      const fresh = from && chunk[0]?.[1] === from[1] ? chunk.slice(1) : chunk.slice(0, KEY_SCAN_CHUNK);
+      for (const indexKey of fresh) {
+        const record = this.keys.get(indexKey[1]);
+        if (!record || !matches(record)) continue;
+        if (data.length === limit) return { data, hasMore: true };
+        data.push(this.keyView(record));
+      }
+      if (fresh.length < KEY_SCAN_CHUNK) return { data, hasMore: false };
+      from = fresh.at(-1);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** The keys of these ids, in that order; an id that names no key (deleted, mistyped) is left out. */
+  keysByIds(ids: readonly string[]): VirtualKeyView[] {
+    const out: VirtualKeyView[] = [];
+    for (const id of ids) {
+      const record = this.keys.get(id);
+      if (record) out.push(this.keyView(record));
+    }
+    return out;
   }
 
   getKey(id: string): VirtualKeyView {
@@ -224,6 +288,7 @@ export class GovernanceStore {
       const current = this.keys.get(id);
       if (!current) throw new Refused(keyNotFound(id));
       this.keyHashes.remove(current.key_hash);
+      this.keysByCreation.remove([current.created_at, current.id]);
       this.keys.remove(id);
       return current;
     });

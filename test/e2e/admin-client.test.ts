@@ -30,6 +30,15 @@ describe('keys.list', () => {
     expect((await admin.keys.list()).data).toHaveLength(3);
   });
 
+  it('answers just the keys named with ids, cut to fields, as GET /api/keys?ids=&fields= does', async () => {
+    const made = [];
+    for (const name of ['ids-one', 'ids-two', 'ids-three']) made.push(await admin.keys.create({ name }));
+    const some = await admin.keys.list({ ids: [made[2]!.id, made[0]!.id], fields: ['name', 'team'] });
+    expect(some).toEqual({ object: 'list', data: [{ id: made[2]!.id, name: 'ids-three', team: null }, { id: made[0]!.id, name: 'ids-one', team: null }] });
+    expect((await admin.keys.list({ ids: [made[1]!.id] })).data[0]).toMatchObject({ id: made[1]!.id, name: 'ids-two', budget: null });
+    await expect(admin.keys.list({ ids: [made[1]!.id], limit: 5 })).rejects.toMatchObject({ status: 400 });
+  });
+
   it('continues a search after the last key of a page was renamed so that it no longer matches q', async () => {
     const made = [];
     for (const name of ['search-one', 'search-two', 'search-three']) made.push(await admin.keys.create({ name }));

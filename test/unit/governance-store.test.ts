@@ -118,6 +118,42 @@ describe('createKey', () => {
     expect(store.listKeys().map((k) => k.name)).toEqual(['a', 'b']);
   });
 
+  it('pages keys in creation order from an index it keeps, and rebuilds that index for keys written without it', async () => {
+    // Several keys a millisecond: the order is then by id, as the whole listing's.
+    const names: string[] = [];
+    for (let i = 0; i < 2_500; i++) {
+      if (i % 3 === 0) clock = new Date(clock.getTime() + 1);
+      names.push(`k${i}`);
+    }
+    const made = [];
+    for (let i = 0; i < names.length; i += 500) made.push(...(await Promise.all(names.slice(i, i + 500).map((name) => store.createKey({ name })))));
+    await store.deleteKey(made[1_200]!.record.id);
+    const order = store.listKeys().map((key) => key.id);
+    expect(order).toHaveLength(2_499);
+    expect(order).not.toContain(made[1_200]!.record.id);
+    const paged = async (): Promise<string[]> => {
+      const ids: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.keyPage(700, after, () => true);
+        ids.push(...page!.data.map((key) => key.id));
+        if (!page!.hasMore) return ids;
+        after = page!.data.at(-1)!.id;
+      }
+    };
+    expect(await paged()).toEqual(order);
+    expect((await store.keyPage(3, 'vk_nosuchkey00000', () => true))).toBeUndefined();
+    const odd = await store.keyPage(5, order[1_000], (key) => Number(key.name.slice(1)) % 2 === 1);
+    expect(odd!.data.map((key) => key.id)).toEqual(order.slice(1_001).filter((id) => Number(store.getKey(id).name.slice(1)) % 2 === 1).slice(0, 5));
+
+    // A data directory from before the index: its keys are indexed when the store opens.
+    root.openDB({ name: 'keys-by-creation' }).clearSync();
+    store = new GovernanceStore(root, bus, () => clock);
+    expect(store.listKeys().map((key) => key.id)).toEqual(order);
+    expect(await paged()).toEqual(order);
+    expect(store.keysByIds([order[5]!, 'vk_gone', order[2]!]).map((key) => key.id)).toEqual([order[5], order[2]]);
+  });
+
   it('stores the optional fields, normalising expires_at', async () => {
     const { id } = await store.createTeam({ name: 'research' });
     const { record } = await store.createKey({

@@ -3,6 +3,8 @@ import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
 import { gatewayError } from '../../core/errors.js';
 import { parsePageLimit } from './paging.js';
+import { parseKeyFields, parseKeyIds, projectKey } from './key-query.js';
+import type { VirtualKeyView } from '../../governance/types.js';
 import { jsonObjectBody, queryString } from './request-body.js';
 import { actorOf } from './admin-auth.js';
 import { settingsOf } from './governance-audit.js';
@@ -34,24 +36,30 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   });
 
   // Paged when `limit` is given (`after`: the last id of the previous page; `q`: text in the name, id or prefix);
-  // without it, every key, as before.
+  // without it, every key, as before. `ids`: just those keys (what a page naming keys by id needs); `fields`: only
+  // those fields of each key (and its id).
   api.get('/keys', async (request) => {
     const rawLimit = queryString(request, 'limit');
     const limit = rawLimit === undefined ? undefined : parsePageLimit(rawLimit, MAX_KEYS_PAGE);
     const after = queryString(request, 'after');
     const q = queryString(request, 'q')?.trim().toLowerCase().slice(0, 200) ?? '';
+    const rawIds = queryString(request, 'ids');
+    const rawFields = queryString(request, 'fields');
+    const fields = rawFields === undefined ? undefined : parseKeyFields(rawFields);
+    const shown = (keys: VirtualKeyView[]): Array<Partial<VirtualKeyView>> => (fields ? keys.map((key) => projectKey(key, fields)) : keys);
+    if (rawIds !== undefined) {
+      if (rawLimit !== undefined || after !== undefined || q) throw gatewayError('invalid_query', 'ids names the keys to answer: it does not take limit, after or q.', { param: 'ids' });
+      return { object: 'list', data: shown(store.keysByIds(parseKeyIds(rawIds))) };
+    }
     const matches = (key: { name: string; id: string; key_prefix: string }): boolean =>
       !q || key.name.toLowerCase().includes(q) || key.id.toLowerCase().includes(q) || key.key_prefix.toLowerCase().includes(q);
-    const all = store.listKeys();
-    if (limit === undefined) return { object: 'list', data: all.filter(matches) };
+    if (limit === undefined) return { object: 'list', data: shown(store.listKeys().filter(matches)) };
     // The cursor is found among all keys, then the search applies: a key renamed since the last page so that it no
     // longer matches `q` still marks where the next page starts (it was an unknown cursor, and the listing stopped).
-    const start = after === undefined ? 0 : all.findIndex((key) => key.id === after) + 1;
-    if (after !== undefined && start === 0) throw gatewayError('invalid_query', `Unknown cursor '${after.slice(0, 60)}': pass the id of the last key of the previous page.`, { param: 'after' });
-    const keys = all.slice(start).filter(matches);
-    const data = keys.slice(0, limit);
-    const hasMore = limit < keys.length;
-    return { object: 'list', data, has_more: hasMore, next_after: hasMore ? (data.at(-1)?.id ?? null) : null };
+    const page = await store.keyPage(limit, after, matches);
+    if (!page) throw gatewayError('invalid_query', `Unknown cursor '${(after ?? '').slice(0, 60)}': pass the id of the last key of the previous page.`, { param: 'after' });
+    const { data, hasMore } = page;
+    return { object: 'list', data: shown(data), has_more: hasMore, next_after: hasMore ? (data.at(-1)?.id ?? null) : null };
   });
 
   api.get<{ Params: IdParams }>('/keys/:id', async (request) => store.getKey(request.params.id));
