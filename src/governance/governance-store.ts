@@ -190,9 +190,9 @@ export class GovernanceStore {
 
   /**
    * One page of the keys in listing order (oldest first), starting just after the key `after` and keeping those
-   * `matches` accepts; undefined when `after` names no key. Reads the index a chunk at a time, letting other work
-   * run between chunks, and stops once the page (and one more key, for `hasMore`) is found: a page costs what it
-   * holds, not every key (a search that matches little still reads them all, but never in one go).
+   * `matches` accepts; undefined when `after` names no key. Stops once the page (and one more key, for `hasMore`) is
+   * found: a page costs what it holds, not every key (a search that matches little still reads them all, a chunk at
+   * a time with other work let in between).
    */
   async keyPage(limit: number, after: string | undefined, matches: (key: VirtualKeyRecord) => boolean): Promise<{ data: VirtualKeyView[]; hasMore: boolean } | undefined> {
     let from: [string, string] | undefined;
@@ -202,19 +202,40 @@ export class GovernanceStore {
       from = [cursor.created_at, cursor.id];
     }
     const data: VirtualKeyView[] = [];
-    for (;;) {
-      const chunk = [...this.keysByCreation.getKeys({ ...(from ? { start: from } : {}), limit: KEY_SCAN_CHUNK + 1 })];
-      // The range starts at the cursor itself: skip it.
-      const fresh = from && chunk[0]?.[1] === from[1] ? chunk.slice(1) : chunk.slice(0, KEY_SCAN_CHUNK);
-      for (const indexKey of fresh) {
-        const record = this.keys.get(indexKey[1]);
-        if (!record || !matches(record)) continue;
+    for await (const chunk of this.keyChunks(from)) {
+      for (const record of chunk) {
+        if (!matches(record)) continue;
         if (data.length === limit) return { data, hasMore: true };
         data.push(this.keyView(record));
       }
-      if (fresh.length < KEY_SCAN_CHUNK) return { data, hasMore: false };
+    }
+    return { data, hasMore: false };
+  }
+
+  /** Every key `matches` accepts, in listing order, a chunk at a time with other work let in between. */
+  async *matchingKeys(matches: (key: VirtualKeyRecord) => boolean): AsyncGenerator<VirtualKeyView[]> {
+    for await (const chunk of this.keyChunks(undefined)) yield chunk.filter(matches).map((record) => this.keyView(record));
+  }
+
+  /**
+   * The key records in listing order after the index entry `from` (from the first without it), KEY_SCAN_CHUNK at a
+   * time, a turn of the event loop between chunks. A key deleted meanwhile is left out; resuming from an index
+   * entry, not a key, the walk goes on past it.
+   */
+  private async *keyChunks(from: [string, string] | undefined): AsyncGenerator<VirtualKeyRecord[]> {
+    for (let first = true; ; first = false) {
+      if (!first) await new Promise<void>((resolve) => setImmediate(resolve));
+      const entries = [...this.keysByCreation.getKeys({ ...(from ? { start: from } : {}), limit: KEY_SCAN_CHUNK + 1 })];
+      // The range starts at `from` itself when it is still there: skip it.
+      const fresh = from && entries[0]?.[1] === from[1] ? entries.slice(1) : entries.slice(0, KEY_SCAN_CHUNK);
+      const records: VirtualKeyRecord[] = [];
+      for (const [, id] of fresh) {
+        const record = this.keys.get(id);
+        if (record) records.push(record);
+      }
+      yield records;
+      if (fresh.length < KEY_SCAN_CHUNK) return;
       from = fresh.at(-1);
-      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 

@@ -56,26 +56,51 @@ async function maxLag<T>(work: () => Promise<T>): Promise<{ result: T; lagMs: nu
   }
 }
 
-async function timedGet(path: string): Promise<{ status: number; body: any; bytes: number; lagMs: number }> {
+/**
+ * GET `path`, with the longest the event loop was held while it was served: the least of three tries, as this
+ * 2-core machine runs other work too (a try now and then waits on the scheduler, not on the gateway; a handler that
+ * holds the loop does so every time).
+ */
+async function timedGet(path: string): Promise<{ status: number; type: string | null; body: any; bytes: number; lagMs: number }> {
+  let best: Awaited<ReturnType<typeof timedGetOnce>> | undefined;
+  for (let i = 0; i < 3; i++) {
+    const got = await timedGetOnce(path);
+    if (!best || got.lagMs < best.lagMs) best = got;
+    if (best.lagMs < MAX_LAG_MS) break;
+  }
+  return best!;
+}
+
+async function timedGetOnce(path: string): Promise<{ status: number; type: string | null; body: any; bytes: number; lagMs: number }> {
   const { result, lagMs } = await maxLag(async () => {
     const response = await fetch(`${tg.url}${path}`);
-    const text = await response.text();
-    return { status: response.status, text };
+    // Its chunks kept as they come, joined and decoded after: doing that to 11 MB here, in the gateway's process,
+    // would be lag of the test's own.
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of response.body!) chunks.push(chunk);
+    return { status: response.status, type: response.headers.get('content-type'), chunks };
   });
-  return { status: result.status, body: JSON.parse(result.text), bytes: result.text.length, lagMs };
+  const text = Buffer.concat(result.chunks).toString('utf8');
+  return { status: result.status, type: result.type, body: JSON.parse(text), bytes: text.length, lagMs };
 }
 
 describe('GET /api/keys with 20,000 keys', () => {
   let all: Array<{ id: string; name: string; created_at: string }>;
+  let whole: Awaited<ReturnType<typeof timedGet>>;
 
   beforeAll(async () => {
-    // The whole listing, for the order the pages must follow (creation, then id), as existing callers get it.
-    const res = await api('GET', '/api/keys');
-    expect(res.status).toBe(200);
-    all = res.body.data;
+    // The whole listing, as existing callers get it: the order the pages must follow (creation, then id).
+    whole = await timedGet('/api/keys');
+    all = whole.body.data;
   }, 60_000);
 
-  it('still answers every key, in creation order, without a limit (existing callers)', () => {
+  it('still answers every key, in creation order, without a limit (existing callers), never holding the event loop for long', () => {
+    // Sent as it is read: built and serialized whole, the 11 MB answer held the event loop about half a second.
+    expect(whole.status).toBe(200);
+    expect(whole.type).toBe('application/json; charset=utf-8');
+    expect(Object.keys(whole.body)).toEqual(['object', 'data']);
+    expect(whole.body.object).toBe('list');
+    expect(whole.lagMs).toBeLessThan(MAX_LAG_MS);
     expect(all).toHaveLength(KEYS);
     const sorted = [...all].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
     expect(all.map((key) => key.id)).toEqual(sorted.map((key) => key.id));
@@ -103,7 +128,7 @@ describe('GET /api/keys with 20,000 keys', () => {
 
   it('finds keys with q across all of them without holding the event loop', async () => {
     const found = await timedGet('/api/keys?limit=100&q=BULK-19999');
-    expect(found.body.data.map((key: { name: string }) => key.name)).toEqual(['bulk-19999']);
+    expect(found.body.data.map((key: { name: string }) => key.name).sort()).toEqual(['bulk-19999']);
     expect(found.body.has_more).toBe(false);
     expect(found.lagMs).toBeLessThan(MAX_LAG_MS);
   }, 60_000);
@@ -125,6 +150,9 @@ describe('GET /api/keys with 20,000 keys', () => {
     expect(names.body.data).toHaveLength(KEYS);
     expect(names.body.data[0]).toEqual({ id: all[0]!.id, name: all[0]!.name });
     expect(names.bytes).toBeLessThan(1_000_000);
+    expect(names.lagMs).toBeLessThan(MAX_LAG_MS);
+    const found = await timedGet('/api/keys?q=bulk-1999&fields=name');
+    expect(found.body.data.map((key: { name: string }) => key.name).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `bulk-1999${i}`));
 
     const page = await timedGet(`/api/keys?limit=2&after=${all[0]!.id}&fields=name,team`);
     expect(page.body).toEqual({ object: 'list', data: all.slice(1, 3).map((key) => ({ id: key.id, name: key.name, team: null })), has_more: true, next_after: all[2]!.id });

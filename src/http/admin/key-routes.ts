@@ -4,6 +4,7 @@ import { checkListedPlugins } from './plugin-names.js';
 import { gatewayError } from '../../core/errors.js';
 import { parsePageLimit } from './paging.js';
 import { parseKeyFields, parseKeyIds, projectKey } from './key-query.js';
+import { sendJsonList } from './json-list-stream.js';
 import type { VirtualKeyView } from '../../governance/types.js';
 import { jsonObjectBody, queryString } from './request-body.js';
 import { actorOf } from './admin-auth.js';
@@ -38,7 +39,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   // Paged when `limit` is given (`after`: the last id of the previous page; `q`: text in the name, id or prefix);
   // without it, every key, as before. `ids`: just those keys (what a page naming keys by id needs); `fields`: only
   // those fields of each key (and its id).
-  api.get('/keys', async (request) => {
+  api.get('/keys', async (request, reply) => {
     const rawLimit = queryString(request, 'limit');
     const limit = rawLimit === undefined ? undefined : parsePageLimit(rawLimit, MAX_KEYS_PAGE);
     const after = queryString(request, 'after');
@@ -53,7 +54,12 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     }
     const matches = (key: { name: string; id: string; key_prefix: string }): boolean =>
       !q || key.name.toLowerCase().includes(q) || key.id.toLowerCase().includes(q) || key.key_prefix.toLowerCase().includes(q);
-    if (limit === undefined) return { object: 'list', data: shown(store.listKeys().filter(matches)) };
+    if (limit === undefined) {
+      async function* chunks(): AsyncGenerator<Array<Partial<VirtualKeyView>>> {
+        for await (const keys of store.matchingKeys(matches)) yield shown(keys);
+      }
+      return sendJsonList(reply, chunks());
+    }
     // The cursor is found among all keys, then the search applies: a key renamed since the last page so that it no
     // longer matches `q` still marks where the next page starts (it was an unknown cursor, and the listing stopped).
     const page = await store.keyPage(limit, after, matches);
