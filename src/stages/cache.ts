@@ -340,9 +340,9 @@ function storable(answer: ChatCompletion, marked: boolean): boolean {
 }
 
 /**
- * A token count of a stored answer's usage as the upstream wrote it: a count that is not a non-negative number (a
- * string, an object) is 0, as the spend stage would not have charged it either; the request log and the usage rollups
- * add these up.
+ * A token count of a stored answer's usage as the upstream wrote it: a count that is not a positive number (a string,
+ * an object) is 0. A hit charges nothing, but the request log and the usage rollups add these counts up, and one that
+ * is not a number would break their sums.
  */
 function storedCount(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
