@@ -189,6 +189,18 @@ export class GovernanceStore {
   }
 
   /**
+   * Each key's id, team and spend in its current budget period, in no particular order: what the spend gauge of
+   * /metrics reads at every scrape. No view of each key is made (its fields copied, its hash left out), which made a
+   * scrape hold the event loop 55-150 ms at 20,000 keys.
+   */
+  keySpends(): Array<{ id: string; team: string | null; spend: number }> {
+    const out: Array<{ id: string; team: string | null; spend: number }> = [];
+    const now = this.now();
+    for (const { value } of this.keys.getRange()) if (value) out.push({ id: value.id, team: value.team ?? null, spend: this.usageAt(value, now).spend });
+    return out;
+  }
+
+  /**
    * One page of the keys in listing order (oldest first), starting just after the key `after` and keeping those
    * `matches` accepts; undefined when `after` names no key. Stops once the page (and one more key, for `hasMore`) is
    * found: a page costs what it holds, not every key (a search that matches little still reads them all, a chunk at

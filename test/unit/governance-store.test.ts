@@ -217,6 +217,21 @@ describe('createKey', () => {
   });
 });
 
+describe('keySpends', () => {
+  it("gives every key's id, team and current-period spend, as the key views do", async () => {
+    const { id: teamId } = await store.createTeam({ name: 'spenders' });
+    const { record: a } = await store.createKey({ name: 'a', team: teamId });
+    const { record: b } = await store.createKey({ name: 'b' });
+    await charge(entry(a.id, 0.25));
+    await charge(entry(b.id, 0.5));
+    const byId = (rows: Array<{ id: string; team: string | null; spend: number }>) => new Map(rows.map((row) => [row.id, { team: row.team, spend: row.spend }]));
+    const spends = byId(store.keySpends());
+    expect(spends.get(a.id)).toEqual({ team: teamId, spend: 0.25 });
+    expect(spends.get(b.id)).toEqual({ team: null, spend: 0.5 });
+    expect(spends).toEqual(byId(store.listKeys().map((key) => ({ id: key.id, team: key.team ?? null, spend: key.spend }))));
+  });
+});
+
 describe('secret lookup, rotate, delete', () => {
   it('finds a key by its secret, and nothing for other strings', async () => {
     const { record, key } = await store.createKey(SPEC_BODY);

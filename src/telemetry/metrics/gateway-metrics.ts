@@ -227,7 +227,7 @@ export class GatewayMetrics {
         // Keys past the label cap share the `other` series: their spends add up there instead of the last one
         // read overwriting the rest.
         const spends = new Map<string, { key: string; team: string; usd: number }>();
-        const live = governance.listKeys();
+        const live = governance.keySpends();
         keys.retain(new Set(live.map((key) => key.id)));
         for (const key of live) {
           const labels = { key: keys.of(key.id), team: key.team ?? NONE };
