@@ -105,3 +105,32 @@ func TestKeyListPaging(t *testing.T) {
 		t.Fatalf("List has %d of the 3 keys", found)
 	}
 }
+
+// Keys asked for by id come back in the order asked, an unknown id left out; fields keep only what was named.
+func TestKeyListByID(t *testing.T) {
+	ctx := testContext(t)
+	admin := adminClient(t)
+	prefix := marker() + "-byid"
+	a := createKey(t, tollgate.KeyCreate{Name: prefix + "-a", Budget: tollgate.Ptr(3.0)})
+	b := createKey(t, tollgate.KeyCreate{Name: prefix + "-b"})
+	keys, err := admin.Keys.ListByID(ctx, []string{b.ID, "no-such-key", a.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 2 || keys[0].ID != b.ID || keys[1].ID != a.ID || keys[1].Budget == nil || *keys[1].Budget != 3 {
+		t.Fatalf("by id: %+v", keys)
+	}
+	named, err := admin.Keys.ListByID(ctx, []string{a.ID}, "name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(named) != 1 || named[0].ID != a.ID || named[0].Name != prefix+"-a" || named[0].Budget != nil {
+		t.Fatalf("name only: %+v", named)
+	}
+	_, err = admin.Keys.ListByID(ctx, []string{a.ID}, "key_hash")
+	requireAPIError(t, err, 400, "invalid_request_error", "invalid_query")
+	many := make([]string, tollgate.MaxKeyIDs+1)
+	if _, err := admin.Keys.ListByID(ctx, many); err == nil {
+		t.Fatal("more than MaxKeyIDs ids were sent")
+	}
+}

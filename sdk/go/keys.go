@@ -3,9 +3,11 @@ package tollgate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -177,6 +179,33 @@ func (s *KeysService) List(ctx context.Context) ([]VirtualKey, error) {
 		Data []VirtualKey `json:"data"`
 	}
 	if _, err := s.client.admin(ctx, http.MethodGet, "/api/keys", nil, nil, &list); err != nil {
+		return nil, err
+	}
+	return list.Data, nil
+}
+
+// MaxKeyIDs is the most ids one ListByID call may name (the gateway's bound on GET /api/keys?ids=).
+const MaxKeyIDs = 500
+
+// ListByID returns the keys with these ids, in the order asked; an id that names no key is left out. Fields, when
+// given, keep only those fields of each key (the id always), e.g. "name" to label keys by name: at tens of thousands
+// of keys this answers in a fraction of what List costs. At most MaxKeyIDs ids per call.
+func (s *KeysService) ListByID(ctx context.Context, ids []string, fields ...string) ([]VirtualKey, error) {
+	if len(ids) == 0 {
+		return []VirtualKey{}, nil
+	}
+	if len(ids) > MaxKeyIDs {
+		return nil, fmt.Errorf("tollgate: ListByID takes at most %d ids, got %d", MaxKeyIDs, len(ids))
+	}
+	query := url.Values{}
+	query.Set("ids", strings.Join(ids, ","))
+	if len(fields) > 0 {
+		query.Set("fields", strings.Join(fields, ","))
+	}
+	var list struct {
+		Data []VirtualKey `json:"data"`
+	}
+	if _, err := s.client.admin(ctx, http.MethodGet, "/api/keys", query, nil, &list); err != nil {
 		return nil, err
 	}
 	return list.Data, nil
