@@ -1,3 +1,5 @@
+import { setOwn } from '../core/own-entry.js';
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -11,11 +13,11 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
       delete out[key];
       continue;
     }
-    // Defined as an own property, never assigned: `out['__proto__'] = ...` would set the object's prototype, and
+    // Set as an own property (setOwn): `out['__proto__'] = ...` would set the object's prototype, and
     // `out['constructor']` reads Object when absent. A name like these then reaches the schema, which refuses it
     // with a 400 naming it, instead of the patch dropping it silently.
     const current = Object.hasOwn(out, key) ? out[key] : undefined;
-    Object.defineProperty(out, key, { value: applyMergePatch(current, value), enumerable: true, writable: true, configurable: true });
+    setOwn(out, key, applyMergePatch(current, value));
   }
   return out;
 }
