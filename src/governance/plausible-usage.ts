@@ -5,6 +5,7 @@ import { isRecord } from '../core/is-record.js';
 import { requestedMaxOutput } from './request-numbers.js';
 import { promptTokensOf } from './prompt-tokens.js';
 import { TokenCounter } from '../tokens/tokenizer.js';
+import type { ReceivedText } from '../tokens/received-text.js';
 
 /**
  * Prompt tokens always plausible, whatever the request shows: a provider may bill input the request does not
@@ -94,7 +95,7 @@ export interface CheckedUsage {
  * promptCeiling and outputCeiling) is cut to that bound. Parts (cached, reasoning, audio, image tokens) never
  * exceed their totals afterwards.
  */
-export function plausibleUsage(ctx: RequestContext, usage: CompletionUsage, received: string[]): CheckedUsage {
+export function plausibleUsage(ctx: RequestContext, usage: CompletionUsage, received: ReceivedText): CheckedUsage {
   const tokens = tokenUsageFromOpenAI(usage);
   const reasons: string[] = [];
   if (!countsWellFormed(usage)) reasons.push('a count is not a non-negative integer');
@@ -102,7 +103,7 @@ export function plausibleUsage(ctx: RequestContext, usage: CompletionUsage, rece
   if (!isCount(usage.prompt_tokens) || !isCount(usage.completion_tokens)) {
     const counter = new TokenCounter();
     if (!isCount(usage.prompt_tokens)) tokens.input_tokens = promptTokensOf(ctx, counter);
-    if (!isCount(usage.completion_tokens)) tokens.output_tokens = received.length > 0 ? counter.text(received.join('')) : 0;
+    if (!isCount(usage.completion_tokens)) tokens.output_tokens = received.tokens(counter);
   }
   if (tokens.input_tokens > PROMPT_FLOOR) {
     const ceiling = promptCeiling(ctx);

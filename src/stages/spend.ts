@@ -17,6 +17,7 @@ import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-n
 import type { Reservations } from '../governance/reservations.js';
 import { mediaReserveTokens, promptTokensOf } from '../governance/prompt-tokens.js';
 import { TokenCounter } from '../tokens/tokenizer.js';
+import { ReceivedText } from '../tokens/received-text.js';
 import { BUS, GOVERNANCE, LOG, RESERVATIONS } from '../services.js';
 import type { Log } from '../log.js';
 import { gatewayError } from '../core/errors.js';
@@ -46,30 +47,30 @@ function reasoningOf(fields: ReasoningFields): string | null {
  * Text the client received, for counting completion tokens when the upstream reports no usage: the answer's
  * (content, tool arguments) and apart from it the reasoning's, which an upstream may report a count of its own for.
  */
-interface ReceivedText {
-  answer: string[];
-  reasoning: string[];
+interface Received {
+  answer: ReceivedText;
+  reasoning: ReceivedText;
 }
 
-function chunkText(chunk: ChatCompletionChunk, into: ReceivedText): void {
+function chunkText(chunk: ChatCompletionChunk, into: Received): void {
   for (const choice of chunk.choices as Array<{ delta?: ReasoningFields & { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
     const delta = choice.delta;
     if (!delta) continue;
-    if (typeof delta.content === 'string') into.answer.push(delta.content);
+    if (typeof delta.content === 'string') into.answer.add(delta.content);
     const reasoning = reasoningOf(delta);
-    if (reasoning !== null) into.reasoning.push(reasoning);
-    for (const call of delta.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.answer.push(call.function.arguments);
+    if (reasoning !== null) into.reasoning.add(reasoning);
+    for (const call of delta.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.answer.add(call.function.arguments);
   }
 }
 
-function completionText(completion: ChatCompletion, into: ReceivedText): void {
+function completionText(completion: ChatCompletion, into: Received): void {
   for (const choice of completion.choices as Array<{ message?: ReasoningFields & { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
     const message = choice.message;
     if (!message) continue;
-    if (typeof message.content === 'string') into.answer.push(message.content);
+    if (typeof message.content === 'string') into.answer.add(message.content);
     const reasoning = reasoningOf(message);
-    if (reasoning !== null) into.reasoning.push(reasoning);
-    for (const call of message.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.answer.push(call.function.arguments);
+    if (reasoning !== null) into.reasoning.add(reasoning);
+    for (const call of message.tool_calls ?? []) if (typeof call.function?.arguments === 'string') into.answer.add(call.function.arguments);
   }
 }
 
@@ -139,7 +140,7 @@ class SpendStage implements Stage {
       return throwError(() => err);
     }
     return new Observable<ResponseEvent>((subscriber) => {
-      const text: ReceivedText = { answer: [], reasoning: [] };
+      const text: Received = { answer: new ReceivedText(), reasoning: new ReceivedText() };
       let settled = false;
       const settle = (status: number, cancelled: boolean): Promise<void> => {
         if (settled) return Promise.resolve();
@@ -240,7 +241,7 @@ class SpendStage implements Stage {
   }
 
   /** Charges what the request used, commits the spend, and tells the bus. Leaves the charge on `ctx.spent`. */
-  private async settle(ctx: RequestContext, status: number, cancelled: boolean, text: ReceivedText): Promise<void> {
+  private async settle(ctx: RequestContext, status: number, cancelled: boolean, text: Received): Promise<void> {
     const upstream = ctx.upstream;
     const provider = upstream ? ctx.config.providers.get(upstream.provider) : undefined;
     // Tokens: the upstream's own count when it sent one; otherwise what it had counted before its stream was cut,
@@ -299,11 +300,11 @@ class SpendStage implements Stage {
    * generated all of it), when that is more than the upstream's count so far. Reasoning the upstream counted apart
    * (Gemini's thoughts) is taken at the larger of its count and the text's, never both.
    */
-  private tokensWithoutUsage(ctx: RequestContext, text: ReceivedText): { tokens: TokenUsage; estimated: boolean } {
+  private tokensWithoutUsage(ctx: RequestContext, text: Received): { tokens: TokenUsage; estimated: boolean } {
     // One count for all, so they share one time budget (see tokens/tokenizer.ts).
     const counter = new TokenCounter();
-    const answer = text.answer.length > 0 ? counter.text(text.answer.join('')) : 0;
-    const reasoningText = text.reasoning.length > 0 ? counter.text(text.reasoning.join('')) : 0;
+    const answer = text.answer.tokens(counter);
+    const reasoningText = text.reasoning.tokens(counter);
     const reported = ctx.usageSoFar;
     if (!reported) {
       const tokens: TokenUsage = { input_tokens: promptTokensOf(ctx, counter), output_tokens: answer + reasoningText, cache_read_tokens: 0, cache_write_tokens: 0 };
