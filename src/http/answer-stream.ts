@@ -5,7 +5,7 @@ import type { RequestContext } from '../core/context.js';
 import type { Log } from '../log.js';
 import type { RenderedError } from './render-error.js';
 import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
-import type { Touch } from './stream-keepalive.js';
+import { streamKeepAlive, type Touch } from './stream-keepalive.js';
 
 /**
  * Headers of every event-stream answer, whatever the dialect. The routes add them to the request's own headers (a
@@ -40,6 +40,36 @@ export function tickCorkedWriter(res: ServerResponse, touch: Touch | null = null
     touch?.();
     res.write(text);
   };
+}
+
+/** A streamed answer's writer whose status and headers go out with its first bytes (see lazyStreamWriter). */
+export interface LazyStreamWriter {
+  /** Whether the 200 and the headers went out (by `send`, or by a keep-alive once the upstream answered). */
+  readonly started: boolean;
+  /** Writes the text (nothing for an empty one), the status and headers first if they have not gone yet. */
+  send(text: string): void;
+}
+
+/**
+ * The writer of an answer streamed in a dialect's own events: the 200 goes out with the first event, so an attempt
+ * that fails before it can still answer with a status; writes within a tick go out together (tickCorkedWriter),
+ * and a silent stream gets `keepAliveFrame` (null: a framing with no comment syntax, no keep-alive).
+ */
+export function lazyStreamWriter(res: ServerResponse, ctx: RequestContext, headers: () => Record<string, string>, keepAliveFrame: string | null): LazyStreamWriter {
+  const open = (): void => {
+    res.writeHead(200, headers());
+    writer.started = true;
+  };
+  const write = tickCorkedWriter(res, keepAliveFrame === null ? null : streamKeepAlive(res, ctx, keepAliveFrame, open));
+  const writer = {
+    started: false,
+    send(text: string): void {
+      if (text === '') return;
+      if (!writer.started) open();
+      write(text);
+    },
+  };
+  return writer;
 }
 
 /** Resolves when the socket buffer has room again, or the client is gone. */

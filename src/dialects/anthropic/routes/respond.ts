@@ -11,10 +11,10 @@ import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
 import { renderAnthropicError } from './errors.js';
-import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { JSON_HEADERS, lazyStreamWriter, serveAnswer, SSE_HEADERS, writeRenderedError } from '../../../http/answer-stream.js';
 import { answerHeaders } from '../../../http/answer-headers.js';
 import { gatewayError } from '../../../core/errors.js';
-import { ANTHROPIC_PING, streamKeepAlive } from '../../../http/stream-keepalive.js';
+import { ANTHROPIC_PING } from '../../../http/stream-keepalive.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return answerHeaders(ctx, ['x-request-id', 'request-id']);
@@ -32,7 +32,6 @@ function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayErro
  */
 export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, reply: ReplyContext): Promise<void> {
   const renderer = new AnthropicStreamRenderer(reply);
-  let headersSent = false;
   let completion: ChatCompletion | null = null;
   /** An Anthropic upstream's own message (native pass-through), sent instead of the rendered completion. */
   let nativeBody: Record<string, unknown> | null = null;
@@ -40,16 +39,8 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
   let nativeText: string | undefined;
   /** Whether the stream passes an Anthropic upstream's events through; its first chunk decides (null before it). */
   let passThrough: boolean | null = null;
-  const open = (): void => {
-    res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
-    headersSent = true;
-  };
-  const write = tickCorkedWriter(res, streamKeepAlive(res, ctx, ANTHROPIC_PING, open));
-  const sendText = (text: string): void => {
-    if (text === '') return;
-    if (!headersSent) open();
-    write(text);
-  };
+  const writer = lazyStreamWriter(res, ctx, () => Object.assign(baseHeaders(ctx), SSE_HEADERS), ANTHROPIC_PING);
+  const sendText = writer.send;
   const send = (events: AnthropicStreamEvent[]): void => {
     if (events.length > 0) sendText(events.map(sseFrame).join(''));
   };
@@ -69,7 +60,7 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
     },
     error(err: unknown) {
       const error = toGatewayError(err);
-      if (!headersSent) writeError(res, ctx, error);
+      if (!writer.started) writeError(res, ctx, error);
       else res.end(sseFrame(errorEvent(error)));
     },
     complete() {
@@ -82,12 +73,12 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
       }
       if (passThrough === true) {
         // The upstream's message_stop went out with its events (the call fails on a stream that lacks it).
-        if (headersSent) res.end();
+        if (writer.started) res.end();
         else writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
       if (completion) for (const chunk of chunksOfCompletion(completion)) send(renderer.push(chunk));
-      if (!headersSent) {
+      if (!writer.started) {
         writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }

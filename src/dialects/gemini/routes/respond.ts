@@ -11,11 +11,11 @@ import type { GatewayError} from '../../../core/errors.js';
 import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
-import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { JSON_HEADERS, lazyStreamWriter, serveAnswer, SSE_HEADERS, writeRenderedError } from '../../../http/answer-stream.js';
 import { answerHeaders } from '../../../http/answer-headers.js';
 import type { RenderedError } from '../../../http/render-error.js';
 import { gatewayError } from '../../../core/errors.js';
-import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
+import { SSE_COMMENT } from '../../../http/stream-keepalive.js';
 import { answeredByGemini } from '../../../core/answered-by.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -44,7 +44,6 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
   const shape: GeminiAnswerShape = given.kind === 'generate' ? { ...given, reply: { ...given.reply, geminiUpstream: () => answeredByGemini(ctx) } } : given;
   const renderer = shape.kind === 'generate' ? new GeminiStreamRenderer(shape.reply) : null;
   const arrayFraming = shape.kind === 'generate' && shape.framing === 'array';
-  let headersSent = false;
   let events = 0;
   let completion: ChatCompletion | null = null;
   /** A Gemini upstream's own answer (native pass-through), sent instead of the rendered completion. */
@@ -54,21 +53,13 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
   /** Decided by the first chunk: whether the upstream's own events go to the client (else the rendered chunks). */
   let passThrough: boolean | null = null;
   let embeddings: EmbeddingsResponse | null = null;
-  const open = (): void => {
-    res.writeHead(200, Object.assign(baseHeaders(ctx), arrayFraming ? JSON_HEADERS : SSE_HEADERS));
-    headersSent = true;
-  };
-  // An SSE stream only: a JSON-array stream (no alt=sse) has no comment syntax its readers would skip.
-  const write = tickCorkedWriter(res, arrayFraming ? null : streamKeepAlive(res, ctx, SSE_COMMENT, open));
+  // Keep-alives in an SSE stream only: a JSON-array stream (no alt=sse) has no comment syntax its readers would skip.
+  const writer = lazyStreamWriter(res, ctx, () => Object.assign(baseHeaders(ctx), arrayFraming ? JSON_HEADERS : SSE_HEADERS), arrayFraming ? null : SSE_COMMENT);
   const frame = (event: Json): string => {
     if (!arrayFraming) return sseFrame(event);
     return `${events++ === 0 ? '[' : ',\r\n'}${JSON.stringify(event)}`;
   };
-  const sendText = (text: string): void => {
-    if (text === '') return;
-    if (!headersSent) open();
-    write(text);
-  };
+  const sendText = writer.send;
   const send = (list: Json[]): void => {
     if (list.length > 0) sendText(list.map(frame).join(''));
   };
@@ -97,7 +88,7 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
     },
     error(err: unknown) {
       const error = toGatewayError(err);
-      if (!headersSent) {
+      if (!writer.started) {
         writeError(res, ctx, error);
         return;
       }
@@ -124,14 +115,14 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
       }
       if (passThrough === true) {
         // Every upstream event went out as it came; the usage and finish they carried were in them.
-        if (headersSent) finish();
+        if (writer.started) finish();
         else writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
       // A streaming client whose answer came back whole (a stage answering from a store) gets it as one event.
       if (completion) send([generateContentResponse(completion, shape.reply)]);
       else if (renderer) send(renderer.end());
-      if (!headersSent) {
+      if (!writer.started) {
         writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }

@@ -10,9 +10,9 @@ import { inClientNames } from '../client-names.js';
 import { nativeFrames, nativeResponseJson, NativeStreamPosition, responsesNative } from '../native.js';
 import { responseOf, type ReplyContext } from '../response.js';
 import { failureEvents, ResponsesStreamRenderer, sseFrame } from '../stream.js';
-import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { JSON_HEADERS, lazyStreamWriter, serveAnswer, SSE_HEADERS, writeRenderedError } from '../../../http/answer-stream.js';
 import { renderOpenAIError } from '../../../http/render-error.js';
-import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
+import { SSE_COMMENT } from '../../../http/stream-keepalive.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
   return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
@@ -42,7 +42,6 @@ function finalResponse(events: ReadonlyArray<Record<string, unknown>>): Record<s
 
 export function respondResponses(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, reply: ReplyContext, keeper: ResponseKeeper | null = null): Promise<void> {
   const renderer = new ResponsesStreamRenderer(reply);
-  let headersSent = false;
   let completion: ChatCompletion | null = null;
   /** The upstream's own Response (native pass-through) and its text, sent instead of the rendered completion. */
   let nativeBody: Record<string, unknown> | null = null;
@@ -51,16 +50,8 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
   let passThrough: boolean | null = null;
   /** Where a passed-through stream stands, should it fail after it began. */
   const position = new NativeStreamPosition(reply.model);
-  const open = (): void => {
-    res.writeHead(200, Object.assign(baseHeaders(ctx), SSE_HEADERS));
-    headersSent = true;
-  };
-  const write = tickCorkedWriter(res, streamKeepAlive(res, ctx, SSE_COMMENT, open));
-  const sendText = (text: string): void => {
-    if (text === '') return;
-    if (!headersSent) open();
-    write(text);
-  };
+  const writer = lazyStreamWriter(res, ctx, () => Object.assign(baseHeaders(ctx), SSE_HEADERS), SSE_COMMENT);
+  const sendText = writer.send;
   const send = (events: Array<Record<string, unknown>>): void => {
     if (events.length > 0) sendText(events.map(sseFrame).join(''));
   };
@@ -84,7 +75,7 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
     },
     error(err: unknown) {
       const error = inClientNames(toGatewayError(err));
-      if (!headersSent) writeError(res, ctx, error);
+      if (!writer.started) writeError(res, ctx, error);
       // A passed-through stream ends in the upstream's terms: its Response, its numbering.
       else if (passThrough === true && position.created) res.end(failureEvents(error, position.created, position.lastSequence + 1, []).map(sseFrame).join(''));
       else res.end(renderer.fail(error).map(sseFrame).join(''));
@@ -103,14 +94,14 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
       }
       if (passThrough === true) {
         // The upstream's response.completed went out with its events (the call fails on a stream that lacks it).
-        if (headersSent && typeof position.created?.id === 'string') keeper?.native(position.created.id);
-        if (headersSent) res.end();
+        if (writer.started && typeof position.created?.id === 'string') keeper?.native(position.created.id);
+        if (writer.started) res.end();
         else writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
       // A whole answer for a streaming client (a cache hit, a stage's own answer): streamed from its chunks.
       if (completion) for (const chunk of chunksOfCompletion(completion)) send(renderer.push(chunk));
-      if (!headersSent) {
+      if (!writer.started) {
         writeError(res, ctx, gatewayError('internal_error', 'The upstream answer was empty.'));
         return;
       }
