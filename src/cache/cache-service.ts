@@ -297,8 +297,12 @@ export class CacheService {
   /**
    * Exact tier first; then, when the policy allows, the semantic tier (skipped rather than waited for). An answer is
    * served before its own expiry and while it is younger than the policy's TTL (which may have been lowered since).
+   *
+   * Only an embedding is waited for: an exact hit, and a miss that does not search the semantic tier (the tier off, no
+   * text question, the index or the embedder not ready), are answered synchronously, so a request the exact tier
+   * decides pays no promise and no microtask hop for it (its caller takes either).
    */
-  async lookup(keys: CacheKeys, policy: CachePolicy, now: number): Promise<CacheLookup> {
+  lookup(keys: CacheKeys, policy: CachePolicy, now: number): CacheLookup | Promise<CacheLookup> {
     this.ensureStarted();
     this.stats.lookups++;
     const oldest = now - policy.ttlSeconds * 1000;
@@ -311,9 +315,14 @@ export class CacheService {
     if (!this.indexReady()) return this.miss(null, this.indexUnreadyReason());
     // The same while the embedder's model is still loading and warming up (see warmUp).
     if (this.embedderState === 'loading') return this.miss(null, 'embedder loading');
+    return this.semanticLookup(keys, keys.conversation, keys.question, policy, now, oldest);
+  }
+
+  /** The semantic tier's search, once the exact tier missed and an embedding can be made and searched. */
+  private async semanticLookup(keys: CacheKeys, conversation: string, question: string, policy: CachePolicy, now: number, oldest: number): Promise<CacheLookup> {
     let vector: Float32Array;
     try {
-      vector = await this.embed(keys.conversation);
+      vector = await this.embed(conversation);
     } catch (err) {
       const reason = err instanceof EmbedderBusy ? 'embedder busy' : err instanceof EmbedTimeout ? 'embedder slow' : `embedder failed: ${(err as Error).message}`;
       return this.miss(null, reason);
@@ -330,7 +339,7 @@ export class CacheService {
         checked.add(match.label);
         const entry = this.store.get(match.label);
         if (!entry || entry.expiresAt <= now || entry.createdAt < oldest || entry.semanticScope !== keys.semanticScope || entry.question === null) continue;
-        if (!textsLexicallyCompatible(keys.question, entry.question)) continue;
+        if (!textsLexicallyCompatible(question, entry.question)) continue;
         return { hit: { tier: 'semantic', entry, similarity: match.similarity }, vector, semanticSkipped: null };
       }
       // Every candidate was above the threshold and none could answer: look further, unless there is no further.

@@ -162,9 +162,12 @@ class CacheStage implements Stage {
       ctx.responseHeaders['x-tollgate-cache'] = 'skip';
       return this.fetchAndStore(ctx, next, keys, null, ttl, semantic);
     }
-    return defer(() => from(this.cache.lookup(keys, { ...policy, threshold, ttlSeconds: maxAge }, Date.now()))).pipe(
-      switchMap((lookup) => this.answer(ctx, next, policy, keys, lookup, ttl)),
-    );
+    return defer(() => {
+      const lookup = this.cache.lookup(keys, { ...policy, threshold, ttlSeconds: maxAge }, Date.now());
+      // Only a semantic search waits (for its embedding); the exact tier answers at once, without a promise's hop.
+      if (lookup instanceof Promise) return from(lookup).pipe(switchMap((found) => this.answer(ctx, next, policy, keys, found, ttl)));
+      return this.answer(ctx, next, policy, keys, lookup, ttl);
+    });
   }
 
   private answer(ctx: ChatContext, next: Next, policy: CachePolicy, keys: CacheKeys, lookup: CacheLookup, ttl: number): Observable<ResponseEvent> {
