@@ -106,9 +106,9 @@ export class CacheStore {
   }
 
   /** Stores an entry; an older entry of the same exact key is replaced. Resolves with the replaced entry's id. */
-  async put(entry: CacheEntry): Promise<number | null> {
-    let replaced: number | null = null;
-    await commitSoon(this.root, () => {
+  put(entry: CacheEntry): Promise<number | null> {
+    return commitSoon(this.root, () => {
+      let replaced: number | null = null;
       const previous = this.exact.get(entry.exactKey);
       if (previous !== undefined && previous !== entry.id) {
         replaced = previous;
@@ -119,8 +119,8 @@ export class CacheStore {
       void this.expiry.put([entry.expiresAt, entry.id], null);
       void this.recency.put([entry.usedAt, entry.id], null);
       if (this.counted !== null) this.counted++;
+      return replaced;
     });
-    return replaced;
   }
 
   /** Records a hit (for LRU eviction and the stats); written in the background. */

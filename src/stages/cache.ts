@@ -312,8 +312,8 @@ class CacheStage implements Stage {
         semantic && keys.question !== null ? keys.conversation : null,
         askedAt,
       );
-      // A delete that selects it ran while it was on its way.
-      if (!entry) return;
+      // A delete that selects it ran while it was on its way; and an event nobody listens to is not made.
+      if (!entry || !this.bus.hasListeners('cache.stored')) return;
       this.bus.emit('cache.stored', { requestId: ctx.id, model: ctx.request.model, entryId: entry.id, semantic: entry.vector !== null, expiresAt: new Date(entry.expiresAt).toISOString() });
     }).catch((err: unknown) => this.log.warn({ err, requestId: ctx.id }, 'cache: could not store an answer'));
   }

@@ -81,3 +81,14 @@ it('still searches the semantic tier, asynchronously, once its index is ready', 
   expect(lookup.vector).not.toBeNull();
   await cache.close();
 });
+
+it('replaces the answer stored under the same exact key, and counts it once', async () => {
+  const cache = service();
+  await store(cache, 'tell me about cats');
+  const first = cache.lookup(keys('tell me about cats'), exactOnly, Date.now()) as Awaited<ReturnType<CacheService['lookup']>>;
+  await store(cache, 'tell me about cats');
+  const second = cache.lookup(keys('tell me about cats'), exactOnly, Date.now()) as Awaited<ReturnType<CacheService['lookup']>>;
+  expect(second.hit?.entry.id).toBeGreaterThan(first.hit?.entry.id ?? Number.POSITIVE_INFINITY);
+  expect(cache.report().entries).toBe(1);
+  await cache.close();
+});
