@@ -1,47 +1,39 @@
 // What the response cache costs a request that misses, in process: the cache stage as the gateway runs it (its key,
 // the exact-tier lookup in LMDB, the answer kept as it passes and stored with its index rows, the commits shared by
-// ten requests), against a stand-in for the rest of the pipeline that answers at once. New questions every request,
-// the semantic tier off, as in the suite's full-pipeline target. CPU µs per request, JSON answers and 20-chunk streams.
+// ten requests), against a stand-in for the rest of the pipeline that answers at once, minus the same requests with
+// the cache off. New questions every request, the semantic tier off, as in the suite's full-pipeline target. CPU µs
+// per request: the request's side alone (key and lookup), JSON answers and 20-chunk streams (with the commits' share).
 // Figures, not a pass/fail test.
 //
-// `--src <checkout>` runs another checkout's sources (the commit before a change, say), so two builds can take turns
-// in separate processes: `for i in 1 2 3; do npx tsx bench/cache-miss.ts --src ../before; npx tsx bench/cache-miss.ts; done`
+//   npx tsx bench/cache-miss.ts [--requests 8000] [--rounds 4]
 //
-//   npx tsx bench/cache-miss.ts [--src <checkout>] [--requests 8000] [--rounds 4]
+// tsx wraps every closure the sources make in `__name()` (a defineProperty per closure made), which the shipped build
+// does not: to measure as shipped, and two commits taking turns, bundle it in each checkout (copy this file into the
+// other's bench/ first) and run the bundles in turn:
+//   npx esbuild bench/cache-miss.ts --bundle --platform=node --format=esm --packages=external --outfile=bench/.tmp/cache-miss.mjs
+//   for i in 1 2 3; do node ../before/bench/.tmp/cache-miss.mjs; node bench/.tmp/cache-miss.mjs; done
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { open } from 'lmdb';
 import { lastValueFrom, Observable } from 'rxjs';
-import type * as BusModule from '../src/bus/bus.js';
-import type * as CacheServiceModule from '../src/cache/cache-service.js';
-import type * as RuntimeModule from '../src/config/runtime.js';
+import { EventBus } from '../src/bus/bus.js';
+import { CacheService } from '../src/cache/cache-service.js';
+import { resolveRuntimeConfig } from '../src/config/runtime.js';
 import type { ResponseEvent as Event } from '../src/core/canonical.js';
 import type { RuntimeConfig } from '../src/core/config.js';
-import type * as ContextModule from '../src/core/context.js';
-import type * as LogModule from '../src/log.js';
-import type * as ServicesModule from '../src/services.js';
-import type * as CacheStageModule from '../src/stages/cache.js';
-import type * as CommitModule from '../src/store/commit.js';
+import { createRequestContext } from '../src/core/context.js';
+import { createLog } from '../src/log.js';
+import * as services from '../src/services.js';
+import stagePlugin from '../src/stages/cache.js';
+import { commitWaiting } from '../src/store/commit.js';
 
-const { values } = parseArgs({ options: { src: { type: 'string' }, requests: { type: 'string', default: '8000' }, rounds: { type: 'string', default: '4' } } });
-const checkout = resolve(values.src ?? join(import.meta.dirname, '..'));
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '8000' }, rounds: { type: 'string', default: '4' } } });
 const REQUESTS = Number(values.requests);
 const ROUNDS = Number(values.rounds);
 /** Requests in flight together, whose background writes share a commit (as a loaded gateway's do). */
 const BATCH = 10;
-
-const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(checkout, path)).href)) as T;
-const { open } = await import('lmdb');
-const { resolveRuntimeConfig } = await load<typeof RuntimeModule>('src/config/runtime.ts');
-const { createRequestContext } = await load<typeof ContextModule>('src/core/context.ts');
-const { CacheService } = await load<typeof CacheServiceModule>('src/cache/cache-service.ts');
-const { EventBus } = await load<typeof BusModule>('src/bus/bus.ts');
-const { commitWaiting } = await load<typeof CommitModule>('src/store/commit.ts');
-const { createLog } = await load<typeof LogModule>('src/log.ts');
-const services = await load<typeof ServicesModule>('src/services.ts');
-const stagePlugin = (await load<typeof CacheStageModule>('src/stages/cache.ts')).default;
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-cache-miss-'));
 const root = open({ path: join(dir, 'tollgate.lmdb'), maxDbs: 48, compression: false, noSync: true });
@@ -124,7 +116,6 @@ async function round(stage: typeof on, answer: Answer): Promise<number> {
   return (used.user + used.system) / REQUESTS;
 }
 
-const label = values.src ? checkout : 'this checkout';
 for (let i = 1; i <= ROUNDS; i++) {
   const asking = (await round(on, 'none')) - (await round(off, 'none'));
   const json = (await round(on, 'json')) - (await round(off, 'json'));
@@ -132,7 +123,7 @@ for (let i = 1; i <= ROUNDS; i++) {
   const streamed = (await round(on, 'stream')) - (await round(off, 'stream'));
   const streamCommits = commits;
   const figures = `request side ${asking.toFixed(2)} µs, json ${json.toFixed(1)} µs (commits ${jsonCommits.toFixed(1)}), stream ${streamed.toFixed(1)} µs (commits ${streamCommits.toFixed(1)})`;
-  console.log(`${label} round ${i}: the cache's CPU per miss: ${figures} (${cache.report().entries as number} entries)`);
+  console.log(`round ${i}: the cache's CPU per miss: ${figures} (${cache.report().entries as number} entries)`);
 }
 await root.close();
 rmSync(dir, { recursive: true, force: true });
