@@ -21,11 +21,22 @@ export function rateLimitError(unit: 'requests' | 'tokens', scope: string, limit
   });
 }
 
+/**
+ * The header names of each unit, written out: names built per call (`x-ratelimit-limit-${unit}`) were new strings that
+ * every keyed request's headers object had to hash and look up as property names, about 0.4 µs a request of the six
+ * (bench/limit-headers.ts).
+ */
+const LIMIT_HEADERS = {
+  requests: { limit: 'x-ratelimit-limit-requests', remaining: 'x-ratelimit-remaining-requests', reset: 'x-ratelimit-reset-requests' },
+  tokens: { limit: 'x-ratelimit-limit-tokens', remaining: 'x-ratelimit-remaining-tokens', reset: 'x-ratelimit-reset-tokens' },
+} as const;
+
 /** Writes a window's state as OpenAI's `x-ratelimit-*-<unit>` headers (the reset one says when it is whole again). */
 export function writeLimitHeaders(headers: Record<string, string>, unit: 'requests' | 'tokens', state: WindowState): void {
-  headers[`x-ratelimit-limit-${unit}`] = String(state.limit);
-  headers[`x-ratelimit-remaining-${unit}`] = String(state.remaining);
-  headers[`x-ratelimit-reset-${unit}`] = formatResetDuration(state.fullResetMs);
+  const names = LIMIT_HEADERS[unit];
+  headers[names.limit] = String(state.limit);
+  headers[names.remaining] = String(state.remaining);
+  headers[names.reset] = formatResetDuration(state.fullResetMs);
 }
 
 /** The limiter bucket of a key's requests to one model (or to a name it asked for): shared by admission and attempts. */
