@@ -71,9 +71,14 @@ interface CatalogPricer {
   units: UnitPrices;
 }
 
-/** Bounded: model names come from clients, so a flood of made-up names must not grow the map for ever. */
+/**
+ * Compiled pricers by catalogue, then model. Bounded per catalogue: model names come from clients, so a flood of
+ * made-up names must not grow the maps for ever (the catalogues are the vendors' own, a fixed few). Two lookups by the
+ * strings the config and the request already hold, where a key made of both (`${catalogId}\0${model}`) was a new
+ * string to hash on every lookup: two to four a keyed request (bench/price-lookup.ts).
+ */
 const MAX_CACHED = 10_000;
-const pricers = new Map<string, CatalogPricer | null>();
+const pricers = new Map<string, Map<string, CatalogPricer | null>>();
 
 function catalogIdOf(vendor: VendorDefinition): string | null {
   return vendor.catalogId === undefined ? vendor.id : vendor.catalogId;
@@ -175,15 +180,16 @@ function pricerFor(vendor: VendorDefinition, model: string): CatalogPricer | nul
 }
 
 function pricerIn(catalogId: string, model: string): CatalogPricer | null {
-  const key = `${catalogId}\0${model}`;
-  const cached = pricers.get(key);
+  let models = pricers.get(catalogId);
+  const cached = models?.get(model);
   if (cached !== undefined) return cached;
   const pricer = compilePricer(catalogId, model);
-  if (pricers.size >= MAX_CACHED) {
-    const oldest = pricers.keys().next();
-    if (!oldest.done) pricers.delete(oldest.value);
+  if (!models) pricers.set(catalogId, (models = new Map()));
+  if (models.size >= MAX_CACHED) {
+    const oldest = models.keys().next();
+    if (!oldest.done) models.delete(oldest.value);
   }
-  pricers.set(key, pricer);
+  models.set(model, pricer);
   return pricer;
 }
 

@@ -239,4 +239,16 @@ describe('unitPrices', () => {
     expect(unitPrices(provider, 'unknown-model')).toEqual({ input_per_mtok: 10, output_per_mtok: 20, request_usd: 0 });
     expect(unitPrices(provider, 'gpt-4o', { input_per_mtok: 1, output_per_mtok: 2 })?.input_per_mtok).not.toBe(1);
   });
+
+  it('keeps each catalogue\'s price of a model apart, asked again and in either order', () => {
+    // Pricers are kept by catalogue, then model: a model one catalogue lacks (cached as unpriced) stays priced in the
+    // catalogue that has it, and the reverse.
+    const anthropic = asVendor('anthropic');
+    for (let round = 0; round < 2; round++) {
+      expect(unitPrices(openai, 'claude-sonnet-4-5')).toBeNull();
+      expect(unitPrices(anthropic, 'claude-sonnet-4-5')?.input_per_mtok).toBeGreaterThan(0);
+      expect(unitPrices(anthropic, 'gpt-4o-mini')).toBeNull();
+      expectUsd(costOf(openai, 'gpt-4o-mini', usage(1000, 100)).usd, reference(usage(1000, 100), 'gpt-4o-mini', 'openai'));
+    }
+  });
 });
