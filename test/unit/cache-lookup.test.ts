@@ -71,8 +71,8 @@ it('still searches the semantic tier, asynchronously, once its index is ready', 
   const cache = service();
   await store(cache, 'tell me about cats');
   void cache.lookup(keys('warm up'), semantic, Date.now());
-  await expect.poll(() => (cache.report().semantic_index as { state: string }).state).toBe('ready');
-  await expect.poll(() => (cache.report().semantic_index as { vectors: number }).vectors).toBe(1);
+  await expect.poll(() => (cache.report().semantic_index as { state: string }).state, { timeout: 20_000 }).toBe('ready');
+  await expect.poll(() => (cache.report().semantic_index as { vectors: number }).vectors, { timeout: 20_000 }).toBe(1);
   const found = cache.lookup(keys('tell me about cats', ' (asked again)'), semantic, Date.now());
   expect(found).toBeInstanceOf(Promise);
   const lookup = await found;
