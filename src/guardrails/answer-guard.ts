@@ -5,6 +5,7 @@ import type { Finding } from './types.js';
 import { isRecord } from '../core/is-record.js';
 import { AnthropicEventGuard } from './anthropic-event-guard.js';
 import { GeminiEventGuard } from './gemini-event-guard.js';
+import { HeldNativeEvents } from './held-native-events.js';
 import { guardResponseBody } from './responses-answer-guard.js';
 import { ResponsesEventGuard } from './responses-event-guard.js';
 
@@ -202,7 +203,9 @@ function releaseLogprobs(current: ChoiceState, all: boolean): Record<string, unk
  * (usage chunk, `[DONE]`), so every SDK sees a clean finish. Chunks are rebuilt without `native`, so the client gets
  * the translation of what was checked; but an Anthropic, Gemini or OpenAI Responses stream passed through keeps its
  * own events, guarded in place (AnthropicEventGuard, GeminiEventGuard, ResponsesEventGuard), so its signatures,
- * grounding, encrypted reasoning and other fields are not lost to an output rule.
+ * grounding, encrypted reasoning and other fields are not lost to an output rule, and an OpenAI-format stream's
+ * events whose text no rule changed go on as the upstream wrote them, each once its text is released
+ * (HeldNativeEvents).
  */
 export function guardStream(source: Observable<ResponseEvent>, options: AnswerGuardOptions): Observable<ResponseEvent> {
   return new Observable<ResponseEvent>((subscriber) => {
@@ -386,6 +389,12 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
      * GeminiEventGuard); null for any other.
      */
     let events: EventGuard | null | undefined;
+    /**
+     * An OpenAI-format upstream's stream (its first chunk carried the event's own text): plain events are held until
+     * their text is released and go on as the upstream wrote them when the rules changed none of it (see
+     * HeldNativeEvents); null for any other stream, whose chunks are all rebuilt.
+     */
+    let own: HeldNativeEvents | null | undefined;
     /** Sends `chunk` with the guarded form of the events `event` carried, if the stream is passed through. */
     const send = (chunk: ChatCompletionChunk, event: ResponseEvent | null): void => {
       const native = event?.native;
@@ -415,6 +424,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         last = chunk;
         // The first chunk decides, as it does for the dialect (a stream is passed through whole or not at all).
         if (events === undefined) events = event.native?.events ? eventGuard(event.native.format, options) : null;
+        if (own === undefined) own = event.native?.format === 'openai' && event.native.text !== undefined ? new HeldNativeEvents((out) => subscriber.next(out)) : null;
         try {
           // A chunk with neither choices nor usage only carried an upstream's own events (native pass-through: a read
           // that made no canonical chunk, such as a content block's start): they go on, guarded; it is not the end
@@ -426,26 +436,40 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
           if (chunk.choices.length === 0) {
             // The usage chunk: the text has ended, so what every open choice holds goes out before it.
             const flushed = flushAll(chunk);
+            if (!flushed && own?.take(event, [], 0, 0)) return;
+            own?.flush();
             if (flushed) subscriber.next({ kind: 'chunk', chunk: flushed });
             send({ ...chunk }, event);
             return;
           }
           const before: Choice[] = [];
           const choices = chunk.choices.map((choice) => (isRecord(choice) ? guardChoice(choice, before) : choice)).filter((choice) => choice !== null);
+          if (own) {
+            // The first choice's content as the upstream wrote it: how much came, and how much the guard released.
+            const first = states.get(0);
+            const pushed = first?.pushed.get('content') ?? 0;
+            const settled = pushed - (first?.texts.get('content')?.held ?? 0);
+            if (before.length === 0 && own.take(event, choices as Choice[], pushed, settled)) return;
+            own.flush(settled);
+          }
           // What the texts the model moved on from held goes out first, in a chunk of its own.
           if (before.length > 0) subscriber.next({ kind: 'chunk', chunk: { ...chunk, choices: before, ...('usage' in chunk ? { usage: null } : {}) } });
           // Every choice of this chunk had ended (blocked): nothing to send unless it carries usage (or events).
           if (choices.length === 0 && !chunk.usage && !(events && event.native?.events)) return;
           send({ ...chunk, choices }, event);
         } catch (err) {
+          // What was released before a block that fails the answer went out before it, as it always did.
+          own?.flush();
           subscriber.error(err);
         }
       },
       error(err: unknown) {
+        own?.flush();
         subscriber.error(err);
       },
       complete() {
         try {
+          own?.flush();
           // A stream that ended without finish_reason or usage chunk: send what is held rather than lose it.
           const flushed = last ? flushAll(last) : null;
           const rest = events?.end() ?? [];

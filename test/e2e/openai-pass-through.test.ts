@@ -185,6 +185,28 @@ describe('a stage that changes chunks', () => {
     expect(text).toBe(pieces.map(() => 'mail [REDACTED:email], ').join(''));
   });
 
+  it('passes the upstream’s bytes through where the rule changes nothing, each event once its text is released', async () => {
+    // An answer longer than the guard's look-behind (256 characters), one address in its middle: every event but the
+    // one with the address arrives as OpenAI wrote it (escapes, unknown fields), once the guard has released its text.
+    const event = (delta: string, finish = 'null') =>
+      `{"id":"c4","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","system_fingerprint":"fp_1","choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}],"obfuscation":"z"}`;
+    const words = Array.from({ length: 40 }, (_, i) => (i === 20 ? ' mail jane\\u002edoe@example.com' : ` caf\\u00e9 number ${i}`));
+    const events = [event('{"role":"assistant","content":"","refusal":null}'), ...words.map((word) => event(`{"content":"${word}"}`)), event('{}', '"stop"')];
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: sseBody(events) });
+    const body = await streamRaw(tg, 'openai/gpt-4o-mini');
+    expect(body).not.toMatch(/doe@example|u002edoe/);
+    const got = dataOf(body).filter((data) => data !== '[DONE]');
+    const own = new Set(events.map((data) => data.replace('"model":"gpt-4o-mini"', '"model":"openai/gpt-4o-mini"')));
+    // Every event went through untouched, in order, but the one whose text the rule changed.
+    expect(got).toHaveLength(events.length);
+    const rebuilt = got.filter((data) => !own.has(data));
+    expect(rebuilt).toHaveLength(1);
+    expect(rebuilt[0]).toContain('mail [REDACTED:email]');
+    expect(got.indexOf(rebuilt[0]!)).toBe(21);
+    const text = got.map((data) => (JSON.parse(data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? '').join('');
+    expect(text).toBe(words.map((word) => JSON.parse(`"${word.replace(' mail jane\\u002edoe@example.com', ' mail [REDACTED:email]')}"`) as string).join(''));
+  });
+
   it('changes the raw upstream bytes too', async () => {
     const events = [
       '{"id":"c3","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"write to jane\\u002edoe@example.com"},"finish_reason":null}],"obfuscation":"q"}',
