@@ -200,6 +200,13 @@ describe('secret', () => {
     const found = detectSecrets(text);
     expect(found.map((f) => [text.slice(f.start, f.end), f.subtype])).toEqual([[secret, type]]);
   });
+  it.each(cases)('finds %s as %s after prose, from an offset, as the stream guard asks (the quick look before the walk misses none)', (secret, type) => {
+    const text = `${'plain words and numbers 12345 '.repeat(5)}${secret} done`;
+    const found = detectSecrets(text, 100);
+    expect(found.map((f) => [text.slice(f.start, f.end), f.subtype])).toEqual([[secret, type]]);
+    expect(detectEmails(`${'plain words '.repeat(10)}jane@example.com`, 100)).toHaveLength(1);
+    expect(detectSecrets('Aws_Secret_Access_Key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 0, ['aws_secret_access_key'])).toHaveLength(1);
+  });
   it('does not flag look-alikes', () => {
     const text = 'risk-assessment-of-the-whole-team-plan, sk-short, task_live_demo, AKIA123, xoxb-1, eyJhbGciOi.notapayload, -----BEGIN PUBLIC KEY-----';
     expect(detectSecrets(text)).toEqual([]);

@@ -33,6 +33,9 @@ export const EMAIL_WINDOW = 254;
 
 export function detectEmails(text: string, from = 0): Detection[] {
   const found: Detection[] = [];
+  // Every address holds an '@'; most texts have none, and walking them costs the pattern a try at every word
+  // (0.3-0.7 µs for a sentence, against a few ns for this look).
+  if (text.indexOf('@', from) === -1) return found;
   forEachMatch(EMAIL, text, from, (match) => {
     const whole = match[0];
     const end = match.index + whole.length;
