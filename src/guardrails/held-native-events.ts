@@ -58,6 +58,8 @@ export class HeldNativeEvents {
    */
   private unsentFrom = 0;
   private settled = 0;
+  /** Whether the stream's first event went out: it always goes at once, as it did (the client's first byte). */
+  private opened = false;
 
   constructor(private readonly send: (event: ResponseEvent) => void) {}
 
@@ -83,6 +85,9 @@ export class HeldNativeEvents {
     const closes = choice.finish_reason !== null && choice.finish_reason !== undefined;
     this.held.push({ event, text, start: pushed - text.length, guarded: after, closes });
     this.drain(closes);
+    // A first event whose text is still held (a role chunk carrying text) goes now, carrying what was released.
+    if (!this.opened && this.held.length > 0) this.sendRebuilt(this.unsent.length, this.settled);
+    this.opened = true;
     return true;
   }
 
@@ -91,6 +96,7 @@ export class HeldNativeEvents {
    * the guard has released up to `settled`), at the end.
    */
   flush(settled = this.settled): void {
+    this.opened = true;
     this.drain(true);
     this.unsentFrom = this.settled = settled;
   }
@@ -113,13 +119,19 @@ export class HeldNativeEvents {
       } else {
         const from = exact ? this.settled : this.changeEnd(final);
         if (from === null) return;
-        const carried = this.unsent.length - (this.settled - from);
-        this.send({ kind: 'chunk', chunk: this.rebuilt(head, this.unsent.slice(0, carried)) });
-        this.unsent = this.unsent.slice(carried);
-        this.unsentFrom = from;
+        this.sendRebuilt(this.unsent.length - (this.settled - from), from);
+        continue;
       }
       this.held.shift();
     }
+  }
+
+  /** Sends the head event rebuilt with the first `carried` characters of `unsent`; the rest is released from `from` on. */
+  private sendRebuilt(carried: number, from: number): void {
+    const head = this.held.shift()!;
+    this.send({ kind: 'chunk', chunk: this.rebuilt(head, this.unsent.slice(0, carried)) });
+    this.unsent = this.unsent.slice(carried);
+    this.unsentFrom = from;
   }
 
   /**

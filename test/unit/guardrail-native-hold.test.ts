@@ -83,6 +83,24 @@ describe('an OpenAI-format stream under output rules', () => {
     expect(seen).toEqual(events);
   });
 
+  it('sends the first event at once even when it carries text (role and content together), as before', async () => {
+    const pieces = Array.from({ length: 40 }, (_, i) => ` word number ${String(i).padStart(2, '0')}`);
+    const events = [event([{ index: 0, delta: { role: 'assistant', content: 'Hello,' }, logprobs: null, finish_reason: null }]), ...stream(pieces).slice(1)];
+    const seen: ResponseEvent[] = [];
+    const source = new Observable<ResponseEvent>((subscriber) => {
+      subscriber.next(events[0]!);
+      expect(seen).toHaveLength(1);
+      for (const e of events.slice(1)) subscriber.next(e);
+      subscriber.complete();
+    });
+    guarded(source, [EMAIL]).subscribe((e) => seen.push(e));
+    const chunks = (seen as ChunkEvent[]).map((e) => e.chunk.choices[0] as { delta?: { role?: string; content?: string } } | undefined);
+    expect(chunks[0]?.delta).toEqual({ role: 'assistant', content: '' });
+    expect(chunks.map((c) => c?.delta?.content ?? '').join('')).toBe(`Hello,${pieces.join('')}`);
+    // The text it still held goes with the next event; the events after it are the upstream's own again.
+    expect(seen.filter((e) => events.includes(e as ChunkEvent)).length).toBe(events.length - 2);
+  });
+
   it('rebuilds only the events whose text a redaction changed, whatever the chunking and the placeholder', async () => {
     const words = Array.from({ length: 60 }, (_, i) => (i % 17 === 5 ? `mail j.doe${i}@example.com now` : `plain word ${i}`)).join(' ');
     for (const placeholder of ['', '[x]', '[REDACTED:a much longer placeholder than the address it replaces]']) {
