@@ -147,7 +147,7 @@ type KeyUpdate struct {
 type KeyListOptions struct {
 	// Limit is the page size (the gateway serves at most 1,000).
 	Limit int
-	// After is the id of the last key of the previous page (KeyPage.NextAfter).
+	// After is the previous page's KeyPage.NextAfter (or the id of its last key).
 	After string
 	// Query finds text in the name, id or key prefix.
 	Query string

@@ -50,6 +50,9 @@ function unknownTeam(id: string): GatewayError {
   return gatewayError('invalid_team', `No team with id '${id}'; create it first with POST /api/teams.`, { param: 'team' });
 }
 
+/** Where a key stands in the listing order (the creation index's entry): its creation time and id. */
+export type KeyPosition = [createdAt: string, id: string];
+
 function byCreation<T extends { created_at: string; id: string }>(a: T, b: T): number {
   return a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
@@ -219,13 +222,17 @@ export class GovernanceStore {
    * found: a page costs what it holds, not every key (a search that matches little still reads them all, a chunk at
    * a time with other work let in between).
    */
-  async keyPage(limit: number, after: string | undefined, matches: (key: VirtualKeyRecord) => boolean): Promise<{ data: VirtualKeyView[]; hasMore: boolean } | undefined> {
-    let from: [string, string] | undefined;
-    if (after !== undefined) {
+  /**
+   * A page of keys in listing order after `after`: a position ([created_at, id], see keyCursor: found even when that
+   * key was deleted since) or, as before positions, the id of a key that still exists. Undefined for an unknown id.
+   */
+  async keyPage(limit: number, after: KeyPosition | string | undefined, matches: (key: VirtualKeyRecord) => boolean): Promise<{ data: VirtualKeyView[]; hasMore: boolean } | undefined> {
+    let from: KeyPosition | undefined;
+    if (typeof after === 'string') {
       const cursor = this.keys.get(after);
       if (!cursor) return undefined;
       from = [cursor.created_at, cursor.id];
-    }
+    } else from = after;
     const data: VirtualKeyView[] = [];
     for await (const chunk of this.keyChunks(from)) {
       for (const record of chunk) {
@@ -247,7 +254,7 @@ export class GovernanceStore {
    * time, a turn of the event loop between chunks. A key deleted meanwhile is left out; resuming from an index
    * entry, not a key, the walk goes on past it.
    */
-  private async *keyChunks(from: [string, string] | undefined): AsyncGenerator<VirtualKeyRecord[]> {
+  private async *keyChunks(from: KeyPosition | undefined): AsyncGenerator<VirtualKeyRecord[]> {
     for (let first = true; ; first = false) {
       if (!first) await new Promise<void>((resolve) => setImmediate(resolve));
       const entries = [...this.keysByCreation.getKeys({ ...(from ? { start: from } : {}), limit: KEY_SCAN_CHUNK + 1 })];

@@ -118,7 +118,9 @@ describe('GET /api/keys, paged', () => {
       for (const name of ['alpha', 'beta', 'gamma', 'alphabet']) expect((await send(tg.url, 'POST', '/api/keys', {}, { name })).status).toBe(201);
       const first = (await send(tg.url, 'GET', '/api/keys?limit=3')).body;
       expect(first.data.map((key: { name: string }) => key.name)).toEqual(['alpha', 'beta', 'gamma']);
-      expect(first).toMatchObject({ has_more: true, next_after: first.data[2].id });
+      expect(first).toMatchObject({ has_more: true, next_after: expect.any(String) });
+      // The id of the last key of a page still works as a cursor, as it did.
+      expect((await send(tg.url, 'GET', `/api/keys?limit=3&after=${first.data[2].id}`)).body.data.map((key: { name: string }) => key.name)).toEqual(['alphabet']);
       const second = (await send(tg.url, 'GET', `/api/keys?limit=3&after=${first.next_after}`)).body;
       expect(second).toMatchObject({ has_more: false, next_after: null });
       expect(second.data.map((key: { name: string }) => key.name)).toEqual(['alphabet']);
@@ -126,6 +128,26 @@ describe('GET /api/keys, paged', () => {
       expect((await send(tg.url, 'GET', '/api/keys')).body.data).toHaveLength(4);
       expect((await send(tg.url, 'GET', '/api/keys?limit=0')).status).toBe(400);
       expect((await send(tg.url, 'GET', '/api/keys?limit=2&after=vk_unknown')).body.error.param).toBe('after');
+      expect((await send(tg.url, 'GET', '/api/keys?limit=2&after=c_bm90IGEgY3Vyc29y')).body.error.param).toBe('after');
+    } finally {
+      await tg.stop();
+    }
+  });
+
+  it('goes on from where a page ended when the last key of that page was deleted meanwhile', async () => {
+    const tg = await startGateway({});
+    try {
+      for (const name of ['k1', 'k2', 'k3', 'k4', 'k5']) expect((await send(tg.url, 'POST', '/api/keys', {}, { name })).status).toBe(201);
+      const first = (await send(tg.url, 'GET', '/api/keys?limit=2')).body;
+      expect(first.data.map((key: { name: string }) => key.name)).toEqual(['k1', 'k2']);
+      // Another admin deletes k2 (the page's last key, the one the cursor names) and k3 while the client pages.
+      expect((await send(tg.url, 'DELETE', `/api/keys/${first.data[1].id}`)).status).toBe(204);
+      const k3 = (await send(tg.url, 'GET', '/api/keys?q=k3&limit=1')).body.data[0];
+      expect((await send(tg.url, 'DELETE', `/api/keys/${k3.id}`)).status).toBe(204);
+      const second = await send(tg.url, 'GET', `/api/keys?limit=2&after=${encodeURIComponent(first.next_after)}`);
+      expect(second.status).toBe(200);
+      expect(second.body.data.map((key: { name: string }) => key.name)).toEqual(['k4', 'k5']);
+      expect(second.body).toMatchObject({ has_more: false, next_after: null });
     } finally {
       await tg.stop();
     }

@@ -1,5 +1,6 @@
 import { gatewayError } from '../../core/errors.js';
 import type { VirtualKeyView } from '../../governance/types.js';
+import type { KeyPosition } from '../../governance/governance-store.js';
 
 /** The most keys one `GET /api/keys?ids=` names: 500 ids (about 10 KB) keep the URL within Node's 16 KB header limit. */
 export const MAX_KEY_IDS = 500;
@@ -64,4 +65,24 @@ export function projectKey(key: VirtualKeyView, fields: readonly KeyField[]): Pa
   const out: Record<string, unknown> = {};
   for (const field of fields) if (key[field] !== undefined) out[field] = key[field];
   return out as Partial<VirtualKeyView>;
+}
+
+/** The prefix of a position cursor (an id starts with `vk_`, so the two never mix). */
+const CURSOR_PREFIX = 'c_';
+
+/**
+ * The `next_after` of a page: where its last key stands (creation time and id), not the id alone, so the next page
+ * starts in the right place even when that key is deleted before it is asked for (with the id alone the listing
+ * stopped at a 400, an unknown cursor, whenever another admin deleted a key while a script paged).
+ */
+export function keyCursor(key: { created_at: string; id: string }): string {
+  return `${CURSOR_PREFIX}${Buffer.from(`${key.created_at}\n${key.id}`).toString('base64url')}`;
+}
+
+/** `after` as a position (a cursor keyCursor made), the id it is otherwise (the cursor before positions), or null when it is a cursor that does not read. */
+export function parseKeyCursor(after: string): KeyPosition | string | null {
+  if (!after.startsWith(CURSOR_PREFIX)) return after;
+  const [createdAt, id, ...rest] = Buffer.from(after.slice(CURSOR_PREFIX.length), 'base64url').toString('utf8').split('\n');
+  if (rest.length > 0 || !createdAt || !id || Number.isNaN(Date.parse(createdAt))) return null;
+  return [createdAt, id];
 }

@@ -3,7 +3,7 @@ import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
 import { gatewayError } from '../../core/errors.js';
 import { parsePageLimit } from './paging.js';
-import { parseKeyFields, parseKeyIds, projectKey } from './key-query.js';
+import { keyCursor, parseKeyCursor, parseKeyFields, parseKeyIds, projectKey } from './key-query.js';
 import { sendJsonList } from './json-list-stream.js';
 import type { VirtualKeyView } from '../../governance/types.js';
 import { jsonObjectBody, queryString } from './request-body.js';
@@ -36,7 +36,8 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     return reply.code(201).header('location', keyPath(record.id)).send({ ...record, key });
   });
 
-  // Paged when `limit` is given (`after`: the last id of the previous page; `q`: text in the name, id or prefix);
+  // Paged when `limit` is given (`after`: the previous page's `next_after`, or the id of its last key; `q`: text in
+  // the name, id or prefix);
   // without it, every key, as before. `ids`: just those keys (what a page naming keys by id needs); `fields`: only
   // those fields of each key (and its id).
   api.get('/keys', async (request, reply) => {
@@ -62,10 +63,12 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     }
     // The cursor is found among all keys, then the search applies: a key renamed since the last page so that it no
     // longer matches `q` still marks where the next page starts (it was an unknown cursor, and the listing stopped).
-    const page = await store.keyPage(limit, after, matches);
-    if (!page) throw gatewayError('invalid_query', `Unknown cursor '${(after ?? '').slice(0, 60)}': pass the id of the last key of the previous page.`, { param: 'after' });
+    const from = after === undefined ? undefined : parseKeyCursor(after);
+    const page = from === null ? undefined : await store.keyPage(limit, from, matches);
+    if (!page) throw gatewayError('invalid_query', `Unknown cursor '${(after ?? '').slice(0, 60)}': pass the previous page's next_after.`, { param: 'after' });
     const { data, hasMore } = page;
-    return { object: 'list', data: shown(data), has_more: hasMore, next_after: hasMore ? (data.at(-1)?.id ?? null) : null };
+    const last = data.at(-1);
+    return { object: 'list', data: shown(data), has_more: hasMore, next_after: hasMore && last ? keyCursor(last) : null };
   });
 
   api.get<{ Params: IdParams }>('/keys/:id', async (request) => store.getKey(request.params.id));
