@@ -1,7 +1,7 @@
 import { bodyChars, ERROR_INDEX_COMPLETE, errorIndexValue, MAX_SCANNED_BODY_CHARS, queryRequestLog, type RequestLogPage, type RequestLogQuery } from './request-log-query.js';
 import { newRequestId } from '../core/request-id.js';
 import type { Database, RootDatabase } from 'lmdb';
-import { commit, commitSoon, commitWaiting } from '../store/commit.js';
+import { commit, commitSoon, commitSoonUnawaited, commitWaiting } from '../store/commit.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
 import {
@@ -480,18 +480,30 @@ export class GovernanceStore {
   async recordRequest(entry: RequestLogInput): Promise<void> {
     const id = entry.id || this.newRequestLogId();
     // The entry and its index rows in one transaction, shared with the other background writes of the moment.
-    await commitSoon(this.root, () => {
-      // Numbered here, in the transaction, so write_seqs commit in their order.
-      const seq = this.logWrites.next();
-      // The entry is the log's from here on: numbered in place rather than copied whole (40 fields) per request.
-      if (entry.id === id) {
-        entry.write_seq = seq;
-        void this.log.put(id, entry as RequestLogEntry);
-      } else void this.log.put(id, { ...entry, id, write_seq: seq });
-      this.logWrites.written(seq, id);
-      if (entry.key_id) void this.logByKey.put([entry.key_id, id], null);
-      if (entry.status >= 400) void this.logErrors.put(id, errorIndexValue(entry));
-    });
+    await commitSoon(this.root, () => this.writeLogEntry(entry, id));
+  }
+
+  /**
+   * `recordRequest` for the request-log subscriber, which awaits no entry: no promise per request; `failed` hears a
+   * write's error. `logWritesSettled` resolves once the entries handed over so far are committed.
+   */
+  logRequest(entry: RequestLogInput, failed: (error: unknown) => void): void {
+    const id = entry.id || this.newRequestLogId();
+    commitSoonUnawaited(this.root, () => this.writeLogEntry(entry, id), failed);
+  }
+
+  /** Inside the transaction: the entry and its index rows. */
+  private writeLogEntry(entry: RequestLogInput, id: string): void {
+    // Numbered here, in the transaction, so write_seqs commit in their order.
+    const seq = this.logWrites.next();
+    // The entry is the log's from here on: numbered in place rather than copied whole (40 fields) per request.
+    if (entry.id === id) {
+      entry.write_seq = seq;
+      void this.log.put(id, entry as RequestLogEntry);
+    } else void this.log.put(id, { ...entry, id, write_seq: seq });
+    this.logWrites.written(seq, id);
+    if (entry.key_id) void this.logByKey.put([entry.key_id, id], null);
+    if (entry.status >= 400) void this.logErrors.put(id, errorIndexValue(entry));
   }
 
   /**

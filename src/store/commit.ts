@@ -59,11 +59,15 @@ class CommitQueue {
     const done = new Promise<T>((resolve, reject) => {
       entry = { work, settle: (error, failed, result) => (failed ? reject(error) : resolve(result as T)) };
     });
+    this.push(entry);
+    return done;
+  }
+
+  push(entry: Waiting): void {
     this.waiting.push(entry);
     if (this.waiting.length >= BATCH_MAX) this.commitNow();
     else if (this.wait === 'turn') this.immediate ??= setImmediate(() => this.commitNow());
     else this.timer ??= setTimeout(() => this.commitNow(), this.wait);
-    return done;
   }
 
   commitNow(): void {
@@ -120,6 +124,15 @@ export function commit<T>(root: RootDatabase, work: () => T): Promise<T> {
 export function commitSoon<T>(root: RootDatabase, work: () => T): Promise<T> {
   if (!noSync(root)) return root.transaction(work);
   return queuesOf(root).window.add(work);
+}
+
+/**
+ * `commitSoon` for a write nothing waits for (a request-log entry): no promise is made for it, and `failed` hears
+ * its error. Settle with `commitWaiting` and `root.committed` (as `GovernanceStore.logWritesSettled` does).
+ */
+export function commitSoonUnawaited(root: RootDatabase, work: () => void, failed: (error: unknown) => void): void {
+  if (!noSync(root)) void root.transaction(work).catch(failed);
+  else queuesOf(root).window.push({ work, settle: (error, didFail) => (didFail ? failed(error) : undefined) });
 }
 
 /** Commits the writes still waiting for their turn or window now (before the environment closes). */

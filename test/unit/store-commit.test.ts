@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BATCH_WINDOW_MS, commit, commitSoon, commitWaiting } from '../../src/store/commit.js';
+import { BATCH_WINDOW_MS, commit, commitSoon, commitSoonUnawaited, commitWaiting } from '../../src/store/commit.js';
 import { Store } from '../../src/store/store.js';
 
 let dir: string;
@@ -88,6 +88,50 @@ describe('background writes (commitSoon)', () => {
     expect(db.get('k')).toBe('v');
     expect(db.get('spend')).toBe('1');
     await Promise.all([background, spend]);
+  });
+});
+
+describe('background writes nothing awaits (commitSoonUnawaited)', () => {
+  it('share the window and the transaction of the awaited ones; a write that throws is reported alone', async () => {
+    const failed = vi.fn();
+    commitSoonUnawaited(root, () => db.put('a', '1'), failed);
+    commitSoonUnawaited(
+      root,
+      () => {
+        throw new Error('this write is refused');
+      },
+      failed,
+    );
+    const awaited = commitSoon(root, () => db.put('b', '2'));
+    commitSoonUnawaited(root, () => db.put('c', '3'), failed);
+    expect(db.get('a')).toBeUndefined();
+    await awaited;
+    expect(transactions).toBe(1);
+    expect(['a', 'b', 'c'].map((key) => db.get(key))).toEqual(['1', '2', '3']);
+    expect(failed).toHaveBeenCalledTimes(1);
+    expect(String(failed.mock.calls[0]?.[0])).toContain('this write is refused');
+  });
+
+  it('commit on commitWaiting, and with fsync in the asynchronous transaction that root.committed waits for', async () => {
+    const failed = vi.fn();
+    commitSoonUnawaited(root, () => db.put('k', 'v'), failed);
+    commitWaiting(root);
+    expect(db.get('k')).toBe('v');
+    const synced = open({ path: join(dir, 'synced.lmdb'), maxDbs: 4, compression: false });
+    const rows = synced.openDB<string, string>({ name: 'rows' });
+    commitSoonUnawaited(synced, () => rows.put('log', 'entry'), failed);
+    commitSoonUnawaited(
+      synced,
+      () => {
+        throw new Error('refused with fsync');
+      },
+      failed,
+    );
+    await synced.committed;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(rows.get('log')).toBe('entry');
+    expect(failed).toHaveBeenCalledTimes(1);
+    await synced.close();
   });
 });
 
