@@ -3,6 +3,7 @@ import type { GatewayEvents, RequestSummary } from '../core/events.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import type { RequestAttempt, RequestLogEntry } from '../governance/types.js';
 import type { Log } from '../log.js';
+import { isoTime } from '../core/iso-time.js';
 import { redactSecrets } from '../core/redact-secrets.js';
 
 /** Attempts kept per request (a route allows at most 20). */
@@ -10,11 +11,16 @@ const MAX_ATTEMPTS_KEPT = 20;
 
 type Failure = { type: string; code: string | null; message: string };
 
+/**
+ * The log entry of a finished request. The optional fields are set where they belong in the field order (which is
+ * the order /api/logs shows and the stored record's shape) by assignment: a spread of a small object for each cost
+ * about as much as the rest of the entry (bench/request-log.ts).
+ */
 function entryOf(event: RequestSummary, cancelled: boolean, error: Failure | null, attempts: RequestAttempt[]): RequestLogEntry {
   const usage = event.usage;
-  return {
+  const entry: RequestLogEntry = {
     id: event.requestId,
-    at: new Date().toISOString(),
+    at: isoTime(Date.now()),
     key_id: event.keyId,
     team_id: event.teamId,
     model: event.model,
@@ -23,31 +29,39 @@ function entryOf(event: RequestSummary, cancelled: boolean, error: Failure | nul
     status: event.status,
     stream: event.stream,
     cancelled,
-    prompt_tokens: event.usage?.input_tokens ?? 0,
-    completion_tokens: event.usage?.output_tokens ?? 0,
+    prompt_tokens: usage?.input_tokens ?? 0,
+    completion_tokens: usage?.output_tokens ?? 0,
     cost_usd: event.costUsd ?? 0,
     priced: event.priced,
     duration_ms: Math.round(event.durationMs),
-    ...(event.route !== null ? { route: event.route } : {}),
-    ...(error ? { error_type: error.type, error_code: error.code, error_message: error.message.slice(0, 2_000) } : {}),
-    dialect: event.dialect,
-    path: event.path,
-    operation: event.operation,
-    attempts,
-    fallback: event.fallback,
-    upstream_ms: Math.round(event.upstreamMs),
-    first_token_ms: event.firstTokenMs === null ? null : Math.round(event.firstTokenMs),
-    overhead_ms: Math.round(Math.max(0, event.durationMs - event.upstreamMs) * 100) / 100,
-    cached_tokens: usage?.cache_read_tokens ?? 0,
-    cache_write_tokens: usage?.cache_write_tokens ?? 0,
-    reasoning_tokens: usage?.output_reasoning_tokens ?? 0,
-    estimated: event.estimated,
-    ...(event.cache !== null ? { cache: event.cache } : {}),
-    ...(event.guardrails !== null ? { guardrails: event.guardrails } : {}),
-    user: event.user,
-    metadata: event.metadata,
-    ...(event.bodies ? { request_body: event.bodies.request, response_body: event.bodies.response } : {}),
   };
+  if (event.route !== null) entry.route = event.route;
+  if (error) {
+    entry.error_type = error.type;
+    entry.error_code = error.code;
+    entry.error_message = error.message.slice(0, 2_000);
+  }
+  entry.dialect = event.dialect;
+  entry.path = event.path;
+  entry.operation = event.operation;
+  entry.attempts = attempts;
+  entry.fallback = event.fallback;
+  entry.upstream_ms = Math.round(event.upstreamMs);
+  entry.first_token_ms = event.firstTokenMs === null ? null : Math.round(event.firstTokenMs);
+  entry.overhead_ms = Math.round(Math.max(0, event.durationMs - event.upstreamMs) * 100) / 100;
+  entry.cached_tokens = usage?.cache_read_tokens ?? 0;
+  entry.cache_write_tokens = usage?.cache_write_tokens ?? 0;
+  entry.reasoning_tokens = usage?.output_reasoning_tokens ?? 0;
+  entry.estimated = event.estimated;
+  if (event.cache !== null) entry.cache = event.cache;
+  if (event.guardrails !== null) entry.guardrails = event.guardrails;
+  entry.user = event.user;
+  entry.metadata = event.metadata;
+  if (event.bodies) {
+    entry.request_body = event.bodies.request;
+    entry.response_body = event.bodies.response;
+  }
+  return entry;
 }
 
 /**

@@ -55,6 +55,28 @@ describe('the request-log subscriber', () => {
     writer.stop();
   });
 
+  it('keeps the fields in the order entries always had, the optional ones where they belong', async () => {
+    const writer = new RequestLogWriter(bus, governance, pino({ level: 'silent' }));
+    const requestId = '000001764400000-000009';
+    const failed: GatewayEvents['request.failed'] = {
+      ...completed(requestId), route: 'smart', status: 502, cache: 'miss', guardrails: ['input:cards:redacted'],
+      bodies: { request: '{"a":1}', response: '' }, type: 'upstream_error', code: 'upstream_failed', message: 'the upstream broke',
+    };
+    bus.emit('request.failed', failed);
+    bus.emit('request.completed', completed('000001764400000-000010'));
+    await writer.flush();
+    expect(Object.keys(governance.requestLogEntry(requestId) ?? {})).toEqual([
+      'id', 'at', 'key_id', 'team_id', 'model', 'provider', 'upstream_model', 'status', 'stream', 'cancelled', 'prompt_tokens',
+      'completion_tokens', 'cost_usd', 'priced', 'duration_ms', 'route', 'error_type', 'error_code', 'error_message', 'dialect', 'path',
+      'operation', 'attempts', 'fallback', 'upstream_ms', 'first_token_ms', 'overhead_ms', 'cached_tokens', 'cache_write_tokens',
+      'reasoning_tokens', 'estimated', 'cache', 'guardrails', 'user', 'metadata', 'request_body', 'response_body', 'write_seq',
+    ]);
+    expect(governance.requestLogEntry(requestId)).toMatchObject({ route: 'smart', error_message: 'the upstream broke', guardrails: ['input:cards:redacted'], overhead_ms: 2.3 });
+    expect(Object.keys(governance.requestLogEntry('000001764400000-000010') ?? {})).not.toContain('route');
+    expect(governance.requestLogEntry('000001764400000-000010')?.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    writer.stop();
+  });
+
   it('logs a write that fails with its request id, and the entries committed with it are kept', async () => {
     const log = pino({ level: 'silent' });
     const error = vi.spyOn(log, 'error');
