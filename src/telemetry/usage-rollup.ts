@@ -15,7 +15,6 @@ import {
   type UsageQuery,
   type UsageRollups,
   type UsageRow,
-  type UsageSample,
 } from '../governance/usage-rollups.js';
 import type { Log } from '../log.js';
 
@@ -72,36 +71,32 @@ export class UsageRollupWriter {
   }
 
   private record(event: RequestSummary): void {
-    const sample: UsageSample = {
-      // Bucketed by arrival, as the request log's time filters select (a stream that crosses midnight counts on the
-      // day it started in both).
-      at: this.clock() - (Number.isFinite(event.durationMs) && event.durationMs > 0 ? event.durationMs : 0),
-      groups: {
-        key: event.keyId ?? NO_GROUP,
-        team: event.teamId ?? NO_GROUP,
-        model: modelGroup(event),
-        provider: event.provider ?? NO_GROUP,
-        route: event.route ?? NO_GROUP,
-      },
+    // Bucketed by arrival, as the request log's time filters select (a stream that crosses midnight counts on the day
+    // it started in both).
+    const at = this.clock() - (Number.isFinite(event.durationMs) && event.durationMs > 0 ? event.durationMs : 0);
+    // In USAGE_DIMENSIONS' order; the slots are taken in SLOTS' order (each interval, then each dimension).
+    const groups = [event.keyId ?? NO_GROUP, event.teamId ?? NO_GROUP, modelGroup(event), event.provider ?? NO_GROUP, event.route ?? NO_GROUP];
+    const delta: UsageCounts = {
       requests: 1,
       errors: event.status >= 400 && event.status !== 499 ? 1 : 0,
       spend_usd: event.costUsd ?? 0,
       input_tokens: event.usage?.input_tokens ?? 0,
       output_tokens: event.usage?.output_tokens ?? 0,
     };
-    for (let slot = 0; slot < SLOTS.length; slot++) {
-      const { dimension, interval } = SLOTS[slot] as (typeof SLOTS)[number];
-      const start = bucketStart(sample.at, interval);
-      const byStart = this.pending[slot] as Map<number, Map<string, UsageCounts>>;
-      let byGroup = byStart.get(start);
-      if (!byGroup) byStart.set(start, (byGroup = new Map()));
-      const group = sample.groups[dimension];
-      let counts = byGroup.get(group);
-      if (!counts) {
-        byGroup.set(group, (counts = emptyCounts()));
-        this.pendingRows++;
+    let slot = 0;
+    for (const interval of USAGE_INTERVALS) {
+      const start = bucketStart(at, interval);
+      for (const group of groups) {
+        const byStart = this.pending[slot++] as Map<number, Map<string, UsageCounts>>;
+        let byGroup = byStart.get(start);
+        if (!byGroup) byStart.set(start, (byGroup = new Map()));
+        let counts = byGroup.get(group);
+        if (!counts) {
+          byGroup.set(group, (counts = emptyCounts()));
+          this.pendingRows++;
+        }
+        addCounts(counts, delta);
       }
-      addCounts(counts, sample);
     }
   }
 
@@ -196,8 +191,16 @@ export class UsageRollupWriter {
 function modelGroup(event: RequestSummary): string {
   // Only a model that answered: an upstream's refusal (404 for a name the client made up) names no real model. A
   // stream its client left (499) after the answer began was answered by that model, and is charged as such.
-  if (event.provider !== null && event.upstreamModel !== null && (event.status < 400 || answeredBeforeLeft(event))) return `${event.provider}/${event.upstreamModel}`;
+  if (event.provider !== null && event.upstreamModel !== null && (event.status < 400 || answeredBeforeLeft(event))) return answeredModel(event.provider, event.upstreamModel);
   return event.route ?? NO_GROUP;
+}
+
+/** The last `provider/model` made, reused while requests keep naming the same one (its hash is then kept too). */
+let lastAnswered = { provider: '', model: '', group: '/' };
+
+function answeredModel(provider: string, model: string): string {
+  if (provider !== lastAnswered.provider || model !== lastAnswered.model) lastAnswered = { provider, model, group: `${provider}/${model}` };
+  return lastAnswered.group;
 }
 
 /** A request whose client left after its answer began: the upstream had answered it (a cache hit names no provider). */

@@ -133,4 +133,16 @@ describe('usage rollups as requests finish', () => {
     bus.emit('request.completed', event as unknown as GatewayEvents['request.completed']);
     expect(strip(query('key', 'hour')).filter((row) => row.group === 'k9').map((row) => row.start)).toEqual(['2026-11-27T10:00:00.000Z']);
   });
+  it('count a request under its own group in each of the five dimensions, by hour and by day, across models in turn', () => {
+    const event = (model: string) =>
+      ({ requestId: 'g', keyId: 'key-a', teamId: 'team-b', model: 'smart', upstreamModel: model, provider: 'prov-c', route: 'route-d', status: 200, costUsd: 1, usage: { input_tokens: 2, output_tokens: 3 } }) as unknown as GatewayEvents['request.completed'];
+    for (const model of ['m1', 'm1', 'm2', 'm1']) bus.emit('request.completed', event(model));
+    const expected = { key: [['key-a', 4]], team: [['team-b', 4]], model: [['prov-c/m1', 3], ['prov-c/m2', 1]], provider: [['prov-c', 4]], route: [['route-d', 4]] };
+    for (const interval of ['hour', 'day'] as const) {
+      for (const [group_by, rows] of Object.entries(expected)) {
+        const got = writer.query({ group_by: group_by as keyof typeof expected, interval, from: T0 - 2 * HOUR, to: T0 + 2 * HOUR }).map((row) => [row.group, row.requests]);
+        expect(got, `${group_by} by ${interval}`).toEqual(rows);
+      }
+    }
+  });
 });
