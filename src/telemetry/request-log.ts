@@ -67,9 +67,9 @@ function entryOf(event: RequestSummary, cancelled: boolean, error: Failure | nul
 /**
  * The request log as a bus subscriber: every request that reached the pipeline ends in exactly one terminal event
  * (`request.completed` or `request.failed`, refusals by auth, rate limit and budget included), and each becomes one
- * entry. An entry commits with the other background writes of the next few milliseconds (`commitSoon`,
- * store/commit.ts), never awaited by a request; a failed write is logged, and `flush` waits for those in flight at
- * shutdown so nothing accepted is lost.
+ * entry. An entry commits with the other background writes of the next few milliseconds (`GovernanceStore.logRequest`,
+ * `commitSoonUnawaited` in store/commit.ts), never awaited by a request; a failed write is logged, and `flush` commits
+ * those still waiting at shutdown so nothing accepted is lost.
  */
 export class RequestLogWriter {
   private readonly stops: Array<() => void>;
