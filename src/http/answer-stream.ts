@@ -22,24 +22,51 @@ export const SSE_HEADERS = {
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
 /**
- * A writer whose writes within one tick (events decoded from one upstream read) go out in one write; each write
- * tells the stream's keep-alive (see stream-keepalive.ts), when it has one, that the answer is not silent.
+ * An event stream's writer: the texts written within one tick (the events decoded from one upstream read) are
+ * joined and go out in one `res.write` at the tick's end, or sooner when the answer's socket buffer is judged
+ * (serveAnswer's backpressure check) or the answer ends (its error or complete, after which texts go out at once:
+ * the dialect then ends the response with writes of its own, which must follow them). Node frames every write as an HTTP
+ * chunk of its own, four buffers a write: a 22-event read written event by event (corked, as before) made one
+ * writev of some ninety buffers, and cost the process 14 µs a stream more than one write (bench/stream-writes.ts).
+ * Each flush tells the stream's keep-alive (see stream-keepalive.ts), when it has one, that the answer is not silent.
  */
-export function tickCorkedWriter(res: ServerResponse, touch: Touch | null = null): (text: string) => void {
-  let corked = false;
-  const uncork = (): void => {
-    corked = false;
-    res.uncork();
-  };
-  return (text) => {
-    if (!corked) {
-      corked = true;
-      res.cork();
-      process.nextTick(uncork);
-    }
-    touch?.();
-    res.write(text);
-  };
+export class TickWriter {
+  private pending = '';
+  private scheduled = false;
+  /** Set once the answer ends: texts are written at once, since the dialect's own end follows them directly. */
+  private ending = false;
+  private readonly flushLater = (): void => this.flush();
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly touch: Touch | null = null,
+  ) {}
+
+  write(text: string): void {
+    this.pending += text;
+    if (this.ending) return this.flush();
+    if (this.scheduled) return;
+    this.scheduled = true;
+    process.nextTick(this.flushLater);
+  }
+
+  /** Writes what is pending now. */
+  flush(): void {
+    this.scheduled = false;
+    const text = this.pending;
+    if (text === '') return;
+    this.pending = '';
+    this.touch?.();
+    // Nothing follows the answer's end (serveAnswer flushes before the dialect ends it); a socket destroyed meanwhile
+    // drops the text, as it would have dropped a write made before.
+    if (!this.res.writableEnded) this.res.write(text);
+  }
+
+  /** Writes what is pending and, from now on, every text at once: the answer is ending (its error or complete). */
+  end(): void {
+    this.ending = true;
+    this.flush();
+  }
 }
 
 /** A streamed answer's writer whose status and headers go out with its first bytes (see lazyStreamWriter). */
@@ -48,11 +75,13 @@ export interface LazyStreamWriter {
   readonly started: boolean;
   /** Writes the text (nothing for an empty one), the status and headers first if they have not gone yet. */
   send(text: string): void;
+  /** The writer of the events, for serveAnswer (which flushes it before judging the socket's buffer and at the end). */
+  readonly writes: TickWriter;
 }
 
 /**
  * The writer of an answer streamed in a dialect's own events: the 200 goes out with the first event, so an attempt
- * that fails before it can still answer with a status; writes within a tick go out together (tickCorkedWriter),
+ * that fails before it can still answer with a status; writes within a tick go out together (TickWriter),
  * and a silent stream gets `keepAliveFrame` (null: a framing with no comment syntax, no keep-alive).
  */
 export function lazyStreamWriter(res: ServerResponse, ctx: RequestContext, headers: () => Record<string, string>, keepAliveFrame: string | null): LazyStreamWriter {
@@ -60,13 +89,14 @@ export function lazyStreamWriter(res: ServerResponse, ctx: RequestContext, heade
     res.writeHead(200, headers());
     writer.started = true;
   };
-  const write = tickCorkedWriter(res, keepAliveFrame === null ? null : streamKeepAlive(res, ctx, keepAliveFrame, open));
+  const writes = new TickWriter(res, keepAliveFrame === null ? null : streamKeepAlive(res, ctx, keepAliveFrame, open));
   const writer = {
     started: false,
+    writes,
     send(text: string): void {
       if (text === '') return;
       if (!writer.started) open();
-      write(text);
+      writes.write(text);
     },
   };
   return writer;
@@ -88,9 +118,16 @@ function drained(res: ServerResponse): Promise<void> {
 /** The context's backpressure check once its answer is written (and before it starts). */
 const NO_BACKPRESSURE = (): null => null;
 
-/** The context's backpressure check while its answer is written: a closure over the response alone. */
-function readiness(res: ServerResponse): () => Promise<void> | null {
-  return () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
+/**
+ * The context's backpressure check while its answer is written: a closure over the response (and its writer) alone.
+ * What the writer holds for the tick's end goes out first, so the check sees the socket's buffer with it.
+ */
+function readiness(res: ServerResponse, writes: TickWriter | null): () => Promise<void> | null {
+  if (writes === null) return () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
+  return () => {
+    writes.flush();
+    return res.writableNeedDrain && !res.destroyed ? drained(res) : null;
+  };
 }
 
 /** Writes a whole error answer with the request's own headers. */
@@ -104,7 +141,14 @@ export function writeRenderedError(res: ServerResponse, headers: Record<string, 
  * fails this one answer (the dialect's own 500 if nothing was sent yet, else a cut connection) and is logged, instead of
  * escaping into rxjs, which rethrows it outside any request and so would end the process for every client.
  */
-function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: Partial<Observer<ResponseEvent>>, stop: () => void): Partial<Observer<ResponseEvent>> {
+function guarded(
+  res: ServerResponse,
+  ctx: RequestContext,
+  log: Log,
+  observer: Partial<Observer<ResponseEvent>>,
+  stop: () => void,
+  writes: TickWriter | null,
+): Partial<Observer<ResponseEvent>> {
   let faulted = false;
   const fault = (err: unknown): void => {
     log.error({ err, requestId: ctx.id }, 'writing the answer failed; this request is ended');
@@ -133,8 +177,10 @@ function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: P
         fault(err);
       }
     },
+    // The dialect ends the answer in these two, writing to the response directly: the events held for the tick's end go first.
     error(err: unknown) {
       try {
+        writes?.end();
         observer.error?.(err);
       } catch (thrown) {
         fault(thrown);
@@ -142,6 +188,7 @@ function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: P
     },
     complete() {
       try {
+        writes?.end();
         observer.complete?.();
       } catch (err) {
         fault(err);
@@ -153,10 +200,19 @@ function guarded(res: ServerResponse, ctx: RequestContext, log: Log, observer: P
 /**
  * What every dialect's writer shares: backpressure (the producer awaits `ctx.clientReady` when the socket buffer
  * is full), the subscription to the pipeline's answer, and the hang-up: a client that leaves before the answer
- * ended unsubscribes, which aborts the upstream call. Resolves when the connection closes.
+ * ended unsubscribes, which aborts the upstream call. Resolves when the connection closes. `writes`: the stream's
+ * writer, flushed before the socket's buffer is judged, and ended (see TickWriter.end) before the observer's error or
+ * complete, which end the answer.
  */
-export function serveAnswer(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, observer: Partial<Observer<ResponseEvent>>): Promise<void> {
-  ctx.clientReady = readiness(res);
+export function serveAnswer(
+  res: ServerResponse,
+  ctx: RequestContext,
+  answer: Observable<ResponseEvent>,
+  log: Log,
+  observer: Partial<Observer<ResponseEvent>>,
+  writes: TickWriter | null = null,
+): Promise<void> {
+  ctx.clientReady = readiness(res, writes);
   return new Promise<void>((resolve) => {
     let stopped = false;
     let subscription: { unsubscribe(): void } | null = null;
@@ -164,7 +220,7 @@ export function serveAnswer(res: ServerResponse, ctx: RequestContext, answer: Ob
       stopped = true;
       subscription?.unsubscribe();
     };
-    subscription = answer.subscribe(guarded(res, ctx, log, observer, stop));
+    subscription = answer.subscribe(guarded(res, ctx, log, observer, stop, writes));
     // A fault during the synchronous part of subscribe happened before `subscription` was set.
     if (stopped) subscription.unsubscribe();
     const hangUp = (): void => {

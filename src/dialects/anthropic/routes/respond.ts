@@ -84,5 +84,5 @@ export function respondAnthropic(res: ServerResponse, ctx: RequestContext, answe
       }
       res.end(renderer.end().map(sseFrame).join(''));
     },
-  });
+  }, writer.writes);
 }

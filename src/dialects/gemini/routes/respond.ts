@@ -128,5 +128,5 @@ export function respondGemini(res: ServerResponse, ctx: RequestContext, answer: 
       }
       finish();
     },
-  });
+  }, writer.writes);
 }

@@ -7,7 +7,7 @@ import type { GatewayError} from '../../../core/errors.js';
 import { toGatewayError } from '../../../core/errors.js';
 import type { RequestContext } from '../../../core/context.js';
 import type { Log } from '../../../log.js';
-import { JSON_HEADERS, serveAnswer, SSE_HEADERS, tickCorkedWriter, writeRenderedError } from '../../../http/answer-stream.js';
+import { JSON_HEADERS, serveAnswer, SSE_HEADERS, TickWriter, writeRenderedError } from '../../../http/answer-stream.js';
 import { answerHeaders } from '../../../http/answer-headers.js';
 import { openAIErrorBody, renderOpenAIError } from '../../../http/render-error.js';
 import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js';
@@ -63,7 +63,8 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
     res.writeHead(200, Object.assign(baseHeaders(ctx, extra), SSE_HEADERS));
     started = true;
   };
-  const write = tickCorkedWriter(res, streamKeepAlive(res, ctx, SSE_COMMENT, open));
+  const writes = new TickWriter(res, streamKeepAlive(res, ctx, SSE_COMMENT, open));
+  const write = (text: string): void => writes.write(text);
   return serveAnswer(res, ctx, answer, log, {
     next(event) {
       if (event.kind !== 'chunk') {
@@ -113,5 +114,5 @@ export function respondOpenAI(res: ServerResponse, ctx: RequestContext, answer: 
         res.end(last ? `${sseEvent(last)}data: [DONE]\n\n` : 'data: [DONE]\n\n');
       }
     },
-  });
+  }, writes);
 }

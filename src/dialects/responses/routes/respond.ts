@@ -110,5 +110,5 @@ export function respondResponses(res: ServerResponse, ctx: RequestContext, answe
       if (response) keeper?.rendered(response);
       res.end(last.map(sseFrame).join(''));
     },
-  });
+  }, writer.writes);
 }
