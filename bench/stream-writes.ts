@@ -44,40 +44,46 @@ if (values.client !== undefined) {
   const perTick = Math.ceil(frames.length / TICKS);
   const HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
+  /** What a route's writer gives the call stage: a write per event, and the backpressure check after it. */
+  interface Writer {
+    write(text: string): void;
+    backedUp(): boolean;
+  }
   /** Each event its own write, the tick's writes corked together (tickCorkedWriter before). */
-  const corked = (res: ServerResponse): ((text: string) => void) => {
+  const corked = (res: ServerResponse): Writer => {
     let on = false;
     const uncork = (): void => {
       on = false;
       res.uncork();
     };
-    return (text) => {
-      if (text === '') return;
-      if (!on) {
-        on = true;
-        res.cork();
-        process.nextTick(uncork);
-      }
-      res.write(text);
+    return {
+      write(text) {
+        if (!on) {
+          on = true;
+          res.cork();
+          process.nextTick(uncork);
+        }
+        res.write(text);
+      },
+      backedUp: () => res.writableNeedDrain && !res.destroyed,
     };
   };
-  /** The tick's events joined, one write when the call stage judges the socket's buffer (TickWriter, after). */
-  const joined = (res: ServerResponse): ((text: string) => void) => {
-    const writer = new TickWriter(res);
-    return (text) => (text === '' ? writer.flush() : writer.write(text));
-  };
+  /** The tick's events joined, one write at the tick's end (TickWriter, after). */
+  const joined = (res: ServerResponse): Writer => new TickWriter(res);
 
-  const serve = (writer: (res: ServerResponse) => (text: string) => void) =>
+  const serve = (writer: (res: ServerResponse) => Writer) =>
     createServer({ keepAlive: true, noDelay: true }, (req, res) => {
       req.resume();
       res.writeHead(200, HEADERS);
-      const write = writer(res);
+      const out = writer(res);
       let at = 0;
-      // One upstream read's events a turn of the event loop, the end in a later one (after the spend's commit).
+      // One upstream read's events a turn of the event loop, the end in a later one (after the spend's commit). undici
+      // hands the call stage each HTTP chunk of a read (an event each), and the call stage checks backpressure after each.
       const tick = (): void => {
-        for (const frame of frames.slice(at, at + perTick)) write(frame);
-        // The call stage's backpressure check after relaying a read's events (serveAnswer's flushes the writer).
-        write('');
+        for (const frame of frames.slice(at, at + perTick)) {
+          out.write(frame);
+          out.backedUp();
+        }
         at += perTick;
         if (at < frames.length) setImmediate(tick);
         else setImmediate(() => res.end('data: [DONE]\n\n'));

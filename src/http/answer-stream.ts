@@ -23,11 +23,11 @@ export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' 
 
 /**
  * An event stream's writer: the texts written within one tick (the events decoded from one upstream read) are
- * joined and go out in one `res.write` at the tick's end, or sooner when the answer's socket buffer is judged
- * (serveAnswer's backpressure check) or the answer ends (its error or complete, after which texts go out at once:
- * the dialect then ends the response with writes of its own, which must follow them). Node frames every write as an HTTP
- * chunk of its own, four buffers a write: a 22-event read written event by event (corked, as before) made one
- * writev of some ninety buffers, and cost the process 14 µs a stream more than one write (bench/stream-writes.ts).
+ * joined and go out in one `res.write` at the tick's end, or sooner when they would fill the socket's buffer (see
+ * backedUp) or the answer ends (its error or complete, after which texts go out at once: the dialect then ends the
+ * response with writes of its own, which must follow them). Node frames every write as an HTTP chunk of its own,
+ * four buffers a write: a 22-event read written event by event (corked, as before) made one writev of some ninety
+ * buffers after 22 passes through Node's write path (bench/stream-writes.ts).
  * Each flush tells the stream's keep-alive (see stream-keepalive.ts), when it has one, that the answer is not silent.
  */
 export class TickWriter {
@@ -57,9 +57,21 @@ export class TickWriter {
     if (text === '') return;
     this.pending = '';
     this.touch?.();
-    // Nothing follows the answer's end (serveAnswer flushes before the dialect ends it); a socket destroyed meanwhile
+    // Nothing follows the answer's end (serveAnswer ends the writer before the dialect ends it); a socket destroyed meanwhile
     // drops the text, as it would have dropped a write made before.
     if (!this.res.writableEnded) this.res.write(text);
+  }
+
+  /**
+   * Whether the client is behind: the socket's buffer is full. A tick's text that would fill it is written now rather
+   * than at the tick's end, so that the check sees it and the socket's 'drain' tells when the client has read it.
+   * (Flushing at every check would undo the joining: undici hands the call stage each HTTP chunk of a read, an event
+   * each, and the call stage checks after every one.)
+   */
+  backedUp(): boolean {
+    const { res } = this;
+    if (this.pending.length > 0 && this.pending.length + res.writableLength >= res.writableHighWaterMark) this.flush();
+    return res.writableNeedDrain && !res.destroyed;
   }
 
   /** Writes what is pending and, from now on, every text at once: the answer is ending (its error or complete). */
@@ -75,7 +87,7 @@ export interface LazyStreamWriter {
   readonly started: boolean;
   /** Writes the text (nothing for an empty one), the status and headers first if they have not gone yet. */
   send(text: string): void;
-  /** The writer of the events, for serveAnswer (which flushes it before judging the socket's buffer and at the end). */
+  /** The writer of the events, for serveAnswer (whose backpressure check counts what it holds, and which ends it). */
   readonly writes: TickWriter;
 }
 
@@ -120,14 +132,11 @@ const NO_BACKPRESSURE = (): null => null;
 
 /**
  * The context's backpressure check while its answer is written: a closure over the response (and its writer) alone.
- * What the writer holds for the tick's end goes out first, so the check sees the socket's buffer with it.
+ * The text the writer holds for the tick's end counts (see TickWriter.backedUp).
  */
 function readiness(res: ServerResponse, writes: TickWriter | null): () => Promise<void> | null {
   if (writes === null) return () => (res.writableNeedDrain && !res.destroyed ? drained(res) : null);
-  return () => {
-    writes.flush();
-    return res.writableNeedDrain && !res.destroyed ? drained(res) : null;
-  };
+  return () => (writes.backedUp() ? drained(res) : null);
 }
 
 /** Writes a whole error answer with the request's own headers. */
@@ -201,7 +210,7 @@ function guarded(
  * What every dialect's writer shares: backpressure (the producer awaits `ctx.clientReady` when the socket buffer
  * is full), the subscription to the pipeline's answer, and the hang-up: a client that leaves before the answer
  * ended unsubscribes, which aborts the upstream call. Resolves when the connection closes. `writes`: the stream's
- * writer, flushed before the socket's buffer is judged, and ended (see TickWriter.end) before the observer's error or
+ * writer, whose held text the backpressure check counts, ended (see TickWriter.end) before the observer's error or
  * complete, which end the answer.
  */
 export function serveAnswer(

@@ -12,9 +12,17 @@ function recorder(): { res: ServerResponse; writes: string[] } {
   const writes: string[] = [];
   const res = {
     writableEnded: false,
+    destroyed: false,
+    writableLength: 0,
+    writableHighWaterMark: 64,
+    get writableNeedDrain() {
+      return this.writableLength >= this.writableHighWaterMark;
+    },
     write(text: string) {
       writes.push(text);
-      return true;
+      // Nothing drains: the client reads nothing.
+      this.writableLength += text.length;
+      return !this.writableNeedDrain;
     },
     end(text?: string) {
       if (text !== undefined) writes.push(`end:${text}`);
@@ -44,6 +52,22 @@ describe('TickWriter', () => {
     // The tick's flush found nothing left: no empty write, no keep-alive touch.
     expect(writes).toHaveLength(2);
     expect(touched).toBe(2);
+  });
+
+  it("counts what it holds in the backpressure check, writing it at once only when it would fill the socket's buffer", async () => {
+    const { res, writes } = recorder();
+    const writer = new TickWriter(res);
+    // Each event of a read is checked after it (the call stage's check): small ones stay joined for the tick's end.
+    writer.write('data: 1\n\n');
+    expect(writer.backedUp()).toBe(false);
+    writer.write('data: 2\n\n');
+    expect(writer.backedUp()).toBe(false);
+    expect(writes).toEqual([]);
+    writer.write(`data: ${'x'.repeat(60)}\n\n`);
+    expect(writer.backedUp()).toBe(true);
+    expect(writes).toEqual([`data: 1\n\ndata: 2\n\ndata: ${'x'.repeat(60)}\n\n`]);
+    await tick();
+    expect(writes).toHaveLength(1);
   });
 
   it('once ended, writes what it held and every later text at once, before the end the dialect writes', () => {
