@@ -136,7 +136,13 @@ describe('a stateful HTTP MCP server that forgot its session', () => {
     const opened = stateful.sessions();
     const other = await startGateway({ mcp: { servers: { notes: { type: 'http', url: stateful.url } } } });
     const deadline = Date.now() + 10_000;
-    while (stateful.sessions() === opened) {
+    // Opened on the server's side and ready on the gateway's (it has the session's id): under load the server counted
+    // the session before the gateway had read the answer that names it, and a stop then had no session to end.
+    const ready = async (): Promise<boolean> => {
+      const view = (await (await fetch(`${other.url}/api/mcp`)).json()) as { servers: Array<{ name: string; state: string }> };
+      return view.servers.find((server) => server.name === 'notes')?.state === 'ready';
+    };
+    while (stateful.sessions() === opened || !(await ready())) {
       if (Date.now() > deadline) throw new Error('no session opened');
       await new Promise((done) => setTimeout(done, 20));
     }
