@@ -55,7 +55,16 @@ export function streamKeepAlive(res: ServerResponse, ctx: RequestContext, frame:
     const wait = interval - (performance.now() - last);
     // Something was written since: wait out the rest of an interval from then (a timer may fire a millisecond early).
     if (wait > 1) return arm(wait);
-    if (!res.headersSent && upstreamAnswering(ctx)) open();
+    if (!res.headersSent && upstreamAnswering(ctx)) {
+      // The head may hold a value Node refuses (a plugin's header with a CR/LF): thrown here, in a timer outside the
+      // answer's guards, it would end the process. The keep-alives stop instead; the answer's own first write meets
+      // the same refusal where it is caught, and this request alone fails with its dialect's 500.
+      try {
+        open();
+      } catch {
+        return;
+      }
+    }
     if (res.headersSent) {
       if (!res.writableNeedDrain) res.write(frame);
       last = performance.now();
