@@ -403,7 +403,15 @@ export const routeSchema = z.strictObject({
 const percent = z.number().min(0).max(100);
 
 export const routingRuleSchema = z.strictObject({
-  name: z.string().min(1).max(100).optional(),
+  // Sent in the x-tollgate-routing-rule header of each answer the rule routes: a name Node refuses there made each a 500.
+  name: z
+    .string()
+    .min(1)
+    .max(100)
+    .refine((value) => !hasIllegalHeaderChars(value), {
+      message: 'is sent in the x-tollgate-routing-rule header and holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)',
+    })
+    .optional(),
   when: z
     .strictObject({
       operation: z
