@@ -306,7 +306,7 @@ export class CacheService {
     this.ensureStarted();
     this.stats.lookups++;
     const oldest = now - policy.ttlSeconds * 1000;
-    const exact = this.store.byExactKey(keys.exact);
+    const exact = this.readEntry(() => this.store.byExactKey(keys.exact));
     if (exact && exact.expiresAt > now && exact.createdAt >= oldest) return { hit: { tier: 'exact', entry: exact, similarity: 1 }, vector: null, semanticSkipped: null };
     if (!policy.semantic) return this.miss(null, 'semantic tier off');
     if (keys.conversation === null || keys.question === null) return this.miss(null, 'no text question');
@@ -337,13 +337,26 @@ export class CacheService {
         // A wider search returns the closer ones again (perhaps in another order: HNSW is approximate).
         if (checked.has(match.label)) continue;
         checked.add(match.label);
-        const entry = this.store.get(match.label);
+        const entry = this.readEntry(() => this.store.get(match.label));
         if (!entry || entry.expiresAt <= now || entry.createdAt < oldest || entry.semanticScope !== keys.semanticScope || entry.question === null) continue;
         if (!textsLexicallyCompatible(question, entry.question)) continue;
         return { hit: { tier: 'semantic', entry, similarity: match.similarity }, vector, semanticSkipped: null };
       }
       // Every candidate was above the threshold and none could answer: look further, unless there is no further.
       if (matches.length < wanted || wanted >= MAX_CANDIDATES) return { hit: null, vector, semanticSkipped: null };
+    }
+  }
+
+  /**
+   * A stored entry read for a lookup; undefined, as for none, when it cannot be read (a damaged record, a read that
+   * fails): the cache only saves work, so a request it cannot answer goes to the provider rather than fail with 500.
+   */
+  private readEntry(read: () => CacheEntry | undefined): CacheEntry | undefined {
+    try {
+      return read();
+    } catch (err) {
+      this.log.warn({ err }, 'cache: a stored answer could not be read; taken as a miss');
+      return undefined;
     }
   }
 

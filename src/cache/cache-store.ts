@@ -158,7 +158,16 @@ export class CacheStore {
 
   /** Inside a transaction: an entry and its index rows. */
   private removeNow(id: number): void {
-    const entry = this.entries.get(id);
+    let entry: CacheEntry | undefined;
+    try {
+      entry = this.entries.get(id);
+    } catch {
+      // A record that cannot be read (damaged) goes alone: its index rows cannot be found from it, and a new answer
+      // under its exact key must still be able to take its place.
+      void this.entries.remove(id);
+      if (this.counted !== null) this.counted--;
+      return;
+    }
     if (!entry) return;
     if (this.exact.get(entry.exactKey) === id) void this.exact.remove(entry.exactKey);
     void this.expiry.remove([entry.expiresAt, id]);

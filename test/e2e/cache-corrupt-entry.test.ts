@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { gatewayApi } from '../helpers/gateway-api.js';
+import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+
+// A cache entry that cannot be read (a damaged page, a record written by a build whose shapes this one does not
+// know) must cost its request a miss, never the answer: the cache is an optimisation, and before the lookup was
+// synchronous its failure was a 500 for every request that asked the same question, for as long as the entry lived.
+
+const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content }], ...extra });
+
+/** Bytes msgpack never begins a value with (0xc1 is reserved): the record decoder throws on them. */
+const GARBAGE = Buffer.from([0xc1, 0xc1, 0xc1, 0xc1]);
+
+describe('a cache entry that cannot be read', () => {
+  let upstream: ScriptedUpstream;
+  let gateway: RunningGateway;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cache-corrupt-'));
+    gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on' } }), {}, { dataDir });
+  });
+
+  afterAll(async () => {
+    await gateway.stop();
+    await upstream.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Asks, waits for the answer to be stored, then overwrites every stored entry's record with bytes that do not decode. */
+  async function storeAndDamage(question: string): Promise<void> {
+    const stored = new Promise<void>((resolve) => {
+      const stop = gateway.gateway.bus.on('cache.stored', () => {
+        stop();
+        resolve();
+      });
+    });
+    const first = await gateway.client.chat.completions.create(ask(question)).withResponse();
+    expect(first.response.headers.get('x-tollgate-cache')).toBe('miss');
+    await stored;
+    const root = gateway.gateway.store.root;
+    const raw = root.openDB<Buffer, number>({ name: 'cache-entries', encoding: 'binary' });
+    const ids = [...raw.getKeys()].filter((id): id is number => typeof id === 'number');
+    expect(ids.length).toBeGreaterThan(0);
+    await root.transaction(() => {
+      for (const id of ids) void raw.put(id, GARBAGE);
+    });
+  }
+
+  it('is a miss for the exact tier, answered by the provider, whose answer then takes its place', async () => {
+    await storeAndDamage('How many legs does a spider have?');
+    const calls = upstream.calls.length;
+    const restored = new Promise<void>((resolve) => {
+      const stop = gateway.gateway.bus.on('cache.stored', () => {
+        stop();
+        resolve();
+      });
+    });
+    const stream = await gateway.client.chat.completions.create({ ...ask('How many legs does a spider have?'), stream: true }).withResponse();
+    expect(stream.response.headers.get('x-tollgate-cache')).toBe('miss');
+    let text = '';
+    for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: How many legs does a spider have?');
+    expect(upstream.calls.length).toBe(calls + 1);
+    // The provider's new answer takes the damaged one's place, and is served from the cache from then on.
+    await restored;
+    const hit = await gateway.client.chat.completions.create(ask('How many legs does a spider have?')).withResponse();
+    expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect(hit.data.choices[0]?.message.content).toBe('echo: How many legs does a spider have?');
+    expect(upstream.calls.length).toBe(calls + 1);
+    // The gateway still answers everything else.
+    expect((await gatewayApi(() => gateway.url).api('GET', '/api/cache')).status).toBe(200);
+  });
+
+  it('is skipped by the semantic tier, which answers from the provider', async () => {
+    const { api } = gatewayApi(() => gateway.url);
+    for (let i = 0; i < 400; i++) {
+      const report = (await api('GET', '/api/cache')).body;
+      if (report.semantic_index.state === 'ready' && report.embedder.state === 'ready') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await storeAndDamage('What is the capital of France?');
+    const calls = upstream.calls.length;
+    const paraphrase = await gateway.client.chat.completions.create(ask("Tell me France's capital city")).withResponse();
+    expect(paraphrase.response.headers.get('x-tollgate-cache')).toBe('miss');
+    expect(paraphrase.data.choices[0]?.message.content).toBe("echo: Tell me France's capital city");
+    expect(upstream.calls.length).toBe(calls + 1);
+  });
+});
