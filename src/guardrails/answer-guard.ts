@@ -27,10 +27,19 @@ type Choice = Record<string, unknown>;
 
 /**
  * The text fields of a message or delta the rules check, besides tool call arguments: the answer, the model's
- * reasoning (OpenAI-compatible `reasoning_content`, Anthropic's thinking) and a refusal. Each is a text stream of its own.
+ * reasoning (OpenAI-compatible `reasoning_content`, Anthropic's thinking, and `reasoning` as vLLM, OpenRouter and Groq
+ * name it) and a refusal. Each is a text stream of its own.
  */
-const TEXT_FIELDS = ['content', 'reasoning_content', 'refusal'] as const;
+const TEXT_FIELDS = ['content', 'reasoning_content', 'reasoning', 'refusal'] as const;
 type TextField = (typeof TEXT_FIELDS)[number];
+
+/**
+ * The text a field streams as (see ChoiceState.channel): the reasoning's two names are one, since vLLM sends the same
+ * text under both in one delta, which must not read as the model moving on from one text to another.
+ */
+function channelOf(field: TextField): string {
+  return field === 'reasoning' ? 'reasoning_content' : field;
+}
 
 /**
  * A whole answer checked: a block withholds that choice's text and tool calls (`content_filter`), redactions replace.
@@ -80,7 +89,7 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
     }
     if (options.blockError) throw options.blockError(block);
     changed = true;
-    const { tool_calls: _withheld, reasoning_content: _reasoning, thinking_blocks: _thinking, ...rest } = message;
+    const { tool_calls: _withheld, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, ...rest } = message;
     return { ...choice, message: { ...rest, content: '' }, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
   });
   return changed ? { ...completion, choices } : completion;
@@ -279,7 +288,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         const text = delta[field];
         if (typeof text !== 'string') continue;
         // Once the choice is blocked, no text of this delta goes out unchecked.
-        if (blocked || current.ended || (text !== '' && !enter(field))) {
+        if (blocked || current.ended || (text !== '' && !enter(channelOf(field)))) {
           delete delta[field];
           continue;
         }
@@ -324,6 +333,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         current.logprobs = [];
         delete delta.tool_calls;
         delete delta.reasoning_content;
+        delete delta.reasoning;
         return { ...choice, delta, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
       }
       if (finished) current.ended = true;
@@ -339,8 +349,12 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     };
 
     /** Ends one text of a choice (see ChoiceState.channel), appending what it held to `delta`; the block, if any. */
-    const endChannel = (current: ChoiceState, channel: string, delta: Record<string, unknown>): Finding | null =>
-      channel.startsWith('tool:') ? endTool(current, Number(channel.slice(5)), delta) : endText(current, channel as TextField, delta);
+    const endChannel = (current: ChoiceState, channel: string, delta: Record<string, unknown>): Finding | null => {
+      if (channel.startsWith('tool:')) return endTool(current, Number(channel.slice(5)), delta);
+      // The reasoning's channel is both its names (see channelOf).
+      if (channel === 'reasoning_content') return endText(current, 'reasoning_content', delta) ?? endText(current, 'reasoning', delta);
+      return endText(current, channel as TextField, delta);
+    };
 
     const endText = (current: ChoiceState, field: TextField, delta: Record<string, unknown>): Finding | null => {
       const guard = current.texts.get(field);
@@ -496,7 +510,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         const logprobs = blocked ? null : releaseLogprobs(current, true);
         current.logprobs = [];
         if (blocked) choices.push({ index, delta: { content: typeof delta.content === 'string' ? delta.content : '' }, logprobs: null, finish_reason: 'content_filter' });
-        else if (delta.content || delta.reasoning_content || delta.refusal || delta.tool_calls || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
+        else if (delta.content || delta.reasoning_content || delta.reasoning || delta.refusal || delta.tool_calls || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
       }
       if (choices.length === 0) return null;
       return { ...like, choices, ...('usage' in like ? { usage: null } : {}) };
