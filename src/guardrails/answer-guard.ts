@@ -73,6 +73,14 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
         return { ...call, function: { ...call.function, arguments: scanner.redact(args, findings) } };
       });
     }
+    // A legacy function call (the `functions` parameter) carries its arguments outside tool_calls.
+    const legacy = message.function_call;
+    if (!block && isRecord(legacy) && typeof legacy.arguments === 'string') {
+      const findings = scanner.scan(legacy.arguments);
+      for (const finding of findings) found.push(finding);
+      block ??= findings.find((finding) => finding.action === 'block') ?? null;
+      if (!block && findings.some((finding) => finding.action === 'redact')) message.function_call = { ...legacy, arguments: scanner.redact(legacy.arguments, findings) };
+    }
     if (found.length > 0) options.report(block ? [block] : found);
     // Claude's signed thinking repeats the reasoning's text: withheld whole when a rule would change or block it there.
     if (!block && touchesThinking(message.thinking_blocks, scanner)) {
@@ -89,7 +97,7 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
     }
     if (options.blockError) throw options.blockError(block);
     changed = true;
-    const { tool_calls: _withheld, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, ...rest } = message;
+    const { tool_calls: _withheld, function_call: _called, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, ...rest } = message;
     return { ...choice, message: { ...rest, content: '' }, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
   });
   return changed ? { ...completion, choices } : completion;
@@ -103,6 +111,9 @@ function touchesThinking(blocks: unknown, scanner: TextScanner): boolean {
   if (!Array.isArray(blocks)) return false;
   return blocks.some((block) => isRecord(block) && typeof block.thinking === 'string' && scanner.scan(block.thinking).some((finding) => finding.action !== 'flag'));
 }
+
+/** The key of a legacy function call's guard among a choice's tool call guards, and its channel `tool:-1`. */
+const LEGACY_CALL = -1;
 
 /** Whether a tool call's arguments so far are a whole JSON value (the call is over when the next text begins). */
 function wholeJson(text: string): boolean {
@@ -326,12 +337,26 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         });
         if (current.ended) return null;
       }
+      // A legacy function call's arguments: a tool call's text of their own (see LEGACY_CALL).
+      if (!blocked && isRecord(delta.function_call)) {
+        const call = delta.function_call;
+        if (enter(`tool:${LEGACY_CALL}`) && typeof call.arguments === 'string') {
+          let guard = current.tools.get(LEGACY_CALL);
+          if (!guard) current.tools.set(LEGACY_CALL, (guard = options.newStreamGuard()));
+          current.channelArgs += call.arguments;
+          const step = guard.push(call.arguments);
+          blocked = take(step);
+          delta.function_call = { ...call, arguments: step.release };
+        }
+        if (current.ended) return null;
+      }
       const finished = choice.finish_reason !== null && choice.finish_reason !== undefined;
       if (!blocked && finished) blocked = flushChoice(current, delta);
       if (blocked) {
         current.ended = true;
         current.logprobs = [];
         delete delta.tool_calls;
+        delete delta.function_call;
         delete delta.reasoning_content;
         delete delta.reasoning;
         return { ...choice, delta, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
@@ -372,6 +397,11 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       const step = guard.end();
       const blocked = take(step);
       if (blocked || !step.release) return blocked;
+      if (toolIndex === LEGACY_CALL) {
+        const call = isRecord(delta.function_call) ? delta.function_call : {};
+        delta.function_call = { ...call, arguments: `${typeof call.arguments === 'string' ? call.arguments : ''}${step.release}` };
+        return null;
+      }
       const calls = Array.isArray(delta.tool_calls) ? [...(delta.tool_calls as Choice[])] : [];
       const at = calls.findIndex((call) => call.index === toolIndex);
       if (at === -1) calls.push({ index: toolIndex, function: { arguments: step.release } });
@@ -510,7 +540,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         const logprobs = blocked ? null : releaseLogprobs(current, true);
         current.logprobs = [];
         if (blocked) choices.push({ index, delta: { content: typeof delta.content === 'string' ? delta.content : '' }, logprobs: null, finish_reason: 'content_filter' });
-        else if (delta.content || delta.reasoning_content || delta.reasoning || delta.refusal || delta.tool_calls || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
+        else if (delta.content || delta.reasoning_content || delta.reasoning || delta.refusal || delta.tool_calls || delta.function_call || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
       }
       if (choices.length === 0) return null;
       return { ...like, choices, ...('usage' in like ? { usage: null } : {}) };

@@ -41,7 +41,7 @@ function onlyContentGuarded(choice: Choice, guarded: Choice): boolean {
   if (choice.logprobs != null || guarded.logprobs != null || guarded.finish_reason !== choice.finish_reason) return false;
   const delta = isRecord(choice.delta) ? choice.delta : {};
   const after = isRecord(guarded.delta) ? guarded.delta : {};
-  if (delta.tool_calls !== undefined || delta.thinking_blocks !== undefined || typeof delta.reasoning_content === 'string' || typeof delta.reasoning === 'string' || typeof delta.refusal === 'string') return false;
+  if (delta.tool_calls !== undefined || delta.function_call !== undefined || delta.thinking_blocks !== undefined || typeof delta.reasoning_content === 'string' || typeof delta.reasoning === 'string' || typeof delta.refusal === 'string') return false;
   for (const key in after) if (key !== 'content' && after[key] !== delta[key]) return false;
   for (const key in delta) if (key !== 'content' && !(key in after)) return false;
   return true;
