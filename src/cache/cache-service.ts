@@ -253,7 +253,9 @@ export class CacheService {
     // crashes the process opening a named database that was never written there read-only.)
     if (this.store.count === 0) return new VectorIndex(this.dimensions);
     mkdirSync(this.indexDir, { recursive: true });
-    await buildIndexInWorker({ lmdbPath: this.lmdbPath, dimensions: this.dimensions, embedder: this.embedderId, outPath: this.indexPath });
+    const built = await buildIndexInWorker({ lmdbPath: this.lmdbPath, dimensions: this.dimensions, embedder: this.embedderId, outPath: this.indexPath });
+    // The worker opens the store read-only: the records it could not read are removed here.
+    await this.dropUnreadable(built.unreadable);
     return VectorIndex.load(this.indexPath, this.dimensions);
   }
 
@@ -266,11 +268,18 @@ export class CacheService {
     let added = 0;
     const storedWithoutIndex = this.storedWithoutIndex;
     this.storedWithoutIndex = new Set();
+    const unreadable: number[] = [];
     for (const id of this.store.ids()) {
       ids.add(id);
       const reused = storedWithoutIndex.has(id);
       if (index.has(id) && !reused) continue;
-      const entry = this.store.get(id);
+      let entry: CacheEntry | undefined;
+      try {
+        entry = this.store.get(id);
+      } catch {
+        // Damaged: no vector to add (and a stale one of its id goes), the record removed in the background.
+        unreadable.push(id);
+      }
       if (entry?.vector && entry.embedder === this.embedderId) {
         // add() replaces the vector a reused id may still have in the file.
         index.add(id, vectorOf(entry.vector));
@@ -279,6 +288,8 @@ export class CacheService {
         index.remove(id);
       }
     }
+    for (const id of unreadable) ids.delete(id);
+    if (unreadable.length > 0) void this.dropUnreadable(unreadable);
     let dropped = 0;
     for (const label of index.labels()) {
       if (ids.has(label)) continue;
@@ -467,16 +478,30 @@ export class CacheService {
       return count;
     }
     const ids: number[] = [];
+    const unreadable: number[] = [];
     let read = 0;
-    for (const entry of this.store.all()) {
+    for (const entry of this.store.all(unreadable)) {
       if (selects(selector, entry)) ids.push(entry.id);
       if (++read % DELETE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     }
+    // Nobody's answer any more (it can only be a miss): it goes too, and is not counted as the selection's.
+    await this.dropUnreadable(unreadable);
     await this.store.remove(ids);
     for (const id of ids) this.index?.remove(id);
     if (ids.length > 0) this.indexDirty = true;
     if (this.index?.needsCompaction()) void this.compact();
     return ids.length;
+  }
+
+  /** Removes records found unreadable (logged): a damaged record is only ever a miss, and would be met again. */
+  private async dropUnreadable(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    const removed = await this.store.removeUnreadable(ids).catch((err: unknown) => {
+      this.log.warn({ err }, 'cache: unreadable stored answers could not be removed');
+      return 0;
+    });
+    for (const id of ids) this.index?.remove(id);
+    this.log.warn({ ids: ids.slice(0, 20), count: ids.length, removed }, 'cache: stored answers that could not be read were skipped');
   }
 
   /** Whether a delete that selects `entry` ran at or after `askedAt`. */

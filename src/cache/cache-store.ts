@@ -63,6 +63,11 @@ export function selects(selector: CacheSelector, entry: Pick<CacheEntry, 'model'
   );
 }
 
+function firstKey(keys: Iterable<number>): number | undefined {
+  for (const key of keys) return key;
+  return undefined;
+}
+
 /**
  * The cache's LMDB databases: entries by id, the id of each exact key, and entry ids by expiry time (so the
  * sweep reads only what expired, however many entries there are).
@@ -156,6 +161,26 @@ export class CacheStore {
     });
   }
 
+  /**
+   * Removes those of `ids` whose record still cannot be read (found by `all` or the index builder); resolves with how
+   * many went. A record read fine now (a read that failed once) stays.
+   */
+  async removeUnreadable(ids: readonly number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return this.entries.transaction(() => {
+      let removed = 0;
+      for (const id of ids) {
+        try {
+          this.entries.get(id);
+        } catch {
+          this.removeNow(id);
+          removed++;
+        }
+      }
+      return removed;
+    });
+  }
+
   /** Inside a transaction: an entry and its index rows. */
   private removeNow(id: number): void {
     let entry: CacheEntry | undefined;
@@ -188,9 +213,27 @@ export class CacheStore {
     return this.entries.getKeys();
   }
 
-  /** Every entry, in id order (for rebuilding the index, sweeping and deleting). */
-  *all(): Generator<CacheEntry> {
-    for (const { value } of this.entries.getRange()) yield value;
+  /**
+   * Every entry, in id order (for rebuilding the index, sweeping and deleting). A record that cannot be read (damaged)
+   * is stepped over and its id pushed to `unreadable`: one bad record must not stop a walk over all the others.
+   */
+  *all(unreadable: number[] = []): Generator<CacheEntry> {
+    let start: number | undefined;
+    for (;;) {
+      try {
+        for (const { key, value } of this.entries.getRange(start === undefined ? {} : { start })) {
+          start = key + 1;
+          yield value;
+        }
+        return;
+      } catch (err) {
+        // The range stopped on the record after the last one read: its id is the next key (keys decode apart from values).
+        const bad = firstKey(this.entries.getKeys(start === undefined ? { limit: 1 } : { start, limit: 1 }));
+        if (bad === undefined) throw err;
+        unreadable.push(bad);
+        start = bad + 1;
+      }
+    }
   }
 
   /** Bytes the cache's databases take in the store (their pages). */

@@ -19,6 +19,30 @@ async function vectorIndexModule() {
   }
 }
 
+/**
+ * Every entry in id order, stepping over a record that cannot be read (damaged; its id pushed to `unreadable`, for the
+ * gateway to remove: this thread's store is read-only), as CacheStore.all does: one bad record must not leave the
+ * semantic tier without an index.
+ */
+function* readableEntries(entries, unreadable) {
+  let start;
+  for (;;) {
+    try {
+      for (const entry of entries.getRange(start === undefined ? {} : { start })) {
+        start = entry.key + 1;
+        yield entry;
+      }
+      return;
+    } catch (err) {
+      let bad;
+      for (const key of entries.getKeys(start === undefined ? { limit: 1 } : { start, limit: 1 })) bad = key;
+      if (bad === undefined) throw err;
+      unreadable.push(bad);
+      start = bad + 1;
+    }
+  }
+}
+
 async function build() {
   const { VectorIndex } = await vectorIndexModule();
   const { lmdbPath, dimensions, embedder, outPath } = workerData;
@@ -30,15 +54,17 @@ async function build() {
     const entries = root.openDB({ name: 'cache-entries', sharedStructuresKey: Symbol.for('structures') });
     const index = new VectorIndex(dimensions, { initialCapacity: Math.max(1024, entries.getCount()) });
     let upTo = 0;
-    for (const { key, value } of entries.getRange()) {
+    const unreadable = [];
+    for (const { key, value } of readableEntries(entries, unreadable)) {
       upTo = Math.max(upTo, key);
       if (!value.vector || value.embedder !== embedder) continue;
       const bytes = new Uint8Array(value.vector);
       const vector = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
       if (vector.length === dimensions) index.add(key, vector);
     }
+    for (const key of unreadable) upTo = Math.max(upTo, key);
     await index.save(outPath);
-    return { ok: true, vectors: index.size, upTo };
+    return { ok: true, vectors: index.size, upTo, unreadable };
   }
 }
 

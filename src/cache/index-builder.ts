@@ -5,6 +5,8 @@ export interface BuiltIndex {
   vectors: number;
   /** The highest entry id the builder saw: entries stored after it are added by the caller. */
   upTo: number;
+  /** Ids of the records the builder could not read (damaged), stepped over: the caller removes them. */
+  unreadable: number[];
 }
 
 /**
@@ -16,9 +18,9 @@ export function buildIndexInWorker(options: { lmdbPath: string; dimensions: numb
     // The worker needs none of the parent's Node flags (a test runner's, --input-type) to run plain JavaScript.
     const worker = new Worker(new URL('./index-builder-worker.mjs', import.meta.url), { workerData: options, execArgv: [] });
     let settled = false;
-    worker.once('message', (reply: { ok: true; vectors: number; upTo: number } | { ok: false; error: string }) => {
+    worker.once('message', (reply: { ok: true; vectors: number; upTo: number; unreadable: number[] } | { ok: false; error: string }) => {
       settled = true;
-      if (reply.ok) resolve({ vectors: reply.vectors, upTo: reply.upTo });
+      if (reply.ok) resolve({ vectors: reply.vectors, upTo: reply.upTo, unreadable: reply.unreadable });
       else reject(new Error(`index builder: ${reply.error}`));
       void worker.terminate();
     });

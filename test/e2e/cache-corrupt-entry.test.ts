@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,4 +91,73 @@ describe('a cache entry that cannot be read', () => {
     expect(paraphrase.data.choices[0]?.message.content).toBe("echo: Tell me France's capital city");
     expect(upstream.calls.length).toBe(calls + 1);
   });
+});
+
+// Paths that read every entry (the semantic index's rebuild at start, a delete by model, key or team) must step over
+// one damaged record too: before, the rebuild's failure turned the semantic tier off for the process's life and the
+// admin delete answered 500.
+describe('a cache entry that cannot be read, met by what reads every entry', () => {
+  it('costs only itself: the semantic index is rebuilt without it and a delete by model removes it with the rest', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cache-corrupt-all-'));
+    const config = openAIConfig(upstream.url, { cache: { mode: 'on' } });
+    let gateway = await startGateway(config, {}, { dataDir });
+    const semanticReady = async (): Promise<Record<string, unknown>> => {
+      const { api } = gatewayApi(() => gateway.url);
+      let report = (await api('GET', '/api/cache')).body;
+      for (let i = 0; i < 400; i++) {
+        if (report.semantic_index.state !== 'loading' && report.embedder.state === 'ready') break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        report = (await api('GET', '/api/cache')).body;
+      }
+      return report;
+    };
+    try {
+      const questions = ['What is the capital of France?', 'What is the capital of Italy?', 'How many legs does a spider have?'];
+      for (const question of questions) {
+        const stored = new Promise<void>((resolve) => {
+          const stop = gateway.gateway.bus.on('cache.stored', () => {
+            stop();
+            resolve();
+          });
+        });
+        await gateway.client.chat.completions.create(ask(question));
+        await stored;
+      }
+      // The first answer's record is damaged; the index file goes, so the next start rebuilds it from the store.
+      const root = gateway.gateway.store.root;
+      const raw = root.openDB<Buffer, number>({ name: 'cache-entries', encoding: 'binary' });
+      const ids = [...raw.getKeys()].filter((id): id is number => typeof id === 'number');
+      expect(ids.length).toBe(3);
+      await root.transaction(() => void raw.put(Math.min(...ids), GARBAGE));
+      await gateway.stop();
+      for (const name of readdirSync(join(dataDir, 'cache'))) rmSync(join(dataDir, 'cache', name));
+      gateway = await startGateway(config, {}, { dataDir });
+      await gateway.client.chat.completions.create(ask('What is the capital of Italy?'));
+
+      const report = await semanticReady();
+      expect(report.semantic_index).toMatchObject({ state: 'ready', vectors: 2 });
+      const paraphrase = await gateway.client.chat.completions.create(ask("Tell me Italy's capital city")).withResponse();
+      expect(paraphrase.response.headers.get('x-tollgate-cache')).toBe('hit-semantic');
+
+      // The rebuild removed the damaged record. Another is damaged now: a delete by model reads every entry, and the
+      // readable one goes, and the damaged one (nobody's answer any more) too.
+      const { api } = gatewayApi(() => gateway.url);
+      expect((await api('GET', '/api/cache')).body.entries).toBe(2);
+      const live = gateway.gateway.store.root;
+      const records = live.openDB<Buffer, number>({ name: 'cache-entries', encoding: 'binary' });
+      const left = [...records.getKeys()].filter((id): id is number => typeof id === 'number');
+      await live.transaction(() => void records.put(Math.max(...left), GARBAGE));
+      const deleted = await api('DELETE', '/api/cache?model=openai/gpt-4o-mini');
+      expect(deleted.status).toBe(200);
+      expect(deleted.body.deleted).toBe(1);
+      expect((await api('GET', '/api/cache')).body.entries).toBe(0);
+      const again = await gateway.client.chat.completions.create(ask('What is the capital of Italy?')).withResponse();
+      expect(again.response.headers.get('x-tollgate-cache')).toBe('miss');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -31,7 +31,7 @@ describe('the index builder worker', () => {
       const ticker = setInterval(() => ticks++, 1);
       const built = await buildIndexInWorker({ lmdbPath: resolve(dir, 'tollgate.lmdb'), dimensions: 16, embedder: 'e1', outPath });
       clearInterval(ticker);
-      expect(built).toEqual({ vectors: 25, upTo: 30 });
+      expect(built).toEqual({ vectors: 25, upTo: 30, unreadable: [] });
       expect(ticks).toBeGreaterThan(0);
       const index = await VectorIndex.load(outPath, 16);
       expect(index.size).toBe(25);
