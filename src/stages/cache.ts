@@ -9,6 +9,7 @@ import { nativeBodyOf, nativeEventsOf } from '../cache/native-reshape.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
 import { pacedReplay } from '../cache/paced-replay.js';
 import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
+import { headerSafeName } from '../core/header-value.js';
 import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext, Spent } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
@@ -201,8 +202,8 @@ class CacheStage implements Stage {
       return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
     }
     ctx.responseHeaders['x-tollgate-cache'] = hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic';
-    ctx.responseHeaders['x-tollgate-provider'] = entry.provider;
-    ctx.responseHeaders['x-tollgate-model'] = entry.upstreamModel;
+    ctx.responseHeaders['x-tollgate-provider'] = headerSafeName(entry.provider);
+    ctx.responseHeaders['x-tollgate-model'] = headerSafeName(entry.upstreamModel);
     ctx.upstream = { provider: entry.provider, upstreamModel: entry.upstreamModel, attempts: 0, status: 200, fallback: false, answeredModel: undefined };
     const usage = entry.answer.usage ?? null;
     ctx.usage = usage;

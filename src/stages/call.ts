@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
+import { headerSafeName } from '../core/header-value.js';
 import { GatewayError, toGatewayError } from '../core/errors.js';
 import type { ChatContext, RequestContext } from '../core/context.js';
 import type { CandidateGroup } from '../core/plan.js';
@@ -305,13 +306,13 @@ class CallStage implements Stage {
     // end) was not the answer's, and left here it would be charged for an answer whose upstream reports none.
     ctx.usage = null;
     ctx.usageSoFar = null;
-    ctx.responseHeaders['x-tollgate-provider'] = target.provider.name;
-    ctx.responseHeaders['x-tollgate-model'] = target.model;
+    ctx.responseHeaders['x-tollgate-provider'] = headerSafeName(target.provider.name);
+    ctx.responseHeaders['x-tollgate-model'] = headerSafeName(target.model);
     ctx.responseHeaders['x-tollgate-attempts'] = String(number);
     ctx.responseHeaders['x-tollgate-fallback'] = attempt.group > 0 ? 'true' : 'false';
     // The upstream's id is this attempt's to set once it answers: an earlier attempt's would be quoted to the wrong provider.
     delete ctx.responseHeaders['x-upstream-request-id'];
-    if (attempt.group > 0) ctx.responseHeaders['x-tollgate-fallback-from'] = ctx.plan?.groups[0]?.name ?? ctx.request.model;
+    if (attempt.group > 0) ctx.responseHeaders['x-tollgate-fallback-from'] = headerSafeName(ctx.plan?.groups[0]?.name ?? ctx.request.model);
     else delete ctx.responseHeaders['x-tollgate-fallback-from'];
     const started = performance.now();
     registry.started(attempt.health, Date.now());

@@ -1,5 +1,6 @@
 import { defer, type Observable } from 'rxjs';
 import type { RuntimeConfig } from '../core/config.js';
+import { headerSafeName } from '../core/header-value.js';
 import type { ResponseEvent } from '../core/canonical.js';
 import { promptTokensOf } from '../governance/prompt-tokens.js';
 import { requestMetadata, type RequestContext } from '../core/context.js';
@@ -51,7 +52,7 @@ class RouteStage implements Stage {
       const match = this.matcher.match(model);
       const groups = buildCandidateGroups(ctx.config, model, match, ctx.clientProviderKey, ctx.requestFallbacks);
       ctx.plan = { groups, policy: match?.route.policy ?? ctx.config.settings.routing, route: match?.route.name ?? null, price: match?.route.price ?? null };
-      if (match) ctx.responseHeaders['x-tollgate-route'] = match.route.name;
+      if (match) ctx.responseHeaders['x-tollgate-route'] = headerSafeName(match.route.name);
       if (this.deps.bus.hasListeners('route.selected')) {
         this.deps.bus.emit('route.selected', {
           requestId: ctx.id,
