@@ -117,7 +117,9 @@ export class CacheStore {
       const previous = this.exact.get(entry.exactKey);
       if (previous !== undefined && previous !== entry.id) {
         replaced = previous;
-        this.removeNow(previous);
+        const damaged = new Set<number>();
+        this.removeNow(previous, damaged);
+        this.removeRowsOf(damaged);
       }
       void this.exact.put(entry.exactKey, entry.id);
       void this.entries.put(entry.id, entry);
@@ -157,7 +159,9 @@ export class CacheStore {
   async remove(ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
     await this.entries.transaction(() => {
-      for (const id of ids) this.removeNow(id);
+      const damaged = new Set<number>();
+      for (const id of ids) this.removeNow(id, damaged);
+      this.removeRowsOf(damaged);
     });
   }
 
@@ -168,28 +172,33 @@ export class CacheStore {
   async removeUnreadable(ids: readonly number[]): Promise<number> {
     if (ids.length === 0) return 0;
     return this.entries.transaction(() => {
-      let removed = 0;
+      const damaged = new Set<number>();
       for (const id of ids) {
         try {
           this.entries.get(id);
         } catch {
-          this.removeNow(id);
-          removed++;
+          this.removeNow(id, damaged);
         }
       }
-      return removed;
+      this.removeRowsOf(damaged);
+      return damaged.size;
     });
   }
 
-  /** Inside a transaction: an entry and its index rows. */
-  private removeNow(id: number): void {
+  /**
+   * Inside a transaction: an entry and its index rows. A damaged record's id is added to `damaged`, whose rows the
+   * caller removes at the end with one walk for them all (removeRowsOf).
+   */
+  private removeNow(id: number, damaged: Set<number>): void {
     let entry: CacheEntry | undefined;
     try {
       entry = this.entries.get(id);
     } catch {
-      // A record that cannot be read (damaged) goes alone: its index rows cannot be found from it, and a new answer
-      // under its exact key must still be able to take its place.
+      // A record that cannot be read (damaged) must still go, so a new answer under its exact key can take its place.
+      // Its index rows cannot be found from it: the caller looks for them (removeRowsOf), since a recency row left
+      // behind was chosen by every eviction again, which then removed nothing.
       void this.entries.remove(id);
+      damaged.add(id);
       if (this.counted !== null) this.counted--;
       return;
     }
@@ -199,6 +208,17 @@ export class CacheStore {
     void this.recency.remove([entry.usedAt, id]);
     void this.entries.remove(id);
     if (this.counted !== null) this.counted--;
+  }
+
+  /**
+   * Inside a transaction: the exact, expiry and recency rows of damaged entries, found without their records (a walk
+   * over the keys: rare, and one for however many are removed together).
+   */
+  private removeRowsOf(ids: ReadonlySet<number>): void {
+    if (ids.size === 0) return;
+    for (const { key, value } of this.exact.getRange()) if (ids.has(value)) void this.exact.remove(key);
+    for (const key of this.expiry.getKeys()) if (ids.has(key[1])) void this.expiry.remove(key);
+    for (const key of this.recency.getKeys()) if (ids.has(key[1])) void this.recency.remove(key);
   }
 
   /** Ids of entries whose expiry is at or before `now`, oldest first, at most `limit`. */

@@ -161,3 +161,48 @@ describe('a cache entry that cannot be read, met by what reads every entry', () 
     }
   }, 60_000);
 });
+
+// A damaged record removed alone (its index rows cannot be found from it) left its row in the recency index: eviction
+// chose it again each round, removed nothing, and under a small max_entries spun for ever while the cache grew past it.
+describe('a cache entry that cannot be read, met by eviction', () => {
+  it('goes with its index rows, so eviction keeps the cache at max_entries', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const gateway = await startGateway(openAIConfig(upstream.url, { cache: { mode: 'on', max_entries: 3, semantic: { enabled: false } } }));
+    const { api } = gatewayApi(() => gateway.url);
+    const storeAnswer = async (question: string): Promise<void> => {
+      const stored = new Promise<void>((resolve) => {
+        const stop = gateway.gateway.bus.on('cache.stored', () => {
+          stop();
+          resolve();
+        });
+      });
+      await gateway.client.chat.completions.create(ask(question));
+      await stored;
+    };
+    const settledEntries = async (): Promise<number> => {
+      let entries = (await api('GET', '/api/cache')).body.entries as number;
+      for (let i = 0; i < 40 && entries > 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        entries = (await api('GET', '/api/cache')).body.entries as number;
+      }
+      return entries;
+    };
+    try {
+      for (const question of ['one?', 'two?', 'three?']) await storeAnswer(question);
+      const root = gateway.gateway.store.root;
+      const raw = root.openDB<Buffer, number>({ name: 'cache-entries', encoding: 'binary' });
+      const ids = [...raw.getKeys()].filter((id): id is number => typeof id === 'number');
+      await root.transaction(() => void raw.put(Math.min(...ids), GARBAGE));
+      // The first answer past the cap evicts the damaged (least recently used) record; the next ones must evict too.
+      for (const question of ['four?', 'five?', 'six?']) {
+        await storeAnswer(question);
+        expect(await settledEntries()).toBe(3);
+      }
+      const hit = await gateway.client.chat.completions.create(ask('six?')).withResponse();
+      expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  }, 30_000);
+});
