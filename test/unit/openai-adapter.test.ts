@@ -188,3 +188,33 @@ describe('openAICompatibleAdapter.parseChatResponse and parseError', () => {
     expect(err.headers).toEqual({ 'retry-after': '3' });
   });
 });
+
+describe('openAICompatibleAdapter and Mistral’s content chunks (Magistral)', () => {
+  const think = (text: string) => ({ type: 'thinking', thinking: [{ type: 'text', text }] });
+  const request = { model: 'mistral/magistral-small-latest', messages } as ChatCompletionRequest;
+
+  it('reads a whole answer’s thinking as reasoning_content and its text chunks as a string content', () => {
+    const completion = {
+      id: 'x', object: 'chat.completion', created: 1, model: 'magistral-small-latest',
+      choices: [{ index: 0, message: { role: 'assistant', content: [think('Hmm, '), think('ok.'), { type: 'reference', reference_ids: [1] }, { type: 'text', text: 'Hi' }, { type: 'text', text: '!' }] }, finish_reason: 'stop' }],
+    };
+    const parsed = openAICompatibleAdapter.parseChatResponse(completion, makeTarget());
+    expect((parsed.choices[0] as { message?: unknown } | undefined)?.message).toEqual({ role: 'assistant', content: 'Hi!', reasoning_content: 'Hmm, ok.' });
+  });
+
+  it('gives a whole answer that only thought an empty content', () => {
+    const completion = { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: [think('Hmm.')] }, finish_reason: 'length' }] };
+    expect((openAICompatibleAdapter.parseChatResponse(completion, makeTarget()).choices[0] as { message?: unknown } | undefined)?.message).toEqual({ role: 'assistant', content: '', reasoning_content: 'Hmm.' });
+  });
+
+  it('reads each streamed delta’s chunks the same way, and keeps the event as it came for a verbatim client', () => {
+    const decoder = openAICompatibleAdapter.createStreamDecoder(makeTarget(), request, null, true);
+    const event = (delta: unknown) => `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+    const thinking = event({ content: [think('Hmm.')] });
+    const text = event({ content: [{ type: 'text', text: 'Hi' }] });
+    const chunks = decoder.push(Buffer.from(thinking + text + event({ content: 'there' })));
+    expect(chunks.map((chunk) => (chunk.choices[0] as { delta?: unknown } | undefined)?.delta)).toEqual([{ reasoning_content: 'Hmm.' }, { content: 'Hi' }, { content: 'there' }]);
+    const kept = (decoder as unknown as { takeNative(): Array<{ data: string }> }).takeNative();
+    expect(kept.map((native) => `data: ${native.data}\n\n`)).toEqual([thinking, text, event({ content: 'there' })]);
+  });
+});

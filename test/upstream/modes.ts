@@ -30,7 +30,7 @@ export type UpstreamMode =
   /** Answers normally but reports this usage instead of the real one (implausible counts, for the cost stage's checks). */
   | { kind: 'usage'; usage: Record<string, unknown> }
   /** Answers with this text instead of the echo, streamed one piece per chunk (sub-word pieces, as real tokens are). */
-  | { kind: 'reply'; pieces: string[] };
+  | { kind: 'reply'; pieces: string[]; /** A reasoning model's thinking ahead of the reply (Mistral's Magistral only). */ thinking?: string[] };
 
 export const OK_MODE: UpstreamMode = { kind: 'ok' };
 

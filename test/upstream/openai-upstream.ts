@@ -13,6 +13,7 @@ import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, inval
 import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
+import { magistralFrames, magistralJson } from './mistral-thinking.js';
 import { vendorRefusal, vendorView, type Vendor } from './vendor-refusals.js';
 import { checkResponsesRequest, planResponse, responseFrames } from './openai-responses-api.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
@@ -357,6 +358,10 @@ class OpenAIUpstream implements ScriptedUpstream {
       ...standardHeaders(newRequestId(), exchange.startedAt),
       ...this.rateLimits.consume(completion.usage.total_tokens),
     };
+    if (mode.kind === 'reply' && mode.thinking && this.vendor === 'mistral') {
+      if (parsed.request.stream) return deliverStream(exchange, { ...SSE_HEADERS, ...headers }, magistralFrames(completion, mode.thinking), mode, this.chunkDelayMs);
+      return deliverJson(exchange, { 'content-type': JSON_TYPE, ...headers }, magistralJson(completion, mode.thinking), mode);
+    }
     if (parsed.request.stream) {
       return deliverStream(exchange, { ...SSE_HEADERS, ...headers }, streamFrames(completion, this.streamFlavor), mode, this.chunkDelayMs);
     }

@@ -8,6 +8,7 @@ import { withFields } from '../../core/with-fields.js';
 import { isChoiceList } from '../../core/answer-shape.js';
 import { isRecord } from '../../core/is-record.js';
 import { createToolCallNumbering } from './tool-call-indexes.js';
+import { flattenChoices } from './content-parts.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
@@ -75,6 +76,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     if (!isChoiceList((body as ChatCompletion).choices, 'message')) {
       throw invalidUpstreamBody(target.provider.name, 'a chat completion whose choices are not objects with a message object');
     }
+    flattenChoices((body as ChatCompletion).choices, 'message');
     return body as ChatCompletion;
   },
 
@@ -110,6 +112,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
       }
       if (verbatim) kept.push({ event: event.event ?? '', data: event.data });
       liftGroqUsage(record);
+      flattenChoices(record.choices, 'delta');
       numberToolCalls(record.choices);
       return record as ChatCompletionChunk;
     });
