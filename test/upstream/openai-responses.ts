@@ -213,10 +213,11 @@ export const DONE_FRAME = 'data: [DONE]\n\n';
  * one that finishes the answer, as `x_groq.usage` with Groq's timing fields beside the counts (ChatCompletionChunk.XGroq
  * in groq-typescript's src/resources/chat/completions.ts).
  */
-export type StreamFlavor = 'openai' | 'groq';
+export type StreamFlavor = 'openai' | 'groq' | 'mistral';
 
 export function streamFrames(completion: Completion, flavor: StreamFlavor = 'openai'): string[] {
   if (flavor === 'groq') return groqStreamFrames(completion);
+  if (flavor === 'mistral') return mistralStreamFrames(completion);
   const { request } = completion;
   const header = {
     id: completion.id,
@@ -243,6 +244,20 @@ export function streamFrames(completion: Completion, flavor: StreamFlavor = 'ope
   if (request.includeUsage) frames.push(`${prefix}[],"usage":${JSON.stringify(completion.usage)}}\n\n`);
   frames.push(DONE_FRAME);
   return frames;
+}
+
+/**
+ * Mistral's chunks: no `stream_options` (its API refuses the field), and the usage of the whole request on the chunk
+ * that finishes the answer, unasked (CompletionChunk.usage in mistralai/client-ts).
+ */
+function mistralStreamFrames(completion: Completion): string[] {
+  const { request } = completion;
+  const header = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: request.model };
+  const chunks = completion.answers.flatMap((answer, index) => choiceDeltas(answer, index, request)).map((choice) => ({ ...header, choices: [choice] }) as Record<string, unknown>);
+  const { prompt_tokens, completion_tokens, total_tokens } = completion.usage;
+  const last = chunks.at(-1);
+  if (last) last.usage = { prompt_tokens, completion_tokens, total_tokens };
+  return [...chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`), DONE_FRAME];
 }
 
 function groqStreamFrames(completion: Completion): string[] {

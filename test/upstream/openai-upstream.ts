@@ -116,7 +116,7 @@ class OpenAIUpstream implements ScriptedUpstream {
     this.apiKey = options.apiKey ?? null;
     this.record = options.record ?? true;
     this.chunkDelayMs = options.chunkDelayMs ?? 0;
-    this.streamFlavor = options.streamFlavor ?? 'openai';
+    this.streamFlavor = options.streamFlavor ?? (options.vendor === 'mistral' ? 'mistral' : 'openai');
     this.vendor = options.vendor ?? null;
     const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
     this.scheme = options.tls ? 'https' : 'http';

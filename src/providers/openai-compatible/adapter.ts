@@ -54,7 +54,12 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     const quirks = target.provider.vendor.quirks;
     // A stream is charged by the upstream's own count, reasoning tokens included: asked for whether or not the
     // client did (the OpenAI route then leaves out of the client's stream what it did not ask for).
-    if (request.stream === true && request.stream_options?.include_usage !== true && !quirks?.noStreamOptions) {
+    if (quirks?.noStreamOptions) {
+      // The vendor refuses the field (Mistral's 422 extra_forbidden): whoever set it, the client or the Anthropic,
+      // GenAI and Responses routes asking every stream for usage, it is not sent; the OpenAI route still shapes the
+      // usage chunk the client asked for.
+      delete body.stream_options;
+    } else if (request.stream === true && request.stream_options?.include_usage !== true) {
       body.stream_options = { ...request.stream_options, include_usage: true };
     }
     applyQuirks(body, quirks);
