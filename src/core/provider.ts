@@ -250,6 +250,12 @@ export interface VendorQuirks {
    * the same 400; a single space passes.
    */
   emptyReasoning?: string;
+  /**
+   * The vendor writes a model's thinking as a chunk of an assistant message's `content` and refuses the
+   * `reasoning_content` (or `reasoning`) field there (Mistral: 422 extra_forbidden): a turn handed back with one goes
+   * with its text as a leading ThinkChunk instead.
+   */
+  thinkingChunks?: true;
 }
 
 /** A row of the vendor table: everything that distinguishes one vendor of a wire format from another. */

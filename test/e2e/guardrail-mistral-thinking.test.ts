@@ -91,3 +91,38 @@ describe('output rules and Mistral’s thinking chunks', () => {
     expect(message.content[1]).toMatchObject({ text: 'Hello! I will write to [REDACTED:email] today.' });
   });
 });
+
+describe('a conversation handed back to Mistral with the reasoning other answers carried', () => {
+  let upstream: ScriptedUpstream;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream({ apiKey: 'sk-mistral', vendor: 'mistral' });
+    tg = await startGateway({
+      providers: { mistral: { base_url: `${upstream.url}/v1`, api_key: 'sk-mistral' } },
+      guardrails: { rules: [{ name: 'emails', kind: 'email', action: 'redact', applies_to: 'output' }] },
+    });
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await upstream?.close();
+  });
+
+  it('sends an assistant turn’s reasoning_content as Mistral’s thinking chunk, ahead of its text', async () => {
+    // A redacted answer comes back with reasoning_content and a string content; an agent appends it as it came.
+    upstream.enqueue({ kind: 'reply', pieces: REPLY, thinking: THINKING });
+    const first = await tg.client.chat.completions.create({ model: 'mistral/magistral-medium-latest', messages: [{ role: 'user', content: 'hi' }] });
+    const turn = first.choices[0]!.message;
+    expect(turn).toHaveProperty('reasoning_content');
+    upstream.enqueue({ kind: 'reply', pieces: ['Done.'], thinking: ['Fine.'] });
+    const second = await tg.client.chat.completions.create({ model: 'mistral/magistral-medium-latest', messages: [{ role: 'user', content: 'hi' }, turn, { role: 'user', content: 'thanks' }] });
+    const got: Read = { thinking: '', text: '' };
+    read(second.choices[0]?.message, got);
+    expect(got.text).toBe('Done.');
+    const sent = upstream.calls.at(-1)?.body.messages[1] as Record<string, unknown>;
+    expect(sent).not.toHaveProperty('reasoning_content');
+    expect(sent.content).toEqual([
+      { type: 'thinking', thinking: [{ type: 'text', text: 'The user is [REDACTED:email], so I will greet her.' }] },
+      { type: 'text', text: 'Hello! I will write to [REDACTED:email] today.' },
+    ]);
+  });
+});

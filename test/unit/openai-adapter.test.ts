@@ -218,3 +218,27 @@ describe('openAICompatibleAdapter and Mistral’s content chunks (Magistral)', (
     expect(kept.map((native) => `data: ${native.data}\n\n`)).toEqual([thinking, text, event({ content: 'there' })]);
   });
 });
+
+describe('openAICompatibleAdapter.buildChatRequest to a vendor taking thinking as a content chunk (Mistral)', () => {
+  const mistral = makeTarget({ vendorId: 'mistral' });
+  it('sends an assistant turn’s reasoning as a leading ThinkChunk, and leaves other turns alone', () => {
+    const request = {
+      model: 'mistral/magistral-small-latest',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'Hello', reasoning_content: 'Greet.' },
+        { role: 'assistant', content: null, reasoning: 'Call it.', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'assistant', content: 'Plain' },
+        { role: 'assistant', content: 'Empty', reasoning_content: '' },
+      ],
+    } as ChatCompletionRequest;
+    const { body } = build(request, mistral);
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'Greet.' }] }, { type: 'text', text: 'Hello' }] },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'Call it.' }] }], tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'assistant', content: 'Plain' },
+      { role: 'assistant', content: 'Empty' },
+    ]);
+  });
+});

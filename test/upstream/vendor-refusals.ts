@@ -138,16 +138,27 @@ const MISTRAL_FIELDS = new Set([
   'guardrails', 'safe_prompt',
 ]);
 
+/**
+ * Fields of an assistant message Mistral refuses though OpenAI-compatible servers send them back: the reasoning other
+ * vendors answer with (Mistral's own thinking travels in `content` as a ThinkChunk), 422 with
+ * loc ["body","messages",N,"assistant","reasoning_content"] (seen by charmbracelet/crush#1590).
+ */
+const MISTRAL_REFUSED_ASSISTANT_FIELDS = ['reasoning_content', 'reasoning'];
+
 function mistral(body: Json): Refusal | null {
-  const extra = Object.keys(body).filter((field) => !MISTRAL_FIELDS.has(field));
+  const extra: Array<{ loc: Array<string | number>; input: unknown }> = Object.keys(body)
+    .filter((field) => !MISTRAL_FIELDS.has(field))
+    .map((field) => ({ loc: ['body', field], input: body[field] }));
+  if (Array.isArray(body.messages)) {
+    (body.messages as unknown[]).forEach((message, index) => {
+      if (typeof message !== 'object' || message === null || (message as Json).role !== 'assistant') return;
+      for (const field of MISTRAL_REFUSED_ASSISTANT_FIELDS) {
+        if (field in (message as Json)) extra.push({ loc: ['body', 'messages', index, 'assistant', field], input: (message as Json)[field] });
+      }
+    });
+  }
   if (extra.length === 0) return null;
-  const detail = extra.map((field) => ({
-    type: 'extra_forbidden',
-    loc: ['body', field],
-    msg: 'Extra inputs are not permitted',
-    input: body[field],
-    url: 'https://errors.pydantic.dev/2.10/v/extra_forbidden',
-  }));
+  const detail = extra.map(({ loc, input }) => ({ type: 'extra_forbidden', loc, msg: 'Extra inputs are not permitted', input, url: 'https://errors.pydantic.dev/2.10/v/extra_forbidden' }));
   return { status: 422, body: JSON.stringify({ object: 'error', message: { detail }, type: 'invalid_request_error', param: null, code: null }) };
 }
 

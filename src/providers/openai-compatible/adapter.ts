@@ -8,7 +8,7 @@ import { withFields } from '../../core/with-fields.js';
 import { isChoiceList } from '../../core/answer-shape.js';
 import { isRecord } from '../../core/is-record.js';
 import { createToolCallNumbering } from './tool-call-indexes.js';
-import { flattenChoices } from './content-parts.js';
+import { flattenChoices, withThinkingChunk } from './content-parts.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
@@ -52,6 +52,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     // may refuse a field it does not know.
     if (request.messages.some((message) => message.thinking_blocks !== undefined)) body.messages = request.messages.map(withoutThinkingBlocks);
     const quirks = target.provider.vendor.quirks;
+    if (quirks?.thinkingChunks) body.messages = (body.messages as ChatMessage[]).map(withThinkingChunk);
     // A stream is charged by the upstream's own count, reasoning tokens included: asked for whether or not the
     // client did (the OpenAI route then leaves out of the client's stream what it did not ask for).
     if (quirks?.noStreamOptions) {

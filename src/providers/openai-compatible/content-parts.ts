@@ -1,3 +1,4 @@
+import type { ChatMessage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
 
 /**
@@ -33,4 +34,20 @@ export function flattenChoices(choices: readonly unknown[], field: 'message' | '
     const holder = isRecord(choice) ? choice[field] : null;
     if (isRecord(holder) && Array.isArray(holder.content)) flattenContentParts(holder, field === 'message');
   }
+}
+
+/**
+ * An assistant turn handed back to a vendor that takes thinking only as a content chunk (Mistral): its
+ * reasoning_content (or vLLM's `reasoning`) goes as a leading ThinkChunk and its text as a TextChunk, the fields it
+ * refuses left out. Any other message, or one without reasoning, is returned as it is.
+ */
+export function withThinkingChunk(message: ChatMessage): ChatMessage {
+  const fields = message as unknown as Record<string, unknown>;
+  if (message.role !== 'assistant' || (!('reasoning_content' in fields) && !('reasoning' in fields))) return message;
+  const { reasoning_content: reasoningContent, reasoning, ...rest } = fields;
+  const thinking = typeof reasoningContent === 'string' ? reasoningContent : typeof reasoning === 'string' ? reasoning : '';
+  if (thinking === '') return rest as unknown as ChatMessage;
+  const content = rest.content;
+  const after = Array.isArray(content) ? content : typeof content === 'string' && content !== '' ? [{ type: 'text', text: content }] : [];
+  return { ...rest, content: [{ type: 'thinking', thinking: [{ type: 'text', text: thinking }] }, ...after] } as unknown as ChatMessage;
 }

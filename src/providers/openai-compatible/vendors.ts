@@ -77,7 +77,8 @@ export const openAICompatibleVendors: VendorDefinition[] = [
     keyRequired: true, keyEnv: ['MISTRAL_API_KEY'], baseUrlEnv: ['MISTRAL_BASE_URL'],
     // Mistral names the sampling seed `random_seed`, and refuses any field outside its schema (422 extra_forbidden):
     // `user`, which the Anthropic route fills from metadata.user_id (Claude Code always sends one), is not in it.
-    quirks: { renameFields: { ...maxTokensOnly, seed: 'random_seed' }, dropFields: ['user'], noStreamOptions: true },
+    // Its reasoning models' thinking travels as a chunk of the message's content, never as reasoning_content.
+    quirks: { renameFields: { ...maxTokensOnly, seed: 'random_seed' }, dropFields: ['user'], noStreamOptions: true, thinkingChunks: true },
     docsUrl: 'https://docs.mistral.ai/api/#tag/chat',
   },
   {
