@@ -89,6 +89,12 @@ describe('output rules and Mistral’s thinking chunks', () => {
     expect(message.content.map((block) => block.type)).toEqual(['thinking', 'text']);
     expect(message.content[0]).toMatchObject({ thinking: 'The user is [REDACTED:email], so I will greet her.' });
     expect(message.content[1]).toMatchObject({ text: 'Hello! I will write to [REDACTED:email] today.' });
+    upstream.enqueue({ kind: 'reply', pieces: REPLY, thinking: THINKING });
+    const streamed = await client.messages.stream({ model: 'mistral/magistral-medium-latest', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    expect(streamed.content.map((block) => (block.type === 'thinking' ? block.thinking : block.type === 'text' ? block.text : block.type))).toEqual([
+      'The user is [REDACTED:email], so I will greet her.',
+      'Hello! I will write to [REDACTED:email] today.',
+    ]);
   });
 });
 
