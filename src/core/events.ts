@@ -61,6 +61,37 @@ export interface RequestSummary {
 }
 
 /** One MCP tool call as `mcp.tool.called` and `mcp.tool.failed` report it (sizes in bytes of JSON; never the arguments or the result). */
+/** What a summary of a call no provider took says of itself (see summaryWithoutUpstream). */
+export type CallFacts = Pick<RequestSummary, 'requestId' | 'dialect' | 'path' | 'operation' | 'model' | 'keyId' | 'teamId' | 'status' | 'durationMs'>;
+
+/**
+ * The summary of a call that never reached the pipeline's upstream (a request refused before the pipeline, a call on
+ * a stored Response): no route, provider, attempts, usage or cost; every other field as a pipeline request has it.
+ */
+export function summaryWithoutUpstream(facts: CallFacts): RequestSummary {
+  return {
+    ...facts,
+    route: null,
+    provider: null,
+    upstreamModel: null,
+    stream: false,
+    attempts: 0,
+    fallback: false,
+    upstreamMs: 0,
+    firstTokenMs: null,
+    finishReasons: [],
+    user: null,
+    metadata: null,
+    bodies: null,
+    cache: null,
+    guardrails: null,
+    usage: null,
+    costUsd: null,
+    priced: true,
+    estimated: false,
+  };
+}
+
 export interface McpToolCall {
   requestId: string;
   keyId: string | null;

@@ -3,6 +3,7 @@ import type { EventBus } from '../bus/bus.js';
 import { fromFrameworkError } from './render-error.js';
 import { redactedPrefix, redactPath, redactSecrets } from '../core/redact-secrets.js';
 import { refusalChannel } from '../core/trace-channels.js';
+import { summaryWithoutUpstream } from '../core/events.js';
 
 /** A request header's one value, or null. */
 function headerValue(request: FastifyRequest, name: string): string | null {
@@ -85,37 +86,25 @@ export function reportRefusedCalls(
     const error = errors.get(request) ?? { type: 'invalid_request_error', code: null, message: `HTTP ${reply.statusCode}` };
     // A tracer gives the call its span under the client's trace (see refusalChannel).
     if (refusalChannel.hasSubscribers) refusalChannel.publish({ requestId: request.id, traceparent: headerValue(request, 'traceparent'), tracestate: headerValue(request, 'tracestate') });
-    bus.emit('request.failed', {
-      requestId: request.id,
-      dialect,
-      // A /genai path names the model: a key pasted into it is redacted as from the model name.
-      path: redactPath(path),
-      operation: /embed/i.test(path) ? 'embeddings' : 'chat',
-      model: redactedPrefix(requestedModel(request, path), 256),
-      route: null,
-      provider: null,
-      upstreamModel: null,
-      keyId: key?.keyId ?? null,
-      teamId: key?.teamId ?? null,
-      stream: false,
-      status: reply.statusCode,
-      durationMs: reply.elapsedTime,
-      attempts: 0,
-      fallback: false,
-      upstreamMs: 0,
-      firstTokenMs: null,
-      finishReasons: [],
-      user: null,
-      metadata: null,
-      bodies: null, cache: null, guardrails: null,
-      usage: null,
-      costUsd: null,
-      priced: true,
-      estimated: false,
-      ...error,
-      message: redactSecrets(error.message),
-      cancelled: false,
-    });
+    bus.emit(
+      'request.failed',
+      Object.assign(
+        summaryWithoutUpstream({
+          requestId: request.id,
+          dialect,
+          // A /genai path names the model: a key pasted into it is redacted as from the model name.
+          path: redactPath(path),
+          operation: /embed/i.test(path) ? 'embeddings' : 'chat',
+          model: redactedPrefix(requestedModel(request, path), 256),
+          keyId: key?.keyId ?? null,
+          teamId: key?.teamId ?? null,
+          status: reply.statusCode,
+          durationMs: reply.elapsedTime,
+        }),
+        error,
+        { message: redactSecrets(error.message), cancelled: false },
+      ),
+    );
     done();
   });
 }

@@ -6,6 +6,7 @@ import { checkVirtualKey } from '../../../http/key-check.js';
 import { SSE_HEADERS } from '../../../http/answer-stream.js';
 import type { StoredResponse } from '../../../store/response-store.js';
 import { responseEvents } from '../../../wire/openai-responses/response-events.js';
+import { summaryWithoutUpstream } from '../../../core/events.js';
 import { presentedCredential } from '../../openai/routes/register.js';
 import { conversationTooLong, responseNotFound } from '../conversation.js';
 import { listPage } from '../input-item-list.js';
@@ -48,36 +49,10 @@ function findOwn(deps: HttpDeps, request: FastifyRequest<{ Params: Params }>, fo
  * `responses.retrieve`, `.delete`, `.input_items`, `.cancel`), with the key that made it; it costs nothing.
  */
 function report(deps: HttpDeps, request: FastifyRequest, durationMs: number, operation: string, status: number, who: { keyId: string | null; teamId: string | null }, model: string, error: GatewayError | null): void {
-  const summary = {
-    requestId: request.id,
-    dialect: 'openai-responses',
-    path: request.url.split('?')[0] ?? '',
-    operation,
-    model,
-    route: null,
-    provider: null,
-    upstreamModel: null,
-    keyId: who.keyId,
-    teamId: who.teamId,
-    stream: false,
-    status,
-    durationMs,
-    attempts: 0,
-    fallback: false,
-    upstreamMs: 0,
-    firstTokenMs: null,
-    finishReasons: [],
-    user: null,
-    metadata: null,
-    bodies: null,
-    cache: null,
-    guardrails: null,
-    usage: null,
-    costUsd: null,
-    priced: true,
-    estimated: false,
-    cancelled: false,
-  };
+  const summary = Object.assign(
+    summaryWithoutUpstream({ requestId: request.id, dialect: 'openai-responses', path: request.url.split('?')[0] ?? '', operation, model, keyId: who.keyId, teamId: who.teamId, status, durationMs }),
+    { cancelled: false },
+  );
   if (error) deps.bus.emit('request.failed', { ...summary, type: error.type, code: error.code, message: error.message });
   else deps.bus.emit('request.completed', summary);
 }
