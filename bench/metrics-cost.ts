@@ -7,6 +7,9 @@ import { parseArgs } from 'node:util';
 import { EventBus } from '../src/bus/bus.js';
 import type { RequestSummary } from '../src/core/events.js';
 import { GatewayMetrics, type MetricsSources } from '../src/telemetry/metrics/gateway-metrics.js';
+import { resolveRuntimeConfig } from '../src/config/runtime.js';
+
+const config = resolveRuntimeConfig({ api: {}, file: {} }, {}, 0);
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '200000' } } });
 const total = Number(values.requests);
@@ -29,7 +32,8 @@ function oneRequest(bus: EventBus, i: number): void {
 
 function run(label: string, withMetrics: boolean): number {
   const bus = new EventBus();
-  const sources = { bus, health: { snapshot: () => [] }, governance: {}, config: () => ({}), storeBytes: () => 0 } as unknown as MetricsSources;
+  // A real config (the default one): the model label's pools read its providers and routes.
+  const sources = { bus, health: { all: () => [] }, governance: { keySpends: () => [] }, config: () => config, storeBytes: () => 0 } as unknown as MetricsSources;
   const metrics = withMetrics ? new GatewayMetrics(sources) : null;
   for (let i = 0; i < 20_000; i++) oneRequest(bus, i);
   const started = process.cpuUsage();

@@ -36,6 +36,7 @@ export async function startPortkey(port: number): Promise<ServerChild> {
   return {
     name: 'portkey',
     url,
+    pid: child.pid ?? -1,
     cpuMicros: async () => (child.pid ? processCpuMicros(child.pid) : Number.NaN),
     async stop(graceMs = 3000) {
       if (child.exitCode !== null || child.signalCode !== null) return;

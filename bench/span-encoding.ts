@@ -11,7 +11,7 @@ import { newSpanId, newTraceId, type SpanRecord } from '../src/telemetry/tracing
 
 const batch = new ProtoSpanBatch({ resource: ['service.name', 'tollgate', 'service.version', '1.0.0'], scope: { name: 'tollgate', version: '1.0.0' } });
 const record: SpanRecord = {
-  traceId: newTraceId(), traceState: undefined, idHigh: 0, idLow: 0, parentHigh: 0, parentLow: 0, name: '', kind: SpanKind.INTERNAL, startedAt: 0, endedAt: 0, attributes: null, error: null,
+  traceId: newTraceId(), traceState: undefined, idHigh: 0, idLow: 0, parentHigh: 0, parentLow: 0, name: '', nameTail: null, kind: SpanKind.INTERNAL, startedAt: 0, endedAt: 0, attributes: null, error: null,
 };
 const stages = ['auth', 'rate-limit', 'cache', 'route', 'guardrails', 'spend', 'call'].map((stage) => `stage ${stage}`);
 
@@ -20,32 +20,40 @@ function oneRequest(i: number): void {
   const at = performance.now();
   for (const name of stages) {
     newSpanId(record);
-    Object.assign(record, { parentHigh: 123, parentLow: 456, name, kind: SpanKind.INTERNAL, startedAt: at, endedAt: at + 0.1, attributes: null });
+    Object.assign(record, { parentHigh: 123, parentLow: 456, name, nameTail: null, kind: SpanKind.INTERNAL, startedAt: at, endedAt: at + 0.1, attributes: null });
     batch.add(record);
   }
   newSpanId(record);
-  record.name = 'chat gpt-4o-mini';
+  record.name = 'chat';
+  record.nameTail = 'gpt-4o-mini';
   record.kind = SpanKind.CLIENT;
-  record.attributes = [
-    'gen_ai.operation.name', 'chat', 'gen_ai.provider.name', 'openai', 'tollgate.provider', 'openai', 'gen_ai.request.model', 'gpt-4o-mini',
-    'tollgate.attempt', 1, 'tollgate.fallback', false, 'http.response.status_code', 200, 'error.type', null,
-  ];
+  record.attributes = attemptList;
   batch.add(record);
   newSpanId(record);
-  record.name = 'chat openai/gpt-4o-mini';
+  record.name = 'chat';
+  record.nameTail = 'openai/gpt-4o-mini';
   record.kind = SpanKind.SERVER;
   record.parentHigh = 0;
   record.parentLow = 0;
-  record.attributes = [
-    'gen_ai.operation.name', 'chat', 'gen_ai.request.model', 'openai/gpt-4o-mini', 'tollgate.dialect', 'openai', 'tollgate.request_id', `req_${i}abcdefghijklmnop`,
-    'tollgate.stream', false, 'url.path', '/v1/chat/completions', 'http.response.status_code', 200, 'gen_ai.provider.name', 'openai', 'tollgate.provider', 'openai',
-    'gen_ai.response.model', 'gpt-4o-mini-2024-07-18', 'gen_ai.usage.input_tokens', 12, 'gen_ai.usage.output_tokens', 20, 'gen_ai.response.finish_reasons', ['stop'],
-    'tollgate.route', null, 'tollgate.key', null, 'tollgate.team', null, 'tollgate.cost_usd', 0.0000071, 'tollgate.fallback', false, 'tollgate.attempts', 1,
-    'tollgate.time_to_first_token_ms', null, 'tollgate.cancelled', null,
-  ];
+  // The request's own values go into the list the tracer reuses, as it does (its names stay put).
+  requestList[7] = `req_${i}abcdefghijklmnop`;
+  record.attributes = requestList;
   batch.add(record);
   if (batch.count >= 2048) batch.take();
 }
+
+/** The attempt span's and the request span's attribute lists, filled once and reused, as the tracer reuses its own. */
+const attemptList = [
+  'gen_ai.operation.name', 'chat', 'gen_ai.provider.name', 'openai', 'tollgate.provider', 'openai', 'gen_ai.request.model', 'gpt-4o-mini',
+  'tollgate.attempt', 1, 'tollgate.fallback', false, 'http.response.status_code', 200, 'error.type', null,
+];
+const requestList = [
+  'gen_ai.operation.name', 'chat', 'gen_ai.request.model', 'openai/gpt-4o-mini', 'tollgate.dialect', 'openai', 'tollgate.request_id', '',
+  'tollgate.stream', false, 'url.path', '/v1/chat/completions', 'http.response.status_code', 200, 'gen_ai.provider.name', 'openai', 'tollgate.provider', 'openai',
+  'gen_ai.response.model', 'gpt-4o-mini-2024-07-18', 'gen_ai.usage.input_tokens', 12, 'gen_ai.usage.output_tokens', 20, 'gen_ai.response.finish_reasons', ['stop'],
+  'tollgate.route', null, 'tollgate.key', null, 'tollgate.team', null, 'tollgate.cost_usd', 0.0000071, 'tollgate.fallback', false, 'tollgate.attempts', 1,
+  'tollgate.time_to_first_token_ms', null, 'tollgate.cancelled', null,
+];
 
 const rounds: number[] = [];
 for (let round = 0; round < 12; round++) {

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 export interface ServerChild {
   name: string;
   url: string;
+  /** The child's process id (for /proc readings: its threads, user and system time apart). */
+  pid: number;
   /** Total CPU time (user + system) the child has used so far, in microseconds. */
   cpuMicros(): Promise<number>;
   /** Asks the child to shut down; kills it if it has not exited within `graceMs`. */
@@ -50,6 +52,7 @@ export function spawnServer(name: string, script: string, args: string[], nodeFl
         resolve({
           name,
           url: a,
+          pid: child.pid as number,
           cpuMicros() {
             return new Promise<number>((done) => {
               cpuWaiters.push(done);
@@ -66,6 +69,9 @@ export function spawnServer(name: string, script: string, args: string[], nodeFl
         });
       } else if (kind === 'cpu') {
         cpuWaiters.shift()?.(Number(a) + Number(b));
+      } else if (process.env.BENCH_ECHO_CHILDREN) {
+        // What a child prints besides the control lines (a V8 flag's trace, say), to this process's stderr.
+        process.stderr.write(`[${name}] ${line}\n`);
       }
     });
   });

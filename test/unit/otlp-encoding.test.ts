@@ -32,7 +32,9 @@ function spanOf(i: number): SpanRecord {
     idLow: 7,
     parentHigh: 0,
     parentLow: 0,
-    name: `chat model-${i % 3}`,
+    // Names in two parts (an operation and a model, some not ASCII, one past 127 bytes) and in one.
+    name: 'chat',
+    nameTail: i % 4 === 3 ? null : i === 10 ? 'm'.repeat(130) : ['gpt-4o-mini', 'claude-sonnet-4', 'modèle-é'][i % 3] as string,
     kind: SpanKind.SERVER,
     startedAt: 1_000 + i,
     endedAt: 1_001 + i,
@@ -56,6 +58,8 @@ describe('OTLP protobuf encoding', () => {
     const fromJson = decodeExport(Buffer.from(json.take()), json.contentType);
     expect(fromProto).toHaveLength(count);
     expect(fromProto).toEqual(fromJson);
+    expect(fromProto.slice(0, 4).map((span) => span.name)).toEqual(['chat gpt-4o-mini', 'chat claude-sonnet-4', 'chat modèle-é', 'chat']);
+    expect(fromProto[10]?.name).toBe(`chat ${'m'.repeat(130)}`);
     // And the values are the ones given (spot checks across the phases).
     for (const i of [0, 1, 7, 63, 64, 65, 400, 1_199]) {
       const attributes = fromProto[i]?.attributes as Record<string, unknown>;
@@ -99,5 +103,34 @@ describe('OTLP protobuf encoding', () => {
       expect(spans.map((span) => span.attributes['tollgate.request_id'])).toEqual(Array.from({ length: 10 }, (_, i) => `req-${i}`));
       expect(spans.every((span) => span.service === 'test')).toBe(true);
     }
+  });
+
+  it('reads a reused attribute list again when a slot is given another name, as the tracer does with its lists', () => {
+    const proto = new ProtoSpanBatch(source);
+    const list: AttributeList = ['gen_ai.operation.name', 'chat', 'error.type', 'upstream_error'];
+    proto.add({ ...spanOf(0), attributes: list });
+    list[2] = 'tollgate.cancelled';
+    list[3] = true;
+    proto.add({ ...spanOf(1), attributes: list });
+    list[1] = null;
+    proto.add({ ...spanOf(2), attributes: list });
+    const spans = decodeExport(proto.take(), proto.contentType);
+    expect(spans.map((span) => span.attributes)).toEqual([
+      { 'gen_ai.operation.name': 'chat', 'error.type': 'upstream_error' },
+      { 'gen_ai.operation.name': 'chat', 'tollgate.cancelled': true },
+      { 'tollgate.cancelled': true },
+    ]);
+  });
+
+  it('leaves a body it handed out as it was while the next batch is written', () => {
+    const proto = new ProtoSpanBatch(source);
+    for (let i = 0; i < 5; i++) proto.add(spanOf(i));
+    const first = proto.take();
+    const copy = Buffer.from(first);
+    for (let i = 5; i < 2_000; i++) proto.add(spanOf(i));
+    const second = proto.take();
+    expect(Buffer.compare(first, copy)).toBe(0);
+    expect(decodeExport(first, proto.contentType).map((span) => span.attributes['tollgate.request_id'])).toEqual(['req-0', 'req-1', 'req-2', 'req-3', 'req-4']);
+    expect(decodeExport(second, proto.contentType)).toHaveLength(1_995);
   });
 });

@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import type { SpanBatch, SpanSource } from './span-batch.js';
-import { DOUBLE_ATTRIBUTES, spanIdHex, traceIdHex, type AttributeList, type SpanRecord } from './span-record.js';
+import { DOUBLE_ATTRIBUTES, spanIdHex, spanName, traceIdHex, type AttributeList, type SpanRecord } from './span-record.js';
 
 /**
  * OTLP/HTTP JSON (the protobuf JSON mapping of ExportTraceServiceRequest), written straight from the finished
@@ -72,7 +72,7 @@ function spanJson(c: SpanRecord): string {
   let json = `{"traceId":"${traceIdHex(c.traceId)}","spanId":"${spanIdHex(c.idHigh, c.idLow)}"`;
   if (c.parentHigh !== 0 || c.parentLow !== 0) json += `,"parentSpanId":"${spanIdHex(c.parentHigh, c.parentLow)}"`;
   if (c.traceState) json += `,"traceState":${JSON.stringify(c.traceState)}`;
-  json += `,"name":${jsonString(c.name)},"kind":${otlpKind(c.kind)},"startTimeUnixNano":"${nanosOf(c.startedAt)}","endTimeUnixNano":"${nanosOf(c.endedAt)}"`;
+  json += `,"name":${jsonString(spanName(c))},"kind":${otlpKind(c.kind)},"startTimeUnixNano":"${nanosOf(c.startedAt)}","endTimeUnixNano":"${nanosOf(c.endedAt)}"`;
   json += `,"attributes":${c.attributes ? attributeListJson(c.attributes) : '[]'}`;
   json += c.error === null ? ',"status":{}' : `,"status":{"code":2${c.error ? `,"message":${JSON.stringify(c.error.slice(0, 1_024))}` : ''}}`;
   return `${json}}`;

@@ -104,6 +104,40 @@ class ProtoWriter {
     this.stringSlow(field, value);
   }
 
+  /**
+   * A string field of two parts joined by a space (a span's name: operation and model), written without joining
+   * them first when both are short ASCII.
+   */
+  joined(field: number, head: string, tail: string): void {
+    const length = head.length + 1 + tail.length;
+    if (length < 128) {
+      this.room(length + 8);
+      const mark = this.pos;
+      this.tag(field, 2);
+      const buf = this.buf;
+      buf[this.pos++] = length;
+      let at = this.pos;
+      let ascii = true;
+      for (let i = 0; i < head.length; i++) {
+        const code = head.charCodeAt(i);
+        if (code >= 0x80) ascii = false;
+        buf[at++] = code;
+      }
+      buf[at++] = 0x20;
+      for (let i = 0; i < tail.length; i++) {
+        const code = tail.charCodeAt(i);
+        if (code >= 0x80) ascii = false;
+        buf[at++] = code;
+      }
+      if (ascii) {
+        this.pos = at;
+        return;
+      }
+      this.pos = mark;
+    }
+    this.stringSlow(field, `${head} ${tail}`);
+  }
+
   private stringSlow(field: number, value: string): void {
     let bytes = Buffer.byteLength(value, 'utf8');
     let text = value;
@@ -190,8 +224,8 @@ const SMALL = 2;
 const SPAN = 3;
 const GROUP = 5;
 
-function anyValue(w: ProtoWriter, field: number, value: AttributeValue): void {
-  const start = w.open(field, SMALL);
+/** An AnyValue message's fields (its content, without its own tag and length). */
+function anyValueContent(w: ProtoWriter, value: AttributeValue): void {
   switch (typeof value) {
     case 'string':
       w.string(1, value);
@@ -209,19 +243,45 @@ function anyValue(w: ProtoWriter, field: number, value: AttributeValue): void {
     default: {
       const array = w.open(5, SMALL);
       for (const item of value as ReadonlyArray<string | number | boolean | null | undefined>) {
-        if (item !== null && item !== undefined) anyValue(w, 1, item);
+        if (item === null || item === undefined) continue;
+        const start = w.open(1, SMALL);
+        anyValueContent(w, item);
+        w.close(start, SMALL);
       }
       w.close(array, SMALL);
     }
   }
-  w.close(start, SMALL);
 }
 
-/** An attribute name's encoded `key` field, built once: the names repeat on every span. */
-const keyFields = new Map<string, Buffer>();
+/**
+ * What precedes an attribute's value, encoded once per attribute name (the names repeat on every span): the
+ * KeyValue's tag and two length bytes, its `key` field, then the value's tag and two length bytes; both lengths are
+ * filled in once the value is written. `double` marks the names whose numbers always go out as doubles.
+ */
+interface AttributePrefix {
+  bytes: Buffer;
+  /** Where the KeyValue's content starts in `bytes` (after its tag and length bytes). */
+  contentAt: number;
+  double: boolean;
+}
 
-function keyField(key: string): Buffer {
-  return encodedField(keyFields, 1, key);
+/** Prefixes by the attribute list's field (a span's 9, the resource's 1), then by name. */
+const attributePrefixes = new Map<number, Map<string, AttributePrefix>>();
+
+function attributePrefix(field: number, key: string): AttributePrefix {
+  let byName = attributePrefixes.get(field);
+  if (byName === undefined) attributePrefixes.set(field, (byName = new Map()));
+  let prefix = byName.get(key);
+  if (prefix === undefined) {
+    const w = new ProtoWriter(key.length * 3 + 16);
+    const contentAt = w.open(field, SMALL);
+    w.string(1, key);
+    w.open(2, SMALL);
+    prefix = { bytes: Buffer.from(w.buf.subarray(0, w.pos)), contentAt, double: DOUBLE_ATTRIBUTES.has(key) };
+    // The names come from tollgate's code and its stage outcomes, not from clients; the bound is a safeguard.
+    if (byName.size < 1_000) byName.set(key, prefix);
+  }
+  return prefix;
 }
 
 /**
@@ -244,32 +304,35 @@ function internalNameAndKind(name: string): Buffer {
   return encoded;
 }
 
-/** `value` encoded as string field `field`, from `cache` (filled on first use, up to a bound). */
-function encodedField(cache: Map<string, Buffer>, field: number, value: string): Buffer {
-  let encoded = cache.get(value);
-  if (encoded === undefined) {
-    const w = new ProtoWriter(value.length * 3 + 8);
-    w.string(field, value);
-    encoded = Buffer.from(w.buf.subarray(0, w.pos));
-    // The names come from tollgate's code and its stage names, not from clients; the bound is a safeguard.
-    if (cache.size < 1_000) cache.set(value, encoded);
-  }
-  return encoded;
-}
+/**
+ * The prefixes of a list's names by slot, kept on the list: the tracer fills the same few lists for every span, so a
+ * name is looked up once per list and slot instead of once per attribute (a slot whose name changed, like the request
+ * span's last one, is looked up again).
+ */
+const LIST_PREFIXES = Symbol('otlpAttributePrefixes');
+type PrefixedList = AttributeList & { [LIST_PREFIXES]?: { field: number; names: string[]; prefixes: AttributePrefix[] } };
 
 /** A span's (or the resource's) attributes, given as a flat list of names and values. */
-function attributeList(w: ProtoWriter, field: number, list: AttributeList): void {
+function attributeList(w: ProtoWriter, field: number, list: PrefixedList): void {
+  let cached = list[LIST_PREFIXES];
+  if (cached === undefined || cached.field !== field) list[LIST_PREFIXES] = cached = { field, names: [], prefixes: [] };
+  const { names, prefixes } = cached;
   for (let i = 0; i < list.length; i += 2) {
     const value = list[i + 1];
     if (value === undefined || value === null) continue;
-    const start = w.open(field, SMALL);
-    w.bytes(keyField(list[i] as string));
-    if (typeof value === 'number' && DOUBLE_ATTRIBUTES.has(list[i] as string)) {
-      const start = w.open(2, SMALL);
-      w.double(4, value);
-      w.close(start, SMALL);
-    } else anyValue(w, 2, value);
-    w.close(start, SMALL);
+    const key = list[i] as string;
+    let prefix = prefixes[i];
+    if (prefix === undefined || names[i] !== key) {
+      prefix = prefixes[i] = attributePrefix(field, key);
+      names[i] = key;
+    }
+    w.bytes(prefix.bytes);
+    const valueStart = w.pos;
+    const attributeStart = valueStart - prefix.bytes.length + prefix.contentAt;
+    if (typeof value === 'number' && prefix.double) w.double(4, value);
+    else anyValueContent(w, value);
+    w.close(valueStart, SMALL);
+    w.close(attributeStart, SMALL);
   }
 }
 
@@ -306,7 +369,8 @@ function spanMessage(w: ProtoWriter, c: SpanRecord): void {
   if (c.parentHigh !== 0 || c.parentLow !== 0) w.words(4, c.parentHigh, c.parentLow);
   if (c.kind === SpanKind.INTERNAL) w.bytes(internalNameAndKind(c.name));
   else {
-    w.string(5, c.name);
+    if (c.nameTail === null) w.string(5, c.name);
+    else w.joined(5, c.name, c.nameTail);
     w.tag(6, 0);
     w.varint(c.kind + 1);
   }
@@ -324,16 +388,36 @@ function spanMessage(w: ProtoWriter, c: SpanRecord): void {
 }
 
 /**
- * A batch being built: each span is encoded the moment it is added (nothing of it is kept but its bytes), and
- * `take` wraps the encoded spans in their resource and scope.
+ * A batch being built: each span is encoded the moment it is added (nothing of it is kept but its bytes), after room
+ * kept at the front for the envelope (the resource and scope around the spans, the same for every batch), which
+ * `take` fills in: the body goes out in the buffer the spans were written to, not copied into another.
  */
 export class ProtoSpanBatch implements SpanBatch {
   readonly contentType = 'application/x-protobuf';
-  /** The encoded spans of the batch being built (grows to ~128 KiB and is reused, not reallocated). */
-  private spans = new ProtoWriter(64 * 1024);
+  /** The resource message and the scope message, encoded once (with their tags and lengths). */
+  private readonly resource: Buffer;
+  private readonly scope: Buffer;
+  /** Bytes before the first span: two tags with five length bytes each, the resource and the scope. */
+  private readonly envelope: number;
+  /** The batch being built: its envelope's room, then its encoded spans. */
+  private spans: ProtoWriter;
   count = 0;
 
-  constructor(private readonly source: SpanSource) {}
+  constructor(source: SpanSource) {
+    const resource = new ProtoWriter(1024);
+    const resourceMessage = resource.open(1, SMALL);
+    attributeList(resource, 1, source.resource);
+    resource.close(resourceMessage, SMALL);
+    this.resource = Buffer.from(resource.buf.subarray(0, resource.pos));
+    const scope = new ProtoWriter(256);
+    const scopeMessage = scope.open(1, SMALL);
+    scope.string(1, source.scope.name);
+    if (source.scope.version) scope.string(2, source.scope.version);
+    scope.close(scopeMessage, SMALL);
+    this.scope = Buffer.from(scope.buf.subarray(0, scope.pos));
+    this.envelope = 2 * (1 + GROUP) + this.resource.length + this.scope.length;
+    this.spans = this.emptyBatch(64 * 1024);
+  }
 
   add(span: SpanRecord): void {
     spanMessage(this.spans, span);
@@ -341,21 +425,26 @@ export class ProtoSpanBatch implements SpanBatch {
   }
 
   take(): Buffer {
-    const w = new ProtoWriter(this.spans.pos + 1024);
+    const w = this.spans;
+    const end = w.pos;
+    // The envelope, written into the room kept for it: ResourceSpans { resource, ScopeSpans { scope, spans } }.
+    w.pos = 0;
     const resourceSpans = w.open(1, GROUP);
-    const resourceMessage = w.open(1, SMALL);
-    attributeList(w, 1, this.source.resource);
-    w.close(resourceMessage, SMALL);
+    w.bytes(this.resource);
     const scopeSpans = w.open(2, GROUP);
-    const scopeMessage = w.open(1, SMALL);
-    w.string(1, this.source.scope.name);
-    if (this.source.scope.version) w.string(2, this.source.scope.version);
-    w.close(scopeMessage, SMALL);
-    w.bytes(this.spans.buf.subarray(0, this.spans.pos));
+    w.bytes(this.scope);
+    w.pos = end;
     w.close(scopeSpans, GROUP);
     w.close(resourceSpans, GROUP);
-    this.spans.pos = 0;
+    // The body is handed to the sender as it is: the next batch gets a buffer of its own, as large as this one grew.
+    this.spans = this.emptyBatch(w.buf.length);
     this.count = 0;
-    return w.buf.subarray(0, w.pos);
+    return w.buf.subarray(0, end);
+  }
+
+  private emptyBatch(size: number): ProtoWriter {
+    const w = new ProtoWriter(size);
+    w.pos = this.envelope;
+    return w;
   }
 }

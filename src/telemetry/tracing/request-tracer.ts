@@ -222,6 +222,7 @@ export class RequestTracer {
     parentHigh: 0,
     parentLow: 0,
     name: '',
+    nameTail: null,
     kind: SpanKind.INTERNAL,
     startedAt: 0,
     endedAt: 0,
@@ -384,6 +385,7 @@ export class RequestTracer {
     child.traceId = spans.traceId;
     child.traceState = spans.traceState;
     child.kind = SpanKind.INTERNAL;
+    child.nameTail = null;
     // A failure goes out through every stage: its message is redacted once, as the request's own is.
     let failure: unknown;
     let failureMessage: string | null = null;
@@ -476,7 +478,8 @@ export class RequestTracer {
     child.idLow = attempt.idLow;
     child.parentHigh = attempt.parentHigh;
     child.parentLow = attempt.parentLow;
-    child.name = `${attempt.operation} ${attempt.model}`;
+    child.name = attempt.operation;
+    child.nameTail = attempt.model;
     child.kind = SpanKind.CLIENT;
     child.startedAt = attempt.startedAt;
     child.endedAt = attempt.endedAt;
@@ -578,7 +581,8 @@ export class RequestTracer {
     record.traceState = (sampling.traceState ?? parent?.traceState)?.serialize() || undefined;
     record.parentHigh = parentHigh;
     record.parentLow = parentLow;
-    record.name = name;
+    record.name = event.operation;
+    record.nameTail = event.model || null;
     record.kind = SpanKind.SERVER;
     record.startedAt = endedAt - event.durationMs;
     record.endedAt = endedAt;
@@ -613,7 +617,8 @@ export class RequestTracer {
     record.idLow = spans.idLow;
     record.parentHigh = spans.parentHigh;
     record.parentLow = spans.parentLow;
-    record.name = `${spans.operation} ${spans.model}`;
+    record.name = spans.operation;
+    record.nameTail = spans.model;
     record.kind = SpanKind.SERVER;
     record.startedAt = spans.startedAt;
     record.endedAt = endedAt;

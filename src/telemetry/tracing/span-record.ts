@@ -125,6 +125,12 @@ export interface SpanRecord {
   parentHigh: number;
   parentLow: number;
   name: string;
+  /**
+   * The rest of the name after a space, when it has two parts (`chat gpt-4o-mini`: the operation, then the model), or
+   * null. Kept apart so the encoder writes both parts straight into the batch: joined per request, the name was a new
+   * string the encoder then had to flatten, twice a traced request.
+   */
+  nameTail: string | null;
   kind: SpanKind;
   /** `performance.now()` readings. */
   startedAt: number;
@@ -141,6 +147,11 @@ export interface SpanRecord {
  * A value that is `null` or `undefined` is left out of the export.
  */
 export type AttributeList = Array<string | AttributeValue | null | undefined>;
+
+/** A span's whole name: its first part, and its tail after a space when it has one. */
+export function spanName(span: Pick<SpanRecord, 'name' | 'nameTail'>): string {
+  return span.nameTail === null ? span.name : `${span.name} ${span.nameTail}`;
+}
 
 /**
  * Attributes whose numbers are always exported as doubles: a cost or a latency that happens to be whole (a free
