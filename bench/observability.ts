@@ -4,6 +4,7 @@
 //
 //   npx tsx bench/observability.ts [--together --rate 500] [--duration 24] [--rounds 12] [--warmup 40]
 //                                  [--connections 1,10] [--modes json,stream] [--profile] [--compare-dist ../wt/dist]
+//                                  [--repeat 3]
 //
 // By default the gateways take turns (one slice each per round). With --together they are loaded at the same time,
 // each at --rate: whatever else the machine does in a slice (another tenant of this VM, a CPU frequency change)
@@ -40,6 +41,10 @@ const { values } = parseArgs({
     // V8 CPU profiles of the three gateways, written to bench/profiles/observability-<name>/ when they exit
     // (compare them per request with bench/profile-diff.ts).
     profile: { type: 'boolean', default: false },
+    // Runs of the whole measure, each with gateways started afresh: a process's luck (where its heap and code
+    // landed, which core it mostly ran on) moves its CPU per request by several percent for its whole life, which
+    // rounds within one set of processes cannot average out. The summary gives each run's rise and their median.
+    repeat: { type: 'string', default: '1' },
   },
 });
 
@@ -56,6 +61,9 @@ const connectionList = values.connections.split(',').map(Number);
 const modes = values.modes.split(',') as Array<'json' | 'stream'>;
 const rate = Number(values.rate);
 const together = values.together;
+const repeat = Math.max(1, Number(values.repeat));
+/** Each run's rise in CPU per request with both on, by mode and connections: medians of rounds, whole run, round by round. */
+const rises = new Map<string, Array<[number, number, number]>>();
 if (together && !(rate > 0)) throw new Error('--together needs --rate: three closed loops at once would compete for the cores');
 
 /** The median of some figures (the upper one of the middle two for an even count). */
@@ -70,11 +78,11 @@ function body(mode: 'json' | 'stream'): string {
   return JSON.stringify(payload);
 }
 
-const children: ServerChild[] = [];
+let children: ServerChild[] = [];
 /** Requests each gateway answered over the whole run, warm-up included (what its CPU profile covers). */
 const served = new Map<ServerChild, number>();
 
-async function main(): Promise<void> {
+async function main(run: number): Promise<void> {
   const upstream = await spawnServer('upstream', './serve-upstream.ts', ['--port', '0']);
   const receiver = await spawnServer('otlp', './serve-otlp.ts', ['--port', '0']);
   children.push(upstream, receiver);
@@ -107,7 +115,7 @@ async function main(): Promise<void> {
   const scraper = setInterval(() => void scrapeAll(), 15_000);
   scraper.unref();
   console.log(
-    `observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; ` +
+    `${repeat > 1 ? `\n### Run ${run + 1} of ${repeat}\n\n` : ''}observability bench: ${durationSec} s per gateway in ${rounds} interleaved slices after ${warmupSec} s warm-up; ` +
       `${rate > 0 ? `${rate} req/s each` : 'closed loop (as fast as answered)'}${together ? ', all gateways loaded at the same time' : ''}; node ${process.version}`,
   );
   console.log('\n| mode | conns | gateway | RPS | p50 ms | p99 ms | CPU µs/req, median of rounds | CPU µs/req, whole run | non-2xx |');
@@ -154,16 +162,19 @@ async function main(): Promise<void> {
           `| ${mode} | ${connections} | ${name} | ${(sorted.length / tally.seconds).toFixed(0)} | ${percentile(sorted, 50).toFixed(3)} | ${percentile(sorted, 99).toFixed(3)} | ${median.toFixed(1)} | ${(tally.cpu / sorted.length).toFixed(1)} | ${tally.non2xx} |`,
         );
       }
-      const rise = (list: number[]) => ((((list.at(-1) as number) - (list[0] as number)) / (list[0] as number)) * 100).toFixed(1);
+      const riseOf = (list: number[]) => (((list.at(-1) as number) - (list[0] as number)) / (list[0] as number)) * 100;
+      const rise = (list: number[]) => riseOf(list).toFixed(1);
       console.log(`|  |  | CPU per request with both on | ${rise(medianCpu)}% (medians of rounds), ${rise(cpu)}% (whole run) | | | | | |`);
       // The same rise round by round (both gateways' slices of one round ran at the same time).
       const offRounds = tallies.get(targets[0]?.[0] ?? '')?.perRound ?? [];
       const onRounds = tallies.get(targets.at(-1)?.[0] ?? '')?.perRound ?? [];
-      const rises = onRounds.map((value, round) => ((value - (offRounds[round] as number)) / (offRounds[round] as number)) * 100).sort((a, b) => a - b);
-      if (rises.length >= 4) {
-        const at = (q: number) => (rises[Math.min(rises.length - 1, Math.floor(q * (rises.length - 1) + 0.5))] as number).toFixed(1);
-        console.log(`|  |  | the same, round by round | median ${at(0.5)}%, middle half ${at(0.25)}% to ${at(0.75)}% (${rises.length} rounds) | | | | | |`);
+      const roundRises = onRounds.map((value, round) => ((value - (offRounds[round] as number)) / (offRounds[round] as number)) * 100).sort((a, b) => a - b);
+      const at = (q: number) => roundRises[Math.min(roundRises.length - 1, Math.floor(q * (roundRises.length - 1) + 0.5))] as number;
+      if (roundRises.length >= 4) {
+        console.log(`|  |  | the same, round by round | median ${at(0.5).toFixed(1)}%, middle half ${at(0.25).toFixed(1)}% to ${at(0.75).toFixed(1)}% (${roundRises.length} rounds) | | | | | |`);
       }
+      const key = `${mode} | ${connections}`;
+      rises.set(key, [...(rises.get(key) ?? []), [riseOf(medianCpu), riseOf(cpu), roundRises.length > 0 ? at(0.5) : Number.NaN]]);
     }
   }
   clearInterval(scraper);
@@ -179,7 +190,25 @@ async function main(): Promise<void> {
 }
 
 try {
-  await main();
+  for (let run = 0; run < repeat; run++) {
+    try {
+      await main(run);
+    } finally {
+      // Every run starts its processes afresh (served counts per process go with them).
+      await Promise.all(children.map((child) => child.stop()));
+      children = [];
+    }
+  }
+  if (repeat > 1) {
+    console.log(`\n### CPU per request with both on, over both off: each run's rise (medians of rounds / whole run / round by round) and the median of the ${repeat} runs\n`);
+    console.log(`| mode | conns | ${Array.from({ length: repeat }, (_, run) => `run ${run + 1}`).join(' | ')} | median of runs |`);
+    console.log(`| --- | ---: | ${Array.from({ length: repeat + 1 }, () => '---').join(' | ')} |`);
+    for (const [key, list] of rises) {
+      const cell = (three: readonly number[]) => three.map((value) => `${value.toFixed(1)}%`).join(' / ');
+      const medians = [0, 1, 2].map((reading) => middle(list.map((three) => three[reading] as number)));
+      console.log(`| ${key} | ${list.map(cell).join(' | ')} | ${cell(medians)} |`);
+    }
+  }
 } catch (err) {
   console.error(err);
   process.exitCode = 1;

@@ -122,6 +122,12 @@ describe('OTLP protobuf encoding', () => {
     ]);
   });
 
+  it('encodes a frozen attribute list', () => {
+    const proto = new ProtoSpanBatch(source);
+    proto.add({ ...spanOf(0), attributes: Object.freeze(['tollgate.stage.outcome', 'failed']) as unknown as AttributeList });
+    expect(decodeExport(proto.take(), proto.contentType)[0]?.attributes).toEqual({ 'tollgate.stage.outcome': 'failed' });
+  });
+
   it('leaves a body it handed out as it was while the next batch is written', () => {
     const proto = new ProtoSpanBatch(source);
     for (let i = 0; i < 5; i++) proto.add(spanOf(i));

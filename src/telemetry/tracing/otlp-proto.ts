@@ -315,7 +315,11 @@ type PrefixedList = AttributeList & { [LIST_PREFIXES]?: { field: number; names: 
 /** A span's (or the resource's) attributes, given as a flat list of names and values. */
 function attributeList(w: ProtoWriter, field: number, list: PrefixedList): void {
   let cached = list[LIST_PREFIXES];
-  if (cached === undefined || cached.field !== field) list[LIST_PREFIXES] = cached = { field, names: [], prefixes: [] };
+  if (cached === undefined || cached.field !== field) {
+    cached = { field, names: [], prefixes: [] };
+    // A frozen list (a constant someone froze) is encoded all the same, its prefixes looked up each time.
+    if (Object.isExtensible(list)) list[LIST_PREFIXES] = cached;
+  }
   const { names, prefixes } = cached;
   for (let i = 0; i < list.length; i += 2) {
     const value = list[i + 1];

@@ -93,6 +93,17 @@ const ATTEMPT_ATTRIBUTES: AttributeList = [
   'error.type', null,
 ];
 
+/** The span of a call refused before the pipeline: its attribute names and value slots (see refusedSpan). */
+const REFUSED_ATTRIBUTES: AttributeList = [
+  'gen_ai.operation.name', null,
+  'gen_ai.request.model', null,
+  'tollgate.dialect', null,
+  'tollgate.request_id', null,
+  'url.path', null,
+  'http.response.status_code', null,
+  'error.type', null,
+];
+
 /** How long shutdown waits for the last spans to be exported. */
 const SHUTDOWN_FLUSH_MS = 2_000;
 
@@ -232,6 +243,7 @@ export class RequestTracer {
   /** The attribute lists of the request span and the attempt span being encoded (filled, encoded at once, reused). */
   private readonly requestList: AttributeList = [...REQUEST_ATTRIBUTES];
   private readonly attemptList: AttributeList = [...ATTEMPT_ATTRIBUTES];
+  private readonly refusedList: AttributeList = [...REFUSED_ATTRIBUTES];
   /** Span records of ended requests, for new requests to reuse (see release). */
   private readonly spare: RequestSpans[] = [];
   private readonly stops: Array<() => void> = [];
@@ -586,15 +598,15 @@ export class RequestTracer {
     record.kind = SpanKind.SERVER;
     record.startedAt = endedAt - event.durationMs;
     record.endedAt = endedAt;
-    record.attributes = [
-      'gen_ai.operation.name', event.operation,
-      'gen_ai.request.model', event.model || null,
-      'tollgate.dialect', event.dialect,
-      'tollgate.request_id', event.requestId,
-      'url.path', event.path || null,
-      'http.response.status_code', event.status,
-      'error.type', event.code ?? event.type,
-    ];
+    const list = this.refusedList;
+    list[1] = event.operation; // gen_ai.operation.name
+    list[3] = event.model || null; // gen_ai.request.model
+    list[5] = event.dialect; // tollgate.dialect
+    list[7] = event.requestId; // tollgate.request_id
+    list[9] = event.path || null; // url.path
+    list[11] = event.status; // http.response.status_code
+    list[13] = event.code ?? event.type; // error.type
+    record.attributes = list;
     record.error = serverSpanError(event.status, event.message);
     exporter.processor.onEnd(record);
   }
