@@ -6,7 +6,7 @@
 //
 // The chain reads the process environment itself (as every AWS SDK does), not the gateway's `env` option: each part
 // sets the variables it needs in process.env and puts back what was there.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,10 +14,12 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI, { APIError } from 'openai';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startConnectProxy } from '../helpers/connect-proxy.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
+import { makeTestCa } from '../helpers/test-ca.js';
 import { startAwsCredentialsEndpoint, type ScriptedAwsCredentials } from '../upstream/aws-credentials-endpoint.js';
 import { startBedrockUpstream, type BedrockUpstream, type IssuedCredentials } from '../upstream/bedrock-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
@@ -394,6 +396,80 @@ describe('EKS IAM roles for service accounts (web identity through STS)', () => 
       for (const secret of sts.secrets()) expect(text).not.toContain(secret);
     }
     current = 'rotated';
+  });
+});
+
+describe("behind a company's egress proxy and CA (settings.network)", () => {
+  // The only way out is the proxy, which resolves AWS's host names to the scripted stand-ins; their certificates
+  // are signed by the company CA, which only settings.network.ca_file trusts.
+  const STS_HOST = 'sts.eu-west-1.amazonaws.com';
+
+  it("exchanges the web identity token with STS's own host through the proxy, trusting ca_file, as the Bedrock call", async () => {
+    const ca = makeTestCa('tollgate company CA', [STS_HOST]);
+    cleanups.push(() => ca.remove());
+    const token = 'eyJhbGciOiJSUzI1NiJ9.projected-egress.sig';
+    const tokenFile = join(dir, 'eks-token-egress');
+    writeFileSync(tokenFile, token);
+    const sts = await credentialsEndpoint({ roleArn: ROLE_ARN, webIdentityToken: () => token, tls: { key: ca.key, cert: ca.cert } });
+    const proxy = await startConnectProxy({ resolve: { [`${STS_HOST}:443`]: new URL(sts.url).host } });
+    cleanups.push(() => proxy.close());
+    // As the EKS pod identity webhook sets them, with no STS endpoint override: AWS's regional STS host.
+    chainEnv({ AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile, AWS_ROLE_ARN: ROLE_ARN, AWS_REGION: 'eu-west-1' });
+    const tg = await gateway({ providers: { 'bedrock-egress': roleProvider() }, settings: { network: { proxy: proxy.url, ca_file: ca.caFile } } });
+    bedrock.reset();
+    expect((await ask(tg.client, `bedrock-egress/${MODEL_ID}`, 'egress')).choices[0]?.message.content).toBe('echo: egress');
+    expect(proxy.tunnels).toEqual([`${STS_HOST}:443`, new URL(bedrock.url).host]);
+    expect(sts.calls).toHaveLength(1);
+    expect(sts.calls[0]?.headers.host).toBe(STS_HOST);
+    expect(sts.calls[0]?.form).toMatchObject({ Action: 'AssumeRoleWithWebIdentity', RoleArn: ROLE_ARN, WebIdentityToken: token });
+    expect(signedWith(bedrock.calls[0])).toBe(sts.keyIds()[0]);
+    expect(bedrock.calls[0]?.headers['x-amz-security-token']).toBe(sts.issued(sts.keyIds()[0]!)?.sessionToken);
+  });
+
+  it("assumes a profile's role through the proxy, and through the new one once settings.network changes", async () => {
+    const ca = makeTestCa('tollgate company CA', [STS_HOST]);
+    cleanups.push(() => ca.remove());
+    const SOURCE_KEY = 'AKIDSOURCEPROFILE001';
+    const sts = await credentialsEndpoint({ roleArn: ROLE_ARN, sourceKeyId: SOURCE_KEY, tls: { key: ca.key, cert: ca.cert } });
+    const route = { resolve: { [`${STS_HOST}:443`]: new URL(sts.url).host } };
+    const first = await startConnectProxy(route);
+    const second = await startConnectProxy(route);
+    cleanups.push(() => first.close(), () => second.close());
+    const config = join(dir, 'aws-config-assume');
+    const credentials = join(dir, 'aws-credentials-assume');
+    writeFileSync(config, `[profile assumed]\nrole_arn = ${ROLE_ARN}\nsource_profile = base\nregion = eu-west-1\n`);
+    writeFileSync(credentials, `[base]\naws_access_key_id = ${SOURCE_KEY}\naws_secret_access_key = source-secret-6a2f\n`);
+    chainEnv({ AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: credentials });
+    // settings.network belongs to the config file (the API refuses it): the gateway watches this one.
+    const path = join(dir, 'tollgate-assume.config.yaml');
+    const document = (proxy: string): ConfigInput => ({
+      providers: { 'bedrock-assumed': roleProvider({ auth: { type: 'aws', profile: 'assumed' } }) },
+      settings: { routing: { retry: { max_attempts: 1 }, breaker: { enabled: false } }, network: { proxy, ca_file: ca.caFile } },
+    });
+    const save = (config: ConfigInput): void => {
+      writeFileSync(`${path}.tmp`, stringify(config));
+      renameSync(`${path}.tmp`, path);
+    };
+    save(document(first.url));
+    const tg = await startGateway(document(first.url), {}, { configPath: path });
+    cleanups.push(() => tg.stop());
+    bedrock.reset();
+    expect((await ask(tg.client, `bedrock-assumed/${MODEL_ID}`, 'assumed')).choices[0]?.message.content).toBe('echo: assumed');
+    expect(first.tunnels).toEqual([`${STS_HOST}:443`, new URL(bedrock.url).host]);
+    expect(sts.calls.map((call) => call.form.Action)).toEqual(['AssumeRole']);
+    expect(signedWith(bedrock.calls[0])).toBe(sts.keyIds()[0]);
+
+    // The proxy changes while the gateway runs; AWS then stops taking the role's set: the new one is fetched via the new proxy.
+    save(document(second.url));
+    for (let tries = 0; tg.gateway.configService.current().settings.network.httpsProxy !== second.url; tries++) {
+      expect(tries, 'the config file with the new proxy was not applied').toBeLessThan(100);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    sts.revoke(sts.keyIds()[0]!);
+    expect((await ask(tg.client, `bedrock-assumed/${MODEL_ID}`, 'after the change')).choices[0]?.message.content).toBe('echo: after the change');
+    expect(sts.calls).toHaveLength(2);
+    expect(second.tunnels).toContain(`${STS_HOST}:443`);
+    expect(first.tunnels.filter((host) => host.startsWith('sts.'))).toHaveLength(1);
   });
 });
 

@@ -1,7 +1,7 @@
 // Where an IAM role's temporary credentials come from, scripted on loopback: the container credentials endpoint
 // (ECS task roles, EKS Pod Identity: `GET` with the `Authorization` token, answering
-// `{AccessKeyId, SecretAccessKey, Token, Expiration}`) and STS's AssumeRoleWithWebIdentity (EKS IRSA: a form-encoded
-// AWS Query `POST`, answering XML). Each set it issues is numbered and kept, so the scripted Bedrock upstream takes a
+// `{AccessKeyId, SecretAccessKey, Token, Expiration}`) and STS's AssumeRoleWithWebIdentity (EKS IRSA) and AssumeRole (a
+// profile's role_arn with a source_profile): a form-encoded AWS Query `POST`, answering XML. Each set it issues is numbered and kept, so the scripted Bedrock upstream takes a
 // signature made with it (with its session token, until it expires) and nothing else.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -30,6 +30,10 @@ export interface CredentialsEndpointOptions {
   /** The web identity token STS takes now (the projected service-account token, which rotates). */
   webIdentityToken?: () => string;
   roleArn?: string;
+  /** The access key id whose signature STS AssumeRole takes (a source profile's long-term key). */
+  sourceKeyId?: string;
+  /** Serves HTTPS with this key and certificate (one a test CA signed, for the host name a test has it stand for). */
+  tls?: { key: Buffer | string; cert: Buffer | string };
 }
 
 /** Numbered across endpoints: two sources never issue the same access key id. */
@@ -41,7 +45,7 @@ export class ScriptedAwsCredentials extends ScriptedServer<CredentialsMode, Cred
   private readonly revoked = new Set<string>();
 
   constructor(private readonly opts: CredentialsEndpointOptions) {
-    super({ kind: 'ok' });
+    super({ kind: 'ok' }, opts.tls);
   }
 
   /** What the endpoint issued under this access key id, for the Bedrock upstream to check a signature against. */
@@ -100,7 +104,7 @@ export class ScriptedAwsCredentials extends ScriptedServer<CredentialsMode, Cred
     }
     const expiresInMs = mode.kind === 'ok' ? (mode.expiresInMs ?? 3_600_000) : 3_600_000;
     if (req.method === 'GET' && url.pathname === '/creds') return this.container(req, res, expiresInMs);
-    if (req.method === 'POST' && url.pathname === '/') return this.sts(res, form, expiresInMs);
+    if (req.method === 'POST' && url.pathname === '/') return this.sts(res, form, req.headers.authorization, expiresInMs);
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found');
   }
@@ -116,15 +120,16 @@ export class ScriptedAwsCredentials extends ScriptedServer<CredentialsMode, Cred
     res.end(body);
   }
 
-  /** STS AssumeRoleWithWebIdentity, AWS Query protocol: the form in, XML out (AWS's STS API reference). */
-  private sts(res: ServerResponse, form: Record<string, string>, expiresInMs: number): void {
+  /** STS AssumeRoleWithWebIdentity (or AssumeRole), AWS Query protocol: the form in, XML out (AWS's STS API reference). */
+  private sts(res: ServerResponse, form: Record<string, string>, authorization: string | undefined, expiresInMs: number): void {
     const refuse = (code: string, message: string): void => {
       res.writeHead(400, { 'content-type': 'text/xml' });
       res.end(`<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`);
     };
-    if (form.Action !== 'AssumeRoleWithWebIdentity' || form.Version !== '2011-06-15') return refuse('InvalidAction', 'Could not find operation');
-    if (form.RoleArn !== this.opts.roleArn) return refuse('AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
+    if ((form.Action !== 'AssumeRoleWithWebIdentity' && form.Action !== 'AssumeRole') || form.Version !== '2011-06-15') return refuse('InvalidAction', 'Could not find operation');
+    if (form.RoleArn !== this.opts.roleArn) return refuse('AccessDenied', `Not authorized to perform sts:${form.Action}`);
     if (!form.RoleSessionName) return refuse('ValidationError', 'RoleSessionName is required');
+    if (form.Action === 'AssumeRole') return this.assumeRole(res, form, authorization, expiresInMs, refuse);
     if (form.WebIdentityToken !== this.opts.webIdentityToken?.()) return refuse('InvalidIdentityToken', 'Couldn\'t retrieve verification key from your identity provider');
     const c = this.issue(expiresInMs);
     const xml =
@@ -134,6 +139,20 @@ export class ScriptedAwsCredentials extends ScriptedServer<CredentialsMode, Cred
       `<Credentials><SessionToken>${c.sessionToken}</SessionToken><SecretAccessKey>${c.secretAccessKey}</SecretAccessKey><Expiration>${c.expiration.toISOString()}</Expiration><AccessKeyId>${c.accessKeyId}</AccessKeyId></Credentials>` +
       `<Provider>arn:aws:iam::123456789012:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLE</Provider>` +
       `</AssumeRoleWithWebIdentityResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleWithWebIdentityResponse>`;
+    res.writeHead(200, { 'content-type': 'text/xml', 'content-length': String(Buffer.byteLength(xml)) });
+    res.end(xml);
+  }
+
+  /** STS AssumeRole (a profile's role_arn with a source_profile): a SigV4-signed form; the caller's key must be `sourceKeyId`. */
+  private assumeRole(res: ServerResponse, form: Record<string, string>, authorization: string | undefined, expiresInMs: number, refuse: (code: string, message: string) => void): void {
+    const signedWith = /Credential=([^/]+)\//.exec(authorization ?? '')?.[1];
+    if (this.opts.sourceKeyId === undefined || signedWith !== this.opts.sourceKeyId) return refuse('InvalidClientTokenId', 'The security token included in the request is invalid.');
+    const c = this.issue(expiresInMs);
+    const xml =
+      '<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult>' +
+      `<AssumedRoleUser><Arn>arn:aws:sts::123456789012:assumed-role/tollgate/${form.RoleSessionName}</Arn><AssumedRoleId>AROAEXAMPLE:${form.RoleSessionName}</AssumedRoleId></AssumedRoleUser>` +
+      `<Credentials><SessionToken>${c.sessionToken}</SessionToken><SecretAccessKey>${c.secretAccessKey}</SecretAccessKey><Expiration>${c.expiration.toISOString()}</Expiration><AccessKeyId>${c.accessKeyId}</AccessKeyId></Credentials>` +
+      `</AssumeRoleResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleResponse>`;
     res.writeHead(200, { 'content-type': 'text/xml', 'content-length': String(Buffer.byteLength(xml)) });
     res.end(xml);
   }

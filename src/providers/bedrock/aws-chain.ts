@@ -1,7 +1,9 @@
+import type { Dispatcher } from 'undici';
 import type { AwsChainSettings } from '../../core/provider.js';
 import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { quoteInput } from '../../core/quote-input.js';
 import type { AwsKeyPair } from './credentials.js';
+import { DispatcherHttpHandler } from './aws-http-handler.js';
 
 /**
  * AWS credentials from AWS's own default chain (@aws-sdk/credential-provider-node): environment, SSO, ~/.aws config and
@@ -31,6 +33,8 @@ interface Chain {
   stale: boolean;
   /** That lookup while it runs: every request refused meanwhile waits for it rather than starting its own. */
   refreshing: Promise<AwsKeyPair & { expiration?: Date }> | null;
+  /** The gateway's outbound dispatcher as of the last call: what the chain's STS and SSO requests go out through. */
+  dispatcher: Dispatcher | undefined;
 }
 
 /** One chain per provider name and profile, made on its first call: what it found survives config changes. */
@@ -39,15 +43,17 @@ const chains = new Map<string, Chain>();
 /**
  * The SDK is loaded only when a call needs it, so a gateway that never calls Bedrock this way neither loads it nor
  * touches the network. Its own requests are bounded: 1 s per container or instance-metadata request, one attempt, and
- * STS (web identity, assumed roles) 5 s a request, two attempts.
+ * STS (web identity, assumed roles) and SSO 5 s a request, two attempts. Those go out through the gateway's outbound
+ * dispatcher (settings.network's proxy and CAs, as of the chain's latest call); the container endpoint and instance
+ * metadata, link-local or loopback addresses no proxy can reach for this machine, are asked directly, as before.
  */
-async function makeProvider(profile: string | null): Promise<Provider> {
+async function makeProvider(profile: string | null, dispatcherOf: () => Dispatcher | undefined): Promise<Provider> {
   const { defaultProvider } = await import('@aws-sdk/credential-provider-node');
   return defaultProvider({
     ...(profile !== null ? { profile } : {}),
     timeout: 1_000,
     maxRetries: 0,
-    clientConfig: { maxAttempts: 2, requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 } },
+    clientConfig: { maxAttempts: 2, requestHandler: new DispatcherHttpHandler(dispatcherOf, 5_000) },
   });
 }
 
@@ -142,17 +148,26 @@ export function forgetChainCredentials(settings: AwsChainSettings, provider: str
 /**
  * The credentials to sign a call to `provider` with, from the default chain. A chain that finds none, or a
  * credentials endpoint that fails or does not answer within `timeoutMs`, fails this call with a 502 naming the provider
- * (retryable: the breaker counts it against the target and a fallback may take the request).
+ * (retryable: the breaker counts it against the target and a fallback may take the request). `dispatcher` is the
+ * gateway's outbound one, which the chain's STS and SSO requests take (undici's global one when not given).
  */
-export async function chainCredentials(settings: AwsChainSettings, provider: string, timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<AwsKeyPair> {
+export async function chainCredentials(
+  settings: AwsChainSettings,
+  provider: string,
+  timeoutMs: number,
+  dispatcher?: Dispatcher,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<AwsKeyPair> {
   const key = `${provider}\0${settings.profile ?? ''}`;
   let chain = chains.get(key);
   if (!chain) {
-    chain = { provider: null, failed: null, current: null, temporary: false, stale: false, refreshing: null };
+    chain = { provider: null, failed: null, current: null, temporary: false, stale: false, refreshing: null, dispatcher: undefined };
     chains.set(key, chain);
   }
   if (chain.failed && chain.failed.until > Date.now()) throw failed(chain.failed.message);
-  chain.provider ??= makeProvider(settings.profile);
+  chain.dispatcher = dispatcher;
+  const current = chain;
+  chain.provider ??= makeProvider(settings.profile, () => current.dispatcher);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {

@@ -1,5 +1,6 @@
 import { NodeSha256 } from './node-sha256.js';
 import { SignatureV4 } from '@smithy/signature-v4';
+import type { Dispatcher } from 'undici';
 import type { Target, UpstreamRequest } from '../../core/provider.js';
 import { bedrockCredential, type AwsKeyPair } from './credentials.js';
 import { CHAIN_TIMEOUT_MS, chainCredentials, forgetChainCredentials } from './aws-chain.js';
@@ -50,13 +51,14 @@ export async function signRequest(request: UpstreamRequest, credentials: AwsKeyP
 
 /**
  * The adapter's `authorize` hook: SigV4-signs the request, or adds the Bedrock API key as a bearer token. A provider
- * without a key whose config chose AWS's default credential chain signs with what the chain finds (see aws-chain.ts);
+ * without a key whose config chose AWS's default credential chain signs with what the chain finds (see aws-chain.ts), its
+ * STS and SSO requests made through `dispatcher`, the gateway's outbound one;
  * a key (the client's own included, unless the chain was configured by name) is used as it always was.
  */
-export async function authorizeBedrock(request: UpstreamRequest, target: Target): Promise<UpstreamRequest> {
+export async function authorizeBedrock(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest> {
   const chain = target.provider.options.aws;
   if (chain && !target.apiKey) {
-    const credentials = await chainCredentials(chain, target.provider.name, Math.min(CHAIN_TIMEOUT_MS, target.provider.timeouts.firstByteMs));
+    const credentials = await chainCredentials(chain, target.provider.name, Math.min(CHAIN_TIMEOUT_MS, target.provider.timeouts.firstByteMs), dispatcher);
     return signRequest(request, credentials, regionOf(target, new URL(request.url).hostname));
   }
   const credential = bedrockCredential(target.apiKey, target.provider.name);
