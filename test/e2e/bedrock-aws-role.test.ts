@@ -6,7 +6,8 @@
 //
 // The chain reads the process environment itself (as every AWS SDK does), not the gateway's `env` option: each part
 // sets the variables it needs in process.env and puts back what was there.
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -470,6 +471,41 @@ describe("behind a company's egress proxy and CA (settings.network)", () => {
     expect(sts.calls).toHaveLength(2);
     expect(second.tunnels).toContain(`${STS_HOST}:443`);
     expect(first.tunnels.filter((host) => host.startsWith('sts.'))).toHaveLength(1);
+  });
+
+  it("gets an IAM Identity Center (SSO) profile's role credentials from its portal through the proxy, trusting ca_file", async () => {
+    const PORTAL_HOST = 'portal.sso.eu-west-1.amazonaws.com';
+    const ca = makeTestCa('tollgate company CA', [PORTAL_HOST]);
+    cleanups.push(() => ca.remove());
+    const startUrl = 'https://tollgate-test.awsapps.com/start';
+    const accessToken = 'sso-access-token-after-aws-sso-login-8e41';
+    const sso = await credentialsEndpoint({ ssoAccessToken: accessToken, ssoRole: { accountId: '123456789012', roleName: 'BedrockUser' }, tls: { key: ca.key, cert: ca.cert } });
+    const proxy = await startConnectProxy({ resolve: { [`${PORTAL_HOST}:443`]: new URL(sso.url).host } });
+    cleanups.push(() => proxy.close());
+    // What `aws configure sso` writes (legacy form) and `aws sso login` caches under ~/.aws/sso/cache.
+    const home = join(dir, 'sso-home');
+    mkdirSync(join(home, '.aws', 'sso', 'cache'), { recursive: true });
+    const cached = join(home, '.aws', 'sso', 'cache', `${createHash('sha1').update(startUrl).digest('hex')}.json`);
+    writeFileSync(cached, JSON.stringify({ startUrl, region: 'eu-west-1', accessToken, expiresAt: new Date(Date.now() + 3_600_000).toISOString() }));
+    const config = join(dir, 'aws-config-sso');
+    writeFileSync(config, `[profile sso-user]\nsso_start_url = ${startUrl}\nsso_region = eu-west-1\nsso_account_id = 123456789012\nsso_role_name = BedrockUser\nregion = eu-west-1\n`);
+    chainEnv({ AWS_CONFIG_FILE: config });
+    const savedHome = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const tg = await gateway({
+        providers: { 'bedrock-sso': roleProvider({ auth: { type: 'aws', profile: 'sso-user' } }) },
+        settings: { network: { proxy: proxy.url, ca_file: ca.caFile } },
+      });
+      bedrock.reset();
+      expect((await ask(tg.client, `bedrock-sso/${MODEL_ID}`, 'sso')).choices[0]?.message.content).toBe('echo: sso');
+    } finally {
+      process.env.HOME = savedHome;
+    }
+    expect(proxy.tunnels).toEqual([`${PORTAL_HOST}:443`, new URL(bedrock.url).host]);
+    expect(sso.calls).toHaveLength(1);
+    expect(sso.calls[0]).toMatchObject({ method: 'GET', path: '/federation/credentials' });
+    expect(signedWith(bedrock.calls[0])).toBe(sso.keyIds()[0]);
   });
 });
 

@@ -1,7 +1,8 @@
 // Where an IAM role's temporary credentials come from, scripted on loopback: the container credentials endpoint
 // (ECS task roles, EKS Pod Identity: `GET` with the `Authorization` token, answering
 // `{AccessKeyId, SecretAccessKey, Token, Expiration}`) and STS's AssumeRoleWithWebIdentity (EKS IRSA) and AssumeRole (a
-// profile's role_arn with a source_profile): a form-encoded AWS Query `POST`, answering XML. Each set it issues is numbered and kept, so the scripted Bedrock upstream takes a
+// profile's role_arn with a source_profile): a form-encoded AWS Query `POST`, answering XML; and IAM Identity Center's
+// GetRoleCredentials (an SSO profile after `aws sso login`). Each set it issues is numbered and kept, so the scripted Bedrock upstream takes a
 // signature made with it (with its session token, until it expires) and nothing else.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -30,6 +31,9 @@ export interface CredentialsEndpointOptions {
   /** The web identity token STS takes now (the projected service-account token, which rotates). */
   webIdentityToken?: () => string;
   roleArn?: string;
+  /** The access token IAM Identity Center's GetRoleCredentials takes (what `aws sso login` cached), for `ssoRole`. */
+  ssoAccessToken?: string;
+  ssoRole?: { accountId: string; roleName: string };
   /** The access key id whose signature STS AssumeRole takes (a source profile's long-term key). */
   sourceKeyId?: string;
   /** Serves HTTPS with this key and certificate (one a test CA signed, for the host name a test has it stand for). */
@@ -104,6 +108,7 @@ export class ScriptedAwsCredentials extends ScriptedServer<CredentialsMode, Cred
     }
     const expiresInMs = mode.kind === 'ok' ? (mode.expiresInMs ?? 3_600_000) : 3_600_000;
     if (req.method === 'GET' && url.pathname === '/creds') return this.container(req, res, expiresInMs);
+    if (req.method === 'GET' && url.pathname === '/federation/credentials') return this.sso(req, res, url, expiresInMs);
     if (req.method === 'POST' && url.pathname === '/') return this.sts(res, form, req.headers.authorization, expiresInMs);
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found');
@@ -155,6 +160,20 @@ export class ScriptedAwsCredentials extends ScriptedServer<CredentialsMode, Cred
       `</AssumeRoleResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleResponse>`;
     res.writeHead(200, { 'content-type': 'text/xml', 'content-length': String(Buffer.byteLength(xml)) });
     res.end(xml);
+  }
+
+  /** IAM Identity Center (SSO) GetRoleCredentials: REST, the token in `x-amz-sso_bearer_token`, JSON out (expiration in ms). */
+  private sso(req: IncomingMessage, res: ServerResponse, url: URL, expiresInMs: number): void {
+    const role = this.opts.ssoRole;
+    const known = role !== undefined && url.searchParams.get('account_id') === role.accountId && url.searchParams.get('role_name') === role.roleName;
+    if (req.headers['x-amz-sso_bearer_token'] !== this.opts.ssoAccessToken || !known) {
+      res.writeHead(401, { 'content-type': 'application/json', 'x-amzn-errortype': 'UnauthorizedException' });
+      return void res.end(JSON.stringify({ message: 'Session token not found or invalid' }));
+    }
+    const c = this.issue(expiresInMs);
+    const body = JSON.stringify({ roleCredentials: { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, sessionToken: c.sessionToken, expiration: c.expiration.getTime() } });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+    res.end(body);
   }
 }
 
