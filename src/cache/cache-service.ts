@@ -38,6 +38,8 @@ const SHADOW_KEPT = 100;
 /** How long a delete is remembered, and how many, for the answers on their way while it ran (see `purges`). */
 const PURGES_KEPT_MS = 3_600_000;
 const PURGES_KEPT = 1_000;
+/** Damaged records remembered as reported (see readEntry); past this many the memory starts afresh. */
+const REPORTED_KEPT = 10_000;
 
 export type CacheTier = 'exact' | 'semantic';
 
@@ -115,6 +117,11 @@ export class CacheService {
   private purges: Array<{ at: number; selector: CacheSelector }> = [];
   private readonly stats: Stats = { lookups: 0, exactHits: 0, semanticHits: 0, misses: 0, semanticSkipped: 0, stored: 0, tooLarge: 0, savedUsd: 0, shadowHits: 0 };
   private readonly shadow: ShadowHit[] = [];
+  /**
+   * Records a lookup could not read, already logged: such a record is met by every lookup that finds it until an
+   * answer replaces it or maintenance removes it, and a popular question logged the same warning many times a second.
+   */
+  private readonly reportedUnreadable = new Set<number | string>();
 
   /** The embedder every vector of this cache comes from (made on first use: its model loads in a worker). */
   private embedderId: string;
@@ -317,7 +324,7 @@ export class CacheService {
     this.ensureStarted();
     this.stats.lookups++;
     const oldest = now - policy.ttlSeconds * 1000;
-    const exact = this.readEntry(() => this.store.byExactKey(keys.exact));
+    const exact = this.exactEntry(keys.exact);
     if (exact && exact.expiresAt > now && exact.createdAt >= oldest) return { hit: { tier: 'exact', entry: exact, similarity: 1 }, vector: null, semanticSkipped: null };
     if (!policy.semantic) return this.miss(null, 'semantic tier off');
     if (keys.conversation === null || keys.question === null) return this.miss(null, 'no text question');
@@ -348,7 +355,7 @@ export class CacheService {
         // A wider search returns the closer ones again (perhaps in another order: HNSW is approximate).
         if (checked.has(match.label)) continue;
         checked.add(match.label);
-        const entry = this.readEntry(() => this.store.get(match.label));
+        const entry = this.readEntry(match.label);
         if (!entry || entry.expiresAt <= now || entry.createdAt < oldest || entry.semanticScope !== keys.semanticScope || entry.question === null) continue;
         if (!textsLexicallyCompatible(question, entry.question)) continue;
         return { hit: { tier: 'semantic', entry, similarity: match.similarity }, vector, semanticSkipped: null };
@@ -362,13 +369,34 @@ export class CacheService {
    * A stored entry read for a lookup; undefined, as for none, when it cannot be read (a damaged record, a read that
    * fails): the cache only saves work, so a request it cannot answer goes to the provider rather than fail with 500.
    */
-  private readEntry(read: () => CacheEntry | undefined): CacheEntry | undefined {
+  private readEntry(id: number): CacheEntry | undefined {
     try {
-      return read();
+      return this.store.get(id);
     } catch (err) {
-      this.log.warn({ err }, 'cache: a stored answer could not be read; taken as a miss');
+      this.reportUnreadable(id, err);
       return undefined;
     }
+  }
+
+  /** The entry stored under an exact key (see readEntry); its id is read apart, so a damaged record is known by it. */
+  private exactEntry(key: string): CacheEntry | undefined {
+    let id: number | undefined;
+    try {
+      id = this.store.exactId(key);
+    } catch (err) {
+      this.reportUnreadable(`exact:${key}`, err);
+      return undefined;
+    }
+    return id === undefined ? undefined : this.readEntry(id);
+  }
+
+  /** Logs a record a lookup could not read, once per record (see reportedUnreadable). */
+  private reportUnreadable(record: number | string, err: unknown): void {
+    if (this.reportedUnreadable.has(record)) return;
+    if (this.reportedUnreadable.size >= REPORTED_KEPT) this.reportedUnreadable.clear();
+    this.reportedUnreadable.add(record);
+    const where = typeof record === 'number' ? { entryId: record } : { exactKey: record.slice('exact:'.length) };
+    this.log.warn({ err, ...where }, 'cache: a stored answer could not be read; taken as a miss (logged once for this record)');
   }
 
   private indexReady(): boolean {

@@ -110,6 +110,11 @@ export class CacheStore {
     return id === undefined ? undefined : this.entries.get(id);
   }
 
+  /** The id of the entry stored under an exact key, without reading the entry. */
+  exactId(key: string): number | undefined {
+    return this.exact.get(key);
+  }
+
   /** Stores an entry; an older entry of the same exact key is replaced. Resolves with the replaced entry's id. */
   put(entry: CacheEntry): Promise<number | null> {
     return commitSoon(this.root, () => {

@@ -1,6 +1,8 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
@@ -200,6 +202,55 @@ describe('a cache entry that cannot be read, met by eviction', () => {
       }
       const hit = await gateway.client.chat.completions.create(ask('six?')).withResponse();
       expect(hit.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  }, 30_000);
+});
+
+// A damaged record is met by every lookup that asks its question until an answer takes its place (or maintenance
+// removes it): each of those lookups logged a warning with the decoder's stack, so a popular question under load
+// filled the log with the same line many times a second.
+describe('a cache entry that cannot be read, met by many lookups', () => {
+  it('is logged once, and is a miss every time', async () => {
+    const upstream = await startOpenAIUpstream({ chunkDelayMs: 0 });
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const gateway = await startGateway(
+      openAIConfig(upstream.url, { cache: { mode: 'on', semantic: { enabled: false } }, settings: { routing: { retry: { max_attempts: 1 } } } }),
+      {},
+      { log: pino({ level: 'warn' }, sink) },
+    );
+    try {
+      const stored = new Promise<void>((resolve) => {
+        const stop = gateway.gateway.bus.on('cache.stored', () => {
+          stop();
+          resolve();
+        });
+      });
+      await gateway.client.chat.completions.create(ask('How many moons has Mars?'));
+      await stored;
+      const root = gateway.gateway.store.root;
+      const raw = root.openDB<Buffer, number>({ name: 'cache-entries', encoding: 'binary' });
+      const ids = [...raw.getKeys()].filter((id): id is number => typeof id === 'number');
+      await root.transaction(() => {
+        for (const id of ids) void raw.put(id, GARBAGE);
+      });
+      // The provider fails meanwhile, so no new answer replaces the damaged one: every request looks it up again.
+      for (let i = 0; i < 5; i++) {
+        upstream.enqueue({ kind: 'error', status: 500 });
+        const failed = await gateway.client.chat.completions.create(ask('How many moons has Mars?')).catch((err: unknown) => err);
+        expect(failed).toMatchObject({ status: 500 });
+      }
+      const warnings = lines.filter((line) => line.includes('could not be read'));
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0] as string)).toMatchObject({ entryId: ids[0] });
     } finally {
       await gateway.stop();
       await upstream.close();
