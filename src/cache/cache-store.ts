@@ -30,8 +30,10 @@ export interface CacheEntry {
   answer: ChatCompletion;
   /**
    * The upstream's own answer when it came through native pass-through (an Anthropic or Gemini client of a provider of
-   * its format): the whole message, or the stream's events. A hit for a client of that format replays it, so what
-   * the canonical answer cannot carry (grounding metadata, thinking signatures) is not lost on a hit.
+   * its format): the whole message, or the stream's events; or when it reached the client as the provider wrote it (an
+   * OpenAI client of an OpenAI-format provider): the whole answer's text, or each chunk's event. A hit for a client of
+   * that format replays it, so what the canonical answer cannot carry (grounding metadata, thinking signatures, fields
+   * tollgate does not model, the numbers' own digits, the stream's own chunks) is not lost on a hit.
    */
   native?: CachedNative | null;
   provider: string;

@@ -8,6 +8,7 @@ import type { CachedNative } from '../cache/cache-store.js';
 import { nativeBodyOf, nativeEventsOf } from '../cache/native-reshape.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
 import { pacedReplay } from '../cache/paced-replay.js';
+import { verbatimChunks, verbatimCompletion } from '../cache/verbatim-replay.js';
 import type { ChatCompletion, ResponseEvent } from '../core/canonical.js';
 import { headerSafeName } from '../core/header-value.js';
 import type { CachePolicy, CachePolicyConfig } from '../core/config.js';
@@ -218,12 +219,16 @@ class CacheStage implements Stage {
     this.cache.recordResult(hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic', entry.costUsd);
     this.cache.served(hit, Date.now());
     this.bus.emit('cache.hit', Object.assign(who, { tier: hit.tier, similarity: hit.similarity, savedUsd: entry.costUsd, served: true }));
-    // A client of the format the upstream answered in gets that answer as it came (see CacheEntry.native).
+    // A client of the format the upstream answered in gets that answer as it came (see CacheEntry.native): in native
+    // pass-through its message or events, else (an OpenAI client of an OpenAI-format provider) the provider's text.
     const native = entry.native && entry.native.format === ctx.native?.format ? entry.native : null;
+    const verbatim = !ctx.native && entry.native && entry.native.format === ctx.verbatimFormat ? entry.native : null;
     // The name this client asked for, as a live answer shows it (the call stage sets it): the storing request may
     // have named the same model otherwise (a bare `gpt-4o-mini`, another mount's spelling) and shares its key.
     const answer = entry.answer.model === ctx.responseModel ? entry.answer : { ...entry.answer, model: ctx.responseModel };
     if (!ctx.stream) {
+      const own = verbatim ? verbatimCompletion(verbatim, answer) : null;
+      if (own) return of(own);
       // Stored as a stream, it is served as the message those events make (and the other way round below).
       const body = native ? nativeBodyOf(native) : null;
       if (native && body) {
@@ -232,6 +237,8 @@ class CacheStage implements Stage {
       }
       return of({ kind: 'completion', completion: answer });
     }
+    const own = verbatim ? verbatimChunks(verbatim, answer.model) : null;
+    if (own) return pacedReplay(ctx, own);
     const includeUsage = ctx.request.stream_options?.include_usage === true;
     const chunks = replayChunks(answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk }));
     // The stream's own events ride on the first chunk, as the call stage relays a read's events (the dialect writes
@@ -257,7 +264,7 @@ class CacheStage implements Stage {
       const askedAt = Date.now();
       // Null once the stream grew too large to keep: what they held is then garbage.
       let assembler: StreamAssembler | null = new StreamAssembler();
-      let native: NativeKeeper | null = new NativeKeeper(ctx.native?.format ?? null);
+      let native: NativeKeeper | null = new NativeKeeper(ctx.native?.format ?? ctx.verbatimFormat);
       let completion: ChatCompletion | null = null;
       const subscription = subscribeGuarded(next(), {
         next: (event) => {
@@ -266,10 +273,15 @@ class CacheStage implements Stage {
             else if (event.kind === 'completion') completion = event.completion;
             native.add(event);
             if (event.kind === 'chunk' && assembler.size + native.size > keptBound(ctx)) {
-              assembler = null;
-              native = null;
-              this.cache.noteTooLarge();
-              this.log.info({ requestId: ctx.id, maxResponseBytes: keptBound(ctx) }, 'cache: a streamed answer grew past max_response_bytes; it is not stored');
+              // A verbatim stream's own events go first: the answer is still stored, and a hit replays it from the
+              // canonical answer (chunks cut anew) rather than not at all.
+              if (native.keepsChunkEvents && assembler.size <= keptBound(ctx)) native.forget();
+              else {
+                assembler = null;
+                native = null;
+                this.cache.noteTooLarge();
+                this.log.info({ requestId: ctx.id, maxResponseBytes: keptBound(ctx) }, 'cache: a streamed answer grew past max_response_bytes; it is not stored');
+              }
             }
           }
           subscriber.next(event);

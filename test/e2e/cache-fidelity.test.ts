@@ -47,6 +47,57 @@ describe('response cache, what a hit serves', () => {
     expect([...models]).toEqual(['openai/gpt-4o-mini']);
   });
 
+  // A miss reaches an OpenAI client as the provider wrote it (but for the model name); a hit was written from
+  // tollgate's parse of the stored answer instead: fields it does not model were dropped from a replayed stream
+  // (OpenAI's own `obfuscation`, a vendor's extensions), the chunks cut anew, and numbers spelled again (a log
+  // probability's exponent, an integer past 2^53 rounded).
+  it('serves an OpenAI client the answer the miss served, byte for byte, whole and streamed', async () => {
+    const whole =
+      '{"id":"chatcmpl-V","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,' +
+      '"message":{"role":"assistant","content":"Caf\\u00e9 au lait.","refusal":null,"annotations":[]},"logprobs":{"content":[{"token":"Caf","logprob":-1.0e-6,' +
+      '"bytes":[67,97,102],"top_logprobs":[]}],"refusal":null},"finish_reason":"stop","provider_specific_fields":{"stop_reason":null}}],' +
+      '"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0}},' +
+      '"service_tier":"default","system_fingerprint":"fp_44709d6fcb","x_request_seed":12345678901234567890}';
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: whole });
+    const ask = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Coffee with milk, in French?' }], logprobs: true };
+    const miss = await gateway.client.chat.completions.create(ask).asResponse();
+    const missText = await miss.text();
+    expect(missText).toBe(whole.replace('"gpt-4o-mini-2024-07-18"', '"openai/gpt-4o-mini"'));
+    await storedAnswerOf(miss.headers.get('x-request-id'));
+    const hit = await gateway.client.chat.completions.create(ask).asResponse();
+    expect(hit.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect(await hit.text()).toBe(missText);
+
+    // As OpenAI streams: `obfuscation` on each chunk, the fingerprint and tier on every one, usage last.
+    const frame = (fields: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-W', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-mini-2024-07-18', service_tier: 'default', system_fingerprint: 'fp_44709d6fcb', ...fields })}\n\n`;
+    const delta = (value: Record<string, unknown>, finish: string | null, obfuscation: string) => frame({ choices: [{ index: 0, delta: value, logprobs: null, finish_reason: finish }], usage: null, obfuscation });
+    upstream.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body:
+        delta({ role: 'assistant', content: '', refusal: null }, null, 'kq7') +
+        delta({ content: 'Caf' }, null, 'Zx1u') +
+        delta({ content: 'é au lait.' }, null, 'p') +
+        delta({}, 'stop', 'Qe9') +
+        frame({ choices: [], usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 }, obfuscation: 'a2' }) +
+        'data: [DONE]\n\n',
+    });
+    const streamed = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Coffee with milk, in French? (streamed)' }], stream: true as const, stream_options: { include_usage: true } };
+    const streamedMiss = await gateway.client.chat.completions.create(streamed).asResponse();
+    const streamedMissText = await streamedMiss.text();
+    expect(streamedMissText).toContain('"obfuscation":"Zx1u"');
+    await storedAnswerOf(streamedMiss.headers.get('x-request-id'));
+    const streamedHit = await gateway.client.chat.completions.create(streamed).asResponse();
+    expect(streamedHit.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect(await streamedHit.text()).toBe(streamedMissText);
+    // A client that did not ask for usage gets none from the hit, as from a miss.
+    let usage = false;
+    for await (const chunk of await gateway.client.chat.completions.create({ ...streamed, stream_options: undefined })) usage ||= chunk.usage != null;
+    expect(usage).toBe(false);
+  });
+
   it('keeps a streamed legacy function call (functions / function_call) for a later hit', async () => {
     // An OpenAI model answering the deprecated `functions` parameter streams `delta.function_call` pieces.
     const frame = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent('chatcmpl-fn', 'gpt-4o-mini', delta, finish);

@@ -1,13 +1,12 @@
 import { GatewayError } from '../../core/errors.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
+import type { ChatCompletion, ChatCompletionRequest, ChatMessage, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest, VendorQuirks } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { withFields } from '../../core/with-fields.js';
 import { isChoiceList } from '../../core/answer-shape.js';
-import { isRecord } from '../../core/is-record.js';
-import { createToolCallNumbering } from './tool-call-indexes.js';
+import { createChunkReader } from './stream-chunk.js';
 import { flattenChoices, withThinkingChunk } from './content-parts.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
 
@@ -22,17 +21,6 @@ function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undef
     }
   }
   if (quirks.dropFields) for (const field of quirks.dropFields) delete body[field];
-}
-
-/**
- * Groq's chunks have no `usage`: the usage of a streamed request comes on its final chunk as `x_groq.usage`
- * (ChatCompletionChunk.XGroq in Groq's API spec), and Groq does not use `stream_options`. It becomes the chunk's
- * usage, so the gateway charges Groq's own count; the client's bytes, when passed through, stay as Groq sent them.
- */
-function liftGroqUsage(record: Record<string, unknown>): void {
-  if (record.usage !== undefined && record.usage !== null) return;
-  const groq = record.x_groq;
-  if (isRecord(groq) && isRecord(groq.usage)) record.usage = groq.usage;
 }
 
 /**
@@ -90,7 +78,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     if (native?.format === RESPONSES_FORMAT) return createResponsesDecoder(target);
     /** With `verbatim`, each event that became a chunk, as it came: the client's dialect may write it unchanged. */
     let kept: NativeStreamEvent[] = [];
-    const numberToolCalls = createToolCallNumbering();
+    const readChunk = createChunkReader();
     const decoder: StreamDecoder = createSSEDecoder((event) => {
       if (event.data === '[DONE]') return 'done';
       let parsed: unknown;
@@ -117,10 +105,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
         throw invalidUpstreamBody(target.provider.name, 'a stream event whose choices are not objects with a delta object');
       }
       if (verbatim) kept.push({ event: event.event ?? '', data: event.data });
-      liftGroqUsage(record);
-      flattenChoices(record.choices, 'delta');
-      numberToolCalls(record.choices);
-      return record as ChatCompletionChunk;
+      return readChunk(record);
     });
     if (!verbatim) return decoder;
     return withFields(decoder, {
