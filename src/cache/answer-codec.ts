@@ -73,6 +73,16 @@ interface AssembledChoice {
 }
 
 /**
+ * The top-level fields of a chunk the assembler reads (or that belong to one chunk only: OpenAI's `obfuscation` pads
+ * each event to its own length). Any other is a vendor's own field about the whole answer, sent on every chunk or the
+ * last (Perplexity's `citations` and `search_results`, OpenRouter's `provider`): the completion keeps its last value.
+ * (`__proto__` is never copied: assigned, it would set the object's prototype rather than a field.)
+ */
+const CHUNK_FIELDS: ReadonlySet<string> = new Set(['id', 'object', 'created', 'model', 'choices', 'usage', 'service_tier', 'system_fingerprint', 'obfuscation', '__proto__']);
+/** The top-level fields of a completion a replayed chunk is made of; any other goes on every chunk, as such vendors send it. */
+const COMPLETION_FIELDS: ReadonlySet<string> = new Set(['id', 'object', 'created', 'model', 'choices', 'usage', 'service_tier', 'system_fingerprint', '__proto__']);
+
+/**
  * What one kept log probability or annotation (a small object of a few fields) is counted as in `StreamAssembler.size`:
  * about what it takes in memory, without measuring it.
  */
@@ -98,6 +108,8 @@ export class StreamAssembler {
   private first: ChatCompletionChunk | null = null;
   private usage: CompletionUsage | null = null;
   private serviceTier: string | null = null;
+  /** The vendor's own top-level fields (see CHUNK_FIELDS), each its last value; null until one came. */
+  private extra: Record<string, unknown> | null = null;
   /**
    * About how much is kept so far: the characters of the text, reasoning, arguments and audio joined, and ITEM_SIZE
    * per log probability or annotation. Counted as it is kept, so a caller can stop keeping a stream that grows too
@@ -110,6 +122,7 @@ export class StreamAssembler {
     if (chunk.usage) this.usage = chunk.usage;
     const tier = (chunk as { service_tier?: unknown }).service_tier;
     if (typeof tier === 'string') this.serviceTier = tier;
+    for (const name in chunk) if (!CHUNK_FIELDS.has(name)) (this.extra ??= {})[name] = (chunk as unknown as Record<string, unknown>)[name];
     for (const raw of chunk.choices as ChoiceDelta[]) {
       const index = raw.index ?? 0;
       let choice = this.choices.get(index);
@@ -206,6 +219,7 @@ export class StreamAssembler {
       ...(this.serviceTier !== null ? { service_tier: this.serviceTier } : {}),
       ...(fingerprint ? { system_fingerprint: fingerprint } : {}),
       usage: this.usage,
+      ...this.extra,
     };
   }
 }
@@ -260,10 +274,11 @@ function contentWithLogprobs(text: string, logprobs: Logprobs): Array<{ content:
 export function replayChunks(completion: ChatCompletion, includeUsage: boolean): ChatCompletionChunk[] {
   const base = { id: completion.id, object: 'chat.completion.chunk' as const, created: completion.created, model: completion.model };
   const tier = (completion as { service_tier?: unknown }).service_tier;
-  const extra = Object.assign(
+  const extra: Record<string, unknown> = Object.assign(
     typeof tier === 'string' ? { service_tier: tier } : {},
     completion.system_fingerprint === undefined ? {} : { system_fingerprint: completion.system_fingerprint },
   );
+  for (const name in completion) if (!COMPLETION_FIELDS.has(name)) extra[name] = (completion as unknown as Record<string, unknown>)[name];
   const usageNull = includeUsage ? { usage: null } : {};
   // Assigned onto a fresh object, not spread (see core/with-fields.ts): a spread then `choices` took V8's slow path.
   const chunk = (choices: unknown[]): ChatCompletionChunk => Object.assign({}, base, extra, { choices }, usageNull);

@@ -98,6 +98,54 @@ describe('response cache, what a hit serves', () => {
     expect(usage).toBe(false);
   });
 
+  // Perplexity answers with its sources beside the choices (`citations`, `search_results`), whole and on every chunk;
+  // OpenRouter names the provider that served (`provider`). A stored stream was assembled without such fields and a
+  // stored answer replayed as chunks without them, so a hit in the other shape lost the answer's sources.
+  it("keeps a vendor's own top-level fields (Perplexity's citations) when a stored stream serves a whole answer, and the other way round", async () => {
+    const citations = ['https://en.wikipedia.org/wiki/Mount_Everest', 'https://www.nationalgeographic.com/everest'];
+    const search_results = [{ title: 'Mount Everest', url: citations[0], date: null }];
+    const frame = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'pplx-1', model: 'sonar', created: 1_700_000_000, usage: null, citations, search_results, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    upstream.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: frame({ role: 'assistant', content: 'Mount ' }) + frame({ content: 'Everest.' }) + frame({}, 'stop') + 'data: [DONE]\n\n',
+    });
+    type Sourced = { citations?: unknown; search_results?: unknown };
+    const streamedAsk = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Highest mountain, with sources?' }] };
+    const { data: live, response } = await gateway.client.chat.completions.create({ ...streamedAsk, stream: true }).withResponse();
+    for await (const chunk of live) expect((chunk as Sourced).citations).toEqual(citations);
+    await storedAnswerOf(response.headers.get('x-request-id'));
+    const whole = await gateway.client.chat.completions.create(streamedAsk).withResponse();
+    expect(whole.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect(whole.data.choices[0]?.message.content).toBe('Mount Everest.');
+    expect(whole.data as Sourced).toMatchObject({ citations, search_results });
+
+    upstream.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: 'pplx-2', model: 'sonar', created: 1_700_000_000,
+        usage: { prompt_tokens: 6, completion_tokens: 3, total_tokens: 9 }, citations, search_results, object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Mount Everest.' }, finish_reason: 'stop' }],
+      }),
+    });
+    const wholeAsk = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Highest mountain, with sources? (whole)' }] };
+    const first = await gateway.client.chat.completions.create(wholeAsk).withResponse();
+    expect(first.data as Sourced).toMatchObject({ citations });
+    await storedAnswerOf(first.response.headers.get('x-request-id'));
+    const { data: replay, response: replayed } = await gateway.client.chat.completions.create({ ...wholeAsk, stream: true }).withResponse();
+    expect(replayed.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    let text = '';
+    for await (const chunk of replay) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      expect(chunk as Sourced).toMatchObject({ citations, search_results });
+    }
+    expect(text).toBe('Mount Everest.');
+  });
+
   it('keeps a streamed legacy function call (functions / function_call) for a later hit', async () => {
     // An OpenAI model answering the deprecated `functions` parameter streams `delta.function_call` pieces.
     const frame = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent('chatcmpl-fn', 'gpt-4o-mini', delta, finish);
