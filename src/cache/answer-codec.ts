@@ -36,6 +36,7 @@ interface ChoiceDelta {
     function_call?: { name?: string; arguments?: string };
     audio?: AudioDelta | null;
     annotations?: unknown[];
+    images?: unknown[];
   };
   logprobs?: Logprobs | null;
   finish_reason?: string | null;
@@ -66,6 +67,8 @@ interface AssembledChoice {
   audio: { id: string; data: string; expires_at: number | null; transcript: string } | null;
   /** URL citations (web search), as the stream delivered them. */
   annotations: unknown[] | null;
+  /** Generated images (OpenRouter's image models: `message.images`, each whole in one `delta.images`). */
+  images: unknown[] | null;
   /** The token log probabilities the client asked for (`logprobs: true`), the pieces of every chunk joined. */
   logprobs: { content: unknown[] | null; refusal: unknown[] | null } | null;
   finishReason: string | null;
@@ -102,6 +105,17 @@ function appendCounted(into: unknown[], items: readonly unknown[]): number {
   return size;
 }
 
+/** Appends generated images as appendCounted does, each counted as its data URL's length (an image is megabytes, not an item). */
+function appendImages(into: unknown[], images: readonly unknown[]): number {
+  let size = 0;
+  for (const image of images) {
+    into.push(image);
+    const url = (image as { image_url?: { url?: unknown } } | null)?.image_url?.url;
+    size += typeof url === 'string' ? url.length : ITEM_SIZE;
+  }
+  return size;
+}
+
 /** Collects a stream's chunks into the completion it amounts to (text, tool calls, finish reasons, usage). */
 export class StreamAssembler {
   private readonly choices = new Map<number, AssembledChoice>();
@@ -126,7 +140,7 @@ export class StreamAssembler {
     for (const raw of chunk.choices as ChoiceDelta[]) {
       const index = raw.index ?? 0;
       let choice = this.choices.get(index);
-      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, reasoningField: 'reasoning_content', refusal: null, toolCalls: [], functionCall: null, audio: null, annotations: null, logprobs: null, finishReason: null, nativeFinishReason: null }));
+      if (!choice) this.choices.set(index, (choice = { role: 'assistant', content: null, reasoning: null, reasoningField: 'reasoning_content', refusal: null, toolCalls: [], functionCall: null, audio: null, annotations: null, images: null, logprobs: null, finishReason: null, nativeFinishReason: null }));
       const delta = raw.delta ?? {};
       if (typeof delta.role === 'string') choice.role = delta.role;
       if (typeof delta.content === 'string') {
@@ -147,6 +161,7 @@ export class StreamAssembler {
       }
       // Appended in place: copying what was kept at each chunk made a long stream with logprobs quadratic.
       if (Array.isArray(delta.annotations)) this.size += appendCounted((choice.annotations ??= []), delta.annotations);
+      if (Array.isArray(delta.images)) this.size += appendImages((choice.images ??= []), delta.images);
       if (raw.logprobs) {
         const kept = (choice.logprobs ??= { content: null, refusal: null });
         if (Array.isArray(raw.logprobs.content)) this.size += appendCounted((kept.content ??= []), raw.logprobs.content);
@@ -202,6 +217,7 @@ export class StreamAssembler {
       if (choice.reasoning !== null) message[choice.reasoningField] = choice.reasoning;
       message.refusal = choice.refusal;
       if (choice.annotations) message.annotations = choice.annotations;
+      if (choice.images) message.images = choice.images;
       if (choice.toolCalls.length > 0) message.tool_calls = choice.toolCalls.filter(Boolean);
       if (choice.functionCall) message.function_call = choice.functionCall;
       if (choice.audio) message.audio = choice.audio;
@@ -233,6 +249,7 @@ interface CompletionChoice {
     reasoning?: string | null;
     refusal?: string | null;
     annotations?: unknown[];
+    images?: unknown[];
     tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
     function_call?: { name: string; arguments: string };
     audio?: AudioDelta | null;
@@ -267,7 +284,7 @@ function contentWithLogprobs(text: string, logprobs: Logprobs): Array<{ content:
 
 /**
  * The chunks of a stream that says what `completion` says, as OpenAI streams it: the role first, the reasoning and
- * text in pieces (one chunk per token when the answer has log probabilities), the refusal, annotations, tool
+ * text in pieces (one chunk per token when the answer has log probabilities), the refusal, annotations, images, tool
  * calls, a legacy function call and audio whole, then each choice's finish reason; with `includeUsage`, every chunk has
  * `usage: null` and a last chunk with no choices carries the usage; without it no chunk has a `usage` key.
  */
@@ -298,6 +315,7 @@ export function replayChunks(completion: ChatCompletion, includeUsage: boolean):
     } else for (const piece of pieces(text)) chunks.push(delta({ content: piece }));
     if (typeof message.refusal === 'string' && message.refusal) chunks.push(delta({ refusal: message.refusal }));
     if (Array.isArray(message.annotations) && message.annotations.length > 0) chunks.push(delta({ annotations: message.annotations }));
+    if (Array.isArray(message.images) && message.images.length > 0) chunks.push(delta({ images: message.images }));
     if (message.tool_calls && message.tool_calls.length > 0) {
       const calls = message.tool_calls.map((call, i) => ({ index: i, id: call.id, type: call.type, function: call.function }));
       chunks.push(delta({ tool_calls: calls }));

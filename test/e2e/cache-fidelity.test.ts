@@ -146,6 +146,52 @@ describe('response cache, what a hit serves', () => {
     expect(text).toBe('Mount Everest.');
   });
 
+  // OpenRouter's image models (modalities: ["image", "text"]) answer with `message.images`, streamed as `delta.images`
+  // (each image whole in a delta). A hit in the other shape than the answer was stored in came back without them.
+  it("keeps OpenRouter's generated images when a stored stream serves a whole answer, and the other way round", async () => {
+    const image = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+    type Pictured = { images?: unknown };
+    upstream.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body:
+        chunkEvent('gen-img-1', 'google/gemini-2.5-flash-image', { role: 'assistant', content: 'Here is a red circle.' }) +
+        chunkEvent('gen-img-1', 'google/gemini-2.5-flash-image', { images: [image] }) +
+        chunkEvent('gen-img-1', 'google/gemini-2.5-flash-image', {}, 'stop') +
+        'data: [DONE]\n\n',
+    });
+    const streamedAsk = { model: 'openai/gpt-4o-mini', modalities: ['image', 'text'], messages: [{ role: 'user' as const, content: 'Draw a red circle.' }] } as const;
+    const { data: live, response } = await gateway.client.chat.completions.create({ ...streamedAsk, stream: true } as never).withResponse();
+    for await (const _chunk of live as unknown as AsyncIterable<unknown>) void _chunk;
+    await storedAnswerOf(response.headers.get('x-request-id'));
+    const whole = await gateway.client.chat.completions.create(streamedAsk as never).withResponse();
+    expect(whole.response.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    expect((whole.data as { choices: Array<{ message: Pictured }> }).choices[0]?.message).toMatchObject({ content: 'Here is a red circle.', images: [image] });
+
+    upstream.enqueue({
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: 'gen-img-2', object: 'chat.completion', created: 1_700_000_000, model: 'google/gemini-2.5-flash-image',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Here is a blue square.', images: [image] }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 5, completion_tokens: 1290, total_tokens: 1295 },
+      }),
+    });
+    const wholeAsk = { ...streamedAsk, messages: [{ role: 'user' as const, content: 'Draw a blue square.' }] };
+    const first = await gateway.client.chat.completions.create(wholeAsk as never).withResponse();
+    await storedAnswerOf(first.response.headers.get('x-request-id'));
+    const { data: replay, response: replayed } = await gateway.client.chat.completions.create({ ...wholeAsk, stream: true } as never).withResponse();
+    expect(replayed.headers.get('x-tollgate-cache')).toBe('hit-exact');
+    const images: unknown[] = [];
+    for await (const chunk of replay as unknown as AsyncIterable<{ choices: Array<{ delta: Pictured }> }>) {
+      const piece = chunk.choices[0]?.delta.images;
+      if (Array.isArray(piece)) images.push(...piece);
+    }
+    expect(images).toEqual([image]);
+  });
+
   it('keeps a streamed legacy function call (functions / function_call) for a later hit', async () => {
     // An OpenAI model answering the deprecated `functions` parameter streams `delta.function_call` pieces.
     const frame = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent('chatcmpl-fn', 'gpt-4o-mini', delta, finish);
