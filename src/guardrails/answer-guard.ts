@@ -4,6 +4,7 @@ import type { TextScanner } from './request-guard.js';
 import type { Finding } from './types.js';
 import { isRecord } from '../core/is-record.js';
 import { AnthropicEventGuard } from './anthropic-event-guard.js';
+import { blockedAudio, setAudio, transcriptOf, withTranscript } from './audio-transcript.js';
 import { GeminiEventGuard } from './gemini-event-guard.js';
 import { HeldNativeEvents } from './held-native-events.js';
 import { guardResponseBody } from './responses-answer-guard.js';
@@ -81,6 +82,14 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
       block ??= findings.find((finding) => finding.action === 'block') ?? null;
       if (!block && findings.some((finding) => finding.action === 'redact')) message.function_call = { ...legacy, arguments: scanner.redact(legacy.arguments, findings) };
     }
+    // A spoken answer's words (see audio-transcript.ts): its transcript is redacted, its audio data kept.
+    const spoken = transcriptOf(message.audio);
+    if (!block && spoken !== null) {
+      const findings = scanner.scan(spoken);
+      for (const finding of findings) found.push(finding);
+      block ??= findings.find((finding) => finding.action === 'block') ?? null;
+      if (!block && findings.some((finding) => finding.action === 'redact')) message.audio = { ...(message.audio as Choice), transcript: scanner.redact(spoken, findings) };
+    }
     if (found.length > 0) options.report(block ? [block] : found);
     // Claude's signed thinking repeats the reasoning's text: withheld whole when a rule would change or block it there.
     if (!block && touchesThinking(message.thinking_blocks, scanner)) {
@@ -97,7 +106,7 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
     }
     if (options.blockError) throw options.blockError(block);
     changed = true;
-    const { tool_calls: _withheld, function_call: _called, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, ...rest } = message;
+    const { tool_calls: _withheld, function_call: _called, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, audio: _spoken, ...rest } = message;
     return { ...choice, message: { ...rest, content: '' }, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
   });
   return changed ? { ...completion, choices } : completion;
@@ -170,6 +179,8 @@ function guardResponse(event: Extract<ResponseEvent, { kind: 'completion' }>, bo
 interface ChoiceState {
   texts: Map<TextField, TextStreamGuard>;
   tools: Map<number, TextStreamGuard>;
+  /** The guard of a spoken answer's transcript (`delta.audio.transcript`), once one came. */
+  transcript: TextStreamGuard | null;
   ended: boolean;
   /** Characters of each text field pushed into its guard so far (stream offsets, as findings give them). */
   pushed: Map<TextField, number>;
@@ -234,7 +245,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     const state = (index: number): ChoiceState => {
       let found = states.get(index);
       if (!found) {
-        found = { texts: new Map(), tools: new Map(), ended: false, pushed: new Map(), changed: new Map(), logprobs: [], channel: null, channelArgs: '', bases: new Map() };
+        found = { texts: new Map(), tools: new Map(), transcript: null, ended: false, pushed: new Map(), changed: new Map(), logprobs: [], channel: null, channelArgs: '', bases: new Map() };
         states.set(index, found);
       }
       return found;
@@ -350,11 +361,22 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         }
         if (current.ended) return null;
       }
+      // A spoken answer's transcript streams alongside its audio data, not in turn with the other texts (no channel).
+      if (delta.audio !== undefined) {
+        if (blocked) delete delta.audio;
+        else if (isRecord(delta.audio) && transcriptOf(delta.audio) !== null) {
+          const guard = (current.transcript ??= options.newStreamGuard());
+          const step = guard.push(transcriptOf(delta.audio) as string);
+          setAudio(delta, withTranscript(delta.audio, step.release));
+          blocked = take(step);
+        }
+      }
       const finished = choice.finish_reason !== null && choice.finish_reason !== undefined;
       if (!blocked && finished) blocked = flushChoice(current, delta);
       if (blocked) {
         current.ended = true;
         current.logprobs = [];
+        setAudio(delta, blockedAudio(delta.audio));
         delete delta.tool_calls;
         delete delta.function_call;
         delete delta.reasoning_content;
@@ -424,7 +446,20 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         const blocked = endTool(current, toolIndex, delta);
         if (blocked) return blocked;
       }
-      return null;
+      return endTranscript(current, delta);
+    };
+
+    /** Ends a spoken answer's transcript, appending what it held to `delta.audio.transcript`; the block, if any. */
+    const endTranscript = (current: ChoiceState, delta: Record<string, unknown>): Finding | null => {
+      const guard = current.transcript;
+      if (!guard) return null;
+      current.transcript = null;
+      const step = guard.end();
+      if (step.release) {
+        const audio = isRecord(delta.audio) ? delta.audio : {};
+        delta.audio = { ...audio, transcript: `${transcriptOf(audio) ?? ''}${step.release}` };
+      }
+      return take(step);
     };
 
     /**
@@ -533,14 +568,16 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     function flushAll(like: ChatCompletionChunk): ChatCompletionChunk | null {
       const choices: Choice[] = [];
       for (const [index, current] of states) {
-        if (current.ended || (current.texts.size === 0 && current.tools.size === 0)) continue;
+        if (current.ended || (current.texts.size === 0 && current.tools.size === 0 && current.transcript === null)) continue;
         const delta: Record<string, unknown> = {};
         const blocked = flushChoice(current, delta);
         current.ended = true;
         const logprobs = blocked ? null : releaseLogprobs(current, true);
         current.logprobs = [];
-        if (blocked) choices.push({ index, delta: { content: typeof delta.content === 'string' ? delta.content : '' }, logprobs: null, finish_reason: 'content_filter' });
-        else if (delta.content || delta.reasoning_content || delta.reasoning || delta.refusal || delta.tool_calls || delta.function_call || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
+        if (blocked) {
+          const audio = blockedAudio(delta.audio);
+          choices.push({ index, delta: { content: typeof delta.content === 'string' ? delta.content : '', ...(audio ? { audio } : {}) }, logprobs: null, finish_reason: 'content_filter' });
+        } else if (delta.content || delta.reasoning_content || delta.reasoning || delta.refusal || delta.tool_calls || delta.function_call || delta.audio || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
       }
       if (choices.length === 0) return null;
       return { ...like, choices, ...('usage' in like ? { usage: null } : {}) };
