@@ -481,6 +481,35 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       else subscriber.next({ kind: 'chunk', chunk });
     };
 
+    /**
+     * The usage chunk just read (choices `[]`), held until the next event tells whether it is the stream's last: taken
+     * for the end on arrival, it ended every choice, and an OpenAI-compatible server that sends one mid-stream (or
+     * one after each choice) had the text after it dropped and the held tail released unchecked.
+     */
+    let usage: Extract<ResponseEvent, { kind: 'chunk' }> | null = null;
+    /** The first choice's content as the upstream wrote it: how much came, and how much the guard released. */
+    const firstContent = (): { pushed: number; settled: number } => {
+      const first = states.get(0);
+      const pushed = first?.pushed.get('content') ?? 0;
+      return { pushed, settled: pushed - (first?.texts.get('content')?.held ?? 0) };
+    };
+    /** Sends the held usage chunk: at the end, after what every open choice holds; mid-stream, with the texts left open. */
+    const sendUsage = (final: boolean): void => {
+      const event = usage;
+      if (!event) return;
+      usage = null;
+      if (!final) {
+        own?.flush(firstContent().settled);
+        send({ ...event.chunk }, event);
+        return;
+      }
+      const flushed = flushAll(event.chunk);
+      if (!flushed && own?.take(event, [], 0, 0)) return;
+      own?.flush();
+      if (flushed) subscriber.next({ kind: 'chunk', chunk: flushed });
+      send({ ...event.chunk }, event);
+    };
+
     const subscription = source.subscribe({
       next(event) {
         if (event.kind !== 'chunk') {
@@ -501,6 +530,15 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         }
         const chunk = event.chunk;
         last = chunk;
+        // A usage chunk followed by more is not the end: it goes on in its place, and the texts stay open.
+        if (usage) {
+          try {
+            sendUsage(false);
+          } catch (err) {
+            subscriber.error(err);
+            return;
+          }
+        }
         // The first chunk decides, as it does for the dialect (a stream is passed through whole or not at all).
         if (events === undefined) events = event.native?.events ? eventGuard(event.native.format, options) : null;
         if (own === undefined) own = event.native?.format === 'openai' && event.native.text !== undefined ? new HeldNativeEvents((out) => subscriber.next(out)) : null;
@@ -513,21 +551,14 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
             return;
           }
           if (chunk.choices.length === 0) {
-            // The usage chunk: the text has ended, so what every open choice holds goes out before it.
-            const flushed = flushAll(chunk);
-            if (!flushed && own?.take(event, [], 0, 0)) return;
-            own?.flush();
-            if (flushed) subscriber.next({ kind: 'chunk', chunk: flushed });
-            send({ ...chunk }, event);
+            // A usage chunk: the last one ends the text, but some servers send one mid-stream (or after each choice).
+            usage = event;
             return;
           }
           const before: Choice[] = [];
           const choices = chunk.choices.map((choice) => (isRecord(choice) ? guardChoice(choice, before) : choice)).filter((choice) => choice !== null);
           if (own) {
-            // The first choice's content as the upstream wrote it: how much came, and how much the guard released.
-            const first = states.get(0);
-            const pushed = first?.pushed.get('content') ?? 0;
-            const settled = pushed - (first?.texts.get('content')?.held ?? 0);
+            const { pushed, settled } = firstContent();
             if (before.length === 0 && own.take(event, choices as Choice[], pushed, settled)) return;
             own.flush(settled);
           }
@@ -543,11 +574,17 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         }
       },
       error(err: unknown) {
-        own?.flush();
+        try {
+          sendUsage(false);
+          own?.flush();
+        } catch {
+          // The stream fails with the upstream's error, not with what sending its last chunks ran into.
+        }
         subscriber.error(err);
       },
       complete() {
         try {
+          sendUsage(true);
           own?.flush();
           // A stream that ended without finish_reason or usage chunk: send what is held rather than lose it.
           const flushed = last ? flushAll(last) : null;
