@@ -14,6 +14,7 @@ import { moderate, verdictBlocks, type Classify, type ModerationRule, type Moder
 import { guardNativeBody, guardRequest, redactNativeBody, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
 import { compileGuardrails, type Scanner } from '../guardrails/scanner.js';
 import { createStreamGuard } from '../guardrails/stream-guard.js';
+import { transcriptOf } from '../guardrails/audio-transcript.js';
 import { contentFilteredResponse } from '../guardrails/responses-answer-guard.js';
 import { contentFilteredEvents } from '../guardrails/responses-event-guard.js';
 import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
@@ -121,11 +122,15 @@ function requestText(ctx: RequestContext): string {
     .join('\n');
 }
 
+/** The text of a message or delta: its content, or a spoken answer's transcript (its content is then null). */
+function answerText(message: unknown): string {
+  if (!isRecord(message)) return '';
+  return `${typeof message.content === 'string' ? message.content : ''}${transcriptOf(message.audio) ?? ''}`;
+}
+
 /** The text of every choice of a whole answer. */
 function completionText(completion: ChatCompletion): string {
-  return completion.choices
-    .map((choice) => (isRecord(choice) && isRecord(choice.message) && typeof choice.message.content === 'string' ? choice.message.content : ''))
-    .join('\n');
+  return completion.choices.map((choice) => (isRecord(choice) ? answerText(choice.message) : '')).join('\n');
 }
 
 /**
@@ -370,9 +375,7 @@ class GuardrailsStage implements Stage {
     for (const event of held) {
       if (event.kind === 'completion') text += completionText(event.completion);
       else if (event.kind === 'chunk') {
-        for (const choice of event.chunk.choices) {
-          if (isRecord(choice) && isRecord(choice.delta) && typeof choice.delta.content === 'string') text += choice.delta.content;
-        }
+        for (const choice of event.chunk.choices) if (isRecord(choice)) text += answerText(choice.delta);
       }
     }
     if (!text) return null;
@@ -437,7 +440,8 @@ function withheld(held: readonly ResponseEvent[]): ResponseEvent[] {
     if (event.kind === 'completion') {
       const choices = event.completion.choices.map((choice) => {
         if (!isRecord(choice) || !isRecord(choice.message)) return choice;
-        const { tool_calls: _withheld, ...message } = choice.message;
+        // A spoken answer's audio says what its transcript does; a legacy function call is a tool call.
+        const { tool_calls: _withheld, function_call: _called, audio: _spoken, ...message } = choice.message;
         return { ...choice, message: { ...message, content: '' }, finish_reason: 'content_filter' };
       });
       // A Responses answer passed through keeps its own Response (its id, reasoning), its text and calls withheld.

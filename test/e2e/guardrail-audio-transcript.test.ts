@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -102,6 +102,52 @@ describe('output rules read a spoken answer’s transcript', () => {
     }
     expect(transcript).not.toContain('bluebird');
     expect(transcript).not.toContain('bird');
+    expect(finish).toBe('content_filter');
+  });
+});
+
+describe('output moderation judges a spoken answer’s transcript', () => {
+  let upstream: ScriptedUpstream;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream-test' });
+    tg = await startGateway(
+      openAIConfig(upstream.url, {
+        guardrails: { rules: [{ name: 'moderated', kind: 'moderation', action: 'block', applies_to: 'output', model: 'openai/moderator', timeout_ms: 3_000 }] },
+      }),
+    );
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await upstream?.close();
+  });
+
+  afterEach(() => upstream.reset());
+
+  it('withholds a whole spoken answer the classifier calls unsafe, its audio with it', async () => {
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: whole('Here is how to hurt someone.') }, { kind: 'reply', pieces: ['UNSAFE: violence'] });
+    const answer = await tg.client.chat.completions.create(audioRequest);
+    const judged = upstream.calls.find((call) => call.body?.model === 'moderator');
+    expect(String(judged?.body.messages[1].content)).toContain('Here is how to hurt someone.');
+    expect(answer.choices[0]?.finish_reason).toBe('content_filter');
+    expect(answer.choices[0]?.message.audio ?? null).toBeNull();
+  });
+
+  it('withholds a streamed spoken answer the classifier calls unsafe', async () => {
+    const events = [chunk({ role: 'assistant', content: null, audio: { id: 'audio_4' } }), chunk({ audio: { transcript: 'Here is how ' } }), chunk({ audio: { data: 'UklGRiQA' } }), chunk({ audio: { transcript: 'to hurt someone.' } }), chunk({}, 'stop')];
+    upstream.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: sse(events) }, { kind: 'reply', pieces: ['UNSAFE: violence'] });
+    const stream = await tg.client.chat.completions.create({ ...audioRequest, stream: true });
+    let transcript = '';
+    let audioData = '';
+    let finish: string | null = null;
+    for await (const part of stream) {
+      const audio = (part.choices[0]?.delta as { audio?: AudioDelta } | undefined)?.audio;
+      transcript += audio?.transcript ?? '';
+      audioData += audio?.data ?? '';
+      finish = part.choices[0]?.finish_reason ?? finish;
+    }
+    expect(transcript).toBe('');
+    expect(audioData).toBe('');
     expect(finish).toBe('content_filter');
   });
 });
