@@ -5,6 +5,7 @@ import type { Finding } from './types.js';
 import { isRecord } from '../core/is-record.js';
 import { AnthropicEventGuard } from './anthropic-event-guard.js';
 import { blockedAudio, setAudio, transcriptOf, withTranscript } from './audio-transcript.js';
+import { detailKey, detailText, isSigned, withDetailText } from './reasoning-details.js';
 import { GeminiEventGuard } from './gemini-event-guard.js';
 import { HeldNativeEvents } from './held-native-events.js';
 import { guardResponseBody } from './responses-answer-guard.js';
@@ -63,6 +64,22 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
       block ??= findings.find((finding) => finding.action === 'block') ?? null;
       if (!block && findings.some((finding) => finding.action === 'redact')) message[field] = scanner.redact(text, findings);
     }
+    // OpenRouter's copy of the reasoning (see reasoning-details.ts); its findings repeat the reasoning's when both came.
+    let detailsChanged = false;
+    if (!block && Array.isArray(message.reasoning_details)) {
+      const copy = typeof message.reasoning === 'string' || typeof message.reasoning_content === 'string';
+      const entries = message.reasoning_details.map((entry: unknown) => {
+        const readable = detailText(entry);
+        if (block || !readable) return entry;
+        const findings = scanner.scan(readable.text);
+        block ??= findings.find((finding) => finding.action === 'block') ?? null;
+        if (!copy) for (const finding of findings) found.push(finding);
+        if (block || !findings.some((finding) => finding.action === 'redact')) return entry;
+        detailsChanged = true;
+        return withDetailText(entry as Choice, readable.field, scanner.redact(readable.text, findings), true);
+      });
+      if (detailsChanged) message.reasoning_details = entries;
+    }
     if (!block && Array.isArray(message.tool_calls)) {
       message.tool_calls = message.tool_calls.map((call) => {
         if (block || !isRecord(call) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
@@ -99,14 +116,14 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
     }
     if (!block) {
       // Only a redaction changes the answer; a finding that is only flagged leaves it as it came.
-      if (!found.some((finding) => finding.action === 'redact')) return choice;
+      if (!found.some((finding) => finding.action === 'redact') && !detailsChanged) return choice;
       changed = true;
       // The logprobs' tokens spell the text as the model wrote it, the redacted span included: they go too.
       return { ...choice, message, ...withoutLogprobs(choice) };
     }
     if (options.blockError) throw options.blockError(block);
     changed = true;
-    const { tool_calls: _withheld, function_call: _called, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, audio: _spoken, ...rest } = message;
+    const { tool_calls: _withheld, function_call: _called, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, audio: _spoken, reasoning_details: _details, ...rest } = message;
     return { ...choice, message: { ...rest, content: '' }, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
   });
   return changed ? { ...completion, choices } : completion;
@@ -179,6 +196,8 @@ function guardResponse(event: Extract<ResponseEvent, { kind: 'completion' }>, bo
 interface ChoiceState {
   texts: Map<TextField, TextStreamGuard>;
   tools: Map<number, TextStreamGuard>;
+  /** The guards of OpenRouter's reasoning_details texts, by entry (see reasoning-details.ts), and the entry each began with. */
+  details: Map<string, OpenDetail>;
   /** The guard of a spoken answer's transcript (`delta.audio.transcript`), once one came. */
   transcript: TextStreamGuard | null;
   ended: boolean;
@@ -194,6 +213,14 @@ interface ChoiceState {
   channelArgs: string;
   /** Where each text field's current guard began, in the field's stream offsets (a field may begin again later). */
   bases: Map<TextField, number>;
+}
+
+/** One reasoning_details entry's text being guarded: the entry it began with, its text field, whether a rule changed it. */
+interface OpenDetail {
+  guard: TextStreamGuard;
+  entry: Choice;
+  field: 'text' | 'summary';
+  redacted: boolean;
 }
 
 /** One chunk's logprobs, and the span of each text field that chunk carried. */
@@ -245,7 +272,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     const state = (index: number): ChoiceState => {
       let found = states.get(index);
       if (!found) {
-        found = { texts: new Map(), tools: new Map(), transcript: null, ended: false, pushed: new Map(), changed: new Map(), logprobs: [], channel: null, channelArgs: '', bases: new Map() };
+        found = { texts: new Map(), tools: new Map(), details: new Map(), transcript: null, ended: false, pushed: new Map(), changed: new Map(), logprobs: [], channel: null, channelArgs: '', bases: new Map() };
         states.set(index, found);
       }
       return found;
@@ -328,6 +355,43 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       }
       // A block while ending the previous text, in the chunk sent ahead: that chunk ended the choice.
       if (current.ended) return null;
+      if (delta.reasoning_details !== undefined) {
+        if (blocked) delete delta.reasoning_details;
+        else if (Array.isArray(delta.reasoning_details)) {
+          const out: unknown[] = [];
+          for (const entry of delta.reasoning_details as unknown[]) {
+            if (!isRecord(entry)) {
+              out.push(entry);
+              continue;
+            }
+            const readable = detailText(entry);
+            const key = detailKey(entry);
+            // The reasoning's copy streams in the reasoning's turn (its channel).
+            if (readable && readable.text !== '' && !enter('reasoning_content')) break;
+            let open = current.details.get(key);
+            if (readable && !open) current.details.set(key, (open = { guard: options.newStreamGuard(), entry, field: readable.field, redacted: false }));
+            if (!open) {
+              out.push(entry);
+              continue;
+            }
+            const step = open.guard.push(readable?.text ?? '');
+            let release = step.release;
+            blocked = takeDetail(current, open, step);
+            // A signature closes its entry's text: all of it is checked before the signature goes, or is withheld.
+            if (!blocked && isSigned(entry)) {
+              current.details.delete(key);
+              const rest = open.guard.end();
+              release += rest.release;
+              blocked = takeDetail(current, open, rest);
+            }
+            if (release !== '' || (!blocked && isSigned(entry))) out.push(withDetailText(entry, open.field, release, blocked !== null || open.redacted));
+            if (blocked) break;
+          }
+          if (current.ended) return null;
+          if (out.length > 0) delta.reasoning_details = out;
+          else delete delta.reasoning_details;
+        }
+      }
       // The chunk's logprobs wait for its text (they spell it); what is out by now goes with this chunk.
       if (isRecord(choice.logprobs)) current.logprobs.push({ logprobs: choice.logprobs, spans });
       if (!blocked && Array.isArray(delta.tool_calls)) {
@@ -377,6 +441,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         current.ended = true;
         current.logprobs = [];
         setAudio(delta, blockedAudio(delta.audio));
+        delete delta.reasoning_details;
         delete delta.tool_calls;
         delete delta.function_call;
         delete delta.reasoning_content;
@@ -399,7 +464,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     const endChannel = (current: ChoiceState, channel: string, delta: Record<string, unknown>): Finding | null => {
       if (channel.startsWith('tool:')) return endTool(current, Number(channel.slice(5)), delta);
       // The reasoning's channel is both its names (see channelOf).
-      if (channel === 'reasoning_content') return endText(current, 'reasoning_content', delta) ?? endText(current, 'reasoning', delta);
+      if (channel === 'reasoning_content') return endText(current, 'reasoning_content', delta) ?? endText(current, 'reasoning', delta) ?? endDetails(current, delta);
       return endText(current, channel as TextField, delta);
     };
 
@@ -410,6 +475,25 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       const step = guard.end();
       if (step.release) delta[field] = `${typeof delta[field] === 'string' ? delta[field] : ''}${step.release}`;
       return take(step, changedSpans(current, field), current.bases.get(field));
+    };
+
+    /** Applies one step of a reasoning_details text; its findings are reported unless the reasoning carried them too. */
+    const takeDetail = (current: ChoiceState, open: OpenDetail, step: StreamStep): Finding | null => {
+      if (step.findings.some((finding) => finding.action === 'redact')) open.redacted = true;
+      const copy = (current.pushed.get('reasoning') ?? 0) + (current.pushed.get('reasoning_content') ?? 0) > 0;
+      return copy && !step.blocked ? null : take(step);
+    };
+
+    /** Ends the reasoning_details texts of a choice, appending what they held to `delta` (unsigned); the block, if any. */
+    const endDetails = (current: ChoiceState, delta: Record<string, unknown>): Finding | null => {
+      for (const [key, open] of [...current.details]) {
+        current.details.delete(key);
+        const step = open.guard.end();
+        if (step.release !== '') delta.reasoning_details = [...(Array.isArray(delta.reasoning_details) ? delta.reasoning_details : []), withDetailText(open.entry, open.field, step.release, true)];
+        const blocked = takeDetail(current, open, step);
+        if (blocked) return blocked;
+      }
+      return null;
     };
 
     const endTool = (current: ChoiceState, toolIndex: number, delta: Record<string, unknown>): Finding | null => {
@@ -446,7 +530,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         const blocked = endTool(current, toolIndex, delta);
         if (blocked) return blocked;
       }
-      return endTranscript(current, delta);
+      return endDetails(current, delta) ?? endTranscript(current, delta);
     };
 
     /** Ends a spoken answer's transcript, appending what it held to `delta.audio.transcript`; the block, if any. */
@@ -605,7 +689,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     function flushAll(like: ChatCompletionChunk): ChatCompletionChunk | null {
       const choices: Choice[] = [];
       for (const [index, current] of states) {
-        if (current.ended || (current.texts.size === 0 && current.tools.size === 0 && current.transcript === null)) continue;
+        if (current.ended || (current.texts.size === 0 && current.tools.size === 0 && current.details.size === 0 && current.transcript === null)) continue;
         const delta: Record<string, unknown> = {};
         const blocked = flushChoice(current, delta);
         current.ended = true;
@@ -614,7 +698,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
         if (blocked) {
           const audio = blockedAudio(delta.audio);
           choices.push({ index, delta: { content: typeof delta.content === 'string' ? delta.content : '', ...(audio ? { audio } : {}) }, logprobs: null, finish_reason: 'content_filter' });
-        } else if (delta.content || delta.reasoning_content || delta.reasoning || delta.refusal || delta.tool_calls || delta.function_call || delta.audio || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
+        } else if (delta.content || delta.reasoning_content || delta.reasoning || delta.refusal || delta.tool_calls || delta.function_call || delta.reasoning_details || delta.audio || logprobs) choices.push({ index, delta, logprobs, finish_reason: null });
       }
       if (choices.length === 0) return null;
       return { ...like, choices, ...('usage' in like ? { usage: null } : {}) };
