@@ -82,13 +82,13 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
     }
     if (!block && Array.isArray(message.tool_calls)) {
       message.tool_calls = message.tool_calls.map((call) => {
-        if (block || !isRecord(call) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
-        const args = call.function.arguments;
-        const findings = scanner.scan(args);
+        const slot = block || !isRecord(call) ? null : callText(call);
+        if (!slot) return call;
+        const findings = scanner.scan(slot.text);
         for (const finding of findings) found.push(finding);
         block ??= findings.find((finding) => finding.action === 'block') ?? null;
         if (block || !findings.some((finding) => finding.action === 'redact')) return call;
-        return { ...call, function: { ...call.function, arguments: scanner.redact(args, findings) } };
+        return withCallText(call as Choice, slot, scanner.redact(slot.text, findings));
       });
     }
     // A legacy function call (the `functions` parameter) carries its arguments outside tool_calls.
@@ -136,6 +136,25 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
 function touchesThinking(blocks: unknown, scanner: TextScanner): boolean {
   if (!Array.isArray(blocks)) return false;
   return blocks.some((block) => isRecord(block) && typeof block.thinking === 'string' && scanner.scan(block.thinking).some((finding) => finding.action !== 'flag'));
+}
+
+/** Where a tool call carries what the model wrote: a function's JSON `arguments`, a custom tool's free `input`. */
+interface CallText {
+  holder: 'function' | 'custom';
+  field: 'arguments' | 'input';
+  text: string;
+}
+
+/** A tool call's (or a tool call delta's) text, or null when it carries none. */
+function callText(call: Choice): CallText | null {
+  if (isRecord(call.function) && typeof call.function.arguments === 'string') return { holder: 'function', field: 'arguments', text: call.function.arguments };
+  if (isRecord(call.custom) && typeof call.custom.input === 'string') return { holder: 'custom', field: 'input', text: call.custom.input };
+  return null;
+}
+
+/** The call carrying `text` in place of its own. */
+function withCallText(call: Choice, slot: CallText, text: string): Choice {
+  return { ...call, [slot.holder]: { ...(call[slot.holder] as Choice), [slot.field]: text } };
 }
 
 /** The key of a legacy function call's guard among a choice's tool call guards, and its channel `tool:-1`. */
@@ -198,6 +217,8 @@ interface ChoiceState {
   tools: Map<number, TextStreamGuard>;
   /** The guards of OpenRouter's reasoning_details texts, by entry (see reasoning-details.ts), and the entry each began with. */
   details: Map<string, OpenDetail>;
+  /** The tool calls (by index) that are custom tools' (their text is `custom.input`, see callText). */
+  custom: Set<number>;
   /** The guard of a spoken answer's transcript (`delta.audio.transcript`), once one came. */
   transcript: TextStreamGuard | null;
   ended: boolean;
@@ -272,7 +293,7 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
     const state = (index: number): ChoiceState => {
       let found = states.get(index);
       if (!found) {
-        found = { texts: new Map(), tools: new Map(), details: new Map(), transcript: null, ended: false, pushed: new Map(), changed: new Map(), logprobs: [], channel: null, channelArgs: '', bases: new Map() };
+        found = { texts: new Map(), tools: new Map(), custom: new Set(), details: new Map(), transcript: null, ended: false, pushed: new Map(), changed: new Map(), logprobs: [], channel: null, channelArgs: '', bases: new Map() };
         states.set(index, found);
       }
       return found;
@@ -399,16 +420,19 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
           if (blocked || current.ended || !isRecord(call)) return call;
           const toolIndex = typeof call.index === 'number' ? call.index : 0;
           // A call's first delta opens its block at the client, arguments or not: the text before it goes first.
-          if (!enter(`tool:${toolIndex}`) || !isRecord(call.function) || typeof call.function.arguments !== 'string') return call;
+          const slot = enter(`tool:${toolIndex}`) ? callText(call) : null;
+          if (!slot) return call;
           let guard = current.tools.get(toolIndex);
           if (!guard) {
             guard = options.newStreamGuard();
             current.tools.set(toolIndex, guard);
           }
-          current.channelArgs += call.function.arguments;
-          const step = guard.push(call.function.arguments);
+          // A custom tool's input is free text, never whole JSON: its call stays open, and holds its tail, to the finish.
+          if (slot.holder === 'custom') current.custom.add(toolIndex);
+          else current.channelArgs += slot.text;
+          const step = guard.push(slot.text);
           blocked = take(step);
-          return { ...call, function: { ...call.function, arguments: step.release } };
+          return withCallText(call, slot, step.release);
         });
         if (current.ended) return null;
       }
@@ -510,11 +534,11 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
       }
       const calls = Array.isArray(delta.tool_calls) ? [...(delta.tool_calls as Choice[])] : [];
       const at = calls.findIndex((call) => call.index === toolIndex);
-      if (at === -1) calls.push({ index: toolIndex, function: { arguments: step.release } });
+      const slot: CallText = current.custom.has(toolIndex) ? { holder: 'custom', field: 'input', text: '' } : { holder: 'function', field: 'arguments', text: '' };
+      if (at === -1) calls.push(withCallText({ index: toolIndex }, slot, step.release));
       else {
         const call = calls[at] as Choice;
-        const fn = isRecord(call.function) ? call.function : {};
-        calls[at] = { ...call, function: { ...fn, arguments: `${typeof fn.arguments === 'string' ? fn.arguments : ''}${step.release}` } };
+        calls[at] = withCallText(call, slot, `${callText(call)?.text ?? ''}${step.release}`);
       }
       delta.tool_calls = calls;
       return null;
