@@ -440,9 +440,11 @@ function withheld(held: readonly ResponseEvent[]): ResponseEvent[] {
     if (event.kind === 'completion') {
       const choices = event.completion.choices.map((choice) => {
         if (!isRecord(choice) || !isRecord(choice.message)) return choice;
-        // A spoken answer's audio says what its transcript does; a legacy function call is a tool call.
-        const { tool_calls: _withheld, function_call: _called, audio: _spoken, ...message } = choice.message;
-        return { ...choice, message: { ...message, content: '' }, finish_reason: 'content_filter' };
+        // Nothing the model wrote stays, as when an output rule blocks: its calls (a legacy function call is one), its
+        // reasoning in any of its forms, a spoken answer's audio, and the logprobs that spell its text.
+        const { tool_calls: _withheld, function_call: _called, audio: _spoken, reasoning_content: _reasoning, reasoning: _reasoned, reasoning_details: _details, thinking_blocks: _thinking, ...message } = choice.message;
+        const spelled = choice.logprobs === undefined || choice.logprobs === null ? {} : { logprobs: null };
+        return { ...choice, message: { ...message, content: '' }, ...spelled, finish_reason: 'content_filter' };
       });
       // A Responses answer passed through keeps its own Response (its id, reasoning), its text and calls withheld.
       const body = event.native?.format === RESPONSES_FORMAT ? event.native.body : undefined;
