@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalRequest } from '../../src/dialects/responses/request.js';
 import { nativeFrames } from '../../src/dialects/responses/native.js';
-import { responseOf } from '../../src/dialects/responses/response.js';
+import { newId, responseOf } from '../../src/dialects/responses/response.js';
 import { ResponsesStreamRenderer } from '../../src/dialects/responses/stream.js';
 import type { ResponsesRequest } from '../../src/dialects/responses/parse-request.js';
 import { ResponsesChunker } from '../../src/wire/openai-responses/event-chunks.js';
@@ -244,5 +244,15 @@ describe('an upstream’s own Responses answer', () => {
     const end = chunker.push({ type: 'response.completed', response });
     expect(end.map((chunk) => chunk.usage ?? null).at(-1)).toMatchObject({ prompt_tokens: 10, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 5 } });
     expect(chunker.finished).toBe(true);
+  });
+});
+
+describe('newId', () => {
+  it('gives each id its own 16 random bytes, across the pool they are drawn from', () => {
+    // Drawn from a 4 KiB pool (256 ids) refilled as it runs out: 1,000 ids span four refills.
+    const ids = Array.from({ length: 1_000 }, () => newId('msg'));
+    for (const id of ids) expect(id).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(newId('fc')).toMatch(/^fc_[0-9a-f]{32}$/);
   });
 });
