@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbedderBusy, EmbedderUnavailable } from '../../src/cache/embedding/embedder.js';
 import { createUseLiteEmbedder, createWorkerEmbedder, type WorkerEmbedder } from '../../src/cache/embedding/use-lite.js';
+import { maxLoopHold } from '../helpers/own-time.js';
 
 function dot(x: Float32Array, y: Float32Array): number {
   let sum = 0;
@@ -62,21 +63,12 @@ describe('USE lite embedder (real model, in a worker thread)', () => {
 
   it('does not block the event loop while embedding', async () => {
     const texts = Array.from({ length: 96 }, (_, i) => `A longer sentence number ${i} about caching answers from language models.`);
-    let last = performance.now();
-    let longestGap = 0;
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      longestGap = Math.max(longestGap, now - last);
-      last = now;
-    }, 5);
-    try {
-      const started = performance.now();
-      await embedder.embed(texts);
-      expect(performance.now() - started).toBeGreaterThan(20); // it did real work meanwhile
-    } finally {
-      clearInterval(ticker);
-    }
-    expect(longestGap).toBeLessThan(50);
+    // Gaps on this thread's own clock: on a busy machine the worker, a neighbour and this thread share the cores,
+    // and a gap the scheduler made is not the embedder holding the loop.
+    const started = performance.now();
+    const { holdMs } = await maxLoopHold(() => embedder.embed(texts));
+    expect(performance.now() - started).toBeGreaterThan(20); // it did real work meanwhile
+    expect(holdMs).toBeLessThan(40);
   });
 });
 
