@@ -20,7 +20,7 @@ const counted = ((): boolean => {
 })();
 
 /** ms this thread has spent ready to run but waiting for a CPU, since it started (0 where not counted). */
-export function runQueueWaitMs(): number {
+function runQueueWaitMs(): number {
   if (!counted) return 0;
   return Number(readFileSync(SCHEDSTAT, 'utf8').split(' ')[1]) / 1e6;
 }
@@ -41,17 +41,6 @@ export async function ownTimed<T>(run: () => T | Promise<T>): Promise<{ value: T
   const started = ownNow();
   const value = await run();
   return { value, ms: ownNow() - started };
-}
-
-/** Synchronous `run`'s own time in ms, the least of `tries` readings (a reading can still catch a page fault or GC). */
-export function bestOwnMs(run: () => unknown, tries = 3): number {
-  let best = Infinity;
-  for (let i = 0; i < tries; i++) {
-    const started = ownNow();
-    run();
-    best = Math.min(best, ownNow() - started);
-  }
-  return best;
 }
 
 /**
