@@ -517,7 +517,9 @@ export class CacheService {
     await this.store.remove(ids);
     for (const id of ids) this.index?.remove(id);
     if (ids.length > 0) this.indexDirty = true;
-    if (this.index?.needsCompaction()) void this.compact();
+    // Not awaited (the caller's answer does not wait for a rebuild), so its failure is caught here: a rejection left
+    // unhandled ends the process (a store removed under a running build, say, at shutdown).
+    if (this.index?.needsCompaction()) void this.compact().catch((err: unknown) => this.log.warn({ err }, 'cache: compacting the semantic index failed'));
     return ids.length;
   }
 
