@@ -56,13 +56,21 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
     const message = { ...choice.message };
     const found: Finding[] = [];
     let block: Finding | null = null;
+    /**
+     * One text of the answer scanned: its findings counted (not those of a copy of a text already counted) and the
+     * first block kept; the text redacted when a rule redacts in it and nothing blocks, else null.
+     */
+    const redacted = (text: string, counted = true): string | null => {
+      const findings = scanner.scan(text);
+      if (counted) for (const finding of findings) found.push(finding);
+      block ??= findings.find((finding) => finding.action === 'block') ?? null;
+      return !block && findings.some((finding) => finding.action === 'redact') ? scanner.redact(text, findings) : null;
+    };
     for (const field of TEXT_FIELDS) {
       const text = message[field];
       if (block || typeof text !== 'string') continue;
-      const findings = scanner.scan(text);
-      for (const finding of findings) found.push(finding);
-      block ??= findings.find((finding) => finding.action === 'block') ?? null;
-      if (!block && findings.some((finding) => finding.action === 'redact')) message[field] = scanner.redact(text, findings);
+      const changedText = redacted(text);
+      if (changedText !== null) message[field] = changedText;
     }
     // OpenRouter's copy of the reasoning (see reasoning-details.ts); its findings repeat the reasoning's when both came.
     let detailsChanged = false;
@@ -71,12 +79,10 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
       const entries = message.reasoning_details.map((entry: unknown) => {
         const readable = detailText(entry);
         if (block || !readable) return entry;
-        const findings = scanner.scan(readable.text);
-        block ??= findings.find((finding) => finding.action === 'block') ?? null;
-        if (!copy) for (const finding of findings) found.push(finding);
-        if (block || !findings.some((finding) => finding.action === 'redact')) return entry;
+        const changedText = redacted(readable.text, !copy);
+        if (changedText === null) return entry;
         detailsChanged = true;
-        return withDetailText(entry as Choice, readable.field, scanner.redact(readable.text, findings), true);
+        return withDetailText(entry as Choice, readable.field, changedText, true);
       });
       if (detailsChanged) message.reasoning_details = entries;
     }
@@ -84,28 +90,21 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
       message.tool_calls = message.tool_calls.map((call) => {
         const slot = block || !isRecord(call) ? null : callText(call);
         if (!slot) return call;
-        const findings = scanner.scan(slot.text);
-        for (const finding of findings) found.push(finding);
-        block ??= findings.find((finding) => finding.action === 'block') ?? null;
-        if (block || !findings.some((finding) => finding.action === 'redact')) return call;
-        return withCallText(call as Choice, slot, scanner.redact(slot.text, findings));
+        const changedText = redacted(slot.text);
+        return changedText === null ? call : withCallText(call as Choice, slot, changedText);
       });
     }
     // A legacy function call (the `functions` parameter) carries its arguments outside tool_calls.
     const legacy = message.function_call;
     if (!block && isRecord(legacy) && typeof legacy.arguments === 'string') {
-      const findings = scanner.scan(legacy.arguments);
-      for (const finding of findings) found.push(finding);
-      block ??= findings.find((finding) => finding.action === 'block') ?? null;
-      if (!block && findings.some((finding) => finding.action === 'redact')) message.function_call = { ...legacy, arguments: scanner.redact(legacy.arguments, findings) };
+      const changedText = redacted(legacy.arguments);
+      if (changedText !== null) message.function_call = { ...legacy, arguments: changedText };
     }
     // A spoken answer's words (see audio-transcript.ts): its transcript is redacted, its audio data kept.
     const spoken = transcriptOf(message.audio);
     if (!block && spoken !== null) {
-      const findings = scanner.scan(spoken);
-      for (const finding of findings) found.push(finding);
-      block ??= findings.find((finding) => finding.action === 'block') ?? null;
-      if (!block && findings.some((finding) => finding.action === 'redact')) message.audio = { ...(message.audio as Choice), transcript: scanner.redact(spoken, findings) };
+      const changedText = redacted(spoken);
+      if (changedText !== null) message.audio = { ...(message.audio as Choice), transcript: changedText };
     }
     if (found.length > 0) options.report(block ? [block] : found);
     // Claude's signed thinking repeats the reasoning's text: withheld whole when a rule would change or block it there.
