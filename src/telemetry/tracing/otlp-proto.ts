@@ -22,6 +22,17 @@ function bigEndian(buf: Buffer, at: number, word: number): void {
   buf[at + 3] = word & 0xff;
 }
 
+/** Copies an ASCII string's characters into `buf` from `at`; where they end, or -1 at the first non-ASCII one. */
+function copyAscii(buf: Buffer, at: number, text: string): number {
+  let end = at;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) return -1;
+    buf[end++] = code;
+  }
+  return end;
+}
+
 class ProtoWriter {
   buf: Buffer;
   pos = 0;
@@ -84,19 +95,9 @@ class ProtoWriter {
       const mark = this.pos;
       this.tag(field, 2);
       this.buf[this.pos++] = value.length;
-      const buf = this.buf;
-      let at = this.pos;
-      let ascii = true;
-      for (let i = 0; i < value.length; i++) {
-        const code = value.charCodeAt(i);
-        if (code >= 0x80) {
-          ascii = false;
-          break;
-        }
-        buf[at++] = code;
-      }
-      if (ascii) {
-        this.pos = at;
+      const end = copyAscii(this.buf, this.pos, value);
+      if (end !== -1) {
+        this.pos = end;
         return;
       }
       this.pos = mark;
@@ -116,21 +117,13 @@ class ProtoWriter {
       this.tag(field, 2);
       const buf = this.buf;
       buf[this.pos++] = length;
-      let at = this.pos;
-      let ascii = true;
-      for (let i = 0; i < head.length; i++) {
-        const code = head.charCodeAt(i);
-        if (code >= 0x80) ascii = false;
-        buf[at++] = code;
+      let end = copyAscii(buf, this.pos, head);
+      if (end !== -1) {
+        buf[end++] = 0x20;
+        end = copyAscii(buf, end, tail);
       }
-      buf[at++] = 0x20;
-      for (let i = 0; i < tail.length; i++) {
-        const code = tail.charCodeAt(i);
-        if (code >= 0x80) ascii = false;
-        buf[at++] = code;
-      }
-      if (ascii) {
-        this.pos = at;
+      if (end !== -1) {
+        this.pos = end;
         return;
       }
       this.pos = mark;
