@@ -261,11 +261,9 @@ interface CompletionChoice {
 /** Most characters of text per replayed chunk: a hit streams in pieces like an answer would, not one blob. */
 const REPLAY_CHUNK_CHARS = 64;
 
-/** `text` in replay pieces. */
-function pieces(text: string): string[] {
-  const out: string[] = [];
-  for (let at = 0; at < text.length; at += REPLAY_CHUNK_CHARS) out.push(text.slice(at, at + REPLAY_CHUNK_CHARS));
-  return out;
+/** `text` in replay pieces, cut as they are read (a long answer is hundreds of thousands of them). */
+function* pieces(text: string): Generator<string> {
+  for (let at = 0; at < text.length; at += REPLAY_CHUNK_CHARS) yield text.slice(at, at + REPLAY_CHUNK_CHARS);
 }
 
 /**
@@ -278,7 +276,7 @@ function contentWithLogprobs(text: string, logprobs: Logprobs): Array<{ content:
   if (tokens.length > 0 && spelled.every((token) => token !== null) && spelled.join('') === text) {
     return tokens.map((entry, i) => ({ content: spelled[i] as string, logprobs: { content: [entry], refusal: null } }));
   }
-  const parts = text === '' ? [''] : pieces(text);
+  const parts = text === '' ? [''] : [...pieces(text)];
   return parts.map((content, i) => ({ content, logprobs: i === 0 ? { content: tokens, refusal: logprobs.refusal ?? null } : { content: [], refusal: null } }));
 }
 
@@ -286,9 +284,11 @@ function contentWithLogprobs(text: string, logprobs: Logprobs): Array<{ content:
  * The chunks of a stream that says what `completion` says, as OpenAI streams it: the role first, the reasoning and
  * text in pieces (one chunk per token when the answer has log probabilities), the refusal, annotations, images, tool
  * calls, a legacy function call and audio whole, then each choice's finish reason; with `includeUsage`, every chunk has
- * `usage: null` and a last chunk with no choices carries the usage; without it no chunk has a `usage` key.
+ * `usage: null` and a last chunk with no choices carries the usage; without it no chunk has a `usage` key. Made as
+ * they are read: a long answer's hundreds of thousands of chunks, made at once, held the event loop for a third of
+ * a second and lived long enough to be promoted (test/e2e/cache-stream-bound.test.ts).
  */
-export function replayChunks(completion: ChatCompletion, includeUsage: boolean): ChatCompletionChunk[] {
+export function* replayChunks(completion: ChatCompletion, includeUsage: boolean): Generator<ChatCompletionChunk> {
   const base = { id: completion.id, object: 'chat.completion.chunk' as const, created: completion.created, model: completion.model };
   const tier = (completion as { service_tier?: unknown }).service_tier;
   const extra: Record<string, unknown> = Object.assign(
@@ -299,31 +299,29 @@ export function replayChunks(completion: ChatCompletion, includeUsage: boolean):
   const usageNull = includeUsage ? { usage: null } : {};
   // Assigned onto a fresh object, not spread (see core/with-fields.ts): a spread then `choices` took V8's slow path.
   const chunk = (choices: unknown[]): ChatCompletionChunk => Object.assign({}, base, extra, { choices }, usageNull);
-  const chunks: ChatCompletionChunk[] = [];
   for (const raw of completion.choices as CompletionChoice[]) {
     const index = raw.index ?? 0;
     const message = raw.message ?? {};
     const delta = (value: Record<string, unknown>, logprobs: Logprobs | null = null): ChatCompletionChunk => chunk([{ index, delta: value, logprobs, finish_reason: null }]);
-    chunks.push(delta({ role: message.role ?? 'assistant', content: '', refusal: null }));
+    yield delta({ role: message.role ?? 'assistant', content: '', refusal: null });
     for (const field of REASONING_FIELDS) {
       const reasoning = message[field];
-      if (typeof reasoning === 'string') for (const piece of pieces(reasoning)) chunks.push(delta({ [field]: piece }));
+      if (typeof reasoning === 'string') for (const piece of pieces(reasoning)) yield delta({ [field]: piece });
     }
     const text = typeof message.content === 'string' ? message.content : '';
     if (raw.logprobs && Array.isArray(raw.logprobs.content) && raw.logprobs.content.length > 0) {
-      for (const piece of contentWithLogprobs(text, raw.logprobs)) chunks.push(delta({ content: piece.content }, piece.logprobs));
-    } else for (const piece of pieces(text)) chunks.push(delta({ content: piece }));
-    if (typeof message.refusal === 'string' && message.refusal) chunks.push(delta({ refusal: message.refusal }));
-    if (Array.isArray(message.annotations) && message.annotations.length > 0) chunks.push(delta({ annotations: message.annotations }));
-    if (Array.isArray(message.images) && message.images.length > 0) chunks.push(delta({ images: message.images }));
+      for (const piece of contentWithLogprobs(text, raw.logprobs)) yield delta({ content: piece.content }, piece.logprobs);
+    } else for (const piece of pieces(text)) yield delta({ content: piece });
+    if (typeof message.refusal === 'string' && message.refusal) yield delta({ refusal: message.refusal });
+    if (Array.isArray(message.annotations) && message.annotations.length > 0) yield delta({ annotations: message.annotations });
+    if (Array.isArray(message.images) && message.images.length > 0) yield delta({ images: message.images });
     if (message.tool_calls && message.tool_calls.length > 0) {
       const calls = message.tool_calls.map((call, i) => ({ index: i, id: call.id, type: call.type, function: call.function }));
-      chunks.push(delta({ tool_calls: calls }));
+      yield delta({ tool_calls: calls });
     }
-    if (message.function_call) chunks.push(delta({ function_call: message.function_call }));
-    if (message.audio) chunks.push(delta({ audio: message.audio }));
-    chunks.push(chunk([{ index, delta: {}, logprobs: null, finish_reason: raw.finish_reason ?? 'stop' }]));
+    if (message.function_call) yield delta({ function_call: message.function_call });
+    if (message.audio) yield delta({ audio: message.audio });
+    yield chunk([{ index, delta: {}, logprobs: null, finish_reason: raw.finish_reason ?? 'stop' }]);
   }
-  if (includeUsage && completion.usage) chunks.push(Object.assign({}, base, extra, { choices: [], usage: completion.usage }));
-  return chunks;
+  if (includeUsage && completion.usage) yield Object.assign({}, base, extra, { choices: [], usage: completion.usage });
 }

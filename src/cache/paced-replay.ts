@@ -1,4 +1,4 @@
-import { from, Observable } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
 import type { RequestContext } from '../core/context.js';
 
@@ -8,19 +8,29 @@ const BATCH = 512;
 /**
  * A hit's replayed chunks, a batch at a time with the event loop free between batches and, like a live stream, no
  * faster than the client reads: a long answer (hundreds of thousands of chunks) written in one go held every other
- * request for seconds and piled its whole SSE text up in the socket's buffer.
+ * request for seconds and piled its whole SSE text up in the socket's buffer. The chunks are taken from `events`
+ * as they go out, so one made on demand (a generator) is never all in memory at once; a short answer (one batch)
+ * goes out at once, as `from` would send it.
  */
-export function pacedReplay(ctx: RequestContext, events: ResponseEvent[]): Observable<ResponseEvent> {
-  if (events.length <= BATCH) return from(events);
+export function pacedReplay(ctx: RequestContext, events: Iterable<ResponseEvent>): Observable<ResponseEvent> {
   return new Observable<ResponseEvent>((subscriber) => {
-    let at = 0;
+    const source = events[Symbol.iterator]();
     let timer: NodeJS.Immediate | null = null;
     const step = (): void => {
       timer = null;
-      const end = Math.min(at + BATCH, events.length);
-      while (at < end && !subscriber.closed) subscriber.next(events[at++] as ResponseEvent);
+      for (let sent = 0; sent < BATCH; sent++) {
+        if (subscriber.closed) return;
+        let next: IteratorResult<ResponseEvent>;
+        try {
+          next = source.next();
+        } catch (err) {
+          // Made on demand, a chunk that cannot be made fails this answer only (a later batch runs outside any caller).
+          return subscriber.error(err);
+        }
+        if (next.done === true) return subscriber.complete();
+        subscriber.next(next.value);
+      }
       if (subscriber.closed) return;
-      if (at >= events.length) return subscriber.complete();
       const ready = ctx.clientReady();
       if (ready === null) timer = setImmediate(step);
       else
@@ -31,6 +41,8 @@ export function pacedReplay(ctx: RequestContext, events: ResponseEvent[]): Obser
     step();
     return () => {
       if (timer !== null) clearImmediate(timer);
+      // A generator's own cleanup (none today) runs when the client leaves mid-replay.
+      source.return?.();
     };
   });
 }

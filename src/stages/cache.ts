@@ -30,6 +30,32 @@ const MAX_TTL_SECONDS = 31_536_000;
 const COMPLETE_FINISH = new Set(['stop', 'tool_calls', 'function_call', 'end_turn']);
 
 /** The top-level policy, then the route's, the team's and the key's overrides, each field over the one before. */
+/** The request's cache mode alone, as effectivePolicy would give it (the innermost layer that sets one wins). */
+function cacheModeOf(ctx: RequestContext): CachePolicy['mode'] {
+  const identity = ctx.identity;
+  const key = identity?.key.cache?.mode;
+  if (key !== undefined) return key;
+  const team = identity?.team?.cache?.mode;
+  if (team !== undefined) return team;
+  const route = ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.cache?.mode : undefined;
+  return route ?? ctx.config.cache.policy.mode;
+}
+
+/**
+ * A stored answer as the chunk events of a stream. The stream's own events (`native`, an answer stored from a client
+ * of the provider's own format) ride on the first chunk, as the call stage relays a read's events: the dialect writes
+ * them all there and nothing for the chunks after.
+ */
+function* replayEvents(answer: ChatCompletion, includeUsage: boolean, native: ResponseEvent['native'] | undefined): Generator<ResponseEvent> {
+  let first = native !== undefined;
+  for (const chunk of replayChunks(answer, includeUsage)) {
+    if (first) {
+      first = false;
+      yield { kind: 'chunk', chunk, native };
+    } else yield { kind: 'chunk', chunk };
+  }
+}
+
 export function effectivePolicy(ctx: RequestContext): CachePolicy {
   const layers: Array<CachePolicyConfig | null | undefined> = [
     ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.cache : null,
@@ -134,6 +160,11 @@ class CacheStage implements Stage {
     private readonly bus: EventBus,
     private readonly log: Log,
   ) {}
+
+  /** Chat requests whose cache mode (config, route, team, key) is not off. */
+  appliesTo(ctx: RequestContext): boolean {
+    return ctx.operation === 'chat' && cacheModeOf(ctx) !== 'off';
+  }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     if (ctx.operation !== 'chat') return next();
@@ -240,14 +271,10 @@ class CacheStage implements Stage {
     const own = verbatim ? verbatimChunks(verbatim, answer.model) : null;
     if (own) return pacedReplay(ctx, own);
     const includeUsage = ctx.request.stream_options?.include_usage === true;
-    const chunks = replayChunks(answer, includeUsage).map((chunk): ResponseEvent => ({ kind: 'chunk', chunk }));
-    // The stream's own events ride on the first chunk, as the call stage relays a read's events (the dialect writes
-    // them all there and nothing for the chunks after).
-    const first = chunks[0];
     const events = native ? nativeEventsOf(native) : null;
-    if (native && events && first?.kind === 'chunk') chunks[0] = { kind: 'chunk', chunk: first.chunk, native: { format: native.format, events } };
-    // Not of(...chunks): a long answer is hundreds of thousands of chunks, more arguments than a call takes.
-    return pacedReplay(ctx, chunks);
+    // Made as they go out: a long answer is hundreds of thousands of chunks (not of(...chunks) either: more
+    // arguments than a call takes).
+    return pacedReplay(ctx, replayEvents(answer, includeUsage, native && events ? { format: native.format, events } : undefined));
   }
 
   /**

@@ -82,10 +82,10 @@ describe('cached answers as streams', () => {
   };
 
   it('replay as OpenAI streams them and assemble back to the same answer', () => {
-    const chunks = replayChunks(completion, true);
+    const chunks = [...replayChunks(completion, true)];
     expect(chunks.every((chunk) => 'usage' in chunk)).toBe(true);
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: completion.usage });
-    expect(replayChunks(completion, false).some((chunk) => 'usage' in chunk)).toBe(false);
+    expect([...replayChunks(completion, false)].some((chunk) => 'usage' in chunk)).toBe(false);
     const assembler = new StreamAssembler();
     for (const chunk of chunks) assembler.add(chunk);
     const back = assembler.completion();
