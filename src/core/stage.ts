@@ -15,6 +15,14 @@ export interface Stage {
   readonly name: string;
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent>;
   /**
+   * Whether the stage has anything to do for this request, asked as the request reaches it (after the stages before
+   * it ran their request side). `false`: the request passes straight on to the next stage, as if `run` had returned
+   * `next()`, and the stage is not there for it: no `stage.completed`, no tracing channel, no stage span. Leave it out
+   * for a stage that always works; it must be cheap and must not change the request (its `run` decides the rest, and
+   * may still pass a request on untouched).
+   */
+  appliesTo?(ctx: RequestContext): boolean;
+  /**
    * Releases what this stage holds (an index, an exporter) when its config version is retired: superseded by a
    * newer version and no request still running on it. Called once; errors are logged, never thrown at a request.
    */

@@ -142,10 +142,24 @@ function teardownDetail(err: unknown): string {
 export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Log): Stage {
   const { plugin, optional, timeoutMs } = guard;
   const secrets = guard.secrets ?? [];
+  /** Requests whose `appliesTo` threw: their run fails (or skips, when optional) as a run that throws does. */
+  const askFailed = new WeakMap<RequestContext, unknown>();
   return {
     // The config entry's name: one plugin file may be listed twice under two names, and its stage's own name is the
     // same in both; stage.completed, the tracing channel and the request's stage timeline go by this one.
     name: plugin,
+    ...(stage.appliesTo
+      ? {
+          appliesTo(ctx: RequestContext): boolean {
+            try {
+              return stage.appliesTo?.(ctx) !== false;
+            } catch (err) {
+              askFailed.set(ctx, err);
+              return true;
+            }
+          },
+        }
+      : {}),
     run(ctx, next) {
       return new Observable<ResponseEvent>((subscriber) => {
         let abandoned = false;
@@ -217,6 +231,11 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
 
         let answer: unknown;
         try {
+          if (askFailed.has(ctx)) {
+            const err = askFailed.get(ctx);
+            askFailed.delete(ctx);
+            throw err;
+          }
           answer = stage.run(ctx, guardedNext);
         } catch (err) {
           // A GatewayError thrown is the plugin's answer (plugins/README.md), as one its Observable errors with.

@@ -11,13 +11,15 @@ export function listedFor(ctx: RequestContext, plugin: string): boolean {
 
 /**
  * A plugin configured with `apply: listed`: its stage runs only for requests whose route, key or team lists it,
- * and every other request passes straight to the next stage (one lookup, no Observable of its own). A key that
+ * and every other request passes it by (one lookup, nothing of its own: no Observable, no span). A key that
  * lists a plugin the config no longer has simply does not meet it.
  */
 export function listedOnly(stage: Stage, entryName: string): Stage {
   // Routes, keys and teams list a plugin by its config entry's name, which need not be its stage's own name.
   return {
     name: stage.name,
+    // Not listed: the request passes it by (no span, no stage.completed), as it does any stage with nothing to do.
+    appliesTo: (ctx) => listedFor(ctx, entryName) && stage.appliesTo?.(ctx) !== false,
     run: (ctx, next) => (listedFor(ctx, entryName) ? stage.run(ctx, next) : next()),
     ...(stage.close ? { close: () => stage.close?.() } : {}),
   };

@@ -45,11 +45,12 @@ export interface PipelinePlugins {
  */
 function instrument(stage: Stage, bus: EventBus): Stage {
   const channel = stageChannel(stage.name);
-  return {
-    name: stage.name,
-    // The Observable's subscribe function runs once per subscription, so each run's state lives in its StageRun.
-    run: (ctx, next) => new Observable<ResponseEvent>((subscriber) => new StageRun(stage, channel, bus, ctx, next, subscriber).start()),
-  };
+  // The Observable's subscribe function runs once per subscription, so each run's state lives in its StageRun.
+  const run = (ctx: RequestContext, next: Next): Observable<ResponseEvent> =>
+    new Observable<ResponseEvent>((subscriber) => new StageRun(stage, channel, bus, ctx, next, subscriber).start());
+  if (!stage.appliesTo) return { name: stage.name, run };
+  // A stage with nothing to do for a request is passed by: no run of its own, nothing reported, no span.
+  return { name: stage.name, run: (ctx, next) => (stage.appliesTo?.(ctx) === false ? next() : run(ctx, next)) };
 }
 
 /**

@@ -145,6 +145,9 @@ class GuardrailsStage implements Stage {
   private readonly policies = new Map<string, Policy | null>();
   private readonly routeIds = new WeakMap<object, number>();
   private nextRouteId = 1;
+  /** The request `appliesTo` last looked at, and the policy it found (its run follows with the same request). */
+  private asked: RequestContext | null = null;
+  private askedPolicy: Policy | null = null;
 
   constructor(
     private readonly config: RuntimeConfig,
@@ -160,10 +163,20 @@ class GuardrailsStage implements Stage {
     return (request, signal) => this.calls.chat(request, { purpose: 'guardrail-moderation', signal, chargeTo });
   }
 
-  run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
+  /** Whether a rule applies to the request; the policy found is kept for its run, which follows at once. */
+  appliesTo(ctx: RequestContext): boolean {
     // The gateway's own calls (a moderation request) are not checked again: the classifier must see the text.
+    const policy = ctx.extensions.has(INTERNAL_CALL) ? null : this.policyFor(ctx);
+    this.asked = ctx;
+    this.askedPolicy = policy;
+    return policy !== null;
+  }
+
+  run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     if (ctx.extensions.has(INTERNAL_CALL)) return next();
-    const policy = this.policyFor(ctx);
+    const policy = this.asked === ctx ? this.askedPolicy : this.policyFor(ctx);
+    this.asked = null;
+    this.askedPolicy = null;
     if (!policy) return next();
     return defer(() => {
       this.checkInput(ctx, policy);

@@ -39,6 +39,10 @@ function header(ctx: RequestContext, name: string): string | undefined {
 }
 
 /** The server names a request asks for: its header's, then its route's, team's and key's `servers`. */
+function hasServers(layer: McpPolicyConfig | null | undefined): boolean {
+  return (layer?.servers?.length ?? 0) > 0;
+}
+
 function requestedServers(ctx: RequestContext, layers: ReadonlyArray<McpPolicyConfig | null | undefined>): string[] {
   const named = new Set<string>();
   const fromHeader = header(ctx, SERVERS_HEADER);
@@ -141,6 +145,15 @@ class McpStage implements Stage {
     private readonly hub: McpHub,
     private readonly limiter: SlidingWindowLimiter,
   ) {}
+
+  /** Chat requests that name MCP servers (the header) or whose route, team or key attaches some. */
+  appliesTo(ctx: RequestContext): boolean {
+    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL)) return false;
+    if (header(ctx, SERVERS_HEADER)) return true;
+    const identity = ctx.identity;
+    const route = ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.mcp : undefined;
+    return hasServers(route) || hasServers(identity?.team?.mcp) || hasServers(identity?.key.mcp);
+  }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL)) return next();

@@ -58,6 +58,11 @@ class RateLimitStage implements Stage {
     private readonly limiter: SlidingWindowLimiter,
   ) {}
 
+  /** Limits are a virtual key's and its team's: an anonymous request has none. */
+  appliesTo(ctx: RequestContext): boolean {
+    return ctx.identity !== null;
+  }
+
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     const identity = ctx.identity;
     if (!identity) return next();

@@ -70,6 +70,24 @@ export default { name: 'hang', create: () => ({ name: 'hang', run() { return NEV
 `;
 
 /** Cleans up after each answer with a `finalize` whose clean-up throws: a teardown fault, after the answer is out. */
+/** Has something to do only for gpt-4o-mini (adds a system note), and its appliesTo throws for a model named "explode". */
+const PICKY = `
+export default {
+  name: 'picky',
+  create: () => ({
+    name: 'picky',
+    appliesTo(ctx) {
+      if (ctx.request.model === 'explode') throw new Error('picky could not decide');
+      return ctx.request.model.endsWith('gpt-4o-mini');
+    },
+    run(ctx, next) {
+      ctx.request.messages = [{ role: 'system', content: 'picked' }, ...ctx.request.messages];
+      return next();
+    },
+  }),
+};
+`;
+
 const TEARDOWN_THROWS = `
 import { finalize } from 'rxjs';
 export default { name: 'teardown', create: () => ({ name: 'teardown', run(ctx, next) { return next().pipe(finalize(() => { throw new Error('release failed'); })); } }) };
@@ -160,6 +178,7 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'plugins'));
   write('plugins/system-note.mjs', SYSTEM_NOTE);
   write('plugins/boom.ts', THROWS);
+  write('plugins/picky.mjs', PICKY);
   write('plugins/async-run.mjs', ASYNC_RUN);
   write('plugins/async-create.mjs', ASYNC_CREATE);
   write('plugins/hang.mjs', HANGS.replace("'rxjs'", JSON.stringify(import.meta.resolve('rxjs'))));
@@ -579,6 +598,38 @@ describe('a plugin that breaks fails only its request', () => {
     expect(err.code).toBe('plugin_timed_out');
     expect(err.message).toContain("Plugin 'hang'");
     expect(timedOut).toEqual([expect.objectContaining({ plugin: 'hang', timeoutMs: 200, skipped: false })]);
+  });
+
+  it('passes a request by a plugin whose appliesTo says no, and fails only the request whose appliesTo throws (skips it when optional)', async () => {
+    // Before route, which would refuse the model "explode" first.
+    const { client, gateway } = await start([{ name: 'picky', path: 'plugins/picky.mjs', placement: { after: 'auth' } }]);
+    const stages: string[] = [];
+    const failed: Array<GatewayEvents['plugin.failed']> = [];
+    gateway.bus.on('stage.completed', (event) => stages.push(event.stage));
+    gateway.bus.on('plugin.failed', (event) => failed.push(event));
+    await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+    expect(systemMessagesSent()).toEqual(['picked']);
+    expect(stages).toContain('picky');
+
+    stages.length = 0;
+    await client.chat.completions.create({ model: 'openai/gpt-4o', messages });
+    expect(upstream.calls.at(-1)?.body).toMatchObject({ model: 'gpt-4o', messages });
+    expect(stages).not.toContain('picky');
+    expect(stages).toContain('call');
+
+    const calls = upstream.calls.length;
+    const err = await expectApiError(client.chat.completions.create({ model: 'explode', messages }));
+    expect(err.status).toBe(500);
+    expect(err.code).toBe('plugin_failed');
+    expect(upstream.calls).toHaveLength(calls);
+    expect(failed).toEqual([expect.objectContaining({ plugin: 'picky', reason: 'threw', message: 'picky could not decide', skipped: false })]);
+
+    await patchConfig({ plugins: [{ name: 'picky', path: 'plugins/picky.mjs', placement: { after: 'auth' }, optional: true }] });
+    failed.length = 0;
+    // Optional: the request goes on without it (to a model that does not exist, so a 404 from the route, not a 500).
+    const skipped = await expectApiError(client.chat.completions.create({ model: 'explode', messages }));
+    expect(skipped.status).not.toBe(500);
+    expect(failed).toEqual([expect.objectContaining({ plugin: 'picky', reason: 'threw', optional: true, skipped: true })]);
   });
 
   it('skips an optional plugin that throws or hangs, and reports it', async () => {

@@ -181,6 +181,46 @@ describe('Pipeline', () => {
     expect(events.of('stage.completed').map((e) => e.stage)).toEqual(['a', 'end']);
   });
 
+  it('passes a request by a stage whose appliesTo says it has nothing to do: no run, no stage.completed, no timeline entry', async () => {
+    const log: string[] = [];
+    const asked: string[] = [];
+    const picky: PluginDefinition = {
+      name: 'picky',
+      create: (): Stage => ({
+        name: 'picky',
+        // Asked as the request reaches it: it sees what the stage before did to the request.
+        appliesTo: (ctx) => {
+          asked.push(ctx.request.model);
+          return ctx.request.model === 'test/picked';
+        },
+        run: (_ctx, next) => {
+          log.push('picky:request');
+          return next().pipe(map((event) => (event.kind === 'completion' ? answer(`${contentOf(event)}<picky`) : event)));
+        },
+      }),
+    };
+    const renamer = factory('renamer', (ctx, next) => {
+      if (ctx.id === 'req-picked') ctx.request.model = 'test/picked';
+      return next();
+    });
+    const pipeline = new Pipeline(definition('renamer', 'picky', 'end'), registry(renamer, picky, terminal('end', log)), config, deps);
+
+    const passedBy = context('req-plain');
+    passedBy.timings.stages = new StageTimeline();
+    expect((await lastValueFrom(pipeline.execute(passedBy).pipe(toArray()))).map(contentOf)).toEqual(['answer']);
+    expect(log).toEqual(['end:answer']);
+    expect(events.of('stage.completed').map((e) => e.stage)).toEqual(['renamer', 'end']);
+    expect(passedBy.timings.stages.names.slice(0, passedBy.timings.stages.length)).toEqual(['renamer', 'end']);
+
+    events.events.length = 0;
+    log.length = 0;
+    const picked = context('req-picked');
+    expect((await lastValueFrom(pipeline.execute(picked).pipe(toArray()))).map(contentOf)).toEqual(['answer<picky']);
+    expect(log).toEqual(['picky:request', 'end:answer']);
+    expect(events.of('stage.completed').map((e) => e.stage)).toEqual(['renamer', 'picky', 'end']);
+    expect(asked).toEqual(['test/model', 'test/picked']);
+  });
+
   it('gives factories the config and deps once, at construction', () => {
     const seen: [RuntimeConfig, unknown][] = [];
     const spy: PluginDefinition = {
