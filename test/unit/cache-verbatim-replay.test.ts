@@ -15,7 +15,8 @@ describe('a verbatim stream replay', () => {
     const events = [chunk('Hel'), chunk('lo')];
     const replay = verbatimChunks(native(events), 'my-model');
     const out = [...(replay ?? [])];
-    expect(out.map((event) => event.kind === 'chunk' && event.chunk.choices[0]?.delta.content)).toEqual(['Hel', 'lo']);
+    const contentOf = (event: (typeof out)[number]): unknown => (event.kind === 'chunk' ? (event.chunk.choices[0] as { delta?: { content?: unknown } } | undefined)?.delta?.content : null);
+    expect(out.map(contentOf)).toEqual(['Hel', 'lo']);
     expect(out.map((event) => event.kind === 'chunk' && event.chunk.model)).toEqual(['my-model', 'my-model']);
     expect(out.map((event) => event.native)).toEqual(events.map((text) => ({ format: 'openai', text })));
   });
