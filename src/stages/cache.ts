@@ -29,16 +29,19 @@ const MAX_TTL_SECONDS = 31_536_000;
 /** Finish reasons of an answer that ended as the model meant it to; `length` (cut off) and `content_filter` are not stored. */
 const COMPLETE_FINISH = new Set(['stop', 'tool_calls', 'function_call', 'end_turn']);
 
-/** The top-level policy, then the route's, the team's and the key's overrides, each field over the one before. */
-/** The request's cache mode alone, as effectivePolicy would give it (the innermost layer that sets one wins). */
+/** The cache settings that override the top-level policy for a request, outermost first: its route's, team's, key's. */
+function policyLayers(ctx: RequestContext): Array<CachePolicyConfig | null | undefined> {
+  return [ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.cache : null, ctx.identity?.team?.cache, ctx.identity?.key.cache];
+}
+
+/** The request's cache mode alone, as effectivePolicy gives it (the innermost layer that sets one wins). */
 function cacheModeOf(ctx: RequestContext): CachePolicy['mode'] {
-  const identity = ctx.identity;
-  const key = identity?.key.cache?.mode;
-  if (key !== undefined) return key;
-  const team = identity?.team?.cache?.mode;
-  if (team !== undefined) return team;
-  const route = ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.cache?.mode : undefined;
-  return route ?? ctx.config.cache.policy.mode;
+  const layers = policyLayers(ctx);
+  for (let at = layers.length - 1; at >= 0; at--) {
+    const mode = layers[at]?.mode;
+    if (mode !== undefined) return mode;
+  }
+  return ctx.config.cache.policy.mode;
 }
 
 /**
@@ -56,14 +59,10 @@ function* replayEvents(answer: ChatCompletion, includeUsage: boolean, native: Re
   }
 }
 
+/** The top-level policy, then the route's, the team's and the key's overrides, each field over the one before. */
 export function effectivePolicy(ctx: RequestContext): CachePolicy {
-  const layers: Array<CachePolicyConfig | null | undefined> = [
-    ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.cache : null,
-    ctx.identity?.team?.cache,
-    ctx.identity?.key.cache,
-  ];
   const policy = { ...ctx.config.cache.policy };
-  for (const layer of layers) {
+  for (const layer of policyLayers(ctx)) {
     if (!layer) continue;
     if (layer.mode !== undefined) policy.mode = layer.mode;
     if (layer.ttl_seconds !== undefined) policy.ttlSeconds = layer.ttl_seconds;

@@ -38,11 +38,17 @@ function header(ctx: RequestContext, name: string): string | undefined {
   return typeof value === 'string' ? value.trim() : undefined;
 }
 
-/** The server names a request asks for: its header's, then its route's, team's and key's `servers`. */
+/** The MCP settings of a request's route, team and key, in that order. */
+function policyLayers(ctx: RequestContext): Array<McpPolicyConfig | null | undefined> {
+  const route = ctx.plan?.route ? (ctx.config.routes.get(ctx.plan.route)?.mcp ?? null) : null;
+  return [route, ctx.identity?.team?.mcp, ctx.identity?.key.mcp];
+}
+
 function hasServers(layer: McpPolicyConfig | null | undefined): boolean {
   return (layer?.servers?.length ?? 0) > 0;
 }
 
+/** The server names a request asks for: its header's, then its route's, team's and key's `servers`. */
 function requestedServers(ctx: RequestContext, layers: ReadonlyArray<McpPolicyConfig | null | undefined>): string[] {
   const named = new Set<string>();
   const fromHeader = header(ctx, SERVERS_HEADER);
@@ -149,16 +155,12 @@ class McpStage implements Stage {
   /** Chat requests that name MCP servers (the header) or whose route, team or key attaches some. */
   appliesTo(ctx: RequestContext): boolean {
     if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL)) return false;
-    if (header(ctx, SERVERS_HEADER)) return true;
-    const identity = ctx.identity;
-    const route = ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.mcp : undefined;
-    return hasServers(route) || hasServers(identity?.team?.mcp) || hasServers(identity?.key.mcp);
+    return Boolean(header(ctx, SERVERS_HEADER)) || policyLayers(ctx).some(hasServers);
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL)) return next();
-    const route = ctx.plan?.route ? (ctx.config.routes.get(ctx.plan.route)?.mcp ?? null) : null;
-    const layers = [route, ctx.identity?.team?.mcp, ctx.identity?.key.mcp];
+    const layers = policyLayers(ctx);
     const servers = requestedServers(ctx, layers);
     if (servers.length === 0) return next();
     return defer(() => {
