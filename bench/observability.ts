@@ -19,7 +19,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mergeSorted, percentile, runLoad } from './load.js';
-import { spawnServer, type ServerChild } from './spawn-server.js';
+import { spawnServer, untilLoaded, type ServerChild } from './spawn-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -100,10 +100,12 @@ async function main(run: number): Promise<void> {
     [`metrics on, traces ${Number(values.sample) * 100}%`, on],
   ];
   const compareDist = values['compare-dist'];
+  await Promise.all([off, metricsOnly, on].map((server) => untilLoaded(server)));
   if (compareDist) {
     const otlp = ['--otlp', `${receiver.url}/v1/traces`, '--sample', values.sample];
     const other = await spawnServer('other', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on', ...otlp], profileFlags('other'), { TOLLGATE_BENCH_DIST: compareDist });
     children.push(other);
+    await untilLoaded(other);
     targets.splice(2, 0, [`${compareDist}, metrics on, traces ${Number(values.sample) * 100}%`, other]);
   }
   // Metrics on means scraped: a Prometheus server reads /metrics every 15 s (a common interval), and the first scrape

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mergeSorted, percentile, runLoad } from './load.js';
 import { portkeyHeaders, startPortkey } from './serve-portkey.js';
-import { spawnServer, type ServerChild } from './spawn-server.js';
+import { spawnServer, untilLoaded, type ServerChild } from './spawn-server.js';
 import { runStreamLoad } from './stream-load.js';
 import { formatSuite, type SuiteRow } from './suite-report.js';
 
@@ -131,6 +131,7 @@ async function startTargets(): Promise<Target[]> {
   if (wanted.has('tollgate') || wanted.has('tollgate-key')) {
     const gateway = await spawnServer('tollgate', './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url], profileFlags('tollgate'));
     children.push(gateway);
+    await untilLoaded(gateway);
     if (wanted.has('tollgate')) targets.push({ name: 'tollgate', server: gateway, model: 'openai/gpt-4o-mini', unique: false, headers: {} });
     // The same gateway with a virtual key (rate limit and budget): what a key adds (auth, limits, the spend commit).
     if (wanted.has('tollgate-key')) targets.push({ name: 'tollgate, virtual key', server: gateway, model: 'openai/gpt-4o-mini', unique: false, headers: { authorization: `Bearer ${await virtualKey(gateway)}` } });
@@ -140,6 +141,7 @@ async function startTargets(): Promise<Target[]> {
     children.push(receiver);
     const full = await spawnServer('tollgate-full', './serve-full-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--otlp', `${receiver.url}/v1/traces`], profileFlags('full'));
     children.push(full);
+    await untilLoaded(full);
     const headers = { authorization: `Bearer ${await virtualKey(full)}` };
     if (wanted.has('full-miss')) targets.push({ name: 'tollgate full, cache miss', server: full, model: 'openai/gpt-4o-mini', unique: true, headers });
     if (wanted.has('full-hit')) targets.push({ name: 'tollgate full, cache hit', server: full, model: 'openai/gpt-4o-mini', unique: false, headers });

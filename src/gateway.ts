@@ -363,7 +363,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   };
   // Work on existing data that runs in the background after start, named in /health's `loading` until done.
   let backfilling = true;
-  const loading = (): string[] => [...cache.loading(), ...(backfilling ? ['request_log_error_index'] : [])];
+  // Price warmings running (one per config change that adds providers; see below).
+  let warmingPrices = 0;
+  const loading = (): string[] => [...cache.loading(), ...(backfilling ? ['request_log_error_index'] : []), ...(warmingPrices > 0 ? ['model_prices'] : [])];
   // Responses API answers kept for previous_response_id and GET /v1/responses/{id}, on the gateway's clock.
   const responses = new ResponseStore(store.root, options.clock);
   const app = buildHttpApp({ config: configService, bus, governance, responses, pipelineFor, log, version: VERSION, startedAt: Date.now(), adminKey, health, metrics, usage, cache, alerts, mcp, mcpCalls, limiter, outbound, loading, dashboardDir: options.dashboardDir });
@@ -378,7 +380,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   // built on the first GET /v1/models instead, they held every request for a quarter of a second.
   let stopWarming = false;
   const priceWarmer = configService.changes.subscribe((current) => {
-    void warmModelPrices(current, () => stopWarming).catch((err: unknown) => log.warn({ err }, 'catalogue: could not price the model list ahead'));
+    warmingPrices++;
+    void warmModelPrices(current, () => stopWarming)
+      .catch((err: unknown) => log.warn({ err }, 'catalogue: could not price the model list ahead'))
+      .finally(() => warmingPrices--);
   });
   stoppers.push(() => {
     stopWarming = true;

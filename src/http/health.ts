@@ -14,8 +14,9 @@ export interface HealthStatus {
    */
   /**
    * What is still loading in the background since start: `cache_semantic_index`, `cache_embedder`,
-   * `request_log_error_index`. The gateway serves meanwhile (the cache answers from its exact tier, the semantic
-   * tier counts as skipped); empty once everything is loaded.
+   * `request_log_error_index`, `model_prices` (the model list's prices, worked out a few ms at a time between
+   * requests after start and after a config change adds providers). The gateway serves meanwhile (the cache answers
+   * from its exact tier, the semantic tier counts as skipped); empty once everything is loaded.
    */
   loading: string[];
   mcp: { ready: number; configured: number; servers: Array<{ name: string; type: 'stdio' | 'http'; state: string; tools: number; last_error: string | null }> };
