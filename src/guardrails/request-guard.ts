@@ -26,7 +26,7 @@ interface Slot {
 
 /**
  * The texts a chat request sends a model: every message's content (a string, or its text parts), tool call
- * arguments, and tool results. Images, audio and file parts carry no text to check.
+ * arguments (a custom tool call's input), and tool results. Images, audio and file parts carry no text to check.
  */
 function chatSlots(request: ChatCompletionRequest): Slot[] {
   const slots: Slot[] = [];
@@ -86,15 +86,19 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
     const calls = message.tool_calls;
     if (Array.isArray(calls)) {
       calls.forEach((call, j) => {
-        const fn = isRecord(call) && isRecord(call.function) ? call.function : null;
-        if (!fn || typeof fn.arguments !== 'string') return;
+        // A function's JSON `arguments`, or a custom (freeform) tool's `input` text (as the answer guard reads them).
+        const fn = isRecord(call) && isRecord(call.function) && typeof call.function.arguments === 'string' ? call.function : null;
+        const custom = !fn && isRecord(call) && isRecord(call.custom) && typeof call.custom.input === 'string' ? call.custom : null;
+        const holder = fn ? 'function' : custom ? 'custom' : null;
+        if (holder === null) return;
+        const field = holder === 'function' ? 'arguments' : 'input';
         slots.push({
-          param: `${at}.tool_calls[${j}].function.arguments`,
-          text: fn.arguments,
+          param: `${at}.tool_calls[${j}].${holder}.${field}`,
+          text: (fn ?? custom)?.[field] as string,
           set: (value) => {
             const list = replaceMessage(i).tool_calls as unknown[];
             const old = list[j] as Record<string, unknown>;
-            list[j] = { ...old, function: { ...(old.function as Record<string, unknown>), arguments: value } };
+            list[j] = { ...old, [holder]: { ...(old[holder] as Record<string, unknown>), [field]: value } };
           },
         });
       });

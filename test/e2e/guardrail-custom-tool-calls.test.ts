@@ -66,3 +66,44 @@ describe('output rules and custom tool calls', () => {
     expect(input).toBe('export GITHUB_TOKEN=[REDACTED:secret] && gh auth status');
   });
 });
+
+// Input rules read a custom tool call's input in the conversation's history too: a secret the model wrote into a
+// command earlier (or the client put there) is redacted before the history goes to the provider again, or blocks.
+describe('input rules and custom tool calls in the history', () => {
+  let upstream: ScriptedUpstream;
+  let tg: RunningGateway;
+  beforeAll(async () => {
+    upstream = await startOpenAIUpstream({ apiKey: 'sk-upstream-test' });
+    tg = await startGateway(openAIConfig(upstream.url, { guardrails: { rules: [
+      { name: 'secrets', kind: 'secret', action: 'redact', applies_to: 'input' },
+      { name: 'no-rm', kind: 'regex', patterns: ['rm -rf /'], action: 'block', applies_to: 'input' },
+    ] } }));
+  });
+  afterAll(async () => {
+    await tg?.stop();
+    await upstream?.close();
+  });
+
+  const history = (input: string) => [
+    { role: 'user' as const, content: 'set my token' },
+    { role: 'assistant' as const, content: null, tool_calls: [{ id: 'call_1', type: 'custom' as const, custom: { name: 'shell', input } }] },
+    { role: 'tool' as const, tool_call_id: 'call_1', content: 'done' },
+  ];
+
+  it('redacts a secret in an earlier custom tool call’s input before the provider sees it', async () => {
+    upstream.calls.length = 0;
+    const answer = await tg.client.chat.completions.create({ model: 'openai/gpt-5', tools, messages: history(`export GITHUB_TOKEN=${KEY}`) });
+    expect(answer.choices[0]?.message.role).toBe('assistant');
+    const sent = upstream.calls[0]?.body as { messages: Array<{ tool_calls?: Array<{ type: string; id: string; custom: { name: string; input: string } }> }> };
+    expect(JSON.stringify(sent)).not.toContain(KEY);
+    expect(sent.messages[1]?.tool_calls).toEqual([{ id: 'call_1', type: 'custom', custom: { name: 'shell', input: 'export GITHUB_TOKEN=[REDACTED:secret]' } }]);
+  });
+
+  it('blocks a request whose history holds a blocked text in a custom tool call’s input, naming where', async () => {
+    upstream.calls.length = 0;
+    const failure = await tg.client.chat.completions.create({ model: 'openai/gpt-5', tools, messages: history('rm -rf / --no-preserve-root') }).catch((err: unknown) => err);
+    expect(failure).toMatchObject({ status: 400 });
+    expect((failure as { error?: { param?: string } }).error?.param).toBe('messages[1].tool_calls[0].custom.input');
+    expect(upstream.calls).toHaveLength(0);
+  });
+});
