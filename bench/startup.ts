@@ -1,7 +1,7 @@
 // Start-up of a gateway process, "ready to serve": spawn -> first 200 from /health -> first successful chat request,
-// and -> /health's `loading` empty (the cache's semantic index and the embedder loaded in the background). Two data
-// directories: empty, and one holding a million request-log records and a full response cache (100,000 entries, its
-// semantic index saved). Median of a few runs each; the cache is on, with its semantic tier.
+// and -> /health's `loading` empty (the cache's semantic index and the embedder loaded, the model list priced, in
+// the background). Two data directories: empty, and one holding a million request-log records and a full response
+// cache (100,000 entries, its semantic index saved). Median of a few runs each; the cache is on, with its semantic tier.
 //
 //   npm run bench:startup -- [--runs 5] [--records 1000000] [--cache-entries 100000] [--big-data-dir <dir>]
 //
