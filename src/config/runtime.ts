@@ -16,6 +16,7 @@ import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, t
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import { checkEntraFields, resolveEntraAuth } from './entra-auth.js';
 import { resolvePluginOptions } from './plugin-options.js';
+import { otelTracingEnv } from './otel-env.js';
 import type { AwsChainSettings, EntraCredential } from '../core/provider.js';
 import { DEFAULT_MCP_MAX_ANSWER_BYTES } from '../core/mcp.js';
 import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
@@ -111,7 +112,7 @@ function listFromEnv(env: Env, name: string): string[] | undefined {
  * Settings: API over file over environment over defaults, except the address and data directory, which are
  * read once at start and where the environment wins (platforms set PORT and HOST).
  */
-function resolveSettings(layers: ConfigLayers, env: Env): Settings {
+function resolveSettings(layers: ConfigLayers, env: Env, warnings: ConfigWarning[]): Settings {
   const api = layers.api.settings ?? {};
   const file = layers.file.settings ?? {};
   return {
@@ -153,7 +154,7 @@ function resolveSettings(layers: ConfigLayers, env: Env): Settings {
       enabled: api.metrics?.enabled ?? file.metrics?.enabled ?? boolFromEnv(env, 'TOLLGATE_METRICS') ?? true,
       bearerToken: metricsToken(api.metrics?.bearer_token, file.metrics?.bearer_token, env, env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir),
     },
-    tracing: resolveTracing(api.tracing, file.tracing, env, env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir),
+    tracing: resolveTracing(api.tracing, file.tracing, env, env.TOLLGATE_DATA_DIR || file.data_dir || DEFAULTS.dataDir, warnings),
     logBodies: {
       enabled: api.log_bodies?.enabled ?? file.log_bodies?.enabled ?? false,
       maxBytes: api.log_bodies?.max_bytes ?? file.log_bodies?.max_bytes ?? DEFAULTS.logBodyMaxBytes,
@@ -173,11 +174,18 @@ function metricsToken(api: string | undefined, file: string | undefined, env: En
 
 type TracingInput = NonNullable<NonNullable<ConfigDocument['settings']>['tracing']>;
 
-/** Tracing: the API over the file over the standard OTEL_* variables; off without an endpoint. */
-function resolveTracing(api: TracingInput | undefined, file: TracingInput | undefined, env: Env, dataDir: string): Settings['tracing'] {
-  const endpoint = api?.endpoint ?? file?.endpoint ?? endpointFromEnv(env);
-  if (endpoint !== null && !/^https?:\/\//.test(endpoint)) throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: an http:// or https:// URL is expected');
-  const resourceAttributes = otlpPairsFromEnv(env, 'OTEL_RESOURCE_ATTRIBUTES');
+/**
+ * Tracing: the API over the file over the standard OTEL_* variables (otel-env.ts); off without an endpoint. While it
+ * is off the variables that only tune it are not read: another service's sampler or headers in a shared environment
+ * concern this gateway only once it exports.
+ */
+function resolveTracing(api: TracingInput | undefined, file: TracingInput | undefined, env: Env, dataDir: string, warnings: ConfigWarning[]): Settings['tracing'] {
+  const otel = otelTracingEnv(env, warnings);
+  const configured = api?.endpoint ?? file?.endpoint;
+  const endpoint = configured ?? otel.endpoint();
+  if (endpoint !== null && !/^https?:\/\//i.test(endpoint)) throw new ConfigError('settings.tracing.endpoint: an http:// or https:// URL is expected');
+  const on = endpoint !== null;
+  const resourceAttributes = on ? otel.resourceAttributes() : {};
   return {
     endpoint,
     // The per-signal variable's headers over the general one's, as the OTel spec orders them.
@@ -185,88 +193,18 @@ function resolveTracing(api: TracingInput | undefined, file: TracingInput | unde
       ? resolveHeaders(api.headers, 'settings.tracing.headers', secretReader(env, 'api', dataDir))
       : file?.headers
         ? resolveHeaders(file.headers, 'settings.tracing.headers', secretReader(env, 'file', dataDir))
-        : { ...otlpPairsFromEnv(env, 'OTEL_EXPORTER_OTLP_HEADERS'), ...otlpPairsFromEnv(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS') },
+        : on
+          ? otel.headers()
+          : {},
     serviceName: api?.service_name ?? file?.service_name ?? (env.OTEL_SERVICE_NAME || resourceAttributes['service.name'] || 'tollgate'),
     resourceAttributes,
-    sampleRatio: api?.sample_ratio ?? file?.sample_ratio ?? sampleRatioFromEnv(env) ?? 1,
+    sampleRatio: api?.sample_ratio ?? file?.sample_ratio ?? (on ? otel.sampleRatio() : undefined) ?? 1,
     // The config's ratio is for new traces, under a parent that decides; the environment's sampler says for itself.
-    followParent: api?.sample_ratio !== undefined || file?.sample_ratio !== undefined || samplerFollowsParent(env),
+    followParent: api?.sample_ratio !== undefined || file?.sample_ratio !== undefined || !on || otel.followsParent(),
     // Read only when tracing is on: an environment shared with other services (OTEL_EXPORTER_OTLP_PROTOCOL=grpc
     // for them) must not stop a gateway that exports nothing.
-    protocol: api?.protocol ?? file?.protocol ?? (endpoint === null ? 'http/protobuf' : otlpProtocolFromEnv(env)),
+    protocol: api?.protocol ?? file?.protocol ?? (on ? otel.protocol() : 'http/protobuf'),
   };
-}
-
-/**
- * The traces URL the OTel variables name: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else OTEL_EXPORTER_OTLP_ENDPOINT
- * with `/v1/traces` added to its path (a query string stays after it). None when OTEL_SDK_DISABLED=true or
- * OTEL_TRACES_EXPORTER=none.
- */
-function endpointFromEnv(env: Env): string | null {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return null;
-  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
-  if (traces) return traces;
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  if (!base) return null;
-  let url: URL;
-  try {
-    url = new URL(base);
-  } catch {
-    throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT: an http:// or https:// URL is expected');
-  }
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/traces`;
-  return url.href;
-}
-
-/**
- * The sampler's ratio from OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG: `always_on` 1, `always_off` 0,
- * `traceidratio` the argument (1 without one); the `parentbased_` forms the same for new traces (see
- * samplerFollowsParent). Without OTEL_TRACES_SAMPLER the argument alone is read as the ratio.
- */
-function sampleRatioFromEnv(env: Env): number | undefined {
-  const sampler = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase().replace(/^parentbased_/, '');
-  if (sampler === 'always_on') return 1;
-  if (sampler === 'always_off') return 0;
-  if (sampler && sampler !== 'traceidratio') throw new ConfigError(`OTEL_TRACES_SAMPLER: '${sampler.slice(0, 40)}' is not supported; use always_on, always_off or traceidratio (or their parentbased_ forms)`);
-  const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
-  if (arg === undefined || arg === '') return undefined;
-  const ratio = Number(arg);
-  if (!(ratio >= 0 && ratio <= 1)) throw new ConfigError('OTEL_TRACES_SAMPLER_ARG: a number from 0 to 1 is expected');
-  return ratio;
-}
-
-/**
- * Whether OTEL_TRACES_SAMPLER names a parent-based sampler: its `parentbased_` forms, and the default
- * (parentbased_always_on). `always_on`, `always_off` and `traceidratio` decide on every trace alone, a sampled parent's
- * included, as the OpenTelemetry specification defines them: `always_off` records nothing.
- */
-function samplerFollowsParent(env: Env): boolean {
-  const sampler = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
-  return !sampler || sampler.startsWith('parentbased_');
-}
-
-/** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL; the OTLP default is http/protobuf. */
-function otlpProtocolFromEnv(env: Env): Settings['tracing']['protocol'] {
-  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
-  const value = env[name]?.trim();
-  if (!value) return 'http/protobuf';
-  if (value === 'http/protobuf' || value === 'http/json') return value;
-  throw new ConfigError(`${name}: '${value.slice(0, 40)}' is not supported; tollgate exports traces over http/protobuf or http/json`);
-}
-
-/** An OTel list variable (headers, resource attributes): `name=value` pairs separated by commas, values URL-encoded. */
-function otlpPairsFromEnv(env: Env, name: string): Record<string, string> {
-  const pairs: Record<string, string> = {};
-  for (const pair of (env[name] ?? '').split(',')) {
-    const at = pair.indexOf('=');
-    if (at <= 0) continue;
-    try {
-      pairs[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
-    } catch {
-      throw new ConfigError(`${name}: a value is not valid URL encoding`);
-    }
-  }
-  return pairs;
 }
 
 /** Redaction patterns must compile; the one that does not is named. */
@@ -595,7 +533,9 @@ function routeWarnings(routes: ReadonlyMap<string, RouteRuntime>, providers: Rea
  * field when the combination is not valid, so a bad change never replaces a good config.
  */
 export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: number): RuntimeConfig {
-  const settings = resolveSettings(layers, env);
+  // What the settings could not use from the environment (OTEL_* variables it ignored), beside the routes' warnings.
+  const envWarnings: ConfigWarning[] = [];
+  const settings = resolveSettings(layers, env, envWarnings);
   const providers = new Map<string, ProviderRuntime>();
   const names = new Set([...allVendors().map((vendor) => vendor.id), ...Object.keys(layers.file.providers ?? {}), ...Object.keys(layers.api.providers ?? {})]);
   for (const name of names) providers.set(name, resolveProvider(name, layers, env, settings));
@@ -626,7 +566,7 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
     lookBehind: guardrailsSection.look_behind_chars ?? null,
   };
   const mcp = resolveMcp(layers.api.mcp ?? layers.file.mcp ?? {}, layers.api.mcp ? 'api' : 'file', env, settings.dataDir);
-  return { version, settings, providers, routes, routingRules, plugins, pluginOptions, cache, guardrails, mcp, alerts, warnings: routeWarnings(routes, providers) };
+  return { version, settings, providers, routes, routingRules, plugins, pluginOptions, cache, guardrails, mcp, alerts, warnings: [...envWarnings, ...routeWarnings(routes, providers)] };
 }
 
 /** The mcp section: secrets (an HTTP server's token, header values, stdio env values) read, defaults filled in. */

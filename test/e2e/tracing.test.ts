@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -431,6 +432,36 @@ describe('a collector that is down', () => {
       await up.close();
     }
   });
+});
+
+describe('a collector that takes the export and never answers', () => {
+  it('does not hold the gateway’s stop for the export’s timeout: the export is given up after the flush wait', async () => {
+    // Accepts connections and reads what comes, never answering (a collector hung, or a black-holed route).
+    const sockets = new Set<Socket>();
+    const hung = createServer((socket) => {
+      sockets.add(socket);
+      socket.resume();
+    });
+    await new Promise<void>((done) => hung.listen(0, '127.0.0.1', done));
+    const port = (hung.address() as AddressInfo).port;
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const traced = await startGateway({ providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } }, settings: { tracing: { endpoint: `http://127.0.0.1:${port}/v1/traces` } } });
+    try {
+      await traced.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+      // A batch goes out a second after its first span: wait until the collector holds the export open.
+      const deadline = Date.now() + 5_000;
+      while (sockets.size === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+      expect(sockets.size).toBeGreaterThan(0);
+      const stopping = performance.now();
+      await traced.stop();
+      // The flush waits 2 s; the export's own timeout is 10 s, which the stop used to wait out.
+      expect(performance.now() - stopping).toBeLessThan(5_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((done) => hung.close(done));
+      await up.close();
+    }
+  }, 20_000);
 });
 
 describe('without an endpoint', () => {

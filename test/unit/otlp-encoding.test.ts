@@ -139,4 +139,22 @@ describe('OTLP protobuf encoding', () => {
     expect(decodeExport(first, proto.contentType).map((span) => span.attributes['tollgate.request_id'])).toEqual(['req-0', 'req-1', 'req-2', 'req-3', 'req-4']);
     expect(decodeExport(second, proto.contentType)).toHaveLength(1_995);
   });
+
+  it('writes an attribute larger than the room kept for its length (16 finish reasons of 2,000 bytes) and the spans around it', () => {
+    // An upstream names the finish reasons: 16 long ones made a value of 32 KB, past the two length bytes kept for it,
+    // and the span's partial bytes made the whole batch (every request's spans in it) unreadable.
+    const reasons = Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(2_000, 'r'));
+    const proto = new ProtoSpanBatch(source);
+    const json = new JsonSpanBatch(source);
+    const spans = [spanOf(0), { ...spanOf(1), attributes: ['gen_ai.response.finish_reasons', reasons, 'tollgate.key', 'key-1'] as AttributeList }, spanOf(2)];
+    for (const span of spans) {
+      proto.add(span);
+      json.add(span);
+    }
+    const fromProto = decodeExport(proto.take(), proto.contentType);
+    expect(fromProto).toHaveLength(3);
+    expect(fromProto[1]?.attributes['gen_ai.response.finish_reasons']).toEqual(reasons);
+    expect(fromProto[1]?.attributes['tollgate.key']).toBe('key-1');
+    expect(fromProto).toEqual(decodeExport(Buffer.from(json.take()), json.contentType));
+  });
 });

@@ -64,6 +64,12 @@ export class EncodingSpanProcessor {
     await this.sender.settled();
   }
 
+  /** Gives up the exports still under way (shutdown waited long enough for a collector that does not answer). */
+  abandon(): void {
+    this.stopped = true;
+    this.sender.abort();
+  }
+
   async shutdown(): Promise<void> {
     if (this.stopped) return;
     this.flush();

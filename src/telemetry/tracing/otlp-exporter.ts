@@ -20,6 +20,8 @@ export class OtlpSender {
   private warnedAt = 0;
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
+  /** The exports under way, to be cut short when the gateway stops (a collector that never answers holds none of it). */
+  private readonly underWay = new Set<AbortController>();
 
   constructor(
     endpoint: string,
@@ -53,19 +55,30 @@ export class OtlpSender {
   }
 
   private async post(body: string | Buffer, contentType: string): Promise<void> {
-    const response = await this.outbound.dispatcher.request({
-      origin: this.origin,
-      method: 'POST',
-      path: this.path,
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-      headers: { ...this.headers, 'content-type': contentType },
-      body,
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    // The answer (a partial-success report at most) is read and discarded so the connection is reused.
-    await response.body.dump();
-    if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`collector answered ${response.statusCode}`);
+    const controller = new AbortController();
+    this.underWay.add(controller);
+    try {
+      const response = await this.outbound.dispatcher.request({
+        origin: this.origin,
+        method: 'POST',
+        path: this.path,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        headers: { ...this.headers, 'content-type': contentType },
+        body,
+        signal: AbortSignal.any([controller.signal, AbortSignal.timeout(this.timeoutMs)]),
+      });
+      // The answer (a partial-success report at most) is read and discarded so the connection is reused.
+      await response.body.dump();
+      if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`collector answered ${response.statusCode}`);
+    } finally {
+      this.underWay.delete(controller);
+    }
+  }
+
+  /** Cuts the exports still under way short (their batches are lost and counted): the gateway is stopping. */
+  abort(): void {
+    for (const controller of this.underWay) controller.abort(new Error('the gateway stopped before the collector answered'));
   }
 
   dropped(count: number, reason: string): void {

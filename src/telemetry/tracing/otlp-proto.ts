@@ -203,7 +203,18 @@ class ProtoWriter {
       this.buf[at + 2] = length >>> 14;
       return;
     }
-    if (length >= 2 ** (7 * width)) throw new Error(`protobuf: a nested message of ${length} bytes does not fit in ${width} length bytes`);
+    if (length >= 2 ** (7 * width)) {
+      // Larger than the room kept for its length (an attribute holding many long strings: finish reasons an upstream
+      // wrote): its content moves up to make room for more length bytes. The messages around it were opened before it,
+      // so their lengths, measured at their close from their own starts, take the move in.
+      let needed = width;
+      while (length >= 2 ** (7 * needed)) needed++;
+      const extra = needed - width;
+      this.room(extra);
+      this.buf.copyWithin(start + extra, start, this.pos);
+      this.pos += extra;
+      width = needed;
+    }
     for (let i = 0; i < width - 1; i++) {
       this.buf[at++] = (length & 0x7f) | 0x80;
       length = Math.floor(length / 128);
@@ -417,7 +428,14 @@ export class ProtoSpanBatch implements SpanBatch {
   }
 
   add(span: SpanRecord): void {
-    spanMessage(this.spans, span);
+    const mark = this.spans.pos;
+    try {
+      spanMessage(this.spans, span);
+    } catch (err) {
+      // A span that could not be written whole is taken out again: its partial bytes would make the batch unreadable.
+      this.spans.pos = mark;
+      throw err;
+    }
     this.count++;
   }
 

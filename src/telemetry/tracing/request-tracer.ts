@@ -300,6 +300,9 @@ export class RequestTracer {
     const flushed = exporter.processor.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans at shutdown'));
     await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_FLUSH_MS)))]);
     clearTimeout(timer);
+    // Exports still waiting on the collector are cut short: left running, they held the gateway's outbound pool, and
+    // with it the process's exit, for their whole timeout.
+    exporter.processor.abandon();
   }
 
   private subscribe(): void {
