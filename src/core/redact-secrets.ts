@@ -3,7 +3,8 @@ export const REDACTED = '[REDACTED]';
 
 /**
  * Secrets redacted from every kept body, whatever the operator configured: provider API keys by their well-known
- * shapes, tollgate virtual keys, bearer tokens and AWS access key ids.
+ * shapes, tollgate virtual keys, bearer tokens and AWS access key ids. (A provider's own configured key is also taken
+ * out by its value from anything the provider answers: upstream-error.ts withoutCredential.)
  */
 const BUILT_IN_SECRETS = [
   // Not \b: a key glued to a word by `_` (`my_sk-proj-...`) is still a key.
@@ -13,6 +14,8 @@ const BUILT_IN_SECRETS = [
   /(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
   /(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{20,}/g,
   /(?<![A-Za-z0-9])xai-[A-Za-z0-9]{20,}/g,
+  // Hugging Face, Perplexity, Cerebras, Fireworks, NVIDIA and Replicate keys.
+  /(?<![A-Za-z0-9])(?:hf_|pplx-|csk-|fw_|nvapi-|r8_)[A-Za-z0-9_-]{20,}/g,
   // An authorization scheme's name is case-insensitive (`BEARER`, `bearer`).
   /(?<![A-Za-z0-9])bearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
 ];
@@ -33,7 +36,7 @@ function operatorPatterns(patterns: readonly string[]): RegExp[] {
 const NO_PATTERNS: readonly string[] = [];
 
 /** What every built-in secret pattern starts with. */
-const SECRET_PREFIXES = /sk-|tg-|AIza|AKIA|ASIA|gsk_|xai-|bearer/i;
+const SECRET_PREFIXES = /sk-|tg-|AIza|AKIA|ASIA|gsk_|xai-|hf_|pplx-|csk-|fw_|nvapi-|r8_|bearer/i;
 
 /** The shortest text a built-in secret pattern can match (`Bearer ` and eight characters). */
 const SHORTEST_SECRET = 15;

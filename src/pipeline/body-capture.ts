@@ -41,11 +41,13 @@ export function keptJson(value: unknown, settings: LogBodySettings): string {
     const room = Math.max(0, budget - used);
     if (typeof item === 'string') {
       used += item.length + 3;
-      if (item.length <= room) return item;
+      // Each string is redacted as the text it is, before JSON escapes it: serialised, a key after a newline follows
+      // the `n` of `\n`, which a secret pattern's word-boundary look-behind takes for part of a word.
+      if (item.length <= room) return redactSecrets(item, settings.redact);
       const kept = item.slice(0, room);
       const first = leftOut === 0;
       leftOut += Buffer.byteLength(item) - Buffer.byteLength(kept);
-      return first ? `${kept}${LEFT_OUT}` : kept;
+      return first ? `${redactSecrets(kept, settings.redact)}${LEFT_OUT}` : redactSecrets(kept, settings.redact);
     }
     used += 2;
     if (!Array.isArray(item) || item.length <= room) return item;
@@ -59,8 +61,13 @@ export function keptJson(value: unknown, settings: LogBodySettings): string {
   const redacted = redactSecrets(text, settings.redact);
   const mark = redacted.indexOf(LEFT_OUT);
   // The cut must fall well before the first place something was left out, else nothing can be kept without it.
-  if (mark < 0 || Buffer.byteLength(redacted.slice(0, Math.max(0, mark - CUT_MARGIN))) < settings.maxBytes) return keptBody(JSON.stringify(value) ?? '', settings);
+  if (mark < 0 || Buffer.byteLength(redacted.slice(0, Math.max(0, mark - CUT_MARGIN))) < settings.maxBytes) return keptBody(JSON.stringify(value, redactingStrings(settings)) ?? '', settings);
   return cutToBytes(redacted, settings.maxBytes, leftOut);
+}
+
+/** A JSON.stringify replacer that redacts every string value as the text it is (see keptJson). */
+function redactingStrings(settings: LogBodySettings): (key: string, item: unknown) => unknown {
+  return (_key, item) => (typeof item === 'string' ? redactSecrets(item, settings.redact) : item);
 }
 
 /**

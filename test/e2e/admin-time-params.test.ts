@@ -54,7 +54,8 @@ afterAll(async () => {
 describe('from and to', () => {
   it('refuse what is not ISO 8601 or epoch ms, on every endpoint, with a 400 naming the parameter', async () => {
     await inServerZone('America/New_York', async () => {
-      const refused = ['11/29/2026', '2026-11-29 10:00 PM', 'Nov 29 2026', 'Sun, 29 Nov 2026 10:00:00 GMT', '2026-11-29T24:00', '2026-11-29T10:00+25:00', '2026-11-29T10:00:00 Z', '29-11-2026', '2026-11-29T10'];
+      // Also epoch seconds and a date without dashes: read as milliseconds they selected January 1970, answered with 200.
+    const refused = ['11/29/2026', '2026-11-29 10:00 PM', 'Nov 29 2026', 'Sun, 29 Nov 2026 10:00:00 GMT', '2026-11-29T24:00', '2026-11-29T10:00+25:00', '2026-11-29T10:00:00 Z', '29-11-2026', '2026-11-29T10', '1795990000', '20261129'];
       for (const endpoint of ENDPOINTS) {
         for (const name of ['from', 'to']) {
           for (const value of refused) {

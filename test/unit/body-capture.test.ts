@@ -61,3 +61,25 @@ describe('request bodies in the log', () => {
     expect(Buffer.byteLength(keptPart(cut))).toBeLessThanOrEqual(settings.maxBytes);
   });
 });
+
+describe('secrets in kept bodies', () => {
+  it('redacts a key that follows a newline or a tab, and an operator pattern written with \\b there', () => {
+    // Serialised, a newline is `\n`: the key then follows an `n`, which the patterns' word-boundary look-behind took for
+    // part of a word, and the key stayed in the log.
+    const vk = 'tg-RwFfOBTSBabcdefghijklmnop';
+    const kept = requestBody({ model: 'm', messages: [{ role: 'user', content: `line1\nsk-proj-ABCDEFGHIJKLMNOPQRSTUV and\n${vk}\tBearer abcdefgh12345678\r\nsecret-42` }] });
+    expect(kept).not.toContain('sk-proj-ABCD');
+    expect(kept).not.toContain(vk);
+    expect(kept).not.toContain('abcdefgh12345678');
+    expect(kept).not.toContain('secret-42');
+    expect(JSON.parse(kept).messages[0].content).toBe('line1\n[REDACTED] and\n[REDACTED]\t[REDACTED]\r\n[REDACTED]');
+    const card = new BodyCapture({ enabled: true, maxBytes: 2_000, redact: ['\\b\\d{16}\\b'] }).bodies({ native: null, request: { content: 'card:\n4111111111111111' } } as unknown as RequestContext).request;
+    expect(card).toBe('{"content":"card:\\n[REDACTED]"}');
+  });
+
+  it('redacts the key shapes of Hugging Face, Perplexity, Cerebras, Fireworks, NVIDIA and Replicate', () => {
+    const keys = ['hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345', 'pplx-0123456789abcdef0123456789abcdef0123456789abcdef', 'csk-abcdefghij0123456789abcdefghij0123456789', 'fw_3ZabcdefghijKLMNOPQRSTuv', 'nvapi-abcdefghijklmnopqrstuvwxyz0123456789', 'r8_abcdefghijklmnopqrstuvwxyz012345678'];
+    const kept = requestBody({ content: keys.join(' and ') });
+    for (const key of keys) expect(kept).not.toContain(key);
+  });
+});

@@ -39,7 +39,13 @@ export function parseTime(request: FastifyRequest, name: string): number | undef
   const refuse = (why = `must be ${TIME_RULE}`): never => {
     throw gatewayError('invalid_query', `${name} ${why}, got '${raw.slice(0, 60)}'.`, { param: name });
   };
-  if (/^\d{1,15}$/.test(raw)) return Number(raw);
+  if (/^\d{1,15}$/.test(raw)) {
+    const ms = Number(raw);
+    // 10^7 to 10^11 ms is January 1970 to March 1973, where no log reaches: such a number is epoch seconds (10 digits
+    // today) or a date without its dashes (20261129), and read as milliseconds it would select 1970 without a word.
+    if (ms >= 1e7 && ms < 1e11) refuse(`reads as epoch seconds or a date without dashes (a time in 1970 as epoch milliseconds); give epoch milliseconds (${raw}000 for those seconds) or ${TIME_RULE.replace(', or epoch milliseconds', '')}`);
+    return ms;
+  }
   const zone = parseTimeZone(request);
   const date = ISO_DATE.exec(raw);
   if (date) {
