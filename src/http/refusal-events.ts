@@ -72,18 +72,38 @@ export function reportRefusedCalls(
     errors.set(request, { type: error.type, code: error.code, message: error.message });
     done();
   });
-  app.addHook('onResponse', (request, reply, done) => {
-    if (inPipeline.delete(request.id)) return done();
+  /** A POST to a model route: a model call whose refusal is reported here when the pipeline never took it. */
+  const modelCall = (request: FastifyRequest): boolean => {
     const route = request.routeOptions.url;
     // MCP tool calls are no model calls: their outcomes are `mcp.tool.*` events, their refusals `auth.rejected` or the answer.
-    if (reply.statusCode < 400 || request.method !== 'POST' || !route || route.startsWith('/api') || route === '/mcp' || route.startsWith('/v1/mcp/')) return done();
+    if (request.method !== 'POST' || !route || route.startsWith('/api') || route === '/mcp' || route.startsWith('/v1/mcp/')) return false;
     // Calls on a stored Response (cancel) report themselves, with the key that made them (see responses/routes/stored.ts).
-    if (/\/responses\/:id/.test(route)) return done();
-    if (!bus.hasListeners('request.failed')) return done();
+    return !/\/responses\/:id/.test(route) && bus.hasListeners('request.failed');
+  };
+  // A client that leaves while its request's body is still coming gets no response, so no onResponse: its call is
+  // reported here, as the 499 a client that leaves later gets from the pipeline. (A body received whole is the
+  // handler's, whose pipeline reports the call if the client leaves after that.)
+  const abandoned = new WeakSet<FastifyRequest>();
+  app.addHook('onRequestAbort', (request, done) => {
+    if (!inPipeline.has(request.id) && !request.raw.complete && modelCall(request)) {
+      abandoned.add(request);
+      // The request's id is its arrival time (epoch ms, request-id.ts): how long the client kept it open.
+      const arrived = Number(request.id.slice(0, 15));
+      report(request, 499, Number.isFinite(arrived) ? Math.max(0, Date.now() - arrived) : 0, { type: 'invalid_request_error', code: 'client_cancelled', message: 'The client closed the connection before its request was read whole.' }, true);
+    }
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    if (inPipeline.delete(request.id)) return done();
+    if (reply.statusCode < 400 || abandoned.has(request) || !modelCall(request)) return done();
+    report(request, reply.statusCode, reply.elapsedTime, errors.get(request) ?? { type: 'invalid_request_error', code: null, message: `HTTP ${reply.statusCode}` }, false);
+    done();
+  });
+
+  function report(request: FastifyRequest, status: number, durationMs: number, error: { type: string; code: string | null; message: string }, cancelled: boolean): void {
     const path = request.url.split('?')[0] ?? '';
     const dialect = dialectOf(path);
     const key = keyOf(request, dialect);
-    const error = errors.get(request) ?? { type: 'invalid_request_error', code: null, message: `HTTP ${reply.statusCode}` };
     // A tracer gives the call its span under the client's trace (see refusalChannel).
     if (refusalChannel.hasSubscribers) refusalChannel.publish({ requestId: request.id, traceparent: headerValue(request, 'traceparent'), tracestate: headerValue(request, 'tracestate') });
     bus.emit(
@@ -98,13 +118,12 @@ export function reportRefusedCalls(
           model: redactedPrefix(requestedModel(request, path), 256),
           keyId: key?.keyId ?? null,
           teamId: key?.teamId ?? null,
-          status: reply.statusCode,
-          durationMs: reply.elapsedTime,
+          status,
+          durationMs,
         }),
         error,
-        { message: redactSecrets(error.message), cancelled: false },
+        { message: redactSecrets(error.message), cancelled },
       ),
     );
-    done();
-  });
+  }
 }
