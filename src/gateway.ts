@@ -389,12 +389,12 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     stopWarming = true;
     priceWarmer.unsubscribe();
   });
-  // The request log is kept within settings.log_retention_days / log_max_entries (a sweep at start, then every few minutes).
+  // The request log is kept within settings.log_retention_days / log_max_entries / log_max_bytes (a sweep at start, then every few minutes).
   // Stored Responses are kept within their expiry, settings.response_max_entries and response_max_bytes the same way.
   const responseSweeper = startResponseSweeper(responses, () => ({ maxEntries: configService.current().settings.responseMaxEntries, maxBytes: configService.current().settings.responseMaxBytes }), log);
   const logSweeper = startLogSweeper(governance, () => {
-    const { logRetentionDays, logMaxEntries } = configService.current().settings;
-    return { days: logRetentionDays, maxEntries: logMaxEntries };
+    const { logRetentionDays, logMaxEntries, logMaxBytes } = configService.current().settings;
+    return { days: logRetentionDays, maxEntries: logMaxEntries, maxBytes: logMaxBytes };
   }, log);
 
   let closing: Promise<void> | null = null;

@@ -178,6 +178,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     log_level: settings.logLevel,
     log_retention_days: settings.logRetentionDays,
     ...(settings.logMaxEntries !== null ? { log_max_entries: settings.logMaxEntries } : {}),
+    ...(settings.logMaxBytes !== null ? { log_max_bytes: settings.logMaxBytes } : {}),
     response_retention_days: settings.responseRetentionDays,
     response_max_entries: settings.responseMaxEntries,
     response_max_bytes: settings.responseMaxBytes,

@@ -140,6 +140,7 @@ function resolveSettings(layers: ConfigLayers, env: Env, warnings: ConfigWarning
     logLevel: api.log_level ?? file.log_level ?? logLevelFromEnv(env) ?? DEFAULTS.logLevel,
     logRetentionDays: api.log_retention_days ?? file.log_retention_days ?? DEFAULTS.logRetentionDays,
     logMaxEntries: api.log_max_entries ?? file.log_max_entries ?? null,
+    logMaxBytes: api.log_max_bytes ?? file.log_max_bytes ?? null,
     responseRetentionDays: api.response_retention_days ?? file.response_retention_days ?? DEFAULTS.responseRetentionDays,
     responseMaxEntries: api.response_max_entries ?? file.response_max_entries ?? DEFAULTS.responseMaxEntries,
     responseMaxBytes: api.response_max_bytes ?? file.response_max_bytes ?? DEFAULTS.responseMaxBytes,

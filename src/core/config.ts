@@ -539,6 +539,8 @@ export interface Settings {
   logRetentionDays: number;
   /** Most request-log entries kept; null for no limit. */
   logMaxEntries: number | null;
+  /** Most bytes the request log's pages take (its entries, kept bodies and indexes); null for no limit. */
+  logMaxBytes: number | null;
   /** Days a stored Responses API answer is kept (previous_response_id, GET /v1/responses/{id}). */
   responseRetentionDays: number;
   /** Most stored Responses API answers kept. */

@@ -619,7 +619,17 @@ export class GovernanceStore {
    * backlog never holds requests up for long; `stopped` ends the work between batches (shutdown). Keys' and
    * teams' spend counters are separate records and are not touched. Resolves with the number deleted.
    */
-  async trimRequestLog(options: { olderThan: Date | null; maxEntries: number | null; batch?: number; stopped?: () => boolean }): Promise<number> {
+  /** The pages the request log and its indexes hold, in bytes (what `settings.log_max_bytes` bounds). */
+  requestLogBytes(): number {
+    let bytes = 0;
+    for (const db of [this.log, this.logByKey, this.logErrors]) {
+      const stats = db.getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+      bytes += (stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages) * stats.pageSize;
+    }
+    return bytes;
+  }
+
+  async trimRequestLog(options: { olderThan: Date | null; maxEntries: number | null; maxBytes?: number | null; batch?: number; stopped?: () => boolean }): Promise<number> {
     const batch = Math.max(1, options.batch ?? 1_000);
     const stopped = options.stopped ?? (() => false);
     let deleted = 0;
@@ -631,6 +641,18 @@ export class GovernanceStore {
     if (options.maxEntries !== null && !stopped()) {
       const excess = recordCount(this.log) - options.maxEntries;
       if (excess > 0) deleted += await this.deleteOldestLogEntries(excess, null, batch, stopped);
+    }
+    const maxBytes = options.maxBytes ?? null;
+    // By size: the oldest entries go, a share at a time as large as the excess is of the whole (entries differ in size:
+    // kept bodies), until the log's pages fit.
+    while (maxBytes !== null && !stopped()) {
+      const bytes = this.requestLogBytes();
+      const entries = recordCount(this.log);
+      if (bytes <= maxBytes || entries === 0) break;
+      const share = Math.max(1, Math.ceil((entries * (bytes - maxBytes)) / bytes));
+      const removed = await this.deleteOldestLogEntries(share, null, batch, stopped);
+      deleted += removed;
+      if (removed === 0) break;
     }
     return deleted;
   }

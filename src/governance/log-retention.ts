@@ -11,13 +11,15 @@ export interface LogRetention {
   days: number;
   /** Most entries kept; null for no limit. */
   maxEntries: number | null;
+  /** Most bytes the log's pages take (entries and their indexes); null for no limit. */
+  maxBytes: number | null;
 }
 
 /** Trims the request log on a timer (see startSweeps). */
 export type LogSweeper = Sweeper;
 
 /**
- * Keeps the request log within `settings.log_retention_days` and `settings.log_max_entries`: one sweep shortly
+ * Keeps the request log within `settings.log_retention_days`, `log_max_entries` and `log_max_bytes`: one sweep shortly
  * after start, then one every `intervalMs`. The settings are read at each sweep, so a config change applies at
  * the next one. The timer never keeps the process alive, and sweeps never overlap.
  */
@@ -31,9 +33,9 @@ export function startLogSweeper(
   return startSweeps(
     {
       async run(stopped) {
-        const { days, maxEntries } = retention();
-        const deleted = await governance.trimRequestLog({ olderThan: new Date(now() - days * DAY_MS), maxEntries, stopped });
-        if (deleted > 0) log.info({ deleted, retentionDays: days, maxEntries }, 'request log trimmed');
+        const { days, maxEntries, maxBytes } = retention();
+        const deleted = await governance.trimRequestLog({ olderThan: new Date(now() - days * DAY_MS), maxEntries, maxBytes, stopped });
+        if (deleted > 0) log.info({ deleted, retentionDays: days, maxEntries, maxBytes }, 'request log trimmed');
         return deleted;
       },
       failed: (err) => log.error({ err }, 'could not trim the request log'),

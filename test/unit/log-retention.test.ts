@@ -109,16 +109,39 @@ describe('request-log retention', () => {
 
   it('the sweeper reads the retention at each sweep and stops cleanly', async () => {
     await recordAt([20, 8, 2], null);
-    let retention = { days: 30, maxEntries: null as number | null };
+    let retention = { days: 30, maxEntries: null as number | null, maxBytes: null as number | null };
     const sweeper = startLogSweeper(store, () => retention, createLog('silent'), 60_000, () => NOW);
     try {
       expect(await sweeper.sweep()).toBe(0);
-      retention = { days: 7, maxEntries: null };
+      retention = { days: 7, maxEntries: null, maxBytes: null };
       expect(await sweeper.sweep()).toBe(2);
       expect(store.requestLog().map((e) => ageOf(e.at))).toEqual([2]);
     } finally {
       await sweeper.stop();
     }
     expect(await sweeper.sweep()).toBe(0);
+  });
+
+  it('by size: deletes the oldest entries until the log and its indexes fit, whatever their bodies weigh, and leaves spend alone', async () => {
+    // Entries with kept bodies of 20 KB (log_bodies on): 100 of them are 2 MB, a count limit would not bound that.
+    const { record: key } = await store.createKey({ name: 'k', budget: 100, budget_period: 'total' });
+    for (let i = 0; i < 100; i++) {
+      clock = NOW - (100 - i) * 60_000;
+      await store.recordSpend(key.id, null, 0.01);
+      await store.recordRequest({ ...entry(key.id, 0.01), request_body: `${i} ${'b'.repeat(20_000)}` });
+    }
+    clock = NOW;
+    const before = store.requestLogBytes();
+    expect(before).toBeGreaterThan(2_000_000);
+    const spend = store.getKey(key.id).total_spend;
+    const deleted = await store.trimRequestLog({ olderThan: null, maxEntries: null, maxBytes: 1_000_000 });
+    expect(deleted).toBeGreaterThan(40);
+    expect(store.requestLogBytes()).toBeLessThanOrEqual(1_000_000);
+    // The newest are kept, in order, none in between lost.
+    const kept = store.requestLog({ limit: 200 }).map((e) => Number(e.request_body?.split(' ')[0]));
+    expect(kept).toEqual(Array.from({ length: 100 - deleted }, (_, i) => 99 - i));
+    expect(store.getKey(key.id).total_spend).toBe(spend);
+    // Within the limit: nothing more goes.
+    expect(await store.trimRequestLog({ olderThan: null, maxEntries: null, maxBytes: 1_000_000 })).toBe(0);
   });
 });
