@@ -67,11 +67,6 @@ export function reportRefusedCalls(
   };
   bus.on('request.completed', forget);
   bus.on('request.failed', forget);
-  app.addHook('onError', (request, _reply, err, done) => {
-    const error = fromFrameworkError(err, maxBodyBytes());
-    errors.set(request, { type: error.type, code: error.code, message: error.message });
-    done();
-  });
   /** A POST to a model route: a model call whose refusal is reported here when the pipeline never took it. */
   const modelCall = (request: FastifyRequest): boolean => {
     const route = request.routeOptions.url;
@@ -80,17 +75,24 @@ export function reportRefusedCalls(
     // Calls on a stored Response (cancel) report themselves, with the key that made them (see responses/routes/stored.ts).
     return !/\/responses\/:id/.test(route) && bus.hasListeners('request.failed');
   };
-  // A client that leaves while its request's body is still coming gets no response, so no onResponse: its call is
-  // reported here, as the 499 a client that leaves later gets from the pipeline. (A body received whole is the
-  // handler's, whose pipeline reports the call if the client leaves after that.)
+  /** Calls reported as left mid-upload (see onError): never reported again. */
   const abandoned = new WeakSet<FastifyRequest>();
-  app.addHook('onRequestAbort', (request, done) => {
-    if (!inPipeline.has(request.id) && !request.raw.complete && modelCall(request)) {
-      abandoned.add(request);
-      // The request's id is its arrival time (epoch ms, request-id.ts): how long the client kept it open.
-      const arrived = Number(request.id.slice(0, 15));
-      report(request, 499, Number.isFinite(arrived) ? Math.max(0, Date.now() - arrived) : 0, { type: 'invalid_request_error', code: 'client_cancelled', message: 'The client closed the connection before its request was read whole.' }, true);
+  app.addHook('onError', (request, _reply, err, done) => {
+    if (request.raw.destroyed && !request.raw.complete) {
+      // The client left while its request's body was still coming: its body parser failed (`aborted`), and no
+      // response can go out, so no onResponse comes. Its call is reported here, as the 499 a client that leaves later
+      // gets from the pipeline. (Here rather than in an onRequestAbort hook, which fastify pays for with a `close`
+      // listener on every request.)
+      if (!inPipeline.has(request.id) && modelCall(request) && !abandoned.has(request)) {
+        abandoned.add(request);
+        // The request's id is its arrival time (epoch ms, request-id.ts): how long the client kept it open.
+        const arrived = Number(request.id.slice(0, 15));
+        report(request, 499, Number.isFinite(arrived) ? Math.max(0, Date.now() - arrived) : 0, { type: 'invalid_request_error', code: 'client_cancelled', message: 'The client closed the connection before its request was read whole.' }, true);
+      }
+      return done();
     }
+    const error = fromFrameworkError(err, maxBodyBytes());
+    errors.set(request, { type: error.type, code: error.code, message: error.message });
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
