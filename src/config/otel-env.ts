@@ -28,13 +28,11 @@ export function otelTracingEnv(env: Env, warnings: ConfigWarning[]): OtelTracing
   const warn = (name: string, message: string): void => {
     warnings.push({ field: `env.${name}`, message: `${name}: ${message}` });
   };
-  /** OTEL_TRACES_SAMPLER without its parentbased_ prefix, or undefined when unset or not one tollgate has. */
-  const sampler = (): { name: string; parentBased: boolean } | undefined => {
-    const raw = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
-    if (!raw) return undefined;
-    const name = raw.replace(/^parentbased_/, '');
-    if (name === 'always_on' || name === 'always_off' || name === 'traceidratio') return { name, parentBased: raw !== name };
-    warn('OTEL_TRACES_SAMPLER', `'${raw.slice(0, 40)}' is not supported (always_on, always_off, traceidratio or their parentbased_ forms); the default, parentbased_always_on, is used`);
+  /** OTEL_TRACES_SAMPLER read, saying so when it names one tollgate does not have (the default is used then). */
+  const sampler = (): Sampler | undefined => {
+    const chosen = samplerOf(env);
+    if (chosen !== 'unsupported') return chosen;
+    warn('OTEL_TRACES_SAMPLER', `'${env.OTEL_TRACES_SAMPLER?.trim().slice(0, 40)}' is not supported (always_on, always_off, traceidratio or their parentbased_ forms); the default, parentbased_always_on, is used`);
     return undefined;
   };
   return {
@@ -67,13 +65,26 @@ export function otelTracingEnv(env: Env, warnings: ConfigWarning[]): OtelTracing
       return undefined;
     },
     followsParent: () => {
-      if (!env.OTEL_TRACES_SAMPLER?.trim()) return true;
-      // An unsupported sampler falls back to the default, which is parent-based (its warning is given with the ratio).
-      const raw = env.OTEL_TRACES_SAMPLER.trim().toLowerCase();
-      const name = raw.replace(/^parentbased_/, '');
-      return raw !== name || !(name === 'always_on' || name === 'always_off' || name === 'traceidratio');
+      // Unset, or one tollgate does not have, is the default, which is parent-based (its warning comes with the ratio).
+      const chosen = samplerOf(env);
+      return chosen === undefined || chosen === 'unsupported' || chosen.parentBased;
     },
   };
+}
+
+interface Sampler {
+  /** Without its `parentbased_` prefix. */
+  name: 'always_on' | 'always_off' | 'traceidratio';
+  parentBased: boolean;
+}
+
+/** OTEL_TRACES_SAMPLER: undefined when unset, `unsupported` when it names a sampler tollgate does not have. */
+function samplerOf(env: Env): Sampler | 'unsupported' | undefined {
+  const raw = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
+  if (!raw) return undefined;
+  const name = raw.replace(/^parentbased_/, '');
+  if (name === 'always_on' || name === 'always_off' || name === 'traceidratio') return { name, parentBased: raw !== name };
+  return 'unsupported';
 }
 
 /** An http:// or https:// URL (the scheme in any case, as URLs allow), else null. */
