@@ -28,13 +28,6 @@ export function otelTracingEnv(env: Env, warnings: ConfigWarning[]): OtelTracing
   const warn = (name: string, message: string): void => {
     warnings.push({ field: `env.${name}`, message: `${name}: ${message}` });
   };
-  /** OTEL_TRACES_SAMPLER read, saying so when it names one tollgate does not have (the default is used then). */
-  const sampler = (): Sampler | undefined => {
-    const chosen = samplerOf(env);
-    if (chosen !== 'unsupported') return chosen;
-    warn('OTEL_TRACES_SAMPLER', `'${env.OTEL_TRACES_SAMPLER?.trim().slice(0, 40)}' is not supported (always_on, always_off, traceidratio or their parentbased_ forms); the default, parentbased_always_on, is used`);
-    return undefined;
-  };
   return {
     endpoint: () => endpointFromEnv(env),
     protocol: () => protocolFromEnv(env),
@@ -52,13 +45,16 @@ export function otelTracingEnv(env: Env, warnings: ConfigWarning[]): OtelTracing
     },
     resourceAttributes: () => pairsFromEnv(env, 'OTEL_RESOURCE_ATTRIBUTES', warn),
     sampleRatio: () => {
-      const chosen = sampler();
+      const chosen = samplerOf(env);
+      if (chosen === 'unsupported') {
+        warn('OTEL_TRACES_SAMPLER', `'${env.OTEL_TRACES_SAMPLER?.trim().slice(0, 40)}' is not supported (always_on, always_off, traceidratio or their parentbased_ forms); the default, parentbased_always_on, is used`);
+        return undefined;
+      }
       if (chosen?.name === 'always_on') return 1;
       if (chosen?.name === 'always_off') return 0;
+      // The argument is traceidratio's; alone (no sampler named) it is read as the default sampler's ratio.
       const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
       if (arg === undefined || arg === '') return undefined;
-      // The argument is traceidratio's; alone (no sampler named) it is read as the default sampler's ratio.
-      if (chosen === undefined && env.OTEL_TRACES_SAMPLER?.trim()) return undefined;
       const ratio = Number(arg);
       if (ratio >= 0 && ratio <= 1) return ratio;
       warn('OTEL_TRACES_SAMPLER_ARG', `'${arg.slice(0, 40)}' is not a number from 0 to 1; every new trace is sampled`);

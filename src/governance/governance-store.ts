@@ -18,7 +18,7 @@ import { periodEnded, periodHolding, periodStartingNow, roundUsd } from './perio
 import type { PeriodUsage, TeamRecord, VirtualKeyRecord } from '../core/identity.js';
 import type { RequestLogEntry, VirtualKeyView } from './types.js';
 import { gatewayError } from '../core/errors.js';
-import { openRecords, recordCount } from '../store/records.js';
+import { openRecords, pageBytes, recordCount } from '../store/records.js';
 import { RequestLogWrites, type WrittenAfterPage, type WrittenAfterQuery } from './request-log-writes.js';
 
 /** A request-log entry as handed to `recordRequest`: without an id (or with an empty one) the store assigns one. */
@@ -612,23 +612,18 @@ export class GovernanceStore {
 
   // ---- request-log retention ------------------------------------------------------------------------
 
+  /** The pages the request log and its indexes hold, in bytes (what `settings.log_max_bytes` bounds). */
+  requestLogBytes(): number {
+    return pageBytes(this.log) + pageBytes(this.logByKey) + pageBytes(this.logErrors);
+  }
+
   /**
    * Deletes request-log entries (and their per-key index rows) older than `olderThan`, then, with
-   * `maxEntries`, the oldest beyond that many. Log ids sort by time, so both are deletions from the front of
+   * `maxEntries`, the oldest beyond that many, then, with `maxBytes`, the oldest until `requestLogBytes` fits. Log ids sort by time, so both are deletions from the front of
    * the log. Works in transactions of `batch` entries and yields to the event loop between them, so a large
    * backlog never holds requests up for long; `stopped` ends the work between batches (shutdown). Keys' and
    * teams' spend counters are separate records and are not touched. Resolves with the number deleted.
    */
-  /** The pages the request log and its indexes hold, in bytes (what `settings.log_max_bytes` bounds). */
-  requestLogBytes(): number {
-    let bytes = 0;
-    for (const db of [this.log, this.logByKey, this.logErrors]) {
-      const stats = db.getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
-      bytes += (stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages) * stats.pageSize;
-    }
-    return bytes;
-  }
-
   async trimRequestLog(options: { olderThan: Date | null; maxEntries: number | null; maxBytes?: number | null; batch?: number; stopped?: () => boolean }): Promise<number> {
     const batch = Math.max(1, options.batch ?? 1_000);
     const stopped = options.stopped ?? (() => false);

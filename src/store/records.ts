@@ -22,3 +22,9 @@ export function recordCount(db: Database<unknown, Key>): number {
   const { entryCount } = db.getStats() as { entryCount: number };
   return db.doesExist(RECORD_SHAPES_KEY) ? entryCount - 1 : entryCount;
 }
+
+/** The bytes of the pages a database holds (branch, leaf and overflow pages), from its statistics. */
+export function pageBytes(db: Database<unknown, Key>): number {
+  const stats = db.getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+  return (stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages) * stats.pageSize;
+}
