@@ -619,8 +619,8 @@ export class GovernanceStore {
 
   /**
    * Deletes request-log entries (and their per-key index rows) older than `olderThan`, then, with
-   * `maxEntries`, the oldest beyond that many, then, with `maxBytes`, the oldest until `requestLogBytes` fits. Log ids sort by time, so both are deletions from the front of
-   * the log. Works in transactions of `batch` entries and yields to the event loop between them, so a large
+   * `maxEntries`, the oldest beyond that many, then, with `maxBytes`, the oldest until `requestLogBytes` fits.
+   * Log ids sort by time, so all three are deletions from the front of the log. Works in transactions of `batch` entries and yields to the event loop between them, so a large
    * backlog never holds requests up for long; `stopped` ends the work between batches (shutdown). Keys' and
    * teams' spend counters are separate records and are not touched. Resolves with the number deleted.
    */
