@@ -335,4 +335,28 @@ describe('closing the route form', () => {
     await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Create a route');
     expect(errors).toEqual([]);
   }, TIMEOUT);
+
+  it('gives the focus back when Escape comes before the opened form was first painted (a fast keyboard, a busy machine)', async () => {
+    await page.goto(`${tg.url}/#/routes`);
+    await page.reload();
+    await page.getByRole('button', { name: 'Create a route' }).waitFor();
+    // One task: open, let the page render (a microtask), style it as a frame would, press Escape in the form. No
+    // frame is painted in between, so effects that wait for a paint have not run when the form goes away.
+    const focused = await page.evaluate(`(async () => {
+      const create = [...document.querySelectorAll('button')].find((button) => button.textContent === 'Create a route');
+      create.focus();
+      create.click();
+      await Promise.resolve();
+      const form = () => [...document.querySelectorAll('form')].find((f) => document.getElementById(f.getAttribute('aria-labelledby'))?.textContent === 'Create a route');
+      const name = form()?.querySelector('input');
+      if (!name) return 'the form did not open';
+      void document.body.offsetHeight;
+      name.focus();
+      name.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return form() ? 'the form is still open' : document.activeElement?.textContent;
+    })()`);
+    expect(focused).toBe('Create a route');
+    expect(errors).toEqual([]);
+  }, TIMEOUT);
 });

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../api/client.js';
 import { fieldText, pairInput, type FieldSpec } from '../api/fields.js';
 import { FieldProblem, fieldError } from './error-notice.js';
@@ -131,7 +131,9 @@ export function useFocusOnOpen() {
   // Read at the first render, before the click that opened the form has re-rendered the page (an Add button is
   // disabled while its form is open, and a disabled button loses the focus).
   const [opener] = useState(() => (document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null));
-  useEffect(() => {
+  // A layout effect, not a passive one: a passive effect waits for a painted frame, and a form closed before then
+  // (Escape pressed at once, on a busy machine) was unmounted with its effect never run, so nothing gave the focus back.
+  useLayoutEffect(() => {
     heading.current?.focus();
     return () => {
       // Once the form is gone from the page; unless the user has put the focus somewhere since. The opener may still
