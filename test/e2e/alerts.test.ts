@@ -421,3 +421,36 @@ describe('a restart with an undelivered alert', () => {
     }
   });
 });
+
+describe('a stop while a delivery is in flight', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-stop-inflight-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('waits for the receiver that has the notification to answer, so the next start does not page it again', async () => {
+    const receiver = await startReceiver(['slow']);
+    try {
+      const first = await startGateway(config(upstream, receiver.url), {}, { dataDir });
+      const { createKey, clientFor } = gatewayApi(() => first.url);
+      try {
+        const { key } = await createKey({ name: 'stopped', budget: 4, rate_limit: null, models: [] });
+        await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+        // The receiver has the notification; its answer comes half a second later.
+        await until('the delivery', () => receiver.deliveries[0]);
+      } finally {
+        await first.stop();
+      }
+      const second = await startGateway(config(upstream, receiver.url), {}, { dataDir });
+      try {
+        // The first gateway recorded the answer before it stopped.
+        expect(second.gateway.alerts.deliveries().map((line) => [line.attempt, line.outcome])).toEqual([[1, 'delivered']]);
+        expect(second.gateway.alerts.queued()).toBe(0);
+        await new Promise((done) => setTimeout(done, 1_000));
+        expect(receiver.deliveries.map((d) => d.json.status)).toEqual(['firing']);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await receiver.close();
+    }
+  });
+});

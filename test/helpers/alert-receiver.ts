@@ -11,8 +11,8 @@ import { ALERT_NOTIFICATION_SCHEMA } from '../../src/telemetry/alerts/notificati
 // A webhook receiver for alert tests (it records every delivery and answers as scripted), the README's signature
 // check loaded as written, and a polling wait.
 
-/** How the receiver answers a delivery: 200, 500, a reset connection, never (`hang`), or a redirect (`307`). */
-export type Behaviour = 'ok' | '500' | 'reset' | 'hang' | '307';
+/** How the receiver answers a delivery: 200, 200 after half a second (`slow`), 500, a reset connection, never (`hang`), or a redirect (`307`). */
+export type Behaviour = 'ok' | 'slow' | '500' | 'reset' | 'hang' | '307';
 
 export interface Delivery {
   headers: IncomingHttpHeaders;
@@ -41,6 +41,7 @@ export async function startReceiver(script: Behaviour[] = []): Promise<Receiver>
       deliveries.push({ headers: req.headers, body, json: JSON.parse(body), answered });
       if (answered === 'reset') return req.socket.resetAndDestroy();
       if (answered === 'hang') return;
+      if (answered === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), 500);
       if (answered === '307') return void res.writeHead(307, { location: `${receiver.url}/elsewhere` }).end();
       res.writeHead(answered === '500' ? 500 : 200, { 'content-type': 'text/plain' }).end(answered === '500' ? 'receiver broke' : 'ok');
     });

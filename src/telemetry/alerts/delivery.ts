@@ -59,6 +59,8 @@ export interface DeliveryRecord {
   nextAt: string | null;
 }
 
+/** How long `close()` lets attempts in flight finish before it cuts them off. */
+const CLOSE_GRACE_MS = 2_000;
 /** Deliveries attempted at once, all channels together. */
 const CONCURRENCY = 8;
 /**
@@ -109,7 +111,10 @@ export class DeliveryQueue {
   private nextSeq: number;
   private logWrites = 0;
   private logSeq = 0;
+  /** No attempt starts (`close()` was called). */
   private closed = false;
+  /** Attempts still in flight after `close()`'s grace were aborted: their outcome is not recorded. */
+  private cutOff = false;
   private readonly now: () => number;
 
   constructor(private readonly options: DeliveryQueueOptions) {
@@ -196,13 +201,21 @@ export class DeliveryQueue {
     }
   }
 
-  /** Stops the worker; attempts in flight are cut off and stay queued for the next start. Resolves once written. */
-  async close(): Promise<void> {
+  /**
+   * Stops the worker: no attempt starts from now on. Attempts in flight get `graceMs` to be answered, then are cut off
+   * and stay queued for the next start. Resolves once written.
+   */
+  async close(graceMs = CLOSE_GRACE_MS): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const controller of this.inflight.values()) controller.abort();
     for (const controller of this.testing) controller.abort();
+    // A receiver that has the notification and is answering would get it again after the restart (a second page for
+    // one alert) if its attempt were cut off now.
+    const deadline = Date.now() + graceMs;
+    while (this.inflight.size > 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 5));
+    this.cutOff = true;
+    for (const controller of this.inflight.values()) controller.abort();
     while (this.inflight.size > 0 || this.testing.size > 0 || this.writes.size > 0) {
       await Promise.allSettled([...this.writes, new Promise((done) => setTimeout(done, 5))]);
     }
@@ -288,7 +301,7 @@ export class DeliveryQueue {
     const started = this.now();
     const { httpStatus, smtpStatus, error, permanent, retryAfterMs, recipients } = await this.send(channel, entry.body, attempt, controller, entry.recipients);
     const durationMs = this.now() - started;
-    if (this.closed) {
+    if (this.cutOff) {
       // Cut off by shutdown: not counted, the notification stays queued for the next start.
       return;
     }
