@@ -97,7 +97,8 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   // The APIs speak JSON only; other bodies get a clear 415 instead of being parsed as text.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  // As bytes, not a string: decoding would silently turn bytes that are not UTF-8 into U+FFFD; the parser checks them.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
 
   app.setErrorHandler((err, _request, reply) => {
     const error = fromFrameworkError(err, liveLimit());

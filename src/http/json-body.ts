@@ -1,6 +1,7 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayError } from '../core/errors.js';
-import { parseExactly } from '../exact-numbers.js';
+import { NumberOutOfRange, parseExactly } from '../exact-numbers.js';
 import { gatewayError } from '../core/errors.js';
 
 /**
@@ -80,14 +81,35 @@ export function tooDeep(limit: number = MAX_JSON_DEPTH): GatewayError {
 }
 
 /**
+ * The body's text, or null when its bytes are not UTF-8 (RFC 8259 §8.1: JSON exchanged between systems is UTF-8).
+ * Decoding alone would turn each bad byte into U+FFFD and send the upstream a text the client never wrote. The
+ * check is one pass over the bytes in native code (Node's isUtf8, simdutf), on every request, so nothing costlier:
+ * no second decode, no scan of the text for U+FFFD. The body arrives as bytes, after any Content-Encoding was
+ * inflated (body-limit.ts).
+ */
+function bodyText(body: string | Buffer): string | null {
+  if (typeof body === 'string') return body;
+  return isUtf8(body) ? body.toString('utf8') : null;
+}
+
+function notUtf8(): GatewayError {
+  return gatewayError('invalid_body', 'The request body is not valid UTF-8; send the JSON text encoded as UTF-8.');
+}
+
+/**
  * Plain JSON.parse for request bodies (then, for the rare body with a number a double cannot hold, a lossless parse:
  * see exact-numbers.ts): it is on every request, and the prototype-poisoning scan of the
  * default parser costs measurable time. JSON.parse only ever creates an own `__proto__` property, which is
  * harmless unless copied key by key into another object; code that merges request data (the config merge
- * patch) skips such keys. Bodies nested deeper than {@link MAX_JSON_DEPTH} are refused before any route sees them.
+ * patch) skips such keys. Bodies nested deeper than {@link MAX_JSON_DEPTH} are refused before any route sees them,
+ * as are bodies that are not UTF-8. Errors go to the route family's error handler, so each answers in its own shape.
  */
 export function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
-  const raw = typeof body === 'string' ? body : body.toString('utf8');
+  const raw = bodyText(body);
+  if (raw === null) {
+    done(notUtf8());
+    return;
+  }
   // A leading byte order mark (Windows tools write one; RFC 8259 lets a parser ignore it, as Python's json.loads of
   // the raw bytes does behind the vendors' APIs) is not part of the JSON text.
   const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
@@ -106,21 +128,28 @@ export function parseJsonBody(request: FastifyRequest, body: string | Buffer, do
   if ((found & TOO_DEEP) !== 0) done(tooDeep());
   // A number JSON.parse may have rounded: parse again keeping it exact (see exact-numbers.ts). Model traffic only:
   // the admin API validates its own numbers, and a huge one there is a plain validation error.
-  else if (found === MAY_BE_ROUNDED && !request.url.startsWith('/api/')) done(null, exactly(text, value));
+  else if (found === MAY_BE_ROUNDED && !request.url.startsWith('/api/')) exactly(text, value, done);
   else done(null, value);
 }
 
 /**
- * The lossless parse of text JSON.parse accepted. Should it ever refuse what JSON.parse took (it quotes numbers in
- * that text and parses it again), the request goes on with JSON.parse's value (numbers rounded, as before) rather
- * than failing a valid body.
+ * The lossless parse of text JSON.parse accepted. A field tollgate reads holding a number no double can hold
+ * (`"temperature": 1e999`) is a 400 naming it: read as Infinity, it would reach the upstream as `null`. Should the
+ * parse ever refuse what JSON.parse took otherwise (it quotes numbers in that text and parses it again), the request
+ * goes on with JSON.parse's value (numbers rounded, as before) rather than failing a valid body.
  */
-function exactly(text: string, plain: unknown): unknown {
+function exactly(text: string, plain: unknown, done: (err: Error | null, value?: unknown) => void): void {
+  let value: unknown;
   try {
-    return parseExactly(text);
-  } catch {
-    return plain;
+    value = parseExactly(text);
+  } catch (err) {
+    if (err instanceof NumberOutOfRange) {
+      done(gatewayError('invalid_value', err.message, { param: err.field }));
+      return;
+    }
+    value = plain;
   }
+  done(null, value);
 }
 
 type BodyParser = (request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => void;

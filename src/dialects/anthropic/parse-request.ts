@@ -32,6 +32,8 @@ export function readMessagesRequest(body: unknown, endpoint: 'messages' | 'count
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw invalidRequest('stream', 'Input should be a valid boolean');
   for (const field of ['temperature', 'top_p', 'top_k'] as const) {
     if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'number') throw invalidRequest(field, 'Input should be a valid number');
+    // The body parser refuses `1e999` in these already (exact-numbers.ts); Infinity would reach Anthropic as null.
+    if (typeof body[field] === 'number' && !Number.isFinite(body[field])) throw invalidRequest(field, 'Input should be a finite number');
   }
   // A count of tokens, as Anthropic takes it: it also goes to Gemini's int32 topK and Bedrock's Claude (markers.ts).
   if (typeof body.top_k === 'number' && !Number.isInteger(body.top_k)) throw invalidRequest('top_k', 'Input should be a valid integer, got a number with a fractional part');

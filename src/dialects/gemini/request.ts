@@ -4,6 +4,7 @@ import { invalidArgument } from './errors.js';
 import { fromGeminiSchema } from '../../wire/gemini/schema.js';
 import { field, type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
+import { isExactNumber } from '../../exact-numbers.js';
 import { quoteInput, quoteValue } from '../../core/quote-input.js';
 
 /**
@@ -386,6 +387,11 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
   for (const [gemini, openai] of numbers) {
     const raw = field(config, gemini);
     if (raw === undefined || raw === null) continue;
+    // A seed past a double's precision, kept exact (exact-numbers.ts): its digits go on for the upstream to judge.
+    if (isExactNumber(raw)) {
+      fields[openai] = raw;
+      continue;
+    }
     // Google reads its numbers as protobuf JSON does: a number, or a string holding one (`"100"`).
     const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
     if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidArgument(`Invalid value at 'generation_config.${gemini}', ${JSON.stringify(raw)}`, `generationConfig.${gemini}`);

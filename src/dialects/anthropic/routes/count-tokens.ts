@@ -61,7 +61,7 @@ function unreachable(provider: string): GatewayError {
  * `anthropic-beta` and the operator's `forward_headers` over the vendor's defaults, never over the operator's own
  * provider headers or the credential (forwardClientHeaders, as the call stage does).
  */
-async function upstreamCount(target: Target, body: MessagesRequest, request: CountRequest): Promise<number> {
+async function upstreamCount(target: Target, body: MessagesRequest, request: CountRequest): Promise<string> {
   const { provider } = target;
   const url = `${provider.baseUrl.replace(/\/$/, '')}/messages/count_tokens`;
   const { fallbacks: _fallbacks, ...forwarded } = body;
@@ -101,7 +101,9 @@ async function upstreamCount(target: Target, body: MessagesRequest, request: Cou
   if (typeof tokens !== 'number') {
     throw gatewayError('invalid_upstream_response', `${provider.name}: upstream sent a count without input_tokens`);
   }
-  return tokens;
+  // Anthropic's answer as it wrote it: fields beside input_tokens (context_management's original_input_tokens, and
+  // whatever it adds later) are the client's to read, as from Anthropic itself.
+  return text;
 }
 
 export interface CountRequest {
@@ -119,11 +121,6 @@ export interface CountRequest {
   dispatcher: Dispatcher;
 }
 
-/**
- * `input_tokens` for a count_tokens body. Anthropic models are counted by Anthropic. Every other model is an
- * ESTIMATE from the gateway's tokenizer (o200k) on the translated request, as for budget reservations: other
- * vendors' tokenizers differ by some percent, and no common count endpoint exists across them.
- */
 /** A rule that changes or stops what reaches the upstream from the client's side. */
 function actsOnInput(rule: GuardrailRuleConfig): boolean {
   return rule.action !== 'flag' && rule.applies_to !== 'output';
@@ -138,7 +135,13 @@ export function inputGuarded(config: RuntimeConfig, key: VirtualKeyRecord | null
   return config.guardrails.rules.some(actsOnInput) || (key?.guardrails?.rules ?? []).some(actsOnInput) || (team?.guardrails?.rules ?? []).some(actsOnInput);
 }
 
-export async function countInputTokens(request: CountRequest): Promise<number> {
+/**
+ * The JSON answer to a count_tokens body. Anthropic models are counted by Anthropic, whose answer the client gets
+ * unchanged. Every other model gets `{"input_tokens": n}`, an ESTIMATE from the gateway's tokenizer (o200k) on the
+ * translated request, as for budget reservations: other vendors' tokenizers differ by some percent, and no common
+ * count endpoint exists across them.
+ */
+export async function countInputTokens(request: CountRequest): Promise<string> {
   const { config, body, clientProviderKey } = request;
   const model = canonicalModelName(config, body.model);
   // Translating first refuses what the messages route would refuse, whichever way the count is made.
@@ -148,5 +151,5 @@ export async function countInputTokens(request: CountRequest): Promise<number> {
   // What the canonical form cannot express only an Anthropic upstream takes: a direct name of another format is
   // refused as the messages route refuses it; a route (which may reach Anthropic) gets the estimate of the rest.
   if (untranslatable && !isRouteName(config.routes, model) && !directAnthropic(config, model, clientProviderKey)) throw untranslatable;
-  return countPromptTokens(canonical.messages, canonical.tools);
+  return JSON.stringify({ input_tokens: countPromptTokens(canonical.messages, canonical.tools) });
 }

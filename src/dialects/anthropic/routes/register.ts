@@ -92,7 +92,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
         const config = deps.config.current();
         const key = checkVirtualKey(deps.governance, config, isRemoteClient(request, config.settings), presentedCredential(request), canonicalModelName(config, body.model));
         const team = key?.team ? (deps.governance.getTeamRecord(key.team) ?? null) : null;
-        const inputTokens = await countInputTokens({
+        const answer = await countInputTokens({
           config,
           inputGuarded: inputGuarded(config, key, team),
           body,
@@ -100,7 +100,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: HttpDeps): v
           clientHeaders: request.headers,
           dispatcher: deps.outbound.dispatcher,
         });
-        return reply.header('request-id', request.id).type('application/json; charset=utf-8').send(JSON.stringify({ input_tokens: inputTokens }));
+        return reply.header('request-id', request.id).type('application/json; charset=utf-8').send(answer);
       });
     },
     { prefix: '/anthropic' },

@@ -20,6 +20,9 @@ import { fromFrameworkError } from '../../../http/render-error.js';
 import { bearerToken, headerString } from '../../../http/request-headers.js';
 import { gatewayError } from '../../../core/errors.js';
 import { textDocumentsFor } from '../../text-documents.js';
+import type { RuntimeConfig } from '../../../core/config.js';
+import { resolveCandidates } from '../../../routing/resolve-target.js';
+import { isRouteName } from '../../../routing/route-patterns.js';
 
 const DIALECT = 'gemini';
 
@@ -55,6 +58,20 @@ function unknownUrl(request: FastifyRequest): GatewayError {
 function fallbacksOf(body: unknown): string[] {
   if (!isRecord(body)) return [];
   return takeRequestFallbacks(body as ChatCompletionRequest);
+}
+
+/**
+ * A countTokens for a model the gateway cannot resolve (an unknown provider or model, a bare name no provider
+ * serves) gets the 404 generateContent gets for it, not an estimate for a model that does not exist. Only those:
+ * the estimate calls no upstream, so a provider without a key, say, still gets its count. A route resolves as a route.
+ */
+function refuseUnknownModel(config: RuntimeConfig, model: string, clientProviderKey: string | null): void {
+  if (isRouteName(config.routes, model)) return;
+  try {
+    resolveCandidates(config, model, clientProviderKey);
+  } catch (err) {
+    if (err instanceof GatewayError && err.status === 404) throw err;
+  }
 }
 
 /** What follows `/models/` in the raw URL, undecoded, so an encoded `%2F` in a model name is told apart from a path separator. */
@@ -101,6 +118,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           fallbacksOf(request.body);
           // Counting costs nothing, so no budget or rate limit; but a `tg-` key must be live and allowed the model.
           checkVirtualKey(deps.governance, config, fromRemote, credential, model);
+          refuseUnknownModel(config, model, clientProviderKey);
           const totalTokens = estimateGeminiTokens(request.body);
           return reply.type('application/json; charset=utf-8').send(JSON.stringify({ totalTokens }));
         }
