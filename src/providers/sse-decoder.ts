@@ -6,7 +6,8 @@ import type { StreamDecoder } from '../core/provider.js';
 /**
  * Decodes a Server-Sent Events body incrementally. `mapEvent` turns one SSE event into canonical chunks and
  * returns 'done' when the event is the stream's terminator. UTF-8 sequences split across network reads are
- * reassembled (see `utf8Reads`).
+ * reassembled (see `utf8Reads`). An event `mapEvent` throws on (an upstream's `error` event) ends the decoding: that
+ * call throws it, and the chunks decoded before it in the same read go with it (see `chunksBefore`).
  */
 export function createSSEDecoder(
   mapEvent: (event: EventSourceMessage) => ChatCompletionChunk[] | ChatCompletionChunk | 'done' | null,
@@ -29,9 +30,9 @@ export function createSSEDecoder(
     },
   });
   const drain = (): ChatCompletionChunk[] => {
-    if (failure) throw failure;
     const out = pending;
     pending = [];
+    if (failure) throw withChunksBefore(failure, out);
     return out;
   };
   return {
@@ -46,6 +47,27 @@ export function createSSEDecoder(
       return { chunks: drain(), complete: done };
     },
   };
+}
+
+/** The chunks decoded ahead of the event that failed a decoder, by the failure it threw (see chunksBefore). */
+const decodedBefore = new WeakMap<object, ChatCompletionChunk[]>();
+
+/** Notes the chunks a read decoded before `failure` on it, so they are not lost with the read (see chunksBefore). */
+function withChunksBefore(failure: unknown, chunks: ChatCompletionChunk[]): unknown {
+  if (chunks.length > 0 && typeof failure === 'object' && failure !== null) decodedBefore.set(failure, chunks);
+  return failure;
+}
+
+/**
+ * The chunks decoded in the same read as the event that raised `failure` (an upstream's `error` event after two
+ * deltas in one network read), once: they came first, so the caller relays them before it reports the failure.
+ * Empty for a failure no decoder raised, or raised with nothing before it.
+ */
+export function chunksBefore(failure: unknown): ChatCompletionChunk[] {
+  if (typeof failure !== 'object' || failure === null) return [];
+  const chunks = decodedBefore.get(failure) ?? [];
+  decodedBefore.delete(failure);
+  return chunks;
 }
 
 /** The byte order mark, which an event stream may start with and which is not part of its first line (WHATWG). */

@@ -19,6 +19,7 @@ import { restoreExactNumbers } from '../exact-numbers.js';
 import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';
 import type { UpstreamCall } from '../providers/transport.js';
 import { upstreamError, withoutCredential } from '../providers/upstream-error.js';
+import { chunksBefore } from '../providers/sse-decoder.js';
 import { ATTEMPT_GATE, AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
@@ -54,6 +55,28 @@ function declaredLength(headers: IncomingHttpHeaders): number {
   const raw = headers['content-length'];
   const value = raw === undefined ? NaN : Number(raw);
   return Number.isFinite(value) ? value : -1;
+}
+
+/**
+ * How long an upstream error asked the gateway to wait, in ms: its answer's retry-after, else the one its adapter
+ * read from the error body (Gemini states the wait only there, as a RetryInfo `retryDelay`), so both pause the
+ * target and hold its retries alike. Null when neither says.
+ */
+function askedWaitMs(error: GatewayError, headers: IncomingHttpHeaders): number | null {
+  return retryAfterMs(headers) ?? retryAfterMs(error.headers);
+}
+
+/**
+ * What `decode` (a stream decoder's push or end) returns; when it throws (an upstream error event), the chunks it
+ * decoded before that event in the same read go to `before` first (see chunksBefore), then the failure is raised.
+ */
+function decodedOrBefore<T>(decode: () => T, before: (chunks: ChatCompletionChunk[]) => void): T {
+  try {
+    return decode();
+  } catch (err) {
+    before(chunksBefore(err));
+    throw err;
+  }
 }
 
 /** What one request's attempts share: whether the client got anything yet, and how to stop what is live. */
@@ -409,15 +432,35 @@ class CallStage implements Stage {
         const again = refused && !state.cancelled && !state.started && againOnRefusal ? againOnRefusal(error) : null;
         if (again) return void again.then(resolve, reject);
         if (state.cancelled) record({ kind: 'neutral' });
-        else if (error.upstreamStatus === 429) record({ kind: 'rate-limited', retryAfterMs: retryAfterMs(headers), headers });
+        else if (error.upstreamStatus === 429) record({ kind: 'rate-limited', retryAfterMs: askedWaitMs(error, headers), headers });
         else if (error.retryable || state.started || operatorKeyRefused(error, target)) {
           // An upstream error answer may say when to come back (a 503's retry-after): the retry waits that long.
-          const wait = error.upstreamStatus !== undefined ? retryAfterMs(headers) : null;
+          const wait = error.upstreamStatus !== undefined ? askedWaitMs(error, headers) : null;
           record({ kind: 'failure', reason: error.code ?? `HTTP ${error.status}`, latencyMs: performance.now() - started, retryAfterMs: wait });
         }
         else record({ kind: 'neutral' });
         attempted(false, state.cancelled ? 'client_cancelled' : error.code);
         reject(withoutCredential(error, target.apiKey));
+      };
+      /** Relays the chunks one read of the stream decoded (`bytes` long), with the upstream's own events and usage so far. */
+      const relayDecoded = (chunks: ChatCompletionChunk[], bytes: number): void => {
+        // What the upstream counted so far, charged should the stream be cut before its final usage.
+        if (decoder?.usageSoFar) ctx.usageSoFar = decoder.usageSoFar();
+        const native = nativeEvents(ctx, adapter, target, decoder);
+        if (chunks.length > 0 || native !== null) pendingBytes = 0;
+        else if ((pendingBytes += bytes) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');
+        relayChunks(ctx, chunks, emit, native, decoder?.nativePerChunk === true);
+        // A half-open trial whose answer has begun closes its breaker now, not when the stream ends.
+        if (state.started && attempt.admission === 'trial') attempt.admission = registry.answered(attempt.health, attempt.admission);
+      };
+      /**
+       * The chunks a read decoded before the upstream's error event in it: they came first, so they reach the client
+       * (and count for usage) before the error. Only an answer they begin or continue: the upstream's own events
+       * alone (a ping) before an error do not start an answer, so the attempt can still move on to another try.
+       */
+      const relayBeforeFailure = (chunks: ChatCompletionChunk[]): void => {
+        if (chunks.length > 0 || state.started) relayDecoded(chunks, 0);
+        else if (decoder?.usageSoFar) ctx.usageSoFar = decoder.usageSoFar();
       };
       const timeouts = ctx.stream || ctx.operation !== 'chat' ? target.provider.timeouts : wholeAnswerTimeouts(target.provider.timeouts);
       const call = this.deps.transport.dispatch(built, timeouts, target.provider.name, {
@@ -448,15 +491,8 @@ class CallStage implements Stage {
             buffered.push(chunk);
             return;
           }
-          const chunks = decoder ? decoder.push(chunk) : [];
-          // What the upstream counted so far, charged should the stream be cut before its final usage.
-          if (decoder?.usageSoFar) ctx.usageSoFar = decoder.usageSoFar();
-          const native = nativeEvents(ctx, adapter, target, decoder);
-          if (chunks.length > 0 || native !== null) pendingBytes = 0;
-          else if ((pendingBytes += chunk.length) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');
-          relayChunks(ctx, chunks, emit, native, decoder?.nativePerChunk === true);
-          // A half-open trial whose answer has begun closes its breaker now, not when the stream ends.
-          if (state.started && attempt.admission === 'trial') attempt.admission = registry.answered(attempt.health, attempt.admission);
+          const open = decoder;
+          relayDecoded(open ? decodedOrBefore(() => open.push(chunk), relayBeforeFailure) : [], chunk.length);
           // A slow client pauses the upstream read instead of piling chunks up in memory.
           const ready = ctx.clientReady();
           if (ready) {
@@ -472,7 +508,8 @@ class CallStage implements Stage {
             if (buffered && ctx.operation === 'embeddings') relayEmbeddings(ctx, adapter, target, ctx.request, Buffer.concat(buffered).toString('utf8'), emit);
             else if (buffered) relayCompletion(ctx, adapter, target, Buffer.concat(buffered).toString('utf8'), emit);
             else if (decoder) {
-              const tail = decoder.end();
+              const open = decoder;
+              const tail = decodedOrBefore(() => open.end(), relayBeforeFailure);
               if (tail.usage) ctx.usage = tail.usage;
               // Judged before the tail is relayed: a usage chunk made at the end of a stream that never finished (Gemini's
               // usage with no candidate) would otherwise start the answer, and the attempt could no longer move on.

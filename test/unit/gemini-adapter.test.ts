@@ -462,7 +462,7 @@ describe('createStreamDecoder', () => {
     expect(chunks.map((c) => (c.choices[0] as any)?.finish_reason ?? null)).toEqual([null, 'content_filter', null]);
   });
 
-  it('throws a retryable 502 for an error event inside the stream', () => {
+  it('throws a retryable error with the upstream status for an error event inside the stream (as the same error answered at once)', () => {
     const decoder = geminiAdapter.createStreamDecoder(target, STREAMED);
     decoder.push(sse(events[1]));
     let caught: unknown;
@@ -472,7 +472,7 @@ describe('createStreamDecoder', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(GatewayError);
-    expect(caught).toMatchObject({ status: 502, retryable: true, code: 'INTERNAL', message: 'An internal error has occurred.' });
+    expect(caught).toMatchObject({ status: 500, retryable: true, code: 'INTERNAL', message: 'An internal error has occurred.' });
   });
 
   it('keeps a rate limit inside the stream a 429 (RESOURCE_EXHAUSTED), as a client can back off from it', () => {

@@ -11,8 +11,11 @@ import { deliverJson, deliverRepeated, deliverStream, OK_MODE, type UpstreamMode
 import { randomAlphanumeric } from './random-ids.js';
 import { sendRaw } from './respond.js';
 
-/** The shared modes, plus an `error` event sent inside an open stream after `after` frames. */
-export type AnthropicMode = UpstreamMode | { kind: 'stream-error'; after: number; type?: string; message?: string };
+/**
+ * The shared modes, plus an `error` event sent inside an open stream after `after` frames; the last `together` of those
+ * frames go in one write with the error event (as one network read), the others one write each.
+ */
+export type AnthropicMode = UpstreamMode | { kind: 'stream-error'; after: number; type?: string; message?: string; together?: number };
 
 export interface RecordedCall {
   method: string;
@@ -547,7 +550,9 @@ class Server implements AnthropicUpstream {
     let frames = streamFrames(answer);
     this.sent.push({ message: answer.message, frames });
     if (mode.kind === 'stream-error') {
-      frames = [...frames.slice(0, mode.after), `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: mode.type ?? 'overloaded_error', message: mode.message ?? 'Overloaded' } })}\n\n`];
+      const error = `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: mode.type ?? 'overloaded_error', message: mode.message ?? 'Overloaded' } })}\n\n`;
+      const apart = Math.max(0, mode.after - (mode.together ?? 0));
+      frames = [...frames.slice(0, apart), frames.slice(apart, mode.after).join('') + error];
       return deliverStream(exchange, headers, frames, OK_MODE, 0);
     }
     return deliverStream(exchange, headers, frames, mode, 0);

@@ -22,8 +22,11 @@ export type GeminiMode =
     }
   /** The prompt is refused before generation: promptFeedback.blockReason, no candidates. */
   | { kind: 'blocked' }
-  /** Sends `chunks` stream events, then an error event (what Gemini does when generation fails mid-stream). */
-  | { kind: 'stream-error'; chunks: number };
+  /**
+   * Sends `chunks` stream events, then an error event (what Gemini does when generation fails mid-stream): Google's
+   * error object `error` (a 500 INTERNAL by default). The last `together` events go in one write with the error.
+   */
+  | { kind: 'stream-error'; chunks: number; error?: GoogleErrorBody['error']; together?: number };
 
 export interface GeminiCall {
   method: string;
@@ -665,20 +668,24 @@ class Upstream implements GeminiUpstream {
     const events: unknown[] = streamEvents(plan, model, responseId).map((event) => withLogprobs(event, logprobs));
     this.streamed.push(events as Record<string, any>[]);
     if (mode.kind === 'stream-error') {
-      events.splice(mode.chunks, events.length, googleError(500, DEFAULT_MESSAGES[500] as string));
-      return this.sendEvents(exchange, events, { kind: 'ok' }, url);
+      events.splice(mode.chunks, events.length, mode.error ? { error: mode.error } : googleError(500, DEFAULT_MESSAGES[500] as string));
+      return this.sendEvents(exchange, events, { kind: 'ok' }, url, mode.together ?? 0);
     }
     return this.sendEvents(exchange, events, mode, url);
   }
 
-  /** `alt=sse` frames each chunk as `data: <json>\r\n\r\n`; without it the stream is one JSON array written piecewise. */
-  private sendEvents(exchange: LiveExchange, events: unknown[], mode: UpstreamMode, url: URL): Promise<void> {
+  /**
+   * `alt=sse` frames each chunk as `data: <json>\r\n\r\n`; without it the stream is one JSON array written piecewise.
+   * The last `together` + 1 frames go in one write.
+   */
+  private sendEvents(exchange: LiveExchange, events: unknown[], mode: UpstreamMode, url: URL, together = 0): Promise<void> {
+    const joined = (frames: string[]): string[] => (together > 0 ? [...frames.slice(0, -together - 1), frames.slice(-together - 1).join('')] : frames);
     if (url.searchParams.get('alt') === 'sse') {
       const frames = events.map((event) => `data: ${JSON.stringify(event)}\r\n\r\n`);
-      return deliverStream(exchange, { ...GOOGLE_HEADERS, 'content-type': SSE_TYPE }, frames, mode, 0);
+      return deliverStream(exchange, { ...GOOGLE_HEADERS, 'content-type': SSE_TYPE }, joined(frames), mode, 0);
     }
     const frames = events.map((event, i) => `${i === 0 ? '[' : ',\r\n'}${JSON.stringify(event)}${i === events.length - 1 ? ']' : ''}`);
-    return deliverStream(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, frames, mode, 0);
+    return deliverStream(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, joined(frames), mode, 0);
   }
 
   private authorized(exchange: LiveExchange, req: IncomingMessage, url: URL): boolean {

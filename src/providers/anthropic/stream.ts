@@ -4,6 +4,8 @@ import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { KeptEvents } from '../kept-events.js';
 import { invalidUpstream, streamError } from './errors.js';
+import { GatewayError } from '../../core/errors.js';
+import { anthropicError, gatewayTypeOf, isAnthropicErrorType } from '../../wire/anthropic/errors.js';
 import { finishReasonOf } from '../../wire/anthropic/stop-reasons.js';
 import { type AnthropicUsage } from '../../wire/anthropic/shapes.js';
 import { isRecord } from '../../core/is-record.js';
@@ -29,6 +31,18 @@ const ANSWER_EVENTS = new Set(['message_start', 'content_block_start', 'content_
 export interface AnthropicDecoderOptions {
   /** Native pass-through: keep every event as it came (name and data text) for `takeNative`. */
   keepEvents?: boolean;
+}
+
+/**
+ * An `error` event inside an open stream (see streamError). An error type the gateway does not know (one Anthropic
+ * added later) is kept as the error's type as well as its code, as gatewayTypeOf keeps an unknown type of an error
+ * answer: that is how an Anthropic client is shown it as written (see anthropicErrorBody), not as api_error.
+ */
+function midStreamError(provider: string, data: string): GatewayError {
+  const error = streamError(provider, data);
+  const type = anthropicError(data)?.type;
+  if (type === undefined || isAnthropicErrorType(type)) return error;
+  return new GatewayError({ status: error.status, type: gatewayTypeOf(type), code: error.code, message: error.message, retryable: error.retryable });
 }
 
 export function createAnthropicStreamDecoder(provider: string, request?: ChatCompletionRequest, options: AnthropicDecoderOptions = {}): StreamDecoder {
@@ -80,7 +94,7 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
       kept?.push(type, event.data);
       return null;
     }
-    if (type === 'error') throw streamError(provider, event.data);
+    if (type === 'error') throw midStreamError(provider, event.data);
     const data = parse(event.data);
     kept?.push(type !== '' ? type : String(data.type), event.data);
     const kind = data.type ?? type;
@@ -122,7 +136,7 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
         stopped = true;
         return closing();
       case 'error':
-        throw streamError(provider, event.data);
+        throw midStreamError(provider, event.data);
       default:
         // Event types added later change nothing for the client.
         return null;

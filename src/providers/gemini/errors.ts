@@ -1,6 +1,7 @@
 import { GatewayError } from '../../core/errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody, noMessage } from '../upstream-error.js';
 import { gatewayTypeOf, readGoogleError, type GoogleError } from '../../wire/gemini/errors.js';
+import { isRecord } from '../../core/is-record.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -57,11 +58,41 @@ function keptDetails(error: GoogleError): unknown[] | null {
 }
 
 /**
- * An error event inside an open stream: the answer is cut, so it is a retryable 502, but a quota or rate limit
- * (RESOURCE_EXHAUSTED) keeps its 429 meaning, as Bedrock's throttling does mid-stream.
+ * An error event inside an open stream (`{"error":{"code","message","status","details"}}`, Google's error object). It
+ * keeps what Google wrote: its code as the error's status and upstream status, its status name as the code, its
+ * details and its RetryInfo wait (as retry-after), so a Gemini client gets the event as it came (see googleErrorBody)
+ * and a RESOURCE_EXHAUSTED pauses the target as a 429 answer does. Another try may help as it would after that
+ * status: a 5xx or a 429 is retryable, an INVALID_ARGUMENT is not. An event without a valid code is a retryable 502
+ * (a quota's RESOURCE_EXHAUSTED a 429).
  */
 export function geminiStreamError(provider: string, body: unknown): GatewayError {
   const error = readGoogleError(body);
+  const code = errorCode(body);
+  if (error === null || code === null) return streamErrorWithoutCode(provider, error);
+  const headers: Record<string, string> = {};
+  const delay = retryDelaySeconds(error);
+  if (delay !== null) headers['retry-after'] = String(delay);
+  return new GatewayError({
+    status: code,
+    type: gatewayTypeOf(error.status, code),
+    code: error.status,
+    message: error.message ?? `${provider} reported an error inside the stream.`,
+    retryable: isRetryableStatus(code),
+    headers,
+    upstreamStatus: code,
+    details: keptDetails(error),
+  });
+}
+
+/** The HTTP status a Google error object states as its `code`, when it is an error status (400-599). */
+function errorCode(body: unknown): number | null {
+  const root = Array.isArray(body) ? (body[0] as unknown) : body;
+  const code = isRecord(root) && isRecord(root.error) ? root.error.code : undefined;
+  return typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : null;
+}
+
+/** A stream's error event that states no error code: the answer is cut, another try may work. */
+function streamErrorWithoutCode(provider: string, error: GoogleError | null): GatewayError {
   const limited = error?.status === 'RESOURCE_EXHAUSTED';
   return new GatewayError({
     status: limited ? 429 : 502,

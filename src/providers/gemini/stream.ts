@@ -18,11 +18,11 @@ interface CandidateState {
 
 /**
  * Turns Gemini's `alt=sse` body into OpenAI chunks. Every event is a whole GenerateContentResponse holding the
- * next parts; there is no terminator, so the stream counts as complete when a finishReason was seen before the
- * body ended. Function calls arrive whole and go out as one tool_calls delta at once. The latest usageMetadata
- * (the last event carries the totals) becomes the final usage chunk when the client asked for include_usage,
- * and is reported to the gateway for cost either way. Before the end it is `usageSoFar` (each event's counts are
- * running totals: the prompt and its cached part from the first event on), for charging a stream cut short.
+ * next parts; there is no terminator, so the stream counts as complete when every candidate seen had its
+ * finishReason before the body ended. Function calls arrive whole and go out as one tool_calls delta at once. The
+ * latest usageMetadata (the last event carries the totals) becomes the final usage chunk when the client asked for
+ * include_usage, and is reported to the gateway for cost either way. Before the end it is `usageSoFar` (each event's
+ * counts are running totals: the prompt and its cached part from the first event on), for charging a stream cut short.
  */
 export function createGeminiStreamDecoder(model: string, provider: string, includeUsage = true, options: { keepEvents?: boolean } = {}): StreamDecoder {
   /** Native pass-through: every event as it came, for `takeNative`; null when not passing through. */
@@ -31,7 +31,14 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
   const created = Math.floor(Date.now() / 1000);
   const candidates = new Map<number, CandidateState>();
   let usage: CompletionUsage | null = null;
-  let finished = false;
+  /** The prompt was blocked (no candidate): the answer is whole, the content_filter finish made up for it. */
+  let blocked = false;
+
+  /**
+   * Whether the answer is whole: every candidate seen has its finishReason (one that finished says nothing of the
+   * others: with candidateCount 2, a stream cut after candidate 0's STOP lost the rest of candidate 1).
+   */
+  const complete = (): boolean => candidates.size > 0 && [...candidates.values()].every((state) => state.finished);
 
   const chunk = (choices: unknown[]): ChatCompletionChunk => ({ id: id ?? completionId(null), object: 'chat.completion.chunk', created, model, choices });
   const delta = (index: number, value: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk =>
@@ -72,7 +79,6 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
     }
     if (typeof candidate.finishReason === 'string' && candidate.finishReason !== 'FINISH_REASON_UNSPECIFIED') {
       state.finished = true;
-      finished = true;
       const finish = delta(index, {}, finishReasonFromGemini(candidate.finishReason, state.toolCalls > 0));
       const unmet = unmetFinishReason(candidate.finishReason);
       if (unmet !== null) Object.assign(finish.choices[0] as object, { native_finish_reason: unmet });
@@ -95,9 +101,9 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
     const out: ChatCompletionChunk[] = [];
     const list = Array.isArray(root.candidates) ? root.candidates.filter(isRecord) : [];
     list.forEach((candidate, position) => mapCandidate(candidate, position, out));
-    if (list.length === 0 && blockedPrompt(root) && !finished) {
-      open(0, out);
-      finished = true;
+    if (list.length === 0 && blockedPrompt(root) && !blocked && !complete()) {
+      open(0, out).finished = true;
+      blocked = true;
       out.push(delta(0, {}, 'content_filter'));
     }
     usage = usageFromGemini(root.usageMetadata) ?? usage;
@@ -111,7 +117,7 @@ export function createGeminiStreamDecoder(model: string, provider: string, inclu
       const chunks = [...tail.chunks];
       // Only a client that asked gets OpenAI's usage chunk (no choices); the gateway gets the usage either way.
       if (usage && includeUsage) chunks.push({ ...chunk([]), usage });
-      return { chunks, complete: finished, usage };
+      return { chunks, complete: complete(), usage };
     },
     usageSoFar: () => usage,
   };
