@@ -38,7 +38,14 @@ const modelPatternSchema = z
  * Requests per minute per model: a `<provider>/<model>` (or a bare name, as it resolves) limits every call to that
  * model, however a request reaches it (see governance/model-limits.ts); a route name limits requests naming the route.
  */
-const modelRateLimitsSchema = z.record(z.string().min(1, 'must name a model'), z.number().int('must be an integer').positive('must be > 0'));
+const modelRateLimitsSchema = z.record(
+  z
+    .string()
+    .min(1, 'must name a model')
+    // Limits are looked up by exact name per request (and per attempt); a pattern would match nothing and limit nothing.
+    .refine((name) => !name.includes('*'), "must name one model or route: '*' patterns are not supported here (list each model, e.g. 'openai/gpt-4o')"),
+  z.number().int('must be an integer').positive('must be > 0'),
+);
 
 const teamRefSchema = z.string().min(1, 'must be a team id').nullable();
 
@@ -166,7 +173,9 @@ export const TEAM_READ_ONLY_FIELDS = ['id', 'spend', 'requests', 'period_start',
 
 function describe(issue: z.core.$ZodIssue, field: string | null): string {
   if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
-  return `${field ?? '(body)'}: ${issue.message}`;
+  // A record's key refused by its own check (model_rate_limits' names): that check's message says why, zod's does not.
+  const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+  return `${field ?? '(body)'}: ${message}`;
 }
 
 /**

@@ -14,10 +14,11 @@ import {
   validateBody,
 } from './governance-schemas.js';
 import { hashSecret, newKeyId, newKeySecret, newTeamId, secretPrefix } from './key-secrets.js';
-import { periodEnded, periodHolding, periodStartingNow, roundUsd } from './periods.js';
+import { periodChangedTo, periodEnded, periodHolding, periodStartingNow, roundUsd } from './periods.js';
 import type { PeriodUsage, TeamRecord, VirtualKeyRecord } from '../core/identity.js';
 import type { RequestLogEntry, VirtualKeyView } from './types.js';
 import { gatewayError } from '../core/errors.js';
+import { quoteInput } from '../core/quote-input.js';
 import { openRecords, pageBytes, recordCount } from '../store/records.js';
 import { RequestLogWrites, type WrittenAfterPage, type WrittenAfterQuery } from './request-log-writes.js';
 
@@ -39,15 +40,15 @@ class Refused {
 }
 
 function keyNotFound(id: string): GatewayError {
-  return gatewayError('key_not_found', `No virtual key with id '${id}'.`);
+  return gatewayError('key_not_found', `No virtual key with id '${quoteInput(id)}'.`);
 }
 
 function teamNotFound(id: string): GatewayError {
-  return gatewayError('team_not_found', `No team with id '${id}'.`);
+  return gatewayError('team_not_found', `No team with id '${quoteInput(id)}'.`);
 }
 
 function unknownTeam(id: string): GatewayError {
-  return gatewayError('invalid_team', `No team with id '${id}'; create it first with POST /api/teams.`, { param: 'team' });
+  return gatewayError('invalid_team', `No team with id '${quoteInput(id)}'; create it first with POST /api/teams.`, { param: 'team' });
 }
 
 /** Where a key stands in the listing order (the creation index's entry): its creation time and id. */
@@ -307,7 +308,7 @@ export class GovernanceStore {
       const at = this.now();
       const next: VirtualKeyRecord = { ...current, ...this.usageAt(current, at), ...changes, updated_at: at.toISOString() };
       if (changes.budget_period !== undefined && changes.budget_period !== current.budget_period) {
-        Object.assign(next, periodStartingNow(changes.budget_period, at));
+        Object.assign(next, periodChangedTo(changes.budget_period, at, next, next));
       }
       this.keys.put(id, next);
       return { before: current, after: next };
@@ -434,7 +435,7 @@ export class GovernanceStore {
       const at = this.now();
       const next: TeamRecord = { ...current, ...this.usageAt(current, at), ...changes, updated_at: at.toISOString() };
       if (changes.budget_period !== undefined && changes.budget_period !== current.budget_period) {
-        Object.assign(next, periodStartingNow(changes.budget_period, at));
+        Object.assign(next, periodChangedTo(changes.budget_period, at, next, null));
       }
       this.teams.put(id, next);
       return { before: current, after: next };

@@ -3,7 +3,10 @@ import type { GatewayError } from '../core/errors.js';
 import type { Candidate } from '../core/plan.js';
 import { gatewayError } from '../core/errors.js';
 import type { AttemptGate } from '../routing/attempt-plan.js';
-import { resolveModelName } from '../routing/bare-model.js';
+import { isBareName, lookupBareModel, resolveModelName } from '../routing/bare-model.js';
+import { isRouteName } from '../routing/route-patterns.js';
+import { quoteInput } from '../core/quote-input.js';
+import { isRecord } from '../core/is-record.js';
 import { formatResetDuration } from './durations.js';
 import type { SlidingWindowLimiter, WindowState } from './rate-limiter.js';
 
@@ -42,6 +45,39 @@ export function writeLimitHeaders(headers: Record<string, string>, unit: 'reques
 /** The limiter bucket of a key's requests to one model (or to a name it asked for): shared by admission and attempts. */
 export function keyModelBucket(keyId: string, name: string): string {
   return `rpm:key:${keyId}:${name}`;
+}
+
+/**
+ * Why a `model_rate_limits` name would limit nothing in `config`, or null when it names something a request can
+ * reach: a route, a `<provider>/<model>` of a configured provider, or a bare name exactly one configured provider
+ * serves (as a request's bare name resolves). A typo in the provider (`opnai/gpt-4o`) is the usual case.
+ */
+function unmatchedLimitName(config: RuntimeConfig, name: string): string | null {
+  if (isRouteName(config.routes, name) || !isBareName(config, name)) return null;
+  const found = lookupBareModel(config, name);
+  if (found.kind === 'one') return null;
+  if (found.kind === 'several') return `'${quoteInput(name)}' is served by more than one configured provider (${found.names.join(', ')}): name the one you mean as '<provider>/<model>'`;
+  const slash = name.indexOf('/');
+  const providers = `known providers: ${[...config.providers.keys()].join(', ') || 'none'}`;
+  if (slash > 0) return `'${quoteInput(name)}' names no configured provider '${quoteInput(name.slice(0, slash))}' (${providers})`;
+  return `'${quoteInput(name)}' is no route and no configured provider serves it: name it as '<provider>/<model>' (${providers})`;
+}
+
+/**
+ * A key's `model_rate_limits` as written to the management API, checked against the running config: a name that
+ * would limit nothing is a 400 naming it, not a limit silently never applied. Like `plugins`, checked when written;
+ * a provider the config later drops leaves its limits matching nothing.
+ */
+export function checkModelLimitNames(body: unknown, config: RuntimeConfig): void {
+  if (!isRecord(body) || !isRecord(body.model_rate_limits)) return;
+  for (const name of Object.keys(body.model_rate_limits)) {
+    // Patterns get the schema's own message.
+    if (name.includes('*')) continue;
+    const problem = unmatchedLimitName(config, name);
+    if (problem !== null) {
+      throw gatewayError('invalid_value', `Invalid 'model_rate_limits': ${problem}.`, { param: `model_rate_limits.${quoteInput(name, 60)}` });
+    }
+  }
 }
 
 /**

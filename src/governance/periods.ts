@@ -38,6 +38,23 @@ export function periodStartingNow(period: BudgetPeriod, now: Date): PeriodUsage 
   return { spend: 0, requests: 0, period_start: now.toISOString(), period_resets_at: end === null ? null : new Date(end).toISOString() };
 }
 
+/**
+ * The counters of a record whose `budget_period` changes to `period` at `now`. The new period runs from now to its
+ * next calendar boundary, as a new record's does, but the spend already made is not forgotten (a reset would let
+ * the key spend its whole budget again at once):
+ * - to `total`, the spend of the whole life (`total_spend`, `total_requests`: `totals`, which a key keeps and a team
+ *   does not) is the new period's;
+ * - to another period, what of the spend fell within it cannot be told here (the usage rollups are written apart,
+ *   and later; nor a team's whole life), so the current period's spend and requests are carried over: the safe side, never less than zero.
+ *   They are dropped at the new period's first boundary, as any period's are.
+ * `usage` is the record's usage as of `now` (an ended period already zeroed).
+ */
+export function periodChangedTo(period: BudgetPeriod, now: Date, usage: PeriodUsage, totals: { total_spend: number; total_requests: number } | null): PeriodUsage {
+  const fresh = periodStartingNow(period, now);
+  if (period === 'total' && totals !== null) return { ...fresh, spend: totals.total_spend, requests: totals.total_requests };
+  return { ...fresh, spend: usage.spend, requests: usage.requests };
+}
+
 /** Zeroed counters of the calendar period holding `now`, for a record whose previous period has ended. */
 export function periodHolding(period: BudgetPeriod, now: Date): PeriodUsage {
   const { start, end } = periodBounds(period, now);

@@ -1,7 +1,10 @@
 import type { ChatContext, RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
 
-/** Output tokens assumed for the reservation when the request sets no limit. */
+/**
+ * Output tokens assumed when the request sets no limit, by requestedMaxOutput (judging an upstream's usage). The
+ * budget's reservation and the tokens-per-minute hold use what the request can really take instead (output-reserve.ts).
+ */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 /** The most output tokens a request may ask for: the largest value a provider's 32-bit field holds (Gemini's `maxOutputTokens` is an int32). */

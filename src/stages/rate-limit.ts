@@ -1,7 +1,7 @@
-import { defer, finalize, type Observable, throwError } from 'rxjs';
+import { defer, finalize, from, mergeMap, type Observable, throwError } from 'rxjs';
 import type { ResponseEvent } from '../core/canonical.js';
 import type { SlidingWindowLimiter, WindowState } from '../governance/rate-limiter.js';
-import type { RequestContext } from '../core/context.js';
+import type { Identity, RequestContext } from '../core/context.js';
 import type { Next, Stage } from '../core/stage.js';
 import type { EventBus } from '../bus/bus.js';
 import { definePlugin } from '../core/plugin.js';
@@ -9,7 +9,12 @@ import { BUS, LIMITER } from '../services.js';
 import { keyModelBucket, ModelLimitGate, modelLimitsOf, rateLimitError, writeLimitHeaders } from '../governance/model-limits.js';
 import { ATTEMPT_GATE } from '../routing/attempt-plan.js';
 import { mediaReserveTokens, promptTokensOf } from '../governance/prompt-tokens.js';
-import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
+import { checkRequestNumbers } from '../governance/request-numbers.js';
+import { clientOutputLimit, reservedOutputTokens, targetsOf } from '../governance/output-reserve.js';
+import type { RuntimeConfig } from '../core/config.js';
+import type { Target } from '../core/provider.js';
+import { buildCandidateGroups } from '../routing/candidate-groups.js';
+import { routeMatcherFor, type RouteMatcher } from '../routing/route-patterns.js';
 
 interface Scope {
   scope: 'key' | 'key_model' | 'team';
@@ -17,9 +22,15 @@ interface Scope {
   limit: number;
 }
 
+interface TokenBucket {
+  bucket: string;
+  limit: number;
+  scope: 'key' | 'team';
+}
+
 /** Limiter buckets for tokens per minute: each admitted request holds its estimate there, then adds what it used. */
-function tokenBuckets(ctx: RequestContext): Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> {
-  const out: Array<{ bucket: string; limit: number; scope: 'key' | 'team' }> = [];
+function tokenBuckets(ctx: RequestContext): TokenBucket[] {
+  const out: TokenBucket[] = [];
   const identity = ctx.identity;
   if (!identity) return out;
   if (identity.key.tokens_per_minute) out.push({ bucket: `tpm:key:${identity.key.id}`, limit: identity.key.tokens_per_minute, scope: 'key' });
@@ -28,13 +39,50 @@ function tokenBuckets(ctx: RequestContext): Array<{ bucket: string; limit: numbe
 }
 
 /**
- * The tokens a request may use at most, as the budget's reservation counts them: its prompt (the same count the
- * spend stage reads, see promptTokensOf) with its non-text media, plus its output limit (`max_completion_tokens` or
- * `max_tokens`, 4096 when unset) times its choices.
+ * The targets a request can reach, for its output bound: its plan's when the route stage has run (a pipeline may put
+ * this stage after it), else those of the model it names and of every routing rule's destination (a rule may send it
+ * there), the widest the route stage can choose from. A name no provider serves reaches nothing (the route stage
+ * refuses it).
  */
-function estimatedTokens(ctx: RequestContext): number {
+function reachableTargets(ctx: RequestContext, matcher: RouteMatcher, remembered: Map<string, Target[]>): Target[] {
+  if (ctx.plan) return targetsOf(ctx.plan.groups);
+  // The same model name reaches the same targets under one config (this stage is made per config version), unless
+  // the request brings its own fallbacks or provider key: worked out once per name, not on every request.
+  const plain = ctx.requestFallbacks.length === 0 && ctx.clientProviderKey === null;
+  const known = plain ? remembered.get(ctx.request.model) : undefined;
+  if (known) return known;
+  const targets = targetsByName(ctx, matcher);
+  if (plain && remembered.size < MAX_REMEMBERED_MODELS) remembered.set(ctx.request.model, targets);
+  return targets;
+}
+
+/** Names a client may send (any): past this many, a model's targets are worked out each time. */
+const MAX_REMEMBERED_MODELS = 1_000;
+
+function targetsByName(ctx: RequestContext, matcher: RouteMatcher): Target[] {
+  const names = [ctx.request.model, ...ctx.config.routingRules.map((rule) => rule.route_to)];
+  const targets: Target[] = [];
+  for (const name of names) {
+    try {
+      targets.push(...targetsOf(buildCandidateGroups(ctx.config, name, matcher.match(name), ctx.clientProviderKey, ctx.requestFallbacks)));
+    } catch {
+      // Not a model or route this gateway serves: nothing reachable by that name.
+    }
+  }
+  return targets;
+}
+
+/**
+ * The tokens a request may use at most, as the budget's reservation counts them: its prompt (the same count the
+ * spend stage reads, see promptTokensOf) with its non-text media, plus the output it can really take (its own limit
+ * times its choices, else its models' output limits: see reservedOutputTokens).
+ */
+function estimatedTokens(ctx: RequestContext, matcher: RouteMatcher, remembered: Map<string, Target[]>): number | Promise<number> {
   checkRequestNumbers(ctx);
-  return promptTokensOf(ctx) + mediaReserveTokens(ctx) + requestedMaxOutput(ctx);
+  const prompt = promptTokensOf(ctx) + mediaReserveTokens(ctx);
+  // The targets matter only when the request sets no limit of its own.
+  const output = reservedOutputTokens(ctx, clientOutputLimit(ctx) === null ? reachableTargets(ctx, matcher, remembered) : []);
+  return typeof output === 'number' ? prompt + output : output.then((tokens) => prompt + tokens);
 }
 
 /**
@@ -52,11 +100,18 @@ function estimatedTokens(ctx: RequestContext): number {
  */
 class RateLimitStage implements Stage {
   readonly name = 'rate-limit';
+  /** Routes by name, to find the targets a request can reach before the route stage plans it (see reachableTargets). */
+  private readonly matcher: RouteMatcher;
+  /** The targets each model name reaches (see reachableTargets). */
+  private readonly reachable = new Map<string, Target[]>();
 
   constructor(
     private readonly bus: EventBus,
     private readonly limiter: SlidingWindowLimiter,
-  ) {}
+    config: RuntimeConfig,
+  ) {
+    this.matcher = routeMatcherFor(config.routes);
+  }
 
   /** Limits are a virtual key's and its team's: an anonymous request has none. */
   appliesTo(ctx: RequestContext): boolean {
@@ -66,6 +121,24 @@ class RateLimitStage implements Stage {
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
     const identity = ctx.identity;
     if (!identity) return next();
+    const buckets = tokenBuckets(ctx);
+    let estimate: number | Promise<number> = 0;
+    if (buckets.length > 0) {
+      try {
+        estimate = estimatedTokens(ctx, this.matcher, this.reachable);
+      } catch (err) {
+        return throwError(() => err);
+      }
+    }
+    if (typeof estimate === 'number') return this.admit(ctx, next, identity, buckets, estimate);
+    // Every window is checked and taken in one synchronous step once the estimate is known, so concurrent requests
+    // cannot both pass a check made before either took its share.
+    const known = estimate;
+    return defer(() => from(known)).pipe(mergeMap((tokens) => this.admit(ctx, next, identity, buckets, tokens)));
+  }
+
+  /** Checks and takes every window (requests, and `estimate` tokens in `buckets`), then runs the rest of the pipeline. */
+  private admit(ctx: RequestContext, next: Next, identity: Identity, buckets: TokenBucket[], estimate: number): Observable<ResponseEvent> {
     const { limiter, bus } = this;
     const { key, team } = identity;
     const scopes: Scope[] = [];
@@ -83,25 +156,17 @@ class RateLimitStage implements Stage {
     }
     if (team?.rate_limit) scopes.push({ scope: 'team', bucket: `rpm:team:${team.id}`, limit: team.rate_limit });
 
-    for (const scope of scopes) {
-      const state = limiter.state(scope.bucket, scope.limit);
-      if (state.remaining < 1) {
-        bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: scope.scope, unit: 'requests', limit: scope.limit });
-        return throwError(() => rateLimitError('requests', scope.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, scope.limit, state));
-      }
+    const blocking = longestBlock(limiter, scopes);
+    if (blocking) {
+      const { scope, state } = blocking;
+      bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: scope.scope, unit: 'requests', limit: scope.limit });
+      return throwError(() => rateLimitError('requests', scope.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, scope.limit, state));
     }
-    const buckets = tokenBuckets(ctx);
     let release: (() => void) | null = null;
     if (buckets.length > 0) {
-      let estimate: number;
-      try {
-        estimate = estimatedTokens(ctx);
-      } catch (err) {
-        return throwError(() => err);
-      }
       const held = limiter.tryHoldAll(buckets.map((tokens) => ({ key: tokens.bucket, limit: tokens.limit, amount: Math.min(estimate, tokens.limit) })));
       if (!held.allowed) {
-        const tokens = buckets[held.blocked] as (typeof buckets)[number];
+        const tokens = buckets[held.blocked] as TokenBucket;
         bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: tokens.scope, unit: 'tokens', limit: tokens.limit });
         const scope = tokens.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`;
         return throwError(() => rateLimitError('tokens', scope, tokens.limit, held.states[held.blocked] as WindowState));
@@ -139,6 +204,19 @@ class RateLimitStage implements Stage {
   }
 }
 
+/**
+ * Of the request windows that are full, the one that frees last: a retry is refused until every one of them has
+ * room, so its wait is the one retry-after must tell (the first full one may free long before another).
+ */
+function longestBlock(limiter: SlidingWindowLimiter, scopes: readonly Scope[]): { scope: Scope; state: WindowState } | null {
+  let longest: { scope: Scope; state: WindowState } | null = null;
+  for (const scope of scopes) {
+    const state = limiter.state(scope.bucket, scope.limit);
+    if (state.remaining < 1 && (!longest || state.resetMs > longest.state.resetMs)) longest = { scope, state };
+  }
+  return longest;
+}
+
 /** The tightest bucket's state (least remaining) as OpenAI's `x-ratelimit-*-<unit>` headers. */
 function setHeaders(ctx: RequestContext, unit: 'requests' | 'tokens', states: readonly WindowState[]): void {
   let tightest: WindowState | null = null;
@@ -152,6 +230,6 @@ function setHeaders(ctx: RequestContext, unit: 'requests' | 'tokens', states: re
 export default definePlugin({
   name: 'rate-limit',
   requires: [BUS, LIMITER],
-  create: (_options, _config, services) => new RateLimitStage(services.get(BUS), services.get(LIMITER)),
+  create: (_options, config, services) => new RateLimitStage(services.get(BUS), services.get(LIMITER), config),
 });
 

@@ -1,4 +1,4 @@
-import { Observable, throwError } from 'rxjs';
+import { defer, from, mergeMap, Observable, throwError } from 'rxjs';
 import { thresholdsCrossed } from '../core/budget-thresholds.js';
 import type { ChatCompletion, ChatCompletionChunk, CompletionUsage, ResponseEvent } from '../core/canonical.js';
 import type { Identity, RequestContext, Spent } from '../core/context.js';
@@ -13,7 +13,8 @@ import { GatewayError } from '../core/errors.js';
 import type { GovernanceStore } from '../governance/governance-store.js';
 import { deadKey, deletedKey } from '../governance/key-check.js';
 import { plausibleUsage } from '../governance/plausible-usage.js';
-import { checkRequestNumbers, requestedMaxOutput } from '../governance/request-numbers.js';
+import { checkRequestNumbers } from '../governance/request-numbers.js';
+import { reservedOutputTokens, targetsOf } from '../governance/output-reserve.js';
 import type { Reservations } from '../governance/reservations.js';
 import { mediaReserveTokens, promptTokensOf } from '../governance/prompt-tokens.js';
 import { TokenCounter } from '../tokens/tokenizer.js';
@@ -97,18 +98,40 @@ function worstPrices(ctx: RequestContext): { input: number; output: number; perR
   return { input, output, perRequest };
 }
 
+/**
+ * Seconds a request refused only for the money held by requests in flight is told to wait: the holds are settled to
+ * what those requests really cost when they end (often much less), so the budget may have room again in moments.
+ */
+const IN_FLIGHT_RETRY_SECONDS = 2;
+
 function budgetError(account: Account, needed: number, reserved: number, now: number): GatewayError {
-  // The OpenAI and Anthropic SDKs retry a 429 and sleep whatever retry-after says (hours, until the budget resets):
-  // x-should-retry, which both obey, tells them a retry cannot succeed sooner, so the client gets the error now.
+  const left = Math.max(0, account.budget - account.usage.spend - reserved);
+  // Without the holds of requests in flight the budget would cover it: a retry once they end may succeed.
+  const heldOnly = reserved > 0 && account.usage.spend < account.budget && account.usage.spend + needed <= account.budget;
+  const headers = heldOnly ? inFlightHeaders() : exhaustedHeaders(account, now);
+  return gatewayError('budget_exceeded', `The budget of ${account.kind} '${account.name}' ($${account.budget}) cannot cover this request: $${left.toFixed(6)} left` +
+      (reserved > 0 ? ` after $${reserved.toFixed(6)} held by requests in flight` : '') +
+      `, up to $${needed.toFixed(6)} needed.` +
+      (heldOnly ? ' The money is held by requests in flight: retry when they end.' : '') +
+      (!heldOnly && account.usage.period_resets_at ? ` The budget resets at ${account.usage.period_resets_at}.` : ''), { headers });
+}
+
+/** A refusal a retry soon may pass: the OpenAI and Anthropic SDKs retry a 429 after retry-after unless told not to. */
+function inFlightHeaders(): Record<string, string> {
+  return { 'x-should-retry': 'true', 'retry-after': String(IN_FLIGHT_RETRY_SECONDS) };
+}
+
+/**
+ * A refusal no retry can pass before the budget resets. The OpenAI and Anthropic SDKs retry a 429 and sleep whatever
+ * retry-after says (hours, until the budget resets): x-should-retry, which both obey, tells them a retry cannot
+ * succeed sooner, so the client gets the error now.
+ */
+function exhaustedHeaders(account: Account, now: number): Record<string, string> {
   const headers: Record<string, string> = { 'x-should-retry': 'false' };
   if (account.usage.period_resets_at) {
     headers['retry-after'] = String(Math.max(1, Math.ceil((Date.parse(account.usage.period_resets_at) - now) / 1000)));
   }
-  const left = Math.max(0, account.budget - account.usage.spend - reserved);
-  return gatewayError('budget_exceeded', `The budget of ${account.kind} '${account.name}' ($${account.budget}) cannot cover this request: $${left.toFixed(6)} left` +
-      (reserved > 0 ? ` after $${reserved.toFixed(6)} held by requests in flight` : '') +
-      `, up to $${needed.toFixed(6)} needed.` +
-      (account.usage.period_resets_at ? ` The budget resets at ${account.usage.period_resets_at}.` : ''), { headers });
+  return headers;
 }
 
 /**
@@ -132,10 +155,26 @@ class SpendStage implements Stage {
   ) {}
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
-    let release: () => void;
+    let output: number | Promise<number>;
     try {
       checkRequestNumbers(ctx);
-      release = this.reserve(ctx);
+      // Only a budget needs the bound (which may wait on the catalogue): other requests pass without it.
+      output = this.hasBudget(ctx) ? reservedOutputTokens(ctx, targetsOf(ctx.plan?.groups ?? [])) : 0;
+    } catch (err) {
+      return throwError(() => err);
+    }
+    if (typeof output === 'number') return this.reserveAndCall(ctx, next, output);
+    // The check and the reservation stay one synchronous step after the catalogue answered, so concurrent requests
+    // cannot both pass a check made before either reserved.
+    const bound = output;
+    return defer(() => from(bound)).pipe(mergeMap((tokens) => this.reserveAndCall(ctx, next, tokens)));
+  }
+
+  /** Reserves for `outputTokens` of output, then runs the rest of the pipeline and settles what it cost. */
+  private reserveAndCall(ctx: RequestContext, next: Next, outputTokens: number): Observable<ResponseEvent> {
+    let release: () => void;
+    try {
+      release = this.reserve(ctx, outputTokens);
     } catch (err) {
       return throwError(() => err);
     }
@@ -173,8 +212,17 @@ class SpendStage implements Stage {
     });
   }
 
-  /** Reserves the request's upper-bound cost on its key's and team's budgets; returns how to release it. */
-  private reserve(ctx: RequestContext): () => void {
+  /** Whether the request's payer has a budget, key's or team's, as stored now (reserve reads them again). */
+  private hasBudget(ctx: RequestContext): boolean {
+    const identity = this.payer(ctx);
+    if (!identity) return false;
+    const key = this.governance.getKeyRecord(identity.key.id) ?? identity.key;
+    const team = identity.team ? (this.governance.getTeamRecord(identity.team.id) ?? identity.team) : null;
+    return key.budget !== null || (team !== null && team.budget !== null);
+  }
+
+  /** Reserves the request's upper-bound cost (with `outputTokens` of output) on its key's and team's budgets; returns how to release it. */
+  private reserve(ctx: RequestContext, outputTokens: number): () => void {
     const identity = this.payer(ctx);
     if (!identity) return noop;
     // The records as stored now, not as the auth stage read them: what was charged since (another request's spend
@@ -193,7 +241,7 @@ class SpendStage implements Stage {
 
     const prices = worstPrices(ctx);
     const promptTokens = promptTokensOf(ctx) + mediaReserveTokens(ctx);
-    const needed = (promptTokens * prices.input + requestedMaxOutput(ctx) * prices.output) / 1_000_000 + prices.perRequest;
+    const needed = (promptTokens * prices.input + outputTokens * prices.output) / 1_000_000 + prices.perRequest;
     // Checked numbers and validated prices keep `needed` finite and at least zero; should it ever not be,
     // nothing can cover it (a NaN would otherwise pass every comparison below).
     const first = accounts[0] as Account;

@@ -331,16 +331,17 @@ describe('updateKey', () => {
     expect((await store.updateKey(record.id, { team: null })).team).toBeNull();
   });
 
-  it('changing budget_period starts a new period now with zeroed counters; lifetime totals stay', async () => {
+  it('changing budget_period starts a new period now that keeps the spend made (not zeroed); lifetime totals stay', async () => {
     const { record } = await store.createKey({ ...SPEC_BODY, budget_period: 'monthly' });
     await charge(entry(record.id, 1.5));
     clock = new Date('2025-03-14T15:00:00.000Z');
     const same = await store.updateKey(record.id, { budget_period: 'monthly', name: 'y' });
     expect(same).toMatchObject({ spend: 1.5, requests: 1, period_start: '2025-03-12T09:30:00.000Z' });
     const changed = await store.updateKey(record.id, { budget_period: 'weekly' });
+    // Zeroed counters let the key spend its whole budget again; what of the spend fell in the week cannot be told, so it is kept.
     expect(changed).toMatchObject({
-      spend: 0,
-      requests: 0,
+      spend: 1.5,
+      requests: 1,
       period_start: '2025-03-14T15:00:00.000Z',
       period_resets_at: '2025-03-17T00:00:00.000Z',
       total_spend: 1.5,

@@ -1,17 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
+import { checkModelLimitNames } from '../../governance/model-limits.js';
 import { gatewayError } from '../../core/errors.js';
 import { parsePageLimit } from './paging.js';
 import { keyCursor, parseKeyCursor, parseKeyFields, parseKeyIds, projectKey } from './key-query.js';
 import { sendJsonList } from './json-list-stream.js';
 import type { VirtualKeyView } from '../../governance/types.js';
-import { jsonObjectBody, queryString } from './request-body.js';
+import { jsonObjectBody, onlyQueryParams, queryString } from './request-body.js';
 import { actorOf } from './admin-auth.js';
 import { settingsOf } from './governance-audit.js';
 
 /** The largest page of GET /api/keys. */
 const MAX_KEYS_PAGE = 1_000;
+/** What GET /api/keys takes: another name (a misspelt `limit`, a filter it does not have) is a 400, not ignored. */
+const LIST_PARAMS: ReadonlySet<string> = new Set(['limit', 'after', 'q', 'ids', 'fields']);
 
 interface IdParams {
   id: string;
@@ -31,6 +34,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.post('/keys', async (request, reply) => {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
+    checkModelLimitNames(body, deps.configService.current());
     const { record, key } = await store.createKey(body);
     await deps.configService.auditChange(actorOf(request, deps), 'key.created', `keys.${record.id}`, null, settingsOf(record));
     return reply.code(201).header('location', keyPath(record.id)).send({ ...record, key });
@@ -41,6 +45,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   // without it, every key, as before. `ids`: just those keys (what a page naming keys by id needs); `fields`: only
   // those fields of each key (and its id).
   api.get('/keys', async (request, reply) => {
+    onlyQueryParams(request, LIST_PARAMS);
     const rawLimit = queryString(request, 'limit');
     const limit = rawLimit === undefined ? undefined : parsePageLimit(rawLimit, MAX_KEYS_PAGE);
     const after = queryString(request, 'after');
@@ -76,6 +81,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.patch<{ Params: IdParams }>('/keys/:id', async (request) => {
     const body = jsonObjectBody(request);
     checkListedPlugins(body, deps.configService.current());
+    checkModelLimitNames(body, deps.configService.current());
     // The key as this change found it, read with the change: another change committed in between is not this one's.
     const { before: previous, after: updated } = await store.changeKey(request.params.id, body);
     const before = previous.budget ?? null;

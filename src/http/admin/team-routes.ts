@@ -2,11 +2,25 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
 import { jsonObjectBody } from './request-body.js';
+import { gatewayError } from '../../core/errors.js';
+import { quoteInput } from '../../core/quote-input.js';
 import { actorOf } from './admin-auth.js';
 import { settingsOf } from './governance-audit.js';
 
 interface IdParams {
   id: string;
+}
+
+/**
+ * GET /api/teams lists every team and takes no parameter: one given (a filter or paging it does not have) is a 400,
+ * as on the other listings, rather than ignored with every team answered.
+ */
+function noQueryParams(query: unknown): void {
+  const names = query && typeof query === 'object' ? Object.keys(query) : [];
+  const first = names[0];
+  if (first === undefined) return;
+  const shown = quoteInput(first, 60);
+  throw gatewayError('invalid_query', `Unknown query parameter '${shown}': GET /api/teams takes none (it lists every team).`, { param: shown });
 }
 
 /** Teams: a budget and rate limits shared by their keys, on top of each key's own. */
@@ -21,7 +35,10 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
     return reply.code(201).header('location', `/api/teams/${encodeURIComponent(team.id)}`).send(team);
   });
 
-  api.get('/teams', async () => ({ object: 'list', data: store.listTeams() }));
+  api.get('/teams', async (request) => {
+    noQueryParams(request.query);
+    return { object: 'list', data: store.listTeams() };
+  });
 
   api.get<{ Params: IdParams }>('/teams/:id', async (request) => store.getTeam(request.params.id));
 
