@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
-import { startGeminiUpstream, type GeminiUpstream } from '../upstream/gemini-upstream.js';
-import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { startThreeUpstreams, type ThreeUpstreams } from '../helpers/three-upstreams.js';
+import type { AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import type { GeminiUpstream } from '../upstream/gemini-upstream.js';
+import type { ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 /**
  * Issue 14: numbers the client sent reach the upstream digit for digit. The bodies are sent raw: a JavaScript SDK
@@ -13,28 +14,15 @@ let anthropic: AnthropicUpstream;
 let gemini: GeminiUpstream;
 let tg: RunningGateway;
 
+let rig: ThreeUpstreams | undefined;
 beforeAll(async () => {
-  openai = await startOpenAIUpstream();
-  anthropic = await startAnthropicUpstream();
-  gemini = await startGeminiUpstream();
-  tg = await startGateway({
-    settings: { routing: { retry: { max_attempts: 1 } } },
-    providers: {
-      openai: { base_url: `${openai.url}/v1`, api_key: 'sk-upstream-test' },
-      anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant' },
-      gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-test-key' },
-    },
-  });
-});
+  rig = await startThreeUpstreams({ routing: { retry: { max_attempts: 1 } } });
+  ({ openai, anthropic, gemini, tg } = rig);
+}, 30_000);
 afterAll(async () => {
-  await tg.stop();
-  await Promise.all([openai.close(), anthropic.close(), gemini.close()]);
+  await rig?.stop();
 });
-beforeEach(() => {
-  openai.reset();
-  anthropic.reset();
-  gemini.reset();
-});
+beforeEach(() => rig?.reset());
 
 function post(path: string, text: string): Promise<Response> {
   return fetch(`${tg.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
