@@ -69,7 +69,8 @@ try {
   children.push(upstream, receiver);
   const traces = `${receiver.url}/v1/traces`;
   const gateways = await Promise.all(
-    Array.from({ length: processCount }, (_, p) => spawnServer(`gateway-${p + 1}`, './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on', '--otlp', traces])),
+    // No tracing in their start config: a PATCH's `null` deletes the API's value, and the start config's would apply again.
+    Array.from({ length: processCount }, (_, p) => spawnServer(`gateway-${p + 1}`, './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on'])),
   );
   children.push(...gateways);
   await Promise.all(gateways.map((gateway) => untilLoaded(gateway)));
@@ -82,6 +83,11 @@ try {
     const answer = await fetch(`${gateway.url}/api/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ settings }) });
     if (!answer.ok) throw new Error(`${gateway.name}: PATCH /api/config answered ${answer.status}: ${await answer.text()}`);
     await answer.text();
+    // What the gateway now runs with, checked: a switch that did not take would compare a state with itself.
+    const running = (await (await fetch(`${gateway.url}/api/config`)).json()) as { settings: { metrics: { enabled: boolean }; tracing: { endpoint: string | null } } };
+    if (running.settings.metrics.enabled !== (state !== 'off') || (running.settings.tracing.endpoint !== null) !== (state === 'both')) {
+      throw new Error(`${gateway.name}: asked for ${state}, runs with ${JSON.stringify({ metrics: running.settings.metrics, tracing: running.settings.tracing })}`);
+    }
     current.set(gateway, state);
   };
   // A Prometheus server reads /metrics every 15 s from the gateways whose metrics are on.
