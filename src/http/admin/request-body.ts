@@ -33,7 +33,7 @@ export function onlyQueryParams(request: FastifyRequest, names: ReadonlySet<stri
   for (const name of Object.keys(query)) {
     if (names.has(name)) continue;
     const shown = quoteInput(name, 60);
-    throw gatewayError('invalid_query', `Unknown query parameter '${shown}': this takes ${[...names].join(', ')}.`, { param: shown });
+    throw gatewayError('invalid_query', `Unknown query parameter '${shown}': this takes ${names.size > 0 ? [...names].join(', ') : 'none'}.`, { param: shown });
   }
 }
 

@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
-import { jsonObjectBody } from './request-body.js';
-import { gatewayError } from '../../core/errors.js';
-import { quoteInput } from '../../core/quote-input.js';
+import { jsonObjectBody, onlyQueryParams } from './request-body.js';
 import { actorOf } from './admin-auth.js';
 import { settingsOf } from './governance-audit.js';
 
@@ -11,17 +9,8 @@ interface IdParams {
   id: string;
 }
 
-/**
- * GET /api/teams lists every team and takes no parameter: one given (a filter or paging it does not have) is a 400,
- * as on the other listings, rather than ignored with every team answered.
- */
-function noQueryParams(query: unknown): void {
-  const names = query && typeof query === 'object' ? Object.keys(query) : [];
-  const first = names[0];
-  if (first === undefined) return;
-  const shown = quoteInput(first, 60);
-  throw gatewayError('invalid_query', `Unknown query parameter '${shown}': GET /api/teams takes none (it lists every team).`, { param: shown });
-}
+/** GET /api/teams lists every team: a query parameter (a filter or paging it does not have) is a 400, not ignored. */
+const NO_PARAMS: ReadonlySet<string> = new Set();
 
 /** Teams: a budget and rate limits shared by their keys, on top of each key's own. */
 export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void {
@@ -36,7 +25,7 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
   });
 
   api.get('/teams', async (request) => {
-    noQueryParams(request.query);
+    onlyQueryParams(request, NO_PARAMS);
     return { object: 'list', data: store.listTeams() };
   });
 
