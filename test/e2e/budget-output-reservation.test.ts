@@ -61,16 +61,18 @@ async function statuses(calls: Array<Promise<unknown>>): Promise<number[]> {
   return Promise.all(calls.map((call) => call.then(() => 200, (err: unknown) => (err as { status: number }).status)));
 }
 
+/** Two requests for `model` without max_tokens at once, each answered after 600 ms: their statuses, sorted. */
+async function twoSlow(client: OpenAI, model: string): Promise<number[]> {
+  openai.enqueue({ kind: 'slow-headers', delayMs: 600 }, { kind: 'slow-headers', delayMs: 600 });
+  const results = await statuses([client.chat.completions.create({ model, messages: hi }), client.chat.completions.create({ model, messages: hi })]);
+  return results.sort();
+}
+
 describe('the reservation of a request without max_tokens', () => {
   it("holds gpt-4o's whole output limit: two slow requests cannot both pass a budget one of them could spend", async () => {
     // Room for one request that writes all it may (16,384 tokens and its prompt), not two.
     const client = await clientFor({ budget: GPT_4O_LIMIT + 1_000 });
-    openai.enqueue({ kind: 'slow-headers', delayMs: 600 }, { kind: 'slow-headers', delayMs: 600 });
-    const results = await statuses([
-      client.chat.completions.create({ model: 'openai/gpt-4o', messages: hi }),
-      client.chat.completions.create({ model: 'openai/gpt-4o', messages: hi }),
-    ]);
-    expect(results.sort()).toEqual([200, 429]);
+    expect(await twoSlow(client, 'openai/gpt-4o')).toEqual([200, 429]);
     expect(openai.calls).toHaveLength(1);
     // Fidelity: the request reached OpenAI as the client wrote it, with no limit added.
     expect(openai.calls[0]?.body.max_tokens).toBeUndefined();
@@ -92,13 +94,8 @@ describe('the reservation of a request without max_tokens', () => {
 
   it('holds the documented 4096 for a model the catalogue does not know, and the client limit when it sets one', async () => {
     const client = await clientFor({ budget: 5_000 });
-    openai.enqueue({ kind: 'slow-headers', delayMs: 600 }, { kind: 'slow-headers', delayMs: 600 });
     // 4096 and the prompt each: one fits in 5,000, two do not.
-    const unknown = await statuses([
-      client.chat.completions.create({ model: 'openai/my-fine-tune', messages: hi }),
-      client.chat.completions.create({ model: 'openai/my-fine-tune', messages: hi }),
-    ]);
-    expect(unknown.sort()).toEqual([200, 429]);
+    expect(await twoSlow(client, 'openai/my-fine-tune')).toEqual([200, 429]);
     // A limit of the client's own is what the request can cost, whatever the model's.
     const capped = await clientFor({ budget: 5_000 });
     await capped.chat.completions.create({ model: 'openai/gpt-4o', messages: hi, max_tokens: 100 });
@@ -108,12 +105,7 @@ describe('the reservation of a request without max_tokens', () => {
 describe('the tokens-per-minute hold of a request without max_tokens', () => {
   it("counts gpt-4o's whole output limit, as the budget does", async () => {
     const client = await clientFor({ tokens_per_minute: GPT_4O_LIMIT + 1_000 });
-    openai.enqueue({ kind: 'slow-headers', delayMs: 600 }, { kind: 'slow-headers', delayMs: 600 });
-    const results = await statuses([
-      client.chat.completions.create({ model: 'openai/gpt-4o', messages: hi }),
-      client.chat.completions.create({ model: 'openai/gpt-4o', messages: hi }),
-    ]);
-    expect(results.sort()).toEqual([200, 429]);
+    expect(await twoSlow(client, 'openai/gpt-4o')).toEqual([200, 429]);
     expect(openai.calls).toHaveLength(1);
   });
 });
