@@ -386,6 +386,40 @@ describe('OTEL_TRACES_SAMPLER without parentbased_', () => {
 });
 
 describe('live configuration', () => {
+  it('exports the spans of requests that ended just before the gateway stops or its tracing settings change', async () => {
+    // A request's spans are encoded with others' a little after it ends: a stop, or new settings, must not lose them.
+    const first = new OtlpReceiver();
+    const second = new OtlpReceiver();
+    await first.start();
+    await second.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gateway = await startGateway(
+      { providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } },
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${first.url}/v1/traces` },
+    );
+    const ask = (model: string) => gateway.client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] });
+    try {
+      await ask('openai/before-the-change');
+      const patched = await fetch(`${gateway.url}/api/config`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ settings: { tracing: { endpoint: `${second.url}/v1/traces` } } }),
+      });
+      expect(patched.status).toBe(200);
+      await ask('openai/before-the-stop');
+      await gateway.stop();
+      // Each request's spans went to the collector of the settings it ran under, every one of its spans.
+      const names = (receiver: OtlpReceiver) => receiver.spans.map((span) => span.name).sort();
+      expect(names(first)).toEqual(['chat before-the-change', 'chat openai/before-the-change', 'stage auth', 'stage call', 'stage route', 'stage spend']);
+      expect(names(second)).toEqual(['chat before-the-stop', 'chat openai/before-the-stop', 'stage auth', 'stage call', 'stage route', 'stage spend']);
+    } finally {
+      await gateway.stop();
+      await up.close();
+      await first.close();
+      await second.close();
+    }
+  });
+
   it('starts and stops exporting when settings.tracing changes, without a restart', async () => {
     const live = new OtlpReceiver();
     await live.start();

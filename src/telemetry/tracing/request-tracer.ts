@@ -164,6 +164,10 @@ interface RequestSpans extends Pick<SpanRecord, 'traceId' | 'traceState' | 'idHi
    * answer) until its end doubled the scavenger's work at ten connections.
    */
   answeredModel: string | undefined;
+  // A request whose spans wait to be encoded (see RequestTracer.pending): when it ended, how, and its terminal event.
+  endedAt: number;
+  error: string | null;
+  summary: RequestSummary | GatewayEvents['request.failed'] | null;
 }
 
 /** An upstream attempt's span while the call runs. */
@@ -246,6 +250,34 @@ export class RequestTracer {
   private readonly refusedList: AttributeList = [...REFUSED_ATTRIBUTES];
   /** Span records of ended requests, for new requests to reuse (see release). */
   private readonly spare: RequestSpans[] = [];
+  /**
+   * Ended requests whose spans are not encoded yet. They are encoded together, up to ENCODE_BATCH at a time or
+   * ENCODE_DELAY_MS after the first: one request's seven spans encoded on their own, between requests, found the
+   * encoder's code and data out of the CPU's caches and cost several times what the same work costs in a run
+   * (bench/RESULTS.md, issue 16). The export waits a second for its batch anyway, so this delays no span's arrival
+   * noticeably.
+   */
+  private readonly pending: RequestSpans[] = [];
+  private encodeTimer: NodeJS.Timeout | null = null;
+  private encodeSoon: NodeJS.Immediate | null = null;
+  private readonly encodePending = (): void => {
+    if (this.encodeTimer) clearTimeout(this.encodeTimer);
+    if (this.encodeSoon) clearImmediate(this.encodeSoon);
+    this.encodeTimer = null;
+    this.encodeSoon = null;
+    const pending = this.pending;
+    for (let index = 0; index < pending.length; index++) {
+      const spans = pending[index] as RequestSpans;
+      const summary = spans.summary;
+      spans.summary = null;
+      try {
+        this.endRequest(spans, spans.endedAt, spans.error, summary);
+      } catch (err) {
+        this.log.warn({ err }, 'tracing: a span could not be recorded');
+      }
+    }
+    pending.length = 0;
+  };
   private readonly stops: Array<() => void> = [];
   private subscribed = false;
   /**
@@ -281,6 +313,8 @@ export class RequestTracer {
     this.settingsKey = key;
     // Turned off: the spans of requests still running end (and are exported) before the export stops.
     if (settings.endpoint === null && this.subscribed) this.unsubscribe();
+    // Spans of ended requests go to the export of the settings they ran under.
+    this.encodePending();
     const previous = this.exporter;
     this.exporter = settings.endpoint === null ? null : createSpanExport({ ...settings, endpoint: settings.endpoint }, this.version, this.log, this.outbound);
     if (previous) void previous.processor.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans of the previous settings'));
@@ -328,6 +362,7 @@ export class RequestTracer {
     for (const stop of this.stops.splice(0)) stop();
     for (const spans of this.requests.values()) this.endRequest(spans, performance.now(), null, null);
     this.requests.clear();
+    this.encodePending();
     this.announced = null;
     // Tracing is off: the records kept for reuse are let go (made again if it is turned back on).
     this.spare.length = 0;
@@ -528,7 +563,30 @@ export class RequestTracer {
     if (!spans.recording) return;
     const failure = 'type' in event ? event : null;
     // The request ended at start + duration; its terminal event may come a little later (settling a cancelled stream).
-    this.endRequest(spans, spans.startedAt + event.durationMs, failure ? serverSpanError(event.status, failure.message) : null, event);
+    const endedAt = spans.startedAt + event.durationMs;
+    const error = failure ? serverSpanError(event.status, failure.message) : null;
+    // Deferred only when nothing will write to the record again (its own timeline, every stage and attempt ended):
+    // else its spans are encoded now, as they stand at the end.
+    if (!spans.reusable || !spans.stages.allEnded() || this.attemptRunning(spans)) {
+      this.endRequest(spans, endedAt, error, event);
+      return;
+    }
+    spans.endedAt = endedAt;
+    spans.error = error;
+    spans.summary = event;
+    this.pending.push(spans);
+    // Never encoded inside the terminal event's emit: another subscriber of the same event may still read the request.
+    if (this.pending.length >= ENCODE_BATCH) this.encodeSoon ??= setImmediate(this.encodePending);
+    else if (this.encodeTimer === null) {
+      this.encodeTimer = setTimeout(this.encodePending, ENCODE_DELAY_MS);
+      this.encodeTimer.unref();
+    }
+  }
+
+  /** An upstream attempt of the request has not ended yet. */
+  private attemptRunning(spans: RequestSpans): boolean {
+    for (let index = 0; index < spans.attemptCount; index++) if (Number.isNaN((spans.attempts[index] as AttemptSpan).endedAt)) return true;
+    return false;
   }
 
   /**
@@ -664,6 +722,10 @@ export class RequestTracer {
   }
 }
 
+/** Ended requests whose spans are encoded together at most (see RequestTracer.pending). */
+const ENCODE_BATCH = 32;
+/** How long an ended request's spans wait at most to be encoded with others. */
+const ENCODE_DELAY_MS = 100;
 /** Recorded requests' span records kept for reuse at most (enough for the requests in flight at a steady load). */
 const MAX_SPARE = 256;
 const NO_TRACE: TraceId = Object.freeze({ hex: null, w0: 0, w1: 0, w2: 0, w3: 0 }) as TraceId;
@@ -717,6 +779,9 @@ function blankSpans(stages: StageTimeline): RequestSpans {
     ended: false,
     config: null,
     answeredModel: undefined,
+    endedAt: 0,
+    error: null,
+    summary: null,
   };
 }
 
