@@ -183,7 +183,10 @@ type TracingInput = NonNullable<NonNullable<ConfigDocument['settings']>['tracing
 function resolveTracing(api: TracingInput | undefined, file: TracingInput | undefined, env: Env, dataDir: string, warnings: ConfigWarning[]): Settings['tracing'] {
   const otel = otelTracingEnv(env, warnings);
   const configured = api?.endpoint ?? file?.endpoint;
-  const endpoint = configured ?? otel.endpoint();
+  // `enabled: false` is the one way to turn off through the API an endpoint the file or the environment names (a merge
+  // patch's null only removes the API's own endpoint, and the file's applies again).
+  const enabled = api?.enabled ?? file?.enabled ?? true;
+  const endpoint = enabled ? (configured ?? otel.endpoint()) : null;
   if (endpoint !== null && !/^https?:\/\//i.test(endpoint)) throw new ConfigError('settings.tracing.endpoint: an http:// or https:// URL is expected');
   const on = endpoint !== null;
   const resourceAttributes = on ? otel.resourceAttributes() : {};

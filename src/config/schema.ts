@@ -536,6 +536,10 @@ export const settingsSchema = z.strictObject({
     .optional(),
   tracing: z
     .strictObject({
+      enabled: z
+        .boolean()
+        .optional()
+        .describe('false turns tracing off whatever endpoint the config file or the environment names (default true: on whenever an endpoint is set).'),
       endpoint: z
         .url({ protocol: /^https?$/ })
         .optional()

@@ -420,6 +420,36 @@ describe('live configuration', () => {
     }
   });
 
+  it('turns off through the API with enabled: false an endpoint the environment names, and back on when it is removed', async () => {
+    const live = new OtlpReceiver();
+    await live.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gateway = await startGateway({ providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } }, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${live.url}/v1/traces` });
+    const patch = (body: unknown) =>
+      fetch(`${gateway.url}/api/config`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
+    const ask = (model: string) => gateway.client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] });
+    const running = async () => ((await (await fetch(`${gateway.url}/api/config`)).json()) as { settings: { tracing: { endpoint: string | null } } }).settings.tracing.endpoint;
+    try {
+      await ask('openai/traced');
+      await live.waitFor((all) => all.some((s) => s.name === 'chat openai/traced'));
+      expect((await patch({ settings: { tracing: { enabled: false } } })).status).toBe(200);
+      expect(await running()).toBeNull();
+      await ask('openai/untraced');
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
+      expect(live.spans.some((s) => s.name.endsWith('untraced'))).toBe(false);
+      // Off, the gateway starts no trace of its own for the provider to join.
+      expect(up.calls.at(-1)?.headers.traceparent).toBeUndefined();
+      expect((await patch({ settings: { tracing: { enabled: null } } })).status).toBe(200);
+      expect(await running()).not.toBeNull();
+      await ask('openai/traced-again');
+      await live.waitFor((all) => all.some((s) => s.name === 'chat openai/traced-again'));
+    } finally {
+      await gateway.stop();
+      await up.close();
+      await live.close();
+    }
+  });
+
   it('starts and stops exporting when settings.tracing changes, without a restart', async () => {
     const live = new OtlpReceiver();
     await live.start();

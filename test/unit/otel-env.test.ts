@@ -55,6 +55,18 @@ describe('tracing settings from the OTEL_* environment', () => {
     expect(resolveRuntimeConfig({ api: {}, file: { settings: { tracing: { sample_ratio: 0.5 } } } }, { OTEL_TRACES_SAMPLER: 'always_off' }, 1).settings.tracing).toMatchObject({ sampleRatio: 0.5, followParent: true });
   });
 
+  it('is off with enabled: false whatever endpoint the file or the environment names, the API over the file', () => {
+    const env = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://env:4318/v1/traces' };
+    const file = { settings: { tracing: { endpoint: 'http://file:4318/v1/traces' } } };
+    const tracing = (api: object, fileDoc: object) => resolveRuntimeConfig({ api, file: fileDoc }, env, 1).settings.tracing.endpoint;
+    expect(tracing({}, file)).toBe('http://file:4318/v1/traces');
+    expect(tracing({ settings: { tracing: { enabled: false } } }, file)).toBeNull();
+    expect(tracing({ settings: { tracing: { enabled: false } } }, {})).toBeNull();
+    expect(tracing({}, { settings: { tracing: { enabled: false } } })).toBeNull();
+    // The API's true turns on again what the file turned off (with the environment's endpoint).
+    expect(tracing({ settings: { tracing: { enabled: true } } }, { settings: { tracing: { enabled: false } } })).toBe('http://env:4318/v1/traces');
+  });
+
   it('takes resource attributes, with OTEL_SERVICE_NAME over their service.name', () => {
     expect(on({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-ra,deployment.environment=prod' })).toMatchObject({
       serviceName: 'from-ra',
