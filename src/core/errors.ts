@@ -40,6 +40,11 @@ export interface GatewayErrorInit {
   details?: readonly unknown[] | null;
   /** The unexpected error an `internal_error` stands for (see toGatewayError): logged, never shown to a client. */
   cause?: unknown;
+  /**
+   * What the operator's log and the request log say instead of `message`, when the operator may read more than the
+   * client (the upstream URL a connection failed at: an operator's private endpoint or proxy). Never shown to a client.
+   */
+  operatorMessage?: string | null;
 }
 
 /**
@@ -64,6 +69,8 @@ export class GatewayError extends Error {
   readonly headers: Record<string, string>;
   readonly upstreamStatus: number | undefined;
   readonly details: readonly unknown[] | null;
+  /** The operator's fuller message, if any (see GatewayErrorInit.operatorMessage): logged, never shown to a client. */
+  readonly operatorMessage: string | null;
 
   constructor(init: GatewayErrorInit) {
     // The last line of defence against an error that echoes a huge input whole: each site quotes inputs with
@@ -78,6 +85,8 @@ export class GatewayError extends Error {
     this.headers = init.headers ?? {};
     this.upstreamStatus = init.upstreamStatus;
     this.details = init.details ?? null;
+    const operatorMessage = init.operatorMessage ?? null;
+    this.operatorMessage = operatorMessage !== null && operatorMessage.length > MAX_ERROR_MESSAGE_CHARS ? quoteInput(operatorMessage, MAX_ERROR_MESSAGE_CHARS) : operatorMessage;
   }
 
 }
@@ -210,6 +219,8 @@ export interface ErrorExtras {
   type?: string;
   /** What an `internal_error` stands for: logged, never shown. */
   cause?: unknown;
+  /** The operator's fuller message (see GatewayErrorInit.operatorMessage): logged, never shown. */
+  operatorMessage?: string;
 }
 
 export function isErrorCode(code: string): code is ErrorCode {
@@ -234,7 +245,16 @@ export function gatewayError(code: ErrorCode, message: string, extras: ErrorExtr
     ...(extras.headers !== undefined ? { headers: extras.headers } : {}),
     ...(extras.upstreamStatus !== undefined ? { upstreamStatus: extras.upstreamStatus } : {}),
     ...(extras.cause !== undefined ? { cause: extras.cause } : {}),
+    ...(extras.operatorMessage !== undefined ? { operatorMessage: extras.operatorMessage } : {}),
   });
+}
+
+/**
+ * What the operator's log and the request log say of an error: its operator message when it has one, else what the
+ * client read. (A GatewayError of another copy of tollgate, see the brand, may have no operator message at all.)
+ */
+export function loggedMessage(error: GatewayError): string {
+  return (error.operatorMessage as string | null | undefined) ?? error.message;
 }
 
 /** Anything thrown that is not a GatewayError becomes a 500 without leaking its message or stack. */

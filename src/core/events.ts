@@ -210,6 +210,7 @@ export interface GatewayEvents {
     attempt: number;
     status: number;
     code: string | null;
+    /** The error's message as the operator reads it: with what the client is not shown (GatewayError.operatorMessage). */
     message: string;
     retryable: boolean;
     willRetry: boolean;
@@ -258,6 +259,7 @@ export interface GatewayEvents {
   'request.failed': RequestSummary & {
     type: string;
     code: string | null;
+    /** The error's message as the operator reads it: with what the client is not shown (GatewayError.operatorMessage). */
     message: string;
     /**
      * The gateway ended the answer before its end: the shutdown's grace period was over and the gateway closed the

@@ -7,7 +7,7 @@ import type { Log } from '../log.js';
 import { BUS, LOG, type ServiceRegistry } from '../services.js';
 import type { RuntimeConfig } from '../core/config.js';
 import type { ResponseEvent } from '../core/canonical.js';
-import { GatewayError, toGatewayError } from '../core/errors.js';
+import { GatewayError, loggedMessage, toGatewayError } from '../core/errors.js';
 import { requestMetadata, type RequestContext } from '../core/context.js';
 import type { PipelineDefinition } from './definition.js';
 import { isolate, type PluginGuard } from './isolate.js';
@@ -287,7 +287,7 @@ export class Pipeline {
         this.whenSettled(ctx, () =>
           bus.emit(
             'request.failed',
-            Object.assign(summary(error.status, endedAt), { type: error.type, code: error.code, message: redactSecrets(error.message, ctx.config.settings.logBodies.redact), cancelled }),
+            Object.assign(summary(error.status, endedAt), { type: error.type, code: error.code, message: redactSecrets(loggedMessage(error), ctx.config.settings.logBodies.redact), cancelled }),
           ),
         );
       const subscription = subscribeGuarded(composed(), {

@@ -4,7 +4,7 @@ import type { Outbound } from '../network/outbound-network.js';
 import { GatewayError } from '../core/errors.js';
 import { quoteInput } from '../core/quote-input.js';
 import type { UpstreamRequest, UpstreamTimeouts } from '../core/provider.js';
-import { gatewayError } from '../core/errors.js';
+import { gatewayError, type ErrorCode } from '../core/errors.js';
 
 /** Receives one upstream answer. After `onEnd` or `onError`, nothing more is called. */
 export interface UpstreamResponseHandler {
@@ -77,6 +77,8 @@ export class UpstreamTransport {
     let settled = false;
     let timedOut = false;
     let paused = false;
+    /** Whether the upstream's answer had begun (its final status line arrived) when the call failed. */
+    let answering = false;
     const finish = (): boolean => {
       if (settled) return false;
       settled = true;
@@ -84,7 +86,7 @@ export class UpstreamTransport {
       return true;
     };
     const fail = (err: unknown): void => {
-      if (finish()) handler.onError(transportError(err, timedOut, timeouts, provider, url.shown));
+      if (finish()) handler.onError(transportError(err, timedOut, timeouts, provider, url.shown, answering));
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -113,6 +115,7 @@ export class UpstreamTransport {
         onResponseStart(_ctl, status, headers) {
           // 1xx informational answers are not the response.
           if (status < 200 || settled) return;
+          answering = true;
           guard(() => handler.onStart(status, headers));
         },
         onResponseData(_ctl, chunk) {
@@ -136,7 +139,7 @@ export class UpstreamTransport {
         work();
       } catch (err) {
         controller?.abort(err instanceof Error ? err : new Error(String(err)));
-        if (finish()) handler.onError(err instanceof GatewayError ? err : transportError(err, timedOut, timeouts, provider, url.shown));
+        if (finish()) handler.onError(err instanceof GatewayError ? err : transportError(err, timedOut, timeouts, provider, url.shown, answering));
       }
     }
     return {
@@ -189,7 +192,20 @@ function isTlsCode(code: string): boolean {
 /** Certificate verification failures that mean no trusted CA signed the chain (rather than a wrong name or a date). */
 const UNTRUSTED_ISSUER = /SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)|CERT_UNTRUSTED/;
 
-export function transportError(err: unknown, timedOut: boolean, timeouts: UpstreamTimeouts, provider: string, url = 'the upstream'): GatewayError {
+/**
+ * The error for a failed upstream call. What the client reads says which provider failed and what went wrong, never
+ * where the provider lives: its URL may be an operator's private endpoint or a proxy. The operator's log and the
+ * request log read the same words with the URL tried (without its query or user info, see shownUrl) and the
+ * underlying error's own message, as the error's `operatorMessage`.
+ */
+export function transportError(
+  err: unknown,
+  timedOut: boolean,
+  timeouts: UpstreamTimeouts,
+  provider: string,
+  url: string | null = null,
+  answering = false,
+): GatewayError {
   if (err instanceof GatewayError) return err;
   if (timedOut) {
     return gatewayError('upstream_timeout', `${provider}: The upstream did not finish within ${timeouts.totalMs} ms.`);
@@ -200,26 +216,45 @@ export function transportError(err: unknown, timedOut: boolean, timeouts: Upstre
   if (err instanceof undiciErrors.BodyTimeoutError) {
     return gatewayError('upstream_timeout', `${provider}: The upstream stalled: nothing arrived for ${timeouts.idleMs} ms.`);
   }
+  /** The error of `code` whose message `say` words twice: for the client, and with `at` the URL for the operator. */
+  const failed = (code: ErrorCode, say: (at: string, operator: boolean) => string): GatewayError => {
+    const message = say('', false);
+    const operatorMessage = say(url === null ? '' : ` at ${url}`, true);
+    return gatewayError(code, message, operatorMessage === message ? {} : { operatorMessage });
+  };
   if (err instanceof undiciErrors.ConnectTimeoutError) {
-    return gatewayError('upstream_unreachable', `${provider}: Could not connect to the upstream at ${url} (connect timeout); check providers.${provider}.base_url and the network.`);
+    return failed('upstream_unreachable', (at) => `${provider}: Could not connect to the upstream${at} (connect timeout); check providers.${provider}.base_url and the network.`);
   }
   // undici's tunnel through a proxy failed: the proxy answered CONNECT with something other than 200.
   if (err instanceof Error && err.message.startsWith('Proxy response')) {
-    return gatewayError('upstream_unreachable', `${provider}: The proxy refused the tunnel to ${url} (${quoteInput(err.message, 200)}); check settings.network (or HTTPS_PROXY, HTTP_PROXY, NO_PROXY).`);
+    const reason = quoteInput(err.message, 200);
+    return failed(
+      'upstream_unreachable',
+      (at) => `${provider}: The proxy refused the tunnel to the upstream${at} (${reason}); check settings.network (or HTTPS_PROXY, HTTP_PROXY, NO_PROXY).`,
+    );
   }
   const code = errorCode(err);
   const unreachable = code !== undefined && UNREACHABLE_CODES.has(code) && code !== 'ECONNRESET' && code !== 'EPIPE';
-  let message: string;
+  const errorCodeOf: ErrorCode = code && UNREACHABLE_CODES.has(code) ? 'upstream_unreachable' : 'upstream_connection_error';
+  // The underlying error's own words (a TLS error's may name the host its certificate was for) are the operator's.
+  const own = err instanceof Error && err.message !== '' && err.message !== code ? quoteInput(err.message, 200) : null;
   if (code !== undefined && isTlsCode(code)) {
-    const reason = err instanceof Error && err.message !== '' && err.message !== code ? `: ${quoteInput(err.message, 200)}` : '';
     // A certificate no trusted CA signed is, inside a private network, usually the company's own CA.
     const caHint = UNTRUSTED_ISSUER.test(code) ? '; a private CA is trusted with settings.network.ca_file or NODE_EXTRA_CA_CERTS' : '';
-    message = `${provider}: TLS failed with the upstream at ${url} (${code}${reason}); check the URL's scheme and port and the server's certificate${caHint}.`;
-  } else if (unreachable) {
-    message = `${provider}: Could not reach the upstream at ${url} (${code}: ${CODE_HINTS[code] ?? 'connection failed'}); check providers.${provider}.base_url.`;
-  } else {
-    const detail = code ? (CODE_HINTS[code] ? `${code}: ${CODE_HINTS[code]}` : code) : err instanceof Error ? quoteInput(err.message, 200) : 'connection failed';
-    message = `${provider}: Could not reach the upstream at ${url} or the connection broke (${detail}).`;
+    return failed(
+      errorCodeOf,
+      (at, operator) =>
+        `${provider}: TLS failed with the upstream${at} (${code}${operator && own !== null ? `: ${own}` : ''}); check the URL's scheme and port and the server's certificate${caHint}.`,
+    );
   }
-  return gatewayError(code && UNREACHABLE_CODES.has(code) ? 'upstream_unreachable' : 'upstream_connection_error', message);
+  if (unreachable) {
+    return failed(errorCodeOf, (at) => `${provider}: Could not reach the upstream${at} (${code}: ${CODE_HINTS[code] ?? 'connection failed'}); check providers.${provider}.base_url.`);
+  }
+  const hinted = code ? (CODE_HINTS[code] ? `${code}: ${CODE_HINTS[code]}` : code) : null;
+  const detail = (operator: boolean): string => hinted ?? (operator && own !== null ? own : 'connection failed');
+  // Once the answer had begun, the connection was reached: it broke during the answer (a stream cut mid-way).
+  if (answering) {
+    return failed(errorCodeOf, (at, operator) => `${provider}: The connection to the upstream${at} broke in the middle of its answer (${detail(operator)}).`);
+  }
+  return failed(errorCodeOf, (at, operator) => `${provider}: Could not reach the upstream${at} or the connection broke (${detail(operator)}).`);
 }

@@ -156,6 +156,7 @@ function withMessage(error: GatewayError, message: string): GatewayError {
     headers: error.headers,
     ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
     details: error.details,
+    operatorMessage: error.operatorMessage,
   });
 }
 
@@ -197,7 +198,7 @@ function holds(value: unknown, needle: string): boolean {
 export function withoutCredential(error: GatewayError, credential: string | null): GatewayError {
   if (credential === null || credential.length < SHORTEST_CREDENTIAL) return error;
   const inDetails = error.details !== null && holds(error.details, credential);
-  if (!inDetails && !holds([error.message, error.type, error.code, error.param], credential)) return error;
+  if (!inDetails && !holds([error.message, error.operatorMessage, error.type, error.code, error.param], credential)) return error;
   const scrub = (text: string): string => text.replaceAll(credential, REDACTED);
   return new GatewayError({
     status: error.status,
@@ -209,6 +210,7 @@ export function withoutCredential(error: GatewayError, credential: string | null
     headers: error.headers,
     ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
     details: inDetails ? (scrubStrings(error.details, scrub) as unknown[]) : error.details,
+    operatorMessage: typeof error.operatorMessage === 'string' ? scrub(error.operatorMessage) : null,
   });
 }
 

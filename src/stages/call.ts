@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
 import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import { headerSafeName } from '../core/header-value.js';
-import { GatewayError, toGatewayError } from '../core/errors.js';
+import { GatewayError, loggedMessage, toGatewayError } from '../core/errors.js';
 import type { ChatContext, RequestContext } from '../core/context.js';
 import type { CandidateGroup } from '../core/plan.js';
 import type { Stage } from '../core/stage.js';
@@ -272,7 +272,7 @@ class CallStage implements Stage {
             attempt: number,
             status: error.status,
             code: error.code,
-            message: error.message,
+            message: loggedMessage(error),
             retryable: error.retryable,
             willRetry,
           });

@@ -63,6 +63,17 @@ async function chatBothWays(client: OpenAI): Promise<string[]> {
   return [json.choices[0]!.message.content ?? '', streamed];
 }
 
+/** The error message the request log (the operator's side) keeps for the request that failed with `error`. */
+async function loggedMessage(tg: RunningGateway, error: APIError): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    const found = await gatewayApi(() => tg.url).api('GET', `/api/logs/${error.requestID}`);
+    if (found.status === 200) return found.body.error_message as string;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  throw new Error(`no log entry for ${error.requestID}`);
+}
+
 async function failure(client: OpenAI): Promise<APIError> {
   const error = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).then(
     () => null,
@@ -110,9 +121,12 @@ describe('upstream calls through an HTTP CONNECT proxy', () => {
     const tg = await gateway(secureProvider({ routes: {} }), { HTTPS_PROXY: corporate.url });
     const error = await failure(tg.client);
     expect(error.status).toBe(502);
-    expect(error.message).toContain(`TLS failed with the upstream at ${secure.url}/v1/chat/completions`);
+    expect(error.message).toContain('TLS failed with the upstream (');
     expect(error.message).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|UNABLE_TO_GET_ISSUER/);
     expect(error.message).toContain('settings.network.ca_file or NODE_EXTRA_CA_CERTS');
+    // Where the upstream is, the operator's side alone says.
+    expect(error.message).not.toContain(upstreamHost());
+    expect(await loggedMessage(tg, error)).toContain(`TLS failed with the upstream at ${secure.url}/v1/chat/completions`);
     // The tunnel was opened; the certificate inside it was refused.
     expect(corporate.tunnels).toContain(upstreamHost());
     // The gateway is fine afterwards.
@@ -125,8 +139,10 @@ describe('upstream calls through an HTTP CONNECT proxy', () => {
     const tg = await gateway(secureProvider({ settings: { network: { proxy: withCredentials, ca_file: ca.caFile } } }));
     const error = await failure(tg.client);
     expect(error.status).toBe(502);
-    expect(error.message).toContain(`The proxy refused the tunnel to ${secure.url}/v1/chat/completions`);
+    expect(error.message).toContain('The proxy refused the tunnel to the upstream (');
     expect(error.message).toContain('407');
+    expect(error.message).not.toContain(upstreamHost());
+    expect(await loggedMessage(tg, error)).toContain(`The proxy refused the tunnel to the upstream at ${secure.url}/v1/chat/completions`);
     expect(refusing.authorizations[0]).toBe(`Basic ${Buffer.from('ops:s3cret').toString('base64')}`);
     // The password is never shown by the API.
     const settings = (await gatewayApi(() => tg.url).api('GET', '/api/config')).body.settings;

@@ -1,8 +1,9 @@
-// Upstream failures a newcomer can act on: an unreachable upstream names the URL tried (never its query, which
-// may hold a key) and what went wrong; an HTML error page is summarised; long upstream messages and long
-// client inputs are cut in error messages.
+// Upstream failures a newcomer can act on: an unreachable upstream says what went wrong, and the operator's side
+// (the request log) names the URL tried (never its query, which may hold a key), which the client is never shown;
+// an HTML error page is summarised; long upstream messages and long client inputs are cut in error messages.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import { jsonRequest } from '../helpers/api.js';
 import { freePort } from '../helpers/net.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 import { openAIConfig, startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -60,42 +61,65 @@ async function failure(model: string, stream = false): Promise<InstanceType<type
   return result as InstanceType<typeof OpenAI.APIError>;
 }
 
+/** The error message the request log (the operator's side) keeps for the request that failed with `error`. */
+async function loggedMessage(error: InstanceType<typeof OpenAI.APIError>): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    const found = await jsonRequest(tg.url, 'GET', `/api/logs/${error.requestID}`);
+    if (found.status === 200) return found.body.error_message as string;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  throw new Error(`no log entry for ${error.requestID}`);
+}
+
 describe('an unreachable upstream', () => {
-  it('names the URL it tried and that nothing listens there (ECONNREFUSED)', async () => {
+  it('says that nothing listens there (ECONNREFUSED); the URL it tried is for the operator only', async () => {
     const error = await failure('gone/gpt-4o-mini');
     expect(error.status).toBe(502);
     expect(error.code).toBe('upstream_unreachable');
-    expect(error.message).toContain(`gone: Could not reach the upstream at http://127.0.0.1:${deadPort}/v1/chat/completions`);
-    expect(error.message).toContain('ECONNREFUSED: connection refused');
+    expect(error.message).toContain('gone: Could not reach the upstream (ECONNREFUSED: connection refused');
     expect(error.message).toContain('providers.gone.base_url');
+    expect(error.message).not.toContain(`127.0.0.1:${deadPort}`);
+    expect(await loggedMessage(error)).toContain(`gone: Could not reach the upstream at http://127.0.0.1:${deadPort}/v1/chat/completions (ECONNREFUSED`);
   });
 
-  it('names the host that DNS does not know (ENOTFOUND)', async () => {
+  it('says that DNS does not know the host (ENOTFOUND); the host is for the operator only', async () => {
     const error = await failure('nowhere/gpt-4o-mini');
     expect(error.status).toBe(502);
     expect(error.code).toBe('upstream_unreachable');
-    expect(error.message).toContain('http://tollgate-test-host.invalid/v1/chat/completions');
     expect(error.message).toMatch(/ENOTFOUND: host not found in DNS|EAI_AGAIN/);
+    expect(error.message).not.toContain('tollgate-test-host');
+    expect(await loggedMessage(error)).toContain('http://tollgate-test-host.invalid/v1/chat/completions');
   });
 
-  it('says that TLS failed, and where', async () => {
+  it('says that TLS failed; where is for the operator only', async () => {
     const error = await failure('plaintext/gpt-4o-mini');
     expect(error.status).toBe(502);
-    expect(error.message).toContain(`plaintext: TLS failed with the upstream at https://127.0.0.1:${upstream.port}/v1/chat/completions`);
+    expect(error.message).toContain('plaintext: TLS failed with the upstream (');
     expect(error.message).toContain("check the URL's scheme and port");
+    expect(error.message).not.toContain(`127.0.0.1:${upstream.port}`);
+    expect(await loggedMessage(error)).toContain(`plaintext: TLS failed with the upstream at https://127.0.0.1:${upstream.port}/v1/chat/completions`);
   });
 
-  it('never shows the query string (where Gemini streams say alt=sse and Azure its api-version)', async () => {
+  it('never shows the query string, not even to the operator (where Gemini streams say alt=sse and Azure its api-version)', async () => {
     const gemini = await failure('gemini/gemini-2.5-flash', true);
     expect(gemini.status).toBe(502);
-    expect(gemini.message).toContain(`http://127.0.0.1:${deadPort}/v1beta/models/gemini-2.5-flash:streamGenerateContent`);
-    expect(gemini.message).not.toContain('?');
-    expect(gemini.message).not.toContain('alt=sse');
-    expect(gemini.message).not.toContain('AIza-secret');
+    expect(gemini.message).not.toContain(`127.0.0.1:${deadPort}`);
+    const geminiLogged = await loggedMessage(gemini);
+    expect(geminiLogged).toContain(`http://127.0.0.1:${deadPort}/v1beta/models/gemini-2.5-flash:streamGenerateContent`);
+    for (const text of [gemini.message, geminiLogged]) {
+      expect(text).not.toContain('?');
+      expect(text).not.toContain('alt=sse');
+      expect(text).not.toContain('AIza-secret');
+    }
     const azure = await failure('azure/my-deployment');
-    expect(azure.message).toContain(`http://127.0.0.1:${deadPort}/openai/deployments/my-deployment/chat/completions`);
-    expect(azure.message).not.toContain('api-version');
-    expect(azure.message).not.toContain('azure-secret');
+    expect(azure.message).not.toContain(`127.0.0.1:${deadPort}`);
+    const azureLogged = await loggedMessage(azure);
+    expect(azureLogged).toContain(`http://127.0.0.1:${deadPort}/openai/deployments/my-deployment/chat/completions`);
+    for (const text of [azure.message, azureLogged]) {
+      expect(text).not.toContain('api-version');
+      expect(text).not.toContain('azure-secret');
+    }
   });
 });
 

@@ -7,6 +7,7 @@ import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
 import { refusalChannel, requestChannel, upstreamChannel, type RefusedRequestMessage, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
 import type { Outbound } from '../../network/outbound-network.js';
+import { GatewayError, loggedMessage } from '../../core/errors.js';
 import { redactPath, redactSecrets } from '../../core/redact-secrets.js';
 import { genAIProviderName } from './genai-provider.js';
 import { createSpanExport, type SpanExport } from './span-export.js';
@@ -812,6 +813,8 @@ function serverSpanError(status: number, message: string): string | null {
   return status >= 500 ? message : null;
 }
 
+/** A stage's error as the operator reads it (with what a client is not shown: see GatewayError.operatorMessage). */
 function errorMessage(error: unknown): string {
+  if (error instanceof GatewayError) return loggedMessage(error);
   return error instanceof Error ? error.message : String(error);
 }
