@@ -154,6 +154,19 @@ function exactly(text: string, plain: unknown, done: (err: Error | null, value?:
 
 type BodyParser = (request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => void;
 
+/**
+ * Wraps a parser of text (such as fastify's strict JSON parser) for registration with `parseAs: 'buffer'`: a body
+ * that is not UTF-8 is refused as {@link parseJsonBody} refuses it, instead of reaching the parser with each bad
+ * byte decoded to U+FFFD (and stored so, for an admin write).
+ */
+export function fromUtf8(parse: BodyParser): (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => void {
+  return (request, body, done) => {
+    const text = bodyText(body);
+    if (text === null) done(notUtf8());
+    else parse(request, text, done);
+  };
+}
+
 /** Wraps another body parser (such as fastify's strict JSON parser) with the same depth limit. */
 export function withDepthLimit(parse: BodyParser): BodyParser {
   return (request, body, done) =>

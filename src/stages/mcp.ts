@@ -48,12 +48,20 @@ function hasServers(layer: McpPolicyConfig | null | undefined): boolean {
   return (layer?.servers?.length ?? 0) > 0;
 }
 
-/** The server names a request asks for: its header's, then its route's, team's and key's `servers`. */
+/**
+ * The server names a request asks for: its header's, then its route's, team's and key's `servers` (layers as
+ * {@link policyLayers} gives them). A team's or key's list is checked against the config when written through the
+ * admin API; a server the config has dropped since is skipped, as a dropped plugin is, so the key keeps working
+ * without that server's tools (it was a 400 on every chat call). A name in the header or a route's list is still
+ * checked at each request.
+ */
 function requestedServers(ctx: RequestContext, layers: ReadonlyArray<McpPolicyConfig | null | undefined>): string[] {
   const named = new Set<string>();
   const fromHeader = header(ctx, SERVERS_HEADER);
   if (fromHeader) for (const name of fromHeader.split(',')) if (name.trim()) named.add(name.trim());
-  for (const layer of layers) for (const name of layer?.servers ?? []) named.add(name);
+  const [route, ...governed] = layers;
+  for (const name of route?.servers ?? []) named.add(name);
+  for (const layer of governed) for (const name of layer?.servers ?? []) if (ctx.config.mcp.servers.has(name)) named.add(name);
   return [...named];
 }
 

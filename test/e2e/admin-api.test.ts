@@ -179,6 +179,32 @@ describe('PUT and PATCH /api/config', () => {
     expectOpenAIError(await api.put('/api/config', undefined, { raw: 'providers: {}', contentType: 'text/plain' }), 415);
     expectOpenAIError(await api.put('/api/config', undefined, { raw: '"a string"' }), 400);
   });
+
+  it('refuses a body that is not UTF-8 (merge patch or JSON) with a 400, storing nothing', async () => {
+    /** JSON texts whose string value holds `middle`: the bytes 0xff 0xfe are no UTF-8 (decoded, each became U+FFFD). */
+    const BAD = Buffer.from([0xff, 0xfe]);
+    const patchWith = (middle: Buffer): Buffer => Buffer.concat([Buffer.from('{"routes": {"utf8-route": {"targets": [{"model": "filed/m'), middle, Buffer.from('"}]}}, "settings": {"max_body_bytes": 50000}}')]);
+    const keyWith = (middle: Buffer): Buffer => Buffer.concat([Buffer.from('{"name": "key-'), middle, Buffer.from('"}')]);
+    const config = await api.get('/api/config');
+    const keys = await api.get('/api/keys');
+    for (const contentType of ['application/merge-patch+json', 'application/json']) {
+      const patched = await api.patch('/api/config', undefined, { raw: patchWith(BAD), contentType });
+      expectOpenAIError(patched, 400, { code: 'invalid_body', type: 'invalid_request_error' });
+      expect(patched.body.error.message).toMatch(/not valid UTF-8/);
+      const created = await api.post('/api/keys', undefined, { raw: keyWith(BAD), contentType });
+      expectOpenAIError(created, 400, { code: 'invalid_body', type: 'invalid_request_error' });
+      expect(created.body.error.message).toMatch(/not valid UTF-8/);
+    }
+    expect((await api.get('/api/config')).body).toEqual(config.body);
+    expectOpenAIError(await api.get('/api/routes/utf8-route'), 404);
+    expect((await api.get('/api/keys')).body).toEqual(keys.body);
+
+    // The same bodies in UTF-8 are taken.
+    const ok = Buffer.from('é');
+    expect((await api.patch('/api/config', undefined, { raw: patchWith(ok), contentType: 'application/merge-patch+json' })).status).toBe(200);
+    expect((await api.get('/api/routes/utf8-route')).body.targets[0].model).toBe('filed/mé');
+    expect((await api.post('/api/keys', undefined, { raw: keyWith(ok), contentType: 'application/merge-patch+json' })).status).toBe(201);
+  });
 });
 
 describe('/api/providers', () => {

@@ -6,9 +6,10 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 
 /**
  * What the keys and teams API accepts, and what it keeps: per-model limits that would limit nothing (a pattern, a
- * misspelt provider) are refused instead of stored; a changed budget period keeps the spend already made (it used to
- * start at zero, so the key could spend its budget again); the listings refuse parameters they do not take (they
- * used to answer every key); and ids repeated in errors are cut as other repeated values are.
+ * misspelt provider) are refused instead of stored, as are MCP servers (`mcp.servers`) the config does not have; a
+ * changed budget period keeps the spend already made (it used to start at zero, so the key could spend its budget
+ * again); the listings refuse parameters they do not take (they used to answer every key); and ids repeated in
+ * errors are cut as other repeated values are.
  */
 
 let upstream: ScriptedUpstream;
@@ -134,5 +135,68 @@ describe('ids repeated in errors', () => {
     const patched = await api('PATCH', `/api/keys/${key.id}`, { team: long });
     expect(patched.status).toBe(400);
     expect(patched.body.error.message).toContain('(3000 characters)');
+  });
+});
+
+describe('mcp.servers naming no configured MCP server', () => {
+  /** A gateway of its own, with two MCP servers (disabled: configured, never connected to). */
+  let mcpTg: RunningGateway;
+  const mcpApi = gatewayApi(() => mcpTg.url);
+  const server = { type: 'http', url: 'http://127.0.0.1:9/mcp', disabled: true } as const;
+
+  beforeAll(async () => {
+    mcpTg = await startGateway({ providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } } });
+    const added = await mcpApi.api('PATCH', '/api/config', { mcp: { servers: { notes: server, docs: server } } });
+    expect(added.status).toBe(200);
+  });
+  afterAll(async () => {
+    await mcpTg?.stop();
+  });
+
+  it('refuses an unknown server on create and on update with a 400 naming the field and the name', async () => {
+    const created = await mcpApi.api('POST', '/api/keys', { name: 'typo', mcp: { servers: ['notes', 'nots'] } });
+    expect(created.status).toBe(400);
+    expect(created.body.error).toMatchObject({ code: 'invalid_value', param: 'mcp.servers.1' });
+    expect(created.body.error.message).toMatch(/'mcp\.servers\.1': 'nots' is not a configured MCP server \(the configured MCP servers are 'notes', 'docs'\)/);
+    // A long name is cut in the message, as other repeated values are.
+    const long = await mcpApi.api('POST', '/api/keys', { name: 'long', mcp: { servers: ['x'.repeat(10_000)] } });
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toContain(`'${'x'.repeat(64)}… (10000 characters)'`);
+    expect((await mcpApi.api('GET', '/api/keys')).body.data).toEqual([]);
+
+    const key = await mcpApi.createKey({ name: 'later' });
+    const patched = await mcpApi.api('PATCH', `/api/keys/${key.id}`, { mcp: { servers: ['nowhere'] } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error).toMatchObject({ param: 'mcp.servers.0' });
+    expect(patched.body.error.message).toContain("'nowhere'");
+    expect((await mcpApi.api('GET', `/api/keys/${key.id}`)).body.mcp).toBeNull();
+    // A team's list is checked the same way.
+    const team = await mcpApi.api('POST', '/api/teams', { name: 'team-typo', mcp: { servers: ['nots'] } });
+    expect(team.status).toBe(400);
+    expect(team.body.error).toMatchObject({ param: 'mcp.servers.0' });
+  });
+
+  it('takes configured servers (and an allow-list naming any server, which allows only those)', async () => {
+    const created = await mcpApi.api('POST', '/api/keys', { name: 'known', mcp: { servers: ['notes', 'docs'], allow: ['notes', 'elsewhere__tool'] } });
+    expect(created.status).toBe(201);
+    expect(created.body.mcp).toEqual({ servers: ['notes', 'docs'], allow: ['notes', 'elsewhere__tool'] });
+    expect((await mcpApi.api('PATCH', `/api/keys/${created.body.id}`, { mcp: { servers: ['docs'] } })).status).toBe(200);
+    expect((await mcpApi.api('POST', '/api/teams', { name: 'team-known', mcp: { servers: ['docs'] } })).status).toBe(201);
+  });
+
+  it('leaves a key naming a server the config drops later working: only new writes are checked', async () => {
+    const key = await mcpApi.createKey({ name: 'kept', mcp: { servers: ['notes'] } });
+    expect((await mcpApi.api('PATCH', '/api/config', { mcp: { servers: { notes: null } } })).status).toBe(200);
+    // Its calls go on, without the dropped server (they were each a 400, unknown MCP server), while 'docs' is still there.
+    const answer = await mcpApi.clientFor(key.key).chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+    expect(answer.choices).toHaveLength(1);
+    expect(upstream.calls.at(-1)?.body.tools).toBeUndefined();
+    // Read, and changed in another field, as before.
+    expect((await mcpApi.api('GET', `/api/keys/${key.id}`)).body.mcp).toEqual({ servers: ['notes'] });
+    const renamed = await mcpApi.api('PATCH', `/api/keys/${key.id}`, { name: 'kept-renamed' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.mcp).toEqual({ servers: ['notes'] });
+    // Writing the list again is a new write: checked.
+    expect((await mcpApi.api('PATCH', `/api/keys/${key.id}`, { mcp: { servers: ['notes'] } })).status).toBe(400);
   });
 });

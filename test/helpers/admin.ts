@@ -17,8 +17,8 @@ export interface AdminResponse {
 export interface AdminRequestOptions {
   /** Overrides the content type (e.g. `application/merge-patch+json`). */
   contentType?: string;
-  /** Sent as is instead of JSON-encoding `body`. */
-  raw?: string;
+  /** Sent as is instead of JSON-encoding `body` (bytes for a body that is not UTF-8). */
+  raw?: string | Uint8Array;
   /** Overrides the client's admin key for this request; null sends no Authorization header. */
   key?: string | null;
   /** More request headers (`if-match`, say). */

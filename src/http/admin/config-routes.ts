@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { withDepthLimit } from '../json-body.js';
+import { fromUtf8, withDepthLimit } from '../json-body.js';
 import { actorOf } from './admin-auth.js';
 import type { AdminDeps } from './admin-deps.js';
 import { ifMatchVersions, jsonObjectBody, queryString } from './request-body.js';
@@ -9,8 +9,9 @@ import { gatewayError } from '../../core/errors.js';
 export function registerConfigRoutes(api: FastifyInstance, deps: AdminDeps): void {
   const service = deps.configService;
 
-  // RFC 7396 clients label merge patches with their own media type; the content is plain JSON.
-  api.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, withDepthLimit(api.getDefaultJsonParser('error', 'error')));
+  // RFC 7396 clients label merge patches with their own media type; the content is plain JSON. Read as bytes, as
+  // application/json bodies are (json-body.ts): bytes that are not UTF-8 are a 400, not U+FFFD in the stored config.
+  api.addContentTypeParser('application/merge-patch+json', { parseAs: 'buffer' }, fromUtf8(withDepthLimit(api.getDefaultJsonParser('error', 'error'))));
 
   // The version is the ETag: a writer sends it back as If-Match, so a change made since it read is not undone.
   const tagged = (reply: FastifyReply, version: number): void => void reply.header('etag', `"${version}"`);
