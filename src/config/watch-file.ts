@@ -14,6 +14,15 @@ function routeNamesOf(text: string): string[] {
   return isRecord(raw) && isRecord(raw.routes) ? Object.keys(raw.routes) : [];
 }
 
+/** Whether a file's text holds no document (empty, or only comments and blank lines); unreadable YAML is a document. */
+function documentLess(text: string): boolean {
+  try {
+    return parseYaml(text) === null;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A saved file's config. A file with no document in it (empty, or only comments and blank lines) is what an editor
  * that truncates in place and then writes (or `cat > file`, a slow copy) leaves between the two: applying it as a
@@ -76,9 +85,11 @@ function allWatchedNames(path: string, references: readonly string[]): Map<strin
  * watch along. The files of `file:` references are watched the same way, and a change to one applies the config
  * again, so a renewed key is read. Bursts of events from one save are coalesced.
  */
-export function watchConfigFile(path: string, service: ConfigService, log: Log, debounceMs = 100): () => void {
+export function watchConfigFile(path: string, service: ConfigService, log: Log, debounceMs = 100, emptyRetryMs = 250): () => void {
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  /** The last look found the file without a document, and it was given a second look before being refused. */
+  let lookedAgain = false;
   const watchers = new Map<string, { watcher: FSWatcher; names: Set<string> }>();
 
   const reload = (): void => {
@@ -92,6 +103,21 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
     let text: string | null = null;
     // Read as at start, so a file that cannot be read (no permission, a directory now) is named in words, not by errno.
     const read = (): string => (text ??= readConfigText(path));
+    // A file without a document is most likely a save between its truncation and its write, which a loaded machine
+    // can hold apart for longer than the debounce: it is looked at once more before being refused (the write's own
+    // event usually comes first and cancels that look).
+    let empty = false;
+    try {
+      empty = documentLess(read());
+    } catch {
+      // Unreadable: refused below, in words.
+    }
+    if (empty && !lookedAgain) {
+      lookedAgain = true;
+      timer = setTimeout(reload, emptyRetryMs);
+      return;
+    }
+    lookedAgain = false;
     // Armed again once applied: the save may name files (references) that were not watched yet.
     void service.reloadFile(() => parseSaved(read(), path), () => routeNamesOf(read())).then(() => {
       if (!closed) arm();

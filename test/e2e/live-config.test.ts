@@ -193,7 +193,8 @@ describe('config file changes apply without a restart', () => {
     tg.gateway.bus.on('config.changed', (event) => versions.push(event.version));
     // An editor or `cat > file` that truncates in place, then writes after a pause longer than the debounce.
     writeFileSync(path, '');
-    await new Promise((done) => setTimeout(done, 400));
+    // Refused after a second look (the debounce, then 250 ms more), while the running config stays.
+    await until(() => tg.gateway.configService.fileRejection() !== null);
     expect(versions).toEqual([]);
     await tg.client.chat.completions.create({ model: 'lab/m', messages });
     expect(a.calls).toHaveLength(1);
@@ -203,6 +204,28 @@ describe('config file changes apply without a restart', () => {
     await until(() => tg.gateway.configService.current().providers.get('lab')?.baseUrl === `${b.url}/v1`);
     expect(versions).toHaveLength(1);
     expect(tg.gateway.configService.fileRejection()).toBeNull();
+  });
+
+  it('refuses nothing when a save is held apart between its truncation and its write for longer than the debounce', async () => {
+    // A loaded machine can hold a non-atomic save's two steps apart: the file is looked at once more before an empty
+    // one is refused, so the operator's log does not report a rejection of a save that then lands.
+    const versions: number[] = [];
+    tg.gateway.bus.on('config.changed', (event) => versions.push(event.version));
+    // Every rejection the gateway records shows in fileRejection() until a later save is accepted: watched closely.
+    const rejected: unknown[] = [];
+    const watching = setInterval(() => {
+      const rejection = tg.gateway.configService.fileRejection();
+      if (rejection) rejected.push(rejection);
+    }, 5);
+    writeFileSync(path, '');
+    await new Promise((done) => setTimeout(done, 180));
+    writeFileSync(path, labYaml(b.url));
+    await until(() => tg.gateway.configService.current().providers.get('lab')?.baseUrl === `${b.url}/v1`);
+    await new Promise((done) => setTimeout(done, 400));
+    expect(versions).toHaveLength(1);
+    expect(tg.gateway.configService.fileRejection()).toBeNull();
+    clearInterval(watching);
+    expect(rejected).toEqual([]);
   });
 
   it('lets a request in flight finish on the config it started with', async () => {
