@@ -16,6 +16,9 @@ beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-test' });
   gemini = await startGeminiUpstream({ apiKey: 'gemini-test-key' });
   tg = await startGateway({
+    // Weights alone decide between targets that can both take a batch: adaptive balancing would move traffic away
+    // from a target whose first answers were slower, which a loaded machine makes likely.
+    settings: { routing: { adaptive: false } },
     providers: {
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-test' },
       gemini: { base_url: `${gemini.url}/v1beta`, api_key: 'gemini-test-key' },
