@@ -32,7 +32,7 @@ function documentLess(text: string): boolean {
 function parseSaved(text: string, path: string): ConfigFile {
   const config = parseConfigText(text, path);
   // Only a config with nothing in it can come from a document-less file (`{}` is a document: it stays valid).
-  if (Object.keys(config).length === 0 && parseYaml(text) === null) {
+  if (Object.keys(config).length === 0 && documentLess(text)) {
     throw new ConfigError(`${path}: the file is empty (a save still being written?); write {} for a config of defaults only`);
   }
   return config;
