@@ -5,7 +5,7 @@
 //
 //   npm run bench:observability:switched -- [--processes 2] [--rate 250] [--connections 10] [--modes json,stream]
 //                                           [--warmup 30] [--rounds 18] [--slice 3] [--settle 1]
-//                                           [--states off,metrics,both]
+//                                           [--states off,metrics,both] [--node-flags "--trace-deopt"]
 //
 // All processes are loaded at the same time, each at --rate. In round r process p is in state (r + p) mod the number
 // of states, so at every moment the states are spread over the processes (what the machine does in a slice falls
@@ -32,6 +32,8 @@ const { values } = parseArgs({
     slice: { type: 'string', default: '3' },
     settle: { type: 'string', default: '1' },
     states: { type: 'string', default: 'off,metrics,both' },
+    // Node flags for the gateway processes only (a profiler, a V8 trace), space-separated.
+    'node-flags': { type: 'string', default: '' },
   },
 });
 
@@ -45,6 +47,7 @@ const rounds = Number(values.rounds);
 const sliceSec = Number(values.slice);
 const settleSec = Number(values.settle);
 const states = values.states.split(',') as State[];
+const nodeFlags = values['node-flags'].split(' ').filter((flag) => flag !== '');
 if (!states.includes('off') || states.some((state) => !['off', 'metrics', 'both'].includes(state))) throw new Error('--states: a list of off, metrics, both, with off in it');
 if (!(rate > 0)) throw new Error('--rate must be above 0: processes loaded at once in a closed loop would compete for the cores');
 
@@ -70,7 +73,7 @@ try {
   const traces = `${receiver.url}/v1/traces`;
   const gateways = await Promise.all(
     // No tracing in their start config: a PATCH's `null` deletes the API's value, and the start config's would apply again.
-    Array.from({ length: processCount }, (_, p) => spawnServer(`gateway-${p + 1}`, './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on'])),
+    Array.from({ length: processCount }, (_, p) => spawnServer(`gateway-${p + 1}`, './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on'], nodeFlags)),
   );
   children.push(...gateways);
   await Promise.all(gateways.map((gateway) => untilLoaded(gateway)));
