@@ -5,7 +5,11 @@
 //
 //   npm run bench:observability:switched -- [--processes 2] [--rate 250] [--connections 10] [--modes json,stream]
 //                                           [--warmup 30] [--rounds 18] [--slice 3] [--settle 1]
-//                                           [--states off,metrics,both] [--node-flags "--trace-deopt"]
+//                                           [--states off,metrics,both] [--node-flags "--trace-deopt"] [--pin]
+//
+// --pin (Linux, taskset, two cores or more) puts every gateway process on the last core and this process (the
+// load), the upstream and the OTLP receiver on the others: a gateway's CPU per request then no longer depends on
+// which core the scheduler moved it to and what ran there before (its caches), a spread of its own.
 //
 // All processes are loaded at the same time, each at --rate. In round r process p is in state (r + p) mod the number
 // of states, so at every moment the states are spread over the processes (what the machine does in a slice falls
@@ -17,6 +21,8 @@
 // One difference from separate processes: the process-wide observers prom-client starts at the first scrape (GC,
 // event-loop delay) keep running while a process's metrics are switched off, so "off" carries them too. They cost
 // a sample every 100 ms and an entry per collection (bench/RESULTS.md): well under 1 µs a request.
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runLoad } from './load.js';
 import { spawnServer, untilLoaded, type ServerChild } from './spawn-server.js';
@@ -34,6 +40,9 @@ const { values } = parseArgs({
     states: { type: 'string', default: 'off,metrics,both' },
     // Node flags for the gateway processes only (a profiler, a V8 trace), space-separated.
     'node-flags': { type: 'string', default: '' },
+    pin: { type: 'boolean', default: false },
+    // Each process's rounds too, state by state, in the order they ran.
+    'show-rounds': { type: 'boolean', default: false },
   },
 });
 
@@ -76,6 +85,15 @@ try {
     Array.from({ length: processCount }, (_, p) => spawnServer(`gateway-${p + 1}`, './serve-gateway.ts', ['--port', '0', '--upstream', upstream.url, '--metrics', 'on'], nodeFlags)),
   );
   children.push(...gateways);
+  if (values.pin) {
+    const last = availableParallelism() - 1;
+    if (last < 1) throw new Error('--pin needs two cores or more');
+    const others = last === 1 ? '0' : `0-${last - 1}`;
+    // -a: every thread of the process (V8's helpers, libuv's pool), not only its main thread.
+    const pin = (pid: number, cores: string) => execFileSync('taskset', ['-a', '-cp', cores, String(pid)], { stdio: 'ignore' });
+    for (const gateway of gateways) pin(gateway.pid, String(last));
+    for (const pid of [process.pid, upstream.pid, receiver.pid]) pin(pid, others);
+  }
   await Promise.all(gateways.map((gateway) => untilLoaded(gateway)));
 
   const current = new Map<ServerChild, State>();
@@ -100,7 +118,7 @@ try {
 
   console.log(
     `observability, switched in place: ${processCount} gateway processes loaded together at ${rate} req/s each; states ${states.join(', ')} taking turns; ` +
-      `${rounds} rounds of ${settleSec} s settling and a ${sliceSec} s slice after ${warmupSec} s of warm-up; node ${process.version}`,
+      `${rounds} rounds of ${settleSec} s settling and a ${sliceSec} s slice after ${warmupSec} s of warm-up; ${values.pin ? 'gateways pinned to the last core; ' : ''}node ${process.version}`,
   );
   for (const connections of connectionList) {
     for (const mode of modes) {
@@ -143,6 +161,11 @@ try {
         });
         console.log(`| ${gateways[p]?.name} | ${medians.map((value) => value.toFixed(1)).join(' | ')} | ${overOff.join(' | ')} |`);
       });
+      if (values['show-rounds']) {
+        perRound.forEach((byState, p) => {
+          for (const state of states) console.error(`${gateways[p]?.name} ${state}: ${(byState.get(state) ?? []).map((value) => value.toFixed(0)).join(' ')}`);
+        });
+      }
       console.log(`| median of processes | ${states.map(() => '').join(' | ')} | ${states.slice(1).map((state) => `${median(rises.get(state) ?? []).toFixed(1)}%`).join(' | ')} |`);
     }
   }
