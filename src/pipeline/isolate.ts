@@ -8,7 +8,7 @@ import type { Next, Stage } from '../core/stage.js';
 import type { RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
 import { isChoiceList } from '../core/answer-shape.js';
-import { maskedError, maskedMessage } from './masked-error.js';
+import { failureText, maskedError, maskedGatewayError, maskedMessage } from './masked-error.js';
 import { ContainedSubscriber } from './contained-subscriber.js';
 
 /** How a user plugin's stage is held to its contract (built-in stages are trusted and run unwrapped). */
@@ -128,7 +128,7 @@ const DESCRIBED: Record<FailureReason, string> = {
 function teardownDetail(err: unknown): string {
   const errors = (err as { errors?: unknown }).errors;
   const first: unknown = Array.isArray(errors) && errors.length > 0 ? errors[0] : err;
-  return first instanceof Error ? first.message : String(first);
+  return failureText(first);
 }
 
 /**
@@ -210,7 +210,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
         };
         const fail = (reason: FailureReason, err?: unknown, said: string = DESCRIBED[reason]): void => {
           const skipped = abandon();
-          const detail = maskedMessage(err instanceof Error ? err.message : err === undefined ? '' : String(err), secrets);
+          const detail = maskedMessage(err === undefined ? '' : failureText(err), secrets);
           log.warn({ requestId: ctx.id, plugin, reason, err: maskedError(err, secrets), skipped }, `plugin "${plugin}" ${said}${skipped ? '; skipped (optional)' : ''}`);
           bus.emit('plugin.failed', { requestId: ctx.id, plugin, reason, message: detail.slice(0, 500) || said, optional, skipped });
           if (skipped) return;
@@ -242,7 +242,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           const bad = err instanceof GatewayError ? badStatus(err) : null;
           if (err instanceof GatewayError && bad === null) {
             abandoned = true;
-            subscriber.error(err);
+            subscriber.error(maskedGatewayError(err, secrets));
             return undefined;
           }
           fail('threw', err, bad ?? DESCRIBED.threw);
@@ -284,7 +284,8 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
             stopTimer();
             if (isObject(err) && downstreamErrors.has(err)) return subscriber.error(err);
             const bad = err instanceof GatewayError ? badStatus(err) : DESCRIBED.errored;
-            if (bad === null) subscriber.error(err);
+            // Its own refusal: logged like any error it fails with, so with its secrets masked.
+            if (bad === null) subscriber.error(maskedGatewayError(err as GatewayError, secrets));
             else fail('errored', err, bad);
           },
           complete() {

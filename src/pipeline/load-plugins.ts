@@ -5,6 +5,7 @@ import type { PluginEntryConfig } from '../core/config.js';
 import { ConfigError } from '../config/secret-ref.js';
 import type { PluginDefinition } from '../core/plugin.js';
 import { resolvePackageEntry } from './resolve-package.js';
+import { failureText } from './masked-error.js';
 
 /** A plugin module found and imported: `key` identifies it (one `init`, one `close`) across config versions. */
 export interface LoadedPluginModule {
@@ -64,7 +65,7 @@ function resolvePackage(name: string, dirs: { baseDir: string; cwd: string }, fi
  * Node's message alone ('Unexpected token') does not say what kind of fault it is.
  */
 function importFailure(err: unknown): string {
-  const lines = (err instanceof Error ? err.message : String(err)).split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = failureText(err).split('\n').map((line) => line.trim()).filter((line) => line !== '');
   const said = lines[0]?.endsWith(':') ? lines.slice(0, 4).join(' ') : (lines[0] ?? '');
   const text = err instanceof Error && err.name === 'SyntaxError' ? `SyntaxError: ${said}` : said;
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;

@@ -1,5 +1,6 @@
 import { stdSerializers } from 'pino';
 import { maskValuesIn } from '../config/plugin-secrets.js';
+import { GatewayError } from '../core/errors.js';
 
 /**
  * A plugin's error as the gateway log gets it, with the values of its secret options masked (`****abcd`): a plugin
@@ -16,11 +17,56 @@ export function maskedError(err: unknown, secrets: readonly string[]): unknown {
     return JSON.parse(maskValuesIn(JSON.stringify(serialized) ?? 'null', escaped)) as unknown;
   } catch {
     // A field that cannot be written as JSON (a cycle, a BigInt): the message alone.
-    return { type: err instanceof Error ? err.name : typeof err, message: maskValuesIn(err instanceof Error ? err.message : String(err), secrets) };
+    return { type: err instanceof Error ? err.name : typeof err, message: maskValuesIn(failureText(err), secrets) };
+  }
+}
+
+/**
+ * The text of what a plugin threw or failed with: an Error's message, else the value as String() writes it. Never
+ * throws: String() refuses some values (an object without a prototype, one whose toString throws), and describing
+ * such a failure threw in turn, inside rxjs when it was an Observable's error, which reported it as an uncaught
+ * exception (the end of `tollgate serve`) and left the request unanswered.
+ */
+export function failureText(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    return '(a value that cannot be written as text)';
   }
 }
 
 /** A plugin's error message, for an event or a log line, with its secret option values masked. */
 export function maskedMessage(message: string, secrets: readonly string[]): string {
   return secrets.length === 0 ? message : maskValuesIn(message, secrets);
+}
+
+/**
+ * A plugin's own GatewayError (its refusal of the request) with the values of its secret options masked in every
+ * text of it that is logged: its message, its `operatorMessage` (which the gateway log and the request log keep
+ * instead of the message) and its `cause` (which the gateway log writes whole for an `internal_error`). A plugin
+ * that fails with `gatewayError('internal_error', ..., { cause: err })`, the documented way to tell the operator
+ * why, otherwise logged its HTTP client's error with the credential in its headers as it was. The error itself is
+ * returned when the plugin has no secret.
+ */
+export function maskedGatewayError(err: GatewayError, secrets: readonly string[]): GatewayError {
+  if (secrets.length === 0) return err;
+  // A GatewayError of another copy of tollgate (see its brand) may lack the newer fields.
+  const { cause } = err as { cause?: unknown };
+  const operatorMessage = (err.operatorMessage as string | null | undefined) ?? null;
+  const masked = new GatewayError({
+    status: err.status,
+    type: err.type,
+    code: err.code ?? null,
+    message: maskedMessage(err.message, secrets),
+    param: err.param ?? null,
+    retryable: err.retryable ?? false,
+    headers: err.headers ?? {},
+    ...(err.upstreamStatus !== undefined ? { upstreamStatus: err.upstreamStatus } : {}),
+    details: err.details ?? null,
+    operatorMessage: operatorMessage === null ? null : maskedMessage(operatorMessage, secrets),
+    ...(cause !== undefined ? { cause: maskedError(cause, secrets) } : {}),
+  });
+  // Where the plugin made it, not here.
+  if (typeof err.stack === 'string') masked.stack = maskedMessage(err.stack, secrets);
+  return masked;
 }

@@ -14,6 +14,7 @@ import type { ServiceRegistry } from '../services.js';
 import type { Stage } from '../core/stage.js';
 import { listedOnly } from './plugin-scope.js';
 import { isThenable } from './isolate.js';
+import { failureText } from './masked-error.js';
 
 interface LoadedPlugin {
   definition: PluginDefinition;
@@ -45,7 +46,7 @@ function isStage(value: unknown): value is Stage {
 }
 
 function firstLine(err: unknown): string {
-  return ((err instanceof Error ? err.message : String(err)).split('\n', 1)[0] ?? '').slice(0, 300);
+  return (failureText(err).split('\n', 1)[0] ?? '').slice(0, 300);
 }
 
 /**
@@ -89,7 +90,7 @@ export class PluginHost {
         // log, an API answer and, for a file save, the public /health, so its secret values are masked in it.
         const secrets = secretOptionValues(entry.options, written, this.secretOptions(entry.name));
         const said = (err: unknown): string => maskValuesIn(firstLine(err), secrets);
-        const options = this.parseOptions(definition, written, index, secrets);
+        const options = this.parseOptions(definition, entry.name, written, index, secrets);
         const services = this.deps.services.scoped(entry.name, definition.requires ?? []);
         let stage: Stage | null;
         try {
@@ -225,9 +226,22 @@ export class PluginHost {
     return definition;
   }
 
-  private parseOptions(definition: PluginDefinition, options: unknown, index: number, secrets: readonly string[]): unknown {
+  private parseOptions(definition: PluginDefinition, name: string, options: unknown, index: number, secrets: readonly string[]): unknown {
     if (!definition.options) return options;
-    const result = definition.options.safeParse(options ?? {});
+    const schema: unknown = definition.options;
+    // Plugin code, so its faults are the entry's: a JSON Schema object given as `options`, or a transform or refinement
+    // that throws (new RegExp(source) on a bad pattern) rather than adding an issue, which zod's safeParse lets through.
+    // Uncaught, either failed PATCH /api/config with a 500 (a SyntaxError even read as the request's own bad JSON) and a
+    // start without naming the entry.
+    if (typeof (schema as { safeParse?: unknown }).safeParse !== 'function') {
+      throw new ConfigError(`plugins.${index}.options: plugin "${name}": its options must be a zod schema (definePlugin({ options: z.object({ ... }) }))`);
+    }
+    let result: ReturnType<NonNullable<PluginDefinition['options']>['safeParse']>;
+    try {
+      result = definition.options.safeParse(options ?? {});
+    } catch (err) {
+      throw new ConfigError(`plugins.${index}.options: plugin "${name}" could not parse its options: ${maskValuesIn(firstLine(err), secrets)}`);
+    }
     if (result.success) return result.data;
     const issue = result.error.issues[0];
     const path = [`plugins.${index}.options`, ...(issue?.path.map(String) ?? [])].join('.');
