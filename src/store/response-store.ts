@@ -107,11 +107,19 @@ export class ResponseStore {
 
   /**
    * The output item `itemId` of a Response that is `scope`'s and not expired, as it was kept; null when there is none.
+   * `records`, one per request, keeps the records read for it: reading one decodes it whole, its input included, and
+   * a turn naming the fifty parallel tool calls of a Response with a few MB of input read it fifty times (a second of
+   * a held event loop).
    */
-  findItem(itemId: string, scope: string): Record<string, unknown> | null {
+  findItem(itemId: string, scope: string, records?: Map<string, StoredResponse | null>): Record<string, unknown> | null {
     if (!keyable(itemId)) return null;
     const responseId = this.pendingItems.get(itemId) ?? this.items.get(itemId);
-    const record = responseId === undefined ? null : this.get(responseId, scope);
+    if (responseId === undefined) return null;
+    let record = records?.get(responseId);
+    if (record === undefined) {
+      record = this.get(responseId, scope);
+      records?.set(responseId, record);
+    }
     if (!record?.response) return null;
     const output = Array.isArray(record.response.output) ? (record.response.output as Json[]) : [];
     return output.find((item) => item.id === itemId) ?? null;

@@ -147,7 +147,9 @@ export function messagesOf(input: unknown, untranslatable: Untranslatable): Chat
     } else if (type === 'reasoning') {
       // Claude's signed thinking that tollgate carried in encrypted_content goes back with the turn it led (only an
       // Anthropic-format provider reads it: others never get thinking_blocks); any other reasoning is another model's.
-      thinking.push(...(thinkingBlocksIn(item.encrypted_content) ?? []));
+      // A loop, not push(...): the blocks are the client's to write, and a spread of 200 000 of them (a few hundred KB
+      // of encrypted_content) overflowed the stack, a 500 instead of the request going on.
+      for (const block of thinkingBlocksIn(item.encrypted_content) ?? []) thinking.push(block);
     } else if (type === 'item_reference') {
       stateful(untranslatable, param, 'An item_reference (an item the provider stored; send the item itself instead, as the Vercel AI SDK does with providerOptions.openai.store: false)');
     } else if (typeof type === 'string' && BUILT_IN_ITEMS.test(type)) {

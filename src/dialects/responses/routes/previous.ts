@@ -10,6 +10,7 @@ import { isRecord } from '../../../core/is-record.js';
 import { continuedRequest, conversationTooLong, inputItemsOf, previousResponseNotFound, sentBack } from '../conversation.js';
 import type { ResponsesRequest } from '../parse-request.js';
 import { scopeOf } from './keeper.js';
+import type { StoredResponse } from '../../../store/response-store.js';
 
 /** A turn as it starts: the body to send, the input items its Response keeps, and the turn it continues. */
 export interface Turn {
@@ -75,10 +76,21 @@ function isItemReference(item: unknown): boolean {
  * One tollgate did not keep stays: OpenAI may have it; a translation refuses it.
  */
 function withReferencedItems(deps: HttpDeps, body: ResponsesRequest, scope: string): ResponsesRequest {
+  // Each id is looked up once, and each record read once (see findItem): a lookup decodes the whole stored record the
+  // item is in, its input included, so an input naming one item of a Response with a few MB of input a thousand times
+  // held the event loop for 20 s.
+  const resolved = new Map<string, Record<string, unknown> | null>();
+  const records = new Map<string, StoredResponse | null>();
   const input = (body.input as unknown[]).map((item) => {
     if (!isItemReference(item)) return item;
-    const found = deps.responses.findItem((item as { id: string }).id, scope);
-    return found ? sentBack(found) : item;
+    const id = (item as { id: string }).id;
+    let found = resolved.get(id);
+    if (found === undefined) {
+      const kept = deps.responses.findItem(id, scope, records);
+      found = kept ? sentBack(kept) : null;
+      resolved.set(id, found);
+    }
+    return found ?? item;
   });
   return { ...body, input };
 }
