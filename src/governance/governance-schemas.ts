@@ -25,7 +25,8 @@ const expiresSchema = z.iso
 const MODEL_PATTERN = /^(\*|[^/\s]+\/\S+)$/;
 /**
  * An entry of a key's `models`: a `<provider>/<model>` (or `*` pattern), or a route name in the config's own
- * syntax. A route need not exist yet: routes are live config, and a name no route has simply matches nothing.
+ * syntax. Only the syntax is checked here; the management API checks each entry against the running config
+ * (http/admin/allow-list-names.ts): a route no config has is a 400 there, a name a later config drops matches nothing.
  */
 const modelPatternSchema = z
   .string()

@@ -71,11 +71,13 @@ describe('a key listing a route by name', () => {
     expect(upstream.calls).toHaveLength(0);
   });
 
-  it('may list a route before it exists, and reaches it once an operator adds it', async () => {
-    const client = await keyFor('future-route', ['chat-later']);
-    // The key allows the name; no route has it yet, so it is an unknown model (404), not a refusal.
-    await expect(client.chat.completions.create({ model: 'chat-later', messages: hi })).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
+  it('may list a route only once it exists (a name no route has is a 400 naming it), and reaches it', async () => {
+    const early = await api('POST', '/api/keys', { name: 'future-route', models: ['chat-later'] });
+    expect(early.status).toBe(400);
+    expect(early.body.error).toMatchObject({ code: 'invalid_value', param: 'models.0' });
+    expect(early.body.error.message).toContain("'chat-later' is no route");
     expect((await api('PUT', '/api/routes/chat-later', { targets: [{ model: 'openai/gpt-4o' }] })).status).toBe(201);
+    const client = await keyFor('future-route', ['chat-later']);
     const completion = await client.chat.completions.create({ model: 'chat-later', messages: hi });
     expect(completion.choices[0]?.message.content).toBe('echo: hi');
     expect(upstream.calls.map((call) => call.body.model)).toEqual(['gpt-4o']);

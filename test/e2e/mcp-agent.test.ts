@@ -549,7 +549,8 @@ describe('MCP tools for models', () => {
   });
 
   it("keeps a key to its allow-list: a server outside it is refused, a listed tool alone is offered", async () => {
-    const outsider = await createKey({ name: 'outsider', mcp: { allow: ['other-server'] } });
+    // An allow-list names configured servers only (a 400 otherwise): one allowed none is outside every server.
+    const outsider = await createKey({ name: 'outsider', mcp: { allow: [] } });
     const refused = await clientFor(outsider.key)
       .chat.completions.create({ model: 'openai/gpt-4o-mini', messages: hi('x') }, { headers: { 'x-tollgate-mcp': 'kb' } })
       .catch((err: unknown) => err);
@@ -570,7 +571,8 @@ describe('MCP tools for models', () => {
     await new Promise<void>((done) => closed.close(() => done()));
     const down = await startGateway({
       providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } },
-      mcp: { servers: { notes: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } } },
+      // `kb` is configured (disabled) so that an allow-list may name it: a key allowed only kb is outside notes.
+      mcp: { servers: { notes: { type: 'http', url: `http://127.0.0.1:${port}/mcp` }, kb: { type: 'http', url: `http://127.0.0.1:${port}/mcp`, disabled: true } } },
     });
     try {
       const chat = async (allow: string[]): Promise<Response> => {

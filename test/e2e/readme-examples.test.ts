@@ -72,6 +72,8 @@ beforeAll(async () => {
     },
     // Routes the README's request examples name.
     routes: { 'chat-cheap': { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }] } },
+    // The MCP servers the README's keys allow (an allow-list names configured servers only); disabled: never connected.
+    mcp: { servers: { docs: { type: 'http', url: 'http://127.0.0.1:9/mcp', disabled: true }, tickets: { type: 'http', url: 'http://127.0.0.1:9/mcp', disabled: true } } },
   });
   secretsDir = mkdtempSync(join(tmpdir(), 'tollgate-readme-'));
   // The SDK example imports 'tollgate' itself, which resolves to the compiled package (dist/).

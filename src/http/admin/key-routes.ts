@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
 import { checkMcpServerNames } from './mcp-server-names.js';
+import { checkMcpAllowNames, checkModelAllowList } from './allow-list-names.js';
 import { checkModelLimitNames } from '../../governance/model-limits.js';
 import { gatewayError } from '../../core/errors.js';
 import { parsePageLimit } from './paging.js';
@@ -37,6 +38,8 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     checkListedPlugins(body, deps.configService.current());
     checkModelLimitNames(body, deps.configService.current());
     checkMcpServerNames(body, deps.configService.current());
+    checkModelAllowList(body, deps.configService.current());
+    checkMcpAllowNames(body, deps.configService.current());
     const { record, key } = await store.createKey(body);
     await deps.configService.auditChange(actorOf(request, deps), 'key.created', `keys.${record.id}`, null, settingsOf(record));
     return reply.code(201).header('location', keyPath(record.id)).send({ ...record, key });
@@ -85,6 +88,8 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     checkListedPlugins(body, deps.configService.current());
     checkModelLimitNames(body, deps.configService.current());
     checkMcpServerNames(body, deps.configService.current());
+    checkModelAllowList(body, deps.configService.current());
+    checkMcpAllowNames(body, deps.configService.current());
     // The key as this change found it, read with the change: another change committed in between is not this one's.
     const { before: previous, after: updated } = await store.changeKey(request.params.id, body);
     const before = previous.budget ?? null;
