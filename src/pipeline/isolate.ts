@@ -91,15 +91,23 @@ function reconcileNative(ctx: RequestContext, before: NativeSnapshot, plugin: st
   (ctx as { native: RequestContext['native'] }).native = { ...native, outdated: true };
 }
 
+/** The kind of event a request's answer is made of: one embeddings or completion event, or chunks for a stream. */
+function answerKind(ctx: RequestContext): ResponseEvent['kind'] {
+  return ctx.operation === 'embeddings' ? 'embeddings' : ctx.stream ? 'chunk' : 'completion';
+}
+
 /**
- * Why an answer a plugin gave itself (without calling `next()`) cannot be this request's, or null when it can. The
- * dialects render by the event's kind: a completion for a streamed request went out as one JSON body to a client
- * reading SSE (the OpenAI SDK then read an empty stream), chunks for a whole one as SSE to a client expecting JSON.
+ * Why an event a plugin emits cannot be part of this request's answer, or null when it can: its kind must be the
+ * request's (`expected`), and a whole answer is one event (`whole`: one went out already). The dialects render by
+ * the event's kind, whether the plugin answered itself or emitted the event after calling next(): a completion for a
+ * streamed request went out as one JSON body to a client reading SSE (the OpenAI SDK then read an empty stream), or,
+ * once chunks had gone, cut the connection with the gateway's own 500 ("writing the answer failed") naming no plugin;
+ * chunks for a whole one went as SSE to a client expecting JSON; a second completion silently replaced the first.
  */
-function misfit(ctx: RequestContext, event: ResponseEvent): string | null {
-  const expected = ctx.operation === 'embeddings' ? 'embeddings' : ctx.stream ? 'chunk' : 'completion';
-  if (event.kind === expected) return null;
+function misfit(ctx: RequestContext, event: ResponseEvent, expected: ResponseEvent['kind'], whole: boolean): string | null {
+  if (event.kind === expected && !whole) return null;
   const request = ctx.operation === 'embeddings' ? 'an embeddings request' : ctx.stream ? 'a streamed chat request' : 'a chat request without stream';
+  if (event.kind === expected) return `answered ${request} with a second '${event.kind}' event, where its answer is one`;
   return `answered ${request} with a '${event.kind}' event, where it takes '${expected}' events`;
 }
 
@@ -164,8 +172,10 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
       return new Observable<ResponseEvent>((subscriber) => {
         let abandoned = false;
         let progressed = false;
-        // Whether it called next(): until then, what it emits is its own answer, held to the request's shape.
-        let passedOn = false;
+        // What it emits, its own answer or not, is held to the request's shape (see misfit).
+        const expected = answerKind(ctx);
+        // Whether a whole answer (a completion, embeddings) went out: a second one is a fault.
+        let whole = false;
         let timer: NodeJS.Timeout | null = null;
         let own: Subscription | null = null;
         let skip: Subscription | null = null;
@@ -182,7 +192,6 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           // A plugin that timed out or failed may still call next() later; the request has moved on without it.
           if (abandoned) return EMPTY;
           progressed = true;
-          passedOn = true;
           stopTimer();
           if (native) reconcileNative(ctx, native, plugin, log);
           return new Observable<ResponseEvent>((inner) =>
@@ -270,11 +279,13 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
               fail('bad_event');
               return;
             }
-            const wrong = passedOn ? null : misfit(ctx, event);
+            const wrong = misfit(ctx, event, expected, whole);
             if (wrong !== null) {
+              // After next() too: the stages outside it and the dialect cannot render it, so the fault is the plugin's.
               fail('bad_event', wrong, wrong);
               return;
             }
+            if (event.kind !== 'chunk') whole = true;
             progressed = true;
             stopTimer();
             subscriber.next(event);

@@ -76,13 +76,46 @@ function isPluginDefinition(value: unknown): value is PluginDefinition {
   return typeof candidate === 'object' && candidate !== null && typeof candidate.name === 'string' && typeof candidate.create === 'function';
 }
 
+/** Whether an export is meant as a plugin definition (it has a `name` or a `create`), well-formed or not. */
+function meantAsPlugin(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && ('create' in value || 'name' in value);
+}
+
 /** The definition a module exports: its default export, a default that CommonJS interop nested, or `plugin`. */
 function definitionOf(module: Record<string, unknown>): unknown {
   const fallback = module.default as Record<string, unknown> | undefined;
-  if (isPluginDefinition(fallback)) return fallback;
-  if (isPluginDefinition(fallback?.default)) return fallback.default;
-  if (isPluginDefinition(fallback?.plugin)) return fallback.plugin;
-  return module.plugin;
+  const candidates = [fallback, fallback?.default, fallback?.plugin, module.plugin];
+  // One meant as a plugin but malformed is returned too, so that its fault is named (definitionFault).
+  return candidates.find(isPluginDefinition) ?? candidates.find(meantAsPlugin);
+}
+
+const isFunctionOrAbsent = (value: unknown): boolean => value === undefined || typeof value === 'function';
+const isOptionPath = (path: unknown): boolean => typeof path === 'string' && path !== '' && !path.split('.').includes('');
+const shown = (value: unknown): string => (typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value)).slice(0, 60));
+
+/**
+ * What is wrong with the fields of a definition the host reads (or null): a plugin is JavaScript too, or TypeScript
+ * cast past the types, so `requires: 5` reaches the host as it was written. Unchecked, such a field failed later as a
+ * TypeError (a 500 to PATCH /api/config, a start that named no entry) or only when the field was used (a `close` that
+ * is no function, at the plugin's removal). The options schema is the host's to check (plugins.N.options).
+ */
+function definitionFault(definition: Record<string, unknown>): string | null {
+  const { name, create, init, close, requires, secretOptions, placement } = definition;
+  if (typeof name !== 'string') return `"name" must be a string, not ${shown(name)}`;
+  if (typeof create !== 'function') return `"create" must be a function (options, config, services) => stage or null, not ${shown(create)}`;
+  if (!isFunctionOrAbsent(init)) return `"init" must be a function, not ${shown(init)}`;
+  if (!isFunctionOrAbsent(close)) return `"close" must be a function, not ${shown(close)}`;
+  if (requires !== undefined && !Array.isArray(requires)) return `"requires" must be a list of service keys (serviceKey('id')), not ${shown(requires)}`;
+  if (secretOptions !== undefined && !(Array.isArray(secretOptions) && secretOptions.every(isOptionPath))) {
+    return `"secretOptions" must be a list of option paths such as 'api_key' or 'auth.token', not ${shown(secretOptions)}`;
+  }
+  if (placement !== undefined && placement !== null) {
+    const { after, before } = placement as { after?: unknown; before?: unknown };
+    if (typeof placement !== 'object' || Array.isArray(placement) || ![after, before].every((side) => side === undefined || typeof side === 'string')) {
+      return `"placement" must be an object such as { after: 'auth' } or { before: 'call' }, not ${shown(placement)}`;
+    }
+  }
+  return null;
 }
 
 /**
@@ -108,8 +141,10 @@ export async function loadPluginModule(entry: PluginEntryConfig, index: number, 
     throw new ConfigError(`${field}: cannot load plugin "${entry.name}" from ${file}: ${importFailure(err)}`);
   }
   const definition = definitionOf(module);
-  if (!isPluginDefinition(definition)) {
+  if (!meantAsPlugin(definition)) {
     throw new ConfigError(`${field}: ${file} must export a plugin (definePlugin({ name, create, ... })) as its default export or as "plugin"`);
   }
-  return { key: version !== null ? `${file}#${version}` : file, definition };
+  const fault = definitionFault(definition);
+  if (fault !== null) throw new ConfigError(`${field}: plugin "${entry.name}" (${file}): ${fault}`);
+  return { key: version !== null ? `${file}#${version}` : file, definition: definition as unknown as PluginDefinition };
 }

@@ -16,6 +16,12 @@ import { listedOnly } from './plugin-scope.js';
 import { isThenable } from './isolate.js';
 import { failureText } from './masked-error.js';
 
+/** A module's `init` under way, and how many loads wait for it now (see PluginHost.initOnce). */
+interface PendingInit {
+  done: Promise<unknown>;
+  waiting: number;
+}
+
 interface LoadedPlugin {
   definition: PluginDefinition;
   /** Config versions (compiled or being compiled) that name this module: at zero it is closed and forgotten. */
@@ -40,9 +46,12 @@ export interface PluginHostDeps {
   log: Log;
 }
 
+/** A stage as the runner calls it: `run`, and `appliesTo` and `close` when it has them, are functions. */
 function isStage(value: unknown): value is Stage {
-  const candidate = value as Partial<Stage> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.run === 'function';
+  const candidate = value as Partial<Record<keyof Stage, unknown>> | null;
+  if (typeof candidate !== 'object' || candidate === null || typeof candidate.run !== 'function') return false;
+  // Else one failed every request it met (appliesTo) or only at its version's retirement (close), far from its cause.
+  return [candidate.appliesTo, candidate.close].every((method) => method === undefined || typeof method === 'function');
 }
 
 function firstLine(err: unknown): string {
@@ -56,6 +65,8 @@ function firstLine(err: unknown): string {
  */
 export class PluginHost {
   private readonly loaded = new Map<string, LoadedPlugin>();
+  /** Inits still running, by module key: one at a time per module. */
+  private readonly initializing = new Map<string, PendingInit>();
   /** Each compiled config version's plugin definitions by entry name, for the published options schemas. */
   private readonly definitions = new WeakMap<RuntimeConfig, ReadonlyMap<string, PluginDefinition>>();
   /** The secret option paths plugins declared, by entry name (see secretOptions). */
@@ -81,7 +92,7 @@ export class PluginHost {
         }
         const definition = await this.acquire(entry, index, keys);
         definitions.set(entry.name, definition);
-        this.noteSecretOptions(entry.name, definition, index);
+        this.noteSecretOptions(entry.name, definition);
         // The options with their env:/file: references read (config.plugins keeps them as written, for showing).
         const written = config.pluginOptions.has(entry.name) ? config.pluginOptions.get(entry.name) : entry.options;
         // Known only now that the plugin is loaded: a masked value in a secret option is no credential to create with.
@@ -104,7 +115,7 @@ export class PluginHost {
           throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() returned a Promise; it must return a stage ({ name, run }) or null synchronously (do asynchronous set-up in init)`);
         }
         if (stage !== null && !isStage(stage)) {
-          throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() must return a stage ({ name, run }) or null`);
+          throw new ConfigError(`plugins.${index}: plugin "${entry.name}": create() must return a stage ({ name, run }, with appliesTo and close functions if it has them) or null`);
         }
         if (stage) created.push(stage);
         if (stage && entry.apply === 'listed') stage = listedOnly(stage, entry.name);
@@ -138,14 +149,12 @@ export class PluginHost {
     return [...(this.secrets.get(name) ?? [])];
   }
 
-  private noteSecretOptions(name: string, definition: PluginDefinition, index: number): void {
-    const declared: unknown = definition.secretOptions;
+  private noteSecretOptions(name: string, definition: PluginDefinition): void {
+    // A list of option paths: loadPluginModule refused the module otherwise.
+    const declared = definition.secretOptions;
     if (declared === undefined) return;
-    if (!Array.isArray(declared) || !declared.every((path) => typeof path === 'string' && path !== '' && !path.split('.').includes(''))) {
-      throw new ConfigError(`plugins.${index}: plugin "${name}": secretOptions must be a list of option paths such as 'api_key' or 'auth.token'`);
-    }
     const known = this.secrets.get(name) ?? new Set<string>();
-    for (const path of declared as string[]) known.add(path);
+    for (const path of declared) known.add(path);
     this.secrets.set(name, known);
   }
 
@@ -189,7 +198,7 @@ export class PluginHost {
     // Config changes are applied one at a time: an import or an init that never settles (a top-level await or a
     // connection that hangs) held every later change, the one removing the plugin too, until a restart, and held a
     // start without a word. Both get init_timeout_ms together; neither can be cancelled, so what settles late is
-    // let go (below).
+    // let go, or taken up by the next load that waits for it (initOnce).
     const limit = entry.init_timeout_ms ?? DEFAULT_INIT_TIMEOUT_MS;
     const deadline = Date.now() + limit;
     let timedOut = false;
@@ -206,24 +215,57 @@ export class PluginHost {
       }
       return known.definition;
     }
-    checkRequires(definition, entry.name, index, (key) => this.deps.services.has(key));
-    const init = Promise.resolve().then(() => definition.init?.(this.deps.services.scoped(entry.name, definition.requires ?? [])));
+    const init = this.initOnce(key, definition, entry.name, index);
+    init.waiting++;
     try {
-      await within(init, deadline, tooSlow);
+      await within(init.done, deadline, tooSlow);
     } catch (err) {
-      if (timedOut) {
-        // It may still finish: what it opened is closed then, unless a later change has loaded the plugin since.
-        init.then(
-          () => (this.loaded.has(key) ? undefined : this.closePlugin(definition)),
-          (late: unknown) => this.deps.log.warn({ err: late, plugin: entry.name }, `plugin "${entry.name}": its init failed after its init_timeout_ms`),
-        );
-        throw err;
-      }
+      if (timedOut) throw err;
       throw new ConfigError(`plugins.${index}: plugin "${entry.name}" failed to initialise: ${firstLine(err)}`);
+    } finally {
+      init.waiting--;
+    }
+    // Two loads that waited for the same init (or a load that came while another took it up) share one plugin.
+    const taken = this.loaded.get(key);
+    if (taken) {
+      if (!keys.has(key)) {
+        keys.add(key);
+        taken.users++;
+      }
+      return taken.definition;
     }
     this.loaded.set(key, { definition, users: 1 });
     keys.add(key);
     return definition;
+  }
+
+  /**
+   * The module's `init`, run once at a time per module key. A load that gave up on an init (init_timeout_ms) could
+   * not cancel it, and the next config change naming the module ran init again while the first was still pending:
+   * two of what init opens (an exporter, a pool), and the late first one's close() then closed the plugin in use.
+   * A load that comes while an init runs waits for that one, within its own deadline, and takes its outcome.
+   */
+  private initOnce(key: string, definition: PluginDefinition, name: string, index: number): PendingInit {
+    const running = this.initializing.get(key);
+    if (running) return running;
+    checkRequires(definition, name, index, (service) => this.deps.services.has(service));
+    const done = Promise.resolve().then(() => definition.init?.(this.deps.services.scoped(name, definition.requires ?? [])));
+    const init: PendingInit = { done, waiting: 0 };
+    this.initializing.set(key, init);
+    // Registered before any load awaits `done`, so this runs first when it settles: a load still waiting then takes
+    // the plugin up after it. When none waits (every load naming it gave up), a late success is closed, unless a
+    // load has taken the module up meanwhile, and a late failure is logged.
+    done.then(
+      () => {
+        this.initializing.delete(key);
+        if (init.waiting === 0 && !this.loaded.has(key)) void this.closePlugin(definition);
+      },
+      (err: unknown) => {
+        this.initializing.delete(key);
+        if (init.waiting === 0) this.deps.log.warn({ err, plugin: name }, `plugin "${name}": its init failed after its init_timeout_ms`);
+      },
+    );
+    return init;
   }
 
   private parseOptions(definition: PluginDefinition, name: string, options: unknown, index: number, secrets: readonly string[]): unknown {
