@@ -4,6 +4,7 @@ import { gatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { quoteValue } from '../../core/quote-input.js';
 import { thinkingBlocksIn } from '../../wire/openai-responses/translated-reasoning.js';
+import { readSignatures, restoreSignatures } from './gemini-signatures.js';
 
 type Json = Record<string, unknown>;
 
@@ -98,13 +99,17 @@ const BUILT_IN_ITEMS = /^(?:web_search_call|file_search_call|computer_call|compu
  * A Responses `input` as canonical chat messages: a string is one user message; items become messages in order
  * (system, developer, user, assistant), function_call items the tool calls of an assistant turn (joined to the
  * assistant message just before them), function_call_output items tool messages. Reasoning items are dropped: their
- * encrypted content is only readable by the model (and provider) that wrote it. What needs the provider's own state
- * (item references, built-in tools' items, files by id) is recorded in `untranslatable` and left out.
+ * encrypted content is only readable by the model (and provider) that wrote it, but for those tollgate wrote: Claude's
+ * signed thinking, and with `geminiSignatures` Gemini's thought signatures, put back on the calls they sign. What needs
+ * the provider's own state (item references, built-in tools' items, files by id) is recorded in `untranslatable` and
+ * left out.
  */
-export function messagesOf(input: unknown, untranslatable: Untranslatable): ChatMessage[] {
+export function messagesOf(input: unknown, untranslatable: Untranslatable, geminiSignatures = false): ChatMessage[] {
   if (input === undefined || input === null) return [];
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const messages: ChatMessage[] = [];
+  /** Gemini's thought signatures from reasoning items tollgate wrote, by call_id (restored once all calls are read). */
+  const signatures = new Map<string, string>();
   /** Claude's signed thinking from reasoning items tollgate wrote, for the assistant turn they lead (see attach). */
   let thinking: Json[] = [];
   const attach = (message: ChatMessage): void => {
@@ -150,6 +155,9 @@ export function messagesOf(input: unknown, untranslatable: Untranslatable): Chat
       // A loop, not push(...): the blocks are the client's to write, and a spread of 200 000 of them (a few hundred KB
       // of encrypted_content) overflowed the stack, a 500 instead of the request going on.
       for (const block of thinkingBlocksIn(item.encrypted_content) ?? []) thinking.push(block);
+      // Gemini's thought signatures, by call_id: matched to the calls wherever they are in the input (the item comes
+      // just before its call as tollgate writes it, but a client may reorder).
+      if (geminiSignatures) readSignatures(item.encrypted_content, signatures);
     } else if (type === 'item_reference') {
       stateful(untranslatable, param, 'An item_reference (an item the provider stored; send the item itself instead, as the Vercel AI SDK does with providerOptions.openai.store: false)');
     } else if (typeof type === 'string' && BUILT_IN_ITEMS.test(type)) {
@@ -158,5 +166,6 @@ export function messagesOf(input: unknown, untranslatable: Untranslatable): Chat
       unreadable(untranslatable, `${param}.type`, `'${quoteValue(type)}' is not an input item type tollgate can translate.`);
     }
   });
+  restoreSignatures(messages, signatures);
   return messages;
 }

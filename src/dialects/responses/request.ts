@@ -98,6 +98,16 @@ export interface CanonicalRead {
   untranslatable: GatewayError | null;
 }
 
+/** How the translation may go beyond what every provider takes. */
+export interface CanonicalOptions {
+  /**
+   * Gemini's thought signatures, carried in reasoning items tollgate wrote, go back on their function calls
+   * (`extra_content.google.thought_signature`): only when every target reads them (see keepsGeminiFields), as an
+   * OpenAI-format vendor gets a message's fields as they are and may refuse one it does not know.
+   */
+  geminiSignatures?: boolean;
+}
+
 /**
  * A Responses body as the canonical (chat completions) request: `instructions` as a leading system message, `input`
  * as messages (see messagesOf), function tools, tool_choice, `text.format` as response_format, `max_output_tokens`
@@ -106,7 +116,7 @@ export interface CanonicalRead {
  * metadata, user and stream as they are (a stream asks for usage, which the Response reports). Fields that only
  * steer OpenAI's own service (store, include, truncation, service_tier, prompt_cache_key) are left out.
  */
-export function canonicalRequest(body: ResponsesRequest, model: string, previous: GatewayError | null = null): CanonicalRead {
+export function canonicalRequest(body: ResponsesRequest, model: string, previous: GatewayError | null = null, options: CanonicalOptions = {}): CanonicalRead {
   const untranslatable: Untranslatable = [];
   // A previous_response_id tollgate kept is expanded before this (see continuedRequest); one still here is the
   // provider's to find (`previous`: why a translation cannot, such as OpenAI's not found).
@@ -119,7 +129,7 @@ export function canonicalRequest(body: ResponsesRequest, model: string, previous
   const messages: ChatMessage[] = [];
   if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
   // A loop, not push(...): spread arguments live on the stack, and an input may hold 200 000 items.
-  for (const message of messagesOf(body.input, untranslatable)) messages.push(message);
+  for (const message of messagesOf(body.input, untranslatable, options.geminiSignatures === true)) messages.push(message);
   // Without input the provider's stored state would be the whole conversation (previous_response_id, a prompt).
   if (messages.every((message) => message.role === 'system') && untranslatable.length === 0) {
     untranslatable.push(gatewayError('missing_required_parameter', "Missing required parameter: 'input'.", { param: 'input' }));

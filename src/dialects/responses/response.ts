@@ -5,6 +5,7 @@ import { valueText } from '../../core/quote-input.js';
 import { responseUsageOf } from '../../wire/openai-responses/usage.js';
 import type { ResponsesRequest } from './parse-request.js';
 import { encryptedThinking, TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
+import { encryptedSignature, thoughtSignatureOf } from './gemini-signatures.js';
 
 type Json = Record<string, unknown>;
 
@@ -115,6 +116,15 @@ export function reasoningItem(id: string, text: string | null, encrypted?: strin
   return { id, type: 'reasoning', summary: text === null ? [] : [summaryText(text)], ...(encrypted === undefined ? {} : { encrypted_content: encrypted }) };
 }
 
+/**
+ * A reasoning item carrying Gemini's thought signature of one function call in its encrypted_content (see
+ * encryptedSignature), without a summary: read back by messagesOf when the client sends it again, and, like any
+ * reasoning item tollgate wrote, never sent to another provider.
+ */
+export function signatureItem(callId: string, signature: string): Json {
+  return reasoningItem(newId(TRANSLATED_REASONING_PREFIX), null, encryptedSignature(callId, signature));
+}
+
 export function summaryText(text: string): Json {
   return { type: 'summary_text', text };
 }
@@ -151,6 +161,9 @@ export function responseOf(completion: ChatCompletion, reply: ReplyContext): Jso
   for (const call of calls) {
     const fn = isRecord(call.function) ? call.function : {};
     const callId = typeof call.id === 'string' && call.id !== '' ? call.id : newId('call');
+    // Gemini's thought signature of the call, in a reasoning item just before it, as the stream writes it.
+    const signature = thoughtSignatureOf(call);
+    if (signature !== undefined) output.push(signatureItem(callId, signature));
     output.push(functionCallItem(newId('fc'), callId, valueText(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '', 'completed'));
   }
   const shell = responseShell(reply, newId('resp'), typeof completion.created === 'number' ? completion.created : Math.floor(Date.now() / 1000));

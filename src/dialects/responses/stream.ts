@@ -2,7 +2,8 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { valueText } from '../../core/quote-input.js';
-import { contentLogprobs, finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, summaryText, type ReplyContext } from './response.js';
+import { contentLogprobs, finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, signatureItem, summaryText, type ReplyContext } from './response.js';
+import { thoughtSignatureOf } from './gemini-signatures.js';
 import { encryptedThinking, TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
 
 type Json = Record<string, unknown>;
@@ -24,6 +25,8 @@ interface ToolCall {
   args: string;
   /** Its arguments read as they came, to tell when they are whole. */
   scan: ArgumentsScan;
+  /** Gemini's thought signature of the call (it comes with the call's first delta), for a reasoning item before it. */
+  signature?: string;
 }
 
 /** Whether a call's arguments so far are a whole JSON value (nothing more can follow them). */
@@ -190,6 +193,7 @@ export class ResponsesStreamRenderer {
       this.tools.set(toolIndex, tool);
       this.waiting.push(tool);
     }
+    tool.signature ??= thoughtSignatureOf(call);
     if (this.open === tool) {
       if (delta === '') return;
       tool.args += delta;
@@ -206,9 +210,19 @@ export class ResponsesStreamRenderer {
     this.add(tool, out);
   }
 
-  /** A waiting call added to the output as the open item, the arguments it was given so far in one delta. */
+  /**
+   * A waiting call added to the output as the open item, the arguments it was given so far in one delta. A call Gemini
+   * signed is led by a reasoning item carrying the signature (added and done at once, as responseOf places it).
+   */
   private add(tool: ToolCall, out: Json[]): void {
     this.waiting.shift();
+    if (tool.signature !== undefined) {
+      const item = signatureItem(tool.callId, tool.signature);
+      const index = this.output.length;
+      this.output.push(item);
+      out.push(this.event('response.output_item.added', { output_index: index, item: reasoningItem(item.id as string, null) }));
+      out.push(this.event('response.output_item.done', { output_index: index, item }));
+    }
     tool.index = this.output.length;
     this.output.push(functionCallItem(tool.id, tool.callId, tool.name, '', 'in_progress'));
     this.open = tool;

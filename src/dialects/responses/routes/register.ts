@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { createRequestContext } from '../../../core/context.js';
 import { hasExactNumbers } from '../../../exact-numbers.js';
 import { resolveModelName } from '../../../routing/bare-model.js';
+import { keepsGeminiFields } from '../../gemini/model-name.js';
 import { takeRequestFallbacks } from '../../openai/parse-request.js';
 import { presentedCredential } from '../../openai/routes/register.js';
 import type { ChatCompletionRequest } from '../../../core/canonical.js';
@@ -34,7 +35,10 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
       // tollgate's own `fallbacks` works here as on chat, and is taken off before anything reaches an upstream.
       const requestFallbacks = takeRequestFallbacks(body as ChatCompletionRequest);
       const model = resolveModelName(config, body.model);
-      const { request: chat, untranslatable } = canonicalRequest(body, model, turn.previousError);
+      const fallbacks = requestFallbacks.map((name) => resolveModelName(config, name));
+      // Gemini's thought signatures ride on the canonical tool calls only when every target named reads them.
+      const geminiSignatures = [model, ...fallbacks].every((name) => keepsGeminiFields(config, name));
+      const { request: chat, untranslatable } = canonicalRequest(body, model, turn.previousError, { geminiSignatures });
       const ctx = createRequestContext({
         dialect: 'openai-responses',
         path: request.url,
@@ -42,7 +46,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
         request: chat,
         responseModel: body.model,
         clientProviderKey: headerString(request, CLIENT_PROVIDER_KEY_HEADER),
-        requestFallbacks: requestFallbacks.map((name) => resolveModelName(config, name)),
+        requestFallbacks: fallbacks,
         credential: presentedCredential(request),
         fromRemote: isRemoteClient(request, config.settings),
         id: request.id,
