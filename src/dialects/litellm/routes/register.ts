@@ -52,6 +52,16 @@ export function liteLLMAnswerHeaders(ctx: RequestContext, settled: boolean): Rec
  * own request fields (`metadata`, `tags`, `extra_body`, ...) read as the LiteLLM proxy reads them (request-extras.ts).
  */
 export function registerLiteLLMRoutes(app: FastifyInstance, deps: HttpDeps): void {
-  for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(app, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, hintHeaders: liteLLMCacheHeaders, credential: liteLLMCredential, answerHeaders: liteLLMAnswerHeaders });
-  app.get('/litellm/health', async () => healthStatus(deps));
+  // A scope of its own, so its hook runs for these routes only (the other routes pay nothing for it).
+  app.register(async (scope) => {
+    // The LiteLLM proxy names the call on its errors too: a refusal sent before the pipeline (a body that is not
+    // JSON, a bad field, mock_response) carries it as the route's own answers do (liteLLMAnswerHeaders, which write
+    // their headers themselves).
+    scope.addHook('onRequest', (request, reply, done) => {
+      reply.header('x-litellm-call-id', request.id);
+      done();
+    });
+    for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(scope, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, hintHeaders: liteLLMCacheHeaders, credential: liteLLMCredential, answerHeaders: liteLLMAnswerHeaders });
+    scope.get('/litellm/health', async () => healthStatus(deps));
+  });
 }
