@@ -59,6 +59,11 @@ export function parseCommand(argv: readonly string[]): Command {
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
+  // An empty value (`--config "$CONFIG"` with the variable unset) read as no flag at all, so the gateway started
+  // on no config file, or on every interface (0.0.0.0) for `--host ""`, instead of on what the operator meant.
+  for (const flag of ['config', 'port', 'host'] as const) {
+    if (values[flag] === '') throw new UsageError(`--${flag} was given an empty value`);
+  }
   const [subcommand, ...rest] = positionals;
   if (subcommand === 'init' || subcommand === 'check-config') {
     // Flags that only running the gateway reads were silently dropped here (`init --port 9000` wrote a config
@@ -91,5 +96,6 @@ function oneFile(subcommand: string, positional: string | undefined, flag: strin
   if (positional !== undefined && flag !== undefined && positional !== flag) {
     throw new UsageError(`${subcommand} takes one file, but was given '${positional}' and --config '${flag}'`);
   }
+  if (positional === '') throw new UsageError(`${subcommand} was given an empty file name`);
   return positional ?? flag;
 }

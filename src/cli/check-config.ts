@@ -4,9 +4,10 @@ import { parseConfigSyntax, readConfigText } from '../config/load-file.js';
 import { resolveRuntimeConfig } from '../config/runtime.js';
 import { configFileSchema, issueMessage } from '../config/schema.js';
 import { ConfigError, type Env } from '../config/secret-ref.js';
-import { maskValuesIn, secretOptionValues } from '../config/plugin-secrets.js';
+import { secretOptionValues } from '../config/plugin-secrets.js';
 import type { RuntimeConfig } from '../core/config.js';
 import { loadPluginModule } from '../pipeline/load-plugins.js';
+import { checkPluginOptions } from '../pipeline/plugin-host.js';
 import { placePlugins, PlacementError, type PlacedPlugin } from '../pipeline/placement.js';
 import { checkListedPlacement, checkMaskedSecrets, checkRequires, DEFAULT_INIT_TIMEOUT_MS, tooSlowToLoad } from '../pipeline/plugin-checks.js';
 import { within } from '../pipeline/within.js';
@@ -50,12 +51,11 @@ async function checkPlugins(runtime: RuntimeConfig, baseDir: string): Promise<st
       const declared = Array.isArray(definition.secretOptions) ? definition.secretOptions : [];
       checkMaskedSecrets(entry, index, declared);
       const resolved = runtime.pluginOptions.get(entry.name);
-      const options = definition.options?.safeParse(resolved ?? {});
-      // A refinement's message may quote the value it refused: a CI log must not get a secret (see plugin-host.ts).
+      // The gateway's own check (a schema that is not zod's, or throws, is a ConfigError naming the entry); a
+      // refinement's message may quote the value it refused, so a CI log gets the secret values masked.
       const secrets = secretOptionValues(entry.options, resolved, declared);
-      for (const issue of options && !options.success ? options.error.issues : []) {
-        errors.push(`${[`plugins.${index}.options`, ...issue.path.map(String)].join('.')}: ${maskValuesIn(issue.message, secrets)}`);
-      }
+      const options = checkPluginOptions(definition, entry.name, resolved, index, secrets);
+      if (!options.ok) errors.push(...options.issues);
       placed.push({ name: entry.name, placement: entry.placement ?? definition.placement ?? {}, where: `plugins.${index}.placement` });
     } catch (err) {
       errors.push(messageOf(err));

@@ -13,6 +13,12 @@ function envWithFlags(command: Extract<Command, { kind: 'serve' }>): NodeJS.Proc
   return env;
 }
 
+/** Ends the process with `code` once stdout and stderr have taken what was written to them. */
+async function exitWhenWritten(code: number): Promise<void> {
+  await Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((done) => stream.write('', () => done()))));
+  process.exit(code);
+}
+
 /**
  * The `tollgate` command (src/cli.ts, src/main.ts, the single binary): runs the gateway, or one of the small
  * commands around it. Sets `process.exitCode` (0 ok, 1 failed, 2 bad usage) rather than exiting, so output drains;
@@ -48,12 +54,18 @@ export async function runCli(argv: readonly string[]): Promise<void> {
       for (const warning of report.warnings) process.stdout.write(`warning: ${warning}\n`);
       if (report.errors.length === 0) process.stdout.write(`OK ${report.file}\n`);
       for (const error of report.errors) process.stderr.write(`error: ${error}\n`);
-      process.exitCode = report.errors.length === 0 ? 0 : 1;
+      // Exits rather than waiting for the event loop to empty: a plugin module the check imported may hold it open
+      // (a timer, a pool, a connection), which kept a CI step waiting forever after it printed its verdict.
+      await exitWhenWritten(report.errors.length === 0 ? 0 : 1);
       return;
     }
     case 'serve':
       try {
-        await serve(envWithFlags(command), command.config !== undefined ? '--config' : 'TOLLGATE_CONFIG');
+        await serve(envWithFlags(command), {
+          config: command.config !== undefined ? '--config' : 'TOLLGATE_CONFIG',
+          port: command.port !== undefined ? '--port' : 'PORT',
+          host: command.host !== undefined ? '--host' : 'HOST',
+        });
       } catch (err) {
         process.stderr.write(`${describeStartFailure(err)}\n`);
         process.exit(1);

@@ -27,15 +27,31 @@ function dieOnUncaught(kind: string, err: unknown): never {
 /** A start-up failure explained in one line, without a stack. */
 export class StartError extends Error {}
 
-/** Listens, turning a taken port into one line that names the setting to change. */
-async function listenOrExplain(listen: () => Promise<string>, host: string, port: number): Promise<string> {
+/** How the command line named each setting the operator may have to change: its flag when given, else its variable. */
+export interface SettingNames {
+  config: string;
+  port: string;
+  host: string;
+}
+
+/** `name` set to `value` as the operator would write it: `--port 8081`, or `PORT=8081` in front of the command. */
+function setTo(name: string, value: string | number): string {
+  return name.startsWith('--') ? `${name} ${value}` : `${name}=${value}`;
+}
+
+/**
+ * Listens, turning a taken port into one line that names the setting to change: the flag when the command line set
+ * it, since a flag wins over its variable and PORT=8081 would not have moved `tollgate --port 8080`.
+ */
+async function listenOrExplain(listen: () => Promise<string>, host: string, port: number, names: SettingNames): Promise<string> {
   try {
     return await listen();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new StartError(`port ${port} on ${host} is already in use; set PORT to another port (e.g. PORT=${port + 1} npm start)`);
-    if (code === 'EACCES') throw new StartError(`not allowed to listen on port ${port} on ${host}; set PORT to a port above 1023`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new StartError(`cannot listen on host ${host}: no such local address; set HOST (e.g. HOST=0.0.0.0)`);
+    const otherPort = names.port === 'PORT' ? `PORT=${port + 1} npm start` : setTo(names.port, port + 1);
+    if (code === 'EADDRINUSE') throw new StartError(`port ${port} on ${host} is already in use; set ${names.port} to another port (e.g. ${otherPort})`);
+    if (code === 'EACCES') throw new StartError(`not allowed to listen on port ${port} on ${host}; set ${names.port} to a port above 1023`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new StartError(`cannot listen on host ${host}: no such local address; set ${names.host} (e.g. ${setTo(names.host, '0.0.0.0')})`);
     throw err;
   }
 }
@@ -59,19 +75,20 @@ const REPEATED_SIGNAL_MS = 1_000;
 /**
  * Runs the gateway as a server until SIGTERM/SIGINT (a second one a moment later forces the exit): load the config file, open the store, listen, log the address
  * and the access mode, and shut down gracefully. `env` is the process environment with the command line's flags
- * applied (a flag wins over its variable); `configNamedBy` is how a missing config file was named (`--config` or the
- * variable). Any uncaught error from here on ends the process (see dieOnUncaught).
+ * applied (a flag wins over its variable); `names` says how the config file, port and host were named (the flag or
+ * the variable), for the messages that ask to change them. Any uncaught error from here on ends the process (see
+ * dieOnUncaught).
  */
-export async function serve(env: Env, configNamedBy = 'TOLLGATE_CONFIG'): Promise<void> {
+export async function serve(env: Env, names: SettingNames = { config: 'TOLLGATE_CONFIG', port: 'PORT', host: 'HOST' }): Promise<void> {
   process.on('uncaughtException', (err) => dieOnUncaught('uncaught exception', err));
   process.on('unhandledRejection', (err) => dieOnUncaught('unhandled promise rejection', err));
-  const file = loadConfigFile(env, process.cwd(), configNamedBy);
+  const file = loadConfigFile(env, process.cwd(), names.config);
   const gateway = await createGateway({ config: file.config, configPath: file.watchPath, env });
   const { settings } = gateway.configService.current();
   const configured = [...gateway.configService.current().providers.values()].filter((p) => p.keys.length > 0).map((p) => p.name);
   let address: string;
   try {
-    address = await listenOrExplain(() => gateway.listen(), settings.host, settings.port);
+    address = await listenOrExplain(() => gateway.listen(), settings.host, settings.port, names);
   } catch (err) {
     await gateway.close(0);
     throw err;

@@ -59,6 +59,39 @@ function firstLine(err: unknown): string {
 }
 
 /**
+ * A plugin entry's options against its definition's schema, as the gateway checks them before a config version runs
+ * (and `tollgate check-config` does, which lists every issue where the gateway names the first): the parsed options,
+ * or each issue as `plugins.N.options.<path>: <message>`, its secret values masked.
+ */
+export function checkPluginOptions(
+  definition: PluginDefinition,
+  name: string,
+  options: unknown,
+  index: number,
+  secrets: readonly string[],
+): { ok: true; data: unknown } | { ok: false; issues: string[] } {
+  if (!definition.options) return { ok: true, data: options };
+  const schema: unknown = definition.options;
+  // Plugin code, so its faults are the entry's: a JSON Schema object given as `options`, or a transform or refinement
+  // that throws (new RegExp(source) on a bad pattern) rather than adding an issue, which zod's safeParse lets through.
+  // Uncaught, either failed PATCH /api/config with a 500 (a SyntaxError even read as the request's own bad JSON), a
+  // start without naming the entry, and check-config with a stack trace.
+  if (typeof (schema as { safeParse?: unknown }).safeParse !== 'function') {
+    throw new ConfigError(`plugins.${index}.options: plugin "${name}": its options must be a zod schema (definePlugin({ options: z.object({ ... }) }))`);
+  }
+  let result: ReturnType<NonNullable<PluginDefinition['options']>['safeParse']>;
+  try {
+    result = definition.options.safeParse(options ?? {});
+  } catch (err) {
+    throw new ConfigError(`plugins.${index}.options: plugin "${name}" could not parse its options: ${maskValuesIn(firstLine(err), secrets)}`);
+  }
+  if (result.success) return { ok: true, data: result.data };
+  // A refinement's message is the plugin's own words, and may quote the value it refused.
+  const issues = result.error.issues.map((issue) => `${[`plugins.${index}.options`, ...issue.path.map(String)].join('.')}: ${maskValuesIn(issue.message, secrets)}`);
+  return { ok: false, issues };
+}
+
+/**
  * Owns user plugins across config versions: imports each module once and calls its `init` once, checks every
  * entry of a new config version (module, requires, options, placement) and creates its stages before that
  * version becomes current, and calls a plugin's `close()` once no version names it any more.
@@ -269,26 +302,9 @@ export class PluginHost {
   }
 
   private parseOptions(definition: PluginDefinition, name: string, options: unknown, index: number, secrets: readonly string[]): unknown {
-    if (!definition.options) return options;
-    const schema: unknown = definition.options;
-    // Plugin code, so its faults are the entry's: a JSON Schema object given as `options`, or a transform or refinement
-    // that throws (new RegExp(source) on a bad pattern) rather than adding an issue, which zod's safeParse lets through.
-    // Uncaught, either failed PATCH /api/config with a 500 (a SyntaxError even read as the request's own bad JSON) and a
-    // start without naming the entry.
-    if (typeof (schema as { safeParse?: unknown }).safeParse !== 'function') {
-      throw new ConfigError(`plugins.${index}.options: plugin "${name}": its options must be a zod schema (definePlugin({ options: z.object({ ... }) }))`);
-    }
-    let result: ReturnType<NonNullable<PluginDefinition['options']>['safeParse']>;
-    try {
-      result = definition.options.safeParse(options ?? {});
-    } catch (err) {
-      throw new ConfigError(`plugins.${index}.options: plugin "${name}" could not parse its options: ${maskValuesIn(firstLine(err), secrets)}`);
-    }
-    if (result.success) return result.data;
-    const issue = result.error.issues[0];
-    const path = [`plugins.${index}.options`, ...(issue?.path.map(String) ?? [])].join('.');
-    // A refinement's message is the plugin's own words, and may quote the value it refused.
-    throw new ConfigError(`${path}: ${maskValuesIn(issue?.message ?? 'invalid options', secrets)}`);
+    const checked = checkPluginOptions(definition, name, options, index, secrets);
+    if (checked.ok) return checked.data;
+    throw new ConfigError(checked.issues[0] ?? `plugins.${index}.options: invalid options`);
   }
 
   private async closeStage(stage: Stage): Promise<void> {
