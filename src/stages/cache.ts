@@ -89,6 +89,10 @@ function scopeOf(ctx: RequestContext, policy: CachePolicy): string {
   if (ctx.clientProviderKey !== null) scope += `\u0000byok:${createHash('sha256').update(ctx.clientProviderKey).digest('base64url')}`;
   const forwarded = forwardedValues(ctx);
   if (forwarded !== '') scope += `\u0000${forwarded}`;
+  // A namespace the client names (x-tollgate-cache-namespace, LiteLLM's cache.namespace) keeps its answers apart:
+  // requests share only with requests of the same namespace, and those without one with each other.
+  const namespace = ctx.hints.tollgate.get('cache-namespace');
+  if (namespace !== undefined && namespace !== '') scope += `\u0000namespace:${namespace}`;
   return scope;
 }
 

@@ -11,9 +11,8 @@ const MAX_SECONDS = 31_536_000;
  * `{"no-store": true}` become `Cache-Control` directives, `{"s-maxage": n}` its `max-age` (no older answer),
  * `{"ttl": n}` `x-tollgate-cache-ttl`, and `caching: false` `x-tollgate-cache: off`. Read from the body or its
  * `extra_body` (the body's own field wins, as LiteLLM merges them), before the body's LiteLLM fields are dropped.
- * `{"namespace": "..."}` keeps LiteLLM's answers apart from other namespaces'; tollgate's cache has no namespaces, so
- * such a request bypasses it (`x-tollgate-cache: off`) rather than be served, or store, an answer another namespace
- * shares (a tenant's answer to another tenant).
+ * `{"namespace": "..."}` keeps a namespace's answers apart from others' (a tenant's answer is never another's): it
+ * becomes `x-tollgate-cache-namespace`, part of whose answers a request may share.
  * Null when the body has none: the client's headers say it all. A control of the wrong type is the client's 400.
  */
 export function liteLLMCacheHeaders(body: Record<string, unknown>, headers: Readonly<IncomingHttpHeaders>): IncomingHttpHeaders | null {
@@ -25,8 +24,12 @@ export function liteLLMCacheHeaders(body: Record<string, unknown>, headers: Read
     throw gatewayError('invalid_value', "Invalid 'cache': give an object of cache controls (no-cache, no-store, ttl, s-maxage, namespace).", { param: 'cache' });
   }
   const out: IncomingHttpHeaders = { ...headers };
+  if (caching === false) out['x-tollgate-cache'] = 'off';
   const namespace = cache?.namespace;
-  if (caching === false || (namespace !== undefined && namespace !== null && namespace !== '')) out['x-tollgate-cache'] = 'off';
+  if (namespace !== undefined && namespace !== null && namespace !== '') {
+    if (typeof namespace !== 'string') throw gatewayError('invalid_value', "Invalid 'cache.namespace': give a string.", { param: 'cache.namespace' });
+    out['x-tollgate-cache-namespace'] = namespace;
+  }
   const directives: string[] = [];
   if (cache?.['no-cache'] === true) directives.push('no-cache');
   if (cache?.['no-store'] === true) directives.push('no-store');
