@@ -12,9 +12,10 @@ export type Command =
 /** A command line that cannot run, said in one line; the caller adds the usage hint and exits 2. */
 export class UsageError extends Error {}
 
-export const HELP = `Usage: tollgate [options]            run the gateway
-       tollgate init [file]          write a commented starter config (default: tollgate.config.yaml)
-       tollgate check-config <file>  validate a config file as the gateway does at start
+export const HELP = `Usage: tollgate [options]               run the gateway
+       tollgate init [file] [--force]  write a commented starter config (default: tollgate.config.yaml;
+                                       --force overwrites one that exists)
+       tollgate check-config <file>    validate a config file as the gateway does at start
 
 Options:
   -c, --config <file>  the config file (YAML or JSON; default: tollgate.config.yaml in the working

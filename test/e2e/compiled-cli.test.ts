@@ -58,7 +58,7 @@ describe('tollgate, compiled: the small commands', () => {
     const help = await cli(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: tollgate \[options\]/);
-    for (const flag of ['--config <file>', '--port <n>', '--host <addr>', 'init [file]', 'check-config <file>']) expect(help.stdout).toContain(flag);
+    for (const flag of ['--config <file>', '--port <n>', '--host <addr>', 'init [file]', '--force', 'check-config <file>']) expect(help.stdout).toContain(flag);
     const wrong = await cli(['--prot', '80']);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("unknown option '--prot'; did you mean '--port'?");
