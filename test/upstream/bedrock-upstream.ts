@@ -27,7 +27,14 @@ export type BedrockMode =
   /** Streams `afterEvents` events, then ends the body without messageStop. */
   | { kind: 'truncate'; afterEvents: number }
   /** Answers with no content and this stopReason (malformed_tool_use, malformed_model_output, ...), streamed or not. */
-  | { kind: 'stop-reason'; stopReason: string };
+  | { kind: 'stop-reason'; stopReason: string }
+  /**
+   * Streams `afterEvents` events, then the next one with a bit of its prelude's total length flipped (as a faulty
+   * proxy might; the prelude CRC no longer matches), then the rest, and keeps the body open `holdMs` before ending it.
+   */
+  | { kind: 'garbled-prelude'; afterEvents: number; holdMs: number }
+  /** Answers normally, streamed or not, but reports this usage instead of the real one (a hostile upstream's). */
+  | { kind: 'usage'; usage: Record<string, unknown> };
 
 export interface IssuedCredentials {
   secretAccessKey: string;
@@ -231,7 +238,7 @@ function validateConverse(body: unknown): void {
 interface Answer {
   blocks: Array<{ text: string } | { toolUse: { toolUseId: string; name: string; input: Record<string, unknown> } } | { reasoningContent: { reasoningText: { text: string; signature: string } } }>;
   stopReason: string;
-  usage: Record<string, number>;
+  usage: Record<string, unknown>;
 }
 
 function textOfBlocks(blocks: any[]): string {
@@ -515,7 +522,7 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
       throw err;
     }
     const planned = planAnswer(body, this.cache);
-    const answer = mode.kind === 'stop-reason' ? { ...planned, blocks: [], stopReason: mode.stopReason } : planned;
+    const answer = mode.kind === 'stop-reason' ? { ...planned, blocks: [], stopReason: mode.stopReason } : mode.kind === 'usage' ? { ...planned, usage: mode.usage } : planned;
     const requestId = randomUUID();
     if (route[2] === 'converse') {
       const json = JSON.stringify({ output: { message: { role: 'assistant', content: answer.blocks } }, stopReason: answer.stopReason, usage: answer.usage, metrics: { latencyMs: 12 } });
@@ -586,6 +593,18 @@ class ScriptedBedrock extends ScriptedServer<BedrockMode, BedrockCall> implement
         res.write(bytes.subarray(i, i + mode.bytes));
         if (!(await exchange.sleep(1))) return;
       }
+      res.end();
+      return;
+    }
+    if (mode.kind === 'garbled-prelude') {
+      for (const [i, event] of events.entries()) {
+        const bytes = Buffer.from(event);
+        // The length's top byte: the frame now claims some 16 MB more than it holds.
+        if (i === mode.afterEvents) bytes[0] = (bytes[0] as number) ^ 0x01;
+        res.write(bytes);
+        if (!(await exchange.sleep(1))) return;
+      }
+      if (!(await exchange.sleep(mode.holdMs))) return;
       res.end();
       return;
     }

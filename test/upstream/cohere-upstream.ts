@@ -31,6 +31,12 @@ export interface CohereUpstream {
   enqueue(...modes: UpstreamMode[]): void;
   /** Prompt tokens reported as `usage.cached_tokens` (Cohere's cache hits) from now on; 0 for none. */
   setCachedTokens(tokens: number): void;
+  /**
+   * From now on, text answers break off: half their tokens, then `finish_reason` ERROR or TIMEOUT (with `error` as a
+   * stream's message-end `delta.error`) and the usage of what was generated, as Cohere ends a failed generation; null
+   * for whole answers again.
+   */
+  setBrokenGeneration(failure: GenerationFailure | null): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -42,6 +48,11 @@ export interface CohereUpstreamOptions {
 }
 
 type Json = Record<string, any>;
+
+export interface GenerationFailure {
+  reason: 'ERROR' | 'TIMEOUT';
+  error?: string;
+}
 
 const KNOWN_FIELDS = new Set([
   'model', 'messages', 'stream', 'tools', 'strict_tools', 'documents', 'citation_options', 'response_format', 'safety_mode',
@@ -233,11 +244,13 @@ interface Plan {
   /** The reasoning model's thinking, or null. */
   thinking: string | null;
   tool: { id: string; name: string; plan: string; arguments: string } | null;
-  finish: 'COMPLETE' | 'MAX_TOKENS' | 'STOP_SEQUENCE' | 'TOOL_CALL';
+  finish: 'COMPLETE' | 'MAX_TOKENS' | 'STOP_SEQUENCE' | 'TOOL_CALL' | GenerationFailure['reason'];
+  /** Cohere's words for a failed generation (a stream's message-end `delta.error`). */
+  error?: string;
   usage: Json;
 }
 
-function plan(body: Json, cachedTokens: number): Plan {
+function plan(body: Json, cachedTokens: number, failure: GenerationFailure | null = null): Plan {
   const messages = body.messages as Json[];
   const last = messages[messages.length - 1] as Json;
   let lastUser = '';
@@ -281,6 +294,10 @@ function plan(body: Json, cachedTokens: number): Plan {
     tokens = tokens.slice(0, body.max_tokens);
     finish = 'MAX_TOKENS';
   }
+  if (failure) {
+    tokens = tokens.slice(0, Math.ceil(tokens.length / 2));
+    return { id, text: tokens, thinking, tool: null, finish: failure.reason, ...(failure.error ? { error: failure.error } : {}), usage: usage(tokens.length + thought) };
+  }
   return { id, text: tokens, thinking, tool: null, finish, usage: usage(tokens.length + thought) };
 }
 
@@ -322,7 +339,7 @@ function streamFrames(p: Plan): string[] {
     for (const token of p.text ?? []) frames.push(frame({ type: 'content-delta', index: textIndex, delta: { message: { content: { text: token } } } }));
     frames.push(frame({ type: 'content-end', index: textIndex }));
   }
-  frames.push(frame({ type: 'message-end', delta: { finish_reason: p.finish, usage: p.usage } }));
+  frames.push(frame({ type: 'message-end', delta: { finish_reason: p.finish, ...(p.error ? { error: p.error } : {}), usage: p.usage } }));
   frames.push('data: [DONE]\n\n');
   return frames;
 }
@@ -342,6 +359,7 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 
 class ScriptedCohere extends ScriptedServer<UpstreamMode, CohereCall> implements CohereUpstream {
   private cachedTokens = 0;
+  private brokenGeneration: GenerationFailure | null = null;
 
   constructor(private readonly options: CohereUpstreamOptions) {
     super(OK_MODE);
@@ -355,9 +373,14 @@ class ScriptedCohere extends ScriptedServer<UpstreamMode, CohereCall> implements
     this.cachedTokens = tokens;
   }
 
+  setBrokenGeneration(failure: GenerationFailure | null): void {
+    this.brokenGeneration = failure;
+  }
+
   override reset(): void {
     super.reset();
     this.cachedTokens = 0;
+    this.brokenGeneration = null;
   }
 
   private sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
@@ -397,7 +420,7 @@ class ScriptedCohere extends ScriptedServer<UpstreamMode, CohereCall> implements
       if (err instanceof Invalid) return this.sendError(res, 400, err.message);
       throw err;
     }
-    const answer = plan(request, this.cachedTokens);
+    const answer = plan(request, this.cachedTokens, this.brokenGeneration);
     const headers = { 'x-debug-trace-id': randomUUID(), num_tokens: String(answer.usage.tokens.input_tokens + answer.usage.tokens.output_tokens) };
     if (request.stream === true) {
       return deliverStream(exchange, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers }, streamFrames(answer), mode, this.options.chunkDelayMs ?? 0);

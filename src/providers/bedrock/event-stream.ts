@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import type { GatewayError } from '../../core/errors.js';
@@ -32,6 +33,8 @@ export class EventStreamReader {
    */
   private reads: Buffer[] = [];
   private buffered = 0;
+  /** Whether the pending frame's prelude passed its CRC, so its length can be trusted while the rest arrives. */
+  private preludeChecked = false;
 
   constructor(
     private readonly provider: string,
@@ -50,21 +53,30 @@ export class EventStreamReader {
       this.buffered += bytes.length;
     }
     while (this.buffered >= PRELUDE_BYTES) {
-      const total = this.head().readUInt32BE(0);
+      const head = this.head();
+      // The prelude's own CRC is checked before its length is believed: a garbled length (a bit flipped by a proxy)
+      // would otherwise swallow every later frame of the answer while the reader waits for bytes that never form
+      // that frame, the client left without output until the upstream ends, then told of an early end.
+      if (!this.preludeChecked) {
+        if (crc32(head.subarray(0, 8)) !== head.readUInt32BE(8)) throw invalidStream(this.provider, 'an event-stream frame whose prelude fails its CRC');
+        this.preludeChecked = true;
+      }
+      const total = head.readUInt32BE(0);
       if (total < PRELUDE_BYTES + 4) throw invalidStream(this.provider, 'an event-stream frame with a bad length');
       if (this.buffered < total) break;
       const all = this.joined();
       const rest = all.subarray(total);
       this.reads = rest.length > 0 ? [rest] : [];
       this.buffered = rest.length;
+      this.preludeChecked = false;
       this.onFrame(all.subarray(0, total));
     }
   }
 
-  /** The first read, or all of them joined when it is too short to hold a prelude's length. */
+  /** The first read, or all of them joined when it is too short to hold a prelude. */
   private head(): Buffer {
     const first = this.reads[0] as Buffer;
-    return first.length >= 4 ? first : this.joined();
+    return first.length >= PRELUDE_BYTES ? first : this.joined();
   }
 
   /** The pending reads as one buffer (kept as the only read). */

@@ -6,12 +6,19 @@ import { tokenCount as tokens, usageWithCacheParts } from '../../core/usage.js';
 import { gatewayError } from '../../core/errors.js';
 
 
+/** A token count as TokenUsage documents it: a non-negative integer. */
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
 /**
  * Converse's `inputTokens` counts only the uncached part of the prompt; cache reads and writes come on top.
- * The canonical prompt_tokens is the whole prompt, so the three are added.
+ * The canonical prompt_tokens is the whole prompt, so the three are added. A usage without both required counts
+ * (missing, strings, absurd numbers) is no usage (null): read as 0 it made the answer free, where without one the
+ * gateway counts the request itself.
  */
 export function usageFromConverse(usage: unknown): CompletionUsage | null {
-  if (!isRecord(usage)) return null;
+  if (!isRecord(usage) || !isCount(usage.inputTokens) || !isCount(usage.outputTokens)) return null;
   return usageWithCacheParts(tokens(usage.inputTokens), tokens(usage.cacheReadInputTokens), tokens(usage.cacheWriteInputTokens), tokens(usage.outputTokens));
 }
 

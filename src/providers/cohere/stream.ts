@@ -14,7 +14,7 @@ import { gatewayError } from '../../core/errors.js';
  * `message-end` carries the finish reason and usage and is the end marker; a `data: [DONE]` after it is
  * tolerated. Text, tool-plan text and tool-call arguments are relayed as they arrive, never buffered.
  * Usage comes as OpenAI's last chunk without choices when the client asked for include_usage; otherwise it is
- * only reported to the gateway through `end()`.
+ * only reported to the gateway through `end()` (and `usageSoFar`, for a message-end that fails the stream).
  */
 
 type Json = Record<string, unknown>;
@@ -83,9 +83,11 @@ export function createCohereStreamDecoder(provider: string, model: string, reque
       }
       case 'message-end': {
         const end = isRecord(event.delta) ? event.delta : {};
+        // Read before the finish reason, which fails the stream on ERROR or TIMEOUT: Cohere bills a generation that
+        // broke off too, and `usageSoFar` hands its count to the gateway so that is what is charged, not an estimate.
+        usage = cohereUsage(end.usage);
         const finish = finishReason(provider, end.finish_reason, end.error);
         ended = true;
-        usage = cohereUsage(end.usage);
         const out = [...opening(), delta({}, finish)];
         if (usage && usageChunk) out.push(chunk([], { usage }));
         return out;
@@ -119,5 +121,6 @@ export function createCohereStreamDecoder(provider: string, model: string, reque
       const tail = inner.end();
       return { chunks: tail.chunks, complete: ended, usage };
     },
+    usageSoFar: () => usage,
   };
 }
