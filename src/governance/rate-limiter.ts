@@ -165,7 +165,16 @@ export class SlidingWindowLimiter {
   }
 
   state(key: string, limit: number): WindowState {
+    return this.stateAt(key, limit, this.now());
+  }
+
+  /** The state of every (key, limit) pair at one instant, so windows filled together compare as equals. */
+  states(entries: ReadonlyArray<{ key: string; limit: number }>): WindowState[] {
     const now = this.now();
+    return entries.map((entry) => this.stateAt(entry.key, entry.limit, now));
+  }
+
+  private stateAt(key: string, limit: number, now: number): WindowState {
     const window = this.windows.get(key);
     if (!window) return { limit, remaining: Math.max(0, Math.floor(limit)), resetMs: limit >= 1 ? 0 : this.windowMs, fullResetMs: 0 };
     window.prune(now, this.windowMs);

@@ -174,9 +174,9 @@ class RateLimitStage implements Stage {
       release = held.release;
       setHeaders(ctx, 'tokens', held.states);
     }
-    const taken: WindowState[] = [];
-    for (const scope of scopes) taken.push(limiter.tryTake(scope.bucket, scope.limit).state);
-    setHeaders(ctx, 'requests', taken);
+    // One instant for every window: taken one by one, a clock tick between two takes left the key+model window a
+    // millisecond younger than the key's, and the next refusal then named it instead of the key.
+    setHeaders(ctx, 'requests', limiter.tryTakeAll(scopes.map((scope) => ({ key: scope.bucket, limit: scope.limit }))).states);
     if (models !== null) {
       const counted = perAttempt || !(key.rate_limit || modelLimit) ? null : ctx.request.model;
       const refused = (limit: number): void =>
@@ -210,9 +210,11 @@ class RateLimitStage implements Stage {
  */
 function longestBlock(limiter: SlidingWindowLimiter, scopes: readonly Scope[]): { scope: Scope; state: WindowState } | null {
   let longest: { scope: Scope; state: WindowState } | null = null;
-  for (const scope of scopes) {
-    const state = limiter.state(scope.bucket, scope.limit);
-    if (state.remaining < 1 && (!longest || state.resetMs > longest.state.resetMs)) longest = { scope, state };
+  const states = limiter.states(scopes.map((scope) => ({ key: scope.bucket, limit: scope.limit })));
+  for (let i = 0; i < scopes.length; i++) {
+    const state = states[i] as WindowState;
+    // A tie goes to the first (broadest) scope: the key before its key+model window that counts the same requests.
+    if (state.remaining < 1 && (!longest || state.resetMs > longest.state.resetMs)) longest = { scope: scopes[i] as Scope, state };
   }
   return longest;
 }
