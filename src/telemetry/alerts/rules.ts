@@ -355,7 +355,7 @@ export class AlertEngine {
       else if (rule.kind === 'server_errors') this.serverErrors(rule, at);
       else if (rule.kind === 'fallbacks_exhausted') this.fallbacksExhausted(rule, at);
       else if (rule.kind === 'budget') this.budgets(rule);
-      else if (rule.kind === 'breaker_opened') this.restoredBreakers(rule);
+      else if (rule.kind === 'breaker_opened') this.breakers(rule);
       else this.latency(rule, at);
     }
     this.heldBack(byName, now);
@@ -546,15 +546,22 @@ export class AlertEngine {
     this.resolve(rule, subjectKey, event, `${subjectKey}: no longer watched by the rule "${rule.name}"`, { ...details, watched: false });
   }
 
-  /** A breaker alert from before a restart: the new process's breakers all start closed, so it is over. */
-  private restoredBreakers(rule: Extract<AlertRuleRuntime, { kind: 'breaker_opened' }>): void {
+  /**
+   * Breaker alerts that are over without a `breaker.closed`: one from before a restart (the new process's breakers all
+   * start closed), and one on a provider the rule no longer watches (its `providers` narrowed since it fired). The
+   * latter stayed open until that breaker closed, which for a provider the operator then removed from the config was
+   * never: its incident stayed open for good, and the README says narrowing resolves it as it does for window rules.
+   */
+  private breakers(rule: Extract<AlertRuleRuntime, { kind: 'breaker_opened' }>): void {
     for (const alert of [...this.open.values()]) {
-      if (alert.rule !== rule.name || !alert.restored) continue;
-      this.resolve(rule, alert.subjectKey, 'breaker.closed', `circuit breaker state reset by a gateway restart (${String(alert.details.label ?? alert.subjectKey)} starts closed)`, {
-        target: alert.details.target ?? null,
-        label: alert.details.label ?? null,
-        restarted: true,
-      });
+      if (alert.rule !== rule.name) continue;
+      const label = String(alert.details.label ?? alert.subjectKey);
+      const details = { target: alert.details.target ?? null, label: alert.details.label ?? null };
+      if (!watches(rule, alert.subject.provider ?? '')) {
+        this.resolve(rule, alert.subjectKey, 'breaker.closed', `${label}: no longer watched by the rule "${rule.name}"`, { ...details, watched: false });
+      } else if (alert.restored) {
+        this.resolve(rule, alert.subjectKey, 'breaker.closed', `circuit breaker state reset by a gateway restart (${label} starts closed)`, { ...details, restarted: true });
+      }
     }
   }
 
