@@ -319,11 +319,16 @@ function maskMcpUrls(mcp: ConfigDocument['mcp']): ConfigDocument['mcp'] {
   return { ...mcp, servers };
 }
 
-/** The alerts section with its webhooks' URLs masked for display (see maskWebhookUrl). */
+/** The alerts section with its webhooks' and PagerDuty endpoints' URLs masked for display (see maskWebhookUrl). */
 function maskWebhookUrls(alerts: ConfigDocument['alerts']): ConfigDocument['alerts'] {
   if (!alerts?.channels) return alerts;
   const channels: NonNullable<NonNullable<ConfigDocument['alerts']>['channels']> = {};
-  for (const [name, channel] of Object.entries(alerts.channels)) channels[name] = channel.type === 'webhook' ? { ...channel, url: maskWebhookUrl(channel.url) } : channel;
+  for (const [name, channel] of Object.entries(alerts.channels)) {
+    // A PagerDuty channel's own endpoint (a relay, an EU host) can carry a credential as well as a webhook's can.
+    if (channel.type === 'webhook') channels[name] = { ...channel, url: maskWebhookUrl(channel.url) };
+    else if (channel.type === 'pagerduty' && channel.url !== undefined) channels[name] = { ...channel, url: maskWebhookUrl(channel.url) };
+    else channels[name] = channel;
+  }
   return { ...alerts, channels };
 }
 

@@ -476,6 +476,8 @@ describe('an email to several recipients, one of them deferred', () => {
   });
 });
 
+const PD_RELAY_TOKEN = 'pd-relay-token-7Qw2';
+
 describe('channel secrets set through the API', () => {
   let tg: RunningGateway;
   let slack: Receiver;
@@ -484,7 +486,8 @@ describe('channel secrets set through the API', () => {
 
   beforeAll(async () => {
     slack = await startReceiver(`/services/${SLACK_TOKEN}`, slackAnswer);
-    pagerduty = await startReceiver('/v2/enqueue', pagerDutyAnswer);
+    // A PagerDuty endpoint of the operator's own (a relay) that takes its credential in the query, as webhooks do.
+    pagerduty = await startReceiver(`/v2/enqueue?token=${PD_RELAY_TOKEN}`, pagerDutyAnswer);
     tg = await startGateway({ providers: { openai: { base_url: `${upstream.url}/v1`, api_key: 'sk-upstream' } } });
   });
   afterAll(async () => {
@@ -506,9 +509,9 @@ describe('channel secrets set through the API', () => {
     };
     const put = await api('PUT', '/api/config', document);
     expect(put.status).toBe(200);
-    const secrets = [SLACK_TOKEN, slack.url, ROUTING_KEY, SMTP_PASSWORD];
+    const secrets = [SLACK_TOKEN, slack.url, ROUTING_KEY, SMTP_PASSWORD, PD_RELAY_TOKEN];
     const shown = [JSON.stringify(put.body)];
-    for (const path of ['/api/config', '/api/config?layer=api', '/api/audit']) {
+    for (const path of ['/api/config', '/api/config?layer=api', '/api/audit', '/api/alerts', '/api/alerts/channels/pager']) {
       const read = await api('GET', path);
       expect(read.status).toBe(200);
       shown.push(JSON.stringify(read.body));
@@ -525,6 +528,7 @@ describe('channel secrets set through the API', () => {
     expect(slack.hits.at(-1)?.path).toBe(`/services/${SLACK_TOKEN}`);
     expect(await tg.gateway.alerts.testChannel('pager')).toMatchObject({ outcome: 'delivered', httpStatus: 202 });
     expect(pagerduty.hits.at(-1)?.json).toMatchObject({ routing_key: ROUTING_KEY, event_action: 'trigger', payload: { severity: 'info' } });
+    expect(pagerduty.hits.at(-1)?.path).toBe(`/v2/enqueue?token=${PD_RELAY_TOKEN}`);
     expect(await tg.gateway.alerts.testChannel('mail')).toMatchObject({ outcome: 'delivered' });
 
     // A masked value that stands for nothing stored is refused, naming the field.
