@@ -754,7 +754,8 @@ export const alertRuleSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     ...alertRuleBase,
     kind: z.literal('error_rate'),
-    threshold_pct: z.number().min(0).max(100).describe('Fires when more than this percent of a provider\'s (or model\'s) upstream attempts in the window failed.'),
+    // Below 100: the rule fires when the rate is over its threshold, and no rate is over 100% (such a rule never fired).
+    threshold_pct: z.number().min(0).lt(100, 'must be below 100 (the rule fires when the rate is over it)').describe('Fires when more than this percent of a provider\'s (or model\'s) upstream attempts in the window failed (0 to under 100).'),
     window_ms: alertWindow.describe('The window (default 300000, five minutes).'),
     min_requests: alertMinRequests.describe('Attempts in the window before the rate counts (default 10).'),
     providers: alertProviders,
@@ -789,7 +790,7 @@ export const alertRuleSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     ...alertRuleBase,
     kind: z.literal('server_errors'),
-    threshold_pct: z.number().min(0).max(100).describe('Fires when more than this percent of a route\'s requests in the window ended with a 5xx status.'),
+    threshold_pct: z.number().min(0).lt(100, 'must be below 100 (the rule fires when the rate is over it)').describe('Fires when more than this percent of a route\'s requests in the window ended with a 5xx status (0 to under 100).'),
     window_ms: alertWindow.describe('The window (default 300000, five minutes).'),
     min_requests: alertMinRequests.describe('Requests in the window before the rate counts (default 10).'),
     routes: alertRoutes,

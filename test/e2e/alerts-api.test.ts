@@ -157,6 +157,14 @@ describe('/api/alerts', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'invalid_config' });
     expect(bad.body.error.message).toContain('threshold_pct');
+    // No rate is over 100%, so a rule at 100 could never fire: refused for both rate rules, saying why.
+    for (const kind of ['error_rate', 'server_errors']) {
+      const never = await admin.put('/api/alerts/rules/never', { kind, threshold_pct: 100 });
+      expect(never.status).toBe(400);
+      expect(never.body.error.message).toMatch(/threshold_pct.*below 100/);
+    }
+    expect((await admin.put('/api/alerts/rules/nearly', { kind: 'server_errors', threshold_pct: 99.5 })).status).toBe(201);
+    expect((await admin.delete('/api/alerts/rules/nearly')).status).toBe(204);
     const noChannel = await admin.put('/api/alerts/rules/lost', { kind: 'breaker_opened', channels: ['pager'] });
     expect(noChannel.status).toBe(400);
     expect(noChannel.body.error.message).toContain('"pager" is not a channel');
