@@ -299,9 +299,11 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   tracer.configure(configService.current().settings.tracing);
   let previousConfig = configService.current();
   const configSubscription = configService.changes.subscribe((current) => {
-    // Breakers and health outlive config versions, except a key's whose value was replaced under the same id: the
-    // renewed key is called at once, not held back by the breaker the refused one opened.
+    // Breakers and health outlive config versions, except a key's whose value was replaced under the same id (the
+    // renewed key is called at once, not held back by the breaker the refused one opened) and a removed provider's.
     for (const { provider, keyId } of replacedKeys(previousConfig, current)) health.forgetKey(provider, keyId);
+    // A provider taken out is forgotten: its open breakers would otherwise never close (see forgetProvider).
+    for (const name of previousConfig.providers.keys()) if (!current.providers.has(name)) health.forgetProvider(name);
     previousConfig = current;
     // First, so the collector, MCP servers and the next requests below already go out the new way.
     if (outbound.apply(current.settings.network)) log.info({ proxy: current.settings.network.httpsProxy !== null, caFile: current.settings.network.caFile }, 'network settings applied');

@@ -136,15 +136,27 @@ export class HealthRegistry {
   forgetKey(provider: string, keyId: string, now: number = Date.now()): void {
     const prefix = `${provider}/`;
     const suffix = `#${keyId}`;
-    for (const [id, health] of this.targets) {
-      if (!id.startsWith(prefix) || !id.endsWith(suffix)) continue;
-      this.targets.delete(id);
-      if (health.breaker.stateNow(now) !== 'closed') this.bus.emit('breaker.closed', { target: id, label: health.label });
-    }
+    for (const [id, health] of this.targets) if (id.startsWith(prefix) && id.endsWith(suffix)) this.forget(health, now);
+  }
+
+  /**
+   * Forgets the targets of a provider taken out of the config: nothing calls them any more, so an open breaker there
+   * would never close, and an alert about it never resolve (until a restart). Put back later, it starts afresh.
+   */
+  forgetProvider(provider: string, now: number = Date.now()): void {
+    const prefix = `${provider}/`;
+    for (const [id, health] of this.targets) if (id.startsWith(prefix)) this.forget(health, now);
+  }
+
+  /** Drops a target's health; an open (or half-open) breaker is reported closed, so an alert about it resolves. */
+  private forget(health: TargetHealth, now: number): void {
+    this.targets.delete(health.id);
+    if (health.breaker.stateNow(now) !== 'closed') this.bus.emit('breaker.closed', { target: health.id, label: health.label });
   }
 
   private evictIdle(): void {
+    const now = Date.now();
     const byAge = [...this.targets.values()].sort((a, b) => a.lastUsedAt - b.lastUsedAt);
-    for (const health of byAge.slice(0, Math.ceil(MAX_TARGETS / 10))) this.targets.delete(health.id);
+    for (const health of byAge.slice(0, Math.ceil(MAX_TARGETS / 10))) this.forget(health, now);
   }
 }
