@@ -19,6 +19,7 @@ import { resolvePluginOptions } from './plugin-options.js';
 import { otelTracingEnv } from './otel-env.js';
 import type { AwsChainSettings, EntraCredential } from '../core/provider.js';
 import { DEFAULT_MCP_MAX_ANSWER_BYTES } from '../core/mcp.js';
+import { checkRouteMcpNames } from './route-mcp-names.js';
 import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
@@ -570,6 +571,7 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
     lookBehind: guardrailsSection.look_behind_chars ?? null,
   };
   const mcp = resolveMcp(layers.api.mcp ?? layers.file.mcp ?? {}, layers.api.mcp ? 'api' : 'file', env, settings.dataDir);
+  checkRouteMcpNames(routes, mcp.servers);
   return { version, settings, providers, routes, routingRules, plugins, pluginOptions, cache, guardrails, mcp, alerts, warnings: [...envWarnings, ...routeWarnings(routes, providers)] };
 }
 

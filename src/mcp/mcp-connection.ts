@@ -129,9 +129,10 @@ export class McpConnection {
   /**
    * A text from the server's side (its stderr, a connection error) without the secrets it was given: a server that
    * complains about its own token (`invalid token <value>`) must not put it in `last_error`, which unauthenticated
-   * `GET /health`, `GET /api/mcp` and a failed tool call's message show, nor in the log.
+   * `GET /health`, `GET /api/mcp` and a failed tool call's message show, nor in the log. The hub passes a failed
+   * call's error through it too: an HTTP server's error body (`invalid token <value>`) is in the SDK's message.
    */
-  private redact(text: string): string {
+  redact(text: string): string {
     let out = text;
     for (const secret of this.secrets) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
     return redactSecrets(out);
@@ -432,7 +433,7 @@ export class McpConnection {
             this.deps.log.info({ server: this.name, tools: tools.length }, 'mcp tool list changed');
           }
         } catch (err) {
-          if (generation === this.generation) this.deps.log.warn({ server: this.name, err: message(err) }, 'mcp tool list refresh failed');
+          if (generation === this.generation) this.deps.log.warn({ server: this.name, err: this.redact(message(err)) }, 'mcp tool list refresh failed');
         }
       } while (this.refreshAgain && generation === this.generation);
     })().finally(() => {

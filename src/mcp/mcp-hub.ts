@@ -122,16 +122,18 @@ export class McpHubService implements McpHubView {
     const { server, tool } = splitToolName(name);
     const argumentsBytes = jsonBytes(args);
     const { callTimeoutMs, maxResultBytes } = this.limits;
+    const connection = this.connections.get(server);
     const finish = (result: Omit<McpHubCallResult, 'durationMs' | 'argumentsBytes'>): McpHubCallResult => {
       const done: McpHubCallResult = { ...result, durationMs: Math.round(performance.now() - started), argumentsBytes };
       this.report(done, server, tool, caller);
       return done;
     };
-    const failed = (failure: McpFailure, error: string): McpHubCallResult => {
+    const failed = (failure: McpFailure, raw: string): McpHubCallResult => {
+      // What a server said (an error body, a JSON-RPC error) may hold the secrets it was configured with.
+      const error = connection ? connection.redact(raw) : raw;
       const text = `Error: ${error}`;
       return finish({ status: 'error', isError: true, content: [{ type: 'text', text }], text, resultBytes: 0, truncated: false, error, failure });
     };
-    const connection = this.connections.get(server);
     if (!connection) return failed('failed', `no MCP server is configured for '${name}' (names are <server>${MCP_TOOL_SEPARATOR}<tool>)`);
     const { state, lastError } = connection.health();
     if (state !== 'ready') return failed('unavailable', `MCP server '${server}' is not connected (${state}${lastError ? `: ${lastError}` : ''})`);

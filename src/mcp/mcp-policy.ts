@@ -11,14 +11,18 @@ export function allows(allow: readonly string[] | undefined, tool: Pick<McpToolI
   return allow.some((entry) => entry === tool.server || entry === tool.name || entry === `${tool.server}${MCP_TOOL_SEPARATOR}*`);
 }
 
-/** The allow-lists a caller is under: its team's and its key's (a tool must pass both). */
-function allowLists(identity: Identity | null): Array<readonly string[] | undefined> {
-  return [identity?.team?.mcp?.allow, identity?.key.mcp?.allow];
+/**
+ * The allow-lists a request is under: its team's, its key's and, for a chat request, its route's (`routeAllow`). A
+ * tool must pass every one of them: the team's list is the ceiling of its keys' lists (a key never gets a tool its
+ * team does not allow, whatever the key's own list says), and a route's list narrows what its requests may use.
+ */
+function allowLists(identity: Identity | null, routeAllow?: readonly string[]): Array<readonly string[] | undefined> {
+  return [identity?.team?.mcp?.allow, identity?.key.mcp?.allow, routeAllow];
 }
 
-/** Whether the caller (a virtual key with its team, or an anonymous caller) may use this tool. */
-export function mayUse(identity: Identity | null, tool: Pick<McpToolInfo, 'server' | 'name'>): boolean {
-  return allowLists(identity).every((allow) => allows(allow, tool));
+/** Whether the caller (a virtual key with its team, or an anonymous caller) may use this tool (on this route). */
+export function mayUse(identity: Identity | null, tool: Pick<McpToolInfo, 'server' | 'name'>, routeAllow?: readonly string[]): boolean {
+  return allowLists(identity, routeAllow).every((allow) => allows(allow, tool));
 }
 
 /**
@@ -26,14 +30,19 @@ export function mayUse(identity: Identity | null, tool: Pick<McpToolInfo, 'serve
  * one of its tools. Read from the lists alone, not from the tools the server offers now: a server that is down or
  * reconnecting offers none, and a key allowed one of its tools is no more refused then than a key allowed all.
  */
-export function mayAskFor(identity: Identity | null, server: string): boolean {
-  const prefix = `${server}${MCP_TOOL_SEPARATOR}`;
-  return allowLists(identity).every((allow) => !allow || allow.some((entry) => entry === server || entry.startsWith(prefix)));
+export function mayAskFor(identity: Identity | null, server: string, routeAllow?: readonly string[]): boolean {
+  return allowLists(identity, routeAllow).every((allow) => allowsServer(allow, server));
 }
 
-/** Every tool of the ready servers the caller may use (of these servers only, when named). */
-export function toolsFor(hub: McpHub, identity: Identity | null, servers?: readonly string[]): McpToolInfo[] {
-  return hub.tools(servers).filter((tool) => mayUse(identity, tool));
+/** Whether one allow-list lets a request ask for a server: it names the server, its pattern or one of its tools; absent: yes. */
+export function allowsServer(allow: readonly string[] | undefined, server: string): boolean {
+  const prefix = `${server}${MCP_TOOL_SEPARATOR}`;
+  return !allow || allow.some((entry) => entry === server || entry.startsWith(prefix));
+}
+
+/** Every tool of the ready servers the caller may use (of these servers only, when named; on this route). */
+export function toolsFor(hub: McpHub, identity: Identity | null, servers?: readonly string[], routeAllow?: readonly string[]): McpToolInfo[] {
+  return hub.tools(servers).filter((tool) => mayUse(identity, tool, routeAllow));
 }
 
 /** The mode a request runs in: the header's, else the key's, the team's, the route's, else `client`. */

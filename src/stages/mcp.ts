@@ -44,6 +44,11 @@ function policyLayers(ctx: RequestContext): Array<McpPolicyConfig | null | undef
   return [route, ctx.identity?.team?.mcp, ctx.identity?.key.mcp];
 }
 
+/** The request's route's `mcp.allow`: it narrows the tools of the route's requests as a key's list does. */
+function routeAllow(ctx: RequestContext): readonly string[] | undefined {
+  return policyLayers(ctx)[0]?.allow;
+}
+
 function hasServers(layer: McpPolicyConfig | null | undefined): boolean {
   return (layer?.servers?.length ?? 0) > 0;
 }
@@ -178,9 +183,12 @@ class McpStage implements Stage {
         if (!mayAskFor(ctx.identity, name)) {
           throw gatewayError('mcp_tool_not_allowed', `This key may not use the MCP server '${name}'.`, { param: SERVERS_HEADER });
         }
+        if (!mayAskFor(ctx.identity, name, routeAllow(ctx))) {
+          throw gatewayError('mcp_tool_not_allowed', `The route '${ctx.plan?.route ?? ''}' does not allow the MCP server '${name}' (its mcp.allow).`, { param: SERVERS_HEADER });
+        }
       }
       const own = toolNames(ctx.request.tools);
-      const tools = this.addTools(ctx, toolsFor(this.hub, ctx.identity, servers));
+      const tools = this.addTools(ctx, toolsFor(this.hub, ctx.identity, servers, routeAllow(ctx)));
       if (tools.size === 0 || modeOf(mode, layers) !== 'auto') return next();
       return this.agent(ctx, next, tools, own);
     });
@@ -457,7 +465,7 @@ class McpStage implements Stage {
         // a tool outside the key's allow-list or none does (the key cannot probe which exist).
         const tool = tools.get(call.name);
         if (!tool) return message(`Error: there is no tool '${call.name}' available to you; use one of the tools you were given.`);
-        if (!mayUse(ctx.identity, tool)) return message(`Error: this key may not use the tool '${call.name}'.`);
+        if (!mayUse(ctx.identity, tool, routeAllow(ctx))) return message(`Error: this key may not use the tool '${call.name}'.`);
         const limited = takeToolCall(this.limiter, ctx.identity);
         if (limited) return message(`Error: ${limited.message}`);
         let args: unknown;

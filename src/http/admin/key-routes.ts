@@ -3,6 +3,7 @@ import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
 import { checkMcpServerNames } from './mcp-server-names.js';
 import { checkMcpAllowNames, checkModelAllowList } from './allow-list-names.js';
+import { checkMcpAllowCeiling } from './mcp-allow-ceiling.js';
 import { checkModelLimitNames } from '../../governance/model-limits.js';
 import { gatewayError } from '../../core/errors.js';
 import { parsePageLimit } from './paging.js';
@@ -40,6 +41,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     checkMcpServerNames(body, deps.configService.current());
     checkModelAllowList(body, deps.configService.current());
     checkMcpAllowNames(body, deps.configService.current());
+    checkMcpAllowCeiling(body, store);
     const { record, key } = await store.createKey(body);
     await deps.configService.auditChange(actorOf(request, deps), 'key.created', `keys.${record.id}`, null, settingsOf(record));
     return reply.code(201).header('location', keyPath(record.id)).send({ ...record, key });
@@ -90,6 +92,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     checkMcpServerNames(body, deps.configService.current());
     checkModelAllowList(body, deps.configService.current());
     checkMcpAllowNames(body, deps.configService.current());
+    checkMcpAllowCeiling(body, store, request.params.id);
     // The key as this change found it, read with the change: another change committed in between is not this one's.
     const { before: previous, after: updated } = await store.changeKey(request.params.id, body);
     const before = previous.budget ?? null;
