@@ -100,6 +100,7 @@ describe('GenerateContentRequest -> canonical request', () => {
       max_completion_tokens: 64,
       temperature: 0.2,
       top_p: 0.8,
+      top_k: 5,
       stop: ['X'],
       n: 2,
       seed: 3,

@@ -43,5 +43,16 @@ export function readMessagesRequest(body: unknown, endpoint: 'messages' | 'count
     throw invalidRequest('stop_sequences', 'Input should be a valid list of strings');
   }
   if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) throw invalidRequest('metadata', 'Input should be a valid dictionary');
+  // Read only when translating (user_id as the user, the format as response_format): a value of the wrong type there
+  // was silently no value, where Anthropic refuses it, so a request's fate hung on which provider served it.
+  const userId = isRecord(body.metadata) ? body.metadata.user_id : undefined;
+  if (userId !== undefined && userId !== null && typeof userId !== 'string') throw invalidRequest('metadata.user_id', 'Input should be a valid string');
+  dictionaryOrAbsent(body.output_config, 'output_config');
+  if (isRecord(body.output_config)) dictionaryOrAbsent(body.output_config.format, 'output_config.format');
+  dictionaryOrAbsent(body.output_format, 'output_format');
   return body as MessagesRequest;
+}
+
+function dictionaryOrAbsent(value: unknown, where: string): void {
+  if (value !== undefined && value !== null && !isRecord(value)) throw invalidRequest(where, 'Input should be a valid dictionary');
 }

@@ -7,12 +7,15 @@ import { isRecord } from '../../core/is-record.js';
 import { canonicalThinking } from './thinking.js';
 import { canonicalToolChoice, canonicalTools } from './tools.js';
 
-/** Anthropic's structured output (`output_config.format` json_schema) as OpenAI's response_format. */
-function responseFormat(outputConfig: unknown): Record<string, unknown> | undefined {
-  if (!isRecord(outputConfig) || !isRecord(outputConfig.format)) return undefined;
-  const format = outputConfig.format;
-  if (format.type !== 'json_schema') return undefined;
-  if (!isRecord(format.schema)) throw invalidRequest('output_config.format.schema', 'Field required');
+/**
+ * Anthropic's structured output as OpenAI's response_format: `output_config.format` (json_schema), or the deprecated
+ * top-level `output_format` that older SDKs and raw clients still send (Anthropic takes either), so neither is lost.
+ */
+function responseFormat(request: MessagesRequest): Record<string, unknown> | undefined {
+  const config = request.output_config;
+  const [format, where] = isRecord(config) && isRecord(config.format) ? [config.format, 'output_config.format'] : [request.output_format, 'output_format'];
+  if (!isRecord(format) || format.type !== 'json_schema') return undefined;
+  if (!isRecord(format.schema)) throw invalidRequest(`${where}.schema`, 'Field required');
   return { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
 }
 
@@ -45,7 +48,7 @@ export function canonicalRequest(request: MessagesRequest, model: string, option
     cannotTranslate(options, () => invalidRequest('mcp_servers', "The MCP connector (mcp_servers) runs inside Anthropic's API and cannot be translated by the gateway."));
   }
   Object.assign(out, canonicalThinking(request.thinking, request.output_config));
-  const format = responseFormat(request.output_config);
+  const format = responseFormat(request);
   if (format) out.response_format = format;
   if (request.stream === true) {
     out.stream = true;

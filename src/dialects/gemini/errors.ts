@@ -19,6 +19,9 @@ export interface GoogleErrorBody {
  */
 function statusNameOf(error: GatewayError): string {
   if (isGoogleStatusName(error.code) && error.upstreamStatus === error.status) return error.code;
+  // Anthropic's 529 (overloaded_error, from a Claude target) is no HTTP status Google names: an overloaded model is
+  // UNAVAILABLE to Google, which a client retries, where the 5xx fallback (INTERNAL) reads as a failure of its own.
+  if (error.status === 529) return 'UNAVAILABLE';
   return googleStatusName(error.status);
 }
 

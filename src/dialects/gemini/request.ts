@@ -62,6 +62,14 @@ export function readGenerateRequest(body: unknown): Json {
   return body;
 }
 
+/**
+ * A field Google reads as a message (an object): anything else is Google's 400, not a field the translation quietly
+ * leaves unread (a thinkingConfig of 5 was no thinking config on one provider and a 400 on Gemini).
+ */
+function objectOrAbsent(value: unknown, name: string, param: string): void {
+  if (value !== undefined && value !== null && !isRecord(value)) throw invalidArgument(`Invalid value at '${name}', ${quoteInput(JSON.stringify(value) ?? '')}`, param);
+}
+
 function unsupportedError(what: string, param: string): GatewayError {
   return invalidArgument(`* GenerateContentRequest.${param}: ${what} cannot be translated by the gateway for a provider of another format.`, param);
 }
@@ -205,6 +213,8 @@ class ContentsReader {
 
   private userTurn(parts: unknown[], param: string): void {
     const results: ChatMessage[] = [];
+    /** The media the functions answered with (functionResponse.parts), which a tool message cannot carry. */
+    const media: Json[] = [];
     const content: Json[] = [];
     parts.forEach((part, j) => {
       const where = `${param}.parts[${j}]`;
@@ -216,6 +226,7 @@ class ContentsReader {
       const response = field(part, 'functionResponse');
       if (response !== undefined) {
         results.push(this.toolResult(response, where));
+        this.responseMedia(response, where, media);
         return;
       }
       const inline = field(part, 'inlineData');
@@ -235,9 +246,40 @@ class ContentsReader {
     // Tool results must follow the assistant's calls directly in the canonical format, so they go first.
     for (const result of results) this.messages.push(result);
     this.pending = new PendingCalls();
-    if (content.length === 0) return;
-    const only = content[0];
-    this.messages.push({ role: 'user', content: content.length === 1 && only?.type === 'text' ? only.text : content });
+    // The functions' media come first, right after the tool messages, as the /anthropic route places a tool_result's
+    // images; concat, not spread: a turn may hold more parts than a call's arguments can.
+    const all = media.length > 0 ? media.concat(content) : content;
+    if (all.length === 0) return;
+    const only = all[0];
+    this.messages.push({ role: 'user', content: all.length === 1 && only?.type === 'text' ? only.text : all });
+  }
+
+  /**
+   * A functionResponse's `parts` (Gemini 3's multimodal function responses: an image or a PDF a tool returned) as
+   * canonical parts for the user message that follows the tool messages, since a Chat Completions tool message takes
+   * text only. Leaving them out would have the model answer about a file it never saw.
+   */
+  private responseMedia(response: unknown, where: string, media: Json[]): void {
+    const parts = isRecord(response) ? response.parts : undefined;
+    if (parts === undefined || parts === null) return;
+    if (!Array.isArray(parts)) throw invalidArgument(`Invalid value at '${where}.function_response.parts'`, `${where}.functionResponse.parts`);
+    parts.forEach((part, k) => {
+      const at = `${where}.function_response.parts[${k}]`;
+      if (!isRecord(part)) throw invalidArgument(`Invalid value at '${at}'`, at);
+      const inline = field(part, 'inlineData');
+      if (inline !== undefined) {
+        media.push(inlinePart(inline, at));
+        return;
+      }
+      const file = field(part, 'fileData');
+      if (file !== undefined) {
+        const read = filePart(file, at, this.options.geminiFields);
+        if ('part' in read) media.push(read.part);
+        else leaveOut(this.options, read.refused, at);
+        return;
+      }
+      leaveOut(this.options, `a function response part other than inlineData or fileData (${Object.keys(part).join(', ')})`, at);
+    });
   }
 
   /** A functionResponse as a `tool` message, its id that of the call it answers: by id, else by name in order, else in order. */
@@ -282,7 +324,8 @@ export function canonicalTools(tools: unknown, options: Pick<GeminiDialectOption
     const others = Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations');
     if (others.length > 0) leaveOut(options, `the built-in tool '${quoteInput(others.join(', '))}'`, `tools[${i}]`);
     const declarations = field(tool, 'functionDeclarations');
-    if (!Array.isArray(declarations)) return [];
+    if (declarations === undefined || declarations === null) return [];
+    if (!Array.isArray(declarations)) throw invalidArgument(`Invalid value at 'tools[${i}].function_declarations'`, `tools[${i}].functionDeclarations`);
     return declarations.map((declaration, j): Json => {
       const where = `tools[${i}].function_declarations[${j}]`;
       if (!isRecord(declaration) || typeof declaration.name !== 'string' || declaration.name === '') {
@@ -290,6 +333,7 @@ export function canonicalTools(tools: unknown, options: Pick<GeminiDialectOption
       }
       const fn: Json = { name: declaration.name };
       if (typeof declaration.description === 'string') fn.description = declaration.description;
+      objectOrAbsent(declaration.parameters, `tools[${i}].function_declarations[${j}].parameters`, where);
       const jsonSchema = field(declaration, 'parametersJsonSchema');
       if (isRecord(jsonSchema)) fn.parameters = jsonSchema;
       else if (isRecord(declaration.parameters)) fn.parameters = fromGeminiSchema(declaration.parameters);
@@ -359,6 +403,7 @@ function responseFormat(config: Json, options: GeminiDialectOptions): { format: 
   const mime = field(config, 'responseMimeType');
   const jsonSchema = field(config, 'responseJsonSchema') ?? config._responseJsonSchema;
   const schema = field(config, 'responseSchema');
+  objectOrAbsent(schema, 'generation_config.response_schema', 'generationConfig.responseSchema');
   if (isRecord(jsonSchema)) return schemaFormat(jsonSchema, mime);
   const converted = isRecord(schema) ? fromGeminiSchema(schema) : undefined;
   if (isRecord(converted)) return schemaFormat(converted, mime);
@@ -379,6 +424,8 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
     ['maxOutputTokens', 'max_completion_tokens'],
     ['temperature', 'temperature'],
     ['topP', 'top_p'],
+    // Carried to the formats that take it (Anthropic, Vertex AI, Bedrock's Claude, see request-for.ts).
+    ['topK', 'top_k'],
     ['seed', 'seed'],
     ['presencePenalty', 'presence_penalty'],
     ['frequencyPenalty', 'frequency_penalty'],
@@ -396,6 +443,10 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
     const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
     if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidArgument(`Invalid value at 'generation_config.${gemini}', ${JSON.stringify(raw)}`, `generationConfig.${gemini}`);
     fields[openai] = value;
+  }
+  // A count of tokens (Google's int32): a fraction or a negative count reaches no model as the client meant it.
+  if (fields.top_k !== undefined && (typeof fields.top_k !== 'number' || !Number.isInteger(fields.top_k) || fields.top_k < 0)) {
+    throw invalidArgument(`Invalid value at 'generation_config.top_k' (TYPE_INT32), ${JSON.stringify(field(config, 'topK'))}`, 'generationConfig.topK');
   }
   // One candidate is every vendor's default; n travels only when more are asked for.
   if (fields.n === 1) delete fields.n;
@@ -416,7 +467,14 @@ function generationFields(config: unknown, options: GeminiDialectOptions): { fie
   }
   const format = responseFormat(config, options);
   if (format) fields.response_format = format.format;
+  // Images or audio asked for (Gemini's image and speech models) cannot come from a chat completion, which answers in
+  // text: that answer would silently be another than the one asked for. TEXT alone (or an empty list) is the default.
+  const modalities = field(config, 'responseModalities');
+  if (Array.isArray(modalities) && modalities.some((modality) => typeof modality !== 'string' || modality.toUpperCase() !== 'TEXT')) {
+    leaveOut(options, `the response modalities '${quoteInput(modalities.slice(0, 8).map(String).join(', '))}'`, 'generation_config.response_modalities');
+  }
   const thinking = field(config, 'thinkingConfig');
+  objectOrAbsent(thinking, 'generation_config.thinking_config', 'generationConfig.thinkingConfig');
   const effort = canonicalEffort(thinking, geminiFields);
   if (effort) fields.reasoning_effort = effort;
   return { fields, includeThoughts: isRecord(thinking) && field(thinking, 'includeThoughts') === true, wrappedAnswer: format?.wrapped ?? null };
@@ -442,6 +500,7 @@ export function canonicalGenerateRequest(
   const { fields, includeThoughts, wrappedAnswer } = generationFields(field(body, 'generationConfig'), options);
   Object.assign(request, fields);
   const declared = canonicalTools(body.tools, options);
+  objectOrAbsent(field(body, 'toolConfig'), 'tool_config', 'toolConfig');
   // OpenAI refuses tool_choice without tools, so it travels only with them.
   if (declared.length > 0) {
     const { tool_choice: choice, tools } = canonicalToolChoice(field(body, 'toolConfig'), declared);

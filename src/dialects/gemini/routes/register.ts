@@ -8,7 +8,6 @@ import { takeRequestFallbacks } from '../../openai/parse-request.js';
 import type { ChatCompletionRequest } from '../../../core/canonical.js';
 import { GatewayError } from '../../../core/errors.js';
 import { createRequestContext } from '../../../core/context.js';
-import { withDerivedEffort } from '../../../core/derived-effort.js';
 import { hasExactNumbers } from '../../../exact-numbers.js';
 import { checkVirtualKey } from '../../../http/key-check.js';
 import { isRemoteClient } from '../../../http/client-address.js';
@@ -19,7 +18,7 @@ import { registerGenAIModelRoutes } from './models.js';
 import { fromFrameworkError } from '../../../http/render-error.js';
 import { bearerToken, headerString } from '../../../http/request-headers.js';
 import { gatewayError } from '../../../core/errors.js';
-import { textDocumentsFor } from '../../text-documents.js';
+import { genAIRequestFor } from '../request-for.js';
 import type { RuntimeConfig } from '../../../core/config.js';
 import { resolveCandidates } from '../../../routing/resolve-target.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
@@ -166,7 +165,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
           // when the body holds what the canonical form cannot express, the 400 saying so (the call stage). The
           // reasoning_effort a thinkingConfig became goes as each target's model takes it. The body goes to the API
           // version the client wrote it for.
-          native: { format: 'gemini', body, untranslatable, apiVersion: version, requestFor: (canonical, format, target) => withDerivedEffort(textDocumentsFor(canonical, format), target) },
+          native: { format: 'gemini', body, untranslatable, apiVersion: version, requestFor: genAIRequestFor },
         });
         // The answer is written to the raw response so events go out as they arrive, without framework buffering.
         reply.hijack();
