@@ -227,7 +227,7 @@ describe('openAICompatibleAdapter.buildChatRequest to a vendor taking thinking a
       messages: [
         { role: 'user', content: 'hi' },
         { role: 'assistant', content: 'Hello', reasoning_content: 'Greet.' },
-        { role: 'assistant', content: null, reasoning: 'Call it.', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'assistant', content: null, reasoning: 'Call it.', tool_calls: [{ id: 'c0ffee123', type: 'function', function: { name: 'f', arguments: '{}' } }] },
         { role: 'assistant', content: 'Plain' },
         { role: 'assistant', content: 'Empty', reasoning_content: '' },
       ],
@@ -236,7 +236,7 @@ describe('openAICompatibleAdapter.buildChatRequest to a vendor taking thinking a
     expect(body.messages).toEqual([
       { role: 'user', content: 'hi' },
       { role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'Greet.' }] }, { type: 'text', text: 'Hello' }] },
-      { role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'Call it.' }] }], tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'Call it.' }] }], tool_calls: [{ id: 'c0ffee123', type: 'function', function: { name: 'f', arguments: '{}' } }] },
       { role: 'assistant', content: 'Plain' },
       { role: 'assistant', content: 'Empty' },
     ]);

@@ -12,6 +12,7 @@ import { deliverHugeBody, deliverLongStream, deliverJson, deliverStream, modeFro
 import { authError, defaultErrorFor, INVALID_JSON_MESSAGE, invalidRequest, invalidUrl } from './openai-errors.js';
 import { newRequestId, RateLimitWindow, standardHeaders } from './openai-headers.js';
 import { isRecord, parseChatRequest } from './openai-request.js';
+import { randomAlphanumeric } from './random-ids.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
 import { magistralFrames, magistralJson } from './mistral-thinking.js';
 import { vendorRefusal, vendorView, type Vendor } from './vendor-refusals.js';
@@ -354,6 +355,8 @@ class OpenAIUpstream implements ScriptedUpstream {
 
     const completion = planCompletion(parsed.request, mode.kind === 'reply' ? mode.pieces : null);
     if (mode.kind === 'usage') completion.usage = mode.usage as unknown as typeof completion.usage;
+    // Mistral names its tool calls with nine letters and digits, the only ids it takes back (vendor-refusals.ts).
+    if (this.vendor === 'mistral') for (const answer of completion.answers) if (answer.kind === 'tool') answer.callId = randomAlphanumeric(9);
     const headers = {
       ...standardHeaders(newRequestId(), exchange.startedAt),
       ...this.rateLimits.consume(completion.usage.total_tokens),

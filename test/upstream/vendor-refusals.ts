@@ -145,6 +145,21 @@ const MISTRAL_FIELDS = new Set([
  */
 const MISTRAL_REFUSED_ASSISTANT_FIELDS = ['reasoning_content', 'reasoning'];
 
+/** Mistral's tool call ids: nine letters and digits, the ids it answers with and the only ones it takes back. */
+export const MISTRAL_TOOL_CALL_ID = /^[a-zA-Z0-9]{9}$/;
+
+/** The first tool call id in the history Mistral does not take (an assistant's call or a tool message's answer). */
+function mistralBadToolCallId(messages: unknown[]): string | null {
+  for (const message of messages) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { tool_call_id: answered, tool_calls: calls } = message as Json;
+    const ids = [answered, ...(Array.isArray(calls) ? calls.map((call) => (call as Json | null)?.id) : [])];
+    const bad = ids.find((id) => typeof id === 'string' && !MISTRAL_TOOL_CALL_ID.test(id));
+    if (typeof bad === 'string') return bad;
+  }
+  return null;
+}
+
 function mistral(body: Json): Refusal | null {
   const extra: Array<{ loc: Array<string | number>; input: unknown }> = Object.keys(body)
     .filter((field) => !MISTRAL_FIELDS.has(field))
@@ -157,7 +172,12 @@ function mistral(body: Json): Refusal | null {
       }
     });
   }
-  if (extra.length === 0) return null;
+  if (extra.length === 0) {
+    // After the schema: an id of another format fails the request (seen by langchain-ai/langchain#24668, openclaw#57672).
+    const badId = Array.isArray(body.messages) ? mistralBadToolCallId(body.messages) : null;
+    if (badId === null) return null;
+    return { status: 400, body: JSON.stringify({ object: 'error', message: `Tool call id was ${badId} but must be a-z, A-Z, 0-9, with a length of 9.`, type: 'invalid_function_call', param: null, code: '3280' }) };
+  }
   const detail = extra.map(({ loc, input }) => ({ type: 'extra_forbidden', loc, msg: 'Extra inputs are not permitted', input, url: 'https://errors.pydantic.dev/2.10/v/extra_forbidden' }));
   return { status: 422, body: JSON.stringify({ object: 'error', message: { detail }, type: 'invalid_request_error', param: null, code: null }) };
 }

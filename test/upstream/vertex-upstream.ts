@@ -23,6 +23,11 @@ export interface VertexUpstream {
   tokenUrl: string;
   /** A service-account key file's JSON for this server's signing key. */
   serviceAccount: string;
+  /**
+   * A user credential as `gcloud auth application-default login` writes it (`authorized_user`, no token_uri: its
+   * token endpoint is Google's, so a provider using it here names this server's as token_url).
+   */
+  authorizedUser: string;
   tokenRequests: number;
   calls: VertexCall[];
   /** Every request this server received, as `METHOD /raw/url` (the token endpoint and unknown paths included). */
@@ -37,6 +42,8 @@ export interface VertexUpstream {
 }
 
 const CLIENT_EMAIL = 'tollgate-test@demo-project.iam.gserviceaccount.com';
+/** The OAuth client and refresh token of the scripted user credential (an ADC file names gcloud's OAuth client). */
+const USER = { client_id: '000000000000-scripted.apps.googleusercontent.com', client_secret: 'scripted-client-secret', refresh_token: `1//0g${randomBytes(32).toString('base64url')}` };
 /**
  * Beta flags Claude on Vertex AI serves (Google Cloud, Claude models: features); any other in `anthropic-beta` fails
  * the whole request, as Vertex answers Claude Code's first-party flags.
@@ -62,11 +69,14 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
   const gemini = await startGeminiUpstream({ apiKey: 'gemini-behind-vertex' });
   const anthropic = await startAnthropicUpstream({ apiKey: 'anthropic-behind-vertex' });
   const issued = new Set<string>();
+  /** Tokens issued to the user credential: Google's APIs take them only with a quota project named. */
+  const userTokens = new Set<string>();
   const servers: Server[] = [];
   const state = {
     url: '',
     tokenUrl: '',
     serviceAccount: '',
+    authorizedUser: '',
     tokenRequests: 0,
     calls: [] as VertexCall[],
     received: [] as string[],
@@ -74,6 +84,7 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     anthropic,
     revokeTokens() {
       issued.clear();
+      userTokens.clear();
     },
     refusingEveryToken: false,
     async close() {
@@ -95,6 +106,19 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
       res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' });
       res.end(JSON.stringify({ error: 'invalid_grant', error_description: description }));
     };
+    if (form.get('grant_type') === 'refresh_token') {
+      // A user credential's refresh (RFC 6749 section 6): the OAuth client and its refresh token.
+      if (form.get('client_id') !== USER.client_id || form.get('client_secret') !== USER.client_secret) {
+        res.writeHead(401, { 'content-type': 'application/json; charset=utf-8' });
+        return void res.end(JSON.stringify({ error: 'invalid_client', error_description: 'The OAuth client was not found.' }));
+      }
+      if (form.get('refresh_token') !== USER.refresh_token) return refuse('Token has been expired or revoked.');
+      const userToken = `ya29.a0${randomBytes(24).toString('base64url')}`;
+      issued.add(userToken);
+      userTokens.add(userToken);
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      return void res.end(JSON.stringify({ access_token: userToken, expires_in: 3599, scope: 'https://www.googleapis.com/auth/cloud-platform openid', token_type: 'Bearer' }));
+    }
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return refuse('Invalid grant_type.');
     try {
       const { payload } = await jwtVerify(form.get('assertion') ?? '', verifyKey, { issuer: CLIENT_EMAIL, audience: state.tokenUrl });
@@ -133,6 +157,9 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!bearer || !issued.has(bearer) || state.refusingEveryToken) {
       return googleError(res, 401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+    }
+    if (userTokens.has(bearer) && req.headers['x-goog-user-project'] === undefined) {
+      return googleError(res, 403, 'PERMISSION_DENIED', 'Your application is authenticating by using local Application Default Credentials. The aiplatform.googleapis.com API requires a quota project, which is not set by default. To learn how to set your quota project, see https://cloud.google.com/docs/authentication/adc-troubleshooting/user-creds .');
     }
     const [, , , publisher, name, method] = MODEL_PATH.exec(path) as RegExpExecArray;
     if (publisher === 'google') {
@@ -181,5 +208,6 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     client_email: CLIENT_EMAIL,
     token_uri: state.tokenUrl,
   });
+  state.authorizedUser = JSON.stringify({ account: '', ...USER, quota_project_id: 'demo-project', type: 'authorized_user', universe_domain: 'googleapis.com' });
   return state;
 }

@@ -8,6 +8,7 @@ import { withFields } from '../../core/with-fields.js';
 import { isChoiceList } from '../../core/answer-shape.js';
 import { createChunkReader } from './stream-chunk.js';
 import { flattenChoices, withThinkingChunk } from './content-parts.js';
+import { takesOnlyNineCharToolIds, withMistralToolCallIds } from './mistral-tool-ids.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
@@ -41,6 +42,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     if (request.messages.some((message) => message.thinking_blocks !== undefined)) body.messages = request.messages.map(withoutThinkingBlocks);
     const quirks = target.provider.vendor.quirks;
     if (quirks?.thinkingChunks) body.messages = (body.messages as ChatMessage[]).map(withThinkingChunk);
+    if (takesOnlyNineCharToolIds(target.provider.vendor.id)) body.messages = (body.messages as ChatMessage[]).map(withMistralToolCallIds);
     // A stream is charged by the upstream's own count, reasoning tokens included: asked for whether or not the
     // client did (the OpenAI route then leaves out of the client's stream what it did not ask for).
     if (quirks?.noStreamOptions) {

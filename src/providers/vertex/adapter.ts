@@ -30,10 +30,16 @@ function baseUrl(target: Target): string {
   return base;
 }
 
+/** The project a user credential bills quota to (gcloud's current project when it wrote the file). */
+function quotaProject(target: Target): string | undefined {
+  const credential = target.apiKey ? vertexCredential(target.apiKey, target.keySource === 'client') : null;
+  return credential?.kind === 'authorized-user' ? credential.user.quota_project_id : undefined;
+}
+
 function project(target: Target): string {
   if (target.provider.options.project) return target.provider.options.project;
   const credential = target.apiKey ? vertexCredential(target.apiKey, target.keySource === 'client') : null;
-  const fromAccount = credential?.kind === 'service-account' ? credential.account.project_id : undefined;
+  const fromAccount = credential?.kind === 'service-account' ? credential.account.project_id : quotaProject(target);
   if (fromAccount) return fromAccount;
   throw gatewayError('provider_misconfigured', `vertex: no project configured; set providers.${target.provider.name}.project.`, { param: 'model' });
 }
@@ -122,21 +128,27 @@ export const vertexAdapter: ProviderAdapter = {
   async authorize(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest> {
     if (!target.apiKey) throw gatewayError('provider_key_missing', 'vertex: no service account configured.');
     const credential = vertexCredential(target.apiKey, target.keySource === 'client');
-    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential.account, tokenUrlOf(target), dispatcher);
-    return { ...request, headers: withFields(request.headers, { authorization: `Bearer ${token}` }) };
+    const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential, tokenUrlOf(target), dispatcher);
+    // A user's token is charged to no project of its own: Google's APIs refuse it (403, "requires a quota project")
+    // unless the request names one, which Google's auth libraries do from the credential's quota_project_id.
+    // An operator's own x-goog-user-project header (another billing project) wins.
+    const quota = quotaProject(target);
+    const named = Object.keys(request.headers).some((name) => name.toLowerCase() === 'x-goog-user-project');
+    const billed = quota !== undefined && !named ? { 'x-goog-user-project': quota } : {};
+    return { ...request, headers: withFields(request.headers, { ...billed, authorization: `Bearer ${token}` }) };
   },
 
   /**
-   * Vertex's 401 (UNAUTHENTICATED) to a service account's cached token: revoked, or its key deleted, before it expired.
-   * The token is dropped and one fetched anew. A 403 (PERMISSION_DENIED) is the account's permissions, which a new
+   * Vertex's 401 (UNAUTHENTICATED) to a service account's or user credential's cached token: revoked, or its key
+   * deleted, before it expired. The token is dropped and one fetched anew. A 403 (PERMISSION_DENIED) is the account's permissions, which a new
    * token keeps; a ready access token has nothing to fetch again.
    */
   forgetCredential(request: UpstreamRequest, target: Target, error: GatewayError): boolean {
     if (error.upstreamStatus !== 401 || !target.apiKey) return false;
     const credential = vertexCredential(target.apiKey, target.keySource === 'client');
     const token = request.headers.authorization?.replace(/^Bearer /, '');
-    if (credential.kind !== 'service-account' || !token) return false;
-    forgetAccessToken(credential.account, tokenUrlOf(target), token);
+    if (credential.kind === 'access-token' || !token) return false;
+    forgetAccessToken(credential, tokenUrlOf(target), token);
     return true;
   },
 

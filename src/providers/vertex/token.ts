@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import type { GatewayError } from '../../core/errors.js';
-import type { ServiceAccount } from './credentials.js';
+import type { ServiceAccount, TokenCredential } from './credentials.js';
 import { gatewayError } from '../../core/errors.js';
 
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -43,8 +43,23 @@ async function assertion(account: ServiceAccount, audience: string): Promise<str
     .sign(key);
 }
 
-async function fetchToken(account: ServiceAccount, tokenUrl: string, dispatcher: Dispatcher): Promise<CachedToken> {
-  const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: await assertion(account, tokenUrl) }).toString();
+/**
+ * The token request's form: a service account's signed JWT assertion, or a user credential's refresh-token grant
+ * (RFC 6749 section 6, as Google's auth libraries refresh `authorized_user` credentials).
+ */
+async function grantOf(credential: TokenCredential, tokenUrl: string): Promise<Record<string, string>> {
+  if (credential.kind === 'service-account') return { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: await assertion(credential.account, tokenUrl) };
+  const { client_id, client_secret, refresh_token } = credential.user;
+  return { grant_type: 'refresh_token', client_id, client_secret, refresh_token };
+}
+
+/** What the token endpoint's messages call the credential. */
+function nameOf(credential: TokenCredential): string {
+  return credential.kind === 'service-account' ? 'service account' : 'user credential';
+}
+
+async function fetchToken(credential: TokenCredential, tokenUrl: string, dispatcher: Dispatcher): Promise<CachedToken> {
+  const body = new URLSearchParams(await grantOf(credential, tokenUrl)).toString();
   let response;
   try {
     response = await request(tokenUrl, {
@@ -68,33 +83,41 @@ async function fetchToken(account: ServiceAccount, tokenUrl: string, dispatcher:
   if (response.statusCode !== 200 || typeof json.access_token !== 'string') {
     const detail = typeof json.error_description === 'string' ? json.error_description : typeof json.error === 'string' ? json.error : `HTTP ${response.statusCode}`;
     // A refused grant (bad key, disabled account) is the operator's to fix; a 5xx may pass.
-    throw tokenError(`the token endpoint refused the service account: ${detail}`, response.statusCode < 500);
+    throw tokenError(`the token endpoint refused the ${nameOf(credential)}: ${detail}`, response.statusCode < 500);
   }
   const lifetime = typeof json.expires_in === 'number' ? json.expires_in * 1000 : 3_600_000;
   return { token: json.access_token, expiresAt: Date.now() + lifetime };
 }
 
 /**
- * Keyed on the private key too: client_email is public, so a key that names another account's email (a client's
- * x-tollgate-provider-key) must sign its own assertion, never be handed the token cached for that account.
+ * Keyed on the secret too: client_email and client_id are not secret, so a key that names another account's email
+ * (a client's x-tollgate-provider-key) must sign its own assertion, and a user credential bring its own refresh
+ * token, never be handed the token cached for that account.
  */
-function cacheKeyOf(account: ServiceAccount, tokenUrl: string): string {
-  const keyHash = createHash('sha256').update(account.private_key).digest('base64url');
-  return `${account.client_email}\0${tokenUrl}\0${keyHash}`;
+function cacheKeyOf(credential: TokenCredential, tokenUrl: string): string {
+  const [who, secret] = credential.kind === 'service-account' ? [credential.account.client_email, credential.account.private_key] : [credential.user.client_id, credential.user.refresh_token];
+  const secretHash = createHash('sha256').update(secret).digest('base64url');
+  return `${credential.kind}\0${who}\0${tokenUrl}\0${secretHash}`;
+}
+
+/** The token endpoint: the configured one, else the credential's own `token_uri`, else Google's. */
+function tokenUrlOf(credential: TokenCredential, tokenUrlOption: string | undefined): string {
+  const own = credential.kind === 'service-account' ? credential.account.token_uri : credential.user.token_uri;
+  return tokenUrlOption ?? own ?? DEFAULT_TOKEN_URL;
 }
 
 /**
- * An access token for the service account: cached until shortly before it expires, and fetched once for all
- * requests that need it at the same moment.
+ * An access token for the service account or user credential: cached until shortly before it expires, and fetched
+ * once for all requests that need it at the same moment.
  */
-export async function accessToken(account: ServiceAccount, tokenUrlOption: string | undefined, dispatcher: Dispatcher = getGlobalDispatcher()): Promise<string> {
-  const tokenUrl = tokenUrlOption ?? account.token_uri ?? DEFAULT_TOKEN_URL;
-  const cacheKey = cacheKeyOf(account, tokenUrl);
+export async function accessToken(credential: TokenCredential, tokenUrlOption: string | undefined, dispatcher: Dispatcher = getGlobalDispatcher()): Promise<string> {
+  const tokenUrl = tokenUrlOf(credential, tokenUrlOption);
+  const cacheKey = cacheKeyOf(credential, tokenUrl);
   const cached = tokens.get(cacheKey);
   if (cached && cached.expiresAt - RENEW_MARGIN_MS > Date.now()) return cached.token;
   let inFlight = pending.get(cacheKey);
   if (!inFlight) {
-    inFlight = fetchToken(account, tokenUrl, dispatcher).finally(() => pending.delete(cacheKey));
+    inFlight = fetchToken(credential, tokenUrl, dispatcher).finally(() => pending.delete(cacheKey));
     pending.set(cacheKey, inFlight);
   }
   const fresh = await inFlight;
@@ -103,10 +126,10 @@ export async function accessToken(account: ServiceAccount, tokenUrlOption: strin
 }
 
 /**
- * Drops the account's cached token if it is still `token` (Vertex refused it: revoked, or the key that got it
+ * Drops the credential's cached token if it is still `token` (Vertex refused it: revoked, or the key that got it
  * deleted, before its expiry). A token fetched since is kept, so requests refused together cause one fetch.
  */
-export function forgetAccessToken(account: ServiceAccount, tokenUrlOption: string | undefined, token: string): void {
-  const cacheKey = cacheKeyOf(account, tokenUrlOption ?? account.token_uri ?? DEFAULT_TOKEN_URL);
+export function forgetAccessToken(credential: TokenCredential, tokenUrlOption: string | undefined, token: string): void {
+  const cacheKey = cacheKeyOf(credential, tokenUrlOf(credential, tokenUrlOption));
   if (tokens.get(cacheKey)?.token === token) tokens.delete(cacheKey);
 }
