@@ -132,7 +132,7 @@ export class DeliveryQueue {
     }
     this.nextSeq = last + 1;
     if (this.pending.size > 0) options.log.info({ waiting: this.pending.size }, 'alerts: delivering notifications that were waiting before the restart');
-    this.schedule();
+    if (this.pending.size > 0) this.wake(now);
   }
 
   /** Notifications waiting for a (next) attempt. */
@@ -160,7 +160,8 @@ export class DeliveryQueue {
     this.pending.set(entry.seq, entry);
     this.line(entry).push(entry.seq);
     this.write(this.queue.put(entry.seq, entry));
-    this.schedule();
+    // Due now: a pump soon, one for a whole burst of alerts (see `wake`), not a scan of the queue per notification.
+    this.wake(entry.nextAt);
   }
 
   /** The queued seqs of `entry`'s alert to its channel (see `lines`), made when missing. */
@@ -243,50 +244,64 @@ export class DeliveryQueue {
   }
 
   /**
-   * Whether a notification may start now: not in flight, the oldest of its alert's queued to its channel (see
-   * `lines`), and its channel has a slot free (see PER_CHANNEL).
+   * Whether a notification may start now: its channel has a slot free (see PER_CHANNEL), it is not in flight, and it
+   * is the oldest of its alert's queued to its channel (see `lines`). The cheapest check first: `pump` asks it of
+   * every due notification, and in a backlog most wait for a busy channel.
    */
   private startable(entry: QueuedDelivery): boolean {
-    return !this.inflight.has(entry.seq) && this.lines.get(lineKey(entry))?.[0] === entry.seq && (this.busy.get(entry.channel) ?? 0) < PER_CHANNEL;
+    return (this.busy.get(entry.channel) ?? 0) < PER_CHANNEL && !this.inflight.has(entry.seq) && this.lines.get(lineKey(entry))?.[0] === entry.seq;
   }
 
-  /** Arms the timer for the earliest due notification that may start (or runs the due ones now). */
-  private schedule(): void {
-    if (this.closed) return;
-    let earliest = Infinity;
-    for (const entry of this.pending.values()) if (entry.nextAt < earliest && this.startable(entry)) earliest = entry.nextAt;
-    if (earliest === Infinity || this.inflight.size >= CONCURRENCY) return;
-    if (this.timer && this.timerAt <= earliest) return;
+  /**
+   * Makes sure a pump runs at `at` (at once when it is past). Calls before an armed timer's time cost nothing, so a
+   * burst of notifications, or of attempts ending, is one pump. Every enqueue and every attempt's end scanned and
+   * sorted the whole queue instead: 10,000 alerts at once (the default max_queue) held the event loop, on the
+   * request path, for seconds, and a backlog took a delivery's worth of CPU per notification to drain.
+   */
+  private wake(at: number): void {
+    if (this.closed || this.inflight.size >= CONCURRENCY) return;
+    if (this.timer && this.timerAt <= at) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timerAt = earliest;
+    this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.timerAt = Infinity;
       this.pump();
-    }, Math.max(0, earliest - this.now()));
+    }, Math.max(0, at - this.now()));
     this.timer.unref();
   }
 
+  /**
+   * One pass over the queue, oldest first: starts the due notifications that may start, while slots are free, and
+   * arms the timer for the earliest one that waits for its retry time. Those waiting for a busy channel or for the
+   * notification ahead of them are woken when an attempt ends (all slots busy: likewise).
+   */
   private pump(): void {
     if (this.closed) return;
     const now = this.now();
-    const due = [...this.pending.values()].filter((entry) => !this.inflight.has(entry.seq) && entry.nextAt <= now).sort((a, b) => a.nextAt - b.nextAt || a.seq - b.seq);
-    for (const entry of due) {
-      if (this.inflight.size >= CONCURRENCY) break;
-      if (!this.startable(entry)) continue;
-      const controller = new AbortController();
-      this.inflight.set(entry.seq, controller);
-      const channel = entry.channel;
-      this.busy.set(channel, (this.busy.get(channel) ?? 0) + 1);
-      void this.attempt(entry, controller).finally(() => {
-        this.inflight.delete(entry.seq);
-        const left = (this.busy.get(channel) ?? 1) - 1;
-        if (left > 0) this.busy.set(channel, left);
-        else this.busy.delete(channel);
-        this.schedule();
-      });
+    let next = Infinity;
+    for (const entry of this.pending.values()) {
+      if (this.inflight.size >= CONCURRENCY) return;
+      if (entry.nextAt > now) {
+        if (entry.nextAt < next && this.startable(entry)) next = entry.nextAt;
+      } else if (this.startable(entry)) this.start(entry);
     }
-    this.schedule();
+    if (next !== Infinity) this.wake(next);
+  }
+
+  private start(entry: QueuedDelivery): void {
+    const controller = new AbortController();
+    this.inflight.set(entry.seq, controller);
+    const channel = entry.channel;
+    this.busy.set(channel, (this.busy.get(channel) ?? 0) + 1);
+    void this.attempt(entry, controller).finally(() => {
+      this.inflight.delete(entry.seq);
+      const left = (this.busy.get(channel) ?? 1) - 1;
+      if (left > 0) this.busy.set(channel, left);
+      else this.busy.delete(channel);
+      // A slot is free, and the notification behind this one may be next: a pump soon.
+      this.wake(this.now());
+    });
   }
 
   private async attempt(entry: QueuedDelivery, controller: AbortController): Promise<void> {
