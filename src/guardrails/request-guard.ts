@@ -25,8 +25,9 @@ interface Slot {
 }
 
 /**
- * The texts a chat request sends a model: every message's content (a string, or its text parts), tool call
- * arguments (a custom tool call's input), and tool results. Images, audio and file parts carry no text to check.
+ * The texts a chat request sends a model: every message's content (a string, or its text and refusal parts), an
+ * assistant turn's refusal and reasoning, tool call arguments (a custom tool call's input, a legacy function call's
+ * arguments), and tool results. Images, audio and file parts carry no text to check.
  */
 function chatSlots(request: ChatCompletionRequest): Slot[] {
   const slots: Slot[] = [];
@@ -71,16 +72,33 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
             },
           });
         }
-        if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') {
+        // A refusal part handed back is the assistant's words: providers send it on as text (Gemini, Bedrock, Cohere).
+        const key = isRecord(part) && part.type === 'text' ? 'text' : isRecord(part) && part.type === 'refusal' ? 'refusal' : null;
+        if (key !== null && typeof (part as Record<string, unknown>)[key] === 'string') {
           slots.push({
-            param: `${at}.content[${j}].text`,
-            text: part.text,
+            param: `${at}.content[${j}].${key}`,
+            text: (part as Record<string, unknown>)[key] as string,
             set: (value) => {
               const parts = replaceMessage(i).content as unknown[];
-              parts[j] = { ...(parts[j] as Record<string, unknown>), text: value };
+              parts[j] = { ...(parts[j] as Record<string, unknown>), [key]: value };
             },
           });
         }
+      });
+    }
+    // An assistant turn handed back carries text outside its content too, which goes upstream with it: a refusal,
+    // reasoning (`reasoning_content`, vLLM's `reasoning`; unsigned, so a redaction there breaks nothing), and a legacy
+    // function call's arguments. Left out, a client could carry anything a rule blocks past it in them.
+    for (const field of ['refusal', 'reasoning_content', 'reasoning'] as const) {
+      const text = (message as Record<string, unknown>)[field];
+      if (typeof text === 'string') slots.push({ param: `${at}.${field}`, text, set: (value) => ((replaceMessage(i) as Record<string, unknown>)[field] = value) });
+    }
+    const legacy = (message as Record<string, unknown>).function_call;
+    if (isRecord(legacy) && typeof legacy.arguments === 'string') {
+      slots.push({
+        param: `${at}.function_call.arguments`,
+        text: legacy.arguments,
+        set: (value) => ((replaceMessage(i) as Record<string, unknown>).function_call = { ...legacy, arguments: value }),
       });
     }
     const calls = message.tool_calls;

@@ -66,7 +66,7 @@ function defaultAppliesTo(rule: GuardrailRule): GuardrailAppliesTo {
   return rule.applies_to ?? (rule.kind === 'prompt_injection' ? 'input' : 'both');
 }
 
-function compileRule(rule: GuardrailRule): Omit<CompiledRule, 'name' | 'action' | 'appliesTo' | 'placeholder' | 'kind'> {
+function compileRule(rule: GuardrailRule, checkTrades: boolean): Omit<CompiledRule, 'name' | 'action' | 'appliesTo' | 'placeholder' | 'kind'> {
   switch (rule.kind) {
     case 'email':
       return { window: EMAIL_WINDOW, detect: detectEmails };
@@ -80,7 +80,7 @@ function compileRule(rule: GuardrailRule): Omit<CompiledRule, 'name' | 'action' 
       return { window: IBAN_WINDOW, detect: detectIbans };
     case 'national_id': {
       const formats = [...(rule.formats ?? DEFAULT_NATIONAL_ID_FORMATS)];
-      const custom = (rule.custom_formats ?? []).map((format) => compilePattern(format.name, format.pattern, false, MAX_DEFAULT_LOOK_BEHIND));
+      const custom = (rule.custom_formats ?? []).map((format) => compilePattern(format.name, format.pattern, false, MAX_DEFAULT_LOOK_BEHIND, checkTrades));
       const window = custom.length > 0 ? MAX_DEFAULT_LOOK_BEHIND : NATIONAL_ID_WINDOW;
       return { window, detect: (text, from) => detectNationalIds(text, from, formats, custom) };
     }
@@ -98,7 +98,7 @@ function compileRule(rule: GuardrailRule): Omit<CompiledRule, 'name' | 'action' 
     }
     case 'regex': {
       const maxRepeat = rule.max_match_length ?? MAX_DEFAULT_LOOK_BEHIND;
-      const patterns = rule.patterns.map((pattern, index) => compilePattern(`pattern_${index}`, pattern, rule.case_insensitive === true, maxRepeat));
+      const patterns = rule.patterns.map((pattern, index) => compilePattern(`pattern_${index}`, pattern, rule.case_insensitive === true, maxRepeat, checkTrades));
       return { window: rule.max_match_length ?? MAX_DEFAULT_LOOK_BEHIND, detect: (text, from) => detectPatterns(text, from, patterns) };
     }
   }
@@ -107,8 +107,14 @@ function compileRule(rule: GuardrailRule): Omit<CompiledRule, 'name' | 'action' 
 /**
  * Compiles a rule list (already checked by `guardrailRulesSchema`, or built in code). Throws an `UnsafePatternError`
  * naming the pattern when an operator regex is refused, and an `Error` on a duplicate rule name.
+ *
+ * `stored`: rules checked when they were written (a key's or team's, stored by an earlier version), compiled for a
+ * request. Repetitions in a row that trade characters (traded-repetitions.ts) were accepted before that check came:
+ * such a stored rule keeps running as it did (bounded) rather than fail every request of its key after an upgrade.
+ * Every write, the config's and the admin API's, is checked in full.
  */
-export function compileGuardrails(rules: readonly GuardrailRule[]): Scanner {
+export function compileGuardrails(rules: readonly GuardrailRule[], options: { stored?: boolean } = {}): Scanner {
+  const checkTrades = options.stored !== true;
   const names = new Set<string>();
   const compiled: CompiledRule[] = [];
   for (const rule of rules) {
@@ -121,7 +127,7 @@ export function compileGuardrails(rules: readonly GuardrailRule[]): Scanner {
       action: rule.action,
       appliesTo: defaultAppliesTo(rule),
       placeholder: rule.placeholder ?? `[REDACTED:${rule.kind}]`,
-      ...compileRule(rule),
+      ...compileRule(rule, checkTrades),
     });
   }
   const ruleOrder = new Map(compiled.map((rule, index) => [rule.name, index]));

@@ -1,6 +1,6 @@
 import { defer, from, Observable, switchMap, type OperatorFunction } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
-import type { ChatCompletion, ChatCompletionChunk, ResponseEvent } from '../core/canonical.js';
+import type { ChatCompletionChunk, ResponseEvent } from '../core/canonical.js';
 import type { GuardrailRuleConfig, GuardrailsOverride, RuntimeConfig } from '../core/config.js';
 import type { RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
@@ -14,7 +14,7 @@ import { moderate, verdictBlocks, type Classify, type ModerationRule, type Moder
 import { guardNativeBody, guardRequest, redactNativeBody, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
 import { compileGuardrails, type Scanner } from '../guardrails/scanner.js';
 import { createStreamGuard } from '../guardrails/stream-guard.js';
-import { transcriptOf } from '../guardrails/audio-transcript.js';
+import { moderatedText } from '../guardrails/moderated-text.js';
 import { contentFilteredResponse } from '../guardrails/responses-answer-guard.js';
 import { contentFilteredEvents } from '../guardrails/responses-event-guard.js';
 import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
@@ -84,7 +84,8 @@ function compilePolicy(config: RuntimeConfig, layers: ReadonlyArray<GuardrailsOv
   const { rules, outputBlock } = effectiveRules(config.guardrails.rules, layers);
   if (rules.length === 0) return null;
   const library = libraryRules(rules);
-  const scanner = library.length > 0 ? compileGuardrails(library) : null;
+  // The rules were checked when written (the config's at load, a key's or team's through the admin API).
+  const scanner = library.length > 0 ? compileGuardrails(library, { stored: true }) : null;
   const text = (side: 'input' | 'output'): TextScanner | null =>
     scanner?.appliesTo(side) ? { scan: (value) => scanner.scan(value, side), redact: (value, findings) => scanner.redact(value, findings) } : null;
   const moderation = rules.filter((rule) => rule.kind === 'moderation') as unknown as ModerationRule[];
@@ -120,17 +121,6 @@ function requestText(ctx: RequestContext): string {
       return `${message.role}: ${text}`;
     })
     .join('\n');
-}
-
-/** The text of a message or delta: its content, or a spoken answer's transcript (its content is then null). */
-function answerText(message: unknown): string {
-  if (!isRecord(message)) return '';
-  return `${typeof message.content === 'string' ? message.content : ''}${transcriptOf(message.audio) ?? ''}`;
-}
-
-/** The text of every choice of a whole answer. */
-function completionText(completion: ChatCompletion): string {
-  return completion.choices.map((choice) => (isRecord(choice) ? answerText(choice.message) : '')).join('\n');
 }
 
 /**
@@ -384,13 +374,7 @@ class GuardrailsStage implements Stage {
 
   /** The first moderation block over the held answer, or null; flags are reported on the way. */
   private async judgeHeld(ctx: RequestContext, policy: Policy, held: readonly ResponseEvent[]): Promise<Acted | null> {
-    let text = '';
-    for (const event of held) {
-      if (event.kind === 'completion') text += completionText(event.completion);
-      else if (event.kind === 'chunk') {
-        for (const choice of event.chunk.choices) if (isRecord(choice)) text += answerText(choice.delta);
-      }
-    }
+    const text = moderatedText(held);
     if (!text) return null;
     const classify = this.classifyFor(ctx);
     for (const rule of policy.moderationOut) {

@@ -11,6 +11,7 @@
  */
 import safeRegex from 'safe-regex2';
 import type { Detection } from '../types.js';
+import { MAX_TRADE_COST, tradedRepetitions } from './traded-repetitions.js';
 
 /** The longest pattern source accepted, in characters. */
 export const MAX_PATTERN_LENGTH = 512;
@@ -162,9 +163,10 @@ function ambiguousRepetition(source: string, caseInsensitive: boolean): string |
 
 /**
  * Compiles one operator pattern (Unicode mode, global; case-insensitive when asked), or throws an
- * `UnsafePatternError` naming the pattern and the reason.
+ * `UnsafePatternError` naming the pattern and the reason. `checkTrades` false skips the check of repetitions in a row
+ * (traded-repetitions.ts) for a pattern stored before that check existed (see compileGuardrails).
  */
-export function compilePattern(name: string, source: string, caseInsensitive = false, maxRepeat = DEFAULT_MAX_REPEAT): CompiledPattern {
+export function compilePattern(name: string, source: string, caseInsensitive = false, maxRepeat = DEFAULT_MAX_REPEAT, checkTrades = true): CompiledPattern {
   if (source.length === 0) throw new UnsafePatternError(source, 'empty pattern');
   if (source.length > MAX_PATTERN_LENGTH) throw new UnsafePatternError(source, `longer than ${MAX_PATTERN_LENGTH} characters`);
   const flags = caseInsensitive ? 'giu' : 'gu';
@@ -175,6 +177,9 @@ export function compilePattern(name: string, source: string, caseInsensitive = f
   }
   const risk = backtrackingRisk(source, caseInsensitive);
   if (risk !== null) throw new UnsafePatternError(source, risk);
+  // Bounded repetitions are linear alone, not in a row: see traded-repetitions.ts.
+  const traded = checkTrades ? tradedRepetitions(source, caseInsensitive, maxRepeat) : null;
+  if (traded !== null) throw new UnsafePatternError(source, tradedRisk(traded, maxRepeat));
   return { name, re: new RegExp(boundRepetitions(source, maxRepeat), flags) };
 }
 
@@ -194,6 +199,14 @@ export function boundRepetitions(source: string, max: number): string {
     const min = Number(match[1]);
     return { text: `{${min},${Math.max(min, max)}}`, length: match[0].length };
   });
+}
+
+function tradedRisk(chain: string, maxRepeat: number): string {
+  return (
+    `polynomial backtracking risk: the repetitions ${chain.slice(0, 60)} can match the same characters, so a near-miss ` +
+    `tries every split between them (more than ${MAX_TRADE_COST} per position at max_match_length ${maxRepeat}); ` +
+    'make them match different characters (`[^\\s@]+@[^\\s@]+`, not `\\S+@\\S+`) or lower max_match_length'
+  );
 }
 
 /**
