@@ -96,7 +96,10 @@ export class CircuitBreaker {
   success(now: number, policy: BreakerPolicy, admission: Admission): BreakerTransition {
     this.consecutive = 0;
     this.push(now, true, policy);
-    if (admission === 'trial' && this.current === 'half-open') {
+    // With the breaker turned off (live, say during an incident) a success is no trial but proof all the same: an
+    // open breaker left as it was stayed reported open (metrics, health view) and its alert never resolved.
+    const healed = (admission === 'trial' && this.current === 'half-open') || (!policy.enabled && this.current !== 'closed');
+    if (healed) {
       this.close();
       return 'closed';
     }

@@ -24,6 +24,7 @@ import { ATTEMPT_GATE, AttemptPlan, type Attempt } from '../routing/attempt-plan
 import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
+import { notToRetry, upstreamSaysNoRetry } from '../routing/should-retry.js';
 import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
 import { upstreamChannel, type UpstreamTraceMessage } from '../core/trace-channels.js';
 import { withOutputLimit, type TargetLimits } from '../core/output-limit.js';
@@ -257,7 +258,8 @@ class CallStage implements Stage {
         const keyRefused = operatorKeyRefused(error, attempt.candidate.target);
         // A failure another try cannot mend (a refused key, a bad request the route fails over on) would come back the
         // same from this target: it is not called again in this request, only the other targets are.
-        if (!error.retryable) plan.exclude(attempt.candidate);
+        // So is one whose upstream said `x-should-retry: false`: the other targets still get their turn.
+        if (!error.retryable || upstreamSaysNoRetry(error.headers)) plan.exclude(attempt.candidate);
         const movesOn = refusal || error.retryable || keyRefused || (policy.fallbackOnClientErrors && isClientError(error));
         // The next attempt is planned before the failure is reported, so `willRetry` says whether one really follows
         // (not after the last of max_attempts, nor past the deadline).
@@ -440,7 +442,9 @@ class CallStage implements Stage {
         }
         else record({ kind: 'neutral' });
         attempted(false, state.cancelled ? 'client_cancelled' : error.code);
-        reject(withoutCredential(error, target.apiKey));
+        // An error answer that says not to retry it: this target is not called again in the request (see call).
+        const said = upstream.status >= 400 && upstreamSaysNoRetry(headers) ? notToRetry(error) : error;
+        reject(withoutCredential(said, target.apiKey));
       };
       /** Relays the chunks one read of the stream decoded (`bytes` long), with the upstream's own events and usage so far. */
       const relayDecoded = (chunks: ChatCompletionChunk[], bytes: number): void => {
