@@ -50,7 +50,24 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw gatewayError('invalid_type', "Invalid type for 'stream': expected a boolean.", { param: 'stream' });
   }
+  checkStreamOptions(body.stream_options);
   return body as ChatCompletionRequest;
+}
+
+/**
+ * `stream_options` is read and rewritten on the way out (usage is asked of the upstream for every stream), so a
+ * value of the wrong type would not reach the provider to be refused: a string was spread into `{"0": ...}`, a
+ * number or a non-boolean `include_usage` silently replaced. Refused here as OpenAI refuses it.
+ */
+function checkStreamOptions(options: unknown): void {
+  if (options === undefined || options === null) return;
+  if (!isRecord(options)) {
+    throw gatewayError('invalid_type', "Invalid type for 'stream_options': expected an object.", { param: 'stream_options' });
+  }
+  const includeUsage = options.include_usage;
+  if (includeUsage !== undefined && includeUsage !== null && typeof includeUsage !== 'boolean') {
+    throw gatewayError('invalid_type', "Invalid type for 'stream_options.include_usage': expected a boolean.", { param: 'stream_options.include_usage' });
+  }
 }
 
 /** Most fallbacks one request may name; a longer chain only adds latency to a failure. */

@@ -98,6 +98,8 @@ export const openAICompatibleAdapter: ProviderAdapter = {
           status: 502,
           type: failure.type,
           code: failure.code ?? 'upstream_stream_error',
+          // The field the provider names as the cause (a context too long: `messages`) reaches the client too.
+          param: failure.param,
           message: failure.message,
           retryable: true,
         });
