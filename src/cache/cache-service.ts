@@ -5,7 +5,7 @@ import type { RootDatabase } from 'lmdb';
 import type { CachePolicy, CacheSettings } from '../core/config.js';
 import type { Log } from '../log.js';
 import { CacheStore, selects, type CacheEntry, type CacheSelector } from './cache-store.js';
-import { EmbedderBusy, type Embedder } from './embedding/embedder.js';
+import { EmbedderBusy, EmbedderUnavailable, type Embedder } from './embedding/embedder.js';
 import { createUseLiteEmbedder, USE_LITE_DIMENSIONS, USE_LITE_ID } from './embedding/use-lite.js';
 import { chooseEmbedder, type EmbedderChoice } from './embedding/choose.js';
 import type { EmbedThroughGateway } from './embedding/provider.js';
@@ -29,6 +29,12 @@ const CANDIDATES = 8;
 const MAX_CANDIDATES = 512;
 /** Longest a lookup waits for its embedding before answering without the semantic tier (never delay a request much). */
 const EMBED_BUDGET_MS = 300;
+/**
+ * How long an embedder whose model failed to load (or whose worker died) is left alone before it is loaded again, in
+ * the background. Meanwhile lookups skip the semantic tier at once: each one started another load of a model that
+ * could not load, and waited up to EMBED_BUDGET_MS for it to fail.
+ */
+const EMBEDDER_RETRY_MS = 60_000;
 /** How often expired entries are swept and the index saved when it changed. */
 const MAINTENANCE_MS = 30_000;
 /** Entries read between two yields to the event loop when a delete selects by model, key or team. */
@@ -102,6 +108,8 @@ export class CacheService {
   private storedWithoutIndex = new Set<number>();
   private embedder: Embedder | null = null;
   private embedderState: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
+  /** When the embedder last failed (see EMBEDDER_RETRY_MS). */
+  private embedderFailedAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private maxEntries = Number.POSITIVE_INFINITY;
   /** The byte cap (see CacheSettings.maxBytes). */
@@ -217,7 +225,7 @@ export class CacheService {
       .then(
         () => (this.embedderState = 'ready'),
         (err: unknown) => {
-          this.embedderState = 'failed';
+          this.embedderFailed();
           this.log.warn({ err }, 'cache: the embedder did not load');
         },
       );
@@ -306,6 +314,17 @@ export class CacheService {
     return { added, dropped };
   }
 
+  private embedderFailed(): void {
+    this.embedderState = 'failed';
+    this.embedderFailedAt = Date.now();
+  }
+
+  /** Loads a failed embedder's model again, in the background (warmUp); lookups skip it until that is done. */
+  private retryEmbedder(): void {
+    this.embedderState = 'idle';
+    this.warmUp();
+  }
+
   /** The embedder, started on first use. */
   private embedderInUse(): Embedder {
     this.embedder ??= this.createEmbedder();
@@ -333,15 +352,23 @@ export class CacheService {
     if (!this.indexReady()) return this.miss(null, this.indexUnreadyReason());
     // The same while the embedder's model is still loading and warming up (see warmUp).
     if (this.embedderState === 'loading') return this.miss(null, 'embedder loading');
+    // Or failed: loaded again in the background once a while has passed, never on a request's path.
+    if (this.embedderState === 'failed') {
+      if (now - this.embedderFailedAt >= EMBEDDER_RETRY_MS) this.retryEmbedder();
+      return this.miss(null, 'embedder unavailable');
+    }
     return this.semanticLookup(keys, keys.conversation, keys.question, policy, now, oldest);
   }
 
   /** The semantic tier's search, once the exact tier missed and an embedding can be made and searched. */
   private async semanticLookup(keys: CacheKeys, conversation: string, question: string, policy: CachePolicy, now: number, oldest: number): Promise<CacheLookup> {
     let vector: Float32Array;
+    const embedderId = this.embedderId;
     try {
       vector = await this.embed(conversation);
     } catch (err) {
+      // The model cannot answer (it failed to load, its worker died): the next lookups skip it (see EMBEDDER_RETRY_MS).
+      if (err instanceof EmbedderUnavailable && this.embedderId === embedderId) this.embedderFailed();
       const reason = err instanceof EmbedderBusy ? 'embedder busy' : err instanceof EmbedTimeout ? 'embedder slow' : `embedder failed: ${(err as Error).message}`;
       return this.miss(null, reason);
     }
@@ -458,7 +485,9 @@ export class CacheService {
    */
   async put(entry: Omit<CacheEntry, 'id' | 'vector' | 'embedder' | 'hits' | 'usedAt'>, given: Float32Array | null, conversation: string | null, askedAt = entry.createdAt): Promise<CacheEntry | null> {
     let vector = given;
-    if (vector === null && conversation !== null) {
+    // A failed embedder is not waited for (a load that fails again) nor started anew here: stored without a vector,
+    // the answer still serves the exact tier.
+    if (vector === null && conversation !== null && this.embedderState !== 'failed') {
       try {
         [vector = null] = await this.embedderInUse().embed([conversation]);
       } catch {

@@ -32,6 +32,13 @@
  * 7. The same question words among who, when, where and why: "Where was Einstein born?" / "When was Einstein
  *    born?" (0.84), "How did Rome fall?" / "Why did Rome fall?" (0.93) have the same content words and want other
  *    answers. What, which and how stay fillers: they word one question many ways ("which city is the capital").
+ * 8. Tense must not flip: "Who is the president of France?" / "Who was ...?" (0.92), "Was Einstein married?" / "Is
+ *    Einstein married?" (0.93), "Did it rain today?" / "Will it rain today?" (0.87) have the same content words and
+ *    want other answers. Only the auxiliaries tell (is/are/am/do/does, was/were/did, will/shall), so a side with
+ *    none ("Who painted the Mona Lisa?" / "Who was its painter?") passes; a pair refuses when each side has a tense
+ *    the other has not.
+ * 9. Quantity must not flip the same way: "How do I delete all files in git?" / "... one file in git?" (0.98). The
+ *    classes are all (all, every, each), some (some, any) and one.
  */
 
 export interface ContentWords {
@@ -44,6 +51,10 @@ export interface ContentWords {
   readonly particles: ReadonlySet<string>;
   /** Rule 7's question words that occur: who (whom too), whose, when, where, why. */
   readonly asks: ReadonlySet<string>;
+  /** Rule 8's tenses that an auxiliary marks: present, past, future. */
+  readonly tenses: ReadonlySet<string>;
+  /** Rule 9's quantities that occur: all, some, one. */
+  readonly quantities: ReadonlySet<string>;
   /**
    * Rule 6: the operators and signs outside the words with the operands among them, in order, space-separated
    * ("7 * 8", "x != null" as "x !="); '' when the text has no operator.
@@ -105,6 +116,16 @@ const NUMBER_WORDS = wordTable({
 /** Rule 7's question words (stopwords all), as compared. */
 const QUESTION_WORDS = wordTable({ who: 'who', whom: 'who', whose: 'whose', when: 'when', where: 'where', why: 'why' });
 
+/** Rule 8's auxiliaries (stopwords all) and the tense each marks. */
+const TENSE_WORDS = wordTable({
+  is: 'present', are: 'present', am: 'present', do: 'present', does: 'present',
+  was: 'past', were: 'past', did: 'past',
+  will: 'future', shall: 'future',
+});
+
+/** Rule 9's quantifiers (stopwords all) and the quantity each says. */
+const QUANTITY_WORDS = wordTable({ all: 'all', every: 'all', each: 'all', some: 'some', any: 'some', one: 'one' });
+
 /** Rule 5's particles and their opposites. */
 const OPPOSITE_PARTICLE = wordTable({ on: 'off', off: 'on', in: 'out', out: 'in', up: 'down', down: 'up' });
 
@@ -147,6 +168,8 @@ export function contentWords(text: string): ContentWords {
   const numbers = new Set<string>();
   const particles = new Set<string>();
   const asks = new Set<string>();
+  const tenses = new Set<string>();
+  const quantities = new Set<string>();
   let negated = false;
   let previousWasContent = false;
   let direction: string | undefined;
@@ -184,6 +207,10 @@ export function contentWords(text: string): ContentWords {
       if (STOPWORDS.has(token)) {
         const asked = QUESTION_WORDS[token];
         if (asked !== undefined) asks.add(asked);
+        const tense = TENSE_WORDS[token];
+        if (tense !== undefined) tenses.add(tense);
+        const quantity = QUANTITY_WORDS[token];
+        if (quantity !== undefined) quantities.add(quantity);
         previousWasContent = false;
         continue;
       }
@@ -197,7 +224,7 @@ export function contentWords(text: string): ContentWords {
       previousWasContent = !generic;
     }
   }
-  return { words, numbers, negated, particles, asks, expression: expressionOf(normalised.toLowerCase()) };
+  return { words, numbers, negated, particles, asks, tenses, quantities, expression: expressionOf(normalised.toLowerCase()) };
 }
 
 /** "City", not "city" or "CITY" (a shouted sentence names nothing). */
@@ -238,6 +265,7 @@ export function lexicallyCompatible(a: ContentWords, b: ContentWords): boolean {
   if (!sameSet(a.numbers, b.numbers)) return false;
   if (!sameSet(a.asks, b.asks)) return false;
   if (particleFlipped(a, b) || particleFlipped(b, a)) return false;
+  if (eachHasOwn(a.tenses, b.tenses) || eachHasOwn(a.quantities, b.quantities)) return false;
   return !hasMeaningfulWordMissingFrom(a.words, b.words) && !hasMeaningfulWordMissingFrom(b.words, a.words);
 }
 
@@ -261,6 +289,15 @@ function particleFlipped(a: ContentWords, b: ContentWords): boolean {
     if (!b.particles.has(particle) && b.particles.has(OPPOSITE_PARTICLE[particle]!)) return true;
   }
   return false;
+}
+
+/** Rules 8 and 9: each side has a mark the other has not (a side with none, or with all of the other's, passes). */
+function eachHasOwn(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  let aOwn = false;
+  let bOwn = false;
+  for (const value of a) if (!b.has(value)) aOwn = true;
+  for (const value of b) if (!a.has(value)) bOwn = true;
+  return aOwn && bOwn;
 }
 
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

@@ -96,6 +96,15 @@ function scopeOf(ctx: RequestContext, policy: CachePolicy): string {
   return scope;
 }
 
+/**
+ * What the request is sent to: its route, else the model its plan's first group resolved to. Not the model the client
+ * named: a routing rule may have sent it to another `<provider>/<model>` (a `metadata` or budget condition), whose
+ * answer must not be served to the same body that no rule redirected (`metadata` is not part of the key).
+ */
+function plannedTarget(ctx: RequestContext): string {
+  return ctx.plan?.route ?? ctx.plan?.groups[0]?.name ?? ctx.request.model;
+}
+
 /** The names of the `listed` plugins the request's route, key and team list, sorted and joined; '' for none. */
 function listedPlugins(ctx: RequestContext): string {
   const route = ctx.plan?.route ? ctx.config.routes.get(ctx.plan.route)?.plugins : undefined;
@@ -192,7 +201,7 @@ class CacheStage implements Stage {
     // blocks) has the exact tier only: the semantic tier compares the canonical conversation, in which two such
     // bodies about different documents ask the same question.
     const semantic = policy.semantic && !ctx.native?.untranslatable;
-    const keys = cacheKeysOf(ctx.request, `${scopeOf(ctx, policy)}\u0000${ctx.plan?.route ?? ctx.request.model}`, semantic, native?.body ?? null, native?.apiVersion ?? null);
+    const keys = cacheKeysOf(ctx.request, `${scopeOf(ctx, policy)}\u0000${plannedTarget(ctx)}`, semantic, native?.body ?? null, native?.apiVersion ?? null);
     // `no-cache`: answer from the provider, but keep its answer for the next request.
     if (control.has('no-cache')) {
       ctx.responseHeaders['x-tollgate-cache'] = 'skip';
