@@ -10,6 +10,7 @@ import { didYouMean, didYouMeanHint } from '../core/did-you-mean.js';
 import { resolveNetwork } from './network.js';
 import { compileGuardrails } from '../guardrails/scanner.js';
 import { backtrackingRisk } from '../guardrails/detectors/regex-list.js';
+import { tradedRepetitions } from '../guardrails/detectors/traded-repetitions.js';
 import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
 import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
@@ -224,10 +225,26 @@ function checkedPatterns(patterns: readonly string[]): readonly string[] {
     } catch (err) {
       throw new ConfigError(`settings.log_bodies.redact[${index}]: not a valid regular expression (${(err as Error).message})`);
     }
-    const risk = backtrackingRisk(pattern);
+    const risk = backtrackingRisk(pattern) ?? tradedRisk(pattern);
     if (risk !== null) throw new ConfigError(`settings.log_bodies.redact[${index}]: ${JSON.stringify(pattern.slice(0, 80))} refused: ${risk}`);
   });
   return patterns;
+}
+
+/**
+ * Repetitions in a row that can trade characters (`\S+@\S+\.com`): these patterns run unbounded over a kept body, so
+ * one near-miss body costs the square of its length (64 KB of `@`: minutes of the event loop). The analysis reads
+ * Unicode-mode syntax; a pattern only valid without it is left to backtrackingRisk.
+ */
+function tradedRisk(pattern: string): string | null {
+  try {
+    new RegExp(pattern, 'u');
+  } catch {
+    return null;
+  }
+  const chain = tradedRepetitions(pattern, false, Number.POSITIVE_INFINITY);
+  if (chain === null) return null;
+  return `polynomial backtracking risk: the repetitions ${chain.slice(0, 60)} can match the same characters, so a near-miss tries every split between them; make them match different characters (\`[^\\s@]+@[^\\s@]+\\.com\`, not \`\\S+@\\S+\\.com\`) or bound them (\`\\S{1,30}\`)`;
 }
 
 function pickDefined<K extends string>(name: K, value: string | undefined): Partial<Record<K, string>> {
