@@ -174,7 +174,7 @@ export const retrySchema = z.strictObject({
     .describe('Upstream calls per request, all targets and fallbacks together. Default: 3, or the number of targets and fallbacks when larger.'),
   initial_delay_ms: ms().nonnegative().optional().describe('Backoff base before calling a target again (default 100); grows x2 per retry, with full jitter.'),
   max_delay_ms: ms().nonnegative().optional().describe('Longest backoff between retries (default 5000); an upstream retry-after is honoured beyond it up to the deadline.'),
-  deadline_ms: ms().positive().optional().describe('No new attempt starts after this long since the request arrived (default 60000).'),
+  deadline_ms: ms().positive().optional().describe('No new attempt starts after this long since the first upstream attempt began (default 60000).'),
 });
 
 export const breakerSchema = z.strictObject({
