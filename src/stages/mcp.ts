@@ -10,6 +10,7 @@ import type { Next, Stage } from '../core/stage.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 import { mayAskFor, mayUse, modeOf, modelToolName, takeToolCall, toolsFor } from '../mcp/mcp-policy.js';
 import { LIMITER, MCP } from '../services.js';
+import { limitedMap } from '../mcp/limited-map.js';
 import { isRecord } from '../core/is-record.js';
 import { nativeNextTurn } from '../mcp/native-turn.js';
 import { NativeRunStream } from '../mcp/native-run-stream.js';
@@ -24,6 +25,8 @@ const SERVERS_HEADER = 'x-tollgate-mcp';
 /** What a turn's native events ride on before it had a chunk of its own. */
 const EMPTY_CHUNK: ChatCompletionChunk = { id: '', object: 'chat.completion.chunk', model: '', choices: [] };
 const MODE_HEADER = 'x-tollgate-mcp-mode';
+/** An agent turn's MCP tool calls running at once (see limitedMap); the rest wait for a free slot, within the time budget. */
+const PARALLEL_TOOL_CALLS = 8;
 
 /** One tool call a turn ended with, assembled from its deltas (streams) or read from the message. */
 interface ToolCall {
@@ -455,11 +458,16 @@ class McpStage implements Stage {
     });
   }
 
-  /** Runs a turn's tool calls (at once); each gives a tool message, an error one when it failed or was refused. */
+  /**
+   * Runs a turn's tool calls, PARALLEL_TOOL_CALLS at a time; each gives a tool message, an error one when it failed or
+   * was refused.
+   */
   private async runTools(ctx: ChatContext, calls: readonly ToolCall[], tools: ReadonlyMap<string, McpToolInfo>, signal: AbortSignal): Promise<ChatMessage[]> {
     const caller = { requestId: ctx.id, keyId: ctx.identity?.key.id ?? null, teamId: ctx.identity?.team?.id ?? null, via: 'agent' as const };
-    return Promise.all(
-      calls.map(async (call): Promise<ChatMessage> => {
+    return limitedMap(
+      calls,
+      PARALLEL_TOOL_CALLS,
+      async (call): Promise<ChatMessage> => {
         const message = (content: string): ChatMessage => ({ role: 'tool', tool_call_id: call.id, content });
         // The model names a tool as it saw it. A name it was not offered is refused alike whether a server has such
         // a tool outside the key's allow-list or none does (the key cannot probe which exist).
@@ -482,7 +490,7 @@ class McpStage implements Stage {
         // error to the model too, so it can correct its call rather than take the text for an answer.
         if (result.isError && !result.text.startsWith('Error:')) return message(`Error: ${result.text || `the tool '${call.name}' failed`}`);
         return message(result.text);
-      }),
+      },
     );
   }
 }
