@@ -100,7 +100,7 @@ describe('buildChatRequest', () => {
   it('maps sampling, stop, user and stream; drops OpenAI-only fields', () => {
     const { json } = build({
       temperature: 0.2, top_p: 0.9, stop: 'END', user: 'u-1', stream: true, stream_options: { include_usage: true },
-      seed: 7, presence_penalty: 0.5, frequency_penalty: 0.5, logit_bias: { 1: 2 }, logprobs: true, metadata: { team: 'a' },
+      seed: 7, presence_penalty: 0.5, frequency_penalty: 0.5, logit_bias: { 1: 2 }, logprobs: false, metadata: { team: 'a' },
       store: true, n: 1, response_format: { type: 'json_object' },
     });
     expect(json).toEqual({
@@ -119,6 +119,7 @@ describe('buildChatRequest', () => {
 
   it('refuses what Anthropic cannot serve with a clear 400', () => {
     expect(buildError({ n: 2 })).toMatchObject({ status: 400, param: 'n' });
+    expect(buildError({ logprobs: true, top_logprobs: 2 })).toMatchObject({ status: 400, param: 'logprobs' });
     expect(buildError({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }] }).message).toMatch(/anthropic: .*input_audio/);
     expect(buildError({ messages: [{ role: 'function', name: 'f', content: 'x' }] }).message).toMatch(/role 'function'/);
     expect(buildError({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x/y.png' } }] }] }).status).toBe(400);

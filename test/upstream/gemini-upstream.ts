@@ -399,8 +399,11 @@ function responseBody(plan: Plan, model: string, n: number, responseId: string):
   return { candidates, usageMetadata: usageMetadata(plan, n), modelVersion: model, responseId };
 }
 
-/** The answer as stream events: thought, then the text in three pieces (or the call whole), the last with finishReason. */
-function streamEvents(plan: Plan, model: string, responseId: string): Record<string, unknown>[] {
+/**
+ * The answer as stream events: thought, then the text in three pieces (or the call whole), the last with finishReason.
+ * With candidateCount above 1 every event carries each candidate's piece, each with its `index`, as Gemini streams them.
+ */
+function streamEvents(plan: Plan, model: string, responseId: string, n = 1): Record<string, unknown>[] {
   const pieces: Record<string, unknown>[][] = [];
   if (plan.usage.thoughtText) pieces.push([{ text: plan.usage.thoughtText, thought: true }]);
   if (plan.call) pieces.push([{ functionCall: plan.call, thoughtSignature: 'c2lnbmF0dXJlLW9mLXRoZS1jYWxs' }]);
@@ -409,7 +412,7 @@ function streamEvents(plan: Plan, model: string, responseId: string): Record<str
     const third = Math.ceil(text.length / 3);
     for (let i = 0; i < text.length; i += third) pieces.push([{ text: text.slice(i, i + third) }]);
   }
-  const final = usageMetadata(plan, 1);
+  const final = usageMetadata(plan, n);
   const thoughts = plan.usage.thoughtsTokenCount ?? 0;
   return pieces.map((parts, i) => {
     const last = i === pieces.length - 1;
@@ -426,7 +429,8 @@ function streamEvents(plan: Plan, model: string, responseId: string): Record<str
           promptTokensDetails: final.promptTokensDetails,
           ...(thought ? { thoughtsTokenCount: thoughts } : {}),
         };
-    return { candidates: [{ content: { parts, role: 'model' }, index: 0, ...(last ? { finishReason: 'STOP', ...plan.extras } : {}) }], usageMetadata: usage, modelVersion: model, responseId };
+    const candidates = Array.from({ length: n }, (_, index) => ({ content: { parts, role: 'model' }, index, ...(last ? { finishReason: 'STOP', ...plan.extras } : {}) }));
+    return { candidates, usageMetadata: usage, modelVersion: model, responseId };
   });
 }
 
@@ -665,7 +669,7 @@ class Upstream implements GeminiUpstream {
       const text = JSON.stringify(withLogprobs(responseBody(plan, model, candidateCount(request), responseId), logprobs), null, 2);
       return deliverJson(exchange, { ...GOOGLE_HEADERS, 'content-type': JSON_TYPE }, text, mode.kind === 'stream-error' ? { kind: 'ok' } : mode);
     }
-    const events: unknown[] = streamEvents(plan, model, responseId).map((event) => withLogprobs(event, logprobs));
+    const events: unknown[] = streamEvents(plan, model, responseId, candidateCount(request)).map((event) => withLogprobs(event, logprobs));
     this.streamed.push(events as Record<string, any>[]);
     if (mode.kind === 'stream-error') {
       events.splice(mode.chunks, events.length, mode.error ? { error: mode.error } : googleError(500, DEFAULT_MESSAGES[500] as string));

@@ -12,3 +12,4 @@ export { defaultMaxTokens, messagesBody } from './request.js';
 export { completionOf } from './response.js';
 export { createAnthropicStreamDecoder } from './stream.js';
 export { errorFromResponse as anthropicError } from './errors.js';
+export { sendsClaudeMessages, withoutLogprobs } from './logprobs.js';

@@ -5,6 +5,7 @@ import { continuesUnthoughtToolTurn, fitBudget, thinkingOf } from './thinking.js
 import { historyOnlyTools, holdsToolBlocks, toolChoiceOf, toolsOf } from './tools.js';
 import { gatewayError } from '../../core/errors.js';
 import { claudeOutputSchema } from './output-schema.js';
+import { refuseLogprobs } from './logprobs.js';
 
 /** Anthropic requires max_tokens; OpenAI clients often leave it out. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -39,12 +40,14 @@ function outputConfigOf(format: unknown): Record<string, unknown> | undefined {
 
 /**
  * The canonical (OpenAI) request as an Anthropic Messages request body. OpenAI-only knobs without an
- * Anthropic counterpart (seed, penalties, logit_bias, logprobs, store, OpenAI's metadata) are dropped.
+ * Anthropic counterpart (seed, penalties, logit_bias, store, OpenAI's metadata) are dropped; `n` above 1 and
+ * `logprobs`, which would change what the answer holds, are refused.
  */
 export function messagesBody(request: ChatCompletionRequest, model: string): Record<string, unknown> {
   if (request.n !== undefined && request.n !== null && request.n !== 1) {
     throw gatewayError('invalid_request', 'anthropic: only one choice per request is supported (n must be 1).', { param: 'n' });
   }
+  refuseLogprobs(request);
   const { system, messages } = conversationOf(request.messages);
   const asked = positiveInt(request.max_completion_tokens) ?? positiveInt(request.max_tokens);
   const explicit = request.thinking !== undefined && request.thinking !== null;

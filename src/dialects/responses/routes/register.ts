@@ -10,6 +10,7 @@ import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js
 import { headerString } from '../../../http/request-headers.js';
 import { isRemoteClient } from '../../../http/client-address.js';
 import { RESPONSES_FORMAT } from '../../../wire/openai-responses/format.js';
+import { sendsClaudeMessages, withoutLogprobs } from '../../../providers/anthropic/index.js';
 import { readResponsesRequest } from '../parse-request.js';
 import { canonicalRequest } from '../request.js';
 import { respondResponses } from './respond.js';
@@ -54,7 +55,15 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
         exactNumbers: hasExactNumbers(request.body),
         // A provider serving the Responses API gets the client's own body; others the translation, or, when the body
         // holds what chat completions cannot say (state kept by the provider, built-in tools), the 400 saying so.
-        native: { format: RESPONSES_FORMAT, body, untranslatable, pinned: turn.pinned ?? null },
+        // Log probabilities asked for by `include` come back empty from a provider that has none (Claude refuses
+        // chat completions' `logprobs` with a 400, which this API does not promise).
+        native: {
+          format: RESPONSES_FORMAT,
+          body,
+          untranslatable,
+          pinned: turn.pinned ?? null,
+          requestFor: (canonical, format, target) => (sendsClaudeMessages(format, target.model) ? withoutLogprobs(canonical) : canonical),
+        },
       });
       // The answer is written to the raw response so events go out as they arrive, without framework buffering.
       reply.hijack();
