@@ -11,7 +11,7 @@ function count(value: unknown): number {
 export interface Cost {
   usd: number;
   priced: boolean;
-  source: 'provider-override' | 'catalog' | 'route' | 'provider-default' | 'none';
+  source: 'provider-override' | 'upstream' | 'catalog' | 'route' | 'provider-default' | 'none';
 }
 
 export interface UnitPrices {
@@ -50,7 +50,7 @@ function operatorUnits(price: PriceConfig): UnitPrices {
 // the four basic usage parts within each tier band (tiers switch on the prompt's total input tokens). So per
 // (catalogue provider, model) we ask calcPrice once for the rate of each part in each band, and a request then
 // costs a handful of multiplications. Models with date/time-dependent prices, and usage carrying the optional
-// audio/image/reasoning parts, go to calcPrice itself.
+// audio/image/reasoning parts or web searches, go to calcPrice itself.
 
 /** Rates of one tier band, USD per million tokens, plus the flat per-request fee. */
 interface Band {
@@ -211,7 +211,7 @@ function sanitize(usage: TokenUsage): Sanitized {
     cacheWrite,
     extras:
       count(usage.input_audio_tokens) + count(usage.input_image_tokens) + count(usage.output_audio_tokens) +
-        count(usage.output_image_tokens) + count(usage.output_reasoning_tokens) > 0,
+        count(usage.output_image_tokens) + count(usage.output_reasoning_tokens) + count(usage.web_searches) > 0,
   };
 }
 
@@ -243,6 +243,9 @@ function fullUsage(usage: TokenUsage, basic: Sanitized): Usage {
   if (outputAudio) Object.assign(full, { output_audio_tokens: outputAudio, output_audio_reasoning_tokens: 0 });
   if (outputImage) Object.assign(full, { output_image_tokens: outputImage, output_image_reasoning_tokens: 0 });
   if (reasoning) full.output_reasoning_tokens = reasoning;
+  // Searches are billed per search where the catalogue has a price for them (web_searches_kcount).
+  const searches = count(usage.web_searches);
+  if (searches) full.web_searches = searches;
   return full;
 }
 
@@ -268,13 +271,16 @@ function catalogCost(pricer: CatalogPricer, usage: TokenUsage): number | null {
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * What a request cost. Precedence: the operator's price for this provider and model > the bundled catalogue
- * for the provider's vendor > the route's price > the provider's `*` price > unpriced (0 USD, priced false).
+ * What a request cost. Precedence: the operator's price for this provider and model > what the upstream says it
+ * charged (OpenRouter's usage.cost: its bill, where the catalogue only estimates) > the bundled catalogue for the
+ * provider's vendor > the route's price > the provider's `*` price > unpriced (0 USD, priced false).
  * USD, rounded to 1e-9.
  */
 export function costOf(provider: ProviderRuntime, model: string, usage: TokenUsage, routePrice?: PriceConfig | null): Cost {
   const override = provider.prices.get(model);
   if (override) return { usd: round(operatorCost(override, sanitize(usage))), priced: true, source: 'provider-override' };
+  const charged = usage.upstream_cost_usd;
+  if (typeof charged === 'number' && Number.isFinite(charged) && charged >= 0) return { usd: round(charged), priced: true, source: 'upstream' };
   const pricer = pricerFor(provider.vendor, model);
   if (pricer) {
     const usd = catalogCost(pricer, usage);

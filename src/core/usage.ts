@@ -29,6 +29,16 @@ export interface TokenUsage {
   output_image_tokens?: number;
   /** Part of output_tokens. */
   output_reasoning_tokens?: number;
+  /**
+   * Web searches the provider ran for the request and bills per search (genai-prices' `web_searches`, priced per
+   * thousand): a count of searches, not of tokens, and no part of either total.
+   */
+  web_searches?: number;
+  /**
+   * What the upstream says it charged for the request, in USD, when it says (OpenRouter's `usage.cost`): the exact
+   * bill, which prices what no token count shows (the provider OpenRouter routed to, its web plugin, a BYOK fee).
+   */
+  upstream_cost_usd?: number;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -73,6 +83,8 @@ function reasoningOutside(usage: CompletionUsage, reasoning: number): boolean {
  * - `output_reasoning_tokens` = `completion_tokens_details.reasoning_tokens` (a part of the output)
  * - `input_audio_tokens` / `input_image_tokens` = `prompt_tokens_details.audio_tokens` / `.image_tokens`
  * - `output_audio_tokens` / `output_image_tokens` = `completion_tokens_details.audio_tokens` / `.image_tokens`
+ * - Perplexity's top-level extras (see perplexityExtras): `citation_tokens` added to the input, top-level
+ *   `reasoning_tokens` added to the output as its reasoning part, `num_search_queries` as `web_searches`
  *
  * When a provider's parts do not fit in its totals (a total that leaves the cache out), the total is raised to
  * the sum of the parts rather than billing any token twice.
@@ -99,9 +111,49 @@ export function tokenUsageFromOpenAI(usage: CompletionUsage): TokenUsage {
   if (outputImage) result.output_image_tokens = outputImage;
   if (reasoning) result.output_reasoning_tokens = reasoning;
   if (reasoningOutside(usage, reasoning)) result.output_tokens += reasoning;
+  addPerplexityExtras(usage, result);
+  const charged = upstreamCost(usage);
+  if (charged !== undefined) result.upstream_cost_usd = charged;
   result.output_tokens = Math.max(result.output_tokens, reasoning, outputAudio + outputImage);
   result.input_tokens = Math.max(result.input_tokens, inputAudio + inputImage);
   return result;
+}
+
+/**
+ * Perplexity's Sonar Deep Research reports three billed meters at the top level of `usage`, beside (not in) its
+ * prompt_tokens and completion_tokens, whose total_tokens is prompt + completion only (docs.perplexity.ai,
+ * pricing and the chat completions response's UsageInfo):
+ * - `citation_tokens`: "Input tokens comprise of Prompt tokens (user prompt) + Citation tokens", billed at the
+ *   input rate, so they join input_tokens;
+ * - `reasoning_tokens`: "a distinct step" before the answer, billed at their own rate, so they join output_tokens
+ *   as its reasoning part (which genai-prices prices at the model's reasoning rate);
+ * - `num_search_queries`: searches, billed per thousand (`web_searches`).
+ * The top-level reasoning count is only read when the usage has no `completion_tokens_details.reasoning_tokens`:
+ * beside an OpenAI-style one it would be the same tokens twice.
+ */
+function addPerplexityExtras(usage: CompletionUsage, result: TokenUsage): void {
+  const citations = count(usage.citation_tokens);
+  const reasoning = result.output_reasoning_tokens === undefined ? count(usage.reasoning_tokens) : 0;
+  const searches = count(usage.num_search_queries);
+  result.input_tokens += citations;
+  if (reasoning) {
+    result.output_tokens += reasoning;
+    result.output_reasoning_tokens = reasoning;
+  }
+  if (searches) result.web_searches = searches;
+}
+
+/**
+ * OpenRouter's own charge (openrouter.ai docs, usage accounting): `cost` is what it took from the account's credits
+ * (USD); with the account's own provider key (`is_byok`) that is only OpenRouter's fee, and the provider's charge,
+ * billed to that key, is `cost_details.upstream_inference_cost`. Undefined when the usage states no cost as a
+ * number (Perplexity's `cost` is a breakdown object, priced from its counts instead).
+ */
+function upstreamCost(usage: CompletionUsage): number | undefined {
+  const cost = usage.cost;
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) return undefined;
+  const details = record(usage.cost_details);
+  return usage.is_byok === true ? cost + count(details?.upstream_inference_cost) : cost;
 }
 
 /** A token count from an upstream's usage field: a positive finite number, else 0. */

@@ -63,12 +63,17 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
+/** Fields of a usage that hold money, not counts: OpenRouter's `cost` (USD) and `cost_details` (its parts, USD). */
+const MONEY_FIELDS = new Set(['cost', 'cost_details']);
+
 /** Whether the totals are counts (or absent) and every number in the usage (and its `*_details`) is a count. */
 function countsWellFormed(usage: CompletionUsage): boolean {
   for (const total of [usage.prompt_tokens, usage.completion_tokens] as unknown[]) if (total !== undefined && total !== null && !isCount(total)) return false;
   // for-in rather than Object.entries: this runs on every answer, and allocates nothing this way.
   const fields = usage as unknown as Record<string, unknown>;
   for (const field in fields) {
+    // Money is not a count: OpenRouter's decimal `cost` made every one of its answers "implausible" (a warning each).
+    if (MONEY_FIELDS.has(field)) continue;
     const value = fields[field];
     if (typeof value === 'number') {
       if (!isCount(value)) return false;
