@@ -1,8 +1,7 @@
 import type { McpServerRuntime, RouteRuntime } from '../core/config.js';
 import { didYouMean } from '../core/did-you-mean.js';
-import { MCP_TOOL_SEPARATOR } from '../core/mcp.js';
+import { allowsServer, MCP_TOOL_SEPARATOR } from '../core/mcp.js';
 import { ConfigError } from './secret-ref.js';
-import { allowsServer } from '../mcp/mcp-policy.js';
 
 /**
  * A route's `mcp.servers` and `mcp.allow` may name only MCP servers the config has (disabled ones included), as a

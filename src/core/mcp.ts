@@ -6,6 +6,15 @@
 /** The separator between a server's name and its tool's in a namespaced tool name. */
 export const MCP_TOOL_SEPARATOR = '__';
 
+/**
+ * Whether one allow-list (`mcp.allow` of a key, team or route) lets a request ask for a server: it names the server,
+ * its pattern or one of its tools; no list: yes. Shared by the mcp stage and the config's check of routes.
+ */
+export function allowsServer(allow: readonly string[] | undefined, server: string): boolean {
+  const prefix = `${server}${MCP_TOOL_SEPARATOR}`;
+  return !allow || allow.some((entry) => entry === server || entry.startsWith(prefix));
+}
+
 /** One tool of one connected MCP server, as a model and an MCP client see it. */
 export interface McpToolInfo {
   server: string;

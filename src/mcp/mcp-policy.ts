@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { McpPolicyConfig } from '../core/config.js';
 import { gatewayError, type GatewayError } from '../core/errors.js';
 import type { Identity } from '../core/context.js';
-import { MCP_TOOL_SEPARATOR, type McpCaller, type McpHub, type McpToolInfo } from '../core/mcp.js';
+import { allowsServer, MCP_TOOL_SEPARATOR, type McpCaller, type McpHub, type McpToolInfo } from '../core/mcp.js';
 import type { SlidingWindowLimiter } from '../governance/rate-limiter.js';
 
 /** Whether one allow-list (`server`, `server__tool`, `server__*`) lets `<server>__<tool>` through; absent: everything. */
@@ -34,11 +34,6 @@ export function mayAskFor(identity: Identity | null, server: string, routeAllow?
   return allowLists(identity, routeAllow).every((allow) => allowsServer(allow, server));
 }
 
-/** Whether one allow-list lets a request ask for a server: it names the server, its pattern or one of its tools; absent: yes. */
-export function allowsServer(allow: readonly string[] | undefined, server: string): boolean {
-  const prefix = `${server}${MCP_TOOL_SEPARATOR}`;
-  return !allow || allow.some((entry) => entry === server || entry.startsWith(prefix));
-}
 
 /** Every tool of the ready servers the caller may use (of these servers only, when named; on this route). */
 export function toolsFor(hub: McpHub, identity: Identity | null, servers?: readonly string[], routeAllow?: readonly string[]): McpToolInfo[] {
