@@ -225,7 +225,10 @@ export class ConfigService {
 
   constructor(private readonly deps: ConfigServiceDeps) {
     const stored = deps.repo.load();
-    const start = resolveAtStart({ api: stored ? this.unseal(stored) : {}, file: deps.file.document }, deps.env, (stored?.version ?? 0) + 1);
+    // Counted on from the last version given out (a file save's too), and kept, so no version is ever given twice.
+    const startVersion = deps.repo.lastVersion() + 1;
+    const start = resolveAtStart({ api: stored ? this.unseal(stored) : {}, file: deps.file.document }, deps.env, startVersion);
+    deps.repo.keepVersion(startVersion);
     if (stored && start.dropped.length > 0) {
       // Nothing set through the API is lost: the layer as stored is kept aside before the next change saves over it.
       const keptAs = deps.repo.setAside(stored);
@@ -612,6 +615,7 @@ export class ConfigService {
         if (changed) this.deps.log.warn({ file: path, setting }, `settings.${setting} changed in the file; it takes effect at the next start`);
       }
       const before = maskDocument(this.layers.file, this.pluginSecrets);
+      this.deps.repo.keepVersion(next.version);
       this.layers = { ...this.layers, file: document };
       const actor: Actor = { kind: 'file', id: path };
       await this.record(actor, 'file.reloaded', 'file', before, maskDocument(document, this.pluginSecrets), next.version, 'file');
