@@ -60,12 +60,16 @@ interface Band {
   input: number;
   cacheRead: number;
   cacheWrite: number;
+  /** A write to Anthropic's 1-hour cache (see withOneHourWrites). */
+  cacheWrite1h: number;
   output: number;
 }
 
 interface CatalogPricer {
   catalogId: string;
   model: string;
+  /** The catalogue provider with only this model, its prices as withOneHourWrites completes them: calcPrice's. */
+  provider: Provider;
   /** Rate bands, ascending; null when the price depends on the date or time of day (always ask calcPrice). */
   bands: Band[] | null;
   units: UnitPrices;
@@ -103,6 +107,20 @@ function flatPrices(prices: ModelPrice, inputTokens: number): ModelPrice {
   return flat;
 }
 
+/**
+ * A Claude model's prices with a rate for 1-hour cache writes: the catalogue's where it has one, else the rule
+ * Anthropic documents (prompt caching pricing: a 1-hour write costs 2x the base input price, a 5-minute one 1.25x).
+ * Without it genai-prices bills a 1-hour write at the plain cache-write rate, the 5-minute one. Claude on Vertex
+ * AI and on Bedrock (the `google` and `aws` catalogues) mostly lack the 1-hour rate. Other models never report
+ * 1-hour writes and keep their prices as they are.
+ */
+function withOneHourWrites(model: ModelInfo, prices: ModelPrice): ModelPrice {
+  const input = prices.input_mtok;
+  if (!/claude/i.test(model.id) || prices.cache_write_1h_mtok !== undefined || prices.cache_write_mtok === undefined || input === undefined) return prices;
+  const doubled = isTiered(input) ? { base: input.base * 2, tiers: input.tiers.map((tier) => ({ ...tier, price: tier.price * 2 })) } : input * 2;
+  return { ...prices, cache_write_1h_mtok: doubled };
+}
+
 /** One rate band per tier threshold, each probed with calcPrice on a one-model provider with flat prices. */
 function bandsOf(provider: Provider, model: ModelInfo, prices: ModelPrice): Band[] {
   const thresholds = new Set<number>();
@@ -124,6 +142,7 @@ function bandsOf(provider: Provider, model: ModelInfo, prices: ModelPrice): Band
       input: total({ input_tokens: M }) - fixed,
       cacheRead: total({ input_tokens: M, cache_read_tokens: M }) - fixed,
       cacheWrite: total({ input_tokens: M, cache_write_tokens: M }) - fixed,
+      cacheWrite1h: total({ input_tokens: M, cache_write_tokens: M, cache_write_1h_tokens: M }) - fixed,
       output: total({ output_tokens: M }) - fixed,
     };
   });
@@ -133,7 +152,7 @@ function unitsOf(bandSets: Band[][]): UnitPrices {
   const units: UnitPrices = { input_per_mtok: 0, output_per_mtok: 0, request_usd: 0 };
   for (const bands of bandSets) {
     for (const band of bands) {
-      units.input_per_mtok = Math.max(units.input_per_mtok, band.input, band.cacheWrite, band.cacheRead);
+      units.input_per_mtok = Math.max(units.input_per_mtok, band.input, band.cacheWrite, band.cacheWrite1h, band.cacheRead);
       units.output_per_mtok = Math.max(units.output_per_mtok, band.output);
       units.request_usd = Math.max(units.request_usd, band.fixed);
     }
@@ -153,14 +172,21 @@ function compilePricer(catalogId: string, model: string): CatalogPricer | null {
   }
   // calcPrice matches provider ids loosely; only accept the provider we asked for (as catalog.ts does).
   if (!found || found.provider.id !== catalogId) return null;
-  const { provider, model: info } = found;
+  const { provider: catalogue, model: listed } = found;
+  const info: ModelInfo = {
+    ...listed,
+    prices: Array.isArray(listed.prices)
+      ? listed.prices.map((entry) => ({ ...entry, prices: withOneHourWrites(listed, entry.prices) }))
+      : withOneHourWrites(listed, listed.prices),
+  };
+  const provider: Provider = { ...catalogue, models: [info] };
   try {
     if (Array.isArray(info.prices)) {
       // Prices that change by date or time of day: calcPrice per request; reservations take the dearest.
-      return { catalogId, model, bands: null, units: unitsOf(info.prices.map((entry) => bandsOf(provider, info, entry.prices))) };
+      return { catalogId, model, provider, bands: null, units: unitsOf(info.prices.map((entry) => bandsOf(provider, info, entry.prices))) };
     }
     const bands = bandsOf(provider, info, info.prices);
-    return { catalogId, model, bands, units: unitsOf([bands]) };
+    return { catalogId, model, provider, bands, units: unitsOf([bands]) };
   } catch {
     return null;
   }
@@ -198,6 +224,8 @@ interface Sanitized {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /** Part of cacheWrite. */
+  cacheWrite1h: number;
   extras: boolean;
 }
 
@@ -209,6 +237,8 @@ function sanitize(usage: TokenUsage): Sanitized {
     output: count(usage.output_tokens),
     cacheRead,
     cacheWrite,
+    // The usage checks may have cut the writes (plausibleUsage); the 1-hour part stays within them.
+    cacheWrite1h: Math.min(count(usage.cache_write_1h_tokens), cacheWrite),
     extras:
       count(usage.input_audio_tokens) + count(usage.input_image_tokens) + count(usage.output_audio_tokens) +
         count(usage.output_image_tokens) + count(usage.output_reasoning_tokens) + count(usage.web_searches) > 0,
@@ -219,7 +249,8 @@ function bandCost(bands: Band[], usage: Sanitized): number {
   let band = bands[0] as Band;
   for (const candidate of bands) if (usage.input > candidate.above) band = candidate;
   const uncached = usage.input - usage.cacheRead - usage.cacheWrite;
-  return (uncached * band.input + usage.cacheRead * band.cacheRead + usage.cacheWrite * band.cacheWrite + usage.output * band.output) / 1e6 + band.fixed;
+  const fiveMinute = usage.cacheWrite - usage.cacheWrite1h;
+  return (uncached * band.input + usage.cacheRead * band.cacheRead + fiveMinute * band.cacheWrite + usage.cacheWrite1h * band.cacheWrite1h + usage.output * band.output) / 1e6 + band.fixed;
 }
 
 /** The usage as genai-prices takes it, optional parts included (with the overlaps it asks for stated as 0). */
@@ -230,6 +261,7 @@ function fullUsage(usage: TokenUsage, basic: Sanitized): Usage {
     cache_read_tokens: basic.cacheRead,
     cache_write_tokens: basic.cacheWrite,
   };
+  if (basic.cacheWrite1h) full.cache_write_1h_tokens = basic.cacheWrite1h;
   if (!basic.extras) return full;
   const inputAudio = count(usage.input_audio_tokens);
   const inputImage = count(usage.input_image_tokens);
@@ -251,7 +283,7 @@ function fullUsage(usage: TokenUsage, basic: Sanitized): Usage {
 
 function askCalcPrice(pricer: CatalogPricer, usage: Usage): number | null {
   try {
-    const result = calcPrice(usage, pricer.model, { providerId: pricer.catalogId });
+    const result = calcPrice(usage, pricer.model, { provider: pricer.provider });
     return result && result.provider.id === pricer.catalogId ? result.total_price : null;
   } catch {
     return null;

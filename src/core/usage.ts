@@ -19,6 +19,11 @@ export interface TokenUsage {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /**
+   * Part of cache_write_tokens: writes to Anthropic's 1-hour cache, billed at their own rate (2x the input rate,
+   * where a 5-minute write is 1.25x). The rest of cache_write_tokens is billed at the plain cache-write rate.
+   */
+  cache_write_1h_tokens?: number;
   /** Part of input_tokens. */
   input_audio_tokens?: number;
   /** Part of input_tokens. */
@@ -85,6 +90,8 @@ function reasoningOutside(usage: CompletionUsage, reasoning: number): boolean {
  * - `output_audio_tokens` / `output_image_tokens` = `completion_tokens_details.audio_tokens` / `.image_tokens`
  * - Perplexity's top-level extras (see perplexityExtras): `citation_tokens` added to the input, top-level
  *   `reasoning_tokens` added to the output as its reasoning part, `num_search_queries` as `web_searches`
+ * - Anthropic's, under its own names (see addAnthropicExtras): `cache_creation.ephemeral_1h_input_tokens` as
+ *   `cache_write_1h_tokens`, `server_tool_use.web_search_requests` as `web_searches`
  *
  * When a provider's parts do not fit in its totals (a total that leaves the cache out), the total is raised to
  * the sum of the parts rather than billing any token twice.
@@ -112,6 +119,7 @@ export function tokenUsageFromOpenAI(usage: CompletionUsage): TokenUsage {
   if (reasoning) result.output_reasoning_tokens = reasoning;
   if (reasoningOutside(usage, reasoning)) result.output_tokens += reasoning;
   addPerplexityExtras(usage, result);
+  addAnthropicExtras(usage, result);
   const charged = upstreamCost(usage);
   if (charged !== undefined) result.upstream_cost_usd = charged;
   result.output_tokens = Math.max(result.output_tokens, reasoning, outputAudio + outputImage);
@@ -141,6 +149,20 @@ function addPerplexityExtras(usage: CompletionUsage, result: TokenUsage): void {
     result.output_reasoning_tokens = reasoning;
   }
   if (searches) result.web_searches = searches;
+}
+
+/**
+ * Anthropic's meters beside its token counts (platform.claude.com, prompt caching and the Messages usage object),
+ * kept under its names by the Anthropic adapters (see canonicalUsage) and by proxies that pass them on:
+ * - `cache_creation.ephemeral_1h_input_tokens`: the part of the cache writes made to the 1-hour cache, billed at
+ *   2x the input rate (the 5-minute writes at 1.25x), never more than the writes counted;
+ * - `server_tool_use.web_search_requests`: the web search tool's searches, billed per thousand (`web_searches`).
+ */
+function addAnthropicExtras(usage: CompletionUsage, result: TokenUsage): void {
+  const oneHour = Math.min(count(record(usage.cache_creation)?.ephemeral_1h_input_tokens), result.cache_write_tokens);
+  const searches = count(record(usage.server_tool_use)?.web_search_requests);
+  if (oneHour) result.cache_write_1h_tokens = oneHour;
+  if (searches) result.web_searches = (result.web_searches ?? 0) + searches;
 }
 
 /**

@@ -124,8 +124,9 @@ export function createAnthropicStreamDecoder(provider: string, request?: ChatCom
       case 'message_delta': {
         const delta = isRecord(data.delta) ? data.delta : {};
         if (isRecord(data.usage)) {
-          // Counts here are cumulative; a field left out keeps message_start's value.
-          for (const [key, value] of Object.entries(data.usage)) if (typeof value === 'number') usage[key] = value;
+          // Counts here are cumulative; a field left out keeps message_start's value. Objects of counts too:
+          // server_tool_use (the searches, billed each) is known only here.
+          for (const [key, value] of Object.entries(data.usage)) if (typeof value === 'number' || isRecord(value)) usage[key] = value;
           reported = canonicalUsage(usage);
         }
         if (delta.stop_reason !== undefined && delta.stop_reason !== null) finishReason = finishReasonOf(delta.stop_reason);

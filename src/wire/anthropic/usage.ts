@@ -1,4 +1,5 @@
 import type { CompletionUsage } from '../../core/canonical.js';
+import { isRecord } from '../../core/is-record.js';
 import { tokenCount as tokens, tokenUsageFromOpenAI, usageWithCacheParts } from '../../core/usage.js';
 import type { AnthropicUsage, AnthropicUsageOut } from './shapes.js';
 
@@ -7,9 +8,21 @@ import type { AnthropicUsage, AnthropicUsageOut } from './shapes.js';
 /**
  * Anthropic's usage in the canonical shape (see tokenUsageFromOpenAI). Anthropic's input_tokens leaves the
  * cache out, so the prompt total adds cache reads and writes back; the parts go to prompt_tokens_details.
+ * Two billed meters have no OpenAI field and keep Anthropic's names, which tokenUsageFromOpenAI reads:
+ * `cache_creation` (the writes split by lifetime: a 1-hour write costs 2x the input rate, a 5-minute one 1.25x)
+ * and `server_tool_use.web_search_requests` (the web search tool's searches, billed per search).
  */
 export function canonicalUsage(usage: AnthropicUsage): CompletionUsage {
-  return usageWithCacheParts(tokens(usage.input_tokens), tokens(usage.cache_read_input_tokens), tokens(usage.cache_creation_input_tokens), tokens(usage.output_tokens));
+  const canonical = usageWithCacheParts(tokens(usage.input_tokens), tokens(usage.cache_read_input_tokens), tokens(usage.cache_creation_input_tokens), tokens(usage.output_tokens));
+  if (isRecord(usage.cache_creation)) {
+    canonical.cache_creation = {
+      ephemeral_5m_input_tokens: tokens(usage.cache_creation.ephemeral_5m_input_tokens),
+      ephemeral_1h_input_tokens: tokens(usage.cache_creation.ephemeral_1h_input_tokens),
+    };
+  }
+  const searches = isRecord(usage.server_tool_use) ? tokens(usage.server_tool_use.web_search_requests) : 0;
+  if (searches > 0) canonical.server_tool_use = { web_search_requests: searches };
+  return canonical;
 }
 
 /**
