@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Transform, type Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { GatewayError, gatewayError } from '../core/errors.js';
 import { contentCoding, decompressorFor, notValidCoding } from './request-encoding.js';
 
@@ -38,7 +39,7 @@ export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => n
     }
     if (coding === null) {
       if (Number.isFinite(declared)) done(null, payload);
-      else done(null, countedUpTo(payload, limit, tooLarge));
+      else done(null, closingOnError(countedUpTo(payload, limit, tooLarge), reply, request.raw.socket));
       return;
     }
     const decompressor = decompressorFor(coding, String(request.headers['content-encoding']));
@@ -46,8 +47,29 @@ export function enforceLiveBodyLimit(app: FastifyInstance, currentLimit: () => n
       done(decompressor);
       return;
     }
-    done(null, inflatedUpTo(payload, decompressor, coding, limit));
+    done(null, closingOnError(inflatedUpTo(payload, decompressor, coding, limit), reply, request.raw.socket));
   });
+}
+
+/**
+ * A body that fails (past the limit, or not valid in its coding) is not read to its end, so the connection cannot
+ * carry another request: it closes once answered. The listener is also what keeps such a failure to its own request:
+ * fastify reads no body for GET or HEAD, nor one whose content type it refuses (415), and a stream error that
+ * nothing listens for would be thrown out of the process, taking every other request with it.
+ */
+function closingOnError(body: Transform, reply: FastifyReply, socket: Socket): Transform {
+  body.on('error', () => {
+    const response = reply.raw;
+    if (!response.headersSent) {
+      reply.header('connection', 'close');
+      return;
+    }
+    // Answered already (a route that reads no body): the rest of the body is never read; drop the connection. (The
+    // socket is the request's: a finished response has let go of its own.)
+    if (response.writableFinished) socket.destroy();
+    else response.once('finish', () => socket.destroy());
+  });
+  return body;
 }
 
 /**
