@@ -340,10 +340,19 @@ function answerTitan(body: unknown, v2: boolean): EmbeddingAnswer {
 const COHERE_INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering', 'image'];
 const COHERE_EMBEDDING_TYPES = ['float', 'int8', 'uint8', 'binary', 'ubinary'];
 
-/** Cohere Embed v3: `{texts, input_type, truncate?, embedding_types?}`, up to 96 texts of up to 2048 characters. */
-function answerCohere(body: unknown, dimensions: number): EmbeddingAnswer {
+/**
+ * Cohere Embed v3: `{texts, input_type, truncate?, embedding_types?}`, up to 96 texts of up to 2048 characters,
+ * `truncate` NONE, START or END. Embed v4 (`dimensions` null) adds `output_dimension` (256, 512, 1024 or 1536,
+ * default 1536), `max_tokens` and `inputs`, takes long texts (128k tokens), and spells `truncate` NONE, LEFT or RIGHT
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v4.html).
+ */
+function answerCohere(body: unknown, fixed: number | null): EmbeddingAnswer {
   check(isRecord(body), 'Malformed input request, please reformat your input and try again.');
-  checkKeys(body, ['texts', 'images', 'input_type', 'truncate', 'embedding_types'], ['input_type']);
+  const v4 = fixed === null;
+  checkKeys(body, ['texts', 'images', 'input_type', 'truncate', 'embedding_types', ...(v4 ? ['inputs', 'output_dimension', 'max_tokens'] : [])], ['input_type']);
+  if (v4 && body.output_dimension !== undefined) check([256, 512, 1024, 1536].includes(body.output_dimension), malformed(`#/output_dimension: ${String(body.output_dimension)} is not a valid enum value`));
+  const dimensions = fixed ?? (typeof body.output_dimension === 'number' ? body.output_dimension : 1536);
+  const truncations = v4 ? ['NONE', 'LEFT', 'RIGHT'] : ['NONE', 'START', 'END'];
   check(COHERE_INPUT_TYPES.includes(body.input_type), malformed(`#/input_type: ${String(body.input_type)} is not a valid enum value`));
   check((body.texts === undefined) !== (body.images === undefined), malformed('#: only one of [texts, images] may be set'));
   const texts = body.texts;
@@ -351,9 +360,9 @@ function answerCohere(body: unknown, dimensions: number): EmbeddingAnswer {
   check(texts.length <= 96, malformed(`#/texts: expected maxItems: 96, actual: ${texts.length}`));
   texts.forEach((text: unknown, i: number) => {
     check(typeof text === 'string', malformed(`#/texts/${i}: expected type: String`));
-    check(text.length <= 2048, malformed(`#/texts/${i}: expected maxLength: 2048, actual: ${text.length}`));
+    if (!v4) check(text.length <= 2048, malformed(`#/texts/${i}: expected maxLength: 2048, actual: ${text.length}`));
   });
-  if (body.truncate !== undefined) check(['NONE', 'START', 'END'].includes(body.truncate), malformed(`#/truncate: ${String(body.truncate)} is not a valid enum value`));
+  if (body.truncate !== undefined) check(truncations.includes(body.truncate), malformed(`#/truncate: ${String(body.truncate)} is not a valid enum value`));
   const types = body.embedding_types;
   if (types !== undefined) {
     check(Array.isArray(types) && types.length > 0, malformed('#/embedding_types: expected minItems: 1'));
@@ -376,6 +385,7 @@ function answerInvoke(modelId: string, body: unknown): EmbeddingAnswer | null {
   if (modelId.startsWith('amazon.titan-embed-text-v1')) return answerTitan(body, false);
   if (/^cohere\.embed-(english|multilingual)-light-v3/.test(modelId)) return answerCohere(body, 384);
   if (/^cohere\.embed-(english|multilingual)-v3/.test(modelId)) return answerCohere(body, 1024);
+  if (modelId.startsWith('cohere.embed-v4')) return answerCohere(body, null);
   return null;
 }
 

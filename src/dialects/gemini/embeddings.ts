@@ -2,6 +2,7 @@ import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical
 import { invalidArgument } from './errors.js';
 import { field, type Json } from '../../wire/gemini/shapes.js';
 import { isRecord } from '../../core/is-record.js';
+import { cohereInputType } from './embed-input-type.js';
 
 /**
  * Gemini's embedContent / batchEmbedContents → the canonical (OpenAI) embeddings request, and the answer back.
@@ -65,14 +66,17 @@ function shared<T>(items: EmbedItem[], pick: (item: EmbedItem) => T | undefined,
  * The canonical embeddings request for `model`. The task type and the titles go along (as the `task_type` and
  * `title` extras the Gemini adapter reads) only to Gemini-format targets: other providers forward extras verbatim
  * and would refuse them. `title` is one string when every input has the same one (the SDK's `config.title`), else
- * one entry per input (null for an input without one), as a batch may title each document.
+ * one entry per input (null for an input without one), as a batch may title each document. For a Cohere-reading
+ * target (`inputTypeField`) the task type goes as Cohere's `input_type` instead.
  */
-export function canonicalEmbeddingsRequest(items: EmbedItem[], model: string, geminiFields: boolean): EmbeddingsRequest {
+export function canonicalEmbeddingsRequest(items: EmbedItem[], model: string, geminiFields: boolean, inputTypeField = false): EmbeddingsRequest {
   const request: EmbeddingsRequest = { model, input: items.map((item) => item.text), encoding_format: 'float' };
   const dimensions = shared(items, (item) => item.dimensions, 'outputDimensionality');
   if (dimensions !== undefined) request.dimensions = dimensions;
   const task = shared(items, (item) => item.taskType, 'taskType');
   if (task !== undefined && geminiFields) request.task_type = task;
+  const inputType = task !== undefined && inputTypeField ? cohereInputType(task) : undefined;
+  if (inputType !== undefined) request.input_type = inputType;
   const titles = items.map((item) => item.title ?? null);
   if (geminiFields && titles.some((title) => title !== null)) request.title = titles.every((title) => title === titles[0]) ? titles[0] : titles;
   return request;

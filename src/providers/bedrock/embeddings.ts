@@ -77,6 +77,21 @@ function cohereInputType(request: EmbeddingsRequest): string {
   return inputType;
 }
 
+/**
+ * Cohere's `truncate` (a client's extra, as on the cohere provider: NONE, START or END) in the model's words.
+ * Bedrock's default is NONE, an error for a text past the model's token limit, so dropping the field turns a
+ * client's "cut it" into a 400. Embed v4 on Bedrock spells the ends LEFT and RIGHT
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v4.html), v3 START and END.
+ */
+function cohereTruncate(request: EmbeddingsRequest, modelId: string): string | undefined {
+  const value = request.truncate;
+  if (value === undefined || value === null) return undefined;
+  const upper = typeof value === 'string' ? value.toUpperCase() : '';
+  if (upper !== 'NONE' && upper !== 'START' && upper !== 'END') throw bad('truncate must be one of NONE, START, END.', 'truncate');
+  if (cohereNativeSize(modelId) !== null || upper === 'NONE') return upper;
+  return upper === 'START' ? 'LEFT' : 'RIGHT';
+}
+
 /** The InvokeModel body for an embeddings request, chosen by the model id. */
 export function embeddingsBody(request: EmbeddingsRequest, modelId: string): Record<string, unknown> {
   const model = modelOf(modelId);
@@ -97,6 +112,8 @@ export function embeddingsBody(request: EmbeddingsRequest, modelId: string): Rec
   }
   if (texts.length > COHERE_MAX_TEXTS) throw bad(`Cohere Embed on Bedrock takes at most ${COHERE_MAX_TEXTS} texts per request, got ${texts.length}.`, 'input');
   const body: Record<string, unknown> = { texts, input_type: cohereInputType(request), embedding_types: ['float'] };
+  const truncate = cohereTruncate(request, modelId);
+  if (truncate !== undefined) body.truncate = truncate;
   if (dimensions !== undefined) {
     const native = cohereNativeSize(modelId);
     if (native === null) body.output_dimension = dimensions;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { estimateGeminiTokens } from '../count-tokens.js';
 import { canonicalEmbeddingsRequest, readEmbedRequests } from '../embeddings.js';
+import { takesInputType } from '../embed-input-type.js';
 import { canonicalGeminiModel, keepsGeminiFields, parseModelPath } from '../model-name.js';
 import { readGenerateCanonical, readGenerateRequest } from '../request.js';
 import { isRecord } from '../../../core/is-record.js';
@@ -124,7 +125,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
 
         if (parsed.method === 'embedContent' || parsed.method === 'batchEmbedContents') {
           const batch = parsed.method === 'batchEmbedContents';
-          const embeddings = canonicalEmbeddingsRequest(readEmbedRequests(request.body, batch), model, geminiFields);
+          const embeddings = canonicalEmbeddingsRequest(readEmbedRequests(request.body, batch), model, geminiFields, takesInputType(config, model));
           const ctx = createRequestContext({
             dialect: DIALECT,
             path: request.url,
