@@ -38,6 +38,12 @@ export interface GatewayErrorInit {
    * Gemini format as Google's API would show them; other formats have no place for them.
    */
   details?: readonly unknown[] | null;
+  /**
+   * An OpenAI-shaped upstream's own fields of its error object beyond message, type, param and code (Azure's
+   * `innererror` with the content filter's categories and severities, its `status`), shown to a client of the OpenAI
+   * format as the provider wrote them; other formats have no place for them.
+   */
+  upstreamFields?: Readonly<Record<string, unknown>> | null;
   /** The unexpected error an `internal_error` stands for (see toGatewayError): logged, never shown to a client. */
   cause?: unknown;
   /**
@@ -69,6 +75,7 @@ export class GatewayError extends Error {
   readonly headers: Record<string, string>;
   readonly upstreamStatus: number | undefined;
   readonly details: readonly unknown[] | null;
+  readonly upstreamFields: Readonly<Record<string, unknown>> | null;
   /** The operator's fuller message, if any (see GatewayErrorInit.operatorMessage): logged, never shown to a client. */
   readonly operatorMessage: string | null;
 
@@ -85,6 +92,7 @@ export class GatewayError extends Error {
     this.headers = init.headers ?? {};
     this.upstreamStatus = init.upstreamStatus;
     this.details = init.details ?? null;
+    this.upstreamFields = init.upstreamFields ?? null;
     const operatorMessage = init.operatorMessage ?? null;
     this.operatorMessage = operatorMessage !== null && operatorMessage.length > MAX_ERROR_MESSAGE_CHARS ? quoteInput(operatorMessage, MAX_ERROR_MESSAGE_CHARS) : operatorMessage;
   }

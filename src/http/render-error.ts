@@ -10,9 +10,15 @@ export interface RenderedError {
   body: string;
 }
 
-/** OpenAI's error shape, used on `/v1` (and later `/litellm`). */
-export function openAIErrorBody(error: GatewayError): { error: { message: string; type: string; param: string | null; code: string | null } } {
-  return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
+/**
+ * OpenAI's error shape, used on `/v1` and `/litellm`: its four fields and the extra fields an OpenAI-shaped upstream
+ * wrote beside them (Azure's `innererror`), so a client reads the provider's answer as it came.
+ */
+export function openAIErrorBody(error: GatewayError): { error: { message: string; type: string; param: string | null; code: string | null } & Record<string, unknown> } {
+  // A GatewayError of another copy of tollgate (a plugin's, see its brand) may lack the field.
+  const extra = (error.upstreamFields as GatewayError['upstreamFields'] | undefined) ?? {};
+  // The four fields are the gateway's reading of the error and always win over an extra of the same name.
+  return { error: { ...extra, message: error.message, type: error.type, param: error.param, code: error.code } };
 }
 
 export function renderOpenAIError(error: GatewayError): RenderedError {

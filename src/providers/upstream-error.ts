@@ -156,6 +156,7 @@ function withMessage(error: GatewayError, message: string): GatewayError {
     headers: error.headers,
     ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
     details: error.details,
+    upstreamFields: error.upstreamFields,
     operatorMessage: error.operatorMessage,
   });
 }
@@ -192,13 +193,15 @@ function holds(value: unknown, needle: string): boolean {
 /**
  * The error without the credential the attempt sent: some upstreams quote the key they were given in an auth
  * error, and what the error carries reaches the client, the request log, traces and alerts. Every occurrence is
- * replaced, in the message and in every other field read from the upstream's body (its type, code and param, and
- * a Gemini upstream's `details`, which a `/genai` client is shown as written).
+ * replaced, in the message and in every other field read from the upstream's body (its type, code and param, a
+ * Gemini upstream's `details`, which a `/genai` client is shown as written, and an OpenAI-shaped upstream's extra
+ * fields, which an OpenAI client is shown as written).
  */
 export function withoutCredential(error: GatewayError, credential: string | null): GatewayError {
   if (credential === null || credential.length < SHORTEST_CREDENTIAL) return error;
   const inDetails = error.details !== null && holds(error.details, credential);
-  if (!inDetails && !holds([error.message, error.operatorMessage, error.type, error.code, error.param], credential)) return error;
+  const inFields = error.upstreamFields !== null && holds(error.upstreamFields, credential);
+  if (!inDetails && !inFields && !holds([error.message, error.operatorMessage, error.type, error.code, error.param], credential)) return error;
   const scrub = (text: string): string => text.replaceAll(credential, REDACTED);
   return new GatewayError({
     status: error.status,
@@ -210,6 +213,7 @@ export function withoutCredential(error: GatewayError, credential: string | null
     headers: error.headers,
     ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
     details: inDetails ? (scrubStrings(error.details, scrub) as unknown[]) : error.details,
+    upstreamFields: inFields ? (scrubStrings(error.upstreamFields, scrub) as Record<string, unknown>) : error.upstreamFields,
     operatorMessage: typeof error.operatorMessage === 'string' ? scrub(error.operatorMessage) : null,
   });
 }
@@ -240,21 +244,41 @@ function detailText(value: unknown): string | null {
   return asString(value.detail) ?? JSON.stringify(value.detail);
 }
 
+/** The four fields of OpenAI's error object; the gateway reads them itself, the rest of the object is passed on. */
+const OPENAI_ERROR_FIELDS = new Set(['message', 'type', 'param', 'code']);
+
+/** Most bytes of extra fields passed on (as JSON): they explain a refusal; a larger set is left out whole. */
+const MAX_EXTRA_FIELDS_BYTES = 8_192;
+
+/**
+ * The fields of an OpenAI-shaped error object beyond its four (Azure's `status` and `innererror`, which names the
+ * content filter category that fired and its severity), when there are some and they are of a reasonable size.
+ */
+function extraFields(err: Record<string, unknown>): Record<string, unknown> | null {
+  const extra = Object.fromEntries(Object.entries(err).filter(([key]) => !OPENAI_ERROR_FIELDS.has(key)));
+  if (Object.keys(extra).length === 0) return null;
+  return JSON.stringify(extra).length <= MAX_EXTRA_FIELDS_BYTES ? extra : null;
+}
+
 /**
  * Reads the error bodies providers actually send: OpenAI's `{"error":{message,type,param,code}}` (OpenRouter's
  * with the routed provider's own answer in `metadata.raw`, see withProviderDetail), the bare
  * `{"error":"..."}` of some vendors, OpenAI's fields at the top level (Mistral's `{"object":"error","message",...}`,
  * whose message may itself be `{"detail": [...]}`), FastAPI's `{"detail": ...}`, or plain text. The
  * upstream status and message are kept as the provider wrote them (the `x-tollgate-provider` header says who
- * said it). An HTML page is summarised (title or first heading) and a long message is cut.
+ * said it). An HTML page is summarised (title or first heading) and a long message is cut. With `keepFields` (the
+ * OpenAI-compatible adapters, whose clients of the OpenAI format read the same error object), the fields of
+ * OpenAI's `error` object beyond its four are kept as `upstreamFields`; a reader of another provider's format, whose
+ * fallback this also is, keeps none.
  */
-export function upstreamErrorFromBody(provider: string, status: number, headers: Headers, bodyText: string): GatewayError {
+export function upstreamErrorFromBody(provider: string, status: number, headers: Headers, bodyText: string, options: { keepFields?: boolean } = {}): GatewayError {
   const summary = markupSummary(headers, bodyText);
   if (summary !== null) return markupError(provider, status, headers, summary);
   let message: string | null = null;
   let type: string | null = null;
   let code: string | null = null;
   let param: string | null = null;
+  let upstreamFields: Record<string, unknown> | null = null;
   try {
     const parsed: unknown = JSON.parse(bodyText);
     if (parsed && typeof parsed === 'object') {
@@ -266,6 +290,7 @@ export function upstreamErrorFromBody(provider: string, status: number, headers:
         type = asString(err.type);
         code = codeText(err.code);
         param = asString(err.param);
+        if (options.keepFields === true) upstreamFields = extraFields(err);
       } else {
         message = asString(inner) ?? asString(record.message) ?? detailText(record) ?? detailText(record.message);
         // Mistral, vLLM and Cerebras write OpenAI's fields at the top level, beside the message (Mistral's 422 with
@@ -289,5 +314,6 @@ export function upstreamErrorFromBody(provider: string, status: number, headers:
     retryable: isRetryableStatus(status),
     headers: passedErrorHeaders(headers),
     upstreamStatus: status,
+    upstreamFields,
   });
 }

@@ -32,6 +32,7 @@ export function notToRetry(error: GatewayError): GatewayError {
     headers: { ...error.headers, [SHOULD_RETRY]: 'false' },
     ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
     details: error.details,
+    upstreamFields: error.upstreamFields,
     operatorMessage: error.operatorMessage,
   });
 }

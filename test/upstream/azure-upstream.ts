@@ -72,7 +72,8 @@ function errorBody(status: number, mode: { code?: string | null; message?: strin
       type: null,
       param: 'prompt',
       status: 400,
-      innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { ...SAFE, violence: { filtered: true, severity: 'high' } } },
+      // The prompt filter's result names the prompt shield (jailbreak) beside the four harm categories.
+      innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { ...SAFE, jailbreak: { filtered: false, detected: false }, violence: { filtered: true, severity: 'high' } } },
     });
   }
   return JSON.stringify({ error });

@@ -18,6 +18,8 @@ export type GeminiMode =
       googleStatus?: string;
       /** RetryInfo.retryDelay for 429s, e.g. "7s". */
       retryDelay?: string;
+      /** A 400's google.rpc.BadRequest detail: the fields that were wrong, as Google names them (`generation_config.temperature`). */
+      fieldViolations?: { field: string; description: string }[];
       headers?: Record<string, string>;
     }
   /** The prompt is refused before generation: promptFeedback.blockReason, no candidates. */
@@ -728,6 +730,7 @@ class Upstream implements GeminiUpstream {
       details.push({ '@type': 'type.googleapis.com/google.rpc.Help', links: [{ description: 'Learn more about Gemini API quotas', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' }] });
       if (mode.retryDelay) details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: mode.retryDelay });
     }
+    if (mode.fieldViolations) details.push({ '@type': BAD_REQUEST, fieldViolations: mode.fieldViolations });
     this.send(exchange, mode.status, googleError(mode.status, message, mode.googleStatus, details.length ? details : undefined), mode.headers);
   }
 

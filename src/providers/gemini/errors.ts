@@ -2,11 +2,23 @@ import { GatewayError } from '../../core/errors.js';
 import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody, noMessage } from '../upstream-error.js';
 import { gatewayTypeOf, readGoogleError, type GoogleError } from '../../wire/gemini/errors.js';
 import { isRecord } from '../../core/is-record.js';
+import { quoteInput } from '../../core/quote-input.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
 function detail(error: GoogleError, type: string): Record<string, unknown> | undefined {
   return error.details.find((d) => typeof d['@type'] === 'string' && d['@type'].endsWith(`/google.rpc.${type}`));
+}
+
+/**
+ * The field a BadRequest detail names first (`generation_config.temperature`), as Google wrote it: the `param` a client
+ * of the OpenAI format reads (a Gemini client reads the details themselves).
+ */
+function violatedField(error: GoogleError): string | null {
+  const violations = detail(error, 'BadRequest')?.fieldViolations;
+  const first: unknown = Array.isArray(violations) ? violations[0] : undefined;
+  const field = isRecord(first) ? first.field : undefined;
+  return typeof field === 'string' && field !== '' ? quoteInput(field, 200) : null;
 }
 
 /** Gemini states how long to back off in a RetryInfo detail (`"retryDelay": "37s"`), not in a header. */
@@ -40,6 +52,7 @@ export function geminiError(provider: string, status: number, headers: Headers, 
     status,
     type: gatewayTypeOf(error.status, status),
     code: error.status,
+    param: violatedField(error),
     message,
     retryable: isRetryableStatus(status),
     headers: passed,
@@ -76,6 +89,7 @@ export function geminiStreamError(provider: string, body: unknown): GatewayError
     status: code,
     type: gatewayTypeOf(error.status, code),
     code: error.status,
+    param: violatedField(error),
     message: error.message ?? `${provider} reported an error inside the stream.`,
     retryable: isRetryableStatus(code),
     headers,

@@ -93,7 +93,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
       const record = parsed as Record<string, unknown>;
       // OpenAI reports failures inside an open stream as an event carrying `error`.
       if (record.error) {
-        const failure = upstreamErrorFromBody(target.provider.name, 500, {}, event.data);
+        const failure = upstreamErrorFromBody(target.provider.name, 500, {}, event.data, { keepFields: true });
         throw new GatewayError({
           status: 502,
           type: failure.type,
@@ -102,6 +102,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
           param: failure.param,
           message: failure.message,
           retryable: true,
+          upstreamFields: failure.upstreamFields,
         });
       }
       if (!Array.isArray(record.choices)) return null;
@@ -123,7 +124,8 @@ export const openAICompatibleAdapter: ProviderAdapter = {
   },
 
   parseError(status, headers, bodyText, target) {
-    return upstreamErrorFromBody(target.provider.name, status, headers, bodyText);
+    // The client of the OpenAI format reads the provider's own error object, its extra fields (Azure's innererror) too.
+    return upstreamErrorFromBody(target.provider.name, status, headers, bodyText, { keepFields: true });
   },
 
   buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
