@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { EventBus } from './bus/bus.js';
 import { warmModelPrices } from './catalog/warm-prices.js';
@@ -399,6 +401,34 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     return { days: logRetentionDays, maxEntries: logMaxEntries, maxBytes: logMaxBytes };
   }, log);
 
+  // Every open connection, with the exchanges it carries that are not answered yet (none before a request's head has
+  // fully arrived, or between two requests; several when pipelined), so a drain can tell the requests it accepted
+  // from connections that have not sent one.
+  const exchanges = new Map<Socket, Set<{ req: IncomingMessage; res: ServerResponse }>>();
+  app.server.on('connection', (socket: Socket) => {
+    exchanges.set(socket, new Set());
+    socket.once('close', () => exchanges.delete(socket));
+  });
+  app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const exchange = { req, res };
+    const pending = exchanges.get(req.socket);
+    pending?.add(exchange);
+    res.once('finish', () => pending?.delete(exchange));
+  });
+  /**
+   * Draining: closes every connection that carries no accepted request. Node's closeIdleConnections() keeps one whose
+   * client is still sending a request head or body (its parser is mid-message), so a client that trickles, or stalls
+   * half-way, held the drain for the whole grace period. Such a request has reached no handler (its body was not
+   * whole); its client gets the connection closed and retries elsewhere. A request read whole, or one being
+   * answered already (the draining 503 goes out before the body is read), runs on.
+   */
+  const dropUnaccepted = (): void => {
+    for (const [socket, pending] of exchanges) {
+      const accepted = [...pending].some(({ req, res }) => req.complete || res.headersSent);
+      if (!accepted) socket.destroy();
+    }
+  };
+
   let closing: Promise<void> | null = null;
   const close = (graceMs = configService.current().settings.shutdownGraceMs): Promise<void> => {
     closing ??= (async () => {
@@ -412,8 +442,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       }, graceMs);
       forced.unref();
       // Connections that finish their last response while draining would otherwise linger until the
-      // client's keep-alive timeout; close them as soon as they go idle.
-      const reaper = setInterval(() => app.server.closeIdleConnections(), 50);
+      // client's keep-alive timeout; close them as soon as they go idle. Those still sending a request go at once.
+      dropUnaccepted();
+      const reaper = setInterval(dropUnaccepted, 50);
       reaper.unref();
       try {
         await app.close();
