@@ -9,7 +9,14 @@ let api: AdminClient;
 
 beforeAll(async () => {
   upstream = await startOpenAIUpstream({ apiKey: null });
-  tg = await startGateway({ routes: { 'from-file': { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }] } } }, {});
+  tg = await startGateway(
+    {
+      routes: { 'from-file': { targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }] } },
+      // A route's mcp policy may name only configured servers (a disabled one too: configured, never started).
+      mcp: { servers: { docs: { type: 'http', url: 'http://127.0.0.1:9/mcp', disabled: true } } },
+    },
+    {},
+  );
   api = new AdminClient(tg.url);
 });
 afterAll(async () => {
