@@ -3,6 +3,7 @@ import type { AdminDeps } from './admin-deps.js';
 import { checkListedPlugins } from './plugin-names.js';
 import { checkMcpServerNames } from './mcp-server-names.js';
 import { checkMcpAllowNames } from './allow-list-names.js';
+import { checkTeamMcpServers } from './mcp-allow-ceiling.js';
 import { jsonObjectBody, onlyQueryParams } from './request-body.js';
 import { actorOf } from './admin-auth.js';
 import { settingsOf } from './governance-audit.js';
@@ -23,6 +24,7 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
     checkListedPlugins(body, deps.configService.current());
     checkMcpServerNames(body, deps.configService.current());
     checkMcpAllowNames(body, deps.configService.current());
+    checkTeamMcpServers(body);
     const team = await store.createTeam(body);
     await deps.configService.auditChange(actorOf(request, deps), 'team.created', `teams.${team.id}`, null, settingsOf(team));
     return reply.code(201).header('location', `/api/teams/${encodeURIComponent(team.id)}`).send(team);
@@ -40,6 +42,7 @@ export function registerTeamRoutes(api: FastifyInstance, deps: AdminDeps): void 
     checkListedPlugins(body, deps.configService.current());
     checkMcpServerNames(body, deps.configService.current());
     checkMcpAllowNames(body, deps.configService.current());
+    checkTeamMcpServers(body);
     // The team as this change found it, read with the change (as for keys).
     const { before: previous, after: updated } = await store.changeTeam(request.params.id, body);
     const before = previous.budget ?? null;
