@@ -99,6 +99,39 @@ export class GatewayError extends Error {
 
 }
 
+/**
+ * Every field a GatewayError was made with, read back from it. The type names each field of GatewayErrorInit, so a
+ * field added there and not here fails to compile rather than being dropped by every copy (see withChanges).
+ */
+function initOf(error: GatewayError): GatewayErrorInit & { [K in keyof GatewayErrorInit]-?: unknown } {
+  // A GatewayError of another copy of tollgate (a plugin's, see the brand) may lack the newer fields: the constructor
+  // gives each missing one its default.
+  const read = error as Partial<GatewayError> & Pick<GatewayError, 'status' | 'type' | 'message'>;
+  return {
+    status: read.status,
+    type: read.type,
+    code: read.code ?? null,
+    message: read.message,
+    param: read.param,
+    retryable: read.retryable,
+    headers: read.headers,
+    upstreamStatus: read.upstreamStatus,
+    details: read.details,
+    upstreamFields: read.upstreamFields,
+    cause: (error as { cause?: unknown }).cause,
+    operatorMessage: read.operatorMessage,
+  };
+}
+
+/**
+ * A copy of `error` with `changes` made and every other field kept (its upstream's extra fields, its details, its
+ * operator message, its cause). Every site that changes an error copies it through here, so a field added to
+ * GatewayError later travels through all of them.
+ */
+export function withChanges(error: GatewayError, changes: Partial<GatewayErrorInit>): GatewayError {
+  return new GatewayError({ ...initOf(error), ...changes });
+}
+
 interface ErrorSpec {
   status: number;
   type: ErrorType;

@@ -1,6 +1,6 @@
 import { stdSerializers } from 'pino';
 import { maskValuesIn } from '../config/plugin-secrets.js';
-import { GatewayError } from '../core/errors.js';
+import { withChanges, type GatewayError } from '../core/errors.js';
 
 /**
  * A plugin's error as the gateway log gets it, with the values of its secret options masked (`****abcd`): a plugin
@@ -41,30 +41,41 @@ export function maskedMessage(message: string, secrets: readonly string[]): stri
 }
 
 /**
+ * JSON data (a GatewayError's `details` or `upstreamFields`) with the secret values masked in every string and key;
+ * null when it cannot be written as JSON (a cycle, a BigInt), which no client could be sent either.
+ */
+function maskedData<T>(value: T, secrets: readonly string[]): T | null {
+  if (value === null || value === undefined) return value;
+  // Masked as the JSON text holds them: a secret with a quote or a backslash is escaped there.
+  const escaped = secrets.map((secret) => JSON.stringify(secret).slice(1, -1));
+  try {
+    return JSON.parse(maskValuesIn(JSON.stringify(value), escaped)) as T;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * A plugin's own GatewayError (its refusal of the request) with the values of its secret options masked in every
- * text of it that is logged: its message, its `operatorMessage` (which the gateway log and the request log keep
- * instead of the message) and its `cause` (which the gateway log writes whole for an `internal_error`). A plugin
- * that fails with `gatewayError('internal_error', ..., { cause: err })`, the documented way to tell the operator
- * why, otherwise logged its HTTP client's error with the credential in its headers as it was. The error itself is
- * returned when the plugin has no secret.
+ * text of it that is logged or shown: its message, its `operatorMessage` (which the gateway log and the request log
+ * keep instead of the message), its `cause` (which the gateway log writes whole for an `internal_error`), and the
+ * fields a client is shown beside the message (`upstreamFields`, `details`: a refusal carrying the answer of the
+ * service the plugin called, which may echo the plugin's key). A plugin that fails with
+ * `gatewayError('internal_error', ..., { cause: err })`, the documented way to tell the operator why, otherwise
+ * logged its HTTP client's error with the credential in its headers as it was. Every other field is kept: the client
+ * reads the same refusal whether the plugin has secrets or not. The error itself is returned when it has none.
  */
 export function maskedGatewayError(err: GatewayError, secrets: readonly string[]): GatewayError {
   if (secrets.length === 0) return err;
   // A GatewayError of another copy of tollgate (see its brand) may lack the newer fields.
   const { cause } = err as { cause?: unknown };
   const operatorMessage = (err.operatorMessage as string | null | undefined) ?? null;
-  const masked = new GatewayError({
-    status: err.status,
-    type: err.type,
-    code: err.code ?? null,
+  const masked = withChanges(err, {
     message: maskedMessage(err.message, secrets),
-    param: err.param ?? null,
-    retryable: err.retryable ?? false,
-    headers: err.headers ?? {},
-    ...(err.upstreamStatus !== undefined ? { upstreamStatus: err.upstreamStatus } : {}),
-    details: err.details ?? null,
     operatorMessage: operatorMessage === null ? null : maskedMessage(operatorMessage, secrets),
     ...(cause !== undefined ? { cause: maskedError(cause, secrets) } : {}),
+    details: maskedData(err.details as GatewayError['details'] | undefined, secrets),
+    upstreamFields: maskedData(err.upstreamFields as GatewayError['upstreamFields'] | undefined, secrets),
   });
   // Where the plugin made it, not here.
   if (typeof err.stack === 'string') masked.stack = maskedMessage(err.stack, secrets);

@@ -1,7 +1,7 @@
 import { REDACTED } from '../core/redact-secrets.js';
 import { GatewayError } from '../core/errors.js';
 import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../core/quote-input.js';
-import { gatewayError } from '../core/errors.js';
+import { gatewayError, withChanges } from '../core/errors.js';
 import { isRecord } from '../core/is-record.js';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -144,29 +144,12 @@ export function upstreamError(
   return boundedMessage(read(bodyText));
 }
 
-/** The same error with another message. */
-function withMessage(error: GatewayError, message: string): GatewayError {
-  return new GatewayError({
-    status: error.status,
-    type: error.type,
-    code: error.code,
-    param: error.param,
-    message,
-    retryable: error.retryable,
-    headers: error.headers,
-    ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
-    details: error.details,
-    upstreamFields: error.upstreamFields,
-    operatorMessage: error.operatorMessage,
-  });
-}
-
 /** The error with its message cut to what a client needs (1,000 characters). */
 export function boundedMessage(error: GatewayError): GatewayError {
   const max = UPSTREAM_MESSAGE_CHARS;
   // The slack lets a message a reader already cut (with its "… (N characters)") through unchanged.
   if (error.message.length <= max + 32) return error;
-  return withMessage(error, quoteInput(error.message, max));
+  return withChanges(error, { message: quoteInput(error.message, max) });
 }
 
 /** Credentials shorter than this are not looked for (a short one would match ordinary words). */
@@ -203,15 +186,11 @@ export function withoutCredential(error: GatewayError, credential: string | null
   const inFields = error.upstreamFields !== null && holds(error.upstreamFields, credential);
   if (!inDetails && !inFields && !holds([error.message, error.operatorMessage, error.type, error.code, error.param], credential)) return error;
   const scrub = (text: string): string => text.replaceAll(credential, REDACTED);
-  return new GatewayError({
-    status: error.status,
+  return withChanges(error, {
     type: scrub(error.type),
     code: error.code === null ? null : scrub(error.code),
     param: error.param === null ? null : scrub(error.param),
     message: scrub(error.message),
-    retryable: error.retryable,
-    headers: error.headers,
-    ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
     details: inDetails ? (scrubStrings(error.details, scrub) as unknown[]) : error.details,
     upstreamFields: inFields ? (scrubStrings(error.upstreamFields, scrub) as Record<string, unknown>) : error.upstreamFields,
     operatorMessage: typeof error.operatorMessage === 'string' ? scrub(error.operatorMessage) : null,

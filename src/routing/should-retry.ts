@@ -1,4 +1,4 @@
-import { GatewayError } from '../core/errors.js';
+import { withChanges, type GatewayError } from '../core/errors.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -22,17 +22,5 @@ export function upstreamSaysNoRetry(headers: Headers): boolean {
  */
 export function notToRetry(error: GatewayError): GatewayError {
   if (error.headers[SHOULD_RETRY] === 'false') return error;
-  return new GatewayError({
-    status: error.status,
-    type: error.type,
-    code: error.code,
-    param: error.param,
-    message: error.message,
-    retryable: error.retryable,
-    headers: { ...error.headers, [SHOULD_RETRY]: 'false' },
-    ...(error.upstreamStatus !== undefined ? { upstreamStatus: error.upstreamStatus } : {}),
-    details: error.details,
-    upstreamFields: error.upstreamFields,
-    operatorMessage: error.operatorMessage,
-  });
+  return withChanges(error, { headers: { ...error.headers, [SHOULD_RETRY]: 'false' } });
 }

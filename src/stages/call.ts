@@ -25,7 +25,7 @@ import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
 import { notToRetry, upstreamSaysNoRetry } from '../routing/should-retry.js';
-import { gatewayError, INTERNAL_MESSAGE } from '../core/errors.js';
+import { gatewayError, INTERNAL_MESSAGE, withChanges } from '../core/errors.js';
 import { upstreamChannel, type UpstreamTraceMessage } from '../core/trace-channels.js';
 import { withOutputLimit, type TargetLimits } from '../core/output-limit.js';
 import { modelLimits } from '../catalog/output-limits.js';
@@ -131,17 +131,7 @@ function operatorKeyRefused(error: GatewayError, target: Target): boolean {
  */
 function refusedAfresh(err: unknown, target: Target): unknown {
   if (!(err instanceof GatewayError) || (err.upstreamStatus !== 401 && err.upstreamStatus !== 403)) return err;
-  return new GatewayError({
-    status: err.status,
-    type: err.type,
-    code: err.code,
-    param: err.param,
-    message: `${target.provider.name} refused freshly fetched credentials too: ${err.message}`,
-    retryable: err.retryable,
-    headers: err.headers,
-    upstreamStatus: err.upstreamStatus,
-    details: err.details,
-  });
+  return withChanges(err, { message: `${target.provider.name} refused freshly fetched credentials too: ${err.message}` });
 }
 
 /**

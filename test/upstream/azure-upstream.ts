@@ -30,6 +30,11 @@ export interface AzureUpstream {
   enqueue(...modes: UpstreamMode[]): void;
   /** Prompt tokens reported as `prompt_tokens_details.cached_tokens` from now on. */
   setCachedTokens(tokens: number): void;
+  /**
+   * From now on the completion's content filter blocks the answer for this harm category (severity medium), as Azure
+   * does: a whole answer without content, a stream cut by a last chunk carrying the filter's results; null: none.
+   */
+  filterOutput(category: string | null): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -81,6 +86,7 @@ function errorBody(status: number, mode: { code?: string | null; message?: strin
 
 class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements AzureUpstream {
   private cachedTokens = 0;
+  private filteredCategory: string | null = null;
   private readonly deployments: Record<string, string>;
   private readonly foundryModels: Set<string>;
   /** The Responses kept on the v1 API (answered without store: false), by id, as GET .../responses/{id} answers them. */
@@ -100,9 +106,14 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     this.cachedTokens = tokens;
   }
 
+  filterOutput(category: string | null): void {
+    this.filteredCategory = category;
+  }
+
   override reset(): void {
     super.reset();
     this.cachedTokens = 0;
+    this.filteredCategory = null;
   }
 
   private sendError(res: ServerResponse, status: number, mode: { code?: string | null; message?: string }, headers: Record<string, string> = {}): void {
@@ -188,6 +199,10 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
       const extra: Record<string, string> = mode.status === 429 ? { 'retry-after': '1', 'retry-after-ms': '1000', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-remaining-tokens': '0' } : {};
       return this.sendError(res, mode.status, mode, { ...extra, ...mode.headers });
     }
+    if (mode.kind === 'raw') {
+      res.writeHead(mode.status, { 'content-type': 'application/json', 'apim-request-id': randomUUID(), ...mode.headers });
+      return void res.end(mode.body);
+    }
     if (mode.kind === 'reset') return exchange.reset();
     if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
     if (body === undefined) return this.sendError(res, 400, { code: 'BadRequest', message: 'Request body must be valid JSON.' });
@@ -213,6 +228,7 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     if (this.cachedTokens > 0) completion.usage.prompt_tokens_details.cached_tokens = Math.min(this.cachedTokens, completion.usage.prompt_tokens);
     const headers = { 'apim-request-id': randomUUID(), 'x-ms-region': 'Sweden Central', 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-remaining-tokens': '99000' };
     const promptFilter = [{ prompt_index: 0, content_filter_results: SAFE }];
+    if (this.filteredCategory !== null) return this.filteredAnswer(exchange, parsed.request.stream, completion, headers, mode, this.filteredCategory);
     if (parsed.request.stream) {
       const frames = streamFrames(completion).map((frame) => frame.replace('"finish_reason"', `"content_filter_results":${JSON.stringify(SAFE)},"finish_reason"`));
       // Azure opens every stream with a chunk that has no choices, only the prompt's filter results.
@@ -224,6 +240,33 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     for (const choice of json.choices) choice.content_filter_results = SAFE;
     return deliverJson(exchange, { 'content-type': 'application/json', ...headers }, JSON.stringify(json), mode);
   }
+
+  /**
+   * An answer the completion filter blocked, as Azure's content filtering documentation shows it: a whole answer
+   * returns no content, with finish_reason content_filter and the category that fired in the choice's
+   * content_filter_results; a stream sends what passed, then a chunk without a delta (and with an empty id) carrying
+   * finish_reason content_filter and the results, then [DONE].
+   */
+  private filteredAnswer(exchange: LiveExchange, stream: boolean, completion: ReturnType<typeof planCompletion>, headers: Record<string, string>, mode: UpstreamMode, category: string): Promise<void> {
+    const promptFilter = [{ prompt_index: 0, content_filter_results: SAFE }];
+    if (stream) {
+      const frames = streamFrames(completion);
+      const passed = frames.slice(0, Math.max(0, frames.findIndex((frame) => /"finish_reason":"(?:stop|length)"/.test(frame))));
+      const last = { id: '', object: '', created: 0, model: '', choices: [{ index: 0, finish_reason: 'content_filter', content_filter_results: blockedResults(category) }], usage: null };
+      const opening = { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilter };
+      const all = [`data: ${JSON.stringify(opening)}\n\n`, ...passed, `data: ${JSON.stringify(last)}\n\n`, 'data: [DONE]\n\n'];
+      return deliverStream(exchange, { 'content-type': 'text/event-stream; charset=utf-8', ...headers }, all, mode, 0);
+    }
+    const json = JSON.parse(completionJson(completion)) as Record<string, any>;
+    json.prompt_filter_results = promptFilter;
+    json.choices = [{ index: 0, finish_reason: 'content_filter', logprobs: null, message: { role: 'assistant' }, content_filter_results: blockedResults(category) }];
+    return deliverJson(exchange, { 'content-type': 'application/json', ...headers }, JSON.stringify(json), mode);
+  }
+}
+
+/** The completion filter's results when it blocked `category` at severity medium. */
+function blockedResults(category: string): Record<string, unknown> {
+  return { ...SAFE, [category]: { filtered: true, severity: 'medium' } };
 }
 
 export async function startAzureUpstream(options: AzureUpstreamOptions = {}): Promise<AzureUpstream> {

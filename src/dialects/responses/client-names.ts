@@ -1,4 +1,4 @@
-import { GatewayError } from '../../core/errors.js';
+import { withChanges, type GatewayError } from '../../core/errors.js';
 
 /**
  * The canonical (chat completions) fields a Responses request's own fields travel as, with the name the client wrote:
@@ -25,5 +25,5 @@ export function inClientNames(error: GatewayError): GatewayError {
   const param = error.param === null ? null : clientParam(error.param);
   const message = FIELDS.reduce((text, [canonical, name]) => text.replace(canonical, name), error.message);
   if (param === error.param && message === error.message) return error;
-  return new GatewayError({ status: error.status, type: error.type, code: error.code, message, param, retryable: error.retryable, headers: error.headers, details: error.details });
+  return withChanges(error, { message, param });
 }

@@ -4,7 +4,7 @@ import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { KeptEvents } from '../kept-events.js';
 import { invalidUpstream, streamError } from './errors.js';
-import { GatewayError } from '../../core/errors.js';
+import { withChanges, type GatewayError } from '../../core/errors.js';
 import { anthropicError, gatewayTypeOf, isAnthropicErrorType } from '../../wire/anthropic/errors.js';
 import { finishReasonOf } from '../../wire/anthropic/stop-reasons.js';
 import { type AnthropicUsage } from '../../wire/anthropic/shapes.js';
@@ -42,7 +42,7 @@ function midStreamError(provider: string, data: string): GatewayError {
   const error = streamError(provider, data);
   const type = anthropicError(data)?.type;
   if (type === undefined || isAnthropicErrorType(type)) return error;
-  return new GatewayError({ status: error.status, type: gatewayTypeOf(type), code: error.code, message: error.message, retryable: error.retryable });
+  return withChanges(error, { type: gatewayTypeOf(type) });
 }
 
 export function createAnthropicStreamDecoder(provider: string, request?: ChatCompletionRequest, options: AnthropicDecoderOptions = {}): StreamDecoder {
