@@ -8,13 +8,17 @@ import (
 // Source says which layer of the config defines an item: "api", "file", "env" or "builtin".
 type Source string
 
-// Price is USD per million tokens.
+// Price is USD per million tokens (web searches: USD per 1,000).
 type Price struct {
 	InputPerMTok  float64 `json:"input_per_mtok"`
 	OutputPerMTok float64 `json:"output_per_mtok"`
 	// CachedInputPerMTok and CacheWritePerMTok default to the input price.
 	CachedInputPerMTok *float64 `json:"cached_input_per_mtok,omitempty"`
 	CacheWritePerMTok  *float64 `json:"cache_write_per_mtok,omitempty"`
+	// CacheWrite1hPerMTok prices writes to Anthropic's 1-hour cache; it defaults to the cache-write price.
+	CacheWrite1hPerMTok *float64 `json:"cache_write_1h_per_mtok,omitempty"`
+	// WebSearchPer1K prices the web searches a provider ran and reported; unset, they cost nothing.
+	WebSearchPer1K *float64 `json:"web_search_per_1k,omitempty"`
 }
 
 // ProviderTimeouts are upstream time limits in milliseconds.

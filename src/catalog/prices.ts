@@ -27,16 +27,24 @@ const round = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 // ---------------------------------------------------------------------------------------------------------
 // Operator prices (config): USD per million tokens.
 
+/**
+ * The operator's rates applied to the usage: cache reads and writes at their own rates (the input rate when unset),
+ * writes to Anthropic's 1-hour cache at `cache_write_1h_per_mtok` (the cache-write rate when unset, as before the field
+ * existed), and web searches at `web_search_per_1k` per thousand (free when unset).
+ */
 function operatorCost(price: PriceConfig, usage: Sanitized): number {
   const cachedRate = price.cached_input_per_mtok ?? price.input_per_mtok;
   const writeRate = price.cache_write_per_mtok ?? price.input_per_mtok;
+  const oneHourRate = price.cache_write_1h_per_mtok ?? writeRate;
   const uncached = usage.input - usage.cacheRead - usage.cacheWrite;
-  return (uncached * price.input_per_mtok + usage.cacheRead * cachedRate + usage.cacheWrite * writeRate + usage.output * price.output_per_mtok) / 1e6;
+  const fiveMinute = usage.cacheWrite - usage.cacheWrite1h;
+  const tokens = uncached * price.input_per_mtok + usage.cacheRead * cachedRate + fiveMinute * writeRate + usage.cacheWrite1h * oneHourRate + usage.output * price.output_per_mtok;
+  return tokens / 1e6 + (usage.webSearches * (price.web_search_per_1k ?? 0)) / 1e3;
 }
 
 function operatorUnits(price: PriceConfig): UnitPrices {
   return {
-    input_per_mtok: Math.max(price.input_per_mtok, price.cached_input_per_mtok ?? 0, price.cache_write_per_mtok ?? 0),
+    input_per_mtok: Math.max(price.input_per_mtok, price.cached_input_per_mtok ?? 0, price.cache_write_per_mtok ?? 0, price.cache_write_1h_per_mtok ?? 0),
     output_per_mtok: price.output_per_mtok,
     request_usd: 0,
   };
@@ -68,7 +76,7 @@ interface Band {
 interface CatalogPricer {
   catalogId: string;
   model: string;
-  /** The catalogue provider with only this model, its prices as withOneHourWrites completes them: calcPrice's. */
+  /** The catalogue provider with only this model, its prices as `completed` completes them: calcPrice's. */
   provider: Provider;
   /** Rate bands, ascending; null when the price depends on the date or time of day (always ask calcPrice). */
   bands: Band[] | null;
@@ -119,6 +127,26 @@ function withOneHourWrites(model: ModelInfo, prices: ModelPrice): ModelPrice {
   if (!/claude/i.test(model.id) || prices.cache_write_1h_mtok !== undefined || prices.cache_write_mtok === undefined || input === undefined) return prices;
   const doubled = isTiered(input) ? { base: input.base * 2, tiers: input.tiers.map((tier) => ({ ...tier, price: tier.price * 2 })) } : input * 2;
   return { ...prices, cache_write_1h_mtok: doubled };
+}
+
+/**
+ * Catalogues where Claude runs Anthropic's own server tools and the vendor bills them at Anthropic's rates: Vertex AI
+ * (`google`) and Bedrock (`aws`). Anthropic's web search costs $10 per 1,000 searches (platform.claude.com, web search
+ * tool pricing) and Claude on Vertex AI bills its searches at the same rate; the bundled catalogue lists that rate for
+ * Anthropic's models only, so without it a search Claude ran there, reported in usage.server_tool_use, cost nothing.
+ */
+const CLAUDE_ELSEWHERE = new Set(['google', 'aws']);
+const CLAUDE_WEB_SEARCH_PER_K = 10;
+
+/** A Claude model's prices on Vertex AI or Bedrock with a per-search rate where the catalogue has none (see above). */
+function withWebSearches(catalogId: string, model: ModelInfo, prices: ModelPrice): ModelPrice {
+  if (!CLAUDE_ELSEWHERE.has(catalogId) || !/claude/i.test(model.id) || prices.web_searches_kcount !== undefined) return prices;
+  return { ...prices, web_searches_kcount: CLAUDE_WEB_SEARCH_PER_K };
+}
+
+/** A model's prices completed with the rates its catalogue leaves out (1-hour cache writes, web searches). */
+function completed(catalogId: string, model: ModelInfo, prices: ModelPrice): ModelPrice {
+  return withWebSearches(catalogId, model, withOneHourWrites(model, prices));
 }
 
 /** One rate band per tier threshold, each probed with calcPrice on a one-model provider with flat prices. */
@@ -176,8 +204,8 @@ function compilePricer(catalogId: string, model: string): CatalogPricer | null {
   const info: ModelInfo = {
     ...listed,
     prices: Array.isArray(listed.prices)
-      ? listed.prices.map((entry) => ({ ...entry, prices: withOneHourWrites(listed, entry.prices) }))
-      : withOneHourWrites(listed, listed.prices),
+      ? listed.prices.map((entry) => ({ ...entry, prices: completed(catalogId, listed, entry.prices) }))
+      : completed(catalogId, listed, listed.prices),
   };
   const provider: Provider = { ...catalogue, models: [info] };
   try {
@@ -226,6 +254,8 @@ interface Sanitized {
   cacheWrite: number;
   /** Part of cacheWrite. */
   cacheWrite1h: number;
+  /** Searches billed per search (a count, no part of the tokens). */
+  webSearches: number;
   extras: boolean;
 }
 
@@ -239,6 +269,7 @@ function sanitize(usage: TokenUsage): Sanitized {
     cacheWrite,
     // The usage checks may have cut the writes (plausibleUsage); the 1-hour part stays within them.
     cacheWrite1h: Math.min(count(usage.cache_write_1h_tokens), cacheWrite),
+    webSearches: count(usage.web_searches),
     extras:
       count(usage.input_audio_tokens) + count(usage.input_image_tokens) + count(usage.output_audio_tokens) +
         count(usage.output_image_tokens) + count(usage.output_reasoning_tokens) + count(usage.web_searches) > 0,

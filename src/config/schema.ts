@@ -73,6 +73,18 @@ export const priceSchema = z.strictObject({
   output_per_mtok: z.number().nonnegative().max(1_000_000),
   cached_input_per_mtok: z.number().nonnegative().max(1_000_000).optional().describe('Cache reads; defaults to the input price.'),
   cache_write_per_mtok: z.number().nonnegative().max(1_000_000).optional().describe('Cache writes; defaults to the input price.'),
+  cache_write_1h_per_mtok: z
+    .number()
+    .nonnegative()
+    .max(1_000_000)
+    .optional()
+    .describe("Writes to Anthropic's 1-hour cache (usage.cache_creation.ephemeral_1h_input_tokens); defaults to the cache-write price."),
+  web_search_per_1k: z
+    .number()
+    .nonnegative()
+    .max(1_000_000)
+    .optional()
+    .describe('USD per 1,000 web searches the provider ran and reported (Anthropic server_tool_use.web_search_requests, Perplexity num_search_queries); unset: searches cost nothing.'),
 });
 
 /** An https URL, or http on a loopback host (a local stand-in for tests and development). */

@@ -16,6 +16,10 @@ export interface PriceConfig {
   cached_input_per_mtok?: number | undefined;
   /** Cache writes; defaults to the input price. */
   cache_write_per_mtok?: number | undefined;
+  /** Writes to Anthropic's 1-hour cache; defaults to the cache-write price. */
+  cache_write_1h_per_mtok?: number | undefined;
+  /** USD per 1,000 web searches the provider ran (Anthropic's server_tool_use, Perplexity's searches); defaults to 0. */
+  web_search_per_1k?: number | undefined;
 }
 
 export interface RetryConfig {

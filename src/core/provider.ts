@@ -175,6 +175,12 @@ export interface ProviderAdapter {
   /** `native` as for buildChatRequest: the answer is in that format (see takesNative). */
   parseChatResponse(body: unknown, target: Target, native?: NativeRequest | null): ChatCompletion;
   /**
+   * The usage an answer body reports when parseChatResponse refused it as a failed answer the upstream still bills
+   * (Cohere's finish_reason ERROR or TIMEOUT: a generation that broke off, with the usage of what it generated); null
+   * when it reports none. Charged as the attempt's usage so far, as a stream's that failed (see usageSoFar).
+   */
+  reportedUsage?(body: unknown, target: Target): CompletionUsage | null;
+  /**
    * The output limit the adapter sends `request` when it sets none, when the target's API requires one (Anthropic's
    * Messages requires `max_tokens`); null or absent when none is sent. A translated request is given the model's
    * own limit instead when the catalogue knows it and it is more (see withOutputLimit).

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
-import type { ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import { headerSafeName } from '../core/header-value.js';
 import { GatewayError, loggedMessage, toGatewayError } from '../core/errors.js';
 import type { ChatContext, RequestContext } from '../core/context.js';
@@ -670,7 +670,14 @@ function noteAnsweredModel(ctx: RequestContext, model: unknown): void {
 function relayCompletion(ctx: RequestContext, adapter: ProviderAdapter, target: Target, text: string, emit: (event: ResponseEvent) => void): void {
   const body = parseJson(target, text);
   const native = nativeRequest(ctx, adapter, target);
-  const completion = adapter.parseChatResponse(body, target, native);
+  let completion: ChatCompletion;
+  try {
+    completion = adapter.parseChatResponse(body, target, native);
+  } catch (err) {
+    // A failed answer the upstream bills all the same (a generation that broke off) is charged what it reported.
+    ctx.usageSoFar = adapter.reportedUsage?.(body, target) ?? null;
+    throw err;
+  }
   // Clients see the model name they asked for, whichever upstream model served it.
   noteAnsweredModel(ctx, completion.model);
   completion.model = ctx.responseModel;

@@ -5,7 +5,8 @@ import { jsonHeaders } from '../upstream-request.js';
 import { cohereEmbeddings, cohereEmbedRequestBody } from './embeddings.js';
 import { cohereError } from './errors.js';
 import { cohereRequestBody } from './request.js';
-import { cohereCompletion } from './response.js';
+import { isRecord } from '../../core/is-record.js';
+import { cohereCompletion, cohereUsage } from './response.js';
 import { createCohereStreamDecoder } from './stream.js';
 import { cohereVendors } from './vendors.js';
 
@@ -28,6 +29,11 @@ export const cohereAdapter: ProviderAdapter = {
 
   parseChatResponse(body, target) {
     return cohereCompletion(body, target.provider.name, target.model);
+  },
+
+  // A generation that broke off (finish_reason ERROR or TIMEOUT) is refused as an answer, but Cohere bills its usage.
+  reportedUsage(body) {
+    return isRecord(body) ? cohereUsage(body.usage) : null;
   },
 
   createStreamDecoder(target, request) {

@@ -11,6 +11,10 @@ export interface AnthropicUsageOut {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Only when the upstream split its cache writes by lifetime. */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  /** Only when the upstream ran searches it bills per search. */
+  server_tool_use?: { web_search_requests: number };
 }
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';

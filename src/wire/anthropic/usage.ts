@@ -33,10 +33,19 @@ export function canonicalUsage(usage: AnthropicUsage): CompletionUsage {
 export function anthropicUsage(usage: CompletionUsage | null | undefined): AnthropicUsageOut {
   if (!usage) return { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const tokens = tokenUsageFromOpenAI(usage);
-  return {
+  const out: AnthropicUsageOut = {
     input_tokens: Math.max(0, tokens.input_tokens - tokens.cache_read_tokens - tokens.cache_write_tokens),
     output_tokens: tokens.output_tokens,
     cache_creation_input_tokens: tokens.cache_write_tokens,
     cache_read_input_tokens: tokens.cache_read_tokens,
   };
+  // The writes by cache lifetime, when the upstream told them apart (Anthropic's own names, kept by a proxy of Claude):
+  // the same split the cost was worked out from, the 1-hour part within the writes counted.
+  if (isRecord(usage.cache_creation) || tokens.cache_write_1h_tokens !== undefined) {
+    const oneHour = tokens.cache_write_1h_tokens ?? 0;
+    out.cache_creation = { ephemeral_5m_input_tokens: tokens.cache_write_tokens - oneHour, ephemeral_1h_input_tokens: oneHour };
+  }
+  // Searches the upstream ran and bills per search (Anthropic's server_tool_use, Perplexity's num_search_queries).
+  if (tokens.web_searches) out.server_tool_use = { web_search_requests: tokens.web_searches };
+  return out;
 }
