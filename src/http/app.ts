@@ -3,7 +3,7 @@ import type { Settings } from '../core/config.js';
 import { GatewayError } from '../core/errors.js';
 import { clientErrorHandler, renderErrorForPath } from './client-error.js';
 import { BODY_LIMIT_CEILING, enforceLiveBodyLimit } from './body-limit.js';
-import { parseJsonBody } from './json-body.js';
+import { parseDeclaredJsonBody } from './json-body.js';
 import { answerCrossOrigin } from './cors.js';
 import { newRequestId } from '../core/request-id.js';
 import { registerAdminRoutes } from './admin/register-admin.js';
@@ -97,8 +97,9 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   // The APIs speak JSON only; other bodies get a clear 415 instead of being parsed as text.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
-  // As bytes, not a string: decoding would silently turn bytes that are not UTF-8 into U+FFFD; the parser checks them.
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
+  // As bytes, not a string: decoding would silently turn bytes that are not UTF-8 into U+FFFD; the parser checks them
+  // (and refuses a body declared in another charset).
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseDeclaredJsonBody);
 
   app.setErrorHandler((err, _request, reply) => {
     const error = fromFrameworkError(err, liveLimit());

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { GatewayError } from '../core/errors.js';
 import { NumberOutOfRange, parseExactly } from '../exact-numbers.js';
 import { gatewayError } from '../core/errors.js';
+import { foreignCharset, unsupportedCharset } from './body-charset.js';
 
 /**
  * How deep arrays and objects may nest in a request body. No request of any API served here comes near it
@@ -133,6 +134,17 @@ export function parseJsonBody(request: FastifyRequest, body: string | Buffer, do
 }
 
 /**
+ * {@link parseJsonBody} for a body whose Content-Type may declare a charset: the app's parser of `application/json`.
+ * One declared in another charset than UTF-8 is refused (a 415, see body-charset.ts) before its bytes are read as
+ * UTF-8.
+ */
+export function parseDeclaredJsonBody(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
+  const charset = foreignCharset(request.headers['content-type']);
+  if (charset === null) parseJsonBody(request, body, done);
+  else done(unsupportedCharset(charset));
+}
+
+/**
  * The lossless parse of text JSON.parse accepted. A field tollgate reads holding a number no double can hold
  * (`"temperature": 1e999`) is a 400 naming it: read as Infinity, it would reach the upstream as `null`. Should the
  * parse ever refuse what JSON.parse took otherwise (it quotes numbers in that text and parses it again), the request
@@ -156,11 +168,16 @@ type BodyParser = (request: FastifyRequest, body: string, done: (err: Error | nu
 
 /**
  * Wraps a parser of text (such as fastify's strict JSON parser) for registration with `parseAs: 'buffer'`: a body
- * that is not UTF-8 is refused as {@link parseJsonBody} refuses it, instead of reaching the parser with each bad
- * byte decoded to U+FFFD (and stored so, for an admin write).
+ * that is not UTF-8, or declared in another charset, is refused as {@link parseJsonBody} refuses it, instead of
+ * reaching the parser with each bad byte decoded to U+FFFD (and stored so, for an admin write).
  */
 export function fromUtf8(parse: BodyParser): (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => void {
   return (request, body, done) => {
+    const charset = foreignCharset(request.headers['content-type']);
+    if (charset !== null) {
+      done(unsupportedCharset(charset));
+      return;
+    }
     const text = bodyText(body);
     if (text === null) done(notUtf8());
     else parse(request, text, done);

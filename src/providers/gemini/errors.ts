@@ -11,14 +11,18 @@ function detail(error: GoogleError, type: string): Record<string, unknown> | und
 }
 
 /**
- * The field a BadRequest detail names first (`generation_config.temperature`), as Google wrote it: the `param` a client
- * of the OpenAI format reads (a Gemini client reads the details themselves).
+ * The first field a BadRequest detail names (`generation_config.temperature`), as Google wrote it: the `param` a
+ * client of the OpenAI format reads (a Gemini client reads the details themselves). A violation of the body itself
+ * (an unknown top-level name) comes with no field, or an empty one, so the next one that names a field is taken.
  */
 function violatedField(error: GoogleError): string | null {
   const violations = detail(error, 'BadRequest')?.fieldViolations;
-  const first: unknown = Array.isArray(violations) ? violations[0] : undefined;
-  const field = isRecord(first) ? first.field : undefined;
-  return typeof field === 'string' && field !== '' ? quoteInput(field, 200) : null;
+  if (!Array.isArray(violations)) return null;
+  for (const violation of violations as unknown[]) {
+    const field = isRecord(violation) ? violation.field : undefined;
+    if (typeof field === 'string' && field !== '') return quoteInput(field, 200);
+  }
+  return null;
 }
 
 /** Gemini states how long to back off in a RetryInfo detail (`"retryDelay": "37s"`), not in a header. */

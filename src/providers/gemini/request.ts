@@ -270,13 +270,27 @@ function generationConfig(request: ChatCompletionRequest, model: string): Record
 }
 
 /**
+ * `parallel_tool_calls: false` asks for at most one tool call a turn, and Gemini has no such switch (its
+ * FunctionCallingConfig holds a mode and allowed names only): it may still answer with several calls, which a client
+ * that asked for one at a time may run wrongly. So it is a 400 naming the field, as the client insists on what Gemini
+ * cannot do (a route moves on to its other targets), unless no call can come (no tools, or tool_choice none), where it
+ * asks nothing. Anthropic's adapter sends it as `disable_parallel_tool_use`; `true` is Gemini's own behaviour.
+ */
+function refuseSingleToolCall(request: ChatCompletionRequest, declarations: number): void {
+  if (request.parallel_tool_calls !== false || declarations === 0 || request.tool_choice === 'none') return;
+  throw bad('parallel_tool_calls: false is not supported: Gemini has no setting for one tool call per turn and may answer with several. Leave the field out (or set it true) and handle each call of a turn.', 'parallel_tool_calls');
+}
+
+/**
  * The canonical (OpenAI) request as a Gemini `GenerateContentRequest` body. Pure, so the Vertex adapter can
- * send the same body to its own URL.
+ * send the same body to its own URL. `user` (an end-user id for the vendor's abuse monitoring) has no field in
+ * generateContent and changes nothing in the answer: it is not sent, as on Bedrock's Converse; the request log keeps it.
  */
 export function toGeminiRequest(request: ChatCompletionRequest, model: string): Record<string, unknown> {
   if (!Array.isArray(request.messages)) throw bad('messages must be an array.', 'messages');
   const body: Record<string, unknown> = { ...toGeminiContents(request.messages, model) };
   const declarations = functionDeclarations(request.tools);
+  refuseSingleToolCall(request, declarations.length);
   if (declarations.length > 0) body.tools = [{ functionDeclarations: declarations }];
   const calling = functionCallingConfig(request.tool_choice);
   if (calling && declarations.length > 0) body.toolConfig = { functionCallingConfig: calling };

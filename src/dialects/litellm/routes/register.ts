@@ -10,6 +10,7 @@ import type { HttpDeps } from '../../../http/deps.js';
 import { healthStatus } from '../../../http/health.js';
 import { presentedCredential, registerOpenAIMount } from '../../openai/routes/register.js';
 import { headerString } from '../../../http/request-headers.js';
+import { sendUnknownUrl } from '../../../http/render-error.js';
 
 /**
  * LiteLLM's names mapped to tollgate's. A name a configured route claims (exactly or by pattern) is left as
@@ -53,15 +54,21 @@ export function liteLLMAnswerHeaders(ctx: RequestContext, settled: boolean): Rec
  */
 export function registerLiteLLMRoutes(app: FastifyInstance, deps: HttpDeps): void {
   // A scope of its own, so its hook runs for these routes only (the other routes pay nothing for it).
-  app.register(async (scope) => {
-    // The LiteLLM proxy names the call on its errors too: a refusal sent before the pipeline (a body that is not
-    // JSON, a bad field, mock_response) carries it as the route's own answers do (liteLLMAnswerHeaders, which write
-    // their headers themselves).
-    scope.addHook('onRequest', (request, reply, done) => {
-      reply.header('x-litellm-call-id', request.id);
-      done();
-    });
-    for (const prefix of ['/litellm', '/litellm/v1']) registerOpenAIMount(scope, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, hintHeaders: liteLLMCacheHeaders, credential: liteLLMCredential, answerHeaders: liteLLMAnswerHeaders });
-    scope.get('/litellm/health', async () => healthStatus(deps));
-  });
+  app.register(
+    async (scope) => {
+      // The LiteLLM proxy names the call on its errors too: a refusal sent before the pipeline (a body that is not
+      // JSON, a bad field, mock_response) carries it as the route's own answers do (liteLLMAnswerHeaders, which write
+      // their headers themselves).
+      scope.addHook('onRequest', (request, reply, done) => {
+        reply.header('x-litellm-call-id', request.id);
+        done();
+      });
+      // Unknown URLs and wrong methods under /litellm are answered in this scope, so the hook above names the call on
+      // their 404 and 405 too (the root's handler runs none of this scope's hooks); same OpenAI-shaped answer as /v1's.
+      scope.setNotFoundHandler(sendUnknownUrl);
+      for (const prefix of ['', '/v1']) registerOpenAIMount(scope, deps, { prefix, dialect: 'litellm', mapModel: mapLiteLLMModel, takeGatewayFields: takeLiteLLMFields, hintHeaders: liteLLMCacheHeaders, credential: liteLLMCredential, answerHeaders: liteLLMAnswerHeaders });
+      scope.get('/health', async () => healthStatus(deps));
+    },
+    { prefix: '/litellm' },
+  );
 }
