@@ -13,6 +13,7 @@ import { buildIndexInWorker } from './index-builder.js';
 import { textsLexicallyCompatible } from './lexical-guard.js';
 import type { CacheKeys } from './request-key.js';
 import { VectorIndex } from './vector-index.js';
+import { InFlight } from './in-flight.js';
 import { withFields } from '../core/with-fields.js';
 
 /** Most stored answers between two readings of the store's size against max_bytes (see CacheService.overCap). */
@@ -46,6 +47,14 @@ const PURGES_KEPT_MS = 3_600_000;
 const PURGES_KEPT = 1_000;
 /** Damaged records remembered as reported (see readEntry); past this many the memory starts afresh. */
 const REPORTED_KEPT = 10_000;
+/**
+ * Longest a request waits for an identical one's answer (see `flights`) before calling the provider itself: a silent
+ * client connection meanwhile, so kept under common proxy idle timeouts (60 s), like the default `first_byte_ms`.
+ */
+const COALESCE_WAIT_MS = 30_000;
+
+/** An answer as the cache stage hands it to be stored (and to the requests that waited for it). */
+export type NewCacheEntry = Omit<CacheEntry, 'id' | 'vector' | 'embedder' | 'hits' | 'usedAt'>;
 
 export type CacheTier = 'exact' | 'semantic';
 
@@ -87,6 +96,8 @@ interface Stats {
   tooLarge: number;
   savedUsd: number;
   shadowHits: number;
+  /** Exact hits served from an identical request's answer while it was fetched (counted in exactHits too). */
+  coalesced: number;
 }
 
 /**
@@ -123,7 +134,12 @@ export class CacheService {
    * it (a model's bad answers purged while more of them were on their way came back as soon as they ended).
    */
   private purges: Array<{ at: number; selector: CacheSelector }> = [];
-  private readonly stats: Stats = { lookups: 0, exactHits: 0, semanticHits: 0, misses: 0, semanticSkipped: 0, stored: 0, tooLarge: 0, savedUsd: 0, shadowHits: 0 };
+  private readonly stats: Stats = { lookups: 0, exactHits: 0, semanticHits: 0, misses: 0, semanticSkipped: 0, stored: 0, tooLarge: 0, savedUsd: 0, shadowHits: 0, coalesced: 0 };
+  /**
+   * The answers being fetched from a provider now, by exact key: an identical request that misses meanwhile waits for
+   * one (bounded) rather than pay for it again. Here rather than in the stage, so a config change does not split them.
+   */
+  readonly flights = new InFlight<NewCacheEntry>(COALESCE_WAIT_MS);
   private readonly shadow: ShadowHit[] = [];
   /**
    * Records a lookup could not read, already logged: such a record is met by every lookup that finds it until an
@@ -462,6 +478,11 @@ export class CacheService {
     this.stats.savedUsd += savedUsd;
   }
 
+  /** Counts an exact hit served from an identical request's answer as it arrived (see `flights`). */
+  noteCoalesced(): void {
+    this.stats.coalesced++;
+  }
+
   /** Counts a streamed answer not stored because what it made grew past `max_response_bytes` (see the cache stage). */
   noteTooLarge(): void {
     this.stats.tooLarge++;
@@ -483,7 +504,7 @@ export class CacheService {
    * `askedAt`: when its request arrived; resolves with null, storing nothing, when a delete selecting the answer ran
    * since then.
    */
-  async put(entry: Omit<CacheEntry, 'id' | 'vector' | 'embedder' | 'hits' | 'usedAt'>, given: Float32Array | null, conversation: string | null, askedAt = entry.createdAt): Promise<CacheEntry | null> {
+  async put(entry: NewCacheEntry, given: Float32Array | null, conversation: string | null, askedAt = entry.createdAt): Promise<CacheEntry | null> {
     let vector = given;
     // A failed embedder is not waited for (a load that fails again) nor started anew here: stored without a vector,
     // the answer still serves the exact tier.
@@ -563,8 +584,8 @@ export class CacheService {
     this.log.warn({ ids: ids.slice(0, 20), count: ids.length, removed }, 'cache: stored answers that could not be read were skipped');
   }
 
-  /** Whether a delete that selects `entry` ran at or after `askedAt`. */
-  private purgedSince(askedAt: number, entry: Omit<CacheEntry, 'id' | 'vector' | 'embedder' | 'hits' | 'usedAt'>): boolean {
+  /** Whether a delete that selects `entry` ran at or after `askedAt` (such an answer is neither stored nor shared). */
+  purgedSince(askedAt: number, entry: NewCacheEntry): boolean {
     for (let i = this.purges.length - 1; i >= 0; i--) {
       const purge = this.purges[i] as { at: number; selector: CacheSelector };
       if (purge.at < askedAt) return false;
@@ -608,7 +629,9 @@ export class CacheService {
         not_stored: { too_large: this.stats.tooLarge },
         saved_usd: this.stats.savedUsd,
         shadow_hits: this.stats.shadowHits,
+        coalesced: this.stats.coalesced,
       },
+      in_flight: { leaders: this.flights.size, waiting: this.flights.waiting },
       shadow_hits: [...this.shadow].reverse(),
     };
   }

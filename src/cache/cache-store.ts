@@ -25,6 +25,11 @@ export interface CacheEntry {
   embedder: string | null;
   /** The requested model or route name, and who asked (for DELETE by model, key or team). */
   model: string;
+  /**
+   * Where the request was sent: its route, else the `<provider>/<model>` it resolved to (the name its cache key is
+   * scoped to). A routing rule may have sent it elsewhere than `model` names; absent in entries stored before.
+   */
+  target?: string;
   keyId: string | null;
   teamId: string | null;
   answer: ChatCompletion;
@@ -54,12 +59,13 @@ export interface CacheSelector {
 }
 
 /**
- * A model selects the answers asked for by that name and those that model gave (`<provider>/<model>`), whatever name
- * they were asked for by: an operator removing a model's answers means those a route to it got too.
+ * A model selects the answers asked for by that name, those of requests sent to that route or model (a routing rule may
+ * have sent a request elsewhere than the name it asked for), and those that model gave (`<provider>/<model>`), whatever
+ * name they were asked for by: an operator removing a model's answers means those a route to it got too.
  */
-export function selects(selector: CacheSelector, entry: Pick<CacheEntry, 'model' | 'provider' | 'upstreamModel' | 'keyId' | 'teamId'>): boolean {
+export function selects(selector: CacheSelector, entry: Pick<CacheEntry, 'model' | 'target' | 'provider' | 'upstreamModel' | 'keyId' | 'teamId'>): boolean {
   return (
-    (selector.model === undefined || entry.model === selector.model || `${entry.provider}/${entry.upstreamModel}` === selector.model) &&
+    (selector.model === undefined || entry.model === selector.model || entry.target === selector.model || `${entry.provider}/${entry.upstreamModel}` === selector.model) &&
     (selector.keyId === undefined || entry.keyId === selector.keyId) &&
     (selector.teamId === undefined || entry.teamId === selector.teamId)
   );

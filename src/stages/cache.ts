@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { defer, from, Observable, of, switchMap } from 'rxjs';
+import { defer, from, Observable, of, switchMap, type Subscription } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
-import type { CacheLookup, CacheService } from '../cache/cache-service.js';
+import type { CacheLookup, CacheService, NewCacheEntry } from '../cache/cache-service.js';
 import { replayChunks, StreamAssembler } from '../cache/answer-codec.js';
 import { cacheKeysOf, uncacheableReason, type CacheKeys } from '../cache/request-key.js';
 import type { CachedNative } from '../cache/cache-store.js';
@@ -217,14 +217,8 @@ class CacheStage implements Stage {
 
   private answer(ctx: ChatContext, next: Next, policy: CachePolicy, keys: CacheKeys, lookup: CacheLookup, ttl: number): Observable<ResponseEvent> {
     const { hit } = lookup;
-    const who = { requestId: ctx.id, model: ctx.request.model, keyId: ctx.identity?.key.id ?? null, teamId: ctx.identity?.team?.id ?? null };
-    if (!hit) {
-      ctx.responseHeaders['x-tollgate-cache'] = 'miss';
-      this.cache.recordResult('miss', 0);
-      // The events' own fields are assigned onto `who`, not spread after it (see core/with-fields.ts).
-      this.bus.emit('cache.miss', Object.assign(who, { semanticSkipped: lookup.semanticSkipped }));
-      return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
-    }
+    if (!hit) return (policy.mode === 'on' ? this.coalesced(ctx, next, policy, keys, lookup, ttl) : null) ?? this.missed(ctx, next, policy, keys, lookup, ttl);
+    const who = whoAsked(ctx);
     const { entry } = hit;
     if (hit.tier === 'semantic') ctx.responseHeaders['x-tollgate-cache-similarity'] = hit.similarity.toFixed(4);
     if (policy.mode === 'shadow') {
@@ -246,6 +240,64 @@ class CacheStage implements Stage {
       return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
     }
     ctx.responseHeaders['x-tollgate-cache'] = hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic';
+    this.cache.recordResult(hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic', entry.costUsd);
+    this.cache.served(hit, Date.now());
+    this.bus.emit('cache.hit', Object.assign(who, { tier: hit.tier, similarity: hit.similarity, savedUsd: entry.costUsd, served: true }));
+    return this.serve(ctx, entry);
+  }
+
+  /** A miss: the provider answers, and its answer is stored (and shared with the identical requests that wait for it). */
+  private missed(ctx: ChatContext, next: Next, policy: CachePolicy, keys: CacheKeys, lookup: CacheLookup, ttl: number): Observable<ResponseEvent> {
+    ctx.responseHeaders['x-tollgate-cache'] = 'miss';
+    this.cache.recordResult('miss', 0);
+    // The events' own fields are assigned onto `who`, not spread after it (see core/with-fields.ts).
+    this.bus.emit('cache.miss', Object.assign(whoAsked(ctx), { semanticSkipped: lookup.semanticSkipped }));
+    return this.fetchAndStore(ctx, next, keys, lookup.vector, ttl, policy.semantic);
+  }
+
+  /**
+   * A miss while an identical request (the same exact key, so the same scope, namespace and model) is being answered by
+   * the provider: waits for that answer and is served it as an exact hit (`x-tollgate-cache-coalesced: true`), charged
+   * as any hit. If that request fails, is cancelled by its client, or ends without an answer the cache would keep, or
+   * takes longer than the wait's bound, this one goes to the provider itself, as a miss. Null when none is in flight.
+   */
+  private coalesced(ctx: ChatContext, next: Next, policy: CachePolicy, keys: CacheKeys, lookup: CacheLookup, ttl: number): Observable<ResponseEvent> | null {
+    if (!this.cache.flights.has(keys.exact)) return null;
+    return new Observable<ResponseEvent>((subscriber) => {
+      let inner: Subscription | null = null;
+      const follow = (source: Observable<ResponseEvent>): void => {
+        inner = subscribeGuarded(source, { next: (event) => subscriber.next(event), error: (err: unknown) => subscriber.error(err), complete: () => subscriber.complete() });
+      };
+      const leave = this.cache.flights.wait(keys.exact, (entry) => {
+        // A copy, as a read from the store would give: the stages after this one may change the answer they are given.
+        const copy = entry === null ? null : copyOf(entry);
+        try {
+          follow(copy ? this.servedCoalesced(ctx, copy) : this.missed(ctx, next, policy, keys, lookup, ttl));
+        } catch (err) {
+          subscriber.error(err);
+        }
+      });
+      // The leader ended between the check and now (it cannot today: both run in one turn); go on as a miss.
+      if (leave === null) follow(this.missed(ctx, next, policy, keys, lookup, ttl));
+      return () => {
+        leave?.();
+        (inner as Subscription | null)?.unsubscribe();
+      };
+    });
+  }
+
+  /** An identical request's answer, served to one that waited for it: an exact hit, counted and charged as one. */
+  private servedCoalesced(ctx: ChatContext, entry: NewCacheEntry): Observable<ResponseEvent> {
+    ctx.responseHeaders['x-tollgate-cache'] = 'hit-exact';
+    ctx.responseHeaders['x-tollgate-cache-coalesced'] = 'true';
+    this.cache.recordResult('hit-exact', entry.costUsd);
+    this.cache.noteCoalesced();
+    this.bus.emit('cache.hit', Object.assign(whoAsked(ctx), { tier: 'exact' as const, similarity: 1, savedUsd: entry.costUsd, served: true }));
+    return this.serve(ctx, entry);
+  }
+
+  /** A stored (or just fetched) answer as this request's own: as a whole answer or replayed as a stream, free. */
+  private serve(ctx: ChatContext, entry: NewCacheEntry): Observable<ResponseEvent> {
     ctx.responseHeaders['x-tollgate-provider'] = headerSafeName(entry.provider);
     ctx.responseHeaders['x-tollgate-model'] = headerSafeName(entry.upstreamModel);
     ctx.upstream = { provider: entry.provider, upstreamModel: entry.upstreamModel, attempts: 0, status: 200, fallback: false, answeredModel: undefined };
@@ -259,9 +311,6 @@ class CacheStage implements Stage {
       estimated: false,
       cached: true,
     };
-    this.cache.recordResult(hit.tier === 'exact' ? 'hit-exact' : 'hit-semantic', entry.costUsd);
-    this.cache.served(hit, Date.now());
-    this.bus.emit('cache.hit', Object.assign(who, { tier: hit.tier, similarity: hit.similarity, savedUsd: entry.costUsd, served: true }));
     // A client of the format the upstream answered in gets that answer as it came (see CacheEntry.native): in native
     // pass-through its message or events, else (an OpenAI client of an OpenAI-format provider) the provider's text.
     const native = entry.native && entry.native.format === ctx.native?.format ? entry.native : null;
@@ -301,11 +350,22 @@ class CacheStage implements Stage {
   private fetchAndStore(ctx: ChatContext, next: Next, keys: CacheKeys, vector: Float32Array | null, ttl: number, semantic: boolean): Observable<ResponseEvent> {
     return new Observable<ResponseEvent>((subscriber) => {
       const askedAt = Date.now();
+      // Identical requests arriving meanwhile wait for this answer (see `coalesced`); they are let go, with the answer
+      // or without, however this request ends. Null when another identical request leads (this one then did not wait).
+      const release = this.cache.flights.lead(keys.exact);
       // Null once the stream grew too large to keep: what they held is then garbage.
       let assembler: StreamAssembler | null = new StreamAssembler();
       let native: NativeKeeper | null = new NativeKeeper(ctx.native?.format ?? ctx.verbatimFormat);
       let completion: ChatCompletion | null = null;
-      const subscription = subscribeGuarded(next(), {
+      let source: Observable<ResponseEvent>;
+      try {
+        source = next();
+      } catch (err) {
+        // Failed before it began: nobody may wait on it.
+        release?.(null);
+        throw err;
+      }
+      const subscription = subscribeGuarded(source, {
         next: (event) => {
           if (assembler !== null && native !== null) {
             if (event.kind === 'chunk') assembler.add(event.chunk);
@@ -318,6 +378,8 @@ class CacheStage implements Stage {
               else {
                 assembler = null;
                 native = null;
+                // Nothing will be kept: the requests waiting for it go to the provider now, not at its end.
+                release?.(null);
                 this.cache.noteTooLarge();
                 this.log.info({ requestId: ctx.id, maxResponseBytes: keptBound(ctx) }, 'cache: a streamed answer grew past max_response_bytes; it is not stored');
               }
@@ -325,49 +387,77 @@ class CacheStage implements Stage {
           }
           subscriber.next(event);
         },
-        error: (err: unknown) => subscriber.error(err),
+        error: (err: unknown) => {
+          release?.(null);
+          subscriber.error(err);
+        },
         complete: () => {
+          const whole = assembler !== null && native !== null ? { answer: completion ?? assembler.completion(), native: native.kept() } : null;
+          // The spend stage settled before this (a completed answer's cost is known): the waiters get what is stored,
+          // before this request's own end (its teardown would let them go without it).
+          const entry = whole ? this.entryOf(ctx, keys, whole.answer, whole.native, ttl, Date.now()) : null;
+          release?.(entry && !this.cache.purgedSince(askedAt, entry) ? entry : null);
           subscriber.complete();
-          if (assembler !== null && native !== null) this.store(ctx, keys, completion ?? assembler.completion(), native.kept(), vector, ttl, semantic, askedAt);
+          if (whole) this.store(ctx, keys, whole.answer, whole.native, vector, ttl, semantic, askedAt);
         },
       });
-      return () => subscription.unsubscribe();
+      return () => {
+        // Cancelled by its client (or ended above, when this does nothing): nobody waits past this request's end.
+        release?.(null);
+        subscription.unsubscribe();
+      };
     });
   }
 
+  /** The entry an answer is stored as; null for one the cache does not keep. */
+  private entryOf(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, native: CachedNative | null, ttl: number, now: number): NewCacheEntry | null {
+    if (!answer || !ctx.upstream || !kept(ctx, answer)) return null;
+    return {
+      exactKey: keys.exact,
+      semanticScope: keys.semanticScope,
+      question: keys.question,
+      model: ctx.request.model,
+      target: plannedTarget(ctx),
+      keyId: ctx.identity?.key.id ?? null,
+      teamId: ctx.identity?.team?.id ?? null,
+      // A stream the client did not ask usage for has none from the upstream: the counts the spend stage made
+      // stand in, so a later hit answers with usage like any answer (the SDKs read `usage` on every one).
+      answer: answer.usage ? answer : { ...answer, usage: usageOf(ctx.spent) },
+      native,
+      provider: ctx.upstream.provider,
+      upstreamModel: ctx.upstream.upstreamModel,
+      costUsd: ctx.spent?.usd ?? 0,
+      createdAt: now,
+      expiresAt: now + ttl * 1000,
+    };
+  }
+
   private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, native: CachedNative | null, vector: Float32Array | null, ttl: number, semantic: boolean, askedAt: number): void {
-    // An answer a fallback gave is not kept: it would be served as the model asked for, and after that model is back.
-    if (!answer || !ctx.upstream || ctx.upstream.fallback || !storable(answer, marksUnmetFinish(ctx))) return;
-    const upstream = ctx.upstream;
+    if (!answer || !kept(ctx, answer)) return;
     // The cost is settled by the spend stage as the answer ends (perhaps after it): stored once it is known.
     void Promise.allSettled(ctx.pending).then(async () => {
-      const now = Date.now();
-      const entry = await this.cache.put(
-        {
-          exactKey: keys.exact,
-          semanticScope: keys.semanticScope,
-          question: keys.question,
-          model: ctx.request.model,
-          keyId: ctx.identity?.key.id ?? null,
-          teamId: ctx.identity?.team?.id ?? null,
-          // A stream the client did not ask usage for has none from the upstream: the counts the spend stage made
-          // stand in, so a later hit answers with usage like any answer (the SDKs read `usage` on every one).
-          answer: answer.usage ? answer : { ...answer, usage: usageOf(ctx.spent) },
-          native,
-          provider: upstream.provider,
-          upstreamModel: upstream.upstreamModel,
-          costUsd: ctx.spent?.usd ?? 0,
-          createdAt: now,
-          expiresAt: now + ttl * 1000,
-        },
-        vector,
-        semantic && keys.question !== null ? keys.conversation : null,
-        askedAt,
-      );
+      const made = this.entryOf(ctx, keys, answer, native, ttl, Date.now());
+      if (made === null) return;
+      const entry = await this.cache.put(made, vector, semantic && keys.question !== null ? keys.conversation : null, askedAt);
       // A delete that selects it ran while it was on its way; and an event nobody listens to is not made.
       if (!entry || !this.bus.hasListeners('cache.stored')) return;
       this.bus.emit('cache.stored', { requestId: ctx.id, model: ctx.request.model, entryId: entry.id, semantic: entry.vector !== null, expiresAt: new Date(entry.expiresAt).toISOString() });
     }).catch((err: unknown) => this.log.warn({ err, requestId: ctx.id }, 'cache: could not store an answer'));
+  }
+}
+
+/** Whether the cache keeps an answer: a complete one the model asked for gave (not a fallback's, see `storable`). */
+function kept(ctx: ChatContext, answer: ChatCompletion): boolean {
+  // An answer a fallback gave is not kept: it would be served as the model asked for, and after that model is back.
+  return ctx.upstream !== null && !ctx.upstream.fallback && storable(answer, marksUnmetFinish(ctx));
+}
+
+/** A deep copy of an answer for one request that waited for it; null when it cannot be copied (that request then asks the provider). */
+function copyOf(entry: NewCacheEntry): NewCacheEntry | null {
+  try {
+    return structuredClone(entry);
+  } catch {
+    return null;
   }
 }
 
@@ -418,6 +508,11 @@ export default definePlugin({
     return new CacheStage(cache, services.get(BUS), services.get(LOG));
   },
 });
+
+/** Who asked, for the cache's events. */
+function whoAsked(ctx: RequestContext): { requestId: string; model: string; keyId: string | null; teamId: string | null } {
+  return { requestId: ctx.id, model: ctx.request.model, keyId: ctx.identity?.key.id ?? null, teamId: ctx.identity?.team?.id ?? null };
+}
 
 /** A completion's usage from what the spend stage counted (null when it counted nothing). */
 function usageOf(spent: Spent | null): ChatCompletion['usage'] {
