@@ -38,6 +38,14 @@ export interface VertexUpstream {
   revokeTokens(): void;
   /** While set, no token is taken, a newly issued one included (the account lost access). */
   refusingEveryToken: boolean;
+  /** Issues a token Vertex takes, as Google does for another source of tokens (the scripted metadata server). */
+  issueToken(): string;
+  /** IAM Credentials' generateAccessToken URL for a service account of this server (an impersonated credential's). */
+  impersonationUrl(email: string): string;
+  /** generateAccessToken requests: the account, the bearer token they came with and their body. */
+  impersonations: Array<{ email: string; bearer: string | undefined; body: any }>;
+  /** Tokens issued by generateAccessToken (the impersonated account's). */
+  impersonatedTokens: Set<string>;
   close(): Promise<void>;
 }
 
@@ -55,6 +63,7 @@ function unservedBeta(header: string | string[] | undefined): boolean {
   return text.split(',').map((beta) => beta.trim()).some((beta) => beta !== '' && !VERTEX_BETAS.has(beta));
 }
 
+const IMPERSONATION_PATH = /^\/v1\/projects\/-\/serviceAccounts\/([^/:]+):generateAccessToken$/;
 const MODEL_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict)$/;
 
 function googleError(res: ServerResponse, status: number, statusName: string, message: string): void {
@@ -87,6 +96,16 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
       userTokens.clear();
     },
     refusingEveryToken: false,
+    issueToken() {
+      const issuedToken = `ya29.c.${randomBytes(24).toString('base64url')}`;
+      issued.add(issuedToken);
+      return issuedToken;
+    },
+    impersonationUrl(email: string) {
+      return `${state.url}/projects/-/serviceAccounts/${email}:generateAccessToken`;
+    },
+    impersonations: [] as Array<{ email: string; bearer: string | undefined; body: any }>,
+    impersonatedTokens: new Set<string>(),
     async close() {
       for (const server of servers) {
         await new Promise<void>((resolve) => {
@@ -130,6 +149,29 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
     issued.add(accessToken);
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
     res.end(JSON.stringify({ access_token: accessToken, expires_in: 3599, token_type: 'Bearer' }));
+  }
+
+  /**
+   * IAM Credentials' generateAccessToken: the caller's token (the source credential's) must be one this server issued;
+   * the answer is a token for the named account, in IAM's shape (`accessToken`, `expireTime`).
+   */
+  async function impersonate(req: IncomingMessage, res: ServerResponse, email: string): Promise<void> {
+    const raw = (await readBody(req)).toString('utf8');
+    let body: any;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    state.impersonations.push({ email: decodeURIComponent(email), bearer, body });
+    if (!bearer || !issued.has(bearer)) return googleError(res, 401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials.');
+    if (!Array.isArray(body?.scope) || body.scope.length === 0) return googleError(res, 400, 'INVALID_ARGUMENT', 'Scope required.');
+    const impersonated = `ya29.impersonated.${randomBytes(24).toString('base64url')}`;
+    issued.add(impersonated);
+    state.impersonatedTokens.add(impersonated);
+    res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+    res.end(JSON.stringify({ accessToken: impersonated, expireTime: new Date(Date.now() + 3600_000).toISOString() }));
   }
 
   /** Passes the request on to the scripted provider behind and streams its answer back unchanged. */
@@ -192,7 +234,10 @@ export async function startVertexUpstream(): Promise<VertexUpstream> {
   const server = createServer((req, res) => {
     state.received.push(`${req.method ?? 'GET'} ${req.url ?? '/'}`);
     const [path = '/', query = ''] = (req.url ?? '/').split('?');
-    const work = req.method === 'POST' && path === '/token' ? token(req, res) : req.method === 'POST' && MODEL_PATH.test(path) ? model(req, res, path, query) : Promise.resolve(googleError(res, 404, 'NOT_FOUND', `${path} not found`));
+    const impersonation = req.method === 'POST' ? IMPERSONATION_PATH.exec(path) : null;
+    const work = req.method === 'POST' && path === '/token' ? token(req, res)
+      : impersonation ? impersonate(req, res, impersonation[1] as string)
+        : req.method === 'POST' && MODEL_PATH.test(path) ? model(req, res, path, query) : Promise.resolve(googleError(res, 404, 'NOT_FOUND', `${path} not found`));
     work.catch(() => res.destroy());
   });
   servers.push(server);

@@ -3,8 +3,10 @@ import type { ChatCompletionRequest, NativeRequest } from '../../core/canonical.
 import { anthropicError, completionOf, createAnthropicStreamDecoder, defaultMaxTokens, messagesBody } from '../anthropic/index.js';
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../core/provider.js';
 import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiRequest } from '../gemini/index.js';
-import { vertexCredential } from './credentials.js';
+import { vertexCredential, type VertexCredential } from './credentials.js';
 import { accessToken, DEFAULT_TOKEN_URL, forgetAccessToken } from './token.js';
+import { defaultCredential, knownDefaultCredential } from './adc.js';
+import { metadataProject } from './metadata-server.js';
 import { jsonHeaders as headers } from '../upstream-request.js';
 import { pathSegment, unsafeModelName } from '../../path-segment.js';
 import { gatewayError, type GatewayError } from '../../core/errors.js';
@@ -30,18 +32,51 @@ function baseUrl(target: Target): string {
   return base;
 }
 
-/** The project a user credential bills quota to (gcloud's current project when it wrote the file). */
-function quotaProject(target: Target): string | undefined {
-  const credential = target.apiKey ? vertexCredential(target.apiKey, target.keySource === 'client') : null;
-  return credential?.kind === 'authorized-user' ? credential.user.quota_project_id : undefined;
+/**
+ * The project a user credential (or an impersonated account's file) bills quota to: gcloud's current project when it
+ * wrote the file. A service account's token bills its own project.
+ */
+function quotaProjectOf(credential: VertexCredential): string | undefined {
+  if (credential.kind === 'authorized-user') return credential.user.quota_project_id;
+  if (credential.kind === 'impersonated') return credential.impersonated.quota_project_id;
+  return undefined;
+}
+
+/** The project a credential names: a service account's own, else the quota project of a user's or impersonated one. */
+function projectOf(credential: VertexCredential): string | undefined {
+  if (credential.kind === 'service-account') return credential.account.project_id;
+  if (credential.kind === 'impersonated') return credential.impersonated.quota_project_id ?? projectOf(credential.impersonated.source);
+  return quotaProjectOf(credential);
+}
+
+/**
+ * Stands in the URL for the project of a provider without a key or a configured project: it is known only once
+ * Application Default Credentials are looked up (`authorize`). Not a possible project id (those have no `_`).
+ */
+const ADC_PROJECT = '__adc_project__';
+
+function noProject(target: Target): GatewayError {
+  return gatewayError('provider_misconfigured', `vertex: no project configured; set providers.${target.provider.name}.project.`, { param: 'model' });
 }
 
 function project(target: Target): string {
   if (target.provider.options.project) return target.provider.options.project;
-  const credential = target.apiKey ? vertexCredential(target.apiKey, target.keySource === 'client') : null;
-  const fromAccount = credential?.kind === 'service-account' ? credential.account.project_id : quotaProject(target);
+  if (!target.apiKey) return ADC_PROJECT;
+  const fromAccount = projectOf(vertexCredential(target.apiKey, target.keySource === 'client'));
   if (fromAccount) return fromAccount;
-  throw gatewayError('provider_misconfigured', `vertex: no project configured; set providers.${target.provider.name}.project.`, { param: 'model' });
+  throw noProject(target);
+}
+
+/** The project of a provider without a key: its credential's, else the metadata server's (the host's project). */
+async function defaultProject(credential: VertexCredential, target: Target): Promise<string> {
+  const named = projectOf(credential) ?? (credential.kind === 'metadata-server' ? await metadataProject(credential.baseUrl, credential.adcFile) : null);
+  if (named) return named;
+  throw noProject(target);
+}
+
+/** A target's credential: its key, else Application Default Credentials (gcloud's file, the metadata server). */
+function credentialOf(target: Target): Promise<VertexCredential> {
+  return target.apiKey ? Promise.resolve(vertexCredential(target.apiKey, target.keySource === 'client')) : defaultCredential();
 }
 
 /**
@@ -92,7 +127,8 @@ function tokenUrlOf(target: Target): string | undefined {
 
 /**
  * Vertex AI: Gemini bodies (generateContent / streamGenerateContent?alt=sse) and Anthropic Messages bodies
- * (rawPredict / streamRawPredict) on Google Cloud URLs, authorised with an OAuth token from the service account.
+ * (rawPredict / streamRawPredict) on Google Cloud URLs, authorised with an OAuth token from the provider's key, or
+ * without one from Application Default Credentials (gcloud's file, the metadata server; see adc.ts).
  */
 export const vertexAdapter: ProviderAdapter = {
   format: 'vertex',
@@ -126,28 +162,30 @@ export const vertexAdapter: ProviderAdapter = {
   },
 
   async authorize(request: UpstreamRequest, target: Target, dispatcher?: Dispatcher): Promise<UpstreamRequest> {
-    if (!target.apiKey) throw gatewayError('provider_key_missing', 'vertex: no service account configured.');
-    const credential = vertexCredential(target.apiKey, target.keySource === 'client');
+    const credential = await credentialOf(target);
     const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential, tokenUrlOf(target), dispatcher);
+    const marker = `/projects/${ADC_PROJECT}/`;
+    const url = request.url.includes(marker) ? request.url.replace(marker, `/projects/${encodeURIComponent(await defaultProject(credential, target))}/`) : request.url;
     // A user's token is charged to no project of its own: Google's APIs refuse it (403, "requires a quota project")
     // unless the request names one, which Google's auth libraries do from the credential's quota_project_id.
     // An operator's own x-goog-user-project header (another billing project) wins.
-    const quota = quotaProject(target);
+    const quota = quotaProjectOf(credential);
     const named = Object.keys(request.headers).some((name) => name.toLowerCase() === 'x-goog-user-project');
     const billed = quota !== undefined && !named ? { 'x-goog-user-project': quota } : {};
-    return { ...request, headers: withFields(request.headers, { ...billed, authorization: `Bearer ${token}` }) };
+    return { ...request, url, headers: withFields(request.headers, { ...billed, authorization: `Bearer ${token}` }) };
   },
 
   /**
-   * Vertex's 401 (UNAUTHENTICATED) to a service account's or user credential's cached token: revoked, or its key
+   * Vertex's 401 (UNAUTHENTICATED) to a cached token (a service account's, a user credential's, an impersonated
+   * account's, the metadata server's): revoked, or its key
    * deleted, before it expired. The token is dropped and one fetched anew. A 403 (PERMISSION_DENIED) is the account's permissions, which a new
    * token keeps; a ready access token has nothing to fetch again.
    */
   forgetCredential(request: UpstreamRequest, target: Target, error: GatewayError): boolean {
-    if (error.upstreamStatus !== 401 || !target.apiKey) return false;
-    const credential = vertexCredential(target.apiKey, target.keySource === 'client');
+    if (error.upstreamStatus !== 401) return false;
+    const credential = target.apiKey ? vertexCredential(target.apiKey, target.keySource === 'client') : knownDefaultCredential();
     const token = request.headers.authorization?.replace(/^Bearer /, '');
-    if (credential.kind === 'access-token' || !token) return false;
+    if (!credential || credential.kind === 'access-token' || !token) return false;
     forgetAccessToken(credential, tokenUrlOf(target), token);
     return true;
   },
