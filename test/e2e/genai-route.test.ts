@@ -254,7 +254,9 @@ describe('@google/genai -> Gemini model', () => {
     // The SDK refuses empty contents itself, so the request is written by hand.
     const empty = await fetch(`${tg.url}/genai/v1beta/models/gemini-2.5-flash:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"contents":[]}' });
     expect(empty.status).toBe(400);
-    expect(await empty.json()).toEqual({ error: { code: 400, status: 'INVALID_ARGUMENT', message: '* GenerateContentRequest.contents: contents is not specified' } });
+    const message = '* GenerateContentRequest.contents: contents is not specified';
+    const details = [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'contents', description: message }] }];
+    expect(await empty.json()).toEqual({ error: { code: 400, status: 'INVALID_ARGUMENT', message, details } });
     const broken = await fetch(`${tg.url}/genai/v1beta/models/gemini-2.5-flash:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"contents":' });
     expect(broken.status).toBe(400);
     expect(((await broken.json()) as { error: { status: string } }).error.status).toBe('INVALID_ARGUMENT');

@@ -110,7 +110,9 @@ describe('Vertex: a model name cannot reach another path', () => {
     const model = encodeURIComponent('vertex/gemini-2.0-flash/../../x');
     const response = await jsonRequest(tg.url, 'POST', `/genai/v1beta/models/${model}:generateContent`, { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: { code: 400, message: expect.stringContaining("holds '..'"), status: 'INVALID_ARGUMENT' } });
+    const violation = { field: 'model', description: expect.stringContaining("holds '..'") };
+    const details = [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [violation] }];
+    expect(response.body).toEqual({ error: { code: 400, message: expect.stringContaining("holds '..'"), status: 'INVALID_ARGUMENT', details } });
     expect(vertexModelRequests()).toEqual([]);
   });
 });

@@ -84,7 +84,8 @@ describe('cohere buildChatRequest', () => {
         { role: 'assistant', content: [{ type: 'text', text: 'Sunny, then rain.' }] },
       ],
       tools: [{ ...weatherTool, function: { ...weatherTool.function, strict: true } }],
-      parallel_tool_calls: false,
+      // Cohere's own behaviour, which it has no field for (false is refused, see provider-audit-cohere-parallel-tool-calls).
+      parallel_tool_calls: true,
     });
     expect(body.messages.slice(1)).toEqual([
       { role: 'assistant', tool_plan: 'Let me look.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },

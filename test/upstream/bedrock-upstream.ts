@@ -120,8 +120,9 @@ function validateModelFields(modelId: string, body: Record<string, any>): void {
   if (fields === undefined) return;
   check(isRecord(fields), 'additionalModelRequestFields must be an object.');
   for (const key of Object.keys(fields)) {
-    check(isClaudeModel(modelId) && (key === 'thinking' || key === 'top_k'), `Malformed input request: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
+    check(isClaudeModel(modelId) && (key === 'thinking' || key === 'top_k' || key === 'tool_choice'), `Malformed input request: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
   }
+  if (fields.tool_choice !== undefined) validateClaudeToolChoice(fields.tool_choice, body);
   if (fields.top_k !== undefined) check(Number.isInteger(fields.top_k) && fields.top_k >= 0, 'The model returned the following errors: top_k: Input should be a valid integer');
   const thinking = fields.thinking;
   if (thinking === undefined) return;
@@ -162,6 +163,24 @@ function checkDocument(document: any, message: any, where: string, names: Set<st
   check(!names.has(name.toLowerCase()), "Messages can't contain duplicate document names. Rename the document and retry your request.");
   names.add(name.toLowerCase());
   check(names.size <= 5, "You can't include more than 5 documents in a request.");
+}
+
+/**
+ * Claude's own `tool_choice` in additionalModelRequestFields (how `disable_parallel_tool_use` reaches it through
+ * Converse): Bedrock merges it into the tool_choice it writes from toolConfig.toolChoice, so a `type` beside a
+ * toolChoice is refused as a conflict, and without a toolChoice Anthropic wants the type (errors as Bedrock relays them).
+ */
+function validateClaudeToolChoice(choice: unknown, body: Record<string, any>): void {
+  check(isRecord(choice), 'The model returned the following errors: tool_choice: Input should be a valid dictionary');
+  check(isRecord(body.toolConfig), 'The model returned the following errors: tool_choice may only be specified while providing tools.');
+  const converseChoice = body.toolConfig.toolChoice;
+  if (isRecord(converseChoice)) {
+    const member = Object.keys(converseChoice)[0] as string;
+    check(choice.type === undefined, `The additional field tool_choice/type conflicts with the existing field toolConfig.toolChoice.${member}. Remove tool_choice/type and try again.`);
+  } else {
+    check(['auto', 'any', 'tool', 'none'].includes(choice.type), 'The model returned the following errors: tool_choice.type: Field required');
+  }
+  if (choice.disable_parallel_tool_use !== undefined) check(typeof choice.disable_parallel_tool_use === 'boolean', 'The model returned the following errors: tool_choice.disable_parallel_tool_use: Input should be a valid boolean');
 }
 
 /** Validates a Converse body the way the service does, with its wording for the common mistakes. */

@@ -25,10 +25,24 @@ function statusNameOf(error: GatewayError): string {
   return googleStatusName(error.status);
 }
 
-/** A GatewayError in Google's shape `{"error":{"code","message","status"}}`; the HTTP status stays the gateway's. */
+/** Google's detail type naming the fields of a request that were wrong (google.rpc.BadRequest). */
+const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
+
+/**
+ * The details of an error that has none of its own: a 400 naming the field it refuses (tollgate's own refusal, or a
+ * non-Gemini upstream's) gets a `google.rpc.BadRequest` with that field's violation, as Google's own 400s carry one,
+ * so a client (or @google/genai's ApiError, whose message holds the whole error JSON) reads which field it was.
+ */
+function fieldViolationDetails(error: GatewayError): unknown[] | null {
+  if (error.status !== 400 || error.param === null || error.param === '') return null;
+  return [{ '@type': BAD_REQUEST_TYPE, fieldViolations: [{ field: error.param, description: error.message }] }];
+}
+
+/** A GatewayError in Google's shape `{"error":{"code","message","status","details"}}`; the HTTP status stays the gateway's. */
 export function googleErrorBody(error: GatewayError): GoogleErrorBody {
   const body: GoogleErrorBody = { error: { code: error.status, message: error.message, status: statusNameOf(error) } };
   // A Gemini upstream's own details (which field was wrong, why) reach the client as Google writes them.
-  if (error.details) body.error.details = [...error.details];
+  const details = error.details ? [...error.details] : fieldViolationDetails(error);
+  if (details) body.error.details = details;
   return body;
 }

@@ -255,14 +255,44 @@ function outputConfig(format: unknown): unknown {
   };
 }
 
+/** Whether the request asks for at most one tool call a turn where a call can come (tools offered, not `none`). */
+function asksSingleToolCall(request: ChatCompletionRequest): boolean {
+  const tools = Array.isArray(request.tools) ? (request.tools as unknown[]) : [];
+  return request.parallel_tool_calls === false && tools.length > 0 && request.tool_choice !== 'none';
+}
+
+/**
+ * `parallel_tool_calls: false` for Claude: Converse's ToolConfiguration holds tools and a toolChoice (auto, any, tool)
+ * and no switch for one call a turn, so it goes as Anthropic's `tool_choice.disable_parallel_tool_use` in
+ * additionalModelRequestFields, which Bedrock merges into the tool_choice it writes from toolConfig.toolChoice. With a
+ * toolChoice set, the type is that one's (Bedrock refuses a `type` here as conflicting with it); without one (Converse's
+ * default, auto) Anthropic's tool_choice needs its type, `auto`.
+ */
+function singleToolCallChoice(toolChoiceSet: boolean): Record<string, unknown> {
+  return toolChoiceSet ? { disable_parallel_tool_use: true } : { type: 'auto', disable_parallel_tool_use: true };
+}
+
+/**
+ * The other families have no setting for one tool call per turn (Converse has none, and their own fields hold none):
+ * they may answer with several calls, which a client that asked for one at a time may run wrongly. So it is a 400
+ * naming the field, as on Gemini (a route moves on to its other targets); `true` is their own behaviour.
+ */
+function refuseSingleToolCall(request: ChatCompletionRequest, claude: boolean): void {
+  if (claude || !asksSingleToolCall(request)) return;
+  throw bad("parallel_tool_calls: false is not supported for this model: Converse has no setting for one tool call per turn, and the model may answer with several. Leave the field out (or set it true) and handle each call of a turn. (Claude takes it, also behind an application inference profile or a provisioned model listed in the provider's claude_models.)", 'parallel_tool_calls');
+}
+
 /**
  * Claude's own request fields. Converse has no reasoning or top-k field of its own: Claude takes Anthropic's
  * `thinking` in additionalModelRequestFields, the budget an Anthropic client set or the one reasoning_effort maps
- * to (fitted under maxTokens as on Anthropic's API), and `top_k` (AWS's Converse example for Claude sends it there).
- * Other families are sent nothing: some take other fields or none, and an unknown field is a 400 (see README).
+ * to (fitted under maxTokens as on Anthropic's API), `top_k` (AWS's Converse example for Claude sends it there) and
+ * `tool_choice.disable_parallel_tool_use` (see singleToolCallChoice). Other families are sent nothing: some take other
+ * fields or none, and an unknown field is a 400 (see README).
  */
-function modelFields(request: ChatCompletionRequest, claude: boolean, maxTokens: number | undefined, turns: readonly ConverseMessage[]): ConverseRequest['additionalModelRequestFields'] {
+function modelFields(request: ChatCompletionRequest, claude: boolean, body: ConverseRequest): ConverseRequest['additionalModelRequestFields'] {
   if (!claude) return undefined;
+  const maxTokens = body.inferenceConfig?.maxTokens;
+  const turns = body.messages;
   const fields: Record<string, unknown> = {};
   let thinking = thinkingOf(request);
   const explicit = request.thinking !== undefined && request.thinking !== null;
@@ -274,6 +304,7 @@ function modelFields(request: ChatCompletionRequest, claude: boolean, maxTokens:
     fields.thinking = thinking;
   }
   if (typeof request.top_k === 'number') fields.top_k = request.top_k;
+  if (asksSingleToolCall(request)) fields.tool_choice = singleToolCallChoice(body.toolConfig?.toolChoice !== undefined);
   return Object.keys(fields).length > 0 ? fields : undefined;
 }
 
@@ -294,6 +325,7 @@ function continuesUnthoughtToolTurn(turns: readonly ConverseMessage[]): boolean 
  */
 export function converseBody(request: ChatCompletionRequest, claude: boolean): ConverseRequest {
   if (typeof request.n === 'number' && request.n > 1) throw bad('n > 1 is not supported; Converse returns one answer per request.', 'n');
+  refuseSingleToolCall(request, claude);
   const { turns, system, usesTools } = translateMessages(request.messages);
   if (turns.length === 0) throw bad('at least one user message is required.', 'messages');
   const body: ConverseRequest = { messages: turns };
@@ -304,7 +336,7 @@ export function converseBody(request: ChatCompletionRequest, claude: boolean): C
   if (tools) body.toolConfig = tools;
   const output = outputConfig(request.response_format);
   if (output) body.outputConfig = output;
-  const fields = modelFields(request, claude, inference?.maxTokens, turns);
+  const fields = modelFields(request, claude, body);
   if (fields) body.additionalModelRequestFields = fields;
   return body;
 }
