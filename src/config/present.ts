@@ -93,6 +93,7 @@ export function providerView(provider: ProviderRuntime): ProviderView {
     ...(provider.options.claudeModels ? { claude_models: [...provider.options.claudeModels] } : {}),
     ...(provider.options.apiVersion ? { api_version: provider.options.apiVersion } : {}),
     ...(provider.options.tokenUrl ? { token_url: provider.options.tokenUrl } : {}),
+    ...(provider.options.extraParameters ? { extra_parameters: provider.options.extraParameters } : {}),
     ...(provider.rawAuth ? { auth: maskedAuth(provider.rawAuth) } : {}),
     ...(provider.prices.size > 0 ? { prices: Object.fromEntries([...provider.prices].map(([model, price]) => [model, { ...price }])) } : {}),
     keys: provider.keys.map((key) => ({ id: key.id, value: maskSecret(key.raw), weight: key.weight, models: key.models, ...(key.disabled ? { disabled: true } : {}), source: key.source })),

@@ -407,6 +407,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   const aws = awsChain ?? awsOption(name, vendor.format, auth, keys.length, env);
   const source: ConfigSource = api ? 'api' : file ? 'file' : envKey || envBaseUrl ? 'env' : 'builtin';
   const claudeModels = api?.claude_models ?? file?.claude_models;
+  const extraParameters = api?.extra_parameters ?? file?.extra_parameters;
   return {
     name,
     vendor,
@@ -429,6 +430,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
       ...(claudeModels ? { claudeModels } : {}),
       ...pickDefined('apiVersion', api?.api_version ?? file?.api_version ?? (ownEnv ? firstEnv(env, vendor.apiVersionEnv ?? []) : undefined)),
       ...pickDefined('tokenUrl', api?.token_url ?? file?.token_url),
+      ...(extraParameters ? { extraParameters } : {}),
       ...(entra ? { entra } : {}),
       ...(aws ? { aws } : {}),
     },

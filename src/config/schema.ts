@@ -157,6 +157,10 @@ export const providerSchema = z.strictObject({
     .min(1)
     .optional()
     .describe('API version (the `api-version` query parameter) for `azure`, kept as written; none calls Azure OpenAI\'s v1 API (`/openai/v1/`). For `azure-ai`, default `2024-05-01-preview`.'),
+  extra_parameters: z
+    .enum(['drop', 'pass-through', 'error'])
+    .optional()
+    .describe('For `azure-ai`: what the model inference API does with request fields outside its spec (its `extra-parameters` header): `drop` them (default), `pass-through` them to the model (a model\'s own options, such as Mistral\'s `safe_prompt`), or refuse the request (`error`).'),
   token_url: secureUrl()
     .optional()
     .describe('OAuth token endpoint for `vertex` (https; http only on a loopback host); defaults to the service account\'s `token_uri`.'),

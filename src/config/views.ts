@@ -38,6 +38,7 @@ export interface ProviderView {
   claude_models?: string[];
   api_version?: string;
   token_url?: string;
+  extra_parameters?: string;
   /** The Entra identity (`auth`), its client secret masked. */
   auth?: Record<string, string>;
   /** Operator prices by model name (`*` for any model the catalogue does not know). */

@@ -48,6 +48,8 @@ export interface ProviderOptions {
   claudeModels?: readonly string[];
   /** API version (`azure`: the `api-version` query parameter). */
   apiVersion?: string;
+  /** `azure-ai`: what the model inference API does with fields outside its spec (its `extra-parameters` header). */
+  extraParameters?: 'drop' | 'pass-through' | 'error';
   /** OAuth token endpoint (`vertex`: defaults to the service account's `token_uri`). */
   tokenUrl?: string;
   /** Microsoft Entra ID instead of an `api-key` (`azure`, `azure-ai`): the identity whose tokens authorise calls. */

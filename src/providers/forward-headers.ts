@@ -4,9 +4,9 @@ import { platformBetaHeader } from './platform-betas.js';
 
 /**
  * Headers a vendor's own SDK sends for the vendor to read, forwarded when the request goes to that vendor:
- * OpenAI's organization, project, beta opt-ins and idempotency key; Anthropic's version and beta flags. The
- * Anthropic ones only come from `/anthropic`, where the body is in the version the client named; a request
- * translated from another dialect is built for the version the adapter speaks.
+ * OpenAI's organization, project, beta opt-ins, idempotency key and client request id (also Azure OpenAI's);
+ * Anthropic's version and beta flags. The Anthropic ones only come from `/anthropic`, where the body is in the
+ * version the client named; a request translated from another dialect is built for the version the adapter speaks.
  */
 interface VendorHeaders {
   names: readonly string[];
@@ -16,8 +16,23 @@ interface VendorHeaders {
   rewrite?: (name: string, value: string) => string | undefined;
 }
 
+/** Longest `X-Client-Request-Id` OpenAI takes (printable ASCII only). */
+const CLIENT_REQUEST_ID_CHARS = 512;
+
+/**
+ * A client's `X-Client-Request-Id` as OpenAI takes it (printable ASCII, at most 512 characters), else not sent. Not
+ * a 400: the id is only for looking the request up in the vendor's logs, and the same request may go to a target that
+ * does not read it at all; sent as it came, OpenAI would refuse the whole request for it.
+ */
+function clientRequestId(name: string, value: string): string | undefined {
+  if (name !== 'x-client-request-id') return value;
+  return value.length <= CLIENT_REQUEST_ID_CHARS && /^[\x20-\x7e]+$/.test(value) ? value : undefined;
+}
+
 const VENDOR_HEADERS: Record<string, VendorHeaders> = {
-  openai: { names: ['openai-organization', 'openai-project', 'openai-beta', 'idempotency-key'], dialects: null },
+  openai: { names: ['openai-organization', 'openai-project', 'openai-beta', 'idempotency-key', 'x-client-request-id'], dialects: null, rewrite: clientRequestId },
+  // Azure OpenAI serves OpenAI's API to the same SDK (its AzureOpenAI client), whose callers set the id the same way.
+  azure: { names: ['x-client-request-id'], dialects: null, rewrite: clientRequestId },
   anthropic: { names: ['anthropic-beta', 'anthropic-version'], dialects: ['anthropic'] },
   // Claude on Vertex AI takes its beta opt-ins in the anthropic-beta header too; its version goes in the body
   // (anthropic_version: vertex-2023-10-16), so a client's anthropic-version is not sent. Gemini models get neither.
@@ -25,8 +40,8 @@ const VENDOR_HEADERS: Record<string, VendorHeaders> = {
   vertex: { names: ['anthropic-beta'], dialects: ['anthropic'], models: /^claude/, rewrite: (_name, value) => platformBetaHeader('vertex', value) },
 };
 
-/** Vendor headers that go upstream but cannot change an answer (a retry's idempotency key). */
-const NOT_ANSWER_SHAPING: ReadonlySet<string> = new Set(['idempotency-key']);
+/** Vendor headers that go upstream but cannot change an answer (a retry's idempotency key, the client's request id). */
+const NOT_ANSWER_SHAPING: ReadonlySet<string> = new Set(['idempotency-key', 'x-client-request-id']);
 
 /**
  * The vendor headers forwarded upstream that can change an answer (beta opt-ins, organization, project, API

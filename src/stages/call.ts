@@ -24,7 +24,7 @@ import { ATTEMPT_GATE, AttemptPlan, type Attempt } from '../routing/attempt-plan
 import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
-import { notToRetry, upstreamSaysNoRetry } from '../routing/should-retry.js';
+import { asUpstreamSaid, notToRetry, upstreamSaysNoRetry } from '../routing/should-retry.js';
 import { gatewayError, INTERNAL_MESSAGE, withChanges } from '../core/errors.js';
 import { upstreamChannel, type UpstreamTraceMessage } from '../core/trace-channels.js';
 import { withOutputLimit, type TargetLimits } from '../core/output-limit.js';
@@ -410,8 +410,9 @@ class CallStage implements Stage {
       /** Stream bytes since the decoder last produced a chunk: an upper bound on what it holds undecoded. */
       let pendingBytes = 0;
       let decoder: StreamDecoder | null = null;
+      // Its x-should-retry decides over the status whether it is retried, as in the vendors' SDKs (see asUpstreamSaid).
       const errorFrom = (bodyText: string): GatewayError =>
-        upstreamError(target.provider.name, upstream.status, headers, bodyText, (text) => adapter.parseError(upstream.status, headers, text, target));
+        asUpstreamSaid(upstreamError(target.provider.name, upstream.status, headers, bodyText, (text) => adapter.parseError(upstream.status, headers, text, target)), headers);
       const succeed = (): void => {
         state.live = null;
         record({ kind: 'success', latencyMs: firstByteMs, headers });

@@ -21,6 +21,11 @@ export interface AzureCall {
   apiVersion: string | null;
   headers: Record<string, string | string[] | undefined>;
   body: any;
+  /**
+   * Azure AI Foundry: the body as the model got it, after the `extra-parameters` header had its say (fields outside the
+   * model inference API's spec dropped, or passed through); undefined when the service refused the request for them.
+   */
+  modelBody?: any;
 }
 
 export interface AzureUpstream {
@@ -50,6 +55,29 @@ export interface AzureUpstreamOptions {
   deployments?: Record<string, string>;
   /** Models Azure AI Foundry serves by name. */
   foundryModels?: string[];
+}
+
+/** The fields of the model inference API's spec (chat completions, embeddings); any other is an extra parameter. */
+const FOUNDRY_FIELDS: Record<'chat' | 'embeddings', ReadonlySet<string>> = {
+  chat: new Set(['model', 'messages', 'frequency_penalty', 'presence_penalty', 'temperature', 'top_p', 'max_tokens', 'response_format', 'stop', 'stream', 'stream_options', 'tools', 'tool_choice', 'seed', 'modalities']),
+  embeddings: new Set(['model', 'input', 'dimensions', 'encoding_format', 'input_type']),
+};
+
+/**
+ * What Azure AI Foundry does with a body's extra parameters, as its `extra-parameters` header says: `pass-through`
+ * gives them to the model, `drop` leaves them out, and `error` (also what no header means) refuses the request.
+ */
+function foundryExtras(body: Record<string, unknown>, operation: 'chat' | 'embeddings', header: string | undefined): { body: Record<string, unknown> } | { status: number; code: string; message: string } {
+  const extras = Object.keys(body).filter((key) => !FOUNDRY_FIELDS[operation].has(key));
+  const behaviour = header ?? 'error';
+  if (behaviour === 'pass-through' || extras.length === 0) return { body };
+  if (behaviour === 'drop') return { body: Object.fromEntries(Object.entries(body).filter(([key]) => FOUNDRY_FIELDS[operation].has(key))) };
+  if (behaviour !== 'error') return { status: 400, code: 'BadRequest', message: `Invalid value for extra-parameters: '${behaviour}'. Expected one of 'pass-through', 'drop', 'error'.` };
+  return {
+    status: 400,
+    code: 'Invalid input',
+    message: `Extra parameters [${extras.map((key) => `'${key}'`).join(', ')}] are not allowed when extra-parameters is not set or set to be 'error'. Set extra-parameters to 'pass-through' to pass to the model.`,
+  };
 }
 
 const SAFE = { hate: { filtered: false, severity: 'safe' }, self_harm: { filtered: false, severity: 'safe' }, sexual: { filtered: false, severity: 'safe' }, violence: { filtered: false, severity: 'safe' } };
@@ -185,6 +213,11 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
       const model = isRecord(body) ? body.model : undefined;
       if (typeof model !== 'string' || !this.foundryModels.has(model)) return this.sendError(res, 400, { code: 'unknown_model', message: `Unknown model: ${String(model)}` });
       servedModel = model;
+      const header = req.headers['extra-parameters'];
+      const given = foundryExtras(body as Record<string, unknown>, embeddings ? 'embeddings' : 'chat', Array.isArray(header) ? header[0] : header);
+      if (!('body' in given)) return this.sendError(res, given.status, given);
+      body = given.body;
+      (this.calls.at(-1) as AzureCall).modelBody = body;
     }
 
     // A deployment answers for its model as OpenAI does: a chat model (gpt-4o, gpt-4.1) refuses reasoning_effort.

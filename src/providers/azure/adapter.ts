@@ -141,6 +141,21 @@ function withoutStreamOptions(target: Target): Target {
   return { ...target, provider: { ...target.provider, vendor: { ...vendor, quirks: { ...vendor.quirks, noStreamOptions: true, renameFields } } } };
 }
 
+/** What the model inference API does with fields outside its spec when the operator does not say (`extra_parameters`). */
+const FOUNDRY_EXTRA_PARAMETERS = 'drop';
+
+/**
+ * An Azure AI Foundry request with its `extra-parameters` header, which the service reads on every call (absent, it
+ * refuses any field outside its spec): the provider's `extra_parameters` (`pass-through` lets a model's own options,
+ * such as Mistral's `safe_prompt`, reach it), else `drop`. A header of that name the operator set on the provider wins.
+ */
+function withExtraParameters(request: UpstreamRequest, target: Target): UpstreamRequest {
+  if (target.provider.vendor.id !== 'azure-ai') return request;
+  if (Object.keys(target.provider.headers).some((name) => name.toLowerCase() === 'extra-parameters')) return request;
+  const behaviour = target.provider.options.extraParameters ?? FOUNDRY_EXTRA_PARAMETERS;
+  return { ...request, headers: { ...request.headers, 'extra-parameters': behaviour } };
+}
+
 /**
  * Whether the target serves OpenAI's Responses API as OpenAI does: Azure OpenAI's v1 API (`/openai/v1/responses`, the
  * deployment as the model). The dated API has it only from preview versions, at another path: its clients get the
@@ -159,7 +174,7 @@ export const azureAdapter: ProviderAdapter = {
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     if (native?.format === RESPONSES_FORMAT) return { ...responsesRequest(native, target), url: azureUrl(target, 'responses') };
     const url = azureUrl(target, 'chat/completions');
-    return { ...openAICompatibleAdapter.buildChatRequest(request, knowsStreamOptions(target) ? target : withoutStreamOptions(target)), url };
+    return withExtraParameters({ ...openAICompatibleAdapter.buildChatRequest(request, knowsStreamOptions(target) ? target : withoutStreamOptions(target)), url }, target);
   },
 
   parseChatResponse(body, target, native) {
@@ -178,7 +193,7 @@ export const azureAdapter: ProviderAdapter = {
 
   buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
     const url = azureUrl(target, 'embeddings');
-    return { ...delegate('buildEmbeddingsRequest')(request, target), url };
+    return withExtraParameters({ ...delegate('buildEmbeddingsRequest')(request, target), url }, target);
   },
 
   parseEmbeddingsResponse(body, target, request) {

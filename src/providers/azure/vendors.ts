@@ -24,8 +24,8 @@ export const azureVendors: VendorDefinition[] = [
     // As the Azure AI Inference SDK's endpoint: with the /models path.
     id: 'azure-ai', displayName: 'Azure AI Foundry Models', format: 'azure', defaultBaseUrl: 'https://{resource}.services.ai.azure.com/models', versionPath: '/models',
     auth: apiKeyHeader, keyRequired: true, keyEnv: ['AZURE_AI_API_KEY', 'AZURE_INFERENCE_CREDENTIAL'], baseUrlEnv: ['AZURE_AI_ENDPOINT'],
-    // The model inference API errors on fields outside its spec unless told to drop them, and knows only max_tokens.
-    defaultHeaders: { 'extra-parameters': 'drop' },
+    // The model inference API knows only max_tokens. Its `extra-parameters` header (what it does with fields outside
+    // its spec) is the adapter's to send, as the provider's extra_parameters says (default drop).
     quirks: { renameFields: { max_completion_tokens: 'max_tokens' } },
     catalogId: null,
     docsUrl: 'https://learn.microsoft.com/en-us/rest/api/aifoundry/model-inference/reference/reference-model-inference-chat-completions',
