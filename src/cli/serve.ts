@@ -71,6 +71,24 @@ function accessLine(settings: Settings, adminKeyRequired: boolean): string {
 
 /** A second SIGTERM/SIGINT this long after the first forces the exit; one sooner is the first delivered twice. */
 const REPEATED_SIGNAL_MS = 1_000;
+/** How long an exit that cannot wait for in-flight requests waits for the store to be released. */
+const STORE_RELEASE_MS = 2_000;
+
+/**
+ * Ends the process with `code` once the store is closed. `process.exit` joins libuv's worker threads, and lmdb-js's
+ * write thread, caught waiting for the main thread to run a transaction's callback (usage rollups, cache entries,
+ * every commit with TOLLGATE_FSYNC=true), waits for it forever: the process hung after its port closed, until
+ * something killed it. Closing the store first commits the writes still waiting for their turn or window and lets
+ * that thread finish. If it has not within STORE_RELEASE_MS the process kills itself, as dieOnUncaught does: what
+ * was committed survives that.
+ */
+function exitOnceStoreReleased(store: { close(): Promise<void> }, code: number): void {
+  const killSelf = (): void => {
+    process.kill(process.pid, 'SIGKILL');
+  };
+  setTimeout(killSelf, STORE_RELEASE_MS).unref();
+  store.close().then(() => process.exit(code), killSelf);
+}
 
 /**
  * Runs the gateway as a server until SIGTERM/SIGINT (a second one a moment later forces the exit): load the config file, open the store, listen, log the address
@@ -114,7 +132,8 @@ export async function serve(env: Env, names: SettingNames = { config: 'TOLLGATE_
       // arrives twice within moments. One that comes later is the operator asking to stop now.
       if (performance.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
       gateway.log.warn({ signal }, 'second signal: exiting now, without waiting for in-flight requests');
-      process.exit(128 + osConstants.signals[signal]);
+      exitOnceStoreReleased(gateway.store, 128 + osConstants.signals[signal]);
+      return;
     }
     stoppingSince = performance.now();
     gateway.log.info({ signal, graceMs: settings.shutdownGraceMs }, 'shutting down: finishing in-flight requests');
@@ -126,7 +145,7 @@ export async function serve(env: Env, names: SettingNames = { config: 'TOLLGATE_
       })
       .catch((err: unknown) => {
         gateway.log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exitOnceStoreReleased(gateway.store, 1);
       });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

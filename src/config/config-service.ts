@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import { quoteInput } from '../core/quote-input.js';
@@ -12,8 +13,11 @@ import type { Log } from '../log.js';
 import { configJsonSchema, type PluginOptionsSchema } from './json-schema.js';
 import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
 import { applyMergePatch } from './merge-patch.js';
+import { sameEffect } from './same-effect.js';
+import { DEFAULTS } from './defaults.js';
 import { cacheView, guardrailsView, mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
 import { resolveRuntimeConfig, type ConfigLayers } from './runtime.js';
+import { freezeRuntimeConfig } from './read-only.js';
 import { type AlertsConfig, type ConfigFileStatus, type ConfigWarning, type PluginEntryConfig, type RuntimeConfig } from '../core/config.js';
 import {
   configFileSchema,
@@ -240,7 +244,7 @@ export class ConfigService {
     this.layers = { api: start.api, file: deps.file.document };
     this.filePath = deps.file.path;
     const initial: RuntimeConfig = { ...start.config, fileStatus: this.fileStatus };
-    this.subject = new BehaviorSubject(initial);
+    this.subject = new BehaviorSubject(freezeRuntimeConfig(initial));
     this.logWarnings(initial, []);
   }
 
@@ -250,7 +254,8 @@ export class ConfigService {
    * versions are prepared one at a time and in order.
    */
   setPreparer(prepare: (next: RuntimeConfig) => Promise<void>): void {
-    this.prepare = prepare;
+    // Frozen before the gateway compiles it: plugins' create() gets this very object (see read-only.ts).
+    this.prepare = (next) => prepare(freezeRuntimeConfig(next));
   }
 
   current(): RuntimeConfig {
@@ -426,7 +431,7 @@ export class ConfigService {
     const parsed = validate(providerSchema, withoutReadOnlyFields(body, name, 'provider'), `providers.${name}`);
     refuseReferences(name, parsed, `providers.${name}`, this.layers.file.providers?.[name]);
     const created = !this.current().providers.has(name);
-    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name], this.layers.file.providers?.[name]));
+    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name], this.layers.file.providers?.[name]), this.layers.api.providers?.[name]);
     await this.change(actor, created ? 'provider.created' : 'provider.replaced', `providers.${name}`, (api) => ({
       ...api,
       providers: { ...api.providers, [name]: entry },
@@ -584,13 +589,19 @@ export class ConfigService {
       let next: RuntimeConfig;
       let written: RuntimeConfig['settings'];
       const running = this.current().settings;
+      let unchanged = false;
       try {
         document = read();
-        const resolved = resolveRuntimeConfig({ ...this.layers, file: document }, this.deps.env, this.current().version + 1);
-        written = resolved.settings;
+        // Resolved in the running data directory: what derives from it (the embedding models' folder) moves only at a
+        // restart, with the store. The file's own value is still read to say it changed.
+        const inRunningDataDir: ConfigDocument = { ...document, settings: { ...document.settings, data_dir: running.dataDir } };
+        const resolved = resolveRuntimeConfig({ ...this.layers, file: inRunningDataDir }, this.deps.env, this.current().version + 1);
+        written = { ...resolved.settings, dataDir: this.deps.env.TOLLGATE_DATA_DIR || document.settings?.data_dir || DEFAULTS.dataDir };
         // The running config describes what runs: the address and data directory stay until a restart.
         next = { ...resolved, settings: { ...written, host: running.host, port: running.port, dataDir: running.dataDir }, fileStatus: this.fileStatus };
-        await this.prepare?.(next);
+        // Nothing to load for a save that changes nothing in effect (see keepFileWithoutChange).
+        unchanged = sameEffect(next, this.current());
+        if (!unchanged) await this.prepare?.(next);
       } catch (err) {
         // One line: a YAML error goes on to quote the offending line of the file, which may hold a key.
         let reason = oneLine((err as Error).message);
@@ -614,6 +625,10 @@ export class ConfigService {
       ] as const) {
         if (changed) this.deps.log.warn({ file: path, setting }, `settings.${setting} changed in the file; it takes effect at the next start`);
       }
+      if (unchanged) {
+        this.keepFileWithoutChange(document, path);
+        return true;
+      }
       const before = maskDocument(this.layers.file, this.pluginSecrets);
       this.deps.repo.keepVersion(next.version);
       this.layers = { ...this.layers, file: document };
@@ -626,12 +641,31 @@ export class ConfigService {
     });
   }
 
+  /**
+   * A saved file that changes nothing in effect (saved as it was, or only its comments, whitespace or key order
+   * changed; or the file coming back as it was after being removed) is no new version: no audit entry, no
+   * `config.changed`, no pipeline rebuilt. The layer still becomes what the file now says, so that later changes
+   * resolve against it, and a rejection the file had is over: it is valid again.
+   */
+  private keepFileWithoutChange(document: ConfigDocument, path: string): void {
+    this.layers = { ...this.layers, file: document };
+    if (this.fileStatus.rejection) {
+      this.fileStatus.rejection = null;
+      this.deps.log.info({ file: path, version: this.current().version }, 'config file accepted again; it is the config already running, so nothing changed');
+      return;
+    }
+    this.deps.log.debug({ file: path, version: this.current().version }, 'config file saved without a change in effect; nothing to apply');
+  }
+
   // ---- internals ------------------------------------------------------------------------------------
 
   private change(actor: Actor, action: string, target: string, mutate: (api: ConfigDocument) => ConfigDocument, ifMatch: readonly number[] | null = null): Promise<void> {
     return this.serialized(async () => {
       this.checkVersion(ifMatch);
       const api = mutate(this.layers.api);
+      // The same layer resolves to the same config (the API's holds no references to read again): a PUT or PATCH
+      // that leaves it as it was is no change, with no new version, no audit entry and no `config.changed`.
+      if (isDeepStrictEqual(api, this.layers.api)) return;
       const next = this.resolveChecked(api, this.current().version + 1);
       try {
         await this.prepare?.(next);
@@ -666,7 +700,7 @@ export class ConfigService {
     const previous = this.current().warnings;
     // Kept as the same object when it already carries the status: the gateway compiled its pipeline for that object.
     const published: RuntimeConfig = next.fileStatus === this.fileStatus ? next : { ...next, fileStatus: this.fileStatus };
-    this.subject.next(published);
+    this.subject.next(freezeRuntimeConfig(published));
     this.logWarnings(published, previous);
   }
 
@@ -778,11 +812,20 @@ export class ConfigService {
     return { ...document, ...(document.providers ? { providers } : {}) };
   }
 
-  private providerWithKeyIds(provider: ProviderConfig): ProviderConfig {
-    // The API layer stores every key with an id, so keys can be addressed later; api_key becomes a key.
-    const keys = [...(provider.api_key ? [{ value: provider.api_key, weight: 1 }] : []), ...(provider.keys ?? [])].map((key) => ({
+  private providerWithKeyIds(provider: ProviderConfig, stored: ProviderConfig | undefined): ProviderConfig {
+    // The API layer stores every key with an id, so keys can be addressed later; api_key becomes a key. A key sent
+    // again without its id (the same body PUT twice) keeps the id it has: it is the same key, and the same body
+    // then leaves the layer as it was, which is no change (see change()).
+    const declared = [...(provider.api_key ? [{ value: provider.api_key, weight: 1 }] : []), ...(provider.keys ?? [])];
+    const taken = new Set(declared.flatMap((key) => ('id' in key && key.id !== undefined ? [key.id] : [])));
+    const storedIdOf = (value: string): string | undefined => {
+      const match = stored?.keys?.find((key) => key.id !== undefined && key.value === value && !taken.has(key.id));
+      if (match?.id !== undefined) taken.add(match.id);
+      return match?.id;
+    };
+    const keys = declared.map((key) => ({
       ...key,
-      id: key.id ?? newKeyId(),
+      id: ('id' in key ? key.id : undefined) ?? storedIdOf(key.value) ?? newKeyId(),
     }));
     const { api_key: _shorthand, ...rest } = provider;
     return keys.length > 0 ? { ...rest, keys } : rest;
@@ -791,7 +834,7 @@ export class ConfigService {
   private withKeyIds(document: ConfigDocument): ConfigDocument {
     if (!document.providers) return document;
     const providers: NonNullable<ConfigDocument['providers']> = {};
-    for (const [name, provider] of Object.entries(document.providers)) providers[name] = this.providerWithKeyIds(provider);
+    for (const [name, provider] of Object.entries(document.providers)) providers[name] = this.providerWithKeyIds(provider, this.layers.api.providers?.[name]);
     return { ...document, providers };
   }
 

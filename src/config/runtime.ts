@@ -17,6 +17,7 @@ import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, t
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import { checkEntraFields, resolveEntraAuth } from './entra-auth.js';
 import { resolvePluginOptions } from './plugin-options.js';
+import { freezeRuntimeConfig } from './read-only.js';
 import { otelTracingEnv } from './otel-env.js';
 import type { AwsChainSettings, EntraCredential } from '../core/provider.js';
 import { DEFAULT_MCP_MAX_ANSWER_BYTES } from '../core/mcp.js';
@@ -32,7 +33,8 @@ export interface ConfigLayers {
 function firstEnv(env: Env, names: string[]): string | undefined {
   for (const name of names) {
     const value = env[name];
-    if (value !== undefined && value !== '') return value;
+    // Blank counts as unset: `OPENAI_API_KEY= ` (or a compose file's "${OPENAI_API_KEY}" of an unset variable) is no key.
+    if (value !== undefined && value.trim() !== '') return value;
   }
   return undefined;
 }
@@ -274,7 +276,15 @@ function resolveKey(value: string, env: Env, where: string, source: 'api' | 'fil
     }
     if (isDataDirSecretKey(value.trim(), dataDir)) throw new ConfigError(`${where}: ${value.trim()} is tollgate's own secret.key, which is never used as a provider key`);
   }
+  const placeholder = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value.trim());
+  if (placeholder) {
+    // A compose or shell placeholder nothing expanded: sent, it would be the credential, refused upstream.
+    const instead = source === 'file' ? `write env:${placeholder[1]} to read the variable` : 'send the key itself';
+    throw new ConfigError(`${where}: \${${placeholder[1]}} is not expanded (tollgate does not read shell-style variables); ${instead}`);
+  }
   const resolved = resolveSecret(value, env, where, { referencesAllowed: source === 'file', dataDir });
+  // An env: reference to a variable holding only spaces is as unset as an empty one: never a key to send.
+  if (resolved.trim() === '') throw new ConfigError(`${where}: the key ${value.startsWith('env:') ? `read from environment variable ${value.slice(4)} ` : ''}is blank`);
   if (!resolved.trimStart().startsWith('{') && hasIllegalHeaderChars(resolved)) {
     throw new ConfigError(`${where}: the key holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)`);
   }
@@ -591,7 +601,8 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   };
   const mcp = resolveMcp(layers.api.mcp ?? layers.file.mcp ?? {}, layers.api.mcp ? 'api' : 'file', env, settings.dataDir);
   checkRouteMcpNames(routes, mcp.servers);
-  return { version, settings, providers, routes, routingRules, plugins, pluginOptions, cache, guardrails, mcp, alerts, warnings: [...envWarnings, ...routeWarnings(routes, providers)] };
+  // Read-only from here on, before plugins' create() sees it (see read-only.ts); the config service freezes what it adds.
+  return freezeRuntimeConfig({ version, settings, providers, routes, routingRules, plugins, pluginOptions, cache, guardrails, mcp, alerts, warnings: [...envWarnings, ...routeWarnings(routes, providers)] });
 }
 
 /** The mcp section: secrets (an HTTP server's token, header values, stdio env values) read, defaults filled in. */

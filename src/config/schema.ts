@@ -33,9 +33,13 @@ const headerValue = z.string().refine((value) => !hasIllegalHeaderChars(value), 
  * A key is sent in a header, so the same characters are refused; a service-account JSON (for `vertex`) is
  * read, not sent, and may span lines.
  */
+/** What a blank key gets: sent, it is an empty credential every request fails on, upstream, with a 401. */
+const BLANK_KEY = 'is blank; write the key, or (in the config file) an env:NAME or file:/path reference, or leave the field out';
+
 const keyValue = z
   .string()
-  .min(1)
+  .min(1, BLANK_KEY)
+  .refine((value) => value.trim() !== '', BLANK_KEY)
   .refine((value) => value.trimStart().startsWith('{') || !hasIllegalHeaderChars(value), {
     message: 'holds a character not allowed in an HTTP header (CR, LF, NUL, another control character or one above U+00FF)',
   });

@@ -85,9 +85,16 @@ function allWatchedNames(path: string, references: readonly string[]): Map<strin
  * watch along. The files of `file:` references are watched the same way, and a change to one applies the config
  * again, so a renewed key is read. Bursts of events from one save are coalesced.
  */
-export function watchConfigFile(path: string, service: ConfigService, log: Log, debounceMs = 100, emptyRetryMs = 250): () => void {
+export function watchConfigFile(path: string, service: ConfigService, log: Log, debounceMs = 100, emptyRetryMs = 250, missingPollMs = 2_000): () => void {
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  /**
+   * The file is gone (deleted, or its directory removed or unmounted): the gateway keeps serving the last config it
+   * applied, says so once, and looks for the file again, by its directory's events and, should the directory itself
+   * be gone (its watch with it), every `missingPollMs`. When the file is back it is applied like any save (a copy of
+   * the running config is no new version).
+   */
+  let missing = false;
   /** The last look found the file without a document, and it was given a second look before being refused. */
   let lookedAgain = false;
   const watchers = new Map<string, { watcher: FSWatcher; names: Set<string> }>();
@@ -95,10 +102,19 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
   const reload = (): void => {
     timer = null;
     if (closed) return;
-    arm();
     if (!existsSync(path)) {
-      log.warn({ file: path }, 'config file removed; running config unchanged');
+      if (!missing) {
+        missing = true;
+        log.warn({ file: path, version: service.current().version }, 'config file removed; serving the last applied config until the file is back');
+      }
+      arm();
+      timer = setTimeout(reload, missingPollMs);
       return;
+    }
+    arm();
+    if (missing) {
+      missing = false;
+      log.info({ file: path }, 'config file is back; applying it');
     }
     let text: string | null = null;
     // Read as at start, so a file that cannot be read (no permission, a directory now) is named in words, not by errno.
@@ -135,7 +151,8 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
   function arm(): boolean {
     const wanted = allWatchedNames(path, service.fileReferences());
     for (const [dir, entry] of watchers) {
-      if (wanted.has(dir)) continue;
+      // A directory removed takes its watch with it: dropped, so that it is watched anew once it is back.
+      if (wanted.has(dir) && existsSync(dir)) continue;
       entry.watcher.close();
       watchers.delete(dir);
     }
@@ -146,6 +163,8 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
         existing.names = names;
         continue;
       }
+      // While the file is missing its directory may be too: the look every missingPollMs watches it once it is back.
+      if (missing && !existsSync(dir)) continue;
       try {
         const watcher = watch(dir, { persistent: false }, (_event, changed) => onEvent(dir, changed));
         // A watcher's error (its directory gone on some platforms) must not end the process: it just goes quiet.

@@ -65,8 +65,17 @@ export class Store {
     return store;
   }
 
-  async close(): Promise<void> {
-    commitWaiting(this.root);
-    await this.root.close();
+  private closing: Promise<void> | null = null;
+
+  /**
+   * Commits the writes waiting for their turn or window, then closes the environment once lmdb-js's write thread has
+   * finished the transactions it holds. Called again (a second signal while a shutdown runs), it is the same close.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      commitWaiting(this.root);
+      await this.root.close();
+    })();
+    return this.closing;
   }
 }

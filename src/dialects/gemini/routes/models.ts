@@ -2,8 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { GovernanceStore } from '../../../governance/governance-store.js';
 import { modelListGuard } from '../../../http/key-check.js';
 import type { RuntimeConfig } from '../../../core/config.js';
-import { modelEntries, type ModelEntry } from '../../../catalog/model-list.js';
+import { findModelEntry, modelEntries, type ModelEntry } from '../../../catalog/model-list.js';
 import { gatewayError } from '../../../core/errors.js';
+import { bareModelError, isBareName, lookupBareModel } from '../../../routing/bare-model.js';
+import { isRouteName } from '../../../routing/route-patterns.js';
+import { canonicalGeminiModel } from '../model-name.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;
@@ -44,6 +47,23 @@ function models(config: RuntimeConfig): Record<string, unknown>[] {
   return [...entries.filter((entry) => entry.provider === 'gemini'), ...entries.filter((entry) => entry.provider !== 'gemini')].map(geminiModel);
 }
 
+/**
+ * `GET .../models/{id}` for a name the list does not hold as written: a name `generateContent` takes (a route, or a
+ * bare name that one configured provider serves) answers as that model, under the name asked; a bare name several
+ * providers serve is the 404 `generateContent` gets, naming each `<provider>/<model>`.
+ */
+function resolvedModel(config: RuntimeConfig, id: string): Record<string, unknown> {
+  const name = canonicalGeminiModel(config, id);
+  if (isRouteName(config.routes, name)) return { name: `models/${id}`, baseModelId: id, displayName: id, supportedGenerationMethods: GENERATION_METHODS };
+  const entry = name === id ? undefined : findModelEntry(config, name);
+  if (entry) return { ...geminiModel(entry), name: `models/${id}`, baseModelId: id };
+  if (isBareName(config, name)) {
+    const found = lookupBareModel(config, name);
+    if (found.kind === 'several') throw bareModelError(config, name, found);
+  }
+  throw gatewayError('model_not_found', `models/${id} is not found.`);
+}
+
 /** `GET /genai/{version}/models` (`models.list()`, paged by an opaque `pageToken`) and `GET .../models/{id}`. */
 export function registerGenAIModelRoutes(
   scope: FastifyInstance,
@@ -65,8 +85,7 @@ export function registerGenAIModelRoutes(
 
   scope.get('/:version/models/*', { preHandler: listGuard }, async (request) => {
     const id = (request.params as { '*': string })['*'];
-    const found = models(deps.config.current()).find((model) => model.baseModelId === id || model.name === `models/${id}`);
-    if (!found) throw gatewayError('model_not_found', `models/${id} is not found.`);
-    return found;
+    const config = deps.config.current();
+    return models(config).find((model) => model.baseModelId === id || model.name === `models/${id}`) ?? resolvedModel(config, id);
   });
 }

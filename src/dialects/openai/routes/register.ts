@@ -7,14 +7,14 @@ import { createRequestContext } from '../../../core/context.js';
 import { hasExactNumbers } from '../../../exact-numbers.js';
 import { filterModels, findModelEntry, modelEntries, type ModelEntry } from '../../../catalog/model-list.js';
 import type { RuntimeConfig } from '../../../core/config.js';
-import { resolveModelName } from '../../../routing/bare-model.js';
+import { bareModelError, isBareName, lookupBareModel, resolveModelName } from '../../../routing/bare-model.js';
 import { modelNameError, quotedModelName } from '../../model-name-check.js';
 import { isRouteName } from '../../../routing/route-patterns.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js';
 import { respondOpenAI, type AnswerHeaders } from './respond.js';
 import { bearerToken, headerString } from '../../../http/request-headers.js';
 import { isRemoteClient } from '../../../http/client-address.js';
-import { gatewayError } from '../../../core/errors.js';
+import { gatewayError, type GatewayError } from '../../../core/errors.js';
 
 /** The OpenAI list shape for the unfiltered list depends only on the config version: serialized once per version. */
 const modelLists = new WeakMap<RuntimeConfig, string>();
@@ -36,8 +36,20 @@ function retrieveModel(mount: OpenAIMount, config: RuntimeConfig, id: string, cr
   const name = mapped(mount, id, config);
   const entry = findModelEntry(config, name);
   const owner = entry ? entry.provider : isRouteName(config.routes, name) ? ROUTE_OWNER : null;
-  if (owner === null) throw gatewayError('model_not_found', `The model ${quotedModelName(id)} does not exist or is not served by this gateway.`, { param: 'model' });
+  if (owner === null) throw unservedModel(config, id, name);
   return JSON.stringify({ id, object: 'model', created, owned_by: owner });
+}
+
+/**
+ * Why a model cannot be retrieved. A bare name that several configured providers serve gets the error a chat
+ * completion gets (`ambiguous_model`, naming each `<provider>/<model>` to use), not a plain "does not exist".
+ */
+function unservedModel(config: RuntimeConfig, id: string, name: string): GatewayError {
+  if (isBareName(config, name)) {
+    const found = lookupBareModel(config, name);
+    if (found.kind === 'several') return bareModelError(config, name, found);
+  }
+  return gatewayError('model_not_found', `The model ${quotedModelName(id)} does not exist or is not served by this gateway.`, { param: 'model' });
 }
 
 /** The key a client presents: `Authorization: Bearer` (OpenAI SDKs) or `x-api-key` (Anthropic SDKs). */
