@@ -55,7 +55,7 @@ function isLoopbackHost(hostname: string): boolean {
  * operators write them in YAML. `z.toJSONSchema(configFileSchema)` gives the published JSON Schema.
  */
 const timeoutsSchema = z.strictObject({
-  first_byte_ms: ms().positive().optional().describe('Time allowed until upstream response headers arrive.'),
+  first_byte_ms: ms().positive().optional().describe("Time allowed until a streamed answer's (or an embeddings answer's) response headers arrive. A whole (non-streamed) chat answer's headers come only after its whole generation, so total_ms alone bounds it."),
   total_ms: ms().positive().optional().describe('Time allowed for the whole upstream exchange, streams included.'),
   idle_ms: ms()
     .positive()

@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { ApiError, GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,5 +87,22 @@ describe('GET /genai/v1beta/models/{bare name} (@google/genai)', () => {
     const model = await ai().models.get({ model: 'llama-local' });
     expect(model.name).toBe('models/llama-local');
     expect(model.supportedActions).toContain('generateContent');
+  });
+});
+
+describe('GET /anthropic/v1/models/{bare name} (Anthropic SDK)', () => {
+  it('answers an ambiguous bare name with ambiguous_model, and a bare name one other provider serves as that model', async () => {
+    const anthropic = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: 'client-side-key', maxRetries: 0, timeout: 15_000 });
+    const ambiguous = await failure(anthropic.models.retrieve('shared-model'));
+    expect(ambiguous).toBeInstanceOf(Anthropic.APIError);
+    expect(ambiguous.status).toBe(404);
+    expect(ambiguous.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    expect(ambiguous.error.error.message).toContain('lab/shared-model, lab2/shared-model');
+    // A message with the same name resolves the same way.
+    const message = await failure(anthropic.messages.create({ model: 'shared-model', max_tokens: 16, messages }));
+    expect(message.status).toBe(404);
+    expect(await anthropic.models.retrieve('llama-local')).toMatchObject({ type: 'model', id: 'llama-local' });
+    expect(await anthropic.models.retrieve('lab/llama-local')).toMatchObject({ type: 'model', id: 'lab/llama-local' });
+    expect((await failure(anthropic.models.retrieve('no-such-model'))).status).toBe(404);
   });
 });

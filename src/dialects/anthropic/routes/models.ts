@@ -4,7 +4,10 @@ import { modelEntries } from '../../../catalog/model-list.js';
 import type { HttpDeps } from '../../../http/deps.js';
 import { modelListGuard } from '../../../http/key-check.js';
 import { presentedCredential } from './headers.js';
-import { gatewayError } from '../../../core/errors.js';
+import { gatewayError, type GatewayError } from '../../../core/errors.js';
+import { bareModelError, isBareName, lookupBareModel } from '../../../routing/bare-model.js';
+import { isRouteName } from '../../../routing/route-patterns.js';
+import { canonicalModelName } from '../model-name.js';
 
 interface AnthropicModel {
   type: 'model';
@@ -73,8 +76,25 @@ export function registerAnthropicModelRoutes(scope: FastifyInstance, deps: HttpD
 
   scope.get('/v1/models/*', { preHandler: listGuard }, async (request) => {
     const id = (request.params as { '*': string })['*'];
-    const found = anthropicModels(deps.config.current(), createdAt).find((model) => model.id === id);
-    if (!found) throw gatewayError('model_not_found', `model: ${id}`);
-    return found;
+    const config = deps.config.current();
+    const all = anthropicModels(config, createdAt);
+    const found = all.find((model) => model.id === id);
+    if (found) return found;
+    // The name as a message would take it (a bare name another configured provider alone serves, a route), under the
+    // name asked for; an ambiguous bare name gets the error a message gets.
+    const routed = canonicalModelName(config, id);
+    if (isRouteName(config.routes, routed)) return { type: 'model', id, display_name: id, created_at: createdAt };
+    const entry = all.find((model) => model.id === routed);
+    if (entry) return { ...entry, id };
+    throw unservedModel(config, id);
   });
+}
+
+/** Why a model cannot be retrieved: an ambiguous bare name says so (and names the choices), as a message would. */
+function unservedModel(config: RuntimeConfig, id: string): GatewayError {
+  if (isBareName(config, id)) {
+    const found = lookupBareModel(config, id);
+    if (found.kind === 'several') return bareModelError(config, id, found);
+  }
+  return gatewayError('model_not_found', `model: ${id}`);
 }
