@@ -179,13 +179,18 @@ describe('refusals in the log and the metrics', () => {
       const answered = await clientFor(narrow.key).chat.completions.create({ model: 'patient', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
       entries.push(await entryOf(answered.response.headers.get('x-request-id') as string));
     }
+    // The gateway's own time stays well under the back-off it would include if miscounted (a loaded CI machine has
+    // read 46 ms of overhead here; the longest back-off is over 100 ms, below).
     for (const entry of entries) {
       expect(entry.attempts).toHaveLength(2);
-      expect(entry.overhead_ms).toBeLessThan(40);
-      expect(entry.upstream_ms).toBeGreaterThanOrEqual(entry.duration_ms - 41);
+      expect(entry.overhead_ms).toBeLessThan(80);
+      expect(entry.upstream_ms).toBeGreaterThanOrEqual(entry.duration_ms - 81);
     }
-    // The back-offs were long enough to tell (four uniform picks up to 500 ms all under 100 ms: 0.16%).
-    expect(Math.max(...entries.map((entry) => entry.duration_ms))).toBeGreaterThan(100);
+    // The back-offs were long enough to tell (four uniform picks up to 500 ms all under 100 ms: 0.16%), and the
+    // longest one is upstream time: counted as overhead, it would be most of that request's.
+    const longest = entries.reduce((a, b) => (b.duration_ms > a.duration_ms ? b : a));
+    expect(longest.duration_ms).toBeGreaterThan(100);
+    expect(longest.overhead_ms).toBeLessThan(longest.duration_ms / 2);
   });
 });
 
