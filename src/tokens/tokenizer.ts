@@ -132,9 +132,11 @@ export class TokenCounter {
   text(text: string): number {
     const length = text.length;
     if (length === 0) return 0;
-    // The key (a digest of a long text) is made once, for the lookup and for keeping the count.
-    const key = countKey(text);
-    const known = COUNTED.get(key);
+    // The key (a digest of a long text) is made once, for the lookup and for keeping the count. A text longer than
+    // this count may still encode exactly is estimated in part, and only exact counts are kept: it gets no key (a
+    // SHA-1 of a 2 MB text costs 2-5 ms of the event loop, for nothing).
+    const key = length <= this.exactLeft && !this.exhausted ? countKey(text) : null;
+    const known = key === null ? undefined : COUNTED.get(key);
     if (known !== undefined) {
       // Counted exactly before: it informs this count's estimates as if counted now, and spends none of its budget.
       this.countedChars += length;
@@ -177,7 +179,7 @@ export class TokenCounter {
     if (counted < length) {
       this.estimated = true;
       tokens += this.estimate(text, length - counted, counted, tokens);
-    } else COUNTED.set(key, tokens);
+    } else if (key !== null) COUNTED.set(key, tokens);
     return tokens;
   }
 

@@ -4,64 +4,60 @@ import { hasExactNumbers, parseExactly, restoreExactNumbers } from '../../src/ex
 import { parseJsonBody } from '../../src/http/json-body.js';
 import type { GatewayError } from '../../src/core/errors.js';
 
-function outcome(text: string, url = '/v1/chat/completions'): { err: Error | null; value: unknown } {
-  let out: { err: Error | null; value: unknown } | undefined;
-  parseJsonBody({ url } as FastifyRequest, text, (err, value) => {
-    out = { err, value };
-  });
-  if (!out) throw new Error('the body parser never answered');
-  return out;
+function outcome(text: string, url = '/v1/chat/completions'): Promise<{ err: Error | null; value: unknown }> {
+  // A long body is parsed over several turns of the event loop (json-body.ts), so the answer may come later.
+  return new Promise((resolve) => parseJsonBody({ url } as FastifyRequest, text, (err, value) => resolve({ err, value })));
 }
 
-function parsed(text: string, url = '/v1/chat/completions'): unknown {
-  const { err, value } = outcome(text, url);
+async function parsed(text: string, url = '/v1/chat/completions'): Promise<unknown> {
+  const { err, value } = await outcome(text, url);
   if (err) throw err;
   return value;
 }
 
 /** What the gateway does: the body parser, an adapter serialising what it built, the call stage's restore. */
-function roundTrip(text: string): string {
-  return restoreExactNumbers(JSON.stringify(parsed(text)));
+async function roundTrip(text: string): Promise<string> {
+  return restoreExactNumbers(JSON.stringify(await parsed(text)));
 }
 
 describe('lossless numbers: which bodies take the lossless path', () => {
-  it('only a body with a number JSON.parse may have rounded, and never on the admin API', () => {
-    expect(hasExactNumbers(parsed('{"seed":123456789012345,"t":0.7,"n":[1,2,{"x":-3.25}],"s":"12345678901234567890"}'))).toBe(false);
-    expect(hasExactNumbers(parsed('{"seed":9223372036854775807}'))).toBe(true);
-    expect(hasExactNumbers(parsed('{"deep":[[[{"p":0.12345678901234567890}]]]}'))).toBe(true);
-    expect(hasExactNumbers(parsed('{"big":1e400}'))).toBe(true);
-    expect(hasExactNumbers(parsed('{"tiny":2.5e-324}'))).toBe(true);
-    const admin = parsed('{"budget":9223372036854775807}', '/api/keys') as { budget: unknown };
+  it('only a body with a number JSON.parse may have rounded, and never on the admin API', async () => {
+    expect(hasExactNumbers(await parsed('{"seed":123456789012345,"t":0.7,"n":[1,2,{"x":-3.25}],"s":"12345678901234567890"}'))).toBe(false);
+    expect(hasExactNumbers(await parsed('{"seed":9223372036854775807}'))).toBe(true);
+    expect(hasExactNumbers(await parsed('{"deep":[[[{"p":0.12345678901234567890}]]]}'))).toBe(true);
+    expect(hasExactNumbers(await parsed('{"big":1e400}'))).toBe(true);
+    expect(hasExactNumbers(await parsed('{"tiny":2.5e-324}'))).toBe(true);
+    const admin = await parsed('{"budget":9223372036854775807}', '/api/keys') as { budget: unknown };
     expect(hasExactNumbers(admin)).toBe(false);
     expect(admin.budget).toBe(2 ** 63);
   });
 
-  it('the common body is JSON.parse\'s own value', () => {
+  it('the common body is JSON.parse\'s own value', async () => {
     const text = '{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":12345,"temperature":0.7}';
-    expect(parsed(text)).toEqual(JSON.parse(text));
+    expect(await parsed(text)).toEqual(JSON.parse(text));
   });
 });
 
 describe('lossless numbers: parse and restore', () => {
-  it('keeps integers past 2^53 digit for digit, negative ones too', () => {
-    expect(roundTrip('{"seed":9223372036854775807,"b":-9223372036854775808}')).toBe('{"seed":9223372036854775807,"b":-9223372036854775808}');
+  it('keeps integers past 2^53 digit for digit, negative ones too', async () => {
+    expect(await roundTrip('{"seed":9223372036854775807,"b":-9223372036854775808}')).toBe('{"seed":9223372036854775807,"b":-9223372036854775808}');
     // The plain path is what this fixes.
     expect(JSON.stringify(JSON.parse('{"seed":9223372036854775807}'))).toBe('{"seed":9223372036854776000}');
   });
 
-  it('keeps long decimals, exponents, overflow and underflow as written', () => {
+  it('keeps long decimals, exponents, overflow and underflow as written', async () => {
     const text = '{"a":0.12345678901234567890,"b":1.2345678901234567e+300,"c":12345678901234567e-4,"d":1e400,"e":-1E+400,"f":2.5e-324,"g":1e-400,"h":[9223372036854775807]}';
-    expect(roundTrip(text)).toBe(text);
+    expect(await roundTrip(text)).toBe(text);
     // The same decimal in another spelling is what the upstream gets (as for any number on the common path).
-    expect(roundTrip('{"x":9223372036854775807,"c":12345678901234567e-5}')).toBe('{"x":9223372036854775807,"c":123456789012.34567}');
+    expect(await roundTrip('{"x":9223372036854775807,"c":12345678901234567e-5}')).toBe('{"x":9223372036854775807,"c":123456789012.34567}');
   });
 
-  it('an integer comes back as the same digits, never in exponent form', () => {
+  it('an integer comes back as the same digits, never in exponent form', async () => {
     // 1e23 is the double closest to this, and String() writes it as "1e+23": a float to a Python upstream.
-    expect(roundTrip('{"id":100000000000000000000000,"x":9223372036854775807}')).toBe('{"id":100000000000000000000000,"x":9223372036854775807}');
+    expect(await roundTrip('{"id":100000000000000000000000,"x":9223372036854775807}')).toBe('{"id":100000000000000000000000,"x":9223372036854775807}');
   });
 
-  it('leaves numbers a double holds exactly as plain numbers', () => {
+  it('leaves numbers a double holds exactly as plain numbers', async () => {
     const value = parseExactly('{"a":9223372036854775807,"d":0.5,"e":42,"f":9007199254740991,"g":1.50,"h":1E5,"i":9007199254740992}') as Record<string, unknown>;
     expect(value.d).toBe(0.5);
     expect(value.e).toBe(42);
@@ -74,29 +70,29 @@ describe('lossless numbers: parse and restore', () => {
     expect(typeof value.a).toBe('string');
   });
 
-  it('finds numbers in nested arrays, and never touches digits inside strings', () => {
+  it('finds numbers in nested arrays, and never touches digits inside strings', async () => {
     const text = '{"messages":[{"role":"user","content":"card 4111111111111111111 ok, 9223372036854775807"}],"tools":[[{"x":[12345678901234567890,[[-98765432109876543210]]]}]]}';
-    expect(roundTrip(text)).toBe(text);
+    expect(await roundTrip(text)).toBe(text);
     const value = parseExactly(text) as { messages: Array<{ content: string }> };
     expect(value.messages[0]?.content).toBe('card 4111111111111111111 ok, 9223372036854775807');
     // Escaped quotes and backslashes around digits, keys with digits, a long string: still strings, as written.
     const escaped = '{"a\\"12345678901234567890":"x \\" 98765432109876543210 \\\\","x":-12345678901234567890.5e-3,"long":"' + '7'.repeat(1_000_000) + '"}';
-    expect(roundTrip(escaped)).toBe(escaped);
+    expect(await roundTrip(escaped)).toBe(escaped);
   });
 
-  it('a __proto__ key stays an own property, as with JSON.parse', () => {
+  it('a __proto__ key stays an own property, as with JSON.parse', async () => {
     const value = parseExactly('{"__proto__":{"polluted":12345678901234567890},"seed":9223372036854775807}') as Record<string, unknown>;
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
     expect(Object.keys(value)).toEqual(['__proto__', 'seed']);
   });
 
-  it('a string that looks like a marker stays a string', () => {
+  it('a string that looks like a marker stays a string', async () => {
     const forged = '{"seed":9223372036854775807,"content":"tollgate-exact-number:0000000000000000:12345678901234567890"}';
-    expect(roundTrip(forged)).toBe(forged);
+    expect(await roundTrip(forged)).toBe(forged);
     expect(hasExactNumbers(parseExactly('{"content":"0000000000000000"}'))).toBe(false);
   });
 
-  it('a number that ended up inside another string (tool arguments) or in a text keeps its digits there', () => {
+  it('a number that ended up inside another string (tool arguments) or in a text keeps its digits there', async () => {
     const input = (parseExactly('{"input":{"n":123456789012345678901234,"m":[1e400]}}') as { input: Record<string, unknown> }).input;
     const built = JSON.stringify({
       arguments: JSON.stringify(input),
@@ -110,7 +106,7 @@ describe('lossless numbers: parse and restore', () => {
     });
   });
 
-  it('restores in one pass whatever runs of backslashes the body holds (a regular expression backtracked over them)', () => {
+  it('restores in one pass whatever runs of backslashes the body holds (a regular expression backtracked over them)', async () => {
     const marker = (JSON.parse(JSON.stringify(parseExactly('{"seed":9223372036854775807}'))) as { seed: string }).seed;
     const prefix = marker.slice(0, marker.length - '9223372036854775807'.length);
     // The rule the restore follows, as the regular expression it replaced wrote it (run on small inputs only).
@@ -131,12 +127,12 @@ describe('lossless numbers: parse and restore', () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
-  it('duplicate keys keep the last value, as JSON.parse does', () => {
-    expect(roundTrip('{"seed":9223372036854775807,"user":"a","user":"b"}')).toBe('{"seed":9223372036854775807,"user":"b"}');
+  it('duplicate keys keep the last value, as JSON.parse does', async () => {
+    expect(await roundTrip('{"seed":9223372036854775807,"user":"a","user":"b"}')).toBe('{"seed":9223372036854775807,"user":"b"}');
   });
 
-  it('the fields tollgate reads stay plain numbers, so their checks see a number, never a marker', () => {
-    const value = parsed(
+  it('the fields tollgate reads stay plain numbers, so their checks see a number, never a marker', async () => {
+    const value = await parsed(
       '{"seed":9223372036854775807,"max_tokens":99999999999999999999,"n":18446744073709551616,"temperature":0.70000000000000000001,' +
         '"generationConfig":{"maxOutputTokens":99999999999999999999,"responseSchema":{"maximum":99999999999999999999}},"thinking":{"type":"enabled","budget_tokens":99999999999999999999}}',
     ) as Record<string, Record<string, unknown>>;
@@ -149,23 +145,23 @@ describe('lossless numbers: parse and restore', () => {
     expect(typeof value.seed).toBe('string');
     expect(typeof (value.generationConfig?.responseSchema as Record<string, unknown>).maximum).toBe('string');
     // Only the interpreted fields needed it: nothing left to restore.
-    expect(hasExactNumbers(parsed('{"max_tokens":99999999999999999999}'))).toBe(false);
+    expect(hasExactNumbers(await parsed('{"max_tokens":99999999999999999999}'))).toBe(false);
   });
 });
 
 describe('lossless numbers: bad bodies keep their errors', () => {
-  it('deep nesting with a long number is still json_too_deep, not a stack overflow', () => {
+  it('deep nesting with a long number is still json_too_deep, not a stack overflow', async () => {
     for (const depth of [200, 20_000]) {
-      const { err } = outcome(`{"x":${'['.repeat(depth)}12345678901234567890${']'.repeat(depth)}}`);
+      const { err } = await outcome(`{"x":${'['.repeat(depth)}12345678901234567890${']'.repeat(depth)}}`);
       expect((err as GatewayError).status).toBe(400);
       expect((err as GatewayError).code).toBe('json_too_deep');
     }
     // Just inside the limit: parsed losslessly (the recursive parser copes with it).
-    expect(roundTrip(`{"x":${'['.repeat(126)}12345678901234567890${']'.repeat(126)}}`)).toBe(`{"x":${'['.repeat(126)}12345678901234567890${']'.repeat(126)}}`);
+    expect(await roundTrip(`{"x":${'['.repeat(126)}12345678901234567890${']'.repeat(126)}}`)).toBe(`{"x":${'['.repeat(126)}12345678901234567890${']'.repeat(126)}}`);
   });
 
-  it('invalid JSON with a long number is still invalid_json', () => {
-    const { err } = outcome('{"seed":9223372036854775807,}');
+  it('invalid JSON with a long number is still invalid_json', async () => {
+    const { err } = await outcome('{"seed":9223372036854775807,}');
     expect((err as GatewayError).status).toBe(400);
     expect((err as GatewayError).code).toBe('invalid_json');
   });

@@ -83,6 +83,15 @@ describe('token counts of texts counted before', () => {
     counter.text(partly);
     expect(counter.estimated).toBe(true);
     expect(COUNTED.get(countKey(partly))).toBeUndefined();
+
+    // A text longer than a count may still encode exactly is not even looked up: its digest (milliseconds for a
+    // multi-megabyte text, on the event loop) could only find what a count with larger limits kept.
+    const counted = `${README.slice(0, 9000)} ${Math.random()}`;
+    new TokenCounter({ exactChars: Number.MAX_SAFE_INTEGER, budgetMs: 60_000 }).text(counted);
+    expect(COUNTED.get(countKey(counted))).toBeDefined();
+    const smaller = new TokenCounter({ exactChars: 4000, budgetMs: 60_000 });
+    smaller.text(counted);
+    expect(smaller.estimated).toBe(true);
   });
 
   it('let a conversation resent turn after turn be counted exactly within the same budget', () => {
