@@ -3,7 +3,7 @@
 // writeLimitHeaders (the names written out), taking turns, six rounds of 300,000 requests. Figures only.
 //
 //   npx tsx bench/limit-headers.ts
-import { formatResetDuration } from '../src/governance/durations.js';
+import { formatResetDuration } from '../src/core/durations.js';
 import { writeLimitHeaders } from '../src/governance/model-limits.js';
 import type { WindowState } from '../src/governance/rate-limiter.js';
 

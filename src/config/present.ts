@@ -190,6 +190,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     anonymous_access: settings.anonymousAccess,
     trusted_proxies: [...settings.trustedProxies],
     forward_headers: [...settings.forwardHeaders],
+    upstream_rate_limit_headers: settings.upstreamRateLimitHeaders,
     routing: routingPolicyView(settings.routing),
     // The token is never shown, only whether one is required.
     metrics: { enabled: settings.metrics.enabled, bearer_token_set: settings.metrics.bearerToken !== null },

@@ -153,6 +153,7 @@ function resolveSettings(layers: ConfigLayers, env: Env, warnings: ConfigWarning
     anonymousAccess: api.anonymous_access ?? file.anonymous_access ?? anonymousAccessFromEnv(env) ?? 'loopback',
     trustedProxies: new Set((api.trusted_proxies ?? file.trusted_proxies ?? listFromEnv(env, 'TOLLGATE_TRUSTED_PROXIES') ?? []).map(normalizeAddress)),
     forwardHeaders: api.forward_headers ?? file.forward_headers ?? [],
+    upstreamRateLimitHeaders: api.upstream_rate_limit_headers ?? file.upstream_rate_limit_headers ?? true,
     routing: resolveRoutingPolicy(DEFAULT_ROUTING_POLICY, api.routing, file.routing),
     metrics: {
       enabled: api.metrics?.enabled ?? file.metrics?.enabled ?? boolFromEnv(env, 'TOLLGATE_METRICS') ?? true,

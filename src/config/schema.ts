@@ -542,6 +542,12 @@ export const settingsSchema = z.strictObject({
     .describe(
       'Client request headers forwarded to every provider, beyond those forwarded to their own vendor (OpenAI-Organization, OpenAI-Project, OpenAI-Beta, Idempotency-Key to OpenAI; anthropic-version, anthropic-beta from /anthropic to Anthropic). Credentials and hop-by-hop headers are never forwarded.',
     ),
+  upstream_rate_limit_headers: z
+    .boolean()
+    .optional()
+    .describe(
+      "Pass the provider's rate-limit headers to clients (default true): OpenAI's `x-ratelimit-*` on the OpenAI-format routes, Anthropic's `anthropic-ratelimit-*` on /anthropic, each translated into the route's style when the provider writes the other. A virtual key's own limits go out instead of the provider's of the same unit. False keeps the provider account's limits to the operator.",
+    ),
   routing: routingPolicySchema.optional().describe('Defaults for every route and for direct `<provider>/<model>` requests.'),
   metrics: z
     .strictObject({

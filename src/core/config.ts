@@ -561,6 +561,8 @@ export interface Settings {
   trustedProxies: ReadonlySet<string>;
   /** Client headers forwarded to every provider (lower-case names), besides each vendor's own. */
   forwardHeaders: readonly string[];
+  /** The provider's rate-limit headers reach the client (see providers/upstream-rate-limits.ts). */
+  upstreamRateLimitHeaders: boolean;
   /** The routing policy of direct `<provider>/<model>` requests and the base of every route's. */
   routing: RoutingPolicy;
   metrics: MetricsSettings;

@@ -7,7 +7,7 @@ import { isBareName, lookupBareModel, resolveModelName } from '../routing/bare-m
 import { isRouteName } from '../routing/route-patterns.js';
 import { quoteInput } from '../core/quote-input.js';
 import { isRecord } from '../core/is-record.js';
-import { formatResetDuration } from './durations.js';
+import { formatResetDuration } from '../core/durations.js';
 import type { SlidingWindowLimiter, WindowState } from './rate-limiter.js';
 
 /** The 429 for a request over a limit, with `retry-after` and OpenAI's `x-ratelimit-*-<unit>` headers of that window. */

@@ -1,3 +1,4 @@
+import { passUpstreamRateLimits } from '../providers/upstream-rate-limits.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
@@ -466,6 +467,7 @@ class CallStage implements Stage {
           // The provider's own id for this exchange, so a client can quote it to the provider's support.
           const upstreamId = upstreamRequestId(responseHeaders);
           if (upstreamId !== null) ctx.responseHeaders['x-upstream-request-id'] = upstreamId;
+          passUpstreamRateLimits(ctx, responseHeaders);
           if (status >= 400) {
             buffered = [];
             bufferLimit = Math.min(maxBytes, ERROR_BODY_BYTES);

@@ -494,11 +494,24 @@ class Server implements AnthropicUpstream {
 
   private headers(): Record<string, string> {
     this.remaining = Math.max(0, this.remaining - 1);
+    // As Anthropic's API sends them (docs: "Rate limits", response headers): requests, tokens (the most
+    // restrictive of input and output), input and output tokens, each with its limit, what remains and when it
+    // is whole again (RFC 3339).
+    const reset = new Date(Date.now() + 60_000).toISOString();
     return {
       'request-id': requestId(),
       'anthropic-ratelimit-requests-limit': '1000',
       'anthropic-ratelimit-requests-remaining': String(this.remaining),
-      'anthropic-ratelimit-requests-reset': new Date(Date.now() + 60_000).toISOString(),
+      'anthropic-ratelimit-requests-reset': reset,
+      'anthropic-ratelimit-tokens-limit': '90000',
+      'anthropic-ratelimit-tokens-remaining': '89000',
+      'anthropic-ratelimit-tokens-reset': reset,
+      'anthropic-ratelimit-input-tokens-limit': '80000',
+      'anthropic-ratelimit-input-tokens-remaining': '79500',
+      'anthropic-ratelimit-input-tokens-reset': reset,
+      'anthropic-ratelimit-output-tokens-limit': '16000',
+      'anthropic-ratelimit-output-tokens-remaining': '15500',
+      'anthropic-ratelimit-output-tokens-reset': reset,
     };
   }
 

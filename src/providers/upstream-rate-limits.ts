@@ -1,0 +1,112 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { RequestContext } from '../core/context.js';
+import { formatResetDuration } from '../core/durations.js';
+
+/**
+ * The provider's rate-limit headers on the client's answer: what an OpenAI or Anthropic SDK user reads to pace
+ * themselves (`x-ratelimit-remaining-tokens`, `anthropic-ratelimit-requests-remaining`) reaches them as the
+ * provider wrote it when the client's route speaks the provider's format, and in the route's own style when it does
+ * not (an Anthropic upstream behind `/v1`: its `anthropic-ratelimit-*` as OpenAI's `x-ratelimit-*`, its RFC 3339
+ * reset as OpenAI's duration). A limit of the gateway's own (a key's or team's, set by the rate-limit stage) goes out
+ * instead of the provider's of the same name: the client meets it first. As LiteLLM's proxy does, except that its
+ * rule is all or nothing; here a key limiting requests still lets the provider's token headers through.
+ */
+
+/** OpenAI's names, by unit and field (OpenAI-format providers: OpenAI, Azure OpenAI, Groq, Together, ...). */
+const OPENAI_UNITS = ['requests', 'tokens'] as const;
+type Unit = (typeof OPENAI_UNITS)[number];
+const FIELDS = ['limit', 'remaining', 'reset'] as const;
+type Field = (typeof FIELDS)[number];
+
+function openAIName(unit: Unit, field: Field): string {
+  return `x-ratelimit-${field}-${unit}`;
+}
+
+/** Anthropic's groups (its `tokens` is the tightest of input and output, as OpenAI's single token limit is). */
+const ANTHROPIC_GROUPS = ['requests', 'tokens', 'input-tokens', 'output-tokens'] as const;
+
+function anthropicName(group: string, field: Field): string {
+  return `anthropic-ratelimit-${group}-${field}`;
+}
+
+/** The names a route's clients read, by the style of the route. */
+type Style = 'openai' | 'anthropic';
+
+const STYLES: Readonly<Record<string, Style>> = { openai: 'openai', 'openai-responses': 'openai', litellm: 'openai', anthropic: 'anthropic' };
+
+function one(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Milliseconds of an OpenAI reset duration (Go's format: `20ms`, `1.5s`, `6m0s`, `1h2m3s`), or null. */
+export function parseResetDuration(text: string): number | null {
+  const parts = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$/.exec(text);
+  if (parts === null || text === '') return null;
+  const [, hours, minutes, seconds, millis] = parts;
+  return Number(hours ?? 0) * 3_600_000 + Number(minutes ?? 0) * 60_000 + Number(seconds ?? 0) * 1000 + Number(millis ?? 0);
+}
+
+/** The upstream's rate-limit headers in `style`, as [name, value] pairs (empty when it sent none). */
+export function upstreamRateLimits(headers: IncomingHttpHeaders, style: Style, now: number): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const openAI = one(headers, 'x-ratelimit-limit-requests') !== undefined || one(headers, 'x-ratelimit-limit-tokens') !== undefined;
+  const anthropic = one(headers, 'anthropic-ratelimit-requests-limit') !== undefined || one(headers, 'anthropic-ratelimit-tokens-limit') !== undefined;
+  if (openAI) {
+    for (const unit of OPENAI_UNITS) {
+      for (const field of FIELDS) {
+        const value = one(headers, openAIName(unit, field));
+        if (value === undefined) continue;
+        if (style === 'openai') out.push([openAIName(unit, field), value]);
+        else if (field !== 'reset') out.push([anthropicName(unit, field), value]);
+        else {
+          const ms = parseResetDuration(value);
+          if (ms !== null) out.push([anthropicName(unit, field), new Date(now + ms).toISOString()]);
+        }
+      }
+    }
+  } else if (anthropic) {
+    for (const group of ANTHROPIC_GROUPS) {
+      // OpenAI's style has requests and tokens only.
+      if (style === 'openai' && group !== 'requests' && group !== 'tokens') continue;
+      for (const field of FIELDS) {
+        const value = one(headers, anthropicName(group, field));
+        if (value === undefined) continue;
+        if (style === 'anthropic') out.push([anthropicName(group, field), value]);
+        else if (field !== 'reset') out.push([openAIName(group as Unit, field), value]);
+        else {
+          const at = Date.parse(value);
+          if (Number.isFinite(at)) out.push([openAIName(group as Unit, field), formatResetDuration(at - now)]);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The names an attempt put on a request's answer, taken off again when another attempt answers instead. */
+const passed = new WeakMap<RequestContext, string[]>();
+
+/**
+ * Puts the answering attempt's rate-limit headers on the request's answer (see the top of this file), over any an
+ * earlier attempt of the request put there, never over the gateway's own.
+ */
+export function passUpstreamRateLimits(ctx: RequestContext, headers: IncomingHttpHeaders): void {
+  const earlier = passed.get(ctx);
+  if (earlier !== undefined) {
+    for (const name of earlier) delete ctx.responseHeaders[name];
+    passed.delete(ctx);
+  }
+  if (!ctx.config.settings.upstreamRateLimitHeaders) return;
+  const style = STYLES[ctx.dialect];
+  if (style === undefined) return;
+  const pairs = upstreamRateLimits(headers, style, Date.now());
+  if (pairs.length === 0) return;
+  const names: string[] = [];
+  for (const [name, value] of pairs) {
+    if (ctx.responseHeaders[name] !== undefined) continue;
+    ctx.responseHeaders[name] = value;
+    names.push(name);
+  }
+  if (names.length > 0) passed.set(ctx, names);
+}
