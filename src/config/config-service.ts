@@ -17,6 +17,7 @@ import { sameEffect } from './same-effect.js';
 import { DEFAULTS } from './defaults.js';
 import { cacheView, guardrailsView, mapSecrets, maskDocument, providerView, routeView, settingsView } from './present.js';
 import { resolveRuntimeConfig, type ConfigLayers } from './runtime.js';
+import { freezeRuntimeConfig } from './read-only.js';
 import { type AlertsConfig, type ConfigFileStatus, type ConfigWarning, type PluginEntryConfig, type RuntimeConfig } from '../core/config.js';
 import {
   configFileSchema,
@@ -243,7 +244,7 @@ export class ConfigService {
     this.layers = { api: start.api, file: deps.file.document };
     this.filePath = deps.file.path;
     const initial: RuntimeConfig = { ...start.config, fileStatus: this.fileStatus };
-    this.subject = new BehaviorSubject(initial);
+    this.subject = new BehaviorSubject(freezeRuntimeConfig(initial));
     this.logWarnings(initial, []);
   }
 
@@ -253,7 +254,8 @@ export class ConfigService {
    * versions are prepared one at a time and in order.
    */
   setPreparer(prepare: (next: RuntimeConfig) => Promise<void>): void {
-    this.prepare = prepare;
+    // Frozen before the gateway compiles it: plugins' create() gets this very object (see read-only.ts).
+    this.prepare = (next) => prepare(freezeRuntimeConfig(next));
   }
 
   current(): RuntimeConfig {
@@ -698,7 +700,7 @@ export class ConfigService {
     const previous = this.current().warnings;
     // Kept as the same object when it already carries the status: the gateway compiled its pipeline for that object.
     const published: RuntimeConfig = next.fileStatus === this.fileStatus ? next : { ...next, fileStatus: this.fileStatus };
-    this.subject.next(published);
+    this.subject.next(freezeRuntimeConfig(published));
     this.logWarnings(published, previous);
   }
 

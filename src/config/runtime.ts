@@ -17,6 +17,7 @@ import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, t
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import { checkEntraFields, resolveEntraAuth } from './entra-auth.js';
 import { resolvePluginOptions } from './plugin-options.js';
+import { freezeRuntimeConfig } from './read-only.js';
 import { otelTracingEnv } from './otel-env.js';
 import type { AwsChainSettings, EntraCredential } from '../core/provider.js';
 import { DEFAULT_MCP_MAX_ANSWER_BYTES } from '../core/mcp.js';
@@ -601,7 +602,8 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   };
   const mcp = resolveMcp(layers.api.mcp ?? layers.file.mcp ?? {}, layers.api.mcp ? 'api' : 'file', env, settings.dataDir);
   checkRouteMcpNames(routes, mcp.servers);
-  return { version, settings, providers, routes, routingRules, plugins, pluginOptions, cache, guardrails, mcp, alerts, warnings: [...envWarnings, ...routeWarnings(routes, providers)] };
+  // Read-only from here on, before plugins' create() sees it (see read-only.ts); the config service freezes what it adds.
+  return freezeRuntimeConfig({ version, settings, providers, routes, routingRules, plugins, pluginOptions, cache, guardrails, mcp, alerts, warnings: [...envWarnings, ...routeWarnings(routes, providers)] });
 }
 
 /** The mcp section: secrets (an HTTP server's token, header values, stdio env values) read, defaults filled in. */
