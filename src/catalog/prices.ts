@@ -276,9 +276,15 @@ function sanitize(usage: TokenUsage): Sanitized {
   };
 }
 
-function bandCost(bands: Band[], usage: Sanitized): number {
+/** The tier band a prompt of the usage's size falls in. */
+function bandFor(bands: Band[], usage: Sanitized): Band {
   let band = bands[0] as Band;
   for (const candidate of bands) if (usage.input > candidate.above) band = candidate;
+  return band;
+}
+
+function bandCost(bands: Band[], usage: Sanitized): number {
+  const band = bandFor(bands, usage);
   const uncached = usage.input - usage.cacheRead - usage.cacheWrite;
   const fiveMinute = usage.cacheWrite - usage.cacheWrite1h;
   return (uncached * band.input + usage.cacheRead * band.cacheRead + fiveMinute * band.cacheWrite + usage.cacheWrite1h * band.cacheWrite1h + usage.output * band.output) / 1e6 + band.fixed;
@@ -321,7 +327,34 @@ function askCalcPrice(pricer: CatalogPricer, usage: Usage): number | null {
   }
 }
 
+/**
+ * The fee per request a Perplexity answer states it was charged (USD, a Pro Search's included), or null when it
+ * states none: the catalogue's fee then stands. Perplexity's fee depends on the search context size (docs.perplexity.ai
+ * pricing, request pricing: Sonar $5 / $8 / $12 per 1,000 at low / medium / high, Sonar Pro and Sonar Reasoning Pro
+ * $6 / $10 / $14), and the bundled catalogue lists the high fee alone ("we just take the highest price shown"), so a
+ * low-context request, Perplexity's default, was charged more than twice its fee.
+ */
+function statedRequestFee(pricer: CatalogPricer, usage: TokenUsage): number | null {
+  if (pricer.catalogId !== 'perplexity') return null;
+  const stated = usage.request_fee_usd;
+  return typeof stated === 'number' && Number.isFinite(stated) && stated >= 0 ? stated : null;
+}
+
+/** The catalogue's flat fee per request for the usage (its tier band's, or calcPrice's for an empty usage). */
+function listedRequestFee(pricer: CatalogPricer, usage: Sanitized): number {
+  if (pricer.bands) return bandFor(pricer.bands, usage).fixed;
+  return askCalcPrice(pricer, { input_tokens: 0, output_tokens: 0 }) ?? 0;
+}
+
+/** The catalogue's price for the usage, with the request fee the answer says applied in place of the listed one. */
 function catalogCost(pricer: CatalogPricer, usage: TokenUsage): number | null {
+  const listed = listedCost(pricer, usage);
+  const fee = statedRequestFee(pricer, usage);
+  if (listed === null || fee === null) return listed;
+  return listed - listedRequestFee(pricer, sanitize(usage)) + fee;
+}
+
+function listedCost(pricer: CatalogPricer, usage: TokenUsage): number | null {
   const basic = sanitize(usage);
   if (!basic.extras && pricer.bands) return bandCost(pricer.bands, basic);
   const full = askCalcPrice(pricer, fullUsage(usage, basic));

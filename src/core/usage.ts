@@ -40,6 +40,12 @@ export interface TokenUsage {
    */
   web_searches?: number;
   /**
+   * The fee per request the upstream says it charged, in USD (Perplexity's `usage.cost.request_cost`, "includes pro
+   * search cost if applicable"): it stands for the catalogue's per-request price, which is only the dearest tier's
+   * (Perplexity's fee depends on the search context size the request ran at).
+   */
+  request_fee_usd?: number;
+  /**
    * What the upstream says it charged for the request, in USD, when it says (OpenRouter's `usage.cost`): the exact
    * bill, which prices what no token count shows (the provider OpenRouter routed to, its web plugin, a BYOK fee).
    */
@@ -88,8 +94,9 @@ function reasoningOutside(usage: CompletionUsage, reasoning: number): boolean {
  * - `output_reasoning_tokens` = `completion_tokens_details.reasoning_tokens` (a part of the output)
  * - `input_audio_tokens` / `input_image_tokens` = `prompt_tokens_details.audio_tokens` / `.image_tokens`
  * - `output_audio_tokens` / `output_image_tokens` = `completion_tokens_details.audio_tokens` / `.image_tokens`
- * - Perplexity's top-level extras (see perplexityExtras): `citation_tokens` added to the input, top-level
- *   `reasoning_tokens` added to the output as its reasoning part, `num_search_queries` as `web_searches`
+ * - Perplexity's top-level extras (see addPerplexityExtras): `citation_tokens` added to the input, top-level
+ *   `reasoning_tokens` added to the output as its reasoning part, `num_search_queries` as `web_searches`,
+ *   `cost.request_cost` as its fee per request (`request_fee_usd`)
  * - Anthropic's, under its own names (see addAnthropicExtras): `cache_creation.ephemeral_1h_input_tokens` as
  *   `cache_write_1h_tokens`, `server_tool_use.web_search_requests` as `web_searches`
  *
@@ -138,6 +145,8 @@ export function tokenUsageFromOpenAI(usage: CompletionUsage): TokenUsage {
  * - `num_search_queries`: searches, billed per thousand (`web_searches`).
  * The top-level reasoning count is only read when the usage has no `completion_tokens_details.reasoning_tokens`:
  * beside an OpenAI-style one it would be the same tokens twice.
+ * The other Sonar models charge a fee per request that depends on the search context size instead (see
+ * perplexityRequestFee).
  */
 function addPerplexityExtras(usage: CompletionUsage, result: TokenUsage): void {
   const citations = count(usage.citation_tokens);
@@ -149,6 +158,18 @@ function addPerplexityExtras(usage: CompletionUsage, result: TokenUsage): void {
     result.output_reasoning_tokens = reasoning;
   }
   if (searches) result.web_searches = searches;
+  perplexityRequestFee(usage, result);
+}
+
+/**
+ * The fee per request of a Sonar answer (docs.perplexity.ai pricing: "Total cost per query = Token costs + Request
+ * fee (varies by search context size)"), as the usage's `cost` breakdown states it (`request_cost`, USD, a Pro
+ * Search's cost included). Only the request fee is taken from the breakdown: the tokens are priced from their
+ * counts, as for every other vendor (the breakdown's token costs are rounded: 0.0 for a few hundred Sonar tokens).
+ */
+function perplexityRequestFee(usage: CompletionUsage, result: TokenUsage): void {
+  const stated = record(usage.cost)?.request_cost;
+  if (typeof stated === 'number' && Number.isFinite(stated) && stated >= 0) result.request_fee_usd = stated;
 }
 
 /**
