@@ -437,7 +437,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     maxResponseBytes: api?.max_response_bytes ?? file?.max_response_bytes ?? settings.maxResponseBytes,
     options: {
       ...pickDefined('region', api?.region ?? file?.region ?? (ownEnv ? firstEnv(env, vendor.regionEnv ?? []) : undefined)),
-      ...pickDefined('project', api?.project ?? file?.project),
+      ...pickDefined('project', api?.project ?? file?.project ?? (ownEnv ? firstEnv(env, vendor.projectEnv ?? []) : undefined)),
       ...(claudeModels ? { claudeModels } : {}),
       ...pickDefined('apiVersion', api?.api_version ?? file?.api_version ?? (ownEnv ? firstEnv(env, vendor.apiVersionEnv ?? []) : undefined)),
       ...pickDefined('tokenUrl', api?.token_url ?? file?.token_url),

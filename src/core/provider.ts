@@ -287,6 +287,8 @@ export interface VendorDefinition {
   baseUrlEnv: string[];
   /** Environment variables holding the region (`AWS_REGION`, ...), for formats that need one. */
   regionEnv?: string[];
+  /** Environment variables holding the cloud project (`GOOGLE_CLOUD_PROJECT`, ...), for formats that need one. */
+  projectEnv?: string[];
   /** Environment variables holding the API version (`AZURE_API_VERSION`, ...). */
   apiVersionEnv?: string[];
   /** Headers the vendor asks integrators to send. */

@@ -75,9 +75,10 @@ describe('vertex: URLs', () => {
     expect(vertexAdapter.buildChatRequest(request, target('gemini-2.5-flash')).url).toContain('/publishers/google/models/gemini-2.5-flash:');
   });
 
-  it('asks for a project when neither the config nor the credential names one', () => {
+  it("asks for a project when neither the config nor a client's key names one", () => {
+    // An operator's key without one is given the metadata server's project (provider-audit-vertex-project-discovery).
     const runtime = provider({ vertex: { api_key: 'ya29.plain-token' } });
-    expect(() => vertexAdapter.buildChatRequest(request, target('gemini-2.5-pro', runtime))).toThrow(/no project configured/);
+    expect(() => vertexAdapter.buildChatRequest(request, { ...target('gemini-2.5-pro', runtime), keySource: 'client' })).toThrow(/no Google Cloud project/);
   });
 });
 

@@ -6,7 +6,7 @@ import { completionFromGemini, createGeminiStreamDecoder, geminiError, toGeminiR
 import { vertexCredential, type VertexCredential } from './credentials.js';
 import { accessToken, DEFAULT_TOKEN_URL, forgetAccessToken } from './token.js';
 import { defaultCredential, knownDefaultCredential } from './adc.js';
-import { metadataProject } from './metadata-server.js';
+import { metadataBaseUrl, metadataProjectIfAny } from './metadata-server.js';
 import { jsonHeaders as headers } from '../upstream-request.js';
 import { pathSegment, unsafeModelName } from '../../path-segment.js';
 import { gatewayError, type GatewayError } from '../../core/errors.js';
@@ -50,28 +50,55 @@ function projectOf(credential: VertexCredential): string | undefined {
 }
 
 /**
- * Stands in the URL for the project of a provider without a key or a configured project: it is known only once
- * Application Default Credentials are looked up (`authorize`). Not a possible project id (those have no `_`).
+ * Stands in the URL for the project when neither the config nor the credential names one: it is looked up once the
+ * credential is (`authorize`). Not a possible project id (those have no `_`).
  */
 const ADC_PROJECT = '__adc_project__';
 
-function noProject(target: Target): GatewayError {
-  return gatewayError('provider_misconfigured', `vertex: no project configured; set providers.${target.provider.name}.project.`, { param: 'model' });
+/** Where a project may be configured: the provider's `project`, and for the provider named `vertex` its environment variables. */
+function projectSettings(target: Target): string[] {
+  const { name, vendor } = target.provider;
+  return [`providers.${name}.project`, ...(name === vendor.id ? (vendor.projectEnv ?? []) : [])];
 }
 
+/** No project anywhere: a 400 (in the route's shape) naming each place looked at and what to set. */
+function noProject(target: Target, credentialSays: string): GatewayError {
+  const settings = projectSettings(target);
+  const unset = settings.length === 1 ? `${settings[0]} is not set` : `${settings.slice(0, -1).join(', ')} and ${settings.at(-1)} are not set`;
+  return gatewayError('provider_misconfigured', `vertex: no Google Cloud project: ${unset}, ${credentialSays}. Set ${settings.slice(0, 2).join(' or ')}.`, { param: 'model' });
+}
+
+/** The project a client's own key names: never the gateway host's (the metadata server's) for a client's credential. */
+function clientProject(target: Target, apiKey: string): string {
+  const named = projectOf(vertexCredential(apiKey, true));
+  if (named) return named;
+  throw noProject(target, 'and the key names none (project_id, quota_project_id)');
+}
+
+/**
+ * The project for the URL, in google-auth-library's order (getProjectId): the configured one (which the provider
+ * named `vertex` takes from GOOGLE_CLOUD_PROJECT, then GCLOUD_PROJECT, when the config names none), else the
+ * credential's (a service account's project_id, a user or impersonated credential's quota_project_id), else the
+ * metadata server's, looked up in `authorize`.
+ */
 function project(target: Target): string {
   if (target.provider.options.project) return target.provider.options.project;
-  if (!target.apiKey) return ADC_PROJECT;
-  const fromAccount = projectOf(vertexCredential(target.apiKey, target.keySource === 'client'));
-  if (fromAccount) return fromAccount;
-  throw noProject(target);
+  if (target.apiKey && target.keySource === 'client') return clientProject(target, target.apiKey);
+  return (target.apiKey ? projectOf(vertexCredential(target.apiKey)) : undefined) ?? ADC_PROJECT;
 }
 
-/** The project of a provider without a key: its credential's, else the metadata server's (the host's project). */
-async function defaultProject(credential: VertexCredential, target: Target): Promise<string> {
-  const named = projectOf(credential) ?? (credential.kind === 'metadata-server' ? await metadataProject(credential.baseUrl, credential.adcFile) : null);
+/**
+ * The project of an operator's credential that names none: the host's, from the metadata server (the one the
+ * credential came from, else GCE_METADATA_HOST's), as google-auth-library's last resort.
+ */
+async function discoveredProject(credential: VertexCredential, target: Target): Promise<string> {
+  const named = projectOf(credential);
   if (named) return named;
-  throw noProject(target);
+  const baseUrl = credential.kind === 'metadata-server' ? credential.baseUrl : metadataBaseUrl();
+  const fromHost = await metadataProjectIfAny(baseUrl);
+  if (fromHost) return fromHost;
+  const credentialSays = credential.kind === 'metadata-server' ? '' : 'the credential names none (project_id, quota_project_id), ';
+  throw noProject(target, `${credentialSays}and the metadata server at ${baseUrl} named none or did not answer`);
 }
 
 /** A target's credential: its key, else Application Default Credentials (gcloud's file, the metadata server). */
@@ -165,7 +192,7 @@ export const vertexAdapter: ProviderAdapter = {
     const credential = await credentialOf(target);
     const token = credential.kind === 'access-token' ? credential.token : await accessToken(credential, tokenUrlOf(target), dispatcher);
     const marker = `/projects/${ADC_PROJECT}/`;
-    const url = request.url.includes(marker) ? request.url.replace(marker, `/projects/${encodeURIComponent(await defaultProject(credential, target))}/`) : request.url;
+    const url = request.url.includes(marker) ? request.url.replace(marker, `/projects/${encodeURIComponent(await discoveredProject(credential, target))}/`) : request.url;
     // A user's token is charged to no project of its own: Google's APIs refuse it (403, "requires a quota project")
     // unless the request names one, which Google's auth libraries do from the credential's quota_project_id.
     // An operator's own x-goog-user-project header (another billing project) wins.

@@ -43,7 +43,8 @@ function unreachedReason(err: unknown, timedOut: boolean): { reason: string; abs
   return { reason: code ?? (message !== '' ? quoteInput(message, 200) : 'connection failed'), absent: true };
 }
 
-const held = new Map<string, { error: GatewayError; until: number }>();
+/** Why the metadata server did not answer, kept so each caller's error names its own places looked at. */
+const held = new Map<string, { cause: unknown; timedOut: boolean; until: number }>();
 
 /** No metadata server answered: a 401 naming every place looked at (no key works), or a 502 for one that is slow. */
 function unreached(baseUrl: string, adcFile: string | null, err: unknown, timedOut: boolean): GatewayError {
@@ -61,15 +62,14 @@ function unreached(baseUrl: string, adcFile: string | null, err: unknown, timedO
 /** One GET to the metadata server: its status and body, or the error saying nothing answered. */
 async function metadataGet(baseUrl: string, path: string, adcFile: string | null): Promise<{ status: number; text: string }> {
   const hold = held.get(baseUrl);
-  if (hold && hold.until > Date.now()) throw hold.error;
+  if (hold && hold.until > Date.now()) throw unreached(baseUrl, adcFile, hold.cause, hold.timedOut);
   const signal = AbortSignal.timeout(CONNECT_TIMEOUT_MS + ANSWER_TIMEOUT_MS);
   let response;
   try {
     response = await request(`${baseUrl}${path}`, { dispatcher: direct(), method: 'GET', headers: { 'metadata-flavor': 'Google' }, headersTimeout: ANSWER_TIMEOUT_MS, bodyTimeout: ANSWER_TIMEOUT_MS, signal });
   } catch (err) {
-    const error = unreached(baseUrl, adcFile, err, signal.aborted);
-    held.set(baseUrl, { error, until: Date.now() + FAILURE_HOLD_MS });
-    throw error;
+    held.set(baseUrl, { cause: err, timedOut: signal.aborted, until: Date.now() + FAILURE_HOLD_MS });
+    throw unreached(baseUrl, adcFile, err, signal.aborted);
   }
   held.delete(baseUrl);
   const text = await response.body.text().catch(() => '');
@@ -109,4 +109,16 @@ export async function metadataProject(baseUrl: string, adcFile: string | null): 
   if (status !== 200 || project === '') return null;
   projects.set(baseUrl, project);
   return project;
+}
+
+/**
+ * The host's project id for a credential that names none, or null: as google-auth-library's getGCEProjectId, every
+ * failure (no metadata server, a slow one, no project) is no project, never an error of its own.
+ */
+export async function metadataProjectIfAny(baseUrl: string): Promise<string | null> {
+  try {
+    return await metadataProject(baseUrl, null);
+  } catch {
+    return null;
+  }
 }

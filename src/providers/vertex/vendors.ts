@@ -14,7 +14,9 @@ export const vertexVendors: VendorDefinition[] = [
     // Google Gen AI SDK's GOOGLE_VERTEX_BASE_URL, the host: the API version is added to it.
     defaultBaseUrl: 'https://{region}-aiplatform.googleapis.com', versionPath: '/v1', auth: { kind: 'none' },
     keyRequired: false, keyEnv: ['VERTEX_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS'], baseUrlEnv: ['VERTEX_BASE_URL', 'GOOGLE_VERTEX_BASE_URL'],
-    regionEnv: ['VERTEX_LOCATION', 'GOOGLE_CLOUD_LOCATION'], catalogId: 'google', catalogFallbacks: ['anthropic'],
+    regionEnv: ['VERTEX_LOCATION', 'GOOGLE_CLOUD_LOCATION'],
+    // As google-auth-library's getProjectId: before the credential's own project and the metadata server's.
+    projectEnv: ['GOOGLE_CLOUD_PROJECT', 'GCLOUD_PROJECT'], catalogId: 'google', catalogFallbacks: ['anthropic'],
     docsUrl: 'https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference',
   },
 ];
