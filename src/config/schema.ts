@@ -149,7 +149,7 @@ export const providerSchema = z.strictObject({
   max_response_bytes: maxResponseBytes().describe('This provider\'s own `settings.max_response_bytes`.'),
   models: z.array(z.string().min(1)).optional().describe('Models to list in /v1/models besides the catalogue.'),
   region: z.string().min(1).optional().describe('Cloud region: AWS region for `bedrock`, location for `vertex` (e.g. `us-central1`).'),
-  project: z.string().min(1).optional().describe('Google Cloud project for `vertex`; defaults to the service account\'s.'),
+  project: z.string().min(1).optional().describe('Google Cloud project for `vertex`. When not set: GOOGLE_CLOUD_PROJECT, then GCLOUD_PROJECT (for the provider named `vertex`), else the credential\'s `project_id` or `quota_project_id`, else the metadata server\'s `project-id`.'),
   claude_models: z
     .array(z.string().min(1))
     .optional()
