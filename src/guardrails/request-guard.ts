@@ -21,6 +21,8 @@ export interface InputVerdict {
 interface Slot {
   param: string;
   text: string;
+  /** The index of the message it is in (chat), or of the input item (embeddings). */
+  at: number;
   set(value: string): void;
 }
 
@@ -55,7 +57,7 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
     const at = `messages[${i}]`;
     const content = message.content;
     if (typeof content === 'string') {
-      slots.push({ param: `${at}.content`, text: content, set: (value) => (replaceMessage(i).content = value) });
+      slots.push({ param: `${at}.content`, text: content, at: i, set: (value) => (replaceMessage(i).content = value) });
     } else if (Array.isArray(content)) {
       content.forEach((part, j) => {
         // A plain-text file (an Anthropic document with a text source, a Gemini text/plain part) is text the model
@@ -66,6 +68,7 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
           slots.push({
             param: `${at}.content[${j}].file.file_data`,
             text: fileText,
+            at: i,
             set: (value) => {
               const parts = replaceMessage(i).content as unknown[];
               parts[j] = { ...(parts[j] as Record<string, unknown>), file: { ...file, file_data: `${PLAIN_TEXT_DATA}${Buffer.from(value, 'utf8').toString('base64')}` } };
@@ -78,6 +81,7 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
           slots.push({
             param: `${at}.content[${j}].${key}`,
             text: (part as Record<string, unknown>)[key] as string,
+            at: i,
             set: (value) => {
               const parts = replaceMessage(i).content as unknown[];
               parts[j] = { ...(parts[j] as Record<string, unknown>), [key]: value };
@@ -91,13 +95,14 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
     // function call's arguments. Left out, a client could carry anything a rule blocks past it in them.
     for (const field of ['refusal', 'reasoning_content', 'reasoning'] as const) {
       const text = (message as Record<string, unknown>)[field];
-      if (typeof text === 'string') slots.push({ param: `${at}.${field}`, text, set: (value) => ((replaceMessage(i) as Record<string, unknown>)[field] = value) });
+      if (typeof text === 'string') slots.push({ param: `${at}.${field}`, text, at: i, set: (value) => ((replaceMessage(i) as Record<string, unknown>)[field] = value) });
     }
     const legacy = (message as Record<string, unknown>).function_call;
     if (isRecord(legacy) && typeof legacy.arguments === 'string') {
       slots.push({
         param: `${at}.function_call.arguments`,
         text: legacy.arguments,
+        at: i,
         set: (value) => ((replaceMessage(i) as Record<string, unknown>).function_call = { ...legacy, arguments: value }),
       });
     }
@@ -113,6 +118,7 @@ function chatSlots(request: ChatCompletionRequest): Slot[] {
         slots.push({
           param: `${at}.tool_calls[${j}].${holder}.${field}`,
           text: (fn ?? custom)?.[field] as string,
+          at: i,
           set: (value) => {
             const list = replaceMessage(i).tool_calls as unknown[];
             const old = list[j] as Record<string, unknown>;
@@ -134,7 +140,7 @@ function plainTextData(url: string): string | null {
 
 function embeddingsSlots(request: EmbeddingsRequest): Slot[] {
   const input = request.input;
-  if (typeof input === 'string') return [{ param: 'input', text: input, set: (value) => (request.input = value) }];
+  if (typeof input === 'string') return [{ param: 'input', text: input, at: 0, set: (value) => (request.input = value) }];
   if (!Array.isArray(input)) return [];
   const slots: Slot[] = [];
   // The input list is copied once, at the first write (the client's parsed body stays as it came), not at each.
@@ -144,6 +150,7 @@ function embeddingsSlots(request: EmbeddingsRequest): Slot[] {
     slots.push({
       param: `input[${i}]`,
       text: item,
+      at: i,
       set: (value) => {
         copy ??= [...(request.input as string[])];
         copy[i] = value;
@@ -154,6 +161,16 @@ function embeddingsSlots(request: EmbeddingsRequest): Slot[] {
   return slots;
 }
 
+
+/**
+ * The texts the input rules check, in request order, each with the index of its message (or input item): what a
+ * moderation classifier is given to judge, so that it judges what the other input rules read (tool results, tool call
+ * arguments, plain-text files, an assistant turn's refusal and reasoning), not the messages' content alone.
+ */
+export function requestTexts(request: ChatCompletionRequest | EmbeddingsRequest, operation: 'chat' | 'embeddings'): Array<{ at: number; text: string }> {
+  const slots = operation === 'chat' ? chatSlots(request as ChatCompletionRequest) : embeddingsSlots(request as EmbeddingsRequest);
+  return slots.map(({ at, text }) => ({ at, text }));
+}
 
 /**
  * Checks a request's texts: stops at the first text holding a `block` finding, else replaces every `redact`

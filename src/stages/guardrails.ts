@@ -11,7 +11,7 @@ import { libraryRules } from '../config/runtime.js';
 import { guardStream } from '../guardrails/answer-guard.js';
 import { requestedSchema, schemaProblem } from '../guardrails/json-output.js';
 import { moderate, verdictBlocks, type Classify, type ModerationRule, type ModerationVerdict } from '../guardrails/moderation.js';
-import { guardNativeBody, guardRequest, redactNativeBody, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
+import { guardNativeBody, guardRequest, redactNativeBody, requestTexts, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
 import { compileGuardrails, type Scanner } from '../guardrails/scanner.js';
 import { createStreamGuard } from '../guardrails/stream-guard.js';
 import { moderatedText } from '../guardrails/moderated-text.js';
@@ -103,24 +103,24 @@ function compilePolicy(config: RuntimeConfig, layers: ReadonlyArray<GuardrailsOv
 }
 
 
-/** The texts of a request a moderation model judges, one line per message (`role: text`). */
+/**
+ * The texts of a request a moderation model judges: what the input rules read (see requestTexts), one line per
+ * message (`role: text`, its texts joined), or per embeddings input.
+ */
 function requestText(ctx: RequestContext): string {
-  if (ctx.operation === 'embeddings') {
-    const input = ctx.request.input;
-    return typeof input === 'string' ? input : (input as unknown[]).filter((item): item is string => typeof item === 'string').join('\n');
+  const texts = requestTexts(ctx.request, ctx.operation);
+  if (ctx.operation === 'embeddings') return texts.map(({ text }) => text).join('\n');
+  const messages = ctx.request.messages;
+  const lines: string[] = [];
+  let current = -1;
+  for (const { at, text } of texts) {
+    if (at === current) lines[lines.length - 1] += ` ${text}`;
+    else {
+      current = at;
+      lines.push(`${messages[at]?.role ?? 'user'}: ${text}`);
+    }
   }
-  return ctx.request.messages
-    .map((message) => {
-      const content = message.content;
-      const text =
-        typeof content === 'string'
-          ? content
-          : Array.isArray(content)
-            ? content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join(' ')
-            : '';
-      return `${message.role}: ${text}`;
-    })
-    .join('\n');
+  return lines.join('\n');
 }
 
 /**
