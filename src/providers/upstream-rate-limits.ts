@@ -29,6 +29,9 @@ function anthropicName(group: string, field: Field): string {
   return `anthropic-ratelimit-${group}-${field}`;
 }
 
+const OPENAI_NAMES = OPENAI_UNITS.flatMap((unit) => FIELDS.map((field) => openAIName(unit, field)));
+const ANTHROPIC_NAMES = ANTHROPIC_GROUPS.flatMap((group) => FIELDS.map((field) => anthropicName(group, field)));
+
 /** The names a route's clients read, by the style of the route. */
 type Style = 'openai' | 'anthropic';
 
@@ -50,8 +53,9 @@ export function parseResetDuration(text: string): number | null {
 /** The upstream's rate-limit headers in `style`, as [name, value] pairs (empty when it sent none). */
 export function upstreamRateLimits(headers: IncomingHttpHeaders, style: Style, now: number): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  const openAI = one(headers, 'x-ratelimit-limit-requests') !== undefined || one(headers, 'x-ratelimit-limit-tokens') !== undefined;
-  const anthropic = one(headers, 'anthropic-ratelimit-requests-limit') !== undefined || one(headers, 'anthropic-ratelimit-tokens-limit') !== undefined;
+  // Any one of a style's headers says the upstream writes that style: Azure OpenAI sends the remaining counts alone.
+  const openAI = OPENAI_NAMES.some((name) => headers[name] !== undefined);
+  const anthropic = !openAI && ANTHROPIC_NAMES.some((name) => headers[name] !== undefined);
   if (openAI) {
     for (const unit of OPENAI_UNITS) {
       for (const field of FIELDS) {

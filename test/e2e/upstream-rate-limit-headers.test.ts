@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startAzureUpstream, type AzureUpstream } from '../upstream/azure-upstream.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
 // The provider's rate-limit headers reach the client, as the provider wrote them or in the route's own style, and
@@ -13,6 +14,7 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 let openai: ScriptedUpstream;
 let backup: ScriptedUpstream;
 let anthropic: AnthropicUpstream;
+let azure: AzureUpstream;
 let tg: RunningGateway;
 
 const OPENAI_RESET = /^(\d+ms|[\d.]+s|\d+m[\d.]+s|\d+h\d+m[\d.]+s)$/;
@@ -21,6 +23,7 @@ beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-openai' });
   backup = await startOpenAIUpstream({ apiKey: 'sk-backup' });
   anthropic = await startAnthropicUpstream({ apiKey: 'sk-ant' });
+  azure = await startAzureUpstream({ apiKey: 'azure-key', deployments: { 'gpt-4o-mini': 'gpt-4o-mini-2024-07-18' } });
   tg = await startGateway({
     // Two attempts: a failed one and the fallback's.
     settings: { routing: { retry: { max_attempts: 2 }, breaker: { enabled: false } } },
@@ -28,6 +31,7 @@ beforeAll(async () => {
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai' },
       backup: { type: 'openai', base_url: `${backup.url}/v1`, api_key: 'sk-backup' },
       anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant' },
+      azure: { base_url: azure.url, api_key: 'azure-key', api_version: '2025-04-01-preview' },
     },
   });
 });
@@ -37,6 +41,7 @@ afterAll(async () => {
   await openai?.close();
   await backup?.close();
   await anthropic?.close();
+  await azure?.close();
 });
 
 beforeEach(() => {
@@ -68,6 +73,13 @@ describe("the provider's rate-limit headers", () => {
     expect(remaining(first.response)).toBeLessThan(10_000);
     // The stream's headers are its own answer's: one request later on the upstream's count.
     expect(remaining(second.response)).toBe(remaining(first.response) - 1);
+  });
+
+  it("reach an OpenAI client of Azure OpenAI, whose answers carry the remaining counts alone", async () => {
+    const { response } = await openAIClient().chat.completions.create({ model: 'azure/gpt-4o-mini', messages: hi }).withResponse();
+    expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('99');
+    expect(response.headers.get('x-ratelimit-remaining-tokens')).toBe('99000');
+    expect(response.headers.get('x-ratelimit-limit-requests')).toBeNull();
   });
 
   it('reach an Anthropic client as Anthropic wrote them, every group', async () => {

@@ -32,6 +32,14 @@ describe('upstream rate-limit headers in a route style', () => {
     ]);
   });
 
+  it("passes Azure OpenAI's remaining counts, which come without their limits", () => {
+    const headers = { 'x-ratelimit-remaining-requests': '119', 'x-ratelimit-remaining-tokens': '119800' };
+    expect(upstreamRateLimits(headers, 'openai', now)).toEqual([
+      ['x-ratelimit-remaining-requests', '119'],
+      ['x-ratelimit-remaining-tokens', '119800'],
+    ]);
+  });
+
   it('finds nothing in an answer without them', () => {
     expect(upstreamRateLimits({ 'content-type': 'application/json' }, 'openai', now)).toEqual([]);
   });
