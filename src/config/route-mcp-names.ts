@@ -1,6 +1,6 @@
 import type { McpServerRuntime, RouteRuntime } from '../core/config.js';
 import { didYouMean } from '../core/did-you-mean.js';
-import { allowsServer, MCP_TOOL_SEPARATOR } from '../core/mcp.js';
+import { allowsServer, entryServer } from '../core/mcp.js';
 import { ConfigError } from './secret-ref.js';
 
 /**
@@ -27,8 +27,7 @@ export function checkRouteMcpNames(routes: ReadonlyMap<string, RouteRuntime>, se
       }
     });
     route.mcp?.allow?.forEach((entry, i) => {
-      const separator = entry.indexOf(MCP_TOOL_SEPARATOR);
-      const server = separator > 0 ? entry.slice(0, separator) : entry;
+      const server = entryServer(entry);
       if (!servers.has(server)) refuse(`routes.${route.name}.mcp.allow.${i}`, entry, server);
     });
   }

@@ -7,6 +7,15 @@
 export const MCP_TOOL_SEPARATOR = '__';
 
 /**
+ * The MCP server an allow-list entry (`server`, `server__tool`, `server__*`) names: what stands before its first
+ * separator, or the whole entry when it has none (or starts with one).
+ */
+export function entryServer(entry: string): string {
+  const separator = entry.indexOf(MCP_TOOL_SEPARATOR);
+  return separator > 0 ? entry.slice(0, separator) : entry;
+}
+
+/**
  * Whether one allow-list (`mcp.allow` of a key, team or route) lets a request ask for a server: it names the server,
  * its pattern or one of its tools; no list: yes. Shared by the mcp stage and the config's check of routes.
  */

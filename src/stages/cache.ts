@@ -392,13 +392,14 @@ class CacheStage implements Stage {
           subscriber.error(err);
         },
         complete: () => {
-          const whole = assembler !== null && native !== null ? { answer: completion ?? assembler.completion(), native: native.kept() } : null;
-          // The spend stage settled before this (a completed answer's cost is known): the waiters get what is stored,
-          // before this request's own end (its teardown would let them go without it).
-          const entry = whole ? this.entryOf(ctx, keys, whole.answer, whole.native, ttl, Date.now()) : null;
+          // The spend stage settled before this (a completed answer's cost is known), so the entry is made now, once:
+          // the stages outside this one may change the context as the answer passes them (an MCP agent run sets
+          // ctx.spent to the whole run's). The waiters get what is stored, before this request's own end (its
+          // teardown would let them go without it).
+          const entry = assembler !== null && native !== null ? this.entryOf(ctx, keys, completion ?? assembler.completion(), native.kept(), ttl, Date.now()) : null;
           release?.(entry && !this.cache.purgedSince(askedAt, entry) ? entry : null);
           subscriber.complete();
-          if (whole) this.store(ctx, keys, whole.answer, whole.native, vector, ttl, semantic, askedAt);
+          if (entry) this.store(ctx, keys, entry, vector, semantic, askedAt);
         },
       });
       return () => {
@@ -432,16 +433,14 @@ class CacheStage implements Stage {
     };
   }
 
-  private store(ctx: ChatContext, keys: CacheKeys, answer: ChatCompletion | null, native: CachedNative | null, vector: Float32Array | null, ttl: number, semantic: boolean, askedAt: number): void {
-    if (!answer || !kept(ctx, answer)) return;
-    // The cost is settled by the spend stage as the answer ends (perhaps after it): stored once it is known.
+  private store(ctx: ChatContext, keys: CacheKeys, entry: NewCacheEntry, vector: Float32Array | null, semantic: boolean, askedAt: number): void {
+    // Written once the request's after-work (ctx.pending) is done, as the request log is: the entry itself was made
+    // as the answer ended.
     void Promise.allSettled(ctx.pending).then(async () => {
-      const made = this.entryOf(ctx, keys, answer, native, ttl, Date.now());
-      if (made === null) return;
-      const entry = await this.cache.put(made, vector, semantic && keys.question !== null ? keys.conversation : null, askedAt);
+      const stored = await this.cache.put(entry, vector, semantic && keys.question !== null ? keys.conversation : null, askedAt);
       // A delete that selects it ran while it was on its way; and an event nobody listens to is not made.
-      if (!entry || !this.bus.hasListeners('cache.stored')) return;
-      this.bus.emit('cache.stored', { requestId: ctx.id, model: ctx.request.model, entryId: entry.id, semantic: entry.vector !== null, expiresAt: new Date(entry.expiresAt).toISOString() });
+      if (!stored || !this.bus.hasListeners('cache.stored')) return;
+      this.bus.emit('cache.stored', { requestId: ctx.id, model: ctx.request.model, entryId: stored.id, semantic: stored.vector !== null, expiresAt: new Date(stored.expiresAt).toISOString() });
     }).catch((err: unknown) => this.log.warn({ err, requestId: ctx.id }, 'cache: could not store an answer'));
   }
 }

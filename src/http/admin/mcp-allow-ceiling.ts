@@ -1,7 +1,7 @@
 import { gatewayError, GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
-import { allowsServer, MCP_TOOL_SEPARATOR } from '../../core/mcp.js';
+import { allowsServer, entryServer, MCP_TOOL_SEPARATOR } from '../../core/mcp.js';
 import type { GovernanceStore } from '../../governance/governance-store.js';
 
 /**
@@ -18,9 +18,8 @@ import type { GovernanceStore } from '../../governance/governance-store.js';
 
 /** Whether `entry` (`server`, `server__tool`, `server__*`) allows nothing the team's `allow` does not. */
 function withinCeiling(entry: string, ceiling: readonly string[]): boolean {
-  const separator = entry.indexOf(MCP_TOOL_SEPARATOR);
-  const server = separator > 0 ? entry.slice(0, separator) : entry;
-  const wholeServer = separator < 0 || entry === `${server}${MCP_TOOL_SEPARATOR}*`;
+  const server = entryServer(entry);
+  const wholeServer = !entry.includes(MCP_TOOL_SEPARATOR) || entry === `${server}${MCP_TOOL_SEPARATOR}*`;
   // The team allowing the whole server covers any entry of it; a single tool only covers that tool.
   if (ceiling.includes(server) || ceiling.includes(`${server}${MCP_TOOL_SEPARATOR}*`)) return true;
   return !wholeServer && ceiling.includes(entry);

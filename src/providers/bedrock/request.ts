@@ -5,6 +5,7 @@ import { quoteValue, valueText } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 import { fitBudget, thinkingOf } from '../anthropic/thinking.js';
 import { upstreamToolCallId } from '../tool-call-ids.js';
+import { asksSingleToolCall, refuseSingleToolCall } from '../single-tool-call.js';
 import { DocumentTranslator, documentsText, type DocumentBlock } from './documents.js';
 
 /** A Converse content block (only the members tollgate sends). */
@@ -255,12 +256,6 @@ function outputConfig(format: unknown): unknown {
   };
 }
 
-/** Whether the request asks for at most one tool call a turn where a call can come (tools offered, not `none`). */
-function asksSingleToolCall(request: ChatCompletionRequest): boolean {
-  const tools = Array.isArray(request.tools) ? (request.tools as unknown[]) : [];
-  return request.parallel_tool_calls === false && tools.length > 0 && request.tool_choice !== 'none';
-}
-
 /**
  * `parallel_tool_calls: false` for Claude: Converse's ToolConfiguration holds tools and a toolChoice (auto, any, tool)
  * and no switch for one call a turn, so it goes as Anthropic's `tool_choice.disable_parallel_tool_use` in
@@ -273,14 +268,10 @@ function singleToolCallChoice(toolChoiceSet: boolean): Record<string, unknown> {
 }
 
 /**
- * The other families have no setting for one tool call per turn (Converse has none, and their own fields hold none):
- * they may answer with several calls, which a client that asked for one at a time may run wrongly. So it is a 400
- * naming the field, as on Gemini (a route moves on to its other targets); `true` is their own behaviour.
+ * The refusal of `parallel_tool_calls: false` for the other families (see refuseSingleToolCall): Converse has no
+ * setting for one tool call per turn, and their own fields hold none.
  */
-function refuseSingleToolCall(request: ChatCompletionRequest, claude: boolean): void {
-  if (claude || !asksSingleToolCall(request)) return;
-  throw bad("parallel_tool_calls: false is not supported for this model: Converse has no setting for one tool call per turn, and the model may answer with several. Leave the field out (or set it true) and handle each call of a turn. (Claude takes it, also behind an application inference profile or a provisioned model listed in the provider's claude_models.)", 'parallel_tool_calls');
-}
+const SINGLE_TOOL_CALL_REFUSAL = "bedrock: parallel_tool_calls: false is not supported for this model: Converse has no setting for one tool call per turn, and the model may answer with several. Leave the field out (or set it true) and handle each call of a turn. (Claude takes it, also behind an application inference profile or a provisioned model listed in the provider's claude_models.)";
 
 /**
  * Claude's own request fields. Converse has no reasoning or top-k field of its own: Claude takes Anthropic's
@@ -325,7 +316,7 @@ function continuesUnthoughtToolTurn(turns: readonly ConverseMessage[]): boolean 
  */
 export function converseBody(request: ChatCompletionRequest, claude: boolean): ConverseRequest {
   if (typeof request.n === 'number' && request.n > 1) throw bad('n > 1 is not supported; Converse returns one answer per request.', 'n');
-  refuseSingleToolCall(request, claude);
+  if (!claude) refuseSingleToolCall(request, SINGLE_TOOL_CALL_REFUSAL);
   const { turns, system, usesTools } = translateMessages(request.messages);
   if (turns.length === 0) throw bad('at least one user message is required.', 'messages');
   const body: ConverseRequest = { messages: turns };

@@ -4,6 +4,7 @@ import type { ChatCompletionRequest, ChatMessage } from '../../core/canonical.js
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput, quoteValue } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
+import { refuseSingleToolCall } from '../single-tool-call.js';
 
 /**
  * Canonical (OpenAI) request -> Cohere Chat API v2 request. Cohere's v2 shapes are close to OpenAI's: roles,
@@ -157,21 +158,14 @@ function within(value: number, min: number, max: number): number {
 }
 
 /**
- * `parallel_tool_calls: false` asks for at most one tool call a turn, and Cohere's v2 Chat API has no such switch (its
- * tool fields are `tools`, `strict_tools` and `tool_choice` REQUIRED or NONE; docs.cohere.com/reference/chat): its
- * models may answer with several calls, which a client that asked for one at a time may run wrongly. So it is a 400
- * naming the field, as on Gemini (a route moves on to its other targets), unless no call can come (no tools, or
- * tool_choice none), where it asks nothing; `true` is Cohere's own behaviour.
+ * Cohere's refusal of `parallel_tool_calls: false` (see refuseSingleToolCall): its v2 Chat API's tool fields are
+ * `tools`, `strict_tools` and `tool_choice` REQUIRED or NONE (docs.cohere.com/reference/chat), no switch for one call.
  */
-function refuseSingleToolCall(request: ChatCompletionRequest): void {
-  const tools = Array.isArray(request.tools) ? (request.tools as unknown[]) : [];
-  if (request.parallel_tool_calls !== false || tools.length === 0 || request.tool_choice === 'none') return;
-  throw gatewayError('unsupported_for_provider', "cohere: parallel_tool_calls: false is not supported: Cohere's Chat API has no setting for one tool call per turn and may answer with several. Leave the field out (or set it true) and handle each call of a turn.", { param: 'parallel_tool_calls' });
-}
+const SINGLE_TOOL_CALL_REFUSAL = "cohere: parallel_tool_calls: false is not supported: Cohere's Chat API has no setting for one tool call per turn and may answer with several. Leave the field out (or set it true) and handle each call of a turn.";
 
 export function cohereRequestBody(request: ChatCompletionRequest, model: string): Json {
   if (typeof request.n === 'number' && request.n > 1) throw unsupported('n > 1 is not supported; Cohere returns one answer per request', 'n');
-  refuseSingleToolCall(request);
+  refuseSingleToolCall(request, SINGLE_TOOL_CALL_REFUSAL);
   const body: Json = { model, messages: request.messages.map(message) };
   if (request.tools !== undefined && request.tools !== null) {
     const mapped = tools(request.tools);

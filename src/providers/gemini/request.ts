@@ -5,6 +5,7 @@ import { toGeminiJsonSchema, toGeminiSchema } from '../../wire/gemini/schema.js'
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput, quoteValue } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
+import { refuseSingleToolCall } from '../single-tool-call.js';
 
 /** One Gemini `Part`; exactly one data field is set (text, inlineData, fileData, functionCall, functionResponse). */
 export type GeminiPart = Record<string, unknown>;
@@ -270,16 +271,10 @@ function generationConfig(request: ChatCompletionRequest, model: string): Record
 }
 
 /**
- * `parallel_tool_calls: false` asks for at most one tool call a turn, and Gemini has no such switch (its
- * FunctionCallingConfig holds a mode and allowed names only): it may still answer with several calls, which a client
- * that asked for one at a time may run wrongly. So it is a 400 naming the field, as the client insists on what Gemini
- * cannot do (a route moves on to its other targets), unless no call can come (no tools, or tool_choice none), where it
- * asks nothing. Anthropic's adapter sends it as `disable_parallel_tool_use`; `true` is Gemini's own behaviour.
+ * Gemini's refusal of `parallel_tool_calls: false` (see refuseSingleToolCall): its FunctionCallingConfig holds a mode
+ * and allowed names only. Anthropic's adapter sends it as `disable_parallel_tool_use`.
  */
-function refuseSingleToolCall(request: ChatCompletionRequest, declarations: number): void {
-  if (request.parallel_tool_calls !== false || declarations === 0 || request.tool_choice === 'none') return;
-  throw bad('parallel_tool_calls: false is not supported: Gemini has no setting for one tool call per turn and may answer with several. Leave the field out (or set it true) and handle each call of a turn.', 'parallel_tool_calls');
-}
+const SINGLE_TOOL_CALL_REFUSAL = 'gemini: parallel_tool_calls: false is not supported: Gemini has no setting for one tool call per turn and may answer with several. Leave the field out (or set it true) and handle each call of a turn.';
 
 /**
  * The canonical (OpenAI) request as a Gemini `GenerateContentRequest` body. Pure, so the Vertex adapter can
@@ -290,7 +285,7 @@ export function toGeminiRequest(request: ChatCompletionRequest, model: string): 
   if (!Array.isArray(request.messages)) throw bad('messages must be an array.', 'messages');
   const body: Record<string, unknown> = { ...toGeminiContents(request.messages, model) };
   const declarations = functionDeclarations(request.tools);
-  refuseSingleToolCall(request, declarations.length);
+  refuseSingleToolCall(request, SINGLE_TOOL_CALL_REFUSAL);
   if (declarations.length > 0) body.tools = [{ functionDeclarations: declarations }];
   const calling = functionCallingConfig(request.tool_choice);
   if (calling && declarations.length > 0) body.toolConfig = { functionCallingConfig: calling };
