@@ -22,15 +22,10 @@ function openAIName(unit: Unit, field: Field): string {
   return `x-ratelimit-${field}-${unit}`;
 }
 
-/** Anthropic's groups (its `tokens` is the tightest of input and output, as OpenAI's single token limit is). */
-const ANTHROPIC_GROUPS = ['requests', 'tokens', 'input-tokens', 'output-tokens'] as const;
-
+/** Anthropic's names of a group (its `tokens` is the tightest of input and output, as OpenAI's single token limit is). */
 function anthropicName(group: string, field: Field): string {
   return `anthropic-ratelimit-${group}-${field}`;
 }
-
-const OPENAI_NAMES = OPENAI_UNITS.flatMap((unit) => FIELDS.map((field) => openAIName(unit, field)));
-const ANTHROPIC_NAMES = ANTHROPIC_GROUPS.flatMap((group) => FIELDS.map((field) => anthropicName(group, field)));
 
 /** The names a route's clients read, by the style of the route. */
 type Style = 'openai' | 'anthropic';
@@ -50,19 +45,44 @@ export function parseResetDuration(text: string): number | null {
   return Number(hours ?? 0) * 3_600_000 + Number(minutes ?? 0) * 60_000 + Number(seconds ?? 0) * 1000 + Number(millis ?? 0);
 }
 
+/**
+ * A value passed on as it came: printable ASCII and short, as every provider's are. Anything else (a control
+ * character Node would refuse to send, which would fail the answer; a value meant to bloat it) is left out.
+ */
+const PASSABLE = /^[\x20-\x7e]{1,200}$/;
+
+const OPENAI_PREFIX = 'x-ratelimit-';
+const ANTHROPIC_PREFIX = 'anthropic-ratelimit-';
+
+/** Every header of the upstream's whose name starts with `prefix`, as it came (its own groups: a vendor's `-day` limits too). */
+function verbatim(headers: IncomingHttpHeaders, prefix: string, out: Array<[string, string]>): void {
+  for (const name in headers) {
+    if (!name.startsWith(prefix)) continue;
+    const value = one(headers, name);
+    if (value !== undefined && PASSABLE.test(value)) out.push([name, value]);
+  }
+}
+
 /** The upstream's rate-limit headers in `style`, as [name, value] pairs (empty when it sent none). */
 export function upstreamRateLimits(headers: IncomingHttpHeaders, style: Style, now: number): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  // Any one of a style's headers says the upstream writes that style: Azure OpenAI sends the remaining counts alone.
-  const openAI = OPENAI_NAMES.some((name) => headers[name] !== undefined);
-  const anthropic = !openAI && ANTHROPIC_NAMES.some((name) => headers[name] !== undefined);
-  if (openAI) {
+  let openAI = false;
+  let anthropic = false;
+  for (const name in headers) {
+    if (name.startsWith(OPENAI_PREFIX)) openAI = true;
+    else if (name.startsWith(ANTHROPIC_PREFIX)) anthropic = true;
+  }
+  // The route's own style passes whole, as the provider wrote it (Azure OpenAI's remaining counts without limits,
+  // Cerebras' and Groq's daily groups, Anthropic's input and output groups).
+  if (openAI && style === 'openai') verbatim(headers, OPENAI_PREFIX, out);
+  else if (anthropic && style === 'anthropic') verbatim(headers, ANTHROPIC_PREFIX, out);
+  else if (openAI) {
+    // OpenAI's requests and tokens, in Anthropic's names, the reset duration as the time it ends.
     for (const unit of OPENAI_UNITS) {
       for (const field of FIELDS) {
         const value = one(headers, openAIName(unit, field));
-        if (value === undefined) continue;
-        if (style === 'openai') out.push([openAIName(unit, field), value]);
-        else if (field !== 'reset') out.push([anthropicName(unit, field), value]);
+        if (value === undefined || !PASSABLE.test(value)) continue;
+        if (field !== 'reset') out.push([anthropicName(unit, field), value]);
         else {
           const ms = parseResetDuration(value);
           if (ms !== null) out.push([anthropicName(unit, field), new Date(now + ms).toISOString()]);
@@ -70,17 +90,16 @@ export function upstreamRateLimits(headers: IncomingHttpHeaders, style: Style, n
       }
     }
   } else if (anthropic) {
-    for (const group of ANTHROPIC_GROUPS) {
-      // OpenAI's style has requests and tokens only.
-      if (style === 'openai' && group !== 'requests' && group !== 'tokens') continue;
+    // Anthropic's requests and tokens in OpenAI's names (OpenAI's style has no input and output groups), the reset
+    // time as the duration until it.
+    for (const unit of OPENAI_UNITS) {
       for (const field of FIELDS) {
-        const value = one(headers, anthropicName(group, field));
-        if (value === undefined) continue;
-        if (style === 'anthropic') out.push([anthropicName(group, field), value]);
-        else if (field !== 'reset') out.push([openAIName(group as Unit, field), value]);
+        const value = one(headers, anthropicName(unit, field));
+        if (value === undefined || !PASSABLE.test(value)) continue;
+        if (field !== 'reset') out.push([openAIName(unit, field), value]);
         else {
           const at = Date.parse(value);
-          if (Number.isFinite(at)) out.push([openAIName(group as Unit, field), formatResetDuration(at - now)]);
+          if (Number.isFinite(at)) out.push([openAIName(unit, field), formatResetDuration(at - now)]);
         }
       }
     }

@@ -40,6 +40,14 @@ describe('upstream rate-limit headers in a route style', () => {
     ]);
   });
 
+  it("passes a vendor's own groups in the route's style whole, and never a value Node could not send", () => {
+    const headers = { 'x-ratelimit-limit-requests-day': '14400', 'x-ratelimit-remaining-tokens-minute': '5990', 'x-ratelimit-reset-requests': 'bad\u0001value' };
+    expect(upstreamRateLimits(headers, 'openai', now)).toEqual([
+      ['x-ratelimit-limit-requests-day', '14400'],
+      ['x-ratelimit-remaining-tokens-minute', '5990'],
+    ]);
+  });
+
   it('finds nothing in an answer without them', () => {
     expect(upstreamRateLimits({ 'content-type': 'application/json' }, 'openai', now)).toEqual([]);
   });
