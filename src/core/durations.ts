@@ -8,3 +8,11 @@ export function formatResetDuration(ms: number): string {
   const minutes = Math.floor(clamped / 60_000);
   return `${minutes}m${(clamped % 60_000) / 1000}s`;
 }
+
+/** Milliseconds of an OpenAI reset duration (Go's format: `20ms`, `1.5s`, `6m0s`, `1h2m3s`), or null. */
+export function parseResetDuration(text: string): number | null {
+  const parts = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$/.exec(text);
+  if (parts === null || text === '') return null;
+  const [, hours, minutes, seconds, millis] = parts;
+  return Number(hours ?? 0) * 3_600_000 + Number(minutes ?? 0) * 60_000 + Number(seconds ?? 0) * 1000 + Number(millis ?? 0);
+}

@@ -1,4 +1,5 @@
 import type { RequestContext } from '../core/context.js';
+import { addUpstreamLimitHeaders } from '../core/upstream-limit-headers.js';
 
 /**
  * Headers that frame the answer on the connection: Node and the answer writers set them. One a stage or a plugin put
@@ -19,5 +20,6 @@ export function answerHeaders(ctx: RequestContext, idNames: readonly string[] = 
   for (const name in set) {
     if (Object.hasOwn(set, name) && !FRAMING.has(name.toLowerCase())) headers[name] = set[name] as string;
   }
+  addUpstreamLimitHeaders(ctx, headers);
   return headers;
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestContext } from '../core/context.js';
-import { formatResetDuration } from '../core/durations.js';
+import { formatResetDuration, parseResetDuration } from '../core/durations.js';
 
 /**
  * The provider's rate-limit headers on the client's answer: what an OpenAI or Anthropic SDK user reads to pace
@@ -35,14 +35,6 @@ const STYLES: Readonly<Record<string, Style>> = { openai: 'openai', 'openai-resp
 function one(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** Milliseconds of an OpenAI reset duration (Go's format: `20ms`, `1.5s`, `6m0s`, `1h2m3s`), or null. */
-export function parseResetDuration(text: string): number | null {
-  const parts = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$/.exec(text);
-  if (parts === null || text === '') return null;
-  const [, hours, minutes, seconds, millis] = parts;
-  return Number(hours ?? 0) * 3_600_000 + Number(minutes ?? 0) * 60_000 + Number(seconds ?? 0) * 1000 + Number(millis ?? 0);
 }
 
 /**
@@ -107,29 +99,15 @@ export function upstreamRateLimits(headers: IncomingHttpHeaders, style: Style, n
   return out;
 }
 
-/** The names an attempt put on a request's answer, taken off again when another attempt answers instead. */
-const passed = new WeakMap<RequestContext, string[]>();
-
 /**
- * Puts the answering attempt's rate-limit headers on the request's answer (see the top of this file), over any an
- * earlier attempt of the request put there, never over the gateway's own.
+ * An attempt's rate-limit headers in the route's style (see the top of this file), or null when the setting keeps them
+ * to the operator, the route has no such headers, or the upstream sent none. The call stage keeps a successful
+ * answer's for the request's answer, and puts an error answer's on its error (core/upstream-limit-headers.ts).
  */
-export function passUpstreamRateLimits(ctx: RequestContext, headers: IncomingHttpHeaders): void {
-  const earlier = passed.get(ctx);
-  if (earlier !== undefined) {
-    for (const name of earlier) delete ctx.responseHeaders[name];
-    passed.delete(ctx);
-  }
-  if (!ctx.config.settings.upstreamRateLimitHeaders) return;
+export function upstreamLimitPairs(ctx: RequestContext, headers: IncomingHttpHeaders): Array<[string, string]> | null {
+  if (!ctx.config.settings.upstreamRateLimitHeaders) return null;
   const style = STYLES[ctx.dialect];
-  if (style === undefined) return;
+  if (style === undefined) return null;
   const pairs = upstreamRateLimits(headers, style, Date.now());
-  if (pairs.length === 0) return;
-  const names: string[] = [];
-  for (const [name, value] of pairs) {
-    if (ctx.responseHeaders[name] !== undefined) continue;
-    ctx.responseHeaders[name] = value;
-    names.push(name);
-  }
-  if (names.length > 0) passed.set(ctx, names);
+  return pairs.length === 0 ? null : pairs;
 }

@@ -1,4 +1,5 @@
-import { passUpstreamRateLimits } from '../providers/upstream-rate-limits.js';
+import { upstreamLimitPairs } from '../providers/upstream-rate-limits.js';
+import { setUpstreamLimitHeaders, withUpstreamLimitHeaders } from '../core/upstream-limit-headers.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Observable } from 'rxjs';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, NativeAnswer, NativeRequest, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
@@ -328,6 +329,8 @@ class CallStage implements Stage {
     ctx.responseHeaders['x-tollgate-fallback'] = attempt.group > 0 ? 'true' : 'false';
     // The upstream's id is this attempt's to set once it answers: an earlier attempt's would be quoted to the wrong provider.
     delete ctx.responseHeaders['x-upstream-request-id'];
+    // So are its rate-limit headers: an attempt that gets no answer (a refused connection) leaves none of another's.
+    setUpstreamLimitHeaders(ctx, null);
     if (attempt.group > 0) ctx.responseHeaders['x-tollgate-fallback-from'] = headerSafeName(ctx.plan?.groups[0]?.name ?? ctx.request.model);
     else delete ctx.responseHeaders['x-tollgate-fallback-from'];
     const started = performance.now();
@@ -404,6 +407,8 @@ class CallStage implements Stage {
     const maxBytes = target.provider.maxResponseBytes;
     return new Promise<void>((resolve, reject) => {
       let headers: IncomingHttpHeaders = {};
+      /** An error answer's rate-limit headers, for its error (a successful answer's are kept on the request). */
+      let errorLimits: Array<[string, string]> | null = null;
       let buffered: Buffer[] | null = null;
       /** Bytes in `buffered`, and the most it may hold (the body limit, or less for an error body). */
       let bufferedBytes = 0;
@@ -413,7 +418,11 @@ class CallStage implements Stage {
       let decoder: StreamDecoder | null = null;
       // Its x-should-retry decides over the status whether it is retried, as in the vendors' SDKs (see asUpstreamSaid).
       const errorFrom = (bodyText: string): GatewayError =>
-        asUpstreamSaid(upstreamError(target.provider.name, upstream.status, headers, bodyText, (text) => adapter.parseError(upstream.status, headers, text, target)), headers);
+        withUpstreamLimitHeaders(
+          ctx,
+          asUpstreamSaid(upstreamError(target.provider.name, upstream.status, headers, bodyText, (text) => adapter.parseError(upstream.status, headers, text, target)), headers),
+          errorLimits,
+        );
       const succeed = (): void => {
         state.live = null;
         record({ kind: 'success', latencyMs: firstByteMs, headers });
@@ -467,7 +476,9 @@ class CallStage implements Stage {
           // The provider's own id for this exchange, so a client can quote it to the provider's support.
           const upstreamId = upstreamRequestId(responseHeaders);
           if (upstreamId !== null) ctx.responseHeaders['x-upstream-request-id'] = upstreamId;
-          passUpstreamRateLimits(ctx, responseHeaders);
+          const limits = upstreamLimitPairs(ctx, responseHeaders);
+          if (status < 400) setUpstreamLimitHeaders(ctx, limits);
+          else errorLimits = limits;
           if (status >= 400) {
             buffered = [];
             bufferLimit = Math.min(maxBytes, ERROR_BODY_BYTES);

@@ -146,6 +146,23 @@ describe("the provider's rate-limit headers", () => {
   });
 });
 
+describe("the gateway's own limits on /anthropic", () => {
+  it("go out under Anthropic's names too, on answers and on the key's own 429", async () => {
+    const created = await jsonRequest(tg.url, 'POST', '/api/keys', { name: 'anthropic-paced', rate_limit: 1, models: [] });
+    const client = new Anthropic({ baseURL: `${tg.url}/anthropic`, apiKey: created.body.key, maxRetries: 0, timeout: 15_000 });
+    const { response } = await client.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 16, messages: hi }).withResponse();
+    expect(response.headers.get('anthropic-ratelimit-requests-limit')).toBe('1');
+    expect(response.headers.get('anthropic-ratelimit-requests-remaining')).toBe('0');
+    // The account's token groups still come, the key limiting no tokens.
+    expect(response.headers.get('anthropic-ratelimit-tokens-limit')).toBe('90000');
+    const refused = await client.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 16, messages: hi }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(Anthropic.RateLimitError);
+    const headers = (refused as InstanceType<typeof Anthropic.RateLimitError>).headers;
+    expect(headers?.get('anthropic-ratelimit-requests-remaining')).toBe('0');
+    expect(Date.parse(headers?.get('anthropic-ratelimit-requests-reset') ?? '')).toBeGreaterThan(Date.now());
+  });
+});
+
 describe('settings.upstream_rate_limit_headers: false', () => {
   it("keeps the provider account's limits to the operator", async () => {
     const quiet = await startGateway({ settings: { upstream_rate_limit_headers: false }, providers: { openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai' } } });

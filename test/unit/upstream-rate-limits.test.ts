@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseResetDuration, upstreamRateLimits } from '../../src/providers/upstream-rate-limits.js';
+import { parseResetDuration } from '../../src/core/durations.js';
+import { upstreamRateLimits } from '../../src/providers/upstream-rate-limits.js';
 
 describe('the reset durations OpenAI writes (Go duration format)', () => {
   it('reads milliseconds, seconds, minutes and hours, and nothing else', () => {

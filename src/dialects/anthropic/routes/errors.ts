@@ -1,3 +1,4 @@
+import { addAnthropicNamesOfOwnLimits } from '../../../core/upstream-limit-headers.js';
 import { anthropicErrorBody } from '../error-shape.js';
 import type { GatewayError } from '../../../core/errors.js';
 import type { RenderedError } from '../../../http/render-error.js';
@@ -8,9 +9,12 @@ import type { RenderedError } from '../../../http/render-error.js';
  */
 export function renderAnthropicError(error: GatewayError, requestId: string): RenderedError {
   const { status, body } = anthropicErrorBody(error);
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'request-id': requestId, ...error.headers };
+  // A 429 of a key's or team's limit: its state under Anthropic's names too, which Anthropic's clients read.
+  addAnthropicNamesOfOwnLimits(headers, Date.now());
   return {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'request-id': requestId, ...error.headers },
+    headers,
     body: JSON.stringify({ ...body, request_id: requestId }),
   };
 }

@@ -13,11 +13,15 @@ import type { Log } from '../../../log.js';
 import { renderAnthropicError } from './errors.js';
 import { JSON_HEADERS, lazyStreamWriter, serveAnswer, SSE_HEADERS, writeRenderedError } from '../../../http/answer-stream.js';
 import { answerHeaders } from '../../../http/answer-headers.js';
+import { addAnthropicNamesOfOwnLimits } from '../../../core/upstream-limit-headers.js';
 import { gatewayError } from '../../../core/errors.js';
 import { ANTHROPIC_PING } from '../../../http/stream-keepalive.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
-  return answerHeaders(ctx, ['x-request-id', 'request-id']);
+  const headers = answerHeaders(ctx, ['x-request-id', 'request-id']);
+  // A key's or team's own limits under Anthropic's names too, which Anthropic's clients read.
+  addAnthropicNamesOfOwnLimits(headers, Date.now());
+  return headers;
 }
 
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {

@@ -11,11 +11,12 @@ import { nativeFrames, nativeResponseJson, NativeStreamPosition, responsesNative
 import { responseOf, type ReplyContext } from '../response.js';
 import { failureEvents, ResponsesStreamRenderer, sseFrame } from '../stream.js';
 import { JSON_HEADERS, lazyStreamWriter, serveAnswer, SSE_HEADERS, writeRenderedError } from '../../../http/answer-stream.js';
+import { answerHeaders } from '../../../http/answer-headers.js';
 import { renderOpenAIError } from '../../../http/render-error.js';
 import { SSE_COMMENT } from '../../../http/stream-keepalive.js';
 
 function baseHeaders(ctx: RequestContext): Record<string, string> {
-  return { 'x-request-id': ctx.id, ...ctx.responseHeaders };
+  return answerHeaders(ctx);
 }
 
 function writeError(res: ServerResponse, ctx: RequestContext, error: GatewayError): void {
