@@ -1,5 +1,5 @@
 import type { RequestContext } from './context.js';
-import { parseResetDuration } from './durations.js';
+import { formatResetDuration, parseResetDuration } from './durations.js';
 import { withChanges, type GatewayError } from './errors.js';
 
 /**
@@ -49,21 +49,46 @@ export function withUpstreamLimitHeaders(ctx: RequestContext, error: GatewayErro
   return withChanges(error, { headers });
 }
 
+const UNITS = ['requests', 'tokens'] as const;
 const FIELDS = ['limit', 'remaining', 'reset'] as const;
+type Read = (name: string) => string | undefined;
+
+/** OpenAI's requests and tokens headers (`x-ratelimit-<field>-<unit>`) under Anthropic's names, the reset duration as the time it ends. */
+export function openAILimitsAsAnthropic(read: Read, now: number): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const unit of UNITS) {
+    for (const field of FIELDS) {
+      const value = read(`x-ratelimit-${field}-${unit}`);
+      if (value === undefined) continue;
+      const ms = field === 'reset' ? parseResetDuration(value) : null;
+      if (field !== 'reset') out.push([`anthropic-ratelimit-${unit}-${field}`, value]);
+      else if (ms !== null) out.push([`anthropic-ratelimit-${unit}-${field}`, new Date(now + ms).toISOString()]);
+    }
+  }
+  return out;
+}
+
+/** Anthropic's requests and tokens headers under OpenAI's names (which have no input and output groups), the reset time as the duration until it. */
+export function anthropicLimitsAsOpenAI(read: Read, now: number): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const unit of UNITS) {
+    for (const field of FIELDS) {
+      const value = read(`anthropic-ratelimit-${unit}-${field}`);
+      if (value === undefined) continue;
+      const at = field === 'reset' ? Date.parse(value) : Number.NaN;
+      if (field !== 'reset') out.push([`x-ratelimit-${field}-${unit}`, value]);
+      else if (Number.isFinite(at)) out.push([`x-ratelimit-${field}-${unit}`, formatResetDuration(at - now)]);
+    }
+  }
+  return out;
+}
 
 /**
  * The gateway's own limits (OpenAI's `x-ratelimit-*-<unit>` names, as the rate-limit stage writes them) also under
- * Anthropic's names, for the `/anthropic` route whose clients read those: the reset duration becomes the time it ends.
+ * Anthropic's names, for the `/anthropic` route whose clients read those.
  */
 export function addAnthropicNamesOfOwnLimits(headers: Record<string, string>, now: number): void {
-  for (const unit of ['requests', 'tokens'] as const) {
-    if (headers[`x-ratelimit-limit-${unit}`] === undefined) continue;
-    for (const field of FIELDS) {
-      const value = headers[`x-ratelimit-${field}-${unit}`];
-      if (value === undefined) continue;
-      const ms = field === 'reset' ? parseResetDuration(value) : null;
-      if (field !== 'reset') headers[`anthropic-ratelimit-${unit}-${field}`] = value;
-      else if (ms !== null) headers[`anthropic-ratelimit-${unit}-${field}`] = new Date(now + ms).toISOString();
-    }
-  }
+  // A unit is the gateway's when its limit is there (the rate-limit stage writes all three of a unit).
+  const own: Read = (name) => (headers[`x-ratelimit-limit-${name.endsWith('-tokens') ? 'tokens' : 'requests'}`] === undefined ? undefined : headers[name]);
+  for (const [name, value] of openAILimitsAsAnthropic(own, now)) headers[name] = value;
 }

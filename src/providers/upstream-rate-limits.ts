@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestContext } from '../core/context.js';
-import { formatResetDuration, parseResetDuration } from '../core/durations.js';
+import { anthropicLimitsAsOpenAI, openAILimitsAsAnthropic } from '../core/upstream-limit-headers.js';
 
 /**
  * The provider's rate-limit headers on the client's answer: what an OpenAI or Anthropic SDK user reads to pace
@@ -8,24 +8,10 @@ import { formatResetDuration, parseResetDuration } from '../core/durations.js';
  * provider wrote it when the client's route speaks the provider's format, and in the route's own style when it does
  * not (an Anthropic upstream behind `/v1`: its `anthropic-ratelimit-*` as OpenAI's `x-ratelimit-*`, its RFC 3339
  * reset as OpenAI's duration). A limit of the gateway's own (a key's or team's, set by the rate-limit stage) goes out
- * instead of the provider's of the same name: the client meets it first. As LiteLLM's proxy does, except that its
- * rule is all or nothing; here a key limiting requests still lets the provider's token headers through.
+ * instead of the provider's of the same unit: the client meets it first (core/upstream-limit-headers.ts). As LiteLLM's
+ * proxy does, except that its rule is all or nothing; here a key limiting requests still lets the provider's token
+ * headers through.
  */
-
-/** OpenAI's names, by unit and field (OpenAI-format providers: OpenAI, Azure OpenAI, Groq, Together, ...). */
-const OPENAI_UNITS = ['requests', 'tokens'] as const;
-type Unit = (typeof OPENAI_UNITS)[number];
-const FIELDS = ['limit', 'remaining', 'reset'] as const;
-type Field = (typeof FIELDS)[number];
-
-function openAIName(unit: Unit, field: Field): string {
-  return `x-ratelimit-${field}-${unit}`;
-}
-
-/** Anthropic's names of a group (its `tokens` is the tightest of input and output, as OpenAI's single token limit is). */
-function anthropicName(group: string, field: Field): string {
-  return `anthropic-ratelimit-${group}-${field}`;
-}
 
 /** The names a route's clients read, by the style of the route. */
 type Style = 'openai' | 'anthropic';
@@ -68,33 +54,14 @@ export function upstreamRateLimits(headers: IncomingHttpHeaders, style: Style, n
   // Cerebras' and Groq's daily groups, Anthropic's input and output groups).
   if (openAI && style === 'openai') verbatim(headers, OPENAI_PREFIX, out);
   else if (anthropic && style === 'anthropic') verbatim(headers, ANTHROPIC_PREFIX, out);
-  else if (openAI) {
-    // OpenAI's requests and tokens, in Anthropic's names, the reset duration as the time it ends.
-    for (const unit of OPENAI_UNITS) {
-      for (const field of FIELDS) {
-        const value = one(headers, openAIName(unit, field));
-        if (value === undefined || !PASSABLE.test(value)) continue;
-        if (field !== 'reset') out.push([anthropicName(unit, field), value]);
-        else {
-          const ms = parseResetDuration(value);
-          if (ms !== null) out.push([anthropicName(unit, field), new Date(now + ms).toISOString()]);
-        }
-      }
-    }
-  } else if (anthropic) {
-    // Anthropic's requests and tokens in OpenAI's names (OpenAI's style has no input and output groups), the reset
-    // time as the duration until it.
-    for (const unit of OPENAI_UNITS) {
-      for (const field of FIELDS) {
-        const value = one(headers, anthropicName(unit, field));
-        if (value === undefined || !PASSABLE.test(value)) continue;
-        if (field !== 'reset') out.push([openAIName(unit, field), value]);
-        else {
-          const at = Date.parse(value);
-          if (Number.isFinite(at)) out.push([openAIName(unit, field), formatResetDuration(at - now)]);
-        }
-      }
-    }
+  else {
+    // The other style's requests and tokens, translated (see core/upstream-limit-headers.ts).
+    const read = (name: string): string | undefined => {
+      const value = one(headers, name);
+      return value !== undefined && PASSABLE.test(value) ? value : undefined;
+    };
+    if (openAI) out.push(...openAILimitsAsAnthropic(read, now));
+    else if (anthropic) out.push(...anthropicLimitsAsOpenAI(read, now));
   }
   return out;
 }

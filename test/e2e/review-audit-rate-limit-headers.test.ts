@@ -91,7 +91,7 @@ describe("review: the answering attempt's rate-limit headers only", () => {
     });
     // The fallback reached no upstream: the request ends with the error of the last target called, openai's 429 ...
     expect(response.status).toBe(429);
-    expect((await response.json()).error.code).toBe('rate_limit_exceeded');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
     // ... with that answer's account state, as it came.
     expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     expect(response.headers.get('x-ratelimit-limit-requests')).toBe('10000');
