@@ -20,18 +20,33 @@ function dialectOf(path: string): string {
   return 'openai';
 }
 
+/** `/anthropic/v1/messages/count_tokens`, or a `/genai` call of the `countTokens` method (`.../models/<model>:countTokens`). */
+function isTokenCount(route: string, url: string): boolean {
+  if (route.endsWith('/count_tokens')) return true;
+  if (!route.startsWith('/genai')) return false;
+  const path = url.split('?')[0] ?? '';
+  return path.endsWith(':countTokens');
+}
+
 function requestedModel(request: FastifyRequest, path: string): string {
   const body = request.body as { model?: unknown } | undefined;
   if (body && typeof body.model === 'string') return body.model;
-  // Gemini names the model in the path (never the query): /genai/v1beta/models/<model>:<method>.
-  const inPath = /\/models\/([^/:]+)/.exec(path);
-  if (!inPath?.[1]) return '';
+  // Gemini names the model in the path (never the query): /genai/v1beta/models/<model>:<method>. The model may hold
+  // slashes (`openai/gpt-4o`, as the Gen AI SDK writes it) and colons (`bedrock/...-v2:0`): the method follows the
+  // last colon, as the route reads it (dialects/gemini/model-name.ts).
+  const at = path.indexOf('/models/');
+  if (at === -1) return '';
+  const rest = path.slice(at + '/models/'.length);
+  const colon = rest.lastIndexOf(':');
+  const raw = colon === -1 ? rest : rest.slice(0, colon);
+  let model: string;
   try {
-    return decodeURIComponent(inPath[1]);
+    model = decodeURIComponent(raw);
   } catch {
     // A malformed escape (`%ZZ`): the name as sent.
-    return inPath[1];
+    model = raw;
   }
+  return model.startsWith('models/') ? model.slice('models/'.length) : model;
 }
 
 /**
@@ -72,6 +87,9 @@ export function reportRefusedCalls(
     const route = request.routeOptions.url;
     // MCP tool calls are no model calls: their outcomes are `mcp.tool.*` events, their refusals `auth.rejected` or the answer.
     if (request.method !== 'POST' || !route || route.startsWith('/api') || route === '/mcp' || route.startsWith('/v1/mcp/')) return false;
+    // Token counts are no model calls either (no model is called, nothing is charged, an answered one is reported
+    // nowhere): a failed count reported as a failed chat request raised the error ratio of clients that count often.
+    if (isTokenCount(route, request.url)) return false;
     // Calls on a stored Response (cancel) report themselves, with the key that made them (see responses/routes/stored.ts).
     return !/\/responses\/:id/.test(route) && bus.hasListeners('request.failed');
   };
