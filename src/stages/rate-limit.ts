@@ -166,10 +166,13 @@ class RateLimitStage implements Stage {
     if (buckets.length > 0) {
       const held = limiter.tryHoldAll(buckets.map((tokens) => ({ key: tokens.bucket, limit: tokens.limit, amount: Math.min(estimate, tokens.limit) })));
       if (!held.allowed) {
-        const tokens = buckets[held.blocked] as TokenBucket;
+        // Of the token windows without room (the key's, the team's), the one that frees last: a retry is refused until
+        // both have room, so its wait is the one retry-after must tell, as for the request windows (longestBlock).
+        const blocked = slowestTokenBlock(held.states, held.blocked);
+        const tokens = buckets[blocked] as TokenBucket;
         bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: tokens.scope, unit: 'tokens', limit: tokens.limit });
         const scope = tokens.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`;
-        return throwError(() => rateLimitError('tokens', scope, tokens.limit, held.states[held.blocked] as WindowState));
+        return throwError(() => rateLimitError('tokens', scope, tokens.limit, held.states[blocked] as WindowState));
       }
       release = held.release;
       setHeaders(ctx, 'tokens', held.states);
@@ -217,6 +220,16 @@ function longestBlock(limiter: SlidingWindowLimiter, scopes: readonly Scope[]): 
     if (state.remaining < 1 && (!longest || state.resetMs > longest.state.resetMs)) longest = { scope: scopes[i] as Scope, state };
   }
   return longest;
+}
+
+/**
+ * Of a refused hold's token windows, the index of the one whose room comes last (a window with room has a wait of 0);
+ * `first` (the first that did not fit) on a tie.
+ */
+function slowestTokenBlock(states: readonly WindowState[], first: number): number {
+  let slowest = first;
+  for (let i = 0; i < states.length; i++) if ((states[i] as WindowState).resetMs > (states[slowest] as WindowState).resetMs) slowest = i;
+  return slowest;
 }
 
 /** The tightest bucket's state (least remaining) as OpenAI's `x-ratelimit-*-<unit>` headers. */

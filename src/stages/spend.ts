@@ -104,16 +104,27 @@ function worstPrices(ctx: RequestContext): { input: number; output: number; perR
  */
 const IN_FLIGHT_RETRY_SECONDS = 2;
 
+/** Whether the account refuses a request only for what requests in flight hold: without their holds it would cover it. */
+function heldOnly(account: Account, needed: number, reserved: number): boolean {
+  return reserved > 0 && account.usage.spend < account.budget && account.usage.spend + needed <= account.budget;
+}
+
+/** Until when (epoch ms) the account refuses the request: 0 when only the holds of requests in flight do, never: Infinity. */
+function refusalLasts(account: Account, needed: number, reserved: number): number {
+  if (heldOnly(account, needed, reserved)) return 0;
+  return account.usage.period_resets_at ? Date.parse(account.usage.period_resets_at) : Infinity;
+}
+
 function budgetError(account: Account, needed: number, reserved: number, now: number): GatewayError {
   const left = Math.max(0, account.budget - account.usage.spend - reserved);
   // Without the holds of requests in flight the budget would cover it: a retry once they end may succeed.
-  const heldOnly = reserved > 0 && account.usage.spend < account.budget && account.usage.spend + needed <= account.budget;
-  const headers = heldOnly ? inFlightHeaders() : exhaustedHeaders(account, now);
+  const held = heldOnly(account, needed, reserved);
+  const headers = held ? inFlightHeaders() : exhaustedHeaders(account, now);
   return gatewayError('budget_exceeded', `The budget of ${account.kind} '${account.name}' ($${account.budget}) cannot cover this request: $${left.toFixed(6)} left` +
       (reserved > 0 ? ` after $${reserved.toFixed(6)} held by requests in flight` : '') +
       `, up to $${needed.toFixed(6)} needed.` +
-      (heldOnly ? ' The money is held by requests in flight: retry when they end.' : '') +
-      (!heldOnly && account.usage.period_resets_at ? ` The budget resets at ${account.usage.period_resets_at}.` : ''), { headers });
+      (held ? ' The money is held by requests in flight: retry when they end.' : '') +
+      (!held && account.usage.period_resets_at ? ` The budget resets at ${account.usage.period_resets_at}.` : ''), { headers });
 }
 
 /** A refusal a retry soon may pass: the OpenAI and Anthropic SDKs retry a 429 after retry-after unless told not to. */
@@ -249,13 +260,21 @@ class SpendStage implements Stage {
       this.bus.emit('budget.exceeded', { requestId: ctx.id, account: first.kind, id: first.id, budget: first.budget, spend: first.usage.spend, reserved: 0, needed });
       throw budgetError(first, Number.MAX_VALUE, 0, this.governance.nowMs());
     }
+    let refusal: { account: Account; reserved: number } | null = null;
     for (const account of accounts) {
       const reserved = this.reservations.reserved(`${account.kind}:${account.id}`);
       // A spent budget refuses even requests that cost nothing, so "exhausted" means what it says.
       if (account.usage.spend + reserved + needed > account.budget || account.usage.spend >= account.budget) {
-        this.bus.emit('budget.exceeded', { requestId: ctx.id, account: account.kind, id: account.id, budget: account.budget, spend: account.usage.spend, reserved, needed });
-        throw budgetError(account, needed, reserved, this.governance.nowMs());
+        // Of the budgets that refuse, the one that lets a retry pass last: a budget that cannot cover the request even
+        // without the holds (the team's, while the key is short only for its requests in flight) before one short only
+        // for them, and of two spent, the one that resets later (the team's month after the key's day).
+        if (!refusal || refusalLasts(account, needed, reserved) > refusalLasts(refusal.account, needed, refusal.reserved)) refusal = { account, reserved };
       }
+    }
+    if (refusal) {
+      const { account, reserved } = refusal;
+      this.bus.emit('budget.exceeded', { requestId: ctx.id, account: account.kind, id: account.id, budget: account.budget, spend: account.usage.spend, reserved, needed });
+      throw budgetError(account, needed, reserved, this.governance.nowMs());
     }
     return this.reservations.reserve(
       accounts.map((account) => `${account.kind}:${account.id}`),
