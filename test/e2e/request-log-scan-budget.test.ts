@@ -1,8 +1,8 @@
 // Reading a request-log record decodes it whole, its logged bodies (log_bodies, up to 1 MiB each) included, whether
 // or not it matches the filter. A page looked at up to 10,000 records: a log shipper or a dashboard filtering for
 // something rare over records with large bodies held the event loop for seconds (10-14 s with 256 KiB bodies), and
-// every request through the gateway waited. A page now also ends once it has read about 16 MiB of bodies, with its
-// cursor, so the filter takes more, short calls (16 MiB, about 90 ms here). Retention, which read such records 1,000 at
+// every request through the gateway waited. A page now also ends once it has read about 4 MiB of bodies, with its
+// cursor, so the filter takes more, short calls (4 MiB: up to some 70 ms a call here, 130-150 ms with 16 MiB). Retention, which read such records 1,000 at
 // a time to delete them, takes as few at a time.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

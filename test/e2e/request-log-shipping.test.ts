@@ -193,7 +193,7 @@ describe('shipping the request log with written_after', () => {
       expect(res.status).toBe(200);
       const text = await res.text();
       calls++;
-      // 1 MiB of request body each (the echoed answer too): no call holds more than some 16 MiB of them.
+      // 1 MiB of request body each (the echoed answer too): no call holds more than some 4 MiB of them.
       expect(text.length).toBeLessThan(20_000_000);
       for (const line of text.split('\n').filter(Boolean)) got.push((JSON.parse(line) as { id: string }).id);
       at = res.headers.get('x-tollgate-next-written-after') as string;
