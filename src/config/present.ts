@@ -5,13 +5,9 @@ import { maskSecret } from './secret-box.js';
 import { maskArgs } from '../core/mcp-arg-secrets.js';
 import { mapPluginSecrets, maskPluginEntries, NO_PLUGIN_SECRETS, type PluginSecrets } from './plugin-secrets.js';
 import type { ProviderView, RouteView } from './views.js';
+import { isSensitiveHeader, SENSITIVE_QUERY } from '../core/credential-names.js';
 
-const SENSITIVE_HEADER = /key|token|secret|auth|password|cookie/i;
-
-/** Headers whose values may be credentials: masked when shown, sealed when stored. */
-export function isSensitiveHeader(name: string): boolean {
-  return SENSITIVE_HEADER.test(name);
-}
+export { isSensitiveHeader };
 
 /** Header values that may carry credentials are masked like keys. */
 export function maskHeaders(headers: Record<string, string> | undefined): Record<string, string> {
@@ -29,9 +25,6 @@ export function maskHeaders(headers: Record<string, string> | undefined): Record
 export function maskUrl(url: string): string {
   return maskQuery(maskUserinfo(url), (name) => SENSITIVE_QUERY.test(name));
 }
-
-/** Query parameter names whose values may be credentials. */
-const SENSITIVE_QUERY = /key|token|secret|auth|password|sig|credential|code/i;
 
 function maskUserinfo(url: string): string {
   if (!url.includes('@')) return url;

@@ -3,6 +3,8 @@ import { GatewayError } from '../core/errors.js';
 import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../core/quote-input.js';
 import { gatewayError, withChanges } from '../core/errors.js';
 import { isRecord } from '../core/is-record.js';
+import type { Target } from '../core/provider.js';
+import { isSensitiveHeader, urlCredentials } from '../core/credential-names.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -174,12 +176,37 @@ function holds(value: unknown, needle: string): boolean {
 }
 
 /**
- * The error without the credential the attempt sent: some upstreams quote the key they were given in an auth
- * error, and what the error carries reaches the client, the request log, traces and alerts. Every occurrence is
- * replaced, in the message and in every other field read from the upstream's body (its type, code and param, a
- * Gemini upstream's `details`, which a `/genai` client is shown as written, and an OpenAI-shaped upstream's extra
- * fields, which an OpenAI client is shown as written).
+ * What an attempt to `target` sends that is a secret: its key, the values of the provider's credential headers (a
+ * gateway's `cf-aig-authorization`, APIM's `Ocp-Apim-Subscription-Key`; with and without their scheme, `Bearer`),
+ * and the credentials of its base URL (a user and password, a `?api_key=`). Read only when an attempt failed.
  */
+export function targetCredentials(target: Target): string[] {
+  const credentials = target.apiKey === null ? [] : [target.apiKey];
+  for (const [name, value] of Object.entries(target.provider.headers)) {
+    if (!isSensitiveHeader(name)) continue;
+    credentials.push(value);
+    const space = value.indexOf(' ');
+    if (space !== -1) credentials.push(value.slice(space + 1).trim());
+  }
+  credentials.push(...urlCredentials(target.provider.baseUrl));
+  // Longest first: a token inside a longer credential (`Bearer <token>`) must not leave the rest of that one behind.
+  return [...new Set(credentials)].filter((value) => value.length >= SHORTEST_CREDENTIAL).sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The error without the credentials the attempt sent (`targetCredentials`): some upstreams quote the key they were
+ * given in an auth error, and what the error carries reaches the client, the request log, traces and alerts. Every
+ * occurrence is replaced, in the message and in every other field read from the upstream's body (its type, code and
+ * param, a Gemini upstream's `details`, which a `/genai` client is shown as written, and an OpenAI-shaped upstream's
+ * extra fields, which an OpenAI client is shown as written).
+ */
+export function withoutCredentials(error: GatewayError, credentials: readonly string[]): GatewayError {
+  let out = error;
+  for (const credential of credentials) out = withoutCredential(out, credential);
+  return out;
+}
+
+/** The error without one credential (see `withoutCredentials`). */
 export function withoutCredential(error: GatewayError, credential: string | null): GatewayError {
   if (credential === null || credential.length < SHORTEST_CREDENTIAL) return error;
   const inDetails = error.details !== null && holds(error.details, credential);

@@ -20,7 +20,7 @@ import { reencodeEmbeddings } from '../providers/embedding-encoding.js';
 import { restoreExactNumbers } from '../exact-numbers.js';
 import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';
 import type { UpstreamCall } from '../providers/transport.js';
-import { upstreamError, withoutCredential } from '../providers/upstream-error.js';
+import { targetCredentials, upstreamError, withoutCredentials } from '../providers/upstream-error.js';
 import { chunksBefore } from '../providers/sse-decoder.js';
 import { ATTEMPT_GATE, AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
@@ -445,7 +445,7 @@ class CallStage implements Stage {
         attempted(false, state.cancelled ? 'client_cancelled' : error.code);
         // An error answer that says not to retry it: this target is not called again in the request (see call).
         const said = upstream.status >= 400 && upstreamSaysNoRetry(headers) ? notToRetry(error) : error;
-        reject(withoutCredential(said, target.apiKey));
+        reject(withoutCredentials(said, targetCredentials(target)));
       };
       /** Relays the chunks one read of the stream decoded (`bytes` long), with the upstream's own events and usage so far. */
       const relayDecoded = (chunks: ChatCompletionChunk[], bytes: number): void => {

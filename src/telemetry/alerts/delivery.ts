@@ -366,6 +366,7 @@ export class DeliveryQueue {
     const target = withoutCredentials(request.url);
     if (target.authorization !== null && !Object.keys(request.headers).some((name) => name.toLowerCase() === 'authorization')) request.headers.authorization = target.authorization;
     const headers = withOwnHeaders(request.headers, { 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...request.tollgateHeaders });
+    const secrets = channelSecrets(channel, request.url, target);
     let httpStatus: number | null = null;
     let error: string | null = null;
     let retryAfterMs: number | null = null;
@@ -376,12 +377,13 @@ export class DeliveryQueue {
       httpStatus = response.status;
       const answer = await readSome(response);
       if (httpStatus < 200 || httpStatus >= 300) {
-        error = answer.split('\n')[0]?.slice(0, 200) || `HTTP ${httpStatus}`;
+        // A receiver's refusal may quote what it was sent (a 404 naming the path and query, a 401 naming the token).
+        error = withoutSecrets(answer.split('\n')[0] ?? '', secrets).slice(0, 200) || `HTTP ${httpStatus}`;
         retryAfterMs = retryHint(response, answer, this.now());
       }
     } catch (err) {
       // The URL is a credential (a chat webhook's token, a webhook's password or query token): never in the log.
-      error = withoutSecrets(describe(err), [request.url, target.url, ...target.secrets]);
+      error = withoutSecrets(describe(err), secrets);
     } finally {
       clearTimeout(timeout);
     }
@@ -463,6 +465,43 @@ function decodeOrKeep(value: string): string {
   } catch {
     return value;
   }
+}
+
+/** Credentials shorter than this are not looked for in a receiver's answer (a short one would match ordinary words). */
+const SHORTEST_SECRET = 4;
+/** A chat URL's path segments this long are its tokens (Slack's, Discord's), looked for one by one. */
+const TOKEN_SEGMENT = 16;
+
+/**
+ * What of an HTTP channel is a credential, in the forms a receiver's answer or a connection error may quote it: the
+ * URL (whole, and for a chat service, whose URL is the credential, its path and its long path segments), its user
+ * and password and their Basic authorization, its query values, a webhook's header values (with and without their
+ * scheme) and signing secret, and PagerDuty's routing key (sent in the body).
+ */
+function channelSecrets(channel: Exclude<AlertChannelRuntime, { type: 'email' }>, url: string, target: { url: string; authorization: string | null; secrets: string[] }): string[] {
+  const secrets = [url, target.url, ...target.secrets];
+  if (target.authorization !== null) secrets.push(target.authorization, target.authorization.slice('Basic '.length));
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(target.url);
+  } catch {
+    // Not a URL: the whole of it is looked for.
+  }
+  if (parsed) {
+    for (const pair of parsed.search.slice(1).split('&')) {
+      const value = pair.slice(pair.indexOf('=') + 1);
+      if (pair.includes('=')) secrets.push(value, decodeOrKeep(value));
+    }
+    if (channel.type === 'slack' || channel.type === 'teams' || channel.type === 'discord') {
+      secrets.push(`${parsed.pathname}${parsed.search}`, parsed.pathname, ...parsed.pathname.split('/').filter((segment) => segment.length >= TOKEN_SEGMENT));
+    }
+  }
+  if (channel.type === 'webhook') {
+    if (channel.secret !== null) secrets.push(channel.secret);
+    for (const value of Object.values(channel.headers)) secrets.push(value, value.slice(value.indexOf(' ') + 1).trim());
+  }
+  if (channel.type === 'pagerduty') secrets.push(channel.routingKey);
+  return secrets.filter((value) => value.length >= SHORTEST_SECRET);
 }
 
 /** `text` with every one of `secrets` (a channel's URL, its credentials) replaced, longest first. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AlertRuleRuntime, AlertSeverity } from '../../core/config.js';
 import type { AlertSubject, GatewayEvents, RequestSummary } from '../../core/events.js';
+import { redactSecrets } from '../../core/redact-secrets.js';
 import { CountWindow } from './bucket-ring.js';
 import { LatencyWindow } from './latency-window.js';
 import { SubjectWindows } from './subject-windows.js';
@@ -234,20 +235,25 @@ export class AlertEngine {
   }
 
   breakerOpened(event: GatewayEvents['breaker.opened']): void {
-    const [provider = '', ...model] = event.label.split('/');
+    // The target and label hold the model name, into which a client may have pasted a key (see core/redact-secrets.ts).
+    const target = redactSecrets(event.target);
+    const label = redactSecrets(event.label);
+    const [provider = '', ...model] = label.split('/');
     for (const rule of this.options.rules()) {
       if (rule.kind !== 'breaker_opened' || !watches(rule, provider)) continue;
-      this.fire(rule, event.target, { provider, model: model.join('/'), target: event.target }, 'breaker.opened', {
-        summary: `circuit breaker opened for ${event.label} (${event.reason}); trial calls in ${Math.round(event.cooldownMs / 1000)} s`,
-        details: { target: event.target, label: event.label, reason: event.reason, cooldownMs: event.cooldownMs },
+      this.fire(rule, target, { provider, model: model.join('/'), target }, 'breaker.opened', {
+        summary: `circuit breaker opened for ${label} (${event.reason}); trial calls in ${Math.round(event.cooldownMs / 1000)} s`,
+        details: { target, label, reason: event.reason, cooldownMs: event.cooldownMs },
       });
     }
   }
 
   breakerClosed(event: GatewayEvents['breaker.closed']): void {
+    const target = redactSecrets(event.target);
+    const label = redactSecrets(event.label);
     for (const rule of this.options.rules()) {
       if (rule.kind !== 'breaker_opened') continue;
-      this.resolve(rule, event.target, 'breaker.closed', `circuit breaker closed again for ${event.label}`, { target: event.target, label: event.label });
+      this.resolve(rule, target, 'breaker.closed', `circuit breaker closed again for ${label}`, { target, label });
     }
   }
 
@@ -257,7 +263,8 @@ export class AlertEngine {
     if (event.errorCode === CLIENT_CANCELLED) return;
     const now = this.recording();
     for (const window of this.attempts.windowsOf(event.provider)) window.add(now, !event.ok);
-    for (const window of this.modelAttempts.windowsOf(`${event.provider}/${event.model}`)) window.add(now, !event.ok);
+    // A client may have pasted a key into the model name: the subject is what notifications and /api/alerts show.
+    for (const window of this.modelAttempts.windowsOf(`${event.provider}/${redactSecrets(event.model)}`)) window.add(now, !event.ok);
   }
 
   requestCompleted(event: GatewayEvents['request.completed']): void {
