@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isRecord } from '../core/is-record.js';
 import { vendorById } from '../providers/registry.js';
+import { baseUrlWithQuery } from '../providers/base-url.js';
 import { cacheView, guardrailsView, providerView, routeView, settingsView } from './present.js';
 import type { RuntimeConfig } from '../core/config.js';
 import type { ConfigDocument } from './schema.js';
@@ -155,7 +156,7 @@ export function effectiveFingerprint(config: RuntimeConfig): string {
     settings: settingsView(config.settings),
     providers: [...config.providers.values()].map((provider) => ({
       ...providerView(provider),
-      base_url: provider.baseUrl,
+      base_url: baseUrlWithQuery(provider),
       headers: provider.headers,
       keys: provider.keys.map((key) => [key.id, key.value, key.raw, key.weight, key.models, key.source]),
     })),

@@ -6,6 +6,7 @@ import { maskArgs } from '../core/mcp-arg-secrets.js';
 import { mapPluginSecrets, maskPluginEntries, NO_PLUGIN_SECRETS, type PluginSecrets } from './plugin-secrets.js';
 import type { ProviderView, RouteView } from './views.js';
 import { isSensitiveHeader, SENSITIVE_QUERY } from '../core/credential-names.js';
+import { baseUrlWithQuery } from '../providers/base-url.js';
 
 export { isSensitiveHeader };
 
@@ -75,7 +76,7 @@ export function providerView(provider: ProviderRuntime): ProviderView {
   return {
     name: provider.name,
     type: provider.vendor.id,
-    base_url: maskUrl(provider.baseUrl),
+    base_url: maskUrl(baseUrlWithQuery(provider)),
     // As written: a header read from a reference shows the reference, never the value it gave.
     headers: maskHeaders(provider.rawHeaders),
     timeouts: { first_byte_ms: provider.timeouts.firstByteMs, total_ms: provider.timeouts.totalMs, idle_ms: provider.timeouts.idleMs },

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { normalizeAddress } from './address.js';
 import { createHash } from 'node:crypto';
 import { allVendors, adapterFor, vendorById } from '../providers/registry.js';
-import { apiRoot, baseUrlProblem } from '../providers/base-url.js';
+import { apiRoot, baseUrlProblem, splitBaseQuery } from '../providers/base-url.js';
 import { DEFAULTS } from './defaults.js';
 import { didYouMean, didYouMeanHint } from '../core/did-you-mean.js';
 import { resolveNetwork } from './network.js';
@@ -409,7 +409,9 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
   ]);
   let keys = [...fileKeys, ...apiKeys];
   // Completed once here, by the vendor's convention, so either form of a base URL works (see base-url.ts).
-  const baseUrl = apiRoot(api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl, vendor);
+  // A query (`?api_key=`) is kept apart and sent after the operation's path (see splitBaseQuery).
+  const { url: configuredUrl, query: baseQuery } = splitBaseQuery(api?.base_url ?? file?.base_url ?? envBaseUrl ?? vendor.defaultBaseUrl);
+  const baseUrl = apiRoot(configuredUrl, vendor);
   const auth = api?.auth ?? file?.auth;
   const entra = entraOption(name, vendor.format, api?.auth ? { auth: api.auth, layer: 'api' } : file?.auth ? { auth: file.auth, layer: 'file' } : null, keys.length, env, settings.dataDir, baseUrl);
   const awsChain = auth?.type === 'aws' ? awsOption(name, vendor.format, auth, keys.length, env) : undefined;
@@ -423,6 +425,7 @@ function resolveProvider(name: string, layers: ConfigLayers, env: Env, settings:
     name,
     vendor,
     baseUrl,
+    ...(baseQuery ? { baseQuery } : {}),
     headers: {
       ...resolveHeaders(file?.headers, `providers.${name}.headers`, secretReader(env, 'file', settings.dataDir)),
       ...resolveHeaders(api?.headers, `providers.${name}.headers`, secretReader(env, 'api', settings.dataDir)),

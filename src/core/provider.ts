@@ -23,7 +23,10 @@ export interface ResolvedProvider {
   name: string;
   /** The vendor definition (wire format, defaults, quirks) this provider is an instance of. */
   vendor: VendorDefinition;
+  /** Where the API lives, without a query: operation paths are appended to it. */
   baseUrl: string;
+  /** The configured base URL's query (`api_key=...`, no `?`), sent after every operation's path; absent when it has none. */
+  baseQuery?: string;
   /** Extra headers sent on every upstream request (operator config). */
   headers: Record<string, string>;
   timeouts: UpstreamTimeouts;

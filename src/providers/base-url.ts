@@ -37,6 +37,31 @@ export function sdkBaseUrlHasVersion(vendor: Pick<VendorDefinition, 'defaultBase
 }
 
 /**
+ * A configured base URL's query (`?api_key=...`, an API gateway's `?subscription-key=...`) apart from the rest: the
+ * adapters append operation paths to the rest, and the call puts the query after them (`withBaseQuery`), where an
+ * upstream reads it. A fragment is dropped (it is never sent).
+ */
+export function splitBaseQuery(baseUrl: string): { url: string; query: string } {
+  const trimmed = baseUrl.trim();
+  const hash = trimmed.indexOf('#');
+  const withoutFragment = hash === -1 ? trimmed : trimmed.slice(0, hash);
+  const question = withoutFragment.indexOf('?');
+  if (question === -1) return { url: withoutFragment, query: '' };
+  return { url: withoutFragment.slice(0, question), query: withoutFragment.slice(question + 1) };
+}
+
+/** An operation URL with the base URL's query added (after the operation's own, `?alt=sse`, `?api-version=`). */
+export function withBaseQuery(url: string, query: string | undefined): string {
+  if (!query) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}${query}`;
+}
+
+/** The base URL as configured again: the resolved one and its query. */
+export function baseUrlWithQuery(provider: { baseUrl: string; baseQuery?: string }): string {
+  return provider.baseQuery ? `${provider.baseUrl}?${provider.baseQuery}` : provider.baseUrl;
+}
+
+/**
  * The URL the adapter appends operation paths to (`/chat/completions`, `/messages`, `/models/x:generateContent`):
  * the configured base URL with the vendor's version path added when the vendor's convention says it is missing.
  */
@@ -46,7 +71,7 @@ export function apiRoot(baseUrl: string, vendor: Pick<VendorDefinition, 'default
   const [, origin = '', rawPath = '', rest = ''] = parts;
   const path = trimSlashes(rawPath);
   const version = vendor.versionPath ? trimSlashes(vendor.versionPath) : '';
-  // A query or fragment would end up before the operation path; such a URL is the operator's to get right.
+  // A query is split off before (splitBaseQuery); what is left here (a fragment) would end up before the operation path.
   if (!version || rest !== '') return `${origin}${path}${rest}`;
   const present = path.toLowerCase().endsWith(version.toLowerCase()) || VERSION_SEGMENT.test(path);
   const add = path === '' || (!present && !sdkBaseUrlHasVersion(vendor));

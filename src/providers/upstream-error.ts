@@ -5,6 +5,7 @@ import { gatewayError, withChanges } from '../core/errors.js';
 import { isRecord } from '../core/is-record.js';
 import type { Target } from '../core/provider.js';
 import { isSensitiveHeader, urlCredentials } from '../core/credential-names.js';
+import { baseUrlWithQuery } from './base-url.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -188,7 +189,7 @@ export function targetCredentials(target: Target): string[] {
     const space = value.indexOf(' ');
     if (space !== -1) credentials.push(value.slice(space + 1).trim());
   }
-  credentials.push(...urlCredentials(target.provider.baseUrl));
+  credentials.push(...urlCredentials(baseUrlWithQuery(target.provider)));
   // Longest first: a token inside a longer credential (`Bearer <token>`) must not leave the rest of that one behind.
   return [...new Set(credentials)].filter((value) => value.length >= SHORTEST_CREDENTIAL).sort((a, b) => b.length - a.length);
 }

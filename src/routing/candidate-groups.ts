@@ -123,7 +123,7 @@ function computeCandidateGroups(
 /** The service a provider stands for: its vendor at its address (two `type: openai` providers may be two servers). */
 function serviceOf(candidate: Candidate): string {
   const { provider } = candidate.target;
-  return `${provider.vendor.id} ${provider.baseUrl}`;
+  return `${provider.vendor.id} ${provider.baseUrl}?${provider.baseQuery ?? ''}`;
 }
 
 /**

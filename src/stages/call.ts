@@ -22,6 +22,7 @@ import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-he
 import type { UpstreamCall } from '../providers/transport.js';
 import { targetCredentials, upstreamError, withoutCredentials } from '../providers/upstream-error.js';
 import { chunksBefore } from '../providers/sse-decoder.js';
+import { withBaseQuery } from '../providers/base-url.js';
 import { ATTEMPT_GATE, AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
@@ -305,6 +306,8 @@ class CallStage implements Stage {
       chatRequest = ctx.operation === 'chat' ? shapedRequest(ctx, adapter, target, outputLimits) : null;
       built = buildRequest(ctx, adapter, target, chatRequest);
       if (ctx.exactNumbers && built.body !== undefined) built.body = restoreExactNumbers(built.body);
+      // A base URL's query (`?api_key=`) goes after the operation's path the adapter appended (see providers/base-url.ts).
+      if (target.provider.baseQuery !== undefined) built.url = withBaseQuery(built.url, target.provider.baseQuery);
       // Before signing: a signature (SigV4) covers the headers that go out.
       forwardClientHeaders(built, target, ctx.dialect, ctx.clientHeaders, ctx.config.settings.forwardHeaders);
     } catch (err) {

@@ -24,6 +24,8 @@ export type { UpstreamMode } from './modes.js';
 export interface RecordedCall {
   method: string;
   path: string;
+  /** The query as sent, without its `?` ('' when none). */
+  query: string;
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON body, or undefined when the body was empty or not JSON. */
   body: any;
@@ -75,6 +77,11 @@ export interface UpstreamOptions {
 
 type CloseWaiter = (closedByClient: boolean) => void;
 
+
+function queryOf(url: string | undefined): string {
+  const query = url?.indexOf('?') ?? -1;
+  return query === -1 || !url ? '' : url.slice(query + 1);
+}
 
 function pathOf(url: string | undefined): string {
   if (!url) return '/';
@@ -235,7 +242,7 @@ class OpenAIUpstream implements ScriptedUpstream {
   }
 
   private recordCall(req: IncomingMessage): RecordedCall {
-    const call: RecordedCall = { method: req.method ?? 'GET', path: pathOf(req.url), headers: req.headers, body: undefined, closedByClient: false, finished: false };
+    const call: RecordedCall = { method: req.method ?? 'GET', path: pathOf(req.url), query: queryOf(req.url), headers: req.headers, body: undefined, closedByClient: false, finished: false };
     this.calls.push(call);
     return call;
   }

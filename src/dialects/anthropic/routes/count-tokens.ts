@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { restoreExactNumbers } from '../../../exact-numbers.js';
 import { forwardClientHeaders } from '../../../providers/forward-headers.js';
+import { withBaseQuery } from '../../../providers/base-url.js';
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import type { GuardrailRuleConfig, RuntimeConfig } from '../../../core/config.js';
 import type { TeamRecord, VirtualKeyRecord } from '../../../core/identity.js';
@@ -63,7 +64,7 @@ function unreachable(provider: string): GatewayError {
  */
 async function upstreamCount(target: Target, body: MessagesRequest, request: CountRequest): Promise<string> {
   const { provider } = target;
-  const url = `${provider.baseUrl.replace(/\/$/, '')}/messages/count_tokens`;
+  const url = withBaseQuery(`${provider.baseUrl.replace(/\/$/, '')}/messages/count_tokens`, provider.baseQuery);
   const { fallbacks: _fallbacks, ...forwarded } = body;
   const built = {
     method: 'POST' as const,

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { withBaseQuery } from '../../../providers/base-url.js';
 import { request as undiciRequest } from 'undici';
 import { gatewayError } from '../../../core/errors.js';
 import { CLIENT_PROVIDER_KEY_HEADER, type HttpDeps } from '../../../http/deps.js';
@@ -29,7 +30,7 @@ export async function forwardToProvider(deps: HttpDeps, found: { id: string; sco
   // kept one is under it, at /{id} and the path's rest, with the client's query beside the provider's own.
   const built = adapter.buildChatRequest({ model: target.model, messages: [] }, target, { format: RESPONSES_FORMAT, body: {} });
   const authorized = adapter.authorize ? await adapter.authorize(built, target, deps.outbound.dispatcher) : built;
-  const url = new URL(authorized.url);
+  const url = new URL(withBaseQuery(authorized.url, provider.baseQuery));
   const rest = (request.url.split('?')[0] ?? '').replace(/^(?:\/v1)?\/responses\/[^/]+/, '');
   url.pathname = `${url.pathname.replace(/\/$/, '')}/${encodeURIComponent(found.id)}${rest}`;
   const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
