@@ -57,6 +57,14 @@ function report(deps: HttpDeps, request: FastifyRequest, durationMs: number, ope
   else deps.bus.emit('request.completed', summary);
 }
 
+/** The `starting_after` of a streamed retrieve: a sequence number (the replay's events are numbered from 0), -1 when absent. */
+function startingAfter(value: unknown): number {
+  if (value === undefined) return -1;
+  const after = typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (!Number.isInteger(after)) throw gatewayError('invalid_type', "Invalid type for 'starting_after': expected an integer (an event's sequence_number).", { param: 'starting_after' });
+  return Math.max(after, -1);
+}
+
 type Handler = (found: Found, request: FastifyRequest<{ Params: Params; Querystring: Json }>, reply: FastifyReply) => Promise<unknown>;
 
 /** A route on a stored Response: found for its caller, answered, reported; a native one goes to its provider. */
@@ -93,7 +101,12 @@ export function registerStoredResponseRoutes(app: FastifyInstance, deps: HttpDep
       storedRoute(deps, 'responses.retrieve', async ({ record }, request, reply) => {
         const response = record.response as Json;
         if (request.query.stream === 'true') {
-          const frames = responseEvents(response).map((event) => `event: ${event.event}\ndata: ${event.data}\n\n`).join('');
+          // OpenAI's `starting_after`: only the events after that sequence number (a client resuming a broken stream).
+          const after = startingAfter(request.query.starting_after);
+          const frames = responseEvents(response)
+            .slice(after + 1)
+            .map((event) => `event: ${event.event}\ndata: ${event.data}\n\n`)
+            .join('');
           return reply.headers(SSE_HEADERS).send(frames);
         }
         return reply.send(response);
