@@ -383,7 +383,13 @@ export class ConfigService {
       }
     };
     const document = this.documentOrThrow(documentFromView(view, baselineWith, running, (entries) => maskPluginEntries(entries, this.pluginSecrets)));
-    const api = this.withKeyIds(restoreMaskedDocument(document, this.layers.api, this.layers.file, this.pluginSecrets));
+    // The view does not show the MCP servers and the alerts (their own endpoints and pages edit them): a view written
+    // back (the settings page's save) never holds them, so the API's sections are kept, not deleted.
+    const hidden: ConfigDocument = {
+      ...(!('mcp' in view) && this.layers.api.mcp ? { mcp: this.layers.api.mcp } : {}),
+      ...(!('alerts' in view) && this.layers.api.alerts ? { alerts: this.layers.api.alerts } : {}),
+    };
+    const api = this.withKeyIds({ ...restoreMaskedDocument(document, this.layers.api, this.layers.file, this.pluginSecrets), ...hidden });
     return { api, next: this.resolveChecked(api, running.version), running };
   }
 

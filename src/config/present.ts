@@ -104,6 +104,8 @@ export function cacheView(cache: CacheSettings): Record<string, unknown> {
     scope: policy.scope,
     cache_sampled: policy.cacheSampled,
     max_entries: cache.maxEntries,
+    // Shown when set: a view written back (PUT /api/config, the settings page) keeps the byte bound.
+    ...(cache.maxBytes !== null ? { max_bytes: cache.maxBytes } : {}),
     semantic: { enabled: policy.semantic, threshold: policy.threshold, embedder: cache.embedder, models_dir: cache.modelsDir },
   };
 }
