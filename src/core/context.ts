@@ -166,6 +166,13 @@ interface ContextBase {
    */
   clientReady: () => Promise<void> | null;
   /**
+   * Set by the party consuming the answer: whether any of the answer's events reached the client as bytes (a
+   * keep-alive is none). A dialect may write nothing for an event its format has no place for (Gemini's for the
+   * role-only chunk a stream opens with), so the call stage may still move on after such an event. The default, for
+   * consumers that do not say, is true: an event emitted counts as received.
+   */
+  clientReceived: () => boolean;
+  /**
    * Set by the party consuming the answer when writing it failed (a header value Node refuses, a rendering bug):
    * the client got this error (or, once the answer had started, a cut connection) whatever the pipeline answered,
    * so the request's terminal event reports it instead of a success or a client that left.
@@ -253,6 +260,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     responseHeaders: {},
     extensions: new Extensions(),
     clientReady: () => null,
+    clientReceived: () => true,
     answerFailed: null,
   };
   return Object.assign(base, operation) as RequestContext;

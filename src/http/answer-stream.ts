@@ -33,6 +33,8 @@ export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' 
 export class TickWriter {
   private pending = '';
   private scheduled = false;
+  /** Whether any of the answer's text was given to write (keep-alives go around the writer and do not count). */
+  wrote = false;
   /** Set once the answer ends: texts are written at once, since the dialect's own end follows them directly. */
   private ending = false;
   private readonly flushLater = (): void => this.flush();
@@ -43,6 +45,7 @@ export class TickWriter {
   ) {}
 
   write(text: string): void {
+    if (text !== '') this.wrote = true;
     this.pending += text;
     if (this.ending) return this.flush();
     if (this.scheduled) return;
@@ -129,6 +132,9 @@ function drained(res: ServerResponse): Promise<void> {
 
 /** The context's backpressure check once its answer is written (and before it starts). */
 const NO_BACKPRESSURE = (): null => null;
+
+/** What the context says of the client once its connection is gone: whatever was emitted counts as received. */
+const RECEIVED = (): boolean => true;
 
 /**
  * The context's backpressure check while its answer is written: a closure over the response (and its writer) alone.
@@ -222,6 +228,7 @@ export function serveAnswer(
   writes: TickWriter | null = null,
 ): Promise<void> {
   ctx.clientReady = readiness(res, writes);
+  if (writes !== null) ctx.clientReceived = () => writes.wrote;
   return new Promise<void>((resolve) => {
     let stopped = false;
     let subscription: { unsubscribe(): void } | null = null;
@@ -238,6 +245,7 @@ export function serveAnswer(
       // keep the response, and through it the whole request, reachable. Measured, it did: every request's HTTP
       // objects survived the young-generation collections that came after it (bench/RESULTS.md).
       ctx.clientReady = NO_BACKPRESSURE;
+      ctx.clientReceived = RECEIVED;
       resolve();
     };
     // An answer held back behind earlier ones on a pipelined connection has no socket yet (Node hands it the socket

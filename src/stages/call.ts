@@ -85,7 +85,10 @@ function decodedOrBefore<T>(decode: () => T, before: (chunks: ChatCompletionChun
 
 /** What one request's attempts share: whether the client got anything yet, and how to stop what is live. */
 interface CallState {
+  /** An event was emitted. */
   started: boolean;
+  /** An event beyond a stream's opening (see opensOnly) was emitted: the answer itself has begun. */
+  answered: boolean;
   cancelled: boolean;
   live: UpstreamCall | null;
   /** Ends a backoff wait early (client gone). */
@@ -93,6 +96,27 @@ interface CallState {
 }
 
 const CANCELLED = gatewayError('client_cancelled', 'The client closed the request.');
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Whether an event only opens a stream, saying nothing of the answer: a translated chunk whose choices carry at most a
+ * role and empty content (OpenAI's first chunk, Anthropic's message_start), no finish, no usage, none of the
+ * upstream's own events. A client's dialect may write nothing for it (Gemini's format has no such event).
+ */
+function opensOnly(event: ResponseEvent): boolean {
+  if (event.kind !== 'chunk' || event.native || event.chunk.usage) return false;
+  return event.chunk.choices.every((choice) => {
+    if (!isObject(choice) || (choice.finish_reason ?? null) !== null || (choice.logprobs ?? null) !== null || !isObject(choice.delta)) return false;
+    for (const [key, value] of Object.entries(choice.delta)) {
+      if (key === 'role' || ((key === 'content' || key === 'refusal') && (value ?? '') === '')) continue;
+      return false;
+    }
+    return true;
+  });
+}
 
 function sleep(ms: number, state: CallState): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -170,9 +194,10 @@ class CallStage implements Stage {
 
   run(ctx: RequestContext): Observable<ResponseEvent> {
     return new Observable<ResponseEvent>((subscriber) => {
-      const state: CallState = { started: false, cancelled: false, live: null, wake: null };
+      const state: CallState = { started: false, answered: false, cancelled: false, live: null, wake: null };
       const emit = (event: ResponseEvent): void => {
         state.started = true;
+        if (!state.answered && !opensOnly(event)) state.answered = true;
         subscriber.next(event);
       };
       this.call(ctx, emit, state).then(
@@ -256,7 +281,10 @@ class CallStage implements Stage {
         const movesOn = refusal || error.retryable || keyRefused || (policy.fallbackOnClientErrors && isClientError(error));
         // The next attempt is planned before the failure is reported, so `willRetry` says whether one really follows
         // (not after the last of max_attempts, nor past the deadline).
-        const next = !state.cancelled && !state.started && movesOn ? plan.next() : null;
+        // A stream moves on until its first byte reached the client: an opening event its dialect wrote nothing for
+        // (a /genai client of an OpenAI or Anthropic upstream) does not hold it to a target that then failed.
+        const begun = state.started && (state.answered || ctx.clientReceived());
+        const next = !state.cancelled && !begun && movesOn ? plan.next() : null;
         const willRetry = next !== null;
         if (!state.cancelled && bus.hasListeners('provider.failed')) {
           bus.emit('provider.failed', {
@@ -275,6 +303,8 @@ class CallStage implements Stage {
         // Nothing (more) to try: the request ends with this error, the last upstream error as it came (after a
         // refusal, the error of the last target called, else the first refusal).
         if (!next) throw refusal ? (calledError ?? firstRefusal ?? error) : error;
+        // What the failed attempt emitted reached no client: the next one's answer starts afresh.
+        state.started = false;
         previous = attempt;
         attempt = next;
       }
