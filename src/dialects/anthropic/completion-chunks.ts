@@ -13,9 +13,9 @@ export function chunksOfCompletion(completion: ChatCompletion): ChatCompletionCh
   for (const field of ['reasoning_content', 'reasoning', 'content'] as const) if (typeof message[field] === 'string') delta[field] = message[field];
   if (Array.isArray(message.tool_calls)) delta.tool_calls = message.tool_calls.map((call: unknown, index) => ({ ...(isRecord(call) ? call : {}), index }));
   const base = { id: completion.id, object: 'chat.completion.chunk' as const, model: completion.model };
-  const { finish_reason: finishReason, stop_reason: stopReason, stop_sequence: stopSequence } = choice;
+  const { finish_reason: finishReason, stop_reason: stopReason, stop_sequence: stopSequence, stopped_at_stop_sequence: stoppedAtSequence } = choice;
   return [
-    withFields(base, { choices: [{ index: 0, delta, finish_reason: finishReason ?? 'stop', stop_reason: stopReason, stop_sequence: stopSequence }] }),
+    withFields(base, { choices: [{ index: 0, delta, finish_reason: finishReason ?? 'stop', stop_reason: stopReason, stop_sequence: stopSequence, stopped_at_stop_sequence: stoppedAtSequence }] }),
     withFields(base, { choices: [], usage: completion.usage ?? null }),
   ];
 }

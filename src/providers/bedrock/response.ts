@@ -46,6 +46,15 @@ export function unmetStopReason(stopReason: unknown): string | null {
   return typeof stopReason === 'string' && stopReason !== '' && !Object.hasOwn(FINISH_REASONS, stopReason) ? stopReason : null;
 }
 
+/**
+ * Whether Converse's stopReason says one of the request's stop sequences ended the answer, which OpenAI's `stop` cannot
+ * tell from a natural end: the choice is marked `stopped_at_stop_sequence` for a client whose format tells them apart
+ * (Anthropic's stop_reason `stop_sequence`, see matchedStopSequence). Converse does not say which sequence it was.
+ */
+export function stopSequenceReached(stopReason: unknown): boolean {
+  return stopReason === 'stop_sequence';
+}
+
 export function completionId(): string {
   return `chatcmpl-${randomUUID().replace(/-/g, '')}`;
 }
@@ -98,6 +107,7 @@ export function completionFromConverse(body: unknown, provider: string, model: s
         finish_reason: finishReason(body.stopReason),
         logprobs: null,
         ...(unmet !== null ? { native_finish_reason: unmet } : {}),
+        ...(stopSequenceReached(body.stopReason) ? { stopped_at_stop_sequence: true } : {}),
       },
     ],
     ...(usage ? { usage } : {}),

@@ -2,7 +2,7 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import { GatewayError } from '../../core/errors.js';
 import type { StreamDecoder } from '../../core/provider.js';
 import { EventStreamReader, invalidStream } from './event-stream.js';
-import { completionId, finishReason, unmetStopReason, usageFromConverse } from './response.js';
+import { completionId, finishReason, stopSequenceReached, unmetStopReason, usageFromConverse } from './response.js';
 import { isRecord } from '../../core/is-record.js';
 
 /**
@@ -82,6 +82,7 @@ export function createConverseStreamDecoder(provider: string, model: string, inc
         stopped = true;
         out.push(chunk({}, finishReason(event.stopReason)));
         if (unmetStopReason(event.stopReason) !== null) Object.assign(out.at(-1)?.choices[0] as object, { native_finish_reason: event.stopReason });
+        if (stopSequenceReached(event.stopReason)) Object.assign(out.at(-1)?.choices[0] as object, { stopped_at_stop_sequence: true });
         return;
       case 'metadata': {
         usage = usageFromConverse(event.usage);

@@ -56,6 +56,15 @@ export function finishReason(provider: string, reason: unknown, error?: unknown)
   return 'stop';
 }
 
+/**
+ * Cohere's STOP_SEQUENCE is `stop` to OpenAI, which cannot tell it from a natural end: the choice is marked
+ * `stopped_at_stop_sequence` for a client whose format tells them apart (Anthropic's stop_reason `stop_sequence`,
+ * see matchedStopSequence). Cohere does not say which sequence it was.
+ */
+export function stopSequenceMark(reason: unknown): { stopped_at_stop_sequence?: true } {
+  return reason === 'STOP_SEQUENCE' ? { stopped_at_stop_sequence: true } : {};
+}
+
 function invalid(provider: string, what: string): GatewayError {
   return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);
 }
@@ -104,6 +113,7 @@ export function cohereCompletion(body: unknown, provider: string, model: string)
         message: { role: 'assistant', content, ...(reasoning !== '' ? { reasoning_content: reasoning } : {}), ...(calls.length > 0 ? { tool_calls: calls } : {}), refusal: null },
         finish_reason: finishReason(provider, body.finish_reason),
         logprobs: null,
+        ...stopSequenceMark(body.finish_reason),
       },
     ],
     ...(usage ? { usage } : {}),

@@ -4,7 +4,7 @@ import type { ChatCompletionChunk, ChatCompletionRequest, CompletionUsage } from
 import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { cohereStreamError } from './errors.js';
-import { cohereUsage, finishReason } from './response.js';
+import { cohereUsage, finishReason, stopSequenceMark } from './response.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
@@ -89,6 +89,7 @@ export function createCohereStreamDecoder(provider: string, model: string, reque
         const finish = finishReason(provider, end.finish_reason, end.error);
         ended = true;
         const out = [...opening(), delta({}, finish)];
+        Object.assign(out.at(-1)?.choices[0] as object, stopSequenceMark(end.finish_reason));
         if (usage && usageChunk) out.push(chunk([], { usage }));
         return out;
       }

@@ -21,13 +21,16 @@ export function finishReasonOf(stopReason: unknown): string {
 /**
  * The stop sequence that ended an answer, when the canonical choice tells: vLLM-style servers name it in the
  * choice's `stop_reason`, and a `stop_sequence` field is read too. OpenAI's own shape only says `stop`, which
- * cannot tell a stop sequence from a natural end, so then there is none.
+ * cannot tell a stop sequence from a natural end, so then there is none. Vendors that say a stop sequence ended the
+ * answer without saying which (Bedrock Converse's `stop_sequence`, Cohere's `STOP_SEQUENCE`) have their adapter mark
+ * the choice `stopped_at_stop_sequence: true`: with one sequence asked for, that is the one.
  */
 export function matchedStopSequence(choice: Record<string, unknown>, requested: readonly string[]): string | null {
   for (const field of ['stop_sequence', 'stop_reason']) {
     const value = choice[field];
     if (typeof value === 'string' && requested.includes(value)) return value;
   }
+  if (choice.stopped_at_stop_sequence === true && requested.length === 1) return requested[0] ?? null;
   return null;
 }
 
