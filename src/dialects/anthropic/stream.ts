@@ -7,6 +7,7 @@ import { type AnthropicStreamEvent, type Json } from '../../wire/anthropic/shape
 import { isRecord } from '../../core/is-record.js';
 import { matchedStopSequence, stopReasonOf } from '../../wire/anthropic/stop-reasons.js';
 import { anthropicUsage } from '../../wire/anthropic/usage.js';
+import { ArgumentsScan } from '../arguments-scan.js';
 
 type BlockKind = 'text' | 'thinking' | 'tool_use';
 
@@ -28,12 +29,19 @@ export function errorEvent(error: GatewayError): AnthropicStreamEvent {
  * Renders canonical chunks as Anthropic's stream, chunk by chunk: message_start and ping before the first
  * block; each block opened by content_block_start, fed by deltas and closed by content_block_stop before the
  * next one opens (Anthropic's blocks never interleave); message_delta (stop reason, usage) and message_stop at
- * the end. Tool arguments go out as input_json_delta fragments exactly as they arrive, never buffered.
+ * the end. Tool arguments go out as input_json_delta fragments exactly as they arrive, but for a provider that
+ * announces parallel calls together and sends their arguments taking turns (OpenAI's chunks key fragments by index,
+ * so that order is legal): a call's block opens once its turn comes (the calls before it had theirs, and the open
+ * call's arguments are whole JSON), its arguments held until then; the rest go out at the end.
  */
 export class AnthropicStreamRenderer {
   private begun = false;
   private blocks = 0;
   private open: { kind: BlockKind; tool: number } | null = null;
+  /** The open tool_use block's arguments so far, read for whether they are whole (see ArgumentsScan). */
+  private openArgs: { text: string; scan: ArgumentsScan } | null = null;
+  /** Named calls whose block has not opened yet (another call's block was open, its arguments not whole), in order. */
+  private readonly waiting: Array<{ index: number; id: unknown; name: string; args: string }> = [];
   /** Canonical tool_calls indexes that already had their block. */
   private readonly toolsSeen = new Set<number>();
   /**
@@ -74,14 +82,14 @@ export class AnthropicStreamRenderer {
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
       this.finishReason = choice.finish_reason;
       this.stopSequence = matchedStopSequence(choice, this.reply.stopSequences);
-      out.push(...this.openUnnamed(), ...this.close());
+      out.push(...this.openWaiting(), ...this.openUnnamed(), ...this.close());
     }
     return out;
   }
 
   /** The closing events once the canonical stream completed. */
   end(): AnthropicStreamEvent[] {
-    const out = [...this.openUnnamed(), ...this.close()];
+    const out = [...this.openWaiting(), ...this.openUnnamed(), ...this.close()];
     const stopReason = stopReasonOf(this.finishReason, this.stopSequence);
     // Anthropic's message_delta usage is cumulative; input counts ride along because message_start came too early to know them.
     const usage: Json = this.usage ? { ...anthropicUsage(this.usage) } : { output_tokens: 0 };
@@ -113,8 +121,20 @@ export class AnthropicStreamRenderer {
     const index = typeof call.index === 'number' ? call.index : 0;
     const fn = isRecord(call.function) ? call.function : {};
     const args = typeof fn.arguments === 'string' ? fn.arguments : '';
-    if (this.open?.kind === 'tool_use' && this.open.tool === index) return args !== '' ? [this.delta({ type: 'input_json_delta', partial_json: args })] : [];
-    // A fragment for a call whose block is already closed cannot be placed; providers stream calls one after another.
+    if (this.open?.kind === 'tool_use' && this.open.tool === index) {
+      if (args === '') return [];
+      if (this.openArgs) {
+        this.openArgs.text += args;
+        this.openArgs.scan.add(args);
+      }
+      return [this.delta({ type: 'input_json_delta', partial_json: args })];
+    }
+    const waiting = this.waiting.find((entry) => entry.index === index);
+    if (waiting) {
+      waiting.args += args;
+      return this.turnOf(waiting);
+    }
+    // A fragment for a call whose block is already closed (its arguments were whole) cannot be placed.
     if (this.toolsSeen.has(index)) return [];
     const held = this.unnamed.get(index);
     const id = typeof held?.id === 'string' && held.id !== '' ? held.id : call.id;
@@ -123,12 +143,31 @@ export class AnthropicStreamRenderer {
       return [];
     }
     this.unnamed.delete(index);
-    return this.openTool(index, id, fn.name, (held?.args ?? '') + args);
+    const announced = { index, id, name: fn.name, args: (held?.args ?? '') + args };
+    this.waiting.push(announced);
+    return this.turnOf(announced);
+  }
+
+  /** Opens a waiting call's block if its turn has come: the calls announced before it had theirs, and the open call can take no more arguments. */
+  private turnOf(call: { index: number; id: unknown; name: string; args: string }): AnthropicStreamEvent[] {
+    if (this.waiting[0] !== call) return [];
+    if (this.open?.kind === 'tool_use' && this.openArgs && !this.openArgs.scan.whole(this.openArgs.text)) return [];
+    this.waiting.shift();
+    return this.openTool(call.index, call.id, call.name, call.args);
+  }
+
+  /** Calls still waiting at the end, in order: each gets its block with its arguments whole. */
+  private openWaiting(): AnthropicStreamEvent[] {
+    const out: AnthropicStreamEvent[] = [];
+    for (let call = this.waiting.shift(); call; call = this.waiting.shift()) out.push(...this.openTool(call.index, call.id, call.name, call.args));
+    return out;
   }
 
   private openTool(index: number, id: unknown, name: string, args: string): AnthropicStreamEvent[] {
     this.toolsSeen.add(index);
     const out = this.openBlock('tool_use', index, { type: 'tool_use', id: typeof id === 'string' && id !== '' ? id : toolUseId(), name, input: {} });
+    this.openArgs = { text: args, scan: new ArgumentsScan() };
+    this.openArgs.scan.add(args);
     if (args !== '') out.push(this.delta({ type: 'input_json_delta', partial_json: args }));
     return out;
   }
@@ -161,6 +200,7 @@ export class AnthropicStreamRenderer {
   private close(): AnthropicStreamEvent[] {
     if (!this.open) return [];
     this.open = null;
+    this.openArgs = null;
     const stop = event('content_block_stop', { index: this.blocks });
     this.blocks++;
     return [stop];

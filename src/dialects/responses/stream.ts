@@ -5,6 +5,7 @@ import { valueText } from '../../core/quote-input.js';
 import { contentLogprobs, finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, signatureItem, summaryText, type ReplyContext } from './response.js';
 import { thoughtSignatureOf } from './gemini-signatures.js';
 import { encryptedThinking, TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
+import { ArgumentsScan } from '../arguments-scan.js';
 
 type Json = Record<string, unknown>;
 
@@ -27,53 +28,6 @@ interface ToolCall {
   scan: ArgumentsScan;
   /** Gemini's thought signature of the call (it comes with the call's first delta), for a reasoning item before it. */
   signature?: string;
-}
-
-/** Whether a call's arguments so far are a whole JSON value (nothing more can follow them). */
-function wholeJson(args: string): boolean {
-  if (args.trim() === '') return false;
-  try {
-    JSON.parse(args);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A call's arguments read as they stream, each character once, for whether they are whole JSON: an object or array is
- * parsed only once its brackets close. Parsing all of them at each delta of another call (a provider sending two
- * calls' arguments taking turns) was quadratic: seconds of a stalled event loop for arguments of a few hundred KB.
- */
-class ArgumentsScan {
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
-  private container = false;
-  /** JSON.parse's verdict on the arguments as they were when last asked (null: changed since). */
-  private verdict: boolean | null = null;
-
-  add(delta: string): void {
-    this.verdict = null;
-    for (let i = 0; i < delta.length; i++) {
-      const c = delta.charCodeAt(i);
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (c === 0x5c /* \ */) this.escaped = true;
-        else if (c === 0x22 /* " */) this.inString = false;
-      } else if (c === 0x22) this.inString = true;
-      else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-        this.depth++;
-        this.container = true;
-      } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) this.depth--;
-    }
-  }
-
-  whole(args: string): boolean {
-    // Brackets still open (or a string): more must follow. Otherwise (closed, or a bare value) JSON.parse says.
-    if (this.container && (this.depth > 0 || this.inString)) return false;
-    return (this.verdict ??= wholeJson(args));
-  }
 }
 
 /** One event in SSE framing, named by its type as OpenAI names its events. */
