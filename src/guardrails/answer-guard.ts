@@ -8,6 +8,7 @@ import { blockedAudio, setAudio, transcriptOf, withTranscript } from './audio-tr
 import { detailKey, detailText, isSigned, withDetailText } from './reasoning-details.js';
 import { GeminiEventGuard } from './gemini-event-guard.js';
 import { HeldNativeEvents } from './held-native-events.js';
+import { guardNativeParts } from './native-answer-parts.js';
 import { guardResponseBody } from './responses-answer-guard.js';
 import { ResponsesEventGuard } from './responses-event-guard.js';
 
@@ -122,10 +123,37 @@ export function guardCompletion(completion: ChatCompletion, options: AnswerGuard
     }
     if (options.blockError) throw options.blockError(block);
     changed = true;
-    const { tool_calls: _withheld, function_call: _called, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, audio: _spoken, reasoning_details: _details, ...rest } = message;
-    return { ...choice, message: { ...rest, content: '' }, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
+    return withheldChoice(choice, message);
   });
   return changed ? { ...completion, choices } : completion;
+}
+
+/** A choice a rule blocked: its text withheld, its calls, reasoning, audio and logprobs dropped, `content_filter`. */
+function withheldChoice(choice: Choice, message: Choice): Choice {
+  const { tool_calls: _withheld, function_call: _called, reasoning_content: _reasoning, reasoning: _reasoned, thinking_blocks: _thinking, audio: _spoken, reasoning_details: _details, ...rest } = message;
+  return { ...choice, message: { ...rest, content: '' }, ...withoutLogprobs(choice), finish_reason: 'content_filter' };
+}
+
+/**
+ * A whole answer the canonical rules left unchanged, passed through in the upstream's own form: the parts of that
+ * form the canonical answer has no counterpart for are checked (see native-answer-parts.ts). A redaction there goes
+ * out in the upstream's form; a block withholds the choice it is in, as a block in its text would.
+ */
+function guardNativeAnswer(event: Extract<ResponseEvent, { kind: 'completion' }>, format: string, body: Choice, options: AnswerGuardOptions): ResponseEvent {
+  const verdict = guardNativeParts(format, body, options.scanner);
+  if (!verdict) return event;
+  const { blocked } = verdict;
+  options.report(blocked ? [blocked.finding] : verdict.findings);
+  if (blocked) {
+    if (options.blockError) throw options.blockError(blocked.finding);
+    const choices = event.completion.choices.map((choice) =>
+      isRecord(choice) && isRecord(choice.message) && (typeof choice.index === 'number' ? choice.index : 0) === blocked.choice ? withheldChoice(choice, choice.message) : choice,
+    );
+    return { kind: 'completion', completion: { ...event.completion, choices } };
+  }
+  // Only flagged: the answer goes on as it came.
+  if (verdict.body === body) return event;
+  return { kind: 'completion', completion: event.completion, native: { format, body: verdict.body } };
 }
 
 /**
@@ -183,7 +211,7 @@ interface EventGuard {
 
 function eventGuard(format: string, options: AnswerGuardOptions): EventGuard | null {
   if (format === 'anthropic') return new AnthropicEventGuard(options.newStreamGuard);
-  if (format === 'gemini') return new GeminiEventGuard(options.newStreamGuard);
+  if (format === 'gemini') return new GeminiEventGuard(options.newStreamGuard, (step) => reportStep(step, options));
   if (format === 'openai-responses') return new ResponsesEventGuard(options.newStreamGuard, (step) => reportStep(step, options));
   return null;
 }
@@ -625,8 +653,10 @@ export function guardStream(source: Observable<ResponseEvent>, options: AnswerGu
               const native = event.native;
               if (native?.format === 'openai-responses' && native.body) return subscriber.next(guardResponse(event, native.body, options));
               const guarded = guardCompletion(event.completion, options);
-              // Nothing changed: the event goes on as it came, with the upstream's own answer (native) if it has one.
-              subscriber.next(guarded === event.completion ? event : { kind: 'completion', completion: guarded });
+              // Nothing changed: the event goes on as it came, with the upstream's own answer (native) if it has one,
+              // once the parts of it the canonical answer has no form for are checked too.
+              if (guarded === event.completion) return subscriber.next(native?.body ? guardNativeAnswer(event, native.format, native.body, options) : event);
+              subscriber.next({ kind: 'completion', completion: guarded });
             } catch (err) {
               subscriber.error(err);
             }

@@ -1,7 +1,8 @@
 import type { NativeStreamEvent } from '../core/canonical.js';
 import { eventData } from '../core/event-data.js';
 import { isRecord } from '../core/is-record.js';
-import type { TextStreamGuard } from './text-stream-guard.js';
+import { geminiCodeText } from './native-answer-parts.js';
+import type { StreamStep, TextStreamGuard } from './text-stream-guard.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,7 +26,14 @@ export class GeminiEventGuard {
   /** Candidates whose SAFETY finish went out: anything more of theirs is dropped. */
   private readonly closed = new Set<number>();
 
-  constructor(private readonly newGuard: () => TextStreamGuard) {}
+  /**
+   * `report` is told what the rules found in the texts no canonical chunk carries (code execution parts), which the
+   * canonical guard alongside cannot report; it may throw to fail the answer on a block.
+   */
+  constructor(
+    private readonly newGuard: () => TextStreamGuard,
+    private readonly report: (step: StreamStep) => void = () => {},
+  ) {}
 
   pass(events: readonly NativeStreamEvent[]): NativeStreamEvent[] {
     const out: NativeStreamEvent[] = [];
@@ -156,6 +164,22 @@ export class GeminiEventGuard {
         } else out.push(part);
         if (step.blocked) return block();
         continue;
+      }
+      // The code the model runs with the code execution tool, and what it printed, come whole too: each is checked
+      // whole, a text of its own (the canonical answer has no form for them: see native-answer-parts.ts).
+      const code = geminiCodeText(part);
+      if (code) {
+        const guard = this.newGuard();
+        const first = guard.push(code.text);
+        const rest = guard.end();
+        const blocked = first.blocked ?? rest.blocked;
+        this.report({ release: first.release + rest.release, findings: [...first.findings, ...rest.findings], blocked });
+        if (blocked) return block();
+        if (first.release + rest.release !== code.text) {
+          changed = true;
+          out.push(code.with(first.release + rest.release));
+          continue;
+        }
       }
       if (isRecord(part.functionCall) && isRecord(part.functionCall.args)) {
         // A call comes whole: its arguments are checked whole, as JSON text, and read back when a rule changed them.

@@ -289,6 +289,22 @@ function mapNativeText(body: Record<string, unknown>, format: string, visit: (te
   return out;
 }
 
+/**
+ * Whether a native body holds text the model reads that its canonical form has no place for, though it translates:
+ * an Anthropic document's `title` and `context` (Anthropic passes both to the model), in a message or a tool result.
+ * Such a body is checked whole (guardNativeBody), or the rules would never see that text.
+ */
+export function hasNativeOnlyText(body: Record<string, unknown>, format: string): boolean {
+  if (format !== 'anthropic' || !Array.isArray(body.messages)) return false;
+  const described = (block: unknown): boolean => isRecord(block) && block.type === 'document' && (typeof block.title === 'string' || typeof block.context === 'string');
+  return body.messages.some(
+    (message: unknown) =>
+      isRecord(message) &&
+      Array.isArray(message.content) &&
+      message.content.some((block: unknown) => described(block) || (isRecord(block) && block.type === 'tool_result' && Array.isArray(block.content) && block.content.some(described))),
+  );
+}
+
 /** Findings with `block` ones turned into redactions: a blocked request's text scrubbed before anything records it. */
 function asRedactions(findings: readonly Finding[]): Finding[] {
   return findings.map((finding) => (finding.action === 'block' ? { ...finding, action: 'redact' } : finding));

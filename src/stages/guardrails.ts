@@ -11,7 +11,7 @@ import { libraryRules } from '../config/runtime.js';
 import { guardStream } from '../guardrails/answer-guard.js';
 import { requestedSchema, schemaProblem } from '../guardrails/json-output.js';
 import { moderate, verdictBlocks, type Classify, type ModerationRule, type ModerationVerdict } from '../guardrails/moderation.js';
-import { guardNativeBody, guardRequest, redactNativeBody, requestTexts, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
+import { guardNativeBody, guardRequest, hasNativeOnlyText, redactNativeBody, requestTexts, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
 import { compileGuardrails, type Scanner } from '../guardrails/scanner.js';
 import { createStreamGuard } from '../guardrails/stream-guard.js';
 import { moderatedText } from '../guardrails/moderated-text.js';
@@ -213,8 +213,9 @@ class GuardrailsStage implements Stage {
     const verdict = guardRequest(ctx.request, ctx.operation, scanner);
     const native = ctx.native;
     // A body whose canonical form left parts out goes upstream with them (native pass-through): it is checked whole,
-    // and its findings (a superset of the canonical ones) are the ones reported.
-    const whole = native?.untranslatable ? guardNativeBody(native.body, scanner, native.format) : null;
+    // and its findings (a superset of the canonical ones) are the ones reported. So is one holding text the model
+    // reads that the canonical form has no place for (an Anthropic document's title and context).
+    const whole = native && (native.untranslatable || hasNativeOnlyText(native.body, native.format)) ? guardNativeBody(native.body, scanner, native.format) : null;
     const findings = whole ? whole.findings : verdict.findings;
     if (findings.length > 0) this.report(ctx, 'input', findings);
     // A refused request goes nowhere, but the request log may keep its body: the client's own one is scrubbed too.
