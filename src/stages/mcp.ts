@@ -1,5 +1,5 @@
 import { defer, Observable } from 'rxjs';
-import type { ChatCompletion, ChatCompletionChunk, ChatMessage, CompletionUsage, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, CompletionUsage, NativeStreamEvent, ResponseEvent } from '../core/canonical.js';
 import type { McpPolicyConfig } from '../core/config.js';
 import type { ChatContext, RequestContext, Spent } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
@@ -139,6 +139,12 @@ function addSpent(total: Spent | null, spent: Spent | null): Spent | null {
     if (typeof value === 'number') (usage as Record<string, number>)[field] = ((usage as Record<string, number | undefined>)[field] ?? 0) + value;
   }
   return { usage, usd: total.usd + spent.usd, priced: total.priced && spent.priced, estimated: total.estimated || spent.estimated };
+}
+
+/** Puts `request` back as it was when `given` (a shallow copy) was taken: fields set since are taken off. */
+function restoreRequest(request: ChatCompletionRequest, given: ChatCompletionRequest): void {
+  for (const field of Object.keys(request)) if (!Object.hasOwn(given, field)) delete (request as unknown as Record<string, unknown>)[field];
+  Object.assign(request, given);
 }
 
 /** The request of a run's last turn, in the canonical form and the client's own body: no tool may be called. */
@@ -304,6 +310,12 @@ class McpStage implements Stage {
         const emitNative = (chunk: ChatCompletionChunk, events: NativeStreamEvent[]): void => {
           if (events.length > 0 && nativeStream) emit({ kind: 'chunk', chunk: { id: chunk.id, object: 'chat.completion.chunk', model: chunk.model, choices: [] }, native: { format: nativeStream.format, events } });
         };
+        // The request (and the client's own body) as this stage hands it to the turn. The stages inside (a plugin placed
+        // before `call`, guardrails' redaction) change it for this turn and run again on the next one, which is built
+        // from this: built from what they left, a plugin's system prompt went upstream twice on the second turn, three
+        // times on the third. (A plugin may set a field of the body in place, as team-system-prompt sets `system`.)
+        const given = { ...ctx.request };
+        const givenNative = ctx.native ? { ...ctx.native, body: { ...ctx.native.body } } : null;
         current = subscribeGuarded(next(), {
           next: (received) => {
             kept.add(received);
@@ -416,18 +428,19 @@ class McpStage implements Stage {
                 content: (done ? completionText(done) : text) || null,
                 tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
               };
-              ctx.request.messages = [...ctx.request.messages, assistant, ...results];
+              restoreRequest(ctx.request, given);
+              ctx.request.messages = [...given.messages, assistant, ...results];
               // A forced tool choice forced this turn only: the model answers from the results or calls again.
               Object.assign(ctx.request, unforcedToolChoice(ctx.request.tool_choice));
               // A client's own body goes on with the upstream's own turn and the results in its format; when it
               // cannot, the conversation is tollgate's and later turns go upstream from the canonical request.
-              if (ctx.native) {
+              if (givenNative) {
                 const turns = toolCalls.map((call, i) => {
                   const result = typeof results[i]?.content === 'string' ? (results[i]?.content as string) : '';
                   return { name: call.name, result, isError: result.startsWith('Error:') };
                 });
-                const body = nativeNextTurn(ctx.native, kept.kept(), turns);
-                (ctx as { native: RequestContext['native'] }).native = body ? { ...ctx.native, body } : null;
+                const body = nativeNextTurn(givenNative, kept.kept(), turns);
+                (ctx as { native: RequestContext['native'] }).native = body ? { ...givenNative, body } : null;
               }
               turn(step + 1);
             }, (err: unknown) => {
