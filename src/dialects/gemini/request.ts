@@ -147,12 +147,10 @@ class PendingCalls {
   private readonly byId = new Map<string, CallQueue>();
   private readonly byName = new Map<string, CallQueue>();
 
-  constructor(calls: readonly PendingCall[] = []) {
-    for (const call of calls) {
-      this.all.calls.push(call);
-      enqueue(this.byId, call.id, call);
-      enqueue(this.byName, call.name, call);
-    }
+  add(call: PendingCall): void {
+    this.all.calls.push(call);
+    enqueue(this.byId, call.id, call);
+    enqueue(this.byName, call.name, call);
   }
 
   /** The first open call with this id, else with this name, else the first open one. */
@@ -166,6 +164,8 @@ class ContentsReader {
   readonly messages: ChatMessage[] = [];
   /** The function calls of the latest model turn, which the next user turn answers. */
   private pending = new PendingCalls();
+  /** Whether the content read last was the model's: a model content right after it continues the same turn. */
+  private inModelTurn = false;
 
   constructor(private readonly options: GeminiDialectOptions) {}
 
@@ -204,14 +204,26 @@ class ContentsReader {
       }
       leaveOut(this.options, `a model part other than text or functionCall (${Object.keys(part).join(', ')})`, where);
     });
-    this.pending = new PendingCalls(calls.map((call) => ({ id: call.id as string, name: (call.function as Json).name as string, answered: false })));
+    // Consecutive model contents are one turn: @google/genai's chats keep a streamed answer as one content per event,
+    // so the turn's text and calls are gathered into one assistant message, and a response answers any of its calls.
+    const continues = this.inModelTurn;
+    this.inModelTurn = true;
+    if (!continues) this.pending = new PendingCalls();
+    for (const call of calls) this.pending.add({ id: call.id as string, name: (call.function as Json).name as string, answered: false });
     if (text === '' && calls.length === 0) return;
+    const last = this.messages.at(-1);
+    if (continues && last?.role === 'assistant') {
+      if (text !== '') last.content = typeof last.content === 'string' ? last.content + text : text;
+      if (calls.length > 0) last.tool_calls = Array.isArray(last.tool_calls) ? (last.tool_calls as Json[]).concat(calls) : calls;
+      return;
+    }
     const message: ChatMessage = { role: 'assistant', content: text === '' ? null : text };
     if (calls.length > 0) message.tool_calls = calls;
     this.messages.push(message);
   }
 
   private userTurn(parts: unknown[], param: string): void {
+    this.inModelTurn = false;
     const results: ChatMessage[] = [];
     /** The media the functions answered with (functionResponse.parts), which a tool message cannot carry. */
     const media: Json[] = [];

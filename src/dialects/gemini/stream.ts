@@ -42,6 +42,8 @@ export class GeminiStreamRenderer {
   private readonly finished = new Map<number, Candidate>();
   /** A wrapped answer's text (GeminiReplyContext.wrappedAnswer) by choice, unwrapped once the choice finishes. */
   private readonly wrapped = new Map<number, string>();
+  /** The choices whose content went out, which end() finishes when the upstream never did (see end()). */
+  private readonly open = new Set<number>();
   private usage: CompletionUsage | null = null;
   private responseId = '';
 
@@ -68,6 +70,7 @@ export class GeminiStreamRenderer {
         parts.push(...this.takeWrapped(index));
         this.finished.set(index, { parts: [...(held?.parts ?? []), ...parts, ...this.takeCalls(index)], finishReason: finishReasonOf(choice, this.reply), logprobs: geminiLogprobs(choice.logprobs) });
       } else if (parts.length > 0) {
+        this.open.add(index);
         candidates.push(this.candidate(index, { parts, finishReason: null, logprobs: geminiLogprobs(choice.logprobs) }));
       }
     });
@@ -82,6 +85,12 @@ export class GeminiStreamRenderer {
     for (const index of this.calls.keys()) {
       if (!this.finished.has(index)) this.finished.set(index, { parts: this.takeCalls(index), finishReason: 'STOP' });
     }
+    // A stream that ended without a finish_reason (some OpenAI-compatible servers) still ends each candidate, as
+    // Gemini's last event always does: @google/genai's chats keep a streamed turn only when an event finishes it.
+    for (const index of this.open) {
+      if (!this.finished.has(index)) this.finished.set(index, { parts: [], finishReason: 'STOP' });
+    }
+    this.open.clear();
     const candidates = [...this.finished.entries()].sort(([a], [b]) => a - b).map(([index, candidate]) => this.candidate(index, candidate));
     this.finished.clear();
     const usage = geminiUsageMetadata(this.usage);
@@ -131,7 +140,11 @@ export class GeminiStreamRenderer {
   }
 
   private candidate(index: number, candidate: Candidate): Json {
-    const out: Json = { content: { role: 'model', parts: candidate.parts }, index };
+    // A finish with nothing left to say carries an empty text, as Gemini's last event does: @google/genai's chats keep
+    // a streamed turn in their history only when every event's candidate has a part (isValidResponse), so an event
+    // with no parts had a chat forget the whole exchange, the user's message with it.
+    const parts = candidate.parts.length === 0 && candidate.finishReason !== null ? [{ text: '' }] : candidate.parts;
+    const out: Json = { content: { role: 'model', parts }, index };
     if (candidate.finishReason !== null) out.finishReason = candidate.finishReason;
     if (candidate.logprobs) Object.assign(out, candidate.logprobs);
     return out;
