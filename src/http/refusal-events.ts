@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { modelOfPath } from '../dialects/gemini/model-name.js';
 import type { EventBus } from '../bus/bus.js';
 import { fromFrameworkError } from './render-error.js';
 import { redactedPrefix, redactPath, redactSecrets } from '../core/redact-secrets.js';
@@ -38,15 +39,8 @@ function requestedModel(request: FastifyRequest, path: string): string {
   if (at === -1) return '';
   const rest = path.slice(at + '/models/'.length);
   const colon = rest.lastIndexOf(':');
-  const raw = colon === -1 ? rest : rest.slice(0, colon);
-  let model: string;
-  try {
-    model = decodeURIComponent(raw);
-  } catch {
-    // A malformed escape (`%ZZ`): the name as sent.
-    model = raw;
-  }
-  return model.startsWith('models/') ? model.slice('models/'.length) : model;
+  // A malformed escape (`%ZZ`): the name as sent.
+  return modelOfPath(colon === -1 ? rest : rest.slice(0, colon), (raw) => raw);
 }
 
 /**

@@ -35,6 +35,20 @@ export type GeminiMethod = 'generateContent' | 'streamGenerateContent' | 'embedC
 const METHODS = new Set<string>(['generateContent', 'streamGenerateContent', 'embedContent', 'batchEmbedContents', 'countTokens']);
 
 /**
+ * The model a path names before its method (`openai%2Fgpt-4o-mini`, `models/gemini-2.5-flash`): URL-decoded, without
+ * the `models/` prefix some clients repeat. A malformed escape (`%ZZ`) is `malformed`'s to answer.
+ */
+export function modelOfPath(raw: string, malformed: (raw: string) => string): string {
+  let model: string;
+  try {
+    model = decodeURIComponent(raw);
+  } catch {
+    model = malformed(raw);
+  }
+  return model.startsWith('models/') ? model.slice('models/'.length) : model;
+}
+
+/**
  * The model and method of a path under `models/`: `gemini-2.5-flash:generateContent`. The model may carry a
  * provider (`openai/gpt-4o-mini`, written plainly as the SDK does or URL-encoded as `openai%2Fgpt-4o-mini`) and
  * colons of its own (`bedrock/...-v2:0`), so the method is what follows the last colon. Null for an unknown method.
@@ -44,13 +58,9 @@ export function parseModelPath(rest: string): { model: string; method: GeminiMet
   if (colon <= 0) return null;
   const method = rest.slice(colon + 1);
   if (!METHODS.has(method)) return null;
-  let model: string;
-  try {
-    model = decodeURIComponent(rest.slice(0, colon));
-  } catch {
-    throw invalidArgument(`The model name in the URL is not validly encoded: ${rest.slice(0, colon)}`);
-  }
-  if (model.startsWith('models/')) model = model.slice('models/'.length);
+  const model = modelOfPath(rest.slice(0, colon), (raw) => {
+    throw invalidArgument(`The model name in the URL is not validly encoded: ${raw}`);
+  });
   if (model.trim() === '') throw invalidArgument('The model name in the URL is empty.');
   const badName = modelNameProblem(model);
   if (badName !== null) throw invalidArgument(`The model name in the URL, ${quotedModelName(model)}, ${badName}.`, 'model');
