@@ -22,6 +22,7 @@ import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-he
 import type { UpstreamCall } from '../providers/transport.js';
 import { targetCredentials, upstreamError, withoutCredentials } from '../providers/upstream-error.js';
 import { chunksBefore } from '../providers/sse-decoder.js';
+import { isRecord } from '../core/is-record.js';
 import { withBaseQuery } from '../providers/base-url.js';
 import { ATTEMPT_GATE, AttemptPlan, type Attempt } from '../routing/attempt-plan.js';
 import { retryAfterMs } from '../routing/backoff.js';
@@ -97,10 +98,6 @@ interface CallState {
 
 const CANCELLED = gatewayError('client_cancelled', 'The client closed the request.');
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * Whether an event only opens a stream, saying nothing of the answer: a translated chunk whose choices carry at most a
  * role and empty content (OpenAI's first chunk, Anthropic's message_start), no finish, no usage, none of the
@@ -109,7 +106,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function opensOnly(event: ResponseEvent): boolean {
   if (event.kind !== 'chunk' || event.native || event.chunk.usage) return false;
   return event.chunk.choices.every((choice) => {
-    if (!isObject(choice) || (choice.finish_reason ?? null) !== null || (choice.logprobs ?? null) !== null || !isObject(choice.delta)) return false;
+    if (!isRecord(choice) || (choice.finish_reason ?? null) !== null || (choice.logprobs ?? null) !== null || !isRecord(choice.delta)) return false;
     for (const [key, value] of Object.entries(choice.delta)) {
       if (key === 'role' || ((key === 'content' || key === 'refusal') && (value ?? '') === '')) continue;
       return false;
