@@ -50,7 +50,10 @@ export interface RequestSummary {
   cache: string | null;
   /** What guardrails did, as `<side>:<rule>:<action>` (`input:cards:redacted`, `output:secrets:blocked`); null when none acted. */
   guardrails: string[] | null;
-  /** Tokens as charged (the upstream's counts within reason, else counted); null when nothing was settled. */
+  /**
+   * Tokens as charged (the upstream's counts within reason, else counted); null when nothing was settled. For an answer
+   * from the response cache, the stored answer's (what the client got; see answeredFromCache).
+   */
   usage: TokenUsage | null;
   /** USD charged; null when the pipeline settled no cost (a refusal before the spend stage, or no spend stage). */
   costUsd: number | null;
@@ -58,6 +61,14 @@ export interface RequestSummary {
   priced: boolean;
   /** True when tollgate counted the tokens because the upstream reported none. */
   estimated: boolean;
+}
+
+/**
+ * Whether the response cache answered the request. Its `usage` is then the stored answer's, which the client gets
+ * as it was, but no provider was paid for it: token counts kept as charged (metrics, usage rollups, spans) leave it out.
+ */
+export function answeredFromCache(summary: Pick<RequestSummary, 'cache'>): boolean {
+  return summary.cache === 'hit-exact' || summary.cache === 'hit-semantic';
 }
 
 /** One MCP tool call as `mcp.tool.called` and `mcp.tool.failed` report it (sizes in bytes of JSON; never the arguments or the result). */

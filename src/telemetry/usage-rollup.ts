@@ -1,5 +1,5 @@
 import type { EventBus } from '../bus/bus.js';
-import type { GatewayEvents, RequestSummary } from '../core/events.js';
+import { answeredFromCache, type GatewayEvents, type RequestSummary } from '../core/events.js';
 import {
   addCounts,
   bucketStart,
@@ -76,12 +76,14 @@ export class UsageRollupWriter {
     const at = this.clock() - (Number.isFinite(event.durationMs) && event.durationMs > 0 ? event.durationMs : 0);
     // In USAGE_DIMENSIONS' order; the slots are taken in SLOTS' order (each interval, then each dimension).
     const groups = [event.keyId ?? NO_GROUP, event.teamId ?? NO_GROUP, modelGroup(event), event.provider ?? NO_GROUP, event.route ?? NO_GROUP];
+    // An answer from the response cache counts as a request with the tokens charged for it: none (as the metrics).
+    const usage = answeredFromCache(event) ? null : event.usage;
     const delta: UsageCounts = {
       requests: 1,
       errors: event.status >= 400 && event.status !== 499 ? 1 : 0,
       spend_usd: event.costUsd ?? 0,
-      input_tokens: event.usage?.input_tokens ?? 0,
-      output_tokens: event.usage?.output_tokens ?? 0,
+      input_tokens: usage?.input_tokens ?? 0,
+      output_tokens: usage?.output_tokens ?? 0,
     };
     let slot = 0;
     for (const interval of USAGE_INTERVALS) {

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { EventBus } from '../../bus/bus.js';
 import type { RuntimeConfig } from '../../core/config.js';
-import type { GatewayEvents, RequestSummary } from '../../core/events.js';
+import { answeredFromCache, type GatewayEvents, type RequestSummary } from '../../core/events.js';
 import type { GovernanceStore } from '../../governance/governance-store.js';
 import type { HealthRegistry } from '../../routing/health-registry.js';
 import { BufferedCounter } from './buffered-counter.js';
@@ -144,7 +144,7 @@ export class GatewayMetrics {
     if (event.stream && event.firstTokenMs !== null) this.firstToken.observe(provider, model, event.firstTokenMs / 1000);
     // An answer from the response cache was charged no tokens (its usage is the stored answer's): they were counted
     // when it was bought, and counting them again would show the provider more tokens than it billed.
-    const cached = event.cache === 'hit-exact' || event.cache === 'hit-semantic';
+    const cached = answeredFromCache(event);
     if (event.usage && !cached) {
       if (event.usage.input_tokens > 0) this.tokens.add(event.usage.input_tokens, provider, model, 'input');
       if (event.usage.output_tokens > 0) this.tokens.add(event.usage.output_tokens, provider, model, 'output');

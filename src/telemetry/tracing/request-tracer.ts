@@ -2,7 +2,7 @@ import { isSpanContextValid, ROOT_CONTEXT, SamplingDecision, SpanKind, trace, ty
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { EventBus } from '../../bus/bus.js';
 import type { RuntimeConfig, TracingSettings } from '../../core/config.js';
-import type { GatewayEvents, RequestSummary } from '../../core/events.js';
+import { answeredFromCache, type GatewayEvents, type RequestSummary } from '../../core/events.js';
 import { StageTimeline, type StageEnd } from '../../core/stage-timeline.js';
 import { refusalChannel, requestChannel, upstreamChannel, type RefusedRequestMessage, type RequestTraceMessage, type UpstreamTraceMessage } from '../../core/trace-channels.js';
 import type { Log } from '../../log.js';
@@ -617,7 +617,7 @@ export class RequestTracer {
     list[(at += 2)] = answered === undefined ? event.upstreamModel : redactSecrets(answered); // gen_ai.response.model
     // An answer from the response cache used no model tokens (its usage is the stored answer's, charged when it was
     // bought): reported here, every trace store summing gen_ai.usage would count them again, as the metrics do not.
-    const usage = event.cache === 'hit-exact' || event.cache === 'hit-semantic' ? null : event.usage;
+    const usage = answeredFromCache(event) ? null : event.usage;
     list[(at += 2)] = usage?.input_tokens; // gen_ai.usage.input_tokens
     list[(at += 2)] = usage?.output_tokens; // gen_ai.usage.output_tokens
     list[(at += 2)] = event.finishReasons.length > 0 ? event.finishReasons : null; // gen_ai.response.finish_reasons
