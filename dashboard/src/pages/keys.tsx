@@ -169,7 +169,19 @@ export function KeysPage() {
       ) : null}
 
       {limitsKey ? (
-        <LimitsEditor key={limitsKey.id} what="key" path={`/keys/${encodeURIComponent(limitsKey.id)}`} name={limitsKey.name} current={limitsKey} onSaved={() => keys.reload()} onClose={() => setLimitsKey(null)} />
+        <LimitsEditor
+          key={limitsKey.id}
+          what="key"
+          path={`/keys/${encodeURIComponent(limitsKey.id)}`}
+          name={limitsKey.name}
+          current={limitsKey}
+          teams={teams.data?.data ?? []}
+          onSaved={() => {
+            keys.reload();
+            teams.reload();
+          }}
+          onClose={() => setLimitsKey(null)}
+        />
       ) : null}
 
       {guarding ? (

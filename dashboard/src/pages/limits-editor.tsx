@@ -5,30 +5,53 @@ import { ErrorNotice } from '../components/error-notice.js';
 import { FormField, numberField } from '../components/form-field.js';
 import { isGeneral } from '../components/scoped-error.js';
 import { SuccessNotice } from '../components/use-actions.js';
+import type { Team } from '../api/types.js';
 
 const PERIODS = ['total', 'daily', 'weekly', 'monthly'] as const;
-const FIELDS = ['budget', 'budget_period', 'rate_limit', 'models'];
+const FIELDS = ['budget', 'budget_period', 'rate_limit', 'models', 'team'];
 
-/** What the editor shows and changes; `models` only for a key (a team has no model list). */
+/** What the editor shows and changes; `models` and `team` only for a key (a team has no model list). */
 export interface Limits {
   budget: number | null;
   budget_period: string;
   rate_limit: number | null;
   models?: string[];
+  team?: string | null;
 }
 
 /**
  * A key's or team's limits (`PATCH /api/keys/:id`, `/api/teams/:id`): budget and its period, requests per minute,
  * and a key's allowed models. Without it a key or team that ran out of budget could be raised only through the
  * API, and a key replaced by a new one (a new secret for every client). An emptied field is sent as none (null,
- * or every model), as the create forms read it.
+ * or every model), as the create forms read it. A key's team is chosen here too (given `teams`): moving a key puts
+ * it under the new team's budget and policies, which only the API could do before. It is sent only when changed, so
+ * saving limits never re-checks a key's MCP policy against a team it already had.
  */
-export function LimitsEditor({ what, path, name, current, onSaved, onClose }: { what: 'key' | 'team'; path: string; name: string; current: Limits; onSaved(): void; onClose(): void }) {
+export function LimitsEditor({
+  what,
+  path,
+  name,
+  current,
+  teams,
+  onSaved,
+  onClose,
+}: {
+  what: 'key' | 'team';
+  path: string;
+  name: string;
+  current: Limits;
+  teams?: Team[];
+  onSaved(): void;
+  onClose(): void;
+}) {
   const [error, setError] = useState<ApiError | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const scope = `${what}-limits`;
   const hasModels = current.models !== undefined;
+  const hasTeam = teams !== undefined && current.team !== undefined;
+  // The team the key is under in this editor: the one shown when it opened, then the one last saved.
+  const [savedTeam, setSavedTeam] = useState<string | null>(current.team ?? null);
 
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
@@ -39,12 +62,16 @@ export function LimitsEditor({ what, path, name, current, onSaved, onClose }: { 
     setBusy(true);
     try {
       const models = String(form.get('models') ?? '').split(',').map((model) => model.trim()).filter(Boolean);
+      const team = String(form.get('team') ?? '') || null;
+      const moved = hasTeam && team !== savedTeam;
       await api.patch(path, {
         budget: numberField(formElement, 'budget') ?? null,
         budget_period: String(form.get('budget_period') ?? 'total'),
         rate_limit: numberField(formElement, 'rate_limit') ?? null,
         ...(hasModels ? { models } : {}),
+        ...(moved ? { team } : {}),
       });
+      if (moved) setSavedTeam(team);
       setNotice(`Saved: the next request of the ${what === 'key' ? 'key' : "team's keys"} runs under these limits.`);
       onSaved();
     } catch (err) {
@@ -77,6 +104,28 @@ export function LimitsEditor({ what, path, name, current, onSaved, onClose }: { 
           <FormField name="rate_limit" label="Requests per minute" scope={scope} error={error} hint="empty: no limit">
             {(aria) => <input {...aria} name="rate_limit" type="number" min="1" step="1" inputMode="numeric" defaultValue={current.rate_limit === null ? '' : String(current.rate_limit)} />}
           </FormField>
+          {hasTeam ? (
+            <FormField name="team" label="Team" scope={scope} error={error} hint="its budget and policies apply to the key's next request">
+              {(aria) => (
+                <select {...aria} name="team">
+                  <option value="" selected={savedTeam === null}>
+                    no team
+                  </option>
+                  {(teams ?? []).map((team) => (
+                    <option key={team.id} value={team.id} selected={savedTeam === team.id}>
+                      {team.name}
+                    </option>
+                  ))}
+                  {savedTeam !== null && !(teams ?? []).some((team) => team.id === savedTeam) ? (
+                    // A team not in the list loaded (deleted since, or past the list's first page) stays selectable as it is.
+                    <option value={savedTeam} selected>
+                      {savedTeam}
+                    </option>
+                  ) : null}
+                </select>
+              )}
+            </FormField>
+          ) : null}
           {hasModels ? (
             <FormField name="models" label="Allowed models" scope={scope} error={error} hint="comma-separated, e.g. openai/*, chat-default; empty: all">
               {(aria) => <input {...aria} name="models" autoComplete="off" defaultValue={current.models?.join(', ')} />}
