@@ -19,6 +19,18 @@ function headerValue(headers: Headers, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/**
+ * The status an error event inside a stream stands for when its type says the request itself is at fault (an invalid
+ * request, one too large): another try, on that target or after a wait, gets the same, as after that HTTP status.
+ * Null for any other type (a server error, an overload, a rate limit, a type tollgate does not know): the stream broke
+ * down, a retryable 502. Gemini's events state their status as a code and are read by it (gemini/errors.ts).
+ */
+export function streamErrorClientStatus(type: string | null | undefined): number | null {
+  if (type === 'invalid_request_error') return 400;
+  if (type === 'request_too_large') return 413;
+  return null;
+}
+
 /** The upstream answered something tollgate cannot read; another attempt may fare better. */
 export function invalidUpstreamBody(provider: string, what: string): GatewayError {
   return gatewayError('invalid_upstream_response', `${provider}: upstream sent ${what}`);

@@ -49,3 +49,23 @@ export function notToRetry(error: GatewayError): GatewayError {
   if (error.headers[SHOULD_RETRY] === 'false') return error;
   return withChanges(error, { headers: { ...error.headers, [SHOULD_RETRY]: 'false' } });
 }
+
+/**
+ * OpenAI's codes for an account whose credit or spend limit is used up (error type `insufficient_quota`, status 429):
+ * `insufficient_quota` itself, and the finer codes OpenAI now gives it. OpenAI: retrying them does not restore access.
+ */
+const QUOTA_CODES = new Set(['insufficient_quota', 'credit_balance_exhausted', 'organization_spend_limit_exceeded', 'project_spend_limit_exceeded', 'organization_usage_limit_exceeded']);
+
+/**
+ * Whether an upstream 429 says the account's quota is used up (its credit, a spend or usage limit) rather than that
+ * requests come too fast: a status of a rate limit, but no wait mends it until someone adds credit or the month turns.
+ * The call stage treats it as it treats a 401 to a key of the config: not retried on that key, the request moves on.
+ */
+export function quotaExhausted(error: GatewayError): boolean {
+  return error.upstreamStatus === 429 && (error.type === 'insufficient_quota' || (error.code !== null && QUOTA_CODES.has(error.code)));
+}
+
+/** The error of such an answer: not retryable, as no retry can succeed (over an `x-should-retry: true` too, see asUpstreamSaid). */
+export function asQuotaSaid(error: GatewayError): GatewayError {
+  return quotaExhausted(error) && error.retryable ? withChanges(error, { retryable: false }) : error;
+}

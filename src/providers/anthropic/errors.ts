@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/errors.js';
-import { isRetryableStatus, passedErrorHeaders, upstreamErrorFromBody } from '../upstream-error.js';
+import { isRetryableStatus, passedErrorHeaders, streamErrorClientStatus, upstreamErrorFromBody } from '../upstream-error.js';
 import { anthropicError, gatewayTypeOf } from '../../wire/anthropic/errors.js';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -22,9 +22,16 @@ export function errorFromResponse(provider: string, status: number, headers: Hea
   });
 }
 
-/** An `error` event inside an open stream (overloaded mid-answer): the answer is broken, another try may work. */
+/**
+ * An `error` event inside an open stream (overloaded mid-answer): the answer is broken, another try may work. One the
+ * request itself caused (invalid_request_error, request_too_large) is that 4xx, and another try would get the same.
+ */
 export function streamError(provider: string, data: string): GatewayError {
   const error = anthropicError(data);
+  const clientStatus = streamErrorClientStatus(error?.type);
+  if (error && clientStatus !== null) {
+    return new GatewayError({ status: clientStatus, type: gatewayTypeOf(error.type), code: error.type, message: error.message, retryable: false });
+  }
   return new GatewayError({
     status: 502,
     type: 'upstream_error',

@@ -2,7 +2,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { ChatCompletion, ChatCompletionRequest, ChatMessage, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest, VendorQuirks } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
-import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
+import { invalidUpstreamBody, streamErrorClientStatus, upstreamErrorFromBody } from '../upstream-error.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { withFields } from '../../core/with-fields.js';
 import { isChoiceList } from '../../core/answer-shape.js';
@@ -94,14 +94,16 @@ export const openAICompatibleAdapter: ProviderAdapter = {
       // OpenAI reports failures inside an open stream as an event carrying `error`.
       if (record.error) {
         const failure = upstreamErrorFromBody(target.provider.name, 500, {}, event.data, { keepFields: true });
+        // One the request itself caused (invalid_request_error) is that 4xx, not retried; any other a retryable 502.
+        const clientStatus = streamErrorClientStatus(failure.type);
         throw new GatewayError({
-          status: 502,
+          status: clientStatus ?? 502,
           type: failure.type,
           code: failure.code ?? 'upstream_stream_error',
           // The field the provider names as the cause (a context too long: `messages`) reaches the client too.
           param: failure.param,
           message: failure.message,
-          retryable: true,
+          retryable: clientStatus === null,
           upstreamFields: failure.upstreamFields,
         });
       }
