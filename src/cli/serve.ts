@@ -1,6 +1,7 @@
 import { writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { loadConfigFile } from '../config/load-file.js';
+import { applyConfigFileNow } from '../config/watch-file.js';
 import { ConfigError, type Env } from '../config/secret-ref.js';
 import { createGateway } from '../gateway.js';
 import type { Settings } from '../core/config.js';
@@ -150,6 +151,12 @@ export async function serve(env: Env, names: SettingNames = { config: 'TOLLGATE_
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // SIGHUP is the usual "reload" (systemd's ExecReload, `kill -HUP`): the config file is read again at once. Unhandled,
+  // it ended the process on the spot, cutting every request in flight.
+  process.on('SIGHUP', () => {
+    if (stoppingSince !== 0) return;
+    applyConfigFileNow(file.watchPath, gateway.configService, gateway.log).catch((err: unknown) => gateway.log.error({ err }, 'reload failed'));
+  });
 }
 
 /** The one line a failed start prints (no stack for a configuration or start error, which say what to change). */

@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import { quoteInput } from '../core/quote-input.js';
+import { redactSecrets } from '../core/redact-secrets.js';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayError } from '../core/errors.js';
 import type { AuditFilter, AuditLog, AuditPage } from '../store/audit-log.js';
@@ -609,8 +610,10 @@ export class ConfigService {
         unchanged = sameEffect(next, this.current());
         if (!unchanged) await this.prepare?.(next);
       } catch (err) {
-        // One line: a YAML error goes on to quote the offending line of the file, which may hold a key.
-        let reason = oneLine((err as Error).message);
+        // One line: a YAML error goes on to quote the offending line of the file, which may hold a key. And a key in
+        // the wrong place (`keys: [{ sk-... }]`) is quoted as an unknown field's name: redacted, as the reason is shown
+        // by /health, which answers anyone.
+        let reason = redactSecrets(oneLine((err as Error).message));
         // A save refused for what the API set (a route on a provider the file drops): the file alone cannot fix it.
         const part = err instanceof ConfigError ? apiPartOf(err.message, this.layers.api) : null;
         if (part) reason = `${reason}; ${part.filter(Boolean).join('.')} is set through the API (the file cannot change it): change or delete it there, or keep what it names in the file`;

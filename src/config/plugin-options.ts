@@ -26,7 +26,7 @@ export function resolvedOptions(options: unknown, where: string, read: (value: s
  * through the API (when options were never read) is passed on as the literal it was then, not read now.
  */
 export function resolvePluginOptions(entries: readonly PluginEntryConfig[], source: 'api' | 'file', env: Env, dataDir: string): ReadonlyMap<string, unknown> {
-  const origin = { referencesAllowed: true, dataDir };
+  const origin = { referencesAllowed: true, dataDir, placeholdersAllowed: true };
   const out = new Map<string, unknown>();
   entries.forEach((entry, index) => {
     out.set(entry.name, source === 'api' ? entry.options : resolvedOptions(entry.options, `plugins.${index}.options`, (value, where) => resolveSecret(value, env, where, origin)));

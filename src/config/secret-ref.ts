@@ -23,6 +23,21 @@ export interface SecretOrigin {
   referencesAllowed: boolean;
   /** The data directory; its `secret.key` (which decrypts every stored key) is never read as a secret. */
   dataDir: string;
+  /**
+   * Free text rather than a credential (a plugin's options, where `${name}` may be a template the plugin fills in):
+   * a `${NAME}` value is taken as written. Elsewhere it is refused (see unexpandedPlaceholder).
+   */
+  placeholdersAllowed?: boolean;
+}
+
+/**
+ * The variable a compose or shell placeholder names (`${NAME}`, the whole value), or null. Nothing expands one in a
+ * config file or an API body, so such a value would be sent as the credential itself: a header refused upstream, a
+ * webhook signed with the wrong secret, an Entra client secret refused at each token fetch, a /metrics token no
+ * scraper has.
+ */
+export function unexpandedPlaceholder(value: string): string | null {
+  return /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value.trim())?.[1] ?? null;
 }
 
 /** The message for a reference that arrived through the API; names the field, never the value. */
@@ -58,6 +73,11 @@ export function resolveSecret(
   origin: SecretOrigin = { referencesAllowed: true, dataDir: DEFAULTS.dataDir },
 ): string {
   if (isSecretReference(value) && !origin.referencesAllowed) throw new ConfigError(referenceRefusedMessage(where));
+  const placeholder = origin.placeholdersAllowed ? null : unexpandedPlaceholder(value);
+  if (placeholder !== null) {
+    const instead = origin.referencesAllowed ? `write env:${placeholder} to read the variable` : 'send the value itself';
+    throw new ConfigError(`${where}: \${${placeholder}} is not expanded (tollgate does not read shell-style variables); ${instead}`);
+  }
   if (value.startsWith('env:')) {
     const name = value.slice(4);
     const resolved = env[name];

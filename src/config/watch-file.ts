@@ -79,6 +79,25 @@ function allWatchedNames(path: string, references: readonly string[]): Map<strin
 }
 
 /**
+ * Reads the config file again and applies it now, as a save the watch saw would be (SIGHUP: the operator's "reload",
+ * for a file whose changes the watch cannot see, such as a network mount or a host out of inotify watches, and for
+ * `file:` references renewed in place). The same checks: a file that does not parse or validate, or holds no
+ * document, is refused and the running config stays; a file that changes nothing in effect is no new version. A file
+ * that is not there leaves the running config as it is.
+ */
+export async function applyConfigFileNow(path: string, service: ConfigService, log: Log): Promise<void> {
+  if (!existsSync(path)) {
+    log.warn({ file: path, version: service.current().version }, 'reload asked, but the config file is not there; serving the last applied config');
+    return;
+  }
+  let text: string | null = null;
+  const read = (): string => (text ??= readConfigText(path));
+  const from = service.current().version;
+  const applied = await service.reloadFile(() => parseSaved(read(), path), () => routeNamesOf(read()));
+  if (applied) log.info({ file: path, version: service.current().version, previousVersion: from }, 'reload asked: config file read again');
+}
+
+/**
  * Watches the config file and applies each saved version. Directories are watched rather than the file,
  * because editors save by writing a new file and renaming it over the old one (and Kubernetes swaps a symlink
  * beside it). Where a symlink leads is looked up again after every change, so retargeting the link moves the

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { filterModels, modelEntries } from '../../catalog/model-list.js';
 import type { AdminDeps } from './admin-deps.js';
-import { queryString } from './request-body.js';
+import { onlyQueryParams, queryString } from './request-body.js';
 import { gatewayError } from '../../core/errors.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 5_000;
+/** What GET /api/models takes: another name (`q` for `search`, `providers` for `provider`) is a 400, not ignored. */
+const LIST_PARAMS: ReadonlySet<string> = new Set(['provider', 'search', 'limit', 'offset']);
 
 function count(raw: string | undefined, fallback: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined) return fallback;
@@ -20,6 +22,7 @@ function count(raw: string | undefined, fallback: number, name: string, max = Nu
  */
 export function registerModelRoutes(api: FastifyInstance, deps: AdminDeps): void {
   api.get('/models', async (request) => {
+    onlyQueryParams(request, LIST_PARAMS);
     const provider = queryString(request, 'provider') || undefined;
     const config = deps.configService.current();
     if (provider !== undefined && !config.providers.has(provider)) {

@@ -12,7 +12,37 @@ export function jsonObjectBody(request: FastifyRequest): Record<string, unknown>
     throw gatewayError('invalid_json', 'The request body is empty; expected a JSON object sent with Content-Type: application/json.');
   }
   if (typeof body !== 'object' || Array.isArray(body)) throw gatewayError('invalid_json', 'The request body must be a JSON object.');
+  const reserved = protoMember(body);
+  if (reserved !== null) {
+    throw gatewayError('invalid_value', `${reserved}: "__proto__" is reserved (every JavaScript object has a property of that name) and cannot name anything; choose another`, { param: reserved });
+  }
   return body as Record<string, unknown>;
+}
+
+/**
+ * Where a parsed body holds an own `__proto__` member (`routes.__proto__`), or null. JSON.parse keeps it as a plain
+ * member, but the config schema's records skip it without a word: `PATCH {"routes": {"__proto__": {...}}}` answered
+ * 200 with a new version and no such route. Walked level by level (the body's depth is bounded by its parser).
+ */
+function protoMember(body: object): string | null {
+  let level: Array<[string, unknown]> = [['', body]];
+  while (level.length > 0) {
+    const next: Array<[string, unknown]> = [];
+    for (const [path, value] of level) {
+      if (typeof value !== 'object' || value === null) continue;
+      if (Array.isArray(value)) {
+        value.forEach((item, index) => next.push([path === '' ? String(index) : `${path}.${index}`, item]));
+        continue;
+      }
+      for (const key of Object.keys(value)) {
+        const at = path === '' ? key : `${path}.${key}`;
+        if (key === '__proto__') return at;
+        next.push([at, (value as Record<string, unknown>)[key]]);
+      }
+    }
+    level = next;
+  }
+  return null;
 }
 
 /** One query parameter as a string; repeated parameters are refused rather than silently picking one. */
