@@ -21,9 +21,12 @@ function dialectOf(path: string): string {
   return 'openai';
 }
 
-/** `/anthropic/v1/messages/count_tokens`, or a `/genai` call of the `countTokens` method (`.../models/<model>:countTokens`). */
+/**
+ * `/anthropic/v1/messages/count_tokens`, `/v1/responses/input_tokens`, or a `/genai` call of the `countTokens` method
+ * (`.../models/<model>:countTokens`).
+ */
 function isTokenCount(route: string, url: string): boolean {
-  if (route.endsWith('/count_tokens')) return true;
+  if (route.endsWith('/count_tokens') || route.endsWith('/responses/input_tokens')) return true;
   if (!route.startsWith('/genai')) return false;
   const path = url.split('?')[0] ?? '';
   return path.endsWith(':countTokens');

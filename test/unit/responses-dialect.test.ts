@@ -133,7 +133,8 @@ describe('answers', () => {
       incomplete_details: { reason: 'max_output_tokens' },
       output: [
         { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'hello', annotations: [] }] },
-        { type: 'function_call', call_id: 'toolu_1', name: 'f', arguments: '{}', status: 'completed' },
+        // The length stop came while the call was being written: that item is the incomplete one.
+        { type: 'function_call', call_id: 'toolu_1', name: 'f', arguments: '{}', status: 'incomplete' },
       ],
       usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 3 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 2 }, total_tokens: 14 },
     });

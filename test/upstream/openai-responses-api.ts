@@ -78,6 +78,29 @@ export function checkResponsesRequest(body: unknown, stored: ReadonlySet<string>
   return null;
 }
 
+/** The parameters OpenAI's input token count takes (TokenCountsBody); anything else is its "Unknown parameter". */
+const COUNT_PARAMETERS = new Set([
+  'model', 'input', 'previous_response_id', 'tools', 'text', 'reasoning', 'truncation', 'instructions', 'personality', 'conversation', 'tool_choice', 'parallel_tool_calls',
+]);
+
+/** A problem with a `POST /v1/responses/input_tokens` body in OpenAI's words, or null (`stored` as for checkResponsesRequest). */
+export function checkInputTokensRequest(body: unknown, stored: ReadonlySet<string> = new Set()): Problem | null {
+  if (!isRecord(body)) return { message: 'Invalid body: expected an object.', param: null, code: null };
+  for (const key of Object.keys(body)) if (!COUNT_PARAMETERS.has(key)) return { message: `Unknown parameter: '${key}'.`, param: key, code: 'unknown_parameter' };
+  const previous = body.previous_response_id;
+  if (typeof previous === 'string' && OWN_RESPONSE_ID.test(previous) && !stored.has(previous)) {
+    return { message: `Previous response with id '${previous}' not found.`, param: 'previous_response_id', code: 'previous_response_not_found' };
+  }
+  return null;
+}
+
+/** The input tokens of a request (the instructions and every input item's text, in words, and 10 of framing), as its Response's usage reports them. */
+export function inputTokensOf(body: Json): number {
+  const items: Json[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  const prompt = [body.instructions ?? '', ...items.map((item) => textOf(item.content) || (typeof item.output === 'string' ? item.output : '') || (item.arguments ?? ''))].join(' ');
+  return Math.max(1, words(prompt)) + 10;
+}
+
 interface Plan {
   response: Json;
   /** The function call's arguments in the pieces they stream in. */
@@ -135,8 +158,7 @@ export function planResponse(body: Json, pieces: string[] | null = null): Plan {
     const annotations = searches ? [{ type: 'url_citation', start_index: 0, end_index: Math.min(5, text.length), ...SEARCH_SOURCE }] : [];
     output.push({ id: `msg_${randomHex(24)}`, type: 'message', status: status === 'completed' ? 'completed' : 'incomplete', content: [{ type: 'output_text', annotations, logprobs: [], text }], role: 'assistant' });
   }
-  const prompt = [body.instructions ?? '', ...items.map((item) => textOf(item.content) || (typeof item.output === 'string' ? item.output : '') || (item.arguments ?? ''))].join(' ');
-  const inputTokens = Math.max(1, words(prompt)) + 10;
+  const inputTokens = inputTokensOf(body);
   const outputTokens = Math.max(1, words(textPieces.join('') || argumentPieces.join(''))) + reasoningTokens;
   const now = Math.floor(Date.now() / 1000);
   const response: Json = {

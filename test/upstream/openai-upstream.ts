@@ -16,7 +16,7 @@ import { randomAlphanumeric } from './random-ids.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
 import { magistralFrames, magistralJson } from './mistral-thinking.js';
 import { vendorRefusal, vendorView, type Vendor } from './vendor-refusals.js';
-import { checkResponsesRequest, planResponse, responseFrames } from './openai-responses-api.js';
+import { checkInputTokensRequest, checkResponsesRequest, inputTokensOf, planResponse, responseFrames } from './openai-responses-api.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
 
 export type { UpstreamMode } from './modes.js';
@@ -266,6 +266,13 @@ class OpenAIUpstream implements ScriptedUpstream {
     const models = path === '/v1/models' && method === 'GET';
     const embeddings = path === '/v1/embeddings' && method === 'POST';
     const responses = path === '/v1/responses' && method === 'POST';
+    // OpenAI's input token count of a Responses request (`client.responses.inputTokens.count`).
+    if (path === '/v1/responses/input_tokens' && method === 'POST') {
+      if (!this.authorized(exchange)) return;
+      const problem = checkInputTokensRequest(jsonOk ? body : undefined, this.storedResponses);
+      if (problem) return sendError(exchange, 400, invalidRequest(problem));
+      return sendJson(exchange, 200, JSON.stringify({ object: 'response.input_tokens', input_tokens: inputTokensOf(body as Record<string, unknown>) }));
+    }
     const kept = /^\/v1\/responses\/([^/]+)$/.exec(path);
     if (kept && (method === 'GET' || method === 'DELETE')) {
       if (!this.authorized(exchange)) return;

@@ -81,9 +81,23 @@ export function finishedStatus(finishReason: unknown): { status: 'completed' | '
   return { status: 'completed', incomplete_details: null };
 }
 
-/** A Response finished: its status, output and usage set on a copy of the shell. */
+/**
+ * The status of the output item at `index` of `count`: the last one (the item the model was writing when the answer
+ * was cut) is `incomplete` when the Response is, as OpenAI marks the message or function call a max_output_tokens or
+ * content filter stop interrupted; every other item is whole.
+ */
+export function itemStatus(finishReason: unknown, index: number, count: number): 'completed' | 'incomplete' {
+  return index === count - 1 ? finishedStatus(finishReason).status : 'completed';
+}
+
+/**
+ * A Response finished: its status, output and usage set on a copy of the shell. `completed_at` only when it is
+ * completed (OpenAI: "Only present when the status is `completed`"), else null.
+ */
 export function finishedResponse(shell: Json, output: Json[], finishReason: unknown, usage: CompletionUsage | null): Json {
-  return { ...shell, ...finishedStatus(finishReason), completed_at: Math.floor(Date.now() / 1000), output, usage: usage ? responseUsageOf(usage) : null };
+  const finished = finishedStatus(finishReason);
+  const completedAt = finished.status === 'completed' ? Math.floor(Date.now() / 1000) : null;
+  return { ...shell, ...finished, completed_at: completedAt, output, usage: usage ? responseUsageOf(usage) : null };
 }
 
 /** An assistant message item holding one output_text part, or the parts given. */
@@ -142,7 +156,8 @@ function contentText(content: unknown): string {
 /**
  * A canonical completion as a Response (for an answer translated from another format, or made by a stage): the
  * model's reasoning as a reasoning item's summary, the message's text (and refusal) as a message item's parts, each tool call as a function_call item with its
- * call_id, the finish reason as the status (a length stop is `incomplete`, max_output_tokens), and the usage.
+ * call_id, the finish reason as the status (a length stop is `incomplete`, max_output_tokens, and so is the last item,
+ * the one it cut), and the usage.
  */
 export function responseOf(completion: ChatCompletion, reply: ReplyContext): Json {
   const choice = isRecord(completion.choices[0]) ? completion.choices[0] : {};
@@ -157,14 +172,15 @@ export function responseOf(completion: ChatCompletion, reply: ReplyContext): Jso
   const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : null;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];
   const parts = [...(text !== '' || (refusal === null && calls.length === 0) ? [outputText(text, contentLogprobs(choice))] : []), ...(refusal === null ? [] : [refusalPart(refusal)])];
-  if (parts.length > 0) output.push(messageItem(newId('msg'), text, 'completed', parts));
-  for (const call of calls) {
+  // A cut answer's last item (the message, or the last call after it) is the one the stop interrupted.
+  if (parts.length > 0) output.push(messageItem(newId('msg'), text, calls.length === 0 ? itemStatus(choice.finish_reason, 0, 1) : 'completed', parts));
+  for (const [i, call] of calls.entries()) {
     const fn = isRecord(call.function) ? call.function : {};
     const callId = typeof call.id === 'string' && call.id !== '' ? call.id : newId('call');
     // Gemini's thought signature of the call, in a reasoning item just before it, as the stream writes it.
     const signature = thoughtSignatureOf(call);
     if (signature !== undefined) output.push(signatureItem(callId, signature));
-    output.push(functionCallItem(newId('fc'), callId, valueText(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '', 'completed'));
+    output.push(functionCallItem(newId('fc'), callId, valueText(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '', itemStatus(choice.finish_reason, i, calls.length)));
   }
   const shell = responseShell(reply, newId('resp'), typeof completion.created === 'number' ? completion.created : Math.floor(Date.now() / 1000));
   return finishedResponse(shell, output, choice.finish_reason, completion.usage ?? null);

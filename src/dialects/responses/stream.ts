@@ -2,12 +2,13 @@ import type { ChatCompletionChunk, CompletionUsage } from '../../core/canonical.
 import type { GatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
 import { valueText } from '../../core/quote-input.js';
-import { contentLogprobs, finishedResponse, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, signatureItem, summaryText, type ReplyContext } from './response.js';
+import { contentLogprobs, finishedResponse, finishedStatus, functionCallItem, messageItem, newId, outputText, reasoningItem, refusalPart, responseShell, signatureItem, summaryText, type ReplyContext } from './response.js';
 import { thoughtSignatureOf } from './gemini-signatures.js';
 import { encryptedThinking, TRANSLATED_REASONING_PREFIX } from '../../wire/openai-responses/translated-reasoning.js';
 import { ArgumentsScan } from '../arguments-scan.js';
 
 type Json = Record<string, unknown>;
+type ItemStatus = 'completed' | 'incomplete';
 
 /** An open output item: reasoning or a message whose text is streaming, or a function call whose arguments are. */
 type OpenItem =
@@ -184,17 +185,20 @@ export class ResponsesStreamRenderer {
     if (tool.args !== '') out.push(this.event('response.function_call_arguments.delta', { item_id: tool.id, output_index: tool.index, delta: tool.args }));
   }
 
-  /** Closes the open item, then adds and closes every call still waiting, in order. */
-  private closeAll(out: Json[]): void {
-    this.close(out);
+  /**
+   * Closes the open item, then adds and closes every call still waiting, in order. The last of them closes with
+   * `lastStatus` (at the stream's end: `incomplete` for the item a length or filter stop cut, see end()).
+   */
+  private closeAll(out: Json[], lastStatus: ItemStatus = 'completed'): void {
+    this.close(out, this.waiting.length === 0 ? lastStatus : 'completed');
     for (let tool = this.waiting[0]; tool; tool = this.waiting[0]) {
       this.add(tool, out);
-      this.close(out);
+      this.close(out, this.waiting.length === 0 ? lastStatus : 'completed');
     }
   }
 
-  /** Closes the open item: its done events, and its finished form in the output. */
-  private close(out: Json[]): void {
+  /** Closes the open item: its done events, and its finished form in the output (a message or call with `status`). */
+  private close(out: Json[], status: ItemStatus = 'completed'): void {
     const open = this.open;
     if (!open) return;
     this.open = null;
@@ -207,7 +211,7 @@ export class ResponsesStreamRenderer {
       return;
     }
     if (open.kind === 'refusal') {
-      const item = messageItem(open.id, '', 'completed', [refusalPart(open.text)]);
+      const item = messageItem(open.id, '', status, [refusalPart(open.text)]);
       this.output[open.index] = item;
       out.push(this.event('response.refusal.done', { item_id: open.id, output_index: open.index, content_index: 0, refusal: open.text }));
       out.push(this.event('response.content_part.done', { item_id: open.id, output_index: open.index, content_index: 0, part: refusalPart(open.text) }));
@@ -216,24 +220,27 @@ export class ResponsesStreamRenderer {
     }
     if (open.kind === 'text') {
       const part = outputText(open.text, open.logprobs);
-      const item = messageItem(open.id, open.text, 'completed', [part]);
+      const item = messageItem(open.id, open.text, status, [part]);
       this.output[open.index] = item;
       out.push(this.event('response.output_text.done', { item_id: open.id, output_index: open.index, content_index: 0, text: open.text, logprobs: open.logprobs }));
       out.push(this.event('response.content_part.done', { item_id: open.id, output_index: open.index, content_index: 0, part }));
       out.push(this.event('response.output_item.done', { output_index: open.index, item }));
       return;
     }
-    const item = functionCallItem(open.id, open.callId, open.name, open.args, 'completed');
+    const item = functionCallItem(open.id, open.callId, open.name, open.args, status);
     this.output[open.index] = item;
     out.push(this.event('response.function_call_arguments.done', { item_id: open.id, output_index: open.index, name: open.name, arguments: open.args }));
     out.push(this.event('response.output_item.done', { output_index: open.index, item }));
   }
 
-  /** The stream's end: the open item closed (and calls still waiting), then response.completed (or .incomplete). */
+  /**
+   * The stream's end: the open item closed (and calls still waiting), then response.completed (or .incomplete). A
+   * length or filter stop cut the last item, which is done as `incomplete`, as OpenAI's own stream has it.
+   */
   end(usage: CompletionUsage | null): Json[] {
     const out: Json[] = [];
     this.start(out);
-    this.closeAll(out);
+    this.closeAll(out, finishedStatus(this.finishReason).status);
     const response = finishedResponse(this.shell, this.output, this.finishReason, this.usage ?? usage);
     out.push(this.event(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response }));
     return out;

@@ -17,6 +17,7 @@ import { respondResponses } from './respond.js';
 import { responseKeeper } from './keeper.js';
 import { startTurn } from './previous.js';
 import { registerStoredResponseRoutes } from './stored.js';
+import { registerInputTokensRoutes } from './input-tokens.js';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`, and `/responses` for a base URL without `/v1`), for the `openai`
@@ -28,6 +29,7 @@ import { registerStoredResponseRoutes } from './stored.js';
  */
 export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): void {
   registerStoredResponseRoutes(app, deps);
+  registerInputTokensRoutes(app, deps);
   for (const prefix of ['/v1', '']) {
     app.post(`${prefix}/responses`, async (request, reply) => {
       const config = deps.config.current();
