@@ -233,8 +233,8 @@ export interface GatewayEvents {
   /**
    * A plugin stage broke its contract on one request: it threw, returned something that is not an Observable,
    * emitted something that is not a ResponseEvent (or, answering itself, one of a kind the request does not take: a
-   * completion for a stream), completed without answering or calling the next stage (`no_answer`), or failed with an
-   * error that is not a GatewayError.
+   * completion for a stream), completed without answering or calling the next stage (`no_answer`), failed with an
+   * error that is not a GatewayError, or put in `ctx.responseHeaders` a header Node cannot send (`bad_header`).
    * `skipped`: the plugin is optional and the request went on without it; otherwise the request failed (500).
    * `teardown`: a teardown of its answer (a `finalize`) threw as the answer ended or the client left; the request
    * had its answer by then, and keeps it.
@@ -242,7 +242,7 @@ export interface GatewayEvents {
   'plugin.failed': {
     requestId: string;
     plugin: string;
-    reason: 'threw' | 'not_observable' | 'bad_event' | 'errored' | 'no_answer' | 'teardown';
+    reason: 'threw' | 'not_observable' | 'bad_event' | 'errored' | 'no_answer' | 'teardown' | 'bad_header';
     message: string;
     optional: boolean;
     skipped: boolean;

@@ -156,6 +156,21 @@ export class SlidingWindowLimiter {
     return { allowed, states, blocked, release };
   }
 
+  /**
+   * What `tryHoldAll` would answer for these entries, read at one instant without holding anything: each state's
+   * `resetMs` is the wait until its window has room for the entry's `amount` beside what is used and held (0 when it
+   * fits now). For a request refused by another limit, whose wait must also cover these windows.
+   */
+  holdStates(entries: ReadonlyArray<{ key: string; limit: number; amount: number }>): WindowState[] {
+    const now = this.now();
+    return entries.map((entry) => {
+      const window = this.windows.get(entry.key);
+      if (!window) return { limit: entry.limit, remaining: Math.max(0, Math.floor(entry.limit)), resetMs: entry.amount <= entry.limit ? 0 : this.windowMs, fullResetMs: 0 };
+      window.prune(now, this.windowMs);
+      return this.describe(window, entry.limit, now, entry.amount);
+    });
+  }
+
   /** Records usage after the fact (tokens known only when the answer ends); may exceed the limit. */
   add(key: string, amount: number): void {
     if (!(amount > 0)) return;

@@ -1,13 +1,6 @@
 import type { RequestContext } from '../core/context.js';
 import { addUpstreamLimitHeaders } from '../core/upstream-limit-headers.js';
-
-/**
- * Headers that frame the answer on the connection: Node and the answer writers set them. One a stage or a plugin put
- * in `ctx.responseHeaders` (a plugin copying an upstream's headers to the client) went out as it was: a
- * content-length of the upstream's body cut the gateway's answer short, under a 200, and a transfer-encoding or a
- * content-encoding made it unreadable.
- */
-const FRAMING = new Set(['content-length', 'transfer-encoding', 'content-encoding', 'connection', 'keep-alive', 'upgrade', 'trailer', 'te', 'proxy-connection']);
+import { FRAMING_HEADERS as FRAMING } from '../core/framing-headers.js';
 
 const REQUEST_ID_ONLY: readonly string[] = ['x-request-id'];
 

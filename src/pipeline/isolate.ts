@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { EMPTY, isObservable, Observable, type Subscription } from 'rxjs';
 import type { EventBus } from '../bus/bus.js';
 import type { GatewayEvents } from '../core/events.js';
@@ -8,6 +9,8 @@ import type { Next, Stage } from '../core/stage.js';
 import type { RequestContext } from '../core/context.js';
 import { gatewayError } from '../core/errors.js';
 import { isChoiceList } from '../core/answer-shape.js';
+import { FRAMING_HEADERS } from '../core/framing-headers.js';
+import { quoteInput } from '../core/quote-input.js';
 import { failureText, maskedError, maskedGatewayError, maskedMessage } from './masked-error.js';
 import { ContainedSubscriber } from './contained-subscriber.js';
 
@@ -123,11 +126,44 @@ function badStatus(err: GatewayError): string | null {
   return `failed with a GatewayError whose status (${JSON.stringify(status) ?? 'none'}) is not an HTTP error status (400 to 599)`;
 }
 
+/** Whether Node writes the header `name: value` (an HTTP token for a name; a value without line breaks, other controls, or none). */
+function writable(name: string, value: unknown): boolean {
+  try {
+    validateHeaderName(name);
+    validateHeaderValue(name, value as string);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The first header in `headers` that Node refuses to write (`res.writeHead` throws), or null when there is none. The
+ * answer writers leave framing headers out (http/answer-headers.ts), so those are not counted.
+ */
+function refusedHeader(headers: Record<string, string>): string | null {
+  for (const name in headers) {
+    if (Object.hasOwn(headers, name) && !writable(name, headers[name]) && !FRAMING_HEADERS.has(name.toLowerCase())) return name;
+  }
+  return null;
+}
+
+/** Removes from `headers` every header Node refuses to write, so the request's error answer can go out. */
+function dropRefusedHeaders(headers: Record<string, string>): void {
+  for (let name = refusedHeader(headers); name !== null; name = refusedHeader(headers)) delete headers[name];
+}
+
+/** What a plugin that set a header Node refuses is told (its value is not repeated: it may hold anything). */
+function refusedHeaderText(name: string): string {
+  return `set the response header ${JSON.stringify(quoteInput(name, 60))}, which cannot be sent: a header's name must be an HTTP token and its value may hold no line break or other control character`;
+}
+
 const DESCRIBED: Record<FailureReason, string> = {
   threw: 'threw an error',
   not_observable: 'returned something that is not an Observable',
   bad_event: 'emitted something that is not a ResponseEvent',
   errored: 'failed with an error that is not a GatewayError',
+  bad_header: 'set a response header that cannot be sent',
   no_answer: 'completed without answering or calling the next stage',
   teardown: 'threw while its answer was torn down',
 };
@@ -176,6 +212,8 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
         const expected = answerKind(ctx);
         // Whether a whole answer (a completion, embeddings) went out: a second one is a fault.
         let whole = false;
+        // Whether the answer's headers went out (a stream's, with its first chunk): what is set after is not sent.
+        let headersOut = false;
         let timer: NodeJS.Timeout | null = null;
         let own: Subscription | null = null;
         let skip: Subscription | null = null;
@@ -191,6 +229,8 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
         const guardedNext: Next = () => {
           // A plugin that timed out or failed may still call next() later; the request has moved on without it.
           if (abandoned) return EMPTY;
+          // A header it set that Node refuses would fail the answer's writer, naming no plugin: its fault, found here.
+          if (headerFault()) return EMPTY;
           progressed = true;
           stopTimer();
           if (native) reconcileNative(ctx, native, plugin, log);
@@ -218,6 +258,8 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           return skipped;
         };
         const fail = (reason: FailureReason, err?: unknown, said: string = DESCRIBED[reason]): void => {
+          // The request's error answer (or, skipped, its answer) carries ctx.responseHeaders: none may stop it.
+          dropRefusedHeaders(ctx.responseHeaders);
           const skipped = abandon();
           const detail = maskedMessage(err === undefined ? '' : failureText(err), secrets);
           log.warn({ requestId: ctx.id, plugin, reason, err: maskedError(err, secrets), skipped }, `plugin "${plugin}" ${said}${skipped ? '; skipped (optional)' : ''}`);
@@ -227,8 +269,21 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
             gatewayError('plugin_failed', `Plugin '${plugin}' ${said}; the request was not completed (details in the gateway log under request id ${ctx.id}).`),
           );
         };
+        /**
+         * Fails the request (or skips the plugin) when a header in ctx.responseHeaders cannot be sent and the answer's
+         * headers are still to go out. Checked where the plugin hands the request or its answer on, so a header
+         * it set is found before a stage after it (or the answer's writer) meets it.
+         */
+        const headerFault = (): boolean => {
+          if (headersOut) return false;
+          const name = refusedHeader(ctx.responseHeaders);
+          if (name === null) return false;
+          fail('bad_header', undefined, refusedHeaderText(name));
+          return true;
+        };
         const timedOut = (): void => {
           timer = null;
+          dropRefusedHeaders(ctx.responseHeaders);
           const skipped = abandon();
           log.warn({ requestId: ctx.id, plugin, timeoutMs, skipped }, `plugin "${plugin}" timed out${skipped ? '; skipped (optional)' : ''}`);
           bus.emit('plugin.timed_out', { requestId: ctx.id, plugin, timeoutMs: timeoutMs ?? 0, optional, skipped });
@@ -250,6 +305,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           // A GatewayError thrown is the plugin's answer (plugins/README.md), as one its Observable errors with.
           const bad = err instanceof GatewayError ? badStatus(err) : null;
           if (err instanceof GatewayError && bad === null) {
+            if (headerFault()) return () => skip?.unsubscribe();
             abandoned = true;
             subscriber.error(maskedGatewayError(err, secrets));
             return undefined;
@@ -285,7 +341,12 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
               fail('bad_event', wrong, wrong);
               return;
             }
+            // Checked as each event passes (a stage outside it sets headers as the event reaches it: it is checked
+            // there, not blamed on this plugin at completion) until the answer's head has gone out: a stream's with its
+            // first chunk, a whole answer's at completion (checked again there).
+            if (headerFault()) return;
             if (event.kind !== 'chunk') whole = true;
+            else headersOut = true;
             progressed = true;
             stopTimer();
             subscriber.next(event);
@@ -293,6 +354,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
           error(err: unknown) {
             if (abandoned) return;
             stopTimer();
+            if (headerFault()) return;
             if (isObject(err) && downstreamErrors.has(err)) return subscriber.error(err);
             const bad = err instanceof GatewayError ? badStatus(err) : DESCRIBED.errored;
             // Its own refusal: logged like any error it fails with, so with its secrets masked.
@@ -308,6 +370,7 @@ export function isolate(stage: Stage, guard: PluginGuard, bus: EventBus, log: Lo
               fail('no_answer');
               return;
             }
+            if (headerFault()) return;
             subscriber.complete();
           },
         }, teardownFailed));

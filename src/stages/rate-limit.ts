@@ -157,11 +157,7 @@ class RateLimitStage implements Stage {
     if (team?.rate_limit) scopes.push({ scope: 'team', bucket: `rpm:team:${team.id}`, limit: team.rate_limit });
 
     const blocking = longestBlock(limiter, scopes);
-    if (blocking) {
-      const { scope, state } = blocking;
-      bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: scope.scope, unit: 'requests', limit: scope.limit });
-      return throwError(() => rateLimitError('requests', scope.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, scope.limit, state));
-    }
+    if (blocking) return this.refuseRequests(ctx, identity, blocking, buckets, estimate);
     let release: (() => void) | null = null;
     if (buckets.length > 0) {
       const held = limiter.tryHoldAll(buckets.map((tokens) => ({ key: tokens.bucket, limit: tokens.limit, amount: Math.min(estimate, tokens.limit) })));
@@ -169,10 +165,7 @@ class RateLimitStage implements Stage {
         // Of the token windows without room (the key's, the team's), the one that frees last: a retry is refused until
         // both have room, so its wait is the one retry-after must tell, as for the request windows (longestBlock).
         const blocked = slowestTokenBlock(held.states, held.blocked);
-        const tokens = buckets[blocked] as TokenBucket;
-        bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: tokens.scope, unit: 'tokens', limit: tokens.limit });
-        const scope = tokens.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`;
-        return throwError(() => rateLimitError('tokens', scope, tokens.limit, held.states[blocked] as WindowState));
+        return this.refuseTokens(ctx, identity, buckets[blocked] as TokenBucket, held.states[blocked] as WindowState);
       }
       release = held.release;
       setHeaders(ctx, 'tokens', held.states);
@@ -189,6 +182,33 @@ class RateLimitStage implements Stage {
     if (!release) return next();
     const releaseHold = release;
     return defer(() => next()).pipe(finalize(() => this.settleTokens(ctx, buckets, releaseHold)));
+  }
+
+  /**
+   * The 429 of a request a request window refuses. Its token windows are read too, holding nothing: when one of them
+   * would refuse it as well and makes room later than the request window, a client retrying as told would be refused
+   * again by it, so that token window is the limit the refusal names (its wait in retry-after, its headers, message
+   * and event). On a tie, the request window.
+   */
+  private refuseRequests(ctx: RequestContext, identity: Identity, blocking: { scope: Scope; state: WindowState }, buckets: TokenBucket[], estimate: number): Observable<never> {
+    if (buckets.length > 0) {
+      const states = this.limiter.holdStates(buckets.map((tokens) => ({ key: tokens.bucket, limit: tokens.limit, amount: Math.min(estimate, tokens.limit) })));
+      const slowest = slowestTokenBlock(states, 0);
+      const state = states[slowest] as WindowState;
+      if (state.resetMs > blocking.state.resetMs) return this.refuseTokens(ctx, identity, buckets[slowest] as TokenBucket, state);
+    }
+    const { key, team } = identity;
+    const { scope, state } = blocking;
+    this.bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: scope.scope, unit: 'requests', limit: scope.limit });
+    return throwError(() => rateLimitError('requests', scope.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`, scope.limit, state));
+  }
+
+  /** The 429 of a request refused by the token window `tokens` (the key's or the team's), whose state is `state`. */
+  private refuseTokens(ctx: RequestContext, identity: Identity, tokens: TokenBucket, state: WindowState): Observable<never> {
+    const { key, team } = identity;
+    this.bus.emit('ratelimit.exceeded', { requestId: ctx.id, keyId: key.id, teamId: team?.id ?? null, scope: tokens.scope, unit: 'tokens', limit: tokens.limit });
+    const scope = tokens.scope === 'team' ? `team '${team?.name}'` : `key '${key.name}'`;
+    return throwError(() => rateLimitError('tokens', scope, tokens.limit, state));
   }
 
   /**
@@ -223,8 +243,8 @@ function longestBlock(limiter: SlidingWindowLimiter, scopes: readonly Scope[]): 
 }
 
 /**
- * Of a refused hold's token windows, the index of the one whose room comes last (a window with room has a wait of 0);
- * `first` (the first that did not fit) on a tie.
+ * Of a request's token windows (a refused hold's, or as holdStates reads them), the index of the one whose room comes
+ * last (a window with room has a wait of 0); `first` (the first that did not fit) on a tie.
  */
 function slowestTokenBlock(states: readonly WindowState[], first: number): number {
   let slowest = first;

@@ -10,10 +10,12 @@ import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-u
 /**
  * A stream whose head Node refuses (a plugin's header value with a CR/LF or a character above U+00FF) fails alone,
  * with its dialect's 500, also when the upstream is silent long enough for a keep-alive to open the stream: that
- * keep-alive writes the head from a timer, outside every guard of the answer, where a throw ended the process.
+ * keep-alive writes the head from a timer, outside every guard of the answer, where a throw ended the process. The
+ * plugin sets its header from a timer of its own after calling next(): one set before is found there, and the request
+ * fails with plugin_failed before any keep-alive (plugin-audit-bad-header); this one only the keep-alive meets first.
  */
 
-const BAD_HEADER = `export default { name: 'bad-header', create: () => ({ name: 'bad-header', run(ctx, next) { ctx.responseHeaders['x-note'] = 'a\\r\\nb'; return next(); } }) };\n`;
+const BAD_HEADER = `export default { name: 'bad-header', create: () => ({ name: 'bad-header', run(ctx, next) { setTimeout(() => { ctx.responseHeaders['x-note'] = 'a\\r\\nb'; }, 0); return next(); } }) };\n`;
 
 let upstream: ScriptedUpstream;
 let dir: string;
@@ -47,7 +49,7 @@ afterAll(async () => {
 });
 
 describe('a stream whose head Node refuses, opened by a keep-alive', () => {
-  it('is the OpenAI client’s 500 internal_error, and the process lives on', async () => {
+  it('is the OpenAI client’s 500 plugin_failed, and the process lives on', async () => {
     uncaught.length = 0;
     upstream.enqueue({ kind: 'silent-start', delayMs: 300 });
     const client = new OpenAI({ apiKey: 'none', baseURL: `${tg.url}/v1`, maxRetries: 0 });
@@ -56,7 +58,8 @@ describe('a stream whose head Node refuses, opened by a keep-alive', () => {
       (err: unknown) => err,
     );
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
-    expect((error as InstanceType<typeof OpenAI.InternalServerError>).code).toBe('internal_error');
+    // The plugin's answer (the upstream's first chunk) passes its isolation, which finds the header it set.
+    expect((error as InstanceType<typeof OpenAI.InternalServerError>).code).toBe('plugin_failed');
     expect(uncaught).toEqual([]);
   });
 
