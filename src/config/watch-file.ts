@@ -192,7 +192,7 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
       } catch (err) {
         if (dir === dirname(path)) {
           own = false;
-          log.warn({ file: path, dir, error: (err as Error).message }, 'cannot watch the config file; changes need the API or a restart');
+          log.warn({ file: path, dir, error: (err as Error).message }, 'cannot watch the config file; changes need the API, SIGHUP or a restart');
         } else {
           log.warn({ file: path, dir, error: (err as Error).message }, 'cannot watch a file the config reads (a file: reference, a symlink target); a change to it applies at the next save of the config file or a restart');
         }
