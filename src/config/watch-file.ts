@@ -187,7 +187,7 @@ export function watchConfigFile(path: string, service: ConfigService, log: Log, 
       try {
         const watcher = watch(dir, { persistent: false }, (_event, changed) => onEvent(dir, changed));
         // A watcher's error (its directory gone on some platforms) must not end the process: it just goes quiet.
-        watcher.on('error', (err: Error) => log.warn({ file: path, dir, error: err.message }, 'config file watch failed; changes need the API or a restart'));
+        watcher.on('error', (err: Error) => log.warn({ file: path, dir, error: err.message }, 'config file watch failed; changes need the API, SIGHUP or a restart'));
         watchers.set(dir, { watcher, names });
       } catch (err) {
         if (dir === dirname(path)) {
