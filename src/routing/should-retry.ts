@@ -57,15 +57,50 @@ export function notToRetry(error: GatewayError): GatewayError {
 const QUOTA_CODES = new Set(['insufficient_quota', 'credit_balance_exhausted', 'organization_spend_limit_exceeded', 'project_spend_limit_exceeded', 'organization_usage_limit_exceeded']);
 
 /**
- * Whether an upstream 429 says the account's quota is used up (its credit, a spend or usage limit) rather than that
- * requests come too fast: a status of a rate limit, but no wait mends it until someone adds credit or the month turns.
- * The call stage treats it as it treats a 401 to a key of the config: not retried on that key, the request moves on.
+ * The words a 429 opens with when it is a spend cap, not a rate limit. Anthropic, a usage tier's monthly spend cap
+ * (rate_limit_error without retry-after, `enforced_spend_limit_reached`): "You have reached your API usage limits:
+ * ... You will regain access on ..." (platform.claude.com/docs/en/api/rate-limits). xAI, a team without credit or past
+ * its spending limit: "Your team <id> has either used all available credits or reached its monthly spending limit."
+ * Anchored at the start: a message that quotes a client's input further on is not taken for one.
  */
-export function quotaExhausted(error: GatewayError): boolean {
-  return error.upstreamStatus === 429 && (error.type === 'insufficient_quota' || (error.code !== null && QUOTA_CODES.has(error.code)));
+const SPENT_429 = /^(?:You have reached your API usage limits\b|Your team \S+ has either used all available credits or reached its monthly spending limit)/;
+
+/**
+ * The words a 400 opens with when the account cannot pay. Anthropic: a spend limit the organization or workspace set
+ * ("You have reached your specified API usage limits", "... specified workspace API usage limits", its errors page),
+ * and a credit balance at zero ("Your credit balance is too low to access the Anthropic API", anthropic-sdk-typescript
+ * issue 618). Gemini: a project without billing where the free tier is not offered ("Gemini API free tier is not
+ * available in your country. Please enable billing ...", FAILED_PRECONDITION, its troubleshooting page).
+ */
+const UNPAID_400 = /^(?:You have reached your specified (?:workspace )?API usage limits\b|Your credit balance is too low to access the Anthropic API\b|Gemini API free tier is not available in your country\. Please enable billing\b)/;
+
+/** Codes of a 400 that say the account cannot pay: Groq's spend limit (`blocked_api_access`, console.groq.com/docs/spend-limits). */
+const UNPAID_400_CODES = new Set(['blocked_api_access']);
+
+/**
+ * Whether an upstream error says the account behind the key cannot pay for the request (out of credit, a spend or usage
+ * limit reached, billing not set up) rather than that the request is wrong or comes too fast: no wait mends it until
+ * someone adds credit or the month turns, and another key or provider can take the request meanwhile. The call stage
+ * treats it as it treats a 401 to a key of the config: not retried on that key, the request moves on.
+ * - any 402 Payment Required: Anthropic's `billing_error`, OpenRouter's insufficient credits, DeepSeek's "Insufficient
+ *   Balance", Together's and Cohere's billing limit, Mistral's, Gemini's depleted prepay credits;
+ * - a 429 of OpenAI's `insufficient_quota` (and its finer codes), of Anthropic's spend cap, of xAI's team without credit;
+ * - a 400 of Anthropic's spend limit or zero credit balance, Groq's `blocked_api_access`, Gemini's "enable billing".
+ */
+export function accountCannotPay(error: GatewayError): boolean {
+  switch (error.upstreamStatus) {
+    case 402:
+      return true;
+    case 429:
+      return error.type === 'insufficient_quota' || (error.code !== null && QUOTA_CODES.has(error.code)) || SPENT_429.test(error.message);
+    case 400:
+      return (error.code !== null && UNPAID_400_CODES.has(error.code)) || UNPAID_400.test(error.message);
+    default:
+      return false;
+  }
 }
 
 /** The error of such an answer: not retryable, as no retry can succeed (over an `x-should-retry: true` too, see asUpstreamSaid). */
-export function asQuotaSaid(error: GatewayError): GatewayError {
-  return quotaExhausted(error) && error.retryable ? withChanges(error, { retryable: false }) : error;
+export function asCannotPaySaid(error: GatewayError): GatewayError {
+  return accountCannotPay(error) && error.retryable ? withChanges(error, { retryable: false }) : error;
 }

@@ -28,7 +28,7 @@ import { ATTEMPT_GATE, AttemptPlan, type Attempt } from '../routing/attempt-plan
 import { retryAfterMs } from '../routing/backoff.js';
 import type { AttemptOutcome } from '../routing/health-registry.js';
 import { plannedFailure } from '../routing/plan-errors.js';
-import { asQuotaSaid, asUpstreamSaid, notToRetry, quotaExhausted, upstreamSaysNoRetry } from '../routing/should-retry.js';
+import { accountCannotPay, asCannotPaySaid, asUpstreamSaid, notToRetry, upstreamSaysNoRetry } from '../routing/should-retry.js';
 import { gatewayError, INTERNAL_MESSAGE, withChanges } from '../core/errors.js';
 import { upstreamChannel, type UpstreamTraceMessage } from '../core/trace-channels.js';
 import { withOutputLimit, type TargetLimits } from '../core/output-limit.js';
@@ -136,18 +136,19 @@ interface AttemptRun {
   started: number;
   record(outcome: AttemptOutcome): void;
   attempted(ok: boolean, errorCode: string | null): void;
-  /** How long a key whose quota is used up (see quotaExhausted) is kept from later requests: the breaker's cool-down. */
+  /** How long a key whose account cannot pay (see accountCannotPay) is kept from later requests: the breaker's cool-down. */
   quotaPauseMs: number;
 }
 
 /**
- * An upstream 401 or 403 to a key from the gateway's config (revoked, expired, not allowed the model or region), or a
- * 429 saying its account's quota is used up (insufficient_quota: no wait mends it): the operator's to fix, not the
- * client's request. It counts against that key's breaker, and the request moves on to the provider's other keys and
- * the fallbacks. With the client's own key it is the client's answer.
+ * An upstream 401 or 403 to a key from the gateway's config (revoked, expired, not allowed the model or region), or an
+ * error saying its account cannot pay (a 402, OpenAI's 429 insufficient_quota, Anthropic's spend limit: see
+ * accountCannotPay; no wait mends it): the operator's to fix, not the client's request. It counts against that key's
+ * breaker, and the request moves on to the provider's other keys and the fallbacks. With the client's own key it is the
+ * client's answer.
  */
 function operatorKeyRefused(error: GatewayError, target: Target): boolean {
-  if (error.upstreamStatus !== 401 && error.upstreamStatus !== 403 && !quotaExhausted(error)) return false;
+  if (error.upstreamStatus !== 401 && error.upstreamStatus !== 403 && !accountCannotPay(error)) return false;
   // A Microsoft Entra identity or AWS credentials of the config (an IAM role) are the operator's credential too, though the target has no key.
   return target.keySource === 'none' ? target.provider.options.entra !== undefined || target.provider.options.aws !== undefined : target.keySource !== 'client';
 }
@@ -450,11 +451,11 @@ class CallStage implements Stage {
       let pendingBytes = 0;
       let decoder: StreamDecoder | null = null;
       // Its x-should-retry decides over the status whether it is retried, as in the vendors' SDKs (see asUpstreamSaid).
-      // A used-up quota (insufficient_quota) is not retried whatever it says (see asQuotaSaid).
+      // An account that cannot pay (insufficient_quota, a 402) is not retried whatever it says (see asCannotPaySaid).
       const errorFrom = (bodyText: string): GatewayError =>
         withUpstreamLimitHeaders(
           ctx,
-          asQuotaSaid(asUpstreamSaid(upstreamError(target.provider.name, upstream.status, headers, bodyText, (text) => adapter.parseError(upstream.status, headers, text, target)), headers)),
+          asCannotPaySaid(asUpstreamSaid(upstreamError(target.provider.name, upstream.status, headers, bodyText, (text) => adapter.parseError(upstream.status, headers, text, target)), headers)),
           errorLimits,
         );
       const succeed = (): void => {
@@ -469,12 +470,13 @@ class CallStage implements Stage {
         const again = refused && !state.cancelled && !state.started && againOnRefusal ? againOnRefusal(error) : null;
         if (again) return void again.then(resolve, reject);
         if (state.cancelled) record({ kind: 'neutral' });
-        else if (error.upstreamStatus === 429 && !quotaExhausted(error)) record({ kind: 'rate-limited', retryAfterMs: askedWaitMs(error, headers), headers });
+        else if (error.upstreamStatus === 429 && !accountCannotPay(error)) record({ kind: 'rate-limited', retryAfterMs: askedWaitMs(error, headers), headers });
         else if (error.retryable || state.started || operatorKeyRefused(error, target)) {
           // An upstream error answer may say when to come back (a 503's retry-after): the retry waits that long. A used-up
-          // quota keeps the key from later requests as long as an open breaker would, however soon its answer said to come back.
+          // quota (an account that cannot pay) keeps the key from later requests as long as an open breaker would, however
+          // soon its answer said to come back.
           let wait = error.upstreamStatus !== undefined ? askedWaitMs(error, headers) : null;
-          if (quotaExhausted(error)) wait = Math.max(wait ?? 0, run.quotaPauseMs);
+          if (accountCannotPay(error)) wait = Math.max(wait ?? 0, run.quotaPauseMs);
           record({ kind: 'failure', reason: error.code ?? `HTTP ${error.status}`, latencyMs: performance.now() - started, retryAfterMs: wait });
         }
         else record({ kind: 'neutral' });
