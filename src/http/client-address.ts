@@ -14,7 +14,21 @@ import type { Settings } from '../core/config.js';
 export function clientAddress(request: FastifyRequest, trusted: ReadonlySet<string>): string {
   const peer = normalizeAddress(request.socket.remoteAddress ?? '');
   if (trusted.size === 0 || !trusted.has(peer)) return peer;
-  const chain = forwardedChain(request.headers);
+  const chains = forwardedChains(request.headers);
+  const client = chains.length === 0 ? peer : clientIn(chains[0]!, trusted, peer);
+  if (!isLoopbackAddress(client)) return client;
+  // A proxy sets the header it knows and passes the client's others through (nginx with `proxy_set_header X-Real-IP
+  // $remote_addr;` alone forwards an X-Forwarded-For the client wrote itself). So a loopback client in one header is
+  // believed only when every other header the request carries agrees: else the client is the one they name.
+  for (const chain of chains.slice(1)) {
+    const other = clientIn(chain, trusted, peer);
+    if (!isLoopbackAddress(other)) return other;
+  }
+  return client;
+}
+
+/** The first address of a chain, read from the right, that is not a trusted proxy; else the peer (the innermost proxy). */
+function clientIn(chain: readonly string[], trusted: ReadonlySet<string>, peer: string): string {
   for (let i = chain.length - 1; i >= 0; i--) {
     const hop = normalizeAddress(chain[i] ?? '');
     if (hop === '') continue;
@@ -25,17 +39,19 @@ export function clientAddress(request: FastifyRequest, trusted: ReadonlySet<stri
 }
 
 /**
- * The addresses a trusted proxy forwards, nearest last: X-Forwarded-For; else the `for=` of Forwarded (RFC 7239);
- * else X-Real-IP (nginx's `proxy_set_header X-Real-IP $remote_addr`, often its only one). Without them the proxy
- * would count as the client, and a proxy on this host makes every client local.
+ * The address chains a trusted proxy may forward, each nearest last, in the order they are read: X-Forwarded-For,
+ * the `for=` of Forwarded (RFC 7239), X-Real-IP (nginx's `proxy_set_header X-Real-IP $remote_addr`, often its only
+ * one). Without them the proxy would count as the client, and a proxy on this host makes every client local.
  */
-function forwardedChain(headers: FastifyRequest['headers']): string[] {
+function forwardedChains(headers: FastifyRequest['headers']): string[][] {
+  const chains: string[][] = [];
   const xff = headers['x-forwarded-for'];
-  if (xff !== undefined) return (Array.isArray(xff) ? xff.join(',') : xff).split(',');
+  if (xff !== undefined) chains.push((Array.isArray(xff) ? xff.join(',') : xff).split(','));
   const forwarded = headers.forwarded;
-  if (typeof forwarded === 'string') return forwardedFor(forwarded);
+  if (typeof forwarded === 'string') chains.push(forwardedFor(forwarded));
   const realIp = headers['x-real-ip'];
-  return typeof realIp === 'string' ? [realIp] : [];
+  if (typeof realIp === 'string') chains.push([realIp]);
+  return chains;
 }
 
 /** The `for=` nodes of a Forwarded header (`for=192.0.2.60;proto=http, for="[2001:db8::17]:4711"`), ports dropped. */

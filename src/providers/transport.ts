@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Outbound } from '../network/outbound-network.js';
+import { isProxyHopError } from '../network/outbound-dispatcher.js';
 import { GatewayError } from '../core/errors.js';
 import { quoteInput } from '../core/quote-input.js';
 import type { UpstreamRequest, UpstreamTimeouts } from '../core/provider.js';
@@ -193,6 +194,30 @@ function isTlsCode(code: string): boolean {
 const UNTRUSTED_ISSUER = /SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)|CERT_UNTRUSTED/;
 
 /**
+ * The error for a call that never reached the proxy (see isProxyHopError): it is down, its name does not resolve, or its
+ * TLS (an https:// proxy) failed. The upstream was never asked, so its base_url is not the thing to check.
+ */
+function proxyHopError(err: unknown, provider: string, failed: (code: ErrorCode, say: (at: string, operator: boolean) => string) => GatewayError): GatewayError {
+  const code = err instanceof undiciErrors.ConnectTimeoutError ? 'connect timeout' : errorCode(err);
+  const own = err instanceof Error && err.message !== '' && err.message !== code ? quoteInput(err.message, 200) : null;
+  const detail = (operator: boolean): string => {
+    const why = code === undefined ? 'connection failed' : CODE_HINTS[code] ? `${code}: ${CODE_HINTS[code]}` : code;
+    return operator && own !== null ? `${why}; ${own}` : why;
+  };
+  if (code !== undefined && isTlsCode(code)) {
+    const caHint = UNTRUSTED_ISSUER.test(code) ? '; a private CA is trusted with settings.network.ca_file or NODE_EXTRA_CA_CERTS' : '';
+    return failed(
+      'upstream_connection_error',
+      (at, operator) => `${provider}: TLS failed with the proxy for the upstream${at} (${detail(operator)}); check settings.network.proxy (or HTTPS_PROXY, HTTP_PROXY) and the proxy's certificate${caHint}.`,
+    );
+  }
+  return failed(
+    'upstream_unreachable',
+    (at, operator) => `${provider}: Could not reach the proxy for the upstream${at} (${detail(operator)}); check settings.network.proxy (or HTTPS_PROXY, HTTP_PROXY, NO_PROXY).`,
+  );
+}
+
+/**
  * The error for a failed upstream call. What the client reads says which provider failed and what went wrong, never
  * where the provider lives: its URL may be an operator's private endpoint or a proxy. The operator's log and the
  * request log read the same words with the URL tried (without its query or user info, see shownUrl) and the
@@ -222,6 +247,7 @@ export function transportError(
     const operatorMessage = say(url === null ? '' : ` at ${url}`, true);
     return gatewayError(code, message, operatorMessage === message ? {} : { operatorMessage });
   };
+  if (isProxyHopError(err)) return proxyHopError(err, provider, failed);
   if (err instanceof undiciErrors.ConnectTimeoutError) {
     return failed('upstream_unreachable', (at) => `${provider}: Could not connect to the upstream${at} (connect timeout); check providers.${provider}.base_url and the network.`);
   }

@@ -4,6 +4,7 @@ import { Agent, getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import type { EntraCredential } from '../../core/provider.js';
 import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { quoteInput } from '../../core/quote-input.js';
+import { isProxyHopError } from '../../network/outbound-dispatcher.js';
 import { certificateAssertion, readCertificateCredential } from './client-assertion.js';
 
 /** Azure's instance metadata service: the managed identity of a VM, a scale set or an AKS node. */
@@ -173,6 +174,7 @@ function unreached(err: unknown, timedOut: boolean, endpoint: string, timeoutMs:
   if (message.startsWith('Proxy response')) return `the proxy refused the tunnel to ${endpoint} (${quoteInput(message, 200)}); check settings.network (or HTTPS_PROXY, HTTP_PROXY, NO_PROXY).`;
   const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
   const detail = code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect timeout' : (code ?? (message !== '' ? quoteInput(message, 200) : 'connection failed'));
+  if (isProxyHopError(err)) return `the proxy could not be reached for the token endpoint ${endpoint} (${detail}); check settings.network (or HTTPS_PROXY, HTTP_PROXY, NO_PROXY).`;
   return `the token endpoint ${endpoint} could not be reached (${detail}).`;
 }
 

@@ -4,6 +4,7 @@ import type { GatewayError } from '../../core/errors.js';
 import type { ImpersonatedAccount, ServiceAccount, TokenCredential } from './credentials.js';
 import { gatewayError } from '../../core/errors.js';
 import { quoteInput } from '../../core/quote-input.js';
+import { proxyFailure } from '../../network/outbound-dispatcher.js';
 import { metadataToken } from './metadata-server.js';
 
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -67,6 +68,13 @@ async function grantOf(credential: OAuthCredential, tokenUrl: string): Promise<R
   return { grant_type: 'refresh_token', client_id, client_secret, refresh_token };
 }
 
+/** Why a token request got no answer, ending the sentence: the proxy's part in it (settings.network), else the error's code. */
+function unreachedBecause(err: unknown): string {
+  const viaProxy = proxyFailure(err);
+  if (viaProxy !== null) return `(${viaProxy}); check settings.network (or HTTPS_PROXY, HTTP_PROXY, NO_PROXY).`;
+  return `(${(err as { code?: string }).code ?? 'connection failed'}).`;
+}
+
 /** What the token endpoint's messages call the credential. */
 function nameOf(credential: OAuthCredential): string {
   return credential.kind === 'service-account' ? 'service account' : 'user credential';
@@ -85,7 +93,7 @@ async function fetchOAuthToken(credential: OAuthCredential, tokenUrl: string, di
       bodyTimeout: 10_000,
     });
   } catch (err) {
-    throw tokenError(`the token endpoint could not be reached (${(err as { code?: string }).code ?? 'connection failed'}).`, false);
+    throw tokenError(`the token endpoint could not be reached ${unreachedBecause(err)}`, false);
   }
   const text = await response.body.text();
   let json: Record<string, unknown> = {};
@@ -128,7 +136,7 @@ async function fetchImpersonatedToken(account: ImpersonatedAccount, sourceTokenU
       bodyTimeout: 10_000,
     });
   } catch (err) {
-    throw tokenError(`IAM Credentials (generateAccessToken) could not be reached (${(err as { code?: string }).code ?? 'connection failed'}).`, false);
+    throw tokenError(`IAM Credentials (generateAccessToken) could not be reached ${unreachedBecause(err)}`, false);
   }
   const text = await response.body.text();
   let json: Record<string, unknown> = {};
