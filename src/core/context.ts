@@ -135,6 +135,13 @@ interface ContextBase {
    */
   plan: Plan | null;
   upstream: UpstreamOutcome | null;
+  /**
+   * Whether the call stage's attempt under way has its upstream's 2xx headers and has not failed: the upstream took
+   * the request and is generating. False before the first attempt, while an attempt connects, and from an attempt's
+   * failure through the back-off wait before the next, though `upstream.status` still says the failed attempt's 2xx.
+   * A stream's keep-alives open the client's answer only while it holds (see http/stream-keepalive.ts).
+   */
+  upstreamAnswering: boolean;
   /** The usage reported by the upstream (last value seen for streams), in the canonical wire shape. */
   usage: CompletionUsage | null;
   /**
@@ -251,6 +258,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     identity: null,
     plan: null,
     upstream: null,
+    upstreamAnswering: false,
     usage: null,
     usageSoFar: null,
     spent: null,

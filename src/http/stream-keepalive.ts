@@ -14,26 +14,20 @@ export const SSE_COMMENT = ': keep-alive\n\n';
 export type Touch = () => void;
 
 /**
- * Whether the attempt under way has its upstream's 2xx headers: the upstream took the request and is generating,
- * so a failure from here on is one of a started stream, which the client would see in the stream anyway.
- */
-function upstreamAnswering(ctx: RequestContext): boolean {
-  const status = ctx.upstream?.status ?? 0;
-  return status >= 200 && status < 300;
-}
-
-/**
  * Keeps a streamed answer's connection alive while it is silent: a reasoning model may think for minutes before
  * (and between) its events, and a reverse proxy's or load balancer's idle timeout (nginx and AWS ALB 60 s,
  * Cloudflare 100 s) would cut the client off, which abandons the upstream call. After `settings.stream_keepalive_ms`
  * of silence `frame` goes out, again after each further interval of silence.
  *
- * Before the answer's headers, `open` (the dialect writing its 200 and event-stream headers) is called only once the
- * upstream has answered 2xx. Until then an attempt may still fail with a status the client's SDK acts on (a 429 or
- * 5xx it retries, a 400) and its wait is bounded by first_byte_ms, under common idle timeouts. Once the upstream
- * streams, only keep-alives, which no client counts as answer, precede its first event: the call stage may still
- * move on to another target (it does until an event was emitted), and the fallback's events follow in the same
- * response; a failure of every target then comes as the dialect's error event, as after any started stream.
+ * Before the answer's headers, `open` (the dialect writing its 200 and event-stream headers) is called only while the
+ * attempt under way has its upstream's 2xx and is generating (ctx.upstreamAnswering): not while an attempt connects,
+ * nor after one failed, through the back-off wait before the next (the next attempt may still refuse with a status
+ * the client's SDK acts on: a 429 or 5xx it retries, a 400). Those waits are bounded by first_byte_ms and the retry
+ * policy. Once an upstream streams, only keep-alives, which no client counts as answer, precede its first event: the
+ * call stage may still move on to another target (it does until an event was emitted), and the fallback's events
+ * follow in the same response; a failure of every target then comes as the dialect's error event, as after any
+ * started stream. Once the head went out, keep-alives go on through such a back-off too: the status is given, and
+ * only the connection is left to keep.
  *
  * The frame is written straight to the socket, never through the pipeline: request logs, guardrails, the cache and
  * token counts see only the upstream's events. A full socket buffer (a client not reading) gets no keep-alive.
@@ -55,7 +49,7 @@ export function streamKeepAlive(res: ServerResponse, ctx: RequestContext, frame:
     const wait = interval - (performance.now() - last);
     // Something was written since: wait out the rest of an interval from then (a timer may fire a millisecond early).
     if (wait > 1) return arm(wait);
-    if (!res.headersSent && upstreamAnswering(ctx)) {
+    if (!res.headersSent && ctx.upstreamAnswering) {
       // The head may hold a value Node refuses (a plugin's header with a CR/LF): thrown here, in a timer outside the
       // answer's guards, it would end the process. The keep-alives stop instead; the answer's own first write meets
       // the same refusal where it is caught, and this request alone fails with its dialect's 500.

@@ -353,6 +353,8 @@ class CallStage implements Stage {
     // answeredModel is in the literal so every outcome has one shape (set later only when the answer names a model).
     const upstream = { provider: target.provider.name, upstreamModel: target.model, keyId: target.keyId, attempts: number, status: 0, fallback: attempt.group > 0, answeredModel: undefined };
     ctx.upstream = upstream;
+    // Connecting: nothing generates for the client until this attempt's upstream answers 2xx (see upstreamAnswering).
+    ctx.upstreamAnswering = false;
     // Usage is this attempt's to report: what an earlier attempt reported before it failed (a stream's usage, then no
     // end) was not the answer's, and left here it would be charged for an answer whose upstream reports none.
     ctx.usage = null;
@@ -466,6 +468,9 @@ class CallStage implements Stage {
       };
       const fail = (error: GatewayError): void => {
         state.live = null;
+        // This upstream generates no more: its 2xx no longer lets a keep-alive open the client's answer, which the
+        // next attempt (after a back-off, perhaps) may still refuse with a status of its own.
+        ctx.upstreamAnswering = false;
         const refused = error.upstreamStatus === 401 || error.upstreamStatus === 403;
         const again = refused && !state.cancelled && !state.started && againOnRefusal ? againOnRefusal(error) : null;
         if (again) return void again.then(resolve, reject);
@@ -510,6 +515,7 @@ class CallStage implements Stage {
         onStart(status, responseHeaders) {
           firstByteMs = performance.now() - started;
           upstream.status = status;
+          ctx.upstreamAnswering = status >= 200 && status < 300;
           headers = responseHeaders;
           // The provider's own id for this exchange, so a client can quote it to the provider's support.
           const upstreamId = upstreamRequestId(responseHeaders);

@@ -21,7 +21,8 @@ afterEach(async () => {
 });
 
 function context(intervalMs: number, upstreamStatus: number): RequestContext {
-  return { stream: true, config: { settings: { streamKeepaliveMs: intervalMs } }, upstream: { status: upstreamStatus } } as unknown as RequestContext;
+  const upstreamAnswering = upstreamStatus >= 200 && upstreamStatus < 300;
+  return { stream: true, config: { settings: { streamKeepaliveMs: intervalMs } }, upstream: { status: upstreamStatus }, upstreamAnswering } as unknown as RequestContext;
 }
 
 /** A server whose one answer is handed to `serve`; a client that sends a request and never reads. */
@@ -66,7 +67,9 @@ describe('streamKeepAlive', () => {
     await sleep(150);
     expect(opened).toBe(0);
     expect(res.headersSent).toBe(false);
+    // The call stage sets both as the attempt's upstream answers 2xx.
     (ctx.upstream as { status: number }).status = 200;
+    ctx.upstreamAnswering = true;
     await sleep(150);
     expect(opened).toBe(1);
     expect(res.headersSent).toBe(true);
