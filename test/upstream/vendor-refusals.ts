@@ -128,14 +128,15 @@ function moonshot(body: Json): Refusal | null {
 }
 
 /**
- * The fields of Mistral's chat completion request (ChatCompletionRequest in mistralai/client-ts). Its API refuses
+ * The fields of Mistral's chat completion request (ChatCompletionRequest in mistralai/client-ts; `prompt_cache_key`,
+ * which raises the chance of a prompt cache hit, from docs.mistral.ai's "Prompt caching"). Its API refuses
  * any other with a 422 whose `message` is not a string but pydantic's `{"detail": [...]}` list, beside OpenAI's
  * other fields at the top level: `{"object":"error","message":{"detail":[...]},"type":...,"param":null,"code":null}`.
  */
 const MISTRAL_FIELDS = new Set([
   'model', 'temperature', 'top_p', 'max_tokens', 'stream', 'stop', 'random_seed', 'metadata', 'messages', 'response_format', 'tools',
   'tool_choice', 'presence_penalty', 'frequency_penalty', 'n', 'prediction', 'parallel_tool_calls', 'reasoning_effort', 'prompt_mode',
-  'guardrails', 'safe_prompt',
+  'guardrails', 'safe_prompt', 'prompt_cache_key',
 ]);
 
 /**

@@ -1,13 +1,15 @@
 import { GatewayError } from '../../core/errors.js';
-import type { ChatCompletion, ChatCompletionRequest, ChatMessage, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
+import type { ChatCompletion, ChatCompletionRequest, ChatMessage, CompletionUsage, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest, VendorQuirks } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { invalidUpstreamBody, streamErrorClientStatus, upstreamErrorFromBody } from '../upstream-error.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { withFields } from '../../core/with-fields.js';
+import { isRecord } from '../../core/is-record.js';
 import { isChoiceList } from '../../core/answer-shape.js';
 import { createChunkReader } from './stream-chunk.js';
 import { flattenChoices, withThinkingChunk } from './content-parts.js';
+import { failedGeneration, normalizeFinishReasons } from './finish-reasons.js';
 import { takesOnlyNineCharToolIds, withMistralToolCallIds } from './mistral-tool-ids.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
 
@@ -72,14 +74,25 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     if (!isChoiceList((body as ChatCompletion).choices, 'message')) {
       throw invalidUpstreamBody(target.provider.name, 'a chat completion whose choices are not objects with a message object');
     }
+    const failure = failedGeneration(target.provider.name, (body as ChatCompletion).choices);
+    if (failure) throw failure;
     flattenChoices((body as ChatCompletion).choices, 'message');
+    normalizeFinishReasons((body as ChatCompletion).choices);
     return body as ChatCompletion;
+  },
+
+  reportedUsage(body: unknown): CompletionUsage | null {
+    // Only asked of an answer parseChatResponse refused (see failedGeneration): its usage is in OpenAI's shape.
+    const usage = isRecord(body) ? body.usage : null;
+    return isRecord(usage) && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number' ? (usage as unknown as CompletionUsage) : null;
   },
 
   createStreamDecoder(target: Target, _request: ChatCompletionRequest, native?: NativeRequest | null, verbatim = false) {
     if (native?.format === RESPONSES_FORMAT) return createResponsesDecoder(target);
     /** With `verbatim`, each event that became a chunk, as it came: the client's dialect may write it unchanged. */
     let kept: NativeStreamEvent[] = [];
+    /** The usage an event reported, charged should the stream fail on a broken generation (see failedGeneration). */
+    let usage: CompletionUsage | null = null;
     const readChunk = createChunkReader();
     const decoder: StreamDecoder = createSSEDecoder((event) => {
       if (event.data === '[DONE]') return 'done';
@@ -111,11 +124,16 @@ export const openAICompatibleAdapter: ProviderAdapter = {
       if (!isChoiceList(record.choices, 'delta')) {
         throw invalidUpstreamBody(target.provider.name, 'a stream event whose choices are not objects with a delta object');
       }
+      const chunk = readChunk(record);
+      if (isRecord(chunk.usage)) usage = chunk.usage;
+      const failure = failedGeneration(target.provider.name, chunk.choices);
+      if (failure) throw failure;
       if (verbatim) kept.push({ event: event.event ?? '', data: event.data });
-      return readChunk(record);
+      return chunk;
     });
-    if (!verbatim) return decoder;
+    if (!verbatim) return withFields(decoder, { usageSoFar: () => usage });
     return withFields(decoder, {
+      usageSoFar: () => usage,
       nativePerChunk: true,
       takeNative() {
         const out = kept;

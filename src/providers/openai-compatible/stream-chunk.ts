@@ -1,6 +1,7 @@
 import type { ChatCompletionChunk } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
 import { flattenChoices } from './content-parts.js';
+import { normalizeFinishReasons } from './finish-reasons.js';
 import { createToolCallNumbering } from './tool-call-indexes.js';
 
 /**
@@ -16,14 +17,16 @@ function liftGroqUsage(record: Record<string, unknown>): void {
 
 /**
  * Reads one stream's events, parsed and checked to have a list of choice objects, into the canonical chunks the
- * stages see (Groq's usage lifted, content parts flattened, tool calls numbered across the stream): one reader per
- * stream. The response cache reads a stored stream's events with it again, so a hit's chunks are a miss's.
+ * stages see (Groq's usage lifted, content parts flattened, vendors' finish reasons in OpenAI's words, tool calls
+ * numbered across the stream): one reader per stream. The response cache reads a stored stream's events with it
+ * again, so a hit's chunks are a miss's.
  */
 export function createChunkReader(): (record: Record<string, unknown>) => ChatCompletionChunk {
   const numberToolCalls = createToolCallNumbering();
   return (record) => {
     liftGroqUsage(record);
     flattenChoices(record.choices as unknown[], 'delta');
+    normalizeFinishReasons(record.choices as unknown[]);
     numberToolCalls(record.choices as unknown[]);
     return record as unknown as ChatCompletionChunk;
   };
