@@ -23,8 +23,14 @@ type choiceParts struct {
 	refusal   strings.Builder
 	toolCalls map[int]*ToolCall
 	finish    string
-	logprobs  json.RawMessage
-	extra     Extra
+	// logprobs are the choice's logprobs put together: each list (content, refusal) joined in the order
+	// the chunks came, any other field as last sent; nil until a chunk had logprobs.
+	logprobs map[string]json.RawMessage
+	// lists are the joined entries of the logprobs fields that are lists.
+	lists map[string][]json.RawMessage
+	extra Extra
+	// choiceExtra are the choice's own unmodelled fields (vLLM's stop_reason, say), as last sent.
+	choiceExtra Extra
 }
 
 // Add takes one chunk into the answer.
@@ -93,9 +99,59 @@ func (a *ChatAccumulator) addChoice(choice ChunkChoice) {
 	if choice.FinishReason != "" {
 		parts.finish = choice.FinishReason
 	}
-	if len(choice.Logprobs) > 0 && string(choice.Logprobs) != "null" {
-		parts.logprobs = choice.Logprobs
+	parts.addLogprobs(choice.Logprobs)
+	for name, value := range choice.Extra {
+		if parts.choiceExtra == nil {
+			parts.choiceExtra = Extra{}
+		}
+		parts.choiceExtra[name] = value
 	}
+}
+
+// addLogprobs takes one chunk's logprobs ({"content": [...], "refusal": [...]}, each chunk holding the
+// entries of its own tokens) into the choice's, so the whole answer has every token's entry.
+func (p *choiceParts) addLogprobs(raw json.RawMessage) {
+	var fields map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return
+	}
+	if p.logprobs == nil {
+		p.logprobs = map[string]json.RawMessage{}
+		p.lists = map[string][]json.RawMessage{}
+	}
+	for name, value := range fields {
+		var entries []json.RawMessage
+		if trimmed := strings.TrimSpace(string(value)); strings.HasPrefix(trimmed, "[") && json.Unmarshal(value, &entries) == nil {
+			p.lists[name] = append(p.lists[name], entries...)
+			p.logprobs[name] = nil
+			continue
+		}
+		if _, joined := p.lists[name]; !joined {
+			p.logprobs[name] = value
+		}
+	}
+}
+
+// joinedLogprobs is the choice's logprobs as one object, nil when no chunk had any.
+func (p *choiceParts) joinedLogprobs() json.RawMessage {
+	if p.logprobs == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(p.logprobs))
+	for name, value := range p.logprobs {
+		out[name] = value
+		if entries, joined := p.lists[name]; joined {
+			if entries == nil {
+				entries = []json.RawMessage{}
+			}
+			out[name], _ = json.Marshal(entries)
+		}
+	}
+	encoded, err := json.Marshal(out)
+	if err != nil {
+		return nil
+	}
+	return encoded
 }
 
 // addExtra keeps an unmodelled delta field: text fields (reasoning_content, say) stream in pieces and
@@ -127,7 +183,7 @@ func (a *ChatAccumulator) Completion() *ChatCompletion {
 	sort.Ints(indexes)
 	for _, index := range indexes {
 		parts := a.choices[index]
-		message := ChatMessage{Role: parts.role, Content: parts.content.String(), Refusal: parts.refusal.String(), Extra: parts.extra}
+		message := ChatMessage{Role: parts.role, Content: parts.content.String(), Refusal: parts.refusal.String(), Extra: copyExtra(parts.extra)}
 		if message.Role == "" {
 			message.Role = RoleAssistant
 		}
@@ -139,7 +195,19 @@ func (a *ChatAccumulator) Completion() *ChatCompletion {
 		for _, callIndex := range calls {
 			message.ToolCalls = append(message.ToolCalls, *parts.toolCalls[callIndex])
 		}
-		completion.Choices = append(completion.Choices, Choice{Index: index, Message: message, FinishReason: parts.finish, Logprobs: parts.logprobs})
+		completion.Choices = append(completion.Choices, Choice{Index: index, Message: message, FinishReason: parts.finish, Logprobs: parts.joinedLogprobs(), Extra: copyExtra(parts.choiceExtra)})
 	}
 	return &completion
+}
+
+// copyExtra copies an Extra, so an answer returned mid-stream does not change as more chunks come.
+func copyExtra(extra Extra) Extra {
+	if extra == nil {
+		return nil
+	}
+	copied := make(Extra, len(extra))
+	for name, value := range extra {
+		copied[name] = value
+	}
+	return copied
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // doneMarker ends an OpenAI stream: "data: [DONE]".
@@ -33,7 +34,12 @@ type ChatStream struct {
 	// err is sticky: once the stream ended or failed, every Recv returns the same error.
 	err       error
 	closeOnce sync.Once
+	// closed is set by Close (which may run on another goroutine, to stop a Recv).
+	closed atomic.Bool
 }
+
+// errStreamClosed is what Recv returns once the caller closed the stream before its end.
+var errStreamClosed = errors.New("tollgate: the stream was closed")
 
 func newChatStream(resp *http.Response) *ChatStream {
 	return &ChatStream{response: resp, events: newSSEReader(resp.Body), requestID: resp.Header.Get("x-request-id")}
@@ -51,6 +57,11 @@ func (s *ChatStream) Header() http.Header { return s.response.Header }
 // never looks complete.
 func (s *ChatStream) Recv() (*ChatCompletionChunk, error) {
 	if s.err != nil {
+		return nil, s.err
+	}
+	if s.closed.Load() {
+		// What was read ahead into the buffer is not handed out after Close: the stream ended there.
+		s.err = errStreamClosed
 		return nil, s.err
 	}
 	chunk, err := s.recv()
@@ -93,10 +104,14 @@ func (s *ChatStream) Completion() *ChatCompletion {
 	return completion
 }
 
-// Close ends the stream, releasing the connection; closing before the end cancels the request.
-// It is safe to call more than once.
+// Close ends the stream, releasing the connection; closing before the end cancels the request, and
+// Recv then returns an error (not chunks already read ahead). It is safe to call more than once, and
+// from another goroutine than Recv's.
 func (s *ChatStream) Close() error {
 	var err error
-	s.closeOnce.Do(func() { err = s.response.Body.Close() })
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		err = s.response.Body.Close()
+	})
 	return err
 }

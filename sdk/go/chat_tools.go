@@ -24,11 +24,33 @@ func FunctionTool(name, description string, parameters json.RawMessage) Tool {
 	return Tool{Type: "function", Function: FunctionDefinition{Name: name, Description: description, Parameters: parameters}}
 }
 
-// ToolCall is a call the model made, in a whole answer (and in requests that replay the conversation).
+// ToolCall is a call the model made, in a whole answer (and in requests that replay the conversation):
+// a function call (Type "function", Function), or a call to a custom tool (Type "custom", Custom).
 type ToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
+	// Custom is a call to a custom tool (sent as Extra "tools": [{"type": "custom", ...}]).
+	Custom *CustomToolCall `json:"custom,omitempty"`
+}
+
+// CustomToolCall names the custom tool and its input, free text written by the model.
+type CustomToolCall struct {
+	Name  string `json:"name"`
+	Input string `json:"input"`
+}
+
+// MarshalJSON writes a custom tool call without an empty function, as OpenAI writes it.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	type plain ToolCall
+	if c.Custom != nil && c.Function == (FunctionCall{}) {
+		return json.Marshal(struct {
+			ID     string          `json:"id"`
+			Type   string          `json:"type"`
+			Custom *CustomToolCall `json:"custom"`
+		}{c.ID, c.Type, c.Custom})
+	}
+	return json.Marshal(plain(c))
 }
 
 // FunctionCall names the function and its arguments, a JSON text written by the model.

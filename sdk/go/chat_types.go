@@ -155,14 +155,21 @@ func (u *Usage) UnmarshalJSON(data []byte) error {
 
 // PromptTokensDetails splits the prompt tokens.
 type PromptTokensDetails struct {
+	// CachedTokens were read from the provider's prompt cache.
 	CachedTokens int `json:"cached_tokens"`
-	AudioTokens  int `json:"audio_tokens,omitempty"`
+	// CacheWriteTokens were written to the provider's prompt cache (Anthropic's cache writes, as
+	// tollgate reports them; OpenRouter's field of the same name).
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	AudioTokens      int `json:"audio_tokens,omitempty"`
+	TextTokens       int `json:"text_tokens,omitempty"`
+	ImageTokens      int `json:"image_tokens,omitempty"`
 }
 
 // CompletionTokensDetails splits the completion tokens.
 type CompletionTokensDetails struct {
 	ReasoningTokens          int `json:"reasoning_tokens"`
 	AudioTokens              int `json:"audio_tokens,omitempty"`
+	TextTokens               int `json:"text_tokens,omitempty"`
 	AcceptedPredictionTokens int `json:"accepted_prediction_tokens,omitempty"`
 	RejectedPredictionTokens int `json:"rejected_prediction_tokens,omitempty"`
 }

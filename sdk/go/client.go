@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -93,6 +94,39 @@ func NewClient(baseURL string, options ...Option) (*Client, error) {
 
 // BaseURL is the gateway's root URL as the client addresses it.
 func (c *Client) BaseURL() string { return c.baseURL }
+
+// String describes the client without its secrets: the gateway's URL (any password in it redacted),
+// whether an admin key and a virtual key are set, and the names of the added headers (their values may
+// be keys too). Printing a client with %v, %+v or %s, as a log line or a panic does, shows this.
+func (c Client) String() string {
+	var b strings.Builder
+	b.WriteString("tollgate.Client{")
+	base := c.baseURL
+	if parsed, err := url.Parse(base); err == nil {
+		base = parsed.Redacted()
+	}
+	b.WriteString(base)
+	if c.adminKey != "" {
+		b.WriteString(", admin key set")
+	}
+	if c.apiKey != "" {
+		b.WriteString(", virtual key set")
+	}
+	if len(c.headers) > 0 {
+		names := make([]string, 0, len(c.headers))
+		for name := range c.headers {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		b.WriteString(", headers ")
+		b.WriteString(strings.Join(names, " "))
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// GoString is String, so %#v shows no secret either.
+func (c Client) GoString() string { return c.String() }
 
 // call describes one HTTP exchange with the gateway.
 type call struct {

@@ -33,6 +33,7 @@ func TestExtraFields(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 	request.Extra = Extra{"temperature": json.RawMessage("1")}
+	request.Temperature = Ptr(0.5)
 	if _, err := json.Marshal(request); err == nil || !strings.Contains(err.Error(), "temperature") {
 		t.Fatalf("a modelled field in Extra gave %v", err)
 	}

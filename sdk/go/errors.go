@@ -3,11 +3,13 @@ package tollgate
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // maxErrorBody bounds how much of an error answer is read: enough for any gateway error, and a
@@ -35,11 +37,14 @@ type APIError struct {
 	Message string
 	// RequestID is the x-request-id of the answer, the id of its request-log entry (model calls).
 	RequestID string
-	// RetryAfter is the retry-after header (rate limits, budgets), zero when absent.
+	// RetryAfter is how long the answer asks to wait (rate limits, budgets): its retry-after-ms header
+	// (OpenAI's, which tollgate passes on from an upstream), else its retry-after header; zero when
+	// neither is there.
 	RetryAfter time.Duration
 	// Header holds every header of the error answer (x-ratelimit-*, www-authenticate, ...).
 	Header http.Header
-	// Body is the raw error body, for answers that were not in the expected shape.
+	// Body is the raw error body, for answers that were not in the expected shape (whose Message is
+	// then a page's title, or the body's first 200 characters).
 	Body []byte
 }
 
@@ -110,22 +115,94 @@ func errorFromResponse(resp *http.Response) error {
 	apiErr := &APIError{
 		StatusCode: resp.StatusCode,
 		RequestID:  resp.Header.Get("x-request-id"),
-		RetryAfter: retryAfter(resp.Header.Get("retry-after")),
+		RetryAfter: retryAfter(resp.Header),
 		Header:     resp.Header.Clone(),
 		Body:       data,
 	}
 	if !apiErr.parseErrorBody(data) {
-		apiErr.Message = strings.TrimSpace(string(data))
-		if apiErr.Message == "" {
-			apiErr.Message = http.StatusText(resp.StatusCode)
-		}
+		apiErr.Message = bodyMessage(data, resp.Header.Get("content-type"), resp.StatusCode)
 	}
 	return apiErr
 }
 
-// retryAfter reads a retry-after header: whole seconds, or an HTTP date.
-func retryAfter(value string) time.Duration {
-	value = strings.TrimSpace(value)
+// maxBodyMessage bounds the message made from a body that is not the error shape: the whole body
+// stays in Body, but an error's text goes into log lines.
+const maxBodyMessage = 200
+
+// bodyMessage is the message of an answer that is not in the error shape (a proxy's or load balancer's
+// page, say): an HTML page by its title or first heading, other text as it is up to maxBodyMessage
+// characters, an empty body by its status text.
+func bodyMessage(data []byte, contentType string, status int) string {
+	text := strings.TrimSpace(string(data))
+	if text == "" {
+		return http.StatusText(status)
+	}
+	head := asciiLower(text[:minInt(len(text), 512)])
+	if strings.Contains(strings.ToLower(contentType), "html") || strings.HasPrefix(head, "<!doctype html") || strings.Contains(head, "<html") {
+		for _, element := range []string{"title", "h1"} {
+			if name := elementText(text, element); name != "" {
+				return fmt.Sprintf("an HTML page (%q) instead of the gateway's JSON error", clip(name))
+			}
+		}
+		return "an HTML page instead of the gateway's JSON error"
+	}
+	return clip(text)
+}
+
+// elementText is the text of the first <element> of an HTML page, whitespace collapsed; empty when none.
+func elementText(page, element string) string {
+	lower := asciiLower(page)
+	open := strings.Index(lower, "<"+element)
+	if open < 0 {
+		return ""
+	}
+	start := strings.IndexByte(lower[open:], '>')
+	if start < 0 {
+		return ""
+	}
+	start += open + 1
+	end := strings.Index(lower[start:], "</"+element)
+	if end < 0 {
+		return ""
+	}
+	return strings.Join(strings.Fields(html.UnescapeString(page[start:start+end])), " ")
+}
+
+// clip cuts text to maxBodyMessage characters (never inside one), saying how long it was.
+func clip(text string) string {
+	if utf8.RuneCountInString(text) <= maxBodyMessage {
+		return text
+	}
+	runes := []rune(text)
+	return fmt.Sprintf("%s… (%d characters)", string(runes[:maxBodyMessage]), len(runes))
+}
+
+// asciiLower lowers A-Z only, so every byte stays where it was (strings.ToLower may change lengths,
+// and offsets found in its result are used on the original).
+func asciiLower(text string) string {
+	lowered := []byte(text)
+	for i, c := range lowered {
+		if 'A' <= c && c <= 'Z' {
+			lowered[i] = c + ('a' - 'A')
+		}
+	}
+	return string(lowered)
+}
+
+func minInt(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// retryAfter reads the wait an answer asks for: retry-after-ms (milliseconds, finer than retry-after,
+// so it wins as in OpenAI's SDKs), else retry-after (seconds, or an HTTP date).
+func retryAfter(header http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(header.Get("retry-after-ms")), 64); err == nil && ms >= 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	value := strings.TrimSpace(header.Get("retry-after"))
 	if value == "" {
 		return 0
 	}

@@ -41,17 +41,27 @@ func jsonNames(t reflect.Type) map[string]bool {
 }
 
 // marshalWithExtra encodes v (a method-less copy of the caller's struct) and appends the extra fields.
-// An extra field that a struct field models is refused rather than sent twice or silently dropped.
+// An extra field may also name a modelled field left unset (omitted from the encoding), to send a shape
+// the struct does not model (a tool_choice of allowed_tools, a custom tool); one whose modelled field is
+// set too is refused rather than sent twice or silently dropped.
 func marshalWithExtra(v any, extra Extra) ([]byte, error) {
 	base, err := json.Marshal(v)
 	if err != nil || len(extra) == 0 {
 		return base, err
 	}
 	modelled := jsonNames(reflect.TypeOf(v))
+	var encoded map[string]json.RawMessage
 	names := make([]string, 0, len(extra))
 	for name := range extra {
 		if modelled[name] {
-			return nil, fmt.Errorf("tollgate: Extra field %q is modelled by %s: set that field instead", name, reflect.TypeOf(v).Name())
+			if encoded == nil {
+				if err := json.Unmarshal(base, &encoded); err != nil {
+					return nil, err
+				}
+			}
+			if _, set := encoded[name]; set {
+				return nil, fmt.Errorf("tollgate: field %q is set both as a field and in Extra: set it in one place", name)
+			}
 		}
 		names = append(names, name)
 	}

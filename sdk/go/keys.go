@@ -66,11 +66,13 @@ type VirtualKey struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 	Disabled  bool       `json:"disabled"`
 	// KeyPrefix is the secret's first characters, to recognise a key in lists (tg-AbCd...).
-	KeyPrefix     string    `json:"key_prefix"`
-	TotalSpend    float64   `json:"total_spend"`
-	TotalRequests int64     `json:"total_requests"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	KeyPrefix     string  `json:"key_prefix"`
+	TotalSpend    float64 `json:"total_spend"`
+	TotalRequests int64   `json:"total_requests"`
+	// LastUsedAt is when a request with the key was last let through (to the minute); nil when never.
+	LastUsedAt *time.Time `json:"last_used_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
 	Raw
 }
 

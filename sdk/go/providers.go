@@ -2,6 +2,7 @@ package tollgate
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 )
 
@@ -42,8 +43,13 @@ type Provider struct {
 	APIVersion       string            `json:"api_version,omitempty"`
 	TokenURL         string            `json:"token_url,omitempty"`
 	Prices           map[string]Price  `json:"prices,omitempty"`
-	Keys             []ProviderKey     `json:"keys"`
-	Source           Source            `json:"source"`
+	// Auth is the credential used instead of a key (Entra ID, AWS's credential chain), its
+	// client_secret masked; ExtraParameters (azure-ai) and ClaudeModels (bedrock) as in ProviderConfig.
+	Auth            json.RawMessage `json:"auth,omitempty"`
+	ExtraParameters string          `json:"extra_parameters,omitempty"`
+	ClaudeModels    []string        `json:"claude_models,omitempty"`
+	Keys            []ProviderKey   `json:"keys"`
+	Source          Source          `json:"source"`
 	Raw
 }
 
@@ -88,6 +94,14 @@ type ProviderConfig struct {
 	APIVersion       string              `json:"api_version,omitempty"`
 	TokenURL         string              `json:"token_url,omitempty"`
 	Prices           map[string]Price    `json:"prices,omitempty"`
+	// Auth is a credential instead of a key: {"type": "entra", "credential": ...} for azure and
+	// azure-ai, {"type": "aws"} (AWS's default credential chain) for bedrock.
+	Auth json.RawMessage `json:"auth,omitempty"`
+	// ExtraParameters (azure-ai) is what the model inference API does with fields outside its spec:
+	// "drop", "pass-through" or "error".
+	ExtraParameters string `json:"extra_parameters,omitempty"`
+	// ClaudeModels (bedrock) are ids or ARNs of inference profiles and provisioned models serving Claude.
+	ClaudeModels []string `json:"claude_models,omitempty"`
 }
 
 // ProviderKeyConfig is a provider key to add. A masked value read from the API (****abcd) stands

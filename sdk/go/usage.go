@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -26,8 +27,18 @@ const (
 	IntervalDay  UsageInterval = "day"
 )
 
+// UsageOrder says which groups an answer holds when not all fit.
+type UsageOrder string
+
+const (
+	// UsageOrderSpend keeps the top groups by spend and sums the rest in Others (the default).
+	UsageOrderSpend UsageOrder = "spend"
+	// UsageOrderGroup pages through every group in name order: follow NextAfter with After.
+	UsageOrderGroup UsageOrder = "group"
+)
+
 // UsageQuery selects usage; zero fields take the gateway's defaults (grouped by model, by day,
-// over the last 30 days).
+// over the last 30 days, the top 1,000 groups by spend).
 type UsageQuery struct {
 	GroupBy  UsageGroup
 	Interval UsageInterval
@@ -35,6 +46,13 @@ type UsageQuery struct {
 	// TimeZone is an IANA zone name (Europe/Berlin): with IntervalDay the buckets are that zone's local
 	// days (23 or 25 hours across a clock change). Empty: UTC days.
 	TimeZone string
+	// Limit is the most groups an answer holds (the gateway's default and maximum is 1,000; fewer fit
+	// when their rows pass 50,000, as by hour over a month). Groups left out are summed in Others.
+	Limit int
+	// Order is UsageOrderSpend (the top groups) or UsageOrderGroup (pages in name order).
+	Order UsageOrder
+	// After is the previous page's NextAfter (with UsageOrderGroup only).
+	After string
 }
 
 // UsageCounts is what one group did.
@@ -68,12 +86,32 @@ type UsageReport struct {
 	Interval UsageInterval `json:"interval"`
 	From     time.Time     `json:"from"`
 	To       time.Time     `json:"to"`
-	// TimeZone is the query's zone, empty when it named none.
+	// TimeZone is the query's zone (UTC when it named none).
 	TimeZone string     `json:"tz,omitempty"`
 	Data     []UsageRow `json:"data"`
-	// Totals are per group over the range, highest spend first.
+	// Totals are per group over the range, highest spend first (name order with UsageOrderGroup).
 	Totals []UsageTotal `json:"totals"`
+	// Groups is how many groups the range has, Truncated whether the answer left some out: then
+	// Others sums them, so Totals and Others together add up to the whole range.
+	Groups    int          `json:"groups"`
+	Truncated bool         `json:"truncated"`
+	Others    *UsageOthers `json:"others,omitempty"`
+	// NextAfter, with UsageOrderGroup, is the After of the next page; empty on the last one.
+	NextAfter string `json:"next_after,omitempty"`
 	Raw
+}
+
+// UsageOthers sums the groups an answer left out: over the range, and per interval.
+type UsageOthers struct {
+	Groups int             `json:"groups"`
+	Totals UsageCounts     `json:"totals"`
+	Data   []UsageOtherRow `json:"data"`
+}
+
+// UsageOtherRow is the groups left out, summed in one interval.
+type UsageOtherRow struct {
+	Start time.Time `json:"start"`
+	UsageCounts
 }
 
 // UnmarshalJSON decodes a report and keeps its JSON (see Raw).
@@ -110,6 +148,15 @@ func (s *UsageService) Get(ctx context.Context, q UsageQuery) (*UsageReport, err
 	}
 	setTime(query, "from", q.From)
 	setTime(query, "to", q.To)
+	if q.Limit > 0 {
+		query.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Order != "" {
+		query.Set("order", string(q.Order))
+	}
+	if q.After != "" {
+		query.Set("after", q.After)
+	}
 	var report UsageReport
 	if _, err := s.client.admin(ctx, http.MethodGet, "/api/usage", query, nil, &report); err != nil {
 		return nil, err
