@@ -4,6 +4,10 @@
 // bodies `{"id", "message"}`. The answer echoes the last user text, or calls the first tool. A reasoning model
 // (`command-a-reasoning-*`) thinks first unless `thinking: {type: "disabled"}`: a `thinking` content part before
 // the text (in a stream, its own content-start/-delta/-end block at index 0).
+// Asked for `logprobs: true`, it answers each text chunk's log probabilities as Cohere documents them
+// (docs.cohere.com/v2/reference/chat): a whole answer's top-level `logprobs`, a list of LogprobItem
+// `{text, token_ids, logprobs}`, and in a stream each text content-delta event's own `logprobs` (one LogprobItem); no
+// alternatives. See cohereLogprobItem for the scripted values.
 // It also speaks the Embed API v2 (`POST /v2/embed`): Cohere's validation (required input_type, at most 96
 // texts, output_dimension only on embed-v4), deterministic vectors derived from each text's hash, and the
 // billed input tokens in `meta.billed_units`.
@@ -139,6 +143,7 @@ function validate(body: unknown): Json {
     const value = body[field];
     if (value !== undefined && !(typeof value === 'number' && value >= min && value <= max)) throw new Invalid(`invalid request: ${field} must be between ${min} and ${max}`);
   }
+  if (body.logprobs !== undefined && typeof body.logprobs !== 'boolean') throw new Invalid('invalid request: logprobs must be a boolean');
   if (body.thinking !== undefined && !(isRecord(body.thinking) && ['enabled', 'disabled'].includes(body.thinking.type))) {
     throw new Invalid('invalid request: thinking.type must be one of enabled, disabled');
   }
@@ -248,6 +253,8 @@ interface Plan {
   /** Cohere's words for a failed generation (a stream's message-end `delta.error`). */
   error?: string;
   usage: Json;
+  /** Whether the request asked for `logprobs`. */
+  logprobs: boolean;
 }
 
 function plan(body: Json, cachedTokens: number, failure: GenerationFailure | null = null): Plan {
@@ -271,13 +278,14 @@ function plan(body: Json, cachedTokens: number, failure: GenerationFailure | nul
     ...(cachedTokens > 0 ? { cached_tokens: cachedTokens } : {}),
   });
   const id = randomUUID();
+  const logprobs = body.logprobs === true;
   const reasons = String(body.model).startsWith('command-a-reasoning') && !(isRecord(body.thinking) && body.thinking.type === 'disabled');
   const thinking = reasons ? `thinking about: ${lastUser}` : null;
   const thought = thinking === null ? 0 : countWords(thinking);
   if (wantsTool) {
     const name = String(body.tools[0].function.name);
     const args = JSON.stringify({ query: lastUser });
-    return { id, text: null, thinking, tool: { id: `${name}_${randomUUID().slice(0, 12)}`, name, plan: `I will use ${name}.`, arguments: args }, finish: 'TOOL_CALL', usage: usage(countWords(args) + thought) };
+    return { id, text: null, thinking, tool: { id: `${name}_${randomUUID().slice(0, 12)}`, name, plan: `I will use ${name}.`, arguments: args }, finish: 'TOOL_CALL', usage: usage(countWords(args) + thought), logprobs };
   }
   const source = last.role === 'tool' ? textOf(last.content) : lastUser;
   let text = isRecord(body.response_format) && body.response_format.type === 'json_object' ? JSON.stringify({ echo: source }) : `echo: ${source}`;
@@ -296,9 +304,21 @@ function plan(body: Json, cachedTokens: number, failure: GenerationFailure | nul
   }
   if (failure) {
     tokens = tokens.slice(0, Math.ceil(tokens.length / 2));
-    return { id, text: tokens, thinking, tool: null, finish: failure.reason, ...(failure.error ? { error: failure.error } : {}), usage: usage(tokens.length + thought) };
+    return { id, text: tokens, thinking, tool: null, finish: failure.reason, ...(failure.error ? { error: failure.error } : {}), usage: usage(tokens.length + thought), logprobs };
   }
-  return { id, text: tokens, thinking, tool: null, finish, usage: usage(tokens.length + thought) };
+  return { id, text: tokens, thinking, tool: null, finish, usage: usage(tokens.length + thought), logprobs };
+}
+
+/**
+ * The scripted LogprobItem of the text chunk `text`, the `at`-th of the answer: a chunk of more than 4 characters is
+ * made of two tokens (so a chunk's log probability is the sum of its tokens'), a shorter one of one. Token ids and log
+ * probabilities are derived from the position, so a test can compute what it should get.
+ */
+export function cohereLogprobItem(text: string, at: number): { text: string; token_ids: number[]; logprobs: number[] } {
+  const count = text.length > 4 ? 2 : 1;
+  const token_ids = Array.from({ length: count }, (_, i) => 1000 + at * 2 + i);
+  const logprobs = Array.from({ length: count }, (_, i) => -(at + 1) / 8 - i / 16);
+  return { text, token_ids, logprobs };
 }
 
 function responseJson(p: Plan): string {
@@ -309,7 +329,8 @@ function responseJson(p: Plan): string {
     message.tool_calls = [{ id: p.tool.id, type: 'function', function: { name: p.tool.name, arguments: p.tool.arguments } }];
     if (thinking.length > 0) message.content = thinking;
   } else message.content = [...thinking, { type: 'text', text: (p.text ?? []).join('') }];
-  return JSON.stringify({ id: p.id, message, finish_reason: p.finish, usage: p.usage });
+  const logprobs = p.logprobs && p.text ? { logprobs: p.text.map((token, at) => cohereLogprobItem(token, at)) } : {};
+  return JSON.stringify({ id: p.id, message, finish_reason: p.finish, usage: p.usage, ...logprobs });
 }
 
 const frame = (event: Json): string => `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -336,7 +357,10 @@ function streamFrames(p: Plan): string[] {
     frames.push(frame({ type: 'tool-call-end', index: 0 }));
   } else {
     frames.push(frame({ type: 'content-start', index: textIndex, delta: { message: { content: { type: 'text', text: '' } } } }));
-    for (const token of p.text ?? []) frames.push(frame({ type: 'content-delta', index: textIndex, delta: { message: { content: { text: token } } } }));
+    (p.text ?? []).forEach((token, at) => {
+      const logprobs = p.logprobs ? { logprobs: cohereLogprobItem(token, at) } : {};
+      frames.push(frame({ type: 'content-delta', index: textIndex, delta: { message: { content: { text: token } } }, ...logprobs }));
+    });
     frames.push(frame({ type: 'content-end', index: textIndex }));
   }
   frames.push(frame({ type: 'message-end', delta: { finish_reason: p.finish, ...(p.error ? { error: p.error } : {}), usage: p.usage } }));

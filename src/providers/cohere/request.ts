@@ -5,6 +5,7 @@ import { isRecord } from '../../core/is-record.js';
 import { quoteInput, quoteValue } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
 import { refuseSingleToolCall } from '../single-tool-call.js';
+import { cohereLogprobs } from './logprobs.js';
 
 /**
  * Canonical (OpenAI) request -> Cohere Chat API v2 request. Cohere's v2 shapes are close to OpenAI's: roles,
@@ -166,7 +167,8 @@ const SINGLE_TOOL_CALL_REFUSAL = "cohere: parallel_tool_calls: false is not supp
 export function cohereRequestBody(request: ChatCompletionRequest, model: string): Json {
   if (typeof request.n === 'number' && request.n > 1) throw unsupported('n > 1 is not supported; Cohere returns one answer per request', 'n');
   refuseSingleToolCall(request, SINGLE_TOOL_CALL_REFUSAL);
-  const body: Json = { model, messages: request.messages.map(message) };
+  const logprobs = cohereLogprobs(request);
+  const body: Json = { model, messages: request.messages.map(message), ...logprobs };
   if (request.tools !== undefined && request.tools !== null) {
     const mapped = tools(request.tools);
     if (mapped.tools.length > 0) body.tools = mapped.tools;

@@ -3,6 +3,7 @@ import type { ChatCompletion, CompletionUsage } from '../../core/canonical.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../../core/quote-input.js';
+import { logprobsFromCohere } from './logprobs.js';
 
 /** Cohere v2 answers -> OpenAI chat.completion: content, tool calls, finish reason and usage. */
 
@@ -112,7 +113,8 @@ export function cohereCompletion(body: unknown, provider: string, model: string)
         index: 0,
         message: { role: 'assistant', content, ...(reasoning !== '' ? { reasoning_content: reasoning } : {}), ...(calls.length > 0 ? { tool_calls: calls } : {}), refusal: null },
         finish_reason: finishReason(provider, body.finish_reason),
-        logprobs: null,
+        // The tokens' log probabilities, when asked for (see logprobs.ts).
+        logprobs: logprobsFromCohere(body.logprobs),
         ...stopSequenceMark(body.finish_reason),
       },
     ],

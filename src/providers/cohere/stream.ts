@@ -5,6 +5,7 @@ import type { StreamDecoder } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
 import { cohereStreamError } from './errors.js';
 import { cohereUsage, finishReason, stopSequenceMark } from './response.js';
+import { chunkLogprobsFromCohere } from './logprobs.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
 
@@ -40,13 +41,13 @@ export function createCohereStreamDecoder(provider: string, model: string, reque
   let lastToolIndex = -1;
 
   const chunk = (choices: unknown[], extra: Json = {}): ChatCompletionChunk => ({ id, object: 'chat.completion.chunk', created, model, choices, ...extra });
-  const delta = (d: Json, finish: string | null = null): ChatCompletionChunk => chunk([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
+  const delta = (d: Json, finish: string | null = null, logprobs: unknown = null): ChatCompletionChunk => chunk([{ index: 0, delta: d, logprobs, finish_reason: finish }]);
   const opening = (): ChatCompletionChunk[] => {
     if (started) return [];
     started = true;
     return [delta({ role: 'assistant', content: '' })];
   };
-  const text = (value: unknown): ChatCompletionChunk[] => (typeof value === 'string' && value !== '' ? [...opening(), delta({ content: value })] : opening());
+  const text = (value: unknown, logprobs: unknown = null): ChatCompletionChunk[] => (typeof value === 'string' && value !== '' ? [...opening(), delta({ content: value }, null, logprobs)] : opening());
 
   const map = (event: Json): ChatCompletionChunk[] | null => {
     const type = event.type;
@@ -60,7 +61,8 @@ export function createCohereStreamDecoder(provider: string, model: string, reque
         const content = isRecord(message.content) ? message.content : {};
         // A reasoning model's thinking block comes as content with `thinking` in place of `text`.
         if (typeof content.thinking === 'string') return content.thinking === '' ? opening() : [...opening(), delta({ reasoning_content: content.thinking })];
-        return text(content.text);
+        // The text's log probabilities, when asked for, come on its content-delta event (`logprobs`, one LogprobItem).
+        return text(content.text, type === 'content-delta' ? chunkLogprobsFromCohere(event.logprobs) : null);
       }
       case 'tool-plan-delta':
         return text(message.tool_plan);

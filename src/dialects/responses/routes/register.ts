@@ -11,6 +11,7 @@ import { headerString } from '../../../http/request-headers.js';
 import { isRemoteClient } from '../../../http/client-address.js';
 import { RESPONSES_FORMAT } from '../../../wire/openai-responses/format.js';
 import { sendsClaudeMessages, withoutLogprobs } from '../../../providers/anthropic/index.js';
+import { withoutTopLogprobs } from '../../../providers/cohere/logprobs.js';
 import { readResponsesRequest } from '../parse-request.js';
 import { canonicalRequest } from '../request.js';
 import { respondResponses } from './respond.js';
@@ -58,13 +59,17 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
         // A provider serving the Responses API gets the client's own body; others the translation, or, when the body
         // holds what chat completions cannot say (state kept by the provider, built-in tools), the 400 saying so.
         // Log probabilities asked for by `include` come back empty from a provider that has none (Claude refuses
-        // chat completions' `logprobs` with a 400, which this API does not promise).
+        // chat completions' `logprobs` with a 400, which this API does not promise), and without alternatives from
+        // Cohere, which gives each token's but refuses chat completions' `top_logprobs` above 0.
         native: {
           format: RESPONSES_FORMAT,
           body,
           untranslatable,
           pinned: turn.pinned ?? null,
-          requestFor: (canonical, format, target) => (sendsClaudeMessages(format, target.model) ? withoutLogprobs(canonical) : canonical),
+          requestFor: (canonical, format, target) => {
+            if (sendsClaudeMessages(format, target.model)) return withoutLogprobs(canonical);
+            return format === 'cohere' ? withoutTopLogprobs(canonical) : canonical;
+          },
         },
       });
       // The answer is written to the raw response so events go out as they arrive, without framework buffering.
