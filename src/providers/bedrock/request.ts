@@ -316,6 +316,9 @@ function continuesUnthoughtToolTurn(turns: readonly ConverseMessage[]): boolean 
  */
 export function converseBody(request: ChatCompletionRequest, claude: boolean): ConverseRequest {
   if (typeof request.n === 'number' && request.n > 1) throw bad('n > 1 is not supported; Converse returns one answer per request.', 'n');
+  // Converse returns no log probabilities: an answer with `logprobs: null` would look like a provider fault, not a
+  // choice of model (as for Claude on Anthropic's API, anthropic/logprobs.ts).
+  if (request.logprobs === true) throw bad('log probabilities are not supported; Converse returns none (logprobs must be false or left out).', 'logprobs');
   if (!claude) refuseSingleToolCall(request, SINGLE_TOOL_CALL_REFUSAL);
   const { turns, system, usesTools } = translateMessages(request.messages);
   if (turns.length === 0) throw bad('at least one user message is required.', 'messages');

@@ -59,7 +59,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
         // A provider serving the Responses API gets the client's own body; others the translation, or, when the body
         // holds what chat completions cannot say (state kept by the provider, built-in tools), the 400 saying so.
         // Log probabilities asked for by `include` come back empty from a provider that has none (Claude refuses
-        // chat completions' `logprobs` with a 400, which this API does not promise), and without alternatives from
+        // chat completions' `logprobs` with a 400, which this API does not promise; so does Bedrock), and without alternatives from
         // Cohere, which gives each token's but refuses chat completions' `top_logprobs` above 0.
         native: {
           format: RESPONSES_FORMAT,
@@ -67,7 +67,8 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): v
           untranslatable,
           pinned: turn.pinned ?? null,
           requestFor: (canonical, format, target) => {
-            if (sendsClaudeMessages(format, target.model)) return withoutLogprobs(canonical);
+            // Claude and Bedrock's Converse give none (a chat request asking for them is a 400 there).
+            if (sendsClaudeMessages(format, target.model) || format === 'bedrock') return withoutLogprobs(canonical);
             return format === 'cohere' ? withoutTopLogprobs(canonical) : canonical;
           },
         },
