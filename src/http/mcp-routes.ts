@@ -12,6 +12,7 @@ import { isRecord } from '../core/is-record.js';
 import { anonymousRule, checkVirtualKey, type AnonymousRule } from '../governance/key-check.js';
 import type { McpHubCallResult } from '../mcp/mcp-hub.js';
 import { callerOf, findTool, takeToolCall, toolRefusal } from '../mcp/mcp-policy.js';
+import { toolResultGuard } from '../mcp/result-guard.js';
 import { isRemoteClient } from './client-address.js';
 import type { HttpDeps } from './deps.js';
 import { fromFrameworkError, jsonRpcErrorBody, renderJsonRpcError } from './render-error.js';
@@ -90,7 +91,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps): void {
     if (limited) throw limited;
     // A model in client mode names a tool as it saw it (see modelToolName): the hub calls it by its own name.
     const tool = findTool(deps.mcp, name)?.name ?? name;
-    const result = await deps.mcp.callTool(tool, args, callerOf(request.id, identity, 'api'), { signal: clientGone(reply) });
+    // Its result goes to the client as an answer does: the output guardrails check it (see toolResultGuard).
+    const guard = toolResultGuard(config, deps.bus, identity, request.id, name);
+    const result = await deps.mcp.callTool(tool, args, callerOf(request.id, identity, 'api'), { signal: clientGone(reply), guard });
+    if (result.blocked) throw gatewayError('guardrail_blocked', result.blocked, { param: null });
     if (result.status === 'error') {
       const message = `MCP tool '${name}' failed: ${result.error ?? 'unknown error'}`;
       throw gatewayError(result.failure === 'timeout' ? 'mcp_tool_timeout' : 'mcp_tool_failed', message, { param: 'name' });

@@ -9,6 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Identity } from '../core/context.js';
 import { callerOf, findTool, takeToolCall, toolRefusal, toolsFor } from '../mcp/mcp-policy.js';
+import { toolResultGuard } from '../mcp/result-guard.js';
 import type { HttpDeps } from './deps.js';
 
 /** One MCP server for one `/mcp` request, bound to its caller: the tools the key may use, called under its limits. */
@@ -35,7 +36,11 @@ function serverFor(deps: HttpDeps, identity: Identity | null, requestId: string,
     if (limited) return { content: [{ type: 'text', text: limited.message }], isError: true };
     // Tools are listed by their own names; a name as a model saw it (see modelToolName) is taken too.
     const tool = findTool(deps.mcp, name)?.name ?? name;
-    const result = await deps.mcp.callTool(tool, request.params.arguments ?? {}, callerOf(requestId, identity, 'mcp'), { signal: AbortSignal.any([signal, extra.signal]) });
+    // Its result goes to the client as an answer does: the output guardrails check it; a blocked one is an
+    // `isError` result naming the rule (the hub gives it so), never the matched text.
+    const guard = toolResultGuard(deps.config.current(), deps.bus, identity, requestId, name);
+    const result = await deps.mcp.callTool(tool, request.params.arguments ?? {}, callerOf(requestId, identity, 'mcp'), { signal: AbortSignal.any([signal, extra.signal]), guard });
+    if (result.blocked) return { content: [{ type: 'text', text: result.blocked }], isError: true };
     // A tool listed with an output schema must give its structured result (the SDK client refuses an answer without):
     // one cut at max_result_bytes that lost it is an error the client can read, with the text that was kept.
     if (!result.isError && !result.structuredContent && findTool(deps.mcp, name)?.outputSchema) {

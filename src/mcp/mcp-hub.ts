@@ -11,6 +11,7 @@ import type { Outbound } from '../network/outbound-network.js';
 import type { BackoffOptions, McpConnection } from './mcp-connection.js';
 import { capResult, jsonBytes } from './mcp-result.js';
 import { DEFAULT_MAX_ANSWER_BYTES, McpAnswerTooLarge } from './answer-limit.js';
+import type { ToolResultGuard } from './result-guard.js';
 
 /** Why a call failed: it ran past `call_timeout_ms`, its caller gave up, its server was not there, or the server or its answer failed. */
 export type McpFailure = 'timeout' | 'cancelled' | 'unavailable' | 'failed';
@@ -18,11 +19,22 @@ export type McpFailure = 'timeout' | 'cancelled' | 'unavailable' | 'failed';
 /** A call's result as the hub gives it: `McpCallResult` and, when `status` is `error`, what kind of failure it was. */
 export interface McpHubCallResult extends McpCallResult {
   failure: McpFailure | null;
+  /** A guardrail blocked the result (see `McpCallOptions.guard`): the message the client gets, naming the rule. */
+  blocked?: string;
+}
+
+export interface McpCallOptions {
+  signal?: AbortSignal;
+  /**
+   * Checks a tool's answer before it is capped at max_result_bytes (a secret is seen whole, and what is cut is the
+   * redacted text): the result given is the guard's; a blocked one is an `isError` result saying so.
+   */
+  guard?: ToolResultGuard | undefined;
 }
 
 /** The hub as the gateway's HTTP layer and admin API see it: `McpHub`, failures told apart, and stdio process ids. */
 export interface McpHubView extends McpHub {
-  callTool(name: string, args: Record<string, unknown>, caller: McpCaller, options?: { signal?: AbortSignal }): Promise<McpHubCallResult>;
+  callTool(name: string, args: Record<string, unknown>, caller: McpCaller, options?: McpCallOptions): Promise<McpHubCallResult>;
   /** A running stdio server's process id (null for HTTP servers and while none runs). */
   pid(server: string): number | null;
   /** Every configured server (disabled ones included), as configured, secrets read. */
@@ -117,7 +129,7 @@ export class McpHubService implements McpHubView {
     return this.connections.get(server)?.pid() ?? null;
   }
 
-  async callTool(name: string, args: Record<string, unknown>, caller: McpCaller, options: { signal?: AbortSignal } = {}): Promise<McpHubCallResult> {
+  async callTool(name: string, args: Record<string, unknown>, caller: McpCaller, options: McpCallOptions = {}): Promise<McpHubCallResult> {
     const started = performance.now();
     const { server, tool } = splitToolName(name);
     const argumentsBytes = jsonBytes(args);
@@ -141,7 +153,15 @@ export class McpHubService implements McpHubView {
     if (options.signal?.aborted) return failed('cancelled', 'the tool call was cancelled before it started');
     try {
       const answer = await connection.callTool(tool, args, { timeoutMs: callTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
-      const capped = capResult(answer.content, answer.structuredContent, maxResultBytes);
+      const guarded = options.guard ? options.guard(answer.content, answer.structuredContent) : null;
+      if (guarded?.blocked) {
+        const text = guarded.blocked;
+        const resultBytes = jsonBytes(answer.content) + jsonBytes(answer.structuredContent);
+        return finish({ status: 'ok', isError: true, content: [{ type: 'text', text }], text, resultBytes, truncated: false, error: null, failure: null, blocked: text });
+      }
+      const capped = guarded
+        ? capResult(guarded.content, guarded.structuredContent, maxResultBytes)
+        : capResult(answer.content, answer.structuredContent, maxResultBytes);
       return finish({ status: 'ok', isError: answer.isError, ...capped, error: null, failure: null });
     } catch (err) {
       // The SDK rejects an aborted call with a RequestTimeout error too: the caller's signal tells them apart.

@@ -13,6 +13,7 @@ import { requestedSchema, schemaProblem } from '../guardrails/json-output.js';
 import { moderate, verdictBlocks, type Classify, type ModerationRule, type ModerationVerdict } from '../guardrails/moderation.js';
 import { guardNativeBody, guardRequest, hasNativeOnlyText, redactNativeBody, requestTexts, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
 import { compileGuardrails, type Scanner } from '../guardrails/scanner.js';
+import { effectiveRules } from '../guardrails/effective-rules.js';
 import { createStreamGuard } from '../guardrails/stream-guard.js';
 import { moderatedText } from '../guardrails/moderated-text.js';
 import { contentFilteredResponse } from '../guardrails/responses-answer-guard.js';
@@ -60,20 +61,6 @@ const WHAT: Record<string, string> = {
   moderation: 'content the moderation model classified as unsafe',
   json_schema: 'JSON that does not match the requested schema',
 };
-
-/** The rules after a route's, a team's and a key's changes: each drops the names it skips or redefines, then adds its own. */
-function effectiveRules(base: readonly GuardrailRuleConfig[], layers: ReadonlyArray<GuardrailsOverride | null>): { rules: GuardrailRuleConfig[]; outputBlock: 'content_filter' | 'error' | null } {
-  let rules = [...base];
-  let outputBlock: 'content_filter' | 'error' | null = null;
-  for (const layer of layers) {
-    if (!layer) continue;
-    const added = layer.rules ?? [];
-    const dropped = new Set([...(layer.skip ?? []), ...added.map((rule) => rule.name)]);
-    rules = rules.filter((rule) => !dropped.has(rule.name)).concat(added);
-    outputBlock = layer.output_block ?? outputBlock;
-  }
-  return { rules: rules.filter((rule) => rule.disabled !== true), outputBlock };
-}
 
 function appliesTo(rule: GuardrailRuleConfig, side: 'input' | 'output', defaultSide: 'input' | 'both'): boolean {
   const to = rule.applies_to ?? defaultSide;
