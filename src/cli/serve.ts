@@ -67,7 +67,17 @@ function accessLine(settings: Settings, adminKeyRequired: boolean): string {
   const admin = adminKeyRequired
     ? '/api needs the admin key'
     : '/api answers clients on this machine only (set TOLLGATE_ADMIN_KEY to require a key and allow remote administration)';
-  return `access: ${models}; ${admin}`;
+  return `access: ${models}; ${admin}${proxyPart(settings)}`;
+}
+
+/** Whose forwarded headers name the client, and which headers (see http/client-address.ts); nothing without proxies. */
+function proxyPart(settings: Settings): string {
+  const header = settings.clientIpHeader;
+  if (settings.trustedProxies.size === 0) return header === null ? '' : `; client_ip_header ${header} is ignored: no trusted_proxies`;
+  const proxies = [...settings.trustedProxies].join(', ');
+  return header === null
+    ? `; client address from X-Forwarded-For, Forwarded or X-Real-IP of trusted proxies ${proxies} (set client_ip_header to the one header your proxy sets)`
+    : `; client address from ${header} of trusted proxies ${proxies} only (client_ip_header)`;
 }
 
 /** A second SIGTERM/SIGINT this long after the first forces the exit; one sooner is the first delivered twice. */
@@ -124,7 +134,7 @@ export async function serve(env: Env, names: SettingNames = { config: 'TOLLGATE_
     `tollgate ${VERSION} listening on ${settings.host}:${settings.port}`,
   );
 
-  gateway.log.info({ anonymousAccess: settings.requireVirtualKey ? 'none' : settings.anonymousAccess, adminApi: gateway.adminKeyRequired ? 'admin-key' : 'loopback' }, accessLine(settings, gateway.adminKeyRequired));
+  gateway.log.info({ anonymousAccess: settings.requireVirtualKey ? 'none' : settings.anonymousAccess, adminApi: gateway.adminKeyRequired ? 'admin-key' : 'loopback', clientIpHeader: settings.clientIpHeader }, accessLine(settings, gateway.adminKeyRequired));
 
   let stoppingSince = 0;
   const stop = (signal: NodeJS.Signals): void => {

@@ -185,6 +185,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
     require_virtual_key: settings.requireVirtualKey,
     anonymous_access: settings.anonymousAccess,
     trusted_proxies: [...settings.trustedProxies],
+    ...(settings.clientIpHeader !== null ? { client_ip_header: settings.clientIpHeader } : {}),
     forward_headers: [...settings.forwardHeaders],
     upstream_rate_limit_headers: settings.upstreamRateLimitHeaders,
     routing: routingPolicyView(settings.routing),

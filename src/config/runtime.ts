@@ -13,7 +13,7 @@ import { backtrackingRisk } from '../guardrails/detectors/regex-list.js';
 import { tradedRepetitions } from '../guardrails/detectors/traded-repetitions.js';
 import type { GuardrailRule } from '../guardrails/rules.js';
 import { DEFAULT_ROUTING_POLICY, resolveRoutingPolicy } from './routing-policy.js';
-import { hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
+import { CLIENT_IP_HEADERS, hasIllegalHeaderChars, LOG_LEVELS, MAX_TIMER_MS, type ConfigDocument, type ProviderConfig, type ProviderKeyConfig, type RouteConfig } from './schema.js';
 import { ConfigError, isDataDirSecretKey, resolveSecret, type Env } from './secret-ref.js';
 import { checkEntraFields, resolveEntraAuth } from './entra-auth.js';
 import { resolvePluginOptions } from './plugin-options.js';
@@ -22,7 +22,7 @@ import { otelTracingEnv } from './otel-env.js';
 import type { AwsChainSettings, EntraCredential } from '../core/provider.js';
 import { DEFAULT_MCP_MAX_ANSWER_BYTES } from '../core/mcp.js';
 import { checkRouteMcpNames } from './route-mcp-names.js';
-import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
+import type { AlertChannelConfig, AlertChannelRuntime, AlertRuleRuntime, AlertsConfig, AlertsRuntime, CacheConfig, CacheSettings, ClientIpHeader, ConfigSource, ConfigWarning, GuardrailRuleConfig, GuardrailsSettings, McpConfig, McpServerRuntime, McpSettings, PluginEntryConfig, ProviderKey, ProviderRuntime, RouteRuntime, RoutingRuleConfig, RuntimeConfig, Settings } from '../core/config.js';
 
 /** The layers a config is made of, lowest precedence last: API over file over environment over defaults. */
 export interface ConfigLayers {
@@ -104,6 +104,15 @@ function logLevelFromEnv(env: Env): string | undefined {
   throw new ConfigError(`LOG_LEVEL: expected one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
 }
 
+/** TOLLGATE_CLIENT_IP_HEADER, checked like settings.client_ip_header; case does not matter (header names do not). */
+function clientIpHeaderFromEnv(env: Env): ClientIpHeader | undefined {
+  const raw = env.TOLLGATE_CLIENT_IP_HEADER?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  const header = CLIENT_IP_HEADERS.find((name) => name === raw);
+  if (header !== undefined) return header;
+  throw new ConfigError(`TOLLGATE_CLIENT_IP_HEADER: expected one of ${CLIENT_IP_HEADERS.join(', ')}, got "${env.TOLLGATE_CLIENT_IP_HEADER}"`);
+}
+
 function listFromEnv(env: Env, name: string): string[] | undefined {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return undefined;
@@ -153,6 +162,7 @@ function resolveSettings(layers: ConfigLayers, env: Env, warnings: ConfigWarning
     requireVirtualKey: api.require_virtual_key ?? file.require_virtual_key ?? boolFromEnv(env, 'TOLLGATE_REQUIRE_VIRTUAL_KEY') ?? false,
     anonymousAccess: api.anonymous_access ?? file.anonymous_access ?? anonymousAccessFromEnv(env) ?? 'loopback',
     trustedProxies: new Set((api.trusted_proxies ?? file.trusted_proxies ?? listFromEnv(env, 'TOLLGATE_TRUSTED_PROXIES') ?? []).map(normalizeAddress)),
+    clientIpHeader: api.client_ip_header ?? file.client_ip_header ?? clientIpHeaderFromEnv(env) ?? null,
     forwardHeaders: api.forward_headers ?? file.forward_headers ?? [],
     upstreamRateLimitHeaders: api.upstream_rate_limit_headers ?? file.upstream_rate_limit_headers ?? true,
     routing: resolveRoutingPolicy(DEFAULT_ROUTING_POLICY, api.routing, file.routing),
@@ -574,6 +584,9 @@ export function resolveRuntimeConfig(layers: ConfigLayers, env: Env, version: nu
   // What the settings could not use from the environment (OTEL_* variables it ignored), beside the routes' warnings.
   const envWarnings: ConfigWarning[] = [];
   const settings = resolveSettings(layers, env, envWarnings);
+  if (settings.clientIpHeader !== null && settings.trustedProxies.size === 0) {
+    envWarnings.push({ field: 'settings.client_ip_header', message: 'client_ip_header is read only from the proxies in settings.trusted_proxies, and none is set: the socket peer is the client.' });
+  }
   const providers = new Map<string, ProviderRuntime>();
   const names = new Set([...allVendors().map((vendor) => vendor.id), ...Object.keys(layers.file.providers ?? {}), ...Object.keys(layers.api.providers ?? {})]);
   for (const name of names) providers.set(name, resolveProvider(name, layers, env, settings));

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { quoteInput } from '../core/quote-input.js';
 import { didYouMean } from '../core/did-you-mean.js';
 import { z } from 'zod';
-import type { AlertsConfig, CacheConfig, CachePolicyConfig, PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
+import type { AlertsConfig, CacheConfig, CachePolicyConfig, ClientIpHeader, PluginEntryConfig, PriceConfig, RoutingPolicyConfig, RoutingRuleConfig } from '../core/config.js';
 import { NEVER_FORWARDED } from '../providers/forward-headers.js';
 import { isLoopbackAddress } from './address.js';
 import { guardrailRuleBase, guardrailRuleSchema } from '../guardrails/rules.js';
@@ -484,6 +484,8 @@ const networkSchema = z.strictObject({
 
 /** The operator log's levels (pino's), for `settings.log_level` and `LOG_LEVEL`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** The headers a trusted proxy may name the client in (`settings.client_ip_header`), lower-case as Node.js gives them. */
+export const CLIENT_IP_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip'] as const satisfies ReadonlyArray<ClientIpHeader>;
 
 export const settingsSchema = z.strictObject({
   host: z.string().min(1).optional(),
@@ -529,6 +531,12 @@ export const settingsSchema = z.strictObject({
     .optional()
     .describe(
       'Addresses of reverse proxies whose X-Forwarded-For names the real client. Without it the socket peer is the client, so behind a proxy on this host every client counts as local.',
+    ),
+  client_ip_header: z
+    .enum(CLIENT_IP_HEADERS)
+    .optional()
+    .describe(
+      'The one header the trusted proxies set to name the client (as nginx\'s `real_ip_header`): `x-forwarded-for`, `forwarded` (RFC 7239) or `x-real-ip`. Then only it is read and the others, which such a proxy passes through from the client, are ignored. Default: each is read, and a client counts as local only if every one present names a local address.',
     ),
   forward_headers: z
     .array(

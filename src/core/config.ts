@@ -559,6 +559,8 @@ export interface Settings {
   anonymousAccess: 'loopback' | 'any';
   /** Proxies whose X-Forwarded-For is believed (normalised addresses). */
   trustedProxies: ReadonlySet<string>;
+  /** The one header the trusted proxies name the client in; null reads them all (see http/client-address.ts). */
+  clientIpHeader: ClientIpHeader | null;
   /** Client headers forwarded to every provider (lower-case names), besides each vendor's own. */
   forwardHeaders: readonly string[];
   /** The provider's rate-limit headers reach the client (see providers/upstream-rate-limits.ts). */
@@ -621,6 +623,9 @@ export interface LogBodySettings {
   /** Operator patterns (regular expressions, already checked to compile) replaced by [REDACTED]. */
   redact: readonly string[];
 }
+
+/** A header a reverse proxy names the client in (lower-case). */
+export type ClientIpHeader = 'x-forwarded-for' | 'forwarded' | 'x-real-ip';
 
 /** Something in a valid config that will not work as written (a fallback to a provider with no key, say). */
 export interface ConfigWarning {

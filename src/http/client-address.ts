@@ -2,19 +2,29 @@ import { isIPv4, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import type { FastifyRequest } from 'fastify';
 import { isLoopbackAddress, normalizeAddress } from '../config/address.js';
-import type { Settings } from '../core/config.js';
+import type { ClientIpHeader, Settings } from '../core/config.js';
 
 /**
  * The client's address. The socket peer, unless the peer is a proxy the operator named in `trusted_proxies`:
  * then the addresses it forwards are read from the right (each trusted proxy appends the address it saw) and the
  * first that is not a trusted proxy is the client. Deliberately not fastify's `request.ip` with `trustProxy`: a
  * forwarded-for header must never turn a remote client into a "local" one unless the operator said which proxy may
- * speak for it.
+ * speak for it. With `client_ip_header` the operator also said which header that proxy sets: only it is read.
  */
-export function clientAddress(request: FastifyRequest, trusted: ReadonlySet<string>): string {
+export function clientAddress(request: FastifyRequest, settings: Pick<Settings, 'trustedProxies' | 'clientIpHeader'>): string {
+  const trusted = settings.trustedProxies;
   const peer = normalizeAddress(request.socket.remoteAddress ?? '');
   if (trusted.size === 0 || !trusted.has(peer)) return peer;
-  const chains = forwardedChains(request.headers);
+  if (settings.clientIpHeader !== null) {
+    // The proxy sets this header and passes the client's others through: they are the client's own words, never read.
+    const chain = forwardedChain(request.headers, settings.clientIpHeader);
+    return chain === null ? peer : clientIn(chain, trusted, peer);
+  }
+  const chains: string[][] = [];
+  for (const name of READ_ORDER) {
+    const chain = forwardedChain(request.headers, name);
+    if (chain !== null) chains.push(chain);
+  }
   const client = chains.length === 0 ? peer : clientIn(chains[0]!, trusted, peer);
   if (!isLoopbackAddress(client)) return client;
   // A proxy sets the header it knows and passes the client's others through (nginx with `proxy_set_header X-Real-IP
@@ -26,6 +36,9 @@ export function clientAddress(request: FastifyRequest, trusted: ReadonlySet<stri
   }
   return client;
 }
+
+/** The headers read without `client_ip_header`, the first present deciding unless it names a loopback client. */
+const READ_ORDER: readonly ClientIpHeader[] = ['x-forwarded-for', 'forwarded', 'x-real-ip'];
 
 /** The first address of a chain, read from the right, that is not a trusted proxy; else the peer (the innermost proxy). */
 function clientIn(chain: readonly string[], trusted: ReadonlySet<string>, peer: string): string {
@@ -39,19 +52,18 @@ function clientIn(chain: readonly string[], trusted: ReadonlySet<string>, peer: 
 }
 
 /**
- * The address chains a trusted proxy may forward, each nearest last, in the order they are read: X-Forwarded-For,
- * the `for=` of Forwarded (RFC 7239), X-Real-IP (nginx's `proxy_set_header X-Real-IP $remote_addr`, often its only
- * one). Without them the proxy would count as the client, and a proxy on this host makes every client local.
+ * The address chain one header forwards, nearest last, or null when the request does not carry it. A trusted proxy
+ * may name the client in X-Forwarded-For, the `for=` of Forwarded (RFC 7239) or X-Real-IP (nginx's
+ * `proxy_set_header X-Real-IP $remote_addr`, often its only one); without `client_ip_header` they are read in that
+ * order (READ_ORDER). Without any the proxy would count as the client, and a proxy on this host makes every
+ * client local.
  */
-function forwardedChains(headers: FastifyRequest['headers']): string[][] {
-  const chains: string[][] = [];
-  const xff = headers['x-forwarded-for'];
-  if (xff !== undefined) chains.push((Array.isArray(xff) ? xff.join(',') : xff).split(','));
-  const forwarded = headers.forwarded;
-  if (typeof forwarded === 'string') chains.push(forwardedFor(forwarded));
-  const realIp = headers['x-real-ip'];
-  if (typeof realIp === 'string') chains.push([realIp]);
-  return chains;
+function forwardedChain(headers: FastifyRequest['headers'], name: ClientIpHeader): string[] | null {
+  const value = headers[name];
+  if (value === undefined) return null;
+  if (name === 'x-forwarded-for') return (Array.isArray(value) ? value.join(',') : value).split(',');
+  if (typeof value !== 'string') return null;
+  return name === 'forwarded' ? forwardedFor(value) : [value];
 }
 
 /** The `for=` nodes of a Forwarded header (`for=192.0.2.60;proto=http, for="[2001:db8::17]:4711"`), ports dropped. */
@@ -94,7 +106,7 @@ function peerIsLoopback(socket: Socket): boolean {
  */
 export function isRemoteClient(request: FastifyRequest, settings: Settings): boolean {
   // Without trusted proxies the client is the peer, whatever the headers say.
-  const local = settings.trustedProxies.size === 0 ? peerIsLoopback(request.socket) : isLoopbackAddress(clientAddress(request, settings.trustedProxies));
+  const local = settings.trustedProxies.size === 0 ? peerIsLoopback(request.socket) : isLoopbackAddress(clientAddress(request, settings));
   return !local || !namesThisMachine(request.headers.host) || !originIsThisMachine(request.headers.origin);
 }
 

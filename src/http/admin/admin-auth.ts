@@ -47,7 +47,7 @@ const SESSION_PATH = '/api/session';
  * for. Never `request.ip`: a forwarded-for header from anyone else must not turn a remote client into a local one.
  */
 export function remoteAddress(request: FastifyRequest, deps: Pick<AdminDeps, 'configService'>): string {
-  return clientAddress(request, deps.configService.current().settings.trustedProxies) || 'unknown';
+  return clientAddress(request, deps.configService.current().settings) || 'unknown';
 }
 
 /** Who is making a change, for the audit log: how they were let in and from where, never the key itself. */
