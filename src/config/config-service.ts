@@ -12,7 +12,7 @@ import { salvageLayer } from './salvage-layer.js';
 import { apiPartOf, resolveAtStart } from './refit-layer.js';
 import type { Log } from '../log.js';
 import { configJsonSchema, type PluginOptionsSchema } from './json-schema.js';
-import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs } from './from-view.js';
+import { documentFromView, effectiveFingerprint, isEffectiveView, viewProviderStubs, withoutInheritedFields } from './from-view.js';
 import { applyMergePatch } from './merge-patch.js';
 import { sameEffect } from './same-effect.js';
 import { DEFAULTS } from './defaults.js';
@@ -167,6 +167,22 @@ function withoutKeysAnApiKeyReplaces(api: ConfigDocument, patch: Record<string, 
 }
 
 const START_ONLY_SETTINGS = ['host', 'port', 'data_dir'] as const;
+
+/**
+ * Sections of a layer merged over the lower layers entry by entry (by name, or setting by setting): empty, they set
+ * nothing. (Not so `alerts`, `mcp` or `guardrails`: the API's replaces the file's whole, so even an empty one counts.)
+ */
+const MERGED_SECTIONS = ['providers', 'routes', 'settings'] as const;
+
+/** A layer without the merged sections that are empty (`routes: {}`, what a merge patch deleting the file's route leaves). */
+function withoutEmptySections(layer: ConfigDocument): ConfigDocument {
+  const out: Record<string, unknown> = { ...layer };
+  for (const section of MERGED_SECTIONS) {
+    const value = out[section];
+    if (value === undefined || (isRecord(value) && Object.keys(value).length === 0)) delete out[section];
+  }
+  return out as ConfigDocument;
+}
 
 /**
  * Drops the fields the API adds when it shows an item (`name`, `source`, a key's `models: null`), so that what
@@ -438,12 +454,37 @@ export class ConfigService {
     const parsed = validate(providerSchema, withoutReadOnlyFields(body, name, 'provider'), `providers.${name}`);
     refuseReferences(name, parsed, `providers.${name}`, this.layers.file.providers?.[name]);
     const created = !this.current().providers.has(name);
-    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, parsed, this.layers.api.providers?.[name], this.layers.file.providers?.[name]), this.layers.api.providers?.[name]);
-    await this.change(actor, created ? 'provider.created' : 'provider.replaced', `providers.${name}`, (api) => ({
-      ...api,
-      providers: { ...api.providers, [name]: entry },
-    }));
+    const stored = this.layers.api.providers?.[name];
+    const own = this.withoutInherited(name, parsed, stored);
+    const entry = this.providerWithKeyIds(restoreMaskedProvider(name, own, stored, this.layers.file.providers?.[name]), stored);
+    // Nothing left of the body but what the provider inherits, and the API sets nothing for it: the file's or the
+    // environment's provider (or tollgate's own) read and written back stays theirs, not taken into the API layer.
+    const inheritsAll = !created && Object.keys(entry).length === 0;
+    await this.change(actor, created ? 'provider.created' : 'provider.replaced', `providers.${name}`, (api) =>
+      inheritsAll && api.providers?.[name] === undefined ? api : { ...api, providers: { ...api.providers, [name]: entry } },
+    );
     return { view: this.getProvider(name), created };
+  }
+
+  /**
+   * A provider body without the values it only repeats from the file, the environment and `settings` (see
+   * withoutInheritedFields): the provider's own `GET` answer written back sets nothing it inherits. What it inherits
+   * is what the running layers give it with the API's entry for it emptied (a provider only the API defines keeps its
+   * type); a body that does not resolve so is kept whole, for the change itself to refuse.
+   */
+  private withoutInherited(name: string, body: ProviderConfig, stored: ProviderConfig | undefined): ProviderConfig {
+    const lowerDefines = this.layers.file.providers?.[name] !== undefined || vendorById(name) !== undefined;
+    const type = body.type ?? stored?.type;
+    const stub: ProviderConfig = lowerDefines || type === undefined ? {} : { type };
+    let inherited: ProviderView | undefined;
+    try {
+      const api: ConfigDocument = { ...this.layers.api, providers: { ...this.layers.api.providers, [name]: stub } };
+      const base = resolveRuntimeConfig({ ...this.layers, api }, this.deps.env, this.current().version).providers.get(name);
+      inherited = base ? providerView(base) : undefined;
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+    }
+    return withoutInheritedFields(body, inherited, stored, !lowerDefines);
   }
 
   /**
@@ -676,6 +717,10 @@ export class ConfigService {
       // that leaves it as it was is no change, with no new version, no audit entry and no `config.changed`.
       if (isDeepStrictEqual(api, this.layers.api)) return;
       const next = this.resolveChecked(api, this.current().version + 1);
+      // Nor is one that leaves it as it was but for an empty section (`PATCH {"routes": {}}`, or one deleting a route
+      // only the file defines) and resolves to a config the same in effect (judged as a file save is, sameEffect): the
+      // layer is kept as it was. Deleting an API route that shadows the file's changes the route's source: a change.
+      if (isDeepStrictEqual(withoutEmptySections(api), withoutEmptySections(this.layers.api)) && sameEffect(next, this.current())) return;
       try {
         await this.prepare?.(next);
       } catch (err) {

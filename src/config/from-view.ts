@@ -4,7 +4,8 @@ import { vendorById } from '../providers/registry.js';
 import { baseUrlWithQuery } from '../providers/base-url.js';
 import { cacheView, guardrailsView, providerView, routeView, settingsView } from './present.js';
 import type { RuntimeConfig } from '../core/config.js';
-import type { ConfigDocument } from './schema.js';
+import type { ConfigDocument, ProviderConfig } from './schema.js';
+import type { ProviderView } from './views.js';
 
 /** Fields of the effective view that describe the running gateway and are not written. */
 const READ_ONLY = ['version', 'precedence', 'file', 'warnings', 'file_rejection'];
@@ -100,7 +101,8 @@ export function documentFromView(
       const baseView: Record<string, unknown> = base ? { ...providerView(base) } : {};
       const entry: Record<string, unknown> = {};
       for (const [field, value] of Object.entries(fields)) {
-        const diff = leafDiff(value, baseView[field]);
+        // The API's price for a model replaces the lower layers' whole: a price that differs at all goes whole.
+        const diff = field === 'prices' && isRecord(value) ? ownEntries(value, baseView[field], undefined) : leafDiff(value, baseView[field]);
         if (diff !== undefined) entry[field] = field === 'models' || field === 'type' ? value : diff;
       }
       // A custom provider needs its type in the API layer unless the file gives it.
@@ -148,6 +150,59 @@ export function documentFromView(
     document.plugins = view.plugins;
   }
   return document;
+}
+
+/** Equal as JSON shows them (what a client read and sent back against what the view would show). */
+function sameShown(a: unknown, b: unknown): boolean {
+  return isDeepStrictEqual(JSON.parse(JSON.stringify(a ?? null)), JSON.parse(JSON.stringify(b ?? null)));
+}
+
+/** The entries of a map-like field the body sets: those that differ from what is inherited, or that the API already set. */
+function ownEntries(value: Record<string, unknown>, inherited: unknown, stored: unknown): Record<string, unknown> | undefined {
+  const from = isRecord(inherited) ? inherited : {};
+  const held = isRecord(stored) ? stored : {};
+  const own = Object.fromEntries(Object.entries(value).filter(([key, entry]) => held[key] !== undefined || !(key in from) || !sameShown(entry, from[key])));
+  return Object.keys(own).length > 0 || isRecord(stored) ? own : undefined;
+}
+
+/**
+ * A provider body (`PUT /api/providers/:name`) without the values it only repeats from below the API: what the
+ * provider's `GET` shows includes values it inherits (`timeouts` and `max_response_bytes` from `settings`, the file's
+ * `headers`, `models`, `base_url`...), and those written back unchanged stay inherited, not copied into the API layer,
+ * where a later change of the setting or the file would no longer reach them. A value the body changes is set; so is
+ * one the API layer already sets for this provider (it stays set: a write-back then changes nothing). Compared field
+ * by field where the layers merge field by field (timeouts by leaf, headers by name, prices by model, models by
+ * name), else whole. `inherited` is the provider as the lower layers give it (the view of the config without the
+ * API's entry for it), or undefined to keep the body as it is; `ownType` keeps `type` (a provider only the API
+ * defines needs it). Keys are the API's own (those shown from the file or the environment are already left out).
+ */
+export function withoutInheritedFields(body: ProviderConfig, inherited: ProviderView | undefined, stored: ProviderConfig | undefined, ownType: boolean): ProviderConfig {
+  if (!inherited) return body;
+  const shown = inherited as unknown as Record<string, unknown>;
+  const held = (stored ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(body)) {
+    if (value === undefined) continue;
+    // The file's and the environment's keys shown beside the API's were left out: none left is no keys of the API's.
+    if (field === 'keys' && Array.isArray(value) && value.length === 0 && held.keys === undefined) continue;
+    if (field === 'keys' || field === 'api_key' || (field === 'type' && ownType)) {
+      out[field] = value;
+      continue;
+    }
+    if ((field === 'timeouts' || field === 'headers' || field === 'prices') && isRecord(value)) {
+      const own = ownEntries(value, shown[field], held[field]);
+      if (own !== undefined) out[field] = own;
+      continue;
+    }
+    if (field === 'models' && Array.isArray(value)) {
+      const storedModels = Array.isArray(held.models) ? (held.models as unknown[]) : undefined;
+      const own = (value as unknown[]).filter((model) => typeof model !== 'string' || !inherited.models.includes(model) || storedModels?.includes(model));
+      if (own.length > 0 || storedModels !== undefined) out[field] = own;
+      continue;
+    }
+    if (held[field] !== undefined || !sameShown(value, shown[field])) out[field] = value;
+  }
+  return out as ProviderConfig;
 }
 
 /** Everything a request would see of a config, secrets included (for comparing, never for showing). */

@@ -161,9 +161,11 @@ describe("a provider from the config file, with a credential header, read and wr
     await fileGateway.client.chat.completions.create({ model: 'lab-f/m', messages });
     expect(upstream.calls[0]?.headers['x-api-key']).toBe('hdr-file-secret-0004');
     expect(upstream.calls[0]?.headers.authorization).toBe('Bearer sk-file-key-0005');
-    // The header stays the file's (a later save of the file changes it): the API layer holds no copy of it.
+    // The headers stay the file's (a later save of the file changes them): the API layer holds no copy of them, only
+    // the field the form changed.
     const layer = await fileApi.get('/api/config?layer=api');
-    expect(layer.body.providers['lab-f'].headers).toEqual({ 'x-team': 'blue' });
+    expect(layer.body.providers['lab-f'].headers).toBeUndefined();
+    expect(layer.body.providers['lab-f'].base_url).toBe(`${upstream.url}/v1`);
   });
 
   it('is accepted by PATCH /api/config with the masked header as read, the other header changed', async () => {
