@@ -64,8 +64,8 @@ export function apiPut<T>(path: string, body: unknown): Promise<T> {
 
 /**
  * Sets some fields of a provider, leaving the rest where it comes from: a JSON merge patch of the API layer
- * (`PATCH /api/config`), not a PUT of the whole provider, which would copy the values shown from the config file and
- * the defaults (timeouts, limits, headers) into the API layer, where later changes of those no longer reached them.
+ * (`PATCH /api/config`) naming exactly the fields the form changed. (A PUT of the whole provider would leave its
+ * inherited values inherited too, but the patch sends less and says exactly what the user changed.)
  */
 export async function patchProvider(name: string, fields: Record<string, unknown>): Promise<void> {
   await request('PATCH', '/api/config', { providers: { [name]: fields } }, { headers: { 'content-type': 'application/merge-patch+json' } });
