@@ -17,7 +17,7 @@ type Summary = (typeof REQUEST_SUMMARY_FIELDS)[number];
 const GUARDRAIL_FIELDS = ['requestId', 'rule', 'kind', 'side', 'count', 'keyId', 'route'] as const satisfies FieldsOf<GuardrailAction>;
 
 const MCP_TOOL_FIELDS = [
-  'requestId', 'keyId', 'teamId', 'server', 'tool', 'via', 'durationMs', 'status', 'isError', 'argumentsBytes', 'resultBytes', 'truncated',
+  'requestId', 'keyId', 'teamId', 'server', 'tool', 'via', 'durationMs', 'status', 'isError', 'argumentsBytes', 'resultBytes', 'truncated', 'guardrails',
 ] as const satisfies FieldsOf<McpToolCall>;
 
 export const EVENT_FIELDS = {

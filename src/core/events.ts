@@ -71,7 +71,6 @@ export function answeredFromCache(summary: Pick<RequestSummary, 'cache'>): boole
   return summary.cache === 'hit-exact' || summary.cache === 'hit-semantic';
 }
 
-/** One MCP tool call as `mcp.tool.called` and `mcp.tool.failed` report it (sizes in bytes of JSON; never the arguments or the result). */
 /** What a summary of a call no provider took says of itself (see summaryWithoutUpstream). */
 export type CallFacts = Pick<RequestSummary, 'requestId' | 'dialect' | 'path' | 'operation' | 'model' | 'keyId' | 'teamId' | 'status' | 'durationMs'>;
 
@@ -103,6 +102,7 @@ export function summaryWithoutUpstream(facts: CallFacts): RequestSummary {
   };
 }
 
+/** One MCP tool call as `mcp.tool.called` and `mcp.tool.failed` report it (sizes in bytes of JSON; never the arguments or the result). */
 export interface McpToolCall {
   requestId: string;
   keyId: string | null;
@@ -120,6 +120,12 @@ export interface McpToolCall {
   /** The result's size as the server gave it, before `max_result_bytes` cut it. */
   resultBytes: number;
   truncated: boolean;
+  /**
+   * What the output guardrails did to the result of a tool called directly (`api`, `mcp`), as `<side>:<rule>:<action>`
+   * (`output:secrets:redacted`, `output:deny:blocked`, `output:emails:flagged`), as in the request log; null when none
+   * acted, and in agent mode (there a result is checked as the next turn's prompt, by the input rules).
+   */
+  guardrails: string[] | null;
 }
 
 /** What an alert is about: the key or team of a budget, the provider (and model, target) or route of a failure. */

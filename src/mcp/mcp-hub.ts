@@ -5,6 +5,7 @@
  */
 import type { EventBus } from '../bus/bus.js';
 import type { McpServerRuntime, McpSettings } from '../core/config.js';
+import type { McpToolCall } from '../core/events.js';
 import { MCP_TOOL_SEPARATOR, type McpCaller, type McpCallResult, type McpHub, type McpServerHealth, type McpToolInfo } from '../core/mcp.js';
 import type { Log } from '../log.js';
 import type { Outbound } from '../network/outbound-network.js';
@@ -135,9 +136,11 @@ export class McpHubService implements McpHubView {
     const argumentsBytes = jsonBytes(args);
     const { callTimeoutMs, maxResultBytes } = this.limits;
     const connection = this.connections.get(server);
+    // What the guard did to the answer (`output:<rule>:<action>`), reported with the call; null when it did nothing.
+    let guardrails: string[] | null = null;
     const finish = (result: Omit<McpHubCallResult, 'durationMs' | 'argumentsBytes'>): McpHubCallResult => {
       const done: McpHubCallResult = { ...result, durationMs: Math.round(performance.now() - started), argumentsBytes };
-      this.report(done, server, tool, caller);
+      this.report(done, server, tool, caller, guardrails);
       return done;
     };
     const failed = (failure: McpFailure, raw: string): McpHubCallResult => {
@@ -154,6 +157,7 @@ export class McpHubService implements McpHubView {
     try {
       const answer = await connection.callTool(tool, args, { timeoutMs: callTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
       const guarded = options.guard ? options.guard(answer.content, answer.structuredContent) : null;
+      guardrails = guarded?.guardrails ?? null;
       if (guarded?.blocked) {
         const text = guarded.blocked;
         const resultBytes = jsonBytes(answer.content) + jsonBytes(answer.structuredContent);
@@ -186,9 +190,9 @@ export class McpHubService implements McpHubView {
     await Promise.all(connections.map((connection) => connection.close()));
   }
 
-  private report(result: McpHubCallResult, server: string, tool: string, caller: McpCaller): void {
+  private report(result: McpHubCallResult, server: string, tool: string, caller: McpCaller, guardrails: string[] | null): void {
     const { bus } = this.options;
-    const payload = {
+    const payload: McpToolCall = {
       requestId: caller.requestId,
       keyId: caller.keyId,
       teamId: caller.teamId,
@@ -201,6 +205,7 @@ export class McpHubService implements McpHubView {
       argumentsBytes: result.argumentsBytes,
       resultBytes: result.resultBytes,
       truncated: result.truncated,
+      guardrails,
     };
     bus.emit('mcp.tool.called', payload);
     if (result.status === 'error') {

@@ -17,15 +17,21 @@ import { guardToolResult } from '../guardrails/tool-result-guard.js';
 import type { TextScanner } from '../guardrails/request-guard.js';
 import type { Finding } from '../guardrails/types.js';
 
-/** What the hub runs on a tool's answer before capping it (see McpHubService.callTool). */
+/**
+ * What the hub runs on a tool's answer before capping it (see McpHubService.callTool): the result redacted, `blocked`
+ * with the message the client gets instead of it, and `guardrails`, what the rules did as `output:<rule>:<action>`
+ * (the request log's format; null when none acted), which the hub reports with the call (`mcp.tool.called`).
+ */
 export type ToolResultGuard = (
   content: readonly unknown[],
   structuredContent: Record<string, unknown> | undefined,
-) => { content: unknown[]; structuredContent: Record<string, unknown> | undefined; blocked: string | null };
+) => { content: unknown[]; structuredContent: Record<string, unknown> | undefined; blocked: string | null; guardrails: string[] | null };
 
 const PAST = { block: 'blocked', redact: 'redacted', flag: 'flagged' } as const;
 /** Distinct override combinations kept compiled per config version; past it the map starts over. */
 const MAX_SCANNERS = 1_000;
+/** The most `guardrails` labels one call keeps (as the guardrails stage keeps for a request). */
+const MAX_LABELS = 50;
 
 const WHAT: Record<string, string> = {
   email: 'an email address',
@@ -73,24 +79,26 @@ export function blockedToolMessage(finding: Pick<Finding, 'rule' | 'kind'>, tool
 /**
  * The guard for one direct tool call by `identity` (undefined when no output rule applies to it): it reports each
  * rule's action on the bus (`guardrail.blocked`/`redacted`/`flagged`, side `output`, the call's request id and key),
- * and gives the result redacted, or `blocked` with the message the client gets instead of it.
+ * and gives the result redacted, or `blocked` with the message the client gets instead of it, and the actions as the
+ * call's `guardrails` labels (a blocked result's: its blocks only, as reported).
  */
 export function toolResultGuard(config: RuntimeConfig, bus: EventBus, identity: Identity | null, requestId: string, tool: string): ToolResultGuard | undefined {
   const scanner = outputScanner(config, identity?.team?.guardrails ?? null, identity?.key.guardrails ?? null);
   if (!scanner) return undefined;
   return (content, structuredContent) => {
     const verdict = guardToolResult(content, structuredContent, scanner);
-    if (verdict.findings.length > 0) report(bus, requestId, identity, verdict.blocked ? verdict.findings.filter((finding) => finding.action === 'block') : verdict.findings);
+    const acted = verdict.blocked ? verdict.findings.filter((finding) => finding.action === 'block') : verdict.findings;
     return {
       content: verdict.content,
       structuredContent: verdict.structuredContent,
       blocked: verdict.blocked ? blockedToolMessage(verdict.blocked, tool) : null,
+      guardrails: acted.length > 0 ? report(bus, requestId, identity, acted) : null,
     };
   };
 }
 
-/** One event per rule and action, with how many matches it acted on; never the matched text. */
-function report(bus: EventBus, requestId: string, identity: Identity | null, findings: readonly Finding[]): void {
+/** One event per rule and action, with how many matches it acted on; never the matched text. Gives their labels. */
+function report(bus: EventBus, requestId: string, identity: Identity | null, findings: readonly Finding[]): string[] {
   const counts = new Map<string, { finding: Finding; count: number }>();
   for (const finding of findings) {
     const id = `${finding.rule}\u0000${finding.action}`;
@@ -98,7 +106,11 @@ function report(bus: EventBus, requestId: string, identity: Identity | null, fin
     if (entry) entry.count++;
     else counts.set(id, { finding, count: 1 });
   }
+  const labels: string[] = [];
   for (const { finding, count } of counts.values()) {
-    bus.emit(`guardrail.${PAST[finding.action]}`, { requestId, rule: finding.rule, kind: finding.kind, side: 'output', count, keyId: identity?.key.id ?? null, route: null });
+    const past = PAST[finding.action];
+    bus.emit(`guardrail.${past}`, { requestId, rule: finding.rule, kind: finding.kind, side: 'output', count, keyId: identity?.key.id ?? null, route: null });
+    if (labels.length < MAX_LABELS) labels.push(`output:${finding.rule}:${past}`);
   }
+  return labels;
 }

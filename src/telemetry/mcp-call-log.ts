@@ -4,7 +4,10 @@ import type { GatewayEvents, McpToolCall } from '../core/events.js';
 import type { Log } from '../log.js';
 import { openRecords } from '../store/records.js';
 
-/** One line of the MCP tool-call log: the call as the bus reported it, when, and why it failed; never the content. */
+/**
+ * One line of the MCP tool-call log: the call as the bus reported it (what the output guardrails did to a direct
+ * call's result included), when, and why it failed; never the content.
+ */
 export interface McpCallRecord extends McpToolCall {
   at: string;
   error: string | null;
@@ -47,7 +50,8 @@ export class McpCallLog {
     for (const { value } of this.db.getRange({ reverse: true })) {
       if (query.keyId && value.keyId !== query.keyId) continue;
       if (query.server && value.server !== query.server) continue;
-      out.push(value);
+      // A line written before calls carried `guardrails` reads as one no guardrail acted on.
+      out.push(value.guardrails === undefined ? { ...value, guardrails: null } : value);
       if (out.length >= query.limit) break;
     }
     return out;
