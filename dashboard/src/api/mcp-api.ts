@@ -67,6 +67,8 @@ export interface McpCall {
   argumentsBytes: number;
   resultBytes: number;
   truncated: boolean;
+  /** What the output guardrails did to a direct call's result (`output:<rule>:<action>`); null when none acted. */
+  guardrails?: string[] | null;
   error: string | null;
 }
 

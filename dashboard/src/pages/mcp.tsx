@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api/client.js';
 import {
@@ -220,7 +221,7 @@ function CallLog({ servers }: { servers: string[] }) {
   return (
     <>
       <h2 id="mcp-calls-title">Tool calls</h2>
-      <p class="muted">Every tool call, newest first (the newest {CALLS_LIMIT} shown): who, which tool, through which door, how it went; never the arguments or the result.</p>
+      <p class="muted">Every tool call, newest first (the newest {CALLS_LIMIT} shown): who, which tool, through which door, how it went, what the output guardrails did to the result; never the arguments or the result.</p>
       <form class="filters" role="search" aria-label="Filter the tool calls" onSubmit={(event) => event.preventDefault()}>
         <FilterSelect label="Server" value={server} all="all servers" options={[...servers, ...(server && !servers.includes(server) ? [server] : [])]} onChange={setServer} />
         <label>
@@ -230,7 +231,7 @@ function CallLog({ servers }: { servers: string[] }) {
       </form>
       <ErrorNotice error={log.error} />
       <ListState ready={!!log.data} loading={log.loading} what="the tool calls" count={calls.length} empty={server || keyId ? 'No tool call matches the filter.' : 'No tool calls yet.'}>
-        <DataTable labelledBy="mcp-calls-title" caption="Tool calls" columns={['Time', 'Key', 'Tool', 'Via', 'Status', 'Duration', 'Arguments', 'Result', 'Truncated', 'Error']}>
+        <DataTable labelledBy="mcp-calls-title" caption="Tool calls" columns={['Time', 'Key', 'Tool', 'Via', 'Status', 'Duration', 'Arguments', 'Result', 'Truncated', 'Guardrails', 'Error']}>
           {calls.map((call, index) => (
             <tr key={`${call.at}|${call.requestId ?? ''}|${call.server}|${call.tool}|${index}`} data-call-tool={`${call.server}__${call.tool}`} data-call-status={call.status} data-call-key={call.keyId ?? ''}>
               <td>
@@ -253,6 +254,15 @@ function CallLog({ servers }: { servers: string[] }) {
               <td>{bytes(call.argumentsBytes)}</td>
               <td>{bytes(call.resultBytes)}</td>
               <td>{call.truncated ? 'yes' : 'no'}</td>
+              <td class="wrap" data-col="guardrails">
+                {/* What the output rules did to the result (redacted, withheld, flagged): the result itself is never shown. */}
+                {call.guardrails && call.guardrails.length > 0 ? call.guardrails.map((label, index) => (
+                      <Fragment key={label}>
+                        {index > 0 ? ' ' : null}
+                        <span class={`badge ${label.endsWith(':blocked') ? 'status-4xx' : ''}`}>{label.replace(/^output:/, '')}</span>
+                      </Fragment>
+                    )) : <Nothing>none</Nothing>}
+              </td>
               <td class="wrap">{call.error ?? ''}</td>
             </tr>
           ))}
