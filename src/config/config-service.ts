@@ -174,14 +174,29 @@ const START_ONLY_SETTINGS = ['host', 'port', 'data_dir'] as const;
  */
 const MERGED_SECTIONS = ['providers', 'routes', 'settings'] as const;
 
-/** A layer without the merged sections that are empty (`routes: {}`, what a merge patch deleting the file's route leaves). */
+/**
+ * A layer without the merged sections that are empty (`routes: {}`, what a merge patch deleting the file's route leaves),
+ * nor the empty objects within them (`settings.upstream_timeouts: {}`), however deep. Arrays are kept as they are.
+ */
 function withoutEmptySections(layer: ConfigDocument): ConfigDocument {
   const out: Record<string, unknown> = { ...layer };
   for (const section of MERGED_SECTIONS) {
-    const value = out[section];
-    if (value === undefined || (isRecord(value) && Object.keys(value).length === 0)) delete out[section];
+    const value = withoutEmptyObjects(out[section]);
+    if (value === undefined) delete out[section];
+    else out[section] = value;
   }
   return out as ConfigDocument;
+}
+
+/** An object without its members that are empty objects once theirs are dropped; undefined when nothing is left. */
+function withoutEmptyObjects(value: unknown): unknown {
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(value)) {
+    const kept = withoutEmptyObjects(member);
+    if (kept !== undefined) out[key] = kept;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
 }
 
 /**

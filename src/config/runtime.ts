@@ -64,8 +64,9 @@ function baseUrlFromEnv(env: Env, names: string[], example: string): string | un
 function intFromEnv(env: Env, name: string, max = Number.MAX_SAFE_INTEGER, min = 0): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
+  // Decimal digits only, as the message says: Number() read `0x10` as 16, `0b101` as 5 and `1e6` as 1000000.
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name}: expected an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;

@@ -47,15 +47,17 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     return reply.code(201).header('location', keyPath(record.id)).send({ ...record, key });
   });
 
-  // Paged when `limit` is given (`after`: the previous page's `next_after`, or the id of its last key; `q`: text in
-  // the name, id or prefix);
-  // without it, every key, as before. `ids`: just those keys (what a page naming keys by id needs); `fields`: only
+  // Paged when `limit` or `after` is given (`after`: the previous page's `next_after`, or the id of its last key; `q`:
+  // text in the name, id or prefix);
+  // without either, every key, as before. `ids`: just those keys (what a page naming keys by id needs); `fields`: only
   // those fields of each key (and its id).
   api.get('/keys', async (request, reply) => {
     onlyQueryParams(request, LIST_PARAMS);
     const rawLimit = queryString(request, 'limit');
-    const limit = rawLimit === undefined ? undefined : parsePageLimit(rawLimit, MAX_KEYS_PAGE);
-    const after = queryString(request, 'after');
+    // An empty `after` is no cursor, as an empty cursor or filter is on every list (`/api/logs?before=`, `q=`).
+    const after = queryString(request, 'after') || undefined;
+    // `after` pages: without `limit` it takes the default page size (it was ignored, and every key answered from the first).
+    const limit = rawLimit === undefined && after === undefined ? undefined : parsePageLimit(rawLimit, MAX_KEYS_PAGE);
     const q = queryString(request, 'q')?.trim().toLowerCase().slice(0, 200) ?? '';
     const rawIds = queryString(request, 'ids');
     const rawFields = queryString(request, 'fields');
