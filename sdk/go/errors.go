@@ -69,6 +69,22 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// ShouldRetry reads the answer's x-should-retry header, which the gateway sends when it knows whether
+// sending the request again can succeed: false on a spent budget (no retry passes before it resets,
+// however long retry-after is) and on an upstream error that said so; true on a budget held only by
+// requests in flight, and on an upstream error that said so (OpenAI's and Anthropic's SDKs obey it over
+// the status). said is false when the answer has no such header (or not true or false), as errors
+// inside a stream have none: then the status decides (OpenAI's SDKs retry 408, 409, 429 and 5xx).
+func (e *APIError) ShouldRetry() (retry bool, said bool) {
+	switch strings.ToLower(strings.TrimSpace(e.Header.Get("x-should-retry"))) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
 // errorBody is the wire shape of an error answer; code may be a string, a number or null upstream.
 type errorBody struct {
 	Error *struct {

@@ -218,7 +218,7 @@ func (s *KeysService) ListPage(ctx context.Context, options KeyListOptions) (*Ke
 	query := url.Values{}
 	limit := options.Limit
 	if limit <= 0 {
-		// The gateway pages only when a limit is given; 50 is its own default page size.
+		// Sent always: without limit or after the gateway streams every key; 50 is its own default page size.
 		limit = 50
 	}
 	query.Set("limit", strconv.Itoa(limit))

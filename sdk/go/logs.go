@@ -54,6 +54,9 @@ type RequestLogEntry struct {
 	// RequestBody and ResponseBody are kept only with settings.log_bodies.enabled.
 	RequestBody  string `json:"request_body,omitempty"`
 	ResponseBody string `json:"response_body,omitempty"`
+	// WriteSeq is the record's place in the order records were written (the cursor of WrittenAfter);
+	// 0 for records written before the gateway numbered them (2026-11-29), which WrittenAfter never returns.
+	WriteSeq int64 `json:"write_seq,omitempty"`
 	Raw
 }
 
@@ -87,10 +90,14 @@ type LogFilter struct {
 	Status string
 	// Query finds text in the error message.
 	Query string
-	// Limit is the page size (the gateway's default is 50).
+	// Limit is the page size: the gateway's default is 50 and its most 500 (a larger Limit is cut to 500).
 	Limit int
 	// Before is the cursor of the next (older) page: LogPage.NextBefore.
 	Before string
+	// AllowGaps goes with WrittenAfter only (List refuses it, a 400): when retention deleted records
+	// written after the cursor before they were read, take what is still kept instead of the
+	// 410 log_cursor_trimmed.
+	AllowGaps bool
 }
 
 func (f LogFilter) values() url.Values {
@@ -107,6 +114,9 @@ func (f LogFilter) values() url.Values {
 	}
 	if f.Limit > 0 {
 		query.Set("limit", strconv.Itoa(f.Limit))
+	}
+	if f.AllowGaps {
+		query.Set("allow_gaps", "true")
 	}
 	return query
 }
@@ -207,3 +217,108 @@ func (it *LogIterator) Entry() RequestLogEntry { return it.page[it.index] }
 
 // Err is the error that stopped the iteration, nil at a normal end.
 func (it *LogIterator) Err() error { return it.err }
+
+// WrittenLogPage is one page of the request log in the order its records were written (see
+// LogsService.WrittenAfter), oldest write first.
+type WrittenLogPage struct {
+	Data []RequestLogEntry
+	// NextWrittenAfter is the cursor to ask with next. It is past the records the filters skipped too,
+	// so it may be beyond the last entry's WriteSeq.
+	NextWrittenAfter int64
+	// HasMore says that more records were written after this page: ask again at once. A page looks at
+	// a bounded number of records, so a rare filter may answer a short page, even an empty one, with HasMore.
+	HasMore bool
+}
+
+// WrittenAfter returns the records written after cursor (a WriteSeq; 0 for the start of the log),
+// oldest write first: what a log shipper polls, keeping NextWrittenAfter for its next call. Unlike
+// From and To, which select by when a request arrived, it misses no request that arrived before a
+// poll and ended after it (a long stream, a slow retry chain).
+//
+// The filter's KeyID, TeamID, Model, Provider, Route, Status and Query apply, Limit is the page size
+// (default 50, at most 500), and AllowGaps takes what retention kept after a cursor it overtook
+// (without it, a 410 log_cursor_trimmed). From, To and Before select by arrival and are refused with
+// a cursor (a 400 invalid_query naming the parameter), as is a cursor past every WriteSeq this
+// gateway gave (one of another gateway).
+func (s *LogsService) WrittenAfter(ctx context.Context, cursor int64, filter LogFilter) (*WrittenLogPage, error) {
+	query := filter.values()
+	query.Set("written_after", strconv.FormatInt(cursor, 10))
+	var page struct {
+		Data             []RequestLogEntry `json:"data"`
+		NextWrittenAfter int64             `json:"next_written_after"`
+		HasMore          bool              `json:"has_more"`
+	}
+	if _, err := s.client.admin(ctx, http.MethodGet, "/api/logs", query, nil, &page); err != nil {
+		return nil, err
+	}
+	return &WrittenLogPage{Data: page.Data, NextWrittenAfter: page.NextWrittenAfter, HasMore: page.HasMore}, nil
+}
+
+// IterateWrittenAfter walks the records written after cursor, oldest write first, following
+// NextWrittenAfter while the gateway says HasMore, then stops; Cursor is what to start from next time:
+//
+//	it := client.Logs.IterateWrittenAfter(cursor, tollgate.LogFilter{Limit: 500})
+//	for it.Next(ctx) {
+//		ship(it.Entry())
+//	}
+//	if err := it.Err(); err != nil { ... }
+//	cursor = it.Cursor() // keep it once the sink took the entries
+func (s *LogsService) IterateWrittenAfter(cursor int64, filter LogFilter) *WrittenLogIterator {
+	return &WrittenLogIterator{service: s, filter: filter, next: cursor, more: true}
+}
+
+// WrittenLogIterator walks the request log in write order; see LogsService.IterateWrittenAfter.
+type WrittenLogIterator struct {
+	service *LogsService
+	filter  LogFilter
+	page    []RequestLogEntry
+	index   int
+	// next is the cursor the next page is asked with: the last page's NextWrittenAfter.
+	next int64
+	more bool
+	err  error
+}
+
+// Next advances to the next entry, fetching the next page when needed. It returns false once a page
+// without HasMore has been walked, or on an error (see Err).
+func (it *WrittenLogIterator) Next(ctx context.Context) bool {
+	for {
+		if it.err != nil {
+			return false
+		}
+		if it.index+1 < len(it.page) {
+			it.index++
+			return true
+		}
+		if !it.more {
+			return false
+		}
+		page, err := it.service.WrittenAfter(ctx, it.next, it.filter)
+		if err != nil {
+			it.err = err
+			return false
+		}
+		if page.HasMore && page.NextWrittenAfter <= it.next {
+			it.err = errorf("the gateway answered has_more with a cursor that did not move (written_after %d, next_written_after %d)", it.next, page.NextWrittenAfter)
+			return false
+		}
+		it.page, it.index = page.Data, -1
+		it.next, it.more = page.NextWrittenAfter, page.HasMore
+	}
+}
+
+// Entry is the current entry; valid after Next returned true.
+func (it *WrittenLogIterator) Entry() RequestLogEntry { return it.page[it.index] }
+
+// Cursor is the cursor to resume from after the entries Next has returned so far: the current entry's
+// WriteSeq inside a page, the page's NextWrittenAfter after its last entry (past the records the
+// filters skipped). After an error it is that of the last entry returned, so nothing is skipped.
+func (it *WrittenLogIterator) Cursor() int64 {
+	if it.index >= 0 && it.index+1 < len(it.page) {
+		return it.page[it.index].WriteSeq
+	}
+	return it.next
+}
+
+// Err is the error that stopped the iteration, nil at a normal end.
+func (it *WrittenLogIterator) Err() error { return it.err }
