@@ -12,6 +12,7 @@ import type { GuardrailsOverride, RuntimeConfig } from '../core/config.js';
 import type { Identity } from '../core/context.js';
 import { libraryRules } from '../config/runtime.js';
 import { effectiveRules } from '../guardrails/effective-rules.js';
+import { ACTION_PAST, foundWords } from '../guardrails/finding-words.js';
 import { compileGuardrails } from '../guardrails/scanner.js';
 import { guardToolResult } from '../guardrails/tool-result-guard.js';
 import type { TextScanner } from '../guardrails/request-guard.js';
@@ -27,23 +28,10 @@ export type ToolResultGuard = (
   structuredContent: Record<string, unknown> | undefined,
 ) => { content: unknown[]; structuredContent: Record<string, unknown> | undefined; blocked: string | null; guardrails: string[] | null };
 
-const PAST = { block: 'blocked', redact: 'redacted', flag: 'flagged' } as const;
 /** Distinct override combinations kept compiled per config version; past it the map starts over. */
 const MAX_SCANNERS = 1_000;
 /** The most `guardrails` labels one call keeps (as the guardrails stage keeps for a request). */
 const MAX_LABELS = 50;
-
-const WHAT: Record<string, string> = {
-  email: 'an email address',
-  phone: 'a phone number',
-  payment_card: 'a payment card number',
-  iban: 'an IBAN',
-  national_id: 'a national ID number',
-  secret: 'a secret (an API key, a token or a private key)',
-  prompt_injection: 'a likely prompt injection',
-  keyword: 'a denied word',
-  regex: 'text matching a denied pattern',
-};
 
 /** Output scanners by config version, then by the caller's overrides (null: no output rule applies). */
 const compiled = new WeakMap<RuntimeConfig, Map<string, TextScanner | null>>();
@@ -72,7 +60,7 @@ function outputScanner(config: RuntimeConfig, team: GuardrailsOverride | null, k
 
 /** The message of a blocked tool result: the rule and what it found, never the text. */
 export function blockedToolMessage(finding: Pick<Finding, 'rule' | 'kind'>, tool: string): string {
-  const what = WHAT[finding.kind] ?? `text the '${finding.kind}' check refuses`;
+  const what = foundWords(finding.kind);
   return `Blocked by guardrail '${finding.rule}': the result of tool '${tool}' contains ${what}.`;
 }
 
@@ -108,7 +96,7 @@ function report(bus: EventBus, requestId: string, identity: Identity | null, fin
   }
   const labels: string[] = [];
   for (const { finding, count } of counts.values()) {
-    const past = PAST[finding.action];
+    const past = ACTION_PAST[finding.action];
     bus.emit(`guardrail.${past}`, { requestId, rule: finding.rule, kind: finding.kind, side: 'output', count, keyId: identity?.key.id ?? null, route: null });
     if (labels.length < MAX_LABELS) labels.push(`output:${finding.rule}:${past}`);
   }

@@ -9,6 +9,7 @@ import { definePlugin } from '../core/plugin.js';
 import type { Next, Stage } from '../core/stage.js';
 import { libraryRules } from '../config/runtime.js';
 import { guardStream } from '../guardrails/answer-guard.js';
+import { ACTION_PAST, foundWords } from '../guardrails/finding-words.js';
 import { requestedSchema, schemaProblem } from '../guardrails/json-output.js';
 import { moderate, verdictBlocks, type Classify, type ModerationRule, type ModerationVerdict } from '../guardrails/moderation.js';
 import { guardNativeBody, guardRequest, hasNativeOnlyText, redactNativeBody, requestTexts, scrubNativeBody, type TextScanner } from '../guardrails/request-guard.js';
@@ -44,23 +45,8 @@ interface Policy {
   lookBehind: number | undefined;
 }
 
-const PAST = { block: 'blocked', redact: 'redacted', flag: 'flagged' } as const;
 /** Distinct override combinations kept compiled per config version; past it the map starts over. */
 const MAX_POLICIES = 1_000;
-
-const WHAT: Record<string, string> = {
-  email: 'an email address',
-  phone: 'a phone number',
-  payment_card: 'a payment card number',
-  iban: 'an IBAN',
-  national_id: 'a national ID number',
-  secret: 'a secret (an API key, a token or a private key)',
-  prompt_injection: 'a likely prompt injection',
-  keyword: 'a denied word',
-  regex: 'text matching a denied pattern',
-  moderation: 'content the moderation model classified as unsafe',
-  json_schema: 'JSON that does not match the requested schema',
-};
 
 function appliesTo(rule: GuardrailRuleConfig, side: 'input' | 'output', defaultSide: 'input' | 'both'): boolean {
   const to = rule.applies_to ?? defaultSide;
@@ -389,7 +375,7 @@ class GuardrailsStage implements Stage {
       ctx.extensions.set(GUARDRAIL_ACTIONS, actions);
     }
     for (const { finding, count } of counts.values()) {
-      const past = PAST[finding.action];
+      const past = ACTION_PAST[finding.action];
       this.bus.emit(`guardrail.${past}`, { requestId: ctx.id, rule: finding.rule, kind: finding.kind, side, count, keyId: ctx.identity?.key.id ?? null, route: ctx.plan?.route ?? null });
       const label = `${side}:${finding.rule}:${past}`;
       if (!actions.includes(label) && actions.length < 50) actions.push(label);
@@ -411,7 +397,7 @@ function inputParam(ctx: RequestContext, param: string | null): string | null {
 }
 
 function blockedError(finding: Acted | Finding, side: 'input' | 'output', param: string | null) {
-  const what = WHAT[finding.kind] ?? `text the '${finding.kind}' check refuses`;
+  const what = foundWords(finding.kind);
   const detail = finding.kind === 'moderation' && finding.subtype ? (finding.subtype === 'check_failed' ? ' (the check failed and the rule fails closed)' : ` (${finding.subtype})`) : '';
   const message = side === 'input' ? `Blocked by guardrail '${finding.rule}': the request contains ${what}${detail}.` : `Blocked by guardrail '${finding.rule}': the answer contains ${what}${detail}.`;
   return gatewayError('guardrail_blocked', message, { param });
