@@ -142,6 +142,8 @@ interface ContextBase {
    * A stream's keep-alives open the client's answer only while it holds (see http/stream-keepalive.ts).
    */
   upstreamAnswering: boolean;
+  /** When (performance.now()) the attempt under way got its upstream's 2xx headers: a keep-alive waits an interval from it. */
+  upstreamAnsweredAt: number;
   /** The usage reported by the upstream (last value seen for streams), in the canonical wire shape. */
   usage: CompletionUsage | null;
   /**
@@ -259,6 +261,7 @@ export function createRequestContext(init: ContextInit): RequestContext {
     plan: null,
     upstream: null,
     upstreamAnswering: false,
+    upstreamAnsweredAt: 0,
     usage: null,
     usageSoFar: null,
     spent: null,

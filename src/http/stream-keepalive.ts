@@ -50,6 +50,11 @@ export function streamKeepAlive(res: ServerResponse, ctx: RequestContext, frame:
     // Something was written since: wait out the rest of an interval from then (a timer may fire a millisecond early).
     if (wait > 1) return arm(wait);
     if (!res.headersSent && ctx.upstreamAnswering) {
+      // Only once the answering upstream has itself been silent a whole interval: one that answered 2xx and broke off
+      // at once (a failure a moment behind its headers, which a loaded event loop may hear only after this timer)
+      // must not open the answer, whose next attempt may still refuse with a status of its own.
+      const answering = performance.now() - ctx.upstreamAnsweredAt;
+      if (answering < interval - 1) return arm(interval - answering);
       // The head may hold a value Node refuses (a plugin's header with a CR/LF): thrown here, in a timer outside the
       // answer's guards, it would end the process. The keep-alives stop instead; the answer's own first write meets
       // the same refusal where it is caught, and this request alone fails with its dialect's 500.

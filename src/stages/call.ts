@@ -516,6 +516,7 @@ class CallStage implements Stage {
           firstByteMs = performance.now() - started;
           upstream.status = status;
           ctx.upstreamAnswering = status >= 200 && status < 300;
+          ctx.upstreamAnsweredAt = performance.now();
           headers = responseHeaders;
           // The provider's own id for this exchange, so a client can quote it to the provider's support.
           const upstreamId = upstreamRequestId(responseHeaders);

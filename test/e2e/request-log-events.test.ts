@@ -180,7 +180,8 @@ describe('a stream cut off by the gateway shutting down', () => {
 });
 
 describe('an answer the gateway fails to write', () => {
-  // A plugin that sets a response header Node refuses to send: the client gets the dialect's 500 internal_error.
+  // A plugin that sets a response header Node refuses to send: the client gets the dialect's 500 (plugin_failed: the
+  // plugin's isolation finds the header before the answer's writer meets it, see plugin-audit-bad-header).
   const BAD_HEADER = `export default { name: 'bad-header', create: () => ({ name: 'bad-header', run(ctx, next) { ctx.responseHeaders['x-note'] = 'a\\r\\nb'; return next(); } }) };\n`;
   let dir: string;
   let faulty: RunningGateway;
@@ -206,7 +207,7 @@ describe('an answer the gateway fails to write', () => {
       body: JSON.stringify({ model: 'openai/priced-model', messages: hi, stream }),
     });
     expect(response.status).toBe(500);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('internal_error');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('plugin_failed');
     const requestId = response.headers.get('x-request-id') as string;
     const deadline = Date.now() + 5_000;
     let entry: any;
@@ -219,7 +220,7 @@ describe('an answer the gateway fails to write', () => {
       if (Date.now() > deadline) throw new Error(`no log entry for ${requestId}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    expect(entry).toMatchObject({ status: 500, cancelled: false, error_code: 'internal_error' });
+    expect(entry).toMatchObject({ status: 500, cancelled: false, error_code: 'plugin_failed' });
     const metrics = await (await fetch(`${faulty.url}/metrics`)).text();
     expect(metrics).not.toMatch(/^tollgate_requests_total\{[^}]*status="(200|499)"\}/m);
   });

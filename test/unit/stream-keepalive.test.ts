@@ -22,7 +22,7 @@ afterEach(async () => {
 
 function context(intervalMs: number, upstreamStatus: number): RequestContext {
   const upstreamAnswering = upstreamStatus >= 200 && upstreamStatus < 300;
-  return { stream: true, config: { settings: { streamKeepaliveMs: intervalMs } }, upstream: { status: upstreamStatus }, upstreamAnswering } as unknown as RequestContext;
+  return { stream: true, config: { settings: { streamKeepaliveMs: intervalMs } }, upstream: { status: upstreamStatus }, upstreamAnswering, upstreamAnsweredAt: 0 } as unknown as RequestContext;
 }
 
 /** A server whose one answer is handed to `serve`; a client that sends a request and never reads. */
@@ -70,9 +70,36 @@ describe('streamKeepAlive', () => {
     // The call stage sets both as the attempt's upstream answers 2xx.
     (ctx.upstream as { status: number }).status = 200;
     ctx.upstreamAnswering = true;
+    ctx.upstreamAnsweredAt = performance.now();
     await sleep(150);
     expect(opened).toBe(1);
     expect(res.headersSent).toBe(true);
+    res.end();
+  });
+
+  it('waits a whole interval from the upstream\'s 2xx: an attempt that breaks off just after it opens nothing', async () => {
+    const res = await unreadAnswer();
+    const ctx = context(60, 0);
+    let opened = 0;
+    streamKeepAlive(res, ctx, ': keep-alive\n\n', () => {
+      opened++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+    });
+    // Silent since the request began; the upstream answers 2xx just before a beat is due, and fails 30 ms later.
+    await sleep(50);
+    ctx.upstreamAnswering = true;
+    ctx.upstreamAnsweredAt = performance.now();
+    await sleep(30);
+    expect(opened).toBe(0);
+    ctx.upstreamAnswering = false;
+    await sleep(150);
+    expect(opened).toBe(0);
+    expect(res.headersSent).toBe(false);
+    // A later attempt that answers and stays silent gets its keep-alive an interval after its 2xx.
+    ctx.upstreamAnswering = true;
+    ctx.upstreamAnsweredAt = performance.now();
+    await sleep(150);
+    expect(opened).toBe(1);
     res.end();
   });
 
