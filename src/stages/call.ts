@@ -474,14 +474,16 @@ class CallStage implements Stage {
         const refused = error.upstreamStatus === 401 || error.upstreamStatus === 403;
         const again = refused && !state.cancelled && !state.started && againOnRefusal ? againOnRefusal(error) : null;
         if (again) return void again.then(resolve, reject);
+        // Asked once for the pause and the rate-limit branch (it reads the type, the code and, on a 400 or 429, the message).
+        const cannotPay = accountCannotPay(error);
         if (state.cancelled) record({ kind: 'neutral' });
-        else if (error.upstreamStatus === 429 && !accountCannotPay(error)) record({ kind: 'rate-limited', retryAfterMs: askedWaitMs(error, headers), headers });
+        else if (error.upstreamStatus === 429 && !cannotPay) record({ kind: 'rate-limited', retryAfterMs: askedWaitMs(error, headers), headers });
         else if (error.retryable || state.started || operatorKeyRefused(error, target)) {
           // An upstream error answer may say when to come back (a 503's retry-after): the retry waits that long. A used-up
           // quota (an account that cannot pay) keeps the key from later requests as long as an open breaker would, however
           // soon its answer said to come back.
           let wait = error.upstreamStatus !== undefined ? askedWaitMs(error, headers) : null;
-          if (accountCannotPay(error)) wait = Math.max(wait ?? 0, run.quotaPauseMs);
+          if (cannotPay) wait = Math.max(wait ?? 0, run.quotaPauseMs);
           record({ kind: 'failure', reason: error.code ?? `HTTP ${error.status}`, latencyMs: performance.now() - started, retryAfterMs: wait });
         }
         else record({ kind: 'neutral' });
