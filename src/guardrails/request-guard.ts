@@ -213,17 +213,22 @@ interface NativeTextLayout {
   payload: ReadonlySet<string>;
 }
 
+// OpenAI's Responses API: `input` (a string or items) and `instructions`. Ids, call ids, names, statuses, file and
+// image references and base64 data are not text; reasoning items are the model's own, their content encrypted, and so
+// is a compaction item's (what POST /v1/responses/compact gave, sent back as input).
+// A function call's arguments and a tool's output are strings, checked like any text.
+const RESPONSES_TEXT: NativeTextLayout = {
+  fields: ['input', 'instructions'],
+  notText: new Set(['type', 'role', 'id', 'call_id', 'name', 'status', 'image_url', 'file_id', 'file_data', 'file_url', 'filename', 'detail', 'format']),
+  isThought: (value) => value.type === 'reasoning' || value.type === 'compaction',
+  plainText: () => null,
+  payload: new Set(),
+};
+
 const NATIVE_TEXT: Record<string, NativeTextLayout> = {
-  // OpenAI's Responses API: `input` (a string or items) and `instructions`. Ids, call ids, names, statuses, file and
-  // image references and base64 data are not text; reasoning items are the model's own, their content encrypted.
-  // A function call's arguments and a tool's output are strings, checked like any text.
-  'openai-responses': {
-    fields: ['input', 'instructions'],
-    notText: new Set(['type', 'role', 'id', 'call_id', 'name', 'status', 'image_url', 'file_id', 'file_data', 'file_url', 'filename', 'detail', 'format']),
-    isThought: (value) => value.type === 'reasoning',
-    plainText: () => null,
-    payload: new Set(),
-  },
+  'openai-responses': RESPONSES_TEXT,
+  // A compaction body (POST /v1/responses/compact) is a Responses body.
+  'openai-responses-compact': RESPONSES_TEXT,
   // Anthropic: ids, types, signatures, base64 data. Thinking blocks are left as they are: their signature covers
   // their text, and they are the model's own words, not the client's.
   anthropic: {

@@ -17,7 +17,7 @@ function dialectOf(path: string): string {
   if (path.startsWith('/anthropic')) return 'anthropic';
   if (path.startsWith('/genai')) return 'gemini';
   if (path.startsWith('/litellm')) return 'litellm';
-  if (/^(?:\/v1)?\/responses$/.test(path)) return 'openai-responses';
+  if (/^(?:\/v1)?\/responses(?:\/compact)?$/.test(path)) return 'openai-responses';
   return 'openai';
 }
 

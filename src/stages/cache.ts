@@ -23,6 +23,7 @@ import type { Log } from '../log.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 import { marksUnmetFinish } from '../core/answered-by.js';
 import { redactedPrefix, redactSecrets } from '../core/redact-secrets.js';
+import { COMPACT_FORMAT } from '../wire/openai-responses/format.js';
 
 /** The longest TTL a request may ask for (a year), like the config's. */
 const MAX_TTL_SECONDS = 31_536_000;
@@ -173,13 +174,16 @@ class CacheStage implements Stage {
     private readonly log: Log,
   ) {}
 
-  /** Chat requests whose cache mode (config, route, team, key) is not off. */
+  /**
+   * Chat requests whose cache mode (config, route, team, key) is not off, but for a compaction (POST
+   * /v1/responses/compact): its answer is an encrypted item OpenAI made for that call, not an answer to reuse.
+   */
   appliesTo(ctx: RequestContext): boolean {
-    return ctx.operation === 'chat' && cacheModeOf(ctx) !== 'off';
+    return ctx.operation === 'chat' && ctx.native?.format !== COMPACT_FORMAT && cacheModeOf(ctx) !== 'off';
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
-    if (ctx.operation !== 'chat') return next();
+    if (ctx.operation !== 'chat' || ctx.native?.format === COMPACT_FORMAT) return next();
     const policy = effectivePolicy(ctx);
     if (policy.mode === 'off') return next();
     const tollgate = ctx.hints.tollgate;

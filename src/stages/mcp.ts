@@ -17,7 +17,7 @@ import { NativeRunStream } from '../mcp/native-run-stream.js';
 import { addCounts, nativeTurnUsage, withEarlierUsage } from '../mcp/run-usage.js';
 import { modelToolSchema } from '../mcp/model-schema.js';
 import { noAnthropicToolChoice, noGeminiToolCall, noToolChoice, unforcedToolChoice } from '../mcp/tool-choice.js';
-import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
+import { COMPACT_FORMAT, RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
@@ -176,12 +176,13 @@ class McpStage implements Stage {
 
   /** Chat requests that name MCP servers (the header) or whose route, team or key attaches some. */
   appliesTo(ctx: RequestContext): boolean {
-    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL)) return false;
+    // A compaction (POST /v1/responses/compact) takes no tools: there is no turn for a tool to run in.
+    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL) || ctx.native?.format === COMPACT_FORMAT) return false;
     return Boolean(header(ctx, SERVERS_HEADER)) || policyLayers(ctx).some(hasServers);
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
-    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL)) return next();
+    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL) || ctx.native?.format === COMPACT_FORMAT) return next();
     const layers = policyLayers(ctx);
     const servers = requestedServers(ctx, layers);
     if (servers.length === 0) return next();

@@ -75,7 +75,7 @@ export function checkResponsesRequest(body: unknown, stored: ReadonlySet<string>
       }
     }
   }
-  return null;
+  return compactionItemProblem(body.input);
 }
 
 /** The parameters OpenAI's input token count takes (TokenCountsBody); anything else is its "Unknown parameter". */
@@ -249,4 +249,61 @@ export function responseFrames({ response, argumentPieces, textPieces }: Plan): 
   });
   emit(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
   return frames;
+}
+
+/** The parameters OpenAI's compaction takes (ResponseCompactParams); anything else is its "Unknown parameter". */
+const COMPACT_PARAMETERS = new Set(['model', 'input', 'instructions', 'previous_response_id', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'service_tier']);
+
+/** The encrypted content this upstream gives a compaction item: a keyed hash of its id, so one changed or forged is refused. */
+export function encryptedCompaction(id: string): string {
+  return `gAAAAA${createHash('sha256').update(`scripted-compaction:${id}`).digest('base64url')}`;
+}
+
+/**
+ * A problem with a compaction item sent back in `input` (its encrypted content must be the one this upstream gave
+ * it), or null; for /v1/responses and /v1/responses/compact alike.
+ */
+function compactionItemProblem(input: unknown): Problem | null {
+  if (!Array.isArray(input)) return null;
+  for (const [i, item] of input.entries()) {
+    if (!isRecord(item) || item.type !== 'compaction') continue;
+    if (typeof item.encrypted_content !== 'string' || item.encrypted_content !== encryptedCompaction(String(item.id))) {
+      return { message: `The encrypted content for item ${String(item.id)} could not be verified.`, param: `input[${i}].encrypted_content`, code: 'invalid_encrypted_content' };
+    }
+  }
+  return null;
+}
+
+/** A problem with a `POST /v1/responses/compact` body in OpenAI's words, or null (`stored` as for checkResponsesRequest). */
+export function checkCompactRequest(body: unknown, stored: ReadonlySet<string> = new Set()): Problem | null {
+  if (!isRecord(body)) return { message: 'Invalid body: expected an object.', param: null, code: null };
+  for (const key of Object.keys(body)) if (!COMPACT_PARAMETERS.has(key)) return { message: `Unknown parameter: '${key}'.`, param: key, code: 'unknown_parameter' };
+  if (typeof body.model !== 'string') return { message: "Missing required parameter: 'model'.", param: 'model', code: 'missing_required_parameter' };
+  const previous = body.previous_response_id;
+  if (typeof previous === 'string' && OWN_RESPONSE_ID.test(previous) && !stored.has(previous)) {
+    return { message: `Previous response with id '${previous}' not found.`, param: 'previous_response_id', code: 'previous_response_not_found' };
+  }
+  return compactionItemProblem(body.input);
+}
+
+/**
+ * OpenAI's answer to a compaction (CompactedResponse): the conversation's user messages as output items, then one
+ * compaction item whose encrypted content stands for the rest, and the usage of the pass (the input counted as a
+ * Response's would be, 20 output tokens of which 12 reasoning, cache details included).
+ */
+export function compactedResponse(body: Json): Json {
+  const items: Json[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  const users = items.filter((item) => isRecord(item) && item.role === 'user' && (item.type === undefined || item.type === 'message'));
+  const compaction = `cmp_${randomHex(24)}`;
+  const inputTokens = inputTokensOf(body);
+  return {
+    id: `resp_${randomHex(24)}`,
+    object: 'response.compaction',
+    created_at: Math.floor(Date.now() / 1000),
+    output: [
+      ...users.map((item) => ({ id: `msg_${randomHex(24)}`, type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_text', text: textOf(item.content) }] })),
+      { id: compaction, type: 'compaction', encrypted_content: encryptedCompaction(compaction), created_by: 'model' },
+    ],
+    usage: { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 12 }, total_tokens: inputTokens + 20 },
+  };
 }

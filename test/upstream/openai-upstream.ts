@@ -16,7 +16,7 @@ import { randomAlphanumeric } from './random-ids.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
 import { magistralFrames, magistralJson } from './mistral-thinking.js';
 import { vendorRefusal, vendorView, type Vendor } from './vendor-refusals.js';
-import { checkInputTokensRequest, checkResponsesRequest, inputTokensOf, planResponse, responseFrames } from './openai-responses-api.js';
+import { checkCompactRequest, checkInputTokensRequest, checkResponsesRequest, compactedResponse, inputTokensOf, planResponse, responseFrames } from './openai-responses-api.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
 
 export type { UpstreamMode } from './modes.js';
@@ -45,6 +45,8 @@ export interface ScriptedUpstream {
   calls: RecordedCall[];
   /** What the Responses API answered, in order: the Response, and for a stream the SSE frames as written. */
   responses: Array<{ response: Record<string, any>; frames: string[] | null }>;
+  /** The compactions answered (POST /v1/responses/compact), as sent, while `record` is on. */
+  compactions: Array<Record<string, any>>;
   /** Default mode for later requests. */
   setMode(mode: UpstreamMode): void;
   /** One-shot modes used by the next chat completion requests, FIFO, before the model-name and default modes. */
@@ -98,6 +100,7 @@ function bearerToken(header: string | undefined): string | null {
 class OpenAIUpstream implements ScriptedUpstream {
   readonly calls: RecordedCall[] = [];
   readonly responses: ScriptedUpstream['responses'] = [];
+  readonly compactions: ScriptedUpstream['compactions'] = [];
   /** The ids of the Responses kept (answered without store: false) and of their reasoning items, which a later request may name. */
   private readonly storedResponses = new Set<string>();
   /** The Responses kept, by id, as GET /v1/responses/{id} answers them (DELETE forgets one). */
@@ -159,6 +162,7 @@ class OpenAIUpstream implements ScriptedUpstream {
   reset(): void {
     this.calls.length = 0;
     this.responses.length = 0;
+    this.compactions.length = 0;
     this.queue = [];
     this.mode = OK_MODE;
     this.generation++;
@@ -272,6 +276,19 @@ class OpenAIUpstream implements ScriptedUpstream {
       const problem = checkInputTokensRequest(jsonOk ? body : undefined, this.storedResponses);
       if (problem) return sendError(exchange, 400, invalidRequest(problem));
       return sendJson(exchange, 200, JSON.stringify({ object: 'response.input_tokens', input_tokens: inputTokensOf(body as Record<string, unknown>) }));
+    }
+    // OpenAI's compaction (`client.responses.compact`): the scripted error modes apply as for the Responses API.
+    if (path === '/v1/responses/compact' && method === 'POST') {
+      if (!this.authorized(exchange)) return;
+      const mode = this.queue.shift() ?? modeFromModel(isRecord(body) ? body.model : undefined) ?? this.mode;
+      if (mode.kind === 'error') return sendScriptedError(exchange, mode, isRecord(body) && typeof body.model === 'string' ? body.model : 'gpt-5');
+      if (mode.kind === 'reset') return exchange.reset();
+      if (mode.kind === 'raw') return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
+      const problem = checkCompactRequest(jsonOk ? body : undefined, this.storedResponses);
+      if (problem) return sendError(exchange, 400, invalidRequest(problem));
+      const compacted = compactedResponse(body as Record<string, unknown>);
+      if (this.record) this.compactions.push(compacted);
+      return sendRaw(exchange, 200, { 'content-type': JSON_TYPE, ...standardHeaders(newRequestId(), exchange.startedAt), ...this.rateLimits.consume(compacted.usage.total_tokens) }, JSON.stringify(compacted));
     }
     const kept = /^\/v1\/responses\/([^/]+)$/.exec(path);
     if (kept && (method === 'GET' || method === 'DELETE')) {

@@ -12,6 +12,7 @@ import { flattenChoices, withThinkingChunk } from './content-parts.js';
 import { failedGeneration, normalizeFinishReasons } from './finish-reasons.js';
 import { takesOnlyNineCharToolIds, withMistralToolCallIds } from './mistral-tool-ids.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
+import { COMPACT_FORMAT, compactionCompletion, compactionRequest, servesCompaction } from './compaction.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
   if (!quirks) return;
@@ -33,11 +34,12 @@ function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undef
 export const openAICompatibleAdapter: ProviderAdapter = {
   format: 'openai',
 
-  // OpenAI's own API also serves the Responses API: a Responses client's body goes there as it came.
-  takesNative: servesResponses,
+  // OpenAI's own API also serves the Responses API and its compaction: a Responses client's body goes there as it came.
+  takesNative: (target, format) => servesResponses(target, format) || servesCompaction(target, format),
 
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     if (native?.format === RESPONSES_FORMAT) return responsesRequest(native, target);
+    if (native?.format === COMPACT_FORMAT) return compactionRequest(native, target);
     const body: Record<string, unknown> = { ...request, model: target.model };
     // Claude's signed thinking (thinking_blocks, handed back after a Claude turn) means nothing here, and a vendor
     // may refuse a field it does not know.
@@ -66,6 +68,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
 
   parseChatResponse(body: unknown, target: Target, native?: NativeRequest | null): ChatCompletion {
     if (native?.format === RESPONSES_FORMAT) return responseCompletion(body, target);
+    if (native?.format === COMPACT_FORMAT) return compactionCompletion(body, target);
     if (!body || typeof body !== 'object' || !Array.isArray((body as ChatCompletion).choices)) {
       throw invalidUpstreamBody(target.provider.name, 'a chat completion without choices');
     }

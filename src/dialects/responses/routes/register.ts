@@ -19,6 +19,7 @@ import { responseKeeper } from './keeper.js';
 import { startTurn } from './previous.js';
 import { registerStoredResponseRoutes } from './stored.js';
 import { registerInputTokensRoutes } from './input-tokens.js';
+import { registerCompactRoutes } from './compact.js';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`, and `/responses` for a base URL without `/v1`), for the `openai`
@@ -31,6 +32,7 @@ import { registerInputTokensRoutes } from './input-tokens.js';
 export function registerResponsesRoutes(app: FastifyInstance, deps: HttpDeps): void {
   registerStoredResponseRoutes(app, deps);
   registerInputTokensRoutes(app, deps);
+  registerCompactRoutes(app, deps);
   for (const prefix of ['/v1', '']) {
     app.post(`${prefix}/responses`, async (request, reply) => {
       const config = deps.config.current();
