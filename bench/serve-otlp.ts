@@ -2,6 +2,7 @@
 // export, protobuf or JSON (as a collector would) and counts the spans, which it prints to stderr when it stops.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { decodeExport } from '../test/helpers/otlp-receiver.js';
 import { readServeArgs } from './serve-args.js';
 import { serveControl } from './serve-control.js';
@@ -51,12 +52,16 @@ function countProtoSpans(buf: Buffer): number {
 
 const args = readServeArgs(false);
 let spans = 0;
+/** The exports' bodies as they arrived (compressed or not), to compare what each encoding puts on the wire. */
+let bytes = 0;
 const server = createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (part: Buffer) => parts.push(part));
   req.on('end', () => {
     try {
-      const body = Buffer.concat(parts);
+      const sent = Buffer.concat(parts);
+      bytes += sent.length;
+      const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(sent) : sent;
       const type = String(req.headers['content-type']);
       spans += type.startsWith('application/x-protobuf') ? countProtoSpans(body) : decodeExport(body, type).length;
     } catch {
@@ -67,6 +72,6 @@ const server = createServer((req, res) => {
 });
 await new Promise<void>((resolve) => server.listen(args.port, '127.0.0.1', resolve));
 serveControl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, async () => {
-  console.error(`otlp receiver: ${spans} spans received`);
+  console.error(`otlp receiver: ${spans} spans received, ${bytes} bytes (${spans > 0 ? (bytes / spans).toFixed(1) : '-'} a span)`);
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });

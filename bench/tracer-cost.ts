@@ -4,7 +4,7 @@
 // exporting to a live OTLP receiver in its own process (so only the tracer's side is counted: building, encoding
 // and posting the spans). Figures only.
 //
-//   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1] [--protocol http/protobuf|http/json]
+//   npx tsx bench/tracer-cost.ts [--requests 40000] [--sample 1] [--protocol http/protobuf|http/json] [--only traced|baseline] [--compression gzip]
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { EventBus } from '../src/bus/bus.js';
@@ -18,7 +18,9 @@ import { OutboundNetwork } from '../src/network/outbound-network.js';
 import { spawnServer } from './spawn-server.js';
 
 const { values } = parseArgs({
-  options: { requests: { type: 'string', default: '40000' }, sample: { type: 'string', default: '1' }, protocol: { type: 'string', default: 'http/protobuf' } },
+  // `--only traced` (or `baseline`): runs of that kind alone, so a CPU profile of the process (node --cpu-prof) holds one
+  // kind and two processes' profiles can be compared with bench/profile-diff.ts.
+  options: { requests: { type: 'string', default: '40000' }, sample: { type: 'string', default: '1' }, protocol: { type: 'string', default: 'http/protobuf' }, only: { type: 'string' }, compression: { type: 'string', default: 'none' } },
 });
 const total = Number(values.requests);
 const STAGES = ['auth', 'rate-limit', 'route', 'spend', 'call'];
@@ -59,6 +61,7 @@ async function run(label: string, traced: boolean): Promise<void> {
     resourceAttributes: {},
     sampleRatio: Number(values.sample),
     protocol: values.protocol === 'http/json' ? 'http/json' : 'http/protobuf',
+    compression: values.compression === 'gzip' ? 'gzip' : 'none',
   });
   for (let i = 0; i < 2000; i++) oneRequest();
   await new Promise((resolve) => setTimeout(resolve, 1200));
@@ -80,9 +83,9 @@ async function run(label: string, traced: boolean): Promise<void> {
   console.log(`${label}: ${((used.user + used.system) / total).toFixed(1)} µs per request, ${((scavenges / total) * 10_000).toFixed(1)} scavenges per 10,000 requests`);
 }
 
-await run('no endpoint (baseline: context and publishes only)', false);
-await run(`traced (sample ${values.sample})`, true);
-await run('no endpoint (baseline: context and publishes only)', false);
-await run(`traced (sample ${values.sample})`, true);
+for (let i = 0; i < 2; i++) {
+  if (values.only !== 'traced') await run('no endpoint (baseline: context and publishes only)', false);
+  if (values.only !== 'baseline') await run(`traced (sample ${values.sample})`, true);
+}
 await tracer.close();
 await receiver.stop();

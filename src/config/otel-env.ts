@@ -15,6 +15,8 @@ export interface OtelTracingEnv {
   /** The traces URL; null when none is set, or OTEL_SDK_DISABLED=true / OTEL_TRACES_EXPORTER=none. */
   endpoint(): string | null;
   protocol(): 'http/protobuf' | 'http/json';
+  /** OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, else OTEL_EXPORTER_OTLP_COMPRESSION; none when unset or not one tollgate has. */
+  compression(): 'none' | 'gzip';
   /** OTEL_EXPORTER_OTLP_HEADERS with OTEL_EXPORTER_OTLP_TRACES_HEADERS over it, names in lower case. */
   headers(): Record<string, string>;
   resourceAttributes(): Record<string, string>;
@@ -31,6 +33,15 @@ export function otelTracingEnv(env: Env, warnings: ConfigWarning[]): OtelTracing
   return {
     endpoint: () => endpointFromEnv(env),
     protocol: () => protocolFromEnv(env),
+    compression: () => {
+      const name = env.OTEL_EXPORTER_OTLP_TRACES_COMPRESSION?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION' : 'OTEL_EXPORTER_OTLP_COMPRESSION';
+      const value = env[name]?.trim().toLowerCase();
+      if (!value || value === 'none') return 'none';
+      if (value === 'gzip') return 'gzip';
+      // Spans still reach any collector uncompressed; refusing to start over it would stop a gateway for a size.
+      warn(name, `'${value.slice(0, 40)}' is not supported (gzip or none); exports are not compressed`);
+      return 'none';
+    },
     headers: () => {
       const merged: Record<string, string> = {};
       for (const name of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {

@@ -197,6 +197,7 @@ export function settingsView(settings: Settings): Record<string, unknown> {
       service_name: settings.tracing.serviceName,
       sample_ratio: settings.tracing.sampleRatio,
       protocol: settings.tracing.protocol,
+      compression: settings.tracing.compression ?? 'none',
     },
     log_bodies: { enabled: settings.logBodies.enabled, max_bytes: settings.logBodies.maxBytes, redact: [...settings.logBodies.redact] },
     // What runs, from the file or the environment; a proxy's password is masked.

@@ -224,6 +224,7 @@ function resolveTracing(api: TracingInput | undefined, file: TracingInput | unde
     // Read only when tracing is on: an environment shared with other services (OTEL_EXPORTER_OTLP_PROTOCOL=grpc
     // for them) must not stop a gateway that exports nothing.
     protocol: api?.protocol ?? file?.protocol ?? (on ? otel.protocol() : 'http/protobuf'),
+    compression: api?.compression ?? file?.compression ?? (on ? otel.compression() : 'none'),
   };
 }
 

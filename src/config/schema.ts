@@ -585,6 +585,10 @@ export const settingsSchema = z.strictObject({
         .enum(['http/protobuf', 'http/json'])
         .optional()
         .describe('OTLP encoding (default OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf).'),
+      compression: z
+        .enum(['none', 'gzip'])
+        .optional()
+        .describe('gzip compresses every export (Content-Encoding: gzip), for a collector across a network that bills or limits bytes (default OTEL_EXPORTER_OTLP_TRACES_COMPRESSION or OTEL_EXPORTER_OTLP_COMPRESSION, else none).'),
     })
     .optional(),
   log_bodies: z

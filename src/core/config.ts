@@ -615,6 +615,8 @@ export interface TracingSettings {
   followParent?: boolean;
   /** OTLP/HTTP encoding. */
   protocol: 'http/protobuf' | 'http/json';
+  /** Whether each export's body is gzipped (Content-Encoding: gzip). Absent: none. */
+  compression?: 'none' | 'gzip';
 }
 
 export interface LogBodySettings {

@@ -2,6 +2,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { gatewayApi } from '../helpers/gateway-api.js';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
@@ -318,6 +319,35 @@ describe('OTLP/HTTP JSON when asked for', () => {
       await gateway.stop();
       await up.close();
       await json.close();
+    }
+  });
+
+  it('gzips every export when asked (OTEL_EXPORTER_OTLP_COMPRESSION or settings.tracing.compression), with the same spans', async () => {
+    const receiver = new OtlpReceiver();
+    await receiver.start();
+    const up = await startOpenAIUpstream({ apiKey: 'sk-a', chunkDelayMs: 0 });
+    const gateway = await startGateway(
+      { providers: { openai: { base_url: `${up.url}/v1`, api_key: 'sk-a' } } },
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip' },
+    );
+    try {
+      await gateway.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+      const spans = await receiver.waitFor((all) => all.some((s) => s.kind === 2));
+      expect(receiver.encodings[0]?.encoding).toBe('gzip');
+      expect(receiver.contentTypes[0]).toBe('application/x-protobuf');
+      const root = spans.find((s) => s.kind === 2) as ReceivedSpan;
+      expect(root.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'http.response.status_code': 200 });
+      expect(spans.filter((s) => s.traceId === root.traceId)).toHaveLength(6);
+      // The API shows it, and turns it off: the next export goes uncompressed.
+      expect((await jsonRequest(gateway.url, 'GET', '/api/config')).body.settings.tracing.compression).toBe('gzip');
+      expect((await jsonRequest(gateway.url, 'PATCH', '/api/config', { settings: { tracing: { compression: 'none' } } })).status).toBe(200);
+      await gateway.client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'y' }] });
+      await receiver.waitFor((all) => all.filter((s) => s.kind === 2).length === 2);
+      expect(receiver.encodings.at(-1)?.encoding).toBe('identity');
+    } finally {
+      await gateway.stop();
+      await up.close();
+      await receiver.close();
     }
   });
 

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 
 /** One span as an OTLP/HTTP export carries it (protobuf or JSON), attributes read into plain values. */
@@ -174,6 +175,8 @@ export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   /** The content types of the exports received, in order. */
   readonly contentTypes: string[] = [];
+  /** Each export's Content-Encoding (`identity` when none), and its body's size as sent, in order. */
+  readonly encodings: Array<{ encoding: string; bytes: number }> = [];
   private server: Server | null = null;
   url = '';
 
@@ -185,7 +188,11 @@ export class OtlpReceiver {
         const type = String(req.headers['content-type']);
         if (req.url === '/v1/traces') {
           this.contentTypes.push(type);
-          const body = Buffer.concat(parts);
+          const sent = Buffer.concat(parts);
+          // A collector inflates a gzipped export (OTLP/HTTP's only compression) before decoding it.
+          const encoding = String(req.headers['content-encoding'] ?? 'identity');
+          this.encodings.push({ encoding, bytes: sent.length });
+          const body = encoding === 'gzip' ? gunzipSync(sent) : sent;
           this.spans.push(...decodeExport(body, type));
         }
         res.writeHead(200, { 'content-type': type }).end(type.startsWith('application/json') ? '{}' : '');

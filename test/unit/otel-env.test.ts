@@ -32,6 +32,17 @@ describe('tracing settings from the OTEL_* environment', () => {
     expect(() => tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/grpc/);
   });
 
+  it('reads the compression, per-signal first, gzip or none; another value is warned about and left out', () => {
+    expect(on({}).compression).toBe('none');
+    expect(on({ OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip' }).compression).toBe('gzip');
+    expect(on({ OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip', OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'none' }).compression).toBe('none');
+    expect(on({ OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'GZIP' }).compression).toBe('gzip');
+    expect(on({ OTEL_EXPORTER_OTLP_COMPRESSION: 'zstd' }).compression).toBe('none');
+    expect(warnings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_COMPRESSION: 'zstd' }).map((w) => w.message)).toContainEqual(expect.stringMatching(/OTEL_EXPORTER_OTLP_COMPRESSION.*zstd/));
+    // Not read while tracing is off.
+    expect(warnings({ OTEL_EXPORTER_OTLP_COMPRESSION: 'zstd' })).toEqual([]);
+  });
+
   it('merges the per-signal headers over the general ones', () => {
     expect(on({ OTEL_EXPORTER_OTLP_HEADERS: 'a=1,b=2', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'b=3,authorization=Bearer%20sig' }).headers).toEqual({ a: '1', b: '3', authorization: 'Bearer sig' });
     // Names are case-insensitive: the per-signal `authorization` replaces the general `Authorization` (both were sent).

@@ -309,7 +309,7 @@ export class RequestTracer {
 
   /** Applies tracing settings: starts, restarts (another endpoint or sampler) or stops the export. */
   configure(settings: TracingSettings): void {
-    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.resourceAttributes, settings.sampleRatio, settings.followParent, settings.protocol]);
+    const key = JSON.stringify([settings.endpoint, settings.headers, settings.serviceName, settings.resourceAttributes, settings.sampleRatio, settings.followParent, settings.protocol, settings.compression]);
     if (key === this.settingsKey) return;
     this.settingsKey = key;
     // Turned off: the spans of requests still running end (and are exported) before the export stops.
@@ -321,7 +321,7 @@ export class RequestTracer {
     if (previous) void previous.processor.shutdown().catch((err: unknown) => this.log.warn({ err }, 'tracing: could not flush spans of the previous settings'));
     if (this.exporter && !this.subscribed) this.subscribe();
     // The collector's origin only: a token in the URL's path or query stays out of the log.
-    if (this.exporter && settings.endpoint) this.log.info({ collector: new URL(settings.endpoint).origin, sampleRatio: settings.sampleRatio, protocol: settings.protocol }, 'tracing: exporting spans over OTLP/HTTP');
+    if (this.exporter && settings.endpoint) this.log.info({ collector: new URL(settings.endpoint).origin, sampleRatio: settings.sampleRatio, protocol: settings.protocol, compression: settings.compression ?? 'none' }, 'tracing: exporting spans over OTLP/HTTP');
   }
 
   /** Ends the spans of requests still open, flushes the queue and stops the export. */

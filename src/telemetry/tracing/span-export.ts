@@ -24,7 +24,7 @@ export const MAX_BATCH_SPANS = 2048;
  * version.
  */
 export function createSpanExport(settings: TracingSettings & { endpoint: string }, version: string, log: Log, outbound: Outbound): SpanExport {
-  const sender = new OtlpSender(settings.endpoint, settings.headers, log, outbound);
+  const sender = new OtlpSender(settings.endpoint, settings.headers, log, outbound, settings.compression === 'gzip');
   const resource = defaultResource().merge(resourceFromAttributes({ ...settings.resourceAttributes, 'service.name': settings.serviceName, 'service.version': version }));
   const source = { resource: Object.entries(resource.attributes).flat(), scope: { name: 'tollgate', version } };
   const batch = settings.protocol === 'http/json' ? new JsonSpanBatch(source) : new ProtoSpanBatch(source);
