@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { jsonRequest } from '../helpers/api.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startAnthropicUpstream, type AnthropicUpstream } from '../upstream/anthropic-upstream.js';
+import { startAzureUpstream, type AzureUpstream } from '../upstream/azure-upstream.js';
 import { encryptedCompaction } from '../upstream/openai-responses-api.js';
 import { startOpenAIUpstream, type ScriptedUpstream } from '../upstream/openai-upstream.js';
 
@@ -18,17 +19,22 @@ const PRICES = { 'gpt-5': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_00
 
 let openai: ScriptedUpstream;
 let anthropic: AnthropicUpstream;
+let azure: AzureUpstream;
 let tg: RunningGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
   openai = await startOpenAIUpstream({ apiKey: 'sk-openai-upstream' });
   anthropic = await startAnthropicUpstream({ apiKey: 'sk-ant-upstream' });
+  azure = await startAzureUpstream({ apiKey: 'azure-key', deployments: { 'gpt-5-prod': 'gpt-5' } });
   tg = await startGateway({
     settings: { routing: { retry: { max_attempts: 2, initial_delay_ms: 1 }, breaker: { enabled: false } } },
     providers: {
       openai: { base_url: `${openai.url}/v1`, api_key: 'sk-openai-upstream', prices: PRICES },
       anthropic: { base_url: `${anthropic.url}/v1`, api_key: 'sk-ant-upstream' },
+      // Azure OpenAI's v1 API compacts as OpenAI does; its dated API has no compaction.
+      'azure-v1': { type: 'azure', base_url: `${azure.url}/openai/v1/`, api_key: 'azure-key' },
+      'azure-dated': { type: 'azure', base_url: azure.url, api_key: 'azure-key', api_version: '2024-10-21' },
     },
     routes: {
       'claude-first': { targets: [{ model: CLAUDE }, { model: GPT }] },
@@ -48,10 +54,12 @@ afterAll(async () => {
   await tg?.stop();
   await openai?.close();
   await anthropic?.close();
+  await azure?.close();
 });
 beforeEach(() => {
   openai.reset();
   anthropic.reset();
+  azure.reset();
 });
 
 const conversation: OpenAI.Responses.ResponseInput = [
@@ -139,6 +147,22 @@ describe('an OpenAI model', () => {
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toContain("Unknown parameter: 'stream'");
     expect(compactCalls()).toHaveLength(1);
+  });
+});
+
+describe('Azure OpenAI', () => {
+  it('its v1 API compacts at /openai/v1/responses/compact with the deployment as the model; its dated API is a 400', async () => {
+    const data = await client.responses.compact({ model: 'azure-v1/gpt-5-prod', input: conversation });
+    expect(data.object).toBe('response.compaction');
+    const call = azure.calls.at(-1);
+    expect(call?.path).toBe('/openai/v1/responses/compact');
+    expect(call?.headers['api-key']).toBe('azure-key');
+    expect(call?.body).toMatchObject({ model: 'gpt-5-prod', input: conversation });
+    const calls = azure.calls.length;
+    const error = await client.responses.compact({ model: 'azure-dated/gpt-5-prod', input: conversation }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('model');
+    expect(azure.calls).toHaveLength(calls);
   });
 });
 

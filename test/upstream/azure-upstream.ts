@@ -12,7 +12,7 @@ import { isRecord, parseChatRequest } from './openai-request.js';
 import { answerEmbeddings } from './openai-embeddings.js';
 import { completionJson, planCompletion, streamFrames } from './openai-responses.js';
 import { vendorRefusal } from './vendor-refusals.js';
-import { checkResponsesRequest, planResponse, responseFrames } from './openai-responses-api.js';
+import { checkCompactRequest, checkResponsesRequest, compactedResponse, planResponse, responseFrames } from './openai-responses-api.js';
 
 export interface AzureCall {
   method: string;
@@ -178,7 +178,7 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
       return void res.end(JSON.stringify(req.method === 'GET' ? response : { id, object: 'response', deleted: true }));
     }
     // The v1 API (`/openai/v1/...`): OpenAI's paths, the deployment named by the body's model, no dated api-version.
-    const v1 = /^\/openai\/v1\/(chat\/completions|embeddings|responses)$/.exec(url.pathname);
+    const v1 = /^\/openai\/v1\/(chat\/completions|embeddings|responses|responses\/compact)$/.exec(url.pathname);
     const route = v1 ? null : (/^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(url.pathname) ?? /^\/models\/(chat\/completions|embeddings)$/.exec(url.pathname));
     const v1Model = v1 && isRecord(body) && typeof body.model === 'string' ? body.model : undefined;
     const deployment = v1 ? (v1Model !== undefined ? encodeURIComponent(v1Model) : undefined) : url.pathname.startsWith('/openai/') ? route?.[1] : undefined;
@@ -239,6 +239,12 @@ class ScriptedAzure extends ScriptedServer<UpstreamMode, AzureCall> implements A
     if (mode.kind === 'reset') return exchange.reset();
     if (mode.kind === 'slow-headers' && !(await exchange.sleep(mode.delayMs))) return;
     if (body === undefined) return this.sendError(res, 400, { code: 'BadRequest', message: 'Request body must be valid JSON.' });
+    if (matched?.[1] === 'responses/compact') {
+      // Compaction on the v1 API, as OpenAI's (openai-responses-api.ts).
+      const problem = checkCompactRequest(body);
+      if (problem) return this.sendError(res, 400, { code: problem.code ?? 'BadRequest', message: problem.message });
+      return deliverJson(exchange, { 'content-type': 'application/json', 'apim-request-id': randomUUID() }, JSON.stringify(compactedResponse(body as Record<string, any>)), mode);
+    }
     if (matched?.[1] === 'responses') {
       // The Responses API on the v1 API: OpenAI's request, answer and stream (openai-responses-api.ts).
       const problem = checkResponsesRequest(body);

@@ -6,6 +6,7 @@ import { pathSegment } from '../../path-segment.js';
 import { gatewayError, type GatewayError } from '../../core/errors.js';
 import { entraToken, forgetEntraToken } from './entra-token.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest } from '../openai-compatible/responses.js';
+import { COMPACT_FORMAT, compactionCompletion, compactionRequest } from '../openai-compatible/compaction.js';
 
 /**
  * Azure OpenAI and Azure AI Foundry speak OpenAI's body, answers, stream and errors; only the URL differs
@@ -57,7 +58,7 @@ function usesV1(target: Target, base: string): boolean {
   return isV1(base) || configured === undefined || configured === 'preview' || configured === 'latest';
 }
 
-export function azureUrl(target: Target, operation: 'chat/completions' | 'embeddings' | 'responses'): string {
+export function azureUrl(target: Target, operation: 'chat/completions' | 'embeddings' | 'responses' | 'responses/compact'): string {
   const vendor = target.provider.vendor.id;
   const base = endpoint(target);
   if (usesV1(target, base)) {
@@ -158,11 +159,11 @@ function withExtraParameters(request: UpstreamRequest, target: Target): Upstream
 
 /**
  * Whether the target serves OpenAI's Responses API as OpenAI does: Azure OpenAI's v1 API (`/openai/v1/responses`, the
- * deployment as the model). The dated API has it only from preview versions, at another path: its clients get the
- * translation to chat completions.
+ * deployment as the model), and its compaction (`/openai/v1/responses/compact`). The dated API has the Responses API
+ * only from preview versions, at another path: its clients get the translation to chat completions, and no compaction.
  */
 function servesResponses(target: Target, format: string): boolean {
-  return format === RESPONSES_FORMAT && usesV1(target, target.provider.baseUrl.replace(/\/+$/, ''));
+  return (format === RESPONSES_FORMAT || format === COMPACT_FORMAT) && usesV1(target, target.provider.baseUrl.replace(/\/+$/, ''));
 }
 
 export const azureAdapter: ProviderAdapter = {
@@ -173,12 +174,14 @@ export const azureAdapter: ProviderAdapter = {
 
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     if (native?.format === RESPONSES_FORMAT) return { ...responsesRequest(native, target), url: azureUrl(target, 'responses') };
+    if (native?.format === COMPACT_FORMAT) return compactionRequest(native, target, azureUrl(target, 'responses/compact'));
     const url = azureUrl(target, 'chat/completions');
     return withExtraParameters({ ...openAICompatibleAdapter.buildChatRequest(request, knowsStreamOptions(target) ? target : withoutStreamOptions(target)), url }, target);
   },
 
   parseChatResponse(body, target, native) {
     if (native?.format === RESPONSES_FORMAT) return responseCompletion(body, target);
+    if (native?.format === COMPACT_FORMAT) return compactionCompletion(body, target);
     return openAICompatibleAdapter.parseChatResponse(body, target);
   },
 

@@ -26,7 +26,7 @@ import { startTurn } from './previous.js';
 function compactionRefused(model: string) {
   return gatewayError(
     'unsupported_for_provider',
-    `Compaction (POST /v1/responses/compact) is served by OpenAI's API only, and '${quoteInput(model, 200)}' names no OpenAI model: compact with an OpenAI model, or send the conversation to /v1/responses as it is.`,
+    `Compaction (POST /v1/responses/compact) is served by OpenAI's API (and Azure OpenAI's v1 API) only, and '${quoteInput(model, 200)}' names no model there: compact with such a model, or send the conversation to /v1/responses as it is.`,
     { param: 'model' },
   );
 }
