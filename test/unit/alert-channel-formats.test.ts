@@ -88,11 +88,11 @@ describe('Slack', () => {
     const message = slackMessage(budget);
     expect(message.text).toBe(':warning: FIRING warning: budget-half: key key_abc spent 50% of its budget ($2 of $4)');
     expect(message.blocks[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'FIRING warning: budget-half', emoji: true } });
-    expect(message.blocks[1]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: ':warning: key key_abc spent 50% of its budget ($2 of $4)' } });
+    expect(message.blocks[1]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: ':warning: key key_abc spent 50% of its budget ($2 of $4)', verbatim: true } });
     const fields = (message.blocks[2] as { type: string; fields: Array<{ type: string; text: string }> });
     expect(fields.type).toBe('section');
-    expect(fields.fields).toContainEqual({ type: 'mrkdwn', text: '*Key*\nkey_abc' });
-    expect(fields.fields).toContainEqual({ type: 'mrkdwn', text: '*threshold*\n50' });
+    expect(fields.fields).toContainEqual({ type: 'mrkdwn', text: '*Key*\nkey_abc', verbatim: true });
+    expect(fields.fields).toContainEqual({ type: 'mrkdwn', text: '*threshold*\n50', verbatim: true });
     expect(fields.fields.length).toBeLessThanOrEqual(10);
     expect(message.blocks.at(-1)).toEqual({ type: 'context', elements: [{ type: 'mrkdwn', text: 'tollgate · alert b-1' }] });
     expect(slackMessage({ ...budget, status: 'resolved' }).text).toMatch(/^:white_check_mark: RESOLVED warning/);

@@ -99,8 +99,9 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps): void {
     const { before: previous, after: updated } = await store.changeKey(request.params.id, body);
     const before = previous.budget ?? null;
     await deps.configService.auditChange(actorOf(request, deps), 'key.updated', `keys.${updated.id}`, settingsOf(previous), settingsOf(updated));
-    // A budget lowered below what was spent crosses its thresholds as a charge would (budget alerts).
-    if ((updated.budget ?? null) !== before) deps.alerts.budgetChanged('key', updated.id, before);
+    // A budget lowered below what was spent crosses its thresholds as a charge would (budget alerts), and so does a
+    // period change that moves the spend past one (to `total`: the key's lifetime spend).
+    if ((updated.budget ?? null) !== before || updated.budget_period !== previous.budget_period) deps.alerts.budgetChanged('key', updated.id, before, previous.spend);
     return updated;
   });
 

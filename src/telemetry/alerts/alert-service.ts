@@ -49,11 +49,13 @@ export interface AlertsView {
    */
   testChannel(name: string): Promise<DeliveryRecord>;
   /**
-   * A key's or team's budget was changed (by an operator): the thresholds its current spend is now past and was not
-   * under the budget it had (`previous`, null when it had none) are announced as `budget.threshold`, as a charge
-   * crossing them would be, so lowering a budget below what was spent alerts too.
+   * A key's or team's budget, or a key's budget period, was changed (by an operator): the thresholds its current spend is now
+   * past and was not under the budget it had (`previous`, null when it had none) with the spend it had
+   * (`previousSpend`, by default the current one) are announced as `budget.threshold`, as a charge crossing them would
+   * be, so lowering a budget below what was spent alerts too, and so does a period change that moves the spend past a
+   * line (to `total`: the key's lifetime spend).
    */
-  budgetChanged(account: 'key' | 'team', id: string, previous: number | null): void;
+  budgetChanged(account: 'key' | 'team', id: string, previous: number | null, previousSpend?: number): void;
 }
 
 /** The notification `testChannel` sends: plainly a test, about nothing in particular. */
@@ -163,10 +165,10 @@ export class AlertService implements AlertsView {
     return this.queue.test(name, testNotification(name));
   }
 
-  budgetChanged(account: 'key' | 'team', id: string, previous: number | null): void {
+  budgetChanged(account: 'key' | 'team', id: string, previous: number | null, previousSpend?: number): void {
     const usage = this.options.budgetUsage(account, id);
     if (!usage || !(usage.budget > 0)) return;
-    for (const threshold of thresholdsCrossed({ spend: usage.spend, budget: previous }, usage)) {
+    for (const threshold of thresholdsCrossed({ spend: previousSpend ?? usage.spend, budget: previous }, usage)) {
       this.options.bus.emit('budget.threshold', { account, id, threshold, budget: usage.budget, spend: usage.spend });
     }
   }

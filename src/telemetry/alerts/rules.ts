@@ -184,8 +184,8 @@ export class AlertEngine {
   private readonly seen = new Map<string, AlertRuleRuntime>();
   /** When the rule and subject last sent a firing notification. */
   private readonly lastNotified = new Map<string, number>();
-  /** When a latency rule's p95 first went over its threshold for a provider (still over since). */
-  private readonly breachSince = new Map<string, number>();
+  /** When a latency rule's p95 first went over its threshold for a provider (still over since), by `<rule>|<provider>`. */
+  private readonly breachSince = new Map<string, { rule: string; since: number }>();
   /** Upstream attempts (and how many failed) by provider and by `<provider>/<model>`. */
   private readonly attempts = countWindows();
   private readonly modelAttempts = countWindows((subject) => this.options.isKnownModel?.(subject) ?? false);
@@ -351,8 +351,8 @@ export class AlertEngine {
     // A latency breach's start belongs to its rule as it is: one removed (or made another kind) mid-breach and put
     // back later must wait its for_ms again, not fire at once on a breach timed from before.
     if (this.breachSince.size > 0) {
-      const latencyRules = rules.filter((rule) => rule.kind === 'latency_p95' || rule.kind === 'ttft_p95').map((rule) => `${rule.name}|`);
-      for (const key of this.breachSince.keys()) if (!latencyRules.some((prefix) => key.startsWith(prefix))) this.breachSince.delete(key);
+      const latencyRules = new Set(rules.filter((rule) => rule.kind === 'latency_p95' || rule.kind === 'ttft_p95').map((rule) => rule.name));
+      for (const [key, breach] of this.breachSince) if (!latencyRules.has(breach.rule)) this.breachSince.delete(key);
     }
     this.sizeWindows(rules, at);
     // A subject with nothing left in any window goes (its open alerts are still evaluated: see `subjects`).
@@ -450,7 +450,13 @@ export class AlertEngine {
     const ttft = rule.kind === 'ttft_p95';
     const what = ttft ? 'p95 time to first token' : 'p95 latency';
     const map = ttft ? this.ttfts : this.latencies;
-    for (const provider of this.subjects(rule, map)) {
+    const subjects = this.subjects(rule, map);
+    // A provider with no answer left in any window was pruned from the windows and is not evaluated below: its breach
+    // is over (an empty window is not over the threshold). Kept, its start stood, and one slow answer after a quiet
+    // spell fired at once, timed from a breach long over, though the p95 had never stayed over for for_ms.
+    const evaluated = new Set(subjects.map((provider) => `${rule.name}|${provider}`));
+    for (const [key, breach] of this.breachSince) if (breach.rule === rule.name && !evaluated.has(key)) this.breachSince.delete(key);
+    for (const provider of subjects) {
       if (!watches(rule, provider)) {
         this.breachSince.delete(`${rule.name}|${provider}`);
         this.unwatched(rule, provider, 'request.completed', { provider });
@@ -467,8 +473,8 @@ export class AlertEngine {
       const value = judged ? (window?.p95(now) ?? null) : null;
       const details = { provider, p95Ms: value === null ? null : round(value), thresholdMs: rule.threshold_ms, requests: count, windowMs: windowOf(rule), forMs };
       if (value !== null && value > rule.threshold_ms) {
-        const since = this.breachSince.get(breachKey) ?? now;
-        this.breachSince.set(breachKey, since);
+        const since = this.breachSince.get(breachKey)?.since ?? now;
+        this.breachSince.set(breachKey, { rule: rule.name, since });
         if (now - since >= forMs) {
           this.fire(rule, provider, { provider }, 'request.completed', {
             summary: `${provider}: ${what} ${Math.round(value)} ms over ${rule.threshold_ms} ms for ${Math.round((now - since) / 1000)} s`,

@@ -18,7 +18,12 @@ const FIELDS_PER_SECTION = 10;
 /** Sections of fields: the alert's facts rarely need more than two. */
 const MAX_FIELD_SECTIONS = 3;
 
-/** Slack's mrkdwn escaping: `&`, `<` and `>` (so alert text cannot form a link or a `<!channel>` mention). */
+/**
+ * Slack's mrkdwn escaping: `&`, `<` and `>` (so alert text cannot form a link or a `<!channel>` mention). The mrkdwn
+ * text objects that carry alert text (the summary, the facts) are also sent `verbatim: true`: without it Slack
+ * auto-links URLs, link-ifies channel names and parses some mentions in the plain text, and a model name a client
+ * made up (`openai/https://evil.example/login`) showed as a clickable link in the ops channel.
+ */
 export function slackEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
@@ -39,7 +44,7 @@ export function slackMessage(notification: AlertNotification): SlackMessage {
       type: 'section',
       fields: facts.slice(i, i + FIELDS_PER_SECTION).map(([label, value]) => {
         const name = `*${slackEscape(truncate(label, 100))}*\n`;
-        return { type: 'mrkdwn', text: `${name}${escapeWithin(value, FIELD_MAX - name.length, slackEscape)}` };
+        return { type: 'mrkdwn', text: `${name}${escapeWithin(value, FIELD_MAX - name.length, slackEscape)}`, verbatim: true };
       }),
     });
   }
@@ -48,7 +53,7 @@ export function slackMessage(notification: AlertNotification): SlackMessage {
     text: `${emoji} ${escapeWithin(`${title}: ${summary}`, SECTION_MAX - emoji.length - 1, slackEscape)}`,
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: truncate(oneLine(title), HEADER_MAX), emoji: true } },
-      { type: 'section', text: { type: 'mrkdwn', text: `${emoji} ${escapeWithin(summary, SECTION_MAX - emoji.length - 1, slackEscape)}` } },
+      { type: 'section', text: { type: 'mrkdwn', text: `${emoji} ${escapeWithin(summary, SECTION_MAX - emoji.length - 1, slackEscape)}`, verbatim: true } },
       ...fieldSections,
       { type: 'context', elements: [{ type: 'mrkdwn', text: `${CONTEXT}${escapeWithin(notification.id, SECTION_MAX - CONTEXT.length, slackEscape)}` }] },
     ],
