@@ -422,6 +422,35 @@ describe('a restart with an undelivered alert', () => {
   });
 });
 
+describe('a restart while a receiver asked to wait', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-retry-after-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('keeps the receiver’s Retry-After: the notification is not sent at once after the restart', async () => {
+    const receiver = await startReceiver(['429']);
+    const first = await startGateway(config(upstream, receiver.url, { retry: { initial_delay_ms: 50, max_delay_ms: 60_000 } }), {}, { dataDir });
+    const { createKey, clientFor } = gatewayApi(() => first.url);
+    const { key } = await createKey({ name: 'asked-to-wait', budget: 4, rate_limit: null, models: [] });
+    await clientFor(key).chat.completions.create({ model: 'openai/priced-model', messages: hi, max_tokens: 2 });
+    const told = await until('the refused attempt', () => first.gateway.alerts.deliveries().find((line) => line.outcome === 'retrying'));
+    expect(told).toMatchObject({ attempt: 1, httpStatus: 429 });
+    // Told to come back in 30 s, not in the 50 ms of the backoff.
+    expect(Date.parse(told.nextAt as string) - Date.now()).toBeGreaterThan(25_000);
+    await first.stop();
+    await expect(fetch(`${first.url}/health`)).rejects.toThrow();
+    const second = await startGateway(config(upstream, receiver.url, { retry: { initial_delay_ms: 50, max_delay_ms: 60_000 } }), {}, { dataDir });
+    try {
+      expect(second.gateway.alerts.queued()).toBe(1);
+      await new Promise((done) => setTimeout(done, 1_500));
+      // Only the first, refused, attempt reached the receiver: the restart did not cut the wait it asked for.
+      expect(receiver.deliveries).toHaveLength(1);
+    } finally {
+      await second.stop();
+      await receiver.close();
+    }
+  });
+});
+
 describe('a stop while a delivery is in flight', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-stop-inflight-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -11,8 +11,11 @@ import { ALERT_NOTIFICATION_SCHEMA } from '../../src/telemetry/alerts/notificati
 // A webhook receiver for alert tests (it records every delivery and answers as scripted), the README's signature
 // check loaded as written, and a polling wait.
 
-/** How the receiver answers a delivery: 200, 200 after half a second (`slow`), 500, a reset connection, never (`hang`), or a redirect (`307`). */
-export type Behaviour = 'ok' | 'slow' | '500' | 'reset' | 'hang' | '307';
+/**
+ * How the receiver answers a delivery: 200, 200 after half a second (`slow`), 500, a reset connection, never (`hang`),
+ * a redirect (`307`), or 429 asking to come back in 30 s (`429`, `Retry-After: 30`).
+ */
+export type Behaviour = 'ok' | 'slow' | '500' | 'reset' | 'hang' | '307' | '429';
 
 export interface Delivery {
   headers: IncomingHttpHeaders;
@@ -43,6 +46,7 @@ export async function startReceiver(script: Behaviour[] = []): Promise<Receiver>
       if (answered === 'hang') return;
       if (answered === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), 500);
       if (answered === '307') return void res.writeHead(307, { location: `${receiver.url}/elsewhere` }).end();
+      if (answered === '429') return void res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '30' }).end('slow down');
       res.writeHead(answered === '500' ? 500 : 200, { 'content-type': 'text/plain' }).end(answered === '500' ? 'receiver broke' : 'ok');
     });
   });

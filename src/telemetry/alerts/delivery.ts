@@ -35,6 +35,11 @@ export interface QueuedDelivery {
   recipients?: string[];
   /** When the next attempt is due (epoch ms). */
   nextAt: number;
+  /**
+   * Until when the receiver asked to be left alone (its Retry-After, within max_delay_ms; epoch ms): a restart keeps
+   * this wait, while a backoff of the gateway's own is cut short by one. Absent when it asked nothing.
+   */
+  heldUntil?: number;
   createdAt: string;
 }
 
@@ -125,8 +130,9 @@ export class DeliveryQueue {
     let last = 0;
     const now = this.now();
     for (const { key, value } of this.queue.getRange()) {
-      // Waiting notifications from before a restart are due now: the receiver may well be back.
-      this.pending.set(key, { ...value, nextAt: Math.min(value.nextAt, now) });
+      // Waiting notifications from before a restart are due now (the receiver may well be back), but for a receiver's
+      // own Retry-After, which still holds: it said when to come back.
+      this.pending.set(key, { ...value, nextAt: Math.min(value.nextAt, Math.max(now, value.heldUntil ?? 0)) });
       this.line(value).push(key);
       last = Math.max(last, key);
     }
@@ -334,7 +340,9 @@ export class DeliveryQueue {
     }
     // A receiver that says when to come back (Retry-After, Discord's retry_after) is waited for, within max_delay_ms.
     const delay = Math.min(channel.maxDelayMs, Math.max(backoff(channel, attempt), retryAfterMs ?? 0));
-    const next: QueuedDelivery = { ...entry, attempts: attempt, nextAt: this.now() + delay, ...(recipients ? { recipients } : {}) };
+    const { heldUntil: _held, ...rest } = entry;
+    const held = retryAfterMs !== null && retryAfterMs > 0 ? { heldUntil: this.now() + Math.min(channel.maxDelayMs, retryAfterMs) } : {};
+    const next: QueuedDelivery = { ...rest, attempts: attempt, nextAt: this.now() + delay, ...held, ...(recipients ? { recipients } : {}) };
     this.pending.set(entry.seq, next);
     this.write(this.queue.put(entry.seq, next));
     this.record({ ...base, attempt, outcome: 'retrying', ...result, nextAt: new Date(next.nextAt).toISOString() });
