@@ -234,6 +234,8 @@ export interface VendorQuirks {
   renameFields?: Record<string, string>;
   /** Request fields the vendor rejects, dropped before sending. */
   dropFields?: string[];
+  /** The same for an embeddings request, whose fields differ from chat's (renameFields and dropFields are chat's). */
+  embeddings?: { renameFields?: Record<string, string>; dropFields?: string[] };
   /**
    * Streams are not asked for usage (`stream_options` is not added, see the OpenAI adapter's buildChatRequest): the
    * vendor reports usage unasked and may refuse the option (Mistral and Perplexity, on the last chunk), or refuses
@@ -267,6 +269,11 @@ export interface VendorQuirks {
    * with its text as a leading ThinkChunk instead.
    */
   thinkingChunks?: true;
+  /**
+   * The vendor's streams may end without OpenAI's `data: [DONE]` (Perplexity): such a stream is whole once every
+   * choice it opened has its finish_reason, as a Gemini stream is; one that ends before that is still cut short.
+   */
+  finishEndsStream?: true;
 }
 
 /** A row of the vendor table: everything that distinguishes one vendor of a wire format from another. */

@@ -33,9 +33,14 @@ export function promptTokensOf(ctx: RequestContext, counter?: TokenCounter): num
 
 function countPrompt(ctx: RequestContext, counter?: TokenCounter): number {
   if (ctx.operation === 'chat') return countPromptTokens(ctx.request.messages, ctx.request.tools, counter);
+  // Each input is embedded (and counted by its provider) on its own: counted one by one, as the adapters count
+  // an input whose provider reports no count, not joined (a separator would add a token between each two).
   const { texts, tokens } = embeddingInputs(ctx.request);
   let total = tokens;
-  if (texts.length > 0) total += (counter ?? new TokenCounter()).text(texts.join('\n'));
+  if (texts.length > 0) {
+    const count = counter ?? new TokenCounter();
+    for (const text of texts) total += count.text(text);
+  }
   return total;
 }
 

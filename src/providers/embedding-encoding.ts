@@ -11,6 +11,22 @@ export function encodeEmbedding(vector: number[], format: 'float' | 'base64' | u
   return bytes.toString('base64');
 }
 
+/** Answers whose usage an adapter counted with the gateway's tokenizer because the upstream reported none. */
+const estimatedUsage = new WeakSet<EmbeddingsResponse>();
+
+/**
+ * Says that `response.usage` is the gateway's count, not the upstream's: the client still gets it, and the spend stage
+ * counts the input itself (the same count, see promptTokensOf) and logs it as estimated.
+ */
+export function withEstimatedUsage(response: EmbeddingsResponse): EmbeddingsResponse {
+  estimatedUsage.add(response);
+  return response;
+}
+
+export function hasEstimatedUsage(response: EmbeddingsResponse): boolean {
+  return estimatedUsage.has(response);
+}
+
 /** A base64 vector (little-endian float32, as OpenAI writes it) as numbers. */
 export function decodeEmbedding(base64: string): number[] {
   const bytes = Buffer.from(base64, 'base64');

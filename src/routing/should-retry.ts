@@ -51,6 +51,13 @@ export function notToRetry(error: GatewayError): GatewayError {
 }
 
 /**
+ * The error types of a 429 that says the account cannot pay: OpenAI's `insufficient_quota`, Moonshot's
+ * `exceeded_current_quota_error` (a balance used up or an account suspended for it, "please check your plan and billing
+ * details"; its rate limit is `rate_limit_reached_error`).
+ */
+const QUOTA_TYPES: ReadonlySet<string> = new Set(['insufficient_quota', 'exceeded_current_quota_error']);
+
+/**
  * OpenAI's codes for an account whose credit or spend limit is used up (error type `insufficient_quota`, status 429):
  * `insufficient_quota` itself, and the finer codes OpenAI now gives it. OpenAI: retrying them does not restore access.
  */
@@ -84,7 +91,8 @@ const UNPAID_400_CODES = new Set(['blocked_api_access']);
  * treats it as it treats a 401 to a key of the config: not retried on that key, the request moves on.
  * - any 402 Payment Required: Anthropic's `billing_error`, OpenRouter's insufficient credits, DeepSeek's "Insufficient
  *   Balance", Together's and Cohere's billing limit, Mistral's, Gemini's depleted prepay credits;
- * - a 429 of OpenAI's `insufficient_quota` (and its finer codes), of Anthropic's spend cap, of xAI's team without credit;
+ * - a 429 of OpenAI's `insufficient_quota` (and its finer codes), of Moonshot's `exceeded_current_quota_error`, of
+ *   Anthropic's spend cap, of xAI's team without credit;
  * - a 400 of Anthropic's spend limit or zero credit balance, Groq's `blocked_api_access`, Gemini's "enable billing".
  */
 export function accountCannotPay(error: GatewayError): boolean {
@@ -92,7 +100,7 @@ export function accountCannotPay(error: GatewayError): boolean {
     case 402:
       return true;
     case 429:
-      return error.type === 'insufficient_quota' || (error.code !== null && QUOTA_CODES.has(error.code)) || SPENT_429.test(error.message);
+      return QUOTA_TYPES.has(error.type) || (error.code !== null && QUOTA_CODES.has(error.code)) || SPENT_429.test(error.message);
     case 400:
       return (error.code !== null && UNPAID_400_CODES.has(error.code)) || UNPAID_400.test(error.message);
     default:

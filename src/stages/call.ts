@@ -16,7 +16,7 @@ import { BUS, HEALTH, TRANSPORT } from '../services.js';
 import type { BreakerPolicy } from '../core/config.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest, UpstreamTimeouts } from '../core/provider.js';
 import { adapterFor } from '../providers/registry.js';
-import { reencodeEmbeddings } from '../providers/embedding-encoding.js';
+import { hasEstimatedUsage, reencodeEmbeddings } from '../providers/embedding-encoding.js';
 import { restoreExactNumbers } from '../exact-numbers.js';
 import { forwardClientHeaders, upstreamRequestId } from '../providers/forward-headers.js';
 import type { UpstreamCall } from '../providers/transport.js';
@@ -714,9 +714,10 @@ function relayEmbeddings(ctx: RequestContext, adapter: ProviderAdapter, target: 
   // Adapters whose upstream names no model in its vectors' answer (Gemini, Bedrock, Cohere) echo the request's.
   if (response.model !== request.model) noteAnsweredModel(ctx, response.model);
   response.model = ctx.responseModel;
-  // Some compatible servers leave usage out: the cost stage then counts the input with its tokenizer.
+  // Some compatible servers leave usage out: the cost stage then counts the input with its tokenizer, as it does when
+  // the adapter counted it (the upstream reported none): that count is the client's, not the upstream's report.
   const usage = response.usage as EmbeddingsResponse['usage'] | undefined;
-  ctx.usage = usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens } : null;
+  ctx.usage = usage && !hasEstimatedUsage(response) ? { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens } : null;
   // Vectors in the encoding the client asked for, whatever the upstream sent; re-encoded ones are written from the parse.
   const reencoded = Array.isArray(response.data) && reencodeEmbeddings(response, request.encoding_format);
   if (!reencoded && verbatim(ctx, adapter)) emit({ kind: 'embeddings', response, native: { format: answerFormat(adapter), text } });

@@ -212,7 +212,7 @@ describe('@google/genai -> Gemini model', () => {
       body: JSON.stringify({ content: { parts: [{ text: 'lonely text' }] }, outputDimensionality: 8, taskType: 'RETRIEVAL_QUERY' }),
     });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ embedding: { values: embeddingFor('lonely text', 768, 8) } });
+    expect(await res.json()).toEqual({ embedding: { values: embeddingFor('lonely text', 768, 8) }, usageMetadata: { promptTokenCount: expect.any(Number) } });
     expect(gemini.calls[0]?.body.requests[0]).toMatchObject({ taskType: 'RETRIEVAL_QUERY', outputDimensionality: 8 });
   });
 

@@ -485,8 +485,8 @@ describe('embeddings', () => {
         { object: 'embedding' as const, index: 0, embedding: [0.25, 0.75] },
       ],
     };
-    expect(geminiEmbeddingsResponse(response, true)).toEqual({ embeddings: [{ values: [0.25, 0.75] }, { values: [0.5, -1] }] });
-    expect(geminiEmbeddingsResponse(response, false)).toEqual({ embedding: { values: [0.25, 0.75] } });
+    expect(geminiEmbeddingsResponse(response, true)).toEqual({ embeddings: [{ values: [0.25, 0.75] }, { values: [0.5, -1] }], usageMetadata: { promptTokenCount: 1 } });
+    expect(geminiEmbeddingsResponse(response, false)).toEqual({ embedding: { values: [0.25, 0.75] }, usageMetadata: { promptTokenCount: 1 } });
   });
 });
 

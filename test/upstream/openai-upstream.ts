@@ -15,9 +15,10 @@ import { isRecord, parseChatRequest } from './openai-request.js';
 import { randomAlphanumeric } from './random-ids.js';
 import { brokenJson, completionJson, MODELS_JSON, planCompletion, streamFrames, type StreamFlavor } from './openai-responses.js';
 import { magistralFrames, magistralJson } from './mistral-thinking.js';
-import { vendorRefusal, vendorView, type Vendor } from './vendor-refusals.js';
+import { vendorEmbeddingsRefusal, vendorEmbeddingsView, vendorRefusal, vendorView, type Vendor } from './vendor-refusals.js';
 import { checkCompactRequest, checkInputTokensRequest, checkResponsesRequest, compactedResponse, inputTokensOf, planResponse, responseFrames } from './openai-responses-api.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
+import { vendorKeyRefusal } from './vendor-key-refusals.js';
 
 export type { UpstreamMode } from './modes.js';
 
@@ -69,7 +70,7 @@ export interface UpstreamOptions {
   chunkDelayMs?: number;
   /** Whose stream to send: OpenAI's (default), or Groq's (usage only in the final chunk's `x_groq.usage`). */
   streamFlavor?: StreamFlavor;
-  /** Refuse, in the vendor's words, the chat requests that vendor refuses and OpenAI takes (vendor-refusals.ts). */
+  /** Refuse, in the vendor's words, the chat and embeddings requests that vendor refuses and OpenAI takes (vendor-refusals.ts). */
   vendor?: Vendor;
   /** Record calls (default true); benchmarks turn it off. */
   record?: boolean;
@@ -318,7 +319,9 @@ class OpenAIUpstream implements ScriptedUpstream {
     if (mode.kind === 'error') return sendScriptedError(exchange, mode, 'text-embedding-3-small');
     if (mode.kind === 'reset') return exchange.reset();
     if (mode.kind === 'raw') return sendRaw(exchange, mode.status, mode.headers ?? { 'content-type': JSON_TYPE }, mode.body);
-    const result = answerEmbeddings(body);
+    const refusal = this.vendor ? vendorEmbeddingsRefusal(this.vendor, body) : null;
+    if (refusal) return sendRaw(exchange, refusal.status, { 'content-type': JSON_TYPE }, refusal.body);
+    const result = answerEmbeddings(this.vendor ? vendorEmbeddingsView(this.vendor, body) : body);
     if (!result.ok) return sendError(exchange, 400, invalidRequest(result.problem));
     sendRaw(exchange, 200, { 'content-type': JSON_TYPE, ...this.rateLimits.consume(1) }, result.json);
   }
@@ -350,7 +353,9 @@ class OpenAIUpstream implements ScriptedUpstream {
     if (this.apiKey === null) return true;
     const token = bearerToken(exchange.req.headers.authorization);
     if (token === this.apiKey) return true;
-    sendError(exchange, 401, authError(token));
+    const refusal = vendorKeyRefusal(this.vendor, token);
+    if (refusal) sendJson(exchange, refusal.status, refusal.body);
+    else sendError(exchange, 401, authError(token));
     return false;
   }
 

@@ -183,6 +183,29 @@ function mistral(body: Json): Refusal | null {
   return { status: 422, body: JSON.stringify({ object: 'error', message: { detail }, type: 'invalid_request_error', param: null, code: null }) };
 }
 
+/**
+ * Mistral's embeddings request (docs.mistral.ai/api/endpoint/embeddings, EmbeddingRequest in mistralai/client-ts): the
+ * vector size is `output_dimension` (OpenAI's `dimensions` is not in it), and, as on chat, any field outside the
+ * schema is refused with extra_forbidden (measured against the live API: `dimensions` is refused so).
+ */
+const MISTRAL_EMBEDDING_FIELDS = new Set(['model', 'metadata', 'input', 'output_dimension', 'output_dtype', 'encoding_format']);
+
+/** The vendor's refusal of this embeddings request, or null when it takes it. */
+export function vendorEmbeddingsRefusal(vendor: Vendor, body: unknown): Refusal | null {
+  if (vendor !== 'mistral' || typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const extra = Object.keys(body).filter((field) => !MISTRAL_EMBEDDING_FIELDS.has(field));
+  if (extra.length === 0) return null;
+  const detail = extra.map((field) => ({ type: 'extra_forbidden', loc: ['body', field], msg: 'Extra inputs are not permitted', input: (body as Json)[field], url: 'https://errors.pydantic.dev/2.10/v/extra_forbidden' }));
+  return { status: 422, body: JSON.stringify({ object: 'error', message: { detail }, type: 'invalid_request_error', param: null, code: null }) };
+}
+
+/** The embeddings request as the vendor reads it: Mistral's `output_dimension` is the size OpenAI calls `dimensions`. */
+export function vendorEmbeddingsView(vendor: Vendor, body: unknown): unknown {
+  if (vendor !== 'mistral' || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const { output_dimension: size, ...rest } = body as Json;
+  return size === undefined ? rest : { ...rest, dimensions: size };
+}
+
 /** The vendor's 400 for this chat request, or null when it takes it. */
 export function vendorRefusal(vendor: Vendor, body: unknown): Refusal | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;

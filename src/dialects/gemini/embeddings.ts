@@ -91,8 +91,14 @@ function values(embedding: number[] | string): number[] {
   return out;
 }
 
-/** The canonical answer as embedContent's `{embedding: {values}}` or batchEmbedContents' `{embeddings: [{values}]}`. */
+/**
+ * The canonical answer as embedContent's `{embedding: {values}}` or batchEmbedContents' `{embeddings: [{values}]}`,
+ * with the input's token count as Gemini reports it (EmbeddingUsageMetadata) when the answer has one.
+ */
 export function geminiEmbeddingsResponse(response: EmbeddingsResponse, batch: boolean): Json {
   const embeddings = [...response.data].sort((a, b) => a.index - b.index).map((entry) => ({ values: values(entry.embedding) }));
-  return batch ? { embeddings } : { embedding: embeddings[0] ?? { values: [] } };
+  const body: Json = batch ? { embeddings } : { embedding: embeddings[0] ?? { values: [] } };
+  const prompt = (response.usage as EmbeddingsResponse['usage'] | undefined)?.prompt_tokens;
+  if (typeof prompt === 'number' && Number.isSafeInteger(prompt) && prompt >= 0) body.usageMetadata = { promptTokenCount: prompt };
+  return body;
 }

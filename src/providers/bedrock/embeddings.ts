@@ -1,7 +1,7 @@
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import type { GatewayError } from '../../core/errors.js';
 import { countTextTokens } from '../../tokens/tokenizer.js';
-import { encodeEmbedding } from '../embedding-encoding.js';
+import { encodeEmbedding, withEstimatedUsage } from '../embedding-encoding.js';
 import { isRecord } from '../../core/is-record.js';
 import { quoteInput } from '../../core/quote-input.js';
 import { gatewayError } from '../../core/errors.js';
@@ -107,8 +107,11 @@ export function embeddingsBody(request: EmbeddingsRequest, modelId: string): Rec
       if (dimensions !== undefined) throw bad(`${modelId} has a fixed vector size; 'dimensions' is supported by amazon.titan-embed-text-v2:0 (256, 512 or 1024).`, 'dimensions');
       return { inputText: texts[0] };
     }
-    // Titan validates dimensions itself (256, 512 or 1024); its 400 reaches the client as it is.
-    return { inputText: texts[0], ...(dimensions !== undefined ? { dimensions } : {}), normalize: true };
+    // Titan validates dimensions itself (256, 512 or 1024); its 400 reaches the client as it is. `normalize` (Titan's
+    // default true) is the client's when it says (an extra, as Cohere's input_type is): false asks for the raw vector.
+    const normalize = request.normalize ?? true;
+    if (typeof normalize !== 'boolean') throw bad('normalize must be a boolean.', 'normalize');
+    return { inputText: texts[0], ...(dimensions !== undefined ? { dimensions } : {}), normalize };
   }
   if (texts.length > COHERE_MAX_TEXTS) throw bad(`Cohere Embed on Bedrock takes at most ${COHERE_MAX_TEXTS} texts per request, got ${texts.length}.`, 'input');
   const body: Record<string, unknown> = { texts, input_type: cohereInputType(request), embedding_types: ['float'] };
@@ -155,5 +158,5 @@ export function embeddingsFromInvoke(body: unknown, provider: string, modelId: s
   // Bedrock reports Cohere's token count only in the X-Amzn-Bedrock-Input-Token-Count response header, which
   // this transform does not see (it gets the parsed body), so the count is estimated with the gateway's tokenizer.
   const estimated = texts.reduce((sum, text) => sum + countTextTokens(text), 0);
-  return response(embeddings, request, estimated);
+  return withEstimatedUsage(response(embeddings, request, estimated));
 }

@@ -1,7 +1,7 @@
 import type { GatewayError } from '../../core/errors.js';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../core/canonical.js';
 import { countTextTokens } from '../../tokens/tokenizer.js';
-import { encodeEmbedding } from '../embedding-encoding.js';
+import { encodeEmbedding, withEstimatedUsage } from '../embedding-encoding.js';
 import { modelPath, modelUrlPath } from './url.js';
 import { isRecord } from '../../core/is-record.js';
 import { gatewayError } from '../../core/errors.js';
@@ -98,7 +98,8 @@ export function embeddingsFromGemini(body: unknown, request: EmbeddingsRequest, 
   // tollgate's tokenizer (o200k_base), not Gemini's own count, so budgets and cost still see the input.
   const reported = promptTokenCount(body);
   const prompt = reported ?? texts.reduce((sum, text) => sum + countTextTokens(text), 0);
-  return { object: 'list', data, model: request.model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
+  const response: EmbeddingsResponse = { object: 'list', data, model: request.model, usage: { prompt_tokens: prompt, total_tokens: prompt } };
+  return reported === null ? withEstimatedUsage(response) : response;
 }
 
 /** `{base}/models/{model}:batchEmbedContents`. */

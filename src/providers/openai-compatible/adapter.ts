@@ -10,11 +10,12 @@ import { isChoiceList } from '../../core/answer-shape.js';
 import { createChunkReader } from './stream-chunk.js';
 import { flattenChoices, withThinkingChunk } from './content-parts.js';
 import { failedGeneration, normalizeFinishReasons } from './finish-reasons.js';
+import { withVendorMeaning } from './vendor-errors.js';
 import { takesOnlyNineCharToolIds, withMistralToolCallIds } from './mistral-tool-ids.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
 import { COMPACT_FORMAT, compactionCompletion, compactionRequest, servesCompaction } from './compaction.js';
 
-function applyQuirks(body: Record<string, unknown>, quirks: VendorQuirks | undefined): void {
+function applyQuirks(body: Record<string, unknown>, quirks: Pick<VendorQuirks, 'renameFields' | 'dropFields'> | undefined): void {
   if (!quirks) return;
   if (quirks.renameFields) {
     for (const [from, to] of Object.entries(quirks.renameFields)) {
@@ -69,6 +70,9 @@ export const openAICompatibleAdapter: ProviderAdapter = {
   parseChatResponse(body: unknown, target: Target, native?: NativeRequest | null): ChatCompletion {
     if (native?.format === RESPONSES_FORMAT) return responseCompletion(body, target);
     if (native?.format === COMPACT_FORMAT) return compactionCompletion(body, target);
+    // OpenRouter answers a failure that came once generation had begun with 200 and its error object in the body
+    // (openrouter.ai/docs/api/reference/errors-and-debugging), as it sends one inside a stream: read the same way.
+    if (isRecord(body) && !Array.isArray(body.choices) && body.error) throw answeredError(target, JSON.stringify(body), 'upstream_generation_error');
     if (!body || typeof body !== 'object' || !Array.isArray((body as ChatCompletion).choices)) {
       throw invalidUpstreamBody(target.provider.name, 'a chat completion without choices');
     }
@@ -97,7 +101,9 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     /** The usage an event reported, charged should the stream fail on a broken generation (see failedGeneration). */
     let usage: CompletionUsage | null = null;
     const readChunk = createChunkReader();
-    const decoder: StreamDecoder = createSSEDecoder((event) => {
+    /** For a vendor whose streams may end without [DONE] (finishEndsStream): the choices opened, and those finished. */
+    const finishes = target.provider.vendor.quirks?.finishEndsStream ? { opened: new Set<unknown>(), finished: new Set<unknown>() } : null;
+    const sse: StreamDecoder = createSSEDecoder((event) => {
       if (event.data === '[DONE]') return 'done';
       let parsed: unknown;
       try {
@@ -108,21 +114,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
       if (!parsed || typeof parsed !== 'object') return null;
       const record = parsed as Record<string, unknown>;
       // OpenAI reports failures inside an open stream as an event carrying `error`.
-      if (record.error) {
-        const failure = upstreamErrorFromBody(target.provider.name, 500, {}, event.data, { keepFields: true });
-        // One the request itself caused (invalid_request_error) is that 4xx, not retried; any other a retryable 502.
-        const clientStatus = streamErrorClientStatus(failure.type);
-        throw new GatewayError({
-          status: clientStatus ?? 502,
-          type: failure.type,
-          code: failure.code ?? 'upstream_stream_error',
-          // The field the provider names as the cause (a context too long: `messages`) reaches the client too.
-          param: failure.param,
-          message: failure.message,
-          retryable: clientStatus === null,
-          upstreamFields: failure.upstreamFields,
-        });
-      }
+      if (record.error) throw answeredError(target, event.data, 'upstream_stream_error');
       if (!Array.isArray(record.choices)) return null;
       if (!isChoiceList(record.choices, 'delta')) {
         throw invalidUpstreamBody(target.provider.name, 'a stream event whose choices are not objects with a delta object');
@@ -131,9 +123,25 @@ export const openAICompatibleAdapter: ProviderAdapter = {
       if (isRecord(chunk.usage)) usage = chunk.usage;
       const failure = failedGeneration(target.provider.name, chunk.choices);
       if (failure) throw failure;
+      if (finishes) {
+        for (const choice of chunk.choices as unknown[]) {
+          if (!isRecord(choice)) continue;
+          finishes.opened.add(choice.index);
+          if ((choice.finish_reason ?? null) !== null) finishes.finished.add(choice.index);
+        }
+      }
       if (verbatim) kept.push({ event: event.event ?? '', data: event.data });
       return chunk;
     });
+    // Such a stream is whole once every choice it opened finished, [DONE] or not; else it was cut short, as any other.
+    const decoder: StreamDecoder = finishes === null ? sse : {
+      push: (bytes) => sse.push(bytes),
+      end() {
+        const tail = sse.end();
+        const whole = finishes.opened.size > 0 && finishes.finished.size === finishes.opened.size;
+        return tail.complete || !whole ? tail : { ...tail, complete: true };
+      },
+    };
     if (!verbatim) return withFields(decoder, { usageSoFar: () => usage });
     return withFields(decoder, {
       usageSoFar: () => usage,
@@ -148,15 +156,17 @@ export const openAICompatibleAdapter: ProviderAdapter = {
 
   parseError(status, headers, bodyText, target) {
     // The client of the OpenAI format reads the provider's own error object, its extra fields (Azure's innererror) too.
-    return upstreamErrorFromBody(target.provider.name, status, headers, bodyText, { keepFields: true });
+    return withVendorMeaning(upstreamErrorFromBody(target.provider.name, status, headers, bodyText, { keepFields: true }), status, target);
   },
 
   buildEmbeddingsRequest(request: EmbeddingsRequest, target: Target): UpstreamRequest {
+    const body: Record<string, unknown> = { ...request, model: target.model };
+    applyQuirks(body, target.provider.vendor.quirks?.embeddings);
     return {
       method: 'POST',
       url: joinUrl(target.provider.baseUrl, '/embeddings'),
       headers: upstreamHeaders(target),
-      body: JSON.stringify({ ...request, model: target.model }),
+      body: JSON.stringify(body),
     };
   },
 
@@ -165,6 +175,14 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     if (!response || typeof response !== 'object' || !Array.isArray(response.data)) {
       throw invalidUpstreamBody(target.provider.name, 'an embeddings answer without data');
     }
+    // Every route reads each entry's vector (re-encoding it, or as Gemini's values): an entry that is not an object
+    // with a vector (floats, or base64 text) is no answer, and the attempt fails as such (another target may answer).
+    for (const item of response.data as unknown[]) {
+      const embedding = isRecord(item) ? item.embedding : undefined;
+      if (!Array.isArray(embedding) && typeof embedding !== 'string') {
+        throw invalidUpstreamBody(target.provider.name, 'an embeddings answer whose data holds an entry without an embedding');
+      }
+    }
     return response;
   },
 
@@ -172,6 +190,27 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     return { method: 'GET', url: joinUrl(target.provider.baseUrl, '/models'), headers: upstreamHeaders(target), body: undefined };
   },
 };
+
+/**
+ * The failure an answer that began with 200 reports in its body (`{"error": {...}}`: an event of a stream, or the
+ * whole body of OpenRouter's non-streamed answer). One the request itself caused (invalid_request_error) is that 4xx,
+ * not retried; any other a retryable 502, its code `fallbackCode` when the provider names none. The message, type,
+ * param and extra fields are the provider's.
+ */
+function answeredError(target: Target, text: string, fallbackCode: string): GatewayError {
+  const failure = upstreamErrorFromBody(target.provider.name, 500, {}, text, { keepFields: true });
+  const clientStatus = streamErrorClientStatus(failure.type);
+  return new GatewayError({
+    status: clientStatus ?? 502,
+    type: failure.type,
+    code: failure.code ?? fallbackCode,
+    // The field the provider names as the cause (a context too long: `messages`) reaches the client too.
+    param: failure.param,
+    message: failure.message,
+    retryable: clientStatus === null,
+    upstreamFields: failure.upstreamFields,
+  });
+}
 
 function withoutThinkingBlocks(message: ChatMessage): ChatMessage {
   if (message.thinking_blocks === undefined) return message;

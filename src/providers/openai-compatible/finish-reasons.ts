@@ -1,6 +1,7 @@
 import type { GatewayError } from '../../core/errors.js';
 import { gatewayError } from '../../core/errors.js';
 import { isRecord } from '../../core/is-record.js';
+import { quoteInput, UPSTREAM_MESSAGE_CHARS } from '../../core/quote-input.js';
 
 /**
  * Finish reasons of OpenAI-compatible vendors that OpenAI's API has another word for. Mistral ends an answer the
@@ -20,12 +21,24 @@ export function normalizeFinishReasons(choices: readonly unknown[]): void {
 }
 
 /**
- * The failure an answer's finish_reason `error` reports (Mistral's, when the generation broke off), else null. OpenAI's
+ * Finish reasons that say the generation broke off: Mistral's `error`, and DeepSeek's `insufficient_system_resource`
+ * ("the request is interrupted due to insufficient resource of the inference system").
+ */
+const BROKEN_OFF: ReadonlySet<unknown> = new Set(['error', 'insufficient_system_resource']);
+
+/**
+ * The failure an answer's finish_reason `error` reports (Mistral's, when the generation broke off; DeepSeek's
+ * insufficient_system_resource alike, see BROKEN_OFF), else null. OpenAI's
  * API has no such reason and no client reads one: the /anthropic renderer took it for `end_turn`, the Responses one
  * for a `completed` response, so half an answer passed for a whole one. As Cohere's ERROR, it is a failed upstream
- * call: a retryable 502 another attempt or target may answer, charged the usage the upstream reported with it.
+ * call: a retryable 502 another attempt or target may answer, charged the usage the upstream reported with it. The
+ * error a choice carries beside it (OpenRouter's) says why, in the message.
  */
 export function failedGeneration(provider: string, choices: readonly unknown[]): GatewayError | null {
-  const failed = choices.some((choice) => isRecord(choice) && choice.finish_reason === 'error');
-  return failed ? gatewayError('upstream_generation_error', `${provider}: the generation ended with finish_reason error; the answer is incomplete.`) : null;
+  const failed = choices.find((choice) => isRecord(choice) && BROKEN_OFF.has(choice.finish_reason));
+  if (!isRecord(failed)) return null;
+  // OpenRouter writes why beside it, as the choice's `error` (its ErrorResponse: code, message, metadata).
+  const said = isRecord(failed.error) && typeof failed.error.message === 'string' && failed.error.message !== '' ? failed.error.message : null;
+  const why = said === null ? '' : ` (${quoteInput(said, UPSTREAM_MESSAGE_CHARS)})`;
+  return gatewayError('upstream_generation_error', `${provider}: the generation ended with finish_reason ${String(failed.finish_reason)}${why}; the answer is incomplete.`);
 }

@@ -78,7 +78,11 @@ export const openAICompatibleVendors: VendorDefinition[] = [
     // Mistral names the sampling seed `random_seed`, and refuses any field outside its schema (422 extra_forbidden):
     // `user`, which the Anthropic route fills from metadata.user_id (Claude Code always sends one), is not in it.
     // Its reasoning models' thinking travels as a chunk of the message's content, never as reasoning_content.
-    quirks: { renameFields: { ...maxTokensOnly, seed: 'random_seed' }, dropFields: ['user'], noStreamOptions: true, thinkingChunks: true },
+    // Its embeddings API names the vector size output_dimension, and refuses OpenAI's `dimensions` and `user` alike.
+    quirks: {
+      renameFields: { ...maxTokensOnly, seed: 'random_seed' }, dropFields: ['user'], noStreamOptions: true, thinkingChunks: true,
+      embeddings: { renameFields: { dimensions: 'output_dimension' }, dropFields: ['user'] },
+    },
     docsUrl: 'https://docs.mistral.ai/api/#tag/chat',
   },
   {
@@ -96,7 +100,8 @@ export const openAICompatibleVendors: VendorDefinition[] = [
   {
     id: 'perplexity', displayName: 'Perplexity', format: 'openai', defaultBaseUrl: 'https://api.perplexity.ai', auth: bearer,
     keyRequired: true, keyEnv: ['PERPLEXITY_API_KEY', 'PPLX_API_KEY'], baseUrlEnv: ['PERPLEXITY_BASE_URL'],
-    quirks: { renameFields: maxTokensOnly, noStreamOptions: true },
+    // Its streams may end without `data: [DONE]` (perplexityai/api-discussion#209): whole once the answer finished.
+    quirks: { renameFields: maxTokensOnly, noStreamOptions: true, finishEndsStream: true },
     docsUrl: 'https://docs.perplexity.ai/api-reference/chat-completions-post',
   },
   {

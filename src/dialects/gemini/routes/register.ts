@@ -125,6 +125,8 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
 
         if (parsed.method === 'embedContent' || parsed.method === 'batchEmbedContents') {
           const batch = parsed.method === 'batchEmbedContents';
+          // Taken off before the body is read, as for generateContent (and embeddings on /v1).
+          const requestFallbacks = fallbacksOf(request.body).map((name) => canonicalGeminiModel(config, name));
           const embeddings = canonicalEmbeddingsRequest(readEmbedRequests(request.body, batch), model, geminiFields, takesInputType(config, model));
           const ctx = createRequestContext({
             dialect: DIALECT,
@@ -134,6 +136,7 @@ export function registerGenAIRoutes(app: FastifyInstance, deps: HttpDeps): void 
             request: embeddings,
             responseModel: parsed.model,
             clientProviderKey,
+            requestFallbacks,
             credential,
             fromRemote,
             id: request.id,
