@@ -98,13 +98,19 @@ interface CallState {
 
 const CANCELLED = gatewayError('client_cancelled', 'The client closed the request.');
 
+/** The upstream's own stream events that only open an answer (Anthropic's message_start and ping, a Response's creation). */
+const OPENING_EVENTS: ReadonlySet<string> = new Set(['message_start', 'ping', 'response.created', 'response.in_progress', 'response.queued']);
+
 /**
- * Whether an event only opens a stream, saying nothing of the answer: a translated chunk whose choices carry at most a
- * role and empty content (OpenAI's first chunk, Anthropic's message_start), no finish, no usage, none of the
- * upstream's own events. A client's dialect may write nothing for it (Gemini's format has no such event).
+ * Whether an event only opens a stream, saying nothing of the answer: a chunk whose choices carry at most a role and
+ * empty content (OpenAI's first chunk, Anthropic's message_start), no finish, no usage, and, when it carries the
+ * upstream's own events, only opening ones (see OPENING_EVENTS; an OpenAI-format upstream's own chunk is judged by its
+ * canonical chunk). A client's dialect may write nothing for it (Gemini's format has no such event).
  */
 function opensOnly(event: ResponseEvent): boolean {
-  if (event.kind !== 'chunk' || event.native || event.chunk.usage) return false;
+  if (event.kind !== 'chunk' || event.chunk.usage) return false;
+  const native = event.native;
+  if (native && (native.body !== undefined || (native.events ? !native.events.every((item) => OPENING_EVENTS.has(item.event)) : native.text === undefined))) return false;
   return event.chunk.choices.every((choice) => {
     if (!isRecord(choice) || (choice.finish_reason ?? null) !== null || (choice.logprobs ?? null) !== null || !isRecord(choice.delta)) return false;
     for (const [key, value] of Object.entries(choice.delta)) {
@@ -492,6 +498,27 @@ class CallStage implements Stage {
         const said = upstream.status >= 400 && upstreamSaysNoRetry(headers) ? notToRetry(error) : error;
         reject(withoutCredentials(said, targetCredentials(target)));
       };
+      /**
+       * A stream's opening events (see opensOnly), held back while nothing of the request's answer was emitted: the
+       * client gets them with the first event that says something. An error right after them (Anthropic's
+       * overloaded_error after message_start) then finds the client with nothing yet, and the request moves on to
+       * another try or target, as for an error before them; written at once, they held it to this target.
+       */
+      let opening: ResponseEvent[] | null = null;
+      const flushOpening = (): void => {
+        if (opening === null) return;
+        const held = opening;
+        opening = null;
+        for (const event of held) emit(event);
+      };
+      const relayEmit = (event: ResponseEvent): void => {
+        if (!state.started && opensOnly(event)) {
+          (opening ??= []).push(event);
+          return;
+        }
+        flushOpening();
+        emit(event);
+      };
       /** Relays the chunks one read of the stream decoded (`bytes` long), with the upstream's own events and usage so far. */
       const relayDecoded = (chunks: ChatCompletionChunk[], bytes: number): void => {
         // What the upstream counted so far, charged should the stream be cut before its final usage.
@@ -499,7 +526,7 @@ class CallStage implements Stage {
         const native = nativeEvents(ctx, adapter, target, decoder);
         if (chunks.length > 0 || native !== null) pendingBytes = 0;
         else if ((pendingBytes += bytes) > maxBytes) throw answerTooLarge(target, 'one event of the upstream stream (bytes without an event boundary)');
-        relayChunks(ctx, chunks, emit, native, decoder?.nativePerChunk === true);
+        relayChunks(ctx, chunks, relayEmit, native, decoder?.nativePerChunk === true);
         // A half-open trial whose answer has begun closes its breaker now, not when the stream ends.
         if (state.started && attempt.admission === 'trial') attempt.admission = registry.answered(attempt.health, attempt.admission);
       };
@@ -569,7 +596,9 @@ class CallStage implements Stage {
               // Judged before the tail is relayed: a usage chunk made at the end of a stream that never finished (Gemini's
               // usage with no candidate) would otherwise start the answer, and the attempt could no longer move on.
               if (!tail.complete) throw invalidUpstream(target.provider.name, 'the upstream stream ended before its end marker; the answer may be incomplete.');
-              relayChunks(ctx, tail.chunks, emit, nativeEvents(ctx, adapter, target, decoder), decoder.nativePerChunk === true);
+              relayChunks(ctx, tail.chunks, relayEmit, nativeEvents(ctx, adapter, target, decoder), decoder.nativePerChunk === true);
+              // A stream that ended properly with its opening alone: the client gets it (an empty answer of its own).
+              flushOpening();
               // A stream that ended properly without one event (some servers answer a failed generation with a bare
               // `data: [DONE]`) is a bad upstream answer, not an empty one: failing here lets the request move on to
               // another target, and the client gets a 502 naming the provider rather than the dialect's 500.

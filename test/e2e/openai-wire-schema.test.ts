@@ -273,7 +273,8 @@ describe('error bodies match ErrorResponse', () => {
   });
 
   it('an error inside an open translated stream is an ErrorResponse event', async () => {
-    anthropic.enqueue({ kind: 'stream-error', after: 3, type: 'overloaded_error', message: 'Overloaded' });
+    // After the first words (frame 3): an error before them finds the client with nothing yet, and is a status.
+    anthropic.enqueue({ kind: 'stream-error', after: 4, type: 'overloaded_error', message: 'Overloaded' });
     const response = await tg.client.chat.completions.create({ model: 'anthropic/claude-haiku-4-5', messages: [{ role: 'user', content: 'stream then fail' }], stream: true }).asResponse();
     const events = (await response.text()).split('\n\n').filter((event) => event !== '');
     const last = JSON.parse((events.at(-1) as string).slice('data: '.length)) as Json;

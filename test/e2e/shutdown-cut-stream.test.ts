@@ -30,8 +30,9 @@ describe('a stream cut by a graceful shutdown past its grace period', () => {
     const first = await spawnMain({ cwd, env: { LOG_LEVEL: 'warn' } });
     started.push(first);
     const client = new OpenAI({ baseURL: `${first.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    // The upstream sends one chunk, then nothing: the stream is still open when the gateway is told to stop.
-    upstream.enqueue({ kind: 'stall-after', chunks: 1 });
+    // The upstream sends its opening chunk and the first words, then nothing: the stream is still open when the
+    // gateway is told to stop.
+    upstream.enqueue({ kind: 'stall-after', chunks: 2 });
     const { data: stream, response } = await client.chat.completions
       .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'one two three' }], stream: true })
       .withResponse();

@@ -83,9 +83,11 @@ describe('keep-alives while the upstream is silent', () => {
   it('/v1: between events too, after the first byte', async () => {
     openai.enqueue({ kind: 'slow-chunks', delayMs: 250 });
     const { text } = await raw('/v1/chat/completions', { model: 'openai/o3', messages: hi, stream: true });
+    // The role-only opening chunk waits for the first words (see stream-opening-failover.test.ts); after them, the
+    // 250 ms between events still get keep-alives.
     const firstData = text.indexOf('data: ');
-    expect(firstData).toBe(0);
-    expect(count(text, ': keep-alive\n\n')).toBeGreaterThanOrEqual(2);
+    expect(firstData).toBeGreaterThanOrEqual(0);
+    expect(count(text.slice(firstData), ': keep-alive\n\n')).toBeGreaterThanOrEqual(2);
   });
 
   it('/litellm: SSE comments', async () => {
