@@ -229,6 +229,9 @@ const NATIVE_TEXT: Record<string, NativeTextLayout> = {
   'openai-responses': RESPONSES_TEXT,
   // A compaction body (POST /v1/responses/compact) is a Responses body.
   'openai-responses-compact': RESPONSES_TEXT,
+  // A legacy Completions body (POST /v1/completions): the prompt (a string or strings; token arrays hold no text) and
+  // the suffix a fill-in-the-middle completion fills up to.
+  'openai-completions': { fields: ['prompt', 'suffix'], notText: new Set(), isThought: () => false, plainText: () => null, payload: new Set() },
   // Anthropic: ids, types, signatures, base64 data. Thinking blocks are left as they are: their signature covers
   // their text, and they are the model's own words, not the client's.
   anthropic: {

@@ -18,6 +18,7 @@ import { reportRefusedCalls } from './refusal-events.js';
 import { refusedCallKey } from './refused-call-key.js';
 import { registerLiteLLMRoutes } from '../dialects/litellm/routes/register.js';
 import { registerOpenAIRoutes } from '../dialects/openai/routes/register.js';
+import { registerLegacyCompletionsRoutes } from '../dialects/openai/routes/legacy-completions.js';
 import { registerResponsesRoutes } from '../dialects/responses/routes/register.js';
 import { fromFrameworkError, renderOpenAIError, sendUnknownUrl } from './render-error.js';
 import { gatewayError } from '../core/errors.js';
@@ -115,6 +116,7 @@ export function buildHttpApp(deps: HttpDeps): FastifyInstance {
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, deps);
   registerOpenAIRoutes(app, deps);
+  registerLegacyCompletionsRoutes(app, deps);
   registerResponsesRoutes(app, deps);
   registerAnthropicRoutes(app, deps);
   registerGenAIRoutes(app, deps);

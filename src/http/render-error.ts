@@ -90,7 +90,6 @@ export function wrongPathHint(path: string, base: string): string | null {
   // `/litellm` and `/litellm/v1` serve the OpenAI routes too; the same wrong turns happen there.
   const mount = /^\/litellm(?:\/v1)?(?=\/)/.exec(path)?.[0] ?? '';
   const rest = mount === '' ? path : path.slice(mount.length);
-  const openAI = mount === '' ? '/v1' : mount;
   const api = mount === '' ? rest.replace(/^\/v1(?=\/)/, '') : rest;
   if (mount === '' && GEMINI_METHOD.test(rest)) {
     return `The Gemini API is served under /genai: use the /genai base URL (${base}/genai) for Google Gen AI clients.`;
@@ -99,7 +98,7 @@ export function wrongPathHint(path: string, base: string): string | null {
     return `Anthropic's Messages API is served under /anthropic: use the /anthropic base URL (${base}/anthropic) for Anthropic clients.`;
   }
   if (mount !== '' && api === '/responses') return `The Responses API is served at ${base}/v1/responses.`;
-  if (api === '/completions') return `The legacy Completions API is not served; use ${openAI}/chat/completions.`;
+  if (mount !== '' && api === '/completions') return `The legacy Completions API is served at ${base}/v1/completions.`;
   return null;
 }
 

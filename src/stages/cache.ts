@@ -24,6 +24,7 @@ import { subscribeGuarded } from '../core/subscribe-guarded.js';
 import { marksUnmetFinish } from '../core/answered-by.js';
 import { redactedPrefix, redactSecrets } from '../core/redact-secrets.js';
 import { COMPACT_FORMAT } from '../wire/openai-responses/format.js';
+import { COMPLETIONS_FORMAT } from '../wire/openai-completions/format.js';
 
 /** The longest TTL a request may ask for (a year), like the config's. */
 const MAX_TTL_SECONDS = 31_536_000;
@@ -179,11 +180,11 @@ class CacheStage implements Stage {
    * /v1/responses/compact): its answer is an encrypted item OpenAI made for that call, not an answer to reuse.
    */
   appliesTo(ctx: RequestContext): boolean {
-    return ctx.operation === 'chat' && ctx.native?.format !== COMPACT_FORMAT && cacheModeOf(ctx) !== 'off';
+    return ctx.operation === 'chat' && ctx.native?.format !== COMPACT_FORMAT && ctx.native?.format !== COMPLETIONS_FORMAT && cacheModeOf(ctx) !== 'off';
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
-    if (ctx.operation !== 'chat' || ctx.native?.format === COMPACT_FORMAT) return next();
+    if (ctx.operation !== 'chat' || ctx.native?.format === COMPACT_FORMAT || ctx.native?.format === COMPLETIONS_FORMAT) return next();
     const policy = effectivePolicy(ctx);
     if (policy.mode === 'off') return next();
     const tollgate = ctx.hints.tollgate;

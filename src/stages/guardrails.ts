@@ -20,6 +20,7 @@ import { moderatedText } from '../guardrails/moderated-text.js';
 import { contentFilteredResponse } from '../guardrails/responses-answer-guard.js';
 import { contentFilteredEvents } from '../guardrails/responses-event-guard.js';
 import { RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
+import { COMPLETIONS_FORMAT } from '../wire/openai-completions/format.js';
 import type { Finding } from '../guardrails/types.js';
 import type { Log } from '../log.js';
 import { BUS, IN_PROCESS, LOG, type InProcessCalls } from '../services.js';
@@ -393,6 +394,8 @@ function moderationFinding(rule: ModerationRule, verdict: ModerationVerdict): Ac
  * `instructions` and `input` items become them, not one for one), so it is told `input`.
  */
 function inputParam(ctx: RequestContext, param: string | null): string | null {
+  // A legacy completion's text is its prompt (and suffix): the canonical message the stages read is the client's prompt.
+  if (ctx.native?.format === COMPLETIONS_FORMAT && param !== null) return 'prompt';
   return ctx.dialect === 'openai-responses' && param !== null ? 'input' : param;
 }
 

@@ -18,6 +18,7 @@ import { addCounts, nativeTurnUsage, withEarlierUsage } from '../mcp/run-usage.j
 import { modelToolSchema } from '../mcp/model-schema.js';
 import { noAnthropicToolChoice, noGeminiToolCall, noToolChoice, unforcedToolChoice } from '../mcp/tool-choice.js';
 import { COMPACT_FORMAT, RESPONSES_FORMAT } from '../wire/openai-responses/format.js';
+import { COMPLETIONS_FORMAT } from '../wire/openai-completions/format.js';
 import { NativeKeeper } from '../cache/native-keeper.js';
 import { subscribeGuarded } from '../core/subscribe-guarded.js';
 
@@ -177,12 +178,12 @@ class McpStage implements Stage {
   /** Chat requests that name MCP servers (the header) or whose route, team or key attaches some. */
   appliesTo(ctx: RequestContext): boolean {
     // A compaction (POST /v1/responses/compact) takes no tools: there is no turn for a tool to run in.
-    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL) || ctx.native?.format === COMPACT_FORMAT) return false;
+    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL) || ctx.native?.format === COMPACT_FORMAT || ctx.native?.format === COMPLETIONS_FORMAT) return false;
     return Boolean(header(ctx, SERVERS_HEADER)) || policyLayers(ctx).some(hasServers);
   }
 
   run(ctx: RequestContext, next: Next): Observable<ResponseEvent> {
-    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL) || ctx.native?.format === COMPACT_FORMAT) return next();
+    if (ctx.operation !== 'chat' || ctx.extensions.has(INTERNAL_CALL) || ctx.native?.format === COMPACT_FORMAT || ctx.native?.format === COMPLETIONS_FORMAT) return next();
     const layers = policyLayers(ctx);
     const servers = requestedServers(ctx, layers);
     if (servers.length === 0) return next();

@@ -19,6 +19,7 @@ import { vendorEmbeddingsRefusal, vendorEmbeddingsView, vendorRefusal, vendorVie
 import { checkCompactRequest, checkInputTokensRequest, checkResponsesRequest, compactedResponse, inputTokensOf, planResponse, responseFrames } from './openai-responses-api.js';
 import { JSON_TYPE, sendError, sendJson, sendRaw, sendScriptedError, SSE_HEADERS } from './respond.js';
 import { vendorKeyRefusal } from './vendor-key-refusals.js';
+import { answerLegacyCompletions } from './openai-completions-api.js';
 
 export type { UpstreamMode } from './modes.js';
 
@@ -290,6 +291,12 @@ class OpenAIUpstream implements ScriptedUpstream {
       const compacted = compactedResponse(body as Record<string, unknown>);
       if (this.record) this.compactions.push(compacted);
       return sendRaw(exchange, 200, { 'content-type': JSON_TYPE, ...standardHeaders(newRequestId(), exchange.startedAt), ...this.rateLimits.consume(compacted.usage.total_tokens) }, JSON.stringify(compacted));
+    }
+    // OpenAI's legacy Completions API (openai-completions-api.ts); DeepSeek serves it (FIM) under its beta base URL.
+    if ((path === '/v1/completions' || path === '/beta/completions') && method === 'POST') {
+      if (!this.authorized(exchange)) return;
+      const mode = this.queue.shift() ?? modeFromModel(isRecord(body) ? body.model : undefined) ?? this.mode;
+      return answerLegacyCompletions(exchange, jsonOk ? body : undefined, mode, { owner: this.record ? this : null, chunkDelayMs: this.chunkDelayMs, consume: (tokens) => this.rateLimits.consume(tokens) });
     }
     const kept = /^\/v1\/responses\/([^/]+)$/.exec(path);
     if (kept && (method === 'GET' || method === 'DELETE')) {

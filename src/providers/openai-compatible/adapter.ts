@@ -1,8 +1,8 @@
-import { GatewayError } from '../../core/errors.js';
 import type { ChatCompletion, ChatCompletionRequest, ChatMessage, CompletionUsage, EmbeddingsRequest, EmbeddingsResponse, NativeRequest, NativeStreamEvent } from '../../core/canonical.js';
 import type { ProviderAdapter, StreamDecoder, Target, UpstreamRequest, VendorQuirks } from '../../core/provider.js';
 import { createSSEDecoder } from '../sse-decoder.js';
-import { invalidUpstreamBody, streamErrorClientStatus, upstreamErrorFromBody } from '../upstream-error.js';
+import { invalidUpstreamBody, upstreamErrorFromBody } from '../upstream-error.js';
+import { answeredError } from './answered-error.js';
 import { jsonHeaders as upstreamHeaders, joinUrl } from '../upstream-request.js';
 import { withFields } from '../../core/with-fields.js';
 import { isRecord } from '../../core/is-record.js';
@@ -14,6 +14,7 @@ import { withVendorMeaning } from './vendor-errors.js';
 import { takesOnlyNineCharToolIds, withMistralToolCallIds } from './mistral-tool-ids.js';
 import { createResponsesDecoder, RESPONSES_FORMAT, responseCompletion, responsesRequest, servesResponses } from './responses.js';
 import { COMPACT_FORMAT, compactionCompletion, compactionRequest, servesCompaction } from './compaction.js';
+import { COMPLETIONS_FORMAT, createLegacyCompletionsDecoder, legacyCompletion, legacyCompletionsRequest, servesCompletions } from './legacy-completions.js';
 
 function applyQuirks(body: Record<string, unknown>, quirks: Pick<VendorQuirks, 'renameFields' | 'dropFields'> | undefined): void {
   if (!quirks) return;
@@ -36,11 +37,13 @@ export const openAICompatibleAdapter: ProviderAdapter = {
   format: 'openai',
 
   // OpenAI's own API also serves the Responses API and its compaction: a Responses client's body goes there as it came.
-  takesNative: (target, format) => servesResponses(target, format) || servesCompaction(target, format),
+  // Those that serve the legacy Completions API take its body as it came too (legacy-completions.ts).
+  takesNative: (target, format) => servesResponses(target, format) || servesCompaction(target, format) || servesCompletions(target, format),
 
   buildChatRequest(request: ChatCompletionRequest, target: Target, native?: NativeRequest | null): UpstreamRequest {
     if (native?.format === RESPONSES_FORMAT) return responsesRequest(native, target);
     if (native?.format === COMPACT_FORMAT) return compactionRequest(native, target);
+    if (native?.format === COMPLETIONS_FORMAT) return legacyCompletionsRequest(native, target);
     const body: Record<string, unknown> = { ...request, model: target.model };
     // Claude's signed thinking (thinking_blocks, handed back after a Claude turn) means nothing here, and a vendor
     // may refuse a field it does not know.
@@ -70,6 +73,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
   parseChatResponse(body: unknown, target: Target, native?: NativeRequest | null): ChatCompletion {
     if (native?.format === RESPONSES_FORMAT) return responseCompletion(body, target);
     if (native?.format === COMPACT_FORMAT) return compactionCompletion(body, target);
+    if (native?.format === COMPLETIONS_FORMAT) return legacyCompletion(body, target);
     // OpenRouter answers a failure that came once generation had begun with 200 and its error object in the body
     // (openrouter.ai/docs/api/reference/errors-and-debugging), as it sends one inside a stream: read the same way.
     if (isRecord(body) && !Array.isArray(body.choices) && body.error) throw answeredError(target, JSON.stringify(body), 'upstream_generation_error');
@@ -96,6 +100,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
 
   createStreamDecoder(target: Target, _request: ChatCompletionRequest, native?: NativeRequest | null, verbatim = false) {
     if (native?.format === RESPONSES_FORMAT) return createResponsesDecoder(target);
+    if (native?.format === COMPLETIONS_FORMAT) return createLegacyCompletionsDecoder(target);
     /** With `verbatim`, each event that became a chunk, as it came: the client's dialect may write it unchanged. */
     let kept: NativeStreamEvent[] = [];
     /** The usage an event reported, charged should the stream fail on a broken generation (see failedGeneration). */
@@ -190,27 +195,6 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     return { method: 'GET', url: joinUrl(target.provider.baseUrl, '/models'), headers: upstreamHeaders(target), body: undefined };
   },
 };
-
-/**
- * The failure an answer that began with 200 reports in its body (`{"error": {...}}`: an event of a stream, or the
- * whole body of OpenRouter's non-streamed answer). One the request itself caused (invalid_request_error) is that 4xx,
- * not retried; any other a retryable 502, its code `fallbackCode` when the provider names none. The message, type,
- * param and extra fields are the provider's.
- */
-function answeredError(target: Target, text: string, fallbackCode: string): GatewayError {
-  const failure = upstreamErrorFromBody(target.provider.name, 500, {}, text, { keepFields: true });
-  const clientStatus = streamErrorClientStatus(failure.type);
-  return new GatewayError({
-    status: clientStatus ?? 502,
-    type: failure.type,
-    code: failure.code ?? fallbackCode,
-    // The field the provider names as the cause (a context too long: `messages`) reaches the client too.
-    param: failure.param,
-    message: failure.message,
-    retryable: clientStatus === null,
-    upstreamFields: failure.upstreamFields,
-  });
-}
 
 function withoutThinkingBlocks(message: ChatMessage): ChatMessage {
   if (message.thinking_blocks === undefined) return message;
