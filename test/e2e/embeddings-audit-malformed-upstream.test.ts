@@ -62,6 +62,15 @@ describe('an embeddings answer whose entries are not embeddings', () => {
     }
   });
 
+  it('so is one with fewer vectors than inputs, and the next target answers instead', async () => {
+    broken.setMode({ kind: 'raw', status: 200, body: answer('{"object":"embedding","index":0,"embedding":[0.5,0.5]}') });
+    const error = await tg.client.embeddings.create({ model: 'openai/text-embedding-3-small', input: ['one', 'two'], encoding_format: 'float' }).catch((err: unknown) => err);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((error as InstanceType<typeof OpenAI.APIError>).message).toContain('1 vectors for 2 inputs');
+    const answered = await tg.client.embeddings.create({ model: 'embed-chain', input: ['one', 'two'] });
+    expect(answered.data).toHaveLength(2);
+  });
+
   it('and the next target answers instead', async () => {
     broken.setMode({ kind: 'raw', status: 200, body: MALFORMED[0] as string });
     const { data, response } = await tg.client.embeddings.create({ model: 'embed-chain', input: 'hello' }).withResponse();

@@ -120,8 +120,10 @@ describe('azure buildChatRequest', () => {
     expect(JSON.parse(openai?.body as string)).toEqual({ ...request, model: 'embed' });
     const ai = azureAdapter.buildEmbeddingsRequest?.(request, foundry({ model: 'Cohere-embed-v3-english' }));
     expect(ai?.url).toBe('https://contoso.services.ai.azure.com/models/embeddings?api-version=2024-05-01-preview');
-    const answer = { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1] }], model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } };
+    const answer = { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1] }, { object: 'embedding', index: 1, embedding: [0.2] }], model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } };
     expect(azureAdapter.parseEmbeddingsResponse?.(answer, azure(), request)).toEqual(answer);
+    // One vector for two inputs is no answer.
+    expect(() => azureAdapter.parseEmbeddingsResponse?.({ ...answer, data: answer.data.slice(0, 1) }, azure(), request)).toThrow(/1 vectors for 2 inputs/);
   });
 
   it('refuses to call the placeholder endpoint when none is configured', () => {

@@ -175,7 +175,7 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     };
   },
 
-  parseEmbeddingsResponse(body: unknown, target: Target): EmbeddingsResponse {
+  parseEmbeddingsResponse(body: unknown, target: Target, request?: EmbeddingsRequest): EmbeddingsResponse {
     const response = body as EmbeddingsResponse | null;
     if (!response || typeof response !== 'object' || !Array.isArray(response.data)) {
       throw invalidUpstreamBody(target.provider.name, 'an embeddings answer without data');
@@ -188,6 +188,11 @@ export const openAICompatibleAdapter: ProviderAdapter = {
         throw invalidUpstreamBody(target.provider.name, 'an embeddings answer whose data holds an entry without an embedding');
       }
     }
+    // One vector per input, as OpenAI answers: a client pairs them by position or index, so fewer (or more) is no answer.
+    const inputs = request ? inputCount(request.input) : null;
+    if (inputs !== null && response.data.length !== inputs) {
+      throw invalidUpstreamBody(target.provider.name, `an embeddings answer with ${response.data.length} vectors for ${inputs} inputs`);
+    }
     return response;
   },
 
@@ -195,6 +200,13 @@ export const openAICompatibleAdapter: ProviderAdapter = {
     return { method: 'GET', url: joinUrl(target.provider.baseUrl, '/models'), headers: upstreamHeaders(target), body: undefined };
   },
 };
+
+/** How many vectors an embeddings input asks for: one for a string or a token array, one per item of a list of them. */
+function inputCount(input: unknown): number | null {
+  if (typeof input === 'string') return 1;
+  if (!Array.isArray(input)) return null;
+  return input.length > 0 && typeof input[0] === 'number' ? 1 : input.length;
+}
 
 function withoutThinkingBlocks(message: ChatMessage): ChatMessage {
   if (message.thinking_blocks === undefined) return message;
