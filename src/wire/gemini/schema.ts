@@ -23,17 +23,34 @@ const STRING_FORMATS = new Set(['enum', 'date-time']);
  */
 class NotInlinable extends Error {}
 
+/** A reference's token with its percent-escapes decoded; one that is not valid percent-encoding names nothing. */
+function decodedToken(token: string, ref: string): string {
+  try {
+    return decodeURIComponent(token);
+  } catch {
+    throw new NotInlinable(ref);
+  }
+}
+
 /** The schema a local reference (`#`, `#/$defs/Address`, any JSON pointer into the root) points to. */
 function resolve(root: Record<string, unknown>, ref: string): Record<string, unknown> {
   if (ref !== '#' && !ref.startsWith('#/')) throw new NotInlinable(ref);
   let at: unknown = root;
   for (const token of ref === '#' ? [] : ref.slice(2).split('/')) {
-    const key = decodeURIComponent(token).replaceAll('~1', '/').replaceAll('~0', '~');
+    const key = decodedToken(token, ref).replaceAll('~1', '/').replaceAll('~0', '~');
     at = isRecord(at) ? at[key] : Array.isArray(at) ? at[Number(key)] : undefined;
   }
   if (!isRecord(at)) throw new NotInlinable(ref);
   return at;
 }
+
+/**
+ * The most schema nodes one conversion writes, references inlined: a schema that would take more goes as JSON Schema
+ * (see toGeminiSchema), where Gemini resolves its references itself. Real schemas inline to far fewer.
+ */
+const MAX_INLINED_NODES = 10_000;
+/** Nodes written by the conversion under way (conversions are synchronous, one at a time). */
+let converted = 0;
 
 /**
  * One schema node in the subset. A `$ref` (what Pydantic emits for every nested model) is replaced by the schema it
@@ -42,6 +59,9 @@ function resolve(root: Record<string, unknown>, ref: string): Record<string, unk
  */
 function convert(node: unknown, root: Record<string, unknown>, expanding: readonly string[]): unknown {
   if (!isRecord(node)) return node;
+  // Inlining copies a schema for each reference to it, so references to references multiply: 30 definitions each
+  // naming the next twice are 2^30 copies (from a 2 KB request: minutes of the event loop, then out of memory).
+  if (++converted > MAX_INLINED_NODES) throw new NotInlinable('size');
   if (typeof node.$ref === 'string') {
     const { $ref: ref, ...beside } = node;
     if (expanding.includes(ref)) throw new NotInlinable(ref);
@@ -75,10 +95,12 @@ function convert(node: unknown, root: Record<string, unknown>, expanding: readon
 /**
  * A JSON schema in Gemini's subset, its local references (`$ref` into `$defs`) inlined, since the subset has no
  * references and a dropped one would leave the nested model's schema empty. Null when the subset cannot hold it (a
- * recursive model, a reference outside the schema, an enum of numbers or booleans): the caller sends the JSON Schema
+ * recursive model, a reference outside the schema, an enum of numbers or booleans, references that would inline to more
+ * than MAX_INLINED_NODES nodes): the caller sends the JSON Schema
  * as it is in the fields that take it instead (`responseJsonSchema`, `parametersJsonSchema`).
  */
 export function toGeminiSchema(schema: unknown): unknown {
+  converted = 0;
   try {
     return convert(schema, isRecord(schema) ? schema : {}, []);
   } catch (err) {
