@@ -26,6 +26,7 @@ describe('backpressure', () => {
       config,
       request: { model: 'lab/m', messages: [{ role: 'user', content: words }], stream: true },
     });
+    const arrivals: number[] = [];
     let release: () => void = () => undefined;
     let blocked = true;
     const gate = new Promise<void>((resolve) => {
@@ -34,10 +35,10 @@ describe('backpressure', () => {
         resolve();
       };
     });
-    // The client is "full" from the first chunk on, until released.
-    ctx.clientReady = () => (blocked ? gate : null);
+    // The client is "full" from the first chunk it got on, until released. (The stream's role-only opening chunk is held
+    // until the first words come, so it is the first read with words that the client gets, and then the upstream waits.)
+    ctx.clientReady = () => (blocked && arrivals.length > 0 ? gate : null);
 
-    const arrivals: number[] = [];
     let text = '';
     const done = new Promise<void>((resolve, reject) => {
       tg.gateway.pipelineFor(config).execute(ctx).subscribe({

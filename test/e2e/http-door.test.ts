@@ -428,10 +428,12 @@ describe('wrong-path hints in the 404', () => {
     expect(upstream.calls).toHaveLength(0);
   });
 
-  it('the legacy Completions API through the official OpenAI client', async () => {
-    const error = await tg.client.completions.create({ model: 'openai/gpt-4o-mini', prompt: 'hi' }).catch((err: unknown) => err);
+  it('the legacy Completions API through the official OpenAI client on /litellm, which does not serve it: told where it is', async () => {
+    const client = new OpenAI({ baseURL: `${tg.url}/litellm`, apiKey: 'x', maxRetries: 0 });
+    const error = await client.completions.create({ model: 'openai/gpt-4o-mini', prompt: 'hi' }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((error as Error).message).toContain('The legacy Completions API is not served; use /v1/chat/completions.');
+    expect((error as Error).message).toContain(`The legacy Completions API is served at ${tg.url}/v1/completions.`);
+    expect(upstream.calls).toHaveLength(0);
   });
 
   it('an Anthropic client pointed at the bare gateway URL is told to use /anthropic', async () => {

@@ -17,9 +17,8 @@ import { SSE_COMMENT, streamKeepAlive } from '../../../http/stream-keepalive.js'
 import type { Log } from '../../../log.js';
 import { resolveModelName } from '../../../routing/bare-model.js';
 import { COMPLETIONS_FORMAT } from '../../../wire/openai-completions/format.js';
-import { topLevelStringSpan } from '../../../wire/json-text.js';
 import { modelNameError } from '../../model-name-check.js';
-import { openAINativeFramer } from '../native.js';
+import { openAINativeFramer, openAINativeJson } from '../native.js';
 import { takeRequestFallbacks } from '../parse-request.js';
 import { presentedCredential } from './register.js';
 
@@ -70,13 +69,6 @@ function readCompletionsBody(body: unknown): { body: Record<string, unknown>; mo
   return { body, model, text };
 }
 
-/** The upstream's own text with its top-level `model` showing `shown` (JSON-encoded); null when it names none. */
-function withModel(text: string, shown: string): string | null {
-  const span = topLevelStringSpan(text, 'model');
-  if (span === null) return null;
-  return text.slice(0, span[0]) + shown + text.slice(span[1]);
-}
-
 /** A canonical choice (message or delta) as a legacy `text_completion` choice. */
 function legacyChoice(choice: unknown, key: 'message' | 'delta'): Record<string, unknown> {
   const record = isRecord(choice) ? choice : {};
@@ -106,7 +98,6 @@ const NULL_USAGE = ',"usage":null';
  * byte with their status, after it as an SSE error event and the end).
  */
 function respondLegacyCompletions(res: ServerResponse, ctx: RequestContext, answer: Observable<ResponseEvent>, log: Log, clientAskedUsage: boolean): Promise<void> {
-  const shown = JSON.stringify(ctx.responseModel);
   let started = false;
   let whole: string | null = null;
   const framer = openAINativeFramer(ctx.responseModel);
@@ -121,8 +112,9 @@ function respondLegacyCompletions(res: ServerResponse, ctx: RequestContext, answ
     next(event) {
       if (event.kind === 'embeddings') return;
       if (event.kind === 'completion') {
-        const text = event.native?.format === COMPLETIONS_FORMAT ? event.native.text : undefined;
-        whole = (text !== undefined ? withModel(text, shown) : null) ?? JSON.stringify(legacyObject(event.completion, ctx.responseModel, 'message'));
+        // The upstream's own text, its model shown as the client's (as a chat completion's is), else the stage's answer.
+        const upstreams = event.native?.format === COMPLETIONS_FORMAT ? openAINativeJson({ format: 'openai', text: event.native.text }, ctx.responseModel) : null;
+        whole = upstreams ?? JSON.stringify(legacyObject(event.completion, ctx.responseModel, 'message'));
         return;
       }
       if (!started) open();
